@@ -1,0 +1,100 @@
+// Buffers: typed, reference-counted memory allocated through a communicator, so the same user
+// code runs on host memory (emulator) and on GPU memory (NCCL backend).
+//
+//   twinccl::Buffer x = comm.alloc(1024, DataType::float32);
+//   x.copy_from_host(values.data(), values.size() * sizeof(float));
+//   std::vector<float> back = x.to_host<float>();
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "twinccl/data_type.h"
+#include "twinccl/errors.h"
+
+namespace twinccl {
+
+enum class MemoryKind : std::uint8_t { host, device };
+
+// One allocation. Backends derive from it to free and copy device memory.
+class Memory {
+ public:
+  Memory(void* data, std::size_t bytes, MemoryKind kind) : data_(data), bytes_(bytes), kind_(kind) {}
+  virtual ~Memory() = default;
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+  // Copies between this memory (at byte offset) and host memory.
+  virtual void copy_in(std::size_t offset, const void* host, std::size_t bytes);
+  virtual void copy_out(std::size_t offset, void* host, std::size_t bytes) const;
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+  MemoryKind kind_;
+};
+
+// Plain host memory, zero-initialised, 64-byte aligned.
+std::shared_ptr<Memory> allocate_host_memory(std::size_t bytes);
+
+// A view of `count` elements of `dtype` inside a Memory. Copying a Buffer shares the memory
+// (like a tensor handle); slice() makes a view of part of it.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::size_t count, DataType dtype);
+  // Host buffer, zero-initialised: for tests and single-process helpers.
+  static Buffer host(std::size_t count, DataType dtype);
+
+  void* data() const;
+  std::size_t count() const { return count_; }
+  DataType dtype() const { return dtype_; }
+  std::size_t bytes() const { return count_ * size_of(dtype_); }
+  MemoryKind memory_kind() const;
+  bool empty() const { return count_ == 0; }
+  explicit operator bool() const { return memory_ != nullptr; }
+
+  // Elements [first, first + n). Throws InvalidArgument when out of range.
+  Buffer slice(std::size_t first, std::size_t n) const;
+
+  void copy_from_host(const void* host, std::size_t bytes);
+  void copy_to_host(void* host, std::size_t bytes) const;
+
+  template <class T>
+  std::vector<T> to_host() const {
+    check_element_size(sizeof(T));
+    std::vector<T> out(count_);
+    copy_to_host(out.data(), bytes());
+    return out;
+  }
+  template <class T>
+  void fill_from_host(std::span<const T> values) {
+    check_element_size(sizeof(T));
+    if (values.size() != count_) throw InvalidArgument(size_mismatch(values.size()));
+    copy_from_host(values.data(), bytes());
+  }
+  // Direct access for host memory only; throws InvalidArgument for device memory.
+  template <class T>
+  std::span<T> host_span() const {
+    check_element_size(sizeof(T));
+    check_host();
+    return {static_cast<T*>(data()), count_};
+  }
+
+ private:
+  void check_element_size(std::size_t element_bytes) const;
+  void check_host() const;
+  std::string size_mismatch(std::size_t given) const;
+
+  std::shared_ptr<Memory> memory_;
+  std::size_t offset_bytes_ = 0;
+  std::size_t count_ = 0;
+  DataType dtype_ = DataType::float32;
+};
+
+}  // namespace twinccl

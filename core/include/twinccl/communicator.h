@@ -1,0 +1,153 @@
+// Communicator: the one collective API, the same on the emulator and on NCCL.
+//
+//   twinccl::run(argc, argv, [](twinccl::Communicator& world) {
+//     auto x = world.alloc(1024, DataType::float32);
+//     world.all_reduce(x, x, ReduceOp::sum());                      // in place, blocking
+//     auto w = world.all_gather(x, y, {.async_op = true}); w.wait(); // asynchronous
+//   });
+//
+// Every call is ordered on the communicator's stream and returns a Work; without async_op the call
+// waits for it before returning. Counts and in-place rules are NCCL's (see operation.h).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twinccl/buffer.h"
+#include "twinccl/data_type.h"
+#include "twinccl/operation.h"
+#include "twinccl/reduce_op.h"
+#include "twinccl/work.h"
+
+namespace twinccl {
+
+using Where = std::source_location;
+
+struct CallOptions {
+  bool async_op = false;       // return at once with a Work to wait on
+  std::string_view algorithm;  // force an algorithm by name ("ring", "direct", ...)
+};
+
+// Passed to split() by a rank that wants no sub-communicator (NCCL_SPLIT_NOCOLOR).
+inline constexpr int kNoColor = -1;
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const std::string& name() const = 0;
+  virtual std::string_view backend() const = 0;  // "emu" or "nccl"
+
+  // Memory for this communicator's device: host memory on the emulator, GPU memory on NCCL.
+  virtual Buffer alloc(std::size_t count, DataType dtype) = 0;
+
+  // ---- collectives, NCCL's shape (raw pointers; counts as in operation.h) ----
+  Work all_reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
+                  CallOptions opts = {}, Where where = Where::current());
+  Work reduce_scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype,
+                      ReduceOp op, CallOptions opts = {}, Where where = Where::current());
+  Work all_gather(const void* send, void* recv, std::size_t send_count, DataType dtype,
+                  CallOptions opts = {}, Where where = Where::current());
+  Work broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
+                 CallOptions opts = {}, Where where = Where::current());
+  Work reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op, int root,
+              CallOptions opts = {}, Where where = Where::current());
+  // count elements to and from every peer: send and recv hold size()*count.
+  Work all_to_all(const void* send, void* recv, std::size_t count, DataType dtype,
+                  CallOptions opts = {}, Where where = Where::current());
+  Work gather(const void* send, void* recv, std::size_t send_count, DataType dtype, int root,
+              CallOptions opts = {}, Where where = Where::current());
+  Work scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype, int root,
+               CallOptions opts = {}, Where where = Where::current());
+  Work send(const void* data, std::size_t count, DataType dtype, int peer, CallOptions opts = {},
+            Where where = Where::current());
+  Work recv(void* data, std::size_t count, DataType dtype, int peer, CallOptions opts = {},
+            Where where = Where::current());
+  Work barrier(CallOptions opts = {}, Where where = Where::current());
+
+  // ---- uneven variants (every rank passes the same count vectors of size() entries) ----
+  // recv holds sum(recv_counts); rank r's send_count must be recv_counts[r]. Displacements
+  // (element offsets in recv per rank) may be empty for packed rank order.
+  Work all_gather_v(const void* send, void* recv, std::span<const std::size_t> recv_counts,
+                    std::span<const std::size_t> recv_displs, DataType dtype, CallOptions opts = {},
+                    Where where = Where::current());
+  // send holds sum(recv_counts) (packed, or at send_displs); rank r receives recv_counts[r].
+  Work reduce_scatter_v(const void* send, void* recv, std::span<const std::size_t> recv_counts,
+                        std::span<const std::size_t> send_displs, DataType dtype, ReduceOp op,
+                        CallOptions opts = {}, Where where = Where::current());
+  // send_counts[p]: elements this rank sends to p, at send_displs[p]; recv_counts[p]: elements it
+  // receives from p, at recv_displs[p]. Empty displacements = packed. send_counts[p] on rank r
+  // must equal recv_counts[r] on rank p.
+  Work all_to_all_v(const void* send, std::span<const std::size_t> send_counts,
+                    std::span<const std::size_t> send_displs, void* recv,
+                    std::span<const std::size_t> recv_counts,
+                    std::span<const std::size_t> recv_displs, DataType dtype, CallOptions opts = {},
+                    Where where = Where::current());
+  // Root receives counts[r] elements from rank r (packed or at displs); rank r sends counts[r].
+  Work gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
+                std::span<const std::size_t> displs, DataType dtype, int root,
+                CallOptions opts = {}, Where where = Where::current());
+  // Root sends counts[r] elements to rank r (packed or at displs); rank r receives counts[r].
+  Work scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
+                 std::span<const std::size_t> displs, DataType dtype, int root,
+                 CallOptions opts = {}, Where where = Where::current());
+
+  // ---- the same with Buffers: counts come from the buffers, sizes are checked ----
+  Work all_reduce(const Buffer& send, const Buffer& recv, ReduceOp op = ReduceOp::sum(),
+                  CallOptions opts = {}, Where where = Where::current());
+  Work reduce_scatter(const Buffer& send, const Buffer& recv, ReduceOp op = ReduceOp::sum(),
+                      CallOptions opts = {}, Where where = Where::current());
+  Work all_gather(const Buffer& send, const Buffer& recv, CallOptions opts = {},
+                  Where where = Where::current());
+  Work broadcast(const Buffer& buffer, int root, CallOptions opts = {},
+                 Where where = Where::current());
+  Work reduce(const Buffer& send, const Buffer& recv, ReduceOp op, int root, CallOptions opts = {},
+              Where where = Where::current());
+  Work all_to_all(const Buffer& send, const Buffer& recv, CallOptions opts = {},
+                  Where where = Where::current());
+  Work send(const Buffer& data, int peer, CallOptions opts = {}, Where where = Where::current());
+  Work recv(const Buffer& data, int peer, CallOptions opts = {}, Where where = Where::current());
+
+  // ---- groups: operations between start and end are issued together (NCCL's ncclGroupStart/
+  // End); send/recv pairs inside a group never deadlock. Groups nest; the outermost end issues.
+  virtual void group_start(Where where = Where::current()) = 0;
+  // Returns the Work of the whole group (already waited on unless opts.async_op).
+  virtual Work group_end(CallOptions opts = {}, Where where = Where::current()) = 0;
+
+  // ---- sub-communicators: ranks passing the same color form one, ordered by (key, rank).
+  // kNoColor returns nullptr. Collective over this communicator.
+  virtual std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
+                                              Where where = Where::current()) = 0;
+
+  // Issues one described operation. The typed calls above fill OpDesc and land here.
+  Work issue(OpDesc op);
+
+ protected:
+  // Backend entry point: op is already validated for this rank.
+  virtual Work submit(OpDesc op) = 0;
+};
+
+// RAII group: group_start() now, group_end() at scope exit (not if unwinding from an exception).
+class Group {
+ public:
+  explicit Group(Communicator& comm, Where where = Where::current());
+  ~Group() noexcept(false);
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+ private:
+  Communicator& comm_;
+  int uncaught_;
+};
+
+}  // namespace twinccl

@@ -1,0 +1,44 @@
+// Work: the handle of an asynchronous operation (torch's Work, MindSpore's handle).
+//
+//   twinccl::Work w = comm.all_reduce(x, y, n, DataType::float32, ReduceOp::sum(), {.async_op = true});
+//   compute_something_else();
+//   w.wait();   // rethrows the operation's error, if any
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+namespace twinccl {
+
+// What a backend implements behind a Work.
+class WorkState {
+ public:
+  virtual ~WorkState() = default;
+  virtual void wait() = 0;                                          // blocks; rethrows failure
+  virtual bool test() = 0;                                          // true once finished
+  virtual bool wait_for(std::chrono::nanoseconds timeout) = 0;      // true once finished
+};
+
+class Work {
+ public:
+  Work() = default;  // an already-completed operation
+  explicit Work(std::shared_ptr<WorkState> state) : state_(std::move(state)) {}
+
+  // Blocks until the operation finished; rethrows its error (typed, derived from twinccl::Error).
+  void wait() {
+    if (state_) state_->wait();
+  }
+  // True once the operation finished (successfully or not: wait() then reports the error).
+  bool test() { return !state_ || state_->test(); }
+  // Waits at most `timeout`; true if the operation finished in time.
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) {
+    return !state_ || state_->wait_for(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  }
+  const std::shared_ptr<WorkState>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<WorkState> state_;
+};
+
+}  // namespace twinccl
