@@ -1,0 +1,118 @@
+// Element-wise kernels: reduce (sum/prod/min/max), scale, integer divide, single-element access.
+//
+// How it works. Each public function dispatches once per call: a switch on the data type picks a
+// Codec (kernels_elements.h), a switch on the op picks an Op, and a templated loop runs over the
+// whole buffer with no branch on type or op inside. The loop has three variants so that the
+// compiler may vectorize it: dst distinct from both inputs (all pointers __restrict), dst == a,
+// dst == b. A buffer not aligned to its element type is read and written through memcpy instead.
+//   reduce_elements(float32, sum, acc, acc, in, n)  ->  for i: acc[i] += in[i]   (SIMD adds)
+//   reduce_elements(float16, sum, d, a, b, n)       ->  for i: d[i] = round16(double(a[i]) + b[i])
+#include "twinccl/reduce_kernels.h"
+
+#include <cstring>
+#include <string>
+
+#include "kernels_elements.h"
+#include "kernels_text.h"
+#include "twinccl/errors.h"
+
+namespace twinccl {
+namespace {
+
+using namespace detail;
+
+template <typename Codec, typename Op>
+void combine_distinct(typename Codec::Storage* __restrict d,
+                      const typename Codec::Storage* __restrict a,
+                      const typename Codec::Storage* __restrict b, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    d[i] = Codec::store(Op::apply(Codec::load(a[i]), Codec::load(b[i])));
+  }
+}
+
+template <typename Codec, typename Op>
+void combine_into_a(typename Codec::Storage* __restrict d,
+                    const typename Codec::Storage* __restrict b, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    d[i] = Codec::store(Op::apply(Codec::load(d[i]), Codec::load(b[i])));
+  }
+}
+
+template <typename Codec, typename Op>
+void combine_into_b(typename Codec::Storage* __restrict d,
+                    const typename Codec::Storage* __restrict a, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    d[i] = Codec::store(Op::apply(Codec::load(a[i]), Codec::load(d[i])));
+  }
+}
+
+// Any alignment, any exact aliasing: one element at a time through memcpy.
+template <typename Codec, typename Op>
+void combine_unaligned(void* dst, const void* a, const void* b, std::size_t count) {
+  using S = typename Codec::Storage;
+  auto* d_bytes = static_cast<unsigned char*>(dst);
+  const auto* a_bytes = static_cast<const unsigned char*>(a);
+  const auto* b_bytes = static_cast<const unsigned char*>(b);
+  for (std::size_t i = 0; i < count; ++i) {
+    S x{};
+    S y{};
+    std::memcpy(&x, a_bytes + i * sizeof(S), sizeof(S));
+    std::memcpy(&y, b_bytes + i * sizeof(S), sizeof(S));
+    const S r = Codec::store(Op::apply(Codec::load(x), Codec::load(y)));
+    std::memcpy(d_bytes + i * sizeof(S), &r, sizeof(S));
+  }
+}
+
+template <typename Codec, typename Op>
+void combine(void* dst, const void* a, const void* b, std::size_t count) {
+  using S = typename Codec::Storage;
+  if (!aligned_for<S>(dst) || !aligned_for<S>(a) || !aligned_for<S>(b)) {
+    combine_unaligned<Codec, Op>(dst, a, b, count);
+  } else if (dst == a) {
+    combine_into_a<Codec, Op>(static_cast<S*>(dst), static_cast<const S*>(b), count);
+  } else if (dst == b) {
+    combine_into_b<Codec, Op>(static_cast<S*>(dst), static_cast<const S*>(a), count);
+  } else {
+    combine_distinct<Codec, Op>(static_cast<S*>(dst), static_cast<const S*>(a),
+                                static_cast<const S*>(b), count);
+  }
+}
+
+template <typename Codec>
+void combine_with_op(ReduceKind op, void* dst, const void* a, const void* b, std::size_t count) {
+  switch (op) {
+    case ReduceKind::sum: return combine<Codec, SumOp>(dst, a, b, count);
+    case ReduceKind::prod: return combine<Codec, ProdOp>(dst, a, b, count);
+    case ReduceKind::min: return combine<Codec, MinOp>(dst, a, b, count);
+    case ReduceKind::max: return combine<Codec, MaxOp>(dst, a, b, count);
+    default: break;
+  }
+  throw InvalidArgument("reduce_elements: op " + std::string(name(op)) + " (value " +
+                        raw_value_text(op) +
+                        ") is not an element-wise op; use sum, prod, min or max (avg and "
+                        "premul_sum go through Reduction)");
+}
+
+void require_pointers(const char* function, std::size_t count, const void* dst, const void* a,
+                      const void* b) {
+  if (count != 0 && (dst == nullptr || a == nullptr || b == nullptr)) {
+    throw InvalidArgument(std::string(function) + ": null buffer with count " +
+                          std::to_string(count));
+  }
+}
+
+}  // namespace
+
+void reduce_elements(DataType type, ReduceKind op, void* dst, const void* a, const void* b,
+                     std::size_t count) {
+  if (!is_valid(op)) {
+    throw InvalidArgument("reduce_elements: reduce kind value " + raw_value_text(op) +
+                          " is outside the ReduceKind enum");
+  }
+  with_codec(type, "reduce_elements", [&](auto codec) {
+    require_pointers("reduce_elements", count, dst, a, b);
+    combine_with_op<decltype(codec)>(op, dst, a, b, count);
+  });
+}
+
+}  // namespace twinccl
