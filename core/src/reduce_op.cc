@@ -27,7 +27,12 @@ std::string to_string(const ReduceOp& op) {
                           detail::raw_value_text(op.kind) + " is outside the ReduceKind enum");
   }
   std::string text(name(op.kind));
-  if (op.kind == ReduceKind::premul_sum) text += "(" + detail::shortest_text(op.scalar) + ")";
+  if (op.kind == ReduceKind::premul_sum) {
+    // Appended piece by piece: GCC 12's -Wrestrict misfires on "(" + string + ")" at -O3.
+    text += '(';
+    text += detail::shortest_text(op.scalar);
+    text += ')';
+  }
   return text;
 }
 
