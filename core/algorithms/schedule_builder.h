@@ -1,0 +1,82 @@
+// Private helpers every algorithm uses to write its per-rank schedule.
+//
+//   LogicalSchedule ls;
+//   ls.add(0, send_op(next, in(0, n)));          // logical step 0: send my input to `next`
+//   ls.add(0, recv_op(prev, out(0, n)));
+//   RankSchedule rs = ls.lower(params, Pipelining::overlapped);
+//
+// An algorithm describes whole transfers in *logical* steps. `lower` then splits every operation
+// into params.channels parts (StepOp::channel = part, same peers, so results never depend on the
+// channel count) and each part into pieces of at most params.chunk_elements elements:
+//   * overlapped: piece p of logical step s lands in step s + p (a wavefront, as NCCL pipelines a
+//     ring). Valid when piece p of step s+1 only needs pieces <= p of earlier steps over the same
+//     element ranges, and when every send and its recv sit in the same logical step.
+//   * sequential: piece p of logical step s gets its own step after piece p-1 (no overlap).
+// Operations of zero elements and empty steps are dropped.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "twinccl/algorithms.h"
+#include "twinccl/schedule.h"
+
+namespace twinccl::algo {
+
+struct Block {
+  std::size_t offset = 0;  // elements
+  std::size_t count = 0;   // elements
+};
+
+inline Slice in(std::size_t offset, std::size_t count) {
+  return {BufferKind::input, offset, count};
+}
+inline Slice out(std::size_t offset, std::size_t count) {
+  return {BufferKind::output, offset, count};
+}
+inline Slice scratch(std::size_t offset, std::size_t count) {
+  return {BufferKind::scratch, offset, count};
+}
+inline Slice slice_of(BufferKind buffer, Block block) { return {buffer, block.offset, block.count}; }
+
+StepOp send_op(int peer, Slice src);
+StepOp recv_op(int peer, Slice dst);
+StepOp recv_reduce_op(int peer, Slice local, Slice dst, bool finalize = false);
+StepOp copy_op(Slice src, Slice dst, bool finalize = false);
+StepOp reduce_op(Slice a, Slice b, Slice dst, bool finalize = false);
+
+// Elements an operation moves or computes.
+std::size_t op_count(const StepOp& op);
+
+enum class Pipelining { overlapped, sequential };
+
+class LogicalSchedule {
+ public:
+  void add(std::size_t step, const StepOp& op);
+  void need_scratch(std::size_t elements);
+  RankSchedule lower(const AlgorithmParams& params, Pipelining pipelining) const;
+
+ private:
+  std::vector<std::vector<StepOp>> steps_;
+  std::size_t scratch_count_ = 0;
+};
+
+// (a mod n) in [0, n) for negative a too.
+inline int wrap(int a, int n) { return ((a % n) + n) % n; }
+
+// Block i = [i*count, (i+1)*count).
+std::vector<Block> even_blocks(int nranks, std::size_t count);
+// Blocks of counts[i] at displs[i], or packed in rank order when displs is empty.
+std::vector<Block> uneven_blocks(const std::vector<std::size_t>& counts,
+                                 const std::vector<std::size_t>& displs);
+// The block layout of the big buffer of a gather/scatter/all_gather/reduce_scatter (even or _v).
+std::vector<Block> big_buffer_blocks(const CollectiveSpec& spec);
+
+// Slices covering `blocks` (in order) in `buffer`, merging neighbours that touch in memory.
+std::vector<Slice> merged_slices(BufferKind buffer, const std::vector<Block>& blocks);
+
+// n = 1 (or any rank that only keeps its own data): dst = load(src), with finalize for reducing
+// collectives.
+void add_local_copy(LogicalSchedule& ls, const CollectiveSpec& spec, Slice src, Slice dst);
+
+}  // namespace twinccl::algo

@@ -1,0 +1,131 @@
+// How many elements each rank's input and output hold for a collective (the OpDesc rules of
+// operation.h, restated over a CollectiveSpec).
+#include <algorithm>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/schedule.h"
+
+namespace twinccl {
+namespace {
+
+std::size_t rank_index(const CollectiveSpec& spec, int rank) {
+  if (rank < 0 || rank >= spec.nranks) {
+    throw InvalidArgument(std::string(name(spec.kind)) + " schedule: rank " +
+                          std::to_string(rank) + " out of range [0, " +
+                          std::to_string(spec.nranks) + ")");
+  }
+  return static_cast<std::size_t>(rank);
+}
+
+const std::vector<std::size_t>& checked_counts(const CollectiveSpec& spec) {
+  if (spec.counts.size() != static_cast<std::size_t>(spec.nranks)) {
+    throw InvalidArgument(std::string(name(spec.kind)) + " schedule: " +
+                          std::to_string(spec.counts.size()) + " counts for " +
+                          std::to_string(spec.nranks) + " ranks");
+  }
+  return spec.counts;
+}
+
+// Elements a buffer of blocks (counts at displs, or packed) must hold.
+std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    total = displs.empty() ? total + counts[i] : std::max(total, displs.at(i) + counts[i]);
+  }
+  return total;
+}
+
+// all_to_all_v: what rank r sends (row r) or receives (column r) of the count matrix.
+std::vector<std::size_t> matrix_line(const CollectiveSpec& spec, std::size_t r, bool column) {
+  const auto n = static_cast<std::size_t>(spec.nranks);
+  if (spec.matrix.size() != n * n) {
+    throw InvalidArgument("all_to_all_v schedule: count matrix has " +
+                          std::to_string(spec.matrix.size()) + " entries, expected " +
+                          std::to_string(n * n));
+  }
+  std::vector<std::size_t> line(n);
+  for (std::size_t p = 0; p < n; ++p) {
+    line[p] = column ? spec.matrix[p * n + r] : spec.matrix[r * n + p];
+  }
+  return line;
+}
+
+std::vector<std::size_t> displs_line(const std::vector<std::size_t>& displs, std::size_t r,
+                                     std::size_t n) {
+  if (displs.empty()) return {};
+  return {displs.begin() + static_cast<std::ptrdiff_t>(r * n),
+          displs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)};
+}
+
+}  // namespace
+
+std::size_t input_elements(const CollectiveSpec& spec, int rank) {
+  const std::size_t r = rank_index(spec, rank);
+  const auto n = static_cast<std::size_t>(spec.nranks);
+  const bool root = rank == spec.root;
+  switch (spec.kind) {
+    case OpKind::all_reduce:
+    case OpKind::all_gather:
+    case OpKind::reduce:
+    case OpKind::gather:
+    case OpKind::send:
+      return spec.count;
+    case OpKind::broadcast:
+      return root ? spec.count : 0;
+    case OpKind::reduce_scatter:
+    case OpKind::all_to_all:
+      return n * spec.count;
+    case OpKind::scatter:
+      return root ? n * spec.count : 0;
+    case OpKind::recv:
+    case OpKind::barrier:
+      return 0;
+    case OpKind::all_gather_v:
+    case OpKind::gather_v:
+      return checked_counts(spec)[r];
+    case OpKind::reduce_scatter_v:
+      return extent(checked_counts(spec), spec.displs);
+    case OpKind::scatter_v:
+      return root ? extent(checked_counts(spec), spec.displs) : 0;
+    case OpKind::all_to_all_v:
+      return extent(matrix_line(spec, r, false), displs_line(spec.send_displs, r, n));
+  }
+  return 0;
+}
+
+std::size_t output_elements(const CollectiveSpec& spec, int rank) {
+  const std::size_t r = rank_index(spec, rank);
+  const auto n = static_cast<std::size_t>(spec.nranks);
+  const bool root = rank == spec.root;
+  switch (spec.kind) {
+    case OpKind::all_reduce:
+    case OpKind::reduce_scatter:
+    case OpKind::broadcast:
+    case OpKind::scatter:
+    case OpKind::recv:
+      return spec.count;
+    case OpKind::reduce:
+      return root ? spec.count : 0;
+    case OpKind::all_gather:
+    case OpKind::all_to_all:
+      return n * spec.count;
+    case OpKind::gather:
+      return root ? n * spec.count : 0;
+    case OpKind::send:
+    case OpKind::barrier:
+      return 0;
+    case OpKind::all_gather_v:
+      return extent(checked_counts(spec), spec.displs);
+    case OpKind::gather_v:
+      return root ? extent(checked_counts(spec), spec.displs) : 0;
+    case OpKind::reduce_scatter_v:
+    case OpKind::scatter_v:
+      return checked_counts(spec)[r];
+    case OpKind::all_to_all_v:
+      return extent(matrix_line(spec, r, true), displs_line(spec.recv_displs, r, n));
+  }
+  return 0;
+}
+
+}  // namespace twinccl
