@@ -44,12 +44,28 @@ constexpr double power_of_two(int k) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
 }
 
+// Normal results (the common case) take a short path on the double's bits: adding half a unit
+// minus one, plus the lowest kept bit, rounds to nearest even, and the carry moves into the
+// exponent by itself. Everything else (zero, subnormal results, overflow, inf, NaN) takes the
+// general path below.
 constexpr std::uint32_t encode(const FloatFormat& f, Overflow overflow, double x) {
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
   const std::uint32_t sign = static_cast<std::uint32_t>(bits >> 63) << (f.total_bits - 1);
-  const int double_exponent = static_cast<int>((bits >> 52) & 0x7FF);
-  const std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
+  const std::uint64_t abs_bits = bits & ~(std::uint64_t{1} << 63);
+  const int double_exponent = static_cast<int>(abs_bits >> 52);
   const std::uint32_t saturated = overflow == Overflow::saturate ? f.max_finite_bits : f.inf_bits;
+  const int min_exponent = 1 - f.exponent_bias;
+  const int max_exponent = static_cast<int>(f.max_finite_bits >> f.mantissa_bits) - f.exponent_bias;
+  if (double_exponent >= 1023 + min_exponent && double_exponent <= 1023 + max_exponent) {
+    const int shift = 52 - f.mantissa_bits;
+    const std::uint64_t half_minus_one = (std::uint64_t{1} << (shift - 1)) - 1;
+    const std::uint64_t rounded = (abs_bits + half_minus_one + ((abs_bits >> shift) & 1)) >> shift;
+    const std::uint64_t magnitude =
+        rounded - (static_cast<std::uint64_t>(1023 - f.exponent_bias) << f.mantissa_bits);
+    if (magnitude > f.max_finite_bits) return sign | saturated;
+    return sign | static_cast<std::uint32_t>(magnitude);
+  }
+  const std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
   if (double_exponent == 0x7FF) {
     if (fraction != 0) return sign | f.nan_bits;
     return sign | (f.inf_bits != 0 ? saturated : f.max_finite_bits);
@@ -57,7 +73,6 @@ constexpr std::uint32_t encode(const FloatFormat& f, Overflow overflow, double x
   // Double subnormals (and zero) are far below half the smallest subnormal of every format here.
   if (double_exponent == 0) return sign;
   const int exponent = double_exponent - 1023;
-  const int min_exponent = 1 - f.exponent_bias;
   const std::uint64_t significand = (std::uint64_t{1} << 52) | fraction;
   const int shift =
       52 - f.mantissa_bits + (exponent < min_exponent ? min_exponent - exponent : 0);
@@ -77,6 +92,14 @@ constexpr double decode(const FloatFormat& f, std::uint32_t bits) {
   const std::uint32_t magnitude = bits & ((std::uint32_t{1} << (f.total_bits - 1)) - 1);
   const std::uint32_t mantissa = magnitude & ((std::uint32_t{1} << f.mantissa_bits) - 1);
   const int exponent_field = static_cast<int>(magnitude >> f.mantissa_bits);
+  const bool special = f.ieee_specials ? (magnitude & f.exponent_mask) == f.exponent_mask
+                                       : magnitude == f.nan_bits;
+  if (exponent_field != 0 && !special) {  // normal: move the fields into a double's bits
+    const std::uint64_t rebiased =
+        magnitude + (static_cast<std::uint64_t>(1023 - f.exponent_bias) << f.mantissa_bits);
+    return std::bit_cast<double>((static_cast<std::uint64_t>(negative) << 63) |
+                                 (rebiased << (52 - f.mantissa_bits)));
+  }
   double value = 0.0;
   if (f.ieee_specials && (magnitude & f.exponent_mask) == f.exponent_mask) {
     value = mantissa != 0 ? std::bit_cast<double>(std::uint64_t{0x7FF8000000000000})
