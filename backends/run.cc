@@ -1,0 +1,84 @@
+// run(): picks the backend (the one place TWINCCL_* environment variables are read).
+#include "twinccl/run.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "emu/communicator.h"
+#include "twinccl/errors.h"
+#ifdef TWINCCL_HAVE_NCCL
+#include "nccl/launch.h"
+#endif
+
+namespace twinccl {
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+double parse_number(const char* var, const std::string& text, double min, double max) {
+  try {
+    std::size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used != text.size() || !(v >= min && v <= max)) throw std::invalid_argument("range");
+    return v;
+  } catch (const std::exception&) {
+    throw ConfigError(std::string(var) + "='" + text + "' is not a number in [" + std::to_string(min) + ", " +
+                      std::to_string(max) + "]");
+  }
+}
+
+}  // namespace
+
+RunOptions options_from_environment() {
+  RunOptions o;
+  if (auto b = env("TWINCCL_BACKEND"); !b.empty()) {
+    if (b != "emu" && b != "nccl") throw ConfigError("TWINCCL_BACKEND='" + b + "': expected emu or nccl");
+    o.backend = b;
+  }
+  if (auto n = env("TWINCCL_WORLD_SIZE"); !n.empty()) {
+    double v = parse_number("TWINCCL_WORLD_SIZE", n, 1, 1 << 16);
+    if (v != static_cast<int>(v)) throw ConfigError("TWINCCL_WORLD_SIZE='" + n + "' is not an integer");
+    o.world_size = static_cast<int>(v);
+  }
+  o.algorithm = env("TWINCCL_ALGO");
+  o.topology = env("TWINCCL_TOPOLOGY");
+  if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty()) o.timeout_s = parse_number("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
+  if (auto p = env("TWINCCL_EMU_PATH"); !p.empty()) {
+    if (p != "schedule" && p != "fast") throw ConfigError("TWINCCL_EMU_PATH='" + p + "': expected schedule or fast");
+    o.schedule_path = p == "schedule";
+  }
+  return o;
+}
+
+void run(const RunOptions& options, const RankFunction& fn) {
+  if (options.backend == "emu") {
+    emu_backend::run_emulated(options, fn);
+  } else if (options.backend == "nccl") {
+#ifdef TWINCCL_HAVE_NCCL
+    nccl::run_world(options, fn);
+#else
+    throw ConfigError("TWINCCL_BACKEND=nccl but this TwinCCL was built without NCCL (CUDA or NCCL not found)");
+#endif
+  } else {
+    throw ConfigError("unknown backend '" + options.backend + "': expected emu or nccl");
+  }
+}
+
+int run(int /*argc*/, char** /*argv*/, const RankFunction& fn) {
+  try {
+    run(options_from_environment(), fn);
+    return 0;
+  } catch (const ConfigError& e) {
+    std::cerr << "twinccl: configuration error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "twinccl: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace twinccl

@@ -1,0 +1,221 @@
+// OpDesc helpers: names, element counts per rank, NCCL's in-place rules and one-rank validation.
+#include "twinccl/operation.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/reduction.h"
+
+namespace twinccl {
+namespace {
+
+struct KindName {
+  OpKind kind;
+  std::string_view name;
+};
+
+constexpr std::array<KindName, 16> kKindNames = {{
+    {OpKind::all_reduce, "all_reduce"},
+    {OpKind::reduce_scatter, "reduce_scatter"},
+    {OpKind::all_gather, "all_gather"},
+    {OpKind::broadcast, "broadcast"},
+    {OpKind::reduce, "reduce"},
+    {OpKind::all_to_all, "all_to_all"},
+    {OpKind::gather, "gather"},
+    {OpKind::scatter, "scatter"},
+    {OpKind::send, "send"},
+    {OpKind::recv, "recv"},
+    {OpKind::barrier, "barrier"},
+    {OpKind::all_gather_v, "all_gather_v"},
+    {OpKind::reduce_scatter_v, "reduce_scatter_v"},
+    {OpKind::all_to_all_v, "all_to_all_v"},
+    {OpKind::gather_v, "gather_v"},
+    {OpKind::scatter_v, "scatter_v"},
+}};
+
+std::string strip(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+// a * b, throwing when it overflows size_t.
+std::size_t checked_mul(std::size_t a, std::size_t b, const OpDesc& op, std::string_view what) {
+  if (a != 0 && b > ~std::size_t{0} / a) {
+    throw InvalidArgument(std::string(name(op.kind)) + " (" + describe_call_site(op.where) + "): " +
+                          std::string(what) + " = " + std::to_string(a) + " x " + std::to_string(b) +
+                          " overflows");
+  }
+  return a * b;
+}
+
+// Elements a buffer described by counts (+ optional displacements) spans.
+std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs,
+                   const OpDesc& op) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    std::size_t begin = displs.empty() ? total : displs[i];
+    std::size_t end = begin + counts[i];
+    if (end < begin) throw InvalidArgument(std::string(name(op.kind)) + ": counts/displacements overflow");
+    total = displs.empty() ? end : std::max(total, end);
+  }
+  return total;
+}
+
+std::size_t at(const std::vector<std::size_t>& v, int i) {
+  return i >= 0 && static_cast<std::size_t>(i) < v.size() ? v[static_cast<std::size_t>(i)] : 0;
+}
+
+}  // namespace
+
+std::string_view name(OpKind kind) {
+  for (const auto& k : kKindNames) {
+    if (k.kind == kind) return k.name;
+  }
+  return "invalid";
+}
+
+OpKind parse_op_kind(std::string_view text) {
+  std::string key = strip(text);
+  for (const auto& k : kKindNames) {
+    if (strip(k.name) == key) return k.kind;
+  }
+  std::string names;
+  for (const auto& k : kKindNames) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  throw InvalidArgument("unknown operation '" + std::string(text) + "'; expected one of: " + names);
+}
+
+bool is_reducing(OpKind k) {
+  return k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::reduce ||
+         k == OpKind::reduce_scatter_v;
+}
+bool is_rooted(OpKind k) {
+  return k == OpKind::broadcast || k == OpKind::reduce || k == OpKind::gather || k == OpKind::scatter ||
+         k == OpKind::gather_v || k == OpKind::scatter_v;
+}
+bool is_p2p(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
+bool is_uneven(OpKind k) {
+  return k == OpKind::all_gather_v || k == OpKind::reduce_scatter_v || k == OpKind::all_to_all_v ||
+         k == OpKind::gather_v || k == OpKind::scatter_v;
+}
+
+std::size_t send_elements(const OpDesc& op, int rank, int nranks) {
+  auto n = static_cast<std::size_t>(nranks);
+  switch (op.kind) {
+    case OpKind::all_reduce:
+    case OpKind::all_gather:
+    case OpKind::reduce:
+    case OpKind::gather:
+    case OpKind::send:
+      return op.count;
+    case OpKind::reduce_scatter:
+    case OpKind::all_to_all:
+      return checked_mul(n, op.count, op, "nranks x count");
+    case OpKind::broadcast:
+      return rank == op.root ? op.count : 0;
+    case OpKind::scatter:
+      return rank == op.root ? checked_mul(n, op.count, op, "nranks x count") : 0;
+    case OpKind::recv:
+    case OpKind::barrier:
+      return 0;
+    case OpKind::all_gather_v:
+    case OpKind::gather_v:
+      return at(op.recv_counts, rank);
+    case OpKind::reduce_scatter_v:
+      return extent(op.recv_counts, op.send_displs, op);
+    case OpKind::all_to_all_v:
+      return extent(op.send_counts, op.send_displs, op);
+    case OpKind::scatter_v:
+      return rank == op.root ? extent(op.send_counts, op.send_displs, op) : 0;
+  }
+  return 0;
+}
+
+std::size_t recv_elements(const OpDesc& op, int rank, int nranks) {
+  auto n = static_cast<std::size_t>(nranks);
+  switch (op.kind) {
+    case OpKind::all_reduce:
+    case OpKind::reduce_scatter:
+    case OpKind::broadcast:
+    case OpKind::scatter:
+    case OpKind::recv:
+      return op.count;
+    case OpKind::all_gather:
+    case OpKind::all_to_all:
+      return checked_mul(n, op.count, op, "nranks x count");
+    case OpKind::reduce:
+      return rank == op.root ? op.count : 0;
+    case OpKind::gather:
+      return rank == op.root ? checked_mul(n, op.count, op, "nranks x count") : 0;
+    case OpKind::send:
+    case OpKind::barrier:
+      return 0;
+    case OpKind::all_gather_v:
+      return extent(op.recv_counts, op.recv_displs, op);
+    case OpKind::reduce_scatter_v:
+      return at(op.recv_counts, rank);
+    case OpKind::all_to_all_v:
+      return extent(op.recv_counts, op.recv_displs, op);
+    case OpKind::gather_v:
+      return rank == op.root ? extent(op.recv_counts, op.recv_displs, op) : 0;
+    case OpKind::scatter_v:
+      return at(op.send_counts, rank);
+  }
+  return 0;
+}
+
+bool is_in_place(const OpDesc& op, int rank) {
+  if (op.send == nullptr || op.recv == nullptr) return false;
+  auto send = static_cast<const char*>(op.send);
+  auto recv = static_cast<const char*>(op.recv);
+  std::size_t element = size_of(op.dtype);
+  auto r = static_cast<std::size_t>(rank);
+  switch (op.kind) {
+    case OpKind::all_reduce:
+    case OpKind::broadcast:
+    case OpKind::reduce:
+      return send == recv;
+    case OpKind::reduce_scatter:
+    case OpKind::scatter:
+      return recv == send + r * op.count * element;
+    case OpKind::all_gather:
+    case OpKind::gather:
+      return send == recv + r * op.count * element;
+    case OpKind::all_gather_v:
+    case OpKind::gather_v: {
+      std::size_t displ = 0;
+      if (!op.recv_displs.empty()) {
+        displ = at(op.recv_displs, rank);
+      } else {
+        for (int i = 0; i < rank; ++i) displ += at(op.recv_counts, i);
+      }
+      return send == recv + displ * element;
+    }
+    case OpKind::reduce_scatter_v:
+    case OpKind::scatter_v: {
+      const auto& counts = op.kind == OpKind::scatter_v ? op.send_counts : op.recv_counts;
+      std::size_t displ = 0;
+      if (!op.send_displs.empty()) {
+        displ = at(op.send_displs, rank);
+      } else {
+        for (int i = 0; i < rank; ++i) displ += at(counts, i);
+      }
+      return recv == send + displ * element;
+    }
+    default:
+      return false;
+  }
+}
+
+std::string describe_call_site(const std::source_location& where) {
+  std::string_view file = where.file_name();
+  auto slash = file.find_last_of('/');
+  if (slash != std::string_view::npos) file = file.substr(slash + 1);
+  return std::string(file) + ":" + std::to_string(where.line());
+}
+
+}  // namespace twinccl

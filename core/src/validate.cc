@@ -1,0 +1,136 @@
+// One rank's checks of its own call, before anything is issued: every message names the call,
+// the communicator, the rank, the call site and the bad value.
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/operation.h"
+#include "twinccl/reduction.h"
+
+namespace twinccl {
+namespace {
+
+class Checker {
+ public:
+  Checker(const OpDesc& op, int rank, int nranks, std::string_view comm)
+      : op_(op), rank_(rank), nranks_(nranks), comm_(comm) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InvalidArgument(std::string(name(op_.kind)) + " on comm '" + std::string(comm_) + "' rank " +
+                          std::to_string(rank_) + " (" + describe_call_site(op_.where) + "): " + what);
+  }
+
+  void check_rank_argument(const char* what, int value) const {
+    if (value < 0 || value >= nranks_) {
+      fail(std::string(what) + "=" + std::to_string(value) + " out of range [0, " + std::to_string(nranks_) + ")");
+    }
+  }
+
+  void check_vector(const char* what, const std::vector<std::size_t>& v, bool may_be_empty) const {
+    if (v.empty() && may_be_empty) return;
+    if (v.size() != static_cast<std::size_t>(nranks_)) {
+      fail(std::string(what) + " has " + std::to_string(v.size()) + " entries; the communicator has " +
+           std::to_string(nranks_) + " ranks");
+    }
+  }
+
+  // Bytes of `elements`, throwing on overflow.
+  std::size_t bytes_of(std::size_t elements, const char* what) const {
+    std::size_t element = size_of(op_.dtype);
+    if (elements != 0 && element > ~std::size_t{0} / elements) {
+      fail(std::string(what) + " of " + std::to_string(elements) + " elements of " +
+           std::string(name(op_.dtype)) + " overflows size_t");
+    }
+    return elements * element;
+  }
+
+  void check_buffer(const char* what, const void* ptr, std::size_t elements, std::size_t capacity) const {
+    bytes_of(elements, what);
+    if (elements > 0 && ptr == nullptr) {
+      fail(std::string(what) + " buffer is null but " + std::to_string(elements) + " elements are needed");
+    }
+    if (capacity != kUnknownCapacity && elements > capacity) {
+      fail(std::string(what) + " buffer holds " + std::to_string(capacity) + " elements but the call needs " +
+           std::to_string(elements));
+    }
+  }
+
+  // Out-of-place buffers must not overlap (NCCL's rule); in place is allowed at the exact offset.
+  void check_overlap(std::size_t send_n, std::size_t recv_n) const {
+    if (send_n == 0 || recv_n == 0 || op_.send == nullptr || op_.recv == nullptr) return;
+    if (is_in_place(op_, rank_)) {
+      if (op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) {
+        fail("in-place all_to_all is not supported (send and recv are the same buffer)");
+      }
+      return;
+    }
+    auto s = reinterpret_cast<std::uintptr_t>(op_.send);
+    auto r = reinterpret_cast<std::uintptr_t>(op_.recv);
+    std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);
+    if (s < r + rb && r < s + sb) {
+      fail("send [" + std::to_string(s) + ", +" + std::to_string(sb) + ") and recv [" + std::to_string(r) +
+           ", +" + std::to_string(rb) + ") overlap but the call is not in place by NCCL's rules");
+    }
+  }
+
+  void run() const {
+    if (name(op_.kind) == "invalid") fail("operation kind " + std::to_string(static_cast<int>(op_.kind)) + " is not valid");
+    if (!is_valid(op_.dtype)) fail("data type " + std::to_string(static_cast<int>(op_.dtype)) + " is not valid");
+    if (nranks_ <= 0 || rank_ < 0 || rank_ >= nranks_) fail("rank outside the communicator");
+    if (is_rooted(op_.kind)) check_rank_argument("root", op_.root);
+    if (is_p2p(op_.kind)) check_rank_argument("peer", op_.peer);
+    if (is_reducing(op_.kind)) {
+      try {
+        check_reduce_op_supported(op_.dtype, op_.op);
+      } catch (const InvalidArgument& e) {
+        fail(e.what());
+      }
+    }
+    switch (op_.kind) {
+      case OpKind::all_gather_v:
+      case OpKind::gather_v:
+        check_vector("recv_counts", op_.recv_counts, false);
+        check_vector("recv_displs", op_.recv_displs, true);
+        break;
+      case OpKind::reduce_scatter_v:
+        check_vector("recv_counts", op_.recv_counts, false);
+        check_vector("send_displs", op_.send_displs, true);
+        break;
+      case OpKind::scatter_v:
+        check_vector("send_counts", op_.send_counts, false);
+        check_vector("send_displs", op_.send_displs, true);
+        break;
+      case OpKind::all_to_all_v:
+        check_vector("send_counts", op_.send_counts, false);
+        check_vector("send_displs", op_.send_displs, true);
+        check_vector("recv_counts", op_.recv_counts, false);
+        check_vector("recv_displs", op_.recv_displs, true);
+        break;
+      default:
+        break;
+    }
+    std::size_t send_n = 0, recv_n = 0;
+    try {
+      send_n = send_elements(op_, rank_, nranks_);
+      recv_n = recv_elements(op_, rank_, nranks_);
+    } catch (const InvalidArgument& e) {
+      fail(e.what());
+    }
+    check_buffer("send", op_.send, send_n, op_.send_capacity);
+    check_buffer("recv", op_.recv, recv_n, op_.recv_capacity);
+    check_overlap(send_n, recv_n);
+  }
+
+ private:
+  const OpDesc& op_;
+  int rank_;
+  int nranks_;
+  std::string_view comm_;
+};
+
+}  // namespace
+
+void validate(const OpDesc& op, int rank, int nranks, std::string_view comm_name) {
+  Checker(op, rank, nranks, comm_name).run();
+}
+
+}  // namespace twinccl

@@ -1,0 +1,36 @@
+// Executes collectives on real bytes for one rank, inside a Meeting where every rank's call is
+// known: either the schedule path (the rank's steps of the algorithm's Schedule, pull model) or
+// the direct fast path (shared-memory reduction reproducing the ring's fold order bit for bit).
+//
+//   RankContext ctx{meeting, rank, &reduction};
+//   execute_schedule(ctx, schedule, input, output);        // any algorithm
+//   if (fast_path_supports(op)) run_fast_path(ctx);        // same bytes, fewer copies
+#pragma once
+
+#include <cstddef>
+
+#include "twinccl/emu/rendezvous.h"
+#include "twinccl/reduction.h"
+#include "twinccl/schedule.h"
+
+namespace twinccl::emu {
+
+struct RankContext {
+  Meeting& meeting;
+  int rank;
+  const Reduction* reduction;  // reducing collectives only
+  DataType dtype;
+};
+
+// Runs this rank's steps. input/output are the rank's user buffers (may alias: NCCL in-place).
+void execute_schedule(const RankContext& ctx, const RankSchedule& schedule, const void* input, void* output);
+
+// True when the direct path implements `kind` with the default algorithm's results.
+bool fast_path_supports(OpKind kind);
+// Runs the direct path (ends with a barrier of the meeting: every rank's outputs are final).
+void run_fast_path(const RankContext& ctx);
+
+// The spec every rank derives from all ranks' calls (throws MismatchError when they disagree).
+CollectiveSpec spec_from_meeting(const Meeting& meeting);
+
+}  // namespace twinccl::emu

@@ -1,0 +1,68 @@
+// Rendezvous: ranks of one communicator meet at each collective (by sequence number), see every
+// rank's call, then run it. A Meeting also gives the ranks a barrier and per-op shared state.
+//
+//   Meeting& m = rdv.arrive(seq, rank, my_op);    // returns once all ranks arrived
+//   const OpDesc& theirs = m.ops[peer];            // valid until the last rank leaves
+//   m.sync(rank);                                  // barrier among the ranks of this meeting
+//   rdv.leave(seq, m);                             // the last rank to leave frees it
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "twinccl/emu/exchange.h"
+#include "twinccl/emu/world.h"
+#include "twinccl/operation.h"
+
+namespace twinccl::emu {
+
+struct Meeting {
+  Meeting(std::shared_ptr<World> world, int nranks, std::string label);
+  std::shared_ptr<World> world;
+  int nranks;
+  std::string label;                  // "all_reduce #12 on comm 'world'" for messages
+  std::vector<OpDesc> ops;            // per rank (copies), valid until the last rank leaves
+  std::vector<char> present;          // which ranks arrived
+  std::vector<std::pair<int, int>> split_args;  // split(): (color, key) per rank
+  int arrived = 0;
+  int left = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  Exchange exchange;                  // point-to-point traffic of this collective's schedule
+  std::shared_ptr<void> shared;       // built once by the first rank that needs it (under mu)
+  // Barrier among the meeting's ranks (reusable).
+  void sync(int rank);
+
+ private:
+  int sync_count_ = 0;
+  std::uint64_t sync_generation_ = 0;
+};
+
+class Rendezvous {
+ public:
+  // global_ranks[r]: the world rank of this communicator's rank r.
+  Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ranks, std::string comm_name);
+
+  // Blocks until all ranks arrived at collective `seq`. Throws TimeoutError naming missing ranks,
+  // and AbortedError at once when a missing rank's function already returned.
+  // `what` names the operation in messages (default: the op kind).
+  Meeting& arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what = {},
+                  std::pair<int, int> split_arg = {});
+  void leave(std::uint64_t seq, Meeting& meeting);
+
+ private:
+  std::shared_ptr<World> world_;
+  int nranks_;
+  std::vector<int> global_ranks_;
+  std::string comm_name_;
+  std::mutex mu_;
+  std::map<std::uint64_t, std::unique_ptr<Meeting>> meetings_;
+};
+
+}  // namespace twinccl::emu

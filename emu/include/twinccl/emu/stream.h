@@ -1,0 +1,46 @@
+// Stream: runs one rank's operations on one communicator in issue order, on a worker thread,
+// so asynchronous calls really overlap with the caller's work. A blocking call issued while the
+// stream is idle runs inline on the caller's thread (no hand-off), keeping latency low.
+//
+//   Stream s;
+//   s.enqueue([]{ ... }, work);    // async
+//   s.run_or_enqueue([]{ ... }, work); Work(work).wait();   // sync
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "twinccl/emu/work_state.h"
+
+namespace twinccl::emu {
+
+class Stream {
+ public:
+  using Task = std::function<void()>;
+  Stream() = default;
+  ~Stream();  // drains the queue, then joins the worker
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // Queues `task` on the worker; `work` completes with its outcome.
+  void enqueue(Task task, std::shared_ptr<EmuWork> work);
+  // Runs `task` now on this thread when nothing is queued or running, else queues it.
+  void run_or_enqueue(Task task, std::shared_ptr<EmuWork> work);
+  // Waits until everything queued so far ran.
+  void drain();
+
+ private:
+  void worker_loop();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<Task, std::shared_ptr<EmuWork>>> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace twinccl::emu

@@ -1,0 +1,136 @@
+// Builds the CollectiveSpec from every rank's call and refuses calls that disagree.
+#include <functional>
+#include <map>
+#include <string>
+
+#include "twinccl/emu/executor.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::emu {
+namespace {
+
+// "rank 0 (a.cc:3) passed 1024; ranks 1-3 (b.cc:9) passed 2048"
+template <class Key>
+std::string who_passed(const Meeting& m, const std::function<Key(const OpDesc&)>& key,
+                       const std::function<std::string(const Key&)>& show) {
+  std::map<Key, std::vector<int>> groups;
+  for (int r = 0; r < m.nranks; ++r) groups[key(m.ops[static_cast<std::size_t>(r)])].push_back(r);
+  std::string out;
+  for (const auto& [value, ranks] : groups) {
+    std::string list;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      std::size_t j = i;
+      while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+      list += (list.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+      i = j;
+    }
+    const OpDesc& first = m.ops[static_cast<std::size_t>(ranks.front())];
+    out += (out.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + list + " (" +
+           describe_call_site(first.where) + ") passed " + show(value);
+  }
+  return out;
+}
+
+template <class Key>
+void agree(const Meeting& m, const char* what, const std::function<Key(const OpDesc&)>& key,
+           const std::function<std::string(const Key&)>& show) {
+  const Key first = key(m.ops[0]);
+  for (int r = 1; r < m.nranks; ++r) {
+    if (!(key(m.ops[static_cast<std::size_t>(r)]) == first)) {
+      throw MismatchError(m.label + ": ranks disagree on " + what + ": " + who_passed<Key>(m, key, show));
+    }
+  }
+}
+
+std::string show_size(const std::size_t& v) { return std::to_string(v); }
+std::string show_int(const int& v) { return std::to_string(v); }
+std::string show_vector(const std::vector<std::size_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size() && i < 16; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + (v.size() > 16 ? ",...]" : "]");
+}
+
+std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
+  std::vector<std::size_t> d(counts.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    d[i] = total;
+    total += counts[i];
+  }
+  return d;
+}
+
+}  // namespace
+
+CollectiveSpec spec_from_meeting(const Meeting& m) {
+  const OpDesc& op0 = m.ops[0];
+  agree<std::string>(m, "the operation", [](const OpDesc& o) { return std::string(name(o.kind)); },
+                     [](const std::string& s) { return s; });
+  agree<std::string>(m, "the data type", [](const OpDesc& o) { return std::string(name(o.dtype)); },
+                     [](const std::string& s) { return s; });
+  if (is_reducing(op0.kind)) {
+    agree<std::string>(m, "the reduce op", [](const OpDesc& o) { return std::string(name(o.op.kind)); },
+                       [](const std::string& s) { return s; });
+  }
+  if (is_rooted(op0.kind)) agree<int>(m, "root", [](const OpDesc& o) { return o.root; }, show_int);
+  agree<std::string>(m, "the algorithm", [](const OpDesc& o) { return o.algorithm; },
+                     [](const std::string& s) { return s.empty() ? std::string("(default)") : "'" + s + "'"; });
+
+  CollectiveSpec spec;
+  spec.kind = op0.kind;
+  spec.nranks = m.nranks;
+  spec.root = is_rooted(op0.kind) ? op0.root : 0;
+  using Vec = std::vector<std::size_t>;
+  switch (op0.kind) {
+    case OpKind::all_gather_v:
+    case OpKind::gather_v:
+    case OpKind::reduce_scatter_v:
+      agree<Vec>(m, "counts", [](const OpDesc& o) { return o.recv_counts; }, show_vector);
+      spec.counts = op0.recv_counts;
+      if (op0.kind == OpKind::reduce_scatter_v) {
+        agree<Vec>(m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
+        spec.displs = op0.send_displs.empty() ? packed_displs(spec.counts) : op0.send_displs;
+      } else {
+        agree<Vec>(m, "recv displacements", [](const OpDesc& o) { return o.recv_displs; }, show_vector);
+        spec.displs = op0.recv_displs.empty() ? packed_displs(spec.counts) : op0.recv_displs;
+      }
+      break;
+    case OpKind::scatter_v:
+      agree<Vec>(m, "counts", [](const OpDesc& o) { return o.send_counts; }, show_vector);
+      agree<Vec>(m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
+      spec.counts = op0.send_counts;
+      spec.displs = op0.send_displs.empty() ? packed_displs(spec.counts) : op0.send_displs;
+      break;
+    case OpKind::all_to_all_v: {
+      auto n = static_cast<std::size_t>(m.nranks);
+      spec.matrix.resize(n * n);
+      spec.send_displs.resize(n * n);
+      spec.recv_displs.resize(n * n);
+      for (std::size_t src = 0; src < n; ++src) {
+        const OpDesc& o = m.ops[src];
+        Vec sd = o.send_displs.empty() ? packed_displs(o.send_counts) : o.send_displs;
+        Vec rd = o.recv_displs.empty() ? packed_displs(o.recv_counts) : o.recv_displs;
+        for (std::size_t dst = 0; dst < n; ++dst) {
+          spec.matrix[src * n + dst] = o.send_counts[dst];
+          spec.send_displs[src * n + dst] = sd[dst];
+          spec.recv_displs[src * n + dst] = rd[dst];
+          std::size_t expected = m.ops[dst].recv_counts[src];
+          if (o.send_counts[dst] != expected) {
+            throw MismatchError(m.label + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
+                                ") sends " + std::to_string(o.send_counts[dst]) + " elements to rank " +
+                                std::to_string(dst) + " but rank " + std::to_string(dst) + " (" +
+                                describe_call_site(m.ops[dst].where) + ") expects " + std::to_string(expected));
+          }
+        }
+      }
+      break;
+    }
+    default:
+      agree<std::size_t>(m, "count", [](const OpDesc& o) { return o.count; }, show_size);
+      spec.count = op0.count;
+      break;
+  }
+  return spec;
+}
+
+}  // namespace twinccl::emu

@@ -1,0 +1,90 @@
+#include "twinccl/emu/rendezvous.h"
+
+#include <string>
+
+namespace twinccl::emu {
+
+Meeting::Meeting(std::shared_ptr<World> w, int n, std::string l)
+    : world(std::move(w)), nranks(n), label(std::move(l)), ops(static_cast<std::size_t>(n)), present(static_cast<std::size_t>(n), 0),
+      split_args(static_cast<std::size_t>(n)),
+      exchange(world, n) {}
+
+void Meeting::sync(int rank) {
+  std::unique_lock<std::mutex> lock(mu);
+  std::uint64_t generation = sync_generation_;
+  if (++sync_count_ == nranks) {
+    sync_count_ = 0;
+    ++sync_generation_;
+    lock.unlock();
+    cv.notify_all();
+    return;
+  }
+  world->wait(lock, cv, [&] { return sync_generation_ != generation; },
+              [&] { return label + ": rank " + std::to_string(rank) + " waited for the other ranks to finish"; });
+}
+
+Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ranks, std::string comm_name)
+    : world_(std::move(world)),
+      nranks_(static_cast<int>(global_ranks.size())),
+      global_ranks_(std::move(global_ranks)),
+      comm_name_(std::move(comm_name)) {}
+
+Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
+                            std::pair<int, int> split_arg) {
+  Meeting* meeting = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = meetings_[seq];
+    if (!slot) {
+      slot = std::make_unique<Meeting>(world_, nranks_,
+                                       std::string(what.empty() ? name(op.kind) : what) + " #" +
+                                           std::to_string(seq) + " on comm '" + comm_name_ + "'");
+    }
+    meeting = slot.get();
+  }
+  std::unique_lock<std::mutex> lock(meeting->mu);
+  meeting->ops[static_cast<std::size_t>(rank)] = op;
+  meeting->present[static_cast<std::size_t>(rank)] = 1;
+  meeting->split_args[static_cast<std::size_t>(rank)] = split_arg;
+  if (++meeting->arrived == nranks_) {
+    lock.unlock();
+    meeting->cv.notify_all();
+    lock.lock();
+  }
+  auto missing_ranks = [&] {
+    std::string missing;
+    for (int r = 0; r < nranks_; ++r) {
+      if (!meeting->present[static_cast<std::size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    return missing;
+  };
+  auto describe = [&] {
+    return meeting->label + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) +
+           ") waited for rank(s) " + missing_ranks() + " to arrive";
+  };
+  auto hopeless = [&] {
+    for (int r = 0; r < nranks_; ++r) {
+      if (!meeting->present[static_cast<std::size_t>(r)] && world_->finished(global_ranks_[static_cast<std::size_t>(r)])) {
+        throw AbortedError(meeting->label + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) +
+                           ") waits for rank " + std::to_string(r) +
+                           ", whose function already returned without calling it");
+      }
+    }
+  };
+  world_->wait(lock, meeting->cv, [&] { return meeting->arrived == nranks_; }, describe, hopeless);
+  return *meeting;
+}
+
+void Rendezvous::leave(std::uint64_t seq, Meeting& meeting) {
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(meeting.mu);
+    last = ++meeting.left == nranks_;
+  }
+  if (last) {
+    std::lock_guard<std::mutex> lock(mu_);
+    meetings_.erase(seq);
+  }
+}
+
+}  // namespace twinccl::emu

@@ -1,0 +1,76 @@
+#include "twinccl/emu/stream.h"
+
+namespace twinccl::emu {
+namespace {
+
+void run_task(const Stream::Task& task, EmuWork& work) {
+  try {
+    task();
+    work.complete(nullptr);
+  } catch (...) {
+    work.complete(std::current_exception());
+  }
+}
+
+}  // namespace
+
+Stream::~Stream() {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Stream::enqueue(Task task, std::shared_ptr<EmuWork> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.emplace_back(std::move(task), std::move(work));
+    if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+  }
+  cv_.notify_all();
+}
+
+void Stream::run_or_enqueue(Task task, std::shared_ptr<EmuWork> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (busy_ || !queue_.empty()) {
+      queue_.emplace_back(std::move(task), std::move(work));
+      if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+      cv_.notify_all();
+      return;
+    }
+    busy_ = true;
+  }
+  run_task(task, *work);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+  }
+  cv_.notify_all();
+}
+
+void Stream::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+}
+
+void Stream::worker_loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !busy_ && (!queue_.empty() || stopping_); });
+    if (queue_.empty()) return;  // stopping and drained
+    auto [task, work] = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    run_task(task, *work);
+    task = nullptr;
+    lock.lock();
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+}  // namespace twinccl::emu
