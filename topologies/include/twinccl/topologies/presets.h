@@ -1,0 +1,48 @@
+// Preset topologies and the registry that loads a preset name, a .json file or an NCCL .xml file.
+//
+//   for (const topo::PresetInfo& p : topo::list_presets()) std::cout << p.pattern << '\n';
+//   topo::Topology t = topo::load_topology("h100x16");       // or "cluster.json", "node.xml"
+//   topo::Topology torus = topo::torus_2d(4, 4, /*link_bandwidth_gbps*/ 100.0);
+//
+// Every preset is built by TopologyBuilder (builder.h) in its own file under topologies/presets/,
+// with an ASCII drawing and the source of each number in its comment.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::topo {
+
+struct PresetInfo {
+  std::string pattern;      // "h100-cluster-N"
+  std::string description;  // one line
+  std::string example;      // a name load_topology accepts: "h100-cluster-16"
+};
+
+// Latencies every preset uses, in one place (microseconds per link traversal). See
+// docs/topologies.md for where each comes from.
+struct PresetLatencies {
+  static constexpr double nvlink_us = 0.2;            // GPU <-> NVSwitch port
+  static constexpr double pcie_us = 0.25;             // device <-> PCIe switch / root port
+  static constexpr double cpu_interconnect_us = 0.3;  // socket <-> socket (UPI / xGMI)
+  static constexpr double network_us = 1.0;           // NIC <-> leaf, leaf <-> spine
+};
+
+Topology dgx_a100();   // 8 A100, 6 NVSwitches, 12 NVLink3 x 25 GB/s, 8 x 200G NICs, PCIe gen4
+Topology dgx_h100();   // 8 H100, 4 NVSwitches, 18 NVLink4 x 20.6 GB/s, NVLS, 8 x 400G, gen5
+Topology pcie_4gpu();  // 4 GPUs under one PCIe gen4 switch, no NVLink
+// `nodes` DGX H100 on a rail-optimized two-level fat-tree; nodes in 1..1024.
+Topology h100_cluster(int nodes);
+// A rows x cols 2D torus of accelerators (rows, cols in 1..128), wrap-around in both dimensions.
+Topology torus_2d(int rows, int cols, double link_bandwidth_gbps = 50.0,
+                  double link_latency_us = 0.5);
+
+std::vector<PresetInfo> list_presets();
+// A preset name (see list_presets), a path ending in .json (topology_file.h) or .xml (an
+// NCCL_TOPO_FILE). Throws ConfigError naming the input and listing the presets when unknown.
+Topology load_topology(std::string_view preset_or_path);
+
+}  // namespace twinccl::topo

@@ -1,0 +1,157 @@
+// Topology: an immutable graph of GPUs, switches, CPUs and NICs joined by links, with routes.
+//
+//   topo::Topology t = topo::load_topology("h100-cluster-4");   // presets.h
+//   std::vector<topo::LinkId> r = t.route(/*rank*/ 0, /*rank*/ 8);
+//   double gbps = topo::measure(t, r).bottleneck_bandwidth_gbps;  // 48: PCIe gen5 x16 to the NIC
+//
+// Units: bandwidth in GB/s (1e9 bytes/s) per direction, latency in microseconds.
+// Build one with TopologyBuilder (builder.h), a preset (presets.h), or a file (topology_file.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace twinccl::topo {
+
+using VertexId = int;  // index into Topology::vertices()
+using LinkId = int;    // index into Topology::links()
+
+enum class VertexKind { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
+enum class LinkType { nvlink, pcie, network, switch_internal, cpu_interconnect };
+// full: each direction has bandwidth_gbps on its own; half: both directions share it.
+enum class Duplex { full, half };
+// As SimGrid's link sharing policies: shared splits bandwidth among the flows crossing the link;
+// fatpipe gives every flow the whole bandwidth (a switch backplane that is never the bottleneck).
+enum class Sharing { shared, fatpipe };
+enum class GpuArch { unknown, ampere, hopper, blackwell };
+
+struct Vertex {
+  std::string name;  // unique in the topology, e.g. "n3.gpu5"
+  VertexKind kind = VertexKind::gpu;
+  int node = -1;         // node (server) index; -1 for network switches shared by all nodes
+  int rank = -1;         // gpu: global rank order (0..gpus-1); -1 otherwise
+  int local_index = -1;  // index among vertices of this kind in its node (gpu: local GPU index)
+  bool forwards = true;  // routes may pass through it (GPUs do not, unless a torus says so)
+  int physical_switches = 1;         // nvswitch: physical NVSwitch chips this vertex stands for
+  int level = 0;                     // network_switch: 1 leaf, 2 spine, ... (0 = unknown)
+  int radix = 0;                     // network_switch: physical ports (0 = unknown)
+  double port_bandwidth_gbps = 0.0;  // nic: line rate of its network port, per direction
+};
+
+struct Link {
+  VertexId a = -1, b = -1;
+  LinkType type = LinkType::pcie;
+  double bandwidth_gbps = 0.0;  // per direction (full duplex) or for both together (half)
+  double latency_us = 0.0;      // one traversal
+  Duplex duplex = Duplex::full;
+  Sharing sharing = Sharing::shared;
+  int lanes = 1;  // physical links bundled (nvlink: NVLinks; pcie: lanes x1..x16)
+};
+
+// Facts about the machine that the graph alone does not say.
+struct TopologyFacts {
+  GpuArch arch = GpuArch::unknown;
+  int pcie_gen = 0;          // 0 = unknown
+  std::optional<bool> nvls{};  // NVLink SHARP; unset = Hopper or newer with an NVSwitch
+};
+
+// The numbers the analytic timing model needs, taken from the graph and the facts.
+// Per-GPU and per-NIC values are the minimum over all GPUs / NICs (presets are uniform).
+struct TopologySummary {
+  std::string name;
+  GpuArch arch = GpuArch::unknown;
+  int nodes = 0;
+  int gpus = 0;
+  int gpus_per_node = 0;        // the largest node's GPU count
+  bool uniform_nodes = true;    // every node has gpus_per_node GPUs
+  int nvswitches_per_node = 0;  // physical NVSwitch chips in node of rank 0
+  bool nvls_capable = false;
+  int nvlinks_per_gpu = 0;                 // NVLinks (lanes) of one GPU
+  double nvlink_link_bandwidth_gbps = 0;   // one NVLink, one direction
+  double nvlink_bandwidth_gbps = 0;        // all NVLinks of one GPU, one direction
+  int pcie_gen = 0;
+  double pcie_bandwidth_gbps = 0;  // one GPU's PCIe link, one direction
+  int nics_per_node = 0;           // NICs in node of rank 0
+  double nic_bandwidth_gbps = 0;   // one NIC port, one direction
+  int network_switches = 0;
+  int network_levels = 0;          // 0 = no network
+  int network_switch_radix = 0;    // largest declared radix (or degree when undeclared)
+  int vertices = 0;
+  int links = 0;
+};
+
+// Hops, slowest link and summed latency of a route.
+struct RouteMetrics {
+  int hops = 0;
+  double bottleneck_bandwidth_gbps = 0.0;  // 0 for an empty route
+  double latency_us = 0.0;
+};
+
+struct TopologyData;  // the sealed graph plus its routing caches (src/topology_data.h)
+
+// Immutable and cheap to copy (copies share the graph); safe to use from many threads.
+class Topology {
+ public:
+  explicit Topology(std::shared_ptr<const TopologyData> data);
+
+  const std::string& name() const;
+  const std::string& description() const;
+  const TopologyFacts& facts() const;
+
+  std::span<const Vertex> vertices() const;
+  std::span<const Link> links() const;
+  const Vertex& vertex(VertexId id) const;  // throws InvalidArgument when out of range
+  const Link& link(LinkId id) const;        // throws InvalidArgument when out of range
+  std::optional<VertexId> find(std::string_view vertex_name) const;
+  std::span<const LinkId> links_of(VertexId id) const;  // links touching a vertex, ascending
+  VertexId other_end(LinkId link_id, VertexId from) const;
+
+  int gpu_count() const;
+  int node_count() const;            // nodes are numbered 0..node_count()-1
+  VertexId gpu(int rank) const;      // throws InvalidArgument when rank is out of range
+  std::vector<VertexId> node_vertices(int node) const;
+
+  // Links from GPU rank_a to GPU rank_b in travel order (empty when a == b). Deterministic;
+  // the rule is routing_rule() below. Throws InvalidArgument for a rank out of range.
+  std::vector<LinkId> route(int rank_a, int rank_b) const;
+  // Vertices visited by route(rank_a, rank_b), both GPUs included.
+  std::vector<VertexId> route_vertices(int rank_a, int rank_b) const;
+  // The NIC a GPU's inter-node traffic leaves through (nullopt when its node has none).
+  std::optional<VertexId> home_nic(int rank) const;
+
+  TopologySummary summary() const;
+
+ private:
+  std::shared_ptr<const TopologyData> data_;
+};
+
+RouteMetrics measure(const Topology& topology, std::span<const LinkId> route);
+
+// The routing rule, in words (for docs, `topo show` and describe()).
+std::string_view routing_rule();
+
+std::string_view to_string(VertexKind kind);
+std::string_view to_string(LinkType type);
+std::string_view to_string(Duplex duplex);
+std::string_view to_string(Sharing sharing);
+std::string_view to_string(GpuArch arch);
+// Parsers accept exactly the to_string spellings; nullopt otherwise.
+std::optional<VertexKind> parse_vertex_kind(std::string_view text);
+std::optional<LinkType> parse_link_type(std::string_view text);
+std::optional<Duplex> parse_duplex(std::string_view text);
+std::optional<Sharing> parse_sharing(std::string_view text);
+std::optional<GpuArch> parse_gpu_arch(std::string_view text);
+
+// NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
+// hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; 0 for unknown.
+double nvlink_link_bandwidth_gbps(GpuArch arch);
+// PCIe bandwidth per direction as NCCL's table: 0.1875 GB/s per lane at gen1, doubling per
+// generation (gen4 x16 = 24, gen5 x16 = 48). Throws InvalidArgument for gen outside 1..6.
+double pcie_bandwidth_gbps(int gen, int lanes);
+
+}  // namespace twinccl::topo
