@@ -1,0 +1,229 @@
+// Reading the launcher's environment (see launch_environment.h).
+//
+// How it works: pick the launcher by which variables exist, parse every integer strictly (the
+// whole text, in range), then derive what the launcher leaves out: local rank/size default to a
+// single node, the master address defaults to loopback only when every rank is on this node
+// (otherwise it must come from MASTER_ADDR or, under Slurm, the first host of the node list).
+#include "twinccl/launch_environment.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "twinccl/errors.h"
+
+namespace twinccl {
+namespace {
+
+struct Reader {
+  const EnvironmentLookup& lookup;
+  std::string_view launcher;
+
+  std::optional<std::string> text(std::string_view var) const { return lookup(var); }
+
+  std::optional<int> integer(std::string_view var, int min, int max) const {
+    auto value = lookup(var);
+    if (!value) return std::nullopt;
+    int parsed = 0;
+    const char* begin = value->data();
+    const char* end = begin + value->size();
+    auto [ptr, ec] = std::from_chars(begin, end, parsed);
+    if (value->empty() || ec != std::errc() || ptr != end) {
+      throw ConfigError(std::string(var) + "='" + *value + "' is not an integer (" + std::string(launcher) +
+                        " environment)");
+    }
+    if (parsed < min || parsed > max) {
+      throw ConfigError(std::string(var) + "=" + *value + " is out of range [" + std::to_string(min) + ", " +
+                        std::to_string(max) + "] (" + std::string(launcher) + " environment)");
+    }
+    return parsed;
+  }
+
+  int required(std::string_view var, int min, int max, std::string_view because) const {
+    auto v = integer(var, min, max);
+    if (!v) {
+      throw ConfigError(std::string(var) + " is not set but " + std::string(because) + " (" +
+                        std::string(launcher) + " environment)");
+    }
+    return *v;
+  }
+};
+
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+
+bool is_loopback(std::string_view host) {
+  return host == "localhost" || host.starts_with("127.") || host == "::1";
+}
+
+// SLURM_TASKS_PER_NODE: "4", "2(x3),1" -> tasks on node `node_id`.
+int slurm_tasks_on_node(const std::string& text, int node_id) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError("SLURM_TASKS_PER_NODE='" + text + "' is malformed: " + why);
+  };
+  int node = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view entry(text.data() + pos, end - pos);
+    int tasks = 0;
+    int repeat = 1;
+    auto [p, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), tasks);
+    if (ec != std::errc() || tasks <= 0) throw bad("entry '" + std::string(entry) + "' has no task count");
+    std::string_view rest(p, static_cast<std::size_t>(entry.data() + entry.size() - p));
+    if (!rest.empty()) {
+      if (!rest.starts_with("(x") || !rest.ends_with(")")) throw bad("entry '" + std::string(entry) + "'");
+      std::string_view digits = rest.substr(2, rest.size() - 3);
+      auto [q, ec2] = std::from_chars(digits.data(), digits.data() + digits.size(), repeat);
+      if (ec2 != std::errc() || q != digits.data() + digits.size() || repeat <= 0) {
+        throw bad("entry '" + std::string(entry) + "' has a bad repeat count");
+      }
+    }
+    if (node_id < node + repeat) return tasks;
+    node += repeat;
+    pos = end + 1;
+  }
+  throw bad("it lists " + std::to_string(node) + " nodes but SLURM_NODEID is " + std::to_string(node_id));
+}
+
+void check_local(LaunchEnvironment& env, std::string_view rank_var, std::string_view size_var) {
+  if (env.local_world_size > 0 && env.local_rank >= env.local_world_size) {
+    throw ConfigError(std::string(rank_var) + "=" + std::to_string(env.local_rank) + " is not below " +
+                      std::string(size_var) + "=" + std::to_string(env.local_world_size));
+  }
+}
+
+// Master address from MASTER_ADDR, else `fallback`; loopback allowed only on a single node.
+void resolve_master(LaunchEnvironment& env, const Reader& r, std::optional<std::string> fallback) {
+  if (auto addr = r.text("MASTER_ADDR"); addr && !addr->empty()) {
+    env.master_addr = *addr;
+  } else if (fallback) {
+    env.master_addr = *fallback;
+  } else if (env.local_world_size != env.world_size) {
+    throw ConfigError("MASTER_ADDR is not set and the " + std::to_string(env.world_size) +
+                      " ranks are not all on this node (" + std::to_string(env.local_world_size) +
+                      " local): set MASTER_ADDR to rank 0's host (" + std::string(r.launcher) + " environment)");
+  }
+  if (auto port = r.integer("MASTER_PORT", 1, 65535)) env.master_port = *port;
+  if (auto bind = r.text("TWINCCL_STORE_BIND"); bind && !bind->empty()) {
+    env.store_bind_addr = *bind;
+  } else {
+    env.store_bind_addr = env.master_addr == "::1" ? "::1" : is_loopback(env.master_addr) ? "127.0.0.1" : "0.0.0.0";
+  }
+}
+
+LaunchEnvironment read_torchrun(const Reader& r) {
+  LaunchEnvironment env;
+  env.launcher = Launcher::torchrun;
+  env.world_size = r.required("WORLD_SIZE", 1, kMaxInt, "RANK is");
+  env.rank = r.required("RANK", 0, env.world_size - 1, "WORLD_SIZE is");
+  env.local_world_size = r.integer("LOCAL_WORLD_SIZE", 1, env.world_size).value_or(env.world_size);
+  env.local_rank = r.integer("LOCAL_RANK", 0, kMaxInt).value_or(env.rank);
+  check_local(env, "LOCAL_RANK", "LOCAL_WORLD_SIZE");
+  resolve_master(env, r, std::nullopt);
+  return env;
+}
+
+LaunchEnvironment read_open_mpi(const Reader& r) {
+  LaunchEnvironment env;
+  env.launcher = Launcher::open_mpi;
+  env.world_size = r.required("OMPI_COMM_WORLD_SIZE", 1, kMaxInt, "OMPI_COMM_WORLD_RANK is");
+  env.rank = r.required("OMPI_COMM_WORLD_RANK", 0, env.world_size - 1, "OMPI_COMM_WORLD_SIZE is");
+  env.local_world_size = r.integer("OMPI_COMM_WORLD_LOCAL_SIZE", 1, env.world_size).value_or(env.world_size);
+  env.local_rank = r.integer("OMPI_COMM_WORLD_LOCAL_RANK", 0, kMaxInt).value_or(env.rank);
+  check_local(env, "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE");
+  resolve_master(env, r, std::nullopt);
+  return env;
+}
+
+LaunchEnvironment read_slurm(const Reader& r) {
+  LaunchEnvironment env;
+  env.launcher = Launcher::slurm;
+  env.world_size = r.required("SLURM_NTASKS", 1, kMaxInt, "SLURM_PROCID is");
+  env.rank = r.required("SLURM_PROCID", 0, env.world_size - 1, "SLURM_NTASKS is");
+  env.local_rank = r.integer("SLURM_LOCALID", 0, kMaxInt).value_or(0);
+  if (auto per_node = r.integer("SLURM_NTASKS_PER_NODE", 1, env.world_size)) {
+    env.local_world_size = *per_node;
+  } else if (auto tasks = r.text("SLURM_TASKS_PER_NODE")) {
+    env.local_world_size = slurm_tasks_on_node(*tasks, r.integer("SLURM_NODEID", 0, kMaxInt).value_or(0));
+  } else {
+    env.local_world_size = 0;  // unknown
+  }
+  check_local(env, "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE");
+  std::optional<std::string> first_host;
+  for (std::string_view var : {"SLURM_STEP_NODELIST", "SLURM_NODELIST", "SLURM_JOB_NODELIST"}) {
+    if (auto list = r.text(var); list && !list->empty()) {
+      first_host = first_slurm_host(*list, var);
+      break;
+    }
+  }
+  if (!first_host && env.world_size > 1 && !r.text("MASTER_ADDR")) {
+    throw ConfigError("Slurm environment without MASTER_ADDR nor SLURM_STEP_NODELIST/SLURM_NODELIST: "
+                      "cannot tell where rank 0's store runs");
+  }
+  resolve_master(env, r, first_host.value_or("127.0.0.1"));
+  return env;
+}
+
+}  // namespace
+
+std::string_view name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::none: return "none";
+    case Launcher::torchrun: return "torchrun";
+    case Launcher::open_mpi: return "open_mpi";
+    case Launcher::slurm: return "slurm";
+  }
+  return "invalid";
+}
+
+std::string first_slurm_host(std::string_view nodelist, std::string_view variable) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(std::string(variable) + "='" + std::string(nodelist) + "' is malformed: " + why);
+  };
+  std::string host;
+  std::size_t i = 0;
+  while (i < nodelist.size() && nodelist[i] != ',') {
+    const char c = nodelist[i];
+    if (c == ']') throw bad("']' without '['");
+    if (c != '[') {
+      host += c;
+      ++i;
+      continue;
+    }
+    const std::size_t close = nodelist.find(']', i);
+    if (close == std::string_view::npos) throw bad("'[' without ']'");
+    std::string_view inside = nodelist.substr(i + 1, close - i - 1);
+    const std::size_t cut = inside.find_first_of(",-");
+    std::string_view first = inside.substr(0, cut);
+    if (first.empty() || first.find_first_not_of("0123456789") != std::string_view::npos) {
+      throw bad("range '[" + std::string(inside) + "]' does not start with a number");
+    }
+    host += first;
+    i = close + 1;
+  }
+  if (host.empty()) throw bad("no host name");
+  return host;
+}
+
+LaunchEnvironment read_launch_environment(const EnvironmentLookup& lookup) {
+  auto has = [&](std::string_view var) { return lookup(var).has_value(); };
+  if (has("RANK") || has("WORLD_SIZE")) return read_torchrun(Reader{lookup, "torchrun"});
+  if (has("OMPI_COMM_WORLD_RANK") || has("OMPI_COMM_WORLD_SIZE")) return read_open_mpi(Reader{lookup, "Open MPI"});
+  if (has("SLURM_PROCID")) return read_slurm(Reader{lookup, "Slurm"});
+  LaunchEnvironment env;
+  Reader r{lookup, "single process"};
+  resolve_master(env, r, std::string("127.0.0.1"));
+  return env;
+}
+
+LaunchEnvironment read_launch_environment() {
+  return read_launch_environment([](std::string_view var) -> std::optional<std::string> {
+    const char* value = std::getenv(std::string(var).c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  });
+}
+
+}  // namespace twinccl
