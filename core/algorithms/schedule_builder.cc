@@ -156,6 +156,12 @@ RankSchedule LogicalSchedule::lower(const AlgorithmParams& params,
   return result;
 }
 
+RankSchedule then(RankSchedule first, const RankSchedule& later) {
+  first.steps.insert(first.steps.end(), later.steps.begin(), later.steps.end());
+  first.scratch_count = std::max(first.scratch_count, later.scratch_count);
+  return first;
+}
+
 std::vector<Block> even_blocks(int nranks, std::size_t count) {
   std::vector<Block> blocks(static_cast<std::size_t>(nranks));
   for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = {i * count, count};

@@ -61,6 +61,10 @@ class LogicalSchedule {
   std::size_t scratch_count_ = 0;
 };
 
+// Runs `later` after every step of `first` (a full barrier between phases whose pieces do not
+// line up, e.g. a node ring followed by a cross-node ring on sub-chunks). Scratch: the larger.
+RankSchedule then(RankSchedule first, const RankSchedule& later);
+
 // (a mod n) in [0, n) for negative a too.
 inline int wrap(int a, int n) { return ((a % n) + n) % n; }
 

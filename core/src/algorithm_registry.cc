@@ -55,6 +55,12 @@ const std::vector<const Algorithm*>& all_algorithms() {
   static const std::vector<const Algorithm*> algorithms = {
       &algo::ring_algorithm(),
       &algo::direct_algorithm(),
+      &algo::tree_algorithm(),
+      &algo::halving_doubling_algorithm(),
+      &algo::bruck_algorithm(),
+      &algo::pat_algorithm(),
+      &algo::nvls_algorithm(),
+      &algo::hierarchical_algorithm(),
   };
   return algorithms;
 }

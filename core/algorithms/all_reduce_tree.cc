@@ -1,0 +1,163 @@
+// "tree" all-reduce: NCCL-like double binary tree across nodes, a chain inside each node.
+//
+// How it works, 4 nodes of 1 rank (node trees in heap order over positions; tree 1 mirrors the
+// node numbering so a node that is a leaf in one tree is inner in the other):
+//   tree 0 (first half):   0            tree 1 (second half):   3
+//                         /  \                                 /  \     (heap order)
+//                        1    2                               2    1
+//                       /                                    /
+//                      3                                    0
+// Each half is reduced up its tree and broadcast back down, both halves at the same time.
+// Inside a node of k ranks the chain runs local k-1 -> ... -> 1 -> 0 (the node's leader) going
+// up and 0 -> 1 -> ... -> k-1 going down; only leaders talk across nodes.
+// Logical steps (all ranks agree, so pieces pipeline as a wavefront): chain up at steps
+// 0..k-2; a leader sends up at U = (k-1) + 2*height + (1 if it is a right child); the root
+// starts down at B = U(root); a leader at depth t sends to its left child at B+2t, right child
+// at B+2t+1, and its chain at B+2t onwards.
+// Fold order of an element of half h: inside each node x[k-1] op x[k-2] ... op x[0] (local
+// ranks, received first); then at each leader acc = child (op) acc, children in order of U
+// (the lower subtree first); the root's last fold is finalized.
+#include <algorithm>
+
+#include "algorithms/algorithm_list.h"
+#include "algorithms/schedule_builder.h"
+
+namespace twinccl::algo {
+namespace {
+
+int ranks_per_node(const CollectiveSpec& spec, const AlgorithmParams& params) {
+  return params.ranks_per_node == 0 ? spec.nranks : params.ranks_per_node;
+}
+
+struct NodeTree {
+  int nodes = 1;
+  bool mirrored = false;
+  int position(int node) const { return mirrored ? nodes - 1 - node : node; }
+  int node_at(int pos) const { return mirrored ? nodes - 1 - pos : pos; }
+  static int parent(int pos) { return (pos - 1) / 2; }
+  std::vector<int> children(int pos) const {
+    std::vector<int> c;
+    for (int child : {2 * pos + 1, 2 * pos + 2}) {
+      if (child < nodes) c.push_back(child);
+    }
+    return c;
+  }
+  int height(int pos) const {
+    int h = 0;
+    for (int c : children(pos)) h = std::max(h, 1 + height(c));
+    return h;
+  }
+  static int depth(int pos) {
+    int d = 0;
+    for (int p = pos + 1; p > 1; p /= 2) ++d;
+    return d;
+  }
+  static bool right_child(int pos) { return pos > 0 && pos % 2 == 0; }
+};
+
+void add_half(LogicalSchedule& ls, const NodeTree& tree, int rpn, int rank, Slice in_half,
+              Slice out_half) {
+  const int node = rank / rpn;
+  const int local = rank % rpn;
+  const auto leader = [&](int pos) { return tree.node_at(pos) * rpn; };
+  const int pos = tree.position(node);
+  const auto chain_up = static_cast<std::size_t>(rpn - 1);
+  const auto up_step = [&](int p) {
+    return chain_up + static_cast<std::size_t>(2 * tree.height(p) + (NodeTree::right_child(p) ? 1 : 0));
+  };
+  const std::size_t down = up_step(0);
+  const auto send_down_step = [&](int p) { return down + static_cast<std::size_t>(2 * NodeTree::depth(p)); };
+  const bool root = pos == 0;
+  const std::vector<int> kids = tree.children(pos);
+  // Is rank's last fold the final one (finalize)?
+  const bool root_leader = root && local == 0;
+
+  // ---- reduce up ----
+  Slice current = in_half;
+  if (local > 0) {
+    if (local + 1 < rpn) {
+      ls.add(static_cast<std::size_t>(rpn - 2 - local), recv_reduce_op(rank + 1, in_half, out_half));
+      current = out_half;
+    }
+    ls.add(static_cast<std::size_t>(rpn - 1 - local), send_op(rank - 1, current));
+  } else {
+    std::vector<int> order = kids;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return up_step(a) < up_step(b); });
+    if (rpn > 1) {
+      const bool last = root_leader && order.empty();
+      ls.add(static_cast<std::size_t>(rpn - 2), recv_reduce_op(rank + 1, in_half, out_half, last));
+      current = out_half;
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const bool last = root_leader && i + 1 == order.size();
+      ls.add(up_step(order[i]), recv_reduce_op(leader(order[i]), current, out_half, last));
+      current = out_half;
+    }
+    if (!root) ls.add(up_step(pos), send_op(leader(NodeTree::parent(pos)), current));
+  }
+
+  // ---- broadcast down ----
+  std::size_t have = 0;  // first step at which this rank may forward the result
+  if (local == 0) {
+    if (!root) {
+      const int parent = NodeTree::parent(pos);
+      ls.add(send_down_step(parent) + (NodeTree::right_child(pos) ? 1 : 0),
+             recv_op(leader(parent), out_half));
+    }
+    have = send_down_step(pos);
+    for (std::size_t i = 0; i < kids.size(); ++i) {
+      ls.add(have + i, send_op(leader(kids[i]), out_half));
+    }
+  } else {
+    const std::size_t start = send_down_step(pos);
+    ls.add(start + static_cast<std::size_t>(local - 1), recv_op(rank - 1, out_half));
+    have = start + static_cast<std::size_t>(local);
+  }
+  if (local + 1 < rpn) ls.add(have, send_op(rank + 1, out_half));
+}
+
+RankSchedule all_reduce_tree(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) {
+  LogicalSchedule ls;
+  if (spec.nranks == 1) {
+    add_local_copy(ls, spec, in(0, spec.count), out(0, spec.count));
+    return ls.lower(params, Pipelining::overlapped);
+  }
+  const int rpn = ranks_per_node(spec, params);
+  for (int half = 0; half < 2; ++half) {
+    const ElementRange r = ring_chunk(spec.count, 2, half);
+    const NodeTree tree{spec.nranks / rpn, half == 1};
+    add_half(ls, tree, rpn, rank, in(r.begin, r.size()), out(r.begin, r.size()));
+  }
+  return ls.lower(params, Pipelining::overlapped);
+}
+
+class TreeAlgorithm final : public Algorithm {
+ public:
+  std::string_view name() const override { return "tree"; }
+  std::string_view description() const override {
+    return "double binary tree across nodes (mirrored second tree), chain inside each node; "
+           "half the data per tree, reduce up then broadcast down, pipelined";
+  }
+  std::vector<OpKind> collectives() const override { return {OpKind::all_reduce}; }
+  std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override {
+    std::string reason = Algorithm::why_not(spec, params);
+    if (reason.empty() && spec.nranks % ranks_per_node(spec, params) != 0) {
+      reason = "ranks_per_node=" + std::to_string(params.ranks_per_node) +
+               " does not divide nranks=" + std::to_string(spec.nranks);
+    }
+    return reason;
+  }
+  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
+                        int rank) const override {
+    return all_reduce_tree(spec, params, rank);
+  }
+};
+
+}  // namespace
+
+const Algorithm& tree_algorithm() {
+  static const TreeAlgorithm algorithm;
+  return algorithm;
+}
+
+}  // namespace twinccl::algo
