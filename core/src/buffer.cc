@@ -1,6 +1,7 @@
 // Buffer and host Memory.
 #include "twinccl/buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,6 +25,18 @@ void Memory::copy_out(std::size_t offset, void* host, std::size_t bytes) const {
                           std::to_string(bytes_) + "-byte allocation");
   }
   if (bytes > 0) std::memmove(host, static_cast<const char*>(data_) + offset, bytes);
+}
+
+void Memory::copy_from(std::size_t offset, const Memory& src, std::size_t src_offset, std::size_t bytes) {
+  if (src.kind() == MemoryKind::host) {
+    if (src_offset + bytes > src.bytes()) throw InvalidArgument("Memory::copy_from: source range outside its allocation");
+    copy_in(offset, static_cast<const char*>(src.data()) + src_offset, bytes);
+  } else if (kind() == MemoryKind::host) {
+    if (offset + bytes > bytes_) throw InvalidArgument("Memory::copy_from: destination range outside its allocation");
+    src.copy_out(src_offset, static_cast<char*>(data_) + offset, bytes);
+  } else {
+    throw InvalidArgument("Memory::copy_from: device-to-device copy is not supported by this memory");
+  }
 }
 
 namespace {
@@ -91,6 +104,15 @@ void Buffer::copy_from_host(const void* host, std::size_t bytes) {
                           std::to_string(this->bytes()) + "-byte buffer");
   }
   memory_->copy_in(offset_bytes_, host, bytes);
+}
+
+void Buffer::copy_from(const Buffer& src) {
+  if (!memory_ || !src.memory_) throw InvalidArgument("Buffer::copy_from: empty buffer");
+  if (src.dtype_ != dtype_) {
+    throw InvalidArgument("Buffer::copy_from: source is " + std::string(name(src.dtype_)) + ", destination is " +
+                          std::string(name(dtype_)));
+  }
+  memory_->copy_from(offset_bytes_, *src.memory_, src.offset_bytes_, std::min(bytes(), src.bytes()));
 }
 
 void Buffer::copy_to_host(void* host, std::size_t bytes) const {

@@ -32,6 +32,9 @@ class Memory {
   // Copies between this memory (at byte offset) and host memory.
   virtual void copy_in(std::size_t offset, const void* host, std::size_t bytes);
   virtual void copy_out(std::size_t offset, void* host, std::size_t bytes) const;
+  // Copies from another allocation (host or the same backend's device memory). The default
+  // handles host-to-host; backends with device memory override it.
+  virtual void copy_from(std::size_t offset, const Memory& src, std::size_t src_offset, std::size_t bytes);
 
  private:
   void* data_;
@@ -63,6 +66,8 @@ class Buffer {
   Buffer slice(std::size_t first, std::size_t n) const;
 
   void copy_from_host(const void* host, std::size_t bytes);
+  // Copies min(bytes(), src.bytes()) from src (any memory this backend can read). Types must match.
+  void copy_from(const Buffer& src);
   void copy_to_host(void* host, std::size_t bytes) const;
 
   template <class T>

@@ -30,7 +30,7 @@ using Where = std::source_location;
 
 struct CallOptions {
   bool async_op = false;       // return at once with a Work to wait on
-  std::string_view algorithm;  // force an algorithm by name ("ring", "direct", ...)
+  std::string_view algorithm = {};  // force an algorithm by name ("ring", "direct", ...)
 };
 
 // Passed to split() by a rank that wants no sub-communicator (NCCL_SPLIT_NOCOLOR).

@@ -41,4 +41,20 @@ class Work {
   std::shared_ptr<WorkState> state_;
 };
 
+// A Work that also keeps `keep` (a staging buffer, say) alive until the Work is dropped.
+inline Work keep_alive(Work inner, std::shared_ptr<void> keep) {
+  class Holding final : public WorkState {
+   public:
+    Holding(Work w, std::shared_ptr<void> k) : inner_(std::move(w)), keep_(std::move(k)) {}
+    void wait() override { inner_.wait(); }
+    bool test() override { return inner_.test(); }
+    bool wait_for(std::chrono::nanoseconds t) override { return inner_.wait_for(t); }
+
+   private:
+    Work inner_;
+    std::shared_ptr<void> keep_;
+  };
+  return Work(std::make_shared<Holding>(std::move(inner), std::move(keep)));
+}
+
 }  // namespace twinccl
