@@ -1,6 +1,7 @@
 // Throughput of reduce_elements for every data type (sum), in place (acc = acc + in) as the
 // emulator's data paths call it, in GB/s of bytes touched (2 reads + 1 write per element).
-// float32 sum should run at memory-bandwidth speed; the emulator's bandwidth benchmark relies on it.
+// float32 sum should run at memory-bandwidth speed; the emulator's bandwidth benchmark relies on
+// it.
 //
 //   build-*/bench/bench_reduce_kernels [elements=16777216] [repeats=10]
 #include <chrono>

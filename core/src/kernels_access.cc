@@ -31,8 +31,7 @@ void store_element(DataType type, void* data, std::size_t i, double value) {
     if constexpr (std::is_integral_v<V>) {
       if (!std::isfinite(value)) {
         throw InvalidArgument("store_element: value " + detail::shortest_text(value) +
-                              " cannot be stored in " + std::string(name(type)) +
-                              " (not finite)");
+                              " cannot be stored in " + std::string(name(type)) + " (not finite)");
       }
       x = detail::wrap_to_integer<V>(value);
     } else if constexpr (std::is_same_v<V, float>) {

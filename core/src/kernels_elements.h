@@ -138,18 +138,30 @@ bool aligned_for(const void* p) {
 template <typename Fn>
 void with_codec(DataType type, const char* function, Fn&& fn) {
   switch (type) {
-    case DataType::int8: return fn(NativeCodec<std::int8_t>{});
-    case DataType::uint8: return fn(NativeCodec<std::uint8_t>{});
-    case DataType::int32: return fn(NativeCodec<std::int32_t>{});
-    case DataType::uint32: return fn(NativeCodec<std::uint32_t>{});
-    case DataType::int64: return fn(NativeCodec<std::int64_t>{});
-    case DataType::uint64: return fn(NativeCodec<std::uint64_t>{});
-    case DataType::float16: return fn(Float16Codec{});
-    case DataType::bfloat16: return fn(Bfloat16Codec{});
-    case DataType::float32: return fn(NativeCodec<float>{});
-    case DataType::float64: return fn(NativeCodec<double>{});
-    case DataType::float8_e4m3: return fn(Float8E4m3Codec{});
-    case DataType::float8_e5m2: return fn(Float8E5m2Codec{});
+    case DataType::int8:
+      return fn(NativeCodec<std::int8_t>{});
+    case DataType::uint8:
+      return fn(NativeCodec<std::uint8_t>{});
+    case DataType::int32:
+      return fn(NativeCodec<std::int32_t>{});
+    case DataType::uint32:
+      return fn(NativeCodec<std::uint32_t>{});
+    case DataType::int64:
+      return fn(NativeCodec<std::int64_t>{});
+    case DataType::uint64:
+      return fn(NativeCodec<std::uint64_t>{});
+    case DataType::float16:
+      return fn(Float16Codec{});
+    case DataType::bfloat16:
+      return fn(Bfloat16Codec{});
+    case DataType::float32:
+      return fn(NativeCodec<float>{});
+    case DataType::float64:
+      return fn(NativeCodec<double>{});
+    case DataType::float8_e4m3:
+      return fn(Float8E4m3Codec{});
+    case DataType::float8_e5m2:
+      return fn(Float8E5m2Codec{});
   }
   throw InvalidArgument(std::string(function) + ": data type value " + raw_value_text(type) +
                         " is outside the DataType enum");

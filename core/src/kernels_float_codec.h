@@ -74,8 +74,7 @@ constexpr std::uint32_t encode(const FloatFormat& f, Overflow overflow, double x
   if (double_exponent == 0) return sign;
   const int exponent = double_exponent - 1023;
   const std::uint64_t significand = (std::uint64_t{1} << 52) | fraction;
-  const int shift =
-      52 - f.mantissa_bits + (exponent < min_exponent ? min_exponent - exponent : 0);
+  const int shift = 52 - f.mantissa_bits + (exponent < min_exponent ? min_exponent - exponent : 0);
   if (shift >= 54) return sign;  // below half the smallest subnormal: rounds to zero
   std::uint64_t rounded = significand >> shift;
   const std::uint64_t remainder = significand & ((std::uint64_t{1} << shift) - 1);
@@ -92,8 +91,8 @@ constexpr double decode(const FloatFormat& f, std::uint32_t bits) {
   const std::uint32_t magnitude = bits & ((std::uint32_t{1} << (f.total_bits - 1)) - 1);
   const std::uint32_t mantissa = magnitude & ((std::uint32_t{1} << f.mantissa_bits) - 1);
   const int exponent_field = static_cast<int>(magnitude >> f.mantissa_bits);
-  const bool special = f.ieee_specials ? (magnitude & f.exponent_mask) == f.exponent_mask
-                                       : magnitude == f.nan_bits;
+  const bool special =
+      f.ieee_specials ? (magnitude & f.exponent_mask) == f.exponent_mask : magnitude == f.nan_bits;
   if (exponent_field != 0 && !special) {  // normal: move the fields into a double's bits
     const std::uint64_t rebiased =
         magnitude + (static_cast<std::uint64_t>(1023 - f.exponent_bias) << f.mantissa_bits);

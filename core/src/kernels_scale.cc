@@ -21,14 +21,15 @@ using namespace detail;
 
 template <typename Codec, typename Scalar>
 void scale_distinct(typename Codec::Storage* __restrict d,
-                    const typename Codec::Storage* __restrict s, Scalar factor,
-                    std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) d[i] = Codec::store(ProdOp::apply(Codec::load(s[i]), factor));
+                    const typename Codec::Storage* __restrict s, Scalar factor, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    d[i] = Codec::store(ProdOp::apply(Codec::load(s[i]), factor));
 }
 
 template <typename Codec, typename Scalar>
 void scale_in_place(typename Codec::Storage* __restrict d, Scalar factor, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) d[i] = Codec::store(ProdOp::apply(Codec::load(d[i]), factor));
+  for (std::size_t i = 0; i < count; ++i)
+    d[i] = Codec::store(ProdOp::apply(Codec::load(d[i]), factor));
 }
 
 template <typename Codec, typename Scalar>
@@ -113,8 +114,8 @@ void divide_elements(DataType type, std::int64_t divisor, void* dst, const void*
                             "(floating avg scales the inputs instead)");
     } else {
       if (divisor <= 0) {
-        throw InvalidArgument("divide_elements: divisor " + std::to_string(divisor) +
-                              " for " + std::string(name(type)) + " must be positive");
+        throw InvalidArgument("divide_elements: divisor " + std::to_string(divisor) + " for " +
+                              std::string(name(type)) + " must be positive");
       }
       require_buffers("divide_elements", count, dst, src);
       divide<V>(divisor, dst, src, count);

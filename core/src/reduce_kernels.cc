@@ -81,11 +81,16 @@ void combine(void* dst, const void* a, const void* b, std::size_t count) {
 template <typename Codec>
 void combine_with_op(ReduceKind op, void* dst, const void* a, const void* b, std::size_t count) {
   switch (op) {
-    case ReduceKind::sum: return combine<Codec, SumOp>(dst, a, b, count);
-    case ReduceKind::prod: return combine<Codec, ProdOp>(dst, a, b, count);
-    case ReduceKind::min: return combine<Codec, MinOp>(dst, a, b, count);
-    case ReduceKind::max: return combine<Codec, MaxOp>(dst, a, b, count);
-    default: break;
+    case ReduceKind::sum:
+      return combine<Codec, SumOp>(dst, a, b, count);
+    case ReduceKind::prod:
+      return combine<Codec, ProdOp>(dst, a, b, count);
+    case ReduceKind::min:
+      return combine<Codec, MinOp>(dst, a, b, count);
+    case ReduceKind::max:
+      return combine<Codec, MaxOp>(dst, a, b, count);
+    default:
+      break;
   }
   throw InvalidArgument("reduce_elements: op " + std::string(name(op)) + " (value " +
                         raw_value_text(op) +

@@ -11,7 +11,7 @@ namespace {
 
 // Indexed by the enum's value.
 constexpr std::array<std::string_view, 6> kKindNames = {"sum", "prod", "min",
-                                                        "max", "avg", "premul_sum"};
+                                                        "max", "avg",  "premul_sum"};
 
 }  // namespace
 

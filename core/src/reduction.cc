@@ -31,13 +31,20 @@ struct IntegerRange {
 
 IntegerRange integer_range(DataType dtype) {
   switch (dtype) {
-    case DataType::int8: return {-128.0, 127.0, true};
-    case DataType::uint8: return {0.0, 255.0, true};
-    case DataType::int32: return {-2147483648.0, 2147483647.0, true};
-    case DataType::uint32: return {0.0, 4294967295.0, true};
-    case DataType::int64: return {-9223372036854775808.0, 9223372036854775808.0, false};
-    case DataType::uint64: return {0.0, 18446744073709551616.0, false};
-    default: break;
+    case DataType::int8:
+      return {-128.0, 127.0, true};
+    case DataType::uint8:
+      return {0.0, 255.0, true};
+    case DataType::int32:
+      return {-2147483648.0, 2147483647.0, true};
+    case DataType::uint32:
+      return {0.0, 4294967295.0, true};
+    case DataType::int64:
+      return {-9223372036854775808.0, 9223372036854775808.0, false};
+    case DataType::uint64:
+      return {0.0, 18446744073709551616.0, false};
+    default:
+      break;
   }
   throw InternalError("integer_range: " + std::string(name(dtype)) + " is not an integer type");
 }
@@ -134,10 +141,9 @@ void Reduction::load(int rank, void* dst, const void* src, std::size_t count) co
     throw InvalidArgument("Reduction::load: rank " + std::to_string(rank) + " is negative");
   }
   if (scales_inputs() && static_cast<std::size_t>(rank) >= input_scale.size()) {
-    throw InvalidArgument("Reduction::load: rank " + std::to_string(rank) +
-                          " is outside 0.." + std::to_string(input_scale.size() - 1) +
-                          " (the reduction was made for " + std::to_string(input_scale.size()) +
-                          " ranks)");
+    throw InvalidArgument("Reduction::load: rank " + std::to_string(rank) + " is outside 0.." +
+                          std::to_string(input_scale.size() - 1) + " (the reduction was made for " +
+                          std::to_string(input_scale.size()) + " ranks)");
   }
   if (scales_inputs()) {
     scale_elements(dtype, input_scale[static_cast<std::size_t>(rank)], dst, src, count);

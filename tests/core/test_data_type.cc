@@ -1,7 +1,6 @@
 // DataType and ReduceKind: sizes, names, parsing (canonical and nccl-tests spellings), and the
 // errors for values outside the enums.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "twinccl/data_type.h"
@@ -58,18 +57,30 @@ TEST_CASE("parse_data_type accepts nccl-tests and common spellings", "[data_type
     DataType type;
   };
   const Case cases[] = {
-      {"int8", DataType::int8},          {"uint8", DataType::uint8},
-      {"int32", DataType::int32},        {"uint32", DataType::uint32},
-      {"int64", DataType::int64},        {"uint64", DataType::uint64},
-      {"half", DataType::float16},       {"float16", DataType::float16},
-      {"fp16", DataType::float16},       {"bfloat16", DataType::bfloat16},
-      {"bf16", DataType::bfloat16},      {"float", DataType::float32},
-      {"float32", DataType::float32},    {"fp32", DataType::float32},
-      {"double", DataType::float64},     {"float64", DataType::float64},
-      {"fp64", DataType::float64},       {"f8e4m3", DataType::float8_e4m3},
-      {"fp8_e4m3", DataType::float8_e4m3}, {"float8_e4m3", DataType::float8_e4m3},
-      {"e4m3", DataType::float8_e4m3},   {"f8e5m2", DataType::float8_e5m2},
-      {"fp8_e5m2", DataType::float8_e5m2}, {"float8_e5m2", DataType::float8_e5m2},
+      {"int8", DataType::int8},
+      {"uint8", DataType::uint8},
+      {"int32", DataType::int32},
+      {"uint32", DataType::uint32},
+      {"int64", DataType::int64},
+      {"uint64", DataType::uint64},
+      {"half", DataType::float16},
+      {"float16", DataType::float16},
+      {"fp16", DataType::float16},
+      {"bfloat16", DataType::bfloat16},
+      {"bf16", DataType::bfloat16},
+      {"float", DataType::float32},
+      {"float32", DataType::float32},
+      {"fp32", DataType::float32},
+      {"double", DataType::float64},
+      {"float64", DataType::float64},
+      {"fp64", DataType::float64},
+      {"f8e4m3", DataType::float8_e4m3},
+      {"fp8_e4m3", DataType::float8_e4m3},
+      {"float8_e4m3", DataType::float8_e4m3},
+      {"e4m3", DataType::float8_e4m3},
+      {"f8e5m2", DataType::float8_e5m2},
+      {"fp8_e5m2", DataType::float8_e5m2},
+      {"float8_e5m2", DataType::float8_e5m2},
       {"e5m2", DataType::float8_e5m2},
   };
   for (const Case& c : cases) {
@@ -110,7 +121,7 @@ TEST_CASE("data type values outside the enum are rejected", "[data_type]") {
 
 TEST_CASE("reduce kinds have names and parse back", "[reduce_op]") {
   const ReduceKind kinds[] = {ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
-                              ReduceKind::max, ReduceKind::avg, ReduceKind::premul_sum};
+                              ReduceKind::max, ReduceKind::avg,  ReduceKind::premul_sum};
   for (ReduceKind kind : kinds) {
     INFO(twinccl::name(kind));
     CHECK(twinccl::is_valid(kind));

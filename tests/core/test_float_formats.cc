@@ -1,7 +1,6 @@
 // float16 / bfloat16 / fp8 e4m3 / e5m2: exhaustive round trips, ties-to-even at every midpoint,
 // overflow thresholds and saturation, subnormals, signed zero and NaN.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -28,7 +27,8 @@ struct Format {
 
 const std::vector<Format>& formats() {
   static const std::vector<Format> all = {
-      {"float16", 16, 0x7BFF, false, true, [](double x) -> std::uint32_t { return fp::to_float16(x); },
+      {"float16", 16, 0x7BFF, false, true,
+       [](double x) -> std::uint32_t { return fp::to_float16(x); },
        [](std::uint32_t b) { return fp::from_float16(static_cast<std::uint16_t>(b)); }},
       {"bfloat16", 16, 0x7F7F, false, true,
        [](double x) -> std::uint32_t { return fp::to_bfloat16(x); },
@@ -49,7 +49,9 @@ const std::vector<Format>& formats() {
 std::uint32_t sign_bit(const Format& f) { return std::uint32_t{1} << (f.bits - 1); }
 
 // What a value past the largest finite magnitude becomes.
-std::uint32_t overflow_bits(const Format& f) { return f.saturates ? f.max_finite : f.max_finite + 1; }
+std::uint32_t overflow_bits(const Format& f) {
+  return f.saturates ? f.max_finite : f.max_finite + 1;
+}
 
 }  // namespace
 
@@ -73,8 +75,8 @@ TEST_CASE("every bit pattern round-trips through double", "[float_formats]") {
       if (!std::isnan(x) && std::signbit(x) != negative) ++mismatches;
     }
     CHECK(mismatches == 0);
-    const int expected_nans = f.bits == 16 ? (f.max_finite == 0x7BFF ? 2 * 1023 : 2 * 127)
-                                           : (f.has_inf ? 2 * 3 : 2);
+    const int expected_nans =
+        f.bits == 16 ? (f.max_finite == 0x7BFF ? 2 * 1023 : 2 * 127) : (f.has_inf ? 2 * 3 : 2);
     CHECK(nans == expected_nans);
   }
 }
@@ -116,7 +118,7 @@ TEST_CASE("known values decode and encode exactly", "[float_formats]") {
   CHECK(fp::from_float8_e5m2(0xFC) == -kInf);
 }
 
-TEST_CASE("midpoints round to even, and a hair off a midpoint rounds to nearest",
+TEST_CASE("midpoints round to even and a hair off a midpoint rounds to nearest",
           "[float_formats]") {
   for (const Format& f : formats()) {
     INFO(f.name);
@@ -177,14 +179,14 @@ TEST_CASE("NaN stays NaN and keeps its sign", "[float_formats]") {
   CHECK(fp::to_float8_e5m2(kNan) != 0x7B);  // saturation is for overflow, not NaN
 }
 
-TEST_CASE("subnormals round to nearest even, including up into the normal range",
+TEST_CASE("subnormals round to nearest even including up into the normal range",
           "[float_formats]") {
   const double h = std::ldexp(1.0, -24);  // float16's smallest subnormal
   CHECK(fp::to_float16(h) == 0x0001);
   CHECK(fp::to_float16(h / 2) == 0x0000);  // tie between 0 and 1: even is 0
   CHECK(fp::to_float16(std::nextafter(h / 2, 1.0)) == 0x0001);
-  CHECK(fp::to_float16(1.5 * h) == 0x0002);  // tie between 1 and 2: even is 2
-  CHECK(fp::to_float16(2.5 * h) == 0x0002);  // tie between 2 and 3: even is 2
+  CHECK(fp::to_float16(1.5 * h) == 0x0002);     // tie between 1 and 2: even is 2
+  CHECK(fp::to_float16(2.5 * h) == 0x0002);     // tie between 2 and 3: even is 2
   CHECK(fp::to_float16(1023.5 * h) == 0x0400);  // largest subnormal + half ulp: smallest normal
   CHECK(fp::to_float16(1022.5 * h) == 0x03FE);
   CHECK(fp::to_float16(-h / 4) == 0x8000);

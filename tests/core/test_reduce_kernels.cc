@@ -1,7 +1,6 @@
 // reduce_elements / scale_elements / divide_elements / element access, against an independent
 // per-element reference, over every data type, op, size (0, 1, odd, large) and aliasing mode.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -61,19 +60,27 @@ std::int64_t sign_extend(std::uint64_t v, std::size_t bytes) {
 
 double narrow_decode(DataType t, std::uint64_t bits) {
   switch (t) {
-    case DataType::float16: return fp::from_float16(static_cast<std::uint16_t>(bits));
-    case DataType::bfloat16: return fp::from_bfloat16(static_cast<std::uint16_t>(bits));
-    case DataType::float8_e4m3: return fp::from_float8_e4m3(static_cast<std::uint8_t>(bits));
-    default: return fp::from_float8_e5m2(static_cast<std::uint8_t>(bits));
+    case DataType::float16:
+      return fp::from_float16(static_cast<std::uint16_t>(bits));
+    case DataType::bfloat16:
+      return fp::from_bfloat16(static_cast<std::uint16_t>(bits));
+    case DataType::float8_e4m3:
+      return fp::from_float8_e4m3(static_cast<std::uint8_t>(bits));
+    default:
+      return fp::from_float8_e5m2(static_cast<std::uint8_t>(bits));
   }
 }
 
 std::uint64_t narrow_encode(DataType t, double x) {
   switch (t) {
-    case DataType::float16: return fp::to_float16(x);
-    case DataType::bfloat16: return fp::to_bfloat16(x);
-    case DataType::float8_e4m3: return fp::to_float8_e4m3(x);
-    default: return fp::to_float8_e5m2(x);
+    case DataType::float16:
+      return fp::to_float16(x);
+    case DataType::bfloat16:
+      return fp::to_bfloat16(x);
+    case DataType::float8_e4m3:
+      return fp::to_float8_e4m3(x);
+    default:
+      return fp::to_float8_e5m2(x);
   }
 }
 
@@ -85,8 +92,8 @@ std::uint64_t reference(DataType t, ReduceKind op, std::uint64_t a, std::uint64_
     if (op == ReduceKind::sum) r = a + b;
     if (op == ReduceKind::prod) r = a * b;
     if (op == ReduceKind::min || op == ReduceKind::max) {
-      const bool a_less = is_signed_integer(t) ? sign_extend(a, bytes) < sign_extend(b, bytes)
-                                               : a < b;
+      const bool a_less =
+          is_signed_integer(t) ? sign_extend(a, bytes) < sign_extend(b, bytes) : a < b;
       r = (a_less == (op == ReduceKind::min)) ? a : b;
     }
     return bytes == 8 ? r : r & ((std::uint64_t{1} << (8 * bytes)) - 1);
@@ -142,7 +149,7 @@ constexpr Aliasing kAliasings[] = {Aliasing::distinct, Aliasing::dst_is_a, Alias
 
 }  // namespace
 
-TEST_CASE("reduce_elements matches the per-element reference for every type, op, size and aliasing",
+TEST_CASE("reduce_elements matches the per-element reference for every type op size and aliasing",
           "[reduce_kernels]") {
   std::mt19937_64 rng(20240611);
   for (DataType t : twinccl::kAllDataTypes) {
@@ -156,8 +163,8 @@ TEST_CASE("reduce_elements matches the per-element reference for every type, op,
           const auto b = aliasing == Aliasing::a_is_b ? a : random_elements(t, count, rng);
           std::vector<unsigned char> expected(count * bytes);
           for (std::size_t i = 0; i < count; ++i) {
-            const std::uint64_t r = reference(t, op, load_bits(&a[i * bytes], bytes),
-                                              load_bits(&b[i * bytes], bytes));
+            const std::uint64_t r =
+                reference(t, op, load_bits(&a[i * bytes], bytes), load_bits(&b[i * bytes], bytes));
             std::memcpy(&expected[i * bytes], &r, bytes);
           }
           // Three buffers at offset 1 byte when unaligned, else at offset 0.
@@ -281,11 +288,11 @@ TEST_CASE("reduce_elements rejects ops and types it does not handle", "[reduce_k
   }
   CHECK_THROWS_AS(twinccl::reduce_elements(DataType::float32, ReduceKind::sum, nullptr, x, x, 1),
                   twinccl::InvalidArgument);
-  CHECK_NOTHROW(twinccl::reduce_elements(DataType::float32, ReduceKind::sum, nullptr, nullptr,
-                                         nullptr, 0));
+  CHECK_NOTHROW(
+      twinccl::reduce_elements(DataType::float32, ReduceKind::sum, nullptr, nullptr, nullptr, 0));
 }
 
-TEST_CASE("scale_elements converts the scalar to the type, then rounds each product once",
+TEST_CASE("scale_elements converts the scalar to the type then rounds each product once",
           "[reduce_kernels]") {
   for (std::size_t count : kCounts) {
     INFO("count " << count);
@@ -299,8 +306,8 @@ TEST_CASE("scale_elements converts the scalar to the type, then rounds each prod
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < count; ++i) {
       const std::uint16_t want = fp::to_float16(fp::from_float16(in16[i]) * third16);
-      wrong += (out16[i] != want && !(std::isnan(fp::from_float16(want)) &&
-                                       std::isnan(fp::from_float16(out16[i]))))
+      wrong += (out16[i] != want &&
+                !(std::isnan(fp::from_float16(want)) && std::isnan(fp::from_float16(out16[i]))))
                    ? 1
                    : 0;
     }

@@ -2,7 +2,6 @@
 // mismatch and support errors, and whole reductions over world sizes 1..16 checked against values
 // computed independently.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -55,7 +54,7 @@ std::string message_of(const std::function<void()>& fn) {
 
 }  // namespace
 
-TEST_CASE("sum, prod, min and max combine as they are", "[reduction]") {
+TEST_CASE("sum prod min and max combine as they are", "[reduction]") {
   for (ReduceKind kind : {ReduceKind::sum, ReduceKind::prod, ReduceKind::min, ReduceKind::max}) {
     for (int n : kWorldSizes) {
       const auto ops = same_op(ReduceOp{kind, 1.0}, n);
@@ -107,9 +106,9 @@ TEST_CASE("ranks that disagree on the op kind get a MismatchError naming both", 
 }
 
 TEST_CASE("integer premul_sum needs an integral scalar within the type's range", "[reduction]") {
-  CHECK(message_of([] { twinccl::check_reduce_op_supported(DataType::int32,
-                                                           ReduceOp::premul_sum(0.5)); }) ==
-        "premul_sum scalar 0.5 is not an integer; int32 needs an integral scalar");
+  CHECK(message_of([] {
+          twinccl::check_reduce_op_supported(DataType::int32, ReduceOp::premul_sum(0.5));
+        }) == "premul_sum scalar 0.5 is not an integer; int32 needs an integral scalar");
   const std::vector<ReduceOp> ops = {ReduceOp::premul_sum(1), ReduceOp::premul_sum(0.5)};
   const std::string made = message_of([&] { Reduction::make(DataType::int64, ops); });
   CHECK(made.find("rank 1") != std::string::npos);
@@ -145,8 +144,9 @@ TEST_CASE("non-finite scalars and values outside the enums are rejected", "[redu
     CHECK_THROWS_AS(check_reduce_op_supported(t, ReduceOp::premul_sum(-inf)),
                     twinccl::InvalidArgument);
   }
-  CHECK(message_of([&] { check_reduce_op_supported(DataType::float32, ReduceOp::premul_sum(inf)); })
-            .find("inf") != std::string::npos);
+  CHECK(message_of([&] {
+          check_reduce_op_supported(DataType::float32, ReduceOp::premul_sum(inf));
+        }).find("inf") != std::string::npos);
   CHECK_NOTHROW(check_reduce_op_supported(DataType::int32, ReduceOp::avg()));
   CHECK_NOTHROW(check_reduce_op_supported(DataType::int32, ReduceOp{ReduceKind::sum, 0.5}));
   const ReduceOp bad_kind{static_cast<ReduceKind>(9), 1.0};
@@ -162,7 +162,7 @@ TEST_CASE("non-finite scalars and values outside the enums are rejected", "[redu
                   twinccl::InvalidArgument);
 }
 
-TEST_CASE("load copies or scales, in place or not; rank is checked", "[reduction]") {
+TEST_CASE("load copies or scales in place or not and checks the rank", "[reduction]") {
   const Reduction plain = Reduction::make(DataType::int32, same_op(ReduceOp::sum(), 2));
   std::int32_t src[] = {1, -2, 3}, dst[3] = {};
   plain.load(1, dst, src, 3);
