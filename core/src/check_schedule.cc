@@ -115,38 +115,73 @@ class Checker {
     }
   }
 
+  // Within one step, an op that writes elements another op reads or writes is a hazard (the
+  // emulator runs a step's ops concurrently, senders' data is read in place). Checked twice for
+  // collectives with an in-place form: once with input and output apart, once with them aliased
+  // by NCCL's in-place rule. Inside one op, a source may be its destination exactly, not partly.
   void check_hazards() const {
+    check_hazards_in(false);
+    const OpKind k = s_.spec.kind;
+    if (k == OpKind::all_reduce || k == OpKind::broadcast || k == OpKind::reduce ||
+        k == OpKind::reduce_scatter || k == OpKind::all_gather) {
+      check_hazards_in(true);
+    }
+  }
+
+  void check_hazards_in(bool in_place) const {
     struct Use {
-      BufferKind buffer;
+      int space;
       std::size_t begin, end, op;
       bool writes;
     };
     for (int r = 0; r < n_; ++r) {
+      // Where input and output start in one shared address space when in place.
+      const std::size_t block = static_cast<std::size_t>(r) * s_.spec.count;
+      const std::size_t input_base = s_.spec.kind == OpKind::all_gather ? block : 0;
+      const std::size_t output_base = s_.spec.kind == OpKind::reduce_scatter ? block : 0;
+      const auto place = [&](const Slice& sl, std::size_t op, bool writes) {
+        if (!in_place || sl.buffer == BufferKind::scratch) {
+          return Use{static_cast<int>(sl.buffer), sl.offset, sl.offset + sl.count, op, writes};
+        }
+        const std::size_t base = sl.buffer == BufferKind::input ? input_base : output_base;
+        return Use{-1, base + sl.offset, base + sl.offset + sl.count, op, writes};
+      };
       const RankSchedule& rs = s_.ranks[static_cast<std::size_t>(r)];
       for (std::size_t k = 0; k < rs.steps.size(); ++k) {
         std::vector<Use> uses;
         for (std::size_t i = 0; i < rs.steps[k].ops.size(); ++i) {
-          for_each_slice(rs.steps[k].ops[i], [&](const Slice& sl, bool w) {
-            if (sl.count > 0) uses.push_back({sl.buffer, sl.offset, sl.offset + sl.count, i, w});
+          const StepOp& o = rs.steps[k].ops[i];
+          if (o.kind == StepOpKind::copy) {  // a copy onto itself is a no-op (in place)
+            const Use from = place(o.src, i, false);
+            const Use to = place(o.dst, i, true);
+            if (from.space == to.space && from.begin == to.begin && from.end == to.end) continue;
+          }
+          for_each_slice(o, [&](const Slice& sl, bool w) {
+            if (sl.count > 0) uses.push_back(place(sl, i, w));
           });
         }
         std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
-          return std::tie(a.buffer, a.begin) < std::tie(b.buffer, b.begin);
+          return std::tie(a.space, a.begin) < std::tie(b.space, b.begin);
         });
         for (std::size_t a = 0; a < uses.size(); ++a) {
-          for (std::size_t b = a + 1; b < uses.size() && uses[b].buffer == uses[a].buffer &&
+          for (std::size_t b = a + 1; b < uses.size() && uses[b].space == uses[a].space &&
                                       uses[b].begin < uses[a].end;
                ++b) {
-            if (uses[a].op != uses[b].op && (uses[a].writes || uses[b].writes)) {
-              const std::size_t w = uses[a].writes ? uses[a].op : uses[b].op;
-              const std::size_t o = uses[a].writes ? uses[b].op : uses[a].op;
-              fail({r, k, w}, "writes " + buffer_name(uses[a].buffer) + " elements that op " +
-                                  std::to_string(o) + " of the same step also uses ([" +
-                                  std::to_string(uses[a].begin) + ", " +
-                                  std::to_string(uses[a].end) + ") and [" +
-                                  std::to_string(uses[b].begin) + ", " +
-                                  std::to_string(uses[b].end) + "))");
-            }
+            const Use& x = uses[a];
+            const Use& y = uses[b];
+            if (!x.writes && !y.writes) continue;
+            const bool exact = x.begin == y.begin && x.end == y.end;
+            if (x.op == y.op && exact) continue;
+            const Use& w = x.writes ? x : y;
+            const Use& o = x.writes ? y : x;
+            fail({r, k, w.op}, std::string("writes elements [") + std::to_string(w.begin) + ", " +
+                                   std::to_string(w.end) + ") that " +
+                                   (w.op == o.op ? std::string("it also reads partly")
+                                                 : "op " + std::to_string(o.op) +
+                                                       " of the same step also uses") +
+                                   " ([" + std::to_string(o.begin) + ", " +
+                                   std::to_string(o.end) + ")" +
+                                   (in_place ? ", input and output aliased in place)" : ")"));
           }
         }
       }
