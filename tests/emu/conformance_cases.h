@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "support/reference.h"
+#include "twinccl/reference.h"
 #include "twinccl/communicator.h"
 
 namespace twinccl::testing {

@@ -1,6 +1,6 @@
 // The sequential reference model: what every rank's output must be, computed in one thread
-// from every rank's input with the documented ring fold order. The conformance suite compares
-// the emulator's bytes with it bit for bit.
+// from every rank's input with the documented ring fold order. The conformance suite and
+// `twinccl perf`'s #wrong column compare the emulator's bytes with it bit for bit.
 //
 //   Bytes want = reference_output(call, inputs, rank);
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "twinccl/operation.h"
 
-namespace twinccl::testing {
+namespace twinccl {
 
 using Bytes = std::vector<unsigned char>;
 
@@ -27,4 +27,4 @@ double test_value(DataType dtype, ReduceKind op, int rank, std::size_t i, unsign
 // Fills `count` elements of dtype with test_value().
 Bytes make_input(DataType dtype, ReduceKind op, int rank, std::size_t count, unsigned salt);
 
-}  // namespace twinccl::testing
+}  // namespace twinccl

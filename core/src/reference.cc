@@ -1,4 +1,4 @@
-#include "support/reference.h"
+#include "twinccl/reference.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "twinccl/reduce_kernels.h"
 #include "twinccl/reduction.h"
 
-namespace twinccl::testing {
+namespace twinccl {
 namespace {
 
 std::vector<std::size_t> packed(const std::vector<std::size_t>& counts) {
@@ -125,4 +125,4 @@ Bytes make_input(DataType dtype, ReduceKind op, int rank, std::size_t count, uns
   return b;
 }
 
-}  // namespace twinccl::testing
+}  // namespace twinccl

@@ -1,0 +1,44 @@
+// Placing one even collective's buffers the way NCCL's in-place rules want them, issuing it, and
+// finding the result: shared by the conformance suite and `twinccl perf` (timing and #wrong).
+//
+//   CallSetup s = setup_call(comm, {OpKind::all_gather, DataType::float32, ReduceOp::sum(), n, 0, true});
+//   s.fill_input(my_bytes);  issue_call(comm, s, {});  const void* out = s.result();
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "twinccl/communicator.h"
+
+namespace twinccl {
+
+struct CallShape {
+  OpKind kind = OpKind::all_reduce;  // all_reduce, reduce_scatter, all_gather, broadcast, reduce,
+                                     // all_to_all, gather, scatter
+  DataType dtype = DataType::float32;
+  ReduceOp op = ReduceOp::sum();
+  std::size_t count = 0;  // NCCL's count
+  int root = 0;
+  bool in_place = false;  // ignored where NCCL has no in-place form (all_to_all; non-roots)
+};
+
+struct CallSetup {
+  CallShape shape;
+  Buffer recv_buffer, send_buffer;  // in place: the shared buffer is recv_buffer
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t input_elements = 0;   // this rank's input
+  std::size_t result_offset = 0;    // the rank's result inside recv (elements)
+  std::size_t result_elements = 0;  // 0 when the rank gets nothing (non-root of reduce/gather)
+
+  // Copies this rank's input (input_elements) to where the call reads it.
+  void fill_input(std::span<const unsigned char> bytes);
+  const unsigned char* result() const;
+};
+
+// Allocates through comm and lays out the buffers for `shape` on this rank.
+CallSetup setup_call(Communicator& comm, const CallShape& shape);
+// Issues the call (async when opts.async_op).
+Work issue_call(Communicator& comm, const CallSetup& setup, CallOptions opts = {});
+
+}  // namespace twinccl

@@ -1,0 +1,262 @@
+// GPU checks of the NCCL backend, tagged [gpu]. Compiled only into the separate `gpu_checks`
+// program (tests/backends/gpu/main.cc, registered in CTest with SKIP_RETURN_CODE 77, label gpu),
+// which exits 77 - "Skipped" in CTest, never "Passed" - when no GPU is visible. In tests_backends
+// this file compiles to nothing (TWINCCL_GPU_CHECKS is not defined there).
+//
+// On one GPU: world size 1 for every collective x every dtype x counts {0, 1, 7, 4099, 2^20+1}
+// (NCCL runs local copies; values are checked bit for bit), async Work, groups, split, buffers.
+// Two ranks on the one GPU only with NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1 (tag
+// [multi_rank]; main.cc leaves it out, saying so, on older NCCL).
+#if defined(TWINCCL_GPU_CHECKS)
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nccl/communicator.h"
+#include "nccl/launch.h"
+#include "twinccl/errors.h"
+#include "twinccl/float_formats.h"
+
+using namespace twinccl;
+
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+template <class T>
+void put(Bytes& out, std::size_t i, T v) {
+  std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+}
+
+// Values in `t`'s storage format. Callers use small integers, exact in every format.
+Bytes encode(DataType t, const std::vector<double>& v) {
+  Bytes out(v.size() * size_of(t));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double x = v[i];
+    switch (t) {
+      case DataType::int8: put(out, i, static_cast<std::int8_t>(x)); break;
+      case DataType::uint8: put(out, i, static_cast<std::uint8_t>(x)); break;
+      case DataType::int32: put(out, i, static_cast<std::int32_t>(x)); break;
+      case DataType::uint32: put(out, i, static_cast<std::uint32_t>(x)); break;
+      case DataType::int64: put(out, i, static_cast<std::int64_t>(x)); break;
+      case DataType::uint64: put(out, i, static_cast<std::uint64_t>(x)); break;
+      case DataType::float16: put(out, i, fp::to_float16(x)); break;
+      case DataType::bfloat16: put(out, i, fp::to_bfloat16(x)); break;
+      case DataType::float32: put(out, i, static_cast<float>(x)); break;
+      case DataType::float64: put(out, i, x); break;
+      case DataType::float8_e4m3: put(out, i, fp::to_float8_e4m3(x)); break;
+      case DataType::float8_e5m2: put(out, i, fp::to_float8_e5m2(x)); break;
+    }
+  }
+  return out;
+}
+
+bool is_unsigned(DataType t) {
+  return t == DataType::uint8 || t == DataType::uint32 || t == DataType::uint64;
+}
+
+// Element i: a small integer in [-6, 6] ([0, 12] for unsigned types), different per seed.
+std::vector<double> pattern(DataType t, std::size_t n, int seed) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int k = static_cast<int>((i * 7 + static_cast<std::size_t>(seed) * 5) % 13);
+    v[i] = is_unsigned(t) ? k : k - 6;
+  }
+  return v;
+}
+
+Bytes device_bytes(const Buffer& b) {
+  Bytes out(b.bytes());
+  b.copy_to_host(out.data(), out.size());
+  return out;
+}
+
+Buffer filled(Communicator& comm, DataType t, const std::vector<double>& values) {
+  Buffer b = comm.alloc(values.size(), t);
+  const Bytes bytes = encode(t, values);
+  b.copy_from_host(bytes.data(), bytes.size());
+  return b;
+}
+
+RunOptions options() {
+  RunOptions o;
+  o.backend = "nccl";
+  o.timeout_s = 120;
+  return o;
+}
+
+const std::size_t kCounts[] = {0, 1, 7, 4099, (std::size_t{1} << 20) + 1};
+
+}  // namespace
+
+TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked", "[gpu]") {
+  nccl::run_local_ranks({0}, options(), [](Communicator& world) {
+    REQUIRE(world.size() == 1);
+    REQUIRE(world.rank() == 0);
+    REQUIRE(world.backend() == "nccl");
+    for (DataType t : kAllDataTypes) {
+      for (std::size_t n : kCounts) {
+        INFO("dtype " << name(t) << ", count " << n);
+        const auto values = pattern(t, n, 1);
+        const Bytes expect = encode(t, values);
+        Buffer in = filled(world, t, values);
+        Buffer out = world.alloc(n, t);
+        const ReduceOp ops[] = {ReduceOp::sum(), ReduceOp::prod(), ReduceOp::min(), ReduceOp::max(),
+                                ReduceOp::avg()};
+        for (ReduceOp op : ops) {
+          INFO("op " << to_string(op));
+          world.all_reduce(in, out, op);
+          CHECK(device_bytes(out) == expect);
+          world.reduce_scatter(in, out, op);
+          CHECK(device_bytes(out) == expect);
+          world.reduce(in, out, op, 0);
+          CHECK(device_bytes(out) == expect);
+        }
+        std::vector<double> doubled(values);
+        for (double& x : doubled) x *= 2;
+        world.all_reduce(in, out, ReduceOp::premul_sum(2.0));
+        CHECK(device_bytes(out) == encode(t, doubled));
+        Buffer inplace = filled(world, t, values);
+        world.all_reduce(inplace, inplace, ReduceOp::sum());
+        CHECK(device_bytes(inplace) == expect);
+
+        auto copy_checks = [&](const char* what, auto&& call) {
+          INFO(what);
+          Buffer dst = world.alloc(n, t);
+          call(dst);
+          CHECK(device_bytes(dst) == expect);
+        };
+        copy_checks("all_gather", [&](Buffer& dst) { world.all_gather(in, dst); });
+        copy_checks("broadcast", [&](Buffer& dst) { world.broadcast(in.data(), dst.data(), n, t, 0); });
+        copy_checks("all_to_all", [&](Buffer& dst) { world.all_to_all(in, dst); });
+        copy_checks("gather", [&](Buffer& dst) { world.gather(in.data(), dst.data(), n, t, 0); });
+        copy_checks("scatter", [&](Buffer& dst) { world.scatter(in.data(), dst.data(), n, t, 0); });
+        copy_checks("send/recv to self in a group", [&](Buffer& dst) {
+          Group group(world);
+          world.send(in, 0);
+          world.recv(dst, 0);
+        });
+        const std::size_t counts[] = {n};
+        copy_checks("all_gather_v", [&](Buffer& dst) { world.all_gather_v(in.data(), dst.data(), counts, {}, t); });
+        copy_checks("all_to_all_v", [&](Buffer& dst) {
+          world.all_to_all_v(in.data(), counts, {}, dst.data(), counts, {}, t);
+        });
+        copy_checks("gather_v", [&](Buffer& dst) { world.gather_v(in.data(), dst.data(), counts, {}, t, 0); });
+        copy_checks("scatter_v", [&](Buffer& dst) { world.scatter_v(in.data(), dst.data(), counts, {}, t, 0); });
+        copy_checks("reduce_scatter_v", [&](Buffer& dst) {
+          world.reduce_scatter_v(in.data(), dst.data(), counts, {}, t, ReduceOp::sum());
+        });
+        CHECK(device_bytes(in) == expect);  // no call wrote its input
+      }
+    }
+    world.barrier();
+  });
+}
+
+TEST_CASE("nccl gpu: async work, wait_for, test, groups", "[gpu]") {
+  nccl::run_local_ranks({0}, options(), [](Communicator& world) {
+    const std::size_t n = std::size_t{1} << 22;
+    const auto values = pattern(DataType::float32, n, 3);
+    Buffer in = filled(world, DataType::float32, values);
+    Buffer out = world.alloc(n, DataType::float32);
+    Work w = world.all_reduce(in, out, ReduceOp::sum(), {.async_op = true});
+    CHECK(w.wait_for(std::chrono::seconds(30)));
+    CHECK(w.test());
+    w.wait();
+    CHECK(device_bytes(out) == encode(DataType::float32, values));
+    // copy_out is ordered after an async op on the same communicator without an explicit wait.
+    Buffer out2 = world.alloc(n, DataType::float32);
+    world.all_gather(in, out2, {.async_op = true});
+    CHECK(device_bytes(out2) == encode(DataType::float32, values));
+
+    world.group_start();
+    Work inside = world.all_reduce(in, out, ReduceOp::max(), {.async_op = true});
+    CHECK_FALSE(inside.test());
+    CHECK_THROWS_AS(inside.wait(), InvalidArgument);  // the group is still open
+    world.broadcast(in.data(), out2.data(), n, DataType::float32, 0, {.async_op = true});
+    Work group = world.group_end({.async_op = true});
+    group.wait();
+    inside.wait();  // the group ended: its ops are done too
+    CHECK(device_bytes(out2) == encode(DataType::float32, values));
+    CHECK_THROWS_AS(world.group_end(), InvalidArgument);
+  });
+}
+
+TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
+  nccl::run_local_ranks({0}, options(), [](Communicator& world) {
+    CHECK(world.split(kNoColor, 0) == nullptr);
+    auto sub = world.split(0, 0, "sub");
+    REQUIRE(sub != nullptr);
+    CHECK(sub->size() == 1);
+    CHECK(sub->name() == "sub");
+    const auto values = pattern(DataType::int32, 1000, 5);
+    Buffer in = filled(*sub, DataType::int32, values);
+    Buffer out = sub->alloc(1000, DataType::int32);
+    sub->all_reduce(in, out, ReduceOp::sum());
+    CHECK(device_bytes(out) == encode(DataType::int32, values));
+
+    Buffer b = world.alloc(16, DataType::float64);
+    CHECK(b.memory_kind() == MemoryKind::device);
+    CHECK(device_bytes(b) == Bytes(16 * 8, 0));  // zero-filled
+    CHECK_THROWS_AS(b.host_span<double>(), InvalidArgument);
+    Buffer empty = world.alloc(0, DataType::float32);
+    CHECK(empty.empty());
+    world.all_reduce(empty, empty, ReduceOp::sum());
+    // premul_sum with a non-integer scalar: halves of small integers are exact in float32.
+    const auto halves_in = pattern(DataType::float32, 33, 2);
+    std::vector<double> halves(halves_in);
+    for (double& x : halves) x *= 0.5;
+    Buffer h = filled(world, DataType::float32, halves_in);
+    world.all_reduce(h, h, ReduceOp::premul_sum(0.5));
+    CHECK(device_bytes(h) == encode(DataType::float32, halves));
+  });
+}
+
+TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENABLE=1)", "[gpu][multi_rank]") {
+  REQUIRE(nccl::runtime_nccl_version() >= 23000);
+  ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);  // test process only; read by NCCL at init
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  auto fail = [&](const std::string& what) {
+    std::lock_guard lock(mutex);
+    failures.push_back(what);
+  };
+  nccl::run_local_ranks({0, 0}, options(), [&](Communicator& world) {
+    const int r = world.rank();
+    for (DataType t : {DataType::float32, DataType::bfloat16, DataType::int64, DataType::float8_e4m3}) {
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{65537}}) {
+        const std::string tag = std::string(name(t)) + " n=" + std::to_string(n) + " rank " + std::to_string(r);
+        const auto mine = pattern(t, n, r);
+        const auto other = pattern(t, n, 1 - r);
+        Buffer in = filled(world, t, mine);
+        Buffer out = world.alloc(n, t);
+        world.all_reduce(in, out, ReduceOp::sum());
+        std::vector<double> sum(n);
+        for (std::size_t i = 0; i < n; ++i) sum[i] = mine[i] + other[i];
+        if (device_bytes(out) != encode(t, sum)) fail("all_reduce " + tag);
+        Buffer gathered = world.alloc(2 * n, t);
+        world.all_gather(in, gathered);
+        std::vector<double> both = r == 0 ? mine : other;
+        const auto& second = r == 0 ? other : mine;
+        both.insert(both.end(), second.begin(), second.end());
+        if (device_bytes(gathered) != encode(t, both)) fail("all_gather " + tag);
+        const std::size_t counts[] = {n, n / 2};
+        Buffer uneven = world.alloc(n + n / 2, t);
+        world.all_gather_v(in.data(), uneven.data(), counts, {}, t);
+        std::vector<double> expect_v = r == 0 ? mine : other;
+        const auto& rank1 = r == 1 ? mine : other;
+        expect_v.insert(expect_v.end(), rank1.begin(), rank1.begin() + static_cast<std::ptrdiff_t>(n / 2));
+        if (device_bytes(uneven) != encode(t, expect_v)) fail("all_gather_v " + tag);
+      }
+    }
+  });
+  for (const auto& f : failures) FAIL_CHECK(f);
+  CHECK(failures.empty());
+}
+
+#endif  // TWINCCL_GPU_CHECKS

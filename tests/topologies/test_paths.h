@@ -1,0 +1,13 @@
+// Paths the topology tests read: the example files under topologies/examples/.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace twinccl::topo::testing {
+
+inline std::filesystem::path example_path(const std::string& file) {
+  return std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "topologies" / "examples" / file;
+}
+
+}  // namespace twinccl::topo::testing
