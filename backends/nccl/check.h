@@ -1,0 +1,39 @@
+// Turning NCCL and CUDA return codes into TwinCCL's typed errors, keeping their own messages.
+//
+//   check_nccl(ncclAllReduce(...), comm, [&] { return "all_reduce #3 on comm 'world'"; });
+//   check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of 4096 bytes on GPU 0");
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+#include <string_view>
+
+namespace twinccl::nccl {
+
+// Throws for anything but ncclSuccess: InvalidArgument for ncclInvalidArgument/ncclInvalidUsage,
+// BackendError otherwise. The message is "<what>: <ncclGetErrorString> (<ncclGetLastError>)".
+[[noreturn]] void throw_nccl_error(ncclResult_t result, ncclComm_t comm, std::string_view what);
+
+inline void check_nccl(ncclResult_t result, ncclComm_t comm, std::string_view what) {
+  if (result != ncclSuccess) throw_nccl_error(result, comm, what);
+}
+
+// The same for a message built only on failure (keeps the fast path free of string work).
+template <class DescribeFn>
+inline void check_nccl_lazy(ncclResult_t result, ncclComm_t comm, DescribeFn&& describe) {
+  if (result != ncclSuccess) throw_nccl_error(result, comm, describe());
+}
+
+// BackendError "<what>: <cudaGetErrorName>: <cudaGetErrorString>" for anything but cudaSuccess.
+[[noreturn]] void throw_cuda_error(cudaError_t result, std::string_view what);
+
+inline void check_cuda(cudaError_t result, std::string_view what) {
+  if (result != cudaSuccess) throw_cuda_error(result, what);
+}
+
+// "NCCL 2.28.9" from an NCCL version code (either encoding).
+std::string nccl_version_text(int code);
+
+}  // namespace twinccl::nccl

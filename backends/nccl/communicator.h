@@ -1,0 +1,77 @@
+// The Communicator on NCCL: one ncclComm_t, one GPU, one CUDA stream.
+//
+//   ncclUniqueId id = ...;  // from rank 0, through the bootstrap store
+//   auto world = NcclCommunicator::create({.id = id, .nranks = 8, .rank = r, .device = 0});
+//   world->all_reduce(x, x, ReduceOp::sum());
+//
+// Calls are enqueued on the communicator's stream and return a Work on a CUDA event (work.h).
+// group_start/group_end are ncclGroupStart/End; split is ncclCommSplit. Uneven (_v) variants and,
+// before NCCL 2.28, all_to_all/gather/scatter are grouped ncclSend/ncclRecv (collectives.cc,
+// uneven.cc). premul_sum uses ncclRedOpCreatePreMulSum, destroyed once the call is issued.
+#pragma once
+
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nccl/context.h"
+#include "nccl/work.h"
+#include "twinccl/communicator.h"
+
+namespace twinccl::nccl {
+
+struct CommunicatorOptions {
+  ncclUniqueId id{};
+  int nranks = 1;
+  int rank = 0;
+  int device = 0;
+  std::string name = "world";
+  std::chrono::nanoseconds timeout = std::chrono::seconds(300);
+  std::shared_ptr<AbortSignal> signal;  // shared by the ranks of one run; may be null
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  // ncclCommInitRankConfig on options.device (blocking: returns when all ranks joined).
+  static std::unique_ptr<NcclCommunicator> create(const CommunicatorOptions& options);
+  explicit NcclCommunicator(std::shared_ptr<CommContext> ctx);
+  // Waits (bounded by the timeout) for the stream, then lets the context destroy the comm;
+  // aborts it instead when the stream does not drain or an error is pending.
+  ~NcclCommunicator() override;
+
+  int rank() const override { return ctx_->rank(); }
+  int size() const override { return ctx_->size(); }
+  const std::string& name() const override { return ctx_->name(); }
+  std::string_view backend() const override { return "nccl"; }
+  Buffer alloc(std::size_t count, DataType dtype) override;
+
+  void group_start(Where where = Where::current()) override;
+  Work group_end(CallOptions opts = {}, Where where = Where::current()) override;
+  std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
+                                      Where where = Where::current()) override;
+
+  // For benchmarks and interop: the raw handles (owned by this communicator).
+  ncclComm_t native_comm() const { return ctx_->comm(); }
+  cudaStream_t native_stream() const { return ctx_->cuda_stream(); }
+  int device() const { return ctx_->device(); }
+
+ protected:
+  Work submit(OpDesc op) override;
+
+ private:
+  void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
+  void release_reduce_ops();
+
+  std::shared_ptr<CommContext> ctx_;
+  std::uint64_t op_count_ = 0;
+  int group_depth_ = 0;
+  std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
+  std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
+  std::shared_ptr<Memory> scratch_;
+};
+
+}  // namespace twinccl::nccl

@@ -1,0 +1,18 @@
+// GPU memory for Communicator::alloc: cudaMalloc'd, zero-filled, copies ordered on the
+// communicator's stream (a copy_out after an async all_reduce sees its result).
+//
+//   auto memory = allocate_device_memory(stream_context, bytes);
+//   Buffer x(memory, 0, count, dtype);
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "nccl/context.h"
+#include "twinccl/buffer.h"
+
+namespace twinccl::nccl {
+
+std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> stream, std::size_t bytes);
+
+}  // namespace twinccl::nccl

@@ -1,0 +1,189 @@
+// Uneven collectives (_v) as grouped point-to-point, and reduce_scatter_v as grouped reduces.
+//
+// How it works: inside one ncclGroupStart/End every rank posts the ncclSend/ncclRecv pairs of the
+// operation, so NCCL runs them all concurrently (no deadlock, whatever the order). A rank's own
+// block is a send to itself plus a receive from itself (NCCL copies it), skipped when it is
+// already in place. Example, all_gather_v with counts {2,1,3} on rank 1 of 3:
+//
+//   send 1 element to 0, 1 (self), 2;  recv 2 from 0 at 0, 1 from 1 at 2, 3 from 2 at 3
+//
+// reduce_scatter_v issues one ncclReduce per block, rooted at the block's owner, in one group:
+// NCCL does the reduction itself, so avg, premul_sum and every dtype behave exactly as in
+// ncclReduceScatter (no separate reduction kernel here). Blocks of 0 elements are skipped by
+// every rank alike (all ranks pass the same counts).
+#include <numeric>
+
+#include "nccl/check.h"
+#include "nccl/collectives.h"
+#include "nccl/types.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::nccl {
+namespace {
+
+// ncclGroupStart now; end() issues, the destructor balances the group on an error path.
+class InternalGroup {
+ public:
+  InternalGroup(const EnqueueTarget& t, const OpDesc& op) : t_(t), op_(op) {
+    check_nccl_lazy(ncclGroupStart(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupStart"; });
+  }
+  ~InternalGroup() {
+    if (!ended_) (void)ncclGroupEnd();
+  }
+  InternalGroup(const InternalGroup&) = delete;
+  InternalGroup& operator=(const InternalGroup&) = delete;
+  void end() {
+    ended_ = true;
+    check_nccl_lazy(ncclGroupEnd(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupEnd"; });
+  }
+
+ private:
+  const EnqueueTarget& t_;
+  const OpDesc& op_;
+  bool ended_ = false;
+};
+
+std::vector<std::size_t> offsets(std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+  if (!displs.empty()) return {displs.begin(), displs.end()};
+  std::vector<std::size_t> packed(counts.size(), 0);
+  if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), packed.begin(), std::size_t{0});
+  return packed;
+}
+
+struct Transfers {
+  const EnqueueTarget& t;
+  const OpDesc& op;
+  ncclDataType_t type;
+  std::size_t element_bytes;
+
+  const char* at(const void* base, std::size_t elements) const {
+    return static_cast<const char*>(base) + elements * element_bytes;
+  }
+  char* at(void* base, std::size_t elements) const { return static_cast<char*>(base) + elements * element_bytes; }
+  void send(const void* base, std::size_t first, std::size_t count, int peer) const {
+    if (count == 0) return;
+    check_nccl_lazy(ncclSend(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
+                    [&] { return describe(op, t) + ": ncclSend of " + std::to_string(count) + " to " +
+                                 std::to_string(peer); });
+  }
+  void recv(void* base, std::size_t first, std::size_t count, int peer) const {
+    if (count == 0) return;
+    check_nccl_lazy(ncclRecv(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
+                    [&] { return describe(op, t) + ": ncclRecv of " + std::to_string(count) + " from " +
+                                 std::to_string(peer); });
+  }
+  // This rank's own block: NCCL self send/recv unless it is already where it belongs.
+  void self(const void* src_base, std::size_t src_first, void* dst_base, std::size_t dst_first,
+            std::size_t count) const {
+    if (count == 0 || at(src_base, src_first) == at(dst_base, dst_first)) return;
+    send(src_base, src_first, count, t.rank);
+    recv(dst_base, dst_first, count, t.rank);
+  }
+};
+
+Transfers make(const EnqueueTarget& t, const OpDesc& op, DataType dtype) {
+  return Transfers{t, op, to_nccl(dtype), size_of(dtype)};
+}
+
+}  // namespace
+
+void enqueue_all_to_all_v(const void* send, std::span<const std::size_t> send_counts,
+                          std::span<const std::size_t> send_displs, void* recv,
+                          std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                          DataType dtype, const EnqueueTarget& t, const OpDesc& op) {
+  const Transfers x = make(t, op, dtype);
+  const auto sd = offsets(send_counts, send_displs);
+  const auto rd = offsets(recv_counts, recv_displs);
+  InternalGroup group(t, op);
+  for (int p = 0; p < t.size; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    if (p == t.rank) {
+      x.self(send, sd[i], recv, rd[i], send_counts[i]);
+      continue;
+    }
+    x.send(send, sd[i], send_counts[i], p);
+    x.recv(recv, rd[i], recv_counts[i], p);
+  }
+  group.end();
+}
+
+void enqueue_all_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
+                          std::span<const std::size_t> displs, DataType dtype, const EnqueueTarget& t,
+                          const OpDesc& op) {
+  const Transfers x = make(t, op, dtype);
+  const auto d = offsets(counts, displs);
+  const auto me = static_cast<std::size_t>(t.rank);
+  InternalGroup group(t, op);
+  for (int p = 0; p < t.size; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    if (p == t.rank) {
+      x.self(send, 0, recv, d[me], counts[me]);
+      continue;
+    }
+    x.send(send, 0, counts[me], p);
+    x.recv(recv, d[i], counts[i], p);
+  }
+  group.end();
+}
+
+void enqueue_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
+                      std::span<const std::size_t> displs, DataType dtype, int root, const EnqueueTarget& t,
+                      const OpDesc& op) {
+  const Transfers x = make(t, op, dtype);
+  const auto me = static_cast<std::size_t>(t.rank);
+  InternalGroup group(t, op);
+  if (t.rank == root) {
+    const auto d = offsets(counts, displs);
+    for (int p = 0; p < t.size; ++p) {
+      const auto i = static_cast<std::size_t>(p);
+      if (p == root) {
+        x.self(send, 0, recv, d[i], counts[i]);
+      } else {
+        x.recv(recv, d[i], counts[i], p);
+      }
+    }
+  } else {
+    x.send(send, 0, counts[me], root);
+  }
+  group.end();
+}
+
+void enqueue_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
+                       std::span<const std::size_t> displs, DataType dtype, int root, const EnqueueTarget& t,
+                       const OpDesc& op) {
+  const Transfers x = make(t, op, dtype);
+  const auto me = static_cast<std::size_t>(t.rank);
+  InternalGroup group(t, op);
+  if (t.rank == root) {
+    const auto d = offsets(counts, displs);
+    for (int p = 0; p < t.size; ++p) {
+      const auto i = static_cast<std::size_t>(p);
+      if (p == root) {
+        x.self(send, d[i], recv, 0, counts[i]);
+      } else {
+        x.send(send, d[i], counts[i], p);
+      }
+    }
+  } else {
+    x.recv(recv, 0, counts[me], root);
+  }
+  group.end();
+}
+
+void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
+                              std::span<const std::size_t> displs, DataType dtype, ncclRedOp_t reduce_op,
+                              const EnqueueTarget& t, const OpDesc& op) {
+  const Transfers x = make(t, op, dtype);
+  const auto d = offsets(counts, displs);
+  InternalGroup group(t, op);
+  for (int p = 0; p < t.size; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    if (counts[i] == 0) continue;
+    void* block_recv = p == t.rank ? recv : nullptr;  // recvbuff is only used at the root
+    check_nccl_lazy(ncclReduce(x.at(send, d[i]), block_recv, counts[i], x.type, reduce_op, p, t.comm, t.stream),
+                    t.comm, [&] { return describe(op, t) + ": ncclReduce of block " + std::to_string(p); });
+  }
+  group.end();
+}
+
+}  // namespace twinccl::nccl
