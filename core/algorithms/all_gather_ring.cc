@@ -21,8 +21,7 @@ RankSchedule all_gather_ring(const CollectiveSpec& spec, const AlgorithmParams& 
   const RingPosition ring = whole_world_ring(n, rank);
   for (int s = 0; s + 1 < n; ++s) {
     const auto step = static_cast<std::size_t>(s);
-    const Slice give =
-        s == 0 ? in(0, mine.count) : slice_of(BufferKind::output, block(rank - s));
+    const Slice give = s == 0 ? in(0, mine.count) : slice_of(BufferKind::output, block(rank - s));
     ls.add(step, send_op(ring.next(), give));
     ls.add(step, recv_op(ring.prev(), slice_of(BufferKind::output, block(rank - 1 - s))));
   }

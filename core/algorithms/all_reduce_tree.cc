@@ -63,10 +63,13 @@ void add_half(LogicalSchedule& ls, const NodeTree& tree, int rpn, int rank, Slic
   const int pos = tree.position(node);
   const auto chain_up = static_cast<std::size_t>(rpn - 1);
   const auto up_step = [&](int p) {
-    return chain_up + static_cast<std::size_t>(2 * tree.height(p) + (NodeTree::right_child(p) ? 1 : 0));
+    return chain_up +
+           static_cast<std::size_t>(2 * tree.height(p) + (NodeTree::right_child(p) ? 1 : 0));
   };
   const std::size_t down = up_step(0);
-  const auto send_down_step = [&](int p) { return down + static_cast<std::size_t>(2 * NodeTree::depth(p)); };
+  const auto send_down_step = [&](int p) {
+    return down + static_cast<std::size_t>(2 * NodeTree::depth(p));
+  };
   const bool root = pos == 0;
   const std::vector<int> kids = tree.children(pos);
   // Is rank's last fold the final one (finalize)?
@@ -76,7 +79,8 @@ void add_half(LogicalSchedule& ls, const NodeTree& tree, int rpn, int rank, Slic
   Slice current = in_half;
   if (local > 0) {
     if (local + 1 < rpn) {
-      ls.add(static_cast<std::size_t>(rpn - 2 - local), recv_reduce_op(rank + 1, in_half, out_half));
+      ls.add(static_cast<std::size_t>(rpn - 2 - local),
+             recv_reduce_op(rank + 1, in_half, out_half));
       current = out_half;
     }
     ls.add(static_cast<std::size_t>(rpn - 1 - local), send_op(rank - 1, current));

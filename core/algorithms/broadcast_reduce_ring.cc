@@ -46,7 +46,8 @@ RankSchedule reduce_ring(const CollectiveSpec& spec, const AlgorithmParams& para
     ls.add(static_cast<std::size_t>(k - 1), recv_reduce_op(prev, in(0, count), scratch(0, count)));
     ls.add(static_cast<std::size_t>(k), send_op(next, scratch(0, count)));
   } else {
-    ls.add(static_cast<std::size_t>(k - 1), recv_reduce_op(prev, in(0, count), out(0, count), true));
+    ls.add(static_cast<std::size_t>(k - 1),
+           recv_reduce_op(prev, in(0, count), out(0, count), true));
   }
   return ls.lower(params, Pipelining::overlapped);
 }

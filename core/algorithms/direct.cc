@@ -1,8 +1,9 @@
 // "direct": every rank exchanges with every rank it needs in one step (NCCL runs all_to_all,
 // gather and scatter as grouped send/recv the same way); reducing variants then fold locally in
 // ring order. The per-collective schedules are in *_direct.cc.
-#include "algorithms/algorithm_list.h"
 #include "algorithms/direct.h"
+
+#include "algorithms/algorithm_list.h"
 
 namespace twinccl::algo {
 namespace {
@@ -15,10 +16,10 @@ class DirectAlgorithm final : public Algorithm {
            "fold received blocks locally in ring order";
   }
   std::vector<OpKind> collectives() const override {
-    return {OpKind::all_to_all,     OpKind::gather,       OpKind::scatter,
-            OpKind::all_to_all_v,   OpKind::gather_v,     OpKind::scatter_v,
-            OpKind::all_gather_v,   OpKind::reduce_scatter_v, OpKind::broadcast,
-            OpKind::all_gather,     OpKind::reduce_scatter, OpKind::reduce,
+    return {OpKind::all_to_all,   OpKind::gather,           OpKind::scatter,
+            OpKind::all_to_all_v, OpKind::gather_v,         OpKind::scatter_v,
+            OpKind::all_gather_v, OpKind::reduce_scatter_v, OpKind::broadcast,
+            OpKind::all_gather,   OpKind::reduce_scatter,   OpKind::reduce,
             OpKind::barrier};
   }
   RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,

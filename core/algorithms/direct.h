@@ -6,13 +6,11 @@
 
 namespace twinccl::algo {
 
-RankSchedule all_to_all_direct(const CollectiveSpec& spec, const AlgorithmParams& params,
-                               int rank);
+RankSchedule all_to_all_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank);
 RankSchedule gather_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank);
 RankSchedule scatter_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank);
 RankSchedule broadcast_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank);
-RankSchedule all_gather_direct(const CollectiveSpec& spec, const AlgorithmParams& params,
-                               int rank);
+RankSchedule all_gather_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank);
 RankSchedule reduce_scatter_direct(const CollectiveSpec& spec, const AlgorithmParams& params,
                                    int rank);
 RankSchedule reduce_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank);

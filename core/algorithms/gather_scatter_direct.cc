@@ -43,8 +43,7 @@ RankSchedule scatter_direct(const CollectiveSpec& spec, const AlgorithmParams& p
   return ls.lower(params, Pipelining::overlapped);
 }
 
-RankSchedule broadcast_direct(const CollectiveSpec& spec, const AlgorithmParams& params,
-                              int rank) {
+RankSchedule broadcast_direct(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) {
   const int n = spec.nranks;
   LogicalSchedule ls;
   if (rank != spec.root) {

@@ -72,7 +72,8 @@ void add_halving(LogicalSchedule& ls, const Layout& l, const CollectiveSpec& spe
     const bool last = level == l.levels - 1;
     if (!last || spec.kind == OpKind::all_reduce) {
       ls.add(step, send_op(partner, slice_of(current, give)));
-      ls.add(step, recv_reduce_op(partner, slice_of(current, keep), slice_of(partials, keep), last));
+      ls.add(step,
+             recv_reduce_op(partner, slice_of(current, keep), slice_of(partials, keep), last));
       current = partials;
       continue;
     }
@@ -97,7 +98,8 @@ void add_doubling(LogicalSchedule& ls, const Layout& l, int q, std::size_t first
     const int other = base ^ d;
     const auto step = first_step + static_cast<std::size_t>(level);
     ls.add(step, send_op(l.real(q ^ d), slice_of(BufferKind::output, l.segments(base, base + d))));
-    ls.add(step, recv_op(l.real(q ^ d), slice_of(BufferKind::output, l.segments(other, other + d))));
+    ls.add(step,
+           recv_op(l.real(q ^ d), slice_of(BufferKind::output, l.segments(other, other + d))));
   }
 }
 
@@ -146,8 +148,8 @@ RankSchedule generate_hd(const CollectiveSpec& spec, const AlgorithmParams& para
       }
       add_halving(ls, l, spec, q, current, BufferKind::scratch, rank);
       if (paired) {
-        ls.add(last_step, send_op(rank - 1, scratch((static_cast<std::size_t>(rank) - 1) * count,
-                                                     count)));
+        ls.add(last_step,
+               send_op(rank - 1, scratch((static_cast<std::size_t>(rank) - 1) * count, count)));
       }
       break;
     }

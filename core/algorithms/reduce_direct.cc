@@ -38,8 +38,8 @@ std::size_t add_direct_reduce_scatter(LogicalSchedule& ls, int nranks, int rank,
                                       std::size_t first_step) {
   for (int d = 1; d < nranks; ++d) {
     const int to = wrap(rank + d, nranks);
-    ls.add(first_step, send_op(to, slice_of(BufferKind::input,
-                                            input_blocks[static_cast<std::size_t>(to)])));
+    ls.add(first_step,
+           send_op(to, slice_of(BufferKind::input, input_blocks[static_cast<std::size_t>(to)])));
   }
   const Block mine = input_blocks[static_cast<std::size_t>(rank)];
   return add_receive_and_fold(ls, nranks, rank, mine.count, slice_of(BufferKind::input, mine),
@@ -60,8 +60,8 @@ RankSchedule reduce_direct(const CollectiveSpec& spec, const AlgorithmParams& pa
   if (rank != spec.root) {
     ls.add(0, send_op(spec.root, in(0, spec.count)));
   } else {
-    add_receive_and_fold(ls, spec.nranks, rank, spec.count, in(0, spec.count),
-                         out(0, spec.count), 0);
+    add_receive_and_fold(ls, spec.nranks, rank, spec.count, in(0, spec.count), out(0, spec.count),
+                         0);
   }
   return ls.lower(params, Pipelining::overlapped);
 }

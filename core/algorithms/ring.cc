@@ -1,6 +1,7 @@
 // "ring": NCCL's ring for every collective it serves; the schedules are in *_ring.cc.
-#include "algorithms/algorithm_list.h"
 #include "algorithms/ring.h"
+
+#include "algorithms/algorithm_list.h"
 
 namespace twinccl::algo {
 namespace {
@@ -13,9 +14,8 @@ class RingAlgorithm final : public Algorithm {
            "broadcast/reduce; folds chunk c as x[c+1], ..., x[c]";
   }
   std::vector<OpKind> collectives() const override {
-    return {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,
-            OpKind::broadcast,  OpKind::reduce,         OpKind::all_gather_v,
-            OpKind::reduce_scatter_v};
+    return {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,      OpKind::broadcast,
+            OpKind::reduce,     OpKind::all_gather_v,   OpKind::reduce_scatter_v};
   }
   RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
                         int rank) const override {

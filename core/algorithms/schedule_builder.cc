@@ -107,8 +107,7 @@ struct Placed {
 
 }  // namespace
 
-RankSchedule LogicalSchedule::lower(const AlgorithmParams& params,
-                                    Pipelining pipelining) const {
+RankSchedule LogicalSchedule::lower(const AlgorithmParams& params, Pipelining pipelining) const {
   const auto channels = static_cast<std::size_t>(std::max(params.channels, 1));
   std::vector<Placed> placed;
   std::size_t sequential_base = 0;  // first step of the current logical step (sequential mode)
@@ -128,8 +127,8 @@ RankSchedule LogicalSchedule::lower(const AlgorithmParams& params,
           const std::size_t step =
               pipelining == Pipelining::overlapped ? s + p : sequential_base + p;
           pieces_here = std::max(pieces_here, p + 1);
-          placed.push_back({step, s, i, static_cast<int>(c),
-                            sub_op(op, begin + at, len, static_cast<int>(c))});
+          placed.push_back(
+              {step, s, i, static_cast<int>(c), sub_op(op, begin + at, len, static_cast<int>(c))});
         }
       }
     }

@@ -37,7 +37,9 @@ inline Slice out(std::size_t offset, std::size_t count) {
 inline Slice scratch(std::size_t offset, std::size_t count) {
   return {BufferKind::scratch, offset, count};
 }
-inline Slice slice_of(BufferKind buffer, Block block) { return {buffer, block.offset, block.count}; }
+inline Slice slice_of(BufferKind buffer, Block block) {
+  return {buffer, block.offset, block.count};
+}
 
 StepOp send_op(int peer, Slice src);
 StepOp recv_op(int peer, Slice dst);

@@ -53,14 +53,10 @@ std::string Algorithm::why_not(const CollectiveSpec& spec, const AlgorithmParams
 
 const std::vector<const Algorithm*>& all_algorithms() {
   static const std::vector<const Algorithm*> algorithms = {
-      &algo::ring_algorithm(),
-      &algo::direct_algorithm(),
-      &algo::tree_algorithm(),
-      &algo::halving_doubling_algorithm(),
-      &algo::bruck_algorithm(),
-      &algo::pat_algorithm(),
-      &algo::nvls_algorithm(),
-      &algo::hierarchical_algorithm(),
+      &algo::ring_algorithm(),  &algo::direct_algorithm(),
+      &algo::tree_algorithm(),  &algo::halving_doubling_algorithm(),
+      &algo::bruck_algorithm(), &algo::pat_algorithm(),
+      &algo::nvls_algorithm(),  &algo::hierarchical_algorithm(),
   };
   return algorithms;
 }
@@ -81,8 +77,7 @@ const Algorithm& find_algorithm(OpKind kind, std::string_view algorithm) {
     if (a->name() == algorithm) {
       throw InvalidArgument("algorithm '" + std::string(algorithm) + "' does not apply to " +
                             std::string(name(kind)) + ": it serves " + kinds_of(*a) +
-                            "; available for " + std::string(name(kind)) + ": " +
-                            names_for(kind));
+                            "; available for " + std::string(name(kind)) + ": " + names_for(kind));
     }
   }
   throw InvalidArgument("unknown algorithm '" + std::string(algorithm) + "' for " +
@@ -102,8 +97,8 @@ RankSchedule build_rank_schedule(const CollectiveSpec& spec, std::string_view al
   const std::string reason = a.why_not(spec, params);
   if (!reason.empty()) {
     throw InvalidArgument("algorithm '" + std::string(algorithm) + "' does not apply to " +
-                          std::string(name(spec.kind)) + " with " +
-                          std::to_string(spec.nranks) + " ranks: " + reason);
+                          std::string(name(spec.kind)) + " with " + std::to_string(spec.nranks) +
+                          " ranks: " + reason);
   }
   if (rank < 0 || rank >= spec.nranks) {
     throw InvalidArgument("algorithm '" + std::string(algorithm) + "' for " +

@@ -44,8 +44,8 @@ class Checker {
     throw InternalError("schedule '" + s_.algorithm + "' for " + std::string(name(s_.spec.kind)) +
                         " (" + std::to_string(n_) + " ranks, count " +
                         std::to_string(s_.spec.count) + "): rank " + std::to_string(at.rank) +
-                        " step " + std::to_string(at.step) + " op " + std::to_string(at.op) +
-                        ": " + what);
+                        " step " + std::to_string(at.step) + " op " + std::to_string(at.op) + ": " +
+                        what);
   }
   [[noreturn]] void fail(const std::string& what) const {
     throw InternalError("schedule '" + s_.algorithm + "' for " + std::string(name(s_.spec.kind)) +
@@ -164,8 +164,8 @@ class Checker {
           return std::tie(a.space, a.begin) < std::tie(b.space, b.begin);
         });
         for (std::size_t a = 0; a < uses.size(); ++a) {
-          for (std::size_t b = a + 1; b < uses.size() && uses[b].space == uses[a].space &&
-                                      uses[b].begin < uses[a].end;
+          for (std::size_t b = a + 1;
+               b < uses.size() && uses[b].space == uses[a].space && uses[b].begin < uses[a].end;
                ++b) {
             const Use& x = uses[a];
             const Use& y = uses[b];
@@ -174,14 +174,13 @@ class Checker {
             if (x.op == y.op && exact) continue;
             const Use& w = x.writes ? x : y;
             const Use& o = x.writes ? y : x;
-            fail({r, k, w.op}, std::string("writes elements [") + std::to_string(w.begin) + ", " +
-                                   std::to_string(w.end) + ") that " +
-                                   (w.op == o.op ? std::string("it also reads partly")
-                                                 : "op " + std::to_string(o.op) +
-                                                       " of the same step also uses") +
-                                   " ([" + std::to_string(o.begin) + ", " +
-                                   std::to_string(o.end) + ")" +
-                                   (in_place ? ", input and output aliased in place)" : ")"));
+            fail({r, k, w.op},
+                 std::string("writes elements [") + std::to_string(w.begin) + ", " +
+                     std::to_string(w.end) + ") that " +
+                     (w.op == o.op ? std::string("it also reads partly")
+                                   : "op " + std::to_string(o.op) + " of the same step also uses") +
+                     " ([" + std::to_string(o.begin) + ", " + std::to_string(o.end) + ")" +
+                     (in_place ? ", input and output aliased in place)" : ")"));
           }
         }
       }
@@ -216,10 +215,9 @@ class Checker {
         const OpRef& rcv = matching[m];
         if (op(snd).src.count != op(rcv).dst.count) {
           fail(snd, "message " + std::to_string(m) + " to rank " + std::to_string(rcv.rank) +
-                        " carries " + std::to_string(op(snd).src.count) +
-                        " elements but rank " + std::to_string(rcv.rank) + " step " +
-                        std::to_string(rcv.step) + " op " + std::to_string(rcv.op) +
-                        " receives " + std::to_string(op(rcv).dst.count));
+                        " carries " + std::to_string(op(snd).src.count) + " elements but rank " +
+                        std::to_string(rcv.rank) + " step " + std::to_string(rcv.step) + " op " +
+                        std::to_string(rcv.op) + " receives " + std::to_string(op(rcv).dst.count));
         }
         partner_[key(snd)] = rcv;
         partner_[key(rcv)] = snd;
@@ -241,7 +239,9 @@ class Checker {
     std::deque<int> ready;
     std::map<std::tuple<int, std::size_t, std::size_t>, bool> done;
     const auto steps_of = [&](int r) { return s_.ranks[static_cast<std::size_t>(r)].steps.size(); };
-    const auto is_comm = [](const StepOp& o) { return o.kind != StepOpKind::copy && o.kind != StepOpKind::reduce; };
+    const auto is_comm = [](const StepOp& o) {
+      return o.kind != StepOpKind::copy && o.kind != StepOpKind::reduce;
+    };
     const auto count = [&](int r) {  // messages of r's current step
       const auto ri = static_cast<std::size_t>(r);
       pending[ri] = 0;

@@ -1,27 +1,27 @@
 // How many elements each rank's input and output hold for a collective (the OpDesc rules of
 // operation.h, restated over a CollectiveSpec).
+#include "twinccl/schedule.h"
+
 #include <algorithm>
 #include <string>
 
 #include "twinccl/errors.h"
-#include "twinccl/schedule.h"
 
 namespace twinccl {
 namespace {
 
 std::size_t rank_index(const CollectiveSpec& spec, int rank) {
   if (rank < 0 || rank >= spec.nranks) {
-    throw InvalidArgument(std::string(name(spec.kind)) + " schedule: rank " +
-                          std::to_string(rank) + " out of range [0, " +
-                          std::to_string(spec.nranks) + ")");
+    throw InvalidArgument(std::string(name(spec.kind)) + " schedule: rank " + std::to_string(rank) +
+                          " out of range [0, " + std::to_string(spec.nranks) + ")");
   }
   return static_cast<std::size_t>(rank);
 }
 
 const std::vector<std::size_t>& checked_counts(const CollectiveSpec& spec) {
   if (spec.counts.size() != static_cast<std::size_t>(spec.nranks)) {
-    throw InvalidArgument(std::string(name(spec.kind)) + " schedule: " +
-                          std::to_string(spec.counts.size()) + " counts for " +
+    throw InvalidArgument(std::string(name(spec.kind)) +
+                          " schedule: " + std::to_string(spec.counts.size()) + " counts for " +
                           std::to_string(spec.nranks) + " ranks");
   }
   return spec.counts;

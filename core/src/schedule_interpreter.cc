@@ -179,8 +179,8 @@ class Interpreter {
         break;
     }
     if (slice.offset > limit || slice.count > limit - slice.offset) {
-      fail("rank " + std::to_string(r) + " uses elements [" + std::to_string(slice.offset) +
-           ", " + std::to_string(slice.offset + slice.count) + ") of a buffer of " +
+      fail("rank " + std::to_string(r) + " uses elements [" + std::to_string(slice.offset) + ", " +
+           std::to_string(slice.offset + slice.count) + ") of a buffer of " +
            std::to_string(limit));
     }
     if (base == nullptr && slice.count > 0) {

@@ -43,7 +43,8 @@ std::vector<Block> big_blocks(const CollectiveSpec& spec) {
 // all_to_all(_v): rank r's block for peer p in its input (send) or output (recv).
 Block a2a_block(const CollectiveSpec& spec, int r, int p, bool recv) {
   const auto n = static_cast<std::size_t>(spec.nranks);
-  if (spec.kind == OpKind::all_to_all) return {static_cast<std::size_t>(p) * spec.count, spec.count};
+  if (spec.kind == OpKind::all_to_all)
+    return {static_cast<std::size_t>(p) * spec.count, spec.count};
   std::vector<std::size_t> counts(n);
   for (std::size_t q = 0; q < n; ++q) {
     counts[q] = recv ? spec.matrix[q * n + static_cast<std::size_t>(r)]
@@ -60,7 +61,8 @@ Block a2a_block(const CollectiveSpec& spec, int r, int p, bool recv) {
 
 double value_at(Values values, DataType dtype, int rank, std::size_t i) {
   const auto mix = static_cast<long>(static_cast<std::size_t>(rank) * 37 + i * 11 + 5);
-  if (values == Values::fractions && is_floating(dtype)) return static_cast<double>(mix % 97) / 7.0 - 5.3;
+  if (values == Values::fractions && is_floating(dtype))
+    return static_cast<double>(mix % 97) / 7.0 - 5.3;
   return static_cast<double>(mix % 7 - 3);
 }
 
@@ -76,7 +78,8 @@ CollectiveSpec make_spec(OpKind kind, int nranks, std::size_t count, int root) {
   if (kind == OpKind::all_to_all_v) {
     spec.matrix.resize(n * n);
     for (std::size_t s = 0; s < n; ++s) {
-      for (std::size_t d = 0; d < n; ++d) spec.matrix[s * n + d] = (s + 2 * d + count) % (count + 2);
+      for (std::size_t d = 0; d < n; ++d)
+        spec.matrix[s * n + d] = (s + 2 * d + count) % (count + 2);
     }
   } else if (is_uneven(kind)) {
     spec.counts.resize(n);
@@ -239,14 +242,13 @@ std::vector<Bytes> expected_outputs(const Setup& setup, const std::vector<Bytes>
 }
 
 std::string describe(const Setup& setup) {
-  std::string text = setup.algorithm + " " + std::string(name(setup.spec.kind)) +
-                     " n=" + std::to_string(setup.spec.nranks) +
-                     " count=" + std::to_string(setup.spec.count) +
-                     " root=" + std::to_string(setup.spec.root) +
-                     " channels=" + std::to_string(setup.params.channels) +
-                     " chunk=" + std::to_string(setup.params.chunk_elements) +
-                     " rpn=" + std::to_string(setup.params.ranks_per_node) + " " +
-                     std::string(name(setup.dtype));
+  std::string text =
+      setup.algorithm + " " + std::string(name(setup.spec.kind)) +
+      " n=" + std::to_string(setup.spec.nranks) + " count=" + std::to_string(setup.spec.count) +
+      " root=" + std::to_string(setup.spec.root) +
+      " channels=" + std::to_string(setup.params.channels) +
+      " chunk=" + std::to_string(setup.params.chunk_elements) +
+      " rpn=" + std::to_string(setup.params.ranks_per_node) + " " + std::string(name(setup.dtype));
   if (!setup.ops.empty()) text += " " + to_string(setup.ops.front());
   if (setup.in_place) text += " in place";
   return text;

@@ -48,8 +48,7 @@ void sweep(const Algorithm& algorithm) {
               Setup setup;
               setup.spec = algo_test::make_spec(kind, n, count, n / 2);
               setup.algorithm = algo_name;
-              setup.params = {.channels = channels, .chunk_elements = chunk,
-                              .ranks_per_node = rpn};
+              setup.params = {.channels = channels, .chunk_elements = chunk, .ranks_per_node = rpn};
               if (!algorithm.why_not(setup.spec, setup.params).empty()) continue;
               setup.dtype = DataType::float32;
               setup.values = algo_test::folds_in_ring_order(algo_name)

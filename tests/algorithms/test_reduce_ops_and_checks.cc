@@ -1,7 +1,6 @@
 // Reduce ops x data types through every reducing algorithm, an independent int32 reference, and
 // the checker's and interpreter's own error paths on hand-written broken schedules.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <cstring>
 
@@ -11,8 +10,8 @@
 #include "twinccl/schedule_interpreter.h"
 
 using namespace twinccl;
-using Catch::Matchers::Contains;
 using algo_test::Setup;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -28,12 +27,11 @@ std::vector<ReduceOp> ops_for(ReduceKind kind, int n) {
 }  // namespace
 
 TEST_CASE("reduce ops and data types through every reducing algorithm", "[algorithms]") {
-  const std::vector<DataType> dtypes = {DataType::int8,    DataType::int32,   DataType::uint64,
-                                        DataType::float16, DataType::bfloat16, DataType::float32,
+  const std::vector<DataType> dtypes = {DataType::int8,    DataType::int32,      DataType::uint64,
+                                        DataType::float16, DataType::bfloat16,   DataType::float32,
                                         DataType::float64, DataType::float8_e4m3};
   const std::vector<ReduceKind> kinds = {ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
-                                         ReduceKind::max, ReduceKind::avg,
-                                         ReduceKind::premul_sum};
+                                         ReduceKind::max, ReduceKind::avg,  ReduceKind::premul_sum};
   for (const Algorithm* algorithm : all_algorithms()) {
     const std::string algo_name(algorithm->name());
     const bool ring_order = algo_test::folds_in_ring_order(algo_name);
@@ -54,8 +52,8 @@ TEST_CASE("reduce ops and data types through every reducing algorithm", "[algori
             if (!algorithm->why_not(setup.spec, setup.params).empty()) continue;
             setup.dtype = dtype;
             setup.ops = ops_for(op, n);
-            setup.values = ring_order ? algo_test::Values::fractions
-                                      : algo_test::Values::small_integers;
+            setup.values =
+                ring_order ? algo_test::Values::fractions : algo_test::Values::small_integers;
             INFO(algo_test::describe(setup));
             const auto inputs = algo_test::make_inputs(setup);
             const auto expected = algo_test::expected_outputs(setup, inputs);
@@ -125,13 +123,14 @@ Schedule two_rank_schedule() {
 
 }  // namespace
 
-TEST_CASE("check_schedule names the broken rank, step and op", "[algorithms]") {
+TEST_CASE("check_schedule names the broken rank and step and op", "[algorithms]") {
   REQUIRE_NOTHROW(check_schedule(two_rank_schedule()));
   {
     Schedule s = two_rank_schedule();
     s.ranks[1].steps[0].ops[1].dst.offset = 6;
-    CHECK_THROWS_WITH(check_schedule(s), Contains("rank 1 step 0 op 1") &&
-                                             Contains("slice output[6, 10) outside the output of 8"));
+    CHECK_THROWS_WITH(
+        check_schedule(s),
+        Contains("rank 1 step 0 op 1") && Contains("slice output[6, 10) outside the output of 8"));
   }
   {
     Schedule s = two_rank_schedule();
@@ -147,8 +146,8 @@ TEST_CASE("check_schedule names the broken rank, step and op", "[algorithms]") {
   {
     Schedule s = two_rank_schedule();
     s.ranks[0].steps[0].ops[1].dst.offset = 0;  // recv overwrites the copy's destination
-    CHECK_THROWS_WITH(check_schedule(s), Contains("rank 0 step 0") &&
-                                             Contains("of the same step also uses"));
+    CHECK_THROWS_WITH(check_schedule(s),
+                      Contains("rank 0 step 0") && Contains("of the same step also uses"));
   }
   {
     // Sends wait for their receiver: each rank sends in step 0 and receives in step 1.
@@ -164,7 +163,7 @@ TEST_CASE("check_schedule names the broken rank, step and op", "[algorithms]") {
   }
 }
 
-TEST_CASE("interpret_schedule reports stalls, leftovers and missing inputs", "[algorithms]") {
+TEST_CASE("interpret_schedule reports stalls and leftovers and missing inputs", "[algorithms]") {
   std::vector<std::int32_t> in0(4, 1), in1(4, 2), out0(8), out1(8);
   const std::vector<RankBuffers> buffers = {{in0.data(), out0.data()}, {in1.data(), out1.data()}};
   interpret_schedule(two_rank_schedule(), DataType::int32, nullptr, buffers);

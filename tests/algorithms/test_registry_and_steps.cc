@@ -18,11 +18,12 @@ std::size_t steps_of(OpKind kind, const std::string& algorithm, int n, std::size
 
 }  // namespace
 
-TEST_CASE("registry lists algorithms per collective and picks ring, else direct", "[algorithms]") {
+TEST_CASE("registry lists algorithms per collective and picks ring or else direct",
+          "[algorithms]") {
   std::vector<std::string> names;
   for (const Algorithm* a : algorithms_for(OpKind::all_reduce)) names.emplace_back(a->name());
-  CHECK(names == std::vector<std::string>{"ring", "tree", "halving_doubling", "nvls",
-                                          "hierarchical"});
+  CHECK(names ==
+        std::vector<std::string>{"ring", "tree", "halving_doubling", "nvls", "hierarchical"});
   CHECK(default_algorithm(OpKind::all_reduce) == "ring");
   CHECK(default_algorithm(OpKind::reduce_scatter_v) == "ring");
   CHECK(default_algorithm(OpKind::all_to_all) == "direct");
@@ -35,10 +36,10 @@ TEST_CASE("registry lists algorithms per collective and picks ring, else direct"
 
 TEST_CASE("unknown or inapplicable algorithms are refused with the available ones named",
           "[algorithms]") {
-  CHECK_THROWS_MATCHES(find_algorithm(OpKind::all_reduce, "foo"), InvalidArgument,
-                       Catch::Matchers::Message(
-                           "unknown algorithm 'foo' for all_reduce; available: ring, tree, "
-                           "halving_doubling, nvls, hierarchical"));
+  CHECK_THROWS_MATCHES(
+      find_algorithm(OpKind::all_reduce, "foo"), InvalidArgument,
+      Catch::Matchers::Message("unknown algorithm 'foo' for all_reduce; available: ring, tree, "
+                               "halving_doubling, nvls, hierarchical"));
   CHECK_THROWS_WITH(find_algorithm(OpKind::all_gather_v, "halving_doubling"),
                     Contains("algorithm 'halving_doubling' does not apply to all_gather_v") &&
                         Contains("available for all_gather_v: ring, direct, bruck"));
@@ -49,9 +50,9 @@ TEST_CASE("unknown or inapplicable algorithms are refused with the available one
   spec.kind = OpKind::reduce;
   spec.root = 6;
   CHECK_THROWS_WITH(build_schedule(spec, "ring", {}), Contains("root=6 out of range [0, 6)"));
-  CHECK_THROWS_AS(build_rank_schedule(algo_test::make_spec(OpKind::all_reduce, 4, 8), "ring", {},
-                                      4),
-                  InvalidArgument);
+  CHECK_THROWS_AS(
+      build_rank_schedule(algo_test::make_spec(OpKind::all_reduce, 4, 8), "ring", {}, 4),
+      InvalidArgument);
 }
 
 TEST_CASE("ring chunks and fold order are the documented ones", "[algorithms]") {
@@ -70,7 +71,7 @@ TEST_CASE("ring chunks and fold order are the documented ones", "[algorithms]") 
   CHECK_THROWS_AS(ring_fold_rank(4, 0, 4), InvalidArgument);
 }
 
-TEST_CASE("input and output sizes follow NCCL's counts", "[algorithms]") {
+TEST_CASE("input and output sizes follow the NCCL counts", "[algorithms]") {
   const auto sizes = [](OpKind kind, int rank) {
     CollectiveSpec spec = algo_test::make_spec(kind, 4, 5, 2);
     return std::pair{input_elements(spec, rank), output_elements(spec, rank)};
@@ -113,7 +114,8 @@ TEST_CASE("step counts of the schedules", "[algorithms]") {
     // Chain: the root sends (1 step), middle ranks receive then forward (2), the last receives.
     CHECK(steps_of(OpKind::broadcast, "ring", n, 100, {}, 0) == 1);
     CHECK(steps_of(OpKind::broadcast, "ring", n, 100, {}, n - 1) == 1);
-    if (n > 2) CHECK(steps_of(OpKind::reduce, "ring", n, 100, {}, 2) == 2);  // root 0: rank 2 is mid-chain
+    if (n > 2)
+      CHECK(steps_of(OpKind::reduce, "ring", n, 100, {}, 2) == 2);  // root 0: rank 2 is mid-chain
     // Pipelining: ring all_reduce with 10 pieces per transfer runs as a wavefront.
     const std::size_t per_chunk = 70;
     CHECK(steps_of(OpKind::all_reduce, "ring", n, per_chunk * un, {.chunk_elements = 7}) ==
