@@ -1,0 +1,136 @@
+// What TwinCCL's NCCL backend costs on top of calling NCCL directly, on one GPU (world size 1).
+//
+//   build/bench/bench_nccl_overhead            # exits 77 without NCCL support or without a GPU
+//
+// How it works: both paths enqueue all_reduce(sum, float32) on the same communicator and stream.
+//   host:   small all_reduce (256 B), many async calls, time per call on the host (the GPU work
+//           is the same for both, so the difference is TwinCCL's validation, OpDesc, event, Work);
+//           the stream is drained between batches so the GPU queue never fills.
+//   device: 256 MiB all_reduce, CUDA-event timed on the stream, median of 20; blocking TwinCCL
+//           calls vs ncclAllReduce + cudaStreamSynchronize.
+// Targets: < 1 us host overhead per call, < 2 % at 256 MiB. Prints both and whether they are met.
+#include <cstdio>
+
+#if defined(TWINCCL_HAVE_NCCL)
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "nccl/communicator.h"
+#include "nccl/launch.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using twinccl::Communicator;
+using twinccl::DataType;
+using twinccl::ReduceOp;
+
+constexpr int kHostCalls = 20000;
+constexpr int kBatch = 500;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Host microseconds per call of `issue`, draining the stream every kBatch calls (not timed).
+template <class Issue>
+double host_us_per_call(cudaStream_t stream, Issue&& issue) {
+  for (int i = 0; i < kBatch; ++i) issue();  // warm-up
+  cudaStreamSynchronize(stream);
+  double total_us = 0;
+  for (int done = 0; done < kHostCalls; done += kBatch) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kBatch; ++i) issue();
+    total_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    cudaStreamSynchronize(stream);
+  }
+  return total_us / kHostCalls;
+}
+
+// Device milliseconds of `issue` between two events on the stream, median of `reps`.
+template <class Issue>
+double device_ms(cudaStream_t stream, int reps, Issue&& issue) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  issue();
+  cudaStreamSynchronize(stream);
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(start, stream);
+    issue();
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    float elapsed = 0;
+    cudaEventElapsedTime(&elapsed, start, stop);
+    ms.push_back(elapsed);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(ms);
+}
+
+void bench(Communicator& world) {
+  auto& comm = dynamic_cast<twinccl::nccl::NcclCommunicator&>(world);
+  const ncclComm_t raw = comm.native_comm();
+  const cudaStream_t stream = comm.native_stream();
+
+  const std::size_t small = 64;  // float32 elements: 256 B
+  twinccl::Buffer a = world.alloc(small, DataType::float32);
+  twinccl::Buffer b = world.alloc(small, DataType::float32);
+  const double nccl_us = host_us_per_call(stream, [&] {
+    ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, raw, stream);
+  });
+  const double ours_us = host_us_per_call(stream, [&] {
+    world.all_reduce(a.data(), b.data(), small, DataType::float32, ReduceOp::sum(), {.async_op = true});
+  });
+
+  const std::size_t big = (std::size_t{256} << 20) / sizeof(float);
+  twinccl::Buffer x = world.alloc(big, DataType::float32);
+  twinccl::Buffer y = world.alloc(big, DataType::float32);
+  const double nccl_ms = device_ms(stream, 20, [&] {
+    ncclAllReduce(x.data(), y.data(), big, ncclFloat32, ncclSum, raw, stream);
+  });
+  const double ours_ms = device_ms(stream, 20, [&] {
+    world.all_reduce(x.data(), y.data(), big, DataType::float32, ReduceOp::sum(), {.async_op = true});
+  });
+
+  const double host_overhead_us = ours_us - nccl_us;
+  const double device_overhead_pct = 100.0 * (ours_ms - nccl_ms) / nccl_ms;
+  std::printf("%s\n", twinccl::nccl::describe_runtime().c_str());
+  std::printf("host per call, all_reduce 256 B (%d calls): ncclAllReduce %.3f us, twinccl %.3f us, overhead %.3f us "
+              "(target < 1 us: %s)\n",
+              kHostCalls, nccl_us, ours_us, host_overhead_us, host_overhead_us < 1.0 ? "met" : "NOT met");
+  std::printf("device time, all_reduce 256 MiB (median of 20): ncclAllReduce %.3f ms, twinccl %.3f ms, overhead "
+              "%.2f %% (target < 2 %%: %s)\n",
+              nccl_ms, ours_ms, device_overhead_pct, device_overhead_pct < 2.0 ? "met" : "NOT met");
+}
+
+}  // namespace
+
+int main() {
+  if (twinccl::nccl::visible_gpu_count() == 0) {
+    std::printf("SKIPPED: no GPU visible; nothing measured\n");
+    return 77;
+  }
+  twinccl::RunOptions options;
+  options.backend = "nccl";
+  twinccl::nccl::run_local_ranks({0}, options, bench);
+  return 0;
+}
+
+#else
+
+int main() {
+  std::printf("SKIPPED: built without NCCL (TWINCCL_HAVE_NCCL undefined); nothing measured\n");
+  return 77;
+}
+
+#endif
