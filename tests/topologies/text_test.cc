@@ -44,6 +44,7 @@ TEST_CASE("draw_node draws GPUs, ranks, switches and NICs within 100 columns", "
   CHECK_THAT(torus, Contains("gpu3_3") && Contains("rank 15") && Contains("GPU-GPU links") &&
                         Contains("gpu0_0-gpu0_1 50"));
   CHECK(widest_line(torus) <= 100);
+  CHECK(widest_line(check_report(h100_cluster(3))) <= 100);
   CHECK(widest_line(draw_node(torus_2d(16, 16), 0)) <= 100);
   CHECK_THAT(draw_node(torus_2d(16, 16), 0), Contains("and 192 more GPUs"));
   CHECK_THROWS_AS(draw_node(dgx_h100(), 1), twinccl::InvalidArgument);
@@ -51,7 +52,7 @@ TEST_CASE("draw_node draws GPUs, ranks, switches and NICs within 100 columns", "
 
 TEST_CASE("check_report: OK, route statistics and warnings", "[topologies][text]") {
   const std::string ok = check_report(h100_cluster(2));
-  CHECK_THAT(ok, Contains("h100-cluster-2: OK") && Contains("routes checked: 31") &&
+  CHECK_THAT(ok, Contains("h100-cluster-2: OK") && Contains("routes checked: 31 (") &&
                      Contains("at most 8 hops") && Contains("slowest link 48 GB/s") && Contains("warnings: 0"));
   // Two nodes, no NIC in node 1, a half-duplex link, an oversubscribed switch.
   TopologyBuilder b("odd");

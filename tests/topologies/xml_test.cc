@@ -97,7 +97,9 @@ TEST_CASE("NICs: speed in Mb/s, under a pci or straight under the cpu", "[topolo
 
 TEST_CASE("malformed NCCL XML names the element and attribute", "[topologies][xml]") {
   CHECK_THAT(error_of("<system version=\"1\"><cpu numaid=\"0\">"), Contains("n.xml") && Contains("malformed XML"));
-  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n</gpu>\n</system>"),
+  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n<gpu dev=\"0 sm=\"80\"/>\n</cpu>\n</system>"),
+             Contains("n.xml:") && Contains("malformed XML"));
+  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n<pci busid=\"0000:01:00.0\" <gpu/>\n</cpu></system>"),
              Contains("n.xml:3: malformed XML"));
   CHECK_THAT(error_of("<topology/>"), Contains("missing root element <system"));
   CHECK_THAT(error_of("<system><cpu numaid=\"0\"/></system>"), Contains("<system>: missing attribute 'version'"));

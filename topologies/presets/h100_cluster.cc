@@ -12,7 +12,7 @@
 //   n0.gpu0    n0.gpu1  ...  n0.gpu7           GPU i shares PCIe switch i/2 with NIC i (dgx_h100.cc)
 //
 // Routing (routing_rule()): GPU i -> NIC i -> leaf of rail i; same SU and rail: leaf -> NIC;
-// otherwise leaf -> spine (destination rank mod 32: ECMP by destination, repeatable) -> leaf.
+// otherwise leaf -> spine (destination node mod 32: ECMP by destination, repeatable) -> leaf.
 // Radix 64 is NVIDIA's QM9700 (NDR 400G, 64 ports), as in the DGX SuperPOD reference design.
 // Above 64 leaves a physical SuperPOD needs a third level; here a spine vertex stands for a group
 // of spine switches with the same total bandwidth, which keeps the fat-tree's full bisection.

@@ -24,7 +24,7 @@ using json_format::fail;
 using json_format::Vars;
 
 std::string join(const std::string& where, const std::string& key) {
-  return where.empty() ? key : join(where, key);
+  return where.empty() ? key : where + "." + key;
 }
 
 std::string number_text(double v) {

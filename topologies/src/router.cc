@@ -232,7 +232,7 @@ std::vector<LinkId> Router::route(int rank_a, int rank_b) const {
     const RegionRef ra{Region::node, node_a};
     const RegionRef rb{Region::node, node_b};
     if (walk(a, nic_a, ra, distances_to(nic_a, ra), key, out) &&
-        network_walk(nic_a, nic_b, key, out) &&
+        network_walk(nic_a, nic_b, node_b, out) &&
         walk(nic_b, b, rb, distances_to(b, rb), key, out)) {
       return out;
     }

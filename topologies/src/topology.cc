@@ -160,9 +160,10 @@ std::string_view routing_rule() {
   return "shortest path by hop count, then by summed latency; GPUs are endpoints and are passed "
          "through only when they forward (torus); same node: the path stays inside the node; "
          "different nodes: GPU -> its home NIC (nearest NIC, ties to the NIC on the GPU's rail) "
-         "-> network switches -> the destination's home NIC -> GPU; among equal-cost next hops "
-         "the one numbered (destination rank mod count), in link order, is taken (ECMP by "
-         "destination, repeatable); anything else: shortest path over the whole graph";
+         "-> network switches -> the destination's home NIC -> GPU; among equal-cost next hops, "
+         "in link order, number (key mod count) is taken, key = destination node index in the "
+         "network and destination rank elsewhere (ECMP by destination, repeatable); when no such "
+         "route exists: shortest path over the whole graph";
 }
 
 std::string_view to_string(VertexKind kind) { return name_of(kVertexKinds, kind); }

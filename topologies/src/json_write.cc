@@ -1,0 +1,76 @@
+// Writing a Topology as TwinCCL JSON: every vertex and link explicitly, one per line, fields at
+// their default left out, so load(to_json(t)) rebuilds the same graph (same ids, ranks, links).
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "twinccl/errors.h"
+#include "twinccl/topologies/topology_file.h"
+
+namespace twinccl::topo {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json vertex_json(const Vertex& v) {
+  json j;
+  j["name"] = v.name;
+  j["kind"] = to_string(v.kind);
+  if (v.node >= 0) j["node"] = v.node;
+  if (v.kind == VertexKind::gpu) j["rank"] = v.rank;
+  j["local_index"] = v.local_index;
+  if (v.forwards != (v.kind != VertexKind::gpu)) j["forwards"] = v.forwards;
+  if (v.physical_switches != 1) j["physical_switches"] = v.physical_switches;
+  if (v.level != 0) j["level"] = v.level;
+  if (v.radix != 0) j["radix"] = v.radix;
+  if (v.port_bandwidth_gbps != 0) j["port_bandwidth_gbps"] = v.port_bandwidth_gbps;
+  return j;
+}
+
+json link_json(const Topology& t, const Link& l) {
+  json j;
+  j["a"] = t.vertex(l.a).name;
+  j["b"] = t.vertex(l.b).name;
+  j["type"] = to_string(l.type);
+  j["bandwidth_gbps"] = l.bandwidth_gbps;
+  j["latency_us"] = l.latency_us;
+  if (l.duplex != Duplex::full) j["duplex"] = to_string(l.duplex);
+  if (l.sharing != Sharing::shared) j["sharing"] = to_string(l.sharing);
+  if (l.lanes != 1) j["lanes"] = l.lanes;
+  return j;
+}
+
+}  // namespace
+
+std::string to_json(const Topology& t) {
+  json head;
+  head["version"] = 1;
+  head["name"] = t.name();
+  head["description"] = t.description();
+  head["arch"] = to_string(t.facts().arch);
+  head["pcie_gen"] = t.facts().pcie_gen;
+  if (t.facts().nvls) head["nvls"] = *t.facts().nvls;
+  std::string out = "{\n";
+  for (const auto& [key, value] : head.items()) out += "  \"" + key + "\": " + value.dump() + ",\n";
+  out += "  \"vertices\": [";
+  const auto vertices = t.vertices();
+  for (std::size_t i = 0; i < vertices.size(); ++i) {
+    out += (i == 0 ? "\n    " : ",\n    ") + vertex_json(vertices[i]).dump();
+  }
+  out += "\n  ],\n  \"links\": [";
+  const auto links = t.links();
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    out += (i == 0 ? "\n    " : ",\n    ") + link_json(t, links[i]).dump();
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+void save_topology_json(const Topology& topology, const std::filesystem::path& path) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw ConfigError("cannot write topology file '" + path.string() + "'");
+  file << to_json(topology);
+  if (!file) throw ConfigError("error while writing topology file '" + path.string() + "'");
+}
+
+}  // namespace twinccl::topo

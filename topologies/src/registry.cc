@@ -1,0 +1,92 @@
+// The preset registry: names and patterns -> preset functions; .json / .xml paths -> readers.
+#include <charconv>
+#include <optional>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
+
+namespace twinccl::topo {
+namespace {
+
+std::optional<int> parse_int(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// "torus-4x4" or "torus-4x4-100" (link GB/s).
+std::optional<Topology> torus_by_name(std::string_view name) {
+  if (name.substr(0, 6) != "torus-") return std::nullopt;
+  std::string_view rest = name.substr(6);
+  double gbps = 50.0;
+  if (const std::size_t dash = rest.find('-'); dash != std::string_view::npos) {
+    const auto bw = parse_double(rest.substr(dash + 1));
+    if (!bw) return std::nullopt;
+    gbps = *bw;
+    rest = rest.substr(0, dash);
+  }
+  const std::size_t x = rest.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  const auto rows = parse_int(rest.substr(0, x));
+  const auto cols = parse_int(rest.substr(x + 1));
+  if (!rows || !cols) return std::nullopt;
+  if (!(gbps > 0)) throw ConfigError("preset '" + std::string(name) + "': link bandwidth must be > 0");
+  return torus_2d(*rows, *cols, gbps);
+}
+
+std::optional<Topology> cluster_by_name(std::string_view name) {
+  for (std::string_view prefix : {"h100-cluster-", "h100x"}) {
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    const auto nodes = parse_int(name.substr(prefix.size()));
+    if (!nodes) return std::nullopt;
+    return h100_cluster(*nodes);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<PresetInfo> list_presets() {
+  return {
+      {"dgx-a100", "NVIDIA DGX A100: 8 A100, 6 NVSwitches, 12 NVLink3 x 25 GB/s, 8 x 200G NICs, PCIe gen4",
+       "dgx-a100"},
+      {"dgx-h100", "NVIDIA DGX H100: 8 H100, NVSwitch gen3 + NVLS, 18 NVLink4 x 20.6 GB/s, 8 x 400G NICs",
+       "dgx-h100"},
+      {"pcie-4gpu", "4 GPUs under one PCIe gen4 switch, no NVLink", "pcie-4gpu"},
+      {"h100-cluster-N", "N x DGX H100 (N = 1..1024) on a rail-optimized two-level fat-tree; also h100xN",
+       "h100-cluster-16"},
+      {"torus-RxC[-GBPS]", "R x C 2D torus of accelerators, wrap-around, GBPS per link (default 50)",
+       "torus-4x4"},
+  };
+}
+
+Topology load_topology(std::string_view preset_or_path) {
+  const std::string name(preset_or_path);
+  if (ends_with(name, ".json")) return load_topology_json(name);
+  if (ends_with(name, ".xml")) return load_nccl_xml(name);
+  if (name == "dgx-a100") return dgx_a100();
+  if (name == "dgx-h100") return dgx_h100();
+  if (name == "pcie-4gpu") return pcie_4gpu();
+  if (auto t = cluster_by_name(name)) return *t;
+  if (auto t = torus_by_name(name)) return *t;
+  std::string known;
+  for (const PresetInfo& p : list_presets()) known += "\n  " + p.pattern + "  " + p.description;
+  throw ConfigError("unknown topology '" + name +
+                    "': not a preset, and not a path ending in .json or .xml. Presets:" + known);
+}
+
+}  // namespace twinccl::topo
