@@ -51,6 +51,8 @@ CallSetup setup_call(Communicator& comm, const CallShape& shape) {
     s.recv_buffer = comm.alloc(l.recv, shape.dtype);
     s.send = l.send ? s.send_buffer.data() : nullptr;
     s.recv = l.recv ? s.recv_buffer.data() : nullptr;
+    s.input_view = s.send_buffer;
+    s.result_view = s.recv_buffer.slice(0, l.result);
     return s;
   }
   switch (shape.kind) {
@@ -59,16 +61,22 @@ CallSetup setup_call(Communicator& comm, const CallShape& shape) {
       s.recv_buffer = comm.alloc(l.send, shape.dtype);
       s.send = s.recv_buffer.data();
       s.recv = static_cast<char*>(s.recv_buffer.data()) + l.input_at * e;
+      s.input_view = s.recv_buffer;
+      s.result_view = s.recv_buffer.slice(l.input_at, l.result);
       break;
     case OpKind::all_gather:
     case OpKind::gather:  // send == recv + rank*count inside the big recv buffer
       s.recv_buffer = comm.alloc(l.recv, shape.dtype);
       s.recv = s.recv_buffer.data();
       s.send = static_cast<char*>(s.recv_buffer.data()) + l.input_at * e;
+      s.input_view = s.recv_buffer.slice(l.input_at, l.send);
+      s.result_view = s.recv_buffer.slice(0, l.result);
       break;
     default:  // all_reduce, broadcast (root), reduce (root): send == recv
       s.recv_buffer = comm.alloc(std::max(l.recv, l.send), shape.dtype);
       s.send = s.recv = s.recv_buffer.data();
+      s.input_view = s.recv_buffer.slice(0, l.send);
+      s.result_view = s.recv_buffer.slice(0, l.result);
       break;
   }
   return s;
@@ -80,11 +88,13 @@ void CallSetup::fill_input(std::span<const unsigned char> bytes) {
     throw InvalidArgument("CallSetup::fill_input: " + std::to_string(bytes.size()) + " bytes for an input of " +
                           std::to_string(need));
   }
-  if (need) std::memcpy(const_cast<void*>(send), bytes.data(), need);
+  if (need) input_view.copy_from_host(bytes.data(), need);
 }
 
-const unsigned char* CallSetup::result() const {
-  return static_cast<const unsigned char*>(recv) + result_offset * size_of(shape.dtype);
+std::vector<unsigned char> CallSetup::result_bytes() const {
+  std::vector<unsigned char> out(result_elements * size_of(shape.dtype));
+  if (!out.empty()) result_view.copy_to_host(out.data(), out.size());
+  return out;
 }
 
 Work issue_call(Communicator& comm, const CallSetup& s, CallOptions opts) {

@@ -59,7 +59,8 @@ void run_case(Communicator& comm, const Case& c, std::string_view algorithm) {
     throw std::runtime_error(c.describe() + ": result region of " + std::to_string(s.result_elements) +
                              " elements, reference has " + std::to_string(want.size() / e));
   }
-  const unsigned char* got = s.result();
+  const std::vector<unsigned char> result = s.result_bytes();
+  const unsigned char* got = result.data();
   if (want.empty() || std::memcmp(got, want.data(), want.size()) == 0) return;
   for (std::size_t i = 0; i < want.size() / e; ++i) {
     if (std::memcmp(got + i * e, want.data() + i * e, e) != 0) {

@@ -2,11 +2,12 @@
 // finding the result: shared by the conformance suite and `twinccl perf` (timing and #wrong).
 //
 //   CallSetup s = setup_call(comm, {OpKind::all_gather, DataType::float32, ReduceOp::sum(), n, 0, true});
-//   s.fill_input(my_bytes);  issue_call(comm, s, {});  const void* out = s.result();
+//   s.fill_input(my_bytes);  issue_call(comm, s, {});  std::vector<unsigned char> out = s.result_bytes();
 #pragma once
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "twinccl/communicator.h"
 
@@ -28,12 +29,13 @@ struct CallSetup {
   const void* send = nullptr;
   void* recv = nullptr;
   std::size_t input_elements = 0;   // this rank's input
-  std::size_t result_offset = 0;    // the rank's result inside recv (elements)
   std::size_t result_elements = 0;  // 0 when the rank gets nothing (non-root of reduce/gather)
+  Buffer input_view, result_view;   // where the input goes and the result lands (any memory)
 
   // Copies this rank's input (input_elements) to where the call reads it.
   void fill_input(std::span<const unsigned char> bytes);
-  const unsigned char* result() const;
+  // The rank's result, copied to host memory.
+  std::vector<unsigned char> result_bytes() const;
 };
 
 // Allocates through comm and lays out the buffers for `shape` on this rank.

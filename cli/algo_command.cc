@@ -1,0 +1,42 @@
+// `twinccl algo [collective]`: the algorithm registry, one line per algorithm.
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "commands.h"
+#include "twinccl/algorithms.h"
+
+namespace twinccl::cli {
+
+CLI::App* add_algo_command(CLI::App& app, AlgoOptions& o) {
+  CLI::App* cmd = app.add_subcommand("algo", "list the algorithms of each collective");
+  cmd->add_option("collective", o.collective, "one collective (default: all)");
+  return cmd;
+}
+
+int run_algo_command(const AlgoOptions& o, std::ostream& out) {
+  std::vector<OpKind> kinds;
+  if (!o.collective.empty()) {
+    kinds.push_back(parse_op_kind(o.collective));
+  } else {
+    for (OpKind k : {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather, OpKind::broadcast, OpKind::reduce,
+                     OpKind::all_to_all, OpKind::gather, OpKind::scatter, OpKind::all_gather_v,
+                     OpKind::reduce_scatter_v, OpKind::all_to_all_v, OpKind::gather_v, OpKind::scatter_v}) {
+      kinds.push_back(k);
+    }
+  }
+  print_algorithms(out, kinds);
+  return 0;
+}
+
+void print_algorithms(std::ostream& out, const std::vector<OpKind>& kinds) {
+  for (OpKind k : kinds) {
+    out << name(k) << ":\n";
+    for (const Algorithm* a : algorithms_for(k)) {
+      out << fmt::format("  {:<18} {}{}\n", a->name(), a->description(),
+                         a->name() == default_algorithm(k) ? "  [default]" : "");
+    }
+  }
+}
+
+}  // namespace twinccl::cli

@@ -1,0 +1,33 @@
+// The subcommands of `twinccl`: each adds its options to the CLI11 app and runs from a plain
+// options struct (so tests can call run_* directly).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "perf_options.h"
+
+namespace twinccl::cli {
+
+CLI::App* add_perf_command(CLI::App& app, PerfOptions& options);
+int run_perf_command(PerfOptions options, std::ostream& out);
+
+struct TopoOptions {
+  std::string action;  // list | show | check
+  std::string target;  // preset name or file
+};
+CLI::App* add_topo_command(CLI::App& app, TopoOptions& options);
+int run_topo_command(const TopoOptions& options, std::ostream& out);
+
+struct AlgoOptions {
+  std::string collective;  // empty: every collective
+};
+CLI::App* add_algo_command(CLI::App& app, AlgoOptions& options);
+int run_algo_command(const AlgoOptions& options, std::ostream& out);
+// One line per algorithm of each collective, the default marked.
+void print_algorithms(std::ostream& out, const std::vector<OpKind>& kinds);
+
+}  // namespace twinccl::cli

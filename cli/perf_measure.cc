@@ -1,0 +1,163 @@
+#include "perf_measure.h"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "twinccl/algorithms.h"
+#include "twinccl/call_layout.h"
+#include "twinccl/errors.h"
+#include "twinccl/reference.h"
+#include "twinccl/run.h"
+
+namespace twinccl::cli {
+namespace {
+
+// nccl-tests' count: the per-rank count for collectives whose size is the whole gathered buffer.
+std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks) {
+  std::size_t elements = bytes / size_of(dtype);
+  switch (kind) {
+    case OpKind::reduce_scatter:
+    case OpKind::all_gather:
+    case OpKind::all_to_all:
+    case OpKind::gather:
+    case OpKind::scatter:
+      return elements / static_cast<std::size_t>(nranks);
+    default:
+      return elements;
+  }
+}
+
+std::size_t shown_count(OpKind kind, std::size_t count, int nranks) {
+  std::size_t c = count;
+  switch (kind) {
+    case OpKind::reduce_scatter:
+    case OpKind::all_gather:
+    case OpKind::all_to_all:
+    case OpKind::gather:
+    case OpKind::scatter:
+      c *= static_cast<std::size_t>(nranks);
+      break;
+    default:
+      break;
+  }
+  return c;
+}
+
+// Reduces one host value over the ranks through the communicator's own memory (GPU-safe).
+template <class T>
+T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
+  Buffer b = comm.alloc(1, dtype);
+  b.copy_from_host(&value, sizeof(T));
+  comm.all_reduce(b, b, op);
+  b.copy_to_host(&value, sizeof(T));
+  return value;
+}
+
+struct RowResult {
+  double time_us[2] = {0, 0};
+  long long wrong[2] = {0, 0};
+};
+
+// One size of one collective on every rank: timing then checking, out-of-place then in-place.
+RowResult run_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op, std::size_t count) {
+  int n = o.ranks;
+  OpDesc call;
+  call.kind = kind;
+  call.dtype = dtype;
+  call.count = count;
+  call.root = o.root;
+  std::vector<ReduceOp> ops;
+  std::vector<Bytes> inputs;
+  for (int r = 0; r < n; ++r) {
+    ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(1.0 / (r + 1)) : ReduceOp{op, 1.0});
+    inputs.push_back(o.check ? make_input(dtype, op, r, send_elements(call, r, n), 7) : Bytes{});
+  }
+  call.op = ops[0];
+  RowResult result;
+  std::mutex mu;
+  RunOptions ro;
+  ro.backend = o.backend;
+  ro.world_size = n;
+  ro.algorithm = o.algorithm;
+  run(ro, [&](Communicator& comm) {
+    if (comm.size() != n) {
+      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " + std::to_string(n) +
+                        "; pass --ranks equal to the launcher's world size");
+    }
+    auto me = static_cast<std::size_t>(comm.rank());
+    for (int place = 0; place < 2; ++place) {
+      CallShape shape{kind, dtype, ops[me], count, o.root, place == 1};
+      CallSetup s = setup_call(comm, shape);
+      for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
+      comm.barrier();
+      auto t0 = std::chrono::steady_clock::now();
+      Work last;
+      for (int i = 0; i < o.iterations; ++i) last = issue_call(comm, s, {.async_op = true});
+      last.wait();
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                  std::max(1, o.iterations);
+      double slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
+      long long wrong = 0;
+      if (o.check) {
+        s.fill_input(inputs[me]);
+        issue_call(comm, s, {});
+        Bytes before(recv_elements(call, comm.rank(), n) * size_of(dtype), 0);
+        Bytes want = reference_output(call, inputs, ops, comm.rank(), before);
+        std::size_t e = size_of(dtype);
+        std::vector<unsigned char> got = s.result_bytes();
+        for (std::size_t i = 0; i < s.result_elements; ++i) {
+          if (std::memcmp(got.data() + i * e, want.data() + i * e, e) != 0) ++wrong;
+        }
+        wrong = reduce_value<long long>(comm, wrong, DataType::int64, ReduceOp::sum());
+      }
+      if (comm.rank() == 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        result.time_us[place] = slowest;
+        result.wrong[place] = wrong;
+      }
+    }
+  });
+  return result;
+}
+
+}  // namespace
+
+PerfReport run_measured_perf(const PerfOptions& o) {
+  PerfReport report;
+  report.title = o.backend == "emu"
+                     ? "# twinccl perf: " + std::to_string(o.ranks) + " emulated ranks (threads) on this machine"
+                     : "# twinccl perf: NCCL on this machine's GPUs";
+  report.header_lines.push_back("backend " + o.backend + ": measured wall-clock time per call; " +
+                                std::string(o.check ? "#wrong: elements differing from the reference model" :
+                                                      "not checked (-c 0)"));
+  report.header_lines.push_back("iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
+                                (o.algorithm.empty() ? ", algorithm: default (ring)" : ", algorithm: " + o.algorithm));
+  for (OpKind kind : o.collectives) {
+    for (DataType dtype : o.dtypes) {
+      for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+        for (std::size_t bytes : sweep_sizes(o)) {
+          std::size_t count = count_for(kind, bytes, dtype, o.ranks);
+          if (count == 0 && bytes > 0) continue;
+          RowResult r = run_row(o, kind, dtype, op, count);
+          PerfRow row{kind,
+                      shown_count(kind, count, o.ranks) * size_of(dtype),
+                      shown_count(kind, count, o.ranks),
+                      dtype,
+                      op,
+                      is_rooted(kind) ? o.root : -1,
+                      make_measurement(kind, count, dtype, o.ranks, r.time_us[0],
+                                       o.check ? std::optional<long long>(r.wrong[0]) : std::nullopt),
+                      make_measurement(kind, count, dtype, o.ranks, r.time_us[1],
+                                       o.check ? std::optional<long long>(r.wrong[1]) : std::nullopt),
+                      o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm,
+                      ""};
+          report.rows.push_back(row);
+        }
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace twinccl::cli

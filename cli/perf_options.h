@@ -1,0 +1,44 @@
+// `twinccl perf` options: nccl-tests' flags plus TwinCCL's (backend, ranks, topology, output).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twinccl/data_type.h"
+#include "twinccl/operation.h"
+#include "twinccl/reduce_op.h"
+
+namespace twinccl::cli {
+
+struct PerfOptions {
+  std::vector<OpKind> collectives;         // empty = the default sweep
+  std::size_t min_bytes = 8;               // -b
+  std::size_t max_bytes = 16 << 20;        // -e
+  double factor = 4;                       // -f (0 when -i is used)
+  std::size_t step_bytes = 0;              // -i
+  int iterations = 5;                      // -n
+  int warmup = 1;                          // -w
+  bool check = true;                       // -c
+  std::vector<DataType> dtypes{DataType::float32};   // -d
+  std::vector<ReduceKind> ops{ReduceKind::sum};     // -o
+  int root = 0;                            // -r
+  std::string backend = "emu";             // --backend emu|sim|nccl
+  int ranks = 8;                           // --ranks (emulator world size)
+  std::string topology;                    // --topology (simulator)
+  std::string algorithm;                   // --algo
+  std::string protocol;                    // --proto
+  std::string fidelity = "analytic";       // --fidelity analytic|flow
+  std::string format = "table";            // --format table|json|csv
+  std::string trace_file;                  // --trace
+  bool links = false;                      // --links
+};
+
+// "8", "64K", "128M", "8G" (powers of 1024, as nccl-tests). Throws InvalidArgument.
+std::size_t parse_bytes(const std::string& text);
+
+// The sizes of the sweep, in bytes, nccl-tests style (-b, -e, -f or -i).
+std::vector<std::size_t> sweep_sizes(const PerfOptions& o);
+
+}  // namespace twinccl::cli
