@@ -126,6 +126,22 @@ TEST_CASE("example two-node file", "[topologies][json]") {
   CHECK(t.summary().nic_bandwidth_gbps == Approx(12.5));
 }
 
+TEST_CASE("templated example file equals the explicit one", "[topologies][json]") {
+  const Topology plain = load_topology(testing::example_path("two-node-pcie.json").string());
+  const Topology tpl = load_topology(testing::example_path("two-node-pcie-templated.json").string());
+  CHECK(tpl.vertices().size() == plain.vertices().size());
+  CHECK(tpl.links().size() == plain.links().size());
+  CHECK(tpl.vertex(tpl.gpu(3)).name == "n1.gpu1");
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) {
+      const RouteMetrics x = measure(tpl, tpl.route(a, b)), y = measure(plain, plain.route(a, b));
+      CHECK(x.hops == y.hops);
+      CHECK(x.bottleneck_bandwidth_gbps == y.bottleneck_bandwidth_gbps);
+      CHECK(x.latency_us == Approx(y.latency_us));
+    }
+  }
+}
+
 TEST_CASE("templates, repeat, for_each, placeholders and defaults", "[topologies][json]") {
   const Topology t = topology_from_json(R"({
     "version": 1, "name": "tpl",
