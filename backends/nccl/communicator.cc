@@ -114,7 +114,7 @@ Work NcclCommunicator::submit(OpDesc op) {
     throw;
   }
   release_reduce_ops();
-  auto completion = std::make_shared<Completion>(ctx_, op.kind, op_count_, op.where);
+  auto completion = std::make_shared<Completion>(ctx_, twinccl::name(op.kind), op_count_, op.where);
   completion->record();
   Work work(std::make_shared<NcclWork>(ctx_, std::move(completion)));
   if (!op.async_op) work.wait();
@@ -125,7 +125,7 @@ void NcclCommunicator::group_start(Where where) {
   ctx_->throw_if_aborted(where_text("group_start", name(), rank(), where));
   check_nccl(ncclGroupStart(), ctx_->comm(), where_text("group_start", name(), rank(), where));
   if (group_depth_++ == 0) {
-    group_completion_ = std::make_shared<Completion>(ctx_, OpKind::barrier, op_count_ + 1, where);
+    group_completion_ = std::make_shared<Completion>(ctx_, "group", op_count_ + 1, where);
   }
 }
 

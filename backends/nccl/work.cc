@@ -15,9 +15,9 @@ namespace twinccl::nccl {
 
 using Clock = std::chrono::steady_clock;
 
-Completion::Completion(std::shared_ptr<CommContext> ctx, OpKind kind, std::uint64_t op_number,
+Completion::Completion(std::shared_ptr<CommContext> ctx, std::string_view what, std::uint64_t op_number,
                        std::source_location where)
-    : ctx_(std::move(ctx)), kind_(kind), op_number_(op_number), where_(where), issued_(Clock::now()) {}
+    : ctx_(std::move(ctx)), what_(what), op_number_(op_number), where_(where), issued_(Clock::now()) {}
 
 Completion::~Completion() {
   if (event_ != nullptr) ctx_->stream()->give_back(event_);
@@ -35,7 +35,7 @@ void Completion::record() {
 }
 
 std::string Completion::describe() const {
-  return std::string(name(kind_)) + " #" + std::to_string(op_number_) + " on comm '" + ctx_->name() + "' rank " +
+  return std::string(what_) + " #" + std::to_string(op_number_) + " on comm '" + ctx_->name() + "' rank " +
          std::to_string(ctx_->rank()) + " (" + describe_call_site(where_) + ")";
 }
 

@@ -1,6 +1,6 @@
 // Work on the NCCL backend: a CUDA event recorded on the communicator's stream after the op.
 //
-//   auto done = std::make_shared<Completion>(ctx, OpKind::all_reduce, 12, where);
+//   auto done = std::make_shared<Completion>(ctx, name(OpKind::all_reduce), 12, where);
 //   enqueue(...); done->record();                       // or, in a group, at group_end
 //   Work w(std::make_shared<NcclWork>(ctx, done)); w.wait();
 //
@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 #include <source_location>
+#include <string_view>
 
 #include "nccl/context.h"
 #include "twinccl/operation.h"
@@ -22,7 +23,9 @@ namespace twinccl::nccl {
 
 class Completion {
  public:
-  Completion(std::shared_ptr<CommContext> ctx, OpKind kind, std::uint64_t op_number, std::source_location where);
+  // `what`: the operation's name ("all_reduce", "group"); a string literal or name(OpKind).
+  Completion(std::shared_ptr<CommContext> ctx, std::string_view what, std::uint64_t op_number,
+             std::source_location where);
   ~Completion();
   Completion(const Completion&) = delete;
   Completion& operator=(const Completion&) = delete;
@@ -37,7 +40,7 @@ class Completion {
 
  private:
   std::shared_ptr<CommContext> ctx_;
-  OpKind kind_;
+  std::string_view what_;
   std::uint64_t op_number_;
   std::source_location where_;
   std::chrono::steady_clock::time_point issued_;
