@@ -1,6 +1,7 @@
 // reduce_elements / scale_elements / divide_elements / element access, against an independent
 // per-element reference, over every data type, op, size (0, 1, odd, large) and aliasing mode.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -171,8 +172,8 @@ TEST_CASE("reduce_elements matches the per-element reference for every type op s
           const std::size_t offset = aliasing == Aliasing::unaligned ? 1 : 0;
           std::vector<unsigned char> buf_a(count * bytes + 8), buf_b(count * bytes + 8),
               buf_d(count * bytes + 8, 0xAB);
-          std::memcpy(buf_a.data() + offset, a.data(), a.size());
-          std::memcpy(buf_b.data() + offset, b.data(), b.size());
+          std::copy(a.begin(), a.end(), buf_a.begin() + static_cast<std::ptrdiff_t>(offset));
+          std::copy(b.begin(), b.end(), buf_b.begin() + static_cast<std::ptrdiff_t>(offset));
           unsigned char* pa = buf_a.data() + offset;
           unsigned char* pb = buf_b.data() + offset;
           unsigned char* pd = buf_d.data() + offset;
