@@ -156,10 +156,13 @@ void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
   FirstFailure failure;
   auto rank_main = [&](int rank) {
     try {
+      const int device = devices[static_cast<std::size_t>(rank)];
+      // The rank's own CUDA code (kernels, cudaMalloc) runs on its GPU too.
+      check_cuda(cudaSetDevice(device), "rank " + std::to_string(rank) + ": cudaSetDevice(" + std::to_string(device) + ")");
       auto world = NcclCommunicator::create({.id = id,
                                              .nranks = nranks,
                                              .rank = rank,
-                                             .device = devices[static_cast<std::size_t>(rank)],
+                                             .device = device,
                                              .name = "world",
                                              .timeout = timeout,
                                              .signal = signal});
@@ -190,6 +193,7 @@ void run_world(const RunOptions& options, const RankFunction& fn) {
   const auto timeout = timeout_of(options);
   const int gpus = require_gpus();
   const int device = env.local_rank % gpus;
+  check_cuda(cudaSetDevice(device), "rank " + std::to_string(env.rank) + ": cudaSetDevice(" + std::to_string(device) + ")");
   Bootstrap boot = bootstrap(env, timeout);
   auto world = NcclCommunicator::create({.id = boot.id,
                                          .nranks = env.world_size,
