@@ -1,0 +1,86 @@
+// Timing of one collective on a Topology, at two fidelities behind one interface.
+//
+//   sim::Request r;                       // all ranks of the topology, float32, fastest choice
+//   r.spec.kind = OpKind::all_reduce; r.spec.count = 1 << 20; r.algorithm = "ring";
+//   sim::Prediction p = sim::predict(topo::dgx_h100(), r);   // p.time_us, p.busbw_gbps
+//   for (const sim::Prediction& c : sim::compare_all(topo::dgx_h100(), r)) ...  // fastest first
+//
+// analytic: NCCL's tuning model (ring, tree, nvls, pat) and plain alpha-beta for the algorithms NCCL
+// has no model for; closed form, microseconds per call at any scale. flow: the algorithm's Schedule
+// played on a SimGrid flow-level model of the topology (link contention). docs/simulator.md says
+// what each models. Every error is a twinccl::InvalidArgument naming the field, the bad value and
+// what applies.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twinccl/algorithms.h"
+#include "twinccl/data_type.h"
+#include "twinccl/schedule.h"
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::sim {
+
+enum class Fidelity { analytic, flow };
+// NCCL's protocols: LL (8 data bytes per 16-byte line), LL128 (120 per 128), Simple (raw buffers).
+enum class Protocol { ll, ll128, simple };
+// Flow fidelity: play each distinct round of a symmetric ring once (automatic: when the ring has
+// more than 64 ranks; exact when the ring's chunks are equal, see docs/simulator.md).
+enum class RoundCompression { automatic, off, on };
+
+// A spec taking every rank of the topology (nranks 0), params choosing channels (channels 0).
+inline CollectiveSpec all_ranks_spec() {
+  CollectiveSpec spec;
+  spec.nranks = 0;
+  return spec;
+}
+inline AlgorithmParams model_channels_params() {
+  AlgorithmParams params;
+  params.channels = 0;
+  return params;
+}
+
+struct Request {
+  // spec.nranks: ranks taking part, 0 = the topology's GPU count (ranks 0..nranks-1).
+  CollectiveSpec spec = all_ranks_spec();
+  DataType dtype = DataType::float32;
+  std::string algorithm;             // "" = the fastest applicable one (as NCCL chooses)
+  std::optional<Protocol> protocol;  // unset = the fastest applicable one
+  // params.channels 0 = as NCCL would pick for the topology (analytic) or 1 (flow).
+  AlgorithmParams params = model_channels_params();
+  Fidelity fidelity = Fidelity::analytic;
+  // NCCL's software latencies (base and per-hop, nccl-facts.md); false = the network alone.
+  bool software_latency = true;
+  RoundCompression compression = RoundCompression::automatic;
+};
+
+struct Prediction {
+  std::string algorithm;
+  Protocol protocol = Protocol::simple;
+  int channels = 1;
+  int nranks = 1;
+  Fidelity fidelity = Fidelity::analytic;
+  std::string model;  // "nccl", "alpha-beta" or "flow"
+  double time_us = 0.0;
+  double algbw_gbps = 0.0;  // perf_math.h: algbw_bytes / time
+  double busbw_gbps = 0.0;  // algbw * busbw_factor
+};
+
+// One prediction for request.algorithm/protocol, or the fastest of compare_all when unset.
+Prediction predict(const topo::Topology& topology, const Request& request);
+// Every applicable (algorithm, protocol) pair, fastest first (ties: registry order).
+std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request);
+
+// The protocols an algorithm may run with: LL/LL128/Simple for ring and tree, Simple otherwise.
+std::vector<Protocol> protocols_for(std::string_view algorithm);
+
+std::string_view name(Protocol protocol);  // "LL", "LL128", "Simple"
+std::string_view name(Fidelity fidelity);  // "analytic", "flow"
+// Case-insensitive; throws InvalidArgument listing the accepted names.
+Protocol parse_protocol(std::string_view text);
+Fidelity parse_fidelity(std::string_view text);
+
+}  // namespace twinccl::sim

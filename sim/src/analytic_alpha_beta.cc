@@ -1,0 +1,101 @@
+// Alpha-beta timing for the algorithms NCCL has no model for (direct, halving_doubling, bruck,
+// hierarchical, ...), derived from the schedule of rank 0 (these algorithms are symmetric, and in
+// rooted collectives rank 0 is the root, the busiest rank).
+//
+// How it works. For each step of rank 0: alpha = the longest route latency among its transfers
+// (sends to and receives from its peers); beta = the busiest link direction on those routes:
+// bytes rank 0 moves across it in the step / its bandwidth (so n-1 sends out of one GPU link share
+// it, and one transfer alone is limited by its route's slowest link). time = sum over steps of
+// (alpha + beta), plus, with software latency on, NCCL's ring Simple base latency once and its
+// per-hop latency (by link class) in every step's alpha [assumed]. Only rank 0's schedule is built: O(its steps and ops), no per-rank loop, so it
+// answers for any world size the algorithm's rank-0 schedule fits in memory. Other ranks' traffic
+// (contention) is the flow model's business.
+#include <algorithm>
+#include <unordered_map>
+
+#include "model.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+struct RouteCost {
+  std::vector<std::pair<std::int64_t, double>> directions;  // (link*2 + dir, bytes/s)
+  double latency_us = 0.0;
+  LinkClass link_class = LinkClass::nvlink;  // network if any network link, else PCIe if any
+};
+
+RouteCost route_cost(const topo::Topology& t, int a, int b) {
+  RouteCost cost;
+  const std::vector<topo::LinkId> links = t.route(a, b);
+  const std::vector<topo::VertexId> vertices = t.route_vertices(a, b);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const topo::Link& l = t.link(links[i]);
+    cost.latency_us += l.latency_us;
+    if (l.type == topo::LinkType::network) cost.link_class = LinkClass::network;
+    if (l.type == topo::LinkType::pcie && cost.link_class == LinkClass::nvlink) {
+      cost.link_class = LinkClass::pcie;
+    }
+    if (l.sharing == topo::Sharing::fatpipe) continue;
+    const bool forward = l.duplex == topo::Duplex::half || l.a == vertices[i];
+    cost.directions.emplace_back(static_cast<std::int64_t>(links[i]) * 2 + (forward ? 0 : 1),
+                                 l.bandwidth_gbps * 1e9);
+  }
+  return cost;
+}
+
+}  // namespace
+
+Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r) {
+  AlgorithmParams params = r.params;
+  params.channels = std::max(1, params.channels);
+  const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, 0);
+  const double element_bytes = static_cast<double>(size_of(r.dtype)) *
+                               kNccl.wire_bytes_per_byte[index_of(r.protocol)];
+  std::unordered_map<int, RouteCost> out_routes, in_routes;  // by peer
+  const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b, int peer)
+      -> const RouteCost& {
+    auto it = cache.find(peer);
+    if (it == cache.end()) it = cache.emplace(peer, route_cost(topology, a, b)).first;
+    return it->second;
+  };
+  // Software latency [assumed]: NCCL's ring Simple costs, base once and one hop per step.
+  const bool software = r.software_latency && r.spec.nranks > 1;
+  const std::size_t pi = index_of(r.protocol);
+  double total_us = software ? at(kNccl.base_latency_us, NcclAlgo::ring, pi) : 0.0;
+  std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)
+  for (const Step& step : rs.steps) {
+    load.clear();
+    double alpha_us = 0.0;
+    bool moves = false;
+    for (const StepOp& op : step.ops) {
+      const bool send = op.kind == StepOpKind::send;
+      const bool recv = op.kind == StepOpKind::recv || op.kind == StepOpKind::recv_reduce;
+      if (!send && !recv) continue;
+      moves = true;
+      const RouteCost& c = send ? cached(out_routes, 0, op.peer, op.peer)
+                                : cached(in_routes, op.peer, 0, op.peer);
+      const double bytes = static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
+      double hop_us = c.latency_us;
+      if (software) {
+        hop_us += at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)], NcclAlgo::ring, pi);
+      }
+      alpha_us = std::max(alpha_us, hop_us);
+      for (const auto& [dir, bandwidth] : c.directions) {
+        auto& entry = load[dir];
+        entry.first += bytes;
+        entry.second = bandwidth;
+      }
+    }
+    if (!moves) continue;
+    double beta_us = 0.0;
+    for (const auto& [dir, entry] : load) beta_us = std::max(beta_us, entry.first / entry.second * 1e6);
+    total_us += alpha_us + beta_us;
+  }
+  Prediction p;
+  p.channels = params.channels;
+  p.model = "alpha-beta";
+  p.time_us = total_us;
+  return p;
+}
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,34 @@
+// Internal: turning a request into a FlowProgram (flow_program_build.cc) and playing it (flow.cc).
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "flow_program.h"
+#include "twinccl/algorithms.h"
+#include "twinccl/schedule.h"
+
+namespace twinccl::sim::detail {
+
+// Bytes on the wire and software delay of one transfer.
+struct TransferCost {
+  double element_bytes = 4.0;
+  double wire_bytes_per_byte = 1.0;
+  std::array<double, 3> delay_by_route_class_s{};  // NVLink/other, PCIe, network
+  double bytes(std::size_t elements) const {
+    return static_cast<double>(elements) * element_bytes * wire_bytes_per_byte;
+  }
+  double bytes_exact(double elements) const {
+    return elements * element_bytes * wire_bytes_per_byte;
+  }
+  double delay_s(int route_class) const {
+    return delay_by_route_class_s[static_cast<std::size_t>(route_class)];
+  }
+};
+
+void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
+                           FlowProgram& program);
+void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
+                      const TransferCost& cost, RouteTable& routes, FlowProgram& program);
+
+}  // namespace twinccl::sim::detail

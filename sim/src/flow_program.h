@@ -1,0 +1,88 @@
+// Internal: a flow-level program, plain data that the SimGrid side plays (flow_simgrid.cc).
+//
+// A program is links (the topology links its transfers cross), routes (rank to rank, as lists of
+// link directions) and transfers. Either `rank_steps` says, per rank and step, which transfers the
+// step waits for (a transfer belongs to its sender's step and its receiver's step and starts when
+// both ranks reached them: send/recv pairing), or `rounds` lists groups of transfers that all start
+// together, one group after the other (a compressed symmetric ring: each distinct round once).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::sim::detail {
+
+struct FlowLink {
+  topo::LinkId topology_link = -1;
+  double bandwidth_bytes_per_s = 0.0;
+  double latency_s = 0.0;
+  bool fatpipe = false;
+  bool full_duplex = true;  // SPLITDUPLEX: each direction has the bandwidth on its own
+};
+
+struct FlowHop {
+  int link = 0;         // index into FlowProgram::links
+  bool forward = true;  // from the topology link's a to b
+};
+
+struct FlowRoute {
+  int src = 0, dst = 0;  // ranks
+  std::vector<FlowHop> hops;
+  double latency_s = 0.0;
+};
+
+struct FlowTransfer {
+  int route = 0;
+  double bytes = 0.0;    // on the wire
+  double delay_s = 0.0;  // software latency before the data moves
+  int step = 0;          // sender's step (for traces)
+};
+
+struct FlowRound {
+  std::vector<int> transfers;
+};
+
+struct FlowProgram {
+  int nranks = 0;
+  std::vector<FlowLink> links;
+  std::vector<FlowRoute> routes;
+  std::vector<FlowTransfer> transfers;
+  std::vector<std::vector<std::vector<int>>> rank_steps;  // dependency playback
+  std::vector<FlowRound> rounds;                          // compressed playback: distinct rounds
+  // Compressed: the rounds in time order as (index into rounds, how many in a row).
+  std::vector<std::pair<int, double>> round_sequence;
+  bool compressed = false;
+  double fixed_latency_s = 0.0;  // added once (NCCL's base latency)
+};
+
+// Start and end of every transfer (seconds; rounds: from the round's start), by transfer index.
+struct FlowTimes {
+  std::vector<double> start_s, end_s;
+};
+
+// Plays the program on a fresh SimGrid engine in a child process (SimGrid 3.32 allows one engine
+// per process and seals the platform at its first run, so each simulation gets its own process).
+FlowTimes play_in_child(const FlowProgram& program);
+// The SimGrid side, run inside that child.
+FlowTimes play_with_simgrid(const FlowProgram& program);
+
+// Builds links and routes on demand: route_id(src, dst) adds the route and its links once.
+class RouteTable {
+ public:
+  RouteTable(const topo::Topology& topology, FlowProgram& program);
+  int route_id(int src, int dst);
+  // Which class of link a route crosses, for NCCL's per-hop latency: 2 network, 1 PCIe, 0 other.
+  int route_class(int route) const { return route_class_[static_cast<std::size_t>(route)]; }
+
+ private:
+  int link_index(topo::LinkId id);
+  const topo::Topology& topology_;
+  FlowProgram& program_;
+  std::vector<int> link_index_;  // per topology link, -1 = not yet in the program
+  std::vector<std::vector<std::pair<int, int>>> by_src_;  // per src rank: (dst, route id)
+  std::vector<int> route_class_;
+};
+
+}  // namespace twinccl::sim::detail

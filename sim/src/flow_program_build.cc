@@ -1,0 +1,114 @@
+// Flow programs from a Schedule (every transfer, dependency playback) or, for a large symmetric
+// ring, from the ring's shape alone (compressed rounds).
+//
+// How it works. From a schedule: the k-th send from A to B (step order, then op order) pairs with
+// the k-th recv/recv_reduce on B from A (schedule.h), one transfer each, listed in the sender's and
+// the receiver's step. Compressed ring, n ranks, L logical steps (2(n-1) all_reduce, n-1
+// reduce_scatter/all_gather), each moving one chunk (the largest: ceil(count/n) for all_reduce,
+// count for the others) from every rank r to r+1, split into P pieces (chunk_elements) that the
+// lowering overlaps as a wavefront: lowered step t carries k(t) = min(t+1, P, L, L+P-1-t) pieces.
+// Every lowered step is one round of n transfers r -> r+1 of k(t) pieces; rounds with the same k
+// are simulated once. Channels split a transfer into equal flows on the same route, which CM02
+// shares equally, so one flow of the whole step stands for them. Exact when count divides evenly
+// (chunks all equal); otherwise every chunk is taken as the largest (at most one element more).
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+
+#include "flow_build.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::sim::detail {
+
+void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
+                           FlowProgram& program) {
+  const int n = schedule.spec.nranks;
+  program.rank_steps.assign(static_cast<std::size_t>(n), {});
+  std::unordered_map<std::uint64_t, std::vector<int>> sends;  // (src, dst) -> transfers in order
+  const auto pair_key = [n](int a, int b) {
+    return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(n) +
+           static_cast<std::uint64_t>(b);
+  };
+  for (int r = 0; r < n; ++r) {
+    const RankSchedule& rs = schedule.ranks[static_cast<std::size_t>(r)];
+    auto& steps = program.rank_steps[static_cast<std::size_t>(r)];
+    steps.resize(rs.steps.size());
+    for (std::size_t s = 0; s < rs.steps.size(); ++s) {
+      for (const StepOp& op : rs.steps[s].ops) {
+        if (op.kind != StepOpKind::send) continue;
+        const int route = routes.route_id(r, op.peer);
+        const int id = static_cast<int>(program.transfers.size());
+        program.transfers.push_back({.route = route,
+                                     .bytes = cost.bytes(op.src.count),
+                                     .delay_s = cost.delay_s(routes.route_class(route)),
+                                     .step = static_cast<int>(s)});
+        sends[pair_key(r, op.peer)].push_back(id);
+        steps[s].push_back(id);
+      }
+    }
+  }
+  std::unordered_map<std::uint64_t, std::size_t> received;
+  for (int r = 0; r < n; ++r) {
+    const RankSchedule& rs = schedule.ranks[static_cast<std::size_t>(r)];
+    for (std::size_t s = 0; s < rs.steps.size(); ++s) {
+      for (const StepOp& op : rs.steps[s].ops) {
+        if (op.kind != StepOpKind::recv && op.kind != StepOpKind::recv_reduce) continue;
+        const std::uint64_t key = pair_key(op.peer, r);
+        const auto it = sends.find(key);
+        std::size_t& k = received[key];
+        if (it == sends.end() || k >= it->second.size()) {
+          throw InternalError("flow playback: rank " + std::to_string(r) + " step " +
+                              std::to_string(s) + " receives from rank " +
+                              std::to_string(op.peer) + " more often than it sends (" +
+                              schedule.algorithm + ")");
+        }
+        program.rank_steps[static_cast<std::size_t>(r)][s].push_back(it->second[k++]);
+      }
+    }
+  }
+}
+
+void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
+                      const TransferCost& cost, RouteTable& routes, FlowProgram& program) {
+  const int n = spec.nranks;
+  const bool all_reduce = spec.kind == OpKind::all_reduce;
+  const std::size_t logical = static_cast<std::size_t>(all_reduce ? 2 * (n - 1) : n - 1);
+  const std::size_t chunk = all_reduce ? (spec.count + static_cast<std::size_t>(n) - 1) /
+                                             static_cast<std::size_t>(n)
+                                       : spec.count;
+  const std::size_t channels = static_cast<std::size_t>(std::max(1, params.channels));
+  const std::size_t part = (chunk + channels - 1) / channels;  // elements per channel
+  const std::size_t pieces =
+      params.chunk_elements == 0 || part == 0
+          ? 1
+          : (part + params.chunk_elements - 1) / params.chunk_elements;
+  const double piece_elements = static_cast<double>(chunk) / static_cast<double>(pieces);
+  program.compressed = true;
+  std::map<std::size_t, int> round_of_k;
+  const std::size_t total_steps = logical + pieces - 1;
+  for (std::size_t t = 0; t < total_steps; ++t) {
+    const std::size_t k = std::min({t + 1, pieces, logical, logical + pieces - 1 - t});
+    auto [it, fresh] = round_of_k.try_emplace(k, static_cast<int>(program.rounds.size()));
+    if (fresh) {
+      FlowRound round;
+      for (int r = 0; r < n; ++r) {
+        const int route = routes.route_id(r, (r + 1) % n);
+        round.transfers.push_back(static_cast<int>(program.transfers.size()));
+        program.transfers.push_back(
+            {.route = route,
+             .bytes = cost.bytes_exact(piece_elements * static_cast<double>(k)),
+             .delay_s = cost.delay_s(routes.route_class(route)),
+             .step = static_cast<int>(t)});
+      }
+      program.rounds.push_back(std::move(round));
+    }
+    if (!program.round_sequence.empty() && program.round_sequence.back().first == it->second) {
+      program.round_sequence.back().second += 1.0;
+    } else {
+      program.round_sequence.emplace_back(it->second, 1.0);
+    }
+  }
+}
+
+}  // namespace twinccl::sim::detail

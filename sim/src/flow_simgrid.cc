@@ -1,0 +1,239 @@
+// The SimGrid side of flow playback: a platform built from a FlowProgram, and one controller
+// actor that starts transfers as host-to-host comms and follows step dependencies.
+//
+// How it works. One host per rank; one SimGrid link per topology link (SPLITDUPLEX for full
+// duplex, SHARED for half duplex, FATPIPE for fatpipe), bandwidth in bytes/s, latency in s. The
+// zone is our own (TopologyZone): its routes are exactly the program's routes, looked up by
+// (src, dst) host, so no n x n table is ever built (16k ranks route in O(routes)). Settings, set
+// before the first zone (shared/DESIGN.md): CM02 (no latency/bandwidth factors), no cross
+// traffic, TCP-gamma 0 (no window cap), raw contexts, small stacks, logs silenced. A transfer
+// starts delay_s after both its sender and receiver reached their steps; a rank leaves a step when
+// every transfer of the step ended. Rounds: every transfer of a round starts with the round (after
+// its delay); the next round starts when all ended.
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <string>
+#include <unordered_map>
+
+#include "flow_program.h"
+#include "twinccl/errors.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace twinccl::sim::detail {
+namespace {
+
+class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
+ public:
+  explicit TopologyZone(const std::string& zone_name) : NetZoneImpl(zone_name) {}
+  void set_route(unsigned long src, unsigned long dst, std::vector<sg4::Link*> links,
+                 double latency_s) {
+    routes_[key(src, dst)] = {std::move(links), latency_s};
+  }
+  void get_local_route(const simgrid::kernel::routing::NetPoint* src,
+                       const simgrid::kernel::routing::NetPoint* dst,
+                       simgrid::kernel::routing::Route* into, double* latency) override {
+    const auto it = routes_.find(key(src->id(), dst->id()));
+    if (it == routes_.end()) {
+      throw InternalError("flow playback: no route from " + src->get_name() + " to " +
+                          dst->get_name());
+    }
+    for (sg4::Link* l : it->second.links) into->link_list_.push_back(l->get_impl());
+    if (latency != nullptr) *latency += it->second.latency_s;
+  }
+
+ private:
+  struct Entry {
+    std::vector<sg4::Link*> links;
+    double latency_s = 0.0;
+  };
+  static unsigned long long key(unsigned long a, unsigned long b) {
+    return (static_cast<unsigned long long>(a) << 32) | b;
+  }
+  std::unordered_map<unsigned long long, Entry> routes_;
+};
+
+std::vector<sg4::Host*> build_platform(const FlowProgram& program) {
+  auto* zone = new TopologyZone("twinccl");  // owned by the engine (the root zone)
+  std::vector<sg4::Host*> hosts;
+  hosts.reserve(static_cast<std::size_t>(program.nranks));
+  for (int r = 0; r < program.nranks; ++r) {
+    hosts.push_back(zone->create_host("rank" + std::to_string(r), {1e9}));
+  }
+  // Per program link: the s4u link of each direction (the same one when not split).
+  std::vector<std::array<sg4::Link*, 2>> dirs;
+  dirs.reserve(program.links.size());
+  for (std::size_t i = 0; i < program.links.size(); ++i) {
+    const FlowLink& fl = program.links[i];
+    const std::string link_name = "l" + std::to_string(i);
+    if (fl.full_duplex && !fl.fatpipe) {
+      sg4::SplitDuplexLink* l = zone->create_split_duplex_link(link_name, {fl.bandwidth_bytes_per_s});
+      l->set_latency(fl.latency_s);
+      l->seal();
+      dirs.push_back({l->get_link_up(), l->get_link_down()});
+    } else {
+      sg4::Link* l = zone->create_link(link_name, {fl.bandwidth_bytes_per_s});
+      l->set_latency(fl.latency_s);
+      l->set_sharing_policy(fl.fatpipe ? sg4::Link::SharingPolicy::FATPIPE
+                                       : sg4::Link::SharingPolicy::SHARED);
+      l->seal();
+      dirs.push_back({l, l});
+    }
+  }
+  for (const FlowRoute& route : program.routes) {
+    std::vector<sg4::Link*> links;
+    for (const FlowHop& hop : route.hops) {
+      links.push_back(dirs[static_cast<std::size_t>(hop.link)][hop.forward ? 0 : 1]);
+    }
+    zone->set_route(hosts[static_cast<std::size_t>(route.src)]->get_netpoint()->id(),
+                    hosts[static_cast<std::size_t>(route.dst)]->get_netpoint()->id(),
+                    std::move(links), route.latency_s);
+  }
+  zone->seal();
+  return hosts;
+}
+
+// The controller: plays either the rounds or the dependency program.
+class Controller {
+ public:
+  Controller(const FlowProgram& program, std::vector<sg4::Host*> hosts, FlowTimes& times)
+      : program_(program), hosts_(std::move(hosts)), times_(times) {}
+
+  void operator()() {
+    times_.start_s.assign(program_.transfers.size(), 0.0);
+    times_.end_s.assign(program_.transfers.size(), 0.0);
+    if (program_.compressed) {
+      for (const FlowRound& round : program_.rounds) play_round(round);
+    } else {
+      play_dependencies();
+    }
+  }
+
+ private:
+  sg4::CommPtr start(int t) {
+    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
+    const FlowRoute& route = program_.routes[static_cast<std::size_t>(tr.route)];
+    times_.start_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
+    return sg4::Comm::sendto_async(hosts_[static_cast<std::size_t>(route.src)],
+                                   hosts_[static_cast<std::size_t>(route.dst)],
+                                   static_cast<std::uint64_t>(std::llround(tr.bytes)));
+  }
+
+  void play_round(const FlowRound& round) {
+    origin_ = sg4::Engine::get_clock();
+    std::vector<int> order = round.transfers;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return program_.transfers[static_cast<std::size_t>(a)].delay_s <
+             program_.transfers[static_cast<std::size_t>(b)].delay_s;
+    });
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(order.size());
+    for (int t : order) {
+      const double at = origin_ + program_.transfers[static_cast<std::size_t>(t)].delay_s;
+      if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+      comms.push_back(start(t));
+    }
+    sg4::Comm::wait_all(comms);
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+      times_.end_s[static_cast<std::size_t>(order[i])] = comms[i]->get_finish_time() - origin_;
+    }
+  }
+
+  void enter_step(int rank, std::size_t step) {
+    const auto& steps = program_.rank_steps[static_cast<std::size_t>(rank)];
+    while (step < steps.size() && steps[step].empty()) ++step;
+    step_[static_cast<std::size_t>(rank)] = step;
+    if (step == steps.size()) return;
+    pending_[static_cast<std::size_t>(rank)] = steps[step].size();
+    for (int t : steps[step]) {
+      if (++sides_ready_[static_cast<std::size_t>(t)] == 2) {
+        timers_.push({sg4::Engine::get_clock() + program_.transfers[static_cast<std::size_t>(t)].delay_s, t});
+      }
+    }
+  }
+
+  void finish(int t) {
+    times_.end_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
+    const FlowRoute& route = program_.routes[static_cast<std::size_t>(
+        program_.transfers[static_cast<std::size_t>(t)].route)];
+    for (int rank : {route.src, route.dst}) {
+      if (--pending_[static_cast<std::size_t>(rank)] == 0) {
+        enter_step(rank, step_[static_cast<std::size_t>(rank)] + 1);
+      }
+    }
+  }
+
+  void play_dependencies() {
+    origin_ = sg4::Engine::get_clock();
+    const auto n = static_cast<std::size_t>(program_.nranks);
+    step_.assign(n, 0);
+    pending_.assign(n, 0);
+    sides_ready_.assign(program_.transfers.size(), 0);
+    for (int r = 0; r < program_.nranks; ++r) enter_step(r, 0);
+    std::vector<sg4::CommPtr> active;
+    std::vector<int> active_ids;
+    while (!timers_.empty() || !active.empty()) {
+      while (!timers_.empty() && timers_.top().first <= sg4::Engine::get_clock()) {
+        active_ids.push_back(timers_.top().second);
+        timers_.pop();
+        active.push_back(start(active_ids.back()));
+      }
+      if (active.empty()) {
+        if (!timers_.empty()) sg4::this_actor::sleep_until(timers_.top().first);
+        continue;
+      }
+      const double timeout =
+          timers_.empty() ? -1.0 : std::max(0.0, timers_.top().first - sg4::Engine::get_clock());
+      const ssize_t done = sg4::Comm::wait_any_for(active, timeout);
+      if (done < 0) continue;
+      const auto i = static_cast<std::size_t>(done);
+      const int t = active_ids[i];
+      active[i] = active.back();
+      active.pop_back();
+      active_ids[i] = active_ids.back();
+      active_ids.pop_back();
+      finish(t);
+    }
+  }
+
+  const FlowProgram& program_;
+  std::vector<sg4::Host*> hosts_;
+  FlowTimes& times_;
+  double origin_ = 0.0;
+  std::vector<std::size_t> step_, pending_;
+  std::vector<int> sides_ready_;
+  using Timer = std::pair<double, int>;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+};
+
+}  // namespace
+
+FlowTimes play_with_simgrid(const FlowProgram& program) {
+  std::vector<std::string> args = {"twinccl-flow",
+                                   "--log=root.thres:critical",
+                                   "--cfg=network/model:CM02",
+                                   "--cfg=network/crosstraffic:0",
+                                   "--cfg=network/TCP-gamma:0",
+                                   "--cfg=contexts/factory:raw",
+                                   "--cfg=contexts/stack-size:64",
+                                   "--cfg=surf/precision:1e-12",
+                                   "--cfg=maxmin/precision:1e-12"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  sg4::Engine engine(&argc, argv.data());
+  xbt_log_control_set("root.thres:critical");
+  std::vector<sg4::Host*> hosts = build_platform(program);
+  FlowTimes times;
+  sg4::Actor::create("controller", hosts.front(), Controller(program, hosts, times));
+  engine.run();
+  return times;
+}
+
+}  // namespace twinccl::sim::detail

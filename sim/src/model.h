@@ -1,0 +1,63 @@
+// Internal: what the timing models share: the request with its rank count settled, the topology
+// facts the NCCL model reads, and one entry point per model.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "nccl_tuning_table.h"
+#include "twinccl/sim/flow_report.h"
+#include "twinccl/sim/timing.h"
+
+namespace twinccl::sim::detail {
+
+// A request after validation: spec.nranks in 1..gpus, the protocol and algorithm decided.
+struct Resolved {
+  CollectiveSpec spec;
+  DataType dtype = DataType::float32;
+  std::string algorithm;
+  Protocol protocol = Protocol::simple;
+  AlgorithmParams params;  // channels 0 = model's choice
+  bool software_latency = true;
+  RoundCompression compression = RoundCompression::automatic;
+};
+
+// The topology as the NCCL model sees it, for ranks 0..nranks-1.
+struct TopologyView {
+  topo::GpuArch arch = topo::GpuArch::unknown;
+  int nranks = 1;
+  int nodes = 1;              // nodes the ranks span
+  int ranks_per_node = 1;     // ranks in the first node
+  bool nvls_capable = false;
+  LinkClass intra_class = LinkClass::nvlink;
+  double intra_gbps = 0.0;    // one GPU's NVLink (or PCIe) bandwidth, one direction
+  double inter_gbps = 0.0;    // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
+};
+TopologyView view_of(const topo::Topology& topology, int nranks);
+
+// NCCL's channel choice and busBw before protocol factors (see nccl_tuning_table.h).
+struct ChannelPlan {
+  int channels = 1;
+  double per_channel_gbps = 0.0;
+  double bus_gbps = 0.0;  // channels * per_channel, never above what the automatic choice reaches
+};
+ChannelPlan nccl_channels(const TopologyView& view, int requested_channels);
+
+// The NCCL algorithm whose software latencies an algorithm is charged: its own, or for those NCCL
+// has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
+inline NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
+
+// The algorithms NCCL's tuning model covers for this collective ("ring", "tree", "nvls", "pat").
+std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
+inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
+
+// Each returns time_us, channels and model name; predict() fills the bandwidth columns.
+Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo);
+Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r);
+FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options);
+
+// time -> algbw/busbw via perf_math.h.
+void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype);
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,90 @@
+// Internal: every constant of the NCCL-like tuning model, in one table, with its source.
+// Sources: shared/reference/nccl-facts.md (read from NVIDIA/nccl v2.30.7 src/graph/tuning.cc and
+// search.cc). Entries marked [not in facts] were read from the same tuning.cc/search.cc but are not
+// in the facts sheet; entries marked [assumed] have no NCCL counterpart and are our choice.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+namespace twinccl::sim::detail {
+
+// Index order of the tables below.
+enum class NcclAlgo { tree, ring, nvls, nvls_tree, pat };
+enum class LinkClass { nvlink, pcie, network };
+inline constexpr std::size_t kNcclAlgos = 5;
+inline constexpr std::size_t kProtocols = 3;  // LL, LL128, Simple (Protocol's order)
+
+using PerProtocol = std::array<double, kProtocols>;
+using PerAlgo = std::array<PerProtocol, kNcclAlgos>;
+
+struct NcclTuningTable {
+  // Microseconds once per call, [algo][protocol]. facts: "Base latency".
+  PerAlgo base_latency_us;
+  // Microseconds per step/hop, [link class][algo][protocol]. facts: "Per-hop latency".
+  std::array<PerAlgo, 3> hop_latency_us;
+  // LL's bandwidth cap (GB/s) by nodes spanned: 1, 2, more. facts: "LL max bandwidth".
+  std::array<double, 3> ll_max_gbps_hopper, ll_max_gbps_ampere;
+  // Per-channel caps (GB/s). facts: "Per-channel caps, Hopper".
+  double ring_ll128_channel_cap_hopper, ring_ll128_channel_cap_ampere;
+  std::array<double, 3> tree_channel_cap_hopper, tree_channel_cap_ampere;  // by nodes 1, 2, more
+  std::array<double, 3> nvls_tree_channel_cap_hopper;
+  // Bandwidth factors applied to busBw. facts: "ring LL min(llMax, 0.5*busBw); ring LL128
+  // min(0.92*busBw, ...); tree min(0.92*busBw, ...)".
+  double ring_ll_factor, ring_ll128_factor, tree_simple_factor;
+  double tree_ll_factor;            // [not in facts] busBw / 3.8
+  double tree_ll128_factor_1node;   // [not in facts] 7/9
+  double tree_ll128_factor_nodes;   // [not in facts] 120/128
+  double pat_factor;                // [not in facts] 0.75
+  double nvls_efficiency_hopper, nvls_efficiency_blackwell;  // facts: "NVLS efficiency"
+  // Bytes on the wire per data byte. facts: "Protocols" (LL 16/8, LL128 128/120, Simple 1).
+  PerProtocol wire_bytes_per_byte;
+  // Channel search (search.cc, paraphrased): the highest per-channel speed (GB/s) of the arch's list
+  // that fits the GPU's NVLink/PCIe bandwidth, as many channels as fit (<= max_search_channels),
+  // then channels doubled and speed halved when the speed is >= duplicate_speed_gbps.
+  std::array<double, 11> speeds_hopper;  // [not in facts] sm90 intra speed array
+  std::array<double, 11> speeds_ampere;  // [not in facts] sm80 intra speed array (first 11)
+  int max_search_channels;               // [not in facts] MAXCHANNELS/2
+  double duplicate_speed_gbps;           // [not in facts] channels duplicated at >= 25 GB/s
+};
+
+inline constexpr NcclTuningTable kNccl{
+    .base_latency_us = {{{6.8, 14.0, 8.4},    // tree
+                         {6.6, 14.0, 8.4},    // ring
+                         {0.0, 0.0, 0.0},     // nvls
+                         {0.0, 0.0, 0.0},     // nvls_tree
+                         {8.0, 8.0, 8.0}}},   // pat
+    .hop_latency_us = {{
+        {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 4.0}}},
+        // PCIe: nvls/pat entries [assumed] equal to NVLink's (NVLS needs NVLink; PAT not given).
+        {{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0.0, 0.0, 25.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 4.0}}},
+        {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}, {0.0, 0.0, 20.9}, {0.0, 0.0, 14.0}}},
+    }},
+    .ll_max_gbps_hopper = {141.0, 45.0, 35.0},
+    .ll_max_gbps_ampere = {87.7, 22.5, 19.0},
+    .ring_ll128_channel_cap_hopper = 36.7,
+    .ring_ll128_channel_cap_ampere = 20.0,            // [not in facts]
+    .tree_channel_cap_hopper = {38.7, 41.4, 36.0},
+    .tree_channel_cap_ampere = {24.0, 23.6, 17.8},    // [not in facts]
+    .nvls_tree_channel_cap_hopper = {57.7, 57.7, 45.5},  // 1-node entry [assumed] = 2-node
+    .ring_ll_factor = 0.5,
+    .ring_ll128_factor = 0.92,
+    .tree_simple_factor = 0.92,
+    .tree_ll_factor = 1.0 / 3.8,
+    .tree_ll128_factor_1node = 7.0 / 9.0,
+    .tree_ll128_factor_nodes = 120.0 / 128.0,
+    .pat_factor = 0.75,
+    .nvls_efficiency_hopper = 0.85,
+    .nvls_efficiency_blackwell = 0.74,
+    .wire_bytes_per_byte = {16.0 / 8.0, 128.0 / 120.0, 1.0},
+    .speeds_hopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0},
+    .speeds_ampere = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0},
+    .max_search_channels = 16,
+    .duplicate_speed_gbps = 25.0,
+};
+
+inline constexpr double at(const PerAlgo& table, NcclAlgo algo, std::size_t protocol) {
+  return table[static_cast<std::size_t>(algo)][protocol];
+}
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,51 @@
+// RouteTable: the topology's routes turned into flow routes, each topology link added once.
+#include <cstddef>
+
+#include "flow_program.h"
+
+namespace twinccl::sim::detail {
+
+RouteTable::RouteTable(const topo::Topology& topology, FlowProgram& program)
+    : topology_(topology),
+      program_(program),
+      link_index_(topology.links().size(), -1),
+      by_src_(static_cast<std::size_t>(program.nranks)) {}
+
+int RouteTable::link_index(topo::LinkId id) {
+  int& index = link_index_[static_cast<std::size_t>(id)];
+  if (index < 0) {
+    const topo::Link& l = topology_.link(id);
+    index = static_cast<int>(program_.links.size());
+    program_.links.push_back({.topology_link = id,
+                              .bandwidth_bytes_per_s = l.bandwidth_gbps * 1e9,
+                              .latency_s = l.latency_us * 1e-6,
+                              .fatpipe = l.sharing == topo::Sharing::fatpipe,
+                              .full_duplex = l.duplex == topo::Duplex::full});
+  }
+  return index;
+}
+
+int RouteTable::route_id(int src, int dst) {
+  auto& known = by_src_[static_cast<std::size_t>(src)];
+  for (const auto& [d, id] : known) {
+    if (d == dst) return id;
+  }
+  FlowRoute route{.src = src, .dst = dst, .hops = {}, .latency_s = 0.0};
+  const std::vector<topo::LinkId> links = topology_.route(src, dst);
+  const std::vector<topo::VertexId> vertices = topology_.route_vertices(src, dst);
+  int cls = 0;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const topo::Link& l = topology_.link(links[i]);
+    route.hops.push_back({link_index(links[i]), l.a == vertices[i]});
+    route.latency_s += l.latency_us * 1e-6;
+    if (l.type == topo::LinkType::network) cls = 2;
+    if (l.type == topo::LinkType::pcie && cls == 0) cls = 1;
+  }
+  const int id = static_cast<int>(program_.routes.size());
+  program_.routes.push_back(std::move(route));
+  route_class_.push_back(cls);
+  known.emplace_back(dst, id);
+  return id;
+}
+
+}  // namespace twinccl::sim::detail

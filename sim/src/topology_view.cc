@@ -1,0 +1,77 @@
+// TopologyView and NCCL's channel choice: the few numbers of a topology the NCCL model reads.
+//
+// How it works. The ranks 0..n-1 span nodes node(0)..node(n-1) (presets number ranks node by node).
+// intra: one GPU's NVLink bandwidth (all its NVLinks), else its PCIe link, else its fastest link
+// (a torus of unknown arch). inter: one node's NICs, each capped by its PCIe link, as NCCL's graph
+// search caps a channel by the slowest hop. Channels (search.cc, paraphrased): take the highest
+// speed of the arch's list that fits the intra bandwidth, as many channels of it as fit (at most
+// 16), then double the channels and halve the speed when it is >= 25 GB/s. On 8xH100 (370.8 GB/s)
+// that is 6 x 60, doubled to 12 x 30 GB/s: NCCL's own estimate (nccl-facts.md).
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "model.h"
+
+namespace twinccl::sim::detail {
+
+TopologyView view_of(const topo::Topology& topology, int nranks) {
+  const topo::TopologySummary s = topology.summary();
+  TopologyView v;
+  v.arch = s.arch;
+  v.nranks = nranks;
+  const int first_node = topology.vertex(topology.gpu(0)).node;
+  const int last_node = topology.vertex(topology.gpu(nranks - 1)).node;
+  v.nodes = std::max(1, last_node - first_node + 1);
+  v.ranks_per_node = v.nodes == 1 ? nranks : std::min(nranks, std::max(1, s.gpus_per_node));
+  v.nvls_capable = s.nvls_capable;
+  if (s.nvlink_bandwidth_gbps > 0.0) {
+    v.intra_class = LinkClass::nvlink;
+    v.intra_gbps = s.nvlink_bandwidth_gbps;
+  } else if (s.pcie_bandwidth_gbps > 0.0) {
+    v.intra_class = LinkClass::pcie;
+    v.intra_gbps = s.pcie_bandwidth_gbps;
+  } else {
+    v.intra_class = LinkClass::nvlink;
+    for (topo::LinkId l : topology.links_of(topology.gpu(0))) {
+      v.intra_gbps = std::max(v.intra_gbps, topology.link(l).bandwidth_gbps);
+    }
+  }
+  if (s.nics_per_node > 0 && s.nic_bandwidth_gbps > 0.0) {
+    const double per_nic = s.pcie_bandwidth_gbps > 0.0
+                               ? std::min(s.nic_bandwidth_gbps, s.pcie_bandwidth_gbps)
+                               : s.nic_bandwidth_gbps;
+    v.inter_gbps = s.nics_per_node * per_nic;
+  }
+  return v;
+}
+
+ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
+  const std::span<const double> speeds = view.arch == topo::GpuArch::ampere
+                                             ? std::span<const double>(kNccl.speeds_ampere)
+                                             : std::span<const double>(kNccl.speeds_hopper);
+  double speed = speeds.back();
+  for (double s : speeds) {
+    if (s <= view.intra_gbps) {
+      speed = s;
+      break;
+    }
+  }
+  speed = std::min(speed, view.intra_gbps);
+  int channels = std::clamp(static_cast<int>(std::floor(view.intra_gbps / speed + 1e-9)), 1,
+                            kNccl.max_search_channels);
+  if (speed >= kNccl.duplicate_speed_gbps) {
+    channels *= 2;
+    speed /= 2.0;
+  }
+  // Across nodes every channel also crosses a NIC: the node's NICs are shared by the channels.
+  if (view.nodes > 1 && view.inter_gbps > 0.0) speed = std::min(speed, view.inter_gbps / channels);
+  ChannelPlan plan{channels, speed, channels * speed};
+  if (requested_channels > 0) {
+    plan.channels = requested_channels;
+    plan.bus_gbps = std::min(plan.bus_gbps, requested_channels * speed);
+  }
+  return plan;
+}
+
+}  // namespace twinccl::sim::detail

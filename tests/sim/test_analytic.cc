@@ -1,0 +1,142 @@
+// Analytic fidelity: NCCL model numbers, busbw from perf_math, protocol choice, agreement with
+// the flow model where nothing contends, and every bad input's error.
+#include <catch2/catch.hpp>
+
+#include "sim_topologies.h"
+#include "twinccl/errors.h"
+#include "twinccl/perf_math.h"
+#include "twinccl/sim/flow_report.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+using namespace twinccl::sim::testing;
+
+namespace {
+Request analytic(OpKind kind, std::size_t count) {
+  Request r;
+  r.spec.kind = kind;
+  r.spec.count = count;
+  return r;
+}
+bool registered(OpKind kind, std::string_view algorithm) {
+  for (const Algorithm* a : algorithms_for(kind)) {
+    if (a->name() == algorithm) return true;
+  }
+  return false;
+}
+constexpr std::size_t kGiB = std::size_t{1} << 30;
+}  // namespace
+
+TEST_CASE("analytic: ring Simple on dgx-h100 is NCCL's 12 channels x 30 GB/s plus its latency") {
+  Request r = analytic(OpKind::all_reduce, kGiB / 4);
+  r.algorithm = "ring";
+  r.protocol = Protocol::simple;
+  const Prediction p = predict(topo::dgx_h100(), r);
+  CHECK(p.channels == 12);
+  CHECK(p.model == "nccl");
+  // latency 8.4 + 14 x 3.4 us; algbw = 360 x 8 / 14 GB/s
+  const double expected_us = 8.4 + 14 * 3.4 + static_cast<double>(kGiB) / (1000.0 * 360.0 * 8 / 14);
+  CHECK(p.time_us == Approx(expected_us).epsilon(1e-12));
+  CHECK(p.busbw_gbps < 360.0);
+  CHECK(p.busbw_gbps > 355.0);
+}
+
+TEST_CASE("analytic: busbw is perf_math's algbw x factor for every prediction") {
+  const auto kind = GENERATE(OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter,
+                             OpKind::broadcast, OpKind::all_to_all);
+  const std::size_t count = GENERATE(0, 1, 1023, 1 << 22);
+  for (const Prediction& p : compare_all(topo::dgx_h100(), analytic(kind, count))) {
+    INFO(name(kind) << " " << p.algorithm << " " << name(p.protocol) << " count=" << count);
+    CHECK(p.time_us >= 0.0);
+    if (p.time_us == 0.0) {  // nothing to move and no latency (alpha-beta of zero bytes)
+      CHECK(p.algbw_gbps == 0.0);
+      continue;
+    }
+    const double algbw = algbw_bytes(kind, count, DataType::float32, 8) / (p.time_us * 1e-6) / 1e9;
+    CHECK(p.algbw_gbps == Approx(algbw).epsilon(1e-12));
+    CHECK(p.busbw_gbps == Approx(algbw * busbw_factor(kind, 8)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("analytic: dgx-h100 picks LL for small all_reduce and a bandwidth protocol for large") {
+  const Prediction small = predict(topo::dgx_h100(), analytic(OpKind::all_reduce, 256));
+  CHECK(small.protocol == Protocol::ll);
+  const Prediction large = predict(topo::dgx_h100(), analytic(OpKind::all_reduce, kGiB / 4));
+  CHECK(large.protocol != Protocol::ll);
+  const std::vector<Prediction> all = compare_all(topo::dgx_h100(), analytic(OpKind::all_reduce, 256));
+  REQUIRE(all.size() >= 3);
+  for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].time_us <= all[i].time_us);
+  CHECK(all.front().time_us == small.time_us);
+}
+
+TEST_CASE("analytic: nvls is refused on pcie-4gpu and offered on dgx-h100") {
+  if (!registered(OpKind::all_reduce, "nvls")) return;
+  Request r = analytic(OpKind::all_reduce, 1 << 20);
+  for (const Prediction& p : compare_all(topo::pcie_4gpu(), r)) CHECK(p.algorithm != "nvls");
+  r.algorithm = "nvls";
+  CHECK_THROWS_AS(predict(topo::pcie_4gpu(), r), InvalidArgument);
+  CHECK_THROWS_WITH(predict(topo::pcie_4gpu(), r), Catch::Contains("NVLS-capable") &&
+                                                       Catch::Contains("applicable: ring"));
+  CHECK(predict(topo::dgx_h100(), r).algorithm == "nvls");
+}
+
+TEST_CASE("analytic and flow agree within 2% for a large ring all_reduce without contention") {
+  // 8 Hopper GPUs on one NVSwitch at 18 x 20 = 360 GB/s: NCCL's 12 channels x 30 GB/s exactly.
+  const topo::Topology t = star(8, 360.0, 0.2, -1, 0.0, topo::GpuArch::hopper);
+  const std::size_t count = GENERATE(kGiB / 4, kGiB / 16);
+  Request r = analytic(OpKind::all_reduce, count);
+  r.algorithm = "ring";
+  r.protocol = Protocol::simple;
+  const Prediction a = predict(t, r);
+  r.fidelity = Fidelity::flow;
+  const Prediction f = predict(t, r);
+  INFO("analytic " << a.time_us << " us, flow " << f.time_us << " us");
+  CHECK(std::abs(a.time_us - f.time_us) / a.time_us < 0.02);
+}
+
+TEST_CASE("analytic: a 8192-rank cluster ring answers in closed form") {
+  const topo::Topology t = topo::h100_cluster(1024);
+  Request r = analytic(OpKind::all_reduce, kGiB / 4);
+  r.algorithm = "ring";
+  const Prediction p = predict(t, r);
+  CHECK(p.nranks == 8192);
+  // 16382 steps, 2 x 1023 of them across the network: latency dominates (NCCL would pick tree).
+  const double latency_us = 8.4 + (16382 - 2046) * 3.4 + 2046 * 14.0;
+  const double algbw = 360.0 * 8192 / 16382;
+  if (r.protocol == std::nullopt && p.protocol == Protocol::simple) {
+    CHECK(p.time_us == Approx(latency_us + static_cast<double>(kGiB) / (1000 * algbw)));
+  }
+  r.protocol = Protocol::simple;
+  CHECK(predict(t, r).time_us == Approx(latency_us + static_cast<double>(kGiB) / (1000 * algbw)));
+}
+
+TEST_CASE("sim requests: bad input names the field, the value and what applies") {
+  const topo::Topology t = topo::dgx_h100();
+  Request r = analytic(OpKind::all_reduce, 1024);
+  r.spec.nranks = 9;
+  CHECK_THROWS_WITH(predict(t, r), Catch::Contains("spec.nranks=9") && Catch::Contains("1..8"));
+  r.spec.nranks = -1;
+  CHECK_THROWS_AS(predict(t, r), InvalidArgument);
+  r.spec.nranks = 0;
+  r.algorithm = "nope";
+  CHECK_THROWS_WITH(predict(t, r), Catch::Contains("'nope'") && Catch::Contains("ring"));
+  r.algorithm = "ring";
+  r.params.channels = -2;
+  CHECK_THROWS_WITH(predict(t, r), Catch::Contains("params.channels=-2"));
+  r.params.channels = 0;
+  if (registered(OpKind::all_reduce, "nvls")) {
+    r.algorithm = "nvls";
+    r.protocol = Protocol::ll;
+    CHECK_THROWS_WITH(predict(t, r), Catch::Contains("protocol LL") && Catch::Contains("Simple"));
+  }
+  Request a2a = analytic(OpKind::all_to_all, 1024);
+  a2a.protocol = Protocol::ll128;
+  CHECK_THROWS_WITH(predict(t, a2a), Catch::Contains("LL128"));
+  CHECK_THROWS_AS(parse_protocol("LL64"), InvalidArgument);
+  CHECK(parse_protocol("ll128") == Protocol::ll128);
+  CHECK(parse_fidelity("FLOW") == Fidelity::flow);
+  CHECK_THROWS_AS(parse_fidelity("packet"), InvalidArgument);
+  Request unnamed = analytic(OpKind::all_reduce, 1024);
+  CHECK_THROWS_AS(simulate_flow(t, unnamed), InvalidArgument);
+}
