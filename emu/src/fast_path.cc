@@ -26,6 +26,7 @@ void copy_bytes(char* dst, const char* src, std::size_t bytes) {
   if (dst != src && bytes > 0) std::memmove(dst, src, bytes);
 }
 
+
 // Folds elements [begin, begin+n) of every rank's input at byte offset `in_offset`, in the ring's
 // order for `chunk`, and hands each finished block to write(block_offset_elements, data, len).
 template <class Write>
@@ -39,8 +40,14 @@ void fold_ring_order(const RankContext& ctx, int chunk, std::size_t in_offset, s
     std::size_t len = std::min(block, n - done);
     std::size_t off = in_offset + done * element;
     int first = ring_fold_rank(m.nranks, chunk, 0);
-    red.load(first, acc.data(), in(m, first) + off, len);
-    for (int k = 1; k < m.nranks; ++k) {
+    int k = 1;
+    if (red.scales_inputs() || m.nranks == 1) {
+      red.load(first, acc.data(), in(m, first) + off, len);
+    } else {  // acc = x[first] op x[second]: saves copying the first contribution
+      red.combine(acc.data(), in(m, first) + off, in(m, ring_fold_rank(m.nranks, chunk, 1)) + off, len);
+      k = 2;
+    }
+    for (; k < m.nranks; ++k) {
       int r = ring_fold_rank(m.nranks, chunk, k);
       const char* x = in(m, r) + off;
       if (red.scales_inputs()) {
