@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <csignal>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -83,6 +84,7 @@ FlowTimes play_in_child(const FlowProgram& program) {
   if (::pipe(fds) != 0) {
     throw InternalError(std::string("flow playback: pipe() failed: ") + std::strerror(errno));
   }
+  std::fflush(nullptr);  // or the child's exit would write the caller's buffered output again
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
