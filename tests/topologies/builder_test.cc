@@ -1,10 +1,10 @@
 // TopologyBuilder validation: each bad input is a ConfigError naming what, where and the value.
-#include <catch2/catch.hpp>
+#include "twinccl/topologies/builder.h"
 
+#include <catch2/catch.hpp>
 #include <limits>
 
 #include "twinccl/errors.h"
-#include "twinccl/topologies/builder.h"
 
 using namespace twinccl::topo;
 using Catch::Matchers::Contains;
@@ -62,12 +62,15 @@ TEST_CASE("duplicate vertex names", "[topologies][builder]") {
 TEST_CASE("link to a vertex that does not exist", "[topologies][builder]") {
   TopologyBuilder b = two_gpus();
   b.connect(0, 42, kPcie);
-  CHECK_THROWS_WITH(b.seal(), Contains("link 2") && Contains("endpoint b = 42") && Contains("not a vertex"));
+  CHECK_THROWS_WITH(b.seal(),
+                    Contains("link 2") && Contains("endpoint b = 42") && Contains("not a vertex"));
   TopologyBuilder c = two_gpus();
-  CHECK_THROWS_WITH(c.connect("gpu0", "nope", kPcie), Contains("'nope'") && Contains("not a vertex"));
+  CHECK_THROWS_WITH(c.connect("gpu0", "nope", kPcie),
+                    Contains("'nope'") && Contains("not a vertex"));
 }
 
-TEST_CASE("bad bandwidth, latency and lanes name the link, field and value", "[topologies][builder]") {
+TEST_CASE("bad bandwidth, latency and lanes name the link, field and value",
+          "[topologies][builder]") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   struct Case {
@@ -85,7 +88,8 @@ TEST_CASE("bad bandwidth, latency and lanes name the link, field and value", "[t
   }));
   TopologyBuilder b = two_gpus();
   b.connect("gpu0", "gpu1", spec);
-  CHECK_THROWS_WITH(b.seal(), Contains("link 2 (gpu0 <-> gpu1)") && Contains(field) && Contains(value));
+  CHECK_THROWS_WITH(b.seal(),
+                    Contains("link 2 (gpu0 <-> gpu1)") && Contains(field) && Contains(value));
 }
 
 TEST_CASE("self loop", "[topologies][builder]") {
@@ -97,20 +101,24 @@ TEST_CASE("self loop", "[topologies][builder]") {
 TEST_CASE("disconnected GPU", "[topologies][builder]") {
   TopologyBuilder b = two_gpus();
   b.add_gpu("lonely", 0);
-  CHECK_THROWS_WITH(b.seal(), Contains("gpu 'lonely'") && Contains("rank 2") && Contains("cannot reach"));
+  CHECK_THROWS_WITH(b.seal(),
+                    Contains("gpu 'lonely'") && Contains("rank 2") && Contains("cannot reach"));
 }
 
 TEST_CASE("GPUs do not forward: two GPUs joined only through a third are not connected",
           "[topologies][builder]") {
   TopologyBuilder b("chain");
   const VertexId g0 = b.add_gpu("g0", 0), g1 = b.add_gpu("g1", 0), g2 = b.add_gpu("g2", 0);
-  b.connect(g0, g1, {.type = LinkType::nvlink, .bandwidth_gbps = 20}).connect(g1, g2, {.type = LinkType::nvlink, .bandwidth_gbps = 20});
+  b.connect(g0, g1, {.type = LinkType::nvlink, .bandwidth_gbps = 20})
+      .connect(g1, g2, {.type = LinkType::nvlink, .bandwidth_gbps = 20});
   CHECK_THROWS_WITH(b.seal(), Contains("'g2'") && Contains("cannot reach") && Contains("'g0'"));
   TopologyBuilder c("chain-forwarding");
   const VertexId h0 = c.add_gpu("h0", 0);
-  const VertexId h1 = c.add_vertex({.kind = VertexKind::gpu, .name = "h1", .node = 0, .forwards = true});
+  const VertexId h1 =
+      c.add_vertex({.kind = VertexKind::gpu, .name = "h1", .node = 0, .forwards = true});
   const VertexId h2 = c.add_gpu("h2", 0);
-  c.connect(h0, h1, {.type = LinkType::nvlink, .bandwidth_gbps = 20}).connect(h1, h2, {.type = LinkType::nvlink, .bandwidth_gbps = 20});
+  c.connect(h0, h1, {.type = LinkType::nvlink, .bandwidth_gbps = 20})
+      .connect(h1, h2, {.type = LinkType::nvlink, .bandwidth_gbps = 20});
   const Topology t = c.seal();
   CHECK(measure(t, t.route(0, 2)).hops == 2);
 }
@@ -126,10 +134,12 @@ TEST_CASE("GPU ranks must be 0..n-1 without repeats", "[topologies][builder]") {
   CHECK_THROWS_WITH(c.seal(), Contains("rank must be in 0..0, got 5"));
 }
 
-TEST_CASE("nodes: GPUs need a node, network switches none, and nodes hold GPUs", "[topologies][builder]") {
+TEST_CASE("nodes: GPUs need a node, network switches none, and nodes hold GPUs",
+          "[topologies][builder]") {
   TopologyBuilder b("nodes");
   b.add_gpu("g", -1);
-  CHECK_THROWS_WITH(b.seal(), Contains("gpu 'g'") && Contains("node must be >= 0") && Contains("got -1"));
+  CHECK_THROWS_WITH(b.seal(),
+                    Contains("gpu 'g'") && Contains("node must be >= 0") && Contains("got -1"));
   TopologyBuilder c = two_gpus();
   c.add_vertex({.kind = VertexKind::network_switch, .name = "tor", .node = 0});
   CHECK_THROWS_WITH(c.seal(), Contains("'tor'") && Contains("node must be -1"));

@@ -1,12 +1,12 @@
 // The JSON topology format: round trips, templates and placeholders, the example files, and a
 // ConfigError naming the JSON path, field and value for every malformed input.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 
 #include "test_paths.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
 
@@ -63,7 +63,8 @@ std::string doc_with_links(const std::string& links) {
   return R"({"version": 1, "name": "x", "vertices": [
       {"name": "sw", "kind": "pcie_switch", "node": 0},
       {"name": "g0", "kind": "gpu", "node": 0}, {"name": "g1", "kind": "gpu", "node": 0}],
-    "links": [)" + links + "]}";
+    "links": [)" +
+         links + "]}";
 }
 
 const std::string kGoodLinks =
@@ -73,14 +74,38 @@ const std::string kGoodLinks =
 }  // namespace
 
 TEST_CASE("JSON round trip of every preset", "[topologies][json]") {
-  const std::string name = GENERATE(as<std::string>{}, "dgx-a100", "dgx-h100", "pcie-4gpu",
-                                    "h100x3", "torus-3x4-75");
+  const std::string name =
+      GENERATE(as<std::string>{}, "dgx-a100", "dgx-h100", "pcie-4gpu", "h100x3", "torus-3x4-75");
   const Topology t = load_topology(name);
   const std::string text = to_json(t);
   const Topology back = topology_from_json(text, name + ".json");
   check_same_graph(t, back);
   CHECK(to_json(back) == text);
   for (int r = 0; r < t.gpu_count(); ++r) CHECK(back.route(0, r) == t.route(0, r));
+}
+
+TEST_CASE("JSON round trip keeps half duplex, fatpipe, forwarding GPUs and unset facts",
+          "[topologies][json]") {
+  TopologyBuilder b("odd \"quoted\" name");
+  const VertexId g0 =
+      b.add_vertex({.kind = VertexKind::gpu, .name = "g0", .node = 0, .rank = 1, .forwards = true});
+  const VertexId g1 =
+      b.add_vertex({.kind = VertexKind::gpu, .name = "g1", .node = 0, .rank = 0, .local_index = 7});
+  const VertexId sw =
+      b.add_vertex({.kind = VertexKind::nvswitch, .name = "sw", .node = 0, .physical_switches = 3});
+  b.connect(g0, sw,
+            {.type = LinkType::nvlink,
+             .bandwidth_gbps = 0.1,
+             .latency_us = 1e-3,
+             .duplex = Duplex::half,
+             .sharing = Sharing::fatpipe,
+             .lanes = 3})
+      .connect(g1, sw,
+               {.type = LinkType::switch_internal, .bandwidth_gbps = 1.0 / 3.0, .latency_us = 0});
+  const Topology t = b.seal();
+  const Topology back = topology_from_json(to_json(t), "odd.json");
+  check_same_graph(t, back);
+  CHECK_FALSE(back.facts().nvls.has_value());
 }
 
 TEST_CASE("JSON round trip through a file", "[topologies][json]") {
@@ -112,7 +137,8 @@ TEST_CASE("example cluster file matches the h100-cluster-64 preset", "[topologie
     for (VertexId v : file.route_vertices(x, y)) p.push_back(file.vertex(v).name);
     for (VertexId v : preset.route_vertices(x, y)) q.push_back(preset.vertex(v).name);
     CHECK(p == q);
-    CHECK(measure(file, file.route(x, y)).latency_us == Approx(measure(preset, preset.route(x, y)).latency_us));
+    CHECK(measure(file, file.route(x, y)).latency_us ==
+          Approx(measure(preset, preset.route(x, y)).latency_us));
   }
 }
 
@@ -128,7 +154,8 @@ TEST_CASE("example two-node file", "[topologies][json]") {
 
 TEST_CASE("templated example file equals the explicit one", "[topologies][json]") {
   const Topology plain = load_topology(testing::example_path("two-node-pcie.json").string());
-  const Topology tpl = load_topology(testing::example_path("two-node-pcie-templated.json").string());
+  const Topology tpl =
+      load_topology(testing::example_path("two-node-pcie-templated.json").string());
   CHECK(tpl.vertices().size() == plain.vertices().size());
   CHECK(tpl.links().size() == plain.links().size());
   CHECK(tpl.vertex(tpl.gpu(3)).name == "n1.gpu1");
@@ -161,33 +188,46 @@ TEST_CASE("templates, repeat, for_each, placeholders and defaults", "[topologies
   CHECK(t.node_count() == 4);
   CHECK(t.vertex(t.gpu(4)).name == "n1.gpu1");
   CHECK(t.vertex(t.gpu(4)).node == 1);
-  CHECK(t.link(0).latency_us == 0.5);  // from defaults
+  CHECK(t.link(0).latency_us == 0.5);          // from defaults
   CHECK(measure(t, t.route(0, 6)).hops == 6);  // nodes 0 and 2 share tor0
   CHECK(measure(t, t.route(0, 3)).hops == 8);  // node 1 is on tor1: via core
   CHECK(t.summary().network_levels == 2);      // levels computed when not declared
 }
 
 TEST_CASE("malformed JSON files name the field", "[topologies][json]") {
-  CHECK_THAT(error_of(R"({"name": "x"})"), Contains("t.json") && Contains("version") && Contains("missing"));
+  CHECK_THAT(error_of(R"({"name": "x"})"),
+             Contains("t.json") && Contains("version") && Contains("missing"));
   CHECK_THAT(error_of(R"({"version": 2})"), Contains("version: must be 1, got 2"));
-  CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "nope", "type": "pcie", "bandwidth_gbps": 1})")),
-             Contains("links[0].b: unknown vertex 'nope'"));
-  CHECK_THAT(error_of(doc_with_links(kGoodLinks + R"(, {"a": "g0", "b": "g1", "type": "nvlink", "bandwidth_gbps": -5})")),
-             Contains("t.json: links[2].bandwidth_gbps: must be > 0, got -5"));
-  CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": 1, "latency_us": -1})")),
-             Contains("links[0].latency_us: must be >= 0, got -1"));
+  CHECK_THAT(
+      error_of(doc_with_links(R"({"a": "g0", "b": "nope", "type": "pcie", "bandwidth_gbps": 1})")),
+      Contains("links[0].b: unknown vertex 'nope'"));
+  CHECK_THAT(
+      error_of(doc_with_links(
+          kGoodLinks + R"(, {"a": "g0", "b": "g1", "type": "nvlink", "bandwidth_gbps": -5})")),
+      Contains("t.json: links[2].bandwidth_gbps: must be > 0, got -5"));
+  CHECK_THAT(
+      error_of(doc_with_links(
+          R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": 1, "latency_us": -1})")),
+      Contains("links[0].latency_us: must be >= 0, got -1"));
   CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie"})")),
              Contains("links[0].bandwidth_gbps: missing"));
-  CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "copper", "bandwidth_gbps": 1})")),
-             Contains("links[0].type: must be one of") && Contains("\"copper\""));
-  CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie", "bandwith_gbps": 1})")),
-             Contains("links[0]: unknown field 'bandwith_gbps'"));
-  CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": "fast"})")),
+  CHECK_THAT(
+      error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "copper", "bandwidth_gbps": 1})")),
+      Contains("links[0].type: must be one of") && Contains("\"copper\""));
+  CHECK_THAT(
+      error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie", "bandwith_gbps": 1})")),
+      Contains("links[0]: unknown field 'bandwith_gbps'"));
+  CHECK_THAT(error_of(doc_with_links(
+                 R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": "fast"})")),
              Contains("links[0].bandwidth_gbps: must be a number"));
-  CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": 1})")),
-             Contains("t.json") && Contains("gpu 'g1'") && Contains("cannot reach"));
-  CHECK_THAT(error_of(doc_with_links(kGoodLinks + R"(, {"a": "g{j}", "b": "sw", "type": "pcie", "bandwidth_gbps": 1, "repeat": 2})")),
-             Contains("links[2] (i=0).a") && Contains("unknown variable 'j'"));
+  CHECK_THAT(
+      error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": 1})")),
+      Contains("t.json") && Contains("gpu 'g1'") && Contains("cannot reach"));
+  CHECK_THAT(
+      error_of(doc_with_links(
+          kGoodLinks +
+          R"(, {"a": "g{j}", "b": "sw", "type": "pcie", "bandwidth_gbps": 1, "repeat": 2})")),
+      Contains("links[2] (i=0).a") && Contains("unknown variable 'j'"));
   CHECK_THAT(error_of(R"({"version": 1, "vertices": [{"name": "g", "kind": "gpu", "node": 0},
                                                      {"name": "g", "kind": "gpu", "node": 0}]})"),
              Contains("vertices[1].name") && Contains("'g' already exists"));
@@ -195,11 +235,15 @@ TEST_CASE("malformed JSON files name the field", "[topologies][json]") {
              Contains("vertices[0].kind: must be one of"));
   CHECK_THAT(error_of(R"({"version": 1, "nodes": [{"template": "missing"}]})"),
              Contains("nodes[0].template: unknown node template 'missing'"));
-  CHECK_THAT(error_of(R"({"version": 1, "node_templates": {"b": {"vertices": [{"name": "g", "kind": "gpu", "node": 3}]}},
+  CHECK_THAT(
+      error_of(
+          R"({"version": 1, "node_templates": {"b": {"vertices": [{"name": "g", "kind": "gpu", "node": 3}]}},
                           "nodes": [{"template": "b"}]})"),
-             Contains("node_templates.b.vertices[0] (node=0).node: not allowed inside a node template"));
-  CHECK_THAT(error_of(R"({"version": 1, "vertices": [{"name": "g{i}", "kind": "gpu", "node": 0, "repeat": 1000000000}]})"),
-             Contains("vertices[0]: repeats more than"));
+      Contains("node_templates.b.vertices[0] (node=0).node: not allowed inside a node template"));
+  CHECK_THAT(
+      error_of(
+          R"({"version": 1, "vertices": [{"name": "g{i}", "kind": "gpu", "node": 0, "repeat": 1000000000}]})"),
+      Contains("vertices[0]: repeats more than"));
   CHECK_THAT(error_of(R"({"version": 1, "vertices": []})"), Contains("no GPU"));
 }
 

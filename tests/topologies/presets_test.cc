@@ -1,8 +1,9 @@
 // Presets: every one seals, validates, and its summary has the documented numbers.
+#include "twinccl/topologies/presets.h"
+
 #include <catch2/catch.hpp>
 
 #include "twinccl/errors.h"
-#include "twinccl/topologies/presets.h"
 
 using namespace twinccl::topo;
 using Catch::Matchers::Contains;
@@ -95,8 +96,14 @@ TEST_CASE("h100-cluster names and range", "[topologies][presets]") {
 }
 
 TEST_CASE("torus presets: sizes, links and names", "[topologies][presets]") {
-  const auto [rows, cols, links] = GENERATE(table<int, int, int>({
-      {1, 1, 0}, {1, 2, 1}, {1, 3, 3}, {2, 2, 4}, {3, 3, 18}, {4, 4, 32}, {2, 7, 21}, {8, 16, 256}}));
+  const auto [rows, cols, links] = GENERATE(table<int, int, int>({{1, 1, 0},
+                                                                  {1, 2, 1},
+                                                                  {1, 3, 3},
+                                                                  {2, 2, 4},
+                                                                  {3, 3, 18},
+                                                                  {4, 4, 32},
+                                                                  {2, 7, 21},
+                                                                  {8, 16, 256}}));
   const Topology t = torus_2d(rows, cols);
   INFO(rows << "x" << cols);
   CHECK(t.gpu_count() == rows * cols);
@@ -112,7 +119,8 @@ TEST_CASE("torus presets: sizes, links and names", "[topologies][presets]") {
 TEST_CASE("unknown preset lists the presets", "[topologies][presets]") {
   CHECK_THROWS_AS(load_topology("dgx-z9000"), twinccl::ConfigError);
   CHECK_THROWS_WITH(load_topology("dgx-z9000"), Contains("dgx-z9000") && Contains("dgx-h100") &&
-                                                   Contains("h100-cluster-N") && Contains("torus-RxC"));
+                                                    Contains("h100-cluster-N") &&
+                                                    Contains("torus-RxC"));
   CHECK_THROWS_WITH(load_topology("missing-file.json"), Contains("missing-file.json"));
   CHECK_THROWS_WITH(load_topology("missing-file.xml"), Contains("missing-file.xml"));
 }

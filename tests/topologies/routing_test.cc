@@ -1,9 +1,9 @@
 // Routes: hop counts, bottleneck bandwidth and latency for intra-node, cross-node (leaf and
 // spine) and torus paths; determinism; the documented ECMP spine choice; a 1024-node cluster.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <set>
+#include <thread>
 
 #include "twinccl/errors.h"
 #include "twinccl/topologies/presets.h"
@@ -99,7 +99,8 @@ TEST_CASE("cross-unit routes go leaf -> spine -> leaf with the spine picked by d
 }
 
 TEST_CASE("routes are walks between the right GPUs for every pair", "[topologies][routing]") {
-  const std::string name = GENERATE(as<std::string>{}, "dgx-a100", "h100x3", "torus-3x5", "pcie-4gpu");
+  const std::string name =
+      GENERATE(as<std::string>{}, "dgx-a100", "h100x3", "torus-3x5", "pcie-4gpu");
   const Topology topo = load_topology(name);
   for (int a = 0; a < topo.gpu_count(); ++a) {
     for (int b = 0; b < topo.gpu_count(); ++b) check_walk(topo, a, b);
@@ -109,11 +110,11 @@ TEST_CASE("routes are walks between the right GPUs for every pair", "[topologies
 TEST_CASE("torus routes take the wrap-around when shorter", "[topologies][routing]") {
   const Topology t = torus_2d(4, 4, 100.0);
   // rank = row * 4 + col
-  CHECK(measure(t, t.route(0, 3)).hops == 1);    // (0,0) -> (0,3) wraps
-  CHECK(measure(t, t.route(0, 12)).hops == 1);   // (0,0) -> (3,0) wraps
-  CHECK(measure(t, t.route(0, 10)).hops == 4);   // (0,0) -> (2,2)
-  CHECK(measure(t, t.route(5, 15)).hops == 4);   // (1,1) -> (3,3)
-  CHECK(measure(t, t.route(0, 15)).hops == 2);   // (0,0) -> (3,3) both wrap
+  CHECK(measure(t, t.route(0, 3)).hops == 1);   // (0,0) -> (0,3) wraps
+  CHECK(measure(t, t.route(0, 12)).hops == 1);  // (0,0) -> (3,0) wraps
+  CHECK(measure(t, t.route(0, 10)).hops == 4);  // (0,0) -> (2,2)
+  CHECK(measure(t, t.route(5, 15)).hops == 4);  // (1,1) -> (3,3)
+  CHECK(measure(t, t.route(0, 15)).hops == 2);  // (0,0) -> (3,3) both wrap
   CHECK(measure(t, t.route(0, 15)).bottleneck_bandwidth_gbps == Approx(100.0));
   CHECK(measure(t, t.route(0, 15)).latency_us == Approx(1.0));
   const Topology ring = torus_2d(1, 7);
@@ -122,13 +123,37 @@ TEST_CASE("torus routes take the wrap-around when shorter", "[topologies][routin
   CHECK(measure(ring, ring.route(0, 4)).hops == 3);
 }
 
+TEST_CASE("routes from many threads at once agree with routes from one", "[topologies][routing]") {
+  const Topology t = h100_cluster(8);
+  std::vector<std::vector<LinkId>> expected;
+  for (int r = 0; r < t.gpu_count(); ++r)
+    expected.push_back(t.route(r, (r * 37 + 11) % t.gpu_count()));
+  const Topology fresh = h100_cluster(8);  // empty route caches, filled concurrently below
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&, w] {
+      for (int r = 0; r < fresh.gpu_count(); ++r) {
+        const int a = (r + w * 17) % fresh.gpu_count();
+        if (fresh.route(a, (a * 37 + 11) % fresh.gpu_count()) !=
+            expected[static_cast<std::size_t>(a)]) {
+          ++mismatches[static_cast<std::size_t>(w)];
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  CHECK(mismatches == std::vector<int>(4, 0));
+}
+
 TEST_CASE("route rejects ranks out of range", "[topologies][routing]") {
   const Topology t = dgx_h100();
   CHECK_THROWS_AS(t.route(0, 8), twinccl::InvalidArgument);
   CHECK_THROWS_AS(t.route(-1, 0), twinccl::InvalidArgument);
 }
 
-TEST_CASE("1024-node cluster routes all ring neighbours correctly", "[topologies][routing][large]") {
+TEST_CASE("1024-node cluster routes all ring neighbours correctly",
+          "[topologies][routing][large]") {
   const auto start = std::chrono::steady_clock::now();
   const Topology t = h100_cluster(1024);
   const auto built = std::chrono::steady_clock::now();

@@ -1,6 +1,5 @@
 // describe(), draw_node() and check_report(): the numbers and names people read.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "twinccl/errors.h"
@@ -31,14 +30,17 @@ TEST_CASE("describe names the numbers", "[topologies][text]") {
   CHECK(widest_line(d) <= 100);
   const std::string c = describe(h100_cluster(16));
   CHECK_THAT(c, Contains("128 (16 nodes x 8)") && Contains("2 levels, 40 switches, radix 64"));
-  CHECK_THAT(describe(pcie_4gpu()), Contains("NVLink    none") && Contains("NVLS in-switch reduction: no"));
+  CHECK_THAT(describe(pcie_4gpu()),
+             Contains("NVLink    none") && Contains("NVLS in-switch reduction: no"));
 }
 
-TEST_CASE("draw_node draws GPUs, ranks, switches and NICs within 100 columns", "[topologies][text]") {
+TEST_CASE("draw_node draws GPUs, ranks, switches and NICs within 100 columns",
+          "[topologies][text]") {
   const std::string n = draw_node(h100_cluster(2), 1);
   CHECK_THAT(n, Contains("node 1 of h100-cluster-2") && Contains("4 NVSwitch chips, NVLS") &&
-                    Contains("gpu7") && Contains("rank 15") && Contains("|370.8") && Contains("pcie3") &&
-                    Contains("nic7") && Contains("leaf.su0.r7") && Contains("50 GB/s") && Contains("cpu1:"));
+                    Contains("gpu7") && Contains("rank 15") && Contains("|370.8") &&
+                    Contains("pcie3") && Contains("nic7") && Contains("leaf.su0.r7") &&
+                    Contains("50 GB/s") && Contains("cpu1:"));
   CHECK(widest_line(n) <= 100);
   const std::string torus = draw_node(torus_2d(4, 4), 0);
   CHECK_THAT(torus, Contains("gpu3_3") && Contains("rank 15") && Contains("GPU-GPU links") &&
@@ -53,7 +55,8 @@ TEST_CASE("draw_node draws GPUs, ranks, switches and NICs within 100 columns", "
 TEST_CASE("check_report: OK, route statistics and warnings", "[topologies][text]") {
   const std::string ok = check_report(h100_cluster(2));
   CHECK_THAT(ok, Contains("h100-cluster-2: OK") && Contains("routes checked: 31 (") &&
-                     Contains("at most 8 hops") && Contains("slowest link 48 GB/s") && Contains("warnings: 0"));
+                     Contains("at most 8 hops") && Contains("slowest link 48 GB/s") &&
+                     Contains("warnings: 0"));
   // Two nodes, no NIC in node 1, a half-duplex link, an oversubscribed switch.
   TopologyBuilder b("odd");
   const VertexId tor = b.add_vertex({.kind = VertexKind::network_switch, .name = "tor"});
@@ -65,6 +68,7 @@ TEST_CASE("check_report: OK, route statistics and warnings", "[topologies][text]
       .connect(tor, core, {.type = LinkType::network, .bandwidth_gbps = 25, .duplex = Duplex::half})
       .connect(g1, core, {.type = LinkType::pcie, .bandwidth_gbps = 24});
   const std::string odd = check_report(b.seal());
-  CHECK_THAT(odd, Contains("odd: OK") && Contains("1 GPUs have no NIC") && Contains("1 half-duplex") &&
-                      Contains("'tor' is oversubscribed 2:1") && Contains("warnings: 3"));
+  CHECK_THAT(odd, Contains("odd: OK") && Contains("1 GPUs have no NIC") &&
+                      Contains("1 half-duplex") && Contains("'tor' is oversubscribed 2:1") &&
+                      Contains("warnings: 3"));
 }

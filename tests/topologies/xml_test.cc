@@ -66,8 +66,9 @@ TEST_CASE("sample DGX A100 NCCL XML imports", "[topologies][xml]") {
 
 TEST_CASE("direct GPU-GPU NVLinks are added once; Hopper with NVSwitch is NVLS capable",
           "[topologies][xml]") {
-  const std::string pair = gpu(0, 90, R"(<nvlink target="0000:11:00.0" count="4" tclass="0x030200"/>)") +
-                           gpu(1, 90, R"(<nvlink target="0000:10:00.0" count="4" tclass="0x030200"/>)");
+  const std::string pair =
+      gpu(0, 90, R"(<nvlink target="0000:11:00.0" count="4" tclass="0x030200"/>)") +
+      gpu(1, 90, R"(<nvlink target="0000:10:00.0" count="4" tclass="0x030200"/>)");
   const Topology t = topology_from_nccl_xml(system_with(pair), "p.xml");
   CHECK(t.gpu_count() == 2);
   const RouteMetrics m = measure(t, t.route(0, 1));
@@ -81,13 +82,15 @@ TEST_CASE("direct GPU-GPU NVLinks are added once; Hopper with NVSwitch is NVLS c
   const Topology h = topology_from_nccl_xml(system_with(gpu(0, 90, sw) + gpu(1, 90, sw)), "h.xml");
   CHECK(h.summary().nvls_capable);
   CHECK(h.summary().nvlink_bandwidth_gbps == Approx(370.8));
-  const Topology b = topology_from_nccl_xml(system_with(gpu(0, 100, sw) + gpu(1, 100, sw)), "b.xml");
+  const Topology b =
+      topology_from_nccl_xml(system_with(gpu(0, 100, sw) + gpu(1, 100, sw)), "b.xml");
   CHECK(b.summary().arch == GpuArch::blackwell);
   CHECK(b.summary().nvlink_link_bandwidth_gbps == Approx(40.1));
 }
 
 TEST_CASE("NICs: speed in Mb/s, under a pci or straight under the cpu", "[topologies][xml]") {
-  const std::string nic = R"(<pci busid="0000:20:00.0" class="0x020700" link_speed="32.0 GT/s PCIe" link_width="16">
+  const std::string nic =
+      R"(<pci busid="0000:20:00.0" class="0x020700" link_speed="32.0 GT/s PCIe" link_width="16">
       <nic><net name="mlx5_0" dev="0" speed="400000" port="1" gdr="1"/></nic></pci>)";
   const Topology t = topology_from_nccl_xml(system_with(gpu(0, 90), nic), "n.xml");
   CHECK(t.summary().nics_per_node == 1);
@@ -96,30 +99,43 @@ TEST_CASE("NICs: speed in Mb/s, under a pci or straight under the cpu", "[topolo
 }
 
 TEST_CASE("malformed NCCL XML names the element and attribute", "[topologies][xml]") {
-  CHECK_THAT(error_of("<system version=\"1\"><cpu numaid=\"0\">"), Contains("n.xml") && Contains("malformed XML"));
-  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n<gpu dev=\"0 sm=\"80\"/>\n</cpu>\n</system>"),
+  CHECK_THAT(error_of("<system version=\"1\"><cpu numaid=\"0\">"),
+             Contains("n.xml") && Contains("malformed XML"));
+  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n<gpu dev=\"0 "
+                      "sm=\"80\"/>\n</cpu>\n</system>"),
              Contains("n.xml:") && Contains("malformed XML"));
-  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n<pci busid=\"0000:01:00.0\" <gpu/>\n</cpu></system>"),
+  CHECK_THAT(error_of("<system version=\"1\">\n<cpu numaid=\"0\">\n<pci busid=\"0000:01:00.0\" "
+                      "<gpu/>\n</cpu></system>"),
              Contains("n.xml:3: malformed XML"));
   CHECK_THAT(error_of("<topology/>"), Contains("missing root element <system"));
-  CHECK_THAT(error_of("<system><cpu numaid=\"0\"/></system>"), Contains("<system>: missing attribute 'version'"));
+  CHECK_THAT(error_of("<system><cpu numaid=\"0\"/></system>"),
+             Contains("<system>: missing attribute 'version'"));
   CHECK_THAT(error_of("<system version=\"1\"><cpu numaid=\"0\"/></system>"), Contains("no <gpu>"));
   CHECK_THAT(error_of("<system version=\"1\"><cpu arch=\"x86_64\"/></system>"),
              Contains("<cpu>: missing attribute 'numaid'"));
-  const std::string no_sm = R"(<pci busid="0000:10:00.0" link_speed="16.0 GT/s PCIe" link_width="16"><gpu dev="0" rank="0"/></pci>)";
-  CHECK_THAT(error_of(system_with(no_sm)), Contains("<pci busid=\"0000:10:00.0\"> <gpu>: missing attribute 'sm'"));
+  const std::string no_sm =
+      R"(<pci busid="0000:10:00.0" link_speed="16.0 GT/s PCIe" link_width="16"><gpu dev="0" rank="0"/></pci>)";
+  CHECK_THAT(error_of(system_with(no_sm)),
+             Contains("<pci busid=\"0000:10:00.0\"> <gpu>: missing attribute 'sm'"));
   CHECK_THAT(error_of(system_with(gpu(0, 90, "", R"(link_width="16")"))),
              Contains("<pci busid=\"0000:10:00.0\">: missing attribute 'link_speed'"));
   CHECK_THAT(error_of(system_with(gpu(0, 90, "", R"(link_speed="7 GT/s" link_width="16")"))),
              Contains("link_speed \"7 GT/s\" is not a PCIe speed"));
   CHECK_THAT(error_of(system_with(gpu(0, 90, "", R"(link_speed="16 GT/s" link_width="x16")"))),
              Contains("attribute 'link_width' must be an integer, got \"x16\""));
-  CHECK_THAT(error_of(system_with(gpu(0, 90, R"(<nvlink target="0000:99:00.0" count="2" tclass="0x030200"/>)"))),
+  CHECK_THAT(error_of(system_with(
+                 gpu(0, 90, R"(<nvlink target="0000:99:00.0" count="2" tclass="0x030200"/>)"))),
              Contains("<nvlink target=\"0000:99:00.0\">") && Contains("neither a GPU busid"));
-  CHECK_THAT(error_of(system_with(gpu(0, 90, R"(<nvlink count="2"/>)"))), Contains("<nvlink>: missing attribute 'target'"));
+  CHECK_THAT(error_of(system_with(gpu(0, 90, R"(<nvlink count="2"/>)"))),
+             Contains("<nvlink>: missing attribute 'target'"));
   CHECK_THAT(error_of(system_with(gpu(0, 90) + gpu(1, 80))), Contains("sm=80 differs"));
-  const std::string bad_net = R"(<pci busid="0000:20:00.0" link_speed="16 GT/s" link_width="16"><nic><net name="mlx5_0" dev="0"/></nic></pci>)";
-  CHECK_THAT(error_of(system_with(gpu(0, 90), bad_net)), Contains("<net name=\"mlx5_0\">: missing attribute 'speed'"));
-  const std::string same_rank = gpu(0, 90) + R"(<pci busid="0000:30:00.0" link_speed="16 GT/s" link_width="16"><gpu dev="1" sm="90" rank="0"/></pci>)";
-  CHECK_THAT(error_of(system_with(same_rank)), Contains("n.xml") && Contains("rank 0 already belongs"));
+  const std::string bad_net =
+      R"(<pci busid="0000:20:00.0" link_speed="16 GT/s" link_width="16"><nic><net name="mlx5_0" dev="0"/></nic></pci>)";
+  CHECK_THAT(error_of(system_with(gpu(0, 90), bad_net)),
+             Contains("<net name=\"mlx5_0\">: missing attribute 'speed'"));
+  const std::string same_rank =
+      gpu(0, 90) +
+      R"(<pci busid="0000:30:00.0" link_speed="16 GT/s" link_width="16"><gpu dev="1" sm="90" rank="0"/></pci>)";
+  CHECK_THAT(error_of(system_with(same_rank)),
+             Contains("n.xml") && Contains("rank 0 already belongs"));
 }

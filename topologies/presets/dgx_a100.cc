@@ -22,8 +22,9 @@ namespace twinccl::topo {
 
 Topology dgx_a100() {
   TopologyBuilder b("dgx-a100");
-  b.description("NVIDIA DGX A100: 8 A100 SXM, 6 NVSwitches, 12 NVLink3 x 25 GB/s, "
-                "8 x 200G NICs, PCIe gen4")
+  b.description(
+       "NVIDIA DGX A100: 8 A100 SXM, 6 NVSwitches, 12 NVLink3 x 25 GB/s, "
+       "8 x 200G NICs, PCIe gen4")
       .arch(GpuArch::ampere)
       .pcie_gen(4)
       .nvls(false);

@@ -23,19 +23,21 @@ namespace twinccl::topo {
 
 Topology dgx_h100() {
   TopologyBuilder b("dgx-h100");
-  b.description("NVIDIA DGX H100: 8 H100 SXM, NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
-                "8 x 400G NICs, PCIe gen5")
+  b.description(
+       "NVIDIA DGX H100: 8 H100 SXM, NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
+       "8 x 400G NICs, PCIe gen5")
       .arch(GpuArch::hopper)
       .pcie_gen(5)
       .nvls(true);
-  presets::add_dgx_node(b, {.node = 0,
-                            .prefix = "",
-                            .nvlinks_per_gpu = 18,
-                            .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::hopper),
-                            .physical_nvswitches = 4,
-                            .pcie_gen = 5,
-                            .nics = 8,
-                            .nic_bandwidth_gbps = 50.0});
+  presets::add_dgx_node(b,
+                        {.node = 0,
+                         .prefix = "",
+                         .nvlinks_per_gpu = 18,
+                         .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::hopper),
+                         .physical_nvswitches = 4,
+                         .pcie_gen = 5,
+                         .nics = 8,
+                         .nic_bandwidth_gbps = 50.0});
   return b.seal();
 }
 

@@ -22,13 +22,14 @@ DgxNodeIds add_dgx_node(TopologyBuilder& b, const DgxNodeSpec& spec) {
                                           .physical_switches = spec.physical_nvswitches});
   const VertexId cpu0 = b.add_cpu(p + "cpu0", spec.node);
   const VertexId cpu1 = b.add_cpu(p + "cpu1", spec.node);
-  b.connect(cpu0, cpu1, {.type = LinkType::cpu_interconnect,
-                         .bandwidth_gbps = spec.cpu_interconnect_gbps,
-                         .latency_us = PresetLatencies::cpu_interconnect_us});
+  b.connect(cpu0, cpu1,
+            {.type = LinkType::cpu_interconnect,
+             .bandwidth_gbps = spec.cpu_interconnect_gbps,
+             .latency_us = PresetLatencies::cpu_interconnect_us});
   std::vector<VertexId> pcie_switches;
   for (int s = 0; s < kPcieSwitches; ++s) {
-    pcie_switches.push_back(b.add_switch(VertexKind::pcie_switch, p + "pcie" + std::to_string(s),
-                                         spec.node));
+    pcie_switches.push_back(
+        b.add_switch(VertexKind::pcie_switch, p + "pcie" + std::to_string(s), spec.node));
     b.connect(pcie_switches.back(), s < kPcieSwitches / 2 ? cpu0 : cpu1, pcie);
   }
   DgxNodeIds ids;
@@ -42,9 +43,10 @@ DgxNodeIds add_dgx_node(TopologyBuilder& b, const DgxNodeSpec& spec) {
                .lanes = spec.nvlinks_per_gpu});
   }
   for (int n = 0; n < spec.nics; ++n) {
-    ids.nics.push_back(b.add_nic(p + "nic" + std::to_string(n), spec.node, spec.nic_bandwidth_gbps));
-    b.connect(ids.nics.back(), pcie_switches[static_cast<std::size_t>(n * kPcieSwitches / spec.nics)],
-              pcie);
+    ids.nics.push_back(
+        b.add_nic(p + "nic" + std::to_string(n), spec.node, spec.nic_bandwidth_gbps));
+    b.connect(ids.nics.back(),
+              pcie_switches[static_cast<std::size_t>(n * kPcieSwitches / spec.nics)], pcie);
   }
   return ids;
 }

@@ -12,14 +12,14 @@ namespace twinccl::topo::presets {
 
 struct DgxNodeSpec {
   int node = 0;
-  std::string prefix;                  // vertex names start with it: "n3." (or "" for one node)
-  int nvlinks_per_gpu = 18;            // NVLinks from one GPU into the NVSwitch fabric
+  std::string prefix;        // vertex names start with it: "n3." (or "" for one node)
+  int nvlinks_per_gpu = 18;  // NVLinks from one GPU into the NVSwitch fabric
   double nvlink_link_bandwidth_gbps = 20.6;
   int physical_nvswitches = 4;
   int pcie_gen = 5;
   int nics = 8;
-  double nic_bandwidth_gbps = 50.0;    // one NIC port, one direction
-  double cpu_interconnect_gbps = 40.0; // between the two sockets
+  double nic_bandwidth_gbps = 50.0;     // one NIC port, one direction
+  double cpu_interconnect_gbps = 40.0;  // between the two sockets
 };
 
 struct DgxNodeIds {

@@ -1,7 +1,8 @@
 // h100-cluster-N (also "h100xN"): N DGX H100 nodes on a rail-optimized two-level fat-tree.
 //
 //     spine0   spine1   ...   spine31          level 2: every leaf links to every spine
-//       |  \  /   |  \         /  |            (one 50 GB/s link each: 32 up = 32 down, non-blocking)
+//       |  \  /   |  \         /  |            (one 50 GB/s link each: 32 up = 32 down,
+//       non-blocking)
 //   +---------+---------+-   -+---------+
 //   | leaf    | leaf    |     | leaf    |      level 1: one leaf per rail per scalable unit (SU)
 //   | su0.r0  | su0.r1  | ... | su0.r7  |      of 32 nodes: leaf su{s}.r{i} serves NIC i of
@@ -9,7 +10,8 @@
 //     |  |  |    |  |             |  |
 //   n0.nic0 .. n0.nic1 ...  n0.nic7 n1.nic7    NIC i <-> leaf of rail i: 400 Gb/s = 50 GB/s
 //     |          |            |
-//   n0.gpu0    n0.gpu1  ...  n0.gpu7           GPU i shares PCIe switch i/2 with NIC i (dgx_h100.cc)
+//   n0.gpu0    n0.gpu1  ...  n0.gpu7           GPU i shares PCIe switch i/2 with NIC i
+//   (dgx_h100.cc)
 //
 // Routing (routing_rule()): GPU i -> NIC i -> leaf of rail i; same SU and rail: leaf -> NIC;
 // otherwise leaf -> spine (destination node mod 32: ECMP by destination, repeatable) -> leaf.
@@ -50,11 +52,12 @@ Topology h100_cluster(int nodes) {
   std::vector<VertexId> leaves;  // [unit * kRails + rail]
   for (int u = 0; u < units; ++u) {
     for (int r = 0; r < kRails; ++r) {
-      leaves.push_back(b.add_vertex({.kind = VertexKind::network_switch,
-                                     .name = "leaf.su" + std::to_string(u) + ".r" + std::to_string(r),
-                                     .node = -1,
-                                     .level = 1,
-                                     .radix = kRadix}));
+      leaves.push_back(
+          b.add_vertex({.kind = VertexKind::network_switch,
+                        .name = "leaf.su" + std::to_string(u) + ".r" + std::to_string(r),
+                        .node = -1,
+                        .level = 1,
+                        .radix = kRadix}));
     }
   }
   for (int s = 0; s < kSpines; ++s) {

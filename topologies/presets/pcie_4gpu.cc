@@ -14,7 +14,9 @@ namespace twinccl::topo {
 
 Topology pcie_4gpu() {
   TopologyBuilder b("pcie-4gpu");
-  b.description("4 Ampere GPUs under one PCIe gen4 switch, no NVLink, one CPU").arch(GpuArch::ampere).pcie_gen(4);
+  b.description("4 Ampere GPUs under one PCIe gen4 switch, no NVLink, one CPU")
+      .arch(GpuArch::ampere)
+      .pcie_gen(4);
   const LinkSpec pcie{.type = LinkType::pcie,
                       .bandwidth_gbps = pcie_bandwidth_gbps(4, 16),
                       .latency_us = PresetLatencies::pcie_us,

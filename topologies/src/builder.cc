@@ -88,9 +88,9 @@ TopologyBuilder& TopologyBuilder::connect(std::string_view a, std::string_view b
   const auto lookup = [&](std::string_view which, std::string_view end) {
     const auto id = find(which);
     if (!id) {
-      throw ConfigError("topology '" + name_ + "': link " + std::to_string(links_.size()) +
-                        " (" + std::string(a) + " <-> " + std::string(b) + "): " +
-                        std::string(end) + " '" + std::string(which) + "' is not a vertex");
+      throw ConfigError("topology '" + name_ + "': link " + std::to_string(links_.size()) + " (" +
+                        std::string(a) + " <-> " + std::string(b) + "): " + std::string(end) +
+                        " '" + std::string(which) + "' is not a vertex");
     }
     return *id;
   };

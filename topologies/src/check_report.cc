@@ -1,7 +1,8 @@
 // check_report(): what `twinccl topo check FILE` prints for a topology that loaded (a file that
 // does not load is reported by the ConfigError load_topology() throws).
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "twinccl/topologies/describe.h"
 
@@ -19,8 +20,10 @@ void check_leaves(const Topology& t, std::vector<std::string>& warnings) {
       (far == VertexKind::nic ? down : up) += t.link(l).bandwidth_gbps;
     }
     if (down > 0 && up > 0 && down > up * 1.0001) {
-      warnings.push_back(fmt::format("network switch '{}' is oversubscribed {:.2g}:1 ({:g} GB/s to "
-                                     "NICs, {:g} GB/s up)", t.vertex(id).name, down / up, down, up));
+      warnings.push_back(
+          fmt::format("network switch '{}' is oversubscribed {:.2g}:1 ({:g} GB/s to "
+                      "NICs, {:g} GB/s up)",
+                      t.vertex(id).name, down / up, down, up));
     }
   }
 }
@@ -31,26 +34,31 @@ std::string check_report(const Topology& t) {
   const TopologySummary s = t.summary();
   std::vector<std::string> warnings;
   if (!s.uniform_nodes) {
-    warnings.push_back(fmt::format("nodes differ in size (up to {} GPUs per node)", s.gpus_per_node));
+    warnings.push_back(
+        fmt::format("nodes differ in size (up to {} GPUs per node)", s.gpus_per_node));
   }
   if (s.nodes > 1) {
     int without_nic = 0;
     for (int r = 0; r < s.gpus; ++r) without_nic += !t.home_nic(r).has_value();
     if (without_nic > 0) {
-      warnings.push_back(fmt::format("{} GPUs have no NIC in their node: their inter-node routes "
-                                     "use the whole-graph fallback", without_nic));
+      warnings.push_back(
+          fmt::format("{} GPUs have no NIC in their node: their inter-node routes "
+                      "use the whole-graph fallback",
+                      without_nic));
     }
   }
   if (t.facts().nvls.value_or(false) && s.arch != GpuArch::hopper && s.arch != GpuArch::blackwell) {
-    warnings.push_back(fmt::format("NVLS is claimed but arch is {} (NVLink SHARP needs Hopper or newer)",
-                                   to_string(s.arch)));
+    warnings.push_back(fmt::format(
+        "NVLS is claimed but arch is {} (NVLink SHARP needs Hopper or newer)", to_string(s.arch)));
   }
   if (s.nvlinks_per_gpu > 0 && s.arch == GpuArch::unknown) {
-    warnings.push_back("arch is unknown: the timing model cannot pick NCCL's per-architecture constants");
+    warnings.push_back(
+        "arch is unknown: the timing model cannot pick NCCL's per-architecture constants");
   }
   const auto half = std::count_if(t.links().begin(), t.links().end(),
                                   [](const Link& l) { return l.duplex == Duplex::half; });
-  if (half > 0) warnings.push_back(fmt::format("{} half-duplex links (both directions share bandwidth)", half));
+  if (half > 0)
+    warnings.push_back(fmt::format("{} half-duplex links (both directions share bandwidth)", half));
   check_leaves(t, warnings);
 
   // Routes every GPU uses in a ring and towards rank 0.
@@ -60,7 +68,8 @@ std::string check_report(const Topology& t) {
     for (int peer : {(r + 1) % s.gpus, 0}) {
       if (peer == r) continue;
       const RouteMetrics m = measure(t, t.route(r, peer));
-      min_bw = routes == 0 ? m.bottleneck_bandwidth_gbps : std::min(min_bw, m.bottleneck_bandwidth_gbps);
+      min_bw =
+          routes == 0 ? m.bottleneck_bandwidth_gbps : std::min(min_bw, m.bottleneck_bandwidth_gbps);
       max_hops = std::max(max_hops, m.hops);
       max_latency = std::max(max_latency, m.latency_us);
       ++routes;
@@ -69,9 +78,10 @@ std::string check_report(const Topology& t) {
   std::string out = fmt::format("{}: OK ({} GPUs in {} node{}, {} vertices, {} links)\n", s.name,
                                 s.gpus, s.nodes, s.nodes == 1 ? "" : "s", s.vertices, s.links);
   if (routes > 0) {
-    out += fmt::format("  routes checked: {} (ring neighbours and to rank 0)\n"
-                       "    at most {} hops, slowest link {:g} GB/s, latency up to {:g} us\n",
-                       routes, max_hops, min_bw, max_latency);
+    out += fmt::format(
+        "  routes checked: {} (ring neighbours and to rank 0)\n"
+        "    at most {} hops, slowest link {:g} GB/s, latency up to {:g} us\n",
+        routes, max_hops, min_bw, max_latency);
   }
   out += fmt::format("  warnings: {}\n", warnings.size());
   for (const std::string& w : warnings) out += "  - " + w + "\n";

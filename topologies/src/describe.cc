@@ -1,8 +1,9 @@
 // describe(): a topology in a dozen lines of text (counts, bandwidths, network, routing rule).
-#include <array>
+#include "twinccl/topologies/describe.h"
+
 #include <fmt/format.h>
 
-#include "twinccl/topologies/describe.h"
+#include <array>
 
 namespace twinccl::topo {
 namespace {
@@ -39,33 +40,34 @@ std::string describe(const Topology& t) {
   } else {
     out += "  NVLink    none\n";
   }
-  out += fmt::format("  NVSwitch  {} per node; NVLS in-switch reduction: {}\n", s.nvswitches_per_node,
-                     s.nvls_capable ? "yes" : "no");
+  out += fmt::format("  NVSwitch  {} per node; NVLS in-switch reduction: {}\n",
+                     s.nvswitches_per_node, s.nvls_capable ? "yes" : "no");
   out += s.pcie_bandwidth_gbps > 0
              ? fmt::format("  PCIe      gen{}, {:g} GB/s per GPU per direction\n", s.pcie_gen,
                            s.pcie_bandwidth_gbps)
              : std::string("  PCIe      none on the GPUs\n");
-  out += s.nics_per_node > 0 ? fmt::format("  NICs      {} per node x {:g} GB/s ({:g} Gb/s)\n",
-                                           s.nics_per_node, s.nic_bandwidth_gbps,
-                                           s.nic_bandwidth_gbps * 8)
-                             : std::string("  NICs      none\n");
-  out += s.network_switches > 0
-             ? fmt::format("  network   {} level{}, {} switches, radix {}\n", s.network_levels,
-                           s.network_levels == 1 ? "" : "s", s.network_switches,
-                           s.network_switch_radix)
-             : std::string("  network   none\n");
+  out += s.nics_per_node > 0
+             ? fmt::format("  NICs      {} per node x {:g} GB/s ({:g} Gb/s)\n", s.nics_per_node,
+                           s.nic_bandwidth_gbps, s.nic_bandwidth_gbps * 8)
+             : std::string("  NICs      none\n");
+  out += s.network_switches > 0 ? fmt::format("  network   {} level{}, {} switches, radix {}\n",
+                                              s.network_levels, s.network_levels == 1 ? "" : "s",
+                                              s.network_switches, s.network_switch_radix)
+                                : std::string("  network   none\n");
   std::array<int, 6> kinds{};
   std::array<int, 5> types{};
   for (const Vertex& v : t.vertices()) ++kinds[static_cast<std::size_t>(v.kind)];
   for (const Link& l : t.links()) ++types[static_cast<std::size_t>(l.type)];
   std::string graph = fmt::format("{} vertices (", s.vertices);
   for (std::size_t k = 0; k < kinds.size(); ++k) {
-    if (kinds[k] > 0) graph += fmt::format("{} {}, ", kinds[k], to_string(static_cast<VertexKind>(k)));
+    if (kinds[k] > 0)
+      graph += fmt::format("{} {}, ", kinds[k], to_string(static_cast<VertexKind>(k)));
   }
   graph.resize(graph.size() - 2);
   graph += fmt::format("), {} links (", s.links);
   for (std::size_t k = 0; k < types.size(); ++k) {
-    if (types[k] > 0) graph += fmt::format("{} {}, ", types[k], to_string(static_cast<LinkType>(k)));
+    if (types[k] > 0)
+      graph += fmt::format("{} {}, ", types[k], to_string(static_cast<LinkType>(k)));
   }
   if (s.links > 0) graph.resize(graph.size() - 2);
   out += "  graph     " + wrap(graph + ")", 100, 12) + "\n";

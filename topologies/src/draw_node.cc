@@ -13,8 +13,9 @@
 //      nic0        nic1                   <- the GPU's home NIC, its port, its network switch
 //
 // then the CPUs with the PCIe switches under them, and direct GPU-GPU links when there are any.
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "twinccl/errors.h"
 #include "twinccl/topologies/describe.h"
@@ -40,7 +41,8 @@ std::string row(const std::vector<std::string>& cells) {
 }
 
 // The neighbour of `v` over its first link whose far end has `kind` (and the link).
-std::optional<std::pair<VertexId, LinkId>> neighbour(const Topology& t, VertexId v, VertexKind kind) {
+std::optional<std::pair<VertexId, LinkId>> neighbour(const Topology& t, VertexId v,
+                                                     VertexKind kind) {
   for (LinkId l : t.links_of(v)) {
     const VertexId n = t.other_end(l, v);
     if (t.vertex(n).kind == kind) return std::pair{n, l};
@@ -71,25 +73,38 @@ std::string draw_node(const Topology& t, int node) {
   int pcie_switches = 0, nics = 0;
   for (VertexId v : members) {
     switch (t.vertex(v).kind) {
-      case VertexKind::gpu: gpus.push_back(v); break;
-      case VertexKind::nvswitch: nvswitches.push_back(v); break;
-      case VertexKind::cpu: cpus.push_back(v); break;
-      case VertexKind::pcie_switch: ++pcie_switches; break;
-      case VertexKind::nic: ++nics; break;
-      case VertexKind::network_switch: break;
+      case VertexKind::gpu:
+        gpus.push_back(v);
+        break;
+      case VertexKind::nvswitch:
+        nvswitches.push_back(v);
+        break;
+      case VertexKind::cpu:
+        cpus.push_back(v);
+        break;
+      case VertexKind::pcie_switch:
+        ++pcie_switches;
+        break;
+      case VertexKind::nic:
+        ++nics;
+        break;
+      case VertexKind::network_switch:
+        break;
     }
   }
-  std::sort(gpus.begin(), gpus.end(),
-            [&](VertexId a, VertexId b) { return t.vertex(a).local_index < t.vertex(b).local_index; });
+  std::sort(gpus.begin(), gpus.end(), [&](VertexId a, VertexId b) {
+    return t.vertex(a).local_index < t.vertex(b).local_index;
+  });
   const TopologySummary s = t.summary();
-  std::string out = fmt::format("node {} of {}: {} gpu, {} nvswitch, {} pcie_switch, {} cpu, {} nic\n",
-                                node, t.name(), gpus.size(), nvswitches.size(), pcie_switches,
-                                cpus.size(), nics);
+  std::string out =
+      fmt::format("node {} of {}: {} gpu, {} nvswitch, {} pcie_switch, {} cpu, {} nic\n", node,
+                  t.name(), gpus.size(), nvswitches.size(), pcie_switches, cpus.size(), nics);
   const std::size_t shown = std::min(gpus.size(), kMaxGpus);
   const std::size_t width = kCell * std::min(shown, kPerRow);
   for (std::size_t first = 0; first < shown; first += kPerRow) {
-    const std::vector<VertexId> block(gpus.begin() + static_cast<std::ptrdiff_t>(first),
-                                      gpus.begin() + static_cast<std::ptrdiff_t>(std::min(shown, first + kPerRow)));
+    const std::vector<VertexId> block(
+        gpus.begin() + static_cast<std::ptrdiff_t>(first),
+        gpus.begin() + static_cast<std::ptrdiff_t>(std::min(shown, first + kPerRow)));
     std::vector<std::string> up, name, rank, pcie_bw, pcie, nic, port, net;
     for (VertexId g : block) {
       const Vertex& gv = t.vertex(g);
@@ -109,13 +124,14 @@ std::string draw_node(const Topology& t, int node) {
     }
     if (first == 0 && !nvswitches.empty()) {
       const Vertex& nv = t.vertex(nvswitches.front());
-      const std::string title = fmt::format("{}: {} NVSwitch chip{}{}", nv.name, nv.physical_switches,
-                                            nv.physical_switches == 1 ? "" : "s",
-                                            s.nvls_capable ? ", NVLS" : "");
+      const std::string title =
+          fmt::format("{}: {} NVSwitch chip{}{}", nv.name, nv.physical_switches,
+                      nv.physical_switches == 1 ? "" : "s", s.nvls_capable ? ", NVLS" : "");
       const std::size_t inner = std::max(width, title.size() + 4) - 2;
       const std::size_t left = (inner - title.size()) / 2;
       out += "+" + std::string(inner, '=') + "+\n";
-      out += "|" + std::string(left, ' ') + title + std::string(inner - left - title.size(), ' ') + "|\n";
+      out += "|" + std::string(left, ' ') + title + std::string(inner - left - title.size(), ' ') +
+             "|\n";
       out += "+" + std::string(inner, '=') + "+\n";
     }
     if (!nvswitches.empty()) out += row(up);

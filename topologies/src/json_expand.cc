@@ -36,7 +36,8 @@ std::vector<Loop> loops_of(const nlohmann::ordered_json& entry, const std::strin
       const std::string at = where + ".for_each." + var;
       if (range.is_array()) {
         if (range.size() != 2) fail(at, "must be a count or [first, last], got " + range.dump());
-        loops.push_back({var, integer_field(range[0], at + "[0]"), integer_field(range[1], at + "[1]")});
+        loops.push_back(
+            {var, integer_field(range[0], at + "[0]"), integer_field(range[1], at + "[1]")});
       } else {
         const long long n = integer_field(range, at);
         if (n < 0) fail(at, "must be >= 0, got " + std::to_string(n));
@@ -55,8 +56,7 @@ std::vector<Loop> loops_of(const nlohmann::ordered_json& entry, const std::strin
 }
 
 void run(const std::vector<Loop>& loops, std::size_t depth, Vars& vars, const std::string& where,
-         const std::string& label,
-         const std::function<void(const Vars&, const std::string&)>& fn) {
+         const std::string& label, const std::function<void(const Vars&, const std::string&)>& fn) {
   if (depth == loops.size()) {
     fn(vars, label.empty() ? where : where + " (" + label + ")");
     return;
@@ -64,7 +64,8 @@ void run(const std::vector<Loop>& loops, std::size_t depth, Vars& vars, const st
   const Loop& loop = loops[depth];
   for (long long v = loop.first; v <= loop.last; ++v) {
     vars.emplace_back(loop.var, v);
-    const std::string here = (label.empty() ? "" : label + ", ") + loop.var + "=" + std::to_string(v);
+    const std::string here =
+        (label.empty() ? "" : label + ", ") + loop.var + "=" + std::to_string(v);
     run(loops, depth + 1, vars, where, here, fn);
     vars.pop_back();
   }
@@ -98,12 +99,14 @@ std::string substitute(std::string_view text, const Vars& vars, const std::strin
       break;
     }
     const std::size_t close = text.find('}', open);
-    if (close == std::string_view::npos) fail(where, "unclosed '{' in \"" + std::string(text) + "\"");
+    if (close == std::string_view::npos)
+      fail(where, "unclosed '{' in \"" + std::string(text) + "\"");
     out.append(text.substr(pos, open - pos));
     const std::string_view expr = text.substr(open + 1, close - open - 1);
     const std::size_t op_at = expr.find_first_of("+-*/%");
     const std::string_view var = expr.substr(0, op_at);
-    const auto it = std::find_if(vars.rbegin(), vars.rend(), [&](const auto& p) { return p.first == var; });
+    const auto it =
+        std::find_if(vars.rbegin(), vars.rend(), [&](const auto& p) { return p.first == var; });
     if (it == vars.rend()) {
       std::string known;
       for (const auto& [name, value] : vars) known += (known.empty() ? "" : ", ") + name;
@@ -119,13 +122,24 @@ std::string substitute(std::string_view text, const Vars& vars, const std::strin
         fail(where, "bad placeholder {" + std::string(expr) + "}: expected {var OP integer}");
       }
       const char op = expr[op_at];
-      if ((op == '/' || op == '%') && k == 0) fail(where, "division by zero in {" + std::string(expr) + "}");
+      if ((op == '/' || op == '%') && k == 0)
+        fail(where, "division by zero in {" + std::string(expr) + "}");
       switch (op) {
-        case '+': value += k; break;
-        case '-': value -= k; break;
-        case '*': value *= k; break;
-        case '/': value /= k; break;
-        default: value %= k; break;
+        case '+':
+          value += k;
+          break;
+        case '-':
+          value -= k;
+          break;
+        case '*':
+          value *= k;
+          break;
+        case '/':
+          value /= k;
+          break;
+        default:
+          value %= k;
+          break;
       }
     }
     out += std::to_string(value);

@@ -81,7 +81,8 @@ Enum enum_field(const json& obj, const json& fallback, const std::string& where,
                 const char* spellings) {
   const json* v = field(obj, fallback, key);
   if (v == nullptr) {
-    if (!default_value) fail(join(where, key), std::string("missing (required; one of ") + spellings + ")");
+    if (!default_value)
+      fail(join(where, key), std::string("missing (required; one of ") + spellings + ")");
     return *default_value;
   }
   const std::optional<Enum> e = v->is_string() ? parse(v->get<std::string>()) : std::nullopt;
@@ -95,13 +96,14 @@ struct Reader {
 
   void add_vertex(const json& entry, const std::string& where, const Vars& vars,
                   const std::string& prefix, std::optional<int> node) {
-    only_fields(entry, where, {"name", "kind", "node", "rank", "local_index", "forwards",
-                               "physical_switches", "level", "radix", "port_bandwidth_gbps",
-                               "repeat", "for_each"});
+    only_fields(entry, where,
+                {"name", "kind", "node", "rank", "local_index", "forwards", "physical_switches",
+                 "level", "radix", "port_bandwidth_gbps", "repeat", "for_each"});
     const json none = json::object();
     json_format::for_each_repetition(entry, where, vars, [&](const Vars& v, const std::string& at) {
       VertexSpec spec;
-      spec.name = prefix + json_format::substitute(string_field(entry, at, "name"), v, at + ".name");
+      spec.name =
+          prefix + json_format::substitute(string_field(entry, at, "name"), v, at + ".name");
       spec.kind = enum_field<VertexKind>(entry, none, at, "kind", std::nullopt, parse_vertex_kind,
                                          "gpu, nvswitch, pcie_switch, cpu, nic, network_switch");
       if (node && entry.contains("node")) fail(at + ".node", "not allowed inside a node template");
@@ -117,7 +119,8 @@ struct Reader {
       spec.radix = int_field(entry, none, at, "radix", 0);
       spec.port_bandwidth_gbps = number_field(entry, none, at, "port_bandwidth_gbps", 0.0);
       if (spec.port_bandwidth_gbps < 0) {
-        fail(at + ".port_bandwidth_gbps", "must be >= 0, got " + number_text(spec.port_bandwidth_gbps));
+        fail(at + ".port_bandwidth_gbps",
+             "must be >= 0, got " + number_text(spec.port_bandwidth_gbps));
       }
       if (builder.find(spec.name)) fail(at + ".name", "vertex '" + spec.name + "' already exists");
       builder.add_vertex(std::move(spec));
@@ -126,15 +129,17 @@ struct Reader {
 
   void add_link(const json& entry, const std::string& where, const Vars& vars,
                 const std::string& prefix) {
-    only_fields(entry, where, {"a", "b", "type", "bandwidth_gbps", "latency_us", "duplex",
-                               "sharing", "lanes", "repeat", "for_each"});
+    only_fields(entry, where,
+                {"a", "b", "type", "bandwidth_gbps", "latency_us", "duplex", "sharing", "lanes",
+                 "repeat", "for_each"});
     json_format::for_each_repetition(entry, where, vars, [&](const Vars& v, const std::string& at) {
       const auto end = [&](const char* key) {
         // Inside a template, "/leaf0" names a vertex outside the node (no "n{k}." prefix).
         const std::string raw = string_field(entry, at, key);
         const bool global = !raw.empty() && raw.front() == '/';
-        const std::string name = (global ? "" : prefix) +
-                                 json_format::substitute(global ? raw.substr(1) : raw, v, join(at, key));
+        const std::string name =
+            (global ? "" : prefix) +
+            json_format::substitute(global ? raw.substr(1) : raw, v, join(at, key));
         const auto id = builder.find(name);
         if (!id) fail(join(at, key), "unknown vertex '" + name + "'");
         return *id;
@@ -142,16 +147,18 @@ struct Reader {
       const VertexId a = end("a");
       const VertexId b = end("b");
       LinkSpec spec;
-      spec.type = enum_field<LinkType>(entry, link_defaults, at, "type", std::nullopt, parse_link_type,
-                                       "nvlink, pcie, network, switch_internal, cpu_interconnect");
+      spec.type =
+          enum_field<LinkType>(entry, link_defaults, at, "type", std::nullopt, parse_link_type,
+                               "nvlink, pcie, network, switch_internal, cpu_interconnect");
       spec.bandwidth_gbps = number_field(entry, link_defaults, at, "bandwidth_gbps", std::nullopt);
       if (!(spec.bandwidth_gbps > 0)) {
         fail(at + ".bandwidth_gbps", "must be > 0, got " + number_text(spec.bandwidth_gbps));
       }
       spec.latency_us = number_field(entry, link_defaults, at, "latency_us", 0.0);
-      if (spec.latency_us < 0) fail(at + ".latency_us", "must be >= 0, got " + number_text(spec.latency_us));
-      spec.duplex = enum_field<Duplex>(entry, link_defaults, at, "duplex", Duplex::full, parse_duplex,
-                                       "full, half");
+      if (spec.latency_us < 0)
+        fail(at + ".latency_us", "must be >= 0, got " + number_text(spec.latency_us));
+      spec.duplex = enum_field<Duplex>(entry, link_defaults, at, "duplex", Duplex::full,
+                                       parse_duplex, "full, half");
       spec.sharing = enum_field<Sharing>(entry, link_defaults, at, "sharing", Sharing::shared,
                                          parse_sharing, "shared, fatpipe");
       spec.lanes = int_field(entry, link_defaults, at, "lanes", 1);
@@ -164,7 +171,8 @@ struct Reader {
 const json& array_field(const json& obj, const std::string& where, const char* key) {
   static const json empty = json::array();
   if (!obj.contains(key)) return empty;
-  if (!obj[key].is_array()) fail(join(where, key), std::string("must be an array, got ") + obj[key].type_name());
+  if (!obj[key].is_array())
+    fail(join(where, key), std::string("must be an array, got ") + obj[key].type_name());
   return obj[key];
 }
 
@@ -181,7 +189,8 @@ Topology topology_from_json(std::string_view text, std::string_view source) {
     // nlohmann's message says "parse error at line L, column C: ..."; keep that part.
     std::string what = e.what();
     const std::size_t at = what.find("parse error");
-    throw ConfigError(src + ": invalid JSON: " + (at == std::string::npos ? what : what.substr(at)));
+    throw ConfigError(src +
+                      ": invalid JSON: " + (at == std::string::npos ? what : what.substr(at)));
   }
   try {
     return read_document(doc);
@@ -194,8 +203,9 @@ namespace {
 
 Topology read_document(const json& doc) {
   const std::string root;
-  only_fields(doc, "(top level)", {"version", "name", "description", "arch", "pcie_gen", "nvls", "defaults",
-                         "node_templates", "nodes", "vertices", "links"});
+  only_fields(doc, "(top level)",
+              {"version", "name", "description", "arch", "pcie_gen", "nvls", "defaults",
+               "node_templates", "nodes", "vertices", "links"});
   if (!doc.contains("version")) fail("version", "missing (required; this reader knows version 1)");
   if (!doc["version"].is_number_integer() || doc["version"].get<int>() != 1) {
     fail("version", "must be 1, got " + doc["version"].dump());
@@ -244,12 +254,12 @@ Topology read_document(const json& doc) {
   }
   for (const PendingNode& p : pending) {
     const std::string base = "node_templates." + p.template_name + ".vertices";
-    const json& vertices =
-        array_field(templates[p.template_name], "node_templates." + p.template_name + ".", "vertices");
+    const json& vertices = array_field(templates[p.template_name],
+                                       "node_templates." + p.template_name + ".", "vertices");
     const std::string prefix = "n" + std::to_string(p.node) + ".";
     for (std::size_t i = 0; i < vertices.size(); ++i) {
-      reader.add_vertex(vertices[i], base + "[" + std::to_string(i) + "]", {{"node", p.node}}, prefix,
-                        p.node);
+      reader.add_vertex(vertices[i], base + "[" + std::to_string(i) + "]", {{"node", p.node}},
+                        prefix, p.node);
     }
   }
   const json& vertices = array_field(doc, root, "vertices");

@@ -1,7 +1,6 @@
 // Writing a Topology as TwinCCL JSON: every vertex and link explicitly, one per line, fields at
 // their default left out, so load(to_json(t)) rebuilds the same graph (same ids, ranks, links).
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "twinccl/errors.h"

@@ -12,14 +12,13 @@
 // 100 -> 40.1 GB/s. Elements NCCL writes that do not change the graph (<c2c>, comments) are
 // skipped; a pci device that is neither bridge, GPU, NIC nor NVSwitch (NVMe...) is left out.
 #include <algorithm>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
 #include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <boost/property_tree/ptree.hpp>
-#include <boost/property_tree/xml_parser.hpp>
 
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
@@ -35,7 +34,8 @@ constexpr std::string_view kCpuClass = "0x068001";
 constexpr double kCpuInterconnectGbps = 40.0;  // same estimate as the DGX presets
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -62,15 +62,17 @@ class XmlImport {
     const std::vector<VertexId> cpus = cpu_vertices();
     for (std::size_t i = 0; i < cpus.size(); ++i) {
       for (std::size_t j = i + 1; j < cpus.size(); ++j) {
-        builder_.connect(cpus[i], cpus[j], {.type = LinkType::cpu_interconnect,
-                                            .bandwidth_gbps = kCpuInterconnectGbps,
-                                            .latency_us = PresetLatencies::cpu_interconnect_us});
+        builder_.connect(cpus[i], cpus[j],
+                         {.type = LinkType::cpu_interconnect,
+                          .bandwidth_gbps = kCpuInterconnectGbps,
+                          .latency_us = PresetLatencies::cpu_interconnect_us});
       }
     }
     add_nvlinks();
-    builder_.arch(arch_).pcie_gen(max_pcie_gen_).description(
-        "imported from NCCL topology XML " + source_ + ": " + std::to_string(gpus_.size()) +
-        " GPUs, " + std::to_string(nics_) + " NICs");
+    builder_.arch(arch_)
+        .pcie_gen(max_pcie_gen_)
+        .description("imported from NCCL topology XML " + source_ + ": " +
+                     std::to_string(gpus_.size()) + " GPUs, " + std::to_string(nics_) + " NICs");
     return builder_.seal();
   }
 
@@ -106,14 +108,15 @@ class XmlImport {
   LinkSpec pcie_link(const ptree& pci, const std::string& where) {
     const std::string speed = required(pci, where, "link_speed");
     const int width = required_int(pci, where, "link_width");
-    const std::map<std::string, int> gens{{"2.5", 1}, {"5", 2},   {"5.0", 2},   {"8", 3},  {"8.0", 3},
-                                          {"16", 4},  {"16.0", 4}, {"32", 5}, {"32.0", 5}, {"64", 6},
-                                          {"64.0", 6}};
+    const std::map<std::string, int> gens{{"2.5", 1},  {"5", 2},  {"5.0", 2},  {"8", 3},
+                                          {"8.0", 3},  {"16", 4}, {"16.0", 4}, {"32", 5},
+                                          {"32.0", 5}, {"64", 6}, {"64.0", 6}};
     const auto it = gens.find(speed.substr(0, speed.find(' ')));
     if (it == gens.end() || speed.find("GT/s") == std::string::npos) {
       fail(where, "link_speed \"" + speed + "\" is not a PCIe speed (2.5, 5, 8, 16, 32, 64 GT/s)");
     }
-    if (width < 1 || width > 32) fail(where, "link_width must be 1..32, got " + std::to_string(width));
+    if (width < 1 || width > 32)
+      fail(where, "link_width must be 1..32, got " + std::to_string(width));
     return {.type = LinkType::pcie,
             .bandwidth_gbps = pcie_bandwidth_gbps(it->second, width),
             .latency_us = PresetLatencies::pcie_us,
@@ -124,8 +127,10 @@ class XmlImport {
     const int numa = required_int(cpu, "<cpu>", "numaid");
     const std::string where = "<cpu numaid=\"" + std::to_string(numa) + "\">";
     if (cpus_.count(numa) > 0) fail(where, "numaid " + std::to_string(numa) + " appears twice");
-    const VertexId v = builder_.add_vertex(
-        {.kind = VertexKind::cpu, .name = "cpu" + std::to_string(numa), .node = 0, .local_index = numa});
+    const VertexId v = builder_.add_vertex({.kind = VertexKind::cpu,
+                                            .name = "cpu" + std::to_string(numa),
+                                            .node = 0,
+                                            .local_index = numa});
     cpus_[numa] = v;
     add_children(cpu, v, where, numa, nullptr);
   }
@@ -155,8 +160,10 @@ class XmlImport {
       add_nic(*nic, parent, where, &pci);
     } else if (cls.rfind("0x0604", 0) == 0 || pci.count("pci") > 0) {
       const LinkSpec link = pcie_link(pci, where);
-      // Named in order of appearance ("pcie0", ...) so drawings stay narrow; the busid is in errors.
-      const VertexId sw = builder_.add_switch(VertexKind::pcie_switch, "pcie" + std::to_string(bridges_++), 0);
+      // Named in order of appearance ("pcie0", ...) so drawings stay narrow; the busid is in
+      // errors.
+      const VertexId sw =
+          builder_.add_switch(VertexKind::pcie_switch, "pcie" + std::to_string(bridges_++), 0);
       builder_.connect(sw, parent, link);
       add_children(pci, sw, where, numa, &pci);
     }
@@ -168,8 +175,10 @@ class XmlImport {
     const int dev = required_int(gpu, where, "dev");
     const int sm = required_int(gpu, where, "sm");
     const int rank = required_int(gpu, where, "rank");
-    const GpuArch arch = sm >= 100 ? GpuArch::blackwell : sm >= 90 ? GpuArch::hopper
-                         : sm >= 80 ? GpuArch::ampere : GpuArch::unknown;
+    const GpuArch arch = sm >= 100  ? GpuArch::blackwell
+                         : sm >= 90 ? GpuArch::hopper
+                         : sm >= 80 ? GpuArch::ampere
+                                    : GpuArch::unknown;
     if (!gpus_.empty() && arch != arch_) {
       fail(where, "sm=" + std::to_string(sm) + " differs from the first GPU's sm=" +
                       std::to_string(gpus_.front().sm) + " (one architecture per node)");
@@ -197,7 +206,8 @@ class XmlImport {
     return 0;
   }
 
-  void add_nic(const ptree& nic, VertexId parent, const std::string& parent_where, const ptree* pci) {
+  void add_nic(const ptree& nic, VertexId parent, const std::string& parent_where,
+               const ptree* pci) {
     const std::string where = parent_where + " <nic>";
     for (const auto& [tag, net] : nic) {
       if (tag != "net") continue;
@@ -205,7 +215,8 @@ class XmlImport {
       const std::string net_where = where + " <net name=\"" + name + "\">";
       const int dev = required_int(net, net_where, "dev");
       const int speed_mbps = required_int(net, net_where, "speed");
-      if (speed_mbps <= 0) fail(net_where, "speed must be > 0 (Mb/s), got " + std::to_string(speed_mbps));
+      if (speed_mbps <= 0)
+        fail(net_where, "speed must be > 0 (Mb/s), got " + std::to_string(speed_mbps));
       const double port_gbps = speed_mbps / 8000.0;
       const VertexId v = builder_.add_vertex({.kind = VertexKind::nic,
                                               .name = "nic" + std::to_string(dev),
@@ -243,7 +254,8 @@ class XmlImport {
         const int count = required_int(*nvl, where, "count");
         if (count < 1) fail(where, "count must be >= 1, got " + std::to_string(count));
         if (per_link_gbps <= 0) {
-          fail(where, "sm=" + std::to_string(g.sm) + " has no known NVLink bandwidth (sm 80, 90, 100)");
+          fail(where,
+               "sm=" + std::to_string(g.sm) + " has no known NVLink bandwidth (sm 80, 90, 100)");
         }
         const LinkSpec link{.type = LinkType::nvlink,
                             .bandwidth_gbps = count * per_link_gbps,
@@ -258,8 +270,10 @@ class XmlImport {
         } else if (tclass == kCpuClass && cpus_.count(g.numa) > 0) {
           builder_.connect(g.vertex, cpus_.at(g.numa), link);
         } else {
-          fail(where, "target is neither a GPU busid, an NVSwitch (tclass 0x068000) nor a CPU "
-                      "(tclass 0x068001); tclass=\"" + tclass + "\"");
+          fail(where,
+               "target is neither a GPU busid, an NVSwitch (tclass 0x068000) nor a CPU "
+               "(tclass 0x068001); tclass=\"" +
+                   tclass + "\"");
         }
       }
       if (switch_lanes > 0) {
@@ -269,10 +283,11 @@ class XmlImport {
                                           .node = 0,
                                           .physical_switches = static_cast<int>(switches.size())});
         }
-        builder_.connect(g.vertex, nvswitch, {.type = LinkType::nvlink,
-                                              .bandwidth_gbps = switch_lanes * per_link_gbps,
-                                              .latency_us = PresetLatencies::nvlink_us,
-                                              .lanes = switch_lanes});
+        builder_.connect(g.vertex, nvswitch,
+                         {.type = LinkType::nvlink,
+                          .bandwidth_gbps = switch_lanes * per_link_gbps,
+                          .latency_us = PresetLatencies::nvlink_us,
+                          .lanes = switch_lanes});
       }
     }
   }

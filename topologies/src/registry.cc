@@ -44,7 +44,8 @@ std::optional<Topology> torus_by_name(std::string_view name) {
   const auto rows = parse_int(rest.substr(0, x));
   const auto cols = parse_int(rest.substr(x + 1));
   if (!rows || !cols) return std::nullopt;
-  if (!(gbps > 0)) throw ConfigError("preset '" + std::string(name) + "': link bandwidth must be > 0");
+  if (!(gbps > 0))
+    throw ConfigError("preset '" + std::string(name) + "': link bandwidth must be > 0");
   return torus_2d(*rows, *cols, gbps);
 }
 
@@ -62,15 +63,18 @@ std::optional<Topology> cluster_by_name(std::string_view name) {
 
 std::vector<PresetInfo> list_presets() {
   return {
-      {"dgx-a100", "NVIDIA DGX A100: 8 A100, 6 NVSwitches, 12 NVLink3 x 25 GB/s, 8 x 200G NICs, PCIe gen4",
+      {"dgx-a100",
+       "NVIDIA DGX A100: 8 A100, 6 NVSwitches, 12 NVLink3 x 25 GB/s, 8 x 200G NICs, PCIe gen4",
        "dgx-a100"},
-      {"dgx-h100", "NVIDIA DGX H100: 8 H100, NVSwitch gen3 + NVLS, 18 NVLink4 x 20.6 GB/s, 8 x 400G NICs",
+      {"dgx-h100",
+       "NVIDIA DGX H100: 8 H100, NVSwitch gen3 + NVLS, 18 NVLink4 x 20.6 GB/s, 8 x 400G NICs",
        "dgx-h100"},
       {"pcie-4gpu", "4 GPUs under one PCIe gen4 switch, no NVLink", "pcie-4gpu"},
-      {"h100-cluster-N", "N x DGX H100 (N = 1..1024) on a rail-optimized two-level fat-tree; also h100xN",
+      {"h100-cluster-N",
+       "N x DGX H100 (N = 1..1024) on a rail-optimized two-level fat-tree; also h100xN",
        "h100-cluster-16"},
-      {"torus-RxC[-GBPS]", "R x C 2D torus of accelerators, wrap-around, GBPS per link (default 50)",
-       "torus-4x4"},
+      {"torus-RxC[-GBPS]",
+       "R x C 2D torus of accelerators, wrap-around, GBPS per link (default 50)", "torus-4x4"},
   };
 }
 

@@ -37,7 +37,8 @@ Router::Router(const TopologyData& data) : data_(data) {
     const RegionRef r{Region::node, g.node};
     const std::vector<VertexId>& members = data_.node_members[static_cast<std::size_t>(g.node)];
     int nics = 0;
-    for (VertexId v : members) nics += data_.vertices[static_cast<std::size_t>(v)].kind == VertexKind::nic;
+    for (VertexId v : members)
+      nics += data_.vertices[static_cast<std::size_t>(v)].kind == VertexKind::nic;
     if (nics == 0) continue;
     const std::vector<RouteCost> dist = distances_to(gpu, r);
     // Nearest NIC; on a tie the NIC on this GPU's rail (local index = GPU index mod NICs).
@@ -74,18 +75,24 @@ RouteCost Router::link_cost(LinkId l) const {
 int Router::slot_in(RegionRef r, VertexId v) const {
   const Vertex& vx = data_.vertices[static_cast<std::size_t>(v)];
   switch (r.region) {
-    case Region::whole: return v;
-    case Region::node: return vx.node == r.node ? data_.slot[static_cast<std::size_t>(v)] : -1;
-    case Region::shared: return vx.node == -1 ? data_.slot[static_cast<std::size_t>(v)] : -1;
+    case Region::whole:
+      return v;
+    case Region::node:
+      return vx.node == r.node ? data_.slot[static_cast<std::size_t>(v)] : -1;
+    case Region::shared:
+      return vx.node == -1 ? data_.slot[static_cast<std::size_t>(v)] : -1;
   }
   return -1;
 }
 
 std::size_t Router::region_size(RegionRef r) const {
   switch (r.region) {
-    case Region::whole: return data_.vertices.size();
-    case Region::node: return data_.node_members[static_cast<std::size_t>(r.node)].size();
-    case Region::shared: return data_.shared_members.size();
+    case Region::whole:
+      return data_.vertices.size();
+    case Region::node:
+      return data_.node_members[static_cast<std::size_t>(r.node)].size();
+    case Region::shared:
+      return data_.shared_members.size();
   }
   return 0;
 }
@@ -153,8 +160,7 @@ std::shared_ptr<const std::vector<RouteCost>> Router::switch_map(VertexId networ
   return switch_maps_[s];
 }
 
-bool Router::network_walk(VertexId nic_a, VertexId nic_b, int key,
-                          std::vector<LinkId>& out) const {
+bool Router::network_walk(VertexId nic_a, VertexId nic_b, int key, std::vector<LinkId>& out) const {
   const RegionRef shared{Region::shared, -1};
   // Costs to nic_b, through each of its uplinks to a network switch.
   struct Uplink {

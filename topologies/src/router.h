@@ -6,9 +6,10 @@
 // passed through. Walking from the source, every step keeps the cost-to-destination exact; when
 // several links do (equal-cost multi-path), link number (key mod count) among them, in ascending
 // link id order, is taken: key = destination rank inside nodes and destination node index in the
-// network (so one rail's traffic to different nodes spreads over the spines); ECMP-like, repeatable.
-// Inter-node routes are GPU -> home NIC -> network -> home NIC -> GPU; distance maps towards each
-// network switch are computed once, on first use, so a 1024-node cluster routes in microseconds.
+// network (so one rail's traffic to different nodes spreads over the spines); ECMP-like,
+// repeatable. Inter-node routes are GPU -> home NIC -> network -> home NIC -> GPU; distance maps
+// towards each network switch are computed once, on first use, so a 1024-node cluster routes in
+// microseconds.
 #pragma once
 
 #include <cstdint>

@@ -86,8 +86,8 @@ TopologySummary Topology::summary() const {
     }
     s.nvlinks_per_gpu = first_gpu ? lanes : std::min(s.nvlinks_per_gpu, lanes);
     s.nvlink_bandwidth_gbps = min_or_zero(s.nvlink_bandwidth_gbps, nvlink, first_gpu);
-    s.nvlink_link_bandwidth_gbps = min_or_zero(s.nvlink_link_bandwidth_gbps,
-                                               lanes > 0 ? nvlink / lanes : 0.0, first_gpu);
+    s.nvlink_link_bandwidth_gbps =
+        min_or_zero(s.nvlink_link_bandwidth_gbps, lanes > 0 ? nvlink / lanes : 0.0, first_gpu);
     s.pcie_bandwidth_gbps = min_or_zero(s.pcie_bandwidth_gbps, pcie, first_gpu);
     first_gpu = false;
   }

@@ -148,8 +148,8 @@ RouteMetrics measure(const Topology& topology, std::span<const LinkId> route) {
   RouteMetrics m;
   for (LinkId id : route) {
     const Link& l = topology.link(id);
-    m.bottleneck_bandwidth_gbps = m.hops == 0 ? l.bandwidth_gbps
-                                              : std::min(m.bottleneck_bandwidth_gbps, l.bandwidth_gbps);
+    m.bottleneck_bandwidth_gbps =
+        m.hops == 0 ? l.bandwidth_gbps : std::min(m.bottleneck_bandwidth_gbps, l.bandwidth_gbps);
     m.latency_us += l.latency_us;
     ++m.hops;
   }
@@ -171,7 +171,9 @@ std::string_view to_string(LinkType type) { return name_of(kLinkTypes, type); }
 std::string_view to_string(Duplex duplex) { return name_of(kDuplex, duplex); }
 std::string_view to_string(Sharing sharing) { return name_of(kSharing, sharing); }
 std::string_view to_string(GpuArch arch) { return name_of(kArch, arch); }
-std::optional<VertexKind> parse_vertex_kind(std::string_view t) { return parse_from(kVertexKinds, t); }
+std::optional<VertexKind> parse_vertex_kind(std::string_view t) {
+  return parse_from(kVertexKinds, t);
+}
 std::optional<LinkType> parse_link_type(std::string_view t) { return parse_from(kLinkTypes, t); }
 std::optional<Duplex> parse_duplex(std::string_view t) { return parse_from(kDuplex, t); }
 std::optional<Sharing> parse_sharing(std::string_view t) { return parse_from(kSharing, t); }
@@ -180,10 +182,14 @@ std::optional<GpuArch> parse_gpu_arch(std::string_view t) { return parse_from(kA
 double nvlink_link_bandwidth_gbps(GpuArch arch) {
   // NCCL's per-link NVLink bandwidths (../shared/reference/nccl-facts.md, "Links").
   switch (arch) {
-    case GpuArch::ampere: return 20.0;
-    case GpuArch::hopper: return 20.6;
-    case GpuArch::blackwell: return 40.1;
-    case GpuArch::unknown: return 0.0;
+    case GpuArch::ampere:
+      return 20.0;
+    case GpuArch::hopper:
+      return 20.6;
+    case GpuArch::blackwell:
+      return 40.1;
+    case GpuArch::unknown:
+      return 0.0;
   }
   return 0.0;
 }

@@ -20,7 +20,7 @@ struct TopologyData {
   std::vector<Link> links;
 
   // Derived at seal time.
-  std::vector<std::vector<LinkId>> links_of;       // per vertex, ascending link ids
+  std::vector<std::vector<LinkId>> links_of;  // per vertex, ascending link ids
   std::map<std::string, VertexId, std::less<>> by_name;
   std::vector<VertexId> gpu_by_rank;
   int node_count = 0;

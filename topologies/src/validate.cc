@@ -59,7 +59,8 @@ void validate_vertices(const TopologyData& d) {
   for (std::size_t i = 0; i < d.vertices.size(); ++i) {
     const Vertex& v = d.vertices[i];
     const std::string label = where(d) + vertex_label(d, i);
-    if (v.name.empty()) throw ConfigError(where(d) + "vertex " + std::to_string(i) + ": empty name");
+    if (v.name.empty())
+      throw ConfigError(where(d) + "vertex " + std::to_string(i) + ": empty name");
     const bool shared_allowed =
         v.kind == VertexKind::network_switch || v.kind == VertexKind::nvswitch;
     if (v.node < -1 || (v.node == -1 && !shared_allowed)) {
@@ -67,7 +68,8 @@ void validate_vertices(const TopologyData& d) {
                         ", got " + std::to_string(v.node));
     }
     if (v.kind == VertexKind::network_switch && v.node != -1) {
-      throw ConfigError(label + ": node must be -1 for a network switch (shared by all nodes), got " +
+      throw ConfigError(label +
+                        ": node must be -1 for a network switch (shared by all nodes), got " +
                         std::to_string(v.node));
     }
     if (v.kind == VertexKind::gpu) {
@@ -86,8 +88,10 @@ void validate_vertices(const TopologyData& d) {
       throw ConfigError(label + ": physical_switches must be >= 1, got " +
                         std::to_string(v.physical_switches));
     }
-    if (v.level < 0) throw ConfigError(label + ": level must be >= 0, got " + std::to_string(v.level));
-    if (v.radix < 0) throw ConfigError(label + ": radix must be >= 0, got " + std::to_string(v.radix));
+    if (v.level < 0)
+      throw ConfigError(label + ": level must be >= 0, got " + std::to_string(v.level));
+    if (v.radix < 0)
+      throw ConfigError(label + ": radix must be >= 0, got " + std::to_string(v.radix));
     if (!std::isfinite(v.port_bandwidth_gbps) || v.port_bandwidth_gbps < 0) {
       throw ConfigError(label + ": port_bandwidth_gbps must be >= 0 and finite, got " +
                         number(v.port_bandwidth_gbps));
@@ -112,9 +116,11 @@ void validate_links(const TopologyData& d) {
                         number(l.bandwidth_gbps));
     }
     if (!std::isfinite(l.latency_us) || l.latency_us < 0) {
-      throw ConfigError(label + ": latency_us must be >= 0 and finite, got " + number(l.latency_us));
+      throw ConfigError(label + ": latency_us must be >= 0 and finite, got " +
+                        number(l.latency_us));
     }
-    if (l.lanes < 1) throw ConfigError(label + ": lanes must be >= 1, got " + std::to_string(l.lanes));
+    if (l.lanes < 1)
+      throw ConfigError(label + ": lanes must be >= 1, got " + std::to_string(l.lanes));
   }
 }
 
@@ -138,7 +144,8 @@ void index_topology(TopologyData& d) {
   d.gpu_by_rank.clear();
   for (std::size_t v = 0; v < n; ++v) {
     const Vertex& vx = d.vertices[v];
-    auto& members = vx.node < 0 ? d.shared_members : d.node_members[static_cast<std::size_t>(vx.node)];
+    auto& members =
+        vx.node < 0 ? d.shared_members : d.node_members[static_cast<std::size_t>(vx.node)];
     d.slot[v] = static_cast<int>(members.size());
     members.push_back(static_cast<VertexId>(v));
     if (vx.kind == VertexKind::gpu) {
@@ -167,9 +174,9 @@ void validate_facts(const TopologyData& d) {
                       std::to_string(d.facts.pcie_gen));
   }
   if (d.facts.nvls.value_or(false)) {
-    const bool has_nvswitch = std::any_of(d.vertices.begin(), d.vertices.end(), [](const Vertex& v) {
-      return v.kind == VertexKind::nvswitch;
-    });
+    const bool has_nvswitch =
+        std::any_of(d.vertices.begin(), d.vertices.end(),
+                    [](const Vertex& v) { return v.kind == VertexKind::nvswitch; });
     if (!has_nvswitch) throw ConfigError(where(d) + "nvls is true but there is no nvswitch vertex");
   }
 }
@@ -187,13 +194,15 @@ void validate_connected(const TopologyData& d) {
     if (d.vertices[g].forwards) touches[r].insert(components.find(g));
     for (LinkId l : d.links_of[g]) {
       const Link& link = d.links[static_cast<std::size_t>(l)];
-      const auto other = static_cast<std::size_t>(link.a == static_cast<VertexId>(g) ? link.b : link.a);
+      const auto other =
+          static_cast<std::size_t>(link.a == static_cast<VertexId>(g) ? link.b : link.a);
       if (d.vertices[other].forwards) touches[r].insert(components.find(other));
     }
   }
   // Fast path: one component that every GPU touches.
   for (std::size_t c : touches[0]) {
-    if (std::all_of(touches.begin(), touches.end(), [&](const auto& t) { return t.count(c) > 0; })) {
+    if (std::all_of(touches.begin(), touches.end(),
+                    [&](const auto& t) { return t.count(c) > 0; })) {
       return;
     }
   }

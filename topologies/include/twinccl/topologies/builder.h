@@ -2,7 +2,8 @@
 //
 //   topo::TopologyBuilder b("two-gpus");
 //   auto g0 = b.add_gpu("gpu0", 0), g1 = b.add_gpu("gpu1", 0);
-//   topo::Topology t = b.connect(g0, g1, {.type = topo::LinkType::nvlink, .bandwidth_gbps = 20}).seal();
+//   topo::Topology t = b.connect(g0, g1, {.type = topo::LinkType::nvlink, .bandwidth_gbps =
+//   20}).seal();
 //
 // seal() throws twinccl::ConfigError naming the vertex, link or field and the bad value:
 // no GPU, duplicate names, a link to a vertex that does not exist, bandwidth not > 0 or not

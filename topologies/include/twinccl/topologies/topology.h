@@ -56,7 +56,7 @@ struct Link {
 // Facts about the machine that the graph alone does not say.
 struct TopologyFacts {
   GpuArch arch = GpuArch::unknown;
-  int pcie_gen = 0;          // 0 = unknown
+  int pcie_gen = 0;            // 0 = unknown
   std::optional<bool> nvls{};  // NVLink SHARP; unset = Hopper or newer with an NVSwitch
 };
 
@@ -71,16 +71,16 @@ struct TopologySummary {
   bool uniform_nodes = true;    // every node has gpus_per_node GPUs
   int nvswitches_per_node = 0;  // physical NVSwitch chips in node of rank 0
   bool nvls_capable = false;
-  int nvlinks_per_gpu = 0;                 // NVLinks (lanes) of one GPU
-  double nvlink_link_bandwidth_gbps = 0;   // one NVLink, one direction
-  double nvlink_bandwidth_gbps = 0;        // all NVLinks of one GPU, one direction
+  int nvlinks_per_gpu = 0;                // NVLinks (lanes) of one GPU
+  double nvlink_link_bandwidth_gbps = 0;  // one NVLink, one direction
+  double nvlink_bandwidth_gbps = 0;       // all NVLinks of one GPU, one direction
   int pcie_gen = 0;
   double pcie_bandwidth_gbps = 0;  // one GPU's PCIe link, one direction
   int nics_per_node = 0;           // NICs in node of rank 0
   double nic_bandwidth_gbps = 0;   // one NIC port, one direction
   int network_switches = 0;
-  int network_levels = 0;          // 0 = no network
-  int network_switch_radix = 0;    // largest declared radix (or degree when undeclared)
+  int network_levels = 0;        // 0 = no network
+  int network_switch_radix = 0;  // largest declared radix (or degree when undeclared)
   int vertices = 0;
   int links = 0;
 };
@@ -112,8 +112,8 @@ class Topology {
   VertexId other_end(LinkId link_id, VertexId from) const;
 
   int gpu_count() const;
-  int node_count() const;            // nodes are numbered 0..node_count()-1
-  VertexId gpu(int rank) const;      // throws InvalidArgument when rank is out of range
+  int node_count() const;        // nodes are numbered 0..node_count()-1
+  VertexId gpu(int rank) const;  // throws InvalidArgument when rank is out of range
   std::vector<VertexId> node_vertices(int node) const;
 
   // Links from GPU rank_a to GPU rank_b in travel order (empty when a == b). Deterministic;
