@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Second command of the README (and all that CI runs): installs what is missing, builds with
+# warnings as errors under CI, and runs the whole test suite with CTest. GPU checks are reported
+# as skipped (not passed) on machines without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600
