@@ -14,7 +14,7 @@ namespace {
 
 struct RawPerf {
   std::vector<std::string> collectives;
-  std::string min_bytes = "8", max_bytes, step_bytes, dtype = "float", op = "sum";
+  std::string min_bytes = "8", max_bytes, step_bytes, dtype = "float", op = "sum", check_max = "256M";
   double factor = 0;
   int check = 1;
 };
@@ -47,10 +47,12 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   cmd->add_option("-n,--iters", o.iterations, "timed iterations per size")->check(CLI::Range(1, 1000000));
   cmd->add_option("-w,--warmup_iters", o.warmup, "warmup iterations")->check(CLI::Range(0, 1000000));
   cmd->add_option("-c,--check", raw.check, "check results (#wrong): 1 or 0")->check(CLI::Range(0, 1));
+  cmd->add_option("--check-max", raw.check_max, "sim: check rows on the emulator while all buffers fit in this");
   cmd->add_option("-d,--datatype", raw.dtype, "float, half, bfloat16, int32, ... or all");
   cmd->add_option("-o,--op", raw.op, "sum, prod, min, max, avg, premul_sum or all");
   cmd->add_option("-r,--root", o.root, "root rank of rooted collectives");
-  cmd->add_option("--backend", o.backend, "emu (measure emulated ranks), sim (predict on --topology), nccl (GPUs)")
+  cmd->add_option("--backend", o.backend, "sim (predict on --topology, default dgx-h100), emu (measure emulated "
+                                          "ranks), nccl (measure GPUs)")
       ->check(CLI::IsMember({"emu", "sim", "nccl"}));
   cmd->add_option("--ranks", o.ranks, "emulated ranks (emu) / world size")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--topology", o.topology, "preset or file for predictions (see `twinccl topo list`)");
@@ -82,6 +84,7 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   o.factor = raw.factor > 0 ? raw.factor : (sim ? 2.0 : 4.0);
   o.step_bytes = raw.step_bytes.empty() ? 0 : parse_bytes(raw.step_bytes);
   o.check = raw.check == 1;
+  o.check_max_bytes = parse_bytes(raw.check_max);
   o.dtypes = parse_dtypes(raw.dtype);
   o.ops = parse_ops(raw.op);
   if (o.root < 0) throw InvalidArgument("-r " + std::to_string(o.root) + ": the root must be >= 0");

@@ -11,9 +11,7 @@
 #include "twinccl/run.h"
 
 namespace twinccl::cli {
-namespace {
 
-// nccl-tests' count: the per-rank count for collectives whose size is the whole gathered buffer.
 std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks) {
   std::size_t elements = bytes / size_of(dtype);
   switch (kind) {
@@ -44,6 +42,8 @@ std::size_t shown_count(OpKind kind, std::size_t count, int nranks) {
   return c;
 }
 
+namespace {
+
 // Reduces one host value over the ranks through the communicator's own memory (GPU-safe).
 template <class T>
 T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
@@ -54,13 +54,9 @@ T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
   return value;
 }
 
-struct RowResult {
-  double time_us[2] = {0, 0};
-  long long wrong[2] = {0, 0};
-};
+}  // namespace
 
-// One size of one collective on every rank: timing then checking, out-of-place then in-place.
-RowResult run_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op, std::size_t count) {
+RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op, std::size_t count) {
   int n = o.ranks;
   OpDesc call;
   call.kind = kind;
@@ -89,15 +85,18 @@ RowResult run_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind 
     for (int place = 0; place < 2; ++place) {
       CallShape shape{kind, dtype, ops[me], count, o.root, place == 1};
       CallSetup s = setup_call(comm, shape);
-      for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
-      comm.barrier();
-      auto t0 = std::chrono::steady_clock::now();
-      Work last;
-      for (int i = 0; i < o.iterations; ++i) last = issue_call(comm, s, {.async_op = true});
-      last.wait();
-      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-                  std::max(1, o.iterations);
-      double slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
+      double slowest = 0;
+      if (o.iterations > 0) {
+        for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
+        comm.barrier();
+        auto t0 = std::chrono::steady_clock::now();
+        Work last;
+        for (int i = 0; i < o.iterations; ++i) last = issue_call(comm, s, {.async_op = true});
+        last.wait();
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                    o.iterations;
+        slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
+      }
       long long wrong = 0;
       if (o.check) {
         s.fill_input(inputs[me]);
@@ -121,8 +120,6 @@ RowResult run_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind 
   return result;
 }
 
-}  // namespace
-
 PerfReport run_measured_perf(const PerfOptions& o) {
   PerfReport report;
   report.title = o.backend == "emu"
@@ -139,7 +136,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
         for (std::size_t bytes : sweep_sizes(o)) {
           std::size_t count = count_for(kind, bytes, dtype, o.ranks);
           if (count == 0 && bytes > 0) continue;
-          RowResult r = run_row(o, kind, dtype, op, count);
+          RowResult r = measure_row(o, kind, dtype, op, count);
           PerfRow row{kind,
                       shown_count(kind, count, o.ranks) * size_of(dtype),
                       shown_count(kind, count, o.ranks),

@@ -21,10 +21,11 @@ struct PerfOptions {
   int iterations = 5;                      // -n
   int warmup = 1;                          // -w
   bool check = true;                       // -c
+  std::size_t check_max_bytes = 256 << 20; // --check-max: sim rows checked on the emulator up to this
   std::vector<DataType> dtypes{DataType::float32};   // -d
   std::vector<ReduceKind> ops{ReduceKind::sum};     // -o
   int root = 0;                            // -r
-  std::string backend = "emu";             // --backend emu|sim|nccl
+  std::string backend = "sim";             // --backend sim|emu|nccl
   int ranks = 8;                           // --ranks (emulator world size)
   std::string topology;                    // --topology (simulator)
   std::string algorithm;                   // --algo

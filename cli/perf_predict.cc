@@ -1,11 +1,122 @@
+// `twinccl perf --backend sim`: every row predicted for the topology by the simulator (the
+// algorithm and protocol NCCL's rule would pick, or the forced ones), #wrong from running the
+// same collective on the emulator where it fits in memory (--check), busiest links and a
+// Perfetto trace of the largest size from the flow model.
 #include "perf_predict.h"
 
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "perf_measure.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/flow_report.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
+namespace {
 
-PerfReport run_predicted_perf(const PerfOptions& /*options*/) {
-  throw ConfigError("--backend sim: the simulator is not built into this version yet; use --backend emu");
+constexpr int kMaxCheckedRanks = 64;
+
+sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count) {
+  sim::Request r;
+  r.spec.kind = kind;
+  r.spec.count = count;
+  r.spec.root = o.root;
+  r.dtype = dtype;
+  r.algorithm = o.algorithm;
+  if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
+  r.fidelity = sim::parse_fidelity(o.fidelity);
+  return r;
+}
+
+// The emulator checks a size when every rank's send and recv buffers together fit the budget.
+bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dtype, int nranks) {
+  OpDesc call;
+  call.kind = kind;
+  call.count = count;
+  call.dtype = dtype;
+  call.root = o.root;
+  double per_rank = static_cast<double>(send_elements(call, 0, nranks) + recv_elements(call, 0, nranks));
+  return nranks <= kMaxCheckedRanks && per_rank * size_of(dtype) * nranks <= static_cast<double>(o.check_max_bytes);
+}
+
+void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind kind, DataType dtype,
+                           std::size_t count, const sim::Prediction& chosen, std::ostream& out) {
+  sim::Request r = make_request(o, kind, dtype, count);
+  r.algorithm = chosen.algorithm;
+  r.protocol = chosen.protocol;
+  r.fidelity = sim::Fidelity::flow;
+  sim::FlowReport rep = sim::simulate_flow(t, r, {.record_transfers = !o.trace_file.empty()});
+  if (o.links) {
+    out << fmt::format("# busiest links: {} {} count={} ({} {}), flow model {:.2f} us\n", name(kind), name(dtype), count,
+                       chosen.algorithm, sim::name(chosen.protocol), rep.prediction.time_us);
+    out << fmt::format("# {:<44} {:>14} {:>12} {:>8}\n", "link (direction)", "bytes", "busy(us)", "util");
+    for (const sim::LinkLoad& l : sim::busiest_links(rep, 10)) {
+      out << fmt::format("  {:<44} {:>14.0f} {:>12.2f} {:>7.1f}%\n", l.name, l.bytes, l.busy_us, 100 * l.utilisation);
+    }
+  }
+  if (!o.trace_file.empty()) {
+    std::ofstream f(o.trace_file);
+    if (!f) throw ConfigError("--trace: cannot write '" + o.trace_file + "'");
+    sim::write_trace_json(rep, f);
+    out << "# trace of " << rep.transfers.size() << " transfers written to " << o.trace_file
+        << (rep.transfers_truncated ? " (truncated)" : "") << " (open in ui.perfetto.dev)\n";
+  }
+}
+
+}  // namespace
+
+PerfReport run_predicted_perf(const PerfOptions& options) {
+  PerfOptions o = options;
+  std::string topo_name = o.topology.empty() ? "dgx-h100" : o.topology;
+  topo::Topology t = topo::load_topology(topo_name);
+  int n = t.gpu_count();
+  o.ranks = n;
+  PerfReport report;
+  report.title = fmt::format("# twinccl perf: predicted for {} ({} GPUs), {} model", topo_name, n, o.fidelity);
+  report.header_lines.push_back("time: the simulator's prediction (the same for out-of-place and in-place); "
+                                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
+  report.header_lines.push_back(
+      o.check ? fmt::format("#wrong: the collective run on {} emulated ranks vs the reference model when all "
+                            "buffers fit in --check-max {} bytes (else N/A)", n, o.check_max_bytes)
+              : "#wrong: not checked (-c 0)");
+  o.iterations = 0;  // the emulator only checks here; it does not time
+  o.warmup = 0;
+  o.backend = "emu";
+  std::vector<std::size_t> sizes = sweep_sizes(o);
+  for (OpKind kind : o.collectives) {
+    for (DataType dtype : o.dtypes) {
+      for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+        sim::Prediction last;
+        std::size_t last_count = 0;
+        for (std::size_t bytes : sizes) {
+          std::size_t count = count_for(kind, bytes, dtype, n);
+          if (count == 0 && bytes > 0) continue;
+          sim::Prediction p = sim::predict(t, make_request(o, kind, dtype, count));
+          std::optional<long long> wrong[2];
+          if (o.check && checkable(o, kind, count, dtype, n)) {
+            RowResult r = measure_row(o, kind, dtype, op, count);
+            wrong[0] = r.wrong[0];
+            wrong[1] = r.wrong[1];
+          }
+          report.rows.push_back(PerfRow{kind, shown_count(kind, count, n) * size_of(dtype), shown_count(kind, count, n),
+                                        dtype, op, is_rooted(kind) ? o.root : -1,
+                                        make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
+                                        make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
+                                        std::string(sim::name(p.protocol))});
+          last = p;
+          last_count = count;
+        }
+        if ((o.links || !o.trace_file.empty()) && last_count > 0) {
+          print_links_and_trace(o, t, kind, dtype, last_count, last, std::cout);
+        }
+      }
+    }
+  }
+  return report;
 }
 
 }  // namespace twinccl::cli
