@@ -17,10 +17,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "flow_program.h"
+#include "simgrid_run.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::sim::detail {
@@ -52,15 +54,12 @@ std::vector<char> read_all(int fd) {
   return out;
 }
 
-[[noreturn]] void child_main(const FlowProgram& program, int fd) {
+[[noreturn]] void child_main(const std::function<std::vector<double>()>& simulate, int fd) {
   char status = 'E';
   std::string message;
   std::vector<double> payload;
   try {
-    FlowTimes times = play_with_simgrid(program);
-    payload.assign(times.start_s.size() * 2, 0.0);
-    std::copy(times.start_s.begin(), times.start_s.end(), payload.begin());
-    std::copy(times.end_s.begin(), times.end_s.end(), payload.begin() + static_cast<std::ptrdiff_t>(times.start_s.size()));
+    payload = simulate();
     status = 'O';
   } catch (const std::exception& e) {
     message = e.what();
@@ -79,21 +78,23 @@ std::vector<char> read_all(int fd) {
 
 }  // namespace
 
-FlowTimes play_in_child(const FlowProgram& program) {
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
+                                 std::size_t expected_values, const char* what) {
+  const std::string prefix(what);
   int fds[2];
   if (::pipe(fds) != 0) {
-    throw InternalError(std::string("flow playback: pipe() failed: ") + std::strerror(errno));
+    throw InternalError(prefix + ": pipe() failed: " + std::strerror(errno));
   }
   std::fflush(nullptr);  // or the child's exit would write the caller's buffered output again
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw InternalError(std::string("flow playback: fork() failed: ") + std::strerror(errno));
+    throw InternalError(prefix + ": fork() failed: " + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child_main(program, fds[1]);
+    child_main(simulate, fds[1]);
   }
   ::close(fds[1]);
   const std::vector<char> data = read_all(fds[0]);
@@ -102,25 +103,36 @@ FlowTimes play_in_child(const FlowProgram& program) {
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(wstatus)) {
-    throw InternalError("flow playback: the SimGrid child process " + std::to_string(pid) +
+    throw InternalError(prefix + ": the SimGrid child process " + std::to_string(pid) +
                         " died of signal " + std::to_string(WTERMSIG(wstatus)));
   }
   if (data.empty() || data[0] != 'O') {
     std::string why = "no output";
     if (!data.empty()) why.assign(data.data() + 1, data.size() - 1);
-    throw InternalError("flow playback: the SimGrid simulation failed: " + why);
+    throw InternalError(prefix + ": the SimGrid simulation failed: " + why);
   }
+  if (data.size() != 1 + expected_values * sizeof(double)) {
+    throw InternalError(prefix + ": the SimGrid child returned " + std::to_string(data.size() - 1) +
+                        " bytes, expected " + std::to_string(expected_values * sizeof(double)));
+  }
+  std::vector<double> values(expected_values);
+  std::memcpy(values.data(), data.data() + 1, expected_values * sizeof(double));
+  return values;
+}
+
+FlowTimes play_in_child(const FlowProgram& program) {
   const std::size_t n = program.transfers.size();
-  if (data.size() != 1 + 2 * n * sizeof(double)) {
-    throw InternalError("flow playback: the SimGrid child returned " +
-                        std::to_string(data.size() - 1) + " bytes, expected " +
-                        std::to_string(2 * n * sizeof(double)));
-  }
+  const std::vector<double> values = run_in_child(
+      [&] {
+        const FlowTimes times = play_with_simgrid(program);
+        std::vector<double> out(times.start_s);
+        out.insert(out.end(), times.end_s.begin(), times.end_s.end());
+        return out;
+      },
+      2 * n, "flow playback");
   FlowTimes times;
-  times.start_s.assign(n, 0.0);
-  times.end_s.assign(n, 0.0);
-  std::memcpy(times.start_s.data(), data.data() + 1, n * sizeof(double));
-  std::memcpy(times.end_s.data(), data.data() + 1 + n * sizeof(double), n * sizeof(double));
+  times.start_s.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n));
+  times.end_s.assign(values.begin() + static_cast<std::ptrdiff_t>(n), values.end());
   return times;
 }
 

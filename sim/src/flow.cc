@@ -24,6 +24,8 @@ bool ring_compressible(const Resolved& r) {
          (k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::all_gather);
 }
 
+}  // namespace
+
 std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,
                                  const std::vector<double>& transfer_repeats, double time_s) {
   std::map<std::pair<int, bool>, double> bytes;  // (program link, forward) -> bytes
@@ -52,8 +54,6 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
                    [](const LinkLoad& x, const LinkLoad& y) { return x.busy_us > y.busy_us; });
   return loads;
 }
-
-}  // namespace
 
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options) {
   FlowProgram program;

@@ -3,10 +3,13 @@
 
 #include <array>
 #include <cstddef>
+#include <span>
+#include <vector>
 
 #include "flow_program.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/schedule.h"
+#include "twinccl/sim/flow_report.h"
 
 namespace twinccl::sim::detail {
 
@@ -26,9 +29,16 @@ struct TransferCost {
   }
 };
 
+// world_ranks (optional): the topology rank of each schedule rank (a sub-communicator's members);
+// empty = schedule rank r is topology rank r. rank_steps stay indexed by schedule rank.
 void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
-                           FlowProgram& program);
+                           FlowProgram& program, std::span<const int> world_ranks = {});
 void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
                       const TransferCost& cost, RouteTable& routes, FlowProgram& program);
+
+// Bytes and busy time of every link direction the program's transfers crossed, busiest first;
+// transfer t counts transfer_repeats[t] times; utilisation = busy time / time_s.
+std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,
+                                 const std::vector<double>& transfer_repeats, double time_s);
 
 }  // namespace twinccl::sim::detail

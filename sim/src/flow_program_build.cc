@@ -22,8 +22,11 @@
 namespace twinccl::sim::detail {
 
 void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
-                           FlowProgram& program) {
+                           FlowProgram& program, std::span<const int> world_ranks) {
   const int n = schedule.spec.nranks;
+  const auto world = [&](int r) {
+    return world_ranks.empty() ? r : world_ranks[static_cast<std::size_t>(r)];
+  };
   program.rank_steps.assign(static_cast<std::size_t>(n), {});
   std::unordered_map<std::uint64_t, std::vector<int>> sends;  // (src, dst) -> transfers in order
   const auto pair_key = [n](int a, int b) {
@@ -37,7 +40,7 @@ void program_from_schedule(const Schedule& schedule, const TransferCost& cost, R
     for (std::size_t s = 0; s < rs.steps.size(); ++s) {
       for (const StepOp& op : rs.steps[s].ops) {
         if (op.kind != StepOpKind::send) continue;
-        const int route = routes.route_id(r, op.peer);
+        const int route = routes.route_id(world(r), world(op.peer));
         const int id = static_cast<int>(program.transfers.size());
         program.transfers.push_back({.route = route,
                                      .bytes = cost.bytes(op.src.count),

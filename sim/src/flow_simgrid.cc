@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "flow_program.h"
+#include "simgrid_run.h"
 #include "twinccl/errors.h"
 
 namespace sg4 = simgrid::s4u;
@@ -214,7 +215,8 @@ class Controller {
 
 }  // namespace
 
-FlowTimes play_with_simgrid(const FlowProgram& program) {
+void run_simgrid(const FlowProgram& program,
+                 const std::function<void(const std::vector<sg4::Host*>&)>& create_actors) {
   std::vector<std::string> args = {"twinccl-flow",
                                    "--log=root.thres:critical",
                                    "--cfg=network/model:CM02",
@@ -229,10 +231,16 @@ FlowTimes play_with_simgrid(const FlowProgram& program) {
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
   xbt_log_control_set("root.thres:critical");
-  std::vector<sg4::Host*> hosts = build_platform(program);
-  FlowTimes times;
-  sg4::Actor::create("controller", hosts.front(), Controller(program, hosts, times));
+  const std::vector<sg4::Host*> hosts = build_platform(program);
+  create_actors(hosts);
   engine.run();
+}
+
+FlowTimes play_with_simgrid(const FlowProgram& program) {
+  FlowTimes times;
+  run_simgrid(program, [&](const std::vector<sg4::Host*>& hosts) {
+    sg4::Actor::create("controller", hosts.front(), Controller(program, hosts, times));
+  });
   return times;
 }
 

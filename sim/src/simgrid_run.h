@@ -1,0 +1,30 @@
+// Internal: what flow playback (flow.cc) and trace replay (replay*.cc) share on the SimGrid side:
+// an engine with the flow settings and a program's platform (flow_simgrid.cc), run in a forked
+// child process (child_process.cc).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "flow_program.h"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace twinccl::sim::detail {
+
+// Starts a SimGrid engine with the flow settings (flow_simgrid.cc), builds the platform of
+// `program`'s links and routes (one host per program rank; transfers are not read), lets
+// `create_actors` create its actors on those hosts and runs the engine until they end. Needs a
+// fresh process: call it inside run_in_child.
+void run_simgrid(const FlowProgram& program,
+                 const std::function<void(const std::vector<simgrid::s4u::Host*>&)>& create_actors);
+
+// Runs `simulate` in a forked child process (fresh engine, clock and platform) and returns what it
+// returned. Throws InternalError starting with `what` when the child throws, dies or returns a
+// different number of values than `expected_values`.
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
+                                 std::size_t expected_values, const char* what);
+
+}  // namespace twinccl::sim::detail
