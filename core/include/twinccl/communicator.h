@@ -132,6 +132,13 @@ class Communicator {
   // Issues one described operation. The typed calls above fill OpDesc and land here.
   Work issue(OpDesc op);
 
+  // ---- declared compute, for simulated time (docs/traces.md). The rank tells the trace
+  // recorder that it computes here for `seconds` (or `flops` floating-point operations, turned
+  // into time by the replay's GPU rate). No effect on the data; a no-op where nothing records
+  // (NCCL, or the emulator without TWINCCL_TOPOLOGY/TWINCCL_TRACE).
+  virtual void compute(double seconds) { (void)seconds; }
+  virtual void compute_flops(double flops) { (void)flops; }
+
  protected:
   // Backend entry point: op is already validated for this rank.
   virtual Work submit(OpDesc op) = 0;

@@ -1,0 +1,24 @@
+// Internal: lowering a Trace to a ReplayProgram (replay_build.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "replay_program.h"
+#include "twinccl/sim/replay.h"
+
+namespace twinccl::sim::detail {
+
+// What the result needs to know about each instance (ReplayProgram::instances, same order).
+struct InstanceInfo {
+  const TraceOp* first = nullptr;  // the op as the first rank recorded it
+  std::string algorithm;           // "p2p" for send/recv
+  bool bulk = false;
+};
+
+// Throws ConfigError for an inconsistent trace, InvalidArgument for an algorithm that does not
+// apply. Compute flops take 1 / flops_per_second seconds each.
+void build_replay_program(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options,
+                          double flops_per_second, ReplayProgram& program, std::vector<InstanceInfo>& info);
+
+}  // namespace twinccl::sim::detail
