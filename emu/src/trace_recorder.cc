@@ -1,0 +1,165 @@
+// TraceRecorder: per-rank ops, waits and compute of one emulated world, under one mutex.
+//
+// How it works. Communicators are identified by (name, world ranks) and numbered as first seen.
+// Collectives without a sequence number get one per (rank, communicator), which is the same on
+// every rank since every rank issues a communicator's collectives in the same order; send/recv
+// get one per (communicator, sender, receiver), so the k-th send pairs with the k-th recv.
+// Measured compute: when enabled, the wall time from the end of a rank's previous call (issue, or
+// return from a wait) to the start of the next one becomes a compute event, unless the rank
+// declared compute in between.
+#include <algorithm>
+
+#include "twinccl/emu/trace.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::emu {
+
+TraceRecorder::TraceRecorder(int world_size, TraceRecorderOptions options)
+    : options_(std::move(options)), start_(Clock::now()) {
+  if (world_size < 1) throw InvalidArgument("TraceRecorder: world_size must be >= 1, got " + std::to_string(world_size));
+  if (!(options_.measured_compute_scale >= 0.0)) {
+    throw InvalidArgument("TraceRecorder: measured_compute_scale must be >= 0, got " +
+                          std::to_string(options_.measured_compute_scale));
+  }
+  const auto n = static_cast<std::size_t>(world_size);
+  trace_.program = options_.program;
+  trace_.ranks.resize(n);
+  last_call_.assign(n, start_);
+  declared_since_call_.assign(n, 0);
+  next_group_.assign(n, 0);
+  collective_seq_.resize(n);
+  p2p_seq_.resize(n);
+}
+
+void TraceRecorder::check_rank(int rank, const char* what) const {
+  if (rank < 0 || rank >= trace_.world_size()) {
+    throw InvalidArgument(std::string("TraceRecorder::") + what + ": rank " + std::to_string(rank) +
+                          " is outside 0.." + std::to_string(trace_.world_size() - 1));
+  }
+}
+
+double TraceRecorder::since_start_s(Clock::time_point t) const {
+  return std::chrono::duration<double>(t - start_).count();
+}
+
+void TraceRecorder::measured_gap(int rank, Clock::time_point until) {
+  const auto r = static_cast<std::size_t>(rank);
+  if (options_.measured_compute_scale > 0.0 && !declared_since_call_[r]) {
+    const double gap = std::chrono::duration<double>(until - last_call_[r]).count();
+    if (gap > 0.0) {
+      trace_.ranks[r].events.push_back(
+          {.kind = sim::TraceEventKind::compute, .op = -1, .seconds = gap * options_.measured_compute_scale, .flops = 0.0});
+    }
+  }
+  declared_since_call_[r] = 0;
+}
+
+int TraceRecorder::comm_index(const TracedCall& call) {
+  auto [it, fresh] = comms_.try_emplace({call.comm_name, call.comm_ranks}, static_cast<int>(trace_.communicators.size()));
+  if (fresh) trace_.communicators.push_back({call.comm_name, call.comm_ranks});
+  return it->second;
+}
+
+int TraceRecorder::record_op(int rank, const TracedCall& call) {
+  const Clock::time_point now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  check_rank(rank, "record_op");
+  const auto r = static_cast<std::size_t>(rank);
+  const auto me = std::find(call.comm_ranks.begin(), call.comm_ranks.end(), rank);
+  if (me == call.comm_ranks.end()) {
+    throw InvalidArgument("TraceRecorder::record_op: rank " + std::to_string(rank) + " is not in comm '" +
+                          call.comm_name + "' whose ranks are given");
+  }
+  const int comm_rank = static_cast<int>(me - call.comm_ranks.begin());
+  measured_gap(rank, now);
+  sim::TraceOp op;
+  op.comm = comm_index(call);
+  op.kind = call.kind;
+  op.count = call.count;
+  op.dtype = call.dtype;
+  op.root = call.root;
+  op.peer = call.peer;
+  op.counts = call.counts;
+  op.algorithm = call.algorithm;
+  op.async = call.async;
+  op.group = call.group;
+  op.issue_s = since_start_s(now);
+  if (is_p2p(call.kind)) {
+    const auto key = call.kind == OpKind::send ? std::make_tuple(op.comm, comm_rank, call.peer)
+                                               : std::make_tuple(op.comm, call.peer, comm_rank);
+    op.seq = p2p_seq_[r][key]++;
+  } else if (call.seq >= 0) {
+    op.seq = static_cast<std::uint64_t>(call.seq);
+  } else {
+    op.seq = collective_seq_[r][op.comm]++;
+  }
+  sim::RankTrace& rt = trace_.ranks[r];
+  const int id = static_cast<int>(rt.ops.size());
+  rt.ops.push_back(std::move(op));
+  rt.events.push_back({.kind = sim::TraceEventKind::op, .op = id, .seconds = 0.0, .flops = 0.0});
+  last_call_[r] = now;
+  return id;
+}
+
+void TraceRecorder::record_wait(int rank, int op, std::optional<Clock::time_point> began) {
+  const Clock::time_point now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  check_rank(rank, "record_wait");
+  const auto r = static_cast<std::size_t>(rank);
+  if (op < 0 || static_cast<std::size_t>(op) >= trace_.ranks[r].ops.size()) {
+    throw InvalidArgument("TraceRecorder::record_wait: rank " + std::to_string(rank) + " has no op " + std::to_string(op));
+  }
+  measured_gap(rank, began.value_or(now));
+  trace_.ranks[r].events.push_back({.kind = sim::TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
+  sim::TraceOp& o = trace_.ranks[r].ops[static_cast<std::size_t>(op)];
+  if (o.complete_s < 0.0) o.complete_s = since_start_s(now);
+  last_call_[r] = now;
+}
+
+void TraceRecorder::record_complete(int rank, int op) {
+  const Clock::time_point now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  check_rank(rank, "record_complete");
+  auto& ops = trace_.ranks[static_cast<std::size_t>(rank)].ops;
+  if (op < 0 || static_cast<std::size_t>(op) >= ops.size()) {
+    throw InvalidArgument("TraceRecorder::record_complete: rank " + std::to_string(rank) + " has no op " + std::to_string(op));
+  }
+  ops[static_cast<std::size_t>(op)].complete_s = since_start_s(now);
+}
+
+void TraceRecorder::record_compute(int rank, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_rank(rank, "record_compute");
+  if (!(seconds >= 0.0)) {
+    throw InvalidArgument("compute(seconds) on rank " + std::to_string(rank) + ": seconds must be >= 0, got " +
+                          std::to_string(seconds));
+  }
+  trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
+      {.kind = sim::TraceEventKind::compute, .op = -1, .seconds = seconds, .flops = 0.0});
+  declared_since_call_[static_cast<std::size_t>(rank)] = 1;
+}
+
+void TraceRecorder::record_compute_flops(int rank, double flops) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_rank(rank, "record_compute_flops");
+  if (!(flops >= 0.0)) {
+    throw InvalidArgument("compute_flops(flops) on rank " + std::to_string(rank) + ": flops must be >= 0, got " +
+                          std::to_string(flops));
+  }
+  trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
+      {.kind = sim::TraceEventKind::compute, .op = -1, .seconds = 0.0, .flops = flops});
+  declared_since_call_[static_cast<std::size_t>(rank)] = 1;
+}
+
+int TraceRecorder::open_group(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_rank(rank, "open_group");
+  return ++next_group_[static_cast<std::size_t>(rank)];
+}
+
+sim::Trace TraceRecorder::trace() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return trace_;
+}
+
+}  // namespace twinccl::emu
