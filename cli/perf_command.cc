@@ -46,7 +46,10 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   cmd->add_option("-i,--stepbytes", raw.step_bytes, "add this many bytes instead of multiplying");
   cmd->add_option("-n,--iters", o.iterations, "timed iterations per size")->check(CLI::Range(1, 1000000));
   cmd->add_option("-w,--warmup_iters", o.warmup, "warmup iterations")->check(CLI::Range(0, 1000000));
-  cmd->add_option("-c,--check", raw.check, "check results (#wrong): 1 or 0")->check(CLI::Range(0, 1));
+  cmd->add_option("-c,--check", raw.check, "check results on the emulator (#wrong): 1 (default) or 0")
+      ->expected(0, 1)
+      ->default_str("1")
+      ->check(CLI::Range(0, 1));
   cmd->add_option("--check-max", raw.check_max, "sim: check rows on the emulator while all buffers fit in this");
   cmd->add_option("-d,--datatype", raw.dtype, "float, half, bfloat16, int32, ... or all");
   cmd->add_option("-o,--op", raw.op, "sum, prod, min, max, avg, premul_sum or all");
@@ -92,6 +95,12 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
     for (OpKind k : o.collectives) find_algorithm(k, o.algorithm);  // throws listing what exists
   }
   PerfReport report = sim ? run_predicted_perf(o) : run_measured_perf(o);
+  if (report.rows.empty()) {
+    throw InvalidArgument("no size in [" + std::to_string(o.min_bytes) + ", " + std::to_string(o.max_bytes) +
+                          "] bytes can be split into at least one element per rank for these collectives");
+  }
+  report.header_lines.push_back("sizes are rounded down to whole elements per rank and sizes below one element per "
+                                "rank are skipped, as nccl-tests does");
   if (o.format == "json") {
     print_json(out, report);
   } else if (o.format == "csv") {

@@ -3,7 +3,8 @@
 // How it works: cudaMalloc on the communicator's GPU, cudaMemsetAsync to zero (host buffers are
 // zero-initialised too, so user code behaves the same on both backends). copy_in/copy_out are
 // cudaMemcpyAsync on the communicator's stream followed by a stream synchronize: they wait for
-// the collectives issued before them and nothing issued later can overtake them.
+// the collectives issued before them and nothing issued later can overtake them. copy_from
+// (Buffer::copy_from, used by the torch-style list calls) copies device to device the same way.
 #include "nccl/memory.h"
 
 #include <string>
@@ -39,6 +40,19 @@ class DeviceMemory final : public Memory {
     check_range("copy_out", offset, bytes);
     if (bytes == 0) return;
     copy(host, static_cast<const char*>(data()) + offset, bytes, cudaMemcpyDeviceToHost, "copy_out");
+  }
+
+  // Device-to-device (or host-to-device) on this memory's stream; cudaMemcpyDefault lets the
+  // driver pick the direction from the pointers (unified addressing), peers included.
+  void copy_from(std::size_t offset, const Memory& src, std::size_t src_offset, std::size_t bytes) override {
+    check_range("copy_from", offset, bytes);
+    if (src_offset + bytes > src.bytes() || src_offset + bytes < src_offset) {
+      throw InvalidArgument("device Memory::copy_from: source range outside its " + std::to_string(src.bytes()) +
+                            "-byte allocation");
+    }
+    if (bytes == 0) return;
+    copy(static_cast<char*>(data()) + offset, static_cast<const char*>(src.data()) + src_offset, bytes,
+         cudaMemcpyDefault, "copy_from");
   }
 
  private:
