@@ -95,6 +95,7 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
     for (OpKind k : o.collectives) find_algorithm(k, o.algorithm);  // throws listing what exists
   }
   PerfReport report = sim ? run_predicted_perf(o) : run_measured_perf(o);
+  if (!sim && !o.topology.empty()) add_predictions(report, o);
   if (report.rows.empty()) {
     throw InvalidArgument("no size in [" + std::to_string(o.min_bytes) + ", " + std::to_string(o.max_bytes) +
                           "] bytes can be split into at least one element per rank for these collectives");

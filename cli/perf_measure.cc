@@ -148,6 +148,8 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                       make_measurement(kind, count, dtype, o.ranks, r.time_us[1],
                                        o.check ? std::optional<long long>(r.wrong[1]) : std::nullopt),
                       o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm,
+                      "",
+                      std::nullopt,
                       ""};
           report.rows.push_back(row);
         }

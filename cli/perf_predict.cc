@@ -106,7 +106,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
                                         dtype, op, is_rooted(kind) ? o.root : -1,
                                         make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
                                         make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
-                                        std::string(sim::name(p.protocol))});
+                                        std::string(sim::name(p.protocol)), std::nullopt, ""});
           last = p;
           last_count = count;
         }
@@ -117,6 +117,24 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
     }
   }
   return report;
+}
+
+void add_predictions(PerfReport& report, const PerfOptions& o) {
+  topo::Topology t = topo::load_topology(o.topology);
+  if (o.ranks > t.gpu_count()) {
+    throw InvalidArgument("--topology " + o.topology + " has " + std::to_string(t.gpu_count()) +
+                          " GPUs, fewer than the " + std::to_string(o.ranks) + " ranks measured");
+  }
+  report.header_lines.push_back("predicted: the simulator's " + o.fidelity + " prediction on " + o.topology + " for " +
+                                std::to_string(o.ranks) + " ranks");
+  for (PerfRow& row : report.rows) {
+    std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
+    sim::Request r = make_request(o, row.kind, row.dtype, count);
+    r.spec.nranks = o.ranks;
+    sim::Prediction p = sim::predict(t, r);
+    row.predicted = make_measurement(row.kind, count, row.dtype, o.ranks, p.time_us, std::nullopt);
+    row.predicted_choice = p.algorithm + "/" + std::string(sim::name(p.protocol));
+  }
 }
 
 }  // namespace twinccl::cli

@@ -8,4 +8,7 @@ namespace twinccl::cli {
 
 PerfReport run_predicted_perf(const PerfOptions& options);
 
+// Measured rows (emu, nccl) get the simulator's prediction for options.topology beside them.
+void add_predictions(PerfReport& report, const PerfOptions& options);
+
 }  // namespace twinccl::cli

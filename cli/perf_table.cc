@@ -29,14 +29,19 @@ Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int
 void print_table(std::ostream& out, const PerfReport& report) {
   out << report.title << "\n";
   for (const auto& line : report.header_lines) out << "# " << line << "\n";
-  bool with_algo = false;
-  for (const auto& r : report.rows) with_algo |= !r.algorithm.empty();
+  bool with_algo = false, with_prediction = false;
+  for (const auto& r : report.rows) {
+    with_algo |= !r.algorithm.empty();
+    with_prediction |= r.predicted.has_value();
+  }
   out << "#\n";
   out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>6}   {:>9} {:>8} {:>8} {:>6}{}\n",
                      "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "", "");
   out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>6}   {:>9} {:>8} {:>8} {:>6}{}\n",
                      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-                     "busbw", "#wrong", with_algo ? "   algorithm/protocol" : "");
+                     "busbw", "#wrong",
+                     std::string(with_algo ? "   algorithm/protocol" : "") +
+                         (with_prediction ? "   predicted: time(us) busbw(GB/s) algorithm/protocol" : ""));
   out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>6}   {:>9} {:>8} {:>8} {:>6}\n",
                      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   double busbw_sum = 0;
@@ -51,6 +56,9 @@ void print_table(std::ostream& out, const PerfReport& report) {
                        r.out_of_place.busbw_gbps, wrong_text(r.out_of_place), r.in_place.time_us,
                        r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place));
     if (with_algo) out << "   " << r.algorithm << (r.protocol.empty() ? "" : "/" + r.protocol);
+    if (r.predicted) {
+      out << fmt::format("   {:>9.2f} {:>8.2f} {}", r.predicted->time_us, r.predicted->busbw_gbps, r.predicted_choice);
+    }
     out << "\n";
     busbw_sum += r.in_place.busbw_gbps;
   }
@@ -72,13 +80,15 @@ void print_table(std::ostream& out, const PerfReport& report) {
 
 void print_csv(std::ostream& out, const PerfReport& report) {
   out << "collective,size_bytes,count,type,redop,root,algorithm,protocol,oop_time_us,oop_algbw_gbps,oop_busbw_gbps,"
-         "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong\n";
+         "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong,predicted_time_us,predicted_busbw_gbps\n";
   for (const auto& r : report.rows) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{}\n", name(r.kind),
+    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{},{},{}\n", name(r.kind),
                        r.bytes, r.count, name(r.dtype), is_reducing(r.kind) ? name(r.op) : "none", r.root,
                        r.algorithm, r.protocol, r.out_of_place.time_us, r.out_of_place.algbw_gbps,
                        r.out_of_place.busbw_gbps, wrong_text(r.out_of_place), r.in_place.time_us,
-                       r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place));
+                       r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place),
+                       r.predicted ? fmt::format("{:.3f}", r.predicted->time_us) : "",
+                       r.predicted ? fmt::format("{:.4f}", r.predicted->busbw_gbps) : "");
   }
 }
 
@@ -97,6 +107,10 @@ void print_json(std::ostream& out, const PerfReport& report) {
                          {"type", name(r.dtype)}, {"redop", is_reducing(r.kind) ? name(r.op) : "none"},
                          {"root", r.root}, {"algorithm", r.algorithm}, {"protocol", r.protocol},
                          {"out_of_place", measurement(r.out_of_place)}, {"in_place", measurement(r.in_place)}});
+    if (r.predicted) {
+      j["rows"].back()["predicted"] = measurement(*r.predicted);
+      j["rows"].back()["predicted"]["choice"] = r.predicted_choice;
+    }
   }
   out << j.dump(2) << "\n";
 }

@@ -28,6 +28,9 @@ struct PerfRow {
   int root;  // -1 when the collective has none
   Measurement out_of_place, in_place;
   std::string algorithm, protocol;  // chosen (empty when not known)
+  // Measured runs with --topology: the simulator's prediction for the same call, side by side.
+  std::optional<Measurement> predicted;
+  std::string predicted_choice;  // "nvls/Simple"
 };
 
 struct PerfReport {
