@@ -1,5 +1,7 @@
 #include "conformance_cases.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <stdexcept>
 
@@ -66,8 +68,8 @@ void run_case(Communicator& comm, const Case& c, std::string_view algorithm) {
     if (std::memcmp(got + i * e, want.data() + i * e, e) != 0) {
       throw std::runtime_error(c.describe() + " on " + std::to_string(comm.size()) + " ranks: rank " +
                                std::to_string(r) + " element " + std::to_string(i) + " is " +
-                               std::to_string(element_as_double(c.dtype, got, i)) + ", expected " +
-                               std::to_string(element_as_double(c.dtype, want.data(), i)));
+                               fmt::format("{:.17g}", element_as_double(c.dtype, got, i)) + ", expected " +
+                               fmt::format("{:.17g}", element_as_double(c.dtype, want.data(), i)));
     }
   }
 }
