@@ -59,8 +59,8 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
       ->check(CLI::IsMember({"emu", "sim", "nccl"}));
   cmd->add_option("--ranks", o.ranks, "emulated ranks (emu) / world size")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--topology", o.topology, "preset or file for predictions (see `twinccl topo list`)");
-  cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)");
-  cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)");
+  cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")->envname("TWINCCL_ALGO");
+  cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")->envname("TWINCCL_PROTO");
   cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")
       ->check(CLI::IsMember({"analytic", "flow"}));
   cmd->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));

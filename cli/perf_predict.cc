@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <iostream>
+#include <sstream>
 
 #include "perf_measure.h"
 #include "twinccl/errors.h"
@@ -111,7 +111,9 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           last_count = count;
         }
         if ((o.links || !o.trace_file.empty()) && last_count > 0) {
-          print_links_and_trace(o, t, kind, dtype, last_count, last, std::cout);
+          std::ostringstream notes;
+          print_links_and_trace(o, t, kind, dtype, last_count, last, notes);
+          report.footer += notes.str();
         }
       }
     }

@@ -76,6 +76,7 @@ void print_table(std::ostream& out, const PerfReport& report) {
                      !any_checked ? "(not checked)" : (wrong_total == 0 ? "OK" : "WRONG"));
   out << fmt::format("# Avg bus bandwidth    : {:.4f} \n#\n",
                      report.rows.empty() ? 0.0 : busbw_sum / static_cast<double>(report.rows.size()));
+  out << report.footer;
 }
 
 void print_csv(std::ostream& out, const PerfReport& report) {
@@ -112,6 +113,7 @@ void print_json(std::ostream& out, const PerfReport& report) {
       j["rows"].back()["predicted"]["choice"] = r.predicted_choice;
     }
   }
+  if (!report.footer.empty()) j["notes"] = report.footer;
   out << j.dump(2) << "\n";
 }
 

@@ -37,6 +37,7 @@ struct PerfReport {
   std::string title;  // "# twinccl perf: all_reduce on 8 emulated ranks"
   std::vector<std::string> header_lines;
   std::vector<PerfRow> rows;
+  std::string footer;  // printed after the table (busiest links, trace file)
 };
 
 // Fills algbw/busbw from time with nccl-tests' formulas.
