@@ -30,4 +30,14 @@ int run_algo_command(const AlgoOptions& options, std::ostream& out);
 // One line per algorithm of each collective, the default marked.
 void print_algorithms(std::ostream& out, const std::vector<OpKind>& kinds);
 
+struct ReplayCommandOptions {
+  std::string trace;                    // trace file (sim/include/twinccl/sim/replay_trace.h)
+  std::vector<std::string> topologies;  // presets or files, one replay each
+  std::string timeline;                 // --trace: Perfetto output
+  bool links = false;
+  std::string algorithm, protocol;
+};
+CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& options);
+int run_replay_command(const ReplayCommandOptions& options, std::ostream& out);
+
 }  // namespace twinccl::cli

@@ -2,6 +2,7 @@
 //   twinccl perf [collective...] [nccl-tests flags] [--backend emu|sim|nccl] [--topology NAME] ...
 //   twinccl topo list | show NAME | check FILE
 //   twinccl algo [collective]
+//   twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]
 // Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error.
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
   CLI::App* topo_cmd = add_topo_command(app, topo);
   AlgoOptions algo;
   CLI::App* algo_cmd = add_algo_command(app, algo);
+  ReplayCommandOptions replay;
+  CLI::App* replay_cmd = add_replay_command(app, replay);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   try {
     if (*topo_cmd) return run_topo_command(topo, std::cout);
     if (*algo_cmd) return run_algo_command(algo, std::cout);
+    if (*replay_cmd) return run_replay_command(replay, std::cout);
     (void)perf_cmd;
     return run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
   } catch (const twinccl::InvalidArgument& e) {

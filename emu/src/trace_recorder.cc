@@ -85,8 +85,9 @@ int TraceRecorder::record_op(int rank, const TracedCall& call) {
   op.group = call.group;
   op.issue_s = since_start_s(now);
   if (is_p2p(call.kind)) {
-    const auto key = call.kind == OpKind::send ? std::make_tuple(op.comm, comm_rank, call.peer)
-                                               : std::make_tuple(op.comm, call.peer, comm_rank);
+    const bool send = call.kind == OpKind::send;  // kept apart: a send to itself is also a recv
+    const auto key = send ? std::make_tuple(op.comm, comm_rank, call.peer, true)
+                          : std::make_tuple(op.comm, call.peer, comm_rank, false);
     op.seq = p2p_seq_[r][key]++;
   } else if (call.seq >= 0) {
     op.seq = static_cast<std::uint64_t>(call.seq);

@@ -187,13 +187,17 @@ class Builder {
     inst.members = pend.member_of_comm_rank;
     if (is_p2p(op.kind)) {
       const int sender = inst.members[0], receiver = inst.members[1];
+      info.algorithm = "p2p";
+      if (p_.members[static_cast<std::size_t>(sender)].rank == p_.members[static_cast<std::size_t>(receiver)].rank) {
+        p_.instances.push_back(std::move(inst));  // to itself: a local copy, no network, no time
+        return info;
+      }
       const int route = routes_.route_id(p_.members[static_cast<std::size_t>(sender)].rank,
                                          p_.members[static_cast<std::size_t>(receiver)].rank);
       const TransferCost cost = cost_for("ring", OpKind::all_reduce, op.dtype, Protocol::simple);
       add_transfer(route, cost.bytes(op.count), cost.delay_s(routes_.route_class(route)), sender, receiver);
       p_.members[static_cast<std::size_t>(sender)].steps = {{last_transfer()}};
       p_.members[static_cast<std::size_t>(receiver)].steps = {{last_transfer()}};
-      info.algorithm = "p2p";
       inst.fixed_latency_s = base_latency_s("ring", OpKind::all_reduce, Protocol::simple, 2);
       p_.instances.push_back(std::move(inst));
       return info;

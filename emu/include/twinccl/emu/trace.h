@@ -87,7 +87,7 @@ class TraceRecorder {
   std::vector<char> declared_since_call_;
   std::vector<int> next_group_;
   std::vector<std::map<int, std::uint64_t>> collective_seq_;                // per rank: comm -> next
-  std::vector<std::map<std::tuple<int, int, int>, std::uint64_t>> p2p_seq_;  // (comm, src, dst)
+  std::vector<std::map<std::tuple<int, int, int, bool>, std::uint64_t>> p2p_seq_;  // (comm, src, dst, send)
 };
 
 // A Communicator that forwards every call to `inner` and records it (ops, waits, groups, split
