@@ -66,6 +66,7 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   cmd->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--trace", o.trace_file, "write a Perfetto/Chrome trace of the transfers at the largest size");
   cmd->add_flag("--links", o.links, "list the busiest links (sim)");
+  cmd->add_flag("--compare", o.compare, "sim: predicted time of every applicable algorithm/protocol, winner marked");
   return cmd;
 }
 

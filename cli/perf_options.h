@@ -34,6 +34,7 @@ struct PerfOptions {
   std::string format = "table";            // --format table|json|csv
   std::string trace_file;                  // --trace
   bool links = false;                      // --links
+  bool compare = false;                    // --compare: every applicable algorithm/protocol per size
 };
 
 // "8", "64K", "128M", "8G" (powers of 1024, as nccl-tests). Throws InvalidArgument.

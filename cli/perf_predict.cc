@@ -67,6 +67,26 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
   }
 }
 
+// One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first.
+std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind, DataType dtype,
+                          const std::vector<std::size_t>& sizes, int n) {
+  std::string text = fmt::format("# which algorithm wins: {} {} on {} ({} model), time in us, fastest first\n",
+                                 name(kind), name(dtype), o.topology.empty() ? "dgx-h100" : o.topology, o.fidelity);
+  for (std::size_t bytes : sizes) {
+    std::size_t count = count_for(kind, bytes, dtype, n);
+    if (count == 0 && bytes > 0) continue;
+    sim::Request r = make_request(o, kind, dtype, count);
+    r.algorithm.clear();
+    r.protocol.reset();
+    std::string line = fmt::format("  {:>12}", shown_count(kind, count, n) * size_of(dtype));
+    for (const sim::Prediction& p : sim::compare_all(t, r)) {
+      line += fmt::format("  {}/{} {:.1f}", p.algorithm, sim::name(p.protocol), p.time_us);
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
 }  // namespace
 
 PerfReport run_predicted_perf(const PerfOptions& options) {
@@ -110,6 +130,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           last = p;
           last_count = count;
         }
+        if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n);
         if ((o.links || !o.trace_file.empty()) && last_count > 0) {
           std::ostringstream notes;
           print_links_and_trace(o, t, kind, dtype, last_count, last, notes);
