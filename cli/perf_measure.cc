@@ -7,6 +7,7 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/call_layout.h"
 #include "twinccl/errors.h"
+#include "twinccl/perf_math.h"
 #include "twinccl/reference.h"
 #include "twinccl/run.h"
 
@@ -14,32 +15,11 @@ namespace twinccl::cli {
 
 std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks) {
   std::size_t elements = bytes / size_of(dtype);
-  switch (kind) {
-    case OpKind::reduce_scatter:
-    case OpKind::all_gather:
-    case OpKind::all_to_all:
-    case OpKind::gather:
-    case OpKind::scatter:
-      return elements / static_cast<std::size_t>(nranks);
-    default:
-      return elements;
-  }
+  return size_counts_all_ranks(kind) ? elements / static_cast<std::size_t>(nranks) : elements;
 }
 
 std::size_t shown_count(OpKind kind, std::size_t count, int nranks) {
-  std::size_t c = count;
-  switch (kind) {
-    case OpKind::reduce_scatter:
-    case OpKind::all_gather:
-    case OpKind::all_to_all:
-    case OpKind::gather:
-    case OpKind::scatter:
-      c *= static_cast<std::size_t>(nranks);
-      break;
-    default:
-      break;
-  }
-  return c;
+  return size_counts_all_ranks(kind) ? count * static_cast<std::size_t>(nranks) : count;
 }
 
 namespace {

@@ -2,8 +2,7 @@
 
 namespace twinccl {
 
-double algbw_bytes(OpKind kind, std::size_t count, DataType dtype, int nranks) {
-  double bytes = static_cast<double>(count) * static_cast<double>(size_of(dtype));
+bool size_counts_all_ranks(OpKind kind) {
   switch (kind) {
     case OpKind::reduce_scatter:
     case OpKind::all_gather:
@@ -15,10 +14,15 @@ double algbw_bytes(OpKind kind, std::size_t count, DataType dtype, int nranks) {
     case OpKind::all_to_all_v:
     case OpKind::gather_v:
     case OpKind::scatter_v:
-      return bytes * nranks;
+      return true;
     default:
-      return bytes;
+      return false;
   }
+}
+
+double algbw_bytes(OpKind kind, std::size_t count, DataType dtype, int nranks) {
+  double bytes = static_cast<double>(count) * static_cast<double>(size_of(dtype));
+  return size_counts_all_ranks(kind) ? bytes * nranks : bytes;
 }
 
 double busbw_factor(OpKind kind, int nranks) {

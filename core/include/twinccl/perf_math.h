@@ -14,6 +14,10 @@
 
 namespace twinccl {
 
+// True when nccl-tests' size covers every rank's block (reduce_scatter, all_gather, all_to_all,
+// gather, scatter and their _v forms): count is then per rank and bytes = nranks*count*typesize.
+bool size_counts_all_ranks(OpKind kind);
+
 // Bytes nccl-tests divides by the time to get algbw, for `count` as nccl-tests passes it
 // (the per-rank count for reduce_scatter/all_gather/all_to_all/gather/scatter).
 double algbw_bytes(OpKind kind, std::size_t count, DataType dtype, int nranks);
