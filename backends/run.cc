@@ -47,6 +47,18 @@ RunOptions options_from_environment() {
   o.algorithm = env("TWINCCL_ALGO");
   o.topology = env("TWINCCL_TOPOLOGY");
   if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty()) o.timeout_s = parse_number("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
+  if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
+    if (c != "0" && c != "1" && c != "2") throw ConfigError("TWINCCL_CHECK='" + c + "': expected 0 (off), 1 (on) or 2 (debug)");
+    o.check = c == "0" ? CheckLevel::off : c == "1" ? CheckLevel::on : CheckLevel::debug;
+  }
+  if (auto f = env("TWINCCL_FLIGHT_RECORDER_OPS"); !f.empty()) {
+    double v = parse_number("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20);
+    if (v != static_cast<double>(static_cast<std::size_t>(v))) {
+      throw ConfigError("TWINCCL_FLIGHT_RECORDER_OPS='" + f + "' is not an integer");
+    }
+    o.flight_recorder_ops = static_cast<std::size_t>(v);
+  }
+  o.flight_recorder_path = env("TWINCCL_FLIGHT_RECORDER");
   if (auto p = env("TWINCCL_EMU_PATH"); !p.empty()) {
     if (p != "schedule" && p != "fast") throw ConfigError("TWINCCL_EMU_PATH='" + p + "': expected schedule or fast");
     o.schedule_path = p == "schedule";

@@ -1,11 +1,12 @@
 // EmuCommunicator: issue order, groups, collectives through the rendezvous, send/recv through the
-// pull exchange, split.
+// pull exchange. split() is in split.cc; checker helpers (flight recorder states, fault hooks,
+// poisoning, Works never waited on) in checks.cc.
 #include "emu/communicator.h"
 
 #include <algorithm>
-#include <deque>
 #include <cstring>
-#include <map>
+#include <deque>
+#include <exception>
 #include <optional>
 
 #include "twinccl/emu/executor.h"
@@ -20,18 +21,34 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
       name(std::move(n)),
       config(std::move(c)),
       rendezvous(world, global_ranks, name),
-      p2p(world, static_cast<int>(global_ranks.size())) {}
+      p2p(world, static_cast<int>(global_ranks.size())) {
+  if (emu::Checker* checker = world->checker()) {
+    record = checker->add_comm(name, global_ranks);
+    p2p.watch(checker, record);
+  }
+}
 
 EmuCommunicator::EmuCommunicator(std::shared_ptr<SharedComm> shared, int rank)
-    : shared_(std::move(shared)), rank_(rank) {}
-
-EmuCommunicator::~EmuCommunicator() = default;
+    : shared_(std::move(shared)), rank_(rank) {
+  if (emu::Checker* checker = shared_->world->checker()) {
+    stream_agent_ = checker->add_stream(shared_->record, rank_);
+    user_agent_ = checker->user(global_rank());
+    waited_ = std::make_shared<emu::WaitedThrough>();
+  }
+}
 
 Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) { return Buffer::host(count, dtype); }
 
 Work EmuCommunicator::submit(OpDesc op) {
-  Issued issued{std::move(op), 0};
+  Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
+  if (emu::FlightRecorder* recorder = shared_->world->recorder()) {
+    const OpDesc& o = issued.op;
+    emu::OpRecord record{shared_->name, is_p2p(o.kind) ? p2p_issued_ : issued.seq, o.kind, o.count, o.dtype,
+                         o.peer, o.root, o.async_op, o.where};
+    issued.recorded = recorder->scheduled(global_rank(), record);
+  }
+  if (is_p2p(issued.op.kind)) ++p2p_issued_;
   if (group_depth_ > 0) {
     group_ops_.push_back(std::move(issued));
     return Work(group_work_);
@@ -42,9 +59,35 @@ Work EmuCommunicator::submit(OpDesc op) {
   return launch(std::move(ops), async_op);
 }
 
+std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(const OpDesc* first, std::uint64_t seq, Where where) {
+  if (stream_agent_ == nullptr) return std::make_shared<emu::EmuWork>();
+  emu::WorkTracking t;
+  t.stream = stream_agent_;
+  t.user = user_agent_;
+  t.task = ++tasks_issued_;
+  t.waited = waited_;
+  t.checker = shared_->world->checker();
+  t.op = first != nullptr ? twinccl::name(first->kind) : std::string_view("group");
+  t.seq_plus_one = first != nullptr && !is_p2p(first->kind) ? seq + 1 : 0;
+  t.where = first != nullptr ? first->where : where;
+  return std::make_shared<emu::EmuWork>(std::move(t));
+}
+
+void EmuCommunicator::note_async(const emu::EmuWork& work) {
+  const emu::WorkTracking& t = work.tracking();
+  if (t.waited == nullptr) return;
+  while (!async_issued_.empty() && async_issued_.front().task <= t.waited->task.load()) async_issued_.pop_front();
+  std::string what = std::string(t.op) + (t.seq_plus_one ? " #" + std::to_string(t.seq_plus_one - 1) : std::string()) +
+                     " (" + describe_call_site(t.where) + ")";
+  async_issued_.push_back({t.task, std::move(what)});
+}
+
 Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work) {
-  if (!work) work = std::make_shared<emu::EmuWork>();
-  auto task = [this, ops = std::move(ops)] { run_group(ops); };
+  if (!work) work = new_work(&ops.front().op, ops.front().seq, ops.front().op.where);
+  if (async_op) note_async(*work);
+  last_work_ = work;
+  if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+  auto task = [this, ops = std::move(ops), async_op] { run_task(ops, async_op); };
   if (async_op) {
     stream_.enqueue(std::move(task), work);
     return Work(work);
@@ -57,7 +100,7 @@ Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op, std::shared
 void EmuCommunicator::group_start(Where where) {
   if (group_depth_++ == 0) {
     group_where_ = where;
-    group_work_ = std::make_shared<emu::EmuWork>();
+    group_work_ = new_work(nullptr, 0, where);  // every call inside the group returns this Work
   }
 }
 
@@ -70,6 +113,13 @@ Work EmuCommunicator::group_end(CallOptions opts, Where where) {
   auto ops = std::move(group_ops_);
   group_ops_.clear();
   auto work = std::move(group_work_);
+  if (ops.empty()) {  // nothing to run: complete the handle at once, in stream order
+    ops.shrink_to_fit();
+    if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+    stream_.run_or_enqueue([] {}, work);
+    if (!opts.async_op) Work(work).wait();
+    return Work(work);
+  }
   return launch(std::move(ops), opts.async_op, std::move(work));
 }
 
@@ -84,12 +134,36 @@ std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
   return std::string(default_algorithm(op.kind));
 }
 
-void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
-  emu::Rendezvous& rdv = shared_->rendezvous;
-  emu::Meeting& meeting = rdv.arrive(seq, rank_, op);
+void EmuCommunicator::run_task(const std::vector<Issued>& ops, bool async_op) {
+  if (async_op && shared_->config.check == CheckLevel::debug) {
+    for (const Issued& i : ops) poison_output(i.op, rank_, size());
+  }
+  record_states(ops, emu::OpState::started);
   try {
+    run_group(ops);
+  } catch (...) {
+    record_states(ops, emu::OpState::failed);
+    throw;
+  }
+  record_states(ops, emu::OpState::completed);
+}
+
+void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
+  if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator) shared_->world->check_abort();
+  emu::Rendezvous& rdv = shared_->rendezvous;
+  emu::WaitSite site;
+  site.agent = stream_agent_;
+  site.kind = emu::WaitKind::collective;
+  site.rank = rank_;
+  site.seq = seq;
+  site.op = twinccl::name(op.kind);
+  site.where = op.where;
+  site.on_user_thread = stream_.running_inline();
+  emu::Meeting& meeting = rdv.arrive(seq, rank_, op, {}, {}, &site);
+  try {
+    CollectiveSpec spec = emu::spec_from_meeting(meeting);  // the fingerprint: every rank checks it
+    fault(FaultStage::in_collective, op, seq);
     if (op.kind != OpKind::barrier) {
-      CollectiveSpec spec = emu::spec_from_meeting(meeting);
       std::optional<Reduction> reduction;
       if (is_reducing(op.kind)) {
         std::vector<ReduceOp> ops;
@@ -109,7 +183,18 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
         emu::execute_schedule(ctx, schedule, op.send, op.recv);
       }
     }
-  } catch (...) {
+  } catch (const AbortedError&) {
+    meeting.wait_until_nobody_reads(rank_);
+    rdv.leave(seq, meeting);
+    throw;
+  } catch (const MismatchError&) {  // every rank of the meeting throws the same one
+    meeting.wait_until_nobody_reads(rank_);
+    rdv.leave(seq, meeting);
+    throw;
+  } catch (const std::exception& e) {
+    // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
+    shared_->world->abort(meeting.label + ": rank " + std::to_string(rank_) + " failed: " + e.what());
+    meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
     throw;
   }
@@ -118,14 +203,25 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
 
 void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
   emu::Exchange& p2p = shared_->p2p;
+  bool has_p2p = std::any_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); });
+  if (has_p2p) {
+    const Issued& first = *std::find_if(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); });
+    if (fault(FaultStage::before_p2p, first.op, 0) == FaultAction::abort_communicator) shared_->world->check_abort();
+  }
   std::deque<emu::Posted> sends;
-  std::vector<int> send_to;
+  std::vector<const Issued*> send_ops;
+  std::vector<std::uint64_t> send_numbers;
   for (const Issued& i : ops) {
     if (i.op.kind != OpKind::send) continue;
-    sends.push_back(emu::Posted{i.op.send, i.op.count, rank_, false, false});
-    send_to.push_back(i.op.peer);
-    p2p.post(rank_, i.op.peer, sends.back());
+    emu::Posted& message = sends.emplace_back();
+    message.data = i.op.send;
+    message.count = i.op.count;
+    message.dtype = i.op.dtype;
+    message.where = i.op.where;
+    send_ops.push_back(&i);
+    send_numbers.push_back(p2p.post(rank_, i.op.peer, message));
   }
+  bool inline_run = stream_.running_inline();
   try {
     for (const Issued& i : ops) {
       if (!is_p2p(i.op.kind)) run_collective(i.op, i.seq);
@@ -133,81 +229,47 @@ void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
     for (const Issued& i : ops) {
       if (i.op.kind != OpKind::recv) continue;
       std::size_t bytes = i.op.count * size_of(i.op.dtype);
+      emu::WaitSite site;
+      site.agent = stream_agent_;
+      site.kind = emu::WaitKind::recv;
+      site.rank = rank_;
+      site.peer = i.op.peer;
+      site.op = "recv";
+      site.where = i.op.where;
+      site.on_user_thread = inline_run;
+      emu::Expected expected{i.op.count, i.op.dtype, i.op.where, shared_->name};
       p2p.consume(
-          rank_, i.op.peer, i.op.count, [&](const emu::Posted& m) { std::memmove(i.op.recv, m.data, bytes); },
+          rank_, i.op.peer, expected, [&](const emu::Posted& m) { std::memmove(i.op.recv, m.data, bytes); },
           [&] {
             return "recv on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
                    describe_call_site(i.op.where) + ") waited for a send from rank " + std::to_string(i.op.peer);
-          });
+          },
+          &site);
     }
     for (std::size_t k = 0; k < sends.size(); ++k) {
-      p2p.wait_consumed(rank_, sends[k], [&] {
-        return "send on comm '" + name() + "' rank " + std::to_string(rank_) + " waited for rank " +
-               std::to_string(send_to[k]) + " to post the matching recv";
-      });
+      const OpDesc& op = send_ops[k]->op;
+      emu::WaitSite site;
+      site.agent = stream_agent_;
+      site.kind = emu::WaitKind::send;
+      site.rank = rank_;
+      site.peer = op.peer;
+      site.seq = send_numbers[k];
+      site.op = "send";
+      site.where = op.where;
+      site.on_user_thread = inline_run;
+      p2p.wait_consumed(
+          rank_, sends[k],
+          [&] {
+            return "send on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+                   describe_call_site(op.where) + ") waited for rank " + std::to_string(op.peer) +
+                   " to post the matching recv";
+          },
+          &site);
     }
   } catch (...) {
-    for (std::size_t k = 0; k < sends.size(); ++k) p2p.withdraw(send_to[k], sends[k]);
+    for (std::size_t k = 0; k < sends.size(); ++k) p2p.withdraw(send_ops[k]->op.peer, sends[k]);
     throw;
   }
-}
-
-std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name, Where where) {
-  if (group_depth_ > 0) {
-    throw InvalidArgument("split on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(where) + "): not allowed inside a group");
-  }
-  if (color < 0 && color != kNoColor) {
-    throw InvalidArgument("split on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(where) + "): color=" + std::to_string(color) +
-                          " is negative; use kNoColor to opt out");
-  }
-  OpDesc op;
-  op.kind = OpKind::barrier;
-  op.where = where;
-  std::uint64_t seq = next_seq_++;
-  std::shared_ptr<SharedComm> mine;
-  int my_rank = -1;
-  auto work = std::make_shared<emu::EmuWork>();
-  stream_.run_or_enqueue(
-      [&] {
-        emu::Rendezvous& rdv = shared_->rendezvous;
-        emu::Meeting& m = rdv.arrive(seq, rank_, op, "split", {color, key});
-        using Groups = std::map<int, std::shared_ptr<SharedComm>>;
-        std::shared_ptr<Groups> groups;
-        {
-          std::lock_guard<std::mutex> lock(m.mu);
-          if (!m.shared) {
-            auto made = std::make_shared<Groups>();
-            std::map<int, std::vector<std::pair<int, int>>> members;  // color -> (key, rank)
-            for (int r = 0; r < m.nranks; ++r) {
-              auto [c, k] = m.split_args[static_cast<std::size_t>(r)];
-              if (c != kNoColor) members[c].push_back({k, r});
-            }
-            for (auto& [c, list] : members) {
-              std::sort(list.begin(), list.end());
-              std::vector<int> global;
-              for (auto [k, r] : list) global.push_back(shared_->global_ranks[static_cast<std::size_t>(r)]);
-              (*made)[c] = std::make_shared<SharedComm>(
-                  shared_->world, std::move(global),
-                  new_name.empty() ? shared_->name + ".split(" + std::to_string(c) + ")" : new_name, shared_->config);
-            }
-            m.shared = made;
-          }
-          groups = std::static_pointer_cast<Groups>(m.shared);
-        }
-        if (color != kNoColor) {
-          mine = groups->at(color);
-          for (int i = 0; i < mine->size(); ++i) {
-            if (mine->global_ranks[static_cast<std::size_t>(i)] == shared_->global_ranks[static_cast<std::size_t>(rank_)]) my_rank = i;
-          }
-        }
-        rdv.leave(seq, m);
-      },
-      work);
-  Work(work).wait();
-  if (!mine) return nullptr;
-  return std::make_unique<EmuCommunicator>(mine, my_rank);
 }
 
 }  // namespace twinccl::emu_backend

@@ -4,9 +4,14 @@
 //   auto shared = std::make_shared<emu_backend::SharedComm>(world, ranks, "world", config);
 //   emu_backend::EmuCommunicator comm(shared, rank);
 //   comm.all_reduce(...);
+//
+// With checks on (CheckLevel::on, the default) every operation is recorded in the world's flight
+// recorder, every lasting wait is shown to the deadlock checker, and async Works never waited on
+// are reported when the rank's function returns (see docs/misuse.md).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +21,7 @@
 #include "twinccl/emu/exchange.h"
 #include "twinccl/emu/rendezvous.h"
 #include "twinccl/emu/stream.h"
+#include "twinccl/emu/work_state.h"
 #include "twinccl/emu/world.h"
 #include "twinccl/run.h"
 
@@ -25,6 +31,8 @@ struct EmuConfig {
   std::string algorithm;       // forced for every collective that has it (TWINCCL_ALGO)
   bool schedule_path = false;  // never take the direct fast path
   AlgorithmParams params;
+  CheckLevel check = CheckLevel::on;
+  FaultHook fault_hook;        // fault injection (tests)
 };
 
 struct SharedComm {
@@ -35,6 +43,7 @@ struct SharedComm {
   EmuConfig config;
   emu::Rendezvous rendezvous;
   emu::Exchange p2p;  // user send/recv
+  emu::CommRecord* record = nullptr;  // the checker's view (nullptr with checks off)
   int size() const { return static_cast<int>(global_ranks.size()); }
 };
 
@@ -53,28 +62,55 @@ class EmuCommunicator final : public Communicator {
   Work group_end(CallOptions opts, Where where) override;
   std::unique_ptr<Communicator> split(int color, int key, std::string name, Where where) override;
 
+  const std::shared_ptr<emu::World>& world() const { return shared_->world; }
+  int global_rank() const { return shared_->global_ranks[static_cast<std::size_t>(rank_)]; }
+
  protected:
   Work submit(OpDesc op) override;
 
  private:
   struct Issued {
     OpDesc op;
-    std::uint64_t seq = 0;  // collectives only
+    std::uint64_t seq = 0;        // collectives only
+    std::uint64_t recorded = 0;   // flight recorder id (0: not recorded)
+  };
+  struct AsyncIssued {
+    std::uint64_t task;
+    std::string what;  // "all_reduce #3 (a.cc:10)"
   };
   Work launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work = nullptr);
+  // A Work numbered as the stream's next task (first == nullptr: a group, named by `where`).
+  std::shared_ptr<emu::EmuWork> new_work(const OpDesc* first, std::uint64_t seq, Where where);
+  void note_async(const emu::EmuWork& work);
+  void run_task(const std::vector<Issued>& ops, bool async_op);
   void run_group(const std::vector<Issued>& ops);
   void run_collective(const OpDesc& op, std::uint64_t seq);
   std::string algorithm_for(const OpDesc& op) const;
+  void record_states(const std::vector<Issued>& ops, emu::OpState state);
+  FaultAction fault(FaultStage stage, const OpDesc& op, std::uint64_t seq);
+  std::string unwaited_message() const;
 
   std::shared_ptr<SharedComm> shared_;
   int rank_;
   std::uint64_t next_seq_ = 0;
+  std::uint64_t p2p_issued_ = 0;
   int group_depth_ = 0;
   Where group_where_;
   std::vector<Issued> group_ops_;
   std::shared_ptr<emu::EmuWork> group_work_;
+  // Checker bookkeeping (unused with CheckLevel::off).
+  emu::Agent* stream_agent_ = nullptr;
+  emu::Agent* user_agent_ = nullptr;
+  std::uint64_t tasks_issued_ = 0;
+  std::shared_ptr<emu::WaitedThrough> waited_;
+  std::deque<AsyncIssued> async_issued_;
+  std::weak_ptr<emu::EmuWork> last_work_;
   emu::Stream stream_;  // last member: destroyed (drained and joined) first
 };
+
+// Writes recv buffers of `op` with 0xFF bytes (CheckLevel::debug, async ops, before they run) so
+// that reading them before the Work completed shows NaN / -1 instead of plausible old data.
+void poison_output(const OpDesc& op, int rank, int nranks);
 
 // Runs fn on options.world_size threads, one EmuCommunicator each.
 void run_emulated(const RunOptions& options, const RankFunction& fn);

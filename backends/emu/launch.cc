@@ -1,8 +1,11 @@
 // run_emulated: every rank a std::thread with its own EmuCommunicator on one shared world.
 // The first rank to fail aborts the world, so every other rank gets an AbortedError instead of
-// hanging; the first failure (not a consequent AbortedError) is rethrown to the caller.
+// hanging; the first failure (not a consequent AbortedError) is rethrown to the caller. With
+// checks on, a rank whose function returns with async Works never waited on fails with
+// InvalidArgument, and a failed run writes the flight recorder to options.flight_recorder_path.
 #include <atomic>
 #include <exception>
+#include <fstream>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -12,17 +15,34 @@
 #include "twinccl/errors.h"
 
 namespace twinccl::emu_backend {
+namespace {
+
+void dump_flight_recorder(const emu::World& world, const std::string& path) {
+  if (path.empty() || world.recorder() == nullptr) return;
+  std::ofstream out(path);
+  out << world.recorder()->json() << "\n";
+}
+
+}  // namespace
 
 void run_emulated(const RunOptions& options, const RankFunction& fn) {
   int n = options.world_size;
   if (n < 1) throw ConfigError("emulator world size must be >= 1, got " + std::to_string(n));
   auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000.0));
-  auto world = std::make_shared<emu::World>(n, timeout);
+  emu::WorldChecks checks;
+  checks.enabled = options.check != CheckLevel::off;
+  checks.flight_recorder_ops = options.flight_recorder_ops;
+  auto world = std::make_shared<emu::World>(n, timeout, checks);
   std::vector<int> ranks(static_cast<std::size_t>(n));
   std::iota(ranks.begin(), ranks.end(), 0);
   EmuConfig config;
   config.algorithm = options.algorithm;
   config.schedule_path = options.schedule_path;
+  config.params.channels = options.channels;
+  config.params.chunk_elements = options.chunk_elements;
+  config.params.ranks_per_node = options.ranks_per_node;
+  config.check = options.check;
+  config.fault_hook = options.fault_hook;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
 
   std::mutex mu;
@@ -36,6 +56,7 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
           EmuCommunicator comm(shared, r);
           fn(comm);
         }  // the communicator's stream drains here
+        if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
         world->mark_finished(r);
       } catch (const AbortedError&) {
         std::lock_guard<std::mutex> lock(mu);
@@ -59,8 +80,19 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
     });
   }
   for (auto& t : threads) t.join();
+  if (first_error || first_abort) dump_flight_recorder(*world, options.flight_recorder_path);
   if (first_error) std::rethrow_exception(first_error);
   if (first_abort) std::rethrow_exception(first_abort);
 }
 
 }  // namespace twinccl::emu_backend
+
+namespace twinccl {
+
+std::string flight_recorder_json(const Communicator& comm) {
+  const auto* emu = dynamic_cast<const emu_backend::EmuCommunicator*>(&comm);
+  if (emu == nullptr || emu->world()->recorder() == nullptr) return "{}";
+  return emu->world()->recorder()->json();
+}
+
+}  // namespace twinccl

@@ -106,7 +106,10 @@ class RankExecutor {
     std::vector<int> posted_to;
     for (const StepOp& op : step.ops) {
       if (op.kind != StepOpKind::send) continue;
-      posted.push_back(Posted{address(op.src), op.src.count, ctx_.rank, op.src.buffer == BufferKind::input, false});
+      Posted& message = posted.emplace_back();
+      message.data = address(op.src);
+      message.count = op.src.count;
+      message.from_input = op.src.buffer == BufferKind::input;
       posted_to.push_back(op.peer);
       ex.post(ctx_.rank, op.peer, posted.back());
     }

@@ -33,11 +33,11 @@ std::string who_passed(const Meeting& m, const std::function<Key(const OpDesc&)>
 
 template <class Key>
 void agree(const Meeting& m, const char* what, const std::function<Key(const OpDesc&)>& key,
-           const std::function<std::string(const Key&)>& show) {
+           const std::function<std::string(const Key&)>& show, const char* hint = "") {
   const Key first = key(m.ops[0]);
   for (int r = 1; r < m.nranks; ++r) {
     if (!(key(m.ops[static_cast<std::size_t>(r)]) == first)) {
-      throw MismatchError(m.label + ": ranks disagree on " + what + ": " + who_passed<Key>(m, key, show));
+      throw MismatchError(m.label + ": ranks disagree on " + what + ": " + who_passed<Key>(m, key, show) + hint);
     }
   }
 }
@@ -60,12 +60,30 @@ std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
   return d;
 }
 
+// split() meets as a barrier: the call's name tells them apart (and any other op kind).
+void agree_on_call(const Meeting& m) {
+  for (int r = 1; r < m.nranks; ++r) {
+    if (m.calls[static_cast<std::size_t>(r)] != m.calls[0]) {
+      std::string list;
+      for (int q = 0; q < m.nranks; ++q) {
+        const OpDesc& o = m.ops[static_cast<std::size_t>(q)];
+        list += (q ? "; " : "") + std::string("rank ") + std::to_string(q) + " (" + describe_call_site(o.where) +
+                ") called " + std::string(m.calls[static_cast<std::size_t>(q)]);
+      }
+      throw MismatchError(m.label + ": ranks disagree on the operation: " + list +
+                          " (every rank must issue the same operations on a communicator in the same order)");
+    }
+  }
+}
+
 }  // namespace
 
 CollectiveSpec spec_from_meeting(const Meeting& m) {
   const OpDesc& op0 = m.ops[0];
+  agree_on_call(m);
   agree<std::string>(m, "the operation", [](const OpDesc& o) { return std::string(name(o.kind)); },
-                     [](const std::string& s) { return s; });
+                     [](const std::string& s) { return s; },
+                     " (every rank must issue the same operations on a communicator in the same order)");
   agree<std::string>(m, "the data type", [](const OpDesc& o) { return std::string(name(o.dtype)); },
                      [](const std::string& s) { return s; });
   if (is_reducing(op0.kind)) {

@@ -7,6 +7,7 @@ namespace twinccl::emu {
 Meeting::Meeting(std::shared_ptr<World> w, int n, std::string l)
     : world(std::move(w)), nranks(n), label(std::move(l)), ops(static_cast<std::size_t>(n)), present(static_cast<std::size_t>(n), 0),
       split_args(static_cast<std::size_t>(n)),
+      calls(static_cast<std::size_t>(n)),
       exchange(world, n) {}
 
 void Meeting::sync(int rank) {
@@ -23,6 +24,16 @@ void Meeting::sync(int rank) {
               [&] { return label + ": rank " + std::to_string(rank) + " waited for the other ranks to finish"; });
 }
 
+void Meeting::wait_until_nobody_reads(int rank) {
+  std::unique_lock<std::mutex> lock(mu);
+  ++done_touching;
+  cv.notify_all();
+  // Not World::wait: the world is aborted by now, and the others only finish their current block
+  // of work before noticing; they never wait for this rank.
+  (void)rank;
+  cv.wait(lock, [&] { return done_touching >= nranks; });
+}
+
 Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ranks, std::string comm_name)
     : world_(std::move(world)),
       nranks_(static_cast<int>(global_ranks.size())),
@@ -30,7 +41,7 @@ Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ran
       comm_name_(std::move(comm_name)) {}
 
 Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
-                            std::pair<int, int> split_arg) {
+                            std::pair<int, int> split_arg, const WaitSite* site) {
   Meeting* meeting = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -46,6 +57,8 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
   meeting->ops[static_cast<std::size_t>(rank)] = op;
   meeting->present[static_cast<std::size_t>(rank)] = 1;
   meeting->split_args[static_cast<std::size_t>(rank)] = split_arg;
+  meeting->calls[static_cast<std::size_t>(rank)] = what.empty() ? name(op.kind) : what;
+  if (site != nullptr && site->agent != nullptr) site->agent->arrived.store(seq + 1);
   if (++meeting->arrived == nranks_) {
     lock.unlock();
     meeting->cv.notify_all();
@@ -71,7 +84,7 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
       }
     }
   };
-  world_->wait(lock, meeting->cv, [&] { return meeting->arrived == nranks_; }, describe, hopeless);
+  world_->wait(lock, meeting->cv, [&] { return meeting->arrived == nranks_; }, describe, hopeless, site);
   return *meeting;
 }
 
@@ -80,7 +93,9 @@ void Rendezvous::leave(std::uint64_t seq, Meeting& meeting) {
   {
     std::lock_guard<std::mutex> lock(meeting.mu);
     last = ++meeting.left == nranks_;
+    ++meeting.done_touching;
   }
+  meeting.cv.notify_all();
   if (last) {
     std::lock_guard<std::mutex> lock(mu_);
     meetings_.erase(seq);

@@ -43,7 +43,9 @@ void Stream::run_or_enqueue(Task task, std::shared_ptr<EmuWork> work) {
     }
     busy_ = true;
   }
+  inline_.store(true, std::memory_order_relaxed);
   run_task(task, *work);
+  inline_.store(false, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
     busy_ = false;

@@ -1,8 +1,11 @@
 #include "twinccl/emu/work_state.h"
 
+#include "twinccl/emu/world.h"
+
 namespace twinccl::emu {
 
 void EmuWork::complete(std::exception_ptr error) {
+  if (tracking_.stream != nullptr) tracking_.stream->completed.fetch_add(1);  // before anyone wakes
   {
     std::lock_guard<std::mutex> lock(mu_);
     error_ = std::move(error);
@@ -11,20 +14,54 @@ void EmuWork::complete(std::exception_ptr error) {
   cv_.notify_all();
 }
 
+void EmuWork::note_waited() {
+  if (tracking_.waited) tracking_.waited->note(tracking_.task);
+}
+
 void EmuWork::wait() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return done_; });  // the operation itself is bounded by World's deadline
+  if (!done_) {
+    // The operation itself is bounded by World's deadline. A wait that lasts is shown to the
+    // checker (the rank's thread waits for its stream), so cycles through it are found.
+    WaitSite site;
+    site.agent = tracking_.user;
+    site.kind = WaitKind::work;
+    site.target = tracking_.stream;
+    site.task = tracking_.task;
+    site.op = tracking_.op;
+    site.seq = tracking_.seq_plus_one;
+    site.where = tracking_.where;
+    bool registered = false;
+    bool can_register = tracking_.checker != nullptr && tracking_.user != nullptr && tracking_.stream != nullptr;
+    while (!done_) {
+      if (cv_.wait_for(lock, World::kPollPeriod) == std::cv_status::timeout && can_register && !registered) {
+        lock.unlock();
+        try {
+          tracking_.checker->poll(site, registered);
+        } catch (...) {
+          lock.lock();
+          throw;
+        }
+        lock.lock();
+      }
+    }
+    if (registered) tracking_.checker->unregister(site);
+  }
+  note_waited();
   if (error_) std::rethrow_exception(error_);
 }
 
 bool EmuWork::test() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (done_) note_waited();
   return done_;
 }
 
 bool EmuWork::wait_for(std::chrono::nanoseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return done_; });
+  bool done = cv_.wait_for(lock, timeout, [&] { return done_; });
+  if (done) note_waited();
+  return done;
 }
 
 }  // namespace twinccl::emu

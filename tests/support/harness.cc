@@ -1,6 +1,39 @@
 #include "support/harness.h"
 
+#include <chrono>
+#include <exception>
+#include <mutex>
+
+#include "twinccl/errors.h"
+
 namespace twinccl::testing {
+namespace {
+
+RunOptions to_run_options(int nranks, const CheckOptions& options) {
+  RunOptions o;
+  o.backend = "emu";
+  o.world_size = nranks;
+  o.schedule_path = options.schedule_path;
+  o.algorithm = options.algorithm;
+  o.timeout_s = options.timeout_s;
+  o.check = options.check;
+  o.fault_hook = options.fault_hook;
+  o.flight_recorder_path = options.flight_recorder_path;
+  o.flight_recorder_ops = options.flight_recorder_ops;
+  return o;
+}
+
+std::string type_of(const std::exception& e) {
+  if (dynamic_cast<const DeadlockError*>(&e)) return "DeadlockError";
+  if (dynamic_cast<const MismatchError*>(&e)) return "MismatchError";
+  if (dynamic_cast<const TimeoutError*>(&e)) return "TimeoutError";
+  if (dynamic_cast<const AbortedError*>(&e)) return "AbortedError";
+  if (dynamic_cast<const InvalidArgument*>(&e)) return "InvalidArgument";
+  if (dynamic_cast<const Error*>(&e)) return "Error";
+  return "std::exception";
+}
+
+}  // namespace
 
 void run_ranks(int nranks, const RankFunction& fn, const HarnessOptions& options) {
   RunOptions o;
@@ -10,6 +43,35 @@ void run_ranks(int nranks, const RankFunction& fn, const HarnessOptions& options
   o.algorithm = options.algorithm;
   o.timeout_s = options.timeout_s;
   run(o, fn);
+}
+
+std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options) {
+  std::vector<RankOutcome> outcomes(static_cast<std::size_t>(nranks));
+  std::mutex mu;
+  auto start = std::chrono::steady_clock::now();
+  auto record = [&](int rank, std::string type, std::string message) {
+    std::lock_guard<std::mutex> lock(mu);
+    RankOutcome& o = outcomes[static_cast<std::size_t>(rank)];
+    o.type = std::move(type);
+    o.message = std::move(message);
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  try {
+    run(to_run_options(nranks, options), [&](Communicator& c) {
+      int rank = c.rank();
+      try {
+        fn(c);
+      } catch (const std::exception& e) {
+        record(rank, type_of(e), e.what());
+        throw;
+      }
+      record(rank, "", "");
+    });
+  } catch (const std::exception&) {
+    // Every rank's outcome is recorded above; a Work-never-waited misuse is raised after the
+    // rank's function returned, so it is recorded here for the ranks that returned normally.
+  }
+  return outcomes;
 }
 
 }  // namespace twinccl::testing

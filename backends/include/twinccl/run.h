@@ -9,15 +9,46 @@
 // their environment), or once per local GPU on a thread each when launched alone.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "twinccl/communicator.h"
 
 namespace twinccl {
 
 using RankFunction = std::function<void(Communicator& world)>;
+
+// How much the emulator checks (TWINCCL_CHECK=0|1|2). Every level keeps the fingerprint check at
+// each rendezvous (ranks must agree for the data to be right) and the timeout.
+enum class CheckLevel : std::uint8_t {
+  off,    // 0: no deadlock detection, no flight recorder, no Work bookkeeping
+  on,     // 1 (default): wait-for graph deadlock detection, flight recorder, Works never waited on
+  debug,  // 2: also poisons the output of an async operation (bytes 0xFF) until it completes
+};
+
+// Fault injection (emulator only): where a rank is inside an operation when the hook is called.
+enum class FaultStage : std::uint8_t {
+  before_collective,  // issued, not yet at the rendezvous
+  in_collective,      // every rank arrived; before any byte moved
+  before_p2p,         // a send/recv (or a group holding one) is about to post
+};
+
+struct FaultPoint {
+  int rank = 0;                 // world rank
+  std::string_view comm;        // communicator name
+  std::uint64_t seq = 0;        // the operation's sequence number on the communicator (collectives)
+  OpKind kind = OpKind::barrier;
+  FaultStage stage = FaultStage::before_collective;
+};
+
+// What the hook asks for. To make the rank fail mid-operation, throw from the hook; to make it a
+// straggler, sleep in it.
+enum class FaultAction : std::uint8_t { proceed, abort_communicator };
+using FaultHook = std::function<FaultAction(const FaultPoint&)>;
 
 struct RunOptions {
   std::string backend = "emu";     // "emu" or "nccl"
@@ -26,10 +57,20 @@ struct RunOptions {
   std::string topology;            // TWINCCL_TOPOLOGY: for simulated time (emulator)
   double timeout_s = 300.0;        // TWINCCL_TIMEOUT_S: longest wait for another rank
   bool schedule_path = false;      // TWINCCL_EMU_PATH=schedule: never use the fast direct path
+  CheckLevel check = CheckLevel::on;     // TWINCCL_CHECK=0|1|2 (emulator)
+  std::size_t flight_recorder_ops = 64;  // TWINCCL_FLIGHT_RECORDER_OPS: operations kept per rank
+  std::string flight_recorder_path;      // TWINCCL_FLIGHT_RECORDER: JSON dump written when a run fails
+  FaultHook fault_hook;                  // emulator fault injection (tests); empty = none
+  // Emulator schedule parameters (the schedule path uses them; non-default values turn the fast
+  // path off): channels, pipelining chunk and ranks per node for tree/hierarchical algorithms.
+  int channels = 1;
+  std::size_t chunk_elements = 0;
+  int ranks_per_node = 0;
 };
 
 // Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TIMEOUT_S,
-// TWINCCL_EMU_PATH (the one place the environment is read). Throws ConfigError for bad values.
+// TWINCCL_EMU_PATH, TWINCCL_CHECK, TWINCCL_FLIGHT_RECORDER(_OPS) (the one place the environment is
+// read). Throws ConfigError for bad values.
 RunOptions options_from_environment();
 
 // Runs `fn` as every rank of the world the options describe. Rethrows the first rank's error
@@ -39,5 +80,10 @@ void run(const RunOptions& options, const RankFunction& fn);
 // main() helper: options from the environment; prints the error and returns 1 when a rank
 // failed, 2 for a configuration error, 0 on success.
 int run(int argc, char** argv, const RankFunction& fn);
+
+// The emulator's flight recorder as JSON: the last operations of every rank of the run `comm`
+// belongs to, with their state (scheduled, started, completed, failed). "{}" on other backends or
+// with CheckLevel::off.
+std::string flight_recorder_json(const Communicator& comm);
 
 }  // namespace twinccl

@@ -30,14 +30,19 @@ struct Meeting {
   std::vector<OpDesc> ops;            // per rank (copies), valid until the last rank leaves
   std::vector<char> present;          // which ranks arrived
   std::vector<std::pair<int, int>> split_args;  // split(): (color, key) per rank
+  std::vector<std::string_view> calls;          // per rank: "split" or the op's name (a literal)
   int arrived = 0;
   int left = 0;
+  int done_touching = 0;              // ranks that left or are failing: no longer read peers' memory
   std::mutex mu;
   std::condition_variable cv;
   Exchange exchange;                  // point-to-point traffic of this collective's schedule
   std::shared_ptr<void> shared;       // built once by the first rank that needs it (under mu)
   // Barrier among the meeting's ranks (reusable).
   void sync(int rank);
+  // A rank that fails after every rank arrived calls this before unwinding: it waits until no
+  // other rank can still be reading its buffers (they all left or are failing too).
+  void wait_until_nobody_reads(int rank);
 
  private:
   int sync_count_ = 0;
@@ -51,9 +56,10 @@ class Rendezvous {
 
   // Blocks until all ranks arrived at collective `seq`. Throws TimeoutError naming missing ranks,
   // and AbortedError at once when a missing rank's function already returned.
-  // `what` names the operation in messages (default: the op kind).
+  // `what` names the operation in messages (default: the op kind; must outlive the meeting).
+  // `site` (optional) tells the checker who waits, and marks the arrival.
   Meeting& arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what = {},
-                  std::pair<int, int> split_arg = {});
+                  std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr);
   void leave(std::uint64_t seq, Meeting& meeting);
 
  private:

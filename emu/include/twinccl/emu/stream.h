@@ -7,6 +7,7 @@
 //   s.run_or_enqueue([]{ ... }, work); Work(work).wait();   // sync
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -32,6 +33,8 @@ class Stream {
   void run_or_enqueue(Task task, std::shared_ptr<EmuWork> work);
   // Waits until everything queued so far ran.
   void drain();
+  // True while a task runs inline on the caller's thread (read by that task, for the checker).
+  bool running_inline() const { return inline_.load(std::memory_order_relaxed); }
 
  private:
   void worker_loop();
@@ -40,6 +43,7 @@ class Stream {
   std::deque<std::pair<Task, std::shared_ptr<EmuWork>>> queue_;
   bool busy_ = false;
   bool stopping_ = false;
+  std::atomic<bool> inline_{false};
   std::thread worker_;
 };
 

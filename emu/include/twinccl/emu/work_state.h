@@ -1,29 +1,61 @@
 // The emulator's Work: completed by the rank's stream with success or an exception.
 //
-//   auto work = std::make_shared<emu::EmuWork>(world);
+//   auto work = std::make_shared<emu::EmuWork>();
+//   work->track({...});   // optional: checker bookkeeping (task counters, waits, Works never waited)
 //   ... work->complete(nullptr) or work->complete(std::current_exception());
 //   Work(work).wait();
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <source_location>
+#include <string_view>
 
-#include "twinccl/emu/world.h"
+#include "twinccl/emu/checker.h"
 #include "twinccl/work.h"
 
 namespace twinccl::emu {
 
+// Per communicator and rank: the highest task number whose Work was seen complete (wait(), test()
+// or wait_for() returning true). Stream order makes every earlier task complete too.
+struct WaitedThrough {
+  std::atomic<std::uint64_t> task{0};
+  void note(std::uint64_t t) {
+    std::uint64_t seen = task.load();
+    while (seen < t && !task.compare_exchange_weak(seen, t)) {
+    }
+  }
+};
+
+struct WorkTracking {
+  Agent* stream = nullptr;  // counts the task's completion
+  Agent* user = nullptr;    // the rank's thread, registered when wait() lasts
+  std::uint64_t task = 0;   // 1-based task number on the stream
+  std::shared_ptr<WaitedThrough> waited;
+  Checker* checker = nullptr;
+  std::string_view op;      // for messages
+  std::uint64_t seq_plus_one = 0;
+  std::source_location where;
+};
+
 class EmuWork final : public WorkState {
  public:
+  EmuWork() = default;
+  explicit EmuWork(WorkTracking tracking) : tracking_(std::move(tracking)) {}
   void complete(std::exception_ptr error);
   void wait() override;
   bool test() override;
   bool wait_for(std::chrono::nanoseconds timeout) override;
+  const WorkTracking& tracking() const { return tracking_; }
 
  private:
+  void note_waited();
+  WorkTracking tracking_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;

@@ -1,6 +1,8 @@
-// World: what all ranks of one emulated run share: the abort signal and the wait deadline.
+// World: what all ranks of one emulated run share: the abort signal, the wait deadline, and (with
+// checks on) the deadlock checker and the flight recorder.
 // Every blocking wait in the emulator goes through World::wait so that one failing rank turns
-// into an AbortedError on every other rank instead of a hang.
+// into an AbortedError on every other rank instead of a hang, a deadlock into a DeadlockError,
+// and a rank that never arrives into a TimeoutError saying where every rank stands.
 //
 //   auto world = std::make_shared<emu::World>(8, std::chrono::seconds(300));
 //   world->wait(lock, cv, [&] { return ready; }, [&] { return "waiting for rank 3"; });
@@ -10,22 +12,33 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "twinccl/emu/checker.h"
+#include "twinccl/emu/flight_recorder.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {
 
+struct WorldChecks {
+  bool enabled = true;                   // deadlock checker and flight recorder
+  std::size_t flight_recorder_ops = 64;  // per rank
+};
+
 class World {
  public:
-  World(int size, std::chrono::milliseconds timeout)
-      : size_(size), timeout_(timeout), finished_(static_cast<std::size_t>(size)) {}
+  World(int size, std::chrono::milliseconds timeout, WorldChecks checks = {});
 
   int size() const { return size_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // nullptr when checks are off.
+  Checker* checker() const { return checker_.get(); }
+  FlightRecorder* recorder() const { return recorder_.get(); }
 
   // First reason wins; later calls are ignored. Waiters notice within one poll period.
   void abort(const std::string& reason);
@@ -35,18 +48,33 @@ class World {
   void check_abort() const;
 
   // A rank's function returned: nobody waits for it any more (see Rendezvous).
-  void mark_finished(int global_rank) { finished_[static_cast<std::size_t>(global_rank)].store(true); }
+  void mark_finished(int global_rank);
   bool finished(int global_rank) const { return finished_[static_cast<std::size_t>(global_rank)].load(); }
 
+  // Misuse found where nothing can throw (a destructor): reported when the rank's function returns.
+  void report_misuse(int global_rank, const std::string& message);
+  std::string take_misuse(int global_rank);
+
+  // "where every rank stands: rank 0: in all_reduce #3 ...; rank 1: running its own code [...]".
+  std::string where_ranks_stand() const;
+
   // Waits on `cv` until pred() holds. Throws AbortedError when the world aborts and TimeoutError
-  // (with what() + " after N s") when the deadline passes.
+  // (with what() + " after N s" + where every rank stands) when the deadline passes.
   // `hopeless` (optional) is called at every poll and throws when the wait can never succeed.
+  // `site` (optional) describes the wait to the checker: once the wait lasted one poll period it
+  // is registered, and every poll may throw DeadlockError (checked before the abort flag, so every
+  // agent of a cycle reports the cycle even after the first one's failure aborted the world).
   template <class Pred>
   void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Pred pred,
-            const std::function<std::string()>& what, const std::function<void()>& hopeless = {}) const {
+            const std::function<std::string()>& what, const std::function<void()>& hopeless = {},
+            const WaitSite* site = nullptr) const {
     if (pred()) return;
     auto deadline = std::chrono::steady_clock::now() + timeout_;
+    Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr, site);
+    bool first = true;
     while (!pred()) {
+      if (!first) registration.poll();
+      first = false;
       check_abort();
       if (hopeless) hopeless();
       if (cv.wait_for(lock, kPollPeriod) == std::cv_status::timeout &&
@@ -56,8 +84,28 @@ class World {
     }
   }
 
- private:
   static constexpr std::chrono::milliseconds kPollPeriod{20};
+
+ private:
+  // A wait known to the checker; unregistered when the wait ends (success or throw).
+  class Registration {
+   public:
+    Registration(Checker* checker, const WaitSite* site) : checker_(checker), site_(site) {}
+    ~Registration() {
+      if (registered_) checker_->unregister(*site_);
+    }
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    void poll() {
+      if (checker_ != nullptr) checker_->poll(*site_, registered_);
+    }
+
+   private:
+    Checker* checker_;
+    const WaitSite* site_;
+    bool registered_ = false;
+  };
+
   [[noreturn]] void throw_timeout(const std::string& what) const;
 
   int size_;
@@ -66,6 +114,9 @@ class World {
   std::atomic<bool> aborted_{false};
   mutable std::mutex mu_;
   std::string reason_;
+  std::vector<std::string> misuse_;
+  std::unique_ptr<Checker> checker_;
+  std::unique_ptr<FlightRecorder> recorder_;
 };
 
 }  // namespace twinccl::emu

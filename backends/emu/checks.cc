@@ -1,0 +1,71 @@
+// The communicator's share of the checks: flight recorder states, fault injection points,
+// poisoned outputs of async operations (CheckLevel::debug), Works never waited on.
+#include <cstring>
+#include <exception>
+
+#include "emu/communicator.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::emu_backend {
+
+EmuCommunicator::~EmuCommunicator() {
+  if (stream_agent_ == nullptr) return;
+  if (std::uncaught_exceptions() == 0) {
+    std::string unwaited = unwaited_message();
+    if (!unwaited.empty()) shared_->world->report_misuse(global_rank(), unwaited);
+  }
+  // Wait for the stream's last task where the checker sees it (a cycle through a rank that is
+  // returning is still a deadlock); the stream member's destructor then drains and joins.
+  if (auto last = last_work_.lock()) {
+    try {
+      last->wait();
+    } catch (...) {  // its error belongs to whoever holds the Work (or to nobody)
+    }
+  }
+}
+
+std::string EmuCommunicator::unwaited_message() const {
+  std::uint64_t through = waited_ ? waited_->task.load() : 0;
+  for (const AsyncIssued& a : async_issued_) {
+    if (a.task > through) {
+      return "comm '" + name() + "' rank " + std::to_string(rank_) + ": " + a.what +
+             " was issued with async_op and its Work was never waited on (wait(), test() returning true, "
+             "or a later operation on this communicator that was waited on) before the rank's function returned";
+    }
+  }
+  return "";
+}
+
+void EmuCommunicator::record_states(const std::vector<Issued>& ops, emu::OpState state) {
+  emu::FlightRecorder* recorder = shared_->world->recorder();
+  if (recorder == nullptr) return;
+  for (const Issued& i : ops) {
+    if (i.recorded != 0) recorder->set_state(global_rank(), i.recorded, state);
+  }
+}
+
+FaultAction EmuCommunicator::fault(FaultStage stage, const OpDesc& op, std::uint64_t seq) {
+  const FaultHook& hook = shared_->config.fault_hook;
+  if (!hook) return FaultAction::proceed;
+  FaultPoint point{global_rank(), shared_->name, seq, op.kind, stage};
+  FaultAction action = hook(point);
+  if (action == FaultAction::abort_communicator) {
+    shared_->world->abort("comm '" + name() + "' was aborted by rank " + std::to_string(rank_) + " (" +
+                          describe_call_site(op.where) + ") in " + std::string(twinccl::name(op.kind)) +
+                          (is_p2p(op.kind) ? std::string() : " #" + std::to_string(seq)) + " (fault injection)");
+  }
+  return action;
+}
+
+void poison_output(const OpDesc& op, int rank, int nranks) {
+  if (op.recv == nullptr || is_in_place(op, rank)) return;
+  std::size_t bytes = recv_elements(op, rank, nranks) * size_of(op.dtype);
+  if (bytes == 0) return;
+  std::size_t send_bytes = op.send == nullptr ? 0 : send_elements(op, rank, nranks) * size_of(op.dtype);
+  auto r = reinterpret_cast<std::uintptr_t>(op.recv);
+  auto s = reinterpret_cast<std::uintptr_t>(op.send);
+  if (send_bytes > 0 && s < r + bytes && r < s + send_bytes) return;  // never destroy an input
+  std::memset(op.recv, 0xFF, bytes);
+}
+
+}  // namespace twinccl::emu_backend

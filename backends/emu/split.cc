@@ -1,0 +1,87 @@
+// EmuCommunicator::split: a collective over the parent communicator (it meets as "split"), after
+// which every color's ranks share a new SharedComm ordered by (key, rank).
+#include <algorithm>
+#include <map>
+
+#include "emu/communicator.h"
+#include "twinccl/emu/executor.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::emu_backend {
+
+std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name, Where where) {
+  if (group_depth_ > 0) {
+    throw InvalidArgument("split on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+                          describe_call_site(where) + "): not allowed inside a group");
+  }
+  if (color < 0 && color != kNoColor) {
+    throw InvalidArgument("split on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+                          describe_call_site(where) + "): color=" + std::to_string(color) +
+                          " is negative; use kNoColor to opt out");
+  }
+  OpDesc op;
+  op.kind = OpKind::barrier;
+  op.where = where;
+  std::uint64_t seq = next_seq_++;
+  std::shared_ptr<SharedComm> mine;
+  int my_rank = -1;
+  auto work = new_work(&op, seq, where);
+  last_work_ = work;
+  if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+  stream_.run_or_enqueue(
+      [&] {
+        emu::Rendezvous& rdv = shared_->rendezvous;
+        emu::WaitSite site;
+        site.agent = stream_agent_;
+        site.kind = emu::WaitKind::collective;
+        site.rank = rank_;
+        site.seq = seq;
+        site.op = "split";
+        site.where = where;
+        site.on_user_thread = stream_.running_inline();
+        emu::Meeting& m = rdv.arrive(seq, rank_, op, "split", {color, key}, &site);
+        try {
+          emu::spec_from_meeting(m);  // every rank must be in split (not a barrier or another op)
+        } catch (...) {
+          m.wait_until_nobody_reads(rank_);
+          rdv.leave(seq, m);
+          throw;
+        }
+        using Groups = std::map<int, std::shared_ptr<SharedComm>>;
+        std::shared_ptr<Groups> groups;
+        {
+          std::lock_guard<std::mutex> lock(m.mu);
+          if (!m.shared) {
+            auto made = std::make_shared<Groups>();
+            std::map<int, std::vector<std::pair<int, int>>> members;  // color -> (key, rank)
+            for (int r = 0; r < m.nranks; ++r) {
+              auto [c, k] = m.split_args[static_cast<std::size_t>(r)];
+              if (c != kNoColor) members[c].push_back({k, r});
+            }
+            for (auto& [c, list] : members) {
+              std::sort(list.begin(), list.end());
+              std::vector<int> global;
+              for (auto [k, r] : list) global.push_back(shared_->global_ranks[static_cast<std::size_t>(r)]);
+              (*made)[c] = std::make_shared<SharedComm>(
+                  shared_->world, std::move(global),
+                  new_name.empty() ? shared_->name + ".split(" + std::to_string(c) + ")" : new_name, shared_->config);
+            }
+            m.shared = made;
+          }
+          groups = std::static_pointer_cast<Groups>(m.shared);
+        }
+        if (color != kNoColor) {
+          mine = groups->at(color);
+          for (int i = 0; i < mine->size(); ++i) {
+            if (mine->global_ranks[static_cast<std::size_t>(i)] == global_rank()) my_rank = i;
+          }
+        }
+        rdv.leave(seq, m);
+      },
+      work);
+  Work(work).wait();
+  if (!mine) return nullptr;
+  return std::make_unique<EmuCommunicator>(mine, my_rank);
+}
+
+}  // namespace twinccl::emu_backend
