@@ -4,13 +4,15 @@
 //   busBw = channels x per-channel bandwidth (topology_view.cc), then per algorithm and protocol:
 //     ring   LL: min(llMax, 0.5 busBw)  LL128: min(0.92 busBw, ch x 36.7)  Simple: busBw
 //     tree   Simple: min(0.92 busBw, ch x cap)  LL: min(busBw / 3.8, llMax)  LL128: min(f busBw, ch x cap)
-//     nvls   one GPU's NVLink x 0.85 x (ch-1)/ch (and, across nodes, no more than the tree's share)
+//     nvls   one GPU's NVLink x 0.85 x (ch-1)/ch (one node only, as NCCL)
+//     nvls_tree  the same, no more than 0.92 busBw nor ch x NVLS-tree cap (57.7 2 nodes, 45.5 more)
 //     pat    0.75 busBw
 //   algbw: ring busBw x n / steps (steps 2(n-1) all_reduce, n-1 reduce_scatter/all_gather, n
 //   broadcast/reduce); tree all_reduce busBw / 2; nvls/pat busBw (NCCL converts no further).
 //   latency: ring base + (steps - netSteps) x intraHop + netSteps x netHop, netSteps = 2(nodes-1)
 //   for all_reduce, nodes-1 otherwise; tree base + 2((ppn-1) intraHop + log2(nodes) netHop);
-//   nvls base + intraHop (+ 2 log2(nodes) x NVLS-tree netHop); pat base + log2(n) hops.
+//   nvls base + intraHop; nvls_tree base + intraHop + 2 log2(nodes) x NVLS-tree netHop (20.9 us);
+//   pat base + log2(n) hops.
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
 // Not modelled: NCCL's tree correction factors and the ring "plateau" multiplier, CollNet,
@@ -111,6 +113,10 @@ double latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind)
 
 }  // namespace
 
+double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind) {
+  return latency_us(view, algo, protocol, kind);
+}
+
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
   const bool rs_ag = kind == OpKind::reduce_scatter || kind == OpKind::all_gather;
   if (algorithm == "ring" && (kind == OpKind::all_reduce || rs_ag || kind == OpKind::broadcast ||
@@ -119,6 +125,7 @@ std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
   }
   if (algorithm == "tree" && kind == OpKind::all_reduce) return NcclAlgo::tree;
   if (algorithm == "nvls" && (kind == OpKind::all_reduce || rs_ag)) return NcclAlgo::nvls;
+  if (algorithm == kNvlsTree && kind == OpKind::all_reduce) return NcclAlgo::nvls_tree;
   if (algorithm == "pat" && rs_ag) return NcclAlgo::pat;
   return std::nullopt;
 }

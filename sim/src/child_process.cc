@@ -7,6 +7,10 @@
 // simulation has its own engine, clock and platform, and nothing of SimGrid's lives in the caller.
 // The child receives the program through the fork (copy-on-write), writes the times to a pipe as
 // raw doubles (or an error message) and leaves with _exit, running no destructors of the caller's.
+// Its stderr goes to a second pipe: when it fails (an exception, a signal such as a SimGrid
+// assertion's abort or a crash, a short answer) the InternalError names what was simulated, the
+// signal by name and the last lines SimGrid printed, so no failure comes back as a bare signal.
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,18 +44,61 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
   return true;
 }
 
-std::vector<char> read_all(int fd) {
-  std::vector<char> out;
+// Reads both pipes until both close (the child may fill either first).
+void read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err) {
+  constexpr std::size_t kErrKeep = 4096;  // the tail of stderr is what says why
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    const std::size_t old = out.size();
-    out.resize(old + static_cast<std::size_t>(n));
-    std::memcpy(out.data() + old, buffer, static_cast<std::size_t>(n));
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (pollfd& p : fds) {
+      if (p.fd < 0 || p.revents == 0) continue;
+      const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        p.fd = -1;
+        --open_fds;
+        continue;
+      }
+      if (&p == &fds[0]) {
+        out.insert(out.end(), buffer, buffer + n);
+      } else {
+        err.append(buffer, static_cast<std::size_t>(n));
+        if (err.size() > 2 * kErrKeep) err.erase(0, err.size() - kErrKeep);
+      }
+    }
   }
-  return out;
+  if (err.size() > kErrKeep) err.erase(0, err.size() - kErrKeep);
+}
+
+std::string signal_name(int sig) {
+  const char* text = ::strsignal(sig);
+  return std::to_string(sig) + (text != nullptr ? " (" + std::string(text) + ")" : "");
+}
+
+// The last few lines of the child's stderr, on one line.
+std::string stderr_tail(const std::string& err) {
+  std::string tail = err;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  if (tail.empty()) return "; it printed nothing";
+  std::size_t start = tail.size();  // the newline before the 4th line from the end, or 0
+  for (int lines = 0; lines < 4; ++lines) {
+    const std::size_t nl = start == 0 ? std::string::npos : tail.rfind('\n', start - 1);
+    if (nl == std::string::npos) {
+      start = 0;
+      break;
+    }
+    start = nl;
+  }
+  std::string out = tail.substr(start == 0 ? 0 : start + 1);
+  for (char& c : out) {
+    if (c == '\n') c = '|';
+  }
+  return "; its last output: " + out;
 }
 
 [[noreturn]] void child_main(const std::function<std::vector<double>()>& simulate, int fd) {
@@ -80,34 +127,57 @@ std::vector<char> read_all(int fd) {
 
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
                                  std::size_t expected_values, const char* what) {
-  const std::string prefix(what);
+  return run_in_child(simulate, expected_values, what, "");
+}
+
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
+                                 std::size_t expected_values, const char* what,
+                                 const std::string& context) {
+  const std::string prefix = std::string(what) + (context.empty() ? "" : " of " + context);
   int fds[2];
+  int err_fds[2];
   if (::pipe(fds) != 0) {
+    throw InternalError(prefix + ": pipe() failed: " + std::strerror(errno));
+  }
+  if (::pipe(err_fds) != 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
     throw InternalError(prefix + ": pipe() failed: " + std::strerror(errno));
   }
   std::fflush(nullptr);  // or the child's exit would write the caller's buffered output again
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {fds[0], fds[1], err_fds[0], err_fds[1]}) ::close(fd);
     throw InternalError(prefix + ": fork() failed: " + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
+    ::close(err_fds[0]);
+    ::dup2(err_fds[1], STDERR_FILENO);
+    ::close(err_fds[1]);
     child_main(simulate, fds[1]);
   }
   ::close(fds[1]);
-  const std::vector<char> data = read_all(fds[0]);
+  ::close(err_fds[1]);
+  std::vector<char> data;
+  std::string err;
+  read_both(fds[0], err_fds[0], data, err);
   ::close(fds[0]);
+  ::close(err_fds[0]);
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(wstatus)) {
-    throw InternalError(prefix + ": the SimGrid child process " + std::to_string(pid) +
-                        " died of signal " + std::to_string(WTERMSIG(wstatus)));
+    throw InternalError(prefix + ": the SimGrid simulation (child process " + std::to_string(pid) +
+                        ") was killed by signal " + signal_name(WTERMSIG(wstatus)) +
+                        stderr_tail(err) +
+                        ". This is a failure inside SimGrid (an assertion or a crash), not a "
+                        "problem of the request; please report it with the command that caused it");
   }
   if (data.empty() || data[0] != 'O') {
-    std::string why = "no output";
+    std::string why = "it ended with exit status " +
+                      std::to_string(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) +
+                      " and no answer" + stderr_tail(err);
     if (!data.empty()) why.assign(data.data() + 1, data.size() - 1);
     throw InternalError(prefix + ": the SimGrid simulation failed: " + why);
   }
@@ -129,7 +199,9 @@ FlowTimes play_in_child(const FlowProgram& program) {
         out.insert(out.end(), times.end_s.begin(), times.end_s.end());
         return out;
       },
-      2 * n, "flow playback");
+      2 * n, "flow playback",
+      std::to_string(program.nranks) + " ranks, " + std::to_string(n) + " transfers on " +
+          std::to_string(program.links.size()) + " links");
   FlowTimes times;
   times.start_s.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n));
   times.end_s.assign(values.begin() + static_cast<std::ptrdiff_t>(n), values.end());

@@ -1,12 +1,16 @@
 // Flow fidelity: build the program, play it in SimGrid, and read time, link loads and transfers.
 //
 // How it works. time = NCCL's base latency (once, when software latency is on; algorithms NCCL has
-// no model for are charged the ring's Simple latencies) + the playback's makespan; compressed rings add each round's duration times its repeats.
+// no model for are charged the ring's Simple latencies; nvls_tree, played as the hierarchical
+// schedule, NCCL's whole NVLS-tree latency instead of per-hop delays) + the playback's makespan;
+// compressed rings: the slowest path through the rounds (ring_path_s). Channels 0 = one per GPU of
+// a node across nodes, with rail_ranks rotating each channel onto its rail; 1 inside a node.
 // Every transfer waits NCCL's per-hop latency of its algorithm, protocol and route class before
 // its bytes move; LL and LL128 move 2x and 128/120x the data bytes. Link loads: a transfer's wire
 // bytes on every link direction of its route (both directions together on half-duplex links);
 // busy time = bytes / bandwidth; utilisation = busy time / collective time.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "flow_build.h"
@@ -17,11 +21,77 @@ namespace twinccl::sim::detail {
 namespace {
 
 constexpr int kCompressAboveRanks = 64;
+// Tree pipelining when the request gives no chunk: NCCL Simple's step (a 4 MiB buffer in 8 steps),
+// fewer pieces when the program would pass this many transfers (SimGrid's time and memory).
+constexpr double kPipelineChunkBytes = 512.0 * 1024.0;
+constexpr double kMaxPipelinedTransfers = 200'000.0;
 
 bool ring_compressible(const Resolved& r) {
   const OpKind k = r.spec.kind;
   return r.algorithm == "ring" && r.spec.nranks > 1 &&
          (k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::all_gather);
+}
+
+// Channels and pipelining as the request says, else: one channel per GPU of a node across nodes
+// (each rotation of rail_ranks once: every rail carries its share, as NCCL's channels do), one
+// inside a node (every channel would take the same routes); a tree pipelined in NCCL's steps.
+AlgorithmParams flow_params(const topo::Topology& topology, const TopologyView& view,
+                            const Resolved& r) {
+  AlgorithmParams p = r.params;
+  if (p.channels <= 0) {
+    p.channels = view.nodes > 1 && topology.summary().nics_per_node > 0
+                     ? std::max(1, view.ranks_per_node)
+                     : 1;
+  }
+  if (p.chunk_elements == 0 && r.algorithm == "tree" && r.spec.nranks > 1 && r.spec.count > 0) {
+    const double half_per_channel =
+        std::ceil(static_cast<double>(r.spec.count) / (2.0 * p.channels));
+    const double bytes = half_per_channel * static_cast<double>(size_of(r.dtype));
+    const double cap =
+        std::max(1.0, std::floor(kMaxPipelinedTransfers / (4.0 * r.spec.nranks * p.channels)));
+    const double pieces = std::clamp(std::ceil(bytes / kPipelineChunkBytes), 1.0, cap);
+    p.chunk_elements = static_cast<std::size_t>(std::ceil(half_per_channel / pieces));
+  }
+  return p;
+}
+
+// Compressed ring: the time of the slowest path through the rounds. Ranks do not wait for their
+// sends (flow_simgrid.cc), so the last rank finishes after the edges its data crossed: at global
+// step i the path takes ring edge (r - steps + i) mod n, costing that edge's slowest flow in the
+// step's round. Symmetric rings (every edge alike) give sum(count x round time), as lockstep.
+double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
+  const auto n = static_cast<long long>(program.nranks);
+  const std::size_t nn = static_cast<std::size_t>(n);
+  std::vector<std::vector<double>> prefix(program.rounds.size());  // over the cycle twice
+  std::vector<double> total(program.rounds.size(), 0.0);
+  for (std::size_t i = 0; i < program.rounds.size(); ++i) {
+    std::vector<double> cost(nn, 0.0);
+    for (int t : program.rounds[i].transfers) {
+      const auto e = static_cast<std::size_t>(program.transfers[static_cast<std::size_t>(t)].src_rank);
+      cost[e] = std::max(cost[e], times.end_s[static_cast<std::size_t>(t)]);
+    }
+    prefix[i].assign(2 * nn + 1, 0.0);
+    for (std::size_t k = 0; k < 2 * nn; ++k) prefix[i][k + 1] = prefix[i][k] + cost[k % nn];
+    total[i] = prefix[i][nn];
+  }
+  long long steps = 0;
+  for (const auto& run : program.round_sequence) steps += std::llround(run.second);
+  double longest = 0.0;
+  for (long long r = 0; r < n; ++r) {
+    long long at = 0;
+    double sum = 0.0;
+    for (const auto& [round, count] : program.round_sequence) {
+      const long long len = std::llround(count);
+      const auto start = static_cast<std::size_t>((((r - steps + at) % n) + n) % n);
+      const auto rest = static_cast<std::size_t>(len % n);
+      const auto& pre = prefix[static_cast<std::size_t>(round)];
+      sum += static_cast<double>(len / n) * total[static_cast<std::size_t>(round)] +
+             (pre[start + rest] - pre[start]);
+      at += len;
+    }
+    longest = std::max(longest, sum);
+  }
+  return longest;
 }
 
 }  // namespace
@@ -59,6 +129,7 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   FlowProgram program;
   program.nranks = r.spec.nranks;
   RouteTable routes(topology, program);
+  const TopologyView view = view_of(topology, r.spec.nranks);
   const std::optional<NcclAlgo> nccl = nccl_algo_for(r.algorithm, r.spec.kind);
   const std::size_t pi = index_of(r.protocol);
   TransferCost cost;
@@ -66,21 +137,27 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[pi];
   if (r.software_latency && r.spec.nranks > 1) {
     const NcclAlgo la = latency_algo(nccl);
-    program.fixed_latency_s = at(kNccl.base_latency_us, la, pi) * 1e-6;
-    for (std::size_t c = 0; c < 3; ++c) {
-      cost.delay_by_route_class_s[c] = at(kNccl.hop_latency_us[c], la, pi) * 1e-6;
+    if (la == NcclAlgo::nvls_tree) {
+      // A stand-in schedule (hierarchical): NCCL's NVLS-tree latency once, no per-hop delays.
+      program.fixed_latency_s = nccl_latency_us(view, la, r.protocol, r.spec.kind) * 1e-6;
+    } else {
+      program.fixed_latency_s = at(kNccl.base_latency_us, la, pi) * 1e-6;
+      for (std::size_t c = 0; c < 3; ++c) {
+        cost.delay_by_route_class_s[c] = at(kNccl.hop_latency_us[c], la, pi) * 1e-6;
+      }
     }
   }
-  AlgorithmParams params = r.params;
-  params.channels = std::max(1, params.channels);
+  const AlgorithmParams params = flow_params(topology, view, r);
+  const ChannelRanks rails = rail_ranks(topology, r.spec.nranks);
   const bool compress =
       ring_compressible(r) &&
       (r.compression == RoundCompression::on ||
        (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks));
   if (compress) {
-    program_for_ring(r.spec, params, cost, routes, program);
+    program_for_ring(r.spec, params, cost, routes, program, rails);
   } else {
-    program_from_schedule(build_schedule(r.spec, r.algorithm, params), cost, routes, program);
+    program_from_schedule(build_schedule(r.spec, schedule_algorithm(r.algorithm), params), cost,
+                          routes, program, rails);
   }
   FlowTimes times;
   if (!program.transfers.empty()) times = play_in_child(program);
@@ -97,11 +174,11 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
       }
     }
     for (const auto& [round, count] : program.round_sequence) {
-      makespan_s += count * round_duration[static_cast<std::size_t>(round)];
       for (int t : program.rounds[static_cast<std::size_t>(round)].transfers) {
         repeats[static_cast<std::size_t>(t)] += count;
       }
     }
+    if (!program.transfers.empty()) makespan_s = ring_path_s(program, times);
   } else {
     for (double e : times.end_s) makespan_s = std::max(makespan_s, e);
   }

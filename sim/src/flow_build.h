@@ -29,12 +29,36 @@ struct TransferCost {
   }
 };
 
+// Which GPU plays schedule rank r on channel c (rails.cc). Across nodes NCCL spreads its channels
+// over the NICs (channel c leaves a node through NIC c mod nics); here channel c's ring or tree
+// enters each node at the node's GPU c mod gpus_per_node (the GPU of rail c): a rotation of the
+// node's ranks. Empty perms = schedule rank r is topology rank r on every channel.
+struct ChannelRanks {
+  std::vector<std::vector<int>> perms;  // [rotation][schedule rank] -> topology rank
+  std::size_t distinct() const { return perms.empty() ? 1 : perms.size(); }
+  std::size_t rotation_of(int channel) const {
+    return static_cast<std::size_t>(channel) % distinct();
+  }
+  int topology_rank(int rank, int channel) const {
+    return perms.empty() ? rank : perms[rotation_of(channel)][static_cast<std::size_t>(rank)];
+  }
+};
+// Rotations for ranks 0..nranks-1: one per GPU of a node when they span several nodes of equal
+// rank counts that have NICs; none (identity) otherwise.
+ChannelRanks rail_ranks(const topo::Topology& topology, int nranks);
+
 // world_ranks (optional): the topology rank of each schedule rank (a sub-communicator's members);
 // empty = schedule rank r is topology rank r. rank_steps stay indexed by schedule rank.
 void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
                            FlowProgram& program, std::span<const int> world_ranks = {});
+// The same with the GPU of each (schedule rank, channel) from `ranks`.
+void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
+                           FlowProgram& program, const ChannelRanks& ranks);
+// Compressed ring rounds; channels sharing a rotation of `ranks` are one flow (equal flows on
+// equal routes: exact when every rotation has as many channels).
 void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
-                      const TransferCost& cost, RouteTable& routes, FlowProgram& program);
+                      const TransferCost& cost, RouteTable& routes, FlowProgram& program,
+                      const ChannelRanks& ranks = {});
 
 // Bytes and busy time of every link direction the program's transfers crossed, busiest first;
 // transfer t counts transfer_repeats[t] times; utilisation = busy time / time_s.

@@ -2,9 +2,10 @@
 //
 // A program is links (the topology links its transfers cross), routes (rank to rank, as lists of
 // link directions) and transfers. Either `rank_steps` says, per rank and step, which transfers the
-// step waits for (a transfer belongs to its sender's step and its receiver's step and starts when
-// both ranks reached them: send/recv pairing), or `rounds` lists groups of transfers that all start
-// together, one group after the other (a compressed symmetric ring: each distinct round once).
+// step holds (a transfer belongs to its sender's step and its receiver's step: it starts when the
+// sender reached its step, as NCCL's buffered sends do, and the receiver leaves its step when all
+// its receives ended), or `rounds` lists groups of transfers that all start together, one group
+// after the other (a compressed symmetric ring: each distinct round once).
 #pragma once
 
 #include <utility>
@@ -38,6 +39,9 @@ struct FlowTransfer {
   double bytes = 0.0;    // on the wire
   double delay_s = 0.0;  // software latency before the data moves
   int step = 0;          // sender's step (for traces)
+  // Schedule ranks of sender and receiver (index into rank_steps; a compressed ring: the sender's
+  // ring position). -1 = the route's ranks.
+  int src_rank = -1, dst_rank = -1;
 };
 
 struct FlowRound {

@@ -8,8 +8,9 @@
 // count for the others) from every rank r to r+1, split into P pieces (chunk_elements) that the
 // lowering overlaps as a wavefront: lowered step t carries k(t) = min(t+1, P, L, L+P-1-t) pieces.
 // Every lowered step is one round of n transfers r -> r+1 of k(t) pieces; rounds with the same k
-// are simulated once. Channels split a transfer into equal flows on the same route, which CM02
-// shares equally, so one flow of the whole step stands for them. Exact when count divides evenly
+// are simulated once. Channels split a transfer into equal flows; those on the same route (the
+// same rotation of ChannelRanks) are one flow of their share (CM02 shares equal flows equally, so
+// this is exact when every rotation carries as many channels). Exact when count divides evenly
 // (chunks all equal); otherwise every chunk is taken as the largest (at most one element more).
 #include <algorithm>
 #include <cstdint>
@@ -21,12 +22,13 @@
 
 namespace twinccl::sim::detail {
 
-void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
-                           FlowProgram& program, std::span<const int> world_ranks) {
+namespace {
+
+// `gpu(rank, channel)`: the topology rank playing a schedule rank on a channel.
+template <class GpuOf>
+void build_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
+                         FlowProgram& program, const GpuOf& gpu) {
   const int n = schedule.spec.nranks;
-  const auto world = [&](int r) {
-    return world_ranks.empty() ? r : world_ranks[static_cast<std::size_t>(r)];
-  };
   program.rank_steps.assign(static_cast<std::size_t>(n), {});
   std::unordered_map<std::uint64_t, std::vector<int>> sends;  // (src, dst) -> transfers in order
   const auto pair_key = [n](int a, int b) {
@@ -40,12 +42,14 @@ void program_from_schedule(const Schedule& schedule, const TransferCost& cost, R
     for (std::size_t s = 0; s < rs.steps.size(); ++s) {
       for (const StepOp& op : rs.steps[s].ops) {
         if (op.kind != StepOpKind::send) continue;
-        const int route = routes.route_id(world(r), world(op.peer));
+        const int route = routes.route_id(gpu(r, op.channel), gpu(op.peer, op.channel));
         const int id = static_cast<int>(program.transfers.size());
         program.transfers.push_back({.route = route,
                                      .bytes = cost.bytes(op.src.count),
                                      .delay_s = cost.delay_s(routes.route_class(route)),
-                                     .step = static_cast<int>(s)});
+                                     .step = static_cast<int>(s),
+                                     .src_rank = r,
+                                     .dst_rank = op.peer});
         sends[pair_key(r, op.peer)].push_back(id);
         steps[s].push_back(id);
       }
@@ -72,8 +76,24 @@ void program_from_schedule(const Schedule& schedule, const TransferCost& cost, R
   }
 }
 
+}  // namespace
+
+void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
+                           FlowProgram& program, std::span<const int> world_ranks) {
+  build_from_schedule(schedule, cost, routes, program, [&](int r, int) {
+    return world_ranks.empty() ? r : world_ranks[static_cast<std::size_t>(r)];
+  });
+}
+
+void program_from_schedule(const Schedule& schedule, const TransferCost& cost, RouteTable& routes,
+                           FlowProgram& program, const ChannelRanks& ranks) {
+  build_from_schedule(schedule, cost, routes, program,
+                      [&](int r, int channel) { return ranks.topology_rank(r, channel); });
+}
+
 void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
-                      const TransferCost& cost, RouteTable& routes, FlowProgram& program) {
+                      const TransferCost& cost, RouteTable& routes, FlowProgram& program,
+                      const ChannelRanks& ranks) {
   const int n = spec.nranks;
   const bool all_reduce = spec.kind == OpKind::all_reduce;
   const std::size_t logical = static_cast<std::size_t>(all_reduce ? 2 * (n - 1) : n - 1);
@@ -88,6 +108,11 @@ void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
           : (part + params.chunk_elements - 1) / params.chunk_elements;
   const double piece_elements = static_cast<double>(chunk) / static_cast<double>(pieces);
   program.compressed = true;
+  // Share of the step's data on each rotation: channels c with c mod rotations == rot.
+  std::vector<double> share(ranks.distinct(), 0.0);
+  for (std::size_t c = 0; c < channels; ++c) {
+    share[ranks.rotation_of(static_cast<int>(c))] += 1.0 / static_cast<double>(channels);
+  }
   std::map<std::size_t, int> round_of_k;
   const std::size_t total_steps = logical + pieces - 1;
   for (std::size_t t = 0; t < total_steps; ++t) {
@@ -95,14 +120,21 @@ void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
     auto [it, fresh] = round_of_k.try_emplace(k, static_cast<int>(program.rounds.size()));
     if (fresh) {
       FlowRound round;
-      for (int r = 0; r < n; ++r) {
-        const int route = routes.route_id(r, (r + 1) % n);
-        round.transfers.push_back(static_cast<int>(program.transfers.size()));
-        program.transfers.push_back(
-            {.route = route,
-             .bytes = cost.bytes_exact(piece_elements * static_cast<double>(k)),
-             .delay_s = cost.delay_s(routes.route_class(route)),
-             .step = static_cast<int>(t)});
+      for (std::size_t rot = 0; rot < share.size(); ++rot) {
+        if (share[rot] == 0.0) continue;
+        for (int r = 0; r < n; ++r) {
+          const int c = static_cast<int>(rot);
+          const int route =
+              routes.route_id(ranks.topology_rank(r, c), ranks.topology_rank((r + 1) % n, c));
+          round.transfers.push_back(static_cast<int>(program.transfers.size()));
+          program.transfers.push_back(
+              {.route = route,
+               .bytes = cost.bytes_exact(piece_elements * static_cast<double>(k) * share[rot]),
+               .delay_s = cost.delay_s(routes.route_class(route)),
+               .step = static_cast<int>(t),
+               .src_rank = r,
+               .dst_rank = (r + 1) % n});
+        }
       }
       program.rounds.push_back(std::move(round));
     }

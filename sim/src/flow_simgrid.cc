@@ -17,7 +17,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <queue>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 
@@ -146,27 +149,47 @@ class Controller {
     }
   }
 
+  int sender(int t) const {
+    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
+    return tr.src_rank >= 0 ? tr.src_rank
+                            : program_.routes[static_cast<std::size_t>(tr.route)].src;
+  }
+  int receiver(int t) const {
+    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
+    return tr.dst_rank >= 0 ? tr.dst_rank
+                            : program_.routes[static_cast<std::size_t>(tr.route)].dst;
+  }
+
+  // A rank entering a step posts its sends (each starts after its delay) and waits for the
+  // receives of the step that have not ended yet; with none left it goes on at once.
   void enter_step(int rank, std::size_t step) {
     const auto& steps = program_.rank_steps[static_cast<std::size_t>(rank)];
-    while (step < steps.size() && steps[step].empty()) ++step;
-    step_[static_cast<std::size_t>(rank)] = step;
-    if (step == steps.size()) return;
-    pending_[static_cast<std::size_t>(rank)] = steps[step].size();
-    for (int t : steps[step]) {
-      if (++sides_ready_[static_cast<std::size_t>(t)] == 2) {
-        timers_.push({sg4::Engine::get_clock() + program_.transfers[static_cast<std::size_t>(t)].delay_s, t});
+    const auto r = static_cast<std::size_t>(rank);
+    for (; step < steps.size(); ++step) {
+      step_[r] = step;
+      std::size_t waiting = 0;
+      for (int t : steps[step]) {
+        const auto ti = static_cast<std::size_t>(t);
+        if (sender(t) == rank) {
+          timers_.push({sg4::Engine::get_clock() + program_.transfers[ti].delay_s, t});
+        } else if (!done_[ti]) {
+          ++waiting;
+        }
       }
+      pending_[r] = waiting;
+      if (waiting > 0) return;
     }
+    step_[r] = steps.size();
   }
 
   void finish(int t) {
-    times_.end_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
-    const FlowRoute& route = program_.routes[static_cast<std::size_t>(
-        program_.transfers[static_cast<std::size_t>(t)].route)];
-    for (int rank : {route.src, route.dst}) {
-      if (--pending_[static_cast<std::size_t>(rank)] == 0) {
-        enter_step(rank, step_[static_cast<std::size_t>(rank)] + 1);
-      }
+    const auto ti = static_cast<std::size_t>(t);
+    times_.end_s[ti] = sg4::Engine::get_clock() - origin_;
+    done_[ti] = true;
+    const int rank = receiver(t);
+    const auto r = static_cast<std::size_t>(rank);
+    if (step_[r] == recv_step_[ti] && pending_[r] > 0 && --pending_[r] == 0) {
+      enter_step(rank, step_[r] + 1);
     }
   }
 
@@ -175,15 +198,36 @@ class Controller {
     const auto n = static_cast<std::size_t>(program_.nranks);
     step_.assign(n, 0);
     pending_.assign(n, 0);
-    sides_ready_.assign(program_.transfers.size(), 0);
+    done_.assign(program_.transfers.size(), false);
+    recv_step_.assign(program_.transfers.size(), 0);
+    for (int r = 0; r < program_.nranks; ++r) {
+      const auto& steps = program_.rank_steps[static_cast<std::size_t>(r)];
+      for (std::size_t s = 0; s < steps.size(); ++s) {
+        for (int t : steps[s]) {
+          if (receiver(t) == r) recv_step_[static_cast<std::size_t>(t)] = s;
+        }
+      }
+    }
     for (int r = 0; r < program_.nranks; ++r) enter_step(r, 0);
     std::vector<sg4::CommPtr> active;
     std::vector<int> active_ids;
+    const auto launch = [&](int t) {
+      active_ids.push_back(t);
+      active.push_back(start(t));
+    };
     while (!timers_.empty() || !active.empty()) {
       while (!timers_.empty() && timers_.top().first <= sg4::Engine::get_clock()) {
-        active_ids.push_back(timers_.top().second);
+        const int t = timers_.top().second;
         timers_.pop();
-        active.push_back(start(active_ids.back()));
+        Connection& c = connections_[connection_key(t)];
+        const int st = program_.transfers[static_cast<std::size_t>(t)].step;
+        if (c.active == 0 || (c.active_step == st && c.waiting.empty())) {
+          c.active_step = st;
+          ++c.active;
+          launch(t);
+        } else {
+          c.waiting.push_back(t);
+        }
       }
       if (active.empty()) {
         if (!timers_.empty()) sg4::this_actor::sleep_until(timers_.top().first);
@@ -199,16 +243,41 @@ class Controller {
       active.pop_back();
       active_ids[i] = active_ids.back();
       active_ids.pop_back();
+      Connection& c = connections_[connection_key(t)];
+      if (--c.active == 0 && !c.waiting.empty()) {
+        // The connection's next step: every waiting transfer of that step goes at once.
+        c.active_step = program_.transfers[static_cast<std::size_t>(c.waiting.front())].step;
+        while (!c.waiting.empty() &&
+               program_.transfers[static_cast<std::size_t>(c.waiting.front())].step ==
+                   c.active_step) {
+          ++c.active;
+          launch(c.waiting.front());
+          c.waiting.pop_front();
+        }
+      }
       finish(t);
     }
   }
+
+  // One connection per (route, sender, receiver): its transfers move in step order, as NCCL's
+  // per-peer FIFOs do; transfers of one step (channels) move together.
+  struct Connection {
+    int active = 0;
+    int active_step = -1;
+    std::deque<int> waiting;
+  };
+  std::tuple<int, int, int> connection_key(int t) const {
+    return {program_.transfers[static_cast<std::size_t>(t)].route, sender(t), receiver(t)};
+  }
+  std::map<std::tuple<int, int, int>, Connection> connections_;
 
   const FlowProgram& program_;
   std::vector<sg4::Host*> hosts_;
   FlowTimes& times_;
   double origin_ = 0.0;
   std::vector<std::size_t> step_, pending_;
-  std::vector<int> sides_ready_;
+  std::vector<bool> done_;
+  std::vector<std::size_t> recv_step_;  // per transfer: the receiver's step holding it
   using Timer = std::pair<double, int>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
 };
@@ -225,7 +294,7 @@ void run_simgrid(const FlowProgram& program,
                                    "--cfg=contexts/factory:raw",
                                    "--cfg=contexts/stack-size:64",
                                    "--cfg=surf/precision:1e-12",
-                                   "--cfg=maxmin/precision:1e-12"};
+                                   "--cfg=maxmin/precision:1e-5"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());

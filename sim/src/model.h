@@ -48,9 +48,21 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels);
 // has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
 inline NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
 
-// The algorithms NCCL's tuning model covers for this collective ("ring", "tree", "nvls", "pat").
+// NCCL's multi-node NVLS (all_reduce): not in the algorithm registry; the NCCL model times it and
+// flow plays the registry's "hierarchical" schedule in its place (docs/simulator.md).
+inline constexpr std::string_view kNvlsTree = "nvls_tree";
+// The registry algorithm whose schedule flow plays for `algorithm`.
+inline std::string_view schedule_algorithm(std::string_view algorithm) {
+  return algorithm == kNvlsTree ? std::string_view("hierarchical") : algorithm;
+}
+
+// The algorithms NCCL's tuning model covers for this collective ("ring", "tree", "nvls",
+// "nvls_tree", "pat"): NCCL's own, the only ones predict() chooses from when any applies.
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
+
+// NCCL's software latency of one call (base + hops), as the NCCL model charges it.
+double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind);
 
 // Each returns time_us, channels and model name; predict() fills the bandwidth columns.
 Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo);

@@ -42,16 +42,41 @@ struct Candidate {
   std::string why_not;  // empty = applies
 };
 
-std::vector<Candidate> candidates(const topo::Topology& topology, const Resolved& r) {
+// The algorithms that may serve a request: the registry's, plus "nvls_tree" (NCCL's multi-node
+// NVLS, timed by the NCCL model and played as the hierarchical schedule by flow). NVLS runs inside
+// one node in NCCL (its multi-node form is NVLS-tree), so "nvls" is refused across nodes.
+std::vector<Candidate> candidates(const topo::Topology& topology, const detail::TopologyView& view,
+                                  const Resolved& r) {
   AlgorithmParams params = r.params;
   params.channels = std::max(1, params.channels);  // 0 = the model's choice, never fewer than 1
   std::vector<Candidate> out;
-  const bool nvls_ok = topology.summary().nvls_capable;
+  const std::string not_nvls = "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" +
+                               topology.name() + "' is not";
   for (const Algorithm* a : algorithms_for(r.spec.kind)) {
     Candidate c{std::string(a->name()), a->why_not(r.spec, params)};
-    if (c.why_not.empty() && c.algorithm == "nvls" && !nvls_ok) {
-      c.why_not = "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" +
-                  topology.name() + "' is not";
+    if (c.why_not.empty() && c.algorithm == "nvls") {
+      if (!view.nvls_capable) {
+        c.why_not = not_nvls;
+      } else if (view.nodes > 1) {
+        c.why_not = "NCCL runs NVLS inside one node only; the " + std::to_string(r.spec.nranks) +
+                    " ranks span " + std::to_string(view.nodes) + " nodes of '" + topology.name() +
+                    "' (NCCL's multi-node form is nvls_tree" +
+                    (r.spec.kind == OpKind::all_reduce ? ")" : ", for all_reduce only)");
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  if (r.spec.kind == OpKind::all_reduce) {
+    Candidate c{std::string(detail::kNvlsTree), ""};
+    if (!view.nvls_capable) {
+      c.why_not = not_nvls;
+    } else if (view.nodes < 2) {
+      c.why_not = "NVLS-tree spans nodes; the " + std::to_string(r.spec.nranks) +
+                  " ranks sit in one node of '" + topology.name() + "' (use nvls)";
+    } else if (r.spec.nranks % view.ranks_per_node != 0) {
+      c.why_not = "needs whole nodes: nranks=" + std::to_string(r.spec.nranks) +
+                  " is not a multiple of the " + std::to_string(view.ranks_per_node) +
+                  " GPUs per node of '" + topology.name() + "'";
     }
     out.push_back(std::move(c));
   }
@@ -89,6 +114,11 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
   if (r.params.channels < 0) {
     throw InvalidArgument("sim request: params.channels=" + std::to_string(r.params.channels) +
                           " must be >= 0 (0 = the model's choice)");
+  }
+  // Node-aware algorithms (tree, hierarchical) follow the topology's nodes unless told otherwise.
+  const detail::TopologyView view = detail::view_of(topology, r.spec.nranks);
+  if (r.params.ranks_per_node == 0 && view.nodes > 1 && r.spec.nranks % view.ranks_per_node == 0) {
+    r.params.ranks_per_node = view.ranks_per_node;
   }
   return r;
 }
@@ -152,13 +182,13 @@ void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype) 
 
 std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request) {
   Resolved base = resolve(topology, request);
-  const std::vector<Candidate> cs = candidates(topology, base);
+  const detail::TopologyView view = detail::view_of(topology, base.spec.nranks);
+  const std::vector<Candidate> cs = candidates(topology, view, base);
   if (cs.empty()) {
     throw InvalidArgument("sim request: no algorithm is registered for " +
                           std::string(twinccl::name(base.spec.kind)));
   }
   check_choice(cs, request, base.spec.kind);
-  const detail::TopologyView view = detail::view_of(topology, base.spec.nranks);
   std::vector<Prediction> out;
   for (const Candidate& c : cs) {
     if (!c.why_not.empty()) continue;
@@ -185,7 +215,21 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
 }
 
 Prediction predict(const topo::Topology& topology, const Request& request) {
-  return compare_all(topology, request).front();
+  std::vector<Prediction> all = compare_all(topology, request);
+  if (!request.algorithm.empty()) return all.front();
+  // As NCCL chooses: the fastest of NCCL's own algorithms (ring, tree, nvls, nvls_tree, pat); the
+  // what-if ones (direct, halving_doubling, bruck, hierarchical) only where none of NCCL's applies
+  // (all_to_all, gather, scatter, send/recv: NCCL runs them as grouped send/recv).
+  const int nranks = all.front().nranks;
+  const detail::TopologyView view = detail::view_of(topology, nranks);
+  const OpKind kind = request.spec.kind;
+  const auto nccl_choice = [&](const Prediction& p) {
+    if (!detail::nccl_algo_for(p.algorithm, kind)) return false;
+    // NCCL runs PAT with one GPU per node only.
+    return p.algorithm != "pat" || view.ranks_per_node == 1;
+  };
+  const auto it = std::find_if(all.begin(), all.end(), nccl_choice);
+  return it != all.end() ? *it : all.front();
 }
 
 FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
@@ -194,7 +238,8 @@ FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
     throw InvalidArgument("simulate_flow: request.algorithm must be set (use predict() to choose)");
   }
   Resolved r = resolve(topology, request);
-  const std::vector<Candidate> cs = candidates(topology, r);
+  const std::vector<Candidate> cs =
+      candidates(topology, detail::view_of(topology, r.spec.nranks), r);
   check_choice(cs, request, r.spec.kind);
   r.protocol = request.protocol.value_or(Protocol::simple);
   FlowReport report = detail::flow(topology, r, options);

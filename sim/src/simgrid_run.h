@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "flow_program.h"
@@ -26,5 +27,11 @@ void run_simgrid(const FlowProgram& program,
 // different number of values than `expected_values`.
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
                                  std::size_t expected_values, const char* what);
+// The same; `context` (what was simulated: "16 ranks, 240 transfers on 64 links") joins `what` in
+// every error. A child killed by a signal is reported with the signal's name and the last lines
+// SimGrid printed on stderr.
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
+                                 std::size_t expected_values, const char* what,
+                                 const std::string& context);
 
 }  // namespace twinccl::sim::detail
