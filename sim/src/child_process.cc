@@ -102,6 +102,9 @@ std::string stderr_tail(const std::string& err) {
 }
 
 [[noreturn]] void child_main(const std::function<std::vector<double>()>& simulate, int fd) {
+  // The caller's crash handlers (a test framework's, a program's) must not run in the child: its
+  // death by signal is what the parent reports.
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   char status = 'E';
   std::string message;
   std::vector<double> payload;
