@@ -14,6 +14,19 @@
 #include "twinccl/reduction.h"
 
 namespace twinccl::emu_backend {
+namespace {
+
+std::string current_error_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+}  // namespace
 
 SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, std::string n, EmuConfig c)
     : world(std::move(w)),
@@ -191,9 +204,9 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
     meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
     throw;
-  } catch (const std::exception& e) {
+  } catch (...) {
     // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
-    shared_->world->abort(meeting.label + ": rank " + std::to_string(rank_) + " failed: " + e.what());
+    shared_->world->abort(meeting.label + ": rank " + std::to_string(rank_) + " failed: " + current_error_text());
     meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
     throw;

@@ -1,5 +1,6 @@
 // One rank's checks of its own call, before anything is issued: every message names the call,
 // the communicator, the rank, the call site and the bad value.
+#include <cstdint>
 #include <string>
 
 #include "twinccl/errors.h"
@@ -57,6 +58,9 @@ class Checker {
   // Out-of-place buffers must not overlap (NCCL's rule); in place is allowed at the exact offset.
   void check_overlap(std::size_t send_n, std::size_t recv_n) const {
     if (send_n == 0 || recv_n == 0 || op_.send == nullptr || op_.recv == nullptr) return;
+    if ((op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) && op_.send == op_.recv) {
+      fail("in-place all_to_all is not supported (send and recv are the same buffer)");
+    }
     if (is_in_place(op_, rank_)) {
       if (op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) {
         fail("in-place all_to_all is not supported (send and recv are the same buffer)");
@@ -68,7 +72,35 @@ class Checker {
     std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);
     if (s < r + rb && r < s + sb) {
       fail("send [" + std::to_string(s) + ", +" + std::to_string(sb) + ") and recv [" + std::to_string(r) +
-           ", +" + std::to_string(rb) + ") overlap but the call is not in place by NCCL's rules");
+           ", +" + std::to_string(rb) + ") overlap but the call is not in place by NCCL's rules" +
+           in_place_rule(s, r));
+    }
+  }
+
+  // "; in place needs recv == send + rank*count = send + 24 elements, recv is at send + 8 elements"
+  std::string in_place_rule(std::uintptr_t s, std::uintptr_t r) const {
+    std::size_t element = size_of(op_.dtype);
+    auto offset = [&](std::uintptr_t from, std::uintptr_t to) {
+      std::string sign = to >= from ? "+ " : "- ";
+      std::uintptr_t d = to >= from ? to - from : from - to;
+      return sign + (d % element == 0 ? std::to_string(d / element) + " elements" : std::to_string(d) + " bytes");
+    };
+    std::size_t want = static_cast<std::size_t>(rank_) * op_.count;
+    switch (op_.kind) {
+      case OpKind::all_reduce:
+      case OpKind::broadcast:
+      case OpKind::reduce:
+        return "; in place needs recv == send";
+      case OpKind::reduce_scatter:
+      case OpKind::scatter:
+        return "; in place needs recv == send + rank*count = send + " + std::to_string(want) +
+               " elements, recv is at send " + offset(s, r);
+      case OpKind::all_gather:
+      case OpKind::gather:
+        return "; in place needs send == recv + rank*count = recv + " + std::to_string(want) +
+               " elements, send is at recv " + offset(r, s);
+      default:
+        return "";
     }
   }
 

@@ -153,7 +153,7 @@ void Checker::unregister(const WaitSite& site) {
   n.suspect.clear();
 }
 
-void Checker::poll(const WaitSite& site, bool& registered) {
+void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
   std::lock_guard<std::mutex> lock(mu_);
   int id = site.agent->id;
   Node& n = nodes_[static_cast<std::size_t>(id)];
@@ -168,7 +168,7 @@ void Checker::poll(const WaitSite& site, bool& registered) {
     n.verdict.clear();
     throw DeadlockError(verdict);
   }
-  if (site.agent->comm == nullptr) return;  // a rank's thread waiting on a Work: its stream polls
+  if (aborted || site.agent->comm == nullptr) return;  // a rank's thread on a Work: its stream polls
   std::vector<Edge> edges;
   edges_of(id, edges);
   for (const Edge& e : edges) {

@@ -42,6 +42,7 @@ Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ran
 
 Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
                             std::pair<int, int> split_arg, const WaitSite* site) {
+  world_->check_abort();  // nothing new starts in an aborted world (even if its peers already arrived)
   Meeting* meeting = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -45,7 +45,8 @@ void run_ranks(int nranks, const RankFunction& fn, const HarnessOptions& options
   run(o, fn);
 }
 
-std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options) {
+std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options,
+                                           std::string* run_error) {
   std::vector<RankOutcome> outcomes(static_cast<std::size_t>(nranks));
   std::mutex mu;
   auto start = std::chrono::steady_clock::now();
@@ -64,12 +65,17 @@ std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, c
       } catch (const std::exception& e) {
         record(rank, type_of(e), e.what());
         throw;
+      } catch (...) {
+        record(rank, "non-standard", "");
+        throw;
       }
       record(rank, "", "");
     });
-  } catch (const std::exception&) {
-    // Every rank's outcome is recorded above; a Work-never-waited misuse is raised after the
-    // rank's function returned, so it is recorded here for the ranks that returned normally.
+  } catch (const std::exception& e) {
+    // Every rank's outcome is recorded above, except a misuse raised after the function returned.
+    if (run_error != nullptr) *run_error = e.what();
+  } catch (...) {
+    if (run_error != nullptr) *run_error = "a non-standard exception";
   }
   return outcomes;
 }

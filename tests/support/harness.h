@@ -38,13 +38,16 @@ struct CheckOptions {
 // What one rank's function ended with.
 struct RankOutcome {
   std::string type;     // "" (returned normally), "DeadlockError", "MismatchError", "TimeoutError",
-                        // "AbortedError", "InvalidArgument", "Error" (other twinccl), "std::exception"
+                        // "AbortedError", "InvalidArgument", "Error" (other twinccl), "std::exception", "non-standard"
   std::string message;  // what()
   double seconds = 0;   // from the start of the run to the rank's return
 };
 
 // Runs `fn` on n ranks and returns every rank's outcome (errors are recorded, then rethrown so
 // that the world aborts as it would in a program; the run's own rethrow is swallowed).
-std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options = {});
+// `run_error` (optional) gets the run's own error: for a misuse found after a rank's function
+// returned (an async Work never waited on), the only place it shows.
+std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options = {},
+                                           std::string* run_error = nullptr);
 
 }  // namespace twinccl::testing

@@ -81,9 +81,10 @@ class Checker {
   std::uint64_t posts_so_far(CommRecord* comm, int sender, int receiver);
 
   // Called by a waiting thread at every poll: registers the wait (first call), throws
-  // DeadlockError for a condemned agent, AbortedError when the peer it needs already returned,
-  // and looks for a cycle through this agent.
-  void poll(const WaitSite& site, bool& registered);
+  // DeadlockError for a condemned agent; unless the world is `aborted` (the caller then reports
+  // that), throws AbortedError when the peer it needs already returned and looks for a cycle
+  // through this agent.
+  void poll(const WaitSite& site, bool& registered, bool aborted = false);
   void unregister(const WaitSite& site);
 
   // One line per rank: what it waits for, or "running its own code", or "finished".

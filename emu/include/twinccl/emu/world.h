@@ -73,7 +73,7 @@ class World {
     Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr, site);
     bool first = true;
     while (!pred()) {
-      if (!first) registration.poll();
+      if (!first) registration.poll(aborted());
       first = false;
       check_abort();
       if (hopeless) hopeless();
@@ -96,8 +96,8 @@ class World {
     }
     Registration(const Registration&) = delete;
     Registration& operator=(const Registration&) = delete;
-    void poll() {
-      if (checker_ != nullptr) checker_->poll(*site_, registered_);
+    void poll(bool aborted) {
+      if (checker_ != nullptr) checker_->poll(*site_, registered_, aborted);
     }
 
    private:
