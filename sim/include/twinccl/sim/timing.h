@@ -47,9 +47,12 @@ struct Request {
   // spec.nranks: ranks taking part, 0 = the topology's GPU count (ranks 0..nranks-1).
   CollectiveSpec spec = all_ranks_spec();
   DataType dtype = DataType::float32;
-  std::string algorithm;             // "" = the fastest applicable one (as NCCL chooses)
+  // "" = the fastest of NCCL's algorithms that apply (ring, tree, nvls, nvls_tree, pat), as NCCL
+  // chooses; or a registry name, or "nvls_tree" (NCCL's multi-node NVLS; flow plays hierarchical).
+  std::string algorithm;
   std::optional<Protocol> protocol;  // unset = the fastest applicable one
-  // params.channels 0 = as NCCL would pick for the topology (analytic) or 1 (flow).
+  // params.channels 0 = as NCCL would pick for the topology (analytic); flow: 1 inside a node, one
+  // per GPU of a node across nodes (channel c on rail c). ranks_per_node 0 = the topology's.
   AlgorithmParams params = model_channels_params();
   Fidelity fidelity = Fidelity::analytic;
   // NCCL's software latencies (base and per-hop, nccl-facts.md); false = the network alone.
@@ -71,7 +74,8 @@ struct Prediction {
 
 // One prediction for request.algorithm/protocol, or the fastest of compare_all when unset.
 Prediction predict(const topo::Topology& topology, const Request& request);
-// Every applicable (algorithm, protocol) pair, fastest first (ties: registry order).
+// Every applicable (algorithm, protocol) pair, fastest first (ties: registry order), what-if
+// algorithms (direct, halving_doubling, bruck, hierarchical) included.
 std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request);
 
 // The protocols an algorithm may run with: LL/LL128/Simple for ring and tree, Simple otherwise.
