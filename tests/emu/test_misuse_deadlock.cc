@@ -153,7 +153,9 @@ TEST_CASE("misuse 23: a rank that never arrives: timeout says who is missing and
   for (int r : {0, 1}) {
     const auto& m = out[static_cast<std::size_t>(r)].message;
     INFO(m);
-    CHECK(out[static_cast<std::size_t>(r)].type == "TimeoutError");
+    // Its own timeout, or the abort caused by a peer's timeout a few ms earlier (same text inside).
+    const std::string& type = out[static_cast<std::size_t>(r)].type;
+    CHECK((type == "TimeoutError" || type == "AbortedError"));
     CHECK_THAT(m, Contains("barrier #1 on comm 'world'") && Contains("waited for rank(s) 2 to arrive") &&
                       Contains("TWINCCL_TIMEOUT_S") && Contains("where every rank stands") &&
                       Contains("rank 2: running its own code [last operation: all_reduce #0 on comm 'world' (" +

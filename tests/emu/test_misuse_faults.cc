@@ -121,7 +121,9 @@ TEST_CASE("misuse 30: a straggler beyond the timeout is named by the others", "[
   }, o);
   for (int r : {0, 1, 2}) {
     INFO(out[static_cast<std::size_t>(r)].message);
-    CHECK(out[static_cast<std::size_t>(r)].type == "TimeoutError");
+    // Its own timeout, or the abort caused by a peer's timeout a few ms earlier (same text inside).
+    const std::string& type = out[static_cast<std::size_t>(r)].type;
+    CHECK((type == "TimeoutError" || type == "AbortedError"));
     CHECK_THAT(out[static_cast<std::size_t>(r)].message,
                Contains("all_reduce #0 on comm 'world'") && Contains("waited for rank(s) 3 to arrive") &&
                    Contains("rank 3: running its own code [last operation: all_reduce #0 on comm 'world'") &&

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The emulator and core tests under ThreadSanitizer, then under AddressSanitizer + UBSan (issue 4).
+# Builds only what those tests need (libraries, tests_core, tests_emu; no NCCL) in build-tsan/ and
+# build-asan/, runs the fast tests (ctest labels emu and core) with a smaller random-program count.
+#
+#   scripts/sanitizers.sh            # both
+#   scripts/sanitizers.sh thread     # one of: thread, address
+# TWINCCL_SANITIZER_PROGRAMS: random programs per run (default 150).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kinds=("${@:-thread address}")
+read -r -a kinds <<<"${kinds[*]}"
+programs="${TWINCCL_SANITIZER_PROGRAMS:-150}"
+jobs="$(nproc)"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}"
+for kind in "${kinds[@]}"; do
+  case "$kind" in
+    thread) dir=build-tsan ;;
+    address) dir=build-asan ;;
+    *) echo "sanitizers.sh: unknown sanitizer '$kind' (thread or address)" >&2; exit 2 ;;
+  esac
+  echo "== $kind sanitizer: building tests_core and tests_emu in $dir"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_SANITIZE="$kind" -DTWINCCL_WITH_NCCL=OFF \
+    -DTWINCCL_WARNINGS_AS_ERRORS="$([ "${CI:-}" = "true" ] && echo ON || echo OFF)" >/dev/null
+  cmake --build "$dir" -j "$jobs" --target tests_core tests_emu
+  echo "== $kind sanitizer: ctest -L 'emu|core' (TWINCCL_RANDOM_PROGRAMS=$programs)"
+  TWINCCL_RANDOM_PROGRAMS="$programs" ctest --test-dir "$dir" -L 'emu|core' --output-on-failure -j "$jobs" --timeout 600
+done
