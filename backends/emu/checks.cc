@@ -57,6 +57,26 @@ FaultAction EmuCommunicator::fault(FaultStage stage, const OpDesc& op, std::uint
   return action;
 }
 
+void EmuCommunicator::check_group_buffers(const std::vector<Issued>& ops) const {
+  if (shared_->config.check != CheckLevel::debug) return;
+  for (const Issued& r : ops) {
+    if (r.op.kind != OpKind::recv || r.op.count == 0) continue;
+    auto rb = reinterpret_cast<std::uintptr_t>(r.op.recv);
+    std::size_t rn = r.op.count * size_of(r.op.dtype);
+    for (const Issued& s : ops) {
+      if (s.op.kind != OpKind::send || s.op.count == 0) continue;
+      auto sb = reinterpret_cast<std::uintptr_t>(s.op.send);
+      std::size_t sn = s.op.count * size_of(s.op.dtype);
+      if (rb < sb + sn && sb < rb + rn) {
+        throw InvalidArgument("group on comm '" + name() + "' rank " + std::to_string(rank_) + ": the recv from rank " +
+                              std::to_string(r.op.peer) + " (" + describe_call_site(r.op.where) +
+                              ") writes into the buffer the send to rank " + std::to_string(s.op.peer) + " (" +
+                              describe_call_site(s.op.where) + ") reads, while both are in flight");
+      }
+    }
+  }
+}
+
 void poison_output(const OpDesc& op, int rank, int nranks) {
   if (op.recv == nullptr || is_in_place(op, rank)) return;
   std::size_t bytes = recv_elements(op, rank, nranks) * size_of(op.dtype);

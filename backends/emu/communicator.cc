@@ -126,6 +126,7 @@ Work EmuCommunicator::group_end(CallOptions opts, Where where) {
   auto ops = std::move(group_ops_);
   group_ops_.clear();
   auto work = std::move(group_work_);
+  check_group_buffers(ops);
   if (ops.empty()) {  // nothing to run: complete the handle at once, in stream order
     ops.shrink_to_fit();
     if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);

@@ -89,6 +89,8 @@ class EmuCommunicator final : public Communicator {
   void record_states(const std::vector<Issued>& ops, emu::OpState state);
   FaultAction fault(FaultStage stage, const OpDesc& op, std::uint64_t seq);
   std::string unwaited_message() const;
+  // CheckLevel::debug: a recv of the group writing into a buffer a send of the group reads.
+  void check_group_buffers(const std::vector<Issued>& ops) const;
 
   std::shared_ptr<SharedComm> shared_;
   int rank_;

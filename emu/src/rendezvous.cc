@@ -95,8 +95,9 @@ void Rendezvous::leave(std::uint64_t seq, Meeting& meeting) {
     std::lock_guard<std::mutex> lock(meeting.mu);
     last = ++meeting.left == nranks_;
     ++meeting.done_touching;
+    // Under the lock: once it is released the last rank may free the meeting.
+    if (!last) meeting.cv.notify_all();
   }
-  meeting.cv.notify_all();
   if (last) {
     std::lock_guard<std::mutex> lock(mu_);
     meetings_.erase(seq);

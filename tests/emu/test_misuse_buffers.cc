@@ -112,8 +112,9 @@ TEST_CASE("misuse 36: reading an async result before its Work completed shows po
 TEST_CASE("misuse 37: an async Work never waited on", "[emu][misuse][buffers]") {
   std::string run_error;
   int line = 0;
+  std::vector<std::vector<float>> buffers(2, std::vector<float>(4));  // outlive the unwaited operation
   auto out = misuse_run(2, [&](Communicator& c) {
-    std::vector<float> x(4);
+    std::vector<float>& x = buffers[static_cast<std::size_t>(c.rank())];
     c.barrier();
     if (c.rank() == 1) {
       line = __LINE__; c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum(), {.async_op = true});
@@ -173,4 +174,19 @@ TEST_CASE("misuse 40: the flight recorder is written as JSON when a run fails", 
   INFO(text.str());
   CHECK_THAT(text.str(), Contains("\"ops_per_rank\": 2") && Contains("\"op\": \"all_reduce\", \"count\": 3") &&
                              Contains("\"state\": \"failed\"") && Contains("\"seq\": 1, \"op\": \"barrier\""));
+}
+
+TEST_CASE("misuse 41: a group's recv writes the buffer its send reads (debug)", "[emu][misuse][buffers]") {
+  CheckOptions o = with_timeout(10.0);
+  o.check = CheckLevel::debug;
+  auto out = misuse_run(3, [](Communicator& c) {
+    std::vector<float> x(6);
+    int n = c.size();
+    c.group_start();
+    c.send(x.data(), 6, DataType::float32, (c.rank() + 1) % n);
+    c.recv(x.data() + 2, 4, DataType::float32, (c.rank() + n - 1) % n);
+    c.group_end();
+  }, o);
+  all_invalid(out, {"group on comm 'world' rank", "the recv from rank", "writes into the buffer the send to rank",
+                    "reads, while both are in flight"});
 }

@@ -30,7 +30,8 @@ TEST_CASE("misuse 01: all_reduce count differs on one rank", "[emu][misuse]") {
     if (c.rank() == 1) {
       line[1] = __LINE__; c.all_reduce(x.data(), x.data(), 32, DataType::float32, ReduceOp::sum());
     } else {
-      line[0] = __LINE__; c.all_reduce(x.data(), x.data(), 64, DataType::float32, ReduceOp::sum());
+      if (c.rank() == 0) line[0] = __LINE__ + 1;
+      c.all_reduce(x.data(), x.data(), 64, DataType::float32, ReduceOp::sum());
     }
   });
   all_got(out, "MismatchError", {"all_reduce #0 on comm 'world'", "ranks disagree on count", "rank 1 (" + site(__FILE__, line[1]) + ") passed 32",
