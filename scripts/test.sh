@@ -7,3 +7,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600
+[ "${TWINCCL_SKIP_SANITIZERS:-0}" = 1 ] || scripts/sanitizers.sh  # emu+core tests under TSan, ASan+UBSan (docs/misuse.md)
