@@ -15,7 +15,9 @@ namespace {
 
 void check_deadlock(const RankOutcome& o, const std::vector<std::string>& parts) {
   INFO(o.type << ": " << o.message);
-  CHECK(o.type == "DeadlockError");
+  // DeadlockError; rarely, under heavy load, the abort that the first condemned rank's failure
+  // caused reaches a rank first: its AbortedError then carries the same cycle.
+  CHECK((o.type == "DeadlockError" || (o.type == "AbortedError" && o.message.find("failed: deadlock: ") != std::string::npos)));
   CHECK_THAT(o.message, Contains("deadlock: "));
   for (const auto& p : parts) CHECK_THAT(o.message, Contains(p));
 }
