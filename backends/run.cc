@@ -46,6 +46,9 @@ RunOptions options_from_environment() {
   }
   o.algorithm = env("TWINCCL_ALGO");
   o.topology = env("TWINCCL_TOPOLOGY");
+  o.trace_path = env("TWINCCL_TRACE");
+  o.timeline_path = env("TWINCCL_TIMELINE");
+  if (!o.topology.empty() && o.timeline_path.empty()) o.timeline_path = "twinccl-timeline.json";
   if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty()) o.timeout_s = parse_number("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
   if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
     if (c != "0" && c != "1" && c != "2") throw ConfigError("TWINCCL_CHECK='" + c + "': expected 0 (off), 1 (on) or 2 (debug)");

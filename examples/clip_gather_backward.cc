@@ -25,7 +25,7 @@ double weight(int rank, std::size_t j) { return 0.5 + 0.25 * std::cos(1.1 * rank
 int main(int argc, char** argv) {
   std::mutex mu;
   double worst_error = 0.0;
-  const int rc = examples::run_with_simulated_time(argc, argv, "CLIP all_gather / reduce_scatter backward", [&](Communicator& c) {
+  const int rc = examples::run_with_simulated_time(argc, argv, [&](Communicator& c) {
     const int n = c.size();
     Buffer local = c.alloc(kLocal, DataType::float64);
     auto f = local.host_span<double>();

@@ -25,7 +25,7 @@ constexpr std::size_t kGradients = 1 << 20;    // per layer
 int main(int argc, char** argv) {
   std::mutex mu;
   long wrong = 0;
-  const int rc = examples::run_with_simulated_time(argc, argv, "2D tp x dp step", [&](Communicator& world) {
+  const int rc = examples::run_with_simulated_time(argc, argv, [&](Communicator& world) {
     const int n = world.size();
     const int tp_size = n >= 16 ? 8 : std::max(1, n / 2);
     auto tp = world.split(world.rank() / tp_size, world.rank(), "tp");

@@ -29,7 +29,7 @@ float param(int layer, int rank, std::size_t i) {
 int main(int argc, char** argv) {
   std::mutex mu;
   long wrong = 0;
-  const int rc = examples::run_with_simulated_time(argc, argv, "FSDP step", [&](Communicator& c) {
+  const int rc = examples::run_with_simulated_time(argc, argv, [&](Communicator& c) {
     const int n = c.size();
     const std::size_t full = kShard * static_cast<std::size_t>(n);
     std::vector<Buffer> shard, gathered, grad_full, grad_shard;

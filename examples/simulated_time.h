@@ -1,56 +1,36 @@
-// Shared by the examples: run a TwinCCL program with its calls recorded, then (when
-// TWINCCL_TOPOLOGY is set) print the simulated timeline summary, and (when a path is given as the
-// first argument) save the trace for `twinccl replay TRACE --topology A --topology B`.
+// Shared by the examples: run a TwinCCL program; the emulator records it and, when
+// TWINCCL_TOPOLOGY is set, prints the simulated timeline summary at exit and writes a Perfetto
+// timeline. A path given as the first argument saves the trace (like TWINCCL_TRACE) for
+// `twinccl replay TRACE --topology A --topology B`.
 //
-//   return examples::run_with_simulated_time(argc, argv, "my step", [](Communicator& c) { ... });
-//
-// Until the emulator records by itself, recording goes through emu::TracingCommunicator, which
-// wraps the world communicator handed to the step (on NCCL nothing is recorded).
+//   return examples::run_with_simulated_time(argc, argv, [](Communicator& c) { ... });
 #pragma once
 
 #include <iostream>
 #include <string>
 
-#include "twinccl/emu/trace.h"
+#include "twinccl/errors.h"
 #include "twinccl/run.h"
-#include "twinccl/sim/replay.h"
-#include "twinccl/topologies/presets.h"
 
 namespace examples {
 
 template <class Step>
-int run_with_simulated_time(int argc, char** argv, const std::string& program, Step step) {
-  twinccl::RunOptions options;
+int run_with_simulated_time(int argc, char** argv, Step step) {
   try {
-    options = twinccl::options_from_environment();
-  } catch (const twinccl::Error& e) {
-    std::cerr << "twinccl: configuration error: " << e.what() << "\n";
-    return 2;
-  }
-  const bool record = options.backend == "emu";
-  twinccl::emu::TraceRecorder recorder(record ? options.world_size : 1, {.program = program});
-  const int rc = twinccl::run(argc, argv, [&](twinccl::Communicator& world) {
-    if (!record) return step(world);
-    twinccl::emu::TracingCommunicator traced(world, recorder);
-    step(traced);
-  });
-  if (rc != 0 || !record) return rc;
-  try {
-    const twinccl::sim::Trace trace = recorder.trace();
-    if (argc > 1) {
-      twinccl::sim::save_trace(trace, argv[1]);
-      std::cout << "trace written to " << argv[1] << "\n";
-    }
-    if (!options.topology.empty()) {
-      std::cout << twinccl::sim::summarize_replay(trace, twinccl::topo::load_topology(options.topology));
-    } else {
+    twinccl::RunOptions options = twinccl::options_from_environment();
+    if (argc > 1) options.trace_path = argv[1];
+    if (options.backend == "emu" && options.topology.empty()) {
       std::cout << "(set TWINCCL_TOPOLOGY=dgx-h100, h100-cluster-2, ... for the simulated timeline)\n";
     }
-  } catch (const twinccl::Error& e) {
-    std::cerr << "twinccl: simulated time: " << e.what() << "\n";
+    twinccl::run(options, [&](twinccl::Communicator& world) { step(world); });
+    return 0;
+  } catch (const twinccl::ConfigError& e) {
+    std::cerr << "twinccl: configuration error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "twinccl: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }
 
 }  // namespace examples

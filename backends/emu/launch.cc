@@ -3,6 +3,7 @@
 // hanging; the first failure (not a consequent AbortedError) is rethrown to the caller. With
 // checks on, a rank whose function returns with async Works never waited on fails with
 // InvalidArgument, and a failed run writes the flight recorder to options.flight_recorder_path.
+// With TWINCCL_TOPOLOGY / TWINCCL_TRACE every rank's calls are recorded and replayed at exit.
 #include <atomic>
 #include <exception>
 #include <fstream>
@@ -11,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <iostream>
+
 #include "emu/communicator.h"
+#include "emu/simulated_time.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu_backend {
@@ -44,6 +48,7 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
   config.check = options.check;
   config.fault_hook = options.fault_hook;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
+  SimulatedTime simulated(options);  // records the run when TWINCCL_TOPOLOGY / TWINCCL_TRACE is set
 
   std::mutex mu;
   std::exception_ptr first_error, first_abort;
@@ -54,7 +59,11 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
       try {
         {
           EmuCommunicator comm(shared, r);
-          fn(comm);
+          if (auto recorded = simulated.wrap(comm)) {
+            fn(*recorded);
+          } else {
+            fn(comm);
+          }
         }  // the communicator's stream drains here
         if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
         world->mark_finished(r);
@@ -83,6 +92,7 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
   if (first_error || first_abort) dump_flight_recorder(*world, options.flight_recorder_path);
   if (first_error) std::rethrow_exception(first_error);
   if (first_abort) std::rethrow_exception(first_abort);
+  simulated.report(std::cout);
 }
 
 }  // namespace twinccl::emu_backend

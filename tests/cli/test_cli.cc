@@ -83,7 +83,7 @@ TEST_CASE("usage errors exit with 2 and say what is wrong", "[cli]") {
   CHECK_THAT(twinccl("perf all_reduce --topology no-such-machine").out, Contains("no-such-machine") && Contains("dgx-h100"));
   Result algo = twinccl("perf all_gather --algo bogus");
   CHECK(algo.exit_code == 2);
-  CHECK_THAT(algo.out, Contains("unknown algorithm 'bogus'") && Contains("ring"));
+  CHECK_THAT(algo.out, Contains("algorithm 'bogus'") && Contains("ring"));
   CHECK(twinccl("perf all_reduce --algo nvls --topology pcie-4gpu -c 0").exit_code == 2);
   CHECK(twinccl("perf all_reduce -b 1G -e 1K").exit_code == 2);
   CHECK(twinccl("perf all_reduce -b 12Q").exit_code == 2);

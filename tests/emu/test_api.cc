@@ -135,7 +135,7 @@ TEST_CASE("async operations overlap with the caller and complete on wait", "[emu
     auto issue = std::chrono::steady_clock::now() - t0;
     if (c.rank() != 0 && issue < std::chrono::milliseconds(100) && !w.test()) tested_before++;
     w.wait();
-    CHECK_NOTHROW(w.wait());  // waiting twice is fine
+    w.wait();  // waiting twice is fine (an error would propagate to run_ranks)
     got[static_cast<std::size_t>(c.rank())] = x.host_span<float>()[100];
   });
   CHECK(tested_before == 3);
@@ -202,7 +202,7 @@ TEST_CASE("a group mixing collectives and send/recv", "[emu][group]") {
     c.all_reduce(s, s);
     c.recv(q, (c.rank() + 2) % 4);
     Work w = c.group_end();
-    CHECK_NOTHROW(w.wait());
+    w.wait();  // rethrows a failure of the group, failing the test
     sums[static_cast<std::size_t>(c.rank())] = s.host_span<int>()[0];
     received[static_cast<std::size_t>(c.rank())] = q.host_span<int>()[0];
   });

@@ -54,7 +54,10 @@ struct RunOptions {
   std::string backend = "emu";     // "emu" or "nccl"
   int world_size = 8;              // emulator ranks (threads)
   std::string algorithm;           // TWINCCL_ALGO: force an algorithm for every collective
-  std::string topology;            // TWINCCL_TOPOLOGY: for simulated time (emulator)
+  std::string topology;            // TWINCCL_TOPOLOGY: simulated time at exit (emulator)
+  std::string trace_path;          // TWINCCL_TRACE: save the emulated run's trace (twinccl replay)
+  std::string timeline_path;       // TWINCCL_TIMELINE: Perfetto timeline of the simulated run
+                                   // (default twinccl-timeline.json when TWINCCL_TOPOLOGY is set)
   double timeout_s = 300.0;        // TWINCCL_TIMEOUT_S: longest wait for another rank
   bool schedule_path = false;      // TWINCCL_EMU_PATH=schedule: never use the fast direct path
   CheckLevel check = CheckLevel::on;     // TWINCCL_CHECK=0|1|2 (emulator)
@@ -68,7 +71,7 @@ struct RunOptions {
   int ranks_per_node = 0;
 };
 
-// Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TIMEOUT_S,
+// Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TRACE, TWINCCL_TIMELINE, TWINCCL_TIMEOUT_S,
 // TWINCCL_EMU_PATH, TWINCCL_CHECK, TWINCCL_FLIGHT_RECORDER(_OPS) (the one place the environment is
 // read). Throws ConfigError for bad values.
 RunOptions options_from_environment();

@@ -1,0 +1,43 @@
+#include "emu/simulated_time.h"
+
+#include <fstream>
+#include <ostream>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/replay.h"
+#include "twinccl/topologies/presets.h"
+
+namespace twinccl::emu_backend {
+
+SimulatedTime::SimulatedTime(const RunOptions& options) : options_(options) {
+  if (options.topology.empty() && options.trace_path.empty()) return;
+  // Load the topology now: a misspelled preset fails before the program runs, not after.
+  if (!options.topology.empty()) (void)topo::load_topology(options.topology);
+  recorder_ = std::make_unique<emu::TraceRecorder>(options.world_size, emu::TraceRecorderOptions{});
+}
+
+std::unique_ptr<Communicator> SimulatedTime::wrap(Communicator& comm) const {
+  if (!recorder_) return nullptr;
+  return std::make_unique<emu::TracingCommunicator>(comm, *recorder_);
+}
+
+void SimulatedTime::report(std::ostream& out) const {
+  if (!recorder_) return;
+  const sim::Trace trace = recorder_->trace();
+  if (!options_.trace_path.empty()) {
+    sim::save_trace(trace, options_.trace_path);
+    out << "twinccl: trace written to " << options_.trace_path << " (twinccl replay " << options_.trace_path
+        << " --topology A --topology B)\n";
+  }
+  if (options_.topology.empty()) return;
+  sim::ReplayResult result = sim::replay(trace, topo::load_topology(options_.topology));
+  out << "twinccl: simulated time of this run on " << options_.topology << "\n" << sim::summarize_replay(result);
+  if (!options_.timeline_path.empty()) {
+    std::ofstream f(options_.timeline_path);
+    if (!f) throw ConfigError("TWINCCL_TIMELINE: cannot write '" + options_.timeline_path + "'");
+    sim::write_replay_perfetto(result, f);
+    out << "twinccl: Perfetto timeline written to " << options_.timeline_path << " (open in ui.perfetto.dev)\n";
+  }
+}
+
+}  // namespace twinccl::emu_backend
