@@ -16,10 +16,6 @@
 namespace twinccl::algo {
 namespace {
 
-int ranks_per_node(const CollectiveSpec& spec, const AlgorithmParams& params) {
-  return params.ranks_per_node == 0 ? spec.nranks : params.ranks_per_node;
-}
-
 RankSchedule all_reduce_hierarchical(const CollectiveSpec& spec, const AlgorithmParams& params,
                                      int rank) {
   const int n = spec.nranks;
@@ -62,11 +58,7 @@ class HierarchicalAlgorithm final : public Algorithm {
   std::vector<OpKind> collectives() const override { return {OpKind::all_reduce}; }
   std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override {
     std::string reason = Algorithm::why_not(spec, params);
-    if (reason.empty() && spec.nranks % ranks_per_node(spec, params) != 0) {
-      reason = "ranks_per_node=" + std::to_string(params.ranks_per_node) +
-               " does not divide nranks=" + std::to_string(spec.nranks);
-    }
-    return reason;
+    return reason.empty() ? node_layout_problem(spec, params) : reason;
   }
   RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
                         int rank) const override {

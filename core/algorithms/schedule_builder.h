@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "twinccl/algorithms.h"
@@ -69,6 +70,13 @@ RankSchedule then(RankSchedule first, const RankSchedule& later);
 
 // (a mod n) in [0, n) for negative a too.
 inline int wrap(int a, int n) { return ((a % n) + n) % n; }
+
+// Node-aware algorithms (tree, hierarchical): ranks per node (0 in params = one node), and why the
+// layout does not fit (empty when it does).
+inline int ranks_per_node(const CollectiveSpec& spec, const AlgorithmParams& params) {
+  return params.ranks_per_node == 0 ? spec.nranks : params.ranks_per_node;
+}
+std::string node_layout_problem(const CollectiveSpec& spec, const AlgorithmParams& params);
 
 // Block i = [i*count, (i+1)*count).
 std::vector<Block> even_blocks(int nranks, std::size_t count);
