@@ -117,6 +117,13 @@ void EmuCommunicator::group_start(Where where) {
   }
 }
 
+std::string EmuCommunicator::unclosed_group() const {
+  if (group_depth_ == 0) return {};
+  return "group_start on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+         describe_call_site(group_where_) + ") was never closed by group_end: its " +
+         std::to_string(group_ops_.size()) + " operation(s) were not issued";
+}
+
 Work EmuCommunicator::group_end(CallOptions opts, Where where) {
   if (group_depth_ == 0) {
     throw InvalidArgument("group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +

@@ -61,6 +61,8 @@ class EmuCommunicator final : public Communicator {
   void group_start(Where where) override;
   Work group_end(CallOptions opts, Where where) override;
   std::unique_ptr<Communicator> split(int color, int key, std::string name, Where where) override;
+  // Non-empty when a group_start was never closed: the operations queued in it were not issued.
+  std::string unclosed_group() const;
 
   const std::shared_ptr<emu::World>& world() const { return shared_->world; }
   int global_rank() const { return shared_->global_ranks[static_cast<std::size_t>(rank_)]; }

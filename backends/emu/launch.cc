@@ -64,6 +64,7 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
           } else {
             fn(comm);
           }
+          if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
         }  // the communicator's stream drains here
         if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
         world->mark_finished(r);

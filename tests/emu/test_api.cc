@@ -84,6 +84,15 @@ TEST_CASE("bad input gives a typed error naming the call, rank and value", "[emu
     auto msg = error_of<InvalidArgument>(2, [](Communicator& c) { c.group_end(); });
     CHECK_THAT(msg, Contains("group_end") && Contains("no group_start"));
   }
+  SECTION("a group never closed: its operations are reported, not silently dropped") {
+    auto msg = error_of<InvalidArgument>(2, [](Communicator& c) {
+      Buffer b = c.alloc(4, DataType::float32);
+      c.group_start();
+      c.all_reduce(b, b);
+    });
+    CHECK_THAT(msg, Contains("group_start on comm 'world'") && Contains("never closed") &&
+                        Contains("1 operation(s) were not issued"));
+  }
   SECTION("overlapping out-of-place buffers") {
     auto msg = error_of<InvalidArgument>(2, [](Communicator& c) {
       Buffer b = c.alloc(16, DataType::float32);
