@@ -113,28 +113,31 @@ void resolve_master(LaunchEnvironment& env, const Reader& r, std::optional<std::
   }
 }
 
-LaunchEnvironment read_torchrun(const Reader& r) {
+// torchrun and Open MPI name the same four numbers differently.
+struct RankVariables {
+  Launcher launcher;
+  const char *size, *rank, *local_size, *local_rank;
+};
+
+LaunchEnvironment read_rank_variables(const Reader& r, const RankVariables& v) {
   LaunchEnvironment env;
-  env.launcher = Launcher::torchrun;
-  env.world_size = r.required("WORLD_SIZE", 1, kMaxInt, "RANK is");
-  env.rank = r.required("RANK", 0, env.world_size - 1, "WORLD_SIZE is");
-  env.local_world_size = r.integer("LOCAL_WORLD_SIZE", 1, env.world_size).value_or(env.world_size);
-  env.local_rank = r.integer("LOCAL_RANK", 0, kMaxInt).value_or(env.rank);
-  check_local(env, "LOCAL_RANK", "LOCAL_WORLD_SIZE");
+  env.launcher = v.launcher;
+  env.world_size = r.required(v.size, 1, kMaxInt, std::string(v.rank) + " is");
+  env.rank = r.required(v.rank, 0, env.world_size - 1, std::string(v.size) + " is");
+  env.local_world_size = r.integer(v.local_size, 1, env.world_size).value_or(env.world_size);
+  env.local_rank = r.integer(v.local_rank, 0, kMaxInt).value_or(env.rank);
+  check_local(env, v.local_rank, v.local_size);
   resolve_master(env, r, std::nullopt);
   return env;
 }
 
+LaunchEnvironment read_torchrun(const Reader& r) {
+  return read_rank_variables(r, {Launcher::torchrun, "WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE", "LOCAL_RANK"});
+}
+
 LaunchEnvironment read_open_mpi(const Reader& r) {
-  LaunchEnvironment env;
-  env.launcher = Launcher::open_mpi;
-  env.world_size = r.required("OMPI_COMM_WORLD_SIZE", 1, kMaxInt, "OMPI_COMM_WORLD_RANK is");
-  env.rank = r.required("OMPI_COMM_WORLD_RANK", 0, env.world_size - 1, "OMPI_COMM_WORLD_SIZE is");
-  env.local_world_size = r.integer("OMPI_COMM_WORLD_LOCAL_SIZE", 1, env.world_size).value_or(env.world_size);
-  env.local_rank = r.integer("OMPI_COMM_WORLD_LOCAL_RANK", 0, kMaxInt).value_or(env.rank);
-  check_local(env, "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE");
-  resolve_master(env, r, std::nullopt);
-  return env;
+  return read_rank_variables(r, {Launcher::open_mpi, "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                                 "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"});
 }
 
 LaunchEnvironment read_slurm(const Reader& r) {

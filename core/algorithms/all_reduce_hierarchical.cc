@@ -48,28 +48,15 @@ RankSchedule all_reduce_hierarchical(const CollectiveSpec& spec, const Algorithm
               gather_in_node.lower(params, Pipelining::overlapped));
 }
 
-class HierarchicalAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "hierarchical"; }
-  std::string_view description() const override {
-    return "ring reduce-scatter inside each node, ring all-reduce across nodes per local rank, "
-           "ring all-gather inside each node (ranks_per_node)";
-  }
-  std::vector<OpKind> collectives() const override { return {OpKind::all_reduce}; }
-  std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override {
-    std::string reason = Algorithm::why_not(spec, params);
-    return reason.empty() ? node_layout_problem(spec, params) : reason;
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return all_reduce_hierarchical(spec, params, rank);
-  }
-};
 
 }  // namespace
 
 const Algorithm& hierarchical_algorithm() {
-  static const HierarchicalAlgorithm algorithm;
+  static const NodeAwareAllReduce algorithm(
+      "hierarchical",
+      "ring reduce-scatter inside each node, ring all-reduce across nodes per local rank, "
+           "ring all-gather inside each node (ranks_per_node)",
+      all_reduce_hierarchical);
   return algorithm;
 }
 

@@ -131,28 +131,15 @@ RankSchedule all_reduce_tree(const CollectiveSpec& spec, const AlgorithmParams& 
   return ls.lower(params, Pipelining::overlapped);
 }
 
-class TreeAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "tree"; }
-  std::string_view description() const override {
-    return "double binary tree across nodes (mirrored second tree), chain inside each node; "
-           "half the data per tree, reduce up then broadcast down, pipelined";
-  }
-  std::vector<OpKind> collectives() const override { return {OpKind::all_reduce}; }
-  std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override {
-    std::string reason = Algorithm::why_not(spec, params);
-    return reason.empty() ? node_layout_problem(spec, params) : reason;
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return all_reduce_tree(spec, params, rank);
-  }
-};
 
 }  // namespace
 
 const Algorithm& tree_algorithm() {
-  static const TreeAlgorithm algorithm;
+  static const NodeAwareAllReduce algorithm(
+      "tree",
+      "double binary tree across nodes (mirrored second tree), chain inside each node; "
+      "half the data per tree, reduce up then broadcast down, pipelined",
+      all_reduce_tree);
   return algorithm;
 }
 

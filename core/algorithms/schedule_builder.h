@@ -78,6 +78,29 @@ inline int ranks_per_node(const CollectiveSpec& spec, const AlgorithmParams& par
 }
 std::string node_layout_problem(const CollectiveSpec& spec, const AlgorithmParams& params);
 
+// An all_reduce algorithm laid out over nodes (tree, hierarchical): name, description and the
+// schedule generator; applies when ranks_per_node divides the world.
+class NodeAwareAllReduce final : public Algorithm {
+ public:
+  using Generate = RankSchedule (*)(const CollectiveSpec&, const AlgorithmParams&, int);
+  NodeAwareAllReduce(std::string_view name, std::string_view description, Generate schedule)
+      : name_(name), description_(description), generate_(schedule) {}
+  std::string_view name() const override { return name_; }
+  std::string_view description() const override { return description_; }
+  std::vector<OpKind> collectives() const override { return {OpKind::all_reduce}; }
+  std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override {
+    std::string reason = Algorithm::why_not(spec, params);
+    return reason.empty() ? node_layout_problem(spec, params) : reason;
+  }
+  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) const override {
+    return generate_(spec, params, rank);
+  }
+
+ private:
+  std::string_view name_, description_;
+  Generate generate_;
+};
+
 // Block i = [i*count, (i+1)*count).
 std::vector<Block> even_blocks(int nranks, std::size_t count);
 // Blocks of counts[i] at displs[i], or packed in rank order when displs is empty.

@@ -36,13 +36,11 @@ std::string type_of(const std::exception& e) {
 }  // namespace
 
 void run_ranks(int nranks, const RankFunction& fn, const HarnessOptions& options) {
-  RunOptions o;
-  o.backend = "emu";
-  o.world_size = nranks;
-  o.schedule_path = options.schedule_path;
-  o.algorithm = options.algorithm;
-  o.timeout_s = options.timeout_s;
-  run(o, fn);
+  CheckOptions check;
+  check.schedule_path = options.schedule_path;
+  check.algorithm = options.algorithm;
+  check.timeout_s = options.timeout_s;
+  run(to_run_options(nranks, check), fn);
 }
 
 std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options,
