@@ -36,7 +36,9 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   return cmd;
 }
 
-int run_replay_command(const ReplayCommandOptions& o, std::ostream& out) {
+namespace {
+
+int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
   if (o.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
   const sim::Trace trace = sim::load_trace(o.trace);
   sim::ReplayOptions options;
@@ -80,6 +82,16 @@ int run_replay_command(const ReplayCommandOptions& o, std::ostream& out) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int run_replay_command(const ReplayCommandOptions& o, std::ostream& out) {
+  try {
+    return replay_and_print(o, out);
+  } catch (const DeadlockError& e) {  // a trace whose ranks wait for each other: bad input, exit 2
+    throw ConfigError(e.what());
+  }
 }
 
 }  // namespace twinccl::cli

@@ -10,7 +10,13 @@
 // Its stderr goes to a second pipe: when it fails (an exception, a signal such as a SimGrid
 // assertion's abort or a crash, a short answer) the InternalError names what was simulated, the
 // signal by name and the last lines SimGrid printed, so no failure comes back as a bare signal.
+// A user's error found in the child (a TwinCCL ConfigError, DeadlockError, InvalidArgument or
+// MismatchError, such as a replay whose ranks wait for each other) comes back as the same type
+// with its own message: it is the request's problem, not SimGrid's. The child dies with its
+// parent (PR_SET_PDEATHSIG, and a check that the parent is still the one that forked it, for a
+// parent that died before the child asked), so killing the caller leaves no simulation running.
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,6 +117,18 @@ std::string stderr_tail(const std::string& err) {
   try {
     payload = simulate();
     status = 'O';
+  } catch (const ConfigError& e) {
+    status = 'C';
+    message = e.what();
+  } catch (const DeadlockError& e) {
+    status = 'D';
+    message = e.what();
+  } catch (const InvalidArgument& e) {
+    status = 'A';
+    message = e.what();
+  } catch (const MismatchError& e) {
+    status = 'M';
+    message = e.what();
   } catch (const std::exception& e) {
     message = e.what();
   } catch (...) {
@@ -148,12 +166,15 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
     throw InternalError(prefix + ": pipe() failed: " + std::strerror(errno));
   }
   std::fflush(nullptr);  // or the child's exit would write the caller's buffered output again
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {fds[0], fds[1], err_fds[0], err_fds[1]}) ::close(fd);
     throw InternalError(prefix + ": fork() failed: " + std::strerror(errno));
   }
   if (pid == 0) {
+    // Die with the parent; if it already died (the child was re-parented), leave at once.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(4);
     ::close(fds[0]);
     ::close(err_fds[0]);
     ::dup2(err_fds[1], STDERR_FILENO);
@@ -176,6 +197,16 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
                         stderr_tail(err) +
                         ". This is a failure inside SimGrid (an assertion or a crash), not a "
                         "problem of the request; please report it with the command that caused it");
+  }
+  if (!data.empty() && data[0] != 'O' && data[0] != 'E') {  // the request's own error, as its type
+    const std::string message(data.data() + 1, data.size() - 1);
+    switch (data[0]) {
+      case 'C': throw ConfigError(message);
+      case 'D': throw DeadlockError(message);
+      case 'A': throw InvalidArgument(message);
+      case 'M': throw MismatchError(message);
+      default: break;
+    }
   }
   if (data.empty() || data[0] != 'O') {
     std::string why = "it ended with exit status " +

@@ -88,7 +88,12 @@ double ReplayResult::mean_exposed_comm_us() const {
 ReplayResult replay(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options) {
   check_trace(trace);
   const int n = trace.world_size();
-  if (n < 1) throw ConfigError("trace replay: the trace has no ranks");
+  if (!(options.compute_scale >= 0.0 && options.compute_scale <= 1e6)) {
+    throw InvalidArgument("trace replay: compute_scale must be within 0..1e6, got " + std::to_string(options.compute_scale));
+  }
+  if (!(options.compute_tflops >= 0.0 && options.compute_tflops <= 1e9)) {
+    throw InvalidArgument("trace replay: compute_tflops must be within 0..1e9, got " + std::to_string(options.compute_tflops));
+  }
   if (topology.gpu_count() < n) {
     throw InvalidArgument("trace replay: the trace has " + std::to_string(n) + " ranks but topology '" +
                           topology.name() + "' has " + std::to_string(topology.gpu_count()) + " GPUs");

@@ -231,14 +231,21 @@ class ReplayController {
       }
       for (int t : ended) transfer_done(t);
     }
-    for (std::size_t r = 0; r < p_.rank_events.size(); ++r) {
+    // check_trace's dry run refuses traces that deadlock; should one get here all the same, say so
+    // once the engine has stopped (an exception thrown in an actor aborts SimGrid with a backtrace).
+    for (std::size_t r = 0; r < p_.rank_events.size() && stuck_.empty(); ++r) {
       if (cursor_[r] != p_.rank_events[r].size()) {
-        throw InternalError("trace replay: rank " + std::to_string(r) + " is stuck at event " +
-                            std::to_string(cursor_[r]) + " of " + std::to_string(p_.rank_events[r].size()) +
-                            " (an operation never started: its ranks wait for each other in different orders)");
+        stuck_ = "trace replay deadlock: rank " + std::to_string(r) + " is stuck at its replay event " +
+                 std::to_string(cursor_[r]) + " of " + std::to_string(p_.rank_events[r].size()) +
+                 " (an operation never started: its ranks wait for each other in different orders)";
       }
     }
   }
+
+ public:
+  std::string stuck_;  // empty, or why the replay did not end
+
+ private:
 
   const ReplayProgram& p_;
   std::vector<sg4::Host*> hosts_;
@@ -262,9 +269,15 @@ class ReplayController {
 
 std::vector<double> play_replay_with_simgrid(const ReplayProgram& program) {
   std::vector<double> out;
+  std::string stuck;
   run_simgrid(program.flow, [&](const std::vector<sg4::Host*>& hosts) {
-    sg4::Actor::create("replay", hosts.front(), ReplayController(program, hosts, out));
+    sg4::Actor::create("replay", hosts.front(), [&program, hosts, &out, &stuck] {
+      ReplayController controller(program, hosts, out);
+      controller();
+      stuck = controller.stuck_;
+    });
   });
+  if (!stuck.empty()) throw DeadlockError(stuck);
   return out;
 }
 

@@ -1,13 +1,17 @@
-// The trace file format (docs/traces.md) and check_trace.
+// The trace file format (docs/traces.md): reading and writing; check_trace is in trace_check.cc.
 //
 // How it works. One JSON object; every rank lists its ops (kind, comm, seq, count, dtype, ...) and
 // its events in program order: {"op": i} issues op i, {"wait": i} blocks on it, {"compute_s": x}
-// and/or {"compute_flops": f} compute. The version is read first: another version is refused
-// before anything else is looked at. Errors name the source and the JSON path
-// ("t.json: ranks[3].ops[2].dtype: unknown data type 'foo'").
-#include <algorithm>
+// and/or {"compute_flops": f} compute. The parser's callback refuses nesting deeper than a trace
+// has and more values than the caps allow while the file is read, so a hostile file is refused
+// before it takes memory; every field is read with its exact type and range (2^40 is not silently
+// cut to an int). The version is read first: another version is refused before anything else is
+// looked at. Errors name the source and the JSON path ("t.json: ranks[3].ops[2].dtype: unknown
+// data type 'foo'") and never echo more than a few bytes of input.
+#include <cmath>
+#include <cstdint>
 #include <fstream>
-#include <sstream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -19,30 +23,75 @@ namespace {
 
 using nlohmann::json;
 
+// Deepest nesting a trace has is 6 (top, ranks, rank, ops, op, counts); more is not a trace.
+constexpr int kMaxDepth = 16;
+// JSON values a trace within the caps holds at most (an op ~12, an event ~2, a member 1).
+constexpr std::size_t kMaxValues = 16 * kMaxTraceOps + 3 * kMaxTraceEvents + kMaxTraceCommMembers;
+
 [[noreturn]] void fail(std::string_view source, const std::string& path, const std::string& what) {
   throw ConfigError(std::string(source) + ": " + path + ": " + what);
 }
 
+// A value as a person reads it in an error: its type, and a scalar's first bytes.
+std::string shown(const json& v) {
+  if (v.is_structured()) return std::string("an ") + v.type_name();
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 40) + "...";
+  return std::string(v.type_name()) + " " + text;
+}
+
 const json& field(const json& obj, const char* key, std::string_view source, const std::string& path) {
-  if (!obj.is_object()) fail(source, path, "must be an object");
+  if (!obj.is_object()) fail(source, path, "must be an object, is " + shown(obj));
   const auto it = obj.find(key);
   if (it == obj.end()) fail(source, path, std::string("missing field '") + key + "'");
   return *it;
 }
 
+// An integer in [lo, hi]; 2.5, "3", true and 2^40 for an int are refused.
 template <class T>
-T get(const json& v, std::string_view source, const std::string& path) {
-  try {
-    return v.get<T>();
-  } catch (const json::exception&) {
-    fail(source, path, "has the wrong type (" + std::string(v.type_name()) + "): " + v.dump());
+T get_int(const json& v, std::string_view source, const std::string& path, T lo = std::numeric_limits<T>::min(),
+          T hi = std::numeric_limits<T>::max()) {
+  if (!v.is_number_integer()) fail(source, path, "must be an integer, is " + shown(v));
+  bool fits = false;
+  if (v.is_number_unsigned()) {
+    const std::uint64_t u = v.get<std::uint64_t>();
+    fits = u <= static_cast<std::uint64_t>(hi) && (lo <= 0 || u >= static_cast<std::uint64_t>(lo));
+  } else {  // a negative number (nlohmann keeps non-negative ones unsigned)
+    const std::int64_t i = v.get<std::int64_t>();
+    fits = std::is_signed_v<T> && i >= static_cast<std::int64_t>(lo);
   }
+  if (!fits) fail(source, path, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
 }
 
-template <class T>
-T get_or(const json& obj, const char* key, T fallback, std::string_view source, const std::string& path) {
+double get_double(const json& v, std::string_view source, const std::string& path) {
+  if (!v.is_number()) fail(source, path, "must be a number, is " + shown(v));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) fail(source, path, "must be finite, is " + shown(v));
+  return d;
+}
+
+std::string get_string(const json& v, std::string_view source, const std::string& path, std::size_t cap) {
+  if (!v.is_string()) fail(source, path, "must be a string, is " + shown(v));
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > cap) fail(source, path, "is " + std::to_string(s.size()) + " bytes long; the cap is " + std::to_string(cap));
+  return s;
+}
+
+bool get_bool(const json& v, std::string_view source, const std::string& path) {
+  if (!v.is_boolean()) fail(source, path, "must be true or false, is " + shown(v));
+  return v.get<bool>();
+}
+
+const json* optional(const json& obj, const char* key) {
   const auto it = obj.find(key);
-  return it == obj.end() ? fallback : get<T>(*it, source, path + "." + key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+const json& array(const json& v, std::string_view source, const std::string& path, std::size_t cap) {
+  if (!v.is_array()) fail(source, path, "must be an array, is " + shown(v));
+  if (v.size() > cap) fail(source, path, "has " + std::to_string(v.size()) + " entries; the cap is " + std::to_string(cap));
+  return v;
 }
 
 json op_to_json(const TraceOp& op) {
@@ -61,8 +110,8 @@ json op_to_json(const TraceOp& op) {
 
 TraceOp op_from_json(const json& j, std::string_view source, const std::string& path) {
   TraceOp op;
-  const std::string kind = get<std::string>(field(j, "kind", source, path), source, path + ".kind");
-  const std::string dtype = get<std::string>(field(j, "dtype", source, path), source, path + ".dtype");
+  const std::string kind = get_string(field(j, "kind", source, path), source, path + ".kind", kMaxTraceNameBytes);
+  const std::string dtype = get_string(field(j, "dtype", source, path), source, path + ".dtype", kMaxTraceNameBytes);
   try {
     op.kind = parse_op_kind(kind);
   } catch (const InvalidArgument& e) {
@@ -73,17 +122,22 @@ TraceOp op_from_json(const json& j, std::string_view source, const std::string& 
   } catch (const InvalidArgument& e) {
     fail(source, path + ".dtype", e.what());
   }
-  op.comm = get<int>(field(j, "comm", source, path), source, path + ".comm");
-  op.seq = get<std::uint64_t>(field(j, "seq", source, path), source, path + ".seq");
-  op.count = get<std::size_t>(field(j, "count", source, path), source, path + ".count");
-  op.root = get_or<int>(j, "root", -1, source, path);
-  op.peer = get_or<int>(j, "peer", -1, source, path);
-  op.counts = get_or<std::vector<std::size_t>>(j, "counts", {}, source, path);
-  op.algorithm = get_or<std::string>(j, "algorithm", "", source, path);
-  op.async = get_or<bool>(j, "async", false, source, path);
-  op.group = get_or<int>(j, "group", 0, source, path);
-  op.issue_s = get_or<double>(j, "issue_s", -1.0, source, path);
-  op.complete_s = get_or<double>(j, "complete_s", -1.0, source, path);
+  op.comm = get_int<int>(field(j, "comm", source, path), source, path + ".comm");
+  op.seq = get_int<std::uint64_t>(field(j, "seq", source, path), source, path + ".seq");
+  op.count = get_int<std::size_t>(field(j, "count", source, path), source, path + ".count");
+  if (const json* v = optional(j, "root")) op.root = get_int<int>(*v, source, path + ".root");
+  if (const json* v = optional(j, "peer")) op.peer = get_int<int>(*v, source, path + ".peer");
+  if (const json* v = optional(j, "counts")) {
+    const json& counts = array(*v, source, path + ".counts", static_cast<std::size_t>(kMaxTraceRanks));
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      op.counts.push_back(get_int<std::size_t>(counts[i], source, path + ".counts[" + std::to_string(i) + "]"));
+    }
+  }
+  if (const json* v = optional(j, "algorithm")) op.algorithm = get_string(*v, source, path + ".algorithm", kMaxTraceNameBytes);
+  if (const json* v = optional(j, "async")) op.async = get_bool(*v, source, path + ".async");
+  if (const json* v = optional(j, "group")) op.group = get_int<int>(*v, source, path + ".group", 0);
+  if (const json* v = optional(j, "issue_s")) op.issue_s = get_double(*v, source, path + ".issue_s");
+  if (const json* v = optional(j, "complete_s")) op.complete_s = get_double(*v, source, path + ".complete_s");
   return op;
 }
 
@@ -102,84 +156,49 @@ json event_to_json(const TraceEvent& e) {
 }
 
 TraceEvent event_from_json(const json& j, std::string_view source, const std::string& path) {
-  if (!j.is_object()) fail(source, path, "must be an object");
+  if (!j.is_object()) fail(source, path, "must be an object, is " + shown(j));
   TraceEvent e;
-  if (j.contains("op")) {
+  if (const json* v = optional(j, "op")) {
     e.kind = TraceEventKind::op;
-    e.op = get<int>(j["op"], source, path + ".op");
-  } else if (j.contains("wait")) {
+    e.op = get_int<int>(*v, source, path + ".op");
+  } else if (const json* w = optional(j, "wait")) {
     e.kind = TraceEventKind::wait;
-    e.op = get<int>(j["wait"], source, path + ".wait");
+    e.op = get_int<int>(*w, source, path + ".wait");
   } else if (j.contains("compute_s") || j.contains("compute_flops")) {
     e.kind = TraceEventKind::compute;
-    e.seconds = get_or<double>(j, "compute_s", 0.0, source, path);
-    e.flops = get_or<double>(j, "compute_flops", 0.0, source, path);
+    if (const json* s = optional(j, "compute_s")) e.seconds = get_double(*s, source, path + ".compute_s");
+    if (const json* f = optional(j, "compute_flops")) e.flops = get_double(*f, source, path + ".compute_flops");
   } else {
-    fail(source, path, "an event needs 'op', 'wait', 'compute_s' or 'compute_flops': " + j.dump());
+    fail(source, path, "an event needs 'op', 'wait', 'compute_s' or 'compute_flops'");
   }
   return e;
 }
 
-std::string where(int rank, const char* what, std::size_t i) {
-  return "ranks[" + std::to_string(rank) + "]." + what + "[" + std::to_string(i) + "]";
+// Refuses, while parsing, nesting deeper than kMaxDepth and more than kMaxValues values.
+json parse_bounded(std::string_view text, std::string_view source) {
+  std::size_t values = 0;
+  const json::parser_callback_t bounded = [&](int depth, json::parse_event_t event, json&) {
+    if (depth > kMaxDepth) fail(source, "(file)", "nesting deeper than " + std::to_string(kMaxDepth) + " levels is not a trace");
+    if (event == json::parse_event_t::value && ++values > kMaxValues) {
+      fail(source, "(file)", "holds more than " + std::to_string(kMaxValues) + " JSON values, more than a trace within "
+                             "the caps (" + std::to_string(kMaxTraceOps) + " operations, " + std::to_string(kMaxTraceEvents) +
+                             " events) has");
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, bounded);
+  } catch (const json::exception& e) {
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    std::string what = e.what();
+    const std::size_t close = what.find("] ");
+    if (close != std::string::npos && what.rfind("[json.exception", 0) == 0) what.erase(0, close + 2);
+    if (what.size() > 300) what = what.substr(0, 300) + "...";
+    fail(source, "(file)", "is not JSON: " + what);
+  }
 }
 
 }  // namespace
-
-void check_trace(const Trace& trace, std::string_view source) {
-  if (trace.version != kTraceFormatVersion) {
-    fail(source, "version", "is " + std::to_string(trace.version) + "; this TwinCCL reads version " +
-                                std::to_string(kTraceFormatVersion));
-  }
-  const int n = trace.world_size();
-  for (std::size_t c = 0; c < trace.communicators.size(); ++c) {
-    const TraceCommunicator& comm = trace.communicators[c];
-    const std::string path = "communicators[" + std::to_string(c) + "] '" + comm.name + "'";
-    if (comm.ranks.empty()) fail(source, path, "has no ranks");
-    std::vector<char> seen(static_cast<std::size_t>(n), 0);
-    for (int r : comm.ranks) {
-      if (r < 0 || r >= n) {
-        fail(source, path + ".ranks", "world rank " + std::to_string(r) + " is outside 0.." + std::to_string(n - 1));
-      }
-      if (seen[static_cast<std::size_t>(r)]++) fail(source, path + ".ranks", "lists rank " + std::to_string(r) + " twice");
-    }
-  }
-  for (int r = 0; r < n; ++r) {
-    const RankTrace& rt = trace.ranks[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < rt.ops.size(); ++i) {
-      const TraceOp& op = rt.ops[i];
-      const std::string path = where(r, "ops", i) + " (" + std::string(name(op.kind)) + ")";
-      if (op.comm < 0 || static_cast<std::size_t>(op.comm) >= trace.communicators.size()) {
-        fail(source, path + ".comm", std::to_string(op.comm) + " is not a communicator index (0.." +
-                                         std::to_string(static_cast<int>(trace.communicators.size()) - 1) + ")");
-      }
-      const std::vector<int>& members = trace.communicators[static_cast<std::size_t>(op.comm)].ranks;
-      const int size = static_cast<int>(members.size());
-      if (std::find(members.begin(), members.end(), r) == members.end()) {
-        fail(source, path + ".comm", "rank " + std::to_string(r) + " is not a member of '" +
-                                         trace.communicators[static_cast<std::size_t>(op.comm)].name + "'");
-      }
-      if (is_p2p(op.kind) && (op.peer < 0 || op.peer >= size)) {
-        fail(source, path + ".peer", std::to_string(op.peer) + " is outside 0.." + std::to_string(size - 1));
-      }
-      if (is_rooted(op.kind) && (op.root < 0 || op.root >= size)) {
-        fail(source, path + ".root", std::to_string(op.root) + " is outside 0.." + std::to_string(size - 1));
-      }
-    }
-    for (std::size_t i = 0; i < rt.events.size(); ++i) {
-      const TraceEvent& e = rt.events[i];
-      if (e.kind == TraceEventKind::compute) {
-        if (!(e.seconds >= 0.0) || !(e.flops >= 0.0)) {
-          fail(source, where(r, "events", i), "compute must be >= 0 (seconds " + std::to_string(e.seconds) +
-                                                  ", flops " + std::to_string(e.flops) + ")");
-        }
-      } else if (e.op < 0 || static_cast<std::size_t>(e.op) >= rt.ops.size()) {
-        fail(source, where(r, "events", i), "op " + std::to_string(e.op) + " is outside 0.." +
-                                                std::to_string(static_cast<int>(rt.ops.size()) - 1));
-      }
-    }
-  }
-}
 
 std::string to_json(const Trace& trace) {
   json comms = json::array();
@@ -198,43 +217,44 @@ std::string to_json(const Trace& trace) {
 }
 
 Trace trace_from_json(std::string_view text, std::string_view source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(source, "(file)", std::string("is not JSON: ") + e.what());
-  }
-  if (!doc.is_object()) fail(source, "(top)", "must be a JSON object");
-  if (doc.value("format", std::string()) != "twinccl-trace") {
+  const json doc = parse_bounded(text, source);
+  if (!doc.is_object()) fail(source, "(top)", "must be a JSON object, is " + shown(doc));
+  const json* format = optional(doc, "format");
+  if (format == nullptr || !format->is_string() || format->get_ref<const std::string&>() != "twinccl-trace") {
     fail(source, "format", "must be \"twinccl-trace\" (is this a TwinCCL trace file?)");
   }
   Trace trace;
-  trace.version = get<int>(field(doc, "version", source, "(top)"), source, "version");
+  trace.version = get_int<int>(field(doc, "version", source, "(top)"), source, "version");
   if (trace.version != kTraceFormatVersion) {
     fail(source, "version", "is " + std::to_string(trace.version) + "; this TwinCCL reads version " +
                                 std::to_string(kTraceFormatVersion) + " (re-record the trace)");
   }
-  trace.program = get_or<std::string>(doc, "program", "", source, "(top)");
-  const int world = get<int>(field(doc, "world_size", source, "(top)"), source, "world_size");
-  if (world < 1) fail(source, "world_size", "must be >= 1, got " + std::to_string(world));
-  const json& comms = field(doc, "communicators", source, "(top)");
-  if (!comms.is_array()) fail(source, "communicators", "must be an array");
+  if (const json* v = optional(doc, "program")) trace.program = get_string(*v, source, "program", kMaxTraceProgramBytes);
+  const int world = get_int<int>(field(doc, "world_size", source, "(top)"), source, "world_size", 1, kMaxTraceRanks);
+  const json& comms = array(field(doc, "communicators", source, "(top)"), source, "communicators", kMaxTraceCommunicators);
   for (std::size_t c = 0; c < comms.size(); ++c) {
     const std::string path = "communicators[" + std::to_string(c) + "]";
-    trace.communicators.push_back(
-        {get<std::string>(field(comms[c], "name", source, path), source, path + ".name"),
-         get<std::vector<int>>(field(comms[c], "ranks", source, path), source, path + ".ranks")});
+    TraceCommunicator comm;
+    comm.name = get_string(field(comms[c], "name", source, path), source, path + ".name", kMaxTraceNameBytes);
+    const json& ranks = array(field(comms[c], "ranks", source, path), source, path + ".ranks", static_cast<std::size_t>(world));
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      comm.ranks.push_back(get_int<int>(ranks[i], source, path + ".ranks[" + std::to_string(i) + "]"));
+    }
+    trace.communicators.push_back(std::move(comm));
   }
-  const json& ranks = field(doc, "ranks", source, "(top)");
-  if (!ranks.is_array() || ranks.size() != static_cast<std::size_t>(world)) {
-    fail(source, "ranks", "must be an array of world_size=" + std::to_string(world) + " entries");
+  const json& ranks = array(field(doc, "ranks", source, "(top)"), source, "ranks", static_cast<std::size_t>(world));
+  if (ranks.size() != static_cast<std::size_t>(world)) {
+    fail(source, "ranks", "must be an array of world_size=" + std::to_string(world) + " entries, has " +
+                              std::to_string(ranks.size()));
   }
   trace.ranks.resize(static_cast<std::size_t>(world));
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const std::string path = "ranks[" + std::to_string(r) + "]";
-    const json& ops = field(ranks[r], "ops", source, path);
-    const json& events = field(ranks[r], "events", source, path);
-    if (!ops.is_array() || !events.is_array()) fail(source, path, "'ops' and 'events' must be arrays");
+    const json& ops = array(field(ranks[r], "ops", source, path), source, path + ".ops", kMaxTraceOps);
+    const json& events = array(field(ranks[r], "events", source, path), source, path + ".events", kMaxTraceEvents);
+    if (const json* v = optional(ranks[r], "rank"); v != nullptr && get_int<int>(*v, source, path + ".rank") != static_cast<int>(r)) {
+      fail(source, path + ".rank", "is " + shown(*v) + "; entries must be in rank order (this is rank " + std::to_string(r) + ")");
+    }
     RankTrace& rt = trace.ranks[r];
     for (std::size_t i = 0; i < ops.size(); ++i) {
       rt.ops.push_back(op_from_json(ops[i], source, path + ".ops[" + std::to_string(i) + "]"));
@@ -248,11 +268,25 @@ Trace trace_from_json(std::string_view text, std::string_view source) {
 }
 
 Trace load_trace(const std::filesystem::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot open trace file '" + path.string() + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return trace_from_json(text.str(), path.string());
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (!ec && bytes > kMaxTraceFileBytes) {
+    throw ConfigError(path.string() + ": the file is " + std::to_string(bytes) + " bytes, over the cap of " +
+                      std::to_string(kMaxTraceFileBytes) + " bytes per trace; replay a shorter window");
+  }
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxTraceFileBytes) {  // a pipe, or a file still growing
+      throw ConfigError(path.string() + ": more than " + std::to_string(kMaxTraceFileBytes) +
+                        " bytes, over the cap per trace; replay a shorter window");
+    }
+  }
+  if (in.bad()) throw ConfigError("reading trace file '" + path.string() + "' failed");
+  return trace_from_json(text, path.string());
 }
 
 void save_trace(const Trace& trace, const std::filesystem::path& path) {

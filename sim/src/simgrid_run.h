@@ -22,9 +22,10 @@ namespace twinccl::sim::detail {
 void run_simgrid(const FlowProgram& program,
                  const std::function<void(const std::vector<simgrid::s4u::Host*>&)>& create_actors);
 
-// Runs `simulate` in a forked child process (fresh engine, clock and platform) and returns what it
-// returned. Throws InternalError starting with `what` when the child throws, dies or returns a
-// different number of values than `expected_values`.
+// Runs `simulate` in a forked child process (fresh engine, clock and platform; it dies with its
+// parent) and returns what it returned. A ConfigError, DeadlockError, InvalidArgument or
+// MismatchError thrown by `simulate` is rethrown as such with its message; anything else (another
+// exception, a signal, a short answer) throws InternalError starting with `what`.
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
                                  std::size_t expected_values, const char* what);
 // The same; `context` (what was simulated: "16 ranks, 240 transfers on 64 links") joins `what` in

@@ -33,7 +33,7 @@ Trace sample() {
   op.group = 3;
   op.issue_s = 0.25;
   op.complete_s = 0.5;
-  op.counts = {1, 2, 3};
+  for (RankTrace& rt : t.ranks) rt.ops[0].counts = {1, 2, 3};  // ranks agree on an op's counts
   return t;
 }
 

@@ -24,6 +24,22 @@ namespace twinccl::sim {
 // The file format's version; files of another version are refused with a clear error.
 inline constexpr int kTraceFormatVersion = 1;
 
+// Caps on what one trace may hold (check_trace refuses more with a ConfigError stating the cap).
+// They leave room for 10x bench/bench_replay_scale (1024 ranks x 100 collectives, ~100k ops) and
+// keep a hostile file from taking gigabytes or hours: a 10^6-op trace loads in seconds.
+inline constexpr int kMaxTraceRanks = 65536;
+inline constexpr std::size_t kMaxTraceOps = std::size_t{1} << 20;           // all ranks together
+inline constexpr std::size_t kMaxTraceEvents = std::size_t{4} << 20;        // all ranks together
+inline constexpr std::size_t kMaxTraceCommunicators = 65536;
+inline constexpr std::size_t kMaxTraceCommMembers = std::size_t{4} << 20;   // sum of ranks lists
+inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{256} << 20;   // 256 MiB of JSON
+inline constexpr std::size_t kMaxTraceNameBytes = 256;      // communicator names, algorithms
+inline constexpr std::size_t kMaxTraceProgramBytes = 4096;  // the free-text "program"
+inline constexpr double kMaxTraceOpBytes = 1099511627776.0;  // 1 TiB moved by one rank's op
+inline constexpr double kMaxComputeSeconds = 1e6;            // one compute event (~11.6 days)
+inline constexpr double kMaxComputeFlops = 1e21;             // one compute event (~17 min at 1 EFLOP/s)
+inline constexpr double kMaxTraceWallSeconds = 1e9;          // issue_s, complete_s
+
 // One communicator: its name and the world rank of each of its ranks (comm rank i = ranks[i]).
 struct TraceCommunicator {
   std::string name;
@@ -81,15 +97,23 @@ struct Trace {
   friend bool operator==(const Trace&, const Trace&) = default;
 };
 
-// Structure checks (communicator and op indices, ranks in range, members listing themselves,
-// counts and compute >= 0). Throws ConfigError naming `source`, the rank, event and value.
+// Everything replay needs of a trace, checked before any simulation (trace_check.cc,
+// trace_analysis.cc). Per rank: communicator and op indices, ranks in range, members listing
+// themselves, the caps above, finite numbers in range, every op issued once, waits after their
+// issue, a group's ops issued together before any of them is waited. Across ranks: every op has
+// its counterparts (all ranks of a collective, the recv of a send) and they agree (kind, count,
+// dtype, root, counts), every rank issues a communicator's collectives in the same order, and a
+// dry run of the replay's rules (streams, groups, waits) ends: a trace that would deadlock throws
+// DeadlockError naming the stuck rank, the op it waits for and why that op cannot start.
+// Everything else throws ConfigError naming `source`, the rank, event or op and the value.
 void check_trace(const Trace& trace, std::string_view source = "<trace>");
 
 // JSON (docs/traces.md): {"format": "twinccl-trace", "version": 1, "program", "world_size",
 // "communicators": [{"name", "ranks"}], "ranks": [{"rank", "ops": [...], "events": [...]}]}.
 std::string to_json(const Trace& trace);
-// Throws ConfigError naming `source`, the JSON path and the problem; a file of another version
-// says which version it has and which this TwinCCL reads.
+// Parses and checks (check_trace) a trace held in memory; load_trace reads the file and calls
+// it. Throws ConfigError naming `source`, the JSON path and the problem (DeadlockError as
+// check_trace); a file of another version says which version it has and which this TwinCCL reads.
 Trace trace_from_json(std::string_view text, std::string_view source = "<json>");
 Trace load_trace(const std::filesystem::path& path);
 void save_trace(const Trace& trace, const std::filesystem::path& path);
