@@ -1,0 +1,89 @@
+// `twinccl compare LOG... --topology T [--collective C] [--ranks N --nodes M] [--algo A --proto P]
+// [--in-place] [--fidelity analytic|flow] [--format table|csv|json]`: reads nccl-tests results
+// measured on a real cluster (stdout logs or -J JSON) and sets each row beside the simulator's
+// prediction for the same call on T, with the geometric-mean error per size regime. This is how
+// a user checks the model against their own cluster before trusting a what-if.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "compare_report.h"
+#include "flag_values.h"
+#include "twinccl/errors.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/topologies/presets.h"
+
+namespace twinccl::cli {
+namespace {
+
+// The whole file, refusing what is not a regular file or is larger than a log can be.
+std::string read_log(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw ConfigError("cannot read log '" + shown(path) + "': no such file");
+  if (!std::filesystem::is_regular_file(status)) {
+    throw ConfigError("cannot read log '" + shown(path) + "': not a regular file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > sim::kNcclTestsMaxBytes) {
+    throw ConfigError(fmt::format("log '{}': {} bytes, more than the {} a log is read up to", shown(path),
+                                  ec ? 0 : size, sim::kNcclTestsMaxBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot read log '" + shown(path) + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError("cannot read log '" + shown(path) + "': a read error");
+  return text.str();
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "set measured nccl-tests results (stdout logs or -J JSON) beside the simulator's prediction");
+  cmd->add_option("logs", o.logs, "nccl-tests output files (stdout table or -J JSON)")->required();
+  cmd->add_option("--topology,-t", o.topology, "preset name or topology file the logs were measured on")->required();
+  cmd->add_option("--collective", o.collective, "the collective, when the log does not name it (all_reduce, ...)");
+  cmd->add_option("--ranks", o.ranks, "ranks of the run, when the log's device block is missing or truncated")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--nodes", o.nodes, "nodes of the run, when the log's device block is missing or truncated")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--algo", o.algorithm, "predict with this algorithm (default: NCCL's choice)");
+  cmd->add_option("--proto", o.protocol, "predict with this protocol: LL, LL128 or Simple (default: NCCL's choice)");
+  cmd->add_flag("--in-place", o.in_place, "compare the in-place columns (default: out-of-place)");
+  cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")->check(CLI::IsMember({"analytic", "flow"}));
+  cmd->add_option("--format", o.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  return cmd;
+}
+
+int run_compare_command(const CompareOptions& o, std::ostream& out) {
+  if (o.logs.empty()) throw InvalidArgument("compare needs at least one nccl-tests log");
+  const topo::Topology topology = topo::load_topology(o.topology);
+  sim::NcclTestsParseOptions parse;
+  parse.collective = o.collective;
+  parse.ranks = o.ranks;
+  parse.nodes = o.nodes;
+  std::vector<sim::NcclTestsTable> tables;
+  for (const std::string& path : o.logs) {
+    for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(read_log(path), path, parse)) {
+      tables.push_back(std::move(t));
+    }
+  }
+  const CompareReport report = build_compare_report(std::move(tables), topology, o);
+  if (o.format == "json") {
+    print_compare_json(out, report);
+  } else if (o.format == "csv") {
+    print_compare_csv(out, report);
+  } else {
+    print_compare_table(out, report);
+  }
+  return 0;
+}
+
+}  // namespace twinccl::cli

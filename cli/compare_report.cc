@@ -1,0 +1,156 @@
+// `twinccl compare`: predictions for measured nccl-tests rows and their geometric-mean errors.
+//
+// Each row is predicted as nccl-tests ran it: the log's collective, dtype and count (NCCL's
+// count, per rank for reduce_scatter / all_gather / all_to_all), on the first `ranks` GPUs of the
+// topology, which must span as many nodes as the log's hosts. The ratio predicted / measured time
+// is summarised per size regime by its geometric mean (a bias: -30% = predicted 30% too fast) and
+// by the geometric mean of max(r, 1/r) (a spread: how far off a row typically is, either way).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "compare_report.h"
+#include "twinccl/errors.h"
+#include "twinccl/sim/timing.h"
+
+namespace twinccl::cli {
+namespace {
+
+constexpr std::size_t kLatencyBelowBytes = std::size_t{1} << 20;    // 1 MiB
+constexpr std::size_t kBandwidthFromBytes = std::size_t{64} << 20;  // 64 MiB
+
+std::string preset_for(int ranks, int nodes) {
+  if (nodes > 0 && ranks % nodes == 0 && ranks / nodes == 8) {
+    return nodes == 1 ? "dgx-h100 (or dgx-a100)" : fmt::format("h100-cluster-{}", nodes);
+  }
+  return fmt::format("a topology file with {} node(s) holding {} ranks (docs/topologies.md)", nodes, ranks);
+}
+
+// The log's ranks must be the first `ranks` GPUs of the topology, on as many nodes as it names.
+void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t, const std::string& topo_name) {
+  const std::string where = fmt::format("{} (table at line {})", log.source, log.first_line);
+  if (log.ranks <= 0 || log.nodes <= 0) {
+    throw ConfigError(where + ": the device block ('# Using devices') is missing or truncated, so the log does not say "
+                              "how many ranks on how many nodes ran; give --ranks N --nodes M");
+  }
+  if (log.nodes > log.ranks) {
+    throw ConfigError(fmt::format("{}: {} nodes for {} ranks; check --ranks / --nodes", where, log.nodes, log.ranks));
+  }
+  if (log.ranks > t.gpu_count()) {
+    throw ConfigError(fmt::format("{}: {} ranks on {} node(s), more than the {} GPUs of --topology {}; use {}", where,
+                                  log.ranks, log.nodes, t.gpu_count(), topo_name, preset_for(log.ranks, log.nodes)));
+  }
+  std::set<int> nodes;
+  for (int r = 0; r < log.ranks; ++r) nodes.insert(t.vertex(t.gpu(r)).node);
+  if (static_cast<int>(nodes.size()) != log.nodes) {
+    throw ConfigError(fmt::format("{}: the log ran {} ranks on {} node(s), but the first {} GPUs of --topology {} span {} "
+                                  "node(s); use {} (or --nodes if the log's device block is wrong)",
+                                  where, log.ranks, log.nodes, log.ranks, topo_name, nodes.size(),
+                                  preset_for(log.ranks, log.nodes)));
+  }
+  if (!log.kind) {
+    throw ConfigError(where + ": " + log.collective + " is not a collective the simulator models; give --collective if "
+                              "the log was named wrongly");
+  }
+}
+
+void add_summary(std::vector<RegimeSummary>& out, const std::string& source, const std::string& collective,
+                 const std::vector<const CompareRow*>& rows) {
+  for (SizeRegime regime : {SizeRegime::latency, SizeRegime::middle, SizeRegime::bandwidth}) {
+    double log_sum = 0, abs_log_sum = 0;
+    int n = 0;
+    for (const CompareRow* r : rows) {
+      if (r->regime != regime) continue;
+      log_sum += std::log(r->ratio);
+      abs_log_sum += std::fabs(std::log(r->ratio));
+      ++n;
+    }
+    if (n == 0) continue;
+    out.push_back(RegimeSummary{collective, source, regime, n, std::exp(log_sum / n), std::exp(abs_log_sum / n) - 1});
+  }
+}
+
+}  // namespace
+
+SizeRegime size_regime(std::size_t size_bytes) {
+  if (size_bytes < kLatencyBelowBytes) return SizeRegime::latency;
+  return size_bytes >= kBandwidthFromBytes ? SizeRegime::bandwidth : SizeRegime::middle;
+}
+
+const char* name(SizeRegime regime) {
+  switch (regime) {
+    case SizeRegime::latency: return "latency";
+    case SizeRegime::middle: return "middle";
+    case SizeRegime::bandwidth: return "bandwidth";
+  }
+  return "invalid";
+}
+
+CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, const topo::Topology& topology,
+                                   const CompareOptions& o) {
+  CompareReport report;
+  report.topology = o.topology;
+  report.fidelity = o.fidelity;
+  report.in_place = o.in_place;
+  const sim::Fidelity fidelity = sim::parse_fidelity(o.fidelity);
+  std::optional<sim::Protocol> protocol;
+  if (!o.protocol.empty()) protocol = sim::parse_protocol(o.protocol);
+  for (sim::NcclTestsTable& log : tables) {
+    check_fits(log, topology, o.topology);
+    CompareTable table;
+    std::vector<sim::NcclTestsRow> rows = std::move(log.rows);
+    log.rows.clear();
+    table.log = std::move(log);
+    for (sim::NcclTestsRow& row : rows) {
+      const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
+      if (!m || row.count == 0 || m->time_us <= 0) {
+        ++table.skipped_rows;
+        continue;
+      }
+      sim::Request request;
+      request.spec.kind = *table.log.kind;
+      request.spec.nranks = table.log.ranks;
+      request.spec.count = row.count;
+      request.spec.root = row.root >= 0 && row.root < table.log.ranks ? row.root : 0;
+      request.dtype = row.dtype;
+      request.algorithm = o.algorithm;
+      request.protocol = protocol;
+      request.fidelity = fidelity;
+      sim::Prediction p;
+      try {
+        p = sim::predict(topology, request);
+      } catch (const InvalidArgument& e) {
+        throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}: {}", table.log.source, row.line,
+                                      table.log.collective, row.count, table.log.ranks, o.topology, e.what()));
+      }
+      CompareRow c;
+      c.measured_time_us = m->time_us;
+      c.measured_busbw_gbps = m->busbw_gbps;
+      c.predicted_time_us = p.time_us;
+      c.predicted_busbw_gbps = p.busbw_gbps;
+      c.algorithm = p.algorithm;
+      c.protocol = std::string(sim::name(p.protocol));
+      c.ratio = p.time_us > 0 ? p.time_us / m->time_us : 1.0;
+      c.regime = size_regime(row.size_bytes);
+      c.measured_row = std::move(row);
+      table.rows.push_back(std::move(c));
+    }
+    report.tables.push_back(std::move(table));
+  }
+  std::map<std::string, std::vector<const CompareRow*>> by_collective;
+  for (const CompareTable& t : report.tables) {
+    std::vector<const CompareRow*> rows;
+    for (const CompareRow& r : t.rows) rows.push_back(&r);
+    add_summary(report.summary, t.log.source, t.log.collective, rows);
+    by_collective[t.log.collective].insert(by_collective[t.log.collective].end(), rows.begin(), rows.end());
+  }
+  if (report.tables.size() > 1) {
+    for (const auto& [collective, rows] : by_collective) add_summary(report.summary, "all", collective, rows);
+  }
+  return report;
+}
+
+}  // namespace twinccl::cli

@@ -1,0 +1,62 @@
+// `twinccl compare`: each measured nccl-tests row beside the simulator's prediction, and the
+// geometric-mean error per collective and size regime.
+//
+//   CompareReport rep = build_compare_report(tables, topo::load_topology("h100-cluster-2"), options);
+//   print_compare_table(std::cout, rep);   // or print_compare_csv / print_compare_json
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "compare_options.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::cli {
+
+enum class SizeRegime { latency, middle, bandwidth };  // < 1 MiB, between, >= 64 MiB
+SizeRegime size_regime(std::size_t size_bytes);
+const char* name(SizeRegime regime);
+
+struct CompareRow {
+  sim::NcclTestsRow measured_row;
+  double measured_time_us = 0, measured_busbw_gbps = 0;
+  double predicted_time_us = 0, predicted_busbw_gbps = 0;
+  std::string algorithm, protocol;  // the simulator's choice
+  double ratio = 1;                 // predicted / measured time
+  SizeRegime regime = SizeRegime::latency;
+};
+
+struct CompareTable {
+  sim::NcclTestsTable log;  // rows moved out into `rows` (log.rows left empty)
+  std::vector<CompareRow> rows;
+  int skipped_rows = 0;  // size 0, time 0, or the measured block printed blank
+};
+
+// Geometric means over the rows of one (collective, regime), one table or all tables ("all").
+struct RegimeSummary {
+  std::string collective, source;
+  SizeRegime regime = SizeRegime::latency;
+  int rows = 0;
+  double ratio = 1;   // geometric mean of predicted / measured; error = ratio - 1
+  double spread = 0;  // geometric mean of max(r, 1/r), minus 1: how far off a row typically is
+};
+
+struct CompareReport {
+  std::string topology, fidelity;
+  bool in_place = false;
+  std::vector<CompareTable> tables;
+  std::vector<RegimeSummary> summary;
+};
+
+// Predicts every row on `topology` with each table's rank count; ConfigError when the log's
+// ranks or nodes do not fit the topology (naming a preset that fits).
+CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, const topo::Topology& topology,
+                                   const CompareOptions& options);
+
+void print_compare_table(std::ostream& out, const CompareReport& report);
+void print_compare_csv(std::ostream& out, const CompareReport& report);
+void print_compare_json(std::ostream& out, const CompareReport& report);
+
+}  // namespace twinccl::cli

@@ -1,0 +1,85 @@
+// nccl-tests results read back, so a measured run can be set beside the simulator's prediction:
+// the stdout table of any collective (every layout since 2018, launcher prefixes, noise lines)
+// and the JSON written with nccl-tests' -J option.
+//
+//   std::vector<sim::NcclTestsTable> tables = sim::parse_nccl_tests_file_text(text, "run.log");
+//   for (const sim::NcclTestsRow& r : tables[0].rows)
+//     if (r.out_of_place) use(r.size_bytes, r.out_of_place->time_us, r.out_of_place->busbw_gbps);
+//
+// Every problem is a twinccl::ConfigError naming the source, the line and the offending text (cut
+// to 80 characters, unprintable bytes escaped); nothing else escapes. The formats accepted are
+// listed in tests/fidelity/logs/FORMATS.md.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twinccl/data_type.h"
+#include "twinccl/operation.h"
+
+namespace twinccl::sim {
+
+// Bounds on hostile input.
+inline constexpr std::size_t kNcclTestsMaxBytes = 64u << 20;   // one log or JSON file
+inline constexpr std::size_t kNcclTestsMaxLineBytes = 16384;   // one line of a log
+inline constexpr std::size_t kNcclTestsMaxRows = 100000;       // rows over all tables of a file
+
+// One block of a row: out-of-place or in-place.
+struct NcclTestsBlock {
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  // #wrong (a count), or the float error column of pre-2022 layouts; nullopt for N/A.
+  std::optional<double> wrong;
+};
+
+struct NcclTestsRow {
+  std::size_t size_bytes = 0;  // nccl-tests' size: the largest buffer of a rank
+  // nccl-tests' count, which is NCCL's count: per rank for reduce_scatter, all_gather, all_to_all,
+  // gather and scatter (size = nranks * count * typesize there), the whole buffer otherwise.
+  std::size_t count = 0;
+  DataType dtype = DataType::float32;
+  std::string redop;  // "sum", "none", ...; "" when the layout has no redop column
+  int root = -1;      // -1: none (or no root column)
+  std::optional<NcclTestsBlock> out_of_place, in_place;  // unset when printed blank
+  int line = 0;       // 1-based line in the log; JSON: 1-based index in "results"
+};
+
+struct NcclTestsTable {
+  std::string source;      // the file name given to the parser
+  int first_line = 0;      // line of the first row
+  std::string collective;  // "all_reduce", "all_to_all", ...; "sendrecv" / "hypercube" have no kind
+  std::optional<OpKind> kind;
+  // Where the collective came from: "--collective", "test-starting line", "program name",
+  // "file name" or "columns" (inferred from redop, root and size / count).
+  std::string collective_from;
+  int ranks = 0;  // 0 = unknown (no device block, or a truncated one): give --ranks
+  int nodes = 0;  // distinct hostnames of the device block; 0 = unknown: give --nodes
+  bool devices_truncated = false;
+  DataType dtype = DataType::float32;  // the first row's
+  std::string nccl_version;            // "2.26.2+cuda12.8"; "" when not printed
+  bool complete = false;               // the footer (average bus bandwidth) was seen
+  std::vector<NcclTestsRow> rows;
+};
+
+// What the user knows better than a log: applied to every table (empty / 0 = from the log).
+struct NcclTestsParseOptions {
+  std::string collective;  // "all_reduce", "allreduce", "all_reduce_perf", ...
+  int ranks = 0;
+  int nodes = 0;
+};
+
+// The stdout of one or more nccl-tests runs: one table per run (or per column header).
+std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::string_view source,
+                                                     const NcclTestsParseOptions& options = {});
+// nccl-tests' -J JSON: one table.
+std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::string_view source,
+                                                   const NcclTestsParseOptions& options = {});
+// Either of the two, by the first non-blank byte ('{' = JSON).
+std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text, std::string_view source,
+                                                        const NcclTestsParseOptions& options = {});
+
+}  // namespace twinccl::sim

@@ -1,0 +1,367 @@
+// The nccl-tests stdout parser.
+//
+// How it works: the text is read line by line (each at most kNcclTestsMaxLineBytes, a trailing
+// '\r' dropped, a launcher prefix " 0: " or "[1,0]<stdout>:" stripped). Lines starting with '#'
+// are headers: "# Collective test starting: X_perf" and "# nThread ..." begin a new run, the
+// "# Using devices" block gives one line per rank with its hostname (ranks = lines, nodes =
+// distinct hosts; a "..." line marks it truncated), "# nccl-tests version ... nccl-library=N" and
+// NCCL's own "NCCL version X" give the version, and the column header ("size count type redop
+// root time algbw busbw #wrong time ...") gives the layout: which leading columns there are and
+// how many values each timed block has (4, or 8 with per-iteration columns). A line whose first
+// two fields are whole numbers is a row, read with that layout; anything else is noise (Open MPI
+// help messages, "Run-1 Starting command", a failure line) except a "<name>_perf" program name,
+// which names the collective. A table ends at the footer, at a new run, or at a new column header
+// after rows. For example:
+//
+//   #       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw #wrong
+//            8        2    float    sum    -1   40.12   0.00   0.00      0   38.85   0.00   0.00      0
+//        -> size 8, count 2, float, sum, root -1, out-of-place 40.12 us, in-place 38.85 us
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "nccl_tests_log_parts.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::sim {
+namespace {
+
+using nccl_tests::fail;
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const std::size_t begin = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > begin) out.push_back(line.substr(begin, i - begin));
+  }
+  return out;
+}
+
+bool digits(std::string_view s, std::size_t& i) {
+  const std::size_t begin = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i > begin;
+}
+
+// " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
+std::string_view strip_launcher_prefix(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  if (digits(line, i) && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) {
+    return line.substr(std::min(line.size(), i + 2));
+  }
+  i = 0;
+  if (line.substr(0, 1) == "[" && digits(line, ++i) && line.substr(i, 1) == "," && digits(line, ++i) &&
+      line.substr(i, 5) == "]<std") {
+    const std::size_t close = line.find(">:", i);
+    if (close != std::string_view::npos && close < i + 16) return line.substr(close + 2);
+  }
+  return line;
+}
+
+// Which field of a row is what, from the column header (default: the 13-field layout).
+struct Layout {
+  int size = 0, count = 1, type = 2, redop = 3, root = 4;  // -1: no such column
+  int leading = 5;
+  struct Block {
+    int fields = 4, time = 0, algbw = 1, busbw = 2, wrong = 3;
+  };
+  std::vector<Block> blocks{Block{}, Block{}};
+  bool timestamp = false;
+  int fields() const {
+    int n = 0;
+    for (const Block& b : blocks) n += b.fields;
+    return n;
+  }
+};
+
+bool is_time_column(std::string_view t) { return t == "time" || t == "cputime"; }
+
+// The layout a column header line describes (tokens after '#'), or nullopt for other lines.
+std::optional<Layout> column_header(const std::vector<std::string_view>& tokens) {
+  auto has = [&](std::string_view name) { return std::find(tokens.begin(), tokens.end(), name) != tokens.end(); };
+  if (!has("algbw") || !has("busbw") || !(has("time") || has("cputime")) || !(has("size") || has("bytes"))) {
+    return std::nullopt;
+  }
+  Layout layout;
+  layout.size = layout.count = layout.type = layout.redop = layout.root = -1;
+  layout.blocks.clear();
+  std::size_t i = 0;
+  for (; i < tokens.size() && !is_time_column(tokens[i]); ++i) {
+    const std::string_view t = tokens[i];
+    const int at = static_cast<int>(i);
+    if (t == "size" || t == "bytes") layout.size = at;
+    if (t == "count" || t == "N" || t == "elements") layout.count = at;
+    if (t == "type") layout.type = at;
+    if (t == "redop" || t == "op") layout.redop = at;
+    if (t == "root") layout.root = at;
+  }
+  layout.leading = static_cast<int>(i);
+  while (i < tokens.size() && layout.blocks.size() < 2) {
+    Layout::Block b{0, 0, -1, -1, -1};
+    for (std::size_t j = i; j < tokens.size() && (j == i || !is_time_column(tokens[j])); ++j) {
+      const std::string_view t = tokens[j];
+      if (t == "timestamp") break;
+      if (t == "algbw") b.algbw = b.fields;
+      if (t == "busbw") b.busbw = b.fields;
+      if (t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors") b.wrong = b.fields;
+      ++b.fields;
+    }
+    if (b.algbw < 0 || b.busbw < 0) return std::nullopt;
+    layout.blocks.push_back(b);
+    i += static_cast<std::size_t>(b.fields);
+  }
+  layout.timestamp = has("timestamp");
+  if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty()) return std::nullopt;
+  return layout;
+}
+
+struct Reader {
+  Reader(std::string_view source_name, const NcclTestsParseOptions& parse_options)
+      : source(source_name), options(parse_options) {}
+  std::string_view source;
+  const NcclTestsParseOptions& options;
+  std::vector<NcclTestsTable> tables;
+  std::size_t total_rows = 0;
+  // The run being read: what its header said so far.
+  nccl_tests::TableHints hints;
+  std::map<int, std::string> devices;  // rank -> hostname
+  bool in_device_block = false;
+  std::string version;
+  Layout layout;
+  int layout_line = 0;  // 0: no column header seen (default layout)
+  std::optional<NcclTestsTable> open;
+
+  void close_table(bool complete) {
+    if (!open) return;
+    open->complete = complete;
+    nccl_tests::TableHints h = hints;
+    std::set<std::string> hosts;
+    int expected_rank = 0;
+    for (const auto& [rank, host] : devices) {
+      if (rank != expected_rank++) h.devices_truncated = true;
+      hosts.insert(host);
+    }
+    h.device_ranks = static_cast<int>(devices.size());
+    h.device_nodes = static_cast<int>(hosts.size());
+    if (devices.empty()) h.devices_truncated = true;
+    nccl_tests::finish_table(*open, h, options);
+    tables.push_back(std::move(*open));
+    open.reset();
+  }
+
+  void new_run() {
+    close_table(false);
+    devices.clear();
+    hints.devices_truncated = false;
+    in_device_block = false;
+  }
+
+  // "#  Rank  0 Group  0 Pid  54740 on     thanos device  0 [0x07] NVIDIA A100-SXM4-80GB"
+  bool device_line(const std::vector<std::string_view>& t, int line_no, std::string_view line) {
+    if (t.size() < 5 || t[0] != "Rank") return false;
+    const auto rank = nccl_tests::parse_integer(t[1]);
+    auto on = std::find(t.begin(), t.end(), std::string_view("on"));
+    if (on == t.end() || on + 2 >= t.end() || *(on + 2) != "device") return false;
+    if (!rank || *rank < 0 || *rank >= 1000000) fail(source, line_no, "a device line with a bad rank", line);
+    if (devices.size() >= 1000000) fail(source, line_no, "more than 1000000 device lines", line);
+    devices[static_cast<int>(*rank)] = std::string(*(on + 1));
+    return true;
+  }
+
+  void header_line(std::string_view body, int line_no, std::string_view line) {
+    const std::vector<std::string_view> t = split(body);
+    if (body.rfind("Collective test starting:", 0) == 0) {
+      new_run();
+      hints.from_start_line = t.size() >= 4 ? nccl_tests::collective_named(t[3]) : std::nullopt;
+      if (!hints.from_start_line) fail(source, line_no, "an unknown nccl-tests program", line);
+    } else if (body.rfind("Collective test concluded:", 0) == 0) {
+      close_table(open && open->complete);
+    } else if (!t.empty() && t[0] == "nThread") {
+      new_run();
+    } else if (body.rfind("Using devices", 0) == 0) {
+      new_run();
+      in_device_block = true;
+    } else if (body.rfind("nccl-tests version", 0) == 0) {
+      const std::size_t at = body.find("nccl-library=");
+      const auto code = at == std::string_view::npos ? std::nullopt : nccl_tests::parse_unsigned(split(body.substr(at + 13)).front());
+      if (code && *code < 1000000) version = fmt::format("{}.{}.{}", *code / 10000, *code / 100 % 100, *code % 100);
+    } else if (body.rfind("Avg bus bandwidth", 0) == 0) {
+      if (open) open->complete = true;
+      close_table(true);
+    } else if (device_line(t, line_no, line)) {
+    } else if (in_device_block && body.rfind("...", 0) == 0) {
+      hints.devices_truncated = true;
+    } else if (std::optional<Layout> l = column_header(t)) {
+      if (open && !open->rows.empty()) close_table(false);
+      layout = *l;
+      layout_line = line_no;
+      in_device_block = false;
+    } else if (auto program = nccl_tests::collective_of_program(body); program && !hints.from_start_line) {
+      hints.from_program = program;
+    }
+  }
+
+  NcclTestsBlock block(const std::vector<std::string_view>& values, std::size_t first, const Layout::Block& b,
+                       int line_no, std::string_view line) {
+    auto number = [&](int field, std::string_view what) {
+      const std::string_view token = values[first + static_cast<std::size_t>(field)];
+      const std::optional<double> v = nccl_tests::parse_real(token);
+      if (!v || !std::isfinite(*v) || *v < 0 || *v > 1e15) {
+        fail(source, line_no, fmt::format("{} '{}' is not a finite number >= 0", what, nccl_tests::shown(token, 20)), line);
+      }
+      return *v;
+    };
+    NcclTestsBlock out;
+    out.time_us = number(b.time, "time");
+    out.algbw_gbps = number(b.algbw, "algbw");
+    out.busbw_gbps = number(b.busbw, "busbw");
+    if (b.wrong >= 0) {
+      std::string_view w = values[first + static_cast<std::size_t>(b.wrong)];
+      if (w != "N/A") {
+        if (w.size() > 1 && w.back() == '*') w.remove_suffix(1);  // pre-2022: error above tolerance
+        const std::optional<double> v = nccl_tests::parse_real(w);
+        if (!v || !std::isfinite(*v) || *v < 0) fail(source, line_no, "#wrong is not a count, an error or N/A", line);
+        out.wrong = *v;
+      }
+    }
+    return out;
+  }
+
+  void row(const std::vector<std::string_view>& t, int line_no, std::string_view line) {
+    if (++total_rows > kNcclTestsMaxRows) {
+      fail(source, line_no, fmt::format("more than {} result rows; not one nccl-tests log", kNcclTestsMaxRows));
+    }
+    const auto lead = static_cast<std::size_t>(layout.leading);
+    const std::string where = layout_line > 0 ? fmt::format("the column header at line {}", layout_line)
+                                              : std::string("nccl-tests' current 13-column layout (no header seen)");
+    if (t.size() < lead) fail(source, line_no, fmt::format("a row with {} fields, fewer than {}", t.size(), where), line);
+    std::vector<std::string_view> values;
+    std::size_t i = lead;
+    auto value_like = [](std::string_view v) {  // a number, N/A, or a pre-2022 error flagged '*'
+      return v == "N/A" || nccl_tests::parse_real(v) || (v.back() == '*' && nccl_tests::parse_real(v.substr(0, v.size() - 1)));
+    };
+    for (; i < t.size() && value_like(t[i]); ++i) values.push_back(t[i]);
+    const auto all = static_cast<std::size_t>(layout.fields());
+    if (layout.timestamp && values.size() > all) values.resize(all);
+    const bool rest_ok = i == t.size() || layout.timestamp;
+    NcclTestsRow r;
+    r.line = line_no;
+    if (rest_ok && values.size() == all) {
+      std::size_t at = 0;
+      for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
+        (b == 0 ? r.out_of_place : r.in_place) = block(values, at, layout.blocks[b], line_no, line);
+        at += static_cast<std::size_t>(layout.blocks[b].fields);
+      }
+      if (layout.blocks.size() == 1) r.in_place.reset();
+    } else if (rest_ok && layout.blocks.size() == 2 && values.size() == static_cast<std::size_t>(layout.blocks[1].fields)) {
+      r.in_place = block(values, 0, layout.blocks[1], line_no, line);  // out-of-place printed blank
+    } else {
+      fail(source, line_no, fmt::format("a row that does not fit {} ({} values expected after the {} leading columns)",
+                                        where, all, lead), line);
+    }
+    const auto size = nccl_tests::parse_unsigned(t[static_cast<std::size_t>(layout.size)]);
+    const auto count = nccl_tests::parse_unsigned(t[static_cast<std::size_t>(layout.count)]);
+    if (!size || !count || *size > (1ull << 50) || *count > *size) {
+      fail(source, line_no, "size and count must be whole numbers with count <= size <= 2^50", line);
+    }
+    r.size_bytes = *size;
+    r.count = *count;
+    try {
+      r.dtype = parse_data_type(t[static_cast<std::size_t>(layout.type)]);
+    } catch (const Error&) {
+      fail(source, line_no, fmt::format("unknown data type '{}'", nccl_tests::shown(t[static_cast<std::size_t>(layout.type)], 20)), line);
+    }
+    if (layout.redop >= 0) {
+      const std::string_view redop = t[static_cast<std::size_t>(layout.redop)];
+      if (redop.size() > 20 || redop.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string_view::npos) {
+        fail(source, line_no, "redop must be a name like sum or none", line);
+      }
+      r.redop = std::string(redop);
+    }
+    if (layout.root >= 0) {
+      const auto root = nccl_tests::parse_integer(t[static_cast<std::size_t>(layout.root)]);
+      if (!root || *root < -1 || *root > 10000000) fail(source, line_no, "root must be -1 or a rank", line);
+      r.root = static_cast<int>(*root);
+    }
+    if (!open) {
+      open.emplace();
+      open->source = std::string(source);
+      open->first_line = line_no;
+      open->nccl_version = version;
+    }
+    open->rows.push_back(std::move(r));
+  }
+
+  void line(std::string_view raw, int line_no) {
+    if (raw.size() > kNcclTestsMaxLineBytes) {
+      fail(source, line_no, fmt::format("a line of {} bytes, longer than {}; not nccl-tests output", raw.size(),
+                                        kNcclTestsMaxLineBytes), raw);
+    }
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    std::string_view text = strip_launcher_prefix(raw);
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    if (text.empty()) return;
+    if (const std::size_t at = text.find("NCCL version "); at != std::string_view::npos) {
+      const std::vector<std::string_view> t = split(text.substr(at + 13));
+      if (!t.empty()) version = nccl_tests::shown(t.front(), 40);
+      return;
+    }
+    if (text.front() == '#') {
+      std::string_view body = text.substr(1);
+      while (!body.empty() && (body.front() == ' ' || body.front() == '\t')) body.remove_prefix(1);
+      header_line(body, line_no, raw);
+      return;
+    }
+    const std::vector<std::string_view> t = split(text);
+    if (t.size() >= 2 && nccl_tests::parse_unsigned(t[0]) && nccl_tests::parse_unsigned(t[1])) {
+      row(t, line_no, raw);
+    } else if (device_line(t, line_no, raw)) {  // copies that dropped the leading '#'
+    } else if (in_device_block && text.rfind("...", 0) == 0) {
+      hints.devices_truncated = true;
+    } else if (auto program = nccl_tests::collective_of_program(text); program && !hints.from_start_line) {
+      hints.from_program = program;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::string_view source,
+                                                     const NcclTestsParseOptions& options) {
+  if (text.size() > kNcclTestsMaxBytes) {
+    nccl_tests::fail(source, 0, fmt::format("{} bytes, more than the {} an nccl-tests log is read up to", text.size(),
+                                            kNcclTestsMaxBytes));
+  }
+  Reader reader(source, options);
+  int line_no = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    reader.line(text.substr(begin, end - begin), ++line_no);
+    begin = end + 1;
+  }
+  reader.close_table(false);
+  if (reader.tables.empty()) {
+    nccl_tests::fail(source, 0, "no nccl-tests result rows found (rows look like '  8  2  float  sum  -1  40.12  0.00 "
+                                "0.00  0  38.85  0.00  0.00  0'); is this nccl-tests' output?");
+  }
+  return reader.tables;
+}
+
+std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text, std::string_view source,
+                                                        const NcclTestsParseOptions& options) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') return parse_nccl_tests_json(text, source, options);
+  return parse_nccl_tests_output(text, source, options);
+}
+
+}  // namespace twinccl::sim

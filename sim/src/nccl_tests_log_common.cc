@@ -1,0 +1,219 @@
+// Shared by the nccl-tests stdout and JSON parsers (nccl_tests_log_parts.h).
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <vector>
+
+#include "nccl_tests_log_parts.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::sim::nccl_tests {
+namespace {
+
+struct KnownCollective {
+  std::string_view program;  // nccl-tests' program stem: "<program>_perf"
+  std::string_view name;     // twinccl's name
+  std::optional<OpKind> kind;
+};
+
+// Longest program names first, so "reduce_scatter" is found before "reduce" in a file name.
+constexpr std::array<KnownCollective, 10> kKnown = {{
+    {"reduce_scatter", "reduce_scatter", OpKind::reduce_scatter},
+    {"all_reduce", "all_reduce", OpKind::all_reduce},
+    {"all_gather", "all_gather", OpKind::all_gather},
+    {"broadcast", "broadcast", OpKind::broadcast},
+    {"hypercube", "hypercube", std::nullopt},
+    {"sendrecv", "sendrecv", std::nullopt},
+    {"alltoall", "all_to_all", OpKind::all_to_all},
+    {"scatter", "scatter", OpKind::scatter},
+    {"reduce", "reduce", OpKind::reduce},
+    {"gather", "gather", OpKind::gather},
+}};
+
+std::string squeeze(std::string_view text) {  // lower case, without '_' and '-'
+  std::string out;
+  for (char c : text) {
+    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+std::string known_names() {
+  std::string names;
+  for (const KnownCollective& k : kKnown) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  return names;
+}
+
+Collective to_collective(const KnownCollective& k) { return {std::string(k.name), k.kind}; }
+
+const KnownCollective* find_known(std::string_view name) {
+  for (const KnownCollective& k : kKnown) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+// The collectives whose nccl-tests columns look like `row`'s: redop, root and size / count
+// (size = nranks x count x typesize for the per-rank ones).
+std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int ranks) {
+  const NcclTestsRow* widest = nullptr;
+  for (const NcclTestsRow& r : table.rows) {
+    if (r.count > 0 && (widest == nullptr || r.count > widest->count)) widest = &r;
+  }
+  if (widest == nullptr || widest->redop.empty()) return {"(no redop column or no row with count > 0)"};
+  const double ratio = static_cast<double>(widest->size_bytes) /
+                       (static_cast<double>(widest->count) * static_cast<double>(size_of(widest->dtype)));
+  const bool per_rank = ratio > 1.5;
+  const bool rooted = widest->root >= 0;
+  const bool one_rank = ranks == 1;
+  if (widest->redop != "none") {
+    if (rooted) return {"reduce"};
+    if (one_rank) return {"all_reduce", "reduce_scatter"};
+    return {per_rank ? "reduce_scatter" : "all_reduce"};
+  }
+  if (rooted) {
+    if (one_rank) return {"broadcast", "gather", "scatter"};
+    if (per_rank) return {"gather", "scatter"};
+    return {"broadcast"};
+  }
+  if (per_rank || one_rank) return {"all_gather", "all_to_all"};
+  return {"sendrecv"};
+}
+
+}  // namespace
+
+std::string shown(std::string_view text, std::size_t max) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  if (text.size() > max) out += "...";
+  return out;
+}
+
+void fail(std::string_view source, int line, std::string_view why, std::string_view text) {
+  std::string where = shown(source, 200);
+  if (line > 0) where += ":" + std::to_string(line);
+  std::string message = where + ": " + std::string(why);
+  if (!text.empty()) message += ": '" + shown(text) + "'";
+  throw ConfigError(message);
+}
+
+std::optional<unsigned long long> parse_unsigned(std::string_view token) {
+  unsigned long long value = 0;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (token.empty() || ec != std::errc{} || end != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<long long> parse_integer(std::string_view token) {
+  long long value = 0;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (token.empty() || ec != std::errc{} || end != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_real(std::string_view token) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (token.empty() || ec != std::errc{} || end != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<Collective> collective_named(std::string_view text) {
+  std::string key = squeeze(text);
+  for (std::string_view suffix : {"perfmpi", "perf"}) {
+    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      key.resize(key.size() - suffix.size());
+      break;
+    }
+  }
+  for (const KnownCollective& k : kKnown) {
+    if (key == squeeze(k.program) || key == squeeze(k.name)) return to_collective(k);
+  }
+  return std::nullopt;
+}
+
+std::optional<Collective> collective_of_program(std::string_view line) {
+  for (std::size_t at = line.find("_perf"); at != std::string_view::npos; at = line.find("_perf", at + 1)) {
+    std::size_t begin = at;
+    while (begin > 0 && (is_letter(line[begin - 1]) || line[begin - 1] == '_')) --begin;
+    const std::string_view stem = line.substr(begin, at - begin);
+    for (const KnownCollective& k : kKnown) {
+      if (k.program == stem) return to_collective(k);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Collective> collective_of_file_name(std::string_view path) {
+  const std::size_t slash = path.find_last_of('/');
+  std::string base;
+  for (char c : path.substr(slash == std::string_view::npos ? 0 : slash + 1)) {
+    base.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  std::vector<bool> taken(base.size(), false);
+  const KnownCollective* found = nullptr;
+  for (const KnownCollective& k : kKnown) {
+    for (std::string_view spelling : {k.program, k.name}) {
+      for (std::size_t at = base.find(spelling); at != std::string::npos; at = base.find(spelling, at + 1)) {
+        const std::size_t end = at + spelling.size();
+        const bool bounded = (at == 0 || !is_letter(base[at - 1])) && (end == base.size() || !is_letter(base[end]));
+        if (!bounded || std::any_of(taken.begin() + static_cast<std::ptrdiff_t>(at),
+                                    taken.begin() + static_cast<std::ptrdiff_t>(end), [](bool t) { return t; })) {
+          continue;
+        }
+        std::fill(taken.begin() + static_cast<std::ptrdiff_t>(at), taken.begin() + static_cast<std::ptrdiff_t>(end), true);
+        if (found != nullptr && found != &k) return std::nullopt;  // names two collectives
+        found = &k;
+      }
+    }
+  }
+  if (found == nullptr) return std::nullopt;
+  return to_collective(*found);
+}
+
+void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTestsParseOptions& options) {
+  table.devices_truncated = hints.devices_truncated;
+  table.ranks = options.ranks > 0 ? options.ranks : (hints.devices_truncated ? 0 : hints.device_ranks);
+  table.nodes = options.nodes > 0 ? options.nodes : (hints.devices_truncated ? 0 : hints.device_nodes);
+  if (!table.rows.empty()) table.dtype = table.rows.front().dtype;
+  std::optional<Collective> chosen;
+  if (!options.collective.empty()) {
+    chosen = collective_named(options.collective);
+    if (!chosen) {
+      throw ConfigError("--collective '" + shown(options.collective) + "': not an nccl-tests collective; expected one of: " +
+                        known_names());
+    }
+    table.collective_from = "--collective";
+  } else if (hints.from_start_line) {
+    chosen = hints.from_start_line;
+    table.collective_from = "test-starting line";
+  } else if (hints.from_program) {
+    chosen = hints.from_program;
+    table.collective_from = "program name";
+  } else if ((chosen = collective_of_file_name(table.source))) {
+    table.collective_from = "file name";
+  } else {
+    const std::vector<std::string_view> fits = fitting_columns(table, table.ranks);
+    if (fits.size() != 1 || find_known(fits.front()) == nullptr) {
+      std::string list;
+      for (std::string_view f : fits) list += (list.empty() ? "" : " or ") + std::string(f);
+      fail(table.source, table.first_line,
+           "cannot tell which collective this table measured (no '# Collective test starting' line, no <name>_perf "
+           "program in the log, none in the file name; the columns fit " + list + "); give --collective NAME");
+    }
+    chosen = to_collective(*find_known(fits.front()));
+    table.collective_from = "columns";
+  }
+  table.collective = chosen->name;
+  table.kind = chosen->kind;
+}
+
+}  // namespace twinccl::sim::nccl_tests

@@ -1,0 +1,50 @@
+// What the nccl-tests stdout parser and the -J JSON parser share: bounded error messages, number
+// parsing, naming the collective (from a name, a program, a file name or the columns) and the
+// last step of every table (overrides, ranks and nodes, the collective).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "twinccl/sim/nccl_tests_log.h"
+
+namespace twinccl::sim::nccl_tests {
+
+// At most `max` characters of `text`, unprintable bytes as \xNN, "..." when cut.
+std::string shown(std::string_view text, std::size_t max = 80);
+// "<source>:<line>: <why>: '<text>'" (line 0 and empty text are left out).
+[[noreturn]] void fail(std::string_view source, int line, std::string_view why, std::string_view text = {});
+
+std::optional<unsigned long long> parse_unsigned(std::string_view token);
+std::optional<long long> parse_integer(std::string_view token);
+// A whole token as a double (finite or not; callers check). "1e+03", "16330", "40.12".
+std::optional<double> parse_real(std::string_view token);
+
+struct Collective {
+  std::string name;  // twinccl's name ("all_to_all") or "sendrecv" / "hypercube"
+  std::optional<OpKind> kind;
+};
+// "all_reduce", "allreduce", "all_reduce_perf", "alltoall", ... (case and '_'/'-' ignored).
+std::optional<Collective> collective_named(std::string_view text);
+// The collective of the first nccl-tests program ("<name>_perf") named in a line.
+std::optional<Collective> collective_of_program(std::string_view line);
+// The one collective a file name names ("...-all_reduce-g8.log"); nullopt when none or several.
+std::optional<Collective> collective_of_file_name(std::string_view path);
+
+// What a parser found about a table, before the last step.
+struct TableHints {
+  std::optional<Collective> from_start_line;  // "# Collective test starting: X_perf"
+  std::optional<Collective> from_program;     // "X_perf" in a command line / argv
+  int device_ranks = 0;                       // distinct ranks of a complete device block
+  int device_nodes = 0;                       // distinct hostnames
+  bool devices_truncated = false;
+};
+
+// Applies the options, fills ranks, nodes, dtype and the collective (options, start line,
+// program, file name, then the columns); throws ConfigError asking for --collective when the
+// columns fit several collectives.
+void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTestsParseOptions& options);
+
+}  // namespace twinccl::sim::nccl_tests
