@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compare_options.h"
 #include "perf_options.h"
 
 namespace twinccl::cli {
@@ -39,5 +40,9 @@ struct ReplayCommandOptions {
 };
 CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& options);
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out);
+
+// `twinccl compare LOG... --topology T`: measured nccl-tests rows beside the prediction (compare_options.h).
+CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
+int run_compare_command(const CompareOptions& options, std::ostream& out);
 
 }  // namespace twinccl::cli

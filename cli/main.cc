@@ -3,6 +3,7 @@
 //   twinccl topo list | show NAME | check FILE
 //   twinccl algo [collective]
 //   twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]
+//   twinccl compare LOG... --topology T [--format table|csv|json]   (measured nccl-tests vs predicted)
 // Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error.
 #include <CLI/CLI.hpp>
 
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   CLI::App* algo_cmd = add_algo_command(app, algo);
   ReplayCommandOptions replay;
   CLI::App* replay_cmd = add_replay_command(app, replay);
+  CompareOptions compare;
+  CLI::App* compare_cmd = add_compare_command(app, compare);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
     if (*topo_cmd) return run_topo_command(topo, std::cout);
     if (*algo_cmd) return run_algo_command(algo, std::cout);
     if (*replay_cmd) return run_replay_command(replay, std::cout);
+    if (*compare_cmd) return run_compare_command(compare, std::cout);
     (void)perf_cmd;
     return run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
   } catch (const twinccl::InvalidArgument& e) {
