@@ -4,7 +4,11 @@
 // and runs the client's private io_context until the operation completes or the deadline passes;
 // on the deadline the socket is closed (which cancels the operation) and the call throws. A
 // get/wait carries its timeout to the server, which answers "timeout" itself; the client waits a
-// little longer than that (kReplyGrace) before deciding the server is gone.
+// little longer than that (kReplyGrace) before deciding the server is gone. The server closes
+// connections that idle past its idle_timeout; before each request the client looks whether its
+// connection was closed that way (readable with nothing asked) and reconnects instead of failing.
+#include <poll.h>
+
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -57,6 +61,12 @@ struct TcpStoreClient::Impl {
     while (!done && io.run_one() > 0) {
     }
     return false;
+  }
+
+  // True when the server closed this idle connection (EOF or an error pending, nothing asked).
+  bool closed_by_server() {
+    pollfd p{socket->native_handle(), POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
   }
 
   void drop() {
@@ -115,6 +125,10 @@ struct TcpStoreClient::Impl {
       throw InvalidArgument("store " + address + ": " + call_text(command, key) + " with a value of " +
                             std::to_string(value.size()) + " bytes (limit " +
                             std::to_string(store::kMaxValueBytes) + ")");
+    }
+    if (socket && socket->is_open() && closed_by_server()) {
+      drop();
+      socket.reset();
     }
     if (!socket || !socket->is_open()) connect();
     const auto clamp_ms = std::clamp<std::int64_t>(wait.count(), 0, std::int64_t{0xFFFFFFFF});

@@ -87,7 +87,7 @@ std::optional<ReplyHeader> decode_reply(const std::uint8_t* bytes, std::string* 
   if (!magic_ok(bytes, why)) return std::nullopt;
   ReplyHeader h;
   const std::uint8_t status = bytes[2];
-  if (status > static_cast<std::uint8_t>(Status::bad_request)) {
+  if (status > static_cast<std::uint8_t>(Status::store_full)) {
     *why = "unknown reply status " + std::to_string(status);
     return std::nullopt;
   }

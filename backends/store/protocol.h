@@ -8,7 +8,8 @@
 //
 // Limits are checked from the header before anything else is read: a key longer than
 // kMaxKeyBytes or a value longer than kMaxValueBytes, a bad magic or an unknown command make the
-// server close the connection (it never allocates what a garbage header asks for).
+// server close the connection. The body is then read as it arrives (store/frame_parser.h), so a
+// header never makes the server allocate what it announces.
 #pragma once
 
 #include <array>
@@ -38,6 +39,7 @@ enum class Status : std::uint8_t {
   ok = 0,
   timeout = 1,      // the key did not appear within the request's timeout
   bad_request = 2,  // the value carries a message (e.g. add on a non-counter value)
+  store_full = 3,   // the value carries a message: the set would pass the server's byte cap
 };
 
 struct RequestHeader {

@@ -1,20 +1,31 @@
 // The store server: one Asio io_context on its own thread, one Session per connection.
 //
-// How it works: a session reads one frame at a time. The first byte may take forever (an idle
-// client is fine); once it arrived, the rest of the frame must arrive within frame_timeout or the
-// connection closes. The header is checked before the key and value are read, so a garbage or
-// oversized frame costs 13 bytes of memory and its own connection, nothing else. A get/wait on a
-// missing key parks the session in `waiters[key]` with a timer; a set/add of that key replies to
-// every parked session. All state is touched only on the server thread, so it needs no lock.
+// How it works: a session reads whatever the socket has (at most 8 KiB at a time) and feeds it
+// to its FrameParser, which keeps only what really arrived; the bytes held by unfinished frames
+// of all sessions are counted against max_pending_bytes. A complete frame goes to ServerState
+// (set/add/get/wait); the session is then busy until its reply is written, or parked when a
+// get/wait names a missing key. One timer per session holds its current deadline:
+//   idle     no request under way            -> idle_timeout, then closed (client reconnects)
+//   frame    first byte of a frame arrived    -> frame_timeout to complete it
+//   write    a reply is being sent           -> frame_timeout for the client to take it
+// A parked session keeps a read posted, so a client that vanishes (EOF, reset, keepalive) is
+// unparked at once; a client that sends while its get is parked breaks the protocol (one
+// request at a time) and is closed. At max_connections a newcomer evicts the longest-idle
+// session. All state is touched only on the server thread, so it needs no lock.
 //
 //   client A: get("id") ----park----------------------------> reply "abc"
 //   client B:            set("id","abc") -> ok     (wakes A)
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <atomic>
-#include <cstring>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "store/asio.h"
+#include "store/frame_parser.h"
 #include "store/protocol.h"
 #include "store/server_state.h"
 #include "twinccl/errors.h"
@@ -24,38 +35,45 @@ namespace twinccl {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
-using store::Command;
-using store::Status;
+using Clock = std::chrono::steady_clock;
 
 namespace store {
 
+class Session;
+
 // Everything the server thread works with; sessions hold a reference to it.
 struct ServerCore {
-  explicit ServerCore(StoreServerOptions o) : options(std::move(o)) {}
+  explicit ServerCore(StoreServerOptions o) : options(std::move(o)), state(options.max_stored_bytes) {}
 
   StoreServerOptions options;
   asio::io_context io;
   tcp::acceptor acceptor{io};
-  store::ServerState state;  // values, parked waiters, live sessions (server thread only)
+  ServerState state;           // values and parked waiters (server thread only)
+  std::set<Session*> sessions;  // live sessions (server thread only)
+  std::size_t pending_total = 0;  // bytes of unfinished frames (server thread only)
   std::thread thread;
   int bound_port = 0;
   std::atomic<std::size_t> open{0};
   std::atomic<std::uint64_t> rejected{0};
+  std::atomic<std::size_t> pending{0};  // copies for other threads
+  std::atomic<std::size_t> stored{0};
   std::atomic<bool> stopped{false};
 
   void accept_next();
+  bool evict_longest_idle();
   void close_everything();
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public Waiter, public std::enable_shared_from_this<Session> {
  public:
   Session(ServerCore& server, tcp::socket socket)
-      : server_(server), socket_(std::move(socket)), frame_timer_(server.io), wait_timer_(server.io) {}
+      : server_(server), socket_(std::move(socket)), deadline_(server.io), wait_timer_(server.io) {}
 
   void start() {
-    server_.state.sessions.insert(this);
+    server_.sessions.insert(this);
     ++server_.open;
-    read_first_byte();
+    keep_alive();
+    process();
   }
 
   // Closes the connection and forgets every trace of this session in the server state.
@@ -65,104 +83,131 @@ class Session : public std::enable_shared_from_this<Session> {
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
-    frame_timer_.cancel();
+    deadline_.cancel();
     wait_timer_.cancel();
     if (parked_) server_.state.unpark(key_, this);
     parked_ = false;
-    server_.state.sessions.erase(this);
+    server_.pending_total -= accounted_;
+    server_.pending = server_.pending_total;
+    accounted_ = 0;
+    server_.sessions.erase(this);
     --server_.open;
   }
 
-  // A parked get/wait on `key_` can be answered: the key now holds `value`.
-  void key_arrived(const std::string& value) {
+  void key_arrived(const Value& value) override {
     if (!parked_ || closed_) return;
     parked_ = false;
     ++wait_generation_;
     wait_timer_.cancel();
-    reply(Status::ok, command_ == Command::get ? value : std::string());
+    reply(Status::ok, command_ == Command::get ? value : nullptr);
   }
+
+  bool idle() const {
+    return !closed_ && !busy_ && begin_ == end_ && parser_.state() == FrameParser::State::idle;
+  }
+  Clock::time_point idle_since() const { return idle_since_; }
 
  private:
-  void read_first_byte() {
-    auto self = shared_from_this();
-    asio::async_read(socket_, asio::buffer(header_.data(), 1),
-                     [this, self](boost::system::error_code ec, std::size_t) {
-                       if (ec || closed_) return close();
-                       start_frame_timer();
-                       read_rest_of_header();
-                     });
+  enum class Deadline { idle, frame, write };
+
+  void keep_alive() {
+    boost::system::error_code ignored;
+    socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+#ifdef TCP_KEEPIDLE
+    const int idle_s = 30, interval_s = 10, probes = 3;  // a silent peer is gone within ~60 s
+    const int fd = socket_.native_handle();
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+#endif
   }
 
-  void start_frame_timer() {
-    ++frame_generation_;
-    frame_timer_.expires_after(server_.options.frame_timeout);
+  void arm(Deadline kind, std::chrono::milliseconds after) {
+    ++deadline_generation_;
+    deadline_.expires_after(after);
     auto self = shared_from_this();
-    frame_timer_.async_wait([this, self, gen = frame_generation_](boost::system::error_code ec) {
-      if (ec || closed_ || gen != frame_generation_ || !reading_frame_) return;
-      ++server_.rejected;  // stalled mid-frame
+    deadline_.async_wait([this, self, kind, gen = deadline_generation_](boost::system::error_code ec) {
+      if (ec || closed_ || gen != deadline_generation_) return;
+      if (kind != Deadline::idle) ++server_.rejected;  // stalled mid-frame or not reading replies
       close();
     });
-    reading_frame_ = true;
   }
 
-  void read_rest_of_header() {
-    auto self = shared_from_this();
-    asio::async_read(socket_, asio::buffer(header_.data() + 1, header_.size() - 1),
-                     [this, self](boost::system::error_code ec, std::size_t) {
-                       if (ec || closed_) return close();
-                       std::string why;
-                       auto h = decode_request(header_.data(), &why);
-                       if (!h) {
-                         ++server_.rejected;
-                         return close();
-                       }
-                       request_ = *h;
-                       read_body();
-                     });
+  void disarm() {
+    ++deadline_generation_;
+    deadline_.cancel();
   }
 
-  void read_body() {
-    body_.resize(std::size_t{request_.key_bytes} + request_.value_bytes);
+  // Posts a read when none is under way and every received byte was used.
+  void read_more() {
+    if (reading_ || closed_ || begin_ != end_) return;
+    reading_ = true;
     auto self = shared_from_this();
-    asio::async_read(socket_, asio::buffer(body_), [this, self](boost::system::error_code ec, std::size_t) {
-      if (ec || closed_) return close();
-      reading_frame_ = false;
-      ++frame_generation_;
-      frame_timer_.cancel();
-      key_.assign(body_.data(), request_.key_bytes);
-      std::string value(body_.data() + request_.key_bytes, request_.value_bytes);
-      body_.clear();
-      body_.shrink_to_fit();
-      dispatch(std::move(value));
+    socket_.async_read_some(asio::buffer(buffer_), [this, self](boost::system::error_code ec, std::size_t n) {
+      reading_ = false;
+      if (closed_) return;
+      if (ec) return close();  // EOF or reset: the client left (also while parked)
+      if (parked_) {
+        ++server_.rejected;  // sent while its get/wait was parked: one request at a time
+        return close();
+      }
+      begin_ = 0;
+      end_ = n;
+      process();
     });
   }
 
-  void dispatch(std::string value) {
-    command_ = request_.command;
-    switch (command_) {
-      case Command::set:
-        server_.state.set(key_, std::move(value));
-        return reply(Status::ok, {});
-      case Command::add: {
-        std::string error;
-        auto sum = server_.state.add(key_, decode_i64(value), &error);
-        if (!sum) return reply(Status::bad_request, error);
-        return reply(Status::ok, encode_i64(*sum));
+  // Feeds received bytes to the parser and serves every complete frame, one at a time.
+  void process() {
+    while (!closed_ && !busy_ && begin_ < end_) {
+      const bool was_idle = parser_.state() == FrameParser::State::idle;
+      begin_ += parser_.feed(buffer_.data() + begin_, end_ - begin_);
+      if (was_idle && parser_.state() != FrameParser::State::idle) arm(Deadline::frame, server_.options.frame_timeout);
+      if (parser_.state() == FrameParser::State::rejected || !account_pending()) {
+        ++server_.rejected;
+        return close();
       }
-      case Command::get:
-      case Command::wait: {
-        if (const std::string* found = server_.state.find(key_)) {
-          return reply(Status::ok, command_ == Command::get ? *found : std::string());
-        }
-        return park();
+      if (parser_.state() == FrameParser::State::complete) {
+        Frame frame = parser_.take();
+        account_pending();
+        serve(std::move(frame));
       }
     }
+    if (closed_) return;
+    if (!busy_ && parser_.state() == FrameParser::State::idle && begin_ == end_) {
+      idle_since_ = Clock::now();
+      arm(Deadline::idle, server_.options.idle_timeout);
+    }
+    read_more();
   }
 
-  void park() {
-    auto wait = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(request_.timeout_ms),
-                                                    server_.options.max_wait);
-    if (wait.count() <= 0) return reply(Status::timeout, {});
+  // False when this session's unfinished frame pushes all sessions past max_pending_bytes.
+  bool account_pending() {
+    const std::size_t now = parser_.buffered_bytes();
+    server_.pending_total = server_.pending_total - accounted_ + now;
+    server_.pending = server_.pending_total;
+    accounted_ = now;
+    return server_.pending_total <= server_.options.max_pending_bytes;
+  }
+
+  void serve(Frame frame) {
+    busy_ = true;
+    disarm();
+    Outcome out = server_.state.handle(frame);
+    server_.stored = server_.state.stored_bytes();
+    if (!out.park) return reply(out.status, out.value);
+    if (begin_ != end_) {
+      ++server_.rejected;  // bytes sent behind a get/wait that must wait: one request at a time
+      return close();
+    }
+    command_ = frame.header.command;
+    key_ = std::move(frame.key);
+    park(std::chrono::milliseconds(frame.header.timeout_ms));
+  }
+
+  void park(std::chrono::milliseconds asked) {
+    const auto wait = std::min(asked, server_.options.max_wait);
+    if (wait.count() <= 0) return reply(Status::timeout, nullptr);
     parked_ = true;
     server_.state.park(key_, shared_from_this());
     ++wait_generation_;
@@ -172,44 +217,60 @@ class Session : public std::enable_shared_from_this<Session> {
       if (ec || closed_ || !parked_ || gen != wait_generation_) return;
       parked_ = false;
       server_.state.unpark(key_, this);
-      reply(Status::timeout, {});
+      reply(Status::timeout, nullptr);
     });
+    read_more();  // notices a client that leaves while parked
   }
 
-  void reply(Status status, std::string value) {
-    const auto header = encode(ReplyHeader{status, static_cast<std::uint32_t>(value.size())});
-    out_.resize(header.size() + value.size());
-    std::memcpy(out_.data(), header.data(), header.size());
-    if (!value.empty()) std::memcpy(out_.data() + header.size(), value.data(), value.size());
+  void reply(Status status, Value value) {
+    reply_value_ = std::move(value);
+    const std::size_t bytes = reply_value_ ? reply_value_->size() : 0;
+    reply_header_ = encode(ReplyHeader{status, static_cast<std::uint32_t>(bytes)});
+    std::array<asio::const_buffer, 2> out = {asio::buffer(reply_header_),
+                                             asio::buffer(reply_value_ ? reply_value_->data() : nullptr, bytes)};
+    arm(Deadline::write, server_.options.frame_timeout);
     auto self = shared_from_this();
-    asio::async_write(socket_, asio::buffer(out_), [this, self](boost::system::error_code ec, std::size_t) {
-      if (ec || closed_) return close();
-      read_first_byte();
+    asio::async_write(socket_, out, [this, self](boost::system::error_code ec, std::size_t) {
+      if (closed_) return;
+      if (ec) return close();
+      reply_value_.reset();
+      busy_ = false;
+      disarm();
+      process();  // bytes that arrived behind this request, then the next read
     });
   }
 
   ServerCore& server_;
   tcp::socket socket_;
-  asio::steady_timer frame_timer_;
+  asio::steady_timer deadline_;
   asio::steady_timer wait_timer_;
-  std::array<std::uint8_t, kRequestHeaderBytes> header_{};
-  RequestHeader request_;
+  std::array<std::uint8_t, 8192> buffer_{};
+  std::size_t begin_ = 0;  // received bytes not yet fed: buffer_[begin_, end_)
+  std::size_t end_ = 0;
+  FrameParser parser_;
+  std::size_t accounted_ = 0;  // this session's share of server_.pending_total
+  std::array<std::uint8_t, kReplyHeaderBytes> reply_header_{};
+  Value reply_value_;
   Command command_ = Command::get;
   std::string key_;
-  std::vector<char> body_;
-  std::vector<std::uint8_t> out_;
-  std::uint64_t frame_generation_ = 0;
+  Clock::time_point idle_since_ = Clock::now();
+  std::uint64_t deadline_generation_ = 0;
   std::uint64_t wait_generation_ = 0;
-  bool reading_frame_ = false;
+  bool reading_ = false;
+  bool busy_ = false;  // a request is being answered (or parked)
   bool parked_ = false;
   bool closed_ = false;
 };
 
-void wake(const std::shared_ptr<Session>& session, const std::string& value) {
-  session->key_arrived(value);
+bool ServerCore::evict_longest_idle() {
+  Session* oldest = nullptr;
+  for (Session* s : sessions) {
+    if (s->idle() && (oldest == nullptr || s->idle_since() < oldest->idle_since())) oldest = s;
+  }
+  if (oldest == nullptr) return false;
+  oldest->close();
+  return true;
 }
-
-void close_session(Session* session) { session->close(); }
 
 void ServerCore::accept_next() {
   acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
@@ -217,12 +278,12 @@ void ServerCore::accept_next() {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
       return accept_next();  // e.g. too many open files: keep serving the others
     }
-    if (open.load() >= options.max_connections) {
+    if (open.load() >= options.max_connections && !evict_longest_idle()) {
       boost::system::error_code ignored;
       socket.close(ignored);
       ++rejected;
     } else {
-      std::make_shared<store::Session>(*this, std::move(socket))->start();
+      std::make_shared<Session>(*this, std::move(socket))->start();
     }
     accept_next();
   });
@@ -231,8 +292,8 @@ void ServerCore::accept_next() {
 void ServerCore::close_everything() {
   boost::system::error_code ignored;
   acceptor.close(ignored);
-  std::vector<store::Session*> live(state.sessions.begin(), state.sessions.end());
-  for (store::Session* s : live) store::close_session(s);
+  std::vector<Session*> live(sessions.begin(), sessions.end());
+  for (Session* s : live) s->close();
   state.clear();
 }
 
@@ -285,5 +346,9 @@ std::string TcpStoreServer::address() const {
 std::size_t TcpStoreServer::open_connections() const { return impl_->open.load(); }
 
 std::uint64_t TcpStoreServer::rejected_frames() const { return impl_->rejected.load(); }
+
+std::size_t TcpStoreServer::pending_bytes() const { return impl_->pending.load(); }
+
+std::size_t TcpStoreServer::stored_bytes() const { return impl_->stored.load(); }
 
 }  // namespace twinccl

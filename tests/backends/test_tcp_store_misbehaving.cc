@@ -4,12 +4,6 @@
 // (which also pins the wire format: 'T' 'S' | cmd u8 | key u16 | value u32 | timeout u32, LE).
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,67 +14,17 @@
 
 #include "twinccl/errors.h"
 #include "twinccl/tcp_store.h"
+#include "backends/test_tcp_store_raw.h"
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using twinccl::StoreServerOptions;
 using twinccl::TcpStoreClient;
 using twinccl::TcpStoreServer;
+using twinccl::test::header;
+using twinccl::test::RawClient;
 
 namespace {
-
-// A raw TCP connection to 127.0.0.1:port.
-class RawClient {
- public:
-  // No Catch2 macros here: fuzz threads use it too, and Catch2 v2 is not thread-safe.
-  explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    if (fd_ < 0) return;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  bool connected() const { return connected_; }
-  ~RawClient() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  void send_bytes(const std::vector<std::uint8_t>& bytes) {
-    // The server may already have closed; a failed send is part of what is being tested.
-    (void)::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  }
-
-  // True when the server closed the connection (EOF or reset) within `timeout`.
-  bool closed_by_server(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    std::uint8_t buf[256];
-    while (Clock::now() < deadline) {
-      pollfd p{fd_, POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (::poll(&p, 1, static_cast<int>(std::max<long>(1, left.count()))) <= 0) continue;
-      const auto n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return true;
-    }
-    return false;
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
-
-std::vector<std::uint8_t> header(std::uint8_t command, std::uint16_t key_bytes, std::uint32_t value_bytes,
-                                 std::uint32_t timeout_ms = 0) {
-  std::vector<std::uint8_t> h = {'T', 'S', command};
-  h.push_back(static_cast<std::uint8_t>(key_bytes & 0xFF));
-  h.push_back(static_cast<std::uint8_t>(key_bytes >> 8));
-  for (int i = 0; i < 4; ++i) h.push_back(static_cast<std::uint8_t>((value_bytes >> (8 * i)) & 0xFF));
-  for (int i = 0; i < 4; ++i) h.push_back(static_cast<std::uint8_t>((timeout_ms >> (8 * i)) & 0xFF));
-  return h;
-}
 
 // A well-behaved client still gets answers (no Catch2 macros: called from threads too).
 bool serving(int port, const std::string& tag) {
@@ -205,6 +149,9 @@ TEST_CASE("store misuse: connections past max_connections are closed at once", "
   REQUIRE(a.connected());
   RawClient b(server.port());
   REQUIRE(b.connected());
+  // Both parked on a missing key (not idle, so neither may be evicted for the newcomer).
+  a.send_bytes(twinccl::test::frame(2, "missing", "", 60000));
+  b.send_bytes(twinccl::test::frame(4, "missing", "", 60000));
   std::this_thread::sleep_for(50ms);  // let the server register both
   RawClient c(server.port());
   REQUIRE(c.connected());

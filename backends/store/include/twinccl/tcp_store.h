@@ -7,7 +7,7 @@
 //
 // Keys are 1..1024 bytes, values at most 1 MiB (bytes, not text). Every wait has a deadline on
 // both sides: get/wait give up with TimeoutError naming the store's host:port and the key.
-// Failures to connect, send or receive are BackendError with the same naming.
+// Failures to connect, send or receive, and a full store, are BackendError with the same naming.
 #pragma once
 
 #include <chrono>
@@ -23,17 +23,27 @@ namespace twinccl {
 struct StoreServerOptions {
   std::string host = "127.0.0.1";  // interface to listen on; "0.0.0.0" for every IPv4 one
   int port = 0;                     // 0: the system picks a free port (see TcpStoreServer::port)
-  // A frame whose first byte arrived must be complete within this; else the connection closes.
+  // A frame whose first byte arrived must be complete within this, and a reply must be taken
+  // by the client within this; else the connection closes.
   std::chrono::milliseconds frame_timeout{10'000};
+  // A connection with no request under way for this long is closed (the client reconnects).
+  std::chrono::milliseconds idle_timeout{60'000};
   // Longest a get/wait may be parked on the server, whatever the client asked for.
   std::chrono::milliseconds max_wait{3'600'000};
-  // Connections beyond this are accepted and closed at once.
+  // At this many connections a new one first evicts the longest-idle connection; when none is
+  // idle (all mid-frame, parked or being answered) the new one is closed at once.
   std::size_t max_connections = 1024;
+  // Bytes of unfinished frames held for all connections together; the connection whose bytes
+  // would pass it is closed. Bodies are read as they arrive, never sized from the header.
+  std::size_t max_pending_bytes = std::size_t{64} << 20;
+  // Keys plus values stored; a set/add past it is refused with an error naming the cap.
+  std::size_t max_stored_bytes = std::size_t{64} << 20;
 };
 
 // Serves the store on its own thread (one Asio io_context, one session per connection) from
 // construction until destruction or stop(). Misbehaving clients (garbage, oversized or truncated
-// frames, stalls) lose their own connection only.
+// frames, stalls, idling, vanishing while parked, sending while parked) lose their own
+// connection only.
 class TcpStoreServer {
  public:
   // Throws BackendError naming host:port when it cannot listen there.
@@ -47,9 +57,13 @@ class TcpStoreServer {
   // Closes every connection and joins the server thread; idempotent.
   void stop();
 
-  // Observability, mostly for tests: connections open now, frames rejected so far.
+  // Observability, mostly for tests: connections open now, frames rejected so far (bad or
+  // stalled frames, over the pending budget, sent while parked), bytes of unfinished frames
+  // held now, bytes stored now.
   std::size_t open_connections() const;
   std::uint64_t rejected_frames() const;
+  std::size_t pending_bytes() const;
+  std::size_t stored_bytes() const;
 
  private:
   struct Impl;
