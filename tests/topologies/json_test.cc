@@ -204,11 +204,11 @@ TEST_CASE("malformed JSON files name the field", "[topologies][json]") {
   CHECK_THAT(
       error_of(doc_with_links(
           kGoodLinks + R"(, {"a": "g0", "b": "g1", "type": "nvlink", "bandwidth_gbps": -5})")),
-      Contains("t.json: links[2].bandwidth_gbps: must be > 0, got -5"));
+      Contains("t.json: links[2].bandwidth_gbps: must be in 0.001..1e+06 GB/s, got -5"));
   CHECK_THAT(
       error_of(doc_with_links(
           R"({"a": "g0", "b": "sw", "type": "pcie", "bandwidth_gbps": 1, "latency_us": -1})")),
-      Contains("links[0].latency_us: must be >= 0, got -1"));
+      Contains("links[0].latency_us: must be in 0..1e+06 us, got -1"));
   CHECK_THAT(error_of(doc_with_links(R"({"a": "g0", "b": "sw", "type": "pcie"})")),
              Contains("links[0].bandwidth_gbps: missing"));
   CHECK_THAT(

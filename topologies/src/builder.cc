@@ -6,6 +6,7 @@
 
 #include "topology_data.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
 #include "validate.h"
 
 namespace twinccl::topo {
@@ -30,6 +31,10 @@ TopologyBuilder& TopologyBuilder::nvls(bool capable) {
 }
 
 VertexId TopologyBuilder::add_vertex(VertexSpec spec) {
+  if (vertices_.size() >= static_cast<std::size_t>(limits::max_vertices)) {
+    throw ConfigError("topology '" + name_.substr(0, limits::max_echo_bytes) + "': more than " +
+                      std::to_string(limits::max_vertices) + " vertices (the cap)");
+  }
   const auto id = static_cast<VertexId>(vertices_.size());
   Vertex v;
   v.name = std::move(spec.name);
@@ -43,10 +48,9 @@ VertexId TopologyBuilder::add_vertex(VertexSpec spec) {
   v.port_bandwidth_gbps = spec.port_bandwidth_gbps;
   if (spec.kind == VertexKind::gpu) ++gpus_added_;
   const auto kind = static_cast<std::size_t>(spec.kind);
-  const std::size_t node_slot = spec.node >= -1 ? static_cast<std::size_t>(spec.node + 1) : 0;
-  if (kind_counts_.size() <= node_slot) kind_counts_.resize(node_slot + 1, std::array<int, 6>{});
-  v.local_index = spec.local_index >= 0 ? spec.local_index : kind_counts_[node_slot][kind];
-  ++kind_counts_[node_slot][kind];
+  std::array<int, 6>& counts = kind_counts_[spec.node];  // a map: node may be any int here
+  v.local_index = spec.local_index >= 0 ? spec.local_index : counts[kind];
+  ++counts[kind];
   if (!names_.emplace(v.name, id).second && duplicate_name_.empty()) duplicate_name_ = v.name;
   vertices_.push_back(std::move(v));
   return id;
@@ -72,6 +76,10 @@ VertexId TopologyBuilder::add_nic(std::string name, int node, double port_bandwi
 }
 
 TopologyBuilder& TopologyBuilder::connect(VertexId a, VertexId b, const LinkSpec& spec) {
+  if (links_.size() >= static_cast<std::size_t>(limits::max_links)) {
+    throw ConfigError("topology '" + name_.substr(0, limits::max_echo_bytes) + "': more than " +
+                      std::to_string(limits::max_links) + " links (the cap)");
+  }
   links_.push_back(Link{.a = a,
                         .b = b,
                         .type = spec.type,
@@ -118,7 +126,8 @@ Topology TopologyBuilder::seal() {
   *this = TopologyBuilder(data->name);
 
   if (!duplicate.empty()) {
-    throw ConfigError("topology '" + data->name + "': vertex name '" + duplicate +
+    throw ConfigError("topology '" + data->name.substr(0, limits::max_echo_bytes) +
+                      "': vertex name '" + duplicate.substr(0, limits::max_echo_bytes) +
                       "' is used twice (names must be unique)");
   }
   validate_vertices(*data);

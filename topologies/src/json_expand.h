@@ -23,6 +23,9 @@ void for_each_repetition(const nlohmann::ordered_json& entry, const std::string&
                          const Vars& outer,
                          const std::function<void(const Vars&, const std::string&)>& fn);
 
+// How many times for_each_repetition() would call fn (at most 2^22; larger is a ConfigError).
+long long repetition_count(const nlohmann::ordered_json& entry, const std::string& where);
+
 // Replaces {var}, {var+K}, {var-K}, {var*K}, {var/K} and {var%K} (K an integer) in text.
 std::string substitute(std::string_view text, const Vars& vars, const std::string& where);
 

@@ -5,90 +5,29 @@
 // may name any vertex. Every field is checked where it is read, and the error names the JSON
 // path ("node_templates.dgx.links[2] (node=5): ..."); graph-level problems (connectivity, ranks)
 // come from TopologyBuilder::seal() prefixed with the source name. Unknown fields are errors, so
-// a typo like "bandwith_gbps" is caught instead of silently defaulted.
-#include <cmath>
-#include <fstream>
-#include <set>
-#include <sstream>
+// a typo like "bandwith_gbps" is caught instead of silently defaulted. Before parsing, the text's
+// nesting and object sizes are checked (input_checks.h); while reading, every integer and number
+// is range-checked (limits.h) and the vertex, link and node caps are checked before anything is
+// added, so a file asking for 300M nodes is refused at once rather than filling memory.
+#include <algorithm>
+#include <map>
 
+#include "input_checks.h"
 #include "json_expand.h"
+#include "json_fields.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/topology_file.h"
 
 namespace twinccl::topo {
 namespace {
 
-using json = nlohmann::ordered_json;
 using json_format::fail;
 using json_format::Vars;
+using namespace json_format;  // json, field readers (json_fields.h)
 
-std::string join(const std::string& where, const std::string& key) {
-  return where.empty() ? key : where + "." + key;
-}
-
-std::string number_text(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-void only_fields(const json& obj, const std::string& where, const std::set<std::string>& known) {
-  if (!obj.is_object()) fail(where, "must be an object, got " + obj.dump());
-  for (const auto& [key, value] : obj.items()) {
-    if (known.count(key) > 0) continue;
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    fail(where, "unknown field '" + key + "' (known: " + list + ")");
-  }
-}
-
-const json* field(const json& obj, const json& fallback, const char* key) {
-  if (obj.contains(key)) return &obj[key];
-  if (fallback.is_object() && fallback.contains(key)) return &fallback[key];
-  return nullptr;
-}
-
-std::string string_field(const json& obj, const std::string& where, const char* key) {
-  const std::string at = join(where, key);
-  if (!obj.contains(key)) fail(at, "missing (required)");
-  if (!obj[key].is_string()) fail(at, "must be a string, got " + obj[key].dump());
-  return obj[key].get<std::string>();
-}
-
-int int_field(const json& obj, const json& fallback, const std::string& where, const char* key,
-              int default_value) {
-  const json* v = field(obj, fallback, key);
-  if (v == nullptr) return default_value;
-  if (!v->is_number_integer()) fail(join(where, key), "must be an integer, got " + v->dump());
-  return v->get<int>();
-}
-
-double number_field(const json& obj, const json& fallback, const std::string& where,
-                    const char* key, std::optional<double> default_value) {
-  const json* v = field(obj, fallback, key);
-  if (v == nullptr) {
-    if (!default_value) fail(join(where, key), "missing (required)");
-    return *default_value;
-  }
-  if (!v->is_number()) fail(join(where, key), "must be a number, got " + v->dump());
-  return v->get<double>();
-}
-
-template <typename Enum>
-Enum enum_field(const json& obj, const json& fallback, const std::string& where, const char* key,
-                std::optional<Enum> default_value, std::optional<Enum> (*parse)(std::string_view),
-                const char* spellings) {
-  const json* v = field(obj, fallback, key);
-  if (v == nullptr) {
-    if (!default_value)
-      fail(join(where, key), std::string("missing (required; one of ") + spellings + ")");
-    return *default_value;
-  }
-  const std::optional<Enum> e = v->is_string() ? parse(v->get<std::string>()) : std::nullopt;
-  if (!e) fail(join(where, key), "must be one of " + std::string(spellings) + ", got " + v->dump());
-  return *e;
-}
+constexpr std::size_t kNameBytes = limits::max_name_bytes;
 
 struct Reader {
   TopologyBuilder& builder;
@@ -101,28 +40,43 @@ struct Reader {
                  "level", "radix", "port_bandwidth_gbps", "repeat", "for_each"});
     const json none = json::object();
     json_format::for_each_repetition(entry, where, vars, [&](const Vars& v, const std::string& at) {
+      if (builder.vertex_count() >= static_cast<std::size_t>(limits::max_vertices)) {
+        fail(at, "more than " + std::to_string(limits::max_vertices) + " vertices (the cap)");
+      }
       VertexSpec spec;
-      spec.name =
-          prefix + json_format::substitute(string_field(entry, at, "name"), v, at + ".name");
+      spec.name = prefix + json_format::substitute(string_field(entry, at, "name", kNameBytes), v,
+                                                   at + ".name");
       spec.kind = enum_field<VertexKind>(entry, none, at, "kind", std::nullopt, parse_vertex_kind,
                                          "gpu, nvswitch, pcie_switch, cpu, nic, network_switch");
       if (node && entry.contains("node")) fail(at + ".node", "not allowed inside a node template");
-      spec.node = node ? *node : int_field(entry, none, at, "node", -1);
-      spec.rank = int_field(entry, none, at, "rank", -1);
-      spec.local_index = int_field(entry, none, at, "local_index", -1);
-      if (entry.contains("forwards")) {
-        if (!entry["forwards"].is_boolean()) fail(at + ".forwards", "must be true or false");
-        spec.forwards = entry["forwards"].get<bool>();
+      const auto int_of = [&](const char* key, int default_value, long long lo, long long hi) {
+        return static_cast<int>(int_field(entry, none, at, key, default_value, lo, hi));
+      };
+      spec.node = node ? *node : int_of("node", -1, -1, limits::max_nodes - 1);
+      spec.rank = int_of("rank", -1, -1, limits::max_gpus - 1);
+      spec.local_index = int_of("local_index", -1, -1, limits::max_vertices - 1);
+      spec.forwards = bool_field(entry, at, "forwards");
+      spec.physical_switches = int_of("physical_switches", 1, 1, limits::max_physical_switches);
+      spec.level = int_of("level", 0, 0, limits::max_level);
+      spec.radix = int_of("radix", 0, 0, limits::max_radix);
+      spec.port_bandwidth_gbps = number_field(entry, none, at, "port_bandwidth_gbps", 0.0, 0.0,
+                                              limits::max_bandwidth_gbps, " GB/s");
+      if (spec.port_bandwidth_gbps != 0 && spec.port_bandwidth_gbps < limits::min_bandwidth_gbps) {
+        fail(at + ".port_bandwidth_gbps", "must be 0 (unknown) or at least " +
+                                              number_text(limits::min_bandwidth_gbps) +
+                                              " GB/s, got " + number_text(spec.port_bandwidth_gbps));
       }
-      spec.physical_switches = int_field(entry, none, at, "physical_switches", 1);
-      spec.level = int_field(entry, none, at, "level", 0);
-      spec.radix = int_field(entry, none, at, "radix", 0);
-      spec.port_bandwidth_gbps = number_field(entry, none, at, "port_bandwidth_gbps", 0.0);
-      if (spec.port_bandwidth_gbps < 0) {
-        fail(at + ".port_bandwidth_gbps",
-             "must be >= 0, got " + number_text(spec.port_bandwidth_gbps));
+      if (spec.name.size() > kNameBytes) {
+        fail(at + ".name", "longer than " + std::to_string(kNameBytes) +
+                               " bytes once expanded (the cap), got " + input::echo(spec.name));
       }
-      if (builder.find(spec.name)) fail(at + ".name", "vertex '" + spec.name + "' already exists");
+      if (std::any_of(spec.name.begin(), spec.name.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+        fail(at + ".name", "name with a control character: " + input::echo(spec.name));
+      }
+      if (builder.find(spec.name)) {
+        fail(at + ".name", "vertex " + input::echo(spec.name, '\'') + " already exists");
+      }
       builder.add_vertex(std::move(spec));
     });
   }
@@ -133,15 +87,18 @@ struct Reader {
                 {"a", "b", "type", "bandwidth_gbps", "latency_us", "duplex", "sharing", "lanes",
                  "repeat", "for_each"});
     json_format::for_each_repetition(entry, where, vars, [&](const Vars& v, const std::string& at) {
+      if (builder.link_count() >= static_cast<std::size_t>(limits::max_links)) {
+        fail(at, "more than " + std::to_string(limits::max_links) + " links (the cap)");
+      }
       const auto end = [&](const char* key) {
         // Inside a template, "/leaf0" names a vertex outside the node (no "n{k}." prefix).
-        const std::string raw = string_field(entry, at, key);
+        const std::string raw = string_field(entry, at, key, kNameBytes + 1);
         const bool global = !raw.empty() && raw.front() == '/';
         const std::string name =
             (global ? "" : prefix) +
             json_format::substitute(global ? raw.substr(1) : raw, v, join(at, key));
         const auto id = builder.find(name);
-        if (!id) fail(join(at, key), "unknown vertex '" + name + "'");
+        if (!id) fail(join(at, key), "unknown vertex " + input::echo(name, '\''));
         return *id;
       };
       const VertexId a = end("a");
@@ -150,19 +107,17 @@ struct Reader {
       spec.type =
           enum_field<LinkType>(entry, link_defaults, at, "type", std::nullopt, parse_link_type,
                                "nvlink, pcie, network, switch_internal, cpu_interconnect");
-      spec.bandwidth_gbps = number_field(entry, link_defaults, at, "bandwidth_gbps", std::nullopt);
-      if (!(spec.bandwidth_gbps > 0)) {
-        fail(at + ".bandwidth_gbps", "must be > 0, got " + number_text(spec.bandwidth_gbps));
-      }
-      spec.latency_us = number_field(entry, link_defaults, at, "latency_us", 0.0);
-      if (spec.latency_us < 0)
-        fail(at + ".latency_us", "must be >= 0, got " + number_text(spec.latency_us));
+      spec.bandwidth_gbps =
+          number_field(entry, link_defaults, at, "bandwidth_gbps", std::nullopt,
+                       limits::min_bandwidth_gbps, limits::max_bandwidth_gbps, " GB/s");
+      spec.latency_us = number_field(entry, link_defaults, at, "latency_us", 0.0, 0.0,
+                                     limits::max_latency_us, " us");
       spec.duplex = enum_field<Duplex>(entry, link_defaults, at, "duplex", Duplex::full,
                                        parse_duplex, "full, half");
       spec.sharing = enum_field<Sharing>(entry, link_defaults, at, "sharing", Sharing::shared,
                                          parse_sharing, "shared, fatpipe");
-      spec.lanes = int_field(entry, link_defaults, at, "lanes", 1);
-      if (spec.lanes < 1) fail(at + ".lanes", "must be >= 1, got " + std::to_string(spec.lanes));
+      spec.lanes =
+          static_cast<int>(int_field(entry, link_defaults, at, "lanes", 1, 1, limits::max_lanes));
       builder.connect(a, b, spec);
     });
   }
@@ -171,31 +126,89 @@ struct Reader {
 const json& array_field(const json& obj, const std::string& where, const char* key) {
   static const json empty = json::array();
   if (!obj.contains(key)) return empty;
-  if (!obj[key].is_array())
-    fail(join(where, key), std::string("must be an array, got ") + obj[key].type_name());
+  if (!obj[key].is_array()) fail(join(where, key), "must be an array, got " + describe(obj[key]));
   return obj[key];
 }
 
 Topology read_document(const json& doc);
 
+struct PendingNode {
+  std::string template_name;
+  int node;
+};
+
+// Vertices and links the document will create, counted before any is made, against the caps.
+void check_size(const json& templates, const std::vector<PendingNode>& pending, const json& doc) {
+  std::map<std::string, std::pair<long long, long long>> per_template;  // vertices, links
+  for (const auto& [name, tpl] : templates.items()) {
+    auto& [vertices, links] = per_template[name];
+    const std::string at = "node_templates." + name;
+    for (const char* key : {"vertices", "links"}) {
+      long long& sum = std::string_view(key) == "vertices" ? vertices : links;
+      if (!tpl.contains(key) || !tpl[key].is_array()) continue;
+      for (std::size_t i = 0; i < tpl[key].size(); ++i) {
+        sum += json_format::repetition_count(tpl[key][i],
+                                             at + "." + key + "[" + std::to_string(i) + "]");
+      }
+    }
+  }
+  long long vertices = 0, links = 0;
+  for (const char* key : {"vertices", "links"}) {
+    if (!doc.contains(key) || !doc[key].is_array()) continue;
+    long long& sum = std::string_view(key) == "vertices" ? vertices : links;
+    for (std::size_t i = 0; i < doc[key].size(); ++i) {
+      sum += json_format::repetition_count(doc[key][i],
+                                           std::string(key) + "[" + std::to_string(i) + "]");
+    }
+  }
+  for (const PendingNode& p : pending) {  // each term <= 2^22 x 256 entries: no overflow
+    vertices += per_template[p.template_name].first;
+    links += per_template[p.template_name].second;
+    if (vertices > limits::max_vertices || links > limits::max_links) break;
+  }
+  if (vertices > limits::max_vertices) {
+    fail("nodes", "the nodes and vertices make more than " + std::to_string(limits::max_vertices) +
+                      " vertices (the cap)");
+  }
+  if (links > limits::max_links) {
+    fail("nodes", "the nodes and links make more than " + std::to_string(limits::max_links) +
+                      " links (the cap)");
+  }
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix and with the token
+// it quotes cut to limits::max_echo_bytes: "parse error at line 1, column 9: ...; last read: 'x'".
+std::string library_message(std::string what) {
+  if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+    what = what.substr(what.find("] ") + 2);
+  }
+  const std::size_t open = what.find('\'');
+  const std::size_t close = what.rfind('\'');
+  if (open != std::string::npos && close > open) {
+    what = what.substr(0, open) + input::echo(what.substr(open + 1, close - open - 1)) +
+           what.substr(close + 1);
+  }
+  return what;
+}
+
 }  // namespace
 
 Topology topology_from_json(std::string_view text, std::string_view source) {
   const std::string src(source);
+  input::check_json_shape(text, src);
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message says "parse error at line L, column C: ..."; keep that part.
-    std::string what = e.what();
-    const std::size_t at = what.find("parse error");
-    throw ConfigError(src +
-                      ": invalid JSON: " + (at == std::string::npos ? what : what.substr(at)));
+  } catch (const nlohmann::json::exception& e) {
+    // "parse error at line L, column C: ..." or "number overflow parsing '1e309'".
+    throw ConfigError(src + ": invalid JSON: " + library_message(e.what()));
   }
   try {
     return read_document(doc);
   } catch (const ConfigError& e) {
     throw ConfigError(src + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a check missed above: still name the file
+    throw ConfigError(src + ": unexpected JSON content: " + library_message(e.what()));
   }
 }
 
@@ -207,19 +220,20 @@ Topology read_document(const json& doc) {
               {"version", "name", "description", "arch", "pcie_gen", "nvls", "defaults",
                "node_templates", "nodes", "vertices", "links"});
   if (!doc.contains("version")) fail("version", "missing (required; this reader knows version 1)");
-  if (!doc["version"].is_number_integer() || doc["version"].get<int>() != 1) {
-    fail("version", "must be 1, got " + doc["version"].dump());
+  if (!doc["version"].is_number_integer() || doc["version"] != 1) {
+    fail("version", "must be 1, got " + describe(doc["version"]));
   }
   const json none = json::object();
-  TopologyBuilder builder(doc.contains("name") ? string_field(doc, root, "name") : "unnamed");
-  if (doc.contains("description")) builder.description(string_field(doc, root, "description"));
+  TopologyBuilder builder(doc.contains("name") ? string_field(doc, root, "name", kNameBytes)
+                                               : "unnamed");
+  if (doc.contains("description")) {
+    builder.description(
+        string_field(doc, root, "description", limits::max_description_bytes));
+  }
   builder.arch(enum_field<GpuArch>(doc, none, root, "arch", GpuArch::unknown, parse_gpu_arch,
                                    "unknown, ampere, hopper, blackwell"));
-  builder.pcie_gen(int_field(doc, none, root, "pcie_gen", 0));
-  if (doc.contains("nvls")) {
-    if (!doc["nvls"].is_boolean()) fail("nvls", "must be true or false, got " + doc["nvls"].dump());
-    builder.nvls(doc["nvls"].get<bool>());
-  }
+  builder.pcie_gen(static_cast<int>(int_field(doc, none, root, "pcie_gen", 0, 0, 6)));
+  if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   Reader reader{builder};
   if (doc.contains("defaults")) {
     only_fields(doc["defaults"], "defaults", {"link"});
@@ -232,30 +246,34 @@ Topology read_document(const json& doc) {
   const json templates = doc.contains("node_templates") ? doc["node_templates"] : json::object();
   if (!templates.is_object()) fail("node_templates", "must be an object of named templates");
   for (const auto& [name, tpl] : templates.items()) {
+    if (name.size() > kNameBytes) {
+      fail("node_templates", "template name longer than " + std::to_string(kNameBytes) +
+                                 " bytes (the cap): " + input::echo(name));
+    }
     only_fields(tpl, "node_templates." + name, {"vertices", "links"});
   }
 
   // Nodes from templates: vertices now, links once every vertex exists.
-  struct PendingNode {
-    std::string template_name;
-    int node;
-  };
   std::vector<PendingNode> pending;
   const json& nodes = array_field(doc, root, "nodes");
   int next_node = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const std::string at = "nodes[" + std::to_string(i) + "]";
     only_fields(nodes[i], at, {"template", "count"});
-    const std::string tpl = string_field(nodes[i], at, "template");
-    if (!templates.contains(tpl)) fail(at + ".template", "unknown node template '" + tpl + "'");
-    const int count = int_field(nodes[i], none, at, "count", 1);
-    if (count < 0) fail(at + ".count", "must be >= 0, got " + std::to_string(count));
-    for (int k = 0; k < count; ++k) pending.push_back({tpl, next_node++});
+    const std::string tpl = string_field(nodes[i], at, "template", kNameBytes);
+    if (!templates.contains(tpl)) fail(at + ".template", "unknown node template " + input::echo(tpl, '\''));
+    const long long count = int_field(nodes[i], none, at, "count", 1, 0, limits::max_nodes);
+    if (next_node + count > limits::max_nodes) {
+      fail(at + ".count", "brings the nodes to " + std::to_string(next_node + count) +
+                              ", more than " + std::to_string(limits::max_nodes) + " (the cap)");
+    }
+    for (long long k = 0; k < count; ++k) pending.push_back({tpl, next_node++});
   }
+  check_size(templates, pending, doc);
   for (const PendingNode& p : pending) {
     const std::string base = "node_templates." + p.template_name + ".vertices";
-    const json& vertices = array_field(templates[p.template_name],
-                                       "node_templates." + p.template_name + ".", "vertices");
+    const json& vertices =
+        array_field(templates[p.template_name], "node_templates." + p.template_name, "vertices");
     const std::string prefix = "n" + std::to_string(p.node) + ".";
     for (std::size_t i = 0; i < vertices.size(); ++i) {
       reader.add_vertex(vertices[i], base + "[" + std::to_string(i) + "]", {{"node", p.node}},
@@ -269,7 +287,7 @@ Topology read_document(const json& doc) {
   for (const PendingNode& p : pending) {
     const std::string base = "node_templates." + p.template_name + ".links";
     const json& links =
-        array_field(templates[p.template_name], "node_templates." + p.template_name + ".", "links");
+        array_field(templates[p.template_name], "node_templates." + p.template_name, "links");
     const std::string prefix = "n" + std::to_string(p.node) + ".";
     for (std::size_t i = 0; i < links.size(); ++i) {
       reader.add_link(links[i], base + "[" + std::to_string(i) + "]", {{"node", p.node}}, prefix);
@@ -285,11 +303,7 @@ Topology read_document(const json& doc) {
 }  // namespace
 
 Topology load_topology_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot open topology file '" + path.string() + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return topology_from_json(text.str(), path.string());
+  return topology_from_json(input::read_file(path, "topology file"), path.string());
 }
 
 }  // namespace twinccl::topo

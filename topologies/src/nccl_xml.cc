@@ -11,17 +11,23 @@
 // the CPU (C2C). NVLink bandwidth per link comes from the GPUs' sm: 80 -> 20, 90 -> 20.6,
 // 100 -> 40.1 GB/s. Elements NCCL writes that do not change the graph (<c2c>, comments) are
 // skipped; a pci device that is neither bridge, GPU, NIC nor NVSwitch (NVMe...) is left out.
+// Hostile files: nesting is capped before parsing (input_checks.h), every number attribute is
+// range-checked, values in messages are cut (input::echo) and a location names the <cpu> and the
+// innermost elements only, so a 10k-deep bridge chain gives neither recursion nor long messages.
 #include <algorithm>
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
 #include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "input_checks.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
 
@@ -32,6 +38,8 @@ using boost::property_tree::ptree;
 constexpr std::string_view kNvSwitchClass = "0x068000";
 constexpr std::string_view kCpuClass = "0x068001";
 constexpr double kCpuInterconnectGbps = 40.0;  // same estimate as the DGX presets
+constexpr int kMaxNumaId = 4095;
+constexpr int kMaxNvlinks = 1024;  // NVLinks of one GPU (an H100 has 18)
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -87,15 +95,30 @@ class XmlImport {
     return *v;
   }
 
-  int required_int(const ptree& node, const std::string& where, const std::string& attr) const {
+  // An integer attribute (decimal, or 0x hex as NCCL's strtol(.., 0) reads it) in lo..hi.
+  int required_int(const ptree& node, const std::string& where, const std::string& attr, int lo,
+                   int hi) const {
     const std::string text = required(node, where, attr);
+    long long value = 0;
     try {
       std::size_t used = 0;
-      const int value = std::stoi(text, &used, 0);
-      if (used == text.size()) return value;
+      value = std::stoll(text, &used, 0);
+      if (used != text.size()) throw std::invalid_argument(attr);
     } catch (const std::exception&) {
+      fail(where, "attribute '" + attr + "' must be an integer, got " + input::echo(text));
     }
-    fail(where, "attribute '" + attr + "' must be an integer, got \"" + text + "\"");
+    if (value < lo || value > hi) {
+      fail(where, "attribute '" + attr + "' must be in " + std::to_string(lo) + ".." +
+                      std::to_string(hi) + ", got " + std::to_string(value));
+    }
+    return static_cast<int>(value);
+  }
+
+  // Where an element is: its <cpu>, then its parent and itself; deeper chains are elided.
+  static std::string nested(const std::string& parent_where, int depth, int numa,
+                            const std::string& element) {
+    if (depth < 3) return parent_where + " " + element;
+    return "<cpu numaid=\"" + std::to_string(numa) + "\"> ... " + element;
   }
 
   std::vector<VertexId> cpu_vertices() const {
@@ -107,16 +130,15 @@ class XmlImport {
   // link_speed "16.0 GT/s PCIe" (or "16 GT/s") and link_width "16" -> a PCIe link.
   LinkSpec pcie_link(const ptree& pci, const std::string& where) {
     const std::string speed = required(pci, where, "link_speed");
-    const int width = required_int(pci, where, "link_width");
+    const int width = required_int(pci, where, "link_width", 1, 32);
     const std::map<std::string, int> gens{{"2.5", 1},  {"5", 2},  {"5.0", 2},  {"8", 3},
                                           {"8.0", 3},  {"16", 4}, {"16.0", 4}, {"32", 5},
                                           {"32.0", 5}, {"64", 6}, {"64.0", 6}};
     const auto it = gens.find(speed.substr(0, speed.find(' ')));
     if (it == gens.end() || speed.find("GT/s") == std::string::npos) {
-      fail(where, "link_speed \"" + speed + "\" is not a PCIe speed (2.5, 5, 8, 16, 32, 64 GT/s)");
+      fail(where, "link_speed " + input::echo(speed) +
+                      " is not a PCIe speed (2.5, 5, 8, 16, 32, 64 GT/s)");
     }
-    if (width < 1 || width > 32)
-      fail(where, "link_width must be 1..32, got " + std::to_string(width));
     return {.type = LinkType::pcie,
             .bandwidth_gbps = pcie_bandwidth_gbps(it->second, width),
             .latency_us = PresetLatencies::pcie_us,
@@ -124,29 +146,38 @@ class XmlImport {
   }
 
   void add_cpu(const ptree& cpu) {
-    const int numa = required_int(cpu, "<cpu>", "numaid");
+    const int numa = required_int(cpu, "<cpu>", "numaid", -1, kMaxNumaId);
     const std::string where = "<cpu numaid=\"" + std::to_string(numa) + "\">";
     if (cpus_.count(numa) > 0) fail(where, "numaid " + std::to_string(numa) + " appears twice");
+    if (cpus_.size() >= static_cast<std::size_t>(limits::max_xml_cpus)) {
+      fail(where, "more than " + std::to_string(limits::max_xml_cpus) +
+                      " <cpu> elements (the cap; each is a NUMA node)");
+    }
     const VertexId v = builder_.add_vertex({.kind = VertexKind::cpu,
                                             .name = "cpu" + std::to_string(numa),
                                             .node = 0,
                                             .local_index = numa});
     cpus_[numa] = v;
-    add_children(cpu, v, where, numa, nullptr);
+    add_children(cpu, v, where, 1, numa, nullptr);
   }
 
   // Children of a <cpu> or bridge <pci>: nested <pci> and bare <nic>.
-  void add_children(const ptree& parent, VertexId parent_vertex, const std::string& where, int numa,
-                    const ptree* parent_pci) {
+  // Recursion over bridges is bounded by limits::max_nesting_depth (checked before parsing).
+  void add_children(const ptree& parent, VertexId parent_vertex, const std::string& where,
+                    int depth, int numa, const ptree* parent_pci) {
     for (const auto& [tag, child] : parent) {
-      if (tag == "pci") add_pci(child, parent_vertex, where, numa);
-      if (tag == "nic") add_nic(child, parent_vertex, where, parent_pci);
+      if (tag == "pci") add_pci(child, parent_vertex, where, depth, numa);
+      if (tag == "nic") {
+        add_nic(child, parent_vertex, nested(where, depth, numa, "<nic>"), where, parent_pci);
+      }
     }
   }
 
-  void add_pci(const ptree& pci, VertexId parent, const std::string& parent_where, int numa) {
-    const std::string busid = lower(required(pci, parent_where + " <pci>", "busid"));
-    const std::string where = parent_where + " <pci busid=\"" + busid + "\">";
+  void add_pci(const ptree& pci, VertexId parent, const std::string& parent_where, int depth,
+               int numa) {
+    const std::string busid = lower(required(pci, nested(parent_where, depth, numa, "<pci>"), "busid"));
+    const std::string where =
+        nested(parent_where, depth, numa, "<pci busid=" + input::echo(busid) + ">");
     const std::string cls = lower(pci.get<std::string>("<xmlattr>.class", ""));
     if (cls == kNvSwitchClass) {
       switch_busids_.insert(busid);
@@ -157,7 +188,7 @@ class XmlImport {
     if (gpu) {
       add_gpu(*gpu, pci, busid, parent, where, numa);
     } else if (nic) {
-      add_nic(*nic, parent, where, &pci);
+      add_nic(*nic, parent, where + " <nic>", where, &pci);
     } else if (cls.rfind("0x0604", 0) == 0 || pci.count("pci") > 0) {
       const LinkSpec link = pcie_link(pci, where);
       // Named in order of appearance ("pcie0", ...) so drawings stay narrow; the busid is in
@@ -165,16 +196,16 @@ class XmlImport {
       const VertexId sw =
           builder_.add_switch(VertexKind::pcie_switch, "pcie" + std::to_string(bridges_++), 0);
       builder_.connect(sw, parent, link);
-      add_children(pci, sw, where, numa, &pci);
+      add_children(pci, sw, where, depth + 1, numa, &pci);
     }
   }
 
   void add_gpu(const ptree& gpu, const ptree& pci, const std::string& busid, VertexId parent,
                const std::string& pci_where, int numa) {
     const std::string where = pci_where + " <gpu>";
-    const int dev = required_int(gpu, where, "dev");
-    const int sm = required_int(gpu, where, "sm");
-    const int rank = required_int(gpu, where, "rank");
+    const int dev = required_int(gpu, where, "dev", 0, limits::max_gpus - 1);
+    const int sm = required_int(gpu, where, "sm", 0, 100000);
+    const int rank = required_int(gpu, where, "rank", 0, limits::max_gpus - 1);
     const GpuArch arch = sm >= 100  ? GpuArch::blackwell
                          : sm >= 90 ? GpuArch::hopper
                          : sm >= 80 ? GpuArch::ampere
@@ -206,24 +237,23 @@ class XmlImport {
     return 0;
   }
 
-  void add_nic(const ptree& nic, VertexId parent, const std::string& parent_where,
-               const ptree* pci) {
-    const std::string where = parent_where + " <nic>";
+  // `where` names the <nic> element, `pci_where` the <pci> whose link it uses (when pci is set).
+  void add_nic(const ptree& nic, VertexId parent, const std::string& where,
+               const std::string& pci_where, const ptree* pci) {
     for (const auto& [tag, net] : nic) {
       if (tag != "net") continue;
       const std::string name = required(net, where + " <net>", "name");
-      const std::string net_where = where + " <net name=\"" + name + "\">";
-      const int dev = required_int(net, net_where, "dev");
-      const int speed_mbps = required_int(net, net_where, "speed");
-      if (speed_mbps <= 0)
-        fail(net_where, "speed must be > 0 (Mb/s), got " + std::to_string(speed_mbps));
+      const std::string net_where = where + " <net name=" + input::echo(name) + ">";
+      const int dev = required_int(net, net_where, "dev", 0, limits::max_vertices - 1);
+      // Mb/s; 8 Mb/s is limits::min_bandwidth_gbps (1 MB/s), 2^31-1 Mb/s about 268 GB/s.
+      const int speed_mbps = required_int(net, net_where, "speed", 8, INT32_MAX);
       const double port_gbps = speed_mbps / 8000.0;
       const VertexId v = builder_.add_vertex({.kind = VertexKind::nic,
                                               .name = "nic" + std::to_string(dev),
                                               .node = 0,
                                               .local_index = dev,
                                               .port_bandwidth_gbps = port_gbps});
-      const LinkSpec link = pci != nullptr ? pcie_link(*pci, parent_where)
+      const LinkSpec link = pci != nullptr ? pcie_link(*pci, pci_where)
                                            : LinkSpec{.type = LinkType::pcie,
                                                       .bandwidth_gbps = port_gbps,
                                                       .latency_us = PresetLatencies::pcie_us};
@@ -250,9 +280,8 @@ class XmlImport {
       int switch_lanes = 0;
       for (const ptree* nvl : g.nvlinks) {
         const std::string target = lower(required(*nvl, g.where + " <nvlink>", "target"));
-        const std::string where = g.where + " <nvlink target=\"" + target + "\">";
-        const int count = required_int(*nvl, where, "count");
-        if (count < 1) fail(where, "count must be >= 1, got " + std::to_string(count));
+        const std::string where = g.where + " <nvlink target=" + input::echo(target) + ">";
+        const int count = required_int(*nvl, where, "count", 1, kMaxNvlinks);
         if (per_link_gbps <= 0) {
           fail(where,
                "sm=" + std::to_string(g.sm) + " has no known NVLink bandwidth (sm 80, 90, 100)");
@@ -264,6 +293,10 @@ class XmlImport {
         const std::string tclass = lower(nvl->get<std::string>("<xmlattr>.tclass", ""));
         if (switches.count(target) > 0) {
           switch_lanes += count;
+          if (switch_lanes > kMaxNvlinks) {
+            fail(where, "the GPU's NVLinks to NVSwitches add up to more than " +
+                            std::to_string(kMaxNvlinks) + " (the cap)");
+          }
         } else if (const auto peer = gpu_by_busid.find(target); peer != gpu_by_busid.end()) {
           const auto pair = std::minmax(g.dev, peer->second->dev);
           if (gpu_pairs.insert(pair).second) builder_.connect(g.vertex, peer->second->vertex, link);
@@ -272,8 +305,8 @@ class XmlImport {
         } else {
           fail(where,
                "target is neither a GPU busid, an NVSwitch (tclass 0x068000) nor a CPU "
-               "(tclass 0x068001); tclass=\"" +
-                   tclass + "\"");
+               "(tclass 0x068001); tclass=" +
+                   input::echo(tclass));
         }
       }
       if (switch_lanes > 0) {
@@ -307,12 +340,14 @@ class XmlImport {
 
 Topology topology_from_nccl_xml(std::string_view text, std::string_view source) {
   const std::string src(source);
+  input::check_xml_shape(text, src);
   ptree doc;
   try {
     std::istringstream in{std::string(text)};
     boost::property_tree::read_xml(in, doc);
   } catch (const boost::property_tree::xml_parser_error& e) {
-    throw ConfigError(src + ":" + std::to_string(e.line()) + ": malformed XML: " + e.message());
+    throw ConfigError(src + ":" + std::to_string(e.line()) + ": malformed XML: " +
+                      e.message().substr(0, limits::max_echo_bytes));
   }
   try {
     return XmlImport(src).run(doc);
@@ -320,15 +355,14 @@ Topology topology_from_nccl_xml(std::string_view text, std::string_view source) 
     const std::string what = e.what();
     if (what.rfind(src + ":", 0) == 0) throw;
     throw ConfigError(src + ": " + what);
+  } catch (const boost::property_tree::ptree_error& e) {  // a check missed above
+    throw ConfigError(src + ": unexpected XML content: " +
+                      std::string(e.what()).substr(0, limits::max_echo_bytes));
   }
 }
 
 Topology load_nccl_xml(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot open NCCL topology file '" + path.string() + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return topology_from_nccl_xml(text.str(), path.string());
+  return topology_from_nccl_xml(input::read_file(path, "NCCL topology file"), path.string());
 }
 
 }  // namespace twinccl::topo

@@ -1,6 +1,7 @@
 // Routing between GPUs; see router.h for how it works and routing_rule() for the rule in words.
 #include "router.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -30,34 +31,94 @@ VertexId other(const TopologyData& d, LinkId l, VertexId from) {
 
 Router::Router(const TopologyData& data) : data_(data) {
   switch_maps_.resize(data_.shared_members.size());
+  shared_links_.resize(data_.shared_members.size());
+  for (std::size_t s = 0; s < data_.shared_members.size(); ++s) {
+    const VertexId v = data_.shared_members[s];
+    for (LinkId l : data_.links_of[static_cast<std::size_t>(v)]) {
+      if (data_.vertices[static_cast<std::size_t>(other(data_, l, v))].node == -1) {
+        shared_links_[s].push_back(l);
+      }
+    }
+  }
   home_nic_.assign(data_.gpu_by_rank.size(), -1);
-  for (std::size_t rank = 0; rank < data_.gpu_by_rank.size(); ++rank) {
-    const VertexId gpu = data_.gpu_by_rank[rank];
-    const Vertex& g = data_.vertices[static_cast<std::size_t>(gpu)];
-    const RegionRef r{Region::node, g.node};
-    const std::vector<VertexId>& members = data_.node_members[static_cast<std::size_t>(g.node)];
-    int nics = 0;
-    for (VertexId v : members)
-      nics += data_.vertices[static_cast<std::size_t>(v)].kind == VertexKind::nic;
-    if (nics == 0) continue;
-    const std::vector<RouteCost> dist = distances_to(gpu, r);
+  for (int node = 0; node < data_.node_count; ++node) choose_home_nics(node);
+}
+
+void Router::choose_home_nics(int node) {
+  const RegionRef r{Region::node, node};
+  std::vector<VertexId> nics, gpus;  // in vertex id order
+  for (VertexId v : data_.node_members[static_cast<std::size_t>(node)]) {
+    const VertexKind kind = data_.vertices[static_cast<std::size_t>(v)].kind;
+    if (kind == VertexKind::nic) nics.push_back(v);
+    if (kind == VertexKind::gpu) gpus.push_back(v);
+  }
+  if (nics.empty() || gpus.empty()) return;
+  if (std::min(nics.size(), gpus.size()) > kExactHomeNicSearches) {
+    nearest_nics(r, nics, gpus);
+    return;
+  }
+  // One distance map per NIC or per GPU, whichever are fewer (distances are symmetric).
+  const bool per_nic = nics.size() <= gpus.size();
+  std::vector<std::vector<RouteCost>> maps;
+  for (VertexId v : per_nic ? nics : gpus) maps.push_back(distances_to(v, r));
+  const auto rails = static_cast<int>(nics.size());
+  for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
+    const Vertex& g = data_.vertices[static_cast<std::size_t>(gpus[gi])];
     // Nearest NIC; on a tie the NIC on this GPU's rail (local index = GPU index mod NICs).
     VertexId best = -1;
     RouteCost best_cost = kUnreachable;
     bool best_on_rail = false;
-    for (VertexId v : members) {
-      const Vertex& nic = data_.vertices[static_cast<std::size_t>(v)];
-      if (nic.kind != VertexKind::nic) continue;
-      const RouteCost c = dist[static_cast<std::size_t>(slot_in(r, v))];
+    for (std::size_t ni = 0; ni < nics.size(); ++ni) {
+      const Vertex& nic = data_.vertices[static_cast<std::size_t>(nics[ni])];
+      const RouteCost c =
+          per_nic ? maps[ni][static_cast<std::size_t>(slot_in(r, gpus[gi]))]
+                  : maps[gi][static_cast<std::size_t>(slot_in(r, nics[ni]))];
       if (c == kUnreachable) continue;
-      const bool on_rail = nic.local_index == g.local_index % nics;
+      const bool on_rail = nic.local_index == g.local_index % rails;
       if (c < best_cost || (c == best_cost && on_rail && !best_on_rail)) {
-        best = v;
+        best = nics[ni];
         best_cost = c;
         best_on_rail = on_rail;
       }
     }
-    home_nic_[rank] = best;
+    home_nic_[static_cast<std::size_t>(g.rank)] = best;
+  }
+}
+
+void Router::nearest_nics(RegionRef r, const std::vector<VertexId>& nics,
+                          const std::vector<VertexId>& gpus) {
+  // One Dijkstra from all NICs at once; a label is (cost, NIC), so ties go to the lowest NIC id.
+  using Label = std::pair<RouteCost, VertexId>;
+  std::vector<Label> best(region_size(r), Label{kUnreachable, -1});
+  using Item = std::pair<Label, VertexId>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  for (VertexId nic : nics) {
+    best[static_cast<std::size_t>(slot_in(r, nic))] = {RouteCost{}, nic};
+    queue.push({{RouteCost{}, nic}, nic});
+  }
+  while (!queue.empty()) {
+    const auto [label, v] = queue.top();
+    queue.pop();
+    if (best[static_cast<std::size_t>(slot_in(r, v))] < label) continue;
+    if (v != label.second && !data_.vertices[static_cast<std::size_t>(v)].forwards) continue;
+    for (LinkId l : data_.links_of[static_cast<std::size_t>(v)]) {
+      const VertexId n = other(data_, l, v);
+      const int s = slot_in(r, n);
+      if (s < 0) continue;
+      const Label c{add(label.first, link_cost(l)), label.second};
+      Label& known = best[static_cast<std::size_t>(s)];
+      if (known.first == kUnreachable || c < known) {
+        known = c;
+        queue.push({c, n});
+      }
+    }
+  }
+  for (VertexId g : gpus) {
+    const Label& b = best[static_cast<std::size_t>(slot_in(r, g))];
+    if (b.first != kUnreachable) {
+      home_nic_[static_cast<std::size_t>(data_.vertices[static_cast<std::size_t>(g)].rank)] =
+          b.second;
+    }
   }
 }
 
@@ -193,10 +254,21 @@ bool Router::network_walk(VertexId nic_a, VertexId nic_b, int key, std::vector<L
   if (here == kUnreachable) return false;
   while (v != nic_b) {
     candidates.clear();
-    for (LinkId l : data_.links_of[static_cast<std::size_t>(v)]) {
+    const auto consider = [&](LinkId l) {
       const VertexId n = other(data_, l, v);
-      if (n != nic_b && !data_.vertices[static_cast<std::size_t>(n)].forwards) continue;
+      if (n != nic_b && !data_.vertices[static_cast<std::size_t>(n)].forwards) return;
       if (add(link_cost(l), cost_to_b(n)) == here) candidates.push_back(l);
+    };
+    if (const int s = slot_in(shared, v); s < 0) {
+      for (LinkId l : data_.links_of[static_cast<std::size_t>(v)]) consider(l);  // nic_a
+    } else {
+      // Past nic_a only shared vertices and nic_b lead on: a switch with thousands of NIC
+      // ports is not scanned port by port.
+      for (LinkId l : shared_links_[static_cast<std::size_t>(s)]) consider(l);
+      for (LinkId l : data_.links_of[static_cast<std::size_t>(nic_b)]) {
+        if (other(data_, l, nic_b) == v) consider(l);
+      }
+      std::sort(candidates.begin(), candidates.end());
     }
     if (candidates.empty()) return false;
     const LinkId pick = candidates[static_cast<std::size_t>(key) % candidates.size()];

@@ -54,9 +54,16 @@ class Router {
   std::shared_ptr<const std::vector<RouteCost>> switch_map(VertexId network_switch) const;
   std::vector<LinkId> global_route(VertexId a, VertexId b, int key) const;
   RouteCost link_cost(LinkId l) const;
+  void choose_home_nics(int node);
+  // Nodes with more NICs and GPUs than kExactHomeNicSearches: nearest NIC in one search, ties to
+  // the lowest vertex id (the rail preference is dropped; no real server is that large).
+  void nearest_nics(RegionRef r, const std::vector<VertexId>& nics,
+                    const std::vector<VertexId>& gpus);
+  static constexpr std::size_t kExactHomeNicSearches = 32;
 
   const TopologyData& data_;
   std::vector<VertexId> home_nic_;  // per rank, -1 when none
+  std::vector<std::vector<LinkId>> shared_links_;  // per shared slot: links to shared vertices
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const std::vector<RouteCost>>> switch_maps_;
 };

@@ -1,7 +1,9 @@
-// The checks TopologyBuilder::seal() runs. Connectivity: GPUs do not forward (unless marked), so
-// "every GPU reaches every GPU" is checked on the forwarding vertices: union-find joins
-// forwarding vertices along links; two GPUs connect when they touch a common component or share
-// a link. Usually one component touches every GPU and the check is linear.
+// The checks TopologyBuilder::seal() runs, against the caps in limits.h. Connectivity: GPUs do not
+// forward (unless marked), so "every GPU reaches every GPU" is checked on the forwarding
+// vertices: union-find joins forwarding vertices along links; two GPUs connect when they touch a
+// common component or share a link. Usually one component touches every GPU and the check is
+// linear (a count per component); otherwise pairs are checked, one GPU at a time, by marking the
+// GPUs it reaches (kept to limits::max_gpus_without_common_fabric GPUs).
 #include "validate.h"
 
 #include <algorithm>
@@ -11,12 +13,40 @@
 #include <sstream>
 #include <string>
 
+#include "input_checks.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
 
 namespace twinccl::topo {
 namespace {
 
-std::string where(const TopologyData& d) { return "topology '" + d.name + "': "; }
+// A name as messages show it: as is when short and printable, else cut and escaped.
+std::string shown(const std::string& name) {
+  const bool plain = name.size() <= limits::max_echo_bytes &&
+                     std::none_of(name.begin(), name.end(), [](char c) {
+                       return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                     });
+  return plain ? name : input::echo(name);
+}
+
+std::string where(const TopologyData& d) { return "topology '" + shown(d.name) + "': "; }
+
+bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }  // false for NaN
+
+// Empty, too long, or with control characters: the reason, or "" when the name is fine.
+std::string name_problem(const std::string& name) {
+  if (name.empty()) return "empty name";
+  if (name.size() > limits::max_name_bytes) {
+    return "name longer than " + std::to_string(limits::max_name_bytes) + " bytes (the cap): " +
+           input::echo(name);
+  }
+  for (char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return "name with a control character: " + input::echo(name);
+    }
+  }
+  return "";
+}
 
 std::string number(double v) {
   std::ostringstream out;
@@ -25,14 +55,14 @@ std::string number(double v) {
 }
 
 std::string vertex_label(const TopologyData& d, std::size_t v) {
-  return std::string(to_string(d.vertices[v].kind)) + " '" + d.vertices[v].name + "'";
+  return std::string(to_string(d.vertices[v].kind)) + " '" + shown(d.vertices[v].name) + "'";
 }
 
 std::string link_label(const TopologyData& d, std::size_t l) {
   const Link& link = d.links[l];
   const auto name_of = [&](VertexId v) {
     return v >= 0 && static_cast<std::size_t>(v) < d.vertices.size()
-               ? d.vertices[static_cast<std::size_t>(v)].name
+               ? shown(d.vertices[static_cast<std::size_t>(v)].name)
                : "#" + std::to_string(v);
   };
   return "link " + std::to_string(l) + " (" + name_of(link.a) + " <-> " + name_of(link.b) + ")";
@@ -54,13 +84,25 @@ void validate_vertices(const TopologyData& d) {
   const std::size_t gpus = static_cast<std::size_t>(
       std::count_if(d.vertices.begin(), d.vertices.end(),
                     [](const Vertex& v) { return v.kind == VertexKind::gpu; }));
+  if (const std::string p = name_problem(d.name); !p.empty()) {
+    throw ConfigError(where(d) + "topology " + p);
+  }
+  if (d.vertices.size() > static_cast<std::size_t>(limits::max_vertices)) {
+    throw ConfigError(where(d) + std::to_string(d.vertices.size()) + " vertices, more than " +
+                      std::to_string(limits::max_vertices) + " (the cap)");
+  }
   if (gpus == 0) throw ConfigError(where(d) + "has no GPU (at least one vertex of kind gpu)");
+  if (gpus > static_cast<std::size_t>(limits::max_gpus)) {
+    throw ConfigError(where(d) + std::to_string(gpus) + " GPUs, more than " +
+                      std::to_string(limits::max_gpus) + " (the cap)");
+  }
   std::vector<std::size_t> owner_of_rank(gpus, d.vertices.size());
   for (std::size_t i = 0; i < d.vertices.size(); ++i) {
     const Vertex& v = d.vertices[i];
     const std::string label = where(d) + vertex_label(d, i);
-    if (v.name.empty())
-      throw ConfigError(where(d) + "vertex " + std::to_string(i) + ": empty name");
+    if (const std::string p = name_problem(v.name); !p.empty()) {
+      throw ConfigError(where(d) + "vertex " + std::to_string(i) + ": " + p);
+    }
     const bool shared_allowed =
         v.kind == VertexKind::network_switch || v.kind == VertexKind::nvswitch;
     if (v.node < -1 || (v.node == -1 && !shared_allowed)) {
@@ -70,6 +112,13 @@ void validate_vertices(const TopologyData& d) {
     if (v.kind == VertexKind::network_switch && v.node != -1) {
       throw ConfigError(label +
                         ": node must be -1 for a network switch (shared by all nodes), got " +
+                        std::to_string(v.node));
+    }
+    // Nodes are numbered from 0 and each holds a GPU; bounding by the vertex count keeps the
+    // per-node tables small, and index_topology() names the first node without a GPU.
+    if (v.node >= 0 && static_cast<std::size_t>(v.node) >= d.vertices.size()) {
+      throw ConfigError(label + ": node must be in 0.." + std::to_string(d.vertices.size() - 1) +
+                        " (nodes are numbered from 0 and each holds a GPU), got " +
                         std::to_string(v.node));
     }
     if (v.kind == VertexKind::gpu) {
@@ -84,16 +133,20 @@ void validate_vertices(const TopologyData& d) {
       }
       owner = i;
     }
-    if (v.physical_switches < 1) {
-      throw ConfigError(label + ": physical_switches must be >= 1, got " +
-                        std::to_string(v.physical_switches));
-    }
-    if (v.level < 0)
-      throw ConfigError(label + ": level must be >= 0, got " + std::to_string(v.level));
-    if (v.radix < 0)
-      throw ConfigError(label + ": radix must be >= 0, got " + std::to_string(v.radix));
-    if (!std::isfinite(v.port_bandwidth_gbps) || v.port_bandwidth_gbps < 0) {
-      throw ConfigError(label + ": port_bandwidth_gbps must be >= 0 and finite, got " +
+    const auto int_in = [&](const char* field, int value, int lo, int hi) {
+      if (value < lo || value > hi) {
+        throw ConfigError(label + ": " + field + " must be in " + std::to_string(lo) + ".." +
+                          std::to_string(hi) + ", got " + std::to_string(value));
+      }
+    };
+    int_in("physical_switches", v.physical_switches, 1, limits::max_physical_switches);
+    int_in("level", v.level, 0, limits::max_level);
+    int_in("radix", v.radix, 0, limits::max_radix);
+    if (v.port_bandwidth_gbps != 0 && !in_range(v.port_bandwidth_gbps, limits::min_bandwidth_gbps,
+                                                limits::max_bandwidth_gbps)) {
+      throw ConfigError(label + ": port_bandwidth_gbps must be 0 (unknown) or in " +
+                        number(limits::min_bandwidth_gbps) + ".." +
+                        number(limits::max_bandwidth_gbps) + ", got " +
                         number(v.port_bandwidth_gbps));
     }
   }
@@ -101,6 +154,10 @@ void validate_vertices(const TopologyData& d) {
 
 void validate_links(const TopologyData& d) {
   const auto n = static_cast<VertexId>(d.vertices.size());
+  if (d.links.size() > static_cast<std::size_t>(limits::max_links)) {
+    throw ConfigError(where(d) + std::to_string(d.links.size()) + " links, more than " +
+                      std::to_string(limits::max_links) + " (the cap)");
+  }
   for (std::size_t i = 0; i < d.links.size(); ++i) {
     const Link& l = d.links[i];
     const std::string label = where(d) + link_label(d, i);
@@ -111,16 +168,19 @@ void validate_links(const TopologyData& d) {
       }
     }
     if (l.a == l.b) throw ConfigError(label + ": a link cannot join a vertex to itself");
-    if (!std::isfinite(l.bandwidth_gbps) || l.bandwidth_gbps <= 0) {
-      throw ConfigError(label + ": bandwidth_gbps must be > 0 and finite, got " +
+    if (!in_range(l.bandwidth_gbps, limits::min_bandwidth_gbps, limits::max_bandwidth_gbps)) {
+      throw ConfigError(label + ": bandwidth_gbps must be in " + number(limits::min_bandwidth_gbps) +
+                        ".." + number(limits::max_bandwidth_gbps) + " GB/s, got " +
                         number(l.bandwidth_gbps));
     }
-    if (!std::isfinite(l.latency_us) || l.latency_us < 0) {
-      throw ConfigError(label + ": latency_us must be >= 0 and finite, got " +
-                        number(l.latency_us));
+    if (!in_range(l.latency_us, 0.0, limits::max_latency_us)) {
+      throw ConfigError(label + ": latency_us must be in 0.." + number(limits::max_latency_us) +
+                        " (1 s), got " + number(l.latency_us));
     }
-    if (l.lanes < 1)
-      throw ConfigError(label + ": lanes must be >= 1, got " + std::to_string(l.lanes));
+    if (l.lanes < 1 || l.lanes > limits::max_lanes) {
+      throw ConfigError(label + ": lanes must be in 1.." + std::to_string(limits::max_lanes) +
+                        ", got " + std::to_string(l.lanes));
+    }
   }
 }
 
@@ -182,50 +242,75 @@ void validate_facts(const TopologyData& d) {
 }
 
 void validate_connected(const TopologyData& d) {
+  const std::size_t gpus = d.gpu_by_rank.size();
+  if (gpus <= 1) return;
   UnionFind components(d.vertices.size());
   for (const Link& l : d.links) {
     const auto a = static_cast<std::size_t>(l.a), b = static_cast<std::size_t>(l.b);
     if (d.vertices[a].forwards && d.vertices[b].forwards) components.join(a, b);
   }
-  // Components each GPU touches; a forwarding GPU is in its own component.
-  std::vector<std::set<std::size_t>> touches(d.gpu_by_rank.size());
-  for (std::size_t r = 0; r < d.gpu_by_rank.size(); ++r) {
+  // Components each GPU touches (distinct); a forwarding GPU is in its own component.
+  std::vector<std::vector<std::size_t>> touches(gpus);
+  for (std::size_t r = 0; r < gpus; ++r) {
     const auto g = static_cast<std::size_t>(d.gpu_by_rank[r]);
-    if (d.vertices[g].forwards) touches[r].insert(components.find(g));
+    if (d.vertices[g].forwards) touches[r].push_back(components.find(g));
     for (LinkId l : d.links_of[g]) {
-      const Link& link = d.links[static_cast<std::size_t>(l)];
-      const auto other =
-          static_cast<std::size_t>(link.a == static_cast<VertexId>(g) ? link.b : link.a);
-      if (d.vertices[other].forwards) touches[r].insert(components.find(other));
+      const auto other = static_cast<std::size_t>(d.links[static_cast<std::size_t>(l)].a ==
+                                                          static_cast<VertexId>(g)
+                                                      ? d.links[static_cast<std::size_t>(l)].b
+                                                      : d.links[static_cast<std::size_t>(l)].a);
+      if (d.vertices[other].forwards) touches[r].push_back(components.find(other));
     }
+    std::sort(touches[r].begin(), touches[r].end());
+    touches[r].erase(std::unique(touches[r].begin(), touches[r].end()), touches[r].end());
   }
   // Fast path: one component that every GPU touches.
-  for (std::size_t c : touches[0]) {
-    if (std::all_of(touches.begin(), touches.end(),
-                    [&](const auto& t) { return t.count(c) > 0; })) {
-      return;
+  std::vector<std::size_t> touched_by(d.vertices.size(), 0);
+  for (const auto& t : touches) {
+    for (std::size_t c : t) {
+      if (++touched_by[c] == gpus) return;
     }
   }
-  const auto linked = [&](std::size_t ra, std::size_t rb) {
+  if (gpus > static_cast<std::size_t>(limits::max_gpus_without_common_fabric)) {
+    throw ConfigError(where(d) + "no forwarding fabric (switch, CPU, PCIe) joins all " +
+                      std::to_string(gpus) +
+                      " GPUs, and checking direct GPU-GPU links pair by pair is limited to " +
+                      std::to_string(limits::max_gpus_without_common_fabric) +
+                      " GPUs (the cap); join the GPUs through a switch");
+  }
+  std::vector<std::vector<std::size_t>> ranks_of(d.vertices.size());
+  for (std::size_t r = 0; r < gpus; ++r) {
+    for (std::size_t c : touches[r]) ranks_of[c].push_back(r);
+  }
+  // For each GPU, mark every GPU it reaches (through a shared component or a direct link).
+  std::vector<std::size_t> mark(gpus, gpus);
+  for (std::size_t ra = 0; ra < gpus; ++ra) {
+    std::size_t reached = 0;
+    const auto reach = [&](std::size_t rb) {
+      if (mark[rb] != ra) {
+        mark[rb] = ra;
+        ++reached;
+      }
+    };
+    reach(ra);
     for (std::size_t c : touches[ra]) {
-      if (touches[rb].count(c) > 0) return true;
+      for (std::size_t rb : ranks_of[c]) reach(rb);
+      if (reached == gpus) break;
     }
     const auto ga = static_cast<VertexId>(d.gpu_by_rank[ra]);
-    const auto gb = static_cast<VertexId>(d.gpu_by_rank[rb]);
     for (LinkId l : d.links_of[static_cast<std::size_t>(ga)]) {
       const Link& link = d.links[static_cast<std::size_t>(l)];
-      if (link.a == gb || link.b == gb) return true;
+      const Vertex& other = d.vertices[static_cast<std::size_t>(link.a == ga ? link.b : link.a)];
+      if (other.kind == VertexKind::gpu) reach(static_cast<std::size_t>(other.rank));
     }
-    return false;
-  };
-  for (std::size_t ra = 0; ra < touches.size(); ++ra) {
-    for (std::size_t rb = ra + 1; rb < touches.size(); ++rb) {
-      if (linked(ra, rb)) continue;
-      throw ConfigError(where(d) + vertex_label(d, static_cast<std::size_t>(d.gpu_by_rank[rb])) +
-                        " (rank " + std::to_string(rb) + ") cannot reach " +
-                        vertex_label(d, static_cast<std::size_t>(d.gpu_by_rank[ra])) + " (rank " +
-                        std::to_string(ra) + "): the GPUs are not connected");
-    }
+    if (reached == gpus) continue;
+    const std::size_t rb = static_cast<std::size_t>(
+        std::find_if(mark.begin(), mark.end(), [&](std::size_t m) { return m != ra; }) -
+        mark.begin());
+    throw ConfigError(where(d) + vertex_label(d, static_cast<std::size_t>(d.gpu_by_rank[rb])) +
+                      " (rank " + std::to_string(rb) + ") cannot reach " +
+                      vertex_label(d, static_cast<std::size_t>(d.gpu_by_rank[ra])) + " (rank " +
+                      std::to_string(ra) + "): the GPUs are not connected");
   }
 }
 

@@ -8,7 +8,9 @@
 // seal() throws twinccl::ConfigError naming the vertex, link or field and the bad value:
 // no GPU, duplicate names, a link to a vertex that does not exist, bandwidth not > 0 or not
 // finite, latency < 0 or not finite, lanes < 1, GPU ranks not 0..n-1, a GPU or NIC outside a node,
-// a network switch inside one, NVLS claimed without NVSwitch, or GPUs that cannot reach each other.
+// a network switch inside one, NVLS claimed without NVSwitch, or GPUs that cannot reach each other;
+// and anything past the caps in limits.h (sizes, value ranges). add_vertex() and connect() throw
+// ConfigError once the vertex or link cap is passed, before memory grows further.
 #pragma once
 
 #include <array>
@@ -81,7 +83,7 @@ class TopologyBuilder {
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
   int gpus_added_ = 0;
-  std::vector<std::array<int, 6>> kind_counts_;  // [node + 1][kind], for automatic local indexes
+  std::map<int, std::array<int, 6>> kind_counts_;  // [node][kind], for automatic local indexes
   std::map<std::string, VertexId, std::less<>> names_;
   std::string duplicate_name_;  // first name added twice, reported by seal()
 };

@@ -1,0 +1,170 @@
+// Checks every topology file goes through before parsing (see input_checks.h).
+#include "input_checks.h"
+
+#include <algorithm>
+#include <fstream>
+#include <system_error>
+#include <vector>
+
+#include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
+
+namespace twinccl::topo::input {
+namespace {
+
+[[noreturn]] void fail_at(const std::string& source, int line, const std::string& message) {
+  throw ConfigError(source + ":" + std::to_string(line) + ": " + message);
+}
+
+std::string depth_message(const char* what) {
+  return std::string("nested deeper than ") + std::to_string(limits::max_nesting_depth) +
+         " levels (the cap on " + what + ")";
+}
+
+}  // namespace
+
+std::string read_file(const std::filesystem::path& path, std::string_view what) {
+  const std::string name = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError("cannot read " + std::string(what) + " '" + name + "': it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("cannot open " + std::string(what) + " '" + name + "'");
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limits::max_file_bytes) {
+      throw ConfigError(name + ": larger than " + std::to_string(limits::max_file_bytes >> 20) +
+                        " MiB (the cap on " + std::string(what) +
+                        "s; describe big clusters with node templates and \"repeat\")");
+    }
+  }
+  if (in.bad()) throw ConfigError("cannot read " + std::string(what) + " '" + name + "'");
+  return text;
+}
+
+void check_json_shape(std::string_view text, const std::string& source) {
+  struct Level {
+    bool object;
+    int members;
+  };
+  std::vector<Level> stack;
+  int line = 1;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        break;
+      case '{':
+      case '[':
+        if (static_cast<int>(stack.size()) >= limits::max_nesting_depth) {
+          fail_at(source, line, depth_message("JSON arrays and objects"));
+        }
+        stack.push_back({c == '{', 0});
+        break;
+      case '}':
+      case ']':
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case ':':
+        if (!stack.empty() && stack.back().object &&
+            ++stack.back().members > limits::max_object_members) {
+          fail_at(source, line,
+                  "an object with more than " + std::to_string(limits::max_object_members) +
+                      " fields (the cap on one JSON object)");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void check_xml_shape(std::string_view text, const std::string& source) {
+  int depth = 0, line = 1;
+  std::size_t i = 0;
+  const auto skip_past = [&](std::string_view end) {
+    const std::size_t at = text.find(end, i);
+    const std::size_t stop = at == std::string_view::npos ? text.size() : at + end.size();
+    for (; i < stop; ++i) line += text[i] == '\n';
+  };
+  while (i < text.size()) {
+    if (text[i] != '<') {
+      line += text[i++] == '\n';
+      continue;
+    }
+    const std::string_view rest = text.substr(i);
+    if (rest.substr(0, 4) == "<!--") {
+      skip_past("-->");
+    } else if (rest.substr(0, 9) == "<![CDATA[") {
+      skip_past("]]>");
+    } else if (rest.substr(0, 2) == "<?") {
+      skip_past("?>");
+    } else if (rest.substr(0, 2) == "<!" || rest.substr(0, 2) == "</") {
+      if (rest[1] == '/' && depth > 0) --depth;
+      skip_past(">");
+    } else {
+      // An element start: find its '>' outside quoted attribute values; "/>" closes it at once.
+      char quote = 0, previous = 0;
+      for (++i; i < text.size(); ++i) {
+        const char c = text[i];
+        line += c == '\n';
+        if (quote != 0) {
+          if (c == quote) quote = 0;
+        } else if (c == '"' || c == '\'') {
+          quote = c;
+        } else if (c == '>') {
+          break;
+        }
+        previous = c;
+      }
+      ++i;
+      if (previous != '/' && ++depth > limits::max_nesting_depth) {
+        fail_at(source, line, depth_message("XML elements"));
+      }
+    }
+  }
+}
+
+std::string echo(std::string_view text, char quote) {
+  std::string out(1, quote);
+  std::size_t shown = std::min(text.size(), limits::max_echo_bytes);
+  // Cut on a UTF-8 character boundary.
+  while (shown > 0 && shown < text.size() && (static_cast<unsigned char>(text[shown]) & 0xc0) == 0x80) {
+    --shown;
+  }
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == static_cast<unsigned char>(quote) || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += quote;
+  if (shown < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+}  // namespace twinccl::topo::input
