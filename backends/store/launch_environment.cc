@@ -4,9 +4,14 @@
 // whole text, in range), then derive what the launcher leaves out: local rank/size default to a
 // single node, the master address defaults to loopback only when every rank is on this node
 // (otherwise it must come from MASTER_ADDR or, under Slurm, the first host of the node list).
+// Then what the bootstrap needs to stay apart from other jobs: a store port derived from the job
+// id when MASTER_PORT is not given, and a job key for store keys (torchrun's run id and restart
+// attempt, Slurm's job.step, Open MPI's job id).
 #include "twinccl/launch_environment.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <vector>
@@ -38,6 +43,26 @@ struct Reader {
                         std::to_string(max) + "] (" + std::string(launcher) + " environment)");
     }
     return parsed;
+  }
+
+  // A job or step id: a whole non-negative decimal number.
+  std::optional<std::uint64_t> id(std::string_view var) const {
+    auto value = lookup(var);
+    if (!value) return std::nullopt;
+    std::uint64_t parsed = 0;
+    auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
+    if (value->empty() || ec != std::errc() || ptr != value->data() + value->size()) {
+      throw ConfigError(std::string(var) + "='" + value->substr(0, 64) + "' is not a job/step number (" +
+                        std::string(launcher) + " environment)");
+    }
+    return parsed;
+  }
+
+  bool flag(std::string_view var) const {
+    auto value = lookup(var);
+    if (!value || value->empty() || *value == "0") return false;
+    if (*value == "1") return true;
+    throw ConfigError(std::string(var) + "='" + value->substr(0, 64) + "' must be 0 or 1");
   }
 
   int required(std::string_view var, int min, int max, std::string_view because) const {
@@ -105,7 +130,10 @@ void resolve_master(LaunchEnvironment& env, const Reader& r, std::optional<std::
                       " ranks are not all on this node (" + std::to_string(env.local_world_size) +
                       " local): set MASTER_ADDR to rank 0's host (" + std::string(r.launcher) + " environment)");
   }
-  if (auto port = r.integer("MASTER_PORT", 1, 65535)) env.master_port = *port;
+  if (auto port = r.integer("MASTER_PORT", 1, 65535)) {
+    env.master_port = *port;
+    env.master_port_origin = "MASTER_PORT";
+  }
   if (auto bind = r.text("TWINCCL_STORE_BIND"); bind && !bind->empty()) {
     env.store_bind_addr = *bind;
   } else {
@@ -131,13 +159,59 @@ LaunchEnvironment read_rank_variables(const Reader& r, const RankVariables& v) {
   return env;
 }
 
+// 64-bit FNV-1a: turns a long or textual job name into a number (ports) or a short key part.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Store keys stay short and printable whatever a launcher puts in its ids.
+std::string key_part(std::string_view text) {
+  const bool plain = text.size() <= 64 && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                "0123456789._-@") == std::string_view::npos;
+  if (plain && !text.empty()) return std::string(text);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text)));
+  return std::string("h") + hex;
+}
+
+// Without MASTER_PORT, a port of the job's own (two jobs on one node must not share 29500).
+void derive_port(LaunchEnvironment& env, std::uint64_t job, std::uint64_t step, const std::string& origin) {
+  if (env.master_port_origin == "MASTER_PORT") return;
+  env.master_port = derived_master_port(job, step);
+  env.master_port_origin = "derived from " + origin;
+}
+
 LaunchEnvironment read_torchrun(const Reader& r) {
-  return read_rank_variables(r, {Launcher::torchrun, "WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE", "LOCAL_RANK"});
+  auto env = read_rank_variables(r, {Launcher::torchrun, "WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE", "LOCAL_RANK"});
+  // torchrun writes Python's str(bool); accept the spellings a person would use too.
+  const std::string use_agent = r.text("TORCHELASTIC_USE_AGENT_STORE").value_or("");
+  env.agent_store = use_agent == "True" || use_agent == "true" || use_agent == "1";
+  if (env.agent_store && env.master_port_origin != "MASTER_PORT") {
+    throw ConfigError("TORCHELASTIC_USE_AGENT_STORE=" + use_agent +
+                      " but MASTER_PORT is not set: cannot tell where torchrun's agent store is");
+  }
+  const int attempt = r.integer("TORCHELASTIC_RESTART_COUNT", 0, kMaxInt).value_or(0);
+  env.job_key = "torchrun/" + key_part(r.text("TORCHELASTIC_RUN_ID").value_or("none")) + "/attempt_" +
+                std::to_string(attempt);
+  return env;
 }
 
 LaunchEnvironment read_open_mpi(const Reader& r) {
-  return read_rank_variables(r, {Launcher::open_mpi, "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-                                 "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  auto env = read_rank_variables(r, {Launcher::open_mpi, "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                                     "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  // Open MPI 4 (ORTE) gives a numeric job id; Open MPI 5 (PRRTE) a PMIx namespace per job.
+  if (auto job = r.id("OMPI_MCA_ess_base_jobid")) {
+    env.job_key = "open_mpi/" + std::to_string(*job);
+    derive_port(env, *job, 0, "OMPI_MCA_ess_base_jobid=" + std::to_string(*job));
+  } else if (auto ns = r.text("PMIX_NAMESPACE"); ns && !ns->empty()) {
+    env.job_key = "open_mpi/" + key_part(*ns);
+    derive_port(env, fnv1a(*ns), 0, "PMIX_NAMESPACE=" + ns->substr(0, 64));
+  } else {
+    env.job_key = "open_mpi/unknown";
+  }
+  return env;
 }
 
 LaunchEnvironment read_slurm(const Reader& r) {
@@ -166,6 +240,14 @@ LaunchEnvironment read_slurm(const Reader& r) {
                       "cannot tell where rank 0's store runs");
   }
   resolve_master(env, r, first_host.value_or("127.0.0.1"));
+  if (auto job = r.id("SLURM_JOB_ID")) {
+    const std::uint64_t step = r.id("SLURM_STEP_ID").value_or(0);
+    env.job_key = "slurm/" + std::to_string(*job) + "." + std::to_string(step);
+    derive_port(env, *job, step, "SLURM_JOB_ID=" + std::to_string(*job) + " SLURM_STEP_ID=" + std::to_string(step));
+  } else {
+    env.job_key = "slurm/unknown";
+  }
+  env.gpus_bound_per_task = r.text("SLURM_GPUS_PER_TASK").has_value();
   return env;
 }
 
@@ -210,14 +292,38 @@ std::string first_slurm_host(std::string_view nodelist, std::string_view variabl
   return host;
 }
 
+int derived_master_port(std::uint64_t job_id, std::uint64_t step_id) {
+  return 15000 + static_cast<int>(job_id % 937) * 16 + static_cast<int>(step_id % 16);
+}
+
+int choose_local_gpu(const LaunchEnvironment& env, int visible_gpus) {
+  if (visible_gpus <= 0) throw BackendError("no CUDA device is visible to this process");
+  const int local_ranks = std::max(env.local_world_size, env.local_rank + 1);
+  if (local_ranks <= visible_gpus) return env.local_rank;
+  if (env.gpus_bound_per_task && visible_gpus == 1) return 0;  // the launcher chose our GPU
+  if (env.allow_shared_gpu) return env.local_rank % visible_gpus;
+  const std::string gpus = std::to_string(visible_gpus);
+  throw ConfigError("rank " + std::to_string(env.rank) + " is local rank " + std::to_string(env.local_rank) +
+                    " of " + std::to_string(local_ranks) + " on this node but only " + gpus +
+                    " GPU(s) are visible: ranks would share a GPU. Start at most " + gpus +
+                    " processes per node (torchrun --nproc-per-node=" + gpus + ", srun --ntasks-per-node=" +
+                    gpus + ", mpirun --npernode " + gpus + "), give each task its own GPU (srun " +
+                    "--gpus-per-task=1), or set TWINCCL_ALLOW_SHARED_GPU=1 to share on purpose");
+}
+
 LaunchEnvironment read_launch_environment(const EnvironmentLookup& lookup) {
   auto has = [&](std::string_view var) { return lookup(var).has_value(); };
-  if (has("RANK") || has("WORLD_SIZE")) return read_torchrun(Reader{lookup, "torchrun"});
-  if (has("OMPI_COMM_WORLD_RANK") || has("OMPI_COMM_WORLD_SIZE")) return read_open_mpi(Reader{lookup, "Open MPI"});
-  if (has("SLURM_PROCID")) return read_slurm(Reader{lookup, "Slurm"});
   LaunchEnvironment env;
-  Reader r{lookup, "single process"};
-  resolve_master(env, r, std::string("127.0.0.1"));
+  if (has("RANK") || has("WORLD_SIZE")) {
+    env = read_torchrun(Reader{lookup, "torchrun"});
+  } else if (has("OMPI_COMM_WORLD_RANK") || has("OMPI_COMM_WORLD_SIZE")) {
+    env = read_open_mpi(Reader{lookup, "Open MPI"});
+  } else if (has("SLURM_PROCID")) {
+    env = read_slurm(Reader{lookup, "Slurm"});
+  } else {
+    resolve_master(env, Reader{lookup, "single process"}, std::string("127.0.0.1"));
+  }
+  env.allow_shared_gpu = Reader{lookup, name(env.launcher)}.flag("TWINCCL_ALLOW_SHARED_GPU");
   return env;
 }
 

@@ -36,7 +36,30 @@ struct LaunchEnvironment {
   // Interface rank 0's store listens on: TWINCCL_STORE_BIND, else loopback when master_addr is
   // loopback, else every interface ("0.0.0.0") so that other nodes can reach it.
   std::string store_bind_addr = "127.0.0.1";
+  // Where master_port came from, for error messages: "MASTER_PORT", "derived from
+  // SLURM_JOB_ID=812 SLURM_STEP_ID=0", "default".
+  std::string master_port_origin = "default";
+  // torchrun's agent already serves a c10d TCPStore on master_addr:master_port
+  // (TORCHELASTIC_USE_AGENT_STORE=True): every rank is a client of it, nobody listens.
+  bool agent_store = false;
+  // Names this job (and torchrun restart attempt) in store keys, so that runs never read each
+  // other's values: "torchrun/<TORCHELASTIC_RUN_ID>/attempt_<n>", "slurm/<job>.<step>",
+  // "open_mpi/<jobid>", "local".
+  std::string job_key = "local";
+  // TWINCCL_ALLOW_SHARED_GPU=1: more local ranks than visible GPUs is intended (see choose_local_gpu).
+  bool allow_shared_gpu = false;
+  // The launcher gave each task its own GPU set (Slurm's SLURM_GPUS_PER_TASK).
+  bool gpus_bound_per_task = false;
 };
+
+// Without MASTER_PORT, Slurm and Open MPI jobs derive their store port from the job id so that
+// two jobs sharing a node do not collide: 15000 + (job % 937) * 16 + step % 16, in [15000, 29992).
+int derived_master_port(std::uint64_t job_id, std::uint64_t step_id);
+
+// The GPU a rank of this node drives: its local rank when every local rank has its own visible
+// GPU; GPU 0 when the launcher bound one GPU per task; local_rank % visible_gpus only with
+// allow_shared_gpu. Otherwise ConfigError naming the counts and the settings that fix it.
+int choose_local_gpu(const LaunchEnvironment& env, int visible_gpus);
 
 // Returns the value of an environment variable, nullopt when unset.
 using EnvironmentLookup = std::function<std::optional<std::string>(std::string_view name)>;
