@@ -133,10 +133,10 @@ void check_ops(const Trace& trace, std::string_view source, int r, const std::ve
       fail(source, path + ".comm", "rank " + std::to_string(r) + " is not a member of '" + comm.name + "'");
     }
     const int size = static_cast<int>(comm.ranks.size());
-    if (is_p2p(op.kind) && (op.peer < 0 || op.peer >= size)) {
+    if ((is_p2p(op.kind) && op.peer < 0) || op.peer < -1 || op.peer >= size) {
       fail(source, path + ".peer", std::to_string(op.peer) + " is outside 0.." + std::to_string(size - 1));
     }
-    if (is_rooted(op.kind) && (op.root < 0 || op.root >= size)) {
+    if ((is_rooted(op.kind) && op.root < 0) || op.root < -1 || op.root >= size) {
       fail(source, path + ".root", std::to_string(op.root) + " is outside 0.." + std::to_string(size - 1));
     }
     if (op.group < 0) fail(source, path + ".group", std::to_string(op.group) + " is negative");
