@@ -149,3 +149,78 @@ TEST_CASE("launch env: first host of a Slurm node list", "[launch_env]") {
     CHECK_THROWS_AS(first_slurm_host(bad, "SLURM_NODELIST"), twinccl::ConfigError);
   }
 }
+
+TEST_CASE("launch env: torchrun's agent store, run id and restart attempt", "[launch_env]") {
+  Vars vars = {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+               {"TORCHELASTIC_RUN_ID", "job-42"}, {"TORCHELASTIC_RESTART_COUNT", "3"}};
+  auto env = read(vars);
+  CHECK(env.agent_store);
+  CHECK(env.job_key == "torchrun/job-42/attempt_3");
+  CHECK(env.master_port_origin == "MASTER_PORT");
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "False";  // c10d with TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1
+  CHECK_FALSE(read(vars).agent_store);
+  vars["TORCHELASTIC_RUN_ID"] = std::string(500, 'x') + "/../";  // long or odd ids are hashed
+  const auto hashed = read(vars).job_key;
+  CHECK(hashed.size() < 60);
+  CHECK(hashed.find('/', 9) == hashed.rfind('/'));
+  CHECK_THAT(config_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}}),
+             Catch::Contains("MASTER_PORT is not set"));
+  CHECK_THAT(config_error({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"TORCHELASTIC_RESTART_COUNT", "x"}}),
+             Catch::Contains("TORCHELASTIC_RESTART_COUNT='x'"));
+}
+
+TEST_CASE("launch env: Slurm and Open MPI derive the store port from the job id", "[launch_env]") {
+  Vars slurm = {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NODELIST", "n1"},
+                {"SLURM_JOB_ID", "812"}, {"SLURM_STEP_ID", "1"}};
+  auto env = read(slurm);
+  CHECK(env.master_port == 15000 + 812 * 16 + 1);
+  CHECK(env.master_port == twinccl::derived_master_port(812, 1));
+  CHECK(env.master_port_origin == "derived from SLURM_JOB_ID=812 SLURM_STEP_ID=1");
+  CHECK(env.job_key == "slurm/812.1");
+  slurm["SLURM_JOB_ID"] = "813";  // the next job on the same node
+  CHECK(read(slurm).master_port != env.master_port);
+  slurm["MASTER_PORT"] = "1234";  // an explicit port always wins
+  CHECK(read(slurm).master_port == 1234);
+  CHECK_THAT(config_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NODELIST", "n1"},
+                           {"SLURM_JOB_ID", "12a"}}),
+             Catch::Contains("SLURM_JOB_ID='12a'"));
+  for (std::uint64_t job : {0ull, 936ull, 937ull, 123456789ull}) {
+    for (std::uint64_t step : {0ull, 15ull, 4294967294ull}) {
+      const int port = twinccl::derived_master_port(job, step);
+      CHECK(port >= 15000);
+      CHECK(port < 30000);
+    }
+  }
+  Vars ompi = {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_MCA_ess_base_jobid", "3470393345"}};
+  CHECK(read(ompi).master_port == twinccl::derived_master_port(3470393345ull, 0));
+  CHECK(read(ompi).job_key == "open_mpi/3470393345");
+  Vars prrte = {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMIX_NAMESPACE", "prterun-a-1@1"}};
+  Vars prrte2 = prrte;
+  prrte2["PMIX_NAMESPACE"] = "prterun-a-2@1";
+  CHECK(read(prrte).job_key == "open_mpi/prterun-a-1@1");
+  CHECK(read(prrte).master_port != read(prrte2).master_port);
+  CHECK(read({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}}).master_port == 29500);
+}
+
+TEST_CASE("launch env: a rank's GPU, and ranks that would share one", "[launch_env]") {
+  using twinccl::choose_local_gpu;
+  auto env = read({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"},
+                   {"MASTER_ADDR", "n0"}});
+  CHECK(choose_local_gpu(env, 4) == 1);
+  CHECK(choose_local_gpu(env, 8) == 1);
+  try {
+    choose_local_gpu(env, 2);  // 4 local ranks, 2 GPUs: LOCAL_RANK % 2 would double up silently
+    FAIL("ranks sharing a GPU were accepted");
+  } catch (const twinccl::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("local rank 1 of 4") && Catch::Contains("only 2 GPU(s)") &&
+                             Catch::Contains("TWINCCL_ALLOW_SHARED_GPU=1"));
+  }
+  env.allow_shared_gpu = true;
+  CHECK(choose_local_gpu(env, 2) == 1);
+  auto bound = read({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "3"}, {"SLURM_NTASKS_PER_NODE", "4"},
+                     {"SLURM_NODELIST", "n1"}, {"SLURM_GPUS_PER_TASK", "1"}});
+  CHECK(choose_local_gpu(bound, 1) == 0);  // srun --gpus-per-task=1: each task sees its own GPU
+  CHECK_THROWS_AS(choose_local_gpu(bound, 0), twinccl::BackendError);
+  CHECK(read({{"TWINCCL_ALLOW_SHARED_GPU", "1"}}).allow_shared_gpu);
+  CHECK_THAT(config_error({{"TWINCCL_ALLOW_SHARED_GPU", "yes"}}), Catch::Contains("TWINCCL_ALLOW_SHARED_GPU='yes'"));
+}
