@@ -1,11 +1,10 @@
 // run_world and friends (see launch.h).
 //
 // How it works, several processes (torchrun, srun, mpirun):
-//   rank 0: TcpStoreServer at store_bind_addr:MASTER_PORT; ncclGetUniqueId; set("twinccl/nccl/id")
-//   rank r: TcpStoreClient(MASTER_ADDR:MASTER_PORT).get("twinccl/nccl/id")  (blocks, with timeout)
+//   all:    exchange_unique_id (twinccl/bootstrap.h): rank 0's ncclGetUniqueId reaches every rank
+//           through torchrun's agent store, or rank 0's own store (srun, mpirun), per run
 //   all:    ncclCommInitRankConfig(world, id, rank) on GPU LOCAL_RANK % n; fn(comm)
-// The store lives until run_world returns on rank 0; ncclCommInitRank is collective, so every rank
-// has read the id by the time rank 0 leaves initialisation.
+// Rank 0's own store lives until every rank has read the id.
 //
 // One process alone: ncclGetUniqueId here, one thread per GPU calling ncclCommInitRankConfig
 // concurrently (each thread its own device, so no ncclGroupStart is needed), then fn.
@@ -21,14 +20,12 @@
 
 #include "nccl/check.h"
 #include "nccl/communicator.h"
+#include "twinccl/bootstrap.h"
 #include "twinccl/errors.h"
 #include "twinccl/launch_environment.h"
-#include "twinccl/tcp_store.h"
 
 namespace twinccl::nccl {
 namespace {
-
-constexpr const char* kUniqueIdKey = "twinccl/nccl/unique_id/world";
 
 std::chrono::nanoseconds timeout_of(const RunOptions& options) {
   if (!(options.timeout_s > 0)) {
@@ -77,36 +74,19 @@ class FirstFailure {
   std::exception_ptr error_;
 };
 
-// Rank 0 keeps the server; everyone reads the unique id.
+// Every rank gets rank 0's unique id from the launcher's store (twinccl/bootstrap.h).
 struct Bootstrap {
-  std::unique_ptr<TcpStoreServer> server;
   ncclUniqueId id{};
 };
 
 Bootstrap bootstrap(const LaunchEnvironment& env, std::chrono::nanoseconds timeout) {
   Bootstrap b;
-  if (env.world_size == 1) {
-    b.id = new_unique_id();
-    return b;
-  }
-  const auto timeout_ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
-  if (env.rank == 0) {
-    b.server = std::make_unique<TcpStoreServer>(
-        StoreServerOptions{.host = env.store_bind_addr, .port = env.master_port});
-  }
-  TcpStoreClient client(env.master_addr, env.master_port,
-                        StoreClientOptions{.connect_timeout = timeout_ms, .timeout = timeout_ms});
-  if (env.rank == 0) {
-    b.id = new_unique_id();
-    client.set(kUniqueIdKey, std::string_view(b.id.internal, sizeof b.id.internal));
-    return b;
-  }
-  const std::string bytes = client.get(kUniqueIdKey);
-  if (bytes.size() != sizeof b.id.internal) {
-    throw BackendError("store " + client.address() + ": '" + kUniqueIdKey + "' holds " + std::to_string(bytes.size()) +
-                       " bytes, expected an NCCL unique id of " + std::to_string(sizeof b.id.internal) +
-                       " (another program on MASTER_PORT?)");
-  }
+  const auto make_id = [] {
+    const ncclUniqueId id = new_unique_id();
+    return std::string(id.internal, sizeof id.internal);
+  };
+  const std::string bytes = exchange_unique_id(env, sizeof b.id.internal, make_id,
+                                               std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   std::copy(bytes.begin(), bytes.end(), b.id.internal);
   return b;
 }
@@ -192,7 +172,7 @@ void run_world(const RunOptions& options, const RankFunction& fn) {
   }
   const auto timeout = timeout_of(options);
   const int gpus = require_gpus();
-  const int device = env.local_rank % gpus;
+  const int device = choose_local_gpu(env, gpus);  // refuses ranks sharing a GPU
   check_cuda(cudaSetDevice(device), "rank " + std::to_string(env.rank) + ": cudaSetDevice(" + std::to_string(device) + ")");
   Bootstrap boot = bootstrap(env, timeout);
   auto world = NcclCommunicator::create({.id = boot.id,
