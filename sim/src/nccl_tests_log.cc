@@ -31,97 +31,8 @@ namespace twinccl::sim {
 namespace {
 
 using nccl_tests::fail;
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    const std::size_t begin = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > begin) out.push_back(line.substr(begin, i - begin));
-  }
-  return out;
-}
-
-bool digits(std::string_view s, std::size_t& i) {
-  const std::size_t begin = i;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-  return i > begin;
-}
-
-// " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
-std::string_view strip_launcher_prefix(std::string_view line) {
-  std::size_t i = 0;
-  while (i < line.size() && line[i] == ' ') ++i;
-  if (digits(line, i) && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) {
-    return line.substr(std::min(line.size(), i + 2));
-  }
-  i = 0;
-  if (line.substr(0, 1) == "[" && digits(line, ++i) && line.substr(i, 1) == "," && digits(line, ++i) &&
-      line.substr(i, 5) == "]<std") {
-    const std::size_t close = line.find(">:", i);
-    if (close != std::string_view::npos && close < i + 16) return line.substr(close + 2);
-  }
-  return line;
-}
-
-// Which field of a row is what, from the column header (default: the 13-field layout).
-struct Layout {
-  int size = 0, count = 1, type = 2, redop = 3, root = 4;  // -1: no such column
-  int leading = 5;
-  struct Block {
-    int fields = 4, time = 0, algbw = 1, busbw = 2, wrong = 3;
-  };
-  std::vector<Block> blocks{Block{}, Block{}};
-  bool timestamp = false;
-  int fields() const {
-    int n = 0;
-    for (const Block& b : blocks) n += b.fields;
-    return n;
-  }
-};
-
-bool is_time_column(std::string_view t) { return t == "time" || t == "cputime"; }
-
-// The layout a column header line describes (tokens after '#'), or nullopt for other lines.
-std::optional<Layout> column_header(const std::vector<std::string_view>& tokens) {
-  auto has = [&](std::string_view name) { return std::find(tokens.begin(), tokens.end(), name) != tokens.end(); };
-  if (!has("algbw") || !has("busbw") || !(has("time") || has("cputime")) || !(has("size") || has("bytes"))) {
-    return std::nullopt;
-  }
-  Layout layout;
-  layout.size = layout.count = layout.type = layout.redop = layout.root = -1;
-  layout.blocks.clear();
-  std::size_t i = 0;
-  for (; i < tokens.size() && !is_time_column(tokens[i]); ++i) {
-    const std::string_view t = tokens[i];
-    const int at = static_cast<int>(i);
-    if (t == "size" || t == "bytes") layout.size = at;
-    if (t == "count" || t == "N" || t == "elements") layout.count = at;
-    if (t == "type") layout.type = at;
-    if (t == "redop" || t == "op") layout.redop = at;
-    if (t == "root") layout.root = at;
-  }
-  layout.leading = static_cast<int>(i);
-  while (i < tokens.size() && layout.blocks.size() < 2) {
-    Layout::Block b{0, 0, -1, -1, -1};
-    for (std::size_t j = i; j < tokens.size() && (j == i || !is_time_column(tokens[j])); ++j) {
-      const std::string_view t = tokens[j];
-      if (t == "timestamp") break;
-      if (t == "algbw") b.algbw = b.fields;
-      if (t == "busbw") b.busbw = b.fields;
-      if (t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors") b.wrong = b.fields;
-      ++b.fields;
-    }
-    if (b.algbw < 0 || b.busbw < 0) return std::nullopt;
-    layout.blocks.push_back(b);
-    i += static_cast<std::size_t>(b.fields);
-  }
-  layout.timestamp = has("timestamp");
-  if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty()) return std::nullopt;
-  return layout;
-}
+using nccl_tests::Layout;
+using nccl_tests::split;
 
 struct Reader {
   Reader(std::string_view source_name, const NcclTestsParseOptions& parse_options)
@@ -191,7 +102,8 @@ struct Reader {
       in_device_block = true;
     } else if (body.rfind("nccl-tests version", 0) == 0) {
       const std::size_t at = body.find("nccl-library=");
-      const auto code = at == std::string_view::npos ? std::nullopt : nccl_tests::parse_unsigned(split(body.substr(at + 13)).front());
+      const std::vector<std::string_view> rest = at == std::string_view::npos ? t : split(body.substr(at + 13));
+      const auto code = at == std::string_view::npos || rest.empty() ? std::nullopt : nccl_tests::parse_unsigned(rest.front());
       if (code && *code < 1000000) version = fmt::format("{}.{}.{}", *code / 10000, *code / 100 % 100, *code % 100);
     } else if (body.rfind("Avg bus bandwidth", 0) == 0) {
       if (open) open->complete = true;
@@ -199,7 +111,7 @@ struct Reader {
     } else if (device_line(t, line_no, line)) {
     } else if (in_device_block && body.rfind("...", 0) == 0) {
       hints.devices_truncated = true;
-    } else if (std::optional<Layout> l = column_header(t)) {
+    } else if (std::optional<Layout> l = nccl_tests::column_header(t)) {
       if (open && !open->rows.empty()) close_table(false);
       layout = *l;
       layout_line = line_no;
@@ -306,7 +218,7 @@ struct Reader {
                                         kNcclTestsMaxLineBytes), raw);
     }
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    std::string_view text = strip_launcher_prefix(raw);
+    std::string_view text = nccl_tests::strip_launcher_prefix(raw);
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     if (text.empty()) return;
     if (const std::size_t at = text.find("NCCL version "); at != std::string_view::npos) {
@@ -321,7 +233,8 @@ struct Reader {
       return;
     }
     const std::vector<std::string_view> t = split(text);
-    if (t.size() >= 2 && nccl_tests::parse_unsigned(t[0]) && nccl_tests::parse_unsigned(t[1])) {
+    auto all_digits = [](std::string_view v) { return v.find_first_not_of("0123456789") == std::string_view::npos; };
+    if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
       row(t, line_no, raw);
     } else if (device_line(t, line_no, raw)) {  // copies that dropped the leading '#'
     } else if (in_device_block && text.rfind("...", 0) == 0) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "twinccl/sim/nccl_tests_log.h"
 
@@ -46,5 +47,29 @@ struct TableHints {
 // program, file name, then the columns); throws ConfigError asking for --collective when the
 // columns fit several collectives.
 void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTestsParseOptions& options);
+
+// Splits a line at spaces and tabs.
+std::vector<std::string_view> split(std::string_view line);
+// Drops " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
+std::string_view strip_launcher_prefix(std::string_view line);
+
+// Which field of a row is what, from the column header (default: the 13-field layout).
+struct Layout {
+  int size = 0, count = 1, type = 2, redop = 3, root = 4;  // -1: no such column
+  int leading = 5;
+  struct Block {
+    int fields = 4, time = 0, algbw = 1, busbw = 2, wrong = 3;
+  };
+  std::vector<Block> blocks{Block{}, Block{}};
+  bool timestamp = false;
+  int fields() const {
+    int n = 0;
+    for (const Block& b : blocks) n += b.fields;
+    return n;
+  }
+};
+
+// The layout a column header line describes (its tokens after '#'), or nullopt for other lines.
+std::optional<Layout> column_header(const std::vector<std::string_view>& tokens);
 
 }  // namespace twinccl::sim::nccl_tests

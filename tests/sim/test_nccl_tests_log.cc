@@ -126,7 +126,7 @@ TEST_CASE("every published log parses with its collective, ranks, nodes and rows
     CHECK(last.size_bytes == e.last_size);
     CHECK(last.out_of_place->time_us == Approx(e.last_oop_us));
     CHECK(last.in_place->time_us == Approx(e.last_ip_us));
-    CHECK(last.in_place->busbw_gbps > 100);
+    CHECK(last.in_place->busbw_gbps > 80);  // 89.4 on the degraded issue290 ring run
   }
 }
 
@@ -292,7 +292,7 @@ TEST_CASE("-J JSON output", "[nccl_tests_log]") {
   std::string nan = json;
   nan.replace(nan.find("21.5"), 4, "\"nan\"");
   CHECK_THAT(error_of(nan, "rs.json"), Catch::Contains("rs.json:1: results[0].out_of_place.time is nan"));
-  CHECK_THAT(error_of(std::string(100000, '[') + std::string(100000, ']'), "deep.json"), Catch::Contains("nesting"));
+  CHECK_THAT(error_of("{\"results\": " + std::string(100000, '[') + std::string(100000, ']') + "}", "deep.json"), Catch::Contains("nesting"));
   CHECK_THAT(error_of("{\"results\": [{\"size\": 8}]}", "x.json"), Catch::Contains("needs size, count and type"));
   CHECK_THAT(error_of("{\"results\": [", "x.json"), Catch::Contains("not valid JSON"));
 }

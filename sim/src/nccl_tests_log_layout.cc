@@ -1,0 +1,85 @@
+// Reading one line of nccl-tests stdout: fields, launcher prefixes and the column header's layout.
+#include <algorithm>
+
+#include "nccl_tests_log_parts.h"
+
+namespace twinccl::sim::nccl_tests {
+namespace {
+
+bool digits(std::string_view s, std::size_t& i) {
+  const std::size_t begin = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i > begin;
+}
+
+bool is_time_column(std::string_view t) { return t == "time" || t == "cputime"; }
+
+}  // namespace
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const std::size_t begin = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > begin) out.push_back(line.substr(begin, i - begin));
+  }
+  return out;
+}
+
+// " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
+std::string_view strip_launcher_prefix(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  if (digits(line, i) && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) {
+    return line.substr(std::min(line.size(), i + 2));
+  }
+  i = 0;
+  if (line.substr(0, 1) == "[" && digits(line, ++i) && line.substr(i, 1) == "," && digits(line, ++i) &&
+      line.substr(i, 5) == "]<std") {
+    const std::size_t close = line.find(">:", i);
+    if (close != std::string_view::npos && close < i + 16) return line.substr(close + 2);
+  }
+  return line;
+}
+
+std::optional<Layout> column_header(const std::vector<std::string_view>& tokens) {
+  auto has = [&](std::string_view name) { return std::find(tokens.begin(), tokens.end(), name) != tokens.end(); };
+  if (!has("algbw") || !has("busbw") || !(has("time") || has("cputime")) || !(has("size") || has("bytes"))) {
+    return std::nullopt;
+  }
+  Layout layout;
+  layout.size = layout.count = layout.type = layout.redop = layout.root = -1;
+  layout.blocks.clear();
+  std::size_t i = 0;
+  for (; i < tokens.size() && !is_time_column(tokens[i]); ++i) {
+    const std::string_view t = tokens[i];
+    const int at = static_cast<int>(i);
+    if (t == "size" || t == "bytes") layout.size = at;
+    if (t == "count" || t == "N" || t == "elements") layout.count = at;
+    if (t == "type") layout.type = at;
+    if (t == "redop" || t == "op") layout.redop = at;
+    if (t == "root") layout.root = at;
+  }
+  layout.leading = static_cast<int>(i);
+  while (i < tokens.size() && layout.blocks.size() < 2) {
+    Layout::Block b{0, 0, -1, -1, -1};
+    for (std::size_t j = i; j < tokens.size() && (j == i || !is_time_column(tokens[j])); ++j) {
+      const std::string_view t = tokens[j];
+      if (t == "timestamp") break;
+      if (t == "algbw") b.algbw = b.fields;
+      if (t == "busbw") b.busbw = b.fields;
+      if (t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors") b.wrong = b.fields;
+      ++b.fields;
+    }
+    if (b.algbw < 0 || b.busbw < 0) return std::nullopt;
+    layout.blocks.push_back(b);
+    i += static_cast<std::size_t>(b.fields);
+  }
+  layout.timestamp = has("timestamp");
+  if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty()) return std::nullopt;
+  return layout;
+}
+
+}  // namespace twinccl::sim::nccl_tests
