@@ -13,6 +13,25 @@ namespace twinccl::sim::detail {
 // "all_reduce #5 on comm 'dp'" (the op's communicator index must be valid).
 std::string op_label(const Trace& trace, const TraceOp& op);
 
+// A trace's ops matched into operations, and the batches replay would run them in. A member is
+// one op of one rank, numbered rank by rank (rank r's op i is member base[r] + i).
+struct MatchedTrace {
+  struct Batch {                 // one op, or one group on one communicator, of one rank's stream
+    std::vector<int> members;
+    int previous = -1, next = -1;  // the batches before and after it on that stream
+  };
+  std::vector<int> base;                 // per rank: its first member
+  std::vector<int> rank_of;              // per member
+  std::vector<int> instance_of;          // per member: its operation
+  std::vector<std::vector<int>> slots;   // per operation: its members by comm rank (send, recv)
+  std::vector<int> batch_of;             // per member
+  std::vector<Batch> batches;
+};
+
+// Plays replay's rules without time (trace_dry_run.cc); throws DeadlockError starting with
+// `source` naming the first stuck rank, the op it waits for and why that op cannot start.
+void dry_run(const Trace& trace, std::string_view source, const MatchedTrace& matched);
+
 // Matches ops into operations and checks them (counterparts, agreement, collective order), then
 // dry-runs the replay's rules to find a deadlock. Needs the per-rank checks of check_trace done;
 // `membership[r]` lists (communicator, comm rank) of world rank r by communicator. Throws
