@@ -67,7 +67,7 @@ TEST_CASE("compare prints measured vs predicted per row and the error per size r
   CHECK_THAT(in_place.out, Catch::Contains("    -1       24.70     0.00"));
 }
 
-TEST_CASE("compare on two logs adds an 'all' summary; csv and json carry the same rows", "[cli][compare]") {
+TEST_CASE("compare on two logs adds a summary over all logs, and csv and json carry the same rows", "[cli][compare]") {
   const std::string logs = log_path(kOneNode) + " " + log_path("a100-sxm4-80gb-1node-all_reduce-mpi8.log");
   const auto table = run_cli("compare " + logs + " --topology dgx-a100");
   INFO(table.out);

@@ -229,7 +229,7 @@ TEST_CASE("launcher prefixes, noise lines, timestamps, per-iteration and cputime
   CHECK(ip.rows.at(0).in_place->time_us == Approx(38.85));
 }
 
-TEST_CASE("truncated device blocks leave ranks unknown unless given; several runs give several tables",
+TEST_CASE("truncated device blocks leave ranks unknown unless given, and several runs give several tables",
           "[nccl_tests_log]") {
   const std::string row = "8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0\n";
   const std::string cut = "# Using devices\n#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] H100\n#  ...\n" + std::string(kHeader) + row;
@@ -259,7 +259,7 @@ TEST_CASE("truncated device blocks leave ranks unknown unless given; several run
   CHECK_FALSE(runs[1].complete);
 }
 
-TEST_CASE("-J JSON output", "[nccl_tests_log]") {
+TEST_CASE("nccl-tests -J JSON output", "[nccl_tests_log]") {
   const std::string json = R"({"version": 3, "start_time": "2025-06-01 10:00:00",
     "args": ["./build/reduce_scatter_perf", "-b", "8", "-e", "1M", "-J", "out.json"], "env": ["NCCL_ALGO=Ring"],
     "nccl_version": 22602,
