@@ -9,15 +9,17 @@ find_package(fmt REQUIRED CONFIG)                  # tables and messages
 find_package(Catch2 2.13 REQUIRED CONFIG)          # tests (v2: <catch2/catch.hpp>)
 find_package(benchmark CONFIG)                     # bench/ only (Google Benchmark)
 
-# NCCL backend: built when CUDA and NCCL are found (NCCL has no CMake config).
+# NCCL backend: built when CUDA's and NCCL's headers are found (NCCL has no CMake config). Only
+# the headers are used: libcudart and libnccl are loaded at run time (backends/nccl/loader.h), so
+# NCCL_LIBRARY is informational (and the default for scripts that want to name it).
 set(TWINCCL_HAVE_NCCL OFF)
 if(NOT TWINCCL_WITH_NCCL STREQUAL "OFF")
   find_package(CUDAToolkit QUIET)
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
   find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
-  if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+  if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR)
     set(TWINCCL_HAVE_NCCL ON)
-    message(STATUS "TwinCCL: NCCL backend ON (${NCCL_LIBRARY})")
+    message(STATUS "TwinCCL: NCCL backend ON (headers ${NCCL_INCLUDE_DIR}; libraries loaded at run time)")
   elseif(TWINCCL_WITH_NCCL STREQUAL "ON")
     message(FATAL_ERROR "TWINCCL_WITH_NCCL=ON but CUDA or NCCL was not found")
   else()

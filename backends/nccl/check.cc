@@ -7,16 +7,16 @@ namespace twinccl::nccl {
 
 void throw_nccl_error(ncclResult_t result, ncclComm_t comm, std::string_view what) {
   std::string message = std::string(what) + ": NCCL error " + std::to_string(static_cast<int>(result)) + " '" +
-                        ncclGetErrorString(result) + "'";
-  const char* last = ncclGetLastError(comm);
+                        api().ncclGetErrorString(result) + "'";
+  const char* last = api().ncclGetLastError(comm);
   if (last != nullptr && last[0] != '\0') message += " (" + std::string(last) + ")";
   if (result == ncclInvalidArgument || result == ncclInvalidUsage) throw InvalidArgument(message);
   throw BackendError(message);
 }
 
 void throw_cuda_error(cudaError_t result, std::string_view what) {
-  throw BackendError(std::string(what) + ": CUDA error " + cudaGetErrorName(result) + ": " +
-                     cudaGetErrorString(result));
+  throw BackendError(std::string(what) + ": CUDA error " + api().cudaGetErrorName(result) + ": " +
+                     api().cudaGetErrorString(result));
 }
 
 std::string nccl_version_text(int code) {

@@ -10,20 +10,24 @@
 #include <string>
 #include <string_view>
 
+#include "nccl/loader.h"
+
 namespace twinccl::nccl {
 
-// Throws for anything but ncclSuccess: InvalidArgument for ncclInvalidArgument/ncclInvalidUsage,
+// Communicators are non-blocking, so ncclInProgress means "accepted, still being queued": it is
+// not an error here, and the caller polls CommContext::wait_ready before relying on the work.
+// Throws for anything else but ncclSuccess: InvalidArgument for ncclInvalidArgument/ncclInvalidUsage,
 // BackendError otherwise. The message is "<what>: <ncclGetErrorString> (<ncclGetLastError>)".
 [[noreturn]] void throw_nccl_error(ncclResult_t result, ncclComm_t comm, std::string_view what);
 
 inline void check_nccl(ncclResult_t result, ncclComm_t comm, std::string_view what) {
-  if (result != ncclSuccess) throw_nccl_error(result, comm, what);
+  if (result != ncclSuccess && result != ncclInProgress) throw_nccl_error(result, comm, what);
 }
 
 // The same for a message built only on failure (keeps the fast path free of string work).
 template <class DescribeFn>
 inline void check_nccl_lazy(ncclResult_t result, ncclComm_t comm, DescribeFn&& describe) {
-  if (result != ncclSuccess) throw_nccl_error(result, comm, describe());
+  if (result != ncclSuccess && result != ncclInProgress) throw_nccl_error(result, comm, describe());
 }
 
 // BackendError "<what>: <cudaGetErrorName>: <cudaGetErrorString>" for anything but cudaSuccess.

@@ -2,8 +2,8 @@
 //
 // How it works: each OpKind maps to one NCCL call with NCCL's own counts (TwinCCL's counts are
 // NCCL's). barrier is an all_reduce of one int32 on scratch device memory. all_to_all, gather and
-// scatter are ncclAlltoAll/ncclGather/ncclScatter from NCCL 2.28; before that they become the
-// grouped send/recv forms of uneven.cc with every count equal. The _v variants go to uneven.cc.
+// scatter are ncclAlltoAll/ncclGather/ncclScatter when the loaded NCCL has them (>= 2.28.3, see
+// loader.h); before that they become the grouped send/recv forms of uneven.cc with equal counts. The _v variants go to uneven.cc.
 #include <numeric>
 
 #include "nccl/check.h"
@@ -14,11 +14,9 @@
 namespace twinccl::nccl {
 namespace {
 
-#if NCCL_VERSION_CODE < NCCL_VERSION(2, 28, 0)
 std::vector<std::size_t> same_counts(std::size_t count, int nranks) {
   return std::vector<std::size_t>(static_cast<std::size_t>(nranks), count);
 }
-#endif
 
 }  // namespace
 
@@ -43,44 +41,43 @@ void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch, st
   switch (op.kind) {
     case OpKind::all_reduce:
       return check_nccl_lazy(
-          ncclAllReduce(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), comm, stream), comm, what);
+          api().ncclAllReduce(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), comm, stream), comm, what);
     case OpKind::reduce_scatter:
       return check_nccl_lazy(
-          ncclReduceScatter(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), comm, stream), comm, what);
+          api().ncclReduceScatter(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), comm, stream), comm, what);
     case OpKind::all_gather:
-      return check_nccl_lazy(ncclAllGather(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm, what);
+      return check_nccl_lazy(api().ncclAllGather(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm, what);
     case OpKind::broadcast:
-      return check_nccl_lazy(ncclBroadcast(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
+      return check_nccl_lazy(api().ncclBroadcast(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
                              comm, what);
     case OpKind::reduce:
       return check_nccl_lazy(
-          ncclReduce(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), op.root, comm, stream), comm, what);
+          api().ncclReduce(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), op.root, comm, stream), comm, what);
     case OpKind::send:
-      return check_nccl_lazy(ncclSend(op.send, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
+      return check_nccl_lazy(api().ncclSend(op.send, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
     case OpKind::recv:
-      return check_nccl_lazy(ncclRecv(op.recv, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
+      return check_nccl_lazy(api().ncclRecv(op.recv, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
     case OpKind::barrier:
-      return check_nccl_lazy(ncclAllReduce(barrier_scratch, barrier_scratch, 1, ncclInt32, ncclSum, comm, stream),
+      return check_nccl_lazy(api().ncclAllReduce(barrier_scratch, barrier_scratch, 1, ncclInt32, ncclSum, comm, stream),
                              comm, what);
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
     case OpKind::all_to_all:
-      return check_nccl_lazy(ncclAlltoAll(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm, what);
+      if (api().ncclAlltoAll == nullptr) {  // NCCL < 2.28.3: grouped send/recv
+        const auto counts = same_counts(op.count, t.size);
+        return enqueue_all_to_all_v(op.send, counts, {}, op.recv, counts, {}, op.dtype, t, op);
+      }
+      return check_nccl_lazy(api().ncclAlltoAll(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm, what);
     case OpKind::gather:
-      return check_nccl_lazy(ncclGather(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream), comm,
+      if (api().ncclGather == nullptr) {
+        return enqueue_gather_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype, op.root, t, op);
+      }
+      return check_nccl_lazy(api().ncclGather(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream), comm,
                              what);
     case OpKind::scatter:
-      return check_nccl_lazy(ncclScatter(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
+      if (api().ncclScatter == nullptr) {
+        return enqueue_scatter_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype, op.root, t, op);
+      }
+      return check_nccl_lazy(api().ncclScatter(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
                              comm, what);
-#else
-    case OpKind::all_to_all: {
-      const auto counts = same_counts(op.count, t.size);
-      return enqueue_all_to_all_v(op.send, counts, {}, op.recv, counts, {}, op.dtype, t, op);
-    }
-    case OpKind::gather:
-      return enqueue_gather_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype, op.root, t, op);
-    case OpKind::scatter:
-      return enqueue_scatter_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype, op.root, t, op);
-#endif
     case OpKind::all_gather_v:
       return enqueue_all_gather_v(op.send, op.recv, op.recv_counts, op.recv_displs, op.dtype, t, op);
     case OpKind::reduce_scatter_v:

@@ -1,34 +1,34 @@
 // NcclCommunicator: lifecycle, submit, groups, split (see communicator.h).
 //
-// How it works: submit() checks the communicator is alive, makes the GPU current, enqueues the
-// op's NCCL calls on the communicator's stream and records a CUDA event behind them. Inside a
-// group (group_depth_ > 0) the ops share one Completion recorded at the outermost group_end,
-// because NCCL only launches a group's work at ncclGroupEnd. premul_sum reduce ops are destroyed
-// once the call that uses them has been issued (after the outermost group_end inside a group).
+// How it works: submit() checks the communicator is alive and that no other communicator has a
+// group open on this thread, makes the GPU current, orders the stream (ordering.h), enqueues the
+// op's NCCL calls, polls until NCCL really queued them (non-blocking communicators may answer
+// ncclInProgress), and only then records a CUDA event behind them. Inside a group
+// (group_depth_ > 0) the ops share one Completion recorded at the outermost group_end, because
+// NCCL only launches a group's work at ncclGroupEnd. premul_sum reduce ops are destroyed once the
+// call that uses them has been issued (after the outermost group_end inside a group).
 #include "nccl/communicator.h"
 
+#include <exception>
+#include <iostream>
 #include <limits>
-#include <thread>
+#include <mutex>
 
 #include "nccl/check.h"
 #include "nccl/collectives.h"
 #include "nccl/memory.h"
+#include "nccl/ordering.h"
 #include "nccl/types.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
+// `name` must outlive the communicator's readiness: callers pass CommContext::name().
 ncclConfig_t make_config(const std::string& name) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 1;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+  config.blocking = 0;  // abortable init/split/finalize (polled in CommContext::wait_ready)
   config.commName = name.c_str();
-#else
-  (void)name;
-#endif
   return config;
 }
 
@@ -37,18 +37,59 @@ std::string where_text(std::string_view call, const std::string& comm, int rank,
          describe_call_site(where) + ")";
 }
 
+// CallOptions.algorithm is the emulator's; NCCL picks its own (NCCL_ALGO). Said once per process.
+void note_algorithm_ignored(const OpDesc& op) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::cerr << "twinccl: note: CallOptions.algorithm='" << op.algorithm << "' (" << describe_call_site(op.where)
+              << ") is ignored by the NCCL backend: NCCL chooses its algorithm (see NCCL_ALGO); said once\n";
+  });
+}
+
+// fp8 where NCCL refuses it: reductions below sm_90; avg/premul_sum at one rank, where NCCL's
+// one-rank path (ncclLaunchOneRank, 2.28) rejects fp8. avg of one rank is the value itself, so it
+// becomes sum (a copy); premul_sum is refused with the reason.
+void adapt_fp8(OpDesc& op, StreamContext& stream, int size, const std::string& what) {
+  const bool fp8 = op.dtype == DataType::float8_e4m3 || op.dtype == DataType::float8_e5m2;
+  const bool reduces = op.kind == OpKind::all_reduce || op.kind == OpKind::reduce_scatter ||
+                       op.kind == OpKind::reduce || op.kind == OpKind::reduce_scatter_v;
+  if (!fp8 || !reduces) return;
+  if (const int sm = stream.sm_major(); sm < 9) {
+    throw InvalidArgument(what + ": " + std::string(name(op.dtype)) + " reductions need a GPU of compute capability "
+                          "9.0 (sm_90) or newer; GPU " + std::to_string(stream.device()) + " is sm_" +
+                          std::to_string(sm) + "x (NCCL refuses them there too)");
+  }
+  if (size != 1) return;
+  if (op.op.kind == ReduceKind::avg) op.op = ReduceOp::sum();
+  if (op.op.kind == ReduceKind::premul_sum) {
+    throw InvalidArgument(what + ": premul_sum on " + std::string(name(op.dtype)) + " with one rank: NCCL's one-rank "
+                          "path does not support float8 scaling; use a wider type or scale before the call");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOptions& options) {
   DeviceGuard guard(options.device);
-  auto stream = std::make_shared<StreamContext>(options.device);
-  ncclComm_t comm = nullptr;
-  ncclConfig_t config = make_config(options.name);
-  check_nccl(ncclCommInitRankConfig(&comm, options.nranks, options.id, options.rank, &config), nullptr,
-             "ncclCommInitRankConfig for comm '" + options.name + "' rank " + std::to_string(options.rank) + " of " +
-                 std::to_string(options.nranks) + " on GPU " + std::to_string(options.device));
-  auto ctx = std::make_shared<CommContext>(comm, std::move(stream), options.rank, options.nranks, options.name,
+  auto stream = std::make_shared<StreamContext>(options.device, options.timeout, options.signal);
+  auto ctx = std::make_shared<CommContext>(nullptr, stream, options.rank, options.nranks, options.name,
                                            options.timeout, options.signal);
+  const std::string what = "ncclCommInitRankConfig for comm '" + options.name + "' rank " +
+                           std::to_string(options.rank) + " of " + std::to_string(options.nranks) + " on GPU " +
+                           std::to_string(options.device);
+  ncclConfig_t config = make_config(ctx->name());
+  ncclComm_t comm = nullptr;
+  const ncclResult_t rc = api().ncclCommInitRankConfig(&comm, options.nranks, options.id, options.rank, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) {
+    if (comm != nullptr) (void)api().ncclCommAbort(comm);
+    throw_nccl_error(rc, nullptr, what);
+  }
+  ctx->set_comm(comm, options.rank, options.nranks);
+  ctx->wait_ready(what);  // aborts the comm itself on failure
+  std::weak_ptr<CommContext> weak = ctx;
+  stream->set_abort([weak](const std::string& why) {
+    if (auto c = weak.lock()) c->abort(why);
+  });
   return std::make_unique<NcclCommunicator>(std::move(ctx));
 }
 
@@ -56,20 +97,22 @@ NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx) : ctx_(std:
 
 NcclCommunicator::~NcclCommunicator() {
   if (group_depth_ > 0) {
-    while (group_depth_-- > 0) (void)ncclGroupEnd();  // a group left open by an exception
+    while (group_depth_-- > 0) (void)api().ncclGroupEnd();  // a group left open by an exception
+    if (thread_group().owner == this) thread_group() = {};
   }
   if (!ctx_->aborted()) {
-    // Drain the stream within the timeout; a stream that never drains means a peer is gone.
-    const auto deadline = Clock::now() + ctx_->timeout();
-    cudaError_t rc = cudaErrorNotReady;
-    while ((rc = cudaStreamQuery(ctx_->cuda_stream())) == cudaErrorNotReady && Clock::now() < deadline) {
-      ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(ctx_->comm(), &async) != ncclSuccess || (async != ncclSuccess && async != ncclInProgress))
-        break;
-      if (ctx_->signal() && ctx_->signal()->raised.load()) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (std::uncaught_exceptions() > 0) {
+      // The rank failed: tell the others first, then abort (never finalize: it may wait on peers).
+      ctx_->stream()->fail_fast("rank " + std::to_string(rank()) + " of comm '" + name() +
+                                "' failed (its communicator was destroyed while an exception unwound)");
+    } else {
+      auto drained = StreamContext::Drain::timed_out;
+      try {
+        drained = ctx_->stream()->drain("destroying comm '" + name() + "'");
+      } catch (const std::exception&) {
+      }
+      if (drained != StreamContext::Drain::idle) ctx_->abort("destroyed while work was still pending or failed");
     }
-    if (rc != cudaSuccess) ctx_->abort("destroyed while work was still pending or failed");
   }
   release_reduce_ops();
   scratch_.reset();
@@ -100,6 +143,9 @@ void NcclCommunicator::release_reduce_ops() {
 
 Work NcclCommunicator::submit(OpDesc op) {
   if (ctx_->aborted()) ctx_->throw_if_aborted(where_text(twinccl::name(op.kind), name(), rank(), op.where));
+  refuse_if_group_of_other(this, where_text(twinccl::name(op.kind), name(), rank(), op.where));
+  if (!op.algorithm.empty()) note_algorithm_ignored(op);
+  adapt_fp8(op, *ctx_->stream(), size(), where_text(twinccl::name(op.kind), name(), rank(), op.where));
   DeviceGuard guard(ctx_->device());
   const EnqueueTarget target{ctx_->comm(), ctx_->cuda_stream(), rank(), size(), &ctx_->name(), ++op_count_};
   void* scratch = op.kind == OpKind::barrier ? barrier_scratch() : nullptr;
@@ -107,14 +153,16 @@ Work NcclCommunicator::submit(OpDesc op) {
     enqueue(op, target, scratch, reduce_ops_);
     return Work(std::make_shared<NcclWork>(ctx_, group_completion_));
   }
+  auto completion = std::make_shared<Completion>(ctx_, twinccl::name(op.kind), op_count_, op.where);
   try {
+    order_launch(*ctx_->stream(), caller_stream_, completion->describe());
     enqueue(op, target, scratch, reduce_ops_);
   } catch (...) {
     release_reduce_ops();
     throw;
   }
   release_reduce_ops();
-  auto completion = std::make_shared<Completion>(ctx_, twinccl::name(op.kind), op_count_, op.where);
+  ctx_->wait_ready(completion->describe());  // queued for real before the event is recorded
   completion->record();
   Work work(std::make_shared<NcclWork>(ctx_, std::move(completion)));
   if (!op.async_op) work.wait();
@@ -122,11 +170,16 @@ Work NcclCommunicator::submit(OpDesc op) {
 }
 
 void NcclCommunicator::group_start(Where where) {
-  ctx_->throw_if_aborted(where_text("group_start", name(), rank(), where));
-  check_nccl(ncclGroupStart(), ctx_->comm(), where_text("group_start", name(), rank(), where));
+  const std::string what = where_text("group_start", name(), rank(), where);
+  ctx_->throw_if_aborted(what);
+  refuse_if_group_of_other(this, what);
+  check_nccl(api().ncclGroupStart(), ctx_->comm(), what);
+  ThreadGroup& group = thread_group();
   if (group_depth_++ == 0) {
     group_completion_ = std::make_shared<Completion>(ctx_, "group", op_count_ + 1, where);
+    group = {this, name(), where, 0};
   }
+  ++group.depth;
 }
 
 Work NcclCommunicator::group_end(CallOptions opts, Where where) {
@@ -134,18 +187,22 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
     throw InvalidArgument(where_text("group_end", name(), rank(), where) + ": no group is open");
   }
   --group_depth_;
+  ThreadGroup& group = thread_group();
+  if (--group.depth == 0) group = {};
   DeviceGuard guard(ctx_->device());
-  const ncclResult_t rc = ncclGroupEnd();
   if (group_depth_ > 0) {
-    check_nccl(rc, ctx_->comm(), where_text("group_end (nested)", name(), rank(), where));
+    check_nccl(api().ncclGroupEnd(), ctx_->comm(), where_text("group_end (nested)", name(), rank(), where));
     return Work(std::make_shared<NcclWork>(ctx_, group_completion_));
   }
   std::shared_ptr<Completion> completion = std::move(group_completion_);
-  if (rc != ncclSuccess) {
-    release_reduce_ops();
+  // The group's kernels are launched by ncclGroupEnd: order the stream just before it.
+  order_launch(*ctx_->stream(), caller_stream_, completion->describe());
+  const ncclResult_t rc = api().ncclGroupEnd();
+  release_reduce_ops();
+  if (rc != ncclSuccess && rc != ncclInProgress) {
     throw_nccl_error(rc, ctx_->comm(), where_text("group_end", name(), rank(), where));
   }
-  release_reduce_ops();
+  ctx_->wait_ready(completion->describe());
   completion->record();
   Work work(std::make_shared<NcclWork>(ctx_, std::move(completion)));
   if (!opts.async_op) work.wait();
@@ -155,27 +212,48 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::string new_name, Where where) {
   const std::string what = where_text("split", name(), rank(), where);
   ctx_->throw_if_aborted(what);
-  if (group_depth_ > 0) throw InvalidArgument(what + ": split inside an open group");
+  refuse_if_group_of_other(this, what);
+  if (group_depth_ > 0) {
+    const ThreadGroup& group = thread_group();
+    throw InvalidArgument(what + ": split inside the group opened at " + std::string(group.where.file_name()) + ":" +
+                          std::to_string(group.where.line()) + " (call group_end first)");
+  }
   if (color < kNoColor) {
     throw InvalidArgument(what + ": color=" + std::to_string(color) + " (use a color >= 0, or kNoColor)");
   }
   if (new_name.empty()) new_name = name() + ".split(" + std::to_string(color) + ")";
   DeviceGuard guard(ctx_->device());
-  // Earlier async work on this communicator must not race with NCCL's setup of the child.
-  check_cuda(cudaStreamSynchronize(ctx_->cuda_stream()), what);
-  auto stream = color == kNoColor ? nullptr : std::make_shared<StreamContext>(ctx_->device());
-  ncclConfig_t config = make_config(new_name);
+  // ncclCommSplit is a host-side collective over the parent; work in flight on the parent's
+  // stream does not need to drain first. The child's name lives in its context (config.commName).
+  std::shared_ptr<StreamContext> stream;
+  std::shared_ptr<CommContext> child_ctx;
+  if (color != kNoColor) {
+    stream = std::make_shared<StreamContext>(ctx_->device(), ctx_->timeout(), ctx_->signal());
+    child_ctx = std::make_shared<CommContext>(nullptr, stream, -1, 0, std::move(new_name), ctx_->timeout(),
+                                              ctx_->signal());
+  }
+  ncclConfig_t config = make_config(child_ctx ? child_ctx->name() : name());
   ncclComm_t child = nullptr;
-  check_nccl(ncclCommSplit(ctx_->comm(), color == kNoColor ? NCCL_SPLIT_NOCOLOR : color, key, &child, &config),
-             ctx_->comm(), what + " color=" + std::to_string(color) + " key=" + std::to_string(key));
+  const std::string call = what + " color=" + std::to_string(color) + " key=" + std::to_string(key);
+  const ncclResult_t rc = api().ncclCommSplit(ctx_->comm(), color == kNoColor ? NCCL_SPLIT_NOCOLOR : color, key,
+                                              &child, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) throw_nccl_error(rc, ctx_->comm(), call);
+  ctx_->wait_ready(call);
   if (child == nullptr) return nullptr;
+  child_ctx->set_comm(child, -1, 0);
+  child_ctx->wait_ready(call + ": the new communicator");
   int child_rank = 0;
   int child_size = 0;
-  check_nccl(ncclCommUserRank(child, &child_rank), child, what + ": ncclCommUserRank");
-  check_nccl(ncclCommCount(child, &child_size), child, what + ": ncclCommCount");
-  auto ctx = std::make_shared<CommContext>(child, std::move(stream), child_rank, child_size, std::move(new_name),
-                                           ctx_->timeout(), ctx_->signal());
-  return std::make_unique<NcclCommunicator>(std::move(ctx));
+  check_nccl(api().ncclCommUserRank(child, &child_rank), child, what + ": ncclCommUserRank");
+  check_nccl(api().ncclCommCount(child, &child_size), child, what + ": ncclCommCount");
+  child_ctx->set_comm(child, child_rank, child_size);
+  std::weak_ptr<CommContext> weak = child_ctx;
+  stream->set_abort([weak](const std::string& why) {
+    if (auto c = weak.lock()) c->abort(why);
+  });
+  auto out = std::make_unique<NcclCommunicator>(std::move(child_ctx));
+  out->caller_stream_ = caller_stream_;
+  return out;
 }
 
 }  // namespace twinccl::nccl

@@ -4,10 +4,14 @@
 //   auto world = NcclCommunicator::create({.id = id, .nranks = 8, .rank = r, .device = 0});
 //   world->all_reduce(x, x, ReduceOp::sum());
 //
-// Calls are enqueued on the communicator's stream and return a Work on a CUDA event (work.h).
-// group_start/group_end are ncclGroupStart/End; split is ncclCommSplit. Uneven (_v) variants and,
-// before NCCL 2.28, all_to_all/gather/scatter are grouped ncclSend/ncclRecv (collectives.cc,
-// uneven.cc). premul_sum uses ncclRedOpCreatePreMulSum, destroyed once the call is issued.
+// Calls are enqueued on the communicator's stream, ordered after the caller's stream and this
+// thread's previous NCCL launch (ordering.h), and return a Work on a CUDA event (work.h).
+// group_start/group_end are ncclGroupStart/End (one group per thread: another communicator is
+// refused while it is open); split is ncclCommSplit. Uneven (_v) variants and, before NCCL 2.28.3,
+// all_to_all/gather/scatter are grouped ncclSend/ncclRecv (collectives.cc, uneven.cc). premul_sum
+// uses ncclRedOpCreatePreMulSum, destroyed once the call is issued. The communicator is
+// non-blocking (config.blocking = 0): init, split, every launch and finalize are polled with
+// ncclCommGetAsyncError until done, with the timeout and the run's abort signal as bounds.
 #pragma once
 
 #include <nccl.h>
@@ -36,11 +40,13 @@ struct CommunicatorOptions {
 
 class NcclCommunicator final : public Communicator {
  public:
-  // ncclCommInitRankConfig on options.device (blocking: returns when all ranks joined).
+  // ncclCommInitRankConfig on options.device, non-blocking, polled until every rank joined
+  // (TimeoutError past options.timeout, AbortedError when options.signal is raised).
   static std::unique_ptr<NcclCommunicator> create(const CommunicatorOptions& options);
   explicit NcclCommunicator(std::shared_ptr<CommContext> ctx);
-  // Waits (bounded by the timeout) for the stream, then lets the context destroy the comm;
-  // aborts it instead when the stream does not drain or an error is pending.
+  // Waits (bounded by the timeout) for the stream, then lets the context finalize the comm;
+  // aborts it instead when the stream does not drain or an error is pending. Destroyed while an
+  // exception unwinds (the rank failed), it raises the run's abort signal first, then aborts.
   ~NcclCommunicator() override;
 
   int rank() const override { return ctx_->rank(); }
@@ -53,6 +59,7 @@ class NcclCommunicator final : public Communicator {
   Work group_end(CallOptions opts = {}, Where where = Where::current()) override;
   std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
                                       Where where = Where::current()) override;
+  void set_caller_stream(void* stream) override { caller_stream_ = static_cast<cudaStream_t>(stream); }
 
   // For benchmarks and interop: the raw handles (owned by this communicator).
   ncclComm_t native_comm() const { return ctx_->comm(); }
@@ -72,6 +79,7 @@ class NcclCommunicator final : public Communicator {
   std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
   std::shared_ptr<Memory> scratch_;
+  cudaStream_t caller_stream_ = nullptr;  // legacy default stream unless set_caller_stream
 };
 
 }  // namespace twinccl::nccl

@@ -1,33 +1,49 @@
 // Device guard, stream + event pool, abort state (see context.h).
 #include "nccl/context.h"
 
+#include <thread>
+
 #include "nccl/check.h"
+#include "nccl/ordering.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Sleeps a growing pause (10 us .. 1 ms) between polls.
+void pause(std::chrono::microseconds& step) {
+  std::this_thread::sleep_for(step);
+  step = std::min(step * 2, std::chrono::microseconds(1000));
+}
+
+}  // namespace
 
 DeviceGuard::DeviceGuard(int device) : device_(device) {
-  check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-  if (previous_ != device_) check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
+  check_cuda(api().cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device_) check_cuda(api().cudaSetDevice(device_), "api().cudaSetDevice(" + std::to_string(device_) + ")");
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (previous_ != device_ && previous_ >= 0) (void)cudaSetDevice(previous_);
+  if (previous_ != device_ && previous_ >= 0) (void)api().cudaSetDevice(previous_);
 }
 
-StreamContext::StreamContext(int device) : device_(device) {
+StreamContext::StreamContext(int device, std::chrono::nanoseconds timeout, std::shared_ptr<AbortSignal> signal)
+    : device_(device), timeout_(timeout), signal_(std::move(signal)) {
   DeviceGuard guard(device);
-  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+  check_cuda(api().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
              "cudaStreamCreateWithFlags on GPU " + std::to_string(device));
 }
 
 StreamContext::~StreamContext() {
+  forget_stream(stream_);  // the launch order of this thread must not record on it any more
   int previous = -1;
-  (void)cudaGetDevice(&previous);
-  (void)cudaSetDevice(device_);
-  for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
-  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-  if (previous >= 0) (void)cudaSetDevice(previous);
+  (void)api().cudaGetDevice(&previous);
+  (void)api().cudaSetDevice(device_);
+  for (cudaEvent_t e : free_events_) (void)api().cudaEventDestroy(e);
+  if (stream_ != nullptr) (void)api().cudaStreamDestroy(stream_);
+  if (previous >= 0) (void)api().cudaSetDevice(previous);
 }
 
 cudaEvent_t StreamContext::take_event() {
@@ -40,7 +56,7 @@ cudaEvent_t StreamContext::take_event() {
     }
   }
   cudaEvent_t e = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+  check_cuda(api().cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
              "cudaEventCreateWithFlags on GPU " + std::to_string(device_));
   return e;
 }
@@ -48,6 +64,44 @@ cudaEvent_t StreamContext::take_event() {
 void StreamContext::give_back(cudaEvent_t event) {
   std::lock_guard lock(mutex_);
   free_events_.push_back(event);
+}
+
+void StreamContext::set_abort(std::function<void(const std::string&)> abort) {
+  std::lock_guard lock(mutex_);
+  abort_ = std::move(abort);
+}
+
+StreamContext::Drain StreamContext::drain(const std::string& what) {
+  const auto deadline = Clock::now() + timeout_;
+  auto step = std::chrono::microseconds(10);
+  for (;;) {
+    const cudaError_t rc = api().cudaStreamQuery(stream_);
+    if (rc == cudaSuccess) return aborted_.load() ? Drain::aborted : Drain::idle;
+    if (rc != cudaErrorNotReady) throw_cuda_error(rc, what);
+    if (!aborted_.load() && signal_ && signal_->raised.load()) fail_fast(signal_->why());
+    if (Clock::now() >= deadline) return Drain::timed_out;
+    pause(step);
+  }
+}
+
+void StreamContext::fail_fast(const std::string& why) {
+  if (signal_) signal_->raise(why);
+  std::function<void(const std::string&)> abort;
+  {
+    std::lock_guard lock(mutex_);
+    abort = abort_;
+  }
+  aborted_ = true;
+  if (abort) abort(why);
+}
+
+int StreamContext::sm_major() {
+  std::lock_guard lock(mutex_);
+  if (sm_major_ < 0) {
+    check_cuda(api().cudaDeviceGetAttribute(&sm_major_, cudaDevAttrComputeCapabilityMajor, device_),
+               "cudaDeviceGetAttribute(compute capability) on GPU " + std::to_string(device_));
+  }
+  return sm_major_;
 }
 
 void AbortSignal::raise(const std::string& why) {
@@ -71,18 +125,66 @@ CommContext::CommContext(ncclComm_t comm, std::shared_ptr<StreamContext> stream,
       timeout_(timeout),
       signal_(std::move(signal)) {}
 
+void CommContext::set_comm(ncclComm_t comm, int rank, int size) {
+  std::lock_guard lock(mutex_);
+  comm_ = comm;
+  rank_ = rank;
+  size_ = size;
+}
+
 CommContext::~CommContext() {
   if (aborted_.load() || comm_ == nullptr) return;
   int previous = -1;
-  (void)cudaGetDevice(&previous);
-  (void)cudaSetDevice(device());
-  // The communicator's destructor already waited for its stream; finalize flushes NCCL's own work.
-  if (ncclCommFinalize(comm_) == ncclSuccess) {
-    (void)ncclCommDestroy(comm_);
-  } else {
-    (void)ncclCommAbort(comm_);
+  (void)api().cudaGetDevice(&previous);
+  (void)api().cudaSetDevice(device());
+  // Non-blocking finalize: NCCL flushes its own work while we poll with a deadline.
+  const ncclResult_t rc = api().ncclCommFinalize(comm_);
+  bool finalized = rc == ncclSuccess || rc == ncclInProgress;
+  if (finalized) {
+    try {
+      wait_ready("ncclCommFinalize of comm '" + name_ + "'");
+    } catch (const std::exception&) {
+      finalized = false;  // wait_ready aborted the communicator
+    }
   }
-  if (previous >= 0) (void)cudaSetDevice(previous);
+  if (finalized) {
+    (void)api().ncclCommDestroy(comm_);
+  } else if (!aborted_.load()) {
+    (void)api().ncclCommAbort(comm_);
+  }
+  if (previous >= 0) (void)api().cudaSetDevice(previous);
+}
+
+void CommContext::wait_ready(const std::string& what) {
+  const auto deadline = Clock::now() + timeout_;
+  auto step = std::chrono::microseconds(10);
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t queried = api().ncclCommGetAsyncError(comm_, &state);
+    if (queried != ncclSuccess) state = queried;
+    if (state == ncclSuccess) return;
+    const std::string where = what + " on comm '" + name_ + "' rank " + std::to_string(rank_);
+    if (state != ncclInProgress) {
+      const std::string message = where + ": NCCL error '" + api().ncclGetErrorString(state) + "' (" +
+                                  api().ncclGetLastError(comm_) + ")";
+      abort(message);
+      if (state == ncclInvalidArgument || state == ncclInvalidUsage) throw InvalidArgument(message);
+      throw BackendError(message);
+    }
+    if (signal_ && signal_->raised.load()) {
+      const std::string why = signal_->why();
+      abort("another rank failed: " + why);
+      throw AbortedError(where + ": aborted because another rank failed: " + why);
+    }
+    if (Clock::now() >= deadline) {
+      const std::string message = where + ": still ncclInProgress after " +
+                                  std::to_string(std::chrono::duration<double>(timeout_).count()) +
+                                  " s (TWINCCL_TIMEOUT_S); communicator aborted";
+      abort(message);
+      throw TimeoutError(message);
+    }
+    pause(step);
+  }
 }
 
 void CommContext::throw_if_aborted(const std::string& what) const {
@@ -100,12 +202,12 @@ void CommContext::check_health(const std::string& what) {
                        ": aborted because another rank failed: " + why);
   }
   ncclResult_t async = ncclSuccess;
-  ncclResult_t queried = ncclCommGetAsyncError(comm_, &async);
+  ncclResult_t queried = api().ncclCommGetAsyncError(comm_, &async);
   if (queried != ncclSuccess) async = queried;
   if (async != ncclSuccess && async != ncclInProgress) {
     const std::string message = what + " on comm '" + name_ + "' rank " + std::to_string(rank_) +
-                                ": NCCL reported an asynchronous error: " + ncclGetErrorString(async) + " (" +
-                                ncclGetLastError(comm_) + ")";
+                                ": NCCL reported an asynchronous error: " + api().ncclGetErrorString(async) + " (" +
+                                api().ncclGetLastError(comm_) + ")";
     abort(message);
     throw BackendError(message);
   }
@@ -116,7 +218,7 @@ void CommContext::abort(const std::string& reason) {
   if (aborted_.load()) return;
   abort_reason_ = reason;
   aborted_ = true;
-  if (comm_ != nullptr) (void)ncclCommAbort(comm_);
+  if (comm_ != nullptr) (void)api().ncclCommAbort(comm_);
 }
 
 }  // namespace twinccl::nccl

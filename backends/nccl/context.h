@@ -5,6 +5,11 @@
 //   CommContext:   the ncclComm_t, its name/rank/size, the wait timeout, the abort state;
 //   AbortSignal:   shared by every communicator of one run_world: raised when a rank failed so
 //                  that the others stop waiting (each aborts its own comm from its own thread).
+//
+// Every wait here polls (cudaStreamQuery, ncclCommGetAsyncError) until a deadline, the
+// communicator's abort or the run's abort signal: nothing calls cudaStreamSynchronize or a
+// blocking NCCL call. Communicators are non-blocking (ncclConfig_t::blocking = 0), as NCCL
+// requires for an abort that is safe during init, split, connection setup and finalize.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,23 +38,45 @@ class DeviceGuard {
   int device_ = -1;
 };
 
+struct AbortSignal;
+
 class StreamContext {
  public:
-  explicit StreamContext(int device);  // creates a non-blocking stream on `device`
+  // Creates a non-blocking stream on `device`. `timeout` bounds every wait for this stream.
+  StreamContext(int device, std::chrono::nanoseconds timeout, std::shared_ptr<AbortSignal> signal);
   ~StreamContext();
   StreamContext(const StreamContext&) = delete;
   StreamContext& operator=(const StreamContext&) = delete;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
+  std::chrono::nanoseconds timeout() const { return timeout_; }
   cudaEvent_t take_event();              // from the pool, or a new timing-disabled event
   void give_back(cudaEvent_t event);     // thread-safe
+  // The communicator using this stream sets how to abort it (buffers call it, see below).
+  void set_abort(std::function<void(const std::string&)> abort);
+  // Polls cudaStreamQuery until the stream drained or `timeout` passed. When the run's abort
+  // signal is raised meanwhile, aborts the communicator (so NCCL's work ends) and keeps polling.
+  // Throws BackendError on a CUDA error.
+  enum class Drain { idle, aborted, timed_out };
+  Drain drain(const std::string& what);
+  // A buffer or communicator is destroyed while an exception unwinds with work still queued:
+  // raise the run's abort signal FIRST (peers stop waiting at once), then abort the communicator
+  // so the queued work ends and the memory may be freed.
+  void fail_fast(const std::string& why);
+  // Compute capability major of the device (cached).
+  int sm_major();
 
  private:
   int device_;
+  std::chrono::nanoseconds timeout_;
+  std::shared_ptr<AbortSignal> signal_;
   cudaStream_t stream_ = nullptr;
   std::mutex mutex_;
   std::vector<cudaEvent_t> free_events_;
+  std::function<void(const std::string&)> abort_;
+  std::atomic<bool> aborted_{false};
+  int sm_major_ = -1;
 };
 
 struct AbortSignal {
@@ -61,9 +89,14 @@ struct AbortSignal {
 
 class CommContext {
  public:
+  // `comm` may be set later (set_comm): the name must live before ncclCommInitRankConfig or
+  // ncclCommSplit is called, because NCCL keeps config.commName (name().c_str()) until it is ready.
   CommContext(ncclComm_t comm, std::shared_ptr<StreamContext> stream, int rank, int size, std::string name,
               std::chrono::nanoseconds timeout, std::shared_ptr<AbortSignal> signal);
-  ~CommContext();  // ncclCommFinalize + ncclCommDestroy, or nothing when aborted
+  // Non-blocking ncclCommFinalize polled until done (deadline: the timeout), then
+  // ncclCommDestroy; ncclCommAbort instead when finalizing fails, times out or the run aborted.
+  ~CommContext();
+  void set_comm(ncclComm_t comm, int rank, int size);
   CommContext(const CommContext&) = delete;
   CommContext& operator=(const CommContext&) = delete;
 
@@ -85,6 +118,11 @@ class CommContext {
   void check_health(const std::string& what);
   // ncclCommAbort once; later calls only keep the first reason.
   void abort(const std::string& reason);
+  // After a call on this non-blocking communicator (init, split, a launch, group end): polls
+  // ncclCommGetAsyncError until it is no longer ncclInProgress, so the work is queued on the stream
+  // before anything is recorded behind it. Aborts and throws TimeoutError past the timeout,
+  // AbortedError when the run's signal is raised, BackendError on an NCCL error.
+  void wait_ready(const std::string& what);
 
  private:
   ncclComm_t comm_;

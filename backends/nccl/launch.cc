@@ -3,7 +3,7 @@
 // How it works, several processes (torchrun, srun, mpirun):
 //   all:    exchange_unique_id (twinccl/bootstrap.h): rank 0's ncclGetUniqueId reaches every rank
 //           through torchrun's agent store, or rank 0's own store (srun, mpirun), per run
-//   all:    ncclCommInitRankConfig(world, id, rank) on GPU LOCAL_RANK % n; fn(comm)
+//   all:    api().ncclCommInitRankConfig(world, id, rank) on GPU LOCAL_RANK % n; fn(comm)
 // Rank 0's own store lives until every rank has read the id.
 //
 // One process alone: ncclGetUniqueId here, one thread per GPU calling ncclCommInitRankConfig
@@ -14,7 +14,9 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <iostream>
 #include <mutex>
 #include <thread>
 
@@ -36,32 +38,56 @@ std::chrono::nanoseconds timeout_of(const RunOptions& options) {
 
 ncclUniqueId new_unique_id() {
   ncclUniqueId id{};
-  check_nccl(ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
+  check_nccl(api().ncclGetUniqueId(&id), nullptr, "ncclGetUniqueId");
   return id;
 }
 
 int require_gpus() {
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) throw_cuda_error(rc, "TWINCCL_BACKEND=nccl: cudaGetDeviceCount (is a GPU visible?)");
-  if (count == 0) throw BackendError("TWINCCL_BACKEND=nccl: no CUDA device is visible to this process");
-  return count;
+  const GpuCensus census = gpu_census();
+  if (!census.error.empty()) throw BackendError("TWINCCL_BACKEND=nccl: " + census.error);
+  if (census.count == 0) throw BackendError("TWINCCL_BACKEND=nccl: no GPU: " + census.no_gpu_reason);
+  return census.count;
+}
+
+// TWINCCL_WORLD_SIZE and TWINCCL_ALGO are the emulator's: said once on stderr, not silently
+// dropped (the world comes from the launcher or the visible GPUs; NCCL picks its algorithms).
+void note_ignored_settings(const RunOptions& options, int world_size) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    if (const char* n = std::getenv("TWINCCL_WORLD_SIZE"); n != nullptr && std::to_string(world_size) != n) {
+      std::cerr << "twinccl: note: TWINCCL_WORLD_SIZE=" << n << " is ignored by the NCCL backend: the world has "
+                << world_size << " rank(s) (from the launcher, or one per visible GPU)\n";
+    }
+    if (!options.algorithm.empty()) {
+      std::cerr << "twinccl: note: TWINCCL_ALGO=" << options.algorithm
+                << " is ignored by the NCCL backend: NCCL chooses its algorithm (see NCCL_ALGO)\n";
+    }
+  });
 }
 
 // The first error of the rank threads, kept with the rank that threw it.
 class FirstFailure {
  public:
+  // The error kept is the first that is not an AbortedError (a peer that only stopped because
+  // of the failure may record its AbortedError before the failing rank's real error arrives).
   void record(int rank, std::exception_ptr error, const std::shared_ptr<AbortSignal>& signal) {
     std::string what = "unknown exception";
+    bool aborted = false;
     try {
       std::rethrow_exception(error);
+    } catch (const AbortedError& e) {
+      what = e.what();
+      aborted = true;
     } catch (const std::exception& e) {
       what = e.what();
     } catch (...) {
     }
     {
       std::lock_guard lock(mutex_);
-      if (!error_) error_ = error;
+      if (!error_ || (error_aborted_ && !aborted)) {
+        error_ = error;
+        error_aborted_ = aborted;
+      }
     }
     signal->raise("rank " + std::to_string(rank) + ": " + what);  // after recording: first stays first
   }
@@ -72,6 +98,7 @@ class FirstFailure {
  private:
   std::mutex mutex_;
   std::exception_ptr error_;
+  bool error_aborted_ = false;
 };
 
 // Every rank gets rank 0's unique id from the launcher's store (twinccl/bootstrap.h).
@@ -93,19 +120,48 @@ Bootstrap bootstrap(const LaunchEnvironment& env, std::chrono::nanoseconds timeo
 
 }  // namespace
 
-int visible_gpu_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky "no device" error
-    return 0;
+GpuCensus gpu_census() {
+  GpuCensus census;
+  const Api* a = nullptr;
+  try {
+    a = &api();
+  } catch (const BackendError& e) {
+    census.no_gpu_reason = std::string("the CUDA/NCCL libraries could not be loaded: ") + e.what();
+    census.libraries_missing = true;
+    return census;
   }
-  return count;
+  int runtime = 0;
+  int driver = 0;
+  (void)a->cudaRuntimeGetVersion(&runtime);
+  (void)a->cudaDriverGetVersion(&driver);
+  const cudaError_t rc = a->cudaGetDeviceCount(&census.count);
+  if (rc == cudaSuccess && census.count > 0) return census;
+  (void)a->cudaGetLastError();  // clear a sticky error
+  census.count = 0;
+  if (rc == cudaSuccess || rc == cudaErrorNoDevice) {
+    census.no_gpu_reason = "cudaGetDeviceCount found no CUDA device";
+  } else if (rc == cudaErrorInsufficientDriver && driver == 0) {
+    census.no_gpu_reason = "no CUDA driver is installed (cudaDriverGetVersion reports 0)";
+  } else if (rc == cudaErrorInsufficientDriver) {
+    census.error = "the CUDA driver (version " + std::to_string(driver) + ") is older than the CUDA runtime " +
+                   std::to_string(runtime) + " loaded from " + a->cudart_path +
+                   ": update the driver or point TWINCCL_CUDART_LIBRARY at an older libcudart";
+  } else {
+    census.error = std::string("cudaGetDeviceCount failed: ") + a->cudaGetErrorName(rc) + ": " +
+                   a->cudaGetErrorString(rc) + " (driver " + std::to_string(driver) + ", runtime " +
+                   std::to_string(runtime) + ")";
+  }
+  return census;
 }
 
+int visible_gpu_count() { return gpu_census().count; }
+
 int runtime_nccl_version() {
-  int version = 0;
-  if (ncclGetVersion(&version) != ncclSuccess) return 0;
-  return version;
+  try {
+    return api().nccl_version;
+  } catch (const BackendError&) {
+    return 0;  // no NCCL to load
+  }
 }
 
 int compiled_nccl_version() { return NCCL_VERSION_CODE; }
@@ -113,11 +169,11 @@ int compiled_nccl_version() { return NCCL_VERSION_CODE; }
 std::string describe_runtime() {
   int runtime = 0;
   int driver = 0;
-  (void)cudaRuntimeGetVersion(&runtime);
-  (void)cudaDriverGetVersion(&driver);
+  (void)api().cudaRuntimeGetVersion(&runtime);
+  (void)api().cudaDriverGetVersion(&driver);
   return nccl_version_text(runtime_nccl_version()) + " (built with " + nccl_version_text(compiled_nccl_version()) +
          "), CUDA runtime " + std::to_string(runtime) + ", driver " + std::to_string(driver) + ", " +
-         std::to_string(visible_gpu_count()) + " GPU(s)";
+         std::to_string(visible_gpu_count()) + " GPU(s); loaded " + api().nccl_path + " and " + api().cudart_path;
 }
 
 void run_local_ranks(const std::vector<int>& devices, const RunOptions& options, const RankFunction& fn) {
@@ -138,7 +194,7 @@ void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
     try {
       const int device = devices[static_cast<std::size_t>(rank)];
       // The rank's own CUDA code (kernels, cudaMalloc) runs on its GPU too.
-      check_cuda(cudaSetDevice(device), "rank " + std::to_string(rank) + ": cudaSetDevice(" + std::to_string(device) + ")");
+      check_cuda(api().cudaSetDevice(device), "rank " + std::to_string(rank) + ": api().cudaSetDevice(" + std::to_string(device) + ")");
       auto world = NcclCommunicator::create({.id = id,
                                              .nranks = nranks,
                                              .rank = rank,
@@ -146,7 +202,14 @@ void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
                                              .name = "world",
                                              .timeout = timeout,
                                              .signal = signal});
-      fn(*world);
+      try {
+        fn(*world);
+      } catch (const AbortedError&) {
+        throw;
+      } catch (const std::exception& e) {
+        signal->raise("rank " + std::to_string(rank) + ": " + e.what());  // before `world` is destroyed
+        throw;
+      }
     } catch (...) {
       failure.record(rank, std::current_exception(), signal);
     }
@@ -166,14 +229,16 @@ void run_world(const RunOptions& options, const RankFunction& fn) {
   const LaunchEnvironment env = read_launch_environment();
   if (env.launcher == Launcher::none) {
     const int gpus = require_gpus();
+    note_ignored_settings(options, gpus);
     std::vector<int> devices(static_cast<std::size_t>(gpus));
     for (int d = 0; d < gpus; ++d) devices[static_cast<std::size_t>(d)] = d;
     return run_local_ranks(devices, options, fn);
   }
+  note_ignored_settings(options, env.world_size);
   const auto timeout = timeout_of(options);
   const int gpus = require_gpus();
   const int device = choose_local_gpu(env, gpus);  // refuses ranks sharing a GPU
-  check_cuda(cudaSetDevice(device), "rank " + std::to_string(env.rank) + ": cudaSetDevice(" + std::to_string(device) + ")");
+  check_cuda(api().cudaSetDevice(device), "rank " + std::to_string(env.rank) + ": api().cudaSetDevice(" + std::to_string(device) + ")");
   Bootstrap boot = bootstrap(env, timeout);
   auto world = NcclCommunicator::create({.id = boot.id,
                                          .nranks = env.world_size,

@@ -24,7 +24,17 @@ void run_world(const RunOptions& options, const RankFunction& fn);
 // NCCL_MULTI_RANK_GPU_ENABLE=1). Used by run_world and by the GPU checks.
 void run_local_ranks(const std::vector<int>& devices, const RunOptions& options, const RankFunction& fn);
 
-// GPUs CUDA can see; 0 when cudaGetDeviceCount fails (no driver, no device).
+// What this process can use. A machine without GPU, driver or CUDA libraries is "no GPU"
+// (count 0, no_gpu_reason). Anything else that fails - a driver older than the runtime, any other
+// cudaGetDeviceCount error - is an `error`: a failure, never a reason to skip.
+struct GpuCensus {
+  int count = 0;
+  std::string no_gpu_reason;       // why count is 0 when error is empty
+  std::string error;               // non-empty: CUDA is broken here
+  bool libraries_missing = false;  // libcudart/libnccl could not be loaded (see loader.h)
+};
+GpuCensus gpu_census();
+// gpu_census().count: GPUs CUDA can see (0 on "no GPU" and on error).
 int visible_gpu_count();
 // The NCCL library loaded at run time (ncclGetVersion), and the one compiled against.
 int runtime_nccl_version();

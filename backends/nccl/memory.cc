@@ -2,11 +2,16 @@
 //
 // How it works: cudaMalloc on the communicator's GPU, cudaMemsetAsync to zero (host buffers are
 // zero-initialised too, so user code behaves the same on both backends). copy_in/copy_out are
-// cudaMemcpyAsync on the communicator's stream followed by a stream synchronize: they wait for
-// the collectives issued before them and nothing issued later can overtake them. copy_from
-// (Buffer::copy_from, used by the torch-style list calls) copies device to device the same way.
+// cudaMemcpyAsync on the communicator's stream, then a poll of the stream (cudaStreamQuery) until
+// it drained, bounded by the timeout and the run's abort signal (never cudaStreamSynchronize):
+// they wait for the collectives issued before them and nothing issued later can overtake them.
+// copy_from (Buffer::copy_from, used by the torch-style list calls) copies device to device the
+// same way. Freeing waits the same bounded way; a buffer freed while an exception unwinds with
+// work still queued raises the run's abort signal first (StreamContext::fail_fast), and memory a
+// stream may still use is leaked rather than freed under a running kernel.
 #include "nccl/memory.h"
 
+#include <exception>
 #include <string>
 
 #include "nccl/check.h"
@@ -14,6 +19,17 @@
 
 namespace twinccl::nccl {
 namespace {
+
+// Bounded wait for a copy: TimeoutError (or AbortedError) instead of blocking forever.
+void wait_done(StreamContext& stream, const std::string& what) {
+  const auto result = stream.drain(what);
+  if (result == StreamContext::Drain::idle) return;
+  if (result == StreamContext::Drain::aborted) {
+    throw AbortedError(what + ": the communicator was aborted (a rank failed) before the copy could be trusted");
+  }
+  throw TimeoutError(what + ": the communicator's stream did not drain within TWINCCL_TIMEOUT_S: an earlier "
+                     "collective never finished");
+}
 
 class DeviceMemory final : public Memory {
  public:
@@ -23,11 +39,21 @@ class DeviceMemory final : public Memory {
   ~DeviceMemory() override {
     if (data() == nullptr) return;
     int previous = -1;
-    (void)cudaGetDevice(&previous);
-    (void)cudaSetDevice(stream_->device());
-    (void)cudaStreamSynchronize(stream_->stream());  // no collective may still use it
-    (void)cudaFree(data());
-    if (previous >= 0) (void)cudaSetDevice(previous);
+    (void)api().cudaGetDevice(&previous);
+    (void)api().cudaSetDevice(stream_->device());
+    const std::string what = "freeing " + std::to_string(bytes()) + " bytes on GPU " + std::to_string(stream_->device());
+    if (std::uncaught_exceptions() > 0 && api().cudaStreamQuery(stream_->stream()) == cudaErrorNotReady) {
+      stream_->fail_fast("a rank failed with work still queued on GPU " + std::to_string(stream_->device()) +
+                         " (a buffer was released while an exception unwound)");
+    }
+    // No collective may still use it: wait (bounded) for the stream; an abort ends NCCL's work.
+    auto drained = StreamContext::Drain::timed_out;
+    try {
+      drained = stream_->drain(what);
+    } catch (const std::exception&) {
+    }
+    if (drained != StreamContext::Drain::timed_out) (void)api().cudaFree(data());  // else leaked, not freed in use
+    if (previous >= 0) (void)api().cudaSetDevice(previous);
   }
 
   void copy_in(std::size_t offset, const void* host, std::size_t bytes) override {
@@ -68,8 +94,8 @@ class DeviceMemory final : public Memory {
     DeviceGuard guard(stream_->device());
     const std::string where = std::string("device Memory::") + what + " of " + std::to_string(bytes) +
                               " bytes on GPU " + std::to_string(stream_->device());
-    check_cuda(cudaMemcpyAsync(dst, src, bytes, kind, stream_->stream()), where);
-    check_cuda(cudaStreamSynchronize(stream_->stream()), where);
+    check_cuda(api().cudaMemcpyAsync(dst, src, bytes, kind, stream_->stream()), where);
+    wait_done(*stream_, where);
   }
 
   std::shared_ptr<StreamContext> stream_;
@@ -81,11 +107,11 @@ std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> st
   if (bytes == 0) return std::make_shared<DeviceMemory>(nullptr, 0, std::move(stream));
   DeviceGuard guard(stream->device());
   void* data = nullptr;
-  check_cuda(cudaMalloc(&data, bytes),
+  check_cuda(api().cudaMalloc(&data, bytes),
              "cudaMalloc of " + std::to_string(bytes) + " bytes on GPU " + std::to_string(stream->device()));
   auto memory = std::make_shared<DeviceMemory>(data, bytes, stream);
-  check_cuda(cudaMemsetAsync(data, 0, bytes, stream->stream()), "cudaMemsetAsync of a new buffer");
-  check_cuda(cudaStreamSynchronize(stream->stream()), "zero-filling a new buffer");
+  check_cuda(api().cudaMemsetAsync(data, 0, bytes, stream->stream()), "cudaMemsetAsync of a new buffer");
+  wait_done(*stream, "zero-filling a new buffer of " + std::to_string(bytes) + " bytes");
   return memory;
 }
 

@@ -57,15 +57,13 @@ ncclDataType_t to_nccl(DataType type) {
     case DataType::bfloat16: return ncclBfloat16;
     case DataType::float32: return ncclFloat32;
     case DataType::float64: return ncclFloat64;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
-    case DataType::float8_e4m3: return ncclFloat8e4m3;
-    case DataType::float8_e5m2: return ncclFloat8e5m2;
-#else
     case DataType::float8_e4m3:
     case DataType::float8_e5m2:
-      throw InvalidArgument(std::string(name(type)) + " needs NCCL >= 2.24; TwinCCL was built with " +
-                            nccl_version_text(NCCL_VERSION_CODE));
-#endif
+      if (api().nccl_version < 22400) {
+        throw InvalidArgument(std::string(name(type)) + " needs NCCL >= 2.24; the loaded library (" + api().nccl_path +
+                              ") is " + nccl_version_text(api().nccl_version));
+      }
+      return type == DataType::float8_e4m3 ? ncclFloat8e4m3 : ncclFloat8e5m2;
   }
   throw InvalidArgument("invalid data type " + std::to_string(static_cast<int>(type)) + " for NCCL");
 }
@@ -80,8 +78,8 @@ ncclRedOp_t create_reduce_op(const ReduceOp& op, DataType type, ncclComm_t comm)
     case ReduceKind::premul_sum: {
       ScalarBytes scalar = scalar_as(type, op.scalar);
       ncclRedOp_t created{};
-      check_nccl(ncclRedOpCreatePreMulSum(&created, scalar.bytes, to_nccl(type), ncclScalarHostImmediate, comm),
-                 comm, "ncclRedOpCreatePreMulSum(" + to_string(op) + ", " + std::string(name(type)) + ")");
+      check_nccl(api().ncclRedOpCreatePreMulSum(&created, scalar.bytes, to_nccl(type), ncclScalarHostImmediate, comm),
+                 comm, "api().ncclRedOpCreatePreMulSum(" + to_string(op) + ", " + std::string(name(type)) + ")");
       return created;
     }
   }
@@ -89,7 +87,7 @@ ncclRedOp_t create_reduce_op(const ReduceOp& op, DataType type, ncclComm_t comm)
 }
 
 void destroy_reduce_op(ncclRedOp_t op, ncclComm_t comm) {
-  if (static_cast<int>(op) >= static_cast<int>(ncclNumOps)) (void)ncclRedOpDestroy(op, comm);
+  if (static_cast<int>(op) >= static_cast<int>(ncclNumOps)) (void)api().ncclRedOpDestroy(op, comm);
 }
 
 }  // namespace twinccl::nccl

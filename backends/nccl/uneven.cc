@@ -25,16 +25,16 @@ namespace {
 class InternalGroup {
  public:
   InternalGroup(const EnqueueTarget& t, const OpDesc& op) : t_(t), op_(op) {
-    check_nccl_lazy(ncclGroupStart(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupStart"; });
+    check_nccl_lazy(api().ncclGroupStart(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupStart"; });
   }
   ~InternalGroup() {
-    if (!ended_) (void)ncclGroupEnd();
+    if (!ended_) (void)api().ncclGroupEnd();
   }
   InternalGroup(const InternalGroup&) = delete;
   InternalGroup& operator=(const InternalGroup&) = delete;
   void end() {
     ended_ = true;
-    check_nccl_lazy(ncclGroupEnd(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupEnd"; });
+    check_nccl_lazy(api().ncclGroupEnd(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupEnd"; });
   }
 
  private:
@@ -62,13 +62,13 @@ struct Transfers {
   char* at(void* base, std::size_t elements) const { return static_cast<char*>(base) + elements * element_bytes; }
   void send(const void* base, std::size_t first, std::size_t count, int peer) const {
     if (count == 0) return;
-    check_nccl_lazy(ncclSend(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
+    check_nccl_lazy(api().ncclSend(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
                     [&] { return describe(op, t) + ": ncclSend of " + std::to_string(count) + " to " +
                                  std::to_string(peer); });
   }
   void recv(void* base, std::size_t first, std::size_t count, int peer) const {
     if (count == 0) return;
-    check_nccl_lazy(ncclRecv(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
+    check_nccl_lazy(api().ncclRecv(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
                     [&] { return describe(op, t) + ": ncclRecv of " + std::to_string(count) + " from " +
                                  std::to_string(peer); });
   }
@@ -180,7 +180,7 @@ void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std:
     const auto i = static_cast<std::size_t>(p);
     if (counts[i] == 0) continue;
     void* block_recv = p == t.rank ? recv : nullptr;  // recvbuff is only used at the root
-    check_nccl_lazy(ncclReduce(x.at(send, d[i]), block_recv, counts[i], x.type, reduce_op, p, t.comm, t.stream),
+    check_nccl_lazy(api().ncclReduce(x.at(send, d[i]), block_recv, counts[i], x.type, reduce_op, p, t.comm, t.stream),
                     t.comm, [&] { return describe(op, t) + ": ncclReduce of block " + std::to_string(p); });
   }
   group.end();

@@ -25,7 +25,7 @@ Completion::~Completion() {
 
 void Completion::record() {
   cudaEvent_t e = ctx_->stream()->take_event();
-  const cudaError_t rc = cudaEventRecord(e, ctx_->cuda_stream());
+  const cudaError_t rc = api().cudaEventRecord(e, ctx_->cuda_stream());
   if (rc != cudaSuccess) {
     ctx_->stream()->give_back(e);
     throw_cuda_error(rc, "cudaEventRecord after " + describe());
@@ -49,7 +49,7 @@ bool NcclWork::poll(Clock::time_point until) {
   auto pause = std::chrono::microseconds(10);
   for (;;) {
     if (ctx_->aborted()) ctx_->throw_if_aborted(completion_->describe());
-    const cudaError_t rc = cudaEventQuery(completion_->event());
+    const cudaError_t rc = api().cudaEventQuery(completion_->event());
     if (rc == cudaSuccess) return true;
     if (rc != cudaErrorNotReady) throw_cuda_error(rc, "waiting for " + completion_->describe());
     const Clock::time_point now = Clock::now();
@@ -73,8 +73,18 @@ void NcclWork::wait() { poll(Clock::time_point::max()); }
 bool NcclWork::test() {
   if (!completion_->recorded()) return false;
   if (ctx_->aborted()) return true;  // finished, badly: wait() reports it
-  const cudaError_t rc = cudaEventQuery(completion_->event());
+  const cudaError_t rc = api().cudaEventQuery(completion_->event());
   return rc != cudaErrorNotReady;  // success, or an error wait() will report
+}
+
+void NcclWork::wait_stream(void* stream) {
+  if (!completion_->recorded()) {
+    throw InvalidArgument(completion_->describe() +
+                          ": wait_stream on an operation of a group that is still open; call group_end() first");
+  }
+  ctx_->throw_if_aborted(completion_->describe());
+  check_cuda(api().cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), completion_->event(), 0),
+             "wait_stream for " + completion_->describe());
 }
 
 bool NcclWork::wait_for(std::chrono::nanoseconds timeout) {

@@ -8,6 +8,7 @@
 // ncclCommGetAsyncError and the run's abort signal (a blocking cudaEventSynchronize could never
 // notice a dead peer). An op still running `timeout` after it was issued aborts the communicator
 // (ncclCommAbort) and throws TimeoutError; wait_for's own shorter timeout only returns false.
+// wait_stream(s) is cudaStreamWaitEvent(s, event): the GPU stream s waits, the host does not.
 #pragma once
 
 #include <chrono>
@@ -55,6 +56,7 @@ class NcclWork final : public WorkState {
   void wait() override;
   bool test() override;
   bool wait_for(std::chrono::nanoseconds timeout) override;
+  void wait_stream(void* stream) override;
 
  private:
   // Polls until done (true), `until` passed (false), or throws on error / communicator timeout.

@@ -138,6 +138,10 @@ class Communicator {
   // (NCCL, or the emulator without TWINCCL_TOPOLOGY/TWINCCL_TRACE).
   virtual void compute(double seconds) { (void)seconds; }
   virtual void compute_flops(double flops) { (void)flops; }
+  // ---- the caller's device stream (NCCL): every later call on this communicator is ordered on
+  // the GPU after the work the caller queued on `stream` (a cudaStream_t; default: CUDA's legacy
+  // default stream, as torch's default current stream). Ignored where there is no device (emulator).
+  virtual void set_caller_stream(void* stream) { (void)stream; }
 
  protected:
   // Backend entry point: op is already validated for this rank.

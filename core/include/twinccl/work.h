@@ -17,6 +17,12 @@ class WorkState {
   virtual void wait() = 0;                                          // blocks; rethrows failure
   virtual bool test() = 0;                                          // true once finished
   virtual bool wait_for(std::chrono::nanoseconds timeout) = 0;      // true once finished
+  // Makes the device stream `stream` (a cudaStream_t on NCCL) wait for the operation without
+  // blocking the host. Backends without device streams (the emulator) block the host instead.
+  virtual void wait_stream(void* stream) {
+    (void)stream;
+    wait();
+  }
 };
 
 class Work {
@@ -27,6 +33,12 @@ class Work {
   // Blocks until the operation finished; rethrows its error (typed, derived from twinccl::Error).
   void wait() {
     if (state_) state_->wait();
+  }
+  // Orders the device stream `stream` (a cudaStream_t under NCCL) after the operation and returns
+  // at once: work queued there later sees the result. The host is not blocked (on the emulator,
+  // which has no device streams, this is wait()). wait() is the host-blocking form.
+  void wait_stream(void* stream) {
+    if (state_) state_->wait_stream(stream);
   }
   // True once the operation finished (successfully or not: wait() then reports the error).
   bool test() { return !state_ || state_->test(); }
@@ -49,6 +61,7 @@ inline Work keep_alive(Work inner, std::shared_ptr<void> keep) {
     void wait() override { inner_.wait(); }
     bool test() override { return inner_.test(); }
     bool wait_for(std::chrono::nanoseconds t) override { return inner_.wait_for(t); }
+    void wait_stream(void* stream) override { inner_.wait_stream(stream); }
 
    private:
     Work inner_;

@@ -1,0 +1,48 @@
+// Order of NCCL work on the GPU: after the caller's own work, and in one launch order per rank
+// thread across communicators. Plus NCCL's rule that groups belong to a thread.
+//
+//   refuse_if_group_of_other(this, what);         // before any call on a communicator
+//   order_launch(ctx.stream(), caller_stream);    // just before the NCCL call(s) that launch
+//
+// How it works:
+// * Caller's stream (issue 15 item 2, as torch's ProcessGroupNCCL): an event is recorded on the
+//   caller's stream (default: CUDA's legacy default stream) and the communicator's stream waits
+//   for it, so a kernel that wrote x before all_reduce(x) finishes first.
+// * One launch order (item 5): every rank thread remembers the stream of its last NCCL launch.
+//   When it launches on another communicator's stream, that stream first waits for an event
+//   recorded on the previous one. All NCCL kernels of a rank thread thus run on the GPU in the
+//   order the thread issued them, which is the same on every rank when every rank issues the same
+//   program order: no cross-communicator deadlock. This is done here for every NCCL version;
+//   NCCL_LAUNCH_ORDER_IMPLICIT (NCCL >= 2.26) is neither needed nor set (a user may still set it).
+// * Groups (item 3): NCCL's group state is per thread, so while this thread has a group open on
+//   one communicator, an operation, group or split on another communicator is refused with
+//   InvalidArgument naming the group_start call site (NCCL would defer it silently).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <source_location>
+#include <string>
+
+namespace twinccl::nccl {
+
+class StreamContext;
+
+// This thread's open group: the communicator that opened it (null: none) and where.
+struct ThreadGroup {
+  const void* owner = nullptr;
+  std::string owner_name;
+  std::source_location where;
+  int depth = 0;
+};
+ThreadGroup& thread_group();
+// Throws InvalidArgument when this thread's open group belongs to another communicator.
+void refuse_if_group_of_other(const void* comm, const std::string& what);
+
+// Makes `stream` wait for `caller` (unless it is the same stream) and for this thread's previous
+// NCCL launch on another stream; then remembers `stream` as this thread's last launch.
+void order_launch(StreamContext& stream, cudaStream_t caller, const std::string& what);
+// A stream is being destroyed: stop remembering it as this thread's last launch.
+void forget_stream(cudaStream_t stream);
+
+}  // namespace twinccl::nccl
