@@ -97,6 +97,16 @@ TEST_CASE("hostile trace: numbers are exact, finite and in range; messages are s
   }
 }
 
+TEST_CASE("hostile trace: replay options that would make times infinite are refused") {
+  Trace t = trace_from_json(good().dump());
+  ReplayOptions o;
+  o.compute_scale = 1e300;  // 1 ms of compute x 1e300 used to print "inf"
+  CHECK_THROWS_WITH(replay(t, star(2, 100.0, 0.5), o), Catch::Contains("compute_scale"));
+  o.compute_scale = 1.0;
+  o.compute_tflops = -1.0;
+  CHECK_THROWS_AS(replay(t, star(2, 100.0, 0.5), o), InvalidArgument);
+}
+
 TEST_CASE("hostile trace: caps on ranks and operations are stated in the message") {
   Trace wide;
   wide.ranks.resize(static_cast<std::size_t>(kMaxTraceRanks) + 1);
