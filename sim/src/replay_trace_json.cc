@@ -268,9 +268,10 @@ Trace trace_from_json(std::string_view text, std::string_view source) {
 }
 
 Trace load_trace(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError("'" + path.string() + "' is a directory, not a trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot open trace file '" + path.string() + "'");
-  std::error_code ec;
   const auto bytes = std::filesystem::file_size(path, ec);
   if (!ec && bytes > kMaxTraceFileBytes) {
     throw ConfigError(path.string() + ": the file is " + std::to_string(bytes) + " bytes, over the cap of " +

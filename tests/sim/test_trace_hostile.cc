@@ -209,4 +209,5 @@ TEST_CASE("hostile trace: errors from a file name the file") {
   }
   CHECK_THROWS_WITH(load_trace(path), Catch::StartsWith(path.string() + ": ranks[0].events[0]"));
   std::filesystem::remove(path);
+  CHECK_THROWS_WITH(load_trace(path.parent_path()), Catch::Contains("is a directory"));
 }
