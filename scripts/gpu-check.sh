@@ -5,9 +5,12 @@
 #   scripts/gpu-check.sh              # build in ./build-gpu
 #   BUILD_DIR=/tmp/b scripts/gpu-check.sh
 #
-# Exit status: 0 when everything that ran passed, 1 otherwise. A missing GPU makes the GPU checks
-# report SKIPPED (exit 77 of gpu_checks), which this script prints and counts as a failure only
-# when REQUIRE_GPU=1 (set it on machines that are supposed to have one).
+# Exit status: 0 (PASS) only when the GPU checks really ran and everything passed; 77 (SKIPPED)
+# when no GPU was usable (no device, no driver, no CUDA libraries) - never PASS for what did not
+# run; 1 (FAIL) otherwise, including a driver older than the CUDA runtime. With REQUIRE_GPU=1 a
+# skip is a failure. Two ranks on the one GPU run only with NCCL >= 2.30
+# (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL_MAX_CTAS=4, every buffer allocated first); with an older
+# NCCL the result says that only one-rank paths ran.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,15 +28,31 @@ cmake --build "$build" -j "$jobs" || exit 1
 step "GPUs"
 nvidia-smi -L 2>/dev/null || echo "nvidia-smi not available"
 
-step "NCCL backend GPU checks (gpu_checks)"
+step "NCCL backend GPU checks, one rank (gpu_checks)"
+gpu_ran=0
 "$build/backends/gpu_checks"
 rc=$?
 if [ "$rc" -eq 77 ]; then
-  echo "gpu_checks: SKIPPED (no GPU visible)"
+  echo "gpu_checks: SKIPPED (no usable GPU; see the line above)"
   [ "${REQUIRE_GPU:-0}" = "1" ] && status=1
 elif [ "$rc" -ne 0 ]; then
   echo "gpu_checks: FAILED (exit $rc)"
   status=1
+else
+  gpu_ran=1
+fi
+
+step "NCCL backend GPU checks, two ranks on one GPU (gpu_checks --multi-rank)"
+multi_ran=0
+NCCL_MULTI_RANK_GPU_ENABLE=1 NCCL_MAX_CTAS=4 "$build/backends/gpu_checks" --multi-rank
+rc=$?
+if [ "$rc" -eq 77 ]; then
+  echo "gpu_checks --multi-rank: SKIPPED (only one-rank paths ran: NCCL < 2.30 or no GPU)"
+elif [ "$rc" -ne 0 ]; then
+  echo "gpu_checks --multi-rank: FAILED (exit $rc)"
+  status=1
+else
+  multi_ran=1
 fi
 
 step "emulator conformance tests (ctest -L emu)"
@@ -57,5 +76,17 @@ else
   echo "SKIPPED: $bench was not built"
 fi
 
-step "result: $([ "$status" -eq 0 ] && echo PASS || echo FAIL)"
-exit "$status"
+if [ "$status" -ne 0 ]; then
+  step "result: FAIL"
+  exit 1
+fi
+if [ "$gpu_ran" -eq 0 ]; then
+  step "result: SKIPPED (no GPU check ran; nothing on a GPU passed)"
+  exit 77
+fi
+if [ "$multi_ran" -eq 0 ]; then
+  step "result: PASS (one-rank paths only; two ranks on one GPU SKIPPED)"
+else
+  step "result: PASS (one-rank and two-ranks-on-one-GPU checks)"
+fi
+exit 0

@@ -44,6 +44,7 @@ ncclUniqueId new_unique_id() {
 
 int require_gpus() {
   const GpuCensus census = gpu_census();
+  if (census.libraries_missing) (void)api();  // throws the loader's one clear BackendError
   if (!census.error.empty()) throw BackendError("TWINCCL_BACKEND=nccl: " + census.error);
   if (census.count == 0) throw BackendError("TWINCCL_BACKEND=nccl: no GPU: " + census.no_gpu_reason);
   return census.count;

@@ -4,7 +4,10 @@
 // this file compiles to nothing (TWINCCL_GPU_CHECKS is not defined there).
 //
 // On one GPU: world size 1 for every collective x every dtype x counts {0, 1, 7, 4099, 2^20+1}
-// (NCCL runs local copies; values are checked bit for bit), async Work, groups, split, buffers.
+// (NCCL's one-rank path: local copies, no collective kernel; values are checked bit for bit),
+// async Work, groups, split, buffers. fp8 avg at one rank is issued as sum (NCCL's one-rank path
+// rejects fp8 scaling) and fp8 premul_sum at one rank is refused; below sm_90 fp8 reductions are
+// refused as NCCL does.
 // Two ranks on the one GPU only with NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1 (tag
 // [multi_rank]; main.cc leaves it out, saying so, on older NCCL).
 #if defined(TWINCCL_GPU_CHECKS)
@@ -19,6 +22,7 @@
 
 #include "nccl/communicator.h"
 #include "nccl/launch.h"
+#include "nccl/loader.h"
 #include "twinccl/errors.h"
 #include "twinccl/float_formats.h"
 
@@ -92,6 +96,12 @@ RunOptions options() {
 
 const std::size_t kCounts[] = {0, 1, 7, 4099, (std::size_t{1} << 20) + 1};
 
+int sm_major() {
+  int major = 0;
+  (void)nccl::api().cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  return major;
+}
+
 }  // namespace
 
 TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked", "[gpu]") {
@@ -108,6 +118,11 @@ TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked
         Buffer out = world.alloc(n, t);
         const ReduceOp ops[] = {ReduceOp::sum(), ReduceOp::prod(), ReduceOp::min(), ReduceOp::max(),
                                 ReduceOp::avg()};
+        const bool fp8 = t == DataType::float8_e4m3 || t == DataType::float8_e5m2;
+        if (fp8 && sm_major() < 9) {  // NCCL refuses fp8 reductions below sm_90; so do we
+          CHECK_THROWS_AS(world.all_reduce(in, out, ReduceOp::sum()), InvalidArgument);
+          continue;
+        }
         for (ReduceOp op : ops) {
           INFO("op " << to_string(op));
           world.all_reduce(in, out, op);
@@ -119,8 +134,12 @@ TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked
         }
         std::vector<double> doubled(values);
         for (double& x : doubled) x *= 2;
-        world.all_reduce(in, out, ReduceOp::premul_sum(2.0));
-        CHECK(device_bytes(out) == encode(t, doubled));
+        if (fp8) {  // NCCL's one-rank path cannot scale fp8: refused with the reason
+          CHECK_THROWS_AS(world.all_reduce(in, out, ReduceOp::premul_sum(2.0)), InvalidArgument);
+        } else {
+          world.all_reduce(in, out, ReduceOp::premul_sum(2.0));
+          CHECK(device_bytes(out) == encode(t, doubled));
+        }
         Buffer inplace = filled(world, t, values);
         world.all_reduce(inplace, inplace, ReduceOp::sum());
         CHECK(device_bytes(inplace) == expect);
@@ -220,6 +239,7 @@ TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
 TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENABLE=1)", "[gpu][multi_rank]") {
   REQUIRE(nccl::runtime_nccl_version() >= 23000);
   ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);  // test process only; read by NCCL at init
+  ::setenv("NCCL_MAX_CTAS", "4", 0);               // leave SMs for the other rank's kernels
   std::mutex mutex;
   std::vector<std::string> failures;
   auto fail = [&](const std::string& what) {
@@ -228,32 +248,49 @@ TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENA
   };
   nccl::run_local_ranks({0, 0}, options(), [&](Communicator& world) {
     const int r = world.rank();
+    // Every buffer is allocated (and filled) before the first collective: cudaMalloc/cudaFree
+    // synchronise the device and would deadlock against the peer rank's spinning kernel.
+    struct Case {
+      DataType t;
+      std::size_t n;
+      std::vector<double> mine, other;
+      Buffer in, out, gathered, uneven;
+    };
+    std::vector<Case> cases;
     for (DataType t : {DataType::float32, DataType::bfloat16, DataType::int64, DataType::float8_e4m3}) {
       for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{65537}}) {
-        const std::string tag = std::string(name(t)) + " n=" + std::to_string(n) + " rank " + std::to_string(r);
-        const auto mine = pattern(t, n, r);
-        const auto other = pattern(t, n, 1 - r);
-        Buffer in = filled(world, t, mine);
-        Buffer out = world.alloc(n, t);
-        world.all_reduce(in, out, ReduceOp::sum());
-        std::vector<double> sum(n);
-        for (std::size_t i = 0; i < n; ++i) sum[i] = mine[i] + other[i];
-        if (device_bytes(out) != encode(t, sum)) fail("all_reduce " + tag);
-        Buffer gathered = world.alloc(2 * n, t);
-        world.all_gather(in, gathered);
-        std::vector<double> both = r == 0 ? mine : other;
-        const auto& second = r == 0 ? other : mine;
-        both.insert(both.end(), second.begin(), second.end());
-        if (device_bytes(gathered) != encode(t, both)) fail("all_gather " + tag);
-        const std::size_t counts[] = {n, n / 2};
-        Buffer uneven = world.alloc(n + n / 2, t);
-        world.all_gather_v(in.data(), uneven.data(), counts, {}, t);
-        std::vector<double> expect_v = r == 0 ? mine : other;
-        const auto& rank1 = r == 1 ? mine : other;
-        expect_v.insert(expect_v.end(), rank1.begin(), rank1.begin() + static_cast<std::ptrdiff_t>(n / 2));
-        if (device_bytes(uneven) != encode(t, expect_v)) fail("all_gather_v " + tag);
+        Case c{t, n, pattern(t, n, r), pattern(t, n, 1 - r), {}, {}, {}, {}};
+        c.in = filled(world, t, c.mine);
+        c.out = world.alloc(n, t);
+        c.gathered = world.alloc(2 * n, t);
+        c.uneven = world.alloc(n + n / 2, t);
+        cases.push_back(std::move(c));
       }
     }
+    world.barrier();
+    for (Case& c : cases) {
+      const DataType t = c.t;
+      const std::size_t n = c.n;
+      const auto& mine = c.mine;
+      const auto& other = c.other;
+      const std::string tag = std::string(name(t)) + " n=" + std::to_string(n) + " rank " + std::to_string(r);
+      world.all_reduce(c.in, c.out, ReduceOp::sum());
+      std::vector<double> sum(n);
+      for (std::size_t i = 0; i < n; ++i) sum[i] = mine[i] + other[i];
+      if (device_bytes(c.out) != encode(t, sum)) fail("all_reduce " + tag);
+      world.all_gather(c.in, c.gathered);
+      std::vector<double> both = r == 0 ? mine : other;
+      const auto& second = r == 0 ? other : mine;
+      both.insert(both.end(), second.begin(), second.end());
+      if (device_bytes(c.gathered) != encode(t, both)) fail("all_gather " + tag);
+      const std::size_t counts[] = {n, n / 2};
+      world.all_gather_v(c.in.data(), c.uneven.data(), counts, {}, t);
+      std::vector<double> expect_v = r == 0 ? mine : other;
+      const auto& rank1 = r == 1 ? mine : other;
+      expect_v.insert(expect_v.end(), rank1.begin(), rank1.begin() + static_cast<std::ptrdiff_t>(n / 2));
+      if (device_bytes(c.uneven) != encode(t, expect_v)) fail("all_gather_v " + tag);
+    }
+    world.barrier();  // no rank frees its buffers while the other still runs a collective
   });
   for (const auto& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
