@@ -49,8 +49,8 @@ TEST_CASE("dgx-a100 summary", "[topologies][presets]") {
   CHECK(s.nvswitches_per_node == 6);
   CHECK_FALSE(s.nvls_capable);
   CHECK(s.nvlinks_per_gpu == 12);
-  CHECK(s.nvlink_link_bandwidth_gbps == Approx(25.0));
-  CHECK(s.nvlink_bandwidth_gbps == Approx(300.0));
+  CHECK(s.nvlink_link_bandwidth_gbps == Approx(20.0));
+  CHECK(s.nvlink_bandwidth_gbps == Approx(240.0));  // 12 x NCCL's SM80 20 GB/s
   CHECK(s.pcie_gen == 4);
   CHECK(s.pcie_bandwidth_gbps == Approx(24.0));
   CHECK(s.nics_per_node == 8);
