@@ -1,11 +1,14 @@
 // run(): picks the backend (the one place TWINCCL_* environment variables are read).
 #include "twinccl/run.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "emu/communicator.h"
+#include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
 #ifdef TWINCCL_HAVE_NCCL
 #include "nccl/launch.h"
@@ -19,52 +22,106 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-double parse_number(const char* var, const std::string& text, double min, double max) {
-  try {
-    std::size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used != text.size() || !(v >= min && v <= max)) throw std::invalid_argument("range");
-    return v;
-  } catch (const std::exception&) {
-    throw ConfigError(std::string(var) + "='" + text + "' is not a number in [" + std::to_string(min) + ", " +
-                      std::to_string(max) + "]");
+// The value as it may appear in a message: at most 64 characters, unprintable bytes as \xNN.
+std::string shown(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= 64) return out + "...";
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      const char* hex = "0123456789abcdef";
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
   }
+  return out;
+}
+
+[[noreturn]] void bad(const char* var, const std::string& text, const std::string& expected) {
+  throw ConfigError(std::string(var) + "='" + shown(text) + "': " + expected);
+}
+
+// Decimal digits only: no sign, spaces, "0x", exponent or fraction ("1e3", "0x10", " 8" refused).
+long long parse_integer(const char* var, const std::string& text, long long min, long long max,
+                        const std::string& note = "") {
+  const std::string expected = "expected a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
+                               "] (decimal digits only)" + note;
+  if (text.empty() || text.size() > 18) bad(var, text, expected);
+  long long v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') bad(var, text, expected);
+    v = v * 10 + (c - '0');
+  }
+  if (v < min || v > max) bad(var, text, expected);
+  return v;
+}
+
+// Digits with an optional fraction ("300", "0.5"); no sign, exponent, nan, inf or hex.
+double parse_seconds(const char* var, const std::string& text, double min, double max) {
+  const std::string expected = "expected seconds as a decimal number in [" + std::to_string(min).substr(0, 5) + ", " +
+                               std::to_string(static_cast<long long>(max)) + "] such as 300 or 0.5";
+  std::size_t digits = 0, dots = 0;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      ++digits;
+    } else if (c == '.') {
+      ++dots;
+    } else {
+      bad(var, text, expected);
+    }
+  }
+  if (digits == 0 || dots > 1 || text.size() > 32) bad(var, text, expected);
+  double v = std::strtod(text.c_str(), nullptr);
+  if (!(v >= min && v <= max)) bad(var, text, expected);
+  return v;
+}
+
+// One of `names` exactly; the message lists them.
+std::string parse_name(const char* var, const std::string& text, const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& n : names) {
+    if (text == n) return text;
+    list += (list.empty() ? "" : ", ") + n;
+  }
+  bad(var, text, "unknown value; valid: " + list);
+}
+
+// Every algorithm name the registry knows (TWINCCL_ALGO applies wherever the name exists).
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const Algorithm* a : all_algorithms()) {
+    std::string n(a->name());
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  return names;
 }
 
 }  // namespace
 
 RunOptions options_from_environment() {
   RunOptions o;
-  if (auto b = env("TWINCCL_BACKEND"); !b.empty()) {
-    if (b != "emu" && b != "nccl") throw ConfigError("TWINCCL_BACKEND='" + b + "': expected emu or nccl");
-    o.backend = b;
-  }
+  if (auto b = env("TWINCCL_BACKEND"); !b.empty()) o.backend = parse_name("TWINCCL_BACKEND", b, {"emu", "nccl"});
   if (auto n = env("TWINCCL_WORLD_SIZE"); !n.empty()) {
-    double v = parse_number("TWINCCL_WORLD_SIZE", n, 1, 1 << 16);
-    if (v != static_cast<int>(v)) throw ConfigError("TWINCCL_WORLD_SIZE='" + n + "' is not an integer");
-    o.world_size = static_cast<int>(v);
+    o.world_size = static_cast<int>(parse_integer("TWINCCL_WORLD_SIZE", n, 1, kMaxEmulatedRanks,
+                                                  "; emulated ranks are threads, at most " +
+                                                      std::to_string(kMaxEmulatedRanks)));
   }
-  o.algorithm = env("TWINCCL_ALGO");
+  if (auto a = env("TWINCCL_ALGO"); !a.empty()) o.algorithm = parse_name("TWINCCL_ALGO", a, algorithm_names());
   o.topology = env("TWINCCL_TOPOLOGY");
   o.trace_path = env("TWINCCL_TRACE");
   o.timeline_path = env("TWINCCL_TIMELINE");
   if (!o.topology.empty() && o.timeline_path.empty()) o.timeline_path = "twinccl-timeline.json";
-  if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty()) o.timeout_s = parse_number("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
+  if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty()) o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
   if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
-    if (c != "0" && c != "1" && c != "2") throw ConfigError("TWINCCL_CHECK='" + c + "': expected 0 (off), 1 (on) or 2 (debug)");
+    c = parse_name("TWINCCL_CHECK", c, {"0", "1", "2"});
     o.check = c == "0" ? CheckLevel::off : c == "1" ? CheckLevel::on : CheckLevel::debug;
   }
   if (auto f = env("TWINCCL_FLIGHT_RECORDER_OPS"); !f.empty()) {
-    double v = parse_number("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20);
-    if (v != static_cast<double>(static_cast<std::size_t>(v))) {
-      throw ConfigError("TWINCCL_FLIGHT_RECORDER_OPS='" + f + "' is not an integer");
-    }
-    o.flight_recorder_ops = static_cast<std::size_t>(v);
+    o.flight_recorder_ops = static_cast<std::size_t>(parse_integer("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20));
   }
   o.flight_recorder_path = env("TWINCCL_FLIGHT_RECORDER");
   if (auto p = env("TWINCCL_EMU_PATH"); !p.empty()) {
-    if (p != "schedule" && p != "fast") throw ConfigError("TWINCCL_EMU_PATH='" + p + "': expected schedule or fast");
-    o.schedule_path = p == "schedule";
+    o.schedule_path = parse_name("TWINCCL_EMU_PATH", p, {"fast", "schedule"}) == "schedule";
   }
   return o;
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "emu_memory.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/call_layout.h"
 #include "twinccl/errors.h"
@@ -110,10 +111,19 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                                                       "not checked (-c 0)"));
   report.header_lines.push_back("iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
                                 (o.algorithm.empty() ? ", algorithm: default (ring)" : ", algorithm: " + o.algorithm));
+  const std::vector<std::size_t> sizes = sweep_sizes(o);
+  if (o.backend == "emu") {  // refuse a sweep that cannot fit before running any of it
+    for (OpKind kind : o.collectives) {
+      for (DataType dtype : o.dtypes) {
+        check_emulator_memory(kind, dtype, sizes.back(), count_for(kind, sizes.back(), dtype, o.ranks), o.root,
+                              o.ranks, "lower -e or --ranks");
+      }
+    }
+  }
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
       for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
-        for (std::size_t bytes : sweep_sizes(o)) {
+        for (std::size_t bytes : sizes) {
           std::size_t count = count_for(kind, bytes, dtype, o.ranks);
           if (count == 0 && bytes > 0) continue;
           RowResult r = measure_row(o, kind, dtype, op, count);

@@ -1,46 +1,63 @@
+// How the sweep's sizes are stepped: -i adds (checked against -e before adding, so it cannot wrap
+// around 2^64), -f multiplies in floating point and each size is rounded down (repeats from
+// rounding are dropped). The count is known or bounded before anything is stored, so a sweep of
+// millions of sizes is refused at once instead of running for hours.
 #include "perf_options.h"
 
-#include <cctype>
+#include <algorithm>
+#include <cmath>
 
+#include <fmt/format.h>
+
+#include "flag_values.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::cli {
+namespace {
 
-std::size_t parse_bytes(const std::string& text) {
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    if (text.empty() || text[0] == '-') throw std::invalid_argument("negative");
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    throw InvalidArgument("'" + text + "' is not a size: expected a number with an optional K, M or G suffix");
-  }
-  std::string suffix = text.substr(used);
-  unsigned shift = 0;
-  if (suffix == "K" || suffix == "k") shift = 10;
-  else if (suffix == "M" || suffix == "m") shift = 20;
-  else if (suffix == "G" || suffix == "g") shift = 30;
-  else if (suffix == "T" || suffix == "t") shift = 40;
-  else if (!suffix.empty() && suffix != "B" && suffix != "b") {
-    throw InvalidArgument("'" + text + "': unknown size suffix '" + suffix + "' (use K, M, G or T)");
-  }
-  if (shift && value > (~0ULL >> shift)) throw InvalidArgument("'" + text + "' is too large");
-  return static_cast<std::size_t>(value << shift);
+[[noreturn]] void too_many(const std::string& how) {
+  throw InvalidArgument(fmt::format("{} gives more than {} sizes, the most one sweep may have; use a larger step or a "
+                                    "narrower -b/-e range",
+                                    how, kMaxSweepSizes));
 }
+
+}  // namespace
 
 std::vector<std::size_t> sweep_sizes(const PerfOptions& o) {
   if (o.min_bytes > o.max_bytes) {
-    throw InvalidArgument("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
+    throw InvalidArgument(fmt::format("-b {} is larger than -e {}", o.min_bytes, o.max_bytes));
   }
   std::vector<std::size_t> sizes;
   if (o.step_bytes > 0) {
-    for (std::size_t s = o.min_bytes; s <= o.max_bytes; s += o.step_bytes) sizes.push_back(s);
-  } else {
-    if (!(o.factor > 1.0)) throw InvalidArgument("-f must be > 1, got " + std::to_string(o.factor));
-    for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes) * (1 + 1e-12); s *= o.factor) {
-      sizes.push_back(static_cast<std::size_t>(s));
-      if (s == 0) break;
+    std::size_t count = (o.max_bytes - o.min_bytes) / o.step_bytes + 1;
+    if (count > kMaxSweepSizes) {
+      too_many(fmt::format("-b {} -e {} -i {} ({} sizes)", o.min_bytes, o.max_bytes, o.step_bytes, count));
     }
+    for (std::size_t s = o.min_bytes;; s += o.step_bytes) {
+      sizes.push_back(s);
+      if (o.max_bytes - s < o.step_bytes) break;
+    }
+    return sizes;
+  }
+  if (!std::isfinite(o.factor) || !(o.factor > 1.0)) {
+    throw InvalidArgument(fmt::format("-f {}: the step factor must be a number > 1", o.factor));
+  }
+  if (o.min_bytes == 0 && o.max_bytes > 0) {
+    throw InvalidArgument("-b 0 with -f: multiplying 0 never reaches -e; start at -b 1 or more, or step with -i");
+  }
+  const double max = static_cast<double>(o.max_bytes) * (1 + 1e-12);
+  if (o.min_bytes > 0) {  // steps of the multiplied sweep, counted before any is taken
+    double steps = std::floor(std::log(max / static_cast<double>(o.min_bytes)) / std::log(o.factor)) + 1;
+    if (steps > static_cast<double>(kMaxSweepSizes)) {
+      too_many(fmt::format("-b {} -e {} -f {} ({:.0f} sizes)", o.min_bytes, o.max_bytes, o.factor, steps));
+    }
+  }
+  std::size_t steps_taken = 0;
+  for (double s = static_cast<double>(o.min_bytes); s <= max && steps_taken <= kMaxSweepSizes; s *= o.factor) {
+    auto size = static_cast<std::size_t>(std::min(s, static_cast<double>(o.max_bytes)));
+    if (sizes.empty() || size != sizes.back()) sizes.push_back(size);
+    ++steps_taken;
+    if (s == 0) break;  // -b 0 -e 0
   }
   return sizes;
 }

@@ -37,10 +37,12 @@ struct PerfOptions {
   bool compare = false;                    // --compare: every applicable algorithm/protocol per size
 };
 
-// "8", "64K", "128M", "8G" (powers of 1024, as nccl-tests). Throws InvalidArgument.
-std::size_t parse_bytes(const std::string& text);
+// At most this many sizes in one sweep (-i 1 from 8 to 1M would be a million runs).
+inline constexpr std::size_t kMaxSweepSizes = 4096;
 
-// The sizes of the sweep, in bytes, nccl-tests style (-b, -e, -f or -i).
+// The sizes of the sweep, in bytes, nccl-tests style (-b, -e, -f or -i), ascending, without
+// repeats. Never overflows; throws InvalidArgument naming the flags when -b > -e, -f <= 1, -b 0
+// with -f, or the sweep would have more than kMaxSweepSizes sizes.
 std::vector<std::size_t> sweep_sizes(const PerfOptions& o);
 
 }  // namespace twinccl::cli

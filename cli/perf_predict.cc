@@ -6,9 +6,10 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
+#include "emu_memory.h"
+#include "output_file.h"
 #include "perf_measure.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
@@ -40,7 +41,12 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   call.dtype = dtype;
   call.root = o.root;
   double per_rank = static_cast<double>(send_elements(call, 0, nranks) + recv_elements(call, 0, nranks));
-  return nranks <= kMaxCheckedRanks && per_rank * size_of(dtype) * nranks <= static_cast<double>(o.check_max_bytes);
+  if (nranks > kMaxCheckedRanks || per_rank * size_of(dtype) * nranks > static_cast<double>(o.check_max_bytes)) {
+    return false;
+  }
+  check_emulator_memory(kind, dtype, shown_count(kind, count, nranks) * size_of(dtype), count, o.root, nranks,
+                        "lower --check-max (or -e), or skip the check with -c 0");
+  return true;
 }
 
 void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind kind, DataType dtype,
@@ -59,9 +65,7 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
     }
   }
   if (!o.trace_file.empty()) {
-    std::ofstream f(o.trace_file);
-    if (!f) throw ConfigError("--trace: cannot write '" + o.trace_file + "'");
-    sim::write_trace_json(rep, f);
+    write_output_file("--trace", o.trace_file, [&](std::ostream& f) { sim::write_trace_json(rep, f); });
     out << "# trace of " << rep.transfers.size() << " transfers written to " << o.trace_file
         << (rep.transfers_truncated ? " (truncated)" : "") << " (open in ui.perfetto.dev)\n";
   }
@@ -95,6 +99,10 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   topo::Topology t = topo::load_topology(topo_name);
   int n = t.gpu_count();
   o.ranks = n;
+  if (o.root >= n) {
+    throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} has {} GPUs)", o.root, n - 1,
+                                      topo_name, n));
+  }
   PerfReport report;
   report.title = fmt::format("# twinccl perf: predicted for {} ({} GPUs), {} model", topo_name, n, o.fidelity);
   report.header_lines.push_back("time: the simulator's prediction (the same for out-of-place and in-place); "

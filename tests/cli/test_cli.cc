@@ -1,31 +1,19 @@
 // The `twinccl` program as a user runs it: tables, formats, flags, exit codes and messages.
 #include <catch2/catch.hpp>
 
-#include <array>
 #include <cstdio>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
+
+#include "cli_runner.h"
 
 using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout and stderr
-};
+using Result = twinccl_test::CliResult;
 
-Result twinccl(const std::string& args) {
-  std::string cmd = std::string(TWINCCL_CLI_PATH) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe.get())) out += buf.data();
-  int status = pclose(pipe.release());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Result twinccl(const std::string& args) { return twinccl_test::run_cli(args, "", 300); }
 
 }  // namespace
 
@@ -83,7 +71,7 @@ TEST_CASE("usage errors exit with 2 and say what is wrong", "[cli]") {
   CHECK_THAT(twinccl("perf all_reduce --topology no-such-machine").out, Contains("no-such-machine") && Contains("dgx-h100"));
   Result algo = twinccl("perf all_gather --algo bogus");
   CHECK(algo.exit_code == 2);
-  CHECK_THAT(algo.out, Contains("algorithm 'bogus'") && Contains("ring"));
+  CHECK_THAT(algo.out, Contains("--algo (or TWINCCL_ALGO) 'bogus'") && Contains("ring"));
   CHECK(twinccl("perf all_reduce --algo nvls --topology pcie-4gpu -c 0").exit_code == 2);
   CHECK(twinccl("perf all_reduce -b 1G -e 1K").exit_code == 2);
   CHECK(twinccl("perf all_reduce -b 12Q").exit_code == 2);

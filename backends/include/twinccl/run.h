@@ -50,6 +50,10 @@ struct FaultPoint {
 enum class FaultAction : std::uint8_t { proceed, abort_communicator };
 using FaultHook = std::function<FaultAction(const FaultPoint&)>;
 
+// The most emulated ranks one run may have: each rank is an OS thread with its own stack and
+// buffers, so TWINCCL_WORLD_SIZE and `twinccl perf --ranks` stop here with a message saying so.
+inline constexpr int kMaxEmulatedRanks = 4096;
+
 struct RunOptions {
   std::string backend = "emu";     // "emu" or "nccl"
   int world_size = 8;              // emulator ranks (threads)
@@ -73,7 +77,9 @@ struct RunOptions {
 
 // Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TRACE, TWINCCL_TIMELINE, TWINCCL_TIMEOUT_S,
 // TWINCCL_EMU_PATH, TWINCCL_CHECK, TWINCCL_FLIGHT_RECORDER(_OPS) (the one place the environment is
-// read). Throws ConfigError for bad values.
+// read). Strict: integers are decimal digits only and in range (TWINCCL_WORLD_SIZE 1..kMaxEmulatedRanks),
+// names must be known ones (TWINCCL_ALGO: a registered algorithm). Throws ConfigError naming the
+// variable and the value (and the valid names) for anything else; an empty variable is unset.
 RunOptions options_from_environment();
 
 // Runs `fn` as every rank of the world the options describe. Rethrows the first rank's error

@@ -1,0 +1,27 @@
+// How much memory an emulated `twinccl perf` row needs, checked before anything is allocated, so a
+// size that cannot fit ends in a message naming the size, the ranks and the limit instead of
+// std::bad_alloc (or the machine swapping) in the middle of a sweep.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "perf_options.h"
+
+namespace twinccl::cli {
+
+// Bytes every rank of an emulated run holds at once for one call: its input copy, send buffer,
+// receive buffer and the check's copies (before, expected, result) plus one staging buffer.
+double emulator_bytes_needed(OpKind kind, DataType dtype, std::size_t count, int root, int nranks);
+
+// The most an emulated run may use: half the machine's physical memory, or half the address-space
+// limit (ulimit -v) when that is lower. `why` receives which of the two it is.
+double emulator_memory_limit_bytes(std::string* why = nullptr);
+
+// Throws InvalidArgument when the run of `kind` at `bytes` (the sweep's size, `count` elements per
+// call) on `nranks` emulated ranks needs more than the limit; `advice` ends the message
+// ("lower -e or --ranks").
+void check_emulator_memory(OpKind kind, DataType dtype, std::size_t bytes, std::size_t count, int root, int nranks,
+                           std::string_view advice);
+
+}  // namespace twinccl::cli

@@ -1,0 +1,33 @@
+// Strict parsing of command-line values: every bad value is an InvalidArgument naming the flag
+// and the value as typed (bounded, with unprintable bytes escaped), never a silent default.
+//
+//   int n = parse_int_flag("-n", "5", 1, 1000000);        // 5
+//   std::size_t b = parse_bytes_flag("-b", "64K");          // 65536
+//   parse_int_flag("-n", "0x10", 1, 100);                  // throws: "-n '0x10': expected ..."
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace twinccl::cli {
+
+// `text` as it may appear in a message: at most 64 characters, bytes outside printable ASCII
+// written as \xNN, "..." when cut.
+std::string shown(std::string_view text);
+
+// Decimal digits only (no sign, spaces, base prefixes or exponents), in [min, max].
+long long parse_int_flag(std::string_view flag, const std::string& text, long long min, long long max);
+
+// A finite decimal number (digits, an optional fraction and exponent; no nan, inf or hex).
+double parse_number_flag(std::string_view flag, const std::string& text);
+
+// Whole bytes with an optional 1024-based suffix: 8, 64K, 128M, 8G, 1T (KB/KiB/MB/... and a final
+// B accepted, case-insensitive). No fractions ("1.5M"), signs or values above kMaxSizeBytes.
+inline constexpr std::size_t kMaxSizeBytes = std::size_t{1} << 50;  // 1 PiB
+std::size_t parse_bytes_flag(std::string_view flag, const std::string& text);
+
+// "1073741824 bytes (1 GiB)": a byte count with its nearest binary unit, for messages.
+std::string describe_bytes(double bytes);
+
+}  // namespace twinccl::cli
