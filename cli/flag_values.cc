@@ -62,8 +62,10 @@ std::string shown(std::string_view text) {
   return out;
 }
 
-long long parse_int_flag(std::string_view flag, const std::string& text, long long min, long long max) {
-  const std::string expected = fmt::format("expected a whole number in [{}, {}] (decimal digits only)", min, max);
+long long parse_int_flag(std::string_view flag, const std::string& text, long long min, long long max,
+                         std::string_view why_max) {
+  const std::string expected = fmt::format("expected a whole number in [{}, {}] (decimal digits only){}{}", min, max,
+                                           why_max.empty() ? "" : "; ", why_max);
   std::size_t used = 0;
   unsigned long long value = 0;
   bool negative = !text.empty() && text[0] == '-';

@@ -159,7 +159,11 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   o.check = int_or(raw.check, "-c", 1, 0, 1) == 1;
   o.check_max_bytes = raw.check_max.empty() ? o.check_max_bytes : parse_bytes_flag("--check-max", raw.check_max);
   o.root = int_or(raw.root, "-r", 0, 0, 1 << 30);  // checked against the world size below and by the simulator
-  o.ranks = int_or(raw.ranks, "--ranks", o.ranks, 1, kMaxEmulatedRanks);
+  if (!raw.ranks.empty()) {
+    o.ranks = static_cast<int>(parse_int_flag("--ranks", raw.ranks, 1, kMaxEmulatedRanks,
+                                              "emulated ranks are threads, at most " +
+                                                  std::to_string(kMaxEmulatedRanks)));
+  }
   if (sim && !raw.ranks.empty()) {
     throw InvalidArgument("--ranks " + raw.ranks + " with --backend sim: the simulator takes the world size from "
                           "--topology (e.g. h100-cluster-N for N nodes); use --ranks with --backend emu");

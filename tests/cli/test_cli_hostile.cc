@@ -88,7 +88,7 @@ TEST_CASE("perf: a repeated flag takes its last value, as nccl-tests does", "[cl
 }
 
 TEST_CASE("perf --backend emu: a million ranks or buffers larger than memory are refused up front", "[cli][hostile]") {
-  require_usage_error("perf all_reduce --backend emu --ranks 1048576", {"--ranks '1048576'", "4096"});
+  require_usage_error("perf all_reduce --backend emu --ranks 1048576", {"--ranks '1048576'", "threads, at most 4096"});
   require_usage_error("perf all_reduce --backend emu --ranks 0", {"--ranks '0'"});
   require_usage_error("perf all_reduce --backend emu -b 1T -e 1T", {"1099511627776 bytes", "8 ranks", "limit"});
   // The limit follows `ulimit -v`: 1G on 8 ranks does not fit in half of 2 GB.
