@@ -1,22 +1,31 @@
 // The NCCL-like analytic model: time = latency + bytes / bandwidth, every constant from kNccl.
 //
-// How it works (NCCL's graph/tuning.cc in words, nccl-facts.md):
-//   busBw = channels x per-channel bandwidth (topology_view.cc), then per algorithm and protocol:
+// How it works (NCCL's graph/tuning.cc and enqueue.cc in words, nccl-facts.md):
+//   busBw = channels x per-channel bandwidth (topology_view.cc: NVLink inside a node, one channel
+//   per NIC at NCCL's inter speed across nodes), then per algorithm and protocol:
 //     ring   LL: min(llMax, 0.5 busBw)  LL128: min(0.92 busBw, ch x 36.7)  Simple: busBw
-//     tree   Simple: min(0.92 busBw, ch x cap)  LL: min(busBw / 3.8, llMax)  LL128: min(f busBw, ch x cap)
-//     nvls   one GPU's NVLink x 0.85 x (ch-1)/ch (one node only, as NCCL)
-//     nvls_tree  the same, no more than 0.92 busBw nor ch x NVLS-tree cap (57.7 2 nodes, 45.5 more)
+//     tree   min(0.92 busBw, ch x cap), then LL: min(/3.8, llMax), LL128: x 7/9 (1 node) or
+//            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size
+//     nvls   one node; all_reduce algbw = NVLink x 0.85 x n/(n+1) (each GPU's NVLink carries
+//            n+1 slices of S/n each way: multimem ld_reduce then st; nccl-tests issue 212),
+//            reduce_scatter/all_gather algbw = NVLink x 0.85 (S one way, S/n the other)
+//     nvls_tree  per channel min(inter speed x 0.85 x (ch-1)/ch x 2, inter speed (x2 on 2 nodes),
+//            NVLS-tree cap 57.7 (2 nodes) / 45.5), as NCCL
 //     pat    0.75 busBw
 //   algbw: ring busBw x n / steps (steps 2(n-1) all_reduce, n-1 reduce_scatter/all_gather, n
-//   broadcast/reduce); tree all_reduce busBw / 2; nvls/pat busBw (NCCL converts no further).
+//   broadcast/reduce); nvls_tree busBw x n / (2(n-1)); tree all_reduce busBw / 2.
+//   Small calls run on fewer channels (enqueue.cc): ring/tree drop channels while
+//   bytes < channels x threads x threshold, and the bandwidth is that of the channels kept.
 //   latency: ring base + (steps - netSteps) x intraHop + netSteps x netHop, netSteps = 2(nodes-1)
-//   for all_reduce, nodes-1 otherwise; tree base + 2((ppn-1) intraHop + log2(nodes) netHop);
-//   nvls base + intraHop; nvls_tree base + intraHop + 2 log2(nodes) x NVLS-tree netHop (20.9 us);
-//   pat base + log2(n) hops.
+//   for all_reduce, nodes-1 otherwise, intra hops no cheaper than NCCL's net overhead across
+//   nodes, x1.4 for Simple all_reduce across nodes (the ring plateau); tree base +
+//   2((ppn-1) intraHop + log2(nodes) netHop); nvls intraHop; nvls_tree intraHop +
+//   2 log2(nodes) x NVLS-tree netHop; pat base + log2(nodes) netHop / 3.5 + 2.8 n.
+//   One GPU per node: the tree's network hop latency, as NCCL.
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
-// Not modelled: NCCL's tree correction factors and the ring "plateau" multiplier, CollNet,
-// PAT's restriction to one GPU per node (we allow PAT everywhere, docs/simulator.md).
+// Not modelled: CollNet, NCCL's IB network latency (0 in NCCL's IB transport), the CPU vendor
+// (net overhead taken as Intel's 1 us), PAT's restriction to one GPU per node (predict.cc).
 #include <algorithm>
 #include <cmath>
 
@@ -26,9 +35,12 @@
 namespace twinccl::sim::detail {
 namespace {
 
-int log2_ceil(int n) {
+int log2_floor(double x) {  // NCCL's log2i
   int levels = 0;
-  while ((1 << levels) < n) ++levels;
+  while (x >= 2.0) {
+    x /= 2.0;
+    ++levels;
+  }
   return levels;
 }
 
@@ -43,14 +55,53 @@ int ring_steps(OpKind kind, int n) {
   }
 }
 
-double bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p) {
+double nvls_efficiency(const TopologyView& v) {
+  return v.arch == topo::GpuArch::blackwell ? kNccl.nvls_efficiency_blackwell
+                                            : kNccl.nvls_efficiency_hopper;
+}
+
+double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
+  const bool ampere = v.arch == topo::GpuArch::ampere;
+  const std::size_t ni = node_index(v.nodes);
+  const double ll_max = ampere ? kNccl.ll_max_gbps_ampere[ni] : kNccl.ll_max_gbps_hopper[ni];
+  const double cap = ampere ? kNccl.tree_channel_cap_ampere[ni] : kNccl.tree_channel_cap_hopper[ni];
+  double tree = std::min(kNccl.tree_simple_factor * bus, ch * cap);
+  if (p == Protocol::ll) tree = std::min(kNccl.tree_ll_factor * tree, ll_max);
+  if (p == Protocol::ll128) {
+    const double ll128_cap = ampere ? kNccl.tree_ll128_channel_cap_ampere
+                                    : kNccl.tree_ll128_channel_cap_hopper[ni];
+    tree = std::min(tree * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node
+                                         : kNccl.tree_ll128_factor_nodes),
+                    ch * ll128_cap);
+  }
+  return tree;
+}
+
+// Channels NCCL launches for `bytes` (enqueue.cc): fewer for small ring/tree calls.
+ChannelPlan launched(const TopologyView& v, ChannelPlan plan, NcclAlgo algo, Protocol p, double bytes) {
+  if (algo != NcclAlgo::ring && algo != NcclAlgo::tree) return plan;
+  const std::size_t pi = index_of(p);
+  double threshold = kNccl.thread_threshold_bytes[pi];
+  if (algo == NcclAlgo::ring && p == Protocol::ll) threshold *= v.nranks;
+  const double per_channel = kNccl.max_threads[pi] * threshold;
+  int nc = plan.channels;
+  while (nc >= 2 && bytes < nc * per_channel) --nc;
+  if (nc < plan.channels) {
+    plan.bus_gbps *= static_cast<double>(nc) / plan.channels;
+    plan.channels = nc;
+  }
+  return plan;
+}
+
+}  // namespace
+
+double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
+                          OpKind kind) {
   const bool ampere = v.arch == topo::GpuArch::ampere;
   const std::size_t ni = node_index(v.nodes);
   const double ll_max = ampere ? kNccl.ll_max_gbps_ampere[ni] : kNccl.ll_max_gbps_hopper[ni];
   const double ch = plan.channels;
   const double bus = plan.bus_gbps;
-  const double tree_cap = ch * (ampere ? kNccl.tree_channel_cap_ampere[ni]
-                                       : kNccl.tree_channel_cap_hopper[ni]);
   switch (algo) {
     case NcclAlgo::ring:
       if (p == Protocol::ll) return std::min(ll_max, kNccl.ring_ll_factor * bus);
@@ -60,61 +111,72 @@ double bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAlgo al
                                      : kNccl.ring_ll128_channel_cap_hopper));
       }
       return bus;
-    case NcclAlgo::tree:
-      if (p == Protocol::ll) return std::min(kNccl.tree_ll_factor * bus, ll_max);
-      if (p == Protocol::ll128) {
-        return std::min(bus * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node
-                                            : kNccl.tree_ll128_factor_nodes),
-                        tree_cap);
-      }
-      return std::min(kNccl.tree_simple_factor * bus, tree_cap);
-    case NcclAlgo::nvls:
+    case NcclAlgo::tree: return tree_bus(v, ch, bus, p);
+    case NcclAlgo::nvls: {
+      const double n = v.nranks;
+      const double link = v.intra_gbps * nvls_efficiency(v);
+      return kind == OpKind::all_reduce ? link * n / (n + 1.0) : link;
+    }
     case NcclAlgo::nvls_tree: {
-      const double efficiency = v.arch == topo::GpuArch::blackwell
-                                    ? kNccl.nvls_efficiency_blackwell
-                                    : kNccl.nvls_efficiency_hopper;
-      double nvls = v.intra_gbps * efficiency * (ch > 1 ? (ch - 1) / ch : 1.0);
-      if (v.nodes > 1) {
-        nvls = std::min({nvls, kNccl.tree_simple_factor * bus,
-                         ch * kNccl.nvls_tree_channel_cap_hopper[ni]});
-      }
-      return nvls;
+      const double speed = plan.per_channel_gbps;
+      const double intra = speed * nvls_efficiency(v) * (ch > 1 ? (ch - 1) / ch : 1.0) * 2.0;
+      const double inter = speed * (v.nodes <= 2 ? 2.0 : 1.0);
+      return ch * std::min({intra, inter, kNccl.nvls_tree_channel_cap_hopper[ni]});
     }
     case NcclAlgo::pat: return kNccl.pat_factor * bus;
   }
   return bus;
 }
 
-double latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind) {
+LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
+                                double bytes) {
   const std::size_t pi = index_of(p);
-  const double base = at(kNccl.base_latency_us, algo, pi);
-  const double intra = at(kNccl.hop_latency_us[static_cast<std::size_t>(v.intra_class)], algo, pi);
-  const auto net = [&](NcclAlgo a) {
-    return at(kNccl.hop_latency_us[static_cast<std::size_t>(LinkClass::network)], a, pi);
+  const auto hop = [&](LinkClass c, NcclAlgo a) {
+    return at(kNccl.hop_latency_us[static_cast<std::size_t>(c)], a, pi);
   };
+  LatencyParts l;
+  l.base_us = at(kNccl.base_latency_us, algo, pi);
+  l.intra_hop_us = hop(v.intra_class, algo);
+  l.net_hop_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
+  if (algo == NcclAlgo::ring && v.nodes > 1) {
+    const double overhead =
+        kNccl.net_overhead_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
+    l.intra_hop_us = std::max(l.intra_hop_us, overhead);
+    const int channels = nccl_channels(v, 0).channels;
+    if (p == Protocol::simple && kind == OpKind::all_reduce &&
+        bytes / (static_cast<double>(channels) * v.nranks) >= 64.0) {
+      l.base_us *= kNccl.ring_plateau_factor;
+      l.intra_hop_us *= kNccl.ring_plateau_factor;
+      l.net_hop_us *= kNccl.ring_plateau_factor;
+    }
+  }
+  return l;
+}
+
+double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind, double bytes) {
+  const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes);
   const int n = v.nranks;
+  const int log_nodes = log2_floor(v.nodes);
   switch (algo) {
     case NcclAlgo::ring: {
       const int steps = ring_steps(kind, n);
       const int net_steps =
           v.nodes > 1 ? (kind == OpKind::all_reduce ? 2 * (v.nodes - 1) : v.nodes - 1) : 0;
-      return base + (steps - net_steps) * intra + net_steps * net(algo);
+      return l.base_us + (steps - net_steps) * l.intra_hop_us + net_steps * l.net_hop_us;
     }
     case NcclAlgo::tree:
-      return base + 2.0 * ((v.ranks_per_node - 1) * intra + log2_ceil(v.nodes) * net(algo));
-    case NcclAlgo::nvls:
-    case NcclAlgo::nvls_tree:
-      return base + intra + (v.nodes > 1 ? 2.0 * log2_ceil(v.nodes) * net(NcclAlgo::nvls_tree) : 0.0);
-    case NcclAlgo::pat:
-      return base + log2_ceil(n) * (v.nodes > 1 ? net(algo) : intra);
+      return l.base_us + 2.0 * ((v.ranks_per_node - 1) * l.intra_hop_us + log_nodes * l.net_hop_us);
+    case NcclAlgo::nvls: return l.intra_hop_us + (v.nodes > 1 ? l.net_hop_us : 0.0);
+    case NcclAlgo::nvls_tree: return l.base_us + l.intra_hop_us + 2.0 * log_nodes * l.net_hop_us;
+    case NcclAlgo::pat: return l.base_us + log_nodes * l.net_hop_us / 3.5 + 2.8 * n;
   }
-  return base;
+  return l.base_us;
 }
 
-}  // namespace
-
-double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind) {
-  return latency_us(view, algo, protocol, kind);
+double nccl_tree_correction(Protocol p, OpKind kind, double bytes) {
+  const int log_size = bytes >= 64.0 ? log2_floor(bytes / 64.0) : -1;
+  if (kind != OpKind::all_reduce || log_size < 0 || log_size >= 23) return 1.0;
+  return kNccl.tree_correction[index_of(p)][static_cast<std::size_t>(log_size)];
 }
 
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
@@ -131,20 +193,23 @@ std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
 }
 
 Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo) {
-  const ChannelPlan plan = nccl_channels(v, r.params.channels);
   const int n = v.nranks;
   const OpKind kind = r.spec.kind;
-  double algbw = bus_bandwidth(v, plan, algo, r.protocol);
+  const double bytes = algbw_bytes(kind, r.spec.count, r.dtype, n);
+  const ChannelPlan plan = launched(v, nccl_channels(v, r.params.channels), algo, r.protocol, bytes);
+  double algbw = nccl_bus_bandwidth(v, plan, algo, r.protocol, kind);
   if (algo == NcclAlgo::ring && n > 1) {
     algbw *= static_cast<double>(n) / ring_steps(kind, n);
+  } else if (algo == NcclAlgo::nvls_tree && n > 1) {
+    algbw *= static_cast<double>(n) / (2.0 * (n - 1));
   } else if (algo == NcclAlgo::tree) {
-    algbw *= 0.5;
+    algbw *= 0.5 * nccl_tree_correction(r.protocol, kind, bytes);
   }
-  const double bytes = algbw_bytes(kind, r.spec.count, r.dtype, n);
   Prediction p;
   p.channels = plan.channels;
   p.model = "nccl";
-  const double latency = r.software_latency && n > 1 ? latency_us(v, algo, r.protocol, kind) : 0.0;
+  const double latency =
+      r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes) : 0.0;
   // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel).
   p.time_us = latency + (bytes > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
   return p;

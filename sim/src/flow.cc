@@ -6,7 +6,11 @@
 // compressed rings: the slowest path through the rounds (ring_path_s). Channels 0 = one per GPU of
 // a node across nodes, with rail_ranks rotating each channel onto its rail; 1 inside a node.
 // Every transfer waits NCCL's per-hop latency of its algorithm, protocol and route class before
-// its bytes move; LL and LL128 move 2x and 128/120x the data bytes. Link loads: a transfer's wire
+// its bytes move (intra or network hop, as analytic_nccl.cc charges them). Protocols as NCCL's
+// model: a transfer's wire bytes are its data bytes x busBw / the protocol's bandwidth (ring LL
+// min(llMax, 0.5 busBw), LL128 min(0.92 busBw, ch x 36.7), tree's factors and correction), so
+// LL never wins at large sizes. Network links run at NCCL's share of the NIC line rate
+// (network_efficiency: 48 of 50 GB/s). NVLS and NVLS-tree: switch flows (flow_nvls.cc). Link loads: a transfer's wire
 // bytes on every link direction of its route (both directions together on half-duplex links);
 // busy time = bytes / bandwidth; utilisation = busy time / collective time.
 #include <algorithm>
@@ -16,6 +20,7 @@
 #include "flow_build.h"
 #include "model.h"
 #include "twinccl/errors.h"
+#include "twinccl/perf_math.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -128,23 +133,33 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options) {
   FlowProgram program;
   program.nranks = r.spec.nranks;
-  RouteTable routes(topology, program);
   const TopologyView view = view_of(topology, r.spec.nranks);
+  RouteTable routes(topology, program, network_efficiency(view));
   const std::optional<NcclAlgo> nccl = nccl_algo_for(r.algorithm, r.spec.kind);
   const std::size_t pi = index_of(r.protocol);
+  const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, r.spec.nranks);
+  const bool nvls = nccl == NcclAlgo::nvls || nccl == NcclAlgo::nvls_tree;
   TransferCost cost;
   cost.element_bytes = static_cast<double>(size_of(r.dtype));
   cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[pi];
+  if (nccl == NcclAlgo::ring || nccl == NcclAlgo::tree || nccl == NcclAlgo::pat) {
+    // NCCL's protocol factors and caps as wire bytes: busBw over the protocol's bandwidth.
+    const ChannelPlan plan = nccl_channels(view, r.params.channels);
+    const double protocol_bw =
+        nccl_bus_bandwidth(view, plan, *nccl, r.protocol, r.spec.kind) *
+        (nccl == NcclAlgo::tree ? nccl_tree_correction(r.protocol, r.spec.kind, bytes) : 1.0);
+    if (protocol_bw > 0.0) cost.wire_bytes_per_byte = std::max(1.0, plan.bus_gbps / protocol_bw);
+  }
   if (r.software_latency && r.spec.nranks > 1) {
     const NcclAlgo la = latency_algo(nccl);
-    if (la == NcclAlgo::nvls_tree) {
-      // A stand-in schedule (hierarchical): NCCL's NVLS-tree latency once, no per-hop delays.
-      program.fixed_latency_s = nccl_latency_us(view, la, r.protocol, r.spec.kind) * 1e-6;
+    if (nvls || (la == NcclAlgo::nvls_tree)) {
+      // Switch flows (or the hierarchical stand-in): NCCL's whole latency once, no hop delays.
+      program.fixed_latency_s = nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) * 1e-6;
     } else {
-      program.fixed_latency_s = at(kNccl.base_latency_us, la, pi) * 1e-6;
-      for (std::size_t c = 0; c < 3; ++c) {
-        cost.delay_by_route_class_s[c] = at(kNccl.hop_latency_us[c], la, pi) * 1e-6;
-      }
+      const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);
+      program.fixed_latency_s = l.base_us * 1e-6;
+      cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
+                                     l.net_hop_us * 1e-6};
     }
   }
   const AlgorithmParams params = flow_params(topology, view, r);
@@ -153,7 +168,9 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
       ring_compressible(r) &&
       (r.compression == RoundCompression::on ||
        (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks));
-  if (compress) {
+  if (nvls && program_for_nvls(topology, view, r, *nccl, routes, program)) {
+    // switch flows built
+  } else if (compress) {
     program_for_ring(r.spec, params, cost, routes, program, rails);
   } else {
     program_from_schedule(build_schedule(r.spec, schedule_algorithm(r.algorithm), params), cost,
@@ -198,8 +215,8 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
       const FlowTransfer& tr = program.transfers[static_cast<std::size_t>(t)];
       const FlowRoute& route = program.routes[static_cast<std::size_t>(tr.route)];
       report.transfers.push_back(
-          {.src = route.src,
-           .dst = route.dst,
+          {.src = route.src < program.nranks ? route.src : -1,  // -1: an NVSwitch
+           .dst = route.dst < program.nranks ? route.dst : -1,
            .step = step,
            .bytes = tr.bytes,
            .start_us = (program.fixed_latency_s + origin_s + times.start_s[static_cast<std::size_t>(t)]) * 1e6,

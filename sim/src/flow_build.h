@@ -60,6 +60,14 @@ void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
                       const TransferCost& cost, RouteTable& routes, FlowProgram& program,
                       const ChannelRanks& ranks = {});
 
+// NVLS (one node) and NVLS-tree all_reduce as switch flows (flow_nvls.cc); false when the
+// topology gives the ranks no NVSwitch (or NICs, for NVLS-tree): play the schedule instead.
+struct TopologyView;
+struct Resolved;
+enum class NcclAlgo;
+bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, const Resolved& r,
+                      NcclAlgo algo, RouteTable& routes, FlowProgram& program);
+
 // Bytes and busy time of every link direction the program's transfers crossed, busiest first;
 // transfer t counts transfer_repeats[t] times; utilisation = busy time / time_s.
 std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,

@@ -29,7 +29,7 @@ struct FlowHop {
 };
 
 struct FlowRoute {
-  int src = 0, dst = 0;  // ranks
+  int src = 0, dst = 0;  // hosts: ranks 0..nranks-1, then NVSwitches (FlowProgram::switch_hosts)
   std::vector<FlowHop> hops;
   double latency_s = 0.0;
 };
@@ -50,6 +50,7 @@ struct FlowRound {
 
 struct FlowProgram {
   int nranks = 0;
+  int switch_hosts = 0;  // NVSwitch hosts after the ranks (NVLS's in-switch reduction)
   std::vector<FlowLink> links;
   std::vector<FlowRoute> routes;
   std::vector<FlowTransfer> transfers;
@@ -75,8 +76,13 @@ FlowTimes play_with_simgrid(const FlowProgram& program);
 // Builds links and routes on demand: route_id(src, dst) adds the route and its links once.
 class RouteTable {
  public:
-  RouteTable(const topo::Topology& topology, FlowProgram& program);
+  // network_efficiency scales network links' bandwidth (the share of a NIC's line rate NCCL's
+  // channels get, topology_view.cc); 1 = line rate.
+  RouteTable(const topo::Topology& topology, FlowProgram& program, double network_efficiency = 1.0);
   int route_id(int src, int dst);
+  // The one-link route between a rank's GPU and the NVSwitch it links to (up: GPU -> switch);
+  // the switch is a host of its own (added to program.switch_hosts once). -1 = no NVSwitch.
+  int switch_route(int rank, bool up);
   // Which class of link a route crosses, for NCCL's per-hop latency: 2 network, 1 PCIe, 0 other.
   int route_class(int route) const { return route_class_[static_cast<std::size_t>(route)]; }
 
@@ -87,6 +93,8 @@ class RouteTable {
   std::vector<int> link_index_;  // per topology link, -1 = not yet in the program
   std::vector<std::vector<std::pair<int, int>>> by_src_;  // per src rank: (dst, route id)
   std::vector<int> route_class_;
+  double network_efficiency_ = 1.0;
+  std::vector<std::pair<topo::VertexId, int>> switch_host_;  // NVSwitch vertex -> host
 };
 
 }  // namespace twinccl::sim::detail

@@ -3,7 +3,7 @@
 //
 // How it works. One host per rank; one SimGrid link per topology link (SPLITDUPLEX for full
 // duplex, SHARED for half duplex, FATPIPE for fatpipe), bandwidth in bytes/s, latency in s. The
-// zone is our own (TopologyZone): its routes are exactly the program's routes, looked up by
+// zone is our own (TopologyZone); NVSwitches that reduce in the switch (NVLS) are hosts too. Its routes are exactly the program's routes, looked up by
 // (src, dst) host, so no n x n table is ever built (16k ranks route in O(routes)). Settings, set
 // before the first zone (shared/DESIGN.md): CM02 (no latency/bandwidth factors), no cross
 // traffic, TCP-gamma 0 (no window cap), raw contexts, small stacks, logs silenced. A transfer
@@ -66,9 +66,12 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
 std::vector<sg4::Host*> build_platform(const FlowProgram& program) {
   auto* zone = new TopologyZone("twinccl");  // owned by the engine (the root zone)
   std::vector<sg4::Host*> hosts;
-  hosts.reserve(static_cast<std::size_t>(program.nranks));
+  hosts.reserve(static_cast<std::size_t>(program.nranks + program.switch_hosts));
   for (int r = 0; r < program.nranks; ++r) {
     hosts.push_back(zone->create_host("rank" + std::to_string(r), {1e9}));
+  }
+  for (int s = 0; s < program.switch_hosts; ++s) {
+    hosts.push_back(zone->create_host("nvswitch" + std::to_string(s), {1e9}));
   }
   // Per program link: the s4u link of each direction (the same one when not split).
   std::vector<std::array<sg4::Link*, 2>> dirs;

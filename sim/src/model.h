@@ -33,6 +33,8 @@ struct TopologyView {
   LinkClass intra_class = LinkClass::nvlink;
   double intra_gbps = 0.0;    // one GPU's NVLink (or PCIe) bandwidth, one direction
   double inter_gbps = 0.0;    // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
+  int nics_per_node = 0;
+  double nic_gbps = 0.0;      // one NIC, capped by its PCIe link
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
 
@@ -42,7 +44,24 @@ struct ChannelPlan {
   double per_channel_gbps = 0.0;
   double bus_gbps = 0.0;  // channels * per_channel, never above what the automatic choice reaches
 };
+// Across nodes (NICs present): one channel per NIC (at most ranks_per_node) at NCCL's inter speed.
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels);
+// NCCL's inter-node speed for one NIC (the arch's inter list entry that fits it) over the NIC's
+// bandwidth: the share of a NIC's line rate a channel gets (0.96 for 400 Gb/s). 1 without NICs.
+double network_efficiency(const TopologyView& view);
+
+// NCCL's software latency of one call split as flow charges it: once, per intra-node hop, per
+// network hop (tuning.cc: netOverhead floor on intra hops of multi-node rings, tree network
+// latency when ppn = 1, the ring plateau factor for Simple all_reduce across nodes).
+struct LatencyParts {
+  double base_us = 0.0, intra_hop_us = 0.0, net_hop_us = 0.0;
+};
+LatencyParts nccl_latency_parts(const TopologyView& view, NcclAlgo algo, Protocol protocol,
+                                OpKind kind, double bytes);
+// Bus bandwidth (GB/s) of an NCCL algorithm and protocol before NCCL's busBw -> algbw conversion
+// (nvls: already algbw), with every protocol factor and cap of NCCL's model.
+double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
+                          Protocol protocol, OpKind kind);
 
 // The NCCL algorithm whose software latencies an algorithm is charged: its own, or for those NCCL
 // has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
@@ -61,8 +80,11 @@ inline std::string_view schedule_algorithm(std::string_view algorithm) {
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 
+// NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1 otherwise.
+double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);
 // NCCL's software latency of one call (base + hops), as the NCCL model charges it.
-double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind);
+double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
+                       double bytes);
 
 // Each returns time_us, channels and model name; predict() fills the bandwidth columns.
 Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo);

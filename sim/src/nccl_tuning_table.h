@@ -1,7 +1,8 @@
 // Internal: every constant of the NCCL-like tuning model, in one table, with its source.
 // Sources: shared/reference/nccl-facts.md (read from NVIDIA/nccl v2.30.7 src/graph/tuning.cc and
-// search.cc). Entries marked [not in facts] were read from the same tuning.cc/search.cc but are not
-// in the facts sheet; entries marked [assumed] have no NCCL counterpart and are our choice.
+// search.cc). Entries marked [not in facts] were read from NCCL's tuning.cc/search.cc/enqueue.cc/
+// comm.h/device.h (master, 2026) but are not in the facts sheet; [issue N] cites a maintainer's
+// statement in NVIDIA/nccl-tests issue N; entries marked [assumed] have no NCCL counterpart.
 #pragma once
 
 #include <array>
@@ -28,7 +29,9 @@ struct NcclTuningTable {
   // Per-channel caps (GB/s). facts: "Per-channel caps, Hopper".
   double ring_ll128_channel_cap_hopper, ring_ll128_channel_cap_ampere;
   std::array<double, 3> tree_channel_cap_hopper, tree_channel_cap_ampere;  // by nodes 1, 2, more
-  std::array<double, 3> nvls_tree_channel_cap_hopper;
+  std::array<double, 3> tree_ll128_channel_cap_hopper;  // [not in facts] perChMaxTreeLL128Bws
+  double tree_ll128_channel_cap_ampere;                 // [not in facts]
+  std::array<double, 3> nvls_tree_channel_cap_hopper;  // [not in facts] 1 node: unused (0)
   // Bandwidth factors applied to busBw. facts: "ring LL min(llMax, 0.5*busBw); ring LL128
   // min(0.92*busBw, ...); tree min(0.92*busBw, ...)".
   double ring_ll_factor, ring_ll128_factor, tree_simple_factor;
@@ -46,6 +49,29 @@ struct NcclTuningTable {
   std::array<double, 11> speeds_ampere;  // [not in facts] sm80 intra speed array (first 11)
   int max_search_channels;               // [not in facts] MAXCHANNELS/2
   double duplicate_speed_gbps;           // [not in facts] channels duplicated at >= 25 GB/s
+  // Across nodes: one channel per NIC (NCCL's search gives each channel a NIC), at the highest
+  // speed of the arch's inter list that fits one NIC (capped by its PCIe link): 48 GB/s for a
+  // 400 Gb/s NIC, which is NVIDIA's "46-48 GB/s per NIC" [issue 290]; 24 for a 200 Gb/s NIC.
+  std::array<double, 12> speeds_inter_hopper;  // [not in facts] sm90SpeedArrayInter (first 12)
+  std::array<double, 12> speeds_inter_ampere;  // [not in facts] speedArrayInter (first 12)
+  // Multi-node rings: every step also posts a network operation (tuning.cc getNetOverhead):
+  // intra-node hops cost at least this, x3 for Simple. 1 us: Intel and unknown x86 (AMD: 2).
+  double net_overhead_us;              // [not in facts]
+  double net_overhead_simple_factor;   // [not in facts] 3
+  // Ring Simple all_reduce across nodes: latency x1.4 on sm80+ ("plateau effect of ring").
+  double ring_plateau_factor;          // [not in facts] 1.4 (1.9 before sm80)
+  // Tree all_reduce bandwidth x factor[protocol][log2(bytes/64)] for 64 B..256 MiB
+  // (tuning.cc treeCorrectionFactor, "trees are not perfectly sticking to the model").
+  std::array<std::array<double, 23>, kProtocols> tree_correction;  // [not in facts]
+  // Channels actually launched (enqueue.cc): ring/tree drop channels while
+  // bytes < channels x threads x threshold; threads LL 512, LL128 640, Simple 512 (comm.h,
+  // device.h); thresholds LL 8 (x nranks for ring), LL128 8, Simple 64 bytes per thread.
+  PerProtocol max_threads;             // [not in facts]
+  PerProtocol thread_threshold_bytes;  // [not in facts]
+  // NVLS all_reduce moves n+1 slices of S/n through each GPU's NVLink each way (multimem
+  // ld_reduce then st), so algbw = NVLink x efficiency x n/(n+1): the maintainer's
+  // "algbw = busbw x n/(n+1)" for NVLS [issue 212]. reduce_scatter/all_gather: S up / S/n down
+  // (or the reverse): algbw (nccl-tests bytes) = NVLink x efficiency.
 };
 
 inline constexpr NcclTuningTable kNccl{
@@ -66,7 +92,9 @@ inline constexpr NcclTuningTable kNccl{
     .ring_ll128_channel_cap_ampere = 20.0,            // [not in facts]
     .tree_channel_cap_hopper = {38.7, 41.4, 36.0},
     .tree_channel_cap_ampere = {24.0, 23.6, 17.8},    // [not in facts]
-    .nvls_tree_channel_cap_hopper = {57.7, 57.7, 45.5},  // 1-node entry [assumed] = 2-node
+    .tree_ll128_channel_cap_hopper = {36.7, 36.7, 29.0},
+    .tree_ll128_channel_cap_ampere = 20.0,
+    .nvls_tree_channel_cap_hopper = {0.0, 57.7, 45.5},
     .ring_ll_factor = 0.5,
     .ring_ll128_factor = 0.92,
     .tree_simple_factor = 0.92,
@@ -81,6 +109,18 @@ inline constexpr NcclTuningTable kNccl{
     .speeds_ampere = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0},
     .max_search_channels = 16,
     .duplicate_speed_gbps = 25.0,
+    .speeds_inter_hopper = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0},
+    .speeds_inter_ampere = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0},
+    .net_overhead_us = 1.0,
+    .net_overhead_simple_factor = 3.0,
+    .ring_plateau_factor = 1.4,
+    .tree_correction = {{
+        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+    }},
+    .max_threads = {512.0, 640.0, 512.0},
+    .thread_threshold_bytes = {8.0, 8.0, 64.0},
 };
 
 inline constexpr double at(const PerAlgo& table, NcclAlgo algo, std::size_t protocol) {

@@ -5,19 +5,22 @@
 
 namespace twinccl::sim::detail {
 
-RouteTable::RouteTable(const topo::Topology& topology, FlowProgram& program)
+RouteTable::RouteTable(const topo::Topology& topology, FlowProgram& program,
+                       double network_efficiency)
     : topology_(topology),
       program_(program),
       link_index_(topology.links().size(), -1),
-      by_src_(static_cast<std::size_t>(program.nranks)) {}
+      by_src_(static_cast<std::size_t>(program.nranks)),
+      network_efficiency_(network_efficiency) {}
 
 int RouteTable::link_index(topo::LinkId id) {
   int& index = link_index_[static_cast<std::size_t>(id)];
   if (index < 0) {
     const topo::Link& l = topology_.link(id);
     index = static_cast<int>(program_.links.size());
+    const double efficiency = l.type == topo::LinkType::network ? network_efficiency_ : 1.0;
     program_.links.push_back({.topology_link = id,
-                              .bandwidth_bytes_per_s = l.bandwidth_gbps * 1e9,
+                              .bandwidth_bytes_per_s = l.bandwidth_gbps * efficiency * 1e9,
                               .latency_s = l.latency_us * 1e-6,
                               .fatpipe = l.sharing == topo::Sharing::fatpipe,
                               .full_duplex = l.duplex == topo::Duplex::full});
@@ -46,6 +49,31 @@ int RouteTable::route_id(int src, int dst) {
   route_class_.push_back(cls);
   known.emplace_back(dst, id);
   return id;
+}
+
+int RouteTable::switch_route(int rank, bool up) {
+  const topo::VertexId gpu = topology_.gpu(rank);
+  for (topo::LinkId id : topology_.links_of(gpu)) {
+    const topo::Link& l = topology_.link(id);
+    const topo::VertexId other = l.a == gpu ? l.b : l.a;
+    if (topology_.vertex(other).kind != topo::VertexKind::nvswitch) continue;
+    int host = -1;
+    for (const auto& [vertex, h] : switch_host_) {
+      if (vertex == other) host = h;
+    }
+    if (host < 0) {
+      host = program_.nranks + program_.switch_hosts++;
+      switch_host_.emplace_back(other, host);
+    }
+    FlowRoute route{.src = up ? rank : host, .dst = up ? host : rank, .hops = {}, .latency_s = 0.0};
+    route.hops.push_back({link_index(id), (l.a == gpu) == up});
+    route.latency_s = l.latency_us * 1e-6;
+    const int route_id = static_cast<int>(program_.routes.size());
+    program_.routes.push_back(std::move(route));
+    route_class_.push_back(0);
+    return route_id;
+  }
+  return -1;
 }
 
 }  // namespace twinccl::sim::detail

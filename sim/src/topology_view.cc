@@ -6,7 +6,10 @@
 // search caps a channel by the slowest hop. Channels (search.cc, paraphrased): take the highest
 // speed of the arch's list that fits the intra bandwidth, as many channels of it as fit (at most
 // 16), then double the channels and halve the speed when it is >= 25 GB/s. On 8xH100 (370.8 GB/s)
-// that is 6 x 60, doubled to 12 x 30 GB/s: NCCL's own estimate (nccl-facts.md).
+// that is 6 x 60, doubled to 12 x 30 GB/s: NCCL's own estimate (nccl-facts.md). Across nodes
+// NCCL's search gives every channel a NIC at the highest speed of the arch's inter list that fits
+// one NIC (PCIe-capped): one channel per NIC (at most one per GPU of a node), 8 x 48 GB/s on a
+// node of 8 GPUs and 8 x 400 Gb/s NICs (NVIDIA: "46-48 GB/s per NIC", nccl-tests issue 290).
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -42,8 +45,27 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
                                ? std::min(s.nic_bandwidth_gbps, s.pcie_bandwidth_gbps)
                                : s.nic_bandwidth_gbps;
     v.inter_gbps = s.nics_per_node * per_nic;
+    v.nics_per_node = s.nics_per_node;
+    v.nic_gbps = per_nic;
   }
   return v;
+}
+
+namespace {
+// The highest speed of the arch's inter list that fits one NIC (the last entry when none fits).
+double inter_speed_gbps(const TopologyView& view) {
+  const std::span<const double> speeds = view.arch == topo::GpuArch::ampere
+                                             ? std::span<const double>(kNccl.speeds_inter_ampere)
+                                             : std::span<const double>(kNccl.speeds_inter_hopper);
+  for (double s : speeds) {
+    if (s <= view.nic_gbps) return s;
+  }
+  return std::min(view.nic_gbps, speeds.back());
+}
+}  // namespace
+
+double network_efficiency(const TopologyView& view) {
+  return view.nic_gbps > 0.0 ? inter_speed_gbps(view) / view.nic_gbps : 1.0;
 }
 
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
@@ -64,8 +86,10 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
     channels *= 2;
     speed /= 2.0;
   }
-  // Across nodes every channel also crosses a NIC: the node's NICs are shared by the channels.
-  if (view.nodes > 1 && view.inter_gbps > 0.0) speed = std::min(speed, view.inter_gbps / channels);
+  if (view.nodes > 1 && view.nics_per_node > 0 && view.nic_gbps > 0.0) {
+    channels = std::max(1, std::min(view.nics_per_node, view.ranks_per_node));
+    speed = inter_speed_gbps(view);
+  }
   ChannelPlan plan{channels, speed, channels * speed};
   if (requested_channels > 0) {
     plan.channels = requested_channels;

@@ -1,0 +1,79 @@
+// NVLS and NVLS-tree as flows: the NVSwitch reduces and multicasts, so its reduction costs no
+// traffic of its own; what NCCL's NVLS moves crosses each GPU's NVLink once each way.
+//
+// How it works, S = nccl-tests' bytes, n ranks on one NVSwitch (4 ranks, all_reduce):
+//   gpu0 --S(n+1)/n--> nvswitch --S(n+1)/n--> gpu0      (likewise gpu1..gpu3, all at once)
+//   all_reduce: multimem ld_reduce (each GPU's input is read once: S up, its reduced slice S/n
+//   down) then multimem st (S/n up, multicast: S down) = S(n+1)/n each way; reduce_scatter S up,
+//   S/n down; all_gather S/n up, S down. Every flow carries 1/efficiency wire bytes per byte
+//   (NCCL's NVLS efficiency, 0.85 on Hopper), so flow's time is analytic's exactly on an
+//   uncontended switch. NVLS-tree (whole nodes, ppn GPUs each): the in-node NVLS flows of an
+//   all_reduce plus, per GPU, one flow to the GPU of the same local index in the next node (its
+//   rail), carrying its slice S/ppn as NCCL's bus bandwidth counts it (x 2(n-1)/n) at the share
+//   of the NIC that NCCL's per-channel NVLS-tree figure gives (its inter speed, doubled on 2 nodes,
+//   capped at 57.7 / 45.5 GB/s): wire bytes x speed / per-channel figure. All flows are one
+//   round: NCCL pipelines the phases.
+#include <algorithm>
+
+#include "flow_build.h"
+#include "model.h"
+#include "twinccl/perf_math.h"
+
+namespace twinccl::sim::detail {
+
+bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, const Resolved& r,
+                      NcclAlgo algo, RouteTable& routes, FlowProgram& program) {
+  const int n = r.spec.nranks;
+  if (n < 2 || r.spec.count == 0) return false;
+  const double s = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
+  const double efficiency = topology.summary().arch == topo::GpuArch::blackwell
+                                ? kNccl.nvls_efficiency_blackwell
+                                : kNccl.nvls_efficiency_hopper;
+  const int local_ranks = algo == NcclAlgo::nvls_tree ? view.ranks_per_node : n;
+  if (local_ranks < 1 || n % local_ranks != 0) return false;
+  double up = s * (local_ranks + 1.0) / local_ranks;
+  double down = up;
+  if (r.spec.kind == OpKind::reduce_scatter) down = s / n;
+  if (r.spec.kind == OpKind::reduce_scatter) up = s;
+  if (r.spec.kind == OpKind::all_gather) up = s / n;
+  if (r.spec.kind == OpKind::all_gather) down = s;
+  struct Flow {
+    int route;
+    double bytes;
+    int rank;
+  };
+  std::vector<Flow> flows;
+  for (int rank = 0; rank < n; ++rank) {
+    const int to_switch = routes.switch_route(rank, true);
+    const int from_switch = routes.switch_route(rank, false);
+    if (to_switch < 0 || from_switch < 0) return false;
+    flows.push_back({to_switch, up / efficiency, rank});
+    flows.push_back({from_switch, down / efficiency, rank});
+  }
+  if (algo == NcclAlgo::nvls_tree) {
+    if (view.nodes < 2 || view.nic_gbps <= 0.0) return false;
+    const ChannelPlan plan = nccl_channels(view, r.params.channels);
+    const double per_channel =
+        nccl_bus_bandwidth(view, plan, algo, Protocol::simple, r.spec.kind) / plan.channels;
+    // per_channel already counts a NIC twice on 2 nodes (NCCL: both directions serve the tree).
+    const double bytes =
+        s / local_ranks * 2.0 * (n - 1.0) / n * plan.per_channel_gbps / per_channel;
+    for (int rank = 0; rank < n; ++rank) {
+      const int peer = (rank + local_ranks) % n;
+      flows.push_back({routes.route_id(rank, peer), bytes, rank});
+    }
+  }
+  program.compressed = true;
+  FlowRound round;
+  for (const Flow& f : flows) {
+    round.transfers.push_back(static_cast<int>(program.transfers.size()));
+    program.transfers.push_back(
+        {.route = f.route, .bytes = f.bytes, .delay_s = 0.0, .step = 0, .src_rank = f.rank,
+         .dst_rank = f.rank});
+  }
+  program.rounds.push_back(std::move(round));
+  program.round_sequence.emplace_back(0, 1.0);
+  return true;
+}
+
+}  // namespace twinccl::sim::detail
