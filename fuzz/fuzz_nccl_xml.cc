@@ -16,7 +16,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace topo = twinccl::topo;
   return twinccl::fuzz::expect_typed_errors([&] {
-    const topo::Topology t = topo::topology_from_nccl_xml(twinccl::fuzz::as_text(data, size), "fuzz.xml");
+    const topo::Topology t =
+        topo::topology_from_nccl_xml(twinccl::fuzz::as_text(data, size), "fuzz.xml");
     (void)topo::check_report(t);
     (void)topo::describe(t);
     (void)topo::draw_node(t, 0);

@@ -49,7 +49,8 @@ TEST_CASE("hostile JSON: deep nesting is refused before parsing", "[topologies][
   CHECK_THAT(in_field, Contains("nested deeper than 64"));
   check_bounded(in_field);
   // A value shown in an error is described, not dumped: [[[[...]]]] 60 deep.
-  const std::string v = error_of(R"({"version": )" + std::string(60, '[') + std::string(60, ']') + "}");
+  const std::string v =
+      error_of(R"({"version": )" + std::string(60, '[') + std::string(60, ']') + "}");
   CHECK_THAT(v, Contains("version: must be 1, got an array of 1 elements"));
 }
 
@@ -60,11 +61,13 @@ TEST_CASE("hostile JSON: an object with too many fields", "[topologies][json][ho
   CHECK_THAT(e, Contains("h.json:1: an object with more than 256 fields"));
 }
 
-TEST_CASE("hostile JSON: number overflow and type errors name the file", "[topologies][json][hostile]") {
+TEST_CASE("hostile JSON: number overflow and type errors name the file",
+          "[topologies][json][hostile]") {
   const std::string overflow = error_of(two_gpus(R"("bandwidth_gbps": 1e309)"));
   CHECK_THAT(overflow, Contains("h.json: invalid JSON: number overflow parsing \"1e309\""));
   check_bounded(overflow);
-  const std::string long_token = error_of(R"({"version": 1, "name": ")" + std::string(1 << 20, 'x'));
+  const std::string long_token =
+      error_of(R"({"version": 1, "name": ")" + std::string(1 << 20, 'x'));
   CHECK_THAT(long_token, Contains("parse error") && Contains("(1048577 bytes)"));
   check_bounded(long_token);
   const std::string type = error_of(
@@ -72,22 +75,23 @@ TEST_CASE("hostile JSON: number overflow and type errors name the file", "[topol
   CHECK_THAT(type, Contains("h.json: node_templates.x.vertices: must be an array, got 5"));
 }
 
-TEST_CASE("hostile JSON: integers are range-checked, not truncated", "[topologies][json][hostile]") {
+TEST_CASE("hostile JSON: integers are range-checked, not truncated",
+          "[topologies][json][hostile]") {
   CHECK_THAT(error_of(two_gpus(R"("bandwidth_gbps": 20)", R"(, "rank": 4294967296)")),
              Contains("vertices[0].rank: must be in -1..1048575, got 4294967296"));
   CHECK_THAT(error_of(two_gpus(R"("bandwidth_gbps": 20, "lanes": 18446744073709551615)")),
              Contains("links[0].lanes: must be in 1..4096, got 18446744073709551615"));
-  CHECK_THAT(error_of(two_gpus().replace(two_gpus().find("\"node\": 0"), 9, "\"node\": 2000000000")),
-             Contains("vertices[0].node: must be in -1..1048575, got 2000000000"));
+  CHECK_THAT(
+      error_of(two_gpus().replace(two_gpus().find("\"node\": 0"), 9, "\"node\": 2000000000")),
+      Contains("vertices[0].node: must be in -1..1048575, got 2000000000"));
   CHECK_THAT(error_of(R"({"version": 4294967297})"), Contains("version: must be 1"));
 }
 
 TEST_CASE("hostile JSON: repeat counts near 2^64 end at once", "[topologies][json][hostile]") {
   const auto start = std::chrono::steady_clock::now();
-  CHECK_THAT(
-      error_of(R"({"version": 1, "vertices": [{"name": "g{i}", "kind": "gpu", "node": 0,
+  CHECK_THAT(error_of(R"({"version": 1, "vertices": [{"name": "g{i}", "kind": "gpu", "node": 0,
                   "for_each": {"i": [-9223372036854775808, 9223372036854775807]}}]})"),
-      Contains("vertices[0].for_each.i[0]: must be in -1099511627776..1099511627776"));
+             Contains("vertices[0].for_each.i[0]: must be in -1099511627776..1099511627776"));
   CHECK_THAT(error_of(R"({"version": 1, "vertices": [{"name": "g{i}", "kind": "gpu", "node": 0,
                          "repeat": 18446744073709551615}]})"),
              Contains("vertices[0].repeat: must be in"));
@@ -100,7 +104,8 @@ TEST_CASE("hostile JSON: repeat counts near 2^64 end at once", "[topologies][jso
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
-TEST_CASE("hostile JSON: node and vertex caps refuse before memory grows", "[topologies][json][hostile]") {
+TEST_CASE("hostile JSON: node and vertex caps refuse before memory grows",
+          "[topologies][json][hostile]") {
   const auto start = std::chrono::steady_clock::now();
   const std::string tpl = R"({"version": 1, "node_templates": {"t": {"vertices": [
       {"name": "g{i}", "kind": "gpu", "repeat": 8}]}}, "nodes": [{"template": "t", "count": )";
@@ -113,7 +118,8 @@ TEST_CASE("hostile JSON: node and vertex caps refuse before memory grows", "[top
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
-TEST_CASE("hostile JSON: physical ranges for bandwidth and latency", "[topologies][json][hostile]") {
+TEST_CASE("hostile JSON: physical ranges for bandwidth and latency",
+          "[topologies][json][hostile]") {
   CHECK_THAT(error_of(two_gpus(R"("bandwidth_gbps": 1e308)")),
              Contains("links[0].bandwidth_gbps: must be in 0.001..1e+06 GB/s, got 1e+308"));
   CHECK_THAT(error_of(two_gpus(R"("bandwidth_gbps": 4.9e-324)")),
@@ -124,7 +130,8 @@ TEST_CASE("hostile JSON: physical ranges for bandwidth and latency", "[topologie
              Contains("vertices[0].port_bandwidth_gbps: must be 0 (unknown) or at least 0.001"));
 }
 
-TEST_CASE("hostile JSON: long names and values are cut in messages", "[topologies][json][hostile]") {
+TEST_CASE("hostile JSON: long names and values are cut in messages",
+          "[topologies][json][hostile]") {
   const std::string huge(10'000'000, 'x');
   std::string doc = two_gpus();
   doc.replace(doc.find("\"g0\""), 4, "\"" + huge + "\"");
@@ -135,13 +142,15 @@ TEST_CASE("hostile JSON: long names and values are cut in messages", "[topologie
   const std::string field = error_of(R"({"version": 1, ")" + huge + R"(": 1})");
   CHECK_THAT(field, Contains("unknown field 'xxx") && Contains("(10000000 bytes)"));
   check_bounded(field);
-  const std::string control = error_of(two_gpus().replace(two_gpus().find("\"g1\""), 4, "\"g\\n1\""));
+  const std::string control =
+      error_of(two_gpus().replace(two_gpus().find("\"g1\""), 4, "\"g\\n1\""));
   CHECK_THAT(control, Contains("vertices[1].name: name with a control character: \"g\\x0a1\""));
   CHECK_THAT(error_of(two_gpus().replace(0, 1, R"({"name": "a\u0007b",)")),
              Contains("topology name with a control character: \"a\\x07b\""));
 }
 
-TEST_CASE("big but valid JSON topologies load and check in bounded time", "[topologies][json][hostile]") {
+TEST_CASE("big but valid JSON topologies load and check in bounded time",
+          "[topologies][json][hostile]") {
   // 20k nodes of one GPU and one NIC on one big switch: routing scanned every switch port per hop
   // and checked every rank (quadratic); now a port scan follows shared links only and checks
   // are sampled.

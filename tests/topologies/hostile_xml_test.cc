@@ -75,8 +75,8 @@ TEST_CASE("hostile XML: integer attributes are range-checked", "[topologies][xml
   many.insert(many.find("</gpu>"), link + link);
   CHECK_THAT(error_of(bridge_chain(1, many.replace(many.find("2147483647"), 10, "1000"))),
              Contains("NVLinks to NVSwitches add up to more than 1024"));
-  CHECK_THAT(error_of(bridge_chain(1, kGpu.substr(0, kGpu.find("rank=")) +
-                                          R"(rank="99999999999"/></pci>)")),
+  CHECK_THAT(error_of(bridge_chain(
+                 1, kGpu.substr(0, kGpu.find("rank=")) + R"(rank="99999999999"/></pci>)")),
              Contains("attribute 'rank' must be in 0..1048575, got 99999999999"));
   const std::string nic = R"(<nic><net name="mlx5_0" dev="0" speed="0x7fffffffffff"/></nic>)";
   CHECK_THAT(error_of(bridge_chain(1, kGpu + nic)),
@@ -99,7 +99,8 @@ TEST_CASE("hostile XML: a 10 MB attribute is not echoed", "[topologies][xml][hos
   CHECK(located.size() < 600);
 }
 
-TEST_CASE("hostile XML: thousands of CPUs are refused, not joined pairwise", "[topologies][xml][hostile]") {
+TEST_CASE("hostile XML: thousands of CPUs are refused, not joined pairwise",
+          "[topologies][xml][hostile]") {
   const auto start = std::chrono::steady_clock::now();
   std::string xml = R"(<system version="1">)";
   for (int i = 0; i < 100000; ++i) xml += "<cpu numaid=\"" + std::to_string(i % 4000) + "\"/>";

@@ -1,5 +1,7 @@
 // The caps of limits.h as TopologyBuilder::seal() applies them (to presets and code as well as
 // files), and graphs that are big but valid staying fast to seal and check.
+#include "twinccl/topologies/limits.h"
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/describe.h"
-#include "twinccl/topologies/limits.h"
 
 using namespace twinccl::topo;
 using Catch::Matchers::Contains;
@@ -31,8 +32,9 @@ std::string seal_error(const LinkSpec& link) {
 }  // namespace
 
 TEST_CASE("seal: bandwidth, latency and lanes within physical ranges", "[topologies][limits]") {
-  CHECK_THAT(seal_error({.bandwidth_gbps = 1e308}),
-             Contains("link 0 (g0 <-> g1): bandwidth_gbps must be in 0.001..1e+06 GB/s, got 1e+308"));
+  CHECK_THAT(
+      seal_error({.bandwidth_gbps = 1e308}),
+      Contains("link 0 (g0 <-> g1): bandwidth_gbps must be in 0.001..1e+06 GB/s, got 1e+308"));
   CHECK_THAT(seal_error({.bandwidth_gbps = std::numeric_limits<double>::denorm_min()}),
              Contains("bandwidth_gbps must be in"));
   CHECK_THAT(seal_error({.bandwidth_gbps = std::nan("")}), Contains("got nan"));
@@ -43,20 +45,21 @@ TEST_CASE("seal: bandwidth, latency and lanes within physical ranges", "[topolog
   CHECK(seal_error({.bandwidth_gbps = 1e-3, .latency_us = 1e6}) == "(no error)");
 }
 
-TEST_CASE("seal: a node number far past the GPUs is refused without allocating", "[topologies][limits]") {
+TEST_CASE("seal: a node number far past the GPUs is refused without allocating",
+          "[topologies][limits]") {
   TopologyBuilder b("far");
   const VertexId g0 = b.add_gpu("g0", 0);
   const VertexId g1 = b.add_gpu("g1", 2'000'000'000);
   b.connect(g0, g1, {.bandwidth_gbps = 20});
-  CHECK_THROWS_WITH(b.seal(), Contains("gpu 'g1': node must be in 0..1") &&
-                                  Contains("got 2000000000"));
+  CHECK_THROWS_WITH(b.seal(),
+                    Contains("gpu 'g1': node must be in 0..1") && Contains("got 2000000000"));
 }
 
 TEST_CASE("seal: names and vertex fields are bounded", "[topologies][limits]") {
   TopologyBuilder b(std::string(1000, 'n'));
   b.add_gpu("g0", 0);
-  CHECK_THROWS_WITH(b.seal(), Contains("topology name longer than 256 bytes") &&
-                                  Contains("(1000 bytes)"));
+  CHECK_THROWS_WITH(b.seal(),
+                    Contains("topology name longer than 256 bytes") && Contains("(1000 bytes)"));
   TopologyBuilder s("sw");
   const VertexId g = s.add_gpu("g0", 0);
   const VertexId sw = s.add_vertex(
@@ -78,8 +81,8 @@ TEST_CASE("connectivity without a common fabric: pairwise up to a cap", "[topolo
   TopologyBuilder pairs("pairs");
   for (int i = 0; i < 1100; ++i) pairs.add_gpu("g" + std::to_string(i), 0);
   for (int i = 0; i < 1100; i += 2) pairs.connect(i, i + 1, {.bandwidth_gbps = 20});
-  CHECK_THROWS_WITH(pairs.seal(), Contains("no forwarding fabric") &&
-                                      Contains("limited to 1024 GPUs (the cap)"));
+  CHECK_THROWS_WITH(pairs.seal(),
+                    Contains("no forwarding fabric") && Contains("limited to 1024 GPUs (the cap)"));
 }
 
 TEST_CASE("one node with 50k GPUs seals and checks in bounded time", "[topologies][limits]") {

@@ -145,7 +145,8 @@ std::string echo(std::string_view text, char quote) {
   std::string out(1, quote);
   std::size_t shown = std::min(text.size(), limits::max_echo_bytes);
   // Cut on a UTF-8 character boundary.
-  while (shown > 0 && shown < text.size() && (static_cast<unsigned char>(text[shown]) & 0xc0) == 0x80) {
+  while (shown > 0 && shown < text.size() &&
+         (static_cast<unsigned char>(text[shown]) & 0xc0) == 0x80) {
     --shown;
   }
   for (std::size_t i = 0; i < shown; ++i) {

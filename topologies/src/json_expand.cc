@@ -23,20 +23,26 @@ struct Loop {
   long long first = 0, last = -1;
 };
 
-// An integer in -max_loop_value..max_loop_value (so "last - first + 1" and placeholders fit).
-long long integer_field(const nlohmann::ordered_json& value, const std::string& where) {
-  const long long cap = limits::max_loop_value;
+// An integer in lo..max_loop_value (lo is 0 or -max_loop_value), so "last - first + 1" and
+// placeholders fit in 64 bits.
+long long integer_field(const nlohmann::ordered_json& value, const std::string& where,
+                        long long lo) {
+  const long long hi = limits::max_loop_value;
   if (!value.is_number_integer()) fail(where, "must be an integer, got " + describe(value));
-  if ((value.is_number_unsigned() && value.get<unsigned long long>() > 1ULL << 40) ||
-      (!value.is_number_unsigned() && (value.get<long long>() > cap || value.get<long long>() < -cap))) {
-    fail(where, "must be in -" + std::to_string(cap) + ".." + std::to_string(cap) + ", got " +
-                    value.dump());
+  if ((value.is_number_unsigned() &&
+       value.get<unsigned long long>() > static_cast<unsigned long long>(hi)) ||
+      (!value.is_number_unsigned() &&
+       (value.get<long long>() > hi || value.get<long long>() < lo))) {
+    fail(where,
+         "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + value.dump());
   }
   return value.get<long long>();
 }
 
 bool is_variable_name(std::string_view name) {
-  if (name.empty() || name.size() > kMaxVariableBytes || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  if (name.empty() || name.size() > kMaxVariableBytes ||
+      std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
@@ -45,8 +51,7 @@ bool is_variable_name(std::string_view name) {
 std::vector<Loop> loops_of(const nlohmann::ordered_json& entry, const std::string& where) {
   std::vector<Loop> loops;
   if (entry.contains("repeat")) {
-    const long long n = integer_field(entry["repeat"], where + ".repeat");
-    if (n < 0) fail(where + ".repeat", "must be >= 0, got " + std::to_string(n));
+    const long long n = integer_field(entry["repeat"], where + ".repeat", 0);
     loops.push_back({"i", 0, n - 1});
   }
   if (entry.contains("for_each")) {
@@ -65,11 +70,11 @@ std::vector<Loop> loops_of(const nlohmann::ordered_json& entry, const std::strin
       const std::string at = where + ".for_each." + var;
       if (range.is_array()) {
         if (range.size() != 2) fail(at, "must be a count or [first, last], got " + describe(range));
-        loops.push_back(
-            {var, integer_field(range[0], at + "[0]"), integer_field(range[1], at + "[1]")});
+        const long long cap = limits::max_loop_value;
+        loops.push_back({var, integer_field(range[0], at + "[0]", -cap),
+                         integer_field(range[1], at + "[1]", -cap)});
       } else {
-        const long long n = integer_field(range, at);
-        if (n < 0) fail(at, "must be >= 0, got " + std::to_string(n));
+        const long long n = integer_field(range, at, 0);
         loops.push_back({var, 0, n - 1});
       }
     }
@@ -111,7 +116,8 @@ void fail(const std::string& where, const std::string& message) {
 long long repetition_count(const nlohmann::ordered_json& entry, const std::string& where) {
   if (!entry.is_object()) return 1;  // reported as "must be an object" when read
   long long total = 1;
-  for (const Loop& l : loops_of(entry, where)) total *= l.last >= l.first ? l.last - l.first + 1 : 0;
+  for (const Loop& l : loops_of(entry, where))
+    total *= l.last >= l.first ? l.last - l.first + 1 : 0;
   return total;
 }
 
@@ -177,8 +183,10 @@ std::string substitute(std::string_view text, const Vars& vars, const std::strin
           if (!overflow) value /= k;
           break;
         default:
-          if (k != -1) value %= k;
-          else value = 0;
+          if (k != -1)
+            value %= k;
+          else
+            value = 0;
           break;
       }
       if (overflow) fail(where, "placeholder " + input::echo(expr) + " overflows a 64-bit integer");

@@ -56,8 +56,8 @@ std::string string_field(const json& obj, const std::string& where, const char* 
   if (!v.is_string()) fail(at, "must be a string, got " + describe(v));
   const std::string& text = v.get_ref<const std::string&>();
   if (text.size() > max_bytes) {
-    fail(at, "longer than " + std::to_string(max_bytes) + " bytes (the cap), got " +
-                 input::echo(text));
+    fail(at,
+         "longer than " + std::to_string(max_bytes) + " bytes (the cap), got " + input::echo(text));
   }
   return text;
 }
@@ -68,12 +68,11 @@ long long int_field(const json& obj, const json& fallback, const std::string& wh
   if (v == nullptr) return default_value;
   const std::string at = join(where, key);
   if (!v->is_number_integer()) fail(at, "must be an integer, got " + describe(*v));
-  const bool too_big = v->is_number_unsigned() ? v->get<unsigned long long>() >
-                                                     static_cast<unsigned long long>(hi)
-                                               : v->get<long long>() > hi;
+  const bool too_big = v->is_number_unsigned()
+                           ? v->get<unsigned long long>() > static_cast<unsigned long long>(hi)
+                           : v->get<long long>() > hi;
   if (too_big || (!v->is_number_unsigned() && v->get<long long>() < lo)) {
-    fail(at, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
-                 v->dump());
+    fail(at, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + v->dump());
   }
   return v->get<long long>();
 }

@@ -59,7 +59,8 @@ Enum enum_field(const json& obj, const json& fallback, const std::string& where,
     return *default_value;
   }
   const std::optional<Enum> e = v->is_string() ? parse(v->get<std::string>()) : std::nullopt;
-  if (!e) fail(join(where, key), "must be one of " + std::string(spellings) + ", got " + describe(*v));
+  if (!e)
+    fail(join(where, key), "must be one of " + std::string(spellings) + ", got " + describe(*v));
   return *e;
 }
 

@@ -16,8 +16,8 @@
 #include "json_expand.h"
 #include "json_fields.h"
 #include "twinccl/errors.h"
-#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/builder.h"
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/topology_file.h"
 
 namespace twinccl::topo {
@@ -62,9 +62,9 @@ struct Reader {
       spec.port_bandwidth_gbps = number_field(entry, none, at, "port_bandwidth_gbps", 0.0, 0.0,
                                               limits::max_bandwidth_gbps, " GB/s");
       if (spec.port_bandwidth_gbps != 0 && spec.port_bandwidth_gbps < limits::min_bandwidth_gbps) {
-        fail(at + ".port_bandwidth_gbps", "must be 0 (unknown) or at least " +
-                                              number_text(limits::min_bandwidth_gbps) +
-                                              " GB/s, got " + number_text(spec.port_bandwidth_gbps));
+        fail(at + ".port_bandwidth_gbps",
+             "must be 0 (unknown) or at least " + number_text(limits::min_bandwidth_gbps) +
+                 " GB/s, got " + number_text(spec.port_bandwidth_gbps));
       }
       if (spec.name.size() > kNameBytes) {
         fail(at + ".name", "longer than " + std::to_string(kNameBytes) +
@@ -227,8 +227,7 @@ Topology read_document(const json& doc) {
   TopologyBuilder builder(doc.contains("name") ? string_field(doc, root, "name", kNameBytes)
                                                : "unnamed");
   if (doc.contains("description")) {
-    builder.description(
-        string_field(doc, root, "description", limits::max_description_bytes));
+    builder.description(string_field(doc, root, "description", limits::max_description_bytes));
   }
   builder.arch(enum_field<GpuArch>(doc, none, root, "arch", GpuArch::unknown, parse_gpu_arch,
                                    "unknown, ampere, hopper, blackwell"));
@@ -261,7 +260,8 @@ Topology read_document(const json& doc) {
     const std::string at = "nodes[" + std::to_string(i) + "]";
     only_fields(nodes[i], at, {"template", "count"});
     const std::string tpl = string_field(nodes[i], at, "template", kNameBytes);
-    if (!templates.contains(tpl)) fail(at + ".template", "unknown node template " + input::echo(tpl, '\''));
+    if (!templates.contains(tpl))
+      fail(at + ".template", "unknown node template " + input::echo(tpl, '\''));
     const long long count = int_field(nodes[i], none, at, "count", 1, 0, limits::max_nodes);
     if (next_node + count > limits::max_nodes) {
       fail(at + ".count", "brings the nodes to " + std::to_string(next_node + count) +

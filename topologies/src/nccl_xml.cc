@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "input_checks.h"
+#include "nccl_xml_attributes.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/limits.h"
@@ -41,11 +42,8 @@ constexpr double kCpuInterconnectGbps = 40.0;  // same estimate as the DGX prese
 constexpr int kMaxNumaId = 4095;
 constexpr int kMaxNvlinks = 1024;  // NVLinks of one GPU (an H100 has 18)
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
+using nccl_xml::lower;
+using nccl_xml::nested;
 
 struct GpuEntry {
   VertexId vertex;
@@ -90,35 +88,11 @@ class XmlImport {
   }
 
   std::string required(const ptree& node, const std::string& where, const std::string& attr) const {
-    const auto v = node.get_optional<std::string>("<xmlattr>." + attr);
-    if (!v) fail(where, "missing attribute '" + attr + "'");
-    return *v;
+    return nccl_xml::attribute(node, where, attr, source_);
   }
-
-  // An integer attribute (decimal, or 0x hex as NCCL's strtol(.., 0) reads it) in lo..hi.
   int required_int(const ptree& node, const std::string& where, const std::string& attr, int lo,
                    int hi) const {
-    const std::string text = required(node, where, attr);
-    long long value = 0;
-    try {
-      std::size_t used = 0;
-      value = std::stoll(text, &used, 0);
-      if (used != text.size()) throw std::invalid_argument(attr);
-    } catch (const std::exception&) {
-      fail(where, "attribute '" + attr + "' must be an integer, got " + input::echo(text));
-    }
-    if (value < lo || value > hi) {
-      fail(where, "attribute '" + attr + "' must be in " + std::to_string(lo) + ".." +
-                      std::to_string(hi) + ", got " + std::to_string(value));
-    }
-    return static_cast<int>(value);
-  }
-
-  // Where an element is: its <cpu>, then its parent and itself; deeper chains are elided.
-  static std::string nested(const std::string& parent_where, int depth, int numa,
-                            const std::string& element) {
-    if (depth < 3) return parent_where + " " + element;
-    return "<cpu numaid=\"" + std::to_string(numa) + "\"> ... " + element;
+    return nccl_xml::int_attribute(node, where, attr, lo, hi, source_);
   }
 
   std::vector<VertexId> cpu_vertices() const {
@@ -175,7 +149,8 @@ class XmlImport {
 
   void add_pci(const ptree& pci, VertexId parent, const std::string& parent_where, int depth,
                int numa) {
-    const std::string busid = lower(required(pci, nested(parent_where, depth, numa, "<pci>"), "busid"));
+    const std::string busid =
+        lower(required(pci, nested(parent_where, depth, numa, "<pci>"), "busid"));
     const std::string where =
         nested(parent_where, depth, numa, "<pci busid=" + input::echo(busid) + ">");
     const std::string cls = lower(pci.get<std::string>("<xmlattr>.class", ""));
@@ -346,8 +321,8 @@ Topology topology_from_nccl_xml(std::string_view text, std::string_view source) 
     std::istringstream in{std::string(text)};
     boost::property_tree::read_xml(in, doc);
   } catch (const boost::property_tree::xml_parser_error& e) {
-    throw ConfigError(src + ":" + std::to_string(e.line()) + ": malformed XML: " +
-                      e.message().substr(0, limits::max_echo_bytes));
+    throw ConfigError(src + ":" + std::to_string(e.line()) +
+                      ": malformed XML: " + e.message().substr(0, limits::max_echo_bytes));
   }
   try {
     return XmlImport(src).run(doc);

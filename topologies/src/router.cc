@@ -70,9 +70,8 @@ void Router::choose_home_nics(int node) {
     bool best_on_rail = false;
     for (std::size_t ni = 0; ni < nics.size(); ++ni) {
       const Vertex& nic = data_.vertices[static_cast<std::size_t>(nics[ni])];
-      const RouteCost c =
-          per_nic ? maps[ni][static_cast<std::size_t>(slot_in(r, gpus[gi]))]
-                  : maps[gi][static_cast<std::size_t>(slot_in(r, nics[ni]))];
+      const RouteCost c = per_nic ? maps[ni][static_cast<std::size_t>(slot_in(r, gpus[gi]))]
+                                  : maps[gi][static_cast<std::size_t>(slot_in(r, nics[ni]))];
       if (c == kUnreachable) continue;
       const bool on_rail = nic.local_index == g.local_index % rails;
       if (c < best_cost || (c == best_cost && on_rail && !best_on_rail)) {

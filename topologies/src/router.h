@@ -62,7 +62,7 @@ class Router {
   static constexpr std::size_t kExactHomeNicSearches = 32;
 
   const TopologyData& data_;
-  std::vector<VertexId> home_nic_;  // per rank, -1 when none
+  std::vector<VertexId> home_nic_;                 // per rank, -1 when none
   std::vector<std::vector<LinkId>> shared_links_;  // per shared slot: links to shared vertices
   mutable std::mutex mutex_;
   mutable std::vector<std::shared_ptr<const std::vector<RouteCost>>> switch_maps_;

@@ -22,10 +22,10 @@ namespace {
 
 // A name as messages show it: as is when short and printable, else cut and escaped.
 std::string shown(const std::string& name) {
-  const bool plain = name.size() <= limits::max_echo_bytes &&
-                     std::none_of(name.begin(), name.end(), [](char c) {
-                       return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-                     });
+  const bool plain =
+      name.size() <= limits::max_echo_bytes && std::none_of(name.begin(), name.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
   return plain ? name : input::echo(name);
 }
 
@@ -37,8 +37,8 @@ bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }  //
 std::string name_problem(const std::string& name) {
   if (name.empty()) return "empty name";
   if (name.size() > limits::max_name_bytes) {
-    return "name longer than " + std::to_string(limits::max_name_bytes) + " bytes (the cap): " +
-           input::echo(name);
+    return "name longer than " + std::to_string(limits::max_name_bytes) +
+           " bytes (the cap): " + input::echo(name);
   }
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
@@ -142,8 +142,8 @@ void validate_vertices(const TopologyData& d) {
     int_in("physical_switches", v.physical_switches, 1, limits::max_physical_switches);
     int_in("level", v.level, 0, limits::max_level);
     int_in("radix", v.radix, 0, limits::max_radix);
-    if (v.port_bandwidth_gbps != 0 && !in_range(v.port_bandwidth_gbps, limits::min_bandwidth_gbps,
-                                                limits::max_bandwidth_gbps)) {
+    if (v.port_bandwidth_gbps != 0 &&
+        !in_range(v.port_bandwidth_gbps, limits::min_bandwidth_gbps, limits::max_bandwidth_gbps)) {
       throw ConfigError(label + ": port_bandwidth_gbps must be 0 (unknown) or in " +
                         number(limits::min_bandwidth_gbps) + ".." +
                         number(limits::max_bandwidth_gbps) + ", got " +
@@ -169,9 +169,9 @@ void validate_links(const TopologyData& d) {
     }
     if (l.a == l.b) throw ConfigError(label + ": a link cannot join a vertex to itself");
     if (!in_range(l.bandwidth_gbps, limits::min_bandwidth_gbps, limits::max_bandwidth_gbps)) {
-      throw ConfigError(label + ": bandwidth_gbps must be in " + number(limits::min_bandwidth_gbps) +
-                        ".." + number(limits::max_bandwidth_gbps) + " GB/s, got " +
-                        number(l.bandwidth_gbps));
+      throw ConfigError(
+          label + ": bandwidth_gbps must be in " + number(limits::min_bandwidth_gbps) + ".." +
+          number(limits::max_bandwidth_gbps) + " GB/s, got " + number(l.bandwidth_gbps));
     }
     if (!in_range(l.latency_us, 0.0, limits::max_latency_us)) {
       throw ConfigError(label + ": latency_us must be in 0.." + number(limits::max_latency_us) +
