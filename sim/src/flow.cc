@@ -10,7 +10,8 @@
 // model: a transfer's wire bytes are its data bytes x busBw / the protocol's bandwidth (ring LL
 // min(llMax, 0.5 busBw), LL128 min(0.92 busBw, ch x 36.7), tree's factors and correction), so
 // LL never wins at large sizes. Network links run at NCCL's share of the NIC line rate
-// (network_efficiency: 48 of 50 GB/s). NVLS and NVLS-tree: switch flows (flow_nvls.cc). Link loads: a transfer's wire
+// (network_efficiency: 48 of 50 GB/s), and for ring/tree/PAT the GPU's NVLink or PCIe link at
+// what NCCL's channel search finds (12 x 30 of 370.8 GB/s on H100). NVLS and NVLS-tree: switch flows (flow_nvls.cc). Link loads: a transfer's wire
 // bytes on every link direction of its route (both directions together on half-duplex links);
 // busy time = bytes / bandwidth; utilisation = busy time / collective time.
 #include <algorithm>
@@ -101,6 +102,21 @@ double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
 
 }  // namespace
 
+// Link bandwidth as NCCL's channels see it: NICs at NCCL's inter speed; for channel algorithms
+// the GPU's own link (NVLink or PCIe) at what NCCL's intra channel search finds on one node.
+RouteTable::LinkScale link_scale(const TopologyView& view, std::optional<NcclAlgo> algo) {
+  RouteTable::LinkScale scale;
+  scale.network = network_efficiency(view);
+  if ((algo == NcclAlgo::ring || algo == NcclAlgo::tree || algo == NcclAlgo::pat) &&
+      view.intra_gbps > 0.0) {
+    TopologyView one_node = view;
+    one_node.nodes = 1;
+    const double share = std::min(1.0, nccl_channels(one_node, 0).bus_gbps / view.intra_gbps);
+    (view.intra_class == LinkClass::pcie ? scale.pcie : scale.nvlink) = share;
+  }
+  return scale;
+}
+
 std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,
                                  const std::vector<double>& transfer_repeats, double time_s) {
   std::map<std::pair<int, bool>, double> bytes;  // (program link, forward) -> bytes
@@ -134,8 +150,8 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   FlowProgram program;
   program.nranks = r.spec.nranks;
   const TopologyView view = view_of(topology, r.spec.nranks);
-  RouteTable routes(topology, program, network_efficiency(view));
   const std::optional<NcclAlgo> nccl = nccl_algo_for(r.algorithm, r.spec.kind);
+  RouteTable routes(topology, program, link_scale(view, nccl));
   const std::size_t pi = index_of(r.protocol);
   const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, r.spec.nranks);
   const bool nvls = nccl == NcclAlgo::nvls || nccl == NcclAlgo::nvls_tree;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -67,6 +68,10 @@ struct Resolved;
 enum class NcclAlgo;
 bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, const Resolved& r,
                       NcclAlgo algo, RouteTable& routes, FlowProgram& program);
+
+// Link bandwidth as NCCL's channels see it (flow.cc): network links at NCCL's share of the NIC;
+// for ring/tree/PAT the GPU's NVLink or PCIe at what NCCL's one-node channel search finds.
+RouteTable::LinkScale link_scale(const TopologyView& view, std::optional<NcclAlgo> algo);
 
 // Bytes and busy time of every link direction the program's transfers crossed, busiest first;
 // transfer t counts transfer_repeats[t] times; utilisation = busy time / time_s.

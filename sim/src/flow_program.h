@@ -73,12 +73,21 @@ FlowTimes play_in_child(const FlowProgram& program);
 // The SimGrid side, run inside that child.
 FlowTimes play_with_simgrid(const FlowProgram& program);
 
+// Bandwidth factors by link type (line rate = 1): network links get the share of a NIC's line
+// rate NCCL's channels get; NVLink/PCIe links, for channel algorithms (ring, tree, PAT), the
+// share of the GPU's link NCCL's channel search uses (topology_view.cc: 360 of 370.8 GB/s on
+// H100, 20 of 24 on PCIe gen4).
+struct LinkScale {
+  double network = 1.0, nvlink = 1.0, pcie = 1.0;
+};
+
 // Builds links and routes on demand: route_id(src, dst) adds the route and its links once.
 class RouteTable {
  public:
-  // network_efficiency scales network links' bandwidth (the share of a NIC's line rate NCCL's
-  // channels get, topology_view.cc); 1 = line rate.
-  RouteTable(const topo::Topology& topology, FlowProgram& program, double network_efficiency = 1.0);
+  using LinkScale = detail::LinkScale;
+  RouteTable(const topo::Topology& topology, FlowProgram& program, LinkScale scale = {});
+  RouteTable(const topo::Topology& topology, FlowProgram& program, double network_efficiency)
+      : RouteTable(topology, program, LinkScale{.network = network_efficiency}) {}
   int route_id(int src, int dst);
   // The one-link route between a rank's GPU and the NVSwitch it links to (up: GPU -> switch);
   // the switch is a host of its own (added to program.switch_hosts once). -1 = no NVSwitch.
@@ -93,7 +102,7 @@ class RouteTable {
   std::vector<int> link_index_;  // per topology link, -1 = not yet in the program
   std::vector<std::vector<std::pair<int, int>>> by_src_;  // per src rank: (dst, route id)
   std::vector<int> route_class_;
-  double network_efficiency_ = 1.0;
+  LinkScale scale_;
   std::vector<std::pair<topo::VertexId, int>> switch_host_;  // NVSwitch vertex -> host
 };
 

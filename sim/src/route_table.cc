@@ -5,20 +5,22 @@
 
 namespace twinccl::sim::detail {
 
-RouteTable::RouteTable(const topo::Topology& topology, FlowProgram& program,
-                       double network_efficiency)
+RouteTable::RouteTable(const topo::Topology& topology, FlowProgram& program, LinkScale scale)
     : topology_(topology),
       program_(program),
       link_index_(topology.links().size(), -1),
       by_src_(static_cast<std::size_t>(program.nranks)),
-      network_efficiency_(network_efficiency) {}
+      scale_(scale) {}
 
 int RouteTable::link_index(topo::LinkId id) {
   int& index = link_index_[static_cast<std::size_t>(id)];
   if (index < 0) {
     const topo::Link& l = topology_.link(id);
     index = static_cast<int>(program_.links.size());
-    const double efficiency = l.type == topo::LinkType::network ? network_efficiency_ : 1.0;
+    const double efficiency = l.type == topo::LinkType::network ? scale_.network
+                              : l.type == topo::LinkType::nvlink ? scale_.nvlink
+                              : l.type == topo::LinkType::pcie   ? scale_.pcie
+                                                                 : 1.0;
     program_.links.push_back({.topology_link = id,
                               .bandwidth_bytes_per_s = l.bandwidth_gbps * efficiency * 1e9,
                               .latency_s = l.latency_us * 1e-6,
