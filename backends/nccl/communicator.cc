@@ -97,8 +97,24 @@ NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx) : ctx_(std:
 
 NcclCommunicator::~NcclCommunicator() {
   if (group_depth_ > 0) {
-    while (group_depth_-- > 0) (void)api().ncclGroupEnd();  // a group left open by an exception
+    // A group left open (an exception, or no group_end): NCCL's group state is per thread, so it
+    // must be closed here. On a non-blocking comm the closing ncclGroupEnd may answer
+    // ncclInProgress, and no other call (finalize) may follow until it is polled to ncclSuccess.
+    // That ncclGroupEnd launches the group's work: ordered like any launch (ordering.h).
+    try {
+      DeviceGuard guard(ctx_->device());
+      order_launch(*ctx_->stream(), caller_stream_, "group left open at destruction of comm '" + name() + "'");
+    } catch (const std::exception&) {
+    }
+    bool in_progress = false;
+    while (group_depth_-- > 0) in_progress = api().ncclGroupEnd() == ncclInProgress || in_progress;
     if (thread_group().owner == this) thread_group() = {};
+    if (in_progress && !ctx_->aborted() && std::uncaught_exceptions() == 0) {
+      try {
+        ctx_->wait_ready("group left open at destruction of comm '" + name() + "'");
+      } catch (const std::exception&) {
+      }  // wait_ready aborted the comm on failure
+    }
   }
   if (!ctx_->aborted()) {
     if (std::uncaught_exceptions() > 0) {
@@ -135,7 +151,9 @@ void* NcclCommunicator::barrier_scratch() {
 
 void NcclCommunicator::release_reduce_ops() {
   if (reduce_ops_.empty()) return;
-  if (!ctx_->aborted()) {
+  // ncclRedOpDestroy only on a comm that is not aborted and no longer ncclInProgress; otherwise
+  // the ops stay with the comm, which frees them when it is destroyed or aborted.
+  if (ctx_->ready()) {
     for (ncclRedOp_t op : reduce_ops_) destroy_reduce_op(op, ctx_->comm());
   }
   reduce_ops_.clear();
@@ -157,12 +175,14 @@ Work NcclCommunicator::submit(OpDesc op) {
   try {
     order_launch(*ctx_->stream(), caller_stream_, completion->describe());
     enqueue(op, target, scratch, reduce_ops_);
+    ctx_->wait_ready(completion->describe());  // queued for real before the event is recorded
   } catch (...) {
-    release_reduce_ops();
+    release_reduce_ops();  // only if NCCL is done with the comm (else NCCL frees them with it)
     throw;
   }
+  // NCCL: after ncclInProgress, no other call on the comm until ncclCommGetAsyncError says
+  // ncclSuccess; so the premul_sum ops are destroyed only now (docs/nccl-rules-review.md).
   release_reduce_ops();
-  ctx_->wait_ready(completion->describe());  // queued for real before the event is recorded
   completion->record();
   Work work(std::make_shared<NcclWork>(ctx_, std::move(completion)));
   if (!op.async_op) work.wait();
@@ -198,11 +218,17 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
   // The group's kernels are launched by ncclGroupEnd: order the stream just before it.
   order_launch(*ctx_->stream(), caller_stream_, completion->describe());
   const ncclResult_t rc = api().ncclGroupEnd();
-  release_reduce_ops();
   if (rc != ncclSuccess && rc != ncclInProgress) {
+    release_reduce_ops();
     throw_nccl_error(rc, ctx_->comm(), where_text("group_end", name(), rank(), where));
   }
-  ctx_->wait_ready(completion->describe());
+  try {
+    ctx_->wait_ready(completion->describe());
+  } catch (...) {
+    release_reduce_ops();
+    throw;
+  }
+  release_reduce_ops();  // after the poll: no NCCL call on a comm that is still ncclInProgress
   completion->record();
   Work work(std::make_shared<NcclWork>(ctx_, std::move(completion)));
   if (!opts.async_op) work.wait();
@@ -238,7 +264,19 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
   const ncclResult_t rc = api().ncclCommSplit(ctx_->comm(), color == kNoColor ? NCCL_SPLIT_NOCOLOR : color, key,
                                               &child, &config);
   if (rc != ncclSuccess && rc != ncclInProgress) throw_nccl_error(rc, ctx_->comm(), call);
-  ctx_->wait_ready(call);
+  // NCCL (2.19 .. 2.30, init.cc ncclCommInitChildComm): a non-blocking split runs as a job of the
+  // PARENT, which stays ncclInProgress until it ends; `child` is NULL until then and written by
+  // NCCL's thread. So the parent is polled, and `child` read only afterwards. On failure the
+  // parent is aborted (which joins the job, so `child` is final) and a child made is aborted too.
+  try {
+    ctx_->wait_ready(call);
+  } catch (...) {
+    if (child != nullptr) (void)api().ncclCommAbort(child);
+    throw;
+  }
+  if (child == nullptr && color != kNoColor) {
+    throw BackendError(call + ": ncclCommSplit finished without a new communicator for this rank's color");
+  }
   if (child == nullptr) return nullptr;
   child_ctx->set_comm(child, -1, 0);
   child_ctx->wait_ready(call + ": the new communicator");

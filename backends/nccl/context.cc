@@ -187,6 +187,12 @@ void CommContext::wait_ready(const std::string& what) {
   }
 }
 
+bool CommContext::ready() const {
+  if (aborted_.load() || comm_ == nullptr) return false;
+  ncclResult_t state = ncclInProgress;
+  return api().ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state == ncclSuccess;
+}
+
 void CommContext::throw_if_aborted(const std::string& what) const {
   if (!aborted_.load()) return;
   std::lock_guard lock(mutex_);

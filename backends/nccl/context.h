@@ -111,6 +111,9 @@ class CommContext {
   const std::shared_ptr<AbortSignal>& signal() const { return signal_; }
 
   bool aborted() const { return aborted_.load(); }
+  // Not aborted and ncclCommGetAsyncError answers ncclSuccess: another NCCL call on the comm is
+  // allowed (NCCL refuses one while the previous call is still ncclInProgress). Never throws.
+  bool ready() const;
   // Throws AbortedError when this communicator was aborted (names the reason).
   void throw_if_aborted(const std::string& what) const;
   // Throws (after aborting the comm) when NCCL reports an asynchronous error or another rank of

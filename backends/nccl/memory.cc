@@ -2,8 +2,9 @@
 //
 // How it works: cudaMalloc on the communicator's GPU, cudaMemsetAsync to zero (host buffers are
 // zero-initialised too, so user code behaves the same on both backends). copy_in/copy_out are
-// cudaMemcpyAsync on the communicator's stream, then a poll of the stream (cudaStreamQuery) until
-// it drained, bounded by the timeout and the run's abort signal (never cudaStreamSynchronize):
+// cudaMemcpyAsync on the communicator's stream between two polls of the stream (cudaStreamQuery)
+// until it drained, bounded by the timeout and the run's abort signal (never cudaStreamSynchronize;
+// the first poll because a copy with pageable host memory may itself wait for the stream):
 // they wait for the collectives issued before them and nothing issued later can overtake them.
 // copy_from (Buffer::copy_from, used by the torch-style list calls) copies device to device the
 // same way. Freeing waits the same bounded way; a buffer freed while an exception unwinds with
@@ -94,6 +95,10 @@ class DeviceMemory final : public Memory {
     DeviceGuard guard(stream_->device());
     const std::string where = std::string("device Memory::") + what + " of " + std::to_string(bytes) +
                               " bytes on GPU " + std::to_string(stream_->device());
+    // CUDA's API synchronization rules: an "Async" copy to or from pageable host memory may
+    // synchronize with the stream before it starts, an unbounded host wait behind a collective
+    // that never ends. So the stream is drained first (bounded), and the copy waits for nothing.
+    wait_done(*stream_, where + " (waiting for earlier work on the stream)");
     check_cuda(api().cudaMemcpyAsync(dst, src, bytes, kind, stream_->stream()), where);
     wait_done(*stream_, where);
   }

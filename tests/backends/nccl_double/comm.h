@@ -50,6 +50,7 @@ struct Clique {
   struct SplitSlot {
     std::vector<std::optional<std::pair<int, int>>> color_key;  // by rank
     std::vector<Comm*> children;
+    std::shared_ptr<std::atomic<bool>> all_arrived = std::make_shared<std::atomic<bool>>(false);
     int arrived = 0;
     bool done = false;
   };
@@ -67,6 +68,9 @@ struct Comm {
   int polls_left = 0;
   bool ready = false;              // init/split rendezvous complete
   std::vector<std::function<void()>> on_ready;  // launches held until ncclInProgress resolves
+  // A non-blocking ncclCommSplit runs as a job of the PARENT (NCCL init.cc): the parent stays
+  // ncclInProgress until every rank arrived, and *newcomm is written only then (on_ready).
+  std::shared_ptr<std::atomic<bool>> split_done;
   std::atomic<bool> aborted{false};
   std::atomic<bool> destroyed{false};
   bool finalized = false;

@@ -228,6 +228,15 @@ DOUBLE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_
   for (auto* a : uses) {
     if (a == nullptr) return cudaErrorInvalidValue;
   }
-  stream_of(s)->enqueue([dst, src, bytes] { std::memmove(dst, src, bytes); }, std::move(uses));
+  dbl::Stream* stream = stream_of(s);
+  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) && stream->completed() != stream->enqueued()) {
+    // CUDA "API synchronization behavior": with pageable host memory the copy may first
+    // synchronize with the stream: an unbounded host wait behind the work still queued there.
+    dbl::violation(what + " with host memory on stream " + std::to_string(stream->id()) + " while " +
+                   std::to_string(stream->enqueued() - stream->completed()) +
+                   " operation(s) are still queued there (a pageable copy may block the host until they end; "
+                   "drain the stream first, bounded)");
+  }
+  stream->enqueue([dst, src, bytes] { std::memmove(dst, src, bytes); }, std::move(uses));
   return cudaSuccess;
 }

@@ -99,6 +99,8 @@ void poll_progress(Comm* c) {
     std::lock_guard lock(c->mutex);
     if (c->state.load() != ncclInProgress || !c->ready) return;
     if (c->finalized && c->in_flight.load() > 0) return;
+    if (c->split_done && !c->split_done->load()) return;  // a split waits for every rank
+    c->split_done.reset();
     if (c->polls_left-- > 0) return;
     c->state = ncclSuccess;
     run.swap(c->on_ready);
@@ -223,6 +225,11 @@ DOUBLE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t parent_handle, int color, in
            (config != nullptr && config->commName != nullptr ? config->commName : "?"));
   Clique& clique = *parent->clique;
   Comm* child = color == NCCL_SPLIT_NOCOLOR ? nullptr : new_comm(config);
+  if (child != nullptr && !parent->blocking) {
+    child->state = ncclSuccess;  // NCCL tracks the split on the parent; the child starts ready
+    child->polls_left = 0;
+  }
+  std::shared_ptr<std::atomic<bool>> all_arrived;
   std::vector<Comm*> ready;
   {
     std::lock_guard lock(clique.mutex);
@@ -231,6 +238,7 @@ DOUBLE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t parent_handle, int color, in
       slot.color_key.resize(static_cast<std::size_t>(clique.nranks));
       slot.children.resize(static_cast<std::size_t>(clique.nranks));
     }
+    all_arrived = slot.all_arrived;
     slot.color_key[static_cast<std::size_t>(parent->rank)] = std::pair{color, key};
     slot.children[static_cast<std::size_t>(parent->rank)] = child;
     if (++slot.arrived == clique.nranks) {
@@ -253,12 +261,23 @@ DOUBLE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t parent_handle, int color, in
         sub->joined = sub->nranks;
       }
       slot.done = true;
+      *slot.all_arrived = true;
     }
   }
   for (Comm* m : ready) make_ready(m);
+  if (!parent->blocking) {
+    // NCCL's rule: *newcomm stays NULL until the parent's ncclCommGetAsyncError says ncclSuccess;
+    // polling the (null) child, or using it early, is reported by usable().
+    *out = nullptr;
+    std::lock_guard lock(parent->mutex);
+    parent->state = ncclInProgress;
+    parent->polls_left = polls();
+    parent->split_done = all_arrived;
+    parent->on_ready.push_back([out, child] { *out = reinterpret_cast<ncclComm_t>(child); });
+    return ncclInProgress;
+  }
   *out = reinterpret_cast<ncclComm_t>(child);
   if (child == nullptr) return ncclSuccess;
-  if (!child->blocking) return ncclInProgress;
   return wait_ready(child) ? ncclSuccess : ncclSystemError;
 }
 
