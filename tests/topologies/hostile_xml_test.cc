@@ -50,6 +50,26 @@ TEST_CASE("hostile XML: deep nesting is refused before parsing", "[topologies][x
   CHECK_THAT(error_of(flat + "</system>"), Contains("no <gpu> element"));
 }
 
+TEST_CASE("hostile XML: the nesting scan reads markup as the parser does", "[topologies][xml][hostile]") {
+  // Found by the fuzz driver (stack overflow in rapidxml): a quote inside an element name is part
+  // of the name, not the start of an attribute value hiding the next tags.
+  std::string quoted = "<system version=\"1\">";
+  for (int i = 0; i < 100000; ++i) quoted += "<a\"x>";
+  CHECK_THAT(error_of(quoted), Contains("nested deeper than 64"));
+  // '>' inside a DOCTYPE's [...] does not end it, so the closing tags in there do not count.
+  std::string doctype = "<system version=\"1\">";
+  for (int i = 0; i < 60; ++i) doctype += "<a>";
+  doctype += "<!DOCTYPE x [ ";
+  for (int i = 0; i < 60; ++i) doctype += "</a>";
+  doctype += " ]>";
+  for (int i = 0; i < 60; ++i) doctype += "<a>";
+  CHECK_THAT(error_of(doctype), Contains("nested deeper than 64"));
+  // Attribute values may hold '>' and quotes of the other kind.
+  std::string values = "<system version=\"1\">";
+  for (int i = 0; i < 100; ++i) values += R"(<a x='">' y = "'>" />)";
+  CHECK_THAT(error_of(values + "</system>"), Contains("no <gpu> element"));
+}
+
 TEST_CASE("hostile XML: a deep PCI bridge chain", "[topologies][xml][hostile]") {
   CHECK_THAT(error_of(bridge_chain(20000, kGpu)), Contains("h.xml:1: nested deeper than 64"));
   // Within the cap it imports, and a location deep in the chain stays short.
