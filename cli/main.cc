@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   CLI::App app{"TwinCCL: one collective API on NCCL or on an emulator with a network model"};
   app.require_subcommand(0, 1);
   PerfOptions perf;
+  for (int i = 0; i < argc; ++i) perf.argv.emplace_back(argv[i]);  // -J writes the command line
   CLI::App* perf_cmd = add_perf_command(app, perf);
   TopoOptions topo;
   CLI::App* topo_cmd = add_topo_command(app, topo);

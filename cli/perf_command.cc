@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <iostream>
+#include <unistd.h>
 
 #include "commands.h"
 #include "flag_values.h"
+#include "output_file.h"
+#include "perf_flags.h"
 #include "perf_measure.h"
 #include "perf_predict.h"
 #include "twinccl/algorithms.h"
@@ -15,44 +18,7 @@
 namespace twinccl::cli {
 namespace {
 
-// Every value as typed, parsed strictly in run_perf_command (CLI11's own integer parsing takes
-// "0x10", " 8" and octal "010"); empty means the flag was not given (main refuses empty values).
-struct RawPerf {
-  std::vector<std::string> collectives;
-  std::string min_bytes, max_bytes, step_bytes, factor, iterations, warmup, check, check_max, root, ranks;
-  std::string dtype = "float", op = "sum";
-};
-
-RawPerf raw;  // filled by CLI11 during parse; read once by run_perf_command
-
-const std::vector<ReduceKind> kAllReduceKinds{ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
-                                              ReduceKind::max, ReduceKind::avg,  ReduceKind::premul_sum};
-
-std::vector<DataType> parse_dtypes(const std::string& text) {
-  if (text == "all") return {kAllDataTypes.begin(), kAllDataTypes.end()};
-  try {
-    return {parse_data_type(text)};
-  } catch (const InvalidArgument&) {
-    std::string names;
-    for (DataType t : kAllDataTypes) names += std::string(names.empty() ? "" : ", ") + std::string(name(t));
-    throw InvalidArgument("-d '" + shown(text) + "': unknown data type; valid: " + names + ", all");
-  }
-}
-
-std::vector<ReduceKind> parse_ops(const std::string& text) {
-  if (text == "all") return kAllReduceKinds;
-  try {
-    return {parse_reduce_kind(text)};
-  } catch (const InvalidArgument&) {
-    std::string names;
-    for (ReduceKind k : kAllReduceKinds) names += std::string(names.empty() ? "" : ", ") + std::string(name(k));
-    throw InvalidArgument("-o '" + shown(text) + "': unknown reduction; valid: " + names + ", all");
-  }
-}
-
-int int_or(const std::string& text, std::string_view flag, int fallback, int min, int max) {
-  return text.empty() ? fallback : static_cast<int>(parse_int_flag(flag, text, min, max));
-}
+RawPerfFlags raw;  // filled by CLI11 during parse; read once by run_perf_command
 
 // --proto / TWINCCL_PROTO: the names the simulator knows, spelled as NCCL spells them.
 void check_protocol(const std::string& protocol) {
@@ -82,32 +48,54 @@ void check_algorithm_name(const std::string& algorithm, bool sim) {
                         " (`twinccl algo` says which collectives have which)");
 }
 
+// What nccl-tests prints about the run: -t/-g as given (else one thread driving every rank).
+void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
+  c.nthreads = world_from_ranks ? 1 : std::max(o.nthreads, 1);
+  c.ngpus = world_from_ranks ? o.ranks : std::max(o.ngpus, 1);
+  c.min_bytes = o.min_bytes;
+  c.max_bytes = o.max_bytes;
+  c.factor = o.step_bytes > 0 ? 1 : o.factor;
+  c.step_bytes = o.step_bytes;
+  c.warmup = o.warmup;
+  c.iterations = o.iterations;
+  c.agg_iters = o.agg_iters;
+  c.validation = o.check_count;
+  c.graph = o.graph;
+  c.unalign = o.unalign;
+  c.cputime = o.report_cputime;
+  c.timestamps = o.report_timestamps;
+  c.plain = o.plain;
+  c.pid = static_cast<int>(getpid());
+  if (!o.ignored.empty()) {
+    std::string list;
+    for (const std::string& f : o.ignored) list += (list.empty() ? "" : ", ") + f;
+    c.notes.push_back("ignored here (no meaning on an emulator or simulator): " + list);
+  }
+  if (o.backend == "sim" && o.average != 1) c.notes.push_back("-a " + std::to_string(o.average) + ": every rank has "
+                                                                  "the same predicted time");
+}
+
+// -J FILE: nccl-tests' JSON, one file per collective (FILE for the first, FILE.<collective> after).
+void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostream& out) {
+  for (std::size_t i = 0; i < o.collectives.size(); ++i) {
+    OpKind kind = o.collectives[i];
+    std::string path = i == 0 ? o.json_file : o.json_file + "." + std::string(name(kind));
+    write_output_file("-J", path, [&](std::ostream& f) { write_nccl_tests_json(f, report, kind, o.argv); });
+    if (o.format == "table") out << "# Writing JSON output to " << path << "\n";
+  }
+}
+
 }  // namespace
 
 CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   CLI::App* cmd = app.add_subcommand("perf", "nccl-tests-style sweep: measured (emu, nccl) or predicted (sim)");
   cmd->add_option("collective", raw.collectives, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all "
                                                  "gather scatter (default: all_reduce reduce_scatter all_gather)");
-  // nccl-tests: a flag given twice takes the last value.
+  add_nccl_tests_flags(cmd, raw);
   auto last = [](CLI::Option* opt) { return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); };
-  last(cmd->add_option("-b,--minbytes", raw.min_bytes, "smallest size (K/M/G/T suffixes, powers of 1024; default 8)"));
-  last(cmd->add_option("-e,--maxbytes", raw.max_bytes, "largest size (default 16M emu, 8G sim; at most 1P)"));
-  last(cmd->add_option("-f,--stepfactor", raw.factor, "multiply the size by this factor > 1 (default 4 emu, 2 sim)"));
-  last(cmd->add_option("-i,--stepbytes", raw.step_bytes, "add this many bytes instead of multiplying"));
-  last(cmd->add_option("-n,--iters", raw.iterations, "timed iterations per size, 1..1000000 (default 5)"));
-  last(cmd->add_option("-w,--warmup_iters", raw.warmup, "warmup iterations, 0..1000000 (default 1)"));
-  last(cmd->add_option("-c,--check", raw.check, "check results on the emulator (#wrong): 1 (default) or 0")
-           ->expected(0, 1));
-  last(cmd->add_option("--check-max", raw.check_max, "sim: check rows on the emulator while all buffers fit in this "
-                                                     "(default 256M)"));
-  last(cmd->add_option("-d,--datatype", raw.dtype, "float, half, bfloat16, int32, ... or all"));
-  last(cmd->add_option("-o,--op", raw.op, "sum, prod, min, max, avg, premul_sum or all"));
-  last(cmd->add_option("-r,--root", raw.root, "root rank of rooted collectives (default 0)"));
   last(cmd->add_option("--backend", o.backend, "sim (predict on --topology, default dgx-h100), emu (measure emulated "
                                                "ranks), nccl (measure GPUs)")
            ->check(CLI::IsMember({"emu", "sim", "nccl"})));
-  last(cmd->add_option("--ranks", raw.ranks,
-                       "emulated ranks (threads), 1.." + std::to_string(kMaxEmulatedRanks) + " (default 8)"));
   last(cmd->add_option("--topology", o.topology, "preset or file for predictions (see `twinccl topo list`)"));
   last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")->envname("TWINCCL_ALGO"));
   last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")->envname("TWINCCL_PROTO"));
@@ -117,11 +105,18 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   last(cmd->add_option("--trace", o.trace_file, "write a Perfetto/Chrome trace of the transfers at the largest size"));
   cmd->add_flag("--links", o.links, "list the busiest links (sim)");
   cmd->add_flag("--compare", o.compare, "sim: predicted time of every applicable algorithm/protocol, winner marked");
+  cmd->add_flag("--plain", o.plain, "only nccl-tests' 13 columns (no algorithm/protocol or prediction columns)");
   return cmd;
 }
 
 int run_perf_command(PerfOptions o, std::ostream& out) {
-  for (const auto& c : raw.collectives) {
+  for (std::string c : raw.collectives) {
+    if (c.size() > 5 && c.compare(c.size() - 5, 5, "_perf") == 0) c.resize(c.size() - 5);  // all_reduce_perf
+    if (c == "sendrecv" || c == "hypercube") {
+      throw InvalidArgument("collective '" + c + "': nccl-tests' " + c + "_perf (grouped send/recv) is not in twinccl "
+                            "perf yet; all_reduce, reduce_scatter, all_gather, broadcast, reduce, alltoall, gather "
+                            "and scatter are");
+    }
     try {
       o.collectives.push_back(parse_op_kind(c));
     } catch (const InvalidArgument&) {
@@ -141,40 +136,12 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
     return 0;
   }
   bool sim = o.backend == "sim";
-  o.min_bytes = raw.min_bytes.empty() ? 8 : parse_bytes_flag("-b", raw.min_bytes);
-  o.max_bytes = raw.max_bytes.empty() ? (sim ? std::size_t{8} << 30 : std::size_t{16} << 20)
-                                      : parse_bytes_flag("-e", raw.max_bytes);
-  if (!raw.factor.empty() && !raw.step_bytes.empty()) {
-    throw InvalidArgument("-f " + shown(raw.factor) + " and -i " + shown(raw.step_bytes) +
-                          " both given: a sweep either multiplies (-f) or adds (-i)");
-  }
-  o.factor = raw.factor.empty() ? (sim ? 2.0 : 4.0) : parse_number_flag("-f", raw.factor);
-  if (!(o.factor > 1.0)) throw InvalidArgument("-f '" + shown(raw.factor) + "': the step factor must be > 1");
-  if (!raw.step_bytes.empty()) {
-    o.step_bytes = parse_bytes_flag("-i", raw.step_bytes);
-    if (o.step_bytes == 0) throw InvalidArgument("-i '" + shown(raw.step_bytes) + "': the step must be at least 1 byte");
-  }
-  o.iterations = int_or(raw.iterations, "-n", o.iterations, 1, 1000000);
-  o.warmup = int_or(raw.warmup, "-w", o.warmup, 0, 1000000);
-  o.check = int_or(raw.check, "-c", 1, 0, 1) == 1;
-  o.check_max_bytes = raw.check_max.empty() ? o.check_max_bytes : parse_bytes_flag("--check-max", raw.check_max);
-  o.root = int_or(raw.root, "-r", 0, 0, 1 << 30);  // checked against the world size below and by the simulator
-  if (!raw.ranks.empty()) {
-    o.ranks = static_cast<int>(parse_int_flag("--ranks", raw.ranks, 1, kMaxEmulatedRanks,
-                                              "emulated ranks are threads, at most " +
-                                                  std::to_string(kMaxEmulatedRanks)));
-  }
-  if (sim && !raw.ranks.empty()) {
-    throw InvalidArgument("--ranks " + raw.ranks + " with --backend sim: the simulator takes the world size from "
-                          "--topology (e.g. h100-cluster-N for N nodes); use --ranks with --backend emu");
-  }
+  apply_nccl_tests_flags(raw, o);
   if (o.root >= o.ranks && !sim) {
     throw InvalidArgument("-r " + raw.root + ": the root must be a rank in [0, " + std::to_string(o.ranks - 1) +
-                          "] (--ranks " + std::to_string(o.ranks) + ")");
+                          "] (" + std::to_string(o.ranks) + " ranks)");
   }
   (void)sweep_sizes(o);  // refuses bad or oversized sweeps before anything runs
-  o.dtypes = parse_dtypes(raw.dtype);
-  o.ops = parse_ops(raw.op);
   check_protocol(o.protocol);
   check_algorithm_name(o.algorithm, sim);
   if (!o.algorithm.empty() && !sim) {  // the simulator checks where its names apply itself
@@ -192,8 +159,11 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
     throw InvalidArgument("no size in [" + std::to_string(o.min_bytes) + ", " + std::to_string(o.max_bytes) +
                           "] bytes can be split into at least one element per rank for these collectives");
   }
-  report.header_lines.push_back("sizes are rounded down to whole elements per rank and sizes below one element per "
-                                "rank are skipped, as nccl-tests does");
+  report.header_lines.push_back("sizes are rounded down to whole elements per rank (16-byte blocks per rank for the "
+                                "gathered collectives, as nccl-tests rounds them); sizes that round to 0 are skipped");
+  fill_config(report.config, o, raw.ngpus.empty() && raw.nthreads.empty());
+  report.nranks = o.ranks;
+  if (!o.json_file.empty()) write_json_files(report, o, out);
   if (o.format == "json") {
     print_json(out, report);
   } else if (o.format == "csv") {

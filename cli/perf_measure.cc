@@ -1,8 +1,11 @@
 #include "perf_measure.h"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <mutex>
+#include <unistd.h>
 
 #include "emu_memory.h"
 #include "twinccl/algorithms.h"
@@ -16,11 +19,22 @@ namespace twinccl::cli {
 
 std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks) {
   std::size_t elements = bytes / size_of(dtype);
-  return size_counts_all_ranks(kind) ? elements / static_cast<std::size_t>(nranks) : elements;
+  if (!size_counts_all_ranks(kind)) return elements;
+  const std::size_t align = std::max<std::size_t>(1, 16 / size_of(dtype));  // nccl-tests: 16-byte blocks
+  return elements / static_cast<std::size_t>(nranks) / align * align;
 }
 
-std::size_t shown_count(OpKind kind, std::size_t count, int nranks) {
-  return size_counts_all_ranks(kind) ? count * static_cast<std::size_t>(nranks) : count;
+std::size_t bytes_for(OpKind kind, std::size_t count, DataType dtype, int nranks) {
+  return (size_counts_all_ranks(kind) ? count * static_cast<std::size_t>(nranks) : count) * size_of(dtype);
+}
+
+std::string timestamp_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &local);
+  return buf;
 }
 
 namespace {
@@ -72,14 +86,19 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
         comm.barrier();
         auto t0 = std::chrono::steady_clock::now();
         Work last;
-        for (int i = 0; i < o.iterations; ++i) last = issue_call(comm, s, {.async_op = true});
+        const int calls = o.iterations * std::max(o.agg_iters, 1);
+        for (int i = 0; i < calls; ++i) last = issue_call(comm, s, {.async_op = true});
         last.wait();
-        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-                    o.iterations;
-        slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+        switch (o.average) {  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max
+          case 0: slowest = reduce_value(comm, comm.rank() == 0 ? us : 0.0, DataType::float64, ReduceOp::sum()); break;
+          case 1: slowest = reduce_value(comm, us, DataType::float64, ReduceOp::sum()) / n; break;
+          case 2: slowest = reduce_value(comm, us, DataType::float64, ReduceOp::min()); break;
+          default: slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max()); break;
+        }
       }
       long long wrong = 0;
-      if (o.check) {
+      for (int c = 0; o.check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
         s.fill_input(inputs[me]);
         issue_call(comm, s, {});
         Bytes before(recv_elements(call, comm.rank(), n) * size_of(dtype), 0);
@@ -111,37 +130,37 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                                                       "not checked (-c 0)"));
   report.header_lines.push_back("iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
                                 (o.algorithm.empty() ? ", algorithm: default (ring)" : ", algorithm: " + o.algorithm));
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  for (int r = 0; r < o.ranks; ++r) {
+    report.config.devices.push_back({r, r, host, o.backend == "emu" ? "emulated rank (thread)" : "GPU"});
+  }
   const std::vector<std::size_t> sizes = sweep_sizes(o);
   if (o.backend == "emu") {  // refuse a sweep that cannot fit before running any of it
     for (OpKind kind : o.collectives) {
       for (DataType dtype : o.dtypes) {
+        if (count_for(kind, sizes.back(), dtype, o.ranks) == 0) continue;
         check_emulator_memory(kind, dtype, sizes.back(), count_for(kind, sizes.back(), dtype, o.ranks), o.root,
                               o.ranks, "lower -e or --ranks");
       }
     }
   }
   for (OpKind kind : o.collectives) {
-    for (DataType dtype : o.dtypes) {
-      for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
-        for (std::size_t bytes : sizes) {
-          std::size_t count = count_for(kind, bytes, dtype, o.ranks);
-          if (count == 0 && bytes > 0) continue;
-          RowResult r = measure_row(o, kind, dtype, op, count);
-          PerfRow row{kind,
-                      shown_count(kind, count, o.ranks) * size_of(dtype),
-                      shown_count(kind, count, o.ranks),
-                      dtype,
-                      op,
-                      is_rooted(kind) ? o.root : -1,
-                      make_measurement(kind, count, dtype, o.ranks, r.time_us[0],
-                                       o.check ? std::optional<long long>(r.wrong[0]) : std::nullopt),
-                      make_measurement(kind, count, dtype, o.ranks, r.time_us[1],
-                                       o.check ? std::optional<long long>(r.wrong[1]) : std::nullopt),
-                      o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm,
-                      "",
-                      std::nullopt,
-                      ""};
-          report.rows.push_back(row);
+    for (int cycle = 0; cycle < o.run_cycles; ++cycle) {
+      for (DataType dtype : o.dtypes) {
+        for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+          for (std::size_t bytes : sizes) {
+            std::size_t count = count_for(kind, bytes, dtype, o.ranks);
+            if (count == 0 && bytes > 0) continue;
+            RowResult r = measure_row(o, kind, dtype, op, count);
+            auto wrong = [&](int place) { return o.check ? std::optional<long long>(r.wrong[place]) : std::nullopt; };
+            PerfRow row{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op, is_rooted(kind) ? o.root : -1,
+                        make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
+                        make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
+                        o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm, "", std::nullopt,
+                        "", o.report_timestamps ? timestamp_now() : ""};
+            report.rows.push_back(row);
+          }
         }
       }
     }

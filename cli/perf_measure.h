@@ -10,17 +10,21 @@ namespace twinccl::cli {
 
 PerfReport run_measured_perf(const PerfOptions& options);
 
-// nccl-tests' count: the per-rank count for collectives whose size is the whole gathered buffer.
+// nccl-tests' count for a size: the whole buffer's elements, or for collectives whose size is the
+// whole gathered buffer the per-rank count rounded down to 16 bytes, as nccl-tests rounds it.
 std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks);
-// The count column: the whole buffer's elements.
-std::size_t shown_count(OpKind kind, std::size_t count, int nranks);
+// nccl-tests' size column for that count: the largest buffer of a rank.
+std::size_t bytes_for(OpKind kind, std::size_t count, DataType dtype, int nranks);
+// Today's date and time as nccl-tests' -S column prints it.
+std::string timestamp_now();
 
 struct RowResult {
   double time_us[2] = {0, 0};   // out-of-place, in-place (0 when iterations is 0)
   long long wrong[2] = {0, 0};  // elements differing from the reference model
 };
 // Runs one size of one collective on options.ranks ranks of options.backend: warmup and timed
-// iterations, then (when options.check) one checked call, out-of-place then in-place.
+// iterations of -m calls each, then (when options.check) up to -c checked calls, out-of-place then
+// in-place; the time over ranks is combined as -a says (rank 0, mean, min or max).
 RowResult measure_row(const PerfOptions& options, OpKind kind, DataType dtype, ReduceKind op, std::size_t count);
 
 }  // namespace twinccl::cli

@@ -26,6 +26,7 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
   r.spec.kind = kind;
   r.spec.count = count;
   r.spec.root = o.root;
+  r.spec.nranks = o.ranks;  // 0: every GPU of the topology; N: its first N (-g / --ranks)
   r.dtype = dtype;
   r.algorithm = o.algorithm;
   if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
@@ -44,7 +45,7 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   if (nranks > kMaxCheckedRanks || per_rank * size_of(dtype) * nranks > static_cast<double>(o.check_max_bytes)) {
     return false;
   }
-  check_emulator_memory(kind, dtype, shown_count(kind, count, nranks) * size_of(dtype), count, o.root, nranks,
+  check_emulator_memory(kind, dtype, bytes_for(kind, count, dtype, nranks), count, o.root, nranks,
                         "lower --check-max (or -e), or skip the check with -c 0");
   return true;
 }
@@ -74,16 +75,20 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
 // One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first.
 std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind, DataType dtype,
                           const std::vector<std::size_t>& sizes, int n) {
-  std::string text = fmt::format("# which algorithm wins: {} {} on {} ({} model), time in us, fastest first\n",
-                                 name(kind), name(dtype), o.topology.empty() ? "dgx-h100" : o.topology, o.fidelity);
+  std::string text = fmt::format("# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n",
+                                 name(kind), name(dtype), o.topology.empty() ? "dgx-h100" : o.topology, o.fidelity,
+                                 o.algorithm.empty() && o.protocol.empty() ? "" : " (only what --algo/--proto allow)");
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
     if (count == 0 && bytes > 0) continue;
     sim::Request r = make_request(o, kind, dtype, count);
     r.algorithm.clear();
     r.protocol.reset();
-    std::string line = fmt::format("  {:>12}", shown_count(kind, count, n) * size_of(dtype));
+    std::string line = fmt::format("  {:>12}", bytes_for(kind, count, dtype, n));
     for (const sim::Prediction& p : sim::compare_all(t, r)) {
+      // --algo / --proto narrow the comparison to what they force.
+      if (!o.algorithm.empty() && p.algorithm != o.algorithm) continue;
+      if (!o.protocol.empty() && sim::name(p.protocol) != o.protocol) continue;
       line += fmt::format("  {}/{} {:.1f}", p.algorithm, sim::name(p.protocol), p.time_us);
     }
     text += line + "\n";
@@ -97,14 +102,35 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   PerfOptions o = options;
   std::string topo_name = o.topology.empty() ? "dgx-h100" : o.topology;
   topo::Topology t = topo::load_topology(topo_name);
-  int n = t.gpu_count();
+  const int gpus = t.gpu_count();
+  if (o.ranks > gpus) {
+    throw InvalidArgument(fmt::format("-g/--ranks {}: {} has {} GPU{}; pick at most that many (or a larger --topology)",
+                                      o.ranks, topo_name, gpus, gpus == 1 ? "" : "s"));
+  }
+  const int n = o.ranks > 0 ? o.ranks : gpus;
   o.ranks = n;
   if (o.root >= n) {
-    throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} has {} GPUs)", o.root, n - 1,
-                                      topo_name, n));
+    throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} rank{} of {})", o.root, n - 1, n,
+                                      n == 1 ? "" : "s", topo_name));
   }
   PerfReport report;
-  report.title = fmt::format("# twinccl perf: predicted for {} ({} GPUs), {} model", topo_name, n, o.fidelity);
+  report.title = fmt::format("# twinccl perf: predicted for {} ({} of its {} GPU{}), {} model", topo_name, n, gpus,
+                             gpus == 1 ? "" : "s", o.fidelity);
+  if (n == gpus) {
+    report.title = fmt::format("# twinccl perf: predicted for {} ({} GPU{}), {} model", topo_name, n,
+                               n == 1 ? "" : "s", o.fidelity);
+  }
+  std::string host = topo_name.substr(topo_name.find_last_of('/') + 1);
+  for (char& ch : host) {
+    if (ch == ' ' || ch == '\t') ch = '_';
+  }
+  for (int r = 0; r < n; ++r) {
+    const topo::Vertex& v = t.vertex(t.gpu(r));
+    int local = 0;
+    for (int q = 0; q < r; ++q) local += t.vertex(t.gpu(q)).node == v.node ? 1 : 0;
+    report.config.devices.push_back(
+        {r, local, t.node_count() > 1 ? fmt::format("{}-n{}", host, v.node) : host, "simulated GPU (" + v.name + ")"});
+  }
   report.header_lines.push_back("time: the simulator's prediction (the same for out-of-place and in-place); "
                                 "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
   report.header_lines.push_back(
@@ -116,6 +142,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   o.backend = "emu";
   std::vector<std::size_t> sizes = sweep_sizes(o);
   for (OpKind kind : o.collectives) {
+   for (int cycle = 0; cycle < o.run_cycles; ++cycle) {
     for (DataType dtype : o.dtypes) {
       for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
         sim::Prediction last;
@@ -130,14 +157,16 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
             wrong[0] = r.wrong[0];
             wrong[1] = r.wrong[1];
           }
-          report.rows.push_back(PerfRow{kind, shown_count(kind, count, n) * size_of(dtype), shown_count(kind, count, n),
-                                        dtype, op, is_rooted(kind) ? o.root : -1,
+          report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
+                                        is_rooted(kind) ? o.root : -1,
                                         make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
                                         make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
-                                        std::string(sim::name(p.protocol)), std::nullopt, ""});
+                                        std::string(sim::name(p.protocol)), std::nullopt, "",
+                                        o.report_timestamps ? timestamp_now() : ""});
           last = p;
           last_count = count;
         }
+        if (cycle > 0) continue;
         if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n);
         if ((o.links || !o.trace_file.empty()) && last_count > 0) {
           std::ostringstream notes;
@@ -146,6 +175,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
         }
       }
     }
+   }
   }
   return report;
 }
@@ -153,8 +183,8 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
 void add_predictions(PerfReport& report, const PerfOptions& o) {
   topo::Topology t = topo::load_topology(o.topology);
   if (o.ranks > t.gpu_count()) {
-    throw InvalidArgument("--topology " + o.topology + " has " + std::to_string(t.gpu_count()) +
-                          " GPUs, fewer than the " + std::to_string(o.ranks) + " ranks measured");
+    throw InvalidArgument(fmt::format("--topology {} has {} GPU{}, fewer than the {} ranks measured", o.topology,
+                                      t.gpu_count(), t.gpu_count() == 1 ? "" : "s", o.ranks));
   }
   report.header_lines.push_back("predicted: the simulator's " + o.fidelity + " prediction on " + o.topology + " for " +
                                 std::to_string(o.ranks) + " ranks");

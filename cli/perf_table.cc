@@ -1,9 +1,7 @@
 #include "perf_table.h"
 
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
-#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "twinccl/perf_math.h"
@@ -11,9 +9,71 @@
 namespace twinccl::cli {
 namespace {
 
-std::string wrong_text(const Measurement& m) { return m.wrong ? std::to_string(*m.wrong) : "N/A"; }
+// One timed block: "  %7s  %6s  %6s  %6g" (or "    N/A" when not checked), as nccl-tests prints it.
+std::string block_text(const Measurement& m) {
+  std::string wrong = m.wrong ? fmt::format("{:>6}", *m.wrong) : "   N/A";
+  return fmt::format("  {:>7}  {:>6}  {:>6}  {}", nccl_tests_number(m.time_us, 7), nccl_tests_number(m.algbw_gbps, 6),
+                     nccl_tests_number(m.busbw_gbps, 6), wrong);
+}
+
+void print_header(std::ostream& out, const PerfReport& report, OpKind kind) {
+  const RunConfig& c = report.config;
+  const std::string program = nccl_tests_program(kind);
+  out << report.title << "\n";
+  out << "# Collective test starting: " << program << "\n";
+  const bool by_factor = c.factor > 1;
+  out << fmt::format("# nThread {} nGpus {} minBytes {} maxBytes {} step: {}({}) warmup iters: {} iters: {} agg iters: "
+                     "{} validation: {} graph: {} unalign: {}\n",
+                     c.nthreads, c.ngpus, c.min_bytes, c.max_bytes,
+                     by_factor ? fmt::format("{:g}", c.factor) : std::to_string(c.step_bytes),
+                     by_factor ? "factor" : "bytes", c.warmup, c.iterations, c.agg_iters, c.validation, c.graph,
+                     c.unalign);
+  for (const std::string& line : report.header_lines) out << "# " << line << "\n";
+  for (const std::string& line : c.notes) out << "# " << line << "\n";
+  out << "#\n# Using devices\n";
+  for (const RunConfig::Device& d : c.devices) {
+    out << fmt::format("#  Rank {:>2} Group {:>2} Pid {:>6} on {:>10} device {:>2} [0000:00:00] {}\n", d.rank, 0, c.pid,
+                       d.host, d.device, d.name);
+  }
+  const char* time = c.cputime ? "cputime" : "time";
+  bool with_algo = false, with_prediction = false;
+  for (const PerfRow& r : report.rows) {
+    with_algo |= !r.algorithm.empty();
+    with_prediction |= r.predicted.has_value();
+  }
+  std::string extra;
+  if (c.timestamps) extra += fmt::format("{:>19}", "timestamp");
+  if (!c.plain && with_algo) extra += "  algorithm/protocol";
+  if (!c.plain && with_prediction) extra += "  predicted: time(us) busbw(GB/s) algorithm/protocol";
+  out << "#\n";
+  out << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place    "
+                     "      \n", "", "", "", "", "");
+  out << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} {}\n",
+                     "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong", time, "algbw", "busbw",
+                     "#wrong", extra);
+  out << fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} {}\n",
+                     "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+                     c.timestamps ? fmt::format("{:>19}", "%Y-%m-%d %H:%M:%S") : "");
+}
 
 }  // namespace
+
+std::string_view nccl_tests_type(DataType t) {
+  switch (t) {
+    case DataType::float16: return "half";
+    case DataType::float32: return "float";
+    case DataType::float64: return "double";
+    case DataType::float8_e4m3: return "f8e4m3";
+    case DataType::float8_e5m2: return "f8e5m2";
+    default: return name(t);  // int8, uint8, int32, uint32, int64, uint64, bfloat16
+  }
+}
+
+std::string_view nccl_tests_op(ReduceKind k) { return k == ReduceKind::premul_sum ? "mulsum" : name(k); }
+
+std::string nccl_tests_program(OpKind k) {
+  return k == OpKind::all_to_all ? std::string("alltoall_perf") : std::string(name(k)) + "_perf";
+}
 
 Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int nranks, double time_us,
                              std::optional<long long> wrong) {
@@ -21,100 +81,53 @@ Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int
   m.time_us = time_us;
   double seconds = time_us * 1e-6;
   m.algbw_gbps = seconds > 0 ? algbw_bytes(kind, count, dtype, nranks) / seconds / 1e9 : 0;
-  m.busbw_gbps = m.algbw_gbps * busbw_factor(kind, nranks);
+  const bool gathered = kind == OpKind::gather || kind == OpKind::scatter;  // nccl-tests: (n-1)/n
+  m.busbw_gbps = m.algbw_gbps * (gathered && nranks > 0 ? (nranks - 1.0) / nranks : busbw_factor(kind, nranks));
   m.wrong = wrong;
   return m;
 }
 
+std::string nccl_tests_number(double value, int width) {
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    std::string s = fmt::format("{:>{}.{}f}", value, width, decimals);
+    if (static_cast<int>(s.size()) <= width) return s;
+  }
+  return fmt::format("{:>{}.{}e}", value, width, width >= 7 ? 1 : 0);
+}
+
 void print_table(std::ostream& out, const PerfReport& report) {
-  out << report.title << "\n";
-  for (const auto& line : report.header_lines) out << "# " << line << "\n";
-  bool with_algo = false, with_prediction = false;
-  for (const auto& r : report.rows) {
-    with_algo |= !r.algorithm.empty();
-    with_prediction |= r.predicted.has_value();
-  }
-  out << "#\n";
-  out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>6}   {:>9} {:>8} {:>8} {:>6}{}\n",
-                     "", "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "", "");
-  out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>6}   {:>9} {:>8} {:>8} {:>6}{}\n",
-                     "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-                     "busbw", "#wrong",
-                     std::string(with_algo ? "   algorithm/protocol" : "") +
-                         (with_prediction ? "   predicted: time(us) busbw(GB/s) algorithm/protocol" : ""));
-  out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8} {:>8} {:>6}   {:>9} {:>8} {:>8} {:>6}\n",
-                     "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-  double busbw_sum = 0;
-  OpKind last_kind = report.rows.empty() ? OpKind::all_reduce : report.rows.front().kind;
-  for (const auto& r : report.rows) {
-    if (r.kind != last_kind) out << "#\n";
-    last_kind = r.kind;
-    bool reducing = is_reducing(r.kind);
-    out << fmt::format("  {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9.2f} {:>8.2f} {:>8.2f} {:>6}   {:>9.2f} {:>8.2f} {:>8.2f} {:>6}",
-                       r.bytes, r.count, name(r.dtype), reducing ? std::string(name(r.op)) : "none",
-                       r.root >= 0 ? std::to_string(r.root) : "-1", r.out_of_place.time_us, r.out_of_place.algbw_gbps,
-                       r.out_of_place.busbw_gbps, wrong_text(r.out_of_place), r.in_place.time_us,
-                       r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place));
-    if (with_algo) out << "   " << r.algorithm << (r.protocol.empty() ? "" : "/" + r.protocol);
-    if (r.predicted) {
-      out << fmt::format("   {:>9.2f} {:>8.2f} {}", r.predicted->time_us, r.predicted->busbw_gbps, r.predicted_choice);
-    }
-    out << "\n";
-    busbw_sum += r.in_place.busbw_gbps;
-  }
-  long long wrong_total = 0;
-  bool any_checked = false;
-  for (const auto& r : report.rows) {
-    for (const Measurement* m : {&r.out_of_place, &r.in_place}) {
-      if (m->wrong) {
-        any_checked = true;
-        wrong_total += *m->wrong;
+  std::size_t i = 0;
+  while (i < report.rows.size()) {
+    const OpKind kind = report.rows[i].kind;
+    print_header(out, report, kind);
+    double busbw_sum = 0;
+    int busbw_count = 0;
+    long long wrong_total = 0;
+    for (; i < report.rows.size() && report.rows[i].kind == kind; ++i) {
+      const PerfRow& r = report.rows[i];
+      out << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.bytes, r.count, nccl_tests_type(r.dtype),
+                         is_reducing(r.kind) ? nccl_tests_op(r.op) : "none", r.root);
+      out << block_text(r.out_of_place) << block_text(r.in_place);
+      if (report.config.timestamps) out << fmt::format("{:>21}", r.timestamp);
+      if (!report.config.plain && !r.algorithm.empty()) {
+        out << "  " << r.algorithm << (r.protocol.empty() ? "" : "/" + r.protocol);
+      }
+      if (!report.config.plain && r.predicted) {
+        out << fmt::format("  {:>9.2f} {:>8.2f} {}", r.predicted->time_us, r.predicted->busbw_gbps, r.predicted_choice);
+      }
+      out << "\n";
+      for (const Measurement* m : {&r.out_of_place, &r.in_place}) {
+        busbw_sum += m->busbw_gbps;
+        ++busbw_count;
+        wrong_total += m->wrong.value_or(0) > 0 ? 1 : 0;  // nccl-tests counts failing checks
       }
     }
+    const std::string program = nccl_tests_program(kind);
+    out << fmt::format("# {:<20} : {} {}\n", "Out of bounds values", wrong_total, wrong_total == 0 ? "OK" : "FAILED");
+    out << fmt::format("# {:<20} : {:g} \n", "Avg bus bandwidth", busbw_count ? busbw_sum / busbw_count : 0.0);
+    out << "#\n# Collective test concluded: " << program << "\n#\n\n";
   }
-  out << fmt::format("# Out of bounds values : {} {}\n", any_checked ? std::to_string(wrong_total) : "N/A",
-                     !any_checked ? "(not checked)" : (wrong_total == 0 ? "OK" : "WRONG"));
-  out << fmt::format("# Avg bus bandwidth    : {:.4f} \n#\n",
-                     report.rows.empty() ? 0.0 : busbw_sum / static_cast<double>(report.rows.size()));
   out << report.footer;
-}
-
-void print_csv(std::ostream& out, const PerfReport& report) {
-  out << "collective,size_bytes,count,type,redop,root,algorithm,protocol,oop_time_us,oop_algbw_gbps,oop_busbw_gbps,"
-         "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong,predicted_time_us,predicted_busbw_gbps\n";
-  for (const auto& r : report.rows) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{},{},{}\n", name(r.kind),
-                       r.bytes, r.count, name(r.dtype), is_reducing(r.kind) ? name(r.op) : "none", r.root,
-                       r.algorithm, r.protocol, r.out_of_place.time_us, r.out_of_place.algbw_gbps,
-                       r.out_of_place.busbw_gbps, wrong_text(r.out_of_place), r.in_place.time_us,
-                       r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place),
-                       r.predicted ? fmt::format("{:.3f}", r.predicted->time_us) : "",
-                       r.predicted ? fmt::format("{:.4f}", r.predicted->busbw_gbps) : "");
-  }
-}
-
-void print_json(std::ostream& out, const PerfReport& report) {
-  nlohmann::json j;
-  j["title"] = report.title;
-  j["header"] = report.header_lines;
-  j["rows"] = nlohmann::json::array();
-  auto measurement = [](const Measurement& m) {
-    nlohmann::json x{{"time_us", m.time_us}, {"algbw_gbps", m.algbw_gbps}, {"busbw_gbps", m.busbw_gbps}};
-    x["wrong"] = m.wrong ? nlohmann::json(*m.wrong) : nlohmann::json(nullptr);
-    return x;
-  };
-  for (const auto& r : report.rows) {
-    j["rows"].push_back({{"collective", name(r.kind)}, {"size_bytes", r.bytes}, {"count", r.count},
-                         {"type", name(r.dtype)}, {"redop", is_reducing(r.kind) ? name(r.op) : "none"},
-                         {"root", r.root}, {"algorithm", r.algorithm}, {"protocol", r.protocol},
-                         {"out_of_place", measurement(r.out_of_place)}, {"in_place", measurement(r.in_place)}});
-    if (r.predicted) {
-      j["rows"].back()["predicted"] = measurement(*r.predicted);
-      j["rows"].back()["predicted"]["choice"] = r.predicted_choice;
-    }
-  }
-  if (!report.footer.empty()) j["notes"] = report.footer;
-  out << j.dump(2) << "\n";
 }
 
 }  // namespace twinccl::cli
