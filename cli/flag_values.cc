@@ -108,12 +108,21 @@ double parse_number_flag(std::string_view flag, const std::string& text) {
 
 std::size_t parse_bytes_flag(std::string_view flag, const std::string& text) {
   const std::string expected =
-      "expected whole bytes with an optional K, M, G or T suffix (powers of 1024), e.g. 8, 64K, 128M, 8G";
+      "expected bytes with an optional K, M, G or T suffix (powers of 1024), e.g. 8, 64K, 1.5M, 128MB, 8G";
   if (!text.empty() && text[0] == '-') bad(flag, text, "a size must not be negative; " + expected);
   std::size_t used = 0;
   unsigned long long value = 0;
   if (text.empty() || !is_digit(text[0])) bad(flag, text, expected);
   if (!leading_digits(text, used, value)) bad(flag, text, "is too large (at most 1P = 2^50 bytes)");
+  // A fraction, as nccl-tests reads sizes ("1.5M"); the result is rounded down to whole bytes.
+  double fraction = 0;
+  if (used < text.size() && text[used] == '.') {
+    std::size_t end = used + 1;
+    while (end < text.size() && is_digit(text[end])) ++end;
+    if (end == used + 1) bad(flag, text, expected);
+    fraction = std::strtod(("0" + text.substr(used, end - used)).c_str(), nullptr);
+    used = end;
+  }
   const std::string suffix = lower(text.substr(used));
   unsigned shift = 0;
   if (!suffix.empty() && suffix != "b") {
@@ -121,13 +130,15 @@ std::size_t parse_bytes_flag(std::string_view flag, const std::string& text) {
     std::size_t unit = units.find(suffix[0]);
     std::string rest = suffix.substr(1);
     if (unit == std::string::npos || !(rest.empty() || rest == "b" || rest == "ib")) {
-      if (suffix[0] == '.') bad(flag, text, "sizes are whole bytes; " + expected);
       bad(flag, text, "unknown suffix '" + shown(text.substr(used)) + "'; " + expected);
     }
     shift = 10 * static_cast<unsigned>(unit + 1);
   }
-  if (value > (kMaxSizeBytes >> shift)) bad(flag, text, "is too large (at most 1P = 2^50 bytes)");
-  return static_cast<std::size_t>(value << shift);
+  if (value > (kMaxSizeBytes >> shift) || (value == (kMaxSizeBytes >> shift) && fraction > 0)) {
+    bad(flag, text, "is too large (at most 1P = 2^50 bytes)");
+  }
+  return static_cast<std::size_t>(value << shift) +
+         static_cast<std::size_t>(std::floor(fraction * static_cast<double>(std::size_t{1} << shift)));
 }
 
 std::string describe_bytes(double bytes) {

@@ -24,8 +24,9 @@ long long parse_int_flag(std::string_view flag, const std::string& text, long lo
 // A finite decimal number (digits, an optional fraction and exponent; no nan, inf or hex).
 double parse_number_flag(std::string_view flag, const std::string& text);
 
-// Whole bytes with an optional 1024-based suffix: 8, 64K, 128M, 8G, 1T (KB/KiB/MB/... and a final
-// B accepted, case-insensitive). No fractions ("1.5M"), signs or values above kMaxSizeBytes.
+// Bytes with an optional 1024-based suffix: 8, 64K, 1.5M, 128M, 8G, 1T (KB/KiB/MB/... and a final
+// B accepted, case-insensitive); a fraction is rounded down to whole bytes, as nccl-tests does.
+// No signs, exponents or values above kMaxSizeBytes.
 inline constexpr std::size_t kMaxSizeBytes = std::size_t{1} << 50;  // 1 PiB
 std::size_t parse_bytes_flag(std::string_view flag, const std::string& text);
 

@@ -161,6 +161,7 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   }
   report.header_lines.push_back("sizes are rounded down to whole elements per rank (16-byte blocks per rank for the "
                                 "gathered collectives, as nccl-tests rounds them); sizes that round to 0 are skipped");
+  if (sim && o.ranks == 0) o.ranks = static_cast<int>(report.config.devices.size());  // every GPU of the topology
   fill_config(report.config, o, raw.ngpus.empty() && raw.nthreads.empty());
   report.nranks = o.ranks;
   if (!o.json_file.empty()) write_json_files(report, o, out);
