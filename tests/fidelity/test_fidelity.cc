@@ -1,0 +1,149 @@
+// Published nccl-tests figures (docs/fidelity.md) against the analytic model: each within the
+// issue's band (10% at >= 64 MiB, 25% below 1 MiB), or, where docs/fidelity.md records a residual
+// with its reason, within that documented band, so the test fails if the model drifts further.
+// Logs are read through the nccl-tests parser, as `twinccl compare` reads them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "twinccl/perf_math.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+struct Figure {
+  const char* log;       // file in tests/fidelity/logs, or "" for a figure quoted in the docs
+  const char* topology;  // preset
+  const char* algorithm; // "" = NCCL's choice
+  std::size_t bytes;
+  double measured_time_us;  // out-of-place time (or from the quoted busbw)
+  double band;              // |predicted / measured - 1| allowed
+  const char* residual;     // why the band is wider than the issue's, "" = the issue's band
+  int channels = 0;         // NCCL_MIN_NCHANNELS of the run, 0 = model's choice
+};
+
+double issue_band(std::size_t bytes) { return bytes >= 64 * kMiB ? 0.10 : 0.25; }
+
+// From busbw (GB/s) of an all_reduce on n ranks: time = bytes / (busbw / (2(n-1)/n)).
+double time_from_busbw(std::size_t bytes, double busbw_gbps, int n) {
+  return static_cast<double>(bytes) / (busbw_gbps / (2.0 * (n - 1) / n) * 1e3);
+}
+
+double measured_from_log(const Figure& f) {
+  const std::string path = std::string(TWINCCL_FIDELITY_LOGS) + "/" + f.log;
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const NcclTestsTable& t : parse_nccl_tests_file_text(text.str(), f.log)) {
+    for (const NcclTestsRow& r : t.rows) {
+      if (r.size_bytes == f.bytes && r.out_of_place) return r.out_of_place->time_us;
+    }
+  }
+  FAIL("no row of " << f.bytes << " B in " << f.log);
+  return 0.0;
+}
+
+const char* const kA100 = "a100-sxm4-80gb-1node-all_reduce-g8.log";
+const char* const kA100Mpi = "a100-sxm4-80gb-1node-all_reduce-mpi8.log";
+const char* const kNvls = "issue290-h100-1node-all_reduce-nvls.log";
+const char* const kXe = "issue309-h100-xe9680-2node-all_reduce-8B-16G.log";
+const char* const kRing2 = "issue309-h100-ib400-2node-all_reduce-ring-minctas24.log";
+const char* const kVm4 = "issue309-h100-vm-4node-all_reduce-8B-16G.log";
+const char* const kAion4 = "issue309-h100-ib400-4node-all_reduce-default.log";
+const char* const kAion8 = "issue309-h100-ib400-8node-all_reduce-default.log";
+const char* const kNebius = "nebius-h200-2node-all_reduce-1G-16G.log";
+const char* const kFill = "pipeline fill at 64-128 MiB not in NCCL's model";
+const char* const kLaunch = "host launch floor (8 B takes 17-40 us) not in NCCL's model";
+const char* const kAion = "fabric NVIDIA called degraded (adaptive routing off)";
+
+const Figure kFigures[] = {
+    {kA100, "dgx-a100", "", 32 * 1024, 0, 0.60, kLaunch},
+    {kA100, "dgx-a100", "", 64 * kMiB, 0, 0.25, kFill},
+    {kA100, "dgx-a100", "", 1024 * kMiB, 0, 0.10, ""},
+    {kA100Mpi, "dgx-a100", "", 32 * 1024, 0, 0.45, kLaunch},
+    {kA100Mpi, "dgx-a100", "", 64 * kMiB, 0, 0.15, kFill},
+    {kA100Mpi, "dgx-a100", "", 1024 * kMiB, 0, 0.10, ""},
+    {kNvls, "dgx-h100", "", 128 * kMiB, 0, 0.20, kFill},
+    {kNvls, "dgx-h100", "", 1024 * kMiB, 0, 0.10, ""},
+    {kXe, "h100-cluster-2", "", 32 * 1024, 0, 0.25, ""},
+    {kXe, "h100-cluster-2", "", 64 * kMiB, 0, 0.30, kFill},
+    {kXe, "h100-cluster-2", "", 1024 * kMiB, 0, 0.10, ""},
+    {kXe, "h100-cluster-2", "", 8192 * kMiB, 0, 0.10, ""},
+    {kRing2, "h100-cluster-2", "ring", 64 * kMiB, 0, 0.20, "LL128 chosen at 64 MiB; NCCL_MIN_CTAS=24"},
+    {kRing2, "h100-cluster-2", "ring", 1024 * kMiB, 0, 0.10, ""},
+    {kRing2, "h100-cluster-2", "ring", 8192 * kMiB, 0, 0.10, ""},
+    {kVm4, "h100-cluster-4", "", 32 * 1024, 0, 0.25, ""},
+    {kVm4, "h100-cluster-4", "", 64 * kMiB, 0, 0.25, kFill},
+    {kVm4, "h100-cluster-4", "", 1024 * kMiB, 0, 0.10, ""},
+    {kVm4, "h100-cluster-4", "", 8192 * kMiB, 0, 0.10, ""},
+    {kAion4, "h100-cluster-4", "", 1024 * kMiB, 0, 0.15, kAion},
+    {kAion4, "h100-cluster-4", "", 8192 * kMiB, 0, 0.20, kAion},
+    {kAion8, "h100-cluster-8", "", 1024 * kMiB, 0, 0.25, kAion},
+    {kAion8, "h100-cluster-8", "", 8192 * kMiB, 0, 0.20, kAion},
+    {kNebius, "h100-cluster-2", "", 1024 * kMiB, 0, 0.10, ""},
+    {kNebius, "h100-cluster-2", "", 8192 * kMiB, 0, 0.10, ""},
+    // Quoted figures (docs/fidelity-sources.md): Azure ND H100 v5 NVLS in-place busbw.
+    {"", "dgx-h100", "nvls", 64 * kMiB, time_from_busbw(64 * kMiB, 361.78, 8), 0.25, kFill},
+    {"", "dgx-h100", "nvls", 1024 * kMiB, time_from_busbw(1024 * kMiB, 466.35, 8), 0.10, ""},
+    {"", "dgx-h100", "nvls", 8192 * kMiB, time_from_busbw(8192 * kMiB, 478.87, 8), 0.10, ""},
+    {"", "dgx-a100", "", 1024 * kMiB, time_from_busbw(1024 * kMiB, 228.10, 8), 0.10, ""},
+    {"", "dgx-a100", "", 8192 * kMiB, time_from_busbw(8192 * kMiB, 231.58, 8), 0.10, ""},
+    // nccl-tests issue 322: 128 nodes, ring, LL128 forced, NCCL_MIN_NCHANNELS=32.
+    {"", "h100-cluster-128", "ring", 8192 * kMiB, time_from_busbw(8192 * kMiB, 364.57, 1024), 0.15,
+     "RoCE, NIC not stated: measured busbw above LL128's 0.92 x 8 x 48 GB/s", 32},
+};
+}  // namespace
+
+TEST_CASE("published nccl-tests all_reduce figures are within their band (analytic)") {
+  for (const Figure& f : kFigures) {
+    const double measured = *f.log ? measured_from_log(f) : f.measured_time_us;
+    const topo::Topology t = topo::load_topology(f.topology);
+    Request r;
+    r.spec.kind = OpKind::all_reduce;
+    r.spec.count = f.bytes / 4;
+    r.algorithm = f.algorithm;
+    r.params.channels = f.channels;
+    if (f.channels > 0) r.protocol = Protocol::ll128;  // forced in issue 322's run
+    const Prediction p = predict(t, r);
+    const double error = p.time_us / measured - 1.0;
+    INFO((*f.log ? f.log : "quoted figure") << " on " << f.topology << ", " << f.bytes << " B: "
+         << p.algorithm << "/" << name(p.protocol) << " predicts " << p.time_us << " us, measured "
+         << measured << " us, error " << error * 100 << "% (band " << f.band * 100 << "%"
+         << (*f.residual ? std::string(", residual: ") + f.residual : std::string()) << ")");
+    CHECK(std::abs(error) <= f.band);
+    // A residual band is never narrower than the issue's; the issue's band is never widened
+    // without a documented reason.
+    CHECK(f.band >= issue_band(f.bytes));
+    if (!*f.residual) CHECK(f.band == issue_band(f.bytes));
+  }
+}
+
+TEST_CASE("fidelity: the NCCL-faithful fixes are what moves the figures") {
+  // dgx-a100 at NCCL's 20 GB/s per link: 12 channels x 20 = 240 GB/s busBw, ring Simple.
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = 1024 * kMiB / 4;
+  r.algorithm = "ring";
+  r.protocol = Protocol::simple;
+  const Prediction a100 = predict(topo::dgx_a100(), r);
+  CHECK(a100.channels == 12);
+  CHECK(a100.busbw_gbps == Approx(240.0).epsilon(0.01));
+  // Two nodes: one channel per NIC at NCCL's 48 GB/s inter speed: busBw 8 x 48.
+  const Prediction ring2 = predict(topo::h100_cluster(2), r);
+  CHECK(ring2.channels == 8);
+  CHECK(ring2.busbw_gbps == Approx(384.0).epsilon(0.05));  // less its latency
+  // NVLS-tree across 2 nodes: NCCL's per-channel cap 57.7 x 8 channels = 461.6 GB/s busBw.
+  r.algorithm = "nvls_tree";
+  const Prediction nvls_tree = predict(topo::h100_cluster(2), r);
+  CHECK(nvls_tree.busbw_gbps == Approx(461.6).epsilon(0.03));
+}
