@@ -1,4 +1,4 @@
-// `twinccl topo list | show NAME | check FILE`.
+// `twinccl topo list | show NAME | check FILE` [--gpu MODEL --nvlink FABRIC --nic-gbps RATE].
 #include <fmt/format.h>
 
 #include <ostream>
@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/describe.h"
+#include "twinccl/topologies/nccl_xml_hints.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
@@ -14,6 +15,11 @@ CLI::App* add_topo_command(CLI::App& app, TopoOptions& o) {
   CLI::App* cmd = app.add_subcommand("topo", "list, show or check topologies");
   cmd->add_option("action", o.action, "list | show | check")->required()->check(CLI::IsMember({"list", "show", "check"}));
   cmd->add_option("target", o.target, "preset name (show) or topology file (check: .json or NCCL .xml)");
+  std::string models;
+  for (const topo::GpuModelInfo& m : topo::gpu_models()) models += (models.empty() ? "" : ", ") + m.name;
+  cmd->add_option("--gpu", o.gpu, "NCCL XML: the GPU model where the file lists GPUs only by PCI class (" + models + ")");
+  cmd->add_option("--nvlink", o.nvlink, "NCCL XML without <nvlink>: switch | direct | none (default: from the GPU model)");
+  cmd->add_option("--nic-gbps", o.nic_gbps, "NCCL XML: line rate of each NIC in Gb/s where the file has none");
   return cmd;
 }
 
@@ -26,11 +32,23 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
     return 0;
   }
   if (o.target.empty()) throw InvalidArgument("topo " + o.action + " needs a preset name or a file");
-  topo::Topology t = topo::load_topology(o.target);
-  if (o.action == "show") {
-    out << topo::describe(t) << "\n" << topo::draw_node(t, 0);
+  const topo::NcclXmlHints hints{.gpu = o.gpu,
+                                 .nvlink = o.nvlink.empty() ? topo::NvlinkHint::from_file : topo::parse_nvlink_hint(o.nvlink),
+                                 .nic_gbps = o.nic_gbps};
+  const bool xml = o.target.size() > 4 && o.target.substr(o.target.size() - 4) == ".xml";
+  std::optional<topo::Topology> t;
+  if (xml) {
+    const topo::NcclXmlImport r = topo::load_nccl_xml(o.target, hints);
+    for (const std::string& w : r.warnings) out << "warning: " << w << "\n";
+    for (const std::string& n : r.notes) out << "note: " << n << "\n";
+    t = r.topology;
   } else {
-    out << topo::check_report(t);
+    t = topo::load_topology(o.target, hints);
+  }
+  if (o.action == "show") {
+    out << topo::describe(*t) << "\n" << topo::draw_node(*t, 0);
+  } else {
+    out << topo::check_report(*t);
   }
   return 0;
 }
