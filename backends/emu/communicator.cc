@@ -2,6 +2,7 @@
 // pull exchange. split() is in split.cc; checker helpers (flight recorder states, fault hooks,
 // poisoning, Works never waited on) in checks.cc.
 #include "emu/communicator.h"
+#include "emu/default_choice.h"
 
 #include <algorithm>
 #include <cstring>
@@ -152,7 +153,7 @@ std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
       if (a->name() == forced) return forced;
     }
   }
-  return std::string(default_algorithm(op.kind));
+  return default_algorithm_for(shared_->config, shared_->global_ranks, op);
 }
 
 void EmuCommunicator::run_task(const std::vector<Issued>& ops, bool async_op) {

@@ -27,8 +27,11 @@
 
 namespace twinccl::emu_backend {
 
+class DefaultChoice;  // default_choice.h
+
 struct EmuConfig {
   std::string algorithm;       // forced for every collective that has it (TWINCCL_ALGO)
+  std::shared_ptr<const DefaultChoice> default_choice;  // TWINCCL_TOPOLOGY's tuner; null = ring
   bool schedule_path = false;  // never take the direct fast path
   AlgorithmParams params;
   CheckLevel check = CheckLevel::on;

@@ -15,6 +15,7 @@
 #include <iostream>
 
 #include "emu/communicator.h"
+#include "emu/default_choice.h"
 #include "emu/simulated_time.h"
 #include "twinccl/errors.h"
 
@@ -41,6 +42,7 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
   std::iota(ranks.begin(), ranks.end(), 0);
   EmuConfig config;
   config.algorithm = options.algorithm;
+  if (!options.topology.empty()) config.default_choice = std::make_shared<DefaultChoice>(options.topology);
   config.schedule_path = options.schedule_path;
   config.params.channels = options.channels;
   config.params.chunk_elements = options.chunk_elements;

@@ -30,7 +30,11 @@ void SimulatedTime::report(std::ostream& out) const {
         << " --topology A --topology B)\n";
   }
   if (options_.topology.empty()) return;
-  sim::ReplayResult result = sim::replay(trace, topo::load_topology(options_.topology));
+  // The emulator ran TWINCCL_ALGO where it exists, else the tuner's choice (default_choice.h):
+  // the replay plays the same (its communicators' tuners choose the rest).
+  sim::ReplayOptions replay_options;
+  replay_options.algorithm = options_.algorithm;
+  sim::ReplayResult result = sim::replay(trace, topo::load_topology(options_.topology), replay_options);
   out << "twinccl: simulated time of this run on " << options_.topology << "\n" << sim::summarize_replay(result);
   if (!options_.timeline_path.empty()) {
     std::ofstream f(options_.timeline_path);

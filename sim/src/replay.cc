@@ -119,6 +119,7 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology, const Re
     r.seq = op.seq;
     r.kind = op.kind;
     r.algorithm = info[i].algorithm;
+    r.protocol = info[i].protocol;
     r.nranks = is_p2p(op.kind) ? 2 : static_cast<int>(comm.ranks.size());
     r.bytes = op_bytes(op, r.nranks);
     r.bulk = info[i].bulk;

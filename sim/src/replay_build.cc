@@ -2,15 +2,17 @@
 //
 // How it works. Ops of different ranks are matched into instances: a collective by (communicator,
 // seq), a send/recv pair by (communicator, sender, receiver, k). Ranks must agree on kind, count
-// and dtype; every rank of the communicator must be there. Each instance becomes flow transfers:
-// its algorithm's Schedule on the communicator's ranks (routes between their world ranks, NCCL's
-// per-hop delays as in flow playback), or, for a ring all_reduce/reduce_scatter/all_gather on more
-// ranks than bulk_ring_above_ranks, one "bulk" flow per rank to its ring successor carrying the
-// bytes of all L steps, the L per-hop delays and L-1 route latencies being added to the fixed
-// latency (exact without contention when the chunks are equal; it keeps the links loaded for the
-// whole operation, so concurrent operations still contend). Per rank, stream batches are one op,
-// or the ops of one group on one communicator; events become compute/issue/wait, then a wait for
-// every op of the rank.
+// and dtype; every rank of the communicator must be there. Each communicator has one Tuner (its
+// ranks' GPUs on the topology, built once); each collective asks it which algorithm and protocol
+// (a forced one, ReplayOptions' or the op's, is kept and checked) and plays that choice as flow
+// does (tuner_flow.cc: channels, rails, NCCL's latencies and protocol costs): NVLS as switch flows,
+// others as their Schedule on the communicator's GPUs, or, for a ring all_reduce/reduce_scatter/
+// all_gather on more ranks than bulk_ring_above_ranks, one "bulk" flow per rank and rail to its
+// ring successor carrying the bytes of all L steps, the L per-hop delays and L-1 route latencies
+// being added to the fixed latency (exact without contention when the chunks are equal; it keeps
+// the links loaded for the whole operation, so concurrent operations still contend). Per rank,
+// stream batches are one op, or the ops of one group on one communicator; events become
+// compute/issue/wait, then a wait for every op of the rank.
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -18,6 +20,7 @@
 #include "flow_build.h"
 #include "model.h"
 #include "replay_build.h"
+#include "tuner_internal.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::sim::detail {
@@ -46,16 +49,6 @@ std::string label(const Trace& t, const TraceOp& op) {
          t.communicators[static_cast<std::size_t>(op.comm)].name + "'";
 }
 
-std::string chosen_algorithm(const TraceOp& op, OpKind kind, const ReplayOptions& options) {
-  if (!options.algorithm.empty()) {
-    for (const Algorithm* a : algorithms_for(kind)) {
-      if (a->name() == options.algorithm) return options.algorithm;
-    }
-  }
-  if (!op.algorithm.empty()) return op.algorithm;
-  return std::string(default_algorithm(kind));
-}
-
 CollectiveSpec spec_of(const TraceOp& op, int nranks) {
   CollectiveSpec spec;
   spec.kind = op.kind;
@@ -78,8 +71,9 @@ class Builder {
  public:
   Builder(const Trace& t, const topo::Topology& topology, const ReplayOptions& o, double flops_per_second,
           ReplayProgram& p)
-      : trace_(t), options_(o), flops_per_second_(flops_per_second), p_(p),
-        routes_(topology, init_flow(p, t.world_size())) {}
+      : trace_(t), options_(o), topology_(topology), flops_per_second_(flops_per_second), p_(p),
+        routes_(topology, init_flow(p, t.world_size()),
+                LinkScale{.network = network_efficiency(view_of(topology, std::max(1, t.world_size())))}) {}
 
   void build(std::vector<InstanceInfo>& info) {
     match();
@@ -171,12 +165,6 @@ class Builder {
     return at(kNccl.base_latency_us, latency_algo(nccl_algo_for(algorithm, kind)), index_of(protocol)) * 1e-6;
   }
 
-  Protocol protocol_for(const std::string& algorithm) const {
-    const Protocol wanted = options_.protocol.value_or(Protocol::simple);
-    const std::vector<Protocol> ps = protocols_for(algorithm);
-    return std::find(ps.begin(), ps.end(), wanted) != ps.end() ? wanted : Protocol::simple;
-  }
-
   InstanceInfo lower(int i) {
     const Pending& pend = pending_[static_cast<std::size_t>(i)];
     const TraceOp& op = *pend.first;
@@ -213,64 +201,150 @@ class Builder {
         spec.matrix.insert(spec.matrix.end(), o->counts.begin(), o->counts.end());
       }
     }
-    info.algorithm = chosen_algorithm(op, spec.kind, options_);
-    const Algorithm& algo = find_algorithm(spec.kind, info.algorithm);
-    if (const std::string why = algo.why_not(spec, {}); !why.empty()) {
-      throw InvalidArgument("trace replay: " + label(trace_, op) + ": algorithm '" + info.algorithm +
-                            "' does not apply: " + why);
-    }
-    const Protocol protocol = protocol_for(info.algorithm);
-    const TransferCost cost = cost_for(info.algorithm, spec.kind, op.dtype, protocol);
-    inst.fixed_latency_s = base_latency_s(info.algorithm, spec.kind, protocol, n);
+    const Tuner& tuner = tuner_of(op.comm);
+    const Choice choice = choose(tuner, spec, op);
+    info.algorithm = choice.algorithm;
+    info.protocol = choice.protocol;
+    Resolved r;
+    r.spec = spec;
+    r.dtype = op.dtype;
+    r.algorithm = choice.algorithm;
+    r.protocol = choice.protocol;
+    r.params = tuner.schedule_params();
+    r.params.channels = 0;  // flow's default
+    r.software_latency = options_.software_latency;
+    const FlowPlan plan = flow_plan(tuner, r);
+    inst.fixed_latency_s = plan.fixed_latency_s;
     const bool ring_kind = spec.kind == OpKind::all_reduce || spec.kind == OpKind::reduce_scatter ||
                            spec.kind == OpKind::all_gather;
-    if (info.algorithm == "ring" && ring_kind && n > options_.bulk_ring_above_ranks && n > 1) {
+    const std::size_t first = p_.flow.transfers.size();
+    if (plan.nvls && lower_nvls(tuner, r, comm, inst)) {
+      info.bulk = true;  // one round of switch flows
+    } else if (info.algorithm == "ring" && ring_kind && n > options_.bulk_ring_above_ranks && n > 1) {
       info.bulk = true;
-      lower_bulk_ring(spec, cost, comm, inst);
+      lower_bulk_ring(spec, plan, inst);
     } else {
-      const Schedule schedule = build_schedule(spec, info.algorithm, {});
-      program_from_schedule(schedule, cost, routes_, p_.flow, comm.ranks);
+      const Schedule schedule = build_schedule(spec, plan.schedule, plan.params);
+      program_from_schedule(schedule, plan.cost, routes_, p_.flow, plan.gpus);
       for (int c = 0; c < n; ++c) {
         p_.members[static_cast<std::size_t>(inst.members[static_cast<std::size_t>(c)])].steps =
             std::move(p_.flow.rank_steps[static_cast<std::size_t>(c)]);
       }
       p_.flow.rank_steps.clear();
-      p_.transfer_members.resize(p_.flow.transfers.size(), {-1, -1});
-      for (int c = 0; c < n; ++c) {  // who sends / receives each new transfer
-        const int m = inst.members[static_cast<std::size_t>(c)];
-        for (const auto& step : p_.members[static_cast<std::size_t>(m)].steps) {
-          for (int t : step) {
-            auto& tm = p_.transfer_members[static_cast<std::size_t>(t)];
-            const int src = p_.flow.routes[static_cast<std::size_t>(p_.flow.transfers[static_cast<std::size_t>(t)].route)].src;
-            (src == comm.ranks[static_cast<std::size_t>(c)] ? tm.first : tm.second) = m;
-          }
-        }
-      }
+    }
+    p_.transfer_members.resize(p_.flow.transfers.size(), {-1, -1});
+    for (std::size_t t = first; t < p_.flow.transfers.size(); ++t) {  // src/dst: schedule ranks
+      FlowTransfer& tr = p_.flow.transfers[t];
+      tr.bytes *= wire_factor(topology_, p_.flow, tr.route, plan.links);
+      p_.transfer_members[t] = {inst.members[static_cast<std::size_t>(tr.src_rank)],
+                                inst.members[static_cast<std::size_t>(tr.dst_rank)]};
     }
     p_.instances.push_back(std::move(inst));
     return info;
   }
 
-  void lower_bulk_ring(const CollectiveSpec& spec, const TransferCost& cost, const TraceCommunicator& comm,
-                       ReplayInstance& inst) {
+  const Tuner& tuner_of(int comm) {
+    auto it = tuners_.find(comm);
+    if (it == tuners_.end()) {
+      const TraceCommunicator& c = trace_.communicators[static_cast<std::size_t>(comm)];
+      it = tuners_.try_emplace(comm, topology_, c.ranks, 0, options_.software_latency).first;
+    }
+    return it->second;
+  }
+
+  // The tuner's choice; an algorithm forced by the options (where it exists for the collective)
+  // or recorded in the op is kept, and an error when it does not apply. A protocol forced by the
+  // options applies where the algorithm runs it (others keep the tuner's).
+  Choice choose(const Tuner& tuner, const CollectiveSpec& spec, const TraceOp& op) const {
+    TunerCall call;
+    call.spec = spec;
+    call.dtype = op.dtype;
+    call.algorithm = op.algorithm;
+    if (!options_.algorithm.empty()) {
+      for (const Algorithm* a : algorithms_for(spec.kind)) {
+        if (a->name() == options_.algorithm) call.algorithm = options_.algorithm;
+      }
+      if (options_.algorithm == detail::kNvlsTree && spec.kind == OpKind::all_reduce) {
+        call.algorithm = options_.algorithm;
+      }
+    }
+    Choice choice;
+    try {
+      choice = tuner.choose(call);
+      if (options_.protocol && choice.protocol != *options_.protocol) {
+        const std::vector<Protocol> ps = protocols_applicable(choice.algorithm, spec.kind);
+        if (std::find(ps.begin(), ps.end(), *options_.protocol) != ps.end() ||
+            call.algorithm.empty()) {
+          call.protocol = options_.protocol;
+          try {
+            choice = tuner.choose(call);
+          } catch (const InvalidArgument&) {  // no algorithm runs it: the tuner's stands
+          }
+        }
+      }
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument("trace replay: " + label(trace_, op) + ": " + e.what());
+    }
+    return choice;
+  }
+
+  // NVLS/NVLS-tree as switch flows (flow_nvls.cc) on a communicator of GPUs 0..n-1: every flow a
+  // step of its rank's member. False = play the schedule.
+  bool lower_nvls(const Tuner& tuner, const Resolved& r, const TraceCommunicator& comm,
+                  ReplayInstance& inst) {
+    for (std::size_t i = 0; i < comm.ranks.size(); ++i) {
+      if (comm.ranks[i] != static_cast<int>(i)) return false;
+    }
+    const std::size_t first = p_.flow.transfers.size();
+    const auto algo = *nccl_algo_for(r.algorithm, r.spec.kind);
+    const std::size_t rounds = p_.flow.rounds.size();
+    if (!program_for_nvls(topology_, tuner.view(), r, algo, routes_, p_.flow)) return false;
+    p_.flow.rounds.resize(rounds);  // the replay plays steps, not rounds
+    p_.flow.round_sequence.clear();
+    p_.flow.compressed = false;
+    for (std::size_t t = first; t < p_.flow.transfers.size(); ++t) {
+      const int rank = p_.flow.transfers[t].src_rank;
+      auto& steps = p_.members[static_cast<std::size_t>(inst.members[static_cast<std::size_t>(rank)])].steps;
+      if (steps.empty()) steps.emplace_back();
+      // GPU <-> NVSwitch: the member is both ends, so the flow is listed for both (playback
+      // starts a transfer when its two sides reached it).
+      steps.front().insert(steps.front().end(), 2, static_cast<int>(t));
+    }
+    return true;
+  }
+
+  // Per rail (rotation of plan.gpus) and ring position c: one flow c -> c+1 of the rail's share
+  // of all steps' bytes, as program_for_ring's rounds summed.
+  void lower_bulk_ring(const CollectiveSpec& spec, const FlowPlan& plan, ReplayInstance& inst) {
     const int n = spec.nranks;
     const auto un = static_cast<std::size_t>(n);
     const bool all_reduce = spec.kind == OpKind::all_reduce;
     const double steps = all_reduce ? 2.0 * (n - 1) : n - 1.0;
     const std::size_t chunk = all_reduce ? (spec.count + un - 1) / un : spec.count;
-    double max_delay = 0.0, max_latency = 0.0;
-    std::vector<int> transfer_of(un);
-    for (int c = 0; c < n; ++c) {
-      const int route = routes_.route_id(comm.ranks[static_cast<std::size_t>(c)], comm.ranks[static_cast<std::size_t>((c + 1) % n)]);
-      max_delay = std::max(max_delay, cost.delay_s(routes_.route_class(route)));
-      max_latency = std::max(max_latency, p_.flow.routes[static_cast<std::size_t>(route)].latency_s);
-      add_transfer(route, cost.bytes(chunk) * steps, 0.0, inst.members[static_cast<std::size_t>(c)],
-                   inst.members[static_cast<std::size_t>((c + 1) % n)]);
-      transfer_of[static_cast<std::size_t>(c)] = last_transfer();
+    const std::size_t channels = static_cast<std::size_t>(std::max(1, plan.params.channels));
+    std::vector<double> share(plan.gpus.distinct(), 0.0);
+    for (std::size_t c = 0; c < channels; ++c) {
+      share[plan.gpus.rotation_of(static_cast<int>(c))] += 1.0 / static_cast<double>(channels);
     }
-    for (int c = 0; c < n; ++c) {
-      p_.members[static_cast<std::size_t>(inst.members[static_cast<std::size_t>(c)])].steps = {
-          {transfer_of[static_cast<std::size_t>(c)], transfer_of[static_cast<std::size_t>((c + n - 1) % n)]}};
+    double max_delay = 0.0, max_latency = 0.0;
+    for (std::size_t rot = 0; rot < share.size(); ++rot) {
+      if (share[rot] == 0.0) continue;
+      for (int c = 0; c < n; ++c) {
+        const int ch = static_cast<int>(rot);
+        const int route = routes_.route_id(plan.gpus.topology_rank(c, ch), plan.gpus.topology_rank((c + 1) % n, ch));
+        max_delay = std::max(max_delay, plan.cost.delay_s(routes_.route_class(route)));
+        max_latency = std::max(max_latency, p_.flow.routes[static_cast<std::size_t>(route)].latency_s);
+        const int from = inst.members[static_cast<std::size_t>(c)];
+        const int to = inst.members[static_cast<std::size_t>((c + 1) % n)];
+        add_transfer(route, plan.cost.bytes_exact(static_cast<double>(chunk) * steps * share[rot]), 0.0, from, to);
+        p_.flow.transfers.back().src_rank = c;
+        p_.flow.transfers.back().dst_rank = (c + 1) % n;
+        for (int m : {from, to}) {
+          auto& member_steps = p_.members[static_cast<std::size_t>(m)].steps;
+          if (member_steps.empty()) member_steps.emplace_back();
+          member_steps.front().push_back(last_transfer());
+        }
+      }
     }
     inst.fixed_latency_s += steps * max_delay + (steps - 1.0) * max_latency;
   }
@@ -341,9 +415,11 @@ class Builder {
 
   const Trace& trace_;
   const ReplayOptions& options_;
+  const topo::Topology& topology_;
   double flops_per_second_;
   ReplayProgram& p_;
   RouteTable routes_;
+  std::map<int, Tuner> tuners_;  // per communicator, built at its first collective
   std::vector<Pending> pending_;
   std::vector<std::vector<int>> member_of_op_;  // per rank, per op: its member
 };

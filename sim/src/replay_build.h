@@ -13,11 +13,12 @@ namespace twinccl::sim::detail {
 struct InstanceInfo {
   const TraceOp* first = nullptr;  // the op as the first rank recorded it
   std::string algorithm;           // "p2p" for send/recv
+  Protocol protocol = Protocol::simple;
   bool bulk = false;
 };
 
-// Throws ConfigError for an inconsistent trace, InvalidArgument for an algorithm that does not
-// apply. Compute flops take 1 / flops_per_second seconds each.
+// Throws ConfigError for an inconsistent trace, InvalidArgument for a forced algorithm that does
+// not apply. Each communicator's Tuner chooses every collective's algorithm and protocol. Compute flops take 1 / flops_per_second seconds each.
 void build_replay_program(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options,
                           double flops_per_second, ReplayProgram& program, std::vector<InstanceInfo>& info);
 

@@ -36,11 +36,16 @@ TEST_CASE("replay: one collective on every rank takes what flow playback says") 
   std::vector<int> all(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
   b.blocking_all(b.comm("world", all), OpKind::all_reduce, count);
-  const ReplayResult res = replay(b.trace(), t);
+  // Forced ring (the tuner would pick per size): the replay plays what flow plays for it.
+  ReplayOptions ring;
+  ring.algorithm = "ring";
+  const ReplayResult res = replay(b.trace(), t, ring);
   const double flow_us = simulate_flow(t, ring_all_reduce(n, count)).prediction.time_us;
   REQUIRE(res.ops.size() == 1);
-  CHECK(res.ops[0].time_us() == Approx(flow_us).epsilon(1e-9).margin(1e-9));
-  CHECK(res.total_us == Approx(flow_us).epsilon(1e-9).margin(1e-9));
+  // 1e-6: the replay sends whole bytes (sendto_async), flow fractional wire bytes (protocol and
+  // link-share factors make them non-integral): a few ps on a 13 us call.
+  CHECK(res.ops[0].time_us() == Approx(flow_us).epsilon(1e-6).margin(1e-4));
+  CHECK(res.total_us == Approx(flow_us).epsilon(1e-6).margin(1e-4));
   for (const ReplayRank& r : res.ranks) CHECK(r.exposed_comm_us == Approx(r.comm_us).margin(1e-9));
 }
 

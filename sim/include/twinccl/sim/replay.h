@@ -29,9 +29,12 @@
 namespace twinccl::sim {
 
 struct ReplayOptions {
-  std::optional<Protocol> protocol;  // unset = Simple
+  // unset = the tuner's choice; set: used by every collective whose algorithm runs it
+  std::optional<Protocol> protocol;
   bool software_latency = true;      // NCCL's base and per-hop latencies (as simulate_flow)
-  std::string algorithm;             // "" = each op's recorded algorithm (or the default)
+  // "" = each op's recorded algorithm, else the communicator's Tuner's choice (tuner.h); set: forced
+  // for every collective it exists for (an error where it does not apply)
+  std::string algorithm;
   // Declared seconds are multiplied by this (a faster or slower GPU than the one measured).
   double compute_scale = 1.0;
   // Declared flops run at this rate; 0 = the topology's GPU: dense BF16 peak, ampere 312,
@@ -48,7 +51,8 @@ struct ReplayOp {
   int comm_index = 0;
   std::uint64_t seq = 0;
   OpKind kind = OpKind::all_reduce;
-  std::string algorithm;
+  std::string algorithm;     // as played ("p2p" for send/recv)
+  Protocol protocol = Protocol::simple;
   int nranks = 1;
   double bytes = 0.0;        // nccl-tests' bytes (perf_math.h)
   double start_us = 0.0;     // every rank reached it

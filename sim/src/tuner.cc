@@ -1,0 +1,264 @@
+// The one tuner (tuner.h).
+//
+// How it works. Built once per communicator: the topology as NCCL's model sees it for the
+// communicator's GPUs (view_of, with the nodes the ranks actually span and how many sit in each),
+// as ncclTopoTuneModel fills its tables once. Per call (ncclTopoGetAlgoTime): list the algorithms
+// that exist for the collective (the registry's, plus nvls_tree for all_reduce), each with why it
+// does not apply (the schedule's own reason; NVLS needs an NVLS-capable node and runs inside one
+// node; NVLS-tree needs whole nodes of one), time every applicable (algorithm, protocol) with
+// NCCL's analytic model (alpha-beta for what-if algorithms NCCL has no model for) and take the
+// fastest of NCCL's own (ring, tree, nvls, nvls_tree; pat only with one GPU per node, as NCCL).
+// Only where none of NCCL's applies (all_to_all, gather, scatter) does the fastest what-if
+// algorithm win. A forced algorithm or protocol is checked, never replaced. Example, 8 GPUs of
+// dgx-h100, 1 GiB all_reduce: ring/Simple, tree/Simple, nvls/Simple, ... timed; nvls is fastest.
+#include "twinccl/sim/tuner.h"
+
+#include <algorithm>
+#include <map>
+
+#include "model.h"
+#include "tuner_internal.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::sim {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out.empty() ? "(none)" : out;
+}
+
+std::string protocol_list(const std::vector<Protocol>& ps) {
+  std::vector<std::string> names;
+  for (Protocol p : ps) names.emplace_back(name(p));
+  return join(names);
+}
+
+std::vector<int> first_ranks(const topo::Topology& topology, int nranks) {
+  const int n = nranks == 0 ? topology.gpu_count() : nranks;
+  if (n < 1 || n > topology.gpu_count()) {
+    throw InvalidArgument("tuner: nranks=" + std::to_string(nranks) + " is outside 1.." +
+                          std::to_string(topology.gpu_count()) + " (topology '" + topology.name() +
+                          "' has " + std::to_string(topology.gpu_count()) + " GPUs)");
+  }
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  return ranks;
+}
+
+}  // namespace
+
+namespace detail {
+// The NCCL model's view of the communicator's GPUs: the topology's link facts, with the nodes
+// the ranks span and the ranks of the first node.
+TopologyView view_of_ranks(const topo::Topology& topology, const std::vector<int>& ranks) {
+  TopologyView v = view_of(topology, static_cast<int>(ranks.size()));
+  std::map<int, int> per_node;
+  for (int r : ranks) ++per_node[topology.vertex(topology.gpu(r)).node];
+  v.nodes = static_cast<int>(per_node.size());
+  v.ranks_per_node = per_node.begin()->second;
+  return v;
+}
+
+std::vector<Protocol> protocols_applicable(std::string_view algorithm, OpKind kind) {
+  if (!nccl_algo_for(algorithm, kind)) return {Protocol::simple};
+  return protocols_for(algorithm);
+}
+}  // namespace detail
+
+Tuner::Tuner(const topo::Topology& topology, int nranks, int ranks_per_node, bool software_latency)
+    : Tuner(topology, first_ranks(topology, nranks), ranks_per_node, software_latency) {}
+
+Tuner::Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_per_node,
+             bool software_latency)
+    : topology_(&topology), ranks_(std::move(ranks)), software_latency_(software_latency) {
+  const int gpus = topology.gpu_count();
+  if (ranks_.empty()) throw InvalidArgument("tuner: a communicator needs at least one rank");
+  std::vector<int> sorted = ranks_;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= gpus) {
+      throw InvalidArgument("tuner: GPU " + std::to_string(sorted[i]) + " is outside 0.." +
+                            std::to_string(gpus - 1) + " of topology '" + topology.name() + "'");
+    }
+    if (i > 0 && sorted[i] == sorted[i - 1]) {
+      throw InvalidArgument("tuner: GPU " + std::to_string(sorted[i]) +
+                            " appears twice among the communicator's ranks");
+    }
+  }
+  if (ranks_per_node < 0) {
+    throw InvalidArgument("tuner: ranks_per_node=" + std::to_string(ranks_per_node) +
+                          " must be >= 0 (0 = the topology's)");
+  }
+  view_ = std::make_shared<const detail::TopologyView>(detail::view_of_ranks(topology, ranks_));
+  nodes_ = view_->nodes;
+  // Node-aware schedules (tree, hierarchical) group ranks by node when the nodes are whole and
+  // equal; a forced ranks_per_node overrides.
+  std::map<int, int> per_node;
+  for (int r : ranks_) ++per_node[topology.vertex(topology.gpu(r)).node];
+  bool equal = true;
+  for (const auto& [node, count] : per_node) equal = equal && count == per_node.begin()->second;
+  ranks_per_node_ = ranks_per_node > 0 ? ranks_per_node
+                    : nodes_ > 1 && equal ? per_node.begin()->second
+                                          : 0;
+}
+
+AlgorithmParams Tuner::schedule_params(int channels) const {
+  AlgorithmParams params;
+  params.channels = std::max(1, channels);
+  params.ranks_per_node = ranks_per_node_;
+  return params;
+}
+
+CollectiveSpec Tuner::settled(const CollectiveSpec& spec) const {
+  CollectiveSpec s = spec;
+  if (s.nranks == 0) s.nranks = nranks();
+  if (s.nranks != nranks()) {
+    throw InvalidArgument("tuner: the call has spec.nranks=" + std::to_string(spec.nranks) +
+                          ", the communicator " + std::to_string(nranks()) + " ranks");
+  }
+  return s;
+}
+
+std::vector<std::pair<std::string, std::string>> Tuner::candidates(const CollectiveSpec& call) const {
+  const CollectiveSpec spec = settled(call);
+  const detail::TopologyView& view = *view_;
+  const std::string& topo_name = topology_->name();
+  const std::string n = std::to_string(spec.nranks);
+  const std::string not_nvls = "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" +
+                               topo_name + "' is not";
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Algorithm* a : algorithms_for(spec.kind)) {
+    std::string why = a->why_not(spec, schedule_params());
+    if (why.empty() && a->name() == "nvls") {
+      if (!view.nvls_capable) {
+        why = not_nvls;
+      } else if (view.nodes > 1) {
+        why = "NCCL runs NVLS inside one node only; the " + n + " ranks span " +
+              std::to_string(view.nodes) + " nodes of '" + topo_name +
+              "' (NCCL's multi-node form is nvls_tree" +
+              (spec.kind == OpKind::all_reduce ? ")" : ", for all_reduce only)");
+      }
+    }
+    out.emplace_back(std::string(a->name()), std::move(why));
+  }
+  if (spec.kind == OpKind::all_reduce) {
+    std::string why;
+    if (!view.nvls_capable) {
+      why = not_nvls;
+    } else if (view.nodes < 2) {
+      why = "NVLS-tree spans nodes; the " + n + " ranks sit in one node of '" + topo_name +
+            "' (use nvls)";
+    } else if (ranks_per_node_ == 0 || spec.nranks % ranks_per_node_ != 0) {
+      why = "needs whole nodes with as many ranks each: the " + n + " ranks do not fill the " +
+            std::to_string(view.nodes) + " nodes of '" + topo_name + "' they span equally";
+    }
+    out.emplace_back(std::string(detail::kNvlsTree), std::move(why));
+  }
+  return out;
+}
+
+Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string& algorithm,
+                   Protocol protocol, int channels) const {
+  detail::Resolved r;
+  r.spec = spec;
+  r.dtype = dtype;
+  r.algorithm = algorithm;
+  r.protocol = protocol;
+  r.params = schedule_params(1);
+  r.params.channels = channels;  // 0 = NCCL's choice
+  r.software_latency = software_latency_;
+  const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
+  const Prediction p = algo ? detail::analytic_nccl(*view_, r, *algo)
+                            : detail::analytic_alpha_beta(*topology_, r);
+  return Choice{algorithm, protocol, p.channels, p.time_us, p.model};
+}
+
+std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
+  const CollectiveSpec spec = settled(call.spec);
+  const std::string kind(twinccl::name(spec.kind));
+  if (!is_valid(call.dtype)) {
+    throw InvalidArgument("tuner: dtype " + std::to_string(static_cast<int>(call.dtype)) +
+                          " is not a DataType");
+  }
+  if (call.channels < 0) {
+    throw InvalidArgument("tuner: channels=" + std::to_string(call.channels) +
+                          " must be >= 0 (0 = the model's choice)");
+  }
+  const auto cs = candidates(spec);
+  if (cs.empty()) throw InvalidArgument("tuner: no algorithm is registered for " + kind);
+  std::vector<std::string> all, ok;
+  for (const auto& [a, why] : cs) {
+    all.push_back(a);
+    if (why.empty()) ok.push_back(a);
+  }
+  if (!call.algorithm.empty()) {
+    const auto it = std::find_if(cs.begin(), cs.end(),
+                                 [&](const auto& c) { return c.first == call.algorithm; });
+    if (it == cs.end()) {
+      throw InvalidArgument("algorithm '" + call.algorithm + "' does not exist for " + kind +
+                            "; these do: " + join(all));
+    }
+    if (!it->second.empty()) {
+      throw InvalidArgument("algorithm '" + call.algorithm + "' does not apply to " + kind + " on " +
+                            std::to_string(spec.nranks) + " ranks of '" + topology_->name() +
+                            "': " + it->second + "; applicable: " + join(ok));
+    }
+    if (call.protocol) {
+      const std::vector<Protocol> ps = detail::protocols_applicable(call.algorithm, spec.kind);
+      if (std::find(ps.begin(), ps.end(), *call.protocol) == ps.end()) {
+        throw InvalidArgument("protocol " + std::string(name(*call.protocol)) +
+                              " does not apply to algorithm '" + call.algorithm + "' for " + kind +
+                              "; applicable: " + protocol_list(ps));
+      }
+    }
+  }
+  std::vector<Choice> out;
+  for (const std::string& a : ok) {
+    if (!call.algorithm.empty() && a != call.algorithm) continue;
+    for (Protocol p : detail::protocols_applicable(a, spec.kind)) {
+      if (call.protocol && *call.protocol != p) continue;
+      out.push_back(time(spec, call.dtype, a, p, call.channels));
+    }
+  }
+  if (out.empty()) {
+    throw InvalidArgument("no applicable algorithm runs protocol " +
+                          std::string(name(*call.protocol)) + " for " + kind + " on '" +
+                          topology_->name() + "'; applicable algorithms: " + join(ok) +
+                          " (LL/LL128 only with ring, and tree for all_reduce)");
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Choice& a, const Choice& b) { return a.time_us < b.time_us; });
+  return out;
+}
+
+Choice Tuner::choose(const TunerCall& call) const {
+  const std::vector<Choice> all = applicable(call);
+  if (!call.algorithm.empty()) return all.front();
+  const OpKind kind = call.spec.kind;
+  const auto nccl_choice = [&](const Choice& c) {
+    if (!detail::nccl_algo_for(c.algorithm, kind)) return false;
+    return c.algorithm != "pat" || view_->ranks_per_node == 1;  // NCCL: PAT with 1 GPU per node
+  };
+  const auto it = std::find_if(all.begin(), all.end(), nccl_choice);
+  return it != all.end() ? *it : all.front();
+}
+
+Choice Tuner::choose(OpKind kind, std::size_t count, DataType dtype, std::string_view algorithm,
+                     std::optional<Protocol> protocol) const {
+  TunerCall call;
+  call.spec.kind = kind;
+  call.spec.count = count;
+  call.spec.nranks = nranks();
+  call.dtype = dtype;
+  call.algorithm = std::string(algorithm);
+  call.protocol = protocol;
+  return choose(call);
+}
+
+std::string_view schedule_for(std::string_view algorithm) {
+  return detail::schedule_algorithm(algorithm);
+}
+
+}  // namespace twinccl::sim
