@@ -97,6 +97,9 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
                                                "ranks), nccl (measure GPUs)")
            ->check(CLI::IsMember({"emu", "sim", "nccl"})));
   last(cmd->add_option("--topology", o.topology, "preset or file for predictions (see `twinccl topo list`)"));
+  last(cmd->add_option("--gpu", o.topology_gpu, "NCCL XML --topology: GPU model where the file lists GPUs by PCI class"));
+  last(cmd->add_option("--nvlink", o.topology_nvlink, "NCCL XML --topology without <nvlink>: switch | direct | none"));
+  last(cmd->add_option("--nic-gbps", o.topology_nic_gbps, "NCCL XML --topology: NIC line rate in Gb/s where the file has none"));
   last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")->envname("TWINCCL_ALGO"));
   last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")->envname("TWINCCL_PROTO"));
   last(cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")

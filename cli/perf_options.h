@@ -39,6 +39,8 @@ struct PerfOptions {
   std::string backend = "sim";             // --backend sim|emu|nccl
   int ranks = 8;                           // --ranks or -t x -g: world size (sim: 0 = every GPU)
   std::string topology;                    // --topology (simulator)
+  std::string topology_gpu, topology_nvlink;  // --gpu, --nvlink: NCCL XML hints (nccl_xml_hints.h)
+  double topology_nic_gbps = 0;              // --nic-gbps: NCCL XML hint
   std::string algorithm;                   // --algo
   std::string protocol;                    // --proto
   std::string fidelity = "analytic";       // --fidelity analytic|flow

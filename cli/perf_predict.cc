@@ -14,10 +14,19 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/nccl_xml_hints.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
 namespace {
+// --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps).
+topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o) {
+  return topo::load_topology(
+      name, topo::NcclXmlHints{.gpu = o.topology_gpu,
+                               .nvlink = o.topology_nvlink.empty() ? topo::NvlinkHint::from_file
+                                                                   : topo::parse_nvlink_hint(o.topology_nvlink),
+                               .nic_gbps = o.topology_nic_gbps});
+}
 
 constexpr int kMaxCheckedRanks = 64;
 
@@ -101,7 +110,7 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
 PerfReport run_predicted_perf(const PerfOptions& options) {
   PerfOptions o = options;
   std::string topo_name = o.topology.empty() ? "dgx-h100" : o.topology;
-  topo::Topology t = topo::load_topology(topo_name);
+  topo::Topology t = load_perf_topology(topo_name, o);
   const int gpus = t.gpu_count();
   if (o.ranks > gpus) {
     throw InvalidArgument(fmt::format("-g/--ranks {}: {} has {} GPU{}; pick at most that many (or a larger --topology)",
@@ -142,31 +151,31 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   o.backend = "emu";
   std::vector<std::size_t> sizes = sweep_sizes(o);
   for (OpKind kind : o.collectives) {
-   for (int cycle = 0; cycle < o.run_cycles; ++cycle) {
     for (DataType dtype : o.dtypes) {
       for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
         sim::Prediction last;
         std::size_t last_count = 0;
-        for (std::size_t bytes : sizes) {
-          std::size_t count = count_for(kind, bytes, dtype, n);
-          if (count == 0 && bytes > 0) continue;
-          sim::Prediction p = sim::predict(t, make_request(o, kind, dtype, count));
-          std::optional<long long> wrong[2];
-          if (o.check && checkable(o, kind, count, dtype, n)) {
-            RowResult r = measure_row(o, kind, dtype, op, count);
-            wrong[0] = r.wrong[0];
-            wrong[1] = r.wrong[1];
+        for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
+          for (std::size_t bytes : sizes) {
+            std::size_t count = count_for(kind, bytes, dtype, n);
+            if (count == 0 && bytes > 0) continue;
+            sim::Prediction p = sim::predict(t, make_request(o, kind, dtype, count));
+            std::optional<long long> wrong[2];
+            if (o.check && checkable(o, kind, count, dtype, n)) {
+              RowResult r = measure_row(o, kind, dtype, op, count);
+              wrong[0] = r.wrong[0];
+              wrong[1] = r.wrong[1];
+            }
+            report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
+                                          is_rooted(kind) ? o.root : -1,
+                                          make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
+                                          make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
+                                          std::string(sim::name(p.protocol)), std::nullopt, "",
+                                          o.report_timestamps ? timestamp_now() : ""});
+            last = p;
+            last_count = count;
           }
-          report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
-                                        is_rooted(kind) ? o.root : -1,
-                                        make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
-                                        make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
-                                        std::string(sim::name(p.protocol)), std::nullopt, "",
-                                        o.report_timestamps ? timestamp_now() : ""});
-          last = p;
-          last_count = count;
         }
-        if (cycle > 0) continue;
         if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n);
         if ((o.links || !o.trace_file.empty()) && last_count > 0) {
           std::ostringstream notes;
@@ -175,13 +184,12 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
         }
       }
     }
-   }
   }
   return report;
 }
 
 void add_predictions(PerfReport& report, const PerfOptions& o) {
-  topo::Topology t = topo::load_topology(o.topology);
+  topo::Topology t = load_perf_topology(o.topology, o);
   if (o.ranks > t.gpu_count()) {
     throw InvalidArgument(fmt::format("--topology {} has {} GPU{}, fewer than the {} ranks measured", o.topology,
                                       t.gpu_count(), t.gpu_count() == 1 ? "" : "s", o.ranks));
