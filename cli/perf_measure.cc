@@ -146,20 +146,20 @@ PerfReport run_measured_perf(const PerfOptions& o) {
     }
   }
   for (OpKind kind : o.collectives) {
-    for (int cycle = 0; cycle < o.run_cycles; ++cycle) {
-      for (DataType dtype : o.dtypes) {
-        for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+    for (DataType dtype : o.dtypes) {
+      for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+        for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
           for (std::size_t bytes : sizes) {
             std::size_t count = count_for(kind, bytes, dtype, o.ranks);
             if (count == 0 && bytes > 0) continue;
             RowResult r = measure_row(o, kind, dtype, op, count);
             auto wrong = [&](int place) { return o.check ? std::optional<long long>(r.wrong[place]) : std::nullopt; };
-            PerfRow row{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op, is_rooted(kind) ? o.root : -1,
-                        make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
-                        make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
-                        o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm, "", std::nullopt,
-                        "", o.report_timestamps ? timestamp_now() : ""};
-            report.rows.push_back(row);
+            report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op,
+                                          is_rooted(kind) ? o.root : -1,
+                                          make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
+                                          make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
+                                          o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm,
+                                          "", std::nullopt, "", o.report_timestamps ? timestamp_now() : ""});
           }
         }
       }
