@@ -77,8 +77,11 @@ FlowTimes play_with_simgrid(const FlowProgram& program);
 // rate NCCL's channels get; NVLink/PCIe links, for channel algorithms (ring, tree, PAT), the
 // share of the GPU's link NCCL's channel search uses (topology_view.cc: 360 of 370.8 GB/s on
 // H100, 20 of 24 on PCIe gen4).
+// link_latency false: routes carry no link latency (NCCL's per-hop latencies, charged as transfer
+// delays, already hold the hardware's).
 struct LinkScale {
   double network = 1.0, nvlink = 1.0, pcie = 1.0;
+  bool link_latency = true;
 };
 
 // Builds links and routes on demand: route_id(src, dst) adds the route and its links once.
