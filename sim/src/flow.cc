@@ -107,8 +107,9 @@ double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
 RouteTable::LinkScale link_scale(const TopologyView& view, std::optional<NcclAlgo> algo) {
   RouteTable::LinkScale scale;
   scale.network = network_efficiency(view);
+  // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its rates).
   if ((algo == NcclAlgo::ring || algo == NcclAlgo::tree || algo == NcclAlgo::pat) &&
-      view.intra_gbps > 0.0) {
+      view.intra_gbps > 0.0 && view.arch != topo::GpuArch::unknown) {
     TopologyView one_node = view;
     one_node.nodes = 1;
     const double share = std::min(1.0, nccl_channels(one_node, 0).bus_gbps / view.intra_gbps);
