@@ -162,8 +162,9 @@ struct Reader {
     };
     for (; i < t.size() && value_like(t[i]); ++i) values.push_back(t[i]);
     const auto all = static_cast<std::size_t>(layout.fields());
-    if (layout.timestamp && values.size() > all) values.resize(all);
-    const bool rest_ok = i == t.size() || layout.timestamp;
+    const bool extra_ok = layout.timestamp || layout.trailing;
+    if (extra_ok && values.size() > all) values.resize(all);
+    const bool rest_ok = i == t.size() || extra_ok;
     NcclTestsRow r;
     r.line = line_no;
     if (rest_ok && values.size() == all) {

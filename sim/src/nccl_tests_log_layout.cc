@@ -77,6 +77,15 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
     layout.blocks.push_back(b);
     i += static_cast<std::size_t>(b.fields);
   }
+  // Columns after the last block's #wrong that are not nccl-tests' per-iteration ones (i_min...)
+  // belong to another tool (twinccl perf's algorithm/protocol): the block ends at #wrong.
+  if (Layout::Block& last = layout.blocks.back(); last.wrong >= 0 && last.wrong + 1 < last.fields) {
+    const std::size_t after = i - static_cast<std::size_t>(last.fields) + static_cast<std::size_t>(last.wrong) + 1;
+    if (after < tokens.size() && tokens[after].substr(0, 2) != "i_" && tokens[after] != "timestamp") {
+      last.fields = last.wrong + 1;
+      layout.trailing = true;
+    }
+  }
   layout.timestamp = has("timestamp");
   if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty()) return std::nullopt;
   return layout;

@@ -62,6 +62,9 @@ struct Layout {
   };
   std::vector<Block> blocks{Block{}, Block{}};
   bool timestamp = false;
+  // Header words after the last block's #wrong column that nccl-tests does not print (e.g.
+  // twinccl perf's algorithm/protocol): a row's extra tokens there are ignored.
+  bool trailing = false;
   int fields() const {
     int n = 0;
     for (const Block& b : blocks) n += b.fields;

@@ -212,6 +212,18 @@ TEST_CASE("perf: one table per collective, each parsed as its nccl-tests program
     CHECK(full_rows[i].rfind(plain_rows[i], 0) == 0);
     CHECK(fields(full_rows[i]).size() == 14);
   }
+  // ...and parses with the same code as nccl-tests' own output, to the same rows.
+  auto full_tables = twinccl::sim::parse_nccl_tests_output(full.out, "twinccl-perf-full.log");
+  REQUIRE(full_tables.size() == tables.size());
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    CHECK(full_tables[t].collective == tables[t].collective);
+    REQUIRE(full_tables[t].rows.size() == tables[t].rows.size());
+    for (std::size_t i = 0; i < tables[t].rows.size(); ++i) {
+      CHECK(full_tables[t].rows[i].size_bytes == tables[t].rows[i].size_bytes);
+      CHECK(full_tables[t].rows[i].out_of_place->time_us == tables[t].rows[i].out_of_place->time_us);
+      CHECK(full_tables[t].rows[i].in_place->busbw_gbps == tables[t].rows[i].in_place->busbw_gbps);
+    }
+  }
 }
 
 TEST_CASE("perf -J writes nccl-tests' JSON (schema v3) that its parser reads like the table", "[cli][nccl-tests]") {
