@@ -1,6 +1,6 @@
-// EmuCommunicator: issue order, groups, collectives through the rendezvous, send/recv through the
-// pull exchange. split() is in split.cc; checker helpers (flight recorder states, fault hooks,
-// poisoning, Works never waited on) in checks.cc.
+// EmuCommunicator: issue order, collectives through the rendezvous, send/recv through the
+// pull exchange. Groups are in groups.cc, split() in split.cc; checker helpers (flight recorder
+// states, fault hooks, poisoning, Works never waited on) in checks.cc.
 #include "emu/communicator.h"
 #include "emu/default_choice.h"
 
@@ -36,6 +36,7 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
       config(std::move(c)),
       rendezvous(world, global_ranks, name),
       p2p(world, static_cast<int>(global_ranks.size())) {
+  p2p.describe(name, global_ranks);
   if (emu::Checker* checker = world->checker()) {
     record = checker->add_comm(name, global_ranks);
     p2p.watch(checker, record);
@@ -48,6 +49,23 @@ EmuCommunicator::EmuCommunicator(std::shared_ptr<SharedComm> shared, int rank)
     stream_agent_ = checker->add_stream(shared_->record, rank_);
     user_agent_ = checker->user(global_rank());
     waited_ = std::make_shared<emu::WaitedThrough>();
+  }
+  if (const FaultHook& hook = shared_->config.fault_hook) {
+    stream_.before_thread_start([hook, rank = global_rank(), comm = shared_->name] {
+      FaultPoint point;
+      point.rank = rank;
+      point.comm = comm;
+      point.stage = FaultStage::thread_start;
+      hook(point);
+    });
+  }
+}
+
+void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noexcept {
+  (void)op;
+  try {
+    shared_->world->note_failure(global_rank(), message);
+  } catch (...) {  // only the peers' message loses detail
   }
 }
 
@@ -98,51 +116,28 @@ void EmuCommunicator::note_async(const emu::EmuWork& work) {
 
 Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work) {
   if (!work) work = new_work(&ops.front().op, ops.front().seq, ops.front().op.where);
-  if (async_op) note_async(*work);
   last_work_ = work;
   if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+  OpKind kind = ops.front().op.kind;
+  std::uint64_t seq = ops.front().seq;
+  Where where = ops.front().op.where;
   auto task = [this, ops = std::move(ops), async_op] { run_task(ops, async_op); };
-  if (async_op) {
-    stream_.enqueue(std::move(task), work);
-    return Work(work);
+  try {
+    if (async_op) {
+      stream_.enqueue(std::move(task), work);
+      note_async(*work);
+      return Work(work);
+    }
+    stream_.run_or_enqueue(std::move(task), work);
+  } catch (const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
+    std::string text = std::string(twinccl::name(kind)) + (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)) +
+                       " on comm '" + name() + "' rank " + std::to_string(rank_) + " (" + describe_call_site(where) +
+                       "): " + e.what();
+    shared_->world->note_failure(global_rank(), text);
+    throw ResourceError(text);
   }
-  stream_.run_or_enqueue(std::move(task), work);
   Work(work).wait();
   return Work(work);
-}
-
-void EmuCommunicator::group_start(Where where) {
-  if (group_depth_++ == 0) {
-    group_where_ = where;
-    group_work_ = new_work(nullptr, 0, where);  // every call inside the group returns this Work
-  }
-}
-
-std::string EmuCommunicator::unclosed_group() const {
-  if (group_depth_ == 0) return {};
-  return "group_start on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-         describe_call_site(group_where_) + ") was never closed by group_end: its " +
-         std::to_string(group_ops_.size()) + " operation(s) were not issued";
-}
-
-Work EmuCommunicator::group_end(CallOptions opts, Where where) {
-  if (group_depth_ == 0) {
-    throw InvalidArgument("group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(where) + "): no group_start is open");
-  }
-  if (--group_depth_ > 0) return Work(group_work_);
-  auto ops = std::move(group_ops_);
-  group_ops_.clear();
-  auto work = std::move(group_work_);
-  check_group_buffers(ops);
-  if (ops.empty()) {  // nothing to run: complete the handle at once, in stream order
-    ops.shrink_to_fit();
-    if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
-    stream_.run_or_enqueue([] {}, work);
-    if (!opts.async_op) Work(work).wait();
-    return Work(work);
-  }
-  return launch(std::move(ops), opts.async_op, std::move(work));
 }
 
 std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
@@ -165,6 +160,7 @@ void EmuCommunicator::run_task(const std::vector<Issued>& ops, bool async_op) {
     run_group(ops);
   } catch (...) {
     record_states(ops, emu::OpState::failed);
+    shared_->world->note_failure(global_rank(), current_error_text());
     throw;
   }
   record_states(ops, emu::OpState::completed);
@@ -225,48 +221,55 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
 
 void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
   emu::Exchange& p2p = shared_->p2p;
-  bool has_p2p = std::any_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); });
-  if (has_p2p) {
-    const Issued& first = *std::find_if(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); });
-    if (fault(FaultStage::before_p2p, first.op, 0) == FaultAction::abort_communicator) shared_->world->check_abort();
+  std::vector<const Issued*> send_ops, recv_ops;
+  for (const Issued& i : ops) {
+    if (i.op.kind == OpKind::send) send_ops.push_back(&i);
+    if (i.op.kind == OpKind::recv) recv_ops.push_back(&i);
   }
   std::deque<emu::Posted> sends;
-  std::vector<const Issued*> send_ops;
   std::vector<std::uint64_t> send_numbers;
-  for (const Issued& i : ops) {
-    if (i.op.kind != OpKind::send) continue;
-    emu::Posted& message = sends.emplace_back();
-    message.data = i.op.send;
-    message.count = i.op.count;
-    message.dtype = i.op.dtype;
-    message.where = i.op.where;
-    send_ops.push_back(&i);
-    send_numbers.push_back(p2p.post(rank_, i.op.peer, message));
-  }
+  std::size_t recvs_done = 0;   // recvs that took their message (or failed taking it)
+  bool in_recv = false;         // a failing recv refuses its own message (Exchange::consume)
   bool inline_run = stream_.running_inline();
   try {
+    if (!send_ops.empty() || !recv_ops.empty()) {
+      const OpDesc& first = send_ops.empty() ? recv_ops.front()->op : send_ops.front()->op;
+      if (fault(FaultStage::before_p2p, first, 0) == FaultAction::abort_communicator) shared_->world->check_abort();
+    }
+    for (const Issued* i : send_ops) {
+      emu::Posted& message = sends.emplace_back();
+      message.data = i->op.send;
+      message.count = i->op.count;
+      message.dtype = i->op.dtype;
+      message.where = i->op.where;
+      message.part_of = i->op.part_of;
+      message.role = i->op.role;
+      send_numbers.push_back(p2p.post(rank_, i->op.peer, message));
+    }
     for (const Issued& i : ops) {
       if (!is_p2p(i.op.kind)) run_collective(i.op, i.seq);
     }
-    for (const Issued& i : ops) {
-      if (i.op.kind != OpKind::recv) continue;
-      std::size_t bytes = i.op.count * size_of(i.op.dtype);
+    for (; recvs_done < recv_ops.size(); ++recvs_done) {
+      const OpDesc& op = recv_ops[recvs_done]->op;
+      std::size_t bytes = op.count * size_of(op.dtype);
       emu::WaitSite site;
       site.agent = stream_agent_;
       site.kind = emu::WaitKind::recv;
       site.rank = rank_;
-      site.peer = i.op.peer;
+      site.peer = op.peer;
       site.op = "recv";
-      site.where = i.op.where;
+      site.where = op.where;
       site.on_user_thread = inline_run;
-      emu::Expected expected{i.op.count, i.op.dtype, i.op.where, shared_->name};
+      emu::Expected expected{op.count, op.dtype, op.where, shared_->name, op.part_of, op.role};
+      in_recv = true;
       p2p.consume(
-          rank_, i.op.peer, expected, [&](const emu::Posted& m) { std::memmove(i.op.recv, m.data, bytes); },
+          rank_, op.peer, expected, [&](const emu::Posted& m) { std::memmove(op.recv, m.data, bytes); },
           [&] {
             return "recv on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                   describe_call_site(i.op.where) + ") waited for a send from rank " + std::to_string(i.op.peer);
+                   describe_call_site(op.where) + ") waited for a send from rank " + std::to_string(op.peer);
           },
           &site);
+      in_recv = false;
     }
     for (std::size_t k = 0; k < sends.size(); ++k) {
       const OpDesc& op = send_ops[k]->op;
@@ -289,7 +292,21 @@ void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
           &site);
     }
   } catch (...) {
-    for (std::size_t k = 0; k < sends.size(); ++k) p2p.withdraw(send_ops[k]->op.peer, sends[k]);
+    // Keep every pairing: each send leaves its message or a tombstone, each recv takes its
+    // message or refuses it, so the peers learn this rank's cause at once (and nothing they
+    // post later pairs with the wrong op).
+    std::string cause = current_error_text();
+    for (std::size_t k = 0; k < send_ops.size(); ++k) {
+      const OpDesc& op = send_ops[k]->op;
+      if (k < sends.size()) {
+        p2p.fail_posted(op.peer, sends[k], cause);
+      } else {
+        p2p.post_failed(rank_, op.peer, op.where, cause);
+      }
+    }
+    for (std::size_t k = recvs_done + (in_recv ? 1 : 0); k < recv_ops.size(); ++k) {
+      p2p.refuse(rank_, recv_ops[k]->op.peer, recv_ops[k]->op.where, cause);
+    }
     throw;
   }
 }

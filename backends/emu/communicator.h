@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,12 +64,18 @@ class EmuCommunicator final : public Communicator {
 
   void group_start(Where where) override;
   Work group_end(CallOptions opts, Where where) override;
+  // Discards the group's operations (never issued; its Work fails with AbortedError) once the
+  // outermost level is closed; an enclosing group_end then throws InvalidArgument.
+  void group_abort(Where where) noexcept override;
   std::unique_ptr<Communicator> split(int color, int key, std::string name, Where where) override;
   // Non-empty when a group_start was never closed: the operations queued in it were not issued.
   std::string unclosed_group() const;
 
   const std::shared_ptr<emu::World>& world() const { return shared_->world; }
   int global_rank() const { return shared_->global_ranks[static_cast<std::size_t>(rank_)]; }
+
+  // A call of this rank failed its own checks: kept so that peers finding it returned learn why.
+  void rejected(const OpDesc& op, const std::string& message) noexcept override;
 
  protected:
   Work submit(OpDesc op) override;
@@ -84,6 +91,11 @@ class EmuCommunicator final : public Communicator {
     std::string what;  // "all_reduce #3 (a.cc:10)"
   };
   Work launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work = nullptr);
+  // Completes a Work that runs nothing (an empty or discarded group) in stream order, with `error`.
+  void finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error);
+  // Drops the open group's operations: flight recorder `failed`, collective numbers given back,
+  // the group's Work completed with `error`.
+  void discard_group(std::exception_ptr error);
   // A Work numbered as the stream's next task (first == nullptr: a group, named by `where`).
   std::shared_ptr<emu::EmuWork> new_work(const OpDesc* first, std::uint64_t seq, Where where);
   void note_async(const emu::EmuWork& work);
@@ -105,6 +117,7 @@ class EmuCommunicator final : public Communicator {
   Where group_where_;
   std::vector<Issued> group_ops_;
   std::shared_ptr<emu::EmuWork> group_work_;
+  std::string group_abandoned_;  // set when an exception left an inner Group scope: where
   // Checker bookkeeping (unused with CheckLevel::off).
   emu::Agent* stream_agent_ = nullptr;
   emu::Agent* user_agent_ = nullptr;

@@ -4,6 +4,7 @@
 // checks on, a rank whose function returns with async Works never waited on fails with
 // InvalidArgument, and a failed run writes the flight recorder to options.flight_recorder_path.
 // With TWINCCL_TOPOLOGY / TWINCCL_TRACE every rank's calls are recorded and replayed at exit.
+// A rank thread that cannot be created ends the run with ResourceError after joining the others.
 #include <atomic>
 #include <exception>
 #include <fstream>
@@ -56,42 +57,76 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
   std::exception_ptr first_error, first_abort;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        {
-          EmuCommunicator comm(shared, r);
-          if (auto recorded = simulated.wrap(comm)) {
-            fn(*recorded);
-          } else {
-            fn(comm);
-          }
-          if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
-        }  // the communicator's stream drains here
-        if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
-        world->mark_finished(r);
-      } catch (const AbortedError&) {
+  auto rank_main = [&](int r) {
+    try {
+      {
+        EmuCommunicator comm(shared, r);
+        if (auto recorded = simulated.wrap(comm)) {
+          fn(*recorded);
+        } else {
+          fn(comm);
+        }
+        if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
+      }  // the communicator's stream drains here
+      if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
+      world->mark_finished(r);
+    } catch (const AbortedError& e) {
+      {
         std::lock_guard<std::mutex> lock(mu);
         if (!first_abort) first_abort = std::current_exception();
-        world->mark_finished(r);
-      } catch (const std::exception& e) {
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          if (!first_error) first_error = std::current_exception();
-        }
-        world->abort("rank " + std::to_string(r) + " failed: " + e.what());
-        world->mark_finished(r);
-      } catch (...) {
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          if (!first_error) first_error = std::current_exception();
-        }
-        world->abort("rank " + std::to_string(r) + " failed with a non-standard exception");
-        world->mark_finished(r);
       }
-    });
+      world->note_failure(r, e.what());
+      world->mark_finished(r);
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error) first_error = std::current_exception();
+      }
+      world->note_failure(r, e.what());
+      world->abort("rank " + std::to_string(r) + " failed: " + e.what());
+      world->mark_finished(r);
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error) first_error = std::current_exception();
+      }
+      world->note_failure(r, "a non-standard exception");
+      world->abort("rank " + std::to_string(r) + " failed with a non-standard exception");
+      world->mark_finished(r);
+    }
+  };
+  // A rank whose thread cannot be created fails the run with ResourceError; the ranks already
+  // started see the world aborted (and the missing ranks as returned), and are joined.
+  std::string start_failure;
+  for (int r = 0; r < n && start_failure.empty(); ++r) {
+    try {
+      if (options.fault_hook) {
+        FaultPoint point;
+        point.rank = r;
+        point.stage = FaultStage::thread_start;
+        options.fault_hook(point);
+      }
+      threads.emplace_back(rank_main, r);
+    } catch (const std::exception& e) {
+      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) + ": " +
+                      e.what() + " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)";
+    } catch (...) {
+      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) +
+                      ": a non-standard exception";
+    }
+    if (!start_failure.empty()) {
+      world->abort(start_failure);
+      for (int q = r; q < n; ++q) {
+        world->note_failure(q, start_failure);
+        world->mark_finished(q);
+      }
+    }
   }
   for (auto& t : threads) t.join();
+  if (!start_failure.empty()) {
+    dump_flight_recorder(*world, options.flight_recorder_path);
+    throw ResourceError(start_failure);
+  }
   if (first_error || first_abort) dump_flight_recorder(*world, options.flight_recorder_path);
   if (first_error) std::rethrow_exception(first_error);
   if (first_abort) std::rethrow_exception(first_abort);

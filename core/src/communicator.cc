@@ -25,30 +25,53 @@ OpDesc make(OpKind kind, const void* send, void* recv, std::size_t count, DataTy
 
 std::vector<std::size_t> to_vector(std::span<const std::size_t> s) { return {s.begin(), s.end()}; }
 
-// Buffer overloads: the recv buffer must have the send buffer's data type.
-void same_dtype(const char* call, const Buffer& a, const Buffer& b, const Where& where) {
-  if (a.dtype() != b.dtype()) {
-    throw InvalidArgument(std::string(call) + " (" + describe_call_site(where) + "): send buffer is " +
-                          std::string(name(a.dtype())) + " but recv buffer is " + std::string(name(b.dtype())));
-  }
-}
-
-// count = whole-buffer count divided by nranks, refusing a remainder.
-std::size_t per_rank(const char* call, const char* which, std::size_t total, int nranks, const Where& where) {
-  auto n = static_cast<std::size_t>(nranks);
-  if (total % n != 0) {
-    throw InvalidArgument(std::string(call) + " (" + describe_call_site(where) + "): " + which + " buffer has " +
-                          std::to_string(total) + " elements, not a multiple of " + std::to_string(nranks) +
-                          " ranks");
-  }
-  return total / n;
+// The Buffer overloads keep the buffers' memory alive until the operation completed.
+void own(OpDesc& d, const Buffer& send, const Buffer& recv) {
+  d.send_owner = send.memory();
+  d.recv_owner = recv.memory();
 }
 
 }  // namespace
 
 Work Communicator::issue(OpDesc op) {
-  validate(op, rank(), size(), name());
-  return submit(std::move(op));
+  try {
+    validate(op, rank(), size(), name());
+  } catch (const Error& e) {
+    rejected(op, e.what());
+    throw;
+  }
+  if (!op.async_op || (!op.send_owner && !op.recv_owner)) return submit(std::move(op));
+  // The Work holds the buffers too (torch's rule), whatever the backend does with the op.
+  std::shared_ptr<const void> send_owner = op.send_owner, recv_owner = op.recv_owner;
+  Work work = submit(std::move(op));
+  auto owners = std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+      std::move(send_owner), std::move(recv_owner));
+  return keep_alive(std::move(work), std::move(owners));
+}
+
+void Communicator::reject(const OpDesc& op, const std::string& message) {
+  std::string text = std::string(twinccl::name(op.kind)) + " on comm '" + name() + "' rank " + std::to_string(rank()) +
+                     " (" + describe_call_site(op.where) + "): " + message;
+  rejected(op, text);
+  throw InvalidArgument(text);
+}
+
+// Buffer overloads: the recv buffer must have the send buffer's data type.
+void Communicator::same_dtype(const OpDesc& op, const Buffer& send, const Buffer& recv) {
+  if (send.dtype() != recv.dtype()) {
+    reject(op, "send buffer is " + std::string(twinccl::name(send.dtype())) + " but recv buffer is " +
+                   std::string(twinccl::name(recv.dtype())));
+  }
+}
+
+// count = whole-buffer count divided by nranks, refusing a remainder.
+std::size_t Communicator::per_rank(const OpDesc& op, const char* which, std::size_t total) {
+  auto n = static_cast<std::size_t>(size());
+  if (total % n != 0) {
+    reject(op, std::string(which) + " buffer has " + std::to_string(total) + " elements, not a multiple of " +
+                   std::to_string(size()) + " ranks");
+  }
+  return total / n;
 }
 
 Work Communicator::all_reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
@@ -176,29 +199,32 @@ Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::
 // ---- Buffer overloads ----
 
 Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts, Where where) {
-  same_dtype("all_reduce", send, recv, where);
   OpDesc d = make(OpKind::all_reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+  same_dtype(d, send, recv);
   d.op = op;
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
+  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::reduce_scatter(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts,
                                   Where where) {
-  same_dtype("reduce_scatter", send, recv, where);
   OpDesc d = make(OpKind::reduce_scatter, send.data(), recv.data(), recv.count(), send.dtype(), opts, where);
+  same_dtype(d, send, recv);
   d.op = op;
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
+  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::all_gather(const Buffer& send, const Buffer& recv, CallOptions opts, Where where) {
-  same_dtype("all_gather", send, recv, where);
   OpDesc d = make(OpKind::all_gather, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+  same_dtype(d, send, recv);
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
+  own(d, send, recv);
   return issue(std::move(d));
 }
 
@@ -206,26 +232,29 @@ Work Communicator::broadcast(const Buffer& buffer, int root, CallOptions opts, W
   OpDesc d = make(OpKind::broadcast, buffer.data(), buffer.data(), buffer.count(), buffer.dtype(), opts, where);
   d.root = root;
   d.send_capacity = d.recv_capacity = buffer.count();
+  own(d, buffer, {});
   return issue(std::move(d));
 }
 
 Work Communicator::reduce(const Buffer& send, const Buffer& recv, ReduceOp op, int root, CallOptions opts,
                           Where where) {
-  if (recv) same_dtype("reduce", send, recv, where);
   OpDesc d = make(OpKind::reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+  if (recv) same_dtype(d, send, recv);
   d.op = op;
   d.root = root;
   d.send_capacity = send.count();
   d.recv_capacity = recv ? recv.count() : 0;
+  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::all_to_all(const Buffer& send, const Buffer& recv, CallOptions opts, Where where) {
-  same_dtype("all_to_all", send, recv, where);
-  std::size_t count = per_rank("all_to_all", "send", send.count(), size(), where);
-  OpDesc d = make(OpKind::all_to_all, send.data(), recv.data(), count, send.dtype(), opts, where);
+  OpDesc d = make(OpKind::all_to_all, send.data(), recv.data(), 0, send.dtype(), opts, where);
+  same_dtype(d, send, recv);
+  d.count = per_rank(d, "send", send.count());
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
+  own(d, send, recv);
   return issue(std::move(d));
 }
 
@@ -233,6 +262,7 @@ Work Communicator::send(const Buffer& data, int peer, CallOptions opts, Where wh
   OpDesc d = make(OpKind::send, data.data(), nullptr, data.count(), data.dtype(), opts, where);
   d.peer = peer;
   d.send_capacity = data.count();
+  own(d, data, {});
   return issue(std::move(d));
 }
 
@@ -240,16 +270,41 @@ Work Communicator::recv(const Buffer& data, int peer, CallOptions opts, Where wh
   OpDesc d = make(OpKind::recv, nullptr, data.data(), data.count(), data.dtype(), opts, where);
   d.peer = peer;
   d.recv_capacity = data.count();
+  own(d, {}, data);
   return issue(std::move(d));
 }
 
-Group::Group(Communicator& comm, Where where) : comm_(comm), uncaught_(std::uncaught_exceptions()) {
+void Communicator::group_abort(Where where) noexcept {
+  CallOptions async;
+  async.async_op = true;
+  try {
+    group_end(async, where);
+  } catch (...) {  // the group is closed either way; its error belongs to its operations
+  }
+}
+
+Group::Group(Communicator& comm, Where where)
+    : comm_(comm), uncaught_(std::uncaught_exceptions()), where_(where) {
   comm_.group_start(where);
 }
 
 Group::~Group() noexcept(false) {
-  if (std::uncaught_exceptions() > uncaught_) return;  // unwinding: the communicator aborts the group
+  if (!open_) return;
+  open_ = false;
+  if (std::uncaught_exceptions() > uncaught_) {
+    comm_.group_abort(where_);  // unwinding: never leave the group open behind the exception
+    return;
+  }
   comm_.group_end();
+}
+
+Work Group::end(CallOptions opts, Where where) {
+  if (!open_) {
+    throw InvalidArgument("Group::end on comm '" + comm_.name() + "' (" + describe_call_site(where) +
+                          "): the group opened at " + describe_call_site(where_) + " was already ended");
+  }
+  open_ = false;  // group_end closes it even when it throws
+  return comm_.group_end(opts, where);
 }
 
 }  // namespace twinccl

@@ -49,21 +49,23 @@ IntegerRange integer_range(DataType dtype) {
   throw InternalError("integer_range: " + std::string(name(dtype)) + " is not an integer type");
 }
 
-void require_valid_dtype(DataType dtype, const char* function) {
+void require_valid_dtype(DataType dtype) {
   if (!is_valid(dtype)) {
-    throw InvalidArgument(std::string(function) + ": data type value " +
-                          detail::raw_value_text(dtype) + " is outside the DataType enum");
+    throw InvalidArgument("data type value " + detail::raw_value_text(dtype) + " is not a DataType");
   }
+}
+
+// "reduce op value 42 is not a ReduceOp (sum, prod, min, max, avg, premul_sum)"
+std::string not_a_reduce_op(ReduceKind kind) {
+  return "reduce op value " + detail::raw_value_text(kind) +
+         " is not a ReduceOp (sum, prod, min, max, avg, premul_sum)";
 }
 
 }  // namespace
 
 void check_reduce_op_supported(DataType dtype, const ReduceOp& op) {
-  require_valid_dtype(dtype, "check_reduce_op_supported");
-  if (!is_valid(op.kind)) {
-    throw InvalidArgument("check_reduce_op_supported: reduce kind value " +
-                          detail::raw_value_text(op.kind) + " is outside the ReduceKind enum");
-  }
+  require_valid_dtype(dtype);
+  if (!is_valid(op.kind)) throw InvalidArgument(not_a_reduce_op(op.kind));
   if (op.kind != ReduceKind::premul_sum) return;  // other kinds ignore the scalar
   const std::string scalar_text = detail::shortest_text(op.scalar);
   if (!std::isfinite(op.scalar)) {
@@ -84,14 +86,10 @@ void check_reduce_op_supported(DataType dtype, const ReduceOp& op) {
 }
 
 Reduction Reduction::make(DataType dtype, std::span<const ReduceOp> ops) {
-  require_valid_dtype(dtype, "Reduction::make");
-  if (ops.empty()) throw InvalidArgument("Reduction::make: no rank's op given (nranks = 0)");
+  require_valid_dtype(dtype);
+  if (ops.empty()) throw InvalidArgument("a reduction needs at least one rank's reduce op (got none)");
   for (std::size_t r = 0; r < ops.size(); ++r) {
-    if (!is_valid(ops[r].kind)) {
-      throw InvalidArgument("Reduction::make: rank " + std::to_string(r) +
-                            " passed reduce kind value " + detail::raw_value_text(ops[r].kind) +
-                            ", outside the ReduceKind enum");
-    }
+    if (!is_valid(ops[r].kind)) throw InvalidArgument("rank " + std::to_string(r) + ": " + not_a_reduce_op(ops[r].kind));
   }
   const ReduceKind kind = ops[0].kind;
   for (std::size_t r = 1; r < ops.size(); ++r) {

@@ -16,19 +16,49 @@ MaybeWork finish(Work w, bool async_op) {
   return std::nullopt;
 }
 
-void check_list(const char* call, Communicator& group, std::span<const Buffer> list, DataType dtype, Where where) {
+void check_list(const char* call, const char* list_name, Communicator& group, std::span<const Buffer> list,
+                DataType dtype, Where where) {
+  std::string at = std::string(call) + " on comm '" + group.name() + "' rank " + std::to_string(group.rank()) + " (" +
+                   describe_call_site(where) + "): ";
+  auto reject = [&](const std::string& text) {
+    group.rejected(OpDesc{}, text);  // the peers learn why this rank never joined them
+    throw InvalidArgument(text);
+  };
   if (list.size() != static_cast<std::size_t>(group.size())) {
-    throw InvalidArgument(std::string(call) + " on comm '" + group.name() + "' rank " + std::to_string(group.rank()) +
-                          " (" + describe_call_site(where) + "): the list has " + std::to_string(list.size()) +
-                          " buffers; the group has " + std::to_string(group.size()) + " ranks");
+    reject(at + list_name + " has " + std::to_string(list.size()) + " buffers; the group has " +
+           std::to_string(group.size()) + " ranks");
   }
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (list[i].dtype() != dtype) {
-      throw InvalidArgument(std::string(call) + " (" + describe_call_site(where) + "): list[" + std::to_string(i) +
-                            "] is " + std::string(name(list[i].dtype())) + ", expected " + std::string(name(dtype)));
+      reject(at + list_name + "[" + std::to_string(i) + "] is " + std::string(name(list[i].dtype())) + ", expected " +
+             std::string(name(dtype)));
     }
   }
 }
+
+// One send or recv of a list call, named as the user knows it ("tensor_list[1]") in messages.
+OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role, Where where) {
+  OpDesc d;
+  d.kind = kind;
+  if (kind == OpKind::send) {
+    d.send = b.data();
+    d.send_capacity = b.count();
+    d.send_owner = b.memory();
+  } else {
+    d.recv = b.data();
+    d.recv_capacity = b.count();
+    d.recv_owner = b.memory();
+  }
+  d.count = b.count();
+  d.dtype = b.dtype();
+  d.peer = peer;
+  d.where = where;
+  d.part_of = part_of;
+  d.role = std::move(role);
+  return d;
+}
+
+std::string indexed(const char* list, std::size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
 
 std::vector<std::size_t> counts_of(std::span<const Buffer> list) {
   std::vector<std::size_t> c;
@@ -52,19 +82,20 @@ MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op
 
 MaybeWork all_gather(Communicator& group, std::span<const Buffer> tensor_list, const Buffer& tensor, bool async_op,
                      Where where) {
-  check_list("all_gather", group, tensor_list, tensor.dtype(), where);
+  check_list("all_gather", "tensor_list", group, tensor_list, tensor.dtype(), where);
   // Grouped send/recv straight into the list's buffers: no staging copy, uneven sizes allowed.
-  group.group_start(where);
+  Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
-    group.send(tensor, r, {}, where);
-    group.recv(tensor_list[static_cast<std::size_t>(r)], r, {}, where);
+    auto i = static_cast<std::size_t>(r);
+    group.issue(piece(OpKind::send, tensor, r, "all_gather", "tensor", where));
+    group.issue(piece(OpKind::recv, tensor_list[i], r, "all_gather", indexed("tensor_list", i), where));
   }
-  return finish(group.group_end({async_op, {}}, where), async_op);
+  return finish(batch.end({async_op, {}}, where), async_op);
 }
 
 MaybeWork reduce_scatter(Communicator& group, const Buffer& output, std::span<const Buffer> input_list, ReduceOp op,
                          bool async_op, Where where) {
-  check_list("reduce_scatter", group, input_list, output.dtype(), where);
+  check_list("reduce_scatter", "input_list", group, input_list, output.dtype(), where);
   std::vector<std::size_t> counts = counts_of(input_list);
   std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   Buffer staging = group.alloc(total, output.dtype());
@@ -73,13 +104,20 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output, std::span<co
     staging.slice(at, b.count()).copy_from(b);
     at += b.count();
   }
-  Work w = group.reduce_scatter_v(staging.data(), output.data(), counts, {}, output.dtype(), op, {async_op, {}}, where);
-  if (!async_op) {
-    w.wait();
-    return std::nullopt;
-  }
-  // Keep the staging buffer alive until the operation completed.
-  return keep_alive(std::move(w), std::make_shared<Buffer>(staging));
+  OpDesc d;
+  d.kind = OpKind::reduce_scatter_v;
+  d.send = staging.data();
+  d.recv = output.data();
+  d.recv_counts = std::move(counts);
+  d.dtype = output.dtype();
+  d.op = op;
+  d.send_capacity = staging.count();
+  d.recv_capacity = output.count();
+  d.async_op = async_op;
+  d.where = where;
+  d.send_owner = staging.memory();  // the staging buffer and the output live until it completed
+  d.recv_owner = output.memory();
+  return finish(group.issue(std::move(d)), async_op);
 }
 
 MaybeWork all_gather_into_tensor(Communicator& group, const Buffer& output, const Buffer& input, bool async_op,
@@ -95,26 +133,25 @@ MaybeWork reduce_scatter_tensor(Communicator& group, const Buffer& output, const
 MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list, std::span<const Buffer> input_list,
                      bool async_op, Where where) {
   DataType dtype = input_list.empty() ? DataType::float32 : input_list[0].dtype();
-  check_list("all_to_all", group, input_list, dtype, where);
-  check_list("all_to_all", group, output_list, dtype, where);
-  group.group_start(where);
+  check_list("all_to_all", "input_list", group, input_list, dtype, where);
+  check_list("all_to_all", "output_list", group, output_list, dtype, where);
+  Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
-    group.send(input_list[static_cast<std::size_t>(r)], r, {}, where);
-    group.recv(output_list[static_cast<std::size_t>(r)], r, {}, where);
+    auto i = static_cast<std::size_t>(r);
+    group.issue(piece(OpKind::send, input_list[i], r, "all_to_all", indexed("input_list", i), where));
+    group.issue(piece(OpKind::recv, output_list[i], r, "all_to_all", indexed("output_list", i), where));
   }
-  return finish(group.group_end({async_op, {}}, where), async_op);
+  return finish(batch.end({async_op, {}}, where), async_op);
 }
 
 MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, bool async_op, Where where) {
-  group.group_start(where);
-  for (const P2POp& op : ops) {
-    if (op.kind == P2POp::Kind::isend) {
-      group.send(op.tensor, op.peer, {}, where);
-    } else {
-      group.recv(op.tensor, op.peer, {}, where);
-    }
+  Group batch(group, where);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const P2POp& op = ops[i];
+    OpKind kind = op.kind == P2POp::Kind::isend ? OpKind::send : OpKind::recv;
+    group.issue(piece(kind, op.tensor, op.peer, "batch_isend_irecv", indexed("p2p_op_list", i), where));
   }
-  return finish(group.group_end({async_op, {}}, where), async_op);
+  return finish(batch.end({async_op, {}}, where), async_op);
 }
 
 }  // namespace twinccl::torch_style

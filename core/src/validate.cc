@@ -1,6 +1,7 @@
 // One rank's checks of its own call, before anything is issued: every message names the call,
 // the communicator, the rank, the call site and the bad value.
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "twinccl/errors.h"
@@ -15,9 +16,14 @@ class Checker {
   Checker(const OpDesc& op, int rank, int nranks, std::string_view comm)
       : op_(op), rank_(rank), nranks_(nranks), comm_(comm) {}
 
+  // "all_reduce on comm ..."; a piece of a convenience call in the user's words:
+  // "all_gather's tensor_list[1] (a recv) on comm ...".
   [[noreturn]] void fail(const std::string& what) const {
-    throw InvalidArgument(std::string(name(op_.kind)) + " on comm '" + std::string(comm_) + "' rank " +
-                          std::to_string(rank_) + " (" + describe_call_site(op_.where) + "): " + what);
+    std::string call = op_.part_of.empty() ? std::string(name(op_.kind))
+                                           : std::string(op_.part_of) + "'s " + op_.role + " (a " +
+                                                 std::string(name(op_.kind)) + ")";
+    throw InvalidArgument(call + " on comm '" + std::string(comm_) + "' rank " + std::to_string(rank_) + " (" +
+                          describe_call_site(op_.where) + "): " + what);
   }
 
   void check_rank_argument(const char* what, int value) const {
@@ -71,34 +77,45 @@ class Checker {
     auto r = reinterpret_cast<std::uintptr_t>(op_.recv);
     std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);
     if (s < r + rb && r < s + sb) {
-      fail("send [" + std::to_string(s) + ", +" + std::to_string(sb) + ") and recv [" + std::to_string(r) +
-           ", +" + std::to_string(rb) + ") overlap but the call is not in place by NCCL's rules" +
-           in_place_rule(s, r));
+      fail("send buffer at " + hex(s) + " (" + elements(send_n) + " of " + std::string(name(op_.dtype)) +
+           ") and recv buffer at " + hex(r) + " (" + elements(recv_n) +
+           ") overlap but the call is not in place by NCCL's rules" + in_place_rule(s, r));
     }
+  }
+
+  static std::string hex(std::uintptr_t address) {
+    char text[2 + 2 * sizeof(address) + 1];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+    return text;
+  }
+
+  static std::string elements(std::size_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); }
+
+  // "+ 8 elements" (or "+ 6 bytes" when the distance is not a whole number of elements).
+  std::string offset(std::uintptr_t from, std::uintptr_t to) const {
+    std::size_t element = size_of(op_.dtype);
+    std::string sign = to >= from ? "+ " : "- ";
+    std::uintptr_t d = to >= from ? to - from : from - to;
+    if (d % element == 0) return sign + elements(d / element);
+    return sign + std::to_string(d) + " bytes (not a whole number of " + std::string(name(op_.dtype)) + " elements)";
   }
 
   // "; in place needs recv == send + rank*count = send + 24 elements, recv is at send + 8 elements"
   std::string in_place_rule(std::uintptr_t s, std::uintptr_t r) const {
-    std::size_t element = size_of(op_.dtype);
-    auto offset = [&](std::uintptr_t from, std::uintptr_t to) {
-      std::string sign = to >= from ? "+ " : "- ";
-      std::uintptr_t d = to >= from ? to - from : from - to;
-      return sign + (d % element == 0 ? std::to_string(d / element) + " elements" : std::to_string(d) + " bytes");
-    };
     std::size_t want = static_cast<std::size_t>(rank_) * op_.count;
     switch (op_.kind) {
       case OpKind::all_reduce:
       case OpKind::broadcast:
       case OpKind::reduce:
-        return "; in place needs recv == send";
+        return "; in place needs recv == send, recv is at send " + offset(s, r);
       case OpKind::reduce_scatter:
       case OpKind::scatter:
-        return "; in place needs recv == send + rank*count = send + " + std::to_string(want) +
-               " elements, recv is at send " + offset(s, r);
+        return "; in place needs recv == send + rank*count = send + " + elements(want) + ", recv is at send " +
+               offset(s, r);
       case OpKind::all_gather:
       case OpKind::gather:
-        return "; in place needs send == recv + rank*count = recv + " + std::to_string(want) +
-               " elements, send is at recv " + offset(r, s);
+        return "; in place needs send == recv + rank*count = recv + " + elements(want) + ", send is at recv " +
+               offset(r, s);
       default:
         return "";
     }

@@ -151,6 +151,7 @@ void Checker::unregister(const WaitSite& site) {
   Node& n = nodes_[static_cast<std::size_t>(site.agent->id)];
   n.waiting = false;
   n.suspect.clear();
+  n.verdict.clear();  // a verdict it never saw: the wait ended with another error first
 }
 
 void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
@@ -174,7 +175,8 @@ void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
   for (const Edge& e : edges) {
     if (e.to < static_cast<int>(users_.size()) && finished_[static_cast<std::size_t>(e.to)]) {
       throw AbortedError(describe_step(id, e) + ", but rank " + std::to_string(e.peer_global) +
-                         "'s function already returned without calling it");
+                         "'s function already returned without calling it" +
+                         (explain_returned_ ? explain_returned_(e.peer_global) : std::string()));
     }
   }
   auto cycle = find_cycle(id);

@@ -55,6 +55,11 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
     meeting = slot.get();
   }
   std::unique_lock<std::mutex> lock(meeting->mu);
+  auto me = [&] { return meeting->label + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) + ")"; };
+  if (!meeting->broken.empty()) {  // a straggler: the others gave up on this meeting
+    abandon(seq, *meeting, lock,
+            std::make_exception_ptr(AbortedError(me() + " arrived after the others stopped waiting: " + meeting->broken)));
+  }
   meeting->ops[static_cast<std::size_t>(rank)] = op;
   meeting->present[static_cast<std::size_t>(rank)] = 1;
   meeting->split_args[static_cast<std::size_t>(rank)] = split_arg;
@@ -72,21 +77,41 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
     }
     return missing;
   };
-  auto describe = [&] {
-    return meeting->label + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) +
-           ") waited for rank(s) " + missing_ranks() + " to arrive";
-  };
+  auto describe = [&] { return me() + " waited for rank(s) " + missing_ranks() + " to arrive"; };
   auto hopeless = [&] {
     for (int r = 0; r < nranks_; ++r) {
-      if (!meeting->present[static_cast<std::size_t>(r)] && world_->finished(global_ranks_[static_cast<std::size_t>(r)])) {
-        throw AbortedError(meeting->label + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) +
-                           ") waits for rank " + std::to_string(r) +
-                           ", whose function already returned without calling it");
+      int global = global_ranks_[static_cast<std::size_t>(r)];
+      if (!meeting->present[static_cast<std::size_t>(r)] && world_->finished(global)) {
+        throw AbortedError(me() + " waits for rank " + std::to_string(r) +
+                           ", whose function already returned without calling it" + world_->returned_note(global));
       }
     }
   };
-  world_->wait(lock, meeting->cv, [&] { return meeting->arrived == nranks_; }, describe, hopeless, site);
+  try {
+    world_->wait(lock, meeting->cv, [&] { return meeting->arrived == nranks_ || !meeting->broken.empty(); },
+                 describe, hopeless, site);
+  } catch (const std::exception& e) {
+    // This rank gives up: the meeting can never complete, so nobody may wait in it any longer.
+    meeting->broken = "rank " + std::to_string(rank) + " failed: " + e.what();
+    meeting->cv.notify_all();
+    abandon(seq, *meeting, lock, std::current_exception());
+  }
+  if (meeting->arrived < nranks_) {  // woken because another rank gave up
+    abandon(seq, *meeting, lock, std::make_exception_ptr(AbortedError(me() + " stops waiting: " + meeting->broken)));
+  }
   return *meeting;
+}
+
+void Rendezvous::abandon(std::uint64_t seq, Meeting& meeting, std::unique_lock<std::mutex>& lock,
+                         std::exception_ptr error) {
+  bool last = ++meeting.left == nranks_;
+  ++meeting.done_touching;
+  lock.unlock();
+  if (last) {
+    std::lock_guard<std::mutex> rdv_lock(mu_);
+    meetings_.erase(seq);
+  }
+  std::rethrow_exception(error);
 }
 
 void Rendezvous::leave(std::uint64_t seq, Meeting& meeting) {

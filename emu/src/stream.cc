@@ -1,5 +1,9 @@
 #include "twinccl/emu/stream.h"
 
+#include <string>
+
+#include "twinccl/errors.h"
+
 namespace twinccl::emu {
 namespace {
 
@@ -23,11 +27,32 @@ Stream::~Stream() {
   if (worker_.joinable()) worker_.join();
 }
 
+std::exception_ptr Stream::start_worker_locked() {
+  if (worker_.joinable()) return nullptr;
+  std::string why;
+  try {
+    if (before_thread_start_) before_thread_start_();
+    worker_ = std::thread([this] { worker_loop(); });
+    return nullptr;
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "a non-standard exception";
+  }
+  auto error = std::make_exception_ptr(ResourceError(
+      "could not start the stream thread that runs this rank's operations: " + why +
+      " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)"));
+  std::shared_ptr<EmuWork> work = std::move(queue_.back().second);
+  queue_.pop_back();
+  work->complete(error);
+  return error;
+}
+
 void Stream::enqueue(Task task, std::shared_ptr<EmuWork> work) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.emplace_back(std::move(task), std::move(work));
-    if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+    if (std::exception_ptr error = start_worker_locked()) std::rethrow_exception(error);
   }
   cv_.notify_all();
 }
@@ -37,7 +62,7 @@ void Stream::run_or_enqueue(Task task, std::shared_ptr<EmuWork> work) {
     std::lock_guard<std::mutex> lock(mu_);
     if (busy_ || !queue_.empty()) {
       queue_.emplace_back(std::move(task), std::move(work));
-      if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+      if (std::exception_ptr error = start_worker_locked()) std::rethrow_exception(error);
       cv_.notify_all();
       return;
     }

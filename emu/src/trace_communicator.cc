@@ -132,6 +132,11 @@ Work TracingCommunicator::group_end(CallOptions opts, Where where) {
   return Work(std::make_shared<TracedWork>(std::move(work), recorder_, world_rank(), std::move(ops)));
 }
 
+void TracingCommunicator::group_abort(Where where) noexcept {
+  inner_.group_abort(where);
+  if (group_depth_ > 0 && --group_depth_ == 0) group_ops_.clear();  // never issued: no waits to record
+}
+
 std::unique_ptr<Communicator> TracingCommunicator::split(int color, int key, std::string new_name, Where where) {
   std::unique_ptr<Communicator> child = inner_.split(color, key, std::move(new_name), where);
   if (!child) return nullptr;

@@ -1,6 +1,8 @@
 #include "twinccl/emu/work_state.h"
 
 #include "twinccl/emu/world.h"
+#include "twinccl/errors.h"
+#include "twinccl/operation.h"
 
 namespace twinccl::emu {
 
@@ -14,12 +16,28 @@ void EmuWork::complete(std::exception_ptr error) {
   cv_.notify_all();
 }
 
+void EmuWork::hold_until_group_end(std::string comm, int rank, std::source_location where) {
+  std::lock_guard<std::mutex> lock(mu_);
+  group_ = {true, std::move(comm), rank, where};
+}
+
+void EmuWork::group_ended() {
+  std::lock_guard<std::mutex> lock(mu_);
+  group_.open = false;
+}
+
 void EmuWork::note_waited() {
   if (tracking_.waited) tracking_.waited->note(tracking_.task);
 }
 
 void EmuWork::wait() {
   std::unique_lock<std::mutex> lock(mu_);
+  if (!done_ && group_.open) {
+    throw InvalidArgument("comm '" + group_.comm + "' rank " + std::to_string(group_.rank) +
+                          ": wait() on a Work of the group opened by group_start (" + describe_call_site(group_.where) +
+                          "), which is still open: its operations are issued only at group_end, so the wait could "
+                          "never finish; call group_end() before waiting (NCCL's rule for grouped operations)");
+  }
   if (!done_) {
     // The operation itself is bounded by World's deadline. A wait that lasts is shown to the
     // checker (the rank's thread waits for its stream), so cycles through it are found.

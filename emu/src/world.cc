@@ -3,9 +3,14 @@
 namespace twinccl::emu {
 
 World::World(int size, std::chrono::milliseconds timeout, WorldChecks checks)
-    : size_(size), timeout_(timeout), finished_(static_cast<std::size_t>(size)), misuse_(static_cast<std::size_t>(size)) {
+    : size_(size),
+      timeout_(timeout),
+      finished_(static_cast<std::size_t>(size)),
+      misuse_(static_cast<std::size_t>(size)),
+      failures_(static_cast<std::size_t>(size)) {
   if (checks.enabled) {
     checker_ = std::make_unique<Checker>(size);
+    checker_->explain_returned([this](int rank) { return returned_note(rank); });
     recorder_ = std::make_unique<FlightRecorder>(size, checks.flight_recorder_ops);
   }
 }
@@ -29,6 +34,17 @@ void World::check_abort() const {
 void World::mark_finished(int global_rank) {
   finished_[static_cast<std::size_t>(global_rank)].store(true);
   if (checker_) checker_->mark_finished(global_rank);
+}
+
+void World::note_failure(int global_rank, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  failures_[static_cast<std::size_t>(global_rank)] = text;
+}
+
+std::string World::returned_note(int global_rank) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string& text = failures_[static_cast<std::size_t>(global_rank)];
+  return text.empty() ? std::string() : " (before returning, it failed: " + text + ")";
 }
 
 void World::report_misuse(int global_rank, const std::string& message) {

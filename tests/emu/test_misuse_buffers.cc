@@ -43,7 +43,8 @@ TEST_CASE("misuse 31: out-of-place buffers that overlap", "[emu][misuse][buffers
     std::vector<float> b(16);
     c.all_reduce(b.data(), b.data() + 1, 8, DataType::float32, ReduceOp::sum());
   });
-  all_invalid(out, {"all_reduce on comm 'world' rank", "overlap but the call is not in place", "in place needs recv == send"});
+  all_invalid(out, {"all_reduce on comm 'world' rank", "send buffer at 0x", "(8 elements of float32) and recv buffer at 0x",
+                    "(8 elements) overlap but the call is not in place", "in place needs recv == send, recv is at send + 1 element"});
 }
 
 TEST_CASE("misuse 32: reduce_scatter in place at the wrong offset", "[emu][misuse][buffers]") {
@@ -67,7 +68,7 @@ TEST_CASE("misuse 33: all_gather in place at the wrong offset", "[emu][misuse][b
     std::vector<double> b(3 * 5);
     c.all_gather(b.data() + 1, b.data(), 5, DataType::float64);
   });
-  all_invalid(out, {"all_gather on comm 'world'", "in place needs send == recv + rank*count", "send is at recv + 1 elements"});
+  all_invalid(out, {"all_gather on comm 'world'", "in place needs send == recv + rank*count", "send is at recv + 1 element"});
 }
 
 TEST_CASE("misuse 34: a call that would write past a buffer of known size", "[emu][misuse][buffers]") {

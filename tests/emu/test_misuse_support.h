@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,52 @@ inline std::vector<RankOutcome> misuse_run(int n, const RankFunction& fn, const 
   }
   return outcomes;
 }
+
+// What a rank caught itself (programs that handle their errors and return normally, as a
+// resilient client does: the point is that the peers still learn the cause at once).
+struct Caught {
+  std::string type;
+  std::string message;
+};
+
+class CaughtByRank {
+ public:
+  explicit CaughtByRank(int n) : caught_(static_cast<std::size_t>(n)) {}
+  // Runs fn; a TwinCCL error is recorded for the rank and swallowed.
+  template <class Fn>
+  void run(int rank, Fn&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      caught_[static_cast<std::size_t>(rank)] = {type_name(e), e.what()};
+    }
+  }
+  const Caught& operator[](int rank) const { return caught_[static_cast<std::size_t>(rank)]; }
+
+ private:
+  static std::string type_name(const Error& e) {
+    if (dynamic_cast<const DeadlockError*>(&e)) return "DeadlockError";
+    if (dynamic_cast<const MismatchError*>(&e)) return "MismatchError";
+    if (dynamic_cast<const TimeoutError*>(&e)) return "TimeoutError";
+    if (dynamic_cast<const AbortedError*>(&e)) return "AbortedError";
+    if (dynamic_cast<const InvalidArgument*>(&e)) return "InvalidArgument";
+    if (dynamic_cast<const ResourceError*>(&e)) return "ResourceError";
+    return "Error";
+  }
+  std::mutex mu_;
+  std::vector<Caught> caught_;
+};
+
+// CheckOptions at a check level (with a timeout).
+inline CheckOptions checks(CheckLevel level, double timeout_s = 10.0) {
+  CheckOptions o = with_timeout(timeout_s);
+  o.check = level;
+  return o;
+}
+
+// n copies of v, for Buffer::fill_from_host.
+inline std::vector<float> filled(std::size_t n, float v) { return std::vector<float>(n, v); }
 
 // "test_misuse_x.cc:42" as describe_call_site() writes it.
 inline std::string site(const char* file, int line) {

@@ -35,6 +35,8 @@ enum class FaultStage : std::uint8_t {
   before_collective,  // issued, not yet at the rendezvous
   in_collective,      // every rank arrived; before any byte moved
   before_p2p,         // a send/recv (or a group holding one) is about to post
+  thread_start,       // a thread is about to be created: a rank's (comm empty) or a communicator's
+                      // stream worker; throwing here acts as the system refusing the thread
 };
 
 struct FaultPoint {

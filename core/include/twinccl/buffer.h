@@ -59,6 +59,9 @@ class Buffer {
   DataType dtype() const { return dtype_; }
   std::size_t bytes() const { return count_ * size_of(dtype_); }
   MemoryKind memory_kind() const;
+  // The allocation this view shares (nullptr for an empty Buffer). An asynchronous call keeps it
+  // alive until the operation completed, as torch keeps a tensor alive until its Work finished.
+  const std::shared_ptr<Memory>& memory() const { return memory_; }
   bool empty() const { return count_ == 0; }
   explicit operator bool() const { return memory_ != nullptr; }
 

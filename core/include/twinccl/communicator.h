@@ -123,6 +123,11 @@ class Communicator {
   virtual void group_start(Where where = Where::current()) = 0;
   // Returns the Work of the whole group (already waited on unless opts.async_op).
   virtual Work group_end(CallOptions opts = {}, Where where = Where::current()) = 0;
+  // Closes one level of an open group that an exception abandoned (Group's destructor calls it
+  // while unwinding). The emulator discards the group's operations (never issued; their Work
+  // fails with AbortedError); the default closes it with group_end, ignoring errors. Either way no
+  // later call is swallowed by a group nobody will end.
+  virtual void group_abort(Where where = Where::current()) noexcept;
 
   // ---- sub-communicators: ranks passing the same color form one, ordered by (key, rank).
   // kNoColor returns nullptr. Collective over this communicator.
@@ -131,6 +136,13 @@ class Communicator {
 
   // Issues one described operation. The typed calls above fill OpDesc and land here.
   Work issue(OpDesc op);
+  // Called by issue() when a call of this rank failed its own checks (`message` is the
+  // InvalidArgument's text); wrappers forward it. The emulator keeps it to tell the peers why this
+  // rank never joined them.
+  virtual void rejected(const OpDesc& op, const std::string& message) noexcept {
+    (void)op;
+    (void)message;
+  }
 
   // ---- declared compute, for simulated time (docs/traces.md). The rank tells the trace
   // recorder that it computes here for `seconds` (or `flops` floating-point operations, turned
@@ -146,19 +158,29 @@ class Communicator {
  protected:
   // Backend entry point: op is already validated for this rank.
   virtual Work submit(OpDesc op) = 0;
+
+ private:
+  [[noreturn]] void reject(const OpDesc& op, const std::string& message);
+  void same_dtype(const OpDesc& op, const Buffer& send, const Buffer& recv);
+  std::size_t per_rank(const OpDesc& op, const char* which, std::size_t total);
 };
 
-// RAII group: group_start() now, group_end() at scope exit (not if unwinding from an exception).
+// RAII group: group_start() now, group_end() at scope exit; when an exception leaves the scope,
+// group_abort() instead (the group's operations are discarded, the communicator is usable again).
 class Group {
  public:
   explicit Group(Communicator& comm, Where where = Where::current());
   ~Group() noexcept(false);
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
+  // Closes the group now (group_end) and returns its Work; the destructor then does nothing.
+  Work end(CallOptions opts = {}, Where where = Where::current());
 
  private:
   Communicator& comm_;
   int uncaught_;
+  Where where_;
+  bool open_ = true;
 };
 
 }  // namespace twinccl

@@ -52,6 +52,13 @@ class BackendError : public Error {
   using Error::Error;
 };
 
+// The system refused a resource TwinCCL needs (a thread could not be created: the process or
+// cgroup reached its thread limit). The run is torn down cleanly: every started thread is joined.
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Something that is the user's configuration, not a call: unknown preset, malformed file...
 class ConfigError : public Error {
  public:

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -72,6 +73,13 @@ struct OpDesc {
   bool async_op = false;
   std::string algorithm;  // forced algorithm name; empty = the backend's choice
   std::source_location where = std::source_location::current();
+  // The memory of Buffer arguments (nullptr for raw pointers): a backend keeps these alive until
+  // the operation completed, so dropping a Buffer before Work::wait() is safe.
+  std::shared_ptr<const void> send_owner, recv_owner;
+  // For messages, when this op is one piece of a convenience call (torch_style): that call's name
+  // ("all_gather") and what the user calls this op's buffer there ("tensor_list[1]", "tensor").
+  std::string_view part_of;
+  std::string role;
 };
 
 // Elements this rank reads from `send` and writes to `recv` for `op` (0 when it does not use

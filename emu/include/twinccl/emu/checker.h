@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,8 @@ class Checker {
   CommRecord* add_comm(std::string name, std::vector<int> global_ranks);
   Agent* add_stream(CommRecord* comm, int comm_rank);
   void mark_finished(int global_rank);
+  // Appended to "rank N's function already returned without calling it": why it returned.
+  void explain_returned(std::function<std::string(int global_rank)> explain) { explain_returned_ = std::move(explain); }
 
   // p2p facts (user send/recv of one communicator, comm ranks).
   // Returns the message's number (1-based) on the (sender, receiver) pair.
@@ -120,6 +123,7 @@ class Checker {
   std::deque<std::unique_ptr<CommRecord>> comms_;
   std::vector<Node> nodes_;  // per agent id: the registered wait and the verdict
   std::vector<char> finished_;
+  std::function<std::string(int)> explain_returned_;
 };
 
 struct CommRecord {

@@ -8,17 +8,26 @@
 //   Posted p{.data = buf, .count = n};  ex.post(me, peer, p);     // sender
 //   ex.consume(me, peer, n, [&](const Posted& m) { copy(m.data); }); // receiver
 //   ex.wait_consumed(me, p);                                        // sender
+//
+// User send/recv keep the pairing even when a rank fails: every send op yields exactly one
+// message and every recv op takes exactly one. A send that fails leaves a tombstone in its place
+// (the recv that takes it throws AbortedError with the sender's cause); a recv that fails before
+// taking its message refuses the sender's next message (that send throws AbortedError with the
+// receiver's cause). So the other ranks of a failed group learn the real cause at once, and a
+// straggler's late send meets the refusal its timed-out peer left, instead of waiting forever.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "twinccl/data_type.h"
@@ -30,12 +39,17 @@ struct Posted {
   const void* data = nullptr;
   std::size_t count = 0;     // elements
   int sender = -1;
+  int receiver = -1;
   bool from_input = false;   // the sender's input buffer (a contribution: scaled when loaded)
   bool consumed = false;     // set by the receiver under the sender's lock
   // User send/recv only: checked against the matching recv.
   std::optional<DataType> dtype;
   std::source_location where;
+  std::string_view part_of;  // a convenience call's name and this buffer's name there (messages)
+  std::string_view role;
   std::string mismatch;      // set by the receiver when the pair disagrees: the sender throws it too
+  std::string refused;       // set by the receiver whose recv failed: the sender throws AbortedError
+  std::string failed;        // a tombstone: the send failed on its rank; the recv throws AbortedError
 };
 
 // What the receiving side of a user send/recv expects, for the pairing check.
@@ -44,12 +58,19 @@ struct Expected {
   DataType dtype = DataType::uint8;
   std::source_location where;
   std::string_view comm;
+  std::string_view part_of;
+  std::string_view role;
 };
 
 class Exchange {
  public:
   Exchange(std::shared_ptr<World> world, int nranks);
-  // User send/recv of a communicator: tell the checker about every post and consumption.
+  // User send/recv of a communicator: its name and world ranks (a wait on a rank whose function
+  // returned fails at once), and the checker to tell about every post and consumption.
+  void describe(std::string comm_name, std::vector<int> global_ranks) {
+    comm_name_ = std::move(comm_name);
+    global_ranks_ = std::move(global_ranks);
+  }
   void watch(Checker* checker, CommRecord* comm) {
     checker_ = checker;
     comm_ = comm;
@@ -62,28 +83,50 @@ class Exchange {
   // consumed. Throws InternalError when its count differs from `expected_count` (a broken pairing).
   void consume(int receiver, int sender, std::size_t expected_count,
                const std::function<void(const Posted&)>& use, const std::function<std::string()>& what);
-  // User recv: the pairing check is a MismatchError (count or dtype) thrown on both sides.
+  // User recv: the pairing check is a MismatchError (count or dtype) thrown on both sides. A
+  // tombstone throws AbortedError; a wait that fails refuses the sender's next message.
   void consume(int receiver, int sender, const Expected& expected, const std::function<void(const Posted&)>& use,
                const std::function<std::string()>& what, const WaitSite* site);
   // Takes back a message whose sender is failing: removes it if still queued, else waits until the
   // receiver that took it finished reading. After this the message's memory may be freed.
   void withdraw(int receiver, Posted& message);
+  // User send whose rank failed with `cause` ("rank 1 failed: ..."): a message still queued
+  // becomes a tombstone; one being read is waited for; one consumed stays consumed.
+  void fail_posted(int receiver, Posted& message, const std::string& cause);
+  // User send that failed before it was posted: queues a tombstone in its place.
+  void post_failed(int sender, int receiver, std::source_location where, const std::string& cause);
+  // User recv that failed before it took its message: the sender's next message is refused.
+  void refuse(int receiver, int sender, std::source_location where, const std::string& cause);
   // Waits until the receiver consumed `message`; throws MismatchError when the receiver found the
-  // pair disagreeing.
+  // pair disagreeing, AbortedError when it refused the message.
   void wait_consumed(int sender, Posted& message, const std::function<std::string()>& what,
                      const WaitSite* site = nullptr);
 
  private:
+  struct Refusal {
+    std::source_location where;  // the recv that failed
+    std::string cause;
+  };
   struct Inbox {
     std::mutex mu;
     std::condition_variable cv;
-    std::vector<std::deque<Posted*>> from;  // per sender
+    std::vector<std::deque<Posted*>> from;     // per sender
+    std::vector<std::deque<Refusal>> refused;  // per sender: recvs that failed before taking
+    std::list<Posted> tombstones;              // owned here; queued in `from` like any message
   };
-  Posted* take(int receiver, int sender, const std::function<std::string()>& what, const WaitSite* site);
+  // The oldest message from `sender`, or throws (wait failed). A tombstone is returned as a copy
+  // in `tombstone` (its storage freed) with nullptr.
+  Posted* take(int receiver, int sender, const std::function<std::string()>& what, const WaitSite* site,
+               std::optional<Posted>* tombstone);
   void mark_consumed(int sender, Posted& message);
+  // Under the inbox lock of `receiver`: a refused message is consumed at once.
+  void refuse_locked(Posted& message, const Refusal& refusal);
+  std::string rank_text(int comm_rank) const;
   std::shared_ptr<World> world_;
   Checker* checker_ = nullptr;
   CommRecord* comm_ = nullptr;
+  std::string comm_name_;
+  std::vector<int> global_ranks_;  // empty: no finished-peer checks (a collective's own traffic)
   std::vector<std::unique_ptr<Inbox>> inbox_;  // per rank: messages to it, and its consumption waits
 };
 

@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,6 +39,10 @@ struct Meeting {
   std::condition_variable cv;
   Exchange exchange;                  // point-to-point traffic of this collective's schedule
   std::shared_ptr<void> shared;       // built once by the first rank that needs it (under mu)
+  // Set when a rank gave up waiting for the others to arrive (timeout, deadlock, a peer that
+  // returned): the meeting can never complete, so every rank waiting in it, and every rank that
+  // arrives later, throws AbortedError with this reason at once.
+  std::string broken;
   // Barrier among the meeting's ranks (reusable).
   void sync(int rank);
   // A rank that fails after every rank arrived calls this before unwinding: it waits until no
@@ -55,7 +60,8 @@ class Rendezvous {
   Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ranks, std::string comm_name);
 
   // Blocks until all ranks arrived at collective `seq`. Throws TimeoutError naming missing ranks,
-  // and AbortedError at once when a missing rank's function already returned.
+  // and AbortedError at once when a missing rank's function already returned (with the error it
+  // failed with, if any) or another rank gave up on this meeting (with its reason).
   // `what` names the operation in messages (default: the op kind; must outlive the meeting).
   // `site` (optional) tells the checker who waits, and marks the arrival.
   Meeting& arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what = {},
@@ -63,6 +69,10 @@ class Rendezvous {
   void leave(std::uint64_t seq, Meeting& meeting);
 
  private:
+  // This rank is done with a meeting it never ran (it gave up, or the meeting was broken):
+  // counts it as left, frees the meeting when it was the last, and throws `error`.
+  [[noreturn]] void abandon(std::uint64_t seq, Meeting& meeting, std::unique_lock<std::mutex>& lock,
+                            std::exception_ptr error);
   std::shared_ptr<World> world_;
   int nranks_;
   std::vector<int> global_ranks_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,7 +28,12 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  // Queues `task` on the worker; `work` completes with its outcome.
+  // Called before the worker thread is created (it may throw, as std::thread would when the
+  // system refuses a thread): the test seam for thread-creation failures.
+  void before_thread_start(std::function<void()> hook) { before_thread_start_ = std::move(hook); }
+
+  // Queues `task` on the worker; `work` completes with its outcome. When the worker cannot be
+  // started, `work` completes with ResourceError and that error is thrown (nothing stays queued).
   void enqueue(Task task, std::shared_ptr<EmuWork> work);
   // Runs `task` now on this thread when nothing is queued or running, else queues it.
   void run_or_enqueue(Task task, std::shared_ptr<EmuWork> work);
@@ -38,6 +44,10 @@ class Stream {
 
  private:
   void worker_loop();
+  // Under mu_: starts the worker if needed; on failure drops the last queued task, completes its
+  // Work with ResourceError and returns that error (the caller throws it once unlocked).
+  std::exception_ptr start_worker_locked();
+  std::function<void()> before_thread_start_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::pair<Task, std::shared_ptr<EmuWork>>> queue_;

@@ -105,10 +105,12 @@ class TracingCommunicator final : public Communicator {
   Buffer alloc(std::size_t count, DataType dtype) override { return inner_.alloc(count, dtype); }
   void group_start(Where where = Where::current()) override;
   Work group_end(CallOptions opts = {}, Where where = Where::current()) override;
+  void group_abort(Where where = Where::current()) noexcept override;
   std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
                                       Where where = Where::current()) override;
   void compute(double seconds) override;
   void compute_flops(double flops) override;
+  void rejected(const OpDesc& op, const std::string& message) noexcept override { inner_.rejected(op, message); }
 
  protected:
   Work submit(OpDesc op) override;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <source_location>
+#include <string>
 #include <string_view>
 
 #include "twinccl/emu/checker.h"
@@ -48,6 +49,11 @@ class EmuWork final : public WorkState {
   EmuWork() = default;
   explicit EmuWork(WorkTracking tracking) : tracking_(std::move(tracking)) {}
   void complete(std::exception_ptr error);
+  // A group's Work between group_start (at `where`, rank `rank` of `comm`) and group_end: its
+  // operations are not issued yet, so wait() throws InvalidArgument naming the group_start
+  // instead of waiting forever (test() stays false, wait_for() times out).
+  void hold_until_group_end(std::string comm, int rank, std::source_location where);
+  void group_ended();
   void wait() override;
   bool test() override;
   bool wait_for(std::chrono::nanoseconds timeout) override;
@@ -60,6 +66,13 @@ class EmuWork final : public WorkState {
   std::condition_variable cv_;
   bool done_ = false;
   std::exception_ptr error_;
+  struct OpenGroup {
+    bool open = false;
+    std::string comm;
+    int rank = -1;
+    std::source_location where;
+  };
+  OpenGroup group_;
 };
 
 }  // namespace twinccl::emu

@@ -51,6 +51,12 @@ class World {
   void mark_finished(int global_rank);
   bool finished(int global_rank) const { return finished_[static_cast<std::size_t>(global_rank)].load(); }
 
+  // What made a rank fail (a call it made was rejected, one of its operations failed, its
+  // function threw): quoted to the peers that find it returned, so they learn why it never came.
+  void note_failure(int global_rank, const std::string& text);
+  // " (before returning, it failed: ...)" for a rank with a noted failure, else "".
+  std::string returned_note(int global_rank) const;
+
   // Misuse found where nothing can throw (a destructor): reported when the rank's function returns.
   void report_misuse(int global_rank, const std::string& message);
   std::string take_misuse(int global_rank);
@@ -115,6 +121,7 @@ class World {
   mutable std::mutex mu_;
   std::string reason_;
   std::vector<std::string> misuse_;
+  std::vector<std::string> failures_;
   std::unique_ptr<Checker> checker_;
   std::unique_ptr<FlightRecorder> recorder_;
 };

@@ -1,0 +1,99 @@
+// EmuCommunicator's groups: operations between group_start and the outermost group_end are queued
+// and issued together as one stream task with one Work. Until then that Work cannot complete, so
+// waiting on it throws (it names the group_start). A group an exception abandoned (Group's
+// destructor calls group_abort) is discarded: never issued, its Work fails with AbortedError, its
+// collective numbers given back so the next collective meets its peers at the right number.
+#include "emu/communicator.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::emu_backend {
+
+void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error) {
+  work->group_ended();
+  last_work_ = work;
+  if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+  try {
+    stream_.run_or_enqueue([error] { if (error) std::rethrow_exception(error); }, work);
+  } catch (const ResourceError&) {  // `work` completed with it; the error that matters is `error`
+  }
+}
+
+void EmuCommunicator::group_start(Where where) {
+  if (group_depth_++ == 0) {
+    group_where_ = where;
+    group_abandoned_.clear();
+    group_work_ = new_work(nullptr, 0, where);  // every call inside the group returns this Work
+    group_work_->hold_until_group_end(name(), rank_, where);
+  }
+}
+
+void EmuCommunicator::discard_group(std::exception_ptr error) {
+  auto ops = std::move(group_ops_);
+  group_ops_.clear();
+  auto work = std::move(group_work_);
+  group_work_.reset();
+  record_states(ops, emu::OpState::failed);
+  for (const Issued& i : ops) {
+    if (!is_p2p(i.op.kind)) --next_seq_;  // never issued: the next collective takes its number
+  }
+  finish_unlaunched(work, error);
+}
+
+void EmuCommunicator::group_abort(Where where) noexcept {
+  if (group_depth_ == 0) return;
+  try {
+    std::string lost = std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
+    if (group_abandoned_.empty()) group_abandoned_ = describe_call_site(where);
+    if (--group_depth_ > 0) return;  // the enclosing group_end reports it
+    discard_group(std::make_exception_ptr(AbortedError(
+        "group on comm '" + name() + "' rank " + std::to_string(rank_) + " (group_start at " +
+        describe_call_site(group_where_) + ") was abandoned: an exception left the Group scope at " +
+        group_abandoned_ + "; its " + lost)));
+  } catch (...) {  // out of memory for the message: the group is closed all the same
+    group_depth_ = 0;
+    group_ops_.clear();
+    group_work_.reset();
+  }
+}
+
+std::string EmuCommunicator::unclosed_group() const {
+  if (group_depth_ == 0) return {};
+  return "group_start on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+         describe_call_site(group_where_) + ") was never closed by group_end: its " +
+         std::to_string(group_ops_.size()) + " operation(s) were not issued";
+}
+
+Work EmuCommunicator::group_end(CallOptions opts, Where where) {
+  if (group_depth_ == 0) {
+    throw InvalidArgument("group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+                          describe_call_site(where) + "): no group_start is open");
+  }
+  if (--group_depth_ > 0) return Work(group_work_);
+  if (!group_abandoned_.empty()) {
+    std::string text = "group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
+                       describe_call_site(where) + "): the group (group_start at " + describe_call_site(group_where_) +
+                       ") was abandoned when an exception left the inner Group scope at " + group_abandoned_ +
+                       "; its " + std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
+    discard_group(std::make_exception_ptr(AbortedError(text)));
+    throw InvalidArgument(text);
+  }
+  try {
+    check_group_buffers(group_ops_);
+  } catch (...) {
+    discard_group(std::current_exception());
+    throw;
+  }
+  auto ops = std::move(group_ops_);
+  group_ops_.clear();
+  auto work = std::move(group_work_);
+  group_work_.reset();
+  work->group_ended();
+  if (ops.empty()) {  // nothing to run: complete the handle at once, in stream order
+    finish_unlaunched(work, nullptr);
+    if (!opts.async_op) Work(work).wait();
+    return Work(work);
+  }
+  return launch(std::move(ops), opts.async_op, std::move(work));
+}
+
+}  // namespace twinccl::emu_backend
