@@ -13,8 +13,7 @@ using namespace twinccl;
 namespace {
 
 double busbw_1gib(const std::string& file, const topo::NcclXmlHints& hints) {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "topologies" /
-                    "examples" / "nccl-xml" / file;
+  const auto path = std::filesystem::path(TWINCCL_SOURCE_DIR) / "topologies" / "examples" / "nccl-xml" / file;
   const topo::Topology t = topo::load_nccl_xml(path, hints).topology;
   sim::Request r;
   r.spec.kind = OpKind::all_reduce;

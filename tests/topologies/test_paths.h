@@ -7,8 +7,7 @@
 namespace twinccl::topo::testing {
 
 inline std::filesystem::path example_path(const std::string& file) {
-  return std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "topologies" / "examples" /
-         file;
+  return std::filesystem::path(TWINCCL_SOURCE_DIR) / "topologies" / "examples" / file;
 }
 
 }  // namespace twinccl::topo::testing
