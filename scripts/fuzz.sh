@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt install clang libclang-rt-14-dev)" >&2; exit 2; }
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_LIBFUZZER=ON \
+# clang 14 (Debian 12) lacks __builtin_source_location: force-include a stand-in (fuzz builds only).
+CC=clang CXX=clang++ CXXFLAGS="-include $PWD/fuzz/clang_source_location.h" \
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_LIBFUZZER=ON \
   -DTWINCCL_SANITIZE=address -DTWINCCL_WITH_NCCL=OFF -DTWINCCL_WARNINGS_AS_ERRORS=OFF >/dev/null
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
