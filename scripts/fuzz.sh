@@ -11,8 +11,9 @@ seconds="${1:-60}"
 shift || true
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt install clang libclang-rt-14-dev)" >&2; exit 2; }
 # clang 14 (Debian 12) lacks __builtin_source_location: force-include a stand-in (fuzz builds only).
-CC=clang CXX=clang++ CXXFLAGS="-include $PWD/fuzz/clang_source_location.h" \
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_LIBFUZZER=ON \
+# (A cache variable, not CXXFLAGS: the environment only seeds a build folder's first configure.)
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_LIBFUZZER=ON \
+  -DCMAKE_CXX_FLAGS="-include $PWD/fuzz/clang_source_location.h" \
   -DTWINCCL_SANITIZE=address -DTWINCCL_WITH_NCCL=OFF -DTWINCCL_WARNINGS_AS_ERRORS=OFF >/dev/null
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
