@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "perf_measure.h"
 #include "perf_table.h"
 
 extern char** environ;
@@ -16,15 +16,6 @@ namespace twinccl::cli {
 namespace {
 
 std::string wrong_text(const Measurement& m) { return m.wrong ? std::to_string(*m.wrong) : "N/A"; }
-
-std::string now_text() {
-  std::time_t t = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&t, &local);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &local);
-  return buf;
-}
 
 }  // namespace
 
@@ -72,7 +63,7 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
   const RunConfig& c = report.config;
   json j;
   j["version"] = 3;
-  j["start_time"] = now_text();
+  j["start_time"] = timestamp_now();
   // args[0] names the nccl-tests program this run stands for, as nccl-tests' argv[0] does.
   // The flags follow; "perf" and the collective names (positional words) are TwinCCL's.
   json argv = json::array({nccl_tests_program(kind)});
@@ -137,7 +128,7 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
   j["out_of_bounds"] = {{"count", failed}, {"okay", failed == 0}};
   j["average_bus_bandwidth"] = {{"bandwidth", busbw_count ? busbw_sum / busbw_count : 0.0}, {"okay", "unchecked"}};
   j["errors"] = json::array();
-  j["end_time"] = now_text();
+  j["end_time"] = timestamp_now();
   out << j.dump(2) << "\n";
 }
 

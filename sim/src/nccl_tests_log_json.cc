@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "bounded_json.h"
 #include "nccl_tests_log_parts.h"
 #include "twinccl/errors.h"
 
@@ -22,22 +23,9 @@ constexpr int kMaxDepth = 16;
 constexpr std::size_t kMaxValues = 4000000;
 
 json parse_bounded(std::string_view text, std::string_view source) {
-  std::size_t values = 0;
-  const json::parser_callback_t bounded = [&](int depth, json::parse_event_t event, json&) {
-    if (depth > kMaxDepth) fail(source, 0, fmt::format("nesting deeper than {} levels is not nccl-tests -J output", kMaxDepth));
-    if (event == json::parse_event_t::value && ++values > kMaxValues) {
-      fail(source, 0, fmt::format("more than {} JSON values; not one nccl-tests -J file", kMaxValues));
-    }
-    return true;
-  };
-  try {
-    return json::parse(text, bounded);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    const std::size_t close = what.find("] ");
-    if (close != std::string::npos && what.rfind("[json.exception", 0) == 0) what.erase(0, close + 2);
-    fail(source, 0, "not valid JSON: " + nccl_tests::shown(what, 200));
-  }
+  return detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
+    fail(source, 0, why + "; not nccl-tests -J output");
+  });
 }
 
 struct Fields {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay_trace.h"
 
@@ -176,26 +177,10 @@ TraceEvent event_from_json(const json& j, std::string_view source, const std::st
 
 // Refuses, while parsing, nesting deeper than kMaxDepth and more than kMaxValues values.
 json parse_bounded(std::string_view text, std::string_view source) {
-  std::size_t values = 0;
-  const json::parser_callback_t bounded = [&](int depth, json::parse_event_t event, json&) {
-    if (depth > kMaxDepth) fail(source, "(file)", "nesting deeper than " + std::to_string(kMaxDepth) + " levels is not a trace");
-    if (event == json::parse_event_t::value && ++values > kMaxValues) {
-      fail(source, "(file)", "holds more than " + std::to_string(kMaxValues) + " JSON values, more than a trace within "
-                             "the caps (" + std::to_string(kMaxTraceOps) + " operations, " + std::to_string(kMaxTraceEvents) +
-                             " events) has");
-    }
-    return true;
-  };
-  try {
-    return json::parse(text, bounded);
-  } catch (const json::exception& e) {
-    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    std::string what = e.what();
-    const std::size_t close = what.find("] ");
-    if (close != std::string::npos && what.rfind("[json.exception", 0) == 0) what.erase(0, close + 2);
-    if (what.size() > 300) what = what.substr(0, 300) + "...";
-    fail(source, "(file)", "is not JSON: " + what);
-  }
+  return detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
+    fail(source, "(file)", why + " (a trace within the caps has at most " + std::to_string(kMaxTraceOps) +
+                           " operations and " + std::to_string(kMaxTraceEvents) + " events)");
+  });
 }
 
 }  // namespace

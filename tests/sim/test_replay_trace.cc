@@ -75,7 +75,7 @@ TEST_CASE("trace file: malformed files name the source, the path and the value")
   bad = good;
   bad.erase("format");
   REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"), Catch::Contains("twinccl-trace"));
-  REQUIRE_THROWS_WITH(trace_from_json("{not json", "t.json"), Catch::Contains("is not JSON"));
+  REQUIRE_THROWS_WITH(trace_from_json("{not json", "t.json"), Catch::Contains("not valid JSON"));
   bad = good;
   bad["ranks"][0]["events"][1] = {{"compute_s", -1.0}};
   REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"), Catch::Contains("compute must be >= 0"));
