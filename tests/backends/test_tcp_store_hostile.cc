@@ -23,20 +23,12 @@ using twinccl::TcpStoreServer;
 using twinccl::test::frame;
 using twinccl::test::header;
 using twinccl::test::RawClient;
+using twinccl::test::serving;
 
 namespace {
 
 constexpr std::uint8_t kSet = 1, kGet = 2;
 
-bool serving(int port, const std::string& tag) {
-  try {
-    TcpStoreClient c("127.0.0.1", port, {.connect_timeout = 2000ms, .timeout = 2000ms});
-    c.set("probe/" + tag, tag);
-    return c.get("probe/" + tag) == tag;
-  } catch (const twinccl::Error&) {
-    return false;
-  }
-}
 
 // Polls `done` every 10 ms until it holds or `limit` passes (a hang check, not a timing one).
 template <class Condition>

@@ -23,19 +23,10 @@ using twinccl::TcpStoreClient;
 using twinccl::TcpStoreServer;
 using twinccl::test::header;
 using twinccl::test::RawClient;
+using twinccl::test::serving;
 
 namespace {
 
-// A well-behaved client still gets answers (no Catch2 macros: called from threads too).
-bool serving(int port, const std::string& tag) {
-  try {
-    TcpStoreClient c("127.0.0.1", port, {.connect_timeout = 2000ms, .timeout = 2000ms});
-    c.set("probe/" + tag, tag);
-    return c.get("probe/" + tag) == tag;
-  } catch (const twinccl::Error&) {
-    return false;
-  }
-}
 
 void check_serving(int port, const std::string& tag) {
   INFO(tag);

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "twinccl/errors.h"
+#include "twinccl/tcp_store.h"
+
 namespace twinccl::test {
 
 // A raw TCP connection to 127.0.0.1:port.
@@ -91,6 +94,18 @@ inline std::vector<std::uint8_t> frame(std::uint8_t command, const std::string& 
   f.insert(f.end(), key.begin(), key.end());
   f.insert(f.end(), value.begin(), value.end());
   return f;
+}
+
+// A well-behaved client still gets answers (no Catch2 macros: called from threads too).
+inline bool serving(int port, const std::string& tag) {
+  using namespace std::chrono_literals;
+  try {
+    TcpStoreClient c("127.0.0.1", port, {.connect_timeout = 2000ms, .timeout = 2000ms});
+    c.set("probe/" + tag, tag);
+    return c.get("probe/" + tag) == tag;
+  } catch (const twinccl::Error&) {
+    return false;
+  }
 }
 
 }  // namespace twinccl::test
