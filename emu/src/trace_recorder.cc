@@ -48,7 +48,7 @@ void TraceRecorder::measured_gap(int rank, Clock::time_point until) {
     const double gap = std::chrono::duration<double>(until - last_call_[r]).count();
     if (gap > 0.0) {
       trace_.ranks[r].events.push_back(
-          {.kind = sim::TraceEventKind::compute, .op = -1, .seconds = gap * options_.measured_compute_scale, .flops = 0.0});
+          {.kind = trace::TraceEventKind::compute, .op = -1, .seconds = gap * options_.measured_compute_scale, .flops = 0.0});
     }
   }
   declared_since_call_[r] = 0;
@@ -72,7 +72,7 @@ int TraceRecorder::record_op(int rank, const TracedCall& call) {
   }
   const int comm_rank = static_cast<int>(me - call.comm_ranks.begin());
   measured_gap(rank, now);
-  sim::TraceOp op;
+  trace::TraceOp op;
   op.comm = comm_index(call);
   op.kind = call.kind;
   op.count = call.count;
@@ -94,10 +94,10 @@ int TraceRecorder::record_op(int rank, const TracedCall& call) {
   } else {
     op.seq = collective_seq_[r][op.comm]++;
   }
-  sim::RankTrace& rt = trace_.ranks[r];
+  trace::RankTrace& rt = trace_.ranks[r];
   const int id = static_cast<int>(rt.ops.size());
   rt.ops.push_back(std::move(op));
-  rt.events.push_back({.kind = sim::TraceEventKind::op, .op = id, .seconds = 0.0, .flops = 0.0});
+  rt.events.push_back({.kind = trace::TraceEventKind::op, .op = id, .seconds = 0.0, .flops = 0.0});
   last_call_[r] = now;
   return id;
 }
@@ -111,8 +111,8 @@ void TraceRecorder::record_wait(int rank, int op, std::optional<Clock::time_poin
     throw InvalidArgument("TraceRecorder::record_wait: rank " + std::to_string(rank) + " has no op " + std::to_string(op));
   }
   measured_gap(rank, began.value_or(now));
-  trace_.ranks[r].events.push_back({.kind = sim::TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
-  sim::TraceOp& o = trace_.ranks[r].ops[static_cast<std::size_t>(op)];
+  trace_.ranks[r].events.push_back({.kind = trace::TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
+  trace::TraceOp& o = trace_.ranks[r].ops[static_cast<std::size_t>(op)];
   if (o.complete_s < 0.0) o.complete_s = since_start_s(now);
   last_call_[r] = now;
 }
@@ -136,7 +136,7 @@ void TraceRecorder::record_compute(int rank, double seconds) {
                           std::to_string(seconds));
   }
   trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
-      {.kind = sim::TraceEventKind::compute, .op = -1, .seconds = seconds, .flops = 0.0});
+      {.kind = trace::TraceEventKind::compute, .op = -1, .seconds = seconds, .flops = 0.0});
   declared_since_call_[static_cast<std::size_t>(rank)] = 1;
 }
 
@@ -148,7 +148,7 @@ void TraceRecorder::record_compute_flops(int rank, double flops) {
                           std::to_string(flops));
   }
   trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
-      {.kind = sim::TraceEventKind::compute, .op = -1, .seconds = 0.0, .flops = flops});
+      {.kind = trace::TraceEventKind::compute, .op = -1, .seconds = 0.0, .flops = flops});
   declared_since_call_[static_cast<std::size_t>(rank)] = 1;
 }
 
@@ -158,7 +158,7 @@ int TraceRecorder::open_group(int rank) {
   return ++next_group_[static_cast<std::size_t>(rank)];
 }
 
-sim::Trace TraceRecorder::trace() const {
+trace::Trace TraceRecorder::trace() const {
   std::lock_guard<std::mutex> lock(mu_);
   return trace_;
 }

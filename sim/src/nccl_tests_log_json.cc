@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bounded_json.h"
 #include "nccl_tests_log_parts.h"
 #include "twinccl/errors.h"
+#include "twinccl/trace/bounded_json.h"
 
 namespace twinccl::sim {
 namespace {
@@ -23,7 +23,7 @@ constexpr int kMaxDepth = 16;
 constexpr std::size_t kMaxValues = 4000000;
 
 json parse_bounded(std::string_view text, std::string_view source) {
-  return detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
+  return trace::detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
     fail(source, 0, why + "; not nccl-tests -J output");
   });
 }

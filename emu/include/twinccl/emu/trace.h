@@ -1,4 +1,4 @@
-// Recording traces of a running program (the data model and file format are sim::Trace,
+// Recording traces of a running program (the data model and file format are trace::Trace,
 // twinccl/sim/replay_trace.h; docs/traces.md).
 //
 //   emu::TraceRecorder recorder(8);                       // one per emulated world
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "twinccl/communicator.h"
-#include "twinccl/sim/replay_trace.h"
+#include "twinccl/trace/trace.h"
 
 namespace twinccl::emu {
 
@@ -70,7 +70,7 @@ class TraceRecorder {
   int open_group(int rank);
 
   // A copy of everything recorded so far.
-  sim::Trace trace() const;
+  trace::Trace trace() const;
 
  private:
   double since_start_s(Clock::time_point t) const;
@@ -81,7 +81,7 @@ class TraceRecorder {
   TraceRecorderOptions options_;
   Clock::time_point start_;
   mutable std::mutex mu_;
-  sim::Trace trace_;
+  trace::Trace trace_;
   std::map<std::pair<std::string, std::vector<int>>, int> comms_;
   std::vector<Clock::time_point> last_call_;
   std::vector<char> declared_since_call_;

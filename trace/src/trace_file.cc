@@ -1,4 +1,5 @@
-// The trace file format (docs/traces.md): reading and writing; check_trace is in trace_check.cc.
+// The trace file format (docs/traces.md): reading and writing; what a replay needs beyond the
+// file's shape is sim::check_trace's (sim/src/trace_check.cc).
 //
 // How it works. One JSON object; every rank lists its ops (kind, comm, seq, count, dtype, ...) and
 // its events in program order: {"op": i} issues op i, {"wait": i} blocks on it, {"compute_s": x}
@@ -15,11 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bounded_json.h"
 #include "twinccl/errors.h"
-#include "twinccl/sim/replay_trace.h"
+#include "twinccl/trace/bounded_json.h"
+#include "twinccl/trace/trace_file.h"
 
-namespace twinccl::sim {
+namespace twinccl::trace {
 namespace {
 
 using nlohmann::json;
@@ -201,7 +202,7 @@ std::string to_json(const Trace& trace) {
   return doc.dump() + "\n";
 }
 
-Trace trace_from_json(std::string_view text, std::string_view source) {
+Trace from_json(std::string_view text, std::string_view source) {
   const json doc = parse_bounded(text, source);
   if (!doc.is_object()) fail(source, "(top)", "must be a JSON object, is " + shown(doc));
   const json* format = optional(doc, "format");
@@ -248,11 +249,10 @@ Trace trace_from_json(std::string_view text, std::string_view source) {
       rt.events.push_back(event_from_json(events[i], source, path + ".events[" + std::to_string(i) + "]"));
     }
   }
-  check_trace(trace, source);
   return trace;
 }
 
-Trace load_trace(const std::filesystem::path& path) {
+Trace load(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw ConfigError("'" + path.string() + "' is a directory, not a trace file");
   std::ifstream in(path, std::ios::binary);
@@ -272,14 +272,14 @@ Trace load_trace(const std::filesystem::path& path) {
     }
   }
   if (in.bad()) throw ConfigError("reading trace file '" + path.string() + "' failed");
-  return trace_from_json(text, path.string());
+  return from_json(text, path.string());
 }
 
-void save_trace(const Trace& trace, const std::filesystem::path& path) {
+void save(const Trace& trace, const std::filesystem::path& path) {
   std::ofstream out(path);
   if (!out) throw ConfigError("cannot write trace file '" + path.string() + "'");
   out << to_json(trace);
   if (!out) throw ConfigError("writing trace file '" + path.string() + "' failed");
 }
 
-}  // namespace twinccl::sim
+}  // namespace twinccl::trace

@@ -3,7 +3,7 @@
 // `refuse(why)`, which must throw (a ConfigError naming the file); `why` is one bounded line:
 //   "nesting deeper than 16 levels", "more than 4000000 JSON values",
 //   "not valid JSON: parse error at line 1, column 2: ..." (nlohmann's prefix removed).
-// Used by the trace reader and the nccl-tests -J reader.
+// Used by the trace reader (trace/src/trace_file.cc) and sim's nccl-tests -J reader; internal.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace twinccl::sim::detail {
+namespace twinccl::trace::detail {
 
 [[noreturn]] inline void refuse_or_abort(const std::function<void(const std::string&)>& refuse, const std::string& why) {
   refuse(why);
@@ -42,4 +42,4 @@ inline nlohmann::json parse_bounded_json(std::string_view text, int max_depth, s
   }
 }
 
-}  // namespace twinccl::sim::detail
+}  // namespace twinccl::trace::detail
