@@ -90,6 +90,8 @@ class EmuCommunicator final : public Communicator {
     std::uint64_t task;
     std::string what;  // "all_reduce #3 (a.cc:10)"
   };
+  Work end_group(const CallOptions& opts, Where where);
+  std::unique_ptr<Communicator> split_collective(int color, int key, std::string name, Where where);
   Work launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work = nullptr);
   // Completes a Work that runs nothing (an empty or discarded group) in stream order, with `error`.
   void finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error);

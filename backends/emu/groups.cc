@@ -19,6 +19,7 @@ void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& wor
 }
 
 void EmuCommunicator::group_start(Where where) {
+  observe_group_start();
   if (group_depth_++ == 0) {
     group_where_ = where;
     group_abandoned_.clear();
@@ -41,6 +42,7 @@ void EmuCommunicator::discard_group(std::exception_ptr error) {
 
 void EmuCommunicator::group_abort(Where where) noexcept {
   if (group_depth_ == 0) return;
+  observe_group_abort();
   try {
     std::string lost = std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
     if (group_abandoned_.empty()) group_abandoned_ = describe_call_site(where);
@@ -64,6 +66,10 @@ std::string EmuCommunicator::unclosed_group() const {
 }
 
 Work EmuCommunicator::group_end(CallOptions opts, Where where) {
+  return observe_group_end(opts, [&] { return end_group(opts, where); });
+}
+
+Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
     throw InvalidArgument("group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
                           describe_call_site(where) + "): no group_start is open");

@@ -61,11 +61,8 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
     try {
       {
         EmuCommunicator comm(shared, r);
-        if (auto recorded = simulated.wrap(comm)) {
-          fn(*recorded);
-        } else {
-          fn(comm);
-        }
+        simulated.record(comm);
+        fn(comm);
         if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
       }  // the communicator's stream drains here
       if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);

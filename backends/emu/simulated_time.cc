@@ -13,12 +13,11 @@ SimulatedTime::SimulatedTime(const RunOptions& options) : options_(options) {
   if (options.topology.empty() && options.trace_path.empty()) return;
   // Load the topology now: a misspelled preset fails before the program runs, not after.
   if (!options.topology.empty()) (void)topo::load_topology(options.topology);
-  recorder_ = std::make_unique<emu::TraceRecorder>(options.world_size, emu::TraceRecorderOptions{});
+  recorder_ = std::make_unique<trace::TraceRecorder>(options.world_size, trace::TraceRecorderOptions{});
 }
 
-std::unique_ptr<Communicator> SimulatedTime::wrap(Communicator& comm) const {
-  if (!recorder_) return nullptr;
-  return std::make_unique<emu::TracingCommunicator>(comm, *recorder_);
+void SimulatedTime::record(Communicator& comm) const {
+  if (recorder_) recorder_->record(comm);
 }
 
 void SimulatedTime::report(std::ostream& out) const {

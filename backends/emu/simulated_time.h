@@ -1,15 +1,16 @@
 // Simulated time for emulated runs: with TWINCCL_TOPOLOGY or TWINCCL_TRACE set, every rank's
-// calls are recorded (emu::TraceRecorder) and, at exit, replayed on the topology.
+// calls are recorded (trace::TraceRecorder, an observer of the rank's communicator) and, at exit,
+// replayed on the topology.
 //
 //   SimulatedTime st(options);                 // records only when asked to
-//   fn(st.wrap(comm, rank));                   // the rank's communicator, recorded
+//   st.record(comm);                           // the rank's communicator, observed
 //   st.report(std::cout);                      // summary, Perfetto timeline, saved trace
 #pragma once
 
 #include <iosfwd>
 #include <memory>
 
-#include "twinccl/emu/trace.h"
+#include "twinccl/trace/recorder.h"
 #include "twinccl/run.h"
 
 namespace twinccl::emu_backend {
@@ -18,15 +19,15 @@ class SimulatedTime {
  public:
   explicit SimulatedTime(const RunOptions& options);
   bool recording() const { return recorder_ != nullptr; }
-  // The communicator the rank function sees: `comm` itself, or a recording wrapper.
-  std::unique_ptr<Communicator> wrap(Communicator& comm) const;
+  // Records the rank's world communicator (and its splits) when recording.
+  void record(Communicator& comm) const;
   // After a successful run: saves the trace (TWINCCL_TRACE), prints the replay summary on the
   // topology and writes the Perfetto timeline (TWINCCL_TOPOLOGY, TWINCCL_TIMELINE).
   void report(std::ostream& out) const;
 
  private:
   RunOptions options_;
-  std::unique_ptr<emu::TraceRecorder> recorder_;
+  std::unique_ptr<trace::TraceRecorder> recorder_;
 };
 
 }  // namespace twinccl::emu_backend

@@ -19,6 +19,10 @@ std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::st
                           describe_call_site(where) + "): color=" + std::to_string(color) +
                           " is negative; use kNoColor to opt out");
   }
+  return observe_split(color, key, [&] { return split_collective(color, key, std::move(new_name), where); });
+}
+
+std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int key, std::string new_name, Where where) {
   OpDesc op;
   op.kind = OpKind::barrier;
   op.where = where;

@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include "twinccl/call_observer.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
@@ -40,6 +41,12 @@ Work Communicator::issue(OpDesc op) {
     rejected(op, e.what());
     throw;
   }
+  if (!observer_) return submit_holding_buffers(std::move(op));
+  const std::shared_ptr<CallObserver> observer = observer_;  // the call may change observer_
+  return observer->call(*this, op, [&] { return submit_holding_buffers(std::move(op)); });
+}
+
+Work Communicator::submit_holding_buffers(OpDesc op) {
   if (!op.async_op || (!op.send_owner && !op.recv_owner)) return submit(std::move(op));
   // The Work holds the buffers too (torch's rule), whatever the backend does with the op.
   std::shared_ptr<const void> send_owner = op.send_owner, recv_owner = op.recv_owner;
@@ -47,6 +54,37 @@ Work Communicator::issue(OpDesc op) {
   auto owners = std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
       std::move(send_owner), std::move(recv_owner));
   return keep_alive(std::move(work), std::move(owners));
+}
+
+void Communicator::compute(double seconds) {
+  if (observer_) observer_->compute(*this, seconds, 0.0);
+}
+
+void Communicator::compute_flops(double flops) {
+  if (observer_) observer_->compute(*this, 0.0, flops);
+}
+
+void Communicator::observe_group_start() {
+  if (observer_) observer_->group_start(*this);
+}
+
+Work Communicator::observe_group_end(const CallOptions& opts, const std::function<Work()>& end) {
+  if (!observer_) return end();
+  const std::shared_ptr<CallObserver> observer = observer_;
+  return observer->group_end(*this, opts, end);
+}
+
+void Communicator::observe_group_abort() noexcept {
+  if (observer_) observer_->group_abort(*this);
+}
+
+std::unique_ptr<Communicator> Communicator::observe_split(
+    int color, int key, const std::function<std::unique_ptr<Communicator>()>& split) {
+  const std::shared_ptr<CallObserver> observer = observer_;
+  if (observer) observer->splitting(*this, color, key);
+  std::unique_ptr<Communicator> child = split();
+  if (observer && child) child->observe(observer->split(*this, *child));
+  return child;
 }
 
 void Communicator::reject(const OpDesc& op, const std::string& message) {

@@ -1,46 +1,28 @@
-// Recording traces of emulated programs (TracingCommunicator + TraceRecorder) and replaying them.
+// Recording traces of emulated programs: TraceRecorder as an observer of each rank's
+// communicator (ops, waits, groups, splits, compute), each call checked once, no hidden
+// collectives. Replaying recorded traces: test_trace_replay.cc.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 
 #include "support/harness.h"
-#include "twinccl/emu/trace.h"
+#include "twinccl/call_observer.h"
 #include "twinccl/errors.h"
-#include "twinccl/sim/replay.h"
-#include "twinccl/topologies/presets.h"
+#include "twinccl/run.h"
+#include "twinccl/trace/recorder.h"
 
 using namespace twinccl;
 using namespace twinccl::testing;
 
-namespace {
-
-// A data-parallel x tensor-parallel step: tp = 8 consecutive ranks, dp = same position across
-// groups. Forward all_gather on tp, compute, backward reduce_scatter on tp, async all_reduce of
-// gradients on dp overlapping the next compute.
-void dp_tp_step(Communicator& world, emu::TraceRecorder& recorder, int tp_size) {
-  emu::TracingCommunicator comm(world, recorder);
-  auto tp = comm.split(comm.rank() / tp_size, comm.rank(), "tp");
-  auto dp = comm.split(comm.rank() % tp_size, comm.rank(), "dp");
-  const std::size_t shard = 1 << 18;
-  Buffer local = tp->alloc(shard, DataType::bfloat16);
-  Buffer full = tp->alloc(shard * static_cast<std::size_t>(tp->size()), DataType::bfloat16);
-  tp->all_gather(local, full);
-  comm.compute(200e-6);
-  tp->reduce_scatter(full, local, ReduceOp::sum());
-  Buffer grads = dp->alloc(1 << 22, DataType::bfloat16);
-  Work w = dp->all_reduce(grads, grads, ReduceOp::sum(), {.async_op = true});
-  comm.compute_flops(1e11);
-  w.wait();
-}
-
-}  // namespace
-
 TEST_CASE("trace recording: ops, waits, compute, splits, groups and p2p sequence numbers") {
   const int n = GENERATE(1, 2, 3, 4, 7);
-  emu::TraceRecorder recorder(n, {.program = "unit", .measured_compute_scale = 0.0});
+  trace::TraceRecorder recorder(n, {.program = "unit", .measured_compute_scale = 0.0});
   run_ranks(n, [&](Communicator& world) {
-    emu::TracingCommunicator c(world, recorder);
+    recorder.record(world);
+    Communicator& c = world;
     Buffer x = c.alloc(5, DataType::float32);
     c.all_reduce(x, x);
     Buffer y = c.alloc(5 * static_cast<std::size_t>(n), DataType::float32);
@@ -57,44 +39,41 @@ TEST_CASE("trace recording: ops, waits, compute, splits, groups and p2p sequence
       c.recv(from_left, (c.rank() + n - 1) % n);  // not x: the send still reads it
     }
   });
-  const sim::Trace t = recorder.trace();
+  const trace::Trace t = recorder.trace();
   REQUIRE(t.world_size() == n);
   CHECK(t.program == "unit");
   REQUIRE(t.communicators.size() == (n == 1 ? 2u : 3u));
-  CHECK(t.communicators[0] == sim::TraceCommunicator{"world", [&] {
+  CHECK(t.communicators[0] == trace::TraceCommunicator{"world", [&] {
           std::vector<int> v;
           for (int r = 0; r < n; ++r) v.push_back(r);
           return v;
         }()});
   for (int r = 0; r < n; ++r) {
-    const sim::RankTrace& rt = t.ranks[static_cast<std::size_t>(r)];
+    const trace::RankTrace& rt = t.ranks[static_cast<std::size_t>(r)];
     REQUIRE(rt.ops.size() == 5);
     CHECK(rt.ops[0].kind == OpKind::all_reduce);
     CHECK(rt.ops[0].seq == 0);
     CHECK(rt.ops[1].seq == 1);
     CHECK(rt.ops[1].async);
-    const sim::TraceCommunicator& half = t.communicators[static_cast<std::size_t>(rt.ops[2].comm)];
+    const trace::TraceCommunicator& half = t.communicators[static_cast<std::size_t>(rt.ops[2].comm)];
     CHECK(half.name == "half");
     for (int member : half.ranks) CHECK(member % 2 == r % 2);
     CHECK(rt.ops[3].kind == OpKind::send);
     CHECK(rt.ops[3].group > 0);
     CHECK(rt.ops[3].group == rt.ops[4].group);
-    using K = sim::TraceEventKind;
+    using K = trace::TraceEventKind;
     std::vector<K> kinds;
-    for (const sim::TraceEvent& e : rt.events) kinds.push_back(e.kind);
+    for (const trace::TraceEvent& e : rt.events) kinds.push_back(e.kind);
     CHECK(kinds == std::vector<K>{K::op, K::wait, K::op, K::compute, K::wait, K::op, K::wait, K::op, K::op,
                                   K::wait, K::wait});
   }
-  sim::check_trace(t);
-  const sim::ReplayResult res = sim::replay(t, topo::dgx_h100());
-  CHECK(res.ops.size() == 2 + (n == 1 ? 1u : 2u) + static_cast<std::size_t>(n));  // + n send/recv pairs
-  CHECK(res.ranks[0].compute_us == Approx(1000.0));
 }
 
 TEST_CASE("trace recording: measured compute is wall time between calls times the scale") {
-  emu::TraceRecorder recorder(2, {.program = "", .measured_compute_scale = 0.5});
+  trace::TraceRecorder recorder(2, {.program = "", .measured_compute_scale = 0.5});
   run_ranks(2, [&](Communicator& world) {
-    emu::TracingCommunicator c(world, recorder);
+    recorder.record(world);
+    Communicator& c = world;
     c.barrier();
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
     c.barrier();
@@ -102,12 +81,12 @@ TEST_CASE("trace recording: measured compute is wall time between calls times th
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
     c.barrier();
   });
-  const sim::Trace t = recorder.trace();
-  for (const sim::RankTrace& rt : t.ranks) {
+  const trace::Trace t = recorder.trace();
+  for (const trace::RankTrace& rt : t.ranks) {
     double measured = 0.0, declared = 0.0;
     int computes = 0;
-    for (const sim::TraceEvent& e : rt.events) {
-      if (e.kind != sim::TraceEventKind::compute) continue;
+    for (const trace::TraceEvent& e : rt.events) {
+      if (e.kind != trace::TraceEventKind::compute) continue;
       ++computes;
       (e.seconds == 1e-3 ? declared : measured) += e.seconds;
     }
@@ -119,25 +98,67 @@ TEST_CASE("trace recording: measured compute is wall time between calls times th
 }
 
 TEST_CASE("trace recording: bad ranks and negative compute are refused") {
-  emu::TraceRecorder recorder(2);
+  trace::TraceRecorder recorder(2);
   REQUIRE_THROWS_AS(recorder.record_compute(2, 1.0), InvalidArgument);
   REQUIRE_THROWS_WITH(recorder.record_compute(0, -1.0), Catch::Contains("seconds must be >= 0"));
-  emu::TracedCall call;
-  call.comm_name = "x";
-  call.comm_ranks = {1};
-  REQUIRE_THROWS_WITH(recorder.record_op(0, call), Catch::Contains("not in comm 'x'"));
+  REQUIRE_THROWS_WITH(recorder.record_op(0, {"x", {1}}, trace::TraceOp{}), Catch::Contains("not in comm 'x'"));
   REQUIRE_THROWS_AS(recorder.record_wait(1, 0), InvalidArgument);
-  REQUIRE_THROWS_AS(emu::TraceRecorder(0), InvalidArgument);
+  REQUIRE_THROWS_AS(trace::TraceRecorder(0), InvalidArgument);
 }
 
-TEST_CASE("trace recording: a 16-rank dp x tp step replays faster on NVLink than on a slow torus") {
-  emu::TraceRecorder recorder(16, {.program = "dp x tp step", .measured_compute_scale = 0.0});
-  run_ranks(16, [&](Communicator& world) { dp_tp_step(world, recorder, 8); });
-  const sim::Trace t = sim::trace_from_json(sim::to_json(recorder.trace()));
-  const sim::ReplayResult nvlink = sim::replay(t, topo::h100_cluster(2));
-  const sim::ReplayResult torus = sim::replay(t, topo::torus_2d(4, 4, 25.0));
-  CHECK(nvlink.ops.size() == 2 + 2 + 8);  // splits' own all_gathers are not recorded
-  CHECK(nvlink.total_us > 200.0);
-  CHECK(nvlink.total_us < torus.total_us);
-  CHECK(nvlink.overlap_fraction() > 0.0);
+TEST_CASE("trace recording: a call is checked once and a rejected call is not recorded") {
+  // Counts the calls the observer is shown and the checks a rank fails (rejected()).
+  struct Counting final : CallObserver {
+    std::atomic<int>& calls;
+    explicit Counting(std::atomic<int>& c) : calls(c) {}
+    Work call(Communicator&, const OpDesc&, const Proceed& proceed) override {
+      ++calls;
+      return proceed();
+    }
+  };
+  std::atomic<int> calls{0};
+  trace::TraceRecorder recorder(2);
+  run_ranks(2, [&](Communicator& world) {
+    recorder.record(world);
+    Buffer x = world.alloc(4, DataType::float32);
+    world.all_reduce(x, x);
+    REQUIRE_THROWS_WITH(world.broadcast(x, 5), Catch::Contains("root=5"));
+    auto counted = world.split(0, world.rank(), "counted");
+    counted->observe(std::make_shared<Counting>(calls));
+    counted->all_reduce(x, x);
+    counted->all_reduce(x, x);
+  });
+  CHECK(calls == 4);  // 2 ranks x 2 calls: each issue() shows the observer its call once
+  const trace::Trace t = recorder.trace();
+  for (const trace::RankTrace& rt : t.ranks) {
+    REQUIRE(rt.ops.size() == 1);  // the refused broadcast is not there; `counted` is observed by Counting
+    CHECK(rt.ops[0].kind == OpKind::all_reduce);
+  }
+}
+
+TEST_CASE("trace recording: split adds no collective of its own; members come from colors and keys") {
+  const int n = 6;
+  trace::TraceRecorder recorder(n);
+  std::vector<std::string> flight(static_cast<std::size_t>(n));
+  run_ranks(n, [&](Communicator& world) {
+    recorder.record(world);
+    // Reversed keys: the child's rank order is by key, so world rank 4 is rank 0 of color 0.
+    auto part = world.split(world.rank() % 2, n - world.rank(), "part");
+    Buffer x = part->alloc(3, DataType::int32);
+    part->all_reduce(x, x);
+    if (world.rank() == 0) flight[0] = flight_recorder_json(world);
+  });
+  const trace::Trace t = recorder.trace();
+  REQUIRE(t.communicators.size() == 2);
+  std::vector<trace::TraceCommunicator> parts(t.communicators.begin(), t.communicators.end());
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
+  CHECK(parts[0] == trace::TraceCommunicator{"part", {4, 2, 0}});
+  CHECK(parts[1] == trace::TraceCommunicator{"part", {5, 3, 1}});
+  for (const trace::RankTrace& rt : t.ranks) {
+    REQUIRE(rt.ops.size() == 1);
+    CHECK(rt.ops[0].seq == 0);
+  }
+  // The emulator saw split and the all_reduce, nothing else (no all_gather to learn the members).
+  CHECK(flight[0].find("all_gather") == std::string::npos);
+  CHECK(flight[0].find("all_reduce") != std::string::npos);
 }

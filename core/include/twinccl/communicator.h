@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <source_location>
 #include <span>
@@ -32,6 +33,8 @@ struct CallOptions {
   bool async_op = false;       // return at once with a Work to wait on
   std::string_view algorithm = {};  // force an algorithm by name ("ring", "direct", ...)
 };
+
+class CallObserver;  // call_observer.h
 
 // Passed to split() by a rank that wants no sub-communicator (NCCL_SPLIT_NOCOLOR).
 inline constexpr int kNoColor = -1;
@@ -145,11 +148,15 @@ class Communicator {
   }
 
   // ---- declared compute, for simulated time (docs/traces.md). The rank tells the trace
-  // recorder that it computes here for `seconds` (or `flops` floating-point operations, turned
-  // into time by the replay's GPU rate). No effect on the data; a no-op where nothing records
-  // (NCCL, or the emulator without TWINCCL_TOPOLOGY/TWINCCL_TRACE).
-  virtual void compute(double seconds) { (void)seconds; }
-  virtual void compute_flops(double flops) { (void)flops; }
+  // recorder (the observer) that it computes here for `seconds` (or `flops` floating-point
+  // operations, turned into time by the replay's GPU rate). No effect on the data; a no-op where
+  // nothing records (NCCL, or the emulator without TWINCCL_TOPOLOGY/TWINCCL_TRACE).
+  virtual void compute(double seconds);
+  virtual void compute_flops(double flops);
+  // ---- observing: from now on every call of this communicator is shown to `observer` once it
+  // passed its checks (call_observer.h); nullptr stops. Not thread-safe against calls in flight.
+  void observe(std::shared_ptr<CallObserver> observer) { observer_ = std::move(observer); }
+  const std::shared_ptr<CallObserver>& observer() const { return observer_; }
   // ---- the caller's device stream (NCCL): every later call on this communicator is ordered on
   // the GPU after the work the caller queued on `stream` (a cudaStream_t; default: CUDA's legacy
   // default stream, as torch's default current stream). Ignored where there is no device (emulator).
@@ -158,8 +165,16 @@ class Communicator {
  protected:
   // Backend entry point: op is already validated for this rank.
   virtual Work submit(OpDesc op) = 0;
+  // For backends, around their group and split implementations: tell the observer (if any).
+  void observe_group_start();
+  Work observe_group_end(const CallOptions& opts, const std::function<Work()>& end);
+  void observe_group_abort() noexcept;
+  std::unique_ptr<Communicator> observe_split(int color, int key,
+                                              const std::function<std::unique_ptr<Communicator>()>& split);
 
  private:
+  Work submit_holding_buffers(OpDesc op);
+  std::shared_ptr<CallObserver> observer_;
   [[noreturn]] void reject(const OpDesc& op, const std::string& message);
   void same_dtype(const OpDesc& op, const Buffer& send, const Buffer& recv);
   std::size_t per_rank(const OpDesc& op, const char* which, std::size_t total);

@@ -1,5 +1,5 @@
 // Traces: what an emulated program communicated and computed, per rank and in order, as data and
-// as a versioned JSON file (docs/traces.md). The emulator records them (twinccl/emu/trace.h);
+// as a versioned JSON file (docs/traces.md). The emulator records them (twinccl/trace/recorder.h);
 // the simulator replays them on any topology (twinccl/sim/replay.h).
 //
 //   sim::Trace t = sim::load_trace("step.trace.json");      // ConfigError naming file and field

@@ -1,4 +1,4 @@
-// TraceRecorder: per-rank ops, waits and compute of one emulated world, under one mutex.
+// TraceRecorder: per-rank ops, waits and compute of one world, under one mutex.
 //
 // How it works. Communicators are identified by (name, world ranks) and numbered as first seen.
 // Collectives without a sequence number get one per (rank, communicator), which is the same on
@@ -6,13 +6,14 @@
 // get one per (communicator, sender, receiver), so the k-th send pairs with the k-th recv.
 // Measured compute: when enabled, the wall time from the end of a rank's previous call (issue, or
 // return from a wait) to the start of the next one becomes a compute event, unless the rank
-// declared compute in between.
+// declared compute in between. Splits: every rank of the parent tells its (color, key) before
+// the split's collective, so when any rank's split returns all of them are known here.
 #include <algorithm>
 
-#include "twinccl/emu/trace.h"
 #include "twinccl/errors.h"
+#include "twinccl/trace/recorder.h"
 
-namespace twinccl::emu {
+namespace twinccl::trace {
 
 TraceRecorder::TraceRecorder(int world_size, TraceRecorderOptions options)
     : options_(std::move(options)), start_(Clock::now()) {
@@ -48,56 +49,44 @@ void TraceRecorder::measured_gap(int rank, Clock::time_point until) {
     const double gap = std::chrono::duration<double>(until - last_call_[r]).count();
     if (gap > 0.0) {
       trace_.ranks[r].events.push_back(
-          {.kind = trace::TraceEventKind::compute, .op = -1, .seconds = gap * options_.measured_compute_scale, .flops = 0.0});
+          {.kind = TraceEventKind::compute, .op = -1, .seconds = gap * options_.measured_compute_scale, .flops = 0.0});
     }
   }
   declared_since_call_[r] = 0;
 }
 
-int TraceRecorder::comm_index(const TracedCall& call) {
-  auto [it, fresh] = comms_.try_emplace({call.comm_name, call.comm_ranks}, static_cast<int>(trace_.communicators.size()));
-  if (fresh) trace_.communicators.push_back({call.comm_name, call.comm_ranks});
+int TraceRecorder::comm_index(const TraceCommunicator& comm) {
+  auto [it, fresh] = comms_.try_emplace({comm.name, comm.ranks}, static_cast<int>(trace_.communicators.size()));
+  if (fresh) trace_.communicators.push_back(comm);
   return it->second;
 }
 
-int TraceRecorder::record_op(int rank, const TracedCall& call) {
+int TraceRecorder::record_op(int rank, const TraceCommunicator& comm, TraceOp op) {
   const Clock::time_point now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   check_rank(rank, "record_op");
   const auto r = static_cast<std::size_t>(rank);
-  const auto me = std::find(call.comm_ranks.begin(), call.comm_ranks.end(), rank);
-  if (me == call.comm_ranks.end()) {
+  const auto me = std::find(comm.ranks.begin(), comm.ranks.end(), rank);
+  if (me == comm.ranks.end()) {
     throw InvalidArgument("TraceRecorder::record_op: rank " + std::to_string(rank) + " is not in comm '" +
-                          call.comm_name + "' whose ranks are given");
+                          comm.name + "' whose ranks are given");
   }
-  const int comm_rank = static_cast<int>(me - call.comm_ranks.begin());
+  const int comm_rank = static_cast<int>(me - comm.ranks.begin());
   measured_gap(rank, now);
-  trace::TraceOp op;
-  op.comm = comm_index(call);
-  op.kind = call.kind;
-  op.count = call.count;
-  op.dtype = call.dtype;
-  op.root = call.root;
-  op.peer = call.peer;
-  op.counts = call.counts;
-  op.algorithm = call.algorithm;
-  op.async = call.async;
-  op.group = call.group;
+  op.comm = comm_index(comm);
   op.issue_s = since_start_s(now);
-  if (is_p2p(call.kind)) {
-    const bool send = call.kind == OpKind::send;  // kept apart: a send to itself is also a recv
-    const auto key = send ? std::make_tuple(op.comm, comm_rank, call.peer, true)
-                          : std::make_tuple(op.comm, call.peer, comm_rank, false);
+  if (is_p2p(op.kind)) {
+    const bool send = op.kind == OpKind::send;  // kept apart: a send to itself is also a recv
+    const auto key = send ? std::make_tuple(op.comm, comm_rank, op.peer, true)
+                          : std::make_tuple(op.comm, op.peer, comm_rank, false);
     op.seq = p2p_seq_[r][key]++;
-  } else if (call.seq >= 0) {
-    op.seq = static_cast<std::uint64_t>(call.seq);
   } else {
     op.seq = collective_seq_[r][op.comm]++;
   }
-  trace::RankTrace& rt = trace_.ranks[r];
+  RankTrace& rt = trace_.ranks[r];
   const int id = static_cast<int>(rt.ops.size());
   rt.ops.push_back(std::move(op));
-  rt.events.push_back({.kind = trace::TraceEventKind::op, .op = id, .seconds = 0.0, .flops = 0.0});
+  rt.events.push_back({.kind = TraceEventKind::op, .op = id, .seconds = 0.0, .flops = 0.0});
   last_call_[r] = now;
   return id;
 }
@@ -111,8 +100,8 @@ void TraceRecorder::record_wait(int rank, int op, std::optional<Clock::time_poin
     throw InvalidArgument("TraceRecorder::record_wait: rank " + std::to_string(rank) + " has no op " + std::to_string(op));
   }
   measured_gap(rank, began.value_or(now));
-  trace_.ranks[r].events.push_back({.kind = trace::TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
-  trace::TraceOp& o = trace_.ranks[r].ops[static_cast<std::size_t>(op)];
+  trace_.ranks[r].events.push_back({.kind = TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
+  TraceOp& o = trace_.ranks[r].ops[static_cast<std::size_t>(op)];
   if (o.complete_s < 0.0) o.complete_s = since_start_s(now);
   last_call_[r] = now;
 }
@@ -136,7 +125,7 @@ void TraceRecorder::record_compute(int rank, double seconds) {
                           std::to_string(seconds));
   }
   trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
-      {.kind = trace::TraceEventKind::compute, .op = -1, .seconds = seconds, .flops = 0.0});
+      {.kind = TraceEventKind::compute, .op = -1, .seconds = seconds, .flops = 0.0});
   declared_since_call_[static_cast<std::size_t>(rank)] = 1;
 }
 
@@ -148,7 +137,7 @@ void TraceRecorder::record_compute_flops(int rank, double flops) {
                           std::to_string(flops));
   }
   trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
-      {.kind = trace::TraceEventKind::compute, .op = -1, .seconds = 0.0, .flops = flops});
+      {.kind = TraceEventKind::compute, .op = -1, .seconds = 0.0, .flops = flops});
   declared_since_call_[static_cast<std::size_t>(rank)] = 1;
 }
 
@@ -158,9 +147,35 @@ int TraceRecorder::open_group(int rank) {
   return ++next_group_[static_cast<std::size_t>(rank)];
 }
 
-trace::Trace TraceRecorder::trace() const {
+void TraceRecorder::record_split(const TraceCommunicator& comm, int ordinal, int comm_rank, int color, int key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  splits_[{comm.name, comm.ranks, ordinal}][comm_rank] = {color, key};
+}
+
+std::vector<int> TraceRecorder::split_members(const TraceCommunicator& comm, int ordinal, int color) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = splits_.find({comm.name, comm.ranks, ordinal});
+  const std::size_t told = it == splits_.end() ? 0 : it->second.size();
+  if (told != comm.ranks.size()) {
+    throw InvalidArgument("trace recording: split #" + std::to_string(ordinal) + " of comm '" + comm.name + "': " +
+                          std::to_string(told) + " of its " + std::to_string(comm.ranks.size()) +
+                          " ranks are recorded; record every rank of a communicator that splits");
+  }
+  std::vector<std::tuple<int, int, int>> members;  // (key, comm rank, world rank)
+  for (const auto& [comm_rank, color_key] : it->second) {
+    if (color_key.first == color) {
+      members.emplace_back(color_key.second, comm_rank, comm.ranks[static_cast<std::size_t>(comm_rank)]);
+    }
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<int> world;
+  for (const auto& m : members) world.push_back(std::get<2>(m));
+  return world;
+}
+
+Trace TraceRecorder::trace() const {
   std::lock_guard<std::mutex> lock(mu_);
   return trace_;
 }
 
-}  // namespace twinccl::emu
+}  // namespace twinccl::trace
