@@ -12,9 +12,13 @@ namespace {
 std::string percent(double ratio) { return fmt::format("{:+.1f}%", 100.0 * (ratio - 1.0)); }
 
 std::string table_title(const sim::NcclTestsTable& log) {
-  return fmt::format("{}: {} (from the {}), {} ranks on {} node(s), {}{}", log.source, log.collective,
+  return fmt::format("{}: {} (from the {}), {} ranks on {} node(s), {}{}; {}", log.source, log.collective,
                      log.collective_from, log.ranks, log.nodes, name(log.dtype),
-                     log.nccl_version.empty() ? "" : ", NCCL " + log.nccl_version);
+                     log.nccl_version.empty() ? "" : ", NCCL " + log.nccl_version,
+                     log.gpus_per_thread > 1 ? fmt::format("{} GPUs per host thread (-g {})", log.gpus_per_thread,
+                                                           log.gpus_per_thread)
+                     : log.gpus_per_thread == 1 ? std::string("one GPU per host thread")
+                                                : std::string("one GPU per host thread assumed (no nGpus line)"));
 }
 
 }  // namespace
@@ -101,6 +105,7 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
     }
     j["tables"].push_back({{"source", t.log.source}, {"collective", t.log.collective},
                            {"collective_from", t.log.collective_from}, {"ranks", t.log.ranks}, {"nodes", t.log.nodes},
+                           {"gpus_per_thread", t.log.gpus_per_thread},
                            {"type", name(t.log.dtype)}, {"nccl_version", t.log.nccl_version},
                            {"skipped_rows", t.skipped_rows}, {"rows", std::move(rows)}});
   }

@@ -5,8 +5,11 @@
 // topology, which must span as many nodes as the log's hosts. The ratio predicted / measured time
 // is summarised per size regime by its geometric mean (a bias: -30% = predicted 30% too fast) and
 // by the geometric mean of max(r, 1/r) (a spread: how far off a row typically is, either way).
+// The prediction includes the host launch nccl-tests measures (sim::Request::gpus_per_thread):
+// the log's nGpus (-g), one GPU per thread when the log has no "# nThread" line.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -119,6 +122,8 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, cons
       request.algorithm = o.algorithm;
       request.protocol = protocol;
       request.fidelity = fidelity;
+      // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
+      request.gpus_per_thread = std::max(1, table.log.gpus_per_thread);
       sim::Prediction p;
       try {
         p = sim::predict(topology, request);

@@ -15,7 +15,11 @@
 //   algbw: ring busBw x n / steps (steps 2(n-1) all_reduce, n-1 reduce_scatter/all_gather, n
 //   broadcast/reduce); nvls_tree busBw x n / (2(n-1)); tree all_reduce busBw / 2.
 //   Small calls run on fewer channels (enqueue.cc): ring/tree drop channels while
-//   bytes < channels x threads x threshold, and the bandwidth is that of the channels kept.
+//   bytes < channels x threads x threshold, and the bandwidth is that of the channels kept. NCCL
+//   does this after choosing the algorithm (its tuner ranks by the time on all channels), so the
+//   tuner ranks with Channels::all and reports the time with Channels::launched: on 8 A100s a
+//   32 KiB all_reduce is ring/LL (as NCCL picks ring/LL up to 1 MB on 8 H100s, nccl-tests issue
+//   309), not the tree/LL that one launched channel would make look faster.
 //   latency: ring base + (steps - netSteps) x intraHop + netSteps x netHop, netSteps = 2(nodes-1)
 //   for all_reduce, nodes-1 otherwise, intra hops no cheaper than NCCL's net overhead across
 //   nodes, x1.4 for Simple all_reduce across nodes (the ring plateau); tree base +
@@ -192,11 +196,13 @@ std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
   return std::nullopt;
 }
 
-Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo) {
+Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo, Channels channels) {
   const int n = v.nranks;
   const OpKind kind = r.spec.kind;
   const double bytes = algbw_bytes(kind, r.spec.count, r.dtype, n);
-  const ChannelPlan plan = launched(v, nccl_channels(v, r.params.channels), algo, r.protocol, bytes);
+  const ChannelPlan all = nccl_channels(v, r.params.channels);
+  const ChannelPlan plan =
+      channels == Channels::all ? all : launched(v, all, algo, r.protocol, bytes);
   double algbw = nccl_bus_bandwidth(v, plan, algo, r.protocol, kind);
   if (algo == NcclAlgo::ring && n > 1) {
     algbw *= static_cast<double>(n) / ring_steps(kind, n);

@@ -87,7 +87,12 @@ double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protoco
                        double bytes);
 
 // Each returns time_us, channels and model name; predict() fills the bandwidth columns.
-Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo);
+// Channels::launched: the channels enqueue.cc launches for the call (fewer for small ring/tree
+// calls), the time the call takes. Channels::all: every channel of the communicator, the time
+// NCCL's tuner ranks algorithms by (enqueue.cc chooses first, then drops channels).
+enum class Channels { launched, all };
+Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo,
+                         Channels channels = Channels::launched);
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r);
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options);
 

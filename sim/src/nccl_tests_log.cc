@@ -91,12 +91,16 @@ struct Reader {
     const std::vector<std::string_view> t = split(body);
     if (body.rfind("Collective test starting:", 0) == 0) {
       new_run();
+      hints.gpus_per_thread = 0;
       hints.from_start_line = t.size() >= 4 ? nccl_tests::collective_named(t[3]) : std::nullopt;
       if (!hints.from_start_line) fail(source, line_no, "an unknown nccl-tests program", line);
     } else if (body.rfind("Collective test concluded:", 0) == 0) {
       close_table(open && open->complete);
     } else if (!t.empty() && t[0] == "nThread") {
       new_run();
+      // "nThread 1 nGpus 8 minBytes ...": nGpus is the GPUs each thread drives (-g).
+      const auto gpus = t.size() >= 4 && t[2] == "nGpus" ? nccl_tests::parse_integer(t[3]) : std::nullopt;
+      hints.gpus_per_thread = gpus && *gpus >= 1 && *gpus <= 1024 ? static_cast<int>(*gpus) : 0;
     } else if (body.rfind("Using devices", 0) == 0) {
       new_run();
       in_device_block = true;

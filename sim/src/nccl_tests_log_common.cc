@@ -181,6 +181,7 @@ std::optional<Collective> collective_of_file_name(std::string_view path) {
 
 void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTestsParseOptions& options) {
   table.devices_truncated = hints.devices_truncated;
+  table.gpus_per_thread = hints.gpus_per_thread;
   table.ranks = options.ranks > 0 ? options.ranks : (hints.devices_truncated ? 0 : hints.device_ranks);
   table.nodes = options.nodes > 0 ? options.nodes : (hints.devices_truncated ? 0 : hints.device_nodes);
   if (!table.rows.empty()) table.dtype = table.rows.front().dtype;

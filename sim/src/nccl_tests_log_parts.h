@@ -41,6 +41,7 @@ struct TableHints {
   int device_ranks = 0;                       // distinct ranks of a complete device block
   int device_nodes = 0;                       // distinct hostnames
   bool devices_truncated = false;
+  int gpus_per_thread = 0;                    // "nGpus G" of the "# nThread" line, 0 = none
 };
 
 // Applies the options, fills ranks, nodes, dtype and the collective (options, start line,

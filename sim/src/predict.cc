@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "host_launch.h"
 #include "model.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
@@ -41,6 +42,10 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
     throw InvalidArgument("sim request: dtype " + std::to_string(static_cast<int>(r.dtype)) +
                           " is not a DataType");
   }
+  if (request.gpus_per_thread < 0) {
+    throw InvalidArgument("sim request: gpus_per_thread=" + std::to_string(request.gpus_per_thread) +
+                          " must be >= 0 (0 = the kernels alone, N = GPUs one host thread launches)");
+  }
   if (r.params.channels < 0) {
     throw InvalidArgument("sim request: params.channels=" + std::to_string(r.params.channels) +
                           " must be >= 0 (0 = the model's choice)");
@@ -63,9 +68,10 @@ TunerCall call_of(const Resolved& r, const Request& request) {
   return call;
 }
 
-// The choice timed at `fidelity`: the tuner's analytic time, or flow playing it.
+// The choice timed at `fidelity`: the tuner's analytic time, or flow playing it; then the host
+// side nccl-tests measures (host_launch.h), after the choice, so it never changes it.
 Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Resolved& base,
-                    const Choice& c, Fidelity fidelity) {
+                    const Choice& c, Fidelity fidelity, int gpus_per_thread) {
   Prediction p;
   if (fidelity == Fidelity::flow) {
     Resolved r = base;
@@ -82,6 +88,7 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
   p.protocol = c.protocol;
   p.nranks = base.spec.nranks;
   p.fidelity = fidelity;
+  p.time_us = detail::host_bound_time_us(p.time_us, gpus_per_thread);
   detail::fill_bandwidths(p, base.spec, base.dtype);
   return p;
 }
@@ -101,7 +108,7 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
   const Tuner tuner = tuner_for(topology, base);
   std::vector<Prediction> out;
   for (const Choice& c : tuner.applicable(call_of(base, request))) {
-    out.push_back(evaluate(topology, tuner, base, c, request.fidelity));
+    out.push_back(evaluate(topology, tuner, base, c, request.fidelity, request.gpus_per_thread));
   }
   std::stable_sort(out.begin(), out.end(), [](const Prediction& a, const Prediction& b) {
     return a.time_us < b.time_us;
@@ -112,7 +119,8 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
 Prediction predict(const topo::Topology& topology, const Request& request) {
   const Resolved base = resolve(topology, request);
   const Tuner tuner = tuner_for(topology, base);
-  return evaluate(topology, tuner, base, tuner.choose(call_of(base, request)), request.fidelity);
+  return evaluate(topology, tuner, base, tuner.choose(call_of(base, request)), request.fidelity,
+                  request.gpus_per_thread);
 }
 
 FlowReport simulate_flow(const topo::Topology& topology, const Request& request,

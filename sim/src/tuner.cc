@@ -9,7 +9,9 @@
 // NCCL's analytic model (alpha-beta for what-if algorithms NCCL has no model for) and take the
 // fastest of NCCL's own (ring, tree, nvls, nvls_tree; pat only with one GPU per node, as NCCL).
 // Only where none of NCCL's applies (all_to_all, gather, scatter) does the fastest what-if
-// algorithm win. A forced algorithm or protocol is checked, never replaced. Example, 8 GPUs of
+// algorithm win. Pairs are ranked by their time on all the communicator's channels and report
+// the time on the channels launched (NCCL drops channels for small calls after choosing). A
+// forced algorithm or protocol is checked, never replaced. Example, 8 GPUs of
 // dgx-h100, 1 GiB all_reduce: ring/Simple, tree/Simple, nvls/Simple, ... timed; nvls is fastest.
 #include "twinccl/sim/tuner.h"
 
@@ -160,7 +162,7 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(const Collect
 }
 
 Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string& algorithm,
-                   Protocol protocol, int channels) const {
+                   Protocol protocol, int channels, double& rank_us) const {
   detail::Resolved r;
   r.spec = spec;
   r.dtype = dtype;
@@ -172,6 +174,7 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
   const Prediction p = algo ? detail::analytic_nccl(*view_, r, *algo)
                             : detail::analytic_alpha_beta(*topology_, r);
+  rank_us = algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
   return Choice{algorithm, protocol, p.channels, p.time_us, p.model};
 }
 
@@ -214,22 +217,26 @@ std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
       }
     }
   }
-  std::vector<Choice> out;
+  std::vector<std::pair<double, Choice>> ranked;  // (NCCL's ranking time, the choice)
   for (const std::string& a : ok) {
     if (!call.algorithm.empty() && a != call.algorithm) continue;
     for (Protocol p : detail::protocols_applicable(a, spec.kind)) {
       if (call.protocol && *call.protocol != p) continue;
-      out.push_back(time(spec, call.dtype, a, p, call.channels));
+      double rank_us = 0.0;
+      Choice c = time(spec, call.dtype, a, p, call.channels, rank_us);
+      ranked.emplace_back(rank_us, std::move(c));
     }
   }
-  if (out.empty()) {
+  if (ranked.empty()) {
     throw InvalidArgument("no applicable algorithm runs protocol " +
                           std::string(name(*call.protocol)) + " for " + kind + " on '" +
                           topology_->name() + "'; applicable algorithms: " + join(ok) +
                           " (LL/LL128 only with ring, and tree for all_reduce)");
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Choice& a, const Choice& b) { return a.time_us < b.time_us; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Choice> out;
+  for (auto& [rank_us, c] : ranked) out.push_back(std::move(c));
   return out;
 }
 

@@ -57,6 +57,12 @@ struct Request {
   Fidelity fidelity = Fidelity::analytic;
   // NCCL's software latencies (base and per-hop, nccl-facts.md); false = the network alone.
   bool software_latency = true;
+  // The host side as nccl-tests times a call (sim/src/host_launch.h): the GPUs one host thread
+  // launches (nccl-tests -g; 1 = one GPU per process or thread, -t N -g 1 or mpirun), each launch
+  // ~5 us (CUDA launch + NCCL enqueue, NCCL's maintainer); time = max(kernels + 5 us,
+  // gpus_per_thread x 5 us). 0 = the kernels alone, as NCCL's tuning model times them. Common to
+  // every algorithm: it never changes the choice.
+  int gpus_per_thread = 0;
   RoundCompression compression = RoundCompression::automatic;
 };
 

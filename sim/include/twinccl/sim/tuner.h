@@ -65,7 +65,8 @@ class Tuner {
                 std::optional<Protocol> protocol = {}) const;
 
   // Every applicable (algorithm, protocol) pair for the call (forced ones filter), timed
-  // analytically, fastest first; throws like choose() for a forced one that does not apply.
+  // analytically, in NCCL's order (fastest on all channels first; time_us is on the channels
+  // launched, which small ring/tree calls reduce); throws like choose() for a forced one that does not apply.
   std::vector<Choice> applicable(const TunerCall& call) const;
 
   // The algorithms that exist for `kind` (registry order, then nvls_tree for all_reduce), each
@@ -85,8 +86,10 @@ class Tuner {
 
  private:
   CollectiveSpec settled(const CollectiveSpec& spec) const;
+  // rank_us: the time NCCL's tuner ranks the pair by (all channels; enqueue.cc drops channels
+  // for small calls only after choosing).
   Choice time(const CollectiveSpec& spec, DataType dtype, const std::string& algorithm,
-              Protocol protocol, int channels) const;
+              Protocol protocol, int channels, double& rank_us) const;
 
   const topo::Topology* topology_;
   std::vector<int> ranks_;
