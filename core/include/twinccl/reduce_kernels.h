@@ -22,6 +22,17 @@ namespace twinccl {
 void reduce_elements(DataType type, ReduceKind op, void* dst, const void* a, const void* b,
                      std::size_t count);
 
+// Which implementation reduce_elements_with uses for float16/bfloat16/fp8 (other types have one).
+// All give bit-identical results: `via_double` is the original per-element path (decode to
+// double, combine, round once), kept as the reference the others are tested and measured against;
+// `portable` computes in float one element at a time; `simd` uses AVX2+F16C where the CPU has
+// them (else it is `portable`); `best` is what reduce_elements uses.
+enum class NarrowKernel { best, simd, portable, via_double };
+void reduce_elements_with(NarrowKernel kernel, DataType type, ReduceKind op, void* dst,
+                          const void* a, const void* b, std::size_t count);
+// Whether this CPU runs the AVX2+F16C narrow kernels (checked at run time, not at build time).
+bool narrow_simd_available();
+
 // dst[i] = src[i] * s, where s is `scalar` converted to the data type first (integers: truncated;
 // the caller validates integrality). The product is rounded to the storage type.
 void scale_elements(DataType type, double scalar, void* dst, const void* src, std::size_t count);

@@ -1,0 +1,103 @@
+// float16/bfloat16/fp8 reductions in float: the dispatcher and the portable scalar kernel.
+//
+// How it works. reduce_narrow picks AVX2 when the CPU has it (asked once, at run time; the build
+// never assumes it) for the whole multiple of 8, then the scalar kernel for the tail. The scalar
+// kernel decodes both operands to float on bits (kernels_narrow_float.h), combines them with the
+// same Op as the double path, and encodes once; a NaN result goes to the reference run instead.
+//   float16 sum, a = 0x3C00 (1.0), b = 0x1400 (2^-10): 1.0f + 0.0009765625f = 1.0009765625f,
+//   encoded 0x3C01, the value the double path rounds to as well.
+#include "kernels_narrow.h"
+
+#include <cstring>
+
+#include "kernels_elements.h"
+#include "kernels_narrow_float.h"
+
+namespace twinccl::detail {
+namespace {
+
+template <typename Bits, const NarrowFloat& kFormat, typename Op>
+void portable_run(void* dst, const void* a, const void* b, std::size_t count,
+                  ReferenceRun reference) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* x = static_cast<const unsigned char*>(a);
+  const auto* y = static_cast<const unsigned char*>(b);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t at = i * sizeof(Bits);
+    Bits xb{};
+    Bits yb{};
+    std::memcpy(&xb, x + at, sizeof(Bits));
+    std::memcpy(&yb, y + at, sizeof(Bits));
+    const float r = Op::apply(kFormat.decode(xb), kFormat.decode(yb));
+    if (r != r) {
+      reference(d + at, x + at, y + at, 1);
+      continue;
+    }
+    const auto out = static_cast<Bits>(kFormat.encode(r));
+    std::memcpy(d + at, &out, sizeof(Bits));
+  }
+}
+
+template <typename Bits, const NarrowFloat& kFormat>
+void portable_with_op(ReduceKind op, void* dst, const void* a, const void* b, std::size_t count,
+                      ReferenceRun reference) {
+  switch (op) {
+    case ReduceKind::sum:
+      return portable_run<Bits, kFormat, SumOp>(dst, a, b, count, reference);
+    case ReduceKind::prod:
+      return portable_run<Bits, kFormat, ProdOp>(dst, a, b, count, reference);
+    case ReduceKind::min:
+      return portable_run<Bits, kFormat, MinOp>(dst, a, b, count, reference);
+    default:
+      return portable_run<Bits, kFormat, MaxOp>(dst, a, b, count, reference);
+  }
+}
+
+bool cpu_has_avx2_f16c() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+void reduce_narrow_portable(DataType type, ReduceKind op, void* dst, const void* a, const void* b,
+                            std::size_t count, ReferenceRun reference) {
+  switch (type) {
+    case DataType::float16:
+      return portable_with_op<std::uint16_t, kFloat16Float>(op, dst, a, b, count, reference);
+    case DataType::bfloat16:
+      return portable_with_op<std::uint16_t, kBfloat16Float>(op, dst, a, b, count, reference);
+    case DataType::float8_e4m3:
+      return portable_with_op<std::uint8_t, kFloat8E4m3Float>(op, dst, a, b, count, reference);
+    default:
+      return portable_with_op<std::uint8_t, kFloat8E5m2Float>(op, dst, a, b, count, reference);
+  }
+}
+
+void reduce_narrow(NarrowKernel kernel, DataType type, ReduceKind op, void* dst, const void* a,
+                   const void* b, std::size_t count, ReferenceRun reference) {
+  std::size_t done = 0;
+  if (kernel != NarrowKernel::portable && narrow_simd_available()) {
+    done = reduce_narrow_avx2(type, op, dst, a, b, count, reference);
+  }
+  if (done == count) return;
+  const std::size_t offset = done * size_of(type);
+  reduce_narrow_portable(type, op, static_cast<unsigned char*>(dst) + offset,
+                         static_cast<const unsigned char*>(a) + offset,
+                         static_cast<const unsigned char*>(b) + offset, count - done, reference);
+}
+
+}  // namespace twinccl::detail
+
+namespace twinccl {
+
+bool narrow_simd_available() {
+  static const bool available = detail::cpu_has_avx2_f16c();
+  return available;
+}
+
+}  // namespace twinccl
