@@ -1,4 +1,6 @@
-// run(): picks the backend (the one place TWINCCL_* environment variables are read).
+// run(): picks the backend (the one place TWINCCL_* environment variables are read). The backends
+// are looked up by name in backend_registry.h: the emulator always, NCCL when the program links
+// TwinCCL's NCCL library (TwinCCL::nccl).
 #include "twinccl/run.h"
 
 #include <algorithm>
@@ -7,12 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "emu/communicator.h"
+#include "backend_registry.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
-#ifdef TWINCCL_HAVE_NCCL
-#include "nccl/launch.h"
-#endif
 
 namespace twinccl {
 namespace {
@@ -44,8 +43,8 @@ std::string shown(const std::string& text) {
 // Decimal digits only: no sign, spaces, "0x", exponent or fraction ("1e3", "0x10", " 8" refused).
 long long parse_integer(const char* var, const std::string& text, long long min, long long max,
                         const std::string& note = "") {
-  const std::string expected = "expected a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-                               "] (decimal digits only)" + note;
+  const std::string expected = "expected a whole number in [" + std::to_string(min) + ", " +
+                               std::to_string(max) + "] (decimal digits only)" + note;
   if (text.empty() || text.size() > 18) bad(var, text, expected);
   long long v = 0;
   for (char c : text) {
@@ -58,7 +57,8 @@ long long parse_integer(const char* var, const std::string& text, long long min,
 
 // Digits with an optional fraction ("300", "0.5"); no sign, exponent, nan, inf or hex.
 double parse_seconds(const char* var, const std::string& text, double min, double max) {
-  const std::string expected = "expected seconds as a decimal number in [" + std::to_string(min).substr(0, 5) + ", " +
+  const std::string expected = "expected seconds as a decimal number in [" +
+                               std::to_string(min).substr(0, 5) + ", " +
                                std::to_string(static_cast<long long>(max)) + "] such as 300 or 0.5";
   std::size_t digits = 0, dots = 0;
   for (char c : text) {
@@ -77,7 +77,8 @@ double parse_seconds(const char* var, const std::string& text, double min, doubl
 }
 
 // One of `names` exactly; the message lists them.
-std::string parse_name(const char* var, const std::string& text, const std::vector<std::string>& names) {
+std::string parse_name(const char* var, const std::string& text,
+                       const std::vector<std::string>& names) {
   std::string list;
   for (const std::string& n : names) {
     if (text == n) return text;
@@ -100,24 +101,28 @@ std::vector<std::string> algorithm_names() {
 
 RunOptions options_from_environment() {
   RunOptions o;
-  if (auto b = env("TWINCCL_BACKEND"); !b.empty()) o.backend = parse_name("TWINCCL_BACKEND", b, {"emu", "nccl"});
+  if (auto b = env("TWINCCL_BACKEND"); !b.empty())
+    o.backend = parse_name("TWINCCL_BACKEND", b, {"emu", "nccl"});
   if (auto n = env("TWINCCL_WORLD_SIZE"); !n.empty()) {
-    o.world_size = static_cast<int>(parse_integer("TWINCCL_WORLD_SIZE", n, 1, kMaxEmulatedRanks,
-                                                  "; emulated ranks are threads, at most " +
-                                                      std::to_string(kMaxEmulatedRanks)));
+    o.world_size = static_cast<int>(parse_integer(
+        "TWINCCL_WORLD_SIZE", n, 1, kMaxEmulatedRanks,
+        "; emulated ranks are threads, at most " + std::to_string(kMaxEmulatedRanks)));
   }
-  if (auto a = env("TWINCCL_ALGO"); !a.empty()) o.algorithm = parse_name("TWINCCL_ALGO", a, algorithm_names());
+  if (auto a = env("TWINCCL_ALGO"); !a.empty())
+    o.algorithm = parse_name("TWINCCL_ALGO", a, algorithm_names());
   o.topology = env("TWINCCL_TOPOLOGY");
   o.trace_path = env("TWINCCL_TRACE");
   o.timeline_path = env("TWINCCL_TIMELINE");
   if (!o.topology.empty() && o.timeline_path.empty()) o.timeline_path = "twinccl-timeline.json";
-  if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty()) o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
+  if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty())
+    o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
   if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
     c = parse_name("TWINCCL_CHECK", c, {"0", "1", "2"});
     o.check = c == "0" ? CheckLevel::off : c == "1" ? CheckLevel::on : CheckLevel::debug;
   }
   if (auto f = env("TWINCCL_FLIGHT_RECORDER_OPS"); !f.empty()) {
-    o.flight_recorder_ops = static_cast<std::size_t>(parse_integer("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20));
+    o.flight_recorder_ops =
+        static_cast<std::size_t>(parse_integer("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20));
   }
   o.flight_recorder_path = env("TWINCCL_FLIGHT_RECORDER");
   if (auto p = env("TWINCCL_EMU_PATH"); !p.empty()) {
@@ -127,14 +132,15 @@ RunOptions options_from_environment() {
 }
 
 void run(const RunOptions& options, const RankFunction& fn) {
-  if (options.backend == "emu") {
-    emu_backend::run_emulated(options, fn);
+  if (const backends::Backend* backend = backends::find(options.backend)) {
+    backend->run_world(options, fn);
   } else if (options.backend == "nccl") {
-#ifdef TWINCCL_HAVE_NCCL
-    nccl::run_world(options, fn);
-#else
-    throw ConfigError("TWINCCL_BACKEND=nccl but this TwinCCL was built without NCCL (CUDA or NCCL not found)");
-#endif
+    throw ConfigError(
+        "TWINCCL_BACKEND=nccl but this program was linked without TwinCCL's NCCL backend "
+        "(linked: " +
+        backends::linked_names() +
+        "); link TwinCCL::nccl (pkg-config twinccl-nccl), "
+        "which is built when CUDA and NCCL are found");
   } else {
     throw ConfigError("unknown backend '" + options.backend + "': expected emu or nccl");
   }

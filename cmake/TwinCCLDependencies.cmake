@@ -4,10 +4,16 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 find_package(Boost 1.74 REQUIRED CONFIG)           # Boost::headers (Asio is header-only)
 find_package(nlohmann_json 3.10 REQUIRED CONFIG)   # topology files, traces, JSON output
-find_package(CLI11 REQUIRED CONFIG)                # command-line parsing
 find_package(fmt REQUIRED CONFIG)                  # tables and messages
-find_package(Catch2 2.13 REQUIRED CONFIG)          # tests (v2: <catch2/catch.hpp>)
-find_package(benchmark CONFIG)                     # bench/ only (Google Benchmark)
+if(TWINCCL_BUILD_CLI)
+  find_package(CLI11 REQUIRED CONFIG)              # command-line parsing
+endif()
+if(TWINCCL_BUILD_TESTS)
+  find_package(Catch2 2.13 REQUIRED CONFIG)        # tests (v2: <catch2/catch.hpp>)
+endif()
+if(TWINCCL_BUILD_BENCHMARKS)
+  find_package(benchmark CONFIG)                   # bench/ only (Google Benchmark)
+endif()
 
 # NCCL backend: built when CUDA's and NCCL's headers are found (NCCL has no CMake config). Only
 # the headers are used: libcudart and libnccl are loaded at run time (backends/nccl/loader.h), so

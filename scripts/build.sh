@@ -5,5 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_WARNINGS_AS_ERRORS="$werror" "$@" >/dev/null
+# ccache when installed (TWINCCL_CCACHE=0: without): rebuilds are cheap, and CTest's package.subdirectory
+# (TwinCCL's libraries built again inside a consumer project, with the same flags) hits its cache.
+launcher=()
+if [ "${TWINCCL_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_WARNINGS_AS_ERRORS="$werror" "${launcher[@]}" "$@" >/dev/null
 cmake --build build -j "$(nproc)"

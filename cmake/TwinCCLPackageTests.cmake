@@ -1,0 +1,35 @@
+# Tests of TwinCCL as a package, not of its code:
+#   package.installed, package.subdirectory   the consumer project examples/consumer built against
+#       this build installed (find_package, pkg-config) and against the sources (add_subdirectory);
+#       tests/package/check_consumer.sh says what each checks. Label package.
+#   format.check   every C++ file formatted as .clang-format says (TWINCCL_FORMAT_CHECK=ON; label
+#       format; scripts/format.sh --fix formats them).
+# The consumer is compiled like this build (compiler, its launcher such as ccache, build type), so
+# that with a compiler cache the add_subdirectory build of TwinCCL's libraries costs little.
+set(twinccl_consumer_args
+    -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+    -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
+    -DTWINCCL_WARNINGS_AS_ERRORS=${TWINCCL_WARNINGS_AS_ERRORS}
+    -DTWINCCL_WITH_NCCL=${TWINCCL_WITH_NCCL})
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  list(APPEND twinccl_consumer_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
+endif()
+if(TWINCCL_SANITIZE)
+  list(APPEND twinccl_consumer_args -DTWINCCL_SANITIZE=${TWINCCL_SANITIZE})
+endif()
+string(REPLACE ";" "\\;" twinccl_consumer_args_escaped "${twinccl_consumer_args}")
+foreach(mode installed subdirectory)
+  if(mode STREQUAL "installed" AND NOT TWINCCL_INSTALL)
+    continue()
+  endif()
+  add_test(NAME package.${mode} COMMAND ${PROJECT_SOURCE_DIR}/tests/package/check_consumer.sh ${mode})
+  set_tests_properties(package.${mode} PROPERTIES LABELS package TIMEOUT 600 ENVIRONMENT
+    "TWINCCL_SOURCE_DIR=${PROJECT_SOURCE_DIR};TWINCCL_BINARY_DIR=${PROJECT_BINARY_DIR};WORK=${PROJECT_BINARY_DIR}/package-test/${mode};CONSUMER_CMAKE_ARGS=${twinccl_consumer_args_escaped}")
+endforeach()
+
+if(TWINCCL_FORMAT_CHECK)
+  find_program(TWINCCL_CLANG_FORMAT NAMES clang-format-14 clang-format REQUIRED)
+  add_test(NAME format.check COMMAND ${PROJECT_SOURCE_DIR}/scripts/format.sh --check)
+  set_tests_properties(format.check PROPERTIES LABELS format TIMEOUT 300
+                       ENVIRONMENT "CLANG_FORMAT=${TWINCCL_CLANG_FORMAT}")
+endif()
