@@ -66,37 +66,32 @@ struct NarrowFloat {
     return format.ieee_specials ? m > format.inf_bits : m == format.nan_bits;
   }
 
-  // Exact for every pattern; NaN patterns give a quiet float NaN.
+  // Exact for every pattern; NaN patterns give a quiet float NaN. Written as selects (no
+  // branch) so that a loop of them vectorizes.
   float decode(std::uint32_t bits) const {
     const std::uint32_t m = bits & magnitude_mask();
     const std::uint32_t sign = (bits >> (format.total_bits - 1)) << 31;
-    std::uint32_t magnitude_bits = 0;
-    if (is_nan(bits)) {
-      magnitude_bits = 0x7FC00000u;
-    } else if (format.ieee_specials && m == format.inf_bits) {
-      magnitude_bits = 0x7F800000u;
-    } else {
-      magnitude_bits = std::bit_cast<std::uint32_t>(
-          std::bit_cast<float>(m << shift()) * decode_scale());
-    }
-    return std::bit_cast<float>(sign | magnitude_bits);
+    const std::uint32_t finite =
+        std::bit_cast<std::uint32_t>(std::bit_cast<float>(m << shift()) * decode_scale());
+    const bool infinite = format.ieee_specials && m == format.inf_bits;
+    const std::uint32_t special = infinite ? 0x7F800000u : 0x7FC00000u;
+    return std::bit_cast<float>(sign | (is_nan(bits) || infinite ? special : finite));
   }
 
-  // Round to nearest even; x must not be NaN.
+  // Round to nearest even; x must not be NaN. Both roundings are computed and one is selected
+  // (unsigned arithmetic: the unused one may wrap, harmlessly).
   std::uint32_t encode(float x) const {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
     const std::uint32_t sign = (bits >> 31) << (format.total_bits - 1);
     const std::uint32_t abs = bits & 0x7FFFFFFFu;
-    std::uint32_t magnitude = 0;
-    if (abs >= min_normal_float_bits()) {
-      const std::uint32_t half_minus_one = (std::uint32_t{1} << (shift() - 1)) - 1;
-      magnitude = ((abs + half_minus_one + ((abs >> shift()) & 1)) >> shift()) - rebias();
-    } else {
-      const float magic = std::bit_cast<float>(subnormal_magic_bits());
-      magnitude = std::bit_cast<std::uint32_t>(std::bit_cast<float>(abs) + magic) -
-                  subnormal_magic_bits();
-    }
-    if (magnitude > format.max_finite_bits) magnitude = saturated();
+    const std::uint32_t half_minus_one = (std::uint32_t{1} << (shift() - 1)) - 1;
+    const std::uint32_t normal =
+        ((abs + half_minus_one + ((abs >> shift()) & 1)) >> shift()) - rebias();
+    const float magic = std::bit_cast<float>(subnormal_magic_bits());
+    const std::uint32_t subnormal =
+        std::bit_cast<std::uint32_t>(std::bit_cast<float>(abs) + magic) - subnormal_magic_bits();
+    std::uint32_t magnitude = abs >= min_normal_float_bits() ? normal : subnormal;
+    magnitude = magnitude > format.max_finite_bits ? saturated() : magnitude;
     return sign | magnitude;
   }
 };
