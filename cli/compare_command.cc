@@ -1,7 +1,7 @@
 // `twinccl compare LOG... --topology T [--collective C] [--ranks N --nodes M] [--algo A --proto P]
-// [--in-place] [--fidelity analytic|flow] [--format table|csv|json]`: reads nccl-tests results
-// measured on a real cluster (stdout logs or -J JSON) and sets each row beside the simulator's
-// prediction for the same call on T, with the geometric-mean error per size regime. This is how
+// [--channels N] [--gpus-per-thread G] [--in-place] [--fidelity analytic|flow]
+// [--format table|csv|json]`: reads nccl-tests results measured on a real cluster (stdout logs
+// or -J JSON) and sets each row beside the simulator's prediction for the same call on T, with the geometric-mean error per size regime. This is how
 // a user checks the model against their own cluster before trusting a what-if.
 #include <fmt/format.h>
 
@@ -56,6 +56,12 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--algo", o.algorithm, "predict with this algorithm (default: NCCL's choice)");
   cmd->add_option("--proto", o.protocol, "predict with this protocol: LL, LL128 or Simple (default: NCCL's choice)");
+  cmd->add_option("--channels", o.channels,
+                  "channels the run used (its NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS; default: NCCL's choice)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--gpus-per-thread,-g", o.gpus_per_thread,
+                  "nccl-tests -g of the run: GPUs one thread launched (default: the log's nGpus, else 1)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("--in-place", o.in_place, "compare the in-place columns (default: out-of-place)");
   cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")->check(CLI::IsMember({"analytic", "flow"}));
   cmd->add_option("--format", o.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));

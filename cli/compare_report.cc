@@ -107,6 +107,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, cons
     std::vector<sim::NcclTestsRow> rows = std::move(log.rows);
     log.rows.clear();
     table.log = std::move(log);
+    if (o.gpus_per_thread > 0) table.log.gpus_per_thread = o.gpus_per_thread;  // --gpus-per-thread
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
       if (!m || row.count == 0 || m->time_us <= 0) {
@@ -124,6 +125,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, cons
       request.fidelity = fidelity;
       // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
       request.gpus_per_thread = std::max(1, table.log.gpus_per_thread);
+      request.params.channels = o.channels;
       sim::Prediction p;
       try {
         p = sim::predict(topology, request);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 #include <fstream>
@@ -88,6 +89,42 @@ TEST_CASE("compare on two logs adds a summary over all logs, and csv and json ca
   CHECK_THAT(csv.out, Catch::Contains(",all_reduce,8,1,bandwidth,4294967296,1073741824,float32,sum,-1,32336.000,232.4400,"));
   CHECK_THAT(csv.out, Catch::Contains(",ring,Simple,"));
   CHECK_THAT(csv.out, Catch::Contains("\nsummary,"));
+}
+
+TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's channels", "[cli][compare]") {
+  // The -g 8 log: one thread launches 8 GPUs, ~5 us each (nccl-tests issue 123), so a 32 KiB
+  // all_reduce takes 8 x 5 us; the same log read as one GPU per thread takes the kernels + 5 us.
+  const auto g8 = run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format json");
+  const auto g1 = run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format json -g 1");
+  REQUIRE(g8.exit_code == 0);
+  REQUIRE(g1.exit_code == 0);
+  const auto a = nlohmann::json::parse(g8.out)["tables"][0];
+  const auto b = nlohmann::json::parse(g1.out)["tables"][0];
+  CHECK(a["gpus_per_thread"] == 8);
+  CHECK(b["gpus_per_thread"] == 1);
+  const auto row = [](const nlohmann::json& t, std::size_t bytes) {
+    for (const auto& r : t["rows"]) {
+      if (r["size_bytes"].get<std::size_t>() == bytes) return r["predicted"];
+    }
+    FAIL("no row of " << bytes << " B");
+    return nlohmann::json();
+  };
+  CHECK(row(a, 32768)["time_us"].get<double>() == Approx(40.0));
+  CHECK(row(b, 32768)["time_us"].get<double>() < 30.0);
+  CHECK(row(a, 32768)["algorithm"] == row(b, 32768)["algorithm"]);  // common to all: same choice
+  const auto table = run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100");
+  CHECK_THAT(table.out, Catch::Contains("8 GPUs per host thread (-g 8)"));
+  // The 2-node ring run forced NCCL_MIN_CTAS=24: --channels 24 predicts it as it ran.
+  const std::string ring = log_path("issue309-h100-ib400-2node-all_reduce-ring-minctas24.log");
+  const auto ch24 = run_cli("compare " + ring + " --topology h100-cluster-2 --algo ring --channels 24 --format json");
+  const auto ch0 = run_cli("compare " + ring + " --topology h100-cluster-2 --algo ring --format json");
+  REQUIRE(ch24.exit_code == 0);
+  REQUIRE(ch0.exit_code == 0);
+  const double t24 = row(nlohmann::json::parse(ch24.out)["tables"][0], 67108864)["time_us"].get<double>();
+  const double t0 = row(nlohmann::json::parse(ch0.out)["tables"][0], 67108864)["time_us"].get<double>();
+  CHECK(t24 < t0);
+  CHECK(std::abs(t24 / 433.8 - 1) < 0.10);  // the log's 433.8 us
+  CHECK(run_cli("compare " + ring + " --topology h100-cluster-2 --channels 0").exit_code == 2);
 }
 
 TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
