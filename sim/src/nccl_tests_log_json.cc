@@ -133,6 +133,12 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
     const std::uint64_t code = it->get<std::uint64_t>();
     table.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
   }
+  // config.ngpus: the GPUs each thread drove (-g).
+  if (auto c = doc.find("config"); c != doc.end() && c->is_object()) {
+    if (auto g = c->find("ngpus"); g != c->end() && g->is_number_integer() && *g >= 1 && *g <= 1024) {
+      hints.gpus_per_thread = g->get<int>();
+    }
+  }
   const json* devices = nullptr;
   if (auto c = doc.find("config"); c != doc.end() && c->is_object() && c->contains("devices")) devices = &(*c)["devices"];
   if (devices == nullptr && doc.contains("devices")) devices = &doc["devices"];

@@ -120,4 +120,18 @@ TEST_CASE("nccl-tests logs: nGpus of the '# nThread' line is the GPUs one thread
   CHECK(parsed("# nThread 1\n") == 0);  // not printed: 0, compare assumes one GPU per thread
   CHECK(parsed("# nThread 1 nGpus x\n") == 0);
   CHECK(parsed("") == 0);
+  // -J JSON: config.ngpus.
+  const auto json = [](const std::string& config) {
+    const std::string text = "{\"args\": [\"./build/all_reduce_perf\"], " + config +
+                             "\"results\": [{\"size\": 8, \"count\": 2, \"type\": \"float\", \"redop\": \"sum\", "
+                             "\"root\": \"-1\", \"out_of_place\": {\"time\": 40.1, \"alg_bw\": 0, \"bus_bw\": 0, "
+                             "\"nwrong\": 0}, \"in_place\": null}]}";
+    const std::vector<NcclTestsTable> t = parse_nccl_tests_file_text(text, "run.json");
+    REQUIRE(t.size() == 1);
+    return t.front().gpus_per_thread;
+  };
+  CHECK(json("\"config\": {\"nthreads\": 1, \"ngpus\": 8}, ") == 8);
+  CHECK(json("\"config\": {\"nthreads\": 8, \"ngpus\": 1}, ") == 1);
+  CHECK(json("\"config\": {\"ngpus\": \"8\"}, ") == 0);
+  CHECK(json("") == 0);
 }

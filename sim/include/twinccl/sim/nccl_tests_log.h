@@ -59,8 +59,8 @@ struct NcclTestsTable {
   int ranks = 0;  // 0 = unknown (no device block, or a truncated one): give --ranks
   int nodes = 0;  // distinct hostnames of the device block; 0 = unknown: give --nodes
   bool devices_truncated = false;
-  // GPUs one host thread drove: "nGpus G" of the "# nThread T nGpus G ..." line (-g G); 0 = the
-  // log does not say (no such line, or -J JSON).
+  // GPUs one host thread drove: "nGpus G" of the "# nThread T nGpus G ..." line (-g G), or -J's
+  // config.ngpus; 0 = the log does not say.
   int gpus_per_thread = 0;
   DataType dtype = DataType::float32;  // the first row's
   std::string nccl_version;            // "2.26.2+cuda12.8"; "" when not printed
