@@ -6,14 +6,14 @@
 #include <functional>
 #include <numeric>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
 namespace {
 
 [[noreturn]] void fail(Communicator& comm, const Where& where, const std::string& what) {
-  throw InvalidArgument("scatter_chunks on comm '" + comm.name() + "' rank " + std::to_string(comm.rank()) + " (" +
-                        describe_call_site(where) + "): " + what);
+  throw InvalidArgument(call_site_text("scatter_chunks", comm.name(), comm.rank(), where) + ": " + what);
 }
 
 std::size_t product(std::span<const std::size_t> v, std::size_t begin, std::size_t end) {

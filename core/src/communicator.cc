@@ -5,6 +5,7 @@
 #include <string>
 
 #include "twinccl/call_observer.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
@@ -88,8 +89,7 @@ std::unique_ptr<Communicator> Communicator::observe_split(
 }
 
 void Communicator::reject(const OpDesc& op, const std::string& message) {
-  std::string text = std::string(twinccl::name(op.kind)) + " on comm '" + name() + "' rank " + std::to_string(rank()) +
-                     " (" + describe_call_site(op.where) + "): " + message;
+  std::string text = call_site_text(twinccl::name(op.kind), name(), rank(), op.where) + ": " + message;
   rejected(op, text);
   throw InvalidArgument(text);
 }

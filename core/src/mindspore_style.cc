@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::mindspore_style {
@@ -16,8 +17,8 @@ Result all_gather_into_tensor(const Buffer& tensor, Communicator& group, bool as
 Result reduce_scatter_tensor(const Buffer& tensor, ReduceOp op, Communicator& group, bool async_op, Where where) {
   auto n = static_cast<std::size_t>(group.size());
   if (tensor.count() % n != 0) {
-    throw InvalidArgument("reduce_scatter_tensor on comm '" + group.name() + "' rank " + std::to_string(group.rank()) +
-                          " (" + describe_call_site(where) + "): " + std::to_string(tensor.count()) +
+    throw InvalidArgument(call_site_text("reduce_scatter_tensor", group.name(), group.rank(), where) + ": " +
+                          std::to_string(tensor.count()) +
                           " elements do not divide into " + std::to_string(n) + " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());

@@ -211,11 +211,4 @@ bool is_in_place(const OpDesc& op, int rank) {
   }
 }
 
-std::string describe_call_site(const std::source_location& where) {
-  std::string_view file = where.file_name();
-  auto slash = file.find_last_of('/');
-  if (slash != std::string_view::npos) file = file.substr(slash + 1);
-  return std::string(file) + ":" + std::to_string(where.line());
-}
-
 }  // namespace twinccl

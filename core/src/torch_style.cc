@@ -5,6 +5,7 @@
 #include <numeric>
 #include <vector>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::torch_style {
@@ -18,8 +19,7 @@ MaybeWork finish(Work w, bool async_op) {
 
 void check_list(const char* call, const char* list_name, Communicator& group, std::span<const Buffer> list,
                 DataType dtype, Where where) {
-  std::string at = std::string(call) + " on comm '" + group.name() + "' rank " + std::to_string(group.rank()) + " (" +
-                   describe_call_site(where) + "): ";
+  std::string at = call_site_text(call, group.name(), group.rank(), where) + ": ";
   auto reject = [&](const std::string& text) {
     group.rejected(OpDesc{}, text);  // the peers learn why this rank never joined them
     throw InvalidArgument(text);

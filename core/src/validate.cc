@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"
 #include "twinccl/reduction.h"
@@ -22,8 +23,7 @@ class Checker {
     std::string call = op_.part_of.empty() ? std::string(name(op_.kind))
                                            : std::string(op_.part_of) + "'s " + op_.role + " (a " +
                                                  std::string(name(op_.kind)) + ")";
-    throw InvalidArgument(call + " on comm '" + std::string(comm_) + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(op_.where) + "): " + what);
+    throw InvalidArgument(call_site_text(call, comm_, rank_, op_.where) + ": " + what);
   }
 
   void check_rank_argument(const char* what, int value) const {

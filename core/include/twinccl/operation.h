@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "twinccl/call_site_text.h"  // describe_call_site, for messages
 #include "twinccl/data_type.h"
 #include "twinccl/reduce_op.h"
 
@@ -96,8 +97,5 @@ bool is_in_place(const OpDesc& op, int rank);
 // capacity is known), malformed uneven counts, overlapping buffers NCCL forbids.
 // Throws InvalidArgument: "all_reduce on comm 'world' rank 3 (train.cc:88): root=9 out of range [0, 8)".
 void validate(const OpDesc& op, int rank, int nranks, std::string_view comm_name);
-
-// "all_reduce" at "file.cc:88" etc. for messages.
-std::string describe_call_site(const std::source_location& where);
 
 }  // namespace twinccl

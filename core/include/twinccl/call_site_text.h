@@ -1,0 +1,27 @@
+// How a message names one call: the operation, the communicator, the rank and the call site.
+//
+//   throw InvalidArgument(call_site_text("all_reduce", comm.name(), comm.rank(), op.where) +
+//                         ": root=9 out of range [0, 8)");
+//   // "all_reduce on comm 'world' rank 3 (train.cc:88): root=9 out of range [0, 8)"
+//
+// Every error about a call starts this way (docs/misuse.md), so a person can find the line and the
+// rank at once, whichever part of the library noticed.
+#pragma once
+
+#include <source_location>
+#include <string>
+#include <string_view>
+
+namespace twinccl {
+
+// "<operation> on comm '<comm>' rank <rank> (<file>:<line>)". `operation` may carry more than the
+// name ("all_reduce #3", "all_gather's tensor_list[1] (a recv)").
+std::string call_site_text(std::string_view operation, std::string_view comm, int rank,
+                           const std::source_location& where);
+// The same without the call site: "<operation> on comm '<comm>' rank <rank>".
+std::string call_site_text(std::string_view operation, std::string_view comm, int rank);
+
+// "file.cc:88": the file's name (no directories) and line.
+std::string describe_call_site(const std::source_location& where);
+
+}  // namespace twinccl
