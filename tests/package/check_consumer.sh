@@ -61,7 +61,7 @@ build_consumer() {  # $1: build folder, then cmake arguments
   local build="$1"; shift
   cmake -S "$src/examples/consumer" -B "$build" -G Ninja "${cmake_args[@]}" "$@" >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; bad "configure"; return 1; }
-  cmake --build "$build" >"$build.build.log" 2>&1 || { cat "$build.build.log"; bad "build"; return 1; }
+  cmake --build "$build" -j "$(nproc)" >"$build.build.log" 2>&1 || { cat "$build.build.log"; bad "build"; return 1; }
   ok "configured and built $(basename "$build") ($(grep -c '^\[' "$build.build.log") build steps)"
 }
 
