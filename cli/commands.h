@@ -10,6 +10,7 @@
 
 #include "compare_options.h"
 #include "perf_options.h"
+#include "xml_hint_flags.h"
 
 namespace twinccl::cli {
 
@@ -19,10 +20,7 @@ int run_perf_command(PerfOptions options, std::ostream& out);
 struct TopoOptions {
   std::string action;  // list | show | check
   std::string target;  // preset name or file
-  // NCCL XML hints (topologies/include/twinccl/topologies/nccl_xml_hints.h): --gpu, --nvlink,
-  // --nic-gbps; empty/0 = not given.
-  std::string gpu, nvlink;
-  double nic_gbps = 0;
+  XmlHintFlags xml;     // --gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes
 };
 CLI::App* add_topo_command(CLI::App& app, TopoOptions& options);
 int run_topo_command(const TopoOptions& options, std::ostream& out);

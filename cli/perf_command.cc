@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include "output_file.h"
 #include "perf_flags.h"
 #include "perf_measure.h"
+#include "perf_p2p.h"
 #include "perf_predict.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
@@ -75,11 +78,30 @@ void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
                                                                   "the same predicted time");
 }
 
-// -J FILE: nccl-tests' JSON, one file per collective (FILE for the first, FILE.<collective> after).
+// -J FILE, as nccl-tests' jsonOutputInit: only a name ending in .json (any case) is written; the
+// file is created new, never overwritten: when FILE exists the first free of FILE.0, FILE.1, ...
+// is taken. One file per collective (nccl-tests runs one per program), so a default sweep of
+// three collectives into an empty folder writes FILE, FILE.0 and FILE.1.
+std::string free_json_path(const std::string& path) {
+  if (!std::filesystem::exists(path)) return path;
+  for (int i = 0; i < 100000; ++i) {
+    std::string candidate = path + "." + std::to_string(i);
+    if (!std::filesystem::exists(candidate)) return candidate;
+  }
+  throw ConfigError("-J '" + shown(path) + "': " + path + " and " + path + ".0 .. " + path +
+                    ".99999 all exist; remove some or pick another name");
+}
+
 void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostream& out) {
-  for (std::size_t i = 0; i < o.collectives.size(); ++i) {
-    OpKind kind = o.collectives[i];
-    std::string path = i == 0 ? o.json_file : o.json_file + "." + std::string(name(kind));
+  const std::string& file = o.json_file;
+  std::string suffix = file.size() >= 5 ? file.substr(file.size() - 5) : "";
+  for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (suffix != ".json") {
+    if (o.format == "table") out << "# -J " << shown(file) << ": not a .json name, no file written (as nccl-tests)\n";
+    return;
+  }
+  for (OpKind kind : o.collectives) {
+    const std::string path = free_json_path(file);
     write_output_file("-J", path, [&](std::ostream& f) { write_nccl_tests_json(f, report, kind, o.argv); });
     if (o.format == "table") out << "# Writing JSON output to " << path << "\n";
   }
@@ -90,16 +112,14 @@ void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostre
 CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   CLI::App* cmd = app.add_subcommand("perf", "nccl-tests-style sweep: measured (emu, nccl) or predicted (sim)");
   cmd->add_option("collective", raw.collectives, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all "
-                                                 "gather scatter (default: all_reduce reduce_scatter all_gather)");
+                                                 "gather scatter sendrecv hypercube (default: all_reduce reduce_scatter all_gather)");
   add_nccl_tests_flags(cmd, raw);
   auto last = [](CLI::Option* opt) { return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); };
   last(cmd->add_option("--backend", o.backend, "sim (predict on --topology, default dgx-h100), emu (measure emulated "
                                                "ranks), nccl (measure GPUs)")
            ->check(CLI::IsMember({"emu", "sim", "nccl"})));
   last(cmd->add_option("--topology", o.topology, "preset or file for predictions (see `twinccl topo list`)"));
-  last(cmd->add_option("--gpu", o.topology_gpu, "NCCL XML --topology: GPU model where the file lists GPUs by PCI class"));
-  last(cmd->add_option("--nvlink", o.topology_nvlink, "NCCL XML --topology without <nvlink>: switch | direct | none"));
-  last(cmd->add_option("--nic-gbps", o.topology_nic_gbps, "NCCL XML --topology: NIC line rate in Gb/s where the file has none"));
+  add_xml_hint_flags(cmd, o.xml);
   last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")->envname("TWINCCL_ALGO"));
   last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")->envname("TWINCCL_PROTO"));
   last(cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")
@@ -115,27 +135,37 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
 int run_perf_command(PerfOptions o, std::ostream& out) {
   for (std::string c : raw.collectives) {
     if (c.size() > 5 && c.compare(c.size() - 5, 5, "_perf") == 0) c.resize(c.size() - 5);  // all_reduce_perf
-    if (c == "sendrecv" || c == "hypercube") {
-      throw InvalidArgument("collective '" + c + "': nccl-tests' " + c + "_perf (grouped send/recv) is not in twinccl "
-                            "perf yet; all_reduce, reduce_scatter, all_gather, broadcast, reduce, alltoall, gather "
-                            "and scatter are");
+    if (c == "sendrecv" || c == "hypercube") {  // grouped send/recv programs (perf_p2p.h)
+      o.collectives.push_back(c == "sendrecv" ? kSendRecvTest : kHypercubeTest);
+      continue;
     }
     try {
       o.collectives.push_back(parse_op_kind(c));
     } catch (const InvalidArgument&) {
       throw InvalidArgument("collective '" + shown(c) +
                             "' is not one: use all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, "
-                            "gather or scatter");
+                            "gather, scatter, sendrecv or hypercube");
     }
   }
   if (o.collectives.empty()) o.collectives = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather};
   for (OpKind k : o.collectives) {
+    if (is_p2p_test(k)) {
+      if (!o.algorithm.empty() && o.algorithm != "help") {
+        throw InvalidArgument("--algo (or TWINCCL_ALGO) '" + shown(o.algorithm) + "': " + std::string(perf_test_name(k)) +
+                              " is grouped send/recv, with no algorithm to choose; drop --algo for it");
+      }
+      continue;
+    }
     if (is_p2p(k) || is_uneven(k) || k == OpKind::barrier) {
       throw InvalidArgument("perf sweeps the even collectives; '" + std::string(name(k)) + "' is not one of them");
     }
   }
   if (o.algorithm == "help") {
-    print_algorithms(out, o.collectives);
+    std::vector<OpKind> collectives;
+    for (OpKind k : o.collectives) {
+      if (!is_p2p_test(k)) collectives.push_back(k);
+    }
+    print_algorithms(out, collectives);
     return 0;
   }
   bool sim = o.backend == "sim";
@@ -150,6 +180,7 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   if (!o.algorithm.empty() && !sim) {  // the simulator checks where its names apply itself
     for (OpKind k : o.collectives) {
       try {
+        if (is_p2p_test(k)) continue;
         find_algorithm(k, o.algorithm);
       } catch (const InvalidArgument& e) {
         throw InvalidArgument(std::string("--algo (or TWINCCL_ALGO): ") + e.what());

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "perf_measure.h"
+#include "perf_p2p.h"
 #include "perf_table.h"
 
 extern char** environ;
@@ -23,8 +24,8 @@ void print_csv(std::ostream& out, const PerfReport& report) {
   out << "collective,size_bytes,count,type,redop,root,algorithm,protocol,oop_time_us,oop_algbw_gbps,oop_busbw_gbps,"
          "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong,predicted_time_us,predicted_busbw_gbps\n";
   for (const auto& r : report.rows) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{},{},{}\n", name(r.kind),
-                       r.bytes, r.count, name(r.dtype), is_reducing(r.kind) ? name(r.op) : "none", r.root,
+    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{},{},{}\n", perf_test_name(r.kind),
+                       r.bytes, r.count, name(r.dtype), sweeps_ops(r.kind) ? name(r.op) : "none", r.root,
                        r.algorithm, r.protocol, r.out_of_place.time_us, r.out_of_place.algbw_gbps,
                        r.out_of_place.busbw_gbps, wrong_text(r.out_of_place), r.in_place.time_us,
                        r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place),
@@ -44,8 +45,8 @@ void print_json(std::ostream& out, const PerfReport& report) {
     return x;
   };
   for (const auto& r : report.rows) {
-    j["rows"].push_back({{"collective", name(r.kind)}, {"size_bytes", r.bytes}, {"count", r.count},
-                         {"type", name(r.dtype)}, {"redop", is_reducing(r.kind) ? name(r.op) : "none"},
+    j["rows"].push_back({{"collective", perf_test_name(r.kind)}, {"size_bytes", r.bytes}, {"count", r.count},
+                         {"type", name(r.dtype)}, {"redop", sweeps_ops(r.kind) ? name(r.op) : "none"},
                          {"root", r.root}, {"algorithm", r.algorithm}, {"protocol", r.protocol},
                          {"out_of_place", measurement(r.out_of_place)}, {"in_place", measurement(r.in_place)}});
     if (r.predicted) {
@@ -115,7 +116,7 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
   for (const PerfRow& r : report.rows) {
     if (r.kind != kind) continue;
     json row{{"size", r.bytes}, {"count", r.count}, {"type", nccl_tests_type(r.dtype)},
-             {"redop", is_reducing(r.kind) ? nccl_tests_op(r.op) : "none"}, {"root", fmt::format("{:>6}", r.root)}};
+             {"redop", nccl_tests_redop(r)}, {"root", fmt::format("{:>6}", r.root)}};
     row["out_of_place"] = block(r.out_of_place);
     row["in_place"] = block(r.in_place);
     row["actual_iterations"] = c.iterations;

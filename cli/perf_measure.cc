@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "emu_memory.h"
+#include "perf_p2p.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/call_layout.h"
 #include "twinccl/errors.h"
@@ -18,6 +19,7 @@
 namespace twinccl::cli {
 
 std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks) {
+  if (is_p2p_test(kind)) return p2p_count_for(kind, bytes, dtype, nranks);
   std::size_t elements = bytes / size_of(dtype);
   if (!size_counts_all_ranks(kind)) return elements;
   const std::size_t align = std::max<std::size_t>(1, 16 / size_of(dtype));  // nccl-tests: 16-byte blocks
@@ -25,6 +27,7 @@ std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks
 }
 
 std::size_t bytes_for(OpKind kind, std::size_t count, DataType dtype, int nranks) {
+  if (is_p2p_test(kind)) return p2p_bytes_for(kind, count, dtype, nranks);
   return (size_counts_all_ranks(kind) ? count * static_cast<std::size_t>(nranks) : count) * size_of(dtype);
 }
 
@@ -52,6 +55,7 @@ T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
 }  // namespace
 
 RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op, std::size_t count) {
+  if (is_p2p_test(kind)) return measure_p2p_row(o, kind, dtype, count);
   int n = o.ranks;
   OpDesc call;
   call.kind = kind;
@@ -139,7 +143,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
   if (o.backend == "emu") {  // refuse a sweep that cannot fit before running any of it
     for (OpKind kind : o.collectives) {
       for (DataType dtype : o.dtypes) {
-        if (count_for(kind, sizes.back(), dtype, o.ranks) == 0) continue;
+        if (is_p2p_test(kind) || count_for(kind, sizes.back(), dtype, o.ranks) == 0) continue;
         check_emulator_memory(kind, dtype, sizes.back(), count_for(kind, sizes.back(), dtype, o.ranks), o.root,
                               o.ranks, "lower -e or --ranks");
       }
@@ -147,18 +151,22 @@ PerfReport run_measured_perf(const PerfOptions& o) {
   }
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
-      for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+      for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
         for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
           for (std::size_t bytes : sizes) {
             std::size_t count = count_for(kind, bytes, dtype, o.ranks);
             if (count == 0 && bytes > 0) continue;
             RowResult r = measure_row(o, kind, dtype, op, count);
-            auto wrong = [&](int place) { return o.check ? std::optional<long long>(r.wrong[place]) : std::nullopt; };
+            auto wrong = [&](int place) {
+              return o.check && !r.unchecked[place] ? std::optional<long long>(r.wrong[place]) : std::nullopt;
+            };
             report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op,
                                           is_rooted(kind) ? o.root : -1,
                                           make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
                                           make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
-                                          o.algorithm.empty() ? std::string(default_algorithm(kind)) : o.algorithm,
+                                          is_p2p_test(kind)     ? std::string("p2p")
+                                          : o.algorithm.empty() ? std::string(default_algorithm(kind))
+                                                                : o.algorithm,
                                           "", std::nullopt, "", o.report_timestamps ? timestamp_now() : ""});
           }
         }

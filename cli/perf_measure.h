@@ -21,6 +21,7 @@ std::string timestamp_now();
 struct RowResult {
   double time_us[2] = {0, 0};   // out-of-place, in-place (0 when iterations is 0)
   long long wrong[2] = {0, 0};  // elements differing from the reference model
+  bool unchecked[2] = {false, false};  // timed but not checked (sendrecv in place): "N/A"
 };
 // Runs one size of one collective on options.ranks ranks of options.backend: warmup and timed
 // iterations of -m calls each, then (when options.check) up to -c checked calls, out-of-place then

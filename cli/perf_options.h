@@ -9,6 +9,7 @@
 #include "twinccl/data_type.h"
 #include "twinccl/operation.h"
 #include "twinccl/reduce_op.h"
+#include "xml_hint_flags.h"
 
 namespace twinccl::cli {
 
@@ -39,8 +40,7 @@ struct PerfOptions {
   std::string backend = "sim";             // --backend sim|emu|nccl
   int ranks = 8;                           // --ranks or -t x -g: world size (sim: 0 = every GPU)
   std::string topology;                    // --topology (simulator)
-  std::string topology_gpu, topology_nvlink;  // --gpu, --nvlink: NCCL XML hints (nccl_xml_hints.h)
-  double topology_nic_gbps = 0;              // --nic-gbps: NCCL XML hint
+  XmlHintFlags xml;                        // --gpu, --nvlink, --nic-gbps, ...: NCCL XML hints
   std::string algorithm;                   // --algo
   std::string protocol;                    // --proto
   std::string fidelity = "analytic";       // --fidelity analytic|flow

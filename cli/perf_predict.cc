@@ -11,6 +11,8 @@
 #include "emu_memory.h"
 #include "output_file.h"
 #include "perf_measure.h"
+#include "perf_p2p.h"
+#include "twinccl/sim/tuner.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
@@ -19,13 +21,9 @@
 
 namespace twinccl::cli {
 namespace {
-// --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps).
+// --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes).
 topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o) {
-  return topo::load_topology(
-      name, topo::NcclXmlHints{.gpu = o.topology_gpu,
-                               .nvlink = o.topology_nvlink.empty() ? topo::NvlinkHint::from_file
-                                                                   : topo::parse_nvlink_hint(o.topology_nvlink),
-                               .nic_gbps = o.topology_nic_gbps});
+  return topo::load_topology(name, to_hints(o.xml));
 }
 
 constexpr int kMaxCheckedRanks = 64;
@@ -43,8 +41,31 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
   return r;
 }
 
+// One row's prediction: the tuner's choice for a collective; for sendrecv/hypercube the rounds of
+// send/recv priced on the tuner's communicator (sim/p2p.h), shown as p2p/Simple.
+sim::Prediction predict_row(const topo::Topology& t, const PerfOptions& o, OpKind kind, DataType dtype,
+                            std::size_t count) {
+  if (!is_p2p_test(kind)) return sim::predict(t, make_request(o, kind, dtype, count));
+  const sim::Tuner tuner(t, o.ranks);
+  const sim::P2pPrediction priced =
+      sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks), sim::parse_fidelity(o.fidelity));
+  sim::Prediction p;
+  p.algorithm = "p2p";
+  p.protocol = sim::Protocol::simple;
+  p.nranks = o.ranks;
+  p.fidelity = priced.fidelity;
+  p.model = priced.model;
+  p.time_us = priced.time_us;
+  return p;
+}
+
 // The emulator checks a size when every rank's send and recv buffers together fit the budget.
 bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dtype, int nranks) {
+  if (is_p2p_test(kind)) {  // send + receive buffers of every rank
+    const double per_rank = static_cast<double>(count) * (kind == kHypercubeTest ? nranks + 1 : 2);
+    return nranks <= kMaxCheckedRanks &&
+           per_rank * size_of(dtype) * nranks <= static_cast<double>(o.check_max_bytes);
+  }
   OpDesc call;
   call.kind = kind;
   call.count = count;
@@ -118,6 +139,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   }
   const int n = o.ranks > 0 ? o.ranks : gpus;
   o.ranks = n;
+  for (OpKind kind : o.collectives) check_p2p_ranks(kind, n);
   if (o.root >= n) {
     throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} rank{} of {})", o.root, n - 1, n,
                                       n == 1 ? "" : "s", topo_name));
@@ -152,19 +174,19 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   std::vector<std::size_t> sizes = sweep_sizes(o);
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
-      for (ReduceKind op : is_reducing(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+      for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
         sim::Prediction last;
         std::size_t last_count = 0;
         for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
           for (std::size_t bytes : sizes) {
             std::size_t count = count_for(kind, bytes, dtype, n);
             if (count == 0 && bytes > 0) continue;
-            sim::Prediction p = sim::predict(t, make_request(o, kind, dtype, count));
+            sim::Prediction p = predict_row(t, o, kind, dtype, count);
             std::optional<long long> wrong[2];
             if (o.check && checkable(o, kind, count, dtype, n)) {
               RowResult r = measure_row(o, kind, dtype, op, count);
-              wrong[0] = r.wrong[0];
-              wrong[1] = r.wrong[1];
+              if (!r.unchecked[0]) wrong[0] = r.wrong[0];
+              if (!r.unchecked[1]) wrong[1] = r.wrong[1];
             }
             report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
                                           is_rooted(kind) ? o.root : -1,
@@ -175,6 +197,13 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
             last = p;
             last_count = count;
           }
+        }
+        if (is_p2p_test(kind)) {
+          if (o.compare || o.links || !o.trace_file.empty()) {
+            report.footer += "# --compare/--links/--trace: not for " + std::string(perf_test_name(kind)) +
+                             " (grouped send/recv, no algorithm choice)\n";
+          }
+          continue;
         }
         if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n);
         if ((o.links || !o.trace_file.empty()) && last_count > 0) {
@@ -198,9 +227,7 @@ void add_predictions(PerfReport& report, const PerfOptions& o) {
                                 std::to_string(o.ranks) + " ranks");
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
-    sim::Request r = make_request(o, row.kind, row.dtype, count);
-    r.spec.nranks = o.ranks;
-    sim::Prediction p = sim::predict(t, r);
+    sim::Prediction p = predict_row(t, o, row.kind, row.dtype, count);
     row.predicted = make_measurement(row.kind, count, row.dtype, o.ranks, p.time_us, std::nullopt);
     row.predicted_choice = p.algorithm + "/" + std::string(sim::name(p.protocol));
   }

@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "perf_p2p.h"
 #include "twinccl/perf_math.h"
 
 namespace twinccl::cli {
@@ -71,7 +72,14 @@ std::string_view nccl_tests_type(DataType t) {
 
 std::string_view nccl_tests_op(ReduceKind k) { return k == ReduceKind::premul_sum ? "mulsum" : name(k); }
 
+std::string_view nccl_tests_redop(const PerfRow& row) {
+  if (row.kind == kHypercubeTest) return "";
+  return sweeps_ops(row.kind) ? nccl_tests_op(row.op) : "none";
+}
+
 std::string nccl_tests_program(OpKind k) {
+  if (k == kSendRecvTest) return "sendrecv_perf";
+  if (k == kHypercubeTest) return "hypercube_perf";
   return k == OpKind::all_to_all ? std::string("alltoall_perf") : std::string(name(k)) + "_perf";
 }
 
@@ -80,6 +88,12 @@ Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int
   Measurement m;
   m.time_us = time_us;
   double seconds = time_us * 1e-6;
+  if (is_p2p_test(kind)) {  // nccl-tests' sendrecv.cu and hypercube.cu: busbw = algbw
+    m.algbw_gbps = seconds > 0 ? p2p_algbw_bytes(kind, count, dtype, nranks) / seconds / 1e9 : 0;
+    m.busbw_gbps = m.algbw_gbps;
+    m.wrong = wrong;
+    return m;
+  }
   m.algbw_gbps = seconds > 0 ? algbw_bytes(kind, count, dtype, nranks) / seconds / 1e9 : 0;
   const bool gathered = kind == OpKind::gather || kind == OpKind::scatter;  // nccl-tests: (n-1)/n
   m.busbw_gbps = m.algbw_gbps * (gathered && nranks > 0 ? (nranks - 1.0) / nranks : busbw_factor(kind, nranks));
@@ -106,7 +120,7 @@ void print_table(std::ostream& out, const PerfReport& report) {
     for (; i < report.rows.size() && report.rows[i].kind == kind; ++i) {
       const PerfRow& r = report.rows[i];
       out << fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.bytes, r.count, nccl_tests_type(r.dtype),
-                         is_reducing(r.kind) ? nccl_tests_op(r.op) : "none", r.root);
+                         nccl_tests_redop(r), r.root);
       out << block_text(r.out_of_place) << block_text(r.in_place);
       if (report.config.timestamps) out << fmt::format("{:>21}", r.timestamp);
       if (!report.config.plain && !r.algorithm.empty()) {

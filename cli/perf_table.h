@@ -70,6 +70,9 @@ struct PerfReport {
 // "alltoall_perf" for all_to_all.
 std::string_view nccl_tests_type(DataType t);
 std::string_view nccl_tests_op(ReduceKind k);
+// A row's redop column: the op for reductions and sendrecv, "none" for the other collectives,
+// "" for hypercube (nccl-tests prints it blank).
+std::string_view nccl_tests_redop(const PerfRow& row);
 std::string nccl_tests_program(OpKind k);
 
 // Fills algbw/busbw from time with nccl-tests' formulas (gather and scatter: (n-1)/n).

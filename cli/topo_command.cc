@@ -1,4 +1,5 @@
-// `twinccl topo list | show NAME | check FILE` [--gpu MODEL --nvlink FABRIC --nic-gbps RATE].
+// `twinccl topo list | show NAME | check FILE` [--gpu MODEL --nvlink FABRIC --nic-gbps RATE
+// --gpu-count N --nic-count M --nodes N].
 #include <fmt/format.h>
 
 #include <ostream>
@@ -15,11 +16,7 @@ CLI::App* add_topo_command(CLI::App& app, TopoOptions& o) {
   CLI::App* cmd = app.add_subcommand("topo", "list, show or check topologies");
   cmd->add_option("action", o.action, "list | show | check")->required()->check(CLI::IsMember({"list", "show", "check"}));
   cmd->add_option("target", o.target, "preset name (show) or topology file (check: .json or NCCL .xml)");
-  std::string models;
-  for (const topo::GpuModelInfo& m : topo::gpu_models()) models += (models.empty() ? "" : ", ") + m.name;
-  cmd->add_option("--gpu", o.gpu, "NCCL XML: the GPU model where the file lists GPUs only by PCI class (" + models + ")");
-  cmd->add_option("--nvlink", o.nvlink, "NCCL XML without <nvlink>: switch | direct | none (default: from the GPU model)");
-  cmd->add_option("--nic-gbps", o.nic_gbps, "NCCL XML: line rate of each NIC in Gb/s where the file has none");
+  add_xml_hint_flags(cmd, o.xml);
   return cmd;
 }
 
@@ -32,16 +29,14 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
     return 0;
   }
   if (o.target.empty()) throw InvalidArgument("topo " + o.action + " needs a preset name or a file");
-  const topo::NcclXmlHints hints{.gpu = o.gpu,
-                                 .nvlink = o.nvlink.empty() ? topo::NvlinkHint::from_file : topo::parse_nvlink_hint(o.nvlink),
-                                 .nic_gbps = o.nic_gbps};
+  const topo::NcclXmlHints hints = to_hints(o.xml);
   const bool xml = o.target.size() > 4 && o.target.substr(o.target.size() - 4) == ".xml";
   std::optional<topo::Topology> t;
   if (xml) {
     const topo::NcclXmlImport r = topo::load_nccl_xml(o.target, hints);
     for (const std::string& w : r.warnings) out << "warning: " << w << "\n";
     for (const std::string& n : r.notes) out << "note: " << n << "\n";
-    t = r.topology;
+    t = hints.nodes > 1 ? topo::rail_cluster(r.topology, hints.nodes) : r.topology;
   } else {
     t = topo::load_topology(o.target, hints);
   }

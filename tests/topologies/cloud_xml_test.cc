@@ -125,16 +125,83 @@ TEST_CASE("AWS p5: <gpu sm=90> without <nvlink> warns; --gpu h100 adds the NVSwi
              Contains("sm=90 contradicts --gpu a100 (sm 80)"));
 }
 
-TEST_CASE("AWS g5 and the 2023 p5 file list busids only: refused, saying why",
+TEST_CASE("AWS g5: bare busids need --gpu, --gpu-count, --nic-count; the error names the missing ones",
           "[topologies][xml][cloud]") {
-  for (const char* file : {"aws-g5.48xl-topo.xml", "aws-p5.48xl-topo-2023.xml"}) {
-    CAPTURE(file);
-    for (const std::string& gpu : {std::string(), std::string("a10g")}) {
-      const std::string e = error_of(file, {.gpu = gpu});
-      CHECK_THAT(e, Contains("no <gpu> element") && Contains("carry no class") &&
-                        Contains("JSON topology"));
-    }
+  const std::string none = error_of("aws-g5.48xl-topo.xml");
+  CHECK_THAT(none, Contains("9 <pci> device(s) carry only a busid") &&
+                       Contains("--gpu MODEL, --gpu-count N, --nic-count M") &&
+                       Contains("g5.48xlarge: --gpu a10g --gpu-count 8 --nic-count 1"));
+  // Only what is still missing is named.
+  const std::string some = error_of("aws-g5.48xl-topo.xml", {.gpu = "a10g", .gpu_count = 8});
+  CHECK_THAT(some, Contains("with --nic-count M (") && !Contains("--gpu MODEL") &&
+                       !Contains("--gpu-count N,"));
+  const NcclXmlImport r = corpus("aws-g5.48xl-topo.xml",
+                                 {.gpu = "a10g", .nic_gbps = 100, .gpu_count = 8, .nic_count = 1});
+  // 8 A10G (PCIe, no NVLink) and one 100 Gb/s EFA; bare slots take NCCL's 8 GT/s x16 fallback.
+  check_counts(r.topology, {8, 0, 0, 1, 0.0, 12.5, 12.0});
+  CHECK(r.topology.summary().arch == GpuArch::ampere);
+  CHECK(mentions(r.notes, "the first 8 taken as GPUs and the next 1 as NICs"));
+  // The NIC is the last slot listed (busid 00:15.0), on the second <cpu>: GPUs 0-3 sit on cpu0.
+  const auto nic = r.topology.find("nic0");
+  REQUIRE(nic);
+  const Link& up = r.topology.link(r.topology.links_of(*nic).front());
+  CHECK(r.topology.vertex(r.topology.other_end(r.topology.links_of(*nic).front(), *nic)).name == "cpu1");
+  CHECK(up.bandwidth_gbps == Approx(12.0));
+  // Counts that do not fit the 9 slots are refused with the counts.
+  CHECK_THAT(error_of("aws-g5.48xl-topo.xml", {.gpu = "a10g", .gpu_count = 8, .nic_count = 2}),
+             Contains("9 bare <pci> devices") && Contains("--gpu-count 8 and --nic-count 2"));
+}
+
+TEST_CASE("AWS p5 (2023 file): 32 bare NICs behind 8 PCIe switches, one H100 behind each",
+          "[topologies][xml][cloud]") {
+  CHECK_THAT(error_of("aws-p5.48xl-topo-2023.xml", {.gpu = "h100"}),
+             Contains("32 <pci> device(s) carry only a busid") &&
+                 Contains("--gpu-count N, --nic-count M") && !Contains("--gpu MODEL"));
+  const NcclXmlImport r = corpus("aws-p5.48xl-topo-2023.xml",
+                                 {.gpu = "h100", .nic_gbps = 100, .gpu_count = 8, .nic_count = 32});
+  // H100 SXM5: NVSwitch from the model; each GPU on its switch's gen5 x16 link (48 GB/s).
+  check_counts(r.topology, {8, 18, 4, 32, 370.8, 12.5, 48.0});
+  CHECK(mentions(r.notes, "one behind each PCIe switch"));
+  CHECK(r.warnings.empty());
+  // GPU 0 shares its PCIe switch with NICs 0-3 (the file's first group).
+  const auto gpu0 = r.topology.find("gpu0");
+  REQUIRE(gpu0);
+  VertexId sw = -1;
+  for (LinkId l : r.topology.links_of(*gpu0)) {
+    if (r.topology.link(l).type == LinkType::pcie) sw = r.topology.other_end(l, *gpu0);
   }
+  REQUIRE(sw >= 0);
+  CHECK(r.topology.vertex(sw).kind == VertexKind::pcie_switch);
+  int nics_on_switch = 0;
+  for (LinkId l : r.topology.links_of(sw)) {
+    nics_on_switch += r.topology.vertex(r.topology.other_end(l, sw)).kind == VertexKind::nic ? 1 : 0;
+  }
+  CHECK(nics_on_switch == 4);
+  CHECK_THAT(error_of("aws-p5.48xl-topo-2023.xml",
+                      {.gpu = "h100", .gpu_count = 4, .nic_count = 32}),
+             Contains("8 such switches, not --gpu-count 4"));
+}
+
+TEST_CASE("--nodes: N copies of one node's XML on a rail-optimized fat-tree",
+          "[topologies][xml][cloud]") {
+  const NcclXmlImport one = corpus("azure-ndv5-topo.xml", {.gpu = "h100", .nic_gbps = 400});
+  const Topology four = rail_cluster(one.topology, 4);
+  const TopologySummary s = four.summary();
+  CHECK(s.nodes == 4);
+  CHECK(s.gpus == 32);
+  CHECK(s.nics_per_node == 8);
+  CHECK(s.network_levels == 2);
+  CHECK(s.nic_bandwidth_gbps == Approx(50.0));
+  // Rank 8 is GPU 0 of node 1; its traffic to rank 0 leaves through a NIC and a leaf.
+  CHECK(four.vertex(four.gpu(8)).node == 1);
+  bool crosses_network = false;
+  for (LinkId l : four.route(0, 8)) crosses_network |= four.link(l).type == LinkType::network;
+  CHECK(crosses_network);
+  const std::string path = testing::example_path("nccl-xml/azure-ndv5-topo.xml").string();
+  CHECK(load_topology(path, NcclXmlHints{.gpu = "h100", .nic_gbps = 400, .nodes = 4}).gpu_count() == 32);
+  CHECK_THROWS_WITH(rail_cluster(one.topology, 0), Contains("--nodes: must be in 1..1024"));
+  CHECK_THROWS_WITH(rail_cluster(four, 2), Contains("one-node topology"));
+  CHECK_THROWS_WITH(load_topology("dgx-h100", NcclXmlHints{.nodes = 2}), Contains("h100-cluster-N"));
 }
 
 TEST_CASE("NCCL defaults and placeholders in hand-written XML", "[topologies][xml][cloud]") {

@@ -58,7 +58,11 @@ NcclXmlImport XmlImport::run(const ptree& doc) {
   for (const auto& [tag, child] : *system) {
     if (tag == "cpu") add_cpu(child);
   }
+  if (gpus_.empty() && !bare_.empty()) place_bare_devices();
   if (gpus_.empty()) fail_without_gpus();
+  if (pci_only_gpus_ == 0 && (hints_.gpu_count > 0 || hints_.nic_count >= 0)) {
+    warnings_.push_back("--gpu-count/--nic-count ignored: the file lists its GPUs");
+  }
   std::vector<VertexId> cpus;
   for (const auto& [numa, v] : cpus_) cpus.push_back(v);
   for (std::size_t i = 0; i < cpus.size(); ++i) {
@@ -101,6 +105,13 @@ void XmlImport::fail_without_gpus() const {
              "describe this machine in a JSON topology instead (docs/topologies.md)";
   }
   fail("<system>", "no <gpu> element and no GPU-class <pci>" + detail);
+}
+
+LinkSpec XmlImport::fallback_link() const {
+  return {.type = LinkType::pcie,
+          .bandwidth_gbps = pcie_bandwidth_gbps(kNcclFallbackGen, 16),
+          .latency_us = PresetLatencies::pcie_us,
+          .lanes = 16};
 }
 
 std::string XmlImport::required(const ptree& node, const std::string& where,
@@ -189,11 +200,7 @@ void XmlImport::add_pci(const ptree& pci, VertexId parent, const std::string& pa
     // AWS files list some bridges by busid alone: NCCL reads the rest from the machine; here
     // they take NCCL's fallback (8 GT/s rate, x16).
     const bool bare = !pci.get_optional<std::string>("<xmlattr>.link_speed");
-    const LinkSpec link = bare ? LinkSpec{.type = LinkType::pcie,
-                                          .bandwidth_gbps = pcie_bandwidth_gbps(kNcclFallbackGen, 16),
-                                          .latency_us = PresetLatencies::pcie_us,
-                                          .lanes = 16}
-                               : pcie_link(pci, where);
+    const LinkSpec link = bare ? fallback_link() : pcie_link(pci, where);
     // Named in order of appearance ("pcie0", ...) so drawings stay narrow; the busid is in
     // errors.
     const VertexId sw =
@@ -206,6 +213,7 @@ void XmlImport::add_pci(const ptree& pci, VertexId parent, const std::string& pa
     add_pci_nic(pci, parent, where);
   } else if (cls.empty()) {
     ++unknown_devices_;
+    bare_.push_back({&pci, parent, depth > 1, busid, where, numa});
   }
 }
 
@@ -337,10 +345,13 @@ Topology load_topology(std::string_view preset_or_path, const NcclXmlHints& hint
   if (hints.empty()) return load_topology(preset_or_path);
   const std::string name(preset_or_path);
   if (name.size() < 4 || nccl_xml::lower(name.substr(name.size() - 4)) != ".xml") {
-    throw InvalidArgument("--gpu/--nvlink/--nic-gbps describe an NCCL topology XML file; " +
-                          input::echo(name) + " is not one (presets and JSON files say it all)");
+    throw InvalidArgument("--gpu/--nvlink/--nic-gbps/--gpu-count/--nic-count/--nodes describe an "
+                          "NCCL topology XML file; " + input::echo(name) +
+                          " is not one (presets and JSON files say it all: h100-cluster-N for "
+                          "DGX H100 nodes)");
   }
-  return load_nccl_xml(name, hints).topology;
+  Topology node = load_nccl_xml(name, hints).topology;
+  return hints.nodes > 1 ? rail_cluster(node, hints.nodes) : node;
 }
 
 }  // namespace twinccl::topo

@@ -1,6 +1,15 @@
 // GPU models and PCI ids the NCCL XML importer recognises (nccl_xml_devices.h).
 //
-// Device ids are NVIDIA's (vendor 0x10de) as `lspci -nn` and the PCI ID repository list them;
+// Device ids are NVIDIA's (vendor 0x10de) as `lspci -nn` and the PCI ID repository list them.
+// Every vendor:device id in kNvidiaIds and kNics was checked line by line against the PCI ID
+// Repository's pci.ids (github.com/pciutils/pciids, version 2026.08.22; the older ones also in
+// Debian's pci.ids package 2023.04.11): 10de:1db1/1db5 "Tesla V100 SXM2 16GB/32GB", 1db4/1db6
+// "V100 PCIe", 1eb8 "Tesla T4", 20b0/20b2 "A100 SXM4 40GB/80GB", 20b1/20b5/20f1 "A100 PCIe",
+// 2236 "A10", 2237 "A10G", 27b8 "L4", 26b9 "L40S", 2330 "H100 SXM5 80GB", 2335 "H200 SXM
+// 141GB", 2901 "B200"; 15b3:1017 ConnectX-5, 1019 ConnectX-5 Ex, 101b ConnectX-6, 101c its
+// virtual function, 101d ConnectX-6 Dx, 1021 ConnectX-7; 1d0f:efa0/efa1/efa2 "Elastic Fabric
+// Adapter (EFA)". pci.ids names devices only: the NIC line rates below are the products' (the
+// EFA generation per instance type is AWS's, not in pci.ids).
 // NVLink counts per GPU are the SXM parts' (V100 SXM2 6, A100 SXM4 12, H100/H200 SXM5 18,
 // B200 18); bandwidth per link is NCCL's figure for the sm (../shared/reference/nccl-facts.md).
 // NIC rates: ConnectX-5 100 Gb/s, ConnectX-6 200 (HDR), ConnectX-7 400 (NDR), AWS EFA gen1/2

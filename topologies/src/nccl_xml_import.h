@@ -24,6 +24,15 @@ struct GpuEntry {
   std::vector<const ptree*> nvlinks;
 };
 
+// A <pci> with a busid and nothing else (AWS g5, p5 2023): a slot NCCL fills from the machine.
+struct BareDevice {
+  const ptree* pci;
+  VertexId parent;
+  bool under_switch;  // its parent is a PCIe switch (else a <cpu>)
+  std::string busid, where;
+  int numa;
+};
+
 class XmlImport {
  public:
   XmlImport(std::string source, const NcclXmlHints& hints);
@@ -47,6 +56,12 @@ class XmlImport {
   void add_pci_nic(const ptree& pci, VertexId parent, const std::string& where);
   VertexId add_nic_vertex(int dev, double port_gbps, VertexId parent, const LinkSpec& link);
   void fail_without_gpus() const;
+  LinkSpec fallback_link() const;  // NCCL's fallback for a <pci> without link attributes
+
+  // nccl_xml_bare.cc
+  void place_bare_devices();
+  void add_slot_gpu(VertexId parent, const LinkSpec& link, const std::string& busid,
+                    const std::string& where, int numa);
 
   // nccl_xml_fabric.cc
   void resolve_models();
@@ -60,6 +75,7 @@ class XmlImport {
   TopologyBuilder builder_;
   std::map<int, VertexId> cpus_;
   std::vector<GpuEntry> gpus_;
+  std::vector<BareDevice> bare_;
   std::set<std::string> switch_busids_;
   std::set<std::string> nic_names_;
   GpuArch arch_ = GpuArch::unknown;

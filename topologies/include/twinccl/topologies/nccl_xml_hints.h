@@ -10,6 +10,9 @@
 // vendor/device id (NVIDIA 0x10de: V100, A100, A10G, H100, H200, B200...; Mellanox 0x15b3 and
 // AWS EFA 0x1d0f NICs), and takes from the hints what the file cannot say. A file that needs a
 // hint it was not given is refused with a ConfigError naming that hint (`--gpu MODEL`).
+// Some (AWS g5, the 2023 p5 file) list devices by busid alone, for NUMA placement only: the user
+// states what the machine has (--gpu MODEL --gpu-count N --nic-count M) and the importer places
+// them on those slots (nccl_xml_bare.cc says how). `nodes` > 1 repeats the node on a rail fabric.
 #pragma once
 
 #include <filesystem>
@@ -34,7 +37,13 @@ struct NcclXmlHints {
   std::string gpu = {};  // "" = from the file; else a name of gpu_models() ("h100", "a100-pcie", ...)
   NvlinkHint nvlink = NvlinkHint::from_file;
   double nic_gbps = 0;  // line rate of each NIC in Gb/s where the file has none; 0 = unset
-  bool empty() const { return gpu.empty() && nvlink == NvlinkHint::from_file && nic_gbps == 0; }
+  int gpu_count = 0;    // GPUs of a file that lists bare busids (AWS g5, p5 2023); 0 = unset
+  int nic_count = -1;   // NICs of such a file; -1 = unset
+  int nodes = 1;        // > 1: that many copies of the node on a rail-optimized fat-tree
+  bool empty() const {
+    return gpu.empty() && nvlink == NvlinkHint::from_file && nic_gbps == 0 && gpu_count == 0 &&
+           nic_count < 0 && nodes == 1;
+  }
 };
 
 struct GpuModelInfo {
@@ -62,6 +71,11 @@ NcclXmlImport load_nccl_xml(const std::filesystem::path& path, const NcclXmlHint
 // Like load_topology(name) (presets.h), with the hints for an .xml file. Hints given for a preset
 // or a JSON file are an InvalidArgument (they describe NCCL XML only).
 Topology load_topology(std::string_view preset_or_path, const NcclXmlHints& hints);
+
+// `nodes` copies of a one-node topology (an imported NCCL XML) on a rail-optimized two-level
+// fat-tree: NIC i of every node on the leaf of rail i, every leaf to every spine, each network
+// link at the NIC's line rate (rail_cluster.cc). nodes in 1..1024; a node without NICs is refused.
+Topology rail_cluster(const Topology& node, int nodes);
 
 // "switch"/"nvswitch", "direct"/"mesh", "none", "file": the CLI's --nvlink values. Throws
 // InvalidArgument listing them.

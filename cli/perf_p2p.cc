@@ -1,0 +1,154 @@
+// sendrecv_perf and hypercube_perf on emulated ranks (or GPUs): see perf_p2p.h for what each
+// does and how nccl-tests counts it.
+#include "perf_p2p.h"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "twinccl/errors.h"
+#include "twinccl/reference.h"
+#include "twinccl/run.h"
+
+namespace twinccl::cli {
+namespace {
+
+constexpr std::size_t kHypercubeAlign = 4;  // elements (nccl-tests' hypercube.cu ALIGN)
+
+double combine(Communicator& comm, double us, int average) {  // nccl-tests' -a over the ranks
+  Buffer b = comm.alloc(1, DataType::float64);
+  double v = average == 0 ? (comm.rank() == 0 ? us : 0.0) : us;
+  b.copy_from_host(&v, sizeof v);
+  comm.all_reduce(b, b, average == 2 ? ReduceOp::min() : average == 3 ? ReduceOp::max() : ReduceOp::sum());
+  b.copy_to_host(&v, sizeof v);
+  return average == 1 ? v / comm.size() : v;
+}
+
+long long total(Communicator& comm, long long wrong) {
+  Buffer b = comm.alloc(1, DataType::int64);
+  b.copy_from_host(&wrong, sizeof wrong);
+  comm.all_reduce(b, b, ReduceOp::sum());
+  b.copy_to_host(&wrong, sizeof wrong);
+  return wrong;
+}
+
+// One rank's buffers for one placement: sendrecv sends `send` and receives into `recv`;
+// hypercube gathers into `recv` (n blocks of count), its own block from `send` (out of place) or
+// already in place.
+struct P2pBuffers {
+  Buffer send, recv;
+};
+
+void run_once(Communicator& comm, OpKind test, const P2pBuffers& b, std::size_t count, bool in_place, bool async,
+              Work& last) {
+  const int n = comm.size(), me = comm.rank();
+  if (test == kSendRecvTest) {
+    comm.group_start();
+    comm.send(b.send, (me + 1) % n);
+    comm.recv(b.recv, (me - 1 + n) % n);
+    last = comm.group_end({.async_op = async});
+    return;
+  }
+  if (!in_place) b.recv.slice(static_cast<std::size_t>(me) * count, count).copy_from(b.send);
+  for (int mask = 1; mask < n; mask <<= 1) {
+    const auto s = static_cast<std::size_t>(me & ~(mask - 1));
+    const auto r = s ^ static_cast<std::size_t>(mask);
+    const std::size_t elements = count * static_cast<std::size_t>(mask);
+    comm.group_start();
+    comm.send(b.recv.slice(s * count, elements), me ^ mask);
+    comm.recv(b.recv.slice(r * count, elements), me ^ mask);
+    last = comm.group_end({.async_op = async && mask * 2 >= n});
+  }
+}
+
+}  // namespace
+
+std::size_t p2p_count_for(OpKind test, std::size_t bytes, DataType dtype, int nranks) {
+  const std::size_t elements = bytes / size_of(dtype);
+  if (test == kSendRecvTest) return elements;
+  return elements / (kHypercubeAlign * static_cast<std::size_t>(nranks)) * kHypercubeAlign;
+}
+
+std::size_t p2p_bytes_for(OpKind test, std::size_t count, DataType dtype, int nranks) {
+  return count * size_of(dtype) * (test == kHypercubeTest ? static_cast<std::size_t>(nranks) : 1);
+}
+
+double p2p_algbw_bytes(OpKind test, std::size_t count, DataType dtype, int nranks) {
+  const double bytes = static_cast<double>(count) * static_cast<double>(size_of(dtype));
+  return test == kHypercubeTest ? bytes * (nranks - 1) : bytes;
+}
+
+sim::P2pPattern p2p_pattern(OpKind test, std::size_t count, DataType dtype, int nranks) {
+  const double bytes = static_cast<double>(count) * static_cast<double>(size_of(dtype));
+  return test == kSendRecvTest ? sim::sendrecv_pattern(nranks, bytes) : sim::hypercube_pattern(nranks, bytes);
+}
+
+void check_p2p_ranks(OpKind test, int nranks) {
+  if (test == kHypercubeTest && (nranks < 1 || (nranks & (nranks - 1)) != 0)) {
+    throw InvalidArgument("hypercube: " + std::to_string(nranks) + " ranks is not a power of 2 (nccl-tests' "
+                          "hypercube_perf skips such a run); use -g/--ranks 1, 2, 4, 8, ...");
+  }
+}
+
+RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::size_t count) {
+  const int n = o.ranks;
+  check_p2p_ranks(test, n);
+  std::vector<Bytes> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(o.check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
+  RowResult result;
+  std::mutex mu;
+  RunOptions ro;
+  ro.backend = o.backend;
+  ro.world_size = n;
+  run(ro, [&](Communicator& comm) {
+    if (comm.size() != n) {
+      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " + std::to_string(n) +
+                        "; pass --ranks equal to the launcher's world size");
+    }
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const std::size_t recv_count = test == kHypercubeTest ? count * static_cast<std::size_t>(n) : count;
+    for (int place = 0; place < 2; ++place) {
+      // sendrecv in place would send and receive one buffer at once: nccl-tests times it
+      // unchecked; here it runs out of place (same traffic) and is reported N/A.
+      const bool in_place = place == 1 && test == kHypercubeTest;
+      P2pBuffers b{comm.alloc(count, dtype), comm.alloc(recv_count, dtype)};
+      if (in_place) b.send = b.recv.slice(me * count, count);
+      double us = 0;
+      Work last;
+      if (o.iterations > 0) {
+        for (int i = 0; i < o.warmup; ++i) run_once(comm, test, b, count, in_place, false, last);
+        comm.barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        const int calls = o.iterations * std::max(o.agg_iters, 1);
+        for (int i = 0; i < calls; ++i) run_once(comm, test, b, count, in_place, true, last);
+        last.wait();
+        us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+        us = combine(comm, us, o.average);
+      }
+      long long wrong = 0;
+      const bool checked = o.check && !(test == kSendRecvTest && place == 1);
+      for (int c = 0; checked && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
+        if (count > 0) b.send.copy_from_host(inputs[me].data(), inputs[me].size());
+        run_once(comm, test, b, count, in_place, false, last);
+        std::vector<unsigned char> got(b.recv.bytes());
+        b.recv.copy_to_host(got.data(), got.size());
+        const std::size_t e = size_of(dtype);
+        for (std::size_t i = 0; i < recv_count; ++i) {
+          const std::size_t from = test == kSendRecvTest ? (me + static_cast<std::size_t>(n) - 1) % n : i / count;
+          const std::size_t at = test == kSendRecvTest ? i : i % count;
+          if (std::memcmp(got.data() + i * e, inputs[from].data() + at * e, e) != 0) ++wrong;
+        }
+        wrong = total(comm, wrong);
+      }
+      if (comm.rank() == 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        result.time_us[place] = us;
+        result.wrong[place] = wrong;
+        if (!checked) result.unchecked[place] = true;
+      }
+    }
+  });
+  return result;
+}
+
+}  // namespace twinccl::cli

@@ -1,0 +1,191 @@
+// Grouped send/recv rounds (nccl-tests' sendrecv and hypercube), priced on the tuner's
+// communicator (p2p.h).
+//
+// How it works. NCCL has no tuning model for send/recv; its p2p kernels move a buffer over the
+// path between the two GPUs. A round is priced as a set of flows that start together: each
+// send's bandwidth is its route's slowest link divided by the sends of the round crossing that
+// link the same way (both ways for a half-duplex link; a fatpipe switch backplane is never
+// shared), network links at the share of a NIC NCCL's channels get. Its delay is NCCL's
+// ring/Simple latency for one hop (the per-hop figure of its route's class: NVLink/PCIe or
+// network) plus the base latency once per round, as the replay charges a send/recv pair. A send
+// to itself (one rank) is a copy at the GPU's own link rate, as a one-rank collective is timed.
+// 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
+// (two blocks each way); the call lasts round 1 + round 2.
+// The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
+#include <algorithm>
+#include <map>
+
+#include "flow_program.h"
+#include "model.h"
+#include "twinccl/errors.h"
+#include "twinccl/sim/p2p.h"
+
+namespace twinccl::sim {
+namespace {
+
+using detail::LatencyParts;
+
+// The one-hop delay of a send on a route of `route_class` (2 network, else intra-node), seconds.
+double hop_delay_s(const LatencyParts& l, int route_class) {
+  return (route_class == 2 ? l.net_hop_us : l.intra_hop_us) * 1e-6;
+}
+
+LatencyParts latency_of(const Tuner& tuner, double bytes) {
+  if (!tuner.software_latency() || tuner.nranks() < 2) return {};
+  return detail::nccl_latency_parts(tuner.view(), detail::NcclAlgo::ring, Protocol::simple,
+                                    OpKind::all_reduce, bytes);
+}
+
+// A send to itself is a copy inside the GPU: at the GPU's own link rate as the tuner's view has it
+// (as a one-rank collective is timed), no software latency.
+double self_copy_s(const Tuner& tuner, double bytes) {
+  const double gbps = tuner.view().intra_gbps;
+  return gbps > 0 ? bytes / (gbps * 1e9) : 0.0;
+}
+
+int route_class(const topo::Topology& t, const std::vector<topo::LinkId>& route) {
+  int cls = 0;
+  for (topo::LinkId id : route) {
+    if (t.link(id).type == topo::LinkType::network) cls = 2;
+    if (t.link(id).type == topo::LinkType::pcie && cls == 0) cls = 1;
+  }
+  return cls;
+}
+
+double round_bytes(const P2pRound& round) {
+  double most = 0;
+  for (const P2pSend& s : round.sends) most = std::max(most, s.bytes);
+  return most;
+}
+
+double analytic_round_s(const Tuner& tuner, const P2pRound& round, double network_share) {
+  const topo::Topology& t = tuner.topology();
+  struct Crossing {
+    topo::LinkId link;
+    bool forward;
+  };
+  std::vector<std::vector<Crossing>> routes;
+  std::map<std::pair<topo::LinkId, bool>, int> sharing;
+  for (const P2pSend& s : round.sends) {
+    const int a = tuner.ranks()[static_cast<std::size_t>(s.src)];
+    const int b = tuner.ranks()[static_cast<std::size_t>(s.dst)];
+    const std::vector<topo::LinkId> links = t.route(a, b);
+    const std::vector<topo::VertexId> vertices = t.route_vertices(a, b);
+    std::vector<Crossing> route;
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const topo::Link& l = t.link(links[i]);
+      const bool forward = l.duplex == topo::Duplex::half || l.a == vertices[i];
+      route.push_back({links[i], forward});
+      if (l.sharing == topo::Sharing::shared) ++sharing[{links[i], forward}];
+    }
+    routes.push_back(std::move(route));
+  }
+  const LatencyParts latency = latency_of(tuner, round_bytes(round));
+  double slowest = 0;
+  for (std::size_t i = 0; i < round.sends.size(); ++i) {
+    if (routes[i].empty()) {
+      slowest = std::max(slowest, self_copy_s(tuner, round.sends[i].bytes));
+      continue;
+    }
+    double gbps = 1e300;
+    std::vector<topo::LinkId> ids;
+    for (const Crossing& c : routes[i]) {
+      const topo::Link& l = t.link(c.link);
+      const double rate = l.bandwidth_gbps * (l.type == topo::LinkType::network ? network_share : 1.0);
+      const int flows = l.sharing == topo::Sharing::shared ? sharing[{c.link, c.forward}] : 1;
+      gbps = std::min(gbps, rate / flows);
+      ids.push_back(c.link);
+    }
+    const double s = hop_delay_s(latency, route_class(t, ids)) + round.sends[i].bytes / (gbps * 1e9);
+    slowest = std::max(slowest, s);
+  }
+  return slowest + latency.base_us * 1e-6;
+}
+
+double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share) {
+  const topo::Topology& t = tuner.topology();
+  detail::FlowProgram program;
+  program.nranks = t.gpu_count();
+  detail::RouteTable routes(t, program,
+                            detail::LinkScale{.network = network_share, .link_latency = false});
+  double fixed_s = 0;
+  std::vector<double> self_s;  // per round: the longest send to itself (not on the network)
+  for (const P2pRound& round : pattern) {
+    const LatencyParts latency = latency_of(tuner, round_bytes(round));
+    fixed_s += latency.base_us * 1e-6;
+    detail::FlowRound played;
+    self_s.push_back(0.0);
+    for (const P2pSend& s : round.sends) {
+      const int a = tuner.ranks()[static_cast<std::size_t>(s.src)];
+      const int b = tuner.ranks()[static_cast<std::size_t>(s.dst)];
+      if (a == b) self_s.back() = std::max(self_s.back(), self_copy_s(tuner, s.bytes));
+      if (a == b || s.bytes <= 0) continue;
+      detail::FlowTransfer transfer;
+      transfer.route = routes.route_id(a, b);
+      transfer.bytes = s.bytes;
+      transfer.delay_s = hop_delay_s(latency, routes.route_class(transfer.route));
+      played.transfers.push_back(static_cast<int>(program.transfers.size()));
+      program.transfers.push_back(transfer);
+    }
+    program.round_sequence.emplace_back(static_cast<int>(program.rounds.size()), 1.0);
+    program.rounds.push_back(std::move(played));
+  }
+  program.compressed = true;
+  detail::FlowTimes times;
+  if (!program.transfers.empty()) times = detail::play_in_child(program);
+  double total_s = fixed_s;
+  for (std::size_t k = 0; k < program.rounds.size(); ++k) {
+    double end = self_s[k];
+    for (int i : program.rounds[k].transfers) end = std::max(end, times.end_s[static_cast<std::size_t>(i)]);
+    total_s += end;
+  }
+  return total_s;
+}
+
+}  // namespace
+
+P2pPattern sendrecv_pattern(int nranks, double bytes) {
+  if (nranks < 1) throw InvalidArgument("sendrecv: nranks must be >= 1, got " + std::to_string(nranks));
+  P2pRound round;
+  for (int r = 0; r < nranks; ++r) round.sends.push_back({r, (r + 1) % nranks, bytes});
+  return {round};
+}
+
+P2pPattern hypercube_pattern(int nranks, double bytes_per_rank) {
+  if (nranks < 1 || (nranks & (nranks - 1)) != 0) {
+    throw InvalidArgument("hypercube: nranks " + std::to_string(nranks) +
+                          " is not a power of 2 (nccl-tests' hypercube_perf skips it too)");
+  }
+  P2pPattern rounds;
+  for (int mask = 1; mask < nranks; mask <<= 1) {
+    P2pRound round;
+    for (int r = 0; r < nranks; ++r) round.sends.push_back({r, r ^ mask, mask * bytes_per_rank});
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity) {
+  for (const P2pRound& round : pattern) {
+    for (const P2pSend& s : round.sends) {
+      if (s.src < 0 || s.dst < 0 || s.src >= tuner.nranks() || s.dst >= tuner.nranks()) {
+        throw InvalidArgument("p2p: a send from rank " + std::to_string(s.src) + " to " +
+                              std::to_string(s.dst) + " outside the " +
+                              std::to_string(tuner.nranks()) + " ranks of the communicator");
+      }
+    }
+  }
+  const double network_share = detail::network_efficiency(tuner.view());
+  P2pPrediction p;
+  p.fidelity = fidelity;
+  if (fidelity == Fidelity::flow) {
+    p.model = "flow";
+    p.time_us = flow_s(tuner, pattern, network_share) * 1e6;
+    return p;
+  }
+  p.model = "nccl-p2p";
+  for (const P2pRound& round : pattern) p.time_us += analytic_round_s(tuner, round, network_share) * 1e6;
+  return p;
+}
+
+}  // namespace twinccl::sim

@@ -1,0 +1,63 @@
+// Grouped send/recv rounds priced on a tuner's communicator (sim/p2p.h): nccl-tests' sendrecv and
+// hypercube patterns, link sharing within a round, rounds one after the other, flow vs analytic.
+#include <catch2/catch.hpp>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/p2p.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+
+TEST_CASE("p2p patterns: sendrecv is one ring round, hypercube log2(n) doubling rounds", "[sim][p2p]") {
+  const sim::P2pPattern ring = sim::sendrecv_pattern(4, 100);
+  REQUIRE(ring.size() == 1);
+  REQUIRE(ring[0].sends.size() == 4);
+  CHECK(ring[0].sends[3].src == 3);
+  CHECK(ring[0].sends[3].dst == 0);
+  const sim::P2pPattern cube = sim::hypercube_pattern(8, 10);
+  REQUIRE(cube.size() == 3);
+  for (std::size_t k = 0; k < cube.size(); ++k) {
+    for (const sim::P2pSend& s : cube[k].sends) {
+      CHECK(s.dst == (s.src ^ (1 << k)));
+      CHECK(s.bytes == Approx(10.0 * (1 << k)));
+    }
+  }
+  CHECK(sim::hypercube_pattern(1, 10).empty());
+  CHECK_THROWS_AS(sim::hypercube_pattern(6, 10), InvalidArgument);
+}
+
+TEST_CASE("p2p pricing: a round's sends share links, rounds add up, flow agrees", "[sim][p2p]") {
+  const topo::Topology t = topo::pcie_4gpu();  // 4 GPUs, each on its own PCIe gen4 x16 link
+  const double link_gbps = topo::pcie_bandwidth_gbps(4, 16);
+  const sim::Tuner bare(t, 4, 0, /*software_latency*/ false);
+  const double bytes = 64e6;
+  // Ring: every GPU link carries one send up and one receive down (full duplex): no sharing.
+  const double ring_us = sim::predict_p2p(bare, sim::sendrecv_pattern(4, bytes), sim::Fidelity::analytic).time_us;
+  CHECK(ring_us == Approx(bytes / (link_gbps * 1e9) * 1e6));
+  // Three GPUs sending to GPU 0 at once share its link down: three times as long.
+  sim::P2pRound fan_in;
+  for (int r = 1; r < 4; ++r) fan_in.sends.push_back({r, 0, bytes});
+  const double fan_us = sim::predict_p2p(bare, {fan_in}, sim::Fidelity::analytic).time_us;
+  CHECK(fan_us == Approx(3 * ring_us));
+  // Hypercube on 4 ranks: rounds of 1 and 2 blocks, one after the other.
+  const double cube_us = sim::predict_p2p(bare, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us;
+  CHECK(cube_us == Approx(3 * ring_us));
+  // NCCL's software latency adds a base per round and a hop per send.
+  const sim::Tuner tuned(t, 4);
+  CHECK(sim::predict_p2p(tuned, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us > cube_us);
+  // The flow model plays the same rounds on SimGrid: the same where flows share links equally.
+  for (const sim::P2pPattern& p : {sim::sendrecv_pattern(4, bytes), sim::P2pPattern{fan_in}}) {
+    const double analytic = sim::predict_p2p(tuned, p, sim::Fidelity::analytic).time_us;
+    const sim::P2pPrediction flow = sim::predict_p2p(tuned, p, sim::Fidelity::flow);
+    CHECK(flow.model == "flow");
+    CHECK(flow.time_us == Approx(analytic).epsilon(0.02));
+  }
+  // One rank sends to itself: a copy inside the GPU, not free (nccl-tests -g 1 sendrecv_perf).
+  const topo::Topology dgx = topo::dgx_h100();
+  const sim::Tuner one(dgx, 1);
+  const double copy_us = sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::analytic).time_us;
+  CHECK(copy_us > 1e9 / 1000e9 * 1e6);  // slower than 1 TB/s
+  CHECK(copy_us < 1e9 / 100e9 * 1e6);   // faster than 100 GB/s
+  CHECK(sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::flow).time_us == Approx(copy_us));
+  CHECK_THROWS_AS(sim::predict_p2p(tuned, {sim::P2pRound{{{0, 4, 1.0}}}}, sim::Fidelity::analytic), InvalidArgument);
+}
