@@ -8,7 +8,6 @@
 // the replay refuses a trace with more ranks than GPUs anyway.
 #include "emu/default_choice.h"
 
-#include "emu/communicator.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/presets.h"
@@ -42,12 +41,6 @@ std::string DefaultChoice::algorithm(const OpDesc& op, const std::vector<int>& w
   call.spec.root = std::max(0, op.root);
   call.dtype = op.dtype;
   return std::string(sim::schedule_for(tuner(world_ranks).choose(call).algorithm));
-}
-
-std::string default_algorithm_for(const EmuConfig& config, const std::vector<int>& world_ranks,
-                                  const OpDesc& op) {
-  if (config.default_choice) return config.default_choice->algorithm(op, world_ranks);
-  return std::string(default_algorithm(op.kind));
 }
 
 }  // namespace twinccl::emu_backend

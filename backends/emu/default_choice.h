@@ -2,8 +2,11 @@
 // (TWINCCL_TOPOLOGY), the one Tuner of the communicator's GPUs (sim/tuner.h), so the emulator runs
 // what the simulated time of the run (the replay) plays; without, ring where it exists, else direct.
 //
-//   config.default_choice = std::make_shared<DefaultChoice>(options.topology);  // launch
-//   std::string a = default_algorithm_for(config, shared->global_ranks, op);    // per call
+//   DefaultChoice choice(options.topology);                  // launch.cc, once per run
+//   std::string a = choice.algorithm(op, world_ranks);       // the emulator asks, per call
+//
+// It lives with the backends (which link sim), handed to the emulator as its AlgorithmChooser
+// (twinccl/emu/emulator.h): emu itself knows nothing of sim.
 #pragma once
 
 #include <map>
@@ -17,8 +20,6 @@
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::emu_backend {
-
-struct EmuConfig;
 
 class DefaultChoice {
  public:
@@ -36,9 +37,5 @@ class DefaultChoice {
   mutable std::mutex mu_;  // rank threads ask at once
   mutable std::map<std::vector<int>, std::unique_ptr<sim::Tuner>> tuners_;  // once per comm
 };
-
-// config.default_choice's answer, or ring-else-direct without one.
-std::string default_algorithm_for(const EmuConfig& config, const std::vector<int>& world_ranks,
-                                  const OpDesc& op);
 
 }  // namespace twinccl::emu_backend

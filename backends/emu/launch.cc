@@ -1,143 +1,44 @@
-// run_emulated: every rank a std::thread with its own EmuCommunicator on one shared world.
-// The first rank to fail aborts the world, so every other rank gets an AbortedError instead of
-// hanging; the first failure (not a consequent AbortedError) is rethrown to the caller. With
-// checks on, a rank whose function returns with async Works never waited on fails with
-// InvalidArgument, and a failed run writes the flight recorder to options.flight_recorder_path.
-// With TWINCCL_TOPOLOGY / TWINCCL_TRACE every rank's calls are recorded and replayed at exit.
-// A rank thread that cannot be created ends the run with ResourceError after joining the others.
-#include <atomic>
-#include <exception>
-#include <fstream>
-#include <mutex>
-#include <numeric>
-#include <thread>
-#include <vector>
+// run_emulated: the emulator (emu::run_world) with the simulator's answers plugged in.
+//
+// How it works. With TWINCCL_TOPOLOGY the emulator's default algorithm is the topology's Tuner
+// choice (default_choice.h), so the emulator runs what the replay plays; with TWINCCL_TOPOLOGY or
+// TWINCCL_TRACE every rank's world communicator is observed by one trace recorder
+// (simulated_time.h), and after a successful run the trace is saved and replayed. The topology is
+// loaded before any rank starts: a misspelled preset fails before the program runs.
+#include "emu/launch.h"
 
 #include <iostream>
+#include <memory>
 
-#include "emu/communicator.h"
 #include "emu/default_choice.h"
 #include "emu/simulated_time.h"
-#include "twinccl/errors.h"
+#include "twinccl/emu/emulator.h"
 
 namespace twinccl::emu_backend {
-namespace {
-
-void dump_flight_recorder(const emu::World& world, const std::string& path) {
-  if (path.empty() || world.recorder() == nullptr) return;
-  std::ofstream out(path);
-  out << world.recorder()->json() << "\n";
-}
-
-}  // namespace
 
 void run_emulated(const RunOptions& options, const RankFunction& fn) {
-  int n = options.world_size;
-  if (n < 1) throw ConfigError("emulator world size must be >= 1, got " + std::to_string(n));
-  auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000.0));
-  emu::WorldChecks checks;
-  checks.enabled = options.check != CheckLevel::off;
-  checks.flight_recorder_ops = options.flight_recorder_ops;
-  auto world = std::make_shared<emu::World>(n, timeout, checks);
-  std::vector<int> ranks(static_cast<std::size_t>(n));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  EmuConfig config;
-  config.algorithm = options.algorithm;
-  if (!options.topology.empty()) config.default_choice = std::make_shared<DefaultChoice>(options.topology);
-  config.schedule_path = options.schedule_path;
-  config.params.channels = options.channels;
-  config.params.chunk_elements = options.chunk_elements;
-  config.params.ranks_per_node = options.ranks_per_node;
-  config.check = options.check;
-  config.fault_hook = options.fault_hook;
-  auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
-  SimulatedTime simulated(options);  // records the run when TWINCCL_TOPOLOGY / TWINCCL_TRACE is set
-
-  std::mutex mu;
-  std::exception_ptr first_error, first_abort;
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(n));
-  auto rank_main = [&](int r) {
-    try {
-      {
-        EmuCommunicator comm(shared, r);
-        simulated.record(comm);
-        fn(comm);
-        if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
-      }  // the communicator's stream drains here
-      if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
-      world->mark_finished(r);
-    } catch (const AbortedError& e) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_abort) first_abort = std::current_exception();
-      }
-      world->note_failure(r, e.what());
-      world->mark_finished(r);
-    } catch (const std::exception& e) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error) first_error = std::current_exception();
-      }
-      world->note_failure(r, e.what());
-      world->abort("rank " + std::to_string(r) + " failed: " + e.what());
-      world->mark_finished(r);
-    } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error) first_error = std::current_exception();
-      }
-      world->note_failure(r, "a non-standard exception");
-      world->abort("rank " + std::to_string(r) + " failed with a non-standard exception");
-      world->mark_finished(r);
-    }
-  };
-  // A rank whose thread cannot be created fails the run with ResourceError; the ranks already
-  // started see the world aborted (and the missing ranks as returned), and are joined.
-  std::string start_failure;
-  for (int r = 0; r < n && start_failure.empty(); ++r) {
-    try {
-      if (options.fault_hook) {
-        FaultPoint point;
-        point.rank = r;
-        point.stage = FaultStage::thread_start;
-        options.fault_hook(point);
-      }
-      threads.emplace_back(rank_main, r);
-    } catch (const std::exception& e) {
-      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) + ": " +
-                      e.what() + " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)";
-    } catch (...) {
-      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) +
-                      ": a non-standard exception";
-    }
-    if (!start_failure.empty()) {
-      world->abort(start_failure);
-      for (int q = r; q < n; ++q) {
-        world->note_failure(q, start_failure);
-        world->mark_finished(q);
-      }
-    }
+  emu::EmulatorOptions o;
+  o.world_size = options.world_size;
+  o.algorithm = options.algorithm;
+  if (!options.topology.empty()) {
+    auto choice = std::make_shared<const DefaultChoice>(options.topology);
+    o.default_algorithm = [choice](const OpDesc& op, const std::vector<int>& world_ranks) {
+      return choice->algorithm(op, world_ranks);
+    };
   }
-  for (auto& t : threads) t.join();
-  if (!start_failure.empty()) {
-    dump_flight_recorder(*world, options.flight_recorder_path);
-    throw ResourceError(start_failure);
-  }
-  if (first_error || first_abort) dump_flight_recorder(*world, options.flight_recorder_path);
-  if (first_error) std::rethrow_exception(first_error);
-  if (first_abort) std::rethrow_exception(first_abort);
+  o.timeout_s = options.timeout_s;
+  o.schedule_path = options.schedule_path;
+  o.channels = options.channels;
+  o.chunk_elements = options.chunk_elements;
+  o.ranks_per_node = options.ranks_per_node;
+  o.check = options.check;
+  o.flight_recorder_ops = options.flight_recorder_ops;
+  o.flight_recorder_path = options.flight_recorder_path;
+  o.fault_hook = options.fault_hook;
+  const SimulatedTime simulated(options);  // records the run when TWINCCL_TOPOLOGY / TWINCCL_TRACE is set
+  if (simulated.recording()) o.on_rank_start = [&simulated](Communicator& world) { simulated.record(world); };
+  emu::run_world(o, fn);
   simulated.report(std::cout);
 }
 
 }  // namespace twinccl::emu_backend
-
-namespace twinccl {
-
-std::string flight_recorder_json(const Communicator& comm) {
-  const auto* emu = dynamic_cast<const emu_backend::EmuCommunicator*>(&comm);
-  if (emu == nullptr || emu->world()->recorder() == nullptr) return "{}";
-  return emu->world()->recorder()->json();
-}
-
-}  // namespace twinccl

@@ -1,5 +1,5 @@
 // Checker: agents, facts and wait registration; the cycle search is in deadlock_search.cc.
-#include "twinccl/emu/checker.h"
+#include "checker.h"
 
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"

@@ -9,7 +9,7 @@
 // recv from rank 0 (a.cc:12)". The graph has a handful of nodes per rank, so this is microseconds.
 #include <vector>
 
-#include "twinccl/emu/checker.h"
+#include "checker.h"
 
 namespace twinccl::emu {
 

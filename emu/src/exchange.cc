@@ -1,7 +1,8 @@
-#include "twinccl/emu/exchange.h"
+#include "exchange.h"
 
 #include <string>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/operation.h"
 
 namespace twinccl::emu {
@@ -156,8 +157,8 @@ void Exchange::consume(int receiver, int sender, const Expected& expected,
     throw;
   }
   if (message == nullptr) {
-    throw AbortedError("recv on comm '" + std::string(expected.comm) + "' " + rank_text(receiver) + " (" +
-                       describe_call_site(expected.where) + ") from " + rank_text(sender) + ": " + tombstone->failed);
+    throw AbortedError(call_site_text("recv", expected.comm, receiver, expected.where) + " from " + rank_text(sender) +
+                       ": " + tombstone->failed);
   }
   DataType sent_dtype = message->dtype.value_or(expected.dtype);
   if (message->count != expected.count || sent_dtype != expected.dtype) {
@@ -287,9 +288,8 @@ void Exchange::wait_consumed(int sender, Posted& message, const std::function<st
   world_->wait(lock, box.cv, [&] { return message.consumed; }, what, hopeless, site);
   if (!message.mismatch.empty()) throw MismatchError(message.mismatch);
   if (!message.refused.empty()) {
-    throw AbortedError("send on comm '" + comm_name_ + "' " + rank_text(sender) + " (" +
-                       describe_call_site(message.where) + ") to " + rank_text(message.receiver) + ": " +
-                       message.refused);
+    throw AbortedError(call_site_text("send", comm_name_, sender, message.where) + " to " +
+                       rank_text(message.receiver) + ": " + message.refused);
   }
 }
 

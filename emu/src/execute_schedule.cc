@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "twinccl/emu/executor.h"
+#include "executor.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "twinccl/algorithms.h"
-#include "twinccl/emu/executor.h"
+#include "executor.h"
 
 namespace twinccl::emu {
 namespace {

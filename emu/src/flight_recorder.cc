@@ -1,5 +1,5 @@
 // FlightRecorder: per-rank rings of the last operations, and their JSON dump.
-#include "twinccl/emu/flight_recorder.h"
+#include "flight_recorder.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "twinccl/emu/executor.h"
+#include "executor.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {

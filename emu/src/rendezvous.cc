@@ -1,4 +1,4 @@
-#include "twinccl/emu/rendezvous.h"
+#include "rendezvous.h"
 
 #include <string>
 

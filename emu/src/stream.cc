@@ -1,4 +1,4 @@
-#include "twinccl/emu/stream.h"
+#include "stream.h"
 
 #include <string>
 

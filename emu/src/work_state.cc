@@ -1,6 +1,6 @@
-#include "twinccl/emu/work_state.h"
+#include "work_state.h"
 
-#include "twinccl/emu/world.h"
+#include "world.h"
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"
 

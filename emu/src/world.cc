@@ -1,4 +1,4 @@
-#include "twinccl/emu/world.h"
+#include "world.h"
 
 namespace twinccl::emu {
 

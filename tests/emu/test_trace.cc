@@ -136,7 +136,7 @@ TEST_CASE("trace recording: a call is checked once and a rejected call is not re
   }
 }
 
-TEST_CASE("trace recording: split adds no collective of its own; members come from colors and keys") {
+TEST_CASE("trace recording: split adds no collective of its own, the members come from colors and keys") {
   const int n = 6;
   trace::TraceRecorder recorder(n);
   std::vector<std::string> flight(static_cast<std::size_t>(n));

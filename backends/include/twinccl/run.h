@@ -17,44 +17,13 @@
 #include <string_view>
 
 #include "twinccl/communicator.h"
+#include "twinccl/emu/emulator.h"
+#include "twinccl/emu/options.h"
 
 namespace twinccl {
 
-using RankFunction = std::function<void(Communicator& world)>;
-
-// How much the emulator checks (TWINCCL_CHECK=0|1|2). Every level keeps the fingerprint check at
-// each rendezvous (ranks must agree for the data to be right) and the timeout.
-enum class CheckLevel : std::uint8_t {
-  off,    // 0: no deadlock detection, no flight recorder, no Work bookkeeping
-  on,     // 1 (default): wait-for graph deadlock detection, flight recorder, Works never waited on
-  debug,  // 2: also poisons the output of an async operation (bytes 0xFF) until it completes
-};
-
-// Fault injection (emulator only): where a rank is inside an operation when the hook is called.
-enum class FaultStage : std::uint8_t {
-  before_collective,  // issued, not yet at the rendezvous
-  in_collective,      // every rank arrived; before any byte moved
-  before_p2p,         // a send/recv (or a group holding one) is about to post
-  thread_start,       // a thread is about to be created: a rank's (comm empty) or a communicator's
-                      // stream worker; throwing here acts as the system refusing the thread
-};
-
-struct FaultPoint {
-  int rank = 0;                 // world rank
-  std::string_view comm;        // communicator name
-  std::uint64_t seq = 0;        // the operation's sequence number on the communicator (collectives)
-  OpKind kind = OpKind::barrier;
-  FaultStage stage = FaultStage::before_collective;
-};
-
-// What the hook asks for. To make the rank fail mid-operation, throw from the hook; to make it a
-// straggler, sleep in it.
-enum class FaultAction : std::uint8_t { proceed, abort_communicator };
-using FaultHook = std::function<FaultAction(const FaultPoint&)>;
-
-// The most emulated ranks one run may have: each rank is an OS thread with its own stack and
-// buffers, so TWINCCL_WORLD_SIZE and `twinccl perf --ranks` stop here with a message saying so.
-inline constexpr int kMaxEmulatedRanks = 4096;
+// RankFunction, flight_recorder_json (twinccl/emu/emulator.h) and the emulator-only settings
+// below, CheckLevel and the fault hooks (twinccl/emu/options.h), come from the emulator's headers.
 
 struct RunOptions {
   std::string backend = "emu";     // "emu" or "nccl"
@@ -91,10 +60,5 @@ void run(const RunOptions& options, const RankFunction& fn);
 // main() helper: options from the environment; prints the error and returns 1 when a rank
 // failed, 2 for a configuration error, 0 on success.
 int run(int argc, char** argv, const RankFunction& fn);
-
-// The emulator's flight recorder as JSON: the last operations of every rank of the run `comm`
-// belongs to, with their state (scheduled, started, completed, failed). "{}" on other backends or
-// with CheckLevel::off.
-std::string flight_recorder_json(const Communicator& comm);
 
 }  // namespace twinccl

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "twinccl/emu/checker.h"
+#include "checker.h"
 #include "twinccl/work.h"
 
 namespace twinccl::emu {

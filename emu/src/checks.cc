@@ -3,10 +3,11 @@
 #include <cstring>
 #include <exception>
 
-#include "emu/communicator.h"
+#include "communicator.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
-namespace twinccl::emu_backend {
+namespace twinccl::emu {
 
 EmuCommunicator::~EmuCommunicator() {
   if (stream_agent_ == nullptr) return;
@@ -68,7 +69,7 @@ void EmuCommunicator::check_group_buffers(const std::vector<Issued>& ops) const 
       auto sb = reinterpret_cast<std::uintptr_t>(s.op.send);
       std::size_t sn = s.op.count * size_of(s.op.dtype);
       if (rb < sb + sn && sb < rb + rn) {
-        throw InvalidArgument("group on comm '" + name() + "' rank " + std::to_string(rank_) + ": the recv from rank " +
+        throw InvalidArgument(call_site_text("group", name(), rank_) + ": the recv from rank " +
                               std::to_string(r.op.peer) + " (" + describe_call_site(r.op.where) +
                               ") writes into the buffer the send to rank " + std::to_string(s.op.peer) + " (" +
                               describe_call_site(s.op.where) + ") reads, while both are in flight");
@@ -88,4 +89,4 @@ void poison_output(const OpDesc& op, int rank, int nranks) {
   std::memset(op.recv, 0xFF, bytes);
 }
 
-}  // namespace twinccl::emu_backend
+}  // namespace twinccl::emu

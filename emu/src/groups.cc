@@ -3,10 +3,11 @@
 // waiting on it throws (it names the group_start). A group an exception abandoned (Group's
 // destructor calls group_abort) is discarded: never issued, its Work fails with AbortedError, its
 // collective numbers given back so the next collective meets its peers at the right number.
-#include "emu/communicator.h"
+#include "communicator.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
-namespace twinccl::emu_backend {
+namespace twinccl::emu {
 
 void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error) {
   work->group_ended();
@@ -48,8 +49,8 @@ void EmuCommunicator::group_abort(Where where) noexcept {
     if (group_abandoned_.empty()) group_abandoned_ = describe_call_site(where);
     if (--group_depth_ > 0) return;  // the enclosing group_end reports it
     discard_group(std::make_exception_ptr(AbortedError(
-        "group on comm '" + name() + "' rank " + std::to_string(rank_) + " (group_start at " +
-        describe_call_site(group_where_) + ") was abandoned: an exception left the Group scope at " +
+        call_site_text("group", name(), rank_) + " (group_start at " + describe_call_site(group_where_) +
+        ") was abandoned: an exception left the Group scope at " +
         group_abandoned_ + "; its " + lost)));
   } catch (...) {  // out of memory for the message: the group is closed all the same
     group_depth_ = 0;
@@ -60,8 +61,7 @@ void EmuCommunicator::group_abort(Where where) noexcept {
 
 std::string EmuCommunicator::unclosed_group() const {
   if (group_depth_ == 0) return {};
-  return "group_start on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-         describe_call_site(group_where_) + ") was never closed by group_end: its " +
+  return call_site_text("group_start", name(), rank_, group_where_) + " was never closed by group_end: its " +
          std::to_string(group_ops_.size()) + " operation(s) were not issued";
 }
 
@@ -71,13 +71,12 @@ Work EmuCommunicator::group_end(CallOptions opts, Where where) {
 
 Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
-    throw InvalidArgument("group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(where) + "): no group_start is open");
+    throw InvalidArgument(call_site_text("group_end", name(), rank_, where) + ": no group_start is open");
   }
   if (--group_depth_ > 0) return Work(group_work_);
   if (!group_abandoned_.empty()) {
-    std::string text = "group_end on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                       describe_call_site(where) + "): the group (group_start at " + describe_call_site(group_where_) +
+    std::string text = call_site_text("group_end", name(), rank_, where) + ": the group (group_start at " +
+                       describe_call_site(group_where_) +
                        ") was abandoned when an exception left the inner Group scope at " + group_abandoned_ +
                        "; its " + std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
     discard_group(std::make_exception_ptr(AbortedError(text)));
@@ -102,4 +101,4 @@ Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
   return launch(std::move(ops), opts.async_op, std::move(work));
 }
 
-}  // namespace twinccl::emu_backend
+}  // namespace twinccl::emu

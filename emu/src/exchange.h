@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "twinccl/data_type.h"
-#include "twinccl/emu/world.h"
+#include "world.h"
 
 namespace twinccl::emu {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "twinccl/emu/exchange.h"
-#include "twinccl/emu/world.h"
+#include "exchange.h"
+#include "world.h"
 #include "twinccl/operation.h"
 
 namespace twinccl::emu {

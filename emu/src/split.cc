@@ -3,20 +3,19 @@
 #include <algorithm>
 #include <map>
 
-#include "emu/communicator.h"
-#include "twinccl/emu/executor.h"
+#include "communicator.h"
+#include "executor.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
-namespace twinccl::emu_backend {
+namespace twinccl::emu {
 
 std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name, Where where) {
   if (group_depth_ > 0) {
-    throw InvalidArgument("split on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(where) + "): not allowed inside a group");
+    throw InvalidArgument(call_site_text("split", name(), rank_, where) + ": not allowed inside a group");
   }
   if (color < 0 && color != kNoColor) {
-    throw InvalidArgument("split on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(where) + "): color=" + std::to_string(color) +
+    throw InvalidArgument(call_site_text("split", name(), rank_, where) + ": color=" + std::to_string(color) +
                           " is negative; use kNoColor to opt out");
   }
   return observe_split(color, key, [&] { return split_collective(color, key, std::move(new_name), where); });
@@ -88,4 +87,4 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
   return std::make_unique<EmuCommunicator>(mine, my_rank);
 }
 
-}  // namespace twinccl::emu_backend
+}  // namespace twinccl::emu

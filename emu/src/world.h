@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "twinccl/emu/checker.h"
-#include "twinccl/emu/flight_recorder.h"
+#include "checker.h"
+#include "flight_recorder.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {

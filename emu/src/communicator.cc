@@ -1,8 +1,7 @@
 // EmuCommunicator: issue order, collectives through the rendezvous, send/recv through the
 // pull exchange. Groups are in groups.cc, split() in split.cc; checker helpers (flight recorder
 // states, fault hooks, poisoning, Works never waited on) in checks.cc.
-#include "emu/communicator.h"
-#include "emu/default_choice.h"
+#include "communicator.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,11 +9,12 @@
 #include <exception>
 #include <optional>
 
-#include "twinccl/emu/executor.h"
+#include "executor.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/reduction.h"
 
-namespace twinccl::emu_backend {
+namespace twinccl::emu {
 namespace {
 
 std::string current_error_text() {
@@ -130,9 +130,8 @@ Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op, std::shared
     }
     stream_.run_or_enqueue(std::move(task), work);
   } catch (const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
-    std::string text = std::string(twinccl::name(kind)) + (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)) +
-                       " on comm '" + name() + "' rank " + std::to_string(rank_) + " (" + describe_call_site(where) +
-                       "): " + e.what();
+    std::string text = call_site_text(std::string(twinccl::name(kind)) + (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)),
+                                      name(), rank_, where) + ": " + e.what();
     shared_->world->note_failure(global_rank(), text);
     throw ResourceError(text);
   }
@@ -148,7 +147,8 @@ std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
       if (a->name() == forced) return forced;
     }
   }
-  return default_algorithm_for(shared_->config, shared_->global_ranks, op);
+  if (shared_->config.default_algorithm) return shared_->config.default_algorithm(op, shared_->global_ranks);
+  return std::string(default_algorithm(op.kind));
 }
 
 void EmuCommunicator::run_task(const std::vector<Issued>& ops, bool async_op) {
@@ -265,8 +265,8 @@ void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
       p2p.consume(
           rank_, op.peer, expected, [&](const emu::Posted& m) { std::memmove(op.recv, m.data, bytes); },
           [&] {
-            return "recv on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                   describe_call_site(op.where) + ") waited for a send from rank " + std::to_string(op.peer);
+            return call_site_text("recv", name(), rank_, op.where) + " waited for a send from rank " +
+                   std::to_string(op.peer);
           },
           &site);
       in_recv = false;
@@ -285,8 +285,7 @@ void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
       p2p.wait_consumed(
           rank_, sends[k],
           [&] {
-            return "send on comm '" + name() + "' rank " + std::to_string(rank_) + " (" +
-                   describe_call_site(op.where) + ") waited for rank " + std::to_string(op.peer) +
+            return call_site_text("send", name(), rank_, op.where) + " waited for rank " + std::to_string(op.peer) +
                    " to post the matching recv";
           },
           &site);
@@ -311,4 +310,4 @@ void EmuCommunicator::run_group(const std::vector<Issued>& ops) {
   }
 }
 
-}  // namespace twinccl::emu_backend
+}  // namespace twinccl::emu

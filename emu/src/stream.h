@@ -16,7 +16,7 @@
 #include <mutex>
 #include <thread>
 
-#include "twinccl/emu/work_state.h"
+#include "work_state.h"
 
 namespace twinccl::emu {
 

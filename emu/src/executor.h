@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "twinccl/emu/rendezvous.h"
+#include "rendezvous.h"
 #include "twinccl/reduction.h"
 #include "twinccl/schedule.h"
 

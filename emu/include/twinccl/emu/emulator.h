@@ -1,0 +1,64 @@
+// The emulator: every rank an OS thread in this process with its own Communicator, moving real
+// bytes (docs/architecture.md). twinccl::run() calls it for TWINCCL_BACKEND=emu; a program may too.
+//
+//   emu::EmulatorOptions o;  o.world_size = 4;
+//   o.default_algorithm = [](const OpDesc& op, const std::vector<int>& ranks) { return "ring"; };
+//   emu::run_world(o, [](Communicator& world) { /* per-rank code */ });
+//
+// The emulator knows nothing of the simulator: what it needs from outside (the default algorithm
+// for a topology, recording for simulated time) comes in through the options below.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "twinccl/communicator.h"
+#include "twinccl/emu/options.h"
+
+namespace twinccl {
+
+// The per-rank code of a program: called once per rank with its world communicator.
+using RankFunction = std::function<void(Communicator& world)>;
+
+// The emulator's flight recorder as JSON: the last operations of every rank of the run `comm`
+// belongs to, with their state (scheduled, started, completed, failed). "{}" on other backends or
+// with CheckLevel::off.
+std::string flight_recorder_json(const Communicator& comm);
+
+}  // namespace twinccl
+
+namespace twinccl::emu {
+
+// The algorithm a collective runs when neither the call nor EmulatorOptions::algorithm forces one:
+// a name from algorithms.h for `op` on a communicator of these world ranks.
+using AlgorithmChooser = std::function<std::string(const OpDesc& op, const std::vector<int>& world_ranks)>;
+
+struct EmulatorOptions {
+  int world_size = 8;              // ranks (threads)
+  std::string algorithm;           // forced for every collective that has it (TWINCCL_ALGO)
+  AlgorithmChooser default_algorithm;  // empty: ring where it exists, else direct
+  double timeout_s = 300.0;        // longest wait for another rank
+  bool schedule_path = false;      // never take the direct fast path
+  // Schedule parameters (algorithms.h AlgorithmParams; non-default values turn the fast path
+  // off): channels, pipelining chunk and ranks per node for tree/hierarchical algorithms.
+  int channels = 1;
+  std::size_t chunk_elements = 0;
+  int ranks_per_node = 0;
+  CheckLevel check = CheckLevel::on;
+  std::size_t flight_recorder_ops = 64;  // operations kept per rank
+  std::string flight_recorder_path;      // JSON dump written when a run fails
+  FaultHook fault_hook;                  // fault injection (tests); empty = none
+  // Called on each rank's thread with its world communicator before `fn` (e.g. to attach an
+  // observer: trace::TraceRecorder::record).
+  std::function<void(Communicator& world)> on_rank_start;
+};
+
+// Runs `fn` on options.world_size threads, one communicator each, on one shared world. The first
+// rank to fail aborts the world (the others get AbortedError instead of hanging) and its error is
+// rethrown here. Throws ConfigError for a world size < 1, ResourceError when a rank thread cannot
+// be created.
+void run_world(const EmulatorOptions& options, const RankFunction& fn);
+
+}  // namespace twinccl::emu

@@ -1,0 +1,135 @@
+// The emulator's Communicator: one per rank thread; ranks of one communicator share a SharedComm
+// (rendezvous for collectives, a pull exchange for send/recv). Calls run on the rank's Stream.
+//
+//   auto shared = std::make_shared<emu::SharedComm>(world, ranks, "world", config);
+//   emu::EmuCommunicator comm(shared, rank);
+//   comm.all_reduce(...);
+//
+// With checks on (CheckLevel::on, the default) every operation is recorded in the world's flight
+// recorder, every lasting wait is shown to the deadlock checker, and async Works never waited on
+// are reported when the rank's function returns (see docs/misuse.md).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exchange.h"
+#include "rendezvous.h"
+#include "stream.h"
+#include "twinccl/algorithms.h"
+#include "twinccl/communicator.h"
+#include "twinccl/emu/emulator.h"
+#include "work_state.h"
+#include "world.h"
+
+namespace twinccl::emu {
+
+struct EmuConfig {
+  std::string algorithm;       // forced for every collective that has it (TWINCCL_ALGO)
+  AlgorithmChooser default_algorithm;  // none forced: empty = ring where it exists, else direct
+  bool schedule_path = false;  // never take the direct fast path
+  AlgorithmParams params;
+  CheckLevel check = CheckLevel::on;
+  FaultHook fault_hook;        // fault injection (tests)
+};
+
+struct SharedComm {
+  SharedComm(std::shared_ptr<emu::World> world, std::vector<int> global_ranks, std::string name, EmuConfig config);
+  std::shared_ptr<emu::World> world;
+  std::vector<int> global_ranks;  // world rank of each rank of this communicator
+  std::string name;
+  EmuConfig config;
+  emu::Rendezvous rendezvous;
+  emu::Exchange p2p;  // user send/recv
+  emu::CommRecord* record = nullptr;  // the checker's view (nullptr with checks off)
+  int size() const { return static_cast<int>(global_ranks.size()); }
+};
+
+class EmuCommunicator final : public Communicator {
+ public:
+  EmuCommunicator(std::shared_ptr<SharedComm> shared, int rank);
+  ~EmuCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return shared_->size(); }
+  const std::string& name() const override { return shared_->name; }
+  std::string_view backend() const override { return "emu"; }
+  Buffer alloc(std::size_t count, DataType dtype) override;
+
+  void group_start(Where where) override;
+  Work group_end(CallOptions opts, Where where) override;
+  // Discards the group's operations (never issued; its Work fails with AbortedError) once the
+  // outermost level is closed; an enclosing group_end then throws InvalidArgument.
+  void group_abort(Where where) noexcept override;
+  std::unique_ptr<Communicator> split(int color, int key, std::string name, Where where) override;
+  // Non-empty when a group_start was never closed: the operations queued in it were not issued.
+  std::string unclosed_group() const;
+
+  const std::shared_ptr<emu::World>& world() const { return shared_->world; }
+  int global_rank() const { return shared_->global_ranks[static_cast<std::size_t>(rank_)]; }
+
+  // A call of this rank failed its own checks: kept so that peers finding it returned learn why.
+  void rejected(const OpDesc& op, const std::string& message) noexcept override;
+
+ protected:
+  Work submit(OpDesc op) override;
+
+ private:
+  struct Issued {
+    OpDesc op;
+    std::uint64_t seq = 0;        // collectives only
+    std::uint64_t recorded = 0;   // flight recorder id (0: not recorded)
+  };
+  struct AsyncIssued {
+    std::uint64_t task;
+    std::string what;  // "all_reduce #3 (a.cc:10)"
+  };
+  Work end_group(const CallOptions& opts, Where where);
+  std::unique_ptr<Communicator> split_collective(int color, int key, std::string name, Where where);
+  Work launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work = nullptr);
+  // Completes a Work that runs nothing (an empty or discarded group) in stream order, with `error`.
+  void finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error);
+  // Drops the open group's operations: flight recorder `failed`, collective numbers given back,
+  // the group's Work completed with `error`.
+  void discard_group(std::exception_ptr error);
+  // A Work numbered as the stream's next task (first == nullptr: a group, named by `where`).
+  std::shared_ptr<emu::EmuWork> new_work(const OpDesc* first, std::uint64_t seq, Where where);
+  void note_async(const emu::EmuWork& work);
+  void run_task(const std::vector<Issued>& ops, bool async_op);
+  void run_group(const std::vector<Issued>& ops);
+  void run_collective(const OpDesc& op, std::uint64_t seq);
+  std::string algorithm_for(const OpDesc& op) const;
+  void record_states(const std::vector<Issued>& ops, emu::OpState state);
+  FaultAction fault(FaultStage stage, const OpDesc& op, std::uint64_t seq);
+  std::string unwaited_message() const;
+  // CheckLevel::debug: a recv of the group writing into a buffer a send of the group reads.
+  void check_group_buffers(const std::vector<Issued>& ops) const;
+
+  std::shared_ptr<SharedComm> shared_;
+  int rank_;
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t p2p_issued_ = 0;
+  int group_depth_ = 0;
+  Where group_where_;
+  std::vector<Issued> group_ops_;
+  std::shared_ptr<emu::EmuWork> group_work_;
+  std::string group_abandoned_;  // set when an exception left an inner Group scope: where
+  // Checker bookkeeping (unused with CheckLevel::off).
+  emu::Agent* stream_agent_ = nullptr;
+  emu::Agent* user_agent_ = nullptr;
+  std::uint64_t tasks_issued_ = 0;
+  std::shared_ptr<emu::WaitedThrough> waited_;
+  std::deque<AsyncIssued> async_issued_;
+  std::weak_ptr<emu::EmuWork> last_work_;
+  emu::Stream stream_;  // last member: destroyed (drained and joined) first
+};
+
+// Writes recv buffers of `op` with 0xFF bytes (CheckLevel::debug, async ops, before they run) so
+// that reading them before the Work completed shows NaN / -1 instead of plausible old data.
+void poison_output(const OpDesc& op, int rank, int nranks);
+
+}  // namespace twinccl::emu

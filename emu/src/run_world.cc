@@ -1,0 +1,138 @@
+// emu::run_world: every rank a std::thread with its own EmuCommunicator on one shared world.
+// The first rank to fail aborts the world, so every other rank gets an AbortedError instead of
+// hanging; the first failure (not a consequent AbortedError) is rethrown to the caller. With
+// checks on, a rank whose function returns with async Works never waited on fails with
+// InvalidArgument, and a failed run writes the flight recorder to options.flight_recorder_path.
+// options.on_rank_start sees each rank's communicator first (the backend attaches the trace
+// recorder there when TWINCCL_TOPOLOGY / TWINCCL_TRACE asks for simulated time).
+// A rank thread that cannot be created ends the run with ResourceError after joining the others.
+#include <atomic>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "communicator.h"
+#include "twinccl/errors.h"
+
+namespace twinccl::emu {
+namespace {
+
+void dump_flight_recorder(const emu::World& world, const std::string& path) {
+  if (path.empty() || world.recorder() == nullptr) return;
+  std::ofstream out(path);
+  out << world.recorder()->json() << "\n";
+}
+
+}  // namespace
+
+void run_world(const EmulatorOptions& options, const RankFunction& fn) {
+  int n = options.world_size;
+  if (n < 1) throw ConfigError("emulator world size must be >= 1, got " + std::to_string(n));
+  auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000.0));
+  emu::WorldChecks checks;
+  checks.enabled = options.check != CheckLevel::off;
+  checks.flight_recorder_ops = options.flight_recorder_ops;
+  auto world = std::make_shared<emu::World>(n, timeout, checks);
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  EmuConfig config;
+  config.algorithm = options.algorithm;
+  config.default_algorithm = options.default_algorithm;
+  config.schedule_path = options.schedule_path;
+  config.params.channels = options.channels;
+  config.params.chunk_elements = options.chunk_elements;
+  config.params.ranks_per_node = options.ranks_per_node;
+  config.check = options.check;
+  config.fault_hook = options.fault_hook;
+  auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
+
+  std::mutex mu;
+  std::exception_ptr first_error, first_abort;
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(n));
+  auto rank_main = [&](int r) {
+    try {
+      {
+        EmuCommunicator comm(shared, r);
+        if (options.on_rank_start) options.on_rank_start(comm);
+        fn(comm);
+        if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
+      }  // the communicator's stream drains here
+      if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
+      world->mark_finished(r);
+    } catch (const AbortedError& e) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_abort) first_abort = std::current_exception();
+      }
+      world->note_failure(r, e.what());
+      world->mark_finished(r);
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error) first_error = std::current_exception();
+      }
+      world->note_failure(r, e.what());
+      world->abort("rank " + std::to_string(r) + " failed: " + e.what());
+      world->mark_finished(r);
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error) first_error = std::current_exception();
+      }
+      world->note_failure(r, "a non-standard exception");
+      world->abort("rank " + std::to_string(r) + " failed with a non-standard exception");
+      world->mark_finished(r);
+    }
+  };
+  // A rank whose thread cannot be created fails the run with ResourceError; the ranks already
+  // started see the world aborted (and the missing ranks as returned), and are joined.
+  std::string start_failure;
+  for (int r = 0; r < n && start_failure.empty(); ++r) {
+    try {
+      if (options.fault_hook) {
+        FaultPoint point;
+        point.rank = r;
+        point.stage = FaultStage::thread_start;
+        options.fault_hook(point);
+      }
+      threads.emplace_back(rank_main, r);
+    } catch (const std::exception& e) {
+      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) + ": " +
+                      e.what() + " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)";
+    } catch (...) {
+      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) +
+                      ": a non-standard exception";
+    }
+    if (!start_failure.empty()) {
+      world->abort(start_failure);
+      for (int q = r; q < n; ++q) {
+        world->note_failure(q, start_failure);
+        world->mark_finished(q);
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (!start_failure.empty()) {
+    dump_flight_recorder(*world, options.flight_recorder_path);
+    throw ResourceError(start_failure);
+  }
+  if (first_error || first_abort) dump_flight_recorder(*world, options.flight_recorder_path);
+  if (first_error) std::rethrow_exception(first_error);
+  if (first_abort) std::rethrow_exception(first_abort);
+}
+
+}  // namespace twinccl::emu
+
+namespace twinccl {
+
+std::string flight_recorder_json(const Communicator& comm) {
+  const auto* emu = dynamic_cast<const emu::EmuCommunicator*>(&comm);
+  if (emu == nullptr || emu->world()->recorder() == nullptr) return "{}";
+  return emu->world()->recorder()->json();
+}
+
+}  // namespace twinccl
