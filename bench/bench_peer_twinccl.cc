@@ -64,7 +64,8 @@ double median_of_rounds(Measure measure, int calls, int rounds) {
 }  // namespace
 
 int main() {
-  fmt::print("all_reduce_8B_us {:.2f}\n", median_of_rounds(Measure::small_all_reduce, 2000, 5) * 1e6);
+  fmt::print("all_reduce_8B_us {:.2f}\n",
+             median_of_rounds(Measure::small_all_reduce, 2000, 5) * 1e6);
   fmt::print("all_reduce_64MiB_ms {:.2f}\n", median_of_rounds(Measure::big_all_reduce, 3, 3) * 1e3);
   fmt::print("reduce_scatter_64MiB_ms {:.2f}\n",
              median_of_rounds(Measure::big_reduce_scatter, 3, 3) * 1e3);

@@ -1,10 +1,10 @@
 // float16/bfloat16/fp8 reductions in float: the dispatcher and the portable scalar kernel.
 //
 // How it works. reduce_narrow picks AVX2 when the CPU has it (asked once, at run time; the build
-// never assumes it) for the whole multiple of 8, then the portable kernel for the tail. The
-// portable kernel decodes both operands to float on bits (kernels_narrow_float.h), combines them
-// with the same Op as the double path, and encodes once, 16 elements at a time with no branch so
-// that it vectorizes for the build's baseline; a block with a NaN result goes to the reference.
+// never assumes it) for the whole multiple of 8 (fp8: 16), then the portable kernel for the tail.
+// The portable kernel decodes both operands to float on bits (kernels_narrow_float.h), combines
+// them with the same Op as the double path, and encodes once, 16 elements at a time with no branch
+// so that it vectorizes for the build's baseline; a block with a NaN result goes to the reference.
 //   float16 sum, a = 0x3C00 (1.0), b = 0x1400 (2^-10): 1.0f + 0.0009765625f = 1.0009765625f,
 //   encoded 0x3C01, the value the double path rounds to as well.
 #include "kernels_narrow.h"

@@ -19,8 +19,8 @@ namespace twinccl::detail {
 using ReferenceRun = void (*)(void* dst, const void* a, const void* b, std::size_t count);
 
 constexpr bool is_narrow_float(DataType type) {
-  return type == DataType::float16 || type == DataType::bfloat16 ||
-         type == DataType::float8_e4m3 || type == DataType::float8_e5m2;
+  return type == DataType::float16 || type == DataType::bfloat16 || type == DataType::float8_e4m3 ||
+         type == DataType::float8_e5m2;
 }
 
 // type is narrow, op is sum/prod/min/max, kernel is not via_double.
@@ -31,8 +31,8 @@ void reduce_narrow(NarrowKernel kernel, DataType type, ReduceKind op, void* dst,
 void reduce_narrow_portable(DataType type, ReduceKind op, void* dst, const void* a, const void* b,
                             std::size_t count, ReferenceRun reference);
 
-// Eight elements at a time with AVX2 (+F16C); only where narrow_simd_available(). Returns how
-// many leading elements it did (a multiple of 8); the caller does the rest.
+// 8 (fp8: 16) elements at a time with AVX2 (+F16C); only where narrow_simd_available(). Returns
+// how many leading elements it did (a multiple of 8 or 16); the caller does the rest.
 std::size_t reduce_narrow_avx2(DataType type, ReduceKind op, void* dst, const void* a,
                                const void* b, std::size_t count, ReferenceRun reference);
 

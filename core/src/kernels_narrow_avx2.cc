@@ -1,4 +1,4 @@
-// float16/bfloat16/fp8 reductions, eight elements at a time with AVX2 and F16C.
+// float16/bfloat16/fp8 reductions, 8 (fp8: 16) elements at a time with AVX2 and F16C.
 //
 // How it works. Only these functions are compiled for AVX2 (a target attribute; the rest of the
 // build stays generic) and they run only when the CPU reports AVX2 and F16C. Per block of 8:
@@ -19,7 +19,6 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-
 namespace twinccl::detail {
 namespace {
 
@@ -28,33 +27,37 @@ namespace {
 [[gnu::target("avx2,f16c")]] __m128i read_16_bytes(const unsigned char* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i_u*>(p));
 }
-[[gnu::target("avx2,f16c")]] __m128i read_8_bytes(const unsigned char* p) {
-  return _mm_loadl_epi64(reinterpret_cast<const __m128i_u*>(p));
-}
 [[gnu::target("avx2,f16c")]] __m128i round_to_half(__m256 r) {
   return _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-// float16 (in 16-bit lanes) -> fp8 bytes whose format keeps float16's bias and exponent field
+// 16 float16 (two halves of 8) -> 16 fp8 bytes whose format keeps float16's bias and exponent field
 // once the value was scaled, dropping `kDropBits` mantissa bits: round to nearest even (float16's
 // subnormals are linear, so this holds across the subnormal boundary too), saturate at
 // `kMaxFinite` (which catches float16's infinity as well), keep the sign.
 template <int kDropBits, int kMaxFinite>
-[[gnu::target("avx2,f16c")]] void store_fp8_from_half(unsigned char* p, __m128i half) {
-  const __m128i magnitude = _mm_and_si128(half, _mm_set1_epi16(0x7FFF));
-  const __m128i lowest_kept = _mm_and_si128(_mm_srli_epi16(magnitude, kDropBits), _mm_set1_epi16(1));
-  const __m128i half_minus_one = _mm_set1_epi16((1 << (kDropBits - 1)) - 1);
-  const __m128i rounded = _mm_srli_epi16(
-      _mm_add_epi16(_mm_add_epi16(magnitude, half_minus_one), lowest_kept), kDropBits);
-  const __m128i saturated = _mm_min_epu16(rounded, _mm_set1_epi16(kMaxFinite));
-  const __m128i sign = _mm_and_si128(_mm_srli_epi16(half, 8), _mm_set1_epi16(0x80));
-  const __m128i bytes16 = _mm_or_si128(saturated, sign);
-  _mm_storel_epi64(reinterpret_cast<__m128i_u*>(p), _mm_packus_epi16(bytes16, bytes16));
+[[gnu::target("avx2,f16c")]] void store_fp8_from_halves(unsigned char* p, __m128i low,
+                                                        __m128i high) {
+  const __m256i half = _mm256_set_m128i(high, low);
+  const __m256i magnitude = _mm256_and_si256(half, _mm256_set1_epi16(0x7FFF));
+  const __m256i lowest_kept =
+      _mm256_and_si256(_mm256_srli_epi16(magnitude, kDropBits), _mm256_set1_epi16(1));
+  const __m256i half_minus_one = _mm256_set1_epi16((1 << (kDropBits - 1)) - 1);
+  const __m256i rounded = _mm256_srli_epi16(
+      _mm256_add_epi16(_mm256_add_epi16(magnitude, half_minus_one), lowest_kept), kDropBits);
+  const __m256i saturated = _mm256_min_epu16(rounded, _mm256_set1_epi16(kMaxFinite));
+  const __m256i sign = _mm256_and_si256(_mm256_srli_epi16(half, 8), _mm256_set1_epi16(0x80));
+  const __m256i bytes16 = _mm256_or_si256(saturated, sign);
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i_u*>(p),
+      _mm_packus_epi16(_mm256_castsi256_si128(bytes16), _mm256_extracti128_si256(bytes16, 1)));
 }
 
 struct Float16Lanes {
   static constexpr std::size_t kBytes = 2;
-  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) { return read_16_bytes(p); }
+  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) {
+    return read_16_bytes(p);
+  }
   [[gnu::target("avx2,f16c")]] static __m256 decode(__m128i raw) { return _mm256_cvtph_ps(raw); }
   [[gnu::target("avx2,f16c")]] static int nan_inputs(__m128i, __m128i) { return 0; }
   [[gnu::target("avx2,f16c")]] static void store(unsigned char* p, __m256 r) {
@@ -67,7 +70,9 @@ struct Float16Lanes {
 // exponent range, so the bits are linear there too) and overflow (the carry reaches 0x7F80, inf).
 struct Bfloat16Lanes {
   static constexpr std::size_t kBytes = 2;
-  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) { return read_16_bytes(p); }
+  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) {
+    return read_16_bytes(p);
+  }
   [[gnu::target("avx2,f16c")]] static __m256 decode(__m128i raw) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
   }
@@ -77,22 +82,24 @@ struct Bfloat16Lanes {
     const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     const __m256i rounded = _mm256_srli_epi32(
         _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lowest_kept), 16);
-    _mm_storeu_si128(reinterpret_cast<__m128i_u*>(p),
-                     _mm_packus_epi32(_mm256_castsi256_si128(rounded),
-                                      _mm256_extracti128_si256(rounded, 1)));
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i_u*>(p),
+        _mm_packus_epi32(_mm256_castsi256_si128(rounded), _mm256_extracti128_si256(rounded, 1)));
   }
 };
 
 // e5m2 is float16's top byte (same bias and exponent field).
 struct Float8E5m2Lanes {
   static constexpr std::size_t kBytes = 1;
-  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) { return read_8_bytes(p); }
-  [[gnu::target("avx2,f16c")]] static __m256 decode(__m128i raw) {
+  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) {
+    return read_16_bytes(p);
+  }
+  [[gnu::target("avx2,f16c")]] static __m256 decode(__m128i raw) {  // the low 8 bytes
     return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(raw), 8));
   }
   [[gnu::target("avx2,f16c")]] static int nan_inputs(__m128i, __m128i) { return 0; }
-  [[gnu::target("avx2,f16c")]] static void store(unsigned char* p, __m256 r) {
-    store_fp8_from_half<8, 0x7B>(p, round_to_half(r));
+  [[gnu::target("avx2,f16c")]] static void store(unsigned char* p, __m256 low, __m256 high) {
+    store_fp8_from_halves<8, 0x7B>(p, round_to_half(low), round_to_half(high));
   }
 };
 
@@ -103,8 +110,10 @@ struct Float8E5m2Lanes {
 // included. Its NaN (0x7F, no infinity) would decode as 480, so NaN inputs are found on the bytes.
 struct Float8E4m3Lanes {
   static constexpr std::size_t kBytes = 1;
-  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) { return read_8_bytes(p); }
-  [[gnu::target("avx2,f16c")]] static __m256 decode(__m128i raw) {
+  [[gnu::target("avx2,f16c")]] static __m128i read(const unsigned char* p) {
+    return read_16_bytes(p);
+  }
+  [[gnu::target("avx2,f16c")]] static __m256 decode(__m128i raw) {  // the low 8 bytes
     // Sign-extended, << 7: a negative byte leaves bit 14 set as well as 15; the mask clears it.
     const __m128i half =
         _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(raw), 7), _mm_set1_epi16(-0x4001));
@@ -115,18 +124,24 @@ struct Float8E4m3Lanes {
     const __m128i sign = _mm_set1_epi8(-0x80);
     const __m128i nan = _mm_or_si128(_mm_cmpeq_epi8(_mm_or_si128(x, sign), all_ones),
                                      _mm_cmpeq_epi8(_mm_or_si128(y, sign), all_ones));
-    return _mm_movemask_epi8(nan);  // the upper 8 bytes were loaded as 0: never NaN
+    return _mm_movemask_epi8(nan);  // all 16 bytes
   }
-  [[gnu::target("avx2,f16c")]] static void store(unsigned char* p, __m256 r) {
-    store_fp8_from_half<7, 0x7E>(p, round_to_half(_mm256_mul_ps(r, _mm256_set1_ps(1.0f / 256.0f))));
+  [[gnu::target("avx2,f16c")]] static void store(unsigned char* p, __m256 low, __m256 high) {
+    const __m256 scale = _mm256_set1_ps(1.0f / 256.0f);
+    store_fp8_from_halves<7, 0x7E>(p, round_to_half(_mm256_mul_ps(low, scale)),
+                                   round_to_half(_mm256_mul_ps(high, scale)));
   }
 };
 
 struct SumLanes {
-  [[gnu::target("avx2,f16c")]] static __m256 apply(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+  [[gnu::target("avx2,f16c")]] static __m256 apply(__m256 a, __m256 b) {
+    return _mm256_add_ps(a, b);
+  }
 };
 struct ProdLanes {
-  [[gnu::target("avx2,f16c")]] static __m256 apply(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+  [[gnu::target("avx2,f16c")]] static __m256 apply(__m256 a, __m256 b) {
+    return _mm256_mul_ps(a, b);
+  }
 };
 // MinOp/MaxOp without NaN (a NaN result is sent to the reference): a strictly smaller (larger)
 // operand wins; equal operands (only +-0 differ) give min -0, max +0.
@@ -141,33 +156,47 @@ struct MinLanes {
 struct MaxLanes {
   [[gnu::target("avx2,f16c")]] static __m256 apply(__m256 a, __m256 b) {
     const __m256 a_negative = _mm256_castsi256_ps(_mm256_srai_epi32(_mm256_castps_si256(a), 31));
-    const __m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ),
-                                       _mm256_andnot_ps(a_negative, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));
+    const __m256 take_a =
+        _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ),
+                     _mm256_andnot_ps(a_negative, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)));
     return _mm256_blendv_ps(b, a, take_a);
   }
 };
 
+// Blocks of 8 elements (16-bit types) or 16 (fp8: one 16-byte load, two halves of 8 floats).
 template <typename Lanes, typename Op>
 [[gnu::target("avx2,f16c")]] std::size_t run(void* dst, const void* a, const void* b,
                                              std::size_t count, ReferenceRun reference) {
+  constexpr std::size_t kStep = Lanes::kBytes == 1 ? 16 : 8;
   auto* d = static_cast<unsigned char*>(dst);
   const auto* x = static_cast<const unsigned char*>(a);
   const auto* y = static_cast<const unsigned char*>(b);
-  const std::size_t blocks = count / 8;
+  const std::size_t blocks = count / kStep;
   for (std::size_t block = 0; block < blocks; ++block) {
-    const std::size_t at = block * 8 * Lanes::kBytes;
+    const std::size_t at = block * kStep * Lanes::kBytes;
     const __m128i raw_x = Lanes::read(x + at);
     const __m128i raw_y = Lanes::read(y + at);
     const __m256 r = Op::apply(Lanes::decode(raw_x), Lanes::decode(raw_y));
-    const int nan = _mm256_movemask_ps(_mm256_cmp_ps(r, r, _CMP_UNORD_Q)) |
-                    Lanes::nan_inputs(raw_x, raw_y);
-    if (nan != 0) {
-      reference(d + at, x + at, y + at, 8);
+    int nan =
+        _mm256_movemask_ps(_mm256_cmp_ps(r, r, _CMP_UNORD_Q)) | Lanes::nan_inputs(raw_x, raw_y);
+    if constexpr (kStep == 16) {
+      const __m256 r_high = Op::apply(Lanes::decode(_mm_unpackhi_epi64(raw_x, raw_x)),
+                                      Lanes::decode(_mm_unpackhi_epi64(raw_y, raw_y)));
+      nan |= _mm256_movemask_ps(_mm256_cmp_ps(r_high, r_high, _CMP_UNORD_Q));
+      if (nan != 0) {
+        reference(d + at, x + at, y + at, kStep);
+      } else {
+        Lanes::store(d + at, r, r_high);
+      }
     } else {
-      Lanes::store(d + at, r);
+      if (nan != 0) {
+        reference(d + at, x + at, y + at, kStep);
+      } else {
+        Lanes::store(d + at, r);
+      }
     }
   }
-  return blocks * 8;
+  return blocks * kStep;
 }
 
 template <typename Lanes>

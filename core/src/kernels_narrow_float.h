@@ -59,7 +59,7 @@ struct NarrowFloat {
   }
   constexpr std::uint32_t saturated() const {
     return overflow == Overflow::saturate || format.inf_bits == 0 ? format.max_finite_bits
-                                                                   : format.inf_bits;
+                                                                  : format.inf_bits;
   }
   constexpr bool is_nan(std::uint32_t bits) const {
     const std::uint32_t m = bits & magnitude_mask();

@@ -3,8 +3,8 @@
 // fp8: every pair of operands, every op. float16/bfloat16: every pattern against a set of
 // special and boundary values, every pattern against operands chosen to land next to rounding
 // ties, and random pairs; a hidden [exhaustive] test runs all 2^32 pairs for sum and prod.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -19,8 +19,7 @@ using twinccl::ReduceKind;
 
 namespace {
 
-constexpr ReduceKind kOps[] = {ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
-                               ReduceKind::max};
+constexpr ReduceKind kOps[] = {ReduceKind::sum, ReduceKind::prod, ReduceKind::min, ReduceKind::max};
 constexpr NarrowKernel kFastKernels[] = {NarrowKernel::simd, NarrowKernel::portable};
 
 std::string kernel_name(NarrowKernel k) {
@@ -62,10 +61,10 @@ std::size_t mismatches(DataType t, ReduceKind op, NarrowKernel kernel, const Ope
       std::memcpy(&e, &expected[i * bytes], bytes);
       std::memcpy(&g, &got[i * bytes], bytes);
       std::memcpy(&p, &in_place[i * bytes], bytes);
-      UNSCOPED_INFO(twinccl::name(t) << " " << twinccl::name(op) << " " << kernel_name(kernel)
-                                     << ": a=0x" << std::hex << in.a[i] << " b=0x" << in.b[i]
-                                     << " expected 0x" << e << " got 0x" << g << " in place 0x"
-                                     << p);
+      UNSCOPED_INFO(twinccl::name(t)
+                    << " " << twinccl::name(op) << " " << kernel_name(kernel) << ": a=0x"
+                    << std::hex << in.a[i] << " b=0x" << in.b[i] << " expected 0x" << e << " got 0x"
+                    << g << " in place 0x" << p);
     }
   }
   return wrong;
@@ -79,11 +78,22 @@ std::vector<std::uint16_t> boundary_values(DataType t) {
   const std::uint16_t max_finite = half ? 0x7BFF : 0x7F7F;
   const std::uint16_t min_normal = half ? 0x0400 : 0x0080;
   const std::uint16_t one = half ? 0x3C00 : 0x3F80;
-  const std::uint16_t magnitudes[] = {
-      0, 1, 2, 3, static_cast<std::uint16_t>(min_normal - 1), min_normal,
-      static_cast<std::uint16_t>(min_normal + 1), static_cast<std::uint16_t>(one - 1), one,
-      static_cast<std::uint16_t>(one + 1), static_cast<std::uint16_t>(max_finite - 1), max_finite,
-      inf, static_cast<std::uint16_t>(inf + 1), static_cast<std::uint16_t>(inf | 0x40), 0x7FFF};
+  const std::uint16_t magnitudes[] = {0,
+                                      1,
+                                      2,
+                                      3,
+                                      static_cast<std::uint16_t>(min_normal - 1),
+                                      min_normal,
+                                      static_cast<std::uint16_t>(min_normal + 1),
+                                      static_cast<std::uint16_t>(one - 1),
+                                      one,
+                                      static_cast<std::uint16_t>(one + 1),
+                                      static_cast<std::uint16_t>(max_finite - 1),
+                                      max_finite,
+                                      inf,
+                                      static_cast<std::uint16_t>(inf + 1),
+                                      static_cast<std::uint16_t>(inf | 0x40),
+                                      0x7FFF};
   for (std::uint16_t m : magnitudes) {
     v.push_back(m);
     v.push_back(static_cast<std::uint16_t>(m | 0x8000));
@@ -111,9 +121,10 @@ TEST_CASE("fp8 float kernels equal the double path for every pair of operands an
   }
 }
 
-TEST_CASE("float16 and bfloat16 float kernels equal the double path on every pattern against "
-          "boundary values",
-          "[narrow_kernels]") {
+TEST_CASE(
+    "float16 and bfloat16 float kernels equal the double path on every pattern against "
+    "boundary values",
+    "[narrow_kernels]") {
   for (DataType t : {DataType::float16, DataType::bfloat16}) {
     Operands in;
     for (std::uint16_t special : boundary_values(t)) {
@@ -166,8 +177,8 @@ TEST_CASE("float16 and bfloat16 float kernels equal the double path next to roun
 TEST_CASE("narrow float kernels handle short tails, odd offsets and a == b like the double path",
           "[narrow_kernels]") {
   std::mt19937 rng(7);
-  for (DataType t : {DataType::float16, DataType::bfloat16, DataType::float8_e4m3,
-                     DataType::float8_e5m2}) {
+  for (DataType t :
+       {DataType::float16, DataType::bfloat16, DataType::float8_e4m3, DataType::float8_e5m2}) {
     const std::size_t bytes = twinccl::size_of(t);
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8},
                               std::size_t{9}, std::size_t{23}, std::size_t{1000}}) {
@@ -201,14 +212,16 @@ TEST_CASE("narrow float kernels handle short tails, odd offsets and a == b like 
 TEST_CASE("reduce_elements uses the float kernels and says whether SIMD is available",
           "[narrow_kernels]") {
   // 0x3C00 + 0x1400 (1 + 2^-10) is 0x3C01 whichever kernel runs; the best kernel is the default.
-  const std::uint16_t a[9] = {0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00};
-  const std::uint16_t b[9] = {0x1400, 0x1400, 0x1400, 0x1400, 0x1400, 0x1400, 0x1400, 0x1400, 0x1400};
+  const std::uint16_t a[9] = {0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00,
+                              0x3C00, 0x3C00, 0x3C00, 0x3C00};
+  const std::uint16_t b[9] = {0x1400, 0x1400, 0x1400, 0x1400, 0x1400,
+                              0x1400, 0x1400, 0x1400, 0x1400};
   std::uint16_t d[9] = {};
   twinccl::reduce_elements(DataType::float16, ReduceKind::sum, d, a, b, 9);
   for (std::uint16_t x : d) CHECK(x == 0x3C01);
 #if defined(__x86_64__)
-  CHECK(twinccl::narrow_simd_available() == (__builtin_cpu_supports("avx2") &&
-                                             __builtin_cpu_supports("f16c")));
+  CHECK(twinccl::narrow_simd_available() ==
+        (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")));
 #endif
 }
 
