@@ -1,65 +1,25 @@
-// Flow fidelity: build the program, play it in SimGrid, and read time, link loads and transfers.
+// Flow fidelity: price the call, play it in SimGrid, and read time, link loads and transfers.
 //
-// How it works. time = NCCL's base latency (once, when software latency is on; algorithms NCCL has
-// no model for are charged the ring's Simple latencies; nvls_tree, played as the hierarchical
-// schedule, NCCL's whole NVLS-tree latency instead of per-hop delays) + the playback's makespan;
-// compressed rings: the slowest path through the rounds (ring_path_s). Channels 0 = one per GPU of
-// a node across nodes, with rail_ranks rotating each channel onto its rail; 1 inside a node.
-// Every transfer waits NCCL's per-hop latency of its algorithm, protocol and route class before
-// its bytes move (intra or network hop, as analytic_nccl.cc charges them). Protocols as NCCL's
-// model: a transfer's wire bytes are its data bytes x busBw / the protocol's bandwidth (ring LL
-// min(llMax, 0.5 busBw), LL128 min(0.92 busBw, ch x 36.7), tree's factors and correction), so
-// LL never wins at large sizes. Network links run at NCCL's share of the NIC line rate
-// (network_efficiency: 48 of 50 GB/s), and for ring/tree/PAT the GPU's NVLink or PCIe link at
-// what NCCL's channel search finds (12 x 30 of 370.8 GB/s on H100). NVLS and NVLS-tree: switch flows (flow_nvls.cc). Link loads: a transfer's wire
-// bytes on every link direction of its route (both directions together on half-duplex links);
-// busy time = bytes / bandwidth; utilisation = busy time / collective time.
+// How it works. The call is priced and lowered to flows by the one owner of pricing
+// (transfer_pricing.h: NCCL's latencies, protocol wire bytes, channels on rails, link shares,
+// NVLS switch flows), exactly as the trace replay prices it. time = the call's fixed latency
+// (once) + the playback's makespan; a ring on more than 64 ranks plays compressed rounds, timed by
+// the slowest path through them (ring_path_s). Link loads: a transfer's wire bytes on every link
+// direction of its route (both directions together on half-duplex links); busy time = the bytes
+// it played (wire bytes x link share) / the link's rate; utilisation = busy time / collective time.
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "flow_build.h"
 #include "model.h"
+#include "transfer_pricing.h"
 #include "twinccl/errors.h"
-#include "twinccl/perf_math.h"
 
 namespace twinccl::sim::detail {
 namespace {
 
 constexpr int kCompressAboveRanks = 64;
-// Tree pipelining when the request gives no chunk: NCCL Simple's step (a 4 MiB buffer in 8 steps),
-// fewer pieces when the program would pass this many transfers (SimGrid's time and memory).
-constexpr double kPipelineChunkBytes = 512.0 * 1024.0;
-constexpr double kMaxPipelinedTransfers = 200'000.0;
-
-bool ring_compressible(const Resolved& r) {
-  const OpKind k = r.spec.kind;
-  return r.algorithm == "ring" && r.spec.nranks > 1 &&
-         (k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::all_gather);
-}
-
-// Channels and pipelining as the request says, else: one channel per GPU of a node across nodes
-// (each rotation of rail_ranks once: every rail carries its share, as NCCL's channels do), one
-// inside a node (every channel would take the same routes); a tree pipelined in NCCL's steps.
-AlgorithmParams flow_params(const topo::Topology& topology, const TopologyView& view,
-                            const Resolved& r) {
-  AlgorithmParams p = r.params;
-  if (p.channels <= 0) {
-    p.channels = view.nodes > 1 && topology.summary().nics_per_node > 0
-                     ? std::max(1, view.ranks_per_node)
-                     : 1;
-  }
-  if (p.chunk_elements == 0 && r.algorithm == "tree" && r.spec.nranks > 1 && r.spec.count > 0) {
-    const double half_per_channel =
-        std::ceil(static_cast<double>(r.spec.count) / (2.0 * p.channels));
-    const double bytes = half_per_channel * static_cast<double>(size_of(r.dtype));
-    const double cap =
-        std::max(1.0, std::floor(kMaxPipelinedTransfers / (4.0 * r.spec.nranks * p.channels)));
-    const double pieces = std::clamp(std::ceil(bytes / kPipelineChunkBytes), 1.0, cap);
-    p.chunk_elements = static_cast<std::size_t>(std::ceil(half_per_channel / pieces));
-  }
-  return p;
-}
 
 // Compressed ring: the time of the slowest path through the rounds. Ranks do not wait for their
 // sends (flow_simgrid.cc), so the last rank finishes after the edges its data crossed: at global
@@ -102,34 +62,22 @@ double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
 
 }  // namespace
 
-// Link bandwidth as NCCL's channels see it: NICs at NCCL's inter speed; for channel algorithms
-// the GPU's own link (NVLink or PCIe) at what NCCL's intra channel search finds on one node.
-RouteTable::LinkScale link_scale(const TopologyView& view, std::optional<NcclAlgo> algo) {
-  RouteTable::LinkScale scale;
-  scale.network = network_efficiency(view);
-  // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its rates).
-  if ((algo == NcclAlgo::ring || algo == NcclAlgo::tree || algo == NcclAlgo::pat) &&
-      view.intra_gbps > 0.0 && view.arch != topo::GpuArch::unknown) {
-    TopologyView one_node = view;
-    one_node.nodes = 1;
-    const double share = std::min(1.0, nccl_channels(one_node, 0).bus_gbps / view.intra_gbps);
-    (view.intra_class == LinkClass::pcie ? scale.pcie : scale.nvlink) = share;
-  }
-  return scale;
-}
-
 std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,
                                  const std::vector<double>& transfer_repeats, double time_s) {
-  std::map<std::pair<int, bool>, double> bytes;  // (program link, forward) -> bytes
+  // (program link, forward) -> (wire bytes, played bytes)
+  std::map<std::pair<int, bool>, std::pair<double, double>> bytes;
   for (std::size_t t = 0; t < program.transfers.size(); ++t) {
     const FlowTransfer& tr = program.transfers[t];
     for (const FlowHop& hop : program.routes[static_cast<std::size_t>(tr.route)].hops) {
       const bool dir = program.links[static_cast<std::size_t>(hop.link)].full_duplex ? hop.forward : true;
-      bytes[{hop.link, dir}] += tr.bytes * transfer_repeats[t];
+      auto& [wire, played] = bytes[{hop.link, dir}];
+      wire += tr.bytes / tr.played_per_wire_byte * transfer_repeats[t];
+      played += tr.bytes * transfer_repeats[t];
     }
   }
   std::vector<LinkLoad> loads;
   for (const auto& [key, b] : bytes) {
+    const auto& [wire, played] = b;
     const FlowLink& fl = program.links[static_cast<std::size_t>(key.first)];
     const topo::Link& l = topology.link(fl.topology_link);
     const std::string& a = topology.vertex(l.a).name;
@@ -137,8 +85,8 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
     LinkLoad load;
     load.name = !fl.full_duplex ? a + "<->" + z : key.second ? a + "->" + z : z + "->" + a;
     load.link = fl.topology_link;
-    load.bytes = b;
-    load.busy_us = fl.fatpipe ? 0.0 : b / fl.bandwidth_bytes_per_s * 1e6;
+    load.bytes = wire;
+    load.busy_us = fl.fatpipe ? 0.0 : played / fl.bandwidth_bytes_per_s * 1e6;
     load.utilisation = time_s > 0.0 ? load.busy_us / (time_s * 1e6) : 0.0;
     loads.push_back(std::move(load));
   }
@@ -148,51 +96,32 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
 }
 
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options) {
+  const Tuner tuner(topology, r.spec.nranks, r.params.ranks_per_node, r.software_latency);
+  const PricedCall priced = price_call(tuner, r);
   FlowProgram program;
   program.nranks = r.spec.nranks;
-  const TopologyView view = view_of(topology, r.spec.nranks);
-  const std::optional<NcclAlgo> nccl = nccl_algo_for(r.algorithm, r.spec.kind);
-  RouteTable routes(topology, program, link_scale(view, nccl));
-  const std::size_t pi = index_of(r.protocol);
-  const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, r.spec.nranks);
-  const bool nvls = nccl == NcclAlgo::nvls || nccl == NcclAlgo::nvls_tree;
-  TransferCost cost;
-  cost.element_bytes = static_cast<double>(size_of(r.dtype));
-  cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[pi];
-  if (nccl == NcclAlgo::ring || nccl == NcclAlgo::tree || nccl == NcclAlgo::pat) {
-    // NCCL's protocol factors and caps as wire bytes: busBw over the protocol's bandwidth.
-    const ChannelPlan plan = nccl_channels(view, r.params.channels);
-    const double protocol_bw =
-        nccl_bus_bandwidth(view, plan, *nccl, r.protocol, r.spec.kind) *
-        (nccl == NcclAlgo::tree ? nccl_tree_correction(r.protocol, r.spec.kind, bytes) : 1.0);
-    if (protocol_bw > 0.0) cost.wire_bytes_per_byte = std::max(1.0, plan.bus_gbps / protocol_bw);
-  }
-  if (r.software_latency && r.spec.nranks > 1) {
-    const NcclAlgo la = latency_algo(nccl);
-    if (nvls || (la == NcclAlgo::nvls_tree)) {
-      // Switch flows (or the hierarchical stand-in): NCCL's whole latency once, no hop delays.
-      program.fixed_latency_s = nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) * 1e-6;
-    } else {
-      const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);
-      program.fixed_latency_s = l.base_us * 1e-6;
-      cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
-                                     l.net_hop_us * 1e-6};
-    }
-  }
-  const AlgorithmParams params = flow_params(topology, view, r);
-  const ChannelRanks rails = rail_ranks(topology, r.spec.nranks);
+  RouteTable routes(topology, program, platform_links(topology));
   const bool compress =
-      ring_compressible(r) &&
-      (r.compression == RoundCompression::on ||
-       (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks));
-  if (nvls && program_for_nvls(topology, view, r, *nccl, routes, program)) {
-    // switch flows built
-  } else if (compress) {
-    program_for_ring(r.spec, params, cost, routes, program, rails);
-  } else {
-    program_from_schedule(build_schedule(r.spec, schedule_algorithm(r.algorithm), params), cost,
-                          routes, program, rails);
+      r.compression == RoundCompression::on ||
+      (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks);
+  const CallFlows flows = add_call_flows(tuner, r, priced, compress ? RingForm::rounds : RingForm::steps,
+                                         routes, program);
+  program.fixed_latency_s = flows.fixed_latency_s;
+  program.compressed = flows.rounds;
+  if (flows.bulk) {  // flows that all start at once: one round (no step bookkeeping per flow)
+    FlowRound round;
+    for (std::size_t rank = 0; rank < program.rank_steps.size(); ++rank) {
+      for (int t : program.rank_steps[rank].front()) {  // each transfer once: in its sender's step
+        if (program.transfers[static_cast<std::size_t>(t)].src_rank == static_cast<int>(rank)) {
+          round.transfers.push_back(t);
+        }
+      }
+    }
+    program.rounds = {std::move(round)};
+    program.round_sequence = {{0, 1.0}};
+    program.compressed = true;
   }
+  const AlgorithmParams& params = priced.params;
   FlowTimes times;
   if (!program.transfers.empty()) times = play_in_child(program);
 

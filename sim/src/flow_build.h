@@ -44,9 +44,9 @@ struct ChannelRanks {
     return perms.empty() ? rank : perms[rotation_of(channel)][static_cast<std::size_t>(rank)];
   }
 };
-// Rotations for ranks 0..nranks-1: one per GPU of a node when they span several nodes of equal
-// rank counts that have NICs; none (identity) otherwise.
-ChannelRanks rail_ranks(const topo::Topology& topology, int nranks);
+// Rotations for a call whose rank r is topology GPU gpus[r]: one per GPU of a node when the GPUs
+// span several nodes of equal counts that have NICs; none (empty perms) otherwise.
+ChannelRanks rail_ranks(const topo::Topology& topology, std::span<const int> gpus);
 
 // world_ranks (optional): the topology rank of each schedule rank (a sub-communicator's members);
 // empty = schedule rank r is topology rank r. rank_steps stay indexed by schedule rank.
@@ -60,18 +60,23 @@ void program_from_schedule(const Schedule& schedule, const TransferCost& cost, R
 void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
                       const TransferCost& cost, RouteTable& routes, FlowProgram& program,
                       const ChannelRanks& ranks = {});
+// A ring as one "bulk" flow per rank and rotation of `ranks` to its ring successor, carrying the
+// rotation's share of all L steps' bytes; rank_steps: one step per rank holding its sends and
+// receives. Returns what it folds into the call's fixed latency: L per-hop delays and L-1 route
+// latencies of the slowest edge (exact without contention for equal chunks).
+double program_for_bulk_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
+                             const TransferCost& cost, RouteTable& routes, FlowProgram& program,
+                             const ChannelRanks& ranks);
 
-// NVLS (one node) and NVLS-tree all_reduce as switch flows (flow_nvls.cc); false when the
-// topology gives the ranks no NVSwitch (or NICs, for NVLS-tree): play the schedule instead.
+// NVLS (one node) and NVLS-tree all_reduce as switch flows (flow_nvls.cc), call rank r on GPU
+// gpus[r]; rank_steps: one step per rank holding its flows (it is their sender). False when the
+// topology gives the GPUs no NVSwitch (or NICs, for NVLS-tree): play the schedule instead.
 struct TopologyView;
 struct Resolved;
 enum class NcclAlgo;
 bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, const Resolved& r,
-                      NcclAlgo algo, RouteTable& routes, FlowProgram& program);
-
-// Link bandwidth as NCCL's channels see it (flow.cc): network links at NCCL's share of the NIC;
-// for ring/tree/PAT the GPU's NVLink or PCIe at what NCCL's one-node channel search finds.
-RouteTable::LinkScale link_scale(const TopologyView& view, std::optional<NcclAlgo> algo);
+                      NcclAlgo algo, std::span<const int> gpus, RouteTable& routes,
+                      FlowProgram& program);
 
 // Bytes and busy time of every link direction the program's transfers crossed, busiest first;
 // transfer t counts transfer_repeats[t] times; utilisation = busy time / time_s.

@@ -11,8 +11,8 @@
 //   all_reduce plus, per GPU, one flow to the GPU of the same local index in the next node (its
 //   rail), carrying its slice S/ppn as NCCL's bus bandwidth counts it (x 2(n-1)/n) at the share
 //   of the NIC that NCCL's per-channel NVLS-tree figure gives (its inter speed, doubled on 2 nodes,
-//   capped at 57.7 / 45.5 GB/s): wire bytes x speed / per-channel figure. All flows are one
-//   round: NCCL pipelines the phases.
+//   capped at 57.7 / 45.5 GB/s): wire bytes x speed / per-channel figure. All flows start at
+//   once (NCCL pipelines the phases): each rank has one step holding its flows, as their sender.
 #include <algorithm>
 
 #include "flow_build.h"
@@ -22,7 +22,8 @@
 namespace twinccl::sim::detail {
 
 bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, const Resolved& r,
-                      NcclAlgo algo, RouteTable& routes, FlowProgram& program) {
+                      NcclAlgo algo, std::span<const int> gpus, RouteTable& routes,
+                      FlowProgram& program) {
   const int n = r.spec.nranks;
   if (n < 2 || r.spec.count == 0) return false;
   const double s = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
@@ -44,8 +45,9 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
   };
   std::vector<Flow> flows;
   for (int rank = 0; rank < n; ++rank) {
-    const int to_switch = routes.switch_route(rank, true);
-    const int from_switch = routes.switch_route(rank, false);
+    const int gpu = gpus[static_cast<std::size_t>(rank)];
+    const int to_switch = routes.switch_route(gpu, true);
+    const int from_switch = routes.switch_route(gpu, false);
     if (to_switch < 0 || from_switch < 0) return false;
     flows.push_back({to_switch, up / efficiency, rank});
     flows.push_back({from_switch, down / efficiency, rank});
@@ -60,19 +62,19 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
         s / local_ranks * 2.0 * (n - 1.0) / n * plan.per_channel_gbps / per_channel;
     for (int rank = 0; rank < n; ++rank) {
       const int peer = (rank + local_ranks) % n;
-      flows.push_back({routes.route_id(rank, peer), bytes, rank});
+      flows.push_back({routes.route_id(gpus[static_cast<std::size_t>(rank)],
+                                       gpus[static_cast<std::size_t>(peer)]),
+                       bytes, rank});
     }
   }
-  program.compressed = true;
-  FlowRound round;
+  program.rank_steps.assign(static_cast<std::size_t>(n), {{}});
   for (const Flow& f : flows) {
-    round.transfers.push_back(static_cast<int>(program.transfers.size()));
+    program.rank_steps[static_cast<std::size_t>(f.rank)].front().push_back(
+        static_cast<int>(program.transfers.size()));
     program.transfers.push_back(
         {.route = f.route, .bytes = f.bytes, .delay_s = 0.0, .step = 0, .src_rank = f.rank,
          .dst_rank = f.rank});
   }
-  program.rounds.push_back(std::move(round));
-  program.round_sequence.emplace_back(0, 1.0);
   return true;
 }
 

@@ -36,7 +36,8 @@ struct FlowRoute {
 
 struct FlowTransfer {
   int route = 0;
-  double bytes = 0.0;    // on the wire
+  double bytes = 0.0;    // played: on the wire x played_per_wire_byte
+  double played_per_wire_byte = 1.0;  // a link share priced as bytes (transfer_pricing.cc)
   double delay_s = 0.0;  // software latency before the data moves
   int step = 0;          // sender's step (for traces)
   // Schedule ranks of sender and receiver (index into rank_steps; a compressed ring: the sender's
@@ -76,7 +77,8 @@ FlowTimes play_with_simgrid(const FlowProgram& program);
 // Bandwidth factors by link type (line rate = 1): network links get the share of a NIC's line
 // rate NCCL's channels get; NVLink/PCIe links, for channel algorithms (ring, tree, PAT), the
 // share of the GPU's link NCCL's channel search uses (topology_view.cc: 360 of 370.8 GB/s on
-// H100, 20 of 24 on PCIe gen4).
+// H100, 20 of 24 on PCIe gen4). Platforms apply the network part (platform_links); the pricing
+// applies the NVLink/PCIe part per call as wire bytes (transfer_pricing.h).
 // link_latency false: routes carry no link latency (NCCL's per-hop latencies, charged as transfer
 // delays, already hold the hardware's).
 struct LinkScale {

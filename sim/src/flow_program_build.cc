@@ -12,6 +12,9 @@
 // same rotation of ChannelRanks) are one flow of their share (CM02 shares equal flows equally, so
 // this is exact when every rotation carries as many channels). Exact when count divides evenly
 // (chunks all equal); otherwise every chunk is taken as the largest (at most one element more).
+// Bulk ring (the replay's large rings): per rotation and rank r one flow r -> r+1 of all L steps'
+// bytes, the L per-hop delays and L-1 route latencies folded into the call's fixed latency; it
+// keeps the links loaded for the whole call, so concurrent calls still contend.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -144,6 +147,44 @@ void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
       program.round_sequence.emplace_back(it->second, 1.0);
     }
   }
+}
+
+double program_for_bulk_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
+                             const TransferCost& cost, RouteTable& routes, FlowProgram& program,
+                             const ChannelRanks& ranks) {
+  const int n = spec.nranks;
+  const auto un = static_cast<std::size_t>(n);
+  const bool all_reduce = spec.kind == OpKind::all_reduce;
+  const double steps = all_reduce ? 2.0 * (n - 1) : n - 1.0;
+  const std::size_t chunk = all_reduce ? (spec.count + un - 1) / un : spec.count;
+  const std::size_t channels = static_cast<std::size_t>(std::max(1, params.channels));
+  std::vector<double> share(ranks.distinct(), 0.0);
+  for (std::size_t c = 0; c < channels; ++c) {
+    share[ranks.rotation_of(static_cast<int>(c))] += 1.0 / static_cast<double>(channels);
+  }
+  program.rank_steps.assign(un, {{}});
+  double max_delay = 0.0, max_latency = 0.0;
+  for (std::size_t rot = 0; rot < share.size(); ++rot) {
+    if (share[rot] == 0.0) continue;
+    const int ch = static_cast<int>(rot);
+    for (int r = 0; r < n; ++r) {
+      const int next = (r + 1) % n;
+      const int route = routes.route_id(ranks.topology_rank(r, ch), ranks.topology_rank(next, ch));
+      max_delay = std::max(max_delay, cost.delay_s(routes.route_class(route)));
+      max_latency = std::max(max_latency, program.routes[static_cast<std::size_t>(route)].latency_s);
+      const int id = static_cast<int>(program.transfers.size());
+      program.transfers.push_back(
+          {.route = route,
+           .bytes = cost.bytes_exact(static_cast<double>(chunk) * steps * share[rot]),
+           .delay_s = 0.0,
+           .step = 0,
+           .src_rank = r,
+           .dst_rank = next});
+      program.rank_steps[static_cast<std::size_t>(r)].front().push_back(id);
+      program.rank_steps[static_cast<std::size_t>(next)].front().push_back(id);
+    }
+  }
+  return steps * max_delay + (steps - 1.0) * max_latency;
 }
 
 }  // namespace twinccl::sim::detail

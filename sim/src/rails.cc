@@ -11,7 +11,7 @@
 //     node 0: 1 -> 2 -> 3 -> 0 ==NIC0/NIC1==> node 1: 5 -> 6 -> 7 -> 4 ==NIC0/NIC1==> back to 1
 // Channels c and c + g take the same GPUs: there are g rotations. Inside a node the rotation
 // changes nothing of a switch's traffic; with a single node (or unequal nodes, or no NICs) there is
-// no rotation at all.
+// no rotation at all. A sub-communicator's ranks rotate over its own GPUs the same way.
 #include <algorithm>
 #include <map>
 
@@ -19,28 +19,29 @@
 
 namespace twinccl::sim::detail {
 
-ChannelRanks rail_ranks(const topo::Topology& topology, int nranks) {
+ChannelRanks rail_ranks(const topo::Topology& topology, std::span<const int> gpus) {
   ChannelRanks out;
   if (topology.summary().nics_per_node <= 0) return out;
-  std::map<int, std::vector<int>> by_node;  // node -> ranks, by local GPU index
-  for (int r = 0; r < nranks; ++r) by_node[topology.vertex(topology.gpu(r)).node].push_back(r);
+  const auto vertex_of = [&](int rank) {
+    return topology.vertex(topology.gpu(gpus[static_cast<std::size_t>(rank)]));
+  };
+  std::map<int, std::vector<int>> by_node;  // node -> call ranks, in rank order
+  for (int r = 0; r < static_cast<int>(gpus.size()); ++r) by_node[vertex_of(r).node].push_back(r);
   if (by_node.size() < 2) return out;
   const std::size_t g = by_node.begin()->second.size();
-  for (auto& [node, ranks] : by_node) {
-    if (ranks.size() != g) return out;
-    std::sort(ranks.begin(), ranks.end(), [&](int a, int b) {
-      return topology.vertex(topology.gpu(a)).local_index <
-             topology.vertex(topology.gpu(b)).local_index;
-    });
-  }
-  out.perms.assign(g, std::vector<int>(static_cast<std::size_t>(nranks), 0));
   for (const auto& [node, ranks] : by_node) {
-    // Schedule ranks of this node in rank order; the GPUs (ranks) in local order.
-    std::vector<int> schedule_ranks = ranks;
-    std::sort(schedule_ranks.begin(), schedule_ranks.end());
+    if (ranks.size() != g) return out;
+  }
+  out.perms.assign(g, std::vector<int>(gpus.size(), 0));
+  for (const auto& [node, schedule_ranks] : by_node) {
+    // The node's call ranks in rank order play its GPUs in local order, rotated.
+    std::vector<int> by_local = schedule_ranks;
+    std::sort(by_local.begin(), by_local.end(),
+              [&](int a, int b) { return vertex_of(a).local_index < vertex_of(b).local_index; });
     for (std::size_t rot = 0; rot < g; ++rot) {
       for (std::size_t j = 0; j < g; ++j) {
-        out.perms[rot][static_cast<std::size_t>(schedule_ranks[j])] = ranks[(j + rot) % g];
+        out.perms[rot][static_cast<std::size_t>(schedule_ranks[j])] =
+            gpus[static_cast<std::size_t>(by_local[(j + rot) % g])];
       }
     }
   }

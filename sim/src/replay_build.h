@@ -1,4 +1,4 @@
-// Internal: lowering a Trace to a ReplayProgram (replay_build.cc).
+// Internal: lowering a Trace to a ReplayProgram (replay_build.cc, replay_events.cc).
 #pragma once
 
 #include <string>
@@ -16,6 +16,11 @@ struct InstanceInfo {
   Protocol protocol = Protocol::simple;
   bool bulk = false;
 };
+
+// Per rank, its stream batches and events (replay_events.cc); member_of_op[rank][op]: the op's
+// member. Throws ConfigError for an op issued twice or never.
+void add_batches_and_events(const Trace& trace, const ReplayOptions& options, double flops_per_second,
+                            const std::vector<std::vector<int>>& member_of_op, ReplayProgram& program);
 
 // Throws ConfigError for an inconsistent trace, InvalidArgument for a forced algorithm that does
 // not apply. Each communicator's Tuner chooses every collective's algorithm and protocol. Compute flops take 1 / flops_per_second seconds each.

@@ -7,8 +7,11 @@
 // start the batch it belongs to (all its members issued and the stream's previous batch done);
 // wait blocks r until that member ended. A started batch makes its members arrive at their
 // instance; when every member arrived, each enters step 0 after the instance's fixed latency.
-// Steps behave as in flow playback. When a member's last step ends: its batch may be done (the
-// stream's next batch may start) and its rank may be unblocked. Example, 2 ranks, one async
+// Steps behave exactly as in flow playback (flow_simgrid.cc): a member entering a step posts its
+// sends (each starts after its delay, buffered as NCCL's sends are: one connection per route,
+// sender and receiver moves its transfers in step order) and leaves the step when its receives
+// of the step ended. A member ends when it passed its last step and its sends ended; then its
+// batch may be done (the stream's next batch may start) and its rank may be unblocked. Example, 2 ranks, one async
 // all_reduce on 'dp' then compute 5 us then wait: both issue at 0, the all_reduce starts at 0 and
 // runs while both compute; each rank blocks at its wait only if the all_reduce outlasts 5 us.
 #include <simgrid/s4u.hpp>
@@ -16,7 +19,9 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <queue>
+#include <tuple>
 
 #include "replay_program.h"
 #include "simgrid_run.h"
@@ -58,7 +63,18 @@ class ReplayController {
     batch_done_.assign(p_.batches.size(), 0);
     batch_started_.assign(p_.batches.size(), 0);
     arrived_.assign(p_.instances.size(), 0);
-    sides_.assign(p_.flow.transfers.size(), 0);
+    transfer_done_.assign(p_.flow.transfers.size(), 0);
+    recv_step_.assign(p_.flow.transfers.size(), 0);
+    sends_open_.assign(members, 0);
+    steps_passed_.assign(members, 0);
+    for (std::size_t m = 0; m < members; ++m) {
+      const auto& steps = p_.members[m].steps;
+      for (std::size_t s = 0; s < steps.size(); ++s) {
+        for (int t : steps[s]) {
+          if (is_receive(static_cast<int>(m), t)) recv_step_[static_cast<std::size_t>(t)] = s;
+        }
+      }
+    }
     cursor_.assign(p_.rank_events.size(), 0);
     blocked_on_.assign(p_.rank_events.size(), -1);
     for (std::size_t r = 0; r < p_.rank_events.size(); ++r) runnable_.push_back(static_cast<int>(r));
@@ -128,23 +144,40 @@ class ReplayController {
     }
   }
 
+  int sender(int t) const { return p_.transfer_members[static_cast<std::size_t>(t)].first; }
+  // m receives t: t ends a step of m's (a member's own flows, NVLS's to and from the switch, do not).
+  bool is_receive(int m, int t) const {
+    const auto& [from, to] = p_.transfer_members[static_cast<std::size_t>(t)];
+    return to == m && from != m;
+  }
+
+  // Member m enters `step`: posts its sends, waits for the receives that have not ended; with
+  // none left it goes on at once.
   void enter_step(int m, std::size_t step) {
-    const auto& steps = p_.members[static_cast<std::size_t>(m)].steps;
-    while (step < steps.size() && steps[step].empty()) ++step;
-    step_[static_cast<std::size_t>(m)] = step;
-    if (step == steps.size()) {
-      member_done(m);
-      return;
-    }
-    pending_[static_cast<std::size_t>(m)] = steps[step].size();
-    for (int t : steps[step]) {
-      if (++sides_[static_cast<std::size_t>(t)] == 2) {
-        timers_.push({now() + p_.flow.transfers[static_cast<std::size_t>(t)].delay_s, TimerKind::transfer_start, t});
+    const auto mi = static_cast<std::size_t>(m);
+    const auto& steps = p_.members[mi].steps;
+    for (; step < steps.size(); ++step) {
+      step_[mi] = step;
+      std::size_t waiting = 0;
+      for (int t : steps[step]) {
+        const auto ti = static_cast<std::size_t>(t);
+        if (sender(t) == m) {
+          ++sends_open_[mi];
+          timers_.push({now() + p_.flow.transfers[ti].delay_s, TimerKind::transfer_start, t});
+        } else if (!transfer_done_[ti]) {
+          ++waiting;
+        }
       }
+      pending_[mi] = waiting;
+      if (waiting > 0) return;
     }
+    step_[mi] = steps.size();
+    steps_passed_[mi] = 1;
+    if (sends_open_[mi] == 0) member_done(m);
   }
 
   void member_done(int m) {
+    if (done_[static_cast<std::size_t>(m)]) return;
     done_[static_cast<std::size_t>(m)] = 1;
     member_time(m, 2) = now();
     const ReplayMember& member = p_.members[static_cast<std::size_t>(m)];
@@ -163,25 +196,55 @@ class ReplayController {
   }
 
   void transfer_done(int t) {
-    const auto [sender, receiver] = p_.transfer_members[static_cast<std::size_t>(t)];
-    for (int m : {sender, receiver}) {
-      if (--pending_[static_cast<std::size_t>(m)] == 0) enter_step(m, step_[static_cast<std::size_t>(m)] + 1);
+    const auto ti = static_cast<std::size_t>(t);
+    transfer_done_[ti] = 1;
+    Connection& c = connections_[connection_key(t)];
+    if (--c.active == 0 && !c.waiting.empty()) {
+      // The connection's next step: every waiting transfer of that step goes at once.
+      c.active_step = p_.flow.transfers[static_cast<std::size_t>(c.waiting.front())].step;
+      while (!c.waiting.empty() &&
+             p_.flow.transfers[static_cast<std::size_t>(c.waiting.front())].step == c.active_step) {
+        ++c.active;
+        launch(c.waiting.front());
+        c.waiting.pop_front();
+      }
     }
+    const auto [from, to] = p_.transfer_members[ti];
+    const auto si = static_cast<std::size_t>(from);
+    if (--sends_open_[si] == 0 && steps_passed_[si]) member_done(from);
+    const auto ri = static_cast<std::size_t>(to);
+    if (is_receive(to, t) && step_[ri] == recv_step_[ti] && pending_[ri] > 0 && --pending_[ri] == 0) {
+      enter_step(to, step_[ri] + 1);
+    }
+  }
+
+  // Starts t now, or queues it behind its connection's earlier steps.
+  void post(int t) {
+    Connection& c = connections_[connection_key(t)];
+    const int step = p_.flow.transfers[static_cast<std::size_t>(t)].step;
+    if (c.active == 0 || (c.active_step == step && c.waiting.empty())) {
+      c.active_step = step;
+      ++c.active;
+      launch(t);
+    } else {
+      c.waiting.push_back(t);
+    }
+  }
+
+  void launch(int t) {
+    const FlowTransfer& tr = p_.flow.transfers[static_cast<std::size_t>(t)];
+    const FlowRoute& route = p_.flow.routes[static_cast<std::size_t>(tr.route)];
+    active_.push_back(sg4::Comm::sendto_async(hosts_[static_cast<std::size_t>(route.src)],
+                                              hosts_[static_cast<std::size_t>(route.dst)],
+                                              static_cast<std::uint64_t>(std::llround(tr.bytes))));
+    active_ids_.push_back(t);
   }
 
   void fire(const Timer& timer) {
     switch (timer.kind) {
       case TimerKind::compute_done: resume_rank(timer.id); break;
       case TimerKind::member_begin: enter_step(timer.id, 0); break;
-      case TimerKind::transfer_start: {
-        const FlowTransfer& tr = p_.flow.transfers[static_cast<std::size_t>(timer.id)];
-        const FlowRoute& route = p_.flow.routes[static_cast<std::size_t>(tr.route)];
-        active_.push_back(sg4::Comm::sendto_async(hosts_[static_cast<std::size_t>(route.src)],
-                                                  hosts_[static_cast<std::size_t>(route.dst)],
-                                                  static_cast<std::uint64_t>(std::llround(tr.bytes))));
-        active_ids_.push_back(timer.id);
-        break;
-      }
+      case TimerKind::transfer_start: post(timer.id); break;
     }
   }
 
@@ -256,7 +319,21 @@ class ReplayController {
   std::vector<std::size_t> batch_issued_;
   std::vector<char> batch_done_, batch_started_;
   std::vector<std::size_t> arrived_;
-  std::vector<int> sides_;
+  std::vector<char> transfer_done_, steps_passed_;
+  std::vector<std::size_t> recv_step_;  // per transfer: the receiver's step holding it
+  std::vector<std::size_t> sends_open_;  // per member: sends posted and not ended
+  // One connection per (route, sending member, receiving member): its transfers move in step
+  // order, as NCCL's per-peer FIFOs do; transfers of one step (channels) move together.
+  struct Connection {
+    int active = 0;
+    int active_step = -1;
+    std::deque<int> waiting;
+  };
+  std::tuple<int, int, int> connection_key(int t) const {
+    const auto& [from, to] = p_.transfer_members[static_cast<std::size_t>(t)];
+    return {p_.flow.transfers[static_cast<std::size_t>(t)].route, from, to};
+  }
+  std::map<std::tuple<int, int, int>, Connection> connections_;
   std::vector<std::size_t> cursor_;
   std::vector<int> blocked_on_;
   std::deque<int> runnable_;

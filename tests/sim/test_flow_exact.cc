@@ -95,7 +95,10 @@ TEST_CASE("flow: compressed ring rounds equal the full playback") {
   r.compression = RoundCompression::on;
   const Prediction compressed = predict(t, r);
   INFO(name(kind) << " channels=" << channels << " chunk=" << r.params.chunk_elements);
-  CHECK(rel(compressed.time_us, full.time_us) < 1e-9);
+  // 1e-5: NCCL's NVLink share on dgx-h100 (360 of 370.8 GB/s) is priced as wire bytes
+  // (transfer_pricing.h) and SimGrid moves whole bytes: a full playback rounds every piece, a
+  // compressed round its k pieces together (at most half a byte each of ~4 KiB pieces).
+  CHECK(rel(compressed.time_us, full.time_us) < 1e-5);
 }
 
 TEST_CASE("flow: direct all_to_all on a star equals alpha-beta (n-1 flows share each link)") {

@@ -28,11 +28,9 @@ Request ring_all_reduce(int n, std::size_t count) {
 
 }  // namespace
 
-// Known gap (issue 10): since flow applies NCCL's link shares and protocol wire bytes
-// (flow.cc/flow_simgrid.cc), the replay's transfer pricing (replay_build.cc) no longer equals it
-// (87 vs 59 us for 1 MiB on 8 ranks of this star). Hidden until both price transfers in one place.
-TEST_CASE("replay: one collective on every rank takes what flow playback says (known gap, fails today)",
-          "[.][known-gap]") {
+// Flow and the replay price a call in one place (transfer_pricing.h) and play steps by the same
+// rules (buffered sends, per-connection FIFOs), so a one-call trace takes what flow says.
+TEST_CASE("replay: one collective on every rank takes what flow playback says") {
   const int n = GENERATE(1, 2, 3, 4, 7, 8);
   const std::size_t count = GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{1001}, std::size_t{1} << 20);
   const topo::Topology t = star(8, 100.0, 0.5);
@@ -46,8 +44,7 @@ TEST_CASE("replay: one collective on every rank takes what flow playback says (k
   const ReplayResult res = replay(b.trace(), t, ring);
   const double flow_us = simulate_flow(t, ring_all_reduce(n, count)).prediction.time_us;
   REQUIRE(res.ops.size() == 1);
-  // 1e-6: the replay sends whole bytes (sendto_async), flow fractional wire bytes (protocol and
-  // link-share factors make them non-integral): a few ps on a 13 us call.
+  // The same flows, priced once (transfer_pricing.h); 1e-6 leaves room for SimGrid's solver.
   CHECK(res.ops[0].time_us() == Approx(flow_us).epsilon(1e-6).margin(1e-4));
   CHECK(res.total_us == Approx(flow_us).epsilon(1e-6).margin(1e-4));
   for (const ReplayRank& r : res.ranks) CHECK(r.exposed_comm_us == Approx(r.comm_us).margin(1e-9));

@@ -1,0 +1,176 @@
+// The one owner of how a collective call becomes priced flows (transfer_pricing.h).
+//
+// How it works, for one choice of the tuner on its communicator's GPUs:
+// * Latency: NCCL's base latency once, plus on every transfer NCCL's intra or network hop latency
+//   by the route's class (nccl_latency_parts; algorithms NCCL has no model for: the ring's Simple
+//   ones). NVLS and nvls_tree: NCCL's whole latency once instead (switch flows carry no hop delay).
+// * Wire bytes: ring, tree and pat move data x busBw / the protocol's bandwidth (NCCL's LL/LL128
+//   factors and caps, tree correction), so LL never wins at large sizes; others the protocol's
+//   line factor.
+// * Channels 0 = one per GPU of a node across nodes with NICs, channel c's ring or tree entering
+//   every node at its GPU c (rail_ranks), 1 inside a node; a tree pipelined in NCCL Simple's
+//   512 KiB steps (fewer pieces past 200k transfers).
+// * Link shares: the platform runs network links at NCCL's share of a NIC (platform_links, for
+//   every call); for ring/tree/pat on a known arch the GPU's NVLink (or PCIe) gets NCCL's intra
+//   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
+//   carries min(rate) / min(rate x share) of its route's links more bytes, so alone it takes what
+//   it takes on scaled links, and calls of other algorithms on the same platform keep line rate.
+// Example, 8 ranks of dgx-h100, ring Simple all_reduce: base 8.4 us once, 3.4 us per NVLink hop,
+// every transfer x 370.8/360 bytes; NVLS: NCCL's NVLS latency once, 16 switch flows.
+#include "transfer_pricing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "twinccl/perf_math.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+// NCCL Simple's step (a 4 MiB buffer in 8 steps); fewer pieces past this many transfers
+// (SimGrid's time and memory).
+constexpr double kPipelineChunkBytes = 512.0 * 1024.0;
+constexpr double kMaxPipelinedTransfers = 200'000.0;
+
+bool channel_algo(std::optional<NcclAlgo> a) {
+  return a == NcclAlgo::ring || a == NcclAlgo::tree || a == NcclAlgo::pat;
+}
+
+// min(rate) / min(rate x share) over the route's links (network links already at the platform's
+// share): the wire bytes per byte that make the route alone as fast as on scaled links.
+double wire_factor(const topo::Topology& topology, const FlowProgram& program, int route,
+                   const LinkScale& links) {
+  double line = 0.0, scaled = 0.0;
+  for (const FlowHop& hop : program.routes[static_cast<std::size_t>(route)].hops) {
+    const FlowLink& l = program.links[static_cast<std::size_t>(hop.link)];
+    if (l.fatpipe) continue;
+    const topo::LinkType type = topology.link(l.topology_link).type;
+    const double scale = type == topo::LinkType::nvlink ? links.nvlink
+                         : type == topo::LinkType::pcie ? links.pcie
+                                                        : 1.0;
+    line = line == 0.0 ? l.bandwidth_bytes_per_s : std::min(line, l.bandwidth_bytes_per_s);
+    const double r = l.bandwidth_bytes_per_s * scale;
+    scaled = scaled == 0.0 ? r : std::min(scaled, r);
+  }
+  return scaled > 0.0 ? line / scaled : 1.0;
+}
+
+bool ring_kind(OpKind k) {
+  return k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::all_gather;
+}
+
+}  // namespace
+
+PricedCall price_call(const Tuner& tuner, const Resolved& r) {
+  const topo::Topology& topology = tuner.topology();
+  const TopologyView& view = tuner.view();
+  const int n = r.spec.nranks;
+  PricedCall priced;
+  priced.schedule = schedule_algorithm(r.algorithm);
+  priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
+  const bool nvls = priced.nccl == NcclAlgo::nvls || priced.nccl == NcclAlgo::nvls_tree;
+  // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its rates).
+  if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 && view.arch != topo::GpuArch::unknown) {
+    TopologyView one_node = view;
+    one_node.nodes = 1;
+    const double share = std::min(1.0, nccl_channels(one_node, 0).bus_gbps / view.intra_gbps);
+    (view.intra_class == LinkClass::pcie ? priced.links.pcie : priced.links.nvlink) = share;
+  }
+  const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
+  priced.cost.element_bytes = static_cast<double>(size_of(r.dtype));
+  priced.cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[index_of(r.protocol)];
+  if (channel_algo(priced.nccl)) {
+    // NCCL's protocol factors and caps as wire bytes: busBw over the protocol's bandwidth.
+    const ChannelPlan channels = nccl_channels(view, r.params.channels);
+    const double protocol_bw =
+        nccl_bus_bandwidth(view, channels, *priced.nccl, r.protocol, r.spec.kind) *
+        (priced.nccl == NcclAlgo::tree ? nccl_tree_correction(r.protocol, r.spec.kind, bytes)
+                                       : 1.0);
+    if (protocol_bw > 0.0) {
+      priced.cost.wire_bytes_per_byte = std::max(1.0, channels.bus_gbps / protocol_bw);
+    }
+  }
+  if (r.software_latency && n > 1) {
+    const NcclAlgo la = latency_algo(priced.nccl);
+    if (nvls || la == NcclAlgo::nvls_tree) {  // NCCL's whole latency once, no hop delays
+      priced.fixed_latency_s = nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) * 1e-6;
+    } else {
+      const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);
+      priced.fixed_latency_s = l.base_us * 1e-6;
+      priced.cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
+                                            l.net_hop_us * 1e-6};
+    }
+  }
+  AlgorithmParams& p = priced.params;
+  p = r.params;
+  if (p.channels <= 0) {
+    p.channels = view.nodes > 1 && topology.summary().nics_per_node > 0
+                     ? std::max(1, view.ranks_per_node)
+                     : 1;
+  }
+  if (p.chunk_elements == 0 && r.algorithm == "tree" && n > 1 && r.spec.count > 0) {
+    const double half_per_channel =
+        std::ceil(static_cast<double>(r.spec.count) / (2.0 * p.channels));
+    const double half_bytes = half_per_channel * static_cast<double>(size_of(r.dtype));
+    const double cap = std::max(1.0, std::floor(kMaxPipelinedTransfers / (4.0 * n * p.channels)));
+    const double pieces = std::clamp(std::ceil(half_bytes / kPipelineChunkBytes), 1.0, cap);
+    p.chunk_elements = static_cast<std::size_t>(std::ceil(half_per_channel / pieces));
+  }
+  priced.gpus = rail_ranks(topology, tuner.ranks());
+  if (priced.gpus.perms.empty()) priced.gpus.perms = {tuner.ranks()};
+  return priced;
+}
+
+PricedCall price_p2p(DataType dtype, bool software_latency) {
+  PricedCall priced;
+  priced.nccl = NcclAlgo::ring;
+  priced.cost.element_bytes = static_cast<double>(size_of(dtype));
+  priced.cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[index_of(Protocol::simple)];
+  if (software_latency) {
+    const std::size_t simple = index_of(Protocol::simple);
+    for (std::size_t c = 0; c < 3; ++c) {
+      priced.cost.delay_by_route_class_s[c] =
+          at(kNccl.hop_latency_us[c], NcclAlgo::ring, simple) * 1e-6;
+    }
+    priced.fixed_latency_s = at(kNccl.base_latency_us, NcclAlgo::ring, simple) * 1e-6;
+  }
+  return priced;
+}
+
+LinkScale platform_links(const topo::Topology& topology) {
+  return LinkScale{.network = network_efficiency(view_of(topology, topology.gpu_count()))};
+}
+
+CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall& priced,
+                         RingForm ring, RouteTable& routes, FlowProgram& program) {
+  const topo::Topology& topology = tuner.topology();
+  const int n = r.spec.nranks;
+  const std::size_t first = program.transfers.size();
+  CallFlows out;
+  out.fixed_latency_s = priced.fixed_latency_s;
+  const bool nvls = priced.nccl == NcclAlgo::nvls || priced.nccl == NcclAlgo::nvls_tree;
+  const bool bulk_or_rounds =
+      ring != RingForm::steps && r.algorithm == "ring" && n > 1 && ring_kind(r.spec.kind);
+  if (nvls && program_for_nvls(topology, tuner.view(), r, *priced.nccl, tuner.ranks(), routes,
+                               program)) {
+    out.bulk = true;  // switch flows, one step per rank
+  } else if (bulk_or_rounds && ring == RingForm::rounds) {
+    program_for_ring(r.spec, priced.params, priced.cost, routes, program, priced.gpus);
+    out.rounds = true;
+  } else if (bulk_or_rounds) {
+    out.bulk = true;
+    out.fixed_latency_s +=
+        program_for_bulk_ring(r.spec, priced.params, priced.cost, routes, program, priced.gpus);
+  } else {
+    program_from_schedule(build_schedule(r.spec, priced.schedule, priced.params), priced.cost,
+                          routes, program, priced.gpus);
+  }
+  for (std::size_t t = first; t < program.transfers.size(); ++t) {
+    FlowTransfer& tr = program.transfers[t];
+    tr.played_per_wire_byte = wire_factor(topology, program, tr.route, priced.links);
+    tr.bytes *= tr.played_per_wire_byte;
+  }
+  return out;
+}
+
+}  // namespace twinccl::sim::detail
