@@ -11,6 +11,10 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "kernels_elements.h"
 #include "kernels_narrow_float.h"
 
@@ -64,10 +68,14 @@ void portable_with_op(ReduceKind op, void* dst, const void* a, const void* b, st
   }
 }
 
+// AVX2 through the compiler (which also checks that the OS saves the AVX registers), F16C through
+// cpuid (leaf 1, ecx bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
 bool cpu_has_avx2_f16c() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  return __builtin_cpu_supports("avx2") && f16c;
 #else
   return false;
 #endif
