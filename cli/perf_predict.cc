@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "emu_memory.h"
@@ -28,6 +29,12 @@ topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o)
 
 constexpr int kMaxCheckedRanks = 64;
 
+// nccl-tests' host side (sim::Request::gpus_per_thread): with -g/-t given, the GPUs one thread
+// launches (-g, default 1 as nccl-tests'); with --ranks only, the kernels alone.
+int gpus_per_thread(const PerfOptions& o) {
+  return o.ngpus > 0 || o.nthreads > 0 ? std::max(1, o.ngpus) : 0;
+}
+
 sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count) {
   sim::Request r;
   r.spec.kind = kind;
@@ -38,6 +45,7 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
   r.algorithm = o.algorithm;
   if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
   r.fidelity = sim::parse_fidelity(o.fidelity);
+  r.gpus_per_thread = gpus_per_thread(o);
   return r;
 }
 
@@ -48,7 +56,8 @@ sim::Prediction predict_row(const topo::Topology& t, const PerfOptions& o, OpKin
   if (!is_p2p_test(kind)) return sim::predict(t, make_request(o, kind, dtype, count));
   const sim::Tuner tuner(t, o.ranks);
   const sim::P2pPrediction priced =
-      sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks), sim::parse_fidelity(o.fidelity));
+      sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks), sim::parse_fidelity(o.fidelity),
+                       gpus_per_thread(o));
   sim::Prediction p;
   p.algorithm = "p2p";
   p.protocol = sim::Protocol::simple;

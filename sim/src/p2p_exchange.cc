@@ -11,11 +11,13 @@
 // to itself (one rank) is a copy at the GPU's own link rate, as a one-rank collective is timed.
 // 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
 // (two blocks each way); the call lasts round 1 + round 2.
-// The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
+// The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid. Each
+// round is its own group launch: nccl-tests' host side (host_launch.h) is charged per round.
 #include <algorithm>
 #include <map>
 
 #include "flow_program.h"
+#include "host_launch.h"
 #include "model.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/p2p.h"
@@ -102,17 +104,17 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
   return slowest + latency.base_us * 1e-6;
 }
 
-double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share) {
+double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share, int gpus_per_thread) {
   const topo::Topology& t = tuner.topology();
   detail::FlowProgram program;
   program.nranks = t.gpu_count();
   detail::RouteTable routes(t, program,
                             detail::LinkScale{.network = network_share, .link_latency = false});
-  double fixed_s = 0;
+  std::vector<double> base_s;  // per round: NCCL's base latency
   std::vector<double> self_s;  // per round: the longest send to itself (not on the network)
   for (const P2pRound& round : pattern) {
     const LatencyParts latency = latency_of(tuner, round_bytes(round));
-    fixed_s += latency.base_us * 1e-6;
+    base_s.push_back(latency.base_us * 1e-6);
     detail::FlowRound played;
     self_s.push_back(0.0);
     for (const P2pSend& s : round.sends) {
@@ -133,11 +135,11 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
   program.compressed = true;
   detail::FlowTimes times;
   if (!program.transfers.empty()) times = detail::play_in_child(program);
-  double total_s = fixed_s;
+  double total_s = 0;
   for (std::size_t k = 0; k < program.rounds.size(); ++k) {
     double end = self_s[k];
     for (int i : program.rounds[k].transfers) end = std::max(end, times.end_s[static_cast<std::size_t>(i)]);
-    total_s += end;
+    total_s += detail::host_bound_time_us((base_s[k] + end) * 1e6, gpus_per_thread) * 1e-6;
   }
   return total_s;
 }
@@ -165,7 +167,7 @@ P2pPattern hypercube_pattern(int nranks, double bytes_per_rank) {
   return rounds;
 }
 
-P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity) {
+P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity, int gpus_per_thread) {
   for (const P2pRound& round : pattern) {
     for (const P2pSend& s : round.sends) {
       if (s.src < 0 || s.dst < 0 || s.src >= tuner.nranks() || s.dst >= tuner.nranks()) {
@@ -180,11 +182,13 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
   p.fidelity = fidelity;
   if (fidelity == Fidelity::flow) {
     p.model = "flow";
-    p.time_us = flow_s(tuner, pattern, network_share) * 1e6;
+    p.time_us = flow_s(tuner, pattern, network_share, gpus_per_thread) * 1e6;
     return p;
   }
   p.model = "nccl-p2p";
-  for (const P2pRound& round : pattern) p.time_us += analytic_round_s(tuner, round, network_share) * 1e6;
+  for (const P2pRound& round : pattern) {
+    p.time_us += detail::host_bound_time_us(analytic_round_s(tuner, round, network_share) * 1e6, gpus_per_thread);
+  }
   return p;
 }
 

@@ -88,3 +88,25 @@ TEST_CASE("perf --compare honours --algo and --proto", "[cli][nccl-tests]") {
   auto proto = run_cli("perf all_reduce -b 1M -e 1M -c 0 --compare --algo ring --proto Simple");
   CHECK_THAT(proto.out, Contains("ring/Simple") && !Contains("ring/LL128"));
 }
+
+TEST_CASE("perf -g/-t feed nccl-tests' host side: one thread launching -g GPUs bounds a small call",
+          "[cli][nccl-tests]") {
+  // 8 bytes on 8 GPUs: -g 8 is one thread launching 8 GPUs (at least 8 x 5 us, sim/src/host_launch.h);
+  // -t 8 -g 1 one GPU per thread (kernels + one launch); --ranks 8 the kernels alone (NCCL's model).
+  auto time_of = [](const std::string& args) {
+    auto r = run_cli("perf " + args + " -b 8 -e 8 -c 0");
+    REQUIRE(r.exit_code == 0);
+    const auto rows = rows_of(r.out);
+    REQUIRE(rows.size() == 1);
+    return std::stod(rows[0][5]);
+  };
+  for (const char* test : {"all_reduce", "sendrecv"}) {
+    CAPTURE(test);
+    const double kernels = time_of(std::string(test) + " --ranks 8");
+    const double per_thread = time_of(std::string(test) + " -t 8 -g 1");
+    const double one_thread = time_of(std::string(test) + " -g 8");
+    CHECK(per_thread == Approx(kernels + 5.0).margin(0.02));
+    CHECK(one_thread >= 40.0);
+    CHECK(one_thread > per_thread);
+  }
+}

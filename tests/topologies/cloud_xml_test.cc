@@ -182,7 +182,7 @@ TEST_CASE("AWS p5 (2023 file): 32 bare NICs behind 8 PCIe switches, one H100 beh
              Contains("8 such switches, not --gpu-count 4"));
 }
 
-TEST_CASE("--nodes: N copies of one node's XML on a rail-optimized fat-tree",
+TEST_CASE("rail_cluster (--nodes N): N copies of one node's XML on a rail-optimized fat-tree",
           "[topologies][xml][cloud]") {
   const NcclXmlImport one = corpus("azure-ndv5-topo.xml", {.gpu = "h100", .nic_gbps = 400});
   const Topology four = rail_cluster(one.topology, 4);

@@ -43,6 +43,9 @@ struct P2pPrediction {
 // cross it in the same direction (network links at NCCL's share of a NIC), plus NCCL's ring/Simple
 // software latency (base once per round, one hop by the route's link class); the round lasts as
 // long as its slowest send. flow: the same rounds and delays played on SimGrid (link contention).
-P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity);
+// gpus_per_thread: as Request::gpus_per_thread (nccl-tests -g; 0 = the kernels alone), charged
+// per round, each round being one group launch.
+P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity,
+                          int gpus_per_thread = 0);
 
 }  // namespace twinccl::sim
