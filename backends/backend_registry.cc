@@ -4,7 +4,7 @@
 #include <deque>
 #include <mutex>
 
-#include "emu/communicator.h"
+#include "emu/launch.h"
 
 namespace twinccl::backends {
 namespace {
