@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The emulator and core tests under ThreadSanitizer, then under AddressSanitizer + UBSan (issue 4).
-# Builds only what those tests need (libraries, tests_core, tests_emu, and under ASan the fuzz
-# targets; no NCCL) in build-tsan/ and build-asan/, runs the fast tests (ctest labels emu and core,
-# plus fuzz under ASan) with a smaller random-program count.
+# Builds only what those tests need (core, trace, emu, tests_core, tests_emu, and under ASan the
+# fuzz targets; no NCCL, and tests_emu compiles no simulator) in build-tsan/ and build-asan/, runs
+# the fast tests (ctest labels emu and core, plus fuzz under ASan; emu_sim, the emulator with the
+# simulator, is not built here) with a smaller random-program count.
 # Warnings are not errors here (the normal build enforces them; -O1 + sanitizers warns differently).
 #
 #   scripts/sanitizers.sh            # both
@@ -26,8 +27,8 @@ for f in fuzz/fuzz_*.cc; do [ -e "$f" ] && fuzz_targets+=("$(basename "${f%.cc}"
 status=0
 for kind in "${kinds[@]}"; do
   case "$kind" in
-    thread) dir=build-tsan exclude="$slow" labels='emu|core' extra=() ;;
-    address) dir=build-asan exclude="$slow" labels='emu|core|fuzz' extra=("${fuzz_targets[@]}") ;;
+    thread) dir=build-tsan exclude="$slow" labels='^(emu|core)$' extra=() ;;
+    address) dir=build-asan exclude="$slow" labels='^(emu|core|fuzz)$' extra=("${fuzz_targets[@]}") ;;
     *) echo "sanitizers.sh: unknown sanitizer '$kind' (thread or address)" >&2; exit 2 ;;
   esac
   echo "== $kind sanitizer: building tests_core, tests_emu ${extra[*]} in $dir"

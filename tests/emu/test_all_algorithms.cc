@@ -8,7 +8,7 @@
 
 #include "conformance_cases.h"
 #include "twinccl/algorithms.h"
-#include "twinccl/run.h"
+#include "twinccl/emu/emulator.h"
 
 using namespace twinccl;
 using namespace twinccl::testing;
@@ -55,7 +55,7 @@ void run_algorithm(const Algorithm& algo, int n, const Params& p) {
     }
   }
   if (cases.empty()) return;
-  RunOptions o;
+  emu::EmulatorOptions o;
   o.world_size = n;
   o.schedule_path = true;
   o.channels = p.channels;
@@ -66,7 +66,7 @@ void run_algorithm(const Algorithm& algo, int n, const Params& p) {
                       std::to_string(p.channels) + ", chunk " + std::to_string(p.chunk) + ", ranks_per_node " +
                       std::to_string(p.ranks_per_node);
   INFO(where << ", " << cases.size() << " calls");
-  REQUIRE_NOTHROW(run(o, [&](Communicator& comm) {
+  REQUIRE_NOTHROW(emu::run_world(o, [&](Communicator& comm) {
     for (const Case& c : cases) run_case(comm, c, algo.name());
   }));
 }

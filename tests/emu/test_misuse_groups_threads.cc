@@ -101,14 +101,14 @@ TEST_CASE("misuse 48: a thread that cannot be created is a ResourceError, every 
   };
   SECTION("a rank's thread") {
     CaughtByRank caught(4);
-    RunOptions o;
+    emu::EmulatorOptions o;
     o.world_size = 4;
     o.timeout_s = 10;
     o.fault_hook = [&](const FaultPoint& p) { return refuse(p, 2, ""); };
     auto start = std::chrono::steady_clock::now();
     std::string error;
     try {
-      run(o, [&](Communicator& c) { caught.run(c.rank(), [&] { c.barrier(); }); });
+      emu::run_world(o, [&](Communicator& c) { caught.run(c.rank(), [&] { c.barrier(); }); });
     } catch (const ResourceError& e) {
       error = e.what();
     }

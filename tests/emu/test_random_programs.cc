@@ -218,14 +218,16 @@ TEST_CASE("random programs give the sequential reference's bytes", "[emu][random
     auto want = reference(p);
     std::vector<std::vector<Bytes>> got(static_cast<std::size_t>(p.nranks));
     std::string error;
-    RunOptions options;
+    emu::EmulatorOptions options;
     options.world_size = p.nranks;
     options.schedule_path = p.schedule_path;
     options.timeout_s = 30.0;
     // Mostly checks on; every fourth program off, every fourth debug (poisoned async outputs).
     options.check = seed % 4 == 0 ? CheckLevel::off : seed % 4 == 1 ? CheckLevel::debug : CheckLevel::on;
     try {
-      run(options, [&](Communicator& c) { got[static_cast<std::size_t>(c.rank())] = run_rank(c, p); });
+      emu::run_world(options, [&](Communicator& c) {
+        got[static_cast<std::size_t>(c.rank())] = run_rank(c, p);
+      });
     } catch (const std::exception& e) {
       error = e.what();
     }

@@ -11,7 +11,6 @@
 #include "support/harness.h"
 #include "twinccl/call_observer.h"
 #include "twinccl/errors.h"
-#include "twinccl/run.h"
 #include "twinccl/trace/recorder.h"
 
 using namespace twinccl;

@@ -9,9 +9,8 @@
 namespace twinccl::testing {
 namespace {
 
-RunOptions to_run_options(int nranks, const CheckOptions& options) {
-  RunOptions o;
-  o.backend = "emu";
+emu::EmulatorOptions to_emulator_options(int nranks, const CheckOptions& options) {
+  emu::EmulatorOptions o;
   o.world_size = nranks;
   o.schedule_path = options.schedule_path;
   o.algorithm = options.algorithm;
@@ -40,7 +39,7 @@ void run_ranks(int nranks, const RankFunction& fn, const HarnessOptions& options
   check.schedule_path = options.schedule_path;
   check.algorithm = options.algorithm;
   check.timeout_s = options.timeout_s;
-  run(to_run_options(nranks, check), fn);
+  emu::run_world(to_emulator_options(nranks, check), fn);
 }
 
 std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options,
@@ -56,7 +55,7 @@ std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, c
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   try {
-    run(to_run_options(nranks, options), [&](Communicator& c) {
+    emu::run_world(to_emulator_options(nranks, options), [&](Communicator& c) {
       int rank = c.rank();
       try {
         fn(c);

@@ -1,5 +1,6 @@
 // The ranks-as-threads test harness shared by every emulator test: runs `fn` on n emulated ranks
-// and rethrows the first rank's exception (the others get AbortedError instead of hanging).
+// (emu::run_world, the emulator alone: no run(), no simulator) and rethrows the first rank's
+// exception (the others get AbortedError instead of hanging).
 //
 //   run_ranks(8, [](Communicator& c) { ... REQUIRE(...) ... });
 //   auto outcomes = run_ranks_capture(2, fn, {.timeout_s = 1});  // CheckOptions   // every rank's error and time
@@ -11,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "twinccl/run.h"
+#include "twinccl/emu/emulator.h"
+#include "twinccl/emu/options.h"
 
 namespace twinccl::testing {
 

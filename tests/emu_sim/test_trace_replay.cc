@@ -1,4 +1,4 @@
-// Traces recorded from emulated programs (trace::TraceRecorder, test_trace.cc), checked
+// Traces recorded from emulated programs (trace::TraceRecorder, tests/emu/test_trace.cc), checked
 // and replayed by the simulator.
 #include <catch2/catch.hpp>
 
