@@ -151,7 +151,17 @@ struct Reader {
     return out;
   }
 
-  void row(const std::vector<std::string_view>& t, int line_no, std::string_view line) {
+  void row(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) {
+    // hypercube_perf prints its redop column blank: the row's next value (root) stands where the
+    // header has redop. Read it as a blank column so the values after it line up.
+    std::vector<std::string_view> with_blank;
+    const auto redop_at = static_cast<std::size_t>(layout.redop);
+    const bool redop_blank = layout.redop >= 0 && tokens.size() > redop_at && nccl_tests::parse_real(tokens[redop_at]);
+    if (redop_blank) {
+      with_blank = tokens;
+      with_blank.insert(with_blank.begin() + static_cast<std::ptrdiff_t>(redop_at), std::string_view{});
+    }
+    const std::vector<std::string_view>& t = redop_blank ? with_blank : tokens;
     if (++total_rows > kNcclTestsMaxRows) {
       fail(source, line_no, fmt::format("more than {} result rows; not one nccl-tests log", kNcclTestsMaxRows));
     }
@@ -198,6 +208,7 @@ struct Reader {
     }
     if (layout.redop >= 0) {
       const std::string_view redop = t[static_cast<std::size_t>(layout.redop)];
+      r.redop_blank = redop_blank;
       if (redop.size() > 20 || redop.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string_view::npos) {
         fail(source, line_no, "redop must be a name like sum or none", line);
       }

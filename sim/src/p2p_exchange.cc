@@ -11,8 +11,11 @@
 // to itself (one rank) is a copy at the GPU's own link rate, as a one-rank collective is timed.
 // 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
 // (two blocks each way); the call lasts round 1 + round 2.
-// The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid. Each
-// round is its own group launch: nccl-tests' host side (host_launch.h) is charged per round.
+// The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
+// Launches (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End,
+// so nccl-tests' host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs'
+// calls in an outer group (common.cu startColl), the rounds' groups nest into it and the whole
+// call is one launch: the host side is charged once, on the sum of the rounds' kernel times.
 #include <algorithm>
 #include <map>
 
@@ -104,6 +107,17 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
   return slowest + latency.base_us * 1e-6;
 }
 
+// The call's time as nccl-tests measures it, from its rounds' kernel times (see the header).
+double launched_us(const std::vector<double>& round_us, int gpus_per_thread) {
+  double total_us = 0;
+  if (gpus_per_thread > 1) {  // one outer group: one launch for all rounds
+    for (double r : round_us) total_us += r;
+    return detail::host_bound_time_us(total_us, gpus_per_thread);
+  }
+  for (double r : round_us) total_us += detail::host_bound_time_us(r, gpus_per_thread);
+  return total_us;
+}
+
 double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share, int gpus_per_thread) {
   const topo::Topology& t = tuner.topology();
   detail::FlowProgram program;
@@ -135,13 +149,13 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
   program.compressed = true;
   detail::FlowTimes times;
   if (!program.transfers.empty()) times = detail::play_in_child(program);
-  double total_s = 0;
+  std::vector<double> round_us;
   for (std::size_t k = 0; k < program.rounds.size(); ++k) {
     double end = self_s[k];
     for (int i : program.rounds[k].transfers) end = std::max(end, times.end_s[static_cast<std::size_t>(i)]);
-    total_s += detail::host_bound_time_us((base_s[k] + end) * 1e6, gpus_per_thread) * 1e-6;
+    round_us.push_back((base_s[k] + end) * 1e6);
   }
-  return total_s;
+  return launched_us(round_us, gpus_per_thread) * 1e-6;
 }
 
 }  // namespace
@@ -186,9 +200,9 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
     return p;
   }
   p.model = "nccl-p2p";
-  for (const P2pRound& round : pattern) {
-    p.time_us += detail::host_bound_time_us(analytic_round_s(tuner, round, network_share) * 1e6, gpus_per_thread);
-  }
+  std::vector<double> round_us;
+  for (const P2pRound& round : pattern) round_us.push_back(analytic_round_s(tuner, round, network_share) * 1e6);
+  p.time_us = launched_us(round_us, gpus_per_thread);
   return p;
 }
 

@@ -61,3 +61,18 @@ TEST_CASE("p2p pricing: a round's sends share links, rounds add up, flow agrees"
   CHECK(sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::flow).time_us == Approx(copy_us));
   CHECK_THROWS_AS(sim::predict_p2p(tuned, {sim::P2pRound{{{0, 4, 1.0}}}}, sim::Fidelity::analytic), InvalidArgument);
 }
+
+TEST_CASE("p2p launches: one group per hypercube round with -g 1, one outer group with -g N", "[sim][p2p]") {
+  // nccl-tests wraps the N GPUs of one thread in an outer ncclGroupStart/End (-g N > 1), so
+  // hypercube's per-round groups nest into one launch; with one GPU per thread each round launches.
+  const topo::Topology dgx = topo::dgx_h100();
+  const sim::Tuner tuner(dgx, 8);
+  const sim::P2pPattern cube = sim::hypercube_pattern(8, 4096);  // small: launch-bound
+  const double kernels = sim::predict_p2p(tuner, cube, sim::Fidelity::analytic, 0).time_us;
+  const double per_round = sim::predict_p2p(tuner, cube, sim::Fidelity::analytic, 1).time_us;
+  const double outer_group = sim::predict_p2p(tuner, cube, sim::Fidelity::analytic, 8).time_us;
+  CHECK(per_round == Approx(kernels + 3 * 5.0));               // 3 rounds, 5 us launch each
+  CHECK(outer_group == Approx(std::max(kernels + 5.0, 40.0)));  // one launch of 8 GPUs by one thread
+  CHECK(sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 8).time_us ==
+        Approx(std::max(sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 0).time_us + 5.0, 40.0)));
+}

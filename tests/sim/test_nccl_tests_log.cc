@@ -164,6 +164,28 @@ TEST_CASE("the collective is inferred from the columns when nothing names it", "
   const std::string ag_row = "  1024  32  float  none  -1  20.0  0.05  0.05  0  20.0  0.05  0.05  0\n";
   const std::string why = error_of(devices(8, 8) + kHeader + ag_row, "run.log");
   CHECK_THAT(why, Catch::Contains("run.log:") && Catch::Contains("--collective") && Catch::Contains("all_gather or all_to_all"));
+  // sendrecv_perf prints its op like all_reduce; its busbw equals its algbw (all_reduce's is
+  // 2(n-1)/n of it, the same only on 2 ranks).
+  const std::string sendrecv_row = "  1048576  262144  float  sum  -1  20.0  52.43  52.43  0  20.0  52.43  52.43  0\n";
+  CHECK(one(devices(8, 8) + kHeader + sendrecv_row).collective == "sendrecv");
+  CHECK(one(devices(2, 8) + kHeader + sendrecv_row).collective == "all_reduce");  // 2 ranks: the same columns
+}
+
+TEST_CASE("hypercube_perf's blank redop column", "[nccl_tests_log]") {
+  // nccl-tests' hypercube prints no redop (blank), then root -1: the row has one token fewer.
+  const std::string rows = "     1048576        32768     float              -1   120.00    7.65    7.65       0   120.00    7.65    7.65       0\n"
+                           "     2097152        65536     float              -1   121.00   15.29   15.29       0   120.50   15.29   15.29       0\n";
+  const NcclTestsTable named = one(devices(8, 8) + "# Collective test starting: hypercube_perf\n" + kHeader + rows);
+  CHECK(named.collective == "hypercube");
+  REQUIRE(named.rows.size() == 2);
+  CHECK(named.rows[0].redop.empty());
+  CHECK(named.rows[0].redop_blank);
+  CHECK(named.rows[0].root == -1);
+  CHECK(named.rows[1].out_of_place->time_us == Approx(121.0));
+  CHECK(named.rows[1].in_place->time_us == Approx(120.5));
+  const NcclTestsTable guessed = one(devices(8, 8) + kHeader + rows);
+  CHECK(guessed.collective == "hypercube");
+  CHECK(guessed.collective_from == "columns");
 }
 
 TEST_CASE("pre-2022 and very old layouts", "[nccl_tests_log]") {

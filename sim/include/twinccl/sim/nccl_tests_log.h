@@ -42,7 +42,8 @@ struct NcclTestsRow {
   // gather and scatter (size = nranks * count * typesize there), the whole buffer otherwise.
   std::size_t count = 0;
   DataType dtype = DataType::float32;
-  std::string redop;  // "sum", "none", ...; "" when the layout has no redop column
+  std::string redop;  // "sum", "none", ...; "" when the layout has no redop column or it is blank
+  bool redop_blank = false;  // the layout has a redop column and the row leaves it blank (hypercube)
   int root = -1;      // -1: none (or no root column)
   std::optional<NcclTestsBlock> out_of_place, in_place;  // unset when printed blank
   int line = 0;       // 1-based line in the log; JSON: 1-based index in "results"
