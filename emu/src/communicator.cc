@@ -177,7 +177,23 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
   site.op = twinccl::name(op.kind);
   site.where = op.where;
   site.on_user_thread = stream_.running_inline();
-  emu::Meeting& meeting = rdv.arrive(seq, rank_, op, {}, {}, &site);
+  emu::Meeting& meeting = rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
+  if (meeting.led) {  // the last rank to arrive ran it for everyone: nobody reads this rank's buffers
+    std::exception_ptr error = meeting.lead_error;
+    bool mismatch = meeting.mismatch_error;
+    bool leader = meeting.leader == rank_;
+    if (error && mismatch && !leader) {  // every rank throws its own MismatchError, as they would unled
+      try {
+        emu::spec_from_meeting(meeting);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    rdv.leave(seq, meeting);
+    if (error && !mismatch && !leader) shared_->world->check_abort();  // the leader's failure aborted the world
+    if (error) std::rethrow_exception(error);
+    return;
+  }
   try {
     CollectiveSpec spec = emu::spec_from_meeting(meeting);  // the fingerprint: every rank checks it
     fault(FaultStage::in_collective, op, seq);
@@ -211,12 +227,22 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
     throw;
   } catch (...) {
     // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
-    shared_->world->abort(meeting.label + ": rank " + std::to_string(rank_) + " failed: " + current_error_text());
+    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) + " failed: " + current_error_text());
     meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
     throw;
   }
   rdv.leave(seq, meeting);
+}
+
+bool EmuCommunicator::leads(const OpDesc& op) const {
+  const EmuConfig& config = shared_->config;
+  if (config.fault_hook || config.schedule_path || config.params.channels != 1 || config.params.chunk_elements != 0) {
+    return false;
+  }
+  if (op.kind == OpKind::barrier) return true;
+  return emu::fast_path_supports(op.kind) && emu::small_enough_to_lead(op) &&
+         (op.algorithm.empty() ? config.algorithm.empty() && !config.default_algorithm : op.algorithm == default_algorithm(op.kind));
 }
 
 void EmuCommunicator::run_group(const std::vector<Issued>& ops) {

@@ -102,6 +102,9 @@ class EmuCommunicator final : public Communicator {
   void run_task(const std::vector<Issued>& ops, bool async_op);
   void run_group(const std::vector<Issued>& ops);
   void run_collective(const OpDesc& op, std::uint64_t seq);
+  // The last rank to arrive runs this collective for every rank (small, default algorithm, no
+  // fault hook): see emu::lead_small_collective.
+  bool leads(const OpDesc& op) const;
   std::string algorithm_for(const OpDesc& op) const;
   void record_states(const std::vector<Issued>& ops, emu::OpState state);
   FaultAction fault(FaultStage stage, const OpDesc& op, std::uint64_t seq);

@@ -37,7 +37,7 @@ class RankExecutor {
 
   // Takes back whatever this rank posted and did not see consumed, so no peer reads freed memory.
   void withdraw_all(std::deque<Posted>& posted, const std::vector<int>& posted_to) {
-    for (std::size_t i = 0; i < posted.size(); ++i) ctx_.meeting.exchange.withdraw(posted_to[i], posted[i]);
+    for (std::size_t i = 0; i < posted.size(); ++i) ctx_.meeting.exchange().withdraw(posted_to[i], posted[i]);
   }
 
  private:
@@ -60,7 +60,7 @@ class RankExecutor {
   }
 
   [[noreturn]] void fail_op(const std::string& what) const {
-    throw InternalError(ctx_.meeting.label + ": rank " + std::to_string(ctx_.rank) + " step " +
+    throw InternalError(ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " +
                         std::to_string(step_) + ": schedule op " + what);
   }
 
@@ -94,14 +94,14 @@ class RankExecutor {
   }
 
   std::string describe_wait(const StepOp& op, const char* verb) const {
-    return ctx_.meeting.label + ": rank " + std::to_string(ctx_.rank) + " step " + std::to_string(step_) + " " +
+    return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " + std::to_string(step_) + " " +
            verb + " rank " + std::to_string(op.peer);
   }
 
   void run_step(std::size_t s) {
     step_ = s;
     const Step& step = schedule_.steps[s];
-    Exchange& ex = ctx_.meeting.exchange;
+    Exchange& ex = ctx_.meeting.exchange();
     std::deque<Posted> posted;
     std::vector<int> posted_to;
     for (const StepOp& op : step.ops) {
@@ -117,7 +117,7 @@ class RankExecutor {
       run_local_and_recvs(step);
       for (std::size_t i = 0; i < posted.size(); ++i) {
         ex.wait_consumed(ctx_.rank, posted[i], [&] {
-          return ctx_.meeting.label + ": rank " + std::to_string(ctx_.rank) + " step " + std::to_string(step_) +
+          return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " + std::to_string(step_) +
                  " waited for rank " + std::to_string(posted_to[i]) + " to receive its data";
         });
       }
@@ -125,14 +125,14 @@ class RankExecutor {
       withdraw_all(posted, posted_to);
       throw;
     } catch (const std::exception& e) {
-      ctx_.meeting.world->abort(ctx_.meeting.label + ": rank " + std::to_string(ctx_.rank) + " failed: " + e.what());
+      ctx_.meeting.world->abort(ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " failed: " + e.what());
       withdraw_all(posted, posted_to);
       throw;
     }
   }
 
   void run_local_and_recvs(const Step& step) {
-    Exchange& ex = ctx_.meeting.exchange;
+    Exchange& ex = ctx_.meeting.exchange();
     for (const StepOp& op : step.ops) {
       switch (op.kind) {
         case StepOpKind::copy:

@@ -30,6 +30,12 @@ bool fast_path_supports(OpKind kind);
 // Runs the direct path (ends with a barrier of the meeting: every rank's outputs are final).
 void run_fast_path(const RankContext& ctx);
 
+// Small collectives: the last rank to arrive runs every rank's share (Rendezvous::arrive's
+// `lead`); what it throws is kept in the meeting (lead_error, mismatch_error).
+inline constexpr std::size_t kLeadMaxBytes = 16 * 1024;  // per rank's count * element size
+bool small_enough_to_lead(const OpDesc& op);
+void lead_small_collective(Meeting& meeting);
+
 // The spec every rank derives from all ranks' calls (throws MismatchError when they disagree).
 CollectiveSpec spec_from_meeting(const Meeting& meeting);
 

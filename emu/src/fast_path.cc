@@ -7,8 +7,16 @@
 // outputs. Every input is read once and every output written once: the memory-traffic floor.
 // Because the fold order and the rounding are the ring schedule's, the bytes are identical to the
 // schedule path. A final barrier makes every output complete before any rank returns.
+//
+// Small collectives (lead_small_collective): waking every rank thread costs far more than the
+// work, so the last rank to arrive runs every rank's share, in rank order, before the others
+// wake (Rendezvous's `lead`): one sleep and one wake-up per rank and collective, no barrier.
+// The shares never overlap in what they write, so running them one after the other gives the
+// same bytes as running them in parallel.
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "twinccl/algorithms.h"
@@ -35,29 +43,40 @@ void fold_ring_order(const RankContext& ctx, int chunk, std::size_t in_offset, s
   const Reduction& red = *ctx.reduction;
   std::size_t element = size_of(ctx.dtype);
   std::size_t block = std::max<std::size_t>(1, kBlockBytes / element);
-  std::vector<char> acc(block * element), tmp(block * element);
+  std::size_t first_block = std::min(block, n);
+  alignas(64) char small_acc[256];
+  alignas(64) char small_tmp[256];  // small collectives: no allocation, nothing to clear
+  std::vector<char> big_acc, big_tmp;
+  char* acc_data = small_acc;
+  char* tmp_data = small_tmp;
+  if (first_block * element > sizeof(small_acc)) {
+    big_acc.resize(first_block * element);
+    big_tmp.resize(red.scales_inputs() ? first_block * element : 0);
+    acc_data = big_acc.data();
+    tmp_data = big_tmp.data();
+  }
   for (std::size_t done = 0; done < n; done += block) {
     std::size_t len = std::min(block, n - done);
     std::size_t off = in_offset + done * element;
     int first = ring_fold_rank(m.nranks, chunk, 0);
     int k = 1;
     if (red.scales_inputs() || m.nranks == 1) {
-      red.load(first, acc.data(), in(m, first) + off, len);
+      red.load(first, acc_data, in(m, first) + off, len);
     } else {  // acc = x[first] op x[second]: saves copying the first contribution
-      red.combine(acc.data(), in(m, first) + off, in(m, ring_fold_rank(m.nranks, chunk, 1)) + off, len);
+      red.combine(acc_data, in(m, first) + off, in(m, ring_fold_rank(m.nranks, chunk, 1)) + off, len);
       k = 2;
     }
     for (; k < m.nranks; ++k) {
       int r = ring_fold_rank(m.nranks, chunk, k);
       const char* x = in(m, r) + off;
       if (red.scales_inputs()) {
-        red.load(r, tmp.data(), x, len);
-        x = tmp.data();
+        red.load(r, tmp_data, x, len);
+        x = tmp_data;
       }
-      red.combine(acc.data(), acc.data(), x, len);
+      red.combine(acc_data, acc_data, x, len);
     }
-    red.finalize(acc.data(), len);
-    write(done, acc.data(), len);
+    red.finalize(acc_data, len);
+    write(done, acc_data, len);
   }
 }
 
@@ -125,6 +144,37 @@ void scatter(const RankContext& ctx) {
   copy_bytes(out(m, ctx.rank), in(m, m.ops[0].root) + static_cast<std::size_t>(ctx.rank) * bytes, bytes);
 }
 
+void run_share(const RankContext& ctx) {
+  switch (ctx.meeting.ops[0].kind) {
+    case OpKind::all_reduce:
+      all_reduce(ctx);
+      break;
+    case OpKind::reduce_scatter:
+      reduce_scatter(ctx);
+      break;
+    case OpKind::reduce:
+      reduce(ctx);
+      break;
+    case OpKind::all_gather:
+      all_gather(ctx);
+      break;
+    case OpKind::broadcast:
+      broadcast(ctx);
+      break;
+    case OpKind::all_to_all:
+      all_to_all(ctx);
+      break;
+    case OpKind::gather:
+      gather(ctx);
+      break;
+    case OpKind::scatter:
+      scatter(ctx);
+      break;
+    default:
+      throw InternalError(ctx.meeting.label() + ": no fast path");
+  }
+}
+
 }  // namespace
 
 bool fast_path_supports(OpKind kind) {
@@ -145,41 +195,46 @@ bool fast_path_supports(OpKind kind) {
 
 void run_fast_path(const RankContext& ctx) {
   try {
-    switch (ctx.meeting.ops[0].kind) {
-      case OpKind::all_reduce:
-        all_reduce(ctx);
-        break;
-      case OpKind::reduce_scatter:
-        reduce_scatter(ctx);
-        break;
-      case OpKind::reduce:
-        reduce(ctx);
-        break;
-      case OpKind::all_gather:
-        all_gather(ctx);
-        break;
-      case OpKind::broadcast:
-        broadcast(ctx);
-        break;
-      case OpKind::all_to_all:
-        all_to_all(ctx);
-        break;
-      case OpKind::gather:
-        gather(ctx);
-        break;
-      case OpKind::scatter:
-        scatter(ctx);
-        break;
-      default:
-        throw InternalError(ctx.meeting.label + ": no fast path");
-    }
+    run_share(ctx);
   } catch (const AbortedError&) {
     throw;
   } catch (const std::exception& e) {
-    ctx.meeting.world->abort(ctx.meeting.label + ": rank " + std::to_string(ctx.rank) + " failed: " + e.what());
+    ctx.meeting.world->abort(ctx.meeting.label() + ": rank " + std::to_string(ctx.rank) + " failed: " + e.what());
     throw;
   }
   ctx.meeting.sync(ctx.rank);
+}
+
+bool small_enough_to_lead(const OpDesc& op) { return op.count * size_of(op.dtype) <= kLeadMaxBytes; }
+
+void lead_small_collective(Meeting& m) {
+  try {
+    spec_from_meeting(m);  // every rank's call agrees (each rank checks it again when it fails)
+    const OpDesc& op0 = m.ops[0];
+    if (op0.kind == OpKind::barrier) return;
+    std::optional<Reduction> reduction;
+    if (is_reducing(op0.kind)) {
+      std::vector<ReduceOp> heap_ops;
+      ReduceOp local_ops[16];
+      std::span<ReduceOp> ops(local_ops, static_cast<std::size_t>(m.nranks));
+      if (m.nranks > 16) {
+        heap_ops.resize(static_cast<std::size_t>(m.nranks));
+        ops = heap_ops;
+      }
+      for (int r = 0; r < m.nranks; ++r) ops[static_cast<std::size_t>(r)] = m.ops[static_cast<std::size_t>(r)].op;
+      reduction = Reduction::make(op0.dtype, ops);
+    }
+    for (int r = 0; r < m.nranks; ++r) run_share(RankContext{m, r, reduction ? &*reduction : nullptr, op0.dtype});
+  } catch (const MismatchError&) {
+    m.lead_error = std::current_exception();
+    m.mismatch_error = true;
+  } catch (const std::exception& e) {
+    m.world->abort(m.label() + ": rank " + std::to_string(m.leader) + " failed running it for every rank: " + e.what());
+    m.lead_error = std::current_exception();
+  } catch (...) {
+    m.world->abort(m.label() + ": rank " + std::to_string(m.leader) + " failed running it for every rank");
+    m.lead_error = std::current_exception();
+  }
 }
 
 }  // namespace twinccl::emu

@@ -37,7 +37,7 @@ void agree(const Meeting& m, const char* what, const std::function<Key(const OpD
   const Key first = key(m.ops[0]);
   for (int r = 1; r < m.nranks; ++r) {
     if (!(key(m.ops[static_cast<std::size_t>(r)]) == first)) {
-      throw MismatchError(m.label + ": ranks disagree on " + what + ": " + who_passed<Key>(m, key, show) + hint);
+      throw MismatchError(m.label() + ": ranks disagree on " + what + ": " + who_passed<Key>(m, key, show) + hint);
     }
   }
 }
@@ -70,7 +70,7 @@ void agree_on_call(const Meeting& m) {
         list += (q ? "; " : "") + std::string("rank ") + std::to_string(q) + " (" + describe_call_site(o.where) +
                 ") called " + std::string(m.calls[static_cast<std::size_t>(q)]);
       }
-      throw MismatchError(m.label + ": ranks disagree on the operation: " + list +
+      throw MismatchError(m.label() + ": ranks disagree on the operation: " + list +
                           " (every rank must issue the same operations on a communicator in the same order)");
     }
   }
@@ -134,7 +134,7 @@ CollectiveSpec spec_from_meeting(const Meeting& m) {
           spec.recv_displs[src * n + dst] = rd[dst];
           std::size_t expected = m.ops[dst].recv_counts[src];
           if (o.send_counts[dst] != expected) {
-            throw MismatchError(m.label + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
+            throw MismatchError(m.label() + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
                                 ") sends " + std::to_string(o.send_counts[dst]) + " elements to rank " +
                                 std::to_string(dst) + " but rank " + std::to_string(dst) + " (" +
                                 describe_call_site(m.ops[dst].where) + ") expects " + std::to_string(expected));

@@ -1,14 +1,48 @@
 #include "rendezvous.h"
 
+#include <algorithm>
 #include <string>
 
 namespace twinccl::emu {
 
-Meeting::Meeting(std::shared_ptr<World> w, int n, std::string l)
-    : world(std::move(w)), nranks(n), label(std::move(l)), ops(static_cast<std::size_t>(n)), present(static_cast<std::size_t>(n), 0),
+Meeting::Meeting(std::shared_ptr<World> w, int n)
+    : world(std::move(w)),
+      nranks(n),
+      ops(static_cast<std::size_t>(n)),
+      present(static_cast<std::size_t>(n), 0),
       split_args(static_cast<std::size_t>(n)),
-      calls(static_cast<std::size_t>(n)),
-      exchange(world, n) {}
+      calls(static_cast<std::size_t>(n)) {}
+
+std::string Meeting::label() const {
+  return std::string(what_) + " #" + std::to_string(seq_) + " on comm '" + *comm_name_ + "'";
+}
+
+void Meeting::reset(std::uint64_t seq, std::string_view what, const std::string* comm_name) {
+  seq_ = seq;
+  what_ = what;
+  comm_name_ = comm_name;
+  std::fill(present.begin(), present.end(), 0);
+  arrived = 0;
+  left.store(0, std::memory_order_relaxed);
+  done_touching = 0;
+  shared.reset();
+  broken.clear();
+  led = false;
+  leader = -1;
+  lead_error = nullptr;
+  mismatch_error = false;
+  stage_.store(gathering, std::memory_order_relaxed);
+  sync_count_ = 0;
+}
+
+void Meeting::release() {
+  for (OpDesc& op : ops) {
+    op.send_owner.reset();
+    op.recv_owner.reset();
+  }
+  exchange_.reset();
+  shared.reset();
+}
 
 void Meeting::sync(int rank) {
   std::unique_lock<std::mutex> lock(mu);
@@ -21,7 +55,7 @@ void Meeting::sync(int rank) {
     return;
   }
   world->wait(lock, cv, [&] { return sync_generation_ != generation; },
-              [&] { return label + ": rank " + std::to_string(rank) + " waited for the other ranks to finish"; });
+              [&] { return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish"; });
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {
@@ -40,63 +74,112 @@ Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ran
       global_ranks_(std::move(global_ranks)),
       comm_name_(std::move(comm_name)) {}
 
-Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
-                            std::pair<int, int> split_arg, const WaitSite* site) {
-  world_->check_abort();  // nothing new starts in an aborted world (even if its peers already arrived)
-  Meeting* meeting = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = meetings_[seq];
-    if (!slot) {
-      slot = std::make_unique<Meeting>(world_, nranks_,
-                                       std::string(what.empty() ? name(op.kind) : what) + " #" +
-                                           std::to_string(seq) + " on comm '" + comm_name_ + "'");
-    }
-    meeting = slot.get();
+Meeting* Rendezvous::find_or_open(std::uint64_t seq, std::string_view what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [s, m] : meetings_) {
+    if (s == seq) return m.get();
   }
+  std::unique_ptr<Meeting> m;
+  if (free_.empty()) {
+    m = std::make_unique<Meeting>(world_, nranks_);
+  } else {
+    m = std::move(free_.back());
+    free_.pop_back();
+  }
+  m->reset(seq, what, &comm_name_);
+  meetings_.emplace_back(seq, std::move(m));
+  return meetings_.back().second.get();
+}
+
+void Rendezvous::recycle(std::uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (std::size_t i = 0; i < meetings_.size(); ++i) {
+    if (meetings_[i].first != seq) continue;
+    std::unique_ptr<Meeting> m = std::move(meetings_[i].second);
+    meetings_.erase(meetings_.begin() + static_cast<std::ptrdiff_t>(i));
+    m->release();
+    free_.push_back(std::move(m));
+    return;
+  }
+}
+
+Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
+                            std::pair<int, int> split_arg, const WaitSite* site, Lead lead) {
+  world_->check_abort();  // nothing new starts in an aborted world (even if its peers already arrived)
+  std::string_view call = what.empty() ? name(op.kind) : what;
+  Meeting* meeting = find_or_open(seq, call);
   std::unique_lock<std::mutex> lock(meeting->mu);
-  auto me = [&] { return meeting->label + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) + ")"; };
+  auto me = [&] { return meeting->label() + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) + ")"; };
   if (!meeting->broken.empty()) {  // a straggler: the others gave up on this meeting
     abandon(seq, *meeting, lock,
             std::make_exception_ptr(AbortedError(me() + " arrived after the others stopped waiting: " + meeting->broken)));
   }
-  meeting->ops[static_cast<std::size_t>(rank)] = op;
-  meeting->present[static_cast<std::size_t>(rank)] = 1;
-  meeting->split_args[static_cast<std::size_t>(rank)] = split_arg;
-  meeting->calls[static_cast<std::size_t>(rank)] = what.empty() ? name(op.kind) : what;
+  auto r = static_cast<std::size_t>(rank);
+  meeting->ops[r] = op;
+  meeting->present[r] = 1;
+  meeting->split_args[r] = split_arg;
+  meeting->calls[r] = call;
   if (site != nullptr && site->agent != nullptr) site->agent->arrived.store(seq + 1);
-  if (++meeting->arrived == nranks_) {
+  if (++meeting->arrived == nranks_) {  // the last one: everybody's call is known
+    if (lead != nullptr) {
+      meeting->led = true;
+      meeting->leader = rank;
+    } else if (what.empty()) {  // a collective that may run a schedule (not split)
+      meeting->exchange_ = std::make_unique<Exchange>(world_, nranks_);
+    }
     lock.unlock();
-    meeting->cv.notify_all();
-    lock.lock();
+    if (lead != nullptr) lead(*meeting);  // nobody else touches the meeting until the gate opens
+    meeting->stage_.store(Meeting::ready, std::memory_order_release);
+    meeting->gate_.open();
+    return *meeting;
   }
+  lock.unlock();
   auto missing_ranks = [&] {
     std::string missing;
-    for (int r = 0; r < nranks_; ++r) {
-      if (!meeting->present[static_cast<std::size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    for (int q = 0; q < nranks_; ++q) {
+      if (!meeting->present[static_cast<std::size_t>(q)]) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
     }
     return missing;
   };
-  auto describe = [&] { return me() + " waited for rank(s) " + missing_ranks() + " to arrive"; };
+  auto describe = [&] {
+    std::lock_guard<std::mutex> guard(meeting->mu);
+    return me() + " waited for rank(s) " + missing_ranks() + " to arrive";
+  };
   auto hopeless = [&] {
-    for (int r = 0; r < nranks_; ++r) {
-      int global = global_ranks_[static_cast<std::size_t>(r)];
-      if (!meeting->present[static_cast<std::size_t>(r)] && world_->finished(global)) {
-        throw AbortedError(me() + " waits for rank " + std::to_string(r) +
+    std::lock_guard<std::mutex> guard(meeting->mu);
+    if (meeting->arrived == nranks_) return;
+    for (int q = 0; q < nranks_; ++q) {
+      int global = global_ranks_[static_cast<std::size_t>(q)];
+      if (!meeting->present[static_cast<std::size_t>(q)] && world_->finished(global)) {
+        throw AbortedError(me() + " waits for rank " + std::to_string(q) +
                            ", whose function already returned without calling it" + world_->returned_note(global));
       }
     }
   };
   try {
-    world_->wait(lock, meeting->cv, [&] { return meeting->arrived == nranks_ || !meeting->broken.empty(); },
+    world_->wait(meeting->gate_, [&] { return meeting->stage_.load(std::memory_order_acquire) != Meeting::gathering; },
                  describe, hopeless, site);
   } catch (const std::exception& e) {
-    // This rank gives up: the meeting can never complete, so nobody may wait in it any longer.
-    meeting->broken = "rank " + std::to_string(rank) + " failed: " + e.what();
-    meeting->cv.notify_all();
-    abandon(seq, *meeting, lock, std::current_exception());
+    lock.lock();
+    if (meeting->arrived < nranks_) {
+      // This rank gives up: the meeting can never complete, so nobody may wait in it any longer.
+      meeting->broken = "rank " + std::to_string(rank) + " failed: " + e.what();
+      meeting->stage_.store(Meeting::given_up, std::memory_order_release);
+      meeting->gate_.open();
+      abandon(seq, *meeting, lock, std::current_exception());
+    }
+    // Too late to give up: every rank arrived and the collective runs with this rank's buffers,
+    // so it takes part. A led one is finished by the leader without waiting for anybody: bounded.
+    lock.unlock();
+    while (meeting->led) {
+      std::uint32_t seen = meeting->gate_.value();
+      if (meeting->stage_.load(std::memory_order_acquire) != Meeting::gathering) break;
+      meeting->gate_.wait(seen, World::kPollPeriod);
+    }
+    return *meeting;
   }
-  if (meeting->arrived < nranks_) {  // woken because another rank gave up
+  if (meeting->stage_.load(std::memory_order_acquire) != Meeting::ready) {  // another rank gave up
+    lock.lock();
     abandon(seq, *meeting, lock, std::make_exception_ptr(AbortedError(me() + " stops waiting: " + meeting->broken)));
   }
   return *meeting;
@@ -104,29 +187,20 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
 
 void Rendezvous::abandon(std::uint64_t seq, Meeting& meeting, std::unique_lock<std::mutex>& lock,
                          std::exception_ptr error) {
-  bool last = ++meeting.left == nranks_;
   ++meeting.done_touching;
+  meeting.cv.notify_all();
   lock.unlock();
-  if (last) {
-    std::lock_guard<std::mutex> rdv_lock(mu_);
-    meetings_.erase(seq);
-  }
+  if (meeting.left.fetch_add(1, std::memory_order_acq_rel) + 1 == nranks_) recycle(seq);
   std::rethrow_exception(error);
 }
 
 void Rendezvous::leave(std::uint64_t seq, Meeting& meeting) {
-  bool last = false;
-  {
+  if (!meeting.led) {  // ranks failing in the collective wait in wait_until_nobody_reads
     std::lock_guard<std::mutex> lock(meeting.mu);
-    last = ++meeting.left == nranks_;
     ++meeting.done_touching;
-    // Under the lock: once it is released the last rank may free the meeting.
-    if (!last) meeting.cv.notify_all();
+    meeting.cv.notify_all();
   }
-  if (last) {
-    std::lock_guard<std::mutex> lock(mu_);
-    meetings_.erase(seq);
-  }
+  if (meeting.left.fetch_add(1, std::memory_order_acq_rel) + 1 == nranks_) recycle(seq);
 }
 
 }  // namespace twinccl::emu

@@ -4,9 +4,16 @@
 //   Meeting& m = rdv.arrive(seq, rank, my_op);    // returns once all ranks arrived
 //   const OpDesc& theirs = m.ops[peer];            // valid until the last rank leaves
 //   m.sync(rank);                                  // barrier among the ranks of this meeting
-//   rdv.leave(seq, m);                             // the last rank to leave frees it
+//   rdv.leave(seq, m);                             // the last rank to leave recycles it
+//
+// How it works: ranks that arrive early sleep on the meeting's Gate (a futex: no lock held, one
+// system call wakes them all). With a `lead` function (small collectives), the last rank to
+// arrive runs it for everyone (every buffer is in this address space) before opening the gate,
+// so each rank sleeps and wakes once per collective. Meetings are recycled through a free list:
+// once warm, a collective allocates nothing here.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -18,31 +25,41 @@
 #include <vector>
 
 #include "exchange.h"
+#include "gate.h"
 #include "world.h"
 #include "twinccl/operation.h"
 
 namespace twinccl::emu {
 
 struct Meeting {
-  Meeting(std::shared_ptr<World> world, int nranks, std::string label);
+  Meeting(std::shared_ptr<World> world, int nranks);
   std::shared_ptr<World> world;
   int nranks;
-  std::string label;                  // "all_reduce #12 on comm 'world'" for messages
+  // "all_reduce #12 on comm 'world'", for messages (built on demand).
+  std::string label() const;
   std::vector<OpDesc> ops;            // per rank (copies), valid until the last rank leaves
   std::vector<char> present;          // which ranks arrived
   std::vector<std::pair<int, int>> split_args;  // split(): (color, key) per rank
   std::vector<std::string_view> calls;          // per rank: "split" or the op's name (a literal)
   int arrived = 0;
-  int left = 0;
+  std::atomic<int> left{0};
   int done_touching = 0;              // ranks that left or are failing: no longer read peers' memory
   std::mutex mu;
   std::condition_variable cv;
-  Exchange exchange;                  // point-to-point traffic of this collective's schedule
+  // Point-to-point traffic of this collective's schedule (made by the last rank to arrive,
+  // unless the meeting is led).
+  Exchange& exchange() const { return *exchange_; }
   std::shared_ptr<void> shared;       // built once by the first rank that needs it (under mu)
   // Set when a rank gave up waiting for the others to arrive (timeout, deadlock, a peer that
   // returned): the meeting can never complete, so every rank waiting in it, and every rank that
   // arrives later, throws AbortedError with this reason at once.
   std::string broken;
+  // A led meeting: the last rank to arrive (`leader`) ran the collective for every rank;
+  // lead_error is what it threw (mismatch_error: a MismatchError every rank throws).
+  bool led = false;
+  int leader = -1;
+  std::exception_ptr lead_error;
+  bool mismatch_error = false;
   // Barrier among the meeting's ranks (reusable).
   void sync(int rank);
   // A rank that fails after every rank arrived calls this before unwinding: it waits until no
@@ -50,6 +67,16 @@ struct Meeting {
   void wait_until_nobody_reads(int rank);
 
  private:
+  friend class Rendezvous;
+  enum Stage : int { gathering, ready, given_up };
+  void reset(std::uint64_t seq, std::string_view what, const std::string* comm_name);
+  void release();  // drops the ops' buffer owners and the exchange once every rank left
+  std::atomic<int> stage_{gathering};
+  Gate gate_;
+  std::uint64_t seq_ = 0;
+  std::string_view what_;
+  const std::string* comm_name_ = nullptr;
+  std::unique_ptr<Exchange> exchange_;
   int sync_count_ = 0;
   std::uint64_t sync_generation_ = 0;
 };
@@ -64,8 +91,11 @@ class Rendezvous {
   // failed with, if any) or another rank gave up on this meeting (with its reason).
   // `what` names the operation in messages (default: the op kind; must outlive the meeting).
   // `site` (optional) tells the checker who waits, and marks the arrival.
+  // `lead` (optional): run by the last rank to arrive, for every rank, before the others wake
+  // (what it throws is kept in the meeting's lead_error; it aborts the world for other errors).
+  using Lead = void (*)(Meeting&);
   Meeting& arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what = {},
-                  std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr);
+                  std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr, Lead lead = nullptr);
   void leave(std::uint64_t seq, Meeting& meeting);
 
  private:
@@ -77,8 +107,11 @@ class Rendezvous {
   int nranks_;
   std::vector<int> global_ranks_;
   std::string comm_name_;
+  Meeting* find_or_open(std::uint64_t seq, std::string_view what);
+  void recycle(std::uint64_t seq);
   std::mutex mu_;
-  std::map<std::uint64_t, std::unique_ptr<Meeting>> meetings_;
+  std::vector<std::pair<std::uint64_t, std::unique_ptr<Meeting>>> meetings_;  // open ones (a few)
+  std::vector<std::unique_ptr<Meeting>> free_;
 };
 
 }  // namespace twinccl::emu

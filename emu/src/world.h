@@ -21,6 +21,7 @@
 
 #include "checker.h"
 #include "flight_recorder.h"
+#include "gate.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {
@@ -87,6 +88,26 @@ class World {
           std::chrono::steady_clock::now() >= deadline && !pred()) {
         throw_timeout(what());
       }
+    }
+  }
+
+  // The same guarantees for a wait on a Gate (no lock held while sleeping): waits until pred()
+  // holds, pred() reading atomics; what() and hopeless() take the locks they need themselves.
+  template <class Pred, class What, class Hopeless>
+  void wait(Gate& gate, Pred pred, const What& what, const Hopeless& hopeless, const WaitSite* site = nullptr) const {
+    if (pred()) return;
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr, site);
+    bool first = true;
+    for (;;) {
+      std::uint32_t seen = gate.value();
+      if (pred()) return;
+      if (!first) registration.poll(aborted());
+      first = false;
+      check_abort();
+      hopeless();
+      gate.wait(seen, kPollPeriod);
+      if (!pred() && std::chrono::steady_clock::now() >= deadline) throw_timeout(what());
     }
   }
 
