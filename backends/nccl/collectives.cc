@@ -9,6 +9,7 @@
 #include "nccl/check.h"
 #include "nccl/collectives.h"
 #include "nccl/types.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
@@ -21,9 +22,8 @@ std::vector<std::size_t> same_counts(std::size_t count, int nranks) {
 }  // namespace
 
 std::string describe(const OpDesc& op, const EnqueueTarget& t) {
-  return std::string(name(op.kind)) + " #" + std::to_string(t.op_number) + " on comm '" +
-         (t.comm_name ? *t.comm_name : std::string("?")) + "' rank " + std::to_string(t.rank) + " (" +
-         describe_call_site(op.where) + ")";
+  return call_site_text(std::string(name(op.kind)) + " #" + std::to_string(t.op_number),
+                        t.comm_name ? *t.comm_name : std::string("?"), t.rank, op.where);
 }
 
 void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch, std::vector<ncclRedOp_t>& reduce_ops) {

@@ -19,6 +19,7 @@
 #include "nccl/memory.h"
 #include "nccl/ordering.h"
 #include "nccl/types.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
@@ -30,11 +31,6 @@ ncclConfig_t make_config(const std::string& name) {
   config.blocking = 0;  // abortable init/split/finalize (polled in CommContext::wait_ready)
   config.commName = name.c_str();
   return config;
-}
-
-std::string where_text(std::string_view call, const std::string& comm, int rank, const Where& where) {
-  return std::string(call) + " on comm '" + comm + "' rank " + std::to_string(rank) + " (" +
-         describe_call_site(where) + ")";
 }
 
 // CallOptions.algorithm is the emulator's; NCCL picks its own (NCCL_ALGO). Said once per process.
@@ -74,8 +70,8 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOpt
   auto stream = std::make_shared<StreamContext>(options.device, options.timeout, options.signal);
   auto ctx = std::make_shared<CommContext>(nullptr, stream, options.rank, options.nranks, options.name,
                                            options.timeout, options.signal);
-  const std::string what = "ncclCommInitRankConfig for comm '" + options.name + "' rank " +
-                           std::to_string(options.rank) + " of " + std::to_string(options.nranks) + " on GPU " +
+  const std::string what = call_site_text("ncclCommInitRankConfig", options.name, options.rank) +
+                           " of " + std::to_string(options.nranks) + " on GPU " +
                            std::to_string(options.device);
   ncclConfig_t config = make_config(ctx->name());
   ncclComm_t comm = nullptr;
@@ -137,10 +133,10 @@ NcclCommunicator::~NcclCommunicator() {
 Buffer NcclCommunicator::alloc(std::size_t count, DataType dtype) {
   const std::size_t element = size_of(dtype);
   if (count != 0 && element > std::numeric_limits<std::size_t>::max() / count) {
-    throw InvalidArgument("alloc on comm '" + name() + "': " + std::to_string(count) + " elements of " +
-                          std::string(twinccl::name(dtype)) + " overflow size_t");
+    throw InvalidArgument(call_site_text("alloc", name(), rank()) + ": " + std::to_string(count) +
+                          " elements of " + std::string(twinccl::name(dtype)) + " overflow size_t");
   }
-  ctx_->throw_if_aborted("alloc on comm '" + name() + "'");
+  ctx_->throw_if_aborted(call_site_text("alloc", name(), rank()));
   return Buffer(allocate_device_memory(ctx_->stream(), count * element), 0, count, dtype);
 }
 
@@ -160,10 +156,11 @@ void NcclCommunicator::release_reduce_ops() {
 }
 
 Work NcclCommunicator::submit(OpDesc op) {
-  if (ctx_->aborted()) ctx_->throw_if_aborted(where_text(twinccl::name(op.kind), name(), rank(), op.where));
-  refuse_if_group_of_other(this, where_text(twinccl::name(op.kind), name(), rank(), op.where));
+  const std::string what = call_site_text(twinccl::name(op.kind), name(), rank(), op.where);
+  if (ctx_->aborted()) ctx_->throw_if_aborted(what);
+  refuse_if_group_of_other(this, what);
   if (!op.algorithm.empty()) note_algorithm_ignored(op);
-  adapt_fp8(op, *ctx_->stream(), size(), where_text(twinccl::name(op.kind), name(), rank(), op.where));
+  adapt_fp8(op, *ctx_->stream(), size(), what);
   DeviceGuard guard(ctx_->device());
   const EnqueueTarget target{ctx_->comm(), ctx_->cuda_stream(), rank(), size(), &ctx_->name(), ++op_count_};
   void* scratch = op.kind == OpKind::barrier ? barrier_scratch() : nullptr;
@@ -190,7 +187,7 @@ Work NcclCommunicator::submit(OpDesc op) {
 }
 
 void NcclCommunicator::group_start(Where where) {
-  const std::string what = where_text("group_start", name(), rank(), where);
+  const std::string what = call_site_text("group_start", name(), rank(), where);
   ctx_->throw_if_aborted(what);
   refuse_if_group_of_other(this, what);
   check_nccl(api().ncclGroupStart(), ctx_->comm(), what);
@@ -204,14 +201,15 @@ void NcclCommunicator::group_start(Where where) {
 
 Work NcclCommunicator::group_end(CallOptions opts, Where where) {
   if (group_depth_ == 0) {
-    throw InvalidArgument(where_text("group_end", name(), rank(), where) + ": no group is open");
+    throw InvalidArgument(call_site_text("group_end", name(), rank(), where) + ": no group is open");
   }
   --group_depth_;
   ThreadGroup& group = thread_group();
   if (--group.depth == 0) group = {};
   DeviceGuard guard(ctx_->device());
   if (group_depth_ > 0) {
-    check_nccl(api().ncclGroupEnd(), ctx_->comm(), where_text("group_end (nested)", name(), rank(), where));
+    check_nccl(api().ncclGroupEnd(), ctx_->comm(),
+               call_site_text("group_end (nested)", name(), rank(), where));
     return Work(std::make_shared<NcclWork>(ctx_, group_completion_));
   }
   std::shared_ptr<Completion> completion = std::move(group_completion_);
@@ -220,7 +218,7 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
   const ncclResult_t rc = api().ncclGroupEnd();
   if (rc != ncclSuccess && rc != ncclInProgress) {
     release_reduce_ops();
-    throw_nccl_error(rc, ctx_->comm(), where_text("group_end", name(), rank(), where));
+    throw_nccl_error(rc, ctx_->comm(), call_site_text("group_end", name(), rank(), where));
   }
   try {
     ctx_->wait_ready(completion->describe());
@@ -236,7 +234,7 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::string new_name, Where where) {
-  const std::string what = where_text("split", name(), rank(), where);
+  const std::string what = call_site_text("split", name(), rank(), where);
   ctx_->throw_if_aborted(what);
   refuse_if_group_of_other(this, what);
   if (group_depth_ > 0) {

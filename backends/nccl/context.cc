@@ -5,6 +5,7 @@
 
 #include "nccl/check.h"
 #include "nccl/ordering.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
@@ -163,7 +164,7 @@ void CommContext::wait_ready(const std::string& what) {
     const ncclResult_t queried = api().ncclCommGetAsyncError(comm_, &state);
     if (queried != ncclSuccess) state = queried;
     if (state == ncclSuccess) return;
-    const std::string where = what + " on comm '" + name_ + "' rank " + std::to_string(rank_);
+    const std::string where = call_site_text(what, name_, rank_);
     if (state != ncclInProgress) {
       const std::string message = where + ": NCCL error '" + api().ncclGetErrorString(state) + "' (" +
                                   api().ncclGetLastError(comm_) + ")";
@@ -204,16 +205,14 @@ void CommContext::check_health(const std::string& what) {
   if (signal_ && signal_->raised.load()) {
     const std::string why = signal_->why();
     abort("another rank failed: " + why);
-    throw AbortedError(what + " on comm '" + name_ + "' rank " + std::to_string(rank_) +
-                       ": aborted because another rank failed: " + why);
+    throw AbortedError(call_site_text(what, name_, rank_) + ": aborted because another rank failed: " + why);
   }
   ncclResult_t async = ncclSuccess;
   ncclResult_t queried = api().ncclCommGetAsyncError(comm_, &async);
   if (queried != ncclSuccess) async = queried;
   if (async != ncclSuccess && async != ncclInProgress) {
-    const std::string message = what + " on comm '" + name_ + "' rank " + std::to_string(rank_) +
-                                ": NCCL reported an asynchronous error: " + api().ncclGetErrorString(async) + " (" +
-                                api().ncclGetLastError(comm_) + ")";
+    const std::string message = call_site_text(what, name_, rank_) + ": NCCL reported an asynchronous error: " +
+                                api().ncclGetErrorString(async) + " (" + api().ncclGetLastError(comm_) + ")";
     abort(message);
     throw BackendError(message);
   }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "nccl/check.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
@@ -35,8 +36,8 @@ void Completion::record() {
 }
 
 std::string Completion::describe() const {
-  return std::string(what_) + " #" + std::to_string(op_number_) + " on comm '" + ctx_->name() + "' rank " +
-         std::to_string(ctx_->rank()) + " (" + describe_call_site(where_) + ")";
+  return call_site_text(std::string(what_) + " #" + std::to_string(op_number_), ctx_->name(),
+                        ctx_->rank(), where_);
 }
 
 bool NcclWork::poll(Clock::time_point until) {
