@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +96,27 @@ TEST_CASE("nccl mapping: groups are per thread; another communicator inside a gr
   });
   CHECK(nccl_double::violations().empty());
   CHECK(nccl_double::log_has("name=child"));
+}
+
+TEST_CASE("nccl mapping: errors name the call as the emulator does: operation, comm, rank, call site",
+          "[nccl_mapping]") {
+  nccl_double::use();
+  nccl::run_local_ranks({0, 1}, options(), [&](Communicator& w) {
+    const std::string who = "on comm '" + w.name() + "' rank " + std::to_string(w.rank());
+    CHECK_THROWS_WITH(w.group_end(), Catch::StartsWith("group_end " + who + " (test_nccl_mapping_order.cc:") &&
+                                         Catch::EndsWith("): no group is open"));
+    CHECK_THROWS_WITH(w.alloc(std::numeric_limits<std::size_t>::max() / 2, DataType::float32),
+                      Catch::StartsWith("alloc " + who + ": ") && Catch::Contains("overflow size_t"));
+    auto child = w.split(0, w.rank(), "child");
+    REQUIRE(child);
+    Buffer y = child->alloc(4, DataType::float32);
+    w.group_start();
+    CHECK_THROWS_WITH(child->all_reduce(y, y, ReduceOp::sum()),
+                      Catch::StartsWith("all_reduce on comm 'child' rank " + std::to_string(child->rank()) +
+                                        " (test_nccl_mapping_order.cc:"));
+    w.group_end();
+  });
+  CHECK(nccl_double::violations().empty());
 }
 
 TEST_CASE("nccl mapping: a failing rank raises the abort signal before its buffers are freed",
