@@ -37,7 +37,7 @@ std::string EmuCommunicator::unwaited_message() const {
   return "";
 }
 
-void EmuCommunicator::record_states(const std::vector<Issued>& ops, emu::OpState state) {
+void EmuCommunicator::record_states(std::span<const Issued> ops, emu::OpState state) {
   emu::FlightRecorder* recorder = shared_->world->recorder();
   if (recorder == nullptr) return;
   for (const Issued& i : ops) {

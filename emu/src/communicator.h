@@ -14,6 +14,7 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -99,14 +100,17 @@ class EmuCommunicator final : public Communicator {
   // A Work numbered as the stream's next task (first == nullptr: a group, named by `where`).
   std::shared_ptr<emu::EmuWork> new_work(const OpDesc* first, std::uint64_t seq, Where where);
   void note_async(const emu::EmuWork& work);
-  void run_task(const std::vector<Issued>& ops, bool async_op);
-  void run_group(const std::vector<Issued>& ops);
+  // A blocking call on an idle stream runs on the caller's thread with no Work object, task or
+  // allocation (false: the stream is busy, launch() queues it).
+  bool run_blocking_inline(std::span<const Issued> ops);
+  void run_task(std::span<const Issued> ops, bool async_op);
+  void run_group(std::span<const Issued> ops);
   void run_collective(const OpDesc& op, std::uint64_t seq);
   // The last rank to arrive runs this collective for every rank (small, default algorithm, no
   // fault hook): see emu::lead_small_collective.
   bool leads(const OpDesc& op) const;
   std::string algorithm_for(const OpDesc& op) const;
-  void record_states(const std::vector<Issued>& ops, emu::OpState state);
+  void record_states(std::span<const Issued> ops, emu::OpState state);
   FaultAction fault(FaultStage stage, const OpDesc& op, std::uint64_t seq);
   std::string unwaited_message() const;
   // CheckLevel::debug: a recv of the group writing into a buffer a send of the group reads.

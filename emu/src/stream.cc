@@ -78,6 +78,25 @@ void Stream::run_or_enqueue(Task task, std::shared_ptr<EmuWork> work) {
   cv_.notify_all();
 }
 
+bool Stream::try_begin_inline() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (busy_ || !queue_.empty()) return false;
+    busy_ = true;
+  }
+  inline_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+void Stream::end_inline() {
+  inline_.store(false, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+  }
+  cv_.notify_all();
+}
+
 void Stream::drain() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return queue_.empty() && !busy_; });

@@ -37,6 +37,10 @@ class Stream {
   void enqueue(Task task, std::shared_ptr<EmuWork> work);
   // Runs `task` now on this thread when nothing is queued or running, else queues it.
   void run_or_enqueue(Task task, std::shared_ptr<EmuWork> work);
+  // run_or_enqueue's inline half, for callers that run the task themselves: true when nothing is
+  // queued or running (the stream is then busy until end_inline()), else false.
+  bool try_begin_inline();
+  void end_inline();
   // Waits until everything queued so far ran.
   void drain();
   // True while a task runs inline on the caller's thread (read by that task, for the checker).
