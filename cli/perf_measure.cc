@@ -75,6 +75,12 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
   ro.backend = o.backend;
   ro.world_size = n;
   ro.algorithm = o.algorithm;
+  // Unforced, the emulator runs its default; with --topology that is the topology's tuner's choice
+  // (the one owner, emulator_default_algorithm), forced here so the row says what ran.
+  if (ro.algorithm.empty() && o.backend == "emu" && !is_p2p_test(kind)) {
+    ro.algorithm = emulator_default_algorithm(call, n, o.topology);
+  }
+  result.algorithm = ro.algorithm;
   run(ro, [&](Communicator& comm) {
     if (comm.size() != n) {
       throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " + std::to_string(n) +
@@ -133,7 +139,9 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                                 std::string(o.check ? "#wrong: elements differing from the reference model" :
                                                       "not checked (-c 0)"));
   report.header_lines.push_back("iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
-                                (o.algorithm.empty() ? ", algorithm: default (ring)" : ", algorithm: " + o.algorithm));
+                                (!o.algorithm.empty()      ? ", algorithm: " + o.algorithm
+                                 : o.topology.empty() ? std::string(", algorithm: default (ring where it exists, else direct)")
+                                                      : ", algorithm: the tuner's choice on " + o.topology));
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   for (int r = 0; r < o.ranks; ++r) {
@@ -164,9 +172,9 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                                           is_rooted(kind) ? o.root : -1,
                                           make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
                                           make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
-                                          is_p2p_test(kind)     ? std::string("p2p")
-                                          : o.algorithm.empty() ? std::string(default_algorithm(kind))
-                                                                : o.algorithm,
+                                          is_p2p_test(kind)        ? std::string("p2p")
+                                          : r.algorithm.empty()    ? std::string(default_algorithm(kind))
+                                                                   : r.algorithm,
                                           "", std::nullopt, "", o.report_timestamps ? timestamp_now() : ""});
           }
         }

@@ -22,6 +22,7 @@ struct RowResult {
   double time_us[2] = {0, 0};   // out-of-place, in-place (0 when iterations is 0)
   long long wrong[2] = {0, 0};  // elements differing from the reference model
   bool unchecked[2] = {false, false};  // timed but not checked (sendrecv in place): "N/A"
+  std::string algorithm;  // what the emulator ran: --algo, else its default (the tuner's with --topology)
 };
 // Runs one size of one collective on options.ranks ranks of options.backend: warmup and timed
 // iterations of -m calls each, then (when options.check) up to -c checked calls, out-of-place then

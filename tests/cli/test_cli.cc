@@ -55,6 +55,25 @@ TEST_CASE("perf on the emulator measures and checks", "[cli]") {
   CHECK_THAT(r.out, Contains("Out of bounds values : 0 OK"));
 }
 
+TEST_CASE("perf on the emulator with --topology runs and labels the tuner's choice", "[cli]") {
+  // One owner of "which algorithm": the emulator runs what the prediction beside it chose (NVLS
+  // for a 2 MiB all_reduce on dgx-h100, ring/LL for small ones), and the row says so.
+  Result r = twinccl("perf all_reduce --backend emu --topology dgx-h100 -b 512 -e 2M -f 64 -n 1 -w 0 --format json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 3);
+  for (const auto& row : j["rows"]) {
+    const std::string choice = row["predicted"]["choice"];
+    CHECK(choice.substr(0, choice.find('/')) == row["algorithm"]);
+    CHECK(row["out_of_place"]["wrong"] == 0);
+  }
+  CHECK(j["rows"][2]["algorithm"] == "nvls");
+  // Without a topology the emulator's own default, named as such in the header.
+  Result plain = twinccl("perf all_reduce --backend emu --ranks 4 -b 1K -e 1K -n 1 -w 0");
+  REQUIRE(plain.exit_code == 0);
+  CHECK_THAT(plain.out, Contains("default (ring where it exists, else direct)"));
+}
+
 TEST_CASE("perf --links and --trace", "[cli]") {
   std::string trace = "cli_trace_test.json";
   Result r = twinccl("perf all_reduce -b 16M -e 16M --algo ring --proto Simple -c 0 --links --trace " + trace);

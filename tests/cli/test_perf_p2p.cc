@@ -134,6 +134,14 @@ TEST_CASE("perf sendrecv/hypercube output parses as nccl-tests' own (table and -
   REQUIRE(json[0].rows.size() == tables[0].rows.size());
   CHECK(json[0].rows[3].out_of_place->busbw_gbps ==
         Approx(tables[0].rows[3].out_of_place->busbw_gbps).margin(0.01));
+  // hypercube prints its redop column blank, as nccl-tests does: the same parser reads it.
+  auto cube = run_cli("perf hypercube -b 1K -e 64K -f 4 -g 8 -c 0 --plain");
+  REQUIRE(cube.exit_code == 0);
+  const auto cube_tables = twinccl::sim::parse_nccl_tests_output(cube.out, "hypercube.log");
+  REQUIRE(cube_tables.size() == 1);
+  CHECK(cube_tables[0].collective == "hypercube");
+  REQUIRE(cube_tables[0].rows.size() == 4);
+  CHECK(cube_tables[0].rows[0].redop_blank);
 }
 
 TEST_CASE("perf -J names files as nccl-tests: never overwrites, FILE.0, FILE.1 ...; only .json", "[cli][nccl-tests]") {
