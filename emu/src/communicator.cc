@@ -269,8 +269,7 @@ bool EmuCommunicator::leads(const OpDesc& op) const {
     return false;
   }
   if (op.kind == OpKind::barrier) return true;
-  return emu::fast_path_supports(op.kind) && emu::small_enough_to_lead(op) &&
-         (op.algorithm.empty() ? config.algorithm.empty() && !config.default_algorithm : op.algorithm == default_algorithm(op.kind));
+  return emu::fast_path_supports(op.kind) && emu::small_enough_to_lead(op) && algorithm_for(op) == default_algorithm(op.kind);
 }
 
 void EmuCommunicator::run_group(std::span<const Issued> ops) {
