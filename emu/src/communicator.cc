@@ -269,7 +269,11 @@ bool EmuCommunicator::leads(const OpDesc& op) const {
     return false;
   }
   if (op.kind == OpKind::barrier) return true;
-  return emu::fast_path_supports(op.kind) && emu::small_enough_to_lead(op) && algorithm_for(op) == default_algorithm(op.kind);
+  if (!emu::fast_path_supports(op.kind) || !emu::small_enough_to_lead(op)) return false;
+  // Nothing forced and no chooser: the default algorithm, known without asking the registry
+  // (default_algorithm() builds its candidates' lists: allocations on every call).
+  if (op.algorithm.empty() && config.algorithm.empty() && !config.default_algorithm) return true;
+  return algorithm_for(op) == default_algorithm(op.kind);
 }
 
 void EmuCommunicator::run_group(std::span<const Issued> ops) {
