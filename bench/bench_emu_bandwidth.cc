@@ -26,15 +26,18 @@ constexpr int kIterations = 10;
 
 // Bytes read + written per second by `threads` threads each copying `bytes` repeatedly.
 double memcpy_traffic_gbps(int threads, std::size_t bytes) {
-  std::vector<std::vector<char>> src(static_cast<std::size_t>(threads), std::vector<char>(bytes, 1));
-  std::vector<std::vector<char>> dst(static_cast<std::size_t>(threads), std::vector<char>(bytes, 0));
+  std::vector<std::vector<char>> src(static_cast<std::size_t>(threads),
+                                     std::vector<char>(bytes, 1));
+  std::vector<std::vector<char>> dst(static_cast<std::size_t>(threads),
+                                     std::vector<char>(bytes, 0));
   double best = 0;
   for (int round = 0; round < 5; ++round) {
     auto t0 = Clock::now();
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
-        std::memcpy(dst[static_cast<std::size_t>(t)].data(), src[static_cast<std::size_t>(t)].data(), bytes);
+        std::memcpy(dst[static_cast<std::size_t>(t)].data(),
+                    src[static_cast<std::size_t>(t)].data(), bytes);
       });
     }
     for (auto& th : pool) th.join();
@@ -80,9 +83,12 @@ double time_collective(OpKind kind, bool schedule_path) {
 double floor_traffic_bytes(OpKind kind) {
   double b = static_cast<double>(kBytes);
   switch (kind) {
-    case OpKind::all_reduce: return kRanks * (b + b);
-    case OpKind::reduce_scatter: return kRanks * (b * kRanks + b);
-    default: return kRanks * (b + b * kRanks);  // all_gather
+    case OpKind::all_reduce:
+      return kRanks * (b + b);
+    case OpKind::reduce_scatter:
+      return kRanks * (b * kRanks + b);
+    default:
+      return kRanks * (b + b * kRanks);  // all_gather
   }
 }
 
@@ -92,21 +98,26 @@ int main() {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   double memcpy1 = memcpy_traffic_gbps(1, kBytes);
   double memcpy_all = memcpy_traffic_gbps(static_cast<int>(cores), kBytes);
-  fmt::print("# TwinCCL emulator bandwidth, {} ranks, {} MiB float32 per rank, {} iterations, {} cores\n", kRanks,
-             kBytes >> 20, kIterations, cores);
-  fmt::print("# memcpy traffic (read+write): 1 thread {:.2f} GB/s, {} threads {:.2f} GB/s (floor uses the latter)\n",
-             memcpy1, cores, memcpy_all);
-  fmt::print("# {:<15} {:>9} {:>12} {:>14} {:>12} {:>10} {:>10}\n", "collective", "path", "time(us)",
-             "traffic(GB/s)", "floor(us)", "x floor", "busbw");
+  fmt::print(
+      "# TwinCCL emulator bandwidth, {} ranks, {} MiB float32 per rank, {} iterations, {} cores\n",
+      kRanks, kBytes >> 20, kIterations, cores);
+  fmt::print(
+      "# memcpy traffic (read+write): 1 thread {:.2f} GB/s, {} threads {:.2f} GB/s (floor uses the "
+      "latter)\n",
+      memcpy1, cores, memcpy_all);
+  fmt::print("# {:<15} {:>9} {:>12} {:>14} {:>12} {:>10} {:>10}\n", "collective", "path",
+             "time(us)", "traffic(GB/s)", "floor(us)", "x floor", "busbw");
   for (OpKind kind : {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather}) {
     for (bool schedule : {false, true}) {
       double us = time_collective(kind, schedule);
       double traffic = floor_traffic_bytes(kind);
       double floor_us = traffic / (memcpy_all * 1e9) * 1e6;
       std::size_t count = kBytes / sizeof(float);
-      double busbw = algbw_bytes(kind, count, DataType::float32, kRanks) / (us * 1e-6) / 1e9 * busbw_factor(kind, kRanks);
+      double busbw = algbw_bytes(kind, count, DataType::float32, kRanks) / (us * 1e-6) / 1e9 *
+                     busbw_factor(kind, kRanks);
       fmt::print("  {:<15} {:>9} {:>12.0f} {:>14.2f} {:>12.0f} {:>10.2f} {:>10.2f}\n", name(kind),
-                 schedule ? "schedule" : "fast", us, traffic / (us * 1e-6) / 1e9, floor_us, us / floor_us, busbw);
+                 schedule ? "schedule" : "fast", us, traffic / (us * 1e-6) / 1e9, floor_us,
+                 us / floor_us, busbw);
     }
   }
   return 0;

@@ -35,7 +35,8 @@ namespace {
 
 constexpr int kRanks = 8;
 constexpr int kCalls = 4000;
-constexpr int kRounds = 15;  // cheap since the small path is fast; more rounds steady the median on a loaded machine
+constexpr int kRounds =
+    15;  // cheap since the small path is fast; more rounds steady the median on a loaded machine
 
 struct Round {
   double us_per_call;
@@ -50,7 +51,8 @@ Round measure(CheckLevel check) {
   long allocations_before = 0, allocations_after = 0;
   run(o, [&](Communicator& c) {
     float x[2] = {1.0f, 2.0f};
-    for (int i = 0; i < 100; ++i) c.all_reduce(x, x, 2, DataType::float32, ReduceOp::sum());  // warm up
+    for (int i = 0; i < 100; ++i)
+      c.all_reduce(x, x, 2, DataType::float32, ReduceOp::sum());  // warm up
     c.barrier();
     if (c.rank() == 0) allocations_before = g_allocations.load();
     auto t0 = Clock::now();
@@ -82,12 +84,14 @@ int main() {
     allocations_on.push_back(b.allocations_per_call);
   }
   double a = median(off), b = median(on);
-  fmt::print("8-byte all_reduce, {} ranks, {} calls x {} rounds (median of rounds, slowest rank)\n", kRanks, kCalls,
-             kRounds);
-  fmt::print("  checks off (TWINCCL_CHECK=0): {:8.2f} us/call, {:.2f} heap allocations/call (all ranks)\n", a,
-             median(allocations_off));
-  fmt::print("  checks on  (TWINCCL_CHECK=1): {:8.2f} us/call, {:.2f} heap allocations/call (all ranks)\n", b,
-             median(allocations_on));
+  fmt::print("8-byte all_reduce, {} ranks, {} calls x {} rounds (median of rounds, slowest rank)\n",
+             kRanks, kCalls, kRounds);
+  fmt::print(
+      "  checks off (TWINCCL_CHECK=0): {:8.2f} us/call, {:.2f} heap allocations/call (all ranks)\n",
+      a, median(allocations_off));
+  fmt::print(
+      "  checks on  (TWINCCL_CHECK=1): {:8.2f} us/call, {:.2f} heap allocations/call (all ranks)\n",
+      b, median(allocations_on));
   fmt::print("  overhead: {:+.1f}% (target < 20%)\n", (b / a - 1.0) * 100.0);
   return 0;
 }

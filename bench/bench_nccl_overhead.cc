@@ -23,8 +23,8 @@
 #include <nccl.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <vector>
 
 #include "nccl/communicator.h"
@@ -120,7 +120,8 @@ void bench(Communicator& world) {
     api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, raw, stream);
   });
   const double ours_us = host_us_per_call(stream, [&] {
-    world.all_reduce(a.data(), b.data(), small, DataType::float32, ReduceOp::sum(), {.async_op = true});
+    world.all_reduce(a.data(), b.data(), small, DataType::float32, ReduceOp::sum(),
+                     {.async_op = true});
   });
 
   const std::size_t big = (std::size_t{256} << 20) / sizeof(float);
@@ -130,19 +131,26 @@ void bench(Communicator& world) {
     api().ncclAllReduce(x.data(), y.data(), big, ncclFloat32, ncclSum, raw, stream);
   });
   const double ours_ms = device_ms(stream, 20, [&] {
-    world.all_reduce(x.data(), y.data(), big, DataType::float32, ReduceOp::sum(), {.async_op = true});
+    world.all_reduce(x.data(), y.data(), big, DataType::float32, ReduceOp::sum(),
+                     {.async_op = true});
   });
 
   const double host_overhead_us = ours_us - nccl_us;
   const double device_overhead_pct = 100.0 * (ours_ms - nccl_ms) / nccl_ms;
   std::printf("%s\n", twinccl::nccl::describe_runtime().c_str());
-  std::printf("world size 1: NCCL's one-rank path (a device copy, no collective kernel) is what is measured\n");
-  std::printf("host per call, all_reduce 256 B (%d calls): ncclAllReduce %.3f us, twinccl %.3f us, overhead %.3f us "
-              "(target < 1 us: %s)\n",
-              kHostCalls, nccl_us, ours_us, host_overhead_us, host_overhead_us < 1.0 ? "met" : "NOT met");
-  std::printf("device time, all_reduce 256 MiB (median of 20): ncclAllReduce %.3f ms, twinccl %.3f ms, overhead "
-              "%.2f %% (target < 2 %%: %s)\n",
-              nccl_ms, ours_ms, device_overhead_pct, device_overhead_pct < 2.0 ? "met" : "NOT met");
+  std::printf(
+      "world size 1: NCCL's one-rank path (a device copy, no collective kernel) is what is "
+      "measured\n");
+  std::printf(
+      "host per call, all_reduce 256 B (%d calls): ncclAllReduce %.3f us, twinccl %.3f us, "
+      "overhead %.3f us "
+      "(target < 1 us: %s)\n",
+      kHostCalls, nccl_us, ours_us, host_overhead_us, host_overhead_us < 1.0 ? "met" : "NOT met");
+  std::printf(
+      "device time, all_reduce 256 MiB (median of 20): ncclAllReduce %.3f ms, twinccl %.3f ms, "
+      "overhead "
+      "%.2f %% (target < 2 %%: %s)\n",
+      nccl_ms, ours_ms, device_overhead_pct, device_overhead_pct < 2.0 ? "met" : "NOT met");
 }
 
 }  // namespace

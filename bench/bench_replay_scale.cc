@@ -55,7 +55,8 @@ sim::Trace make_trace(int ranks, int collectives) {
       const int id = static_cast<int>(rt.ops.size()) - 1;
       rt.events.push_back({sim::TraceEventKind::op, id, 0.0, 0.0});
       if (op.async) {
-        if (pending_all_reduce >= 0) rt.events.push_back({sim::TraceEventKind::wait, pending_all_reduce, 0.0, 0.0});
+        if (pending_all_reduce >= 0)
+          rt.events.push_back({sim::TraceEventKind::wait, pending_all_reduce, 0.0, 0.0});
         pending_all_reduce = id;
       } else {
         rt.events.push_back({sim::TraceEventKind::wait, id, 0.0, 0.0});
@@ -79,11 +80,15 @@ int main(int argc, char** argv) {
   const auto t2 = std::chrono::steady_clock::now();
   const double build_s = std::chrono::duration<double>(t1 - t0).count();
   const double replay_s = std::chrono::duration<double>(t2 - t1).count();
-  fmt::print("replay {} ranks x {} collectives on {}: wall {:.2f} s (trace built in {:.2f} s), simulated {:.1f} us, "
-             "{} operations, overlap {:.1f}%\n",
-             ranks, collectives, topology.name(), replay_s, build_s, r.total_us, r.ops.size(),
-             100.0 * r.overlap_fraction());
-  if (!r.links.empty()) fmt::print("busiest link: {} ({:.0f}%)\n", r.links.front().name, 100.0 * r.links.front().utilisation);
+  fmt::print(
+      "replay {} ranks x {} collectives on {}: wall {:.2f} s (trace built in {:.2f} s), simulated "
+      "{:.1f} us, "
+      "{} operations, overlap {:.1f}%\n",
+      ranks, collectives, topology.name(), replay_s, build_s, r.total_us, r.ops.size(),
+      100.0 * r.overlap_fraction());
+  if (!r.links.empty())
+    fmt::print("busiest link: {} ({:.0f}%)\n", r.links.front().name,
+               100.0 * r.links.front().utilisation);
   const bool ok = replay_s < 60.0;
   fmt::print("goal: under 60 s: {}\n", ok ? "met" : "MISSED");
   return ok ? 0 : 1;

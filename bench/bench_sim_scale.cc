@@ -46,24 +46,27 @@ double children_max_rss_mib() {
 topo::Topology flat_cluster(int nodes, int spines) {
   topo::TopologyBuilder b("flat-cluster-" + std::to_string(nodes));
   b.arch(topo::GpuArch::hopper).nvls(true);
-  const topo::LinkSpec nvlink{.type = topo::LinkType::nvlink, .bandwidth_gbps = 370.8,
-                              .latency_us = 0.2, .lanes = 18};
-  const topo::LinkSpec pcie{.type = topo::LinkType::pcie, .bandwidth_gbps = 48.0,
-                            .latency_us = 0.25, .lanes = 16};
-  const topo::LinkSpec net{.type = topo::LinkType::network, .bandwidth_gbps = 50.0,
-                           .latency_us = 1.0};
+  const topo::LinkSpec nvlink{
+      .type = topo::LinkType::nvlink, .bandwidth_gbps = 370.8, .latency_us = 0.2, .lanes = 18};
+  const topo::LinkSpec pcie{
+      .type = topo::LinkType::pcie, .bandwidth_gbps = 48.0, .latency_us = 0.25, .lanes = 16};
+  const topo::LinkSpec net{
+      .type = topo::LinkType::network, .bandwidth_gbps = 50.0, .latency_us = 1.0};
   const int units = (nodes + 31) / 32;
   std::vector<topo::VertexId> leaves;
   for (int u = 0; u < units; ++u) {
     for (int rail = 0; rail < 8; ++rail) {
-      leaves.push_back(b.add_vertex({.kind = topo::VertexKind::network_switch,
-                                     .name = "leaf" + std::to_string(u) + "." + std::to_string(rail),
-                                     .node = -1, .level = 1}));
+      leaves.push_back(
+          b.add_vertex({.kind = topo::VertexKind::network_switch,
+                        .name = "leaf" + std::to_string(u) + "." + std::to_string(rail),
+                        .node = -1,
+                        .level = 1}));
     }
   }
   for (int s = 0; s < spines; ++s) {
     const topo::VertexId spine = b.add_vertex({.kind = topo::VertexKind::network_switch,
-                                               .name = "spine" + std::to_string(s), .node = -1,
+                                               .name = "spine" + std::to_string(s),
+                                               .node = -1,
                                                .level = 2});
     for (topo::VertexId leaf : leaves) b.connect(leaf, spine, net);
   }
@@ -107,7 +110,12 @@ Row run(const char* what, const topo::Topology& t, sim::Fidelity fidelity) {
   r.fidelity = fidelity;
   sim::Prediction p;
   const double s = seconds_of([&] { p = sim::predict(t, r); });
-  return {what, p.nranks, fidelity, s, p.time_us, p.busbw_gbps,
+  return {what,
+          p.nranks,
+          fidelity,
+          s,
+          p.time_us,
+          p.busbw_gbps,
           std::max(vm_hwm_mib(), children_max_rss_mib())};
 }
 

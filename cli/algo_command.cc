@@ -19,9 +19,10 @@ int run_algo_command(const AlgoOptions& o, std::ostream& out) {
   if (!o.collective.empty()) {
     kinds.push_back(parse_op_kind(o.collective));
   } else {
-    for (OpKind k : {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather, OpKind::broadcast, OpKind::reduce,
-                     OpKind::all_to_all, OpKind::gather, OpKind::scatter, OpKind::all_gather_v,
-                     OpKind::reduce_scatter_v, OpKind::all_to_all_v, OpKind::gather_v, OpKind::scatter_v}) {
+    for (OpKind k :
+         {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather, OpKind::broadcast,
+          OpKind::reduce, OpKind::all_to_all, OpKind::gather, OpKind::scatter, OpKind::all_gather_v,
+          OpKind::reduce_scatter_v, OpKind::all_to_all_v, OpKind::gather_v, OpKind::scatter_v}) {
       kinds.push_back(k);
     }
   }

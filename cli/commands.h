@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -20,7 +19,7 @@ int run_perf_command(PerfOptions options, std::ostream& out);
 struct TopoOptions {
   std::string action;  // list | show | check
   std::string target;  // preset name or file
-  XmlHintFlags xml;     // --gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes
+  XmlHintFlags xml;    // --gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes
 };
 CLI::App* add_topo_command(CLI::App& app, TopoOptions& options);
 int run_topo_command(const TopoOptions& options, std::ostream& out);
@@ -43,7 +42,8 @@ struct ReplayCommandOptions {
 CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& options);
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out);
 
-// `twinccl compare LOG... --topology T`: measured nccl-tests rows beside the prediction (compare_options.h).
+// `twinccl compare LOG... --topology T`: measured nccl-tests rows beside the prediction
+// (compare_options.h).
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
 int run_compare_command(const CompareOptions& options, std::ostream& out);
 

@@ -1,8 +1,9 @@
 // `twinccl compare LOG... --topology T [--collective C] [--ranks N --nodes M] [--algo A --proto P]
 // [--channels N] [--gpus-per-thread G] [--in-place] [--fidelity analytic|flow]
 // [--format table|csv|json]`: reads nccl-tests results measured on a real cluster (stdout logs
-// or -J JSON) and sets each row beside the simulator's prediction for the same call on T, with the geometric-mean error per size regime. This is how
-// a user checks the model against their own cluster before trusting a what-if.
+// or -J JSON) and sets each row beside the simulator's prediction for the same call on T, with the
+// geometric-mean error per size regime. This is how a user checks the model against their own
+// cluster before trusting a what-if.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -25,14 +26,15 @@ namespace {
 std::string read_log(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw ConfigError("cannot read log '" + shown(path) + "': no such file");
+  if (ec || !std::filesystem::exists(status))
+    throw ConfigError("cannot read log '" + shown(path) + "': no such file");
   if (!std::filesystem::is_regular_file(status)) {
     throw ConfigError("cannot read log '" + shown(path) + "': not a regular file");
   }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec || size > sim::kNcclTestsMaxBytes) {
-    throw ConfigError(fmt::format("log '{}': {} bytes, more than the {} a log is read up to", shown(path),
-                                  ec ? 0 : size, sim::kNcclTestsMaxBytes));
+    throw ConfigError(fmt::format("log '{}': {} bytes, more than the {} a log is read up to",
+                                  shown(path), ec ? 0 : size, sim::kNcclTestsMaxBytes));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot read log '" + shown(path) + "': " + std::strerror(errno));
@@ -46,25 +48,36 @@ std::string read_log(const std::string& path) {
 
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "compare", "set measured nccl-tests results (stdout logs or -J JSON) beside the simulator's prediction");
+      "compare",
+      "set measured nccl-tests results (stdout logs or -J JSON) beside the simulator's prediction");
   cmd->add_option("logs", o.logs, "nccl-tests output files (stdout table or -J JSON)")->required();
-  cmd->add_option("--topology,-t", o.topology, "preset name or topology file the logs were measured on")->required();
-  cmd->add_option("--collective", o.collective, "the collective, when the log does not name it (all_reduce, ...)");
-  cmd->add_option("--ranks", o.ranks, "ranks of the run, when the log's device block is missing or truncated")
+  cmd->add_option("--topology,-t", o.topology,
+                  "preset name or topology file the logs were measured on")
+      ->required();
+  cmd->add_option("--collective", o.collective,
+                  "the collective, when the log does not name it (all_reduce, ...)");
+  cmd->add_option("--ranks", o.ranks,
+                  "ranks of the run, when the log's device block is missing or truncated")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--nodes", o.nodes, "nodes of the run, when the log's device block is missing or truncated")
+  cmd->add_option("--nodes", o.nodes,
+                  "nodes of the run, when the log's device block is missing or truncated")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--algo", o.algorithm, "predict with this algorithm (default: NCCL's choice)");
-  cmd->add_option("--proto", o.protocol, "predict with this protocol: LL, LL128 or Simple (default: NCCL's choice)");
-  cmd->add_option("--channels", o.channels,
-                  "channels the run used (its NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS; default: NCCL's choice)")
+  cmd->add_option("--proto", o.protocol,
+                  "predict with this protocol: LL, LL128 or Simple (default: NCCL's choice)");
+  cmd->add_option(
+         "--channels", o.channels,
+         "channels the run used (its NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS; default: NCCL's choice)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--gpus-per-thread,-g", o.gpus_per_thread,
-                  "nccl-tests -g of the run: GPUs one thread launched (default: the log's nGpus, else 1)")
+  cmd->add_option(
+         "--gpus-per-thread,-g", o.gpus_per_thread,
+         "nccl-tests -g of the run: GPUs one thread launched (default: the log's nGpus, else 1)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--in-place", o.in_place, "compare the in-place columns (default: out-of-place)");
-  cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")->check(CLI::IsMember({"analytic", "flow"}));
-  cmd->add_option("--format", o.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")
+      ->check(CLI::IsMember({"analytic", "flow"}));
+  cmd->add_option("--format", o.format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
   return cmd;
 }
 

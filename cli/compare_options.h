@@ -13,8 +13,8 @@ struct CompareOptions {
   int ranks = 0;                  // 0 = from the log's device block
   int nodes = 0;
   std::string algorithm, protocol;  // "" = NCCL's choice (the simulator's default rule)
-  int channels = 0;               // the run's NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS, 0 = NCCL's choice
-  int gpus_per_thread = 0;        // nccl-tests -g of the run, 0 = the log's nGpus (1 if absent)
+  int channels = 0;         // the run's NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS, 0 = NCCL's choice
+  int gpus_per_thread = 0;  // nccl-tests -g of the run, 0 = the log's nGpus (1 if absent)
   std::string fidelity = "analytic";
   bool in_place = false;  // measured column: in-place instead of out-of-place
   std::string format = "table";

@@ -12,36 +12,46 @@ namespace {
 std::string percent(double ratio) { return fmt::format("{:+.1f}%", 100.0 * (ratio - 1.0)); }
 
 std::string table_title(const sim::NcclTestsTable& log) {
-  return fmt::format("{}: {} (from the {}), {} ranks on {} node(s), {}{}; {}", log.source, log.collective,
-                     log.collective_from, log.ranks, log.nodes, name(log.dtype),
-                     log.nccl_version.empty() ? "" : ", NCCL " + log.nccl_version,
-                     log.gpus_per_thread > 1 ? fmt::format("{} GPUs per host thread (-g {})", log.gpus_per_thread,
-                                                           log.gpus_per_thread)
-                     : log.gpus_per_thread == 1 ? std::string("one GPU per host thread")
-                                                : std::string("one GPU per host thread assumed (no nGpus line)"));
+  return fmt::format(
+      "{}: {} (from the {}), {} ranks on {} node(s), {}{}; {}", log.source, log.collective,
+      log.collective_from, log.ranks, log.nodes, name(log.dtype),
+      log.nccl_version.empty() ? "" : ", NCCL " + log.nccl_version,
+      log.gpus_per_thread > 1
+          ? fmt::format("{} GPUs per host thread (-g {})", log.gpus_per_thread, log.gpus_per_thread)
+      : log.gpus_per_thread == 1 ? std::string("one GPU per host thread")
+                                 : std::string("one GPU per host thread assumed (no nGpus line)"));
 }
 
 }  // namespace
 
 void print_compare_table(std::ostream& out, const CompareReport& report) {
-  out << fmt::format("# twinccl compare: nccl-tests measurements vs the simulator's {} prediction on {}\n",
-                     report.fidelity, report.topology);
-  out << fmt::format("# measured: the {} columns; error = predicted / measured time - 1 (-30% = predicted 30% faster)\n",
-                     report.in_place ? "in-place" : "out-of-place");
+  out << fmt::format(
+      "# twinccl compare: nccl-tests measurements vs the simulator's {} prediction on {}\n",
+      report.fidelity, report.topology);
+  out << fmt::format(
+      "# measured: the {} columns; error = predicted / measured time - 1 (-30% = predicted 30% "
+      "faster)\n",
+      report.in_place ? "in-place" : "out-of-place");
   for (const CompareTable& t : report.tables) {
     out << "#\n# " << table_title(t.log) << "\n";
-    out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "", "", "", "", "",
-                       "measured", "", "predicted", "", "", "");
-    out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "size", "count",
-                       "type", "redop", "root", "time", "busbw", "time", "busbw", "algorithm/protocol", "error");
-    out << fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "(B)",
-                       "(elements)", "", "", "", "(us)", "(GB/s)", "(us)", "(GB/s)", "", "");
+    out << fmt::format(
+        "# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "", "", "",
+        "", "", "measured", "", "predicted", "", "", "");
+    out << fmt::format(
+        "# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "size",
+        "count", "type", "redop", "root", "time", "busbw", "time", "busbw", "algorithm/protocol",
+        "error");
+    out << fmt::format(
+        "# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "(B)",
+        "(elements)", "", "", "", "(us)", "(GB/s)", "(us)", "(GB/s)", "", "");
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
-      out << fmt::format("  {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9.2f} {:>8.2f}   {:>9.2f} {:>8.2f}  {:<20} {:>8}\n",
-                         m.size_bytes, m.count, name(m.dtype), m.redop.empty() ? "-" : m.redop, m.root,
-                         r.measured_time_us, r.measured_busbw_gbps, r.predicted_time_us, r.predicted_busbw_gbps,
-                         r.algorithm + "/" + r.protocol, percent(r.ratio));
+      out << fmt::format(
+          "  {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9.2f} {:>8.2f}   {:>9.2f} {:>8.2f}  {:<20} "
+          "{:>8}\n",
+          m.size_bytes, m.count, name(m.dtype), m.redop.empty() ? "-" : m.redop, m.root,
+          r.measured_time_us, r.measured_busbw_gbps, r.predicted_time_us, r.predicted_busbw_gbps,
+          r.algorithm + "/" + r.protocol, percent(r.ratio));
     }
     if (t.skipped_rows > 0) {
       out << fmt::format("# {} row(s) skipped: size 0, time 0 or no {} columns\n", t.skipped_rows,
@@ -49,21 +59,24 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
     }
   }
   out << "#\n# geometric mean per size regime (latency: < 1 MiB; middle; bandwidth: >= 64 MiB)\n";
-  out << "#   error: of predicted / measured (bias); spread: of max(r, 1/r), how far off a row typically is\n";
-  out << fmt::format("# {:<48} {:<16} {:<10} {:>5} {:>9} {:>9}\n", "log", "collective", "regime", "rows", "error",
-                     "spread");
+  out << "#   error: of predicted / measured (bias); spread: of max(r, 1/r), how far off a row "
+         "typically is\n";
+  out << fmt::format("# {:<48} {:<16} {:<10} {:>5} {:>9} {:>9}\n", "log", "collective", "regime",
+                     "rows", "error", "spread");
   for (const RegimeSummary& s : report.summary) {
     const std::size_t slash = s.source.find_last_of('/');
     const std::string log = slash == std::string::npos ? s.source : s.source.substr(slash + 1);
-    out << fmt::format("  {:<48} {:<16} {:<10} {:>5} {:>9} {:>8.1f}%\n", log, s.collective, name(s.regime), s.rows,
-                       percent(s.ratio), 100.0 * s.spread);
+    out << fmt::format("  {:<48} {:<16} {:<10} {:>5} {:>9} {:>8.1f}%\n", log, s.collective,
+                       name(s.regime), s.rows, percent(s.ratio), 100.0 * s.spread);
   }
   out << "#\n";
 }
 
 void print_compare_csv(std::ostream& out, const CompareReport& report) {
-  out << "record,source,collective,ranks,nodes,regime,size_bytes,count,type,redop,root,measured_time_us,"
-         "measured_busbw_gbps,predicted_time_us,predicted_busbw_gbps,algorithm,protocol,ratio,error,rows,spread\n";
+  out << "record,source,collective,ranks,nodes,regime,size_bytes,count,type,redop,root,measured_"
+         "time_us,"
+         "measured_busbw_gbps,predicted_time_us,predicted_busbw_gbps,algorithm,protocol,ratio,"
+         "error,rows,spread\n";
   auto text = [](const std::string& s) {  // CSV field: quoted when it holds a comma or a quote
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -73,15 +86,17 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
   for (const CompareTable& t : report.tables) {
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
-      out << fmt::format("row,{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.3f},{:.4f},{},{},{:.6f},{:.6f},,\n",
-                         text(t.log.source), t.log.collective, t.log.ranks, t.log.nodes, name(r.regime), m.size_bytes,
-                         m.count, name(m.dtype), text(m.redop), m.root, r.measured_time_us, r.measured_busbw_gbps,
-                         r.predicted_time_us, r.predicted_busbw_gbps, r.algorithm, r.protocol, r.ratio, r.ratio - 1);
+      out << fmt::format(
+          "row,{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.3f},{:.4f},{},{},{:.6f},{:.6f},,\n",
+          text(t.log.source), t.log.collective, t.log.ranks, t.log.nodes, name(r.regime),
+          m.size_bytes, m.count, name(m.dtype), text(m.redop), m.root, r.measured_time_us,
+          r.measured_busbw_gbps, r.predicted_time_us, r.predicted_busbw_gbps, r.algorithm,
+          r.protocol, r.ratio, r.ratio - 1);
     }
   }
   for (const RegimeSummary& s : report.summary) {
-    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f}\n", text(s.source), s.collective,
-                       name(s.regime), s.ratio, s.ratio - 1, s.rows, s.spread);
+    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f}\n", text(s.source),
+                       s.collective, name(s.regime), s.ratio, s.ratio - 1, s.rows, s.spread);
   }
 }
 
@@ -95,24 +110,43 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
     nlohmann::json rows = nlohmann::json::array();
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
-      rows.push_back({{"line", m.line}, {"size_bytes", m.size_bytes}, {"count", m.count}, {"type", name(m.dtype)},
-                      {"redop", m.redop}, {"root", m.root}, {"regime", name(r.regime)},
-                      {"measured", {{"time_us", r.measured_time_us}, {"busbw_gbps", r.measured_busbw_gbps}}},
-                      {"predicted",
-                       {{"time_us", r.predicted_time_us}, {"busbw_gbps", r.predicted_busbw_gbps},
-                        {"algorithm", r.algorithm}, {"protocol", r.protocol}}},
-                      {"ratio", r.ratio}, {"error", r.ratio - 1}});
+      rows.push_back(
+          {{"line", m.line},
+           {"size_bytes", m.size_bytes},
+           {"count", m.count},
+           {"type", name(m.dtype)},
+           {"redop", m.redop},
+           {"root", m.root},
+           {"regime", name(r.regime)},
+           {"measured", {{"time_us", r.measured_time_us}, {"busbw_gbps", r.measured_busbw_gbps}}},
+           {"predicted",
+            {{"time_us", r.predicted_time_us},
+             {"busbw_gbps", r.predicted_busbw_gbps},
+             {"algorithm", r.algorithm},
+             {"protocol", r.protocol}}},
+           {"ratio", r.ratio},
+           {"error", r.ratio - 1}});
     }
-    j["tables"].push_back({{"source", t.log.source}, {"collective", t.log.collective},
-                           {"collective_from", t.log.collective_from}, {"ranks", t.log.ranks}, {"nodes", t.log.nodes},
+    j["tables"].push_back({{"source", t.log.source},
+                           {"collective", t.log.collective},
+                           {"collective_from", t.log.collective_from},
+                           {"ranks", t.log.ranks},
+                           {"nodes", t.log.nodes},
                            {"gpus_per_thread", t.log.gpus_per_thread},
-                           {"type", name(t.log.dtype)}, {"nccl_version", t.log.nccl_version},
-                           {"skipped_rows", t.skipped_rows}, {"rows", std::move(rows)}});
+                           {"type", name(t.log.dtype)},
+                           {"nccl_version", t.log.nccl_version},
+                           {"skipped_rows", t.skipped_rows},
+                           {"rows", std::move(rows)}});
   }
   j["summary"] = nlohmann::json::array();
   for (const RegimeSummary& s : report.summary) {
-    j["summary"].push_back({{"source", s.source}, {"collective", s.collective}, {"regime", name(s.regime)},
-                            {"rows", s.rows}, {"ratio", s.ratio}, {"error", s.ratio - 1}, {"spread", s.spread}});
+    j["summary"].push_back({{"source", s.source},
+                            {"collective", s.collective},
+                            {"regime", name(s.regime)},
+                            {"rows", s.rows},
+                            {"ratio", s.ratio},
+                            {"error", s.ratio - 1},
+                            {"spread", s.spread}});
   }
   out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }

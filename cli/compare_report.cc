@@ -7,6 +7,8 @@
 // by the geometric mean of max(r, 1/r) (a spread: how far off a row typically is, either way).
 // The prediction includes the host launch nccl-tests measures (sim::Request::gpus_per_thread):
 // the log's nGpus (-g), one GPU per thread when the log has no "# nThread" line.
+#include "compare_report.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include <set>
 #include <tuple>
 
-#include "compare_report.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 
@@ -29,39 +30,47 @@ std::string preset_for(int ranks, int nodes) {
   if (nodes > 0 && ranks % nodes == 0 && ranks / nodes == 8) {
     return nodes == 1 ? "dgx-h100 (or dgx-a100)" : fmt::format("h100-cluster-{}", nodes);
   }
-  return fmt::format("a topology file with {} node(s) holding {} ranks (docs/topologies.md)", nodes, ranks);
+  return fmt::format("a topology file with {} node(s) holding {} ranks (docs/topologies.md)", nodes,
+                     ranks);
 }
 
 // The log's ranks must be the first `ranks` GPUs of the topology, on as many nodes as it names.
-void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t, const std::string& topo_name) {
+void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t,
+                const std::string& topo_name) {
   const std::string where = fmt::format("{} (table at line {})", log.source, log.first_line);
   if (log.ranks <= 0 || log.nodes <= 0) {
-    throw ConfigError(where + ": the device block ('# Using devices') is missing or truncated, so the log does not say "
-                              "how many ranks on how many nodes ran; give --ranks N --nodes M");
+    throw ConfigError(
+        where +
+        ": the device block ('# Using devices') is missing or truncated, so the log does not say "
+        "how many ranks on how many nodes ran; give --ranks N --nodes M");
   }
   if (log.nodes > log.ranks) {
-    throw ConfigError(fmt::format("{}: {} nodes for {} ranks; check --ranks / --nodes", where, log.nodes, log.ranks));
+    throw ConfigError(fmt::format("{}: {} nodes for {} ranks; check --ranks / --nodes", where,
+                                  log.nodes, log.ranks));
   }
   if (log.ranks > t.gpu_count()) {
-    throw ConfigError(fmt::format("{}: {} ranks on {} node(s), more than the {} GPUs of --topology {}; use {}", where,
-                                  log.ranks, log.nodes, t.gpu_count(), topo_name, preset_for(log.ranks, log.nodes)));
+    throw ConfigError(fmt::format(
+        "{}: {} ranks on {} node(s), more than the {} GPUs of --topology {}; use {}", where,
+        log.ranks, log.nodes, t.gpu_count(), topo_name, preset_for(log.ranks, log.nodes)));
   }
   std::set<int> nodes;
   for (int r = 0; r < log.ranks; ++r) nodes.insert(t.vertex(t.gpu(r)).node);
   if (static_cast<int>(nodes.size()) != log.nodes) {
-    throw ConfigError(fmt::format("{}: the log ran {} ranks on {} node(s), but the first {} GPUs of --topology {} span {} "
-                                  "node(s); use {} (or --nodes if the log's device block is wrong)",
-                                  where, log.ranks, log.nodes, log.ranks, topo_name, nodes.size(),
-                                  preset_for(log.ranks, log.nodes)));
+    throw ConfigError(fmt::format(
+        "{}: the log ran {} ranks on {} node(s), but the first {} GPUs of --topology {} span {} "
+        "node(s); use {} (or --nodes if the log's device block is wrong)",
+        where, log.ranks, log.nodes, log.ranks, topo_name, nodes.size(),
+        preset_for(log.ranks, log.nodes)));
   }
   if (!log.kind) {
-    throw ConfigError(where + ": " + log.collective + " is not a collective the simulator models; give --collective if "
-                              "the log was named wrongly");
+    throw ConfigError(where + ": " + log.collective +
+                      " is not a collective the simulator models; give --collective if "
+                      "the log was named wrongly");
   }
 }
 
-void add_summary(std::vector<RegimeSummary>& out, const std::string& source, const std::string& collective,
-                 const std::vector<const CompareRow*>& rows) {
+void add_summary(std::vector<RegimeSummary>& out, const std::string& source,
+                 const std::string& collective, const std::vector<const CompareRow*>& rows) {
   for (SizeRegime regime : {SizeRegime::latency, SizeRegime::middle, SizeRegime::bandwidth}) {
     double log_sum = 0, abs_log_sum = 0;
     int n = 0;
@@ -72,7 +81,8 @@ void add_summary(std::vector<RegimeSummary>& out, const std::string& source, con
       ++n;
     }
     if (n == 0) continue;
-    out.push_back(RegimeSummary{collective, source, regime, n, std::exp(log_sum / n), std::exp(abs_log_sum / n) - 1});
+    out.push_back(RegimeSummary{collective, source, regime, n, std::exp(log_sum / n),
+                                std::exp(abs_log_sum / n) - 1});
   }
 }
 
@@ -85,15 +95,18 @@ SizeRegime size_regime(std::size_t size_bytes) {
 
 const char* name(SizeRegime regime) {
   switch (regime) {
-    case SizeRegime::latency: return "latency";
-    case SizeRegime::middle: return "middle";
-    case SizeRegime::bandwidth: return "bandwidth";
+    case SizeRegime::latency:
+      return "latency";
+    case SizeRegime::middle:
+      return "middle";
+    case SizeRegime::bandwidth:
+      return "bandwidth";
   }
   return "invalid";
 }
 
-CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, const topo::Topology& topology,
-                                   const CompareOptions& o) {
+CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
+                                   const topo::Topology& topology, const CompareOptions& o) {
   CompareReport report;
   report.topology = o.topology;
   report.fidelity = o.fidelity;
@@ -130,8 +143,9 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, cons
       try {
         p = sim::predict(topology, request);
       } catch (const InvalidArgument& e) {
-        throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}: {}", table.log.source, row.line,
-                                      table.log.collective, row.count, table.log.ranks, o.topology, e.what()));
+        throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}: {}",
+                                      table.log.source, row.line, table.log.collective, row.count,
+                                      table.log.ranks, o.topology, e.what()));
       }
       CompareRow c;
       c.measured_time_us = m->time_us;
@@ -152,10 +166,12 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, cons
     std::vector<const CompareRow*> rows;
     for (const CompareRow& r : t.rows) rows.push_back(&r);
     add_summary(report.summary, t.log.source, t.log.collective, rows);
-    by_collective[t.log.collective].insert(by_collective[t.log.collective].end(), rows.begin(), rows.end());
+    by_collective[t.log.collective].insert(by_collective[t.log.collective].end(), rows.begin(),
+                                           rows.end());
   }
   if (report.tables.size() > 1) {
-    for (const auto& [collective, rows] : by_collective) add_summary(report.summary, "all", collective, rows);
+    for (const auto& [collective, rows] : by_collective)
+      add_summary(report.summary, "all", collective, rows);
   }
   return report;
 }

@@ -1,8 +1,8 @@
 // `twinccl compare`: each measured nccl-tests row beside the simulator's prediction, and the
 // geometric-mean error per collective and size regime.
 //
-//   CompareReport rep = build_compare_report(tables, topo::load_topology("h100-cluster-2"), options);
-//   print_compare_table(std::cout, rep);   // or print_compare_csv / print_compare_json
+//   CompareReport rep = build_compare_report(tables, topo::load_topology("h100-cluster-2"),
+//   options); print_compare_table(std::cout, rep);   // or print_compare_csv / print_compare_json
 #pragma once
 
 #include <iosfwd>
@@ -52,8 +52,8 @@ struct CompareReport {
 
 // Predicts every row on `topology` with each table's rank count; ConfigError when the log's
 // ranks or nodes do not fit the topology (naming a preset that fits).
-CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables, const topo::Topology& topology,
-                                   const CompareOptions& options);
+CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
+                                   const topo::Topology& topology, const CompareOptions& options);
 
 void print_compare_table(std::ostream& out, const CompareReport& report);
 void print_compare_csv(std::ostream& out, const CompareReport& report);

@@ -21,7 +21,7 @@ double emulator_memory_limit_bytes(std::string* why = nullptr);
 // Throws InvalidArgument when the run of `kind` at `bytes` (the sweep's size, `count` elements per
 // call) on `nranks` emulated ranks needs more than the limit; `advice` ends the message
 // ("lower -e or --ranks").
-void check_emulator_memory(OpKind kind, DataType dtype, std::size_t bytes, std::size_t count, int root, int nranks,
-                           std::string_view advice);
+void check_emulator_memory(OpKind kind, DataType dtype, std::size_t bytes, std::size_t count,
+                           int root, int nranks, std::string_view advice);
 
 }  // namespace twinccl::cli

@@ -62,10 +62,11 @@ std::string shown(std::string_view text) {
   return out;
 }
 
-long long parse_int_flag(std::string_view flag, const std::string& text, long long min, long long max,
-                         std::string_view why_max) {
-  const std::string expected = fmt::format("expected a whole number in [{}, {}] (decimal digits only){}{}", min, max,
-                                           why_max.empty() ? "" : "; ", why_max);
+long long parse_int_flag(std::string_view flag, const std::string& text, long long min,
+                         long long max, std::string_view why_max) {
+  const std::string expected =
+      fmt::format("expected a whole number in [{}, {}] (decimal digits only){}{}", min, max,
+                  why_max.empty() ? "" : "; ", why_max);
   std::size_t used = 0;
   unsigned long long value = 0;
   bool negative = !text.empty() && text[0] == '-';
@@ -108,7 +109,8 @@ double parse_number_flag(std::string_view flag, const std::string& text) {
 
 std::size_t parse_bytes_flag(std::string_view flag, const std::string& text) {
   const std::string expected =
-      "expected bytes with an optional K, M, G or T suffix (powers of 1024), e.g. 8, 64K, 1.5M, 128MB, 8G";
+      "expected bytes with an optional K, M, G or T suffix (powers of 1024), e.g. 8, 64K, 1.5M, "
+      "128MB, 8G";
   if (!text.empty() && text[0] == '-') bad(flag, text, "a size must not be negative; " + expected);
   std::size_t used = 0;
   unsigned long long value = 0;
@@ -138,7 +140,8 @@ std::size_t parse_bytes_flag(std::string_view flag, const std::string& text) {
     bad(flag, text, "is too large (at most 1P = 2^50 bytes)");
   }
   return static_cast<std::size_t>(value << shift) +
-         static_cast<std::size_t>(std::floor(fraction * static_cast<double>(std::size_t{1} << shift)));
+         static_cast<std::size_t>(
+             std::floor(fraction * static_cast<double>(std::size_t{1} << shift)));
 }
 
 std::string describe_bytes(double bytes) {

@@ -18,8 +18,8 @@ std::string shown(std::string_view text);
 
 // Decimal digits only (no sign, spaces, base prefixes or exponents), in [min, max]; `why_max`
 // ends the message when there is a reason for the bound.
-long long parse_int_flag(std::string_view flag, const std::string& text, long long min, long long max,
-                         std::string_view why_max = {});
+long long parse_int_flag(std::string_view flag, const std::string& text, long long min,
+                         long long max, std::string_view why_max = {});
 
 // A finite decimal number (digits, an optional fraction and exponent; no nan, inf or hex).
 double parse_number_flag(std::string_view flag, const std::string& text);

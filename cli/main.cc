@@ -3,11 +3,11 @@
 //   twinccl topo list | show NAME | check FILE
 //   twinccl algo [collective]
 //   twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]
-//   twinccl compare LOG... --topology T [--format table|csv|json]   (measured nccl-tests vs predicted)
+//   twinccl compare LOG... --topology T [--format table|csv|json]   (measured nccl-tests vs
+//   predicted)
 // Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error. Every error
 // is one line on stderr ("twinccl: -n '0x10': expected a whole number in [1, 1000000] ...").
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <new>
 
@@ -42,7 +42,8 @@ void refuse_empty_values(const CLI::App& sub) {
         std::string flag = !opt->get_snames().empty()   ? "-" + opt->get_snames().front()
                            : !opt->get_lnames().empty() ? "--" + opt->get_lnames().front()
                                                         : opt->get_name();
-        throw twinccl::InvalidArgument(flag + " '': an empty value; give a value or leave the flag out");
+        throw twinccl::InvalidArgument(flag +
+                                       " '': an empty value; give a value or leave the flag out");
       }
     }
   }
@@ -106,7 +107,8 @@ int main(int argc, char** argv) {
     std::cerr << "twinccl: " << e.what() << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "twinccl: out of memory: the run needs more memory than this machine or its limits (ulimit -v) "
+    std::cerr << "twinccl: out of memory: the run needs more memory than this machine or its "
+                 "limits (ulimit -v) "
                  "allow; try smaller sizes (-e) or fewer ranks\n";
     return 1;
   } catch (const std::exception& e) {

@@ -13,15 +13,19 @@
 namespace twinccl::cli {
 namespace {
 
-std::string reason(int error) { return error != 0 ? std::strerror(error) : "an unknown output error"; }
+std::string reason(int error) {
+  return error != 0 ? std::strerror(error) : "an unknown output error";
+}
 
 }  // namespace
 
-void write_output_file(std::string_view flag, const std::string& path, const std::function<void(std::ostream&)>& write) {
+void write_output_file(std::string_view flag, const std::string& path,
+                       const std::function<void(std::ostream&)>& write) {
   errno = 0;
   std::ofstream f(path, std::ios::out | std::ios::trunc);
   if (!f.is_open()) {
-    throw ConfigError(fmt::format("{} '{}': cannot create the file: {}", flag, shown(path), reason(errno)));
+    throw ConfigError(
+        fmt::format("{} '{}': cannot create the file: {}", flag, shown(path), reason(errno)));
   }
   errno = 0;
   write(f);
@@ -31,7 +35,9 @@ void write_output_file(std::string_view flag, const std::string& path, const std
     f.close();
     error = errno;
   }
-  if (!f) throw Error(fmt::format("{} '{}': cannot write the file: {}", flag, shown(path), reason(error)));
+  if (!f)
+    throw Error(
+        fmt::format("{} '{}': cannot write the file: {}", flag, shown(path), reason(error)));
 }
 
 void flush_standard_output(std::ostream& out) {

@@ -14,7 +14,8 @@ namespace twinccl::cli {
 
 // Throws ConfigError when the file cannot be created (missing folder, a directory, no permission)
 // and twinccl::Error when writing it fails (disk full).
-void write_output_file(std::string_view flag, const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_output_file(std::string_view flag, const std::string& path,
+                       const std::function<void(std::ostream&)>& write);
 
 // Flushes standard output; throws twinccl::Error with the system's reason when that fails.
 void flush_standard_output(std::ostream& out);

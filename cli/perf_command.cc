@@ -1,11 +1,11 @@
 // `twinccl perf`: nccl-tests' flags, the backend choice and the output format.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
 #include "commands.h"
 #include "flag_values.h"
@@ -29,7 +29,8 @@ void check_protocol(const std::string& protocol) {
   for (const char* p : {"LL", "LL128", "Simple"}) {
     if (protocol == p) return;
   }
-  throw InvalidArgument("--proto (or TWINCCL_PROTO) '" + shown(protocol) + "': unknown protocol; valid: LL, LL128, Simple");
+  throw InvalidArgument("--proto (or TWINCCL_PROTO) '" + shown(protocol) +
+                        "': unknown protocol; valid: LL, LL128, Simple");
 }
 
 // --algo / TWINCCL_ALGO: a name in the registry (the simulator also knows nvls_tree); whether it
@@ -47,7 +48,8 @@ void check_algorithm_name(const std::string& algorithm, bool sim) {
     if (n == algorithm) return;
     list += (list.empty() ? "" : ", ") + n;
   }
-  throw InvalidArgument("--algo (or TWINCCL_ALGO) '" + shown(algorithm) + "': unknown algorithm; valid: " + list +
+  throw InvalidArgument("--algo (or TWINCCL_ALGO) '" + shown(algorithm) +
+                        "': unknown algorithm; valid: " + list +
                         " (`twinccl algo` says which collectives have which)");
 }
 
@@ -74,8 +76,10 @@ void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
     for (const std::string& f : o.ignored) list += (list.empty() ? "" : ", ") + f;
     c.notes.push_back("ignored here (no meaning on an emulator or simulator): " + list);
   }
-  if (o.backend == "sim" && o.average != 1) c.notes.push_back("-a " + std::to_string(o.average) + ": every rank has "
-                                                                  "the same predicted time");
+  if (o.backend == "sim" && o.average != 1)
+    c.notes.push_back("-a " + std::to_string(o.average) +
+                      ": every rank has "
+                      "the same predicted time");
 }
 
 // -J FILE, as nccl-tests' jsonOutputInit: only a name ending in .json (any case) is written; the
@@ -97,12 +101,14 @@ void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostre
   std::string suffix = file.size() >= 5 ? file.substr(file.size() - 5) : "";
   for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (suffix != ".json") {
-    if (o.format == "table") out << "# -J " << shown(file) << ": not a .json name, no file written (as nccl-tests)\n";
+    if (o.format == "table")
+      out << "# -J " << shown(file) << ": not a .json name, no file written (as nccl-tests)\n";
     return;
   }
   for (OpKind kind : o.collectives) {
     const std::string path = free_json_path(file);
-    write_output_file("-J", path, [&](std::ostream& f) { write_nccl_tests_json(f, report, kind, o.argv); });
+    write_output_file("-J", path,
+                      [&](std::ostream& f) { write_nccl_tests_json(f, report, kind, o.argv); });
     if (o.format == "table") out << "# Writing JSON output to " << path << "\n";
   }
 }
@@ -110,31 +116,45 @@ void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostre
 }  // namespace
 
 CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
-  CLI::App* cmd = app.add_subcommand("perf", "nccl-tests-style sweep: measured (emu, nccl) or predicted (sim)");
-  cmd->add_option("collective", raw.collectives, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all "
-                                                 "gather scatter sendrecv hypercube (default: all_reduce reduce_scatter all_gather)");
+  CLI::App* cmd =
+      app.add_subcommand("perf", "nccl-tests-style sweep: measured (emu, nccl) or predicted (sim)");
+  cmd->add_option(
+      "collective", raw.collectives,
+      "all_reduce reduce_scatter all_gather broadcast reduce all_to_all "
+      "gather scatter sendrecv hypercube (default: all_reduce reduce_scatter all_gather)");
   add_nccl_tests_flags(cmd, raw);
-  auto last = [](CLI::Option* opt) { return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); };
-  last(cmd->add_option("--backend", o.backend, "sim (predict on --topology, default dgx-h100), emu (measure emulated "
-                                               "ranks), nccl (measure GPUs)")
+  auto last = [](CLI::Option* opt) {
+    return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
+  last(cmd->add_option("--backend", o.backend,
+                       "sim (predict on --topology, default dgx-h100), emu (measure emulated "
+                       "ranks), nccl (measure GPUs)")
            ->check(CLI::IsMember({"emu", "sim", "nccl"})));
-  last(cmd->add_option("--topology", o.topology, "preset or file for predictions (see `twinccl topo list`)"));
+  last(cmd->add_option("--topology", o.topology,
+                       "preset or file for predictions (see `twinccl topo list`)"));
   add_xml_hint_flags(cmd, o.xml);
-  last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")->envname("TWINCCL_ALGO"));
-  last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")->envname("TWINCCL_PROTO"));
+  last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")
+           ->envname("TWINCCL_ALGO"));
+  last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")
+           ->envname("TWINCCL_PROTO"));
   last(cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")
            ->check(CLI::IsMember({"analytic", "flow"})));
-  last(cmd->add_option("--format", o.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"})));
-  last(cmd->add_option("--trace", o.trace_file, "write a Perfetto/Chrome trace of the transfers at the largest size"));
+  last(cmd->add_option("--format", o.format, "table, json or csv")
+           ->check(CLI::IsMember({"table", "json", "csv"})));
+  last(cmd->add_option("--trace", o.trace_file,
+                       "write a Perfetto/Chrome trace of the transfers at the largest size"));
   cmd->add_flag("--links", o.links, "list the busiest links (sim)");
-  cmd->add_flag("--compare", o.compare, "sim: predicted time of every applicable algorithm/protocol, winner marked");
-  cmd->add_flag("--plain", o.plain, "only nccl-tests' 13 columns (no algorithm/protocol or prediction columns)");
+  cmd->add_flag("--compare", o.compare,
+                "sim: predicted time of every applicable algorithm/protocol, winner marked");
+  cmd->add_flag("--plain", o.plain,
+                "only nccl-tests' 13 columns (no algorithm/protocol or prediction columns)");
   return cmd;
 }
 
 int run_perf_command(PerfOptions o, std::ostream& out) {
   for (std::string c : raw.collectives) {
-    if (c.size() > 5 && c.compare(c.size() - 5, 5, "_perf") == 0) c.resize(c.size() - 5);  // all_reduce_perf
+    if (c.size() > 5 && c.compare(c.size() - 5, 5, "_perf") == 0)
+      c.resize(c.size() - 5);                   // all_reduce_perf
     if (c == "sendrecv" || c == "hypercube") {  // grouped send/recv programs (perf_p2p.h)
       o.collectives.push_back(c == "sendrecv" ? kSendRecvTest : kHypercubeTest);
       continue;
@@ -143,21 +163,26 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
       o.collectives.push_back(parse_op_kind(c));
     } catch (const InvalidArgument&) {
       throw InvalidArgument("collective '" + shown(c) +
-                            "' is not one: use all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, "
+                            "' is not one: use all_reduce, reduce_scatter, all_gather, broadcast, "
+                            "reduce, all_to_all, "
                             "gather, scatter, sendrecv or hypercube");
     }
   }
-  if (o.collectives.empty()) o.collectives = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather};
+  if (o.collectives.empty())
+    o.collectives = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather};
   for (OpKind k : o.collectives) {
     if (is_p2p_test(k)) {
       if (!o.algorithm.empty() && o.algorithm != "help") {
-        throw InvalidArgument("--algo (or TWINCCL_ALGO) '" + shown(o.algorithm) + "': " + std::string(perf_test_name(k)) +
-                              " is grouped send/recv, with no algorithm to choose; drop --algo for it");
+        throw InvalidArgument(
+            "--algo (or TWINCCL_ALGO) '" + shown(o.algorithm) +
+            "': " + std::string(perf_test_name(k)) +
+            " is grouped send/recv, with no algorithm to choose; drop --algo for it");
       }
       continue;
     }
     if (is_p2p(k) || is_uneven(k) || k == OpKind::barrier) {
-      throw InvalidArgument("perf sweeps the even collectives; '" + std::string(name(k)) + "' is not one of them");
+      throw InvalidArgument("perf sweeps the even collectives; '" + std::string(name(k)) +
+                            "' is not one of them");
     }
   }
   if (o.algorithm == "help") {
@@ -171,8 +196,9 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   bool sim = o.backend == "sim";
   apply_nccl_tests_flags(raw, o);
   if (o.root >= o.ranks && !sim) {
-    throw InvalidArgument("-r " + raw.root + ": the root must be a rank in [0, " + std::to_string(o.ranks - 1) +
-                          "] (" + std::to_string(o.ranks) + " ranks)");
+    throw InvalidArgument("-r " + raw.root + ": the root must be a rank in [0, " +
+                          std::to_string(o.ranks - 1) + "] (" + std::to_string(o.ranks) +
+                          " ranks)");
   }
   (void)sweep_sizes(o);  // refuses bad or oversized sweeps before anything runs
   check_protocol(o.protocol);
@@ -190,12 +216,15 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   PerfReport report = sim ? run_predicted_perf(o) : run_measured_perf(o);
   if (!sim && !o.topology.empty()) add_predictions(report, o);
   if (report.rows.empty()) {
-    throw InvalidArgument("no size in [" + std::to_string(o.min_bytes) + ", " + std::to_string(o.max_bytes) +
-                          "] bytes can be split into at least one element per rank for these collectives");
+    throw InvalidArgument(
+        "no size in [" + std::to_string(o.min_bytes) + ", " + std::to_string(o.max_bytes) +
+        "] bytes can be split into at least one element per rank for these collectives");
   }
-  report.header_lines.push_back("sizes are rounded down to whole elements per rank (16-byte blocks per rank for the "
-                                "gathered collectives, as nccl-tests rounds them); sizes that round to 0 are skipped");
-  if (sim && o.ranks == 0) o.ranks = static_cast<int>(report.config.devices.size());  // every GPU of the topology
+  report.header_lines.push_back(
+      "sizes are rounded down to whole elements per rank (16-byte blocks per rank for the "
+      "gathered collectives, as nccl-tests rounds them); sizes that round to 0 are skipped");
+  if (sim && o.ranks == 0)
+    o.ranks = static_cast<int>(report.config.devices.size());  // every GPU of the topology
   fill_config(report.config, o, raw.ngpus.empty() && raw.nthreads.empty());
   report.nranks = o.ranks;
   if (!o.json_file.empty()) write_json_files(report, o, out);

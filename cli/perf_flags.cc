@@ -9,16 +9,19 @@
 namespace twinccl::cli {
 namespace {
 
-const std::vector<ReduceKind> kAllReduceKinds{ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
-                                              ReduceKind::max, ReduceKind::avg,  ReduceKind::premul_sum};
+const std::vector<ReduceKind> kAllReduceKinds{ReduceKind::sum, ReduceKind::prod,
+                                              ReduceKind::min, ReduceKind::max,
+                                              ReduceKind::avg, ReduceKind::premul_sum};
 
 std::vector<DataType> parse_dtypes(const std::string& text) {
   if (text == "all") return {kAllDataTypes.begin(), kAllDataTypes.end()};
   try {
     return {parse_data_type(text)};
   } catch (const InvalidArgument&) {
-    throw InvalidArgument("-d '" + shown(text) + "': unknown data type; valid: int8, uint8, int32, uint32, int64, "
-                          "uint64, half, float, double, bfloat16, f8e4m3, f8e5m2 (or float32, float16, ...), all");
+    throw InvalidArgument(
+        "-d '" + shown(text) +
+        "': unknown data type; valid: int8, uint8, int32, uint32, int64, "
+        "uint64, half, float, double, bfloat16, f8e4m3, f8e5m2 (or float32, float16, ...), all");
   }
 }
 
@@ -28,7 +31,8 @@ std::vector<ReduceKind> parse_ops(const std::string& text) {
   try {
     return {parse_reduce_kind(text)};
   } catch (const InvalidArgument&) {
-    throw InvalidArgument("-o '" + shown(text) + "': unknown reduction; valid: sum, prod, min, max, avg, mulsum "
+    throw InvalidArgument("-o '" + shown(text) +
+                          "': unknown reduction; valid: sum, prod, min, max, avg, mulsum "
                           "(premul_sum), all");
   }
 }
@@ -65,34 +69,47 @@ const IgnoredFlag kIgnored[] = {
 
 void add_nccl_tests_flags(CLI::App* cmd, RawPerfFlags& raw) {
   // nccl-tests: a flag given twice takes the last value.
-  auto last = [](CLI::Option* opt) { return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); };
+  auto last = [](CLI::Option* opt) {
+    return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  };
   auto flag = [&](const char* names, std::string& into, const std::string& help) {
     return last(cmd->add_option(names, into, help));
   };
-  flag("-b,--minbytes", raw.min_bytes, "smallest size (K/M/G/T suffixes, powers of 1024, 1.5M allowed; default 8)");
+  flag("-b,--minbytes", raw.min_bytes,
+       "smallest size (K/M/G/T suffixes, powers of 1024, 1.5M allowed; default 8)");
   flag("-e,--maxbytes", raw.max_bytes, "largest size (default 16M emu, 8G sim; at most 1P)");
-  flag("-f,--stepfactor", raw.factor, "multiply the size by this factor > 1 (default 4 emu, 2 sim); -f 1 adds -i");
-  flag("-i,--stepbytes", raw.step_bytes, "add this many bytes (used when -f is not > 1, as in nccl-tests)");
+  flag("-f,--stepfactor", raw.factor,
+       "multiply the size by this factor > 1 (default 4 emu, 2 sim); -f 1 adds -i");
+  flag("-i,--stepbytes", raw.step_bytes,
+       "add this many bytes (used when -f is not > 1, as in nccl-tests)");
   flag("-n,--iters", raw.iterations, "timed iterations per size, 1..1000000 (default 5)");
   flag("-w,--warmup_iters", raw.warmup, "warmup iterations, 0..1000000 (default 1)");
-  flag("-m,--agg_iters", raw.agg_iters, "calls aggregated per timed iteration, 1..1000 (default 1)");
+  flag("-m,--agg_iters", raw.agg_iters,
+       "calls aggregated per timed iteration, 1..1000 (default 1)");
   flag("-N,--run_cycles", raw.run_cycles, "run the sweep this many times, 1..1000 (default 1)");
-  last(cmd->add_option("-c,--check", raw.check, "checked calls per size (#wrong), 0 = no check (default 1)")
+  last(cmd->add_option("-c,--check", raw.check,
+                       "checked calls per size (#wrong), 0 = no check (default 1)")
            ->expected(0, 1));
-  flag("--check-max", raw.check_max, "sim: check rows on the emulator while all buffers fit in this (default 256M)");
+  flag("--check-max", raw.check_max,
+       "sim: check rows on the emulator while all buffers fit in this (default 256M)");
   flag("-d,--datatype", raw.dtype, "float, half, bfloat16, double, int32, f8e4m3, ... or all");
   flag("-o,--op", raw.op, "sum, prod, min, max, avg, mulsum or all");
   flag("-r,--root", raw.root, "root rank of rooted collectives (default 0)");
   flag("-t,--nthreads", raw.nthreads, "threads per process: world size = -t x -g ranks");
-  flag("-g,--ngpus", raw.ngpus, "GPUs per thread: world size = -t x -g (sim: the first N GPUs of --topology)");
-  flag("--ranks", raw.ranks, "world size: emulated ranks (threads), 1.." + std::to_string(kMaxEmulatedRanks) +
-                                 " (default 8); sim: the first N GPUs of --topology (default all)");
-  flag("-a,--average", raw.average, "time reported over ranks: 0 rank 0, 1 mean (default), 2 min, 3 max");
-  flag("-C,--report_cputime", raw.cputime, "1: label the time column cputime (host time; the same time here)");
+  flag("-g,--ngpus", raw.ngpus,
+       "GPUs per thread: world size = -t x -g (sim: the first N GPUs of --topology)");
+  flag("--ranks", raw.ranks,
+       "world size: emulated ranks (threads), 1.." + std::to_string(kMaxEmulatedRanks) +
+           " (default 8); sim: the first N GPUs of --topology (default all)");
+  flag("-a,--average", raw.average,
+       "time reported over ranks: 0 rank 0, 1 mean (default), 2 min, 3 max");
+  flag("-C,--report_cputime", raw.cputime,
+       "1: label the time column cputime (host time; the same time here)");
   flag("-S,--report_timestamps", raw.timestamps, "1: a timestamp after each row");
   flag("-J,--output_file", raw.json_file, "also write nccl-tests' JSON (schema v3) to this file");
   for (const IgnoredFlag& f : kIgnored) {
-    flag(f.names, raw.*f.value, fmt::format("0..{}; accepted for nccl-tests scripts, ignored here ({})", f.max, f.what));
+    flag(f.names, raw.*f.value,
+         fmt::format("0..{}; accepted for nccl-tests scripts, ignored here ({})", f.max, f.what));
   }
 }
 
@@ -102,15 +119,21 @@ void apply_nccl_tests_flags(const RawPerfFlags& raw, PerfOptions& o) {
   o.max_bytes = raw.max_bytes.empty() ? (sim ? std::size_t{8} << 30 : std::size_t{16} << 20)
                                       : parse_bytes_flag("-e", raw.max_bytes);
   // nccl-tests steps by the factor when it is > 1 and by -i otherwise (size*f or size+i).
-  o.factor = raw.factor.empty() ? (raw.step_bytes.empty() ? (sim ? 2.0 : 4.0) : 1.0) : parse_number_flag("-f", raw.factor);
-  if (!(o.factor >= 1.0)) throw InvalidArgument("-f '" + shown(raw.factor) + "': the step factor must be > 1 (or 1 to step by -i)");
+  o.factor = raw.factor.empty() ? (raw.step_bytes.empty() ? (sim ? 2.0 : 4.0) : 1.0)
+                                : parse_number_flag("-f", raw.factor);
+  if (!(o.factor >= 1.0))
+    throw InvalidArgument("-f '" + shown(raw.factor) +
+                          "': the step factor must be > 1 (or 1 to step by -i)");
   o.step_bytes = 0;
   if (o.factor == 1.0) {
-    o.step_bytes = raw.step_bytes.empty() ? std::size_t{1} << 20 : parse_bytes_flag("-i", raw.step_bytes);
-    if (o.step_bytes == 0) throw InvalidArgument("-i '" + shown(raw.step_bytes) + "': the step must be at least 1 byte");
+    o.step_bytes =
+        raw.step_bytes.empty() ? std::size_t{1} << 20 : parse_bytes_flag("-i", raw.step_bytes);
+    if (o.step_bytes == 0)
+      throw InvalidArgument("-i '" + shown(raw.step_bytes) + "': the step must be at least 1 byte");
   } else if (!raw.step_bytes.empty()) {
     (void)parse_bytes_flag("-i", raw.step_bytes);
-    o.ignored.push_back(fmt::format("-i {} (-f {} > 1 multiplies, as in nccl-tests)", raw.step_bytes, raw.factor));
+    o.ignored.push_back(
+        fmt::format("-i {} (-f {} > 1 multiplies, as in nccl-tests)", raw.step_bytes, raw.factor));
   }
   o.iterations = int_or(raw.iterations, "-n", o.iterations, 1, 1000000);
   o.warmup = int_or(raw.warmup, "-w", o.warmup, 0, 1000000);
@@ -118,27 +141,31 @@ void apply_nccl_tests_flags(const RawPerfFlags& raw, PerfOptions& o) {
   o.run_cycles = int_or(raw.run_cycles, "-N", 1, 1, 1000);
   o.check_count = int_or(raw.check, "-c", 1, 0, 1000);
   o.check = o.check_count > 0;
-  o.check_max_bytes = raw.check_max.empty() ? o.check_max_bytes : parse_bytes_flag("--check-max", raw.check_max);
+  o.check_max_bytes =
+      raw.check_max.empty() ? o.check_max_bytes : parse_bytes_flag("--check-max", raw.check_max);
   o.root = int_or(raw.root, "-r", 0, 0, 1 << 30);  // checked against the world size later
   o.average = int_or(raw.average, "-a", 1, 0, 3);
   o.report_cputime = int_or(raw.cputime, "-C", 0, 0, 1) == 1;
   o.report_timestamps = int_or(raw.timestamps, "-S", 0, 0, 1) == 1;
   o.json_file = raw.json_file;
-  const std::string why_ranks = "emulated ranks are threads, at most " + std::to_string(kMaxEmulatedRanks);
+  const std::string why_ranks =
+      "emulated ranks are threads, at most " + std::to_string(kMaxEmulatedRanks);
   o.nthreads = int_or(raw.nthreads, "-t", 0, 1, kMaxEmulatedRanks);
   o.ngpus = int_or(raw.ngpus, "-g", 0, 1, kMaxEmulatedRanks);
   int world = 0;
   if (o.nthreads > 0 || o.ngpus > 0) {
     world = std::max(o.nthreads, 1) * std::max(o.ngpus, 1);
     if (world > kMaxEmulatedRanks) {
-      throw InvalidArgument(fmt::format("-t {} x -g {} = {} ranks: {}", std::max(o.nthreads, 1), std::max(o.ngpus, 1),
-                                        world, why_ranks));
+      throw InvalidArgument(fmt::format("-t {} x -g {} = {} ranks: {}", std::max(o.nthreads, 1),
+                                        std::max(o.ngpus, 1), world, why_ranks));
     }
   }
   if (!raw.ranks.empty()) {
-    int ranks = static_cast<int>(parse_int_flag("--ranks", raw.ranks, 1, kMaxEmulatedRanks, why_ranks));
+    int ranks =
+        static_cast<int>(parse_int_flag("--ranks", raw.ranks, 1, kMaxEmulatedRanks, why_ranks));
     if (world > 0 && ranks != world) {
-      throw InvalidArgument(fmt::format("--ranks {} and -t x -g = {} disagree; give one of them", ranks, world));
+      throw InvalidArgument(
+          fmt::format("--ranks {} and -t x -g = {} disagree; give one of them", ranks, world));
     }
     world = ranks;
   }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -17,12 +16,13 @@ namespace twinccl::cli {
 
 struct RawPerfFlags {
   std::vector<std::string> collectives;
-  std::string min_bytes, max_bytes, step_bytes, factor, iterations, warmup, check, check_max, root, ranks;
+  std::string min_bytes, max_bytes, step_bytes, factor, iterations, warmup, check, check_max, root,
+      ranks;
   std::string dtype = "float", op = "sum";
   std::string nthreads, ngpus, agg_iters, run_cycles, average, cputime, timestamps, json_file;
   // Accepted, validated as numbers, and without effect here.
-  std::string parallel_init, blocking, stream_null, timeout, graph, local_register, cta_policy, device_impl,
-      device_ctas, memory, unalign, per_iter, per_iter_skip;
+  std::string parallel_init, blocking, stream_null, timeout, graph, local_register, cta_policy,
+      device_impl, device_ctas, memory, unalign, per_iter, per_iter_skip;
 };
 
 // Adds nccl-tests' flags (and --ranks, --check-max) to `perf`; values land in `raw`.

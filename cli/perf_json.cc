@@ -21,16 +21,20 @@ std::string wrong_text(const Measurement& m) { return m.wrong ? std::to_string(*
 }  // namespace
 
 void print_csv(std::ostream& out, const PerfReport& report) {
-  out << "collective,size_bytes,count,type,redop,root,algorithm,protocol,oop_time_us,oop_algbw_gbps,oop_busbw_gbps,"
-         "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong,predicted_time_us,predicted_busbw_gbps\n";
+  out << "collective,size_bytes,count,type,redop,root,algorithm,protocol,oop_time_us,oop_algbw_"
+         "gbps,oop_busbw_gbps,"
+         "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong,predicted_time_us,predicted_"
+         "busbw_gbps\n";
   for (const auto& r : report.rows) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{},{},{}\n", perf_test_name(r.kind),
-                       r.bytes, r.count, name(r.dtype), sweeps_ops(r.kind) ? name(r.op) : "none", r.root,
-                       r.algorithm, r.protocol, r.out_of_place.time_us, r.out_of_place.algbw_gbps,
-                       r.out_of_place.busbw_gbps, wrong_text(r.out_of_place), r.in_place.time_us,
-                       r.in_place.algbw_gbps, r.in_place.busbw_gbps, wrong_text(r.in_place),
-                       r.predicted ? fmt::format("{:.3f}", r.predicted->time_us) : "",
-                       r.predicted ? fmt::format("{:.4f}", r.predicted->busbw_gbps) : "");
+    out << fmt::format(
+        "{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{},{:.3f},{:.4f},{:.4f},{},{},{}\n",
+        perf_test_name(r.kind), r.bytes, r.count, name(r.dtype),
+        sweeps_ops(r.kind) ? name(r.op) : "none", r.root, r.algorithm, r.protocol,
+        r.out_of_place.time_us, r.out_of_place.algbw_gbps, r.out_of_place.busbw_gbps,
+        wrong_text(r.out_of_place), r.in_place.time_us, r.in_place.algbw_gbps,
+        r.in_place.busbw_gbps, wrong_text(r.in_place),
+        r.predicted ? fmt::format("{:.3f}", r.predicted->time_us) : "",
+        r.predicted ? fmt::format("{:.4f}", r.predicted->busbw_gbps) : "");
   }
 }
 
@@ -40,15 +44,22 @@ void print_json(std::ostream& out, const PerfReport& report) {
   j["header"] = report.header_lines;
   j["rows"] = nlohmann::json::array();
   auto measurement = [](const Measurement& m) {
-    nlohmann::json x{{"time_us", m.time_us}, {"algbw_gbps", m.algbw_gbps}, {"busbw_gbps", m.busbw_gbps}};
+    nlohmann::json x{
+        {"time_us", m.time_us}, {"algbw_gbps", m.algbw_gbps}, {"busbw_gbps", m.busbw_gbps}};
     x["wrong"] = m.wrong ? nlohmann::json(*m.wrong) : nlohmann::json(nullptr);
     return x;
   };
   for (const auto& r : report.rows) {
-    j["rows"].push_back({{"collective", perf_test_name(r.kind)}, {"size_bytes", r.bytes}, {"count", r.count},
-                         {"type", name(r.dtype)}, {"redop", sweeps_ops(r.kind) ? name(r.op) : "none"},
-                         {"root", r.root}, {"algorithm", r.algorithm}, {"protocol", r.protocol},
-                         {"out_of_place", measurement(r.out_of_place)}, {"in_place", measurement(r.in_place)}});
+    j["rows"].push_back({{"collective", perf_test_name(r.kind)},
+                         {"size_bytes", r.bytes},
+                         {"count", r.count},
+                         {"type", name(r.dtype)},
+                         {"redop", sweeps_ops(r.kind) ? name(r.op) : "none"},
+                         {"root", r.root},
+                         {"algorithm", r.algorithm},
+                         {"protocol", r.protocol},
+                         {"out_of_place", measurement(r.out_of_place)},
+                         {"in_place", measurement(r.in_place)}});
     if (r.predicted) {
       j["rows"].back()["predicted"] = measurement(*r.predicted);
       j["rows"].back()["predicted"]["choice"] = r.predicted_choice;
@@ -72,24 +83,31 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
   for (std::size_t i = 1; i < args.size(); ++i) {
     const bool flag = args[i].size() > 1 && args[i][0] == '-';
     if (flag || value_next) argv.push_back(args[i]);
-    value_next = flag && args[i].find('=') == std::string::npos && args[i] != "--links" && args[i] != "--compare" &&
-                 args[i] != "--plain";
+    value_next = flag && args[i].find('=') == std::string::npos && args[i] != "--links" &&
+                 args[i] != "--compare" && args[i] != "--plain";
   }
   j["args"] = argv;
   j["twinccl_args"] = args;
-  json env = json::array();  // only the variables that steer NCCL or TwinCCL, never the whole environment
+  json env =
+      json::array();  // only the variables that steer NCCL or TwinCCL, never the whole environment
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string v(*e);
     if (v.rfind("NCCL_", 0) == 0 || v.rfind("TWINCCL_", 0) == 0) env.push_back(v);
   }
   j["env"] = env;
   j["nccl_version"] = 0;  // no NCCL library ran the numbers (emulator or simulator)
-  json config{{"nthreads", c.nthreads},          {"ngpus", c.ngpus},
-              {"minimum_bytes", c.min_bytes},    {"maximum_bytes", c.max_bytes},
-              {"warmup_iters", c.warmup},        {"iterations", c.iterations},
-              {"aggregated_iterations", c.agg_iters}, {"validation", c.validation},
-              {"graph", c.graph},                {"blocking_collectives", false},
-              {"per_iter_timing", false},        {"per_iter_skip", 0},
+  json config{{"nthreads", c.nthreads},
+              {"ngpus", c.ngpus},
+              {"minimum_bytes", c.min_bytes},
+              {"maximum_bytes", c.max_bytes},
+              {"warmup_iters", c.warmup},
+              {"iterations", c.iterations},
+              {"aggregated_iterations", c.agg_iters},
+              {"validation", c.validation},
+              {"graph", c.graph},
+              {"blocking_collectives", false},
+              {"per_iter_timing", false},
+              {"per_iter_skip", 0},
               {"parallel_init", false}};
   if (c.factor > 1) {
     config["step_factor"] = c.factor;
@@ -98,8 +116,13 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
   }
   json devices = json::array();
   for (const RunConfig::Device& d : c.devices) {
-    devices.push_back({{"rank", d.rank}, {"group", 0}, {"pid", c.pid}, {"hostname", d.host}, {"device", d.device},
-                       {"device_hex", "0000:00:00"}, {"device_info", d.name}});
+    devices.push_back({{"rank", d.rank},
+                       {"group", 0},
+                       {"pid", c.pid},
+                       {"hostname", d.host},
+                       {"device", d.device},
+                       {"device_hex", "0000:00:00"},
+                       {"device_info", d.name}});
   }
   config["devices"] = devices;
   j["config"] = config;
@@ -110,13 +133,18 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
     busbw_sum += m.busbw_gbps;
     ++busbw_count;
     failed += m.wrong.value_or(0) > 0 ? 1 : 0;
-    return json{{c.cputime ? "cpu_time" : "time", m.time_us}, {"alg_bw", m.algbw_gbps}, {"bus_bw", m.busbw_gbps},
+    return json{{c.cputime ? "cpu_time" : "time", m.time_us},
+                {"alg_bw", m.algbw_gbps},
+                {"bus_bw", m.busbw_gbps},
                 {"nwrong", m.wrong ? json(static_cast<double>(*m.wrong)) : json(nullptr)}};
   };
   for (const PerfRow& r : report.rows) {
     if (r.kind != kind) continue;
-    json row{{"size", r.bytes}, {"count", r.count}, {"type", nccl_tests_type(r.dtype)},
-             {"redop", nccl_tests_redop(r)}, {"root", fmt::format("{:>6}", r.root)}};
+    json row{{"size", r.bytes},
+             {"count", r.count},
+             {"type", nccl_tests_type(r.dtype)},
+             {"redop", nccl_tests_redop(r)},
+             {"root", fmt::format("{:>6}", r.root)}};
     row["out_of_place"] = block(r.out_of_place);
     row["in_place"] = block(r.in_place);
     row["actual_iterations"] = c.iterations;
@@ -127,7 +155,8 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
   }
   j["results"] = results;
   j["out_of_bounds"] = {{"count", failed}, {"okay", failed == 0}};
-  j["average_bus_bandwidth"] = {{"bandwidth", busbw_count ? busbw_sum / busbw_count : 0.0}, {"okay", "unchecked"}};
+  j["average_bus_bandwidth"] = {{"bandwidth", busbw_count ? busbw_sum / busbw_count : 0.0},
+                                {"okay", "unchecked"}};
   j["errors"] = json::array();
   j["end_time"] = timestamp_now();
   out << j.dump(2) << "\n";

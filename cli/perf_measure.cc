@@ -1,11 +1,12 @@
 #include "perf_measure.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <mutex>
-#include <unistd.h>
 
 #include "emu_memory.h"
 #include "perf_p2p.h"
@@ -22,13 +23,15 @@ std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks
   if (is_p2p_test(kind)) return p2p_count_for(kind, bytes, dtype, nranks);
   std::size_t elements = bytes / size_of(dtype);
   if (!size_counts_all_ranks(kind)) return elements;
-  const std::size_t align = std::max<std::size_t>(1, 16 / size_of(dtype));  // nccl-tests: 16-byte blocks
+  const std::size_t align =
+      std::max<std::size_t>(1, 16 / size_of(dtype));  // nccl-tests: 16-byte blocks
   return elements / static_cast<std::size_t>(nranks) / align * align;
 }
 
 std::size_t bytes_for(OpKind kind, std::size_t count, DataType dtype, int nranks) {
   if (is_p2p_test(kind)) return p2p_bytes_for(kind, count, dtype, nranks);
-  return (size_counts_all_ranks(kind) ? count * static_cast<std::size_t>(nranks) : count) * size_of(dtype);
+  return (size_counts_all_ranks(kind) ? count * static_cast<std::size_t>(nranks) : count) *
+         size_of(dtype);
 }
 
 std::string timestamp_now() {
@@ -54,7 +57,8 @@ T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
 
 }  // namespace
 
-RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op, std::size_t count) {
+RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
+                      std::size_t count) {
   if (is_p2p_test(kind)) return measure_p2p_row(o, kind, dtype, count);
   int n = o.ranks;
   OpDesc call;
@@ -65,7 +69,8 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
   std::vector<ReduceOp> ops;
   std::vector<Bytes> inputs;
   for (int r = 0; r < n; ++r) {
-    ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(1.0 / (r + 1)) : ReduceOp{op, 1.0});
+    ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(1.0 / (r + 1))
+                                               : ReduceOp{op, 1.0});
     inputs.push_back(o.check ? make_input(dtype, op, r, send_elements(call, r, n), 7) : Bytes{});
   }
   call.op = ops[0];
@@ -83,8 +88,8 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
   result.algorithm = ro.algorithm;
   run(ro, [&](Communicator& comm) {
     if (comm.size() != n) {
-      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " + std::to_string(n) +
-                        "; pass --ranks equal to the launcher's world size");
+      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " +
+                        std::to_string(n) + "; pass --ranks equal to the launcher's world size");
     }
     auto me = static_cast<std::size_t>(comm.rank());
     for (int place = 0; place < 2; ++place) {
@@ -99,12 +104,23 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
         const int calls = o.iterations * std::max(o.agg_iters, 1);
         for (int i = 0; i < calls; ++i) last = issue_call(comm, s, {.async_op = true});
         last.wait();
-        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                        .count() /
+                    calls;
         switch (o.average) {  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max
-          case 0: slowest = reduce_value(comm, comm.rank() == 0 ? us : 0.0, DataType::float64, ReduceOp::sum()); break;
-          case 1: slowest = reduce_value(comm, us, DataType::float64, ReduceOp::sum()) / n; break;
-          case 2: slowest = reduce_value(comm, us, DataType::float64, ReduceOp::min()); break;
-          default: slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max()); break;
+          case 0:
+            slowest =
+                reduce_value(comm, comm.rank() == 0 ? us : 0.0, DataType::float64, ReduceOp::sum());
+            break;
+          case 1:
+            slowest = reduce_value(comm, us, DataType::float64, ReduceOp::sum()) / n;
+            break;
+          case 2:
+            slowest = reduce_value(comm, us, DataType::float64, ReduceOp::min());
+            break;
+          default:
+            slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
+            break;
         }
       }
       long long wrong = 0;
@@ -132,28 +148,33 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
 
 PerfReport run_measured_perf(const PerfOptions& o) {
   PerfReport report;
-  report.title = o.backend == "emu"
-                     ? "# twinccl perf: " + std::to_string(o.ranks) + " emulated ranks (threads) on this machine"
-                     : "# twinccl perf: NCCL on this machine's GPUs";
-  report.header_lines.push_back("backend " + o.backend + ": measured wall-clock time per call; " +
-                                std::string(o.check ? "#wrong: elements differing from the reference model" :
-                                                      "not checked (-c 0)"));
-  report.header_lines.push_back("iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
-                                (!o.algorithm.empty()      ? ", algorithm: " + o.algorithm
-                                 : o.topology.empty() ? std::string(", algorithm: default (ring where it exists, else direct)")
-                                                      : ", algorithm: the tuner's choice on " + o.topology));
+  report.title = o.backend == "emu" ? "# twinccl perf: " + std::to_string(o.ranks) +
+                                          " emulated ranks (threads) on this machine"
+                                    : "# twinccl perf: NCCL on this machine's GPUs";
+  report.header_lines.push_back(
+      "backend " + o.backend + ": measured wall-clock time per call; " +
+      std::string(o.check ? "#wrong: elements differing from the reference model"
+                          : "not checked (-c 0)"));
+  report.header_lines.push_back(
+      "iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
+      (!o.algorithm.empty() ? ", algorithm: " + o.algorithm
+       : o.topology.empty()
+           ? std::string(", algorithm: default (ring where it exists, else direct)")
+           : ", algorithm: the tuner's choice on " + o.topology));
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   for (int r = 0; r < o.ranks; ++r) {
-    report.config.devices.push_back({r, r, host, o.backend == "emu" ? "emulated rank (thread)" : "GPU"});
+    report.config.devices.push_back(
+        {r, r, host, o.backend == "emu" ? "emulated rank (thread)" : "GPU"});
   }
   const std::vector<std::size_t> sizes = sweep_sizes(o);
   if (o.backend == "emu") {  // refuse a sweep that cannot fit before running any of it
     for (OpKind kind : o.collectives) {
       for (DataType dtype : o.dtypes) {
         if (is_p2p_test(kind) || count_for(kind, sizes.back(), dtype, o.ranks) == 0) continue;
-        check_emulator_memory(kind, dtype, sizes.back(), count_for(kind, sizes.back(), dtype, o.ranks), o.root,
-                              o.ranks, "lower -e or --ranks");
+        check_emulator_memory(kind, dtype, sizes.back(),
+                              count_for(kind, sizes.back(), dtype, o.ranks), o.root, o.ranks,
+                              "lower -e or --ranks");
       }
     }
   }
@@ -166,16 +187,18 @@ PerfReport run_measured_perf(const PerfOptions& o) {
             if (count == 0 && bytes > 0) continue;
             RowResult r = measure_row(o, kind, dtype, op, count);
             auto wrong = [&](int place) {
-              return o.check && !r.unchecked[place] ? std::optional<long long>(r.wrong[place]) : std::nullopt;
+              return o.check && !r.unchecked[place] ? std::optional<long long>(r.wrong[place])
+                                                    : std::nullopt;
             };
-            report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op,
-                                          is_rooted(kind) ? o.root : -1,
-                                          make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
-                                          make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
-                                          is_p2p_test(kind)        ? std::string("p2p")
-                                          : r.algorithm.empty()    ? std::string(default_algorithm(kind))
-                                                                   : r.algorithm,
-                                          "", std::nullopt, "", o.report_timestamps ? timestamp_now() : ""});
+            report.rows.push_back(
+                PerfRow{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op,
+                        is_rooted(kind) ? o.root : -1,
+                        make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
+                        make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
+                        is_p2p_test(kind)     ? std::string("p2p")
+                        : r.algorithm.empty() ? std::string(default_algorithm(kind))
+                                              : r.algorithm,
+                        "", std::nullopt, "", o.report_timestamps ? timestamp_now() : ""});
           }
         }
       }

@@ -19,14 +19,16 @@ std::size_t bytes_for(OpKind kind, std::size_t count, DataType dtype, int nranks
 std::string timestamp_now();
 
 struct RowResult {
-  double time_us[2] = {0, 0};   // out-of-place, in-place (0 when iterations is 0)
-  long long wrong[2] = {0, 0};  // elements differing from the reference model
+  double time_us[2] = {0, 0};          // out-of-place, in-place (0 when iterations is 0)
+  long long wrong[2] = {0, 0};         // elements differing from the reference model
   bool unchecked[2] = {false, false};  // timed but not checked (sendrecv in place): "N/A"
-  std::string algorithm;  // what the emulator ran: --algo, else its default (the tuner's with --topology)
+  std::string
+      algorithm;  // what the emulator ran: --algo, else its default (the tuner's with --topology)
 };
 // Runs one size of one collective on options.ranks ranks of options.backend: warmup and timed
 // iterations of -m calls each, then (when options.check) up to -c checked calls, out-of-place then
 // in-place; the time over ranks is combined as -a says (rank 0, mean, min or max).
-RowResult measure_row(const PerfOptions& options, OpKind kind, DataType dtype, ReduceKind op, std::size_t count);
+RowResult measure_row(const PerfOptions& options, OpKind kind, DataType dtype, ReduceKind op,
+                      std::size_t count);
 
 }  // namespace twinccl::cli

@@ -14,41 +14,42 @@
 namespace twinccl::cli {
 
 struct PerfOptions {
-  std::vector<OpKind> collectives;         // empty = the default sweep
-  std::size_t min_bytes = 8;               // -b
-  std::size_t max_bytes = 16 << 20;        // -e
-  double factor = 4;                       // -f (0 when -i is used)
-  std::size_t step_bytes = 0;              // -i
-  int iterations = 5;                      // -n
-  int warmup = 1;                          // -w
-  bool check = true;                       // -c N > 0
-  int check_count = 1;                     // -c N: checked calls per row (nccl-tests' check count)
-  int agg_iters = 1;                       // -m: calls per timed iteration
-  int run_cycles = 1;                      // -N: the sweep repeated this many times
-  int average = 1;                         // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
-  int nthreads = 0, ngpus = 0;             // -t, -g as given (0: not given)
-  bool report_cputime = false;             // -C 1: "cputime" column
-  bool report_timestamps = false;          // -S 1: a timestamp after each row
-  int graph = 0, unalign = 0;              // -G, -u: printed in the header, no effect here
-  std::string json_file;                   // -J: nccl-tests' JSON output
-  std::vector<std::string> ignored;        // "-G 1 (CUDA graphs)": flags accepted with no effect
-  std::vector<std::string> argv;           // the command line, for -J's "args"
-  std::size_t check_max_bytes = 256 << 20; // --check-max: sim rows checked on the emulator up to this
-  std::vector<DataType> dtypes{DataType::float32};   // -d
+  std::vector<OpKind> collectives;   // empty = the default sweep
+  std::size_t min_bytes = 8;         // -b
+  std::size_t max_bytes = 16 << 20;  // -e
+  double factor = 4;                 // -f (0 when -i is used)
+  std::size_t step_bytes = 0;        // -i
+  int iterations = 5;                // -n
+  int warmup = 1;                    // -w
+  bool check = true;                 // -c N > 0
+  int check_count = 1;               // -c N: checked calls per row (nccl-tests' check count)
+  int agg_iters = 1;                 // -m: calls per timed iteration
+  int run_cycles = 1;                // -N: the sweep repeated this many times
+  int average = 1;                   // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
+  int nthreads = 0, ngpus = 0;       // -t, -g as given (0: not given)
+  bool report_cputime = false;       // -C 1: "cputime" column
+  bool report_timestamps = false;    // -S 1: a timestamp after each row
+  int graph = 0, unalign = 0;        // -G, -u: printed in the header, no effect here
+  std::string json_file;             // -J: nccl-tests' JSON output
+  std::vector<std::string> ignored;  // "-G 1 (CUDA graphs)": flags accepted with no effect
+  std::vector<std::string> argv;     // the command line, for -J's "args"
+  std::size_t check_max_bytes = 256
+                                << 20;  // --check-max: sim rows checked on the emulator up to this
+  std::vector<DataType> dtypes{DataType::float32};  // -d
   std::vector<ReduceKind> ops{ReduceKind::sum};     // -o
-  int root = 0;                            // -r
-  std::string backend = "sim";             // --backend sim|emu|nccl
-  int ranks = 8;                           // --ranks or -t x -g: world size (sim: 0 = every GPU)
-  std::string topology;                    // --topology (simulator)
-  XmlHintFlags xml;                        // --gpu, --nvlink, --nic-gbps, ...: NCCL XML hints
-  std::string algorithm;                   // --algo
-  std::string protocol;                    // --proto
-  std::string fidelity = "analytic";       // --fidelity analytic|flow
-  std::string format = "table";            // --format table|json|csv
-  std::string trace_file;                  // --trace
-  bool links = false;                      // --links
-  bool compare = false;                    // --compare: every applicable algorithm/protocol per size
-  bool plain = false;                      // --plain: nccl-tests' 13 columns only
+  int root = 0;                                     // -r
+  std::string backend = "sim";                      // --backend sim|emu|nccl
+  int ranks = 8;                      // --ranks or -t x -g: world size (sim: 0 = every GPU)
+  std::string topology;               // --topology (simulator)
+  XmlHintFlags xml;                   // --gpu, --nvlink, --nic-gbps, ...: NCCL XML hints
+  std::string algorithm;              // --algo
+  std::string protocol;               // --proto
+  std::string fidelity = "analytic";  // --fidelity analytic|flow
+  std::string format = "table";       // --format table|json|csv
+  std::string trace_file;             // --trace
+  bool links = false;                 // --links
+  bool compare = false;               // --compare: every applicable algorithm/protocol per size
+  bool plain = false;                 // --plain: nccl-tests' 13 columns only
 };
 
 // At most this many sizes in one sweep (-i 1 from 8 to 1M would be a million runs).

@@ -19,7 +19,10 @@ double combine(Communicator& comm, double us, int average) {  // nccl-tests' -a 
   Buffer b = comm.alloc(1, DataType::float64);
   double v = average == 0 ? (comm.rank() == 0 ? us : 0.0) : us;
   b.copy_from_host(&v, sizeof v);
-  comm.all_reduce(b, b, average == 2 ? ReduceOp::min() : average == 3 ? ReduceOp::max() : ReduceOp::sum());
+  comm.all_reduce(b, b,
+                  average == 2   ? ReduceOp::min()
+                  : average == 3 ? ReduceOp::max()
+                                 : ReduceOp::sum());
   b.copy_to_host(&v, sizeof v);
   return average == 1 ? v / comm.size() : v;
 }
@@ -39,8 +42,8 @@ struct P2pBuffers {
   Buffer send, recv;
 };
 
-void run_once(Communicator& comm, OpKind test, const P2pBuffers& b, std::size_t count, bool in_place, bool async,
-              Work& last) {
+void run_once(Communicator& comm, OpKind test, const P2pBuffers& b, std::size_t count,
+              bool in_place, bool async, Work& last) {
   const int n = comm.size(), me = comm.rank();
   if (test == kSendRecvTest) {
     comm.group_start();
@@ -80,12 +83,14 @@ double p2p_algbw_bytes(OpKind test, std::size_t count, DataType dtype, int nrank
 
 sim::P2pPattern p2p_pattern(OpKind test, std::size_t count, DataType dtype, int nranks) {
   const double bytes = static_cast<double>(count) * static_cast<double>(size_of(dtype));
-  return test == kSendRecvTest ? sim::sendrecv_pattern(nranks, bytes) : sim::hypercube_pattern(nranks, bytes);
+  return test == kSendRecvTest ? sim::sendrecv_pattern(nranks, bytes)
+                               : sim::hypercube_pattern(nranks, bytes);
 }
 
 void check_p2p_ranks(OpKind test, int nranks) {
   if (test == kHypercubeTest && (nranks < 1 || (nranks & (nranks - 1)) != 0)) {
-    throw InvalidArgument("hypercube: " + std::to_string(nranks) + " ranks is not a power of 2 (nccl-tests' "
+    throw InvalidArgument("hypercube: " + std::to_string(nranks) +
+                          " ranks is not a power of 2 (nccl-tests' "
                           "hypercube_perf skips such a run); use -g/--ranks 1, 2, 4, 8, ...");
   }
 }
@@ -94,7 +99,8 @@ RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std
   const int n = o.ranks;
   check_p2p_ranks(test, n);
   std::vector<Bytes> inputs;
-  for (int r = 0; r < n; ++r) inputs.push_back(o.check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
+  for (int r = 0; r < n; ++r)
+    inputs.push_back(o.check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
   RowResult result;
   std::mutex mu;
   RunOptions ro;
@@ -102,11 +108,12 @@ RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std
   ro.world_size = n;
   run(ro, [&](Communicator& comm) {
     if (comm.size() != n) {
-      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " + std::to_string(n) +
-                        "; pass --ranks equal to the launcher's world size");
+      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " +
+                        std::to_string(n) + "; pass --ranks equal to the launcher's world size");
     }
     const auto me = static_cast<std::size_t>(comm.rank());
-    const std::size_t recv_count = test == kHypercubeTest ? count * static_cast<std::size_t>(n) : count;
+    const std::size_t recv_count =
+        test == kHypercubeTest ? count * static_cast<std::size_t>(n) : count;
     for (int place = 0; place < 2; ++place) {
       // sendrecv in place would send and receive one buffer at once: nccl-tests times it
       // unchecked; here it runs out of place (same traffic) and is reported N/A.
@@ -122,7 +129,9 @@ RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std
         const int calls = o.iterations * std::max(o.agg_iters, 1);
         for (int i = 0; i < calls; ++i) run_once(comm, test, b, count, in_place, true, last);
         last.wait();
-        us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+        us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                 .count() /
+             calls;
         us = combine(comm, us, o.average);
       }
       long long wrong = 0;
@@ -134,7 +143,8 @@ RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std
         b.recv.copy_to_host(got.data(), got.size());
         const std::size_t e = size_of(dtype);
         for (std::size_t i = 0; i < recv_count; ++i) {
-          const std::size_t from = test == kSendRecvTest ? (me + static_cast<std::size_t>(n) - 1) % n : i / count;
+          const std::size_t from =
+              test == kSendRecvTest ? (me + static_cast<std::size_t>(n) - 1) % n : i / count;
           const std::size_t at = test == kSendRecvTest ? i : i % count;
           if (std::memcmp(got.data() + i * e, inputs[from].data() + at * e, e) != 0) ++wrong;
         }

@@ -46,6 +46,7 @@ void check_p2p_ranks(OpKind test, int nranks);
 
 // measure_row for the two tests: warmup and timed iterations of -m calls, then -c checked calls
 // against what every rank should hold (sendrecv's in-place: not checked, as nccl-tests).
-RowResult measure_p2p_row(const PerfOptions& options, OpKind test, DataType dtype, std::size_t count);
+RowResult measure_p2p_row(const PerfOptions& options, OpKind test, DataType dtype,
+                          std::size_t count);
 
 }  // namespace twinccl::cli

@@ -13,16 +13,17 @@
 #include "output_file.h"
 #include "perf_measure.h"
 #include "perf_p2p.h"
-#include "twinccl/sim/tuner.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
 namespace {
-// --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes).
+// --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count,
+// --nodes).
 topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o) {
   return topo::load_topology(name, to_hints(o.xml));
 }
@@ -51,13 +52,13 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
 
 // One row's prediction: the tuner's choice for a collective; for sendrecv/hypercube the rounds of
 // send/recv priced on the tuner's communicator (sim/p2p.h), shown as p2p/Simple.
-sim::Prediction predict_row(const topo::Topology& t, const PerfOptions& o, OpKind kind, DataType dtype,
-                            std::size_t count) {
+sim::Prediction predict_row(const topo::Topology& t, const PerfOptions& o, OpKind kind,
+                            DataType dtype, std::size_t count) {
   if (!is_p2p_test(kind)) return sim::predict(t, make_request(o, kind, dtype, count));
   const sim::Tuner tuner(t, o.ranks);
   const sim::P2pPrediction priced =
-      sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks), sim::parse_fidelity(o.fidelity),
-                       gpus_per_thread(o));
+      sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks),
+                       sim::parse_fidelity(o.fidelity), gpus_per_thread(o));
   sim::Prediction p;
   p.algorithm = "p2p";
   p.protocol = sim::Protocol::simple;
@@ -80,8 +81,10 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   call.count = count;
   call.dtype = dtype;
   call.root = o.root;
-  double per_rank = static_cast<double>(send_elements(call, 0, nranks) + recv_elements(call, 0, nranks));
-  if (nranks > kMaxCheckedRanks || per_rank * size_of(dtype) * nranks > static_cast<double>(o.check_max_bytes)) {
+  double per_rank =
+      static_cast<double>(send_elements(call, 0, nranks) + recv_elements(call, 0, nranks));
+  if (nranks > kMaxCheckedRanks ||
+      per_rank * size_of(dtype) * nranks > static_cast<double>(o.check_max_bytes)) {
     return false;
   }
   check_emulator_memory(kind, dtype, bytes_for(kind, count, dtype, nranks), count, o.root, nranks,
@@ -89,34 +92,40 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   return true;
 }
 
-void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind kind, DataType dtype,
-                           std::size_t count, const sim::Prediction& chosen, std::ostream& out) {
+void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind kind,
+                           DataType dtype, std::size_t count, const sim::Prediction& chosen,
+                           std::ostream& out) {
   sim::Request r = make_request(o, kind, dtype, count);
   r.algorithm = chosen.algorithm;
   r.protocol = chosen.protocol;
   r.fidelity = sim::Fidelity::flow;
   sim::FlowReport rep = sim::simulate_flow(t, r, {.record_transfers = !o.trace_file.empty()});
   if (o.links) {
-    out << fmt::format("# busiest links: {} {} count={} ({} {}), flow model {:.2f} us\n", name(kind), name(dtype), count,
-                       chosen.algorithm, sim::name(chosen.protocol), rep.prediction.time_us);
-    out << fmt::format("# {:<44} {:>14} {:>12} {:>8}\n", "link (direction)", "bytes", "busy(us)", "util");
+    out << fmt::format("# busiest links: {} {} count={} ({} {}), flow model {:.2f} us\n",
+                       name(kind), name(dtype), count, chosen.algorithm, sim::name(chosen.protocol),
+                       rep.prediction.time_us);
+    out << fmt::format("# {:<44} {:>14} {:>12} {:>8}\n", "link (direction)", "bytes", "busy(us)",
+                       "util");
     for (const sim::LinkLoad& l : sim::busiest_links(rep, 10)) {
-      out << fmt::format("  {:<44} {:>14.0f} {:>12.2f} {:>7.1f}%\n", l.name, l.bytes, l.busy_us, 100 * l.utilisation);
+      out << fmt::format("  {:<44} {:>14.0f} {:>12.2f} {:>7.1f}%\n", l.name, l.bytes, l.busy_us,
+                         100 * l.utilisation);
     }
   }
   if (!o.trace_file.empty()) {
-    write_output_file("--trace", o.trace_file, [&](std::ostream& f) { sim::write_trace_json(rep, f); });
+    write_output_file("--trace", o.trace_file,
+                      [&](std::ostream& f) { sim::write_trace_json(rep, f); });
     out << "# trace of " << rep.transfers.size() << " transfers written to " << o.trace_file
         << (rep.transfers_truncated ? " (truncated)" : "") << " (open in ui.perfetto.dev)\n";
   }
 }
 
 // One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first.
-std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind, DataType dtype,
-                          const std::vector<std::size_t>& sizes, int n) {
-  std::string text = fmt::format("# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n",
-                                 name(kind), name(dtype), o.topology.empty() ? "dgx-h100" : o.topology, o.fidelity,
-                                 o.algorithm.empty() && o.protocol.empty() ? "" : " (only what --algo/--proto allow)");
+std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind,
+                          DataType dtype, const std::vector<std::size_t>& sizes, int n) {
+  std::string text = fmt::format(
+      "# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n", name(kind),
+      name(dtype), o.topology.empty() ? "dgx-h100" : o.topology, o.fidelity,
+      o.algorithm.empty() && o.protocol.empty() ? "" : " (only what --algo/--proto allow)");
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
     if (count == 0 && bytes > 0) continue;
@@ -143,22 +152,23 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   topo::Topology t = load_perf_topology(topo_name, o);
   const int gpus = t.gpu_count();
   if (o.ranks > gpus) {
-    throw InvalidArgument(fmt::format("-g/--ranks {}: {} has {} GPU{}; pick at most that many (or a larger --topology)",
-                                      o.ranks, topo_name, gpus, gpus == 1 ? "" : "s"));
+    throw InvalidArgument(fmt::format(
+        "-g/--ranks {}: {} has {} GPU{}; pick at most that many (or a larger --topology)", o.ranks,
+        topo_name, gpus, gpus == 1 ? "" : "s"));
   }
   const int n = o.ranks > 0 ? o.ranks : gpus;
   o.ranks = n;
   for (OpKind kind : o.collectives) check_p2p_ranks(kind, n);
   if (o.root >= n) {
-    throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} rank{} of {})", o.root, n - 1, n,
-                                      n == 1 ? "" : "s", topo_name));
+    throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} rank{} of {})",
+                                      o.root, n - 1, n, n == 1 ? "" : "s", topo_name));
   }
   PerfReport report;
-  report.title = fmt::format("# twinccl perf: predicted for {} ({} of its {} GPU{}), {} model", topo_name, n, gpus,
-                             gpus == 1 ? "" : "s", o.fidelity);
+  report.title = fmt::format("# twinccl perf: predicted for {} ({} of its {} GPU{}), {} model",
+                             topo_name, n, gpus, gpus == 1 ? "" : "s", o.fidelity);
   if (n == gpus) {
-    report.title = fmt::format("# twinccl perf: predicted for {} ({} GPU{}), {} model", topo_name, n,
-                               n == 1 ? "" : "s", o.fidelity);
+    report.title = fmt::format("# twinccl perf: predicted for {} ({} GPU{}), {} model", topo_name,
+                               n, n == 1 ? "" : "s", o.fidelity);
   }
   std::string host = topo_name.substr(topo_name.find_last_of('/') + 1);
   for (char& ch : host) {
@@ -169,14 +179,19 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
     int local = 0;
     for (int q = 0; q < r; ++q) local += t.vertex(t.gpu(q)).node == v.node ? 1 : 0;
     report.config.devices.push_back(
-        {r, local, t.node_count() > 1 ? fmt::format("{}-n{}", host, v.node) : host, "simulated GPU (" + v.name + ")"});
+        {r, local, t.node_count() > 1 ? fmt::format("{}-n{}", host, v.node) : host,
+         "simulated GPU (" + v.name + ")"});
   }
-  report.header_lines.push_back("time: the simulator's prediction (the same for out-of-place and in-place); "
-                                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
   report.header_lines.push_back(
-      o.check ? fmt::format("#wrong: the collective run on {} emulated ranks vs the reference model when all "
-                            "buffers fit in --check-max {} bytes (else N/A)", n, o.check_max_bytes)
-              : "#wrong: not checked (-c 0)");
+      "time: the simulator's prediction (the same for out-of-place and in-place); "
+      "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
+  report.header_lines.push_back(
+      o.check
+          ? fmt::format(
+                "#wrong: the collective run on {} emulated ranks vs the reference model when all "
+                "buffers fit in --check-max {} bytes (else N/A)",
+                n, o.check_max_bytes)
+          : "#wrong: not checked (-c 0)");
   o.iterations = 0;  // the emulator only checks here; it does not time
   o.warmup = 0;
   o.backend = "emu";
@@ -197,19 +212,21 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
               if (!r.unchecked[0]) wrong[0] = r.wrong[0];
               if (!r.unchecked[1]) wrong[1] = r.wrong[1];
             }
-            report.rows.push_back(PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
-                                          is_rooted(kind) ? o.root : -1,
-                                          make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
-                                          make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
-                                          std::string(sim::name(p.protocol)), std::nullopt, "",
-                                          o.report_timestamps ? timestamp_now() : ""});
+            report.rows.push_back(
+                PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
+                        is_rooted(kind) ? o.root : -1,
+                        make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
+                        make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
+                        std::string(sim::name(p.protocol)), std::nullopt, "",
+                        o.report_timestamps ? timestamp_now() : ""});
             last = p;
             last_count = count;
           }
         }
         if (is_p2p_test(kind)) {
           if (o.compare || o.links || !o.trace_file.empty()) {
-            report.footer += "# --compare/--links/--trace: not for " + std::string(perf_test_name(kind)) +
+            report.footer += "# --compare/--links/--trace: not for " +
+                             std::string(perf_test_name(kind)) +
                              " (grouped send/recv, no algorithm choice)\n";
           }
           continue;
@@ -229,11 +246,12 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
 void add_predictions(PerfReport& report, const PerfOptions& o) {
   topo::Topology t = load_perf_topology(o.topology, o);
   if (o.ranks > t.gpu_count()) {
-    throw InvalidArgument(fmt::format("--topology {} has {} GPU{}, fewer than the {} ranks measured", o.topology,
-                                      t.gpu_count(), t.gpu_count() == 1 ? "" : "s", o.ranks));
+    throw InvalidArgument(
+        fmt::format("--topology {} has {} GPU{}, fewer than the {} ranks measured", o.topology,
+                    t.gpu_count(), t.gpu_count() == 1 ? "" : "s", o.ranks));
   }
-  report.header_lines.push_back("predicted: the simulator's " + o.fidelity + " prediction on " + o.topology + " for " +
-                                std::to_string(o.ranks) + " ranks");
+  report.header_lines.push_back("predicted: the simulator's " + o.fidelity + " prediction on " +
+                                o.topology + " for " + std::to_string(o.ranks) + " ranks");
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
     sim::Prediction p = predict_row(t, o, row.kind, row.dtype, count);

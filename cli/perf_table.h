@@ -1,9 +1,9 @@
-// The nccl-tests table, line for line as nccl-tests 2.19 prints it: per collective the "# Collective
-// test starting" line, the "# nThread ..." line, the "# Using devices" block, the three-line column
-// header, one row per size (%12li sizes, nccl-tests' number widths, its type and op names, the
-// per-rank count for all_gather/reduce_scatter/alltoall/gather/scatter), the footer ("# Out of
-// bounds values : N OK", "# Avg bus bandwidth : X" over both columns) and "# Collective test
-// concluded". TwinCCL's own columns (algorithm/protocol, the prediction) follow each row's
+// The nccl-tests table, line for line as nccl-tests 2.19 prints it: per collective the "#
+// Collective test starting" line, the "# nThread ..." line, the "# Using devices" block, the
+// three-line column header, one row per size (%12li sizes, nccl-tests' number widths, its type and
+// op names, the per-rank count for all_gather/reduce_scatter/alltoall/gather/scatter), the footer
+// ("# Out of bounds values : N OK", "# Avg bus bandwidth : X" over both columns) and "# Collective
+// test concluded". TwinCCL's own columns (algorithm/protocol, the prediction) follow each row's
 // thirteen nccl-tests fields unless --plain.
 #pragma once
 
@@ -76,8 +76,8 @@ std::string_view nccl_tests_redop(const PerfRow& row);
 std::string nccl_tests_program(OpKind k);
 
 // Fills algbw/busbw from time with nccl-tests' formulas (gather and scatter: (n-1)/n).
-Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int nranks, double time_us,
-                             std::optional<long long> wrong);
+Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int nranks,
+                             double time_us, std::optional<long long> wrong);
 
 // nccl-tests' number field: %.2f, then %.1f, %.0f, %e as the value outgrows the width.
 std::string nccl_tests_number(double value, int width);

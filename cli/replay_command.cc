@@ -17,7 +17,8 @@
 namespace twinccl::cli {
 namespace {
 
-std::string timeline_path(const std::string& out, const std::string& topology, std::size_t how_many) {
+std::string timeline_path(const std::string& out, const std::string& topology,
+                          std::size_t how_many) {
   if (how_many == 1) return out;
   const std::filesystem::path p(out);
   return (p.parent_path() / (p.stem().string() + "." + topology + p.extension().string())).string();
@@ -26,12 +27,16 @@ std::string timeline_path(const std::string& out, const std::string& topology, s
 }  // namespace
 
 CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("replay", "replay a recorded trace on topologies and compare them");
-  cmd->add_option("trace", o.trace, "trace file written by an emulated run (TWINCCL_TRACE)")->required();
-  cmd->add_option("--topology,-t", o.topologies, "preset name or topology file (repeat to compare)")->required();
+  CLI::App* cmd =
+      app.add_subcommand("replay", "replay a recorded trace on topologies and compare them");
+  cmd->add_option("trace", o.trace, "trace file written by an emulated run (TWINCCL_TRACE)")
+      ->required();
+  cmd->add_option("--topology,-t", o.topologies, "preset name or topology file (repeat to compare)")
+      ->required();
   cmd->add_option("--trace", o.timeline, "write a Perfetto timeline (JSON) of each replay");
   cmd->add_flag("--links", o.links, "print the busiest links of each topology");
-  cmd->add_option("--algo", o.algorithm, "replay every collective with this algorithm where it exists");
+  cmd->add_option("--algo", o.algorithm,
+                  "replay every collective with this algorithm where it exists");
   cmd->add_option("--proto", o.protocol, "LL, LL128 or Simple (default Simple)");
   return cmd;
 }
@@ -53,21 +58,23 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
                      trace.communicators.size());
   std::vector<std::size_t> order(results.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return results[a].total_us < results[b].total_us; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return results[a].total_us < results[b].total_us;
+  });
   const double best = results[order.front()].total_us;
-  out << fmt::format("{:<24} {:>14} {:>8} {:>12} {:>12} {:>8}  {}\n", "topology", "time_us", "vs_best",
-                     "comm_us", "exposed_us", "overlap", "busiest link (utilisation)");
+  out << fmt::format("{:<24} {:>14} {:>8} {:>12} {:>12} {:>8}  {}\n", "topology", "time_us",
+                     "vs_best", "comm_us", "exposed_us", "overlap", "busiest link (utilisation)");
   for (std::size_t i : order) {
     const sim::ReplayResult& r = results[i];
     double comm = 0.0;
-    for (const sim::ReplayRank& rank : r.ranks) comm += rank.comm_us / static_cast<double>(r.ranks.size());
+    for (const sim::ReplayRank& rank : r.ranks)
+      comm += rank.comm_us / static_cast<double>(r.ranks.size());
     const std::string link = r.links.empty() ? "-"
                                              : fmt::format("{} ({:.0f}%)", r.links.front().name,
                                                            100.0 * r.links.front().utilisation);
-    out << fmt::format("{:<24} {:>14.1f} {:>7.2f}x {:>12.1f} {:>12.1f} {:>7.1f}%  {}\n", r.topology, r.total_us,
-                       best > 0.0 ? r.total_us / best : 1.0, comm, r.mean_exposed_comm_us(),
-                       100.0 * r.overlap_fraction(), link);
+    out << fmt::format("{:<24} {:>14.1f} {:>7.2f}x {:>12.1f} {:>12.1f} {:>7.1f}%  {}\n", r.topology,
+                       r.total_us, best > 0.0 ? r.total_us / best : 1.0, comm,
+                       r.mean_exposed_comm_us(), 100.0 * r.overlap_fraction(), link);
   }
   if (o.links) {
     for (std::size_t i : order) out << "\n" << sim::summarize_replay(results[i], 10);
@@ -78,7 +85,8 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
       std::ofstream f(path);
       if (!f) throw ConfigError("cannot write timeline '" + path + "'");
       sim::write_replay_perfetto(r, f);
-      out << "# timeline for " << r.topology << ": " << path << " (open at https://ui.perfetto.dev)\n";
+      out << "# timeline for " << r.topology << ": " << path
+          << " (open at https://ui.perfetto.dev)\n";
     }
   }
   return 0;

@@ -14,8 +14,11 @@ namespace twinccl::cli {
 
 CLI::App* add_topo_command(CLI::App& app, TopoOptions& o) {
   CLI::App* cmd = app.add_subcommand("topo", "list, show or check topologies");
-  cmd->add_option("action", o.action, "list | show | check")->required()->check(CLI::IsMember({"list", "show", "check"}));
-  cmd->add_option("target", o.target, "preset name (show) or topology file (check: .json or NCCL .xml)");
+  cmd->add_option("action", o.action, "list | show | check")
+      ->required()
+      ->check(CLI::IsMember({"list", "show", "check"}));
+  cmd->add_option("target", o.target,
+                  "preset name (show) or topology file (check: .json or NCCL .xml)");
   add_xml_hint_flags(cmd, o.xml);
   return cmd;
 }
@@ -28,7 +31,8 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
     }
     return 0;
   }
-  if (o.target.empty()) throw InvalidArgument("topo " + o.action + " needs a preset name or a file");
+  if (o.target.empty())
+    throw InvalidArgument("topo " + o.action + " needs a preset name or a file");
   const topo::NcclXmlHints hints = to_hints(o.xml);
   const bool xml = o.target.size() > 4 && o.target.substr(o.target.size() - 4) == ".xml";
   std::optional<topo::Topology> t;

@@ -17,8 +17,12 @@ namespace {
 
 constexpr std::size_t kLocal = 4096;  // features per rank
 
-double feature(int rank, std::size_t i) { return std::sin(0.3 * rank + 0.017 * static_cast<double>(i)) + 0.1; }
-double weight(int rank, std::size_t j) { return 0.5 + 0.25 * std::cos(1.1 * rank + 0.007 * static_cast<double>(j)); }
+double feature(int rank, std::size_t i) {
+  return std::sin(0.3 * rank + 0.017 * static_cast<double>(i)) + 0.1;
+}
+double weight(int rank, std::size_t j) {
+  return 0.5 + 0.25 * std::cos(1.1 * rank + 0.007 * static_cast<double>(j));
+}
 
 }  // namespace
 
@@ -31,7 +35,7 @@ int main(int argc, char** argv) {
     auto f = local.host_span<double>();
     for (std::size_t i = 0; i < kLocal; ++i) f[i] = feature(c.rank(), i);
     Buffer all = c.alloc(kLocal * static_cast<std::size_t>(n), DataType::float64);
-    c.all_gather(local, all);                    // forward: every rank sees every rank's features
+    c.all_gather(local, all);  // forward: every rank sees every rank's features
     c.compute_flops(2.0 * static_cast<double>(all.count()) * 512);  // the similarity matrix
     // Rank r's loss: sum_j w_r[j] X[j]^2 / 2, so its gradient w.r.t. the gathered X is w_r * X.
     Buffer grad_all = c.alloc(all.count(), DataType::float64);
@@ -54,7 +58,8 @@ int main(int argc, char** argv) {
   });
   if (rc != 0) return rc;
   const bool ok = worst_error < 1e-9;
-  std::cout << "semantic check: reduce_scatter of the gathered gradient equals the exact gradient, max error "
+  std::cout << "semantic check: reduce_scatter of the gathered gradient equals the exact gradient, "
+               "max error "
             << worst_error << (ok ? " (OK)\n" : " (WRONG)\n");
   return ok ? 0 : 1;
 }

@@ -37,19 +37,23 @@ int main(int argc, char** argv) {
       Buffer act = tp->alloc(kActivations, DataType::float32);
       auto a = act.host_span<float>();
       for (std::size_t i = 0; i < kActivations; ++i) a[i] = static_cast<float>(tp->rank() + l);
-      Buffer all = tp->alloc(kActivations * static_cast<std::size_t>(tp->size()), DataType::float32);
+      Buffer all =
+          tp->alloc(kActivations * static_cast<std::size_t>(tp->size()), DataType::float32);
       tp->all_gather(act, all);
       world.compute(150e-6);
       auto g = all.host_span<float>();
-      for (std::size_t j = 0; j < g.size(); ++j) bad += g[j] != static_cast<float>(static_cast<int>(j / kActivations) + l);
+      for (std::size_t j = 0; j < g.size(); ++j)
+        bad += g[j] != static_cast<float>(static_cast<int>(j / kActivations) + l);
       tp->reduce_scatter(all, act, ReduceOp::sum());
       const int t = tp->size();
       // Every tp rank holds the same gathered tensor: the sum of its slice is t x that slice.
-      for (std::size_t i = 0; i < kActivations; ++i) bad += a[i] != static_cast<float>(t * (tp->rank() + l));
+      for (std::size_t i = 0; i < kActivations; ++i)
+        bad += a[i] != static_cast<float>(t * (tp->rank() + l));
       grads.push_back(dp->alloc(kGradients, DataType::float32));
       auto gr = grads.back().host_span<float>();
       for (std::size_t i = 0; i < kGradients; ++i) gr[i] = static_cast<float>(dp->rank() + 1);
-      grad_reduce.push_back(dp->all_reduce(grads.back(), grads.back(), ReduceOp::sum(), {.async_op = true}));
+      grad_reduce.push_back(
+          dp->all_reduce(grads.back(), grads.back(), ReduceOp::sum(), {.async_op = true}));
     }
     for (Work& w : grad_reduce) w.wait();
     const int d = dp->size();

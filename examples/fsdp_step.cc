@@ -47,10 +47,14 @@ int main(int argc, char** argv) {
     gather[0] = c.all_gather(shard[0], gathered[0], {.async_op = true});
     for (int l = 0; l < kLayers; ++l) {
       gather[static_cast<std::size_t>(l)].wait();
-      if (l + 1 < kLayers) gather[static_cast<std::size_t>(l + 1)] = c.all_gather(shard[static_cast<std::size_t>(l + 1)], gathered[static_cast<std::size_t>(l + 1)], {.async_op = true});
+      if (l + 1 < kLayers)
+        gather[static_cast<std::size_t>(l + 1)] =
+            c.all_gather(shard[static_cast<std::size_t>(l + 1)],
+                         gathered[static_cast<std::size_t>(l + 1)], {.async_op = true});
       c.compute_flops(kLayerFlops);
       auto g = gathered[static_cast<std::size_t>(l)].host_span<float>();
-      for (std::size_t j = 0; j < full; ++j) bad += g[j] != param(l, static_cast<int>(j / kShard), j % kShard);
+      for (std::size_t j = 0; j < full; ++j)
+        bad += g[j] != param(l, static_cast<int>(j / kShard), j % kShard);
     }
     // Backward: layer l's gradient (rank r contributes (r+1) x the parameters) is reduce_scattered
     // while layer l-1 computes.
@@ -60,7 +64,9 @@ int main(int argc, char** argv) {
       auto g = grad_full[static_cast<std::size_t>(l)].host_span<float>();
       auto p = gathered[static_cast<std::size_t>(l)].host_span<float>();
       for (std::size_t j = 0; j < full; ++j) g[j] = static_cast<float>(c.rank() + 1) * p[j];
-      reduce.push_back(c.reduce_scatter(grad_full[static_cast<std::size_t>(l)], grad_shard[static_cast<std::size_t>(l)], ReduceOp::sum(), {.async_op = true}));
+      reduce.push_back(c.reduce_scatter(grad_full[static_cast<std::size_t>(l)],
+                                        grad_shard[static_cast<std::size_t>(l)], ReduceOp::sum(),
+                                        {.async_op = true}));
     }
     for (Work& w : reduce) w.wait();
     const float ranks_sum = static_cast<float>(n * (n + 1) / 2);

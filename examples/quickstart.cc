@@ -16,12 +16,14 @@ int main(int argc, char** argv) {
 
     Buffer all = world.alloc(1024 * static_cast<std::size_t>(world.size()), DataType::float32);
     Work w = world.all_gather(x, all, {.async_op = true});  // returns at once
-    w.wait();                                                // rethrows a typed error, if any
+    w.wait();                                               // rethrows a typed error, if any
 
     auto half = world.split(world.rank() % 2, world.rank());  // sub-communicators
     half->barrier();
     float n = static_cast<float>(world.size());
-    if (x.to_host<float>()[0] != n * (n + 1) / 2) throw std::runtime_error("wrong all_reduce result");
-    if (world.rank() == 0) std::printf("sum = %g (expected %g): OK\n", x.to_host<float>()[0], n * (n + 1) / 2);
+    if (x.to_host<float>()[0] != n * (n + 1) / 2)
+      throw std::runtime_error("wrong all_reduce result");
+    if (world.rank() == 0)
+      std::printf("sum = %g (expected %g): OK\n", x.to_host<float>()[0], n * (n + 1) / 2);
   });
 }

@@ -20,7 +20,8 @@ int run_with_simulated_time(int argc, char** argv, Step step) {
     twinccl::RunOptions options = twinccl::options_from_environment();
     if (argc > 1) options.trace_path = argv[1];
     if (options.backend == "emu" && options.topology.empty()) {
-      std::cout << "(set TWINCCL_TOPOLOGY=dgx-h100, h100-cluster-2, ... for the simulated timeline)\n";
+      std::cout
+          << "(set TWINCCL_TOPOLOGY=dgx-h100, h100-cluster-2, ... for the simulated timeline)\n";
     }
     twinccl::run(options, [&](twinccl::Communicator& world) { step(world); });
     return 0;

@@ -6,12 +6,14 @@
 
 #include <version>
 
-#if !defined(__cpp_lib_source_location) && defined(__clang__) && !__has_builtin(__builtin_source_location)
+#if !defined(__cpp_lib_source_location) && defined(__clang__) && \
+    !__has_builtin(__builtin_source_location)
 #include <cstdint>
 
 namespace std {  // NOLINT: a stand-in for a declaration the standard library could not provide here
 struct source_location {
-  static constexpr source_location current(const char* file = __builtin_FILE(), std::uint_least32_t line = __builtin_LINE(),
+  static constexpr source_location current(const char* file = __builtin_FILE(),
+                                           std::uint_least32_t line = __builtin_LINE(),
                                            const char* function = __builtin_FUNCTION()) noexcept {
     source_location where;
     where.file_ = file;

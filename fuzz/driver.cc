@@ -10,23 +10,23 @@
 // (--max-input-seconds, default 10): a hang is a finding too. On a crash, an abort or an alarm,
 // the input is written to fuzz-finding-<pid> in the working directory (async-signal-safe) and
 // the signal is re-raised, so CTest reports a failure and the file reproduces it.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -51,8 +51,9 @@ void on_fatal_signal(int sig) {
     }
     close(fd);
   }
-  const char* what = sig == SIGALRM ? "fuzz: input ran past its time limit (a hang); input saved to "
-                                    : "fuzz: crash or abort; input saved to ";
+  const char* what = sig == SIGALRM
+                         ? "fuzz: input ran past its time limit (a hang); input saved to "
+                         : "fuzz: crash or abort; input saved to ";
   ssize_t ignored = write(STDERR_FILENO, what, std::strlen(what));
   ignored = write(STDERR_FILENO, path, std::strlen(path));
   ignored = write(STDERR_FILENO, "\n", 1);
@@ -66,11 +67,38 @@ Input read_file(const std::filesystem::path& path) {
   return Input(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-const char* const kTokens[] = {
-    "1e309", "-1e309", "1e308", "4.9e-324", "NaN", "-0", "18446744073709551615", "18446744073709551616",
-    "9223372036854775807", "-9223372036854775808", "4294967296", "2147483648", "-1", "0", "0x10",
-    "\"\"", "null", "true", "[]", "{}", "\"\\u0000\"", "\"\\ud800\"", "<", ">", "</", "/>", "=\"",
-    "<!--", "]]>", "&amp;", "\xff\xfe", "\0"};
+const char* const kTokens[] = {"1e309",
+                               "-1e309",
+                               "1e308",
+                               "4.9e-324",
+                               "NaN",
+                               "-0",
+                               "18446744073709551615",
+                               "18446744073709551616",
+                               "9223372036854775807",
+                               "-9223372036854775808",
+                               "4294967296",
+                               "2147483648",
+                               "-1",
+                               "0",
+                               "0x10",
+                               "\"\"",
+                               "null",
+                               "true",
+                               "[]",
+                               "{}",
+                               "\"\\u0000\"",
+                               "\"\\ud800\"",
+                               "<",
+                               ">",
+                               "</",
+                               "/>",
+                               "=\"",
+                               "<!--",
+                               "]]>",
+                               "&amp;",
+                               "\xff\xfe",
+                               "\0"};
 
 class Mutator {
  public:
@@ -87,9 +115,13 @@ class Mutator {
  private:
   static constexpr size_t kMaxInput = 1 << 20;
 
-  size_t pick(size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
+  size_t pick(size_t n) {
+    return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
+  }
 
-  void insert(Input& x, size_t at, const Input& what) { x.insert(x.begin() + static_cast<long>(at), what.begin(), what.end()); }
+  void insert(Input& x, size_t at, const Input& what) {
+    x.insert(x.begin() + static_cast<long>(at), what.begin(), what.end());
+  }
 
   void mutate_once(Input& x, const std::vector<Input>& seeds) {
     size_t at = pick(x.size() + 1);
@@ -125,7 +157,9 @@ class Mutator {
         const char* t = kTokens[pick(8)];
         size_t from = pick(x.size() + 1);
         size_t to = from;
-        while (to < x.size() && (std::isdigit(x[to]) || x[to] == '.' || x[to] == 'e' || x[to] == '-')) ++to;
+        while (to < x.size() &&
+               (std::isdigit(x[to]) || x[to] == '.' || x[to] == 'e' || x[to] == '-'))
+          ++to;
         x.erase(x.begin() + static_cast<long>(from), x.begin() + static_cast<long>(to));
         insert(x, from, Input(t, t + std::strlen(t)));
         break;
@@ -179,9 +213,12 @@ int main(int argc, char** argv) {
     if ((arg == "--seconds" || arg == "--max-input-seconds" || arg == "--seed") && i + 1 < argc) {
       char* end = nullptr;
       const char* value = argv[++i];
-      if (arg == "--seconds") seconds = std::strtod(value, &end);
-      else if (arg == "--seed") seed = std::strtoull(value, &end, 10);
-      else max_input_seconds = static_cast<unsigned>(std::strtoul(value, &end, 10));
+      if (arg == "--seconds")
+        seconds = std::strtod(value, &end);
+      else if (arg == "--seed")
+        seed = std::strtoull(value, &end, 10);
+      else
+        max_input_seconds = static_cast<unsigned>(std::strtoul(value, &end, 10));
       if (end == value || *end != '\0') {
         std::fprintf(stderr, "fuzz driver: %s needs a number, got '%s'\n", arg.c_str(), value);
         return 2;
@@ -195,13 +232,16 @@ int main(int argc, char** argv) {
     } else if (std::filesystem::is_regular_file(arg, ec)) {
       seeds.push_back(read_file(arg));
     } else {
-      std::fprintf(stderr, "fuzz driver: '%s' is neither a seed file, a folder of seeds nor an option\n"
-                           "usage: %s [--seconds S] [--max-input-seconds S] [--seed N] SEED_FILE_OR_DIR...\n",
-                   arg.c_str(), argv[0]);
+      std::fprintf(
+          stderr,
+          "fuzz driver: '%s' is neither a seed file, a folder of seeds nor an option\n"
+          "usage: %s [--seconds S] [--max-input-seconds S] [--seed N] SEED_FILE_OR_DIR...\n",
+          arg.c_str(), argv[0]);
       return 2;
     }
   }
-  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM}) std::signal(sig, on_fatal_signal);
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM})
+    std::signal(sig, on_fatal_signal);
   if (seeds.empty()) seeds.emplace_back();
   for (const Input& s : seeds) run_one(s, max_input_seconds);
   size_t runs = seeds.size();

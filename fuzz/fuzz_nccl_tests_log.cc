@@ -1,6 +1,7 @@
-// Fuzz target: nccl-tests results (stdout logs and -J JSON, sim/include/twinccl/sim/nccl_tests_log.h).
-// Seeds: fuzz/corpus/nccl_tests_log/ (published logs from tests/fidelity/logs and a -J sample).
-// Every input parses or is refused with a bounded twinccl::ConfigError.
+// Fuzz target: nccl-tests results (stdout logs and -J JSON,
+// sim/include/twinccl/sim/nccl_tests_log.h). Seeds: fuzz/corpus/nccl_tests_log/ (published logs
+// from tests/fidelity/logs and a -J sample). Every input parses or is refused with a bounded
+// twinccl::ConfigError.
 #include <cmath>
 #include <cstdlib>
 
@@ -14,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& row : table.rows) {
         for (const auto& block : {row.out_of_place, row.in_place}) {
           // What the parser promises: finite, non-negative numbers.
-          if (block && !(std::isfinite(block->time_us) && block->time_us >= 0 && std::isfinite(block->busbw_gbps))) {
+          if (block && !(std::isfinite(block->time_us) && block->time_us >= 0 &&
+                         std::isfinite(block->busbw_gbps))) {
             std::abort();
           }
         }

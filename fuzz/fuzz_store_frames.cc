@@ -54,7 +54,8 @@ void run(const std::uint8_t* data, std::size_t size) {
     const std::size_t end = std::min(size, offset + kReadSizes[read % 5]);
     while (offset < end) {
       offset += parser.feed(data + offset, end - offset);
-      if (parser.buffered_bytes() > twinccl::store::kRequestHeaderBytes + twinccl::store::kMaxKeyBytes +
+      if (parser.buffered_bytes() > twinccl::store::kRequestHeaderBytes +
+                                        twinccl::store::kMaxKeyBytes +
                                         twinccl::store::kMaxValueBytes) {
         finding("an unfinished frame holds more than one frame's limits");
       }
@@ -71,7 +72,8 @@ void run(const std::uint8_t* data, std::size_t size) {
         parked.push_back(std::make_shared<StandInWaiter>());
         state.park(frame.key, parked.back());
       } else if (out.status != twinccl::store::Status::ok &&
-                 (!out.value || out.value->empty() || out.value->size() > twinccl::fuzz::max_message_bytes)) {
+                 (!out.value || out.value->empty() ||
+                  out.value->size() > twinccl::fuzz::max_message_bytes)) {
         finding("a refusal without a bounded message");
       }
       check_state(state);

@@ -15,8 +15,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return twinccl::fuzz::expect_typed_errors([&] {
-    const twinccl::sim::Trace trace = twinccl::sim::trace_from_json(twinccl::fuzz::as_text(data, size), "fuzz.json");
-    if (!(twinccl::sim::trace_from_json(twinccl::sim::to_json(trace), "round-trip.json") == trace)) {
+    const twinccl::sim::Trace trace =
+        twinccl::sim::trace_from_json(twinccl::fuzz::as_text(data, size), "fuzz.json");
+    if (!(twinccl::sim::trace_from_json(twinccl::sim::to_json(trace), "round-trip.json") ==
+          trace)) {
       std::fprintf(stderr, "fuzz_trace_json: an accepted trace changed in a JSON round trip\n");
       std::abort();
     }

@@ -11,5 +11,7 @@ launcher=()
 if [ "${TWINCCL_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_WARNINGS_AS_ERRORS="$werror" "${launcher[@]}" "$@" >/dev/null
+# format.check (CTest, label format): every C++ file as .clang-format says (clang-format 14 from install-deps).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTWINCCL_WARNINGS_AS_ERRORS="$werror" -DTWINCCL_FORMAT_CHECK=ON \
+  "${launcher[@]}" "$@" >/dev/null
 cmake --build build -j "$(nproc)"

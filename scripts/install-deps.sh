@@ -3,7 +3,7 @@
 # Uses sudo when not root. CUDA and NCCL are optional and never installed here.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libsimgrid-dev libboost-dev catch2 nlohmann-json3-dev
-          libcli11-dev libfmt-dev ccache)
+          libcli11-dev libfmt-dev ccache clang-format-14)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

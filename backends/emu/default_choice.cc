@@ -9,8 +9,8 @@
 #include "emu/default_choice.h"
 
 #include "twinccl/algorithms.h"
-#include "twinccl/run.h"
 #include "twinccl/errors.h"
+#include "twinccl/run.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::emu_backend {
@@ -48,7 +48,8 @@ std::string DefaultChoice::algorithm(const OpDesc& op, const std::vector<int>& w
 
 namespace twinccl {
 
-std::string emulator_default_algorithm(const OpDesc& op, int world_size, const std::string& topology) {
+std::string emulator_default_algorithm(const OpDesc& op, int world_size,
+                                       const std::string& topology) {
   if (topology.empty()) return std::string(default_algorithm(op.kind));
   std::vector<int> ranks;
   for (int r = 0; r < world_size; ++r) ranks.push_back(r);

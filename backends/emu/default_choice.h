@@ -1,6 +1,7 @@
 // The emulator's default algorithm (none forced by the call or TWINCCL_ALGO): with a topology
 // (TWINCCL_TOPOLOGY), the one Tuner of the communicator's GPUs (sim/tuner.h), so the emulator runs
-// what the simulated time of the run (the replay) plays; without, ring where it exists, else direct.
+// what the simulated time of the run (the replay) plays; without, ring where it exists, else
+// direct.
 //
 //   DefaultChoice choice(options.topology);                  // launch.cc, once per run
 //   std::string a = choice.algorithm(op, world_ranks);       // the emulator asks, per call

@@ -35,8 +35,10 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
   o.flight_recorder_ops = options.flight_recorder_ops;
   o.flight_recorder_path = options.flight_recorder_path;
   o.fault_hook = options.fault_hook;
-  const SimulatedTime simulated(options);  // records the run when TWINCCL_TOPOLOGY / TWINCCL_TRACE is set
-  if (simulated.recording()) o.on_rank_start = [&simulated](Communicator& world) { simulated.record(world); };
+  const SimulatedTime simulated(
+      options);  // records the run when TWINCCL_TOPOLOGY / TWINCCL_TRACE is set
+  if (simulated.recording())
+    o.on_rank_start = [&simulated](Communicator& world) { simulated.record(world); };
   emu::run_world(o, fn);
   simulated.report(std::cout);
 }

@@ -13,7 +13,8 @@ SimulatedTime::SimulatedTime(const RunOptions& options) : options_(options) {
   if (options.topology.empty() && options.trace_path.empty()) return;
   // Load the topology now: a misspelled preset fails before the program runs, not after.
   if (!options.topology.empty()) (void)topo::load_topology(options.topology);
-  recorder_ = std::make_unique<trace::TraceRecorder>(options.world_size, trace::TraceRecorderOptions{});
+  recorder_ =
+      std::make_unique<trace::TraceRecorder>(options.world_size, trace::TraceRecorderOptions{});
 }
 
 void SimulatedTime::record(Communicator& comm) const {
@@ -25,21 +26,24 @@ void SimulatedTime::report(std::ostream& out) const {
   const sim::Trace trace = recorder_->trace();
   if (!options_.trace_path.empty()) {
     sim::save_trace(trace, options_.trace_path);
-    out << "twinccl: trace written to " << options_.trace_path << " (twinccl replay " << options_.trace_path
-        << " --topology A --topology B)\n";
+    out << "twinccl: trace written to " << options_.trace_path << " (twinccl replay "
+        << options_.trace_path << " --topology A --topology B)\n";
   }
   if (options_.topology.empty()) return;
   // The emulator ran TWINCCL_ALGO where it exists, else the tuner's choice (default_choice.h):
   // the replay plays the same (its communicators' tuners choose the rest).
   sim::ReplayOptions replay_options;
   replay_options.algorithm = options_.algorithm;
-  sim::ReplayResult result = sim::replay(trace, topo::load_topology(options_.topology), replay_options);
-  out << "twinccl: simulated time of this run on " << options_.topology << "\n" << sim::summarize_replay(result);
+  sim::ReplayResult result =
+      sim::replay(trace, topo::load_topology(options_.topology), replay_options);
+  out << "twinccl: simulated time of this run on " << options_.topology << "\n"
+      << sim::summarize_replay(result);
   if (!options_.timeline_path.empty()) {
     std::ofstream f(options_.timeline_path);
     if (!f) throw ConfigError("TWINCCL_TIMELINE: cannot write '" + options_.timeline_path + "'");
     sim::write_replay_perfetto(result, f);
-    out << "twinccl: Perfetto timeline written to " << options_.timeline_path << " (open in ui.perfetto.dev)\n";
+    out << "twinccl: Perfetto timeline written to " << options_.timeline_path
+        << " (open in ui.perfetto.dev)\n";
   }
 }
 

@@ -10,8 +10,8 @@
 #include <iosfwd>
 #include <memory>
 
-#include "twinccl/trace/recorder.h"
 #include "twinccl/run.h"
+#include "twinccl/trace/recorder.h"
 
 namespace twinccl::emu_backend {
 

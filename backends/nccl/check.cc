@@ -6,7 +6,8 @@
 namespace twinccl::nccl {
 
 void throw_nccl_error(ncclResult_t result, ncclComm_t comm, std::string_view what) {
-  std::string message = std::string(what) + ": NCCL error " + std::to_string(static_cast<int>(result)) + " '" +
+  std::string message = std::string(what) + ": NCCL error " +
+                        std::to_string(static_cast<int>(result)) + " '" +
                         api().ncclGetErrorString(result) + "'";
   const char* last = api().ncclGetLastError(comm);
   if (last != nullptr && last[0] != '\0') message += " (" + std::string(last) + ")";
@@ -25,7 +26,8 @@ std::string nccl_version_text(int code) {
   const int major = wide ? code / 10000 : code / 1000;
   const int minor = wide ? (code % 10000) / 100 : (code % 1000) / 100;
   const int patch = code % 100;
-  return "NCCL " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  return "NCCL " + std::to_string(major) + "." + std::to_string(minor) + "." +
+         std::to_string(patch);
 }
 
 }  // namespace twinccl::nccl

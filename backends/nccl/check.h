@@ -16,8 +16,9 @@ namespace twinccl::nccl {
 
 // Communicators are non-blocking, so ncclInProgress means "accepted, still being queued": it is
 // not an error here, and the caller polls CommContext::wait_ready before relying on the work.
-// Throws for anything else but ncclSuccess: InvalidArgument for ncclInvalidArgument/ncclInvalidUsage,
-// BackendError otherwise. The message is "<what>: <ncclGetErrorString> (<ncclGetLastError>)".
+// Throws for anything else but ncclSuccess: InvalidArgument for
+// ncclInvalidArgument/ncclInvalidUsage, BackendError otherwise. The message is "<what>:
+// <ncclGetErrorString> (<ncclGetLastError>)".
 [[noreturn]] void throw_nccl_error(ncclResult_t result, ncclComm_t comm, std::string_view what);
 
 inline void check_nccl(ncclResult_t result, ncclComm_t comm, std::string_view what) {

@@ -3,11 +3,13 @@
 // How it works: each OpKind maps to one NCCL call with NCCL's own counts (TwinCCL's counts are
 // NCCL's). barrier is an all_reduce of one int32 on scratch device memory. all_to_all, gather and
 // scatter are ncclAlltoAll/ncclGather/ncclScatter when the loaded NCCL has them (>= 2.28.3, see
-// loader.h); before that they become the grouped send/recv forms of uneven.cc with equal counts. The _v variants go to uneven.cc.
+// loader.h); before that they become the grouped send/recv forms of uneven.cc with equal counts.
+// The _v variants go to uneven.cc.
+#include "nccl/collectives.h"
+
 #include <numeric>
 
 #include "nccl/check.h"
-#include "nccl/collectives.h"
 #include "nccl/types.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -26,7 +28,8 @@ std::string describe(const OpDesc& op, const EnqueueTarget& t) {
                         t.comm_name ? *t.comm_name : std::string("?"), t.rank, op.where);
 }
 
-void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch, std::vector<ncclRedOp_t>& reduce_ops) {
+void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch,
+             std::vector<ncclRedOp_t>& reduce_ops) {
   auto what = [&] { return describe(op, t); };
   const ncclComm_t comm = t.comm;
   const cudaStream_t stream = t.stream;
@@ -40,61 +43,79 @@ void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch, st
   if (op.count == 0 && op.kind != OpKind::barrier && !is_uneven(op.kind)) return;
   switch (op.kind) {
     case OpKind::all_reduce:
-      return check_nccl_lazy(
-          api().ncclAllReduce(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), comm, stream), comm, what);
-    case OpKind::reduce_scatter:
-      return check_nccl_lazy(
-          api().ncclReduceScatter(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), comm, stream), comm, what);
-    case OpKind::all_gather:
-      return check_nccl_lazy(api().ncclAllGather(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm, what);
-    case OpKind::broadcast:
-      return check_nccl_lazy(api().ncclBroadcast(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
+      return check_nccl_lazy(api().ncclAllReduce(op.send, op.recv, op.count, to_nccl(op.dtype),
+                                                 reduce_op(), comm, stream),
                              comm, what);
-    case OpKind::reduce:
+    case OpKind::reduce_scatter:
+      return check_nccl_lazy(api().ncclReduceScatter(op.send, op.recv, op.count, to_nccl(op.dtype),
+                                                     reduce_op(), comm, stream),
+                             comm, what);
+    case OpKind::all_gather:
       return check_nccl_lazy(
-          api().ncclReduce(op.send, op.recv, op.count, to_nccl(op.dtype), reduce_op(), op.root, comm, stream), comm, what);
+          api().ncclAllGather(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm,
+          what);
+    case OpKind::broadcast:
+      return check_nccl_lazy(
+          api().ncclBroadcast(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
+          comm, what);
+    case OpKind::reduce:
+      return check_nccl_lazy(api().ncclReduce(op.send, op.recv, op.count, to_nccl(op.dtype),
+                                              reduce_op(), op.root, comm, stream),
+                             comm, what);
     case OpKind::send:
-      return check_nccl_lazy(api().ncclSend(op.send, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
+      return check_nccl_lazy(
+          api().ncclSend(op.send, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
     case OpKind::recv:
-      return check_nccl_lazy(api().ncclRecv(op.recv, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
+      return check_nccl_lazy(
+          api().ncclRecv(op.recv, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);
     case OpKind::barrier:
-      return check_nccl_lazy(api().ncclAllReduce(barrier_scratch, barrier_scratch, 1, ncclInt32, ncclSum, comm, stream),
+      return check_nccl_lazy(api().ncclAllReduce(barrier_scratch, barrier_scratch, 1, ncclInt32,
+                                                 ncclSum, comm, stream),
                              comm, what);
     case OpKind::all_to_all:
       if (api().ncclAlltoAll == nullptr) {  // NCCL < 2.28.3: grouped send/recv
         const auto counts = same_counts(op.count, t.size);
         return enqueue_all_to_all_v(op.send, counts, {}, op.recv, counts, {}, op.dtype, t, op);
       }
-      return check_nccl_lazy(api().ncclAlltoAll(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm, what);
+      return check_nccl_lazy(
+          api().ncclAlltoAll(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm,
+          what);
     case OpKind::gather:
       if (api().ncclGather == nullptr) {
-        return enqueue_gather_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype, op.root, t, op);
+        return enqueue_gather_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype,
+                                op.root, t, op);
       }
-      return check_nccl_lazy(api().ncclGather(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream), comm,
-                             what);
+      return check_nccl_lazy(
+          api().ncclGather(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
+          comm, what);
     case OpKind::scatter:
       if (api().ncclScatter == nullptr) {
-        return enqueue_scatter_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype, op.root, t, op);
+        return enqueue_scatter_v(op.send, op.recv, same_counts(op.count, t.size), {}, op.dtype,
+                                 op.root, t, op);
       }
-      return check_nccl_lazy(api().ncclScatter(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
-                             comm, what);
+      return check_nccl_lazy(
+          api().ncclScatter(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
+          comm, what);
     case OpKind::all_gather_v:
-      return enqueue_all_gather_v(op.send, op.recv, op.recv_counts, op.recv_displs, op.dtype, t, op);
+      return enqueue_all_gather_v(op.send, op.recv, op.recv_counts, op.recv_displs, op.dtype, t,
+                                  op);
     case OpKind::reduce_scatter_v:
-      return enqueue_reduce_scatter_v(op.send, op.recv, op.recv_counts, op.send_displs, op.dtype, reduce_op(), t,
-                                      op);
+      return enqueue_reduce_scatter_v(op.send, op.recv, op.recv_counts, op.send_displs, op.dtype,
+                                      reduce_op(), t, op);
     case OpKind::all_to_all_v:
-      return enqueue_all_to_all_v(op.send, op.send_counts, op.send_displs, op.recv, op.recv_counts, op.recv_displs,
-                                  op.dtype, t, op);
+      return enqueue_all_to_all_v(op.send, op.send_counts, op.send_displs, op.recv, op.recv_counts,
+                                  op.recv_displs, op.dtype, t, op);
     case OpKind::gather_v:
-      return enqueue_gather_v(op.send, op.recv, op.recv_counts.empty() ? op.send_counts : op.recv_counts,
-                              op.recv_counts.empty() ? op.send_displs : op.recv_displs, op.dtype, op.root, t, op);
+      return enqueue_gather_v(
+          op.send, op.recv, op.recv_counts.empty() ? op.send_counts : op.recv_counts,
+          op.recv_counts.empty() ? op.send_displs : op.recv_displs, op.dtype, op.root, t, op);
     case OpKind::scatter_v:
-      return enqueue_scatter_v(op.send, op.recv, op.send_counts.empty() ? op.recv_counts : op.send_counts,
-                               op.send_counts.empty() ? op.recv_displs : op.send_displs, op.dtype, op.root, t, op);
+      return enqueue_scatter_v(
+          op.send, op.recv, op.send_counts.empty() ? op.recv_counts : op.send_counts,
+          op.send_counts.empty() ? op.recv_displs : op.send_displs, op.dtype, op.root, t, op);
   }
-  throw InternalError(describe(op, t) + ": operation kind " + std::to_string(static_cast<int>(op.kind)) +
-                      " has no NCCL mapping");
+  throw InternalError(describe(op, t) + ": operation kind " +
+                      std::to_string(static_cast<int>(op.kind)) + " has no NCCL mapping");
 }
 
 }  // namespace twinccl::nccl

@@ -30,27 +30,29 @@ std::string describe(const OpDesc& op, const EnqueueTarget& t);
 
 // Issues `op`. premul_sum reduce ops it creates are appended to `reduce_ops`; the caller destroys
 // them once the outermost group ended. `barrier_scratch`: 4 device bytes (barrier only).
-void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch, std::vector<ncclRedOp_t>& reduce_ops);
+void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch,
+             std::vector<ncclRedOp_t>& reduce_ops);
 
 // ---- grouped point-to-point forms (uneven.cc); counts/displacements in elements, size() entries.
 // Empty displacements = packed in rank order. Transfers of 0 elements are skipped on both sides;
 // a rank's transfer to itself is skipped when source and destination are the same bytes.
 void enqueue_all_to_all_v(const void* send, std::span<const std::size_t> send_counts,
                           std::span<const std::size_t> send_displs, void* recv,
-                          std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
-                          DataType dtype, const EnqueueTarget& t, const OpDesc& op);
+                          std::span<const std::size_t> recv_counts,
+                          std::span<const std::size_t> recv_displs, DataType dtype,
+                          const EnqueueTarget& t, const OpDesc& op);
 void enqueue_all_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                          std::span<const std::size_t> displs, DataType dtype, const EnqueueTarget& t,
-                          const OpDesc& op);
+                          std::span<const std::size_t> displs, DataType dtype,
+                          const EnqueueTarget& t, const OpDesc& op);
 void enqueue_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                      std::span<const std::size_t> displs, DataType dtype, int root, const EnqueueTarget& t,
-                      const OpDesc& op);
+                      std::span<const std::size_t> displs, DataType dtype, int root,
+                      const EnqueueTarget& t, const OpDesc& op);
 void enqueue_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                       std::span<const std::size_t> displs, DataType dtype, int root, const EnqueueTarget& t,
-                       const OpDesc& op);
+                       std::span<const std::size_t> displs, DataType dtype, int root,
+                       const EnqueueTarget& t, const OpDesc& op);
 // One ncclReduce per rank's block (root = the block's owner), all in one group.
 void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                              std::span<const std::size_t> displs, DataType dtype, ncclRedOp_t reduce_op,
-                              const EnqueueTarget& t, const OpDesc& op);
+                              std::span<const std::size_t> displs, DataType dtype,
+                              ncclRedOp_t reduce_op, const EnqueueTarget& t, const OpDesc& op);
 
 }  // namespace twinccl::nccl

@@ -37,8 +37,10 @@ ncclConfig_t make_config(const std::string& name) {
 void note_algorithm_ignored(const OpDesc& op) {
   static std::once_flag once;
   std::call_once(once, [&] {
-    std::cerr << "twinccl: note: CallOptions.algorithm='" << op.algorithm << "' (" << describe_call_site(op.where)
-              << ") is ignored by the NCCL backend: NCCL chooses its algorithm (see NCCL_ALGO); said once\n";
+    std::cerr << "twinccl: note: CallOptions.algorithm='" << op.algorithm << "' ("
+              << describe_call_site(op.where)
+              << ") is ignored by the NCCL backend: NCCL chooses its algorithm (see NCCL_ALGO); "
+                 "said once\n";
   });
 }
 
@@ -51,15 +53,19 @@ void adapt_fp8(OpDesc& op, StreamContext& stream, int size, const std::string& w
                        op.kind == OpKind::reduce || op.kind == OpKind::reduce_scatter_v;
   if (!fp8 || !reduces) return;
   if (const int sm = stream.sm_major(); sm < 9) {
-    throw InvalidArgument(what + ": " + std::string(name(op.dtype)) + " reductions need a GPU of compute capability "
-                          "9.0 (sm_90) or newer; GPU " + std::to_string(stream.device()) + " is sm_" +
-                          std::to_string(sm) + "x (NCCL refuses them there too)");
+    throw InvalidArgument(what + ": " + std::string(name(op.dtype)) +
+                          " reductions need a GPU of compute capability "
+                          "9.0 (sm_90) or newer; GPU " +
+                          std::to_string(stream.device()) + " is sm_" + std::to_string(sm) +
+                          "x (NCCL refuses them there too)");
   }
   if (size != 1) return;
   if (op.op.kind == ReduceKind::avg) op.op = ReduceOp::sum();
   if (op.op.kind == ReduceKind::premul_sum) {
-    throw InvalidArgument(what + ": premul_sum on " + std::string(name(op.dtype)) + " with one rank: NCCL's one-rank "
-                          "path does not support float8 scaling; use a wider type or scale before the call");
+    throw InvalidArgument(
+        what + ": premul_sum on " + std::string(name(op.dtype)) +
+        " with one rank: NCCL's one-rank "
+        "path does not support float8 scaling; use a wider type or scale before the call");
   }
 }
 
@@ -68,14 +74,15 @@ void adapt_fp8(OpDesc& op, StreamContext& stream, int size, const std::string& w
 std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOptions& options) {
   DeviceGuard guard(options.device);
   auto stream = std::make_shared<StreamContext>(options.device, options.timeout, options.signal);
-  auto ctx = std::make_shared<CommContext>(nullptr, stream, options.rank, options.nranks, options.name,
-                                           options.timeout, options.signal);
+  auto ctx = std::make_shared<CommContext>(nullptr, stream, options.rank, options.nranks,
+                                           options.name, options.timeout, options.signal);
   const std::string what = call_site_text("ncclCommInitRankConfig", options.name, options.rank) +
                            " of " + std::to_string(options.nranks) + " on GPU " +
                            std::to_string(options.device);
   ncclConfig_t config = make_config(ctx->name());
   ncclComm_t comm = nullptr;
-  const ncclResult_t rc = api().ncclCommInitRankConfig(&comm, options.nranks, options.id, options.rank, &config);
+  const ncclResult_t rc =
+      api().ncclCommInitRankConfig(&comm, options.nranks, options.id, options.rank, &config);
   if (rc != ncclSuccess && rc != ncclInProgress) {
     if (comm != nullptr) (void)api().ncclCommAbort(comm);
     throw_nccl_error(rc, nullptr, what);
@@ -99,7 +106,8 @@ NcclCommunicator::~NcclCommunicator() {
     // That ncclGroupEnd launches the group's work: ordered like any launch (ordering.h).
     try {
       DeviceGuard guard(ctx_->device());
-      order_launch(*ctx_->stream(), caller_stream_, "group left open at destruction of comm '" + name() + "'");
+      order_launch(*ctx_->stream(), caller_stream_,
+                   "group left open at destruction of comm '" + name() + "'");
     } catch (const std::exception&) {
     }
     bool in_progress = false;
@@ -115,15 +123,17 @@ NcclCommunicator::~NcclCommunicator() {
   if (!ctx_->aborted()) {
     if (std::uncaught_exceptions() > 0) {
       // The rank failed: tell the others first, then abort (never finalize: it may wait on peers).
-      ctx_->stream()->fail_fast("rank " + std::to_string(rank()) + " of comm '" + name() +
-                                "' failed (its communicator was destroyed while an exception unwound)");
+      ctx_->stream()->fail_fast(
+          "rank " + std::to_string(rank()) + " of comm '" + name() +
+          "' failed (its communicator was destroyed while an exception unwound)");
     } else {
       auto drained = StreamContext::Drain::timed_out;
       try {
         drained = ctx_->stream()->drain("destroying comm '" + name() + "'");
       } catch (const std::exception&) {
       }
-      if (drained != StreamContext::Drain::idle) ctx_->abort("destroyed while work was still pending or failed");
+      if (drained != StreamContext::Drain::idle)
+        ctx_->abort("destroyed while work was still pending or failed");
     }
   }
   release_reduce_ops();
@@ -162,7 +172,8 @@ Work NcclCommunicator::submit(OpDesc op) {
   if (!op.algorithm.empty()) note_algorithm_ignored(op);
   adapt_fp8(op, *ctx_->stream(), size(), what);
   DeviceGuard guard(ctx_->device());
-  const EnqueueTarget target{ctx_->comm(), ctx_->cuda_stream(), rank(), size(), &ctx_->name(), ++op_count_};
+  const EnqueueTarget target{ctx_->comm(), ctx_->cuda_stream(), rank(),
+                             size(),       &ctx_->name(),       ++op_count_};
   void* scratch = op.kind == OpKind::barrier ? barrier_scratch() : nullptr;
   if (group_depth_ > 0) {
     enqueue(op, target, scratch, reduce_ops_);
@@ -201,7 +212,8 @@ void NcclCommunicator::group_start(Where where) {
 
 Work NcclCommunicator::group_end(CallOptions opts, Where where) {
   if (group_depth_ == 0) {
-    throw InvalidArgument(call_site_text("group_end", name(), rank(), where) + ": no group is open");
+    throw InvalidArgument(call_site_text("group_end", name(), rank(), where) +
+                          ": no group is open");
   }
   --group_depth_;
   ThreadGroup& group = thread_group();
@@ -233,17 +245,20 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
   return work;
 }
 
-std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::string new_name, Where where) {
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::string new_name,
+                                                      Where where) {
   const std::string what = call_site_text("split", name(), rank(), where);
   ctx_->throw_if_aborted(what);
   refuse_if_group_of_other(this, what);
   if (group_depth_ > 0) {
     const ThreadGroup& group = thread_group();
-    throw InvalidArgument(what + ": split inside the group opened at " + std::string(group.where.file_name()) + ":" +
+    throw InvalidArgument(what + ": split inside the group opened at " +
+                          std::string(group.where.file_name()) + ":" +
                           std::to_string(group.where.line()) + " (call group_end first)");
   }
   if (color < kNoColor) {
-    throw InvalidArgument(what + ": color=" + std::to_string(color) + " (use a color >= 0, or kNoColor)");
+    throw InvalidArgument(what + ": color=" + std::to_string(color) +
+                          " (use a color >= 0, or kNoColor)");
   }
   if (new_name.empty()) new_name = name() + ".split(" + std::to_string(color) + ")";
   DeviceGuard guard(ctx_->device());
@@ -253,14 +268,14 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
   std::shared_ptr<CommContext> child_ctx;
   if (color != kNoColor) {
     stream = std::make_shared<StreamContext>(ctx_->device(), ctx_->timeout(), ctx_->signal());
-    child_ctx = std::make_shared<CommContext>(nullptr, stream, -1, 0, std::move(new_name), ctx_->timeout(),
-                                              ctx_->signal());
+    child_ctx = std::make_shared<CommContext>(nullptr, stream, -1, 0, std::move(new_name),
+                                              ctx_->timeout(), ctx_->signal());
   }
   ncclConfig_t config = make_config(child_ctx ? child_ctx->name() : name());
   ncclComm_t child = nullptr;
   const std::string call = what + " color=" + std::to_string(color) + " key=" + std::to_string(key);
-  const ncclResult_t rc = api().ncclCommSplit(ctx_->comm(), color == kNoColor ? NCCL_SPLIT_NOCOLOR : color, key,
-                                              &child, &config);
+  const ncclResult_t rc = api().ncclCommSplit(
+      ctx_->comm(), color == kNoColor ? NCCL_SPLIT_NOCOLOR : color, key, &child, &config);
   if (rc != ncclSuccess && rc != ncclInProgress) throw_nccl_error(rc, ctx_->comm(), call);
   // NCCL (2.19 .. 2.30, init.cc ncclCommInitChildComm): a non-blocking split runs as a job of the
   // PARENT, which stays ncclInProgress until it ends; `child` is NULL until then and written by
@@ -273,7 +288,8 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
     throw;
   }
   if (child == nullptr && color != kNoColor) {
-    throw BackendError(call + ": ncclCommSplit finished without a new communicator for this rank's color");
+    throw BackendError(call +
+                       ": ncclCommSplit finished without a new communicator for this rank's color");
   }
   if (child == nullptr) return nullptr;
   child_ctx->set_comm(child, -1, 0);

@@ -59,7 +59,9 @@ class NcclCommunicator final : public Communicator {
   Work group_end(CallOptions opts = {}, Where where = Where::current()) override;
   std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
                                       Where where = Where::current()) override;
-  void set_caller_stream(void* stream) override { caller_stream_ = static_cast<cudaStream_t>(stream); }
+  void set_caller_stream(void* stream) override {
+    caller_stream_ = static_cast<cudaStream_t>(stream);
+  }
 
   // For benchmarks and interop: the raw handles (owned by this communicator).
   ncclComm_t native_comm() const { return ctx_->comm(); }

@@ -23,14 +23,17 @@ void pause(std::chrono::microseconds& step) {
 
 DeviceGuard::DeviceGuard(int device) : device_(device) {
   check_cuda(api().cudaGetDevice(&previous_), "cudaGetDevice");
-  if (previous_ != device_) check_cuda(api().cudaSetDevice(device_), "api().cudaSetDevice(" + std::to_string(device_) + ")");
+  if (previous_ != device_)
+    check_cuda(api().cudaSetDevice(device_),
+               "api().cudaSetDevice(" + std::to_string(device_) + ")");
 }
 
 DeviceGuard::~DeviceGuard() {
   if (previous_ != device_ && previous_ >= 0) (void)api().cudaSetDevice(previous_);
 }
 
-StreamContext::StreamContext(int device, std::chrono::nanoseconds timeout, std::shared_ptr<AbortSignal> signal)
+StreamContext::StreamContext(int device, std::chrono::nanoseconds timeout,
+                             std::shared_ptr<AbortSignal> signal)
     : device_(device), timeout_(timeout), signal_(std::move(signal)) {
   DeviceGuard guard(device);
   check_cuda(api().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
@@ -117,7 +120,8 @@ std::string AbortSignal::why() {
 }
 
 CommContext::CommContext(ncclComm_t comm, std::shared_ptr<StreamContext> stream, int rank, int size,
-                         std::string name, std::chrono::nanoseconds timeout, std::shared_ptr<AbortSignal> signal)
+                         std::string name, std::chrono::nanoseconds timeout,
+                         std::shared_ptr<AbortSignal> signal)
     : comm_(comm),
       stream_(std::move(stream)),
       rank_(rank),
@@ -166,8 +170,8 @@ void CommContext::wait_ready(const std::string& what) {
     if (state == ncclSuccess) return;
     const std::string where = call_site_text(what, name_, rank_);
     if (state != ncclInProgress) {
-      const std::string message = where + ": NCCL error '" + api().ncclGetErrorString(state) + "' (" +
-                                  api().ncclGetLastError(comm_) + ")";
+      const std::string message = where + ": NCCL error '" + api().ncclGetErrorString(state) +
+                                  "' (" + api().ncclGetLastError(comm_) + ")";
       abort(message);
       if (state == ncclInvalidArgument || state == ncclInvalidUsage) throw InvalidArgument(message);
       throw BackendError(message);
@@ -205,14 +209,17 @@ void CommContext::check_health(const std::string& what) {
   if (signal_ && signal_->raised.load()) {
     const std::string why = signal_->why();
     abort("another rank failed: " + why);
-    throw AbortedError(call_site_text(what, name_, rank_) + ": aborted because another rank failed: " + why);
+    throw AbortedError(call_site_text(what, name_, rank_) +
+                       ": aborted because another rank failed: " + why);
   }
   ncclResult_t async = ncclSuccess;
   ncclResult_t queried = api().ncclCommGetAsyncError(comm_, &async);
   if (queried != ncclSuccess) async = queried;
   if (async != ncclSuccess && async != ncclInProgress) {
-    const std::string message = call_site_text(what, name_, rank_) + ": NCCL reported an asynchronous error: " +
-                                api().ncclGetErrorString(async) + " (" + api().ncclGetLastError(comm_) + ")";
+    const std::string message =
+        call_site_text(what, name_, rank_) +
+        ": NCCL reported an asynchronous error: " + api().ncclGetErrorString(async) + " (" +
+        api().ncclGetLastError(comm_) + ")";
     abort(message);
     throw BackendError(message);
   }

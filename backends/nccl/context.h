@@ -51,8 +51,8 @@ class StreamContext {
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
   std::chrono::nanoseconds timeout() const { return timeout_; }
-  cudaEvent_t take_event();              // from the pool, or a new timing-disabled event
-  void give_back(cudaEvent_t event);     // thread-safe
+  cudaEvent_t take_event();           // from the pool, or a new timing-disabled event
+  void give_back(cudaEvent_t event);  // thread-safe
   // The communicator using this stream sets how to abort it (buffers call it, see below).
   void set_abort(std::function<void(const std::string&)> abort);
   // Polls cudaStreamQuery until the stream drained or `timeout` passed. When the run's abort
@@ -91,8 +91,9 @@ class CommContext {
  public:
   // `comm` may be set later (set_comm): the name must live before ncclCommInitRankConfig or
   // ncclCommSplit is called, because NCCL keeps config.commName (name().c_str()) until it is ready.
-  CommContext(ncclComm_t comm, std::shared_ptr<StreamContext> stream, int rank, int size, std::string name,
-              std::chrono::nanoseconds timeout, std::shared_ptr<AbortSignal> signal);
+  CommContext(ncclComm_t comm, std::shared_ptr<StreamContext> stream, int rank, int size,
+              std::string name, std::chrono::nanoseconds timeout,
+              std::shared_ptr<AbortSignal> signal);
   // Non-blocking ncclCommFinalize polled until done (deadline: the timeout), then
   // ncclCommDestroy; ncclCommAbort instead when finalizing fails, times out or the run aborted.
   ~CommContext();

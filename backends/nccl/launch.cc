@@ -33,7 +33,8 @@ std::chrono::nanoseconds timeout_of(const RunOptions& options) {
   if (!(options.timeout_s > 0)) {
     throw ConfigError("TWINCCL_TIMEOUT_S=" + std::to_string(options.timeout_s) + " must be > 0");
   }
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options.timeout_s));
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(options.timeout_s));
 }
 
 ncclUniqueId new_unique_id() {
@@ -46,7 +47,8 @@ int require_gpus() {
   const GpuCensus census = gpu_census();
   if (census.libraries_missing) (void)api();  // throws the loader's one clear BackendError
   if (!census.error.empty()) throw BackendError("TWINCCL_BACKEND=nccl: " + census.error);
-  if (census.count == 0) throw BackendError("TWINCCL_BACKEND=nccl: no GPU: " + census.no_gpu_reason);
+  if (census.count == 0)
+    throw BackendError("TWINCCL_BACKEND=nccl: no GPU: " + census.no_gpu_reason);
   return census.count;
 }
 
@@ -55,9 +57,11 @@ int require_gpus() {
 void note_ignored_settings(const RunOptions& options, int world_size) {
   static std::once_flag once;
   std::call_once(once, [&] {
-    if (const char* n = std::getenv("TWINCCL_WORLD_SIZE"); n != nullptr && std::to_string(world_size) != n) {
-      std::cerr << "twinccl: note: TWINCCL_WORLD_SIZE=" << n << " is ignored by the NCCL backend: the world has "
-                << world_size << " rank(s) (from the launcher, or one per visible GPU)\n";
+    if (const char* n = std::getenv("TWINCCL_WORLD_SIZE");
+        n != nullptr && std::to_string(world_size) != n) {
+      std::cerr << "twinccl: note: TWINCCL_WORLD_SIZE=" << n
+                << " is ignored by the NCCL backend: the world has " << world_size
+                << " rank(s) (from the launcher, or one per visible GPU)\n";
     }
     if (!options.algorithm.empty()) {
       std::cerr << "twinccl: note: TWINCCL_ALGO=" << options.algorithm
@@ -90,7 +94,8 @@ class FirstFailure {
         error_aborted_ = aborted;
       }
     }
-    signal->raise("rank " + std::to_string(rank) + ": " + what);  // after recording: first stays first
+    signal->raise("rank " + std::to_string(rank) + ": " +
+                  what);  // after recording: first stays first
   }
   void rethrow() {
     if (error_) std::rethrow_exception(error_);
@@ -113,8 +118,9 @@ Bootstrap bootstrap(const LaunchEnvironment& env, std::chrono::nanoseconds timeo
     const ncclUniqueId id = new_unique_id();
     return std::string(id.internal, sizeof id.internal);
   };
-  const std::string bytes = exchange_unique_id(env, sizeof b.id.internal, make_id,
-                                               std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  const std::string bytes =
+      exchange_unique_id(env, sizeof b.id.internal, make_id,
+                         std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   std::copy(bytes.begin(), bytes.end(), b.id.internal);
   return b;
 }
@@ -144,8 +150,9 @@ GpuCensus gpu_census() {
   } else if (rc == cudaErrorInsufficientDriver && driver == 0) {
     census.no_gpu_reason = "no CUDA driver is installed (cudaDriverGetVersion reports 0)";
   } else if (rc == cudaErrorInsufficientDriver) {
-    census.error = "the CUDA driver (version " + std::to_string(driver) + ") is older than the CUDA runtime " +
-                   std::to_string(runtime) + " loaded from " + a->cudart_path +
+    census.error = "the CUDA driver (version " + std::to_string(driver) +
+                   ") is older than the CUDA runtime " + std::to_string(runtime) + " loaded from " +
+                   a->cudart_path +
                    ": update the driver or point TWINCCL_CUDART_LIBRARY at an older libcudart";
   } else {
     census.error = std::string("cudaGetDeviceCount failed: ") + a->cudaGetErrorName(rc) + ": " +
@@ -172,12 +179,14 @@ std::string describe_runtime() {
   int driver = 0;
   (void)api().cudaRuntimeGetVersion(&runtime);
   (void)api().cudaDriverGetVersion(&driver);
-  return nccl_version_text(runtime_nccl_version()) + " (built with " + nccl_version_text(compiled_nccl_version()) +
-         "), CUDA runtime " + std::to_string(runtime) + ", driver " + std::to_string(driver) + ", " +
-         std::to_string(visible_gpu_count()) + " GPU(s); loaded " + api().nccl_path + " and " + api().cudart_path;
+  return nccl_version_text(runtime_nccl_version()) + " (built with " +
+         nccl_version_text(compiled_nccl_version()) + "), CUDA runtime " + std::to_string(runtime) +
+         ", driver " + std::to_string(driver) + ", " + std::to_string(visible_gpu_count()) +
+         " GPU(s); loaded " + api().nccl_path + " and " + api().cudart_path;
 }
 
-void run_local_ranks(const std::vector<int>& devices, const RunOptions& options, const RankFunction& fn) {
+void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
+                     const RankFunction& fn) {
   if (devices.empty()) throw InvalidArgument("run_local_ranks: no devices given");
   const auto timeout = timeout_of(options);
   const int gpus = require_gpus();
@@ -195,7 +204,9 @@ void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
     try {
       const int device = devices[static_cast<std::size_t>(rank)];
       // The rank's own CUDA code (kernels, cudaMalloc) runs on its GPU too.
-      check_cuda(api().cudaSetDevice(device), "rank " + std::to_string(rank) + ": api().cudaSetDevice(" + std::to_string(device) + ")");
+      check_cuda(
+          api().cudaSetDevice(device),
+          "rank " + std::to_string(rank) + ": api().cudaSetDevice(" + std::to_string(device) + ")");
       auto world = NcclCommunicator::create({.id = id,
                                              .nranks = nranks,
                                              .rank = rank,
@@ -208,7 +219,8 @@ void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
       } catch (const AbortedError&) {
         throw;
       } catch (const std::exception& e) {
-        signal->raise("rank " + std::to_string(rank) + ": " + e.what());  // before `world` is destroyed
+        signal->raise("rank " + std::to_string(rank) + ": " +
+                      e.what());  // before `world` is destroyed
         throw;
       }
     } catch (...) {
@@ -239,7 +251,9 @@ void run_world(const RunOptions& options, const RankFunction& fn) {
   const auto timeout = timeout_of(options);
   const int gpus = require_gpus();
   const int device = choose_local_gpu(env, gpus);  // refuses ranks sharing a GPU
-  check_cuda(api().cudaSetDevice(device), "rank " + std::to_string(env.rank) + ": api().cudaSetDevice(" + std::to_string(device) + ")");
+  check_cuda(
+      api().cudaSetDevice(device),
+      "rank " + std::to_string(env.rank) + ": api().cudaSetDevice(" + std::to_string(device) + ")");
   Bootstrap boot = bootstrap(env, timeout);
   auto world = NcclCommunicator::create({.id = boot.id,
                                          .nranks = env.world_size,

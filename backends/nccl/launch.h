@@ -22,7 +22,8 @@ void run_world(const RunOptions& options, const RankFunction& fn);
 // One thread per entry of `devices`: ranks 0..n-1 of one communicator, rank i on devices[i]. A
 // device may repeat only where NCCL allows several ranks per GPU (NCCL >= 2.30 with
 // NCCL_MULTI_RANK_GPU_ENABLE=1). Used by run_world and by the GPU checks.
-void run_local_ranks(const std::vector<int>& devices, const RunOptions& options, const RankFunction& fn);
+void run_local_ranks(const std::vector<int>& devices, const RunOptions& options,
+                     const RankFunction& fn);
 
 // What this process can use. A machine without GPU, driver or CUDA libraries is "no GPU"
 // (count 0, no_gpu_reason). Anything else that fails - a driver older than the runtime, any other

@@ -29,7 +29,8 @@ struct Opened {
 // Tries `explicit_path` alone, or each default in turn; the error lists every attempt.
 Opened open_library(const char* what, const char* variable, const std::string& explicit_path,
                     const std::vector<std::string>& defaults) {
-  const std::vector<std::string> candidates = explicit_path.empty() ? defaults : std::vector{explicit_path};
+  const std::vector<std::string> candidates =
+      explicit_path.empty() ? defaults : std::vector{explicit_path};
   std::string tried;
   for (const std::string& path : candidates) {
     dlerror();
@@ -38,8 +39,9 @@ Opened open_library(const char* what, const char* variable, const std::string& e
     const char* why = dlerror();
     tried += "\n  dlopen(\"" + path + "\"): " + (why ? why : "unknown error");
   }
-  throw BackendError(std::string("TWINCCL_BACKEND=nccl needs ") + what + ", which could not be loaded:" + tried +
-                     "\n  set " + variable + " to the library's full path" +
+  throw BackendError(std::string("TWINCCL_BACKEND=nccl needs ") + what +
+                     ", which could not be loaded:" + tried + "\n  set " + variable +
+                     " to the library's full path" +
                      (explicit_path.empty() ? "" : " (it is set: is the path right?)"));
 }
 
@@ -131,10 +133,11 @@ LibraryPaths library_paths_from_environment() {
 
 const Api& load_api(const LibraryPaths& paths) {
   auto table = std::make_unique<Api>();
-  const Opened cudart = open_library("the CUDA runtime (libcudart, CUDA 12 or 13)", "TWINCCL_CUDART_LIBRARY",
-                                     paths.cudart, {"libcudart.so.13", "libcudart.so.12"});
-  const Opened nccl = open_library("NCCL (libnccl.so.2, >= 2.19)", "TWINCCL_NCCL_LIBRARY", paths.nccl,
-                                   {"libnccl.so.2"});
+  const Opened cudart =
+      open_library("the CUDA runtime (libcudart, CUDA 12 or 13)", "TWINCCL_CUDART_LIBRARY",
+                   paths.cudart, {"libcudart.so.13", "libcudart.so.12"});
+  const Opened nccl = open_library("NCCL (libnccl.so.2, >= 2.19)", "TWINCCL_NCCL_LIBRARY",
+                                   paths.nccl, {"libnccl.so.2"});
   table->cudart_path = cudart.path;
   table->nccl_path = nccl.path;
   std::vector<std::string> missing_cuda;
@@ -142,7 +145,8 @@ const Api& load_api(const LibraryPaths& paths) {
   bind_cuda(cudart.handle, *table, missing_cuda);
   bind_nccl(nccl.handle, *table, missing_nccl);
   if (!missing_cuda.empty() || !missing_nccl.empty()) {
-    std::string message = "TWINCCL_BACKEND=nccl: the loaded libraries lack entry points TwinCCL needs:";
+    std::string message =
+        "TWINCCL_BACKEND=nccl: the loaded libraries lack entry points TwinCCL needs:";
     if (!missing_cuda.empty()) message += "\n  " + cudart.path + ": " + join(missing_cuda);
     if (!missing_nccl.empty()) message += "\n  " + nccl.path + ": " + join(missing_nccl);
     throw BackendError(message + "\n  (TwinCCL needs CUDA runtime 12 or 13 and NCCL >= 2.19.0)");
@@ -151,8 +155,9 @@ const Api& load_api(const LibraryPaths& paths) {
     throw BackendError("TWINCCL_BACKEND=nccl: ncclGetVersion failed in " + nccl.path);
   }
   if (table->nccl_version < kMinimumNcclVersion) {
-    throw BackendError("TWINCCL_BACKEND=nccl: " + nccl.path + " is " + nccl_version_text(table->nccl_version) +
-                       "; TwinCCL needs " + nccl_version_text(kMinimumNcclVersion) +
+    throw BackendError("TWINCCL_BACKEND=nccl: " + nccl.path + " is " +
+                       nccl_version_text(table->nccl_version) + "; TwinCCL needs " +
+                       nccl_version_text(kMinimumNcclVersion) +
                        " or newer (set TWINCCL_NCCL_LIBRARY to a newer libnccl.so.2)");
   }
   if (table->nccl_version < kAlltoAllNcclVersion) {  // the symbols may exist as stubs before 2.28.3

@@ -22,8 +22,8 @@
 
 namespace twinccl::nccl {
 
-inline constexpr int kMinimumNcclVersion = 21900;    // ncclConfig_t::commName, ncclCommSplit
-inline constexpr int kAlltoAllNcclVersion = 22803;   // ncclAlltoAll, ncclGather, ncclScatter
+inline constexpr int kMinimumNcclVersion = 21900;   // ncclConfig_t::commName, ncclCommSplit
+inline constexpr int kAlltoAllNcclVersion = 22803;  // ncclAlltoAll, ncclGather, ncclScatter
 
 struct Api {
   // ---- CUDA runtime
@@ -78,8 +78,8 @@ struct Api {
   decltype(&::ncclGather) ncclGather = nullptr;
   decltype(&::ncclScatter) ncclScatter = nullptr;
 
-  int nccl_version = 0;        // ncclGetVersion
-  std::string cudart_path;     // what dlopen was given, as loaded
+  int nccl_version = 0;     // ncclGetVersion
+  std::string cudart_path;  // what dlopen was given, as loaded
   std::string nccl_path;
 };
 

@@ -26,10 +26,13 @@ void wait_done(StreamContext& stream, const std::string& what) {
   const auto result = stream.drain(what);
   if (result == StreamContext::Drain::idle) return;
   if (result == StreamContext::Drain::aborted) {
-    throw AbortedError(what + ": the communicator was aborted (a rank failed) before the copy could be trusted");
+    throw AbortedError(
+        what + ": the communicator was aborted (a rank failed) before the copy could be trusted");
   }
-  throw TimeoutError(what + ": the communicator's stream did not drain within TWINCCL_TIMEOUT_S: an earlier "
-                     "collective never finished");
+  throw TimeoutError(
+      what +
+      ": the communicator's stream did not drain within TWINCCL_TIMEOUT_S: an earlier "
+      "collective never finished");
 }
 
 class DeviceMemory final : public Memory {
@@ -42,9 +45,12 @@ class DeviceMemory final : public Memory {
     int previous = -1;
     (void)api().cudaGetDevice(&previous);
     (void)api().cudaSetDevice(stream_->device());
-    const std::string what = "freeing " + std::to_string(bytes()) + " bytes on GPU " + std::to_string(stream_->device());
-    if (std::uncaught_exceptions() > 0 && api().cudaStreamQuery(stream_->stream()) == cudaErrorNotReady) {
-      stream_->fail_fast("a rank failed with work still queued on GPU " + std::to_string(stream_->device()) +
+    const std::string what =
+        "freeing " + std::to_string(bytes()) + " bytes on GPU " + std::to_string(stream_->device());
+    if (std::uncaught_exceptions() > 0 &&
+        api().cudaStreamQuery(stream_->stream()) == cudaErrorNotReady) {
+      stream_->fail_fast("a rank failed with work still queued on GPU " +
+                         std::to_string(stream_->device()) +
                          " (a buffer was released while an exception unwound)");
     }
     // No collective may still use it: wait (bounded) for the stream; an abort ends NCCL's work.
@@ -53,7 +59,8 @@ class DeviceMemory final : public Memory {
       drained = stream_->drain(what);
     } catch (const std::exception&) {
     }
-    if (drained != StreamContext::Drain::timed_out) (void)api().cudaFree(data());  // else leaked, not freed in use
+    if (drained != StreamContext::Drain::timed_out)
+      (void)api().cudaFree(data());  // else leaked, not freed in use
     if (previous >= 0) (void)api().cudaSetDevice(previous);
   }
 
@@ -66,35 +73,40 @@ class DeviceMemory final : public Memory {
   void copy_out(std::size_t offset, void* host, std::size_t bytes) const override {
     check_range("copy_out", offset, bytes);
     if (bytes == 0) return;
-    copy(host, static_cast<const char*>(data()) + offset, bytes, cudaMemcpyDeviceToHost, "copy_out");
+    copy(host, static_cast<const char*>(data()) + offset, bytes, cudaMemcpyDeviceToHost,
+         "copy_out");
   }
 
   // Device-to-device (or host-to-device) on this memory's stream; cudaMemcpyDefault lets the
   // driver pick the direction from the pointers (unified addressing), peers included.
-  void copy_from(std::size_t offset, const Memory& src, std::size_t src_offset, std::size_t bytes) override {
+  void copy_from(std::size_t offset, const Memory& src, std::size_t src_offset,
+                 std::size_t bytes) override {
     check_range("copy_from", offset, bytes);
     if (src_offset + bytes > src.bytes() || src_offset + bytes < src_offset) {
-      throw InvalidArgument("device Memory::copy_from: source range outside its " + std::to_string(src.bytes()) +
-                            "-byte allocation");
+      throw InvalidArgument("device Memory::copy_from: source range outside its " +
+                            std::to_string(src.bytes()) + "-byte allocation");
     }
     if (bytes == 0) return;
-    copy(static_cast<char*>(data()) + offset, static_cast<const char*>(src.data()) + src_offset, bytes,
-         cudaMemcpyDefault, "copy_from");
+    copy(static_cast<char*>(data()) + offset, static_cast<const char*>(src.data()) + src_offset,
+         bytes, cudaMemcpyDefault, "copy_from");
   }
 
  private:
   void check_range(const char* what, std::size_t offset, std::size_t bytes) const {
     if (offset + bytes > this->bytes() || offset + bytes < offset) {
-      throw InvalidArgument(std::string("device Memory::") + what + ": range [" + std::to_string(offset) + ", " +
-                            std::to_string(offset + bytes) + ") is outside the " + std::to_string(this->bytes()) +
+      throw InvalidArgument(std::string("device Memory::") + what + ": range [" +
+                            std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+                            ") is outside the " + std::to_string(this->bytes()) +
                             "-byte allocation on GPU " + std::to_string(stream_->device()));
     }
   }
 
-  void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, const char* what) const {
+  void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+            const char* what) const {
     DeviceGuard guard(stream_->device());
-    const std::string where = std::string("device Memory::") + what + " of " + std::to_string(bytes) +
-                              " bytes on GPU " + std::to_string(stream_->device());
+    const std::string where = std::string("device Memory::") + what + " of " +
+                              std::to_string(bytes) + " bytes on GPU " +
+                              std::to_string(stream_->device());
     // CUDA's API synchronization rules: an "Async" copy to or from pageable host memory may
     // synchronize with the stream before it starts, an unbounded host wait behind a collective
     // that never ends. So the stream is drained first (bounded), and the copy waits for nothing.
@@ -108,14 +120,17 @@ class DeviceMemory final : public Memory {
 
 }  // namespace
 
-std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> stream, std::size_t bytes) {
+std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> stream,
+                                               std::size_t bytes) {
   if (bytes == 0) return std::make_shared<DeviceMemory>(nullptr, 0, std::move(stream));
   DeviceGuard guard(stream->device());
   void* data = nullptr;
-  check_cuda(api().cudaMalloc(&data, bytes),
-             "cudaMalloc of " + std::to_string(bytes) + " bytes on GPU " + std::to_string(stream->device()));
+  check_cuda(api().cudaMalloc(&data, bytes), "cudaMalloc of " + std::to_string(bytes) +
+                                                 " bytes on GPU " +
+                                                 std::to_string(stream->device()));
   auto memory = std::make_shared<DeviceMemory>(data, bytes, stream);
-  check_cuda(api().cudaMemsetAsync(data, 0, bytes, stream->stream()), "cudaMemsetAsync of a new buffer");
+  check_cuda(api().cudaMemsetAsync(data, 0, bytes, stream->stream()),
+             "cudaMemsetAsync of a new buffer");
   wait_done(*stream, "zero-filling a new buffer of " + std::to_string(bytes) + " bytes");
   return memory;
 }

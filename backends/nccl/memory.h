@@ -13,6 +13,7 @@
 
 namespace twinccl::nccl {
 
-std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> stream, std::size_t bytes);
+std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> stream,
+                                               std::size_t bytes);
 
 }  // namespace twinccl::nccl

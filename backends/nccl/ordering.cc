@@ -17,7 +17,8 @@ thread_local bool t_has_last = false;
 void wait_for(StreamContext& to, cudaStream_t from, const std::string& what) {
   cudaEvent_t e = to.take_event();
   const cudaError_t recorded = api().cudaEventRecord(e, from);
-  const cudaError_t waited = recorded == cudaSuccess ? api().cudaStreamWaitEvent(to.stream(), e, 0) : recorded;
+  const cudaError_t waited =
+      recorded == cudaSuccess ? api().cudaStreamWaitEvent(to.stream(), e, 0) : recorded;
   to.give_back(e);
   check_cuda(waited, what + ": ordering the communicator's stream after the caller's stream");
 }
@@ -28,10 +29,12 @@ ThreadGroup& thread_group() { return t_group; }
 
 void refuse_if_group_of_other(const void* comm, const std::string& what) {
   if (t_group.depth == 0 || t_group.owner == comm) return;
-  throw InvalidArgument(what + ": this thread has a group open on comm '" + t_group.owner_name + "' (group_start at " +
-                        std::string(t_group.where.file_name()) + ":" + std::to_string(t_group.where.line()) +
-                        "); NCCL groups belong to a thread, so end that group first (group_end) before using "
-                        "another communicator");
+  throw InvalidArgument(
+      what + ": this thread has a group open on comm '" + t_group.owner_name +
+      "' (group_start at " + std::string(t_group.where.file_name()) + ":" +
+      std::to_string(t_group.where.line()) +
+      "); NCCL groups belong to a thread, so end that group first (group_end) before using "
+      "another communicator");
 }
 
 void order_launch(StreamContext& stream, cudaStream_t caller, const std::string& what) {

@@ -26,18 +26,30 @@ ScalarBytes store(T value) {
 
 ScalarBytes scalar_as(DataType type, double x) {
   switch (type) {
-    case DataType::int8: return store(static_cast<std::int8_t>(x));
-    case DataType::uint8: return store(static_cast<std::uint8_t>(x));
-    case DataType::int32: return store(static_cast<std::int32_t>(x));
-    case DataType::uint32: return store(static_cast<std::uint32_t>(x));
-    case DataType::int64: return store(static_cast<std::int64_t>(x));
-    case DataType::uint64: return store(static_cast<std::uint64_t>(x));
-    case DataType::float16: return store(fp::to_float16(x));
-    case DataType::bfloat16: return store(fp::to_bfloat16(x));
-    case DataType::float32: return store(static_cast<float>(x));
-    case DataType::float64: return store(x);
-    case DataType::float8_e4m3: return store(fp::to_float8_e4m3(x));
-    case DataType::float8_e5m2: return store(fp::to_float8_e5m2(x));
+    case DataType::int8:
+      return store(static_cast<std::int8_t>(x));
+    case DataType::uint8:
+      return store(static_cast<std::uint8_t>(x));
+    case DataType::int32:
+      return store(static_cast<std::int32_t>(x));
+    case DataType::uint32:
+      return store(static_cast<std::uint32_t>(x));
+    case DataType::int64:
+      return store(static_cast<std::int64_t>(x));
+    case DataType::uint64:
+      return store(static_cast<std::uint64_t>(x));
+    case DataType::float16:
+      return store(fp::to_float16(x));
+    case DataType::bfloat16:
+      return store(fp::to_bfloat16(x));
+    case DataType::float32:
+      return store(static_cast<float>(x));
+    case DataType::float64:
+      return store(x);
+    case DataType::float8_e4m3:
+      return store(fp::to_float8_e4m3(x));
+    case DataType::float8_e5m2:
+      return store(fp::to_float8_e5m2(x));
   }
   throw InvalidArgument("premul_sum scalar for an invalid data type " +
                         std::to_string(static_cast<int>(type)));
@@ -47,43 +59,64 @@ ScalarBytes scalar_as(DataType type, double x) {
 
 ncclDataType_t to_nccl(DataType type) {
   switch (type) {
-    case DataType::int8: return ncclInt8;
-    case DataType::uint8: return ncclUint8;
-    case DataType::int32: return ncclInt32;
-    case DataType::uint32: return ncclUint32;
-    case DataType::int64: return ncclInt64;
-    case DataType::uint64: return ncclUint64;
-    case DataType::float16: return ncclFloat16;
-    case DataType::bfloat16: return ncclBfloat16;
-    case DataType::float32: return ncclFloat32;
-    case DataType::float64: return ncclFloat64;
+    case DataType::int8:
+      return ncclInt8;
+    case DataType::uint8:
+      return ncclUint8;
+    case DataType::int32:
+      return ncclInt32;
+    case DataType::uint32:
+      return ncclUint32;
+    case DataType::int64:
+      return ncclInt64;
+    case DataType::uint64:
+      return ncclUint64;
+    case DataType::float16:
+      return ncclFloat16;
+    case DataType::bfloat16:
+      return ncclBfloat16;
+    case DataType::float32:
+      return ncclFloat32;
+    case DataType::float64:
+      return ncclFloat64;
     case DataType::float8_e4m3:
     case DataType::float8_e5m2:
       if (api().nccl_version < 22400) {
-        throw InvalidArgument(std::string(name(type)) + " needs NCCL >= 2.24; the loaded library (" + api().nccl_path +
+        throw InvalidArgument(std::string(name(type)) +
+                              " needs NCCL >= 2.24; the loaded library (" + api().nccl_path +
                               ") is " + nccl_version_text(api().nccl_version));
       }
       return type == DataType::float8_e4m3 ? ncclFloat8e4m3 : ncclFloat8e5m2;
   }
-  throw InvalidArgument("invalid data type " + std::to_string(static_cast<int>(type)) + " for NCCL");
+  throw InvalidArgument("invalid data type " + std::to_string(static_cast<int>(type)) +
+                        " for NCCL");
 }
 
 ncclRedOp_t create_reduce_op(const ReduceOp& op, DataType type, ncclComm_t comm) {
   switch (op.kind) {
-    case ReduceKind::sum: return ncclSum;
-    case ReduceKind::prod: return ncclProd;
-    case ReduceKind::min: return ncclMin;
-    case ReduceKind::max: return ncclMax;
-    case ReduceKind::avg: return ncclAvg;
+    case ReduceKind::sum:
+      return ncclSum;
+    case ReduceKind::prod:
+      return ncclProd;
+    case ReduceKind::min:
+      return ncclMin;
+    case ReduceKind::max:
+      return ncclMax;
+    case ReduceKind::avg:
+      return ncclAvg;
     case ReduceKind::premul_sum: {
       ScalarBytes scalar = scalar_as(type, op.scalar);
       ncclRedOp_t created{};
-      check_nccl(api().ncclRedOpCreatePreMulSum(&created, scalar.bytes, to_nccl(type), ncclScalarHostImmediate, comm),
-                 comm, "api().ncclRedOpCreatePreMulSum(" + to_string(op) + ", " + std::string(name(type)) + ")");
+      check_nccl(
+          api().ncclRedOpCreatePreMulSum(&created, scalar.bytes, to_nccl(type),
+                                         ncclScalarHostImmediate, comm),
+          comm,
+          "api().ncclRedOpCreatePreMulSum(" + to_string(op) + ", " + std::string(name(type)) + ")");
       return created;
     }
   }
-  throw InvalidArgument("invalid reduce op kind " + std::to_string(static_cast<int>(op.kind)) + " for NCCL");
+  throw InvalidArgument("invalid reduce op kind " + std::to_string(static_cast<int>(op.kind)) +
+                        " for NCCL");
 }
 
 void destroy_reduce_op(ncclRedOp_t op, ncclComm_t comm) {

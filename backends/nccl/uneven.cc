@@ -25,7 +25,8 @@ namespace {
 class InternalGroup {
  public:
   InternalGroup(const EnqueueTarget& t, const OpDesc& op) : t_(t), op_(op) {
-    check_nccl_lazy(api().ncclGroupStart(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupStart"; });
+    check_nccl_lazy(api().ncclGroupStart(), t_.comm,
+                    [&] { return describe(op_, t_) + ": ncclGroupStart"; });
   }
   ~InternalGroup() {
     if (!ended_) (void)api().ncclGroupEnd();
@@ -34,7 +35,8 @@ class InternalGroup {
   InternalGroup& operator=(const InternalGroup&) = delete;
   void end() {
     ended_ = true;
-    check_nccl_lazy(api().ncclGroupEnd(), t_.comm, [&] { return describe(op_, t_) + ": ncclGroupEnd"; });
+    check_nccl_lazy(api().ncclGroupEnd(), t_.comm,
+                    [&] { return describe(op_, t_) + ": ncclGroupEnd"; });
   }
 
  private:
@@ -43,10 +45,12 @@ class InternalGroup {
   bool ended_ = false;
 };
 
-std::vector<std::size_t> offsets(std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+std::vector<std::size_t> offsets(std::span<const std::size_t> counts,
+                                 std::span<const std::size_t> displs) {
   if (!displs.empty()) return {displs.begin(), displs.end()};
   std::vector<std::size_t> packed(counts.size(), 0);
-  if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), packed.begin(), std::size_t{0});
+  if (!counts.empty())
+    std::exclusive_scan(counts.begin(), counts.end(), packed.begin(), std::size_t{0});
   return packed;
 }
 
@@ -59,18 +63,24 @@ struct Transfers {
   const char* at(const void* base, std::size_t elements) const {
     return static_cast<const char*>(base) + elements * element_bytes;
   }
-  char* at(void* base, std::size_t elements) const { return static_cast<char*>(base) + elements * element_bytes; }
+  char* at(void* base, std::size_t elements) const {
+    return static_cast<char*>(base) + elements * element_bytes;
+  }
   void send(const void* base, std::size_t first, std::size_t count, int peer) const {
     if (count == 0) return;
     check_nccl_lazy(api().ncclSend(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
-                    [&] { return describe(op, t) + ": ncclSend of " + std::to_string(count) + " to " +
-                                 std::to_string(peer); });
+                    [&] {
+                      return describe(op, t) + ": ncclSend of " + std::to_string(count) + " to " +
+                             std::to_string(peer);
+                    });
   }
   void recv(void* base, std::size_t first, std::size_t count, int peer) const {
     if (count == 0) return;
     check_nccl_lazy(api().ncclRecv(at(base, first), count, type, peer, t.comm, t.stream), t.comm,
-                    [&] { return describe(op, t) + ": ncclRecv of " + std::to_string(count) + " from " +
-                                 std::to_string(peer); });
+                    [&] {
+                      return describe(op, t) + ": ncclRecv of " + std::to_string(count) + " from " +
+                             std::to_string(peer);
+                    });
   }
   // This rank's own block: NCCL self send/recv unless it is already where it belongs.
   void self(const void* src_base, std::size_t src_first, void* dst_base, std::size_t dst_first,
@@ -89,8 +99,9 @@ Transfers make(const EnqueueTarget& t, const OpDesc& op, DataType dtype) {
 
 void enqueue_all_to_all_v(const void* send, std::span<const std::size_t> send_counts,
                           std::span<const std::size_t> send_displs, void* recv,
-                          std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
-                          DataType dtype, const EnqueueTarget& t, const OpDesc& op) {
+                          std::span<const std::size_t> recv_counts,
+                          std::span<const std::size_t> recv_displs, DataType dtype,
+                          const EnqueueTarget& t, const OpDesc& op) {
   const Transfers x = make(t, op, dtype);
   const auto sd = offsets(send_counts, send_displs);
   const auto rd = offsets(recv_counts, recv_displs);
@@ -108,8 +119,8 @@ void enqueue_all_to_all_v(const void* send, std::span<const std::size_t> send_co
 }
 
 void enqueue_all_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                          std::span<const std::size_t> displs, DataType dtype, const EnqueueTarget& t,
-                          const OpDesc& op) {
+                          std::span<const std::size_t> displs, DataType dtype,
+                          const EnqueueTarget& t, const OpDesc& op) {
   const Transfers x = make(t, op, dtype);
   const auto d = offsets(counts, displs);
   const auto me = static_cast<std::size_t>(t.rank);
@@ -127,8 +138,8 @@ void enqueue_all_gather_v(const void* send, void* recv, std::span<const std::siz
 }
 
 void enqueue_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                      std::span<const std::size_t> displs, DataType dtype, int root, const EnqueueTarget& t,
-                      const OpDesc& op) {
+                      std::span<const std::size_t> displs, DataType dtype, int root,
+                      const EnqueueTarget& t, const OpDesc& op) {
   const Transfers x = make(t, op, dtype);
   const auto me = static_cast<std::size_t>(t.rank);
   InternalGroup group(t, op);
@@ -149,8 +160,8 @@ void enqueue_gather_v(const void* send, void* recv, std::span<const std::size_t>
 }
 
 void enqueue_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                       std::span<const std::size_t> displs, DataType dtype, int root, const EnqueueTarget& t,
-                       const OpDesc& op) {
+                       std::span<const std::size_t> displs, DataType dtype, int root,
+                       const EnqueueTarget& t, const OpDesc& op) {
   const Transfers x = make(t, op, dtype);
   const auto me = static_cast<std::size_t>(t.rank);
   InternalGroup group(t, op);
@@ -171,8 +182,8 @@ void enqueue_scatter_v(const void* send, void* recv, std::span<const std::size_t
 }
 
 void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                              std::span<const std::size_t> displs, DataType dtype, ncclRedOp_t reduce_op,
-                              const EnqueueTarget& t, const OpDesc& op) {
+                              std::span<const std::size_t> displs, DataType dtype,
+                              ncclRedOp_t reduce_op, const EnqueueTarget& t, const OpDesc& op) {
   const Transfers x = make(t, op, dtype);
   const auto d = offsets(counts, displs);
   InternalGroup group(t, op);
@@ -180,8 +191,10 @@ void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std:
     const auto i = static_cast<std::size_t>(p);
     if (counts[i] == 0) continue;
     void* block_recv = p == t.rank ? recv : nullptr;  // recvbuff is only used at the root
-    check_nccl_lazy(api().ncclReduce(x.at(send, d[i]), block_recv, counts[i], x.type, reduce_op, p, t.comm, t.stream),
-                    t.comm, [&] { return describe(op, t) + ": ncclReduce of block " + std::to_string(p); });
+    check_nccl_lazy(api().ncclReduce(x.at(send, d[i]), block_recv, counts[i], x.type, reduce_op, p,
+                                     t.comm, t.stream),
+                    t.comm,
+                    [&] { return describe(op, t) + ": ncclReduce of block " + std::to_string(p); });
   }
   group.end();
 }

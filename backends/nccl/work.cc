@@ -16,9 +16,13 @@ namespace twinccl::nccl {
 
 using Clock = std::chrono::steady_clock;
 
-Completion::Completion(std::shared_ptr<CommContext> ctx, std::string_view what, std::uint64_t op_number,
-                       std::source_location where)
-    : ctx_(std::move(ctx)), what_(what), op_number_(op_number), where_(where), issued_(Clock::now()) {}
+Completion::Completion(std::shared_ptr<CommContext> ctx, std::string_view what,
+                       std::uint64_t op_number, std::source_location where)
+    : ctx_(std::move(ctx)),
+      what_(what),
+      op_number_(op_number),
+      where_(where),
+      issued_(Clock::now()) {}
 
 Completion::~Completion() {
   if (event_ != nullptr) ctx_->stream()->give_back(event_);
@@ -42,8 +46,9 @@ std::string Completion::describe() const {
 
 bool NcclWork::poll(Clock::time_point until) {
   if (!completion_->recorded()) {
-    throw InvalidArgument(completion_->describe() +
-                          ": waiting on an operation of a group that is still open; call group_end() first");
+    throw InvalidArgument(
+        completion_->describe() +
+        ": waiting on an operation of a group that is still open; call group_end() first");
   }
   const Clock::time_point deadline = completion_->issued() + ctx_->timeout();
   const Clock::time_point spin_until = Clock::now() + std::chrono::microseconds(50);
@@ -58,8 +63,9 @@ bool NcclWork::poll(Clock::time_point until) {
     ctx_->check_health(completion_->describe());
     if (now >= deadline) {
       const auto seconds = std::chrono::duration<double>(ctx_->timeout()).count();
-      const std::string message = completion_->describe() + ": not finished " + std::to_string(seconds) +
-                                  " s after it was issued (TWINCCL_TIMEOUT_S); communicator aborted";
+      const std::string message =
+          completion_->describe() + ": not finished " + std::to_string(seconds) +
+          " s after it was issued (TWINCCL_TIMEOUT_S); communicator aborted";
       ctx_->abort(message);
       throw TimeoutError(message);
     }
@@ -80,8 +86,9 @@ bool NcclWork::test() {
 
 void NcclWork::wait_stream(void* stream) {
   if (!completion_->recorded()) {
-    throw InvalidArgument(completion_->describe() +
-                          ": wait_stream on an operation of a group that is still open; call group_end() first");
+    throw InvalidArgument(
+        completion_->describe() +
+        ": wait_stream on an operation of a group that is still open; call group_end() first");
   }
   ctx_->throw_if_aborted(completion_->describe());
   check_cuda(api().cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), completion_->event(), 0),

@@ -28,7 +28,8 @@ using std::chrono::milliseconds;
 std::atomic<std::uint64_t> g_exchanges{0};
 
 milliseconds left(Clock::time_point deadline) {
-  return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  return std::max(milliseconds(1),
+                  std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
 }
 
 std::string where(const LaunchEnvironment& env) {
@@ -38,13 +39,15 @@ std::string where(const LaunchEnvironment& env) {
 
 void check_size(const std::string& id, std::size_t id_bytes, const std::string& from) {
   if (id.size() != id_bytes) {
-    throw BackendError(from + " holds " + std::to_string(id.size()) + " bytes, expected a unique id of " +
-                       std::to_string(id_bytes) + " (another program using the same store and port?)");
+    throw BackendError(from + " holds " + std::to_string(id.size()) +
+                       " bytes, expected a unique id of " + std::to_string(id_bytes) +
+                       " (another program using the same store and port?)");
   }
 }
 
-std::string through_agent_store(const LaunchEnvironment& env, std::size_t id_bytes, const UniqueIdGenerator& generate,
-                                const std::string& key, Clock::time_point deadline) {
+std::string through_agent_store(const LaunchEnvironment& env, std::size_t id_bytes,
+                                const UniqueIdGenerator& generate, const std::string& key,
+                                Clock::time_point deadline) {
   store::C10dStoreClient agent(env.master_addr, env.master_port, deadline);
   if (env.rank == 0) {
     std::string id = generate();
@@ -63,15 +66,16 @@ std::string local_address(const std::string& bind) {
   return bind;
 }
 
-std::string serve_on_rank0(const LaunchEnvironment& env, const UniqueIdGenerator& generate, const std::string& key,
-                           Clock::time_point deadline) {
+std::string serve_on_rank0(const LaunchEnvironment& env, const UniqueIdGenerator& generate,
+                           const std::string& key, Clock::time_point deadline) {
   std::optional<TcpStoreServer> server;
   try {
     server.emplace(StoreServerOptions{.host = env.store_bind_addr, .port = env.master_port});
   } catch (const BackendError& e) {
-    throw BackendError(where(env) + ": cannot serve the bootstrap store on port " + std::to_string(env.master_port) +
-                       " (" + env.master_port_origin + "): " + e.what() +
-                       ". Another job on this node may hold the port: set MASTER_PORT to a free port");
+    throw BackendError(
+        where(env) + ": cannot serve the bootstrap store on port " +
+        std::to_string(env.master_port) + " (" + env.master_port_origin + "): " + e.what() +
+        ". Another job on this node may hold the port: set MASTER_PORT to a free port");
   }
   TcpStoreClient client(local_address(env.store_bind_addr), server->port(),
                         {.connect_timeout = left(deadline), .timeout = left(deadline)});
@@ -82,22 +86,25 @@ std::string serve_on_rank0(const LaunchEnvironment& env, const UniqueIdGenerator
     client.wait(keys, left(deadline));
   } catch (const TimeoutError&) {
     const std::int64_t read = client.add(key + "/read", 0);
-    throw TimeoutError(where(env) + ": only " + std::to_string(read) + " of the " + std::to_string(env.world_size - 1) +
-                       " other ranks read the unique id from " + client.address() + " in time (key '" + key +
+    throw TimeoutError(where(env) + ": only " + std::to_string(read) + " of the " +
+                       std::to_string(env.world_size - 1) +
+                       " other ranks read the unique id from " + client.address() +
+                       " in time (key '" + key +
                        "'; did every rank start, and call run() as often as this one?)");
   }
   return id;
 }
 
-std::string read_from_rank0(const LaunchEnvironment& env, std::size_t id_bytes, const std::string& key,
-                            Clock::time_point deadline) {
+std::string read_from_rank0(const LaunchEnvironment& env, std::size_t id_bytes,
+                            const std::string& key, Clock::time_point deadline) {
   std::string last_error;
   for (;;) {
     std::optional<TcpStoreClient> client;
     std::string id;
     try {
-      client.emplace(env.master_addr, env.master_port,
-                     StoreClientOptions{.connect_timeout = left(deadline), .timeout = left(deadline)});
+      client.emplace(
+          env.master_addr, env.master_port,
+          StoreClientOptions{.connect_timeout = left(deadline), .timeout = left(deadline)});
       id = client->get(key, left(deadline));
     } catch (const BackendError& e) {  // rank 0's previous store closing under us: connect again
       last_error = e.what();
@@ -105,9 +112,9 @@ std::string read_from_rank0(const LaunchEnvironment& env, std::size_t id_bytes, 
       std::this_thread::sleep_for(milliseconds(50));
       continue;
     } catch (const TimeoutError& e) {
-      throw TimeoutError(where(env) + ": no unique id from rank 0's store at " + env.master_addr + ":" +
-                         std::to_string(env.master_port) + " (" + env.master_port_origin + ", key '" + key +
-                         "'): " + e.what());
+      throw TimeoutError(where(env) + ": no unique id from rank 0's store at " + env.master_addr +
+                         ":" + std::to_string(env.master_port) + " (" + env.master_port_origin +
+                         ", key '" + key + "'): " + e.what());
     }
     check_size(id, id_bytes, "store " + client->address() + ": key '" + key + "'");
     if (client->add(key + "/read", 1) == env.world_size - 1) client->set(key + "/read_by_all", "1");
@@ -117,15 +124,17 @@ std::string read_from_rank0(const LaunchEnvironment& env, std::size_t id_bytes, 
 
 }  // namespace
 
-std::string exchange_unique_id(const LaunchEnvironment& env, std::size_t id_bytes, const UniqueIdGenerator& generate,
-                               milliseconds timeout) {
+std::string exchange_unique_id(const LaunchEnvironment& env, std::size_t id_bytes,
+                               const UniqueIdGenerator& generate, milliseconds timeout) {
   return exchange_unique_id(env, id_bytes, generate, timeout, ++g_exchanges);
 }
 
-std::string exchange_unique_id(const LaunchEnvironment& env, std::size_t id_bytes, const UniqueIdGenerator& generate,
-                               milliseconds timeout, std::uint64_t generation) {
+std::string exchange_unique_id(const LaunchEnvironment& env, std::size_t id_bytes,
+                               const UniqueIdGenerator& generate, milliseconds timeout,
+                               std::uint64_t generation) {
   if (timeout.count() <= 0) {
-    throw InvalidArgument("exchange_unique_id: timeout of " + std::to_string(timeout.count()) + " ms (must be > 0)");
+    throw InvalidArgument("exchange_unique_id: timeout of " + std::to_string(timeout.count()) +
+                          " ms (must be > 0)");
   }
   const UniqueIdGenerator checked = [&] {
     std::string id = generate();

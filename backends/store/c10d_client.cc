@@ -34,7 +34,8 @@ void put_le(std::string& out, std::uint64_t v, int bytes) {
 
 std::uint64_t get_le(const std::string& in) {
   std::uint64_t v = 0;
-  for (std::size_t i = 0; i < in.size(); ++i) v |= std::uint64_t{static_cast<std::uint8_t>(in[i])} << (8 * i);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    v |= std::uint64_t{static_cast<std::uint8_t>(in[i])} << (8 * i);
   return v;
 }
 
@@ -44,12 +45,14 @@ void put_string(std::string& out, std::string_view s) {
 }
 
 int ms_until(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 1'000'000));
 }
 
 // One connect attempt; the socket fd, or -1 with `error` filled.
-int try_connect(const std::string& host, int port, std::chrono::steady_clock::time_point deadline, std::string* error) {
+int try_connect(const std::string& host, int port, std::chrono::steady_clock::time_point deadline,
+                std::string* error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -67,7 +70,8 @@ int try_connect(const std::string& host, int port, std::chrono::steady_clock::ti
       pollfd p{fd, POLLOUT, 0};
       int err = ETIMEDOUT;
       socklen_t len = sizeof err;
-      if (::poll(&p, 1, ms_until(deadline)) > 0) (void)::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (::poll(&p, 1, ms_until(deadline)) > 0)
+        (void)::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
       rc = err == 0 ? 0 : -1;
       errno = err;
     }
@@ -93,8 +97,8 @@ C10dStoreClient::C10dStoreClient(std::string host, int port, Clock::time_point d
   auto backoff = std::chrono::milliseconds(20);
   while ((fd_ = try_connect(host_, port_, deadline, &error)) < 0) {
     if (Clock::now() >= deadline) {
-      throw TimeoutError("torchrun agent store " + address_ + ": could not connect before the deadline (last error: " +
-                         error + ")");
+      throw TimeoutError("torchrun agent store " + address_ +
+                         ": could not connect before the deadline (last error: " + error + ")");
     }
     std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - Clock::now()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
@@ -111,57 +115,67 @@ void C10dStoreClient::close_socket() {
   fd_ = -1;
 }
 
-void C10dStoreClient::send_all(const std::string& bytes, Clock::time_point deadline, std::string_view doing) {
+void C10dStoreClient::send_all(const std::string& bytes, Clock::time_point deadline,
+                               std::string_view doing) {
   std::size_t sent = 0;
   while (sent < bytes.size()) {
-    if (fd_ < 0) throw BackendError("torchrun agent store " + address_ + ": connection closed before " + std::string(doing));
+    if (fd_ < 0)
+      throw BackendError("torchrun agent store " + address_ + ": connection closed before " +
+                         std::string(doing));
     pollfd p{fd_, POLLOUT, 0};
     if (::poll(&p, 1, ms_until(deadline)) <= 0) {
       close_socket();
-      throw TimeoutError("torchrun agent store " + address_ + ": deadline passed while " + std::string(doing));
+      throw TimeoutError("torchrun agent store " + address_ + ": deadline passed while " +
+                         std::string(doing));
     }
     const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) {
       const std::string why = std::strerror(errno);
       close_socket();
-      throw BackendError("torchrun agent store " + address_ + ": connection lost while " + std::string(doing) + ": " + why);
+      throw BackendError("torchrun agent store " + address_ + ": connection lost while " +
+                         std::string(doing) + ": " + why);
     }
     sent += static_cast<std::size_t>(n);
   }
 }
 
-std::string C10dStoreClient::receive(std::size_t bytes, Clock::time_point deadline, std::string_view doing) {
+std::string C10dStoreClient::receive(std::size_t bytes, Clock::time_point deadline,
+                                     std::string_view doing) {
   std::string out(bytes, '\0');
   std::size_t got = 0;
   while (got < bytes) {
-    if (fd_ < 0) throw BackendError("torchrun agent store " + address_ + ": connection closed before " + std::string(doing));
+    if (fd_ < 0)
+      throw BackendError("torchrun agent store " + address_ + ": connection closed before " +
+                         std::string(doing));
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, ms_until(deadline)) <= 0) {
       close_socket();  // the server forgets a wait of a closed connection
-      throw TimeoutError("torchrun agent store " + address_ + ": no answer while " + std::string(doing) +
-                         " before the deadline");
+      throw TimeoutError("torchrun agent store " + address_ + ": no answer while " +
+                         std::string(doing) + " before the deadline");
     }
     const ssize_t n = ::recv(fd_, out.data() + got, bytes - got, 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) {
       close_socket();
-      throw BackendError("torchrun agent store " + address_ + ": connection closed by the store while " +
-                         std::string(doing) + kHint);
+      throw BackendError("torchrun agent store " + address_ +
+                         ": connection closed by the store while " + std::string(doing) + kHint);
     }
     got += static_cast<std::size_t>(n);
   }
   return out;
 }
 
-void C10dStoreClient::set(std::string_view key, std::string_view value, Clock::time_point deadline) {
+void C10dStoreClient::set(std::string_view key, std::string_view value,
+                          Clock::time_point deadline) {
   std::string request(1, static_cast<char>(kSet));
   put_string(request, key);
   put_string(request, value);
   send_all(request, deadline, "sending set('" + std::string(key) + "')");
 }
 
-std::int64_t C10dStoreClient::add(std::string_view key, std::int64_t delta, Clock::time_point deadline) {
+std::int64_t C10dStoreClient::add(std::string_view key, std::int64_t delta,
+                                  Clock::time_point deadline) {
   const std::string doing = "add('" + std::string(key) + "')";
   std::string request(1, static_cast<char>(kAdd));
   put_string(request, key);
@@ -180,7 +194,8 @@ std::string C10dStoreClient::get(std::string_view key, Clock::time_point deadlin
   if (answer[0] != 0) {
     close_socket();
     throw BackendError("torchrun agent store " + address_ + ": unexpected answer " +
-                       std::to_string(static_cast<std::uint8_t>(answer[0])) + " while " + doing + kHint);
+                       std::to_string(static_cast<std::uint8_t>(answer[0])) + " while " + doing +
+                       kHint);
   }
   std::string request(1, static_cast<char>(kGet));
   put_string(request, key);
@@ -188,8 +203,9 @@ std::string C10dStoreClient::get(std::string_view key, Clock::time_point deadlin
   const std::uint64_t bytes = get_le(receive(8, deadline, "get('" + std::string(key) + "')"));
   if (bytes > kMaxValueBytes) {
     close_socket();
-    throw BackendError("torchrun agent store " + address_ + ": get('" + std::string(key) + "') announced " +
-                       std::to_string(bytes) + " bytes (limit " + std::to_string(kMaxValueBytes) + ")" + kHint);
+    throw BackendError("torchrun agent store " + address_ + ": get('" + std::string(key) +
+                       "') announced " + std::to_string(bytes) + " bytes (limit " +
+                       std::to_string(kMaxValueBytes) + ")" + kHint);
   }
   return receive(static_cast<std::size_t>(bytes), deadline, "get('" + std::string(key) + "')");
 }

@@ -82,16 +82,18 @@ struct TcpStoreClient::Impl {
     for (;;) {
       boost::system::error_code ec;
       tcp::resolver resolver(io);
-      auto endpoints = resolver.resolve(host, std::to_string(port), tcp::resolver::numeric_service, ec);
+      auto endpoints =
+          resolver.resolve(host, std::to_string(port), tcp::resolver::numeric_service, ec);
       if (ec) {
         last_error = "cannot resolve host: " + ec.message();
       } else {
         socket.emplace(io);
         bool done = false;
-        asio::async_connect(*socket, endpoints, [&](boost::system::error_code e, const tcp::endpoint&) {
-          ec = e;
-          done = true;
-        });
+        asio::async_connect(*socket, endpoints,
+                            [&](boost::system::error_code e, const tcp::endpoint&) {
+                              ec = e;
+                              done = true;
+                            });
         if (!run_until(done, deadline)) {
           ec = asio::error::timed_out;
         }
@@ -114,16 +116,17 @@ struct TcpStoreClient::Impl {
   }
 
   // Sends one request and returns the reply's status and value.
-  std::pair<Status, std::string> exchange(Command command, std::string_view key, std::string_view value,
-                                          milliseconds wait, Clock::time_point deadline) {
+  std::pair<Status, std::string> exchange(Command command, std::string_view key,
+                                          std::string_view value, milliseconds wait,
+                                          Clock::time_point deadline) {
     if (key.empty() || key.size() > store::kMaxKeyBytes) {
-      throw InvalidArgument("store " + address + ": " + std::string(store::name(command)) + " with a key of " +
-                            std::to_string(key.size()) + " bytes (allowed 1.." +
+      throw InvalidArgument("store " + address + ": " + std::string(store::name(command)) +
+                            " with a key of " + std::to_string(key.size()) + " bytes (allowed 1.." +
                             std::to_string(store::kMaxKeyBytes) + ")");
     }
     if (value.size() > store::kMaxValueBytes) {
-      throw InvalidArgument("store " + address + ": " + call_text(command, key) + " with a value of " +
-                            std::to_string(value.size()) + " bytes (limit " +
+      throw InvalidArgument("store " + address + ": " + call_text(command, key) +
+                            " with a value of " + std::to_string(value.size()) + " bytes (limit " +
                             std::to_string(store::kMaxValueBytes) + ")");
     }
     if (socket && socket->is_open() && closed_by_server()) {
@@ -132,10 +135,11 @@ struct TcpStoreClient::Impl {
     }
     if (!socket || !socket->is_open()) connect();
     const auto clamp_ms = std::clamp<std::int64_t>(wait.count(), 0, std::int64_t{0xFFFFFFFF});
-    auto header = store::encode(store::RequestHeader{command, static_cast<std::uint16_t>(key.size()),
-                                                     static_cast<std::uint32_t>(value.size()),
-                                                     static_cast<std::uint32_t>(clamp_ms)});
-    std::array<asio::const_buffer, 3> frame = {asio::buffer(header), asio::buffer(key.data(), key.size()),
+    auto header = store::encode(store::RequestHeader{
+        command, static_cast<std::uint16_t>(key.size()), static_cast<std::uint32_t>(value.size()),
+        static_cast<std::uint32_t>(clamp_ms)});
+    std::array<asio::const_buffer, 3> frame = {asio::buffer(header),
+                                               asio::buffer(key.data(), key.size()),
                                                asio::buffer(value.data(), value.size())};
     boost::system::error_code ec;
     bool done = false;
@@ -147,16 +151,18 @@ struct TcpStoreClient::Impl {
 
     std::array<std::uint8_t, store::kReplyHeaderBytes> reply_header{};
     done = false;
-    asio::async_read(*socket, asio::buffer(reply_header), [&](boost::system::error_code e, std::size_t) {
-      ec = e;
-      done = true;
-    });
+    asio::async_read(*socket, asio::buffer(reply_header),
+                     [&](boost::system::error_code e, std::size_t) {
+                       ec = e;
+                       done = true;
+                     });
     check(run_until(done, deadline), ec, command, key, "waiting for the reply to");
     std::string why;
     auto reply = store::decode_reply(reply_header.data(), &why);
     if (!reply) {
       drop();
-      throw BackendError("store " + address + ": malformed reply to " + call_text(command, key) + ": " + why);
+      throw BackendError("store " + address + ": malformed reply to " + call_text(command, key) +
+                         ": " + why);
     }
     std::string out(reply->value_bytes, '\0');
     done = false;
@@ -168,11 +174,11 @@ struct TcpStoreClient::Impl {
     return {reply->status, std::move(out)};
   }
 
-  void check(bool in_time, const boost::system::error_code& ec, Command command, std::string_view key,
-             const char* doing) {
+  void check(bool in_time, const boost::system::error_code& ec, Command command,
+             std::string_view key, const char* doing) {
     if (!in_time) {
-      throw TimeoutError("store " + address + ": no answer while " + doing + " " + call_text(command, key) +
-                         " (connection dropped)");
+      throw TimeoutError("store " + address + ": no answer while " + doing + " " +
+                         call_text(command, key) + " (connection dropped)");
     }
     if (ec) {
       drop();
@@ -183,7 +189,8 @@ struct TcpStoreClient::Impl {
 
   std::string waiting_call(Command command, std::string_view key, milliseconds timeout) {
     std::lock_guard lock(mutex);
-    auto [status, value] = exchange(command, key, {}, timeout, Clock::now() + timeout + kReplyGrace);
+    auto [status, value] =
+        exchange(command, key, {}, timeout, Clock::now() + timeout + kReplyGrace);
     if (status == Status::timeout) {
       throw TimeoutError("store " + address + ": " + call_text(command, key) + " timed out after " +
                          ms_text(timeout) + ": the key was never set");
@@ -202,8 +209,8 @@ TcpStoreClient::TcpStoreClient(std::string host, int port, StoreClientOptions op
   impl_->options = options;
   impl_->address = impl_->host + ":" + std::to_string(port);
   if (port <= 0 || port > 65535) {
-    throw InvalidArgument("store client: port " + std::to_string(port) + " out of range [1, 65535] for " +
-                          impl_->address);
+    throw InvalidArgument("store client: port " + std::to_string(port) +
+                          " out of range [1, 65535] for " + impl_->address);
   }
   std::lock_guard lock(impl_->mutex);
   impl_->connect();
@@ -216,7 +223,8 @@ void TcpStoreClient::set(std::string_view key, std::string_view value) {
   auto [status, reply] = impl_->exchange(Command::set, key, value, milliseconds(0),
                                          Clock::now() + impl_->options.timeout);
   if (status != Status::ok) {
-    throw BackendError("store " + impl_->address + ": " + call_text(Command::set, key) + " failed: " + reply);
+    throw BackendError("store " + impl_->address + ": " + call_text(Command::set, key) +
+                       " failed: " + reply);
   }
 }
 
@@ -244,24 +252,26 @@ void TcpStoreClient::wait(std::span<const std::string> keys, milliseconds timeou
 
 std::int64_t TcpStoreClient::add(std::string_view key, std::int64_t delta) {
   std::lock_guard lock(impl_->mutex);
-  auto [status, reply] = impl_->exchange(Command::add, key, store::encode_i64(delta), milliseconds(0),
-                                         Clock::now() + impl_->options.timeout);
+  auto [status, reply] = impl_->exchange(Command::add, key, store::encode_i64(delta),
+                                         milliseconds(0), Clock::now() + impl_->options.timeout);
   if (status != Status::ok || reply.size() != 8) {
-    throw BackendError("store " + impl_->address + ": " + call_text(Command::add, key) + " failed: " +
-                       (status == Status::ok ? "reply of " + std::to_string(reply.size()) + " bytes" : reply));
+    throw BackendError(
+        "store " + impl_->address + ": " + call_text(Command::add, key) + " failed: " +
+        (status == Status::ok ? "reply of " + std::to_string(reply.size()) + " bytes" : reply));
   }
   return store::decode_i64(reply);
 }
 
 const std::string& TcpStoreClient::address() const { return impl_->address; }
 
-void store_barrier(TcpStoreClient& store, std::string_view name, int world_size, milliseconds timeout) {
+void store_barrier(TcpStoreClient& store, std::string_view name, int world_size,
+                   milliseconds timeout) {
   const std::string done_key = std::string(name) + "/done";
   const std::int64_t arrived = store.add(name, 1);
   if (arrived > world_size) {
     throw InvalidArgument("store barrier '" + std::string(name) + "' on " + store.address() + ": " +
-                          std::to_string(arrived) + " arrivals for a world of " + std::to_string(world_size) +
-                          " (barrier name reused?)");
+                          std::to_string(arrived) + " arrivals for a world of " +
+                          std::to_string(world_size) + " (barrier name reused?)");
   }
   if (arrived == world_size) store.set(done_key, "1");
   const std::string keys[] = {done_key};

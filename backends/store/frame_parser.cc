@@ -32,7 +32,8 @@ std::size_t FrameParser::feed(const std::uint8_t* data, std::size_t size) {
   const std::size_t to_value = std::min(size - used, value_left);
   frame_.value.append(reinterpret_cast<const char*>(data + used), to_value);
   used += to_value;
-  if (frame_.key.size() == frame_.header.key_bytes && frame_.value.size() == frame_.header.value_bytes) {
+  if (frame_.key.size() == frame_.header.key_bytes &&
+      frame_.value.size() == frame_.header.value_bytes) {
     state_ = State::complete;
   }
   return used;

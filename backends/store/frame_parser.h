@@ -45,7 +45,9 @@ class FrameParser {
   Frame take();
   const std::string& why() const { return why_; }
   // Bytes of the unfinished frame held in memory (header, key and value received so far).
-  std::size_t buffered_bytes() const { return header_have_ + frame_.key.size() + frame_.value.size(); }
+  std::size_t buffered_bytes() const {
+    return header_have_ + frame_.key.size() + frame_.value.size();
+  }
 
  private:
   State state_ = State::idle;

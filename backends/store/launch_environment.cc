@@ -35,12 +35,13 @@ struct Reader {
     const char* end = begin + value->size();
     auto [ptr, ec] = std::from_chars(begin, end, parsed);
     if (value->empty() || ec != std::errc() || ptr != end) {
-      throw ConfigError(std::string(var) + "='" + *value + "' is not an integer (" + std::string(launcher) +
-                        " environment)");
+      throw ConfigError(std::string(var) + "='" + *value + "' is not an integer (" +
+                        std::string(launcher) + " environment)");
     }
     if (parsed < min || parsed > max) {
-      throw ConfigError(std::string(var) + "=" + *value + " is out of range [" + std::to_string(min) + ", " +
-                        std::to_string(max) + "] (" + std::string(launcher) + " environment)");
+      throw ConfigError(std::string(var) + "=" + *value + " is out of range [" +
+                        std::to_string(min) + ", " + std::to_string(max) + "] (" +
+                        std::string(launcher) + " environment)");
     }
     return parsed;
   }
@@ -52,8 +53,8 @@ struct Reader {
     std::uint64_t parsed = 0;
     auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
     if (value->empty() || ec != std::errc() || ptr != value->data() + value->size()) {
-      throw ConfigError(std::string(var) + "='" + value->substr(0, 64) + "' is not a job/step number (" +
-                        std::string(launcher) + " environment)");
+      throw ConfigError(std::string(var) + "='" + value->substr(0, 64) +
+                        "' is not a job/step number (" + std::string(launcher) + " environment)");
     }
     return parsed;
   }
@@ -95,10 +96,12 @@ int slurm_tasks_on_node(const std::string& text, int node_id) {
     int tasks = 0;
     int repeat = 1;
     auto [p, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), tasks);
-    if (ec != std::errc() || tasks <= 0) throw bad("entry '" + std::string(entry) + "' has no task count");
+    if (ec != std::errc() || tasks <= 0)
+      throw bad("entry '" + std::string(entry) + "' has no task count");
     std::string_view rest(p, static_cast<std::size_t>(entry.data() + entry.size() - p));
     if (!rest.empty()) {
-      if (!rest.starts_with("(x") || !rest.ends_with(")")) throw bad("entry '" + std::string(entry) + "'");
+      if (!rest.starts_with("(x") || !rest.ends_with(")"))
+        throw bad("entry '" + std::string(entry) + "'");
       std::string_view digits = rest.substr(2, rest.size() - 3);
       auto [q, ec2] = std::from_chars(digits.data(), digits.data() + digits.size(), repeat);
       if (ec2 != std::errc() || q != digits.data() + digits.size() || repeat <= 0) {
@@ -109,13 +112,15 @@ int slurm_tasks_on_node(const std::string& text, int node_id) {
     node += repeat;
     pos = end + 1;
   }
-  throw bad("it lists " + std::to_string(node) + " nodes but SLURM_NODEID is " + std::to_string(node_id));
+  throw bad("it lists " + std::to_string(node) + " nodes but SLURM_NODEID is " +
+            std::to_string(node_id));
 }
 
 void check_local(LaunchEnvironment& env, std::string_view rank_var, std::string_view size_var) {
   if (env.local_world_size > 0 && env.local_rank >= env.local_world_size) {
-    throw ConfigError(std::string(rank_var) + "=" + std::to_string(env.local_rank) + " is not below " +
-                      std::string(size_var) + "=" + std::to_string(env.local_world_size));
+    throw ConfigError(std::string(rank_var) + "=" + std::to_string(env.local_rank) +
+                      " is not below " + std::string(size_var) + "=" +
+                      std::to_string(env.local_world_size));
   }
 }
 
@@ -128,7 +133,8 @@ void resolve_master(LaunchEnvironment& env, const Reader& r, std::optional<std::
   } else if (env.local_world_size != env.world_size) {
     throw ConfigError("MASTER_ADDR is not set and the " + std::to_string(env.world_size) +
                       " ranks are not all on this node (" + std::to_string(env.local_world_size) +
-                      " local): set MASTER_ADDR to rank 0's host (" + std::string(r.launcher) + " environment)");
+                      " local): set MASTER_ADDR to rank 0's host (" + std::string(r.launcher) +
+                      " environment)");
   }
   if (auto port = r.integer("MASTER_PORT", 1, 65535)) {
     env.master_port = *port;
@@ -137,7 +143,9 @@ void resolve_master(LaunchEnvironment& env, const Reader& r, std::optional<std::
   if (auto bind = r.text("TWINCCL_STORE_BIND"); bind && !bind->empty()) {
     env.store_bind_addr = *bind;
   } else {
-    env.store_bind_addr = env.master_addr == "::1" ? "::1" : is_loopback(env.master_addr) ? "127.0.0.1" : "0.0.0.0";
+    env.store_bind_addr = env.master_addr == "::1"       ? "::1"
+                          : is_loopback(env.master_addr) ? "127.0.0.1"
+                                                         : "0.0.0.0";
   }
 }
 
@@ -168,8 +176,9 @@ std::uint64_t fnv1a(std::string_view text) {
 
 // Store keys stay short and printable whatever a launcher puts in its ids.
 std::string key_part(std::string_view text) {
-  const bool plain = text.size() <= 64 && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                                "0123456789._-@") == std::string_view::npos;
+  const bool plain = text.size() <= 64 && text.find_first_not_of(
+                                              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789._-@") == std::string_view::npos;
   if (plain && !text.empty()) return std::string(text);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text)));
@@ -177,14 +186,16 @@ std::string key_part(std::string_view text) {
 }
 
 // Without MASTER_PORT, a port of the job's own (two jobs on one node must not share 29500).
-void derive_port(LaunchEnvironment& env, std::uint64_t job, std::uint64_t step, const std::string& origin) {
+void derive_port(LaunchEnvironment& env, std::uint64_t job, std::uint64_t step,
+                 const std::string& origin) {
   if (env.master_port_origin == "MASTER_PORT") return;
   env.master_port = derived_master_port(job, step);
   env.master_port_origin = "derived from " + origin;
 }
 
 LaunchEnvironment read_torchrun(const Reader& r) {
-  auto env = read_rank_variables(r, {Launcher::torchrun, "WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE", "LOCAL_RANK"});
+  auto env = read_rank_variables(
+      r, {Launcher::torchrun, "WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE", "LOCAL_RANK"});
   // torchrun writes Python's str(bool); accept the spellings a person would use too.
   const std::string use_agent = r.text("TORCHELASTIC_USE_AGENT_STORE").value_or("");
   env.agent_store = use_agent == "True" || use_agent == "true" || use_agent == "1";
@@ -193,14 +204,15 @@ LaunchEnvironment read_torchrun(const Reader& r) {
                       " but MASTER_PORT is not set: cannot tell where torchrun's agent store is");
   }
   const int attempt = r.integer("TORCHELASTIC_RESTART_COUNT", 0, kMaxInt).value_or(0);
-  env.job_key = "torchrun/" + key_part(r.text("TORCHELASTIC_RUN_ID").value_or("none")) + "/attempt_" +
-                std::to_string(attempt);
+  env.job_key = "torchrun/" + key_part(r.text("TORCHELASTIC_RUN_ID").value_or("none")) +
+                "/attempt_" + std::to_string(attempt);
   return env;
 }
 
 LaunchEnvironment read_open_mpi(const Reader& r) {
-  auto env = read_rank_variables(r, {Launcher::open_mpi, "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-                                     "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  auto env =
+      read_rank_variables(r, {Launcher::open_mpi, "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                              "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"});
   // Open MPI 4 (ORTE) gives a numeric job id; Open MPI 5 (PRRTE) a PMIx namespace per job.
   if (auto job = r.id("OMPI_MCA_ess_base_jobid")) {
     env.job_key = "open_mpi/" + std::to_string(*job);
@@ -223,7 +235,8 @@ LaunchEnvironment read_slurm(const Reader& r) {
   if (auto per_node = r.integer("SLURM_NTASKS_PER_NODE", 1, env.world_size)) {
     env.local_world_size = *per_node;
   } else if (auto tasks = r.text("SLURM_TASKS_PER_NODE")) {
-    env.local_world_size = slurm_tasks_on_node(*tasks, r.integer("SLURM_NODEID", 0, kMaxInt).value_or(0));
+    env.local_world_size =
+        slurm_tasks_on_node(*tasks, r.integer("SLURM_NODEID", 0, kMaxInt).value_or(0));
   } else {
     env.local_world_size = 0;  // unknown
   }
@@ -236,14 +249,16 @@ LaunchEnvironment read_slurm(const Reader& r) {
     }
   }
   if (!first_host && env.world_size > 1 && !r.text("MASTER_ADDR")) {
-    throw ConfigError("Slurm environment without MASTER_ADDR nor SLURM_STEP_NODELIST/SLURM_NODELIST: "
-                      "cannot tell where rank 0's store runs");
+    throw ConfigError(
+        "Slurm environment without MASTER_ADDR nor SLURM_STEP_NODELIST/SLURM_NODELIST: "
+        "cannot tell where rank 0's store runs");
   }
   resolve_master(env, r, first_host.value_or("127.0.0.1"));
   if (auto job = r.id("SLURM_JOB_ID")) {
     const std::uint64_t step = r.id("SLURM_STEP_ID").value_or(0);
     env.job_key = "slurm/" + std::to_string(*job) + "." + std::to_string(step);
-    derive_port(env, *job, step, "SLURM_JOB_ID=" + std::to_string(*job) + " SLURM_STEP_ID=" + std::to_string(step));
+    derive_port(env, *job, step,
+                "SLURM_JOB_ID=" + std::to_string(*job) + " SLURM_STEP_ID=" + std::to_string(step));
   } else {
     env.job_key = "slurm/unknown";
   }
@@ -255,17 +270,22 @@ LaunchEnvironment read_slurm(const Reader& r) {
 
 std::string_view name(Launcher launcher) {
   switch (launcher) {
-    case Launcher::none: return "none";
-    case Launcher::torchrun: return "torchrun";
-    case Launcher::open_mpi: return "open_mpi";
-    case Launcher::slurm: return "slurm";
+    case Launcher::none:
+      return "none";
+    case Launcher::torchrun:
+      return "torchrun";
+    case Launcher::open_mpi:
+      return "open_mpi";
+    case Launcher::slurm:
+      return "slurm";
   }
   return "invalid";
 }
 
 std::string first_slurm_host(std::string_view nodelist, std::string_view variable) {
   auto bad = [&](const std::string& why) {
-    return ConfigError(std::string(variable) + "='" + std::string(nodelist) + "' is malformed: " + why);
+    return ConfigError(std::string(variable) + "='" + std::string(nodelist) +
+                       "' is malformed: " + why);
   };
   std::string host;
   std::size_t i = 0;
@@ -303,11 +323,13 @@ int choose_local_gpu(const LaunchEnvironment& env, int visible_gpus) {
   if (env.gpus_bound_per_task && visible_gpus == 1) return 0;  // the launcher chose our GPU
   if (env.allow_shared_gpu) return env.local_rank % visible_gpus;
   const std::string gpus = std::to_string(visible_gpus);
-  throw ConfigError("rank " + std::to_string(env.rank) + " is local rank " + std::to_string(env.local_rank) +
-                    " of " + std::to_string(local_ranks) + " on this node but only " + gpus +
+  throw ConfigError("rank " + std::to_string(env.rank) + " is local rank " +
+                    std::to_string(env.local_rank) + " of " + std::to_string(local_ranks) +
+                    " on this node but only " + gpus +
                     " GPU(s) are visible: ranks would share a GPU. Start at most " + gpus +
-                    " processes per node (torchrun --nproc-per-node=" + gpus + ", srun --ntasks-per-node=" +
-                    gpus + ", mpirun --npernode " + gpus + "), give each task its own GPU (srun " +
+                    " processes per node (torchrun --nproc-per-node=" + gpus +
+                    ", srun --ntasks-per-node=" + gpus + ", mpirun --npernode " + gpus +
+                    "), give each task its own GPU (srun " +
                     "--gpus-per-task=1), or set TWINCCL_ALLOW_SHARED_GPU=1 to share on purpose");
 }
 

@@ -104,7 +104,8 @@ std::optional<ReplyHeader> decode_reply(const std::uint8_t* bytes, std::string* 
 std::string encode_i64(std::int64_t value) {
   const auto u = static_cast<std::uint64_t>(value);
   std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((u >> (8 * i)) & 0xFFu);
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<char>((u >> (8 * i)) & 0xFFu);
   return out;
 }
 
@@ -126,10 +127,14 @@ std::optional<std::int64_t> parse_counter(std::string_view text) {
 
 std::string_view name(Command command) {
   switch (command) {
-    case Command::set: return "set";
-    case Command::get: return "get";
-    case Command::add: return "add";
-    case Command::wait: return "wait";
+    case Command::set:
+      return "set";
+    case Command::get:
+      return "get";
+    case Command::add:
+      return "add";
+    case Command::wait:
+      return "wait";
   }
   return "invalid";
 }

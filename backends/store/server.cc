@@ -43,13 +43,14 @@ class Session;
 
 // Everything the server thread works with; sessions hold a reference to it.
 struct ServerCore {
-  explicit ServerCore(StoreServerOptions o) : options(std::move(o)), state(options.max_stored_bytes) {}
+  explicit ServerCore(StoreServerOptions o)
+      : options(std::move(o)), state(options.max_stored_bytes) {}
 
   StoreServerOptions options;
   asio::io_context io;
   tcp::acceptor acceptor{io};
-  ServerState state;           // values and parked waiters (server thread only)
-  std::set<Session*> sessions;  // live sessions (server thread only)
+  ServerState state;              // values and parked waiters (server thread only)
+  std::set<Session*> sessions;    // live sessions (server thread only)
   std::size_t pending_total = 0;  // bytes of unfinished frames (server thread only)
   std::thread thread;
   int bound_port = 0;
@@ -126,11 +127,13 @@ class Session : public Waiter, public std::enable_shared_from_this<Session> {
     ++deadline_generation_;
     deadline_.expires_after(after);
     auto self = shared_from_this();
-    deadline_.async_wait([this, self, kind, gen = deadline_generation_](boost::system::error_code ec) {
-      if (ec || closed_ || gen != deadline_generation_) return;
-      if (kind != Deadline::idle) ++server_.rejected;  // stalled mid-frame or not reading replies
-      close();
-    });
+    deadline_.async_wait(
+        [this, self, kind, gen = deadline_generation_](boost::system::error_code ec) {
+          if (ec || closed_ || gen != deadline_generation_) return;
+          if (kind != Deadline::idle)
+            ++server_.rejected;  // stalled mid-frame or not reading replies
+          close();
+        });
   }
 
   void disarm() {
@@ -143,18 +146,19 @@ class Session : public Waiter, public std::enable_shared_from_this<Session> {
     if (reading_ || closed_ || begin_ != end_) return;
     reading_ = true;
     auto self = shared_from_this();
-    socket_.async_read_some(asio::buffer(buffer_), [this, self](boost::system::error_code ec, std::size_t n) {
-      reading_ = false;
-      if (closed_) return;
-      if (ec) return close();  // EOF or reset: the client left (also while parked)
-      if (parked_) {
-        ++server_.rejected;  // sent while its get/wait was parked: one request at a time
-        return close();
-      }
-      begin_ = 0;
-      end_ = n;
-      process();
-    });
+    socket_.async_read_some(
+        asio::buffer(buffer_), [this, self](boost::system::error_code ec, std::size_t n) {
+          reading_ = false;
+          if (closed_) return;
+          if (ec) return close();  // EOF or reset: the client left (also while parked)
+          if (parked_) {
+            ++server_.rejected;  // sent while its get/wait was parked: one request at a time
+            return close();
+          }
+          begin_ = 0;
+          end_ = n;
+          process();
+        });
   }
 
   // Feeds received bytes to the parser and serves every complete frame, one at a time.
@@ -162,7 +166,8 @@ class Session : public Waiter, public std::enable_shared_from_this<Session> {
     while (!closed_ && !busy_ && begin_ < end_) {
       const bool was_idle = parser_.state() == FrameParser::State::idle;
       begin_ += parser_.feed(buffer_.data() + begin_, end_ - begin_);
-      if (was_idle && parser_.state() != FrameParser::State::idle) arm(Deadline::frame, server_.options.frame_timeout);
+      if (was_idle && parser_.state() != FrameParser::State::idle)
+        arm(Deadline::frame, server_.options.frame_timeout);
       if (parser_.state() == FrameParser::State::rejected || !account_pending()) {
         ++server_.rejected;
         return close();
@@ -226,8 +231,9 @@ class Session : public Waiter, public std::enable_shared_from_this<Session> {
     reply_value_ = std::move(value);
     const std::size_t bytes = reply_value_ ? reply_value_->size() : 0;
     reply_header_ = encode(ReplyHeader{status, static_cast<std::uint32_t>(bytes)});
-    std::array<asio::const_buffer, 2> out = {asio::buffer(reply_header_),
-                                             asio::buffer(reply_value_ ? reply_value_->data() : nullptr, bytes)};
+    std::array<asio::const_buffer, 2> out = {
+        asio::buffer(reply_header_),
+        asio::buffer(reply_value_ ? reply_value_->data() : nullptr, bytes)};
     arm(Deadline::write, server_.options.frame_timeout);
     auto self = shared_from_this();
     asio::async_write(socket_, out, [this, self](boost::system::error_code ec, std::size_t) {
@@ -303,7 +309,8 @@ struct TcpStoreServer::Impl : store::ServerCore {
   using ServerCore::ServerCore;
 };
 
-TcpStoreServer::TcpStoreServer(StoreServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+TcpStoreServer::TcpStoreServer(StoreServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {
   const std::string where = impl_->options.host + ":" + std::to_string(impl_->options.port);
   if (impl_->options.port < 0 || impl_->options.port > 65535) {
     throw BackendError("store server: port " + std::to_string(impl_->options.port) +

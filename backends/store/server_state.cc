@@ -18,7 +18,8 @@ std::string quoted(const std::string& key) { return "'" + key + "'"; }
 Outcome ServerState::handle(const Frame& frame) {
   switch (frame.header.command) {
     case Command::set:
-      if (auto refused = set(frame.key, frame.value)) return {false, Status::store_full, text(*refused)};
+      if (auto refused = set(frame.key, frame.value))
+        return {false, Status::store_full, text(*refused)};
       return {false, Status::ok, nullptr};
     case Command::add:
       return add(frame.key, decode_i64(frame.value));
@@ -85,9 +86,10 @@ void ServerState::unpark(const std::string& key, const Waiter* waiter) {
   auto it = waiters_.find(key);
   if (it == waiters_.end()) return;
   auto& list = it->second;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [waiter](const std::shared_ptr<Waiter>& w) { return w.get() == waiter; }),
-             list.end());
+  list.erase(
+      std::remove_if(list.begin(), list.end(),
+                     [waiter](const std::shared_ptr<Waiter>& w) { return w.get() == waiter; }),
+      list.end());
   if (list.empty()) waiters_.erase(it);
 }
 

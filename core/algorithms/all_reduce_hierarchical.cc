@@ -48,14 +48,13 @@ RankSchedule all_reduce_hierarchical(const CollectiveSpec& spec, const Algorithm
               gather_in_node.lower(params, Pipelining::overlapped));
 }
 
-
 }  // namespace
 
 const Algorithm& hierarchical_algorithm() {
   static const NodeAwareAllReduce algorithm(
       "hierarchical",
       "ring reduce-scatter inside each node, ring all-reduce across nodes per local rank, "
-           "ring all-gather inside each node (ranks_per_node)",
+      "ring all-gather inside each node (ranks_per_node)",
       all_reduce_hierarchical);
   return algorithm;
 }

@@ -131,7 +131,6 @@ RankSchedule all_reduce_tree(const CollectiveSpec& spec, const AlgorithmParams& 
   return ls.lower(params, Pipelining::overlapped);
 }
 
-
 }  // namespace
 
 const Algorithm& tree_algorithm() {

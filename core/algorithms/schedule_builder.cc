@@ -209,8 +209,8 @@ void add_local_copy(LogicalSchedule& ls, const CollectiveSpec& spec, Slice src, 
 
 std::string node_layout_problem(const CollectiveSpec& spec, const AlgorithmParams& params) {
   if (spec.nranks % ranks_per_node(spec, params) == 0) return {};
-  return "ranks_per_node=" + std::to_string(params.ranks_per_node) + " does not divide nranks=" +
-         std::to_string(spec.nranks);
+  return "ranks_per_node=" + std::to_string(params.ranks_per_node) +
+         " does not divide nranks=" + std::to_string(spec.nranks);
 }
 
 }  // namespace twinccl::algo

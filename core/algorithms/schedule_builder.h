@@ -92,7 +92,8 @@ class NodeAwareAllReduce final : public Algorithm {
     std::string reason = Algorithm::why_not(spec, params);
     return reason.empty() ? node_layout_problem(spec, params) : reason;
   }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) const override {
+  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
+                        int rank) const override {
     return generate_(spec, params, rank);
   }
 

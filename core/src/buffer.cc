@@ -27,15 +27,19 @@ void Memory::copy_out(std::size_t offset, void* host, std::size_t bytes) const {
   if (bytes > 0) std::memmove(host, static_cast<const char*>(data_) + offset, bytes);
 }
 
-void Memory::copy_from(std::size_t offset, const Memory& src, std::size_t src_offset, std::size_t bytes) {
+void Memory::copy_from(std::size_t offset, const Memory& src, std::size_t src_offset,
+                       std::size_t bytes) {
   if (src.kind() == MemoryKind::host) {
-    if (src_offset + bytes > src.bytes()) throw InvalidArgument("Memory::copy_from: source range outside its allocation");
+    if (src_offset + bytes > src.bytes())
+      throw InvalidArgument("Memory::copy_from: source range outside its allocation");
     copy_in(offset, static_cast<const char*>(src.data()) + src_offset, bytes);
   } else if (kind() == MemoryKind::host) {
-    if (offset + bytes > bytes_) throw InvalidArgument("Memory::copy_from: destination range outside its allocation");
+    if (offset + bytes > bytes_)
+      throw InvalidArgument("Memory::copy_from: destination range outside its allocation");
     src.copy_out(src_offset, static_cast<char*>(data_) + offset, bytes);
   } else {
-    throw InvalidArgument("Memory::copy_from: device-to-device copy is not supported by this memory");
+    throw InvalidArgument(
+        "Memory::copy_from: device-to-device copy is not supported by this memory");
   }
 }
 
@@ -52,7 +56,8 @@ class HostMemory final : public Memory {
 std::shared_ptr<Memory> allocate_host_memory(std::size_t bytes) {
   constexpr std::size_t kAlign = 64;
   std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  if (rounded < bytes) throw InvalidArgument("allocate_host_memory: " + std::to_string(bytes) + " bytes overflows");
+  if (rounded < bytes)
+    throw InvalidArgument("allocate_host_memory: " + std::to_string(bytes) + " bytes overflows");
   if (rounded == 0) rounded = kAlign;
   void* p = std::aligned_alloc(kAlign, rounded);
   if (p == nullptr) throw std::bad_alloc();
@@ -60,7 +65,8 @@ std::shared_ptr<Memory> allocate_host_memory(std::size_t bytes) {
   return std::make_shared<HostMemory>(p, bytes);
 }
 
-Buffer::Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::size_t count, DataType dtype)
+Buffer::Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::size_t count,
+               DataType dtype)
     : memory_(std::move(memory)), offset_bytes_(offset_bytes), count_(count), dtype_(dtype) {
   std::size_t element = size_of(dtype);
   if (!memory_) throw InvalidArgument("Buffer: null memory");
@@ -69,9 +75,10 @@ Buffer::Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::si
                           std::string(name(dtype)) + " overflow size_t");
   }
   if (offset_bytes + count * element > memory_->bytes()) {
-    throw InvalidArgument("Buffer: " + std::to_string(count) + " elements of " + std::string(name(dtype)) +
-                          " at byte " + std::to_string(offset_bytes) + " do not fit in a " +
-                          std::to_string(memory_->bytes()) + "-byte allocation");
+    throw InvalidArgument("Buffer: " + std::to_string(count) + " elements of " +
+                          std::string(name(dtype)) + " at byte " + std::to_string(offset_bytes) +
+                          " do not fit in a " + std::to_string(memory_->bytes()) +
+                          "-byte allocation");
   }
 }
 
@@ -92,7 +99,8 @@ MemoryKind Buffer::memory_kind() const { return memory_ ? memory_->kind() : Memo
 Buffer Buffer::slice(std::size_t first, std::size_t n) const {
   if (first > count_ || n > count_ - first) {
     throw InvalidArgument("Buffer::slice: elements [" + std::to_string(first) + ", " +
-                          std::to_string(first + n) + ") outside a buffer of " + std::to_string(count_));
+                          std::to_string(first + n) + ") outside a buffer of " +
+                          std::to_string(count_));
   }
   return Buffer(memory_, offset_bytes_ + first * size_of(dtype_), n, dtype_);
 }
@@ -109,10 +117,11 @@ void Buffer::copy_from_host(const void* host, std::size_t bytes) {
 void Buffer::copy_from(const Buffer& src) {
   if (!memory_ || !src.memory_) throw InvalidArgument("Buffer::copy_from: empty buffer");
   if (src.dtype_ != dtype_) {
-    throw InvalidArgument("Buffer::copy_from: source is " + std::string(name(src.dtype_)) + ", destination is " +
-                          std::string(name(dtype_)));
+    throw InvalidArgument("Buffer::copy_from: source is " + std::string(name(src.dtype_)) +
+                          ", destination is " + std::string(name(dtype_)));
   }
-  memory_->copy_from(offset_bytes_, *src.memory_, src.offset_bytes_, std::min(bytes(), src.bytes()));
+  memory_->copy_from(offset_bytes_, *src.memory_, src.offset_bytes_,
+                     std::min(bytes(), src.bytes()));
 }
 
 void Buffer::copy_to_host(void* host, std::size_t bytes) const {
@@ -126,19 +135,22 @@ void Buffer::copy_to_host(void* host, std::size_t bytes) const {
 
 void Buffer::check_element_size(std::size_t element_bytes) const {
   if (element_bytes != size_of(dtype_)) {
-    throw InvalidArgument("Buffer of " + std::string(name(dtype_)) + " (" + std::to_string(size_of(dtype_)) +
-                          "-byte elements) accessed as " + std::to_string(element_bytes) + "-byte elements");
+    throw InvalidArgument("Buffer of " + std::string(name(dtype_)) + " (" +
+                          std::to_string(size_of(dtype_)) + "-byte elements) accessed as " +
+                          std::to_string(element_bytes) + "-byte elements");
   }
 }
 
 void Buffer::check_host() const {
   if (memory_kind() != MemoryKind::host) {
-    throw InvalidArgument("Buffer::host_span: the buffer is device memory; use copy_to_host/to_host");
+    throw InvalidArgument(
+        "Buffer::host_span: the buffer is device memory; use copy_to_host/to_host");
   }
 }
 
 std::string Buffer::size_mismatch(std::size_t given) const {
-  return "Buffer::fill_from_host: " + std::to_string(given) + " values for a buffer of " + std::to_string(count_);
+  return "Buffer::fill_from_host: " + std::to_string(given) + " values for a buffer of " +
+         std::to_string(count_);
 }
 
 }  // namespace twinccl

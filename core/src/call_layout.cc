@@ -17,16 +17,25 @@ Layout layout(const CallShape& c, int rank, int n) {
   std::size_t k = c.count;
   bool root = rank == c.root;
   switch (c.kind) {
-    case OpKind::all_reduce: return {k, k, 0, k};
-    case OpKind::reduce_scatter: return {k, un * k, r * k, k};
-    case OpKind::all_gather: return {un * k, k, r * k, un * k};
-    case OpKind::broadcast: return {k, root ? k : 0, 0, k};
-    case OpKind::reduce: return {root ? k : 0, k, 0, root ? k : 0};
-    case OpKind::all_to_all: return {un * k, un * k, 0, un * k};
-    case OpKind::gather: return {root ? un * k : 0, k, r * k, root ? un * k : 0};
-    case OpKind::scatter: return {k, root ? un * k : 0, r * k, k};
+    case OpKind::all_reduce:
+      return {k, k, 0, k};
+    case OpKind::reduce_scatter:
+      return {k, un * k, r * k, k};
+    case OpKind::all_gather:
+      return {un * k, k, r * k, un * k};
+    case OpKind::broadcast:
+      return {k, root ? k : 0, 0, k};
+    case OpKind::reduce:
+      return {root ? k : 0, k, 0, root ? k : 0};
+    case OpKind::all_to_all:
+      return {un * k, un * k, 0, un * k};
+    case OpKind::gather:
+      return {root ? un * k : 0, k, r * k, root ? un * k : 0};
+    case OpKind::scatter:
+      return {k, root ? un * k : 0, r * k, k};
     default:
-      throw InvalidArgument("setup_call: " + std::string(name(c.kind)) + " is not an even collective");
+      throw InvalidArgument("setup_call: " + std::string(name(c.kind)) +
+                            " is not an even collective");
   }
 }
 
@@ -41,8 +50,10 @@ CallSetup setup_call(Communicator& comm, const CallShape& shape) {
   s.input_elements = l.send;
   s.result_elements = l.result;
   bool in_place = shape.in_place && shape.kind != OpKind::all_to_all;
-  if ((shape.kind == OpKind::scatter || shape.kind == OpKind::gather) && r != shape.root) in_place = false;
-  if ((shape.kind == OpKind::broadcast && r != shape.root) || (shape.kind == OpKind::reduce && r != shape.root)) {
+  if ((shape.kind == OpKind::scatter || shape.kind == OpKind::gather) && r != shape.root)
+    in_place = false;
+  if ((shape.kind == OpKind::broadcast && r != shape.root) ||
+      (shape.kind == OpKind::reduce && r != shape.root)) {
     in_place = false;
   }
   s.shape.in_place = in_place;
@@ -85,8 +96,8 @@ CallSetup setup_call(Communicator& comm, const CallShape& shape) {
 void CallSetup::fill_input(std::span<const unsigned char> bytes) {
   std::size_t need = input_elements * size_of(shape.dtype);
   if (bytes.size() != need) {
-    throw InvalidArgument("CallSetup::fill_input: " + std::to_string(bytes.size()) + " bytes for an input of " +
-                          std::to_string(need));
+    throw InvalidArgument("CallSetup::fill_input: " + std::to_string(bytes.size()) +
+                          " bytes for an input of " + std::to_string(need));
   }
   if (need) input_view.copy_from_host(bytes.data(), need);
 }
@@ -100,15 +111,25 @@ std::vector<unsigned char> CallSetup::result_bytes() const {
 Work issue_call(Communicator& comm, const CallSetup& s, CallOptions opts) {
   const CallShape& c = s.shape;
   switch (c.kind) {
-    case OpKind::all_reduce: return comm.all_reduce(s.send, s.recv, c.count, c.dtype, c.op, opts);
-    case OpKind::reduce_scatter: return comm.reduce_scatter(s.send, s.recv, c.count, c.dtype, c.op, opts);
-    case OpKind::all_gather: return comm.all_gather(s.send, s.recv, c.count, c.dtype, opts);
-    case OpKind::broadcast: return comm.broadcast(s.send, s.recv, c.count, c.dtype, c.root, opts);
-    case OpKind::reduce: return comm.reduce(s.send, s.recv, c.count, c.dtype, c.op, c.root, opts);
-    case OpKind::all_to_all: return comm.all_to_all(s.send, s.recv, c.count, c.dtype, opts);
-    case OpKind::gather: return comm.gather(s.send, s.recv, c.count, c.dtype, c.root, opts);
-    case OpKind::scatter: return comm.scatter(s.send, s.recv, c.count, c.dtype, c.root, opts);
-    default: throw InvalidArgument("issue_call: " + std::string(name(c.kind)) + " is not an even collective");
+    case OpKind::all_reduce:
+      return comm.all_reduce(s.send, s.recv, c.count, c.dtype, c.op, opts);
+    case OpKind::reduce_scatter:
+      return comm.reduce_scatter(s.send, s.recv, c.count, c.dtype, c.op, opts);
+    case OpKind::all_gather:
+      return comm.all_gather(s.send, s.recv, c.count, c.dtype, opts);
+    case OpKind::broadcast:
+      return comm.broadcast(s.send, s.recv, c.count, c.dtype, c.root, opts);
+    case OpKind::reduce:
+      return comm.reduce(s.send, s.recv, c.count, c.dtype, c.op, c.root, opts);
+    case OpKind::all_to_all:
+      return comm.all_to_all(s.send, s.recv, c.count, c.dtype, opts);
+    case OpKind::gather:
+      return comm.gather(s.send, s.recv, c.count, c.dtype, c.root, opts);
+    case OpKind::scatter:
+      return comm.scatter(s.send, s.recv, c.count, c.dtype, c.root, opts);
+    default:
+      throw InvalidArgument("issue_call: " + std::string(name(c.kind)) +
+                            " is not an even collective");
   }
 }
 

@@ -6,7 +6,11 @@ namespace twinccl {
 std::string call_site_text(std::string_view operation, std::string_view comm, int rank) {
   std::string text;
   text.reserve(operation.size() + comm.size() + 24);
-  text.append(operation).append(" on comm '").append(comm).append("' rank ").append(std::to_string(rank));
+  text.append(operation)
+      .append(" on comm '")
+      .append(comm)
+      .append("' rank ")
+      .append(std::to_string(rank));
   return text;
 }
 

@@ -52,8 +52,9 @@ Work Communicator::submit_holding_buffers(OpDesc op) {
   // The Work holds the buffers too (torch's rule), whatever the backend does with the op.
   std::shared_ptr<const void> send_owner = op.send_owner, recv_owner = op.recv_owner;
   Work work = submit(std::move(op));
-  auto owners = std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
-      std::move(send_owner), std::move(recv_owner));
+  auto owners =
+      std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+          std::move(send_owner), std::move(recv_owner));
   return keep_alive(std::move(work), std::move(owners));
 }
 
@@ -89,7 +90,8 @@ std::unique_ptr<Communicator> Communicator::observe_split(
 }
 
 void Communicator::reject(const OpDesc& op, const std::string& message) {
-  std::string text = call_site_text(twinccl::name(op.kind), name(), rank(), op.where) + ": " + message;
+  std::string text =
+      call_site_text(twinccl::name(op.kind), name(), rank(), op.where) + ": " + message;
   rejected(op, text);
   throw InvalidArgument(text);
 }
@@ -97,8 +99,8 @@ void Communicator::reject(const OpDesc& op, const std::string& message) {
 // Buffer overloads: the recv buffer must have the send buffer's data type.
 void Communicator::same_dtype(const OpDesc& op, const Buffer& send, const Buffer& recv) {
   if (send.dtype() != recv.dtype()) {
-    reject(op, "send buffer is " + std::string(twinccl::name(send.dtype())) + " but recv buffer is " +
-                   std::string(twinccl::name(recv.dtype())));
+    reject(op, "send buffer is " + std::string(twinccl::name(send.dtype())) +
+                   " but recv buffer is " + std::string(twinccl::name(recv.dtype())));
   }
 }
 
@@ -106,21 +108,21 @@ void Communicator::same_dtype(const OpDesc& op, const Buffer& send, const Buffer
 std::size_t Communicator::per_rank(const OpDesc& op, const char* which, std::size_t total) {
   auto n = static_cast<std::size_t>(size());
   if (total % n != 0) {
-    reject(op, std::string(which) + " buffer has " + std::to_string(total) + " elements, not a multiple of " +
-                   std::to_string(size()) + " ranks");
+    reject(op, std::string(which) + " buffer has " + std::to_string(total) +
+                   " elements, not a multiple of " + std::to_string(size()) + " ranks");
   }
   return total / n;
 }
 
-Work Communicator::all_reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
-                              CallOptions opts, Where where) {
+Work Communicator::all_reduce(const void* send, void* recv, std::size_t count, DataType dtype,
+                              ReduceOp op, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::all_reduce, send, recv, count, dtype, opts, where);
   d.op = op;
   return issue(std::move(d));
 }
 
-Work Communicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype,
-                                  ReduceOp op, CallOptions opts, Where where) {
+Work Communicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count,
+                                  DataType dtype, ReduceOp op, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::reduce_scatter, send, recv, recv_count, dtype, opts, where);
   d.op = op;
   return issue(std::move(d));
@@ -131,15 +133,15 @@ Work Communicator::all_gather(const void* send, void* recv, std::size_t send_cou
   return issue(make(OpKind::all_gather, send, recv, send_count, dtype, opts, where));
 }
 
-Work Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
-                             CallOptions opts, Where where) {
+Work Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dtype,
+                             int root, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::broadcast, send, recv, count, dtype, opts, where);
   d.root = root;
   return issue(std::move(d));
 }
 
-Work Communicator::reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
-                          int root, CallOptions opts, Where where) {
+Work Communicator::reduce(const void* send, void* recv, std::size_t count, DataType dtype,
+                          ReduceOp op, int root, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::reduce, send, recv, count, dtype, opts, where);
   d.op = op;
   d.root = root;
@@ -151,28 +153,29 @@ Work Communicator::all_to_all(const void* send, void* recv, std::size_t count, D
   return issue(make(OpKind::all_to_all, send, recv, count, dtype, opts, where));
 }
 
-Work Communicator::gather(const void* send, void* recv, std::size_t send_count, DataType dtype, int root,
-                          CallOptions opts, Where where) {
+Work Communicator::gather(const void* send, void* recv, std::size_t send_count, DataType dtype,
+                          int root, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::gather, send, recv, send_count, dtype, opts, where);
   d.root = root;
   return issue(std::move(d));
 }
 
-Work Communicator::scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype, int root,
-                           CallOptions opts, Where where) {
+Work Communicator::scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype,
+                           int root, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::scatter, send, recv, recv_count, dtype, opts, where);
   d.root = root;
   return issue(std::move(d));
 }
 
-Work Communicator::send(const void* data, std::size_t count, DataType dtype, int peer, CallOptions opts,
-                        Where where) {
+Work Communicator::send(const void* data, std::size_t count, DataType dtype, int peer,
+                        CallOptions opts, Where where) {
   OpDesc d = make(OpKind::send, data, nullptr, count, dtype, opts, where);
   d.peer = peer;
   return issue(std::move(d));
 }
 
-Work Communicator::recv(void* data, std::size_t count, DataType dtype, int peer, CallOptions opts, Where where) {
+Work Communicator::recv(void* data, std::size_t count, DataType dtype, int peer, CallOptions opts,
+                        Where where) {
   OpDesc d = make(OpKind::recv, nullptr, data, count, dtype, opts, where);
   d.peer = peer;
   return issue(std::move(d));
@@ -182,18 +185,20 @@ Work Communicator::barrier(CallOptions opts, Where where) {
   return issue(make(OpKind::barrier, nullptr, nullptr, 0, DataType::uint8, opts, where));
 }
 
-Work Communicator::all_gather_v(const void* send, void* recv, std::span<const std::size_t> recv_counts,
-                                std::span<const std::size_t> recv_displs, DataType dtype, CallOptions opts,
-                                Where where) {
+Work Communicator::all_gather_v(const void* send, void* recv,
+                                std::span<const std::size_t> recv_counts,
+                                std::span<const std::size_t> recv_displs, DataType dtype,
+                                CallOptions opts, Where where) {
   OpDesc d = make(OpKind::all_gather_v, send, recv, 0, dtype, opts, where);
   d.recv_counts = to_vector(recv_counts);
   d.recv_displs = to_vector(recv_displs);
   return issue(std::move(d));
 }
 
-Work Communicator::reduce_scatter_v(const void* send, void* recv, std::span<const std::size_t> recv_counts,
-                                    std::span<const std::size_t> send_displs, DataType dtype, ReduceOp op,
-                                    CallOptions opts, Where where) {
+Work Communicator::reduce_scatter_v(const void* send, void* recv,
+                                    std::span<const std::size_t> recv_counts,
+                                    std::span<const std::size_t> send_displs, DataType dtype,
+                                    ReduceOp op, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::reduce_scatter_v, send, recv, 0, dtype, opts, where);
   d.op = op;
   d.recv_counts = to_vector(recv_counts);
@@ -204,8 +209,8 @@ Work Communicator::reduce_scatter_v(const void* send, void* recv, std::span<cons
 Work Communicator::all_to_all_v(const void* send, std::span<const std::size_t> send_counts,
                                 std::span<const std::size_t> send_displs, void* recv,
                                 std::span<const std::size_t> recv_counts,
-                                std::span<const std::size_t> recv_displs, DataType dtype, CallOptions opts,
-                                Where where) {
+                                std::span<const std::size_t> recv_displs, DataType dtype,
+                                CallOptions opts, Where where) {
   OpDesc d = make(OpKind::all_to_all_v, send, recv, 0, dtype, opts, where);
   d.send_counts = to_vector(send_counts);
   d.send_displs = to_vector(send_displs);
@@ -215,8 +220,8 @@ Work Communicator::all_to_all_v(const void* send, std::span<const std::size_t> s
 }
 
 Work Communicator::gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                            std::span<const std::size_t> displs, DataType dtype, int root, CallOptions opts,
-                            Where where) {
+                            std::span<const std::size_t> displs, DataType dtype, int root,
+                            CallOptions opts, Where where) {
   OpDesc d = make(OpKind::gather_v, send, recv, 0, dtype, opts, where);
   d.root = root;
   d.recv_counts = to_vector(counts);
@@ -225,8 +230,8 @@ Work Communicator::gather_v(const void* send, void* recv, std::span<const std::s
 }
 
 Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
-                             std::span<const std::size_t> displs, DataType dtype, int root, CallOptions opts,
-                             Where where) {
+                             std::span<const std::size_t> displs, DataType dtype, int root,
+                             CallOptions opts, Where where) {
   OpDesc d = make(OpKind::scatter_v, send, recv, 0, dtype, opts, where);
   d.root = root;
   d.send_counts = to_vector(counts);
@@ -236,8 +241,10 @@ Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::
 
 // ---- Buffer overloads ----
 
-Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::all_reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts,
+                              Where where) {
+  OpDesc d =
+      make(OpKind::all_reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
   same_dtype(d, send, recv);
   d.op = op;
   d.send_capacity = send.count();
@@ -246,9 +253,10 @@ Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp o
   return issue(std::move(d));
 }
 
-Work Communicator::reduce_scatter(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts,
-                                  Where where) {
-  OpDesc d = make(OpKind::reduce_scatter, send.data(), recv.data(), recv.count(), send.dtype(), opts, where);
+Work Communicator::reduce_scatter(const Buffer& send, const Buffer& recv, ReduceOp op,
+                                  CallOptions opts, Where where) {
+  OpDesc d = make(OpKind::reduce_scatter, send.data(), recv.data(), recv.count(), send.dtype(),
+                  opts, where);
   same_dtype(d, send, recv);
   d.op = op;
   d.send_capacity = send.count();
@@ -257,8 +265,10 @@ Work Communicator::reduce_scatter(const Buffer& send, const Buffer& recv, Reduce
   return issue(std::move(d));
 }
 
-Work Communicator::all_gather(const Buffer& send, const Buffer& recv, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::all_gather, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+Work Communicator::all_gather(const Buffer& send, const Buffer& recv, CallOptions opts,
+                              Where where) {
+  OpDesc d =
+      make(OpKind::all_gather, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
   same_dtype(d, send, recv);
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
@@ -267,16 +277,18 @@ Work Communicator::all_gather(const Buffer& send, const Buffer& recv, CallOption
 }
 
 Work Communicator::broadcast(const Buffer& buffer, int root, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::broadcast, buffer.data(), buffer.data(), buffer.count(), buffer.dtype(), opts, where);
+  OpDesc d = make(OpKind::broadcast, buffer.data(), buffer.data(), buffer.count(), buffer.dtype(),
+                  opts, where);
   d.root = root;
   d.send_capacity = d.recv_capacity = buffer.count();
   own(d, buffer, {});
   return issue(std::move(d));
 }
 
-Work Communicator::reduce(const Buffer& send, const Buffer& recv, ReduceOp op, int root, CallOptions opts,
-                          Where where) {
-  OpDesc d = make(OpKind::reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+Work Communicator::reduce(const Buffer& send, const Buffer& recv, ReduceOp op, int root,
+                          CallOptions opts, Where where) {
+  OpDesc d =
+      make(OpKind::reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
   if (recv) same_dtype(d, send, recv);
   d.op = op;
   d.root = root;
@@ -286,7 +298,8 @@ Work Communicator::reduce(const Buffer& send, const Buffer& recv, ReduceOp op, i
   return issue(std::move(d));
 }
 
-Work Communicator::all_to_all(const Buffer& send, const Buffer& recv, CallOptions opts, Where where) {
+Work Communicator::all_to_all(const Buffer& send, const Buffer& recv, CallOptions opts,
+                              Where where) {
   OpDesc d = make(OpKind::all_to_all, send.data(), recv.data(), 0, send.dtype(), opts, where);
   same_dtype(d, send, recv);
   d.count = per_rank(d, "send", send.count());
@@ -338,8 +351,9 @@ Group::~Group() noexcept(false) {
 
 Work Group::end(CallOptions opts, Where where) {
   if (!open_) {
-    throw InvalidArgument("Group::end on comm '" + comm_.name() + "' (" + describe_call_site(where) +
-                          "): the group opened at " + describe_call_site(where_) + " was already ended");
+    throw InvalidArgument("Group::end on comm '" + comm_.name() + "' (" +
+                          describe_call_site(where) + "): the group opened at " +
+                          describe_call_site(where_) + " was already ended");
   }
   open_ = false;  // group_end closes it even when it throws
   return comm_.group_end(opts, where);

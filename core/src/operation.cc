@@ -38,7 +38,8 @@ constexpr std::array<KindName, 16> kKindNames = {{
 std::string strip(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (c != '_' && c != '-')
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
 }
@@ -46,9 +47,9 @@ std::string strip(std::string_view text) {
 // a * b, throwing when it overflows size_t.
 std::size_t checked_mul(std::size_t a, std::size_t b, const OpDesc& op, std::string_view what) {
   if (a != 0 && b > ~std::size_t{0} / a) {
-    throw InvalidArgument(std::string(name(op.kind)) + " (" + describe_call_site(op.where) + "): " +
-                          std::string(what) + " = " + std::to_string(a) + " x " + std::to_string(b) +
-                          " overflows");
+    throw InvalidArgument(std::string(name(op.kind)) + " (" + describe_call_site(op.where) +
+                          "): " + std::string(what) + " = " + std::to_string(a) + " x " +
+                          std::to_string(b) + " overflows");
   }
   return a * b;
 }
@@ -60,7 +61,8 @@ std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std
   for (std::size_t i = 0; i < counts.size(); ++i) {
     std::size_t begin = displs.empty() ? total : displs[i];
     std::size_t end = begin + counts[i];
-    if (end < begin) throw InvalidArgument(std::string(name(op.kind)) + ": counts/displacements overflow");
+    if (end < begin)
+      throw InvalidArgument(std::string(name(op.kind)) + ": counts/displacements overflow");
     total = displs.empty() ? end : std::max(total, end);
   }
   return total;
@@ -94,8 +96,8 @@ bool is_reducing(OpKind k) {
          k == OpKind::reduce_scatter_v;
 }
 bool is_rooted(OpKind k) {
-  return k == OpKind::broadcast || k == OpKind::reduce || k == OpKind::gather || k == OpKind::scatter ||
-         k == OpKind::gather_v || k == OpKind::scatter_v;
+  return k == OpKind::broadcast || k == OpKind::reduce || k == OpKind::gather ||
+         k == OpKind::scatter || k == OpKind::gather_v || k == OpKind::scatter_v;
 }
 bool is_p2p(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 bool is_uneven(OpKind k) {

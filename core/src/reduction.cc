@@ -51,7 +51,8 @@ IntegerRange integer_range(DataType dtype) {
 
 void require_valid_dtype(DataType dtype) {
   if (!is_valid(dtype)) {
-    throw InvalidArgument("data type value " + detail::raw_value_text(dtype) + " is not a DataType");
+    throw InvalidArgument("data type value " + detail::raw_value_text(dtype) +
+                          " is not a DataType");
   }
 }
 
@@ -87,9 +88,11 @@ void check_reduce_op_supported(DataType dtype, const ReduceOp& op) {
 
 Reduction Reduction::make(DataType dtype, std::span<const ReduceOp> ops) {
   require_valid_dtype(dtype);
-  if (ops.empty()) throw InvalidArgument("a reduction needs at least one rank's reduce op (got none)");
+  if (ops.empty())
+    throw InvalidArgument("a reduction needs at least one rank's reduce op (got none)");
   for (std::size_t r = 0; r < ops.size(); ++r) {
-    if (!is_valid(ops[r].kind)) throw InvalidArgument("rank " + std::to_string(r) + ": " + not_a_reduce_op(ops[r].kind));
+    if (!is_valid(ops[r].kind))
+      throw InvalidArgument("rank " + std::to_string(r) + ": " + not_a_reduce_op(ops[r].kind));
   }
   const ReduceKind kind = ops[0].kind;
   for (std::size_t r = 1; r < ops.size(); ++r) {

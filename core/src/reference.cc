@@ -22,8 +22,8 @@ std::vector<std::size_t> packed(const std::vector<std::size_t>& counts) {
 }
 
 // out[0..n) = fold over ranks of inputs[r][offset..offset+n) in ring order for `chunk`.
-void fold(const Reduction& red, const std::vector<Bytes>& inputs, int chunk, std::size_t offset, std::size_t n,
-          unsigned char* out) {
+void fold(const Reduction& red, const std::vector<Bytes>& inputs, int chunk, std::size_t offset,
+          std::size_t n, unsigned char* out) {
   std::size_t e = size_of(red.dtype);
   int nranks = static_cast<int>(inputs.size());
   Bytes tmp(n * e);
@@ -39,8 +39,8 @@ void fold(const Reduction& red, const std::vector<Bytes>& inputs, int chunk, std
 
 }  // namespace
 
-Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs, const std::vector<ReduceOp>& ops,
-                       int rank, const Bytes& before) {
+Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs,
+                       const std::vector<ReduceOp>& ops, int rank, const Bytes& before) {
   int n = static_cast<int>(inputs.size());
   auto un = static_cast<std::size_t>(n);
   auto ur = static_cast<std::size_t>(rank);
@@ -106,22 +106,27 @@ Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs, con
 }
 
 double test_value(DataType dtype, ReduceKind op, int rank, std::size_t i, unsigned salt) {
-  auto h = static_cast<unsigned>((static_cast<std::size_t>(rank) + 1) * 2654435761u + i * 40503u + salt * 97u);
+  auto h = static_cast<unsigned>((static_cast<std::size_t>(rank) + 1) * 2654435761u + i * 40503u +
+                                 salt * 97u);
   h ^= h >> 13;
   int small = static_cast<int>(h % 7) - 3;  // -3..3
   if (!is_floating(dtype)) {
     if (op == ReduceKind::prod) return (h % 3 == 0) ? 2 : 1;
-    bool is_unsigned = dtype == DataType::uint8 || dtype == DataType::uint32 || dtype == DataType::uint64;
+    bool is_unsigned =
+        dtype == DataType::uint8 || dtype == DataType::uint32 || dtype == DataType::uint64;
     return is_unsigned ? static_cast<double>(h % 11) : small * 3 + static_cast<int>(h % 5);
   }
   if (op == ReduceKind::prod) return 1.0 + 0.125 * small;
-  if (dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2) return 0.25 * small + 0.125 * (h % 3);
-  return small * 0.3 + static_cast<double>(h % 1000) / 1024.0;  // inexact sums: the fold order matters
+  if (dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2)
+    return 0.25 * small + 0.125 * (h % 3);
+  return small * 0.3 +
+         static_cast<double>(h % 1000) / 1024.0;  // inexact sums: the fold order matters
 }
 
 Bytes make_input(DataType dtype, ReduceKind op, int rank, std::size_t count, unsigned salt) {
   Bytes b(count * size_of(dtype));
-  for (std::size_t i = 0; i < count; ++i) store_element(dtype, b.data(), i, test_value(dtype, op, rank, i, salt));
+  for (std::size_t i = 0; i < count; ++i)
+    store_element(dtype, b.data(), i, test_value(dtype, op, rank, i, salt));
   return b;
 }
 

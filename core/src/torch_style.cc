@@ -17,8 +17,8 @@ MaybeWork finish(Work w, bool async_op) {
   return std::nullopt;
 }
 
-void check_list(const char* call, const char* list_name, Communicator& group, std::span<const Buffer> list,
-                DataType dtype, Where where) {
+void check_list(const char* call, const char* list_name, Communicator& group,
+                std::span<const Buffer> list, DataType dtype, Where where) {
   std::string at = call_site_text(call, group.name(), group.rank(), where) + ": ";
   auto reject = [&](const std::string& text) {
     group.rejected(OpDesc{}, text);  // the peers learn why this rank never joined them
@@ -30,14 +30,15 @@ void check_list(const char* call, const char* list_name, Communicator& group, st
   }
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (list[i].dtype() != dtype) {
-      reject(at + list_name + "[" + std::to_string(i) + "] is " + std::string(name(list[i].dtype())) + ", expected " +
-             std::string(name(dtype)));
+      reject(at + list_name + "[" + std::to_string(i) + "] is " +
+             std::string(name(list[i].dtype())) + ", expected " + std::string(name(dtype)));
     }
   }
 }
 
 // One send or recv of a list call, named as the user knows it ("tensor_list[1]") in messages.
-OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role, Where where) {
+OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role,
+             Where where) {
   OpDesc d;
   d.kind = kind;
   if (kind == OpKind::send) {
@@ -58,7 +59,9 @@ OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, s
   return d;
 }
 
-std::string indexed(const char* list, std::size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
+std::string indexed(const char* list, std::size_t i) {
+  return std::string(list) + "[" + std::to_string(i) + "]";
+}
 
 std::vector<std::size_t> counts_of(std::span<const Buffer> list) {
   std::vector<std::size_t> c;
@@ -68,33 +71,38 @@ std::vector<std::size_t> counts_of(std::span<const Buffer> list) {
 
 }  // namespace
 
-MaybeWork all_reduce(Communicator& group, const Buffer& tensor, ReduceOp op, bool async_op, Where where) {
+MaybeWork all_reduce(Communicator& group, const Buffer& tensor, ReduceOp op, bool async_op,
+                     Where where) {
   return finish(group.all_reduce(tensor, tensor, op, {async_op, {}}, where), async_op);
 }
 
-MaybeWork broadcast(Communicator& group, const Buffer& tensor, int src, bool async_op, Where where) {
+MaybeWork broadcast(Communicator& group, const Buffer& tensor, int src, bool async_op,
+                    Where where) {
   return finish(group.broadcast(tensor, src, {async_op, {}}, where), async_op);
 }
 
-MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op, bool async_op, Where where) {
+MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op, bool async_op,
+                 Where where) {
   return finish(group.reduce(tensor, tensor, op, dst, {async_op, {}}, where), async_op);
 }
 
-MaybeWork all_gather(Communicator& group, std::span<const Buffer> tensor_list, const Buffer& tensor, bool async_op,
-                     Where where) {
+MaybeWork all_gather(Communicator& group, std::span<const Buffer> tensor_list, const Buffer& tensor,
+                     bool async_op, Where where) {
   check_list("all_gather", "tensor_list", group, tensor_list, tensor.dtype(), where);
   // Grouped send/recv straight into the list's buffers: no staging copy, uneven sizes allowed.
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
     auto i = static_cast<std::size_t>(r);
     group.issue(piece(OpKind::send, tensor, r, "all_gather", "tensor", where));
-    group.issue(piece(OpKind::recv, tensor_list[i], r, "all_gather", indexed("tensor_list", i), where));
+    group.issue(
+        piece(OpKind::recv, tensor_list[i], r, "all_gather", indexed("tensor_list", i), where));
   }
   return finish(batch.end({async_op, {}}, where), async_op);
 }
 
-MaybeWork reduce_scatter(Communicator& group, const Buffer& output, std::span<const Buffer> input_list, ReduceOp op,
-                         bool async_op, Where where) {
+MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
+                         std::span<const Buffer> input_list, ReduceOp op, bool async_op,
+                         Where where) {
   check_list("reduce_scatter", "input_list", group, input_list, output.dtype(), where);
   std::vector<std::size_t> counts = counts_of(input_list);
   std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
@@ -120,36 +128,40 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output, std::span<co
   return finish(group.issue(std::move(d)), async_op);
 }
 
-MaybeWork all_gather_into_tensor(Communicator& group, const Buffer& output, const Buffer& input, bool async_op,
-                                 Where where) {
+MaybeWork all_gather_into_tensor(Communicator& group, const Buffer& output, const Buffer& input,
+                                 bool async_op, Where where) {
   return finish(group.all_gather(input, output, {async_op, {}}, where), async_op);
 }
 
-MaybeWork reduce_scatter_tensor(Communicator& group, const Buffer& output, const Buffer& input, ReduceOp op,
-                                bool async_op, Where where) {
+MaybeWork reduce_scatter_tensor(Communicator& group, const Buffer& output, const Buffer& input,
+                                ReduceOp op, bool async_op, Where where) {
   return finish(group.reduce_scatter(input, output, op, {async_op, {}}, where), async_op);
 }
 
-MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list, std::span<const Buffer> input_list,
-                     bool async_op, Where where) {
+MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list,
+                     std::span<const Buffer> input_list, bool async_op, Where where) {
   DataType dtype = input_list.empty() ? DataType::float32 : input_list[0].dtype();
   check_list("all_to_all", "input_list", group, input_list, dtype, where);
   check_list("all_to_all", "output_list", group, output_list, dtype, where);
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
     auto i = static_cast<std::size_t>(r);
-    group.issue(piece(OpKind::send, input_list[i], r, "all_to_all", indexed("input_list", i), where));
-    group.issue(piece(OpKind::recv, output_list[i], r, "all_to_all", indexed("output_list", i), where));
+    group.issue(
+        piece(OpKind::send, input_list[i], r, "all_to_all", indexed("input_list", i), where));
+    group.issue(
+        piece(OpKind::recv, output_list[i], r, "all_to_all", indexed("output_list", i), where));
   }
   return finish(batch.end({async_op, {}}, where), async_op);
 }
 
-MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, bool async_op, Where where) {
+MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, bool async_op,
+                            Where where) {
   Group batch(group, where);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const P2POp& op = ops[i];
     OpKind kind = op.kind == P2POp::Kind::isend ? OpKind::send : OpKind::recv;
-    group.issue(piece(kind, op.tensor, op.peer, "batch_isend_irecv", indexed("p2p_op_list", i), where));
+    group.issue(
+        piece(kind, op.tensor, op.peer, "batch_isend_irecv", indexed("p2p_op_list", i), where));
   }
   return finish(batch.end({async_op, {}}, where), async_op);
 }

@@ -28,15 +28,16 @@ class Checker {
 
   void check_rank_argument(const char* what, int value) const {
     if (value < 0 || value >= nranks_) {
-      fail(std::string(what) + "=" + std::to_string(value) + " out of range [0, " + std::to_string(nranks_) + ")");
+      fail(std::string(what) + "=" + std::to_string(value) + " out of range [0, " +
+           std::to_string(nranks_) + ")");
     }
   }
 
   void check_vector(const char* what, const std::vector<std::size_t>& v, bool may_be_empty) const {
     if (v.empty() && may_be_empty) return;
     if (v.size() != static_cast<std::size_t>(nranks_)) {
-      fail(std::string(what) + " has " + std::to_string(v.size()) + " entries; the communicator has " +
-           std::to_string(nranks_) + " ranks");
+      fail(std::string(what) + " has " + std::to_string(v.size()) +
+           " entries; the communicator has " + std::to_string(nranks_) + " ranks");
     }
   }
 
@@ -50,21 +51,24 @@ class Checker {
     return elements * element;
   }
 
-  void check_buffer(const char* what, const void* ptr, std::size_t elements, std::size_t capacity) const {
+  void check_buffer(const char* what, const void* ptr, std::size_t elements,
+                    std::size_t capacity) const {
     bytes_of(elements, what);
     if (elements > 0 && ptr == nullptr) {
-      fail(std::string(what) + " buffer is null but " + std::to_string(elements) + " elements are needed");
+      fail(std::string(what) + " buffer is null but " + std::to_string(elements) +
+           " elements are needed");
     }
     if (capacity != kUnknownCapacity && elements > capacity) {
-      fail(std::string(what) + " buffer holds " + std::to_string(capacity) + " elements but the call needs " +
-           std::to_string(elements));
+      fail(std::string(what) + " buffer holds " + std::to_string(capacity) +
+           " elements but the call needs " + std::to_string(elements));
     }
   }
 
   // Out-of-place buffers must not overlap (NCCL's rule); in place is allowed at the exact offset.
   void check_overlap(std::size_t send_n, std::size_t recv_n) const {
     if (send_n == 0 || recv_n == 0 || op_.send == nullptr || op_.recv == nullptr) return;
-    if ((op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) && op_.send == op_.recv) {
+    if ((op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) &&
+        op_.send == op_.recv) {
       fail("in-place all_to_all is not supported (send and recv are the same buffer)");
     }
     if (is_in_place(op_, rank_)) {
@@ -77,9 +81,10 @@ class Checker {
     auto r = reinterpret_cast<std::uintptr_t>(op_.recv);
     std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);
     if (s < r + rb && r < s + sb) {
-      fail("send buffer at " + hex(s) + " (" + elements(send_n) + " of " + std::string(name(op_.dtype)) +
-           ") and recv buffer at " + hex(r) + " (" + elements(recv_n) +
-           ") overlap but the call is not in place by NCCL's rules" + in_place_rule(s, r));
+      fail("send buffer at " + hex(s) + " (" + elements(send_n) + " of " +
+           std::string(name(op_.dtype)) + ") and recv buffer at " + hex(r) + " (" +
+           elements(recv_n) + ") overlap but the call is not in place by NCCL's rules" +
+           in_place_rule(s, r));
     }
   }
 
@@ -89,7 +94,9 @@ class Checker {
     return text;
   }
 
-  static std::string elements(std::size_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); }
+  static std::string elements(std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " element" : " elements");
+  }
 
   // "+ 8 elements" (or "+ 6 bytes" when the distance is not a whole number of elements).
   std::string offset(std::uintptr_t from, std::uintptr_t to) const {
@@ -97,7 +104,8 @@ class Checker {
     std::string sign = to >= from ? "+ " : "- ";
     std::uintptr_t d = to >= from ? to - from : from - to;
     if (d % element == 0) return sign + elements(d / element);
-    return sign + std::to_string(d) + " bytes (not a whole number of " + std::string(name(op_.dtype)) + " elements)";
+    return sign + std::to_string(d) + " bytes (not a whole number of " +
+           std::string(name(op_.dtype)) + " elements)";
   }
 
   // "; in place needs recv == send + rank*count = send + 24 elements, recv is at send + 8 elements"
@@ -110,20 +118,22 @@ class Checker {
         return "; in place needs recv == send, recv is at send " + offset(s, r);
       case OpKind::reduce_scatter:
       case OpKind::scatter:
-        return "; in place needs recv == send + rank*count = send + " + elements(want) + ", recv is at send " +
-               offset(s, r);
+        return "; in place needs recv == send + rank*count = send + " + elements(want) +
+               ", recv is at send " + offset(s, r);
       case OpKind::all_gather:
       case OpKind::gather:
-        return "; in place needs send == recv + rank*count = recv + " + elements(want) + ", send is at recv " +
-               offset(r, s);
+        return "; in place needs send == recv + rank*count = recv + " + elements(want) +
+               ", send is at recv " + offset(r, s);
       default:
         return "";
     }
   }
 
   void run() const {
-    if (name(op_.kind) == "invalid") fail("operation kind " + std::to_string(static_cast<int>(op_.kind)) + " is not valid");
-    if (!is_valid(op_.dtype)) fail("data type " + std::to_string(static_cast<int>(op_.dtype)) + " is not valid");
+    if (name(op_.kind) == "invalid")
+      fail("operation kind " + std::to_string(static_cast<int>(op_.kind)) + " is not valid");
+    if (!is_valid(op_.dtype))
+      fail("data type " + std::to_string(static_cast<int>(op_.dtype)) + " is not valid");
     if (nranks_ <= 0 || rank_ < 0 || rank_ >= nranks_) fail("rank outside the communicator");
     if (is_rooted(op_.kind)) check_rank_argument("root", op_.root);
     if (is_p2p(op_.kind)) check_rank_argument("peer", op_.peer);

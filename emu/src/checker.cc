@@ -6,7 +6,9 @@
 
 namespace twinccl::emu {
 
-Checker::Checker(int world_size) : streams_of_rank_(static_cast<std::size_t>(world_size)), finished_(static_cast<std::size_t>(world_size), 0) {
+Checker::Checker(int world_size)
+    : streams_of_rank_(static_cast<std::size_t>(world_size)),
+      finished_(static_cast<std::size_t>(world_size), 0) {
   for (int r = 0; r < world_size; ++r) {
     Agent& a = agents_.emplace_back();
     a.id = r;
@@ -74,7 +76,8 @@ void Checker::edges_of(int node, std::vector<Edge>& out) {
   const Node& n = nodes_[static_cast<std::size_t>(node)];
   if (a.comm == nullptr) {  // a rank's own thread
     if (finished_[static_cast<std::size_t>(a.global_rank)]) return;
-    if (n.waiting && n.site.kind == WaitKind::work && n.site.target->completed.load() < n.site.task) {
+    if (n.waiting && n.site.kind == WaitKind::work &&
+        n.site.target->completed.load() < n.site.task) {
       out.push_back({n.site.target->id, a.global_rank, "to complete"});
     }
     for (int s : streams_of_rank_[static_cast<std::size_t>(a.global_rank)]) {
@@ -117,7 +120,8 @@ void Checker::edges_of(int node, std::vector<Edge>& out) {
 std::string Checker::who(const CommRecord* comm, int comm_rank) const {
   int g = comm->global_ranks[static_cast<std::size_t>(comm_rank)];
   bool world_like = comm->global_ranks.size() == users_.size() && g == comm_rank;
-  return "rank " + std::to_string(g) + (world_like ? "" : " (rank " + std::to_string(comm_rank) + " of '" + comm->name + "')");
+  return "rank " + std::to_string(g) +
+         (world_like ? "" : " (rank " + std::to_string(comm_rank) + " of '" + comm->name + "')");
 }
 
 std::string Checker::describe_step(int node, const Edge& edge) const {
@@ -128,15 +132,15 @@ std::string Checker::describe_step(int node, const Edge& edge) const {
   if (a.comm == nullptr) {
     const CommRecord* c = w.target->comm;
     return "rank " + std::to_string(a.global_rank) + " waits for its async " + std::string(w.op) +
-           (w.seq ? " #" + std::to_string(w.seq - 1) : std::string()) + " on comm '" + c->name + "'" + site +
-           " to complete";
+           (w.seq ? " #" + std::to_string(w.seq - 1) : std::string()) + " on comm '" + c->name +
+           "'" + site + " to complete";
   }
   std::string me = who(a.comm, w.rank);
   std::string on = " on comm '" + a.comm->name + "'";
   switch (w.kind) {
     case WaitKind::collective:
-      return me + " waits in " + std::string(w.op) + " #" + std::to_string(w.seq) + on + site + " for " + peer +
-             " to arrive";
+      return me + " waits in " + std::string(w.op) + " #" + std::to_string(w.seq) + on + site +
+             " for " + peer + " to arrive";
     case WaitKind::recv:
       return me + " waits in recv from " + peer + on + site;
     case WaitKind::send:
@@ -169,7 +173,8 @@ void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
     n.verdict.clear();
     throw DeadlockError(verdict);
   }
-  if (aborted || site.agent->comm == nullptr) return;  // a rank's thread on a Work: its stream polls
+  if (aborted || site.agent->comm == nullptr)
+    return;  // a rank's thread on a Work: its stream polls
   std::vector<Edge> edges;
   edges_of(id, edges);
   for (const Edge& e : edges) {
@@ -191,10 +196,12 @@ void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
   if (now - n.suspect_at < std::chrono::milliseconds(15)) return;  // confirm across a poll period
   std::string text;
   for (const auto& [node, edge] : cycle) {
-    if (std::string_view(edge.verb) == "inline") continue;  // the rank's thread runs its stream's op
+    if (std::string_view(edge.verb) == "inline")
+      continue;  // the rank's thread runs its stream's op
     text += (text.empty() ? "" : ", while ") + describe_step(node, edge);
   }
-  std::string message = "deadlock: " + text + " (a cycle in the wait-for graph: none of these can proceed)";
+  std::string message =
+      "deadlock: " + text + " (a cycle in the wait-for graph: none of these can proceed)";
   for (const auto& step : cycle) {
     if (step.first != id && agents_[static_cast<std::size_t>(step.first)].comm != nullptr) {
       nodes_[static_cast<std::size_t>(step.first)].verdict = message;
@@ -221,16 +228,19 @@ std::string Checker::ranks_stand_locked(const std::vector<std::string>& latest) 
       edges_of(s, edges);
       const WaitSite& w = nodes_[static_cast<std::size_t>(s)].site;
       std::string peers;
-      for (const Edge& e : edges) peers += (peers.empty() ? "" : ", ") + std::to_string(e.peer_global);
+      for (const Edge& e : edges)
+        peers += (peers.empty() ? "" : ", ") + std::to_string(e.peer_global);
       waits += (waits.empty() ? "" : " and ") + std::string("in ") + std::string(w.op) +
-               (w.kind == WaitKind::collective ? " #" + std::to_string(w.seq) : std::string()) + " on comm '" +
-               agents_[static_cast<std::size_t>(s)].comm->name + "' (" + describe_call_site(w.where) + ")" +
+               (w.kind == WaitKind::collective ? " #" + std::to_string(w.seq) : std::string()) +
+               " on comm '" + agents_[static_cast<std::size_t>(s)].comm->name + "' (" +
+               describe_call_site(w.where) + ")" +
                (peers.empty() ? std::string() : " waiting for rank(s) " + peers);
     }
     out += waits.empty() ? "running its own code" : waits;
     if (!latest[r].empty()) out += " [last operation: " + latest[r] + "]";
   }
-  if (users_.size() > kMaxRanksListed) out += "; ... (" + std::to_string(users_.size() - kMaxRanksListed) + " more)";
+  if (users_.size() > kMaxRanksListed)
+    out += "; ... (" + std::to_string(users_.size() - kMaxRanksListed) + " more)";
   return out;
 }
 

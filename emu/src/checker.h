@@ -1,9 +1,9 @@
 // Checker: a wait-for graph over the threads of one emulated world, so that a program that can
 // never finish gets a DeadlockError naming the cycle at once instead of a hang.
 //
-//   Agent* stream = checker.add_stream(global_rank, comm);          // one per rank per communicator
-//   WaitSite site{.agent = stream, .kind = WaitKind::recv, .comm = comm, .peer = 1, ...};
-//   world.wait(lock, cv, pred, what, {}, &site);   // registers the wait when it lasts, polls
+//   Agent* stream = checker.add_stream(global_rank, comm);          // one per rank per
+//   communicator WaitSite site{.agent = stream, .kind = WaitKind::recv, .comm = comm, .peer = 1,
+//   ...}; world.wait(lock, cv, pred, what, {}, &site);   // registers the wait when it lasts, polls
 //
 // Nodes are agents: a rank's own thread (user agent, id = world rank) and each of its
 // communicators' streams. A waiting agent has edges computed from facts that only ever move
@@ -43,7 +43,7 @@ struct CommRecord;
 struct Agent {
   int id = -1;
   int global_rank = -1;
-  CommRecord* comm = nullptr;          // nullptr: the rank's own thread
+  CommRecord* comm = nullptr;               // nullptr: the rank's own thread
   std::atomic<std::uint64_t> issued{0};     // tasks queued on this stream
   std::atomic<std::uint64_t> completed{0};  // tasks finished
   std::atomic<std::uint64_t> arrived{0};    // 1 + the last collective seq it arrived at
@@ -51,11 +51,11 @@ struct Agent {
 
 // What a waiting thread waits for.
 struct WaitSite {
-  Agent* agent = nullptr;   // who waits (a stream, or the rank's thread for work waits)
+  Agent* agent = nullptr;  // who waits (a stream, or the rank's thread for work waits)
   WaitKind kind = WaitKind::none;
-  int rank = -1;            // the waiter's rank in `agent->comm`
-  std::uint64_t seq = 0;    // collective: its seq; send: the message number (1-based) to be consumed
-  int peer = -1;            // recv/send: peer's rank in the communicator
+  int rank = -1;          // the waiter's rank in `agent->comm`
+  std::uint64_t seq = 0;  // collective: its seq; send: the message number (1-based) to be consumed
+  int peer = -1;          // recv/send: peer's rank in the communicator
   Agent* target = nullptr;  // work: the stream running it
   std::uint64_t task = 0;   // work: its task number on `target` (1-based)
   std::string_view op;      // "all_reduce", "split", "recv", ...
@@ -74,7 +74,9 @@ class Checker {
   Agent* add_stream(CommRecord* comm, int comm_rank);
   void mark_finished(int global_rank);
   // Appended to "rank N's function already returned without calling it": why it returned.
-  void explain_returned(std::function<std::string(int global_rank)> explain) { explain_returned_ = std::move(explain); }
+  void explain_returned(std::function<std::string(int global_rank)> explain) {
+    explain_returned_ = std::move(explain);
+  }
 
   // p2p facts (user send/recv of one communicator, comm ranks).
   // Returns the message's number (1-based) on the (sender, receiver) pair.
@@ -99,7 +101,7 @@ class Checker {
   struct Node {
     bool waiting = false;
     WaitSite site;
-    std::string verdict;     // set when a cycle through this agent was confirmed elsewhere
+    std::string verdict;       // set when a cycle through this agent was confirmed elsewhere
     std::vector<int> suspect;  // the cycle seen at the last poll, confirmed at a later one
     std::chrono::steady_clock::time_point suspect_at;
   };
@@ -129,8 +131,10 @@ class Checker {
 struct CommRecord {
   std::string name;
   std::vector<int> global_ranks;
-  std::vector<int> agents;  // stream agent id per comm rank, -1 until that rank's communicator exists
-  std::map<std::pair<int, int>, std::pair<std::uint64_t, std::uint64_t>> p2p;  // (from,to) -> (posted, consumed)
+  std::vector<int>
+      agents;  // stream agent id per comm rank, -1 until that rank's communicator exists
+  std::map<std::pair<int, int>, std::pair<std::uint64_t, std::uint64_t>>
+      p2p;  // (from,to) -> (posted, consumed)
 };
 
 template <class Latest>

@@ -30,8 +30,10 @@ std::string EmuCommunicator::unwaited_message() const {
   for (const AsyncIssued& a : async_issued_) {
     if (a.task > through) {
       return "comm '" + name() + "' rank " + std::to_string(rank_) + ": " + a.what +
-             " was issued with async_op and its Work was never waited on (wait(), test() returning true, "
-             "or a later operation on this communicator that was waited on) before the rank's function returned";
+             " was issued with async_op and its Work was never waited on (wait(), test() returning "
+             "true, "
+             "or a later operation on this communicator that was waited on) before the rank's "
+             "function returned";
     }
   }
   return "";
@@ -51,9 +53,10 @@ FaultAction EmuCommunicator::fault(FaultStage stage, const OpDesc& op, std::uint
   FaultPoint point{global_rank(), shared_->name, seq, op.kind, stage};
   FaultAction action = hook(point);
   if (action == FaultAction::abort_communicator) {
-    shared_->world->abort("comm '" + name() + "' was aborted by rank " + std::to_string(rank_) + " (" +
-                          describe_call_site(op.where) + ") in " + std::string(twinccl::name(op.kind)) +
-                          (is_p2p(op.kind) ? std::string() : " #" + std::to_string(seq)) + " (fault injection)");
+    shared_->world->abort(
+        "comm '" + name() + "' was aborted by rank " + std::to_string(rank_) + " (" +
+        describe_call_site(op.where) + ") in " + std::string(twinccl::name(op.kind)) +
+        (is_p2p(op.kind) ? std::string() : " #" + std::to_string(seq)) + " (fault injection)");
   }
   return action;
 }
@@ -71,8 +74,9 @@ void EmuCommunicator::check_group_buffers(const std::vector<Issued>& ops) const 
       if (rb < sb + sn && sb < rb + rn) {
         throw InvalidArgument(call_site_text("group", name(), rank_) + ": the recv from rank " +
                               std::to_string(r.op.peer) + " (" + describe_call_site(r.op.where) +
-                              ") writes into the buffer the send to rank " + std::to_string(s.op.peer) + " (" +
-                              describe_call_site(s.op.where) + ") reads, while both are in flight");
+                              ") writes into the buffer the send to rank " +
+                              std::to_string(s.op.peer) + " (" + describe_call_site(s.op.where) +
+                              ") reads, while both are in flight");
       }
     }
   }
@@ -82,7 +86,8 @@ void poison_output(const OpDesc& op, int rank, int nranks) {
   if (op.recv == nullptr || is_in_place(op, rank)) return;
   std::size_t bytes = recv_elements(op, rank, nranks) * size_of(op.dtype);
   if (bytes == 0) return;
-  std::size_t send_bytes = op.send == nullptr ? 0 : send_elements(op, rank, nranks) * size_of(op.dtype);
+  std::size_t send_bytes =
+      op.send == nullptr ? 0 : send_elements(op, rank, nranks) * size_of(op.dtype);
   auto r = reinterpret_cast<std::uintptr_t>(op.recv);
   auto s = reinterpret_cast<std::uintptr_t>(op.send);
   if (send_bytes > 0 && s < r + bytes && r < s + send_bytes) return;  // never destroy an input

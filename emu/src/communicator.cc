@@ -29,7 +29,8 @@ std::string current_error_text() {
 
 }  // namespace
 
-SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, std::string n, EmuConfig c)
+SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, std::string n,
+                       EmuConfig c)
     : world(std::move(w)),
       global_ranks(std::move(ranks)),
       name(std::move(n)),
@@ -69,15 +70,20 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
   }
 }
 
-Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) { return Buffer::host(count, dtype); }
+Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
+  return Buffer::host(count, dtype);
+}
 
 Work EmuCommunicator::submit(OpDesc op) {
   Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
   if (emu::FlightRecorder* recorder = shared_->world->recorder()) {
     const OpDesc& o = issued.op;
-    emu::OpRecord record{shared_->name, is_p2p(o.kind) ? p2p_issued_ : issued.seq, o.kind, o.count, o.dtype,
-                         o.peer, o.root, o.async_op, o.where};
+    emu::OpRecord record{shared_->name, is_p2p(o.kind) ? p2p_issued_ : issued.seq,
+                         o.kind,        o.count,
+                         o.dtype,       o.peer,
+                         o.root,        o.async_op,
+                         o.where};
     issued.recorded = recorder->scheduled(global_rank(), record);
   }
   if (is_p2p(issued.op.kind)) ++p2p_issued_;
@@ -86,13 +92,15 @@ Work EmuCommunicator::submit(OpDesc op) {
     return Work(group_work_);
   }
   bool async_op = issued.op.async_op;
-  if (!async_op && run_blocking_inline(std::span<const Issued>(&issued, 1))) return Work();  // completed
+  if (!async_op && run_blocking_inline(std::span<const Issued>(&issued, 1)))
+    return Work();  // completed
   std::vector<Issued> ops;
   ops.push_back(std::move(issued));
   return launch(std::move(ops), async_op);
 }
 
-std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(const OpDesc* first, std::uint64_t seq, Where where) {
+std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(const OpDesc* first, std::uint64_t seq,
+                                                        Where where) {
   if (stream_agent_ == nullptr) return std::make_shared<emu::EmuWork>();
   emu::WorkTracking t;
   t.stream = stream_agent_;
@@ -109,8 +117,10 @@ std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(const OpDesc* first, std
 void EmuCommunicator::note_async(const emu::EmuWork& work) {
   const emu::WorkTracking& t = work.tracking();
   if (t.waited == nullptr) return;
-  while (!async_issued_.empty() && async_issued_.front().task <= t.waited->task.load()) async_issued_.pop_front();
-  std::string what = std::string(t.op) + (t.seq_plus_one ? " #" + std::to_string(t.seq_plus_one - 1) : std::string()) +
+  while (!async_issued_.empty() && async_issued_.front().task <= t.waited->task.load())
+    async_issued_.pop_front();
+  std::string what = std::string(t.op) +
+                     (t.seq_plus_one ? " #" + std::to_string(t.seq_plus_one - 1) : std::string()) +
                      " (" + describe_call_site(t.where) + ")";
   async_issued_.push_back({t.task, std::move(what)});
 }
@@ -142,7 +152,8 @@ bool EmuCommunicator::run_blocking_inline(std::span<const Issued> ops) {
   return true;
 }
 
-Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work) {
+Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op,
+                             std::shared_ptr<emu::EmuWork> work) {
   if (!work) work = new_work(&ops.front().op, ops.front().seq, ops.front().op.where);
   last_work_ = work;
   if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
@@ -157,9 +168,13 @@ Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op, std::shared
       return Work(work);
     }
     stream_.run_or_enqueue(std::move(task), work);
-  } catch (const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
-    std::string text = call_site_text(std::string(twinccl::name(kind)) + (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)),
-                                      name(), rank_, where) + ": " + e.what();
+  } catch (
+      const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
+    std::string text =
+        call_site_text(std::string(twinccl::name(kind)) +
+                           (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)),
+                       name(), rank_, where) +
+        ": " + e.what();
     shared_->world->note_failure(global_rank(), text);
     throw ResourceError(text);
   }
@@ -175,7 +190,8 @@ std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
       if (a->name() == forced) return forced;
     }
   }
-  if (shared_->config.default_algorithm) return shared_->config.default_algorithm(op, shared_->global_ranks);
+  if (shared_->config.default_algorithm)
+    return shared_->config.default_algorithm(op, shared_->global_ranks);
   return std::string(default_algorithm(op.kind));
 }
 
@@ -195,7 +211,8 @@ void EmuCommunicator::run_task(std::span<const Issued> ops, bool async_op) {
 }
 
 void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
-  if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator) shared_->world->check_abort();
+  if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator)
+    shared_->world->check_abort();
   emu::Rendezvous& rdv = shared_->rendezvous;
   emu::WaitSite site;
   site.agent = stream_agent_;
@@ -205,12 +222,15 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
   site.op = twinccl::name(op.kind);
   site.where = op.where;
   site.on_user_thread = stream_.running_inline();
-  emu::Meeting& meeting = rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
-  if (meeting.led) {  // the last rank to arrive ran it for everyone: nobody reads this rank's buffers
+  emu::Meeting& meeting =
+      rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
+  if (meeting
+          .led) {  // the last rank to arrive ran it for everyone: nobody reads this rank's buffers
     std::exception_ptr error = meeting.lead_error;
     bool mismatch = meeting.mismatch_error;
     bool leader = meeting.leader == rank_;
-    if (error && mismatch && !leader) {  // every rank throws its own MismatchError, as they would unled
+    if (error && mismatch &&
+        !leader) {  // every rank throws its own MismatchError, as they would unled
       try {
         emu::spec_from_meeting(meeting);
       } catch (...) {
@@ -218,7 +238,8 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
       }
     }
     rdv.leave(seq, meeting);
-    if (error && !mismatch && !leader) shared_->world->check_abort();  // the leader's failure aborted the world
+    if (error && !mismatch && !leader)
+      shared_->world->check_abort();  // the leader's failure aborted the world
     if (error) std::rethrow_exception(error);
     return;
   }
@@ -255,7 +276,8 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
     throw;
   } catch (...) {
     // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
-    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) + " failed: " + current_error_text());
+    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
+                          " failed: " + current_error_text());
     meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
     throw;
@@ -265,7 +287,8 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
 
 bool EmuCommunicator::leads(const OpDesc& op) const {
   const EmuConfig& config = shared_->config;
-  if (config.fault_hook || config.schedule_path || config.params.channels != 1 || config.params.chunk_elements != 0) {
+  if (config.fault_hook || config.schedule_path || config.params.channels != 1 ||
+      config.params.chunk_elements != 0) {
     return false;
   }
   if (op.kind == OpKind::barrier) return true;
@@ -289,13 +312,14 @@ void EmuCommunicator::run_group(std::span<const Issued> ops) {
   }
   std::deque<emu::Posted> sends;
   std::vector<std::uint64_t> send_numbers;
-  std::size_t recvs_done = 0;   // recvs that took their message (or failed taking it)
-  bool in_recv = false;         // a failing recv refuses its own message (Exchange::consume)
+  std::size_t recvs_done = 0;  // recvs that took their message (or failed taking it)
+  bool in_recv = false;        // a failing recv refuses its own message (Exchange::consume)
   bool inline_run = stream_.running_inline();
   try {
     if (!send_ops.empty() || !recv_ops.empty()) {
       const OpDesc& first = send_ops.empty() ? recv_ops.front()->op : send_ops.front()->op;
-      if (fault(FaultStage::before_p2p, first, 0) == FaultAction::abort_communicator) shared_->world->check_abort();
+      if (fault(FaultStage::before_p2p, first, 0) == FaultAction::abort_communicator)
+        shared_->world->check_abort();
     }
     for (const Issued* i : send_ops) {
       emu::Posted& message = sends.emplace_back();
@@ -324,10 +348,11 @@ void EmuCommunicator::run_group(std::span<const Issued> ops) {
       emu::Expected expected{op.count, op.dtype, op.where, shared_->name, op.part_of, op.role};
       in_recv = true;
       p2p.consume(
-          rank_, op.peer, expected, [&](const emu::Posted& m) { std::memmove(op.recv, m.data, bytes); },
+          rank_, op.peer, expected,
+          [&](const emu::Posted& m) { std::memmove(op.recv, m.data, bytes); },
           [&] {
-            return call_site_text("recv", name(), rank_, op.where) + " waited for a send from rank " +
-                   std::to_string(op.peer);
+            return call_site_text("recv", name(), rank_, op.where) +
+                   " waited for a send from rank " + std::to_string(op.peer);
           },
           &site);
       in_recv = false;
@@ -346,8 +371,8 @@ void EmuCommunicator::run_group(std::span<const Issued> ops) {
       p2p.wait_consumed(
           rank_, sends[k],
           [&] {
-            return call_site_text("send", name(), rank_, op.where) + " waited for rank " + std::to_string(op.peer) +
-                   " to post the matching recv";
+            return call_site_text("send", name(), rank_, op.where) + " waited for rank " +
+                   std::to_string(op.peer) + " to post the matching recv";
           },
           &site);
     }

@@ -30,22 +30,23 @@
 namespace twinccl::emu {
 
 struct EmuConfig {
-  std::string algorithm;       // forced for every collective that has it (TWINCCL_ALGO)
+  std::string algorithm;               // forced for every collective that has it (TWINCCL_ALGO)
   AlgorithmChooser default_algorithm;  // none forced: empty = ring where it exists, else direct
-  bool schedule_path = false;  // never take the direct fast path
+  bool schedule_path = false;          // never take the direct fast path
   AlgorithmParams params;
   CheckLevel check = CheckLevel::on;
-  FaultHook fault_hook;        // fault injection (tests)
+  FaultHook fault_hook;  // fault injection (tests)
 };
 
 struct SharedComm {
-  SharedComm(std::shared_ptr<emu::World> world, std::vector<int> global_ranks, std::string name, EmuConfig config);
+  SharedComm(std::shared_ptr<emu::World> world, std::vector<int> global_ranks, std::string name,
+             EmuConfig config);
   std::shared_ptr<emu::World> world;
   std::vector<int> global_ranks;  // world rank of each rank of this communicator
   std::string name;
   EmuConfig config;
   emu::Rendezvous rendezvous;
-  emu::Exchange p2p;  // user send/recv
+  emu::Exchange p2p;                  // user send/recv
   emu::CommRecord* record = nullptr;  // the checker's view (nullptr with checks off)
   int size() const { return static_cast<int>(global_ranks.size()); }
 };
@@ -82,8 +83,8 @@ class EmuCommunicator final : public Communicator {
  private:
   struct Issued {
     OpDesc op;
-    std::uint64_t seq = 0;        // collectives only
-    std::uint64_t recorded = 0;   // flight recorder id (0: not recorded)
+    std::uint64_t seq = 0;       // collectives only
+    std::uint64_t recorded = 0;  // flight recorder id (0: not recorded)
   };
   struct AsyncIssued {
     std::uint64_t task;

@@ -16,24 +16,27 @@ std::string elements_text(std::size_t count, DataType dtype) {
 // (a.cc:5) receives 8 x float32 from rank 0"; for two pieces of one convenience call, in its
 // words: "all_gather on comm 'world': rank 1's tensor (a.cc:9) holds 8 x float32, but rank 0's
 // tensor_list[1] (a.cc:9) holds 4 x float32; they must match".
-std::string mismatch_text(const Posted& sent, DataType sent_dtype, int sender, const Expected& expected,
-                          int receiver) {
+std::string mismatch_text(const Posted& sent, DataType sent_dtype, int sender,
+                          const Expected& expected, int receiver) {
   std::string sent_text = elements_text(sent.count, sent_dtype);
   std::string expected_text = elements_text(expected.count, expected.dtype);
   std::string comm = " on comm '" + std::string(expected.comm) + "': ";
   if (!sent.part_of.empty() && sent.part_of == expected.part_of) {
-    return std::string(expected.part_of) + comm + "rank " + std::to_string(sender) + "'s " + std::string(sent.role) +
-           " (" + describe_call_site(sent.where) + ") holds " + sent_text + ", but rank " + std::to_string(receiver) +
-           "'s " + std::string(expected.role) + " (" + describe_call_site(expected.where) + ") holds " +
-           expected_text + "; they must match";
+    return std::string(expected.part_of) + comm + "rank " + std::to_string(sender) + "'s " +
+           std::string(sent.role) + " (" + describe_call_site(sent.where) + ") holds " + sent_text +
+           ", but rank " + std::to_string(receiver) + "'s " + std::string(expected.role) + " (" +
+           describe_call_site(expected.where) + ") holds " + expected_text + "; they must match";
   }
   auto piece = [](std::string_view part_of, std::string_view role) {
-    return part_of.empty() ? std::string() : " for " + std::string(part_of) + "'s " + std::string(role);
+    return part_of.empty() ? std::string()
+                           : " for " + std::string(part_of) + "'s " + std::string(role);
   };
-  return "send/recv mismatch" + comm + "rank " + std::to_string(sender) + " (" + describe_call_site(sent.where) +
-         ") sends " + sent_text + " to rank " + std::to_string(receiver) + piece(sent.part_of, sent.role) +
-         ", but rank " + std::to_string(receiver) + " (" + describe_call_site(expected.where) + ") receives " +
-         expected_text + " from rank " + std::to_string(sender) + piece(expected.part_of, expected.role);
+  return "send/recv mismatch" + comm + "rank " + std::to_string(sender) + " (" +
+         describe_call_site(sent.where) + ") sends " + sent_text + " to rank " +
+         std::to_string(receiver) + piece(sent.part_of, sent.role) + ", but rank " +
+         std::to_string(receiver) + " (" + describe_call_site(expected.where) + ") receives " +
+         expected_text + " from rank " + std::to_string(sender) +
+         piece(expected.part_of, expected.role);
 }
 
 }  // namespace
@@ -54,7 +57,8 @@ std::uint64_t Exchange::post(int sender, int receiver, Posted& message) {
   message.sender = sender;
   message.receiver = receiver;
   message.consumed = false;
-  std::uint64_t number = checker_ != nullptr ? checker_->posted(comm_, sender, receiver) : 0;  // before it is visible
+  std::uint64_t number =
+      checker_ != nullptr ? checker_->posted(comm_, sender, receiver) : 0;  // before it is visible
   Inbox& box = *inbox_[static_cast<std::size_t>(receiver)];
   bool refused = false;
   {
@@ -78,13 +82,14 @@ std::uint64_t Exchange::post(int sender, int receiver, Posted& message) {
 
 void Exchange::refuse_locked(Posted& message, const Refusal& refusal) {
   // Only the posting thread knows this message yet: no other lock is needed.
-  message.refused = "the matching recv (" + describe_call_site(refusal.where) + ") will never take it: rank " +
-                    std::to_string(message.receiver) + " failed: " + refusal.cause;
+  message.refused = "the matching recv (" + describe_call_site(refusal.where) +
+                    ") will never take it: rank " + std::to_string(message.receiver) +
+                    " failed: " + refusal.cause;
   message.consumed = true;
 }
 
-Posted* Exchange::take(int receiver, int sender, const std::function<std::string()>& what, const WaitSite* site,
-                       std::optional<Posted>* tombstone) {
+Posted* Exchange::take(int receiver, int sender, const std::function<std::string()>& what,
+                       const WaitSite* site, std::optional<Posted>* tombstone) {
   Inbox& box = *inbox_[static_cast<std::size_t>(receiver)];
   Posted* message = nullptr;
   {
@@ -95,13 +100,16 @@ Posted* Exchange::take(int receiver, int sender, const std::function<std::string
       hopeless = [&] {
         int global = global_ranks_[static_cast<std::size_t>(sender)];
         if (!world_->finished(global)) return;
-        throw AbortedError(rank_text(receiver) + " waits in recv from " + rank_text(sender) + " on comm '" +
-                           comm_name_ + "'" + (site != nullptr ? " (" + describe_call_site(site->where) + ")" : "") +
-                           ", but " + rank_text(sender) + "'s function already returned without sending it" +
+        throw AbortedError(rank_text(receiver) + " waits in recv from " + rank_text(sender) +
+                           " on comm '" + comm_name_ + "'" +
+                           (site != nullptr ? " (" + describe_call_site(site->where) + ")" : "") +
+                           ", but " + rank_text(sender) +
+                           "'s function already returned without sending it" +
                            world_->returned_note(global));
       };
     }
-    world_->wait(lock, box.cv, [&] { return !queue.empty(); }, what, hopeless, site);
+    world_->wait(
+        lock, box.cv, [&] { return !queue.empty(); }, what, hopeless, site);
     world_->check_abort();
     message = queue.front();
     queue.pop_front();
@@ -125,13 +133,15 @@ void Exchange::mark_consumed(int sender, Posted& message) {
 }
 
 void Exchange::consume(int receiver, int sender, std::size_t expected_count,
-                       const std::function<void(const Posted&)>& use, const std::function<std::string()>& what) {
+                       const std::function<void(const Posted&)>& use,
+                       const std::function<std::string()>& what) {
   Posted* message = take(receiver, sender, what, nullptr, nullptr);
   if (message->count != expected_count) {
     // Unblock the sender before reporting; the pairing is broken for both sides.
     mark_consumed(sender, *message);
-    throw InternalError(what() + ": rank " + std::to_string(sender) + " sent " + std::to_string(message->count) +
-                        " elements, rank " + std::to_string(receiver) + " expected " + std::to_string(expected_count));
+    throw InternalError(what() + ": rank " + std::to_string(sender) + " sent " +
+                        std::to_string(message->count) + " elements, rank " +
+                        std::to_string(receiver) + " expected " + std::to_string(expected_count));
   }
   try {
     use(*message);
@@ -143,8 +153,8 @@ void Exchange::consume(int receiver, int sender, std::size_t expected_count,
 }
 
 void Exchange::consume(int receiver, int sender, const Expected& expected,
-                       const std::function<void(const Posted&)>& use, const std::function<std::string()>& what,
-                       const WaitSite* site) {
+                       const std::function<void(const Posted&)>& use,
+                       const std::function<std::string()>& what, const WaitSite* site) {
   std::optional<Posted> tombstone;
   Posted* message = nullptr;
   try {
@@ -157,8 +167,8 @@ void Exchange::consume(int receiver, int sender, const Expected& expected,
     throw;
   }
   if (message == nullptr) {
-    throw AbortedError(call_site_text("recv", expected.comm, receiver, expected.where) + " from " + rank_text(sender) +
-                       ": " + tombstone->failed);
+    throw AbortedError(call_site_text("recv", expected.comm, receiver, expected.where) + " from " +
+                       rank_text(sender) + ": " + tombstone->failed);
   }
   DataType sent_dtype = message->dtype.value_or(expected.dtype);
   if (message->count != expected.count || sent_dtype != expected.dtype) {
@@ -205,8 +215,9 @@ void Exchange::fail_posted(int receiver, Posted& message, const std::string& cau
       tombstone.sender = message.sender;
       tombstone.receiver = receiver;
       tombstone.where = message.where;
-      tombstone.failed = "the matching send (" + describe_call_site(message.where) + ") will never come: rank " +
-                         std::to_string(message.sender) + " failed: " + cause;
+      tombstone.failed = "the matching send (" + describe_call_site(message.where) +
+                         ") will never come: rank " + std::to_string(message.sender) +
+                         " failed: " + cause;
       slot = &tombstone;  // same place in the FIFO: the recv meant for this send takes it
       return;
     }
@@ -217,7 +228,8 @@ void Exchange::fail_posted(int receiver, Posted& message, const std::string& cau
   own.cv.wait(lock, [&] { return message.consumed; });
 }
 
-void Exchange::post_failed(int sender, int receiver, std::source_location where, const std::string& cause) {
+void Exchange::post_failed(int sender, int receiver, std::source_location where,
+                           const std::string& cause) {
   if (checker_ != nullptr) checker_->posted(comm_, sender, receiver);
   Inbox& box = *inbox_[static_cast<std::size_t>(receiver)];
   bool cancelled = false;
@@ -232,8 +244,8 @@ void Exchange::post_failed(int sender, int receiver, std::source_location where,
       tombstone.sender = sender;
       tombstone.receiver = receiver;
       tombstone.where = where;
-      tombstone.failed = "the matching send (" + describe_call_site(where) + ") will never come: rank " +
-                         std::to_string(sender) + " failed: " + cause;
+      tombstone.failed = "the matching send (" + describe_call_site(where) +
+                         ") will never come: rank " + std::to_string(sender) + " failed: " + cause;
       box.from[static_cast<std::size_t>(sender)].push_back(&tombstone);
     }
   }
@@ -244,7 +256,8 @@ void Exchange::post_failed(int sender, int receiver, std::source_location where,
   box.cv.notify_all();
 }
 
-void Exchange::refuse(int receiver, int sender, std::source_location where, const std::string& cause) {
+void Exchange::refuse(int receiver, int sender, std::source_location where,
+                      const std::string& cause) {
   Inbox& box = *inbox_[static_cast<std::size_t>(receiver)];
   Posted* message = nullptr;
   bool took = false;
@@ -265,8 +278,8 @@ void Exchange::refuse(int receiver, int sender, std::source_location where, cons
   }
   if (took && checker_ != nullptr) checker_->consumed(comm_, sender, receiver);
   if (message == nullptr) return;
-  message->refused = "the matching recv (" + describe_call_site(where) + ") will never take it: rank " +
-                     std::to_string(receiver) + " failed: " + cause;
+  message->refused = "the matching recv (" + describe_call_site(where) +
+                     ") will never take it: rank " + std::to_string(receiver) + " failed: " + cause;
   mark_consumed(sender, *message);  // publishes `refused` to the sender
 }
 
@@ -279,13 +292,15 @@ void Exchange::wait_consumed(int sender, Posted& message, const std::function<st
     hopeless = [&] {
       int global = global_ranks_[static_cast<std::size_t>(message.receiver)];
       if (!world_->finished(global)) return;
-      throw AbortedError(rank_text(sender) + " waits in send to " + rank_text(message.receiver) + " on comm '" +
-                         comm_name_ + "' (" + describe_call_site(message.where) + "), but " +
-                         rank_text(message.receiver) + "'s function already returned without receiving it" +
+      throw AbortedError(rank_text(sender) + " waits in send to " + rank_text(message.receiver) +
+                         " on comm '" + comm_name_ + "' (" + describe_call_site(message.where) +
+                         "), but " + rank_text(message.receiver) +
+                         "'s function already returned without receiving it" +
                          world_->returned_note(global));
     };
   }
-  world_->wait(lock, box.cv, [&] { return message.consumed; }, what, hopeless, site);
+  world_->wait(
+      lock, box.cv, [&] { return message.consumed; }, what, hopeless, site);
   if (!message.mismatch.empty()) throw MismatchError(message.mismatch);
   if (!message.refused.empty()) {
     throw AbortedError(call_site_text("send", comm_name_, sender, message.where) + " to " +

@@ -37,19 +37,19 @@ namespace twinccl::emu {
 
 struct Posted {
   const void* data = nullptr;
-  std::size_t count = 0;     // elements
+  std::size_t count = 0;  // elements
   int sender = -1;
   int receiver = -1;
-  bool from_input = false;   // the sender's input buffer (a contribution: scaled when loaded)
-  bool consumed = false;     // set by the receiver under the sender's lock
+  bool from_input = false;  // the sender's input buffer (a contribution: scaled when loaded)
+  bool consumed = false;    // set by the receiver under the sender's lock
   // User send/recv only: checked against the matching recv.
   std::optional<DataType> dtype;
   std::source_location where;
   std::string_view part_of;  // a convenience call's name and this buffer's name there (messages)
   std::string_view role;
-  std::string mismatch;      // set by the receiver when the pair disagrees: the sender throws it too
-  std::string refused;       // set by the receiver whose recv failed: the sender throws AbortedError
-  std::string failed;        // a tombstone: the send failed on its rank; the recv throws AbortedError
+  std::string mismatch;  // set by the receiver when the pair disagrees: the sender throws it too
+  std::string refused;   // set by the receiver whose recv failed: the sender throws AbortedError
+  std::string failed;    // a tombstone: the send failed on its rank; the recv throws AbortedError
 };
 
 // What the receiving side of a user send/recv expects, for the pairing check.
@@ -82,10 +82,12 @@ class Exchange {
   // Waits for the oldest message from `sender` to `receiver`, calls use(message), marks it
   // consumed. Throws InternalError when its count differs from `expected_count` (a broken pairing).
   void consume(int receiver, int sender, std::size_t expected_count,
-               const std::function<void(const Posted&)>& use, const std::function<std::string()>& what);
+               const std::function<void(const Posted&)>& use,
+               const std::function<std::string()>& what);
   // User recv: the pairing check is a MismatchError (count or dtype) thrown on both sides. A
   // tombstone throws AbortedError; a wait that fails refuses the sender's next message.
-  void consume(int receiver, int sender, const Expected& expected, const std::function<void(const Posted&)>& use,
+  void consume(int receiver, int sender, const Expected& expected,
+               const std::function<void(const Posted&)>& use,
                const std::function<std::string()>& what, const WaitSite* site);
   // Takes back a message whose sender is failing: removes it if still queued, else waits until the
   // receiver that took it finished reading. After this the message's memory may be freed.
@@ -116,8 +118,8 @@ class Exchange {
   };
   // The oldest message from `sender`, or throws (wait failed). A tombstone is returned as a copy
   // in `tombstone` (its storage freed) with nullptr.
-  Posted* take(int receiver, int sender, const std::function<std::string()>& what, const WaitSite* site,
-               std::optional<Posted>* tombstone);
+  Posted* take(int receiver, int sender, const std::function<std::string()>& what,
+               const WaitSite* site, std::optional<Posted>* tombstone);
   void mark_consumed(int sender, Posted& message);
   // Under the inbox lock of `receiver`: a refused message is consumed at once.
   void refuse_locked(Posted& message, const Refusal& refusal);
@@ -127,7 +129,8 @@ class Exchange {
   CommRecord* comm_ = nullptr;
   std::string comm_name_;
   std::vector<int> global_ranks_;  // empty: no finished-peer checks (a collective's own traffic)
-  std::vector<std::unique_ptr<Inbox>> inbox_;  // per rank: messages to it, and its consumption waits
+  std::vector<std::unique_ptr<Inbox>>
+      inbox_;  // per rank: messages to it, and its consumption waits
 };
 
 }  // namespace twinccl::emu

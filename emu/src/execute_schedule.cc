@@ -20,7 +20,8 @@ constexpr std::size_t kBlockBytes = 64 * 1024;
 
 class RankExecutor {
  public:
-  RankExecutor(const RankContext& ctx, const RankSchedule& schedule, const void* input, void* output)
+  RankExecutor(const RankContext& ctx, const RankSchedule& schedule, const void* input,
+               void* output)
       : ctx_(ctx),
         schedule_(schedule),
         element_(size_of(ctx.dtype)),
@@ -37,7 +38,8 @@ class RankExecutor {
 
   // Takes back whatever this rank posted and did not see consumed, so no peer reads freed memory.
   void withdraw_all(std::deque<Posted>& posted, const std::vector<int>& posted_to) {
-    for (std::size_t i = 0; i < posted.size(); ++i) ctx_.meeting.exchange().withdraw(posted_to[i], posted[i]);
+    for (std::size_t i = 0; i < posted.size(); ++i)
+      ctx_.meeting.exchange().withdraw(posted_to[i], posted[i]);
   }
 
  private:
@@ -70,15 +72,16 @@ class RankExecutor {
   }
 
   // Pointer to `n` elements of `owner`'s data as contributed: scaled into `tmp` when needed.
-  const char* contribution(int owner, const char* data, bool from_input, std::size_t n, std::vector<char>& tmp) const {
+  const char* contribution(int owner, const char* data, bool from_input, std::size_t n,
+                           std::vector<char>& tmp) const {
     if (!from_input || !scales()) return data;
     ctx_.reduction->load(owner, tmp.data(), data, n);
     return tmp.data();
   }
 
   // dst = a (from a_owner) [op b (local)], block by block, with loads and finalize.
-  void transfer(char* dst, int a_owner, const char* a, bool a_input, const char* b, bool b_input, std::size_t n,
-                bool finalize) {
+  void transfer(char* dst, int a_owner, const char* a, bool a_input, const char* b, bool b_input,
+                std::size_t n, bool finalize) {
     for (std::size_t done = 0; done < n; done += block_elements_) {
       std::size_t len = std::min(block_elements_, n - done);
       std::size_t off = done * element_;
@@ -94,8 +97,8 @@ class RankExecutor {
   }
 
   std::string describe_wait(const StepOp& op, const char* verb) const {
-    return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " + std::to_string(step_) + " " +
-           verb + " rank " + std::to_string(op.peer);
+    return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " +
+           std::to_string(step_) + " " + verb + " rank " + std::to_string(op.peer);
   }
 
   void run_step(std::size_t s) {
@@ -117,15 +120,17 @@ class RankExecutor {
       run_local_and_recvs(step);
       for (std::size_t i = 0; i < posted.size(); ++i) {
         ex.wait_consumed(ctx_.rank, posted[i], [&] {
-          return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " + std::to_string(step_) +
-                 " waited for rank " + std::to_string(posted_to[i]) + " to receive its data";
+          return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " +
+                 std::to_string(step_) + " waited for rank " + std::to_string(posted_to[i]) +
+                 " to receive its data";
         });
       }
     } catch (const AbortedError&) {
       withdraw_all(posted, posted_to);
       throw;
     } catch (const std::exception& e) {
-      ctx_.meeting.world->abort(ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " failed: " + e.what());
+      ctx_.meeting.world->abort(ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) +
+                                " failed: " + e.what());
       withdraw_all(posted, posted_to);
       throw;
     }
@@ -136,12 +141,13 @@ class RankExecutor {
     for (const StepOp& op : step.ops) {
       switch (op.kind) {
         case StepOpKind::copy:
-          transfer(writable(op.dst), ctx_.rank, address(op.src), op.src.buffer == BufferKind::input, nullptr, false,
-                   op.dst.count, op.finalize);
+          transfer(writable(op.dst), ctx_.rank, address(op.src), op.src.buffer == BufferKind::input,
+                   nullptr, false, op.dst.count, op.finalize);
           break;
         case StepOpKind::reduce:
           transfer(writable(op.dst), ctx_.rank, address(op.src), op.src.buffer == BufferKind::input,
-                   address(op.src2), op.src2.buffer == BufferKind::input, op.dst.count, op.finalize);
+                   address(op.src2), op.src2.buffer == BufferKind::input, op.dst.count,
+                   op.finalize);
           break;
         default:
           break;
@@ -156,8 +162,8 @@ class RankExecutor {
       ex.consume(
           ctx_.rank, op.peer, op.dst.count,
           [&](const Posted& m) {
-            transfer(dst, m.sender, static_cast<const char*>(m.data), m.from_input, local, local_input, m.count,
-                     op.finalize);
+            transfer(dst, m.sender, static_cast<const char*>(m.data), m.from_input, local,
+                     local_input, m.count, op.finalize);
           },
           [&] { return describe_wait(op, "waited for data from"); });
     }
@@ -176,7 +182,8 @@ class RankExecutor {
 
 }  // namespace
 
-void execute_schedule(const RankContext& ctx, const RankSchedule& schedule, const void* input, void* output) {
+void execute_schedule(const RankContext& ctx, const RankSchedule& schedule, const void* input,
+                      void* output) {
   RankExecutor(ctx, schedule, input, output).run();
 }
 

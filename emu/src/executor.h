@@ -23,7 +23,8 @@ struct RankContext {
 };
 
 // Runs this rank's steps. input/output are the rank's user buffers (may alias: NCCL in-place).
-void execute_schedule(const RankContext& ctx, const RankSchedule& schedule, const void* input, void* output);
+void execute_schedule(const RankContext& ctx, const RankSchedule& schedule, const void* input,
+                      void* output);
 
 // True when the direct path implements `kind` with the default algorithm's results.
 bool fast_path_supports(OpKind kind);

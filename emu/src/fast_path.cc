@@ -19,26 +19,30 @@
 #include <span>
 #include <vector>
 
-#include "twinccl/algorithms.h"
 #include "executor.h"
+#include "twinccl/algorithms.h"
 
 namespace twinccl::emu {
 namespace {
 
 constexpr std::size_t kBlockBytes = 32 * 1024;
 
-const char* in(const Meeting& m, int r) { return static_cast<const char*>(m.ops[static_cast<std::size_t>(r)].send); }
-char* out(const Meeting& m, int r) { return static_cast<char*>(m.ops[static_cast<std::size_t>(r)].recv); }
+const char* in(const Meeting& m, int r) {
+  return static_cast<const char*>(m.ops[static_cast<std::size_t>(r)].send);
+}
+char* out(const Meeting& m, int r) {
+  return static_cast<char*>(m.ops[static_cast<std::size_t>(r)].recv);
+}
 
 void copy_bytes(char* dst, const char* src, std::size_t bytes) {
   if (dst != src && bytes > 0) std::memmove(dst, src, bytes);
 }
 
-
 // Folds elements [begin, begin+n) of every rank's input at byte offset `in_offset`, in the ring's
 // order for `chunk`, and hands each finished block to write(block_offset_elements, data, len).
 template <class Write>
-void fold_ring_order(const RankContext& ctx, int chunk, std::size_t in_offset, std::size_t n, Write write) {
+void fold_ring_order(const RankContext& ctx, int chunk, std::size_t in_offset, std::size_t n,
+                     Write write) {
   const Meeting& m = ctx.meeting;
   const Reduction& red = *ctx.reduction;
   std::size_t element = size_of(ctx.dtype);
@@ -63,7 +67,8 @@ void fold_ring_order(const RankContext& ctx, int chunk, std::size_t in_offset, s
     if (red.scales_inputs() || m.nranks == 1) {
       red.load(first, acc_data, in(m, first) + off, len);
     } else {  // acc = x[first] op x[second]: saves copying the first contribution
-      red.combine(acc_data, in(m, first) + off, in(m, ring_fold_rank(m.nranks, chunk, 1)) + off, len);
+      red.combine(acc_data, in(m, first) + off, in(m, ring_fold_rank(m.nranks, chunk, 1)) + off,
+                  len);
       k = 2;
     }
     for (; k < m.nranks; ++k) {
@@ -84,9 +89,11 @@ void all_reduce(const RankContext& ctx) {
   const Meeting& m = ctx.meeting;
   std::size_t element = size_of(ctx.dtype);
   ElementRange chunk = ring_chunk(m.ops[0].count, m.nranks, ctx.rank);
-  fold_ring_order(ctx, ctx.rank, chunk.begin * element, chunk.size(), [&](std::size_t done, const char* data, std::size_t len) {
-    for (int q = 0; q < m.nranks; ++q) copy_bytes(out(m, q) + (chunk.begin + done) * element, data, len * element);
-  });
+  fold_ring_order(ctx, ctx.rank, chunk.begin * element, chunk.size(),
+                  [&](std::size_t done, const char* data, std::size_t len) {
+                    for (int q = 0; q < m.nranks; ++q)
+                      copy_bytes(out(m, q) + (chunk.begin + done) * element, data, len * element);
+                  });
 }
 
 void reduce_scatter(const RankContext& ctx) {
@@ -104,17 +111,20 @@ void reduce(const RankContext& ctx) {
   const Meeting& m = ctx.meeting;
   std::size_t element = size_of(ctx.dtype);
   int root = m.ops[0].root;
-  ElementRange part = ring_chunk(m.ops[0].count, m.nranks, ctx.rank);  // this rank's share of the work
+  ElementRange part =
+      ring_chunk(m.ops[0].count, m.nranks, ctx.rank);  // this rank's share of the work
   char* target = out(m, root);
-  fold_ring_order(ctx, root, part.begin * element, part.size(), [&](std::size_t done, const char* data, std::size_t len) {
-    copy_bytes(target + (part.begin + done) * element, data, len * element);
-  });
+  fold_ring_order(ctx, root, part.begin * element, part.size(),
+                  [&](std::size_t done, const char* data, std::size_t len) {
+                    copy_bytes(target + (part.begin + done) * element, data, len * element);
+                  });
 }
 
 void all_gather(const RankContext& ctx) {
   const Meeting& m = ctx.meeting;
   std::size_t bytes = m.ops[0].count * size_of(ctx.dtype);
-  for (int q = 0; q < m.nranks; ++q) copy_bytes(out(m, ctx.rank) + static_cast<std::size_t>(q) * bytes, in(m, q), bytes);
+  for (int q = 0; q < m.nranks; ++q)
+    copy_bytes(out(m, ctx.rank) + static_cast<std::size_t>(q) * bytes, in(m, q), bytes);
 }
 
 void broadcast(const RankContext& ctx) {
@@ -128,20 +138,23 @@ void all_to_all(const RankContext& ctx) {
   std::size_t bytes = m.ops[0].count * size_of(ctx.dtype);
   auto me = static_cast<std::size_t>(ctx.rank);
   for (int q = 0; q < m.nranks; ++q) {
-    copy_bytes(out(m, ctx.rank) + static_cast<std::size_t>(q) * bytes, in(m, q) + me * bytes, bytes);
+    copy_bytes(out(m, ctx.rank) + static_cast<std::size_t>(q) * bytes, in(m, q) + me * bytes,
+               bytes);
   }
 }
 
 void gather(const RankContext& ctx) {
   const Meeting& m = ctx.meeting;
   std::size_t bytes = m.ops[0].count * size_of(ctx.dtype);
-  copy_bytes(out(m, m.ops[0].root) + static_cast<std::size_t>(ctx.rank) * bytes, in(m, ctx.rank), bytes);
+  copy_bytes(out(m, m.ops[0].root) + static_cast<std::size_t>(ctx.rank) * bytes, in(m, ctx.rank),
+             bytes);
 }
 
 void scatter(const RankContext& ctx) {
   const Meeting& m = ctx.meeting;
   std::size_t bytes = m.ops[0].count * size_of(ctx.dtype);
-  copy_bytes(out(m, ctx.rank), in(m, m.ops[0].root) + static_cast<std::size_t>(ctx.rank) * bytes, bytes);
+  copy_bytes(out(m, ctx.rank), in(m, m.ops[0].root) + static_cast<std::size_t>(ctx.rank) * bytes,
+             bytes);
 }
 
 void run_share(const RankContext& ctx) {
@@ -199,13 +212,16 @@ void run_fast_path(const RankContext& ctx) {
   } catch (const AbortedError&) {
     throw;
   } catch (const std::exception& e) {
-    ctx.meeting.world->abort(ctx.meeting.label() + ": rank " + std::to_string(ctx.rank) + " failed: " + e.what());
+    ctx.meeting.world->abort(ctx.meeting.label() + ": rank " + std::to_string(ctx.rank) +
+                             " failed: " + e.what());
     throw;
   }
   ctx.meeting.sync(ctx.rank);
 }
 
-bool small_enough_to_lead(const OpDesc& op) { return op.count * size_of(op.dtype) <= kLeadMaxBytes; }
+bool small_enough_to_lead(const OpDesc& op) {
+  return op.count * size_of(op.dtype) <= kLeadMaxBytes;
+}
 
 void lead_small_collective(Meeting& m) {
   try {
@@ -221,18 +237,22 @@ void lead_small_collective(Meeting& m) {
         heap_ops.resize(static_cast<std::size_t>(m.nranks));
         ops = heap_ops;
       }
-      for (int r = 0; r < m.nranks; ++r) ops[static_cast<std::size_t>(r)] = m.ops[static_cast<std::size_t>(r)].op;
+      for (int r = 0; r < m.nranks; ++r)
+        ops[static_cast<std::size_t>(r)] = m.ops[static_cast<std::size_t>(r)].op;
       reduction = Reduction::make(op0.dtype, ops);
     }
-    for (int r = 0; r < m.nranks; ++r) run_share(RankContext{m, r, reduction ? &*reduction : nullptr, op0.dtype});
+    for (int r = 0; r < m.nranks; ++r)
+      run_share(RankContext{m, r, reduction ? &*reduction : nullptr, op0.dtype});
   } catch (const MismatchError&) {
     m.lead_error = std::current_exception();
     m.mismatch_error = true;
   } catch (const std::exception& e) {
-    m.world->abort(m.label() + ": rank " + std::to_string(m.leader) + " failed running it for every rank: " + e.what());
+    m.world->abort(m.label() + ": rank " + std::to_string(m.leader) +
+                   " failed running it for every rank: " + e.what());
     m.lead_error = std::current_exception();
   } catch (...) {
-    m.world->abort(m.label() + ": rank " + std::to_string(m.leader) + " failed running it for every rank");
+    m.world->abort(m.label() + ": rank " + std::to_string(m.leader) +
+                   " failed running it for every rank");
     m.lead_error = std::current_exception();
   }
 }

@@ -49,7 +49,8 @@ std::string_view state_name(OpState state) {
   return "invalid";
 }
 
-FlightRecorder::FlightRecorder(int ranks, std::size_t ops_per_rank) : capacity_(std::max<std::size_t>(1, ops_per_rank)) {
+FlightRecorder::FlightRecorder(int ranks, std::size_t ops_per_rank)
+    : capacity_(std::max<std::size_t>(1, ops_per_rank)) {
   rings_.reserve(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     rings_.push_back(std::make_unique<Ring>());
@@ -80,7 +81,8 @@ void FlightRecorder::set_state(int rank, std::uint64_t id, OpState state) {
 std::string FlightRecorder::describe(const Entry& e) {
   std::string text = std::string(twinccl::name(e.op.kind));
   if (is_p2p(e.op.kind)) {
-    text += std::string(e.op.kind == OpKind::send ? " to" : " from") + " rank " + std::to_string(e.op.peer);
+    text += std::string(e.op.kind == OpKind::send ? " to" : " from") + " rank " +
+            std::to_string(e.op.peer);
   } else {
     text += " #" + std::to_string(e.op.seq);
   }
@@ -107,11 +109,12 @@ std::string FlightRecorder::json() const {
       out += id == first ? "{" : ", {";
       out += "\"id\": " + std::to_string(e.id) + ", \"comm\": ";
       append_json_string(out, e.comm);
-      out += ", \"seq\": " + std::to_string(e.op.seq) + ", \"op\": \"" + std::string(twinccl::name(e.op.kind)) +
+      out += ", \"seq\": " + std::to_string(e.op.seq) + ", \"op\": \"" +
+             std::string(twinccl::name(e.op.kind)) +
              "\", \"count\": " + std::to_string(e.op.count) + ", \"dtype\": \"" +
              std::string(twinccl::name(e.op.dtype)) + "\", \"peer\": " + std::to_string(e.op.peer) +
-             ", \"root\": " + std::to_string(e.op.root) + ", \"async\": " + (e.op.async_op ? "true" : "false") +
-             ", \"where\": ";
+             ", \"root\": " + std::to_string(e.op.root) +
+             ", \"async\": " + (e.op.async_op ? "true" : "false") + ", \"where\": ";
       append_json_string(out, describe_call_site(e.op.where));
       out += ", \"state\": \"" + std::string(state_name(e.state)) + "\"}";
     }

@@ -34,11 +34,13 @@ class Gate {
 
   // Sleeps while the counter still equals `seen`, for at most `timeout`.
   void wait(std::uint32_t seen, std::chrono::nanoseconds timeout) {
-    sleepers_.fetch_add(1);  // seq_cst with open()'s bump: either open() sees a sleeper or we see the bump
+    sleepers_.fetch_add(
+        1);  // seq_cst with open()'s bump: either open() sees a sleeper or we see the bump
 #ifdef __linux__
     auto ns = timeout.count();
     timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts,
+            nullptr, 0);
 #else
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, timeout, [&] { return word_.load() != seen; });
@@ -51,7 +53,8 @@ class Gate {
     word_.fetch_add(1);
     if (sleepers_.load() == 0) return;
 #ifdef __linux__
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX,
+            nullptr, nullptr, 0);
 #else
     { std::lock_guard<std::mutex> lock(mu_); }
     cv_.notify_all();

@@ -9,12 +9,17 @@
 
 namespace twinccl::emu {
 
-void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error) {
+void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work,
+                                        std::exception_ptr error) {
   work->group_ended();
   last_work_ = work;
   if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
   try {
-    stream_.run_or_enqueue([error] { if (error) std::rethrow_exception(error); }, work);
+    stream_.run_or_enqueue(
+        [error] {
+          if (error) std::rethrow_exception(error);
+        },
+        work);
   } catch (const ResourceError&) {  // `work` completed with it; the error that matters is `error`
   }
 }
@@ -45,13 +50,15 @@ void EmuCommunicator::group_abort(Where where) noexcept {
   if (group_depth_ == 0) return;
   observe_group_abort();
   try {
-    std::string lost = std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
+    std::string lost =
+        std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
     if (group_abandoned_.empty()) group_abandoned_ = describe_call_site(where);
     if (--group_depth_ > 0) return;  // the enclosing group_end reports it
-    discard_group(std::make_exception_ptr(AbortedError(
-        call_site_text("group", name(), rank_) + " (group_start at " + describe_call_site(group_where_) +
-        ") was abandoned: an exception left the Group scope at " +
-        group_abandoned_ + "; its " + lost)));
+    discard_group(std::make_exception_ptr(
+        AbortedError(call_site_text("group", name(), rank_) + " (group_start at " +
+                     describe_call_site(group_where_) +
+                     ") was abandoned: an exception left the Group scope at " + group_abandoned_ +
+                     "; its " + lost)));
   } catch (...) {  // out of memory for the message: the group is closed all the same
     group_depth_ = 0;
     group_ops_.clear();
@@ -61,8 +68,9 @@ void EmuCommunicator::group_abort(Where where) noexcept {
 
 std::string EmuCommunicator::unclosed_group() const {
   if (group_depth_ == 0) return {};
-  return call_site_text("group_start", name(), rank_, group_where_) + " was never closed by group_end: its " +
-         std::to_string(group_ops_.size()) + " operation(s) were not issued";
+  return call_site_text("group_start", name(), rank_, group_where_) +
+         " was never closed by group_end: its " + std::to_string(group_ops_.size()) +
+         " operation(s) were not issued";
 }
 
 Work EmuCommunicator::group_end(CallOptions opts, Where where) {
@@ -71,14 +79,16 @@ Work EmuCommunicator::group_end(CallOptions opts, Where where) {
 
 Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
-    throw InvalidArgument(call_site_text("group_end", name(), rank_, where) + ": no group_start is open");
+    throw InvalidArgument(call_site_text("group_end", name(), rank_, where) +
+                          ": no group_start is open");
   }
   if (--group_depth_ > 0) return Work(group_work_);
   if (!group_abandoned_.empty()) {
-    std::string text = call_site_text("group_end", name(), rank_, where) + ": the group (group_start at " +
-                       describe_call_site(group_where_) +
-                       ") was abandoned when an exception left the inner Group scope at " + group_abandoned_ +
-                       "; its " + std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
+    std::string text = call_site_text("group_end", name(), rank_, where) +
+                       ": the group (group_start at " + describe_call_site(group_where_) +
+                       ") was abandoned when an exception left the inner Group scope at " +
+                       group_abandoned_ + "; its " + std::to_string(group_ops_.size()) +
+                       " operation(s) were discarded, never issued";
     discard_group(std::make_exception_ptr(AbortedError(text)));
     throw InvalidArgument(text);
   }

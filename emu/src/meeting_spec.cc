@@ -21,12 +21,13 @@ std::string who_passed(const Meeting& m, const std::function<Key(const OpDesc&)>
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       std::size_t j = i;
       while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-      list += (list.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+      list += (list.empty() ? "" : ",") + std::to_string(ranks[i]) +
+              (j > i ? "-" + std::to_string(ranks[j]) : "");
       i = j;
     }
     const OpDesc& first = m.ops[static_cast<std::size_t>(ranks.front())];
-    out += (out.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + list + " (" +
-           describe_call_site(first.where) + ") passed " + show(value);
+    out += (out.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + list +
+           " (" + describe_call_site(first.where) + ") passed " + show(value);
   }
   return out;
 }
@@ -37,7 +38,8 @@ void agree(const Meeting& m, const char* what, const std::function<Key(const OpD
   const Key first = key(m.ops[0]);
   for (int r = 1; r < m.nranks; ++r) {
     if (!(key(m.ops[static_cast<std::size_t>(r)]) == first)) {
-      throw MismatchError(m.label() + ": ranks disagree on " + what + ": " + who_passed<Key>(m, key, show) + hint);
+      throw MismatchError(m.label() + ": ranks disagree on " + what + ": " +
+                          who_passed<Key>(m, key, show) + hint);
     }
   }
 }
@@ -67,11 +69,13 @@ void agree_on_call(const Meeting& m) {
       std::string list;
       for (int q = 0; q < m.nranks; ++q) {
         const OpDesc& o = m.ops[static_cast<std::size_t>(q)];
-        list += (q ? "; " : "") + std::string("rank ") + std::to_string(q) + " (" + describe_call_site(o.where) +
-                ") called " + std::string(m.calls[static_cast<std::size_t>(q)]);
+        list += (q ? "; " : "") + std::string("rank ") + std::to_string(q) + " (" +
+                describe_call_site(o.where) + ") called " +
+                std::string(m.calls[static_cast<std::size_t>(q)]);
       }
-      throw MismatchError(m.label() + ": ranks disagree on the operation: " + list +
-                          " (every rank must issue the same operations on a communicator in the same order)");
+      throw MismatchError(
+          m.label() + ": ranks disagree on the operation: " + list +
+          " (every rank must issue the same operations on a communicator in the same order)");
     }
   }
 }
@@ -81,18 +85,24 @@ void agree_on_call(const Meeting& m) {
 CollectiveSpec spec_from_meeting(const Meeting& m) {
   const OpDesc& op0 = m.ops[0];
   agree_on_call(m);
-  agree<std::string>(m, "the operation", [](const OpDesc& o) { return std::string(name(o.kind)); },
-                     [](const std::string& s) { return s; },
-                     " (every rank must issue the same operations on a communicator in the same order)");
-  agree<std::string>(m, "the data type", [](const OpDesc& o) { return std::string(name(o.dtype)); },
-                     [](const std::string& s) { return s; });
+  agree<std::string>(
+      m, "the operation", [](const OpDesc& o) { return std::string(name(o.kind)); },
+      [](const std::string& s) { return s; },
+      " (every rank must issue the same operations on a communicator in the same order)");
+  agree<std::string>(
+      m, "the data type", [](const OpDesc& o) { return std::string(name(o.dtype)); },
+      [](const std::string& s) { return s; });
   if (is_reducing(op0.kind)) {
-    agree<std::string>(m, "the reduce op", [](const OpDesc& o) { return std::string(name(o.op.kind)); },
-                       [](const std::string& s) { return s; });
+    agree<std::string>(
+        m, "the reduce op", [](const OpDesc& o) { return std::string(name(o.op.kind)); },
+        [](const std::string& s) { return s; });
   }
-  if (is_rooted(op0.kind)) agree<int>(m, "root", [](const OpDesc& o) { return o.root; }, show_int);
-  agree<std::string>(m, "the algorithm", [](const OpDesc& o) { return o.algorithm; },
-                     [](const std::string& s) { return s.empty() ? std::string("(default)") : "'" + s + "'"; });
+  if (is_rooted(op0.kind))
+    agree<int>(
+        m, "root", [](const OpDesc& o) { return o.root; }, show_int);
+  agree<std::string>(
+      m, "the algorithm", [](const OpDesc& o) { return o.algorithm; },
+      [](const std::string& s) { return s.empty() ? std::string("(default)") : "'" + s + "'"; });
 
   CollectiveSpec spec;
   spec.kind = op0.kind;
@@ -103,19 +113,24 @@ CollectiveSpec spec_from_meeting(const Meeting& m) {
     case OpKind::all_gather_v:
     case OpKind::gather_v:
     case OpKind::reduce_scatter_v:
-      agree<Vec>(m, "counts", [](const OpDesc& o) { return o.recv_counts; }, show_vector);
+      agree<Vec>(
+          m, "counts", [](const OpDesc& o) { return o.recv_counts; }, show_vector);
       spec.counts = op0.recv_counts;
       if (op0.kind == OpKind::reduce_scatter_v) {
-        agree<Vec>(m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
+        agree<Vec>(
+            m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
         spec.displs = op0.send_displs.empty() ? packed_displs(spec.counts) : op0.send_displs;
       } else {
-        agree<Vec>(m, "recv displacements", [](const OpDesc& o) { return o.recv_displs; }, show_vector);
+        agree<Vec>(
+            m, "recv displacements", [](const OpDesc& o) { return o.recv_displs; }, show_vector);
         spec.displs = op0.recv_displs.empty() ? packed_displs(spec.counts) : op0.recv_displs;
       }
       break;
     case OpKind::scatter_v:
-      agree<Vec>(m, "counts", [](const OpDesc& o) { return o.send_counts; }, show_vector);
-      agree<Vec>(m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
+      agree<Vec>(
+          m, "counts", [](const OpDesc& o) { return o.send_counts; }, show_vector);
+      agree<Vec>(
+          m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
       spec.counts = op0.send_counts;
       spec.displs = op0.send_displs.empty() ? packed_displs(spec.counts) : op0.send_displs;
       break;
@@ -134,17 +149,19 @@ CollectiveSpec spec_from_meeting(const Meeting& m) {
           spec.recv_displs[src * n + dst] = rd[dst];
           std::size_t expected = m.ops[dst].recv_counts[src];
           if (o.send_counts[dst] != expected) {
-            throw MismatchError(m.label() + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
-                                ") sends " + std::to_string(o.send_counts[dst]) + " elements to rank " +
-                                std::to_string(dst) + " but rank " + std::to_string(dst) + " (" +
-                                describe_call_site(m.ops[dst].where) + ") expects " + std::to_string(expected));
+            throw MismatchError(
+                m.label() + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
+                ") sends " + std::to_string(o.send_counts[dst]) + " elements to rank " +
+                std::to_string(dst) + " but rank " + std::to_string(dst) + " (" +
+                describe_call_site(m.ops[dst].where) + ") expects " + std::to_string(expected));
           }
         }
       }
       break;
     }
     default:
-      agree<std::size_t>(m, "count", [](const OpDesc& o) { return o.count; }, show_size);
+      agree<std::size_t>(
+          m, "count", [](const OpDesc& o) { return o.count; }, show_size);
       spec.count = op0.count;
       break;
   }

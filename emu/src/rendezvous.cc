@@ -54,8 +54,11 @@ void Meeting::sync(int rank) {
     cv.notify_all();
     return;
   }
-  world->wait(lock, cv, [&] { return sync_generation_ != generation; },
-              [&] { return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish"; });
+  world->wait(
+      lock, cv, [&] { return sync_generation_ != generation; },
+      [&] {
+        return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish";
+      });
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {
@@ -68,7 +71,8 @@ void Meeting::wait_until_nobody_reads(int rank) {
   cv.wait(lock, [&] { return done_touching >= nranks; });
 }
 
-Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ranks, std::string comm_name)
+Rendezvous::Rendezvous(std::shared_ptr<World> world, std::vector<int> global_ranks,
+                       std::string comm_name)
     : world_(std::move(world)),
       nranks_(static_cast<int>(global_ranks.size())),
       global_ranks_(std::move(global_ranks)),
@@ -105,14 +109,19 @@ void Rendezvous::recycle(std::uint64_t seq) {
 
 Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
                             std::pair<int, int> split_arg, const WaitSite* site, Lead lead) {
-  world_->check_abort();  // nothing new starts in an aborted world (even if its peers already arrived)
+  world_->check_abort();  // nothing new starts in an aborted world (even if its peers already
+                          // arrived)
   std::string_view call = what.empty() ? name(op.kind) : what;
   Meeting* meeting = find_or_open(seq, call);
   std::unique_lock<std::mutex> lock(meeting->mu);
-  auto me = [&] { return meeting->label() + ": rank " + std::to_string(rank) + " (" + describe_call_site(op.where) + ")"; };
+  auto me = [&] {
+    return meeting->label() + ": rank " + std::to_string(rank) + " (" +
+           describe_call_site(op.where) + ")";
+  };
   if (!meeting->broken.empty()) {  // a straggler: the others gave up on this meeting
     abandon(seq, *meeting, lock,
-            std::make_exception_ptr(AbortedError(me() + " arrived after the others stopped waiting: " + meeting->broken)));
+            std::make_exception_ptr(AbortedError(
+                me() + " arrived after the others stopped waiting: " + meeting->broken)));
   }
   auto r = static_cast<std::size_t>(rank);
   meeting->ops[r] = op;
@@ -137,7 +146,8 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
   auto missing_ranks = [&] {
     std::string missing;
     for (int q = 0; q < nranks_; ++q) {
-      if (!meeting->present[static_cast<std::size_t>(q)]) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+      if (!meeting->present[static_cast<std::size_t>(q)])
+        missing += (missing.empty() ? "" : ", ") + std::to_string(q);
     }
     return missing;
   };
@@ -152,13 +162,16 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
       int global = global_ranks_[static_cast<std::size_t>(q)];
       if (!meeting->present[static_cast<std::size_t>(q)] && world_->finished(global)) {
         throw AbortedError(me() + " waits for rank " + std::to_string(q) +
-                           ", whose function already returned without calling it" + world_->returned_note(global));
+                           ", whose function already returned without calling it" +
+                           world_->returned_note(global));
       }
     }
   };
   try {
-    world_->wait(meeting->gate_, [&] { return meeting->stage_.load(std::memory_order_acquire) != Meeting::gathering; },
-                 describe, hopeless, site);
+    world_->wait(
+        meeting->gate_,
+        [&] { return meeting->stage_.load(std::memory_order_acquire) != Meeting::gathering; },
+        describe, hopeless, site);
   } catch (const std::exception& e) {
     lock.lock();
     if (meeting->arrived < nranks_) {
@@ -180,7 +193,8 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
   }
   if (meeting->stage_.load(std::memory_order_acquire) != Meeting::ready) {  // another rank gave up
     lock.lock();
-    abandon(seq, *meeting, lock, std::make_exception_ptr(AbortedError(me() + " stops waiting: " + meeting->broken)));
+    abandon(seq, *meeting, lock,
+            std::make_exception_ptr(AbortedError(me() + " stops waiting: " + meeting->broken)));
   }
   return *meeting;
 }

@@ -26,8 +26,8 @@
 
 #include "exchange.h"
 #include "gate.h"
-#include "world.h"
 #include "twinccl/operation.h"
+#include "world.h"
 
 namespace twinccl::emu {
 
@@ -37,19 +37,19 @@ struct Meeting {
   int nranks;
   // "all_reduce #12 on comm 'world'", for messages (built on demand).
   std::string label() const;
-  std::vector<OpDesc> ops;            // per rank (copies), valid until the last rank leaves
-  std::vector<char> present;          // which ranks arrived
+  std::vector<OpDesc> ops;    // per rank (copies), valid until the last rank leaves
+  std::vector<char> present;  // which ranks arrived
   std::vector<std::pair<int, int>> split_args;  // split(): (color, key) per rank
   std::vector<std::string_view> calls;          // per rank: "split" or the op's name (a literal)
   int arrived = 0;
   std::atomic<int> left{0};
-  int done_touching = 0;              // ranks that left or are failing: no longer read peers' memory
+  int done_touching = 0;  // ranks that left or are failing: no longer read peers' memory
   std::mutex mu;
   std::condition_variable cv;
   // Point-to-point traffic of this collective's schedule (made by the last rank to arrive,
   // unless the meeting is led).
   Exchange& exchange() const { return *exchange_; }
-  std::shared_ptr<void> shared;       // built once by the first rank that needs it (under mu)
+  std::shared_ptr<void> shared;  // built once by the first rank that needs it (under mu)
   // Set when a rank gave up waiting for the others to arrive (timeout, deadlock, a peer that
   // returned): the meeting can never complete, so every rank waiting in it, and every rank that
   // arrives later, throws AbortedError with this reason at once.
@@ -95,7 +95,8 @@ class Rendezvous {
   // (what it throws is kept in the meeting's lead_error; it aborts the world for other errors).
   using Lead = void (*)(Meeting&);
   Meeting& arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what = {},
-                  std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr, Lead lead = nullptr);
+                  std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr,
+                  Lead lead = nullptr);
   void leave(std::uint64_t seq, Meeting& meeting);
 
  private:

@@ -61,7 +61,8 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
         fn(comm);
         if (std::string open = comm.unclosed_group(); !open.empty()) throw InvalidArgument(open);
       }  // the communicator's stream drains here
-      if (std::string misuse = world->take_misuse(r); !misuse.empty()) throw InvalidArgument(misuse);
+      if (std::string misuse = world->take_misuse(r); !misuse.empty())
+        throw InvalidArgument(misuse);
       world->mark_finished(r);
     } catch (const AbortedError& e) {
       {
@@ -101,11 +102,13 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
       }
       threads.emplace_back(rank_main, r);
     } catch (const std::exception& e) {
-      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) + ": " +
-                      e.what() + " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)";
+      start_failure =
+          "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) +
+          ": " + e.what() +
+          " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)";
     } catch (...) {
-      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) +
-                      ": a non-standard exception";
+      start_failure = "could not start the thread of rank " + std::to_string(r) + " of " +
+                      std::to_string(n) + ": a non-standard exception";
     }
     if (!start_failure.empty()) {
       world->abort(start_failure);

@@ -10,18 +10,22 @@
 
 namespace twinccl::emu {
 
-std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name, Where where) {
+std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name,
+                                                     Where where) {
   if (group_depth_ > 0) {
-    throw InvalidArgument(call_site_text("split", name(), rank_, where) + ": not allowed inside a group");
+    throw InvalidArgument(call_site_text("split", name(), rank_, where) +
+                          ": not allowed inside a group");
   }
   if (color < 0 && color != kNoColor) {
-    throw InvalidArgument(call_site_text("split", name(), rank_, where) + ": color=" + std::to_string(color) +
-                          " is negative; use kNoColor to opt out");
+    throw InvalidArgument(call_site_text("split", name(), rank_, where) + ": color=" +
+                          std::to_string(color) + " is negative; use kNoColor to opt out");
   }
-  return observe_split(color, key, [&] { return split_collective(color, key, std::move(new_name), where); });
+  return observe_split(color, key,
+                       [&] { return split_collective(color, key, std::move(new_name), where); });
 }
 
-std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int key, std::string new_name, Where where) {
+std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int key,
+                                                                std::string new_name, Where where) {
   OpDesc op;
   op.kind = OpKind::barrier;
   op.where = where;
@@ -64,10 +68,12 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
             for (auto& [c, list] : members) {
               std::sort(list.begin(), list.end());
               std::vector<int> global;
-              for (auto [k, r] : list) global.push_back(shared_->global_ranks[static_cast<std::size_t>(r)]);
+              for (auto [k, r] : list)
+                global.push_back(shared_->global_ranks[static_cast<std::size_t>(r)]);
               (*made)[c] = std::make_shared<SharedComm>(
                   shared_->world, std::move(global),
-                  new_name.empty() ? shared_->name + ".split(" + std::to_string(c) + ")" : new_name, shared_->config);
+                  new_name.empty() ? shared_->name + ".split(" + std::to_string(c) + ")" : new_name,
+                  shared_->config);
             }
             m.shared = made;
           }

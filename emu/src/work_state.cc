@@ -1,8 +1,8 @@
 #include "work_state.h"
 
-#include "world.h"
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"
+#include "world.h"
 
 namespace twinccl::emu {
 
@@ -33,10 +33,12 @@ void EmuWork::note_waited() {
 void EmuWork::wait() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!done_ && group_.open) {
-    throw InvalidArgument("comm '" + group_.comm + "' rank " + std::to_string(group_.rank) +
-                          ": wait() on a Work of the group opened by group_start (" + describe_call_site(group_.where) +
-                          "), which is still open: its operations are issued only at group_end, so the wait could "
-                          "never finish; call group_end() before waiting (NCCL's rule for grouped operations)");
+    throw InvalidArgument(
+        "comm '" + group_.comm + "' rank " + std::to_string(group_.rank) +
+        ": wait() on a Work of the group opened by group_start (" +
+        describe_call_site(group_.where) +
+        "), which is still open: its operations are issued only at group_end, so the wait could "
+        "never finish; call group_end() before waiting (NCCL's rule for grouped operations)");
   }
   if (!done_) {
     // The operation itself is bounded by World's deadline. A wait that lasts is shown to the
@@ -50,9 +52,11 @@ void EmuWork::wait() {
     site.seq = tracking_.seq_plus_one;
     site.where = tracking_.where;
     bool registered = false;
-    bool can_register = tracking_.checker != nullptr && tracking_.user != nullptr && tracking_.stream != nullptr;
+    bool can_register =
+        tracking_.checker != nullptr && tracking_.user != nullptr && tracking_.stream != nullptr;
     while (!done_) {
-      if (cv_.wait_for(lock, World::kPollPeriod) == std::cv_status::timeout && can_register && !registered) {
+      if (cv_.wait_for(lock, World::kPollPeriod) == std::cv_status::timeout && can_register &&
+          !registered) {
         lock.unlock();
         try {
           tracking_.checker->poll(site, registered);

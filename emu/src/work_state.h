@@ -1,7 +1,8 @@
 // The emulator's Work: completed by the rank's stream with success or an exception.
 //
 //   auto work = std::make_shared<emu::EmuWork>();
-//   work->track({...});   // optional: checker bookkeeping (task counters, waits, Works never waited)
+//   work->track({...});   // optional: checker bookkeeping (task counters, waits, Works never
+//   waited)
 //   ... work->complete(nullptr) or work->complete(std::current_exception());
 //   Work(work).wait();
 #pragma once
@@ -39,7 +40,7 @@ struct WorkTracking {
   std::uint64_t task = 0;   // 1-based task number on the stream
   std::shared_ptr<WaitedThrough> waited;
   Checker* checker = nullptr;
-  std::string_view op;      // for messages
+  std::string_view op;  // for messages
   std::uint64_t seq_plus_one = 0;
   std::source_location where;
 };

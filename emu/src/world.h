@@ -50,7 +50,9 @@ class World {
 
   // A rank's function returned: nobody waits for it any more (see Rendezvous).
   void mark_finished(int global_rank);
-  bool finished(int global_rank) const { return finished_[static_cast<std::size_t>(global_rank)].load(); }
+  bool finished(int global_rank) const {
+    return finished_[static_cast<std::size_t>(global_rank)].load();
+  }
 
   // What made a rank fail (a call it made was rejected, one of its operations failed, its
   // function threw): quoted to the peers that find it returned, so they learn why it never came.
@@ -77,7 +79,8 @@ class World {
             const WaitSite* site = nullptr) const {
     if (pred()) return;
     auto deadline = std::chrono::steady_clock::now() + timeout_;
-    Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr, site);
+    Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr,
+                              site);
     bool first = true;
     while (!pred()) {
       if (!first) registration.poll(aborted());
@@ -94,10 +97,12 @@ class World {
   // The same guarantees for a wait on a Gate (no lock held while sleeping): waits until pred()
   // holds, pred() reading atomics; what() and hopeless() take the locks they need themselves.
   template <class Pred, class What, class Hopeless>
-  void wait(Gate& gate, Pred pred, const What& what, const Hopeless& hopeless, const WaitSite* site = nullptr) const {
+  void wait(Gate& gate, Pred pred, const What& what, const Hopeless& hopeless,
+            const WaitSite* site = nullptr) const {
     if (pred()) return;
     auto deadline = std::chrono::steady_clock::now() + timeout_;
-    Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr, site);
+    Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr,
+                              site);
     bool first = true;
     for (;;) {
       std::uint32_t seen = gate.value();

@@ -7,9 +7,9 @@
 // bytes rank 0 moves across it in the step / its bandwidth (so n-1 sends out of one GPU link share
 // it, and one transfer alone is limited by its route's slowest link). time = sum over steps of
 // (alpha + beta), plus, with software latency on, NCCL's ring Simple base latency once and its
-// per-hop latency (by link class) in every step's alpha [assumed]. Only rank 0's schedule is built: O(its steps and ops), no per-rank loop, so it
-// answers for any world size the algorithm's rank-0 schedule fits in memory. Other ranks' traffic
-// (contention) is the flow model's business.
+// per-hop latency (by link class) in every step's alpha [assumed]. Only rank 0's schedule is built:
+// O(its steps and ops), no per-rank loop, so it answers for any world size the algorithm's rank-0
+// schedule fits in memory. Other ranks' traffic (contention) is the flow model's business.
 #include <algorithm>
 #include <unordered_map>
 
@@ -49,11 +49,11 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
   AlgorithmParams params = r.params;
   params.channels = std::max(1, params.channels);
   const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, 0);
-  const double element_bytes = static_cast<double>(size_of(r.dtype)) *
-                               kNccl.wire_bytes_per_byte[index_of(r.protocol)];
+  const double element_bytes =
+      static_cast<double>(size_of(r.dtype)) * kNccl.wire_bytes_per_byte[index_of(r.protocol)];
   std::unordered_map<int, RouteCost> out_routes, in_routes;  // by peer
-  const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b, int peer)
-      -> const RouteCost& {
+  const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b,
+                          int peer) -> const RouteCost& {
     auto it = cache.find(peer);
     if (it == cache.end()) it = cache.emplace(peer, route_cost(topology, a, b)).first;
     return it->second;
@@ -72,12 +72,13 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
       const bool recv = op.kind == StepOpKind::recv || op.kind == StepOpKind::recv_reduce;
       if (!send && !recv) continue;
       moves = true;
-      const RouteCost& c = send ? cached(out_routes, 0, op.peer, op.peer)
-                                : cached(in_routes, op.peer, 0, op.peer);
+      const RouteCost& c =
+          send ? cached(out_routes, 0, op.peer, op.peer) : cached(in_routes, op.peer, 0, op.peer);
       const double bytes = static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
       double hop_us = c.latency_us;
       if (software) {
-        hop_us += at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)], NcclAlgo::ring, pi);
+        hop_us +=
+            at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)], NcclAlgo::ring, pi);
       }
       alpha_us = std::max(alpha_us, hop_us);
       for (const auto& [dir, bandwidth] : c.directions) {
@@ -88,7 +89,8 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
     }
     if (!moves) continue;
     double beta_us = 0.0;
-    for (const auto& [dir, entry] : load) beta_us = std::max(beta_us, entry.first / entry.second * 1e6);
+    for (const auto& [dir, entry] : load)
+      beta_us = std::max(beta_us, entry.first / entry.second * 1e6);
     total_us += alpha_us + beta_us;
   }
   Prediction p;

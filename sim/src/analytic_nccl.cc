@@ -52,10 +52,13 @@ std::size_t node_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; 
 
 int ring_steps(OpKind kind, int n) {
   switch (kind) {
-    case OpKind::all_reduce: return 2 * (n - 1);
+    case OpKind::all_reduce:
+      return 2 * (n - 1);
     case OpKind::reduce_scatter:
-    case OpKind::all_gather: return n - 1;
-    default: return n;
+    case OpKind::all_gather:
+      return n - 1;
+    default:
+      return n;
   }
 }
 
@@ -72,17 +75,18 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   double tree = std::min(kNccl.tree_simple_factor * bus, ch * cap);
   if (p == Protocol::ll) tree = std::min(kNccl.tree_ll_factor * tree, ll_max);
   if (p == Protocol::ll128) {
-    const double ll128_cap = ampere ? kNccl.tree_ll128_channel_cap_ampere
-                                    : kNccl.tree_ll128_channel_cap_hopper[ni];
-    tree = std::min(tree * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node
-                                         : kNccl.tree_ll128_factor_nodes),
-                    ch * ll128_cap);
+    const double ll128_cap =
+        ampere ? kNccl.tree_ll128_channel_cap_ampere : kNccl.tree_ll128_channel_cap_hopper[ni];
+    tree = std::min(
+        tree * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node : kNccl.tree_ll128_factor_nodes),
+        ch * ll128_cap);
   }
   return tree;
 }
 
 // Channels NCCL launches for `bytes` (enqueue.cc): fewer for small ring/tree calls.
-ChannelPlan launched(const TopologyView& v, ChannelPlan plan, NcclAlgo algo, Protocol p, double bytes) {
+ChannelPlan launched(const TopologyView& v, ChannelPlan plan, NcclAlgo algo, Protocol p,
+                     double bytes) {
   if (algo != NcclAlgo::ring && algo != NcclAlgo::tree) return plan;
   const std::size_t pi = index_of(p);
   double threshold = kNccl.thread_threshold_bytes[pi];
@@ -115,7 +119,8 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
                                      : kNccl.ring_ll128_channel_cap_hopper));
       }
       return bus;
-    case NcclAlgo::tree: return tree_bus(v, ch, bus, p);
+    case NcclAlgo::tree:
+      return tree_bus(v, ch, bus, p);
     case NcclAlgo::nvls: {
       const double n = v.nranks;
       const double link = v.intra_gbps * nvls_efficiency(v);
@@ -127,7 +132,8 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
       const double inter = speed * (v.nodes <= 2 ? 2.0 : 1.0);
       return ch * std::min({intra, inter, kNccl.nvls_tree_channel_cap_hopper[ni]});
     }
-    case NcclAlgo::pat: return kNccl.pat_factor * bus;
+    case NcclAlgo::pat:
+      return kNccl.pat_factor * bus;
   }
   return bus;
 }
@@ -157,7 +163,8 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   return l;
 }
 
-double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind, double bytes) {
+double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
+                       double bytes) {
   const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes);
   const int n = v.nranks;
   const int log_nodes = log2_floor(v.nodes);
@@ -170,9 +177,12 @@ double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind 
     }
     case NcclAlgo::tree:
       return l.base_us + 2.0 * ((v.ranks_per_node - 1) * l.intra_hop_us + log_nodes * l.net_hop_us);
-    case NcclAlgo::nvls: return l.intra_hop_us + (v.nodes > 1 ? l.net_hop_us : 0.0);
-    case NcclAlgo::nvls_tree: return l.base_us + l.intra_hop_us + 2.0 * log_nodes * l.net_hop_us;
-    case NcclAlgo::pat: return l.base_us + log_nodes * l.net_hop_us / 3.5 + 2.8 * n;
+    case NcclAlgo::nvls:
+      return l.intra_hop_us + (v.nodes > 1 ? l.net_hop_us : 0.0);
+    case NcclAlgo::nvls_tree:
+      return l.base_us + l.intra_hop_us + 2.0 * log_nodes * l.net_hop_us;
+    case NcclAlgo::pat:
+      return l.base_us + log_nodes * l.net_hop_us / 3.5 + 2.8 * n;
   }
   return l.base_us;
 }
@@ -196,7 +206,8 @@ std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
   return std::nullopt;
 }
 
-Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo, Channels channels) {
+Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo,
+                         Channels channels) {
   const int n = v.nranks;
   const OpKind kind = r.spec.kind;
   const double bytes = algbw_bytes(kind, r.spec.count, r.dtype, n);

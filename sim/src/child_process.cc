@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -201,11 +201,16 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   if (!data.empty() && data[0] != 'O' && data[0] != 'E') {  // the request's own error, as its type
     const std::string message(data.data() + 1, data.size() - 1);
     switch (data[0]) {
-      case 'C': throw ConfigError(message);
-      case 'D': throw DeadlockError(message);
-      case 'A': throw InvalidArgument(message);
-      case 'M': throw MismatchError(message);
-      default: break;
+      case 'C':
+        throw ConfigError(message);
+      case 'D':
+        throw DeadlockError(message);
+      case 'A':
+        throw InvalidArgument(message);
+      case 'M':
+        throw MismatchError(message);
+      default:
+        break;
     }
   }
   if (data.empty() || data[0] != 'O') {

@@ -33,7 +33,8 @@ double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
   for (std::size_t i = 0; i < program.rounds.size(); ++i) {
     std::vector<double> cost(nn, 0.0);
     for (int t : program.rounds[i].transfers) {
-      const auto e = static_cast<std::size_t>(program.transfers[static_cast<std::size_t>(t)].src_rank);
+      const auto e =
+          static_cast<std::size_t>(program.transfers[static_cast<std::size_t>(t)].src_rank);
       cost[e] = std::max(cost[e], times.end_s[static_cast<std::size_t>(t)]);
     }
     prefix[i].assign(2 * nn + 1, 0.0);
@@ -69,7 +70,8 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
   for (std::size_t t = 0; t < program.transfers.size(); ++t) {
     const FlowTransfer& tr = program.transfers[t];
     for (const FlowHop& hop : program.routes[static_cast<std::size_t>(tr.route)].hops) {
-      const bool dir = program.links[static_cast<std::size_t>(hop.link)].full_duplex ? hop.forward : true;
+      const bool dir =
+          program.links[static_cast<std::size_t>(hop.link)].full_duplex ? hop.forward : true;
       auto& [wire, played] = bytes[{hop.link, dir}];
       wire += tr.bytes / tr.played_per_wire_byte * transfer_repeats[t];
       played += tr.bytes * transfer_repeats[t];
@@ -104,8 +106,8 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   const bool compress =
       r.compression == RoundCompression::on ||
       (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks);
-  const CallFlows flows = add_call_flows(tuner, r, priced, compress ? RingForm::rounds : RingForm::steps,
-                                         routes, program);
+  const CallFlows flows = add_call_flows(
+      tuner, r, priced, compress ? RingForm::rounds : RingForm::steps, routes, program);
   program.fixed_latency_s = flows.fixed_latency_s;
   program.compressed = flows.rounds;
   if (flows.bulk) {  // flows that all start at once: one round (no step bookkeeping per flow)
@@ -165,8 +167,12 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
            .dst = route.dst < program.nranks ? route.dst : -1,
            .step = step,
            .bytes = tr.bytes,
-           .start_us = (program.fixed_latency_s + origin_s + times.start_s[static_cast<std::size_t>(t)]) * 1e6,
-           .end_us = (program.fixed_latency_s + origin_s + times.end_s[static_cast<std::size_t>(t)]) * 1e6});
+           .start_us =
+               (program.fixed_latency_s + origin_s + times.start_s[static_cast<std::size_t>(t)]) *
+               1e6,
+           .end_us =
+               (program.fixed_latency_s + origin_s + times.end_s[static_cast<std::size_t>(t)]) *
+               1e6});
       return true;
     };
     if (program.compressed) {
@@ -184,10 +190,9 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
       for (std::size_t t = 0; t < program.transfers.size(); ++t) {
         if (!record(static_cast<int>(t), 0.0, program.transfers[t].step)) break;
       }
-      std::stable_sort(report.transfers.begin(), report.transfers.end(),
-                       [](const TransferRecord& a, const TransferRecord& b) {
-                         return a.start_us < b.start_us;
-                       });
+      std::stable_sort(
+          report.transfers.begin(), report.transfers.end(),
+          [](const TransferRecord& a, const TransferRecord& b) { return a.start_us < b.start_us; });
     }
   }
   return report;

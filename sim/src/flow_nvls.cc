@@ -71,9 +71,12 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
   for (const Flow& f : flows) {
     program.rank_steps[static_cast<std::size_t>(f.rank)].front().push_back(
         static_cast<int>(program.transfers.size()));
-    program.transfers.push_back(
-        {.route = f.route, .bytes = f.bytes, .delay_s = 0.0, .step = 0, .src_rank = f.rank,
-         .dst_rank = f.rank});
+    program.transfers.push_back({.route = f.route,
+                                 .bytes = f.bytes,
+                                 .delay_s = 0.0,
+                                 .step = 0,
+                                 .src_rank = f.rank,
+                                 .dst_rank = f.rank});
   }
   return true;
 }

@@ -36,10 +36,10 @@ struct FlowRoute {
 
 struct FlowTransfer {
   int route = 0;
-  double bytes = 0.0;    // played: on the wire x played_per_wire_byte
+  double bytes = 0.0;                 // played: on the wire x played_per_wire_byte
   double played_per_wire_byte = 1.0;  // a link share priced as bytes (transfer_pricing.cc)
-  double delay_s = 0.0;  // software latency before the data moves
-  int step = 0;          // sender's step (for traces)
+  double delay_s = 0.0;               // software latency before the data moves
+  int step = 0;                       // sender's step (for traces)
   // Schedule ranks of sender and receiver (index into rank_steps; a compressed ring: the sender's
   // ring position). -1 = the route's ranks.
   int src_rank = -1, dst_rank = -1;

@@ -69,9 +69,8 @@ void build_from_schedule(const Schedule& schedule, const TransferCost& cost, Rou
         std::size_t& k = received[key];
         if (it == sends.end() || k >= it->second.size()) {
           throw InternalError("flow playback: rank " + std::to_string(r) + " step " +
-                              std::to_string(s) + " receives from rank " +
-                              std::to_string(op.peer) + " more often than it sends (" +
-                              schedule.algorithm + ")");
+                              std::to_string(s) + " receives from rank " + std::to_string(op.peer) +
+                              " more often than it sends (" + schedule.algorithm + ")");
         }
         program.rank_steps[static_cast<std::size_t>(r)][s].push_back(it->second[k++]);
       }
@@ -100,15 +99,14 @@ void program_for_ring(const CollectiveSpec& spec, const AlgorithmParams& params,
   const int n = spec.nranks;
   const bool all_reduce = spec.kind == OpKind::all_reduce;
   const std::size_t logical = static_cast<std::size_t>(all_reduce ? 2 * (n - 1) : n - 1);
-  const std::size_t chunk = all_reduce ? (spec.count + static_cast<std::size_t>(n) - 1) /
-                                             static_cast<std::size_t>(n)
-                                       : spec.count;
+  const std::size_t chunk =
+      all_reduce ? (spec.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n)
+                 : spec.count;
   const std::size_t channels = static_cast<std::size_t>(std::max(1, params.channels));
   const std::size_t part = (chunk + channels - 1) / channels;  // elements per channel
-  const std::size_t pieces =
-      params.chunk_elements == 0 || part == 0
-          ? 1
-          : (part + params.chunk_elements - 1) / params.chunk_elements;
+  const std::size_t pieces = params.chunk_elements == 0 || part == 0
+                                 ? 1
+                                 : (part + params.chunk_elements - 1) / params.chunk_elements;
   const double piece_elements = static_cast<double>(chunk) / static_cast<double>(pieces);
   program.compressed = true;
   // Share of the step's data on each rotation: channels c with c mod rotations == rot.
@@ -171,7 +169,8 @@ double program_for_bulk_ring(const CollectiveSpec& spec, const AlgorithmParams& 
       const int next = (r + 1) % n;
       const int route = routes.route_id(ranks.topology_rank(r, ch), ranks.topology_rank(next, ch));
       max_delay = std::max(max_delay, cost.delay_s(routes.route_class(route)));
-      max_latency = std::max(max_latency, program.routes[static_cast<std::size_t>(route)].latency_s);
+      max_latency =
+          std::max(max_latency, program.routes[static_cast<std::size_t>(route)].latency_s);
       const int id = static_cast<int>(program.transfers.size());
       program.transfers.push_back(
           {.route = route,

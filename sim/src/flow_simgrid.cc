@@ -3,16 +3,13 @@
 //
 // How it works. One host per rank; one SimGrid link per topology link (SPLITDUPLEX for full
 // duplex, SHARED for half duplex, FATPIPE for fatpipe), bandwidth in bytes/s, latency in s. The
-// zone is our own (TopologyZone); NVSwitches that reduce in the switch (NVLS) are hosts too. Its routes are exactly the program's routes, looked up by
-// (src, dst) host, so no n x n table is ever built (16k ranks route in O(routes)). Settings, set
-// before the first zone (shared/DESIGN.md): CM02 (no latency/bandwidth factors), no cross
-// traffic, TCP-gamma 0 (no window cap), raw contexts, small stacks, logs silenced. A transfer
-// starts delay_s after both its sender and receiver reached their steps; a rank leaves a step when
-// every transfer of the step ended. Rounds: every transfer of a round starts with the round (after
-// its delay); the next round starts when all ended.
-#include <simgrid/kernel/routing/NetPoint.hpp>
-#include <simgrid/kernel/routing/NetZoneImpl.hpp>
-#include <simgrid/s4u.hpp>
+// zone is our own (TopologyZone); NVSwitches that reduce in the switch (NVLS) are hosts too. Its
+// routes are exactly the program's routes, looked up by (src, dst) host, so no n x n table is ever
+// built (16k ranks route in O(routes)). Settings, set before the first zone (shared/DESIGN.md):
+// CM02 (no latency/bandwidth factors), no cross traffic, TCP-gamma 0 (no window cap), raw contexts,
+// small stacks, logs silenced. A transfer starts delay_s after both its sender and receiver reached
+// their steps; a rank leaves a step when every transfer of the step ended. Rounds: every transfer
+// of a round starts with the round (after its delay); the next round starts when all ended.
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -20,8 +17,11 @@
 #include <deque>
 #include <map>
 #include <queue>
-#include <tuple>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u.hpp>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "flow_program.h"
@@ -80,7 +80,8 @@ std::vector<sg4::Host*> build_platform(const FlowProgram& program) {
     const FlowLink& fl = program.links[i];
     const std::string link_name = "l" + std::to_string(i);
     if (fl.full_duplex && !fl.fatpipe) {
-      sg4::SplitDuplexLink* l = zone->create_split_duplex_link(link_name, {fl.bandwidth_bytes_per_s});
+      sg4::SplitDuplexLink* l =
+          zone->create_split_duplex_link(link_name, {fl.bandwidth_bytes_per_s});
       l->set_latency(fl.latency_s);
       l->seal();
       dirs.push_back({l->get_link_up(), l->get_link_down()});
@@ -154,13 +155,11 @@ class Controller {
 
   int sender(int t) const {
     const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
-    return tr.src_rank >= 0 ? tr.src_rank
-                            : program_.routes[static_cast<std::size_t>(tr.route)].src;
+    return tr.src_rank >= 0 ? tr.src_rank : program_.routes[static_cast<std::size_t>(tr.route)].src;
   }
   int receiver(int t) const {
     const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
-    return tr.dst_rank >= 0 ? tr.dst_rank
-                            : program_.routes[static_cast<std::size_t>(tr.route)].dst;
+    return tr.dst_rank >= 0 ? tr.dst_rank : program_.routes[static_cast<std::size_t>(tr.route)].dst;
   }
 
   // A rank entering a step posts its sends (each starts after its delay) and waits for the

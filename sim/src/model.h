@@ -27,14 +27,14 @@ struct Resolved {
 struct TopologyView {
   topo::GpuArch arch = topo::GpuArch::unknown;
   int nranks = 1;
-  int nodes = 1;              // nodes the ranks span
-  int ranks_per_node = 1;     // ranks in the first node
+  int nodes = 1;           // nodes the ranks span
+  int ranks_per_node = 1;  // ranks in the first node
   bool nvls_capable = false;
   LinkClass intra_class = LinkClass::nvlink;
-  double intra_gbps = 0.0;    // one GPU's NVLink (or PCIe) bandwidth, one direction
-  double inter_gbps = 0.0;    // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
+  double intra_gbps = 0.0;  // one GPU's NVLink (or PCIe) bandwidth, one direction
+  double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
-  double nic_gbps = 0.0;      // one NIC, capped by its PCIe link
+  double nic_gbps = 0.0;  // one NIC, capped by its PCIe link
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
 
@@ -80,7 +80,8 @@ inline std::string_view schedule_algorithm(std::string_view algorithm) {
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 
-// NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1 otherwise.
+// NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
+// otherwise.
 double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);
 // NCCL's software latency of one call (base + hops), as the NCCL model charges it.
 double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,

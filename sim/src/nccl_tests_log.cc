@@ -13,8 +13,9 @@
 // which names the collective. A table ends at the footer, at a new run, or at a new column header
 // after rows. For example:
 //
-//   #       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw #wrong
-//            8        2    float    sum    -1   40.12   0.00   0.00      0   38.85   0.00   0.00      0
+//   #       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw
+//   #wrong
+//            8        2    float    sum    -1   40.12   0.00   0.00      0   38.85   0.00   0.00 0
 //        -> size 8, count 2, float, sum, root -1, out-of-place 40.12 us, in-place 38.85 us
 #include <fmt/format.h>
 
@@ -81,7 +82,8 @@ struct Reader {
     const auto rank = nccl_tests::parse_integer(t[1]);
     auto on = std::find(t.begin(), t.end(), std::string_view("on"));
     if (on == t.end() || on + 2 >= t.end() || *(on + 2) != "device") return false;
-    if (!rank || *rank < 0 || *rank >= 1000000) fail(source, line_no, "a device line with a bad rank", line);
+    if (!rank || *rank < 0 || *rank >= 1000000)
+      fail(source, line_no, "a device line with a bad rank", line);
     if (devices.size() >= 1000000) fail(source, line_no, "more than 1000000 device lines", line);
     devices[static_cast<int>(*rank)] = std::string(*(on + 1));
     return true;
@@ -99,16 +101,21 @@ struct Reader {
     } else if (!t.empty() && t[0] == "nThread") {
       new_run();
       // "nThread 1 nGpus 8 minBytes ...": nGpus is the GPUs each thread drives (-g).
-      const auto gpus = t.size() >= 4 && t[2] == "nGpus" ? nccl_tests::parse_integer(t[3]) : std::nullopt;
+      const auto gpus =
+          t.size() >= 4 && t[2] == "nGpus" ? nccl_tests::parse_integer(t[3]) : std::nullopt;
       hints.gpus_per_thread = gpus && *gpus >= 1 && *gpus <= 1024 ? static_cast<int>(*gpus) : 0;
     } else if (body.rfind("Using devices", 0) == 0) {
       new_run();
       in_device_block = true;
     } else if (body.rfind("nccl-tests version", 0) == 0) {
       const std::size_t at = body.find("nccl-library=");
-      const std::vector<std::string_view> rest = at == std::string_view::npos ? t : split(body.substr(at + 13));
-      const auto code = at == std::string_view::npos || rest.empty() ? std::nullopt : nccl_tests::parse_unsigned(rest.front());
-      if (code && *code < 1000000) version = fmt::format("{}.{}.{}", *code / 10000, *code / 100 % 100, *code % 100);
+      const std::vector<std::string_view> rest =
+          at == std::string_view::npos ? t : split(body.substr(at + 13));
+      const auto code = at == std::string_view::npos || rest.empty()
+                            ? std::nullopt
+                            : nccl_tests::parse_unsigned(rest.front());
+      if (code && *code < 1000000)
+        version = fmt::format("{}.{}.{}", *code / 10000, *code / 100 % 100, *code % 100);
     } else if (body.rfind("Avg bus bandwidth", 0) == 0) {
       if (open) open->complete = true;
       close_table(true);
@@ -120,18 +127,21 @@ struct Reader {
       layout = *l;
       layout_line = line_no;
       in_device_block = false;
-    } else if (auto program = nccl_tests::collective_of_program(body); program && !hints.from_start_line) {
+    } else if (auto program = nccl_tests::collective_of_program(body);
+               program && !hints.from_start_line) {
       hints.from_program = program;
     }
   }
 
-  NcclTestsBlock block(const std::vector<std::string_view>& values, std::size_t first, const Layout::Block& b,
-                       int line_no, std::string_view line) {
+  NcclTestsBlock block(const std::vector<std::string_view>& values, std::size_t first,
+                       const Layout::Block& b, int line_no, std::string_view line) {
     auto number = [&](int field, std::string_view what) {
       const std::string_view token = values[first + static_cast<std::size_t>(field)];
       const std::optional<double> v = nccl_tests::parse_real(token);
       if (!v || !std::isfinite(*v) || *v < 0 || *v > 1e15) {
-        fail(source, line_no, fmt::format("{} '{}' is not a finite number >= 0", what, nccl_tests::shown(token, 20)), line);
+        fail(source, line_no,
+             fmt::format("{} '{}' is not a finite number >= 0", what, nccl_tests::shown(token, 20)),
+             line);
       }
       return *v;
     };
@@ -144,7 +154,8 @@ struct Reader {
       if (w != "N/A") {
         if (w.size() > 1 && w.back() == '*') w.remove_suffix(1);  // pre-2022: error above tolerance
         const std::optional<double> v = nccl_tests::parse_real(w);
-        if (!v || !std::isfinite(*v) || *v < 0) fail(source, line_no, "#wrong is not a count, an error or N/A", line);
+        if (!v || !std::isfinite(*v) || *v < 0)
+          fail(source, line_no, "#wrong is not a count, an error or N/A", line);
         out.wrong = *v;
       }
     }
@@ -156,23 +167,30 @@ struct Reader {
     // header has redop. Read it as a blank column so the values after it line up.
     std::vector<std::string_view> with_blank;
     const auto redop_at = static_cast<std::size_t>(layout.redop);
-    const bool redop_blank = layout.redop >= 0 && tokens.size() > redop_at && nccl_tests::parse_real(tokens[redop_at]);
+    const bool redop_blank =
+        layout.redop >= 0 && tokens.size() > redop_at && nccl_tests::parse_real(tokens[redop_at]);
     if (redop_blank) {
       with_blank = tokens;
-      with_blank.insert(with_blank.begin() + static_cast<std::ptrdiff_t>(redop_at), std::string_view{});
+      with_blank.insert(with_blank.begin() + static_cast<std::ptrdiff_t>(redop_at),
+                        std::string_view{});
     }
     const std::vector<std::string_view>& t = redop_blank ? with_blank : tokens;
     if (++total_rows > kNcclTestsMaxRows) {
-      fail(source, line_no, fmt::format("more than {} result rows; not one nccl-tests log", kNcclTestsMaxRows));
+      fail(source, line_no,
+           fmt::format("more than {} result rows; not one nccl-tests log", kNcclTestsMaxRows));
     }
     const auto lead = static_cast<std::size_t>(layout.leading);
-    const std::string where = layout_line > 0 ? fmt::format("the column header at line {}", layout_line)
-                                              : std::string("nccl-tests' current 13-column layout (no header seen)");
-    if (t.size() < lead) fail(source, line_no, fmt::format("a row with {} fields, fewer than {}", t.size(), where), line);
+    const std::string where =
+        layout_line > 0 ? fmt::format("the column header at line {}", layout_line)
+                        : std::string("nccl-tests' current 13-column layout (no header seen)");
+    if (t.size() < lead)
+      fail(source, line_no, fmt::format("a row with {} fields, fewer than {}", t.size(), where),
+           line);
     std::vector<std::string_view> values;
     std::size_t i = lead;
     auto value_like = [](std::string_view v) {  // a number, N/A, or a pre-2022 error flagged '*'
-      return v == "N/A" || nccl_tests::parse_real(v) || (v.back() == '*' && nccl_tests::parse_real(v.substr(0, v.size() - 1)));
+      return v == "N/A" || nccl_tests::parse_real(v) ||
+             (v.back() == '*' && nccl_tests::parse_real(v.substr(0, v.size() - 1)));
     };
     for (; i < t.size() && value_like(t[i]); ++i) values.push_back(t[i]);
     const auto all = static_cast<std::size_t>(layout.fields());
@@ -188,35 +206,45 @@ struct Reader {
         at += static_cast<std::size_t>(layout.blocks[b].fields);
       }
       if (layout.blocks.size() == 1) r.in_place.reset();
-    } else if (rest_ok && layout.blocks.size() == 2 && values.size() == static_cast<std::size_t>(layout.blocks[1].fields)) {
+    } else if (rest_ok && layout.blocks.size() == 2 &&
+               values.size() == static_cast<std::size_t>(layout.blocks[1].fields)) {
       r.in_place = block(values, 0, layout.blocks[1], line_no, line);  // out-of-place printed blank
     } else {
-      fail(source, line_no, fmt::format("a row that does not fit {} ({} values expected after the {} leading columns)",
-                                        where, all, lead), line);
+      fail(source, line_no,
+           fmt::format(
+               "a row that does not fit {} ({} values expected after the {} leading columns)",
+               where, all, lead),
+           line);
     }
     const auto size = nccl_tests::parse_unsigned(t[static_cast<std::size_t>(layout.size)]);
     const auto count = nccl_tests::parse_unsigned(t[static_cast<std::size_t>(layout.count)]);
     if (!size || !count || *size > (1ull << 50) || *count > *size) {
-      fail(source, line_no, "size and count must be whole numbers with count <= size <= 2^50", line);
+      fail(source, line_no, "size and count must be whole numbers with count <= size <= 2^50",
+           line);
     }
     r.size_bytes = *size;
     r.count = *count;
     try {
       r.dtype = parse_data_type(t[static_cast<std::size_t>(layout.type)]);
     } catch (const Error&) {
-      fail(source, line_no, fmt::format("unknown data type '{}'", nccl_tests::shown(t[static_cast<std::size_t>(layout.type)], 20)), line);
+      fail(source, line_no,
+           fmt::format("unknown data type '{}'",
+                       nccl_tests::shown(t[static_cast<std::size_t>(layout.type)], 20)),
+           line);
     }
     if (layout.redop >= 0) {
       const std::string_view redop = t[static_cast<std::size_t>(layout.redop)];
       r.redop_blank = redop_blank;
-      if (redop.size() > 20 || redop.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string_view::npos) {
+      if (redop.size() > 20 ||
+          redop.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string_view::npos) {
         fail(source, line_no, "redop must be a name like sum or none", line);
       }
       r.redop = std::string(redop);
     }
     if (layout.root >= 0) {
       const auto root = nccl_tests::parse_integer(t[static_cast<std::size_t>(layout.root)]);
-      if (!root || *root < -1 || *root > 10000000) fail(source, line_no, "root must be -1 or a rank", line);
+      if (!root || *root < -1 || *root > 10000000)
+        fail(source, line_no, "root must be -1 or a rank", line);
       r.root = static_cast<int>(*root);
     }
     if (!open) {
@@ -230,8 +258,10 @@ struct Reader {
 
   void line(std::string_view raw, int line_no) {
     if (raw.size() > kNcclTestsMaxLineBytes) {
-      fail(source, line_no, fmt::format("a line of {} bytes, longer than {}; not nccl-tests output", raw.size(),
-                                        kNcclTestsMaxLineBytes), raw);
+      fail(source, line_no,
+           fmt::format("a line of {} bytes, longer than {}; not nccl-tests output", raw.size(),
+                       kNcclTestsMaxLineBytes),
+           raw);
     }
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
     std::string_view text = nccl_tests::strip_launcher_prefix(raw);
@@ -249,13 +279,16 @@ struct Reader {
       return;
     }
     const std::vector<std::string_view> t = split(text);
-    auto all_digits = [](std::string_view v) { return v.find_first_not_of("0123456789") == std::string_view::npos; };
+    auto all_digits = [](std::string_view v) {
+      return v.find_first_not_of("0123456789") == std::string_view::npos;
+    };
     if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
       row(t, line_no, raw);
     } else if (device_line(t, line_no, raw)) {  // copies that dropped the leading '#'
     } else if (in_device_block && text.rfind("...", 0) == 0) {
       hints.devices_truncated = true;
-    } else if (auto program = nccl_tests::collective_of_program(text); program && !hints.from_start_line) {
+    } else if (auto program = nccl_tests::collective_of_program(text);
+               program && !hints.from_start_line) {
       hints.from_program = program;
     }
   }
@@ -264,10 +297,11 @@ struct Reader {
 }  // namespace
 
 std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::string_view source,
-                                                     const NcclTestsParseOptions& options) {
+                                                    const NcclTestsParseOptions& options) {
   if (text.size() > kNcclTestsMaxBytes) {
-    nccl_tests::fail(source, 0, fmt::format("{} bytes, more than the {} an nccl-tests log is read up to", text.size(),
-                                            kNcclTestsMaxBytes));
+    nccl_tests::fail(source, 0,
+                     fmt::format("{} bytes, more than the {} an nccl-tests log is read up to",
+                                 text.size(), kNcclTestsMaxBytes));
   }
   Reader reader(source, options);
   int line_no = 0;
@@ -280,16 +314,20 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
   }
   reader.close_table(false);
   if (reader.tables.empty()) {
-    nccl_tests::fail(source, 0, "no nccl-tests result rows found (rows look like '  8  2  float  sum  -1  40.12  0.00 "
-                                "0.00  0  38.85  0.00  0.00  0'); is this nccl-tests' output?");
+    nccl_tests::fail(
+        source, 0,
+        "no nccl-tests result rows found (rows look like '  8  2  float  sum  -1  40.12  0.00 "
+        "0.00  0  38.85  0.00  0.00  0'); is this nccl-tests' output?");
   }
   return reader.tables;
 }
 
-std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text, std::string_view source,
-                                                        const NcclTestsParseOptions& options) {
+std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
+                                                       std::string_view source,
+                                                       const NcclTestsParseOptions& options) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{') return parse_nccl_tests_json(text, source, options);
+  if (first != std::string_view::npos && text[first] == '{')
+    return parse_nccl_tests_json(text, source, options);
   return parse_nccl_tests_output(text, source, options);
 }
 

@@ -1,10 +1,11 @@
 // Shared by the nccl-tests stdout and JSON parsers (nccl_tests_log_parts.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fmt/format.h>
 #include <vector>
 
 #include "nccl_tests_log_parts.h"
@@ -36,7 +37,8 @@ constexpr std::array<KnownCollective, 10> kKnown = {{
 std::string squeeze(std::string_view text) {  // lower case, without '_' and '-'
   std::string out;
   for (char c : text) {
-    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (c != '_' && c != '-')
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
 }
@@ -45,7 +47,8 @@ bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0
 
 std::string known_names() {
   std::string names;
-  for (const KnownCollective& k : kKnown) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  for (const KnownCollective& k : kKnown)
+    names += (names.empty() ? "" : ", ") + std::string(k.name);
   return names;
 }
 
@@ -65,10 +68,13 @@ std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int r
   for (const NcclTestsRow& r : table.rows) {
     if (r.count > 0 && (widest == nullptr || r.count > widest->count)) widest = &r;
   }
-  if (widest != nullptr && widest->redop_blank) return {"hypercube"};  // the only one printing it blank
-  if (widest == nullptr || widest->redop.empty()) return {"(no redop column or no row with count > 0)"};
-  const double ratio = static_cast<double>(widest->size_bytes) /
-                       (static_cast<double>(widest->count) * static_cast<double>(size_of(widest->dtype)));
+  if (widest != nullptr && widest->redop_blank)
+    return {"hypercube"};  // the only one printing it blank
+  if (widest == nullptr || widest->redop.empty())
+    return {"(no redop column or no row with count > 0)"};
+  const double ratio =
+      static_cast<double>(widest->size_bytes) /
+      (static_cast<double>(widest->count) * static_cast<double>(size_of(widest->dtype)));
   const bool per_rank = ratio > 1.5;
   const bool rooted = widest->root >= 0;
   const bool one_rank = ranks == 1;
@@ -79,8 +85,10 @@ std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int r
     // sendrecv_perf prints its op too; its busbw is its algbw, all_reduce's 2(n-1)/n of it. On
     // 2 ranks (or unknown ranks) they are equal and all_reduce, by far the commoner log, is read
     // (--collective sendrecv says otherwise); bandwidths under 1 GB/s are too rounded to compare.
-    const std::optional<NcclTestsBlock>& b = widest->out_of_place ? widest->out_of_place : widest->in_place;
-    const bool bus_is_alg = b && b->algbw_gbps >= 1.0 && std::abs(b->busbw_gbps / b->algbw_gbps - 1.0) < 0.02;
+    const std::optional<NcclTestsBlock>& b =
+        widest->out_of_place ? widest->out_of_place : widest->in_place;
+    const bool bus_is_alg =
+        b && b->algbw_gbps >= 1.0 && std::abs(b->busbw_gbps / b->algbw_gbps - 1.0) < 0.02;
     return {bus_is_alg && ranks > 2 ? "sendrecv" : "all_reduce"};
   }
   if (rooted) {
@@ -98,7 +106,8 @@ std::string shown(std::string_view text, std::size_t max) {
   std::string out;
   for (std::size_t i = 0; i < text.size() && i < max; ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+    out +=
+        c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
   }
   if (text.size() > max) out += "...";
   return out;
@@ -136,7 +145,8 @@ std::optional<double> parse_real(std::string_view token) {
 std::optional<Collective> collective_named(std::string_view text) {
   std::string key = squeeze(text);
   for (std::string_view suffix : {"perfmpi", "perf"}) {
-    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (key.size() > suffix.size() &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
       key.resize(key.size() - suffix.size());
       break;
     }
@@ -148,7 +158,8 @@ std::optional<Collective> collective_named(std::string_view text) {
 }
 
 std::optional<Collective> collective_of_program(std::string_view line) {
-  for (std::size_t at = line.find("_perf"); at != std::string_view::npos; at = line.find("_perf", at + 1)) {
+  for (std::size_t at = line.find("_perf"); at != std::string_view::npos;
+       at = line.find("_perf", at + 1)) {
     std::size_t begin = at;
     while (begin > 0 && (is_letter(line[begin - 1]) || line[begin - 1] == '_')) --begin;
     const std::string_view stem = line.substr(begin, at - begin);
@@ -169,14 +180,18 @@ std::optional<Collective> collective_of_file_name(std::string_view path) {
   const KnownCollective* found = nullptr;
   for (const KnownCollective& k : kKnown) {
     for (std::string_view spelling : {k.program, k.name}) {
-      for (std::size_t at = base.find(spelling); at != std::string::npos; at = base.find(spelling, at + 1)) {
+      for (std::size_t at = base.find(spelling); at != std::string::npos;
+           at = base.find(spelling, at + 1)) {
         const std::size_t end = at + spelling.size();
-        const bool bounded = (at == 0 || !is_letter(base[at - 1])) && (end == base.size() || !is_letter(base[end]));
+        const bool bounded =
+            (at == 0 || !is_letter(base[at - 1])) && (end == base.size() || !is_letter(base[end]));
         if (!bounded || std::any_of(taken.begin() + static_cast<std::ptrdiff_t>(at),
-                                    taken.begin() + static_cast<std::ptrdiff_t>(end), [](bool t) { return t; })) {
+                                    taken.begin() + static_cast<std::ptrdiff_t>(end),
+                                    [](bool t) { return t; })) {
           continue;
         }
-        std::fill(taken.begin() + static_cast<std::ptrdiff_t>(at), taken.begin() + static_cast<std::ptrdiff_t>(end), true);
+        std::fill(taken.begin() + static_cast<std::ptrdiff_t>(at),
+                  taken.begin() + static_cast<std::ptrdiff_t>(end), true);
         if (found != nullptr && found != &k) return std::nullopt;  // names two collectives
         found = &k;
       }
@@ -186,18 +201,21 @@ std::optional<Collective> collective_of_file_name(std::string_view path) {
   return to_collective(*found);
 }
 
-void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTestsParseOptions& options) {
+void finish_table(NcclTestsTable& table, const TableHints& hints,
+                  const NcclTestsParseOptions& options) {
   table.devices_truncated = hints.devices_truncated;
   table.gpus_per_thread = hints.gpus_per_thread;
-  table.ranks = options.ranks > 0 ? options.ranks : (hints.devices_truncated ? 0 : hints.device_ranks);
-  table.nodes = options.nodes > 0 ? options.nodes : (hints.devices_truncated ? 0 : hints.device_nodes);
+  table.ranks =
+      options.ranks > 0 ? options.ranks : (hints.devices_truncated ? 0 : hints.device_ranks);
+  table.nodes =
+      options.nodes > 0 ? options.nodes : (hints.devices_truncated ? 0 : hints.device_nodes);
   if (!table.rows.empty()) table.dtype = table.rows.front().dtype;
   std::optional<Collective> chosen;
   if (!options.collective.empty()) {
     chosen = collective_named(options.collective);
     if (!chosen) {
-      throw ConfigError("--collective '" + shown(options.collective) + "': not an nccl-tests collective; expected one of: " +
-                        known_names());
+      throw ConfigError("--collective '" + shown(options.collective) +
+                        "': not an nccl-tests collective; expected one of: " + known_names());
     }
     table.collective_from = "--collective";
   } else if (hints.from_start_line) {
@@ -214,8 +232,10 @@ void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTest
       std::string list;
       for (std::string_view f : fits) list += (list.empty() ? "" : " or ") + std::string(f);
       fail(table.source, table.first_line,
-           "cannot tell which collective this table measured (no '# Collective test starting' line, no <name>_perf "
-           "program in the log, none in the file name; the columns fit " + list + "); give --collective NAME");
+           "cannot tell which collective this table measured (no '# Collective test starting' "
+           "line, no <name>_perf "
+           "program in the log, none in the file name; the columns fit " +
+               list + "); give --collective NAME");
     }
     chosen = to_collective(*find_known(fits.front()));
     table.collective_from = "columns";

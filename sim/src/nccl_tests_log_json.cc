@@ -23,9 +23,9 @@ constexpr int kMaxDepth = 16;
 constexpr std::size_t kMaxValues = 4000000;
 
 json parse_bounded(std::string_view text, std::string_view source) {
-  return trace::detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
-    fail(source, 0, why + "; not nccl-tests -J output");
-  });
+  return trace::detail::parse_bounded_json(
+      text, kMaxDepth, kMaxValues,
+      [&](const std::string& why) { fail(source, 0, why + "; not nccl-tests -J output"); });
 }
 
 struct Fields {
@@ -46,19 +46,22 @@ struct Fields {
     } else {
       fail(source, line, path + " must be a number");
     }
-    if (!std::isfinite(x) || x < 0 || x > 1e15) fail(source, line, fmt::format("{} is {}, not a finite number >= 0", path, x));
+    if (!std::isfinite(x) || x < 0 || x > 1e15)
+      fail(source, line, fmt::format("{} is {}, not a finite number >= 0", path, x));
     return x;
   }
   std::size_t whole(const json& v, const std::string& path) const {
     const double x = real(v, path);
-    if (x != std::floor(x) || x > 1125899906842624.0) fail(source, line, path + " must be a whole number <= 2^50");
+    if (x != std::floor(x) || x > 1125899906842624.0)
+      fail(source, line, path + " must be a whole number <= 2^50");
     return static_cast<std::size_t>(x);
   }
   std::string text(const json& v, const std::string& path) const {
     if (!v.is_string()) fail(source, line, path + " must be a string");
     return v.get<std::string>();
   }
-  std::optional<NcclTestsBlock> block(const json& row, std::string_view key, const std::string& path) const {
+  std::optional<NcclTestsBlock> block(const json& row, std::string_view key,
+                                      const std::string& path) const {
     const json* b = member(row, key);
     if (b == nullptr || b->is_null()) return std::nullopt;
     if (!b->is_object()) fail(source, line, path + " must be an object or null");
@@ -67,11 +70,13 @@ struct Fields {
     if (time == nullptr) time = member(*b, "cpu_time");
     const json* algbw = member(*b, "alg_bw");
     const json* busbw = member(*b, "bus_bw");
-    if (time == nullptr || algbw == nullptr || busbw == nullptr) fail(source, line, path + " needs time, alg_bw and bus_bw");
+    if (time == nullptr || algbw == nullptr || busbw == nullptr)
+      fail(source, line, path + " needs time, alg_bw and bus_bw");
     out.time_us = real(*time, path + ".time");
     out.algbw_gbps = real(*algbw, path + ".alg_bw");
     out.busbw_gbps = real(*busbw, path + ".bus_bw");
-    if (const json* w = member(*b, "nwrong"); w != nullptr && !w->is_null()) out.wrong = real(*w, path + ".nwrong");
+    if (const json* w = member(*b, "nwrong"); w != nullptr && !w->is_null())
+      out.wrong = real(*w, path + ".nwrong");
     return out;
   }
 };
@@ -85,7 +90,8 @@ NcclTestsRow read_row(const json& r, std::size_t index, std::string_view source)
   const json* size = f.member(r, "size");
   const json* count = f.member(r, "count");
   const json* type = f.member(r, "type");
-  if (size == nullptr || count == nullptr || type == nullptr) fail(source, f.line, path + " needs size, count and type");
+  if (size == nullptr || count == nullptr || type == nullptr)
+    fail(source, f.line, path + " needs size, count and type");
   row.size_bytes = f.whole(*size, path + ".size");
   row.count = f.whole(*count, path + ".count");
   if (row.count > row.size_bytes) fail(source, f.line, path + ": count is larger than size");
@@ -95,7 +101,8 @@ NcclTestsRow read_row(const json& r, std::size_t index, std::string_view source)
   } catch (const Error&) {
     fail(source, f.line, path + ".type: unknown data type", type_name);
   }
-  if (const json* redop = f.member(r, "redop")) row.redop = nccl_tests::shown(f.text(*redop, path + ".redop"), 20);
+  if (const json* redop = f.member(r, "redop"))
+    row.redop = nccl_tests::shown(f.text(*redop, path + ".redop"), 20);
   if (const json* root = f.member(r, "root")) {
     std::optional<long long> value;
     if (root->is_number_integer()) value = root->get<long long>();
@@ -104,7 +111,8 @@ NcclTestsRow read_row(const json& r, std::size_t index, std::string_view source)
       s.erase(0, s.find_first_not_of(' '));  // nccl-tests pads it: "    -1"
       value = nccl_tests::parse_integer(s);
     }
-    if (!value || *value < -1 || *value > 10000000) fail(source, f.line, path + ".root must be -1 or a rank");
+    if (!value || *value < -1 || *value > 10000000)
+      fail(source, f.line, path + ".root must be -1 or a rank");
     row.root = static_cast<int>(*value);
   }
   row.out_of_place = f.block(r, "out_of_place", path + ".out_of_place");
@@ -115,9 +123,11 @@ NcclTestsRow read_row(const json& r, std::size_t index, std::string_view source)
 }  // namespace
 
 std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::string_view source,
-                                                   const NcclTestsParseOptions& options) {
+                                                  const NcclTestsParseOptions& options) {
   if (text.size() > kNcclTestsMaxBytes) {
-    fail(source, 0, fmt::format("{} bytes, more than the {} an nccl-tests -J file is read up to", text.size(), kNcclTestsMaxBytes));
+    fail(source, 0,
+         fmt::format("{} bytes, more than the {} an nccl-tests -J file is read up to", text.size(),
+                     kNcclTestsMaxBytes));
   }
   const json doc = parse_bounded(text, source);
   if (!doc.is_object()) fail(source, 0, "an nccl-tests -J file is one JSON object");
@@ -126,29 +136,33 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
   table.first_line = 1;
   table.complete = doc.contains("average_bus_bandwidth");
   nccl_tests::TableHints hints;
-  if (auto it = doc.find("args"); it != doc.end() && it->is_array() && !it->empty() && it->front().is_string()) {
+  if (auto it = doc.find("args");
+      it != doc.end() && it->is_array() && !it->empty() && it->front().is_string()) {
     hints.from_program = nccl_tests::collective_of_program(it->front().get<std::string>());
   }
-  if (auto it = doc.find("nccl_version"); it != doc.end() && it->is_number_unsigned() && it->get<std::uint64_t>() < 1000000) {
+  if (auto it = doc.find("nccl_version");
+      it != doc.end() && it->is_number_unsigned() && it->get<std::uint64_t>() < 1000000) {
     const std::uint64_t code = it->get<std::uint64_t>();
     table.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
   }
   // config.ngpus: the GPUs each thread drove (-g).
   if (auto c = doc.find("config"); c != doc.end() && c->is_object()) {
-    if (auto g = c->find("ngpus"); g != c->end() && g->is_number_integer() && *g >= 1 && *g <= 1024) {
+    if (auto g = c->find("ngpus");
+        g != c->end() && g->is_number_integer() && *g >= 1 && *g <= 1024) {
       hints.gpus_per_thread = g->get<int>();
     }
   }
   const json* devices = nullptr;
-  if (auto c = doc.find("config"); c != doc.end() && c->is_object() && c->contains("devices")) devices = &(*c)["devices"];
+  if (auto c = doc.find("config"); c != doc.end() && c->is_object() && c->contains("devices"))
+    devices = &(*c)["devices"];
   if (devices == nullptr && doc.contains("devices")) devices = &doc["devices"];
   hints.devices_truncated = true;
   if (devices != nullptr && devices->is_array() && !devices->empty()) {
     std::set<long long> ranks;
     std::set<std::string> hosts;
     for (const json& d : *devices) {
-      if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer() || !d.contains("hostname") ||
-          !d["hostname"].is_string()) {
+      if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer() ||
+          !d.contains("hostname") || !d["hostname"].is_string()) {
         fail(source, 0, "config.devices entries need an integer 'rank' and a string 'hostname'");
       }
       ranks.insert(d["rank"].get<long long>());
@@ -156,14 +170,17 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
     }
     hints.device_ranks = static_cast<int>(ranks.size());
     hints.device_nodes = static_cast<int>(hosts.size());
-    hints.devices_truncated = *ranks.begin() != 0 || *ranks.rbegin() != static_cast<long long>(ranks.size()) - 1;
+    hints.devices_truncated =
+        *ranks.begin() != 0 || *ranks.rbegin() != static_cast<long long>(ranks.size()) - 1;
   }
   auto results = doc.find("results");
   if (results == doc.end() || !results->is_array() || results->empty()) {
     fail(source, 0, "no 'results' rows; is this nccl-tests' -J output?");
   }
-  if (results->size() > kNcclTestsMaxRows) fail(source, 0, fmt::format("more than {} results", kNcclTestsMaxRows));
-  for (std::size_t i = 0; i < results->size(); ++i) table.rows.push_back(read_row((*results)[i], i, source));
+  if (results->size() > kNcclTestsMaxRows)
+    fail(source, 0, fmt::format("more than {} results", kNcclTestsMaxRows));
+  for (std::size_t i = 0; i < results->size(); ++i)
+    table.rows.push_back(read_row((*results)[i], i, source));
   nccl_tests::finish_table(table, hints, options);
   return {std::move(table)};
 }

@@ -32,12 +32,13 @@ std::vector<std::string_view> split(std::string_view line) {
 std::string_view strip_launcher_prefix(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size() && line[i] == ' ') ++i;
-  if (digits(line, i) && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) {
+  if (digits(line, i) && i < line.size() && line[i] == ':' &&
+      (i + 1 == line.size() || line[i + 1] == ' ')) {
     return line.substr(std::min(line.size(), i + 2));
   }
   i = 0;
-  if (line.substr(0, 1) == "[" && digits(line, ++i) && line.substr(i, 1) == "," && digits(line, ++i) &&
-      line.substr(i, 5) == "]<std") {
+  if (line.substr(0, 1) == "[" && digits(line, ++i) && line.substr(i, 1) == "," &&
+      digits(line, ++i) && line.substr(i, 5) == "]<std") {
     const std::size_t close = line.find(">:", i);
     if (close != std::string_view::npos && close < i + 16) return line.substr(close + 2);
   }
@@ -45,8 +46,11 @@ std::string_view strip_launcher_prefix(std::string_view line) {
 }
 
 std::optional<Layout> column_header(const std::vector<std::string_view>& tokens) {
-  auto has = [&](std::string_view name) { return std::find(tokens.begin(), tokens.end(), name) != tokens.end(); };
-  if (!has("algbw") || !has("busbw") || !(has("time") || has("cputime")) || !(has("size") || has("bytes"))) {
+  auto has = [&](std::string_view name) {
+    return std::find(tokens.begin(), tokens.end(), name) != tokens.end();
+  };
+  if (!has("algbw") || !has("busbw") || !(has("time") || has("cputime")) ||
+      !(has("size") || has("bytes"))) {
     return std::nullopt;
   }
   Layout layout;
@@ -70,7 +74,8 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
       if (t == "timestamp") break;
       if (t == "algbw") b.algbw = b.fields;
       if (t == "busbw") b.busbw = b.fields;
-      if (t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors") b.wrong = b.fields;
+      if (t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors")
+        b.wrong = b.fields;
       ++b.fields;
     }
     if (b.algbw < 0 || b.busbw < 0) return std::nullopt;
@@ -80,14 +85,17 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
   // Columns after the last block's #wrong that are not nccl-tests' per-iteration ones (i_min...)
   // belong to another tool (twinccl perf's algorithm/protocol): the block ends at #wrong.
   if (Layout::Block& last = layout.blocks.back(); last.wrong >= 0 && last.wrong + 1 < last.fields) {
-    const std::size_t after = i - static_cast<std::size_t>(last.fields) + static_cast<std::size_t>(last.wrong) + 1;
-    if (after < tokens.size() && tokens[after].substr(0, 2) != "i_" && tokens[after] != "timestamp") {
+    const std::size_t after =
+        i - static_cast<std::size_t>(last.fields) + static_cast<std::size_t>(last.wrong) + 1;
+    if (after < tokens.size() && tokens[after].substr(0, 2) != "i_" &&
+        tokens[after] != "timestamp") {
       last.fields = last.wrong + 1;
       layout.trailing = true;
     }
   }
   layout.timestamp = has("timestamp");
-  if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty()) return std::nullopt;
+  if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty())
+    return std::nullopt;
   return layout;
 }
 

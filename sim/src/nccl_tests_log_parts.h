@@ -16,7 +16,8 @@ namespace twinccl::sim::nccl_tests {
 // At most `max` characters of `text`, unprintable bytes as \xNN, "..." when cut.
 std::string shown(std::string_view text, std::size_t max = 80);
 // "<source>:<line>: <why>: '<text>'" (line 0 and empty text are left out).
-[[noreturn]] void fail(std::string_view source, int line, std::string_view why, std::string_view text = {});
+[[noreturn]] void fail(std::string_view source, int line, std::string_view why,
+                       std::string_view text = {});
 
 std::optional<unsigned long long> parse_unsigned(std::string_view token);
 std::optional<long long> parse_integer(std::string_view token);
@@ -41,13 +42,14 @@ struct TableHints {
   int device_ranks = 0;                       // distinct ranks of a complete device block
   int device_nodes = 0;                       // distinct hostnames
   bool devices_truncated = false;
-  int gpus_per_thread = 0;                    // "nGpus G" of the "# nThread" line, 0 = none
+  int gpus_per_thread = 0;  // "nGpus G" of the "# nThread" line, 0 = none
 };
 
 // Applies the options, fills ranks, nodes, dtype and the collective (options, start line,
 // program, file name, then the columns); throws ConfigError asking for --collective when the
 // columns fit several collectives.
-void finish_table(NcclTestsTable& table, const TableHints& hints, const NcclTestsParseOptions& options);
+void finish_table(NcclTestsTable& table, const TableHints& hints,
+                  const NcclTestsParseOptions& options);
 
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);

@@ -31,20 +31,21 @@ struct NcclTuningTable {
   std::array<double, 3> tree_channel_cap_hopper, tree_channel_cap_ampere;  // by nodes 1, 2, more
   std::array<double, 3> tree_ll128_channel_cap_hopper;  // [not in facts] perChMaxTreeLL128Bws
   double tree_ll128_channel_cap_ampere;                 // [not in facts]
-  std::array<double, 3> nvls_tree_channel_cap_hopper;  // [not in facts] 1 node: unused (0)
+  std::array<double, 3> nvls_tree_channel_cap_hopper;   // [not in facts] 1 node: unused (0)
   // Bandwidth factors applied to busBw. facts: "ring LL min(llMax, 0.5*busBw); ring LL128
   // min(0.92*busBw, ...); tree min(0.92*busBw, ...)".
   double ring_ll_factor, ring_ll128_factor, tree_simple_factor;
-  double tree_ll_factor;            // [not in facts] busBw / 3.8
-  double tree_ll128_factor_1node;   // [not in facts] 7/9
-  double tree_ll128_factor_nodes;   // [not in facts] 120/128
-  double pat_factor;                // [not in facts] 0.75
+  double tree_ll_factor;                                     // [not in facts] busBw / 3.8
+  double tree_ll128_factor_1node;                            // [not in facts] 7/9
+  double tree_ll128_factor_nodes;                            // [not in facts] 120/128
+  double pat_factor;                                         // [not in facts] 0.75
   double nvls_efficiency_hopper, nvls_efficiency_blackwell;  // facts: "NVLS efficiency"
   // Bytes on the wire per data byte. facts: "Protocols" (LL 16/8, LL128 128/120, Simple 1).
   PerProtocol wire_bytes_per_byte;
-  // Channel search (search.cc, paraphrased): the highest per-channel speed (GB/s) of the arch's list
-  // that fits the GPU's NVLink/PCIe bandwidth, as many channels as fit (<= max_search_channels),
-  // then channels doubled and speed halved when the speed is >= duplicate_speed_gbps.
+  // Channel search (search.cc, paraphrased): the highest per-channel speed (GB/s) of the arch's
+  // list that fits the GPU's NVLink/PCIe bandwidth, as many channels as fit (<=
+  // max_search_channels), then channels doubled and speed halved when the speed is >=
+  // duplicate_speed_gbps.
   std::array<double, 11> speeds_hopper;  // [not in facts] sm90 intra speed array
   std::array<double, 11> speeds_ampere;  // [not in facts] sm80 intra speed array (first 11)
   int max_search_channels;               // [not in facts] MAXCHANNELS/2
@@ -56,10 +57,10 @@ struct NcclTuningTable {
   std::array<double, 12> speeds_inter_ampere;  // [not in facts] speedArrayInter (first 12)
   // Multi-node rings: every step also posts a network operation (tuning.cc getNetOverhead):
   // intra-node hops cost at least this, x3 for Simple. 1 us: Intel and unknown x86 (AMD: 2).
-  double net_overhead_us;              // [not in facts]
-  double net_overhead_simple_factor;   // [not in facts] 3
+  double net_overhead_us;             // [not in facts]
+  double net_overhead_simple_factor;  // [not in facts] 3
   // Ring Simple all_reduce across nodes: latency x1.4 on sm80+ ("plateau effect of ring").
-  double ring_plateau_factor;          // [not in facts] 1.4 (1.9 before sm80)
+  double ring_plateau_factor;  // [not in facts] 1.4 (1.9 before sm80)
   // Tree all_reduce bandwidth x factor[protocol][log2(bytes/64)] for 64 B..256 MiB
   // (tuning.cc treeCorrectionFactor, "trees are not perfectly sticking to the model").
   std::array<std::array<double, 23>, kProtocols> tree_correction;  // [not in facts]
@@ -75,23 +76,27 @@ struct NcclTuningTable {
 };
 
 inline constexpr NcclTuningTable kNccl{
-    .base_latency_us = {{{6.8, 14.0, 8.4},    // tree
-                         {6.6, 14.0, 8.4},    // ring
-                         {0.0, 0.0, 0.0},     // nvls
-                         {0.0, 0.0, 0.0},     // nvls_tree
-                         {8.0, 8.0, 8.0}}},   // pat
+    .base_latency_us = {{{6.8, 14.0, 8.4},   // tree
+                         {6.6, 14.0, 8.4},   // ring
+                         {0.0, 0.0, 0.0},    // nvls
+                         {0.0, 0.0, 0.0},    // nvls_tree
+                         {8.0, 8.0, 8.0}}},  // pat
     .hop_latency_us = {{
         {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0.0, 0.0, 25.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 4.0}}},
         // PCIe: nvls/pat entries [assumed] equal to NVLink's (NVLS needs NVLink; PAT not given).
         {{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0.0, 0.0, 25.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 4.0}}},
-        {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0.0, 0.0, 18.0}, {0.0, 0.0, 20.9}, {0.0, 0.0, 14.0}}},
+        {{{5.0, 8.5, 14.0},
+          {2.7, 4.0, 14.0},
+          {0.0, 0.0, 18.0},
+          {0.0, 0.0, 20.9},
+          {0.0, 0.0, 14.0}}},
     }},
     .ll_max_gbps_hopper = {141.0, 45.0, 35.0},
     .ll_max_gbps_ampere = {87.7, 22.5, 19.0},
     .ring_ll128_channel_cap_hopper = 36.7,
-    .ring_ll128_channel_cap_ampere = 20.0,            // [not in facts]
+    .ring_ll128_channel_cap_ampere = 20.0,  // [not in facts]
     .tree_channel_cap_hopper = {38.7, 41.4, 36.0},
-    .tree_channel_cap_ampere = {24.0, 23.6, 17.8},    // [not in facts]
+    .tree_channel_cap_ampere = {24.0, 23.6, 17.8},  // [not in facts]
     .tree_ll128_channel_cap_hopper = {36.7, 36.7, 29.0},
     .tree_ll128_channel_cap_ampere = 20.0,
     .nvls_tree_channel_cap_hopper = {0.0, 57.7, 45.5},
@@ -115,9 +120,12 @@ inline constexpr NcclTuningTable kNccl{
     .net_overhead_simple_factor = 3.0,
     .ring_plateau_factor = 1.4,
     .tree_correction = {{
-        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
-        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+         .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+         .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
     }},
     .max_threads = {512.0, 640.0, 512.0},
     .thread_threshold_bytes = {8.0, 8.0, 64.0},

@@ -96,12 +96,14 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
     std::vector<topo::LinkId> ids;
     for (const Crossing& c : routes[i]) {
       const topo::Link& l = t.link(c.link);
-      const double rate = l.bandwidth_gbps * (l.type == topo::LinkType::network ? network_share : 1.0);
+      const double rate =
+          l.bandwidth_gbps * (l.type == topo::LinkType::network ? network_share : 1.0);
       const int flows = l.sharing == topo::Sharing::shared ? sharing[{c.link, c.forward}] : 1;
       gbps = std::min(gbps, rate / flows);
       ids.push_back(c.link);
     }
-    const double s = hop_delay_s(latency, route_class(t, ids)) + round.sends[i].bytes / (gbps * 1e9);
+    const double s =
+        hop_delay_s(latency, route_class(t, ids)) + round.sends[i].bytes / (gbps * 1e9);
     slowest = std::max(slowest, s);
   }
   return slowest + latency.base_us * 1e-6;
@@ -118,7 +120,8 @@ double launched_us(const std::vector<double>& round_us, int gpus_per_thread) {
   return total_us;
 }
 
-double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share, int gpus_per_thread) {
+double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share,
+              int gpus_per_thread) {
   const topo::Topology& t = tuner.topology();
   detail::FlowProgram program;
   program.nranks = t.gpu_count();
@@ -152,7 +155,8 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
   std::vector<double> round_us;
   for (std::size_t k = 0; k < program.rounds.size(); ++k) {
     double end = self_s[k];
-    for (int i : program.rounds[k].transfers) end = std::max(end, times.end_s[static_cast<std::size_t>(i)]);
+    for (int i : program.rounds[k].transfers)
+      end = std::max(end, times.end_s[static_cast<std::size_t>(i)]);
     round_us.push_back((base_s[k] + end) * 1e6);
   }
   return launched_us(round_us, gpus_per_thread) * 1e-6;
@@ -161,7 +165,8 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
 }  // namespace
 
 P2pPattern sendrecv_pattern(int nranks, double bytes) {
-  if (nranks < 1) throw InvalidArgument("sendrecv: nranks must be >= 1, got " + std::to_string(nranks));
+  if (nranks < 1)
+    throw InvalidArgument("sendrecv: nranks must be >= 1, got " + std::to_string(nranks));
   P2pRound round;
   for (int r = 0; r < nranks; ++r) round.sends.push_back({r, (r + 1) % nranks, bytes});
   return {round};
@@ -181,7 +186,8 @@ P2pPattern hypercube_pattern(int nranks, double bytes_per_rank) {
   return rounds;
 }
 
-P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity, int gpus_per_thread) {
+P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity,
+                          int gpus_per_thread) {
   for (const P2pRound& round : pattern) {
     for (const P2pSend& s : round.sends) {
       if (s.src < 0 || s.dst < 0 || s.src >= tuner.nranks() || s.dst >= tuner.nranks()) {
@@ -201,7 +207,8 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
   }
   p.model = "nccl-p2p";
   std::vector<double> round_us;
-  for (const P2pRound& round : pattern) round_us.push_back(analytic_round_s(tuner, round, network_share) * 1e6);
+  for (const P2pRound& round : pattern)
+    round_us.push_back(analytic_round_s(tuner, round, network_share) * 1e6);
   p.time_us = launched_us(round_us, gpus_per_thread);
   return p;
 }

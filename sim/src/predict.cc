@@ -43,8 +43,9 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
                           " is not a DataType");
   }
   if (request.gpus_per_thread < 0) {
-    throw InvalidArgument("sim request: gpus_per_thread=" + std::to_string(request.gpus_per_thread) +
-                          " must be >= 0 (0 = the kernels alone, N = GPUs one host thread launches)");
+    throw InvalidArgument(
+        "sim request: gpus_per_thread=" + std::to_string(request.gpus_per_thread) +
+        " must be >= 0 (0 = the kernels alone, N = GPUs one host thread launches)");
   }
   if (r.params.channels < 0) {
     throw InvalidArgument("sim request: params.channels=" + std::to_string(r.params.channels) +
@@ -110,9 +111,8 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
   for (const Choice& c : tuner.applicable(call_of(base, request))) {
     out.push_back(evaluate(topology, tuner, base, c, request.fidelity, request.gpus_per_thread));
   }
-  std::stable_sort(out.begin(), out.end(), [](const Prediction& a, const Prediction& b) {
-    return a.time_us < b.time_us;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Prediction& a, const Prediction& b) { return a.time_us < b.time_us; });
   return out;
 }
 
@@ -151,9 +151,12 @@ std::vector<Protocol> protocols_for(std::string_view algorithm) {
 
 std::string_view name(Protocol protocol) {
   switch (protocol) {
-    case Protocol::ll: return "LL";
-    case Protocol::ll128: return "LL128";
-    case Protocol::simple: return "Simple";
+    case Protocol::ll:
+      return "LL";
+    case Protocol::ll128:
+      return "LL128";
+    case Protocol::simple:
+      return "Simple";
   }
   return "invalid";
 }
@@ -167,7 +170,8 @@ Protocol parse_protocol(std::string_view text) {
   if (t == "ll") return Protocol::ll;
   if (t == "ll128") return Protocol::ll128;
   if (t == "simple") return Protocol::simple;
-  throw InvalidArgument("unknown protocol '" + std::string(text) + "'; accepted: LL, LL128, Simple");
+  throw InvalidArgument("unknown protocol '" + std::string(text) +
+                        "'; accepted: LL, LL128, Simple");
 }
 
 Fidelity parse_fidelity(std::string_view text) {

@@ -5,15 +5,16 @@
 // in waits; communication = the union of [issue, end] of its ops (some op outstanding); overlapped
 // = communication - exposed, i.e. the part of it during which the rank computed. An operation
 // starts when its last rank arrived and ends when its last rank finished it.
+#include "twinccl/sim/replay.h"
+
 #include <algorithm>
 #include <map>
 
+#include "flow_build.h"
 #include "replay_build.h"
 #include "simgrid_run.h"
-#include "flow_build.h"
 #include "twinccl/errors.h"
 #include "twinccl/perf_math.h"
-#include "twinccl/sim/replay.h"
 
 namespace twinccl::sim {
 namespace {
@@ -21,10 +22,14 @@ namespace {
 double gpu_flops_per_second(const topo::Topology& topology, const ReplayOptions& options) {
   if (options.compute_tflops > 0.0) return options.compute_tflops * 1e12;
   switch (topology.summary().arch) {
-    case topo::GpuArch::ampere: return 312e12;
-    case topo::GpuArch::hopper: return 989e12;
-    case topo::GpuArch::blackwell: return 2250e12;
-    case topo::GpuArch::unknown: break;
+    case topo::GpuArch::ampere:
+      return 312e12;
+    case topo::GpuArch::hopper:
+      return 989e12;
+    case topo::GpuArch::blackwell:
+      return 2250e12;
+    case topo::GpuArch::unknown:
+      break;
   }
   return 100e12;
 }
@@ -47,7 +52,9 @@ std::string short_bytes(double b) {
     ++u;
   }
   char text[32];
-  std::snprintf(text, sizeof text, b == static_cast<double>(static_cast<long long>(b)) ? "%.0f %s" : "%.1f %s", b, units[u]);
+  std::snprintf(text, sizeof text,
+                b == static_cast<double>(static_cast<long long>(b)) ? "%.0f %s" : "%.1f %s", b,
+                units[u]);
   return text;
 }
 
@@ -85,25 +92,33 @@ double ReplayResult::mean_exposed_comm_us() const {
   return ranks.empty() ? 0.0 : total / static_cast<double>(ranks.size());
 }
 
-ReplayResult replay(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options) {
+ReplayResult replay(const Trace& trace, const topo::Topology& topology,
+                    const ReplayOptions& options) {
   check_trace(trace);
   const int n = trace.world_size();
   if (!(options.compute_scale >= 0.0 && options.compute_scale <= 1e6)) {
-    throw InvalidArgument("trace replay: compute_scale must be within 0..1e6, got " + std::to_string(options.compute_scale));
+    throw InvalidArgument("trace replay: compute_scale must be within 0..1e6, got " +
+                          std::to_string(options.compute_scale));
   }
   if (!(options.compute_tflops >= 0.0 && options.compute_tflops <= 1e9)) {
-    throw InvalidArgument("trace replay: compute_tflops must be within 0..1e9, got " + std::to_string(options.compute_tflops));
+    throw InvalidArgument("trace replay: compute_tflops must be within 0..1e9, got " +
+                          std::to_string(options.compute_tflops));
   }
   if (topology.gpu_count() < n) {
-    throw InvalidArgument("trace replay: the trace has " + std::to_string(n) + " ranks but topology '" +
-                          topology.name() + "' has " + std::to_string(topology.gpu_count()) + " GPUs");
+    throw InvalidArgument("trace replay: the trace has " + std::to_string(n) +
+                          " ranks but topology '" + topology.name() + "' has " +
+                          std::to_string(topology.gpu_count()) + " GPUs");
   }
   detail::ReplayProgram program;
   std::vector<detail::InstanceInfo> info;
-  detail::build_replay_program(trace, topology, options, gpu_flops_per_second(topology, options), program, info);
-  const std::vector<double> t = detail::run_in_child(
-      [&] { return detail::play_replay_with_simgrid(program); }, program.time_values(), "trace replay");
-  const auto member_time = [&](int m, int which) { return t[3 * static_cast<std::size_t>(m) + static_cast<std::size_t>(which)] * 1e6; };
+  detail::build_replay_program(trace, topology, options, gpu_flops_per_second(topology, options),
+                               program, info);
+  const std::vector<double> t =
+      detail::run_in_child([&] { return detail::play_replay_with_simgrid(program); },
+                           program.time_values(), "trace replay");
+  const auto member_time = [&](int m, int which) {
+    return t[3 * static_cast<std::size_t>(m) + static_cast<std::size_t>(which)] * 1e6;
+  };
 
   ReplayResult result;
   result.topology = topology.name();
@@ -146,7 +161,10 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology, const Re
       } else if (ev.kind == detail::ReplayEventKind::wait) {
         rr.exposed_comm_us += end - s;
         if (end > s) {
-          const TraceOp& op = *info[static_cast<std::size_t>(program.members[static_cast<std::size_t>(ev.member)].instance)].first;
+          const TraceOp& op =
+              *info[static_cast<std::size_t>(
+                        program.members[static_cast<std::size_t>(ev.member)].instance)]
+                   .first;
           result.timeline.push_back({r, "wait", "wait " + std::string(name(op.kind)), s, end});
         }
       } else {

@@ -10,11 +10,12 @@
 // all_reduce/reduce_scatter/all_gather on more ranks than bulk_ring_above_ranks, one bulk flow per
 // rank and rail. Each call rank's steps become its member's steps. Then per rank, stream batches
 // and events (replay_events.cc).
+#include "replay_build.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "replay_build.h"
 #include "trace_analysis.h"
 #include "transfer_pricing.h"
 #include "tuner_internal.h"
@@ -62,7 +63,10 @@ CollectiveSpec spec_of(const TraceOp& op, int nranks) {
 class Builder {
  public:
   Builder(const Trace& t, const topo::Topology& topology, const ReplayOptions& o, ReplayProgram& p)
-      : trace_(t), options_(o), topology_(topology), p_(p),
+      : trace_(t),
+        options_(o),
+        topology_(topology),
+        p_(p),
         routes_(topology, init_flow(p, t.world_size()), platform_links(topology)) {}
 
   // Returns, per rank and op, its member.
@@ -92,14 +96,16 @@ class Builder {
         auto [it, fresh] = index.try_emplace(key, static_cast<int>(pending_.size()));
         if (fresh) {
           const std::size_t slots = is_p2p(op.kind) ? 2 : comm.ranks.size();
-          pending_.push_back({&op, r, std::vector<int>(slots, -1), std::vector<const TraceOp*>(slots, nullptr)});
+          pending_.push_back(
+              {&op, r, std::vector<int>(slots, -1), std::vector<const TraceOp*>(slots, nullptr)});
         }
         Pending& pend = pending_[static_cast<std::size_t>(it->second)];
         check_agree(*pend.first, pend.first_rank, op, r);
         const int slot = is_p2p(op.kind) ? (op.kind == OpKind::send ? 0 : 1) : me;
         int& member = pend.member_of_comm_rank[static_cast<std::size_t>(slot)];
         if (member >= 0) {
-          throw ConfigError("trace: rank " + std::to_string(r) + " issues " + op_label(trace_, op) + " twice");
+          throw ConfigError("trace: rank " + std::to_string(r) + " issues " + op_label(trace_, op) +
+                            " twice");
         }
         member = static_cast<int>(p_.members.size());
         pend.ops[static_cast<std::size_t>(slot)] = &op;
@@ -111,7 +117,8 @@ class Builder {
       std::string missing;
       for (std::size_t s = 0; s < pend.member_of_comm_rank.size(); ++s) {
         if (pend.member_of_comm_rank[s] >= 0) continue;
-        const TraceCommunicator& comm = trace_.communicators[static_cast<std::size_t>(pend.first->comm)];
+        const TraceCommunicator& comm =
+            trace_.communicators[static_cast<std::size_t>(pend.first->comm)];
         if (is_p2p(pend.first->kind)) {
           missing = s == 0 ? "the matching send" : "the matching recv";
         } else {
@@ -119,8 +126,9 @@ class Builder {
         }
       }
       if (!missing.empty()) {
-        throw ConfigError("trace: " + op_label(trace_, *pend.first) + " (rank " + std::to_string(pend.first_rank) +
-                          ") has no counterpart: missing " + missing);
+        throw ConfigError("trace: " + op_label(trace_, *pend.first) + " (rank " +
+                          std::to_string(pend.first_rank) + ") has no counterpart: missing " +
+                          missing);
       }
     }
   }
@@ -128,13 +136,17 @@ class Builder {
   void check_agree(const TraceOp& a, int ra, const TraceOp& b, int rb) const {
     const bool pair = is_p2p(a.kind) && is_p2p(b.kind) && a.kind != b.kind;
     std::string what;
-    if (a.kind != b.kind && !pair) what = "kind " + std::string(name(b.kind)) + " vs " + std::string(name(a.kind));
-    else if (a.count != b.count) what = "count=" + std::to_string(b.count) + " vs " + std::to_string(a.count);
-    else if (a.dtype != b.dtype) what = "dtype " + std::string(name(b.dtype)) + " vs " + std::string(name(a.dtype));
-    else if (a.counts != b.counts && a.kind != OpKind::all_to_all_v) what = "different per-rank counts";
+    if (a.kind != b.kind && !pair)
+      what = "kind " + std::string(name(b.kind)) + " vs " + std::string(name(a.kind));
+    else if (a.count != b.count)
+      what = "count=" + std::to_string(b.count) + " vs " + std::to_string(a.count);
+    else if (a.dtype != b.dtype)
+      what = "dtype " + std::string(name(b.dtype)) + " vs " + std::string(name(a.dtype));
+    else if (a.counts != b.counts && a.kind != OpKind::all_to_all_v)
+      what = "different per-rank counts";
     if (!what.empty()) {
-      throw ConfigError("trace: " + op_label(trace_, a) + ": rank " + std::to_string(rb) + " and rank " +
-                        std::to_string(ra) + " disagree: " + what);
+      throw ConfigError("trace: " + op_label(trace_, a) + ": rank " + std::to_string(rb) +
+                        " and rank " + std::to_string(ra) + " disagree: " + what);
     }
   }
 
@@ -149,7 +161,8 @@ class Builder {
     if (is_p2p(op.kind)) {
       const int sender = inst.members[0], receiver = inst.members[1];
       info.algorithm = "p2p";
-      if (p_.members[static_cast<std::size_t>(sender)].rank == p_.members[static_cast<std::size_t>(receiver)].rank) {
+      if (p_.members[static_cast<std::size_t>(sender)].rank ==
+          p_.members[static_cast<std::size_t>(receiver)].rank) {
         p_.instances.push_back(std::move(inst));  // to itself: a local copy, no network, no time
         return info;
       }
@@ -174,8 +187,9 @@ class Builder {
       spec.matrix.clear();
       for (const TraceOp* o : pend.ops) {
         if (o->counts.size() != static_cast<std::size_t>(n)) {
-          throw ConfigError("trace: " + op_label(trace_, op) + ": all_to_all_v needs " + std::to_string(n) +
-                            " send counts per rank, a rank has " + std::to_string(o->counts.size()));
+          throw ConfigError("trace: " + op_label(trace_, op) + ": all_to_all_v needs " +
+                            std::to_string(n) + " send counts per rank, a rank has " +
+                            std::to_string(o->counts.size()));
         }
         spec.matrix.insert(spec.matrix.end(), o->counts.begin(), o->counts.end());
       }
@@ -270,9 +284,11 @@ class Builder {
 
 }  // namespace
 
-void build_replay_program(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options,
-                          double flops_per_second, ReplayProgram& program, std::vector<InstanceInfo>& info) {
-  const std::vector<std::vector<int>> member_of_op = Builder(trace, topology, options, program).build(info);
+void build_replay_program(const Trace& trace, const topo::Topology& topology,
+                          const ReplayOptions& options, double flops_per_second,
+                          ReplayProgram& program, std::vector<InstanceInfo>& info) {
+  const std::vector<std::vector<int>> member_of_op =
+      Builder(trace, topology, options, program).build(info);
   add_batches_and_events(trace, options, flops_per_second, member_of_op, program);
 }
 

@@ -19,12 +19,16 @@ struct InstanceInfo {
 
 // Per rank, its stream batches and events (replay_events.cc); member_of_op[rank][op]: the op's
 // member. Throws ConfigError for an op issued twice or never.
-void add_batches_and_events(const Trace& trace, const ReplayOptions& options, double flops_per_second,
-                            const std::vector<std::vector<int>>& member_of_op, ReplayProgram& program);
+void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
+                            double flops_per_second,
+                            const std::vector<std::vector<int>>& member_of_op,
+                            ReplayProgram& program);
 
 // Throws ConfigError for an inconsistent trace, InvalidArgument for a forced algorithm that does
-// not apply. Each communicator's Tuner chooses every collective's algorithm and protocol. Compute flops take 1 / flops_per_second seconds each.
-void build_replay_program(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options,
-                          double flops_per_second, ReplayProgram& program, std::vector<InstanceInfo>& info);
+// not apply. Each communicator's Tuner chooses every collective's algorithm and protocol. Compute
+// flops take 1 / flops_per_second seconds each.
+void build_replay_program(const Trace& trace, const topo::Topology& topology,
+                          const ReplayOptions& options, double flops_per_second,
+                          ReplayProgram& program, std::vector<InstanceInfo>& info);
 
 }  // namespace twinccl::sim::detail

@@ -15,12 +15,14 @@
 
 namespace twinccl::sim::detail {
 
-void add_batches_and_events(const Trace& trace, const ReplayOptions& options, double flops_per_second,
-                            const std::vector<std::vector<int>>& member_of_op, ReplayProgram& program) {
+void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
+                            double flops_per_second,
+                            const std::vector<std::vector<int>>& member_of_op,
+                            ReplayProgram& program) {
   program.rank_events.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     const RankTrace& rt = trace.ranks[r];
-    std::map<int, int> last_batch;                 // comm -> last batch on its stream
+    std::map<int, int> last_batch;                  // comm -> last batch on its stream
     std::map<std::pair<int, int>, int> open_group;  // (comm, group) -> batch
     std::vector<ReplayEvent>& events = program.rank_events[r];
     for (const TraceEvent& e : rt.events) {
@@ -37,8 +39,9 @@ void add_batches_and_events(const Trace& trace, const ReplayOptions& options, do
       const TraceOp& op = rt.ops[static_cast<std::size_t>(e.op)];
       ReplayMember& member = program.members[static_cast<std::size_t>(m)];
       if (member.batch >= 0) {
-        throw ConfigError("trace: rank " + std::to_string(r) + " issues op " + std::to_string(e.op) + " (" +
-                          op_label(trace, op) + ") twice in its events");
+        throw ConfigError("trace: rank " + std::to_string(r) + " issues op " +
+                          std::to_string(e.op) + " (" + op_label(trace, op) +
+                          ") twice in its events");
       }
       const auto group_key = std::make_pair(op.comm, op.group);
       const auto open = op.group > 0 ? open_group.find(group_key) : open_group.end();

@@ -16,15 +16,15 @@
 namespace twinccl::sim::detail {
 
 struct ReplayMember {
-  int rank = 0;      // world rank
-  int instance = 0;  // index into ReplayProgram::instances
-  int batch = 0;     // index into ReplayProgram::batches
+  int rank = 0;                         // world rank
+  int instance = 0;                     // index into ReplayProgram::instances
+  int batch = 0;                        // index into ReplayProgram::batches
   std::vector<std::vector<int>> steps;  // transfers per step
 };
 
 struct ReplayInstance {
-  std::vector<int> members;     // index into ReplayProgram::members
-  double fixed_latency_s = 0.0; // from the moment all members arrived to the first step
+  std::vector<int> members;      // index into ReplayProgram::members
+  double fixed_latency_s = 0.0;  // from the moment all members arrived to the first step
 };
 
 struct ReplayBatch {

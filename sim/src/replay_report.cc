@@ -8,10 +8,9 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
-
-#include <nlohmann/json.hpp>
 
 #include "twinccl/sim/replay.h"
 
@@ -20,23 +19,26 @@ namespace {
 
 std::string rank_line(const std::string& who, const ReplayRank& r) {
   const double overlap = r.comm_us > 0.0 ? 100.0 * r.overlapped_us / r.comm_us : 0.0;
-  return fmt::format("  {:<8} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>9.1f}%\n", who, r.end_us, r.compute_us,
-                     r.comm_us, r.exposed_comm_us, overlap);
+  return fmt::format("  {:<8} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>9.1f}%\n", who, r.end_us,
+                     r.compute_us, r.comm_us, r.exposed_comm_us, overlap);
 }
 
 }  // namespace
 
 std::string summarize_replay(const ReplayResult& result, std::size_t top_links) {
-  std::string out = fmt::format("simulated on '{}'{}: {:.1f} us ({} ranks, {} operations)\n", result.topology,
-                                result.program.empty() ? "" : " for " + result.program, result.total_us,
-                                result.ranks.size(), result.ops.size());
-  out += fmt::format("  overlap: {:.1f}% of communication hidden behind compute; exposed communication {:.1f} us "
-                     "per rank (mean)\n",
-                     100.0 * result.overlap_fraction(), result.mean_exposed_comm_us());
-  out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "rank", "end_us", "compute_us", "comm_us",
-                     "exposed_us", "overlap");
+  std::string out =
+      fmt::format("simulated on '{}'{}: {:.1f} us ({} ranks, {} operations)\n", result.topology,
+                  result.program.empty() ? "" : " for " + result.program, result.total_us,
+                  result.ranks.size(), result.ops.size());
+  out += fmt::format(
+      "  overlap: {:.1f}% of communication hidden behind compute; exposed communication {:.1f} us "
+      "per rank (mean)\n",
+      100.0 * result.overlap_fraction(), result.mean_exposed_comm_us());
+  out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "rank", "end_us", "compute_us",
+                     "comm_us", "exposed_us", "overlap");
   if (result.ranks.size() <= 16) {
-    for (std::size_t r = 0; r < result.ranks.size(); ++r) out += rank_line(std::to_string(r), result.ranks[r]);
+    for (std::size_t r = 0; r < result.ranks.size(); ++r)
+      out += rank_line(std::to_string(r), result.ranks[r]);
   } else if (!result.ranks.empty()) {
     ReplayRank lo = result.ranks.front(), hi = lo, mean{};
     for (const ReplayRank& r : result.ranks) {
@@ -56,30 +58,32 @@ std::string summarize_replay(const ReplayResult& result, std::size_t top_links) 
   };
   std::map<std::tuple<std::string, std::string, std::string, double>, Group> groups;
   for (const ReplayOp& op : result.ops) {
-    Group& g = groups[{op.comm, std::string(name(op.kind)), op.algorithm + (op.bulk ? " (bulk)" : ""), op.bytes}];
+    Group& g = groups[{op.comm, std::string(name(op.kind)),
+                       op.algorithm + (op.bulk ? " (bulk)" : ""), op.bytes}];
     ++g.count;
     g.total_us += op.time_us();
     g.max_us = std::max(g.max_us, op.time_us());
   }
-  out += fmt::format("  {:<16} {:<16} {:<14} {:>14} {:>6} {:>12} {:>12}\n", "comm", "operation", "algorithm",
-                     "bytes", "count", "mean_us", "max_us");
+  out += fmt::format("  {:<16} {:<16} {:<14} {:>14} {:>6} {:>12} {:>12}\n", "comm", "operation",
+                     "algorithm", "bytes", "count", "mean_us", "max_us");
   for (const auto& [key, g] : groups) {
     const auto& [comm, kind, algo, bytes] = key;
-    out += fmt::format("  {:<16} {:<16} {:<14} {:>14.0f} {:>6} {:>12.1f} {:>12.1f}\n", comm, kind, algo, bytes,
-                       g.count, g.total_us / g.count, g.max_us);
+    out += fmt::format("  {:<16} {:<16} {:<14} {:>14.0f} {:>6} {:>12.1f} {:>12.1f}\n", comm, kind,
+                       algo, bytes, g.count, g.total_us / g.count, g.max_us);
   }
   if (top_links > 0 && !result.links.empty()) {
     out += "  busiest links (busy time at full rate / total time):\n";
     for (std::size_t i = 0; i < std::min(top_links, result.links.size()); ++i) {
       const LinkLoad& l = result.links[i];
-      out += fmt::format("    {:<40} {:>14.0f} bytes {:>12.1f} us {:>6.1f}%\n", l.name, l.bytes, l.busy_us,
-                         100.0 * l.utilisation);
+      out += fmt::format("    {:<40} {:>14.0f} bytes {:>12.1f} us {:>6.1f}%\n", l.name, l.bytes,
+                         l.busy_us, 100.0 * l.utilisation);
     }
   }
   return out;
 }
 
-std::string summarize_replay(const Trace& trace, const topo::Topology& topology, const ReplayOptions& options) {
+std::string summarize_replay(const Trace& trace, const topo::Topology& topology,
+                             const ReplayOptions& options) {
   return summarize_replay(replay(trace, topology, options));
 }
 
@@ -92,18 +96,31 @@ void write_replay_perfetto(const ReplayResult& result, std::ostream& out) {
     ranks.insert(s.rank);
     auto [it, fresh] = tids.try_emplace({s.rank, s.track}, 0);
     if (fresh) {
-      it->second = s.track == "compute" ? 0 : s.track == "wait" ? 1 : 2 + static_cast<int>(tids.size());
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", s.rank}, {"tid", it->second},
+      it->second = s.track == "compute" ? 0
+                   : s.track == "wait"  ? 1
+                                        : 2 + static_cast<int>(tids.size());
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", s.rank},
+                        {"tid", it->second},
                         {"args", {{"name", s.track}}}});
     }
   }
   for (int r : ranks) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", r}, {"args", {{"name", "rank " + std::to_string(r)}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"args", {{"sort_index", r}}}});
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", r},
+                      {"args", {{"name", "rank " + std::to_string(r)}}}});
+    events.push_back(
+        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"args", {{"sort_index", r}}}});
   }
   for (const ReplaySlice& s : result.timeline) {
-    events.push_back({{"name", s.name}, {"cat", s.track}, {"ph", "X"}, {"pid", s.rank},
-                      {"tid", tids.at({s.rank, s.track})}, {"ts", s.start_us},
+    events.push_back({{"name", s.name},
+                      {"cat", s.track},
+                      {"ph", "X"},
+                      {"pid", s.rank},
+                      {"tid", tids.at({s.rank, s.track})},
+                      {"ts", s.start_us},
                       {"dur", std::max(0.0, s.end_us - s.start_us)}});
   }
   json links = json::array();

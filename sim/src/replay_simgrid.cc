@@ -11,16 +11,16 @@
 // sends (each starts after its delay, buffered as NCCL's sends are: one connection per route,
 // sender and receiver moves its transfers in step order) and leaves the step when its receives
 // of the step ended. A member ends when it passed its last step and its sends ended; then its
-// batch may be done (the stream's next batch may start) and its rank may be unblocked. Example, 2 ranks, one async
-// all_reduce on 'dp' then compute 5 us then wait: both issue at 0, the all_reduce starts at 0 and
-// runs while both compute; each rank blocks at its wait only if the all_reduce outlasts 5 us.
-#include <simgrid/s4u.hpp>
-
+// batch may be done (the stream's next batch may start) and its rank may be unblocked. Example, 2
+// ranks, one async all_reduce on 'dp' then compute 5 us then wait: both issue at 0, the all_reduce
+// starts at 0 and runs while both compute; each rank blocks at its wait only if the all_reduce
+// outlasts 5 us.
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
 #include <queue>
+#include <simgrid/s4u.hpp>
 #include <tuple>
 
 #include "replay_program.h"
@@ -43,7 +43,8 @@ struct Timer {
 
 class ReplayController {
  public:
-  ReplayController(const ReplayProgram& program, std::vector<sg4::Host*> hosts, std::vector<double>& out)
+  ReplayController(const ReplayProgram& program, std::vector<sg4::Host*> hosts,
+                   std::vector<double>& out)
       : p_(program), hosts_(std::move(hosts)), out_(out) {}
 
   void operator()() {
@@ -77,15 +78,19 @@ class ReplayController {
     }
     cursor_.assign(p_.rank_events.size(), 0);
     blocked_on_.assign(p_.rank_events.size(), -1);
-    for (std::size_t r = 0; r < p_.rank_events.size(); ++r) runnable_.push_back(static_cast<int>(r));
+    for (std::size_t r = 0; r < p_.rank_events.size(); ++r)
+      runnable_.push_back(static_cast<int>(r));
     loop();
   }
 
  private:
   double now() const { return sg4::Engine::get_clock(); }
-  double& member_time(int m, int which) { return out_[3 * static_cast<std::size_t>(m) + static_cast<std::size_t>(which)]; }
+  double& member_time(int m, int which) {
+    return out_[3 * static_cast<std::size_t>(m) + static_cast<std::size_t>(which)];
+  }
   double& event_time(int rank, std::size_t e, int which) {
-    return out_[event_base_[static_cast<std::size_t>(rank)] + 2 * e + static_cast<std::size_t>(which)];
+    return out_[event_base_[static_cast<std::size_t>(rank)] + 2 * e +
+                static_cast<std::size_t>(which)];
   }
 
   // Runs rank r's events until one takes time or blocks.
@@ -145,7 +150,8 @@ class ReplayController {
   }
 
   int sender(int t) const { return p_.transfer_members[static_cast<std::size_t>(t)].first; }
-  // m receives t: t ends a step of m's (a member's own flows, NVLS's to and from the switch, do not).
+  // m receives t: t ends a step of m's (a member's own flows, NVLS's to and from the switch, do
+  // not).
   bool is_receive(int m, int t) const {
     const auto& [from, to] = p_.transfer_members[static_cast<std::size_t>(t)];
     return to == m && from != m;
@@ -183,8 +189,9 @@ class ReplayController {
     const ReplayMember& member = p_.members[static_cast<std::size_t>(m)];
     const int b = member.batch;
     const ReplayBatch& batch = p_.batches[static_cast<std::size_t>(b)];
-    const bool all_done = std::all_of(batch.members.begin(), batch.members.end(),
-                                      [&](int x) { return done_[static_cast<std::size_t>(x)] != 0; });
+    const bool all_done = std::all_of(batch.members.begin(), batch.members.end(), [&](int x) {
+      return done_[static_cast<std::size_t>(x)] != 0;
+    });
     if (all_done) {
       batch_done_[static_cast<std::size_t>(b)] = 1;
       if (batch.next >= 0) try_start_batch(batch.next);
@@ -213,7 +220,8 @@ class ReplayController {
     const auto si = static_cast<std::size_t>(from);
     if (--sends_open_[si] == 0 && steps_passed_[si]) member_done(from);
     const auto ri = static_cast<std::size_t>(to);
-    if (is_receive(to, t) && step_[ri] == recv_step_[ti] && pending_[ri] > 0 && --pending_[ri] == 0) {
+    if (is_receive(to, t) && step_[ri] == recv_step_[ti] && pending_[ri] > 0 &&
+        --pending_[ri] == 0) {
       enter_step(to, step_[ri] + 1);
     }
   }
@@ -242,9 +250,15 @@ class ReplayController {
 
   void fire(const Timer& timer) {
     switch (timer.kind) {
-      case TimerKind::compute_done: resume_rank(timer.id); break;
-      case TimerKind::member_begin: enter_step(timer.id, 0); break;
-      case TimerKind::transfer_start: post(timer.id); break;
+      case TimerKind::compute_done:
+        resume_rank(timer.id);
+        break;
+      case TimerKind::member_begin:
+        enter_step(timer.id, 0);
+        break;
+      case TimerKind::transfer_start:
+        post(timer.id);
+        break;
     }
   }
 
@@ -295,11 +309,13 @@ class ReplayController {
       for (int t : ended) transfer_done(t);
     }
     // check_trace's dry run refuses traces that deadlock; should one get here all the same, say so
-    // once the engine has stopped (an exception thrown in an actor aborts SimGrid with a backtrace).
+    // once the engine has stopped (an exception thrown in an actor aborts SimGrid with a
+    // backtrace).
     for (std::size_t r = 0; r < p_.rank_events.size() && stuck_.empty(); ++r) {
       if (cursor_[r] != p_.rank_events[r].size()) {
-        stuck_ = "trace replay deadlock: rank " + std::to_string(r) + " is stuck at its replay event " +
-                 std::to_string(cursor_[r]) + " of " + std::to_string(p_.rank_events[r].size()) +
+        stuck_ = "trace replay deadlock: rank " + std::to_string(r) +
+                 " is stuck at its replay event " + std::to_string(cursor_[r]) + " of " +
+                 std::to_string(p_.rank_events[r].size()) +
                  " (an operation never started: its ranks wait for each other in different orders)";
       }
     }
@@ -309,7 +325,6 @@ class ReplayController {
   std::string stuck_;  // empty, or why the replay did not end
 
  private:
-
   const ReplayProgram& p_;
   std::vector<sg4::Host*> hosts_;
   std::vector<double>& out_;
@@ -320,7 +335,7 @@ class ReplayController {
   std::vector<char> batch_done_, batch_started_;
   std::vector<std::size_t> arrived_;
   std::vector<char> transfer_done_, steps_passed_;
-  std::vector<std::size_t> recv_step_;  // per transfer: the receiver's step holding it
+  std::vector<std::size_t> recv_step_;   // per transfer: the receiver's step holding it
   std::vector<std::size_t> sends_open_;  // per member: sends posted and not ended
   // One connection per (route, sending member, receiving member): its transfers move in step
   // order, as NCCL's per-peer FIFOs do; transfers of one step (channels) move together.

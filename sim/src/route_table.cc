@@ -17,7 +17,7 @@ int RouteTable::link_index(topo::LinkId id) {
   if (index < 0) {
     const topo::Link& l = topology_.link(id);
     index = static_cast<int>(program_.links.size());
-    const double efficiency = l.type == topo::LinkType::network ? scale_.network
+    const double efficiency = l.type == topo::LinkType::network  ? scale_.network
                               : l.type == topo::LinkType::nvlink ? scale_.nvlink
                               : l.type == topo::LinkType::pcie   ? scale_.pcie
                                                                  : 1.0;

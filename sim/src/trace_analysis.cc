@@ -29,7 +29,8 @@ struct Key {
 
 class Analysis {
  public:
-  Analysis(const Trace& t, std::string_view source, const std::vector<std::vector<std::pair<int, int>>>& membership)
+  Analysis(const Trace& t, std::string_view source,
+           const std::vector<std::vector<std::pair<int, int>>>& membership)
       : t_(t), source_(source), membership_(membership) {}
 
   void run() {
@@ -41,22 +42,29 @@ class Analysis {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const { throw ConfigError(std::string(source_) + ": " + what); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ConfigError(std::string(source_) + ": " + what);
+  }
 
   // Where communicator `comm` is in rank r's membership list (check_trace made sure it is).
   std::size_t entry(int r, int comm) const {
     const auto& list = membership_[static_cast<std::size_t>(r)];
-    return static_cast<std::size_t>(std::lower_bound(list.begin(), list.end(), std::make_pair(comm, -1)) - list.begin());
+    return static_cast<std::size_t>(
+        std::lower_bound(list.begin(), list.end(), std::make_pair(comm, -1)) - list.begin());
   }
-  int comm_rank(int r, int comm) const { return membership_[static_cast<std::size_t>(r)][entry(r, comm)].second; }
+  int comm_rank(int r, int comm) const {
+    return membership_[static_cast<std::size_t>(r)][entry(r, comm)].second;
+  }
   const TraceOp& op_of(int m) const {
     return t_.ranks[static_cast<std::size_t>(m_.rank_of[static_cast<std::size_t>(m)])]
-        .ops[static_cast<std::size_t>(m - m_.base[static_cast<std::size_t>(m_.rank_of[static_cast<std::size_t>(m)])])];
+        .ops[static_cast<std::size_t>(
+            m - m_.base[static_cast<std::size_t>(m_.rank_of[static_cast<std::size_t>(m)])])];
   }
   std::string label(int m) const { return op_label(t_, op_of(m)); }
   std::string at(int m) const {
     const int r = m_.rank_of[static_cast<std::size_t>(m)];
-    return "ranks[" + std::to_string(r) + "].ops[" + std::to_string(m - m_.base[static_cast<std::size_t>(r)]) + "]";
+    return "ranks[" + std::to_string(r) + "].ops[" +
+           std::to_string(m - m_.base[static_cast<std::size_t>(r)]) + "]";
   }
 
   void index_members() {
@@ -77,7 +85,8 @@ class Analysis {
       if (op.kind == OpKind::recv) key = {op.comm, op.peer, me, op.seq};
       auto [it, fresh] = index.try_emplace(key, static_cast<int>(m_.slots.size()));
       if (fresh) {
-        const std::size_t n = is_p2p(op.kind) ? 2 : t_.communicators[static_cast<std::size_t>(op.comm)].ranks.size();
+        const std::size_t n =
+            is_p2p(op.kind) ? 2 : t_.communicators[static_cast<std::size_t>(op.comm)].ranks.size();
         m_.slots.emplace_back(n, -1);
       }
       std::vector<int>& slots = m_.slots[static_cast<std::size_t>(it->second)];
@@ -90,8 +99,8 @@ class Analysis {
       }
       int& filled = slots[static_cast<std::size_t>(slot)];
       if (filled >= 0) {
-        fail(at(m) + ": rank " + std::to_string(m_.rank_of[static_cast<std::size_t>(m)]) + " issues " + label(m) +
-             " twice (also " + at(filled) + ")");
+        fail(at(m) + ": rank " + std::to_string(m_.rank_of[static_cast<std::size_t>(m)]) +
+             " issues " + label(m) + " twice (also " + at(filled) + ")");
       }
       filled = m;
       m_.instance_of[static_cast<std::size_t>(m)] = it->second;
@@ -104,14 +113,20 @@ class Analysis {
     const TraceOp& y = op_of(b);
     const bool pair = is_p2p(x.kind) && is_p2p(y.kind) && x.kind != y.kind;
     std::string what;
-    if (x.kind != y.kind && !pair) what = "kind " + std::string(name(y.kind)) + " vs " + std::string(name(x.kind));
-    else if (x.count != y.count) what = "count=" + std::to_string(y.count) + " vs " + std::to_string(x.count);
-    else if (x.dtype != y.dtype) what = "dtype " + std::string(name(y.dtype)) + " vs " + std::string(name(x.dtype));
-    else if (is_rooted(x.kind) && x.root != y.root) what = "root=" + std::to_string(y.root) + " vs " + std::to_string(x.root);
-    else if (x.counts != y.counts && x.kind != OpKind::all_to_all_v) what = "different per-rank counts";
+    if (x.kind != y.kind && !pair)
+      what = "kind " + std::string(name(y.kind)) + " vs " + std::string(name(x.kind));
+    else if (x.count != y.count)
+      what = "count=" + std::to_string(y.count) + " vs " + std::to_string(x.count);
+    else if (x.dtype != y.dtype)
+      what = "dtype " + std::string(name(y.dtype)) + " vs " + std::string(name(x.dtype));
+    else if (is_rooted(x.kind) && x.root != y.root)
+      what = "root=" + std::to_string(y.root) + " vs " + std::to_string(x.root);
+    else if (x.counts != y.counts && x.kind != OpKind::all_to_all_v)
+      what = "different per-rank counts";
     if (!what.empty()) {
-      fail(label(a) + ": rank " + std::to_string(m_.rank_of[static_cast<std::size_t>(b)]) + " (" + at(b) + ") and rank " +
-           std::to_string(m_.rank_of[static_cast<std::size_t>(a)]) + " (" + at(a) + ") disagree: " + what);
+      fail(label(a) + ": rank " + std::to_string(m_.rank_of[static_cast<std::size_t>(b)]) + " (" +
+           at(b) + ") and rank " + std::to_string(m_.rank_of[static_cast<std::size_t>(a)]) + " (" +
+           at(a) + ") disagree: " + what);
     }
   }
 
@@ -125,7 +140,8 @@ class Analysis {
       if (slots[s] >= 0) continue;
       if (is_p2p(op.kind)) {
         const int peer_world = comm.ranks[static_cast<std::size_t>(op.peer)];
-        missing = "rank " + std::to_string(peer_world) + " never issues the matching " + (s == 0 ? "send" : "recv");
+        missing = "rank " + std::to_string(peer_world) + " never issues the matching " +
+                  (s == 0 ? "send" : "recv");
       } else if (listed < 8) {
         missing += (listed++ == 0 ? "rank " : ", ") + std::to_string(comm.ranks[s]);
       } else {
@@ -134,9 +150,11 @@ class Analysis {
     }
     if (missing.empty()) return;
     if (!is_p2p(op.kind)) {
-      missing += (more > 0 ? " and " + std::to_string(more) + " more" : std::string()) + (listed + more > 1 ? " never issue it" : " never issues it");
+      missing += (more > 0 ? " and " + std::to_string(more) + " more" : std::string()) +
+                 (listed + more > 1 ? " never issue it" : " never issues it");
     }
-    fail(label(first) + " (" + at(first) + ", rank " + std::to_string(m_.rank_of[static_cast<std::size_t>(first)]) +
+    fail(label(first) + " (" + at(first) + ", rank " +
+         std::to_string(m_.rank_of[static_cast<std::size_t>(first)]) +
          ") has no counterpart: " + missing);
   }
 
@@ -146,7 +164,8 @@ class Analysis {
     for (int pass = 0; pass < 2; ++pass) {
       for (int r = 0; r < t_.world_size(); ++r) {
         const RankTrace& rt = t_.ranks[static_cast<std::size_t>(r)];
-        std::vector<std::size_t> position(membership_[static_cast<std::size_t>(r)].size(), 0);  // per communicator
+        std::vector<std::size_t> position(membership_[static_cast<std::size_t>(r)].size(),
+                                          0);  // per communicator
         for (std::size_t e = 0; e < rt.events.size(); ++e) {
           if (rt.events[e].kind != TraceEventKind::op) continue;
           const int m = m_.base[static_cast<std::size_t>(r)] + rt.events[e].op;
@@ -159,12 +178,17 @@ class Analysis {
             continue;
           }
           const std::size_t k = position[entry(r, op.comm)]++;
-          const int expected = m_.slots[static_cast<std::size_t>(reference[c][k])][static_cast<std::size_t>(comm_rank(r, op.comm))];
+          const int expected = m_.slots[static_cast<std::size_t>(reference[c][k])]
+                                       [static_cast<std::size_t>(comm_rank(r, op.comm))];
           if (reference[c][k] != inst) {
             const int zero = t_.communicators[c].ranks[0];
-            fail("ranks[" + std::to_string(r) + "].events[" + std::to_string(e) + "]: rank " + std::to_string(r) +
-                 " issues " + label(m) + " as its collective number " + std::to_string(k) + " on that communicator, "
-                 "where rank " + std::to_string(zero) + " issues " + label(expected) + "; every rank must issue a "
+            fail("ranks[" + std::to_string(r) + "].events[" + std::to_string(e) + "]: rank " +
+                 std::to_string(r) + " issues " + label(m) + " as its collective number " +
+                 std::to_string(k) +
+                 " on that communicator, "
+                 "where rank " +
+                 std::to_string(zero) + " issues " + label(expected) +
+                 "; every rank must issue a "
                  "communicator's collectives in the same order");
           }
         }

@@ -16,15 +16,15 @@ std::string op_label(const Trace& trace, const TraceOp& op);
 // A trace's ops matched into operations, and the batches replay would run them in. A member is
 // one op of one rank, numbered rank by rank (rank r's op i is member base[r] + i).
 struct MatchedTrace {
-  struct Batch {                 // one op, or one group on one communicator, of one rank's stream
+  struct Batch {  // one op, or one group on one communicator, of one rank's stream
     std::vector<int> members;
     int previous = -1, next = -1;  // the batches before and after it on that stream
   };
-  std::vector<int> base;                 // per rank: its first member
-  std::vector<int> rank_of;              // per member
-  std::vector<int> instance_of;          // per member: its operation
-  std::vector<std::vector<int>> slots;   // per operation: its members by comm rank (send, recv)
-  std::vector<int> batch_of;             // per member
+  std::vector<int> base;                // per rank: its first member
+  std::vector<int> rank_of;             // per member
+  std::vector<int> instance_of;         // per member: its operation
+  std::vector<std::vector<int>> slots;  // per operation: its members by comm rank (send, recv)
+  std::vector<int> batch_of;            // per member
   std::vector<Batch> batches;
 };
 

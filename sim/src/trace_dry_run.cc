@@ -23,7 +23,8 @@ namespace {
 
 class DryRun {
  public:
-  DryRun(const Trace& t, std::string_view source, const MatchedTrace& m) : t_(t), source_(source), m_(m) {}
+  DryRun(const Trace& t, std::string_view source, const MatchedTrace& m)
+      : t_(t), source_(source), m_(m) {}
 
   void run() {
     const std::size_t n = static_cast<std::size_t>(t_.world_size());
@@ -54,10 +55,10 @@ class DryRun {
     }
     if (first < 0) return;
     const int m = blocked_on_[static_cast<std::size_t>(first)];
-    throw DeadlockError(std::string(source_) + ": replay deadlock: rank " + std::to_string(first) + " is stuck at " +
-                        position_of(first) + ", which cannot start: " +
-                        why_not_started(m_.instance_of[static_cast<std::size_t>(m)], 0) + " (" + std::to_string(stuck) +
-                        " of " + std::to_string(n) + " ranks are stuck)");
+    throw DeadlockError(std::string(source_) + ": replay deadlock: rank " + std::to_string(first) +
+                        " is stuck at " + position_of(first) + ", which cannot start: " +
+                        why_not_started(m_.instance_of[static_cast<std::size_t>(m)], 0) + " (" +
+                        std::to_string(stuck) + " of " + std::to_string(n) + " ranks are stuck)");
   }
 
  private:
@@ -69,11 +70,13 @@ class DryRun {
       const bool end_wait = c >= rt.events.size();
       const TraceEvent* e = end_wait ? nullptr : &rt.events[c];
       if (e != nullptr && e->kind == TraceEventKind::compute) continue;
-      const int m = m_.base[static_cast<std::size_t>(r)] + (end_wait ? static_cast<int>(c - rt.events.size()) : e->op);
+      const int m = m_.base[static_cast<std::size_t>(r)] +
+                    (end_wait ? static_cast<int>(c - rt.events.size()) : e->op);
       if (e != nullptr && e->kind == TraceEventKind::op) {
         issued_[static_cast<std::size_t>(m)] = 1;
         Counts& b = batches_[static_cast<std::size_t>(m_.batch_of[static_cast<std::size_t>(m)])];
-        if (++b.issued == b.batch->members.size()) startable_.push_back(m_.batch_of[static_cast<std::size_t>(m)]);
+        if (++b.issued == b.batch->members.size())
+          startable_.push_back(m_.batch_of[static_cast<std::size_t>(m)]);
       } else if (!done_[static_cast<std::size_t>(m)]) {
         blocked_on_[static_cast<std::size_t>(r)] = m;
         return;
@@ -85,8 +88,9 @@ class DryRun {
   void start(int b) {
     Counts& batch = batches_[static_cast<std::size_t>(b)];
     if (batch.started || batch.issued != batch.batch->members.size()) return;
-    if (batch.batch->previous >= 0 && batches_[static_cast<std::size_t>(batch.batch->previous)].done !=
-                                   batches_[static_cast<std::size_t>(batch.batch->previous)].batch->members.size()) {
+    if (batch.batch->previous >= 0 &&
+        batches_[static_cast<std::size_t>(batch.batch->previous)].done !=
+            batches_[static_cast<std::size_t>(batch.batch->previous)].batch->members.size()) {
       return;
     }
     batch.started = true;
@@ -102,7 +106,8 @@ class DryRun {
   void finish(int m) {
     done_[static_cast<std::size_t>(m)] = 1;
     Counts& batch = batches_[static_cast<std::size_t>(m_.batch_of[static_cast<std::size_t>(m)])];
-    if (++batch.done == batch.batch->members.size() && batch.batch->next >= 0) startable_.push_back(batch.batch->next);
+    if (++batch.done == batch.batch->members.size() && batch.batch->next >= 0)
+      startable_.push_back(batch.batch->next);
     const int r = m_.rank_of[static_cast<std::size_t>(m)];
     if (blocked_on_[static_cast<std::size_t>(r)] == m) {
       blocked_on_[static_cast<std::size_t>(r)] = -1;
@@ -115,7 +120,9 @@ class DryRun {
     const std::size_t c = cursor_[static_cast<std::size_t>(r)];
     const int m = blocked_on_[static_cast<std::size_t>(r)];
     const std::string what = m >= 0 ? label(m) : "nothing";
-    if (c < rt.events.size()) return "ranks[" + std::to_string(r) + "].events[" + std::to_string(c) + "] (wait for " + what + ")";
+    if (c < rt.events.size())
+      return "ranks[" + std::to_string(r) + "].events[" + std::to_string(c) + "] (wait for " +
+             what + ")";
     return "the end of its events (waiting for " + what + ")";
   }
 
@@ -128,20 +135,25 @@ class DryRun {
       if (!issued_[static_cast<std::size_t>(m)]) {
         return rank + " never reaches " + label(m) + ": it is stuck at " + position_of(q);
       }
-      const Counts& batch = batches_[static_cast<std::size_t>(m_.batch_of[static_cast<std::size_t>(m)])];
+      const Counts& batch =
+          batches_[static_cast<std::size_t>(m_.batch_of[static_cast<std::size_t>(m)])];
       for (int other : batch.batch->members) {
         if (!issued_[static_cast<std::size_t>(other)]) {
-          return rank + " issued " + label(m) + " in a group with " + label(other) + ", which it never issues: it is "
-                 "stuck at " + position_of(q);
+          return rank + " issued " + label(m) + " in a group with " + label(other) +
+                 ", which it never issues: it is "
+                 "stuck at " +
+                 position_of(q);
         }
       }
       if (batch.batch->previous < 0) continue;
       const Counts& previous = batches_[static_cast<std::size_t>(batch.batch->previous)];
       for (int other : previous.batch->members) {
         if (done_[static_cast<std::size_t>(other)]) continue;
-        std::string why = rank + " issued " + label(m) + " but its stream on that communicator is still busy with " +
-                          label(other);
-        if (depth < 2) why += ", which cannot start: " + why_not_started(m_.instance_of[static_cast<std::size_t>(other)], depth + 1);
+        std::string why = rank + " issued " + label(m) +
+                          " but its stream on that communicator is still busy with " + label(other);
+        if (depth < 2)
+          why += ", which cannot start: " +
+                 why_not_started(m_.instance_of[static_cast<std::size_t>(other)], depth + 1);
         return why;
       }
     }
@@ -150,7 +162,9 @@ class DryRun {
 
   std::string label(int m) const {
     const int r = m_.rank_of[static_cast<std::size_t>(m)];
-    return op_label(t_, t_.ranks[static_cast<std::size_t>(r)].ops[static_cast<std::size_t>(m - m_.base[static_cast<std::size_t>(r)])]);
+    return op_label(t_,
+                    t_.ranks[static_cast<std::size_t>(r)]
+                        .ops[static_cast<std::size_t>(m - m_.base[static_cast<std::size_t>(r)])]);
   }
 
   struct Counts {

@@ -69,7 +69,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   priced.schedule = schedule_algorithm(r.algorithm);
   priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
   const bool nvls = priced.nccl == NcclAlgo::nvls || priced.nccl == NcclAlgo::nvls_tree;
-  // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its rates).
+  // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its
+  // rates).
   if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 && view.arch != topo::GpuArch::unknown) {
     TopologyView one_node = view;
     one_node.nodes = 1;
@@ -151,8 +152,8 @@ CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall
   const bool nvls = priced.nccl == NcclAlgo::nvls || priced.nccl == NcclAlgo::nvls_tree;
   const bool bulk_or_rounds =
       ring != RingForm::steps && r.algorithm == "ring" && n > 1 && ring_kind(r.spec.kind);
-  if (nvls && program_for_nvls(topology, tuner.view(), r, *priced.nccl, tuner.ranks(), routes,
-                               program)) {
+  if (nvls &&
+      program_for_nvls(topology, tuner.view(), r, *priced.nccl, tuner.ranks(), routes, program)) {
     out.bulk = true;  // switch flows, one step per rank
   } else if (bulk_or_rounds && ring == RingForm::rounds) {
     program_for_ring(r.spec, priced.params, priced.cost, routes, program, priced.gpus);

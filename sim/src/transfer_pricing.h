@@ -51,8 +51,8 @@ LinkScale platform_links(const topo::Topology& topology);
 enum class RingForm { steps, rounds, bulk };
 
 struct CallFlows {
-  bool rounds = false;           // the transfers are program.rounds; else program.rank_steps
-  bool bulk = false;             // one step of flows that all start at once (switch flows, bulk ring)
+  bool rounds = false;  // the transfers are program.rounds; else program.rank_steps
+  bool bulk = false;    // one step of flows that all start at once (switch flows, bulk ring)
   double fixed_latency_s = 0.0;  // the call's: priced latency, plus the delays a bulk ring folds in
 };
 

@@ -101,7 +101,7 @@ Tuner::Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_p
   for (int r : ranks_) ++per_node[topology.vertex(topology.gpu(r)).node];
   bool equal = true;
   for (const auto& [node, count] : per_node) equal = equal && count == per_node.begin()->second;
-  ranks_per_node_ = ranks_per_node > 0 ? ranks_per_node
+  ranks_per_node_ = ranks_per_node > 0    ? ranks_per_node
                     : nodes_ > 1 && equal ? per_node.begin()->second
                                           : 0;
 }
@@ -123,13 +123,14 @@ CollectiveSpec Tuner::settled(const CollectiveSpec& spec) const {
   return s;
 }
 
-std::vector<std::pair<std::string, std::string>> Tuner::candidates(const CollectiveSpec& call) const {
+std::vector<std::pair<std::string, std::string>> Tuner::candidates(
+    const CollectiveSpec& call) const {
   const CollectiveSpec spec = settled(call);
   const detail::TopologyView& view = *view_;
   const std::string& topo_name = topology_->name();
   const std::string n = std::to_string(spec.nranks);
-  const std::string not_nvls = "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" +
-                               topo_name + "' is not";
+  const std::string not_nvls =
+      "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" + topo_name + "' is not";
   std::vector<std::pair<std::string, std::string>> out;
   for (const Algorithm* a : algorithms_for(spec.kind)) {
     std::string why = a->why_not(spec, schedule_params());
@@ -172,9 +173,10 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   r.params.channels = channels;  // 0 = NCCL's choice
   r.software_latency = software_latency_;
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
-  const Prediction p = algo ? detail::analytic_nccl(*view_, r, *algo)
-                            : detail::analytic_alpha_beta(*topology_, r);
-  rank_us = algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
+  const Prediction p =
+      algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
+  rank_us =
+      algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
   return Choice{algorithm, protocol, p.channels, p.time_us, p.model};
 }
 
@@ -204,9 +206,9 @@ std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
                             "; these do: " + join(all));
     }
     if (!it->second.empty()) {
-      throw InvalidArgument("algorithm '" + call.algorithm + "' does not apply to " + kind + " on " +
-                            std::to_string(spec.nranks) + " ranks of '" + topology_->name() +
-                            "': " + it->second + "; applicable: " + join(ok));
+      throw InvalidArgument("algorithm '" + call.algorithm + "' does not apply to " + kind +
+                            " on " + std::to_string(spec.nranks) + " ranks of '" +
+                            topology_->name() + "': " + it->second + "; applicable: " + join(ok));
     }
     if (call.protocol) {
       const std::vector<Protocol> ps = detail::protocols_applicable(call.algorithm, spec.kind);

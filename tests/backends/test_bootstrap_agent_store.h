@@ -72,7 +72,8 @@ class FakeAgentStore {
   static bool take_u64(const std::string& in, std::size_t& at, std::uint64_t& v) {
     if (in.size() < at + 8) return false;
     v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(in[at + i])} << (8 * i);
+    for (int i = 0; i < 8; ++i)
+      v |= std::uint64_t{static_cast<std::uint8_t>(in[at + i])} << (8 * i);
     at += 8;
     return true;
   }
@@ -83,7 +84,9 @@ class FakeAgentStore {
     at += n;
     return true;
   }
-  static void send_all(int fd, const std::string& bytes) { (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+  static void send_all(int fd, const std::string& bytes) {
+    (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
 
   bool ready(const std::vector<std::string>& keys) {
     for (const auto& k : keys) {
@@ -102,7 +105,8 @@ class FakeAgentStore {
         if (command != 0) return ++refused_, false;
         if (c.in.size() < 5) return true;
         std::uint32_t magic = 0;
-        for (int i = 0; i < 4; ++i) magic |= std::uint32_t{static_cast<std::uint8_t>(c.in[1 + i])} << (8 * i);
+        for (int i = 0; i < 4; ++i)
+          magic |= std::uint32_t{static_cast<std::uint8_t>(c.in[1 + i])} << (8 * i);
         if (magic != 0x3C85F7CE) return ++refused_, false;
         c.validated = true;
         ++handshakes_;
@@ -122,7 +126,8 @@ class FakeAgentStore {
         send_all(fd, out + values_[key]);
       } else if (command == 4) {  // add
         if (!take_string(c.in, at, key) || !take_u64(c.in, at, n)) return true;
-        const long long sum = (values_.count(key) ? std::stoll(values_[key]) : 0) + static_cast<long long>(n);
+        const long long sum =
+            (values_.count(key) ? std::stoll(values_[key]) : 0) + static_cast<long long>(n);
         values_[key] = std::to_string(sum);
         put_u64(out, static_cast<std::uint64_t>(sum));
         send_all(fd, out);

@@ -1,7 +1,6 @@
 // exchange_unique_id's failures, in one process (ranks as threads, explicit generations): every
 // one is a typed error naming what is missing, within its deadline.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <string>
 #include <thread>
@@ -56,7 +55,8 @@ TEST_CASE("bootstrap errors: ranks as threads agree, twice", "[bootstrap]") {
   }
 }
 
-TEST_CASE("bootstrap errors: a rank whose rank 0 never comes times out naming the store", "[bootstrap]") {
+TEST_CASE("bootstrap errors: a rank whose rank 0 never comes times out naming the store",
+          "[bootstrap]") {
   twinccl::TcpStoreServer probe;
   const int port = probe.port();
   probe.stop();
@@ -80,16 +80,19 @@ TEST_CASE("bootstrap errors: rank 0 alone names how many ranks read the id", "[b
 
 TEST_CASE("bootstrap errors: rank 0's port is taken by another job", "[bootstrap]") {
   twinccl::TcpStoreServer other_job;
-  CHECK_THROWS_WITH(twinccl::exchange_unique_id(rank_env(0, 2, other_job.port()), 16, bytes('x'), 500ms, 1),
-                    Catch::Contains("cannot serve the bootstrap store on port " + std::to_string(other_job.port())) &&
-                        Catch::Contains("set MASTER_PORT to a free port"));
+  CHECK_THROWS_WITH(
+      twinccl::exchange_unique_id(rank_env(0, 2, other_job.port()), 16, bytes('x'), 500ms, 1),
+      Catch::Contains("cannot serve the bootstrap store on port " +
+                      std::to_string(other_job.port())) &&
+          Catch::Contains("set MASTER_PORT to a free port"));
 }
 
 TEST_CASE("bootstrap errors: a generator of the wrong size, and a bad timeout", "[bootstrap]") {
   auto env = rank_env(0, 1, 1);
   CHECK(twinccl::exchange_unique_id(env, 16, bytes('y'), 1s, 1) == std::string(16, 'y'));
   CHECK_THROWS_AS(twinccl::exchange_unique_id(env, 8, bytes('y'), 1s, 1), twinccl::InvalidArgument);
-  CHECK_THROWS_AS(twinccl::exchange_unique_id(env, 16, bytes('y'), 0ms, 1), twinccl::InvalidArgument);
+  CHECK_THROWS_AS(twinccl::exchange_unique_id(env, 16, bytes('y'), 0ms, 1),
+                  twinccl::InvalidArgument);
 }
 
 TEST_CASE("bootstrap errors: an agent store that never gets the id times out", "[bootstrap]") {
@@ -97,8 +100,10 @@ TEST_CASE("bootstrap errors: an agent store that never gets the id times out", "
   auto env = rank_env(1, 2, agent.port());
   env.agent_store = true;
   const auto t0 = Clock::now();
-  CHECK_THROWS_AS(twinccl::exchange_unique_id(env, 16, bytes('x'), 300ms, 1), twinccl::TimeoutError);
+  CHECK_THROWS_AS(twinccl::exchange_unique_id(env, 16, bytes('x'), 300ms, 1),
+                  twinccl::TimeoutError);
   CHECK(Clock::now() - t0 < 5s);
   agent.put("twinccl/test/nccl_id/2", "short");  // not an id: another program's value
-  CHECK_THROWS_WITH(twinccl::exchange_unique_id(env, 16, bytes('x'), 1s, 2), Catch::Contains("holds 5 bytes"));
+  CHECK_THROWS_WITH(twinccl::exchange_unique_id(env, 16, bytes('x'), 1s, 2),
+                    Catch::Contains("holds 5 bytes"));
 }

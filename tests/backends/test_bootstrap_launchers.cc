@@ -2,13 +2,12 @@
 // needed: real processes (this test program run again as "bootstrap child rank") get exactly
 // the variables torchrun (static and c10d), srun or mpirun would give, exchange an id made by
 // an injected generator (no CUDA) twice, and every rank must report the same bytes per run.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -44,8 +43,8 @@ struct RankReport {
 };
 
 bool launcher_variable(const std::string& entry) {
-  for (const char* prefix : {"RANK=", "WORLD_SIZE=", "LOCAL_", "MASTER_", "GROUP_", "ROLE_", "TORCHELASTIC_",
-                             "TORCH_", "SLURM_", "OMPI_", "PMIX_", "TWINCCL_"}) {
+  for (const char* prefix : {"RANK=", "WORLD_SIZE=", "LOCAL_", "MASTER_", "GROUP_", "ROLE_",
+                             "TORCHELASTIC_", "TORCH_", "SLURM_", "OMPI_", "PMIX_", "TWINCCL_"}) {
     if (entry.rfind(prefix, 0) == 0) return true;
   }
   return false;
@@ -58,8 +57,8 @@ std::vector<RankReport> run_ranks(const std::vector<Env>& ranks) {
   std::vector<pid_t> pids;
   std::vector<std::string> outputs;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    outputs.push_back("/tmp/twinccl-bootstrap-" + std::to_string(::getpid()) + "-" + std::to_string(batch) + "-" +
-                      std::to_string(r));
+    outputs.push_back("/tmp/twinccl-bootstrap-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(batch) + "-" + std::to_string(r));
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
       if (!launcher_variable(*e)) env.emplace_back(*e);
@@ -170,31 +169,47 @@ std::vector<Env> with_free_derived_port(int world, Make make, std::uint64_t* job
   return {};
 }
 
-Env torchrun(int rank, int world, int master_port, bool agent_store, const std::string& run_id, int attempt) {
-  return {{"RANK", std::to_string(rank)},          {"WORLD_SIZE", std::to_string(world)},
-          {"LOCAL_RANK", std::to_string(rank)},    {"LOCAL_WORLD_SIZE", std::to_string(world)},
-          {"GROUP_RANK", "0"},                     {"ROLE_RANK", std::to_string(rank)},
-          {"ROLE_NAME", "default"},                {"ROLE_WORLD_SIZE", std::to_string(world)},
-          {"MASTER_ADDR", "127.0.0.1"},            {"MASTER_PORT", std::to_string(master_port)},
+Env torchrun(int rank, int world, int master_port, bool agent_store, const std::string& run_id,
+             int attempt) {
+  return {{"RANK", std::to_string(rank)},
+          {"WORLD_SIZE", std::to_string(world)},
+          {"LOCAL_RANK", std::to_string(rank)},
+          {"LOCAL_WORLD_SIZE", std::to_string(world)},
+          {"GROUP_RANK", "0"},
+          {"ROLE_RANK", std::to_string(rank)},
+          {"ROLE_NAME", "default"},
+          {"ROLE_WORLD_SIZE", std::to_string(world)},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", std::to_string(master_port)},
           {"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt)},
-          {"TORCHELASTIC_MAX_RESTARTS", "3"},      {"TORCHELASTIC_RUN_ID", run_id},
+          {"TORCHELASTIC_MAX_RESTARTS", "3"},
+          {"TORCHELASTIC_RUN_ID", run_id},
           {"TORCHELASTIC_USE_AGENT_STORE", agent_store ? "True" : "False"},
-          {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}, {"OMP_NUM_THREADS", "1"}};
+          {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+          {"OMP_NUM_THREADS", "1"}};
 }
 
 Env srun(int rank, int world, std::uint64_t job) {
-  return {{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_NTASKS", std::to_string(world)},
-          {"SLURM_LOCALID", std::to_string(rank)}, {"SLURM_NODEID", "0"},
-          {"SLURM_TASKS_PER_NODE", std::to_string(world)}, {"SLURM_STEP_NUM_TASKS", std::to_string(world)},
-          {"SLURM_JOB_ID", std::to_string(job)},   {"SLURM_STEP_ID", "0"},
-          {"SLURM_NODELIST", "localhost"},         {"SLURM_STEP_NODELIST", "localhost"},
+  return {{"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_NTASKS", std::to_string(world)},
+          {"SLURM_LOCALID", std::to_string(rank)},
+          {"SLURM_NODEID", "0"},
+          {"SLURM_TASKS_PER_NODE", std::to_string(world)},
+          {"SLURM_STEP_NUM_TASKS", std::to_string(world)},
+          {"SLURM_JOB_ID", std::to_string(job)},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_NODELIST", "localhost"},
+          {"SLURM_STEP_NODELIST", "localhost"},
           {"SLURM_JOB_NUM_NODES", "1"}};
 }
 
 Env mpirun(int rank, int world, const Env& job_vars) {
-  Env env = {{"OMPI_COMM_WORLD_RANK", std::to_string(rank)},       {"OMPI_COMM_WORLD_SIZE", std::to_string(world)},
-             {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(rank)}, {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(world)},
-             {"OMPI_COMM_WORLD_NODE_RANK", "0"},                   {"OMPI_UNIVERSE_SIZE", std::to_string(world)}};
+  Env env = {{"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
+             {"OMPI_COMM_WORLD_SIZE", std::to_string(world)},
+             {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(rank)},
+             {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(world)},
+             {"OMPI_COMM_WORLD_NODE_RANK", "0"},
+             {"OMPI_UNIVERSE_SIZE", std::to_string(world)}};
   env.insert(job_vars.begin(), job_vars.end());
   return env;
 }
@@ -231,7 +246,8 @@ TEST_CASE("bootstrap torchrun static: every rank is a client of the agent's stor
   CHECK(agent.refused() == 0);
 }
 
-TEST_CASE("bootstrap torchrun c10d after a restart: the previous attempt's id is not read", "[bootstrap]") {
+TEST_CASE("bootstrap torchrun c10d after a restart: the previous attempt's id is not read",
+          "[bootstrap]") {
   twinccl::test::FakeAgentStore agent;
   const std::string stale(kIdBytes, 'S');
   agent.put("twinccl/torchrun/job7/attempt_0/nccl_id/1", stale);
@@ -244,7 +260,8 @@ TEST_CASE("bootstrap torchrun c10d after a restart: the previous attempt's id is
   CHECK(agent.value("twinccl/torchrun/job7/attempt_1/nccl_id/1").size() == kIdBytes);
 }
 
-TEST_CASE("bootstrap torchrun c10d without a shared store: rank 0 serves MASTER_PORT", "[bootstrap]") {
+TEST_CASE("bootstrap torchrun c10d without a shared store: rank 0 serves MASTER_PORT",
+          "[bootstrap]") {
   // TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1: the agent picks a free MASTER_PORT and serves nothing.
   const int port = free_port();
   std::vector<Env> ranks;
@@ -262,10 +279,12 @@ TEST_CASE("bootstrap srun: the store port comes from the job id", "[bootstrap]")
 
 TEST_CASE("bootstrap srun: two jobs on one node at once do not collide", "[bootstrap]") {
   std::uint64_t job_a = 0;
-  auto a = with_free_derived_port(2, [](int r, std::uint64_t job) { return srun(r, 2, job); }, &job_a);
+  auto a = with_free_derived_port(
+      2, [](int r, std::uint64_t job) { return srun(r, 2, job); }, &job_a);
   std::vector<Env> b;
   for (int tries = 0; tries < 100 && b.empty(); ++tries) {
-    auto candidate = with_free_derived_port(2, [](int r, std::uint64_t job) { return srun(r, 2, job); });
+    auto candidate =
+        with_free_derived_port(2, [](int r, std::uint64_t job) { return srun(r, 2, job); });
     if (read(candidate[0]).master_port != read(a[0]).master_port) b = candidate;
   }
   REQUIRE(!b.empty());
@@ -286,7 +305,9 @@ TEST_CASE("bootstrap mpirun: Open MPI 4 job id and Open MPI 5 namespace", "[boot
   }
   SECTION("PMIX_NAMESPACE") {
     auto ranks = with_free_derived_port(3, [](int r, std::uint64_t job) {
-      return mpirun(r, 3, {{"PMIX_NAMESPACE", "prterun-node01-" + std::to_string(job) + "@1"}, {"PMIX_RANK", std::to_string(r)}});
+      return mpirun(r, 3,
+                    {{"PMIX_NAMESPACE", "prterun-node01-" + std::to_string(job) + "@1"},
+                     {"PMIX_RANK", std::to_string(r)}});
     });
     check_agreement(run_ranks(ranks));
   }

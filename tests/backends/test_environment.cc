@@ -2,7 +2,6 @@
 // ConfigError naming the variable and the value (and the valid names), never a silent default;
 // an empty variable counts as unset.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <string>
 
@@ -50,11 +49,12 @@ std::string error_for(const char* name, const std::string& value) {
 }  // namespace
 
 TEST_CASE("TWINCCL_WORLD_SIZE takes decimal digits only, 1..4096", "[environment]") {
-  for (std::string bad : {"1e3", "0x10", " 8", "8 ", "+8", "-8", "0", "8.0", "4097", "1048576", "99999999999999999999",
-                          "eight", "\xff\xfe"}) {
+  for (std::string bad : {"1e3", "0x10", " 8", "8 ", "+8", "-8", "0", "8.0", "4097", "1048576",
+                          "99999999999999999999", "eight", "\xff\xfe"}) {
     INFO("TWINCCL_WORLD_SIZE='" << bad << "'");
     std::string message = error_for("TWINCCL_WORLD_SIZE", bad);
-    CHECK_THAT(message, Contains("TWINCCL_WORLD_SIZE") && Contains("[1, 4096]") && Contains("threads"));
+    CHECK_THAT(message,
+               Contains("TWINCCL_WORLD_SIZE") && Contains("[1, 4096]") && Contains("threads"));
   }
   CHECK_THAT(error_for("TWINCCL_WORLD_SIZE", "0x10"), Contains("'0x10'"));
   CHECK_THAT(error_for("TWINCCL_WORLD_SIZE", "\xff\xfe"), Contains("'\\xff\\xfe'"));
@@ -65,7 +65,8 @@ TEST_CASE("TWINCCL_WORLD_SIZE takes decimal digits only, 1..4096", "[environment
 
 TEST_CASE("TWINCCL_ALGO must name a registered algorithm; the error lists them", "[environment]") {
   std::string message = error_for("TWINCCL_ALGO", "bogus");
-  CHECK_THAT(message, Contains("TWINCCL_ALGO='bogus'") && Contains("ring") && Contains("tree") && Contains("direct"));
+  CHECK_THAT(message, Contains("TWINCCL_ALGO='bogus'") && Contains("ring") && Contains("tree") &&
+                          Contains("direct"));
   CHECK_THAT(error_for("TWINCCL_ALGO", "Ring"), Contains("TWINCCL_ALGO='Ring'"));
   ScopedEnv ok("TWINCCL_ALGO", "tree");
   CHECK(twinccl::options_from_environment().algorithm == "tree");
@@ -81,11 +82,15 @@ TEST_CASE("TWINCCL_TIMEOUT_S takes plain decimal seconds", "[environment]") {
 }
 
 TEST_CASE("every named TWINCCL_* value must be one the variable knows", "[environment]") {
-  CHECK_THAT(error_for("TWINCCL_BACKEND", "gloo"), Contains("TWINCCL_BACKEND='gloo'") && Contains("emu, nccl"));
-  CHECK_THAT(error_for("TWINCCL_CHECK", "on"), Contains("TWINCCL_CHECK='on'") && Contains("0, 1, 2"));
+  CHECK_THAT(error_for("TWINCCL_BACKEND", "gloo"),
+             Contains("TWINCCL_BACKEND='gloo'") && Contains("emu, nccl"));
+  CHECK_THAT(error_for("TWINCCL_CHECK", "on"),
+             Contains("TWINCCL_CHECK='on'") && Contains("0, 1, 2"));
   CHECK_THAT(error_for("TWINCCL_CHECK", "01"), Contains("TWINCCL_CHECK='01'"));
-  CHECK_THAT(error_for("TWINCCL_EMU_PATH", "slow"), Contains("TWINCCL_EMU_PATH='slow'") && Contains("schedule"));
-  CHECK_THAT(error_for("TWINCCL_FLIGHT_RECORDER_OPS", "1e3"), Contains("TWINCCL_FLIGHT_RECORDER_OPS='1e3'"));
+  CHECK_THAT(error_for("TWINCCL_EMU_PATH", "slow"),
+             Contains("TWINCCL_EMU_PATH='slow'") && Contains("schedule"));
+  CHECK_THAT(error_for("TWINCCL_FLIGHT_RECORDER_OPS", "1e3"),
+             Contains("TWINCCL_FLIGHT_RECORDER_OPS='1e3'"));
   CHECK_THAT(error_for("TWINCCL_FLIGHT_RECORDER_OPS", "0"), Contains("[1, 1048576]"));
   // Values are cut short in the message.
   std::string huge(100000, '7');

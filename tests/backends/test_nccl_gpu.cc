@@ -13,7 +13,6 @@
 #if defined(TWINCCL_GPU_CHECKS)
 
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -43,18 +42,42 @@ Bytes encode(DataType t, const std::vector<double>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     const double x = v[i];
     switch (t) {
-      case DataType::int8: put(out, i, static_cast<std::int8_t>(x)); break;
-      case DataType::uint8: put(out, i, static_cast<std::uint8_t>(x)); break;
-      case DataType::int32: put(out, i, static_cast<std::int32_t>(x)); break;
-      case DataType::uint32: put(out, i, static_cast<std::uint32_t>(x)); break;
-      case DataType::int64: put(out, i, static_cast<std::int64_t>(x)); break;
-      case DataType::uint64: put(out, i, static_cast<std::uint64_t>(x)); break;
-      case DataType::float16: put(out, i, fp::to_float16(x)); break;
-      case DataType::bfloat16: put(out, i, fp::to_bfloat16(x)); break;
-      case DataType::float32: put(out, i, static_cast<float>(x)); break;
-      case DataType::float64: put(out, i, x); break;
-      case DataType::float8_e4m3: put(out, i, fp::to_float8_e4m3(x)); break;
-      case DataType::float8_e5m2: put(out, i, fp::to_float8_e5m2(x)); break;
+      case DataType::int8:
+        put(out, i, static_cast<std::int8_t>(x));
+        break;
+      case DataType::uint8:
+        put(out, i, static_cast<std::uint8_t>(x));
+        break;
+      case DataType::int32:
+        put(out, i, static_cast<std::int32_t>(x));
+        break;
+      case DataType::uint32:
+        put(out, i, static_cast<std::uint32_t>(x));
+        break;
+      case DataType::int64:
+        put(out, i, static_cast<std::int64_t>(x));
+        break;
+      case DataType::uint64:
+        put(out, i, static_cast<std::uint64_t>(x));
+        break;
+      case DataType::float16:
+        put(out, i, fp::to_float16(x));
+        break;
+      case DataType::bfloat16:
+        put(out, i, fp::to_bfloat16(x));
+        break;
+      case DataType::float32:
+        put(out, i, static_cast<float>(x));
+        break;
+      case DataType::float64:
+        put(out, i, x);
+        break;
+      case DataType::float8_e4m3:
+        put(out, i, fp::to_float8_e4m3(x));
+        break;
+      case DataType::float8_e5m2:
+        put(out, i, fp::to_float8_e5m2(x));
+        break;
     }
   }
   return out;
@@ -151,7 +174,8 @@ TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked
           CHECK(device_bytes(dst) == expect);
         };
         copy_checks("all_gather", [&](Buffer& dst) { world.all_gather(in, dst); });
-        copy_checks("broadcast", [&](Buffer& dst) { world.broadcast(in.data(), dst.data(), n, t, 0); });
+        copy_checks("broadcast",
+                    [&](Buffer& dst) { world.broadcast(in.data(), dst.data(), n, t, 0); });
         copy_checks("all_to_all", [&](Buffer& dst) { world.all_to_all(in, dst); });
         copy_checks("gather", [&](Buffer& dst) { world.gather(in.data(), dst.data(), n, t, 0); });
         copy_checks("scatter", [&](Buffer& dst) { world.scatter(in.data(), dst.data(), n, t, 0); });
@@ -161,12 +185,15 @@ TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked
           world.recv(dst, 0);
         });
         const std::size_t counts[] = {n};
-        copy_checks("all_gather_v", [&](Buffer& dst) { world.all_gather_v(in.data(), dst.data(), counts, {}, t); });
+        copy_checks("all_gather_v",
+                    [&](Buffer& dst) { world.all_gather_v(in.data(), dst.data(), counts, {}, t); });
         copy_checks("all_to_all_v", [&](Buffer& dst) {
           world.all_to_all_v(in.data(), counts, {}, dst.data(), counts, {}, t);
         });
-        copy_checks("gather_v", [&](Buffer& dst) { world.gather_v(in.data(), dst.data(), counts, {}, t, 0); });
-        copy_checks("scatter_v", [&](Buffer& dst) { world.scatter_v(in.data(), dst.data(), counts, {}, t, 0); });
+        copy_checks("gather_v",
+                    [&](Buffer& dst) { world.gather_v(in.data(), dst.data(), counts, {}, t, 0); });
+        copy_checks("scatter_v",
+                    [&](Buffer& dst) { world.scatter_v(in.data(), dst.data(), counts, {}, t, 0); });
         copy_checks("reduce_scatter_v", [&](Buffer& dst) {
           world.reduce_scatter_v(in.data(), dst.data(), counts, {}, t, ReduceOp::sum());
         });
@@ -236,7 +263,8 @@ TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
   });
 }
 
-TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENABLE=1)", "[gpu][multi_rank]") {
+TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENABLE=1)",
+          "[gpu][multi_rank]") {
   REQUIRE(nccl::runtime_nccl_version() >= 23000);
   ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);  // test process only; read by NCCL at init
   ::setenv("NCCL_MAX_CTAS", "4", 0);               // leave SMs for the other rank's kernels
@@ -257,7 +285,8 @@ TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENA
       Buffer in, out, gathered, uneven;
     };
     std::vector<Case> cases;
-    for (DataType t : {DataType::float32, DataType::bfloat16, DataType::int64, DataType::float8_e4m3}) {
+    for (DataType t :
+         {DataType::float32, DataType::bfloat16, DataType::int64, DataType::float8_e4m3}) {
       for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{65537}}) {
         Case c{t, n, pattern(t, n, r), pattern(t, n, 1 - r), {}, {}, {}, {}};
         c.in = filled(world, t, c.mine);
@@ -273,7 +302,8 @@ TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENA
       const std::size_t n = c.n;
       const auto& mine = c.mine;
       const auto& other = c.other;
-      const std::string tag = std::string(name(t)) + " n=" + std::to_string(n) + " rank " + std::to_string(r);
+      const std::string tag =
+          std::string(name(t)) + " n=" + std::to_string(n) + " rank " + std::to_string(r);
       world.all_reduce(c.in, c.out, ReduceOp::sum());
       std::vector<double> sum(n);
       for (std::size_t i = 0; i < n; ++i) sum[i] = mine[i] + other[i];
@@ -287,7 +317,8 @@ TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENA
       world.all_gather_v(c.in.data(), c.uneven.data(), counts, {}, t);
       std::vector<double> expect_v = r == 0 ? mine : other;
       const auto& rank1 = r == 1 ? mine : other;
-      expect_v.insert(expect_v.end(), rank1.begin(), rank1.begin() + static_cast<std::ptrdiff_t>(n / 2));
+      expect_v.insert(expect_v.end(), rank1.begin(),
+                      rank1.begin() + static_cast<std::ptrdiff_t>(n / 2));
       if (device_bytes(c.uneven) != encode(t, expect_v)) fail("all_gather_v " + tag);
     }
     world.barrier();  // no rank frees its buffers while the other still runs a collective

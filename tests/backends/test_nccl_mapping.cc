@@ -5,7 +5,6 @@
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
 #include <catch2/catch.hpp>
-
 #include <numeric>
 #include <string>
 #include <vector>
@@ -45,7 +44,8 @@ std::vector<float> iota_from(float first, std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("nccl mapping: every collective moves the right data at 1, 2, 3 ranks", "[nccl_mapping]") {
+TEST_CASE("nccl mapping: every collective moves the right data at 1, 2, 3 ranks",
+          "[nccl_mapping]") {
   nccl_double::use();
   const int n = GENERATE(1, 2, 3);
   const std::size_t k = 5;
@@ -57,7 +57,8 @@ TEST_CASE("nccl mapping: every collective moves the right data at 1, 2, 3 ranks"
     w.all_reduce(in, out, ReduceOp::sum());
     std::vector<float> sum(k, 0);
     for (int p = 0; p < n; ++p) {
-      for (std::size_t i = 0; i < k; ++i) sum[i] += static_cast<float>(10 * p) + static_cast<float>(i);
+      for (std::size_t i = 0; i < k; ++i)
+        sum[i] += static_cast<float>(10 * p) + static_cast<float>(i);
     }
     CHECK(out.to_host<float>() == sum);
     Buffer gathered = w.alloc(k * static_cast<std::size_t>(n), DataType::float32);
@@ -102,8 +103,9 @@ TEST_CASE("nccl mapping: every collective moves the right data at 1, 2, 3 ranks"
   if (n > 1) CHECK(log.find("ncclSend") != std::string::npos);  // all_gather_v: grouped send/recv
 }
 
-TEST_CASE("nccl mapping: before NCCL 2.28.3 all_to_all/gather/scatter fall back to grouped send/recv",
-          "[nccl_mapping]") {
+TEST_CASE(
+    "nccl mapping: before NCCL 2.28.3 all_to_all/gather/scatter fall back to grouped send/recv",
+    "[nccl_mapping]") {
   nccl_double::handle();
   nccl_double::set("nccl_version", 22703);
   nccl_double::use();
@@ -112,7 +114,8 @@ TEST_CASE("nccl mapping: before NCCL 2.28.3 all_to_all/gather/scatter fall back 
     Buffer src = filled(w, {float(r), float(r) + 10});
     Buffer dst = w.alloc(2, DataType::float32);
     w.all_to_all(src, dst);
-    CHECK(dst.to_host<float>() == std::vector<float>{float(r == 0 ? 0 : 10), float(r == 0 ? 1 : 11)});
+    CHECK(dst.to_host<float>() ==
+          std::vector<float>{float(r == 0 ? 0 : 10), float(r == 0 ? 1 : 11)});
     Buffer one = filled(w, {float(r + 1)});
     w.gather(one.data(), dst.data(), 1, DataType::float32, 0);
     if (r == 0) CHECK(dst.to_host<float>() == std::vector<float>{1, 2});
@@ -128,7 +131,8 @@ TEST_CASE("nccl mapping: fp8 where NCCL refuses it", "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0}, options(), [&](Communicator& w) {
     Buffer x = w.alloc(4, DataType::float8_e4m3);
-    w.all_reduce(x, x, ReduceOp::avg());  // one rank: issued as sum (NCCL's one-rank path rejects fp8 avg)
+    w.all_reduce(
+        x, x, ReduceOp::avg());  // one rank: issued as sum (NCCL's one-rank path rejects fp8 avg)
     CHECK_THROWS_WITH(w.all_reduce(x, x, ReduceOp::premul_sum(0.5)), Catch::Contains("one-rank"));
   });
   INFO(nccl_double::log());
@@ -145,9 +149,11 @@ TEST_CASE("nccl mapping: fp8 where NCCL refuses it", "[nccl_mapping]") {
 }
 
 TEST_CASE("nccl mapping: loading reports what is missing in one clear error", "[nccl_mapping]") {
-  CHECK_THROWS_WITH(nccl::load_api({"/nonexistent/libcudart.so.13", TWINCCL_NCCL_DOUBLE_PATH}),
-                    Catch::Contains("/nonexistent/libcudart.so.13") && Catch::Contains("TWINCCL_CUDART_LIBRARY"));
-  CHECK_THROWS_AS(nccl::load_api({TWINCCL_NCCL_DOUBLE_PATH, "/nonexistent/libnccl.so.2"}), BackendError);
+  CHECK_THROWS_WITH(
+      nccl::load_api({"/nonexistent/libcudart.so.13", TWINCCL_NCCL_DOUBLE_PATH}),
+      Catch::Contains("/nonexistent/libcudart.so.13") && Catch::Contains("TWINCCL_CUDART_LIBRARY"));
+  CHECK_THROWS_AS(nccl::load_api({TWINCCL_NCCL_DOUBLE_PATH, "/nonexistent/libnccl.so.2"}),
+                  BackendError);
   nccl_double::handle();
   nccl_double::set("nccl_version", 21805);
   CHECK_THROWS_WITH(nccl::load_api({TWINCCL_NCCL_DOUBLE_PATH, TWINCCL_NCCL_DOUBLE_PATH}),

@@ -3,9 +3,8 @@
 // bounded), not NCCL itself; see test_nccl_mapping.cc and docs/nccl-backend.md.
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -83,8 +82,9 @@ TEST_CASE("nccl mapping: groups are per thread; another communicator inside a gr
     Buffer y = child->alloc(4, DataType::float32);
     w.group_start();
     w.all_reduce(x, x, ReduceOp::sum(), {.async_op = true});
-    CHECK_THROWS_WITH(child->all_reduce(y, y, ReduceOp::sum()),
-                      Catch::Contains("group_start at") && Catch::Contains("test_nccl_mapping_order.cc"));
+    CHECK_THROWS_WITH(
+        child->all_reduce(y, y, ReduceOp::sum()),
+        Catch::Contains("group_start at") && Catch::Contains("test_nccl_mapping_order.cc"));
     CHECK_THROWS_AS(child->group_start(), InvalidArgument);
     CHECK_THROWS_WITH(w.split(1, 0), Catch::Contains("group_end first"));
     w.group_end();
@@ -98,22 +98,26 @@ TEST_CASE("nccl mapping: groups are per thread; another communicator inside a gr
   CHECK(nccl_double::log_has("name=child"));
 }
 
-TEST_CASE("nccl mapping: errors name the call as the emulator does: operation, comm, rank, call site",
-          "[nccl_mapping]") {
+TEST_CASE(
+    "nccl mapping: errors name the call as the emulator does: operation, comm, rank, call site",
+    "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0, 1}, options(), [&](Communicator& w) {
     const std::string who = "on comm '" + w.name() + "' rank " + std::to_string(w.rank());
-    CHECK_THROWS_WITH(w.group_end(), Catch::StartsWith("group_end " + who + " (test_nccl_mapping_order.cc:") &&
-                                         Catch::EndsWith("): no group is open"));
-    CHECK_THROWS_WITH(w.alloc(std::numeric_limits<std::size_t>::max() / 2, DataType::float32),
-                      Catch::StartsWith("alloc " + who + ": ") && Catch::Contains("overflow size_t"));
+    CHECK_THROWS_WITH(w.group_end(),
+                      Catch::StartsWith("group_end " + who + " (test_nccl_mapping_order.cc:") &&
+                          Catch::EndsWith("): no group is open"));
+    CHECK_THROWS_WITH(
+        w.alloc(std::numeric_limits<std::size_t>::max() / 2, DataType::float32),
+        Catch::StartsWith("alloc " + who + ": ") && Catch::Contains("overflow size_t"));
     auto child = w.split(0, w.rank(), "child");
     REQUIRE(child);
     Buffer y = child->alloc(4, DataType::float32);
     w.group_start();
-    CHECK_THROWS_WITH(child->all_reduce(y, y, ReduceOp::sum()),
-                      Catch::StartsWith("all_reduce on comm 'child' rank " + std::to_string(child->rank()) +
-                                        " (test_nccl_mapping_order.cc:"));
+    CHECK_THROWS_WITH(
+        child->all_reduce(y, y, ReduceOp::sum()),
+        Catch::StartsWith("all_reduce on comm 'child' rank " + std::to_string(child->rank()) +
+                          " (test_nccl_mapping_order.cc:"));
     w.group_end();
   });
   CHECK(nccl_double::violations().empty());
@@ -147,26 +151,30 @@ TEST_CASE("nccl mapping: a failing rank raises the abort signal before its buffe
   CHECK(rank0_aborted);
   CHECK(Clock::now() - start < std::chrono::seconds(20));  // not the 60 s timeout
   CHECK(nccl_double::log_has("ncclCommAbort"));
-  CHECK_THAT(nccl_double::violations(), !Catch::Contains("cudaFree of a buffer that queued stream work"));
+  CHECK_THAT(nccl_double::violations(),
+             !Catch::Contains("cudaFree of a buffer that queued stream work"));
 }
 
-TEST_CASE("nccl mapping: a collective a peer never joins ends with TimeoutError, not a hang", "[nccl_mapping]") {
+TEST_CASE("nccl mapping: a collective a peer never joins ends with TimeoutError, not a hang",
+          "[nccl_mapping]") {
   nccl_double::use();
   const auto start = Clock::now();
-  CHECK_THROWS_AS(nccl::run_local_ranks({0, 1}, options(1),
-                                        [&](Communicator& w) {
-                                          Buffer x = w.alloc(8, DataType::float32);
-                                          if (w.rank() == 0) {
-                                            w.all_reduce(x, x, ReduceOp::sum());
-                                          } else {
-                                            std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-                                          }
-                                        }),
-                  TimeoutError);
+  CHECK_THROWS_AS(
+      nccl::run_local_ranks({0, 1}, options(1),
+                            [&](Communicator& w) {
+                              Buffer x = w.alloc(8, DataType::float32);
+                              if (w.rank() == 0) {
+                                w.all_reduce(x, x, ReduceOp::sum());
+                              } else {
+                                std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+                              }
+                            }),
+      TimeoutError);
   CHECK(Clock::now() - start < std::chrono::seconds(15));
 }
 
-TEST_CASE("nccl mapping: copies, frees and destruction never block the host on the GPU", "[nccl_mapping]") {
+TEST_CASE("nccl mapping: copies, frees and destruction never block the host on the GPU",
+          "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0, 1, 2}, options(), [&](Communicator& w) {
     for (int i = 0; i < 3; ++i) {

@@ -4,7 +4,6 @@
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <string>
 #include <thread>
@@ -36,8 +35,9 @@ Buffer filled(Communicator& c, std::vector<float> values) {
 // Rule: after a call on a non-blocking communicator answers ncclInProgress, no other NCCL call
 // on it until ncclCommGetAsyncError says ncclSuccess (NCCL ncclCommEnsureReady; docs "Fault
 // Tolerance" / nccl4py get_async_error). ncclRedOpDestroy of premul_sum used to come first.
-TEST_CASE("nccl rules: premul_sum's reduce op is destroyed only once the comm is no longer in progress",
-          "[nccl_mapping]") {
+TEST_CASE(
+    "nccl rules: premul_sum's reduce op is destroyed only once the comm is no longer in progress",
+    "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0, 1}, options(), [&](Communicator& w) {
     Buffer x = filled(w, {1, 2, 3, 4});
@@ -57,7 +57,8 @@ TEST_CASE("nccl rules: premul_sum's reduce op is destroyed only once the comm is
 // *newcomm NULL until the job ends (NCCL src/init.cc ncclCommInitChildComm, 2.19 .. 2.30). The
 // double writes the child only when the parent's poll succeeds: reading the child before
 // polling the parent gives no communicator (REQUIRE fails), polling the null child a violation.
-TEST_CASE("nccl rules: a non-blocking split is polled on the parent, the child read afterwards", "[nccl_mapping]") {
+TEST_CASE("nccl rules: a non-blocking split is polled on the parent, the child read afterwards",
+          "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0, 1, 2}, options(), [&](Communicator& w) {
     // Rank 2 arrives late: the parent must stay in progress until every rank called split.
@@ -80,7 +81,8 @@ TEST_CASE("nccl rules: a non-blocking split is polled on the parent, the child r
 // Rule (CUDA runtime "API synchronization behavior"): a cudaMemcpyAsync with pageable host
 // memory may synchronize with the stream first. copy_out right after an async collective used
 // to queue the copy behind it: an unbounded host wait inside CUDA when the peer never comes.
-TEST_CASE("nccl rules: host copies wait for the stream (bounded) before cudaMemcpyAsync", "[nccl_mapping]") {
+TEST_CASE("nccl rules: host copies wait for the stream (bounded) before cudaMemcpyAsync",
+          "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0, 1}, options(), [&](Communicator& w) {
     Buffer x = filled(w, {1, 2});

@@ -1,8 +1,7 @@
 // The bootstrap store on loopback with well-behaved clients: set/get, blocking get, timeouts,
 // counters, barriers, many clients at once, clean shutdown.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -198,7 +197,10 @@ TEST_CASE("store: connecting to a port nobody serves gives up with host:port", "
 
 TEST_CASE("store: a client started before the server connects once it is up", "[store]") {
   int port = 0;
-  { TcpStoreServer probe; port = probe.port(); }
+  {
+    TcpStoreServer probe;
+    port = probe.port();
+  }
   std::string got;
   std::thread early([&] {
     TcpStoreClient c("127.0.0.1", port, {.connect_timeout = 5000ms, .timeout = 5000ms});

@@ -1,10 +1,9 @@
 // The bootstrap store against clients that hold its resources (issue 9): clients that vanish
 // while parked, idle connections, bodies announced but not sent, and a store filled up. Real
 // sockets on loopback; each test names the lock-out it guards against.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -29,7 +28,6 @@ namespace {
 
 constexpr std::uint8_t kSet = 1, kGet = 2;
 
-
 // Polls `done` every 10 ms until it holds or `limit` passes (a hang check, not a timing one).
 template <class Condition>
 bool within(std::chrono::milliseconds limit, Condition done) {
@@ -50,7 +48,8 @@ std::size_t resident_bytes() {
 
 }  // namespace
 
-TEST_CASE("store hostile: clients that vanish while parked free their connection at once", "[store]") {
+TEST_CASE("store hostile: clients that vanish while parked free their connection at once",
+          "[store]") {
   TcpStoreServer server({.max_connections = 8});
   for (int i = 0; i < 8; ++i) {
     RawClient gone(server.port());

@@ -2,9 +2,8 @@
 // prefixes, truncated frames, stalls, too many connections. Each loses its own connection; the
 // server keeps serving everybody else. Raw POSIX sockets, so the frames are built by hand here
 // (which also pins the wire format: 'T' 'S' | cmd u8 | key u16 | value u32 | timeout u32, LE).
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -12,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "backends/test_tcp_store_raw.h"
 #include "twinccl/errors.h"
 #include "twinccl/tcp_store.h"
-#include "backends/test_tcp_store_raw.h"
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -26,7 +25,6 @@ using twinccl::test::RawClient;
 using twinccl::test::serving;
 
 namespace {
-
 
 void check_serving(int port, const std::string& tag) {
   INFO(tag);
@@ -52,7 +50,8 @@ TEST_CASE("store misuse: garbage bytes close only that connection", "[store]") {
   TcpStoreServer server;
   RawClient raw(server.port());
   REQUIRE(raw.connected());
-  raw.send_bytes({'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P', '/', '1', '.', '1', '\r', '\n', '\r', '\n'});
+  raw.send_bytes({'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P', '/', '1', '.', '1', '\r', '\n',
+                  '\r', '\n'});
   CHECK(raw.closed_by_server(2000ms));
   CHECK(server.rejected_frames() == 1);
   check_serving(server.port(), "after-garbage");
@@ -161,14 +160,16 @@ TEST_CASE("store misuse: random garbage from many clients at once", "[store]") {
         RawClient raw(server.port());
         std::vector<std::uint8_t> junk(rng() % 64 + 1);
         for (auto& byte : junk) byte = static_cast<std::uint8_t>(rng());
-        if (i % 3 == 0) junk[0] = 'T', junk[1 % junk.size()] = 'S';  // sometimes pass the magic check
+        if (i % 3 == 0)
+          junk[0] = 'T', junk[1 % junk.size()] = 'S';  // sometimes pass the magic check
         raw.send_bytes(junk);
       }
     });
   }
   std::atomic<int> answered{0};
   std::thread good([&] {
-    for (int i = 0; i < 20; ++i) answered += serving(server.port(), "fuzz-" + std::to_string(i)) ? 1 : 0;
+    for (int i = 0; i < 20; ++i)
+      answered += serving(server.port(), "fuzz-" + std::to_string(i)) ? 1 : 0;
   });
   for (auto& th : fuzzers) th.join();
   good.join();
@@ -176,7 +177,8 @@ TEST_CASE("store misuse: random garbage from many clients at once", "[store]") {
   check_serving(server.port(), "after-fuzz");
 }
 
-TEST_CASE("store misuse: stop() returns promptly with idle and stalled clients connected", "[store]") {
+TEST_CASE("store misuse: stop() returns promptly with idle and stalled clients connected",
+          "[store]") {
   auto server = std::make_unique<TcpStoreServer>(StoreServerOptions{.frame_timeout = 60000ms});
   RawClient idle(server->port());
   REQUIRE(idle.connected());

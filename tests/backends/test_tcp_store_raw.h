@@ -49,7 +49,8 @@ class RawClient {
     std::uint8_t buf[256];
     while (std::chrono::steady_clock::now() < deadline) {
       pollfd p{fd_, POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (::poll(&p, 1, static_cast<int>(std::max<long>(1, left.count()))) <= 0) continue;
       const auto n = ::recv(fd_, buf, sizeof buf, 0);
       if (n <= 0) return true;
@@ -77,20 +78,22 @@ class RawClient {
   bool connected_ = false;
 };
 
-inline std::vector<std::uint8_t> header(std::uint8_t command, std::uint16_t key_bytes, std::uint32_t value_bytes,
-                                 std::uint32_t timeout_ms = 0) {
+inline std::vector<std::uint8_t> header(std::uint8_t command, std::uint16_t key_bytes,
+                                        std::uint32_t value_bytes, std::uint32_t timeout_ms = 0) {
   std::vector<std::uint8_t> h = {'T', 'S', command};
   h.push_back(static_cast<std::uint8_t>(key_bytes & 0xFF));
   h.push_back(static_cast<std::uint8_t>(key_bytes >> 8));
-  for (int i = 0; i < 4; ++i) h.push_back(static_cast<std::uint8_t>((value_bytes >> (8 * i)) & 0xFF));
-  for (int i = 0; i < 4; ++i) h.push_back(static_cast<std::uint8_t>((timeout_ms >> (8 * i)) & 0xFF));
+  for (int i = 0; i < 4; ++i)
+    h.push_back(static_cast<std::uint8_t>((value_bytes >> (8 * i)) & 0xFF));
+  for (int i = 0; i < 4; ++i)
+    h.push_back(static_cast<std::uint8_t>((timeout_ms >> (8 * i)) & 0xFF));
   return h;
 }
 
-inline std::vector<std::uint8_t> frame(std::uint8_t command, const std::string& key, const std::string& value,
-                                       std::uint32_t timeout_ms = 0) {
-  auto f = header(command, static_cast<std::uint16_t>(key.size()), static_cast<std::uint32_t>(value.size()),
-                  timeout_ms);
+inline std::vector<std::uint8_t> frame(std::uint8_t command, const std::string& key,
+                                       const std::string& value, std::uint32_t timeout_ms = 0) {
+  auto f = header(command, static_cast<std::uint16_t>(key.size()),
+                  static_cast<std::uint32_t>(value.size()), timeout_ms);
   f.insert(f.end(), key.begin(), key.end());
   f.insert(f.end(), value.begin(), value.end());
   return f;

@@ -2,12 +2,13 @@
 // exit code 124 instead of stalling the suite) and returns its exit code, output and wall time.
 #pragma once
 
+#include <sys/wait.h>
+
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 
 namespace twinccl_test {
 
@@ -19,8 +20,8 @@ struct CliResult {
 
 // `env` is prefixed to the command ("TWINCCL_ALGO=bogus"); the run is killed after limit_s.
 inline CliResult run_cli(const std::string& args, const std::string& env = "", int limit_s = 60) {
-  std::string cmd = env + (env.empty() ? "" : " ") + "timeout -k 2 " + std::to_string(limit_s) + " " +
-                    std::string(TWINCCL_CLI_PATH) + " " + args + " 2>&1";
+  std::string cmd = env + (env.empty() ? "" : " ") + "timeout -k 2 " + std::to_string(limit_s) +
+                    " " + std::string(TWINCCL_CLI_PATH) + " " + args + " 2>&1";
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   std::string out;

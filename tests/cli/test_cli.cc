@@ -1,6 +1,5 @@
 // The `twinccl` program as a user runs it: tables, formats, flags, exit codes and messages.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,9 +19,10 @@ Result twinccl(const std::string& args) { return twinccl_test::run_cli(args, "",
 TEST_CASE("perf on the simulator prints the nccl-tests table with algorithm and #wrong", "[cli]") {
   Result r = twinccl("perf all_reduce -b 8 -e 64M -f 8 --topology dgx-h100");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("out-of-place") && Contains("in-place") && Contains("busbw") && Contains("#wrong"));
+  CHECK_THAT(r.out, Contains("out-of-place") && Contains("in-place") && Contains("busbw") &&
+                        Contains("#wrong"));
   CHECK_THAT(r.out, Contains("predicted for dgx-h100 (8 GPUs)"));
-  CHECK_THAT(r.out, Contains("ring/LL"));           // small sizes: latency-bound protocol
+  CHECK_THAT(r.out, Contains("ring/LL"));  // small sizes: latency-bound protocol
   CHECK_THAT(r.out, Contains("Out of bounds values : 0 OK"));
   CHECK_THAT(r.out, Contains("Avg bus bandwidth"));
 }
@@ -45,11 +45,14 @@ TEST_CASE("perf json output parses and its busbw follows nccl-tests' formula", "
 TEST_CASE("perf csv and forced algorithm/protocol", "[cli]") {
   Result r = twinccl("perf all_reduce -b 1M -e 1M --algo ring --proto LL128 --format csv -c 0");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("collective,size_bytes,count") && Contains("all_reduce,1048576,262144,float32,sum,-1,ring,LL128"));
+  CHECK_THAT(r.out, Contains("collective,size_bytes,count") &&
+                        Contains("all_reduce,1048576,262144,float32,sum,-1,ring,LL128"));
 }
 
 TEST_CASE("perf on the emulator measures and checks", "[cli]") {
-  Result r = twinccl("perf all_reduce broadcast --backend emu --ranks 3 -b 1K -e 4K -f 4 -n 2 -w 1 -d bfloat16 -o avg");
+  Result r = twinccl(
+      "perf all_reduce broadcast --backend emu --ranks 3 -b 1K -e 4K -f 4 -n 2 -w 1 -d bfloat16 -o "
+      "avg");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("3 emulated ranks") && Contains("bfloat16") && Contains("avg"));
   CHECK_THAT(r.out, Contains("Out of bounds values : 0 OK"));
@@ -58,7 +61,9 @@ TEST_CASE("perf on the emulator measures and checks", "[cli]") {
 TEST_CASE("perf on the emulator with --topology runs and labels the tuner's choice", "[cli]") {
   // One owner of "which algorithm": the emulator runs what the prediction beside it chose (NVLS
   // for a 2 MiB all_reduce on dgx-h100, ring/LL for small ones), and the row says so.
-  Result r = twinccl("perf all_reduce --backend emu --topology dgx-h100 -b 512 -e 2M -f 64 -n 1 -w 0 --format json");
+  Result r = twinccl(
+      "perf all_reduce --backend emu --topology dgx-h100 -b 512 -e 2M -f 64 -n 1 -w 0 --format "
+      "json");
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["rows"].size() == 3);
@@ -76,9 +81,11 @@ TEST_CASE("perf on the emulator with --topology runs and labels the tuner's choi
 
 TEST_CASE("perf --links and --trace", "[cli]") {
   std::string trace = "cli_trace_test.json";
-  Result r = twinccl("perf all_reduce -b 16M -e 16M --algo ring --proto Simple -c 0 --links --trace " + trace);
+  Result r = twinccl(
+      "perf all_reduce -b 16M -e 16M --algo ring --proto Simple -c 0 --links --trace " + trace);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("busiest links") && Contains("nvswitch") && Contains("written to " + trace));
+  CHECK_THAT(r.out,
+             Contains("busiest links") && Contains("nvswitch") && Contains("written to " + trace));
   std::FILE* f = std::fopen(trace.c_str(), "r");
   REQUIRE(f != nullptr);
   std::fclose(f);
@@ -87,7 +94,8 @@ TEST_CASE("perf --links and --trace", "[cli]") {
 
 TEST_CASE("usage errors exit with 2 and say what is wrong", "[cli]") {
   CHECK(twinccl("perf all_reduce --topology no-such-machine").exit_code == 2);
-  CHECK_THAT(twinccl("perf all_reduce --topology no-such-machine").out, Contains("no-such-machine") && Contains("dgx-h100"));
+  CHECK_THAT(twinccl("perf all_reduce --topology no-such-machine").out,
+             Contains("no-such-machine") && Contains("dgx-h100"));
   Result algo = twinccl("perf all_gather --algo bogus");
   CHECK(algo.exit_code == 2);
   CHECK_THAT(algo.out, Contains("--algo (or TWINCCL_ALGO) 'bogus'") && Contains("ring"));
@@ -103,7 +111,8 @@ TEST_CASE("usage errors exit with 2 and say what is wrong", "[cli]") {
 TEST_CASE("topo list, show and check", "[cli]") {
   Result list = twinccl("topo list");
   REQUIRE(list.exit_code == 0);
-  CHECK_THAT(list.out, Contains("dgx-h100") && Contains("pcie-4gpu") && Contains("h100-cluster-N") && Contains("torus"));
+  CHECK_THAT(list.out, Contains("dgx-h100") && Contains("pcie-4gpu") &&
+                           Contains("h100-cluster-N") && Contains("torus"));
   Result show = twinccl("topo show dgx-h100");
   REQUIRE(show.exit_code == 0);
   CHECK_THAT(show.out, Contains("gpu"));

@@ -1,7 +1,7 @@
 // What nccl-tests' flags do in `twinccl perf`: the -f/-i rule, -t x -g as the world size (GPUs of
-// the topology in simulation), -N, -c N, -o mulsum, nccl-tests' type names, and --compare with --algo.
+// the topology in simulation), -N, -c N, -o mulsum, nccl-tests' type names, and --compare with
+// --algo.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,17 +20,20 @@ std::vector<std::vector<std::string>> rows_of(const std::string& out) {
     std::istringstream words(line);
     std::vector<std::string> f;
     for (std::string w; words >> w;) f.push_back(w);
-    if (f.size() >= 13 && line[0] == ' ' && std::isdigit(static_cast<unsigned char>(f[0][0]))) rows.push_back(f);
+    if (f.size() >= 13 && line[0] == ' ' && std::isdigit(static_cast<unsigned char>(f[0][0])))
+      rows.push_back(f);
   }
   return rows;
 }
 
 }  // namespace
 
-TEST_CASE("perf -f and -i follow nccl-tests: a factor > 1 multiplies, -f 1 adds -i", "[cli][nccl-tests]") {
+TEST_CASE("perf -f and -i follow nccl-tests: a factor > 1 multiplies, -f 1 adds -i",
+          "[cli][nccl-tests]") {
   auto both = run_cli("perf all_reduce -b 1K -e 8K -f 2 -i 1K -c 0");
   REQUIRE(both.exit_code == 0);
-  CHECK_THAT(both.out, Contains("step: 2(factor)") && Contains("-i 1K (-f 2 > 1 multiplies, as in nccl-tests)"));
+  CHECK_THAT(both.out, Contains("step: 2(factor)") &&
+                           Contains("-i 1K (-f 2 > 1 multiplies, as in nccl-tests)"));
   CHECK(rows_of(both.out).size() == 4);  // 1K 2K 4K 8K
   auto add = run_cli("perf all_reduce -b 1K -e 4K -f 1 -i 1K -c 0");
   REQUIRE(add.exit_code == 0);
@@ -44,7 +47,8 @@ TEST_CASE("perf -f and -i follow nccl-tests: a factor > 1 multiplies, -f 1 adds 
   CHECK(rows_of(frac.out).at(0).at(0) == "1572864");
 }
 
-TEST_CASE("perf -g picks GPUs of the topology in simulation; -t x -g ranks on the emulator", "[cli][nccl-tests]") {
+TEST_CASE("perf -g picks GPUs of the topology in simulation; -t x -g ranks on the emulator",
+          "[cli][nccl-tests]") {
   auto sim = run_cli("perf all_gather -g 4 -b 1M -e 1M -c 0");
   REQUIRE(sim.exit_code == 0);
   CHECK_THAT(sim.out, Contains("dgx-h100 (4 of its 8 GPUs)") && Contains("nThread 1 nGpus 4"));
@@ -54,17 +58,20 @@ TEST_CASE("perf -g picks GPUs of the topology in simulation; -t x -g ranks on th
   auto ranks = run_cli("perf all_gather --ranks 4 -b 1M -e 1M -c 0");
   const auto by_ranks = rows_of(ranks.out);
   REQUIRE(by_ranks.size() == 1);
-  for (std::size_t c = 0; c < 5; ++c) CHECK(by_ranks[0][c] == r[0][c]);  // size count type redop root
+  for (std::size_t c = 0; c < 5; ++c)
+    CHECK(by_ranks[0][c] == r[0][c]);  // size count type redop root
   // -g 4: one thread launches the 4 GPUs (nccl-tests' host side, >= 4 x 5 us); --ranks 4: one each.
   CHECK(std::stod(r[0][5]) >= 20.0);
   CHECK(std::stod(by_ranks[0][5]) < std::stod(r[0][5]));
   auto emu = run_cli("perf all_reduce --backend emu -t 2 -g 2 -b 1K -e 1K -n 1 -w 0");
   REQUIRE(emu.exit_code == 0);
-  CHECK_THAT(emu.out, Contains("4 emulated ranks") && Contains("nThread 2 nGpus 2") && Contains("0 OK"));
+  CHECK_THAT(emu.out,
+             Contains("4 emulated ranks") && Contains("nThread 2 nGpus 2") && Contains("0 OK"));
   CHECK(twinccl_test::run_cli("perf all_reduce -g 16 -c 0").exit_code == 2);
 }
 
-TEST_CASE("perf -N repeats the sweep, -c N checks, -o mulsum and nccl-tests' type names", "[cli][nccl-tests]") {
+TEST_CASE("perf -N repeats the sweep, -c N checks, -o mulsum and nccl-tests' type names",
+          "[cli][nccl-tests]") {
   auto cycles = run_cli("perf all_reduce -b 1K -e 2K -N 3 -c 0");
   REQUIRE(cycles.exit_code == 0);
   CHECK(rows_of(cycles.out).size() == 6);
@@ -96,8 +103,9 @@ TEST_CASE("perf --compare honours --algo and --proto", "[cli][nccl-tests]") {
 
 TEST_CASE("perf -g/-t feed nccl-tests' host side: one thread launching -g GPUs bounds a small call",
           "[cli][nccl-tests]") {
-  // 8 bytes on 8 GPUs: -g 8 is one thread launching 8 GPUs (at least 8 x 5 us, sim/src/host_launch.h);
-  // -t 8 -g 1 one GPU per thread (kernels + one launch); --ranks 8 the kernels alone (NCCL's model).
+  // 8 bytes on 8 GPUs: -g 8 is one thread launching 8 GPUs (at least 8 x 5 us,
+  // sim/src/host_launch.h); -t 8 -g 1 one GPU per thread (kernels + one launch); --ranks 8 the
+  // kernels alone (NCCL's model).
   auto time_of = [](const std::string& args) {
     auto r = run_cli("perf " + args + " -b 8 -e 8 -c 0");
     REQUIRE(r.exit_code == 0);

@@ -1,14 +1,14 @@
 // `twinccl compare`: the real program on published nccl-tests logs (real measurements copied
 // verbatim, provenance in tests/fidelity/logs/SOURCES.md), its formats and its errors.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
-#include <initializer_list>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "cli/cli_runner.h"
 
@@ -18,7 +18,8 @@ namespace {
 
 std::string log_path(const std::string& name) {
   auto dir = std::filesystem::path(__FILE__).parent_path() / ".." / "fidelity" / "logs";
-  for (auto p = std::filesystem::current_path(); !std::filesystem::exists(dir) && p != p.parent_path(); p = p.parent_path()) {
+  for (auto p = std::filesystem::current_path();
+       !std::filesystem::exists(dir) && p != p.parent_path(); p = p.parent_path()) {
     dir = p / "tests" / "fidelity" / "logs";
   }
   return (dir / name).string();
@@ -51,29 +52,42 @@ const std::string kOneNode = "a100-sxm4-80gb-1node-all_reduce-g8.log";
 
 }  // namespace
 
-TEST_CASE("compare prints measured vs predicted per row and the error per size regime", "[cli][compare]") {
+TEST_CASE("compare prints measured vs predicted per row and the error per size regime",
+          "[cli][compare]") {
   const auto r = run_cli("compare " + log_path(kTwoNode) + " --topology h100-cluster-2");
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("# twinccl compare: nccl-tests measurements vs the simulator's analytic prediction on "
-                                    "h100-cluster-2"));
-  CHECK_THAT(r.out, Catch::Contains("all_reduce (from the file name), 16 ranks on 2 node(s), float32, NCCL 2.26.2+cuda12.8"));
+  CHECK_THAT(
+      r.out,
+      Catch::Contains(
+          "# twinccl compare: nccl-tests measurements vs the simulator's analytic prediction on "
+          "h100-cluster-2"));
+  CHECK_THAT(
+      r.out,
+      Catch::Contains(
+          "all_reduce (from the file name), 16 ranks on 2 node(s), float32, NCCL 2.26.2+cuda12.8"));
   // The first and the last measured rows, with the measured out-of-place time and busbw.
-  CHECK_THAT(r.out, Catch::Contains("             8            2   float32    sum    -1       68.52     0.00"));
-  CHECK_THAT(r.out, Catch::Contains("   17179869184   4294967296   float32    sum    -1    68652.00   469.21"));
+  CHECK_THAT(r.out, Catch::Contains(
+                        "             8            2   float32    sum    -1       68.52     0.00"));
+  CHECK_THAT(r.out, Catch::Contains(
+                        "   17179869184   4294967296   float32    sum    -1    68652.00   469.21"));
   CHECK(has_line(r.out, {"  " + kTwoNode, " all_reduce ", " latency ", " 17 ", "%", "%"}));
   CHECK(has_line(r.out, {"  " + kTwoNode, " all_reduce ", " middle ", " 6 ", "%", "%"}));
   CHECK(has_line(r.out, {"  " + kTwoNode, " all_reduce ", " bandwidth ", " 9 ", "%", "%"}));
-  const auto in_place = run_cli("compare " + log_path(kTwoNode) + " --topology h100-cluster-2 --in-place");
+  const auto in_place =
+      run_cli("compare " + log_path(kTwoNode) + " --topology h100-cluster-2 --in-place");
   CHECK_THAT(in_place.out, Catch::Contains("    -1       24.70     0.00"));
 }
 
-TEST_CASE("compare on two logs adds a summary over all logs, and csv and json carry the same rows", "[cli][compare]") {
-  const std::string logs = log_path(kOneNode) + " " + log_path("a100-sxm4-80gb-1node-all_reduce-mpi8.log");
+TEST_CASE("compare on two logs adds a summary over all logs, and csv and json carry the same rows",
+          "[cli][compare]") {
+  const std::string logs =
+      log_path(kOneNode) + " " + log_path("a100-sxm4-80gb-1node-all_reduce-mpi8.log");
   const auto table = run_cli("compare " + logs + " --topology dgx-a100");
   INFO(table.out);
   REQUIRE(table.exit_code == 0);
-  CHECK(has_line(table.out, {"  all ", " all_reduce ", " bandwidth ", " 14 ", "%", "%"}));  // 7 rows >= 64 MiB each
+  CHECK(has_line(table.out, {"  all ", " all_reduce ", " bandwidth ", " 14 ", "%",
+                             "%"}));  // 7 rows >= 64 MiB each
   const auto json = run_cli("compare " + logs + " --topology dgx-a100 --format json");
   REQUIRE(json.exit_code == 0);
   const auto j = nlohmann::json::parse(json.out);
@@ -83,19 +97,25 @@ TEST_CASE("compare on two logs adds a summary over all logs, and csv and json ca
   const double ratio = j["tables"][0]["rows"][29]["ratio"].get<double>();
   CHECK(j["tables"][0]["rows"][29]["predicted"]["time_us"].get<double>() == Approx(ratio * 32336));
   CHECK(j["summary"].size() == 9);  // 3 regimes x (2 logs + all)
-  const auto csv = run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format csv --algo ring --proto Simple");
+  const auto csv = run_cli("compare " + log_path(kOneNode) +
+                           " --topology dgx-a100 --format csv --algo ring --proto Simple");
   REQUIRE(csv.exit_code == 0);
   CHECK_THAT(csv.out, Catch::StartsWith("record,source,collective,ranks,nodes,regime,size_bytes"));
-  CHECK_THAT(csv.out, Catch::Contains(",all_reduce,8,1,bandwidth,4294967296,1073741824,float32,sum,-1,32336.000,232.4400,"));
+  CHECK_THAT(
+      csv.out,
+      Catch::Contains(
+          ",all_reduce,8,1,bandwidth,4294967296,1073741824,float32,sum,-1,32336.000,232.4400,"));
   CHECK_THAT(csv.out, Catch::Contains(",ring,Simple,"));
   CHECK_THAT(csv.out, Catch::Contains("\nsummary,"));
 }
 
-TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's channels", "[cli][compare]") {
+TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's channels",
+          "[cli][compare]") {
   // The -g 8 log: one thread launches 8 GPUs, ~5 us each (nccl-tests issue 123), so a 32 KiB
   // all_reduce takes 8 x 5 us; the same log read as one GPU per thread takes the kernels + 5 us.
   const auto g8 = run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format json");
-  const auto g1 = run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format json -g 1");
+  const auto g1 =
+      run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format json -g 1");
   REQUIRE(g8.exit_code == 0);
   REQUIRE(g1.exit_code == 0);
   const auto a = nlohmann::json::parse(g8.out)["tables"][0];
@@ -116,12 +136,16 @@ TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's
   CHECK_THAT(table.out, Catch::Contains("8 GPUs per host thread (-g 8)"));
   // The 2-node ring run forced NCCL_MIN_CTAS=24: --channels 24 predicts it as it ran.
   const std::string ring = log_path("issue309-h100-ib400-2node-all_reduce-ring-minctas24.log");
-  const auto ch24 = run_cli("compare " + ring + " --topology h100-cluster-2 --algo ring --channels 24 --format json");
-  const auto ch0 = run_cli("compare " + ring + " --topology h100-cluster-2 --algo ring --format json");
+  const auto ch24 = run_cli("compare " + ring +
+                            " --topology h100-cluster-2 --algo ring --channels 24 --format json");
+  const auto ch0 =
+      run_cli("compare " + ring + " --topology h100-cluster-2 --algo ring --format json");
   REQUIRE(ch24.exit_code == 0);
   REQUIRE(ch0.exit_code == 0);
-  const double t24 = row(nlohmann::json::parse(ch24.out)["tables"][0], 67108864)["time_us"].get<double>();
-  const double t0 = row(nlohmann::json::parse(ch0.out)["tables"][0], 67108864)["time_us"].get<double>();
+  const double t24 =
+      row(nlohmann::json::parse(ch24.out)["tables"][0], 67108864)["time_us"].get<double>();
+  const double t0 =
+      row(nlohmann::json::parse(ch0.out)["tables"][0], 67108864)["time_us"].get<double>();
   CHECK(t24 < t0);
   CHECK(std::abs(t24 / 433.8 - 1) < 0.10);  // the log's 433.8 us
   CHECK(run_cli("compare " + ring + " --topology h100-cluster-2 --channels 0").exit_code == 2);
@@ -131,7 +155,9 @@ TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   const auto missing = run_cli("compare /nonexistent/run.log --topology dgx-h100");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.out, Catch::Contains("/nonexistent/run.log"));
-  const std::string bad = (std::filesystem::temp_directory_path() / ("twinccl-compare-bad-" + std::to_string(getpid()) + ".log")).string();
+  const std::string bad = (std::filesystem::temp_directory_path() /
+                           ("twinccl-compare-bad-" + std::to_string(getpid()) + ".log"))
+                              .string();
   {
     std::ofstream f(bad);
     f << "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
@@ -143,10 +169,13 @@ TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   CHECK_THAT(broken.out, Catch::Contains(bad + ":2: time 'nan' is not a finite number"));
   const auto nodes = run_cli("compare " + log_path(kTwoNode) + " --topology dgx-h100");
   CHECK(nodes.exit_code == 2);
-  CHECK_THAT(nodes.out, Catch::Contains("16 ranks on 2 node(s), more than the 8 GPUs") && Catch::Contains("h100-cluster-2"));
-  const auto span = run_cli("compare " + log_path(kOneNode) + " --topology h100-cluster-2 --nodes 2");
+  CHECK_THAT(nodes.out, Catch::Contains("16 ranks on 2 node(s), more than the 8 GPUs") &&
+                            Catch::Contains("h100-cluster-2"));
+  const auto span =
+      run_cli("compare " + log_path(kOneNode) + " --topology h100-cluster-2 --nodes 2");
   CHECK(span.exit_code == 2);
   CHECK_THAT(span.out, Catch::Contains("span 1 node(s)"));
   CHECK(run_cli("compare " + log_path(kOneNode)).exit_code == 2);  // --topology is required
-  CHECK(run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format xml").exit_code == 2);
+  CHECK(run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format xml").exit_code ==
+        2);
 }

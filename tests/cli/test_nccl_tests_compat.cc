@@ -3,12 +3,11 @@
 // output has the structure of real nccl-tests output (tests/fidelity/logs, verbatim published
 // logs): the same header and footer lines, the same column positions, and it parses with the same
 // parser (parse_nccl_tests_output / parse_nccl_tests_json) into the same columns and collectives.
-#include <catch2/catch.hpp>
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,7 +26,8 @@ namespace {
 
 std::string log_dir() {
   auto dir = std::filesystem::path(__FILE__).parent_path() / ".." / "fidelity" / "logs";
-  for (auto p = std::filesystem::current_path(); !std::filesystem::exists(dir) && p != p.parent_path(); p = p.parent_path()) {
+  for (auto p = std::filesystem::current_path();
+       !std::filesystem::exists(dir) && p != p.parent_path(); p = p.parent_path()) {
     dir = p / "tests" / "fidelity" / "logs";
   }
   return dir.string();
@@ -63,11 +63,15 @@ std::vector<std::size_t> field_ends(const std::string& line, std::size_t n) {
   return ends;
 }
 
-bool is_row(const std::string& line) { return std::regex_search(line, std::regex(R"(^ *\d+ +\d+ +[a-z])")); }
+bool is_row(const std::string& line) {
+  return std::regex_search(line, std::regex(R"(^ *\d+ +\d+ +[a-z])"));
+}
 
 // The kinds of line nccl-tests prints, as patterns both real logs and twinccl's output must match.
-const std::regex kNThread(R"(^# nThread \d+ nGpus \d+ minBytes \d+ maxBytes \d+ step: \d+\((factor|bytes)\) warmup iters: \d+ iters: \d+ agg iters: \d+ validation: \d+ graph: \d+( unalign: \d+)?$)");
-const std::regex kDevice(R"(^#  Rank +\d+ Group +\d+ Pid +\d+ on +\S+ device +\d+ \[[0-9a-fx:]+\] .+$)");
+const std::regex kNThread(
+    R"(^# nThread \d+ nGpus \d+ minBytes \d+ maxBytes \d+ step: \d+\((factor|bytes)\) warmup iters: \d+ iters: \d+ agg iters: \d+ validation: \d+ graph: \d+( unalign: \d+)?$)");
+const std::regex kDevice(
+    R"(^#  Rank +\d+ Group +\d+ Pid +\d+ on +\S+ device +\d+ \[[0-9a-fx:]+\] .+$)");
 const std::regex kOutOfBounds(R"(^# Out of bounds values : \d+ (OK|FAILED)$)");
 const std::regex kAverage(R"(^# Avg bus bandwidth    : [0-9.e+-]+ ?$)");
 
@@ -81,27 +85,59 @@ const char* kRealLog = "a100-sxm4-80gb-1node-all_reduce-g8.log";
 
 }  // namespace
 
-TEST_CASE("perf accepts every nccl-tests flag; those without meaning here are named in the header", "[cli][nccl-tests]") {
+TEST_CASE("perf accepts every nccl-tests flag; those without meaning here are named in the header",
+          "[cli][nccl-tests]") {
   const std::vector<std::pair<std::string, std::string>> ignored{
-      {"-p 1", "-p 1 (parallel init)"}, {"-z 1", "-z 1 (blocking"},  {"-y 1", "-y 1"},  {"-T 10", "-T 10"},
-      {"-G 1", "-G 1 (CUDA graphs)"},   {"-R 1", "-R 1 (buffer registration)"},          {"-x 1", "-x 1"},
-      {"-D 1", "-D 1"}, {"-V 16", "-V 16"}, {"-M 1", "-M 1"}, {"-u 1", "-u 1"}, {"-I 1", "-I 1"}, {"-K 1", "-K 1"},
-      {"--parallel_init 1", "-p 1"},    {"--cudagraph 2", "-G 2"},    {"--local_register 2", "-R 2"}};
+      {"-p 1", "-p 1 (parallel init)"},
+      {"-z 1", "-z 1 (blocking"},
+      {"-y 1", "-y 1"},
+      {"-T 10", "-T 10"},
+      {"-G 1", "-G 1 (CUDA graphs)"},
+      {"-R 1", "-R 1 (buffer registration)"},
+      {"-x 1", "-x 1"},
+      {"-D 1", "-D 1"},
+      {"-V 16", "-V 16"},
+      {"-M 1", "-M 1"},
+      {"-u 1", "-u 1"},
+      {"-I 1", "-I 1"},
+      {"-K 1", "-K 1"},
+      {"--parallel_init 1", "-p 1"},
+      {"--cudagraph 2", "-G 2"},
+      {"--local_register 2", "-R 2"}};
   for (const auto& [flag, note] : ignored) {
     INFO(flag);
     auto r = run_cli("perf all_reduce -b 1K -e 4K -c 0 " + flag);
     REQUIRE(r.exit_code == 0);
     CHECK_THAT(r.out, Contains("# ignored here (no meaning on an emulator or simulator): " + note));
   }
-  for (std::string flag : {"-t 1", "-g 8", "-m 2", "-N 2", "-c 3", "-a 0", "-a 2", "-C 1", "-S 1", "-o mulsum",
-                           "-d bfloat16", "-r 0", "-w 5", "-n 20", "--nthreads 1", "--ngpus 4", "--agg_iters 2",
-                           "--run_cycles 1", "--average 3", "--report_cputime 0", "--report_timestamps 0"}) {
+  for (std::string flag : {"-t 1",
+                           "-g 8",
+                           "-m 2",
+                           "-N 2",
+                           "-c 3",
+                           "-a 0",
+                           "-a 2",
+                           "-C 1",
+                           "-S 1",
+                           "-o mulsum",
+                           "-d bfloat16",
+                           "-r 0",
+                           "-w 5",
+                           "-n 20",
+                           "--nthreads 1",
+                           "--ngpus 4",
+                           "--agg_iters 2",
+                           "--run_cycles 1",
+                           "--average 3",
+                           "--report_cputime 0",
+                           "--report_timestamps 0"}) {
     INFO(flag);
     auto r = run_cli("perf all_reduce -b 1K -e 4K --check-max 64K " + flag);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, !Contains("ignored here"));
   }
-  for (std::string bad : {"-G x", "-z 4", "-V 129", "-a 4", "-N 0", "-m 0", "-t 0", "-g 9", "-C 2", "-S yes"}) {
+  for (std::string bad :
+       {"-G x", "-z 4", "-V 129", "-a 4", "-N 0", "-m 0", "-t 0", "-g 9", "-C 2", "-S yes"}) {
     INFO(bad);
     auto r = run_cli("perf all_reduce -b 1K -e 4K -c 0 " + bad);
     CHECK(r.exit_code == 2);
@@ -115,8 +151,10 @@ TEST_CASE("a typical nccl-tests script line runs unchanged", "[cli][nccl-tests]"
   REQUIRE(r.exit_code == 0);
   auto lines = lines_of(r.out);
   CHECK(count_matching(lines, kNThread) == 1);
-  CHECK_THAT(r.out, Contains("# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
-                             "iters: 20 agg iters: 1 validation: 1 graph: 0"));
+  CHECK_THAT(
+      r.out,
+      Contains("# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 "
+               "iters: 20 agg iters: 1 validation: 1 graph: 0"));
   CHECK(count_matching(lines, kDevice) == 8);
   int rows = 0;
   for (const auto& l : lines) rows += is_row(l) ? 1 : 0;
@@ -124,7 +162,8 @@ TEST_CASE("a typical nccl-tests script line runs unchanged", "[cli][nccl-tests]"
   CHECK_THAT(r.out, Contains("# Out of bounds values : 0 OK"));
 }
 
-TEST_CASE("perf output has the structure of real nccl-tests output, line for line", "[cli][nccl-tests]") {
+TEST_CASE("perf output has the structure of real nccl-tests output, line for line",
+          "[cli][nccl-tests]") {
   const std::string real = read_text(log_dir() + "/" + kRealLog);
   REQUIRE(!real.empty());
   auto ours = run_cli("perf all_reduce -b 8 -e 4G -f 2 -g 8 -c 0 -n 20 -w 5 --plain");
@@ -137,14 +176,19 @@ TEST_CASE("perf output has the structure of real nccl-tests output, line for lin
     CHECK(count_matching(*lines, kAverage) == 1);
     CHECK(std::count(lines->begin(), lines->end(), "# Using devices") == 1);
   }
-  CHECK(std::count(our_lines.begin(), our_lines.end(), "# Collective test starting: all_reduce_perf") == 1);
-  CHECK(std::count(our_lines.begin(), our_lines.end(), "# Collective test concluded: all_reduce_perf") == 1);
-  // The same rows, column for column: sizes, counts, type, redop, root, and every column right-aligned
-  // at the same character as nccl-tests prints it. The published logs predate nccl-tests 2.17, which
-  // widened #wrong by one character ("  %6g" for "  %5g"); twinccl prints today's nccl-tests layout.
+  CHECK(std::count(our_lines.begin(), our_lines.end(),
+                   "# Collective test starting: all_reduce_perf") == 1);
+  CHECK(std::count(our_lines.begin(), our_lines.end(),
+                   "# Collective test concluded: all_reduce_perf") == 1);
+  // The same rows, column for column: sizes, counts, type, redop, root, and every column
+  // right-aligned at the same character as nccl-tests prints it. The published logs predate
+  // nccl-tests 2.17, which widened #wrong by one character ("  %6g" for "  %5g"); twinccl prints
+  // today's nccl-tests layout.
   std::vector<std::string> real_rows, our_rows;
-  for (const auto& l : real_lines) if (is_row(l)) real_rows.push_back(l);
-  for (const auto& l : our_lines) if (is_row(l)) our_rows.push_back(l);
+  for (const auto& l : real_lines)
+    if (is_row(l)) real_rows.push_back(l);
+  for (const auto& l : our_lines)
+    if (is_row(l)) our_rows.push_back(l);
   REQUIRE(real_rows.size() == our_rows.size());
   for (std::size_t i = 0; i < real_rows.size(); ++i) {
     INFO(real_rows[i] << "\n" << our_rows[i]);
@@ -158,7 +202,8 @@ TEST_CASE("perf output has the structure of real nccl-tests output, line for lin
   // The column header names the same columns in the same places (up to "#wrong", which nccl-tests
   // 2.17 moved one character right).
   auto header_of = [](const std::vector<std::string>& ls) {
-    for (const auto& l : ls) if (l.rfind("#       size", 0) == 0) return l;
+    for (const auto& l : ls)
+      if (l.rfind("#       size", 0) == 0) return l;
     return std::string();
   };
   CHECK(fields(header_of(real_lines)) == fields(header_of(our_lines)));
@@ -186,14 +231,18 @@ TEST_CASE("perf output has the structure of real nccl-tests output, line for lin
   }
 }
 
-TEST_CASE("perf: one table per collective, each parsed as its nccl-tests program; extra columns trail", "[cli][nccl-tests]") {
-  auto plain = run_cli("perf all_reduce all_gather alltoall reduce_scatter broadcast -b 1K -e 1M -f 4 -c 0 --plain");
+TEST_CASE(
+    "perf: one table per collective, each parsed as its nccl-tests program; extra columns trail",
+    "[cli][nccl-tests]") {
+  auto plain = run_cli(
+      "perf all_reduce all_gather alltoall reduce_scatter broadcast -b 1K -e 1M -f 4 -c 0 --plain");
   REQUIRE(plain.exit_code == 0);
   auto tables = twinccl::sim::parse_nccl_tests_output(plain.out, "twinccl-perf.log");
   REQUIRE(tables.size() == 5);
   std::vector<std::string> names;
   for (const auto& t : tables) names.push_back(t.collective);
-  CHECK(names == std::vector<std::string>{"all_reduce", "all_gather", "all_to_all", "reduce_scatter", "broadcast"});
+  CHECK(names == std::vector<std::string>{"all_reduce", "all_gather", "all_to_all",
+                                          "reduce_scatter", "broadcast"});
   for (const auto& t : tables) {
     CHECK(t.ranks == 8);
     for (const auto& row : t.rows) {  // per-rank counts for the gathered collectives, as nccl-tests
@@ -202,11 +251,14 @@ TEST_CASE("perf: one table per collective, each parsed as its nccl-tests program
     }
   }
   // The default output adds algorithm/protocol after nccl-tests' thirteen fields, nothing else.
-  auto full = run_cli("perf all_reduce all_gather alltoall reduce_scatter broadcast -b 1K -e 1M -f 4 -c 0");
+  auto full =
+      run_cli("perf all_reduce all_gather alltoall reduce_scatter broadcast -b 1K -e 1M -f 4 -c 0");
   REQUIRE(full.exit_code == 0);
   std::vector<std::string> plain_rows, full_rows;
-  for (const auto& l : lines_of(plain.out)) if (is_row(l)) plain_rows.push_back(l);
-  for (const auto& l : lines_of(full.out)) if (is_row(l)) full_rows.push_back(l);
+  for (const auto& l : lines_of(plain.out))
+    if (is_row(l)) plain_rows.push_back(l);
+  for (const auto& l : lines_of(full.out))
+    if (is_row(l)) full_rows.push_back(l);
   REQUIRE(plain_rows.size() == full_rows.size());
   for (std::size_t i = 0; i < plain_rows.size(); ++i) {
     CHECK(full_rows[i].rfind(plain_rows[i], 0) == 0);
@@ -220,13 +272,15 @@ TEST_CASE("perf: one table per collective, each parsed as its nccl-tests program
     REQUIRE(full_tables[t].rows.size() == tables[t].rows.size());
     for (std::size_t i = 0; i < tables[t].rows.size(); ++i) {
       CHECK(full_tables[t].rows[i].size_bytes == tables[t].rows[i].size_bytes);
-      CHECK(full_tables[t].rows[i].out_of_place->time_us == tables[t].rows[i].out_of_place->time_us);
+      CHECK(full_tables[t].rows[i].out_of_place->time_us ==
+            tables[t].rows[i].out_of_place->time_us);
       CHECK(full_tables[t].rows[i].in_place->busbw_gbps == tables[t].rows[i].in_place->busbw_gbps);
     }
   }
 }
 
-TEST_CASE("perf -J writes nccl-tests' JSON (schema v3) that its parser reads like the table", "[cli][nccl-tests]") {
+TEST_CASE("perf -J writes nccl-tests' JSON (schema v3) that its parser reads like the table",
+          "[cli][nccl-tests]") {
   const std::string path = "nccl_tests_compat_" + std::to_string(::getpid()) + ".json";
   auto r = run_cli("perf all_gather -b 1K -e 1M -f 4 -g 4 -c 0 -d half -J " + path);
   REQUIRE(r.exit_code == 0);
@@ -235,19 +289,21 @@ TEST_CASE("perf -J writes nccl-tests' JSON (schema v3) that its parser reads lik
   std::remove(path.c_str());
   auto j = nlohmann::json::parse(text);
   CHECK(j["version"] == 3);
-  for (const char* key : {"start_time", "end_time", "args", "env", "nccl_version", "config", "results",
-                          "out_of_bounds", "average_bus_bandwidth", "errors"}) {
+  for (const char* key : {"start_time", "end_time", "args", "env", "nccl_version", "config",
+                          "results", "out_of_bounds", "average_bus_bandwidth", "errors"}) {
     CHECK(j.contains(key));
   }
   CHECK(j["args"][0] == "all_gather_perf");
-  for (const char* key : {"nthreads", "ngpus", "minimum_bytes", "maximum_bytes", "step_factor", "warmup_iters",
-                          "iterations", "aggregated_iterations", "validation", "graph", "blocking_collectives",
-                          "per_iter_timing", "per_iter_skip", "parallel_init", "devices"}) {
+  for (const char* key :
+       {"nthreads", "ngpus", "minimum_bytes", "maximum_bytes", "step_factor", "warmup_iters",
+        "iterations", "aggregated_iterations", "validation", "graph", "blocking_collectives",
+        "per_iter_timing", "per_iter_skip", "parallel_init", "devices"}) {
     CHECK(j["config"].contains(key));
   }
   CHECK(j["config"]["ngpus"] == 4);
   REQUIRE(j["config"]["devices"].size() == 4);
-  for (const char* key : {"rank", "group", "pid", "hostname", "device", "device_hex", "device_info"}) {
+  for (const char* key :
+       {"rank", "group", "pid", "hostname", "device", "device_hex", "device_info"}) {
     CHECK(j["config"]["devices"][0].contains(key));
   }
   REQUIRE(j["results"].size() == 6);
@@ -255,7 +311,8 @@ TEST_CASE("perf -J writes nccl-tests' JSON (schema v3) that its parser reads lik
   CHECK(row["type"] == "half");
   CHECK(row["redop"] == "none");
   CHECK(row["root"] == "    -1");
-  for (const char* key : {"time", "alg_bw", "bus_bw", "nwrong"}) CHECK(row["out_of_place"].contains(key));
+  for (const char* key : {"time", "alg_bw", "bus_bw", "nwrong"})
+    CHECK(row["out_of_place"].contains(key));
   CHECK(row["out_of_place"]["nwrong"].is_null());
   CHECK(j["out_of_bounds"]["count"] == 0);
   CHECK(j["average_bus_bandwidth"]["okay"] == "unchecked");

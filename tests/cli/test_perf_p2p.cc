@@ -1,9 +1,9 @@
 // `twinccl perf sendrecv | hypercube`: nccl-tests' sendrecv_perf and hypercube_perf on the
 // emulator (checked bit for bit) and the simulator, with nccl-tests' counts and bus-bandwidth
 // factors (src/sendrecv.cu, src/hypercube.cu); and -J's file naming (src/util.cu jsonOutputInit).
-#include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -32,14 +32,16 @@ std::vector<std::vector<std::string>> rows_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     const auto f = fields(line);
-    if (!f.empty() && line[0] != '#' && std::isdigit(static_cast<unsigned char>(f[0][0]))) rows.push_back(f);
+    if (!f.empty() && line[0] != '#' && std::isdigit(static_cast<unsigned char>(f[0][0])))
+      rows.push_back(f);
   }
   return rows;
 }
 
 }  // namespace
 
-TEST_CASE("perf sendrecv on the emulator: ring of send/recv, checked, busbw = algbw", "[cli][nccl-tests][p2p]") {
+TEST_CASE("perf sendrecv on the emulator: ring of send/recv, checked, busbw = algbw",
+          "[cli][nccl-tests][p2p]") {
   auto r = run_cli("perf sendrecv --backend emu --ranks 3 -b 8 -e 4K -f 8 -n 2 -w 1 -d int32");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("# Collective test starting: sendrecv_perf") &&
@@ -54,13 +56,14 @@ TEST_CASE("perf sendrecv on the emulator: ring of send/recv, checked, busbw = al
     CHECK(f[2] == "int32");
     CHECK(f[3] == "sum");  // nccl-tests prints the -o op for sendrecv
     CHECK(f[4] == "-1");
-    CHECK(f[7] == f[6]);   // busbw = algbw
-    CHECK(f[8] == "0");    // out of place: checked
+    CHECK(f[7] == f[6]);    // busbw = algbw
+    CHECK(f[8] == "0");     // out of place: checked
     CHECK(f[12] == "N/A");  // in place: nccl-tests does not check it
   }
 }
 
-TEST_CASE("perf hypercube on the emulator: log2(n) exchanges, count aligned to 4, checked", "[cli][nccl-tests][p2p]") {
+TEST_CASE("perf hypercube on the emulator: log2(n) exchanges, count aligned to 4, checked",
+          "[cli][nccl-tests][p2p]") {
   auto r = run_cli("perf hypercube --backend emu --ranks 4 -b 1K -e 1K -n 1 -w 0");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("# Collective test starting: hypercube_perf"));
@@ -86,7 +89,8 @@ TEST_CASE("perf hypercube on the emulator: log2(n) exchanges, count aligned to 4
   CHECK_THAT(three.out, Contains("3 ranks is not a power of 2"));
 }
 
-TEST_CASE("perf sendrecv/hypercube predicted: NVLink inside a DGX H100, the NIC across nodes", "[cli][nccl-tests][p2p]") {
+TEST_CASE("perf sendrecv/hypercube predicted: NVLink inside a DGX H100, the NIC across nodes",
+          "[cli][nccl-tests][p2p]") {
   // One node: each GPU sends over its own NVLinks to the NVSwitch: about the 370.8 GB/s line.
   for (const char* test : {"sendrecv", "hypercube"}) {
     CAPTURE(test);
@@ -116,7 +120,8 @@ TEST_CASE("perf sendrecv/hypercube predicted: NVLink inside a DGX H100, the NIC 
   CHECK_THAT(algo.out, Contains("sendrecv is grouped send/recv"));
 }
 
-TEST_CASE("perf sendrecv/hypercube output parses as nccl-tests' own (table and -J)", "[cli][nccl-tests][p2p]") {
+TEST_CASE("perf sendrecv/hypercube output parses as nccl-tests' own (table and -J)",
+          "[cli][nccl-tests][p2p]") {
   const std::string path = "p2p_compat_" + std::to_string(::getpid()) + ".json";
   auto r = run_cli("perf sendrecv -b 1K -e 64K -f 4 -g 8 -c 0 --plain -J " + path);
   REQUIRE(r.exit_code == 0);
@@ -144,7 +149,8 @@ TEST_CASE("perf sendrecv/hypercube output parses as nccl-tests' own (table and -
   CHECK(cube_tables[0].rows[0].redop_blank);
 }
 
-TEST_CASE("perf -J names files as nccl-tests: never overwrites, FILE.0, FILE.1 ...; only .json", "[cli][nccl-tests]") {
+TEST_CASE("perf -J names files as nccl-tests: never overwrites, FILE.0, FILE.1 ...; only .json",
+          "[cli][nccl-tests]") {
   const std::string dir = "json_naming_" + std::to_string(::getpid());
   std::filesystem::create_directory(dir);
   const std::string path = dir + "/out.json";

@@ -1,7 +1,7 @@
 // reduce_elements / scale_elements / divide_elements / element access, against an independent
 // per-element reference, over every data type, op, size (0, 1, odd, large) and aliasing mode.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -29,17 +29,19 @@ OpDesc as_call(const Case& c) {
 }  // namespace
 
 std::string Case::describe() const {
-  return std::string(name(kind)) + " " + std::string(name(dtype)) + " " + std::string(twinccl::name(op)) +
-         " count=" + std::to_string(count) + " root=" + std::to_string(root) + (in_place ? " in-place" : " out-of-place");
+  return std::string(name(kind)) + " " + std::string(name(dtype)) + " " +
+         std::string(twinccl::name(op)) + " count=" + std::to_string(count) +
+         " root=" + std::to_string(root) + (in_place ? " in-place" : " out-of-place");
 }
 
-Case make_case(OpKind kind, DataType dtype, ReduceKind op, std::size_t count, int root, bool in_place, int nranks,
-               unsigned salt) {
+Case make_case(OpKind kind, DataType dtype, ReduceKind op, std::size_t count, int root,
+               bool in_place, int nranks, unsigned salt) {
   Case c{kind, dtype, op, count, root, in_place, salt, {}, {}, {}};
   OpDesc call = as_call(c);
   for (int r = 0; r < nranks; ++r) {
     c.inputs.push_back(make_input(dtype, op, r, send_elements(call, r, nranks), salt));
-    c.ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(scalar_for(dtype, r)) : ReduceOp{op, 1.0});
+    c.ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(scalar_for(dtype, r))
+                                                 : ReduceOp{op, 1.0});
   }
   call.op = c.ops[0];
   for (int r = 0; r < nranks; ++r) {
@@ -58,18 +60,20 @@ void run_case(Communicator& comm, const Case& c, std::string_view algorithm) {
   std::size_t e = size_of(c.dtype);
   const Bytes& want = c.expected[static_cast<std::size_t>(r)];
   if (s.result_elements * e != want.size()) {
-    throw std::runtime_error(c.describe() + ": result region of " + std::to_string(s.result_elements) +
-                             " elements, reference has " + std::to_string(want.size() / e));
+    throw std::runtime_error(c.describe() + ": result region of " +
+                             std::to_string(s.result_elements) + " elements, reference has " +
+                             std::to_string(want.size() / e));
   }
   const std::vector<unsigned char> result = s.result_bytes();
   const unsigned char* got = result.data();
   if (want.empty() || std::memcmp(got, want.data(), want.size()) == 0) return;
   for (std::size_t i = 0; i < want.size() / e; ++i) {
     if (std::memcmp(got + i * e, want.data() + i * e, e) != 0) {
-      throw std::runtime_error(c.describe() + " on " + std::to_string(comm.size()) + " ranks: rank " +
-                               std::to_string(r) + " element " + std::to_string(i) + " is " +
-                               fmt::format("{:.17g}", element_as_double(c.dtype, got, i)) + ", expected " +
-                               fmt::format("{:.17g}", element_as_double(c.dtype, want.data(), i)));
+      throw std::runtime_error(
+          c.describe() + " on " + std::to_string(comm.size()) + " ranks: rank " +
+          std::to_string(r) + " element " + std::to_string(i) + " is " +
+          fmt::format("{:.17g}", element_as_double(c.dtype, got, i)) + ", expected " +
+          fmt::format("{:.17g}", element_as_double(c.dtype, want.data(), i)));
     }
   }
 }
@@ -80,18 +84,20 @@ std::vector<Case> sweep_cases(int nranks, DataType dtype) {
   const ReduceKind ops[] = {ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
                             ReduceKind::max, ReduceKind::avg,  ReduceKind::premul_sum};
   const OpKind reducing[] = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::reduce};
-  const OpKind moving[] = {OpKind::all_gather, OpKind::broadcast, OpKind::all_to_all, OpKind::gather,
-                           OpKind::scatter};
+  const OpKind moving[] = {OpKind::all_gather, OpKind::broadcast, OpKind::all_to_all,
+                           OpKind::gather, OpKind::scatter};
   unsigned salt = 1;
   for (std::size_t count : counts) {
     int root = nranks > 1 ? (static_cast<int>(count) + 1) % nranks : 0;
     for (bool in_place : {false, true}) {
       for (OpKind k : reducing) {
-        for (ReduceKind op : ops) cases.push_back(make_case(k, dtype, op, count, root, in_place, nranks, salt++));
+        for (ReduceKind op : ops)
+          cases.push_back(make_case(k, dtype, op, count, root, in_place, nranks, salt++));
       }
       for (OpKind k : moving) {
         if (k == OpKind::all_to_all && in_place) continue;  // NCCL has no in-place all_to_all
-        cases.push_back(make_case(k, dtype, ReduceKind::sum, count, root, in_place, nranks, salt++));
+        cases.push_back(
+            make_case(k, dtype, ReduceKind::sum, count, root, in_place, nranks, salt++));
       }
     }
   }

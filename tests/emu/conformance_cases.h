@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "twinccl/reference.h"
 #include "twinccl/communicator.h"
+#include "twinccl/reference.h"
 
 namespace twinccl::testing {
 
@@ -25,8 +25,8 @@ struct Case {
 };
 
 // Builds the case (inputs, expected) for nranks.
-Case make_case(OpKind kind, DataType dtype, ReduceKind op, std::size_t count, int root, bool in_place, int nranks,
-               unsigned salt);
+Case make_case(OpKind kind, DataType dtype, ReduceKind op, std::size_t count, int root,
+               bool in_place, int nranks, unsigned salt);
 
 // Runs the case as `comm`'s rank and throws std::runtime_error naming the first wrong element.
 void run_case(Communicator& comm, const Case& c, std::string_view algorithm = {});

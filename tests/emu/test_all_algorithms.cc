@@ -3,7 +3,6 @@
 // data for every algorithm (any fold order is exact), float data bit for bit for the algorithms
 // that fold in the ring's order.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "conformance_cases.h"
@@ -16,8 +15,9 @@ using namespace twinccl::testing;
 namespace {
 
 const std::set<std::string> kRingOrder{"ring", "direct", "nvls"};
-const OpKind kEven[] = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather, OpKind::broadcast,
-                        OpKind::reduce,     OpKind::all_to_all,     OpKind::gather,     OpKind::scatter};
+const OpKind kEven[] = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,
+                        OpKind::broadcast,  OpKind::reduce,         OpKind::all_to_all,
+                        OpKind::gather,     OpKind::scatter};
 
 struct Params {
   int channels;
@@ -42,13 +42,16 @@ void run_algorithm(const Algorithm& algo, int n, const Params& p) {
       spec.root = n - 1;
       if (!algo.why_not(spec, params).empty()) continue;
       for (bool in_place : {false, true}) {
-        const ReduceKind ops[] = {ReduceKind::sum, ReduceKind::max, ReduceKind::prod, ReduceKind::avg};
+        const ReduceKind ops[] = {ReduceKind::sum, ReduceKind::max, ReduceKind::prod,
+                                  ReduceKind::avg};
         for (ReduceKind op : ops) {
           if (!is_reducing(kind) && op != ReduceKind::sum) continue;
           cases.push_back(make_case(kind, DataType::int32, op, count, n - 1, in_place, n, salt++));
           if (kRingOrder.count(std::string(algo.name()))) {
-            cases.push_back(make_case(kind, DataType::float32, op, count, n - 1, in_place, n, salt++));
-            cases.push_back(make_case(kind, DataType::bfloat16, op, count, n - 1, in_place, n, salt++));
+            cases.push_back(
+                make_case(kind, DataType::float32, op, count, n - 1, in_place, n, salt++));
+            cases.push_back(
+                make_case(kind, DataType::bfloat16, op, count, n - 1, in_place, n, salt++));
           }
         }
       }
@@ -63,8 +66,8 @@ void run_algorithm(const Algorithm& algo, int n, const Params& p) {
   o.ranks_per_node = p.ranks_per_node;
   o.timeout_s = 60;
   std::string where = std::string(algo.name()) + " on " + std::to_string(n) + " ranks, channels " +
-                      std::to_string(p.channels) + ", chunk " + std::to_string(p.chunk) + ", ranks_per_node " +
-                      std::to_string(p.ranks_per_node);
+                      std::to_string(p.channels) + ", chunk " + std::to_string(p.chunk) +
+                      ", ranks_per_node " + std::to_string(p.ranks_per_node);
   INFO(where << ", " << cases.size() << " calls");
   REQUIRE_NOTHROW(emu::run_world(o, [&](Communicator& comm) {
     for (const Case& c : cases) run_case(comm, c, algo.name());

@@ -1,8 +1,7 @@
 // The Communicator API on the emulator: bad input errors, async overlap, groups and send/recv,
 // uneven variants, split, Buffer overloads.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <mutex>
 #include <numeric>
@@ -35,8 +34,8 @@ TEST_CASE("bad input gives a typed error naming the call, rank and value", "[emu
     auto msg = error_of<InvalidArgument>(2, [](Communicator& c) {
       c.all_reduce(nullptr, nullptr, 4, DataType::float32, ReduceOp::sum());
     });
-    CHECK_THAT(msg, Contains("all_reduce on comm 'world' rank") && Contains("send buffer is null") &&
-                        Contains("test_api.cc:"));
+    CHECK_THAT(msg, Contains("all_reduce on comm 'world' rank") &&
+                        Contains("send buffer is null") && Contains("test_api.cc:"));
   }
   SECTION("root out of range") {
     auto msg = error_of<InvalidArgument>(4, [](Communicator& c) {
@@ -96,7 +95,8 @@ TEST_CASE("bad input gives a typed error naming the call, rank and value", "[emu
   SECTION("overlapping out-of-place buffers") {
     auto msg = error_of<InvalidArgument>(2, [](Communicator& c) {
       Buffer b = c.alloc(16, DataType::float32);
-      c.all_reduce(b.data(), static_cast<float*>(b.data()) + 1, 8, DataType::float32, ReduceOp::sum());
+      c.all_reduce(b.data(), static_cast<float*>(b.data()) + 1, 8, DataType::float32,
+                   ReduceOp::sum());
     });
     CHECK_THAT(msg, Contains("overlap"));
   }
@@ -105,8 +105,9 @@ TEST_CASE("bad input gives a typed error naming the call, rank and value", "[emu
       Buffer b = c.alloc(64, DataType::float32);
       c.all_reduce(b.data(), b.data(), c.rank() == 1 ? 32 : 64, DataType::float32, ReduceOp::sum());
     });
-    CHECK_THAT(msg, Contains("all_reduce #0 on comm 'world'") && Contains("count") && Contains("rank 1") &&
-                        Contains("passed 32") && Contains("ranks 0,2") && Contains("passed 64"));
+    CHECK_THAT(msg, Contains("all_reduce #0 on comm 'world'") && Contains("count") &&
+                        Contains("rank 1") && Contains("passed 32") && Contains("ranks 0,2") &&
+                        Contains("passed 64"));
   }
   SECTION("a rank that returns early does not hang the others") {
     auto t0 = std::chrono::steady_clock::now();
@@ -157,7 +158,8 @@ TEST_CASE("operations complete in issue order on a rank's stream", "[emu][async]
     Buffer x = c.alloc(1, DataType::int32);
     x.host_span<int>()[0] = 1;
     std::vector<Work> works;
-    for (int i = 0; i < 5; ++i) works.push_back(c.all_reduce(x, x, ReduceOp::sum(), {.async_op = true}));
+    for (int i = 0; i < 5; ++i)
+      works.push_back(c.all_reduce(x, x, ReduceOp::sum(), {.async_op = true}));
     for (Work& w : works) w.wait();
     results[static_cast<std::size_t>(c.rank())] = x.host_span<int>()[0];
   });
@@ -178,7 +180,8 @@ TEST_CASE("send/recv pairs inside a group do not deadlock (ring exchange)", "[em
     }
     from_left[static_cast<std::size_t>(me)] = in.host_span<int>()[99];
   });
-  for (int r = 0; r < n; ++r) CHECK(from_left[static_cast<std::size_t>(r)] == ((r + n - 1) % n) * 1000);
+  for (int r = 0; r < n; ++r)
+    CHECK(from_left[static_cast<std::size_t>(r)] == ((r + n - 1) % n) * 1000);
 }
 
 TEST_CASE("blocking send and recv in matching order", "[emu][p2p]") {
@@ -203,7 +206,8 @@ TEST_CASE("blocking send and recv in matching order", "[emu][p2p]") {
 TEST_CASE("a group mixing collectives and send/recv", "[emu][group]") {
   std::vector<int> sums(4), received(4);
   run_ranks(4, [&](Communicator& c) {
-    Buffer s = c.alloc(1, DataType::int32), p = c.alloc(1, DataType::int32), q = c.alloc(1, DataType::int32);
+    Buffer s = c.alloc(1, DataType::int32), p = c.alloc(1, DataType::int32),
+           q = c.alloc(1, DataType::int32);
     s.host_span<int>()[0] = c.rank();
     p.host_span<int>()[0] = 100 + c.rank();
     c.group_start();
@@ -221,64 +225,76 @@ TEST_CASE("a group mixing collectives and send/recv", "[emu][group]") {
   }
 }
 
-TEST_CASE("uneven variants: all_gather_v, reduce_scatter_v, all_to_all_v, gather_v, scatter_v", "[emu][uneven]") {
+TEST_CASE("uneven variants: all_gather_v, reduce_scatter_v, all_to_all_v, gather_v, scatter_v",
+          "[emu][uneven]") {
   int n = GENERATE(1, 2, 3, 7);
   bool schedule_path = GENERATE(false, true);
   std::vector<std::size_t> counts(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(r * 3 % 5);  // 0 included
+  for (int r = 0; r < n; ++r)
+    counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(r * 3 % 5);  // 0 included
   std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   std::mutex mu;
   std::vector<std::string> failures;
-  run_ranks(n, [&](Communicator& c) {
-    auto fail = [&](const std::string& what) {
-      std::lock_guard<std::mutex> lock(mu);
-      failures.push_back("rank " + std::to_string(c.rank()) + ": " + what);
-    };
-    auto me = static_cast<std::size_t>(c.rank());
-    std::size_t displ = std::accumulate(counts.begin(), counts.begin() + static_cast<long>(me), std::size_t{0});
-    // all_gather_v: element j of rank r's block is r*100 + j
-    std::vector<std::int64_t> mine(counts[me]), all(total, -1);
-    for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = static_cast<std::int64_t>(me * 100 + j);
-    c.all_gather_v(mine.data(), all.data(), counts, {}, DataType::int64);
-    std::size_t at = 0;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      for (std::size_t j = 0; j < counts[r]; ++j, ++at) {
-        if (all[at] != static_cast<std::int64_t>(r * 100 + j)) fail("all_gather_v element " + std::to_string(at));
-      }
-    }
-    // reduce_scatter_v: everyone contributes (rank+1) everywhere -> n(n+1)/2
-    std::vector<std::int32_t> contrib(total, c.rank() + 1), part(counts[me], -1);
-    c.reduce_scatter_v(contrib.data(), part.data(), counts, {}, DataType::int32, ReduceOp::sum());
-    for (auto v : part) {
-      if (v != n * (n + 1) / 2) fail("reduce_scatter_v value " + std::to_string(v));
-    }
-    // all_to_all_v: send (me + p) % 3 elements valued me*10+p to p
-    std::vector<std::size_t> sc(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n));
-    for (int p = 0; p < n; ++p) {
-      sc[static_cast<std::size_t>(p)] = static_cast<std::size_t>((c.rank() + p) % 3);
-      rc[static_cast<std::size_t>(p)] = static_cast<std::size_t>((p + c.rank()) % 3);
-    }
-    std::vector<float> sbuf, rbuf(std::accumulate(rc.begin(), rc.end(), std::size_t{0}), -1.f);
-    for (int p = 0; p < n; ++p) {
-      for (std::size_t j = 0; j < sc[static_cast<std::size_t>(p)]; ++j) sbuf.push_back(static_cast<float>(c.rank() * 10 + p));
-    }
-    c.all_to_all_v(sbuf.data(), sc, {}, rbuf.data(), rc, {}, DataType::float32);
-    at = 0;
-    for (int p = 0; p < n; ++p) {
-      for (std::size_t j = 0; j < rc[static_cast<std::size_t>(p)]; ++j, ++at) {
-        if (rbuf[at] != static_cast<float>(p * 10 + c.rank())) fail("all_to_all_v from " + std::to_string(p));
-      }
-    }
-    // gather_v to the last rank, then scatter_v back from it
-    int root = n - 1;
-    std::vector<std::int64_t> gathered(c.rank() == root ? total : 0, -1);
-    c.gather_v(mine.data(), gathered.data(), counts, {}, DataType::int64, root);
-    if (c.rank() == root && gathered != all) fail("gather_v differs from all_gather_v");
-    std::vector<std::int64_t> back(counts[me], -1);
-    c.scatter_v(c.rank() == root ? gathered.data() : nullptr, back.data(), counts, {}, DataType::int64, root);
-    if (back != mine) fail("scatter_v did not return this rank's block");
-    (void)displ;
-  }, HarnessOptions{schedule_path, "", 30.0});
+  run_ranks(
+      n,
+      [&](Communicator& c) {
+        auto fail = [&](const std::string& what) {
+          std::lock_guard<std::mutex> lock(mu);
+          failures.push_back("rank " + std::to_string(c.rank()) + ": " + what);
+        };
+        auto me = static_cast<std::size_t>(c.rank());
+        std::size_t displ =
+            std::accumulate(counts.begin(), counts.begin() + static_cast<long>(me), std::size_t{0});
+        // all_gather_v: element j of rank r's block is r*100 + j
+        std::vector<std::int64_t> mine(counts[me]), all(total, -1);
+        for (std::size_t j = 0; j < mine.size(); ++j)
+          mine[j] = static_cast<std::int64_t>(me * 100 + j);
+        c.all_gather_v(mine.data(), all.data(), counts, {}, DataType::int64);
+        std::size_t at = 0;
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+          for (std::size_t j = 0; j < counts[r]; ++j, ++at) {
+            if (all[at] != static_cast<std::int64_t>(r * 100 + j))
+              fail("all_gather_v element " + std::to_string(at));
+          }
+        }
+        // reduce_scatter_v: everyone contributes (rank+1) everywhere -> n(n+1)/2
+        std::vector<std::int32_t> contrib(total, c.rank() + 1), part(counts[me], -1);
+        c.reduce_scatter_v(contrib.data(), part.data(), counts, {}, DataType::int32,
+                           ReduceOp::sum());
+        for (auto v : part) {
+          if (v != n * (n + 1) / 2) fail("reduce_scatter_v value " + std::to_string(v));
+        }
+        // all_to_all_v: send (me + p) % 3 elements valued me*10+p to p
+        std::vector<std::size_t> sc(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n));
+        for (int p = 0; p < n; ++p) {
+          sc[static_cast<std::size_t>(p)] = static_cast<std::size_t>((c.rank() + p) % 3);
+          rc[static_cast<std::size_t>(p)] = static_cast<std::size_t>((p + c.rank()) % 3);
+        }
+        std::vector<float> sbuf, rbuf(std::accumulate(rc.begin(), rc.end(), std::size_t{0}), -1.f);
+        for (int p = 0; p < n; ++p) {
+          for (std::size_t j = 0; j < sc[static_cast<std::size_t>(p)]; ++j)
+            sbuf.push_back(static_cast<float>(c.rank() * 10 + p));
+        }
+        c.all_to_all_v(sbuf.data(), sc, {}, rbuf.data(), rc, {}, DataType::float32);
+        at = 0;
+        for (int p = 0; p < n; ++p) {
+          for (std::size_t j = 0; j < rc[static_cast<std::size_t>(p)]; ++j, ++at) {
+            if (rbuf[at] != static_cast<float>(p * 10 + c.rank()))
+              fail("all_to_all_v from " + std::to_string(p));
+          }
+        }
+        // gather_v to the last rank, then scatter_v back from it
+        int root = n - 1;
+        std::vector<std::int64_t> gathered(c.rank() == root ? total : 0, -1);
+        c.gather_v(mine.data(), gathered.data(), counts, {}, DataType::int64, root);
+        if (c.rank() == root && gathered != all) fail("gather_v differs from all_gather_v");
+        std::vector<std::int64_t> back(counts[me], -1);
+        c.scatter_v(c.rank() == root ? gathered.data() : nullptr, back.data(), counts, {},
+                    DataType::int64, root);
+        if (back != mine) fail("scatter_v did not return this rank's block");
+        (void)displ;
+      },
+      HarnessOptions{schedule_path, "", 30.0});
   INFO((failures.empty() ? std::string() : failures.front()));
   CHECK(failures.empty());
 }
@@ -322,13 +338,17 @@ TEST_CASE("split: colors, keys, kNoColor and nested splits", "[emu][split]") {
 TEST_CASE("results are bitwise repeatable run to run", "[emu][determinism]") {
   auto once = [](bool schedule_path) {
     std::vector<std::vector<float>> out(7);
-    run_ranks(7, [&](Communicator& c) {
-      Buffer x = c.alloc(10001, DataType::float32);
-      auto s = x.host_span<float>();
-      for (std::size_t i = 0; i < s.size(); ++i) s[i] = 1.0f / static_cast<float>(i + 3 + c.rank() * 7);
-      c.all_reduce(x, x, ReduceOp::sum());
-      out[static_cast<std::size_t>(c.rank())] = x.to_host<float>();
-    }, HarnessOptions{schedule_path, "", 30.0});
+    run_ranks(
+        7,
+        [&](Communicator& c) {
+          Buffer x = c.alloc(10001, DataType::float32);
+          auto s = x.host_span<float>();
+          for (std::size_t i = 0; i < s.size(); ++i)
+            s[i] = 1.0f / static_cast<float>(i + 3 + c.rank() * 7);
+          c.all_reduce(x, x, ReduceOp::sum());
+          out[static_cast<std::size_t>(c.rank())] = x.to_host<float>();
+        },
+        HarnessOptions{schedule_path, "", 30.0});
     return out;
   };
   auto a = once(false), b = once(false), s = once(true);

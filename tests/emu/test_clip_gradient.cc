@@ -3,7 +3,6 @@
 // (sum over ranks), not keep the local slice or all_reduce it. Checked numerically against a
 // finite-difference gradient of the global loss, on 2 and 8 ranks.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <vector>
 
@@ -16,22 +15,28 @@ namespace {
 
 constexpr std::size_t kBatch = 3, kDim = 4, kLocal = kBatch * kDim;
 
-double feature(int rank, std::size_t i) { return std::sin(0.3 * rank + 0.17 * static_cast<double>(i)) + 0.1; }
-double weight(int rank, std::size_t j) { return 0.5 + 0.25 * std::cos(1.1 * rank + 0.07 * static_cast<double>(j)); }
+double feature(int rank, std::size_t i) {
+  return std::sin(0.3 * rank + 0.17 * static_cast<double>(i)) + 0.1;
+}
+double weight(int rank, std::size_t j) {
+  return 0.5 + 0.25 * std::cos(1.1 * rank + 0.07 * static_cast<double>(j));
+}
 
 // Rank r's loss on the gathered features X: sum_j w_r[j] * X[j]^2 / 2 (a stand-in for CLIP's
 // contrastive loss: every rank's loss depends on every rank's features).
 double global_loss(const std::vector<double>& all_features, int n) {
   double total = 0;
   for (int r = 0; r < n; ++r) {
-    for (std::size_t j = 0; j < all_features.size(); ++j) total += weight(r, j) * all_features[j] * all_features[j] / 2;
+    for (std::size_t j = 0; j < all_features.size(); ++j)
+      total += weight(r, j) * all_features[j] * all_features[j] / 2;
   }
   return total;
 }
 
 }  // namespace
 
-TEST_CASE("CLIP gather-with-gradient: the backward reduce_scatter equals the true gradient", "[emu][clip]") {
+TEST_CASE("CLIP gather-with-gradient: the backward reduce_scatter equals the true gradient",
+          "[emu][clip]") {
   int n = GENERATE(2, 8);
   std::vector<std::vector<double>> grads(static_cast<std::size_t>(n));
   run_ranks(n, [&](Communicator& c) {

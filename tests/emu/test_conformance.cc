@@ -13,10 +13,14 @@ namespace {
 void sweep(int nranks, bool schedule_path) {
   for (DataType dtype : kAllDataTypes) {
     std::vector<Case> cases = sweep_cases(nranks, dtype);
-    INFO("world size " << nranks << (schedule_path ? " schedule path " : " fast path ") << name(dtype));
-    REQUIRE_NOTHROW(run_ranks(nranks, [&](Communicator& comm) {
-      for (const Case& c : cases) run_case(comm, c);
-    }, HarnessOptions{schedule_path, "", 60.0}));
+    INFO("world size " << nranks << (schedule_path ? " schedule path " : " fast path ")
+                       << name(dtype));
+    REQUIRE_NOTHROW(run_ranks(
+        nranks,
+        [&](Communicator& comm) {
+          for (const Case& c : cases) run_case(comm, c);
+        },
+        HarnessOptions{schedule_path, "", 60.0}));
   }
 }
 
@@ -44,7 +48,8 @@ TEST_CASE("conformance on sub-communicators", "[emu][conformance]") {
       auto sub = world.split(world.rank() % 2, -world.rank());
       if (!sub) throw std::runtime_error("split returned no communicator");
       const auto& cases = world.rank() % 2 == 0 ? even_cases : odd_cases;
-      if (sub->size() != (world.rank() % 2 == 0 ? even : odd)) throw std::runtime_error("sub-communicator size");
+      if (sub->size() != (world.rank() % 2 == 0 ? even : odd))
+        throw std::runtime_error("sub-communicator size");
       // keys are -rank: the highest world rank gets sub-rank 0
       for (const Case& c : cases) run_case(*sub, c);
       world.barrier();

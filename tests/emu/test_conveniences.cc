@@ -1,6 +1,5 @@
 // torch.distributed, MindSpore comm_func and torch.cuda.comm.scatter shapes over the core API.
 #include <catch2/catch.hpp>
-
 #include <mutex>
 #include <numeric>
 
@@ -22,7 +21,8 @@ TEST_CASE("torch style: all_gather into a list with uneven sizes, async handle",
     Buffer mine = world.alloc(static_cast<std::size_t>(world.rank() + 1), DataType::float32);
     for (float& v : mine.host_span<float>()) v = static_cast<float>(world.rank());
     std::vector<Buffer> parts;
-    for (int r = 0; r < n; ++r) parts.push_back(world.alloc(static_cast<std::size_t>(r + 1), DataType::float32));
+    for (int r = 0; r < n; ++r)
+      parts.push_back(world.alloc(static_cast<std::size_t>(r + 1), DataType::float32));
     std::optional<Work> w = td::all_gather(world, parts, mine, /*async_op=*/true);
     if (!w) throw std::runtime_error("async_op=true must return a handle");
     w->wait();
@@ -35,11 +35,13 @@ TEST_CASE("torch style: all_gather into a list with uneven sizes, async handle",
     if (td::all_reduce(world, one)) throw std::runtime_error("async_op=false must return nothing");
   });
   std::vector<float> want;
-  for (int r = 0; r < n; ++r) want.insert(want.end(), static_cast<std::size_t>(r + 1), static_cast<float>(r));
+  for (int r = 0; r < n; ++r)
+    want.insert(want.end(), static_cast<std::size_t>(r + 1), static_cast<float>(r));
   for (const auto& g : got) CHECK(g == want);
 }
 
-TEST_CASE("torch style: reduce_scatter from a list, all_to_all lists, batch_isend_irecv", "[emu][torch]") {
+TEST_CASE("torch style: reduce_scatter from a list, all_to_all lists, batch_isend_irecv",
+          "[emu][torch]") {
   constexpr int n = 4;
   std::vector<int> rs(n), a2a(n * n), ring(n);
   run_ranks(n, [&](Communicator& world) {
@@ -56,10 +58,13 @@ TEST_CASE("torch style: reduce_scatter from a list, all_to_all lists, batch_isen
     std::vector<Buffer> outs;
     for (int r = 0; r < n; ++r) outs.push_back(world.alloc(2, DataType::int32));
     td::all_to_all(world, outs, inputs);
-    for (int r = 0; r < n; ++r) a2a[static_cast<std::size_t>(me * n + r)] = outs[static_cast<std::size_t>(r)].host_span<int>()[0];
+    for (int r = 0; r < n; ++r)
+      a2a[static_cast<std::size_t>(me * n + r)] =
+          outs[static_cast<std::size_t>(r)].host_span<int>()[0];
     Buffer s = world.alloc(1, DataType::int32), t = world.alloc(1, DataType::int32);
     s.host_span<int>()[0] = me;
-    std::vector<td::P2POp> ops{{td::P2POp::Kind::isend, s, (me + 1) % n}, {td::P2POp::Kind::irecv, t, (me + n - 1) % n}};
+    std::vector<td::P2POp> ops{{td::P2POp::Kind::isend, s, (me + 1) % n},
+                               {td::P2POp::Kind::irecv, t, (me + n - 1) % n}};
     td::batch_isend_irecv(world, ops)->wait();
     ring[static_cast<std::size_t>(me)] = t.host_span<int>()[0];
   });
@@ -86,12 +91,14 @@ TEST_CASE("mindspore style: stacked output tensor with a handle", "[emu][mindspo
   });
   for (int r = 0; r < n; ++r) {
     REQUIRE(gathered[static_cast<std::size_t>(r)].size() == 12);
-    for (std::size_t i = 0; i < 12; ++i) CHECK(gathered[static_cast<std::size_t>(r)][i] == static_cast<double>(i / 3) + 0.5);
+    for (std::size_t i = 0; i < 12; ++i)
+      CHECK(gathered[static_cast<std::size_t>(r)][i] == static_cast<double>(i / 3) + 0.5);
     CHECK(scattered[static_cast<std::size_t>(r)] == std::vector<double>{4.0, 4.0});
   }
 }
 
-TEST_CASE("scatter_chunks: uneven chunks along dim 0 and dim 1, like torch.cuda.comm.scatter", "[emu][chunks]") {
+TEST_CASE("scatter_chunks: uneven chunks along dim 0 and dim 1, like torch.cuda.comm.scatter",
+          "[emu][chunks]") {
   constexpr int n = 3;
   const std::vector<std::size_t> shape{4, 5};  // 4 rows x 5 columns, value = row*10 + col
   std::vector<std::vector<int>> by_rows(n), by_cols(n), even(n);
@@ -103,9 +110,12 @@ TEST_CASE("scatter_chunks: uneven chunks along dim 0 and dim 1, like torch.cuda.
       for (int i = 0; i < 20; ++i) s[static_cast<std::size_t>(i)] = (i / 5) * 10 + i % 5;
     }
     std::vector<std::size_t> rows{1, 0, 3}, cols{2, 2, 1};
-    by_rows[static_cast<std::size_t>(world.rank())] = scatter_chunks(world, t, DataType::int32, shape, rows, 0, 1).to_host<int>();
-    by_cols[static_cast<std::size_t>(world.rank())] = scatter_chunks(world, t, DataType::int32, shape, cols, 1, 1).to_host<int>();
-    even[static_cast<std::size_t>(world.rank())] = scatter_chunks(world, t, DataType::int32, shape, {}, 1, 1).to_host<int>();
+    by_rows[static_cast<std::size_t>(world.rank())] =
+        scatter_chunks(world, t, DataType::int32, shape, rows, 0, 1).to_host<int>();
+    by_cols[static_cast<std::size_t>(world.rank())] =
+        scatter_chunks(world, t, DataType::int32, shape, cols, 1, 1).to_host<int>();
+    even[static_cast<std::size_t>(world.rank())] =
+        scatter_chunks(world, t, DataType::int32, shape, {}, 1, 1).to_host<int>();
   });
   CHECK(by_rows[0] == std::vector<int>{0, 1, 2, 3, 4});
   CHECK(by_rows[1].empty());
@@ -115,7 +125,8 @@ TEST_CASE("scatter_chunks: uneven chunks along dim 0 and dim 1, like torch.cuda.
   CHECK(by_cols[2] == std::vector<int>{4, 14, 24, 34});
   CHECK(even[0] == by_cols[0]);  // torch.chunk sizes for 5 over 3: 2, 2, 1
   CHECK(even_chunk_sizes(5, 3) == std::vector<std::size_t>{2, 2, 1});
-  CHECK(chunk_shape(shape, std::vector<std::size_t>{2, 2, 1}, 1, 2) == std::vector<std::size_t>{4, 1});
+  CHECK(chunk_shape(shape, std::vector<std::size_t>{2, 2, 1}, 1, 2) ==
+        std::vector<std::size_t>{4, 1});
 }
 
 TEST_CASE("scatter_chunks refuses chunk sizes that do not add up", "[emu][chunks]") {

@@ -12,7 +12,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-void all_got(const std::vector<RankOutcome>& out, const std::string& type, const std::vector<std::string>& parts) {
+void all_got(const std::vector<RankOutcome>& out, const std::string& type,
+             const std::vector<std::string>& parts) {
   for (std::size_t r = 0; r < out.size(); ++r) {
     INFO("rank " << r << ": " << out[r].type << ": " << out[r].message);
     CHECK(out[r].type == type);
@@ -28,30 +29,38 @@ TEST_CASE("misuse 01: all_reduce count differs on one rank", "[emu][misuse]") {
   auto out = misuse_run(n, [&](Communicator& c) {
     std::vector<float> x(64);
     if (c.rank() == 1) {
-      line[1] = __LINE__; c.all_reduce(x.data(), x.data(), 32, DataType::float32, ReduceOp::sum());
+      line[1] = __LINE__;
+      c.all_reduce(x.data(), x.data(), 32, DataType::float32, ReduceOp::sum());
     } else {
       if (c.rank() == 0) line[0] = __LINE__ + 1;
       c.all_reduce(x.data(), x.data(), 64, DataType::float32, ReduceOp::sum());
     }
   });
-  all_got(out, "MismatchError", {"all_reduce #0 on comm 'world'", "ranks disagree on count", "rank 1 (" + site(__FILE__, line[1]) + ") passed 32",
-                                 site(__FILE__, line[0]) + ") passed 64"});
+  all_got(out, "MismatchError",
+          {"all_reduce #0 on comm 'world'", "ranks disagree on count",
+           "rank 1 (" + site(__FILE__, line[1]) + ") passed 32",
+           site(__FILE__, line[0]) + ") passed 64"});
 }
 
 TEST_CASE("misuse 02: data type differs", "[emu][misuse]") {
   auto out = misuse_run(3, [](Communicator& c) {
     std::vector<std::int32_t> x(8);
-    c.all_reduce(x.data(), x.data(), 8, c.rank() == 2 ? DataType::int32 : DataType::float32, ReduceOp::sum());
+    c.all_reduce(x.data(), x.data(), 8, c.rank() == 2 ? DataType::int32 : DataType::float32,
+                 ReduceOp::sum());
   });
-  all_got(out, "MismatchError", {"ranks disagree on the data type", "rank 2", "passed int32", "ranks 0-1", "passed float32"});
+  all_got(
+      out, "MismatchError",
+      {"ranks disagree on the data type", "rank 2", "passed int32", "ranks 0-1", "passed float32"});
 }
 
 TEST_CASE("misuse 03: reduce op differs", "[emu][misuse]") {
   auto out = misuse_run(4, [](Communicator& c) {
     std::vector<float> x(8);
-    c.all_reduce(x.data(), x.data(), 8, DataType::float32, c.rank() == 0 ? ReduceOp::max() : ReduceOp::sum());
+    c.all_reduce(x.data(), x.data(), 8, DataType::float32,
+                 c.rank() == 0 ? ReduceOp::max() : ReduceOp::sum());
   });
-  all_got(out, "MismatchError", {"ranks disagree on the reduce op", "rank 0", "passed max", "ranks 1-3", "passed sum"});
+  all_got(out, "MismatchError",
+          {"ranks disagree on the reduce op", "rank 0", "passed max", "ranks 1-3", "passed sum"});
 }
 
 TEST_CASE("misuse 04: broadcast root differs", "[emu][misuse]") {
@@ -59,17 +68,22 @@ TEST_CASE("misuse 04: broadcast root differs", "[emu][misuse]") {
     std::vector<float> x(8);
     c.broadcast(x.data(), x.data(), 8, DataType::float32, c.rank() == 2 ? 1 : 0);
   });
-  all_got(out, "MismatchError", {"broadcast #0", "ranks disagree on root", "rank 2", "passed 1", "ranks 0-1", "passed 0"});
+  all_got(
+      out, "MismatchError",
+      {"broadcast #0", "ranks disagree on root", "rank 2", "passed 1", "ranks 0-1", "passed 0"});
 }
 
 TEST_CASE("misuse 05: ranks call different collectives", "[emu][misuse]") {
   auto out = misuse_run(2, [](Communicator& c) {
     std::vector<float> x(8);
-    if (c.rank() == 0) c.all_reduce(x.data(), x.data(), 8, DataType::float32, ReduceOp::sum());
-    else c.broadcast(x.data(), x.data(), 8, DataType::float32, 0);
+    if (c.rank() == 0)
+      c.all_reduce(x.data(), x.data(), 8, DataType::float32, ReduceOp::sum());
+    else
+      c.broadcast(x.data(), x.data(), 8, DataType::float32, 0);
   });
-  all_got(out, "MismatchError", {"#0 on comm 'world'", "ranks disagree on the operation", "called all_reduce", "called broadcast",
-                                 "same order"});
+  all_got(out, "MismatchError",
+          {"#0 on comm 'world'", "ranks disagree on the operation", "called all_reduce",
+           "called broadcast", "same order"});
 }
 
 TEST_CASE("misuse 06: the order of operations differs (second op named)", "[emu][misuse]") {
@@ -89,8 +103,10 @@ TEST_CASE("misuse 06: the order of operations differs (second op named)", "[emu]
 
 TEST_CASE("misuse 07: split on some ranks, barrier on others", "[emu][misuse]") {
   auto out = misuse_run(3, [](Communicator& c) {
-    if (c.rank() == 0) c.barrier();
-    else (void)c.split(0, c.rank());
+    if (c.rank() == 0)
+      c.barrier();
+    else
+      (void)c.split(0, c.rank());
   });
   all_got(out, "MismatchError", {"#0 on comm 'world'", "rank 0", "called barrier", "called split"});
 }
@@ -107,12 +123,15 @@ TEST_CASE("misuse 08: count differs on a sub-communicator (its name and seq)", "
   for (int r : {1, 3}) {
     INFO(out[static_cast<std::size_t>(r)].message);
     CHECK(out[static_cast<std::size_t>(r)].type == "MismatchError");
-    CHECK_THAT(out[static_cast<std::size_t>(r)].message, Contains("reduce_scatter #1 on comm 'half'") &&
-                                                             Contains("ranks disagree on count") &&
-                                                             Contains("rank 1 (") && Contains("passed 4") && Contains("passed 8"));
+    CHECK_THAT(out[static_cast<std::size_t>(r)].message,
+               Contains("reduce_scatter #1 on comm 'half'") &&
+                   Contains("ranks disagree on count") && Contains("rank 1 (") &&
+                   Contains("passed 4") && Contains("passed 8"));
   }
   // The failing ranks abort the world: the other half finished, or was aborted.
-  for (int r : {0, 2}) CHECK((out[static_cast<std::size_t>(r)].type.empty() || out[static_cast<std::size_t>(r)].type == "AbortedError"));
+  for (int r : {0, 2})
+    CHECK((out[static_cast<std::size_t>(r)].type.empty() ||
+           out[static_cast<std::size_t>(r)].type == "AbortedError"));
 }
 
 TEST_CASE("misuse 09: all_gather_v counts differ", "[emu][misuse]") {
@@ -122,7 +141,8 @@ TEST_CASE("misuse 09: all_gather_v counts differ", "[emu][misuse]") {
     std::vector<float> s(8), r(8);
     c.all_gather_v(s.data(), r.data(), counts, {}, DataType::float32);
   });
-  all_got(out, "MismatchError", {"all_gather_v #0", "ranks disagree on counts", "[1,2,4]", "[1,2,3]"});
+  all_got(out, "MismatchError",
+          {"all_gather_v #0", "ranks disagree on counts", "[1,2,4]", "[1,2,3]"});
 }
 
 TEST_CASE("misuse 10: all_to_all_v send and recv counts do not pair", "[emu][misuse]") {
@@ -132,13 +152,15 @@ TEST_CASE("misuse 10: all_to_all_v send and recv counts do not pair", "[emu][mis
     std::vector<float> s(8), r(8);
     c.all_to_all_v(s.data(), send, {}, r.data(), recv, {}, DataType::float32);
   });
-  all_got(out, "MismatchError", {"all_to_all_v #0", "rank 1", "sends 3 elements to rank 0", "expects 2"});
+  all_got(out, "MismatchError",
+          {"all_to_all_v #0", "rank 1", "sends 3 elements to rank 0", "expects 2"});
 }
 
 TEST_CASE("misuse 11: a forced algorithm differs", "[emu][misuse]") {
   auto out = misuse_run(4, [](Communicator& c) {
     std::vector<float> x(8);
-    c.all_reduce(x.data(), x.data(), 8, DataType::float32, ReduceOp::sum(), {.algorithm = c.rank() == 0 ? "ring" : "tree"});
+    c.all_reduce(x.data(), x.data(), 8, DataType::float32, ReduceOp::sum(),
+                 {.algorithm = c.rank() == 0 ? "ring" : "tree"});
   });
   all_got(out, "MismatchError", {"ranks disagree on the algorithm", "'ring'", "'tree'"});
 }
@@ -148,13 +170,17 @@ TEST_CASE("misuse 12: send and recv counts do not pair", "[emu][misuse]") {
   auto out = misuse_run(2, [&](Communicator& c) {
     std::vector<float> x(8);
     if (c.rank() == 0) {
-      line[0] = __LINE__; c.send(x.data(), 4, DataType::float32, 1);
+      line[0] = __LINE__;
+      c.send(x.data(), 4, DataType::float32, 1);
     } else {
-      line[1] = __LINE__; c.recv(x.data(), 8, DataType::float32, 0);
+      line[1] = __LINE__;
+      c.recv(x.data(), 8, DataType::float32, 0);
     }
   });
-  all_got(out, "MismatchError", {"send/recv mismatch on comm 'world'", "rank 0 (" + site(__FILE__, line[0]) + ") sends 4 x float32",
-                                 "rank 1 (" + site(__FILE__, line[1]) + ") receives 8 x float32"});
+  all_got(out, "MismatchError",
+          {"send/recv mismatch on comm 'world'",
+           "rank 0 (" + site(__FILE__, line[0]) + ") sends 4 x float32",
+           "rank 1 (" + site(__FILE__, line[1]) + ") receives 8 x float32"});
 }
 
 TEST_CASE("misuse 13: send and recv data types do not pair (inside a group)", "[emu][misuse]") {
@@ -168,7 +194,8 @@ TEST_CASE("misuse 13: send and recv data types do not pair (inside a group)", "[
   });
   // Rank 1 sends int32 to rank 0, which receives float32: both sides of that pair fail.
   CHECK(out[0].type == "MismatchError");
-  CHECK_THAT(out[0].message, Contains("rank 1") && Contains("sends 8 x int32") && Contains("receives 8 x float32"));
+  CHECK_THAT(out[0].message,
+             Contains("rank 1") && Contains("sends 8 x int32") && Contains("receives 8 x float32"));
   CHECK((out[1].type == "MismatchError" || out[1].type == "AbortedError"));
   CHECK_THAT(out[1].message, Contains("sends 8 x int32"));
 }

@@ -18,7 +18,8 @@ TEST_CASE("misuse 46: Work::wait() inside a group that is still open", "[emu][mi
   auto out = misuse_run(2, [&](Communicator& c) {
     std::vector<float> x(4), y(4);
     int peer = 1 - c.rank();
-    int at = __LINE__; c.group_start();
+    int at = __LINE__;
+    c.group_start();
     if (c.rank() == 0) line = at;
     c.send(x.data(), 4, DataType::float32, peer);
     Work w = c.recv(y.data(), 4, DataType::float32, peer, {.async_op = true});
@@ -27,16 +28,20 @@ TEST_CASE("misuse 46: Work::wait() inside a group that is still open", "[emu][mi
   });
   INFO(out[0].message);
   CHECK(out[0].type == "InvalidArgument");
-  CHECK_THAT(out[0].message, Contains("comm 'world' rank 0: wait() on a Work of the group opened by group_start (" +
-                                      site(__FILE__, line) + "), which is still open") &&
-                                 Contains("call group_end() before waiting"));
+  CHECK_THAT(out[0].message,
+             Contains("comm 'world' rank 0: wait() on a Work of the group opened by group_start (" +
+                      site(__FILE__, line) + "), which is still open") &&
+                 Contains("call group_end() before waiting"));
   INFO(out[1].message);
   CHECK(out[1].type == "AbortedError");  // waits in its group_end for rank 0: told why at once
-  // "rank 0 failed: ..." (the world's abort) or "... (before returning, it failed: ...)" (rank 0 returned)
-  CHECK_THAT(out[1].message, Contains("failed: comm 'world' rank 0: wait() on a Work of the group"));
+  // "rank 0 failed: ..." (the world's abort) or "... (before returning, it failed: ...)" (rank 0
+  // returned)
+  CHECK_THAT(out[1].message,
+             Contains("failed: comm 'world' rank 0: wait() on a Work of the group"));
 }
 
-TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; later calls run", "[emu][misuse][failure]") {
+TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; later calls run",
+          "[emu][misuse][failure]") {
   SECTION("the next blocking all_reduce really runs") {
     std::vector<float> got(2);
     std::vector<std::string> pending(2);
@@ -45,7 +50,8 @@ TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; lat
       std::vector<float> x(4, 1.0f), y(4);
       Work in_group;
       try {
-        int at = __LINE__; Group g(c);
+        int at = __LINE__;
+        Group g(c);
         if (c.rank() == 0) line = at;
         c.all_reduce(x.data(), y.data(), 4, DataType::float32, ReduceOp::sum());
         in_group = c.send(x.data(), 4, DataType::float32, 1 - c.rank());
@@ -58,14 +64,16 @@ TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; lat
         pending[static_cast<std::size_t>(c.rank())] = e.what();
       }
       std::vector<float> z(4, static_cast<float>(c.rank() + 1));
-      c.all_reduce(z.data(), z.data(), 4, DataType::float32, ReduceOp::sum());  // blocking: must run
+      c.all_reduce(z.data(), z.data(), 4, DataType::float32,
+                   ReduceOp::sum());  // blocking: must run
       got[static_cast<std::size_t>(c.rank())] = z[3];
     });
     for (std::size_t r = 0; r < 2; ++r) {
       INFO(out[r].message);
       CHECK(out[r].type.empty());
       CHECK(got[r] == 3.0f);
-      CHECK_THAT(pending[r], Contains("group on comm 'world' rank " + std::to_string(r) + " (group_start at ") &&
+      CHECK_THAT(pending[r], Contains("group on comm 'world' rank " + std::to_string(r) +
+                                      " (group_start at ") &&
                                  Contains("was abandoned: an exception left the Group scope at ") &&
                                  Contains("its 2 operation(s) were discarded, never issued"));
     }
@@ -85,17 +93,20 @@ TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; lat
     for (const auto& o : out) {
       INFO(o.message);
       CHECK(o.type == "InvalidArgument");
-      CHECK_THAT(o.message, Contains("group_end on comm 'world'") &&
-                                Contains("was abandoned when an exception left the inner Group scope at") &&
-                                Contains("1 operation(s) were discarded, never issued"));
+      CHECK_THAT(o.message,
+                 Contains("group_end on comm 'world'") &&
+                     Contains("was abandoned when an exception left the inner Group scope at") &&
+                     Contains("1 operation(s) were discarded, never issued"));
     }
   }
 }
 
-TEST_CASE("misuse 48: a thread that cannot be created is a ResourceError, every thread joined", "[emu][misuse][failure]") {
+TEST_CASE("misuse 48: a thread that cannot be created is a ResourceError, every thread joined",
+          "[emu][misuse][failure]") {
   auto refuse = [](const FaultPoint& p, int rank, std::string_view comm) {
     if (p.stage == FaultStage::thread_start && p.rank == rank && p.comm == comm) {
-      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "pthread_create");
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "pthread_create");
     }
     return FaultAction::proceed;
   };
@@ -112,9 +123,11 @@ TEST_CASE("misuse 48: a thread that cannot be created is a ResourceError, every 
     } catch (const ResourceError& e) {
       error = e.what();
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(seconds < kEveryRankWithin_s);
-    CHECK_THAT(error, Contains("could not start the thread of rank 2 of 4: pthread_create: Resource temporarily unavailable") &&
+    CHECK_THAT(error, Contains("could not start the thread of rank 2 of 4: pthread_create: "
+                               "Resource temporarily unavailable") &&
                           Contains("thread limit"));
     for (int r : {0, 1}) {
       INFO(caught[r].message);
@@ -127,35 +140,44 @@ TEST_CASE("misuse 48: a thread that cannot be created is a ResourceError, every 
     o.fault_hook = [&](const FaultPoint& p) { return refuse(p, 1, "world"); };
     std::array<int, 3> lines{};
     std::string resource;
-    auto out = misuse_run(3, [&](Communicator& c) {
-      std::vector<float> x(4);
-      try {
-        lines[static_cast<std::size_t>(c.rank())] = __LINE__; Work w = c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum(), {.async_op = true});
-        w.wait();
-      } catch (const ResourceError& e) {
-        resource = e.what();
-        throw;
-      }
-    }, o);
-    CHECK_THAT(resource, Contains("all_reduce #0 on comm 'world' rank 1 (" + site(__FILE__, lines[1]) +
-                                  "): could not start the stream thread") &&
-                             Contains("Resource temporarily unavailable"));
+    auto out = misuse_run(
+        3,
+        [&](Communicator& c) {
+          std::vector<float> x(4);
+          try {
+            lines[static_cast<std::size_t>(c.rank())] = __LINE__;
+            Work w = c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum(),
+                                  {.async_op = true});
+            w.wait();
+          } catch (const ResourceError& e) {
+            resource = e.what();
+            throw;
+          }
+        },
+        o);
+    CHECK_THAT(resource,
+               Contains("all_reduce #0 on comm 'world' rank 1 (" + site(__FILE__, lines[1]) +
+                        "): could not start the stream thread") &&
+                   Contains("Resource temporarily unavailable"));
     for (int r : {0, 2}) {
       INFO(out[static_cast<std::size_t>(r)].message);
       CHECK(out[static_cast<std::size_t>(r)].type == "AbortedError");
-      CHECK_THAT(out[static_cast<std::size_t>(r)].message, Contains("could not start the stream thread"));
+      CHECK_THAT(out[static_cast<std::size_t>(r)].message,
+                 Contains("could not start the stream thread"));
     }
   }
 }
 
-TEST_CASE("misuse 49: a rank that failed its own checks and returned: its peers are told why", "[emu][misuse][failure]") {
+TEST_CASE("misuse 49: a rank that failed its own checks and returned: its peers are told why",
+          "[emu][misuse][failure]") {
   SECTION("bad root") {
     CaughtByRank caught(4);
     std::array<int, 4> lines{};
     auto out = misuse_run(4, [&](Communicator& c) {
       std::vector<float> x(8);
       caught.run(c.rank(), [&] {
-        lines[static_cast<std::size_t>(c.rank())] = __LINE__; c.broadcast(x.data(), x.data(), 8, DataType::float32, c.rank() == 1 ? 9 : 0);
+        lines[static_cast<std::size_t>(c.rank())] = __LINE__;
+        c.broadcast(x.data(), x.data(), 8, DataType::float32, c.rank() == 1 ? 9 : 0);
       });
     });
     int line = lines[1];
@@ -163,54 +185,70 @@ TEST_CASE("misuse 49: a rank that failed its own checks and returned: its peers 
     for (int r : {0, 2, 3}) {
       INFO(caught[r].message);
       CHECK(caught[r].type == "AbortedError");
-      // Two wordings, by timing: a rank still waiting ("for rank 1 to arrive, but rank 1's function") or
-      // arriving after rank 1 returned ("waits for rank 1, whose function"); both carry the cause.
-      CHECK_THAT(caught[r].message, Contains("broadcast #0 on comm 'world'") &&
-                                        (Contains("rank 1, whose function already returned without calling it") || Contains("rank 1's function already returned without calling it")) &&
-                                        Contains("(before returning, it failed: broadcast on comm 'world' rank 1 (" +
-                                                 site(__FILE__, line) + "): root=9 out of range [0, 4))"));
+      // Two wordings, by timing: a rank still waiting ("for rank 1 to arrive, but rank 1's
+      // function") or arriving after rank 1 returned ("waits for rank 1, whose function"); both
+      // carry the cause.
+      CHECK_THAT(caught[r].message,
+                 Contains("broadcast #0 on comm 'world'") &&
+                     (Contains("rank 1, whose function already returned without calling it") ||
+                      Contains("rank 1's function already returned without calling it")) &&
+                     Contains("(before returning, it failed: broadcast on comm 'world' rank 1 (" +
+                              site(__FILE__, line) + "): root=9 out of range [0, 4))"));
     }
   }
   SECTION("buffer too small") {
     CaughtByRank caught(3);
     auto out = misuse_run(3, [&](Communicator& c) {
-      Buffer send = c.alloc(4, DataType::float32), recv = c.alloc(c.rank() == 1 ? 11 : 12, DataType::float32);
+      Buffer send = c.alloc(4, DataType::float32),
+             recv = c.alloc(c.rank() == 1 ? 11 : 12, DataType::float32);
       caught.run(c.rank(), [&] { c.all_gather(send, recv); });
     });
     for (int r : {0, 2}) {
       INFO(caught[r].message);
       CHECK(caught[r].type == "AbortedError");
-      CHECK_THAT(caught[r].message, Contains("it failed: all_gather on comm 'world' rank 1") &&
-                                        Contains("recv buffer holds 11 elements but the call needs 12"));
+      CHECK_THAT(caught[r].message,
+                 Contains("it failed: all_gather on comm 'world' rank 1") &&
+                     Contains("recv buffer holds 11 elements but the call needs 12"));
     }
   }
   SECTION("a peer waiting in recv") {
     CaughtByRank caught(2);
-    auto out = misuse_run(2, [&](Communicator& c) {
-      std::vector<float> x(4);
-      caught.run(c.rank(), [&] {
-        if (c.rank() == 0) c.recv(x.data(), 4, DataType::float32, 1);
-        else c.send(x.data(), 4, DataType::float32, 7);  // peer out of range
-      });
-    }, checks(CheckLevel::off));
+    auto out = misuse_run(
+        2,
+        [&](Communicator& c) {
+          std::vector<float> x(4);
+          caught.run(c.rank(), [&] {
+            if (c.rank() == 0)
+              c.recv(x.data(), 4, DataType::float32, 1);
+            else
+              c.send(x.data(), 4, DataType::float32, 7);  // peer out of range
+          });
+        },
+        checks(CheckLevel::off));
     INFO(caught[0].message);
     CHECK(caught[0].type == "AbortedError");
     CHECK_THAT(caught[0].message, Contains("rank 0 waits in recv from rank 1 on comm 'world'") &&
                                       Contains("rank 1's function already returned") &&
-                                      Contains("it failed: send on comm 'world' rank 1") && Contains("peer=7 out of range"));
+                                      Contains("it failed: send on comm 'world' rank 1") &&
+                                      Contains("peer=7 out of range"));
   }
 }
 
-TEST_CASE("misuse 50: messages name the user's call, not an internal function", "[emu][misuse][failure]") {
+TEST_CASE("misuse 50: messages name the user's call, not an internal function",
+          "[emu][misuse][failure]") {
   auto out = misuse_run(2, [](Communicator& c) {
     std::vector<float> x(4);
-    c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp{static_cast<ReduceKind>(42), 1.0});
+    c.all_reduce(x.data(), x.data(), 4, DataType::float32,
+                 ReduceOp{static_cast<ReduceKind>(42), 1.0});
   });
   for (const auto& o : out) {
     INFO(o.message);
     CHECK(o.type == "InvalidArgument");
-    CHECK_THAT(o.message, Contains("all_reduce on comm 'world' rank") &&
-                              Contains("reduce op value 42 is not a ReduceOp (sum, prod, min, max, avg, premul_sum)"));
+    CHECK_THAT(
+        o.message,
+        Contains("all_reduce on comm 'world' rank") &&
+            Contains(
+                "reduce op value 42 is not a ReduceOp (sum, prod, min, max, avg, premul_sum)"));
     CHECK_THAT(o.message, !Contains("check_reduce_op_supported"));
   }
 }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,12 +27,13 @@ inline CheckOptions with_timeout(double timeout_s) {
 }
 
 // Runs `fn` on n ranks (timeout 10 s unless given) and checks that every rank returned in time.
-inline std::vector<RankOutcome> misuse_run(int n, const RankFunction& fn, const CheckOptions& options = with_timeout(10.0),
+inline std::vector<RankOutcome> misuse_run(int n, const RankFunction& fn,
+                                           const CheckOptions& options = with_timeout(10.0),
                                            std::string* run_error = nullptr) {
   auto outcomes = run_ranks_capture(n, fn, options, run_error);
   for (std::size_t r = 0; r < outcomes.size(); ++r) {
-    INFO("rank " << r << " returned after " << outcomes[r].seconds << " s with " << outcomes[r].type << ": "
-                  << outcomes[r].message);
+    INFO("rank " << r << " returned after " << outcomes[r].seconds << " s with " << outcomes[r].type
+                 << ": " << outcomes[r].message);
     CHECK(outcomes[r].seconds < kEveryRankWithin_s);
   }
   return outcomes;

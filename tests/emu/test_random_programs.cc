@@ -5,9 +5,8 @@
 //
 // TWINCCL_RANDOM_PROGRAMS sets how many programs run (default 2000; the sanitizer builds use
 // fewer), TWINCCL_RANDOM_SEED the first seed (default 1). A failure names the seed to replay.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -28,13 +27,13 @@ using namespace twinccl::testing;
 namespace {
 
 struct Step {
-  bool p2p = false;          // a send/recv permutation in a group, else one collective
-  int colors = 1;            // the step runs on world.split(rank % colors, key) when > 1
-  std::vector<int> keys;     // split key per world rank
-  CallShape shape;           // collectives
+  bool p2p = false;       // a send/recv permutation in a group, else one collective
+  int colors = 1;         // the step runs on world.split(rank % colors, key) when > 1
+  std::vector<int> keys;  // split key per world rank
+  CallShape shape;        // collectives
   bool async_op = false;
-  bool in_group = false;     // collective issued inside group_start/group_end
-  std::vector<int> to;       // p2p: world rank r sends to[r] (a permutation of its communicator)
+  bool in_group = false;  // collective issued inside group_start/group_end
+  std::vector<int> to;    // p2p: world rank r sends to[r] (a permutation of its communicator)
   unsigned salt = 0;
 };
 
@@ -49,10 +48,13 @@ std::size_t env_count(const char* name, std::size_t fallback) {
   return v == nullptr ? fallback : static_cast<std::size_t>(std::strtoull(v, nullptr, 10));
 }
 
-double scalar_for(DataType dtype, int rank) { return is_floating(dtype) ? 0.5 * (rank % 3 + 1) : rank % 3 + 1; }
+double scalar_for(DataType dtype, int rank) {
+  return is_floating(dtype) ? 0.5 * (rank % 3 + 1) : rank % 3 + 1;
+}
 
 ReduceOp op_for(ReduceKind kind, DataType dtype, int rank) {
-  return kind == ReduceKind::premul_sum ? ReduceOp::premul_sum(scalar_for(dtype, rank)) : ReduceOp{kind, 1.0};
+  return kind == ReduceKind::premul_sum ? ReduceOp::premul_sum(scalar_for(dtype, rank))
+                                        : ReduceOp{kind, 1.0};
 }
 
 bool supported(DataType dtype, ReduceKind kind) {
@@ -72,8 +74,9 @@ Program make_program(unsigned seed) {
   p.nranks = sizes[pick(pick(10) == 0 ? 7 : 6)];  // 16 ranks now and then
   p.schedule_path = pick(4) == 0;
   int nsteps = 1 + pick(4);
-  const OpKind kinds[] = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather, OpKind::broadcast,
-                          OpKind::reduce,     OpKind::all_to_all,     OpKind::gather,     OpKind::scatter};
+  const OpKind kinds[] = {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,
+                          OpKind::broadcast,  OpKind::reduce,         OpKind::all_to_all,
+                          OpKind::gather,     OpKind::scatter};
   const ReduceKind reduce_kinds[] = {ReduceKind::sum, ReduceKind::prod, ReduceKind::min,
                                      ReduceKind::max, ReduceKind::avg,  ReduceKind::premul_sum};
   const std::size_t counts[] = {0, 1, 2, 3, 5, 17, 64, 129, 1000, 4099};
@@ -107,7 +110,9 @@ Program make_program(unsigned seed) {
 // Members of each color of `step`, ordered as split() orders them: by (key, world rank).
 std::map<int, std::vector<int>> members(const Program& p, const Step& step) {
   std::map<int, std::vector<std::pair<int, int>>> by_color;
-  for (int r = 0; r < p.nranks; ++r) by_color[r % step.colors].push_back({step.colors > 1 ? step.keys[static_cast<std::size_t>(r)] : 0, r});
+  for (int r = 0; r < p.nranks; ++r)
+    by_color[r % step.colors].push_back(
+        {step.colors > 1 ? step.keys[static_cast<std::size_t>(r)] : 0, r});
   std::map<int, std::vector<int>> out;
   for (auto& [color, list] : by_color) {
     std::sort(list.begin(), list.end());
@@ -116,8 +121,11 @@ std::map<int, std::vector<int>> members(const Program& p, const Step& step) {
   return out;
 }
 
-// The root and the p2p permutation depend on the communicator's size: fixed per color from the seed.
-int root_of(const Step& step, int size) { return static_cast<int>(step.salt % static_cast<unsigned>(size)); }
+// The root and the p2p permutation depend on the communicator's size: fixed per color from the
+// seed.
+int root_of(const Step& step, int size) {
+  return static_cast<int>(step.salt % static_cast<unsigned>(size));
+}
 int send_to(const Step& step, int comm_rank, int size) {
   int shift = static_cast<int>(step.salt % static_cast<unsigned>(size));
   return (comm_rank + shift) % size;
@@ -125,7 +133,8 @@ int send_to(const Step& step, int comm_rank, int size) {
 
 // Reference outputs: result[step][world rank].
 std::vector<std::vector<Bytes>> reference(const Program& p) {
-  std::vector<std::vector<Bytes>> out(p.steps.size(), std::vector<Bytes>(static_cast<std::size_t>(p.nranks)));
+  std::vector<std::vector<Bytes>> out(p.steps.size(),
+                                      std::vector<Bytes>(static_cast<std::size_t>(p.nranks)));
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
     const Step& step = p.steps[s];
     for (const auto& [color, ranks] : members(p, step)) {
@@ -135,7 +144,8 @@ std::vector<std::vector<Bytes>> reference(const Program& p) {
         for (int q = 0; q < n; ++q) {
           int from = (q - (send_to(step, 0, n)) + n) % n;  // the comm rank sending to q
           out[s][static_cast<std::size_t>(ranks[static_cast<std::size_t>(q)])] =
-              make_input(shape.dtype, ReduceKind::sum, ranks[static_cast<std::size_t>(from)], shape.count, step.salt);
+              make_input(shape.dtype, ReduceKind::sum, ranks[static_cast<std::size_t>(from)],
+                         shape.count, step.salt);
         }
         continue;
       }
@@ -156,7 +166,8 @@ std::vector<std::vector<Bytes>> reference(const Program& p) {
       call.op = ops[0];
       for (int q = 0; q < n; ++q) {
         Bytes before(recv_elements(call, q, n) * size_of(shape.dtype), 0);
-        out[s][static_cast<std::size_t>(ranks[static_cast<std::size_t>(q)])] = reference_output(call, inputs, ops, q, before);
+        out[s][static_cast<std::size_t>(ranks[static_cast<std::size_t>(q)])] =
+            reference_output(call, inputs, ops, q, before);
       }
     }
   }
@@ -170,13 +181,16 @@ std::vector<Bytes> run_rank(Communicator& world, const Program& p) {
     std::unique_ptr<Communicator> sub;
     Communicator* comm = &world;
     if (step.colors > 1) {
-      sub = world.split(world.rank() % step.colors, step.keys[static_cast<std::size_t>(world.rank())]);
+      sub = world.split(world.rank() % step.colors,
+                        step.keys[static_cast<std::size_t>(world.rank())]);
       comm = sub.get();
     }
     int n = comm->size(), me = comm->rank();
     if (step.p2p) {
-      Buffer out = comm->alloc(step.shape.count, step.shape.dtype), in = comm->alloc(step.shape.count, step.shape.dtype);
-      Bytes mine = make_input(step.shape.dtype, ReduceKind::sum, world.rank(), step.shape.count, step.salt);
+      Buffer out = comm->alloc(step.shape.count, step.shape.dtype),
+             in = comm->alloc(step.shape.count, step.shape.dtype);
+      Bytes mine =
+          make_input(step.shape.dtype, ReduceKind::sum, world.rank(), step.shape.count, step.salt);
       out.copy_from_host(mine.data(), mine.size());
       int to = send_to(step, me, n), from = (me - send_to(step, 0, n) + n) % n;
       comm->group_start();
@@ -197,7 +211,8 @@ std::vector<Bytes> run_rank(Communicator& world, const Program& p) {
     call.count = shape.count;
     call.dtype = shape.dtype;
     call.root = shape.root;
-    setup.fill_input(make_input(shape.dtype, shape.op.kind, world.rank(), setup.input_elements, step.salt));
+    setup.fill_input(
+        make_input(shape.dtype, shape.op.kind, world.rank(), setup.input_elements, step.salt));
     if (step.in_group) comm->group_start();
     Work w = issue_call(*comm, setup, CallOptions{step.async_op, {}});
     if (step.in_group) w = comm->group_end({.async_op = step.async_op});
@@ -223,7 +238,9 @@ TEST_CASE("random programs give the sequential reference's bytes", "[emu][random
     options.schedule_path = p.schedule_path;
     options.timeout_s = 30.0;
     // Mostly checks on; every fourth program off, every fourth debug (poisoned async outputs).
-    options.check = seed % 4 == 0 ? CheckLevel::off : seed % 4 == 1 ? CheckLevel::debug : CheckLevel::on;
+    options.check = seed % 4 == 0   ? CheckLevel::off
+                    : seed % 4 == 1 ? CheckLevel::debug
+                                    : CheckLevel::on;
     try {
       emu::run_world(options, [&](Communicator& c) {
         got[static_cast<std::size_t>(c.rank())] = run_rank(c, p);
@@ -232,16 +249,19 @@ TEST_CASE("random programs give the sequential reference's bytes", "[emu][random
       error = e.what();
     }
     INFO(error);
-    INFO("seed " << seed << " (TWINCCL_RANDOM_SEED=" << seed << " TWINCCL_RANDOM_PROGRAMS=1 replays it), "
-                 << p.nranks << " ranks, schedule path " << p.schedule_path << ", check level "
+    INFO("seed " << seed << " (TWINCCL_RANDOM_SEED=" << seed
+                 << " TWINCCL_RANDOM_PROGRAMS=1 replays it), " << p.nranks
+                 << " ranks, schedule path " << p.schedule_path << ", check level "
                  << static_cast<int>(options.check));
     REQUIRE(error.empty());
     for (std::size_t s = 0; s < p.steps.size(); ++s) {
       for (int r = 0; r < p.nranks; ++r) {
         const Step& step = p.steps[s];
-        INFO("step " << s << ": " << (step.p2p ? std::string("send/recv") : std::string(name(step.shape.kind))) << " "
-                     << name(step.shape.dtype) << " op " << name(step.shape.op.kind) << " count " << step.shape.count
-                     << " colors " << step.colors << " in_place " << step.shape.in_place << ", rank " << r);
+        INFO("step " << s << ": "
+                     << (step.p2p ? std::string("send/recv") : std::string(name(step.shape.kind)))
+                     << " " << name(step.shape.dtype) << " op " << name(step.shape.op.kind)
+                     << " count " << step.shape.count << " colors " << step.colors << " in_place "
+                     << step.shape.in_place << ", rank " << r);
         REQUIRE(got[static_cast<std::size_t>(r)][s] == want[s][static_cast<std::size_t>(r)]);
         ++ops_run;
       }

@@ -2,7 +2,6 @@
 // lead_small_collective): the bytes must be the schedule path's, on both sides of the size limit,
 // and the misuse checks must still reach every rank.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -29,9 +28,11 @@ std::vector<std::vector<float>> outputs(int n, std::size_t count, bool schedule_
       n,
       [&](Communicator& c) {
         std::vector<float> in(count * static_cast<std::size_t>(n));
-        for (std::size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(c.rank() + 1) + 1e-3f * static_cast<float>(i);
+        for (std::size_t i = 0; i < in.size(); ++i)
+          in[i] = 0.1f * static_cast<float>(c.rank() + 1) + 1e-3f * static_cast<float>(i);
         std::vector<float> result(count * static_cast<std::size_t>(n), -7.0f);
-        for (int repeat = 0; repeat < 3; ++repeat) op(c, in.data(), result.data(), count);  // recycled meetings
+        for (int repeat = 0; repeat < 3; ++repeat)
+          op(c, in.data(), result.data(), count);  // recycled meetings
         out[static_cast<std::size_t>(c.rank())] = result;
       },
       options);
@@ -42,7 +43,8 @@ std::vector<std::vector<float>> outputs(int n, std::size_t count, bool schedule_
 
 TEST_CASE("small collectives led by the last rank give the schedule path's bytes", "[emu][small]") {
   int n = GENERATE(1, 2, 3, 7, 8);
-  std::size_t count = GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{5}, kLeadMaxFloats, kLeadMaxFloats + 1);
+  std::size_t count =
+      GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{5}, kLeadMaxFloats, kLeadMaxFloats + 1);
   INFO("ranks " << n << ", count " << count);
   auto all_reduce = [](Communicator& c, float* in, float* out, std::size_t k) {
     c.all_reduce(in, out, k, DataType::float32, ReduceOp::sum());
@@ -63,10 +65,12 @@ TEST_CASE("small collectives led by the last rank give the schedule path's bytes
   CHECK(outputs(n, count, false, reduce_scatter) == outputs(n, count, true, reduce_scatter));
   CHECK(outputs(n, count, false, all_gather) == outputs(n, count, true, all_gather));
   CHECK(outputs(n, count, false, broadcast) == outputs(n, count, true, broadcast));
-  CHECK(outputs(n, count, false, in_place_all_reduce) == outputs(n, count, true, in_place_all_reduce));
+  CHECK(outputs(n, count, false, in_place_all_reduce) ==
+        outputs(n, count, true, in_place_all_reduce));
 }
 
-TEST_CASE("a small collective that disagrees fails on every rank, whoever arrives last", "[emu][small][misuse]") {
+TEST_CASE("a small collective that disagrees fails on every rank, whoever arrives last",
+          "[emu][small][misuse]") {
   int late = GENERATE(0, 2);  // the rank that arrives last runs the collective for everyone
   auto out = misuse_run(3, [&](Communicator& c) {
     std::vector<float> x(8, 1.0f);
@@ -93,7 +97,8 @@ TEST_CASE("many small collectives and barriers back to back keep their order", "
   CHECK(wrong == std::vector<int>(8, 0));
 }
 
-TEST_CASE("a rank that stops calling releases the ranks waiting in a small collective", "[emu][small][misuse]") {
+TEST_CASE("a rank that stops calling releases the ranks waiting in a small collective",
+          "[emu][small][misuse]") {
   auto out = misuse_run(4, [](Communicator& c) {
     float x = 1.0f;
     for (int i = 0; i < 50; ++i) {

@@ -1,10 +1,9 @@
 // Recording traces of emulated programs: TraceRecorder as an observer of each rank's
 // communicator (ops, waits, groups, splits, compute), each call checked once, no hidden
 // collectives. Replaying recorded traces: test_trace_replay.cc.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -43,10 +42,10 @@ TEST_CASE("trace recording: ops, waits, compute, splits, groups and p2p sequence
   CHECK(t.program == "unit");
   REQUIRE(t.communicators.size() == (n == 1 ? 2u : 3u));
   CHECK(t.communicators[0] == trace::TraceCommunicator{"world", [&] {
-          std::vector<int> v;
-          for (int r = 0; r < n; ++r) v.push_back(r);
-          return v;
-        }()});
+                                                         std::vector<int> v;
+                                                         for (int r = 0; r < n; ++r) v.push_back(r);
+                                                         return v;
+                                                       }()});
   for (int r = 0; r < n; ++r) {
     const trace::RankTrace& rt = t.ranks[static_cast<std::size_t>(r)];
     REQUIRE(rt.ops.size() == 5);
@@ -54,7 +53,8 @@ TEST_CASE("trace recording: ops, waits, compute, splits, groups and p2p sequence
     CHECK(rt.ops[0].seq == 0);
     CHECK(rt.ops[1].seq == 1);
     CHECK(rt.ops[1].async);
-    const trace::TraceCommunicator& half = t.communicators[static_cast<std::size_t>(rt.ops[2].comm)];
+    const trace::TraceCommunicator& half =
+        t.communicators[static_cast<std::size_t>(rt.ops[2].comm)];
     CHECK(half.name == "half");
     for (int member : half.ranks) CHECK(member % 2 == r % 2);
     CHECK(rt.ops[3].kind == OpKind::send);
@@ -63,8 +63,8 @@ TEST_CASE("trace recording: ops, waits, compute, splits, groups and p2p sequence
     using K = trace::TraceEventKind;
     std::vector<K> kinds;
     for (const trace::TraceEvent& e : rt.events) kinds.push_back(e.kind);
-    CHECK(kinds == std::vector<K>{K::op, K::wait, K::op, K::compute, K::wait, K::op, K::wait, K::op, K::op,
-                                  K::wait, K::wait});
+    CHECK(kinds == std::vector<K>{K::op, K::wait, K::op, K::compute, K::wait, K::op, K::wait, K::op,
+                                  K::op, K::wait, K::wait});
   }
 }
 
@@ -100,7 +100,8 @@ TEST_CASE("trace recording: bad ranks and negative compute are refused") {
   trace::TraceRecorder recorder(2);
   REQUIRE_THROWS_AS(recorder.record_compute(2, 1.0), InvalidArgument);
   REQUIRE_THROWS_WITH(recorder.record_compute(0, -1.0), Catch::Contains("seconds must be >= 0"));
-  REQUIRE_THROWS_WITH(recorder.record_op(0, {"x", {1}}, trace::TraceOp{}), Catch::Contains("not in comm 'x'"));
+  REQUIRE_THROWS_WITH(recorder.record_op(0, {"x", {1}}, trace::TraceOp{}),
+                      Catch::Contains("not in comm 'x'"));
   REQUIRE_THROWS_AS(recorder.record_wait(1, 0), InvalidArgument);
   REQUIRE_THROWS_AS(trace::TraceRecorder(0), InvalidArgument);
 }
@@ -130,12 +131,14 @@ TEST_CASE("trace recording: a call is checked once and a rejected call is not re
   CHECK(calls == 4);  // 2 ranks x 2 calls: each issue() shows the observer its call once
   const trace::Trace t = recorder.trace();
   for (const trace::RankTrace& rt : t.ranks) {
-    REQUIRE(rt.ops.size() == 1);  // the refused broadcast is not there; `counted` is observed by Counting
+    REQUIRE(rt.ops.size() ==
+            1);  // the refused broadcast is not there; `counted` is observed by Counting
     CHECK(rt.ops[0].kind == OpKind::all_reduce);
   }
 }
 
-TEST_CASE("trace recording: split adds no collective of its own, the members come from colors and keys") {
+TEST_CASE(
+    "trace recording: split adds no collective of its own, the members come from colors and keys") {
   const int n = 6;
   trace::TraceRecorder recorder(n);
   std::vector<std::string> flight(static_cast<std::size_t>(n));
@@ -150,7 +153,8 @@ TEST_CASE("trace recording: split adds no collective of its own, the members com
   const trace::Trace t = recorder.trace();
   REQUIRE(t.communicators.size() == 2);
   std::vector<trace::TraceCommunicator> parts(t.communicators.begin(), t.communicators.end());
-  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
+  std::sort(parts.begin(), parts.end(),
+            [](const auto& a, const auto& b) { return a.ranks < b.ranks; });
   CHECK(parts[0] == trace::TraceCommunicator{"part", {4, 2, 0}});
   CHECK(parts[1] == trace::TraceCommunicator{"part", {5, 3, 1}});
   for (const trace::RankTrace& rt : t.ranks) {

@@ -57,7 +57,8 @@ TEST_CASE("recorded trace: ops, waits, compute, splits and groups replay as reco
   const sim::Trace t = recorder.trace();
   sim::check_trace(t);
   const sim::ReplayResult res = sim::replay(t, topo::dgx_h100());
-  CHECK(res.ops.size() == 2 + (n == 1 ? 1u : 2u) + static_cast<std::size_t>(n));  // + n send/recv pairs
+  CHECK(res.ops.size() ==
+        2 + (n == 1 ? 1u : 2u) + static_cast<std::size_t>(n));  // + n send/recv pairs
   CHECK(res.ranks[0].compute_us == Approx(1000.0));
 }
 

@@ -3,9 +3,8 @@
 // with its reason, within that documented band, so the test fails if the model drifts further.
 // Logs are read through the nccl-tests parser, as `twinccl compare` reads them, and predicted as
 // nccl-tests times them: with the host launch of the log's nGpus (-g) GPUs per thread.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -23,9 +22,9 @@ namespace {
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 struct Figure {
-  const char* log;       // file in tests/fidelity/logs, or "" for a figure quoted in the docs
-  const char* topology;  // preset
-  const char* algorithm; // "" = NCCL's choice
+  const char* log;        // file in tests/fidelity/logs, or "" for a figure quoted in the docs
+  const char* topology;   // preset
+  const char* algorithm;  // "" = NCCL's choice
   std::size_t bytes;
   double measured_time_us;  // out-of-place time (or from the quoted busbw)
   double band;              // |predicted / measured - 1| allowed
@@ -76,7 +75,8 @@ const char* const kNebius = "nebius-h200-2node-all_reduce-1G-16G.log";
 const char* const kFill =
     "64-128 MiB below NCCL's bandwidth; not a pipeline fill of NCCL's chunks (docs/fidelity.md)";
 const char* const kAion =
-    "the same 8 nodes reach 391 GB/s with NVIDIA's NCCL_MIN_CTAS=24 advice (issue 309); default 321";
+    "the same 8 nodes reach 391 GB/s with NVIDIA's NCCL_MIN_CTAS=24 advice (issue 309); default "
+    "321";
 
 const Figure kFigures[] = {
     {kA100, "dgx-a100", "", 32 * 1024, 0, 0.25, ""},
@@ -116,14 +116,15 @@ const Figure kFigures[] = {
     {"", "dgx-a100", "", 8192 * kMiB, time_from_busbw(8192 * kMiB, 231.58, 8), 0.10, "", 0, 8},
     // nccl-tests issue 322: 128 nodes, ring, LL128 forced, NCCL_MIN_NCHANNELS=32.
     {"", "h100-cluster-128", "ring", 8192 * kMiB, time_from_busbw(8192 * kMiB, 364.57, 1024), 0.15,
-     "RoCE (NCCL_IB_GID_INDEX=3), NIC not stated: busbw above the preset's LL128 0.92 x 8 x 48",
-     32, 1, true},
+     "RoCE (NCCL_IB_GID_INDEX=3), NIC not stated: busbw above the preset's LL128 0.92 x 8 x 48", 32,
+     1, true},
 };
 }  // namespace
 
 TEST_CASE("published nccl-tests all_reduce figures are within their band (analytic)") {
   for (const Figure& f : kFigures) {
-    const Measured m = *f.log ? measured_from_log(f) : Measured{f.measured_time_us, f.gpus_per_thread};
+    const Measured m =
+        *f.log ? measured_from_log(f) : Measured{f.measured_time_us, f.gpus_per_thread};
     const double measured = m.time_us;
     const topo::Topology t = topo::load_topology(f.topology);
     Request r;
@@ -135,9 +136,10 @@ TEST_CASE("published nccl-tests all_reduce figures are within their band (analyt
     if (f.ll128) r.protocol = Protocol::ll128;
     const Prediction p = predict(t, r);
     const double error = p.time_us / measured - 1.0;
-    INFO((*f.log ? f.log : "quoted figure") << " on " << f.topology << ", " << f.bytes << " B: "
-         << p.algorithm << "/" << name(p.protocol) << " predicts " << p.time_us << " us, measured "
-         << measured << " us, error " << error * 100 << "% (band " << f.band * 100 << "%"
+    INFO((*f.log ? f.log : "quoted figure")
+         << " on " << f.topology << ", " << f.bytes << " B: " << p.algorithm << "/"
+         << name(p.protocol) << " predicts " << p.time_us << " us, measured " << measured
+         << " us, error " << error * 100 << "% (band " << f.band * 100 << "%"
          << (*f.residual ? std::string(", residual: ") + f.residual : std::string()) << ")");
     CHECK(std::abs(error) <= f.band);
     // A residual band is never narrower than the issue's; the issue's band is never widened

@@ -8,7 +8,8 @@
 
 using namespace twinccl;
 
-TEST_CASE("p2p patterns: sendrecv is one ring round, hypercube log2(n) doubling rounds", "[sim][p2p]") {
+TEST_CASE("p2p patterns: sendrecv is one ring round, hypercube log2(n) doubling rounds",
+          "[sim][p2p]") {
   const sim::P2pPattern ring = sim::sendrecv_pattern(4, 100);
   REQUIRE(ring.size() == 1);
   REQUIRE(ring[0].sends.size() == 4);
@@ -32,7 +33,8 @@ TEST_CASE("p2p pricing: a round's sends share links, rounds add up, flow agrees"
   const sim::Tuner bare(t, 4, 0, /*software_latency*/ false);
   const double bytes = 64e6;
   // Ring: every GPU link carries one send up and one receive down (full duplex): no sharing.
-  const double ring_us = sim::predict_p2p(bare, sim::sendrecv_pattern(4, bytes), sim::Fidelity::analytic).time_us;
+  const double ring_us =
+      sim::predict_p2p(bare, sim::sendrecv_pattern(4, bytes), sim::Fidelity::analytic).time_us;
   CHECK(ring_us == Approx(bytes / (link_gbps * 1e9) * 1e6));
   // Three GPUs sending to GPU 0 at once share its link down: three times as long.
   sim::P2pRound fan_in;
@@ -40,11 +42,13 @@ TEST_CASE("p2p pricing: a round's sends share links, rounds add up, flow agrees"
   const double fan_us = sim::predict_p2p(bare, {fan_in}, sim::Fidelity::analytic).time_us;
   CHECK(fan_us == Approx(3 * ring_us));
   // Hypercube on 4 ranks: rounds of 1 and 2 blocks, one after the other.
-  const double cube_us = sim::predict_p2p(bare, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us;
+  const double cube_us =
+      sim::predict_p2p(bare, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us;
   CHECK(cube_us == Approx(3 * ring_us));
   // NCCL's software latency adds a base per round and a hop per send.
   const sim::Tuner tuned(t, 4);
-  CHECK(sim::predict_p2p(tuned, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us > cube_us);
+  CHECK(sim::predict_p2p(tuned, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us >
+        cube_us);
   // The flow model plays the same rounds on SimGrid: the same where flows share links equally.
   for (const sim::P2pPattern& p : {sim::sendrecv_pattern(4, bytes), sim::P2pPattern{fan_in}}) {
     const double analytic = sim::predict_p2p(tuned, p, sim::Fidelity::analytic).time_us;
@@ -55,14 +59,18 @@ TEST_CASE("p2p pricing: a round's sends share links, rounds add up, flow agrees"
   // One rank sends to itself: a copy inside the GPU, not free (nccl-tests -g 1 sendrecv_perf).
   const topo::Topology dgx = topo::dgx_h100();
   const sim::Tuner one(dgx, 1);
-  const double copy_us = sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::analytic).time_us;
+  const double copy_us =
+      sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::analytic).time_us;
   CHECK(copy_us > 1e9 / 1000e9 * 1e6);  // slower than 1 TB/s
   CHECK(copy_us < 1e9 / 100e9 * 1e6);   // faster than 100 GB/s
-  CHECK(sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::flow).time_us == Approx(copy_us));
-  CHECK_THROWS_AS(sim::predict_p2p(tuned, {sim::P2pRound{{{0, 4, 1.0}}}}, sim::Fidelity::analytic), InvalidArgument);
+  CHECK(sim::predict_p2p(one, sim::sendrecv_pattern(1, 1e9), sim::Fidelity::flow).time_us ==
+        Approx(copy_us));
+  CHECK_THROWS_AS(sim::predict_p2p(tuned, {sim::P2pRound{{{0, 4, 1.0}}}}, sim::Fidelity::analytic),
+                  InvalidArgument);
 }
 
-TEST_CASE("p2p launches: one group per hypercube round with -g 1, one outer group with -g N", "[sim][p2p]") {
+TEST_CASE("p2p launches: one group per hypercube round with -g 1, one outer group with -g N",
+          "[sim][p2p]") {
   // nccl-tests wraps the N GPUs of one thread in an outer ncclGroupStart/End (-g N > 1), so
   // hypercube's per-round groups nest into one launch; with one GPU per thread each round launches.
   const topo::Topology dgx = topo::dgx_h100();
@@ -71,8 +79,10 @@ TEST_CASE("p2p launches: one group per hypercube round with -g 1, one outer grou
   const double kernels = sim::predict_p2p(tuner, cube, sim::Fidelity::analytic, 0).time_us;
   const double per_round = sim::predict_p2p(tuner, cube, sim::Fidelity::analytic, 1).time_us;
   const double outer_group = sim::predict_p2p(tuner, cube, sim::Fidelity::analytic, 8).time_us;
-  CHECK(per_round == Approx(kernels + 3 * 5.0));               // 3 rounds, 5 us launch each
-  CHECK(outer_group == Approx(std::max(kernels + 5.0, 40.0)));  // one launch of 8 GPUs by one thread
-  CHECK(sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 8).time_us ==
-        Approx(std::max(sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 0).time_us + 5.0, 40.0)));
+  CHECK(per_round == Approx(kernels + 3 * 5.0));  // 3 rounds, 5 us launch each
+  CHECK(outer_group ==
+        Approx(std::max(kernels + 5.0, 40.0)));  // one launch of 8 GPUs by one thread
+  CHECK(
+      sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 8).time_us ==
+      Approx(std::max(sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 0).time_us + 5.0, 40.0)));
 }

@@ -11,7 +11,9 @@ namespace twinccl::sim::testing {
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(int world_size) { trace_.ranks.resize(static_cast<std::size_t>(world_size)); }
+  explicit TraceBuilder(int world_size) {
+    trace_.ranks.resize(static_cast<std::size_t>(world_size));
+  }
   int comm(std::string name, std::vector<int> ranks) {
     trace_.communicators.push_back({std::move(name), std::move(ranks)});
     return static_cast<int>(trace_.communicators.size()) - 1;
@@ -39,14 +41,21 @@ class TraceBuilder {
     rt.events.push_back({TraceEventKind::op, id, 0.0, 0.0});
     return id;
   }
-  void wait(int rank, int op) { trace_.ranks[static_cast<std::size_t>(rank)].events.push_back({TraceEventKind::wait, op, 0.0, 0.0}); }
-  void blocking(int rank, int comm, OpKind kind, std::size_t count) { wait(rank, issue(rank, comm, kind, count)); }
+  void wait(int rank, int op) {
+    trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
+        {TraceEventKind::wait, op, 0.0, 0.0});
+  }
+  void blocking(int rank, int comm, OpKind kind, std::size_t count) {
+    wait(rank, issue(rank, comm, kind, count));
+  }
   void compute(int rank, double seconds, double flops = 0.0) {
-    trace_.ranks[static_cast<std::size_t>(rank)].events.push_back({TraceEventKind::compute, -1, seconds, flops});
+    trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
+        {TraceEventKind::compute, -1, seconds, flops});
   }
   // The same on every rank of the communicator.
   void blocking_all(int comm, OpKind kind, std::size_t count) {
-    for (int r : trace_.communicators[static_cast<std::size_t>(comm)].ranks) blocking(r, comm, kind, count);
+    for (int r : trace_.communicators[static_cast<std::size_t>(comm)].ranks)
+      blocking(r, comm, kind, count);
   }
   const Trace& trace() const { return trace_; }
 
@@ -62,9 +71,11 @@ inline topo::Topology two_islands(int n, double middle_gbps) {
   const topo::VertexId s1 = b.add_switch(topo::VertexKind::nvswitch, "s1", 0);
   for (int r = 0; r < n; ++r) {
     const topo::VertexId g = b.add_gpu("gpu" + std::to_string(r), 0);
-    b.connect(g, r < n / 2 ? s0 : s1, {.type = topo::LinkType::nvlink, .bandwidth_gbps = 100.0, .latency_us = 0.5});
+    b.connect(g, r < n / 2 ? s0 : s1,
+              {.type = topo::LinkType::nvlink, .bandwidth_gbps = 100.0, .latency_us = 0.5});
   }
-  b.connect(s0, s1, {.type = topo::LinkType::nvlink, .bandwidth_gbps = middle_gbps, .latency_us = 0.5});
+  b.connect(s0, s1,
+            {.type = topo::LinkType::nvlink, .bandwidth_gbps = middle_gbps, .latency_us = 0.5});
   return b.seal();
 }
 

@@ -29,11 +29,14 @@ inline topo::Topology star(int n, double gbps, double latency_us, int slow_rank 
 inline topo::Topology cycle(int n, double gbps, double latency_us) {
   topo::TopologyBuilder b("cycle-" + std::to_string(n));
   for (int r = 0; r < n; ++r) {
-    b.add_vertex({.kind = topo::VertexKind::gpu, .name = "gpu" + std::to_string(r), .node = 0,
-                  .rank = r, .forwards = true});
+    b.add_vertex({.kind = topo::VertexKind::gpu,
+                  .name = "gpu" + std::to_string(r),
+                  .node = 0,
+                  .rank = r,
+                  .forwards = true});
   }
-  const topo::LinkSpec link{.type = topo::LinkType::nvlink, .bandwidth_gbps = gbps,
-                            .latency_us = latency_us};
+  const topo::LinkSpec link{
+      .type = topo::LinkType::nvlink, .bandwidth_gbps = gbps, .latency_us = latency_us};
   for (int r = 0; r + 1 < n; ++r) b.connect(r, r + 1, link);
   if (n > 2) b.connect(n - 1, 0, link);
   return b.seal();

@@ -64,7 +64,8 @@ TEST_CASE("analytic: dgx-h100 picks LL for small all_reduce and a bandwidth prot
   CHECK(small.protocol == Protocol::ll);
   const Prediction large = predict(topo::dgx_h100(), analytic(OpKind::all_reduce, kGiB / 4));
   CHECK(large.protocol != Protocol::ll);
-  const std::vector<Prediction> all = compare_all(topo::dgx_h100(), analytic(OpKind::all_reduce, 256));
+  const std::vector<Prediction> all =
+      compare_all(topo::dgx_h100(), analytic(OpKind::all_reduce, 256));
   REQUIRE(all.size() >= 3);
   for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].time_us <= all[i].time_us);
   CHECK(all.front().time_us == small.time_us);
@@ -76,8 +77,8 @@ TEST_CASE("analytic: nvls is refused on pcie-4gpu and offered on dgx-h100") {
   for (const Prediction& p : compare_all(topo::pcie_4gpu(), r)) CHECK(p.algorithm != "nvls");
   r.algorithm = "nvls";
   CHECK_THROWS_AS(predict(topo::pcie_4gpu(), r), InvalidArgument);
-  CHECK_THROWS_WITH(predict(topo::pcie_4gpu(), r), Catch::Contains("NVLS-capable") &&
-                                                       Catch::Contains("applicable: ring"));
+  CHECK_THROWS_WITH(predict(topo::pcie_4gpu(), r),
+                    Catch::Contains("NVLS-capable") && Catch::Contains("applicable: ring"));
   CHECK(predict(topo::dgx_h100(), r).algorithm == "nvls");
 }
 

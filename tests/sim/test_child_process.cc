@@ -1,11 +1,10 @@
 // The SimGrid child process: a user's error comes back with its type and reason (never as "a
 // failure inside SimGrid" with a backtrace), and the child dies with its parent.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -31,18 +30,24 @@ bool process_gone(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("simgrid child: a user's error comes back with its type and message, not as a SimGrid failure") {
+TEST_CASE(
+    "simgrid child: a user's error comes back with its type and message, not as a SimGrid "
+    "failure") {
   const auto config = []() -> std::vector<double> { throw ConfigError("t.json: ranks[1]: bad"); };
   CHECK_THROWS_AS(run_in_child(config, 1, "trace replay"), ConfigError);
   CHECK_THROWS_WITH(run_in_child(config, 1, "trace replay"), "t.json: ranks[1]: bad");
   const auto deadlock = []() -> std::vector<double> { throw DeadlockError("rank 3 is stuck"); };
   CHECK_THROWS_AS(run_in_child(deadlock, 1, "trace replay"), DeadlockError);
   CHECK_THROWS_WITH(run_in_child(deadlock, 1, "trace replay"), "rank 3 is stuck");
-  const auto invalid = []() -> std::vector<double> { throw InvalidArgument("algorithm 'x' does not apply"); };
+  const auto invalid = []() -> std::vector<double> {
+    throw InvalidArgument("algorithm 'x' does not apply");
+  };
   CHECK_THROWS_AS(run_in_child(invalid, 1, "trace replay"), InvalidArgument);
 }
 
-TEST_CASE("simgrid child: a replay that never ends reports the stuck rank as DeadlockError, no backtrace") {
+TEST_CASE(
+    "simgrid child: a replay that never ends reports the stuck rank as DeadlockError, no "
+    "backtrace") {
   // A program check_trace would refuse: rank 0 waits for an op it never issues.
   sim::detail::ReplayProgram p;
   p.flow.nranks = 1;
@@ -52,8 +57,9 @@ TEST_CASE("simgrid child: a replay that never ends reports the stuck rank as Dea
   p.rank_events = {{{sim::detail::ReplayEventKind::wait, 0, 0.0}}};
   const auto play = [&] { return sim::detail::play_replay_with_simgrid(p); };
   CHECK_THROWS_AS(run_in_child(play, p.time_values(), "trace replay"), DeadlockError);
-  CHECK_THROWS_WITH(run_in_child(play, p.time_values(), "trace replay"),
-                    Catch::Contains("rank 0 is stuck") && !Catch::Contains("SimGrid") && !Catch::Contains("#"));
+  CHECK_THROWS_WITH(
+      run_in_child(play, p.time_values(), "trace replay"),
+      Catch::Contains("rank 0 is stuck") && !Catch::Contains("SimGrid") && !Catch::Contains("#"));
 }
 
 TEST_CASE("simgrid child: killing the parent kills its simulation within 2 s (no orphan)") {

@@ -2,7 +2,6 @@
 // inside one node and NVLS-tree across nodes, NCCL's algorithms only in the automatic choice, and
 // failures of the SimGrid child coming back as typed errors.
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -65,18 +64,20 @@ TEST_CASE("simgrid child: a crash or an exception comes back as InternalError sa
   const auto short_answer = [] { return std::vector<double>{1.0}; };
   CHECK_THROWS_WITH(run_in_child(short_answer, 2, "flow playback"),
                     Catch::Contains("returned 8 bytes, expected 16"));
-  CHECK(run_in_child([] { return std::vector<double>{1.5, 2.5}; }, 2, "x") ==
-        std::vector<double>{1.5, 2.5});
+  CHECK(run_in_child(
+            [] {
+              return std::vector<double>{1.5, 2.5};
+            },
+            2, "x") == std::vector<double>{1.5, 2.5});
 }
 
 TEST_CASE("nvls runs inside one node; nvls_tree is NCCL's multi-node form") {
   const topo::Topology cluster = topo::h100_cluster(2);
   const topo::Topology node = topo::dgx_h100();
   Request r = request(OpKind::all_reduce, 16 * kMiB, "nvls");
-  CHECK_THROWS_WITH(predict(cluster, r), Catch::Contains("'nvls'") &&
-                                             Catch::Contains("inside one node") &&
-                                             Catch::Contains("2 nodes") &&
-                                             Catch::Contains("nvls_tree"));
+  CHECK_THROWS_WITH(predict(cluster, r),
+                    Catch::Contains("'nvls'") && Catch::Contains("inside one node") &&
+                        Catch::Contains("2 nodes") && Catch::Contains("nvls_tree"));
   CHECK(predict(node, r).algorithm == "nvls");
   r.spec.nranks = 8;  // the first node of the cluster alone
   CHECK(predict(cluster, r).algorithm == "nvls");

@@ -30,14 +30,16 @@ TEST_CASE("flow: ring all_reduce on a uniform star equals 2(n-1) x (2 latency + 
 TEST_CASE("flow: ring all_gather on a cycle equals (n-1) x (latency + block/bw)") {
   const int n = GENERATE(2, 3, 4, 7, 8);
   const std::size_t count = GENERATE(1, 12345);
-  const Prediction p = predict(cycle(n, kGbps, kLatencyUs), ring_request(OpKind::all_gather, count));
+  const Prediction p =
+      predict(cycle(n, kGbps, kLatencyUs), ring_request(OpKind::all_gather, count));
   const double expected_us = (n - 1) * (kLatencyUs + count * 4.0 / (kGbps * 1e3));
   INFO("n=" << n << " count=" << count);
   CHECK(rel(p.time_us, expected_us) < 1e-9);
 }
 
 TEST_CASE("flow: one rank or zero bytes move nothing") {
-  CHECK(predict(star(4, kGbps, kLatencyUs), ring_request(OpKind::all_reduce, 1000, 1)).time_us == 0.0);
+  CHECK(predict(star(4, kGbps, kLatencyUs), ring_request(OpKind::all_reduce, 1000, 1)).time_us ==
+        0.0);
   CHECK(predict(star(4, kGbps, kLatencyUs), ring_request(OpKind::all_reduce, 0)).time_us == 0.0);
 }
 
@@ -68,7 +70,8 @@ TEST_CASE("flow: one slow link paces the ring at its bandwidth") {
   const int n = GENERATE(3, 4, 8);
   const std::size_t count = static_cast<std::size_t>(n) * 100000;
   const double chunk_bytes = 100000 * 4.0;
-  const Prediction fast = predict(star(n, kGbps, kLatencyUs), ring_request(OpKind::all_reduce, count));
+  const Prediction fast =
+      predict(star(n, kGbps, kLatencyUs), ring_request(OpKind::all_reduce, count));
   const FlowReport slow = simulate_flow(star(n, kGbps, kLatencyUs, 1, kGbps / 4),
                                         ring_request(OpKind::all_reduce, count));
   const double busy_us = 2.0 * (n - 1) * chunk_bytes / (kGbps / 4 * 1e3);

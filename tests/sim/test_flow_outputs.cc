@@ -1,6 +1,5 @@
 // Flow outputs for the CLI: per-link loads and the Perfetto/Chrome trace.
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -46,8 +45,8 @@ TEST_CASE("flow outputs: ring link loads and a trace with one track per rank") {
 TEST_CASE("flow outputs: compressed rings expand their rounds into the trace, up to a limit") {
   Request r = ring_request(OpKind::all_gather, 1000);
   r.compression = RoundCompression::on;
-  const FlowReport rep = simulate_flow(star(8, 100.0, 0.5), r,
-                                       {.record_transfers = true, .max_transfers = 20});
+  const FlowReport rep =
+      simulate_flow(star(8, 100.0, 0.5), r, {.record_transfers = true, .max_transfers = 20});
   CHECK(rep.transfers.size() == 20);
   CHECK(rep.transfers_truncated);
   CHECK(rep.transfers[8].start_us == Approx(rep.transfers[0].end_us));

@@ -2,7 +2,6 @@
 // ring and the algorithm/protocol NCCL's model chooses, all_reduce/all_gather/reduce_scatter
 // (issue 10, item 2). Flow plays rings in compressed rounds so the 8192-rank cases stay fast.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <string>
 
@@ -15,8 +14,8 @@ using namespace twinccl::sim;
 namespace {
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-Prediction run(const topo::Topology& t, OpKind kind, std::size_t bytes, const std::string& algorithm,
-               std::optional<Protocol> protocol, Fidelity fidelity) {
+Prediction run(const topo::Topology& t, OpKind kind, std::size_t bytes,
+               const std::string& algorithm, std::optional<Protocol> protocol, Fidelity fidelity) {
   Request r;
   r.spec.kind = kind;
   r.spec.count = bytes / 4;  // float32; all_gather/reduce_scatter: nccl-tests' total size
@@ -55,9 +54,11 @@ TEST_CASE("flow agrees with analytic at 1024 nodes for NCCL's default 1 GiB all_
   // nvls_tree: 24576 switch and rail flows in one round (~15 s). The ring's 65536 compressed
   // flows take about a minute in SimGrid 3.32 (docs/fidelity.md), so they are left out here.
   const topo::Topology t = topo::load_topology("h100-cluster-1024");
-  const Prediction a = run(t, OpKind::all_reduce, 1024 * kMiB, "", std::nullopt, Fidelity::analytic);
+  const Prediction a =
+      run(t, OpKind::all_reduce, 1024 * kMiB, "", std::nullopt, Fidelity::analytic);
   REQUIRE(a.algorithm == "nvls_tree");
-  const Prediction f = run(t, OpKind::all_reduce, 1024 * kMiB, a.algorithm, a.protocol, Fidelity::flow);
+  const Prediction f =
+      run(t, OpKind::all_reduce, 1024 * kMiB, a.algorithm, a.protocol, Fidelity::flow);
   INFO("analytic " << a.time_us << " us, flow " << f.time_us);
   CHECK(std::abs(f.time_us - a.time_us) / a.time_us < 0.05);
 }

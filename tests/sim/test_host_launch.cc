@@ -1,9 +1,8 @@
 // The host side nccl-tests measures (sim/src/host_launch.h): ~5 us of CUDA launch + NCCL enqueue
 // per call, and with -g N one thread launching the N GPUs in turn; the log's nGpus read back; and
 // NCCL's order of choosing (rank on all channels, then drop channels for small calls).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "twinccl/errors.h"
@@ -53,13 +52,16 @@ TEST_CASE("host launch: one launch per call, and -g N one thread launching N GPU
 
 TEST_CASE("host launch never changes the algorithm or protocol chosen") {
   const std::size_t sizes[] = {8, 4096, 32 * 1024, 1 << 20, 64 << 20, std::size_t{1} << 30};
-  for (const char* preset : {"dgx-a100", "dgx-h100", "pcie-4gpu", "h100-cluster-2", "h100-cluster-8"}) {
+  for (const char* preset :
+       {"dgx-a100", "dgx-h100", "pcie-4gpu", "h100-cluster-2", "h100-cluster-8"}) {
     const topo::Topology t = topo::load_topology(preset);
-    for (OpKind kind : {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter, OpKind::broadcast}) {
+    for (OpKind kind :
+         {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter, OpKind::broadcast}) {
       for (std::size_t bytes : sizes) {
         Request base;
         base.spec.kind = kind;
-        base.spec.count = std::max<std::size_t>(1, bytes / 4 / static_cast<std::size_t>(t.gpu_count()));
+        base.spec.count =
+            std::max<std::size_t>(1, bytes / 4 / static_cast<std::size_t>(t.gpu_count()));
         const Prediction kernels = predict(t, base);
         for (int g : {1, 8}) {
           Request r = base;
@@ -103,29 +105,35 @@ TEST_CASE("NCCL chooses on all channels, then drops channels for small calls") {
 
 TEST_CASE("nccl-tests logs: nGpus of the '# nThread' line is the GPUs one thread drives") {
   const std::string header =
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
-      "#wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw "
+      "#wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
+      "     (us)  (GB/s)  "
       "(GB/s)\n";
   const std::string devices =
       "#\n# Using devices\n#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] A100\n"
       "#  Rank  1 Group  0 Pid  1 on a device  1 [0x0a] A100\n#\n";
   const std::string row = "8 2 float sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0\n";
   const auto parsed = [&](const std::string& first_line) {
-    const std::vector<NcclTestsTable> t = parse_nccl_tests_output(first_line + devices + header + row, "all_reduce.log");
+    const std::vector<NcclTestsTable> t =
+        parse_nccl_tests_output(first_line + devices + header + row, "all_reduce.log");
     REQUIRE(t.size() == 1);
     return t.front().gpus_per_thread;
   };
-  CHECK(parsed("# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n") == 2);
-  CHECK(parsed("# nThread 2 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n") == 1);
+  CHECK(parsed("# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: "
+               "20\n") == 2);
+  CHECK(parsed("# nThread 2 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: "
+               "20\n") == 1);
   CHECK(parsed("# nThread 1\n") == 0);  // not printed: 0, compare assumes one GPU per thread
   CHECK(parsed("# nThread 1 nGpus x\n") == 0);
   CHECK(parsed("") == 0);
   // -J JSON: config.ngpus.
   const auto json = [](const std::string& config) {
-    const std::string text = "{\"args\": [\"./build/all_reduce_perf\"], " + config +
-                             "\"results\": [{\"size\": 8, \"count\": 2, \"type\": \"float\", \"redop\": \"sum\", "
-                             "\"root\": \"-1\", \"out_of_place\": {\"time\": 40.1, \"alg_bw\": 0, \"bus_bw\": 0, "
-                             "\"nwrong\": 0}, \"in_place\": null}]}";
+    const std::string text =
+        "{\"args\": [\"./build/all_reduce_perf\"], " + config +
+        "\"results\": [{\"size\": 8, \"count\": 2, \"type\": \"float\", \"redop\": \"sum\", "
+        "\"root\": \"-1\", \"out_of_place\": {\"time\": 40.1, \"alg_bw\": 0, \"bus_bw\": 0, "
+        "\"nwrong\": 0}, \"in_place\": null}]}";
     const std::vector<NcclTestsTable> t = parse_nccl_tests_file_text(text, "run.json");
     REQUIRE(t.size() == 1);
     return t.front().gpus_per_thread;

@@ -3,7 +3,6 @@
 // perf's flow does (within 1%). Consistency only: no hard-coded times (the model's constants are
 // calibrated elsewhere).
 #include <catch2/catch.hpp>
-
 #include <numeric>
 
 #include "replay_traces.h"
@@ -89,8 +88,8 @@ TEST_CASE("one tuner: perf (analytic and flow) and a one-call replay pick the sa
   const OpKind kind = GENERATE(OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather,
                                OpKind::broadcast, OpKind::reduce, OpKind::all_to_all);
   // 8 B, 1 MiB, 64 MiB, 1 GiB of float32 per rank's count.
-  const std::size_t bytes = GENERATE(std::size_t{8}, std::size_t{1} << 20, std::size_t{1} << 26,
-                                     std::size_t{1} << 30);
+  const std::size_t bytes =
+      GENERATE(std::size_t{8}, std::size_t{1} << 20, std::size_t{1} << 26, std::size_t{1} << 30);
   for (const std::string& preset : preset_names()) {
     // Flow's step playback of a 16-rank direct all_to_all of >= 1 MiB takes ~15 s (240 transfers,
     // known slow; the replay ~0.5 s): its latency-regime case stands for the cluster.
@@ -102,11 +101,13 @@ TEST_CASE("one tuner: perf (analytic and flow) and a one-call replay pick the sa
 TEST_CASE("one tuner: flow never picks by its own timing (no LL at large sizes)") {
   for (const char* preset : {"dgx-h100", "h100-cluster-2"}) {
     const topo::Topology t = topo::load_topology(preset);
-    const Prediction flow = predict(t, request(OpKind::all_reduce, std::size_t{1} << 28, Fidelity::flow));
+    const Prediction flow =
+        predict(t, request(OpKind::all_reduce, std::size_t{1} << 28, Fidelity::flow));
     CAPTURE(preset);
     CHECK(flow.protocol == Protocol::simple);
-    CHECK(flow.algorithm == predict(t, request(OpKind::all_reduce, std::size_t{1} << 28,
-                                               Fidelity::analytic)).algorithm);
+    CHECK(flow.algorithm ==
+          predict(t, request(OpKind::all_reduce, std::size_t{1} << 28, Fidelity::analytic))
+              .algorithm);
   }
 }
 
@@ -130,7 +131,8 @@ TEST_CASE("one tuner: a sub-communicator is tuned on its own GPUs") {
   CHECK(across.nodes() == 2);
   const Tuner inside(t, std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15});
   CHECK(inside.nodes() == 1);
-  CHECK(inside.choose(OpKind::all_reduce, std::size_t{1} << 28, DataType::float32).algorithm == "nvls");
+  CHECK(inside.choose(OpKind::all_reduce, std::size_t{1} << 28, DataType::float32).algorithm ==
+        "nvls");
   CHECK_THROWS_WITH(across.choose(OpKind::all_reduce, 1024, DataType::float32, "nvls"),
                     Catch::Contains("inside one node"));
   CHECK_THROWS_WITH(Tuner(t, std::vector<int>{0, 0}), Catch::Contains("twice"));
@@ -158,7 +160,7 @@ TEST_CASE("one tuner: a forced algorithm that does not apply is an error everywh
   forced.algorithm = "nvls";
   CHECK_THROWS_AS(replay(b.trace(), t, forced), InvalidArgument);
   // A protocol that the forced algorithm does not run is an error too.
-  CHECK_THROWS_WITH(Tuner(t, 4).choose(OpKind::all_reduce, 1024, DataType::float32, "halving_doubling",
-                                       Protocol::ll),
+  CHECK_THROWS_WITH(Tuner(t, 4).choose(OpKind::all_reduce, 1024, DataType::float32,
+                                       "halving_doubling", Protocol::ll),
                     Catch::Contains("protocol LL"));
 }

@@ -1,7 +1,6 @@
 // Trace replay: agreement with flow playback, contention between communicators, dependencies,
 // async overlap, bulk rings, outputs.
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -32,7 +31,8 @@ Request ring_all_reduce(int n, std::size_t count) {
 // rules (buffered sends, per-connection FIFOs), so a one-call trace takes what flow says.
 TEST_CASE("replay: one collective on every rank takes what flow playback says") {
   const int n = GENERATE(1, 2, 3, 4, 7, 8);
-  const std::size_t count = GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{1001}, std::size_t{1} << 20);
+  const std::size_t count =
+      GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{1001}, std::size_t{1} << 20);
   const topo::Topology t = star(8, 100.0, 0.5);
   TraceBuilder b(n);
   std::vector<int> all(static_cast<std::size_t>(n));
@@ -50,7 +50,8 @@ TEST_CASE("replay: one collective on every rank takes what flow playback says") 
   for (const ReplayRank& r : res.ranks) CHECK(r.exposed_comm_us == Approx(r.comm_us).margin(1e-9));
 }
 
-TEST_CASE("replay: two all_reduces of different communicators sharing a link slow each other down") {
+TEST_CASE(
+    "replay: two all_reduces of different communicators sharing a link slow each other down") {
   const topo::Topology t = two_islands(4, 50.0);
   const std::size_t count = std::size_t{1} << 22;  // 16 MiB: bandwidth bound
   TraceBuilder alone(4);
@@ -72,7 +73,9 @@ TEST_CASE("replay: two all_reduces of different communicators sharing a link slo
   CHECK(two.links.front().utilisation > 0.9);
 }
 
-TEST_CASE("replay: an operation starts when its last rank reached it, and after the rank's previous one") {
+TEST_CASE(
+    "replay: an operation starts when its last rank reached it, and after the rank's previous "
+    "one") {
   const topo::Topology t = star(4, 100.0, 0.5);
   TraceBuilder b(4);
   const int w = b.comm("world", {0, 1, 2, 3});
@@ -172,11 +175,13 @@ TEST_CASE("replay: inconsistent traces are refused with the op and ranks named")
   TraceBuilder b(4);
   const int w = b.comm("dp", {0, 1, 2, 3});
   for (int r = 0; r < 3; ++r) b.blocking(r, w, OpKind::all_reduce, 10);  // rank 3 missing
-  REQUIRE_THROWS_WITH(replay(b.trace(), t), Catch::Contains("all_reduce #0 on comm 'dp'") && Catch::Contains("rank 3"));
+  REQUIRE_THROWS_WITH(replay(b.trace(), t),
+                      Catch::Contains("all_reduce #0 on comm 'dp'") && Catch::Contains("rank 3"));
   TraceBuilder c(4);
   const int w2 = c.comm("dp", {0, 1, 2, 3});
   for (int r = 0; r < 4; ++r) c.blocking(r, w2, OpKind::all_reduce, r == 2 ? 11 : 10);
-  REQUIRE_THROWS_WITH(replay(c.trace(), t), Catch::Contains("disagree") && Catch::Contains("count=11"));
+  REQUIRE_THROWS_WITH(replay(c.trace(), t),
+                      Catch::Contains("disagree") && Catch::Contains("count=11"));
   TraceBuilder d(8);
   REQUIRE_THROWS_AS(replay(d.trace(), t), InvalidArgument);  // 8 ranks, 4 GPUs
 }

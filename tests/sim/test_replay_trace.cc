@@ -1,6 +1,5 @@
 // The trace file format: round trip, version check and errors that name the field.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -65,10 +64,12 @@ TEST_CASE("trace file: malformed files name the source, the path and the value")
   const nlohmann::json good = nlohmann::json::parse(to_json(sample()));
   nlohmann::json bad = good;
   bad["ranks"][1]["ops"][0]["dtype"] = "float13";
-  REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"), Catch::Contains("t.json: ranks[1].ops[0].dtype"));
+  REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"),
+                      Catch::Contains("t.json: ranks[1].ops[0].dtype"));
   bad = good;
   bad["ranks"][0]["events"][0] = {{"op", 42}};
-  REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"), Catch::Contains("ranks[0].events[0]") && Catch::Contains("op 42"));
+  REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"),
+                      Catch::Contains("ranks[0].events[0]") && Catch::Contains("op 42"));
   bad = good;
   bad["communicators"][1]["ranks"] = {0, 5};
   REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"), Catch::Contains("world rank 5"));
@@ -78,6 +79,8 @@ TEST_CASE("trace file: malformed files name the source, the path and the value")
   REQUIRE_THROWS_WITH(trace_from_json("{not json", "t.json"), Catch::Contains("not valid JSON"));
   bad = good;
   bad["ranks"][0]["events"][1] = {{"compute_s", -1.0}};
-  REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"), Catch::Contains("compute must be >= 0"));
-  REQUIRE_THROWS_WITH(load_trace("/nonexistent/trace.json"), Catch::Contains("/nonexistent/trace.json"));
+  REQUIRE_THROWS_WITH(trace_from_json(bad.dump(), "t.json"),
+                      Catch::Contains("compute must be >= 0"));
+  REQUIRE_THROWS_WITH(load_trace("/nonexistent/trace.json"),
+                      Catch::Contains("/nonexistent/trace.json"));
 }

@@ -1,7 +1,6 @@
 // Hostile traces (issue 9): every malformed, oversized or inconsistent trace ends in a typed error
 // naming the file, the place and the value, before any simulation; nothing crashes or hangs.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -53,7 +52,9 @@ json op(const char* kind, int seq, int peer = -1) {
 }
 
 json two_ranks(json ops0, json events0, json ops1, json events1) {
-  return {{"format", "twinccl-trace"}, {"version", 1}, {"world_size", 2},
+  return {{"format", "twinccl-trace"},
+          {"version", 1},
+          {"world_size", 2},
           {"communicators", {{{"name", "world"}, {"ranks", {0, 1}}}}},
           {"ranks", {{{"ops", ops0}, {"events", events0}}, {{"ops", ops1}, {"events", events1}}}}};
 }
@@ -65,10 +66,13 @@ TEST_CASE("hostile trace: deep nesting is refused, not a stack overflow") {
   const std::string text = edited([](json& d) { d["ranks"][0]["events"][0] = {{"op", 0}}; });
   const std::string hostile = text.substr(0, text.find("{\"op\":0}")) + "{\"op\":" + deep + "}" +
                               text.substr(text.find("{\"op\":0}") + 8);
-  CHECK_THAT(config_error(hostile), Catch::Contains("t.json") && Catch::Contains("nesting deeper than"));
+  CHECK_THAT(config_error(hostile),
+             Catch::Contains("t.json") && Catch::Contains("nesting deeper than"));
 }
 
-TEST_CASE("hostile trace: numbers are exact, finite and in range; messages are short and name the field") {
+TEST_CASE(
+    "hostile trace: numbers are exact, finite and in range; messages are short and name the "
+    "field") {
   // 1e309 overflows a double: nlohmann's own exception must not escape.
   std::string text = edited([](json& d) { d["ranks"][0]["events"][2] = {{"compute_s", 1.0}}; });
   text.replace(text.find("\"compute_s\":1.0"), 15, "\"compute_s\":1e309");
@@ -81,18 +85,26 @@ TEST_CASE("hostile trace: numbers are exact, finite and in range; messages are s
   CHECK_THAT(config_error(edited([](json& d) { d["ranks"][1]["ops"][0]["count"] = 2.5; })),
              Catch::Contains("must be an integer"));
   // compute_s 1e308 used to replay as "inf".
-  CHECK_THAT(config_error(edited([](json& d) { d["ranks"][0]["events"][2] = {{"compute_s", 1e308}}; })),
-             Catch::Contains("ranks[0].events[2]") && Catch::Contains("1e+308") && Catch::Contains("1e+06"));
-  CHECK_THAT(config_error(edited([](json& d) { d["ranks"][0]["events"][2] = {{"compute_flops", 1e300}}; })),
+  CHECK_THAT(config_error(edited([](json& d) {
+               d["ranks"][0]["events"][2] = {{"compute_s", 1e308}};
+             })),
+             Catch::Contains("ranks[0].events[2]") && Catch::Contains("1e+308") &&
+                 Catch::Contains("1e+06"));
+  CHECK_THAT(config_error(edited([](json& d) {
+               d["ranks"][0]["events"][2] = {{"compute_flops", 1e300}};
+             })),
              Catch::Contains("compute_flops"));
   // count x element size beyond the per-operation cap (also where the product would wrap 2^64).
   CHECK_THAT(config_error(edited([](json& d) { d["ranks"][0]["ops"][0]["count"] = 1ULL << 62; })),
              Catch::Contains("cap") && Catch::Contains("bytes per operation"));
   // A wrong type holding megabytes is described, not echoed.
   const std::string big(10 << 20, 'x');
-  for (const std::string& msg : {config_error(edited([&](json& d) { d["ranks"][0]["ops"][0]["kind"] = {{"k", big}}; })),
-                                 config_error(edited([&](json& d) { d["ranks"][0]["ops"][0]["dtype"] = big; })),
-                                 config_error(edited([&](json& d) { d["format"] = big; }))}) {
+  for (const std::string& msg :
+       {config_error(edited([&](json& d) {
+          d["ranks"][0]["ops"][0]["kind"] = {{"k", big}};
+        })),
+        config_error(edited([&](json& d) { d["ranks"][0]["ops"][0]["dtype"] = big; })),
+        config_error(edited([&](json& d) { d["format"] = big; }))}) {
     CHECK(msg.size() < 400);
   }
 }
@@ -110,14 +122,15 @@ TEST_CASE("hostile trace: replay options that would make times infinite are refu
 TEST_CASE("hostile trace: caps on ranks and operations are stated in the message") {
   Trace wide;
   wide.ranks.resize(static_cast<std::size_t>(kMaxTraceRanks) + 1);
-  CHECK_THROWS_WITH(check_trace(wide, "wide.json"), Catch::Contains("wide.json") && Catch::Contains("65537 ranks") &&
+  CHECK_THROWS_WITH(check_trace(wide, "wide.json"), Catch::Contains("wide.json") &&
+                                                        Catch::Contains("65537 ranks") &&
                                                         Catch::Contains("cap of 65536"));
   Trace many;
   many.communicators.push_back({"world", {0}});
   many.ranks.resize(1);
   many.ranks[0].ops.resize(kMaxTraceOps + 1);
-  CHECK_THROWS_WITH(check_trace(many, "many.json"), Catch::Contains("many.json") &&
-                                                        Catch::Contains("cap of 1048576 operations"));
+  CHECK_THROWS_WITH(check_trace(many, "many.json"),
+                    Catch::Contains("many.json") && Catch::Contains("cap of 1048576 operations"));
   CHECK_THAT(config_error(edited([](json& d) { d["world_size"] = 1 << 30; })),
              Catch::Contains("world_size") && Catch::Contains("65536"));
 }
@@ -128,12 +141,15 @@ TEST_CASE("hostile trace: the caps still allow bench_replay_scale's 1024 ranks x
   for (int r = 0; r < 1024; ++r) all[static_cast<std::size_t>(r)] = r;
   const int world = b.comm("world", all);
   std::vector<int> tp;
-  for (int g = 0; g < 128; ++g) tp.push_back(b.comm("tp" + std::to_string(g), {8 * g, 8 * g + 1, 8 * g + 2, 8 * g + 3,
-                                                                               8 * g + 4, 8 * g + 5, 8 * g + 6, 8 * g + 7}));
+  for (int g = 0; g < 128; ++g)
+    tp.push_back(b.comm("tp" + std::to_string(g), {8 * g, 8 * g + 1, 8 * g + 2, 8 * g + 3,
+                                                   8 * g + 4, 8 * g + 5, 8 * g + 6, 8 * g + 7}));
   for (int k = 0; k < 100; ++k) {
     for (int r = 0; r < 1024; ++r) {
-      if (k % 4 == 3) b.blocking(r, world, OpKind::all_reduce, 64 << 20);
-      else b.blocking(r, tp[static_cast<std::size_t>(r / 8)], OpKind::all_gather, 4 << 20);
+      if (k % 4 == 3)
+        b.blocking(r, world, OpKind::all_reduce, 64 << 20);
+      else
+        b.blocking(r, tp[static_cast<std::size_t>(r / 8)], OpKind::all_gather, 4 << 20);
       b.compute(r, 0.0, 2e11);
     }
   }
@@ -141,23 +157,32 @@ TEST_CASE("hostile trace: the caps still allow bench_replay_scale's 1024 ranks x
 }
 
 TEST_CASE("hostile trace: waits before issues, ops issued twice or never, broken groups") {
-  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0)}, {{{"wait", 0}}, {{"op", 0}}}, {op("all_reduce", 0)},
-                                    {{{"op", 0}}, {{"wait", 0}}}).dump()),
+  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0)}, {{{"wait", 0}}, {{"op", 0}}},
+                                    {op("all_reduce", 0)}, {{{"op", 0}}, {{"wait", 0}}})
+                              .dump()),
              Catch::Contains("t.json: ranks[0].events[0]") && Catch::Contains("before issuing it"));
-  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0)}, {{{"op", 0}}, {{"op", 0}}}, {op("all_reduce", 0)},
-                                    {{{"op", 0}}}).dump()),
+  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0)}, {{{"op", 0}}, {{"op", 0}}},
+                                    {op("all_reduce", 0)}, {{{"op", 0}}})
+                              .dump()),
              Catch::Contains("ranks[0].events[1]") && Catch::Contains("a second time"));
-  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0)}, json::array(), {op("all_reduce", 0)}, {{{"op", 0}}}).dump()),
+  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0)}, json::array(), {op("all_reduce", 0)},
+                                    {{{"op", 0}}})
+                              .dump()),
              Catch::Contains("ranks[0].ops[0]") && Catch::Contains("never issued"));
   // A group waited before all its ops were issued: SimGrid used to abort with a backtrace.
   json send = op("send", 0, 1), recv = op("recv", 0, 1);
   send["group"] = recv["group"] = 1;
-  CHECK_THAT(config_error(two_ranks({send, recv}, {{{"op", 0}}, {{"wait", 0}}, {{"op", 1}}, {{"wait", 1}}},
-                                    {op("recv", 0, 0), op("send", 0, 0)}, {{{"op", 0}}, {{"op", 1}}}).dump()),
-             Catch::Contains("ranks[0].events[1]") && Catch::Contains("group 1") && Catch::Contains("send #0"));
-  CHECK_THAT(config_error(two_ranks({send, recv, op("all_reduce", 0)}, {{{"op", 0}}, {{"op", 2}}, {{"op", 1}}},
+  CHECK_THAT(
+      config_error(two_ranks({send, recv}, {{{"op", 0}}, {{"wait", 0}}, {{"op", 1}}, {{"wait", 1}}},
+                             {op("recv", 0, 0), op("send", 0, 0)}, {{{"op", 0}}, {{"op", 1}}})
+                       .dump()),
+      Catch::Contains("ranks[0].events[1]") && Catch::Contains("group 1") &&
+          Catch::Contains("send #0"));
+  CHECK_THAT(config_error(two_ranks({send, recv, op("all_reduce", 0)},
+                                    {{{"op", 0}}, {{"op", 2}}, {{"op", 1}}},
                                     {op("recv", 0, 0), op("send", 0, 0), op("all_reduce", 0)},
-                                    {{{"op", 0}}, {{"op", 1}}, {{"op", 2}}}).dump()),
+                                    {{{"op", 0}}, {{"op", 1}}, {{"op", 2}}})
+                              .dump()),
              Catch::Contains("ranks[0].events[1]") && Catch::Contains("while group 1"));
 }
 
@@ -168,24 +193,33 @@ TEST_CASE("hostile trace: ranks that disagree or issue collectives in different 
   r1["root"] = 1;
   CHECK_THAT(config_error(two_ranks({r0}, {{{"op", 0}}}, {r1}, {{{"op", 0}}}).dump()),
              Catch::Contains("broadcast #0 on comm 'world'") && Catch::Contains("root=1 vs 0"));
-  CHECK_THAT(config_error(two_ranks({op("send", 0, 1)}, {{{"op", 0}}}, json::array(), json::array()).dump()),
-             Catch::Contains("send #0 on comm 'world'") && Catch::Contains("rank 1 never issues the matching recv"));
-  CHECK_THAT(config_error(two_ranks({op("all_reduce", 0), op("all_gather", 1)}, {{{"op", 0}}, {{"op", 1}}},
-                                    {op("all_reduce", 0), op("all_gather", 1)}, {{{"op", 1}}, {{"op", 0}}})
-                              .dump()),
-             Catch::Contains("ranks[1].events[0]") && Catch::Contains("all_gather #1") &&
-                 Catch::Contains("all_reduce #0") && Catch::Contains("same order"));
+  CHECK_THAT(config_error(
+                 two_ranks({op("send", 0, 1)}, {{{"op", 0}}}, json::array(), json::array()).dump()),
+             Catch::Contains("send #0 on comm 'world'") &&
+                 Catch::Contains("rank 1 never issues the matching recv"));
+  CHECK_THAT(
+      config_error(two_ranks({op("all_reduce", 0), op("all_gather", 1)}, {{{"op", 0}}, {{"op", 1}}},
+                             {op("all_reduce", 0), op("all_gather", 1)}, {{{"op", 1}}, {{"op", 0}}})
+                       .dump()),
+      Catch::Contains("ranks[1].events[0]") && Catch::Contains("all_gather #1") &&
+          Catch::Contains("all_reduce #0") && Catch::Contains("same order"));
 }
 
-TEST_CASE("hostile trace: a replay that would deadlock is a DeadlockError naming the stuck rank and why") {
+TEST_CASE(
+    "hostile trace: a replay that would deadlock is a DeadlockError naming the stuck rank and "
+    "why") {
   // Blocking send then recv on both ranks: each send waits for the other's recv.
-  const json p2p = two_ranks({op("send", 0, 1), op("recv", 0, 1)}, {{{"op", 0}}, {{"wait", 0}}, {{"op", 1}}, {{"wait", 1}}},
-                             {op("send", 0, 0), op("recv", 0, 0)}, {{{"op", 0}}, {{"wait", 0}}, {{"op", 1}}, {{"wait", 1}}});
+  const json p2p = two_ranks({op("send", 0, 1), op("recv", 0, 1)},
+                             {{{"op", 0}}, {{"wait", 0}}, {{"op", 1}}, {{"wait", 1}}},
+                             {op("send", 0, 0), op("recv", 0, 0)},
+                             {{{"op", 0}}, {{"wait", 0}}, {{"op", 1}}, {{"wait", 1}}});
   CHECK_THROWS_AS(trace_from_json(p2p.dump(), "p2p.json"), DeadlockError);
-  CHECK_THROWS_WITH(trace_from_json(p2p.dump(), "p2p.json"),
-                    Catch::StartsWith("p2p.json: replay deadlock: rank 0 is stuck at ranks[0].events[1] (wait for "
-                                      "send #0 on comm 'world')") &&
-                        Catch::Contains("rank 1 never reaches recv #0") && Catch::Contains("2 of 2 ranks"));
+  CHECK_THROWS_WITH(
+      trace_from_json(p2p.dump(), "p2p.json"),
+      Catch::StartsWith(
+          "p2p.json: replay deadlock: rank 0 is stuck at ranks[0].events[1] (wait for "
+          "send #0 on comm 'world')") &&
+          Catch::Contains("rank 1 never reaches recv #0") && Catch::Contains("2 of 2 ranks"));
   // Two communicators in opposite orders: each order check passes, the dry run does not.
   TraceBuilder b(2);
   const int a = b.comm("a", {0, 1});
@@ -195,9 +229,11 @@ TEST_CASE("hostile trace: a replay that would deadlock is a DeadlockError naming
   b.blocking(1, c, OpKind::all_reduce, 8);
   b.blocking(1, a, OpKind::all_reduce, 8);
   CHECK_THROWS_AS(check_trace(b.trace(), "x.json"), DeadlockError);
-  CHECK_THROWS_WITH(check_trace(b.trace(), "x.json"), Catch::Contains("all_reduce #0 on comm 'a'") &&
-                                                          Catch::Contains("all_reduce #0 on comm 'c'"));
-  // replay() refuses it before SimGrid (it used to end in "killed by signal 6 ... not a problem of the request").
+  CHECK_THROWS_WITH(
+      check_trace(b.trace(), "x.json"),
+      Catch::Contains("all_reduce #0 on comm 'a'") && Catch::Contains("all_reduce #0 on comm 'c'"));
+  // replay() refuses it before SimGrid (it used to end in "killed by signal 6 ... not a problem of
+  // the request").
   CHECK_THROWS_AS(replay(b.trace(), star(2, 100.0, 0.5)), DeadlockError);
 }
 
@@ -205,7 +241,9 @@ TEST_CASE("hostile trace: errors from a file name the file") {
   const auto path = std::filesystem::temp_directory_path() / "twinccl_test_hostile_deadlock.json";
   {
     std::ofstream f(path);
-    f << two_ranks({op("all_reduce", 0)}, {{{"wait", 0}}, {{"op", 0}}}, {op("all_reduce", 0)}, {{{"op", 0}}}).dump();
+    f << two_ranks({op("all_reduce", 0)}, {{{"wait", 0}}, {{"op", 0}}}, {op("all_reduce", 0)},
+                   {{{"op", 0}}})
+             .dump();
   }
   CHECK_THROWS_WITH(load_trace(path), Catch::StartsWith(path.string() + ": ranks[0].events[0]"));
   std::filesystem::remove(path);

@@ -42,8 +42,8 @@ void run_ranks(int nranks, const RankFunction& fn, const HarnessOptions& options
   emu::run_world(to_emulator_options(nranks, check), fn);
 }
 
-std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options,
-                                           std::string* run_error) {
+std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn,
+                                           const CheckOptions& options, std::string* run_error) {
   std::vector<RankOutcome> outcomes(static_cast<std::size_t>(nranks));
   std::mutex mu;
   auto start = std::chrono::steady_clock::now();

@@ -3,8 +3,8 @@
 // exception (the others get AbortedError instead of hanging).
 //
 //   run_ranks(8, [](Communicator& c) { ... REQUIRE(...) ... });
-//   auto outcomes = run_ranks_capture(2, fn, {.timeout_s = 1});  // CheckOptions   // every rank's error and time
-//   CHECK(outcomes[1].type == "DeadlockError");
+//   auto outcomes = run_ranks_capture(2, fn, {.timeout_s = 1});  // CheckOptions   // every rank's
+//   error and time CHECK(outcomes[1].type == "DeadlockError");
 #pragma once
 
 #include <cstddef>
@@ -40,7 +40,8 @@ struct CheckOptions {
 // What one rank's function ended with.
 struct RankOutcome {
   std::string type;     // "" (returned normally), "DeadlockError", "MismatchError", "TimeoutError",
-                        // "AbortedError", "InvalidArgument", "Error" (other twinccl), "std::exception", "non-standard"
+                        // "AbortedError", "InvalidArgument", "Error" (other twinccl),
+                        // "std::exception", "non-standard"
   std::string message;  // what()
   double seconds = 0;   // from the start of the run to the rank's return
 };
@@ -49,7 +50,8 @@ struct RankOutcome {
 // that the world aborts as it would in a program; the run's own rethrow is swallowed).
 // `run_error` (optional) gets the run's own error: for a misuse found after a rank's function
 // returned (an async Work never waited on), the only place it shows.
-std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn, const CheckOptions& options = {},
+std::vector<RankOutcome> run_ranks_capture(int nranks, const RankFunction& fn,
+                                           const CheckOptions& options = {},
                                            std::string* run_error = nullptr);
 
 }  // namespace twinccl::testing

@@ -54,13 +54,12 @@ void check_counts(const Topology& t, const Expect& e) {
 
 TEST_CASE("Azure ND A100 v4: PCI-only file needs --gpu, imports as 8 A100 on NVSwitch",
           "[topologies][xml][cloud]") {
-  CHECK_THAT(error_of("azure-ndv4-topo.xml"),
-             Contains("8 GPU(s) are listed only as PCI devices") && Contains("--gpu MODEL") &&
-                 Contains("a100"));
+  CHECK_THAT(error_of("azure-ndv4-topo.xml"), Contains("8 GPU(s) are listed only as PCI devices") &&
+                                                  Contains("--gpu MODEL") && Contains("a100"));
   const NcclXmlImport r = corpus("azure-ndv4-topo.xml", {.gpu = "a100"});
   check_counts(r.topology, {8, 12, 6, 8, 240.0, 24.0, 24.0});
   CHECK(r.topology.summary().arch == GpuArch::ampere);
-  CHECK(mentions(r.warnings, "8 NIC(s) have no rate") );
+  CHECK(mentions(r.warnings, "8 NIC(s) have no rate"));
   CHECK(mentions(r.notes, "one NVSwitch fabric"));
   // The NIC rate hint replaces the PCIe guess and its warning.
   const NcclXmlImport hinted = corpus("azure-ndv4-topo.xml", {.gpu = "a100", .nic_gbps = 200});
@@ -125,8 +124,9 @@ TEST_CASE("AWS p5: <gpu sm=90> without <nvlink> warns; --gpu h100 adds the NVSwi
              Contains("sm=90 contradicts --gpu a100 (sm 80)"));
 }
 
-TEST_CASE("AWS g5: bare busids need --gpu, --gpu-count, --nic-count; the error names the missing ones",
-          "[topologies][xml][cloud]") {
+TEST_CASE(
+    "AWS g5: bare busids need --gpu, --gpu-count, --nic-count; the error names the missing ones",
+    "[topologies][xml][cloud]") {
   const std::string none = error_of("aws-g5.48xl-topo.xml");
   CHECK_THAT(none, Contains("9 <pci> device(s) carry only a busid") &&
                        Contains("--gpu MODEL, --gpu-count N, --nic-count M") &&
@@ -145,7 +145,8 @@ TEST_CASE("AWS g5: bare busids need --gpu, --gpu-count, --nic-count; the error n
   const auto nic = r.topology.find("nic0");
   REQUIRE(nic);
   const Link& up = r.topology.link(r.topology.links_of(*nic).front());
-  CHECK(r.topology.vertex(r.topology.other_end(r.topology.links_of(*nic).front(), *nic)).name == "cpu1");
+  CHECK(r.topology.vertex(r.topology.other_end(r.topology.links_of(*nic).front(), *nic)).name ==
+        "cpu1");
   CHECK(up.bandwidth_gbps == Approx(12.0));
   // Counts that do not fit the 9 slots are refused with the counts.
   CHECK_THAT(error_of("aws-g5.48xl-topo.xml", {.gpu = "a10g", .gpu_count = 8, .nic_count = 2}),
@@ -174,12 +175,13 @@ TEST_CASE("AWS p5 (2023 file): 32 bare NICs behind 8 PCIe switches, one H100 beh
   CHECK(r.topology.vertex(sw).kind == VertexKind::pcie_switch);
   int nics_on_switch = 0;
   for (LinkId l : r.topology.links_of(sw)) {
-    nics_on_switch += r.topology.vertex(r.topology.other_end(l, sw)).kind == VertexKind::nic ? 1 : 0;
+    nics_on_switch +=
+        r.topology.vertex(r.topology.other_end(l, sw)).kind == VertexKind::nic ? 1 : 0;
   }
   CHECK(nics_on_switch == 4);
-  CHECK_THAT(error_of("aws-p5.48xl-topo-2023.xml",
-                      {.gpu = "h100", .gpu_count = 4, .nic_count = 32}),
-             Contains("8 such switches, not --gpu-count 4"));
+  CHECK_THAT(
+      error_of("aws-p5.48xl-topo-2023.xml", {.gpu = "h100", .gpu_count = 4, .nic_count = 32}),
+      Contains("8 such switches, not --gpu-count 4"));
 }
 
 TEST_CASE("rail_cluster (--nodes N): N copies of one node's XML on a rail-optimized fat-tree",
@@ -198,17 +200,21 @@ TEST_CASE("rail_cluster (--nodes N): N copies of one node's XML on a rail-optimi
   for (LinkId l : four.route(0, 8)) crosses_network |= four.link(l).type == LinkType::network;
   CHECK(crosses_network);
   const std::string path = testing::example_path("nccl-xml/azure-ndv5-topo.xml").string();
-  CHECK(load_topology(path, NcclXmlHints{.gpu = "h100", .nic_gbps = 400, .nodes = 4}).gpu_count() == 32);
+  CHECK(load_topology(path, NcclXmlHints{.gpu = "h100", .nic_gbps = 400, .nodes = 4}).gpu_count() ==
+        32);
   CHECK_THROWS_WITH(rail_cluster(one.topology, 0), Contains("--nodes: must be in 1..1024"));
   CHECK_THROWS_WITH(rail_cluster(four, 2), Contains("one-node topology"));
-  CHECK_THROWS_WITH(load_topology("dgx-h100", NcclXmlHints{.nodes = 2}), Contains("h100-cluster-N"));
+  CHECK_THROWS_WITH(load_topology("dgx-h100", NcclXmlHints{.nodes = 2}),
+                    Contains("h100-cluster-N"));
 }
 
 TEST_CASE("NCCL defaults and placeholders in hand-written XML", "[topologies][xml][cloud]") {
   const auto gpu = [](int i, const std::string& nvlinks) {
-    return "<pci busid=\"0000:0" + std::to_string(i) + ":00.0\" class=\"0x030200\" "
-           "link_speed=\"\" link_width=\"0\"><gpu dev=\"" + std::to_string(i) +
-           "\" sm=\"90\" rank=\"" + std::to_string(i) + "\">" + nvlinks + "</gpu></pci>";
+    return "<pci busid=\"0000:0" + std::to_string(i) +
+           ":00.0\" class=\"0x030200\" "
+           "link_speed=\"\" link_width=\"0\"><gpu dev=\"" +
+           std::to_string(i) + "\" sm=\"90\" rank=\"" + std::to_string(i) + "\">" + nvlinks +
+           "</gpu></pci>";
   };
   const std::string to_switch = R"(<nvlink target="fffffff:ff:ff.0" count="18"/>)";
   const std::string xml = "<system version=\"1\"><cpu numaid=\"-1\">" + gpu(0, to_switch) +
@@ -218,8 +224,8 @@ TEST_CASE("NCCL defaults and placeholders in hand-written XML", "[topologies][xm
   CHECK(r.topology.summary().nvlink_bandwidth_gbps == Approx(370.8));
   CHECK(r.topology.summary().pcie_bandwidth_gbps == Approx(12.0));
   // SXM-class sm with no NVLink at all: warned, not silent.
-  const std::string bare = "<system version=\"1\"><cpu numaid=\"0\">" + gpu(0, "") + gpu(1, "") +
-                           "</cpu></system>";
+  const std::string bare =
+      "<system version=\"1\"><cpu numaid=\"0\">" + gpu(0, "") + gpu(1, "") + "</cpu></system>";
   CHECK(mentions(import_nccl_xml(bare, "b.xml", {}).warnings, "show no NVLink"));
   CHECK(import_nccl_xml(bare, "b.xml", {.nvlink = NvlinkHint::none}).warnings.empty());
 }
@@ -229,8 +235,7 @@ TEST_CASE("hints are checked", "[topologies][xml][cloud]") {
                     Contains("unknown GPU model \"k80\"") && Contains("h100"));
   CHECK_THROWS_WITH(corpus("azure-ndv4-topo.xml", {.gpu = "a100", .nic_gbps = -1}),
                     Contains("--nic-gbps"));
-  CHECK_THROWS_WITH(load_topology("dgx-h100", NcclXmlHints{.gpu = "h100"}),
-                    Contains("not one"));
+  CHECK_THROWS_WITH(load_topology("dgx-h100", NcclXmlHints{.gpu = "h100"}), Contains("not one"));
   CHECK_THROWS_WITH(parse_nvlink_hint("nvl"), Contains("switch, direct, none"));
   CHECK_THROWS_WITH(corpus("azure-ncv4-topo.xml", {.nvlink = NvlinkHint::nvswitch}),
                     Contains("have no NVLink"));

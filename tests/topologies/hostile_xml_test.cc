@@ -50,7 +50,8 @@ TEST_CASE("hostile XML: deep nesting is refused before parsing", "[topologies][x
   CHECK_THAT(error_of(flat + "</system>"), Contains("no <gpu> element"));
 }
 
-TEST_CASE("hostile XML: the nesting scan reads markup as the parser does", "[topologies][xml][hostile]") {
+TEST_CASE("hostile XML: the nesting scan reads markup as the parser does",
+          "[topologies][xml][hostile]") {
   // Found by the fuzz driver (stack overflow in rapidxml): a quote inside an element name is part
   // of the name, not the start of an attribute value hiding the next tags.
   std::string quoted = "<system version=\"1\">";

@@ -3,7 +3,8 @@
 //              +------------------ NVSwitch fabric (6 NVSwitch gen2 chips) ------------------+
 //              |               one vertex, as NCCL merges NVSwitches into one                 |
 //              +-----------------------------------------------------------------------------+
-//                 | 12 NVLink3 per GPU (2 to each NVSwitch) x 20 GB/s = 240 GB/s (NCCL's SM80 figure)
+//                 | 12 NVLink3 per GPU (2 to each NVSwitch) x 20 GB/s = 240 GB/s (NCCL's SM80
+//                 figure)
 //   gpu0 gpu1    gpu2 gpu3    gpu4 gpu5    gpu6 gpu7        ranks 0..7
 //     \   /        \   /        \   /        \   /          PCIe gen4 x16 = 24 GB/s (NCCL's table)
 //     pcie0        pcie1        pcie2        pcie3
@@ -30,14 +31,15 @@ Topology dgx_a100() {
       .arch(GpuArch::ampere)
       .pcie_gen(4)
       .nvls(false);
-  presets::add_dgx_node(b, {.node = 0,
-                            .prefix = "",
-                            .nvlinks_per_gpu = 12,
-                            .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::ampere),
-                            .physical_nvswitches = 6,
-                            .pcie_gen = 4,
-                            .nics = 8,
-                            .nic_bandwidth_gbps = 25.0});
+  presets::add_dgx_node(b,
+                        {.node = 0,
+                         .prefix = "",
+                         .nvlinks_per_gpu = 12,
+                         .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::ampere),
+                         .physical_nvswitches = 6,
+                         .pcie_gen = 4,
+                         .nics = 8,
+                         .nic_bandwidth_gbps = 25.0});
   return b.seal();
 }
 

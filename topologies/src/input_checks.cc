@@ -105,7 +105,9 @@ void check_xml_shape(std::string_view text, const std::string& source) {
   std::size_t i = 0;
   const auto at = [&](std::size_t k) { return k < n ? text[k] : '\0'; };
   const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  const auto line = [&] { return 1 + static_cast<int>(std::count(text.begin(), text.begin() + i, '\n')); };
+  const auto line = [&] {
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + i, '\n'));
+  };
   // Moves i past `end` searched from `from`; false (stop) when it is missing.
   const auto skip_past = [&](std::string_view end, std::size_t from) {
     const std::size_t found = text.find(end, std::min(from, n));
@@ -157,8 +159,8 @@ void check_xml_shape(std::string_view text, const std::string& source) {
           break;
         }
         if (c == '\0' || c == '/' || c == '<' || c == '=' || c == '?' || c == '!') return;
-        while (i < n && !is_space(text[i]) && std::string_view("/<>=?!").find(text[i]) ==
-                                                     std::string_view::npos) {
+        while (i < n && !is_space(text[i]) &&
+               std::string_view("/<>=?!").find(text[i]) == std::string_view::npos) {
           ++i;  // attribute name
         }
         while (i < n && is_space(text[i])) ++i;

@@ -41,8 +41,8 @@ XmlImport::XmlImport(std::string source, const NcclXmlHints& hints)
   if (!hints_.gpu.empty()) {
     hinted_ = gpu_model(hints_.gpu);
     if (hinted_ == nullptr) {
-      throw InvalidArgument("--gpu: unknown GPU model " + input::echo(hints_.gpu) + " (known: " +
-                            model_names() + ")");
+      throw InvalidArgument("--gpu: unknown GPU model " + input::echo(hints_.gpu) +
+                            " (known: " + model_names() + ")");
     }
   }
   if (hints_.nic_gbps != 0 && !(hints_.nic_gbps >= 1 && hints_.nic_gbps <= 1e6)) {
@@ -168,9 +168,8 @@ void XmlImport::add_cpu(const ptree& cpu) {
 
 // Children of a <cpu> or bridge <pci>: nested <pci> and bare <nic>.
 // Recursion over bridges is bounded by limits::max_nesting_depth (checked before parsing).
-void XmlImport::add_children(const ptree& parent, VertexId parent_vertex,
-                             const std::string& where, int depth, int numa,
-                             const ptree* parent_pci) {
+void XmlImport::add_children(const ptree& parent, VertexId parent_vertex, const std::string& where,
+                             int depth, int numa, const ptree* parent_pci) {
   for (const auto& [tag, child] : parent) {
     if (tag == "pci") add_pci(child, parent_vertex, where, depth, numa);
     if (tag == "nic") {
@@ -292,7 +291,8 @@ void XmlImport::add_pci_nic(const ptree& pci, VertexId parent, const std::string
   double gbps = hints_.nic_gbps / 8.0;
   if (gbps == 0) {
     gbps = nic_gbps_by_pci_id(pci.get<std::string>("<xmlattr>.vendor", ""),
-                              pci.get<std::string>("<xmlattr>.device", "")) / 8.0;
+                              pci.get<std::string>("<xmlattr>.device", "")) /
+           8.0;
   }
   if (gbps == 0) {
     gbps = link.bandwidth_gbps;
@@ -345,10 +345,12 @@ Topology load_topology(std::string_view preset_or_path, const NcclXmlHints& hint
   if (hints.empty()) return load_topology(preset_or_path);
   const std::string name(preset_or_path);
   if (name.size() < 4 || nccl_xml::lower(name.substr(name.size() - 4)) != ".xml") {
-    throw InvalidArgument("--gpu/--nvlink/--nic-gbps/--gpu-count/--nic-count/--nodes describe an "
-                          "NCCL topology XML file; " + input::echo(name) +
-                          " is not one (presets and JSON files say it all: h100-cluster-N for "
-                          "DGX H100 nodes)");
+    throw InvalidArgument(
+        "--gpu/--nvlink/--nic-gbps/--gpu-count/--nic-count/--nodes describe an "
+        "NCCL topology XML file; " +
+        input::echo(name) +
+        " is not one (presets and JSON files say it all: h100-cluster-N for "
+        "DGX H100 nodes)");
   }
   Topology node = load_nccl_xml(name, hints).topology;
   return hints.nodes > 1 ? rail_cluster(node, hints.nodes) : node;

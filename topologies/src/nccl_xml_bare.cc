@@ -51,7 +51,7 @@ void XmlImport::place_bare_devices() {
   }
   auto link_of = [&](const BareDevice& d) {
     return d.pci->get_optional<std::string>("<xmlattr>.link_speed") ? pcie_link(*d.pci, d.where)
-                                                                     : fallback_link();
+                                                                    : fallback_link();
   };
   auto add_bare_nic = [&](const BareDevice& d) {
     const LinkSpec link = link_of(d);
@@ -95,10 +95,12 @@ void XmlImport::place_bare_devices() {
     if (d.under_switch && first_nic.emplace(d.parent, &d).second) switches.push_back(d.parent);
   }
   if (static_cast<int>(switches.size()) != gpus) {
-    fail("<system>", "--nic-count " + std::to_string(nics) + " takes every bare <pci> as a NIC; "
-                     "the GPUs then sit one behind each PCIe switch holding NICs, and the file has " +
-                     std::to_string(switches.size()) + " such switches, not --gpu-count " +
-                     std::to_string(gpus));
+    fail("<system>",
+         "--nic-count " + std::to_string(nics) +
+             " takes every bare <pci> as a NIC; "
+             "the GPUs then sit one behind each PCIe switch holding NICs, and the file has " +
+             std::to_string(switches.size()) + " such switches, not --gpu-count " +
+             std::to_string(gpus));
   }
   for (VertexId sw : switches) {
     const BareDevice& d = *first_nic[sw];

@@ -43,12 +43,23 @@ struct PciId {
   std::string_view device, model;
 };
 constexpr std::array<PciId, 17> kNvidiaIds{{
-    {"0x1db1", "v100"},      {"0x1db5", "v100"},      {"0x1db4", "v100-pcie"},
-    {"0x1db6", "v100-pcie"}, {"0x1eb8", "t4"},        {"0x20b0", "a100"},
-    {"0x20b2", "a100"},      {"0x20b1", "a100-pcie"}, {"0x20b5", "a100-pcie"},
-    {"0x20f1", "a100-pcie"}, {"0x2236", "a10"},       {"0x2237", "a10g"},
-    {"0x27b8", "l4"},        {"0x26b9", "l40s"},      {"0x2330", "h100"},
-    {"0x2335", "h200"},      {"0x2901", "b200"},
+    {"0x1db1", "v100"},
+    {"0x1db5", "v100"},
+    {"0x1db4", "v100-pcie"},
+    {"0x1db6", "v100-pcie"},
+    {"0x1eb8", "t4"},
+    {"0x20b0", "a100"},
+    {"0x20b2", "a100"},
+    {"0x20b1", "a100-pcie"},
+    {"0x20b5", "a100-pcie"},
+    {"0x20f1", "a100-pcie"},
+    {"0x2236", "a10"},
+    {"0x2237", "a10g"},
+    {"0x27b8", "l4"},
+    {"0x26b9", "l40s"},
+    {"0x2330", "h100"},
+    {"0x2335", "h200"},
+    {"0x2901", "b200"},
 }};
 
 struct NicId {
@@ -115,7 +126,7 @@ double nvlink_gbps_for_sm(int sm) {
 }
 
 GpuArch arch_for_sm(int sm) {
-  return sm >= 100 ? GpuArch::blackwell
+  return sm >= 100  ? GpuArch::blackwell
          : sm >= 90 ? GpuArch::hopper
          : sm >= 80 ? GpuArch::ampere
                     : GpuArch::unknown;
@@ -144,8 +155,8 @@ namespace twinccl::topo {
 std::vector<GpuModelInfo> gpu_models() {
   std::vector<GpuModelInfo> out;
   for (const nccl_xml::GpuModel& m : nccl_xml::kModels) {
-    out.push_back({std::string(m.name), std::string(m.description), m.sm, m.nvlinks,
-                   m.nvlink_gbps});
+    out.push_back(
+        {std::string(m.name), std::string(m.description), m.sm, m.nvlinks, m.nvlink_gbps});
   }
   return out;
 }

@@ -59,7 +59,8 @@ void XmlImport::resolve_models() {
                          " GPU(s) are listed only as PCI devices (class 0x0302: no <gpu> element, "
                          "no known vendor/device id), so their model cannot be read from the file "
                          "(NCCL detects GPUs and NVLinks at run time); state it with --gpu MODEL "
-                         "(" + model_names() + ")");
+                         "(" +
+                         model_names() + ")");
   }
   model_ = gpus_.front().model;
   for (const GpuEntry& g : gpus_) {
@@ -71,8 +72,8 @@ void XmlImport::resolve_models() {
   }
   const int sm = gpus_.front().sm;
   arch_ = arch_for_sm(sm);
-  nvlink_gbps_ = model_ != nullptr && model_->nvlink_gbps > 0 ? model_->nvlink_gbps
-                                                               : nvlink_gbps_for_sm(sm);
+  nvlink_gbps_ =
+      model_ != nullptr && model_->nvlink_gbps > 0 ? model_->nvlink_gbps : nvlink_gbps_for_sm(sm);
   if (model_ != nullptr) {
     notes_.push_back("GPU model " + std::string(model_->description) +
                      (hinted_ != nullptr ? ", from --gpu" : ", from the PCI device id"));
@@ -172,10 +173,11 @@ void XmlImport::add_model_fabric() {
   const int links = model_ != nullptr ? model_->nvlinks : default_nvlinks(sm);
   NvlinkHint fabric = hints_.nvlink;
   const std::string why = hints_.nvlink != NvlinkHint::from_file ? "from --nvlink"
-                          : hinted_ != nullptr                  ? "from --gpu"
+                          : hinted_ != nullptr                   ? "from --gpu"
                                                                  : "from the GPU model";
   if (fabric == NvlinkHint::none || n == 1) return;
-  const std::string name = model_ != nullptr ? std::string(model_->name) : "sm " + std::to_string(sm);
+  const std::string name =
+      model_ != nullptr ? std::string(model_->name) : "sm " + std::to_string(sm);
   if (links == 0 || nvlink_gbps_ <= 0) {
     throw InvalidArgument("--nvlink: the GPUs (" + name + ") have no NVLink");
   }
@@ -212,7 +214,8 @@ void XmlImport::add_model_fabric() {
                             std::to_string(links) + " NVLinks each cannot form a full mesh");
     }
     for (int a = 0; a < n; ++a) {
-      for (int b = a + 1; b < n; ++b) builder_.connect(gpus_[a].vertex, gpus_[b].vertex, link(per_pair));
+      for (int b = a + 1; b < n; ++b)
+        builder_.connect(gpus_[a].vertex, gpus_[b].vertex, link(per_pair));
     }
     shape = "a full mesh of " + std::to_string(per_pair) + " NVLinks per GPU pair";
   }

@@ -19,7 +19,7 @@ using boost::property_tree::ptree;
 struct GpuEntry {
   VertexId vertex;
   std::string busid, where;
-  int dev, sm, numa;  // sm 0: a PCI-only GPU whose model comes from its id or the hints
+  int dev, sm, numa;      // sm 0: a PCI-only GPU whose model comes from its id or the hints
   const GpuModel* model;  // from the PCI id; nullptr when the file does not say
   std::vector<const ptree*> nvlinks;
 };
@@ -79,7 +79,7 @@ class XmlImport {
   std::set<std::string> switch_busids_;
   std::set<std::string> nic_names_;
   GpuArch arch_ = GpuArch::unknown;
-  double nvlink_gbps_ = 0;  // per link, for the GPUs' sm or model
+  double nvlink_gbps_ = 0;           // per link, for the GPUs' sm or model
   const GpuModel* model_ = nullptr;  // the GPUs' model when known (hint or PCI id)
   int max_pcie_gen_ = 0;
   int nics_ = 0;

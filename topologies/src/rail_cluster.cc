@@ -69,11 +69,12 @@ Topology rail_cluster(const Topology& node, int nodes) {
   std::vector<VertexId> leaves;  // [unit * rails + rail]
   for (int u = 0; u < units; ++u) {
     for (int r = 0; r < rails; ++r) {
-      leaves.push_back(b.add_vertex({.kind = VertexKind::network_switch,
-                                     .name = "leaf.su" + std::to_string(u) + ".r" + std::to_string(r),
-                                     .node = -1,
-                                     .level = 1,
-                                     .radix = kRadix}));
+      leaves.push_back(
+          b.add_vertex({.kind = VertexKind::network_switch,
+                        .name = "leaf.su" + std::to_string(u) + ".r" + std::to_string(r),
+                        .node = -1,
+                        .level = 1,
+                        .radix = kRadix}));
     }
   }
   for (int s = 0; s < kSpines; ++s) {

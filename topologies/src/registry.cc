@@ -64,7 +64,8 @@ std::optional<Topology> cluster_by_name(std::string_view name) {
 std::vector<PresetInfo> list_presets() {
   return {
       {"dgx-a100",
-       "NVIDIA DGX A100: 8 A100, 6 NVSwitches, 12 NVLink3 x 20 GB/s (NCCL), 8 x 200G NICs, PCIe gen4",
+       "NVIDIA DGX A100: 8 A100, 6 NVSwitches, 12 NVLink3 x 20 GB/s (NCCL), 8 x 200G NICs, PCIe "
+       "gen4",
        "dgx-a100"},
       {"dgx-h100",
        "NVIDIA DGX H100: 8 H100, NVSwitch gen3 + NVLS, 18 NVLink4 x 20.6 GB/s, 8 x 400G NICs",

@@ -9,10 +9,13 @@ std::vector<std::size_t> recorded_counts(const OpDesc& op) {
   switch (op.kind) {
     case OpKind::all_gather_v:
     case OpKind::gather_v:
-    case OpKind::reduce_scatter_v: return op.recv_counts;
+    case OpKind::reduce_scatter_v:
+      return op.recv_counts;
     case OpKind::scatter_v:
-    case OpKind::all_to_all_v: return op.send_counts;  // all_to_all_v: this rank's row
-    default: return {};
+    case OpKind::all_to_all_v:
+      return op.send_counts;  // all_to_all_v: this rank's row
+    default:
+      return {};
   }
 }
 

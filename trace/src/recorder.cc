@@ -8,16 +8,19 @@
 // return from a wait) to the start of the next one becomes a compute event, unless the rank
 // declared compute in between. Splits: every rank of the parent tells its (color, key) before
 // the split's collective, so when any rank's split returns all of them are known here.
+#include "twinccl/trace/recorder.h"
+
 #include <algorithm>
 
 #include "twinccl/errors.h"
-#include "twinccl/trace/recorder.h"
 
 namespace twinccl::trace {
 
 TraceRecorder::TraceRecorder(int world_size, TraceRecorderOptions options)
     : options_(std::move(options)), start_(Clock::now()) {
-  if (world_size < 1) throw InvalidArgument("TraceRecorder: world_size must be >= 1, got " + std::to_string(world_size));
+  if (world_size < 1)
+    throw InvalidArgument("TraceRecorder: world_size must be >= 1, got " +
+                          std::to_string(world_size));
   if (!(options_.measured_compute_scale >= 0.0)) {
     throw InvalidArgument("TraceRecorder: measured_compute_scale must be >= 0, got " +
                           std::to_string(options_.measured_compute_scale));
@@ -48,15 +51,18 @@ void TraceRecorder::measured_gap(int rank, Clock::time_point until) {
   if (options_.measured_compute_scale > 0.0 && !declared_since_call_[r]) {
     const double gap = std::chrono::duration<double>(until - last_call_[r]).count();
     if (gap > 0.0) {
-      trace_.ranks[r].events.push_back(
-          {.kind = TraceEventKind::compute, .op = -1, .seconds = gap * options_.measured_compute_scale, .flops = 0.0});
+      trace_.ranks[r].events.push_back({.kind = TraceEventKind::compute,
+                                        .op = -1,
+                                        .seconds = gap * options_.measured_compute_scale,
+                                        .flops = 0.0});
     }
   }
   declared_since_call_[r] = 0;
 }
 
 int TraceRecorder::comm_index(const TraceCommunicator& comm) {
-  auto [it, fresh] = comms_.try_emplace({comm.name, comm.ranks}, static_cast<int>(trace_.communicators.size()));
+  auto [it, fresh] =
+      comms_.try_emplace({comm.name, comm.ranks}, static_cast<int>(trace_.communicators.size()));
   if (fresh) trace_.communicators.push_back(comm);
   return it->second;
 }
@@ -68,8 +74,8 @@ int TraceRecorder::record_op(int rank, const TraceCommunicator& comm, TraceOp op
   const auto r = static_cast<std::size_t>(rank);
   const auto me = std::find(comm.ranks.begin(), comm.ranks.end(), rank);
   if (me == comm.ranks.end()) {
-    throw InvalidArgument("TraceRecorder::record_op: rank " + std::to_string(rank) + " is not in comm '" +
-                          comm.name + "' whose ranks are given");
+    throw InvalidArgument("TraceRecorder::record_op: rank " + std::to_string(rank) +
+                          " is not in comm '" + comm.name + "' whose ranks are given");
   }
   const int comm_rank = static_cast<int>(me - comm.ranks.begin());
   measured_gap(rank, now);
@@ -97,10 +103,12 @@ void TraceRecorder::record_wait(int rank, int op, std::optional<Clock::time_poin
   check_rank(rank, "record_wait");
   const auto r = static_cast<std::size_t>(rank);
   if (op < 0 || static_cast<std::size_t>(op) >= trace_.ranks[r].ops.size()) {
-    throw InvalidArgument("TraceRecorder::record_wait: rank " + std::to_string(rank) + " has no op " + std::to_string(op));
+    throw InvalidArgument("TraceRecorder::record_wait: rank " + std::to_string(rank) +
+                          " has no op " + std::to_string(op));
   }
   measured_gap(rank, began.value_or(now));
-  trace_.ranks[r].events.push_back({.kind = TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
+  trace_.ranks[r].events.push_back(
+      {.kind = TraceEventKind::wait, .op = op, .seconds = 0.0, .flops = 0.0});
   TraceOp& o = trace_.ranks[r].ops[static_cast<std::size_t>(op)];
   if (o.complete_s < 0.0) o.complete_s = since_start_s(now);
   last_call_[r] = now;
@@ -112,7 +120,8 @@ void TraceRecorder::record_complete(int rank, int op) {
   check_rank(rank, "record_complete");
   auto& ops = trace_.ranks[static_cast<std::size_t>(rank)].ops;
   if (op < 0 || static_cast<std::size_t>(op) >= ops.size()) {
-    throw InvalidArgument("TraceRecorder::record_complete: rank " + std::to_string(rank) + " has no op " + std::to_string(op));
+    throw InvalidArgument("TraceRecorder::record_complete: rank " + std::to_string(rank) +
+                          " has no op " + std::to_string(op));
   }
   ops[static_cast<std::size_t>(op)].complete_s = since_start_s(now);
 }
@@ -121,8 +130,8 @@ void TraceRecorder::record_compute(int rank, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   check_rank(rank, "record_compute");
   if (!(seconds >= 0.0)) {
-    throw InvalidArgument("compute(seconds) on rank " + std::to_string(rank) + ": seconds must be >= 0, got " +
-                          std::to_string(seconds));
+    throw InvalidArgument("compute(seconds) on rank " + std::to_string(rank) +
+                          ": seconds must be >= 0, got " + std::to_string(seconds));
   }
   trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
       {.kind = TraceEventKind::compute, .op = -1, .seconds = seconds, .flops = 0.0});
@@ -133,8 +142,8 @@ void TraceRecorder::record_compute_flops(int rank, double flops) {
   std::lock_guard<std::mutex> lock(mu_);
   check_rank(rank, "record_compute_flops");
   if (!(flops >= 0.0)) {
-    throw InvalidArgument("compute_flops(flops) on rank " + std::to_string(rank) + ": flops must be >= 0, got " +
-                          std::to_string(flops));
+    throw InvalidArgument("compute_flops(flops) on rank " + std::to_string(rank) +
+                          ": flops must be >= 0, got " + std::to_string(flops));
   }
   trace_.ranks[static_cast<std::size_t>(rank)].events.push_back(
       {.kind = TraceEventKind::compute, .op = -1, .seconds = 0.0, .flops = flops});
@@ -147,24 +156,28 @@ int TraceRecorder::open_group(int rank) {
   return ++next_group_[static_cast<std::size_t>(rank)];
 }
 
-void TraceRecorder::record_split(const TraceCommunicator& comm, int ordinal, int comm_rank, int color, int key) {
+void TraceRecorder::record_split(const TraceCommunicator& comm, int ordinal, int comm_rank,
+                                 int color, int key) {
   std::lock_guard<std::mutex> lock(mu_);
   splits_[{comm.name, comm.ranks, ordinal}][comm_rank] = {color, key};
 }
 
-std::vector<int> TraceRecorder::split_members(const TraceCommunicator& comm, int ordinal, int color) const {
+std::vector<int> TraceRecorder::split_members(const TraceCommunicator& comm, int ordinal,
+                                              int color) const {
   std::lock_guard<std::mutex> lock(mu_);
   const auto it = splits_.find({comm.name, comm.ranks, ordinal});
   const std::size_t told = it == splits_.end() ? 0 : it->second.size();
   if (told != comm.ranks.size()) {
-    throw InvalidArgument("trace recording: split #" + std::to_string(ordinal) + " of comm '" + comm.name + "': " +
-                          std::to_string(told) + " of its " + std::to_string(comm.ranks.size()) +
+    throw InvalidArgument("trace recording: split #" + std::to_string(ordinal) + " of comm '" +
+                          comm.name + "': " + std::to_string(told) + " of its " +
+                          std::to_string(comm.ranks.size()) +
                           " ranks are recorded; record every rank of a communicator that splits");
   }
   std::vector<std::tuple<int, int, int>> members;  // (key, comm rank, world rank)
   for (const auto& [comm_rank, color_key] : it->second) {
     if (color_key.first == color) {
-      members.emplace_back(color_key.second, comm_rank, comm.ranks[static_cast<std::size_t>(comm_rank)]);
+      members.emplace_back(color_key.second, comm_rank,
+                           comm.ranks[static_cast<std::size_t>(comm_rank)]);
     }
   }
   std::sort(members.begin(), members.end());

@@ -75,7 +75,8 @@ class RecordingObserver final : public CallObserver {
       recorder_.record_wait(world_rank_, id, began);
       return work;
     }
-    return Work(std::make_shared<TracedWork>(std::move(work), recorder_, world_rank_, std::vector<int>{id}));
+    return Work(std::make_shared<TracedWork>(std::move(work), recorder_, world_rank_,
+                                             std::vector<int>{id}));
   }
 
   void group_start(Communicator& comm) override {
@@ -97,12 +98,14 @@ class RecordingObserver final : public CallObserver {
       for (int op : ops) recorder_.record_wait(world_rank_, op, began);
       return work;
     }
-    return Work(std::make_shared<TracedWork>(std::move(work), recorder_, world_rank_, std::move(ops)));
+    return Work(
+        std::make_shared<TracedWork>(std::move(work), recorder_, world_rank_, std::move(ops)));
   }
 
   void group_abort(Communicator& comm) noexcept override {
     (void)comm;
-    if (group_depth_ > 0 && --group_depth_ == 0) group_ops_.clear();  // never issued: no waits to record
+    if (group_depth_ > 0 && --group_depth_ == 0)
+      group_ops_.clear();  // never issued: no waits to record
   }
 
   void splitting(Communicator& comm, int color, int key) override {
@@ -115,9 +118,9 @@ class RecordingObserver final : public CallObserver {
     (void)parent;
     TraceCommunicator sub{child.name(), recorder_.split_members(comm_, last_split_, last_color_)};
     if (static_cast<int>(sub.ranks.size()) != child.size()) {
-      throw InvalidArgument("trace recording: split of comm '" + comm_.name + "' made '" + child.name() + "' of " +
-                            std::to_string(child.size()) + " ranks, the recorded colors give " +
-                            std::to_string(sub.ranks.size()));
+      throw InvalidArgument("trace recording: split of comm '" + comm_.name + "' made '" +
+                            child.name() + "' of " + std::to_string(child.size()) +
+                            " ranks, the recorded colors give " + std::to_string(sub.ranks.size()));
     }
     return std::make_shared<RecordingObserver>(recorder_, std::move(sub), world_rank_);
   }
@@ -151,11 +154,13 @@ void TraceRecorder::record(Communicator& comm, std::vector<int> world_ranks) {
     std::iota(world_ranks.begin(), world_ranks.end(), 0);
   }
   if (static_cast<int>(world_ranks.size()) != comm.size()) {
-    throw InvalidArgument("TraceRecorder::record on comm '" + comm.name() + "': " + std::to_string(world_ranks.size()) +
-                          " world ranks given for " + std::to_string(comm.size()) + " ranks");
+    throw InvalidArgument("TraceRecorder::record on comm '" + comm.name() +
+                          "': " + std::to_string(world_ranks.size()) + " world ranks given for " +
+                          std::to_string(comm.size()) + " ranks");
   }
   const int world_rank = world_ranks[static_cast<std::size_t>(comm.rank())];
-  comm.observe(std::make_shared<RecordingObserver>(*this, TraceCommunicator{comm.name(), std::move(world_ranks)}, world_rank));
+  comm.observe(std::make_shared<RecordingObserver>(
+      *this, TraceCommunicator{comm.name(), std::move(world_ranks)}, world_rank));
 }
 
 }  // namespace twinccl::trace

@@ -9,16 +9,16 @@
 // cut to an int). The version is read first: another version is refused before anything else is
 // looked at. Errors name the source and the JSON path ("t.json: ranks[3].ops[2].dtype: unknown
 // data type 'foo'") and never echo more than a few bytes of input.
+#include "twinccl/trace/trace_file.h"
+
 #include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "twinccl/errors.h"
 #include "twinccl/trace/bounded_json.h"
-#include "twinccl/trace/trace_file.h"
 
 namespace twinccl::trace {
 namespace {
@@ -42,7 +42,8 @@ std::string shown(const json& v) {
   return std::string(v.type_name()) + " " + text;
 }
 
-const json& field(const json& obj, const char* key, std::string_view source, const std::string& path) {
+const json& field(const json& obj, const char* key, std::string_view source,
+                  const std::string& path) {
   if (!obj.is_object()) fail(source, path, "must be an object, is " + shown(obj));
   const auto it = obj.find(key);
   if (it == obj.end()) fail(source, path, std::string("missing field '") + key + "'");
@@ -51,8 +52,8 @@ const json& field(const json& obj, const char* key, std::string_view source, con
 
 // An integer in [lo, hi]; 2.5, "3", true and 2^40 for an int are refused.
 template <class T>
-T get_int(const json& v, std::string_view source, const std::string& path, T lo = std::numeric_limits<T>::min(),
-          T hi = std::numeric_limits<T>::max()) {
+T get_int(const json& v, std::string_view source, const std::string& path,
+          T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max()) {
   if (!v.is_number_integer()) fail(source, path, "must be an integer, is " + shown(v));
   bool fits = false;
   if (v.is_number_unsigned()) {
@@ -62,8 +63,10 @@ T get_int(const json& v, std::string_view source, const std::string& path, T lo 
     const std::int64_t i = v.get<std::int64_t>();
     fits = std::is_signed_v<T> && i >= static_cast<std::int64_t>(lo);
   }
-  if (!fits) fail(source, path, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
+  if (!fits)
+    fail(source, path, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>())
+                                : static_cast<T>(v.get<std::int64_t>());
 }
 
 double get_double(const json& v, std::string_view source, const std::string& path) {
@@ -73,10 +76,13 @@ double get_double(const json& v, std::string_view source, const std::string& pat
   return d;
 }
 
-std::string get_string(const json& v, std::string_view source, const std::string& path, std::size_t cap) {
+std::string get_string(const json& v, std::string_view source, const std::string& path,
+                       std::size_t cap) {
   if (!v.is_string()) fail(source, path, "must be a string, is " + shown(v));
   const auto& s = v.get_ref<const std::string&>();
-  if (s.size() > cap) fail(source, path, "is " + std::to_string(s.size()) + " bytes long; the cap is " + std::to_string(cap));
+  if (s.size() > cap)
+    fail(source, path,
+         "is " + std::to_string(s.size()) + " bytes long; the cap is " + std::to_string(cap));
   return s;
 }
 
@@ -90,15 +96,21 @@ const json* optional(const json& obj, const char* key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
-const json& array(const json& v, std::string_view source, const std::string& path, std::size_t cap) {
+const json& array(const json& v, std::string_view source, const std::string& path,
+                  std::size_t cap) {
   if (!v.is_array()) fail(source, path, "must be an array, is " + shown(v));
-  if (v.size() > cap) fail(source, path, "has " + std::to_string(v.size()) + " entries; the cap is " + std::to_string(cap));
+  if (v.size() > cap)
+    fail(source, path,
+         "has " + std::to_string(v.size()) + " entries; the cap is " + std::to_string(cap));
   return v;
 }
 
 json op_to_json(const TraceOp& op) {
-  json j = {{"kind", std::string(name(op.kind))}, {"comm", op.comm}, {"seq", op.seq},
-            {"count", op.count}, {"dtype", std::string(name(op.dtype))}};
+  json j = {{"kind", std::string(name(op.kind))},
+            {"comm", op.comm},
+            {"seq", op.seq},
+            {"count", op.count},
+            {"dtype", std::string(name(op.dtype))}};
   if (op.root >= 0) j["root"] = op.root;
   if (op.peer >= 0) j["peer"] = op.peer;
   if (!op.counts.empty()) j["counts"] = op.counts;
@@ -112,8 +124,10 @@ json op_to_json(const TraceOp& op) {
 
 TraceOp op_from_json(const json& j, std::string_view source, const std::string& path) {
   TraceOp op;
-  const std::string kind = get_string(field(j, "kind", source, path), source, path + ".kind", kMaxTraceNameBytes);
-  const std::string dtype = get_string(field(j, "dtype", source, path), source, path + ".dtype", kMaxTraceNameBytes);
+  const std::string kind =
+      get_string(field(j, "kind", source, path), source, path + ".kind", kMaxTraceNameBytes);
+  const std::string dtype =
+      get_string(field(j, "dtype", source, path), source, path + ".dtype", kMaxTraceNameBytes);
   try {
     op.kind = parse_op_kind(kind);
   } catch (const InvalidArgument& e) {
@@ -130,23 +144,30 @@ TraceOp op_from_json(const json& j, std::string_view source, const std::string& 
   if (const json* v = optional(j, "root")) op.root = get_int<int>(*v, source, path + ".root");
   if (const json* v = optional(j, "peer")) op.peer = get_int<int>(*v, source, path + ".peer");
   if (const json* v = optional(j, "counts")) {
-    const json& counts = array(*v, source, path + ".counts", static_cast<std::size_t>(kMaxTraceRanks));
+    const json& counts =
+        array(*v, source, path + ".counts", static_cast<std::size_t>(kMaxTraceRanks));
     for (std::size_t i = 0; i < counts.size(); ++i) {
-      op.counts.push_back(get_int<std::size_t>(counts[i], source, path + ".counts[" + std::to_string(i) + "]"));
+      op.counts.push_back(
+          get_int<std::size_t>(counts[i], source, path + ".counts[" + std::to_string(i) + "]"));
     }
   }
-  if (const json* v = optional(j, "algorithm")) op.algorithm = get_string(*v, source, path + ".algorithm", kMaxTraceNameBytes);
+  if (const json* v = optional(j, "algorithm"))
+    op.algorithm = get_string(*v, source, path + ".algorithm", kMaxTraceNameBytes);
   if (const json* v = optional(j, "async")) op.async = get_bool(*v, source, path + ".async");
   if (const json* v = optional(j, "group")) op.group = get_int<int>(*v, source, path + ".group", 0);
-  if (const json* v = optional(j, "issue_s")) op.issue_s = get_double(*v, source, path + ".issue_s");
-  if (const json* v = optional(j, "complete_s")) op.complete_s = get_double(*v, source, path + ".complete_s");
+  if (const json* v = optional(j, "issue_s"))
+    op.issue_s = get_double(*v, source, path + ".issue_s");
+  if (const json* v = optional(j, "complete_s"))
+    op.complete_s = get_double(*v, source, path + ".complete_s");
   return op;
 }
 
 json event_to_json(const TraceEvent& e) {
   switch (e.kind) {
-    case TraceEventKind::op: return {{"op", e.op}};
-    case TraceEventKind::wait: return {{"wait", e.op}};
+    case TraceEventKind::op:
+      return {{"op", e.op}};
+    case TraceEventKind::wait:
+      return {{"wait", e.op}};
     case TraceEventKind::compute: {
       json j = json::object();
       if (e.seconds != 0.0 || e.flops == 0.0) j["compute_s"] = e.seconds;
@@ -168,8 +189,10 @@ TraceEvent event_from_json(const json& j, std::string_view source, const std::st
     e.op = get_int<int>(*w, source, path + ".wait");
   } else if (j.contains("compute_s") || j.contains("compute_flops")) {
     e.kind = TraceEventKind::compute;
-    if (const json* s = optional(j, "compute_s")) e.seconds = get_double(*s, source, path + ".compute_s");
-    if (const json* f = optional(j, "compute_flops")) e.flops = get_double(*f, source, path + ".compute_flops");
+    if (const json* s = optional(j, "compute_s"))
+      e.seconds = get_double(*s, source, path + ".compute_s");
+    if (const json* f = optional(j, "compute_flops"))
+      e.flops = get_double(*f, source, path + ".compute_flops");
   } else {
     fail(source, path, "an event needs 'op', 'wait', 'compute_s' or 'compute_flops'");
   }
@@ -179,8 +202,9 @@ TraceEvent event_from_json(const json& j, std::string_view source, const std::st
 // Refuses, while parsing, nesting deeper than kMaxDepth and more than kMaxValues values.
 json parse_bounded(std::string_view text, std::string_view source) {
   return detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
-    fail(source, "(file)", why + " (a trace within the caps has at most " + std::to_string(kMaxTraceOps) +
-                           " operations and " + std::to_string(kMaxTraceEvents) + " events)");
+    fail(source, "(file)",
+         why + " (a trace within the caps has at most " + std::to_string(kMaxTraceOps) +
+             " operations and " + std::to_string(kMaxTraceEvents) + " events)");
   });
 }
 
@@ -188,7 +212,8 @@ json parse_bounded(std::string_view text, std::string_view source) {
 
 std::string to_json(const Trace& trace) {
   json comms = json::array();
-  for (const TraceCommunicator& c : trace.communicators) comms.push_back({{"name", c.name}, {"ranks", c.ranks}});
+  for (const TraceCommunicator& c : trace.communicators)
+    comms.push_back({{"name", c.name}, {"ranks", c.ranks}});
   json ranks = json::array();
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     json ops = json::array(), events = json::array();
@@ -196,8 +221,8 @@ std::string to_json(const Trace& trace) {
     for (const TraceEvent& e : trace.ranks[r].events) events.push_back(event_to_json(e));
     ranks.push_back({{"rank", r}, {"ops", std::move(ops)}, {"events", std::move(events)}});
   }
-  const json doc = {{"format", "twinccl-trace"},  {"version", trace.version},
-                    {"program", trace.program},   {"world_size", trace.world_size()},
+  const json doc = {{"format", "twinccl-trace"},         {"version", trace.version},
+                    {"program", trace.program},          {"world_size", trace.world_size()},
                     {"communicators", std::move(comms)}, {"ranks", std::move(ranks)}};
   return doc.dump() + "\n";
 }
@@ -206,47 +231,63 @@ Trace from_json(std::string_view text, std::string_view source) {
   const json doc = parse_bounded(text, source);
   if (!doc.is_object()) fail(source, "(top)", "must be a JSON object, is " + shown(doc));
   const json* format = optional(doc, "format");
-  if (format == nullptr || !format->is_string() || format->get_ref<const std::string&>() != "twinccl-trace") {
+  if (format == nullptr || !format->is_string() ||
+      format->get_ref<const std::string&>() != "twinccl-trace") {
     fail(source, "format", "must be \"twinccl-trace\" (is this a TwinCCL trace file?)");
   }
   Trace trace;
   trace.version = get_int<int>(field(doc, "version", source, "(top)"), source, "version");
   if (trace.version != kTraceFormatVersion) {
-    fail(source, "version", "is " + std::to_string(trace.version) + "; this TwinCCL reads version " +
-                                std::to_string(kTraceFormatVersion) + " (re-record the trace)");
+    fail(source, "version",
+         "is " + std::to_string(trace.version) + "; this TwinCCL reads version " +
+             std::to_string(kTraceFormatVersion) + " (re-record the trace)");
   }
-  if (const json* v = optional(doc, "program")) trace.program = get_string(*v, source, "program", kMaxTraceProgramBytes);
-  const int world = get_int<int>(field(doc, "world_size", source, "(top)"), source, "world_size", 1, kMaxTraceRanks);
-  const json& comms = array(field(doc, "communicators", source, "(top)"), source, "communicators", kMaxTraceCommunicators);
+  if (const json* v = optional(doc, "program"))
+    trace.program = get_string(*v, source, "program", kMaxTraceProgramBytes);
+  const int world = get_int<int>(field(doc, "world_size", source, "(top)"), source, "world_size", 1,
+                                 kMaxTraceRanks);
+  const json& comms = array(field(doc, "communicators", source, "(top)"), source, "communicators",
+                            kMaxTraceCommunicators);
   for (std::size_t c = 0; c < comms.size(); ++c) {
     const std::string path = "communicators[" + std::to_string(c) + "]";
     TraceCommunicator comm;
-    comm.name = get_string(field(comms[c], "name", source, path), source, path + ".name", kMaxTraceNameBytes);
-    const json& ranks = array(field(comms[c], "ranks", source, path), source, path + ".ranks", static_cast<std::size_t>(world));
+    comm.name = get_string(field(comms[c], "name", source, path), source, path + ".name",
+                           kMaxTraceNameBytes);
+    const json& ranks = array(field(comms[c], "ranks", source, path), source, path + ".ranks",
+                              static_cast<std::size_t>(world));
     for (std::size_t i = 0; i < ranks.size(); ++i) {
-      comm.ranks.push_back(get_int<int>(ranks[i], source, path + ".ranks[" + std::to_string(i) + "]"));
+      comm.ranks.push_back(
+          get_int<int>(ranks[i], source, path + ".ranks[" + std::to_string(i) + "]"));
     }
     trace.communicators.push_back(std::move(comm));
   }
-  const json& ranks = array(field(doc, "ranks", source, "(top)"), source, "ranks", static_cast<std::size_t>(world));
+  const json& ranks =
+      array(field(doc, "ranks", source, "(top)"), source, "ranks", static_cast<std::size_t>(world));
   if (ranks.size() != static_cast<std::size_t>(world)) {
-    fail(source, "ranks", "must be an array of world_size=" + std::to_string(world) + " entries, has " +
-                              std::to_string(ranks.size()));
+    fail(source, "ranks",
+         "must be an array of world_size=" + std::to_string(world) + " entries, has " +
+             std::to_string(ranks.size()));
   }
   trace.ranks.resize(static_cast<std::size_t>(world));
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const std::string path = "ranks[" + std::to_string(r) + "]";
-    const json& ops = array(field(ranks[r], "ops", source, path), source, path + ".ops", kMaxTraceOps);
-    const json& events = array(field(ranks[r], "events", source, path), source, path + ".events", kMaxTraceEvents);
-    if (const json* v = optional(ranks[r], "rank"); v != nullptr && get_int<int>(*v, source, path + ".rank") != static_cast<int>(r)) {
-      fail(source, path + ".rank", "is " + shown(*v) + "; entries must be in rank order (this is rank " + std::to_string(r) + ")");
+    const json& ops =
+        array(field(ranks[r], "ops", source, path), source, path + ".ops", kMaxTraceOps);
+    const json& events =
+        array(field(ranks[r], "events", source, path), source, path + ".events", kMaxTraceEvents);
+    if (const json* v = optional(ranks[r], "rank");
+        v != nullptr && get_int<int>(*v, source, path + ".rank") != static_cast<int>(r)) {
+      fail(source, path + ".rank",
+           "is " + shown(*v) + "; entries must be in rank order (this is rank " +
+               std::to_string(r) + ")");
     }
     RankTrace& rt = trace.ranks[r];
     for (std::size_t i = 0; i < ops.size(); ++i) {
       rt.ops.push_back(op_from_json(ops[i], source, path + ".ops[" + std::to_string(i) + "]"));
     }
     for (std::size_t i = 0; i < events.size(); ++i) {
-      rt.events.push_back(event_from_json(events[i], source, path + ".events[" + std::to_string(i) + "]"));
+      rt.events.push_back(
+          event_from_json(events[i], source, path + ".events[" + std::to_string(i) + "]"));
     }
   }
   return trace;
@@ -254,13 +295,15 @@ Trace from_json(std::string_view text, std::string_view source) {
 
 Trace load(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError("'" + path.string() + "' is a directory, not a trace file");
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError("'" + path.string() + "' is a directory, not a trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot open trace file '" + path.string() + "'");
   const auto bytes = std::filesystem::file_size(path, ec);
   if (!ec && bytes > kMaxTraceFileBytes) {
-    throw ConfigError(path.string() + ": the file is " + std::to_string(bytes) + " bytes, over the cap of " +
-                      std::to_string(kMaxTraceFileBytes) + " bytes per trace; replay a shorter window");
+    throw ConfigError(path.string() + ": the file is " + std::to_string(bytes) +
+                      " bytes, over the cap of " + std::to_string(kMaxTraceFileBytes) +
+                      " bytes per trace; replay a shorter window");
   }
   std::string text;
   char buffer[1 << 16];

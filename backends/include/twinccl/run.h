@@ -4,9 +4,9 @@
 //     return twinccl::run(argc, argv, [](twinccl::Communicator& world) { /* per-rank code */ });
 //   }
 //
-// TWINCCL_BACKEND=emu (default): `fn` runs on TWINCCL_WORLD_SIZE threads (default 8) in this process.
-// TWINCCL_BACKEND=nccl: `fn` runs once per process under torchrun/srun/mpirun (rank and size from
-// their environment), or once per local GPU on a thread each when launched alone.
+// TWINCCL_BACKEND=emu (default): `fn` runs on TWINCCL_WORLD_SIZE threads (default 8) in this
+// process. TWINCCL_BACKEND=nccl: `fn` runs once per process under torchrun/srun/mpirun (rank and
+// size from their environment), or once per local GPU on a thread each when launched alone.
 #pragma once
 
 #include <cstddef>
@@ -26,19 +26,19 @@ namespace twinccl {
 // below, CheckLevel and the fault hooks (twinccl/emu/options.h), come from the emulator's headers.
 
 struct RunOptions {
-  std::string backend = "emu";     // "emu" or "nccl"
-  int world_size = 8;              // emulator ranks (threads)
-  std::string algorithm;           // TWINCCL_ALGO: force an algorithm for every collective
-  std::string topology;            // TWINCCL_TOPOLOGY: simulated time at exit (emulator)
-  std::string trace_path;          // TWINCCL_TRACE: save the emulated run's trace (twinccl replay)
-  std::string timeline_path;       // TWINCCL_TIMELINE: Perfetto timeline of the simulated run
-                                   // (default twinccl-timeline.json when TWINCCL_TOPOLOGY is set)
-  double timeout_s = 300.0;        // TWINCCL_TIMEOUT_S: longest wait for another rank
-  bool schedule_path = false;      // TWINCCL_EMU_PATH=schedule: never use the fast direct path
+  std::string backend = "emu";  // "emu" or "nccl"
+  int world_size = 8;           // emulator ranks (threads)
+  std::string algorithm;        // TWINCCL_ALGO: force an algorithm for every collective
+  std::string topology;         // TWINCCL_TOPOLOGY: simulated time at exit (emulator)
+  std::string trace_path;       // TWINCCL_TRACE: save the emulated run's trace (twinccl replay)
+  std::string timeline_path;    // TWINCCL_TIMELINE: Perfetto timeline of the simulated run
+                                // (default twinccl-timeline.json when TWINCCL_TOPOLOGY is set)
+  double timeout_s = 300.0;     // TWINCCL_TIMEOUT_S: longest wait for another rank
+  bool schedule_path = false;   // TWINCCL_EMU_PATH=schedule: never use the fast direct path
   CheckLevel check = CheckLevel::on;     // TWINCCL_CHECK=0|1|2 (emulator)
   std::size_t flight_recorder_ops = 64;  // TWINCCL_FLIGHT_RECORDER_OPS: operations kept per rank
-  std::string flight_recorder_path;      // TWINCCL_FLIGHT_RECORDER: JSON dump written when a run fails
-  FaultHook fault_hook;                  // emulator fault injection (tests); empty = none
+  std::string flight_recorder_path;  // TWINCCL_FLIGHT_RECORDER: JSON dump written when a run fails
+  FaultHook fault_hook;              // emulator fault injection (tests); empty = none
   // Emulator schedule parameters (the schedule path uses them; non-default values turn the fast
   // path off): channels, pipelining chunk and ranks per node for tree/hierarchical algorithms.
   int channels = 1;
@@ -46,11 +46,12 @@ struct RunOptions {
   int ranks_per_node = 0;
 };
 
-// Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TRACE, TWINCCL_TIMELINE, TWINCCL_TIMEOUT_S,
-// TWINCCL_EMU_PATH, TWINCCL_CHECK, TWINCCL_FLIGHT_RECORDER(_OPS) (the one place the environment is
-// read). Strict: integers are decimal digits only and in range (TWINCCL_WORLD_SIZE 1..kMaxEmulatedRanks),
-// names must be known ones (TWINCCL_ALGO: a registered algorithm). Throws ConfigError naming the
-// variable and the value (and the valid names) for anything else; an empty variable is unset.
+// Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TRACE,
+// TWINCCL_TIMELINE, TWINCCL_TIMEOUT_S, TWINCCL_EMU_PATH, TWINCCL_CHECK,
+// TWINCCL_FLIGHT_RECORDER(_OPS) (the one place the environment is read). Strict: integers are
+// decimal digits only and in range (TWINCCL_WORLD_SIZE 1..kMaxEmulatedRanks), names must be known
+// ones (TWINCCL_ALGO: a registered algorithm). Throws ConfigError naming the variable and the value
+// (and the valid names) for anything else; an empty variable is unset.
 RunOptions options_from_environment();
 
 // The algorithm the emulator runs for `op` on a world of `world_size` ranks when neither the call
@@ -58,7 +59,8 @@ RunOptions options_from_environment();
 // topology's one tuner's choice (sim::Tuner), without one ring where it exists, else direct. The
 // emulator asks the same rule (backends/emu/default_choice.h); `twinccl perf --backend emu
 // --topology T` runs and labels what it returns.
-std::string emulator_default_algorithm(const OpDesc& op, int world_size, const std::string& topology = {});
+std::string emulator_default_algorithm(const OpDesc& op, int world_size,
+                                       const std::string& topology = {});
 
 // Runs `fn` as every rank of the world the options describe. Rethrows the first rank's error
 // (the other ranks get AbortedError instead of hanging).

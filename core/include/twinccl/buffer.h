@@ -21,7 +21,8 @@ enum class MemoryKind : std::uint8_t { host, device };
 // One allocation. Backends derive from it to free and copy device memory.
 class Memory {
  public:
-  Memory(void* data, std::size_t bytes, MemoryKind kind) : data_(data), bytes_(bytes), kind_(kind) {}
+  Memory(void* data, std::size_t bytes, MemoryKind kind)
+      : data_(data), bytes_(bytes), kind_(kind) {}
   virtual ~Memory() = default;
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
@@ -34,7 +35,8 @@ class Memory {
   virtual void copy_out(std::size_t offset, void* host, std::size_t bytes) const;
   // Copies from another allocation (host or the same backend's device memory). The default
   // handles host-to-host; backends with device memory override it.
-  virtual void copy_from(std::size_t offset, const Memory& src, std::size_t src_offset, std::size_t bytes);
+  virtual void copy_from(std::size_t offset, const Memory& src, std::size_t src_offset,
+                         std::size_t bytes);
 
  private:
   void* data_;
@@ -50,7 +52,8 @@ std::shared_ptr<Memory> allocate_host_memory(std::size_t bytes);
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::size_t count, DataType dtype);
+  Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::size_t count,
+         DataType dtype);
   // Host buffer, zero-initialised: for tests and single-process helpers.
   static Buffer host(std::size_t count, DataType dtype);
 

@@ -1,8 +1,9 @@
 // Placing one even collective's buffers the way NCCL's in-place rules want them, issuing it, and
 // finding the result: shared by the conformance suite and `twinccl perf` (timing and #wrong).
 //
-//   CallSetup s = setup_call(comm, {OpKind::all_gather, DataType::float32, ReduceOp::sum(), n, 0, true});
-//   s.fill_input(my_bytes);  issue_call(comm, s, {});  std::vector<unsigned char> out = s.result_bytes();
+//   CallSetup s = setup_call(comm, {OpKind::all_gather, DataType::float32, ReduceOp::sum(), n, 0,
+//   true}); s.fill_input(my_bytes);  issue_call(comm, s, {});  std::vector<unsigned char> out =
+//   s.result_bytes();
 #pragma once
 
 #include <cstddef>

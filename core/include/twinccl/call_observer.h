@@ -4,7 +4,8 @@
 //
 //   struct Counter final : CallObserver {
 //     int calls = 0;
-//     Work call(Communicator&, const OpDesc&, const Proceed& proceed) override { ++calls; return proceed(); }
+//     Work call(Communicator&, const OpDesc&, const Proceed& proceed) override { ++calls; return
+//     proceed(); }
 //   };
 //   comm.observe(std::make_shared<Counter>());   // every later call of comm goes through it
 //

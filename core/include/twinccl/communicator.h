@@ -30,7 +30,7 @@ namespace twinccl {
 using Where = std::source_location;
 
 struct CallOptions {
-  bool async_op = false;       // return at once with a Work to wait on
+  bool async_op = false;            // return at once with a Work to wait on
   std::string_view algorithm = {};  // force an algorithm by name ("ring", "direct", ...)
 };
 
@@ -63,8 +63,8 @@ class Communicator {
                   CallOptions opts = {}, Where where = Where::current());
   Work broadcast(const void* send, void* recv, std::size_t count, DataType dtype, int root,
                  CallOptions opts = {}, Where where = Where::current());
-  Work reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op, int root,
-              CallOptions opts = {}, Where where = Where::current());
+  Work reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
+              int root, CallOptions opts = {}, Where where = Where::current());
   // count elements to and from every peer: send and recv hold size()*count.
   Work all_to_all(const void* send, void* recv, std::size_t count, DataType dtype,
                   CallOptions opts = {}, Where where = Where::current());
@@ -159,7 +159,8 @@ class Communicator {
   const std::shared_ptr<CallObserver>& observer() const { return observer_; }
   // ---- the caller's device stream (NCCL): every later call on this communicator is ordered on
   // the GPU after the work the caller queued on `stream` (a cudaStream_t; default: CUDA's legacy
-  // default stream, as torch's default current stream). Ignored where there is no device (emulator).
+  // default stream, as torch's default current stream). Ignored where there is no device
+  // (emulator).
   virtual void set_caller_stream(void* stream) { (void)stream; }
 
  protected:
@@ -169,8 +170,8 @@ class Communicator {
   void observe_group_start();
   Work observe_group_end(const CallOptions& opts, const std::function<Work()>& end);
   void observe_group_abort() noexcept;
-  std::unique_ptr<Communicator> observe_split(int color, int key,
-                                              const std::function<std::unique_ptr<Communicator>()>& split);
+  std::unique_ptr<Communicator> observe_split(
+      int color, int key, const std::function<std::unique_ptr<Communicator>()>& split);
 
  private:
   Work submit_holding_buffers(OpDesc op);

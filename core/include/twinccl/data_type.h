@@ -28,9 +28,9 @@ enum class DataType : std::uint8_t {
 };
 
 inline constexpr std::array<DataType, 12> kAllDataTypes = {
-    DataType::int8,     DataType::uint8,   DataType::int32,       DataType::uint32,
-    DataType::int64,    DataType::uint64,  DataType::float16,     DataType::bfloat16,
-    DataType::float32,  DataType::float64, DataType::float8_e4m3, DataType::float8_e5m2};
+    DataType::int8,    DataType::uint8,   DataType::int32,       DataType::uint32,
+    DataType::int64,   DataType::uint64,  DataType::float16,     DataType::bfloat16,
+    DataType::float32, DataType::float64, DataType::float8_e4m3, DataType::float8_e5m2};
 
 // Bytes of one element. Throws InvalidArgument for a value outside the enum.
 std::size_t size_of(DataType type);

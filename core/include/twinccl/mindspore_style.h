@@ -19,13 +19,13 @@ struct Result {
 Result all_gather_into_tensor(const Buffer& tensor, Communicator& group, bool async_op = false,
                               Where where = Where::current());
 // tensor.count() must divide by group.size(); output holds this rank's reduced share.
-Result reduce_scatter_tensor(const Buffer& tensor, ReduceOp op, Communicator& group, bool async_op = false,
-                             Where where = Where::current());
+Result reduce_scatter_tensor(const Buffer& tensor, ReduceOp op, Communicator& group,
+                             bool async_op = false, Where where = Where::current());
 Result all_reduce(const Buffer& tensor, ReduceOp op, Communicator& group, bool async_op = false,
                   Where where = Where::current());
 // Uneven: output_split_sizes[r] elements from rank r, input_split_sizes[r] to rank r.
 Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> output_split_sizes,
-                         std::span<const std::size_t> input_split_sizes, Communicator& group, bool async_op = false,
-                         Where where = Where::current());
+                         std::span<const std::size_t> input_split_sizes, Communicator& group,
+                         bool async_op = false, Where where = Where::current());
 
 }  // namespace twinccl::mindspore_style

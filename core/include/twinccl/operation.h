@@ -50,10 +50,10 @@ std::string_view name(OpKind kind);
 // Accepts the names above (and "allreduce", "reducescatter", "allgather", "alltoall", nccl-tests
 // spellings). Throws InvalidArgument listing the accepted names.
 OpKind parse_op_kind(std::string_view text);
-bool is_reducing(OpKind kind);   // all_reduce, reduce_scatter(_v), reduce
-bool is_rooted(OpKind kind);     // broadcast, reduce, gather(_v), scatter(_v)
-bool is_p2p(OpKind kind);        // send, recv
-bool is_uneven(OpKind kind);     // the _v variants
+bool is_reducing(OpKind kind);  // all_reduce, reduce_scatter(_v), reduce
+bool is_rooted(OpKind kind);    // broadcast, reduce, gather(_v), scatter(_v)
+bool is_p2p(OpKind kind);       // send, recv
+bool is_uneven(OpKind kind);    // the _v variants
 
 inline constexpr std::size_t kUnknownCapacity = std::numeric_limits<std::size_t>::max();
 
@@ -95,7 +95,8 @@ bool is_in_place(const OpDesc& op, int rank);
 // Checks one rank's call on its own: null buffers with count > 0, root/peer out of range,
 // count overflow, unsupported reduce op for the dtype, buffers smaller than needed (when their
 // capacity is known), malformed uneven counts, overlapping buffers NCCL forbids.
-// Throws InvalidArgument: "all_reduce on comm 'world' rank 3 (train.cc:88): root=9 out of range [0, 8)".
+// Throws InvalidArgument: "all_reduce on comm 'world' rank 3 (train.cc:88): root=9 out of range [0,
+// 8)".
 void validate(const OpDesc& op, int rank, int nranks, std::string_view comm_name);
 
 }  // namespace twinccl

@@ -42,7 +42,8 @@ void scale_elements(DataType type, double scalar, void* dst, const void* src, st
 void divide_elements(DataType type, std::int64_t divisor, void* dst, const void* src,
                      std::size_t count);
 
-// Reads element i of a buffer of `type` as a double (exact for all but 64-bit integers beyond 2^53).
+// Reads element i of a buffer of `type` as a double (exact for all but 64-bit integers beyond
+// 2^53).
 double element_as_double(DataType type, const void* data, std::size_t i);
 // Writes `value` into element i, rounded to the storage type (integers: truncated, wrapped).
 void store_element(DataType type, void* data, std::size_t i, double value);

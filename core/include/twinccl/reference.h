@@ -17,8 +17,8 @@ using Bytes = std::vector<unsigned char>;
 // `call` as rank `rank` passes it (counts, root, dtype; pointers ignored); `inputs[r]` is rank
 // r's send buffer contents; `ops[r]` its reduce op. `before` is this rank's recv buffer before the
 // call (parts the collective does not write stay as they were). Returns this rank's recv buffer.
-Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs, const std::vector<ReduceOp>& ops,
-                       int rank, const Bytes& before);
+Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs,
+                       const std::vector<ReduceOp>& ops, int rank, const Bytes& before);
 
 // A deterministic test value for element i of rank r, suited to dtype and op (small, non-trivial
 // fractions for floats; values near 1 for prod).

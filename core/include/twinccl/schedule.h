@@ -40,11 +40,11 @@ enum class StepOpKind : std::uint8_t {
 
 struct StepOp {
   StepOpKind kind = StepOpKind::copy;
-  int peer = -1;   // send, recv, recv_reduce
-  int channel = 0; // which parallel channel carries it (timing only)
-  Slice src;       // send, recv_reduce (local operand), copy, reduce
-  Slice src2;      // reduce
-  Slice dst;       // recv, recv_reduce, copy, reduce
+  int peer = -1;    // send, recv, recv_reduce
+  int channel = 0;  // which parallel channel carries it (timing only)
+  Slice src;        // send, recv_reduce (local operand), copy, reduce
+  Slice src2;       // reduce
+  Slice dst;        // recv, recv_reduce, copy, reduce
   bool finalize = false;
 };
 

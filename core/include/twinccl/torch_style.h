@@ -18,8 +18,8 @@ namespace twinccl::torch_style {
 // Every call returns the Work when async_op is true and std::nullopt after waiting otherwise.
 using MaybeWork = std::optional<Work>;
 
-MaybeWork all_reduce(Communicator& group, const Buffer& tensor, ReduceOp op = ReduceOp::sum(), bool async_op = false,
-                     Where where = Where::current());
+MaybeWork all_reduce(Communicator& group, const Buffer& tensor, ReduceOp op = ReduceOp::sum(),
+                     bool async_op = false, Where where = Where::current());
 MaybeWork broadcast(Communicator& group, const Buffer& tensor, int src, bool async_op = false,
                     Where where = Where::current());
 MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op = ReduceOp::sum(),
@@ -28,15 +28,18 @@ MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op
 MaybeWork all_gather(Communicator& group, std::span<const Buffer> tensor_list, const Buffer& tensor,
                      bool async_op = false, Where where = Where::current());
 // output = reduction over ranks of input_list[rank]; input_list[r] may differ in size per r.
-MaybeWork reduce_scatter(Communicator& group, const Buffer& output, std::span<const Buffer> input_list,
-                         ReduceOp op = ReduceOp::sum(), bool async_op = false, Where where = Where::current());
+MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
+                         std::span<const Buffer> input_list, ReduceOp op = ReduceOp::sum(),
+                         bool async_op = false, Where where = Where::current());
 MaybeWork all_gather_into_tensor(Communicator& group, const Buffer& output, const Buffer& input,
                                  bool async_op = false, Where where = Where::current());
 MaybeWork reduce_scatter_tensor(Communicator& group, const Buffer& output, const Buffer& input,
-                                ReduceOp op = ReduceOp::sum(), bool async_op = false, Where where = Where::current());
+                                ReduceOp op = ReduceOp::sum(), bool async_op = false,
+                                Where where = Where::current());
 // output_list[r] receives input_list[this rank] of rank r; sizes may differ (all_to_all_v).
-MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list, std::span<const Buffer> input_list,
-                     bool async_op = false, Where where = Where::current());
+MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list,
+                     std::span<const Buffer> input_list, bool async_op = false,
+                     Where where = Where::current());
 // dist.batch_isend_irecv: the list of P2POps issued as one group.
 struct P2POp {
   enum class Kind { isend, irecv } kind;

@@ -1,8 +1,7 @@
 // Work: the handle of an asynchronous operation (torch's Work, MindSpore's handle).
 //
-//   twinccl::Work w = comm.all_reduce(x, y, n, DataType::float32, ReduceOp::sum(), {.async_op = true});
-//   compute_something_else();
-//   w.wait();   // rethrows the operation's error, if any
+//   twinccl::Work w = comm.all_reduce(x, y, n, DataType::float32, ReduceOp::sum(), {.async_op =
+//   true}); compute_something_else(); w.wait();   // rethrows the operation's error, if any
 #pragma once
 
 #include <chrono>
@@ -14,9 +13,9 @@ namespace twinccl {
 class WorkState {
  public:
   virtual ~WorkState() = default;
-  virtual void wait() = 0;                                          // blocks; rethrows failure
-  virtual bool test() = 0;                                          // true once finished
-  virtual bool wait_for(std::chrono::nanoseconds timeout) = 0;      // true once finished
+  virtual void wait() = 0;                                      // blocks; rethrows failure
+  virtual bool test() = 0;                                      // true once finished
+  virtual bool wait_for(std::chrono::nanoseconds timeout) = 0;  // true once finished
   // Makes the device stream `stream` (a cudaStream_t on NCCL) wait for the operation without
   // blocking the host. Backends without device streams (the emulator) block the host instead.
   virtual void wait_stream(void* stream) {
@@ -45,7 +44,8 @@ class Work {
   // Waits at most `timeout`; true if the operation finished in time.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    return !state_ || state_->wait_for(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+    return !state_ ||
+           state_->wait_for(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
   }
   const std::shared_ptr<WorkState>& state() const { return state_; }
 

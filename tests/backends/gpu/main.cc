@@ -9,7 +9,6 @@
 // (backends.gpu_checks_multi_rank), so a skipped multi-rank run is never counted as passed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -20,8 +19,10 @@ int main(int argc, char** argv) {
   std::vector<char*> args;
   bool multi_rank = false;
   for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--multi-rank") == 0) multi_rank = true;
-    else args.push_back(argv[i]);
+    if (std::strcmp(argv[i], "--multi-rank") == 0)
+      multi_rank = true;
+    else
+      args.push_back(argv[i]);
   }
   const twinccl::nccl::GpuCensus census = twinccl::nccl::gpu_census();
   if (!census.error.empty()) {
@@ -29,18 +30,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (census.count == 0) {
-    std::printf("SKIPPED: no GPU (%s); the NCCL backend was not tested\n", census.no_gpu_reason.c_str());
+    std::printf("SKIPPED: no GPU (%s); the NCCL backend was not tested\n",
+                census.no_gpu_reason.c_str());
     return 77;
   }
   std::printf("gpu_checks: %s\n", twinccl::nccl::describe_runtime().c_str());
   if (multi_rank && twinccl::nccl::runtime_nccl_version() < 23000) {
-    std::printf("SKIPPED: two ranks on one GPU need NCCL >= 2.30 (NCCL_MULTI_RANK_GPU_ENABLE); this is %d: "
-                "only one-rank paths can run here\n",
-                twinccl::nccl::runtime_nccl_version());
+    std::printf(
+        "SKIPPED: two ranks on one GPU need NCCL >= 2.30 (NCCL_MULTI_RANK_GPU_ENABLE); this is %d: "
+        "only one-rank paths can run here\n",
+        twinccl::nccl::runtime_nccl_version());
     return 77;
   }
   Catch::Session session;
-  if (const int rc = session.applyCommandLine(static_cast<int>(args.size()), args.data()); rc != 0) return rc;
+  if (const int rc = session.applyCommandLine(static_cast<int>(args.size()), args.data()); rc != 0)
+    return rc;
   if (session.configData().testsOrTags.empty()) {
     session.configData().testsOrTags.push_back(multi_rank ? "[multi_rank]" : "[gpu]~[multi_rank]");
   }

@@ -11,7 +11,18 @@
 
 namespace dbl {
 
-enum class Kind { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, gather, scatter, send, recv };
+enum class Kind {
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  broadcast,
+  reduce,
+  all_to_all,
+  gather,
+  scatter,
+  send,
+  recv
+};
 const char* kind_name(Kind k);
 
 struct Op {
@@ -20,8 +31,8 @@ struct Op {
   void* recv = nullptr;
   std::size_t count = 0;
   ncclDataType_t type = ncclFloat32;
-  int red = 0;            // ncclRedOp_t value (built-in) or premul op index
-  double scalar = 1.0;    // premul_sum scalar of this rank
+  int red = 0;          // ncclRedOp_t value (built-in) or premul op index
+  double scalar = 1.0;  // premul_sum scalar of this rank
   bool premul = false;
   int root = 0;           // root, or the peer of send/recv
   std::uint64_t seq = 0;  // collectives: per communicator, in call order
@@ -62,11 +73,12 @@ struct Comm {
   int rank = -1;
   int device = 0;
   bool blocking = true;
-  std::string name = "?";          // copied from config.commName at init
-  const char* name_pointer = nullptr;  // what the caller passed: must stay valid while the comm lives
+  std::string name = "?";  // copied from config.commName at init
+  const char* name_pointer =
+      nullptr;  // what the caller passed: must stay valid while the comm lives
   std::atomic<int> state{ncclSuccess};  // ncclInProgress while init/split/finalize/launch pend
   int polls_left = 0;
-  bool ready = false;              // init/split rendezvous complete
+  bool ready = false;                           // init/split rendezvous complete
   std::vector<std::function<void()>> on_ready;  // launches held until ncclInProgress resolves
   // A non-blocking ncclCommSplit runs as a job of the PARENT (NCCL init.cc): the parent stays
   // ncclInProgress until every rank arrived, and *newcomm is written only then (on_ready).
@@ -76,7 +88,7 @@ struct Comm {
   bool finalized = false;
   std::uint64_t next_seq = 0;
   std::uint64_t next_split = 0;
-  std::atomic<int> in_flight{0};   // launched operations not yet finished
+  std::atomic<int> in_flight{0};                   // launched operations not yet finished
   std::vector<std::pair<int, double>> premul_ops;  // index - ncclNumOps -> (type, scalar)
   std::mutex mutex;
 };

@@ -39,7 +39,8 @@ namespace nccl_double {
 inline void* handle() {
   static void* h = [] {
     void* opened = dlopen(TWINCCL_NCCL_DOUBLE_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (opened == nullptr) throw std::runtime_error(std::string("cannot load the NCCL double: ") + dlerror());
+    if (opened == nullptr)
+      throw std::runtime_error(std::string("cannot load the NCCL double: ") + dlerror());
     return opened;
   }();
   return h;
@@ -58,7 +59,9 @@ inline void use() {
   symbol<void()>("twinccl_double_clear")();
 }
 
-inline void set(const char* key, long value) { symbol<void(const char*, long)>("twinccl_double_set")(key, value); }
+inline void set(const char* key, long value) {
+  symbol<void(const char*, long)>("twinccl_double_set")(key, value);
+}
 
 inline std::string read(const char* fn) {
   auto get = symbol<std::size_t(char*, std::size_t)>(fn);
@@ -79,7 +82,8 @@ inline std::size_t log_count(const std::string& text) {
 }
 
 inline void user_kernel(cudaStream_t stream, void (*fn)(void*), void* arg, int delay_ms) {
-  symbol<int(cudaStream_t, void (*)(void*), void*, int)>("twinccl_double_user_kernel")(stream, fn, arg, delay_ms);
+  symbol<int(cudaStream_t, void (*)(void*), void*, int)>("twinccl_double_user_kernel")(
+      stream, fn, arg, delay_ms);
 }
 
 }  // namespace nccl_double

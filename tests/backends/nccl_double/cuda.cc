@@ -82,7 +82,8 @@ std::uint64_t Stream::waited_for(const Stream* other) const {
 }
 
 Stream* stream_of(cudaStream_t s) {
-  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return legacy_stream(t_device);
+  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread)
+    return legacy_stream(t_device);
   return reinterpret_cast<Stream*>(s);
 }
 
@@ -94,15 +95,17 @@ void note_user_work(const Stream* s, std::uint64_t position, const std::string& 
 
 void note_nccl_launch(const Stream* s, std::uint64_t position) {
   std::erase_if(t_dependencies, [](const Dependency& d) { return d.what.rfind("NCCL", 0) == 0; });
-  t_dependencies.push_back({s, position, "NCCL launch #" + std::to_string(position) + " on stream " +
-                                             std::to_string(s->id())});
+  t_dependencies.push_back(
+      {s, position,
+       "NCCL launch #" + std::to_string(position) + " on stream " + std::to_string(s->id())});
 }
 
 void check_launch_order(const Stream* s, const std::string& what) {
   for (const Dependency& d : t_dependencies) {
     if (d.stream == s || s->waited_for(d.stream) >= d.position) continue;
-    violation(thread_tag() + ": " + what + " on stream " + std::to_string(s->id()) + " is not ordered after " +
-              d.what + " (record an event there and cudaStreamWaitEvent before launching)");
+    violation(thread_tag() + ": " + what + " on stream " + std::to_string(s->id()) +
+              " is not ordered after " + d.what +
+              " (record an event there and cudaStreamWaitEvent before launching)");
   }
 }
 
@@ -117,7 +120,8 @@ bool pause_until(Clock::time_point deadline) {
 using dbl::stream_of;
 
 DOUBLE_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
-  if (const long e = dbl::setting("device_count_error", 0); e != 0) return static_cast<cudaError_t>(e);
+  if (const long e = dbl::setting("device_count_error", 0); e != 0)
+    return static_cast<cudaError_t>(e);
   *count = static_cast<int>(dbl::setting("device_count", 8));
   return *count == 0 ? cudaErrorNoDevice : cudaSuccess;
 }
@@ -131,14 +135,19 @@ DOUBLE_EXPORT cudaError_t cudaSetDevice(int device) {
   return cudaSuccess;
 }
 DOUBLE_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int /*device*/) {
-  if (attr == cudaDevAttrComputeCapabilityMajor) *value = static_cast<int>(dbl::setting("sm_major", 9));
-  else if (attr == cudaDevAttrComputeCapabilityMinor) *value = 0;
-  else *value = 0;
+  if (attr == cudaDevAttrComputeCapabilityMajor)
+    *value = static_cast<int>(dbl::setting("sm_major", 9));
+  else if (attr == cudaDevAttrComputeCapabilityMinor)
+    *value = 0;
+  else
+    *value = 0;
   return cudaSuccess;
 }
 DOUBLE_EXPORT cudaError_t cudaGetLastError() { return cudaSuccess; }
 DOUBLE_EXPORT const char* cudaGetErrorName(cudaError_t e) {
-  return e == cudaSuccess ? "cudaSuccess" : e == cudaErrorNotReady ? "cudaErrorNotReady" : "cudaError(double)";
+  return e == cudaSuccess         ? "cudaSuccess"
+         : e == cudaErrorNotReady ? "cudaErrorNotReady"
+                                  : "cudaError(double)";
 }
 DOUBLE_EXPORT const char* cudaGetErrorString(cudaError_t) { return "(recording test double)"; }
 DOUBLE_EXPORT cudaError_t cudaRuntimeGetVersion(int* v) {
@@ -156,8 +165,8 @@ DOUBLE_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned in
 DOUBLE_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s) {
   dbl::Stream* stream = stream_of(s);
   if (stream->completed() != stream->enqueued()) {
-    dbl::violation(dbl::thread_tag() + ": cudaStreamDestroy of stream " + std::to_string(stream->id()) +
-                   " with work still queued");
+    dbl::violation(dbl::thread_tag() + ": cudaStreamDestroy of stream " +
+                   std::to_string(stream->id()) + " with work still queued");
     return cudaSuccess;  // leaked: its work may still run
   }
   delete stream;
@@ -178,9 +187,10 @@ DOUBLE_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) {
 DOUBLE_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   dbl::Stream* stream = stream_of(s);
   if (dbl::deferred_in_open_group(stream)) {
-    dbl::violation(dbl::thread_tag() + ": cudaEventRecord on stream " + std::to_string(stream->id()) +
-                   " while NCCL work for it is deferred in this thread's open group: the event completes "
-                   "before that work is even queued");
+    dbl::violation(
+        dbl::thread_tag() + ": cudaEventRecord on stream " + std::to_string(stream->id()) +
+        " while NCCL work for it is deferred in this thread's open group: the event completes "
+        "before that work is even queued");
   }
   auto* event = reinterpret_cast<dbl::Event*>(e);
   event->stream = stream;
@@ -219,23 +229,27 @@ DOUBLE_EXPORT cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes,
   stream_of(s)->enqueue([p, value, bytes] { std::memset(p, value, bytes); }, {a});
   return cudaSuccess;
 }
-DOUBLE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
-                                          cudaStream_t s) {
+DOUBLE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes,
+                                          cudaMemcpyKind kind, cudaStream_t s) {
   std::vector<dbl::Allocation*> uses;
   const std::string what = dbl::thread_tag() + ": cudaMemcpyAsync";
-  if (kind != cudaMemcpyDeviceToHost) uses.push_back(dbl::find_allocation(dst, bytes, what + " destination"));
-  if (kind != cudaMemcpyHostToDevice) uses.push_back(dbl::find_allocation(src, bytes, what + " source"));
+  if (kind != cudaMemcpyDeviceToHost)
+    uses.push_back(dbl::find_allocation(dst, bytes, what + " destination"));
+  if (kind != cudaMemcpyHostToDevice)
+    uses.push_back(dbl::find_allocation(src, bytes, what + " source"));
   for (auto* a : uses) {
     if (a == nullptr) return cudaErrorInvalidValue;
   }
   dbl::Stream* stream = stream_of(s);
-  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) && stream->completed() != stream->enqueued()) {
+  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) &&
+      stream->completed() != stream->enqueued()) {
     // CUDA "API synchronization behavior": with pageable host memory the copy may first
     // synchronize with the stream: an unbounded host wait behind the work still queued there.
-    dbl::violation(what + " with host memory on stream " + std::to_string(stream->id()) + " while " +
-                   std::to_string(stream->enqueued() - stream->completed()) +
-                   " operation(s) are still queued there (a pageable copy may block the host until they end; "
-                   "drain the stream first, bounded)");
+    dbl::violation(
+        what + " with host memory on stream " + std::to_string(stream->id()) + " while " +
+        std::to_string(stream->enqueued() - stream->completed()) +
+        " operation(s) are still queued there (a pageable copy may block the host until they end; "
+        "drain the stream first, bounded)");
   }
   stream->enqueue([dst, src, bytes] { std::memmove(dst, src, bytes); }, std::move(uses));
   return cudaSuccess;

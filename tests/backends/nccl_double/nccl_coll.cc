@@ -17,21 +17,26 @@ namespace {
 
 twinccl::DataType to_type(ncclDataType_t t) {
   using twinccl::DataType;
-  static const DataType map[] = {DataType::int8,    DataType::uint8,   DataType::int32,       DataType::uint32,
-                                 DataType::int64,   DataType::uint64,  DataType::float16,     DataType::float32,
-                                 DataType::float64, DataType::bfloat16, DataType::float8_e4m3, DataType::float8_e5m2};
+  static const DataType map[] = {DataType::int8,     DataType::uint8,       DataType::int32,
+                                 DataType::uint32,   DataType::int64,       DataType::uint64,
+                                 DataType::float16,  DataType::float32,     DataType::float64,
+                                 DataType::bfloat16, DataType::float8_e4m3, DataType::float8_e5m2};
   return map[static_cast<int>(t)];
 }
 std::size_t bytes_of(ncclDataType_t t, std::size_t n) { return n * twinccl::size_of(to_type(t)); }
 bool is_fp8(ncclDataType_t t) { return t == ncclFloat8e4m3 || t == ncclFloat8e5m2; }
-bool is_reduction(Kind k) { return k == Kind::all_reduce || k == Kind::reduce_scatter || k == Kind::reduce; }
+bool is_reduction(Kind k) {
+  return k == Kind::all_reduce || k == Kind::reduce_scatter || k == Kind::reduce;
+}
 
 // Contribution of one rank: its send buffer, scaled by its premul_sum scalar.
 std::vector<char> contribution(const Op& op, std::size_t n) {
   std::vector<char> out(bytes_of(op.type, n));
   if (n == 0) return out;
-  if (op.premul) twinccl::scale_elements(to_type(op.type), op.scalar, out.data(), op.send, n);
-  else std::memcpy(out.data(), op.send, out.size());
+  if (op.premul)
+    twinccl::scale_elements(to_type(op.type), op.scalar, out.data(), op.send, n);
+  else
+    std::memcpy(out.data(), op.send, out.size());
   return out;
 }
 
@@ -40,7 +45,7 @@ std::vector<char> reduce_all(const std::vector<std::optional<Op>>& ops, std::siz
   const auto type = to_type(first.type);
   std::vector<char> acc = contribution(first, n);
   const int red = first.premul ? ncclSum : first.red;
-  const auto kind = red == ncclProd ? twinccl::ReduceKind::prod
+  const auto kind = red == ncclProd  ? twinccl::ReduceKind::prod
                     : red == ncclMax ? twinccl::ReduceKind::max
                     : red == ncclMin ? twinccl::ReduceKind::min
                                      : twinccl::ReduceKind::sum;
@@ -50,8 +55,10 @@ std::vector<char> reduce_all(const std::vector<std::optional<Op>>& ops, std::siz
   }
   if (red == ncclAvg && n > 0) {
     const auto nranks = static_cast<std::int64_t>(ops.size());
-    if (twinccl::is_floating(type)) twinccl::scale_elements(type, 1.0 / static_cast<double>(nranks), acc.data(), acc.data(), n);
-    else twinccl::divide_elements(type, nranks, acc.data(), acc.data(), n);
+    if (twinccl::is_floating(type))
+      twinccl::scale_elements(type, 1.0 / static_cast<double>(nranks), acc.data(), acc.data(), n);
+    else
+      twinccl::divide_elements(type, nranks, acc.data(), acc.data(), n);
   }
   return acc;
 }
@@ -63,10 +70,12 @@ void perform(Clique& q, const std::vector<std::optional<Op>>& ops) {
     const Op& b = *ops[r];
     if (b.kind != a.kind || b.count != a.count || b.type != a.type || b.premul != a.premul ||
         (!a.premul && b.red != a.red) || b.root != a.root) {
-      violation("collective #" + std::to_string(a.seq) + " differs between ranks: rank 0 called " + kind_name(a.kind) +
-                " count=" + std::to_string(a.count) + " type=" + std::to_string(a.type) + " root=" +
-                std::to_string(a.root) + ", rank " + std::to_string(r) + " called " + kind_name(b.kind) + " count=" +
-                std::to_string(b.count) + " type=" + std::to_string(b.type) + " root=" + std::to_string(b.root));
+      violation("collective #" + std::to_string(a.seq) + " differs between ranks: rank 0 called " +
+                kind_name(a.kind) + " count=" + std::to_string(a.count) +
+                " type=" + std::to_string(a.type) + " root=" + std::to_string(a.root) + ", rank " +
+                std::to_string(r) + " called " + kind_name(b.kind) +
+                " count=" + std::to_string(b.count) + " type=" + std::to_string(b.type) +
+                " root=" + std::to_string(b.root));
       for (Comm* m : q.members) m->state = ncclInvalidUsage;
       return;
     }
@@ -87,40 +96,50 @@ void perform(Clique& q, const std::vector<std::optional<Op>>& ops) {
     }
     case Kind::reduce_scatter: {
       const auto acc = reduce_all(ops, n * nranks);
-      for (std::size_t r = 0; r < nranks; ++r) std::memcpy(ops[r]->recv, acc.data() + r * block, block);
+      for (std::size_t r = 0; r < nranks; ++r)
+        std::memcpy(ops[r]->recv, acc.data() + r * block, block);
       break;
     }
     case Kind::broadcast: {
-      const std::vector<char> src(static_cast<const char*>(ops[static_cast<std::size_t>(a.root)]->send),
-                                  static_cast<const char*>(ops[static_cast<std::size_t>(a.root)]->send) + block);
+      const std::vector<char> src(
+          static_cast<const char*>(ops[static_cast<std::size_t>(a.root)]->send),
+          static_cast<const char*>(ops[static_cast<std::size_t>(a.root)]->send) + block);
       for (const auto& o : ops) std::memcpy(o->recv, src.data(), block);
       break;
     }
     case Kind::all_gather:
     case Kind::gather: {
       std::vector<char> all(block * nranks);
-      for (std::size_t r = 0; r < nranks; ++r) std::memcpy(all.data() + r * block, ops[r]->send, block);
+      for (std::size_t r = 0; r < nranks; ++r)
+        std::memcpy(all.data() + r * block, ops[r]->send, block);
       for (std::size_t r = 0; r < nranks; ++r) {
-        if (a.kind == Kind::all_gather || static_cast<int>(r) == a.root) std::memcpy(ops[r]->recv, all.data(), all.size());
+        if (a.kind == Kind::all_gather || static_cast<int>(r) == a.root)
+          std::memcpy(ops[r]->recv, all.data(), all.size());
       }
       break;
     }
     case Kind::scatter: {
       const char* src = static_cast<const char*>(ops[static_cast<std::size_t>(a.root)]->send);
       const std::vector<char> all(src, src + block * nranks);
-      for (std::size_t r = 0; r < nranks; ++r) std::memcpy(ops[r]->recv, all.data() + r * block, block);
+      for (std::size_t r = 0; r < nranks; ++r)
+        std::memcpy(ops[r]->recv, all.data() + r * block, block);
       break;
     }
     case Kind::all_to_all: {
       std::vector<std::vector<char>> sends;
-      for (const auto& o : ops) sends.emplace_back(static_cast<const char*>(o->send), static_cast<const char*>(o->send) + block * nranks);
+      for (const auto& o : ops)
+        sends.emplace_back(static_cast<const char*>(o->send),
+                           static_cast<const char*>(o->send) + block * nranks);
       for (std::size_t r = 0; r < nranks; ++r) {
-        for (std::size_t p = 0; p < nranks; ++p) std::memcpy(static_cast<char*>(ops[r]->recv) + p * block, sends[p].data() + r * block, block);
+        for (std::size_t p = 0; p < nranks; ++p)
+          std::memcpy(static_cast<char*>(ops[r]->recv) + p * block, sends[p].data() + r * block,
+                      block);
       }
       break;
     }
     case Kind::send:
-    case Kind::recv: break;
+    case Kind::recv:
+      break;
   }
 }
 
@@ -129,7 +148,8 @@ void post(Comm* c, const Op& op, bool* done) {
   Clique& q = *c->clique;
   std::lock_guard lock(q.mutex);
   const bool sending = op.kind == Kind::send;
-  const std::pair<int, int> key = sending ? std::pair{c->rank, op.root} : std::pair{op.root, c->rank};
+  const std::pair<int, int> key =
+      sending ? std::pair{c->rank, op.root} : std::pair{op.root, c->rank};
   auto& mine = sending ? q.sends[key] : q.recvs[key];
   auto& theirs = sending ? q.recvs[key] : q.sends[key];
   if (theirs.empty()) {
@@ -141,9 +161,10 @@ void post(Comm* c, const Op& op, bool* done) {
   const Op& s = sending ? op : other.op;
   const Op& r = sending ? other.op : op;
   if (s.count != r.count || s.type != r.type) {
-    violation("send from rank " + std::to_string(key.first) + " to rank " + std::to_string(key.second) + " (" +
-              std::to_string(s.count) + " x type " + std::to_string(s.type) + ") meets a recv of " +
-              std::to_string(r.count) + " x type " + std::to_string(r.type));
+    violation("send from rank " + std::to_string(key.first) + " to rank " +
+              std::to_string(key.second) + " (" + std::to_string(s.count) + " x type " +
+              std::to_string(s.type) + ") meets a recv of " + std::to_string(r.count) + " x type " +
+              std::to_string(r.type));
   } else if (s.count > 0) {
     std::memmove(r.recv, s.send, bytes_of(s.type, s.count));
   }
@@ -202,8 +223,8 @@ using namespace dbl;
 namespace {
 
 // Checks and issues one call. send_elems/recv_elems: what NCCL reads/writes on this rank.
-ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, ncclDataType_t type, int red, int root,
-                  ncclComm_t handle, cudaStream_t stream) {
+ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, ncclDataType_t type,
+                  int red, int root, ncclComm_t handle, cudaStream_t stream) {
   auto* c = reinterpret_cast<Comm*>(handle);
   const std::string fn = std::string("nccl") + kind_name(kind);
   ncclResult_t rc;
@@ -232,18 +253,38 @@ ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, nc
   std::size_t send_n = count;
   std::size_t recv_n = count;
   switch (kind) {
-    case Kind::reduce_scatter: send_n = n * count; break;
-    case Kind::all_gather: recv_n = n * count; break;
-    case Kind::all_to_all: send_n = recv_n = n * count; break;
-    case Kind::gather: recv_n = at_root ? n * count : 0; break;
-    case Kind::scatter: send_n = at_root ? n * count : 0; break;
-    case Kind::broadcast: send_n = at_root ? count : 0; break;
-    case Kind::reduce: recv_n = at_root ? count : 0; break;
-    case Kind::send: recv_n = 0; break;
-    case Kind::recv: send_n = 0; break;
-    default: break;
+    case Kind::reduce_scatter:
+      send_n = n * count;
+      break;
+    case Kind::all_gather:
+      recv_n = n * count;
+      break;
+    case Kind::all_to_all:
+      send_n = recv_n = n * count;
+      break;
+    case Kind::gather:
+      recv_n = at_root ? n * count : 0;
+      break;
+    case Kind::scatter:
+      send_n = at_root ? n * count : 0;
+      break;
+    case Kind::broadcast:
+      send_n = at_root ? count : 0;
+      break;
+    case Kind::reduce:
+      recv_n = at_root ? count : 0;
+      break;
+    case Kind::send:
+      recv_n = 0;
+      break;
+    case Kind::recv:
+      send_n = 0;
+      break;
+    default:
+      break;
   }
-  const std::string what = thread_tag() + ": " + fn + " #" + std::to_string(op.seq) + " on " + describe(c);
+  const std::string what =
+      thread_tag() + ": " + fn + " #" + std::to_string(op.seq) + " on " + describe(c);
   const std::size_t sb = bytes_of(type, send_n);
   const std::size_t rb = bytes_of(type, recv_n);
   if (count > 0 && send_n > 0) op.uses.push_back(find_allocation(send, sb, what + " sendbuff"));
@@ -257,67 +298,74 @@ ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, nc
   if (kind == Kind::reduce_scatter) in_place = r == s + c->rank * rb;
   if (kind == Kind::all_gather) in_place = s == r + c->rank * sb;
   const bool overlap = send_n > 0 && recv_n > 0 && s < r + rb && r < s + sb;
-  if (overlap && !in_place) violation(what + ": send and recv buffers overlap but are not NCCL's in-place layout");
-  if (overlap && kind == Kind::all_to_all) violation(what + ": ncclAlltoAll does not support in-place operation");
-  log_line(thread_tag() + " comm=" + c->name + " " + fn + " seq=" + std::to_string(op.seq) + " count=" +
-           std::to_string(count) + " type=" + std::to_string(type) + " op=" + (op.premul ? std::string("premul") : std::to_string(red)) +
-           " root=" + std::to_string(root) + " inplace=" + std::to_string(in_place ? 1 : 0) + " group=" +
-           std::to_string(group_depth()) + " stream=" + std::to_string(stream_of(stream)->id()));
+  if (overlap && !in_place)
+    violation(what + ": send and recv buffers overlap but are not NCCL's in-place layout");
+  if (overlap && kind == Kind::all_to_all)
+    violation(what + ": ncclAlltoAll does not support in-place operation");
+  log_line(thread_tag() + " comm=" + c->name + " " + fn + " seq=" + std::to_string(op.seq) +
+           " count=" + std::to_string(count) + " type=" + std::to_string(type) +
+           " op=" + (op.premul ? std::string("premul") : std::to_string(red)) +
+           " root=" + std::to_string(root) + " inplace=" + std::to_string(in_place ? 1 : 0) +
+           " group=" + std::to_string(group_depth()) +
+           " stream=" + std::to_string(stream_of(stream)->id()));
   if (count == 0 && p2p) return ncclSuccess;
   return issue(c, stream, std::move(op));
 }
 
 }  // namespace
 
-DOUBLE_EXPORT ncclResult_t ncclAllReduce(const void* s, void* r, size_t n, ncclDataType_t t, ncclRedOp_t op,
-                                         ncclComm_t c, cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclAllReduce(const void* s, void* r, size_t n, ncclDataType_t t,
+                                         ncclRedOp_t op, ncclComm_t c, cudaStream_t st) {
   return call(Kind::all_reduce, s, r, n, t, op, -1, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclReduceScatter(const void* s, void* r, size_t n, ncclDataType_t t, ncclRedOp_t op,
-                                             ncclComm_t c, cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclReduceScatter(const void* s, void* r, size_t n, ncclDataType_t t,
+                                             ncclRedOp_t op, ncclComm_t c, cudaStream_t st) {
   return call(Kind::reduce_scatter, s, r, n, t, op, -1, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclAllGather(const void* s, void* r, size_t n, ncclDataType_t t, ncclComm_t c,
-                                         cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclAllGather(const void* s, void* r, size_t n, ncclDataType_t t,
+                                         ncclComm_t c, cudaStream_t st) {
   return call(Kind::all_gather, s, r, n, t, ncclSum, -1, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclBroadcast(const void* s, void* r, size_t n, ncclDataType_t t, int root, ncclComm_t c,
-                                         cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclBroadcast(const void* s, void* r, size_t n, ncclDataType_t t,
+                                         int root, ncclComm_t c, cudaStream_t st) {
   return call(Kind::broadcast, s, r, n, t, ncclSum, root, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclReduce(const void* s, void* r, size_t n, ncclDataType_t t, ncclRedOp_t op, int root,
-                                      ncclComm_t c, cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclReduce(const void* s, void* r, size_t n, ncclDataType_t t,
+                                      ncclRedOp_t op, int root, ncclComm_t c, cudaStream_t st) {
   return call(Kind::reduce, s, r, n, t, op, root, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclAlltoAll(const void* s, void* r, size_t n, ncclDataType_t t, ncclComm_t c,
-                                        cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclAlltoAll(const void* s, void* r, size_t n, ncclDataType_t t,
+                                        ncclComm_t c, cudaStream_t st) {
   return call(Kind::all_to_all, s, r, n, t, ncclSum, -1, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclGather(const void* s, void* r, size_t n, ncclDataType_t t, int root, ncclComm_t c,
-                                      cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclGather(const void* s, void* r, size_t n, ncclDataType_t t, int root,
+                                      ncclComm_t c, cudaStream_t st) {
   return call(Kind::gather, s, r, n, t, ncclSum, root, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclScatter(const void* s, void* r, size_t n, ncclDataType_t t, int root, ncclComm_t c,
-                                       cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclScatter(const void* s, void* r, size_t n, ncclDataType_t t, int root,
+                                       ncclComm_t c, cudaStream_t st) {
   return call(Kind::scatter, s, r, n, t, ncclSum, root, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclSend(const void* s, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
-                                    cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclSend(const void* s, size_t n, ncclDataType_t t, int peer,
+                                    ncclComm_t c, cudaStream_t st) {
   return call(Kind::send, s, nullptr, n, t, ncclSum, peer, c, st);
 }
-DOUBLE_EXPORT ncclResult_t ncclRecv(void* r, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st) {
+DOUBLE_EXPORT ncclResult_t ncclRecv(void* r, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
+                                    cudaStream_t st) {
   return call(Kind::recv, nullptr, r, n, t, ncclSum, peer, c, st);
 }
 
 DOUBLE_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t t,
-                                                    ncclScalarResidence_t residence, ncclComm_t handle) {
+                                                    ncclScalarResidence_t residence,
+                                                    ncclComm_t handle) {
   auto* c = reinterpret_cast<Comm*>(handle);
   ncclResult_t rc;
   if (!usable(c, "ncclRedOpCreatePreMulSum", &rc)) return rc;
   if (residence != ncclScalarHostImmediate) return ncclInvalidArgument;
   std::lock_guard lock(c->mutex);
   c->premul_ops.push_back({static_cast<int>(t), twinccl::element_as_double(to_type(t), scalar, 0)});
-  *op = static_cast<ncclRedOp_t>(static_cast<int>(ncclNumOps) + static_cast<int>(c->premul_ops.size()) - 1);
+  *op = static_cast<ncclRedOp_t>(static_cast<int>(ncclNumOps) +
+                                 static_cast<int>(c->premul_ops.size()) - 1);
   return ncclSuccess;
 }
 

@@ -33,9 +33,10 @@ int polls() { return static_cast<int>(setting("in_progress_polls", 2)); }
 void make_ready(Comm* c) {
   std::lock_guard lock(c->mutex);
   c->ready = true;
-  if (c->name_pointer != nullptr && std::strncmp(c->name_pointer, c->name.c_str(), c->name.size() + 1) != 0) {
-    violation(describe(c) + ": config.commName no longer holds the name given at the call ('" + c->name +
-              "'): the pointer must stay valid until the communicator is ready");
+  if (c->name_pointer != nullptr &&
+      std::strncmp(c->name_pointer, c->name.c_str(), c->name.size() + 1) != 0) {
+    violation(describe(c) + ": config.commName no longer holds the name given at the call ('" +
+              c->name + "'): the pointer must stay valid until the communicator is ready");
   }
   if (c->blocking) c->state = ncclSuccess;
 }
@@ -82,7 +83,8 @@ bool usable(Comm* c, const char* fn, ncclResult_t* result) {
     return false;
   }
   if (c->destroyed || c->aborted) {
-    violation(thread_tag() + ": " + fn + " on " + describe(c) + " after ncclCommDestroy/ncclCommAbort");
+    violation(thread_tag() + ": " + fn + " on " + describe(c) +
+              " after ncclCommDestroy/ncclCommAbort");
     return false;
   }
   if (c->state.load() == ncclInProgress && std::strcmp(fn, "ncclCommGetAsyncError") != 0) {
@@ -134,7 +136,8 @@ void launch(Comm* c, Stream* stream, std::vector<Op> ops, const std::string& wha
 int group_depth() { return t_group_depth; }
 
 bool deferred_in_open_group(const Stream* s) {
-  return std::any_of(t_pending.begin(), t_pending.end(), [s](const Pending& p) { return p.stream == s; });
+  return std::any_of(t_pending.begin(), t_pending.end(),
+                     [s](const Pending& p) { return p.stream == s; });
 }
 
 ncclResult_t issue(Comm* c, cudaStream_t stream, Op op) {
@@ -169,8 +172,8 @@ DOUBLE_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   return ncclSuccess;
 }
 
-DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, ncclUniqueId id, int rank,
-                                                  ncclConfig_t* config) {
+DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, ncclUniqueId id,
+                                                  int rank, ncclConfig_t* config) {
   std::shared_ptr<Clique> clique;
   {
     std::lock_guard lock(g_ids_mutex);
@@ -183,24 +186,27 @@ DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, n
     clique = slot;
   }
   if (nranks != clique->nranks || rank < 0 || rank >= nranks) {
-    violation(thread_tag() + ": ncclCommInitRankConfig rank " + std::to_string(rank) + " of " + std::to_string(nranks) +
-              " does not fit the clique of " + std::to_string(clique->nranks));
+    violation(thread_tag() + ": ncclCommInitRankConfig rank " + std::to_string(rank) + " of " +
+              std::to_string(nranks) + " does not fit the clique of " +
+              std::to_string(clique->nranks));
     return ncclInvalidArgument;
   }
   Comm* c = new_comm(config);
   c->clique = clique;
   c->rank = rank;
   set_thread_rank(rank);
-  log_line(thread_tag() + " ncclCommInitRankConfig nranks=" + std::to_string(nranks) + " name=" + c->name +
-           " blocking=" + std::to_string(c->blocking ? 1 : 0) + " device=" + std::to_string(c->device));
+  log_line(thread_tag() + " ncclCommInitRankConfig nranks=" + std::to_string(nranks) +
+           " name=" + c->name + " blocking=" + std::to_string(c->blocking ? 1 : 0) +
+           " device=" + std::to_string(c->device));
   std::vector<Comm*> ready;
   {
     std::lock_guard lock(clique->mutex);
-    const bool reject = setting("reject_duplicate_gpu", setting("nccl_version", 22809) < 23000 ? 1 : 0) != 0;
+    const bool reject =
+        setting("reject_duplicate_gpu", setting("nccl_version", 22809) < 23000 ? 1 : 0) != 0;
     for (Comm* m : clique->members) {
       if (reject && m != nullptr && m->device == c->device) {
-        set_last_error("Duplicate GPU detected: rank " + std::to_string(rank) + " and rank " + std::to_string(m->rank) +
-                       " both on device " + std::to_string(c->device));
+        set_last_error("Duplicate GPU detected: rank " + std::to_string(rank) + " and rank " +
+                       std::to_string(m->rank) + " both on device " + std::to_string(c->device));
         return ncclInvalidUsage;
       }
     }
@@ -214,15 +220,15 @@ DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, n
   return wait_ready(c) ? ncclSuccess : ncclSystemError;
 }
 
-DOUBLE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t parent_handle, int color, int key, ncclComm_t* out,
-                                         ncclConfig_t* config) {
+DOUBLE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t parent_handle, int color, int key,
+                                         ncclComm_t* out, ncclConfig_t* config) {
   auto* parent = reinterpret_cast<Comm*>(parent_handle);
   ncclResult_t rc;
   if (!usable(parent, "ncclCommSplit", &rc)) return rc;
   if (t_group_depth > 0) violation(describe(parent) + ": ncclCommSplit inside an open group");
   log_line(thread_tag() + " ncclCommSplit " + describe(parent) + " color=" + std::to_string(color) +
-           " key=" + std::to_string(key) + " name=" +
-           (config != nullptr && config->commName != nullptr ? config->commName : "?"));
+           " key=" + std::to_string(key) +
+           " name=" + (config != nullptr && config->commName != nullptr ? config->commName : "?"));
   Clique& clique = *parent->clique;
   Comm* child = color == NCCL_SPLIT_NOCOLOR ? nullptr : new_comm(config);
   if (child != nullptr && !parent->blocking) {
@@ -242,7 +248,8 @@ DOUBLE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t parent_handle, int color, in
     slot.color_key[static_cast<std::size_t>(parent->rank)] = std::pair{color, key};
     slot.children[static_cast<std::size_t>(parent->rank)] = child;
     if (++slot.arrived == clique.nranks) {
-      std::map<int, std::vector<std::pair<std::pair<int, int>, int>>> by_color;  // color -> ((key, rank), rank)
+      std::map<int, std::vector<std::pair<std::pair<int, int>, int>>>
+          by_color;  // color -> ((key, rank), rank)
       for (int r = 0; r < clique.nranks; ++r) {
         const auto [col, k] = *slot.color_key[static_cast<std::size_t>(r)];
         if (col != NCCL_SPLIT_NOCOLOR) by_color[col].push_back({{k, r}, r});
@@ -290,7 +297,8 @@ DOUBLE_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t handle) {
   c->finalized = true;
   if (c->blocking) {
     if (c->in_flight.load() > 0) {
-      violation(describe(c) + ": blocking ncclCommFinalize with operations in flight (an unbounded host wait)");
+      violation(describe(c) +
+                ": blocking ncclCommFinalize with operations in flight (an unbounded host wait)");
     }
     return ncclSuccess;
   }
@@ -304,7 +312,8 @@ DOUBLE_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t handle) {
   ncclResult_t rc;
   if (!usable(c, "ncclCommDestroy", &rc)) return rc;
   log_line(thread_tag() + " ncclCommDestroy " + describe(c));
-  if (c->in_flight.load() > 0) violation(describe(c) + ": ncclCommDestroy with operations in flight");
+  if (c->in_flight.load() > 0)
+    violation(describe(c) + ": ncclCommDestroy with operations in flight");
   c->destroyed = true;
   return ncclSuccess;
 }
@@ -313,7 +322,8 @@ DOUBLE_EXPORT ncclResult_t ncclCommAbort(ncclComm_t handle) {
   auto* c = reinterpret_cast<Comm*>(handle);
   if (c == nullptr) return ncclSuccess;
   if (c->destroyed || c->aborted) {
-    violation(thread_tag() + ": ncclCommAbort on " + describe(c) + " after ncclCommDestroy/ncclCommAbort");
+    violation(thread_tag() + ": ncclCommAbort on " + describe(c) +
+              " after ncclCommDestroy/ncclCommAbort");
     return ncclInvalidUsage;
   }
   log_line(thread_tag() + " ncclCommAbort " + describe(c));
@@ -349,12 +359,18 @@ DOUBLE_EXPORT ncclResult_t ncclCommCount(ncclComm_t handle, int* count) {
 
 DOUBLE_EXPORT const char* ncclGetErrorString(ncclResult_t r) {
   switch (r) {
-    case ncclSuccess: return "no error";
-    case ncclInvalidArgument: return "invalid argument";
-    case ncclInvalidUsage: return "invalid usage";
-    case ncclInProgress: return "in progress";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    default: return "unhandled error (double)";
+    case ncclSuccess:
+      return "no error";
+    case ncclInvalidArgument:
+      return "invalid argument";
+    case ncclInvalidUsage:
+      return "invalid usage";
+    case ncclInProgress:
+      return "in progress";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    default:
+      return "unhandled error (double)";
   }
 }
 
@@ -385,7 +401,8 @@ DOUBLE_EXPORT ncclResult_t ncclGroupEnd() {
     Stream* stream = nullptr;
     for (Pending& p : pending) {
       if (p.comm != c) continue;
-      if (stream != nullptr && stream != p.stream) violation(describe(c) + ": one group uses two streams");
+      if (stream != nullptr && stream != p.stream)
+        violation(describe(c) + ": one group uses two streams");
       stream = p.stream;
       ops.push_back(std::move(p.op));
     }

@@ -78,8 +78,9 @@ Allocation* find_allocation(const void* p, std::size_t bytes, const std::string&
     Allocation* a = it->second.get();
     if (!a->freed && c >= a->base && c + bytes <= a->base + a->bytes) return a;
   }
-  const std::string text = what + ": [" + std::to_string(reinterpret_cast<std::uintptr_t>(p)) + ", +" +
-                           std::to_string(bytes) + ") is not inside one live cudaMalloc allocation";
+  const std::string text = what + ": [" + std::to_string(reinterpret_cast<std::uintptr_t>(p)) +
+                           ", +" + std::to_string(bytes) +
+                           ") is not inside one live cudaMalloc allocation";
   reg().violations.push_back(text);
   reg().log.push_back("VIOLATION " + text);
   return nullptr;
@@ -107,8 +108,9 @@ cudaError_t free_allocation(void* p) {
   }
   if (a->in_use.load() > 0) {
     // Real cudaFree synchronises the device: an unbounded host wait on a peer's kernel.
-    violation(thread_tag() + ": cudaFree of a buffer that queued stream work still uses (CUDA would block "
-                             "the host until it finished: an unbounded wait)");
+    violation(thread_tag() +
+              ": cudaFree of a buffer that queued stream work still uses (CUDA would block "
+              "the host until it finished: an unbounded wait)");
     return cudaSuccess;  // leaked: the stream thread still touches it
   }
   std::free(a->base);
@@ -138,14 +140,16 @@ DOUBLE_EXPORT void twinccl_double_clear() {
   dbl::reg().violations.clear();
 }
 
-DOUBLE_EXPORT int twinccl_double_user_kernel(cudaStream_t stream, void (*fn)(void*), void* arg, int delay_ms) {
+DOUBLE_EXPORT int twinccl_double_user_kernel(cudaStream_t stream, void (*fn)(void*), void* arg,
+                                             int delay_ms) {
   dbl::Stream* s = dbl::stream_of(stream);
   const std::uint64_t at = s->enqueue([fn, arg, delay_ms] {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     fn(arg);
   });
-  dbl::note_user_work(s, at, "user kernel #" + std::to_string(at) + " on stream " + std::to_string(s->id()));
-  dbl::log_line(dbl::thread_tag() + " user_kernel stream=" + std::to_string(s->id()) + " delay_ms=" +
-                std::to_string(delay_ms));
+  dbl::note_user_work(
+      s, at, "user kernel #" + std::to_string(at) + " on stream " + std::to_string(s->id()));
+  dbl::log_line(dbl::thread_tag() + " user_kernel stream=" + std::to_string(s->id()) +
+                " delay_ms=" + std::to_string(delay_ms));
   return 0;
 }

@@ -34,11 +34,12 @@ using UniqueIdGenerator = std::function<std::string()>;
 // within `timeout`, BackendError naming host:port for a store that cannot be served or reached,
 // InvalidArgument when the generator's output is not id_bytes long.
 std::string exchange_unique_id(const LaunchEnvironment& env, std::size_t id_bytes,
-                               const UniqueIdGenerator& generate_on_rank0, std::chrono::milliseconds timeout);
+                               const UniqueIdGenerator& generate_on_rank0,
+                               std::chrono::milliseconds timeout);
 
 // The same with an explicit generation (tests that run several ranks in one process).
 std::string exchange_unique_id(const LaunchEnvironment& env, std::size_t id_bytes,
-                               const UniqueIdGenerator& generate_on_rank0, std::chrono::milliseconds timeout,
-                               std::uint64_t generation);
+                               const UniqueIdGenerator& generate_on_rank0,
+                               std::chrono::milliseconds timeout, std::uint64_t generation);
 
 }  // namespace twinccl

@@ -46,7 +46,8 @@ struct LaunchEnvironment {
   // other's values: "torchrun/<TORCHELASTIC_RUN_ID>/attempt_<n>", "slurm/<job>.<step>",
   // "open_mpi/<jobid>", "local".
   std::string job_key = "local";
-  // TWINCCL_ALLOW_SHARED_GPU=1: more local ranks than visible GPUs is intended (see choose_local_gpu).
+  // TWINCCL_ALLOW_SHARED_GPU=1: more local ranks than visible GPUs is intended (see
+  // choose_local_gpu).
   bool allow_shared_gpu = false;
   // The launcher gave each task its own GPU set (Slurm's SLURM_GPUS_PER_TASK).
   bool gpus_bound_per_task = false;
@@ -70,8 +71,9 @@ using EnvironmentLookup = std::function<std::optional<std::string>(std::string_v
 LaunchEnvironment read_launch_environment(const EnvironmentLookup& lookup);
 LaunchEnvironment read_launch_environment();  // the process environment
 
-// First host of a Slurm node list in its simple forms: "node07", "node[03-05,9]", "a[1-2]-b[01-04]",
-// "n1,n2" -> "node07", "node03", "a1-b01", "n1". Throws ConfigError naming `variable` when malformed.
+// First host of a Slurm node list in its simple forms: "node07", "node[03-05,9]",
+// "a[1-2]-b[01-04]", "n1,n2" -> "node07", "node03", "a1-b01", "n1". Throws ConfigError naming
+// `variable` when malformed.
 std::string first_slurm_host(std::string_view nodelist, std::string_view variable);
 
 }  // namespace twinccl

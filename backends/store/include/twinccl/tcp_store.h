@@ -3,7 +3,8 @@
 //
 //   twinccl::TcpStoreServer server({.host = "127.0.0.1", .port = 0});   // 0: ephemeral port
 //   twinccl::TcpStoreClient store("127.0.0.1", server.port());
-//   store.set("nccl/id", id_bytes);  std::string id = store.get("nccl/id");  // get blocks until set
+//   store.set("nccl/id", id_bytes);  std::string id = store.get("nccl/id");  // get blocks until
+//   set
 //
 // Keys are 1..1024 bytes, values at most 1 MiB (bytes, not text). Every wait has a deadline on
 // both sides: get/wait give up with TimeoutError naming the store's host:port and the key.
@@ -22,7 +23,7 @@ namespace twinccl {
 
 struct StoreServerOptions {
   std::string host = "127.0.0.1";  // interface to listen on; "0.0.0.0" for every IPv4 one
-  int port = 0;                     // 0: the system picks a free port (see TcpStoreServer::port)
+  int port = 0;                    // 0: the system picks a free port (see TcpStoreServer::port)
   // A frame whose first byte arrived must be complete within this, and a reply must be taken
   // by the client within this; else the connection closes.
   std::chrono::milliseconds frame_timeout{10'000};

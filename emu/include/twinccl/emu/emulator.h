@@ -33,14 +33,15 @@ namespace twinccl::emu {
 
 // The algorithm a collective runs when neither the call nor EmulatorOptions::algorithm forces one:
 // a name from algorithms.h for `op` on a communicator of these world ranks.
-using AlgorithmChooser = std::function<std::string(const OpDesc& op, const std::vector<int>& world_ranks)>;
+using AlgorithmChooser =
+    std::function<std::string(const OpDesc& op, const std::vector<int>& world_ranks)>;
 
 struct EmulatorOptions {
-  int world_size = 8;              // ranks (threads)
-  std::string algorithm;           // forced for every collective that has it (TWINCCL_ALGO)
+  int world_size = 8;                  // ranks (threads)
+  std::string algorithm;               // forced for every collective that has it (TWINCCL_ALGO)
   AlgorithmChooser default_algorithm;  // empty: ring where it exists, else direct
-  double timeout_s = 300.0;        // longest wait for another rank
-  bool schedule_path = false;      // never take the direct fast path
+  double timeout_s = 300.0;            // longest wait for another rank
+  bool schedule_path = false;          // never take the direct fast path
   // Schedule parameters (algorithms.h AlgorithmParams; non-default values turn the fast path
   // off): channels, pipelining chunk and ranks per node for tree/hierarchical algorithms.
   int channels = 1;

@@ -3,8 +3,8 @@
 //
 //   RunOptions o;  o.check = CheckLevel::debug;          // poison async outputs until complete
 //   o.fault_hook = [](const FaultPoint& p) {             // rank 2 fails inside its 3rd collective
-//     if (p.rank == 2 && p.seq == 3 && p.stage == FaultStage::in_collective) throw std::runtime_error("x");
-//     return FaultAction::proceed;
+//     if (p.rank == 2 && p.seq == 3 && p.stage == FaultStage::in_collective) throw
+//     std::runtime_error("x"); return FaultAction::proceed;
 //   };
 #pragma once
 
@@ -34,9 +34,9 @@ enum class FaultStage : std::uint8_t {
 };
 
 struct FaultPoint {
-  int rank = 0;                 // world rank
-  std::string_view comm;        // communicator name
-  std::uint64_t seq = 0;        // the operation's sequence number on the communicator (collectives)
+  int rank = 0;           // world rank
+  std::string_view comm;  // communicator name
+  std::uint64_t seq = 0;  // the operation's sequence number on the communicator (collectives)
   OpKind kind = OpKind::barrier;
   FaultStage stage = FaultStage::before_collective;
 };

@@ -41,7 +41,7 @@ struct FlowOptions {
 
 struct FlowReport {
   Prediction prediction;
-  std::vector<LinkLoad> links;  // every used link direction, busiest first
+  std::vector<LinkLoad> links;            // every used link direction, busiest first
   std::vector<TransferRecord> transfers;  // by start time, when recorded
   bool transfers_truncated = false;
 };

@@ -23,9 +23,9 @@
 namespace twinccl::sim {
 
 // Bounds on hostile input.
-inline constexpr std::size_t kNcclTestsMaxBytes = 64u << 20;   // one log or JSON file
-inline constexpr std::size_t kNcclTestsMaxLineBytes = 16384;   // one line of a log
-inline constexpr std::size_t kNcclTestsMaxRows = 100000;       // rows over all tables of a file
+inline constexpr std::size_t kNcclTestsMaxBytes = 64u << 20;  // one log or JSON file
+inline constexpr std::size_t kNcclTestsMaxLineBytes = 16384;  // one line of a log
+inline constexpr std::size_t kNcclTestsMaxRows = 100000;      // rows over all tables of a file
 
 // One block of a row: out-of-place or in-place.
 struct NcclTestsBlock {
@@ -43,10 +43,11 @@ struct NcclTestsRow {
   std::size_t count = 0;
   DataType dtype = DataType::float32;
   std::string redop;  // "sum", "none", ...; "" when the layout has no redop column or it is blank
-  bool redop_blank = false;  // the layout has a redop column and the row leaves it blank (hypercube)
-  int root = -1;      // -1: none (or no root column)
+  bool redop_blank =
+      false;      // the layout has a redop column and the row leaves it blank (hypercube)
+  int root = -1;  // -1: none (or no root column)
   std::optional<NcclTestsBlock> out_of_place, in_place;  // unset when printed blank
-  int line = 0;       // 1-based line in the log; JSON: 1-based index in "results"
+  int line = 0;  // 1-based line in the log; JSON: 1-based index in "results"
 };
 
 struct NcclTestsTable {
@@ -78,12 +79,13 @@ struct NcclTestsParseOptions {
 
 // The stdout of one or more nccl-tests runs: one table per run (or per column header).
 std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::string_view source,
-                                                     const NcclTestsParseOptions& options = {});
+                                                    const NcclTestsParseOptions& options = {});
 // nccl-tests' -J JSON: one table.
 std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::string_view source,
-                                                   const NcclTestsParseOptions& options = {});
+                                                  const NcclTestsParseOptions& options = {});
 // Either of the two, by the first non-blank byte ('{' = JSON).
-std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text, std::string_view source,
-                                                        const NcclTestsParseOptions& options = {});
+std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
+                                                       std::string_view source,
+                                                       const NcclTestsParseOptions& options = {});
 
 }  // namespace twinccl::sim

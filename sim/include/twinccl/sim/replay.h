@@ -31,9 +31,9 @@ namespace twinccl::sim {
 struct ReplayOptions {
   // unset = the tuner's choice; set: used by every collective whose algorithm runs it
   std::optional<Protocol> protocol;
-  bool software_latency = true;      // NCCL's base and per-hop latencies (as simulate_flow)
-  // "" = each op's recorded algorithm, else the communicator's Tuner's choice (tuner.h); set: forced
-  // for every collective it exists for (an error where it does not apply)
+  bool software_latency = true;  // NCCL's base and per-hop latencies (as simulate_flow)
+  // "" = each op's recorded algorithm, else the communicator's Tuner's choice (tuner.h); set:
+  // forced for every collective it exists for (an error where it does not apply)
   std::string algorithm;
   // Declared seconds are multiplied by this (a faster or slower GPU than the one measured).
   double compute_scale = 1.0;
@@ -47,27 +47,27 @@ struct ReplayOptions {
 
 // One operation (all ranks of it together).
 struct ReplayOp {
-  std::string comm;          // communicator name
+  std::string comm;  // communicator name
   int comm_index = 0;
   std::uint64_t seq = 0;
   OpKind kind = OpKind::all_reduce;
-  std::string algorithm;     // as played ("p2p" for send/recv)
+  std::string algorithm;  // as played ("p2p" for send/recv)
   Protocol protocol = Protocol::simple;
   int nranks = 1;
-  double bytes = 0.0;        // nccl-tests' bytes (perf_math.h)
-  double start_us = 0.0;     // every rank reached it
-  double end_us = 0.0;       // the last rank finished it
-  bool bulk = false;         // played as bulk ring flows
+  double bytes = 0.0;     // nccl-tests' bytes (perf_math.h)
+  double start_us = 0.0;  // every rank reached it
+  double end_us = 0.0;    // the last rank finished it
+  bool bulk = false;      // played as bulk ring flows
   double time_us() const { return end_us - start_us; }
 };
 
 // What one rank did, in simulated time.
 struct ReplayRank {
-  double end_us = 0.0;            // its last event (all its ops waited for)
-  double compute_us = 0.0;        // computing
-  double comm_us = 0.0;           // with at least one op issued and not complete
-  double exposed_comm_us = 0.0;   // blocked in a wait
-  double overlapped_us = 0.0;     // comm_us - exposed_comm_us: communication hidden by compute
+  double end_us = 0.0;           // its last event (all its ops waited for)
+  double compute_us = 0.0;       // computing
+  double comm_us = 0.0;          // with at least one op issued and not complete
+  double exposed_comm_us = 0.0;  // blocked in a wait
+  double overlapped_us = 0.0;    // comm_us - exposed_comm_us: communication hidden by compute
 };
 
 // A slice of the timeline: track "compute", "wait" or "comm <name>".
@@ -81,7 +81,7 @@ struct ReplaySlice {
 struct ReplayResult {
   std::string topology;
   std::string program;
-  double total_us = 0.0;              // the last rank's end
+  double total_us = 0.0;  // the last rank's end
   std::vector<ReplayRank> ranks;
   std::vector<ReplayOp> ops;          // every operation, by start time
   std::vector<LinkLoad> links;        // every link direction used, busiest first

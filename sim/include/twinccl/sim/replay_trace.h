@@ -20,25 +20,25 @@ namespace twinccl::sim {
 
 // The trace's data model and file are the trace library's (twinccl/trace/trace.h,
 // twinccl/trace/trace_file.h); sim names them as it always did.
-using trace::kTraceFormatVersion;
-using trace::kMaxTraceRanks;
-using trace::kMaxTraceOps;
-using trace::kMaxTraceEvents;
-using trace::kMaxTraceCommunicators;
+using trace::kMaxComputeFlops;
+using trace::kMaxComputeSeconds;
 using trace::kMaxTraceCommMembers;
+using trace::kMaxTraceCommunicators;
+using trace::kMaxTraceEvents;
 using trace::kMaxTraceFileBytes;
 using trace::kMaxTraceNameBytes;
-using trace::kMaxTraceProgramBytes;
 using trace::kMaxTraceOpBytes;
-using trace::kMaxComputeSeconds;
-using trace::kMaxComputeFlops;
+using trace::kMaxTraceOps;
+using trace::kMaxTraceProgramBytes;
+using trace::kMaxTraceRanks;
 using trace::kMaxTraceWallSeconds;
-using trace::TraceCommunicator;
-using trace::TraceOp;
-using trace::TraceEventKind;
-using trace::TraceEvent;
+using trace::kTraceFormatVersion;
 using trace::RankTrace;
 using trace::Trace;
+using trace::TraceCommunicator;
+using trace::TraceEvent;
+using trace::TraceEventKind;
+using trace::TraceOp;
 
 // Everything replay needs of a trace, checked before any simulation (trace_check.cc,
 // trace_analysis.cc). Per rank: communicator and op indices, ranks in range, members listing
@@ -54,8 +54,9 @@ void check_trace(const Trace& trace, std::string_view source = "<trace>");
 // JSON (docs/traces.md): trace::to_json.
 std::string to_json(const Trace& trace);
 // Parses (trace::from_json) and checks (check_trace) a trace held in memory; load_trace reads the
-// file (trace::load) and checks it. Throws ConfigError naming `source`, the JSON path and the problem (DeadlockError as
-// check_trace); a file of another version says which version it has and which this TwinCCL reads.
+// file (trace::load) and checks it. Throws ConfigError naming `source`, the JSON path and the
+// problem (DeadlockError as check_trace); a file of another version says which version it has and
+// which this TwinCCL reads.
 Trace trace_from_json(std::string_view text, std::string_view source = "<json>");
 Trace load_trace(const std::filesystem::path& path);
 void save_trace(const Trace& trace, const std::filesystem::path& path);

@@ -5,11 +5,11 @@
 //   sim::Prediction p = sim::predict(topo::dgx_h100(), r);   // p.time_us, p.busbw_gbps
 //   for (const sim::Prediction& c : sim::compare_all(topo::dgx_h100(), r)) ...  // fastest first
 //
-// analytic: NCCL's tuning model (ring, tree, nvls, pat) and plain alpha-beta for the algorithms NCCL
-// has no model for; closed form, microseconds per call at any scale. flow: the algorithm's Schedule
-// played on a SimGrid flow-level model of the topology (link contention). docs/simulator.md says
-// what each models. Every error is a twinccl::InvalidArgument naming the field, the bad value and
-// what applies.
+// analytic: NCCL's tuning model (ring, tree, nvls, pat) and plain alpha-beta for the algorithms
+// NCCL has no model for; closed form, microseconds per call at any scale. flow: the algorithm's
+// Schedule played on a SimGrid flow-level model of the topology (link contention).
+// docs/simulator.md says what each models. Every error is a twinccl::InvalidArgument naming the
+// field, the bad value and what applies.
 #pragma once
 
 #include <optional>

@@ -29,18 +29,18 @@ struct TopologyView;
 struct Choice {
   std::string algorithm;  // a registry name, or "nvls_tree" (schedule_for() says what plays it)
   Protocol protocol = Protocol::simple;
-  int channels = 1;       // NCCL's channel count for the call (analytic model)
-  double time_us = 0.0;   // NCCL's analytic model (or alpha-beta for what-if algorithms)
-  std::string model;      // "nccl" or "alpha-beta"
+  int channels = 1;      // NCCL's channel count for the call (analytic model)
+  double time_us = 0.0;  // NCCL's analytic model (or alpha-beta for what-if algorithms)
+  std::string model;     // "nccl" or "alpha-beta"
 };
 
 // One call, as the tuner is asked about it.
 struct TunerCall {
-  CollectiveSpec spec;                // spec.nranks 0 = the tuner's communicator size
+  CollectiveSpec spec;  // spec.nranks 0 = the tuner's communicator size
   DataType dtype = DataType::float32;
-  std::string algorithm;              // "" = the tuner chooses
-  std::optional<Protocol> protocol;   // unset = the tuner chooses (for the algorithm)
-  int channels = 0;                   // 0 = NCCL's choice
+  std::string algorithm;             // "" = the tuner chooses
+  std::optional<Protocol> protocol;  // unset = the tuner chooses (for the algorithm)
+  int channels = 0;                  // 0 = NCCL's choice
 };
 
 class Tuner {
@@ -66,7 +66,8 @@ class Tuner {
 
   // Every applicable (algorithm, protocol) pair for the call (forced ones filter), timed
   // analytically, in NCCL's order (fastest on all channels first; time_us is on the channels
-  // launched, which small ring/tree calls reduce); throws like choose() for a forced one that does not apply.
+  // launched, which small ring/tree calls reduce); throws like choose() for a forced one that does
+  // not apply.
   std::vector<Choice> applicable(const TunerCall& call) const;
 
   // The algorithms that exist for `kind` (registry order, then nvls_tree for all_reduce), each

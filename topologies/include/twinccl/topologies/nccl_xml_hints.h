@@ -34,7 +34,8 @@ enum class NvlinkHint {
 };
 
 struct NcclXmlHints {
-  std::string gpu = {};  // "" = from the file; else a name of gpu_models() ("h100", "a100-pcie", ...)
+  std::string gpu =
+      {};  // "" = from the file; else a name of gpu_models() ("h100", "a100-pcie", ...)
   NvlinkHint nvlink = NvlinkHint::from_file;
   double nic_gbps = 0;  // line rate of each NIC in Gb/s where the file has none; 0 = unset
   int gpu_count = 0;    // GPUs of a file that lists bare busids (AWS g5, p5 2023); 0 = unset
@@ -50,8 +51,8 @@ struct GpuModelInfo {
   std::string name;         // "h100"
   std::string description;  // "H100 SXM5 (sm 90, 18 NVLink4)"
   int sm = 0;
-  int nvlinks = 0;             // per GPU; 0 for PCIe parts
-  double nvlink_gbps = 0;      // one NVLink, one direction, as NCCL counts it
+  int nvlinks = 0;         // per GPU; 0 for PCIe parts
+  double nvlink_gbps = 0;  // one NVLink, one direction, as NCCL counts it
 };
 // Every model --gpu accepts, in a fixed order.
 std::vector<GpuModelInfo> gpu_models();

@@ -14,17 +14,20 @@
 
 namespace twinccl::trace::detail {
 
-[[noreturn]] inline void refuse_or_abort(const std::function<void(const std::string&)>& refuse, const std::string& why) {
+[[noreturn]] inline void refuse_or_abort(const std::function<void(const std::string&)>& refuse,
+                                         const std::string& why) {
   refuse(why);
   throw std::logic_error("bounded_json: refuse() returned");  // refuse must throw
 }
 
-inline nlohmann::json parse_bounded_json(std::string_view text, int max_depth, std::size_t max_values,
+inline nlohmann::json parse_bounded_json(std::string_view text, int max_depth,
+                                         std::size_t max_values,
                                          const std::function<void(const std::string&)>& refuse) {
   using json = nlohmann::json;
   std::size_t values = 0;
   const json::parser_callback_t bounded = [&](int depth, json::parse_event_t event, json&) {
-    if (depth > max_depth) refuse_or_abort(refuse, "nesting deeper than " + std::to_string(max_depth) + " levels");
+    if (depth > max_depth)
+      refuse_or_abort(refuse, "nesting deeper than " + std::to_string(max_depth) + " levels");
     if (event == json::parse_event_t::value && ++values > max_values) {
       refuse_or_abort(refuse, "more than " + std::to_string(max_values) + " JSON values");
     }
@@ -36,7 +39,8 @@ inline nlohmann::json parse_bounded_json(std::string_view text, int max_depth, s
     // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
     std::string what = e.what();
     const std::size_t close = what.find("] ");
-    if (close != std::string::npos && what.rfind("[json.exception", 0) == 0) what.erase(0, close + 2);
+    if (close != std::string::npos && what.rfind("[json.exception", 0) == 0)
+      what.erase(0, close + 2);
     if (what.size() > 200) what = what.substr(0, 200) + "...";
     refuse_or_abort(refuse, "not valid JSON: " + what);
   }

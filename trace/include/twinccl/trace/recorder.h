@@ -84,10 +84,12 @@ class TraceRecorder {
   std::vector<Clock::time_point> last_call_;
   std::vector<char> declared_since_call_;
   std::vector<int> next_group_;
-  std::vector<std::map<int, std::uint64_t>> collective_seq_;                // per rank: comm -> next
-  std::vector<std::map<std::tuple<int, int, int, bool>, std::uint64_t>> p2p_seq_;  // (comm, src, dst, send)
+  std::vector<std::map<int, std::uint64_t>> collective_seq_;  // per rank: comm -> next
+  std::vector<std::map<std::tuple<int, int, int, bool>, std::uint64_t>>
+      p2p_seq_;  // (comm, src, dst, send)
   // (comm name, world ranks, ordinal) -> comm rank -> (color, key)
-  std::map<std::tuple<std::string, std::vector<int>, int>, std::map<int, std::pair<int, int>>> splits_;
+  std::map<std::tuple<std::string, std::vector<int>, int>, std::map<int, std::pair<int, int>>>
+      splits_;
 };
 
 }  // namespace twinccl::trace

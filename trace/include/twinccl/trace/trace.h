@@ -5,7 +5,8 @@
 //
 //   trace::TraceOp op = trace::record_of(desc);   // the call's kind, count, dtype, root, peer...
 //   op.comm = 0; op.seq = 3;                      // where and when: the recorder fills these
-//   trace::Trace t = trace::load("step.trace.json");  // the file, read (sim::load_trace also checks)
+//   trace::Trace t = trace::load("step.trace.json");  // the file, read (sim::load_trace also
+//   checks)
 //
 // Under core's rules: this library knows neither the emulator nor the simulator.
 #pragma once
@@ -28,17 +29,17 @@ inline constexpr int kTraceFormatVersion = 1;
 // collectives, ~100k ops) and keep a hostile file from taking gigabytes or hours: a 10^6-op trace
 // loads in seconds.
 inline constexpr int kMaxTraceRanks = 65536;
-inline constexpr std::size_t kMaxTraceOps = std::size_t{1} << 20;           // all ranks together
-inline constexpr std::size_t kMaxTraceEvents = std::size_t{4} << 20;        // all ranks together
+inline constexpr std::size_t kMaxTraceOps = std::size_t{1} << 20;     // all ranks together
+inline constexpr std::size_t kMaxTraceEvents = std::size_t{4} << 20;  // all ranks together
 inline constexpr std::size_t kMaxTraceCommunicators = 65536;
-inline constexpr std::size_t kMaxTraceCommMembers = std::size_t{4} << 20;   // sum of ranks lists
-inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{256} << 20;   // 256 MiB of JSON
-inline constexpr std::size_t kMaxTraceNameBytes = 256;      // communicator names, algorithms
-inline constexpr std::size_t kMaxTraceProgramBytes = 4096;  // the free-text "program"
+inline constexpr std::size_t kMaxTraceCommMembers = std::size_t{4} << 20;  // sum of ranks lists
+inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{256} << 20;  // 256 MiB of JSON
+inline constexpr std::size_t kMaxTraceNameBytes = 256;       // communicator names, algorithms
+inline constexpr std::size_t kMaxTraceProgramBytes = 4096;   // the free-text "program"
 inline constexpr double kMaxTraceOpBytes = 1099511627776.0;  // 1 TiB moved by one rank's op
 inline constexpr double kMaxComputeSeconds = 1e6;            // one compute event (~11.6 days)
-inline constexpr double kMaxComputeFlops = 1e21;             // one compute event (~17 min at 1 EFLOP/s)
-inline constexpr double kMaxTraceWallSeconds = 1e9;          // issue_s, complete_s
+inline constexpr double kMaxComputeFlops = 1e21;     // one compute event (~17 min at 1 EFLOP/s)
+inline constexpr double kMaxTraceWallSeconds = 1e9;  // issue_s, complete_s
 
 // One communicator: its name and the world rank of each of its ranks (comm rank i = ranks[i]).
 struct TraceCommunicator {
@@ -49,19 +50,19 @@ struct TraceCommunicator {
 
 // One call as one rank issued it: the record of a call, for the recorder and the reader alike.
 struct TraceOp {
-  int comm = 0;            // index into Trace::communicators
-  std::uint64_t seq = 0;   // collectives: the comm's collective number (equal on every rank);
-                           // send/recv: the k-th between this pair in this direction
+  int comm = 0;           // index into Trace::communicators
+  std::uint64_t seq = 0;  // collectives: the comm's collective number (equal on every rank);
+                          // send/recv: the k-th between this pair in this direction
   OpKind kind = OpKind::all_reduce;
-  std::size_t count = 0;   // NCCL's count (operation.h)
+  std::size_t count = 0;  // NCCL's count (operation.h)
   DataType dtype = DataType::float32;
-  int root = -1;           // rooted collectives: comm rank
-  int peer = -1;           // send/recv: comm rank
+  int root = -1;                    // rooted collectives: comm rank
+  int peer = -1;                    // send/recv: comm rank
   std::vector<std::size_t> counts;  // uneven variants: per-rank counts (all_to_all_v: n*n)
-  std::string algorithm;   // as it ran; "" = the default (algorithms.h)
-  bool async = false;      // informational: waits are explicit events
-  int group = 0;           // ops of one group_start/end on a rank share one id > 0
-  double issue_s = -1.0;   // wall time since recording began (-1 = unknown); informational
+  std::string algorithm;            // as it ran; "" = the default (algorithms.h)
+  bool async = false;               // informational: waits are explicit events
+  int group = 0;                    // ops of one group_start/end on a rank share one id > 0
+  double issue_s = -1.0;            // wall time since recording began (-1 = unknown); informational
   double complete_s = -1.0;
   friend bool operator==(const TraceOp&, const TraceOp&) = default;
 };
