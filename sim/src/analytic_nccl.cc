@@ -28,8 +28,11 @@
 //   One GPU per node: the tree's network hop latency, as NCCL.
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
+// Caps, LL limits and speed lists are the arch's row (caps_of: Ampere, Hopper, Blackwell; AMD
+// MI300X takes Hopper's, nccl_tuning_table.h); Blackwell's NVLS efficiency is 0.74.
 // Not modelled: CollNet, NCCL's IB network latency (0 in NCCL's IB transport), the CPU vendor
-// (net overhead taken as Intel's 1 us), PAT's restriction to one GPU per node (predict.cc).
+// (net overhead taken as Intel's 1 us), PAT's restriction to one GPU per node (predict.cc),
+// RCCL's own tuning for AMD GPUs (MSCCL/MSCCL++, its latency tables).
 #include <algorithm>
 #include <cmath>
 
@@ -62,21 +65,18 @@ int ring_steps(OpKind kind, int n) {
   }
 }
 
-double nvls_efficiency(const TopologyView& v) {
-  return v.arch == topo::GpuArch::blackwell ? kNccl.nvls_efficiency_blackwell
-                                            : kNccl.nvls_efficiency_hopper;
-}
+// Blackwell 0.74; Hopper's 0.85 for every other arch (NVLS runs on Hopper and Blackwell only).
+double nvls_efficiency(const TopologyView& v) { return caps_of(v.arch).nvls_efficiency; }
 
 double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
-  const bool ampere = v.arch == topo::GpuArch::ampere;
+  const ArchCaps caps = caps_of(v.arch);
   const std::size_t ni = node_index(v.nodes);
-  const double ll_max = ampere ? kNccl.ll_max_gbps_ampere[ni] : kNccl.ll_max_gbps_hopper[ni];
-  const double cap = ampere ? kNccl.tree_channel_cap_ampere[ni] : kNccl.tree_channel_cap_hopper[ni];
+  const double ll_max = caps.ll_max_gbps[ni];
+  const double cap = caps.tree_channel_gbps[ni];
   double tree = std::min(kNccl.tree_simple_factor * bus, ch * cap);
   if (p == Protocol::ll) tree = std::min(kNccl.tree_ll_factor * tree, ll_max);
   if (p == Protocol::ll128) {
-    const double ll128_cap =
-        ampere ? kNccl.tree_ll128_channel_cap_ampere : kNccl.tree_ll128_channel_cap_hopper[ni];
+    const double ll128_cap = caps.tree_ll128_channel_gbps[ni];
     tree = std::min(
         tree * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node : kNccl.tree_ll128_factor_nodes),
         ch * ll128_cap);
@@ -105,18 +105,16 @@ ChannelPlan launched(const TopologyView& v, ChannelPlan plan, NcclAlgo algo, Pro
 
 double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                           OpKind kind) {
-  const bool ampere = v.arch == topo::GpuArch::ampere;
+  const ArchCaps caps = caps_of(v.arch);
   const std::size_t ni = node_index(v.nodes);
-  const double ll_max = ampere ? kNccl.ll_max_gbps_ampere[ni] : kNccl.ll_max_gbps_hopper[ni];
+  const double ll_max = caps.ll_max_gbps[ni];
   const double ch = plan.channels;
   const double bus = plan.bus_gbps;
   switch (algo) {
     case NcclAlgo::ring:
       if (p == Protocol::ll) return std::min(ll_max, kNccl.ring_ll_factor * bus);
       if (p == Protocol::ll128) {
-        return std::min(kNccl.ring_ll128_factor * bus,
-                        ch * (ampere ? kNccl.ring_ll128_channel_cap_ampere
-                                     : kNccl.ring_ll128_channel_cap_hopper));
+        return std::min(kNccl.ring_ll128_factor * bus, ch * caps.ring_ll128_channel_gbps);
       }
       return bus;
     case NcclAlgo::tree:
@@ -130,7 +128,7 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
       const double speed = plan.per_channel_gbps;
       const double intra = speed * nvls_efficiency(v) * (ch > 1 ? (ch - 1) / ch : 1.0) * 2.0;
       const double inter = speed * (v.nodes <= 2 ? 2.0 : 1.0);
-      return ch * std::min({intra, inter, kNccl.nvls_tree_channel_cap_hopper[ni]});
+      return ch * std::min({intra, inter, caps.nvls_tree_channel_gbps[ni]});
     }
     case NcclAlgo::pat:
       return kNccl.pat_factor * bus;

@@ -27,9 +27,7 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
   const int n = r.spec.nranks;
   if (n < 2 || r.spec.count == 0) return false;
   const double s = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
-  const double efficiency = topology.summary().arch == topo::GpuArch::blackwell
-                                ? kNccl.nvls_efficiency_blackwell
-                                : kNccl.nvls_efficiency_hopper;
+  const double efficiency = caps_of(topology.summary().arch).nvls_efficiency;
   const int local_ranks = algo == NcclAlgo::nvls_tree ? view.ranks_per_node : n;
   if (local_ranks < 1 || n % local_ranks != 0) return false;
   double up = s * (local_ranks + 1.0) / local_ranks;

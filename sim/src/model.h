@@ -38,6 +38,22 @@ struct TopologyView {
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
 
+// NCCL's constants for the GPUs' architecture (nccl_tuning_table.h): Ampere and Blackwell rows,
+// the Hopper row for Hopper, cdna3 (MI300X, RCCL) and unknown [assumed].
+inline ArchCaps caps_of(topo::GpuArch arch) {
+  switch (arch) {
+    case topo::GpuArch::ampere:
+      return caps_of(ArchRow::ampere);
+    case topo::GpuArch::blackwell:
+      return caps_of(ArchRow::blackwell);
+    case topo::GpuArch::hopper:
+    case topo::GpuArch::cdna3:
+    case topo::GpuArch::unknown:
+      break;
+  }
+  return caps_of(ArchRow::hopper);
+}
+
 // NCCL's channel choice and busBw before protocol factors (see nccl_tuning_table.h).
 struct ChannelPlan {
   int channels = 1;

@@ -3,6 +3,10 @@
 // search.cc). Entries marked [not in facts] were read from NCCL's tuning.cc/search.cc/enqueue.cc/
 // comm.h/device.h (master, 2026) but are not in the facts sheet; [issue N] cites a maintainer's
 // statement in NVIDIA/nccl-tests issue N; entries marked [assumed] have no NCCL counterpart.
+// Architectures: NCCL's tables have rows for Ampere (SM80), Hopper (SM90) and Blackwell (SM100);
+// caps_of() and the speed lists pick the row. cdna3 (AMD MI300X, served by RCCL) and unknown use
+// the Hopper rows [assumed]: RCCL's own tuning (its tuning.cc, MSCCL/MSCCL++ paths) is not
+// modelled; only what NCCL and RCCL share is (ring/tree, LL/LL128/Simple; no NVLS on AMD).
 #pragma once
 
 #include <array>
@@ -40,21 +44,30 @@ struct NcclTuningTable {
   double tree_ll128_factor_nodes;                            // [not in facts] 120/128
   double pat_factor;                                         // [not in facts] 0.75
   double nvls_efficiency_hopper, nvls_efficiency_blackwell;  // facts: "NVLS efficiency"
+  // Blackwell (SM100) rows of the same tables [not in facts] (tuning.cc ncclTunerConstants:
+  // llMaxBws 2 x Hopper's, perChMaxRingLL128Bws, perChMaxTreeBws, perChMaxTreeLL128Bws,
+  // perChMaxNVLSTreeBws).
+  std::array<double, 3> ll_max_gbps_blackwell;
+  double ring_ll128_channel_cap_blackwell;
+  std::array<double, 3> tree_channel_cap_blackwell, tree_ll128_channel_cap_blackwell;
+  std::array<double, 3> nvls_tree_channel_cap_blackwell;
   // Bytes on the wire per data byte. facts: "Protocols" (LL 16/8, LL128 128/120, Simple 1).
   PerProtocol wire_bytes_per_byte;
   // Channel search (search.cc, paraphrased): the highest per-channel speed (GB/s) of the arch's
   // list that fits the GPU's NVLink/PCIe bandwidth, as many channels as fit (<=
   // max_search_channels), then channels doubled and speed halved when the speed is >=
   // duplicate_speed_gbps.
-  std::array<double, 11> speeds_hopper;  // [not in facts] sm90 intra speed array
-  std::array<double, 11> speeds_ampere;  // [not in facts] sm80 intra speed array (first 11)
-  int max_search_channels;               // [not in facts] MAXCHANNELS/2
-  double duplicate_speed_gbps;           // [not in facts] channels duplicated at >= 25 GB/s
+  std::array<double, 11> speeds_hopper;     // [not in facts] sm90 intra speed array
+  std::array<double, 11> speeds_ampere;     // [not in facts] sm80 intra speed array (first 11)
+  std::array<double, 11> speeds_blackwell;  // [not in facts] sm100SpeedArrayIntra
+  int max_search_channels;                  // [not in facts] MAXCHANNELS/2
+  double duplicate_speed_gbps;              // [not in facts] channels duplicated at >= 25 GB/s
   // Across nodes: one channel per NIC (NCCL's search gives each channel a NIC), at the highest
   // speed of the arch's inter list that fits one NIC (capped by its PCIe link): 48 GB/s for a
   // 400 Gb/s NIC, which is NVIDIA's "46-48 GB/s per NIC" [issue 290]; 24 for a 200 Gb/s NIC.
-  std::array<double, 12> speeds_inter_hopper;  // [not in facts] sm90SpeedArrayInter (first 12)
-  std::array<double, 12> speeds_inter_ampere;  // [not in facts] speedArrayInter (first 12)
+  std::array<double, 12> speeds_inter_hopper;     // [not in facts] sm90SpeedArrayInter (first 12)
+  std::array<double, 12> speeds_inter_ampere;     // [not in facts] speedArrayInter (first 12)
+  std::array<double, 12> speeds_inter_blackwell;  // [not in facts] sm100SpeedArrayInter (first 12)
   // Multi-node rings: every step also posts a network operation (tuning.cc getNetOverhead):
   // intra-node hops cost at least this, x3 for Simple. 1 us: Intel and unknown x86 (AMD: 2).
   double net_overhead_us;             // [not in facts]
@@ -109,13 +122,21 @@ inline constexpr NcclTuningTable kNccl{
     .pat_factor = 0.75,
     .nvls_efficiency_hopper = 0.85,
     .nvls_efficiency_blackwell = 0.74,
+    .ll_max_gbps_blackwell = {2 * 141.0, 2 * 45.0, 2 * 35.0},
+    .ring_ll128_channel_cap_blackwell = 40.0,
+    .tree_channel_cap_blackwell = {70.0, 42.8, 24.0},
+    .tree_ll128_channel_cap_blackwell = {55.6, 31.67, 20.0},
+    .nvls_tree_channel_cap_blackwell = {0.0, 96.0, 80.0},
     .wire_bytes_per_byte = {16.0 / 8.0, 128.0 / 120.0, 1.0},
     .speeds_hopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0},
     .speeds_ampere = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0},
+    .speeds_blackwell = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0},
     .max_search_channels = 16,
     .duplicate_speed_gbps = 25.0,
     .speeds_inter_hopper = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0},
     .speeds_inter_ampere = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0},
+    .speeds_inter_blackwell = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0,
+                               12.0},
     .net_overhead_us = 1.0,
     .net_overhead_simple_factor = 3.0,
     .ring_plateau_factor = 1.4,
@@ -130,6 +151,40 @@ inline constexpr NcclTuningTable kNccl{
     .max_threads = {512.0, 640.0, 512.0},
     .thread_threshold_bytes = {8.0, 8.0, 64.0},
 };
+
+// One architecture's row of the per-arch caps and speed lists above.
+struct ArchCaps {
+  std::array<double, 3> ll_max_gbps;  // by nodes 1, 2, more
+  double ring_ll128_channel_gbps;
+  std::array<double, 3> tree_channel_gbps, tree_ll128_channel_gbps, nvls_tree_channel_gbps;
+  const std::array<double, 11>* speeds_intra;
+  const std::array<double, 12>* speeds_inter;
+  double nvls_efficiency;
+};
+enum class ArchRow { ampere, hopper, blackwell };  // NCCL's compCapIndex
+inline constexpr ArchCaps caps_of(ArchRow row) {
+  const NcclTuningTable& t = kNccl;
+  switch (row) {
+    case ArchRow::ampere: {
+      const double ll128 = t.tree_ll128_channel_cap_ampere;
+      // No NVLS on Ampere (NCCL's 0.0); Hopper's NVLS figures keep a file that claims it finite.
+      return {t.ll_max_gbps_ampere,   t.ring_ll128_channel_cap_ampere, t.tree_channel_cap_ampere,
+              {ll128, ll128, ll128},  t.nvls_tree_channel_cap_hopper,  &t.speeds_ampere,
+              &t.speeds_inter_ampere, t.nvls_efficiency_hopper};
+    }
+    case ArchRow::blackwell:
+      return {t.ll_max_gbps_blackwell,           t.ring_ll128_channel_cap_blackwell,
+              t.tree_channel_cap_blackwell,      t.tree_ll128_channel_cap_blackwell,
+              t.nvls_tree_channel_cap_blackwell, &t.speeds_blackwell,
+              &t.speeds_inter_blackwell,         t.nvls_efficiency_blackwell};
+    case ArchRow::hopper:
+      break;
+  }
+  return {t.ll_max_gbps_hopper,           t.ring_ll128_channel_cap_hopper,
+          t.tree_channel_cap_hopper,      t.tree_ll128_channel_cap_hopper,
+          t.nvls_tree_channel_cap_hopper, &t.speeds_hopper,
+          &t.speeds_inter_hopper,         t.nvls_efficiency_hopper};
+}
 
 inline constexpr double at(const PerAlgo& table, NcclAlgo algo, std::size_t protocol) {
   return table[static_cast<std::size_t>(algo)][protocol];

@@ -8,7 +8,8 @@
 // 16), then double the channels and halve the speed when it is >= 25 GB/s. On 8xH100 (370.8 GB/s)
 // that is 6 x 60, doubled to 12 x 30 GB/s: NCCL's own estimate (nccl-facts.md). Across nodes
 // NCCL's search gives every channel a NIC at the highest speed of the arch's inter list that fits
-// one NIC (PCIe-capped): one channel per NIC (at most one per GPU of a node), 8 x 48 GB/s on a
+// one NIC (PCIe-capped): one channel per NIC (at most one per GPU of a node and 16, the search's
+// limit: a GB200 NVL72 rack has 72 NICs), 8 x 48 GB/s on a
 // node of 8 GPUs and 8 x 400 Gb/s NICs (NVIDIA: "46-48 GB/s per NIC", nccl-tests issue 290).
 #include <algorithm>
 #include <cmath>
@@ -54,9 +55,7 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
 namespace {
 // The highest speed of the arch's inter list that fits one NIC (the last entry when none fits).
 double inter_speed_gbps(const TopologyView& view) {
-  const std::span<const double> speeds = view.arch == topo::GpuArch::ampere
-                                             ? std::span<const double>(kNccl.speeds_inter_ampere)
-                                             : std::span<const double>(kNccl.speeds_inter_hopper);
+  const std::span<const double> speeds(*caps_of(view.arch).speeds_inter);
   for (double s : speeds) {
     if (s <= view.nic_gbps) return s;
   }
@@ -69,9 +68,7 @@ double network_efficiency(const TopologyView& view) {
 }
 
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
-  const std::span<const double> speeds = view.arch == topo::GpuArch::ampere
-                                             ? std::span<const double>(kNccl.speeds_ampere)
-                                             : std::span<const double>(kNccl.speeds_hopper);
+  const std::span<const double> speeds(*caps_of(view.arch).speeds_intra);
   double speed = speeds.back();
   for (double s : speeds) {
     if (s <= view.intra_gbps) {
@@ -87,7 +84,9 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
     speed /= 2.0;
   }
   if (view.nodes > 1 && view.nics_per_node > 0 && view.nic_gbps > 0.0) {
-    channels = std::max(1, std::min(view.nics_per_node, view.ranks_per_node));
+    // At most NCCL's search limit (MAXCHANNELS/2): a GB200 NVL72 rack has 72 NICs.
+    channels =
+        std::clamp(std::min(view.nics_per_node, view.ranks_per_node), 1, kNccl.max_search_channels);
     speed = inter_speed_gbps(view);
   }
   ChannelPlan plan{channels, speed, channels * speed};

@@ -35,8 +35,11 @@ std::string describe(const Topology& t) {
                      s.nodes == 1 ? "" : "s", s.gpus_per_node, s.uniform_nodes ? "" : " at most",
                      to_string(s.arch));
   if (s.nvlinks_per_gpu > 0) {
-    out += fmt::format("  NVLink    {} links x {:g} GB/s = {:g} GB/s per GPU per direction\n",
-                       s.nvlinks_per_gpu, s.nvlink_link_bandwidth_gbps, s.nvlink_bandwidth_gbps);
+    // AMD's GPU-GPU links (xGMI) use the nvlink link type; say what they are.
+    const bool xgmi = s.arch == GpuArch::cdna3;
+    out += fmt::format("  {}    {} links x {:g} GB/s = {:g} GB/s per GPU per direction{}\n",
+                       xgmi ? "xGMI  " : "NVLink", s.nvlinks_per_gpu, s.nvlink_link_bandwidth_gbps,
+                       s.nvlink_bandwidth_gbps, xgmi ? " (link type nvlink)" : "");
   } else {
     out += "  NVLink    none\n";
   }

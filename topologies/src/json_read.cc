@@ -230,7 +230,7 @@ Topology read_document(const json& doc) {
     builder.description(string_field(doc, root, "description", limits::max_description_bytes));
   }
   builder.arch(enum_field<GpuArch>(doc, none, root, "arch", GpuArch::unknown, parse_gpu_arch,
-                                   "unknown, ampere, hopper, blackwell"));
+                                   "unknown, ampere, hopper, blackwell, cdna3"));
   builder.pcie_gen(static_cast<int>(int_field(doc, none, root, "pcie_gen", 0, 0, 6)));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   Reader reader{builder};

@@ -53,11 +53,12 @@ constexpr std::array<std::pair<Sharing, std::string_view>, 2> kSharing{{
     {Sharing::shared, "shared"},
     {Sharing::fatpipe, "fatpipe"},
 }};
-constexpr std::array<std::pair<GpuArch, std::string_view>, 4> kArch{{
+constexpr std::array<std::pair<GpuArch, std::string_view>, 5> kArch{{
     {GpuArch::unknown, "unknown"},
     {GpuArch::ampere, "ampere"},
     {GpuArch::hopper, "hopper"},
     {GpuArch::blackwell, "blackwell"},
+    {GpuArch::cdna3, "cdna3"},
 }};
 
 }  // namespace
@@ -188,6 +189,8 @@ double nvlink_link_bandwidth_gbps(GpuArch arch) {
       return 20.6;
     case GpuArch::blackwell:
       return 40.1;
+    case GpuArch::cdna3:  // RCCL's xGMI figure for gfx94x (ROCm/rccl issue 1210)
+      return 48.0;
     case GpuArch::unknown:
       return 0.0;
   }

@@ -38,7 +38,8 @@ struct ReplayOptions {
   // Declared seconds are multiplied by this (a faster or slower GPU than the one measured).
   double compute_scale = 1.0;
   // Declared flops run at this rate; 0 = the topology's GPU: dense BF16 peak, ampere 312,
-  // hopper 989, blackwell 2250, unknown 100 TFLOP/s [assumed: peak, no efficiency factor].
+  // hopper 989, blackwell 2250, cdna3 1307, unknown 100 TFLOP/s [assumed: peak, no efficiency
+  // factor].
   double compute_tflops = 0.0;
   // Ring all_reduce/reduce_scatter/all_gather over more ranks than this are played as one bulk
   // flow per rank (bytes of all steps, latency of all steps) instead of step by step.

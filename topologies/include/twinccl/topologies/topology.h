@@ -28,7 +28,9 @@ enum class Duplex { full, half };
 // As SimGrid's link sharing policies: shared splits bandwidth among the flows crossing the link;
 // fatpipe gives every flow the whole bandwidth (a switch backplane that is never the bottleneck).
 enum class Sharing { shared, fatpipe };
-enum class GpuArch { unknown, ampere, hopper, blackwell };
+// cdna3: AMD Instinct MI300X (gfx942); its GPU-GPU links are xGMI (Infinity Fabric), drawn as
+// the nvlink link type, and it has no NVLS.
+enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3 };
 
 struct Vertex {
   std::string name;  // unique in the topology, e.g. "n3.gpu5"
@@ -148,7 +150,8 @@ std::optional<Sharing> parse_sharing(std::string_view text);
 std::optional<GpuArch> parse_gpu_arch(std::string_view text);
 
 // NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
-// hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; 0 for unknown.
+// hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; cdna3 48 GB/s per xGMI link as RCCL counts it
+// (its graph/topo.h, gfx94x: 64 GB/s line rate less CRC and protocol overhead); 0 for unknown.
 double nvlink_link_bandwidth_gbps(GpuArch arch);
 // PCIe bandwidth per direction as NCCL's table: 0.1875 GB/s per lane at gen1, doubling per
 // generation (gen4 x16 = 24, gen5 x16 = 48). Throws InvalidArgument for gen outside 1..6.
