@@ -20,25 +20,33 @@
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::topo {
+namespace {
 
-Topology dgx_h100() {
-  TopologyBuilder b("dgx-h100");
-  b.description(
-       "NVIDIA DGX H100: 8 H100 SXM, NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
-       "8 x 400G NICs, PCIe gen5")
-      .arch(GpuArch::hopper)
-      .pcie_gen(5)
-      .nvls(true);
-  presets::add_dgx_node(b,
-                        {.node = 0,
-                         .prefix = "",
-                         .nvlinks_per_gpu = 18,
-                         .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::hopper),
-                         .physical_nvswitches = 4,
-                         .pcie_gen = 5,
-                         .nics = 8,
-                         .nic_bandwidth_gbps = 50.0});
-  return b.seal();
+presets::DgxSystem h100_system() {
+  return {.name = "dgx-h100",
+          .cluster_name = "h100-cluster",
+          .model = "DGX H100",
+          .description =
+              "NVIDIA DGX H100: 8 H100 SXM, NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
+              "8 x 400G NICs, PCIe gen5",
+          .nic_label = "400G",
+          .arch = GpuArch::hopper,
+          .nvls = true,
+          .node = {.node = 0,
+                   .prefix = "",
+                   .fabric = presets::GpuFabric::nvswitch,
+                   .nvlinks_per_gpu = 18,
+                   .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::hopper),
+                   .physical_nvswitches = 4,
+                   .pcie_gen = 5,
+                   .nics = 8,
+                   .nic_bandwidth_gbps = 50.0}};
 }
+
+}  // namespace
+
+Topology dgx_h100() { return presets::dgx_system(h100_system()); }
+// h100-cluster-N: drawn in dgx_cluster.cc.
+Topology h100_cluster(int nodes) { return presets::dgx_cluster(h100_system(), nodes); }
 
 }  // namespace twinccl::topo

@@ -1,5 +1,6 @@
 // One DGX-style node; see dgx_node.h. GPU i and NIC i sit under PCIe switch i/2, so NIC i is
-// GPU i's nearest NIC on its rail; every GPU has one bundled link into the NVSwitch fabric.
+// GPU i's nearest NIC on its rail; every GPU has one bundled link into the NVSwitch fabric, or
+// (mesh) one direct link to each other GPU.
 #include "dgx_node.h"
 
 #include "twinccl/topologies/presets.h"
@@ -16,10 +17,12 @@ DgxNodeIds add_dgx_node(TopologyBuilder& b, const DgxNodeSpec& spec) {
                       .latency_us = PresetLatencies::pcie_us,
                       .lanes = 16};
 
-  const VertexId nvswitch = b.add_vertex({.kind = VertexKind::nvswitch,
-                                          .name = p + "nvswitch",
-                                          .node = spec.node,
-                                          .physical_switches = spec.physical_nvswitches});
+  const bool mesh = spec.fabric == GpuFabric::mesh;
+  const VertexId nvswitch = mesh ? -1
+                                 : b.add_vertex({.kind = VertexKind::nvswitch,
+                                                 .name = p + "nvswitch",
+                                                 .node = spec.node,
+                                                 .physical_switches = spec.physical_nvswitches});
   const VertexId cpu0 = b.add_cpu(p + "cpu0", spec.node);
   const VertexId cpu1 = b.add_cpu(p + "cpu1", spec.node);
   b.connect(cpu0, cpu1,
@@ -36,11 +39,21 @@ DgxNodeIds add_dgx_node(TopologyBuilder& b, const DgxNodeSpec& spec) {
   for (int g = 0; g < kGpus; ++g) {
     ids.gpus.push_back(b.add_gpu(p + "gpu" + std::to_string(g), spec.node, spec.node * kGpus + g));
     b.connect(ids.gpus.back(), pcie_switches[static_cast<std::size_t>(g / 2)], pcie);
+    if (mesh) continue;
     b.connect(ids.gpus.back(), nvswitch,
               {.type = LinkType::nvlink,
                .bandwidth_gbps = spec.nvlinks_per_gpu * spec.nvlink_link_bandwidth_gbps,
                .latency_us = PresetLatencies::nvlink_us,
                .lanes = spec.nvlinks_per_gpu});
+  }
+  for (std::size_t a = 0; mesh && a < ids.gpus.size(); ++a) {
+    for (std::size_t c = a + 1; c < ids.gpus.size(); ++c) {
+      b.connect(ids.gpus[a], ids.gpus[c],
+                {.type = LinkType::nvlink,
+                 .bandwidth_gbps = spec.nvlink_link_bandwidth_gbps,
+                 .latency_us = PresetLatencies::nvlink_us,
+                 .lanes = 1});
+    }
   }
   for (int n = 0; n < spec.nics; ++n) {
     ids.nics.push_back(

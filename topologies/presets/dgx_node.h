@@ -1,6 +1,7 @@
 // Internal to the presets: one DGX-style node (8 GPUs on an NVSwitch fabric, 4 PCIe switches
-// each holding 2 GPUs and 2 NICs, 2 CPU sockets) added to a builder. dgx_a100, dgx_h100 and
-// h100_cluster share it; the drawing is in dgx_h100.cc.
+// each holding 2 GPUs and 2 NICs, 2 CPU sockets) added to a builder, and the DGX systems and
+// clusters built from it (dgx-a100, dgx-h100, dgx-h200, dgx-b200 and their -cluster-N). The node's
+// drawing is in dgx_h100.cc, the cluster's in dgx_cluster.cc.
 #pragma once
 
 #include <string>
@@ -10,12 +11,17 @@
 
 namespace twinccl::topo::presets {
 
+// How the 8 GPUs are joined: one NVSwitch fabric vertex (NVIDIA), or a full mesh of direct
+// GPU-GPU links, one per pair (AMD Infinity Fabric / xGMI; link type nvlink, lanes 1).
+enum class GpuFabric { nvswitch, mesh };
+
 struct DgxNodeSpec {
   int node = 0;
-  std::string prefix;        // vertex names start with it: "n3." (or "" for one node)
-  int nvlinks_per_gpu = 18;  // NVLinks from one GPU into the NVSwitch fabric
-  double nvlink_link_bandwidth_gbps = 20.6;
-  int physical_nvswitches = 4;
+  std::string prefix;  // vertex names start with it: "n3." (or "" for one node)
+  GpuFabric fabric = GpuFabric::nvswitch;
+  int nvlinks_per_gpu = 18;  // NVLinks from one GPU into the NVSwitch fabric (nvswitch only)
+  double nvlink_link_bandwidth_gbps = 20.6;  // one link (mesh: one GPU pair's link)
+  int physical_nvswitches = 4;               // nvswitch only
   int pcie_gen = 5;
   int nics = 8;
   double nic_bandwidth_gbps = 50.0;     // one NIC port, one direction
@@ -28,5 +34,23 @@ struct DgxNodeIds {
 };
 
 DgxNodeIds add_dgx_node(TopologyBuilder& builder, const DgxNodeSpec& spec);
+
+// A DGX model: what one node is, and how its presets are named.
+struct DgxSystem {
+  std::string name;          // "dgx-h100"
+  std::string cluster_name;  // "h100-cluster" (the preset is cluster_name + "-N")
+  std::string model;         // "DGX H100", in descriptions
+  std::string description;   // one node's description
+  std::string nic_label;     // "400G", in the cluster's description
+  GpuArch arch = GpuArch::unknown;
+  bool nvls = false;
+  DgxNodeSpec node;  // node index and prefix are set per node
+};
+
+// One node of the model, named system.name.
+Topology dgx_system(const DgxSystem& system);
+// `nodes` nodes (1..1024) of the model on add_rail_fabric()'s fat-tree (one rail per NIC);
+// ConfigError naming the preset and the value otherwise.
+Topology dgx_cluster(const DgxSystem& system, int nodes);
 
 }  // namespace twinccl::topo::presets

@@ -49,12 +49,23 @@ std::optional<Topology> torus_by_name(std::string_view name) {
   return torus_2d(*rows, *cols, gbps);
 }
 
+// "<prefix>N" for every cluster preset: h100-cluster-16, h100x16, gb200-nvl72-cluster-2, ...
 std::optional<Topology> cluster_by_name(std::string_view name) {
-  for (std::string_view prefix : {"h100-cluster-", "h100x"}) {
-    if (name.substr(0, prefix.size()) != prefix) continue;
-    const auto nodes = parse_int(name.substr(prefix.size()));
+  struct Cluster {
+    std::string_view prefix;
+    Topology (*make)(int);
+  };
+  static constexpr Cluster kClusters[] = {
+      {"h100-cluster-", h100_cluster},     {"h100x", h100_cluster},
+      {"h200-cluster-", h200_cluster},     {"h200x", h200_cluster},
+      {"b200-cluster-", b200_cluster},     {"b200x", b200_cluster},
+      {"mi300x-cluster-", mi300x_cluster}, {"gb200-nvl72-cluster-", gb200_nvl72_cluster},
+  };
+  for (const Cluster& c : kClusters) {
+    if (name.substr(0, c.prefix.size()) != c.prefix) continue;
+    const auto nodes = parse_int(name.substr(c.prefix.size()));
     if (!nodes) return std::nullopt;
-    return h100_cluster(*nodes);
+    return c.make(*nodes);
   }
   return std::nullopt;
 }
@@ -70,10 +81,29 @@ std::vector<PresetInfo> list_presets() {
       {"dgx-h100",
        "NVIDIA DGX H100: 8 H100, NVSwitch gen3 + NVLS, 18 NVLink4 x 20.6 GB/s, 8 x 400G NICs",
        "dgx-h100"},
+      {"dgx-h200", "NVIDIA DGX H200: 8 H200 (141 GB HBM3e), as dgx-h100: NVLS, 8 x 400G NICs",
+       "dgx-h200"},
+      {"dgx-b200",
+       "NVIDIA DGX B200: 8 B200, 2 NVLink 5 switches + NVLS, 18 NVLink5 x 40.1 GB/s, 8 x 400G NICs",
+       "dgx-b200"},
+      {"gb200-nvl72",
+       "NVIDIA GB200 NVL72 rack: 72 B200 in one NVLink 5 domain (NVLS), 72 x 400G NICs",
+       "gb200-nvl72"},
+      {"mi300x-8", "8 AMD MI300X, full xGMI mesh (7 x 48 GB/s), no switch, no NVLS, 8 x 400G NICs",
+       "mi300x-8"},
       {"pcie-4gpu", "4 GPUs under one PCIe gen4 switch, no NVLink", "pcie-4gpu"},
       {"h100-cluster-N",
        "N x DGX H100 (N = 1..1024) on a rail-optimized two-level fat-tree; also h100xN",
        "h100-cluster-16"},
+      {"h200-cluster-N", "N x DGX H200 (N = 1..1024), as h100-cluster-N; also h200xN",
+       "h200-cluster-16"},
+      {"b200-cluster-N", "N x DGX B200 (N = 1..1024), as h100-cluster-N; also b200xN",
+       "b200-cluster-16"},
+      {"gb200-nvl72-cluster-R",
+       "R GB200 NVL72 racks (R = 1..128, 72 GPUs per NVLink domain) on a rail-optimized fat-tree",
+       "gb200-nvl72-cluster-4"},
+      {"mi300x-cluster-N", "N x 8-MI300X servers (N = 1..1024) on a rail-optimized fat-tree",
+       "mi300x-cluster-16"},
       {"torus-RxC[-GBPS]",
        "R x C 2D torus of accelerators, wrap-around, GBPS per link (default 50)", "torus-4x4"},
   };
@@ -85,6 +115,10 @@ Topology load_topology(std::string_view preset_or_path) {
   if (ends_with(name, ".xml")) return load_nccl_xml(name);
   if (name == "dgx-a100") return dgx_a100();
   if (name == "dgx-h100") return dgx_h100();
+  if (name == "dgx-h200") return dgx_h200();
+  if (name == "dgx-b200") return dgx_b200();
+  if (name == "gb200-nvl72") return gb200_nvl72();
+  if (name == "mi300x-8") return mi300x_8();
   if (name == "pcie-4gpu") return pcie_4gpu();
   if (auto t = cluster_by_name(name)) return *t;
   if (auto t = torus_by_name(name)) return *t;

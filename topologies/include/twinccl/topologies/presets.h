@@ -36,6 +36,15 @@ Topology dgx_h100();   // 8 H100, 4 NVSwitches, 18 NVLink4 x 20.6 GB/s, NVLS, 8 
 Topology pcie_4gpu();  // 4 GPUs under one PCIe gen4 switch, no NVLink
 // `nodes` DGX H100 on a rail-optimized two-level fat-tree; nodes in 1..1024.
 Topology h100_cluster(int nodes);
+// Today's machines; each preset's file cites its figures (docs/topologies.md lists them).
+Topology dgx_h200();               // 8 H200: dgx-h100's graph (NVLink4, NVLS, 8 x 400G)
+Topology h200_cluster(int nodes);  // nodes in 1..1024, as h100_cluster
+Topology dgx_b200();               // 8 B200, 2 NVLink 5 switches, 18 x 40.1 GB/s, NVLS, 8 x 400G
+Topology b200_cluster(int nodes);  // nodes in 1..1024
+Topology gb200_nvl72();            // one rack: 72 B200 in one NVLink 5 domain, NVLS, 72 x 400G
+Topology gb200_nvl72_cluster(int racks);  // racks in 1..128, one node per rack
+Topology mi300x_8();                      // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
+Topology mi300x_cluster(int nodes);       // nodes in 1..1024
 // A rows x cols 2D torus of accelerators (rows, cols in 1..128), wrap-around in both dimensions.
 Topology torus_2d(int rows, int cols, double link_bandwidth_gbps = 50.0,
                   double link_latency_us = 0.5);

@@ -1,0 +1,52 @@
+// dgx-h200 and h200-cluster-N (also "h200xN"): NVIDIA DGX H200, the DGX H100 with H200 GPUs.
+//
+//   the node is drawn in dgx_h100.cc, the cluster in dgx_cluster.cc: the same graph
+//   8 H200 SXM -- 18 NVLink4 each -- one NVSwitch gen3 fabric (4 chips, NVLS)
+//   GPU i and NIC i under PCIe gen5 switch i/2; 8 x ConnectX-7 400 Gb/s (50 GB/s) NICs
+//
+// Figures and their sources:
+//   H200: 141 GB HBM3e at 4.8 TB/s, NVLink 900 GB/s (both directions; 450 each way) -- NVIDIA's
+//   H200
+//     page, https://www.nvidia.com/en-us/data-center/h200/ ; "18x 4th Gen NVLink, 900GB/s",
+//     "PCIe Gen5 x16" in MLCommons' H200-SXM-141GBx8 system description,
+//     https://github.com/mlcommons/inference_results_v4.1 closed/NVIDIA/systems/
+//     H200-SXM-141GBx8_TRT_MaxQ.json. Memory does not enter the communication model, so the
+//     graph is dgx-h100's: NCCL counts 20.6 GB/s per SM90 link (18 x 20.6 = 370.8 GB/s).
+//   NICs: 8 x ConnectX-7 400 Gb/s, as DGX H100
+//   (https://www.nvidia.com/en-us/data-center/dgx-h200/). Measured: 248 x 8 H200 nodes, all_reduce
+//   512 MiB busbw ~350 GB/s, sometimes below 300
+//     (https://github.com/NVIDIA/nccl-tests/issues/283); one 8 x H100/H200 node ~480 GB/s
+//     (https://github.com/NVIDIA/nccl-tests/issues/309, H100).
+#include "dgx_node.h"
+#include "twinccl/topologies/presets.h"
+
+namespace twinccl::topo {
+namespace {
+
+presets::DgxSystem h200_system() {
+  return {.name = "dgx-h200",
+          .cluster_name = "h200-cluster",
+          .model = "DGX H200",
+          .description =
+              "NVIDIA DGX H200: 8 H200 SXM (141 GB HBM3e), NVSwitch gen3 (NVLS), 18 "
+              "NVLink4 x 20.6 GB/s, 8 x 400G NICs, PCIe gen5",
+          .nic_label = "400G",
+          .arch = GpuArch::hopper,
+          .nvls = true,
+          .node = {.node = 0,
+                   .prefix = "",
+                   .fabric = presets::GpuFabric::nvswitch,
+                   .nvlinks_per_gpu = 18,
+                   .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::hopper),
+                   .physical_nvswitches = 4,
+                   .pcie_gen = 5,
+                   .nics = 8,
+                   .nic_bandwidth_gbps = 50.0}};
+}
+
+}  // namespace
+
+Topology dgx_h200() { return presets::dgx_system(h200_system()); }
+Topology h200_cluster(int nodes) { return presets::dgx_cluster(h200_system(), nodes); }
+
+}  // namespace twinccl::topo

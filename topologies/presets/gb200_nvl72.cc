@@ -1,0 +1,123 @@
+// gb200-nvl72 and gb200-nvl72-cluster-R: NVIDIA GB200 NVL72 racks, 72 B200 GPUs
+// in one NVLink domain each; R racks on the rail-optimized fat-tree (rail_fabric.h).
+//
+//   +------------- NVLink Switch fabric: 9 switch trays x 2 NVLink 5 switch chips --------------+
+//   |   one vertex "nvswitch" (18 chips): every GPU has one NVLink 5 link to each chip; NVLS     |
+//   +-------------------------------------------------------------------------------------------+
+//      | 18 NVLink5 per GPU = 18 x 40.1 = 721.8 GB/s per direction (NCCL's SM100 figure)
+//   tray t (t = 0..17), 4 GPUs and 2 Grace CPUs:          ranks 72 r + 4 t + i on rack r
+//     t{t}.gpu{i}  -- t{t}.pcie{i} -- t{t}.nic{i}          GPU i and its ConnectX-7 400 Gb/s NIC
+//                          |                               (50 GB/s) on one PCIe gen5 x16 path
+//                    t{t}.cpu{i/2}                         (48 GB/s, NCCL's table), under Grace i/2
+//
+// One rack is one node here: NCCL treats the GPUs of one NVLink domain (multi-node NVLink,
+// MNNVL) as one NVLink clique, so "nodes" below are racks and the tuner sees 72 ranks per node.
+// Not drawn: NVLink-C2C between Grace and its GPUs (CPU memory traffic is not modelled) and the
+// trays' management/storage NICs (BlueField-3).
+// Cluster: rail = NIC index in the rack (72 rails); leaf su{s}.r{k} joins NIC k of racks
+// 32 s .. 32 s + 31, every leaf links to 32 spines (non-blocking, as h100-cluster-N). NVIDIA's
+// GB200 SuperPOD groups 8 racks per scalable unit with its own leaf layout; this keeps its totals
+// (one 400G port per GPU, full bisection), not its cabling.
+//
+// Figures and their sources:
+//   72 Blackwell GPUs and 36 Grace CPUs per rack, one 72-GPU NVLink domain, 130 TB/s of NVLink
+//     (72 x 1.8 TB/s) -- NVIDIA's GB200 NVL72 page,
+//     https://www.nvidia.com/en-us/data-center/gb200-nvl72/
+//   NVLink 5: 18 links per GPU, 1.8 TB/s per GPU both ways; 9 NVLink switch trays of 2 chips --
+//     same page; NVIDIA Mission Control NVLink chapter,
+//     https://docs.nvidia.com/base-command-manager/product-manuals/nvidia-mission-control/nvlinkinfo
+//   NCCL: 40.1 GB/s per SM100 link (graph/topo.h), NVLS efficiency 0.74 on Blackwell (tuning.cc).
+//   Compute tray: 4 GPUs with four ConnectX-7 NDR 400G NICs -- NVIDIA DGX GB200 SuperPOD reference
+//     architecture, https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-
+//     infrastructure-gb200/latest/dgx-superpod-components.html#dgx-gb200-compute-tray
+//   Measured all_reduce busbw on one full rack (72 GPUs): 1 GiB 681 GB/s (in place 724), 4-8 GiB
+//     835-847 GB/s -- https://github.com/coreweave/nccl-tests/pull/43 . No multi-rack figure was
+//     found.
+#include <string>
+#include <vector>
+
+#include "rail_fabric.h"
+#include "twinccl/errors.h"
+#include "twinccl/topologies/presets.h"
+
+namespace twinccl::topo {
+namespace {
+
+constexpr int kTrays = 18;
+constexpr int kGpusPerTray = 4;
+constexpr int kGpus = kTrays * kGpusPerTray;  // 72
+constexpr int kNvlinksPerGpu = 18;
+constexpr int kSwitchChips = 18;
+constexpr double kNicGbps = 50.0;  // ConnectX-7, 400 Gb/s
+constexpr int kMaxRacks = 128;     // 9216 GPUs, the scale of h100-cluster-1024
+
+constexpr std::string_view kRackDescription =
+    "NVIDIA GB200 NVL72: 72 B200 + 36 Grace in one NVLink 5 domain (18 switch chips, NVLS), "
+    "18 NVLink5 x 40.1 GB/s (NCCL), 72 x 400G NICs";
+
+// One rack as node `rack`; returns its NICs in rail order.
+std::vector<VertexId> add_rack(TopologyBuilder& b, int rack, const std::string& p) {
+  const double nvlink_gbps = kNvlinksPerGpu * nvlink_link_bandwidth_gbps(GpuArch::blackwell);
+  const LinkSpec pcie{.type = LinkType::pcie,
+                      .bandwidth_gbps = pcie_bandwidth_gbps(5, 16),
+                      .latency_us = PresetLatencies::pcie_us,
+                      .lanes = 16};
+  const VertexId nvswitch = b.add_vertex({.kind = VertexKind::nvswitch,
+                                          .name = p + "nvswitch",
+                                          .node = rack,
+                                          .physical_switches = kSwitchChips});
+  std::vector<VertexId> nics;
+  for (int t = 0; t < kTrays; ++t) {
+    const std::string tray = p + "t" + std::to_string(t) + ".";
+    const VertexId grace[2] = {b.add_cpu(tray + "cpu0", rack), b.add_cpu(tray + "cpu1", rack)};
+    for (int i = 0; i < kGpusPerTray; ++i) {
+      const std::string local = std::to_string(i);
+      const VertexId gpu =
+          b.add_gpu(tray + "gpu" + local, rack, rack * kGpus + t * kGpusPerTray + i);
+      b.connect(gpu, nvswitch,
+                {.type = LinkType::nvlink,
+                 .bandwidth_gbps = nvlink_gbps,
+                 .latency_us = PresetLatencies::nvlink_us,
+                 .lanes = kNvlinksPerGpu});
+      const VertexId sw = b.add_switch(VertexKind::pcie_switch, tray + "pcie" + local, rack);
+      b.connect(sw, grace[i / 2], pcie);
+      b.connect(gpu, sw, pcie);
+      nics.push_back(b.add_nic(tray + "nic" + local, rack, kNicGbps));
+      b.connect(nics.back(), sw, pcie);
+    }
+  }
+  return nics;
+}
+
+}  // namespace
+
+Topology gb200_nvl72() {
+  TopologyBuilder b("gb200-nvl72");
+  b.description(std::string(kRackDescription)).arch(GpuArch::blackwell).pcie_gen(5).nvls(true);
+  add_rack(b, 0, "");
+  return b.seal();
+}
+
+Topology gb200_nvl72_cluster(int racks) {
+  if (racks < 1 || racks > kMaxRacks) {
+    throw ConfigError("preset gb200-nvl72-cluster-R: R (racks) must be in 1.." +
+                      std::to_string(kMaxRacks) + ", got " + std::to_string(racks));
+  }
+  TopologyBuilder b("gb200-nvl72-cluster-" + std::to_string(racks));
+  b.description(std::to_string(racks) + " x GB200 NVL72 (" + std::to_string(racks * kGpus) +
+                " GPUs, 72 per NVLink domain) on a rail-optimized two-level fat-tree, 72 x 400G "
+                "NICs per rack")
+      .arch(GpuArch::blackwell)
+      .pcie_gen(5)
+      .nvls(true);
+  const presets::RailFabric fabric = presets::add_rail_fabric(b, racks, kGpus, kNicGbps);
+  for (int r = 0; r < racks; ++r) {
+    const std::vector<VertexId> nics = add_rack(b, r, "n" + std::to_string(r) + ".");
+    for (int k = 0; k < kGpus; ++k) {
+      b.connect(nics[static_cast<std::size_t>(k)], fabric.leaf(r, k), fabric.network);
+    }
+  }
+  return b.seal();
+}
+
+}  // namespace twinccl::topo
