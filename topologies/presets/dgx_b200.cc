@@ -21,7 +21,9 @@
 //     https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json
 //   NCCL counts 40.1 GB/s per SM100 link (SM100_NVLINK_BW, graph/topo.h; nccl-facts.md), so
 //     721.8 GB/s, as dgx-h100 uses NCCL's 20.6; NVLS efficiency 0.74 on Blackwell (tuning.cc).
-//   Two NVSwitch chips of 72 NVLink 5 ports carry the 8 x 18 links (HGX B200 baseboard).
+//   2 x 5th-generation NVLink switches (14.4 TB/s aggregate), 8 x ConnectX-7 single-port cards
+//     (InfiniBand up to 400 Gb/s), 2 x Intel Xeon 8570 (PCIe Gen5) -- DGX B200 User Guide,
+//     https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html
 //   Measured all_reduce busbw: 8 Blackwell GPUs on one NVLink 5 fabric (2 GB200 trays, MNNVL)
 //     811 GB/s, https://www.lixueduan.com/posts/ai/13-gb200-mnnvl-nccl-test ; 2 x 8 B200 on
 //     400G InfiniBand, 8 GiB: 690 GB/s, https://github.com/coreweave/nccl-tests/pull/92 .

@@ -23,13 +23,17 @@
 //   72 Blackwell GPUs and 36 Grace CPUs per rack, one 72-GPU NVLink domain, 130 TB/s of NVLink
 //     (72 x 1.8 TB/s) -- NVIDIA's GB200 NVL72 page,
 //     https://www.nvidia.com/en-us/data-center/gb200-nvl72/
-//   NVLink 5: 18 links per GPU, 1.8 TB/s per GPU both ways; 9 NVLink switch trays of 2 chips --
-//     same page; NVIDIA Mission Control NVLink chapter,
-//     https://docs.nvidia.com/base-command-manager/product-manuals/nvidia-mission-control/nvlinkinfo
+//   NVLink 5: 18 links per GPU, 1.8 TB/s per GPU both ways -- same page; 9 NVLink switch trays per
+//     rack -- NVIDIA Mission Control, https://docs.nvidia.com/base-command-manager/product-manuals/
+//     nvidia-mission-control/nvlink ; 2 switch chips per tray (18 in all, one link from every GPU
+//     to each) is NVIDIA's product description, not found in the stored sources: it only sets
+//     physical_switches (drawn), never a bandwidth.
 //   NCCL: 40.1 GB/s per SM100 link (graph/topo.h), NVLS efficiency 0.74 on Blackwell (tuning.cc).
 //   Compute tray: 4 GPUs with four ConnectX-7 NDR 400G NICs -- NVIDIA DGX GB200 SuperPOD reference
 //     architecture, https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-
-//     infrastructure-gb200/latest/dgx-superpod-components.html#dgx-gb200-compute-tray
+//     infrastructure-gb200/latest/dgx-superpod-components.html#dgx-gb200-compute-tray (as cited by
+//     https://github.com/ai-dynamo/aisimulate/pull/192), and MLCommons' Crusoe GB200-NVL72 system
+//     description ("for each 4-GPU node: 4x ... ConnectX-7"), inference_results_v6.1.
 //   Measured all_reduce busbw on one full rack (72 GPUs): 1 GiB 681 GB/s (in place 724), 4-8 GiB
 //     835-847 GB/s -- https://github.com/coreweave/nccl-tests/pull/43 . No multi-rack figure was
 //     found.
