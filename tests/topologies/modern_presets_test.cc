@@ -6,6 +6,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/topologies/describe.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
 
 using namespace twinccl::topo;
 using Catch::Matchers::Contains;
@@ -161,4 +162,19 @@ TEST_CASE("new presets: range errors name the preset and the value; the largest 
   CHECK(big.gpus == 9216);
   CHECK(big.network_switches == 4 * 72 + 32);
   CHECK(mi300x_cluster(1024).gpu_count() == 8192);
+}
+
+TEST_CASE("new presets survive a JSON round trip (arch cdna3 included)", "[topologies][presets]") {
+  for (const Topology& t : {mi300x_8(), dgx_b200(), gb200_nvl72()}) {
+    INFO(t.name());
+    const Topology back = topology_from_json(to_json(t));
+    const TopologySummary a = t.summary();
+    const TopologySummary b = back.summary();
+    CHECK(b.arch == a.arch);
+    CHECK(b.nvls_capable == a.nvls_capable);
+    CHECK(b.gpus == a.gpus);
+    CHECK(b.links == a.links);
+    CHECK(b.nvlink_bandwidth_gbps == Approx(a.nvlink_bandwidth_gbps));
+    CHECK(b.nics_per_node == a.nics_per_node);
+  }
 }
