@@ -7,13 +7,15 @@
 // bytes rank 0 moves across it in the step / its bandwidth (so n-1 sends out of one GPU link share
 // it, and one transfer alone is limited by its route's slowest link). time = sum over steps of
 // (alpha + beta), plus, with software latency on, NCCL's ring Simple base latency once and its
-// per-hop latency (by link class) in every step's alpha [assumed]. Only rank 0's schedule is built:
+// per-hop latency (by link class) in every step's alpha [assumed]; alpha's route latency is then
+// only what NCCL's hop does not hold (route_latency.h). Only rank 0's schedule is built:
 // O(its steps and ops), no per-rank loop, so it answers for any world size the algorithm's rank-0
 // schedule fits in memory. Other ranks' traffic (contention) is the flow model's business.
 #include <algorithm>
 #include <unordered_map>
 
 #include "model.h"
+#include "route_latency.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -24,13 +26,13 @@ struct RouteCost {
   LinkClass link_class = LinkClass::nvlink;  // network if any network link, else PCIe if any
 };
 
-RouteCost route_cost(const topo::Topology& t, int a, int b) {
+RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency) {
   RouteCost cost;
   const std::vector<topo::LinkId> links = t.route(a, b);
   const std::vector<topo::VertexId> vertices = t.route_vertices(a, b);
+  cost.latency_us = route_latency_us(t, links, latency);
   for (std::size_t i = 0; i < links.size(); ++i) {
     const topo::Link& l = t.link(links[i]);
-    cost.latency_us += l.latency_us;
     if (l.type == topo::LinkType::network) cost.link_class = LinkClass::network;
     if (l.type == topo::LinkType::pcie && cost.link_class == LinkClass::nvlink) {
       cost.link_class = LinkClass::pcie;
@@ -51,15 +53,18 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
   const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, 0);
   const double element_bytes =
       static_cast<double>(size_of(r.dtype)) * kNccl.wire_bytes_per_byte[index_of(r.protocol)];
+  // Software latency [assumed]: NCCL's ring Simple costs, base once and one hop per step; the
+  // routes then add only the link latencies beyond NCCL's hop (route_latency.h), as flow's do.
+  const bool software = r.software_latency && r.spec.nranks > 1;
+  const RouteLatency route_latency = software ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
   std::unordered_map<int, RouteCost> out_routes, in_routes;  // by peer
   const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b,
                           int peer) -> const RouteCost& {
     auto it = cache.find(peer);
-    if (it == cache.end()) it = cache.emplace(peer, route_cost(topology, a, b)).first;
+    if (it == cache.end())
+      it = cache.emplace(peer, route_cost(topology, a, b, route_latency)).first;
     return it->second;
   };
-  // Software latency [assumed]: NCCL's ring Simple costs, base once and one hop per step.
-  const bool software = r.software_latency && r.spec.nranks > 1;
   const std::size_t pi = index_of(r.protocol);
   double total_us = software ? at(kNccl.base_latency_us, NcclAlgo::ring, pi) : 0.0;
   std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)

@@ -26,6 +26,9 @@
 //   2((ppn-1) intraHop + log2(nodes) netHop); nvls intraHop; nvls_tree intraHop +
 //   2 log2(nodes) x NVLS-tree netHop; pat base + log2(nodes) netHop / 3.5 + 2.8 n.
 //   One GPU per node: the tree's network hop latency, as NCCL.
+//   NVLS/NVLS-tree all_reduce also pay their pipeline's fill (nvls_pipeline_fill_us), which
+//   NCCL's latency leaves out: nvls_fill_steps steps of channels x heads x chunk at the call's
+//   algbw (8 H100s, >= 1 GiB: 2 x 16 x 8 x 128 KiB / 280 GB/s = 120 us); not in the ranking.
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
 // Caps, LL limits and speed lists are the arch's row (caps_of: Ampere, Hopper, Blackwell; AMD
@@ -84,9 +87,10 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   return tree;
 }
 
-// Channels NCCL launches for `bytes` (enqueue.cc): fewer for small ring/tree calls.
-ChannelPlan launched(const TopologyView& v, ChannelPlan plan, NcclAlgo algo, Protocol p,
-                     double bytes) {
+}  // namespace
+
+ChannelPlan nccl_launched_channels(const TopologyView& v, ChannelPlan plan, NcclAlgo algo,
+                                   Protocol p, double bytes) {
   if (algo != NcclAlgo::ring && algo != NcclAlgo::tree) return plan;
   const std::size_t pi = index_of(p);
   double threshold = kNccl.thread_threshold_bytes[pi];
@@ -100,8 +104,6 @@ ChannelPlan launched(const TopologyView& v, ChannelPlan plan, NcclAlgo algo, Pro
   }
   return plan;
 }
-
-}  // namespace
 
 double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                           OpKind kind) {
@@ -185,6 +187,39 @@ double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind 
   return l.base_us;
 }
 
+double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
+                             int requested_channels) {
+  if (kind != OpKind::all_reduce || (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) ||
+      bytes <= 0.0 || v.nranks < 2) {
+    return 0.0;
+  }
+  const bool blackwell = v.arch == topo::GpuArch::blackwell;
+  const double channels = !blackwell    ? kNccl.nvls_channels_hopper
+                          : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
+                                        : kNccl.nvls_channels_blackwell_1node;
+  // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels).
+  const double heads = v.nodes > 1 && v.nics_per_node > 0
+                           ? std::min(v.ranks_per_node, v.nics_per_node)
+                           : v.ranks_per_node;
+  const double ops = channels * heads;  // enqueue.cc's "concurrentOps"
+  double chunk = kNccl.nvls_chunk_bytes;
+  constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
+  if (algo == NcclAlgo::nvls) {
+    if (bytes < 64.0 * ops * chunk && chunk > k64) chunk = k64;
+    if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;
+    if (bytes < 2.0 * ops * chunk && chunk > k16) chunk = k16;
+  } else {
+    if (v.nodes >= 4) chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
+    if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
+    if (bytes < ops * chunk && chunk > k32) chunk = k32;
+  }
+  const ChannelPlan plan = nccl_channels(v, requested_channels);
+  double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
+  if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));
+  const double step_bytes = std::min(ops * chunk, bytes);  // one step of every channel and head
+  return algbw > 0.0 ? kNccl.nvls_fill_steps * step_bytes / (1000.0 * algbw) : 0.0;
+}
+
 double nccl_tree_correction(Protocol p, OpKind kind, double bytes) {
   const int log_size = bytes >= 64.0 ? log2_floor(bytes / 64.0) : -1;
   if (kind != OpKind::all_reduce || log_size < 0 || log_size >= 23) return 1.0;
@@ -211,7 +246,7 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   const double bytes = algbw_bytes(kind, r.spec.count, r.dtype, n);
   const ChannelPlan all = nccl_channels(v, r.params.channels);
   const ChannelPlan plan =
-      channels == Channels::all ? all : launched(v, all, algo, r.protocol, bytes);
+      channels == Channels::all ? all : nccl_launched_channels(v, all, algo, r.protocol, bytes);
   double algbw = nccl_bus_bandwidth(v, plan, algo, r.protocol, kind);
   if (algo == NcclAlgo::ring && n > 1) {
     algbw *= static_cast<double>(n) / ring_steps(kind, n);
@@ -223,8 +258,13 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   Prediction p;
   p.channels = plan.channels;
   p.model = "nccl";
-  const double latency =
+  double latency =
       r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes) : 0.0;
+  // The NVLS pipeline's fill, which NCCL's ranking leaves out: in the time of the call, never in
+  // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
+  if (r.software_latency && channels == Channels::launched) {
+    latency += nvls_pipeline_fill_us(v, algo, kind, bytes, r.params.channels);
+  }
   // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel).
   p.time_us = latency + (bytes > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
   return p;

@@ -102,7 +102,7 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   const PricedCall priced = price_call(tuner, r);
   FlowProgram program;
   program.nranks = r.spec.nranks;
-  RouteTable routes(topology, program, platform_links(topology));
+  RouteTable routes(topology, program, platform_links(topology, r.software_latency));
   const bool compress =
       r.compression == RoundCompression::on ||
       (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "route_latency.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
@@ -79,11 +80,12 @@ FlowTimes play_with_simgrid(const FlowProgram& program);
 // share of the GPU's link NCCL's channel search uses (topology_view.cc: 360 of 370.8 GB/s on
 // H100, 20 of 24 on PCIe gen4). Platforms apply the network part (platform_links); the pricing
 // applies the NVLink/PCIe part per call as wire bytes (transfer_pricing.h).
-// link_latency false: routes carry no link latency (NCCL's per-hop latencies, charged as transfer
-// delays, already hold the hardware's).
+// route_latency: which link latencies a route carries (route_latency.h): all of them without
+// software latency; with NCCL's per-hop latencies charged as transfer delays, only the links
+// beyond NCCL's hop (its figure already holds the hardware of one hop).
 struct LinkScale {
   double network = 1.0, nvlink = 1.0, pcie = 1.0;
-  bool link_latency = true;
+  RouteLatency route_latency = RouteLatency::all;
 };
 
 // Builds links and routes on demand: route_id(src, dst) adds the route and its links once.

@@ -62,6 +62,10 @@ struct ChannelPlan {
 };
 // Across nodes (NICs present): one channel per NIC (at most ranks_per_node) at NCCL's inter speed.
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels);
+// The channels NCCL launches for a call of `bytes` (enqueue.cc): fewer for small ring/tree calls,
+// while bytes < channels x threads x threshold; busBw scaled to the channels kept.
+ChannelPlan nccl_launched_channels(const TopologyView& view, ChannelPlan plan, NcclAlgo algo,
+                                   Protocol protocol, double bytes);
 // NCCL's inter-node speed for one NIC (the arch's inter list entry that fits it) over the NIC's
 // bandwidth: the share of a NIC's line rate a channel gets (0.96 for 400 Gb/s). 1 without NICs.
 double network_efficiency(const TopologyView& view);
@@ -96,6 +100,12 @@ inline std::string_view schedule_algorithm(std::string_view algorithm) {
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 
+// The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
+// before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
+// head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw. NCCL's
+// tuning model leaves it out; nccl-tests measures it (docs/fidelity.md).
+double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
+                             int requested_channels);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise.
 double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);

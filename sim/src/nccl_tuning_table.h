@@ -86,6 +86,20 @@ struct NcclTuningTable {
   // ld_reduce then st), so algbw = NVLink x efficiency x n/(n+1): the maintainer's
   // "algbw = busbw x n/(n+1)" for NVLS [issue 212]. reduce_scatter/all_gather: S up / S/n down
   // (or the reverse): algbw (nccl-tests bytes) = NVLink x efficiency.
+  // NVLS/NVLS-tree all_reduce pipeline (nvls_pipeline_fill_us, analytic_nccl.cc): NCCL's NVLS
+  // channels (transport/nvls.cc NVLS_NCHANNELS_SM90 16, SM100 24 in a node / 32 across nodes),
+  // its chunk (NCCL_NVLS_CHUNKSIZE 128 KiB; NVLS-tree at most 64 KiB from 4 nodes,
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE), halved for smaller calls by enqueue.cc calcCollChunking.
+  double nvls_channels_hopper;                                          // [not in facts] 16
+  double nvls_channels_blackwell_1node, nvls_channels_blackwell_nodes;  // [not in facts] 24, 32
+  double nvls_chunk_bytes;                                              // [not in facts] 128 KiB
+  double nvls_tree_chunk_bytes_4nodes;                                  // [not in facts] 64 KiB
+  // Pipeline steps that fill and drain around the NVLink stage: device/all_reduce.h runNvls splits
+  // a channel's warps into scatter (send buffer -> NVLS buffer), reduce/multicast and gather
+  // (NVLS buffer -> receive buffer) groups, each working on one step of nHeads chunks [assumed:
+  // the scatter and gather copies, at the call's rate; nccl-tests does not register its buffers,
+  // which is when NCCL skips them].
+  double nvls_fill_steps;  // [assumed] 2
 };
 
 inline constexpr NcclTuningTable kNccl{
@@ -150,6 +164,12 @@ inline constexpr NcclTuningTable kNccl{
     }},
     .max_threads = {512.0, 640.0, 512.0},
     .thread_threshold_bytes = {8.0, 8.0, 64.0},
+    .nvls_channels_hopper = 16.0,
+    .nvls_channels_blackwell_1node = 24.0,
+    .nvls_channels_blackwell_nodes = 32.0,
+    .nvls_chunk_bytes = 128.0 * 1024.0,
+    .nvls_tree_chunk_bytes_4nodes = 64.0 * 1024.0,
+    .nvls_fill_steps = 2.0,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

@@ -125,8 +125,9 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
   const topo::Topology& t = tuner.topology();
   detail::FlowProgram program;
   program.nranks = t.gpu_count();
-  detail::RouteTable routes(t, program,
-                            detail::LinkScale{.network = network_share, .link_latency = false});
+  detail::RouteTable routes(
+      t, program,
+      detail::LinkScale{.network = network_share, .route_latency = detail::RouteLatency::none});
   std::vector<double> base_s;  // per round: NCCL's base latency
   std::vector<double> self_s;  // per round: the longest send to itself (not on the network)
   for (const P2pRound& round : pattern) {

@@ -67,7 +67,8 @@ class Builder {
         options_(o),
         topology_(topology),
         p_(p),
-        routes_(topology, init_flow(p, t.world_size()), platform_links(topology)) {}
+        routes_(topology, init_flow(p, t.world_size()),
+                platform_links(topology, options_.software_latency)) {}
 
   // Returns, per rank and op, its member.
   std::vector<std::vector<int>> build(std::vector<InstanceInfo>& info) {

@@ -1,5 +1,6 @@
 // RouteTable: the topology's routes turned into flow routes, each topology link added once.
 #include <cstddef>
+#include <span>
 
 #include "flow_program.h"
 
@@ -21,11 +22,13 @@ int RouteTable::link_index(topo::LinkId id) {
                               : l.type == topo::LinkType::nvlink ? scale_.nvlink
                               : l.type == topo::LinkType::pcie   ? scale_.pcie
                                                                  : 1.0;
-    program_.links.push_back({.topology_link = id,
-                              .bandwidth_bytes_per_s = l.bandwidth_gbps * efficiency * 1e9,
-                              .latency_s = scale_.link_latency ? l.latency_us * 1e-6 : 0.0,
-                              .fatpipe = l.sharing == topo::Sharing::fatpipe,
-                              .full_duplex = l.duplex == topo::Duplex::full});
+    program_.links.push_back(
+        {.topology_link = id,
+         .bandwidth_bytes_per_s = l.bandwidth_gbps * efficiency * 1e9,
+         // SimGrid charges the route's latency (below), not this.
+         .latency_s = scale_.route_latency == RouteLatency::all ? l.latency_us * 1e-6 : 0.0,
+         .fatpipe = l.sharing == topo::Sharing::fatpipe,
+         .full_duplex = l.duplex == topo::Duplex::full});
   }
   return index;
 }
@@ -42,10 +45,10 @@ int RouteTable::route_id(int src, int dst) {
   for (std::size_t i = 0; i < links.size(); ++i) {
     const topo::Link& l = topology_.link(links[i]);
     route.hops.push_back({link_index(links[i]), l.a == vertices[i]});
-    if (scale_.link_latency) route.latency_s += l.latency_us * 1e-6;
     if (l.type == topo::LinkType::network) cls = 2;
     if (l.type == topo::LinkType::pcie && cls == 0) cls = 1;
   }
+  route.latency_s = route_latency_us(topology_, links, scale_.route_latency) * 1e-6;
   const int id = static_cast<int>(program_.routes.size());
   program_.routes.push_back(std::move(route));
   route_class_.push_back(cls);
@@ -69,7 +72,7 @@ int RouteTable::switch_route(int rank, bool up) {
     }
     FlowRoute route{.src = up ? rank : host, .dst = up ? host : rank, .hops = {}, .latency_s = 0.0};
     route.hops.push_back({link_index(id), (l.a == gpu) == up});
-    route.latency_s = scale_.link_latency ? l.latency_us * 1e-6 : 0.0;
+    route.latency_s = route_latency_us(topology_, std::span(&id, 1), scale_.route_latency) * 1e-6;
     const int route_id = static_cast<int>(program_.routes.size());
     program_.routes.push_back(std::move(route));
     route_class_.push_back(0);

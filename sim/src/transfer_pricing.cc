@@ -1,9 +1,14 @@
 // The one owner of how a collective call becomes priced flows (transfer_pricing.h).
 //
 // How it works, for one choice of the tuner on its communicator's GPUs:
-// * Latency: NCCL's base latency once, plus on every transfer NCCL's intra or network hop latency
-//   by the route's class (nccl_latency_parts; algorithms NCCL has no model for: the ring's Simple
-//   ones). NVLS and nvls_tree: NCCL's whole latency once instead (switch flows carry no hop delay).
+// * Latency: an algorithm NCCL models (ring, tree, NVLS, NVLS-tree, PAT) is charged NCCL's whole
+//   latency once, as the analytic model charges it (base + hops, and NVLS's pipeline fill), and
+//   its transfers no hop delay: a flow playback overlaps per-transfer delays with other chunks'
+//   transfers (a pipelined ring paid ~40% of NCCL's ring latency), so only a fixed charge makes
+//   flow equal analytic where no link is shared. Algorithms NCCL has no model for: the ring's
+//   Simple base once and a hop latency on every transfer by its route's class, as the alpha-beta
+//   model charges every step. The routes add only the link latencies NCCL's hop figures do not
+//   hold (platform_links: spine tiers, GPU forwarding), never the hardware of a hop twice.
 // * Wire bytes: ring, tree and pat move data x busBw / the protocol's bandwidth (NCCL's LL/LL128
 //   factors and caps, tree correction), so LL never wins at large sizes; others the protocol's
 //   line factor.
@@ -15,8 +20,8 @@
 //   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
 //   carries min(rate) / min(rate x share) of its route's links more bytes, so alone it takes what
 //   it takes on scaled links, and calls of other algorithms on the same platform keep line rate.
-// Example, 8 ranks of dgx-h100, ring Simple all_reduce: base 8.4 us once, 3.4 us per NVLink hop,
-// every transfer x 370.8/360 bytes; NVLS: NCCL's NVLS latency once, 16 switch flows.
+// Example, 8 ranks of dgx-h100, ring Simple all_reduce: 8.4 + 14 x 3.4 us once, every transfer
+// x 370.8/360 bytes; NVLS: NCCL's NVLS latency and fill once, 16 switch flows.
 #include "transfer_pricing.h"
 
 #include <algorithm>
@@ -68,7 +73,6 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   PricedCall priced;
   priced.schedule = schedule_algorithm(r.algorithm);
   priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
-  const bool nvls = priced.nccl == NcclAlgo::nvls || priced.nccl == NcclAlgo::nvls_tree;
   // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its
   // rates).
   if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 && view.arch != topo::GpuArch::unknown) {
@@ -82,9 +86,16 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   priced.cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[index_of(r.protocol)];
   if (channel_algo(priced.nccl)) {
     // NCCL's protocol factors and caps as wire bytes: busBw over the protocol's bandwidth.
+    // At the channels NCCL launches for the call (fewer for small ring/tree calls; a known arch,
+    // whose NCCL speeds the channels are), played on the flow's channels at the communicator's
+    // busBw.
     const ChannelPlan channels = nccl_channels(view, r.params.channels);
+    const ChannelPlan launched =
+        view.arch == topo::GpuArch::unknown
+            ? channels
+            : nccl_launched_channels(view, channels, *priced.nccl, r.protocol, bytes);
     const double protocol_bw =
-        nccl_bus_bandwidth(view, channels, *priced.nccl, r.protocol, r.spec.kind) *
+        nccl_bus_bandwidth(view, launched, *priced.nccl, r.protocol, r.spec.kind) *
         (priced.nccl == NcclAlgo::tree ? nccl_tree_correction(r.protocol, r.spec.kind, bytes)
                                        : 1.0);
     if (protocol_bw > 0.0) {
@@ -93,9 +104,12 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   }
   if (r.software_latency && n > 1) {
     const NcclAlgo la = latency_algo(priced.nccl);
-    if (nvls || la == NcclAlgo::nvls_tree) {  // NCCL's whole latency once, no hop delays
-      priced.fixed_latency_s = nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) * 1e-6;
-    } else {
+    if (priced.nccl) {  // NCCL's whole latency once, as the analytic model: no hop delays
+      priced.fixed_latency_s =
+          (nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) +
+           nvls_pipeline_fill_us(view, la, r.spec.kind, bytes, r.params.channels)) *
+          1e-6;
+    } else {  // no NCCL model: the ring's Simple base once and a hop on every transfer
       const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);
       priced.fixed_latency_s = l.base_us * 1e-6;
       priced.cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
@@ -138,8 +152,10 @@ PricedCall price_p2p(DataType dtype, bool software_latency) {
   return priced;
 }
 
-LinkScale platform_links(const topo::Topology& topology) {
-  return LinkScale{.network = network_efficiency(view_of(topology, topology.gpu_count()))};
+LinkScale platform_links(const topo::Topology& topology, bool software_latency) {
+  return LinkScale{
+      .network = network_efficiency(view_of(topology, topology.gpu_count())),
+      .route_latency = software_latency ? RouteLatency::beyond_nccl_hop : RouteLatency::all};
 }
 
 CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall& priced,

@@ -39,9 +39,12 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r);
 // A send/recv pair: ring Simple's per-hop delays and base latency (NCCL has no p2p model here).
 PricedCall price_p2p(DataType dtype, bool software_latency);
 
-// The platform's link rates, the same for every call of a simulation: network links at NCCL's
-// share of a NIC (network_efficiency), every other link at its line rate.
-LinkScale platform_links(const topo::Topology& topology);
+// The platform's links, the same for every call of a simulation: network links at NCCL's share of
+// a NIC (network_efficiency), every other link at its line rate. Route latencies: with software
+// latency on, calls are charged NCCL's per-hop latencies, which hold one hop's hardware, so routes
+// carry only the links beyond such a hop (route_latency.h: spine tiers, GPU forwarding); without
+// it, the hardware alone: every link's latency.
+LinkScale platform_links(const topo::Topology& topology, bool software_latency);
 
 // How a ring (all_reduce, reduce_scatter, all_gather, more than one rank) is lowered:
 //   steps  - every transfer of its schedule (any other algorithm is lowered so too);

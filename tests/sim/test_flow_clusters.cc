@@ -158,10 +158,11 @@ TEST_CASE("flow and the NCCL model agree on clusters for a large ring Simple all
   CHECK(rel(flow.time_us, analytic.time_us) < 0.12);
 }
 
-// Was 3%: with NCCL's ring plateau (x1.4 on every hop latency of a multi-node Simple all_reduce)
-// the lockstep rounds pay more latency per step than the dependency playback: 11% at 128 MB on
-// 4 nodes (docs/fidelity.md, "flow against analytic").
-TEST_CASE("flow: compressed cluster rings match the full playback within 12%") {
+// Both forms are charged NCCL's latency once (transfer_pricing.cc), so the gap is the bytes'
+// playback: the full playback's chunks wait on each other along the ring (+12% over analytic at
+// 128 MB on 4 nodes), the compressed rounds follow one chunk's path (-2%) (docs/fidelity.md,
+// "flow against analytic"). Was 11% the other way while transfers carried per-hop delays.
+TEST_CASE("flow: compressed cluster rings match the full playback within 13%") {
   const topo::Topology t = topo::h100_cluster(4);
   Request r = request(OpKind::all_reduce, 32 * 1000 * 1000 + 7, "ring", Fidelity::flow);
   r.protocol = Protocol::simple;
@@ -170,7 +171,7 @@ TEST_CASE("flow: compressed cluster rings match the full playback within 12%") {
   r.compression = RoundCompression::on;
   const double compressed = predict(t, r).time_us;
   INFO("full " << full << " us, compressed " << compressed << " us");
-  CHECK(rel(compressed, full) < 0.12);
+  CHECK(rel(compressed, full) < 0.13);
 }
 
 TEST_CASE("flow: a cluster tree is node-aware and pipelined, near the NCCL model") {

@@ -41,13 +41,13 @@ TEST_CASE("flow agrees with analytic within 5% at >= 64 MiB on presets and 2-102
   const Prediction f = run(t, kind, bytes, a.algorithm, a.protocol, Fidelity::flow);
   INFO(preset << " " << name(kind) << " " << bytes << " B " << a.algorithm << "/"
               << name(a.protocol) << ": analytic " << a.time_us << " us, flow " << f.time_us);
-  // Known gap (docs/fidelity.md): a multi-node ring in flow is played as lockstep rounds that pay
-  // the topology's link latencies on top of NCCL's hop latencies and do not pipeline, so at
-  // 64 MiB (and with LL128's many hops at 64 nodes) it is 7-36% slower than analytic.
-  const bool lockstep_gap = t.summary().nics_per_node > 0 && preset.rfind("h100-cluster", 0) == 0 &&
-                            a.algorithm == "ring" &&
-                            (bytes == 64 * kMiB || a.protocol == Protocol::ll128);
-  CHECK(std::abs(f.time_us - a.time_us) / a.time_us < (lockstep_gap ? 0.40 : 0.05));
+  // Known gap (docs/fidelity.md): a multi-node ring in flow plays compressed rounds timed by one
+  // chunk's path (flow.cc ring_path_s), which does not hold the ring to its node boundary's pace
+  // (-5.5% at 1 GiB on 2 nodes) and pays LL128's many small rounds in lockstep (+8.6% at 64 MiB on
+  // 64 nodes). Was 7-36% while flow charged the topology's link latencies on top of NCCL's.
+  const bool path_gap = t.summary().nics_per_node > 0 && preset.rfind("h100-cluster", 0) == 0 &&
+                        a.algorithm == "ring";
+  CHECK(std::abs(f.time_us - a.time_us) / a.time_us < (path_gap ? 0.10 : 0.05));
 }
 
 TEST_CASE("flow agrees with analytic at 1024 nodes for NCCL's default 1 GiB all_reduce") {
@@ -79,7 +79,24 @@ TEST_CASE("flow never picks LL at GiB sizes, and NVLS reduces in the switch") {
   if (preset == "dgx-h100") {
     r.algorithm = "nvls";
     const Prediction nvls = predict(t, r);
-    // NVLS moves S(n+1)/n per GPU each way, a ring 2S(n-1)/n: about 1.5x faster at 8 GPUs.
-    CHECK(nvls.time_us < 0.75 * ring.time_us);
+    // NVLS moves S(n+1)/n per GPU each way, a ring 2S(n-1)/n: about 1.5x faster at 8 GPUs, less
+    // NVLS's pipeline fill (120 us at 1 GiB); without in-switch reduction it would be no faster.
+    CHECK(nvls.time_us < 0.8 * ring.time_us);
   }
+}
+
+TEST_CASE("flow agrees with analytic in the latency regime: NCCL's latency charged once") {
+  // Flow used to add the topology's link latencies (1 us per network link) on top of NCCL's hop
+  // latencies, which already hold them: +30% at 32 KiB across 2-4 nodes (docs/fidelity.md). At
+  // 8 B the time is latency alone: equal. At 32 KiB flow also plays the bytes, a tree level by
+  // level without NCCL's LL pipelining (up to +11% on 8 nodes).
+  const std::string preset = GENERATE(as<std::string>{}, "dgx-a100", "dgx-h100", "h100-cluster-2",
+                                      "h100-cluster-4", "h100-cluster-8");
+  const topo::Topology t = topo::load_topology(preset);
+  const std::size_t bytes = GENERATE(std::size_t{8}, std::size_t{32 * 1024});
+  const Prediction a = run(t, OpKind::all_reduce, bytes, "", std::nullopt, Fidelity::analytic);
+  const Prediction f = run(t, OpKind::all_reduce, bytes, a.algorithm, a.protocol, Fidelity::flow);
+  INFO(preset << " " << bytes << " B " << a.algorithm << "/" << name(a.protocol) << ": analytic "
+              << a.time_us << " us, flow " << f.time_us);
+  CHECK(std::abs(f.time_us - a.time_us) / a.time_us < (bytes == 8 ? 0.01 : 0.15));
 }

@@ -1,0 +1,49 @@
+// The part of a route's link latency that NCCL's per-hop latencies do not already hold.
+//
+// How it works. NCCL's per-hop latencies (tuning.cc hwLat: NVLink, PCIe and network figures per
+// algorithm and protocol) are measured GPU to GPU: one NVLink/PCIe hop through the node's switches
+// (GPU -> NVSwitch -> GPU, or GPU -> PCIe switch [-> CPU -> CPU -> PCIe switch] -> GPU), or one
+// network hop through the NICs and the leaf switch they share (GPU -> PCIe -> NIC -> leaf -> NIC ->
+// PCIe -> GPU). A call priced with them (software latency on) is charged those per transfer, so
+// the links of such a hop are not charged again (the flow model used to add the topology's link
+// latencies on top: +30% at 32 KiB across 2-4 nodes). What NCCL's figure does not hold, and is
+// still charged at the topology's link latency:
+// * a link between two network switches (a fat-tree's leaf <-> spine tier): NCCL's network figure
+//   is one figure for any pair of nodes, and a route through the spine crosses two more switches
+//   than one through a shared leaf;
+// * on fabrics where GPUs forward for each other (a torus), every GPU-to-GPU link after the
+//   route's first: NCCL's hop is one link between two GPUs.
+// Example, h100-cluster-64 (1 us per network link): nodes 0 and 1 (one leaf per rail): 0 us;
+// nodes 0 and 32 (leaf -> spine -> leaf): 2 us. 4x4 torus, GPU 0 to GPU 2 (two links): one link's.
+#include "route_latency.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+bool is_network_switch(const topo::Topology& t, topo::VertexId v) {
+  return t.vertex(v).kind == topo::VertexKind::network_switch;
+}
+bool is_gpu(const topo::Topology& t, topo::VertexId v) {
+  return t.vertex(v).kind == topo::VertexKind::gpu;
+}
+
+}  // namespace
+
+double route_latency_us(const topo::Topology& topology, std::span<const topo::LinkId> links,
+                        RouteLatency which) {
+  double us = 0.0;
+  int gpu_links = 0;
+  for (const topo::LinkId id : links) {
+    const topo::Link& l = topology.link(id);
+    if (which == RouteLatency::all) {
+      us += l.latency_us;
+    } else if (which == RouteLatency::beyond_nccl_hop) {
+      const bool spine = is_network_switch(topology, l.a) && is_network_switch(topology, l.b);
+      const bool forwarded = is_gpu(topology, l.a) && is_gpu(topology, l.b) && gpu_links++ > 0;
+      if (spine || forwarded) us += l.latency_us;
+    }
+  }
+  return us;
+}
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,24 @@
+// Internal: how much of a route's link latency a model charges, one rule for flow (route_table.cc)
+// and the alpha-beta model (analytic_alpha_beta.cc).
+//
+//   const double us =
+//       route_latency_us(topology, topology.route(a, b), RouteLatency::beyond_nccl_hop);
+#pragma once
+
+#include <span>
+
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::sim::detail {
+
+// all             - every link's latency (no software latency: the hardware alone);
+// beyond_nccl_hop - the call is priced with NCCL's hop latencies (tuning.cc hwLat), which already
+//                   hold one hop's hardware; only the links beyond such a hop are charged;
+// none            - nothing (a caller that charges NCCL's hops and wants no route term at all).
+enum class RouteLatency { all, beyond_nccl_hop, none };
+
+// The latency (microseconds) a model charges for the route `links` (a topology route).
+double route_latency_us(const topo::Topology& topology, std::span<const topo::LinkId> links,
+                        RouteLatency which);
+
+}  // namespace twinccl::sim::detail
