@@ -55,8 +55,12 @@ def test_saved_trace_replays_with_the_cli(tmp_path):
     if not os.path.exists(cli):
         pytest.skip("the twinccl program is not built next to the package")
     trace = tmp_path / "step.trace.json"
-    twinccl.run(step_of(1 << 16), world_size=8, trace_path=str(trace))
+    report = twinccl.run(step_of(1 << 16), world_size=8, topology="dgx-h100",
+                         trace_path=str(trace))
     out = subprocess.run([cli, "replay", str(trace), "--topology", "dgx-h100"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "all_reduce" in out.stdout
+    # "dgx-h100   <total_us>   1.00x ...": the CLI's replay of the file is the report's
+    row = [line.split() for line in out.stdout.splitlines() if line.startswith("dgx-h100")]
+    assert row, out.stdout
+    assert float(row[0][1]) == pytest.approx(report.total_us, abs=0.06)
