@@ -35,7 +35,7 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
-        algorithm=None, timeline_path=None):
+        algorithm=None, timeline_path=None, torch_distributed=False):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -51,14 +51,22 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     trace_path: also save the recorded trace for `twinccl replay PATH --topology X`.
     algorithm: force an algorithm for every collective ("ring", "direct", ...).
     timeline_path: with a topology, write the Perfetto timeline of the simulated run.
+    torch_distributed: for the duration of the run, torch.distributed's functions are
+        twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
+        emulator (process-wide; one such run at a time; see docs/python.md).
     """
     if not callable(fn):
         raise InvalidArgument("twinccl.run: fn must be callable as fn(rank), got %r" % (fn,))
     if isinstance(world_size, bool) or not isinstance(world_size, int):
         raise InvalidArgument("twinccl.run: world_size must be an int, got %r" % (world_size,))
-    result = _twinccl._run(fn, world_size, topology or "", int(check), float(timeout_s),
-                           str(trace_path or ""), algorithm or "", str(timeline_path or ""),
-                           AbortedError)
+    args = (fn, world_size, topology or "", int(check), float(timeout_s), str(trace_path or ""),
+            algorithm or "", str(timeline_path or ""), AbortedError)
+    if torch_distributed:
+        from ._torch_patch import patched
+        with patched():
+            result = _twinccl._run(*args)
+    else:
+        result = _twinccl._run(*args)
     if result is None:
         return None
     if "report" not in result:
