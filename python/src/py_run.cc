@@ -101,6 +101,9 @@ CheckLevel check_level(int check) {
 py::object run(const py::function& fn, int world_size, const std::string& topology, int check,
                double timeout_s, const std::string& trace_path, const std::string& algorithm,
                const std::string& timeline_path, const py::object& aborted_type) {
+  if (world_size < 1 || world_size > kMaxEmulatedRanks)
+    throw ConfigError("twinccl.run: world_size=" + std::to_string(world_size) + " must be in [1, " +
+                      std::to_string(kMaxEmulatedRanks) + "]");
   emu::EmulatorOptions o;
   o.world_size = world_size;
   o.algorithm = algorithm;
@@ -118,7 +121,6 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   }
   std::unique_ptr<trace::TraceRecorder> recorder;
   if (!topology.empty() || !trace_path.empty()) {
-    if (world_size < 1) throw ConfigError("twinccl.run: world_size must be >= 1");
     trace::TraceRecorderOptions ro;
     ro.program = "python";
     recorder = std::make_unique<trace::TraceRecorder>(world_size, ro);

@@ -117,6 +117,8 @@ def test_outside_a_run_and_after_it():
 def test_configuration_errors():
     with pytest.raises(twinccl.ConfigError):
         twinccl.run(lambda r: None, world_size=0)
+    with pytest.raises(twinccl.ConfigError, match="4096"):
+        twinccl.run(lambda r: None, world_size=100000)  # refused before any thread or memory
     with pytest.raises(twinccl.ConfigError, match="check"):
         twinccl.run(lambda r: None, world_size=2, check=5)
     with pytest.raises(twinccl.ConfigError):
