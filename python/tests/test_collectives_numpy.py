@@ -191,6 +191,10 @@ def test_new_group(world_size):
             assert dist.get_rank(g) == -1
             with pytest.warns(UserWarning):
                 assert dist.all_reduce(np.ones(1, np.float32), group=g) is None
+            with pytest.warns(UserWarning):
+                assert dist.broadcast(np.ones(1, np.float32), src=0, group=g) is None
+            with pytest.raises(twinccl.InvalidArgument, match="not a member"):
+                dist.get_global_rank(g, 0)
             return None
         x = np.full(2, float(r), np.float32)
         dist.all_reduce(x, group=g)

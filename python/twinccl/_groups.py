@@ -107,7 +107,8 @@ def get_group_rank(group, global_rank, what="rank"):
         if not 0 <= global_rank < world:
             raise InvalidArgument("%s=%d is out of range [0, %d)" % (what, global_rank, world))
         return global_rank
-    resolve(group)
+    if resolve(group) is None:
+        raise InvalidArgument("%s: this rank is not a member of the group" % what)
     if global_rank not in group.ranks:
         raise InvalidArgument("%s=%d is not a rank of the group %s" % (what, global_rank,
                                                                       group.ranks))
@@ -117,7 +118,8 @@ def get_group_rank(group, global_rank, what="rank"):
 def get_global_rank(group, group_rank):
     if group is None:
         return group_rank
-    resolve(group)
+    if resolve(group) is None:
+        raise InvalidArgument("get_global_rank: this rank is not a member of the group")
     if not 0 <= group_rank < len(group.ranks):
         raise InvalidArgument("group_rank=%r is out of range [0, %d)" % (group_rank,
                                                                         len(group.ranks)))

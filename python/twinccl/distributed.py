@@ -260,7 +260,10 @@ def batch_isend_irecv(p2p_op_list):
     site = call_site()
     if not isinstance(p2p_op_list, (list, tuple)) or not p2p_op_list:
         raise InvalidArgument("batch_isend_irecv: expected a non-empty list of P2POp")
-    group = p2p_op_list[0].group
+    group = getattr(p2p_op_list[0], "group", None)
+    comm = _comm(group, "batch_isend_irecv")
+    if comm is None:
+        return []
     ops, name = [], None
     for k, p in enumerate(p2p_op_list):
         what = "batch_isend_irecv's p2p_op_list[%d]" % k
@@ -272,9 +275,6 @@ def batch_isend_irecv(p2p_op_list):
         same_type(name or t, t, "batch_isend_irecv")
         name = t
         ops.append((p.op is isend, v, _peer(group, p.peer, p.tag, what)))
-    comm = _comm(group, "batch_isend_irecv")
-    if comm is None:
-        return []
     work = comm.batch_isend_irecv(ops, name, *site)
     return [work] * len(ops)
 
