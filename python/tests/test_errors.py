@@ -146,3 +146,17 @@ def test_irecv_before_isend_ring_is_a_deadlock_on_one_communicator():
     with pytest.raises((twinccl.DeadlockError, twinccl.AbortedError)) as e:
         twinccl.run(rank, world_size=3, timeout_s=30)
     assert "deadlock" in str(e.value) and "%s:%d" % (HERE, line_of("MARK-RING")) in str(e.value)
+
+
+def test_gil_is_released_while_ranks_wait():
+    """Rank 0 runs pure Python (it needs the GIL) while the others wait in a barrier: it can only
+    finish if the waiting ranks released the GIL (else the run ends in TimeoutError)."""
+    def rank(r):
+        if r == 0:
+            end, n = time.monotonic() + 0.3, 0
+            while time.monotonic() < end:
+                n += 1
+        dist.barrier()
+    start = time.monotonic()
+    twinccl.run(rank, world_size=4, timeout_s=5)
+    assert time.monotonic() - start < 4
