@@ -32,3 +32,16 @@ def test_readme_snippet():
     out = run_python(blocks[0], code=True)
     assert out.returncode == 0, out.stderr
     assert "simulated on" in out.stdout and "busiest links" in out.stdout
+
+
+def test_torch_is_optional_at_import():
+    code = ("import sys, numpy as np, twinccl, twinccl.distributed as dist, twinccl.mindspore, "
+            "twinccl.cuda_comm\n"
+            "def step(rank):\n"
+            "    x = np.ones(4, np.float32); dist.all_reduce(x); assert (x == 2).all()\n"
+            "twinccl.run(step, world_size=2)\n"
+            "assert 'torch' not in sys.modules, 'twinccl imported torch'\n"
+            "print('numpy only: ok')\n")
+    out = run_python(code, code=True)
+    assert out.returncode == 0, out.stderr
+    assert "numpy only: ok" in out.stdout
