@@ -244,3 +244,21 @@ def test_arrays_of_dropped_works_live_until_done_and_are_released():
     twinccl.run(rank, world_size=4, check=0, timeout_s=20)
     gc.collect()
     assert len(refs) == 40 and all(ref() is None for ref in refs)  # no reference leaked
+
+
+def test_in_place_views_as_fsdp_uses_them(world_size):
+    """NCCL's in-place rules on views of one array; other overlaps are refused."""
+    def rank(r):
+        out = np.zeros(3 * world_size, np.float32)
+        out[3 * r:3 * r + 3] = r + 1
+        dist.all_gather_into_tensor(out, out[3 * r:3 * r + 3])
+        full = np.arange(3 * world_size, dtype=np.float32)
+        dist.reduce_scatter_tensor(full[3 * r:3 * r + 3], full)
+        x = np.ones(2 * world_size, np.float32)
+        if world_size > 1:
+            with pytest.raises(twinccl.InvalidArgument, match="overlap"):
+                dist.all_gather_into_tensor(x, x[1:3])
+        return out, full[3 * r:3 * r + 3]
+    for r, (out, mine) in enumerate(run_ranks(rank, world_size)):
+        np.testing.assert_array_equal(out, np.repeat(np.arange(1, world_size + 1), 3))
+        np.testing.assert_array_equal(mine, world_size * np.arange(3 * r, 3 * r + 3))
