@@ -220,6 +220,22 @@ def test_object_collectives(world_size):
         assert lst == [("hello", 0)]
 
 
+def test_gather_object_and_scatter_object_list(world_size):
+    dst = world_size - 1
+
+    def rank(r):
+        got = [None] * world_size if r == dst else None
+        dist.gather_object({"r": r, "pad": "y" * (3 * r)}, got, dst=dst)
+        out = [None]
+        dist.scatter_object_list(out, [("to", p, [0] * p) for p in range(world_size)]
+                                 if r == 0 else None, src=0)
+        return got, out[0]
+    for r, (got, mine) in enumerate(run_ranks(rank, world_size)):
+        assert mine == ("to", r, [0] * r)
+        if r == dst:
+            assert got == [{"r": p, "pad": "y" * (3 * p)} for p in range(world_size)]
+
+
 def test_zero_length_and_bfloat16_types():
     def rank(r):
         empty = np.zeros(0, np.float32)

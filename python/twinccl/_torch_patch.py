@@ -20,7 +20,8 @@ NAMES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_ten
          "all_to_all", "all_to_all_single", "gather", "scatter", "send", "recv", "isend", "irecv",
          "P2POp", "batch_isend_irecv", "barrier", "new_group", "get_rank", "get_world_size",
          "is_initialized", "init_process_group", "destroy_process_group", "get_backend",
-         "get_global_rank", "all_gather_object", "broadcast_object_list"]
+         "get_global_rank", "all_gather_object", "broadcast_object_list", "gather_object",
+         "scatter_object_list"]
 
 
 @contextlib.contextmanager

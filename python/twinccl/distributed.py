@@ -15,7 +15,8 @@ from ._groups import (GroupMember, ProcessGroup, destroy_process_group,  # noqa:
                       init_process_group, is_available, is_initialized, is_nccl_available,
                       new_group, resolve)
 from ._reduce_op import ReduceOp, _make_nccl_premul_sum, reduce_op  # noqa: F401
-from ._objects import all_gather_object, broadcast_object_list  # noqa: F401
+from ._objects import (all_gather_object, broadcast_object_list, gather_object,  # noqa: F401
+                       scatter_object_list)
 
 
 def _comm(group, op):
