@@ -1,0 +1,31 @@
+// NumPy arrays (and CPU torch tensors, which twinccl.distributed hands over as NumPy views) as
+// TwinCCL Buffers, zero-copy: the Buffer's memory is the array's memory.
+//
+//   Buffer b = array_buffer(array, "float32", /*writable=*/true, "all_reduce's tensor");
+//
+// The Buffer keeps the array alive until the last copy of it is dropped (an asynchronous call
+// holds its buffers until it completed, whoever drops the Work). The reference is given back to
+// Python later, under the GIL, by release_dropped_arrays(): a Buffer may be dropped on an
+// emulator thread that must not wait for the GIL.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "twinccl/buffer.h"
+
+namespace twinccl::python {
+
+// `dtype` is a TwinCCL type name ("float32", "bfloat16", ...): the array's bytes are read as that
+// type (a bfloat16 torch tensor arrives as an int16 view). Throws InvalidArgument naming `what`
+// when the array is not C-contiguous, not writable where written, or its byte size is not a
+// multiple of the element size. Needs the GIL.
+Buffer array_buffer(const pybind11::array& array, const std::string& dtype, bool writable,
+                    const std::string& what);
+
+// Drops the Python references of Buffers released since the last call. Needs the GIL.
+void release_dropped_arrays();
+
+}  // namespace twinccl::python

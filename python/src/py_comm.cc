@@ -1,0 +1,128 @@
+// py_comm.h: rank state, the current rank, Works, groups.
+#include "py_comm.h"
+
+#include <string>
+#include <utility>
+
+#include "call_site.h"
+#include "py_buffer.h"
+#include "twinccl/errors.h"
+
+namespace py = pybind11;
+
+namespace twinccl::python {
+namespace {
+thread_local std::shared_ptr<RankState> current_rank;
+}  // namespace
+
+void RankState::close() {
+  alive = false;
+  groups.clear();
+}
+
+Communicator& Comm::get() const {
+  if (!state_->alive)
+    throw InvalidArgument(
+        "this communicator belonged to a twinccl.run that has returned: use it inside the rank "
+        "function");
+  return *comm_;
+}
+
+Comm current_world() {
+  if (!current_rank)
+    throw InvalidArgument(
+        "twinccl.distributed is used outside a rank: call it inside the function given to "
+        "twinccl.run(fn, world_size=...)");
+  return Comm(current_rank, current_rank->world);
+}
+
+CurrentRank::CurrentRank(std::shared_ptr<RankState> state) { current_rank = std::move(state); }
+CurrentRank::~CurrentRank() { current_rank.reset(); }
+
+PyWork::PyWork(Work work, std::function<void()> finish)
+    : work_(std::move(work)), finish_(std::move(finish)) {}
+
+void PyWork::finish_once() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
+  finished_ = true;
+  if (finish_) finish_();
+}
+
+void PyWork::wait() {
+  {
+    py::gil_scoped_release nogil;
+    work_.wait();
+    finish_once();
+  }
+  release_dropped_arrays();
+}
+
+bool PyWork::is_completed() {
+  py::gil_scoped_release nogil;
+  // A failed operation counts as completed (torch); wait() raises its error.
+  if (!work_.test()) return false;
+  try {
+    work_.wait();
+    finish_once();
+  } catch (const Error&) {
+  }
+  return true;
+}
+
+py::object issue(bool async_op, const std::function<Work()>& call, std::function<void()> finish) {
+  release_dropped_arrays();
+  std::optional<Work> work;
+  {
+    py::gil_scoped_release nogil;
+    work = call();
+    if (!async_op) {
+      work->wait();
+      if (finish) finish();
+    }
+  }
+  if (!async_op) return py::none();
+  return py::cast(std::make_unique<PyWork>(std::move(*work), std::move(finish)));
+}
+
+void bind_comm(py::module_& m) {
+  py::class_<PyWork>(m, "Work", "The handle of an asynchronous operation (torch's Work).")
+      .def("wait", &PyWork::wait, "Blocks until the operation completed; raises its error.")
+      .def("is_completed", &PyWork::is_completed, "True once the operation finished.");
+
+  py::class_<Comm> comm(m, "Comm", "One rank's communicator (the world or a group).");
+  comm.def_property_readonly("rank", [](const Comm& c) { return c.get().rank(); })
+      .def_property_readonly("size", [](const Comm& c) { return c.get().size(); })
+      .def_property_readonly("name", [](const Comm& c) { return c.get().name(); })
+      .def(
+          "split",
+          [](const Comm& c, int color, int key, const std::string& name, const std::string& file,
+             unsigned line) -> py::object {
+            const Where where = python_call_site(file, line);
+            std::unique_ptr<Communicator> child;
+            {
+              py::gil_scoped_release nogil;
+              child = c.get().split(color, key, name, where);
+            }
+            if (!child) return py::none();
+            Communicator* raw = child.get();
+            c.state().groups.push_back(std::move(child));
+            return py::cast(Comm(c.shared_state(), raw));
+          },
+          py::arg("color"), py::arg("key"), py::arg("name"), py::arg("file"), py::arg("line"))
+      .def(
+          "compute",
+          [](const Comm& c, double seconds, double flops) {
+            if (!(seconds >= 0.0) || !(flops >= 0.0))
+              throw InvalidArgument("twinccl.compute: seconds=" + std::to_string(seconds) +
+                                    " and flops=" + std::to_string(flops) + " must be >= 0");
+            if (seconds > 0.0) c.get().compute(seconds);
+            if (flops > 0.0) c.get().compute_flops(flops);
+          },
+          py::arg("seconds"), py::arg("flops"));
+  m.def("_world", &current_world, "This rank's world communicator (inside twinccl.run).");
+  bind_collectives(comm);
+  bind_mindspore(comm);
+}
+
+}  // namespace twinccl::python

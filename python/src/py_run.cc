@@ -1,0 +1,181 @@
+// twinccl.run: the rank function on emulator threads (emu::run_world), with the GIL held only
+// while Python runs; with a topology (or a trace path) every rank's calls are recorded and the
+// run is replayed on the topology afterwards, as run() does for TWINCCL_TOPOLOGY
+// (backends/emu/launch.cc), but the result comes back as data instead of printed text.
+#include <pybind11/stl.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "emu/default_choice.h"
+#include "py_buffer.h"
+#include "py_comm.h"
+#include "twinccl/emu/emulator.h"
+#include "twinccl/errors.h"
+#include "twinccl/run.h"
+#include "twinccl/sim/replay.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/trace/recorder.h"
+
+namespace py = pybind11;
+
+namespace twinccl::python {
+namespace {
+
+// A recorded trace, kept so that a report can save it (twinccl replay) after the run.
+struct PyTrace {
+  sim::Trace trace;
+  void save(const std::string& path) const { sim::save_trace(trace, path); }
+};
+
+py::dict report_dict(const sim::ReplayResult& r) {
+  py::list ranks, ops, links;
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    const sim::ReplayRank& k = r.ranks[i];
+    py::dict d;
+    d["rank"] = i;
+    d["end_us"] = k.end_us;
+    d["compute_us"] = k.compute_us;
+    d["comm_us"] = k.comm_us;
+    d["exposed_comm_us"] = k.exposed_comm_us;
+    d["overlapped_us"] = k.overlapped_us;
+    ranks.append(d);
+  }
+  for (const sim::ReplayOp& o : r.ops) {
+    py::dict d;
+    d["comm"] = o.comm;
+    d["seq"] = o.seq;
+    d["kind"] = std::string(name(o.kind));
+    d["algorithm"] = o.algorithm;
+    d["protocol"] = std::string(sim::name(o.protocol));
+    d["nranks"] = o.nranks;
+    d["bytes"] = o.bytes;
+    d["start_us"] = o.start_us;
+    d["end_us"] = o.end_us;
+    d["time_us"] = o.time_us();
+    ops.append(d);
+  }
+  for (const sim::LinkLoad& l : r.links) {
+    py::dict d;
+    d["name"] = l.name;
+    d["bytes"] = l.bytes;
+    d["busy_us"] = l.busy_us;
+    d["utilisation"] = l.utilisation;
+    links.append(d);
+  }
+  py::dict d;
+  d["topology"] = r.topology;
+  d["total_us"] = r.total_us;
+  d["overlap_fraction"] = r.overlap_fraction();
+  d["mean_exposed_comm_us"] = r.mean_exposed_comm_us();
+  d["ranks"] = ranks;
+  d["ops"] = ops;
+  d["links"] = links;
+  d["summary"] = sim::summarize_replay(r);
+  return d;
+}
+
+CheckLevel check_level(int check) {
+  if (check < 0 || check > 2)
+    throw ConfigError("twinccl.run: check=" + std::to_string(check) +
+                      " must be 0 (off), 1 (deadlock detection, default) or 2 (debug)");
+  return static_cast<CheckLevel>(check);
+}
+
+// The rank function's Python error, for run_world: an AbortedError raised into Python (this rank
+// was woken because another failed) goes back as the C++ AbortedError, so that run_world reports
+// the rank that failed first, not a rank it woke.
+[[noreturn]] void rethrow_rank_error(py::error_already_set& e, const py::object& aborted_type) {
+  std::string message;
+  bool aborted = false;
+  {
+    py::gil_scoped_acquire gil;
+    aborted = e.matches(aborted_type);
+    if (aborted) message = py::str(e.value());
+  }
+  if (aborted) throw AbortedError(message);
+  throw;
+}
+
+py::object run(const py::function& fn, int world_size, const std::string& topology, int check,
+               double timeout_s, const std::string& trace_path, const std::string& algorithm,
+               const std::string& timeline_path, const py::object& aborted_type) {
+  if (world_size < 1 || world_size > kMaxEmulatedRanks)
+    throw ConfigError("twinccl.run: world_size=" + std::to_string(world_size) + " must be in [1, " +
+                      std::to_string(kMaxEmulatedRanks) + "]");
+  emu::EmulatorOptions o;
+  o.world_size = world_size;
+  o.algorithm = algorithm;
+  if (!(timeout_s > 0.0))
+    throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) + " must be > 0");
+  o.timeout_s = timeout_s;
+  o.check = check_level(check);
+  std::unique_ptr<topo::Topology> topology_loaded;
+  if (!topology.empty()) {
+    topology_loaded = std::make_unique<topo::Topology>(topo::load_topology(topology));
+    auto choice = std::make_shared<const emu_backend::DefaultChoice>(topology);
+    o.default_algorithm = [choice](const OpDesc& op, const std::vector<int>& world_ranks) {
+      return choice->algorithm(op, world_ranks);
+    };
+  }
+  std::unique_ptr<trace::TraceRecorder> recorder;
+  if (!topology.empty() || !trace_path.empty()) {
+    trace::TraceRecorderOptions ro;
+    ro.program = "python";
+    recorder = std::make_unique<trace::TraceRecorder>(world_size, ro);
+    o.on_rank_start = [&recorder](Communicator& world) { recorder->record(world); };
+  }
+  {
+    py::gil_scoped_release nogil;
+    emu::run_world(o, [&](Communicator& world) {
+      auto state = std::make_shared<RankState>(world);
+      CurrentRank current(state);
+      try {
+        py::gil_scoped_acquire gil;
+        fn(world.rank());
+      } catch (py::error_already_set& e) {
+        state->close();
+        rethrow_rank_error(e, aborted_type);
+      } catch (...) {
+        state->close();
+        throw;
+      }
+      state->close();
+    });
+  }
+  release_dropped_arrays();
+  if (!recorder) return py::none();
+  auto trace = std::make_shared<PyTrace>(PyTrace{recorder->trace()});
+  if (!trace_path.empty()) trace->save(trace_path);
+  py::dict result;
+  result["trace"] = py::cast(trace);
+  if (topology_loaded) {
+    sim::ReplayOptions ro;
+    ro.algorithm = algorithm;
+    sim::ReplayResult replayed;
+    {
+      py::gil_scoped_release nogil;
+      replayed = sim::replay(trace->trace, *topology_loaded, ro);
+    }
+    if (!timeline_path.empty()) {
+      std::ofstream f(timeline_path);
+      if (!f) throw ConfigError("twinccl.run: cannot write timeline_path '" + timeline_path + "'");
+      sim::write_replay_perfetto(replayed, f);
+    }
+    result["report"] = report_dict(replayed);
+  }
+  return result;
+}
+
+}  // namespace
+
+void bind_run(py::module_& m) {
+  py::class_<PyTrace, std::shared_ptr<PyTrace>>(m, "Trace", "A recorded run (twinccl replay).")
+      .def("save", &PyTrace::save, py::arg("path"), "Writes the trace file (twinccl replay PATH).");
+  m.def("_run", &run, py::arg("fn"), py::arg("world_size"), py::arg("topology"), py::arg("check"),
+        py::arg("timeout_s"), py::arg("trace_path"), py::arg("algorithm"), py::arg("timeline_path"),
+        py::arg("aborted_type"));
+}
+
+}  // namespace twinccl::python

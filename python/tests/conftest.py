@@ -1,0 +1,38 @@
+"""pytest setup: the package from the build tree (CTest sets PYTHONPATH=<build>/python)."""
+import os
+import sys
+
+import pytest
+
+import twinccl
+
+WORLD_SIZES = [1, 3, 8]
+
+
+def source_dir():
+    """The repository root (CTest passes it; else found from this file)."""
+    return os.environ.get("TWINCCL_SOURCE_DIR",
+                          os.path.dirname(os.path.dirname(os.path.dirname(
+                              os.path.abspath(__file__)))))
+
+
+def run_ranks(fn, world_size, **kwargs):
+    """twinccl.run(fn) collecting what each rank returns, by rank."""
+    results = [None] * world_size
+
+    def rank_main(rank):
+        results[rank] = fn(rank)
+
+    twinccl.run(rank_main, world_size=world_size, timeout_s=kwargs.pop("timeout_s", 20.0),
+                **kwargs)
+    return results
+
+
+@pytest.fixture(params=WORLD_SIZES)
+def world_size(request):
+    return request.param
+
+
+def pytest_report_header(config):
+    return "twinccl from %s (python %s)" % (os.path.dirname(twinccl.__file__),
+                                            sys.version.split()[0])

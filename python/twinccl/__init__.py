@@ -1,0 +1,80 @@
+"""TwinCCL for Python: run torch.distributed-style code on emulated ranks (threads), with NCCL's
+exact results, typed errors naming your Python lines, and simulated time on a topology.
+
+    import twinccl, torch
+    import twinccl.distributed as dist
+
+    def step(rank):
+        x = torch.full((1024,), float(rank + 1))
+        dist.all_reduce(x)
+    report = twinccl.run(step, world_size=8, topology="dgx-h100")
+    print(report)
+
+See docs/python.md.
+"""
+from ._twinccl import (  # noqa: F401  (the public names)
+    AbortedError,
+    BackendError,
+    ConfigError,
+    DeadlockError,
+    Error,
+    InternalError,
+    InvalidArgument,
+    MismatchError,
+    ResourceError,
+    TimeoutError,
+    Trace,
+    Work,
+)
+from . import _twinccl
+from ._report import Report
+
+__all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgument",
+           "MismatchError", "TimeoutError", "AbortedError", "DeadlockError", "BackendError",
+           "ResourceError", "ConfigError", "InternalError"]
+
+
+def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
+        algorithm=None, timeline_path=None, torch_distributed=False):
+    """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
+
+    Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
+    GIL is released in every collective and wait, so ranks run concurrently and a rank that never
+    joins is reported (DeadlockError, or TimeoutError after timeout_s) instead of hanging.
+    The first rank's exception is raised here; the other ranks get AbortedError.
+
+    topology: a preset ("dgx-h100", "h100-cluster-2", ... see `twinccl topo list`) or a topology
+        file. The run is recorded and replayed on it: returns a Report (simulated time per rank
+        and operation, overlap, busiest links; print it). Without: returns None.
+    check: 0 off, 1 deadlock detection and never-waited Works (default), 2 also poisons the
+        output of asynchronous operations until they complete.
+    trace_path: also save the recorded trace for `twinccl replay PATH --topology X`.
+    algorithm: force an algorithm for every collective ("ring", "direct", ...).
+    timeline_path: with a topology, write the Perfetto timeline of the simulated run.
+    torch_distributed: for the duration of the run, torch.distributed's functions are
+        twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
+        emulator (process-wide; one such run at a time; see docs/python.md).
+    """
+    if not callable(fn):
+        raise InvalidArgument("twinccl.run: fn must be callable as fn(rank), got %r" % (fn,))
+    if isinstance(world_size, bool) or not isinstance(world_size, int):
+        raise InvalidArgument("twinccl.run: world_size must be an int, got %r" % (world_size,))
+    args = (fn, world_size, topology or "", int(check), float(timeout_s), str(trace_path or ""),
+            algorithm or "", str(timeline_path or ""), AbortedError)
+    if torch_distributed:
+        from ._torch_patch import patched
+        with patched():
+            result = _twinccl._run(*args)
+    else:
+        result = _twinccl._run(*args)
+    if result is None:
+        return None
+    if "report" not in result:
+        return None
+    return Report(result["report"], result["trace"])
+
+
+def compute(seconds=0.0, flops=0.0):
+    """Declares that this rank computes here for `seconds` (or `flops` floating-point operations,
+    at the topology's GPU rate), for the simulated time of the run. No effect on data."""
+    _twinccl._world().compute(float(seconds), float(flops))

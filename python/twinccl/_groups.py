@@ -1,0 +1,150 @@
+"""Process groups of twinccl.distributed: the world and new_group(ranks), ranks global as in torch."""
+import threading
+
+from . import _twinccl
+from ._twinccl import InvalidArgument
+from ._tensors import call_site
+
+_local = threading.local()  # per rank thread: how many groups it made
+
+
+class GroupMember:
+    WORLD = None
+    NON_GROUP_MEMBER = object()
+
+
+class ProcessGroup:
+    """What new_group() returns to its members: the communicator and its global ranks."""
+
+    def __init__(self, comm, ranks):
+        self._comm = comm
+        self.ranks = list(ranks)
+
+    def rank(self):
+        return self._comm.rank
+
+    def size(self):
+        return self._comm.size
+
+    def __repr__(self):
+        return "<twinccl ProcessGroup %s ranks=%s>" % (self._comm.name, self.ranks)
+
+
+def resolve(group):
+    """The communicator of `group` for this rank; None when the rank is not a member."""
+    if group is None:
+        return _twinccl._world()
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    if isinstance(group, ProcessGroup):
+        return group._comm
+    raise InvalidArgument("group: expected None (the world) or what new_group() returned, got %r"
+                          % (group,))
+
+
+def is_available():
+    return True
+
+
+def is_nccl_available():
+    return False
+
+
+def is_initialized():
+    try:
+        _twinccl._world()
+        return True
+    except InvalidArgument:
+        return False
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None):
+    """Inside twinccl.run the world exists already: accepted when the arguments agree with it
+    (backend names are accepted and mean TwinCCL's emulator); anything else raises."""
+    world = _twinccl._world()
+    if world_size not in (-1, world.size):
+        raise InvalidArgument("init_process_group: world_size=%r, twinccl.run has %d ranks"
+                              % (world_size, world.size))
+    if rank not in (-1, world.rank):
+        raise InvalidArgument("init_process_group: rank=%r on the thread of rank %d"
+                              % (rank, world.rank))
+    for name, value in (("init_method", init_method), ("timeout", timeout), ("store", store),
+                        ("pg_options", pg_options)):
+        if value is not None and not (name == "init_method" and value == "env://"):
+            raise InvalidArgument("init_process_group: %s=%r is not supported inside twinccl.run "
+                                  "(the world is made by twinccl.run)" % (name, value))
+    if group_name:
+        raise InvalidArgument("init_process_group: group_name is not supported")
+
+
+def destroy_process_group(group=None):
+    """The world ends with twinccl.run; groups end with their rank function. Accepted, no effect."""
+    resolve(group)
+
+
+def get_backend(group=None):
+    resolve(group)
+    return "twinccl"
+
+
+def get_rank(group=None):
+    comm = resolve(group)
+    return -1 if comm is None else comm.rank
+
+
+def get_world_size(group=None):
+    comm = resolve(group)
+    return -1 if comm is None else comm.size
+
+
+def get_group_rank(group, global_rank, what="rank"):
+    """The rank in `group` of `global_rank` (torch's src/dst/peer arguments are global)."""
+    if isinstance(global_rank, bool) or not isinstance(global_rank, int):
+        raise InvalidArgument("%s must be an int rank, got %r" % (what, global_rank))
+    if group is None:
+        world = _twinccl._world().size
+        if not 0 <= global_rank < world:
+            raise InvalidArgument("%s=%d is out of range [0, %d)" % (what, global_rank, world))
+        return global_rank
+    if resolve(group) is None:
+        raise InvalidArgument("%s: this rank is not a member of the group" % what)
+    if global_rank not in group.ranks:
+        raise InvalidArgument("%s=%d is not a rank of the group %s" % (what, global_rank,
+                                                                      group.ranks))
+    return group.ranks.index(global_rank)
+
+
+def get_global_rank(group, group_rank):
+    if group is None:
+        return group_rank
+    if resolve(group) is None:
+        raise InvalidArgument("get_global_rank: this rank is not a member of the group")
+    if not 0 <= group_rank < len(group.ranks):
+        raise InvalidArgument("group_rank=%r is out of range [0, %d)" % (group_rank,
+                                                                        len(group.ranks)))
+    return group.ranks[group_rank]
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
+    """Collective over the world, as in torch: every rank calls it with the same ranks; members
+    get a ProcessGroup (group rank = position in sorted(ranks)), the others
+    GroupMember.NON_GROUP_MEMBER."""
+    site = call_site()
+    if timeout is not None or pg_options is not None:
+        raise InvalidArgument("new_group: timeout and pg_options are not supported (the emulator's "
+                              "timeout is twinccl.run's timeout_s)")
+    if backend is not None and not isinstance(backend, str):
+        raise InvalidArgument("new_group: backend must be a name or None, got %r" % (backend,))
+    world = _twinccl._world()
+    n = world.size
+    members = list(range(n)) if ranks is None else sorted(int(r) for r in ranks)
+    if len(set(members)) != len(members) or any(not 0 <= r < n for r in members):
+        raise InvalidArgument("new_group: ranks=%r must be distinct ranks in [0, %d)" % (ranks, n))
+    count = getattr(_local, "groups", 0) + 1
+    _local.groups = count
+    member = world.rank in members
+    comm = world.split(0 if member else -1, world.rank, "group%d" % count, *site)
+    if comm is None:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(comm, members)

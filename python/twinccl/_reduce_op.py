@@ -1,0 +1,56 @@
+"""torch.distributed.ReduceOp for twinccl.distributed (torch's own ReduceOp values work too)."""
+from ._twinccl import InvalidArgument
+
+
+class ReduceOp:
+    """SUM, PRODUCT, MIN, MAX, AVG; PREMUL_SUM through _make_nccl_premul_sum(factor)."""
+
+    def __init__(self, kind, scalar=None):
+        self.kind = kind
+        self.scalar = scalar
+
+    def __repr__(self):
+        if self.kind == "premul_sum" and self.scalar is not None:
+            return "ReduceOp.PREMUL_SUM(%r)" % self.scalar
+        return "ReduceOp." + _NAMES[self.kind]
+
+    def __eq__(self, other):
+        return isinstance(other, ReduceOp) and (self.kind, self.scalar) == (other.kind,
+                                                                             other.scalar)
+
+    def __hash__(self):
+        return hash((self.kind, self.scalar))
+
+
+_KINDS = {"SUM": "sum", "PRODUCT": "prod", "MIN": "min", "MAX": "max", "AVG": "avg",
+          "PREMUL_SUM": "premul_sum"}
+_NAMES = {v: k for k, v in _KINDS.items()}
+for _name, _kind in _KINDS.items():
+    setattr(ReduceOp, _name, ReduceOp(_kind))
+
+
+def _make_nccl_premul_sum(factor):
+    """ReduceOp.PREMUL_SUM with this rank's factor (a number or a one-element tensor), as torch."""
+    if hasattr(factor, "item"):
+        factor = factor.item()
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)):
+        raise InvalidArgument("_make_nccl_premul_sum: factor must be a number, got %r" % (factor,))
+    return ReduceOp("premul_sum", float(factor))
+
+
+def reduce_op(op, what):
+    """(kind, scalar) for the extension; torch.distributed.ReduceOp values are accepted."""
+    if isinstance(op, ReduceOp):
+        if op.kind == "premul_sum" and op.scalar is None:
+            raise InvalidArgument("%s: PREMUL_SUM needs its factor: op=_make_nccl_premul_sum(f)"
+                                  % what)
+        return op.kind, 1.0 if op.scalar is None else op.scalar
+    inner = getattr(op, "op", op)  # torch 1.13: ReduceOp objects hold a RedOpType enum
+    name = getattr(inner, "name", None) or str(inner).rsplit(".", 1)[-1]
+    if name in _KINDS and name != "PREMUL_SUM":
+        return _KINDS[name], 1.0
+    if name == "PREMUL_SUM":
+        raise InvalidArgument("%s: torch's PREMUL_SUM does not expose its factor: use "
+                              "twinccl.distributed._make_nccl_premul_sum(f)" % what)
+    raise InvalidArgument("%s: op=%r is not supported (SUM, PRODUCT, MIN, MAX, AVG, PREMUL_SUM)"
+                          % (what, op))

@@ -1,0 +1,88 @@
+"""CPU torch tensors and NumPy arrays as the NumPy views the extension takes (zero-copy), with
+TwinCCL's type name; the Python caller's file:line for error messages."""
+import sys
+
+import numpy as np
+
+from ._twinccl import InvalidArgument
+
+_NUMPY_TYPES = {
+    np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
+    np.dtype(np.int32): "int32", np.dtype(np.uint32): "uint32",
+    np.dtype(np.int64): "int64", np.dtype(np.uint64): "uint64",
+    np.dtype(np.float16): "float16", np.dtype(np.float32): "float32",
+    np.dtype(np.float64): "float64",
+}
+_TORCH_TYPES = {"int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64",
+                "float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
+                "float64": "float64"}
+SUPPORTED = "int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64"
+
+
+def call_site(depth=2):
+    """(file, line) of the frame `depth` levels up: the user's call of a public function."""
+    frame = sys._getframe(depth)
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def array(t, what):
+    """(numpy view sharing t's memory, TwinCCL type name). InvalidArgument for anything that cannot
+    be used in place: GPU or sparse tensors, unsupported types, other objects."""
+    if isinstance(t, np.ndarray):
+        name = _NUMPY_TYPES.get(t.dtype)
+        if name is None:
+            raise InvalidArgument("%s: numpy dtype %s is not supported (%s, native byte order)"
+                                  % (what, t.dtype, SUPPORTED))
+        return t, name
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(t, torch.Tensor):
+        if t.device.type != "cpu":
+            raise InvalidArgument("%s: a %s tensor; the emulator moves CPU tensors only"
+                                  % (what, t.device))
+        if t.layout != torch.strided:
+            raise InvalidArgument("%s: %s tensors are not supported" % (what, t.layout))
+        if not t.is_contiguous():
+            raise InvalidArgument("%s: the tensor must be contiguous (as torch.distributed "
+                                  "requires)" % what)
+        name = _TORCH_TYPES.get(str(t.dtype).replace("torch.", ""))
+        if name is None:
+            raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
+        d = t.detach()
+        if name == "bfloat16":  # NumPy has no bfloat16: the bits, read as bfloat16
+            d = d.view(torch.int16)
+        return d.numpy(), name
+    raise InvalidArgument("%s: expected a torch.Tensor or numpy.ndarray, got %s"
+                          % (what, type(t).__name__))
+
+
+def arrays(tensors, what):
+    """A list of tensors of one type: (list of views, type name)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise InvalidArgument("%s: expected a list of tensors, got %s"
+                              % (what, type(tensors).__name__))
+    views, name = [], None
+    for i, t in enumerate(tensors):
+        v, n = array(t, "%s[%d]" % (what, i))
+        if name is not None and n != name:
+            raise InvalidArgument("%s[%d] is %s, %s[0] is %s: one type per call"
+                                  % (what, i, n, what, name))
+        views.append(v)
+        name = n
+    return views, name
+
+
+def same_type(name, other, what):
+    if name != other:
+        raise InvalidArgument("%s: tensors of %s and %s in one call (one type per call)"
+                              % (what, name, other))
+
+
+def rows(t):
+    """Elements per index of the first dimension (all_to_all_single's split sizes)."""
+    shape = tuple(t.shape)
+    if not shape:
+        return 1
+    n = 1
+    for s in shape[1:]:
+        n *= int(s)
+    return n

@@ -1,0 +1,55 @@
+"""twinccl.run(..., torch_distributed=True): unmodified `torch.distributed.<function>(...)` calls
+go to twinccl.distributed for the duration of the run.
+
+How it works: torch.distributed's public functions are module attributes looked up at each call
+(`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
+semantics; they find the calling thread's rank) and restored when the run ends. Names bound before
+the run (`from torch.distributed import all_reduce`) and torch's C++ users of process groups (DDP,
+FSDP) are not redirected (docs/python.md). The patch is process-wide: one such run at a time.
+"""
+import contextlib
+import threading
+
+from ._twinccl import InvalidArgument
+
+_lock = threading.Lock()
+_active = [False]
+
+NAMES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+         "_all_gather_base", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
+         "all_to_all", "all_to_all_single", "gather", "scatter", "send", "recv", "isend", "irecv",
+         "P2POp", "batch_isend_irecv", "barrier", "new_group", "get_rank", "get_world_size",
+         "is_initialized", "init_process_group", "destroy_process_group", "get_backend",
+         "get_global_rank", "all_gather_object", "broadcast_object_list", "gather_object",
+         "scatter_object_list"]
+
+
+@contextlib.contextmanager
+def patched():
+    try:
+        import torch.distributed as tdist
+    except ImportError as e:
+        raise InvalidArgument("twinccl.run(torch_distributed=True) needs torch (python3-torch): "
+                              "%s" % e) from None
+    from . import distributed as ours
+    with _lock:
+        if _active[0]:
+            raise InvalidArgument("twinccl.run(torch_distributed=True): another such run is in "
+                                  "progress (torch.distributed is patched process-wide)")
+        _active[0] = True
+    saved = {name: getattr(tdist, name) for name in NAMES if hasattr(tdist, name)}
+    try:
+        for name in NAMES:
+            if hasattr(ours, name):
+                setattr(tdist, name, getattr(ours, name))
+        yield
+    finally:
+        for name in NAMES:
+            if name in saved:
+                setattr(tdist, name, saved[name])
+            elif hasattr(tdist, name):
+                delattr(tdist, name)
+        with _lock:
+            _active[0] = False
+
+
