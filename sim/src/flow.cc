@@ -125,7 +125,10 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   }
   const AlgorithmParams& params = priced.params;
   FlowTimes times;
-  if (!program.transfers.empty()) times = play_in_child(program);
+  if (!program.transfers.empty()) {
+    times = program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
+                                                              : play_in_child(program);
+  }
 
   // Makespan, and how many times each transfer happens (compressed rounds repeat).
   std::vector<double> repeats(program.transfers.size(), 1.0);
