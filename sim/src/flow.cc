@@ -4,9 +4,11 @@
 // (transfer_pricing.h: NCCL's latencies, protocol wire bytes, channels on rails, link shares,
 // NVLS switch flows), exactly as the trace replay prices it. time = the call's fixed latency
 // (once) + the playback's makespan; a ring on more than 64 ranks plays compressed rounds, timed by
-// the slowest path through them (ring_path_s). Link loads: a transfer's wire bytes on every link
-// direction of its route (both directions together on half-duplex links); busy time = the bytes
-// it played (wire bytes x link share) / the link's rate; utilisation = busy time / collective time.
+// the slowest path through them (ring_path_s). Rounds play one flow group per class of identical
+// independent groups (flow_symmetry.cc; aggregate_symmetric_flows false: every flow). Link loads: a
+// transfer's wire bytes on every link direction of its route (both directions together on
+// half-duplex links); busy time = the bytes it played (wire bytes x link share) / the link's rate;
+// utilisation = busy time / collective time.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -125,7 +127,10 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   }
   const AlgorithmParams& params = priced.params;
   FlowTimes times;
-  if (!program.transfers.empty()) times = play_in_child(program);
+  if (!program.transfers.empty()) {
+    times = program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
+                                                              : play_in_child(program);
+  }
 
   // Makespan, and how many times each transfer happens (compressed rounds repeat).
   std::vector<double> repeats(program.transfers.size(), 1.0);

@@ -75,6 +75,21 @@ FlowTimes play_in_child(const FlowProgram& program);
 // The SimGrid side, run inside that child.
 FlowTimes play_with_simgrid(const FlowProgram& program);
 
+// A round-based program (compressed) with one representative per class of isomorphic flow groups
+// that share no link with each other (flow_symmetry.cc): `reduced` holds the representatives (its
+// own links, routes and hosts; the same rounds); played[t] is the reduced transfer whose times
+// transfer t takes (-1: t is in no round).
+struct SymmetricPlan {
+  FlowProgram reduced;
+  std::vector<int> played;
+  std::size_t groups = 0;   // independent flow groups, summed over rounds
+  std::size_t classes = 0;  // of which played (distinct signatures), summed over rounds
+};
+SymmetricPlan reduce_symmetric(const FlowProgram& program);
+// play_in_child(reduce_symmetric(program).reduced), its times copied to every transfer: equal to
+// play_in_child(program) up to SimGrid's floating-point order. program.compressed must be true.
+FlowTimes play_symmetric(const FlowProgram& program);
+
 // Bandwidth factors by link type (line rate = 1): network links get the share of a NIC's line
 // rate NCCL's channels get; NVLink/PCIe links, for channel algorithms (ring, tree, PAT), the
 // share of the GPU's link NCCL's channel search uses (topology_view.cc: 360 of 370.8 GB/s on

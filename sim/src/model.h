@@ -21,6 +21,7 @@ struct Resolved {
   AlgorithmParams params;  // channels 0 = model's choice
   bool software_latency = true;
   RoundCompression compression = RoundCompression::automatic;
+  bool aggregate_symmetric_flows = true;
 };
 
 // The topology as the NCCL model sees it, for ranks 0..nranks-1.

@@ -30,6 +30,7 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
   r.params = request.params;
   r.software_latency = request.software_latency;
   r.compression = request.compression;
+  r.aggregate_symmetric_flows = request.aggregate_symmetric_flows;
   const int gpus = topology.gpu_count();
   if (r.spec.nranks == 0) r.spec.nranks = gpus;
   if (r.spec.nranks < 1 || r.spec.nranks > gpus) {

@@ -64,6 +64,10 @@ struct Request {
   // every algorithm: it never changes the choice.
   int gpus_per_thread = 0;
   RoundCompression compression = RoundCompression::automatic;
+  // Flow fidelity, rounds (compressed rings, NVLS switch flows): play one representative of
+  // every class of identical flow groups that share no link with each other, copying its times
+  // (exact; docs/simulator.md). false = play every flow (the reference the tests compare with).
+  bool aggregate_symmetric_flows = true;
 };
 
 struct Prediction {
