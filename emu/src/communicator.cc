@@ -224,13 +224,13 @@ void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
   site.on_user_thread = stream_.running_inline();
   emu::Meeting& meeting =
       rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
-  if (meeting
-          .led) {  // the last rank to arrive ran it for everyone: nobody reads this rank's buffers
+  // Led: the last rank to arrive ran it for everyone, so nobody reads this rank's buffers.
+  if (meeting.led) {
     std::exception_ptr error = meeting.lead_error;
     bool mismatch = meeting.mismatch_error;
     bool leader = meeting.leader == rank_;
-    if (error && mismatch &&
-        !leader) {  // every rank throws its own MismatchError, as they would unled
+    // Every rank throws its own MismatchError, as they would unled.
+    if (error && mismatch && !leader) {
       try {
         emu::spec_from_meeting(meeting);
       } catch (...) {

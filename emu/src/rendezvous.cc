@@ -62,6 +62,11 @@ void Meeting::sync(int rank) {
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {
+  // A led meeting was run for everyone by its last rank before the gate opened: nobody reads any
+  // rank's buffers any more, and its ranks leave without counting done_touching
+  // (Rendezvous::leave), so waiting for them here would never end (a split meeting whose last rank
+  // called barrier).
+  if (led) return;
   std::unique_lock<std::mutex> lock(mu);
   ++done_touching;
   cv.notify_all();

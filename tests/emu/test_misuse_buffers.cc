@@ -133,7 +133,7 @@ TEST_CASE("misuse 37: an async Work never waited on", "[emu][misuse][buffers]") 
         std::vector<float>& x = buffers[static_cast<std::size_t>(c.rank())];
         c.barrier();
         if (c.rank() == 1) {
-          line = __LINE__;
+          line = __LINE__ + 1;
           c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum(),
                        {.async_op = true});
         } else {

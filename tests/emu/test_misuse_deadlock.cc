@@ -32,7 +32,7 @@ TEST_CASE("misuse 14: two ranks each in a blocking recv from the other",
   auto out = misuse_run(2, [&](Communicator& c) {
     std::vector<float> x(4);
     int peer = 1 - c.rank();
-    line[static_cast<std::size_t>(c.rank())] = __LINE__;
+    line[static_cast<std::size_t>(c.rank())] = __LINE__ + 1;
     c.recv(x.data(), 4, DataType::float32, peer);
     c.send(x.data(), 4, DataType::float32, peer);
   });
@@ -170,7 +170,7 @@ TEST_CASE(
       3,
       [&](Communicator& c) {
         std::vector<float> x(4);
-        int at = __LINE__;
+        int at = __LINE__ + 1;
         c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
         if (c.rank() == 0) line[0] = at;
         if (c.rank() == 2)

@@ -78,7 +78,7 @@ TEST_CASE("misuse 43: a straggler after the others timed out and returned gets t
           std::vector<float> x(4);
           if (c.rank() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(700));
           caught.run(c.rank(), [&] {
-            lines[static_cast<std::size_t>(c.rank())] = __LINE__;
+            lines[static_cast<std::size_t>(c.rank())] = __LINE__ + 1;
             c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
           });
         },
@@ -145,9 +145,9 @@ TEST_CASE("misuse 44: a send/recv mismatch in a group on 3+ ranks reaches every 
           for (int q = 0; q < n; ++q) {  // everyone exchanges with everyone, receiving from 0 first
             auto at = static_cast<std::size_t>(q);
             std::size_t count = c.rank() == 1 && q == 0 ? 8 : 4;  // rank 1 expects 8 from rank 0
-            int sl = __LINE__;
+            int sl = __LINE__ + 1;
             c.send(x.data() + 4 * at, 4, DataType::float32, q);
-            int rl = __LINE__;
+            int rl = __LINE__ + 1;
             c.recv(y.data() + 8 * at, count, DataType::float32, q);
             if (c.rank() == 0 && q == 1) send_line = sl;
             if (c.rank() == 1 && q == 0) recv_line = rl;

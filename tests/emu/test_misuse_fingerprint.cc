@@ -2,7 +2,9 @@
 // the meeting gets the same MismatchError naming the communicator, the sequence number, the ranks
 // on each side, what they passed and their call sites.
 #include <array>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "test_misuse_support.h"
 
@@ -29,7 +31,7 @@ TEST_CASE("misuse 01: all_reduce count differs on one rank", "[emu][misuse]") {
   auto out = misuse_run(n, [&](Communicator& c) {
     std::vector<float> x(64);
     if (c.rank() == 1) {
-      line[1] = __LINE__;
+      line[1] = __LINE__ + 1;
       c.all_reduce(x.data(), x.data(), 32, DataType::float32, ReduceOp::sum());
     } else {
       if (c.rank() == 0) line[0] = __LINE__ + 1;
@@ -111,6 +113,24 @@ TEST_CASE("misuse 07: split on some ranks, barrier on others", "[emu][misuse]") 
   all_got(out, "MismatchError", {"#0 on comm 'world'", "rank 0", "called barrier", "called split"});
 }
 
+// The barrier rank arriving last runs the meeting for everyone (a small collective is led by its
+// last rank); the split ranks must still get the MismatchError and return. This order used to
+// hang: the split ranks waited for a count of ranks done reading that a led meeting never raises.
+TEST_CASE("misuse 07b: split on some ranks and barrier on others with either rank last",
+          "[emu][misuse]") {
+  const bool barrier_last = GENERATE(true, false);
+  INFO((barrier_last ? "the barrier rank arrives last" : "a split rank arrives last"));
+  auto out = misuse_run(3, [&](Communicator& c) {
+    bool late = barrier_last ? c.rank() == 0 : c.rank() == 2;
+    if (late) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (c.rank() == 0)
+      c.barrier();
+    else
+      (void)c.split(0, c.rank());
+  });
+  all_got(out, "MismatchError", {"#0 on comm 'world'", "rank 0", "called barrier", "called split"});
+}
+
 TEST_CASE("misuse 08: count differs on a sub-communicator (its name and seq)", "[emu][misuse]") {
   auto out = misuse_run(4, [](Communicator& c) {
     auto half = c.split(c.rank() % 2, c.rank(), "half");
@@ -170,10 +190,10 @@ TEST_CASE("misuse 12: send and recv counts do not pair", "[emu][misuse]") {
   auto out = misuse_run(2, [&](Communicator& c) {
     std::vector<float> x(8);
     if (c.rank() == 0) {
-      line[0] = __LINE__;
+      line[0] = __LINE__ + 1;
       c.send(x.data(), 4, DataType::float32, 1);
     } else {
-      line[1] = __LINE__;
+      line[1] = __LINE__ + 1;
       c.recv(x.data(), 8, DataType::float32, 0);
     }
   });

@@ -18,7 +18,7 @@ TEST_CASE("misuse 46: Work::wait() inside a group that is still open", "[emu][mi
   auto out = misuse_run(2, [&](Communicator& c) {
     std::vector<float> x(4), y(4);
     int peer = 1 - c.rank();
-    int at = __LINE__;
+    int at = __LINE__ + 1;
     c.group_start();
     if (c.rank() == 0) line = at;
     c.send(x.data(), 4, DataType::float32, peer);
@@ -50,7 +50,7 @@ TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; lat
       std::vector<float> x(4, 1.0f), y(4);
       Work in_group;
       try {
-        int at = __LINE__;
+        int at = __LINE__ + 1;
         Group g(c);
         if (c.rank() == 0) line = at;
         c.all_reduce(x.data(), y.data(), 4, DataType::float32, ReduceOp::sum());
@@ -145,7 +145,7 @@ TEST_CASE("misuse 48: a thread that cannot be created is a ResourceError, every 
         [&](Communicator& c) {
           std::vector<float> x(4);
           try {
-            lines[static_cast<std::size_t>(c.rank())] = __LINE__;
+            lines[static_cast<std::size_t>(c.rank())] = __LINE__ + 1;
             Work w = c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum(),
                                   {.async_op = true});
             w.wait();
@@ -176,7 +176,7 @@ TEST_CASE("misuse 49: a rank that failed its own checks and returned: its peers 
     auto out = misuse_run(4, [&](Communicator& c) {
       std::vector<float> x(8);
       caught.run(c.rank(), [&] {
-        lines[static_cast<std::size_t>(c.rank())] = __LINE__;
+        lines[static_cast<std::size_t>(c.rank())] = __LINE__ + 1;
         c.broadcast(x.data(), x.data(), 8, DataType::float32, c.rank() == 1 ? 9 : 0);
       });
     });
