@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "communicator.h"
+#include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {
@@ -30,7 +31,9 @@ void dump_flight_recorder(const emu::World& world, const std::string& path) {
 
 void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   int n = options.world_size;
-  if (n < 1) throw ConfigError("emulator world size must be >= 1, got " + std::to_string(n));
+  if (n < 1 || n > kMaxEmulatedRanks)  // every rank is a thread with its own stack
+    throw ConfigError("emulator world size must be in [1, " + std::to_string(kMaxEmulatedRanks) +
+                      "] (ranks are threads), got " + std::to_string(n));
   auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000.0));
   emu::WorldChecks checks;
   checks.enabled = options.check != CheckLevel::off;

@@ -252,3 +252,23 @@ TEST_CASE("misuse 50: messages name the user's call, not an internal function",
     CHECK_THAT(o.message, !Contains("check_reduce_op_supported"));
   }
 }
+
+TEST_CASE("misuse 48b: a world larger than the emulator's cap is refused before any thread starts",
+          "[emu][misuse][failure]") {
+  for (int n : {0, -3, kMaxEmulatedRanks + 1, 100000}) {
+    emu::EmulatorOptions o;
+    o.world_size = n;
+    bool ran = false;
+    std::string error;
+    try {
+      emu::run_world(o, [&](Communicator&) { ran = true; });
+    } catch (const ConfigError& e) {
+      error = e.what();
+    }
+    INFO("world_size " << n << ": " << error);
+    CHECK_FALSE(ran);
+    CHECK_THAT(error, Contains("emulator world size must be in [1, " +
+                               std::to_string(kMaxEmulatedRanks) + "]") &&
+                          Contains("got " + std::to_string(n)));
+  }
+}
