@@ -20,9 +20,8 @@
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::topo {
-namespace {
 
-presets::DgxSystem h100_system() {
+presets::DgxSystem presets::h100_system() {
   return {.name = "dgx-h100",
           .cluster_name = "h100-cluster",
           .model = "DGX H100",
@@ -43,10 +42,8 @@ presets::DgxSystem h100_system() {
                    .nic_bandwidth_gbps = 50.0}};
 }
 
-}  // namespace
-
-Topology dgx_h100() { return presets::dgx_system(h100_system()); }
+Topology dgx_h100() { return presets::dgx_system(presets::h100_system()); }
 // h100-cluster-N: drawn in dgx_cluster.cc.
-Topology h100_cluster(int nodes) { return presets::dgx_cluster(h100_system(), nodes); }
+Topology h100_cluster(int nodes) { return presets::dgx_cluster(presets::h100_system(), nodes); }
 
 }  // namespace twinccl::topo

@@ -23,25 +23,16 @@
 namespace twinccl::topo {
 namespace {
 
+// dgx-h100's graph (the communication model does not see memory) under DGX H200's names.
 presets::DgxSystem h200_system() {
-  return {.name = "dgx-h200",
-          .cluster_name = "h200-cluster",
-          .model = "DGX H200",
-          .description =
-              "NVIDIA DGX H200: 8 H200 SXM (141 GB HBM3e), NVSwitch gen3 (NVLS), 18 "
-              "NVLink4 x 20.6 GB/s, 8 x 400G NICs, PCIe gen5",
-          .nic_label = "400G",
-          .arch = GpuArch::hopper,
-          .nvls = true,
-          .node = {.node = 0,
-                   .prefix = "",
-                   .fabric = presets::GpuFabric::nvswitch,
-                   .nvlinks_per_gpu = 18,
-                   .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::hopper),
-                   .physical_nvswitches = 4,
-                   .pcie_gen = 5,
-                   .nics = 8,
-                   .nic_bandwidth_gbps = 50.0}};
+  presets::DgxSystem system = presets::h100_system();
+  system.name = "dgx-h200";
+  system.cluster_name = "h200-cluster";
+  system.model = "DGX H200";
+  system.description =
+      "NVIDIA DGX H200: 8 H200 SXM (141 GB HBM3e), NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
+      "8 x 400G NICs, PCIe gen5";
+  return system;
 }
 
 }  // namespace

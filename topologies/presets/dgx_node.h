@@ -49,6 +49,8 @@ struct DgxSystem {
 
 // One node of the model, named system.name.
 Topology dgx_system(const DgxSystem& system);
+// DGX H100's system (dgx_h100.cc); DGX H200 is the same graph under its own names.
+DgxSystem h100_system();
 // `nodes` nodes (1..1024) of the model on add_rail_fabric()'s fat-tree (one rail per NIC);
 // ConfigError naming the preset and the value otherwise.
 Topology dgx_cluster(const DgxSystem& system, int nodes);
