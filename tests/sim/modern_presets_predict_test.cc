@@ -162,3 +162,18 @@ TEST_CASE("GB200 NVL72 all_reduce: NVLS, its pipeline fill below 8 GiB, a record
   CHECK(p1 < 0.95 * p8.busbw_gbps);
   CHECK(p64m < 0.6 * p8.busbw_gbps);
 }
+
+TEST_CASE("NVLS reduce_scatter/all_gather: at most 32 GPUs of one NVLink domain, as NCCL") {
+  // enqueue.cc skips NVLS for every collective but all_reduce above NCCL_MAX_NVLS_ARITY (32)
+  // local ranks: forcing it on a 72-GPU rack is refused, naming the limit; 32 GPUs may.
+  for (OpKind kind : {OpKind::reduce_scatter, OpKind::all_gather}) {
+    Request r;
+    r.spec.kind = kind;
+    r.spec.count = std::size_t{1} << 20;
+    r.algorithm = "nvls";
+    CHECK_THROWS_WITH(predict(topo::gb200_nvl72(), r),
+                      Catch::Contains("NCCL_MAX_NVLS_ARITY") && Catch::Contains("72"));
+    r.spec.nranks = 32;
+    CHECK(predict(topo::gb200_nvl72(), r).algorithm == "nvls");
+  }
+}
