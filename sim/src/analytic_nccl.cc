@@ -6,11 +6,13 @@
 //     ring   LL: min(llMax, 0.5 busBw)  LL128: min(0.92 busBw, ch x 36.7)  Simple: busBw
 //     tree   min(0.92 busBw, ch x cap), then LL: min(/3.8, llMax), LL128: x 7/9 (1 node) or
 //            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size
-//     nvls   one node; all_reduce algbw = NVLink x 0.85 x n/(n+1) (each GPU's NVLink carries
-//            n+1 slices of S/n each way: multimem ld_reduce then st; nccl-tests issue 212),
-//            reduce_scatter/all_gather algbw = NVLink x 0.85 (S one way, S/n the other)
-//     nvls_tree  per channel min(inter speed x 0.85 x (ch-1)/ch x 2, inter speed (x2 on 2 nodes),
-//            NVLS-tree cap 57.7 (2 nodes) / 45.5), as NCCL
+//     nvls   one node; all_reduce algbw = NVLink x 0.85 x h/(h+1), h = min(n, 32) heads (each
+//            GPU's NVLink carries h+1 slices of S/h each way: multimem ld_reduce then st;
+//            nccl-tests issue 212; NCCL_MAX_NVLS_ARITY), reduce_scatter/all_gather algbw =
+//            NVLink x 0.85 (S one way, S/n the other)
+//     nvls_tree  per channel min(max(inter speed, NVLink / ch) x 0.85 x (ch-1)/ch x 2, inter
+//            speed (x 2(n-1)/n on 2 nodes), NVLS-tree cap 57.7 (2 nodes) / 45.5): NCCL's
+//            terms, with the NVLS stage on its NVLink share and the 2-node NIC bound exact
 //     pat    0.75 busBw
 //   algbw: ring busBw x n / steps (steps 2(n-1) all_reduce, n-1 reduce_scatter/all_gather, n
 //   broadcast/reduce); nvls_tree busBw x n / (2(n-1)); tree all_reduce busBw / 2.
@@ -122,14 +124,22 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
     case NcclAlgo::tree:
       return tree_bus(v, ch, bus, p);
     case NcclAlgo::nvls: {
-      const double n = v.nranks;
+      const double heads = nvls_heads(v.nranks);
       const double link = v.intra_gbps * nvls_efficiency(v);
-      return kind == OpKind::all_reduce ? link * n / (n + 1.0) : link;
+      return kind == OpKind::all_reduce ? link * heads / (heads + 1.0) : link;
     }
     case NcclAlgo::nvls_tree: {
+      // NCCL prices the in-node NVLS stage at the search's per-channel speed, the NIC's; that
+      // stage runs on NVLink, so each channel gets its share of it when that is more (Blackwell:
+      // 721.8 / 8 = 90 GB/s, not 48; Hopper's 370.8 / 8 = 46 stays under its 48).
       const double speed = plan.per_channel_gbps;
-      const double intra = speed * nvls_efficiency(v) * (ch > 1 ? (ch - 1) / ch : 1.0) * 2.0;
-      const double inter = speed * (v.nodes <= 2 ? 2.0 : 1.0);
+      const double nvlink_share = ch > 0.0 ? v.intra_gbps / ch : speed;
+      const double intra =
+          std::max(speed, nvlink_share) * nvls_efficiency(v) * (ch > 1 ? (ch - 1) / ch : 1.0) * 2.0;
+      // On 2 nodes each head's NIC carries its S/heads slice once each way, so the NICs bound
+      // algbw at channels x speed: x 2(n-1)/n in busBw (NCCL's x 2 is n/(n-1) above it).
+      const double n = v.nranks;
+      const double inter = speed * (v.nodes <= 2 && n > 1 ? 2.0 * (n - 1.0) / n : 1.0);
       return ch * std::min({intra, inter, caps.nvls_tree_channel_gbps[ni]});
     }
     case NcclAlgo::pat:
@@ -197,10 +207,11 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
   const double channels = !blackwell    ? kNccl.nvls_channels_hopper
                           : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
                                         : kNccl.nvls_channels_blackwell_1node;
-  // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels).
-  const double heads = v.nodes > 1 && v.nics_per_node > 0
-                           ? std::min(v.ranks_per_node, v.nics_per_node)
-                           : v.ranks_per_node;
+  // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels), at
+  // most NCCL_MAX_NVLS_ARITY.
+  const double heads =
+      nvls_heads(v.nodes > 1 && v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
+                                                    : v.ranks_per_node);
   const double ops = channels * heads;  // enqueue.cc's "concurrentOps"
   double chunk = kNccl.nvls_chunk_bytes;
   constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;

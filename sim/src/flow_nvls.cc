@@ -4,14 +4,15 @@
 // How it works, S = nccl-tests' bytes, n ranks on one NVSwitch (4 ranks, all_reduce):
 //   gpu0 --S(n+1)/n--> nvswitch --S(n+1)/n--> gpu0      (likewise gpu1..gpu3, all at once)
 //   all_reduce: multimem ld_reduce (each GPU's input is read once: S up, its reduced slice S/n
-//   down) then multimem st (S/n up, multicast: S down) = S(n+1)/n each way; reduce_scatter S up,
+//   down) then multimem st (S/n up, multicast: S down) = S(n+1)/n each way (n = the heads, at
+//   most 32: NCCL_MAX_NVLS_ARITY; 72 GPUs share 32 heads' slices); reduce_scatter S up,
 //   S/n down; all_gather S/n up, S down. Every flow carries 1/efficiency wire bytes per byte
 //   (NCCL's NVLS efficiency, 0.85 on Hopper), so flow's time is analytic's exactly on an
 //   uncontended switch. NVLS-tree (whole nodes, ppn GPUs each): the in-node NVLS flows of an
 //   all_reduce plus, per GPU, one flow to the GPU of the same local index in the next node (its
 //   rail), carrying its slice S/ppn as NCCL's bus bandwidth counts it (x 2(n-1)/n) at the share
-//   of the NIC that NCCL's per-channel NVLS-tree figure gives (its inter speed, doubled on 2 nodes,
-//   capped at 57.7 / 45.5 GB/s): wire bytes x speed / per-channel figure. All flows start at
+//   of the NIC that the per-channel NVLS-tree figure gives (its inter speed, x 2(n-1)/n on 2
+//   nodes, capped at 57.7 / 45.5 GB/s): wire bytes x speed / per-channel figure. All flows start at
 //   once (NCCL pipelines the phases): each rank has one step holding its flows, as their sender.
 #include <algorithm>
 
@@ -30,7 +31,8 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
   const double efficiency = caps_of(topology.summary().arch).nvls_efficiency;
   const int local_ranks = algo == NcclAlgo::nvls_tree ? view.ranks_per_node : n;
   if (local_ranks < 1 || n % local_ranks != 0) return false;
-  double up = s * (local_ranks + 1.0) / local_ranks;
+  const double heads = nvls_heads(local_ranks);  // at most NCCL_MAX_NVLS_ARITY (32)
+  double up = s * (heads + 1.0) / heads;
   double down = up;
   if (r.spec.kind == OpKind::reduce_scatter) down = s / n;
   if (r.spec.kind == OpKind::reduce_scatter) up = s;
@@ -55,7 +57,7 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
     const ChannelPlan plan = nccl_channels(view, r.params.channels);
     const double per_channel =
         nccl_bus_bandwidth(view, plan, algo, Protocol::simple, r.spec.kind) / plan.channels;
-    // per_channel already counts a NIC twice on 2 nodes (NCCL: both directions serve the tree).
+    // per_channel already counts a NIC 2(n-1)/n times on 2 nodes (both directions serve it).
     const double bytes =
         s / local_ranks * 2.0 * (n - 1.0) / n * plan.per_channel_gbps / per_channel;
     for (int rank = 0; rank < n; ++rank) {

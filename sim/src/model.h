@@ -55,6 +55,12 @@ inline ArchCaps caps_of(topo::GpuArch arch) {
   return caps_of(ArchRow::hopper);
 }
 
+// NCCL's NVLS heads among `local_ranks` GPUs of one NVLink domain: one per GPU, at most
+// NCCL_MAX_NVLS_ARITY (kNccl.nvls_max_heads, 32): a GB200 NVL72 rack has 32 heads, not 72.
+inline double nvls_heads(double local_ranks) {
+  return local_ranks < kNccl.nvls_max_heads ? local_ranks : kNccl.nvls_max_heads;
+}
+
 // NCCL's channel choice and busBw before protocol factors (see nccl_tuning_table.h).
 struct ChannelPlan {
   int channels = 1;

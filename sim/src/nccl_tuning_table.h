@@ -84,11 +84,11 @@ struct NcclTuningTable {
   PerProtocol thread_threshold_bytes;  // [not in facts]
   // NVLS all_reduce moves n+1 slices of S/n through each GPU's NVLink each way (multimem
   // ld_reduce then st), so algbw = NVLink x efficiency x n/(n+1): the maintainer's
-  // "algbw = busbw x n/(n+1)" for NVLS [issue 212]. reduce_scatter/all_gather: S up / S/n down
-  // (or the reverse): algbw (nccl-tests bytes) = NVLink x efficiency.
-  // NVLS/NVLS-tree all_reduce pipeline (nvls_pipeline_fill_us, analytic_nccl.cc): NCCL's NVLS
-  // channels (transport/nvls.cc NVLS_NCHANNELS_SM90 16, SM100 24 in a node / 32 across nodes),
-  // its chunk (NCCL_NVLS_CHUNKSIZE 128 KiB; NVLS-tree at most 64 KiB from 4 nodes,
+  // "algbw = busbw x n/(n+1)" for NVLS [issue 212]; n = the heads (nvls_max_heads below).
+  // reduce_scatter/all_gather: S up / S/n down (or the reverse): algbw (nccl-tests bytes) = NVLink
+  // x efficiency. NVLS/NVLS-tree all_reduce pipeline (nvls_pipeline_fill_us, analytic_nccl.cc):
+  // NCCL's NVLS channels (transport/nvls.cc NVLS_NCHANNELS_SM90 16, SM100 24 in a node / 32 across
+  // nodes), its chunk (NCCL_NVLS_CHUNKSIZE 128 KiB; NVLS-tree at most 64 KiB from 4 nodes,
   // NCCL_NVLSTREE_MAX_CHUNKSIZE), halved for smaller calls by enqueue.cc calcCollChunking.
   double nvls_channels_hopper;                                          // [not in facts] 16
   double nvls_channels_blackwell_1node, nvls_channels_blackwell_nodes;  // [not in facts] 24, 32
@@ -100,6 +100,10 @@ struct NcclTuningTable {
   // the scatter and gather copies, at the call's rate; nccl-tests does not register its buffers,
   // which is when NCCL skips them].
   double nvls_fill_steps;  // [assumed] 2
+  // NVLS heads: one per NVLS graph channel, at most NCCL_MAX_NVLS_ARITY (device.h) = 32; search.cc
+  // caps the NVLS graph at min(32, GPUs), so a 72-GPU NVLink domain has 32 heads, and the
+  // all_reduce moves S (1 + 1/heads) through each GPU's NVLink, not S (1 + 1/n).
+  double nvls_max_heads;  // [not in facts] 32
 };
 
 inline constexpr NcclTuningTable kNccl{
@@ -170,6 +174,7 @@ inline constexpr NcclTuningTable kNccl{
     .nvls_chunk_bytes = 128.0 * 1024.0,
     .nvls_tree_chunk_bytes_4nodes = 64.0 * 1024.0,
     .nvls_fill_steps = 2.0,
+    .nvls_max_heads = 32.0,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

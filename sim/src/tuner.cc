@@ -142,6 +142,13 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(
               std::to_string(view.nodes) + " nodes of '" + topo_name +
               "' (NCCL's multi-node form is nvls_tree" +
               (spec.kind == OpKind::all_reduce ? ")" : ", for all_reduce only)");
+      } else if (spec.kind != OpKind::all_reduce &&
+                 view.ranks_per_node > detail::kNccl.nvls_max_heads) {
+        // enqueue.cc: NVLS reduce_scatter/all_gather need a head per GPU (NCCL_MAX_NVLS_ARITY).
+        why = "NCCL runs NVLS " + std::string(twinccl::name(spec.kind)) + " on at most " +
+              std::to_string(static_cast<int>(detail::kNccl.nvls_max_heads)) +
+              " GPUs of one NVLink domain (NCCL_MAX_NVLS_ARITY); the " + n + " ranks of '" +
+              topo_name + "' are " + std::to_string(view.ranks_per_node) + " in one";
       }
     }
     out.emplace_back(std::string(a->name()), std::move(why));

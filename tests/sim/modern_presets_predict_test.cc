@@ -1,7 +1,8 @@
 // The tuner on today's machines (issue 16): which algorithm NCCL's model picks for a 1 GiB
 // all_reduce, and whether the predicted busbw lands in a band around the public figure each
 // preset file cites (topologies/presets/*.cc, docs/topologies.md "Presets of today's machines").
-// Bands are wide where the model is known to miss (GB200 NVL72 at 72 ranks, B200 across nodes).
+// Bands are the project's tolerance (10% from 64 MiB) around the cited figure; the one wider band
+// (GB200 NVL72's plateau) is a residual recorded in docs/topologies.md with what was checked.
 #include <catch2/catch.hpp>
 
 #include "twinccl/errors.h"
@@ -59,12 +60,7 @@ TEST_CASE("predicted 1 GiB all_reduce busbw of single machines lands near the ci
   const double b200 = all_reduce(topo::dgx_b200(), kGiB).busbw_gbps;
   CHECK(b200 > 0.9 * 811.0);
   CHECK(b200 < 1.1 * 811.0);
-  // gb200-nvl72: 72 GPUs measured 681-724 GB/s at 1 GiB and 835-847 at 4-8 GiB (coreweave
-  // nccl-tests PR 43). NCCL's NVLS model (0.74 efficiency) reaches ~1040: above the measured
-  // plateau by ~23%; the band keeps that known miss from growing.
-  const double nvl72 = all_reduce(topo::gb200_nvl72(), kGiB).busbw_gbps;
-  CHECK(nvl72 > 681.0);
-  CHECK(nvl72 < 1.25 * 847.0);
+  // gb200-nvl72: see the test below (its plateau at 8 GiB, a recorded residual).
   // mi300x-8: RCCL counts 48 GB/s per xGMI link, 7 links: a ring cannot pass 336 GB/s busbw.
   const double mi300x = all_reduce(topo::mi300x_8(), kGiB).busbw_gbps;
   CHECK(mi300x > 0.75 * 336.0);
@@ -74,17 +70,16 @@ TEST_CASE("predicted 1 GiB all_reduce busbw of single machines lands near the ci
 }
 
 TEST_CASE("cluster presets: busbw bands around the cited multi-node figures") {
-  // 248 x 8 H200, 512 MiB: ~350 GB/s, sometimes below 300 (nccl-tests issue 283).
+  // 248 x 8 H200, 512 MiB: ~350 GB/s, sometimes below 300 (nccl-tests issue 283); the model 320.
   const Prediction h200 = all_reduce(topo::h200_cluster(248), kGiB / 2);
   CHECK(h200.algorithm == "nvls_tree");
-  CHECK(h200.busbw_gbps > 0.8 * 350.0);
-  CHECK(h200.busbw_gbps < 1.15 * 350.0);
-  // 2 x 8 B200, 8 GiB: 690 GB/s (coreweave nccl-tests PR 92). The model caps NVLS-tree at one
-  // channel per NIC (48 GB/s each, x 0.74 x 7/8 x 2) and predicts ~500: 28% low, as recorded in
-  // docs/topologies.md.
-  const double b200 = all_reduce(topo::b200_cluster(2), 8 * kGiB).busbw_gbps;
-  CHECK(b200 > 0.7 * 690.0);
-  CHECK(b200 < 1.15 * 690.0);
+  CHECK(h200.busbw_gbps > 0.9 * 350.0);
+  CHECK(h200.busbw_gbps < 1.1 * 350.0);
+  // 2 x 8 B200, 8 GiB: 690 GB/s (coreweave nccl-tests PR 92); the model 712 (NIC-bound, below).
+  const Prediction b200 = all_reduce(topo::b200_cluster(2), 8 * kGiB);
+  CHECK(b200.algorithm == "nvls_tree");
+  CHECK(b200.busbw_gbps > 0.9 * 690.0);
+  CHECK(b200.busbw_gbps < 1.1 * 690.0);
   // Racks of GB200 NVL72: NVLink-bound inside a rack, 72 NICs of 48 GB/s each across racks; the
   // multi-rack busbw stays under one GPU's NVLink figure x 2 (NVLS) and above the NIC-bound ring.
   const Prediction racks = all_reduce(topo::gb200_nvl72_cluster(4), kGiB);
@@ -107,4 +102,78 @@ TEST_CASE("Blackwell rows of NCCL's tables: SM100 speeds and the channel cap acr
   // Across racks one channel per NIC, but no more than NCCL's search makes (16, not 72).
   const Prediction racks = predict(topo::gb200_nvl72_cluster(2), ring);
   CHECK(racks.channels == 16);
+}
+
+namespace {
+// busbw without NCCL's latency and the NVLS pipeline fill: the bandwidth terms alone.
+double plateau_busbw(const topo::Topology& t, std::size_t bytes, const std::string& algorithm) {
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = bytes / 4;
+  r.algorithm = algorithm;
+  r.software_latency = false;
+  return predict(t, r).busbw_gbps;
+}
+}  // namespace
+
+TEST_CASE("NVLS-tree on 2 B200 nodes is NIC-bound; on 2 H100 nodes NCCL's 57.7 cap binds") {
+  // 8 NICs x 48 GB/s (NCCL's sm100 inter speed for a 400 Gb/s NIC behind PCIe gen5): each head's
+  // NIC carries its S/8 slice once each way, algbw = 8 x 48 = 384 GB/s, busbw x 2(n-1)/n = 720.
+  // The NVLS stage runs on NVLink (721.8 / 8 = 90 GB/s a channel, x 0.74 x 7/8 x 2 = 117), not at
+  // the NIC's 48 (which gave 48 x 0.74 x 7/8 x 2 = 62 a channel, 497 in all).
+  const double n = 16.0;
+  CHECK(plateau_busbw(topo::b200_cluster(2), 8 * kGiB, "nvls_tree") ==
+        Approx(8 * 48.0 * 2.0 * (n - 1.0) / n).epsilon(1e-6));
+  // Hopper: 370.8 / 8 = 46 a channel stays under the NIC's 48; min(71.4, 90, 57.7) x 8 = 461.6.
+  CHECK(plateau_busbw(topo::h100_cluster(2), 8 * kGiB, "nvls_tree") ==
+        Approx(8 * 57.7).epsilon(1e-6));
+  // From 3 nodes the NIC (x 1) binds on Blackwell as before: 8 x 48.
+  CHECK(plateau_busbw(topo::b200_cluster(4), 8 * kGiB, "nvls_tree") ==
+        Approx(8 * 48.0).epsilon(1e-6));
+}
+
+TEST_CASE("NVLS on a GB200 NVL72 rack: 32 heads (NCCL_MAX_NVLS_ARITY), not 72") {
+  // Each GPU's NVLink carries S (1 + 1/heads) each way: algbw = 721.8 x 0.74 x 32/33.
+  const double n = 72.0;
+  const double algbw = 18 * 40.1 * 0.74 * 32.0 / 33.0;
+  CHECK(plateau_busbw(topo::gb200_nvl72(), 8 * kGiB, "nvls") ==
+        Approx(algbw * 2.0 * (n - 1.0) / n).epsilon(1e-6));
+  // 8 GPUs: every GPU a head, 8/9 as before.
+  CHECK(plateau_busbw(topo::dgx_b200(), 8 * kGiB, "nvls") ==
+        Approx(18 * 40.1 * 0.74 * 8.0 / 9.0 * 2.0 * 7.0 / 8.0).epsilon(1e-6));
+}
+
+TEST_CASE("GB200 NVL72 all_reduce: NVLS, its pipeline fill below 8 GiB, a recorded residual") {
+  // Published (coreweave nccl-tests PR 43, one rack, 72 GPUs): 8 GiB 834.6 out of place, 846.8 in
+  // place; 1 GiB 681 / 724. NCCL picks NVLS: no ring reaches 847 on 721.8 GB/s of NVLink.
+  const Prediction p8 = all_reduce(topo::gb200_nvl72(), 8 * kGiB);
+  CHECK(p8.algorithm == "nvls");
+  // Residual, docs/topologies.md: the model's plateau is +18% (997 vs 847). Checked: NVLS heads
+  // (32, applied), NVLS channels (24, NVLS_NCHANNELS_SM100_NVL), NVLS efficiency (NCCL's 0.74
+  // fits 8 Blackwell GPUs: 831 vs 811), NCCL's choice (NVLS); no NCCL constant or published
+  // figure says why 72 GPUs reach 0.63 of NVLink where 8 reach 0.72. The band is the project's
+  // 10% below and the residual (+18%) plus 2 points above, so a larger miss fails.
+  CHECK(p8.busbw_gbps > 0.9 * 846.8);
+  CHECK(p8.busbw_gbps < 1.2 * 846.8);
+  // The 64 MiB .. 1 GiB ramp (NVLS pipeline fill, 24 channels x 32 heads x enqueue.cc's chunk)
+  // applies on the rack: 1 GiB runs below the 8 GiB plateau, 64 MiB further below.
+  const double p1 = all_reduce(topo::gb200_nvl72(), kGiB).busbw_gbps;
+  const double p64m = all_reduce(topo::gb200_nvl72(), kGiB / 16).busbw_gbps;
+  CHECK(p1 < 0.95 * p8.busbw_gbps);
+  CHECK(p64m < 0.6 * p8.busbw_gbps);
+}
+
+TEST_CASE("NVLS reduce_scatter/all_gather: at most 32 GPUs of one NVLink domain, as NCCL") {
+  // enqueue.cc skips NVLS for every collective but all_reduce above NCCL_MAX_NVLS_ARITY (32)
+  // local ranks: forcing it on a 72-GPU rack is refused, naming the limit; 32 GPUs may.
+  for (OpKind kind : {OpKind::reduce_scatter, OpKind::all_gather}) {
+    Request r;
+    r.spec.kind = kind;
+    r.spec.count = std::size_t{1} << 20;
+    r.algorithm = "nvls";
+    CHECK_THROWS_WITH(predict(topo::gb200_nvl72(), r),
+                      Catch::Contains("NCCL_MAX_NVLS_ARITY") && Catch::Contains("72"));
+    r.spec.nranks = 32;
+    CHECK(predict(topo::gb200_nvl72(), r).algorithm == "nvls");
+  }
 }
