@@ -74,7 +74,11 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
     }
     out << line << "\n";
   }
-  out << "# '-': the size does not split into whole elements per rank on that topology\n";
+  bool missing = false;
+  for (const WhatifRow& row : s.rows) {
+    for (const auto& c : row.cells) missing = missing || !c;
+  }
+  if (missing) out << "# '-': the size does not split into whole elements per rank there\n";
 }
 
 void print_whatif_csv(std::ostream& out, const WhatifStudy& s) {
