@@ -46,7 +46,7 @@ std::string find_gnuplot() {
   return "";
 }
 
-std::string quoted(const std::string& text) {
+std::string gnuplot_string(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
     if (static_cast<unsigned char>(c) < 0x20) continue;
@@ -68,7 +68,7 @@ std::string terminal_for(const std::string& path) {
 
 std::string sweep_script(const WhatifStudy& s) {
   std::string script =
-      "set title " + quoted("busbw, " + s.subject + ", " + s.fidelity + " model") +
+      "set title " + gnuplot_string("busbw, " + s.subject + ", " + s.fidelity + " model") +
       "\nset xlabel 'size (bytes)'\nset ylabel 'busbw (GB/s)'\nset logscale x 2\n"
       "set format x '%.0b%B'\nset key top left box opaque\nset grid\nset yrange [0:*]\n";
   std::string plot;
@@ -83,7 +83,7 @@ std::string sweep_script(const WhatifStudy& s) {
     script += fmt::format("$d{} << EOD\n{}EOD\n", v + 1, data);
     plot += fmt::format("{}$d{} using 1:2 with linespoints lw 2 pt 7 ps 0.6 title {}",
                         plot.empty() ? "plot " : ", \\\n     ", v + 1,
-                        quoted(fmt::format("[{}] {}", v + 1, s.variants[v].label)));
+                        gnuplot_string(fmt::format("[{}] {}", v + 1, s.variants[v].label)));
   }
   if (plot.empty()) throw InvalidArgument("--plot: no size has a result to draw");
   return script + plot + "\n";
@@ -91,9 +91,9 @@ std::string sweep_script(const WhatifStudy& s) {
 
 std::string replay_script(const WhatifStudy& s) {
   std::string script =
-      "set title " + quoted("trace " + s.subject + " replayed, " + s.fidelity + " model") +
+      "set title " + gnuplot_string("trace " + s.subject + " replayed, " + s.fidelity + " model") +
       "\nset ylabel 'time (ms)'\nset style fill solid 0.6 border -1\nset boxwidth 0.6\n"
-      "set yrange [0:*]\nset grid ytics\nset xtics rotate by -20 left\nunset key\n"
+      "set yrange [0:*]\nset grid ytics\nset xtics rotate by 20 right\nunset key\nset rmargin 4\n"
       "set xrange [-0.6:" +
       fmt::format("{}]\n", static_cast<double>(s.variants.size()) - 0.4);
   std::string data;
@@ -101,8 +101,11 @@ std::string replay_script(const WhatifStudy& s) {
   for (std::size_t v = 0; v < s.variants.size(); ++v) {
     const WhatifCell& c = *s.rows.front().cells[v];
     data += fmt::format("{} {:.6g}\n", v, c.time_us / 1000.0);
-    labels += fmt::format("{}{} {}", labels.empty() ? "" : ", ",
-                          quoted(fmt::format("[{}] {}", v + 1, s.variants[v].label)), v);
+    // Tic labels are format strings to gnuplot: a '%' ("=25%") is written '%%'.
+    std::string label = fmt::format("[{}] {}", v + 1, s.variants[v].label);
+    std::string escaped;
+    for (char ch : label) escaped += ch == '%' ? std::string("%%") : std::string(1, ch);
+    labels += fmt::format("{}{} {}", labels.empty() ? "" : ", ", gnuplot_string(escaped), v);
   }
   return script + "set xtics (" + labels + ")\n$d << EOD\n" + data +
          "EOD\nplot $d using 1:2 with boxes\n";
@@ -163,7 +166,7 @@ void check_whatif_plot_possible(const std::string& path) {
 
 void write_whatif_plot(const WhatifStudy& study, const std::string& path) {
   check_whatif_plot_possible(path);
-  const std::string script = terminal_for(path) + "\nset output " + quoted(path) + "\n" +
+  const std::string script = terminal_for(path) + "\nset output " + gnuplot_string(path) + "\n" +
                              (study.replay ? replay_script(study) : sweep_script(study)) +
                              "set output\n";
   run_gnuplot(find_gnuplot(), script, path);
