@@ -57,7 +57,9 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
   for (const std::string& name : o.topologies) {
     const LoadedTopology t = load_edited_topology(name, o.edits);
     for (const std::string& n : t.notes) notes.push_back(t.topology.name() + ": " + n);
-    results.push_back(sim::replay(trace, t.topology, options));
+    sim::ReplayOptions with_gpus = options;
+    with_gpus.rank_compute_slowdown = compute_slowdown(t);
+    results.push_back(sim::replay(trace, t.topology, with_gpus));
   }
   out << fmt::format("# trace {} ({}, {} ranks, {} communicators)\n", o.trace,
                      trace.program.empty() ? "unnamed program" : trace.program, trace.world_size(),

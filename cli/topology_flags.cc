@@ -105,7 +105,13 @@ LoadedTopology load_edited_topology(const std::string& spec, const TopologyFlags
   all.fails.insert(all.fails.end(), own.fails.begin(), own.fails.end());
   const topo::TopologyEdits edits = to_edits(all);
   topo::EditedTopology r = topo::apply_edits(topo::load_topology(name, hints), edits);
-  return {r.topology, r.notes, spec};
+  return {r.topology, r.notes, spec, r.gpu_speed};
+}
+
+std::vector<double> compute_slowdown(const LoadedTopology& t) {
+  std::vector<double> out;
+  for (double speed : t.gpu_speed) out.push_back(speed > 0.0 ? 1.0 / speed : 1.0);
+  return out;
 }
 
 std::string edits_text(const TopologyFlags& f) {

@@ -33,7 +33,11 @@ struct LoadedTopology {
   topo::Topology topology;
   std::vector<std::string> notes;  // what the edits did (routes moved, what a model does not see)
   std::string label;               // the --topology value as given (whatif's column name)
+  std::vector<double> gpu_speed;   // per GPU rank, as topo::EditedTopology::gpu_speed
 };
+
+// A replay's per-rank compute slowdown (1 / speed) for the GPUs a --degrade slowed.
+std::vector<double> compute_slowdown(const LoadedTopology& topology);
 
 // `spec`: a preset, file or "NAME --set ... --fail ..."; hints: NCCL XML hints for an .xml name.
 LoadedTopology load_edited_topology(const std::string& spec, const TopologyFlags& common,

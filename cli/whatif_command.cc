@@ -109,7 +109,9 @@ WhatifStudy run_replay(const WhatifOptions& o, const std::vector<LoadedTopology>
   for (const LoadedTopology& t : topologies) {
     sim::ReplayResult r;
     try {
-      r = sim::replay(trace, t.topology, options);
+      sim::ReplayOptions with_gpus = options;
+      with_gpus.rank_compute_slowdown = compute_slowdown(t);
+      r = sim::replay(trace, t.topology, with_gpus);
     } catch (const DeadlockError& e) {  // ranks that wait for each other: the trace's error
       throw ConfigError(e.what());
     }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -89,26 +90,31 @@ std::string sweep_script(const WhatifStudy& s) {
   return script + plot + "\n";
 }
 
+// Horizontal bars, one per topology from the top, its label at the left (no rotated text to
+// make room for): boxxyerror from x = 0 to the time, y = index +- 0.3.
 std::string replay_script(const WhatifStudy& s) {
-  std::string script =
-      "set title " + gnuplot_string("trace " + s.subject + " replayed, " + s.fidelity + " model") +
-      "\nset ylabel 'time (ms)'\nset style fill solid 0.6 border -1\nset boxwidth 0.6\n"
-      "set yrange [0:*]\nset grid ytics\nset xtics rotate by 20 right\nunset key\nset rmargin 4\n"
-      "set xrange [-0.6:" +
-      fmt::format("{}]\n", static_cast<double>(s.variants.size()) - 0.4);
   std::string data;
   std::string labels;
+  std::size_t widest = 0;
   for (std::size_t v = 0; v < s.variants.size(); ++v) {
     const WhatifCell& c = *s.rows.front().cells[v];
     data += fmt::format("{} {:.6g}\n", v, c.time_us / 1000.0);
     // Tic labels are format strings to gnuplot: a '%' ("=25%") is written '%%'.
-    std::string label = fmt::format("[{}] {}", v + 1, s.variants[v].label);
+    const std::string label = fmt::format("[{}] {}", v + 1, s.variants[v].label);
+    widest = std::max(widest, label.size());
     std::string escaped;
     for (char ch : label) escaped += ch == '%' ? std::string("%%") : std::string(1, ch);
     labels += fmt::format("{}{} {}", labels.empty() ? "" : ", ", gnuplot_string(escaped), v);
   }
-  return script + "set xtics (" + labels + ")\n$d << EOD\n" + data +
-         "EOD\nplot $d using 1:2 with boxes\n";
+  return "set title " +
+         gnuplot_string("trace " + s.subject + " replayed, " + s.fidelity + " model") +
+         "\nset xlabel 'time (ms)'\nset style fill solid 0.6 border -1\nunset key\n"
+         "set xrange [0:*]\nset grid xtics\n" +
+         fmt::format("set yrange [{}:-0.6]\nset lmargin {}\n",
+                     static_cast<double>(s.variants.size()) - 0.4,
+                     std::min<std::size_t>(widest, 60) + 2) +
+         "set ytics (" + labels + ")\n$d << EOD\n" + data +
+         "EOD\nplot $d using ($2/2):1:(0):2:($1-0.3):($1+0.3) with boxxyerror\n";
 }
 
 void run_gnuplot(const std::string& gnuplot, const std::string& script, const std::string& path) {

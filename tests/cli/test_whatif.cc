@@ -164,7 +164,7 @@ TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][wha
   const std::string trace = write_trace();
   const auto r = run_cli("whatif --replay " + trace +
                          " -t h100-cluster-2 -t 'h100-cluster-2 --degrade nic3@node1=25%' "
-                         "--format json");
+                         "-t 'h100-cluster-2 --degrade gpu3@node0=50%' --format json");
   std::filesystem::remove(trace);
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
@@ -172,6 +172,8 @@ TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][wha
   const auto& cells = j["rows"][0]["results"];
   CHECK(cells[1]["time_us"].get<double>() > cells[0]["time_us"].get<double>());
   CHECK(cells[1]["ratio_to_first"].get<double>() > 1.0);
+  // A GPU at half speed: its 1 ms of compute takes 2 ms, and the all_reduce waits for it.
+  CHECK(cells[2]["time_us"].get<double>() > cells[0]["time_us"].get<double>() + 900.0);
 }
 
 TEST_CASE("whatif --plot writes an SVG and a PNG (skipped with a warning without gnuplot)",

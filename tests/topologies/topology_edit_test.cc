@@ -131,6 +131,10 @@ TEST_CASE("degraded parts and a slow GPU", "[topologies][whatif]") {
   CHECK(gpu.topology.summary().nvlink_bandwidth_gbps ==
         Approx(dgx_h100().summary().nvlink_bandwidth_gbps / 2));
   CHECK_THAT(all_notes(gpu), Contains("slow GPU"));
+  REQUIRE(gpu.gpu_speed.size() == 8);  // a replay computes rank 2 at half speed
+  CHECK(gpu.gpu_speed[2] == 0.5);
+  CHECK(gpu.gpu_speed[3] == 1.0);
+  CHECK(nic.gpu_speed.empty());
   const Topology link = edit(cluster, {}, {"n0.gpu0<->n0.nvswitch=50%"}).topology;
   CHECK(measure(link, link.route(0, 1)).bottleneck_bandwidth_gbps ==
         Approx(cluster.summary().nvlink_bandwidth_gbps / 2));

@@ -150,7 +150,8 @@ std::string fault_flag(const Fault& f) {
              : fmt::format("--degrade {}={:g}%", f.part, f.speed_fraction * 100.0);
 }
 
-void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes) {
+void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes,
+                 std::vector<double>& gpu_speed) {
   const std::string flag = fault_flag(f);
   const detail::Part part = detail::resolve_part(g, f.part, flag);
   if (part.vertex) {
@@ -179,10 +180,17 @@ void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes) 
     }
     for (LinkId l : links) g.links[static_cast<std::size_t>(l)].bandwidth_gbps *= f.speed_fraction;
     if (x.kind == VertexKind::nic) x.port_bandwidth_gbps *= f.speed_fraction;
+    if (x.kind == VertexKind::gpu) {  // faults never remove GPUs: its rank is its final rank
+      const auto rank = static_cast<std::size_t>(x.rank);
+      if (gpu_speed.size() <= rank) gpu_speed.resize(rank + 1, 1.0);
+      gpu_speed[rank] *= f.speed_fraction;
+    }
     notes.push_back(fmt::format(
         "{}: {} ({}) and its {} link{} at {:g}% of the rate{}", flag, x.name, to_string(x.kind),
         links.size(), links.size() == 1 ? "" : "s", f.speed_fraction * 100.0,
-        x.kind == VertexKind::gpu ? " (a slow GPU: it moves data slower)" : ""));
+        x.kind == VertexKind::gpu
+            ? " (a slow GPU: it moves data slower, and computes slower in a replay)"
+            : ""));
     return;
   }
   for (LinkId l : part.links) {
@@ -255,7 +263,7 @@ bool analytic_figures_equal(const TopologySummary& a, const TopologySummary& b) 
 }  // namespace
 
 EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits) {
-  if (edits.empty()) return {topology, {}};
+  if (edits.empty()) return {topology, {}, {}};
   std::vector<std::string> notes;
   Topology current = topology;
   for (const Setting& s : edits.settings) {
@@ -279,8 +287,9 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
   }
   std::string faults;
   const std::vector<bool> had_network = nics_with_network(g);
+  std::vector<double> gpu_speed;
   for (const Fault& f : edits.faults) {
-    apply_fault(g, f, notes);
+    apply_fault(g, f, notes, gpu_speed);
     faults += (faults.empty() ? "" : " ") + fault_flag(f);
   }
   remove_cut_off_nics(g, had_network, notes);
@@ -294,7 +303,8 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
         "the analytic model (NCCL's) does not see these faults: per-GPU NVLink/PCIe and per-NIC "
         "figures are unchanged; --fidelity flow times the changed links");
   }
-  return {out, notes};
+  if (!gpu_speed.empty()) gpu_speed.resize(static_cast<std::size_t>(out.gpu_count()), 1.0);
+  return {out, notes, gpu_speed};
 }
 
 }  // namespace twinccl::topo

@@ -59,6 +59,9 @@ struct EditedTopology {
   // One line per edit the user should know about: routes that moved around a failed part, what
   // the analytic (NCCL) model does not see (fabric links, latencies).
   std::vector<std::string> notes;
+  // Per GPU rank: the share of its speed a degraded GPU keeps (1 = nominal); empty when no GPU
+  // was degraded. A replay slows that rank's compute by 1/speed (sim::ReplayOptions).
+  std::vector<double> gpu_speed;
 };
 
 // The topology with every edit applied (and re-validated), named "NAME+LABEL" when edits exist.
