@@ -55,9 +55,10 @@ struct WhatifOptions {
   std::string collective;               // "" = all_reduce (sweep) / none (--replay)
   std::vector<std::string> topologies;  // "NAME [--set K=V --degrade P=R --fail P]"
   TopologyFlags edits;                  // applied to every topology
-  std::string min_bytes = "1K", max_bytes = "1G", factor = "2", dtype = "float";
+  // Sweep only; "" = the default (1K, 1G, 2, float, analytic).
+  std::string min_bytes, max_bytes, factor, dtype, fidelity;
   int ranks = 0;  // 0 = every GPU of each topology
-  std::string fidelity = "analytic", algorithm, protocol;
+  std::string algorithm, protocol;
   std::string replay;  // a trace file: replay it instead of a sweep
   std::string format = "table";
   std::string plot;  // .svg or .png, drawn by gnuplot

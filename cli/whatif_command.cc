@@ -38,20 +38,28 @@ OpKind whatif_collective(const std::string& text) {
 
 std::vector<std::size_t> whatif_sizes(const WhatifOptions& o) {
   PerfOptions p;
-  p.min_bytes = parse_bytes_flag("-b", o.min_bytes);
-  p.max_bytes = parse_bytes_flag("-e", o.max_bytes);
-  p.factor = parse_number_flag("-f", o.factor);
+  const auto given = [](const std::string& text, const char* fallback) {
+    return text.empty() ? std::string(fallback) : text;
+  };
+  p.min_bytes = parse_bytes_flag("-b", given(o.min_bytes, "1K"));
+  p.max_bytes = parse_bytes_flag("-e", given(o.max_bytes, "1G"));
+  p.factor = parse_number_flag("-f", given(o.factor, "2"));
   if (!(p.factor > 1.0)) throw InvalidArgument("-f '" + shown(o.factor) + "': must be above 1");
   return sweep_sizes(p);
 }
 
 WhatifStudy run_sweep(const WhatifOptions& o, const std::vector<LoadedTopology>& topologies) {
   const OpKind kind = whatif_collective(o.collective.empty() ? "all_reduce" : o.collective);
-  const DataType dtype = parse_data_type(o.dtype);
+  DataType dtype = DataType::float32;
+  try {
+    dtype = parse_data_type(o.dtype.empty() ? "float" : o.dtype);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("-d '" + shown(o.dtype) + "': " + e.what());
+  }
   const std::vector<std::size_t> sizes = whatif_sizes(o);
   WhatifStudy s;
   s.subject = fmt::format("{} {}", name(kind), name(dtype));
-  s.fidelity = o.fidelity;
+  s.fidelity = o.fidelity.empty() ? "analytic" : o.fidelity;
   for (const LoadedTopology& t : topologies) {
     const int gpus = t.topology.gpu_count();
     if (o.ranks > gpus) {
@@ -76,7 +84,7 @@ WhatifStudy run_sweep(const WhatifOptions& o, const std::vector<LoadedTopology>&
       r.dtype = dtype;
       r.algorithm = o.algorithm;
       if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
-      r.fidelity = sim::parse_fidelity(o.fidelity);
+      r.fidelity = sim::parse_fidelity(s.fidelity);
       const sim::Prediction p = sim::predict(topologies[v].topology, r);
       WhatifCell c;
       c.bytes = bytes_for(kind, count, dtype, n);
@@ -96,6 +104,12 @@ WhatifStudy run_replay(const WhatifOptions& o, const std::vector<LoadedTopology>
   if (!o.collective.empty()) {
     throw InvalidArgument("--replay replays a trace; leave out the collective '" +
                           shown(o.collective) + "'");
+  }
+  if (!o.min_bytes.empty() || !o.max_bytes.empty() || !o.factor.empty() || !o.dtype.empty() ||
+      !o.fidelity.empty() || o.ranks > 0) {
+    throw InvalidArgument(
+        "--replay replays the trace's own sizes and ranks on the flow model; -b, -e, -f, -d, "
+        "--ranks and --fidelity are for a sweep");
   }
   const sim::Trace trace = sim::load_trace(o.replay);
   sim::ReplayOptions options;

@@ -165,7 +165,6 @@ TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][wha
   const auto r = run_cli("whatif --replay " + trace +
                          " -t h100-cluster-2 -t 'h100-cluster-2 --degrade nic3@node1=25%' "
                          "-t 'h100-cluster-2 --degrade gpu3@node0=50%' --format json");
-  std::filesystem::remove(trace);
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -174,6 +173,10 @@ TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][wha
   CHECK(cells[1]["ratio_to_first"].get<double>() > 1.0);
   // A GPU at half speed: its 1 ms of compute takes 2 ms, and the all_reduce waits for it.
   CHECK(cells[2]["time_us"].get<double>() > cells[0]["time_us"].get<double>() + 900.0);
+  const auto sizes = run_cli("whatif --replay " + trace + " -t h100-cluster-2 -b 1M");
+  CHECK(sizes.exit_code == 2);
+  CHECK_THAT(sizes.out, Contains("are for a sweep"));
+  std::filesystem::remove(trace);
 }
 
 TEST_CASE("whatif --plot writes an SVG and a PNG (skipped with a warning without gnuplot)",
