@@ -19,9 +19,10 @@ using twinccl_test::run_cli;
 
 namespace {
 
-// Predicted out-of-place time (us) of the largest size of a one-collective perf sweep.
-double perf_time_us(const std::string& args) {
-  const auto r = run_cli("perf all_reduce -b 256M -e 256M -c 0 --format json " + args);
+// Predicted out-of-place time (us) of one all_reduce size (256 MiB unless `size` says).
+double perf_time_us(const std::string& args, const std::string& size = "256M") {
+  const auto r =
+      run_cli("perf all_reduce -b " + size + " -e " + size + " -c 0 --format json " + args);
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -74,6 +75,18 @@ TEST_CASE("whatif parameters move perf's prediction the expected way", "[cli][wh
   const double node = perf_time_us("--topology dgx-h100");
   CHECK(perf_time_us("--topology dgx-h100 --set nvlink_gbps=741.6") < node * 0.8);
   CHECK(perf_time_us("--topology dgx-h100 --set nvlink_gbps=185.4") > node * 1.3);
+}
+
+TEST_CASE("whatif fabric parameters move the flow model's prediction", "[cli][whatif]") {
+  // A failed NIC sends rail 3's traffic across a spine; an oversubscribed fabric then slows it.
+  const std::string flow = "--topology h100-cluster-2 --fidelity flow --algo ring ";
+  const double crossing = perf_time_us(flow + "--fail nic3@node1");
+  CHECK(perf_time_us(flow + "--fail nic3@node1 --set oversubscription=8") > crossing * 1.3);
+  CHECK(perf_time_us(flow + "--fail nic3@node1 --set network_gbps=5") > crossing * 1.3);
+  // Latency shows at a small size: the ring's node crossings go leaf -> spine -> leaf (rails are
+  // rotated per channel), and leaf-spine latency is beyond NCCL's own network hop figure.
+  const double small = perf_time_us(flow, "64K");
+  CHECK(perf_time_us(flow + "--set network_latency_us=20", "64K") > small + 20.0);
 }
 
 TEST_CASE("whatif faults cost time and --links shows where traffic moved", "[cli][whatif]") {

@@ -136,11 +136,17 @@ void set_parameter(EditGraph& g, const ParameterSpec& spec, double value, const 
             : std::string(to_string(spec.type)) + " link";
     throw InvalidArgument(flag + ": " + g.name + " has no " + what + " to set");
   }
-  if (spec.kind == ParameterKind::link_latency_us || spec.kind == ParameterKind::oversubscription ||
-      (spec.kind == ParameterKind::link_gbps && spec.type == LinkType::network)) {
+  if (spec.kind == ParameterKind::link_latency_us) {
+    notes.push_back(flag +
+                    ": both models charge NCCL's own per-hop latencies, which hold a node's "
+                    "NVLink/PCIe hops and one network hop through a leaf; a link's latency adds "
+                    "only on leaf-spine links (--fidelity flow), and it steers routing (shortest "
+                    "by hops, then latency)");
+  } else if (spec.kind == ParameterKind::oversubscription ||
+             (spec.kind == ParameterKind::link_gbps && spec.type == LinkType::network)) {
     notes.push_back(flag +
                     ": only --fidelity flow sees it (the analytic model, NCCL's, reads per-GPU "
-                    "NVLink/PCIe and per-NIC rates, not fabric links or latencies)");
+                    "NVLink/PCIe and per-NIC rates, not fabric links)");
   }
 }
 
