@@ -151,9 +151,10 @@ void set_parameter(EditGraph& g, const ParameterSpec& spec, double value, const 
 }
 
 std::string fault_flag(const Fault& f) {
+  const std::string part = detail::shown_value(f.part);
   return f.kind == FaultKind::fail
-             ? "--fail " + f.part
-             : fmt::format("--degrade {}={:g}%", f.part, f.speed_fraction * 100.0);
+             ? "--fail " + part
+             : fmt::format("--degrade {}={:g}%", part, f.speed_fraction * 100.0);
 }
 
 void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes,
@@ -301,6 +302,7 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
   remove_cut_off_nics(g, had_network, notes);
   std::string label = edits.label();
   if (label.size() > 180) label = label.substr(0, 180) + "...";
+  if (faults.size() > 300) faults = faults.substr(0, 300) + " ...";
   Topology out = detail::rebuild(g, topology.name() + "+" + label,
                                  faults.empty() ? "the edited topology" : "after " + faults);
   note_moved_nics(current, out, notes);

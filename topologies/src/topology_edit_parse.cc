@@ -138,6 +138,13 @@ Setting parse_setting(std::string_view text) {
 Fault parse_fault(FaultKind kind, std::string_view text) {
   const std::string flag = kind == FaultKind::fail ? "--fail" : "--degrade";
   const std::string shown = detail::shown_value(text);
+  // A vertex name is at most limits::max_name_bytes; a link names two and "<->".
+  if (text.size() > 2 * limits::max_name_bytes + 16) {
+    throw InvalidArgument(
+        fmt::format("{} '{}': {} bytes; a part names at most two vertices of {} "
+                    "bytes each",
+                    flag, shown, text.size(), limits::max_name_bytes));
+  }
   Fault f;
   f.kind = kind;
   if (kind == FaultKind::fail) {
