@@ -122,6 +122,28 @@ TEST_CASE("whatif faults cost time and --links shows where traffic moved", "[cli
   CHECK(now.second > 1.5 * was.second);
 }
 
+TEST_CASE("whatif flags reach compare's prediction", "[cli][whatif]") {
+  // A measured 2-node H100 log (tests/fidelity/logs) against the model with slower NICs.
+  // __FILE__ may be relative to the build folder: look upwards from here as test_compare does.
+  auto dir = std::filesystem::path(__FILE__).parent_path() / ".." / "fidelity" / "logs";
+  for (auto p = std::filesystem::current_path();
+       !std::filesystem::exists(dir) && p != p.parent_path(); p = p.parent_path()) {
+    dir = p / "tests" / "fidelity" / "logs";
+  }
+  const std::string log = (dir / "issue309-h100-xe9680-2node-all_reduce-8B-16G.log").string();
+  const auto predicted_us = [&](const std::string& edits) {
+    const auto r = run_cli("compare " + log + " --topology h100-cluster-2 --format json " + edits);
+    INFO(r.out);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    return j["tables"][0]["rows"].back()["predicted"]["time_us"].get<double>();
+  };
+  CHECK(predicted_us("--set nic_gbps=25") > 1.5 * predicted_us(""));
+  const auto table = run_cli("compare " + log + " --topology h100-cluster-2 --fail nic3@node1");
+  CHECK(table.exit_code == 0);
+  CHECK_THAT(table.out, Contains("# what-if: --fail nic3@node1"));
+}
+
 TEST_CASE("whatif flags: unknown names and impossible values are usage errors", "[cli][whatif]") {
   const auto unknown = run_cli("perf all_reduce --topology dgx-h100 --set nvlnk_gbps=600");
   CHECK(unknown.exit_code == 2);
