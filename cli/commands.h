@@ -9,6 +9,7 @@
 
 #include "compare_options.h"
 #include "perf_options.h"
+#include "topology_flags.h"
 #include "xml_hint_flags.h"
 
 namespace twinccl::cli {
@@ -17,9 +18,10 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& options);
 int run_perf_command(PerfOptions options, std::ostream& out);
 
 struct TopoOptions {
-  std::string action;  // list | show | check
-  std::string target;  // preset name or file
-  XmlHintFlags xml;    // --gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes
+  std::string action;   // list | show | check
+  std::string target;   // preset name or file
+  XmlHintFlags xml;     // --gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes
+  TopologyFlags edits;  // --set, --degrade, --fail
 };
 CLI::App* add_topo_command(CLI::App& app, TopoOptions& options);
 int run_topo_command(const TopoOptions& options, std::ostream& out);
@@ -34,7 +36,8 @@ void print_algorithms(std::ostream& out, const std::vector<OpKind>& kinds);
 
 struct ReplayCommandOptions {
   std::string trace;                    // trace file (sim/include/twinccl/sim/replay_trace.h)
-  std::vector<std::string> topologies;  // presets or files, one replay each
+  std::vector<std::string> topologies;  // presets or files ("NAME --set ..."), one replay each
+  TopologyFlags edits;                  // --set, --degrade, --fail: applied to every topology
   std::string timeline;                 // --trace: Perfetto output
   bool links = false;
   std::string algorithm, protocol;
@@ -46,5 +49,21 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out);
 // (compare_options.h).
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
 int run_compare_command(const CompareOptions& options, std::ostream& out);
+
+// `twinccl whatif`: one sweep (or trace) on several topologies, side by side (whatif_command.cc).
+struct WhatifOptions {
+  std::string collective;               // "" = all_reduce (sweep) / none (--replay)
+  std::vector<std::string> topologies;  // "NAME [--set K=V --degrade P=R --fail P]"
+  TopologyFlags edits;                  // applied to every topology
+  // Sweep only; "" = the default (1K, 1G, 2, float, analytic).
+  std::string min_bytes, max_bytes, factor, dtype, fidelity;
+  int ranks = 0;  // 0 = every GPU of each topology
+  std::string algorithm, protocol;
+  std::string replay;  // a trace file: replay it instead of a sweep
+  std::string format = "table";
+  std::string plot;  // .svg or .png, drawn by gnuplot
+};
+CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& options);
+int run_whatif_command(const WhatifOptions& options, std::ostream& out);
 
 }  // namespace twinccl::cli

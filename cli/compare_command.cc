@@ -78,12 +78,14 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       ->check(CLI::IsMember({"analytic", "flow"}));
   cmd->add_option("--format", o.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_topology_flags(cmd, o.edits);
   return cmd;
 }
 
 int run_compare_command(const CompareOptions& o, std::ostream& out) {
   if (o.logs.empty()) throw InvalidArgument("compare needs at least one nccl-tests log");
-  const topo::Topology topology = topo::load_topology(o.topology);
+  const LoadedTopology loaded = load_edited_topology(o.topology, o.edits);
+  const topo::Topology& topology = loaded.topology;
   sim::NcclTestsParseOptions parse;
   parse.collective = o.collective;
   parse.ranks = o.ranks;
@@ -100,6 +102,7 @@ int run_compare_command(const CompareOptions& o, std::ostream& out) {
   } else if (o.format == "csv") {
     print_compare_csv(out, report);
   } else {
+    for (const std::string& n : loaded.notes) out << "# what-if: " << n << "\n";
     print_compare_table(out, report);
   }
   return 0;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "topology_flags.h"
+
 namespace twinccl::cli {
 
 struct CompareOptions {
@@ -18,6 +20,7 @@ struct CompareOptions {
   std::string fidelity = "analytic";
   bool in_place = false;  // measured column: in-place instead of out-of-place
   std::string format = "table";
+  TopologyFlags edits;  // --set, --degrade, --fail
 };
 
 }  // namespace twinccl::cli

@@ -5,6 +5,8 @@
 //   twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]
 //   twinccl compare LOG... --topology T [--format table|csv|json]   (measured nccl-tests vs
 //   predicted)
+//   twinccl whatif [collective] -t A -t 'B --set K=V' [--replay TRACE] [--plot out.svg]
+// Every command that takes a topology takes --set K=V, --degrade PART=RATE, --fail PART.
 // Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error. Every error
 // is one line on stderr ("twinccl: -n '0x10': expected a whole number in [1, 1000000] ...").
 #include <CLI/CLI.hpp>
@@ -66,6 +68,8 @@ int main(int argc, char** argv) {
   CLI::App* replay_cmd = add_replay_command(app, replay);
   CompareOptions compare;
   CLI::App* compare_cmd = add_compare_command(app, compare);
+  WhatifOptions whatif;
+  CLI::App* whatif_cmd = add_whatif_command(app, whatif);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -75,7 +79,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --version and the like
     const CLI::App* sub = nullptr;
-    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd}) {
+    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd}) {
       if (s->parsed()) sub = s;
     }
     return usage_error(e.what(), sub);
@@ -83,7 +87,7 @@ int main(int argc, char** argv) {
     return usage_error(e.what(), nullptr);
   }
   try {
-    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd}) {
+    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd}) {
       if (s->parsed()) refuse_empty_values(*s);
     }
     int code = 0;
@@ -95,6 +99,8 @@ int main(int argc, char** argv) {
       code = run_replay_command(replay, std::cout);
     } else if (*compare_cmd) {
       code = run_compare_command(compare, std::cout);
+    } else if (*whatif_cmd) {
+      code = run_whatif_command(whatif, std::cout);
     } else {
       code = run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
     }

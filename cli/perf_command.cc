@@ -133,6 +133,7 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   last(cmd->add_option("--topology", o.topology,
                        "preset or file for predictions (see `twinccl topo list`)"));
   add_xml_hint_flags(cmd, o.xml);
+  add_topology_flags(cmd, o.edits);
   last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")
            ->envname("TWINCCL_ALGO"));
   last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")
@@ -212,6 +213,11 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
         throw InvalidArgument(std::string("--algo (or TWINCCL_ALGO): ") + e.what());
       }
     }
+  }
+  if (!sim && o.topology.empty() && !to_edits(o.edits).empty()) {
+    throw InvalidArgument(
+        "--set/--degrade/--fail change the topology of a prediction: give "
+        "--topology (or --backend sim)");
   }
   PerfReport report = sim ? run_predicted_perf(o) : run_measured_perf(o);
   if (!sim && !o.topology.empty()) add_predictions(report, o);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "topology_flags.h"
 #include "twinccl/data_type.h"
 #include "twinccl/operation.h"
 #include "twinccl/reduce_op.h"
@@ -42,6 +43,7 @@ struct PerfOptions {
   int ranks = 8;                      // --ranks or -t x -g: world size (sim: 0 = every GPU)
   std::string topology;               // --topology (simulator)
   XmlHintFlags xml;                   // --gpu, --nvlink, --nic-gbps, ...: NCCL XML hints
+  TopologyFlags edits;                // --set, --degrade, --fail: what-if edits of the topology
   std::string algorithm;              // --algo
   std::string protocol;               // --proto
   std::string fidelity = "analytic";  // --fidelity analytic|flow

@@ -23,9 +23,12 @@
 namespace twinccl::cli {
 namespace {
 // --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count,
-// --nodes).
-topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o) {
-  return topo::load_topology(name, to_hints(o.xml));
+// --nodes) and the what-if edits (--set, --degrade, --fail); their notes go in the header.
+topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o,
+                                  PerfReport& report) {
+  LoadedTopology t = load_edited_topology(name, o.edits, to_hints(o.xml));
+  for (const std::string& n : t.notes) report.header_lines.push_back("what-if: " + n);
+  return t.topology;
 }
 
 constexpr int kMaxCheckedRanks = 64;
@@ -124,7 +127,8 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
                           DataType dtype, const std::vector<std::size_t>& sizes, int n) {
   std::string text = fmt::format(
       "# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n", name(kind),
-      name(dtype), o.topology.empty() ? "dgx-h100" : o.topology, o.fidelity,
+      name(dtype),
+      (o.topology.empty() ? std::string("dgx-h100") : o.topology) + edits_text(o.edits), o.fidelity,
       o.algorithm.empty() && o.protocol.empty() ? "" : " (only what --algo/--proto allow)");
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
@@ -148,8 +152,11 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
 
 PerfReport run_predicted_perf(const PerfOptions& options) {
   PerfOptions o = options;
+  PerfReport report;
   std::string topo_name = o.topology.empty() ? "dgx-h100" : o.topology;
-  topo::Topology t = load_perf_topology(topo_name, o);
+  topo::Topology t = load_perf_topology(topo_name, o, report);
+  std::string host = topo_name.substr(topo_name.find_last_of('/') + 1);
+  topo_name += edits_text(o.edits);
   const int gpus = t.gpu_count();
   if (o.ranks > gpus) {
     throw InvalidArgument(fmt::format(
@@ -163,14 +170,12 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
     throw InvalidArgument(fmt::format("-r {}: the root must be a rank in [0, {}] ({} rank{} of {})",
                                       o.root, n - 1, n, n == 1 ? "" : "s", topo_name));
   }
-  PerfReport report;
   report.title = fmt::format("# twinccl perf: predicted for {} ({} of its {} GPU{}), {} model",
                              topo_name, n, gpus, gpus == 1 ? "" : "s", o.fidelity);
   if (n == gpus) {
     report.title = fmt::format("# twinccl perf: predicted for {} ({} GPU{}), {} model", topo_name,
                                n, n == 1 ? "" : "s", o.fidelity);
   }
-  std::string host = topo_name.substr(topo_name.find_last_of('/') + 1);
   for (char& ch : host) {
     if (ch == ' ' || ch == '\t') ch = '_';
   }
@@ -244,14 +249,15 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
 }
 
 void add_predictions(PerfReport& report, const PerfOptions& o) {
-  topo::Topology t = load_perf_topology(o.topology, o);
+  topo::Topology t = load_perf_topology(o.topology, o, report);
   if (o.ranks > t.gpu_count()) {
     throw InvalidArgument(
         fmt::format("--topology {} has {} GPU{}, fewer than the {} ranks measured", o.topology,
                     t.gpu_count(), t.gpu_count() == 1 ? "" : "s", o.ranks));
   }
   report.header_lines.push_back("predicted: the simulator's " + o.fidelity + " prediction on " +
-                                o.topology + " for " + std::to_string(o.ranks) + " ranks");
+                                o.topology + edits_text(o.edits) + " for " +
+                                std::to_string(o.ranks) + " ranks");
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
     sim::Prediction p = predict_row(t, o, row.kind, row.dtype, count);

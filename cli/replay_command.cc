@@ -31,13 +31,16 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
       app.add_subcommand("replay", "replay a recorded trace on topologies and compare them");
   cmd->add_option("trace", o.trace, "trace file written by an emulated run (TWINCCL_TRACE)")
       ->required();
-  cmd->add_option("--topology,-t", o.topologies, "preset name or topology file (repeat to compare)")
+  cmd->add_option("--topology,-t", o.topologies,
+                  "preset name or topology file (repeat to compare), optionally with its own "
+                  "what-if edits: 'NAME --set K=V --fail PART'")
       ->required();
   cmd->add_option("--trace", o.timeline, "write a Perfetto timeline (JSON) of each replay");
   cmd->add_flag("--links", o.links, "print the busiest links of each topology");
   cmd->add_option("--algo", o.algorithm,
                   "replay every collective with this algorithm where it exists");
   cmd->add_option("--proto", o.protocol, "LL, LL128 or Simple (default Simple)");
+  add_topology_flags(cmd, o.edits);
   return cmd;
 }
 
@@ -50,12 +53,18 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
   options.algorithm = o.algorithm;
   if (!o.protocol.empty()) options.protocol = sim::parse_protocol(o.protocol);
   std::vector<sim::ReplayResult> results;
+  std::vector<std::string> notes;
   for (const std::string& name : o.topologies) {
-    results.push_back(sim::replay(trace, topo::load_topology(name), options));
+    const LoadedTopology t = load_edited_topology(name, o.edits);
+    for (const std::string& n : t.notes) notes.push_back(t.topology.name() + ": " + n);
+    sim::ReplayOptions with_gpus = options;
+    with_gpus.rank_compute_slowdown = compute_slowdown(t);
+    results.push_back(sim::replay(trace, t.topology, with_gpus));
   }
   out << fmt::format("# trace {} ({}, {} ranks, {} communicators)\n", o.trace,
                      trace.program.empty() ? "unnamed program" : trace.program, trace.world_size(),
                      trace.communicators.size());
+  for (const std::string& n : notes) out << "# what-if: " << n << "\n";
   std::vector<std::size_t> order(results.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

@@ -1,5 +1,5 @@
 // `twinccl topo list | show NAME | check FILE` [--gpu MODEL --nvlink FABRIC --nic-gbps RATE
-// --gpu-count N --nic-count M --nodes N].
+// --gpu-count N --nic-count M --nodes N] [--set K=V --degrade PART=RATE --fail PART].
 #include <fmt/format.h>
 
 #include <ostream>
@@ -9,6 +9,7 @@
 #include "twinccl/topologies/describe.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
 
 namespace twinccl::cli {
 
@@ -20,6 +21,7 @@ CLI::App* add_topo_command(CLI::App& app, TopoOptions& o) {
   cmd->add_option("target", o.target,
                   "preset name (show) or topology file (check: .json or NCCL .xml)");
   add_xml_hint_flags(cmd, o.xml);
+  add_topology_flags(cmd, o.edits);
   return cmd;
 }
 
@@ -44,6 +46,9 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
   } else {
     t = topo::load_topology(o.target, hints);
   }
+  const topo::EditedTopology edited = topo::apply_edits(*t, to_edits(o.edits));
+  t = edited.topology;
+  for (const std::string& n : edited.notes) out << "what-if: " << n << "\n";
   if (o.action == "show") {
     out << topo::describe(*t) << "\n" << topo::draw_node(*t, 0);
   } else {

@@ -106,6 +106,13 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology,
     throw InvalidArgument("trace replay: compute_tflops must be within 0..1e9, got " +
                           std::to_string(options.compute_tflops));
   }
+  for (std::size_t r = 0; r < options.rank_compute_slowdown.size(); ++r) {
+    const double s = options.rank_compute_slowdown[r];
+    if (!(s >= 1.0 && s <= 1e6)) {
+      throw InvalidArgument("trace replay: rank_compute_slowdown[" + std::to_string(r) +
+                            "] must be within 1..1e6, got " + std::to_string(s));
+    }
+  }
   if (topology.gpu_count() < n) {
     throw InvalidArgument("trace replay: the trace has " + std::to_string(n) +
                           " ranks but topology '" + topology.name() + "' has " +

@@ -4,9 +4,10 @@
 // How it works. A rank's ops on one communicator run on one stream in issue order: each batch
 // starts after the stream's previous batch (previous/next links). Ops issued with the same group
 // id on a communicator form one batch. Compute events take their declared seconds (x
-// compute_scale) plus flops / flops_per_second. Every op of a rank is waited for at the end, so a
-// rank's time covers all its operations. Example, rank 0: issue ar(dp, async), compute 5 us,
-// wait ar -> events issue ar, compute 5 us, wait ar, wait ar (the final one is free).
+// compute_scale) plus flops / flops_per_second, times the rank's compute slowdown (a slow GPU).
+// Every op of a rank is waited for at the end, so a rank's time covers all its operations. Example,
+// rank 0: issue ar(dp, async), compute 5 us, wait ar -> events issue ar, compute 5 us, wait ar,
+// wait ar (the final one is free).
 #include <map>
 
 #include "replay_build.h"
@@ -25,9 +26,12 @@ void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
     std::map<int, int> last_batch;                  // comm -> last batch on its stream
     std::map<std::pair<int, int>, int> open_group;  // (comm, group) -> batch
     std::vector<ReplayEvent>& events = program.rank_events[r];
+    const double slowdown =
+        r < options.rank_compute_slowdown.size() ? options.rank_compute_slowdown[r] : 1.0;
     for (const TraceEvent& e : rt.events) {
       if (e.kind == TraceEventKind::compute) {
-        const double seconds = e.seconds * options.compute_scale + e.flops / flops_per_second;
+        const double seconds =
+            slowdown * (e.seconds * options.compute_scale + e.flops / flops_per_second);
         events.push_back({ReplayEventKind::compute, -1, seconds});
         continue;
       }

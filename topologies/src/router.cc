@@ -61,7 +61,12 @@ void Router::choose_home_nics(int node) {
   const bool per_nic = nics.size() <= gpus.size();
   std::vector<std::vector<RouteCost>> maps;
   for (VertexId v : per_nic ? nics : gpus) maps.push_back(distances_to(v, r));
-  const auto rails = static_cast<int>(nics.size());
+  // Rails by NIC local index (a node that lost NIC 3 keeps NIC 7 on rail 7).
+  int rails = 0;
+  for (VertexId n : nics) {
+    rails = std::max(rails, data_.vertices[static_cast<std::size_t>(n)].local_index + 1);
+  }
+  rails = std::max(rails, 1);
   for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
     const Vertex& g = data_.vertices[static_cast<std::size_t>(gpus[gi])];
     // Nearest NIC; on a tie the NIC on this GPU's rail (local index = GPU index mod NICs).

@@ -99,19 +99,33 @@ TopologySummary Topology::summary() const {
   for (VertexId v : d.node_members[static_cast<std::size_t>(node0)]) {
     const Vertex& vx = d.vertices[static_cast<std::size_t>(v)];
     if (vx.kind == VertexKind::nvswitch) s.nvswitches_per_node += vx.physical_switches;
-    if (vx.kind == VertexKind::nic) ++s.nics_per_node;
+  }
+  // NICs: the fewest of any node with GPUs (a node that lost a NIC slows every ring through it).
+  std::vector<int> nics_in_node(static_cast<std::size_t>(d.node_count), 0);
+  for (const Vertex& vx : d.vertices) {
+    if (vx.kind == VertexKind::nic && vx.node >= 0 && vx.node < d.node_count) {
+      ++nics_in_node[static_cast<std::size_t>(vx.node)];
+    }
+  }
+  bool first_node = true;
+  for (std::size_t n = 0; n < nics_in_node.size(); ++n) {
+    if (gpus_in_node[n] == 0) continue;
+    s.nics_per_node = first_node ? nics_in_node[n] : std::min(s.nics_per_node, nics_in_node[n]);
+    first_node = false;
   }
   bool first_nic = true;
   for (std::size_t v = 0; v < d.vertices.size(); ++v) {
     const Vertex& vx = d.vertices[v];
     if (vx.kind == VertexKind::nic) {
-      double port = vx.port_bandwidth_gbps;
-      if (port <= 0) {
-        for (LinkId l : d.links_of[v]) {
-          const Link& link = d.links[static_cast<std::size_t>(l)];
-          if (link.type == LinkType::network) port = std::max(port, link.bandwidth_gbps);
-        }
+      // The port's line rate, no more than its fastest link into the network (a degraded leaf).
+      double network = 0;
+      for (LinkId l : d.links_of[v]) {
+        const Link& link = d.links[static_cast<std::size_t>(l)];
+        if (link.type == LinkType::network) network = std::max(network, link.bandwidth_gbps);
       }
+      double port = vx.port_bandwidth_gbps;
+      if (port <= 0) port = network;
+      if (network > 0) port = std::min(port, network);
       s.nic_bandwidth_gbps = min_or_zero(s.nic_bandwidth_gbps, port, first_nic);
       first_nic = false;
     } else if (vx.kind == VertexKind::network_switch) {

@@ -41,6 +41,9 @@ struct ReplayOptions {
   // hopper 989, blackwell 2250, cdna3 1307, unknown 100 TFLOP/s [assumed: peak, no efficiency
   // factor].
   double compute_tflops = 0.0;
+  // Per world rank (rank r plays GPU r): its compute takes this many times as long, >= 1 (a GPU
+  // degraded to 50% by a what-if, topology_edit.h, is 2). Ranks past the end: 1.
+  std::vector<double> rank_compute_slowdown;
   // Ring all_reduce/reduce_scatter/all_gather over more ranks than this are played as one bulk
   // flow per rank (bytes of all steps, latency of all steps) instead of step by step.
   int bulk_ring_above_ranks = 64;

@@ -78,8 +78,8 @@ struct TopologySummary {
   double nvlink_bandwidth_gbps = 0;       // all NVLinks of one GPU, one direction
   int pcie_gen = 0;
   double pcie_bandwidth_gbps = 0;  // one GPU's PCIe link, one direction
-  int nics_per_node = 0;           // NICs in node of rank 0
-  double nic_bandwidth_gbps = 0;   // one NIC port, one direction
+  int nics_per_node = 0;           // the fewest NICs of any node with GPUs
+  double nic_bandwidth_gbps = 0;   // one NIC port, one direction (capped by its network link)
   int network_switches = 0;
   int network_levels = 0;        // 0 = no network
   int network_switch_radix = 0;  // largest declared radix (or degree when undeclared)

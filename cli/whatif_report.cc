@@ -1,0 +1,148 @@
+// The printers of `twinccl whatif` (whatif_report.h): a side-by-side table (one column group per
+// topology, the ratio of each time to the first topology's), CSV (one line per topology and size)
+// and JSON.
+#include "whatif_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace twinccl::cli {
+namespace {
+
+std::string csv_field(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void print_legend(std::ostream& out, const WhatifStudy& s) {
+  for (std::size_t v = 0; v < s.variants.size(); ++v) {
+    const WhatifVariant& x = s.variants[v];
+    out << fmt::format("# [{}] {} ({} GPUs{})\n", v + 1, x.label, x.gpus,
+                       x.topology == x.label ? "" : ", topology " + x.topology);
+    for (const std::string& n : x.notes) out << fmt::format("#     what-if: {}\n", n);
+  }
+}
+
+}  // namespace
+
+double ratio_to_first(const WhatifRow& row, std::size_t variant) {
+  if (row.cells.empty() || !row.cells.front() || variant >= row.cells.size() ||
+      !row.cells[variant] || !(row.cells.front()->time_us > 0.0)) {
+    return 0.0;
+  }
+  return row.cells[variant]->time_us / row.cells.front()->time_us;
+}
+
+void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
+  if (s.replay) {
+    out << fmt::format("# twinccl whatif: trace {} replayed, {} model; ratio = time / [1]'s time\n",
+                       s.subject, s.fidelity);
+    print_legend(out, s);
+    out << fmt::format("{:>4} {:>14} {:>7} {:>12} {:>12}  {}\n", "", "time_us", "ratio", "comm_us",
+                       "exposed_us", "busiest link (utilisation)");
+    for (std::size_t v = 0; v < s.variants.size(); ++v) {
+      const WhatifCell& c = *s.rows.front().cells[v];
+      out << fmt::format("{:>4} {:>14.1f} {:>6.2f}x {:>12.1f} {:>12.1f}  {}\n",
+                         fmt::format("[{}]", v + 1), c.time_us, ratio_to_first(s.rows.front(), v),
+                         c.comm_us, c.exposed_us, c.busiest_link);
+    }
+    return;
+  }
+  out << fmt::format(
+      "# twinccl whatif: {}, {} model; time in us, busbw in GB/s, ratio = time / [1]'s time\n",
+      s.subject, s.fidelity);
+  print_legend(out, s);
+  std::string head = fmt::format("{:>14}", "size (B)");
+  std::string units = fmt::format("{:>14}", "");
+  for (std::size_t v = 0; v < s.variants.size(); ++v) {
+    head += fmt::format(" | {:^29}", fmt::format("[{}]", v + 1));
+    units += fmt::format(" | {:>11} {:>8} {:>7}", "time_us", "busbw", "ratio");
+  }
+  out << head << "\n" << units << "\n";
+  for (const WhatifRow& row : s.rows) {
+    std::string line = fmt::format("{:>14}", row.bytes);
+    for (std::size_t v = 0; v < row.cells.size(); ++v) {
+      if (!row.cells[v]) {
+        line += fmt::format(" | {:>11} {:>8} {:>7}", "-", "-", "-");
+        continue;
+      }
+      line += fmt::format(" | {:>11.2f} {:>8.2f} {:>6.2f}x", row.cells[v]->time_us,
+                          row.cells[v]->busbw_gbps, ratio_to_first(row, v));
+    }
+    out << line << "\n";
+  }
+  bool missing = false;
+  for (const WhatifRow& row : s.rows) {
+    for (const auto& c : row.cells) missing = missing || !c;
+  }
+  if (missing) out << "# '-': the size does not split into whole elements per rank there\n";
+}
+
+void print_whatif_csv(std::ostream& out, const WhatifStudy& s) {
+  out << (s.replay ? "variant,label,topology,gpus,time_us,comm_us,exposed_us,ratio_to_first,"
+                     "busiest_link\n"
+                   : "variant,label,topology,gpus,size_bytes,bytes,time_us,algbw_gbps,busbw_gbps,"
+                     "algorithm,protocol,ratio_to_first\n");
+  for (const WhatifRow& row : s.rows) {
+    for (std::size_t v = 0; v < row.cells.size(); ++v) {
+      if (!row.cells[v]) continue;
+      const WhatifVariant& x = s.variants[v];
+      const WhatifCell& c = *row.cells[v];
+      const std::string common =
+          fmt::format("{},{},{},{}", v + 1, csv_field(x.label), csv_field(x.topology), x.gpus);
+      if (s.replay) {
+        out << fmt::format("{},{:.3f},{:.3f},{:.3f},{:.4f},{}\n", common, c.time_us, c.comm_us,
+                           c.exposed_us, ratio_to_first(row, v), csv_field(c.busiest_link));
+      } else {
+        out << fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{},{},{:.4f}\n", common, row.bytes,
+                           c.bytes, c.time_us, c.algbw_gbps, c.busbw_gbps, c.algorithm, c.protocol,
+                           ratio_to_first(row, v));
+      }
+    }
+  }
+}
+
+void print_whatif_json(std::ostream& out, const WhatifStudy& s) {
+  nlohmann::json j;
+  j["kind"] = s.replay ? "replay" : "sweep";
+  j["subject"] = s.subject;
+  j["fidelity"] = s.fidelity;
+  j["variants"] = nlohmann::json::array();
+  for (const WhatifVariant& x : s.variants) {
+    j["variants"].push_back(
+        {{"label", x.label}, {"topology", x.topology}, {"gpus", x.gpus}, {"notes", x.notes}});
+  }
+  j["rows"] = nlohmann::json::array();
+  for (const WhatifRow& row : s.rows) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (std::size_t v = 0; v < row.cells.size(); ++v) {
+      if (!row.cells[v]) {
+        cells.push_back(nullptr);
+        continue;
+      }
+      const WhatifCell& c = *row.cells[v];
+      nlohmann::json cell{{"time_us", c.time_us}, {"ratio_to_first", ratio_to_first(row, v)}};
+      if (s.replay) {
+        cell["comm_us"] = c.comm_us;
+        cell["exposed_us"] = c.exposed_us;
+        cell["busiest_link"] = c.busiest_link;
+      } else {
+        cell["bytes"] = c.bytes;
+        cell["algbw_gbps"] = c.algbw_gbps;
+        cell["busbw_gbps"] = c.busbw_gbps;
+        cell["algorithm"] = c.algorithm;
+        cell["protocol"] = c.protocol;
+      }
+      cells.push_back(cell);
+    }
+    nlohmann::json r{{"results", cells}};
+    if (!s.replay) r["size_bytes"] = row.bytes;
+    j["rows"].push_back(r);
+  }
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace twinccl::cli

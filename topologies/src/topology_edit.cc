@@ -1,0 +1,318 @@
+// apply_edits: parameters and faults on a loaded topology (topology_edit.h says the syntax).
+//
+// How it works. The topology is copied into an editable graph (vertices, links, a "gone" flag on
+// each), every edit changes that copy, and TopologyBuilder rebuilds and re-validates it, so the
+// result is an ordinary Topology: routing (router.cc) finds paths around removed parts by itself,
+// the analytic model reads the changed per-GPU/per-NIC figures through summary(), and the flow
+// model times the changed links. `nodes` runs first (rail_cluster() repeats a one-node topology;
+// a multi-node one keeps nodes 0..N-1), then nics_per_node, rates, latencies, oversubscription,
+// then faults. A failed NIC on an 8-NIC node:
+//     before: n1.gpu3 -> n1.pcie1 -> n1.nic3 -> leaf.su0.r3      (rail 3)
+//     after:  n1.gpu3 -> n1.pcie1 -> n1.nic2 -> leaf.su0.r2      (nearest NIC left; a note says so)
+#include "twinccl/topologies/topology_edit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "topology_edit_graph.h"
+#include "topology_edit_table.h"
+#include "twinccl/errors.h"
+#include "twinccl/topologies/nccl_xml_hints.h"
+
+namespace twinccl::topo {
+namespace {
+
+using detail::EditGraph;
+using detail::ParameterKind;
+using detail::ParameterSpec;
+
+bool is_network_switch(const EditGraph& g, VertexId v) {
+  return g.vertices[static_cast<std::size_t>(v)].kind == VertexKind::network_switch;
+}
+
+// `nodes=N` before anything else: it changes the vertex set the other edits name.
+Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& notes) {
+  const std::string flag = fmt::format("--set nodes={}", nodes);
+  if (nodes == t.node_count()) return t;
+  if (t.node_count() == 1) {
+    try {
+      Topology out = rail_cluster(t, nodes);
+      notes.push_back(
+          fmt::format("{}: {} repeated {} times on a rail-optimized two-level "
+                      "fat-tree (NIC i of every node on rail i)",
+                      flag, t.name(), nodes));
+      return out;
+    } catch (const Error& e) {
+      throw InvalidArgument(flag + ": " + e.what());
+    }
+  }
+  if (nodes > t.node_count()) {
+    throw InvalidArgument(fmt::format(
+        "{}: {} has {} nodes on its own network; nodes can lower that (1..{}) or repeat a "
+        "one-node topology; for more, name a larger topology (h100-cluster-{})",
+        flag, t.name(), t.node_count(), t.node_count(), nodes));
+  }
+  EditGraph g = detail::copy_graph(t);
+  for (std::size_t v = 0; v < g.vertices.size(); ++v) {
+    if (g.vertices[v].node >= nodes) g.remove_vertex(static_cast<VertexId>(v));
+  }
+  notes.push_back(fmt::format("{}: nodes 0..{} of {} kept", flag, nodes - 1, t.name()));
+  return detail::rebuild(g, t.name(), flag);
+}
+
+void keep_nics(EditGraph& g, int nics, const std::string& flag) {
+  std::map<int, int> per_node;
+  for (const Vertex& v : g.vertices) {
+    if (v.kind == VertexKind::nic) ++per_node[v.node];
+  }
+  int most = 0;
+  for (const auto& [node, n] : per_node) most = std::max(most, n);
+  if (most == 0) throw InvalidArgument(flag + ": " + g.name + " has no NIC");
+  if (nics > most) {
+    throw InvalidArgument(
+        fmt::format("{}: {} has at most {} NICs per node; nics_per_node can "
+                    "lower that (1..{})",
+                    flag, g.name, most, most));
+  }
+  for (std::size_t v = 0; v < g.vertices.size(); ++v) {
+    const Vertex& x = g.vertices[v];
+    if (x.kind == VertexKind::nic && x.local_index >= nics) {
+      g.remove_vertex(static_cast<VertexId>(v));
+    }
+  }
+}
+
+// Sets one parameter on every link (or NIC) it covers; throws when it covers nothing here.
+void set_parameter(EditGraph& g, const ParameterSpec& spec, double value, const std::string& flag,
+                   std::vector<std::string>& notes) {
+  int changed = 0;
+  for (std::size_t i = 0; i < g.links.size(); ++i) {
+    if (g.link_gone[i]) continue;
+    Link& l = g.links[i];
+    const bool fabric = is_network_switch(g, l.a) && is_network_switch(g, l.b);
+    const bool nic_link =
+        !fabric &&
+        (g.vertices[static_cast<std::size_t>(l.a)].kind == VertexKind::nic ||
+         g.vertices[static_cast<std::size_t>(l.b)].kind == VertexKind::nic) &&
+        (is_network_switch(g, l.a) || is_network_switch(g, l.b) || l.type == LinkType::network);
+    switch (spec.kind) {
+      case ParameterKind::link_gbps:
+        if (l.type != spec.type || (spec.type == LinkType::network && !fabric)) continue;
+        l.bandwidth_gbps = value;
+        break;
+      case ParameterKind::link_latency_us:
+        if (l.type != spec.type) continue;
+        l.latency_us = value;
+        break;
+      case ParameterKind::nic_gbps:
+        if (!nic_link) continue;
+        l.bandwidth_gbps = value;
+        break;
+      case ParameterKind::oversubscription:
+        if (!fabric) continue;
+        l.bandwidth_gbps /= value;
+        break;
+      default:
+        continue;
+    }
+    ++changed;
+  }
+  if (spec.kind == ParameterKind::nic_gbps) {
+    for (std::size_t v = 0; v < g.vertices.size(); ++v) {
+      if (g.vertex_gone[v] || g.vertices[v].kind != VertexKind::nic) continue;
+      g.vertices[v].port_bandwidth_gbps = value;
+      ++changed;
+    }
+  }
+  if (changed == 0) {
+    const std::string what =
+        spec.kind == ParameterKind::nic_gbps ? "NIC"
+        : spec.kind == ParameterKind::oversubscription ||
+                (spec.kind == ParameterKind::link_gbps && spec.type == LinkType::network)
+            ? "link between two network switches (no fat-tree)"
+            : std::string(to_string(spec.type)) + " link";
+    throw InvalidArgument(flag + ": " + g.name + " has no " + what + " to set");
+  }
+  if (spec.kind == ParameterKind::link_latency_us) {
+    notes.push_back(flag +
+                    ": both models charge NCCL's own per-hop latencies, which hold a node's "
+                    "NVLink/PCIe hops and one network hop through a leaf; a link's latency adds "
+                    "only on leaf-spine links (--fidelity flow), and it steers routing (shortest "
+                    "by hops, then latency)");
+  } else if (spec.kind == ParameterKind::oversubscription ||
+             (spec.kind == ParameterKind::link_gbps && spec.type == LinkType::network)) {
+    notes.push_back(flag +
+                    ": only --fidelity flow sees it (the analytic model, NCCL's, reads per-GPU "
+                    "NVLink/PCIe and per-NIC rates, not fabric links)");
+  }
+}
+
+std::string fault_flag(const Fault& f) {
+  const std::string part = detail::shown_value(f.part);
+  return f.kind == FaultKind::fail
+             ? "--fail " + part
+             : fmt::format("--degrade {}={:g}%", part, f.speed_fraction * 100.0);
+}
+
+void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes,
+                 std::vector<double>& gpu_speed) {
+  const std::string flag = fault_flag(f);
+  const detail::Part part = detail::resolve_part(g, f.part, flag);
+  if (part.vertex) {
+    const VertexId v = *part.vertex;
+    Vertex& x = g.vertices[static_cast<std::size_t>(v)];
+    if (f.kind == FaultKind::fail) {
+      if (x.kind == VertexKind::gpu) {
+        throw InvalidArgument(flag +
+                              ": a GPU cannot fail here (the ranks would change); slow it "
+                              "with --degrade " +
+                              f.part + "=10% or run on fewer ranks");
+      }
+      notes.push_back(fmt::format("{}: {} and its {} links removed; routes avoid it", flag, x.name,
+                                  g.live_links_of(v).size()));
+      g.remove_vertex(v);
+      return;
+    }
+    // A NIC: its port and network links (its PCIe side is not the NIC's line rate); anything
+    // else: every link it has.
+    std::vector<LinkId> links;
+    for (LinkId l : g.live_links_of(v)) {
+      if (x.kind != VertexKind::nic ||
+          g.links[static_cast<std::size_t>(l)].type == LinkType::network) {
+        links.push_back(l);
+      }
+    }
+    for (LinkId l : links) g.links[static_cast<std::size_t>(l)].bandwidth_gbps *= f.speed_fraction;
+    if (x.kind == VertexKind::nic) x.port_bandwidth_gbps *= f.speed_fraction;
+    if (x.kind == VertexKind::gpu) {  // faults never remove GPUs: its rank is its final rank
+      const auto rank = static_cast<std::size_t>(x.rank);
+      if (gpu_speed.size() <= rank) gpu_speed.resize(rank + 1, 1.0);
+      gpu_speed[rank] *= f.speed_fraction;
+    }
+    notes.push_back(fmt::format(
+        "{}: {} ({}) and its {} link{} at {:g}% of the rate{}", flag, x.name, to_string(x.kind),
+        links.size(), links.size() == 1 ? "" : "s", f.speed_fraction * 100.0,
+        x.kind == VertexKind::gpu
+            ? " (a slow GPU: it moves data slower, and computes slower in a replay)"
+            : ""));
+    return;
+  }
+  for (LinkId l : part.links) {
+    if (f.kind == FaultKind::fail) {
+      g.link_gone[static_cast<std::size_t>(l)] = true;
+    } else {
+      g.links[static_cast<std::size_t>(l)].bandwidth_gbps *= f.speed_fraction;
+    }
+  }
+  notes.push_back(fmt::format(
+      "{}: {} link{} {}", flag, part.links.size(), part.links.size() == 1 ? "" : "s",
+      f.kind == FaultKind::fail ? "removed; routes avoid it"
+                                : fmt::format("at {:g}% of its rate", f.speed_fraction * 100.0)));
+}
+
+// "n1.gpu3 leaves its node through n1.nic2 (was n1.nic3)" for every GPU whose home NIC moved.
+void note_moved_nics(const Topology& before, const Topology& after,
+                     std::vector<std::string>& notes) {
+  if (before.gpu_count() != after.gpu_count()) return;
+  std::vector<std::string> moved;
+  for (int r = 0; r < after.gpu_count(); ++r) {
+    const auto a = before.home_nic(r), b = after.home_nic(r);
+    const std::string was = a ? before.vertex(*a).name : "none";
+    const std::string now = b ? after.vertex(*b).name : "none";
+    if (was != now) {
+      moved.push_back(
+          fmt::format("{} through {} (was {})", after.vertex(after.gpu(r)).name, now, was));
+    }
+  }
+  if (moved.empty()) return;
+  std::string line = "routes moved: GPUs now leaving their node through another NIC: ";
+  for (std::size_t i = 0; i < moved.size() && i < 8; ++i) line += (i ? "; " : "") + moved[i];
+  if (moved.size() > 8) line += fmt::format("; and {} more", moved.size() - 8);
+  notes.push_back(line);
+}
+
+// A NIC whose every network link failed (its leaf or its cable) is a failed NIC: removed, so that
+// routes and the NIC count see it.
+void remove_cut_off_nics(EditGraph& g, const std::vector<bool>& had_network,
+                         std::vector<std::string>& notes) {
+  for (std::size_t v = 0; v < g.vertices.size(); ++v) {
+    if (g.vertex_gone[v] || !had_network[v]) continue;
+    bool reaches = false;
+    for (LinkId l : g.live_links_of(static_cast<VertexId>(v))) {
+      reaches = reaches || g.links[static_cast<std::size_t>(l)].type == LinkType::network;
+    }
+    if (reaches) continue;
+    notes.push_back(g.vertices[v].name + " lost every network link: removed as a failed NIC");
+    g.remove_vertex(static_cast<VertexId>(v));
+  }
+}
+
+std::vector<bool> nics_with_network(const EditGraph& g) {
+  std::vector<bool> out(g.vertices.size(), false);
+  for (std::size_t v = 0; v < g.vertices.size(); ++v) {
+    if (g.vertex_gone[v] || g.vertices[v].kind != VertexKind::nic) continue;
+    for (LinkId l : g.live_links_of(static_cast<VertexId>(v))) {
+      out[v] = out[v] || g.links[static_cast<std::size_t>(l)].type == LinkType::network;
+    }
+  }
+  return out;
+}
+
+bool analytic_figures_equal(const TopologySummary& a, const TopologySummary& b) {
+  return a.nvlink_bandwidth_gbps == b.nvlink_bandwidth_gbps &&
+         a.nvlinks_per_gpu == b.nvlinks_per_gpu && a.pcie_bandwidth_gbps == b.pcie_bandwidth_gbps &&
+         a.nics_per_node == b.nics_per_node && a.nic_bandwidth_gbps == b.nic_bandwidth_gbps;
+}
+
+}  // namespace
+
+EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits) {
+  if (edits.empty()) return {topology, {}, {}};
+  std::vector<std::string> notes;
+  Topology current = topology;
+  for (const Setting& s : edits.settings) {
+    if (detail::parameter_spec(s.name).kind == ParameterKind::nodes) {
+      current = with_nodes(current, static_cast<int>(s.value), notes);
+    }
+  }
+  EditGraph g = detail::copy_graph(current);
+  for (const Setting& s : edits.settings) {
+    const ParameterSpec& spec = detail::parameter_spec(s.name);
+    const std::string flag = fmt::format("--set {}={:g}", s.name, s.value);
+    if (spec.kind == ParameterKind::nics_per_node) keep_nics(g, static_cast<int>(s.value), flag);
+  }
+  for (const ParameterKind phase : {ParameterKind::link_gbps, ParameterKind::link_latency_us,
+                                    ParameterKind::nic_gbps, ParameterKind::oversubscription}) {
+    for (const Setting& s : edits.settings) {
+      const ParameterSpec& spec = detail::parameter_spec(s.name);
+      if (spec.kind != phase) continue;
+      set_parameter(g, spec, s.value, fmt::format("--set {}={:g}", s.name, s.value), notes);
+    }
+  }
+  std::string faults;
+  const std::vector<bool> had_network = nics_with_network(g);
+  std::vector<double> gpu_speed;
+  for (const Fault& f : edits.faults) {
+    apply_fault(g, f, notes, gpu_speed);
+    faults += (faults.empty() ? "" : " ") + fault_flag(f);
+  }
+  remove_cut_off_nics(g, had_network, notes);
+  std::string label = edits.label();
+  if (label.size() > 180) label = label.substr(0, 180) + "...";
+  if (faults.size() > 300) faults = faults.substr(0, 300) + " ...";
+  Topology out = detail::rebuild(g, topology.name() + "+" + label,
+                                 faults.empty() ? "the edited topology" : "after " + faults);
+  note_moved_nics(current, out, notes);
+  if (!edits.faults.empty() && analytic_figures_equal(current.summary(), out.summary())) {
+    notes.push_back(
+        "the analytic model (NCCL's) does not see these faults: per-GPU NVLink/PCIe and per-NIC "
+        "figures are unchanged; --fidelity flow times the changed links");
+  }
+  if (!gpu_speed.empty()) gpu_speed.resize(static_cast<std::size_t>(out.gpu_count()), 1.0);
+  return {out, notes, gpu_speed};
+}
+
+}  // namespace twinccl::topo

@@ -1,0 +1,193 @@
+// The parameters --set accepts (one table: name, range, what it sets) and the parsers of
+// "NAME=VALUE" and "PART[=P%]". Applying them is topology_edit.cc.
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "topology_edit_table.h"
+#include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
+#include "twinccl/topologies/topology_edit.h"
+
+namespace twinccl::topo {
+namespace detail {
+
+// Ranges: bandwidths and latencies as a topology file may hold them (limits.h); counts as the
+// presets and rail_cluster() allow.
+const std::vector<ParameterSpec>& parameter_specs() {
+  static const std::vector<ParameterSpec> specs = [] {
+    std::vector<ParameterSpec> s;
+    const auto rate = [&](std::string name, LinkType type, std::string what) {
+      s.push_back({name, ParameterKind::link_gbps, type, limits::min_bandwidth_gbps,
+                   limits::max_bandwidth_gbps, false, std::move(what)});
+    };
+    const auto latency = [&](std::string name, LinkType type, std::string what) {
+      s.push_back({name, ParameterKind::link_latency_us, type, 0.0, limits::max_latency_us, false,
+                   std::move(what)});
+    };
+    rate("nvlink_gbps", LinkType::nvlink,
+         "every NVLink link, GB/s per direction (presets bundle a GPU's NVLinks in one link: "
+         "dgx-h100 370.8)");
+    latency("nvlink_latency_us", LinkType::nvlink, "every NVLink link, us per traversal");
+    rate("pcie_gbps", LinkType::pcie, "every PCIe link, GB/s per direction (gen5 x16 = 48)");
+    latency("pcie_latency_us", LinkType::pcie, "every PCIe link, us");
+    s.push_back({"nic_gbps", ParameterKind::nic_gbps, LinkType::network, limits::min_bandwidth_gbps,
+                 limits::max_bandwidth_gbps, false,
+                 "every NIC port and its links into the network, GB/s per direction (400G = 50)"});
+    rate("network_gbps", LinkType::network,
+         "every link between two network switches (leaf-spine), GB/s per direction");
+    latency("network_latency_us", LinkType::network,
+            "every network link (NIC-leaf, leaf-spine), us");
+    rate("cpu_interconnect_gbps", LinkType::cpu_interconnect,
+         "every socket-to-socket link, GB/s per direction");
+    latency("cpu_interconnect_latency_us", LinkType::cpu_interconnect, "every socket link, us");
+    rate("switch_internal_gbps", LinkType::switch_internal,
+         "every switch-internal link, GB/s per direction");
+    latency("switch_internal_latency_us", LinkType::switch_internal,
+            "every switch-internal link, us");
+    s.push_back({"nics_per_node", ParameterKind::nics_per_node, LinkType::network, 1, 1 << 20, true,
+                 "keep NICs 0..N-1 of every node (N from 1 to the NICs a node has)"});
+    s.push_back({"oversubscription", ParameterKind::oversubscription, LinkType::network, 1, 1024,
+                 false,
+                 "fat-tree oversubscription R:1: links between network switches at 1/R of their "
+                 "rate (1..1024)"});
+    s.push_back({"nodes", ParameterKind::nodes, LinkType::network, 1, 1024, true,
+                 "N nodes: a one-node topology repeated on a rail-optimized fat-tree, or nodes "
+                 "0..N-1 of a multi-node one (1..1024)"});
+    return s;
+  }();
+  return specs;
+}
+
+const ParameterSpec& parameter_spec(std::string_view name) {
+  for (const ParameterSpec& s : parameter_specs()) {
+    if (s.name == name) return s;
+  }
+  throw InternalError("parameter '" + std::string(name) + "' is not in the table");
+}
+
+std::string settable_list() {
+  std::string list;
+  for (const ParameterSpec& s : parameter_specs()) list += "\n  " + s.name + ": " + s.what;
+  return list;
+}
+
+std::string shown_value(std::string_view text) {
+  std::string out(text.substr(0, limits::max_echo_bytes));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return out + (text.size() > limits::max_echo_bytes ? "..." : "");
+}
+
+}  // namespace detail
+
+namespace {
+
+std::optional<double> parse_number(std::string_view text) {
+  double value = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() ||
+      !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<ParameterInfo> settable_parameters() {
+  std::vector<ParameterInfo> out;
+  for (const detail::ParameterSpec& s : detail::parameter_specs()) out.push_back({s.name, s.what});
+  return out;
+}
+
+Setting parse_setting(std::string_view text) {
+  const std::string shown = detail::shown_value(text);
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    throw InvalidArgument("--set '" + shown +
+                          "': expected NAME=VALUE; settable:" + detail::settable_list());
+  }
+  const std::string_view name = text.substr(0, eq);
+  const detail::ParameterSpec* spec = nullptr;
+  for (const detail::ParameterSpec& s : detail::parameter_specs()) {
+    if (s.name == name) spec = &s;
+  }
+  if (spec == nullptr) {
+    throw InvalidArgument("--set '" + shown + "': unknown parameter '" + detail::shown_value(name) +
+                          "'; settable:" + detail::settable_list());
+  }
+  const auto value = parse_number(text.substr(eq + 1));
+  const std::string range = fmt::format("{:g}..{:g}", spec->min, spec->max);
+  if (!value || (spec->integer && std::floor(*value) != *value)) {
+    throw InvalidArgument("--set '" + shown + "': " + spec->name + " takes " +
+                          (spec->integer ? "a whole number" : "a number") + " in " + range + " (" +
+                          spec->what + ")");
+  }
+  if (*value < spec->min || *value > spec->max) {
+    throw InvalidArgument(fmt::format("--set '{}': {} must be in {}, got {:g} ({})", shown,
+                                      spec->name, range, *value, spec->what));
+  }
+  return {spec->name, *value};
+}
+
+Fault parse_fault(FaultKind kind, std::string_view text) {
+  const std::string flag = kind == FaultKind::fail ? "--fail" : "--degrade";
+  const std::string shown = detail::shown_value(text);
+  // A vertex name is at most limits::max_name_bytes; a link names two and "<->".
+  if (text.size() > 2 * limits::max_name_bytes + 16) {
+    throw InvalidArgument(
+        fmt::format("{} '{}': {} bytes; a part names at most two vertices of {} "
+                    "bytes each",
+                    flag, shown, text.size(), limits::max_name_bytes));
+  }
+  Fault f;
+  f.kind = kind;
+  if (kind == FaultKind::fail) {
+    if (text.empty() || text.find('=') != std::string_view::npos) {
+      throw InvalidArgument(flag + " '" + shown +
+                            "': expected a part: a vertex name (n1.nic3), NAME@nodeN (nic3@node1) "
+                            "or a link A<->B; no '=' (a rate is --degrade's)");
+    }
+    f.part = std::string(text);
+    return f;
+  }
+  const std::size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    throw InvalidArgument(flag + " '" + shown +
+                          "': expected PART=RATE, the rate the part keeps: 25% or 0.25 "
+                          "(e.g. --degrade nic3@node1=25%)");
+  }
+  f.part = std::string(text.substr(0, eq));
+  std::string_view rate = text.substr(eq + 1);
+  const bool percent = !rate.empty() && rate.back() == '%';
+  if (percent) rate.remove_suffix(1);
+  const auto value = parse_number(rate);
+  const double fraction = value ? (percent ? *value / 100.0 : *value) : -1.0;
+  if (!value || !(fraction > 0.0) || fraction > 1.0) {
+    throw InvalidArgument(flag + " '" + shown +
+                          "': the rate kept must be in (0%, 100%] (or (0, 1]); a part at 0 is "
+                          "--fail PART");
+  }
+  f.speed_fraction = fraction;
+  return f;
+}
+
+std::string TopologyEdits::label() const {
+  std::string out;
+  for (const Setting& s : settings) {
+    out += fmt::format("{}{}={:g}", out.empty() ? "" : ",", s.name, s.value);
+  }
+  for (const Fault& f : faults) {
+    out += (out.empty() ? "" : ",") +
+           std::string(f.kind == FaultKind::fail ? "fail:" : "degrade:") + f.part;
+    if (f.kind == FaultKind::degrade) out += fmt::format("={:g}%", f.speed_fraction * 100.0);
+  }
+  return out;
+}
+
+}  // namespace twinccl::topo

@@ -1,0 +1,37 @@
+// Internal: the table of what --set accepts (topology_edit_parse.cc), read by apply_edits.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::topo::detail {
+
+enum class ParameterKind {
+  link_gbps,        // every link of `type` (network: only switch-to-switch links)
+  link_latency_us,  // every link of `type`
+  nic_gbps,         // NIC ports and NIC-to-network links
+  nics_per_node,
+  oversubscription,
+  nodes,
+};
+
+struct ParameterSpec {
+  std::string name;
+  ParameterKind kind = ParameterKind::link_gbps;
+  LinkType type = LinkType::network;
+  double min = 0.0, max = 0.0;
+  bool integer = false;
+  std::string what;
+};
+
+const std::vector<ParameterSpec>& parameter_specs();
+const ParameterSpec& parameter_spec(std::string_view name);  // InternalError when absent
+// "\n  name: what" for every parameter.
+std::string settable_list();
+// At most limits::max_echo_bytes of a user's text, unprintable bytes as '?'.
+std::string shown_value(std::string_view text);
+
+}  // namespace twinccl::topo::detail
