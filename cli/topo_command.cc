@@ -2,6 +2,7 @@
 // --gpu-count N --nic-count M --nodes N] [--set K=V --degrade PART=RATE --fail PART].
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "commands.h"
@@ -27,9 +28,17 @@ CLI::App* add_topo_command(CLI::App& app, TopoOptions& o) {
 
 int run_topo_command(const TopoOptions& o, std::ostream& out) {
   if (o.action == "list") {
-    out << fmt::format("{:<22} {:<18} {}\n", "preset", "example", "description");
-    for (const topo::PresetInfo& p : topo::list_presets()) {
-      out << fmt::format("{:<22} {:<18} {}\n", p.pattern, p.example, p.description);
+    const std::vector<topo::PresetInfo> presets = topo::list_presets();
+    std::size_t pattern_width = 6, example_width = 7;  // the columns fit the longest entry
+    for (const topo::PresetInfo& p : presets) {
+      pattern_width = std::max(pattern_width, p.pattern.size());
+      example_width = std::max(example_width, p.example.size());
+    }
+    out << fmt::format("{:<{}} {:<{}} {}\n", "preset", pattern_width, "example", example_width,
+                       "description");
+    for (const topo::PresetInfo& p : presets) {
+      out << fmt::format("{:<{}} {:<{}} {}\n", p.pattern, pattern_width, p.example, example_width,
+                         p.description);
     }
     return 0;
   }
