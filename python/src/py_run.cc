@@ -124,6 +124,7 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   if (!topology.empty() || !trace_path.empty()) {
     trace::TraceRecorderOptions ro;
     ro.program = "python";
+    ro.p2p_per_peer_streams = o.p2p_per_peer_streams;  // the replay orders send/recv alike
     recorder = std::make_unique<trace::TraceRecorder>(world_size, ro);
     o.on_rank_start = [&recorder](Communicator& world) { recorder->record(world); };
   }
