@@ -167,3 +167,19 @@ def test_isend_never_waited_is_reported():
     with pytest.raises(twinccl.InvalidArgument) as e:
         twinccl.run(rank, world_size=2, timeout_s=30)
     assert "%s:%d" % (HERE, line_of("MARK-UNWAITED")) in str(e.value), str(e.value)
+
+
+def test_irecv_first_ring_replays_on_a_topology(tmp_path):
+    """The trace says send/recv ran per pair ("p2p_streams": "per_peer"), so the simulator's
+    replay orders them the same way instead of reporting a replay deadlock."""
+    def rank(r):
+        n = dist.get_world_size()
+        got = np.zeros(1024, np.float32)
+        req_r = dist.irecv(got, src=(r - 1) % n)
+        req_s = dist.isend(np.full(1024, float(r), np.float32), dst=(r + 1) % n)
+        req_r.wait()
+        req_s.wait()
+    path = tmp_path / "ring.trace.json"
+    report = twinccl.run(rank, world_size=4, topology="dgx-h100", trace_path=str(path))
+    assert len(report.ops) == 4 and report.total_us > 0
+    assert '"p2p_streams":"per_peer"' in path.read_text()
