@@ -18,8 +18,9 @@ Checker::Checker(int world_size)
   }
 }
 
-CommRecord* Checker::add_comm(std::string name, std::vector<int> global_ranks) {
+CommRecord* Checker::add_comm(std::string name, std::vector<int> global_ranks, bool p2p_lanes) {
   auto record = std::make_unique<CommRecord>();
+  record->p2p_lanes = p2p_lanes;
   record->name = std::move(name);
   record->agents.assign(global_ranks.size(), -1);
   record->global_ranks = std::move(global_ranks);

@@ -71,7 +71,8 @@ class Checker {
   Checker& operator=(const Checker&) = delete;
 
   Agent* user(int global_rank) { return users_[static_cast<std::size_t>(global_rank)]; }
-  CommRecord* add_comm(std::string name, std::vector<int> global_ranks);
+  // p2p_lanes: its send/recv run on per-(peer, direction) lanes (add_lane), not its streams.
+  CommRecord* add_comm(std::string name, std::vector<int> global_ranks, bool p2p_lanes = false);
   Agent* add_stream(CommRecord* comm, int comm_rank);
   // A stream of `comm_rank` for its sends to (`sends`) or recvs from `peer` only
   // (CommRecord::p2p_lanes): a send/recv waiting on that rank then waits for this lane.
@@ -141,9 +142,8 @@ struct CommRecord {
   std::vector<int>
       agents;  // stream agent id per comm rank, -1 until that rank's communicator exists
   std::map<std::pair<int, int>, std::pair<std::uint64_t, std::uint64_t>>
-      p2p;  // (from,to) -> (posted, consumed)
-  // send/recv run on per-(peer, direction) lanes, not on `agents` (set before any rank runs).
-  bool p2p_lanes = false;
+      p2p;                 // (from,to) -> (posted, consumed)
+  bool p2p_lanes = false;  // send/recv run on per-(peer, direction) lanes, not on `agents`
   std::map<std::tuple<int, int, bool>, int> lanes;  // (rank, peer, sends) -> lane agent id
 };
 

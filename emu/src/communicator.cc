@@ -39,8 +39,7 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
       p2p(world, static_cast<int>(global_ranks.size())) {
   p2p.describe(name, global_ranks);
   if (emu::Checker* checker = world->checker()) {
-    record = checker->add_comm(name, global_ranks);
-    record->p2p_lanes = config.p2p_per_peer;
+    record = checker->add_comm(name, global_ranks, config.p2p_per_peer);
     p2p.watch(checker, record);
   }
 }
