@@ -54,20 +54,6 @@ EmuCommunicator::EmuCommunicator(std::shared_ptr<SharedComm> shared, int rank)
   prepare_lane(main_, agent);
 }
 
-void EmuCommunicator::prepare_lane(Lane& lane, emu::Agent* agent) {
-  lane.agent = agent;
-  if (agent != nullptr) lane.waited = std::make_shared<emu::WaitedThrough>();
-  if (const FaultHook& hook = shared_->config.fault_hook) {
-    lane.stream.before_thread_start([hook, rank = global_rank(), comm = shared_->name] {
-      FaultPoint point;
-      point.rank = rank;
-      point.comm = comm;
-      point.stage = FaultStage::thread_start;
-      hook(point);
-    });
-  }
-}
-
 void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noexcept {
   (void)op;
   try {

@@ -19,6 +19,20 @@
 
 namespace twinccl::emu {
 
+void EmuCommunicator::prepare_lane(Lane& lane, emu::Agent* agent) {
+  lane.agent = agent;
+  if (agent != nullptr) lane.waited = std::make_shared<emu::WaitedThrough>();
+  if (const FaultHook& hook = shared_->config.fault_hook) {
+    lane.stream.before_thread_start([hook, rank = global_rank(), comm = shared_->name] {
+      FaultPoint point;
+      point.rank = rank;
+      point.comm = comm;
+      point.stage = FaultStage::thread_start;
+      hook(point);
+    });
+  }
+}
+
 EmuCommunicator::Lane& EmuCommunicator::lane_for(int peer, bool sends) {
   int key = peer * 2 + (sends ? 1 : 0);
   auto it = lanes_.find(key);
