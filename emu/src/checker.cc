@@ -18,8 +18,9 @@ Checker::Checker(int world_size)
   }
 }
 
-CommRecord* Checker::add_comm(std::string name, std::vector<int> global_ranks) {
+CommRecord* Checker::add_comm(std::string name, std::vector<int> global_ranks, bool p2p_lanes) {
   auto record = std::make_unique<CommRecord>();
+  record->p2p_lanes = p2p_lanes;
   record->name = std::move(name);
   record->agents.assign(global_ranks.size(), -1);
   record->global_ranks = std::move(global_ranks);
@@ -35,6 +36,18 @@ Agent* Checker::add_stream(CommRecord* comm, int comm_rank) {
   a.global_rank = comm->global_ranks[static_cast<std::size_t>(comm_rank)];
   a.comm = comm;
   comm->agents[static_cast<std::size_t>(comm_rank)] = a.id;
+  streams_of_rank_[static_cast<std::size_t>(a.global_rank)].push_back(a.id);
+  nodes_.emplace_back();
+  return &a;
+}
+
+Agent* Checker::add_lane(CommRecord* comm, int comm_rank, int peer, bool sends) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Agent& a = agents_.emplace_back();
+  a.id = static_cast<int>(agents_.size()) - 1;
+  a.global_rank = comm->global_ranks[static_cast<std::size_t>(comm_rank)];
+  a.comm = comm;
+  comm->lanes[{comm_rank, peer, sends}] = a.id;
   streams_of_rank_[static_cast<std::size_t>(a.global_rank)].push_back(a.id);
   nodes_.emplace_back();
   return &a;
@@ -70,6 +83,17 @@ int Checker::target_for(const CommRecord& comm, int comm_rank) const {
   return comm.global_ranks[static_cast<std::size_t>(comm_rank)];  // the rank's own thread
 }
 
+int Checker::p2p_target(const CommRecord& comm, int comm_rank, int peer, bool sends) const {
+  if (!comm.p2p_lanes) return target_for(comm, comm_rank);  // send/recv run on its stream
+  auto it = comm.lanes.find({comm_rank, peer, sends});
+  if (it != comm.lanes.end()) {
+    const Agent& a = agents_[static_cast<std::size_t>(it->second)];
+    if (a.issued.load() > a.completed.load()) return it->second;
+  }
+  // Its main stream's queued collectives do not hold its send/recv back: its thread must issue it.
+  return comm.global_ranks[static_cast<std::size_t>(comm_rank)];
+}
+
 void Checker::edges_of(int node, std::vector<Edge>& out) {
   out.clear();
   const Agent& a = agents_[static_cast<std::size_t>(node)];
@@ -103,13 +127,15 @@ void Checker::edges_of(int node, std::vector<Edge>& out) {
       auto it = c.p2p.find({w.peer, w.rank});
       std::uint64_t posted = it == c.p2p.end() ? 0 : it->second.first;
       std::uint64_t taken = it == c.p2p.end() ? 0 : it->second.second;
-      if (posted <= taken) out.push_back({target_for(c, w.peer), peer_global(w.peer), "to send"});
+      if (posted <= taken)
+        out.push_back({p2p_target(c, w.peer, w.rank, true), peer_global(w.peer), "to send"});
       break;
     }
     case WaitKind::send: {
       auto it = c.p2p.find({w.rank, w.peer});
       std::uint64_t taken = it == c.p2p.end() ? 0 : it->second.second;
-      if (taken < w.seq) out.push_back({target_for(c, w.peer), peer_global(w.peer), "to receive"});
+      if (taken < w.seq)
+        out.push_back({p2p_target(c, w.peer, w.rank, false), peer_global(w.peer), "to receive"});
       break;
     }
     default:

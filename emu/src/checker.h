@@ -29,6 +29,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -70,8 +71,12 @@ class Checker {
   Checker& operator=(const Checker&) = delete;
 
   Agent* user(int global_rank) { return users_[static_cast<std::size_t>(global_rank)]; }
-  CommRecord* add_comm(std::string name, std::vector<int> global_ranks);
+  // p2p_lanes: its send/recv run on per-(peer, direction) lanes (add_lane), not its streams.
+  CommRecord* add_comm(std::string name, std::vector<int> global_ranks, bool p2p_lanes = false);
   Agent* add_stream(CommRecord* comm, int comm_rank);
+  // A stream of `comm_rank` for its sends to (`sends`) or recvs from `peer` only
+  // (CommRecord::p2p_lanes): a send/recv waiting on that rank then waits for this lane.
+  Agent* add_lane(CommRecord* comm, int comm_rank, int peer, bool sends);
   void mark_finished(int global_rank);
   // Appended to "rank N's function already returned without calling it": why it returned.
   void explain_returned(std::function<std::string(int global_rank)> explain) {
@@ -112,6 +117,9 @@ class Checker {
   };
   void edges_of(int node, std::vector<Edge>& out);
   int target_for(const CommRecord& comm, int comm_rank) const;
+  // Who must move for `comm_rank` to send to (`sends`) or receive from `peer`: its stream (or
+  // lane) when it has queued work, else its own thread.
+  int p2p_target(const CommRecord& comm, int comm_rank, int peer, bool sends) const;
   std::string who(const CommRecord* comm, int comm_rank) const;
   // The cycle through `from` as (node, edge taken), or empty.
   std::vector<std::pair<int, Edge>> find_cycle(int from);
@@ -134,7 +142,9 @@ struct CommRecord {
   std::vector<int>
       agents;  // stream agent id per comm rank, -1 until that rank's communicator exists
   std::map<std::pair<int, int>, std::pair<std::uint64_t, std::uint64_t>>
-      p2p;  // (from,to) -> (posted, consumed)
+      p2p;                 // (from,to) -> (posted, consumed)
+  bool p2p_lanes = false;  // send/recv run on per-(peer, direction) lanes, not on `agents`
+  std::map<std::tuple<int, int, bool>, int> lanes;  // (rank, peer, sends) -> lane agent id
 };
 
 template <class Latest>

@@ -10,33 +10,42 @@
 namespace twinccl::emu {
 
 EmuCommunicator::~EmuCommunicator() {
-  if (stream_agent_ == nullptr) return;
+  if (main_.agent == nullptr) return;
   if (std::uncaught_exceptions() == 0) {
     std::string unwaited = unwaited_message();
     if (!unwaited.empty()) shared_->world->report_misuse(global_rank(), unwaited);
   }
-  // Wait for the stream's last task where the checker sees it (a cycle through a rank that is
-  // returning is still a deadlock); the stream member's destructor then drains and joins.
-  if (auto last = last_work_.lock()) {
-    try {
-      last->wait();
-    } catch (...) {  // its error belongs to whoever holds the Work (or to nobody)
+  // Wait for each stream's last task where the checker sees it (a cycle through a rank that is
+  // returning is still a deadlock); the stream members' destructors then drain and join.
+  auto wait_last = [](Lane& lane) {
+    if (auto last = lane.last_work.lock()) {
+      try {
+        last->wait();
+      } catch (...) {  // its error belongs to whoever holds the Work (or to nobody)
+      }
     }
-  }
+  };
+  wait_last(main_);
+  for (auto& [key, lane] : lanes_) wait_last(*lane);
 }
 
 std::string EmuCommunicator::unwaited_message() const {
-  std::uint64_t through = waited_ ? waited_->task.load() : 0;
-  for (const AsyncIssued& a : async_issued_) {
-    if (a.task > through) {
-      return "comm '" + name() + "' rank " + std::to_string(rank_) + ": " + a.what +
-             " was issued with async_op and its Work was never waited on (wait(), test() returning "
-             "true, "
-             "or a later operation on this communicator that was waited on) before the rank's "
-             "function returned";
+  auto unwaited = [&](const Lane& lane) -> std::string {
+    std::uint64_t through = lane.waited ? lane.waited->task.load() : 0;
+    for (const AsyncIssued& a : lane.async_issued) {
+      if (a.task > through) {
+        return "comm '" + name() + "' rank " + std::to_string(rank_) + ": " + a.what +
+               " was issued with async_op and its Work was never waited on (wait(), test() "
+               "returning true, or a later operation on this communicator that was waited on) "
+               "before the rank's function returned";
+      }
     }
-  }
-  return "";
+    return "";
+  };
+  std::string text = unwaited(main_);
+  for (auto it = lanes_.begin(); text.empty() && it != lanes_.end(); ++it)
+    text = unwaited(*it->second);
+  return text;
 }
 
 void EmuCommunicator::record_states(std::span<const Issued> ops, emu::OpState state) {

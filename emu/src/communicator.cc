@@ -39,27 +39,19 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
       p2p(world, static_cast<int>(global_ranks.size())) {
   p2p.describe(name, global_ranks);
   if (emu::Checker* checker = world->checker()) {
-    record = checker->add_comm(name, global_ranks);
+    record = checker->add_comm(name, global_ranks, config.p2p_per_peer);
     p2p.watch(checker, record);
   }
 }
 
 EmuCommunicator::EmuCommunicator(std::shared_ptr<SharedComm> shared, int rank)
     : shared_(std::move(shared)), rank_(rank) {
+  emu::Agent* agent = nullptr;
   if (emu::Checker* checker = shared_->world->checker()) {
-    stream_agent_ = checker->add_stream(shared_->record, rank_);
+    agent = checker->add_stream(shared_->record, rank_);
     user_agent_ = checker->user(global_rank());
-    waited_ = std::make_shared<emu::WaitedThrough>();
   }
-  if (const FaultHook& hook = shared_->config.fault_hook) {
-    stream_.before_thread_start([hook, rank = global_rank(), comm = shared_->name] {
-      FaultPoint point;
-      point.rank = rank;
-      point.comm = comm;
-      point.stage = FaultStage::thread_start;
-      hook(point);
-    });
-  }
+  prepare_lane(main_, agent);
 }
 
 void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noexcept {
@@ -91,22 +83,24 @@ Work EmuCommunicator::submit(OpDesc op) {
     group_ops_.push_back(std::move(issued));
     return Work(group_work_);
   }
+  if (shared_->config.p2p_per_peer && is_p2p(issued.op.kind))
+    return issue_on_lane(std::move(issued));
   bool async_op = issued.op.async_op;
-  if (!async_op && run_blocking_inline(std::span<const Issued>(&issued, 1)))
+  if (!async_op && run_blocking_inline(main_, std::span<const Issued>(&issued, 1)))
     return Work();  // completed
   std::vector<Issued> ops;
   ops.push_back(std::move(issued));
-  return launch(std::move(ops), async_op);
+  return launch(main_, std::move(ops), async_op);
 }
 
-std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(const OpDesc* first, std::uint64_t seq,
-                                                        Where where) {
-  if (stream_agent_ == nullptr) return std::make_shared<emu::EmuWork>();
+std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(Lane& lane, const OpDesc* first,
+                                                        std::uint64_t seq, Where where) {
+  if (lane.agent == nullptr) return std::make_shared<emu::EmuWork>();
   emu::WorkTracking t;
-  t.stream = stream_agent_;
+  t.stream = lane.agent;
   t.user = user_agent_;
-  t.task = ++tasks_issued_;
-  t.waited = waited_;
+  t.task = ++lane.tasks_issued;
+  t.waited = lane.waited;
   t.checker = shared_->world->checker();
   t.op = first != nullptr ? twinccl::name(first->kind) : std::string_view("group");
   t.seq_plus_one = first != nullptr && !is_p2p(first->kind) ? seq + 1 : 0;
@@ -114,36 +108,36 @@ std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(const OpDesc* first, std
   return std::make_shared<emu::EmuWork>(std::move(t));
 }
 
-void EmuCommunicator::note_async(const emu::EmuWork& work) {
+void EmuCommunicator::note_async(Lane& lane, const emu::EmuWork& work) {
   const emu::WorkTracking& t = work.tracking();
   if (t.waited == nullptr) return;
-  while (!async_issued_.empty() && async_issued_.front().task <= t.waited->task.load())
-    async_issued_.pop_front();
+  while (!lane.async_issued.empty() && lane.async_issued.front().task <= t.waited->task.load())
+    lane.async_issued.pop_front();
   std::string what = std::string(t.op) +
                      (t.seq_plus_one ? " #" + std::to_string(t.seq_plus_one - 1) : std::string()) +
                      " (" + describe_call_site(t.where) + ")";
-  async_issued_.push_back({t.task, std::move(what)});
+  lane.async_issued.push_back({t.task, std::move(what)});
 }
 
-bool EmuCommunicator::run_blocking_inline(std::span<const Issued> ops) {
-  if (!stream_.try_begin_inline()) return false;
+bool EmuCommunicator::run_blocking_inline(Lane& lane, std::span<const Issued> ops) {
+  if (!lane.stream.try_begin_inline()) return false;
   // The bookkeeping a Work would do: the checker sees the task queued on the stream until it
   // completed, and waiting for it counts as waiting for every earlier task.
   std::uint64_t task = 0;
-  if (stream_agent_ != nullptr) {
-    task = ++tasks_issued_;
-    stream_agent_->issued.fetch_add(1);
+  if (lane.agent != nullptr) {
+    task = ++lane.tasks_issued;
+    lane.agent->issued.fetch_add(1);
   }
-  last_work_.reset();  // nothing earlier is pending: the stream was idle
+  lane.last_work.reset();  // nothing earlier is pending: the stream was idle
   auto finish = [&] {
-    if (stream_agent_ != nullptr) {
-      stream_agent_->completed.fetch_add(1);
-      waited_->note(task);
+    if (lane.agent != nullptr) {
+      lane.agent->completed.fetch_add(1);
+      lane.waited->note(task);
     }
-    stream_.end_inline();
+    lane.stream.end_inline();
   };
   try {
-    run_task(ops, false);
+    run_task(lane, ops, false);
   } catch (...) {
     finish();
     throw;
@@ -152,22 +146,22 @@ bool EmuCommunicator::run_blocking_inline(std::span<const Issued> ops) {
   return true;
 }
 
-Work EmuCommunicator::launch(std::vector<Issued> ops, bool async_op,
+Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
                              std::shared_ptr<emu::EmuWork> work) {
-  if (!work) work = new_work(&ops.front().op, ops.front().seq, ops.front().op.where);
-  last_work_ = work;
-  if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+  if (!work) work = new_work(lane, &ops.front().op, ops.front().seq, ops.front().op.where);
+  lane.last_work = work;
+  if (lane.agent != nullptr) lane.agent->issued.fetch_add(1);
   OpKind kind = ops.front().op.kind;
   std::uint64_t seq = ops.front().seq;
   Where where = ops.front().op.where;
-  auto task = [this, ops = std::move(ops), async_op] { run_task(ops, async_op); };
+  auto task = [this, &lane, ops = std::move(ops), async_op] { run_task(lane, ops, async_op); };
   try {
     if (async_op) {
-      stream_.enqueue(std::move(task), work);
-      note_async(*work);
+      lane.stream.enqueue(std::move(task), work);
+      note_async(lane, *work);
       return Work(work);
     }
-    stream_.run_or_enqueue(std::move(task), work);
+    lane.stream.run_or_enqueue(std::move(task), work);
   } catch (
       const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
     std::string text =
@@ -195,13 +189,13 @@ std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
   return std::string(default_algorithm(op.kind));
 }
 
-void EmuCommunicator::run_task(std::span<const Issued> ops, bool async_op) {
+void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool async_op) {
   if (async_op && shared_->config.check == CheckLevel::debug) {
     for (const Issued& i : ops) poison_output(i.op, rank_, size());
   }
   record_states(ops, emu::OpState::started);
   try {
-    run_group(ops);
+    run_group(lane, ops);
   } catch (...) {
     record_states(ops, emu::OpState::failed);
     shared_->world->note_failure(global_rank(), current_error_text());
@@ -210,18 +204,18 @@ void EmuCommunicator::run_task(std::span<const Issued> ops, bool async_op) {
   record_states(ops, emu::OpState::completed);
 }
 
-void EmuCommunicator::run_collective(const OpDesc& op, std::uint64_t seq) {
+void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq) {
   if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator)
     shared_->world->check_abort();
   emu::Rendezvous& rdv = shared_->rendezvous;
   emu::WaitSite site;
-  site.agent = stream_agent_;
+  site.agent = lane.agent;
   site.kind = emu::WaitKind::collective;
   site.rank = rank_;
   site.seq = seq;
   site.op = twinccl::name(op.kind);
   site.where = op.where;
-  site.on_user_thread = stream_.running_inline();
+  site.on_user_thread = lane.stream.running_inline();
   emu::Meeting& meeting =
       rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
   // Led: the last rank to arrive ran it for everyone, so nobody reads this rank's buffers.
@@ -299,9 +293,9 @@ bool EmuCommunicator::leads(const OpDesc& op) const {
   return algorithm_for(op) == default_algorithm(op.kind);
 }
 
-void EmuCommunicator::run_group(std::span<const Issued> ops) {
+void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
   if (std::none_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); })) {
-    for (const Issued& i : ops) run_collective(i.op, i.seq);  // no send/recv bookkeeping
+    for (const Issued& i : ops) run_collective(lane, i.op, i.seq);  // no send/recv bookkeeping
     return;
   }
   emu::Exchange& p2p = shared_->p2p;
@@ -314,7 +308,7 @@ void EmuCommunicator::run_group(std::span<const Issued> ops) {
   std::vector<std::uint64_t> send_numbers;
   std::size_t recvs_done = 0;  // recvs that took their message (or failed taking it)
   bool in_recv = false;        // a failing recv refuses its own message (Exchange::consume)
-  bool inline_run = stream_.running_inline();
+  bool inline_run = lane.stream.running_inline();
   try {
     if (!send_ops.empty() || !recv_ops.empty()) {
       const OpDesc& first = send_ops.empty() ? recv_ops.front()->op : send_ops.front()->op;
@@ -332,13 +326,13 @@ void EmuCommunicator::run_group(std::span<const Issued> ops) {
       send_numbers.push_back(p2p.post(rank_, i->op.peer, message));
     }
     for (const Issued& i : ops) {
-      if (!is_p2p(i.op.kind)) run_collective(i.op, i.seq);
+      if (!is_p2p(i.op.kind)) run_collective(lane, i.op, i.seq);
     }
     for (; recvs_done < recv_ops.size(); ++recvs_done) {
       const OpDesc& op = recv_ops[recvs_done]->op;
       std::size_t bytes = op.count * size_of(op.dtype);
       emu::WaitSite site;
-      site.agent = stream_agent_;
+      site.agent = lane.agent;
       site.kind = emu::WaitKind::recv;
       site.rank = rank_;
       site.peer = op.peer;
@@ -360,7 +354,7 @@ void EmuCommunicator::run_group(std::span<const Issued> ops) {
     for (std::size_t k = 0; k < sends.size(); ++k) {
       const OpDesc& op = send_ops[k]->op;
       emu::WaitSite site;
-      site.agent = stream_agent_;
+      site.agent = lane.agent;
       site.kind = emu::WaitKind::send;
       site.rank = rank_;
       site.peer = op.peer;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,6 +37,9 @@ struct EmuConfig {
   AlgorithmParams params;
   CheckLevel check = CheckLevel::on;
   FaultHook fault_hook;  // fault injection (tests)
+  // send/recv on their own stream per (peer, direction), as torch's ProcessGroupNCCL gives every
+  // pair of ranks its own NCCL communicator (EmulatorOptions::p2p_per_peer_streams).
+  bool p2p_per_peer = false;
 };
 
 struct SharedComm {
@@ -90,23 +94,44 @@ class EmuCommunicator final : public Communicator {
     std::uint64_t task;
     std::string what;  // "all_reduce #3 (a.cc:10)"
   };
+  // One stream of this rank and its checker bookkeeping (unused with CheckLevel::off): the
+  // communicator's own, and with EmuConfig::p2p_per_peer one per (peer, direction) for send/recv
+  // (p2p_lanes.cc). Tasks of one lane run in issue order; lanes progress independently.
+  struct Lane {
+    emu::Agent* agent = nullptr;
+    std::uint64_t tasks_issued = 0;
+    std::shared_ptr<emu::WaitedThrough> waited;
+    std::deque<AsyncIssued> async_issued;
+    std::weak_ptr<emu::EmuWork> last_work;
+    emu::Stream stream;
+  };
   Work end_group(const CallOptions& opts, Where where);
   std::unique_ptr<Communicator> split_collective(int color, int key, std::string name, Where where);
-  Work launch(std::vector<Issued> ops, bool async_op, std::shared_ptr<emu::EmuWork> work = nullptr);
+  Work launch(Lane& lane, std::vector<Issued> ops, bool async_op,
+              std::shared_ptr<emu::EmuWork> work = nullptr);
   // Completes a Work that runs nothing (an empty or discarded group) in stream order, with `error`.
   void finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work, std::exception_ptr error);
   // Drops the open group's operations: flight recorder `failed`, collective numbers given back,
   // the group's Work completed with `error`.
   void discard_group(std::exception_ptr error);
-  // A Work numbered as the stream's next task (first == nullptr: a group, named by `where`).
-  std::shared_ptr<emu::EmuWork> new_work(const OpDesc* first, std::uint64_t seq, Where where);
-  void note_async(const emu::EmuWork& work);
+  // A Work numbered as the lane's next task (first == nullptr: a group, named by `where`).
+  std::shared_ptr<emu::EmuWork> new_work(Lane& lane, const OpDesc* first, std::uint64_t seq,
+                                         Where where);
+  void note_async(Lane& lane, const emu::EmuWork& work);
   // A blocking call on an idle stream runs on the caller's thread with no Work object, task or
   // allocation (false: the stream is busy, launch() queues it).
-  bool run_blocking_inline(std::span<const Issued> ops);
-  void run_task(std::span<const Issued> ops, bool async_op);
-  void run_group(std::span<const Issued> ops);
-  void run_collective(const OpDesc& op, std::uint64_t seq);
+  bool run_blocking_inline(Lane& lane, std::span<const Issued> ops);
+  void run_task(Lane& lane, std::span<const Issued> ops, bool async_op);
+  void run_group(Lane& lane, std::span<const Issued> ops);
+  void run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq);
+  // p2p_lanes.cc (EmuConfig::p2p_per_peer): the lane of sends to / recvs from `peer`, created on
+  // first use; a lone send/recv issued on it; a group's send/recv issued one per lane, its
+  // collectives as one task on the communicator's stream, `work` done when all are.
+  Lane& lane_for(int peer, bool sends);
+  Work issue_on_lane(Issued issued);
+  Work launch_split_group(std::vector<Issued> ops, bool async_op,
+                          std::shared_ptr<emu::EmuWork> work);
+  void prepare_lane(Lane& lane, emu::Agent* agent);
   // The last rank to arrive runs this collective for every rank (small, default algorithm, no
   // fault hook): see emu::lead_small_collective.
   bool leads(const OpDesc& op) const;
@@ -125,15 +150,11 @@ class EmuCommunicator final : public Communicator {
   Where group_where_;
   std::vector<Issued> group_ops_;
   std::shared_ptr<emu::EmuWork> group_work_;
-  std::string group_abandoned_;  // set when an exception left an inner Group scope: where
-  // Checker bookkeeping (unused with CheckLevel::off).
-  emu::Agent* stream_agent_ = nullptr;
-  emu::Agent* user_agent_ = nullptr;
-  std::uint64_t tasks_issued_ = 0;
-  std::shared_ptr<emu::WaitedThrough> waited_;
-  std::deque<AsyncIssued> async_issued_;
-  std::weak_ptr<emu::EmuWork> last_work_;
-  emu::Stream stream_;  // last member: destroyed (drained and joined) first
+  std::string group_abandoned_;       // set when an exception left an inner Group scope: where
+  emu::Agent* user_agent_ = nullptr;  // the checker's node for the rank's thread (or nullptr)
+  // Last members: destroyed (drained and joined) first. Keyed by peer * 2 + (1 for sends).
+  Lane main_;
+  std::map<int, std::unique_ptr<Lane>> lanes_;
 };
 
 // Writes recv buffers of `op` with 0xFF bytes (CheckLevel::debug, async ops, before they run) so

@@ -3,6 +3,8 @@
 // waiting on it throws (it names the group_start). A group an exception abandoned (Group's
 // destructor calls group_abort) is discarded: never issued, its Work fails with AbortedError, its
 // collective numbers given back so the next collective meets its peers at the right number.
+#include <algorithm>
+
 #include "communicator.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -12,10 +14,10 @@ namespace twinccl::emu {
 void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work,
                                         std::exception_ptr error) {
   work->group_ended();
-  last_work_ = work;
-  if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
+  main_.last_work = work;
+  if (main_.agent != nullptr) main_.agent->issued.fetch_add(1);
   try {
-    stream_.run_or_enqueue(
+    main_.stream.run_or_enqueue(
         [error] {
           if (error) std::rethrow_exception(error);
         },
@@ -29,7 +31,8 @@ void EmuCommunicator::group_start(Where where) {
   if (group_depth_++ == 0) {
     group_where_ = where;
     group_abandoned_.clear();
-    group_work_ = new_work(nullptr, 0, where);  // every call inside the group returns this Work
+    group_work_ =
+        new_work(main_, nullptr, 0, where);  // every call inside the group returns this Work
     group_work_->hold_until_group_end(name(), rank_, where);
   }
 }
@@ -108,7 +111,10 @@ Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
     if (!opts.async_op) Work(work).wait();
     return Work(work);
   }
-  return launch(std::move(ops), opts.async_op, std::move(work));
+  if (shared_->config.p2p_per_peer &&
+      std::any_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); }))
+    return launch_split_group(std::move(ops), opts.async_op, std::move(work));
+  return launch(main_, std::move(ops), opts.async_op, std::move(work));
 }
 
 }  // namespace twinccl::emu

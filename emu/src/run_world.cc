@@ -50,6 +50,7 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   config.params.ranks_per_node = options.ranks_per_node;
   config.check = options.check;
   config.fault_hook = options.fault_hook;
+  config.p2p_per_peer = options.p2p_per_peer_streams;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
 
   std::mutex mu;

@@ -32,20 +32,20 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
   std::uint64_t seq = next_seq_++;
   std::shared_ptr<SharedComm> mine;
   int my_rank = -1;
-  auto work = new_work(&op, seq, where);
-  last_work_ = work;
-  if (stream_agent_ != nullptr) stream_agent_->issued.fetch_add(1);
-  stream_.run_or_enqueue(
+  auto work = new_work(main_, &op, seq, where);
+  main_.last_work = work;
+  if (main_.agent != nullptr) main_.agent->issued.fetch_add(1);
+  main_.stream.run_or_enqueue(
       [&] {
         emu::Rendezvous& rdv = shared_->rendezvous;
         emu::WaitSite site;
-        site.agent = stream_agent_;
+        site.agent = main_.agent;
         site.kind = emu::WaitKind::collective;
         site.rank = rank_;
         site.seq = seq;
         site.op = "split";
         site.where = where;
-        site.on_user_thread = stream_.running_inline();
+        site.on_user_thread = main_.stream.running_inline();
         emu::Meeting& m = rdv.arrive(seq, rank_, op, "split", {color, key}, &site);
         try {
           emu::spec_from_meeting(m);  // every rank must be in split (not a barrier or another op)

@@ -30,7 +30,42 @@ void EmuWork::note_waited() {
   if (tracking_.waited) tracking_.waited->note(tracking_.task);
 }
 
+void EmuWork::add_parts(std::vector<std::shared_ptr<EmuWork>> parts, bool own_task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  parts_ = std::move(parts);
+  if (!own_task) {
+    tracking_.stream = nullptr;  // its task number is never run: nothing to count or note
+    tracking_.waited = nullptr;
+    done_ = true;
+  }
+}
+
 void EmuWork::wait() {
+  std::vector<std::shared_ptr<EmuWork>> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parts = parts_;
+  }
+  if (parts.empty()) return wait_own();
+  // Every part is waited for (each is bounded by the world's deadline and the checker), so that no
+  // part still runs when wait() returns; the first error is rethrown.
+  std::exception_ptr first;
+  try {
+    wait_own();
+  } catch (...) {
+    first = std::current_exception();
+  }
+  for (const auto& part : parts) {
+    try {
+      part->wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void EmuWork::wait_own() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!done_ && group_.open) {
     throw InvalidArgument(
@@ -74,14 +109,31 @@ void EmuWork::wait() {
 }
 
 bool EmuWork::test() {
+  std::vector<std::shared_ptr<EmuWork>> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parts = parts_;
+  }
+  for (const auto& part : parts) {
+    if (!part->test()) return false;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (done_) note_waited();
   return done_;
 }
 
 bool EmuWork::wait_for(std::chrono::nanoseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<std::shared_ptr<EmuWork>> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parts = parts_;
+  }
+  for (const auto& part : parts) {
+    if (!part->wait_for(deadline - std::chrono::steady_clock::now())) return false;
+  }
   std::unique_lock<std::mutex> lock(mu_);
-  bool done = cv_.wait_for(lock, timeout, [&] { return done_; });
+  bool done = cv_.wait_until(lock, deadline, [&] { return done_; });
   if (done) note_waited();
   return done;
 }

@@ -17,6 +17,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "checker.h"
 #include "twinccl/work.h"
@@ -55,6 +56,10 @@ class EmuWork final : public WorkState {
   // instead of waiting forever (test() stays false, wait_for() times out).
   void hold_until_group_end(std::string comm, int rank, std::source_location where);
   void group_ended();
+  // A group whose send/recv run on their own streams (EmuConfig::p2p_per_peer): this Work is done
+  // when it and every part are; with !own_task it runs nothing itself (it is done at once and
+  // leaves its stream's counters alone).
+  void add_parts(std::vector<std::shared_ptr<EmuWork>> parts, bool own_task);
   void wait() override;
   bool test() override;
   bool wait_for(std::chrono::nanoseconds timeout) override;
@@ -62,7 +67,9 @@ class EmuWork final : public WorkState {
 
  private:
   void note_waited();
+  void wait_own();
   WorkTracking tracking_;
+  std::vector<std::shared_ptr<EmuWork>> parts_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;

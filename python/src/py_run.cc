@@ -111,6 +111,7 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
     throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) + " must be > 0");
   o.timeout_s = timeout_s;
   o.check = check_level(check);
+  o.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
   std::unique_ptr<topo::Topology> topology_loaded;
   if (!topology.empty()) {
     topology_loaded = std::make_unique<topo::Topology>(topo::load_topology(topology));
@@ -123,6 +124,7 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   if (!topology.empty() || !trace_path.empty()) {
     trace::TraceRecorderOptions ro;
     ro.program = "python";
+    ro.p2p_per_peer_streams = o.p2p_per_peer_streams;  // the replay orders send/recv alike
     recorder = std::make_unique<trace::TraceRecorder>(world_size, ro);
     o.on_rank_start = [&recorder](Communicator& world) { recorder->record(world); };
   }

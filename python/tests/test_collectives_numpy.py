@@ -137,8 +137,8 @@ def test_gather_and_scatter(world_size):
 
 
 def test_send_recv_ring(world_size):
-    """Around the ring with isend/irecv, batch_isend_irecv and send/recv. Even ranks send first:
-    ops on one communicator run in order, as NCCL's on one stream (docs/python.md)."""
+    """Around the ring with isend/irecv, batch_isend_irecv and send/recv. Even ranks send first
+    (the irecv-first ring is in test_p2p_streams.py); blocking send/recv must be ordered."""
     def rank(r):
         if world_size == 1:
             return values(r, 4, np.uint8)

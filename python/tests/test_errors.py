@@ -134,20 +134,6 @@ def test_errors_are_one_family():
     assert issubclass(twinccl.Error, RuntimeError)
 
 
-def test_irecv_before_isend_ring_is_a_deadlock_on_one_communicator():
-    """docs/python.md: one communicator runs its p2p in order (NCCL's stream), unlike torch's
-    per-pair communicators; the checker names the lines instead of hanging."""
-    def rank(r):
-        got = np.zeros(2, np.float32)
-        recv = dist.irecv(got, src=(r - 1) % 3)  # MARK-RING
-        send = dist.isend(np.ones(2, np.float32), dst=(r + 1) % 3)
-        recv.wait()
-        send.wait()
-    with pytest.raises((twinccl.DeadlockError, twinccl.AbortedError)) as e:
-        twinccl.run(rank, world_size=3, timeout_s=30)
-    assert "deadlock" in str(e.value) and "%s:%d" % (HERE, line_of("MARK-RING")) in str(e.value)
-
-
 def test_gil_is_released_while_ranks_wait():
     """Rank 0 runs pure Python (it needs the GIL) while the others wait in a barrier: it can only
     finish if the waiting ranks released the GIL (else the run ends in TimeoutError)."""

@@ -3,7 +3,9 @@
 Use them inside twinccl.run(fn, world_size=...): each rank is a thread; tensors are CPU torch
 tensors or NumPy arrays, used in place (zero-copy). `group` is None (the world) or what
 new_group() returned; src/dst/peer are global ranks, as in torch. Arguments TwinCCL cannot honour
-raise twinccl.InvalidArgument; nothing is silently ignored. See docs/python.md.
+raise twinccl.InvalidArgument; nothing is silently ignored. Point-to-point ops progress per pair
+of ranks, as torch's ProcessGroupNCCL (an irecv posted before an isend does not hold it back);
+messages of one (src, dst) pair keep their order. See docs/python.md.
 """
 import warnings
 

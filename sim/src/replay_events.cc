@@ -7,7 +7,9 @@
 // compute_scale) plus flops / flops_per_second, times the rank's compute slowdown (a slow GPU).
 // Every op of a rank is waited for at the end, so a rank's time covers all its operations. Example,
 // rank 0: issue ar(dp, async), compute 5 us, wait ar -> events issue ar, compute 5 us, wait ar,
-// wait ar (the final one is free).
+// wait ar (the final one is free). With Trace::p2p_per_peer_streams a send/recv runs on the
+// stream of its (peer, direction) instead, a batch of its own even in a group (trace_analysis.h:
+// stream_of).
 #include <map>
 
 #include "replay_build.h"
@@ -23,7 +25,7 @@ void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
   program.rank_events.resize(trace.ranks.size());
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     const RankTrace& rt = trace.ranks[r];
-    std::map<int, int> last_batch;                  // comm -> last batch on its stream
+    std::map<StreamKey, int> last_batch;            // stream -> its last batch
     std::map<std::pair<int, int>, int> open_group;  // (comm, group) -> batch
     std::vector<ReplayEvent>& events = program.rank_events[r];
     const double slowdown =
@@ -48,20 +50,22 @@ void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
                           ") twice in its events");
       }
       const auto group_key = std::make_pair(op.comm, op.group);
-      const auto open = op.group > 0 ? open_group.find(group_key) : open_group.end();
+      const bool grouped = op.group > 0 && !own_batch_in_group(trace, op);
+      const auto open = grouped ? open_group.find(group_key) : open_group.end();
       if (open != open_group.end()) {
         member.batch = open->second;
       } else {
         member.batch = static_cast<int>(program.batches.size());
         ReplayBatch batch;
-        const auto last = last_batch.find(op.comm);
+        const StreamKey stream = stream_of(trace, op);
+        const auto last = last_batch.find(stream);
         if (last != last_batch.end()) {
           batch.previous = last->second;
           program.batches[static_cast<std::size_t>(last->second)].next = member.batch;
         }
         program.batches.push_back(std::move(batch));
-        last_batch[op.comm] = member.batch;
-        if (op.group > 0) open_group[group_key] = member.batch;
+        last_batch[stream] = member.batch;
+        if (grouped) open_group[group_key] = member.batch;
       }
       program.batches[static_cast<std::size_t>(member.batch)].members.push_back(m);
       events.push_back({ReplayEventKind::issue, m, 0.0});

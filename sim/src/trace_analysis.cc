@@ -6,9 +6,9 @@
 // and a missing counterpart are seen with both ranks named. Order: every rank's collectives of a
 // communicator, in issue order, are compared with its comm rank 0's (rank 0 runs all_reduce #0
 // then all_gather #1, rank 1 the reverse: refused here, with both ops named). Batches: per rank,
-// one per op, or per group and communicator, chained per communicator as replay's streams; the
-// dry run then finds what the other checks cannot see (a deadlock across communicators or
-// between blocking sends).
+// one per op, or per group and communicator, chained per communicator as replay's streams (send/
+// recv per (peer, direction) with Trace::p2p_per_peer_streams: stream_of); the dry run then finds
+// what the other checks cannot see (a deadlock across communicators or between blocking sends).
 #include "trace_analysis.h"
 
 #include <algorithm>
@@ -200,24 +200,26 @@ class Analysis {
     m_.batch_of.assign(m_.rank_of.size(), -1);
     for (int r = 0; r < t_.world_size(); ++r) {
       const RankTrace& rt = t_.ranks[static_cast<std::size_t>(r)];
-      std::map<int, int> last;                        // comm -> last batch on its stream
+      std::map<StreamKey, int> last;                  // stream -> its last batch
       std::map<std::pair<int, int>, int> open_group;  // (comm, group) -> batch
       for (const TraceEvent& e : rt.events) {
         if (e.kind != TraceEventKind::op) continue;
         const int m = m_.base[static_cast<std::size_t>(r)] + e.op;
         const TraceOp& op = op_of(m);
+        const bool grouped = op.group > 0 && !own_batch_in_group(t_, op);
         const auto group = open_group.find({op.comm, op.group});
-        int b = op.group > 0 && group != open_group.end() ? group->second : -1;
+        int b = grouped && group != open_group.end() ? group->second : -1;
         if (b < 0) {
           b = static_cast<int>(m_.batches.size());
           m_.batches.push_back({});
-          const auto prev = last.find(op.comm);
+          const StreamKey stream = stream_of(t_, op);
+          const auto prev = last.find(stream);
           if (prev != last.end()) {
             m_.batches.back().previous = prev->second;
             m_.batches[static_cast<std::size_t>(prev->second)].next = b;
           }
-          last[op.comm] = b;
-          if (op.group > 0) open_group[{op.comm, op.group}] = b;
+          last[stream] = b;
+          if (grouped) open_group[{op.comm, op.group}] = b;
         }
         m_.batches[static_cast<std::size_t>(b)].members.push_back(m);
         m_.batch_of[static_cast<std::size_t>(m)] = b;
@@ -232,6 +234,15 @@ class Analysis {
 };
 
 }  // namespace
+
+bool own_batch_in_group(const Trace& trace, const TraceOp& op) {
+  return trace.p2p_per_peer_streams && is_p2p(op.kind);
+}
+
+StreamKey stream_of(const Trace& trace, const TraceOp& op) {
+  if (!own_batch_in_group(trace, op)) return {op.comm, -1, 0};
+  return {op.comm, op.peer, op.kind == OpKind::send ? 1 : 2};
+}
 
 std::string op_label(const Trace& trace, const TraceOp& op) {
   return std::string(name(op.kind)) + " #" + std::to_string(op.seq) + " on comm '" +

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,14 @@ namespace twinccl::sim::detail {
 
 // "all_reduce #5 on comm 'dp'" (the op's communicator index must be valid).
 std::string op_label(const Trace& trace, const TraceOp& op);
+
+// The stream a rank runs `op` on, as (comm, peer, direction): (comm, -1, 0) for a collective and
+// for every op when the trace's send/recv ran on their communicator's stream; (comm, peer, 1 send
+// or 2 recv) when they ran per peer (Trace::p2p_per_peer_streams). Such a send/recv is a batch of
+// its own even inside a group (the group's collectives form one batch on the comm's stream).
+using StreamKey = std::tuple<int, int, int>;
+StreamKey stream_of(const Trace& trace, const TraceOp& op);
+bool own_batch_in_group(const Trace& trace, const TraceOp& op);
 
 // A trace's ops matched into operations, and the batches replay would run them in. A member is
 // one op of one rank, numbered rank by rank (rank r's op i is member base[r] + i).

@@ -19,6 +19,7 @@ emu::EmulatorOptions to_emulator_options(int nranks, const CheckOptions& options
   o.fault_hook = options.fault_hook;
   o.flight_recorder_path = options.flight_recorder_path;
   o.flight_recorder_ops = options.flight_recorder_ops;
+  o.p2p_per_peer_streams = options.p2p_per_peer_streams;
   return o;
 }
 

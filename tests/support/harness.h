@@ -35,6 +35,7 @@ struct CheckOptions {
   std::string flight_recorder_path;  // JSON dump of the flight recorder when the run fails
   std::size_t flight_recorder_ops = 64;
   std::string algorithm;
+  bool p2p_per_peer_streams = false;  // EmulatorOptions::p2p_per_peer_streams (torch's p2p)
 };
 
 // What one rank's function ended with.

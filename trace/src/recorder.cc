@@ -27,6 +27,7 @@ TraceRecorder::TraceRecorder(int world_size, TraceRecorderOptions options)
   }
   const auto n = static_cast<std::size_t>(world_size);
   trace_.program = options_.program;
+  trace_.p2p_per_peer_streams = options_.p2p_per_peer_streams;
   trace_.ranks.resize(n);
   last_call_.assign(n, start_);
   declared_since_call_.assign(n, 0);

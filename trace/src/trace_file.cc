@@ -221,9 +221,10 @@ std::string to_json(const Trace& trace) {
     for (const TraceEvent& e : trace.ranks[r].events) events.push_back(event_to_json(e));
     ranks.push_back({{"rank", r}, {"ops", std::move(ops)}, {"events", std::move(events)}});
   }
-  const json doc = {{"format", "twinccl-trace"},         {"version", trace.version},
-                    {"program", trace.program},          {"world_size", trace.world_size()},
-                    {"communicators", std::move(comms)}, {"ranks", std::move(ranks)}};
+  json doc = {{"format", "twinccl-trace"},         {"version", trace.version},
+              {"program", trace.program},          {"world_size", trace.world_size()},
+              {"communicators", std::move(comms)}, {"ranks", std::move(ranks)}};
+  if (trace.p2p_per_peer_streams) doc["p2p_streams"] = "per_peer";  // absent: per communicator
   return doc.dump() + "\n";
 }
 
@@ -244,6 +245,12 @@ Trace from_json(std::string_view text, std::string_view source) {
   }
   if (const json* v = optional(doc, "program"))
     trace.program = get_string(*v, source, "program", kMaxTraceProgramBytes);
+  if (const json* v = optional(doc, "p2p_streams")) {
+    const std::string mode = get_string(*v, source, "p2p_streams", kMaxTraceNameBytes);
+    if (mode != "per_peer" && mode != "per_comm")
+      fail(source, "p2p_streams", "must be \"per_comm\" or \"per_peer\", is " + shown(*v));
+    trace.p2p_per_peer_streams = mode == "per_peer";
+  }
   const int world = get_int<int>(field(doc, "world_size", source, "(top)"), source, "world_size", 1,
                                  kMaxTraceRanks);
   const json& comms = array(field(doc, "communicators", source, "(top)"), source, "communicators",

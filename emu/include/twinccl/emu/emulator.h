@@ -51,6 +51,12 @@ struct EmulatorOptions {
   std::size_t flight_recorder_ops = 64;  // operations kept per rank
   std::string flight_recorder_path;      // JSON dump written when a run fails
   FaultHook fault_hook;                  // fault injection (tests); empty = none
+  // false (NCCL): a communicator's send/recv run in issue order with its collectives, on one
+  // stream. true (torch's ProcessGroupNCCL, which gives each pair of ranks its own communicator):
+  // send/recv run on one stream per (peer, direction), so an irecv issued before an isend in a ring
+  // does not hold the isend back; order within a (sender, receiver) pair is kept, a blocking send
+  // still waits for its recv, and groups' send/recv go to those streams too (docs/python.md).
+  bool p2p_per_peer_streams = false;
   // Called on each rank's thread with its world communicator before `fn` (e.g. to attach an
   // observer: trace::TraceRecorder::record).
   std::function<void(Communicator& world)> on_rank_start;

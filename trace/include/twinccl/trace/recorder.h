@@ -34,6 +34,7 @@ struct TraceRecorderOptions {
   // > 0: wall time a rank spends between TwinCCL calls, times this factor, is recorded as compute
   // when the rank declared none in between (measured compute). 0: only declared compute.
   double measured_compute_scale = 0.0;
+  bool p2p_per_peer_streams = false;  // stored in the trace: how the run ordered send/recv
 };
 
 // Thread-safe: every rank thread records into the same recorder.

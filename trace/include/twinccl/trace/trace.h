@@ -97,6 +97,10 @@ struct RankTrace {
 struct Trace {
   int version = kTraceFormatVersion;
   std::string program;  // free text: what was run
+  // false: a rank's ops on one communicator ran on one stream in issue order (NCCL). true: its
+  // send/recv ran on one stream per (peer, direction), groups' too (torch's ProcessGroupNCCL;
+  // emu::EmulatorOptions::p2p_per_peer_streams). File field "p2p_streams": "per_peer".
+  bool p2p_per_peer_streams = false;
   std::vector<TraceCommunicator> communicators;
   std::vector<RankTrace> ranks;  // one per world rank
   int world_size() const { return static_cast<int>(ranks.size()); }

@@ -1,0 +1,166 @@
+// EmulatorOptions::p2p_per_peer_streams: send/recv on one stream per (peer, direction), as torch's
+// ProcessGroupNCCL (docs/python.md). The default (NCCL: one stream per communicator) is unchanged.
+#include <array>
+#include <chrono>
+#include <thread>
+
+#include "test_misuse_support.h"
+
+using namespace twinccl;
+using namespace twinccl::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+CheckOptions per_peer() {
+  CheckOptions o = with_timeout(10.0);
+  o.p2p_per_peer_streams = true;
+  return o;
+}
+
+float value(int rank, int k) { return static_cast<float>(100 * rank + k); }
+
+// Every rank posts its irecv from the previous rank, then its isend to the next one.
+void irecv_first_ring(Communicator& c, std::vector<float>& got) {
+  int n = c.size(), r = c.rank();
+  std::vector<float> mine(5);
+  for (int k = 0; k < 5; ++k) mine[static_cast<std::size_t>(k)] = value(r, k);
+  got.assign(5, -1.0f);
+  Work in = c.recv(got.data(), 5, DataType::float32, (r + n - 1) % n, {.async_op = true});
+  Work out = c.send(mine.data(), 5, DataType::float32, (r + 1) % n, {.async_op = true});
+  in.wait();
+  out.wait();
+}
+
+void check_ring(const std::vector<std::vector<float>>& got) {
+  int n = static_cast<int>(got.size());
+  for (int r = 0; r < n; ++r) {
+    for (int k = 0; k < 5; ++k)
+      CHECK(got[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)] ==
+            value((r + n - 1) % n, k));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("p2p per peer: the irecv-first ring is a deadlock on one stream (NCCL, the default)",
+          "[emu][p2p_per_peer]") {
+  auto out = misuse_run(3, [](Communicator& c) {
+    std::vector<float> got;
+    irecv_first_ring(c, got);
+  });
+  // The condemned rank's failure breaks the cycle: the others may then finish or be aborted.
+  int condemned = 0;
+  for (const auto& o : out) condemned += o.type == "DeadlockError" ? 1 : 0;
+  CHECK(condemned >= 1);
+}
+
+TEST_CASE("p2p per peer: the irecv-first ring gives the right data", "[emu][p2p_per_peer]") {
+  int n = GENERATE(2, 3, 8);
+  std::vector<std::vector<float>> got(static_cast<std::size_t>(n));
+  auto out = misuse_run(
+      n, [&](Communicator& c) { irecv_first_ring(c, got[static_cast<std::size_t>(c.rank())]); },
+      per_peer());
+  for (const auto& o : out) CHECK(o.type.empty());
+  check_ring(got);
+}
+
+TEST_CASE("p2p per peer: messages of one pair arrive in order, groups included",
+          "[emu][p2p_per_peer]") {
+  std::array<std::vector<float>, 4> got;
+  auto out = misuse_run(
+      2,
+      [&](Communicator& c) {
+        std::array<std::vector<float>, 4> mine;
+        for (int m = 0; m < 4; ++m) mine[static_cast<std::size_t>(m)].assign(3, value(m, 0));
+        std::vector<float> x(4, static_cast<float>(c.rank() + 1));
+        if (c.rank() == 0) {
+          Work a = c.send(mine[0].data(), 3, DataType::float32, 1, {.async_op = true});
+          Work b = c.send(mine[1].data(), 3, DataType::float32, 1, {.async_op = true});
+          c.group_start();
+          c.send(mine[2].data(), 3, DataType::float32, 1);
+          c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
+          c.group_end();
+          c.send(mine[3].data(), 3, DataType::float32, 1);  // blocking, last
+          b.wait();
+          a.wait();
+        } else {
+          for (auto& g : got) g.assign(3, -1.0f);
+          c.group_start();
+          c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
+          for (int m = 0; m < 3; ++m)
+            c.recv(got[static_cast<std::size_t>(m)].data(), 3, DataType::float32, 0);
+          Work w = c.group_end({.async_op = true});
+          w.wait();
+          c.recv(got[3].data(), 3, DataType::float32, 0);
+        }
+        CHECK(x[0] == 3.0f);
+      },
+      per_peer());
+  for (const auto& o : out) CHECK(o.type.empty());
+  for (int m = 0; m < 4; ++m) CHECK(got[static_cast<std::size_t>(m)][2] == value(m, 0));
+}
+
+TEST_CASE("p2p per peer: a peer still computing with a collective queued is no deadlock",
+          "[emu][p2p_per_peer]") {
+  // Rank 0's recv waits for rank 1, whose stream holds an all_reduce waiting for rank 0: not a
+  // cycle, since rank 1's send does not queue behind that all_reduce (its thread issues it).
+  auto out = misuse_run(
+      2,
+      [](Communicator& c) {
+        std::vector<float> x(4, 1.0f), y(4, 0.0f);
+        if (c.rank() == 0) {
+          c.recv(y.data(), 4, DataType::float32, 1);
+          c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
+        } else {
+          Work ar = c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum(), {true});
+          std::this_thread::sleep_for(std::chrono::milliseconds(150));  // several checker polls
+          c.send(y.data(), 4, DataType::float32, 0);
+          ar.wait();
+        }
+        CHECK(x[0] == 2.0f);
+      },
+      per_peer());
+  for (const auto& o : out) {
+    INFO(o.type << ": " << o.message);
+    CHECK(o.type.empty());
+  }
+}
+
+TEST_CASE("p2p per peer: true deadlocks are still found", "[emu][p2p_per_peer][deadlock]") {
+  SECTION("both ranks wait on an irecv nobody sends") {
+    std::array<int, 2> line{};
+    auto out = misuse_run(
+        2,
+        [&](Communicator& c) {
+          std::vector<float> x(4);
+          line[static_cast<std::size_t>(c.rank())] = __LINE__ + 1;
+          Work w = c.recv(x.data(), 4, DataType::float32, 1 - c.rank(), {.async_op = true});
+          w.wait();
+        },
+        per_peer());
+    for (const auto& o : out) {
+      INFO(o.type << ": " << o.message);
+      CHECK((o.type == "DeadlockError" || o.type == "AbortedError"));
+      CHECK_THAT(o.message, Contains("deadlock: "));
+      CHECK_THAT(o.message, Contains("waits in recv from rank 1 on comm 'world' (" +
+                                     site(__FILE__, line[0]) + ")"));
+    }
+  }
+  SECTION("a ring of blocking sends (a blocking send waits for its recv)") {
+    auto out = misuse_run(
+        3,
+        [](Communicator& c) {
+          std::vector<float> x(4);
+          int n = c.size();
+          c.send(x.data(), 4, DataType::float32, (c.rank() + 1) % n);
+          c.recv(x.data(), 4, DataType::float32, (c.rank() + n - 1) % n);
+        },
+        per_peer());
+    for (const auto& o : out) {
+      INFO(o.type << ": " << o.message);
+      CHECK_THAT(o.message, Contains("deadlock: "));
+      CHECK_THAT(o.message, Contains("to receive"));
+    }
+  }
+}
