@@ -71,6 +71,21 @@ struct ProdOp {
   }
 };
 
+// Sum or product with the NaN rule spelled out: a NaN operand is the result, the first one when
+// both are NaN. x86 returns the NaN of whichever operand the compiler placed first, and that order
+// differs between optimisation levels and between in-place and out-of-place loops, so without the
+// rule a narrow type's NaN sign (kept by its encode) would depend on the build. Used for narrow
+// floats only (reduce_kernels.cc): their double path is the reference, not the fast path.
+template <typename Op>
+struct NanOrderedOp {
+  template <typename V>
+  static V apply(V a, V b) {
+    if (a != a) return a;
+    if (b != b) return b;
+    return Op::apply(a, b);
+  }
+};
+
 // fmin/fmax semantics (a NaN loses to a number), written as selects so loops vectorize.
 // Signed zeros are ordered -0 < +0 so that the result does not depend on the operand order.
 struct MinOp {

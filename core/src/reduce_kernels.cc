@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "kernels_elements.h"
 #include "kernels_narrow.h"
@@ -91,14 +92,22 @@ void combine_chosen(NarrowKernel kernel, DataType type, ReduceKind op, void* dst
   combine<Codec, Op>(dst, a, b, count);
 }
 
+// Narrow floats (stored as bits, computed in double) take sum and product with the NaN rule
+// spelled out (NanOrderedOp); native types keep the plain loops the compiler vectorizes.
+template <typename Codec, typename Op>
+using ArithmeticFor =
+    std::conditional_t<std::is_same_v<typename Codec::Storage, typename Codec::Value>, Op,
+                       NanOrderedOp<Op>>;
+
 template <typename Codec>
 void combine_with_op(NarrowKernel kernel, DataType type, ReduceKind op, void* dst, const void* a,
                      const void* b, std::size_t count) {
   switch (op) {
     case ReduceKind::sum:
-      return combine_chosen<Codec, SumOp>(kernel, type, op, dst, a, b, count);
+      return combine_chosen<Codec, ArithmeticFor<Codec, SumOp>>(kernel, type, op, dst, a, b, count);
     case ReduceKind::prod:
-      return combine_chosen<Codec, ProdOp>(kernel, type, op, dst, a, b, count);
+      return combine_chosen<Codec, ArithmeticFor<Codec, ProdOp>>(kernel, type, op, dst, a, b,
+                                                                 count);
     case ReduceKind::min:
       return combine_chosen<Codec, MinOp>(kernel, type, op, dst, a, b, count);
     case ReduceKind::max:

@@ -117,7 +117,13 @@ std::uint64_t reference(DataType t, ReduceKind op, std::uint64_t a, std::uint64_
     std::memcpy(&bits, &r, 8);
     return bits;
   }
-  return narrow_encode(t, ref_float_op(op, narrow_decode(t, a), narrow_decode(t, b)));
+  const double x = narrow_decode(t, a), y = narrow_decode(t, b);
+  // Sum and product of narrow floats: a NaN operand is the result, the first one when both are
+  // (its sign kept by the encode), whatever order the compiler gives the hardware's operands.
+  if ((op == ReduceKind::sum || op == ReduceKind::prod) && (x != x || y != y)) {
+    return narrow_encode(t, x != x ? x : y);
+  }
+  return narrow_encode(t, ref_float_op(op, x, y));
 }
 
 // Random elements: any bit pattern for integers and narrow floats (NaN/inf/subnormals included),
