@@ -69,7 +69,9 @@ std::string write_trace() {
 
 TEST_CASE("whatif parameters move perf's prediction the expected way", "[cli][whatif]") {
   const double cluster = perf_time_us("--topology h100-cluster-2");
-  CHECK(perf_time_us("--topology h100-cluster-2 --set nic_gbps=25") > cluster * 1.3);
+  // Half-rate NICs: the 2-node NVLS-tree's NIC bound (8 NICs x nic_gbps x 2(n-1)/n busbw)
+  // falls below NCCL's Hopper NVLS-tree cap (8 x 57.7), which bound it before: ~1.27x slower.
+  CHECK(perf_time_us("--topology h100-cluster-2 --set nic_gbps=25") > cluster * 1.2);
   CHECK(perf_time_us("--topology h100-cluster-2 --set nics_per_node=4") > cluster * 1.3);
   CHECK(perf_time_us("--topology dgx-h100 --set nodes=2") == Approx(cluster).epsilon(1e-6));
   const double node = perf_time_us("--topology dgx-h100");
@@ -138,7 +140,7 @@ TEST_CASE("whatif flags reach compare's prediction", "[cli][whatif]") {
     const auto j = nlohmann::json::parse(r.out);
     return j["tables"][0]["rows"].back()["predicted"]["time_us"].get<double>();
   };
-  CHECK(predicted_us("--set nic_gbps=25") > 1.5 * predicted_us(""));
+  CHECK(predicted_us("--set nic_gbps=25") > 1.2 * predicted_us(""));  // see the perf case
   const auto table = run_cli("compare " + log + " --topology h100-cluster-2 --fail nic3@node1");
   CHECK(table.exit_code == 0);
   CHECK_THAT(table.out, Contains("# what-if: --fail nic3@node1"));
