@@ -100,12 +100,7 @@ Topology rail_cluster(const Topology& node, int nodes) {
     }
     for (const Link& l : node.links()) {
       b.connect(copy[static_cast<std::size_t>(l.a)], copy[static_cast<std::size_t>(l.b)],
-                {.type = l.type,
-                 .bandwidth_gbps = l.bandwidth_gbps,
-                 .latency_us = l.latency_us,
-                 .duplex = l.duplex,
-                 .sharing = l.sharing,
-                 .lanes = l.lanes});
+                spec_of(l));
     }
     for (int r = 0; r < rails; ++r) {
       b.connect(copy[static_cast<std::size_t>(nic_vertices[static_cast<std::size_t>(r)])],

@@ -77,13 +77,7 @@ Topology rebuild(const EditGraph& g, const std::string& name, const std::string&
   for (std::size_t i = 0; i < g.links.size(); ++i) {
     const Link& l = g.links[i];
     if (g.link_gone[i]) continue;
-    b.connect(id[static_cast<std::size_t>(l.a)], id[static_cast<std::size_t>(l.b)],
-              {.type = l.type,
-               .bandwidth_gbps = l.bandwidth_gbps,
-               .latency_us = l.latency_us,
-               .duplex = l.duplex,
-               .sharing = l.sharing,
-               .lanes = l.lanes});
+    b.connect(id[static_cast<std::size_t>(l.a)], id[static_cast<std::size_t>(l.b)], spec_of(l));
   }
   try {
     return b.seal();

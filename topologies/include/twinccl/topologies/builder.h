@@ -47,6 +47,16 @@ struct LinkSpec {
   int lanes = 1;
 };
 
+// The spec of an existing link (to copy it into another builder).
+inline LinkSpec spec_of(const Link& link) {
+  return {.type = link.type,
+          .bandwidth_gbps = link.bandwidth_gbps,
+          .latency_us = link.latency_us,
+          .duplex = link.duplex,
+          .sharing = link.sharing,
+          .lanes = link.lanes};
+}
+
 class TopologyBuilder {
  public:
   explicit TopologyBuilder(std::string name);
