@@ -28,6 +28,15 @@ def run_ranks(fn, world_size, **kwargs):
     return results
 
 
+def site_of(path, marker):
+    """"file.py:N" of the line of `path` holding `marker` (a comment), as errors name call sites."""
+    with open(path) as f:
+        for number, text in enumerate(f, 1):
+            if marker in text and "site_of(" not in text:
+                return "%s:%d" % (os.path.basename(path), number)
+    raise AssertionError(marker)
+
+
 @pytest.fixture(params=WORLD_SIZES)
 def world_size(request):
     return request.param

@@ -1,6 +1,5 @@
 """Misuse from Python (docs/misuse.md): typed exceptions naming the Python file:line of each
 rank's call, never a hang."""
-import os
 import time
 
 import numpy as np
@@ -8,17 +7,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
-
-HERE = os.path.basename(__file__)
-
-
-def line_of(marker):
-    """The line number of the source line containing `marker` (a comment)."""
-    with open(__file__) as f:
-        for number, text in enumerate(f, 1):
-            if marker in text and "line_of(" not in text:
-                return number
-    raise AssertionError(marker)
+from conftest import site_of
 
 
 def test_call_sites_are_python_lines():
@@ -37,8 +26,8 @@ def test_count_mismatch_names_each_ranks_python_line():
         twinccl.run(rank, world_size=3, timeout_s=30)
     assert time.monotonic() - start < 10
     message = str(e.value)
-    assert "%s:%d" % (HERE, line_of("MARK-A")) in message, message
-    assert "%s:%d" % (HERE, line_of("MARK-B")) in message, message
+    assert site_of(__file__, "MARK-A") in message, message
+    assert site_of(__file__, "MARK-B") in message, message
     assert ".cc:" not in message  # no C++ binding lines
 
 
@@ -51,7 +40,7 @@ def test_rank_that_skips_a_collective_fails_fast():
         twinccl.run(rank, world_size=4, timeout_s=30)
     assert time.monotonic() - start < 10, "reported by the checker, not by the timeout"
     assert "rank 1" in str(e.value)
-    assert "%s:%d" % (HERE, line_of("MARK-SKIP")) in str(e.value)
+    assert site_of(__file__, "MARK-SKIP") in str(e.value)
 
 
 def test_p2p_deadlock_is_detected():
@@ -61,7 +50,7 @@ def test_p2p_deadlock_is_detected():
         dist.send(x, dst=1 - r)
     with pytest.raises(twinccl.DeadlockError) as e:
         twinccl.run(rank, world_size=2, timeout_s=30)
-    assert "%s:%d" % (HERE, line_of("MARK-DEADLOCK")) in str(e.value)
+    assert site_of(__file__, "MARK-DEADLOCK") in str(e.value)
 
 
 def test_timeout_when_a_rank_is_busy():
@@ -87,7 +76,7 @@ def test_work_never_waited_is_reported():
         dist.all_reduce(np.zeros(4, np.float32), async_op=True)  # MARK-NOWAIT
     with pytest.raises(twinccl.InvalidArgument) as e:
         twinccl.run(rank, world_size=2, timeout_s=30)
-    assert "%s:%d" % (HERE, line_of("MARK-NOWAIT")) in str(e.value)
+    assert site_of(__file__, "MARK-NOWAIT") in str(e.value)
 
 
 def test_root_mismatch_and_bad_arguments():
@@ -146,3 +135,23 @@ def test_gil_is_released_while_ranks_wait():
     start = time.monotonic()
     twinccl.run(rank, world_size=4, timeout_s=5)
     assert time.monotonic() - start < 4
+
+
+def test_gather_and_scatter_lists_only_on_the_root():
+    messages = {}
+
+    def rank(r):
+        x = np.ones(2, np.float32)
+        for op, kwargs in (("gather", {"gather_list": [x, x] if r == 1 else None, "dst": 0}),
+                           ("scatter", {"scatter_list": [x, x] if r == 1 else None, "src": 0})):
+            try:
+                getattr(dist, op)(x, **kwargs)
+            except twinccl.InvalidArgument as e:
+                messages[(op, r)] = str(e)
+
+    twinccl.run(rank, world_size=2, timeout_s=5)  # refused before anything is issued
+    for op, arg, role in (("gather", "gather_list", "destination"),
+                          ("scatter", "scatter_list", "source")):
+        assert messages[(op, 0)] == "%s: %s must be given on the %s rank 0" % (op, arg, role)
+        assert messages[(op, 1)].startswith("%s: %s must NOT be given on non-%s rank 1"
+                                            % (op, arg, role))

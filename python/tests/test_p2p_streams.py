@@ -1,7 +1,6 @@
 """torch.distributed's point-to-point semantics (docs/python.md): isend/irecv progress per pair of
 ranks, as ProcessGroupNCCL's per-pair communicators; order within a (src, dst) pair is kept; true
 deadlocks are still reported with the Python lines, never a hang."""
-import os
 import time
 
 import numpy as np
@@ -9,17 +8,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
-from conftest import run_ranks
-
-HERE = os.path.basename(__file__)
-
-
-def line_of(marker):
-    with open(__file__) as f:
-        for number, text in enumerate(f, 1):
-            if marker in text and "line_of(" not in text:
-                return number
-    raise AssertionError(marker)
+from conftest import run_ranks, site_of
 
 
 def payload(r, n=5):
@@ -131,7 +120,7 @@ def test_true_deadlock_both_wait_in_irecv():
     with pytest.raises(twinccl.DeadlockError) as e:
         twinccl.run(rank, world_size=2, timeout_s=30)
     assert time.monotonic() - start < 10, "found by the checker, not by the timeout"
-    assert "%s:%d" % (HERE, line_of("MARK-IRECV")) in str(e.value), str(e.value)
+    assert site_of(__file__, "MARK-IRECV") in str(e.value), str(e.value)
 
 
 def test_mutual_blocking_sends_still_deadlock():
@@ -144,7 +133,7 @@ def test_mutual_blocking_sends_still_deadlock():
     with pytest.raises(twinccl.DeadlockError) as e:
         twinccl.run(rank, world_size=3, timeout_s=30)
     assert time.monotonic() - start < 10
-    assert "%s:%d" % (HERE, line_of("MARK-SEND")) in str(e.value), str(e.value)
+    assert site_of(__file__, "MARK-SEND") in str(e.value), str(e.value)
 
 
 def test_irecv_from_a_rank_that_returned_fails_fast():
@@ -155,7 +144,7 @@ def test_irecv_from_a_rank_that_returned_fails_fast():
     with pytest.raises((twinccl.AbortedError, twinccl.DeadlockError)) as e:
         twinccl.run(rank, world_size=2, timeout_s=30)
     assert time.monotonic() - start < 10
-    assert "%s:%d" % (HERE, line_of("MARK-GONE")) in str(e.value), str(e.value)
+    assert site_of(__file__, "MARK-GONE") in str(e.value), str(e.value)
 
 
 def test_isend_never_waited_is_reported():
@@ -166,7 +155,7 @@ def test_isend_never_waited_is_reported():
             dist.recv(np.zeros(5, np.float32), src=0)
     with pytest.raises(twinccl.InvalidArgument) as e:
         twinccl.run(rank, world_size=2, timeout_s=30)
-    assert "%s:%d" % (HERE, line_of("MARK-UNWAITED")) in str(e.value), str(e.value)
+    assert site_of(__file__, "MARK-UNWAITED") in str(e.value), str(e.value)
 
 
 def test_irecv_first_ring_replays_on_a_topology(tmp_path):

@@ -173,6 +173,22 @@ def _even(v, n, what):
     return [first // n * rows(v)] * n
 
 
+def _root_list(comm, root, tensors, op, arg, role, global_root, dtype):
+    """gather's gather_list / scatter's scatter_list: required on the root rank (and of the
+    tensor's type), refused elsewhere, as torch.distributed does."""
+    if comm.rank != root:
+        if tensors:
+            raise InvalidArgument("%s: %s must NOT be given on non-%s rank %d "
+                                  "(as torch.distributed)" % (op, arg, role, get_rank()))
+        return []
+    if tensors is None:
+        raise InvalidArgument("%s: %s must be given on the %s rank %d"
+                              % (op, arg, role, global_root))
+    lst, t2 = arrays(tensors, "%s's %s" % (op, arg))
+    same_type(dtype, t2 or dtype, op)
+    return lst
+
+
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     site = call_site()
     comm = _comm(group, "gather")
@@ -180,16 +196,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
         return None
     v, t = array(tensor, "gather's tensor")
     root = get_group_rank(group, dst, "gather's dst")
-    lst = []
-    if comm.rank == root:
-        if gather_list is None:
-            raise InvalidArgument("gather: gather_list must be given on the destination rank %d"
-                                  % dst)
-        lst, t2 = arrays(gather_list, "gather's gather_list")
-        same_type(t, t2 or t, "gather")
-    elif gather_list:
-        raise InvalidArgument("gather: gather_list must NOT be given on non-destination rank %d "
-                              "(as torch.distributed)" % get_rank())
+    lst = _root_list(comm, root, gather_list, "gather", "gather_list", "destination", dst, t)
     return comm.gather(v, lst, t, root, _async(async_op, "gather"), *site)
 
 
@@ -200,15 +207,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
         return None
     v, t = array(tensor, "scatter's tensor")
     root = get_group_rank(group, src, "scatter's src")
-    lst = []
-    if comm.rank == root:
-        if scatter_list is None:
-            raise InvalidArgument("scatter: scatter_list must be given on the source rank %d" % src)
-        lst, t2 = arrays(scatter_list, "scatter's scatter_list")
-        same_type(t, t2 or t, "scatter")
-    elif scatter_list:
-        raise InvalidArgument("scatter: scatter_list must NOT be given on non-source rank %d "
-                              "(as torch.distributed)" % get_rank())
+    lst = _root_list(comm, root, scatter_list, "scatter", "scatter_list", "source", src, t)
     return comm.scatter(v, lst, t, root, _async(async_op, "scatter"), *site)
 
 
