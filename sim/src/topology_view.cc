@@ -91,8 +91,11 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
   }
   ChannelPlan plan{channels, speed, channels * speed};
   if (requested_channels > 0) {
+    // Forced channels (NCCL_MIN_CTAS / NCCL_MIN_NCHANNELS) share the same NVLinks and NICs: more
+    // channels add no bandwidth, so each one gets its share (24 channels on 8 NICs: 384 / 24).
     plan.channels = requested_channels;
     plan.bus_gbps = std::min(plan.bus_gbps, requested_channels * speed);
+    plan.per_channel_gbps = std::min(speed, plan.bus_gbps / requested_channels);
   }
   return plan;
 }
