@@ -8,6 +8,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -175,5 +176,62 @@ TEST_CASE("NVLS reduce_scatter/all_gather: at most 32 GPUs of one NVLink domain,
                       Catch::Contains("NCCL_MAX_NVLS_ARITY") && Catch::Contains("72"));
     r.spec.nranks = 32;
     CHECK(predict(topo::gb200_nvl72(), r).algorithm == "nvls");
+  }
+}
+
+namespace {
+// The same machine with NVLS switched off (NCCL_NVLS_ENABLE=0): the topology's nvls fact set to
+// false through its JSON form, which the tuner reads as NCCL reads the multicast support.
+topo::Topology without_nvls(const topo::Topology& t) {
+  std::string text = topo::to_json(t);
+  const std::string on = "\"nvls\": true";
+  const std::size_t at = text.find(on);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, on.size(), "\"nvls\": false");
+  return topo::topology_from_json(text, t.name());
+}
+}  // namespace
+
+TEST_CASE("20 GB200 NVL72 racks as CoreWeave ran them (NVLS off): 4 GiB within 10% of 346") {
+  // coreweave/nccl-tests PR 48 (20 racks, 1440 GPUs, NCCL 2.26.2, NCCL_NET_GDR_C2C=1): 4 GiB
+  // 346.38 GB/s busbw. Its script ran with NCCL_NVLS_ENABLE=0 (commit a736384, "per NV ask, we need
+  // to disable NVLS temporarily"; re-enabled in PR 60), so NVLS and NVLS-tree were off: the 733
+  // GB/s NVLS-tree prediction was the wrong comparison. NCCL 2.26.2 enables LL128 only up to a PXN
+  // GPU-NIC path (tuning.cc); a Grace-attached NIC is PHB, so LL128 is off across racks and LL
+  // never wins at 4 GiB: Simple. The tuner then picks among ring and tree, as NCCL would.
+  const topo::Topology racks = without_nvls(topo::gb200_nvl72_cluster(20));
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = 4 * kGiB / 4;
+  r.protocol = Protocol::simple;
+  const Prediction p = predict(racks, r);
+  CHECK((p.algorithm == "tree" || p.algorithm == "ring"));
+  CHECK(p.busbw_gbps > 0.9 * 346.38);
+  CHECK(p.busbw_gbps < 1.1 * 346.38);
+  // Residual (docs/topologies.md): below 4 GiB the measured ramp is slower than the model's
+  // (512 MiB 151, 1 GiB 219, 2 GiB 287 measured): PR 48's times fit ~4.8 ms + S / 215 GB/s, a
+  // fixed cost the size of a ring's 2878 steps, where NCCL's tree latency is ~0.1 ms. The model
+  // stays above the measured figure there, so a change that closes the gap shows here.
+  r.spec.count = kGiB / 4;
+  const Prediction p1 = predict(racks, r);
+  CHECK(p1.busbw_gbps > 218.85);
+  CHECK(p1.busbw_gbps < 1.7 * 218.85);
+  // With NVLS on (today's recommendation) the model runs NVLS-tree and predicts about twice that.
+  CHECK(all_reduce(topo::gb200_nvl72_cluster(20), 4 * kGiB).algorithm == "nvls_tree");
+}
+
+TEST_CASE("8 x MI300X: RCCL's published all_reduce (AMD ROCm blog) within 10% from 64 MiB") {
+  // "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X" (AMD, March 2025;
+  // rccl-tests, RCCL 2.22.3, ROCm 6.3, mpirun -np 8, out of place): 64 MiB 273.66, 256 MiB
+  // 305.62, 1 GiB 314.72, 16 GiB 318.98 GB/s busbw. AMD explains the plateau by the slowest of a
+  // GPU's 7 xGMI links (45-48 GB/s measured, 48 as RCCL counts): 7 x 45.2 = 316.
+  const std::pair<std::size_t, double> published[] = {
+      {kGiB / 16, 273.66}, {kGiB / 4, 305.62}, {kGiB, 314.72}, {16 * kGiB, 318.98}};
+  for (const auto& [bytes, busbw] : published) {
+    INFO(bytes << " bytes, published " << busbw);
+    const Prediction p = all_reduce(topo::mi300x_8(), bytes);
+    CHECK(p.algorithm == "ring");
+    CHECK(p.busbw_gbps > 0.9 * busbw);
+    CHECK(p.busbw_gbps < 1.1 * busbw);
   }
 }
