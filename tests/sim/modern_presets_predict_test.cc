@@ -8,7 +8,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
-#include "twinccl/topologies/topology_file.h"
+#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -180,15 +180,11 @@ TEST_CASE("NVLS reduce_scatter/all_gather: at most 32 GPUs of one NVLink domain,
 }
 
 namespace {
-// The same machine with NVLS switched off (NCCL_NVLS_ENABLE=0): the topology's nvls fact set to
-// false through its JSON form, which the tuner reads as NCCL reads the multicast support.
+// The same machine with NVLS switched off, as NCCL_NVLS_ENABLE=0 (`--set nvls=0`).
 topo::Topology without_nvls(const topo::Topology& t) {
-  std::string text = topo::to_json(t);
-  const std::string on = "\"nvls\": true";
-  const std::size_t at = text.find(on);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, on.size(), "\"nvls\": false");
-  return topo::topology_from_json(text, t.name());
+  topo::TopologyEdits edits;
+  edits.settings.push_back(topo::parse_setting("nvls=0"));
+  return topo::apply_edits(t, edits).topology;
 }
 }  // namespace
 
