@@ -177,7 +177,7 @@ TEST_CASE("unknown parameters and impossible values list what can be set", "[top
   CHECK(settable_parameters().size() >= 14);
 }
 
-TEST_CASE("--set nvls=0 turns NVLS off as NCCL_NVLS_ENABLE=0; nvls=1 only where it can run",
+TEST_CASE("set nvls=0 turns NVLS off as NCCL_NVLS_ENABLE=0 and nvls=1 needs an NVSwitch",
           "[topologies][whatif]") {
   CHECK(dgx_h100().summary().nvls_capable);
   const EditedTopology off = edit(dgx_h100(), {"nvls=0"});
