@@ -275,6 +275,7 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched) {
     latency += nvls_pipeline_fill_us(v, algo, kind, bytes, r.params.channels);
+    latency += tree_pipeline_fill_us(v, algo, r.protocol, kind, bytes, plan);
   }
   // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel).
   p.time_us = latency + (bytes > 0.0 ? bytes / (1000.0 * algbw) : 0.0);

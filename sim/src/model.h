@@ -113,6 +113,12 @@ inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 // tuning model leaves it out; nccl-tests measures it (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
+// The fill and drain of NCCL's tree/Simple all_reduce pipeline (0 otherwise,
+// tree_pipeline_fill.cc): a chunk climbs the chain of a node's GPUs and the tree of nodes and comes
+// back down before the pipeline runs full, 2 ((ppn - 1) + log2(nodes)) hops of one Simple chunk at
+// the channel's rate. NCCL's tuning model leaves it out; nccl-tests measures it.
+double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
+                             OpKind kind, double bytes, const ChannelPlan& plan);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise.
 double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);

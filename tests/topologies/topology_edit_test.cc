@@ -176,3 +176,17 @@ TEST_CASE("unknown parameters and impossible values list what can be set", "[top
   CHECK_THROWS_WITH(parse_fault(FaultKind::fail, "nic3=1"), Contains("no '='"));
   CHECK(settable_parameters().size() >= 14);
 }
+
+TEST_CASE("set nvls=0 turns NVLS off as NCCL_NVLS_ENABLE=0 and nvls=1 needs an NVSwitch",
+          "[topologies][whatif]") {
+  CHECK(dgx_h100().summary().nvls_capable);
+  const EditedTopology off = edit(dgx_h100(), {"nvls=0"});
+  CHECK_FALSE(off.topology.summary().nvls_capable);
+  CHECK(off.topology.gpu_count() == 8);
+  CHECK(edit(off.topology, {"nvls=1"}).topology.summary().nvls_capable);
+  CHECK_FALSE(edit(gb200_nvl72_cluster(2), {"nvls=0"}).topology.summary().nvls_capable);
+  CHECK_THROWS_WITH(edit(mi300x_8(), {"nvls=1"}),
+                    Contains("mi300x-8 cannot run NVLS") && Contains("cdna3"));
+  CHECK_THROWS_WITH(edit(dgx_h100(), {"nvls=2"}), Contains("0..1"));
+  CHECK_THROWS_WITH(edit(dgx_h100(), {"nvls=0.5"}), Contains("nvls"));
+}

@@ -34,10 +34,11 @@
 //     infrastructure-gb200/latest/dgx-superpod-components.html#dgx-gb200-compute-tray (as cited by
 //     https://github.com/ai-dynamo/aisimulate/pull/192), and MLCommons' Crusoe GB200-NVL72 system
 //     description ("for each 4-GPU node: 4x ... ConnectX-7"), inference_results_v6.1.
-//   Measured all_reduce busbw on one full rack (72 GPUs): 1 GiB 681 GB/s (in place 724), 4-8 GiB
-//     835-847 GB/s -- https://github.com/coreweave/nccl-tests/pull/43 ; 20 racks (1440 GPUs),
-//     4 GiB: 346 GB/s -- https://github.com/coreweave/nccl-tests/pull/48 (the model's misses on
-//     both are recorded in docs/topologies.md).
+//   Measured all_reduce busbw on one full rack (72 GPUs, NCCL 2.25.1, NVLS on): 1 GiB 681 GB/s
+//     (in place 724), 4-8 GiB 835-847 GB/s -- https://github.com/coreweave/nccl-tests/pull/43 ;
+//     20 racks (1440 GPUs, NCCL 2.26.2 with NCCL_NVLS_ENABLE=0 in its script), 4 GiB: 346 GB/s --
+//     https://github.com/coreweave/nccl-tests/pull/48 (docs/topologies.md: the single-rack
+//     plateau is a recorded residual; the 20-rack run is predicted with --set nvls=0).
 #include <string>
 #include <vector>
 

@@ -35,6 +35,9 @@
 //   NICs: 8 x 400 Gb/s NDR InfiniBand with GPUDirect RDMA, as Azure's ND MI300X v5
 //     (https://github.com/MicrosoftDocs/azure-docs articles/virtual-machines/sizes/
 //     gpu-accelerated/nd-mi300x-v5-series.md).
+//   Measured all_reduce busbw, 8 GPUs, RCCL 2.22.3 (rccl-tests, one process per GPU): 64 MiB
+//     273.66, 1 GiB 314.72, 16 GiB 318.98 GB/s; AMD: "the slowest link defines the total" (7 x
+//     45.2 GB/s measured) -- the same AMD blog as above.
 // What is modelled (RCCL differs from NCCL): no NVLS (no NVSwitch: summary and check say so);
 //   ring and tree priced with NCCL's Hopper constants [assumed] over the 336 GB/s the GPU's 7
 //   links give together (RCCL runs one ring per link direction); RCCL's own tuning tables and its

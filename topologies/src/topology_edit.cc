@@ -6,6 +6,7 @@
 // the analytic model reads the changed per-GPU/per-NIC figures through summary(), and the flow
 // model times the changed links. `nodes` runs first (rail_cluster() repeats a one-node topology;
 // a multi-node one keeps nodes 0..N-1), then nics_per_node, rates, latencies, oversubscription,
+// nvls (the NVLS fact, NCCL_NVLS_ENABLE),
 // then faults. A failed NIC on an 8-NIC node:
 //     before: n1.gpu3 -> n1.pcie1 -> n1.nic3 -> leaf.su0.r3      (rail 3)
 //     after:  n1.gpu3 -> n1.pcie1 -> n1.nic2 -> leaf.su0.r2      (nearest NIC left; a note says so)
@@ -261,6 +262,19 @@ std::vector<bool> nics_with_network(const EditGraph& g) {
   return out;
 }
 
+// NVLS on or off as NCCL_NVLS_ENABLE sets it; on only where NCCL could run it (multicast needs
+// Hopper or newer GPUs on an NVSwitch: transport/nvls.cc, search.cc).
+void set_nvls(EditGraph& g, const TopologySummary& s, bool on, const std::string& flag) {
+  const bool modern = s.arch == GpuArch::hopper || s.arch == GpuArch::blackwell;
+  if (on && !(modern && s.nvswitches_per_node > 0)) {
+    throw InvalidArgument(fmt::format(
+        "{}: {} cannot run NVLS (it needs Hopper or Blackwell GPUs on an NVSwitch; arch {}, {} "
+        "NVSwitches per node)",
+        flag, g.name, to_string(s.arch), s.nvswitches_per_node));
+  }
+  g.facts.nvls = on;
+}
+
 bool analytic_figures_equal(const TopologySummary& a, const TopologySummary& b) {
   return a.nvlink_bandwidth_gbps == b.nvlink_bandwidth_gbps &&
          a.nvlinks_per_gpu == b.nvlinks_per_gpu && a.pcie_bandwidth_gbps == b.pcie_bandwidth_gbps &&
@@ -290,6 +304,11 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
       const ParameterSpec& spec = detail::parameter_spec(s.name);
       if (spec.kind != phase) continue;
       set_parameter(g, spec, s.value, fmt::format("--set {}={:g}", s.name, s.value), notes);
+    }
+  }
+  for (const Setting& s : edits.settings) {
+    if (detail::parameter_spec(s.name).kind == ParameterKind::nvls) {
+      set_nvls(g, current.summary(), s.value != 0.0, fmt::format("--set nvls={:g}", s.value));
     }
   }
   std::string faults;

@@ -57,6 +57,9 @@ const std::vector<ParameterSpec>& parameter_specs() {
     s.push_back({"nodes", ParameterKind::nodes, LinkType::network, 1, 1024, true,
                  "N nodes: a one-node topology repeated on a rail-optimized fat-tree, or nodes "
                  "0..N-1 of a multi-node one (1..1024)"});
+    s.push_back({"nvls", ParameterKind::nvls, LinkType::network, 0, 1, true,
+                 "0 = NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0; 1 = on (Hopper or Blackwell "
+                 "GPUs on an NVSwitch)"});
     return s;
   }();
   return specs;

@@ -16,6 +16,7 @@ enum class ParameterKind {
   nics_per_node,
   oversubscription,
   nodes,
+  nvls,  // 0/1: NVLS and NVLS-tree off/on (NCCL_NVLS_ENABLE)
 };
 
 struct ParameterSpec {

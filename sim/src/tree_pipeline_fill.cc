@@ -1,0 +1,41 @@
+// The pipeline fill of NCCL's tree all_reduce (Simple protocol), which NCCL's tuning model leaves
+// out of its latency.
+//
+// How it works (device/all_reduce.h runTreeUpDown, enqueue.cc calcCollChunking, graph/trees.cc):
+// inside a node NCCL's tree is a chain of the node's GPUs, across nodes a (double) binary tree;
+// the data moves in chunks of one Simple buffer step (4 MiB / 8 = 512 KiB per channel), reduced
+// up the chain and the tree to the root, then broadcast back down. The first chunk crosses
+// 2 ((ppn - 1) + log2(nodes)) hops before the last GPU holds it, each hop one chunk at the
+// channel's rate; only then does the pipeline run at the tree's bandwidth. A 4-GPU chain on 2
+// nodes (ppn 2):
+//     up:   g0 -> g1 ==net==> g3 <- g2        down: g3 -> g2, g3 ==net==> g1 -> g0
+//     fill = 2 x (1 + 1) hops x 512 KiB / per-channel GB/s
+// On 20 GB200 NVL72 racks (ppn 72, 16 channels at 24 GB/s, NCCL's Blackwell per-channel tree cap)
+// that is 2 x (71 + 4) x 512 KiB / 24 GB/s = 3.3 ms; coreweave nccl-tests PR 48's times (NVLS off)
+// fit ~4.8 ms + S / 215 GB/s, NCCL's own tree latency is 0.7 ms. On 8-GPU nodes the chain is short
+// (2 x (7 + log2(nodes)) hops, ~0.2-0.3 ms). Calls smaller than a chunk per channel fill with
+// what they have. Not in the tuner's ranking (Channels::all), as NVLS's fill: it never changes
+// NCCL's choice.
+#include <algorithm>
+
+#include "model.h"
+
+namespace twinccl::sim::detail {
+
+double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
+                             double bytes, const ChannelPlan& plan) {
+  if (algo != NcclAlgo::tree || protocol != Protocol::simple || kind != OpKind::all_reduce ||
+      bytes <= 0.0 || v.nranks < 2 || plan.channels < 1) {
+    return 0.0;
+  }
+  const double per_channel_gbps =
+      nccl_bus_bandwidth(v, plan, NcclAlgo::tree, Protocol::simple, kind) / plan.channels;
+  if (per_channel_gbps <= 0.0) return 0.0;
+  int log_nodes = 0;
+  for (int n = v.nodes; n >= 2; n /= 2) ++log_nodes;  // NCCL's log2i
+  const double hops = 2.0 * ((v.ranks_per_node - 1) + log_nodes);
+  const double chunk = std::min(kNccl.tree_simple_chunk_bytes, bytes / plan.channels);
+  return hops * chunk / (1000.0 * per_channel_gbps);
+}
+
+}  // namespace twinccl::sim::detail
