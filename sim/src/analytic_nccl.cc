@@ -30,7 +30,8 @@
 //   One GPU per node: the tree's network hop latency, as NCCL.
 //   NVLS/NVLS-tree all_reduce also pay their pipeline's fill (nvls_pipeline_fill_us), which
 //   NCCL's latency leaves out: nvls_fill_steps steps of channels x heads x chunk at the call's
-//   algbw (8 H100s, >= 1 GiB: 2 x 16 x 8 x 128 KiB / 280 GB/s = 120 us); not in the ranking.
+//   algbw, K/(K+1) of it exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x
+//   128 KiB / 280 GB/s x 64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
 // Caps, LL limits and speed lists are the arch's row (caps_of: Ampere, Hopper, Blackwell; AMD
@@ -228,7 +229,11 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
   double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
   if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));
   const double step_bytes = std::min(ops * chunk, bytes);  // one step of every channel and head
-  return algbw > 0.0 ? kNccl.nvls_fill_steps * step_bytes / (1000.0 * algbw) : 0.0;
+  // Pipeline steps per channel (K >= 1): only K/(K+1) of the fill is exposed (one step per channel
+  // fills half; from 8 steps 89%): a step that runs alone runs faster than one among others.
+  const double steps = std::max(1.0, bytes / (ops * chunk));
+  const double exposed = steps / (steps + 1.0);
+  return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
 }
 
 double nccl_tree_correction(Protocol p, OpKind kind, double bytes) {

@@ -109,8 +109,9 @@ inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 
 // The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
 // before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
-// head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw. NCCL's
-// tuning model leaves it out; nccl-tests measures it (docs/fidelity.md).
+// head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw, K/(K+1) of
+// it for K steps per channel. NCCL's tuning model leaves it out; nccl-tests measures it
+// (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
 // The fill and drain of NCCL's tree/Simple all_reduce pipeline (0 otherwise,

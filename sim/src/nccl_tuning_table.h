@@ -101,7 +101,9 @@ struct NcclTuningTable {
   // a channel's warps into scatter (send buffer -> NVLS buffer), reduce/multicast and gather
   // (NVLS buffer -> receive buffer) groups, each working on one step of nHeads chunks [assumed:
   // the scatter and gather copies, at the call's rate; nccl-tests does not register its buffers,
-  // which is when NCCL skips them].
+  // which is when NCCL skips them]. With K steps per channel (bytes / (channels x heads x chunk),
+  // at least 1) K/(K+1) of the fill is exposed [assumed: one rule, not fitted per row; the xe9680
+  // 2-node rows at one 64 KiB chunk show 27 / 45 / 60 us at K = 1 / 2 / 4, docs/fidelity.md].
   double nvls_fill_steps;  // [assumed] 2
   // NVLS heads: one per NVLS graph channel, at most NCCL_MAX_NVLS_ARITY (device.h) = 32; search.cc
   // caps the NVLS graph at min(32, GPUs), so a 72-GPU NVLink domain has 32 heads, and the
