@@ -145,8 +145,9 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
   last(cmd->add_option("--trace", o.trace_file,
                        "write a Perfetto/Chrome trace of the transfers at the largest size"));
   cmd->add_flag("--links", o.links, "list the busiest links (sim)");
-  cmd->add_flag("--compare", o.compare,
-                "sim: predicted time of every applicable algorithm/protocol, winner marked");
+  cmd->add_flag(
+      "--compare", o.compare,
+      "sim: predicted time of every applicable algorithm/protocol, fastest first, NCCL's choice *");
   cmd->add_flag("--plain", o.plain,
                 "only nccl-tests' 13 columns (no algorithm/protocol or prediction columns)");
   return cmd;

@@ -11,6 +11,7 @@
 
 #include "emu_memory.h"
 #include "output_file.h"
+#include "perf_compare.h"
 #include "perf_measure.h"
 #include "perf_p2p.h"
 #include "twinccl/errors.h"
@@ -122,7 +123,8 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
   }
 }
 
-// One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first.
+// One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first,
+// the tuner's choice marked (perf_compare.h).
 std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind,
                           DataType dtype, const std::vector<std::size_t>& sizes, int n) {
   std::string text = fmt::format(
@@ -130,20 +132,21 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
       name(dtype),
       (o.topology.empty() ? std::string("dgx-h100") : o.topology) + edits_text(o.edits), o.fidelity,
       o.algorithm.empty() && o.protocol.empty() ? "" : " (only what --algo/--proto allow)");
+  text += compare_legend();
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
     if (count == 0 && bytes > 0) continue;
     sim::Request r = make_request(o, kind, dtype, count);
     r.algorithm.clear();
     r.protocol.reset();
-    std::string line = fmt::format("  {:>12}", bytes_for(kind, count, dtype, n));
+    std::vector<sim::Prediction> shown;
     for (const sim::Prediction& p : sim::compare_all(t, r)) {
       // --algo / --proto narrow the comparison to what they force.
       if (!o.algorithm.empty() && p.algorithm != o.algorithm) continue;
       if (!o.protocol.empty() && sim::name(p.protocol) != o.protocol) continue;
-      line += fmt::format("  {}/{} {:.1f}", p.algorithm, sim::name(p.protocol), p.time_us);
+      shown.push_back(p);
     }
-    text += line + "\n";
+    text += compare_size_line(bytes_for(kind, count, dtype, n), shown);
   }
   return text;
 }

@@ -108,9 +108,15 @@ void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype) 
 std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request) {
   const Resolved base = resolve(topology, request);
   const Tuner tuner = tuner_for(topology, base);
+  TunerCall unforced = call_of(base, request);
+  unforced.algorithm.clear();
+  unforced.protocol.reset();
+  const Choice chosen = tuner.choose(unforced);
   std::vector<Prediction> out;
   for (const Choice& c : tuner.applicable(call_of(base, request))) {
     out.push_back(evaluate(topology, tuner, base, c, request.fidelity, request.gpus_per_thread));
+    out.back().rank_us = c.rank_us;
+    out.back().tuner_choice = c.algorithm == chosen.algorithm && c.protocol == chosen.protocol;
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time_us < b.time_us; });

@@ -184,7 +184,7 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
       algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
-  return Choice{algorithm, protocol, p.channels, p.time_us, p.model};
+  return Choice{algorithm, protocol, p.channels, p.time_us, p.model, rank_us};
 }
 
 std::vector<Choice> Tuner::applicable(const TunerCall& call) const {

@@ -80,12 +80,19 @@ struct Prediction {
   double time_us = 0.0;
   double algbw_gbps = 0.0;  // perf_math.h: algbw_bytes / time
   double busbw_gbps = 0.0;  // algbw * busbw_factor
+  // compare_all: the time the tuner ranked this pair by (Choice::rank_us: NCCL's model on all
+  // channels, no NVLS pipeline fill, no host launch), and whether it is the tuner's choice (what
+  // predict() returns for the same request without a forced algorithm or protocol).
+  double rank_us = 0.0;
+  bool tuner_choice = false;
 };
 
 // One prediction for request.algorithm/protocol, or the fastest of compare_all when unset.
 Prediction predict(const topo::Topology& topology, const Request& request);
 // Every applicable (algorithm, protocol) pair, fastest first (ties: registry order), what-if
-// algorithms (direct, halving_doubling, bruck, hierarchical) included.
+// algorithms (direct, halving_doubling, bruck, hierarchical) included; the tuner's choice is
+// marked (tuner_choice). It need not be the first: the tuner ranks NCCL's algorithms as NCCL does
+// (rank_us), and the times here are as the call runs (time_us).
 std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request);
 
 // The protocols an algorithm may run with: LL/LL128/Simple for ring and tree, Simple otherwise.

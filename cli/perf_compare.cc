@@ -1,0 +1,62 @@
+// `twinccl perf --compare` lines. How it works: sim::compare_all times every applicable pair as
+// the call runs (the channels NCCL launches, the NVLS pipeline fill, the host launch) and marks
+// the tuner's choice, which ranks NCCL's own algorithms as NCCL does (its tuning model on all
+// channels, without the fill: Choice::rank_us). The two orders can differ; the line keeps the
+// times as run (what forcing NCCL_ALGO/NCCL_PROTO would give) and marks the choice, and a note
+// names the faster NCCL pair with both rankings, so the table and perf's algorithm column agree.
+#include "perf_compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace twinccl::cli {
+namespace {
+
+// NCCL's NCCL_ALGO name of one of its algorithms, "" for a what-if one.
+std::string_view nccl_algo_env(std::string_view algorithm) {
+  if (algorithm == "ring") return "Ring";
+  if (algorithm == "tree") return "Tree";
+  if (algorithm == "nvls") return "NVLS";
+  if (algorithm == "nvls_tree") return "NVLSTree";
+  if (algorithm == "pat") return "PAT";
+  return "";
+}
+
+std::string pair_name(const sim::Prediction& p) {
+  return fmt::format("{}/{}", p.algorithm, sim::name(p.protocol));
+}
+
+}  // namespace
+
+std::string compare_legend() {
+  return "# * = the tuner's choice, NCCL's (perf's algorithm column): NCCL ranks its own "
+         "algorithms "
+         "by its tuning model, on all channels and without the NVLS pipeline fill\n"
+         "# times are as the call runs (channels launched, the fill, the host launch): a row above "
+         "* "
+         "is what forcing it would give; direct, halving_doubling, bruck, hierarchical: what-if\n";
+}
+
+std::string compare_size_line(std::size_t bytes, const std::vector<sim::Prediction>& rows) {
+  std::string line = fmt::format("  {:>12}", bytes);
+  const sim::Prediction* chosen = nullptr;
+  const sim::Prediction* faster = nullptr;  // the fastest NCCL pair that runs faster than *
+  for (const sim::Prediction& p : rows) {
+    line += fmt::format("  {} {:.1f}{}", pair_name(p), p.time_us, p.tuner_choice ? "*" : "");
+    if (p.tuner_choice) chosen = &p;
+    if (!chosen && !faster && !nccl_algo_env(p.algorithm).empty()) faster = &p;
+  }
+  line += "\n";
+  if (!chosen || !faster || faster->time_us >= chosen->time_us) return line;
+  line += fmt::format(
+      "  {:>12}  * {}: NCCL's model ranks it {:.1f} us, {} {:.1f} us; as run {} is {:.1f}% faster "
+      "(NCCL_ALGO={} NCCL_PROTO={})\n",
+      "", pair_name(*chosen), chosen->rank_us, pair_name(*faster), faster->rank_us,
+      pair_name(*faster), 100.0 * (1.0 - faster->time_us / chosen->time_us),
+      nccl_algo_env(faster->algorithm), sim::name(faster->protocol));
+  return line;
+}
+
+}  // namespace twinccl::cli
