@@ -1,7 +1,8 @@
 // predict / compare_all / simulate_flow: thin layers over the one Tuner (tuner.h). predict asks
 // the tuner for its choice (NCCL's analytic model among NCCL's algorithms, or the forced ones) and
 // times that choice at the requested fidelity, so flow never picks by its own timing;
-// compare_all times every pair the tuner finds applicable at the requested fidelity.
+// compare_all times every pair the tuner finds applicable at the requested fidelity and marks
+// the tuner's choice with its ranking time (Choice::rank_us).
 #include <algorithm>
 #include <cctype>
 

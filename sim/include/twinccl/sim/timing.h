@@ -87,7 +87,8 @@ struct Prediction {
   bool tuner_choice = false;
 };
 
-// One prediction for request.algorithm/protocol, or the fastest of compare_all when unset.
+// One prediction for request.algorithm/protocol, or the tuner's choice when unset (NCCL's own
+// ranking: compare_all's row marked tuner_choice, not necessarily its first).
 Prediction predict(const topo::Topology& topology, const Request& request);
 // Every applicable (algorithm, protocol) pair, fastest first (ties: registry order), what-if
 // algorithms (direct, halving_doubling, bruck, hierarchical) included; the tuner's choice is
