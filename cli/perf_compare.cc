@@ -1,7 +1,7 @@
 // `twinccl perf --compare` lines. How it works: sim::compare_all times every applicable pair as
-// the call runs (the channels NCCL launches, the NVLS pipeline fill, the host launch) and marks
+// the call runs (the channels NCCL launches, the pipeline fills, the host launch) and marks
 // the tuner's choice, which ranks NCCL's own algorithms as NCCL does (its tuning model on all
-// channels, without the fill: Choice::rank_us). The two orders can differ; the line keeps the
+// channels, without the fills: Choice::rank_us). The two orders can differ; the line keeps the
 // times as run (what forcing NCCL_ALGO/NCCL_PROTO would give) and marks the choice, and a note
 // names the faster NCCL pair with both rankings, so the table and perf's algorithm column agree.
 #include "perf_compare.h"
@@ -31,12 +31,12 @@ std::string pair_name(const sim::Prediction& p) {
 }  // namespace
 
 std::string compare_legend() {
-  return "# * = the tuner's choice, NCCL's (perf's algorithm column): NCCL ranks its own "
-         "algorithms "
-         "by its tuning model, on all channels and without the NVLS pipeline fill\n"
-         "# times are as the call runs (channels launched, the fill, the host launch): a row above "
-         "* "
-         "is what forcing it would give; direct, halving_doubling, bruck, hierarchical: what-if\n";
+  return "# * = the tuner's choice, NCCL's (perf's algorithm column): NCCL ranks its own\n"
+         "#   algorithms by its tuning model, on all channels, without the pipeline fills (NVLS,\n"
+         "#   tree/Simple); the times are as the call runs (channels launched, fills, host "
+         "launch):\n"
+         "#   a row above * is what forcing it would give; direct, halving_doubling, bruck and\n"
+         "#   hierarchical are what-if schedules\n";
 }
 
 std::string compare_size_line(std::size_t bytes, const std::vector<sim::Prediction>& rows) {

@@ -1,6 +1,6 @@
 // compare_all (`twinccl perf --compare`) and the tuner give one answer to "which algorithm": the
 // rows are timed as the call runs, the tuner's choice is marked, and it is the pair NCCL's own
-// ranking (rank_us: all channels, no NVLS pipeline fill) puts first among NCCL's algorithms.
+// ranking (rank_us: all channels, no NVLS/tree pipeline fill) puts first among NCCL's algorithms.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>

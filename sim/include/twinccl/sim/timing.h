@@ -81,8 +81,8 @@ struct Prediction {
   double algbw_gbps = 0.0;  // perf_math.h: algbw_bytes / time
   double busbw_gbps = 0.0;  // algbw * busbw_factor
   // compare_all: the time the tuner ranked this pair by (Choice::rank_us: NCCL's model on all
-  // channels, no NVLS pipeline fill, no host launch), and whether it is the tuner's choice (what
-  // predict() returns for the same request without a forced algorithm or protocol).
+  // channels, no NVLS/tree pipeline fill, no host launch), and whether it is the tuner's choice
+  // (what predict() returns for the same request without a forced algorithm or protocol).
   double rank_us = 0.0;
   bool tuner_choice = false;
 };

@@ -32,9 +32,9 @@ struct Choice {
   int channels = 1;      // NCCL's channel count for the call (analytic model)
   double time_us = 0.0;  // NCCL's analytic model (or alpha-beta for what-if algorithms)
   std::string model;     // "nccl" or "alpha-beta"
-  // What the tuner ranks by: NCCL's model on all the communicator's channels, without the NVLS
-  // pipeline fill (time_us has the channels launched and the fill, as the call runs); time_us
-  // for what-if algorithms.
+  // What the tuner ranks by: NCCL's model on all the communicator's channels, without the NVLS and
+  // tree pipeline fills (time_us has the channels launched and the fills, as the call runs);
+  // time_us for what-if algorithms.
   double rank_us = 0.0;
 };
 
