@@ -32,11 +32,10 @@ std::string pair_name(const sim::Prediction& p) {
 
 std::string compare_legend() {
   return "# * = the tuner's choice, NCCL's (perf's algorithm column): NCCL ranks its own\n"
-         "#   algorithms by its tuning model, on all channels, without the pipeline fills (NVLS,\n"
-         "#   tree/Simple); the times are as the call runs (channels launched, fills, host "
-         "launch):\n"
-         "#   a row above * is what forcing it would give; direct, halving_doubling, bruck and\n"
-         "#   hierarchical are what-if schedules\n";
+         "#   algorithms by its tuning model, on all channels, without the NVLS and tree\n"
+         "#   pipeline fills; the times are as the call runs (channels launched, fills, host\n"
+         "#   launch): a row above * is what forcing it would give; direct, halving_doubling,\n"
+         "#   bruck and hierarchical are what-if schedules\n";
 }
 
 std::string compare_size_line(std::size_t bytes, const std::vector<sim::Prediction>& rows) {
