@@ -17,7 +17,9 @@
 //       R R R D
 //       R R D R
 //       R D R R
-// * Any other regular graph (the full mesh K8: 7 cycles; a torus the construction misses): cycles
+// * A 4-regular graph the construction misses (e.g. a torus with gcd(R, C) = 1, 4x5): two
+//   edge-disjoint undirected Hamiltonian cycles (SplitSearch), each walked both ways.
+// * Any other regular graph (the full mesh K8: 7 cycles; a torus still missed): cycles
 //   found one after another by depth-first search, fewest onward arcs first (Warnsdorff), within
 //   a step budget (K8: 240 steps; K4 and K6 have no such decomposition (Tillson 1980): none).
 // Across nodes (rail_ranks) channel c enters every node at its GPU c. A node of g fully linked
@@ -26,6 +28,7 @@
 // Z_g, Gordon 1961), so the g channels' paths use each of the node's g(g-1) arcs once. g = 8:
 // a = 0 7 1 6 2 5 3 4.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
 
@@ -35,6 +38,7 @@ namespace twinccl::sim::detail {
 namespace {
 
 constexpr int kMaxSearchGpus = 32;      // recursion depth <= GPUs x neighbours
+constexpr int kMaxSplitGpus = 256;      // recursion depth <= GPUs
 constexpr long kSearchBudget = 50'000;  // DFS steps (torus 4x4: ~22k; K8: 240)
 
 using Graph = std::vector<std::vector<int>>;  // call rank -> directly linked call ranks, ascending
@@ -168,6 +172,83 @@ std::vector<std::vector<int>> torus_cycles(int rows, int cols) {
   return {};
 }
 
+// Two edge-disjoint undirected Hamiltonian cycles of a 4-regular graph (a torus, Kotzig 1973):
+// a Hamiltonian cycle found depth-first (fewest onward neighbours first) whose complement is one
+// cycle too; each walked both ways gives 4 directed cycles. Empty when the budget runs out.
+class SplitSearch {
+ public:
+  explicit SplitSearch(const Graph& graph)
+      : g_(graph), n_(static_cast<int>(graph.size())), on_path_(graph.size(), 0) {}
+
+  std::vector<std::vector<int>> run() {
+    path_ = {0};
+    on_path_[0] = 1;
+    if (!extend()) return {};
+    std::vector<int> other = complement_;
+    std::vector<std::vector<int>> out = {path_, path_, other, other};
+    std::reverse(out[1].begin() + 1, out[1].end());
+    std::reverse(out[3].begin() + 1, out[3].end());
+    return out;
+  }
+
+ private:
+  // The cycle left by path_'s edges, from vertex 0, into complement_; false unless Hamiltonian.
+  bool complement_is_cycle() {
+    const auto un = static_cast<std::size_t>(n_);
+    std::vector<std::array<int, 2>> left(un);
+    for (std::size_t i = 0; i < un; ++i) {
+      const int v = path_[i], prev = path_[(i + un - 1) % un], next = path_[(i + 1) % un];
+      int k = 0;
+      for (int w : g_[static_cast<std::size_t>(v)]) {
+        if (w != prev && w != next)
+          left[static_cast<std::size_t>(v)][static_cast<std::size_t>(k++)] = w;
+      }
+    }
+    complement_ = {0};
+    for (int prev = 0, v = left[0][0]; v != 0;) {
+      if (complement_.size() == un) return false;
+      complement_.push_back(v);
+      const auto& two = left[static_cast<std::size_t>(v)];
+      const int next = two[0] == prev ? two[1] : two[0];
+      prev = v;
+      v = next;
+    }
+    return complement_.size() == un;
+  }
+  bool extend() {
+    if (++steps_ > kSearchBudget) return false;
+    const int v = path_.back();
+    const auto& nv = g_[static_cast<std::size_t>(v)];
+    if (static_cast<int>(path_.size()) == n_) {
+      return std::binary_search(nv.begin(), nv.end(), 0) && complement_is_cycle();
+    }
+    std::vector<std::pair<int, int>> next;  // (unvisited neighbours, vertex)
+    for (int w : nv) {
+      if (on_path_[static_cast<std::size_t>(w)]) continue;
+      int onward = 0;
+      for (int x : g_[static_cast<std::size_t>(w)])
+        onward += !on_path_[static_cast<std::size_t>(x)];
+      next.emplace_back(onward, w);
+    }
+    std::stable_sort(next.begin(), next.end());
+    for (const auto& [onward, w] : next) {
+      on_path_[static_cast<std::size_t>(w)] = 1;
+      path_.push_back(w);
+      if (extend()) return true;
+      path_.pop_back();
+      on_path_[static_cast<std::size_t>(w)] = 0;
+      if (steps_ > kSearchBudget) return false;
+    }
+    return false;
+  }
+
+  const Graph& g_;
+  int n_;
+  std::vector<char> on_path_;
+  std::vector<int> path_, complement_;
+  long steps_ = 0;
+};
+
 }  // namespace
 
 ChannelRanks mesh_ranks(const topo::Topology& topology, std::span<const int> gpus) {
@@ -186,7 +267,11 @@ ChannelRanks mesh_ranks(const topo::Topology& topology, std::span<const int> gpu
       if (n % rows == 0 && is_torus(g, rows, n / rows)) cycles = torus_cycles(rows, n / rows);
     }
   }
-  if (cycles.empty() && n <= kMaxSearchGpus) cycles = CycleSearch(g).run();
+  // A full mesh of 4 or 6 has no decomposition (Tillson): skip the search's whole budget (~3 ms,
+  // paid by every call of such a sub-communicator).
+  const bool impossible = k + 1 == gpus.size() && (n == 4 || n == 6);
+  if (cycles.empty() && k == 4 && n <= kMaxSplitGpus) cycles = SplitSearch(g).run();
+  if (cycles.empty() && !impossible && n <= kMaxSearchGpus) cycles = CycleSearch(g).run();
   for (const auto& cycle : cycles) {
     std::vector<int> perm;
     perm.reserve(cycle.size());

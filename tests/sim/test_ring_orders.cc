@@ -57,8 +57,9 @@ std::set<std::pair<int, int>> check_cycles(const topo::Topology& t, const Channe
 }  // namespace
 
 TEST_CASE("ring orders: a mesh or torus gets one ring per link, every link direction once") {
-  const std::string preset = GENERATE(as<std::string>{}, "mi300x-8", "torus-4x4", "torus-3x5",
-                                      "torus-3x4", "torus-8x8", "torus-16x16", "torus-6x4");
+  const std::string preset =
+      GENERATE(as<std::string>{}, "mi300x-8", "torus-4x4", "torus-3x5", "torus-3x4", "torus-8x8",
+               "torus-16x16", "torus-6x4", "torus-4x5", "torus-5x7");
   const topo::Topology t = topo::load_topology(preset);
   const std::vector<int> ranks = all_ranks(t);
   const ChannelRanks orders = mesh_ranks(t, ranks);
