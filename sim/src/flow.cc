@@ -23,21 +23,31 @@ namespace {
 
 constexpr int kCompressAboveRanks = 64;
 
-// Compressed ring: the time of the slowest path through the rounds. Ranks do not wait for their
-// sends (flow_simgrid.cc), so the last rank finishes after the edges its data crossed: at global
-// step i the path takes ring edge (r - steps + i) mod n, costing that edge's slowest flow in the
-// step's round. Symmetric rings (every edge alike) give sum(count x round time), as lockstep.
+// Compressed ring: the time of the slowest path through the rounds, at least the busiest edge's
+// time on the wire. Ranks do not wait for their sends (flow_simgrid.cc), so the last rank finishes
+// after the edges its data crossed: at global step i the path takes ring edge (r - steps + i) mod
+// n, costing that edge's slowest flow in the step's round. Symmetric rings (every edge alike) give
+// sum(count x round time), as lockstep. A path crosses a slow edge (a node boundary) in only some
+// steps, but every step's data crosses every edge: the edge is busy for the sum over the steps of
+// its flows' time without their route latency (bandwidth and contention only), which bounds the
+// ring from below as NCCL's bus bandwidth does (was -5.5% at 1 GiB on 2 H100 nodes, -45% on 2 B200
+// nodes, whose NVLink is twice the NICs).
 double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
   const auto n = static_cast<long long>(program.nranks);
   const std::size_t nn = static_cast<std::size_t>(n);
   std::vector<std::vector<double>> prefix(program.rounds.size());  // over the cycle twice
   std::vector<double> total(program.rounds.size(), 0.0);
+  std::vector<std::vector<double>> wire(program.rounds.size());  // [round][edge] busy time
   for (std::size_t i = 0; i < program.rounds.size(); ++i) {
     std::vector<double> cost(nn, 0.0);
+    wire[i].assign(nn, 0.0);
     for (int t : program.rounds[i].transfers) {
-      const auto e =
-          static_cast<std::size_t>(program.transfers[static_cast<std::size_t>(t)].src_rank);
-      cost[e] = std::max(cost[e], times.end_s[static_cast<std::size_t>(t)]);
+      const auto ut = static_cast<std::size_t>(t);
+      const FlowTransfer& tr = program.transfers[ut];
+      const auto e = static_cast<std::size_t>(tr.src_rank);
+      cost[e] = std::max(cost[e], times.end_s[ut]);
+      const double latency_s = program.routes[static_cast<std::size_t>(tr.route)].latency_s;
+      wire[i][e] = std::max(wire[i][e], times.end_s[ut] - times.start_s[ut] - latency_s);
     }
     prefix[i].assign(2 * nn + 1, 0.0);
     for (std::size_t k = 0; k < 2 * nn; ++k) prefix[i][k + 1] = prefix[i][k] + cost[k % nn];
@@ -59,6 +69,13 @@ double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
       at += len;
     }
     longest = std::max(longest, sum);
+  }
+  for (std::size_t e = 0; e < nn; ++e) {
+    double busy = 0.0;
+    for (const auto& [round, count] : program.round_sequence) {
+      busy += count * wire[static_cast<std::size_t>(round)][e];
+    }
+    longest = std::max(longest, busy);
   }
   return longest;
 }

@@ -36,6 +36,9 @@ struct TransferCost {
 // node's ranks. Empty perms = schedule rank r is topology rank r on every channel.
 struct ChannelRanks {
   std::vector<std::vector<int>> perms;  // [rotation][schedule rank] -> topology rank
+  // Each ring order's hops inside a node are single GPU-GPU links no other order uses (a torus, a
+  // fully linked node: mesh_ranks, node_path_offsets).
+  bool direct_links = false;
   std::size_t distinct() const { return perms.empty() ? 1 : perms.size(); }
   std::size_t rotation_of(int channel) const {
     return static_cast<std::size_t>(channel) % distinct();
@@ -47,6 +50,16 @@ struct ChannelRanks {
 // Rotations for a call whose rank r is topology GPU gpus[r]: one per GPU of a node when the GPUs
 // span several nodes of equal counts that have NICs; none (empty perms) otherwise.
 ChannelRanks rail_ranks(const topo::Topology& topology, std::span<const int> gpus);
+// Link-disjoint ring orders over GPUs linked directly to each other (ring_orders.cc: the MI300X
+// xGMI mesh, a torus): perms[c] = the c-th directed Hamiltonian cycle (topology ranks), the
+// cycles together using every GPU-GPU link direction once; empty when the GPUs are not such a
+// regular graph or no decomposition was found.
+ChannelRanks mesh_ranks(const topo::Topology& topology, std::span<const int> gpus);
+// For rail_ranks: a node's j-th ring position on channel c plays its local GPU
+// (c + offsets[j]) mod g. 0, 1, ..., g-1 (a rotation) unless the node's g GPUs (g even) are all
+// linked to each other: then paths over distinct links from GPU c to GPU c + g/2 (ring_orders.cc).
+std::vector<int> node_path_offsets(const topo::Topology& topology,
+                                   std::span<const topo::VertexId> node_gpus);
 
 // world_ranks (optional): the topology rank of each schedule rank (a sub-communicator's members);
 // empty = schedule rank r is topology rank r. rank_steps stay indexed by schedule rank.

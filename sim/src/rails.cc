@@ -11,7 +11,9 @@
 //     node 0: 1 -> 2 -> 3 -> 0 ==NIC0/NIC1==> node 1: 5 -> 6 -> 7 -> 4 ==NIC0/NIC1==> back to 1
 // Channels c and c + g take the same GPUs: there are g rotations. Inside a node the rotation
 // changes nothing of a switch's traffic; with a single node (or unequal nodes, or no NICs) there is
-// no rotation at all. A sub-communicator's ranks rotate over its own GPUs the same way.
+// no rotation at all. A sub-communicator's ranks rotate over its own GPUs the same way. A node
+// whose GPUs are all linked to each other (MI300X's xGMI mesh, no switch) is crossed on channel c
+// from GPU c to GPU c + g/2 over links no other channel uses (node_path_offsets, ring_orders.cc).
 #include <algorithm>
 #include <map>
 
@@ -38,10 +40,15 @@ ChannelRanks rail_ranks(const topo::Topology& topology, std::span<const int> gpu
     std::vector<int> by_local = schedule_ranks;
     std::sort(by_local.begin(), by_local.end(),
               [&](int a, int b) { return vertex_of(a).local_index < vertex_of(b).local_index; });
+    std::vector<topo::VertexId> node_gpus;
+    for (int r : by_local) node_gpus.push_back(topology.gpu(gpus[static_cast<std::size_t>(r)]));
+    const std::vector<int> offsets = node_path_offsets(topology, node_gpus);
+    if (offsets.size() > 1 && offsets[1] != 1) out.direct_links = true;  // not a rotation
     for (std::size_t rot = 0; rot < g; ++rot) {
       for (std::size_t j = 0; j < g; ++j) {
+        const auto local = (static_cast<std::size_t>(offsets[j]) + rot) % g;
         out.perms[rot][static_cast<std::size_t>(schedule_ranks[j])] =
-            gpus[static_cast<std::size_t>(by_local[(j + rot) % g])];
+            gpus[static_cast<std::size_t>(by_local[local])];
       }
     }
   }

@@ -13,8 +13,9 @@
 //   factors and caps, tree correction), so LL never wins at large sizes; others the protocol's
 //   line factor.
 // * Channels 0 = one per GPU of a node across nodes with NICs, channel c's ring or tree entering
-//   every node at its GPU c (rail_ranks), 1 inside a node; a tree pipelined in NCCL Simple's
-//   512 KiB steps (fewer pieces past 200k transfers).
+//   every node at its GPU c (rail_ranks); inside a node 1, or on GPUs linked directly to each
+//   other (xGMI mesh, torus) one per link-disjoint ring order (mesh_ranks), so every link carries
+//   its share; a tree pipelined in NCCL Simple's 512 KiB steps (fewer pieces past 200k transfers).
 // * Link shares: the platform runs network links at NCCL's share of a NIC (platform_links, for
 //   every call); for ring/tree/pat on a known arch the GPU's NVLink (or PCIe) gets NCCL's intra
 //   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
@@ -73,12 +74,21 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   PricedCall priced;
   priced.schedule = schedule_algorithm(r.algorithm);
   priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
-  // Only for a known arch: NCCL's speed lists are per arch (a torus of unknown arch keeps its
-  // rates).
-  if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 && view.arch != topo::GpuArch::unknown) {
+  priced.gpus = rail_ranks(topology, tuner.ranks());
+  if (priced.gpus.perms.empty()) priced.gpus = mesh_ranks(topology, tuner.ranks());
+  // Only for a known arch (NCCL's speed lists are per arch) or on the ring orders of a torus,
+  // whose unknown arch the analytic model prices with the Hopper list over all its links.
+  if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 &&
+      (view.arch != topo::GpuArch::unknown || priced.gpus.direct_links)) {
     TopologyView one_node = view;
     one_node.nodes = 1;
-    const double share = std::min(1.0, nccl_channels(one_node, 0).bus_gbps / view.intra_gbps);
+    double share = std::min(1.0, nccl_channels(one_node, 0).bus_gbps / view.intra_gbps);
+    if (priced.gpus.direct_links && view.nodes > 1 && view.ranks_per_node > 1) {
+      // Across nodes each channel crosses a fully linked node over links of its own: one link
+      // of the GPU's (ranks_per_node - 1) at the channel's speed, not one node's channel plan.
+      const double link_gbps = view.intra_gbps / (view.ranks_per_node - 1);
+      share = std::min(1.0, std::max(share, nccl_channels(view, 0).per_channel_gbps / link_gbps));
+    }
     (view.intra_class == LinkClass::pcie ? priced.links.pcie : priced.links.nvlink) = share;
   }
   const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
@@ -119,12 +129,13 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
                                             l.net_hop_us * 1e-6};
     }
   }
+  if (priced.gpus.perms.empty()) priced.gpus.perms = {tuner.ranks()};
   AlgorithmParams& p = priced.params;
   p = r.params;
   if (p.channels <= 0) {
     p.channels = view.nodes > 1 && topology.summary().nics_per_node > 0
                      ? std::max(1, view.ranks_per_node)
-                     : 1;
+                     : static_cast<int>(priced.gpus.distinct());  // 1, or one per mesh ring
   }
   if (p.chunk_elements == 0 && r.algorithm == "tree" && n > 1 && r.spec.count > 0) {
     const double half_per_channel =
@@ -134,8 +145,6 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
     const double pieces = std::clamp(std::ceil(half_bytes / kPipelineChunkBytes), 1.0, cap);
     p.chunk_elements = static_cast<std::size_t>(std::ceil(half_per_channel / pieces));
   }
-  priced.gpus = rail_ranks(topology, tuner.ranks());
-  if (priced.gpus.perms.empty()) priced.gpus.perms = {tuner.ranks()};
   return priced;
 }
 

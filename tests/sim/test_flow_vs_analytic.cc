@@ -1,7 +1,8 @@
 // Flow and analytic agree where no link is shared: >= 64 MiB, every preset and 2-1024 nodes,
 // ring and the algorithm/protocol NCCL's model chooses, all_reduce/all_gather/reduce_scatter
-// (issue 10, item 2). Flow plays rings in compressed rounds, and each class of identical flow
-// groups once (flow_symmetry.cc), so the 8192-rank cases take well under a second.
+// (issue 10, item 2); on switchless meshes and tori too (one ring order per link-disjoint cycle).
+// Flow plays rings in compressed rounds, and each class of identical flow groups once
+// (flow_symmetry.cc), so the 8192-rank cases take well under a second.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -42,13 +43,48 @@ TEST_CASE("flow agrees with analytic within 5% at >= 64 MiB on presets and 2-102
   const Prediction f = run(t, kind, bytes, a.algorithm, a.protocol, Fidelity::flow);
   INFO(preset << " " << name(kind) << " " << bytes << " B " << a.algorithm << "/"
               << name(a.protocol) << ": analytic " << a.time_us << " us, flow " << f.time_us);
-  // Known gap (docs/fidelity.md): a multi-node ring in flow plays compressed rounds timed by one
-  // chunk's path (flow.cc ring_path_s), which does not hold the ring to its node boundary's pace
-  // (-5.5% at 1 GiB on 2 nodes) and pays LL128's many small rounds in lockstep (+8.6% at 64 MiB on
-  // 64 nodes). Was 7-36% while flow charged the topology's link latencies on top of NCCL's.
-  const bool path_gap = t.summary().nics_per_node > 0 && preset.rfind("h100-cluster", 0) == 0 &&
-                        a.algorithm == "ring";
-  CHECK(std::abs(f.time_us - a.time_us) / a.time_us < (path_gap ? 0.10 : 0.05));
+  // A multi-node ring's compressed rounds are timed by one chunk's path and at least the busiest
+  // edge's wire time (flow.cc ring_path_s): the path alone was -5.5% at 1 GiB on 2 nodes. Known
+  // gap (docs/fidelity.md): on 64 nodes LL128's many small rounds pay the spine tier's route
+  // latency on every step, which NCCL's hop latency does not hold (+8.6% at 64 MiB; the busiest
+  // link is 16% used: latency, not a shared link).
+  const bool latency_gap = t.node_count() >= 64 && a.algorithm == "ring" &&
+                           a.protocol == Protocol::ll128 && bytes == 64 * kMiB;
+  CHECK(std::abs(f.time_us - a.time_us) / a.time_us < (latency_gap ? 0.10 : 0.05));
+}
+
+TEST_CASE("flow agrees with analytic within 5% on every preset, NCCL's choice") {
+  // One instance of each parametric preset; the switchless ones (mi300x, torus) play one ring
+  // order per link-disjoint Hamiltonian cycle (sim/src/ring_orders.cc): with one ring order the
+  // flow model was 7x (mi300x-8) and 3.5x (torus-4x4) slower than analytic.
+  const std::string preset =
+      GENERATE(as<std::string>{}, "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
+               "mi300x-8", "pcie-4gpu", "h100-cluster-2", "h200-cluster-2", "b200-cluster-2",
+               "gb200-nvl72-cluster-2", "mi300x-cluster-2", "torus-4x4", "torus-8x8", "torus-3x5");
+  const topo::Topology t = topo::load_topology(preset);
+  const OpKind kind = GENERATE(OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter);
+  const std::size_t bytes = GENERATE(64 * kMiB, 1024 * kMiB);
+  const Prediction a = run(t, kind, bytes, "", std::nullopt, Fidelity::analytic);
+  const Prediction f = run(t, kind, bytes, a.algorithm, a.protocol, Fidelity::flow);
+  INFO(preset << " " << name(kind) << " " << bytes << " B " << a.algorithm << "/"
+              << name(a.protocol) << ": analytic " << a.time_us << " us, flow " << f.time_us);
+  CHECK(std::abs(f.time_us - a.time_us) / a.time_us < 0.05);
+}
+
+TEST_CASE("flow trees on switchless nodes use every link as the analytic model does") {
+  // A tree's chains run along the ring orders (one per link-disjoint cycle), so its channels
+  // spread over the xGMI mesh or the torus; with one order they crossed the same links (3.5x the
+  // analytic time on mi300x-8, 1.9x on torus-4x4). What is left is the pipeline filling the chain
+  // (+3.4% mi300x-8, +5.0% torus-4x4 with 16 GPUs in the chain, +0.6% dgx-a100).
+  const std::string preset = GENERATE(as<std::string>{}, "mi300x-8", "torus-4x4");
+  const topo::Topology t = topo::load_topology(preset);
+  const Prediction a =
+      run(t, OpKind::all_reduce, 1024 * kMiB, "tree", Protocol::simple, Fidelity::analytic);
+  const Prediction f =
+      run(t, OpKind::all_reduce, 1024 * kMiB, "tree", Protocol::simple, Fidelity::flow);
+  INFO(preset << ": analytic " << a.time_us << " us, flow " << f.time_us);
+  CHECK(f.time_us >= a.time_us);
+  CHECK((f.time_us - a.time_us) / a.time_us < 0.06);
 }
 
 TEST_CASE("flow agrees with analytic at 1024 nodes for NCCL's default 1 GiB all_reduce") {
