@@ -119,6 +119,8 @@ class RouteTable {
 
  private:
   int link_index(topo::LinkId id);
+  // The latency charged for the route src -> dst (`links`): across rails, PXN's (route_table.cc).
+  double route_latency_s(int src, int dst, const std::vector<topo::LinkId>& links);
   const topo::Topology& topology_;
   FlowProgram& program_;
   std::vector<int> link_index_;  // per topology link, -1 = not yet in the program
@@ -126,6 +128,7 @@ class RouteTable {
   std::vector<int> route_class_;
   LinkScale scale_;
   std::vector<std::pair<topo::VertexId, int>> switch_host_;  // NVSwitch vertex -> host
+  std::vector<std::vector<int>> gpu_by_node_;  // [node][local GPU index] -> rank, built lazily
 };
 
 }  // namespace twinccl::sim::detail

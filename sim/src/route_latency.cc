@@ -13,9 +13,17 @@
 //   than one through a shared leaf;
 // * on fabrics where GPUs forward for each other (a torus), every GPU-to-GPU link after the
 //   route's first: NCCL's hop is one link between two GPUs.
+// * on the links NCCL's hop does hold, what a link takes beyond the latency NCCL's figure was
+//   measured with (the presets' figures, PresetLatencies: network 1 us, NVLink 0.2, PCIe 0.25,
+//   CPU interconnect 0.3): a what-if `--set network_latency_us=20` or a topology file's slower
+//   link is charged its excess (19 us per network link), the presets' own links nothing.
 // Example, h100-cluster-64 (1 us per network link): nodes 0 and 1 (one leaf per rail): 0 us;
 // nodes 0 and 32 (leaf -> spine -> leaf): 2 us. 4x4 torus, GPU 0 to GPU 2 (two links): one link's.
 #include "route_latency.h"
+
+#include <algorithm>
+
+#include "twinccl/topologies/presets.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -25,6 +33,24 @@ bool is_network_switch(const topo::Topology& t, topo::VertexId v) {
 }
 bool is_gpu(const topo::Topology& t, topo::VertexId v) {
   return t.vertex(v).kind == topo::VertexKind::gpu;
+}
+
+// The latency of a link of this type that NCCL's measured hop figures already hold.
+double held_by_nccl_us(topo::LinkType type) {
+  using topo::PresetLatencies;
+  switch (type) {
+    case topo::LinkType::network:
+      return PresetLatencies::network_us;
+    case topo::LinkType::nvlink:
+      return PresetLatencies::nvlink_us;
+    case topo::LinkType::pcie:
+      return PresetLatencies::pcie_us;
+    case topo::LinkType::cpu_interconnect:
+      return PresetLatencies::cpu_interconnect_us;
+    case topo::LinkType::switch_internal:
+      return 0.0;
+  }
+  return 0.0;
 }
 
 }  // namespace
@@ -40,7 +66,8 @@ double route_latency_us(const topo::Topology& topology, std::span<const topo::Li
     } else if (which == RouteLatency::beyond_nccl_hop) {
       const bool spine = is_network_switch(topology, l.a) && is_network_switch(topology, l.b);
       const bool forwarded = is_gpu(topology, l.a) && is_gpu(topology, l.b) && gpu_links++ > 0;
-      if (spine || forwarded) us += l.latency_us;
+      us +=
+          spine || forwarded ? l.latency_us : std::max(0.0, l.latency_us - held_by_nccl_us(l.type));
     }
   }
   return us;

@@ -140,9 +140,10 @@ void set_parameter(EditGraph& g, const ParameterSpec& spec, double value, const 
   if (spec.kind == ParameterKind::link_latency_us) {
     notes.push_back(flag +
                     ": both models charge NCCL's own per-hop latencies, which hold a node's "
-                    "NVLink/PCIe hops and one network hop through a leaf; a link's latency adds "
-                    "only on leaf-spine links (--fidelity flow), and it steers routing (shortest "
-                    "by hops, then latency)");
+                    "NVLink/PCIe hops and one network hop through a leaf at the presets' link "
+                    "latencies (NVLink 0.2, PCIe 0.25, network 1 us); --fidelity flow adds a "
+                    "link's latency above those, and all of it on leaf-spine links; the analytic "
+                    "model does not; it also steers routing (shortest by hops, then latency)");
   } else if (spec.kind == ParameterKind::oversubscription ||
              (spec.kind == ParameterKind::link_gbps && spec.type == LinkType::network)) {
     notes.push_back(flag +
