@@ -95,6 +95,16 @@ void EmuWork::wait_own() {
         lock.unlock();
         try {
           tracking_.checker->poll(site, registered);
+        } catch (const std::exception& e) {
+          // The rank's thread stops waiting (a deadlock): what is queued behind must not run.
+          if (tracking_.failure) {
+            tracking_.failure->fail(
+                "the wait() for " +
+                tracking_.failure->label(tracking_.op, tracking_.seq_plus_one, tracking_.where) +
+                " failed: " + e.what());
+          }
+          lock.lock();
+          throw;
         } catch (...) {
           lock.lock();
           throw;
@@ -106,6 +116,45 @@ void EmuWork::wait_own() {
   }
   note_waited();
   if (error_) std::rethrow_exception(error_);
+}
+
+bool EmuWork::begin_running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ == Phase::abandoned) return false;
+  phase_ = Phase::running;
+  return true;
+}
+
+void EmuWork::abandoned() noexcept {
+  std::vector<std::shared_ptr<EmuWork>> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parts = parts_;
+  }
+  for (const auto& part : parts) part->abandoned();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (done_ || group_.open || !tracking_.failure) return;  // an open group was never issued
+  CommFailure& failure = *tracking_.failure;
+  try {
+    std::string label = failure.label(tracking_.op, tracking_.seq_plus_one, tracking_.where);
+    if (phase_ == Phase::queued) {
+      // Failing the communicator first: the task, finding itself abandoned, reads why.
+      failure.fail("the Work of " + label +
+                   " was destroyed during stack unwinding before the operation started");
+      phase_ = Phase::abandoned;
+      return;
+    }
+    failure.fail("the Work of " + label +
+                 " was destroyed during stack unwinding while the operation ran");
+    lock.unlock();
+    failure.abort_world(label +
+                        ": its Work was destroyed during stack unwinding while the operation ran "
+                        "(the memory it uses is being freed): the run is aborted so that it stops");
+    lock.lock();
+    // Every wait of a running operation is abort-aware and bounded by the world's deadline.
+    cv_.wait_for(lock, failure.timeout() + World::kPollPeriod * 2, [&] { return done_; });
+  } catch (...) {  // no memory for a message: nothing more can be done from a destructor
+  }
 }
 
 bool EmuWork::test() {
