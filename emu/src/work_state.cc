@@ -125,6 +125,11 @@ bool EmuWork::begin_running() {
   return true;
 }
 
+void EmuWork::mark_inert() {
+  std::lock_guard<std::mutex> lock(mu_);
+  phase_ = Phase::inert;
+}
+
 void EmuWork::abandoned() noexcept {
   std::vector<std::shared_ptr<EmuWork>> parts;
   {
@@ -133,7 +138,8 @@ void EmuWork::abandoned() noexcept {
   }
   for (const auto& part : parts) part->abandoned();
   std::unique_lock<std::mutex> lock(mu_);
-  if (done_ || group_.open || !tracking_.failure) return;  // an open group was never issued
+  // An open group was never issued; an inert Work runs nothing of the user's.
+  if (done_ || group_.open || phase_ == Phase::inert || !tracking_.failure) return;
   CommFailure& failure = *tracking_.failure;
   try {
     std::string label = failure.label(tracking_.op, tracking_.seq_plus_one, tracking_.where);

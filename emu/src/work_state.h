@@ -74,6 +74,8 @@ class EmuWork final : public WorkState {
   // Called by the task before it touches anything: false when the Work was abandoned (the task
   // must not run; CommFailure::cancellation says why).
   bool begin_running();
+  // Its task touches no user memory (a discarded group's Work): abandoning it cancels nothing.
+  void mark_inert();
   const WorkTracking& tracking() const { return tracking_; }
 
  private:
@@ -84,7 +86,7 @@ class EmuWork final : public WorkState {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
-  enum class Phase : std::uint8_t { queued, running, abandoned };
+  enum class Phase : std::uint8_t { queued, running, abandoned, inert };
   Phase phase_ = Phase::queued;
   std::exception_ptr error_;
   struct OpenGroup {

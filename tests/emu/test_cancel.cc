@@ -198,3 +198,32 @@ TEST_CASE("cancel: a Work destroyed by the rank's own exception never runs after
   CHECK(in == in_when_freed);
   for (float v : in) CHECK(v == -1.0f);
 }
+
+TEST_CASE("cancel: a group discarded by an exception leaves the communicator usable",
+          "[emu][cancel]") {
+  // The group's Work is destroyed by the unwinding after the Group (declared later) discarded the
+  // group: its stream task (queued behind rank 1's pending all_reduce) runs nothing of the user's,
+  // so the communicator is not failed and the next collective works.
+  std::array<float, 2> reduced{};
+  auto out = misuse_run(2, [&](Communicator& c) {
+    std::vector<float> x(4, 1.0f), y(4, 1.0f);
+    if (c.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Work busy =
+        c.all_reduce(y.data(), y.data(), 4, DataType::float32, ReduceOp::sum(), {.async_op = true});
+    try {
+      Work early;
+      Group g(c);
+      early = c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
+      throw std::runtime_error("the rank's code fails inside the group");
+    } catch (const std::runtime_error&) {
+    }
+    busy.wait();
+    c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
+    reduced[static_cast<std::size_t>(c.rank())] = x[0];
+  });
+  for (const auto& o : out) {
+    INFO(o.type << ": " << o.message);
+    CHECK(o.type.empty());
+  }
+  for (float r : reduced) CHECK(r == 2.0f);
+}
