@@ -157,6 +157,7 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
   OpKind kind = ops.front().op.kind;
   std::uint64_t seq = ops.front().seq;
   Where where = ops.front().op.where;
+  int peer = ops.size() == 1 ? ops.front().op.peer : -1;  // a lone send/recv (else unused)
   // The stream holds `work` while the task runs.
   auto task = [this, &lane, ops = std::move(ops), async_op, raw = work.get()] {
     run_task(lane, ops, async_op, raw);
@@ -168,15 +169,21 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
       return Work(work);
     }
     lane.stream.run_or_enqueue(std::move(task), work);
-  } catch (
-      const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
-    std::string text =
+  } catch (const Error& e) {
+    // No worker thread (the system refused one: ResourceError; EmuConfig::max_lane_threads:
+    // ConfigError): the Work already failed, nothing was queued. The pairing is kept as for a
+    // failed send/recv, and the communicator fails (what is queued on other lanes is cancelled).
+    std::string label =
         call_site_text(std::string(twinccl::name(kind)) +
                            (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)),
-                       name(), rank_, where) +
-        ": " + e.what();
+                       name(), rank_, where);
+    std::string text = label + ": " + e.what();
+    if (kind == OpKind::send && peer >= 0) shared_->p2p.post_failed(rank_, peer, where, text);
+    if (kind == OpKind::recv && peer >= 0) shared_->p2p.refuse(rank_, peer, where, text);
     shared_->world->note_failure(global_rank(), text);
-    throw ResourceError(text);
+    failure_->fail(label + " failed: " + e.what());
+    if (dynamic_cast<const ResourceError*>(&e) != nullptr) throw ResourceError(text);
+    throw;
   }
   Work(work).wait();
   return Work(work);

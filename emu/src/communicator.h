@@ -41,6 +41,7 @@ struct EmuConfig {
   // send/recv on their own stream per (peer, direction), as torch's ProcessGroupNCCL gives every
   // pair of ranks its own NCCL communicator (EmulatorOptions::p2p_per_peer_streams).
   bool p2p_per_peer = false;
+  int max_lane_threads = 8192;  // p2p_per_peer: lane threads alive in the run at once
 };
 
 struct SharedComm {
@@ -139,7 +140,9 @@ class EmuCommunicator final : public Communicator {
   Work issue_on_lane(Issued issued);
   Work launch_split_group(std::vector<Issued> ops, bool async_op,
                           std::shared_ptr<emu::EmuWork> work);
-  void prepare_lane(Lane& lane, emu::Agent* agent);
+  // `per_peer` (a p2p lane, named for messages): its worker ends when idle and counts against
+  // EmuConfig::max_lane_threads.
+  void prepare_lane(Lane& lane, emu::Agent* agent, std::string per_peer = {});
   // The last rank to arrive runs this collective for every rank (small, default algorithm, no
   // fault hook): see emu::lead_small_collective.
   bool leads(const OpDesc& op) const;
