@@ -27,6 +27,11 @@ void CommFailure::fail(const std::string& what) noexcept {
   }
 }
 
+std::string CommFailure::first() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_;
+}
+
 std::exception_ptr CommFailure::cancellation(const std::string& label) const {
   if (failed()) {
     static constexpr std::string_view kWhy =

@@ -37,6 +37,8 @@ class CommFailure {
   // The first call wins: `what` ("recv on comm 'world' rank 1 (a.cc:3) failed: deadlock ...").
   void fail(const std::string& what) noexcept;
   bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The first failure's text ("" before any).
+  std::string first() const;
   // Non-null (an AbortedError for `label`) when an operation must not start: this communicator
   // failed on this rank, or the world aborted.
   std::exception_ptr cancellation(const std::string& label) const;

@@ -139,7 +139,10 @@ void EmuWork::abandoned() noexcept {
   for (const auto& part : parts) part->abandoned();
   std::unique_lock<std::mutex> lock(mu_);
   // An open group was never issued; an inert Work runs nothing of the user's.
-  if (done_ || group_.open || phase_ == Phase::inert || !tracking_.failure) return;
+  // Abandoned already (a Work and the handle wrapping it, both destroyed) stays so.
+  if (done_ || group_.open || phase_ == Phase::inert || phase_ == Phase::abandoned ||
+      !tracking_.failure)
+    return;
   CommFailure& failure = *tracking_.failure;
   try {
     std::string label = failure.label(tracking_.op, tracking_.seq_plus_one, tracking_.where);
@@ -150,12 +153,16 @@ void EmuWork::abandoned() noexcept {
       phase_ = Phase::abandoned;
       return;
     }
-    failure.fail("the Work of " + label +
-                 " was destroyed during stack unwinding while the operation ran");
+    std::string mine =
+        "the Work of " + label + " was destroyed during stack unwinding while the operation ran";
+    failure.fail(mine);
+    std::string first = failure.first();
     lock.unlock();
-    failure.abort_world(label +
-                        ": its Work was destroyed during stack unwinding while the operation ran "
-                        "(the memory it uses is being freed): the run is aborted so that it stops");
+    failure.abort_world(
+        label +
+        ": its Work was destroyed during stack unwinding while the operation ran "
+        "(the memory it uses is being freed): the run is aborted so that it stops" +
+        (first == mine ? std::string() : " (first failure on this rank: " + first + ")"));
     lock.lock();
     // Every wait of a running operation is abort-aware and bounded by the world's deadline.
     cv_.wait_for(lock, failure.timeout() + World::kPollPeriod * 2, [&] { return done_; });
