@@ -10,6 +10,11 @@
 namespace twinccl::emu {
 
 EmuCommunicator::~EmuCommunicator() {
+  // Destroyed by stack unwinding (the rank's function threw): the memory of its frames is gone, so
+  // nothing still queued may run.
+  if (std::uncaught_exceptions() > 0)
+    failure_->fail("comm '" + name() + "' rank " + std::to_string(rank_) +
+                   " was destroyed during stack unwinding (the rank's function threw)");
   if (main_.agent == nullptr) return;
   if (std::uncaught_exceptions() == 0) {
     std::string unwaited = unwaited_message();

@@ -51,6 +51,7 @@ EmuCommunicator::EmuCommunicator(std::shared_ptr<SharedComm> shared, int rank)
     agent = checker->add_stream(shared_->record, rank_);
     user_agent_ = checker->user(global_rank());
   }
+  failure_ = std::make_shared<emu::CommFailure>(shared_->world, shared_->name, rank_);
   prepare_lane(main_, agent);
 }
 
@@ -95,13 +96,15 @@ Work EmuCommunicator::submit(OpDesc op) {
 
 std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(Lane& lane, const OpDesc* first,
                                                         std::uint64_t seq, Where where) {
-  if (lane.agent == nullptr) return std::make_shared<emu::EmuWork>();
   emu::WorkTracking t;
-  t.stream = lane.agent;
-  t.user = user_agent_;
-  t.task = ++lane.tasks_issued;
-  t.waited = lane.waited;
-  t.checker = shared_->world->checker();
+  if (lane.agent != nullptr) {
+    t.stream = lane.agent;
+    t.user = user_agent_;
+    t.task = ++lane.tasks_issued;
+    t.waited = lane.waited;
+    t.checker = shared_->world->checker();
+  }
+  t.failure = failure_;
   t.op = first != nullptr ? twinccl::name(first->kind) : std::string_view("group");
   t.seq_plus_one = first != nullptr && !is_p2p(first->kind) ? seq + 1 : 0;
   t.where = first != nullptr ? first->where : where;
@@ -154,7 +157,11 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
   OpKind kind = ops.front().op.kind;
   std::uint64_t seq = ops.front().seq;
   Where where = ops.front().op.where;
-  auto task = [this, &lane, ops = std::move(ops), async_op] { run_task(lane, ops, async_op); };
+  int peer = ops.size() == 1 ? ops.front().op.peer : -1;  // a lone send/recv (else unused)
+  // The stream holds `work` while the task runs.
+  auto task = [this, &lane, ops = std::move(ops), async_op, raw = work.get()] {
+    run_task(lane, ops, async_op, raw);
+  };
   try {
     if (async_op) {
       lane.stream.enqueue(std::move(task), work);
@@ -162,15 +169,21 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
       return Work(work);
     }
     lane.stream.run_or_enqueue(std::move(task), work);
-  } catch (
-      const ResourceError& e) {  // no worker thread: the Work already failed, nothing was queued
-    std::string text =
+  } catch (const Error& e) {
+    // No worker thread (the system refused one: ResourceError; EmuConfig::max_lane_threads:
+    // ConfigError): the Work already failed, nothing was queued. The pairing is kept as for a
+    // failed send/recv, and the communicator fails (what is queued on other lanes is cancelled).
+    std::string label =
         call_site_text(std::string(twinccl::name(kind)) +
                            (is_p2p(kind) ? std::string() : " #" + std::to_string(seq)),
-                       name(), rank_, where) +
-        ": " + e.what();
+                       name(), rank_, where);
+    std::string text = label + ": " + e.what();
+    if (kind == OpKind::send && peer >= 0) shared_->p2p.post_failed(rank_, peer, where, text);
+    if (kind == OpKind::recv && peer >= 0) shared_->p2p.refuse(rank_, peer, where, text);
     shared_->world->note_failure(global_rank(), text);
-    throw ResourceError(text);
+    failure_->fail(label + " failed: " + e.what());
+    if (dynamic_cast<const ResourceError*>(&e) != nullptr) throw ResourceError(text);
+    throw;
   }
   Work(work).wait();
   return Work(work);
@@ -189,7 +202,19 @@ std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
   return std::string(default_algorithm(op.kind));
 }
 
-void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool async_op) {
+void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool async_op,
+                               emu::EmuWork* work) {
+  std::string label;
+  auto label_of = [&]() -> const std::string& {
+    if (label.empty()) label = ops_label(ops);
+    return label;
+  };
+  bool abandoned = work != nullptr && !work->begin_running();
+  if (abandoned || failure_->failed() || shared_->world->aborted()) {
+    std::exception_ptr why = failure_->cancellation(label_of());
+    if (!why) why = std::make_exception_ptr(AbortedError(label_of() + " was cancelled"));
+    cancel(ops, why);
+  }
   if (async_op && shared_->config.check == CheckLevel::debug) {
     for (const Issued& i : ops) poison_output(i.op, rank_, size());
   }
@@ -197,11 +222,46 @@ void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool asy
   try {
     run_group(lane, ops);
   } catch (...) {
+    std::string text = current_error_text();
     record_states(ops, emu::OpState::failed);
-    shared_->world->note_failure(global_rank(), current_error_text());
+    shared_->world->note_failure(global_rank(), text);
+    failure_->fail(label_of() + " failed: " + text);
     throw;
   }
   record_states(ops, emu::OpState::completed);
+}
+
+std::string EmuCommunicator::ops_label(std::span<const Issued> ops) const {
+  const OpDesc& op = ops.front().op;
+  std::string label =
+      failure_->label(twinccl::name(op.kind), is_p2p(op.kind) ? 0 : ops.front().seq + 1, op.where);
+  if (ops.size() > 1)
+    label = "a group of " + std::to_string(ops.size()) + " operations (" + label + ", ...)";
+  return label;
+}
+
+void EmuCommunicator::cancel(std::span<const Issued> ops, const std::exception_ptr& why) {
+  std::string text;
+  try {
+    std::rethrow_exception(why);
+  } catch (...) {
+    text = current_error_text();
+  }
+  record_states(ops, emu::OpState::failed);
+  // Every pairing is kept, as when an operation fails: a send leaves a tombstone, a recv refuses
+  // its message; a collective's peers would wait for it at the rendezvous, so the world aborts.
+  bool collective = false;
+  for (const Issued& i : ops) {
+    if (i.op.kind == OpKind::send) {
+      shared_->p2p.post_failed(rank_, i.op.peer, i.op.where, text);
+    } else if (i.op.kind == OpKind::recv) {
+      shared_->p2p.refuse(rank_, i.op.peer, i.op.where, text);
+    } else {
+      collective = true;
+    }
+  }
+  if (collective) shared_->world->abort(text);
+  std::rethrow_exception(why);
 }
 
 void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "comm_failure.h"
 #include "exchange.h"
 #include "rendezvous.h"
 #include "stream.h"
@@ -40,6 +41,7 @@ struct EmuConfig {
   // send/recv on their own stream per (peer, direction), as torch's ProcessGroupNCCL gives every
   // pair of ranks its own NCCL communicator (EmulatorOptions::p2p_per_peer_streams).
   bool p2p_per_peer = false;
+  int max_lane_threads = 8192;  // p2p_per_peer: lane threads alive in the run at once
 };
 
 struct SharedComm {
@@ -121,7 +123,14 @@ class EmuCommunicator final : public Communicator {
   // A blocking call on an idle stream runs on the caller's thread with no Work object, task or
   // allocation (false: the stream is busy, launch() queues it).
   bool run_blocking_inline(Lane& lane, std::span<const Issued> ops);
-  void run_task(Lane& lane, std::span<const Issued> ops, bool async_op);
+  // Runs a task's operations; `work` (nullptr: inline, no Work) is asked first whether it was
+  // abandoned. Cancels them instead when this rank's communicator failed or the world aborted.
+  void run_task(Lane& lane, std::span<const Issued> ops, bool async_op,
+                emu::EmuWork* work = nullptr);
+  // Cancelled operations: they touch no user memory; their peers learn `why`, which is rethrown.
+  [[noreturn]] void cancel(std::span<const Issued> ops, const std::exception_ptr& why);
+  // "all_reduce #3 on comm 'world' rank 1 (a.cc:10)", or a group of them.
+  std::string ops_label(std::span<const Issued> ops) const;
   void run_group(Lane& lane, std::span<const Issued> ops);
   void run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq);
   // p2p_lanes.cc (EmuConfig::p2p_per_peer): the lane of sends to / recvs from `peer`, created on
@@ -131,7 +140,9 @@ class EmuCommunicator final : public Communicator {
   Work issue_on_lane(Issued issued);
   Work launch_split_group(std::vector<Issued> ops, bool async_op,
                           std::shared_ptr<emu::EmuWork> work);
-  void prepare_lane(Lane& lane, emu::Agent* agent);
+  // `per_peer` (a p2p lane, named for messages): its worker ends when idle and counts against
+  // EmuConfig::max_lane_threads.
+  void prepare_lane(Lane& lane, emu::Agent* agent, std::string per_peer = {});
   // The last rank to arrive runs this collective for every rank (small, default algorithm, no
   // fault hook): see emu::lead_small_collective.
   bool leads(const OpDesc& op) const;
@@ -152,6 +163,7 @@ class EmuCommunicator final : public Communicator {
   std::shared_ptr<emu::EmuWork> group_work_;
   std::string group_abandoned_;       // set when an exception left an inner Group scope: where
   emu::Agent* user_agent_ = nullptr;  // the checker's node for the rank's thread (or nullptr)
+  std::shared_ptr<emu::CommFailure> failure_;  // this rank's error state on the communicator
   // Last members: destroyed (drained and joined) first. Keyed by peer * 2 + (1 for sends).
   Lane main_;
   std::map<int, std::unique_ptr<Lane>> lanes_;

@@ -14,6 +14,7 @@ namespace twinccl::emu {
 void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work,
                                         std::exception_ptr error) {
   work->group_ended();
+  work->mark_inert();  // its task only reports `error`
   main_.last_work = work;
   if (main_.agent != nullptr) main_.agent->issued.fetch_add(1);
   try {

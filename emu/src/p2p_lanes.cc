@@ -19,18 +19,29 @@
 
 namespace twinccl::emu {
 
-void EmuCommunicator::prepare_lane(Lane& lane, emu::Agent* agent) {
+void EmuCommunicator::prepare_lane(Lane& lane, emu::Agent* agent, std::string per_peer) {
   lane.agent = agent;
   if (agent != nullptr) lane.waited = std::make_shared<emu::WaitedThrough>();
-  if (const FaultHook& hook = shared_->config.fault_hook) {
-    lane.stream.before_thread_start([hook, rank = global_rank(), comm = shared_->name] {
-      FaultPoint point;
-      point.rank = rank;
-      point.comm = comm;
-      point.stage = FaultStage::thread_start;
-      hook(point);
-    });
-  }
+  const FaultHook& hook = shared_->config.fault_hook;
+  if (!hook && per_peer.empty()) return;
+  emu::World* world = per_peer.empty() ? nullptr : shared_->world.get();
+  int max = shared_->config.max_lane_threads;
+  lane.stream.before_thread_start(
+      [hook, rank = global_rank(), comm = shared_->name, world, max, who = std::move(per_peer)] {
+        if (hook) {
+          FaultPoint point;
+          point.rank = rank;
+          point.comm = comm;
+          point.stage = FaultStage::thread_start;
+          hook(point);
+        }
+        if (world != nullptr) world->acquire_lane_thread(max, who);
+      });
+  if (world == nullptr) return;
+  // Lanes are many (two per peer) and mostly idle: their workers end when idle, so the threads
+  // alive are those with send/recv in flight (bounded by EmuConfig::max_lane_threads).
+  lane.stream.end_worker_when_idle(emu::World::kLaneIdle);
+  lane.stream.after_thread_end([world] { world->release_lane_thread(); });
 }
 
 EmuCommunicator::Lane& EmuCommunicator::lane_for(int peer, bool sends) {
@@ -41,7 +52,9 @@ EmuCommunicator::Lane& EmuCommunicator::lane_for(int peer, bool sends) {
   emu::Agent* agent = nullptr;
   if (emu::Checker* checker = shared_->world->checker())
     agent = checker->add_lane(shared_->record, rank_, peer, sends);
-  prepare_lane(*lane, agent);
+  prepare_lane(*lane, agent,
+               "comm '" + name() + "' rank " + std::to_string(rank_) + "'s lane of " +
+                   (sends ? "sends to rank " : "recvs from rank ") + std::to_string(peer));
   return *lanes_.emplace(key, std::move(lane)).first->second;
 }
 

@@ -51,6 +51,10 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   config.check = options.check;
   config.fault_hook = options.fault_hook;
   config.p2p_per_peer = options.p2p_per_peer_streams;
+  if (options.max_p2p_lane_threads < 1)
+    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be at least 1, got " +
+                      std::to_string(options.max_p2p_lane_threads));
+  config.max_lane_threads = options.max_p2p_lane_threads;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
 
   std::mutex mu;

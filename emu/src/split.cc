@@ -36,7 +36,20 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
   main_.last_work = work;
   if (main_.agent != nullptr) main_.agent->issued.fetch_add(1);
   main_.stream.run_or_enqueue(
-      [&] {
+      [&, raw = work.get(), at = where] {
+        // Abandoned (the caller's wait threw, its frame is gone) or the communicator failed:
+        // the peers would wait for this rank at the rendezvous, so the world aborts.
+        if (!raw->begin_running() || failure_->failed() || shared_->world->aborted()) {
+          std::string label = failure_->label("split", 0, at);
+          std::exception_ptr why = failure_->cancellation(label);
+          if (!why) why = std::make_exception_ptr(AbortedError(label + " was cancelled"));
+          try {
+            std::rethrow_exception(why);
+          } catch (const std::exception& e) {
+            shared_->world->abort(e.what());
+          }
+          std::rethrow_exception(why);
+        }
         emu::Rendezvous& rdv = shared_->rendezvous;
         emu::WaitSite site;
         site.agent = main_.agent;

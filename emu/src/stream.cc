@@ -28,20 +28,31 @@ Stream::~Stream() {
 }
 
 std::exception_ptr Stream::start_worker_locked() {
-  if (worker_.joinable()) return nullptr;
+  if (running_) return nullptr;
+  if (worker_.joinable()) worker_.join();  // one that ended when idle (it holds no lock now)
   std::string why;
+  std::exception_ptr error;
+  bool started = false;
   try {
     if (before_thread_start_) before_thread_start_();
+    started = true;
+    running_ = true;
     worker_ = std::thread([this] { worker_loop(); });
     return nullptr;
+  } catch (const Error&) {  // a typed refusal (a cap on threads: ConfigError) stays as it is
+    error = std::current_exception();
   } catch (const std::exception& e) {
     why = e.what();
   } catch (...) {
     why = "a non-standard exception";
   }
-  auto error = std::make_exception_ptr(ResourceError(
-      "could not start the stream thread that runs this rank's operations: " + why +
-      " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)"));
+  running_ = false;
+  if (started && after_thread_end_) after_thread_end_();
+  if (!error) {
+    error = std::make_exception_ptr(ResourceError(
+        "could not start the stream thread that runs this rank's operations: " + why +
+        " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)"));
+  }
   std::shared_ptr<EmuWork> work = std::move(queue_.back().second);
   queue_.pop_back();
   work->complete(error);
@@ -104,9 +115,18 @@ void Stream::drain() {
 
 void Stream::worker_loop() {
   std::unique_lock<std::mutex> lock(mu_);
+  auto ready = [&] { return !busy_ && (!queue_.empty() || stopping_); };
   for (;;) {
-    cv_.wait(lock, [&] { return !busy_ && (!queue_.empty() || stopping_); });
-    if (queue_.empty()) return;  // stopping and drained
+    if (idle_.count() == 0) {
+      cv_.wait(lock, ready);
+    } else if (!cv_.wait_for(lock, idle_, ready) && (busy_ || !queue_.empty())) {
+      continue;  // a task runs inline on the caller's thread: not idle
+    }
+    if (queue_.empty()) {  // stopping and drained, or idle: the next enqueue starts a worker
+      running_ = false;
+      if (after_thread_end_) after_thread_end_();
+      return;
+    }
     auto [task, work] = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -31,6 +32,11 @@ class Stream {
   // Called before the worker thread is created (it may throw, as std::thread would when the
   // system refuses a thread): the test seam for thread-creation failures.
   void before_thread_start(std::function<void()> hook) { before_thread_start_ = std::move(hook); }
+  // Called when a worker that before_thread_start let start ends (or could not be created).
+  void after_thread_end(std::function<void()> hook) { after_thread_end_ = std::move(hook); }
+  // The worker ends once nothing was queued for `idle` (started again by the next enqueue): for
+  // streams that are many and mostly idle (EmuConfig::p2p_per_peer lanes). Before any enqueue.
+  void end_worker_when_idle(std::chrono::milliseconds idle) { idle_ = idle; }
 
   // Queues `task` on the worker; `work` completes with its outcome. When the worker cannot be
   // started, `work` completes with ResourceError and that error is thrown (nothing stays queued).
@@ -52,6 +58,9 @@ class Stream {
   // Work with ResourceError and returns that error (the caller throws it once unlocked).
   std::exception_ptr start_worker_locked();
   std::function<void()> before_thread_start_;
+  std::function<void()> after_thread_end_;
+  std::chrono::milliseconds idle_{0};  // 0: the worker lives as long as the stream
+  bool running_ = false;               // a worker thread runs worker_loop
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::pair<Task, std::shared_ptr<EmuWork>>> queue_;

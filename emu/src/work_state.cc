@@ -95,6 +95,16 @@ void EmuWork::wait_own() {
         lock.unlock();
         try {
           tracking_.checker->poll(site, registered);
+        } catch (const std::exception& e) {
+          // The rank's thread stops waiting (a deadlock): what is queued behind must not run.
+          if (tracking_.failure) {
+            tracking_.failure->fail(
+                "the wait() for " +
+                tracking_.failure->label(tracking_.op, tracking_.seq_plus_one, tracking_.where) +
+                " failed: " + e.what());
+          }
+          lock.lock();
+          throw;
         } catch (...) {
           lock.lock();
           throw;
@@ -106,6 +116,58 @@ void EmuWork::wait_own() {
   }
   note_waited();
   if (error_) std::rethrow_exception(error_);
+}
+
+bool EmuWork::begin_running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ == Phase::abandoned) return false;
+  phase_ = Phase::running;
+  return true;
+}
+
+void EmuWork::mark_inert() {
+  std::lock_guard<std::mutex> lock(mu_);
+  phase_ = Phase::inert;
+}
+
+void EmuWork::abandoned() noexcept {
+  std::vector<std::shared_ptr<EmuWork>> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parts = parts_;
+  }
+  for (const auto& part : parts) part->abandoned();
+  std::unique_lock<std::mutex> lock(mu_);
+  // An open group was never issued; an inert Work runs nothing of the user's.
+  // Abandoned already (a Work and the handle wrapping it, both destroyed) stays so.
+  if (done_ || group_.open || phase_ == Phase::inert || phase_ == Phase::abandoned ||
+      !tracking_.failure)
+    return;
+  CommFailure& failure = *tracking_.failure;
+  try {
+    std::string label = failure.label(tracking_.op, tracking_.seq_plus_one, tracking_.where);
+    if (phase_ == Phase::queued) {
+      // Failing the communicator first: the task, finding itself abandoned, reads why.
+      failure.fail("the Work of " + label +
+                   " was destroyed during stack unwinding before the operation started");
+      phase_ = Phase::abandoned;
+      return;
+    }
+    std::string mine =
+        "the Work of " + label + " was destroyed during stack unwinding while the operation ran";
+    failure.fail(mine);
+    std::string first = failure.first();
+    lock.unlock();
+    failure.abort_world(
+        label +
+        ": its Work was destroyed during stack unwinding while the operation ran "
+        "(the memory it uses is being freed): the run is aborted so that it stops" +
+        (first == mine ? std::string() : " (first failure on this rank: " + first + ")"));
+    lock.lock();
+    // Every wait of a running operation is abort-aware and bounded by the world's deadline.
+    cv_.wait_for(lock, failure.timeout() + World::kPollPeriod * 2, [&] { return done_; });
+  } catch (...) {  // no memory for a message: nothing more can be done from a destructor
+  }
 }
 
 bool EmuWork::test() {

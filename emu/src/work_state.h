@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "checker.h"
+#include "comm_failure.h"
 #include "twinccl/work.h"
 
 namespace twinccl::emu {
@@ -44,6 +45,9 @@ struct WorkTracking {
   std::string_view op;  // for messages
   std::uint64_t seq_plus_one = 0;
   std::source_location where;
+  // The rank's communicator error state (comm_failure.h): a wait() that threw, or a Work abandoned
+  // during stack unwinding, fails it, so nothing queued behind runs.
+  std::shared_ptr<CommFailure> failure;
 };
 
 class EmuWork final : public WorkState {
@@ -63,6 +67,15 @@ class EmuWork final : public WorkState {
   void wait() override;
   bool test() override;
   bool wait_for(std::chrono::nanoseconds timeout) override;
+  // A Work handle destroyed during stack unwinding: not started yet, the operation is cancelled
+  // (and the communicator fails, cancelling what is queued behind it); running, the world is
+  // aborted so that it stops, and this waits for it (bounded by the world's deadline).
+  void abandoned() noexcept override;
+  // Called by the task before it touches anything: false when the Work was abandoned (the task
+  // must not run; CommFailure::cancellation says why).
+  bool begin_running();
+  // Its task touches no user memory (a discarded group's Work): abandoning it cancels nothing.
+  void mark_inert();
   const WorkTracking& tracking() const { return tracking_; }
 
  private:
@@ -73,6 +86,8 @@ class EmuWork final : public WorkState {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
+  enum class Phase : std::uint8_t { queued, running, abandoned, inert };
+  Phase phase_ = Phase::queued;
   std::exception_ptr error_;
   struct OpenGroup {
     bool open = false;

@@ -58,6 +58,33 @@ std::string World::take_misuse(int global_rank) {
   return std::move(misuse_[static_cast<std::size_t>(global_rank)]);
 }
 
+void World::acquire_lane_thread(int max, const std::string& who) {
+  std::unique_lock<std::mutex> lock(lanes_mu_);
+  // Lanes that went idle end within kLaneIdle: a slot they hold is worth a short wait.
+  if (!lanes_cv_.wait_for(lock, kLaneIdle * 3, [&] { return lane_threads_ < max; })) {
+    throw ConfigError(
+        who +
+        " needs a thread: p2p_per_peer_streams runs one thread per (peer, direction) with "
+        "send/recv in flight, and this run already has " +
+        std::to_string(lane_threads_) + " (EmulatorOptions::max_p2p_lane_threads = " +
+        std::to_string(max) + "); raise it, or wait on some send/recv before issuing more");
+  }
+  ++lane_threads_;
+}
+
+void World::release_lane_thread() noexcept {
+  {
+    std::lock_guard<std::mutex> lock(lanes_mu_);
+    --lane_threads_;
+  }
+  lanes_cv_.notify_all();
+}
+
+int World::lane_threads() const {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  return lane_threads_;
+}
+
 std::string World::where_ranks_stand() const {
   if (!checker_) return "";
   return checker_->where_ranks_stand([this](int rank) { return recorder_->latest(rank); });

@@ -64,6 +64,13 @@ class World {
   void report_misuse(int global_rank, const std::string& message);
   std::string take_misuse(int global_rank);
 
+  // EmuConfig::p2p_per_peer lane threads alive in this run: one more, at most `max` (a thread
+  // ending when idle frees its slot: waits a little for one); else ConfigError naming `who`.
+  void acquire_lane_thread(int max, const std::string& who);
+  void release_lane_thread() noexcept;
+  int lane_threads() const;
+  static constexpr std::chrono::milliseconds kLaneIdle{20};  // a lane's idle worker then ends
+
   // "where every rank stands: rank 0: in all_reduce #3 ...; rank 1: running its own code [...]".
   std::string where_ranks_stand() const;
 
@@ -148,6 +155,9 @@ class World {
   std::string reason_;
   std::vector<std::string> misuse_;
   std::vector<std::string> failures_;
+  mutable std::mutex lanes_mu_;
+  std::condition_variable lanes_cv_;
+  int lane_threads_ = 0;
   std::unique_ptr<Checker> checker_;
   std::unique_ptr<FlightRecorder> recorder_;
 };

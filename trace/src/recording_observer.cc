@@ -38,6 +38,9 @@ class TracedWork final : public WorkState {
     if (done) note(began);
     return done;
   }
+  void abandoned() noexcept override {
+    if (inner_.state()) inner_.state()->abandoned();
+  }
 
  private:
   void note(TraceRecorder::Clock::time_point began) {

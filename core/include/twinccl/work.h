@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <memory>
 
 namespace twinccl {
@@ -22,12 +23,33 @@ class WorkState {
     (void)stream;
     wait();
   }
+  // A Work handle was destroyed during stack unwinding (an exception is leaving the scope that
+  // held it, freeing the memory its operation may use): the backend makes sure the operation
+  // never touches that memory afterwards (the emulator cancels it when it has not started, or
+  // aborts the run and waits, bounded, when it runs). Must not throw.
+  virtual void abandoned() noexcept {}
 };
 
 class Work {
  public:
   Work() = default;  // an already-completed operation
   explicit Work(std::shared_ptr<WorkState> state) : state_(std::move(state)) {}
+  // Copies and moves count the exceptions in flight where they are made, as the handle they are.
+  Work(const Work& other) : state_(other.state_) {}
+  Work(Work&& other) noexcept : state_(std::move(other.state_)) {}
+  Work& operator=(const Work& other) {
+    state_ = other.state_;
+    return *this;
+  }
+  Work& operator=(Work&& other) noexcept {
+    state_ = std::move(other.state_);
+    return *this;
+  }
+  // Destroyed by stack unwinding (more exceptions in flight than where it was made): the
+  // operation is abandoned (WorkState::abandoned), so it never uses the unwound memory.
+  ~Work() {
+    if (state_ && std::uncaught_exceptions() > uncaught_at_creation_) state_->abandoned();
+  }
 
   // Blocks until the operation finished; rethrows its error (typed, derived from twinccl::Error).
   void wait() {
@@ -51,6 +73,7 @@ class Work {
 
  private:
   std::shared_ptr<WorkState> state_;
+  int uncaught_at_creation_ = std::uncaught_exceptions();
 };
 
 // A Work that also keeps `keep` (a staging buffer, say) alive until the Work is dropped.
@@ -62,6 +85,9 @@ inline Work keep_alive(Work inner, std::shared_ptr<void> keep) {
     bool test() override { return inner_.test(); }
     bool wait_for(std::chrono::nanoseconds t) override { return inner_.wait_for(t); }
     void wait_stream(void* stream) override { inner_.wait_stream(stream); }
+    void abandoned() noexcept override {
+      if (inner_.state()) inner_.state()->abandoned();
+    }
 
    private:
     Work inner_;

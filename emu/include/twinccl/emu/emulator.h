@@ -57,6 +57,11 @@ struct EmulatorOptions {
   // does not hold the isend back; order within a (sender, receiver) pair is kept, a blocking send
   // still waits for its recv, and groups' send/recv go to those streams too (docs/python.md).
   bool p2p_per_peer_streams = false;
+  // With p2p_per_peer_streams: the most lane threads alive in the run at once (a lane's thread
+  // runs while it has send/recv in flight and ends when idle; a 64-rank all-to-all with every
+  // isend and irecv in flight needs 64 x 126). Beyond it the call that needs one more throws
+  // ConfigError naming this option and the count.
+  int max_p2p_lane_threads = 8192;
   // Called on each rank's thread with its world communicator before `fn` (e.g. to attach an
   // observer: trace::TraceRecorder::record).
   std::function<void(Communicator& world)> on_rank_start;
