@@ -245,3 +245,26 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
 }
 
 }  // namespace twinccl::sim::nccl_tests
+
+namespace twinccl::sim {
+
+int nccl_version_code(std::string_view version) {
+  std::array<int, 3> parts{};
+  const char* at = version.data();
+  const char* end = version.data() + version.size();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) {
+      if (at == end || *at != '.') return 0;
+      ++at;
+    }
+    const auto [next, ec] = std::from_chars(at, end, parts[i]);
+    if (ec != std::errc() || next == at || next - at > 4) return 0;
+    at = next;
+  }
+  const auto [major, minor, patch] = parts;
+  if (minor > 99 || patch > 99) return 0;
+  const long code = major * 10000L + minor * 100L + patch;  // each part at most 4 digits
+  return code >= 20900 && code <= 99999 ? static_cast<int>(code) : 0;
+}
+
+}  // namespace twinccl::sim
