@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nccl_tests_log_parts.h"
+#include "nccl_tuning_table.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::sim::nccl_tests {
@@ -264,7 +265,9 @@ int nccl_version_code(std::string_view version) {
   const auto [major, minor, patch] = parts;
   if (minor > 99 || patch > 99) return 0;
   const long code = major * 10000L + minor * 100L + patch;  // each part at most 4 digits
-  return code >= 20900 && code <= 99999 ? static_cast<int>(code) : 0;
+  return code >= detail::kNcclVersionCodeMin && code <= detail::kNcclVersionCodeMax
+             ? static_cast<int>(code)
+             : 0;
 }
 
 }  // namespace twinccl::sim
