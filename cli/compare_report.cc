@@ -138,6 +138,8 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       request.fidelity = fidelity;
       // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
       request.gpus_per_thread = std::max(1, table.log.gpus_per_thread);
+      // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest).
+      request.nccl_version = sim::nccl_version_code(table.log.nccl_version);
       request.params.channels = o.channels;
       sim::Prediction p;
       try {

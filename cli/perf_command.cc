@@ -17,6 +17,7 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
 #include "twinccl/run.h"
+#include "twinccl/sim/nccl_tests_log.h"
 
 namespace twinccl::cli {
 namespace {
@@ -140,6 +141,14 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
            ->envname("TWINCCL_PROTO"));
   last(cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")
            ->check(CLI::IsMember({"analytic", "flow"})));
+  last(cmd->add_option("--nccl-version", o.nccl_version,
+                       "sim: rank algorithms as this NCCL's tuning model (X.Y.Z, 2.9.0 on; "
+                       "default the newest)")
+           ->check([](const std::string& v) {
+             return sim::nccl_version_code(v) != 0
+                        ? std::string()
+                        : "--nccl-version " + v + ": not an NCCL version X.Y.Z from 2.9.0";
+           }));
   last(cmd->add_option("--format", o.format, "table, json or csv")
            ->check(CLI::IsMember({"table", "json", "csv"})));
   last(cmd->add_option("--trace", o.trace_file,

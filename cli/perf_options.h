@@ -47,6 +47,7 @@ struct PerfOptions {
   std::string algorithm;              // --algo
   std::string protocol;               // --proto
   std::string fidelity = "analytic";  // --fidelity analytic|flow
+  std::string nccl_version;           // --nccl-version X.Y.Z: rank as that NCCL ("" = newest)
   std::string format = "table";       // --format table|json|csv
   std::string trace_file;             // --trace
   bool links = false;                 // --links

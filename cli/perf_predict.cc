@@ -16,6 +16,7 @@
 #include "perf_p2p.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
+#include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
@@ -51,6 +52,7 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
   if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
   r.fidelity = sim::parse_fidelity(o.fidelity);
   r.gpus_per_thread = gpus_per_thread(o);
+  r.nccl_version = sim::nccl_version_code(o.nccl_version);  // "" -> 0, the newest model
   return r;
 }
 

@@ -263,6 +263,16 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   const ChannelPlan all = nccl_channels(v, r.params.channels);
   const ChannelPlan plan =
       channels == Channels::all ? all : nccl_launched_channels(v, all, algo, r.protocol, bytes);
+  if (channels == Channels::all) {  // the ranking of the log's NCCL version, where it differs
+    const bool latency = r.software_latency && n > 1;
+    if (const auto rank_us = nccl_version_rank_us(v, plan, algo, kind, bytes, latency)) {
+      Prediction ranked;
+      ranked.channels = plan.channels;
+      ranked.model = "nccl";
+      ranked.time_us = *rank_us;
+      return ranked;
+    }
+  }
   double algbw = nccl_bus_bandwidth(v, plan, algo, r.protocol, kind);
   if (algo == NcclAlgo::ring && n > 1) {
     algbw *= static_cast<double>(n) / ring_steps(kind, n);

@@ -117,7 +117,8 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
 }
 
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options) {
-  const Tuner tuner(topology, r.spec.nranks, r.params.ranks_per_node, r.software_latency);
+  const Tuner tuner(topology, r.spec.nranks, r.params.ranks_per_node, r.software_latency,
+                    r.nccl_version);
   const PricedCall priced = price_call(tuner, r);
   FlowProgram program;
   program.nranks = r.spec.nranks;

@@ -22,6 +22,7 @@ struct Resolved {
   bool software_latency = true;
   RoundCompression compression = RoundCompression::automatic;
   bool aggregate_symmetric_flows = true;
+  int nccl_version = 0;  // Request::nccl_version
 };
 
 // The topology as the NCCL model sees it, for ranks 0..nranks-1.
@@ -36,6 +37,9 @@ struct TopologyView {
   double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
   double nic_gbps = 0.0;  // one NIC, capped by its PCIe link
+  // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
+  // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
+  int nccl_version = 0;
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
 
@@ -126,6 +130,12 @@ double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);
 // NCCL's software latency of one call (base + hops), as the NCCL model charges it.
 double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                        double bytes);
+
+// The time an older NCCL's tuning model ranks `algo` by, where its terms differ from the newest
+// model's (nccl_version_rank.cc: NVLS-tree before 2.28.9); nullopt where they are the same.
+std::optional<double> nccl_version_rank_us(const TopologyView& view, const ChannelPlan& plan,
+                                           NcclAlgo algo, OpKind kind, double bytes,
+                                           bool software_latency);
 
 // Each returns time_us, channels and model name; predict() fills the bandwidth columns.
 // Channels::launched: the channels enqueue.cc launches for the call (fewer for small ring/tree

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nccl_tests_log_parts.h"
+#include "nccl_tuning_table.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::sim::nccl_tests {
@@ -245,3 +246,28 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
 }
 
 }  // namespace twinccl::sim::nccl_tests
+
+namespace twinccl::sim {
+
+int nccl_version_code(std::string_view version) {
+  std::array<int, 3> parts{};
+  const char* at = version.data();
+  const char* end = version.data() + version.size();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) {
+      if (at == end || *at != '.') return 0;
+      ++at;
+    }
+    const auto [next, ec] = std::from_chars(at, end, parts[i]);
+    if (ec != std::errc() || next == at || next - at > 4) return 0;
+    at = next;
+  }
+  const auto [major, minor, patch] = parts;
+  if (minor > 99 || patch > 99) return 0;
+  const long code = major * 10000L + minor * 100L + patch;  // each part at most 4 digits
+  return code >= detail::kNcclVersionCodeMin && code <= detail::kNcclVersionCodeMax
+             ? static_cast<int>(code)
+             : 0;
+}
+
+}  // namespace twinccl::sim

@@ -183,6 +183,30 @@ inline constexpr NcclTuningTable kNccl{
     .nvls_max_heads = 32.0,
 };
 
+// NCCL_VERSION_CODE (major x 10000 + minor x 100 + patch from 2.9; 22602 = 2.26.2) accepted for a
+// Request's / Tuner's nccl_version (0 = the newest model, kNccl above).
+inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
+
+// Where an older NCCL's tuning model ranks with other terms than kNccl's (nccl_version_rank.cc),
+// read from NVIDIA/nccl's tags (git show <tag>:src/graph/tuning.cc, search.cc):
+// * NVLS-tree bandwidth before 2.28.0 (v2.26.2-1 tuning.cc:252 `bw = min(bwIntra, nNodes <= 2 ?
+//   bwInter : bwInter/2)`, :293 `ratio *= 5.0/6.0` for NVLS and NVLS-tree; the same in v2.27.7-1;
+//   v2.28.3-1 brings nvlsEfficiency, perChMaxNVLSTreeBws and nRanks/nsteps, kNccl's terms);
+// * NVLS-tree network hop latency 14 us before 2.28.9 (v2.26.2-1 tuning.cc:141, v2.28.7-1; 20.9
+//   from v2.28.9-1).
+struct NcclVersionTerms {
+  int nvls_tree_formula_since;                   // 22800
+  int nvls_tree_net_hop_since;                   // 22809
+  double nvls_tree_algbw_per_busbw_before_2_28;  // 5/6
+  double nvls_tree_net_hop_us_before_2_28_9;     // 14
+};
+inline constexpr NcclVersionTerms kNcclVersionTerms{
+    .nvls_tree_formula_since = 22800,
+    .nvls_tree_net_hop_since = 22809,
+    .nvls_tree_algbw_per_busbw_before_2_28 = 5.0 / 6.0,
+    .nvls_tree_net_hop_us_before_2_28_9 = 14.0,
+};
+
 // One architecture's row of the per-arch caps and speed lists above.
 struct ArchCaps {
   std::array<double, 3> ll_max_gbps;  // by nodes 1, 2, more

@@ -30,6 +30,7 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
   r.algorithm = request.algorithm;
   r.params = request.params;
   r.software_latency = request.software_latency;
+  r.nccl_version = request.nccl_version;
   r.compression = request.compression;
   r.aggregate_symmetric_flows = request.aggregate_symmetric_flows;
   const int gpus = topology.gpu_count();
@@ -58,7 +59,8 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
 
 // The tuner of the request's communicator: GPUs 0..nranks-1, the request's ranks per node.
 Tuner tuner_for(const topo::Topology& topology, const Resolved& r) {
-  return Tuner(topology, r.spec.nranks, r.params.ranks_per_node, r.software_latency);
+  return Tuner(topology, r.spec.nranks, r.params.ranks_per_node, r.software_latency,
+               r.nccl_version);
 }
 
 TunerCall call_of(const Resolved& r, const Request& request) {

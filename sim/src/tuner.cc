@@ -69,12 +69,21 @@ std::vector<Protocol> protocols_applicable(std::string_view algorithm, OpKind ki
 }
 }  // namespace detail
 
-Tuner::Tuner(const topo::Topology& topology, int nranks, int ranks_per_node, bool software_latency)
-    : Tuner(topology, first_ranks(topology, nranks), ranks_per_node, software_latency) {}
+Tuner::Tuner(const topo::Topology& topology, int nranks, int ranks_per_node, bool software_latency,
+             int nccl_version)
+    : Tuner(topology, first_ranks(topology, nranks), ranks_per_node, software_latency,
+            nccl_version) {}
 
 Tuner::Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_per_node,
-             bool software_latency)
+             bool software_latency, int nccl_version)
     : topology_(&topology), ranks_(std::move(ranks)), software_latency_(software_latency) {
+  if (nccl_version != 0 &&
+      (nccl_version < detail::kNcclVersionCodeMin || nccl_version > detail::kNcclVersionCodeMax)) {
+    throw InvalidArgument(
+        "tuner: nccl_version=" + std::to_string(nccl_version) + " is not an NCCL_VERSION_CODE (" +
+        std::to_string(detail::kNcclVersionCodeMin) + ".." +
+        std::to_string(detail::kNcclVersionCodeMax) + ", 22602 = 2.26.2) nor 0 (the newest model)");
+  }
   const int gpus = topology.gpu_count();
   if (ranks_.empty()) throw InvalidArgument("tuner: a communicator needs at least one rank");
   std::vector<int> sorted = ranks_;
@@ -93,7 +102,9 @@ Tuner::Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_p
     throw InvalidArgument("tuner: ranks_per_node=" + std::to_string(ranks_per_node) +
                           " must be >= 0 (0 = the topology's)");
   }
-  view_ = std::make_shared<const detail::TopologyView>(detail::view_of_ranks(topology, ranks_));
+  detail::TopologyView view = detail::view_of_ranks(topology, ranks_);
+  view.nccl_version = nccl_version;
+  view_ = std::make_shared<const detail::TopologyView>(view);
   nodes_ = view_->nodes;
   // Node-aware schedules (tree, hierarchical) group ranks by node when the nodes are whole and
   // equal; a forced ranks_per_node overrides.
@@ -105,6 +116,8 @@ Tuner::Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_p
                     : nodes_ > 1 && equal ? per_node.begin()->second
                                           : 0;
 }
+
+int Tuner::nccl_version() const { return view_->nccl_version; }
 
 AlgorithmParams Tuner::schedule_params(int channels) const {
   AlgorithmParams params;

@@ -88,4 +88,9 @@ std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
                                                        std::string_view source,
                                                        const NcclTestsParseOptions& options = {});
 
+// NCCL_VERSION_CODE of a version as a log prints it ("2.26.2+cuda12.8" -> 22602; major x 10000 +
+// minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
+// start with major.minor.patch of such a version (empty, "2.8.4", garbage).
+int nccl_version_code(std::string_view version);
+
 }  // namespace twinccl::sim

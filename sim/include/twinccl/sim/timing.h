@@ -63,6 +63,11 @@ struct Request {
   // gpus_per_thread x 5 us). 0 = the kernels alone, as NCCL's tuning model times them. Common to
   // every algorithm: it never changes the choice.
   int gpus_per_thread = 0;
+  // The NCCL whose tuning model chooses (NCCL_VERSION_CODE: 22602 = 2.26.2, as a log's "NCCL
+  // version" line gives it; nccl_version_code()); 0 = the newest model. Only the choice follows
+  // it: NCCL before 2.28.9 ranked NVLS-tree with other terms (sim/src/nccl_version_rank.cc); the
+  // time of the chosen call is the newest model's.
+  int nccl_version = 0;
   RoundCompression compression = RoundCompression::automatic;
   // Flow fidelity, rounds (compressed rings, NVLS switch flows): play one representative of
   // every class of identical flow groups that share no link with each other, copying its times

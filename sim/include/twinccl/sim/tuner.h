@@ -51,12 +51,13 @@ class Tuner {
  public:
   // ranks: the topology GPU of each communicator rank (distinct, in 0..gpus-1). ranks_per_node
   // 0 = as the ranks fall on the topology's nodes. software_latency false = the network alone.
-  // The topology must outlive the tuner.
+  // The topology must outlive the tuner. nccl_version: the NCCL_VERSION_CODE whose tuning model
+  // ranks (22602 = 2.26.2; Request::nccl_version), 0 = the newest model.
   Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_per_node = 0,
-        bool software_latency = true);
+        bool software_latency = true, int nccl_version = 0);
   // GPUs 0..nranks-1 (nranks 0 = every GPU of the topology).
   Tuner(const topo::Topology& topology, int nranks, int ranks_per_node = 0,
-        bool software_latency = true);
+        bool software_latency = true, int nccl_version = 0);
 
   // NCCL's choice: the fastest (analytic NCCL model) of NCCL's own algorithms that apply (ring,
   // tree, nvls, nvls_tree, pat; pat with one GPU per node only, as NCCL) and their protocols; the
@@ -85,6 +86,7 @@ class Tuner {
   int nodes() const { return nodes_; }
   int ranks_per_node() const { return ranks_per_node_; }  // 0 when nodes hold unequal counts
   bool software_latency() const { return software_latency_; }
+  int nccl_version() const;  // 0 = the newest model
   // The spec as the schedules see it: nranks the communicator's, ranks_per_node for node-aware
   // algorithms (tree, hierarchical) when the ranks span whole nodes.
   AlgorithmParams schedule_params(int channels = 1) const;

@@ -1,0 +1,84 @@
+// The ranking of an older NCCL, where its tuning model differs from the newest (kNccl).
+//
+// How it works. NCCL's tuner ranks (algorithm, protocol) pairs by latency + bytes / bandwidth from
+// the constants of its own version (graph/tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime). A
+// log says which NCCL ran it ("NCCL version 2.26.2"); the tuner ranks with that version's terms
+// and the chosen call is then timed by the newest model (the kernels are the same; NCCL's newer
+// constants are its better estimate of them). One difference matters on Hopper across nodes,
+// NVLS-tree all_reduce (kNcclVersionTerms, nccl_tuning_table.h):
+//   before 2.28.0 (v2.26.2-1 tuning.cc:252, :293): per channel min(bwIntra, bwInter on 2 nodes,
+//     bwInter / 2 from 3 nodes), busBw = channels x that, algbw = busBw x 5/6; the NVLS graph has
+//     one channel per head (a GPU with its NIC, search.cc:625) and bwIntra is the highest inter
+//     list speed whose heads + 1 shares fit a GPU's NVLink (each GPU sends and receives bwIntra
+//     per channel, twice on its own: search.cc:386 ncclTopoSearchTryNvls; H100: 9 x 40 <= 370.8),
+//     bwInter the NIC's (search.cc:1112 raises it up to 2 bwIntra). H100, 8 NICs, 4 nodes:
+//     8 x min(40, 48 / 2) x 5/6 = 160 GB/s (the newest model: 188);
+//   before 2.28.9 (v2.28.7-1 tuning.cc): the NVLS-tree network hop is 14 us (then 20.9).
+//   Latency: intra hop 25 + 2 log2(nodes) x net hop, as the newest model. 4 nodes: 25 + 4 x 14 =
+//   81 us (newest 108.6). So NCCL 2.26 ranks NVLS-tree first on 4 nodes from 2 MiB (94.1 us
+//   against tree/LL128's 95.6), where the newest model keeps tree/LL128 up to 8 MiB.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <span>
+
+#include "model.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+int log2_floor(double x) {  // NCCL's log2i
+  int levels = 0;
+  while (x >= 2.0) {
+    x /= 2.0;
+    ++levels;
+  }
+  return levels;
+}
+
+// Pre-2.28 NVLS-tree busBw (GB/s) and its algbw ratio: NCCL's NVLS graph search and tuning.cc.
+double legacy_nvls_tree_algbw(const TopologyView& v, const ChannelPlan& plan) {
+  const double heads = nvls_heads(v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
+                                                      : v.ranks_per_node);
+  const std::span<const double> speeds(*caps_of(v.arch).speeds_inter);
+  double intra = speeds.back();
+  for (double s : speeds) {
+    if ((heads + 1.0) * s <= v.intra_gbps + 1e-9) {
+      intra = s;
+      break;
+    }
+  }
+  const double inter = std::min(plan.per_channel_gbps, 2.0 * intra);
+  const double per_channel = std::min(intra, v.nodes <= 2 ? inter : inter / 2.0);
+  return heads * per_channel * kNcclVersionTerms.nvls_tree_algbw_per_busbw_before_2_28;
+}
+
+}  // namespace
+
+std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelPlan& plan,
+                                           NcclAlgo algo, OpKind kind, double bytes,
+                                           bool software_latency) {
+  const int version = v.nccl_version;
+  const NcclVersionTerms& t = kNcclVersionTerms;
+  if (version == 0 || version >= t.nvls_tree_net_hop_since || algo != NcclAlgo::nvls_tree ||
+      kind != OpKind::all_reduce || v.nodes < 2 || v.nranks < 2) {
+    return std::nullopt;
+  }
+  double algbw = 0.0;
+  if (version < t.nvls_tree_formula_since) {
+    algbw = legacy_nvls_tree_algbw(v, nccl_channels(v, 0));
+  } else {
+    algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind) * v.nranks /
+            (2.0 * (v.nranks - 1));
+  }
+  double latency = 0.0;
+  if (software_latency) {
+    const LatencyParts l = nccl_latency_parts(v, algo, Protocol::simple, kind, bytes);
+    latency = l.base_us + l.intra_hop_us +
+              2.0 * log2_floor(v.nodes) *
+                  (v.ranks_per_node == 1 ? l.net_hop_us : t.nvls_tree_net_hop_us_before_2_28_9);
+  }
+  return latency + (bytes > 0.0 && algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
+}
+
+}  // namespace twinccl::sim::detail
