@@ -4,6 +4,7 @@
 // Bands are the project's tolerance (10% from 64 MiB) around the cited figure; the one wider band
 // (GB200 NVL72's plateau) is a residual recorded in docs/topologies.md with what was checked.
 #include <catch2/catch.hpp>
+#include <utility>
 
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
@@ -145,17 +146,27 @@ TEST_CASE("NVLS on a GB200 NVL72 rack: 32 heads (NCCL_MAX_NVLS_ARITY), not 72") 
 }
 
 TEST_CASE("GB200 NVL72 all_reduce: NVLS, its pipeline fill below 8 GiB, a recorded residual") {
-  // Published (coreweave nccl-tests PR 43, one rack, 72 GPUs): 8 GiB 834.6 out of place, 846.8 in
-  // place; 1 GiB 681 / 724. NCCL picks NVLS: no ring reaches 847 on 721.8 GB/s of NVLink.
+  // Published, one rack, 72 GPUs, NVLS on: coreweave nccl-tests PR 43 (NCCL 2.25.1), the only
+  // full-rack run found; the repository README's "Single Rack" block is the same log (same host
+  // and pid), so it is not a second figure. Its plateau is flat from 4 to 8 GiB: 4 GiB 839.16
+  // out of place / 835.32 in place, 8 GiB 834.57 / 846.82; 1 GiB 681 / 724. NCCL picks NVLS:
+  // no ring reaches 847 on 721.8 GB/s of NVLink.
   const Prediction p8 = all_reduce(topo::gb200_nvl72(), 8 * kGiB);
   CHECK(p8.algorithm == "nvls");
-  // Residual, docs/topologies.md: the model's plateau is +18% (997 vs 847). Checked: NVLS heads
-  // (32, applied), NVLS channels (24, NVLS_NCHANNELS_SM100_NVL), NVLS efficiency (NCCL's 0.74
-  // fits 8 Blackwell GPUs: 831 vs 811), NCCL's choice (NVLS); no NCCL constant or published
-  // figure says why 72 GPUs reach 0.63 of NVLink where 8 reach 0.72. The band is the project's
-  // 10% below and the residual (+18%) plus 2 points above, so a larger miss fails.
-  CHECK(p8.busbw_gbps > 0.9 * 846.8);
-  CHECK(p8.busbw_gbps < 1.2 * 846.8);
+  // Residual, docs/topologies.md: the model's plateau is +18..+19% (997 vs 834.6..846.8). Checked:
+  // NVLS heads (32, applied), NVLS channels (24, NVLS_NCHANNELS_SM100_NVL), NVLS efficiency
+  // (NCCL's 0.74 fits 8 Blackwell GPUs: 831 vs 811), NCCL's choice (NVLS); no NCCL constant or
+  // published figure says why 72 GPUs reach 0.63 of NVLink where 8 reach 0.72. The band spans the
+  // published range: the project's 10% below its low end, 1.2 x its high end above (the miss is
+  // +18% of the high end, +19% of the low), at both sizes of the plateau, so a larger miss fails.
+  const std::pair<std::size_t, std::pair<double, double>> plateau[] = {
+      {4 * kGiB, {835.32, 839.16}}, {8 * kGiB, {834.57, 846.82}}};
+  for (const auto& [bytes, range] : plateau) {
+    INFO(bytes);
+    const double busbw = all_reduce(topo::gb200_nvl72(), bytes).busbw_gbps;
+    CHECK(busbw > 0.9 * range.first);
+    CHECK(busbw < 1.2 * range.second);
+  }
   // The 64 MiB .. 1 GiB ramp (NVLS pipeline fill, 24 channels x 32 heads x enqueue.cc's chunk)
   // applies on the rack: 1 GiB runs below the 8 GiB plateau, 64 MiB further below.
   const double p1 = all_reduce(topo::gb200_nvl72(), kGiB).busbw_gbps;
