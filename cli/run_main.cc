@@ -1,4 +1,4 @@
-// twinccl: the command-line program.
+// twinccl: the command-line program (main.cc calls run_main; fuzz/fuzz_cli_args.cc too).
 //   twinccl perf [collective...] [nccl-tests flags] [--backend emu|sim|nccl] [--topology NAME] ...
 //   twinccl topo list | show NAME | check FILE
 //   twinccl algo [collective]
@@ -53,8 +53,7 @@ void refuse_empty_values(const CLI::App& sub) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace twinccl::cli;
+int twinccl::cli::run_main(int argc, char** argv) {
   CLI::App app{"TwinCCL: one collective API on NCCL or on an emulator with a network model"};
   app.require_subcommand(0, 1);
   PerfOptions perf;
