@@ -34,6 +34,22 @@ int usage_error(const std::string& message, const CLI::App* sub) {
   return 2;
 }
 
+// An error's message as printed: at most 2000 bytes (a library message that quotes a long value
+// in full is cut short rather than flooding the terminal), unprintable bytes but newlines escaped.
+std::string error_text(const char* what) {
+  const std::string message = what;
+  std::string text;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    if (text.size() >= 2000) {
+      return text + "... (" + std::to_string(message.size()) + " bytes, cut short)";
+    }
+    auto u = static_cast<unsigned char>(message[i]);
+    text += (u >= 0x20 && u < 0x7f) || u == '\n' ? std::string(1, message[i])
+                                                 : twinccl::cli::shown(std::string(1, message[i]));
+  }
+  return text;
+}
+
 // An option given with an empty value ("--topology ''") would otherwise mean "not given" and fall
 // back to the default without a word.
 void refuse_empty_values(const CLI::App& sub) {
@@ -106,10 +122,10 @@ int twinccl::cli::run_main(int argc, char** argv) {
     flush_standard_output(std::cout);
     return code;
   } catch (const twinccl::InvalidArgument& e) {
-    std::cerr << "twinccl: " << e.what() << "\n";
+    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
     return 2;
   } catch (const twinccl::ConfigError& e) {
-    std::cerr << "twinccl: " << e.what() << "\n";
+    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "twinccl: out of memory: the run needs more memory than this machine or its "
@@ -117,7 +133,7 @@ int twinccl::cli::run_main(int argc, char** argv) {
                  "allow; try smaller sizes (-e) or fewer ranks\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "twinccl: " << e.what() << "\n";
+    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
     return 1;
   } catch (...) {
     std::cerr << "twinccl: failed with an unknown error\n";
