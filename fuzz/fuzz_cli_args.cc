@@ -10,7 +10,9 @@
 //   * an input with an argument containing '/' is skipped (no file outside that folder, no
 //     /dev/stdin to block on), as is one containing "emu" (the emulator moves real bytes on
 //     threads: its flags are parsed by the same code as the simulator's), or "plot" (gnuplot);
-//   * at most 64 arguments.
+//   * at most 64 arguments, and at least one (`twinccl` alone runs the default sweep, seconds);
+//   * perf gets "--check-max 4K" appended (the last value of a flag counts, as in nccl-tests): the
+//     #wrong check runs each size up to 256M on emulated ranks by default, seconds per input.
 // The output files a command may write (-J, --trace) land in the scratch folder, removed at exit.
 //
 //   fuzz_cli_args --seconds 8 fuzz/corpus/cli_args
@@ -81,6 +83,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       current += static_cast<char>(data[i]);
     }
+  }
+  if (args.size() == 1) return 0;
+  if (args[1] == "perf") {
+    args.emplace_back("--check-max");
+    args.emplace_back("4K");
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
