@@ -15,6 +15,9 @@
 //     #wrong check runs each size up to 256M on emulated ranks by default, seconds per input.
 // The output files a command may write (-J, --trace) land in the scratch folder, removed at exit.
 //
+// (libFuzzer reads and writes its corpus folders as it goes: give them as absolute paths, as
+// scripts/fuzz.sh does.)
+//
 //   fuzz_cli_args --seconds 8 fuzz/corpus/cli_args
 #include <unistd.h>
 

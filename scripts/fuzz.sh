@@ -29,6 +29,6 @@ for n in "${names[@]}"; do
   dict=(); [ -f "fuzz/dict/$n.dict" ] && dict=(-dict="fuzz/dict/$n.dict")  # the format's keywords
   ASAN_OPTIONS="detect_leaks=0 ${ASAN_OPTIONS:-}" "build-fuzz/fuzz/fuzz_$n" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=4096 -max_len=1048576 -artifact_prefix="$PWD/build-fuzz/findings/$n/" "${dict[@]}" \
-    "build-fuzz/corpus/$n" "fuzz/corpus/$n" || status=1
+    "$PWD/build-fuzz/corpus/$n" "$PWD/fuzz/corpus/$n" || status=1
 done
 exit "$status"
