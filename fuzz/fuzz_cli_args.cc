@@ -10,7 +10,8 @@
 //   * an input with an argument containing '/' is skipped (no file outside that folder, no
 //     /dev/stdin to block on), as is one containing "emu" (the emulator moves real bytes on
 //     threads: its flags are parsed by the same code as the simulator's), or "plot" (gnuplot);
-//   * at most 64 arguments, and at least one (`twinccl` alone runs the default sweep, seconds);
+//   * at most 64 arguments, no NUL byte in one (a real argv has none), and the first one names a
+//     command or asks for help (`twinccl` alone or `twinccl --` runs the default sweep: seconds);
 //   * perf gets "--check-max 4K" appended (the last value of a flag counts, as in nccl-tests): the
 //     #wrong check runs each size up to 256M on emulated ranks by default, seconds per input.
 // The output files a command may write (-J, --trace) land in the scratch folder, removed at exit.
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -88,6 +90,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (args.size() == 1) return 0;
+  for (const std::string& a : args) {
+    if (a.find('\0') != std::string::npos) return 0;
+  }
+  static const std::set<std::string> kFirst = {"perf",    "topo",   "algo", "replay",
+                                               "compare", "whatif", "-h",   "--help"};
+  if (kFirst.count(args[1]) == 0) return 0;
   if (args[1] == "perf") {
     args.emplace_back("--check-max");
     args.emplace_back("4K");
