@@ -14,6 +14,10 @@
 
 namespace twinccl::cli {
 
+// The whole program: parses argv, runs the subcommand, writes to std::cout and std::cerr and
+// returns the exit code (0 success, 1 a failure while running, 2 a usage or configuration error).
+int run_main(int argc, char** argv);
+
 CLI::App* add_perf_command(CLI::App& app, PerfOptions& options);
 int run_perf_command(PerfOptions options, std::ostream& out);
 

@@ -38,9 +38,12 @@ using Input = std::vector<uint8_t>;
 const uint8_t* g_current = nullptr;
 size_t g_current_size = 0;
 
+// Where a finding is written: absolute, set before the first input runs (a target may change the
+// working directory, fuzz_cli_args does).
+char g_finding_path[4096] = "fuzz-finding";
+
 void on_fatal_signal(int sig) {
-  char path[64];
-  std::snprintf(path, sizeof path, "fuzz-finding-%d", static_cast<int>(getpid()));
+  const char* path = g_finding_path;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd >= 0) {
     size_t done = 0;
@@ -240,6 +243,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  char cwd[3900];
+  std::snprintf(g_finding_path, sizeof g_finding_path, "%s/fuzz-finding-%d",
+                getcwd(cwd, sizeof cwd) != nullptr ? cwd : ".", static_cast<int>(getpid()));
   for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGALRM})
     std::signal(sig, on_fatal_signal);
   if (seeds.empty()) seeds.emplace_back();

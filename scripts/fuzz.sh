@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing with clang's libFuzzer (+ASan, UBSan) of every fuzz/fuzz_<name>.cc, as
-# long as asked; findings land in build-fuzz/findings/<name>/ (turn each into a regression test).
+# long as asked, with fuzz/dict/<name>.dict where there is one; findings land in
+# build-fuzz/findings/<name>/ (turn each into a regression test).
 #
 #   scripts/fuzz.sh               # every target, 60 s each
 #   scripts/fuzz.sh 600 trace_json  # one target, 10 minutes
@@ -25,8 +26,9 @@ status=0
 for n in "${names[@]}"; do
   mkdir -p "build-fuzz/findings/$n" "build-fuzz/corpus/$n"
   echo "== fuzz_$n for ${seconds}s"
+  dict=(); [ -f "fuzz/dict/$n.dict" ] && dict=(-dict="fuzz/dict/$n.dict")  # the format's keywords
   ASAN_OPTIONS="detect_leaks=0 ${ASAN_OPTIONS:-}" "build-fuzz/fuzz/fuzz_$n" -max_total_time="$seconds" -timeout=10 \
-    -rss_limit_mb=4096 -max_len=1048576 -artifact_prefix="build-fuzz/findings/$n/" \
-    "build-fuzz/corpus/$n" "fuzz/corpus/$n" || status=1
+    -rss_limit_mb=4096 -max_len=1048576 -artifact_prefix="$PWD/build-fuzz/findings/$n/" "${dict[@]}" \
+    "$PWD/build-fuzz/corpus/$n" "$PWD/fuzz/corpus/$n" || status=1
 done
 exit "$status"

@@ -72,9 +72,12 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
     for (std::size_t j = i; j < tokens.size() && (j == i || !is_time_column(tokens[j])); ++j) {
       const std::string_view t = tokens[j];
       if (t == "timestamp") break;
-      if (t == "algbw") b.algbw = b.fields;
-      if (t == "busbw") b.busbw = b.fields;
-      if (t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors")
+      // The first of each name counts: a block that runs on past a mangled second "time"
+      // column must not take the second block's algbw for its own.
+      if (t == "algbw" && b.algbw < 0) b.algbw = b.fields;
+      if (t == "busbw" && b.busbw < 0) b.busbw = b.fields;
+      if ((t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors") &&
+          b.wrong < 0)
         b.wrong = b.fields;
       ++b.fields;
     }
@@ -92,6 +95,11 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
       last.fields = last.wrong + 1;
       layout.trailing = true;
     }
+  }
+  // Every column a block reads lies inside it (a block cut at #wrong above may have lost its
+  // algbw or busbw): otherwise a row would be read past its values.
+  for (const Layout::Block& b : layout.blocks) {
+    if (b.algbw >= b.fields || b.busbw >= b.fields || b.wrong >= b.fields) return std::nullopt;
   }
   layout.timestamp = has("timestamp");
   if (layout.size < 0 || layout.count < 0 || layout.type < 0 || layout.blocks.empty())

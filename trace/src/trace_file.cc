@@ -34,6 +34,13 @@ constexpr std::size_t kMaxValues = 16 * kMaxTraceOps + 3 * kMaxTraceEvents + kMa
   throw ConfigError(std::string(source) + ": " + path + ": " + what);
 }
 
+// A path as an error shows it: its first 256 bytes (a path can be as long as the command line).
+std::string shown_path(const std::filesystem::path& path) {
+  const std::string text = path.string();
+  if (text.size() <= 256) return text;
+  return text.substr(0, 256) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 // A value as a person reads it in an error: its type, and a scalar's first bytes.
 std::string shown(const json& v) {
   if (v.is_structured()) return std::string("an ") + v.type_name();
@@ -303,12 +310,12 @@ Trace from_json(std::string_view text, std::string_view source) {
 Trace load(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw ConfigError("'" + path.string() + "' is a directory, not a trace file");
+    throw ConfigError("'" + shown_path(path) + "' is a directory, not a trace file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot open trace file '" + path.string() + "'");
+  if (!in) throw ConfigError("cannot open trace file '" + shown_path(path) + "'");
   const auto bytes = std::filesystem::file_size(path, ec);
   if (!ec && bytes > kMaxTraceFileBytes) {
-    throw ConfigError(path.string() + ": the file is " + std::to_string(bytes) +
+    throw ConfigError(shown_path(path) + ": the file is " + std::to_string(bytes) +
                       " bytes, over the cap of " + std::to_string(kMaxTraceFileBytes) +
                       " bytes per trace; replay a shorter window");
   }
@@ -317,19 +324,19 @@ Trace load(const std::filesystem::path& path) {
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxTraceFileBytes) {  // a pipe, or a file still growing
-      throw ConfigError(path.string() + ": more than " + std::to_string(kMaxTraceFileBytes) +
+      throw ConfigError(shown_path(path) + ": more than " + std::to_string(kMaxTraceFileBytes) +
                         " bytes, over the cap per trace; replay a shorter window");
     }
   }
-  if (in.bad()) throw ConfigError("reading trace file '" + path.string() + "' failed");
+  if (in.bad()) throw ConfigError("reading trace file '" + shown_path(path) + "' failed");
   return from_json(text, path.string());
 }
 
 void save(const Trace& trace, const std::filesystem::path& path) {
   std::ofstream out(path);
-  if (!out) throw ConfigError("cannot write trace file '" + path.string() + "'");
+  if (!out) throw ConfigError("cannot write trace file '" + shown_path(path) + "'");
   out << to_json(trace);
-  if (!out) throw ConfigError("writing trace file '" + path.string() + "' failed");
+  if (!out) throw ConfigError("writing trace file '" + shown_path(path) + "' failed");
 }
 
 }  // namespace twinccl::trace

@@ -1,0 +1,142 @@
+// twinccl: the command-line program (main.cc calls run_main; fuzz/fuzz_cli_args.cc too).
+//   twinccl perf [collective...] [nccl-tests flags] [--backend emu|sim|nccl] [--topology NAME] ...
+//   twinccl topo list | show NAME | check FILE
+//   twinccl algo [collective]
+//   twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]
+//   twinccl compare LOG... --topology T [--format table|csv|json]   (measured nccl-tests vs
+//   predicted)
+//   twinccl whatif [collective] -t A -t 'B --set K=V' [--replay TRACE] [--plot out.svg]
+// Every command that takes a topology takes --set K=V, --degrade PART=RATE, --fail PART.
+// Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error. Every error
+// is one line on stderr ("twinccl: -n '0x10': expected a whole number in [1, 1000000] ...").
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <new>
+
+#include "commands.h"
+#include "flag_values.h"
+#include "output_file.h"
+#include "twinccl/errors.h"
+
+namespace {
+
+// CLI11's message on one line, bounded, with unprintable bytes escaped, and where to find help.
+int usage_error(const std::string& message, const CLI::App* sub) {
+  std::string line = message.substr(0, message.find('\n'));
+  if (line.size() > 300) line = line.substr(0, 300) + "...";
+  std::string text;
+  for (char c : line) {
+    auto u = static_cast<unsigned char>(c);
+    text += u >= 0x20 && u < 0x7f ? std::string(1, c) : twinccl::cli::shown(std::string(1, c));
+  }
+  std::string help = sub != nullptr ? "twinccl " + sub->get_name() + " --help" : "twinccl --help";
+  std::cerr << "twinccl: " << text << " (see " << help << ")\n";
+  return 2;
+}
+
+// An error's message as printed: at most 2000 bytes (a library message that quotes a long value
+// in full is cut short rather than flooding the terminal), unprintable bytes but newlines escaped.
+std::string error_text(const char* what) {
+  const std::string message = what;
+  std::string text;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    if (text.size() >= 2000) {
+      return text + "... (" + std::to_string(message.size()) + " bytes, cut short)";
+    }
+    auto u = static_cast<unsigned char>(message[i]);
+    text += (u >= 0x20 && u < 0x7f) || u == '\n' ? std::string(1, message[i])
+                                                 : twinccl::cli::shown(std::string(1, message[i]));
+  }
+  return text;
+}
+
+// An option given with an empty value ("--topology ''") would otherwise mean "not given" and fall
+// back to the default without a word.
+void refuse_empty_values(const CLI::App& sub) {
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;
+    for (const std::string& value : opt->results()) {
+      if (value.empty()) {
+        std::string flag = !opt->get_snames().empty()   ? "-" + opt->get_snames().front()
+                           : !opt->get_lnames().empty() ? "--" + opt->get_lnames().front()
+                                                        : opt->get_name();
+        throw twinccl::InvalidArgument(flag +
+                                       " '': an empty value; give a value or leave the flag out");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int twinccl::cli::run_main(int argc, char** argv) {
+  CLI::App app{"TwinCCL: one collective API on NCCL or on an emulator with a network model"};
+  app.require_subcommand(0, 1);
+  PerfOptions perf;
+  for (int i = 0; i < argc; ++i) perf.argv.emplace_back(argv[i]);  // -J writes the command line
+  CLI::App* perf_cmd = add_perf_command(app, perf);
+  TopoOptions topo;
+  CLI::App* topo_cmd = add_topo_command(app, topo);
+  AlgoOptions algo;
+  CLI::App* algo_cmd = add_algo_command(app, algo);
+  ReplayCommandOptions replay;
+  CLI::App* replay_cmd = add_replay_command(app, replay);
+  CompareOptions compare;
+  CLI::App* compare_cmd = add_compare_command(app, compare);
+  WhatifOptions whatif;
+  CLI::App* whatif_cmd = add_whatif_command(app, whatif);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --version and the like
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd}) {
+      if (s->parsed()) sub = s;
+    }
+    return usage_error(e.what(), sub);
+  } catch (const std::exception& e) {
+    return usage_error(e.what(), nullptr);
+  }
+  try {
+    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd}) {
+      if (s->parsed()) refuse_empty_values(*s);
+    }
+    int code = 0;
+    if (*topo_cmd) {
+      code = run_topo_command(topo, std::cout);
+    } else if (*algo_cmd) {
+      code = run_algo_command(algo, std::cout);
+    } else if (*replay_cmd) {
+      code = run_replay_command(replay, std::cout);
+    } else if (*compare_cmd) {
+      code = run_compare_command(compare, std::cout);
+    } else if (*whatif_cmd) {
+      code = run_whatif_command(whatif, std::cout);
+    } else {
+      code = run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
+    }
+    flush_standard_output(std::cout);
+    return code;
+  } catch (const twinccl::InvalidArgument& e) {
+    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
+    return 2;
+  } catch (const twinccl::ConfigError& e) {
+    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "twinccl: out of memory: the run needs more memory than this machine or its "
+                 "limits (ulimit -v) "
+                 "allow; try smaller sizes (-e) or fewer ranks\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "twinccl: failed with an unknown error\n";
+    return 1;
+  }
+}
