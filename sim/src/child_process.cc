@@ -15,6 +15,10 @@
 // with its own message: it is the request's problem, not SimGrid's. The child dies with its
 // parent (PR_SET_PDEATHSIG, and a check that the parent is still the one that forked it, for a
 // parent that died before the child asked), so killing the caller leaves no simulation running.
+// Every simulation has a deadline (TWINCCL_SIM_TIMEOUT_S seconds, default 300): a flow program
+// too large to play in reasonable time (an all_to_all over 128 ranks is a single round of 16256
+// flows sharing links) is killed and comes back as a TimeoutError that names its size and what to
+// do, instead of running for hours.
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
@@ -23,8 +27,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -51,16 +58,40 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
 }
 
 // Reads both pipes until both close (the child may fill either first).
-void read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err) {
+constexpr double kDefaultSimTimeoutS = 300.0;
+constexpr double kMaxSimTimeoutS = 7 * 24 * 3600.0;
+
+// TWINCCL_SIM_TIMEOUT_S: plain decimal seconds in (0, one week]; unset = 300.
+double sim_timeout_s() {
+  const char* text = std::getenv("TWINCCL_SIM_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') return kDefaultSimTimeoutS;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(v) || v <= 0.0 || v > kMaxSimTimeoutS) {
+    throw ConfigError("TWINCCL_SIM_TIMEOUT_S='" + std::string(text).substr(0, 64) +
+                      "': must be seconds in (0, 604800] (the longest a simulation may run)");
+  }
+  return v;
+}
+
+// Reads the child's answer and stderr until both close; false when the deadline passed first.
+bool read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err,
+               std::chrono::steady_clock::time_point deadline) {
   constexpr std::size_t kErrKeep = 4096;  // the tail of stderr is what says why
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   char buffer[1 << 16];
   int open_fds = 2;
   while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const int wait_ms = static_cast<int>(std::min<long long>(left.count(), 60'000));
+    const int ready = ::poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;
     for (pollfd& p : fds) {
       if (p.fd < 0 || p.revents == 0) continue;
       const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
@@ -79,6 +110,7 @@ void read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err)
     }
   }
   if (err.size() > kErrKeep) err.erase(0, err.size() - kErrKeep);
+  return true;
 }
 
 std::string signal_name(int sig) {
@@ -155,6 +187,7 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
                                  std::size_t expected_values, const char* what,
                                  const std::string& context) {
   const std::string prefix = std::string(what) + (context.empty() ? "" : " of " + context);
+  const double timeout_s = sim_timeout_s();
   int fds[2];
   int err_fds[2];
   if (::pipe(fds) != 0) {
@@ -185,11 +218,23 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   ::close(err_fds[1]);
   std::vector<char> data;
   std::string err;
-  read_both(fds[0], err_fds[0], data, err);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s));
+  const bool finished = read_both(fds[0], err_fds[0], data, err, deadline);
   ::close(fds[0]);
   ::close(err_fds[0]);
+  if (!finished) ::kill(pid, SIGKILL);
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (!finished) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", timeout_s);
+    throw TimeoutError(prefix + ": the SimGrid simulation did not finish within " + shown +
+                       " s (TWINCCL_SIM_TIMEOUT_S) and was stopped. The flow model plays every "
+                       "transfer on every link; for this size use --fidelity analytic, fewer "
+                       "ranks (--ranks), or a larger TWINCCL_SIM_TIMEOUT_S");
   }
   if (WIFSIGNALED(wstatus)) {
     throw InternalError(prefix + ": the SimGrid simulation (child process " + std::to_string(pid) +
