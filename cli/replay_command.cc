@@ -17,11 +17,29 @@
 namespace twinccl::cli {
 namespace {
 
+// With several topologies, each timeline is OUT with the topology's name before the extension:
+// the name as a file-name token (a file's stem; what-if edits kept; any character other than
+// letters, digits, '.', '-', '_', '=', '@' becomes '_'; at most 80), so a topology given as a
+// path or with spaces never writes outside OUT's folder.
 std::string timeline_path(const std::string& out, const std::string& topology,
                           std::size_t how_many) {
   if (how_many == 1) return out;
+  std::string label = topology;
+  const std::size_t space = label.find(' ');
+  const std::string base = label.substr(0, space);
+  if (base.find('/') != std::string::npos || base.ends_with(".json") || base.ends_with(".xml")) {
+    label = std::filesystem::path(base).stem().string() +
+            (space == std::string::npos ? "" : label.substr(space));
+  }
+  for (char& c : label) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-' || c == '_' || c == '=' || c == '@';
+    if (!keep) c = '_';
+  }
+  if (label.size() > 80) label.resize(80);
+  if (label.empty() || label == "." || label == "..") label = "topology";
   const std::filesystem::path p(out);
-  return (p.parent_path() / (p.stem().string() + "." + topology + p.extension().string())).string();
+  return (p.parent_path() / (p.stem().string() + "." + label + p.extension().string())).string();
 }
 
 }  // namespace

@@ -249,3 +249,29 @@ TEST_CASE("whatif --plot without gnuplot says how to install it", "[cli][whatif]
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.out, Contains(".svg or .png"));
 }
+
+TEST_CASE("replay --trace names each timeline inside its folder, whatever the topology's name",
+          "[cli][whatif][hostile]") {
+  // A topology file named "../escaped/x y" used to send its timeline outside the --trace folder
+  // (OUT's folder / "t.../escaped/x y.json").
+  const std::string trace = write_trace();
+  nlohmann::json topology;
+  std::ifstream(std::string(TWINCCL_SOURCE_DIR) + "/topologies/examples/cluster-64-h100.json") >>
+      topology;
+  topology["name"] = "../escaped/x y";
+  const std::filesystem::path root = temp_path("timelines");
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "out");
+  const std::string file = (root / "hostile.json").string();
+  std::ofstream(file) << topology.dump();
+  const auto r = run_cli("replay " + trace + " -t h100-cluster-2 -t " + file +
+                         " -t 'h100-cluster-2 --degrade nic3@node1=25%' --trace " +
+                         (root / "out" / "t.json").string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(std::filesystem::exists(root / "out" / "t.h100-cluster-2.json"));
+  CHECK(std::filesystem::exists(root / "out" / "t.x_y.json"));
+  CHECK(std::filesystem::exists(root / "out" / "t.h100-cluster-2_degrade_nic3@node1=25_.json"));
+  CHECK_FALSE(std::filesystem::exists(root / "escaped"));
+  std::filesystem::remove_all(root);
+}
