@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing with clang's libFuzzer (+ASan, UBSan) of every fuzz/fuzz_<name>.cc, as
-# long as asked, with fuzz/dict/<name>.dict where there is one; findings land in
+# long as asked, with fuzz/dict/<name>.dict where there is one (targets reading the same format
+# share one by a link); findings land in
 # build-fuzz/findings/<name>/ (turn each into a regression test).
 #
 #   scripts/fuzz.sh               # every target, 60 s each

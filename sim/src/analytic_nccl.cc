@@ -48,15 +48,6 @@
 namespace twinccl::sim::detail {
 namespace {
 
-int log2_floor(double x) {  // NCCL's log2i
-  int levels = 0;
-  while (x >= 2.0) {
-    x /= 2.0;
-    ++levels;
-  }
-  return levels;
-}
-
 std::size_t node_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 
 int ring_steps(OpKind kind, int n) {
@@ -178,7 +169,7 @@ double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind 
                        double bytes) {
   const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes);
   const int n = v.nranks;
-  const int log_nodes = log2_floor(v.nodes);
+  const int log_nodes = nccl_log2i(v.nodes);
   switch (algo) {
     case NcclAlgo::ring: {
       const int steps = ring_steps(kind, n);
@@ -237,7 +228,7 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
 }
 
 double nccl_tree_correction(Protocol p, OpKind kind, double bytes) {
-  const int log_size = bytes >= 64.0 ? log2_floor(bytes / 64.0) : -1;
+  const int log_size = bytes >= 64.0 ? nccl_log2i(bytes / 64.0) : -1;
   if (kind != OpKind::all_reduce || log_size < 0 || log_size >= 23) return 1.0;
   return kNccl.tree_correction[index_of(p)][static_cast<std::size_t>(log_size)];
 }
@@ -289,8 +280,7 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   // The NVLS pipeline's fill, which NCCL's ranking leaves out: in the time of the call, never in
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched) {
-    latency += nvls_pipeline_fill_us(v, algo, kind, bytes, r.params.channels);
-    latency += tree_pipeline_fill_us(v, algo, r.protocol, kind, bytes, plan);
+    latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
   }
   // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel).
   p.time_us = latency + (bytes > 0.0 ? bytes / (1000.0 * algbw) : 0.0);

@@ -57,7 +57,6 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
   return true;
 }
 
-// Reads both pipes until both close (the child may fill either first).
 constexpr double kDefaultSimTimeoutS = 300.0;
 constexpr double kMaxSimTimeoutS = 7 * 24 * 3600.0;
 
@@ -74,7 +73,8 @@ double sim_timeout_s() {
   return v;
 }
 
-// Reads the child's answer and stderr until both close; false when the deadline passed first.
+// Reads both pipes until both close (the child may fill either first); false when the deadline
+// passed first.
 bool read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err,
                std::chrono::steady_clock::time_point deadline) {
   constexpr std::size_t kErrKeep = 4096;  // the tail of stderr is what says why

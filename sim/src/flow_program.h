@@ -128,7 +128,6 @@ class RouteTable {
   std::vector<int> route_class_;
   LinkScale scale_;
   std::vector<std::pair<topo::VertexId, int>> switch_host_;  // NVSwitch vertex -> host
-  std::vector<std::vector<int>> gpu_by_node_;  // [node][local GPU index] -> rank, built lazily
 };
 
 }  // namespace twinccl::sim::detail

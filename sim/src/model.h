@@ -110,6 +110,12 @@ inline std::string_view schedule_algorithm(std::string_view algorithm) {
 // "nvls_tree", "pat"): NCCL's own, the only ones predict() chooses from when any applies.
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
+// NCCL's log2i: floor(log2(x)) for x >= 1, 0 below.
+inline int nccl_log2i(double x) {
+  int levels = 0;
+  for (; x >= 2.0; x /= 2.0) ++levels;
+  return levels;
+}
 
 // The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
 // before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
@@ -124,6 +130,10 @@ double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kin
 // the channel's rate. NCCL's tuning model leaves it out; nccl-tests measures it.
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
+// Both fills of a call as it runs (the channels enqueue.cc launches for `requested_channels`):
+// what analytic_nccl and the flow model's fixed latency add after the tuner's choice.
+double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
+                         double bytes, int requested_channels);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise.
 double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);

@@ -27,15 +27,6 @@
 namespace twinccl::sim::detail {
 namespace {
 
-int log2_floor(double x) {  // NCCL's log2i
-  int levels = 0;
-  while (x >= 2.0) {
-    x /= 2.0;
-    ++levels;
-  }
-  return levels;
-}
-
 // Pre-2.28 NVLS-tree busBw (GB/s) and its algbw ratio: NCCL's NVLS graph search and tuning.cc.
 double legacy_nvls_tree_algbw(const TopologyView& v, const ChannelPlan& plan) {
   const double heads = nvls_heads(v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
@@ -75,7 +66,7 @@ std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelP
   if (software_latency) {
     const LatencyParts l = nccl_latency_parts(v, algo, Protocol::simple, kind, bytes);
     latency = l.base_us + l.intra_hop_us +
-              2.0 * log2_floor(v.nodes) *
+              2.0 * nccl_log2i(v.nodes) *
                   (v.ranks_per_node == 1 ? l.net_hop_us : t.nvls_tree_net_hop_us_before_2_28_9);
   }
   return latency + (bytes > 0.0 && algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);

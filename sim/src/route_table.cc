@@ -55,21 +55,11 @@ double RouteTable::route_latency_s(int src, int dst, const std::vector<topo::Lin
   const topo::Vertex& s = topology_.vertex(topology_.gpu(src));
   const topo::Vertex& d = topology_.vertex(topology_.gpu(dst));
   if (s.node < 0 || s.node == d.node || s.local_index == d.local_index) return direct_us * 1e-6;
-  if (gpu_by_node_.empty()) {
-    for (int r = 0; r < topology_.gpu_count(); ++r) {
-      const topo::Vertex& v = topology_.vertex(topology_.gpu(r));
-      if (v.node < 0 || v.local_index < 0) continue;
-      const auto node = static_cast<std::size_t>(v.node);
-      if (gpu_by_node_.size() <= node) gpu_by_node_.resize(node + 1);
-      auto& locals = gpu_by_node_[node];
-      const auto local = static_cast<std::size_t>(v.local_index);
-      if (locals.size() <= local) locals.resize(local + 1, -1);
-      locals[local] = r;
-    }
+  int proxy = -1;  // the GPU of src's node on dst's rail (the same local index)
+  for (topo::VertexId id : topology_.node_vertices(s.node)) {
+    const topo::Vertex& g = topology_.vertex(id);
+    if (g.kind == topo::VertexKind::gpu && g.local_index == d.local_index) proxy = g.rank;
   }
-  const auto& locals = gpu_by_node_[static_cast<std::size_t>(s.node)];
-  const auto local = static_cast<std::size_t>(d.local_index);
-  const int proxy = local < locals.size() ? locals[local] : -1;
   if (proxy < 0) return direct_us * 1e-6;
   for (topo::LinkId id : topology_.route(src, proxy)) {  // NVLink (or xGMI) inside the node only
     const topo::LinkType t = topology_.link(id).type;

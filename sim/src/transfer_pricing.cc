@@ -115,12 +115,9 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   if (r.software_latency && n > 1) {
     const NcclAlgo la = latency_algo(priced.nccl);
     if (priced.nccl) {  // NCCL's whole latency once, as the analytic model: no hop delays
-      const ChannelPlan fill_plan = nccl_launched_channels(
-          view, nccl_channels(view, r.params.channels), la, r.protocol, bytes);
       priced.fixed_latency_s =
           (nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) +
-           nvls_pipeline_fill_us(view, la, r.spec.kind, bytes, r.params.channels) +
-           tree_pipeline_fill_us(view, la, r.protocol, r.spec.kind, bytes, fill_plan)) *
+           pipeline_fills_us(view, la, r.protocol, r.spec.kind, bytes, r.params.channels)) *
           1e-6;
     } else {  // no NCCL model: the ring's Simple base once and a hop on every transfer
       const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);

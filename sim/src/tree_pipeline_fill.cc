@@ -31,11 +31,17 @@ double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol prot
   const double per_channel_gbps =
       nccl_bus_bandwidth(v, plan, NcclAlgo::tree, Protocol::simple, kind) / plan.channels;
   if (per_channel_gbps <= 0.0) return 0.0;
-  int log_nodes = 0;
-  for (int n = v.nodes; n >= 2; n /= 2) ++log_nodes;  // NCCL's log2i
-  const double hops = 2.0 * ((v.ranks_per_node - 1) + log_nodes);
+  const double hops = 2.0 * ((v.ranks_per_node - 1) + nccl_log2i(v.nodes));
   const double chunk = std::min(kNccl.tree_simple_chunk_bytes, bytes / plan.channels);
   return hops * chunk / (1000.0 * per_channel_gbps);
+}
+
+double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
+                         double bytes, int requested_channels) {
+  const ChannelPlan launched =
+      nccl_launched_channels(v, nccl_channels(v, requested_channels), algo, protocol, bytes);
+  return nvls_pipeline_fill_us(v, algo, kind, bytes, requested_channels) +
+         tree_pipeline_fill_us(v, algo, protocol, kind, bytes, launched);
 }
 
 }  // namespace twinccl::sim::detail

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace twinccl_test {
 
@@ -30,6 +32,14 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "", i
   int status = pclose(pipe.release());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, seconds};
+}
+
+// The whitespace-separated fields of a line of output (a table row, a header).
+inline std::vector<std::string> fields(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string f; in >> f;) out.push_back(f);
+  return out;
 }
 
 }  // namespace twinccl_test

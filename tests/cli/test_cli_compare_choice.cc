@@ -9,16 +9,10 @@
 
 #include "cli/cli_runner.h"
 
+using twinccl_test::fields;
 using twinccl_test::run_cli;
 
 namespace {
-
-std::vector<std::string> words_of(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> w;
-  for (std::string s; in >> s;) w.push_back(s);
-  return w;
-}
 
 bool is_nccl_pair(const std::string& pair) {
   const std::string algo = pair.substr(0, pair.find('/'));
@@ -41,7 +35,7 @@ TEST_CASE("perf --compare marks the row perf reports, and says why a faster one 
     std::string expected_note;  // what the line after a size line must hold, "" = no note
     for (std::string line; std::getline(in, line);) {
       if (line.find("which algorithm wins") != std::string::npos) compare = true;
-      const std::vector<std::string> w = words_of(line);
+      const std::vector<std::string> w = fields(line);
       const bool size_line =
           !w.empty() && line[0] == ' ' && std::isdigit(static_cast<unsigned char>(w[0][0]));
       if (compare && !expected_note.empty()) {  // the note after a size line

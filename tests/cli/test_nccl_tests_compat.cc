@@ -20,6 +20,7 @@
 #include "twinccl/sim/nccl_tests_log.h"
 
 using Catch::Matchers::Contains;
+using twinccl_test::fields;
 using twinccl_test::run_cli;
 
 namespace {
@@ -44,13 +45,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-std::vector<std::string> fields(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string f; in >> f;) out.push_back(f);
   return out;
 }
 

@@ -15,16 +15,10 @@
 #include "twinccl/sim/nccl_tests_log.h"
 
 using Catch::Matchers::Contains;
+using twinccl_test::fields;
 using twinccl_test::run_cli;
 
 namespace {
-
-std::vector<std::string> fields(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string f; in >> f;) out.push_back(f);
-  return out;
-}
 
 // The data rows of a table (lines that start with a size), split in fields.
 std::vector<std::vector<std::string>> rows_of(const std::string& text) {

@@ -329,7 +329,7 @@ Trace load(const std::filesystem::path& path) {
     }
   }
   if (in.bad()) throw ConfigError("reading trace file '" + shown_path(path) + "' failed");
-  return from_json(text, path.string());
+  return from_json(text, shown_path(path));
 }
 
 void save(const Trace& trace, const std::filesystem::path& path) {
