@@ -14,6 +14,7 @@
 #include <map>
 
 #include "flow_build.h"
+#include "flow_fluid.h"
 #include "model.h"
 #include "transfer_pricing.h"
 #include "twinccl/errors.h"
@@ -153,8 +154,13 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   const AlgorithmParams& params = priced.params;
   FlowTimes times;
   if (!program.transfers.empty()) {
-    times = program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
-                                                              : play_in_child(program);
+    // One round: played by classes of equal flows without SimGrid (flow_fluid.cc) unless the
+    // round is too asymmetric; aggregate_symmetric_flows false plays every flow in SimGrid.
+    std::optional<FlowTimes> fluid;
+    if ((flows.bulk || one_step) && r.aggregate_symmetric_flows) fluid = play_rounds_fluid(program);
+    times = fluid                                                  ? std::move(*fluid)
+            : program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
+                                                                 : play_in_child(program);
   }
 
   // Makespan, and how many times each transfer happens (compressed rounds repeat).
