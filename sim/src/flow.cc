@@ -158,9 +158,9 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
     // round is too asymmetric; aggregate_symmetric_flows false plays every flow in SimGrid.
     std::optional<FlowTimes> fluid;
     if ((flows.bulk || one_step) && r.aggregate_symmetric_flows) fluid = play_rounds_fluid(program);
-    times = fluid                                                  ? std::move(*fluid)
+    times = fluid                                               ? std::move(*fluid)
             : program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
-                                                                 : play_in_child(program);
+                                                                : play_in_child(program);
   }
 
   // Makespan, and how many times each transfer happens (compressed rounds repeat).

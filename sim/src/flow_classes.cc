@@ -102,8 +102,9 @@ FlowClasses flow_classes(const RoundFlows& round, std::size_t max_classes) {
   for (std::size_t f = 0; f < nf; ++f) {
     const FluidFlow& fl = round.flows[f];
     for (int i = fl.first; i < fl.last; ++i) {
-      users[static_cast<std::size_t>(fill[static_cast<std::size_t>(round.flow_resources[
-          static_cast<std::size_t>(i)])]++)] = static_cast<int>(f);
+      users[static_cast<std::size_t>(
+          fill[static_cast<std::size_t>(round.flow_resources[static_cast<std::size_t>(i)])]++)] =
+          static_cast<int>(f);
     }
   }
   std::vector<int> fc(nf), rc(nr);
@@ -140,8 +141,8 @@ FlowClasses flow_classes(const RoundFlows& round, std::size_t max_classes) {
     for (std::size_t r = 0; r < nr; ++r) {
       key.assign(1, static_cast<std::uint64_t>(rc[r]));
       for (int i = start[r]; i < start[r + 1]; ++i) {
-        key.push_back(static_cast<std::uint64_t>(nfc[static_cast<std::size_t>(users[
-            static_cast<std::size_t>(i)])]));
+        key.push_back(static_cast<std::uint64_t>(
+            nfc[static_cast<std::size_t>(users[static_cast<std::size_t>(i)])]));
       }
       std::sort(key.begin() + 1, key.end());
       nrc[r] = pr.colour(key);

@@ -113,8 +113,8 @@ std::vector<double> solve(const FlowClasses& q, const std::vector<bool>& active)
         } else {
           usage[ur] = fatpipe_usage(ur);
         }
-        light[ur] = light[ur] && usage[ur] > kMaxminPrecision &&
-                    remaining[ur] > bound * kMaxminPrecision;
+        light[ur] =
+            light[ur] && usage[ur] > kMaxminPrecision && remaining[ur] > bound * kMaxminPrecision;
       }
     }
   }

@@ -36,8 +36,8 @@ struct RoundFlows {
 RoundFlows round_flows(const FlowProgram& program, const std::vector<int>& transfers);
 
 struct ClassFlow {
-  FluidFlow flow;                          // a representative (first/last unused)
-  double bound_bytes_per_s = -1.0;         // its route's slowest link (SimGrid's user bound)
+  FluidFlow flow;                              // a representative (first/last unused)
+  double bound_bytes_per_s = -1.0;             // its route's slowest link (SimGrid's user bound)
   std::vector<std::pair<int, int>> resources;  // (resource class, how many on the route)
 };
 struct ClassResource {
