@@ -70,7 +70,7 @@ RoundFlows round_flows(const FlowProgram& program, const std::vector<int>& trans
         flow_of.try_emplace({tr.route, bytes, tr.delay_s}, static_cast<int>(out.flows.size()));
     out.flow_of_transfer.push_back(it->second);
     if (!fresh) {
-      out.flows[static_cast<std::size_t>(it->second)].multiplicity += 1.0;
+      out.flows[static_cast<std::size_t>(it->second)].multiplicity += tr.copies;
       continue;
     }
     const FlowRoute& route = program.routes[static_cast<std::size_t>(tr.route)];
@@ -78,6 +78,7 @@ RoundFlows round_flows(const FlowProgram& program, const std::vector<int>& trans
     f.bytes = bytes;
     f.delay_s = tr.delay_s;
     f.latency_s = route.latency_s;
+    f.multiplicity = tr.copies;
     f.first = static_cast<int>(out.flow_resources.size());
     for (const FlowHop& hop : route.hops) {
       const FlowLink& l = program.links[static_cast<std::size_t>(hop.link)];

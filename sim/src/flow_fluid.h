@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "flow_program.h"
+#include "transfer_pricing.h"
 
 namespace twinccl::sim::detail {
 
@@ -60,5 +61,21 @@ FlowTimes play_classes(const FlowClasses& classes);
 inline constexpr std::size_t kMaxFluidClasses = 2000;
 std::optional<FlowTimes> play_rounds_fluid(const FlowProgram& program,
                                            std::size_t max_classes = kMaxFluidClasses);
+
+// A direct all_to_all (equal blocks, one step) on C > 1 channels whose channels are rotations of
+// the ranks: every GPU pair carries one piece of each channel, the same pieces for every pair.
+bool foldable_direct(const Resolved& r, const PricedCall& priced);
+// Its flows built on one channel, each pair's transfer split into at most two transfers (the
+// pieces of floor and ceil size) with `copies`: the flows flow_classes would merge, n(n-1)
+// transfers instead of n(n-1)C (72 channels on a GB200 rack).
+CallFlows add_folded_direct_flows(const Tuner& tuner, const Resolved& r, const PricedCall& priced,
+                                  RouteTable& routes, FlowProgram& program);
+// The program with every transfer of copies k as k transfers (for SimGrid); origin[i]: the
+// transfer of `program` that expanded transfer i comes from.
+struct Expanded {
+  FlowProgram program;
+  std::vector<int> origin;
+};
+Expanded expand_copies(const FlowProgram& program);
 
 }  // namespace twinccl::sim::detail
