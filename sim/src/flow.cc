@@ -128,11 +128,12 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
       r.compression == RoundCompression::on ||
       (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks);
   // A uniform direct all_to_all played by classes: its channel pieces folded (flow_direct.cc).
+  const bool fold = r.aggregate_symmetric_flows && foldable_direct(r, priced);
+  check_direct_size(r, priced, fold);
   const CallFlows flows =
-      r.aggregate_symmetric_flows && foldable_direct(r, priced)
-          ? add_folded_direct_flows(tuner, r, priced, routes, program)
-          : add_call_flows(tuner, r, priced, compress ? RingForm::rounds : RingForm::steps, routes,
-                           program);
+      fold ? add_folded_direct_flows(tuner, r, priced, routes, program)
+           : add_call_flows(tuner, r, priced, compress ? RingForm::rounds : RingForm::steps, routes,
+                            program);
   program.fixed_latency_s = flows.fixed_latency_s;
   program.compressed = flows.rounds;
   // One step per rank (a direct all_to_all, gather, scatter) is a round too: every flow starts at

@@ -12,8 +12,11 @@
 // many pieces of that size: what flow_classes would merge, without building n(n-1)C transfers.
 // 4 ranks on 2 channels, B = 3: every pair 0->1, 0->2, ... carries a 2- and a 1-element piece.
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "flow_fluid.h"
+#include "twinccl/errors.h"
 
 namespace twinccl::sim::detail {
 
@@ -52,6 +55,30 @@ CallFlows add_folded_direct_flows(const Tuner& tuner, const Resolved& r, const P
     rest.copies = static_cast<double>(small > 0 ? channels - large_count : large_count);
   }
   return flows;
+}
+
+void check_direct_size(const Resolved& r, const PricedCall& priced, bool folded) {
+  const OpKind k = r.spec.kind;
+  const bool every_pair = k == OpKind::all_to_all || k == OpKind::all_to_all_v ||
+                          k == OpKind::all_gather || k == OpKind::all_gather_v ||
+                          k == OpKind::reduce_scatter || k == OpKind::reduce_scatter_v;
+  if (priced.schedule != "direct" || !every_pair) return;
+  const double n = r.spec.nranks;
+  const double per_pair = folded ? 1.0 : std::max(1, priced.params.channels);
+  const double transfers = n * (n - 1) * per_pair;
+  if (transfers <= kMaxDirectTransfers) return;
+  // The most ranks whose n(n-1) x per_pair transfers fit.
+  const auto most = static_cast<long long>(
+      std::floor((1.0 + std::sqrt(1.0 + 4.0 * kMaxDirectTransfers / per_pair)) / 2.0));
+  throw InvalidArgument(
+      "flow fidelity: direct " + std::string(name(k)) + " on " + std::to_string(r.spec.nranks) +
+      " ranks builds " + std::to_string(static_cast<long long>(transfers)) + " transfers (" +
+      std::to_string(r.spec.nranks) + " x " + std::to_string(r.spec.nranks - 1) + " rank pairs" +
+      (folded ? "" : " x " + std::to_string(priced.params.channels) + " channels") +
+      "), more than the flow model builds (" +
+      std::to_string(static_cast<long long>(kMaxDirectTransfers)) +
+      ": its time and memory grow with them); use --fidelity analytic, or at most " +
+      std::to_string(most) + " ranks (--ranks)");
 }
 
 Expanded expand_copies(const FlowProgram& program) {

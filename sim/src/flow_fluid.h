@@ -70,6 +70,13 @@ bool foldable_direct(const Resolved& r, const PricedCall& priced);
 // transfers instead of n(n-1)C (72 channels on a GB200 rack).
 CallFlows add_folded_direct_flows(const Tuner& tuner, const Resolved& r, const PricedCall& priced,
                                   RouteTable& routes, FlowProgram& program);
+// A direct program exchanging between every pair of ranks (all_to_all, all_gather,
+// reduce_scatter) builds n(n-1) transfers (folded) or n(n-1) x channels: past this many it is an
+// InvalidArgument naming the size and the most ranks that fit, at once (8192 ranks: 67M pairs,
+// minutes and tens of GB to build). 1024 ranks folded (1M pairs) take about 30 s on a loaded
+// 2-core machine, mostly the topology's routing of every pair.
+inline constexpr double kMaxDirectTransfers = 2.0 * 1024 * 1024;
+void check_direct_size(const Resolved& r, const PricedCall& priced, bool folded);
 // The program with every transfer of copies k as k transfers (for SimGrid); origin[i]: the
 // transfer of `program` that expanded transfer i comes from.
 struct Expanded {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../../sim/src/flow_fluid.h"
+#include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_edit.h"
@@ -232,4 +233,19 @@ TEST_CASE("flow by classes: all_to_all on 32 nodes (256 GPUs) answers (SimGrid: 
   const double nic_bound_us = (255 - 7) * block_bytes / 50e9 * 1e6;
   CHECK(p.time_us > nic_bound_us);
   CHECK(p.time_us < 3 * nic_bound_us);
+}
+
+TEST_CASE("flow by classes: a direct all_to_all too large to build is refused at once") {
+  const topo::Topology t = topo::h100_cluster(1024);  // 8192 GPUs: 67M rank pairs
+  Request r = one_round(OpKind::all_to_all, 128);
+  try {
+    (void)predict(t, r);
+    FAIL("no InvalidArgument");
+  } catch (const InvalidArgument& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("8192 ranks") &&
+                             Catch::Matchers::Contains("--fidelity analytic") &&
+                             Catch::Matchers::Contains("at most 1448 ranks"));
+  }
+  r.fidelity = Fidelity::analytic;  // what the message offers answers
+  CHECK(predict(t, r).time_us > 0.0);
 }
