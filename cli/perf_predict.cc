@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "emu_memory.h"
 #include "output_file.h"
@@ -184,10 +186,10 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   for (char& ch : host) {
     if (ch == ' ' || ch == '\t') ch = '_';
   }
+  std::map<int, int> ranks_seen_on_node;  // node -> ranks before this one (was O(n^2))
   for (int r = 0; r < n; ++r) {
     const topo::Vertex& v = t.vertex(t.gpu(r));
-    int local = 0;
-    for (int q = 0; q < r; ++q) local += t.vertex(t.gpu(q)).node == v.node ? 1 : 0;
+    const int local = ranks_seen_on_node[v.node]++;
     report.config.devices.push_back(
         {r, local, t.node_count() > 1 ? fmt::format("{}-n{}", host, v.node) : host,
          "simulated GPU (" + v.name + ")"});
@@ -206,6 +208,9 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   o.warmup = 0;
   o.backend = "emu";
   std::vector<std::size_t> sizes = sweep_sizes(o);
+  // A prediction depends on the data type only through its size and on the reduce op not at all:
+  // -d all -o all predicts each (collective, element size, count) once.
+  std::map<std::tuple<OpKind, std::size_t, std::size_t>, sim::Prediction> predicted;
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
       for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
@@ -215,7 +220,12 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           for (std::size_t bytes : sizes) {
             std::size_t count = count_for(kind, bytes, dtype, n);
             if (count == 0 && bytes > 0) continue;
-            sim::Prediction p = predict_row(t, o, kind, dtype, count);
+            const auto key = std::make_tuple(kind, size_of(dtype), count);
+            auto cached = predicted.find(key);
+            if (cached == predicted.end()) {
+              cached = predicted.emplace(key, predict_row(t, o, kind, dtype, count)).first;
+            }
+            const sim::Prediction& p = cached->second;
             std::optional<long long> wrong[2];
             if (o.check && checkable(o, kind, count, dtype, n)) {
               RowResult r = measure_row(o, kind, dtype, op, count);

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "flow_build.h"
+#include "flow_fluid.h"
 #include "model.h"
 #include "transfer_pricing.h"
 #include "twinccl/errors.h"
@@ -92,8 +93,8 @@ std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgr
       const bool dir =
           program.links[static_cast<std::size_t>(hop.link)].full_duplex ? hop.forward : true;
       auto& [wire, played] = bytes[{hop.link, dir}];
-      wire += tr.bytes / tr.played_per_wire_byte * transfer_repeats[t];
-      played += tr.bytes * transfer_repeats[t];
+      wire += tr.bytes / tr.played_per_wire_byte * transfer_repeats[t] * tr.copies;
+      played += tr.bytes * transfer_repeats[t] * tr.copies;
     }
   }
   std::vector<LinkLoad> loads;
@@ -126,8 +127,13 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   const bool compress =
       r.compression == RoundCompression::on ||
       (r.compression == RoundCompression::automatic && r.spec.nranks > kCompressAboveRanks);
-  const CallFlows flows = add_call_flows(
-      tuner, r, priced, compress ? RingForm::rounds : RingForm::steps, routes, program);
+  // A uniform direct all_to_all played by classes: its channel pieces folded (flow_direct.cc).
+  const bool fold = r.aggregate_symmetric_flows && foldable_direct(r, priced);
+  check_direct_size(r, priced, fold);
+  const CallFlows flows =
+      fold ? add_folded_direct_flows(tuner, r, priced, routes, program)
+           : add_call_flows(tuner, r, priced, compress ? RingForm::rounds : RingForm::steps, routes,
+                            program);
   program.fixed_latency_s = flows.fixed_latency_s;
   program.compressed = flows.rounds;
   // One step per rank (a direct all_to_all, gather, scatter) is a round too: every flow starts at
@@ -153,8 +159,30 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   const AlgorithmParams& params = priced.params;
   FlowTimes times;
   if (!program.transfers.empty()) {
-    times = program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
-                                                              : play_in_child(program);
+    // One round: played by classes of equal flows without SimGrid (flow_fluid.cc) unless the
+    // round is too asymmetric; aggregate_symmetric_flows false plays every flow in SimGrid.
+    std::optional<FlowTimes> fluid;
+    if ((flows.bulk || one_step) && r.aggregate_symmetric_flows) fluid = play_rounds_fluid(program);
+    const bool folded = std::any_of(program.transfers.begin(), program.transfers.end(),
+                                    [](const FlowTransfer& t) { return t.copies != 1.0; });
+    if (fluid) {
+      times = std::move(*fluid);
+    } else if (!folded) {
+      times = program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
+                                                                : play_in_child(program);
+    } else {  // SimGrid: folded pieces as the transfers they stand for
+      const Expanded sg = expand_copies(program);
+      const FlowTimes played = program.compressed && r.aggregate_symmetric_flows
+                                   ? play_symmetric(sg.program)
+                                   : play_in_child(sg.program);
+      times.start_s.assign(program.transfers.size(), 0.0);
+      times.end_s.assign(program.transfers.size(), 0.0);
+      for (std::size_t i = 0; i < sg.origin.size(); ++i) {
+        const auto t = static_cast<std::size_t>(sg.origin[i]);
+        times.start_s[t] = played.start_s[i];
+        times.end_s[t] = std::max(times.end_s[t], played.end_s[i]);
+      }
+    }
   }
 
   // Makespan, and how many times each transfer happens (compressed rounds repeat).
@@ -196,7 +224,7 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
           {.src = route.src < program.nranks ? route.src : -1,  // -1: an NVSwitch
            .dst = route.dst < program.nranks ? route.dst : -1,
            .step = step,
-           .bytes = tr.bytes,
+           .bytes = tr.bytes * tr.copies,  // folded channel pieces: the pair's bytes
            .start_us =
                (program.fixed_latency_s + origin_s + times.start_s[static_cast<std::size_t>(t)]) *
                1e6,

@@ -44,6 +44,10 @@ struct FlowTransfer {
   // Schedule ranks of sender and receiver (index into rank_steps; a compressed ring: the sender's
   // ring position). -1 = the route's ranks.
   int src_rank = -1, dst_rank = -1;
+  // How many equal transfers (route, bytes, delay, step) this one stands for: a uniform direct
+  // all_to_all's channel pieces folded (flow_direct.cc). Only rounds played by classes
+  // (flow_fluid.h) and link loads read it; SimGrid plays expand_copies(program).
+  double copies = 1.0;
 };
 
 struct FlowRound {

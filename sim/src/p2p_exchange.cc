@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <map>
 
-#include "flow_program.h"
+#include "flow_fluid.h"
 #include "host_launch.h"
 #include "model.h"
 #include "twinccl/errors.h"
@@ -152,7 +152,10 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
   }
   program.compressed = true;
   detail::FlowTimes times;
-  if (!program.transfers.empty()) times = detail::play_in_child(program);
+  if (!program.transfers.empty()) {  // by classes of equal flows; SimGrid when asymmetric
+    std::optional<detail::FlowTimes> fluid = detail::play_rounds_fluid(program);
+    times = fluid ? std::move(*fluid) : detail::play_in_child(program);
+  }
   std::vector<double> round_us;
   for (std::size_t k = 0; k < program.rounds.size(); ++k) {
     double end = self_s[k];

@@ -20,11 +20,14 @@ struct ScopedEnv {
   ~ScopedEnv() { ::unsetenv("TWINCCL_SIM_TIMEOUT_S"); }
 };
 
-Request all_to_all(std::size_t bytes, int ranks) {
+// every_flow: SimGrid plays every flow (the reference); by default a one-round program such as a
+// direct all_to_all is played by classes of equal flows without SimGrid (flow_fluid.cc).
+Request all_to_all(std::size_t bytes, int ranks, bool every_flow = false) {
   Request r;
   r.spec.kind = OpKind::all_to_all;
   r.spec.count = bytes / 4 / static_cast<std::size_t>(ranks);
   r.fidelity = Fidelity::flow;
+  r.aggregate_symmetric_flows = !every_flow;
   return r;
 }
 }  // namespace
@@ -33,7 +36,7 @@ TEST_CASE("a flow simulation past TWINCCL_SIM_TIMEOUT_S is stopped with a Timeou
   const topo::Topology t = topo::load_topology("h100-cluster-16");
   const ScopedEnv env("0.5");
   try {
-    (void)predict(t, all_to_all(4 << 20, t.gpu_count()));
+    (void)predict(t, all_to_all(4 << 20, t.gpu_count(), true));
     FAIL("no TimeoutError");
   } catch (const TimeoutError& e) {
     CHECK_THAT(e.what(), Contains("did not finish within 0.5 s (TWINCCL_SIM_TIMEOUT_S)") &&
@@ -46,12 +49,12 @@ TEST_CASE("TWINCCL_SIM_TIMEOUT_S takes positive seconds") {
   for (const char* bad : {"abc", "0", "-1", "nan", "1e9", "5s"}) {
     const ScopedEnv env(bad);
     INFO("TWINCCL_SIM_TIMEOUT_S=" << bad);
-    CHECK_THROWS_AS(predict(t, all_to_all(1 << 20, t.gpu_count())), ConfigError);
-    CHECK_THROWS_WITH(predict(t, all_to_all(1 << 20, t.gpu_count())),
+    CHECK_THROWS_AS(predict(t, all_to_all(1 << 20, t.gpu_count(), true)), ConfigError);
+    CHECK_THROWS_WITH(predict(t, all_to_all(1 << 20, t.gpu_count(), true)),
                       Contains("TWINCCL_SIM_TIMEOUT_S='" + std::string(bad) + "'"));
   }
   const ScopedEnv env("60");
-  CHECK(predict(t, all_to_all(1 << 20, t.gpu_count())).time_us > 0.0);
+  CHECK(predict(t, all_to_all(1 << 20, t.gpu_count(), true)).time_us > 0.0);
 }
 
 TEST_CASE("a one-step flow program (direct all_to_all) played as one round keeps its time") {
