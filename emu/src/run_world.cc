@@ -6,7 +6,10 @@
 // options.on_rank_start sees each rank's communicator first (the backend attaches the trace
 // recorder there when TWINCCL_TOPOLOGY / TWINCCL_TRACE asks for simulated time).
 // A rank thread that cannot be created ends the run with ResourceError after joining the others.
+// While the ranks run, the calling thread asks options.stop_requested every kStopPollPeriod
+// (Ctrl-C in twinccl.run): a stop aborts the world, so every rank's wait ends, and is rethrown.
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <fstream>
 #include <mutex>
@@ -26,6 +29,52 @@ void dump_flight_recorder(const emu::World& world, const std::string& path) {
   std::ofstream out(path);
   out << world.recorder()->json() << "\n";
 }
+
+// Counts the rank threads that are done, so that the caller can poll while it waits for them.
+class RanksDone {
+ public:
+  void one() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++count_;
+    }
+    cv_.notify_all();
+  }
+  // Waits until `started` ranks are done, asking `stop_requested` every kStopPollPeriod; returns
+  // the first stop reason (the world is aborted with it), or "" when nothing asked to stop.
+  std::string wait(std::size_t started, const std::function<std::string()>& stop_requested,
+                   World& world) {
+    std::string stop;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (count_ < started) {
+      if (!stop_requested) {
+        cv_.wait(lock, [&] { return count_ >= started; });
+        break;
+      }
+      cv_.wait_for(lock, kStopPollPeriod, [&] { return count_ >= started; });
+      lock.unlock();
+      std::string reason;
+      try {
+        reason = stop_requested();
+      } catch (const std::exception& e) {
+        reason = e.what();
+      } catch (...) {
+        reason = "a non-standard exception from EmulatorOptions::stop_requested";
+      }
+      if (!reason.empty() && stop.empty()) {
+        stop = "the run was stopped: " + reason;
+        world.abort(stop);
+      }
+      lock.lock();
+    }
+    return stop;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::size_t count_ = 0;
+};
 
 }  // namespace
 
@@ -51,17 +100,23 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   config.check = options.check;
   config.fault_hook = options.fault_hook;
   config.p2p_per_peer = options.p2p_per_peer_streams;
-  if (options.max_p2p_lane_threads < 1)
-    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be at least 1, got " +
+  if (options.max_p2p_lane_threads < 1 || options.max_p2p_lane_threads > kMaxP2pLaneThreads)
+    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be in [1, " +
+                      std::to_string(kMaxP2pLaneThreads) + "], got " +
                       std::to_string(options.max_p2p_lane_threads));
   config.max_lane_threads = options.max_p2p_lane_threads;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
 
   std::mutex mu;
   std::exception_ptr first_error, first_abort;
+  RanksDone done;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
   auto rank_main = [&](int r) {
+    struct Done {
+      RanksDone& done;
+      ~Done() { done.one(); }
+    } signal_done{done};
     try {
       {
         EmuCommunicator comm(shared, r);
@@ -126,7 +181,12 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
       }
     }
   }
+  const std::string stopped = done.wait(threads.size(), options.stop_requested, *world);
   for (auto& t : threads) t.join();
+  if (!stopped.empty()) {
+    dump_flight_recorder(*world, options.flight_recorder_path);
+    throw AbortedError(stopped);
+  }
   if (!start_failure.empty()) {
     dump_flight_recorder(*world, options.flight_recorder_path);
     throw ResourceError(start_failure);
