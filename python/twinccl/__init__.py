@@ -35,7 +35,7 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
-        algorithm=None, timeline_path=None, torch_distributed=False):
+        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -54,13 +54,20 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
         emulator (process-wide; one such run at a time; see docs/python.md).
+    max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
+        per (peer, direction) with send/recv in flight); beyond it the call that needs one more
+        raises ConfigError.
+
+    Ctrl-C (KeyboardInterrupt) stops the run within a fraction of a second: ranks waiting in
+    TwinCCL get AbortedError, ranks running Python get KeyboardInterrupt, every rank is joined,
+    and KeyboardInterrupt is raised here.
     """
     if not callable(fn):
         raise InvalidArgument("twinccl.run: fn must be callable as fn(rank), got %r" % (fn,))
     if isinstance(world_size, bool) or not isinstance(world_size, int):
         raise InvalidArgument("twinccl.run: world_size must be an int, got %r" % (world_size,))
     args = (fn, world_size, topology or "", int(check), float(timeout_s), str(trace_path or ""),
-            algorithm or "", str(timeline_path or ""), AbortedError)
+            algorithm or "", str(timeline_path or ""), max_p2p_lane_threads, AbortedError)
     if torch_distributed:
         from ._torch_patch import patched
         with patched():
