@@ -115,7 +115,7 @@ RunOptions options_from_environment() {
   o.timeline_path = env("TWINCCL_TIMELINE");
   if (!o.topology.empty() && o.timeline_path.empty()) o.timeline_path = "twinccl-timeline.json";
   if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty())
-    o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
+    o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, kMaxTimeoutSeconds);
   if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
     c = parse_name("TWINCCL_CHECK", c, {"0", "1", "2"});
     o.check = c == "0" ? CheckLevel::off : c == "1" ? CheckLevel::on : CheckLevel::debug;

@@ -8,16 +8,19 @@
 // A rank thread that cannot be created ends the run with ResourceError after joining the others.
 // While the ranks run, the calling thread asks options.stop_requested every kStopPollPeriod
 // (Ctrl-C in twinccl.run): a stop aborts the world, so every rank's wait ends, and is rethrown.
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <fstream>
 #include <mutex>
 #include <numeric>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "communicator.h"
+#include "twinccl/algorithms.h"
 #include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
 
@@ -28,6 +31,22 @@ void dump_flight_recorder(const emu::World& world, const std::string& path) {
   if (path.empty() || world.recorder() == nullptr) return;
   std::ofstream out(path);
   out << world.recorder()->json() << "\n";
+}
+
+// A forced algorithm must be one the registry knows (else it would silently apply nowhere).
+void check_algorithm_name(const std::string& name) {
+  if (name.empty()) return;
+  std::vector<std::string_view> known;
+  for (const Algorithm* a : all_algorithms()) {
+    if (a->name() == name) return;
+    if (std::find(known.begin(), known.end(), a->name()) == known.end()) known.push_back(a->name());
+  }
+  std::string list;
+  for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  throw ConfigError("algorithm '" + name.substr(0, 64) +
+                    "' (TWINCCL_ALGO, twinccl.run(algorithm=...), EmulatorOptions::algorithm) is "
+                    "not a TwinCCL algorithm; known: " +
+                    list + " (twinccl algo)");
 }
 
 // Counts the rank threads that are done, so that the caller can poll while it waits for them.
@@ -83,7 +102,14 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   if (n < 1 || n > kMaxEmulatedRanks)  // every rank is a thread with its own stack
     throw ConfigError("emulator world size must be in [1, " + std::to_string(kMaxEmulatedRanks) +
                       "] (ranks are threads), got " + std::to_string(n));
-  auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000.0));
+  // Checked before the conversion: a NaN, infinite or huge double is undefined as an integer.
+  if (!(options.timeout_s > 0.0 && options.timeout_s <= kMaxTimeoutSeconds))
+    throw ConfigError("EmulatorOptions::timeout_s=" + std::to_string(options.timeout_s) +
+                      " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds) +
+                      " (TWINCCL_TIMEOUT_S, twinccl.run(timeout_s=...))");
+  check_algorithm_name(options.algorithm);
+  auto timeout = std::chrono::milliseconds(
+      std::max<long long>(1, static_cast<long long>(options.timeout_s * 1000.0)));
   emu::WorldChecks checks;
   checks.enabled = options.check != CheckLevel::off;
   checks.flight_recorder_ops = options.flight_recorder_ops;

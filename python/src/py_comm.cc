@@ -20,19 +20,31 @@ void RankState::close() {
   groups.clear();
 }
 
+namespace {
+// "rank 3's thread" / "a thread that is not one of twinccl.run's ranks (...)".
+std::string this_thread_text() {
+  if (current_rank) return "rank " + std::to_string(current_rank->rank) + "'s thread";
+  return "a thread that is not one of twinccl.run's rank threads (a thread the rank function "
+         "started, or the caller's)";
+}
+}  // namespace
+
 Communicator& Comm::get() const {
+  if (current_rank == state_) return *comm_;
   if (!state_->alive)
     throw InvalidArgument(
         "this communicator belonged to a twinccl.run that has returned: use it inside the rank "
         "function");
-  return *comm_;
+  throw InvalidArgument("communicator '" + comm_->name() + "' belongs to rank " +
+                        std::to_string(state_->rank) + " but is used on " + this_thread_text() +
+                        ": each rank uses the groups it made itself (new_group on its own thread)");
 }
 
 Comm current_world() {
   if (!current_rank)
     throw InvalidArgument(
         "twinccl.distributed is used outside a rank: call it inside the function given to "
-        "twinccl.run(fn, world_size=...)");
+        "twinccl.run(fn, world_size=...), on the rank's own thread (not a thread it started)");
   return Comm(current_rank, current_rank->world);
 }
 
@@ -40,7 +52,16 @@ CurrentRank::CurrentRank(std::shared_ptr<RankState> state) { current_rank = std:
 CurrentRank::~CurrentRank() { current_rank.reset(); }
 
 PyWork::PyWork(Work work, std::function<void()> finish)
-    : work_(std::move(work)), finish_(std::move(finish)) {}
+    : owner_(current_rank), work_(std::move(work)), finish_(std::move(finish)) {}
+
+void PyWork::check_thread() const {
+  if (owner_ && owner_->alive && current_rank != owner_)
+    throw InvalidArgument("this Work belongs to rank " + std::to_string(owner_->rank) +
+                          ", which issued its operation, but is waited on by " +
+                          this_thread_text() +
+                          ": only the issuing rank waits on its Works (the others wait on their "
+                          "own)");
+}
 
 void PyWork::finish_once() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -50,6 +71,7 @@ void PyWork::finish_once() {
 }
 
 void PyWork::wait() {
+  check_thread();
   {
     py::gil_scoped_release nogil;
     work_.wait();

@@ -3,7 +3,9 @@
 // stop_requested), which runs Python's signal handlers there. When one raises (KeyboardInterrupt):
 // the world is aborted (every rank waiting in TwinCCL gets AbortedError at once, queued operations
 // are cancelled), every rank running Python code gets KeyboardInterrupt raised in its thread, the
-// ranks are joined, and twinccl.run raises the caller's KeyboardInterrupt.
+// ranks are joined, and twinccl.run raises the caller's KeyboardInterrupt. Runs started inside
+// ranks (nested) or on other Python threads are stopped too (AbortedError): only the main thread
+// sees signals, so the interrupted run tells every active one.
 //
 //   RunInterrupts interrupts(world_size);
 //   o.stop_requested = [&] { return interrupts.poll(); };
@@ -22,21 +24,28 @@ namespace twinccl::python {
 
 class RunInterrupts {
  public:
-  explicit RunInterrupts(int world_size);
+  explicit RunInterrupts(int world_size);  // GIL held (registers the run)
+  ~RunInterrupts();                        // GIL held
+  RunInterrupts(const RunInterrupts&) = delete;
+  RunInterrupts& operator=(const RunInterrupts&) = delete;
 
   // For run_world, without the GIL: "" while nothing asked to stop, else the reason.
   std::string poll();
-  // With the GIL, once run_world returned: whether a signal handler raised, and raising it.
-  bool interrupted() const { return error_.has_value(); }
+  // With the GIL, once run_world returned: whether a signal handler raised (here, or in the run
+  // that stopped this one), and raising it (AbortedError for a run stopped by another).
+  bool interrupted() const { return error_.has_value() || stopped_by_other_; }
   [[noreturn]] void raise() const;
 
  private:
   friend class RankInPython;
-  void interrupt_ranks();                      // GIL held
+  void interrupt_ranks();  // GIL held
+  void start_stopping();   // GIL held: the first interruption; stops the other active runs
+  void tell_stuck_ranks();
   std::vector<unsigned long> thread_of_rank_;  // its Python thread id while in fn, else 0
   std::optional<pybind11::error_already_set> error_;
   std::chrono::steady_clock::time_point interrupted_at_;
   bool told_stuck_ = false;
+  bool stopped_by_other_ = false;
 };
 
 // The scope in which a rank thread runs the user's Python function (constructed and destroyed with

@@ -110,8 +110,9 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   emu::EmulatorOptions o;
   o.world_size = world_size;
   o.algorithm = algorithm;
-  if (!(timeout_s > 0.0))
-    throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) + " must be > 0");
+  if (!(timeout_s > 0.0 && timeout_s <= kMaxTimeoutSeconds))
+    throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) +
+                      " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds));
   o.timeout_s = timeout_s;
   o.check = check_level(check);
   o.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks

@@ -149,3 +149,14 @@ def test_the_next_run_works_after_an_interrupted_one():
         results[r] = float(x[0])
     twinccl.run(ok, world_size=3, timeout_s=30)
     assert results == [6.0, 6.0, 6.0]
+
+
+def test_ctrl_c_stops_a_run_nested_in_a_rank():
+    def inner(r):
+        busy_python(BOUND_S)
+
+    def fn(r):
+        if r == 0:
+            twinccl.run(inner, world_size=2, timeout_s=30)  # sees no signal itself
+        dist.barrier()
+    assert run_interrupted(fn, 3) < WITHIN_S

@@ -54,4 +54,7 @@ inline constexpr int kMaxEmulatedRanks = 4096;
 // (Linux's default threads-max is tens of thousands), so it only catches nonsense values.
 inline constexpr int kMaxP2pLaneThreads = 1 << 20;
 
+// The longest EmulatorOptions::timeout_s (as TWINCCL_TIMEOUT_S): about 116 days.
+inline constexpr double kMaxTimeoutSeconds = 1e7;
+
 }  // namespace twinccl
