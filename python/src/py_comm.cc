@@ -7,6 +7,7 @@
 #include "call_site.h"
 #include "py_buffer.h"
 #include "twinccl/errors.h"
+#include "twinccl/trace/trace.h"
 
 namespace py = pybind11;
 
@@ -135,9 +136,13 @@ void bind_comm(py::module_& m) {
       .def(
           "compute",
           [](const Comm& c, double seconds, double flops) {
-            if (!(seconds >= 0.0) || !(flops >= 0.0))
-              throw InvalidArgument("twinccl.compute: seconds=" + std::to_string(seconds) +
-                                    " and flops=" + std::to_string(flops) + " must be >= 0");
+            // The trace's bounds for one compute event (a replay refuses more).
+            if (!(seconds >= 0.0 && seconds <= trace::kMaxComputeSeconds) ||
+                !(flops >= 0.0 && flops <= trace::kMaxComputeFlops))
+              throw InvalidArgument(
+                  "twinccl.compute: seconds=" + std::to_string(seconds) +
+                  " and flops=" + std::to_string(flops) + " must be >= 0, seconds at most " +
+                  std::to_string(trace::kMaxComputeSeconds) + " and flops at most 1e21 per call");
             if (seconds > 0.0) c.get().compute(seconds);
             if (flops > 0.0) c.get().compute_flops(flops);
           },

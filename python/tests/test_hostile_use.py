@@ -162,3 +162,17 @@ def test_compute_arguments_are_numbers():
         with pytest.raises(twinccl.InvalidArgument, match="twinccl.compute: seconds must be a "
                                                           "number"):
             twinccl.run(lambda r: twinccl.compute(bad), world_size=1)
+    # Beyond what a trace holds: refused at the call, not by the replay after the run.
+    for seconds, flops in ((float("inf"), 0), (1e300, 0), (0, float("inf")), (-1, 0)):
+        with pytest.raises(twinccl.InvalidArgument, match="twinccl.compute: seconds=.* must be "
+                                                          ">= 0, seconds at most 1000000"):
+            twinccl.run(lambda r: twinccl.compute(seconds, flops), world_size=1,
+                        topology="dgx-h100")
+
+
+def test_report_save_trace_takes_a_path(tmp_path):
+    report = twinccl.run(lambda r: dist.all_reduce(np.ones(4)), world_size=2, topology="dgx-h100")
+    report.save_trace(tmp_path / "a.json")
+    assert (tmp_path / "a.json").stat().st_size > 0
+    with pytest.raises(twinccl.InvalidArgument, match="path must be a str or path, got 123"):
+        report.save_trace(123)
