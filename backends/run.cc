@@ -115,7 +115,7 @@ RunOptions options_from_environment() {
   o.timeline_path = env("TWINCCL_TIMELINE");
   if (!o.topology.empty() && o.timeline_path.empty()) o.timeline_path = "twinccl-timeline.json";
   if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty())
-    o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, 1e7);
+    o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, kMaxTimeoutSeconds);
   if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
     c = parse_name("TWINCCL_CHECK", c, {"0", "1", "2"});
     o.check = c == "0" ? CheckLevel::off : c == "1" ? CheckLevel::on : CheckLevel::debug;
@@ -125,6 +125,14 @@ RunOptions options_from_environment() {
         static_cast<std::size_t>(parse_integer("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20));
   }
   o.flight_recorder_path = env("TWINCCL_FLIGHT_RECORDER");
+  if (auto s = env("TWINCCL_P2P_STREAMS"); !s.empty())
+    o.p2p_per_peer_streams =
+        parse_name("TWINCCL_P2P_STREAMS", s, {"comm", "per_peer"}) == "per_peer";
+  if (auto m = env("TWINCCL_MAX_P2P_LANE_THREADS"); !m.empty()) {
+    o.max_p2p_lane_threads = static_cast<int>(parse_integer(
+        "TWINCCL_MAX_P2P_LANE_THREADS", m, 1, kMaxP2pLaneThreads,
+        "; threads of per-peer send/recv streams (TWINCCL_P2P_STREAMS=per_peer) alive at once"));
+  }
   if (auto p = env("TWINCCL_EMU_PATH"); !p.empty()) {
     o.schedule_path = parse_name("TWINCCL_EMU_PATH", p, {"fast", "schedule"}) == "schedule";
   }

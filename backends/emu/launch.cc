@@ -35,6 +35,8 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
   o.flight_recorder_ops = options.flight_recorder_ops;
   o.flight_recorder_path = options.flight_recorder_path;
   o.fault_hook = options.fault_hook;
+  o.p2p_per_peer_streams = options.p2p_per_peer_streams;
+  o.max_p2p_lane_threads = options.max_p2p_lane_threads;
   const SimulatedTime simulated(
       options);  // records the run when TWINCCL_TOPOLOGY / TWINCCL_TRACE is set
   if (simulated.recording())

@@ -13,8 +13,9 @@ SimulatedTime::SimulatedTime(const RunOptions& options) : options_(options) {
   if (options.topology.empty() && options.trace_path.empty()) return;
   // Load the topology now: a misspelled preset fails before the program runs, not after.
   if (!options.topology.empty()) (void)topo::load_topology(options.topology);
-  recorder_ =
-      std::make_unique<trace::TraceRecorder>(options.world_size, trace::TraceRecorderOptions{});
+  trace::TraceRecorderOptions recorder_options;
+  recorder_options.p2p_per_peer_streams = options.p2p_per_peer_streams;  // the replay orders alike
+  recorder_ = std::make_unique<trace::TraceRecorder>(options.world_size, recorder_options);
 }
 
 void SimulatedTime::record(Communicator& comm) const {

@@ -43,12 +43,7 @@ std::string mismatch_text(const Posted& sent, DataType sent_dtype, int sender,
 
 Exchange::Exchange(std::shared_ptr<World> world, int nranks) : world_(std::move(world)) {
   inbox_.reserve(static_cast<std::size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) {
-    auto box = std::make_unique<Inbox>();
-    box->from.resize(static_cast<std::size_t>(nranks));
-    box->refused.resize(static_cast<std::size_t>(nranks));
-    inbox_.push_back(std::move(box));
-  }
+  for (int r = 0; r < nranks; ++r) inbox_.push_back(std::make_unique<Inbox>());
 }
 
 std::string Exchange::rank_text(int comm_rank) const { return "rank " + std::to_string(comm_rank); }
@@ -63,12 +58,12 @@ std::uint64_t Exchange::post(int sender, int receiver, Posted& message) {
   bool refused = false;
   {
     std::lock_guard<std::mutex> lock(box.mu);
-    auto& refusals = box.refused[static_cast<std::size_t>(sender)];
-    if (refusals.empty()) {
-      box.from[static_cast<std::size_t>(sender)].push_back(&message);
+    auto refusals = box.refused.find(sender);
+    if (refusals == box.refused.end() || refusals->second.empty()) {
+      box.from[sender].push_back(&message);
     } else {  // the recv meant for this message already failed
-      refuse_locked(message, refusals.front());
-      refusals.pop_front();
+      refuse_locked(message, refusals->second.front());
+      refusals->second.pop_front();
       refused = true;
     }
   }
@@ -94,7 +89,7 @@ Posted* Exchange::take(int receiver, int sender, const std::function<std::string
   Posted* message = nullptr;
   {
     std::unique_lock<std::mutex> lock(box.mu);
-    auto& queue = box.from[static_cast<std::size_t>(sender)];
+    auto& queue = box.from[sender];
     std::function<void()> hopeless;
     if (!global_ranks_.empty()) {
       hopeless = [&] {
@@ -190,7 +185,7 @@ void Exchange::withdraw(int receiver, Posted& message) {
   {
     Inbox& box = *inbox_[static_cast<std::size_t>(receiver)];
     std::lock_guard<std::mutex> lock(box.mu);
-    auto& queue = box.from[static_cast<std::size_t>(message.sender)];
+    auto& queue = box.from[message.sender];
     for (auto it = queue.begin(); it != queue.end(); ++it) {
       if (*it == &message) {
         queue.erase(it);
@@ -208,7 +203,7 @@ void Exchange::fail_posted(int receiver, Posted& message, const std::string& cau
   {
     Inbox& box = *inbox_[static_cast<std::size_t>(receiver)];
     std::lock_guard<std::mutex> lock(box.mu);
-    auto& queue = box.from[static_cast<std::size_t>(message.sender)];
+    auto& queue = box.from[message.sender];
     for (auto& slot : queue) {
       if (slot != &message) continue;
       Posted& tombstone = box.tombstones.emplace_back();
@@ -235,9 +230,10 @@ void Exchange::post_failed(int sender, int receiver, std::source_location where,
   bool cancelled = false;
   {
     std::lock_guard<std::mutex> lock(box.mu);
-    auto& refusals = box.refused[static_cast<std::size_t>(sender)];
-    if (!refusals.empty()) {  // its recv failed too: the two cancel out
-      refusals.pop_front();
+    auto refusals = box.refused.find(sender);
+    if (refusals != box.refused.end() && !refusals->second.empty()) {
+      // its recv failed too: the two cancel out
+      refusals->second.pop_front();
       cancelled = true;
     } else {
       Posted& tombstone = box.tombstones.emplace_back();
@@ -246,7 +242,7 @@ void Exchange::post_failed(int sender, int receiver, std::source_location where,
       tombstone.where = where;
       tombstone.failed = "the matching send (" + describe_call_site(where) +
                          ") will never come: rank " + std::to_string(sender) + " failed: " + cause;
-      box.from[static_cast<std::size_t>(sender)].push_back(&tombstone);
+      box.from[sender].push_back(&tombstone);
     }
   }
   if (cancelled) {
@@ -263,9 +259,9 @@ void Exchange::refuse(int receiver, int sender, std::source_location where,
   bool took = false;
   {
     std::lock_guard<std::mutex> lock(box.mu);
-    auto& queue = box.from[static_cast<std::size_t>(sender)];
+    auto& queue = box.from[sender];
     if (queue.empty()) {
-      box.refused[static_cast<std::size_t>(sender)].push_back({where, cause});
+      box.refused[sender].push_back({where, cause});
     } else {
       message = queue.front();
       queue.pop_front();

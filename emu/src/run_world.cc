@@ -6,15 +6,21 @@
 // options.on_rank_start sees each rank's communicator first (the backend attaches the trace
 // recorder there when TWINCCL_TOPOLOGY / TWINCCL_TRACE asks for simulated time).
 // A rank thread that cannot be created ends the run with ResourceError after joining the others.
+// While the ranks run, the calling thread asks options.stop_requested every kStopPollPeriod
+// (Ctrl-C in twinccl.run): a stop aborts the world, so every rank's wait ends, and is rethrown.
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <fstream>
 #include <mutex>
 #include <numeric>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "communicator.h"
+#include "twinccl/algorithms.h"
 #include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
 
@@ -27,6 +33,68 @@ void dump_flight_recorder(const emu::World& world, const std::string& path) {
   out << world.recorder()->json() << "\n";
 }
 
+// A forced algorithm must be one the registry knows (else it would silently apply nowhere).
+void check_algorithm_name(const std::string& name) {
+  if (name.empty()) return;
+  std::vector<std::string_view> known;
+  for (const Algorithm* a : all_algorithms()) {
+    if (a->name() == name) return;
+    if (std::find(known.begin(), known.end(), a->name()) == known.end()) known.push_back(a->name());
+  }
+  std::string list;
+  for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  throw ConfigError("algorithm '" + name.substr(0, 64) +
+                    "' (TWINCCL_ALGO, twinccl.run(algorithm=...), EmulatorOptions::algorithm) is "
+                    "not a TwinCCL algorithm; known: " +
+                    list + " (twinccl algo)");
+}
+
+// Counts the rank threads that are done, so that the caller can poll while it waits for them.
+class RanksDone {
+ public:
+  void one() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++count_;
+    }
+    cv_.notify_all();
+  }
+  // Waits until `started` ranks are done, asking `stop_requested` every kStopPollPeriod; returns
+  // the first stop reason (the world is aborted with it), or "" when nothing asked to stop.
+  std::string wait(std::size_t started, const std::function<std::string()>& stop_requested,
+                   World& world) {
+    std::string stop;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (count_ < started) {
+      if (!stop_requested) {
+        cv_.wait(lock, [&] { return count_ >= started; });
+        break;
+      }
+      cv_.wait_for(lock, kStopPollPeriod, [&] { return count_ >= started; });
+      lock.unlock();
+      std::string reason;
+      try {
+        reason = stop_requested();
+      } catch (const std::exception& e) {
+        reason = e.what();
+      } catch (...) {
+        reason = "a non-standard exception from EmulatorOptions::stop_requested";
+      }
+      if (!reason.empty() && stop.empty()) {
+        stop = "the run was stopped: " + reason;
+        world.abort(stop);
+      }
+      lock.lock();
+    }
+    return stop;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::size_t count_ = 0;
+};
+
 }  // namespace
 
 void run_world(const EmulatorOptions& options, const RankFunction& fn) {
@@ -34,7 +102,14 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   if (n < 1 || n > kMaxEmulatedRanks)  // every rank is a thread with its own stack
     throw ConfigError("emulator world size must be in [1, " + std::to_string(kMaxEmulatedRanks) +
                       "] (ranks are threads), got " + std::to_string(n));
-  auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000.0));
+  // Checked before the conversion: a NaN, infinite or huge double is undefined as an integer.
+  if (!(options.timeout_s > 0.0 && options.timeout_s <= kMaxTimeoutSeconds))
+    throw ConfigError("EmulatorOptions::timeout_s=" + std::to_string(options.timeout_s) +
+                      " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds) +
+                      " (TWINCCL_TIMEOUT_S, twinccl.run(timeout_s=...))");
+  check_algorithm_name(options.algorithm);
+  auto timeout = std::chrono::milliseconds(
+      std::max<long long>(1, static_cast<long long>(options.timeout_s * 1000.0)));
   emu::WorldChecks checks;
   checks.enabled = options.check != CheckLevel::off;
   checks.flight_recorder_ops = options.flight_recorder_ops;
@@ -51,17 +126,23 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   config.check = options.check;
   config.fault_hook = options.fault_hook;
   config.p2p_per_peer = options.p2p_per_peer_streams;
-  if (options.max_p2p_lane_threads < 1)
-    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be at least 1, got " +
+  if (options.max_p2p_lane_threads < 1 || options.max_p2p_lane_threads > kMaxP2pLaneThreads)
+    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be in [1, " +
+                      std::to_string(kMaxP2pLaneThreads) + "], got " +
                       std::to_string(options.max_p2p_lane_threads));
   config.max_lane_threads = options.max_p2p_lane_threads;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
 
   std::mutex mu;
   std::exception_ptr first_error, first_abort;
+  RanksDone done;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
   auto rank_main = [&](int r) {
+    struct Done {
+      RanksDone& done;
+      ~Done() { done.one(); }
+    } signal_done{done};
     try {
       {
         EmuCommunicator comm(shared, r);
@@ -126,7 +207,12 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
       }
     }
   }
+  const std::string stopped = done.wait(threads.size(), options.stop_requested, *world);
   for (auto& t : threads) t.join();
+  if (!stopped.empty()) {
+    dump_flight_recorder(*world, options.flight_recorder_path);
+    throw AbortedError(stopped);
+  }
   if (!start_failure.empty()) {
     dump_flight_recorder(*world, options.flight_recorder_path);
     throw ResourceError(start_failure);

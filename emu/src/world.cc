@@ -66,8 +66,10 @@ void World::acquire_lane_thread(int max, const std::string& who) {
         who +
         " needs a thread: p2p_per_peer_streams runs one thread per (peer, direction) with "
         "send/recv in flight, and this run already has " +
-        std::to_string(lane_threads_) + " (EmulatorOptions::max_p2p_lane_threads = " +
-        std::to_string(max) + "); raise it, or wait on some send/recv before issuing more");
+        std::to_string(lane_threads_) + " (max_p2p_lane_threads = " + std::to_string(max) +
+        ": TWINCCL_MAX_P2P_LANE_THREADS, twinccl.run(max_p2p_lane_threads=...), "
+        "EmulatorOptions::max_p2p_lane_threads); raise it, or wait on some send/recv before "
+        "issuing more");
   }
   ++lane_threads_;
 }

@@ -6,6 +6,7 @@
 #include "call_site.h"
 #include "py_comm.h"
 #include "twinccl/call_site_text.h"
+#include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
 
 namespace py = pybind11;
@@ -29,6 +30,9 @@ PYBIND11_MODULE(_twinccl, m) {
   py::register_exception<ConfigError>(m, "ConfigError", base.ptr());
   py::register_exception<InternalError>(m, "InternalError", base.ptr());
 
+  m.attr("_max_world_size") = kMaxEmulatedRanks;
+  m.attr("_max_p2p_lane_threads") = kMaxP2pLaneThreads;
+  m.attr("_max_timeout_s") = kMaxTimeoutSeconds;
   python::bind_comm(m);
   python::bind_run(m);
   m.def("_call_sites_supported", &python::python_call_sites_supported,

@@ -7,6 +7,7 @@
 #include "call_site.h"
 #include "py_buffer.h"
 #include "twinccl/errors.h"
+#include "twinccl/trace/trace.h"
 
 namespace py = pybind11;
 
@@ -20,19 +21,31 @@ void RankState::close() {
   groups.clear();
 }
 
+namespace {
+// "rank 3's thread" / "a thread that is not one of twinccl.run's ranks (...)".
+std::string this_thread_text() {
+  if (current_rank) return "rank " + std::to_string(current_rank->rank) + "'s thread";
+  return "a thread that is not one of twinccl.run's rank threads (a thread the rank function "
+         "started, or the caller's)";
+}
+}  // namespace
+
 Communicator& Comm::get() const {
+  if (current_rank == state_) return *comm_;
   if (!state_->alive)
     throw InvalidArgument(
         "this communicator belonged to a twinccl.run that has returned: use it inside the rank "
         "function");
-  return *comm_;
+  throw InvalidArgument("communicator '" + comm_->name() + "' belongs to rank " +
+                        std::to_string(state_->rank) + " but is used on " + this_thread_text() +
+                        ": each rank uses the groups it made itself (new_group on its own thread)");
 }
 
 Comm current_world() {
   if (!current_rank)
     throw InvalidArgument(
         "twinccl.distributed is used outside a rank: call it inside the function given to "
-        "twinccl.run(fn, world_size=...)");
+        "twinccl.run(fn, world_size=...), on the rank's own thread (not a thread it started)");
   return Comm(current_rank, current_rank->world);
 }
 
@@ -40,7 +53,16 @@ CurrentRank::CurrentRank(std::shared_ptr<RankState> state) { current_rank = std:
 CurrentRank::~CurrentRank() { current_rank.reset(); }
 
 PyWork::PyWork(Work work, std::function<void()> finish)
-    : work_(std::move(work)), finish_(std::move(finish)) {}
+    : owner_(current_rank), work_(std::move(work)), finish_(std::move(finish)) {}
+
+void PyWork::check_thread() const {
+  if (owner_ && owner_->alive && current_rank != owner_)
+    throw InvalidArgument("this Work belongs to rank " + std::to_string(owner_->rank) +
+                          ", which issued its operation, but is waited on by " +
+                          this_thread_text() +
+                          ": only the issuing rank waits on its Works (the others wait on their "
+                          "own)");
+}
 
 void PyWork::finish_once() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -50,6 +72,7 @@ void PyWork::finish_once() {
 }
 
 void PyWork::wait() {
+  check_thread();
   {
     py::gil_scoped_release nogil;
     work_.wait();
@@ -113,9 +136,13 @@ void bind_comm(py::module_& m) {
       .def(
           "compute",
           [](const Comm& c, double seconds, double flops) {
-            if (!(seconds >= 0.0) || !(flops >= 0.0))
-              throw InvalidArgument("twinccl.compute: seconds=" + std::to_string(seconds) +
-                                    " and flops=" + std::to_string(flops) + " must be >= 0");
+            // The trace's bounds for one compute event (a replay refuses more).
+            if (!(seconds >= 0.0 && seconds <= trace::kMaxComputeSeconds) ||
+                !(flops >= 0.0 && flops <= trace::kMaxComputeFlops))
+              throw InvalidArgument(
+                  "twinccl.compute: seconds=" + std::to_string(seconds) +
+                  " and flops=" + std::to_string(flops) + " must be >= 0, seconds at most " +
+                  std::to_string(trace::kMaxComputeSeconds) + " and flops at most 1e21 per call");
             if (seconds > 0.0) c.get().compute(seconds);
             if (flops > 0.0) c.get().compute_flops(flops);
           },

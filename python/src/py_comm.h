@@ -8,6 +8,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,19 +23,22 @@ namespace twinccl::python {
 // destroyed when the rank function returns (close()); a Comm used after that raises
 // InvalidArgument instead of touching a dead communicator.
 struct RankState {
-  explicit RankState(Communicator& w) : world(&w) {}
+  explicit RankState(Communicator& w) : world(&w), rank(w.rank()) {}
   void close();  // without the GIL: destroying a communicator may wait for its stream
   Communicator* world;
+  int rank;  // the world rank (for messages on other threads)
   std::vector<std::unique_ptr<Communicator>> groups;
-  bool alive = true;
+  std::atomic<bool> alive{true};  // read by other threads that were handed this rank's objects
 };
 
-// A communicator as Python sees it (twinccl.distributed's groups).
+// A communicator as Python sees it (twinccl.distributed's groups). Only its rank's own thread may
+// use it: another rank's thread (a group object shared through a closure), or a thread the rank
+// started, gets InvalidArgument instead of racing the owner on its communicator.
 class Comm {
  public:
   Comm(std::shared_ptr<RankState> state, Communicator* comm)
       : state_(std::move(state)), comm_(comm) {}
-  // The communicator; InvalidArgument once its twinccl.run returned.
+  // The communicator; InvalidArgument once its twinccl.run returned, or on another thread.
   Communicator& get() const;
   RankState& state() const { return *state_; }
   const std::shared_ptr<RankState>& shared_state() const { return state_; }
@@ -57,6 +61,8 @@ class CurrentRank {
 
 // torch's Work: wait() (the GIL released while waiting), is_completed(). `finish` runs once after
 // the operation completed (copies out of a staging buffer: gather), on the thread that notices.
+// While its run lasts, only the rank that issued the operation may wait on it (another rank's
+// wait would block outside what the deadlock checker sees): InvalidArgument elsewhere.
 class PyWork {
  public:
   explicit PyWork(Work work, std::function<void()> finish = {});
@@ -65,6 +71,8 @@ class PyWork {
 
  private:
   void finish_once();  // holds nothing; guarded by mu_
+  void check_thread() const;
+  std::shared_ptr<RankState> owner_;  // the issuing rank (none outside a run)
   Work work_;
   std::function<void()> finish_;
   std::mutex mu_;

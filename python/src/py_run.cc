@@ -1,7 +1,8 @@
 // twinccl.run: the rank function on emulator threads (emu::run_world), with the GIL held only
 // while Python runs; with a topology (or a trace path) every rank's calls are recorded and the
 // run is replayed on the topology afterwards, as run() does for TWINCCL_TOPOLOGY
-// (backends/emu/launch.cc), but the result comes back as data instead of printed text.
+// (backends/emu/launch.cc), but the result comes back as data instead of printed text. Ctrl-C
+// stops the run (py_interrupt.h).
 #include <pybind11/stl.h>
 
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "emu/default_choice.h"
 #include "py_buffer.h"
 #include "py_comm.h"
+#include "py_interrupt.h"
 #include "twinccl/emu/emulator.h"
 #include "twinccl/errors.h"
 #include "twinccl/run.h"
@@ -100,18 +102,26 @@ CheckLevel check_level(int check) {
 
 py::object run(const py::function& fn, int world_size, const std::string& topology, int check,
                double timeout_s, const std::string& trace_path, const std::string& algorithm,
-               const std::string& timeline_path, const py::object& aborted_type) {
+               const std::string& timeline_path, int max_p2p_lane_threads,
+               const py::object& aborted_type) {
   if (world_size < 1 || world_size > kMaxEmulatedRanks)
     throw ConfigError("twinccl.run: world_size=" + std::to_string(world_size) + " must be in [1, " +
                       std::to_string(kMaxEmulatedRanks) + "]");
   emu::EmulatorOptions o;
   o.world_size = world_size;
   o.algorithm = algorithm;
-  if (!(timeout_s > 0.0))
-    throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) + " must be > 0");
+  if (!(timeout_s > 0.0 && timeout_s <= kMaxTimeoutSeconds))
+    throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) +
+                      " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds));
   o.timeout_s = timeout_s;
   o.check = check_level(check);
   o.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
+  if (max_p2p_lane_threads < 1 || max_p2p_lane_threads > kMaxP2pLaneThreads)
+    throw ConfigError("twinccl.run: max_p2p_lane_threads=" + std::to_string(max_p2p_lane_threads) +
+                      " must be in [1, " + std::to_string(kMaxP2pLaneThreads) + "]");
+  o.max_p2p_lane_threads = max_p2p_lane_threads;
+  RunInterrupts interrupts(world_size);
+  o.stop_requested = [&interrupts] { return interrupts.poll(); };
   std::unique_ptr<topo::Topology> topology_loaded;
   if (!topology.empty()) {
     topology_loaded = std::make_unique<topo::Topology>(topo::load_topology(topology));
@@ -128,13 +138,14 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
     recorder = std::make_unique<trace::TraceRecorder>(world_size, ro);
     o.on_rank_start = [&recorder](Communicator& world) { recorder->record(world); };
   }
-  {
+  try {
     py::gil_scoped_release nogil;
     emu::run_world(o, [&](Communicator& world) {
       auto state = std::make_shared<RankState>(world);
       CurrentRank current(state);
       try {
         py::gil_scoped_acquire gil;
+        RankInPython in_python(interrupts, world.rank());
         fn(world.rank());
       } catch (py::error_already_set& e) {
         state->close();
@@ -145,8 +156,12 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
       }
       state->close();
     });
+  } catch (...) {
+    // Interrupted: the ranks' errors (AbortedError, KeyboardInterrupt) follow from it.
+    if (!interrupts.interrupted()) throw;
   }
   release_dropped_arrays();
+  if (interrupts.interrupted()) interrupts.raise();
   if (!recorder) return py::none();
   auto trace = std::make_shared<PyTrace>(PyTrace{recorder->trace()});
   if (!trace_path.empty()) trace->save(trace_path);
@@ -177,7 +192,7 @@ void bind_run(py::module_& m) {
       .def("save", &PyTrace::save, py::arg("path"), "Writes the trace file (twinccl replay PATH).");
   m.def("_run", &run, py::arg("fn"), py::arg("world_size"), py::arg("topology"), py::arg("check"),
         py::arg("timeout_s"), py::arg("trace_path"), py::arg("algorithm"), py::arg("timeline_path"),
-        py::arg("aborted_type"));
+        py::arg("max_p2p_lane_threads"), py::arg("aborted_type"));
 }
 
 }  // namespace twinccl::python

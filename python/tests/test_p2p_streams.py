@@ -172,3 +172,34 @@ def test_irecv_first_ring_replays_on_a_topology(tmp_path):
     report = twinccl.run(rank, world_size=4, topology="dgx-h100", trace_path=str(path))
     assert len(report.ops) == 4 and report.total_us > 0
     assert '"p2p_streams":"per_peer"' in path.read_text()
+
+
+def all_to_all_by_p2p(r):
+    """Every rank's irecv from and isend to every peer in flight at once."""
+    n = dist.get_world_size()
+    got = np.zeros((n, 2), np.float32)
+    works = [dist.irecv(got[q], src=q) for q in range(n) if q != r]
+    works += [dist.isend(payload(r, 2), dst=q) for q in range(n) if q != r]
+    for w in works:
+        w.wait()
+    return got
+
+
+def test_max_p2p_lane_threads_bounds_the_lane_threads():
+    """twinccl.run(max_p2p_lane_threads=): 4 ranks x 3 irecvs in flight need more than 4 lane
+    threads: ConfigError naming the setting; the default runs it; nonsense values are refused."""
+    with pytest.raises(twinccl.ConfigError) as e:
+        twinccl.run(all_to_all_by_p2p, world_size=4, timeout_s=20, max_p2p_lane_threads=4)
+    assert "max_p2p_lane_threads = 4: TWINCCL_MAX_P2P_LANE_THREADS, " \
+           "twinccl.run(max_p2p_lane_threads=...)" in str(e.value)
+    for r, got in enumerate(run_ranks(all_to_all_by_p2p, 4, max_p2p_lane_threads=24)):
+        for q in range(4):
+            if q != r:
+                np.testing.assert_array_equal(got[q], payload(q, 2))
+    for bad in (0, -5, 2 ** 20 + 1):
+        with pytest.raises(twinccl.ConfigError, match=r"max_p2p_lane_threads=%d must be in "
+                                                      r"\[1, 1048576\]" % bad):
+            twinccl.run(all_to_all_by_p2p, world_size=2, max_p2p_lane_threads=bad)
+    for bad in ("8", 8.0, None, True):
+        with pytest.raises(twinccl.InvalidArgument, match="max_p2p_lane_threads must be an int"):
+            twinccl.run(all_to_all_by_p2p, world_size=2, max_p2p_lane_threads=bad)

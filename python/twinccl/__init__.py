@@ -12,6 +12,8 @@ exact results, typed errors naming your Python lines, and simulated time on a to
 
 See docs/python.md.
 """
+import numbers
+
 from ._twinccl import (  # noqa: F401  (the public names)
     AbortedError,
     BackendError,
@@ -28,6 +30,7 @@ from ._twinccl import (  # noqa: F401  (the public names)
 )
 from . import _twinccl
 from ._report import Report
+from ._run_args import rank_function, run_arguments
 
 __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgument",
            "MismatchError", "TimeoutError", "AbortedError", "DeadlockError", "BackendError",
@@ -35,13 +38,14 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
-        algorithm=None, timeline_path=None, torch_distributed=False):
+        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
     GIL is released in every collective and wait, so ranks run concurrently and a rank that never
     joins is reported (DeadlockError, or TimeoutError after timeout_s) instead of hanging.
-    The first rank's exception is raised here; the other ranks get AbortedError.
+    The first rank's exception is raised here (noted with its rank); the other ranks get
+    AbortedError. A bad argument raises InvalidArgument (type) or ConfigError (value).
 
     topology: a preset ("dgx-h100", "h100-cluster-2", ... see `twinccl topo list`) or a topology
         file. The run is recorded and replayed on it: returns a Report (simulated time per rank
@@ -54,13 +58,17 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
         emulator (process-wide; one such run at a time; see docs/python.md).
+    max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
+        per (peer, direction) with send/recv in flight); beyond it the call that needs one more
+        raises ConfigError.
+
+    Ctrl-C (KeyboardInterrupt) stops the run within a fraction of a second: ranks waiting in
+    TwinCCL get AbortedError, ranks running Python get KeyboardInterrupt, every rank is joined,
+    and KeyboardInterrupt is raised here.
     """
-    if not callable(fn):
-        raise InvalidArgument("twinccl.run: fn must be callable as fn(rank), got %r" % (fn,))
-    if isinstance(world_size, bool) or not isinstance(world_size, int):
-        raise InvalidArgument("twinccl.run: world_size must be an int, got %r" % (world_size,))
-    args = (fn, world_size, topology or "", int(check), float(timeout_s), str(trace_path or ""),
-            algorithm or "", str(timeline_path or ""), AbortedError)
+    checked = run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
+                            timeline_path, max_p2p_lane_threads)
+    args = (rank_function(fn, checked[0]),) + checked + (AbortedError,)
     if torch_distributed:
         from ._torch_patch import patched
         with patched():
@@ -77,4 +85,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
 def compute(seconds=0.0, flops=0.0):
     """Declares that this rank computes here for `seconds` (or `flops` floating-point operations,
     at the topology's GPU rate), for the simulated time of the run. No effect on data."""
+    for name, value in (("seconds", seconds), ("flops", flops)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise InvalidArgument("twinccl.compute: %s must be a number, got %r" % (name, value))
     _twinccl._world().compute(float(seconds), float(flops))

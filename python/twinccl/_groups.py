@@ -1,5 +1,8 @@
 """Process groups of twinccl.distributed: the world and new_group(ranks), ranks global as in torch."""
+import numbers
+import os
 import threading
+import zlib
 
 from . import _twinccl
 from ._twinccl import InvalidArgument
@@ -138,13 +141,33 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
         raise InvalidArgument("new_group: backend must be a name or None, got %r" % (backend,))
     world = _twinccl._world()
     n = world.size
-    members = list(range(n)) if ranks is None else sorted(int(r) for r in ranks)
-    if len(set(members)) != len(members) or any(not 0 <= r < n for r in members):
-        raise InvalidArgument("new_group: ranks=%r must be distinct ranks in [0, %d)" % (ranks, n))
+    members = list(range(n)) if ranks is None else _member_list(ranks, n)
     count = getattr(_local, "groups", 0) + 1
     _local.groups = count
     member = world.rank in members
-    comm = world.split(0 if member else -1, world.rank, "group%d" % count, *site)
+    # The members' color is their list's checksum: members that disagree on the list land in
+    # different groups, whose size then differs from the list (torch leaves this undefined).
+    color = zlib.crc32(repr(members).encode()) & 0x3FFFFFFF if member else -1
+    comm = world.split(color, world.rank, "group%d" % count, *site)
     if comm is None:
         return GroupMember.NON_GROUP_MEMBER
+    if comm.size != len(members):
+        raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this rank "
+                              "passed ranks=%s, but only %d rank(s) passed the same list; every rank "
+                              "must call new_group with the same ranks"
+                              % (world.rank, os.path.basename(site[0]), site[1], members,
+                                 comm.size))
     return ProcessGroup(comm, members)
+
+
+def _member_list(ranks, n):
+    """sorted(ranks) after checking they are distinct ints in [0, n)."""
+    if isinstance(ranks, (str, bytes)) or not hasattr(ranks, "__iter__"):
+        raise InvalidArgument("new_group: ranks must be a list of ranks, got %r" % (ranks,))
+    members = list(ranks)
+    if any(isinstance(r, bool) or not isinstance(r, numbers.Integral) for r in members):
+        raise InvalidArgument("new_group: ranks=%r must be ints" % (members,))
+    members = sorted(int(r) for r in members)
+    if len(set(members)) != len(members) or any(not 0 <= r < n for r in members):
+        raise InvalidArgument("new_group: ranks=%r must be distinct ranks in [0, %d)" % (ranks, n))
+    return members

@@ -1,4 +1,7 @@
 """The simulated time of a twinccl.run on a topology."""
+import os
+
+from ._twinccl import InvalidArgument
 
 
 class Report:
@@ -37,7 +40,12 @@ class Report:
 
     def save_trace(self, path):
         """Saves the recorded trace: `twinccl replay PATH --topology A --topology B`."""
-        self._trace.save(str(path))
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):  # str(123) would write a file named "123"
+            raise InvalidArgument("Report.save_trace: path must be a str or path, got %r"
+                                  % (path,))
+        self._trace.save(path)
 
     def __str__(self):
         return self._data["summary"]

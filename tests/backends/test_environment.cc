@@ -106,3 +106,22 @@ TEST_CASE("an empty TWINCCL_* variable counts as unset", "[environment]") {
   CHECK(o.world_size == 8);
   CHECK(o.algorithm.empty());
 }
+
+TEST_CASE("TWINCCL_P2P_STREAMS and TWINCCL_MAX_P2P_LANE_THREADS", "[environment]") {
+  CHECK_THAT(error_for("TWINCCL_P2P_STREAMS", "peer"),
+             Contains("TWINCCL_P2P_STREAMS='peer'") && Contains("comm, per_peer"));
+  for (std::string bad : {"0", "-1", "1e3", " 8", "0x10", "1048577", "99999999999999999999"}) {
+    INFO("TWINCCL_MAX_P2P_LANE_THREADS='" << bad << "'");
+    CHECK_THAT(error_for("TWINCCL_MAX_P2P_LANE_THREADS", bad),
+               Contains("TWINCCL_MAX_P2P_LANE_THREADS='" + bad + "'") && Contains("[1, 1048576]") &&
+                   Contains("TWINCCL_P2P_STREAMS=per_peer"));
+  }
+  twinccl::RunOptions defaults = twinccl::options_from_environment();
+  CHECK_FALSE(defaults.p2p_per_peer_streams);
+  CHECK(defaults.max_p2p_lane_threads == 8192);
+  ScopedEnv streams("TWINCCL_P2P_STREAMS", "per_peer");
+  ScopedEnv lanes("TWINCCL_MAX_P2P_LANE_THREADS", "12");
+  twinccl::RunOptions o = twinccl::options_from_environment();
+  CHECK(o.p2p_per_peer_streams);
+  CHECK(o.max_p2p_lane_threads == 12);
+}

@@ -273,16 +273,23 @@ TEST_CASE("p2p per peer: more lane threads than allowed is a ConfigError naming 
       CHECK_THAT(text, Contains("comm 'world' rank ") && Contains("'s lane of recvs from rank ") &&
                            Contains("needs a thread: p2p_per_peer_streams runs one thread per "
                                     "(peer, direction) with send/recv in flight, and this run "
-                                    "already has 4 (EmulatorOptions::max_p2p_lane_threads = 4)"));
+                                    "already has 4 (max_p2p_lane_threads = 4: "
+                                    "TWINCCL_MAX_P2P_LANE_THREADS, "
+                                    "twinccl.run(max_p2p_lane_threads=...), "
+                                    "EmulatorOptions::max_p2p_lane_threads)"));
     }
     CHECK(named >= 1);
   }
-  SECTION("a bound below 1") {
-    emu::EmulatorOptions o;
-    o.world_size = 2;
-    o.max_p2p_lane_threads = 0;
-    CHECK_THROWS_AS(emu::run_world(o, [](Communicator&) {}), ConfigError);
-    CHECK_THROWS_WITH(emu::run_world(o, [](Communicator&) {}),
-                      Contains("EmulatorOptions::max_p2p_lane_threads must be at least 1, got 0"));
+  SECTION("a bound outside [1, kMaxP2pLaneThreads]") {
+    for (int bad : {0, -1, kMaxP2pLaneThreads + 1}) {
+      emu::EmulatorOptions o;
+      o.world_size = 2;
+      o.max_p2p_lane_threads = bad;
+      CHECK_THROWS_AS(emu::run_world(o, [](Communicator&) {}), ConfigError);
+      CHECK_THROWS_WITH(emu::run_world(o, [](Communicator&) {}),
+                        Contains("EmulatorOptions::max_p2p_lane_threads must be in [1, 1048576], "
+                                 "got " +
+                                 std::to_string(bad)));
+    }
   }
 }

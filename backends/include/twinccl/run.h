@@ -39,6 +39,13 @@ struct RunOptions {
   std::size_t flight_recorder_ops = 64;  // TWINCCL_FLIGHT_RECORDER_OPS: operations kept per rank
   std::string flight_recorder_path;  // TWINCCL_FLIGHT_RECORDER: JSON dump written when a run fails
   FaultHook fault_hook;              // emulator fault injection (tests); empty = none
+  // TWINCCL_P2P_STREAMS=per_peer: send/recv on one stream per (peer, direction), as torch's
+  // ProcessGroupNCCL (Python's twinccl.run always); comm (default): NCCL's one stream per
+  // communicator (EmulatorOptions::p2p_per_peer_streams).
+  bool p2p_per_peer_streams = false;
+  // TWINCCL_MAX_P2P_LANE_THREADS: with per-peer streams, the most lane threads alive at once
+  // (1..kMaxP2pLaneThreads; EmulatorOptions::max_p2p_lane_threads).
+  int max_p2p_lane_threads = 8192;
   // Emulator schedule parameters (the schedule path uses them; non-default values turn the fast
   // path off): channels, pipelining chunk and ranks per node for tree/hierarchical algorithms.
   int channels = 1;
@@ -48,7 +55,8 @@ struct RunOptions {
 
 // Reads TWINCCL_BACKEND, TWINCCL_WORLD_SIZE, TWINCCL_ALGO, TWINCCL_TOPOLOGY, TWINCCL_TRACE,
 // TWINCCL_TIMELINE, TWINCCL_TIMEOUT_S, TWINCCL_EMU_PATH, TWINCCL_CHECK,
-// TWINCCL_FLIGHT_RECORDER(_OPS) (the one place the environment is read). Strict: integers are
+// TWINCCL_FLIGHT_RECORDER(_OPS), TWINCCL_P2P_STREAMS, TWINCCL_MAX_P2P_LANE_THREADS (the one place
+// the environment is read). Strict: integers are
 // decimal digits only and in range (TWINCCL_WORLD_SIZE 1..kMaxEmulatedRanks), names must be known
 // ones (TWINCCL_ALGO: a registered algorithm). Throws ConfigError naming the variable and the value
 // (and the valid names) for anything else; an empty variable is unset.

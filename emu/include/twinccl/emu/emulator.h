@@ -9,6 +9,7 @@
 // for a topology, recording for simulated time) comes in through the options below.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -65,12 +66,21 @@ struct EmulatorOptions {
   // Called on each rank's thread with its world communicator before `fn` (e.g. to attach an
   // observer: trace::TraceRecorder::record).
   std::function<void(Communicator& world)> on_rank_start;
+  // Called on run_world's calling thread every kStopPollPeriod while ranks run (twinccl.run
+  // checks Python's Ctrl-C there). A non-empty answer stops the run: the world is aborted with
+  // "the run was stopped: <answer>" (every emulator wait ends with AbortedError within a poll
+  // period, queued operations are cancelled), it is still called until every rank returned, and
+  // run_world then throws AbortedError with that text instead of the ranks' errors. An exception
+  // it throws counts as an answer (its what()). Ranks busy in their own code are not interrupted.
+  std::function<std::string()> stop_requested;
 };
+
+inline constexpr std::chrono::milliseconds kStopPollPeriod{50};
 
 // Runs `fn` on options.world_size threads, one communicator each, on one shared world. The first
 // rank to fail aborts the world (the others get AbortedError instead of hanging) and its error is
-// rethrown here. Throws ConfigError for a world size < 1, ResourceError when a rank thread cannot
-// be created.
+// rethrown here (AbortedError when options.stop_requested stopped the run). Throws ConfigError for
+// a world size < 1, ResourceError when a rank thread cannot be created.
 void run_world(const EmulatorOptions& options, const RankFunction& fn);
 
 }  // namespace twinccl::emu

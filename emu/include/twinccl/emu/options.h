@@ -50,4 +50,11 @@ using FaultHook = std::function<FaultAction(const FaultPoint&)>;
 // buffers, so TWINCCL_WORLD_SIZE and `twinccl perf --ranks` stop here with a message saying so.
 inline constexpr int kMaxEmulatedRanks = 4096;
 
+// The largest EmulatorOptions::max_p2p_lane_threads accepted: far above what a process can start
+// (Linux's default threads-max is tens of thousands), so it only catches nonsense values.
+inline constexpr int kMaxP2pLaneThreads = 1 << 20;
+
+// The longest EmulatorOptions::timeout_s (as TWINCCL_TIMEOUT_S): about 116 days.
+inline constexpr double kMaxTimeoutSeconds = 1e7;
+
 }  // namespace twinccl
