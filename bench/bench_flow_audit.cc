@@ -10,8 +10,8 @@
 //
 // Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8 nodes and one large
 // size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce), each
-// size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair compare_all() lists (the what-if
-// algorithms too, timed by alpha-beta in analytic), LL skipped (NCCL never runs it at these
+// size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair compare_all() lists (the
+// what-if algorithms too, timed by alpha-beta in analytic), LL skipped (NCCL never runs it at these
 // sizes; --with-ll keeps it). The tuner's choice is marked '*'. Columns: analytic and flow time,
 // flow / analytic - 1, the flow run's wall time.
 #include <chrono>
@@ -42,7 +42,7 @@ struct Options {
 };
 
 std::vector<std::string> default_topologies(bool quick) {
-  std::vector<std::string> t = {"dgx-a100", "dgx-h100", "dgx-h200",  "dgx-b200",  "gb200-nvl72",
+  std::vector<std::string> t = {"dgx-a100", "dgx-h100",  "dgx-h200",  "dgx-b200", "gb200-nvl72",
                                 "mi300x-8", "pcie-4gpu", "torus-4x4", "torus-3x5"};
   const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 3, 4, 8};
   for (const char* family : {"h100-cluster-", "h200-cluster-", "b200-cluster-", "mi300x-cluster-",
@@ -166,13 +166,13 @@ int main(int argc, char** argv) {
           const double error = failure.empty() ? flow_us / a.time_us - 1.0 : NAN;
           const bool bad = !failure.empty() || std::abs(error) > o.tolerance;
           char line[512];
-          std::snprintf(line, sizeof line, "%-22s %-14s %6zu %-18s %12.1f %12.1f %+7.1f%% %7.2f%s",
-                        name_t.c_str(), std::string(name(kind)).c_str(), bytes / kMiB,
-                        (a.algorithm + "/" + std::string(sim::name(a.protocol)) +
-                         (a.tuner_choice ? "*" : ""))
-                            .c_str(),
-                        a.time_us, flow_us, 100.0 * error, wall_s,
-                        failure.empty() ? "" : ("  " + failure.substr(0, 120)).c_str());
+          std::snprintf(
+              line, sizeof line, "%-22s %-14s %6zu %-18s %12.1f %12.1f %+7.1f%% %7.2f%s",
+              name_t.c_str(), std::string(name(kind)).c_str(), bytes / kMiB,
+              (a.algorithm + "/" + std::string(sim::name(a.protocol)) + (a.tuner_choice ? "*" : ""))
+                  .c_str(),
+              a.time_us, flow_us, 100.0 * error, wall_s,
+              failure.empty() ? "" : ("  " + failure.substr(0, 120)).c_str());
           ++cases;
           if (bad) off.emplace_back(line);
           if (!o.off_only || bad) {

@@ -61,6 +61,13 @@ double wire_factor(const topo::Topology& topology, const FlowProgram& program, i
   return scaled > 0.0 ? line / scaled : 1.0;
 }
 
+// The pipelines NCCL's model times as steady state plus latency (and fill): a tree all_reduce, a
+// ring broadcast/reduce (a chain).
+bool bulk_pipeline(std::optional<NcclAlgo> a, OpKind k) {
+  return (a == NcclAlgo::tree && k == OpKind::all_reduce) ||
+         (a == NcclAlgo::ring && (k == OpKind::broadcast || k == OpKind::reduce));
+}
+
 bool ring_kind(OpKind k) {
   return k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::all_gather;
 }
@@ -134,7 +141,10 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
                      ? std::max(1, view.ranks_per_node)
                      : static_cast<int>(priced.gpus.distinct());  // 1, or one per mesh ring
   }
-  if (p.chunk_elements == 0 && r.algorithm == "tree" && n > 1 && r.spec.count > 0) {
+  // A tree NCCL models (all_reduce) plays as bulk flows (flow_tree.cc); the others (broadcast,
+  // reduce: alpha-beta) play their steps pipelined in Simple's steps.
+  if (p.chunk_elements == 0 && r.algorithm == "tree" && priced.nccl != NcclAlgo::tree && n > 1 &&
+      r.spec.count > 0) {
     const double half_per_channel =
         std::ceil(static_cast<double>(r.spec.count) / (2.0 * p.channels));
     const double half_bytes = half_per_channel * static_cast<double>(size_of(r.dtype));
@@ -187,6 +197,11 @@ CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall
     out.bulk = true;
     out.fixed_latency_s +=
         program_for_bulk_ring(r.spec, priced.params, priced.cost, routes, program, priced.gpus);
+  } else if (bulk_pipeline(priced.nccl, r.spec.kind) && n > 1) {
+    out.bulk = true;  // every edge at once: the pipeline's steady state (fill: priced)
+    out.fixed_latency_s +=
+        program_for_bulk_pipeline(build_schedule(r.spec, priced.schedule, priced.params),
+                                  priced.cost, routes, program, priced.gpus);
   } else {
     program_from_schedule(build_schedule(r.spec, priced.schedule, priced.params), priced.cost,
                           routes, program, priced.gpus);
