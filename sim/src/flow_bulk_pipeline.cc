@@ -29,35 +29,45 @@ namespace twinccl::sim::detail {
 namespace {
 
 // The step playback's time with no bytes: a transfer starts when its sender reached its step and
-// arrives after its delay and route latency; a rank leaves a step when its receives arrived.
-// -1 when a transfer is received in an earlier step than it is sent (not a step-aligned schedule).
+// arrives after its delay and route latency; a rank leaves a step when its receives arrived. Ranks
+// advance through their steps as far as their receives allow (a worklist: each transfer is
+// looked at a bounded number of times); -1 if some rank never gets through (not a valid schedule).
 double latency_path_s(const FlowProgram& program, std::size_t first) {
   const std::size_t n = program.rank_steps.size();
-  std::size_t steps = 0;
-  for (const auto& s : program.rank_steps) steps = std::max(steps, s.size());
-  std::vector<double> at(n, 0.0);  // when each rank reached the current step
+  std::vector<double> at(n, 0.0);  // when each rank reached its current step
+  std::vector<std::size_t> step(n, 0);
   std::vector<double> start(program.transfers.size() - first, -1.0);
-  for (std::size_t s = 0; s < steps; ++s) {
-    for (std::size_t r = 0; r < n; ++r) {  // sends of step s start when the sender reached it
-      if (s >= program.rank_steps[r].size()) continue;
-      for (int t : program.rank_steps[r][s]) {
+  std::vector<std::size_t> work(n);
+  for (std::size_t r = 0; r < n; ++r) work[r] = n - 1 - r;
+  while (!work.empty()) {
+    const std::size_t r = work.back();
+    work.pop_back();
+    const auto& steps = program.rank_steps[r];
+    while (step[r] < steps.size()) {
+      double leave = at[r];
+      bool blocked = false;
+      for (int t : steps[step[r]]) {
         const FlowTransfer& tr = program.transfers[static_cast<std::size_t>(t)];
-        if (tr.src_rank == static_cast<int>(r)) start[static_cast<std::size_t>(t) - first] = at[r];
+        double& begun = start[static_cast<std::size_t>(t) - first];
+        if (tr.src_rank == static_cast<int>(r)) {
+          if (begun < 0.0) {  // the send starts now; its receiver may go on
+            begun = at[r];
+            work.push_back(static_cast<std::size_t>(tr.dst_rank));
+          }
+        } else if (begun < 0.0) {
+          blocked = true;
+        } else {
+          const double latency = program.routes[static_cast<std::size_t>(tr.route)].latency_s;
+          leave = std::max(leave, begun + tr.delay_s + latency);
+        }
       }
+      if (blocked) break;
+      at[r] = leave;
+      ++step[r];
     }
-    std::vector<double> next = at;
-    for (std::size_t r = 0; r < n; ++r) {  // a rank leaves step s when its receives arrived
-      if (s >= program.rank_steps[r].size()) continue;
-      for (int t : program.rank_steps[r][s]) {
-        const FlowTransfer& tr = program.transfers[static_cast<std::size_t>(t)];
-        if (tr.dst_rank != static_cast<int>(r)) continue;
-        const double begun = start[static_cast<std::size_t>(t) - first];
-        if (begun < 0.0) return -1.0;
-        const double latency = program.routes[static_cast<std::size_t>(tr.route)].latency_s;
-        next[r] = std::max(next[r], begun + tr.delay_s + latency);
-      }
-    }
-    at = std::move(next);
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    if (step[r] < program.rank_steps[r].size()) return -1.0;
   }
   return at.empty() ? 0.0 : *std::max_element(at.begin(), at.end());
 }
