@@ -15,7 +15,9 @@
 // * Channels 0 = one per GPU of a node across nodes with NICs, channel c's ring or tree entering
 //   every node at its GPU c (rail_ranks); inside a node 1, or on GPUs linked directly to each
 //   other (xGMI mesh, torus) one per link-disjoint ring order (mesh_ranks), so every link carries
-//   its share; a tree pipelined in NCCL Simple's 512 KiB steps (fewer pieces past 200k transfers).
+//   its share. NCCL's tree all_reduce and ring broadcast/reduce (pipelines NCCL's model times as
+//   steady state) play as bulk flows, their fill charged once (flow_bulk_pipeline.cc); a tree NCCL
+//   has no model for (broadcast, reduce) is pipelined in Simple's 512 KiB steps.
 // * Link shares: the platform runs network links at NCCL's share of a NIC (platform_links, for
 //   every call); for ring/tree/pat on a known arch the GPU's NVLink (or PCIe) gets NCCL's intra
 //   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
