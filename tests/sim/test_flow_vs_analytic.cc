@@ -72,8 +72,9 @@ TEST_CASE("flow agrees with analytic within 5% on every preset, NCCL's choice") 
 TEST_CASE("flow trees on switchless nodes use every link as the analytic model does") {
   // A tree's chains run along the ring orders (one per link-disjoint cycle), so its channels
   // spread over the xGMI mesh or the torus; with one order they crossed the same links (3.5x the
-  // analytic time on mi300x-8, 1.9x on torus-4x4). What is left is the pipeline filling the chain
-  // (+3.4% mi300x-8, +5.0% torus-4x4 with 16 GPUs in the chain, +0.6% dgx-a100).
+  // analytic time on mi300x-8, 1.9x on torus-4x4). The tree plays as bulk flows with its fill
+  // priced once (flow_bulk_pipeline.cc): equal but for the torus's GPU-forwarding latencies along
+  // the chain (played, they were +3.4% mi300x-8, +5.0% torus-4x4 with the fill played too).
   const std::string preset = GENERATE(as<std::string>{}, "mi300x-8", "torus-4x4");
   const topo::Topology t = topo::load_topology(preset);
   const Prediction a =
