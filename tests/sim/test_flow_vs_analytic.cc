@@ -137,8 +137,8 @@ TEST_CASE("flow never picks LL at GiB sizes, and NVLS reduces in the switch") {
 TEST_CASE("flow agrees with analytic in the latency regime: NCCL's latency charged once") {
   // Flow used to add the topology's link latencies (1 us per network link) on top of NCCL's hop
   // latencies, which already hold them: +30% at 32 KiB across 2-4 nodes (docs/fidelity.md). At
-  // 8 B the time is latency alone: equal. At 32 KiB flow also plays the bytes, a tree level by
-  // level without NCCL's LL pipelining (up to +11% on 8 nodes).
+  // 8 B the time is latency alone: equal. At 32 KiB flow also plays the bytes; a tree played
+  // level by level was up to +11% on 8 nodes, as bulk flows (flow_bulk_pipeline.cc) it is equal.
   const std::string preset = GENERATE(as<std::string>{}, "dgx-a100", "dgx-h100", "h100-cluster-2",
                                       "h100-cluster-4", "h100-cluster-8");
   const topo::Topology t = topo::load_topology(preset);
