@@ -82,7 +82,7 @@ TEST_CASE("flow trees on switchless nodes use every link as the analytic model d
   const Prediction f =
       run(t, OpKind::all_reduce, 1024 * kMiB, "tree", Protocol::simple, Fidelity::flow);
   INFO(preset << ": analytic " << a.time_us << " us, flow " << f.time_us);
-  CHECK(f.time_us >= a.time_us);
+  CHECK(f.time_us >= a.time_us * (1 - 1e-9));  // equal on mi300x-8: bulk flows, fill priced
   CHECK((f.time_us - a.time_us) / a.time_us < 0.06);
 }
 
