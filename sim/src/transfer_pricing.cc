@@ -17,7 +17,7 @@
 //   other (xGMI mesh, torus) one per link-disjoint ring order (mesh_ranks), so every link carries
 //   its share. NCCL's tree all_reduce and ring broadcast/reduce (pipelines NCCL's model times as
 //   steady state) play as bulk flows, their fill charged once (flow_bulk_pipeline.cc); a tree NCCL
-//   has no model for (broadcast, reduce) is pipelined in Simple's 512 KiB steps.
+//   had no model for (none is registered today) would be pipelined in Simple's 512 KiB steps.
 // * Link shares: the platform runs network links at NCCL's share of a NIC (platform_links, for
 //   every call); for ring/tree/pat on a known arch the GPU's NVLink (or PCIe) gets NCCL's intra
 //   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
