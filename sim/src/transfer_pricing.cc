@@ -143,8 +143,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
                      ? std::max(1, view.ranks_per_node)
                      : static_cast<int>(priced.gpus.distinct());  // 1, or one per mesh ring
   }
-  // A tree NCCL models (all_reduce) plays as bulk flows (flow_tree.cc); the others (broadcast,
-  // reduce: alpha-beta) play their steps pipelined in Simple's steps.
+  // A tree NCCL models (all_reduce) plays as bulk flows (flow_bulk_pipeline.cc); one it did not
+  // (none is registered today) would play its steps pipelined in Simple's steps.
   if (p.chunk_elements == 0 && r.algorithm == "tree" && priced.nccl != NcclAlgo::tree && n > 1 &&
       r.spec.count > 0) {
     const double half_per_channel =
