@@ -1,22 +1,19 @@
-// "tree" all-reduce: NCCL-like double binary tree across nodes, a chain inside each node.
+// "tree" all-reduce: NCCL's double binary tree across nodes, a chain inside each node.
 //
-// How it works, 4 nodes of 1 rank (node trees in heap order over positions; tree 1 mirrors the
-// node numbering so a node that is a leaf in one tree is inner in the other):
-//   tree 0 (first half):   0            tree 1 (second half):   3
-//                         /  \                                 /  \     (heap order)
-//                        1    2                               2    1
-//                       /                                    /
-//                      3                                    0
+// How it works, 4 nodes of 1 rank (NCCL's btree over positions, graph/trees.cc: the root has one
+// child; tree 1 mirrors the node numbering, or shifts it by one for an odd node count, so a node
+// that is inner in one tree is a leaf in the other):
+//   tree 0 (first half):   0 -> 2 -> {1, 3}      tree 1 (second half):   3 -> 1 -> {2, 0}
+//   (root -> its one child -> that child's two children; node 0 is inner in tree 0 only)
 // Each half is reduced up its tree and broadcast back down, both halves at the same time.
 // Inside a node of k ranks the chain runs local k-1 -> ... -> 1 -> 0 (the node's leader) going
 // up and 0 -> 1 -> ... -> k-1 going down; only leaders talk across nodes.
 // Logical steps (all ranks agree, so pieces pipeline as a wavefront): chain up at steps
-// 0..k-2; a leader sends up at U = (k-1) + 2*height + (1 if it is a right child); the root
-// starts down at B = U(root); a leader at depth t sends to its left child at B+2t, right child
-// at B+2t+1, and its chain at B+2t onwards.
-// Fold order of an element of half h: inside each node x[k-1] op x[k-2] ... op x[0] (local
-// ranks, received first); then at each leader acc = child (op) acc, children in order of U
-// (the lower subtree first); the root's last fold is finalized.
+// 0..k-2; a leader sends up at U = (k-1) + 2*height + (1 if it is its parent's second child); the
+// root starts down at B = U(root); a leader at depth t sends to its first child at B+2t, second
+// child at B+2t+1, and its chain at B+2t onwards. Fold order of an element of half h: inside each
+// node x[k-1] op x[k-2] ... op x[0] (local ranks, received first); then at each leader acc = child
+// (op) acc, children in order of U (the lower subtree first); the root's last fold is finalized.
 #include <algorithm>
 
 #include "algorithms/algorithm_list.h"
@@ -25,16 +22,41 @@
 namespace twinccl::algo {
 namespace {
 
+// NCCL's double binary tree over node positions (graph/trees.cc): tree 0 is NCCL's btree over
+// positions = nodes (the root has one child; a position's parent and children follow its lowest
+// set bit), tree 1 the same over positions mirrored (even node counts) or shifted by one (odd), so
+// that a node inner in one tree is a leaf in the other.
 struct NodeTree {
   int nodes = 1;
-  bool mirrored = false;
-  int position(int node) const { return mirrored ? nodes - 1 - node : node; }
-  int node_at(int pos) const { return mirrored ? nodes - 1 - pos : pos; }
-  static int parent(int pos) { return (pos - 1) / 2; }
-  std::vector<int> children(int pos) const {
+  bool second = false;  // tree 1
+  int position(int node) const {
+    if (!second) return node;
+    return nodes % 2 == 0 ? nodes - 1 - node : (node - 1 + nodes) % nodes;
+  }
+  int node_at(int pos) const {
+    if (!second) return pos;
+    return nodes % 2 == 0 ? nodes - 1 - pos : (pos + 1) % nodes;
+  }
+  int low_bit(int pos) const {  // the root's: the smallest power of two >= nodes
+    int bit = 1;
+    while (bit < nodes && (bit & pos) == 0) bit <<= 1;
+    return bit;
+  }
+  int parent(int pos) const {
+    const int bit = low_bit(pos);
+    const int up = (pos ^ bit) | (bit << 1);
+    return up < nodes ? up : pos ^ bit;
+  }
+  std::vector<int> children(int pos) const {  // ascending: the lower one first
     std::vector<int> c;
-    for (int child : {2 * pos + 1, 2 * pos + 2}) {
-      if (child < nodes) c.push_back(child);
+    const int half = low_bit(pos) >> 1;
+    if (half == 0) return c;
+    if (pos > 0) c.push_back(pos - half);
+    for (int step = half; step > 0; step >>= 1) {
+      if (pos + step < nodes) {
+        c.push_back(pos + step);
+        break;
+      }
     }
     return c;
   }
@@ -43,12 +65,17 @@ struct NodeTree {
     for (int c : children(pos)) h = std::max(h, 1 + height(c));
     return h;
   }
-  static int depth(int pos) {
+  int depth(int pos) const {
     int d = 0;
-    for (int p = pos + 1; p > 1; p /= 2) ++d;
+    for (int p = pos; p != 0; p = parent(p)) ++d;
     return d;
   }
-  static bool right_child(int pos) { return pos > 0 && pos % 2 == 0; }
+  // 0 for its parent's first child, 1 for the second (the steps it sends up and receives down).
+  int child_index(int pos) const {
+    if (pos == 0) return 0;
+    const std::vector<int> siblings = children(parent(pos));
+    return siblings.size() == 2 && siblings[1] == pos ? 1 : 0;
+  }
 };
 
 void add_half(LogicalSchedule& ls, const NodeTree& tree, int rpn, int rank, Slice in_half,
@@ -59,12 +86,11 @@ void add_half(LogicalSchedule& ls, const NodeTree& tree, int rpn, int rank, Slic
   const int pos = tree.position(node);
   const auto chain_up = static_cast<std::size_t>(rpn - 1);
   const auto up_step = [&](int p) {
-    return chain_up +
-           static_cast<std::size_t>(2 * tree.height(p) + (NodeTree::right_child(p) ? 1 : 0));
+    return chain_up + static_cast<std::size_t>(2 * tree.height(p) + tree.child_index(p));
   };
   const std::size_t down = up_step(0);
   const auto send_down_step = [&](int p) {
-    return down + static_cast<std::size_t>(2 * NodeTree::depth(p));
+    return down + static_cast<std::size_t>(2 * tree.depth(p));
   };
   const bool root = pos == 0;
   const std::vector<int> kids = tree.children(pos);
@@ -93,15 +119,15 @@ void add_half(LogicalSchedule& ls, const NodeTree& tree, int rpn, int rank, Slic
       ls.add(up_step(order[i]), recv_reduce_op(leader(order[i]), current, out_half, last));
       current = out_half;
     }
-    if (!root) ls.add(up_step(pos), send_op(leader(NodeTree::parent(pos)), current));
+    if (!root) ls.add(up_step(pos), send_op(leader(tree.parent(pos)), current));
   }
 
   // ---- broadcast down ----
   std::size_t have = 0;  // first step at which this rank may forward the result
   if (local == 0) {
     if (!root) {
-      const int parent = NodeTree::parent(pos);
-      ls.add(send_down_step(parent) + (NodeTree::right_child(pos) ? 1 : 0),
+      const int parent = tree.parent(pos);
+      ls.add(send_down_step(parent) + static_cast<std::size_t>(tree.child_index(pos)),
              recv_op(leader(parent), out_half));
     }
     have = send_down_step(pos);
@@ -125,7 +151,7 @@ RankSchedule all_reduce_tree(const CollectiveSpec& spec, const AlgorithmParams& 
   const int rpn = ranks_per_node(spec, params);
   for (int half = 0; half < 2; ++half) {
     const ElementRange r = ring_chunk(spec.count, 2, half);
-    const NodeTree tree{spec.nranks / rpn, half == 1};
+    const NodeTree tree{.nodes = spec.nranks / rpn, .second = half == 1};
     add_half(ls, tree, rpn, rank, in(r.begin, r.size()), out(r.begin, r.size()));
   }
   return ls.lower(params, Pipelining::overlapped);
@@ -136,7 +162,8 @@ RankSchedule all_reduce_tree(const CollectiveSpec& spec, const AlgorithmParams& 
 const Algorithm& tree_algorithm() {
   static const NodeAwareAllReduce algorithm(
       "tree",
-      "double binary tree across nodes (mirrored second tree), chain inside each node; "
+      "NCCL's double binary tree across nodes (mirrored or shifted second tree), chain inside each "
+      "node; "
       "half the data per tree, reduce up then broadcast down, pipelined",
       all_reduce_tree);
   return algorithm;

@@ -81,6 +81,14 @@ double program_for_bulk_ring(const CollectiveSpec& spec, const AlgorithmParams& 
                              const TransferCost& cost, RouteTable& routes, FlowProgram& program,
                              const ChannelRanks& ranks);
 
+// A pipelined schedule (NCCL's tree all_reduce, ring broadcast/reduce; built with one chunk per
+// step) as bulk flows, its steady state (flow_bulk_pipeline.cc): every transfer starts at once,
+// rank_steps one step per rank holding its sends and receives. Returns the route latencies along
+// the schedule's path that the round does not pay (to fold into the call's fixed latency).
+double program_for_bulk_pipeline(const Schedule& schedule, const TransferCost& cost,
+                                 RouteTable& routes, FlowProgram& program,
+                                 const ChannelRanks& ranks);
+
 // NVLS (one node) and NVLS-tree all_reduce as switch flows (flow_nvls.cc), call rank r on GPU
 // gpus[r]; rank_steps: one step per rank holding its flows (it is their sender). False when the
 // topology gives the GPUs no NVSwitch (or NICs, for NVLS-tree): play the schedule instead.

@@ -15,7 +15,9 @@
 // * Channels 0 = one per GPU of a node across nodes with NICs, channel c's ring or tree entering
 //   every node at its GPU c (rail_ranks); inside a node 1, or on GPUs linked directly to each
 //   other (xGMI mesh, torus) one per link-disjoint ring order (mesh_ranks), so every link carries
-//   its share; a tree pipelined in NCCL Simple's 512 KiB steps (fewer pieces past 200k transfers).
+//   its share. NCCL's tree all_reduce and ring broadcast/reduce (pipelines NCCL's model times as
+//   steady state) play as bulk flows, their fill charged once (flow_bulk_pipeline.cc); a tree NCCL
+//   had no model for (none is registered today) would be pipelined in Simple's 512 KiB steps.
 // * Link shares: the platform runs network links at NCCL's share of a NIC (platform_links, for
 //   every call); for ring/tree/pat on a known arch the GPU's NVLink (or PCIe) gets NCCL's intra
 //   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
@@ -59,6 +61,13 @@ double wire_factor(const topo::Topology& topology, const FlowProgram& program, i
     scaled = scaled == 0.0 ? r : std::min(scaled, r);
   }
   return scaled > 0.0 ? line / scaled : 1.0;
+}
+
+// The pipelines NCCL's model times as steady state plus latency (and fill): a tree all_reduce, a
+// ring broadcast/reduce (a chain).
+bool bulk_pipeline(std::optional<NcclAlgo> a, OpKind k) {
+  return (a == NcclAlgo::tree && k == OpKind::all_reduce) ||
+         (a == NcclAlgo::ring && (k == OpKind::broadcast || k == OpKind::reduce));
 }
 
 bool ring_kind(OpKind k) {
@@ -134,7 +143,10 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
                      ? std::max(1, view.ranks_per_node)
                      : static_cast<int>(priced.gpus.distinct());  // 1, or one per mesh ring
   }
-  if (p.chunk_elements == 0 && r.algorithm == "tree" && n > 1 && r.spec.count > 0) {
+  // A tree NCCL models (all_reduce) plays as bulk flows (flow_bulk_pipeline.cc); one it did not
+  // (none is registered today) would play its steps pipelined in Simple's steps.
+  if (p.chunk_elements == 0 && r.algorithm == "tree" && priced.nccl != NcclAlgo::tree && n > 1 &&
+      r.spec.count > 0) {
     const double half_per_channel =
         std::ceil(static_cast<double>(r.spec.count) / (2.0 * p.channels));
     const double half_bytes = half_per_channel * static_cast<double>(size_of(r.dtype));
@@ -187,6 +199,11 @@ CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall
     out.bulk = true;
     out.fixed_latency_s +=
         program_for_bulk_ring(r.spec, priced.params, priced.cost, routes, program, priced.gpus);
+  } else if (bulk_pipeline(priced.nccl, r.spec.kind) && n > 1) {
+    out.bulk = true;  // every edge at once: the pipeline's steady state (fill: priced)
+    out.fixed_latency_s +=
+        program_for_bulk_pipeline(build_schedule(r.spec, priced.schedule, priced.params),
+                                  priced.cost, routes, program, priced.gpus);
   } else {
     program_from_schedule(build_schedule(r.spec, priced.schedule, priced.params), priced.cost,
                           routes, program, priced.gpus);

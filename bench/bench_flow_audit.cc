@@ -1,0 +1,193 @@
+// bench_flow_audit: flow against analytic on every preset, collective, algorithm and protocol
+// (issue 10 item 2: where no link is shared they agree within 5% at >= 64 MiB). A plain program
+// printing one row per case and, at the end, every case off by more than the tolerance; not a
+// test (the whole sweep takes minutes on a loaded 2-core machine).
+//
+//   ./build/bench/bench_flow_audit                       # the whole sweep
+//   ./build/bench/bench_flow_audit --quick               # 64 MiB only, nodes 2 and 8
+//   ./build/bench/bench_flow_audit --topology mi300x-cluster-8 --kind all_reduce --bytes 64M
+//   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only
+//
+// Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8 nodes and one large
+// size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce), each
+// size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair compare_all() lists (the
+// what-if algorithms too, timed by alpha-beta in analytic), LL skipped (NCCL never runs it at these
+// sizes; --with-ll keeps it). The tuner's choice is marked '*'. Columns: analytic and flow time,
+// flow / analytic - 1, the flow run's wall time. Each flow run gets 30 s (TWINCCL_SIM_TIMEOUT_S
+// unless set): PAT's flow playback on 64 ranks does not finish in 300 s.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+struct Options {
+  std::vector<std::string> topologies;
+  std::vector<OpKind> kinds;
+  std::vector<std::size_t> sizes;
+  std::string algorithm;  // "" = every applicable one
+  double tolerance = 0.05;
+  bool off_only = false;
+  bool with_ll = false;
+  bool quick = false;
+};
+
+std::vector<std::string> default_topologies(bool quick) {
+  std::vector<std::string> t = {"dgx-a100", "dgx-h100",  "dgx-h200",  "dgx-b200", "gb200-nvl72",
+                                "mi300x-8", "pcie-4gpu", "torus-4x4", "torus-3x5"};
+  const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 3, 4, 8};
+  for (const char* family : {"h100-cluster-", "h200-cluster-", "b200-cluster-", "mi300x-cluster-",
+                             "gb200-nvl72-cluster-"}) {
+    for (int n : nodes) t.push_back(family + std::to_string(n));
+  }
+  if (!quick) {
+    for (const char* large : {"h100-cluster-32", "b200-cluster-32", "mi300x-cluster-32"}) {
+      t.emplace_back(large);
+    }
+  }
+  return t;
+}
+
+std::size_t parse_size(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? std::string(end) : "";
+  const double m = unit == "K" ? 1024.0 : unit == "M" ? kMiB : unit == "G" ? 1024.0 * kMiB : 1.0;
+  return static_cast<std::size_t>(v * m);
+}
+
+OpKind parse_kind(const std::string& s) {
+  for (OpKind k : {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter,
+                   OpKind::broadcast, OpKind::reduce}) {
+    if (name(k) == s) return k;
+  }
+  std::fprintf(stderr, "unknown collective '%s'\n", s.c_str());
+  std::exit(2);
+}
+
+sim::Request request(const topo::Topology& t, OpKind kind, std::size_t bytes) {
+  sim::Request r;
+  r.spec.kind = kind;
+  r.spec.count = bytes / 4;  // float32; all_gather/reduce_scatter: nccl-tests' total size
+  if (kind == OpKind::all_gather || kind == OpKind::reduce_scatter) {
+    r.spec.count /= static_cast<std::size_t>(t.gpu_count());
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A flow run that needs more than this is listed as off (its error says so), not waited for.
+  setenv("TWINCCL_SIM_TIMEOUT_S", "30", 0);
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--topology") {
+      o.topologies.push_back(value());
+    } else if (a == "--kind") {
+      o.kinds.push_back(parse_kind(value()));
+    } else if (a == "--bytes") {
+      o.sizes.push_back(parse_size(value()));
+    } else if (a == "--algo") {
+      o.algorithm = value();
+    } else if (a == "--tolerance") {
+      o.tolerance = std::stod(value());
+    } else if (a == "--off-only") {
+      o.off_only = true;
+    } else if (a == "--with-ll") {
+      o.with_ll = true;
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      std::fprintf(stderr, "unknown option %s (see the comment atop bench_flow_audit.cc)\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  if (o.topologies.empty()) o.topologies = default_topologies(o.quick);
+  if (o.kinds.empty()) {
+    o.kinds = {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter, OpKind::broadcast,
+               OpKind::reduce};
+  }
+  if (o.sizes.empty()) {
+    o.sizes = o.quick ? std::vector<std::size_t>{64 * kMiB}
+                      : std::vector<std::size_t>{64 * kMiB, 1024 * kMiB};
+  }
+
+  std::vector<std::string> off;
+  int cases = 0;
+  std::printf("%-22s %-14s %6s %-18s %12s %12s %8s %7s\n", "topology", "collective", "MiB",
+              "algorithm/proto", "analytic_us", "flow_us", "error", "wall_s");
+  for (const std::string& name_t : o.topologies) {
+    const topo::Topology t = topo::load_topology(name_t);
+    for (OpKind kind : o.kinds) {
+      for (std::size_t bytes : o.sizes) {
+        sim::Request r = request(t, kind, bytes);
+        r.algorithm = o.algorithm;
+        std::vector<sim::Prediction> pairs;
+        try {
+          pairs = sim::compare_all(t, r);
+        } catch (const std::exception& e) {
+          std::printf("%-22s %-14s %6zu %s\n", name_t.c_str(), std::string(name(kind)).c_str(),
+                      bytes / kMiB, e.what());
+          continue;
+        }
+        for (const sim::Prediction& a : pairs) {
+          if (a.protocol == sim::Protocol::ll && !o.with_ll) continue;
+          sim::Request f = r;
+          f.algorithm = a.algorithm;
+          f.protocol = a.protocol;
+          f.fidelity = sim::Fidelity::flow;
+          const auto start = std::chrono::steady_clock::now();
+          double flow_us = 0.0;
+          std::string failure;
+          try {
+            flow_us = sim::predict(t, f).time_us;
+          } catch (const std::exception& e) {
+            failure = e.what();
+          }
+          const double wall_s =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          const double error = failure.empty() ? flow_us / a.time_us - 1.0 : NAN;
+          const bool bad = !failure.empty() || std::abs(error) > o.tolerance;
+          char line[512];
+          std::snprintf(
+              line, sizeof line, "%-22s %-14s %6zu %-18s %12.1f %12.1f %+7.1f%% %7.2f%s",
+              name_t.c_str(), std::string(name(kind)).c_str(), bytes / kMiB,
+              (a.algorithm + "/" + std::string(sim::name(a.protocol)) + (a.tuner_choice ? "*" : ""))
+                  .c_str(),
+              a.time_us, flow_us, 100.0 * error, wall_s,
+              failure.empty() ? "" : ("  " + failure.substr(0, 120)).c_str());
+          ++cases;
+          if (bad) off.emplace_back(line);
+          if (!o.off_only || bad) {
+            std::printf("%s\n", line);
+            std::fflush(stdout);
+          }
+        }
+      }
+    }
+  }
+  std::printf("\n# %zu of %d cases off by more than %.0f%%:\n", off.size(), cases,
+              100.0 * o.tolerance);
+  for (const std::string& l : off) std::printf("%s\n", l.c_str());
+  return 0;
+}
