@@ -63,7 +63,7 @@ TEST_CASE("TWINCCL_WORLD_SIZE takes decimal digits only, 1..4096", "[environment
   CHECK(twinccl::options_from_environment().world_size == 16);
 }
 
-TEST_CASE("TWINCCL_ALGO must name a registered algorithm; the error lists them", "[environment]") {
+TEST_CASE("TWINCCL_ALGO must name a registered algorithm, the error lists them", "[environment]") {
   std::string message = error_for("TWINCCL_ALGO", "bogus");
   CHECK_THAT(message, Contains("TWINCCL_ALGO='bogus'") && Contains("ring") && Contains("tree") &&
                           Contains("direct"));

@@ -72,7 +72,7 @@ TEST_CASE("nccl mapping: set_caller_stream and Work::wait_stream", "[nccl_mappin
   CHECK(nccl_double::violations().empty());
 }
 
-TEST_CASE("nccl mapping: groups are per thread; another communicator inside a group is refused",
+TEST_CASE("nccl mapping: groups are per thread, another communicator inside a group is refused",
           "[nccl_mapping]") {
   nccl_double::use();
   nccl::run_local_ranks({0, 1}, options(), [&](Communicator& w) {

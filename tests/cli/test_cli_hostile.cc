@@ -54,7 +54,7 @@ TEST_CASE("perf -f: zero, negative, nan, inf and text are usage errors, not the 
   require_usage_error("perf all_reduce -b 0 -e 1M -c 0 -f 2", {"-b 0", "-i"});
 }
 
-TEST_CASE("perf: sizes are bytes with K/M/G/T suffixes; anything else names the flag",
+TEST_CASE("perf: sizes are bytes with K/M/G/T suffixes, anything else names the flag",
           "[cli][hostile]") {
   for (std::string b : {"abc", "1.M", "1.5.5M", ".5M", "1e3", "-1", "99999999999999999999G", "nanG",
                         "12Q", "0x10", "1MBB", "2P"}) {

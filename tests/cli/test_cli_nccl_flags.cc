@@ -47,7 +47,7 @@ TEST_CASE("perf -f and -i follow nccl-tests: a factor > 1 multiplies, -f 1 adds 
   CHECK(rows_of(frac.out).at(0).at(0) == "1572864");
 }
 
-TEST_CASE("perf -g picks GPUs of the topology in simulation; -t x -g ranks on the emulator",
+TEST_CASE("perf -g picks GPUs of the topology in simulation, -t x -g ranks on the emulator",
           "[cli][nccl-tests]") {
   auto sim = run_cli("perf all_gather -g 4 -b 1M -e 1M -c 0");
   REQUIRE(sim.exit_code == 0);

@@ -79,7 +79,7 @@ const char* kRealLog = "a100-sxm4-80gb-1node-all_reduce-g8.log";
 
 }  // namespace
 
-TEST_CASE("perf accepts every nccl-tests flag; those without meaning here are named in the header",
+TEST_CASE("perf accepts every nccl-tests flag, those without meaning here are named in the header",
           "[cli][nccl-tests]") {
   const std::vector<std::pair<std::string, std::string>> ignored{
       {"-p 1", "-p 1 (parallel init)"},
@@ -226,7 +226,7 @@ TEST_CASE("perf output has the structure of real nccl-tests output, line for lin
 }
 
 TEST_CASE(
-    "perf: one table per collective, each parsed as its nccl-tests program; extra columns trail",
+    "perf: one table per collective, each parsed as its nccl-tests program, extra columns trail",
     "[cli][nccl-tests]") {
   auto plain = run_cli(
       "perf all_reduce all_gather alltoall reduce_scatter broadcast -b 1K -e 1M -f 4 -c 0 --plain");

@@ -143,7 +143,7 @@ TEST_CASE("perf sendrecv/hypercube output parses as nccl-tests' own (table and -
   CHECK(cube_tables[0].rows[0].redop_blank);
 }
 
-TEST_CASE("perf -J names files as nccl-tests: never overwrites, FILE.0, FILE.1 ...; only .json",
+TEST_CASE("perf -J names files as nccl-tests: never overwrites, FILE.0, FILE.1 ..., only .json",
           "[cli][nccl-tests]") {
   const std::string dir = "json_naming_" + std::to_string(::getpid());
   std::filesystem::create_directory(dir);

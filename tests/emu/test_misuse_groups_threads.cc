@@ -40,7 +40,7 @@ TEST_CASE("misuse 46: Work::wait() inside a group that is still open", "[emu][mi
              Contains("failed: comm 'world' rank 0: wait() on a Work of the group"));
 }
 
-TEST_CASE("misuse 47: an exception leaving a Group scope discards the group; later calls run",
+TEST_CASE("misuse 47: an exception leaving a Group scope discards the group, later calls run",
           "[emu][misuse][failure]") {
   SECTION("the next blocking all_reduce really runs") {
     std::vector<float> got(2);

@@ -13,7 +13,7 @@
 using namespace twinccl;
 using Catch::Matchers::Contains;
 
-TEST_CASE("run_world: timeout_s must be in (0, kMaxTimeoutSeconds]", "[options]") {
+TEST_CASE("run_world: timeout_s must be above 0 and at most kMaxTimeoutSeconds", "[options]") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (double bad : {0.0, -1.0, nan, inf, -inf, 1e300, kMaxTimeoutSeconds * 2}) {

@@ -60,7 +60,7 @@ TEST_CASE("stop_requested stops ranks waiting in the emulator", "[stop]") {
   CHECK(polls >= 3);  // asked every 50 ms, and again after the stop until the ranks returned
 }
 
-TEST_CASE("stop_requested: a throw counts as a stop; no answer changes nothing", "[stop]") {
+TEST_CASE("stop_requested: a throw counts as a stop, no answer changes nothing", "[stop]") {
   emu::EmulatorOptions o = hanging_options();
   const auto start = std::chrono::steady_clock::now();
   o.stop_requested = [&]() -> std::string {

@@ -33,7 +33,7 @@ TEST_CASE("tuner on one NVSwitch node: NVLS for 1 GiB on H200, B200 and a GB200 
   }
 }
 
-TEST_CASE("tuner on MI300X: never NVLS, never NVLS-tree; forcing NVLS is refused") {
+TEST_CASE("tuner on MI300X: never NVLS, never NVLS-tree, forcing NVLS is refused") {
   for (const topo::Topology& t : {topo::mi300x_8(), topo::mi300x_cluster(2)}) {
     INFO(t.name());
     for (std::size_t bytes : {std::size_t{1024}, std::size_t{1} << 20, kGiB}) {
@@ -118,7 +118,7 @@ double plateau_busbw(const topo::Topology& t, std::size_t bytes, const std::stri
 }
 }  // namespace
 
-TEST_CASE("NVLS-tree on 2 B200 nodes is NIC-bound; on 2 H100 nodes NCCL's 57.7 cap binds") {
+TEST_CASE("NVLS-tree on 2 B200 nodes is NIC-bound, on 2 H100 nodes NCCL's 57.7 cap binds") {
   // 8 NICs x 48 GB/s (NCCL's sm100 inter speed for a 400 Gb/s NIC behind PCIe gen5): each head's
   // NIC carries its S/8 slice once each way, algbw = 8 x 48 = 384 GB/s, busbw x 2(n-1)/n = 720.
   // The NVLS stage runs on NVLink (721.8 / 8 = 90 GB/s a channel, x 0.74 x 7/8 x 2 = 117), not at

@@ -71,7 +71,7 @@ TEST_CASE("simgrid child: a crash or an exception comes back as InternalError sa
             2, "x") == std::vector<double>{1.5, 2.5});
 }
 
-TEST_CASE("nvls runs inside one node; nvls_tree is NCCL's multi-node form") {
+TEST_CASE("nvls runs inside one node, nvls_tree is NCCL's multi-node form") {
   const topo::Topology cluster = topo::h100_cluster(2);
   const topo::Topology node = topo::dgx_h100();
   Request r = request(OpKind::all_reduce, 16 * kMiB, "nvls");
@@ -99,7 +99,7 @@ TEST_CASE("nvls runs inside one node; nvls_tree is NCCL's multi-node form") {
   CHECK(rep.prediction.time_us > 0.0);
 }
 
-TEST_CASE("automatic choice: only NCCL's algorithms; compare_all still lists every one") {
+TEST_CASE("automatic choice: only NCCL's algorithms, compare_all still lists every one") {
   const std::set<std::string> nccl = {"ring", "tree", "nvls", "nvls_tree", "pat"};
   const auto topology = GENERATE(as<std::string>{}, "dgx-h100", "h100-cluster-2", "pcie-4gpu");
   const topo::Topology t = topo::load_topology(topology);

@@ -71,7 +71,7 @@ TEST_CASE("hostile trace: deep nesting is refused, not a stack overflow") {
 }
 
 TEST_CASE(
-    "hostile trace: numbers are exact, finite and in range; messages are short and name the "
+    "hostile trace: numbers are exact, finite and in range, messages are short and name the "
     "field") {
   // 1e309 overflows a double: nlohmann's own exception must not escape.
   std::string text = edited([](json& d) { d["ranks"][0]["events"][2] = {{"compute_s", 1.0}}; });

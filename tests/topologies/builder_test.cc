@@ -148,7 +148,7 @@ TEST_CASE("nodes: GPUs need a node, network switches none, and nodes hold GPUs",
   CHECK_THROWS_WITH(d.seal(), Contains("node 1 has no GPU"));
 }
 
-TEST_CASE("facts: NVLS needs an NVSwitch; PCIe generation range", "[topologies][builder]") {
+TEST_CASE("facts: NVLS needs an NVSwitch, PCIe generation range", "[topologies][builder]") {
   TopologyBuilder b = two_gpus();
   b.nvls(true);
   CHECK_THROWS_WITH(b.seal(), Contains("nvls") && Contains("no nvswitch"));

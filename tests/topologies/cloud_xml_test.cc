@@ -111,7 +111,7 @@ TEST_CASE("AWS p4d and p4de: no hint (A100 SXM4 and EFA PCI ids), NVSwitch from 
   CHECK(mentions(p4de.notes, "from the PCI device id"));
 }
 
-TEST_CASE("AWS p5: <gpu sm=90> without <nvlink> warns; --gpu h100 adds the NVSwitch",
+TEST_CASE("AWS p5: <gpu sm=90> without <nvlink> warns, --gpu h100 adds the NVSwitch",
           "[topologies][xml][cloud]") {
   const NcclXmlImport plain = corpus("aws-p5.48xl-topo.xml");
   CHECK(plain.topology.summary().nvlinks_per_gpu == 0);
@@ -125,7 +125,7 @@ TEST_CASE("AWS p5: <gpu sm=90> without <nvlink> warns; --gpu h100 adds the NVSwi
 }
 
 TEST_CASE(
-    "AWS g5: bare busids need --gpu, --gpu-count, --nic-count; the error names the missing ones",
+    "AWS g5: bare busids need --gpu, --gpu-count, --nic-count, the error names the missing ones",
     "[topologies][xml][cloud]") {
   const std::string none = error_of("aws-g5.48xl-topo.xml");
   CHECK_THAT(none, Contains("9 <pci> device(s) carry only a busid") &&

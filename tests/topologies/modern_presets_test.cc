@@ -150,7 +150,7 @@ TEST_CASE("gb200-nvl72-cluster-R: one node per rack, 72 rails", "[topologies][pr
   }
 }
 
-TEST_CASE("new presets: range errors name the preset and the value; the largest build",
+TEST_CASE("new presets: range errors name the preset and the value, the largest build",
           "[topologies][presets]") {
   CHECK_THROWS_WITH(gb200_nvl72_cluster(0), Contains("gb200-nvl72-cluster-R") && Contains("got 0"));
   CHECK_THROWS_WITH(gb200_nvl72_cluster(129), Contains("1..128"));

@@ -64,7 +64,7 @@ TEST_CASE("sample DGX A100 NCCL XML imports", "[topologies][xml]") {
   CHECK(t.vertex(t.gpu(3)).local_index == 3);
 }
 
-TEST_CASE("direct GPU-GPU NVLinks are added once; Hopper with NVSwitch is NVLS capable",
+TEST_CASE("direct GPU-GPU NVLinks are added once, Hopper with NVSwitch is NVLS capable",
           "[topologies][xml]") {
   const std::string pair =
       gpu(0, 90, R"(<nvlink target="0000:11:00.0" count="4" tclass="0x030200"/>)") +
