@@ -1,6 +1,7 @@
 // Hostile traces (issue 9): every malformed, oversized or inconsistent trace ends in a typed error
 // naming the file, the place and the value, before any simulation; nothing crashes or hangs.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -68,6 +69,23 @@ TEST_CASE("hostile trace: deep nesting is refused, not a stack overflow") {
                               text.substr(text.find("{\"op\":0}") + 8);
   CHECK_THAT(config_error(hostile),
              Catch::Contains("t.json") && Catch::Contains("nesting deeper than"));
+}
+
+TEST_CASE("hostile trace: a file of many operations is read in linear time") {
+  // nlohmann's parse with a callback scanned the whole enclosing array after every object: 300k
+  // ops took minutes (a 100k-op trace 39 s); the bounded reader now counts in a first pass.
+  TraceBuilder b(2);
+  const int w = b.comm("world", {0, 1});
+  b.blocking_all(w, OpKind::all_reduce, 16);
+  json doc = json::parse(to_json(b.trace()));
+  json& ops = doc["ranks"][0]["ops"];
+  const json op = ops[0];
+  for (int i = 1; i < 300000; ++i) ops.push_back(op);  // parsed, then refused by the checks
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(trace_from_json(doc.dump(), "many.json"), ConfigError);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 30.0);  // ~0.5 s here; the quadratic reader needed minutes
 }
 
 TEST_CASE(
