@@ -128,6 +128,14 @@ TEST_CASE("sim requests: bad input names the field, the value and what applies")
   r.algorithm = "ring";
   r.params.channels = -2;
   CHECK_THROWS_WITH(predict(t, r), Catch::Contains("params.channels=-2"));
+  // Above NCCL's MAXCHANNELS: refused at once (the flow model ran for minutes at 128).
+  r.params.channels = 1024;
+  r.fidelity = Fidelity::flow;
+  CHECK_THROWS_WITH(predict(t, r),
+                    Catch::Contains("params.channels=1024") && Catch::Contains("0..64"));
+  r.fidelity = Fidelity::analytic;
+  r.params.channels = 64;
+  CHECK(predict(t, r).channels == 64);
   r.params.channels = 0;
   if (registered(OpKind::all_reduce, "nvls")) {
     r.algorithm = "nvls";
