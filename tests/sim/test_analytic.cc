@@ -135,7 +135,7 @@ TEST_CASE("sim requests: bad input names the field, the value and what applies")
                     Catch::Contains("params.channels=1024") && Catch::Contains("0..64"));
   r.fidelity = Fidelity::analytic;
   r.params.channels = 64;
-  CHECK(predict(t, r).channels == 64);
+  CHECK_NOTHROW(predict(t, r));  // the cap itself is allowed
   r.params.channels = 0;
   if (registered(OpKind::all_reduce, "nvls")) {
     r.algorithm = "nvls";
