@@ -137,6 +137,17 @@ TEST_CASE("hostile trace: replay options that would make times infinite are refu
   CHECK_THROWS_AS(replay(t, star(2, 100.0, 0.5), o), InvalidArgument);
 }
 
+TEST_CASE("hostile trace: a forced algorithm no collective has is refused, not ignored") {
+  // `replay --algo nonsense` used to replay with the tuner's choices and exit 0.
+  Trace t = trace_from_json(good().dump());
+  ReplayOptions o;
+  o.algorithm = "nonsense";
+  CHECK_THROWS_WITH(replay(t, star(2, 100.0, 0.5), o),
+                    Catch::Contains("unknown algorithm 'nonsense'") && Catch::Contains("ring"));
+  o.algorithm = "ring";  // exists: forced where the collective has it
+  CHECK(replay(t, star(2, 100.0, 0.5), o).total_us > 0.0);
+}
+
 TEST_CASE("hostile trace: caps on ranks and operations are stated in the message") {
   Trace wide;
   wide.ranks.resize(static_cast<std::size_t>(kMaxTraceRanks) + 1);
