@@ -17,6 +17,7 @@
 #include "flag_values.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
@@ -68,7 +69,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   cmd->add_option(
          "--channels", o.channels,
          "channels the run used (its NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS; default: NCCL's choice)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, sim::kMaxRequestChannels));
   cmd->add_option(
          "--gpus-per-thread,-g", o.gpus_per_thread,
          "nccl-tests -g of the run: GPUs one thread launched (default: the log's nGpus, else 1)")

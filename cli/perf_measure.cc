@@ -1,11 +1,13 @@
 #include "perf_measure.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <mutex>
 
 #include "emu_memory.h"
@@ -45,6 +47,11 @@ std::string timestamp_now() {
 
 namespace {
 
+std::string row_label(OpKind kind, DataType dtype, std::size_t count, bool in_place) {
+  return fmt::format("{} {} count {} {}", name(kind), name(dtype), count,
+                     in_place ? "in place" : "out of place");
+}
+
 // Reduces one host value over the ranks through the communicator's own memory (GPU-safe).
 template <class T>
 T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
@@ -56,6 +63,27 @@ T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
 }
 
 }  // namespace
+
+double time_calls_us(Communicator& comm, int calls, const std::string& row,
+                     const std::function<Work()>& issue) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto noted = t0;
+  Work last;
+  for (int i = 0; i < calls; ++i) {
+    last = issue();
+    if ((i + 1) % kTimedCallsInFlight != 0 || i + 1 == calls) continue;
+    last.wait();
+    if (comm.rank() == 0 && Clock::now() - noted >= std::chrono::seconds(10)) {
+      noted = Clock::now();
+      std::cerr << fmt::format("twinccl perf: {}: {} of {} timed calls after {:.0f} s\n", row,
+                               i + 1, calls, std::chrono::duration<double>(noted - t0).count());
+    }
+  }
+  last.wait();
+  const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  return calls > 0 ? us / calls : 0.0;
+}
 
 RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
                       std::size_t count) {
@@ -99,14 +127,9 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
       if (o.iterations > 0) {
         for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
         comm.barrier();
-        auto t0 = std::chrono::steady_clock::now();
-        Work last;
-        const int calls = o.iterations * std::max(o.agg_iters, 1);
-        for (int i = 0; i < calls; ++i) last = issue_call(comm, s, {.async_op = true});
-        last.wait();
-        double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                        .count() /
-                    calls;
+        const double us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
+                                        row_label(kind, dtype, count, place == 1),
+                                        [&] { return issue_call(comm, s, {.async_op = true}); });
         switch (o.average) {  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max
           case 0:
             slowest =

@@ -2,10 +2,13 @@
 // does and how nccl-tests counts it.
 #include "perf_p2p.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstring>
 #include <mutex>
 
+#include "perf_measure.h"
 #include "twinccl/errors.h"
 #include "twinccl/reference.h"
 #include "twinccl/run.h"
@@ -125,13 +128,11 @@ RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std
       if (o.iterations > 0) {
         for (int i = 0; i < o.warmup; ++i) run_once(comm, test, b, count, in_place, false, last);
         comm.barrier();
-        const auto t0 = std::chrono::steady_clock::now();
-        const int calls = o.iterations * std::max(o.agg_iters, 1);
-        for (int i = 0; i < calls; ++i) run_once(comm, test, b, count, in_place, true, last);
-        last.wait();
-        us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                 .count() /
-             calls;
+        us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
+                           fmt::format("{} count {}", perf_test_name(test), count), [&] {
+                             run_once(comm, test, b, count, in_place, true, last);
+                             return last;
+                           });
         us = combine(comm, us, o.average);
       }
       long long wrong = 0;

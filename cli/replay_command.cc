@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include "commands.h"
+#include "output_file.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay.h"
 #include "twinccl/topologies/presets.h"
@@ -109,9 +109,10 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
   if (!o.timeline.empty()) {
     for (const sim::ReplayResult& r : results) {
       const std::string path = timeline_path(o.timeline, r.topology, results.size());
-      std::ofstream f(path);
-      if (!f) throw ConfigError("cannot write timeline '" + path + "'");
-      sim::write_replay_perfetto(r, f);
+      // Every step checked (a missing folder names the reason; a full disk is an error, not exit
+      // 0 with a lost file).
+      write_output_file("--trace", path,
+                        [&](std::ostream& f) { sim::write_replay_perfetto(r, f); });
       out << "# timeline for " << r.topology << ": " << path
           << " (open at https://ui.perfetto.dev)\n";
     }

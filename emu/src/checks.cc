@@ -12,13 +12,23 @@ namespace twinccl::emu {
 EmuCommunicator::~EmuCommunicator() {
   // Destroyed by stack unwinding (the rank's function threw): the memory of its frames is gone, so
   // nothing still queued may run.
-  if (std::uncaught_exceptions() > 0)
-    failure_->fail("comm '" + name() + "' rank " + std::to_string(rank_) +
-                   " was destroyed during stack unwinding (the rank's function threw)");
+  // A destructor must not throw: the texts below allocate, and the rank may be unwinding from
+  // std::bad_alloc itself (a throw here would end the process in std::terminate).
+  if (std::uncaught_exceptions() > 0) {
+    try {
+      failure_->fail("comm '" + name() + "' rank " + std::to_string(rank_) +
+                     " was destroyed during stack unwinding (the rank's function threw)");
+    } catch (...) {  // no memory for the text: the rank's own exception says why
+      failure_->fail(std::string("rank threw"));  // fits std::string's own bytes: no allocation
+    }
+  }
   if (main_.agent == nullptr) return;
   if (std::uncaught_exceptions() == 0) {
-    std::string unwaited = unwaited_message();
-    if (!unwaited.empty()) shared_->world->report_misuse(global_rank(), unwaited);
+    try {
+      std::string unwaited = unwaited_message();
+      if (!unwaited.empty()) shared_->world->report_misuse(global_rank(), unwaited);
+    } catch (...) {  // no memory to describe the misuse: the run's other checks still stand
+    }
   }
   // Wait for each stream's last task where the checker sees it (a cycle through a rank that is
   // returning is still a deadlock); the stream members' destructors then drain and join.

@@ -282,8 +282,11 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   if (r.software_latency && channels == Channels::launched) {
     latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
   }
-  // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel).
-  p.time_us = latency + (bytes > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
+  // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel). A lone GPU with
+  // no link at all (torus-1x1, a one-GPU file) has no rate: nothing leaves it, as the flow model
+  // says (0), never bytes / 0 = inf.
+  const bool lone_without_links = n == 1 && !(algbw > 0.0);
+  p.time_us = latency + (bytes > 0.0 && !lone_without_links ? bytes / (1000.0 * algbw) : 0.0);
   return p;
 }
 

@@ -140,7 +140,8 @@ struct Reader {
       const std::optional<double> v = nccl_tests::parse_real(token);
       if (!v || !std::isfinite(*v) || *v < 0 || *v > 1e15) {
         fail(source, line_no,
-             fmt::format("{} '{}' is not a finite number >= 0", what, nccl_tests::shown(token, 20)),
+             fmt::format("{} '{}' is not a finite number in 0..1e15", what,
+                         nccl_tests::shown(token, 20)),
              line);
       }
       return *v;

@@ -50,9 +50,11 @@ Resolved resolve(const topo::Topology& topology, const Request& request) {
         "sim request: gpus_per_thread=" + std::to_string(request.gpus_per_thread) +
         " must be >= 0 (0 = the kernels alone, N = GPUs one host thread launches)");
   }
-  if (r.params.channels < 0) {
+  if (r.params.channels < 0 || r.params.channels > kMaxRequestChannels) {
     throw InvalidArgument("sim request: params.channels=" + std::to_string(r.params.channels) +
-                          " must be >= 0 (0 = the model's choice)");
+                          " must be in 0.." + std::to_string(kMaxRequestChannels) +
+                          " (0 = the model's choice; NCCL has at most " +
+                          std::to_string(kMaxRequestChannels) + " channels, MAXCHANNELS)");
   }
   return r;
 }

@@ -11,8 +11,10 @@
 #include <map>
 
 #include "flow_build.h"
+#include "model.h"
 #include "replay_build.h"
 #include "simgrid_run.h"
+#include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
 #include "twinccl/perf_math.h"
 
@@ -111,6 +113,20 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology,
     if (!(s >= 1.0 && s <= 1e6)) {
       throw InvalidArgument("trace replay: rank_compute_slowdown[" + std::to_string(r) +
                             "] must be within 1..1e6, got " + std::to_string(s));
+    }
+  }
+  if (!options.algorithm.empty() && options.algorithm != detail::kNvlsTree) {
+    // Forced "where it exists": a name no collective has (a typo) would force nothing, silently.
+    std::string known;
+    bool exists = false;
+    for (const Algorithm* a : all_algorithms()) {
+      exists = exists || a->name() == options.algorithm;
+      if (known.find(" " + std::string(a->name()) + ",") == std::string::npos)
+        known += " " + std::string(a->name()) + ",";
+    }
+    if (!exists) {
+      throw InvalidArgument("trace replay: unknown algorithm '" + options.algorithm.substr(0, 64) +
+                            "'; known:" + known + " " + std::string(detail::kNvlsTree));
     }
   }
   if (topology.gpu_count() < n) {

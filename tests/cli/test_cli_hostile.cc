@@ -162,6 +162,16 @@ TEST_CASE("output files: a failed write is an error naming the path and the reas
   require_usage_error(run + "/tmp", {"--trace '/tmp'", "Is a directory"});
   // Standard output that cannot be written is a failure too, not exit 0.
   CHECK(twinccl("perf all_reduce -b 1M -e 1M -c 0 >/dev/full").exit_code == 1);
+  // replay's timelines too (it used to exit 0 on a full disk and give no reason for a folder).
+  const std::string replay = "replay " + std::string(TWINCCL_SOURCE_DIR) +
+                             "/fuzz/corpus/trace_json/quickstart_4ranks.json -t dgx-h100 --trace ";
+  CliResult replay_full = twinccl(replay + "/dev/full");
+  CHECK(replay_full.exit_code == 1);
+  CHECK_THAT(replay_full.out,
+             Contains("--trace '/dev/full'") && Contains("No space left on device"));
+  CliResult replay_missing = twinccl(replay + "/nonexistent-dir/t.json");
+  CHECK(replay_missing.exit_code == 2);
+  CHECK_THAT(replay_missing.out, Contains("No such file or directory"));
 }
 
 TEST_CASE("path arguments that are directories or missing name the path", "[cli][hostile]") {

@@ -149,6 +149,11 @@ TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's
   CHECK(t24 < t0);
   CHECK(std::abs(t24 / 433.8 - 1) < 0.10);  // the log's 433.8 us
   CHECK(run_cli("compare " + ring + " --topology h100-cluster-2 --channels 0").exit_code == 2);
+  // Over NCCL's MAXCHANNELS (64): a usage error at once, not minutes of flow simulation.
+  const auto many = run_cli(
+      "compare " + ring + " --topology h100-cluster-2 --channels 1024 --fidelity flow", "", 20);
+  CHECK(many.exit_code == 2);
+  CHECK_THAT(many.out, Catch::Contains("--channels") && Catch::Contains("64"));
 }
 
 TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {

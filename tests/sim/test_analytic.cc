@@ -1,6 +1,7 @@
 // Analytic fidelity: NCCL model numbers, busbw from perf_math, protocol choice, agreement with
 // the flow model where nothing contends, and every bad input's error.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "sim_topologies.h"
 #include "twinccl/errors.h"
@@ -127,6 +128,14 @@ TEST_CASE("sim requests: bad input names the field, the value and what applies")
   r.algorithm = "ring";
   r.params.channels = -2;
   CHECK_THROWS_WITH(predict(t, r), Catch::Contains("params.channels=-2"));
+  // Above NCCL's MAXCHANNELS: refused at once (the flow model ran for minutes at 128).
+  r.params.channels = 1024;
+  r.fidelity = Fidelity::flow;
+  CHECK_THROWS_WITH(predict(t, r),
+                    Catch::Contains("params.channels=1024") && Catch::Contains("0..64"));
+  r.fidelity = Fidelity::analytic;
+  r.params.channels = 64;
+  CHECK_NOTHROW(predict(t, r));  // the cap itself is allowed
   r.params.channels = 0;
   if (registered(OpKind::all_reduce, "nvls")) {
     r.algorithm = "nvls";
@@ -142,4 +151,27 @@ TEST_CASE("sim requests: bad input names the field, the value and what applies")
   CHECK_THROWS_AS(parse_fidelity("packet"), InvalidArgument);
   Request unnamed = analytic(OpKind::all_reduce, 1024);
   CHECK_THROWS_AS(simulate_flow(t, unnamed), InvalidArgument);
+}
+
+TEST_CASE("analytic: a lone GPU without links (torus-1x1) predicts a finite time, not inf") {
+  // torus_2d(1, 1) drops its wrap-around self-links: the GPU has no link, so no rate; its
+  // one-rank collectives move nothing off the GPU (the flow model says 0), never bytes / 0.
+  const topo::Topology lone = topo::torus_2d(1, 1);
+  const auto kind = GENERATE(OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter,
+                             OpKind::broadcast, OpKind::reduce);
+  const Request r = analytic(kind, std::size_t{1} << 20);
+  for (const Prediction& p : compare_all(lone, r)) {
+    INFO(name(kind) << " " << p.algorithm << " " << name(p.protocol));
+    CHECK(std::isfinite(p.time_us));
+    CHECK(p.time_us >= 0.0);
+  }
+  const Prediction chosen = predict(lone, r);
+  CHECK(std::isfinite(chosen.time_us));
+  // A GPU with links keeps its one-rank copy at its link rate (unchanged): 1 MiB at 360 GB/s.
+  Request one = analytic(OpKind::all_reduce, std::size_t{1} << 18);
+  one.spec.nranks = 1;
+  one.algorithm = "ring";
+  one.protocol = Protocol::simple;
+  CHECK(predict(topo::dgx_h100(), one).time_us ==
+        Approx(static_cast<double>(1 << 20) / (1000.0 * 360.0)).epsilon(1e-9));
 }

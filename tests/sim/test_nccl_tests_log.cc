@@ -389,6 +389,10 @@ TEST_CASE("hostile inputs give a ConfigError naming the file, the line and the t
   CHECK_THAT(
       error_of(std::string(kHeader) + "8 2 float sum -1 1e999 0.00 0.00 0 38.85 0.00 0.00 0\n"),
       Catch::Contains("bad.log:4:"));
+  // Finite but over the cap: the message states the range, not "not finite".
+  CHECK_THAT(
+      error_of(std::string(kHeader) + "8 2 float sum -1 1e300 0.00 0.00 0 38.85 0.00 0.00 0\n"),
+      Catch::Contains("bad.log:4: time '1e300' is not a finite number in 0..1e15"));
   CHECK_THAT(
       error_of(std::string(kHeader) + "8 2 quux sum -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0\n"),
       Catch::Contains("unknown data type 'quux'"));

@@ -1,6 +1,7 @@
 // Hostile traces (issue 9): every malformed, oversized or inconsistent trace ends in a typed error
 // naming the file, the place and the value, before any simulation; nothing crashes or hangs.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -70,6 +71,23 @@ TEST_CASE("hostile trace: deep nesting is refused, not a stack overflow") {
              Catch::Contains("t.json") && Catch::Contains("nesting deeper than"));
 }
 
+TEST_CASE("hostile trace: a file of many operations is read in linear time") {
+  // nlohmann's parse with a callback scanned the whole enclosing array after every object: 300k
+  // ops took minutes (a 100k-op trace 39 s); the bounded reader now counts in a first pass.
+  TraceBuilder b(2);
+  const int w = b.comm("world", {0, 1});
+  b.blocking_all(w, OpKind::all_reduce, 16);
+  json doc = json::parse(to_json(b.trace()));
+  json& ops = doc["ranks"][0]["ops"];
+  const json op = ops[0];
+  for (int i = 1; i < 300000; ++i) ops.push_back(op);  // parsed, then refused by the checks
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(trace_from_json(doc.dump(), "many.json"), ConfigError);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 30.0);  // ~0.5 s here; the quadratic reader needed minutes
+}
+
 TEST_CASE(
     "hostile trace: numbers are exact, finite and in range, messages are short and name the "
     "field") {
@@ -117,6 +135,17 @@ TEST_CASE("hostile trace: replay options that would make times infinite are refu
   o.compute_scale = 1.0;
   o.compute_tflops = -1.0;
   CHECK_THROWS_AS(replay(t, star(2, 100.0, 0.5), o), InvalidArgument);
+}
+
+TEST_CASE("hostile trace: a forced algorithm no collective has is refused, not ignored") {
+  // `replay --algo nonsense` used to replay with the tuner's choices and exit 0.
+  Trace t = trace_from_json(good().dump());
+  ReplayOptions o;
+  o.algorithm = "nonsense";
+  CHECK_THROWS_WITH(replay(t, star(2, 100.0, 0.5), o),
+                    Catch::Contains("unknown algorithm 'nonsense'") && Catch::Contains("ring"));
+  o.algorithm = "ring";  // exists: forced where the collective has it
+  CHECK(replay(t, star(2, 100.0, 0.5), o).total_us > 0.0);
 }
 
 TEST_CASE("hostile trace: caps on ranks and operations are stated in the message") {

@@ -190,3 +190,17 @@ TEST_CASE("set nvls=0 turns NVLS off as NCCL_NVLS_ENABLE=0 and nvls=1 needs an N
   CHECK_THROWS_WITH(edit(dgx_h100(), {"nvls=2"}), Contains("0..1"));
   CHECK_THROWS_WITH(edit(dgx_h100(), {"nvls=0.5"}), Contains("nvls"));
 }
+
+TEST_CASE("a failed NVSwitch: NVLS is off when no NVSwitch is left, not a validation error",
+          "[topologies][whatif]") {
+  // Used to end in "nvls is true but there is no nvswitch vertex" (the preset's NVLS fact).
+  const EditedTopology e = edit(dgx_h100(), {}, {}, {"nvswitch"});
+  CHECK_FALSE(e.topology.find("nvswitch").has_value());
+  CHECK_FALSE(e.topology.summary().nvls_capable);
+  CHECK(e.topology.gpu_count() == 8);
+  CHECK_THAT(all_notes(e), Contains("no NVSwitch is left"));
+  // One node's switch of two: the other node's stays, and so does the NVLS fact.
+  const EditedTopology one = edit(h100_cluster(2), {}, {}, {"n0.nvswitch"});
+  CHECK(one.topology.find("n1.nvswitch").has_value());
+  CHECK_THAT(all_notes(one), !Contains("no NVSwitch is left"));
+}

@@ -176,6 +176,17 @@ void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes,
       notes.push_back(fmt::format("{}: {} and its {} links removed; routes avoid it", flag, x.name,
                                   g.live_links_of(v).size()));
       g.remove_vertex(v);
+      if (x.kind == VertexKind::nvswitch && g.facts.nvls.value_or(false)) {
+        bool switch_left = false;  // NVLS needs an NVSwitch (NCCL turns it off without one)
+        for (std::size_t o = 0; o < g.vertices.size(); ++o) {
+          switch_left =
+              switch_left || (!g.vertex_gone[o] && g.vertices[o].kind == VertexKind::nvswitch);
+        }
+        if (!switch_left) {
+          g.facts.nvls = false;
+          notes.push_back(flag + ": no NVSwitch is left, so NVLS and NVLS-tree are off");
+        }
+      }
       return;
     }
     // A NIC: its port and network links (its PCIe side is not the NIC's line rate); anything

@@ -3,12 +3,12 @@
 //
 // How it works. One JSON object; every rank lists its ops (kind, comm, seq, count, dtype, ...) and
 // its events in program order: {"op": i} issues op i, {"wait": i} blocks on it, {"compute_s": x}
-// and/or {"compute_flops": f} compute. The parser's callback refuses nesting deeper than a trace
-// has and more values than the caps allow while the file is read, so a hostile file is refused
-// before it takes memory; every field is read with its exact type and range (2^40 is not silently
-// cut to an int). The version is read first: another version is refused before anything else is
-// looked at. Errors name the source and the JSON path ("t.json: ranks[3].ops[2].dtype: unknown
-// data type 'foo'") and never echo more than a few bytes of input.
+// and/or {"compute_flops": f} compute. A first pass (bounded_json.h) refuses nesting deeper than a
+// trace has and more values than the caps allow while the file is read, so a hostile file is
+// refused before it takes memory; every field is read with its exact type and range (2^40 is not
+// silently cut to an int). The version is read first: another version is refused before anything
+// else is looked at. Errors name the source and the JSON path ("t.json: ranks[3].ops[2].dtype:
+// unknown data type 'foo'") and never echo more than a few bytes of input.
 #include "twinccl/trace/trace_file.h"
 
 #include <cmath>

@@ -31,6 +31,11 @@ enum class Protocol { ll, ll128, simple };
 // more than 64 ranks; exact when the ring's chunks are equal, see docs/simulator.md).
 enum class RoundCompression { automatic, off, on };
 
+// The most channels a request may force: NCCL's MAXCHANNELS (src/include/device.h), to which it
+// clamps NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS. (The flow model's work grows faster than
+// linearly in channels: 128 took minutes.)
+inline constexpr int kMaxRequestChannels = 64;
+
 // A spec taking every rank of the topology (nranks 0), params choosing channels (channels 0).
 inline CollectiveSpec all_ranks_spec() {
   CollectiveSpec spec;
