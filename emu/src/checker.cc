@@ -253,9 +253,12 @@ std::string Checker::ranks_stand_locked(const std::vector<std::string>& latest) 
       if (!nodes_[static_cast<std::size_t>(s)].waiting) continue;
       edges_of(s, edges);
       const WaitSite& w = nodes_[static_cast<std::size_t>(s)].site;
+      constexpr std::size_t kMaxPeersListed = 16;  // a 4096-rank meeting: 4095 missing peers
       std::string peers;
-      for (const Edge& e : edges)
-        peers += (peers.empty() ? "" : ", ") + std::to_string(e.peer_global);
+      for (std::size_t i = 0; i < edges.size() && i < kMaxPeersListed; ++i)
+        peers += (peers.empty() ? "" : ", ") + std::to_string(edges[i].peer_global);
+      if (edges.size() > kMaxPeersListed)
+        peers += " and " + std::to_string(edges.size() - kMaxPeersListed) + " more";
       waits += (waits.empty() ? "" : " and ") + std::string("in ") + std::string(w.op) +
                (w.kind == WaitKind::collective ? " #" + std::to_string(w.seq) : std::string()) +
                " on comm '" + agents_[static_cast<std::size_t>(s)].comm->name + "' (" +

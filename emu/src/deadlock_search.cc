@@ -14,6 +14,8 @@
 // gives a message of a few KB, not 470 KB.
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "checker.h"
@@ -72,10 +74,16 @@ std::vector<std::pair<int, Checker::Edge>> Checker::find_any_cycle() {
         std::vector<std::pair<int, Edge>> cycle;
         for (std::size_t i = depth[to]; i < stack.size(); ++i)
           cycle.emplace_back(stack[i].node, stack[i].edges[stack[i].next - 1]);
-        // Start at the smallest node so that two searches name the same cycle the same way.
-        auto first = std::min_element(cycle.begin(), cycle.end(), [](const auto& x, const auto& y) {
-          return x.first < y.first;
-        });
+        // Start at the lowest rank's wait, so that two searches (and the reader) see the cycle
+        // the same way whether a rank's stream or its thread is the node on the path.
+        auto key = [&](const std::pair<int, Edge>& step) {
+          const Agent& a = agents_[static_cast<std::size_t>(step.first)];
+          bool inline_step = std::string_view(step.second.verb) == "inline";
+          return std::make_tuple(a.global_rank, inline_step, step.first);
+        };
+        auto first =
+            std::min_element(cycle.begin(), cycle.end(),
+                             [&](const auto& x, const auto& y) { return key(x) < key(y); });
         std::rotate(cycle.begin(), first, cycle.end());
         return cycle;
       }
