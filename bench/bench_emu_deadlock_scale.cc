@@ -5,7 +5,8 @@
 //   send_ring: every rank send(next) then recv(prev) (NCCL's order, no group);
 //   recv_ring: every rank recv(prev) then send(next);
 //   missing:   ranks 0..n-2 all_reduce, rank n-1 waits in recv from rank 0 instead;
-//   work_wait: every rank irecv(prev), waits on it, then sends (never reached).
+//   work_wait: every rank irecv(prev), waits on it, then sends (never reached);
+//   busy:      rank n-1 sleeps past the timeout before the all_reduce (TimeoutError expected).
 // Prints the seconds until run_world threw, when the first and the last rank's function ended
 // (threads' start and teardown are the rest), the error type and the message's length and start.
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "twinccl/emu/emulator.h"
@@ -23,9 +25,10 @@ using namespace twinccl;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fmt::print(stderr,
-               "usage: {} send_ring|recv_ring|missing|work_wait RANKS [TIMEOUT_S [check_off]]\n",
-               argv[0]);
+    fmt::print(
+        stderr,
+        "usage: {} send_ring|recv_ring|missing|work_wait|busy RANKS [TIMEOUT_S [check_off]]\n",
+        argv[0]);
     return 2;
   }
   const std::string shape = argv[1];
@@ -66,6 +69,9 @@ int main(int argc, char** argv) {
           c.recv(&y, 1, DataType::int32, 0);
         else
           c.all_reduce(&x, &x, 1, DataType::int32, ReduceOp::sum());
+      } else if (shape == "busy") {  // not a cycle: the timeout must end it
+        if (r == n - 1) std::this_thread::sleep_for(std::chrono::duration<double>(o.timeout_s + 2));
+        c.all_reduce(&x, &x, 1, DataType::int32, ReduceOp::sum());
       } else if (shape == "work_wait") {
         CallOptions async;
         async.async_op = true;
