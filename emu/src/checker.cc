@@ -55,6 +55,7 @@ Agent* Checker::add_lane(CommRecord* comm, int comm_rank, int peer, bool sends) 
 
 void Checker::mark_finished(int global_rank) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!finished_[static_cast<std::size_t>(global_rank)]) ++finished_count_;
   finished_[static_cast<std::size_t>(global_rank)] = 1;
 }
 
@@ -180,7 +181,6 @@ void Checker::unregister(const WaitSite& site) {
   std::lock_guard<std::mutex> lock(mu_);
   Node& n = nodes_[static_cast<std::size_t>(site.agent->id)];
   n.waiting = false;
-  n.suspect.clear();
   n.verdict.clear();  // a verdict it never saw: the wait ended with another error first
 }
 
@@ -191,7 +191,6 @@ void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
   if (!registered) {
     n.site = site;
     n.waiting = true;
-    n.suspect.clear();
     registered = true;
   }
   if (!n.verdict.empty()) {
@@ -200,41 +199,42 @@ void Checker::poll(const WaitSite& site, bool& registered, bool aborted) {
     throw DeadlockError(verdict);
   }
   if (aborted || site.agent->comm == nullptr)
-    return;  // a rank's thread on a Work: its stream polls
-  std::vector<Edge> edges;
-  edges_of(id, edges);
-  for (const Edge& e : edges) {
-    if (e.to < static_cast<int>(users_.size()) && finished_[static_cast<std::size_t>(e.to)]) {
-      throw AbortedError(describe_step(id, e) + ", but rank " + std::to_string(e.peer_global) +
-                         "'s function already returned without calling it" +
-                         (explain_returned_ ? explain_returned_(e.peer_global) : std::string()));
+    return;                   // a rank's thread on a Work: its stream polls
+  if (finished_count_ > 0) {  // O(members) per poll only once some rank returned
+    std::vector<Edge> edges;
+    edges_of(id, edges);
+    for (const Edge& e : edges) {
+      if (e.to < static_cast<int>(users_.size()) && finished_[static_cast<std::size_t>(e.to)]) {
+        throw AbortedError(describe_step(id, e) + ", but rank " + std::to_string(e.peer_global) +
+                           "'s function already returned without calling it" +
+                           (explain_returned_ ? explain_returned_(e.peer_global) : std::string()));
+      }
     }
   }
-  auto cycle = find_cycle(id);
+  constexpr auto kSearchPeriod = std::chrono::milliseconds(10);
+  constexpr auto kConfirm = std::chrono::milliseconds(15);
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_search_ < kSearchPeriod) return;
+  last_search_ = now;
+  auto cycle = find_any_cycle();
   std::vector<int> ids;
   for (const auto& step : cycle) ids.push_back(step.first);
-  auto now = std::chrono::steady_clock::now();
-  if (ids.empty() || ids != n.suspect) {
-    n.suspect = std::move(ids);
-    n.suspect_at = now;
+  if (ids.empty() || ids != last_cycle_) {
+    last_cycle_ = std::move(ids);
+    last_cycle_at_ = now;
     return;
   }
-  if (now - n.suspect_at < std::chrono::milliseconds(15)) return;  // confirm across a poll period
-  std::string text;
-  for (const auto& [node, edge] : cycle) {
-    if (std::string_view(edge.verb) == "inline")
-      continue;  // the rank's thread runs its stream's op
-    text += (text.empty() ? "" : ", while ") + describe_step(node, edge);
-  }
-  std::string message =
-      "deadlock: " + text + " (a cycle in the wait-for graph: none of these can proceed)";
+  if (now - last_cycle_at_ < kConfirm) return;  // confirm across a poll period
+  last_cycle_.clear();
+  std::string message = describe_cycle(cycle);
   for (const auto& step : cycle) {
-    if (step.first != id && agents_[static_cast<std::size_t>(step.first)].comm != nullptr) {
+    if (agents_[static_cast<std::size_t>(step.first)].comm != nullptr)
       nodes_[static_cast<std::size_t>(step.first)].verdict = message;
-    }
   }
-  n.suspect.clear();
-  throw DeadlockError(message);
+  if (!n.verdict.empty()) {
+    n.verdict.clear();
+    throw DeadlockError(message);
+  }
 }
 
 std::string Checker::ranks_stand_locked(const std::vector<std::string>& latest) {
@@ -253,9 +253,12 @@ std::string Checker::ranks_stand_locked(const std::vector<std::string>& latest) 
       if (!nodes_[static_cast<std::size_t>(s)].waiting) continue;
       edges_of(s, edges);
       const WaitSite& w = nodes_[static_cast<std::size_t>(s)].site;
+      constexpr std::size_t kMaxPeersListed = 16;  // a 4096-rank meeting: 4095 missing peers
       std::string peers;
-      for (const Edge& e : edges)
-        peers += (peers.empty() ? "" : ", ") + std::to_string(e.peer_global);
+      for (std::size_t i = 0; i < edges.size() && i < kMaxPeersListed; ++i)
+        peers += (peers.empty() ? "" : ", ") + std::to_string(edges[i].peer_global);
+      if (edges.size() > kMaxPeersListed)
+        peers += " and " + std::to_string(edges.size() - kMaxPeersListed) + " more";
       waits += (waits.empty() ? "" : " and ") + std::string("in ") + std::string(w.op) +
                (w.kind == WaitKind::collective ? " #" + std::to_string(w.seq) : std::string()) +
                " on comm '" + agents_[static_cast<std::size_t>(s)].comm->name + "' (" +
