@@ -87,16 +87,6 @@ std::string parse_name(const char* var, const std::string& text,
   bad(var, text, "unknown value; valid: " + list);
 }
 
-// Every algorithm name the registry knows (TWINCCL_ALGO applies wherever the name exists).
-std::vector<std::string> algorithm_names() {
-  std::vector<std::string> names;
-  for (const Algorithm* a : all_algorithms()) {
-    std::string n(a->name());
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  }
-  return names;
-}
-
 }  // namespace
 
 RunOptions options_from_environment() {

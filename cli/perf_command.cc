@@ -38,11 +38,7 @@ void check_protocol(const std::string& protocol) {
 // applies to each collective is checked by the emulator or the simulator after this.
 void check_algorithm_name(const std::string& algorithm, bool sim) {
   if (algorithm.empty()) return;
-  std::vector<std::string> names;
-  for (const Algorithm* a : all_algorithms()) {
-    std::string n(a->name());
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  }
+  std::vector<std::string> names = algorithm_names();
   if (sim) names.emplace_back("nvls_tree");
   std::string list;
   for (const std::string& n : names) {

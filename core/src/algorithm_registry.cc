@@ -61,6 +61,15 @@ const std::vector<const Algorithm*>& all_algorithms() {
   return algorithms;
 }
 
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const Algorithm* a : all_algorithms()) {
+    std::string n(a->name());
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+  }
+  return names;
+}
+
 std::vector<const Algorithm*> algorithms_for(OpKind kind) {
   std::vector<const Algorithm*> found;
   for (const Algorithm* a : all_algorithms()) {

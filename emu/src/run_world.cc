@@ -15,7 +15,6 @@
 #include <fstream>
 #include <mutex>
 #include <numeric>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -36,13 +35,10 @@ void dump_flight_recorder(const emu::World& world, const std::string& path) {
 // A forced algorithm must be one the registry knows (else it would silently apply nowhere).
 void check_algorithm_name(const std::string& name) {
   if (name.empty()) return;
-  std::vector<std::string_view> known;
-  for (const Algorithm* a : all_algorithms()) {
-    if (a->name() == name) return;
-    if (std::find(known.begin(), known.end(), a->name()) == known.end()) known.push_back(a->name());
-  }
+  const std::vector<std::string> known = algorithm_names();
+  if (std::find(known.begin(), known.end(), name) != known.end()) return;
   std::string list;
-  for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
   throw ConfigError("algorithm '" + name.substr(0, 64) +
                     "' (TWINCCL_ALGO, twinccl.run(algorithm=...), EmulatorOptions::algorithm) is "
                     "not a TwinCCL algorithm; known: " +

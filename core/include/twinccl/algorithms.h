@@ -35,6 +35,8 @@ class Algorithm {
 // Every registered algorithm, in registration order.
 const std::vector<const Algorithm*>& all_algorithms();
 std::vector<const Algorithm*> algorithms_for(OpKind kind);
+// Every registered algorithm's name once, in registration order (what a forced name may be).
+std::vector<std::string> algorithm_names();
 // Throws InvalidArgument naming the algorithms that exist for `kind` when `name` is unknown or
 // does not apply to spec (with the reason).
 const Algorithm& find_algorithm(OpKind kind, std::string_view name);
