@@ -83,8 +83,15 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   PricedCall priced;
   priced.schedule = schedule_algorithm(r.algorithm);
   priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
-  priced.gpus = rail_ranks(topology, tuner.ranks());
-  if (priced.gpus.perms.empty()) priced.gpus = mesh_ranks(topology, tuner.ranks());
+  // Channels rotate the ranks over a node's GPUs (rails.cc) or the mesh's cycles only where NCCL
+  // builds a ring or tree per channel. A rooted collective played by another schedule (direct
+  // gather/scatter/broadcast/reduce) keeps every rank on its own GPU: rotated, channel c's root
+  // was another GPU, so the root's NIC carried 1/8 of its bytes (h100-cluster-2 gather 64 MiB:
+  // 109.78 us, under the 699 us the root's 48 GB/s NIC needs for its 32 MiB from node 1).
+  if (!is_rooted(r.spec.kind) || priced.nccl) {
+    priced.gpus = rail_ranks(topology, tuner.ranks());
+    if (priced.gpus.perms.empty()) priced.gpus = mesh_ranks(topology, tuner.ranks());
+  }
   // Only for a known arch (NCCL's speed lists are per arch) or on the ring orders of a torus,
   // whose unknown arch the analytic model prices with the Hopper list over all its links.
   if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 &&
@@ -139,7 +146,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   AlgorithmParams& p = priced.params;
   p = r.params;
   if (p.channels <= 0) {
-    p.channels = view.nodes > 1 && topology.summary().nics_per_node > 0
+    const bool rotated = !is_rooted(r.spec.kind) || priced.nccl;
+    p.channels = rotated && view.nodes > 1 && topology.summary().nics_per_node > 0
                      ? std::max(1, view.ranks_per_node)
                      : static_cast<int>(priced.gpus.distinct());  // 1, or one per mesh ring
   }
