@@ -127,10 +127,17 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
   }
 }
 
+// The rows' predictions, by (collective, element size, count): perf's table and --compare share
+// them, so the pair a row shows is timed once (a flow simulation each at --fidelity flow).
+using PredictionCache = std::map<std::tuple<OpKind, std::size_t, std::size_t>, sim::Prediction>;
+
 // One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first,
-// the tuner's choice marked (perf_compare.h).
+// the tuner's choice marked (perf_compare.h). --algo / --proto narrow the pairs timed (the choice
+// is still NCCL's unforced one); the row's own pair is reused, not timed again.
+
 std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind,
-                          DataType dtype, const std::vector<std::size_t>& sizes, int n) {
+                          DataType dtype, const std::vector<std::size_t>& sizes, int n,
+                          const PredictionCache& predicted) {
   std::string text = fmt::format(
       "# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n", name(kind),
       name(dtype),
@@ -140,16 +147,10 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
     if (count == 0 && bytes > 0) continue;
-    sim::Request r = make_request(o, kind, dtype, count);
-    r.algorithm.clear();
-    r.protocol.reset();
-    std::vector<sim::Prediction> shown;
-    for (const sim::Prediction& p : sim::compare_all(t, r)) {
-      // --algo / --proto narrow the comparison to what they force.
-      if (!o.algorithm.empty() && p.algorithm != o.algorithm) continue;
-      if (!o.protocol.empty() && sim::name(p.protocol) != o.protocol) continue;
-      shown.push_back(p);
-    }
+    const sim::Request r = make_request(o, kind, dtype, count);  // --algo / --proto as given
+    const auto row = predicted.find(std::make_tuple(kind, size_of(dtype), count));
+    const std::vector<sim::Prediction> shown =
+        sim::compare_all(t, r, row != predicted.end() ? &row->second : nullptr);
     text += compare_size_line(bytes_for(kind, count, dtype, n), shown);
   }
   return text;
@@ -210,7 +211,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   std::vector<std::size_t> sizes = sweep_sizes(o);
   // A prediction depends on the data type only through its size and on the reduce op not at all:
   // -d all -o all predicts each (collective, element size, count) once.
-  std::map<std::tuple<OpKind, std::size_t, std::size_t>, sim::Prediction> predicted;
+  PredictionCache predicted;
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
       for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
@@ -251,7 +252,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           }
           continue;
         }
-        if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n);
+        if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n, predicted);
         if ((o.links || !o.trace_file.empty()) && last_count > 0) {
           std::ostringstream notes;
           print_links_and_trace(o, t, kind, dtype, last_count, last, notes);
