@@ -28,7 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string reason(int error) {
-  return error != 0 ? std::strerror(error) : "an unknown output error";
+  return error != 0 ? std::strerror(error)
+                    : "a write failed (the system kept no reason: a full disk?)";
 }
 
 // Where a write to `path` goes: the file itself, or what a symbolic link to a file names; and

@@ -225,6 +225,13 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
       }
     }
   }
+  if (!sim && (o.links || o.compare || !o.trace_file.empty())) {  // were ignored without a word
+    throw InvalidArgument(std::string(!o.trace_file.empty() ? "--trace"
+                                      : o.links             ? "--links"
+                                                            : "--compare") +
+                          " is about the simulator's prediction: give --backend sim (--backend " +
+                          o.backend + " measures; it draws no trace, links or comparison)");
+  }
   if (!sim && o.topology.empty() && !to_edits(o.edits).empty()) {
     throw InvalidArgument(
         "--set/--degrade/--fail change the topology of a prediction: give "

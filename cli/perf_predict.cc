@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -100,14 +101,25 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   return true;
 }
 
+// --trace FILE for one (collective, data type): FILE itself when the sweep has one of each, else
+// FILE with ".<collective>.<dtype>" before its extension (each used to overwrite the last).
+std::string trace_path(const PerfOptions& o, OpKind kind, DataType dtype) {
+  if (o.collectives.size() * o.dtypes.size() <= 1) return o.trace_file;
+  const std::filesystem::path p(o.trace_file);
+  return (p.parent_path() / fmt::format("{}.{}.{}{}", p.stem().string(), name(kind), name(dtype),
+                                        p.extension().string()))
+      .string();
+}
+
+// `trace`: the file to write ("" = none).
 void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind kind,
                            DataType dtype, std::size_t count, const sim::Prediction& chosen,
-                           std::ostream& out) {
+                           const std::string& trace, std::ostream& out) {
   sim::Request r = make_request(o, kind, dtype, count);
   r.algorithm = chosen.algorithm;
   r.protocol = chosen.protocol;
   r.fidelity = sim::Fidelity::flow;
-  sim::FlowReport rep = sim::simulate_flow(t, r, {.record_transfers = !o.trace_file.empty()});
+  sim::FlowReport rep = sim::simulate_flow(t, r, {.record_transfers = !trace.empty()});
   if (o.links) {
     out << fmt::format("# busiest links: {} {} count={} ({} {}), flow model {:.2f} us\n",
                        name(kind), name(dtype), count, chosen.algorithm, sim::name(chosen.protocol),
@@ -119,10 +131,9 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
                          100 * l.utilisation);
     }
   }
-  if (!o.trace_file.empty()) {
-    write_output_file("--trace", o.trace_file,
-                      [&](std::ostream& f) { sim::write_trace_json(rep, f); });
-    out << "# trace of " << rep.transfers.size() << " transfers written to " << o.trace_file
+  if (!trace.empty()) {
+    write_output_file("--trace", trace, [&](std::ostream& f) { sim::write_trace_json(rep, f); });
+    out << "# trace of " << rep.transfers.size() << " transfers written to " << trace
         << (rep.transfers_truncated ? " (truncated)" : "") << " (open in ui.perfetto.dev)\n";
   }
 }
@@ -214,6 +225,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   PredictionCache predicted;
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
+      bool first_op = true;  // the transfers do not depend on the op: one trace per data type
       for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
         sim::Prediction last;
         std::size_t last_count = 0;
@@ -253,9 +265,12 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           continue;
         }
         if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n, predicted);
-        if ((o.links || !o.trace_file.empty()) && last_count > 0) {
+        const std::string trace =
+            first_op && !o.trace_file.empty() ? trace_path(o, kind, dtype) : "";
+        first_op = false;
+        if ((o.links || !trace.empty()) && last_count > 0) {
           std::ostringstream notes;
-          print_links_and_trace(o, t, kind, dtype, last_count, last, notes);
+          print_links_and_trace(o, t, kind, dtype, last_count, last, trace, notes);
           report.footer += notes.str();
         }
       }
