@@ -37,7 +37,7 @@ TEST_CASE("every subcommand's --help exits 0 with its usage", "[cli][absurd]") {
   }
 }
 
-TEST_CASE("--nic-gbps 0, negative, NaN or huge is refused (0 was read as 'not given')",
+TEST_CASE("xml hints: --nic-gbps 0, negative, NaN or huge is refused (0 read as not given)",
           "[cli][absurd]") {
   for (const std::string v : {"0", "-1", "nan", "inf", "1e7", "5abc"}) {
     require_one_line_error("topo show dgx-h100 --nic-gbps " + v,
