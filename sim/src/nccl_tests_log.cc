@@ -330,15 +330,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
   }
   reader.close_table(false);
   const std::vector<NcclTestsSkippedLine>& left = reader.pending;
-  if (reader.tables.empty() && !left.empty()) {
-    std::string lines;
-    for (std::size_t i = 0; i < left.size() && i < 3; ++i)
-      lines += fmt::format("{}line {}: {}", i == 0 ? "" : "; ", left[i].line, left[i].why);
-    nccl_tests::fail(source, 0,
-                     fmt::format("no result row could be read: {} row-like line(s) were not "
-                                 "({}{})",
-                                 left.size(), lines, left.size() > 3 ? "; ..." : ""));
-  }
+  if (reader.tables.empty() && !left.empty()) nccl_tests::fail_no_row_read(source, left);
   if (reader.tables.empty()) {
     nccl_tests::fail(
         source, 0,

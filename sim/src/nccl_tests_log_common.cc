@@ -294,6 +294,15 @@ std::optional<std::string> unreadable_row(const std::vector<std::string_view>& t
   return fmt::format("the count '{}' is not a whole number of elements", shown(t[1], 20));
 }
 
+void fail_no_row_read(std::string_view source, const std::vector<NcclTestsSkippedLine>& skipped) {
+  std::string lines;
+  for (std::size_t i = 0; i < skipped.size() && i < 3; ++i)
+    lines += fmt::format("{}line {}: {}", i == 0 ? "" : "; ", skipped[i].line, skipped[i].why);
+  fail(source, 0,
+       fmt::format("no result row could be read: {} row-like line(s) were not ({}{})",
+                   skipped.size(), lines, skipped.size() > 3 ? "; ..." : ""));
+}
+
 }  // namespace twinccl::sim::nccl_tests
 
 namespace twinccl::sim {

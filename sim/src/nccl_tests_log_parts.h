@@ -56,6 +56,9 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
 // nullopt for a row (both whole numbers) and for a line that does not look like one ("1 more
 // process has sent help message ...").
 std::optional<std::string> unreadable_row(const std::vector<std::string_view>& tokens);
+// A log whose row-like lines were all unreadable: the error names the first three and why.
+[[noreturn]] void fail_no_row_read(std::string_view source,
+                                   const std::vector<NcclTestsSkippedLine>& skipped);
 
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);
