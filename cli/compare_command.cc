@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "commands.h"
@@ -98,6 +99,7 @@ int run_compare_command(const CompareOptions& o, std::ostream& out) {
     }
   }
   const CompareReport report = build_compare_report(std::move(tables), topology, o);
+  print_compare_warnings(std::cerr, report);
   if (o.format == "json") {
     print_compare_json(out, report);
   } else if (o.format == "csv") {

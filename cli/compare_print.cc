@@ -22,7 +22,28 @@ std::string table_title(const sim::NcclTestsTable& log) {
                                  : std::string("one GPU per host thread assumed (no nGpus line)"));
 }
 
+// "16, 17, 30" (at most 10, then "...").
+std::string skipped_lines(const CompareTable& t) {
+  std::string lines;
+  for (std::size_t i = 0; i < t.skipped.size() && i < 10; ++i)
+    lines += fmt::format("{}{}", i == 0 ? "" : ", ", t.skipped[i].line);
+  return t.skipped.size() > 10 ? lines + ", ..." : lines;
+}
+
 }  // namespace
+
+void print_compare_warnings(std::ostream& err, const CompareReport& report, std::size_t max_lines) {
+  for (const CompareTable& t : report.tables) {
+    for (std::size_t i = 0; i < t.skipped.size() && i < max_lines; ++i) {
+      err << fmt::format("twinccl: warning: {}:{}: not compared: {}\n", t.log.source,
+                         t.skipped[i].line, t.skipped[i].why);
+    }
+    if (t.skipped.size() > max_lines) {
+      err << fmt::format("twinccl: warning: {}: and {} more row(s) not compared\n", t.log.source,
+                         t.skipped.size() - max_lines);
+    }
+  }
+}
 
 void print_compare_table(std::ostream& out, const CompareReport& report) {
   out << fmt::format(
@@ -53,9 +74,9 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
           r.measured_time_us, r.measured_busbw_gbps, r.predicted_time_us, r.predicted_busbw_gbps,
           r.algorithm + "/" + r.protocol, percent(r.ratio));
     }
-    if (t.skipped_rows > 0) {
-      out << fmt::format("# {} row(s) skipped: size 0, time 0 or no {} columns\n", t.skipped_rows,
-                         report.in_place ? "in-place" : "out-of-place");
+    if (!t.skipped.empty()) {
+      out << fmt::format("# {} row(s) not compared (lines {}): see the warnings on stderr\n",
+                         t.skipped.size(), skipped_lines(t));
     }
   }
   out << "#\n# geometric mean per size regime (latency: < 1 MiB; middle; bandwidth: >= 64 MiB)\n";
@@ -127,6 +148,9 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
            {"ratio", r.ratio},
            {"error", r.ratio - 1}});
     }
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const sim::NcclTestsSkippedLine& s : t.skipped)
+      skipped.push_back({{"line", s.line}, {"why", s.why}});
     j["tables"].push_back({{"source", t.log.source},
                            {"collective", t.log.collective},
                            {"collective_from", t.log.collective_from},
@@ -135,7 +159,8 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                            {"gpus_per_thread", t.log.gpus_per_thread},
                            {"type", name(t.log.dtype)},
                            {"nccl_version", t.log.nccl_version},
-                           {"skipped_rows", t.skipped_rows},
+                           {"skipped_rows", t.skipped.size()},
+                           {"skipped", skipped},
                            {"rows", std::move(rows)}});
   }
   j["summary"] = nlohmann::json::array();

@@ -69,6 +69,24 @@ void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t,
   }
 }
 
+// A log with no row to compare is an error saying why, not an empty table and exit 0.
+void throw_when_nothing_compared(const CompareReport& report) {
+  std::string why;
+  std::size_t skipped = 0;
+  for (const CompareTable& t : report.tables) {
+    if (!t.rows.empty()) return;
+    for (const sim::NcclTestsSkippedLine& s : t.skipped) {
+      if (++skipped <= 3) {
+        why += fmt::format("{}{}:{}: {}", why.empty() ? "" : "; ", t.log.source, s.line, s.why);
+      }
+    }
+  }
+  throw ConfigError(
+      fmt::format("no row of the log(s) could be compared: {} row(s) not compared "
+                  "({}{})",
+                  skipped, why, skipped > 3 ? "; ..." : ""));
+}
+
 void add_summary(std::vector<RegimeSummary>& out, const std::string& source,
                  const std::string& collective, const std::vector<const CompareRow*>& rows) {
   for (SizeRegime regime : {SizeRegime::latency, SizeRegime::middle, SizeRegime::bandwidth}) {
@@ -119,12 +137,18 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     CompareTable table;
     std::vector<sim::NcclTestsRow> rows = std::move(log.rows);
     log.rows.clear();
+    table.skipped = std::move(log.skipped);
+    log.skipped.clear();
     table.log = std::move(log);
     if (o.gpus_per_thread > 0) table.log.gpus_per_thread = o.gpus_per_thread;  // --gpus-per-thread
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
       if (!m || row.count == 0 || m->time_us <= 0) {
-        ++table.skipped_rows;
+        table.skipped.push_back(
+            {row.line,
+             !m ? fmt::format("its {} columns are blank", o.in_place ? "in-place" : "out-of-place")
+             : row.count == 0 ? std::string("count 0 (nothing to predict)")
+                              : std::string("a measured time of 0")});
         continue;
       }
       sim::Request request;
@@ -161,8 +185,11 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       c.measured_row = std::move(row);
       table.rows.push_back(std::move(c));
     }
+    std::stable_sort(table.skipped.begin(), table.skipped.end(),
+                     [](const auto& a, const auto& b) { return a.line < b.line; });
     report.tables.push_back(std::move(table));
   }
+  throw_when_nothing_compared(report);
   std::map<std::string, std::vector<const CompareRow*>> by_collective;
   for (const CompareTable& t : report.tables) {
     std::vector<const CompareRow*> rows;

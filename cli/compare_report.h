@@ -31,7 +31,9 @@ struct CompareRow {
 struct CompareTable {
   sim::NcclTestsTable log;  // rows moved out into `rows` (log.rows left empty)
   std::vector<CompareRow> rows;
-  int skipped_rows = 0;  // size 0, time 0, or the measured block printed blank
+  // Rows not compared, by line, with why: the parser's (a size or count not a whole number) and
+  // count 0, time 0, or the measured block printed blank.
+  std::vector<sim::NcclTestsSkippedLine> skipped;
 };
 
 // Geometric means over the rows of one (collective, regime), one table or all tables ("all").
@@ -51,10 +53,15 @@ struct CompareReport {
 };
 
 // Predicts every row on `topology` with each table's rank count; ConfigError when the log's
-// ranks or nodes do not fit the topology (naming a preset that fits).
+// ranks or nodes do not fit the topology (naming a preset that fits), or when no row of any table
+// can be compared (saying why for the first ones).
 CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                                    const topo::Topology& topology, const CompareOptions& options);
 
+// One line per row not compared: "twinccl: warning: run.log:16: not compared: the size '1P' ...",
+// at most `max_lines` per table, then how many more.
+void print_compare_warnings(std::ostream& err, const CompareReport& report,
+                            std::size_t max_lines = 20);
 void print_compare_table(std::ostream& out, const CompareReport& report);
 void print_compare_csv(std::ostream& out, const CompareReport& report);
 void print_compare_json(std::ostream& out, const CompareReport& report);

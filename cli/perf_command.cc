@@ -93,11 +93,16 @@ std::string free_json_path(const std::string& path) {
                     ".99999 all exist; remove some or pick another name");
 }
 
-void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostream& out) {
-  const std::string& file = o.json_file;
+// nccl-tests writes -J FILE only when FILE ends in .json (any case).
+bool json_name(const std::string& file) {
   std::string suffix = file.size() >= 5 ? file.substr(file.size() - 5) : "";
   for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (suffix != ".json") {
+  return suffix == ".json";
+}
+
+void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostream& out) {
+  const std::string& file = o.json_file;
+  if (!json_name(file)) {
     if (o.format == "table")
       out << "# -J " << shown(file) << ": not a .json name, no file written (as nccl-tests)\n";
     return;
@@ -220,11 +225,21 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
       }
     }
   }
+  if (!sim && (o.links || o.compare || !o.trace_file.empty())) {  // were ignored without a word
+    throw InvalidArgument(std::string(!o.trace_file.empty() ? "--trace"
+                                      : o.links             ? "--links"
+                                                            : "--compare") +
+                          " is about the simulator's prediction: give --backend sim (--backend " +
+                          o.backend + " measures; it draws no trace, links or comparison)");
+  }
   if (!sim && o.topology.empty() && !to_edits(o.edits).empty()) {
     throw InvalidArgument(
         "--set/--degrade/--fail change the topology of a prediction: give "
         "--topology (or --backend sim)");
   }
+  // Output files that cannot be written end the command before the sweep, not after it.
+  if (!o.trace_file.empty()) check_output_path("--trace", o.trace_file);
+  if (json_name(o.json_file)) check_output_path("-J", free_json_path(o.json_file));
   PerfReport report = sim ? run_predicted_perf(o) : run_measured_perf(o);
   if (!sim && !o.topology.empty()) add_predictions(report, o);
   if (report.rows.empty()) {

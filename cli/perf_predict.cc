@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -100,14 +101,25 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   return true;
 }
 
+// --trace FILE for one (collective, data type): FILE itself when the sweep has one of each, else
+// FILE with ".<collective>.<dtype>" before its extension (each used to overwrite the last).
+std::string trace_path(const PerfOptions& o, OpKind kind, DataType dtype) {
+  if (o.collectives.size() * o.dtypes.size() <= 1) return o.trace_file;
+  const std::filesystem::path p(o.trace_file);
+  return (p.parent_path() / fmt::format("{}.{}.{}{}", p.stem().string(), name(kind), name(dtype),
+                                        p.extension().string()))
+      .string();
+}
+
+// `trace`: the file to write ("" = none).
 void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind kind,
                            DataType dtype, std::size_t count, const sim::Prediction& chosen,
-                           std::ostream& out) {
+                           const std::string& trace, std::ostream& out) {
   sim::Request r = make_request(o, kind, dtype, count);
   r.algorithm = chosen.algorithm;
   r.protocol = chosen.protocol;
   r.fidelity = sim::Fidelity::flow;
-  sim::FlowReport rep = sim::simulate_flow(t, r, {.record_transfers = !o.trace_file.empty()});
+  sim::FlowReport rep = sim::simulate_flow(t, r, {.record_transfers = !trace.empty()});
   if (o.links) {
     out << fmt::format("# busiest links: {} {} count={} ({} {}), flow model {:.2f} us\n",
                        name(kind), name(dtype), count, chosen.algorithm, sim::name(chosen.protocol),
@@ -119,18 +131,24 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
                          100 * l.utilisation);
     }
   }
-  if (!o.trace_file.empty()) {
-    write_output_file("--trace", o.trace_file,
-                      [&](std::ostream& f) { sim::write_trace_json(rep, f); });
-    out << "# trace of " << rep.transfers.size() << " transfers written to " << o.trace_file
+  if (!trace.empty()) {
+    write_output_file("--trace", trace, [&](std::ostream& f) { sim::write_trace_json(rep, f); });
+    out << "# trace of " << rep.transfers.size() << " transfers written to " << trace
         << (rep.transfers_truncated ? " (truncated)" : "") << " (open in ui.perfetto.dev)\n";
   }
 }
 
+// The rows' predictions, by (collective, element size, count): perf's table and --compare share
+// them, so the pair a row shows is timed once (a flow simulation each at --fidelity flow).
+using PredictionCache = std::map<std::tuple<OpKind, std::size_t, std::size_t>, sim::Prediction>;
+
 // One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first,
-// the tuner's choice marked (perf_compare.h).
+// the tuner's choice marked (perf_compare.h). --algo / --proto narrow the pairs timed (the choice
+// is still NCCL's unforced one); the row's own pair is reused, not timed again.
+
 std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind kind,
-                          DataType dtype, const std::vector<std::size_t>& sizes, int n) {
+                          DataType dtype, const std::vector<std::size_t>& sizes, int n,
+                          const PredictionCache& predicted) {
   std::string text = fmt::format(
       "# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n", name(kind),
       name(dtype),
@@ -140,16 +158,10 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
     if (count == 0 && bytes > 0) continue;
-    sim::Request r = make_request(o, kind, dtype, count);
-    r.algorithm.clear();
-    r.protocol.reset();
-    std::vector<sim::Prediction> shown;
-    for (const sim::Prediction& p : sim::compare_all(t, r)) {
-      // --algo / --proto narrow the comparison to what they force.
-      if (!o.algorithm.empty() && p.algorithm != o.algorithm) continue;
-      if (!o.protocol.empty() && sim::name(p.protocol) != o.protocol) continue;
-      shown.push_back(p);
-    }
+    const sim::Request r = make_request(o, kind, dtype, count);  // --algo / --proto as given
+    const auto row = predicted.find(std::make_tuple(kind, size_of(dtype), count));
+    const std::vector<sim::Prediction> shown =
+        sim::compare_all(t, r, row != predicted.end() ? &row->second : nullptr);
     text += compare_size_line(bytes_for(kind, count, dtype, n), shown);
   }
   return text;
@@ -210,9 +222,10 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   std::vector<std::size_t> sizes = sweep_sizes(o);
   // A prediction depends on the data type only through its size and on the reduce op not at all:
   // -d all -o all predicts each (collective, element size, count) once.
-  std::map<std::tuple<OpKind, std::size_t, std::size_t>, sim::Prediction> predicted;
+  PredictionCache predicted;
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
+      bool first_op = true;  // the transfers do not depend on the op: one trace per data type
       for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
         sim::Prediction last;
         std::size_t last_count = 0;
@@ -251,10 +264,13 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           }
           continue;
         }
-        if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n);
-        if ((o.links || !o.trace_file.empty()) && last_count > 0) {
+        if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n, predicted);
+        const std::string trace =
+            first_op && !o.trace_file.empty() ? trace_path(o, kind, dtype) : "";
+        first_op = false;
+        if ((o.links || !trace.empty()) && last_count > 0) {
           std::ostringstream notes;
-          print_links_and_trace(o, t, kind, dtype, last_count, last, notes);
+          print_links_and_trace(o, t, kind, dtype, last_count, last, trace, notes);
           report.footer += notes.str();
         }
       }

@@ -66,6 +66,7 @@ namespace {
 
 int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
   if (o.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
+  if (!o.timeline.empty()) check_output_path("--trace", o.timeline);  // before the replays
   const sim::Trace trace = sim::load_trace(o.trace);
   sim::ReplayOptions options;
   options.algorithm = o.algorithm;

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "flag_values.h"
+#include "output_file.h"
 #include "perf_measure.h"
 #include "perf_options.h"
 #include "twinccl/errors.h"
@@ -184,7 +185,10 @@ int run_whatif_command(const WhatifOptions& o, std::ostream& out) {
     throw InvalidArgument(fmt::format("whatif compares at most {} topologies, got {}", kMaxVariants,
                                       o.topologies.size()));
   }
-  if (!o.plot.empty()) check_whatif_plot_possible(o.plot);  // before minutes of simulation
+  if (!o.plot.empty()) {  // before minutes of simulation
+    check_whatif_plot_possible(o.plot);
+    check_output_path("--plot", o.plot);
+  }
   std::vector<LoadedTopology> topologies;
   for (const std::string& spec : o.topologies) {
     topologies.push_back(load_edited_topology(spec, o.edits));

@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "flag_values.h"
+#include "output_file.h"
 #include "twinccl/errors.h"
 #include "whatif_report.h"
 
@@ -117,7 +118,9 @@ std::string replay_script(const WhatifStudy& s) {
          "EOD\nplot $d using ($2/2):1:(0):2:($1-0.3):($1+0.3) with boxxyerror\n";
 }
 
-void run_gnuplot(const std::string& gnuplot, const std::string& script, const std::string& path) {
+// gnuplot draws `script` into `file` (the temporary file beside `path`, the name the user gave).
+void run_gnuplot(const std::string& gnuplot, const std::string& script, const std::string& path,
+                 const std::string& file) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error(std::string("--plot: pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
@@ -155,7 +158,7 @@ void run_gnuplot(const std::string& gnuplot, const std::string& script, const st
     throw ConfigError("--plot '" + shown(path) + "': gnuplot failed (its message is above)");
   }
   std::error_code ec;
-  if (std::filesystem::file_size(path, ec) == 0 || ec) {
+  if (std::filesystem::file_size(file, ec) == 0 || ec) {
     throw ConfigError("--plot '" + shown(path) + "': gnuplot wrote no file there");
   }
 }
@@ -172,10 +175,14 @@ void check_whatif_plot_possible(const std::string& path) {
 
 void write_whatif_plot(const WhatifStudy& study, const std::string& path) {
   check_whatif_plot_possible(path);
-  const std::string script = terminal_for(path) + "\nset output " + gnuplot_string(path) + "\n" +
-                             (study.replay ? replay_script(study) : sweep_script(study)) +
-                             "set output\n";
-  run_gnuplot(find_gnuplot(), script, path);
+  const std::string body = study.replay ? replay_script(study) : sweep_script(study);
+  // Drawn into a temporary file renamed over `path` when complete (output_file.h): a failing
+  // gnuplot leaves no half-drawn file.
+  write_output_file_by("--plot", path, [&](const std::string& file) {
+    const std::string script =
+        terminal_for(path) + "\nset output " + gnuplot_string(file) + "\n" + body + "set output\n";
+    run_gnuplot(find_gnuplot(), script, path, file);
+  });
 }
 
 }  // namespace twinccl::cli

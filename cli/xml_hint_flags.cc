@@ -1,5 +1,10 @@
 #include "xml_hint_flags.h"
 
+#include <exception>
+#include <string>
+
+#include "flag_values.h"
+
 namespace twinccl::cli {
 
 void add_xml_hint_flags(CLI::App* cmd, XmlHintFlags& f) {
@@ -15,7 +20,15 @@ void add_xml_hint_flags(CLI::App* cmd, XmlHintFlags& f) {
                        "NCCL XML without <nvlink>: switch | direct | none (default: from the GPU "
                        "model)"));
   last(cmd->add_option("--nic-gbps", f.nic_gbps,
-                       "NCCL XML: line rate of each NIC in Gb/s where the file has none"));
+                       "NCCL XML: line rate of each NIC in Gb/s where the file has none")
+           ->check([](const std::string& v) {  // 0 used to mean "not given", without a word
+             try {
+               const double gbps = parse_number_flag("--nic-gbps", v);
+               if (gbps > 0 && gbps <= 1e6) return std::string();
+             } catch (const std::exception&) {
+             }
+             return "'" + shown(v) + "' is not a NIC line rate in Gb/s (above 0, at most 1000000)";
+           }));
   last(cmd->add_option("--gpu-count", f.gpu_count,
                        "NCCL XML listing devices by busid alone (AWS g5, p5 2023): the "
                        "machine's GPUs")

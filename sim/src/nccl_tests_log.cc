@@ -8,9 +8,11 @@
 // NCCL's own "NCCL version X" give the version, and the column header ("size count type redop
 // root time algbw busbw #wrong time ...") gives the layout: which leading columns there are and
 // how many values each timed block has (4, or 8 with per-iteration columns). A line whose first
-// two fields are whole numbers is a row, read with that layout; anything else is noise (Open MPI
-// help messages, "Run-1 Starting command", a failure line) except a "<name>_perf" program name,
-// which names the collective. A table ends at the footer, at a new run, or at a new column header
+// two fields are whole numbers is a row, read with that layout; a line that looks like a row but
+// whose size or count is not a whole number ("1P", "-16") is not read and is listed with its line
+// and why in the table's `skipped`; anything else is noise (Open MPI help messages, "Run-1
+// Starting command", a failure line) except a "<name>_perf" program name, which names the
+// collective. A table ends at the footer, at a new run, or at a new column header
 // after rows. For example:
 //
 //   #       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw
@@ -50,6 +52,15 @@ struct Reader {
   Layout layout;
   int layout_line = 0;  // 0: no column header seen (default layout)
   std::optional<NcclTestsTable> open;
+  std::vector<NcclTestsSkippedLine> pending;  // skipped before the next table's first row
+
+  void skip(int line_no, std::string why) {
+    if (++total_rows > kNcclTestsMaxRows) {
+      fail(source, line_no,
+           fmt::format("more than {} result rows; not one nccl-tests log", kNcclTestsMaxRows));
+    }
+    (open ? open->skipped : pending).push_back({line_no, std::move(why)});
+  }
 
   void close_table(bool complete) {
     if (!open) return;
@@ -253,6 +264,8 @@ struct Reader {
       open->source = std::string(source);
       open->first_line = line_no;
       open->nccl_version = version;
+      open->skipped = std::move(pending);
+      pending.clear();
     }
     open->rows.push_back(std::move(r));
   }
@@ -285,6 +298,8 @@ struct Reader {
     };
     if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
       row(t, line_no, raw);
+    } else if (std::optional<std::string> why = nccl_tests::unreadable_row(t)) {
+      skip(line_no, std::move(*why));
     } else if (device_line(t, line_no, raw)) {  // copies that dropped the leading '#'
     } else if (in_device_block && text.rfind("...", 0) == 0) {
       hints.devices_truncated = true;
@@ -314,12 +329,16 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
     begin = end + 1;
   }
   reader.close_table(false);
+  const std::vector<NcclTestsSkippedLine>& left = reader.pending;
+  if (reader.tables.empty() && !left.empty()) nccl_tests::fail_no_row_read(source, left);
   if (reader.tables.empty()) {
     nccl_tests::fail(
         source, 0,
         "no nccl-tests result rows found (rows look like '  8  2  float  sum  -1  40.12  0.00 "
         "0.00  0  38.85  0.00  0.00  0'); is this nccl-tests' output?");
   }
+  std::vector<NcclTestsSkippedLine>& last = reader.tables.back().skipped;
+  last.insert(last.end(), left.begin(), left.end());
   return reader.tables;
 }
 

@@ -62,35 +62,29 @@ const KnownCollective* find_known(std::string_view name) {
   return nullptr;
 }
 
-// The collectives whose nccl-tests columns look like `row`'s: redop, root and size / count
-// (size = nranks x count x typesize for the per-rank ones).
-std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int ranks) {
-  const NcclTestsRow* widest = nullptr;
-  for (const NcclTestsRow& r : table.rows) {
-    if (r.count > 0 && (widest == nullptr || r.count > widest->count)) widest = &r;
-  }
-  if (widest != nullptr && widest->redop_blank)
-    return {"hypercube"};  // the only one printing it blank
-  if (widest == nullptr || widest->redop.empty())
-    return {"(no redop column or no row with count > 0)"};
-  const double ratio =
-      static_cast<double>(widest->size_bytes) /
-      (static_cast<double>(widest->count) * static_cast<double>(size_of(widest->dtype)));
+// The collectives whose nccl-tests columns look like one row's: redop, root and size / count
+// (size = nranks x count x typesize for the per-rank ones). `open` is set when the row's
+// bandwidths are too rounded to tell all_reduce from sendrecv (all_reduce is answered).
+std::vector<std::string_view> row_fits(const NcclTestsRow& row, int ranks, bool& open) {
+  open = false;
+  if (row.redop_blank) return {"hypercube"};  // the only one printing it blank
+  if (row.redop.empty()) return {"(no redop column or no row with count > 0)"};
+  const double ratio = static_cast<double>(row.size_bytes) /
+                       (static_cast<double>(row.count) * static_cast<double>(size_of(row.dtype)));
   const bool per_rank = ratio > 1.5;
-  const bool rooted = widest->root >= 0;
+  const bool rooted = row.root >= 0;
   const bool one_rank = ranks == 1;
-  if (widest->redop != "none") {
+  if (row.redop != "none") {
     if (rooted) return {"reduce"};
     if (one_rank) return {"all_reduce", "reduce_scatter"};
     if (per_rank) return {"reduce_scatter"};
     // sendrecv_perf prints its op too; its busbw is its algbw, all_reduce's 2(n-1)/n of it. On
     // 2 ranks (or unknown ranks) they are equal and all_reduce, by far the commoner log, is read
     // (--collective sendrecv says otherwise); bandwidths under 1 GB/s are too rounded to compare.
-    const std::optional<NcclTestsBlock>& b =
-        widest->out_of_place ? widest->out_of_place : widest->in_place;
-    const bool bus_is_alg =
-        b && b->algbw_gbps >= 1.0 && std::abs(b->busbw_gbps / b->algbw_gbps - 1.0) < 0.02;
-    return {bus_is_alg && ranks > 2 ? "sendrecv" : "all_reduce"};
+    const std::optional<NcclTestsBlock>& b = row.out_of_place ? row.out_of_place : row.in_place;
+    open = !b || b->algbw_gbps < 1.0 || ranks <= 2;
+    const bool bus_is_alg = !open && std::abs(b->busbw_gbps / b->algbw_gbps - 1.0) < 0.02;
+    return {bus_is_alg ? "sendrecv" : "all_reduce"};
   }
   if (rooted) {
     if (one_rank) return {"broadcast", "gather", "scatter"};
@@ -99,6 +93,42 @@ std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int r
   }
   if (per_rank || one_rank) return {"all_gather", "all_to_all"};
   return {"sendrecv"};
+}
+
+std::string joined(const std::vector<std::string_view>& names) {
+  std::string list;
+  for (std::string_view f : names) list += (list.empty() ? "" : " or ") + std::string(f);
+  return list;
+}
+
+// The widest row's fit (the largest count: the least rounded), which every other row with
+// count > 0 must share; a garbled row whose columns fit another collective (a 1P row whose
+// busbw equals its algbw, in an all_reduce table) is an error naming both lines, not a table
+// read as another collective.
+std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int ranks) {
+  const NcclTestsRow* widest = nullptr;
+  for (const NcclTestsRow& r : table.rows) {
+    if (r.count > 0 && (widest == nullptr || r.count > widest->count)) widest = &r;
+  }
+  if (widest == nullptr) return {"(no redop column or no row with count > 0)"};
+  bool widest_open = false;
+  const std::vector<std::string_view> fits = row_fits(*widest, ranks, widest_open);
+  for (const NcclTestsRow& r : table.rows) {
+    if (r.count == 0 || &r == widest) continue;
+    bool open = false;
+    const std::vector<std::string_view> other = row_fits(r, ranks, open);
+    const auto reduce_like = [](const std::vector<std::string_view>& f) {
+      return f.size() == 1 && (f.front() == "all_reduce" || f.front() == "sendrecv");
+    };
+    if (other == fits || ((open || widest_open) && reduce_like(other) && reduce_like(fits)))
+      continue;
+    fail(table.source, r.line,
+         fmt::format("cannot tell which collective this table measured: this row's columns fit "
+                     "{}, those of line {} (the widest row) fit {}; a garbled row, or rows of "
+                     "several runs; give --collective NAME",
+                     joined(other), widest->line, joined(fits)));
+  }
+  return fits;
 }
 
 }  // namespace
@@ -230,8 +260,7 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
   } else {
     const std::vector<std::string_view> fits = fitting_columns(table, table.ranks);
     if (fits.size() != 1 || find_known(fits.front()) == nullptr) {
-      std::string list;
-      for (std::string_view f : fits) list += (list.empty() ? "" : " or ") + std::string(f);
+      const std::string list = joined(fits);
       fail(table.source, table.first_line,
            "cannot tell which collective this table measured (no '# Collective test starting' "
            "line, no <name>_perf "
@@ -243,6 +272,35 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
   }
   table.collective = chosen->name;
   table.kind = chosen->kind;
+}
+
+std::optional<std::string> unreadable_row(const std::vector<std::string_view>& t) {
+  const auto whole = [](std::string_view v) {
+    return !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (t.size() < 2 || (whole(t[0]) && whole(t[1]))) return std::nullopt;  // a row, or too short
+  std::string_view first = t[0];
+  if (first.front() == '-' || first.front() == '+') first.remove_prefix(1);
+  if (first.empty() || first.find_first_of("0123456789.") != 0) return std::nullopt;
+  int numbers = 0;
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    if (t[i] == "N/A" || parse_real(t[i])) ++numbers;
+  }
+  if (numbers < 3) return std::nullopt;  // a sentence that starts with a number
+  if (!whole(t[0])) {
+    return fmt::format("the size '{}' is not a whole number of bytes{}", shown(t[0], 20),
+                       t[0].front() == '-' ? " (negative)" : "");
+  }
+  return fmt::format("the count '{}' is not a whole number of elements", shown(t[1], 20));
+}
+
+void fail_no_row_read(std::string_view source, const std::vector<NcclTestsSkippedLine>& skipped) {
+  std::string lines;
+  for (std::size_t i = 0; i < skipped.size() && i < 3; ++i)
+    lines += fmt::format("{}line {}: {}", i == 0 ? "" : "; ", skipped[i].line, skipped[i].why);
+  fail(source, 0,
+       fmt::format("no result row could be read: {} row-like line(s) were not ({}{})",
+                   skipped.size(), lines, skipped.size() > 3 ? "; ..." : ""));
 }
 
 }  // namespace twinccl::sim::nccl_tests

@@ -51,6 +51,15 @@ struct TableHints {
 void finish_table(NcclTestsTable& table, const TableHints& hints,
                   const NcclTestsParseOptions& options);
 
+// Why a line that looks like a result row (a number-like first field, at least three numbers
+// after it) cannot be read as one: its size or count is not a whole number ("1P", "-16", "2.5");
+// nullopt for a row (both whole numbers) and for a line that does not look like one ("1 more
+// process has sent help message ...").
+std::optional<std::string> unreadable_row(const std::vector<std::string_view>& tokens);
+// A log whose row-like lines were all unreadable: the error names the first three and why.
+[[noreturn]] void fail_no_row_read(std::string_view source,
+                                   const std::vector<NcclTestsSkippedLine>& skipped);
+
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);
 // Drops " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.

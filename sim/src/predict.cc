@@ -1,8 +1,9 @@
 // predict / compare_all / simulate_flow: thin layers over the one Tuner (tuner.h). predict asks
 // the tuner for its choice (NCCL's analytic model among NCCL's algorithms, or the forced ones) and
 // times that choice at the requested fidelity, so flow never picks by its own timing;
-// compare_all times every pair the tuner finds applicable at the requested fidelity and marks
-// the tuner's choice with its ranking time (Choice::rank_us).
+// compare_all times every pair the tuner finds applicable at the requested fidelity (but a pair
+// the caller already timed with predict) and marks the tuner's choice with its ranking time
+// (Choice::rank_us).
 #include <algorithm>
 #include <cctype>
 
@@ -110,7 +111,8 @@ void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype) 
 }
 }  // namespace detail
 
-std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request) {
+std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request,
+                                    const Prediction* timed) {
   const Resolved base = resolve(topology, request);
   const Tuner tuner = tuner_for(topology, base);
   TunerCall unforced = call_of(base, request);
@@ -119,7 +121,12 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
   const Choice chosen = tuner.choose(unforced);
   std::vector<Prediction> out;
   for (const Choice& c : tuner.applicable(call_of(base, request))) {
-    out.push_back(evaluate(topology, tuner, base, c, request.fidelity, request.gpus_per_thread));
+    const bool known = timed != nullptr && timed->algorithm == c.algorithm &&
+                       timed->protocol == c.protocol && timed->fidelity == request.fidelity &&
+                       timed->nranks == base.spec.nranks;
+    out.push_back(
+        known ? *timed
+              : evaluate(topology, tuner, base, c, request.fidelity, request.gpus_per_thread));
     out.back().rank_us = c.rank_us;
     out.back().tuner_choice = c.algorithm == chosen.algorithm && c.protocol == chosen.protocol;
   }

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "cli_runner.h"
+#include "support/skip.h"
 
 using Catch::Matchers::Contains;
 using twinccl_test::run_cli;
@@ -29,9 +31,12 @@ double perf_time_us(const std::string& args, const std::string& size = "256M") {
   return j["rows"].back()["out_of_place"]["time_us"].get<double>();
 }
 
+// As twinccl looks for it: an executable gnuplot in a folder of PATH.
 bool gnuplot_installed() {
-  for (const char* dir : {"/usr/bin", "/usr/local/bin", "/bin"}) {
-    if (::access((std::string(dir) + "/gnuplot").c_str(), X_OK) == 0) return true;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && ::access((dir + "/gnuplot").c_str(), X_OK) == 0) return true;
   }
   return false;
 }
@@ -216,11 +221,11 @@ TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][wha
   std::filesystem::remove(trace);
 }
 
-TEST_CASE("whatif --plot writes an SVG and a PNG (skipped with a warning without gnuplot)",
+TEST_CASE("whatif --plot writes an SVG and a PNG (CTest: Skipped without gnuplot)",
           "[cli][whatif]") {
   if (!gnuplot_installed()) {
-    WARN("SKIPPED: gnuplot is not installed (apt-get install gnuplot-nox); --plot not tested");
-    return;
+    return twinccl_test::skip_test(
+        "gnuplot is not installed (apt-get install gnuplot-nox); --plot not tested");
   }
   for (const std::string ext : {".svg", ".png"}) {
     const std::string out = temp_path("busbw" + ext);

@@ -7,8 +7,10 @@
 //     if (r.out_of_place) use(r.size_bytes, r.out_of_place->time_us, r.out_of_place->busbw_gbps);
 //
 // Every problem is a twinccl::ConfigError naming the source, the line and the offending text (cut
-// to 80 characters, unprintable bytes escaped); nothing else escapes. The formats accepted are
-// listed in tests/fidelity/logs/FORMATS.md.
+// to 80 characters, unprintable bytes escaped); nothing else escapes. A line that looks like a row
+// whose size or count is not a whole number is not read and is listed in the table's `skipped`;
+// a log with no row read is an error saying why (with the first skipped lines). The formats
+// accepted are listed in tests/fidelity/logs/FORMATS.md.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +52,13 @@ struct NcclTestsRow {
   int line = 0;  // 1-based line in the log; JSON: 1-based index in "results"
 };
 
+// A line that looks like a result row but is not read as one: a size or count that is not a whole
+// number ("1P", "-16", "1.5e3"). Reported with its line, never dropped silently.
+struct NcclTestsSkippedLine {
+  int line = 0;     // 1-based line in the log
+  std::string why;  // "the size '1P' is not a whole number of bytes"
+};
+
 struct NcclTestsTable {
   std::string source;      // the file name given to the parser
   int first_line = 0;      // line of the first row
@@ -68,6 +77,9 @@ struct NcclTestsTable {
   std::string nccl_version;            // "2.26.2+cuda12.8"; "" when not printed
   bool complete = false;               // the footer (average bus bandwidth) was seen
   std::vector<NcclTestsRow> rows;
+  // Row-like lines not read, in this table or before it (after the previous one); those after
+  // the last table belong to the last table.
+  std::vector<NcclTestsSkippedLine> skipped;
 };
 
 // What the user knows better than a log: applied to every table (empty / 0 = from the log).

@@ -103,8 +103,11 @@ Prediction predict(const topo::Topology& topology, const Request& request);
 // Every applicable (algorithm, protocol) pair, fastest first (ties: registry order), what-if
 // algorithms (direct, halving_doubling, bruck, hierarchical) included; the tuner's choice is
 // marked (tuner_choice). It need not be the first: the tuner ranks NCCL's algorithms as NCCL does
-// (rank_us), and the times here are as the call runs (time_us).
-std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request);
+// (rank_us), and the times here are as the call runs (time_us). `timed`: a pair of this call
+// already timed at request.fidelity (predict()'s answer for the same request, unforced or with
+// the pair forced), reused for that pair instead of timing it again (a flow simulation).
+std::vector<Prediction> compare_all(const topo::Topology& topology, const Request& request,
+                                    const Prediction* timed = nullptr);
 
 // The protocols an algorithm may run with: LL/LL128/Simple for ring and tree, Simple otherwise.
 std::vector<Protocol> protocols_for(std::string_view algorithm);
