@@ -297,8 +297,17 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
     if (error) std::rethrow_exception(error);
     return;
   }
+  bool agreed = false;  // the fingerprint passed: errors after it abort the world
+  // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
+  auto fail_running = [&] {
+    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
+                          " failed: " + current_error_text());
+    meeting.wait_until_nobody_reads(rank_);
+    rdv.leave(seq, meeting);
+  };
   try {
     CollectiveSpec spec = emu::spec_from_meeting(meeting);  // the fingerprint: every rank checks it
+    agreed = true;
     fault(FaultStage::in_collective, op, seq);
     if (op.kind != OpKind::barrier) {
       std::optional<Reduction> reduction;
@@ -328,12 +337,16 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
     meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
     throw;
+  } catch (const InvalidArgument&) {  // before running: shared buffers, every rank throws it
+    if (agreed) {
+      fail_running();
+    } else {
+      meeting.wait_until_nobody_reads(rank_);
+      rdv.leave(seq, meeting);
+    }
+    throw;
   } catch (...) {
-    // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
-    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
-                          " failed: " + current_error_text());
-    meeting.wait_until_nobody_reads(rank_);
-    rdv.leave(seq, meeting);
+    fail_running();
     throw;
   }
   rdv.leave(seq, meeting);
@@ -399,7 +412,8 @@ void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
       site.op = "recv";
       site.where = op.where;
       site.on_user_thread = inline_run;
-      emu::Expected expected{op.count, op.dtype, op.where, shared_->name, op.part_of, op.role};
+      emu::Expected expected{op.count,   op.dtype, op.where, shared_->name,
+                             op.part_of, op.role,  op.recv};
       in_recv = true;
       p2p.consume(
           rank_, op.peer, expected,
