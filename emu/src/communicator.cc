@@ -20,6 +20,8 @@ namespace {
 std::string current_error_text() {
   try {
     throw;
+  } catch (const std::bad_alloc&) {
+    return "out of memory (std::bad_alloc)";
   } catch (const std::exception& e) {
     return e.what();
   } catch (...) {
@@ -64,7 +66,14 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
 }
 
 Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
-  return Buffer::host(count, dtype);
+  try {
+    return Buffer::host(count, dtype);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(out_of_memory_text(
+        "comm '" + name() + "' rank " + std::to_string(rank_) + ": alloc(" + std::to_string(count) +
+            ", " + std::string(twinccl::name(dtype)) + ")",
+        count * size_of(dtype)));  // Buffer::host refused counts whose bytes overflow
+  }
 }
 
 Work EmuCommunicator::submit(OpDesc op) {
@@ -220,7 +229,15 @@ void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool asy
   }
   record_states(ops, emu::OpState::started);
   try {
-    run_group(lane, ops);
+    try {
+      run_group(lane, ops);
+    } catch (const std::bad_alloc&) {  // a copy, a queue, a message: the run cannot go on
+      throw ResourceError(label_of() +
+                          ": out of memory (std::bad_alloc) while running it on rank " +
+                          std::to_string(rank_) +
+                          " (the process's memory or its address-space limit, ulimit -v, is "
+                          "exhausted: lower the buffer sizes or the number of ranks)");
+    }
   } catch (...) {
     std::string text = current_error_text();
     record_states(ops, emu::OpState::failed);
@@ -300,8 +317,12 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
   bool agreed = false;  // the fingerprint passed: errors after it abort the world
   // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
   auto fail_running = [&] {
-    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
-                          " failed: " + current_error_text());
+    try {
+      shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
+                            " failed: " + current_error_text());
+    } catch (...) {  // no memory for the text: the others must still stop reading our buffers
+      shared_->world->abort_without_reason();
+    }
     meeting.wait_until_nobody_reads(rank_);
     rdv.leave(seq, meeting);
   };

@@ -63,3 +63,4 @@ def test_send_into_the_array_the_peer_sends_from_is_refused():
         twinccl.run(rank, world_size=2, timeout_s=30)
     assert "send/recv on comm 'world': ranks 0 and 1 share memory" in str(e.value), str(e.value)
     assert site_of(__file__, "MARK-RECV") in str(e.value)
+
