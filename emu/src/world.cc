@@ -1,6 +1,8 @@
 #include "world.h"
 
 #include <cstdio>
+#include <exception>
+#include <new>
 
 namespace twinccl::emu {
 
@@ -23,6 +25,18 @@ std::string out_of_memory_text(const std::string& what, std::size_t bytes) {
   return what + ": could not allocate " + std::to_string(bytes) + " bytes (" + size +
          "): out of memory (std::bad_alloc; the process's memory or its address-space limit, "
          "ulimit -v, is exhausted: lower the buffer sizes or the number of ranks)";
+}
+
+std::string current_error_text() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return "out of memory (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
 }
 
 void World::abort(const std::string& reason) noexcept {

@@ -34,6 +34,8 @@ struct WorldChecks {
 // "<what>: could not allocate 1073741824 bytes (1.0 GiB): out of memory (std::bad_alloc; ...)",
 // the text of the ResourceError an allocation the emulator makes for a rank ends with.
 std::string out_of_memory_text(const std::string& what, std::size_t bytes);
+// Inside a catch block: what the exception says ("out of memory (std::bad_alloc)" for that one).
+std::string current_error_text();
 
 class World {
  public:
