@@ -5,6 +5,7 @@
 // (setrlimit RLIMIT_AS) and reports back through a pipe; outcomes are recorded on the rank
 // threads and asserted on the test thread. Sanitizers reserve terabytes of address space, so
 // under them the capped tests print TWINCCL_TEST_SKIPPED (CTest's SKIP_REGULAR_EXPRESSION).
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,9 +202,14 @@ TEST_CASE("misuse 59: a rank out of memory while its peers wait in a collective"
 TEST_CASE("misuse 60: threads that cannot be created for lack of address space",
           "[emu][misuse][memory]") {
   if (skipped_under_sanitizer()) return;
-  // 64 ranks reserve 64 stacks of 8 MiB (ulimit -s): more than the 256 MiB left.
-  Child child =
-      in_capped_child(kHeadroom, [] { return outcomes(64, [](Communicator& c) { c.barrier(); }); });
+  // 64 ranks reserve 64 thread stacks (8 MiB each under the usual ulimit -s): room for 8 is left.
+  pthread_attr_t attr;
+  REQUIRE(pthread_attr_init(&attr) == 0);
+  std::size_t stack_bytes = 0;
+  REQUIRE(pthread_attr_getstacksize(&attr, &stack_bytes) == 0);
+  pthread_attr_destroy(&attr);
+  Child child = in_capped_child(8 * stack_bytes,
+                                [] { return outcomes(64, [](Communicator& c) { c.barrier(); }); });
   INFO(child.report);
   REQUIRE(child.exited);
   CHECK(child.exit_code == 0);
