@@ -4,7 +4,6 @@
 // Outcomes are recorded on the rank threads and asserted here, on the test thread.
 #include <algorithm>
 #include <array>
-#include <numeric>
 
 #include "test_misuse_support.h"
 
@@ -123,13 +122,11 @@ TEST_CASE("misuse 55b: two of 64 ranks sharing an output are named", "[emu][misu
 TEST_CASE("misuse 56: uneven collectives with a shared output", "[emu][misuse][shared]") {
   const int n = 4;
   std::vector<std::size_t> counts{1, 3, 2, 5};
-  std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   std::vector<float> shared(64, -1.0f);
   std::string which = GENERATE(as<std::string>{}, "all_gather_v", "reduce_scatter_v",
                                "all_to_all_v", "gather_v", "scatter_v");
   CAPTURE(which);
   auto out = misuse_run(n, [&](Communicator& c) {
-    auto r = static_cast<std::size_t>(c.rank());
     std::vector<float> in(64, 1.0f);
     float* result = c.rank() >= 2 ? shared.data() : in.data() + 32;  // ranks 2 and 3 share
     if (which == "all_gather_v") {
@@ -146,8 +143,6 @@ TEST_CASE("misuse 56: uneven collectives with a shared output", "[emu][misuse][s
     } else {
       c.scatter_v(in.data(), result, counts, {}, DataType::float32, 0);
     }
-    (void)r;
-    (void)total;
   });
   std::string first =
       which == "gather_v" ? "ranks 3 and 2 share memory: rank 3's output" : "share memory: rank ";
