@@ -1,33 +1,17 @@
-// EmuCommunicator: issue order, collectives through the rendezvous, send/recv through the
-// pull exchange. Groups are in groups.cc, split() in split.cc; checker helpers (flight recorder
-// states, fault hooks, poisoning, Works never waited on) in checks.cc.
+// EmuCommunicator: issue order, collectives through the rendezvous (run_collective.cc), send/recv
+// through the pull exchange. Groups are in groups.cc, split() in split.cc; checker helpers (flight
+// recorder states, fault hooks, poisoning, Works never waited on) in checks.cc.
 #include "communicator.h"
 
 #include <algorithm>
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <optional>
 
-#include "executor.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
-#include "twinccl/reduction.h"
 
 namespace twinccl::emu {
-namespace {
-
-std::string current_error_text() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "a non-standard exception";
-  }
-}
-
-}  // namespace
 
 SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, std::string n,
                        EmuConfig c)
@@ -64,7 +48,14 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
 }
 
 Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
-  return Buffer::host(count, dtype);
+  try {
+    return Buffer::host(count, dtype);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(out_of_memory_text(
+        "comm '" + name() + "' rank " + std::to_string(rank_) + ": alloc(" + std::to_string(count) +
+            ", " + std::string(twinccl::name(dtype)) + ")",
+        count * size_of(dtype)));  // Buffer::host refused counts whose bytes overflow
+  }
 }
 
 Work EmuCommunicator::submit(OpDesc op) {
@@ -220,7 +211,15 @@ void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool asy
   }
   record_states(ops, emu::OpState::started);
   try {
-    run_group(lane, ops);
+    try {
+      run_group(lane, ops);
+    } catch (const std::bad_alloc&) {  // a copy, a queue, a message: the run cannot go on
+      throw ResourceError(label_of() +
+                          ": out of memory (std::bad_alloc) while running it on rank " +
+                          std::to_string(rank_) +
+                          " (the process's memory or its address-space limit, ulimit -v, is "
+                          "exhausted: lower the buffer sizes or the number of ranks)");
+    }
   } catch (...) {
     std::string text = current_error_text();
     record_states(ops, emu::OpState::failed);
@@ -262,95 +261,6 @@ void EmuCommunicator::cancel(std::span<const Issued> ops, const std::exception_p
   }
   if (collective) shared_->world->abort(text);
   std::rethrow_exception(why);
-}
-
-void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq) {
-  if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator)
-    shared_->world->check_abort();
-  emu::Rendezvous& rdv = shared_->rendezvous;
-  emu::WaitSite site;
-  site.agent = lane.agent;
-  site.kind = emu::WaitKind::collective;
-  site.rank = rank_;
-  site.seq = seq;
-  site.op = twinccl::name(op.kind);
-  site.where = op.where;
-  site.on_user_thread = lane.stream.running_inline();
-  emu::Meeting& meeting =
-      rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
-  // Led: the last rank to arrive ran it for everyone, so nobody reads this rank's buffers.
-  if (meeting.led) {
-    std::exception_ptr error = meeting.lead_error;
-    bool mismatch = meeting.mismatch_error;
-    bool leader = meeting.leader == rank_;
-    // Every rank throws its own MismatchError, as they would unled.
-    if (error && mismatch && !leader) {
-      try {
-        emu::spec_from_meeting(meeting);
-      } catch (...) {
-        error = std::current_exception();
-      }
-    }
-    rdv.leave(seq, meeting);
-    if (error && !mismatch && !leader)
-      shared_->world->check_abort();  // the leader's failure aborted the world
-    if (error) std::rethrow_exception(error);
-    return;
-  }
-  try {
-    CollectiveSpec spec = emu::spec_from_meeting(meeting);  // the fingerprint: every rank checks it
-    fault(FaultStage::in_collective, op, seq);
-    if (op.kind != OpKind::barrier) {
-      std::optional<Reduction> reduction;
-      if (is_reducing(op.kind)) {
-        std::vector<ReduceOp> ops;
-        ops.reserve(meeting.ops.size());
-        for (const OpDesc& o : meeting.ops) ops.push_back(o.op);
-        reduction = Reduction::make(op.dtype, ops);
-      }
-      emu::RankContext ctx{meeting, rank_, reduction ? &*reduction : nullptr, op.dtype};
-      std::string algorithm = algorithm_for(op);
-      const EmuConfig& config = shared_->config;
-      bool default_params = config.params.channels == 1 && config.params.chunk_elements == 0;
-      if (!config.schedule_path && default_params && emu::fast_path_supports(op.kind) &&
-          algorithm == default_algorithm(op.kind)) {
-        emu::run_fast_path(ctx);
-      } else {
-        RankSchedule schedule = build_rank_schedule(spec, algorithm, config.params, rank_);
-        emu::execute_schedule(ctx, schedule, op.send, op.recv);
-      }
-    }
-  } catch (const AbortedError&) {
-    meeting.wait_until_nobody_reads(rank_);
-    rdv.leave(seq, meeting);
-    throw;
-  } catch (const MismatchError&) {  // every rank of the meeting throws the same one
-    meeting.wait_until_nobody_reads(rank_);
-    rdv.leave(seq, meeting);
-    throw;
-  } catch (...) {
-    // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
-    shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
-                          " failed: " + current_error_text());
-    meeting.wait_until_nobody_reads(rank_);
-    rdv.leave(seq, meeting);
-    throw;
-  }
-  rdv.leave(seq, meeting);
-}
-
-bool EmuCommunicator::leads(const OpDesc& op) const {
-  const EmuConfig& config = shared_->config;
-  if (config.fault_hook || config.schedule_path || config.params.channels != 1 ||
-      config.params.chunk_elements != 0) {
-    return false;
-  }
-  if (op.kind == OpKind::barrier) return true;
-  if (!emu::fast_path_supports(op.kind) || !emu::small_enough_to_lead(op)) return false;
-  // Nothing forced and no chooser: the default algorithm, known without asking the registry
-  // (default_algorithm() builds its candidates' lists: allocations on every call).
-  if (op.algorithm.empty() && config.algorithm.empty() && !config.default_algorithm) return true;
-  return algorithm_for(op) == default_algorithm(op.kind);
 }
 
 void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
@@ -399,7 +309,8 @@ void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
       site.op = "recv";
       site.where = op.where;
       site.on_user_thread = inline_run;
-      emu::Expected expected{op.count, op.dtype, op.where, shared_->name, op.part_of, op.role};
+      emu::Expected expected{op.count,   op.dtype, op.where, shared_->name,
+                             op.part_of, op.role,  op.recv};
       in_recv = true;
       p2p.consume(
           rank_, op.peer, expected,

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "shared_buffers.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/operation.h"
 
@@ -172,6 +173,15 @@ void Exchange::consume(int receiver, int sender, const Expected& expected,
     mark_consumed(sender, *message);
     throw MismatchError(text);
   }
+  std::size_t bytes = expected.count * size_of(expected.dtype);
+  if (sender != receiver && overlaps(reinterpret_cast<std::uintptr_t>(expected.recv), bytes,
+                                     reinterpret_cast<std::uintptr_t>(message->data), bytes)) {
+    std::string text = shared_p2p_text(std::string(expected.comm), sender, message->data, bytes,
+                                       message->where, receiver, expected.recv, expected.where);
+    message->shared = text;  // read by the sender after it sees `consumed`
+    mark_consumed(sender, *message);
+    throw InvalidArgument(text);
+  }
   try {
     use(*message);
   } catch (...) {
@@ -298,6 +308,7 @@ void Exchange::wait_consumed(int sender, Posted& message, const std::function<st
   world_->wait(
       lock, box.cv, [&] { return message.consumed; }, what, hopeless, site);
   if (!message.mismatch.empty()) throw MismatchError(message.mismatch);
+  if (!message.shared.empty()) throw InvalidArgument(message.shared);
   if (!message.refused.empty()) {
     throw AbortedError(call_site_text("send", comm_name_, sender, message.where) + " to " +
                        rank_text(message.receiver) + ": " + message.refused);

@@ -50,6 +50,7 @@ struct Posted {
   std::string_view role;
   std::string mismatch;  // set by the receiver when the pair disagrees: the sender throws it too
   std::string refused;   // set by the receiver whose recv failed: the sender throws AbortedError
+  std::string shared;    // set by the receiver whose buffer overlaps this one: InvalidArgument
   std::string failed;    // a tombstone: the send failed on its rank; the recv throws AbortedError
 };
 
@@ -61,6 +62,7 @@ struct Expected {
   std::string_view comm;
   std::string_view part_of;
   std::string_view role;
+  const void* recv = nullptr;  // the recv's buffer: one overlapping the send's is refused
 };
 
 class Exchange {
@@ -85,7 +87,8 @@ class Exchange {
   void consume(int receiver, int sender, std::size_t expected_count,
                const std::function<void(const Posted&)>& use,
                const std::function<std::string()>& what);
-  // User recv: the pairing check is a MismatchError (count or dtype) thrown on both sides. A
+  // User recv: the pairing check is a MismatchError (count or dtype) thrown on both sides, a recv
+  // buffer overlapping another rank's send buffer an InvalidArgument on both sides. A
   // tombstone throws AbortedError; a wait that fails refuses the sender's next message.
   void consume(int receiver, int sender, const Expected& expected,
                const std::function<void(const Posted&)>& use,
@@ -101,7 +104,7 @@ class Exchange {
   // User recv that failed before it took its message: the sender's next message is refused.
   void refuse(int receiver, int sender, std::source_location where, const std::string& cause);
   // Waits until the receiver consumed `message`; throws MismatchError when the receiver found the
-  // pair disagreeing, AbortedError when it refused the message.
+  // pair disagreeing, InvalidArgument when their buffers overlap, AbortedError when it refused.
   void wait_consumed(int sender, Posted& message, const std::function<std::string()>& what,
                      const WaitSite* site = nullptr);
 

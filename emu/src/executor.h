@@ -37,7 +37,8 @@ inline constexpr std::size_t kLeadMaxBytes = 16 * 1024;  // per rank's count * e
 bool small_enough_to_lead(const OpDesc& op);
 void lead_small_collective(Meeting& meeting);
 
-// The spec every rank derives from all ranks' calls (throws MismatchError when they disagree).
+// The spec every rank derives from all ranks' calls (throws MismatchError when they disagree,
+// InvalidArgument when two ranks' buffers overlap: Meeting::shared_buffers).
 CollectiveSpec spec_from_meeting(const Meeting& meeting);
 
 }  // namespace twinccl::emu

@@ -224,8 +224,10 @@ bool small_enough_to_lead(const OpDesc& op) {
 }
 
 void lead_small_collective(Meeting& m) {
+  bool agreed = false;  // spec_from_meeting passed: an InvalidArgument later is a real failure
   try {
     spec_from_meeting(m);  // every rank's call agrees (each rank checks it again when it fails)
+    agreed = true;
     const OpDesc& op0 = m.ops[0];
     if (op0.kind == OpKind::barrier) return;
     std::optional<Reduction> reduction;
@@ -246,6 +248,13 @@ void lead_small_collective(Meeting& m) {
   } catch (const MismatchError&) {
     m.lead_error = std::current_exception();
     m.mismatch_error = true;
+  } catch (const InvalidArgument& e) {
+    m.lead_error = std::current_exception();
+    m.mismatch_error = !agreed;  // shared buffers: every rank throws its own, nothing aborts
+    if (agreed) {
+      m.world->abort(m.label() + ": rank " + std::to_string(m.leader) +
+                     " failed running it for every rank: " + e.what());
+    }
   } catch (const std::exception& e) {
     m.world->abort(m.label() + ": rank " + std::to_string(m.leader) +
                    " failed running it for every rank: " + e.what());

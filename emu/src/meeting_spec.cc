@@ -1,4 +1,5 @@
-// Builds the CollectiveSpec from every rank's call and refuses calls that disagree.
+// Builds the CollectiveSpec from every rank's call and refuses calls that disagree, or whose
+// ranks share buffers (found by the last rank to arrive: shared_buffers.h).
 #include <functional>
 #include <map>
 #include <string>
@@ -165,6 +166,8 @@ CollectiveSpec spec_from_meeting(const Meeting& m) {
       spec.count = op0.count;
       break;
   }
+  if (m.shared_buffers)
+    throw InvalidArgument(shared_buffers_text(m.label(), m.ops, m.shared_buffers));
   return spec;
 }
 

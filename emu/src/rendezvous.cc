@@ -31,6 +31,7 @@ void Meeting::reset(std::uint64_t seq, std::string_view what, const std::string*
   leader = -1;
   lead_error = nullptr;
   mismatch_error = false;
+  shared_buffers = SharedBuffers{};
   stage_.store(gathering, std::memory_order_relaxed);
   sync_count_ = 0;
 }
@@ -135,6 +136,8 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
   meeting->calls[r] = call;
   if (site != nullptr && site->agent != nullptr) site->agent->arrived.store(seq + 1);
   if (++meeting->arrived == nranks_) {  // the last one: everybody's call is known
+    if (what.empty())                   // a collective (split has no buffers)
+      meeting->shared_buffers = find_shared_buffers(meeting->ops, nranks_, meeting->range_scratch_);
     if (lead != nullptr) {
       meeting->led = true;
       meeting->leader = rank;

@@ -26,6 +26,7 @@
 
 #include "exchange.h"
 #include "gate.h"
+#include "shared_buffers.h"
 #include "twinccl/operation.h"
 #include "world.h"
 
@@ -60,6 +61,9 @@ struct Meeting {
   int leader = -1;
   std::exception_ptr lead_error;
   bool mismatch_error = false;
+  // Two ranks' buffers overlap (one writes what the other reads or writes): found once by the
+  // last rank to arrive, before anything ran; spec_from_meeting() throws it on every rank.
+  SharedBuffers shared_buffers;
   // Barrier among the meeting's ranks (reusable).
   void sync(int rank);
   // A rank that fails after every rank arrived calls this before unwinding: it waits until no
@@ -77,6 +81,7 @@ struct Meeting {
   std::string_view what_;
   const std::string* comm_name_ = nullptr;
   std::unique_ptr<Exchange> exchange_;
+  std::vector<ByteRange> range_scratch_;  // find_shared_buffers' (kept warm across reuses)
   int sync_count_ = 0;
   std::uint64_t sync_generation_ = 0;
 };

@@ -134,6 +134,31 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   RanksDone done;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
+  // A rank failed with `error`: it becomes the run's error (the first one wins) and every other
+  // rank is woken with it. Never throws, short of memory too (a throw here would end the process).
+  auto fail = [&](int r, std::exception_ptr error) noexcept {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!first_error) first_error = error;
+    }
+    try {
+      std::string text;
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::bad_alloc&) {
+        text = "out of memory (std::bad_alloc)";
+      } catch (const std::exception& e) {
+        text = e.what();
+      } catch (...) {
+        text = "a non-standard exception";
+      }
+      world->note_failure(r, text);
+      world->abort("rank " + std::to_string(r) + " failed: " + text);
+    } catch (...) {
+      world->abort_without_reason();
+    }
+    world->mark_finished(r);
+  };
   auto rank_main = [&](int r) {
     struct Done {
       RanksDone& done;
@@ -154,26 +179,26 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
         std::lock_guard<std::mutex> lock(mu);
         if (!first_abort) first_abort = std::current_exception();
       }
-      world->note_failure(r, e.what());
-      world->mark_finished(r);
-    } catch (const std::exception& e) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error) first_error = std::current_exception();
+      try {
+        world->note_failure(r, e.what());
+      } catch (...) {  // out of memory for the text: only a detail is lost
       }
-      world->note_failure(r, e.what());
-      world->abort("rank " + std::to_string(r) + " failed: " + e.what());
       world->mark_finished(r);
+    } catch (const std::bad_alloc&) {  // the rank's own code, or a call that allocates
+      std::exception_ptr error = std::current_exception();
+      try {
+        error = std::make_exception_ptr(ResourceError(
+            "rank " + std::to_string(r) + " of " + std::to_string(n) +
+            " ran out of memory (std::bad_alloc) in its function, outside any TwinCCL operation "
+            "(the process's memory or its address-space limit, ulimit -v, is exhausted)"));
+      } catch (...) {  // keep the bad_alloc itself
+      }
+      fail(r, error);
     } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!first_error) first_error = std::current_exception();
-      }
-      world->note_failure(r, "a non-standard exception");
-      world->abort("rank " + std::to_string(r) + " failed with a non-standard exception");
-      world->mark_finished(r);
+      fail(r, std::current_exception());
     }
   };
+  // A rank whose thread cannot be created  };
   // A rank whose thread cannot be created fails the run with ResourceError; the ranks already
   // started see the world aborted (and the missing ranks as returned), and are joined.
   std::string start_failure;
@@ -190,7 +215,8 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
       start_failure =
           "could not start the thread of rank " + std::to_string(r) + " of " + std::to_string(n) +
           ": " + e.what() +
-          " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)";
+          " (the process may have reached its thread limit: ulimit -u, cgroup pids.max, or its "
+          "address-space limit, ulimit -v: each thread reserves its stack)";
     } catch (...) {
       start_failure = "could not start the thread of rank " + std::to_string(r) + " of " +
                       std::to_string(n) + ": a non-standard exception";

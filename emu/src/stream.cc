@@ -51,7 +51,8 @@ std::exception_ptr Stream::start_worker_locked() {
   if (!error) {
     error = std::make_exception_ptr(ResourceError(
         "could not start the stream thread that runs this rank's operations: " + why +
-        " (the process may have reached its thread limit: ulimit -u, cgroup pids.max)"));
+        " (the process may have reached its thread limit: ulimit -u, cgroup pids.max, or its "
+        "address-space limit, ulimit -v: each thread reserves its stack)"));
   }
   std::shared_ptr<EmuWork> work = std::move(queue_.back().second);
   queue_.pop_back();

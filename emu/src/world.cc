@@ -1,5 +1,9 @@
 #include "world.h"
 
+#include <cstdio>
+#include <exception>
+#include <new>
+
 namespace twinccl::emu {
 
 World::World(int size, std::chrono::milliseconds timeout, WorldChecks checks)
@@ -15,15 +19,47 @@ World::World(int size, std::chrono::milliseconds timeout, WorldChecks checks)
   }
 }
 
-void World::abort(const std::string& reason) {
+std::string out_of_memory_text(const std::string& what, std::size_t bytes) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%.1f GiB", static_cast<double>(bytes) / (1u << 30));
+  return what + ": could not allocate " + std::to_string(bytes) + " bytes (" + size +
+         "): out of memory (std::bad_alloc; the process's memory or its address-space limit, "
+         "ulimit -v, is exhausted: lower the buffer sizes or the number of ranks)";
+}
+
+std::string current_error_text() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return "out of memory (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+void World::abort(const std::string& reason) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   if (aborted_.load(std::memory_order_relaxed)) return;
-  reason_ = reason;
+  try {
+    reason_ = reason;
+  } catch (...) {  // out of memory: the peers must still wake
+    reason_lost_ = true;
+  }
+  aborted_.store(true, std::memory_order_release);
+}
+
+void World::abort_without_reason() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (aborted_.load(std::memory_order_relaxed)) return;
+  reason_lost_ = true;
   aborted_.store(true, std::memory_order_release);
 }
 
 std::string World::abort_reason() const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (reason_lost_) return "a rank failed while the process was out of memory (std::bad_alloc)";
   return reason_;
 }
 
@@ -36,9 +72,12 @@ void World::mark_finished(int global_rank) {
   if (checker_) checker_->mark_finished(global_rank);
 }
 
-void World::note_failure(int global_rank, const std::string& text) {
+void World::note_failure(int global_rank, const std::string& text) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  failures_[static_cast<std::size_t>(global_rank)] = text;
+  try {
+    failures_[static_cast<std::size_t>(global_rank)] = text;
+  } catch (...) {  // out of memory: the peers only lose this detail
+  }
 }
 
 std::string World::returned_note(int global_rank) const {

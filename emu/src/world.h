@@ -31,6 +31,12 @@ struct WorldChecks {
   std::size_t flight_recorder_ops = 64;  // per rank
 };
 
+// "<what>: could not allocate 1073741824 bytes (1.0 GiB): out of memory (std::bad_alloc; ...)",
+// the text of the ResourceError an allocation the emulator makes for a rank ends with.
+std::string out_of_memory_text(const std::string& what, std::size_t bytes);
+// Inside a catch block: what the exception says ("out of memory (std::bad_alloc)" for that one).
+std::string current_error_text();
+
 class World {
  public:
   World(int size, std::chrono::milliseconds timeout, WorldChecks checks = {});
@@ -41,8 +47,11 @@ class World {
   Checker* checker() const { return checker_.get(); }
   FlightRecorder* recorder() const { return recorder_.get(); }
 
-  // First reason wins; later calls are ignored. Waiters notice within one poll period.
-  void abort(const std::string& reason);
+  // First reason wins; later calls are ignored. Waiters notice within one poll period. Never
+  // throws: out of memory for the reason's copy, the world still aborts (with a fixed reason).
+  void abort(const std::string& reason) noexcept;
+  // The same when even the reason's text could not be made (out of memory).
+  void abort_without_reason() noexcept;
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
   std::string abort_reason() const;
   // Throws AbortedError when the world was aborted.
@@ -56,7 +65,7 @@ class World {
 
   // What made a rank fail (a call it made was rejected, one of its operations failed, its
   // function threw): quoted to the peers that find it returned, so they learn why it never came.
-  void note_failure(int global_rank, const std::string& text);
+  void note_failure(int global_rank, const std::string& text) noexcept;  // (kept short of memory)
   // " (before returning, it failed: ...)" for a rank with a noted failure, else "".
   std::string returned_note(int global_rank) const;
 
@@ -153,6 +162,7 @@ class World {
   std::atomic<bool> aborted_{false};
   mutable std::mutex mu_;
   std::string reason_;
+  bool reason_lost_ = false;  // no memory to copy the first reason
   std::vector<std::string> misuse_;
   std::vector<std::string> failures_;
   mutable std::mutex lanes_mu_;

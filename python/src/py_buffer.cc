@@ -3,6 +3,8 @@
 
 #include <memory>
 #include <mutex>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "twinccl/data_type.h"
@@ -68,6 +70,17 @@ void release_dropped_arrays() {
     objects.swap(d.objects);
   }
   for (PyObject* o : objects) Py_DECREF(o);
+}
+
+Buffer host_staging(std::size_t count, DataType dtype, const std::string& what, int rank) {
+  try {
+    return Buffer::host(count, dtype);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(what + " on rank " + std::to_string(rank) + ": could not allocate " +
+                        std::to_string(count * size_of(dtype)) +
+                        " bytes of host staging memory: out of memory (std::bad_alloc; the "
+                        "process's memory or its address-space limit, ulimit -v, is exhausted)");
+  }
 }
 
 }  // namespace twinccl::python

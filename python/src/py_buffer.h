@@ -25,6 +25,10 @@ namespace twinccl::python {
 Buffer array_buffer(const pybind11::array& array, const std::string& dtype, bool writable,
                     const std::string& what);
 
+// Host memory the binding copies a list of arrays through (gather/scatter's lists): out of
+// memory is a ResourceError naming `what`, the rank and the bytes, not std::bad_alloc.
+Buffer host_staging(std::size_t count, DataType dtype, const std::string& what, int rank);
+
 // Drops the Python references of Buffers released since the last call. Needs the GIL.
 void release_dropped_arrays();
 

@@ -166,7 +166,8 @@ void bind_collectives(py::class_<Comm>& comm) {
     Communicator& g = c.get();
     const bool root = g.rank() == dst;
     if (root) check_list(list, g.size(), b.count(), "gather's gather_list");
-    const Buffer staging = Buffer::host(root ? b.count() * list.size() : 0, b.dtype());
+    const Buffer staging = host_staging(root ? b.count() * list.size() : 0, b.dtype(),
+                                        "gather's gather_list", g.rank());
     auto finish = [list, staging, n = b.count()] {
       for (std::size_t r = 0; r < list.size(); ++r) {
         Buffer out = list[r];
@@ -191,7 +192,8 @@ void bind_collectives(py::class_<Comm>& comm) {
     Communicator& g = c.get();
     const bool root = g.rank() == src;
     if (root) check_list(list, g.size(), b.count(), "scatter's scatter_list");
-    const Buffer staging = Buffer::host(root ? b.count() * list.size() : 0, b.dtype());
+    const Buffer staging = host_staging(root ? b.count() * list.size() : 0, b.dtype(),
+                                        "scatter's scatter_list", g.rank());
     for (std::size_t r = 0; r < list.size(); ++r)
       staging.slice(r * b.count(), b.count()).copy_from(list[r]);
     return issue(async_op, [&] {

@@ -2,7 +2,7 @@
 // while Python runs; with a topology (or a trace path) every rank's calls are recorded and the
 // run is replayed on the topology afterwards, as run() does for TWINCCL_TOPOLOGY
 // (backends/emu/launch.cc), but the result comes back as data instead of printed text. Ctrl-C
-// stops the run (py_interrupt.h).
+// stops the run and the replay after it (py_interrupt.h; sim::ReplayOptions::stop_requested).
 #include <pybind11/stl.h>
 
 #include <fstream>
@@ -170,11 +170,16 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   if (topology_loaded) {
     sim::ReplayOptions ro;
     ro.algorithm = algorithm;
+    // Ctrl-C during the replay stops it too (its SimGrid child is killed within ~50 ms).
+    ro.stop_requested = [&interrupts] { return !interrupts.poll().empty(); };
     sim::ReplayResult replayed;
-    {
+    try {
       py::gil_scoped_release nogil;
       replayed = sim::replay(trace->trace, *topology_loaded, ro);
+    } catch (const AbortedError&) {
+      if (!interrupts.interrupted()) throw;
     }
+    if (interrupts.interrupted()) interrupts.raise();
     if (!timeline_path.empty()) {
       std::ofstream f(timeline_path);
       if (!f) throw ConfigError("twinccl.run: cannot write timeline_path '" + timeline_path + "'");

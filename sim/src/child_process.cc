@@ -18,7 +18,8 @@
 // Every simulation has a deadline (TWINCCL_SIM_TIMEOUT_S seconds, default 300): a flow program
 // too large to play in reasonable time (an all_to_all over 128 ranks is a single round of 16256
 // flows sharing links) is killed and comes back as a TimeoutError that names its size and what to
-// do, instead of running for hours.
+// do, instead of running for hours. A caller may also stop it (run_in_child's `stop`, asked every
+// 50 ms: Ctrl-C in Python's twinccl.run): the child is killed and AbortedError thrown.
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
@@ -73,10 +74,14 @@ double sim_timeout_s() {
   return v;
 }
 
-// Reads both pipes until both close (the child may fill either first); false when the deadline
-// passed first.
-bool read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err,
-               std::chrono::steady_clock::time_point deadline) {
+enum class ReadEnd { done, deadline, stopped };
+
+// Reads both pipes until both close (the child may fill either first), the deadline passes or
+// `stop` (asked every kStopPoll when set) says so.
+constexpr std::chrono::milliseconds kStopPoll{50};
+ReadEnd read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err,
+                  std::chrono::steady_clock::time_point deadline,
+                  const std::function<bool()>& stop) {
   constexpr std::size_t kErrKeep = 4096;  // the tail of stderr is what says why
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   char buffer[1 << 16];
@@ -84,8 +89,10 @@ bool read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err,
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    const int wait_ms = static_cast<int>(std::min<long long>(left.count(), 60'000));
+    if (left.count() <= 0) return ReadEnd::deadline;
+    if (stop && stop()) return ReadEnd::stopped;
+    const long long most_ms = stop ? kStopPoll.count() : 60'000;
+    const int wait_ms = static_cast<int>(std::min<long long>(left.count(), most_ms));
     const int ready = ::poll(fds, 2, wait_ms);
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -110,7 +117,7 @@ bool read_both(int out_fd, int err_fd, std::vector<char>& out, std::string& err,
     }
   }
   if (err.size() > kErrKeep) err.erase(0, err.size() - kErrKeep);
-  return true;
+  return ReadEnd::done;
 }
 
 std::string signal_name(int sig) {
@@ -186,6 +193,12 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
                                  std::size_t expected_values, const char* what,
                                  const std::string& context) {
+  return run_in_child(simulate, expected_values, what, context, {});
+}
+
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
+                                 std::size_t expected_values, const char* what,
+                                 const std::string& context, const std::function<bool()>& stop) {
   const std::string prefix = std::string(what) + (context.empty() ? "" : " of " + context);
   const double timeout_s = sim_timeout_s();
   int fds[2];
@@ -221,13 +234,16 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(timeout_s));
-  const bool finished = read_both(fds[0], err_fds[0], data, err, deadline);
+  const ReadEnd end = read_both(fds[0], err_fds[0], data, err, deadline, stop);
+  const bool finished = end == ReadEnd::done;
   ::close(fds[0]);
   ::close(err_fds[0]);
   if (!finished) ::kill(pid, SIGKILL);
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
+  if (end == ReadEnd::stopped)
+    throw AbortedError(prefix + ": stopped on request (the simulation was killed)");
   if (!finished) {
     char shown[32];
     std::snprintf(shown, sizeof shown, "%g", timeout_s);

@@ -134,13 +134,19 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology,
                           " ranks but topology '" + topology.name() + "' has " +
                           std::to_string(topology.gpu_count()) + " GPUs");
   }
+  const auto stop_if_asked = [&] {
+    if (options.stop_requested && options.stop_requested())
+      throw AbortedError("trace replay: stopped on request");
+  };
+  stop_if_asked();
   detail::ReplayProgram program;
   std::vector<detail::InstanceInfo> info;
   detail::build_replay_program(trace, topology, options, gpu_flops_per_second(topology, options),
                                program, info);
+  stop_if_asked();
   const std::vector<double> t =
       detail::run_in_child([&] { return detail::play_replay_with_simgrid(program); },
-                           program.time_values(), "trace replay");
+                           program.time_values(), "trace replay", "", options.stop_requested);
   const auto member_time = [&](int m, int which) {
     return t[3 * static_cast<std::size_t>(m) + static_cast<std::size_t>(which)] * 1e6;
   };

@@ -34,5 +34,10 @@ std::vector<double> run_in_child(const std::function<std::vector<double>()>& sim
 std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
                                  std::size_t expected_values, const char* what,
                                  const std::string& context);
+// The same; `stop` (may be empty) is asked about every 50 ms while the child runs: true kills the
+// child and throws AbortedError.
+std::vector<double> run_in_child(const std::function<std::vector<double>()>& simulate,
+                                 std::size_t expected_values, const char* what,
+                                 const std::string& context, const std::function<bool()>& stop);
 
 }  // namespace twinccl::sim::detail

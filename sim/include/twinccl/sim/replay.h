@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -47,6 +48,10 @@ struct ReplayOptions {
   // Ring all_reduce/reduce_scatter/all_gather over more ranks than this are played as one bulk
   // flow per rank (bytes of all steps, latency of all steps) instead of step by step.
   int bulk_ring_above_ranks = 64;
+  // Asked between the replay's phases and about every 50 ms while the simulation runs: true stops
+  // it (the simulation's child process is killed) and replay() throws AbortedError. For a caller
+  // that must react to Ctrl-C (twinccl.run's Python binding); empty = never stopped.
+  std::function<bool()> stop_requested;
 };
 
 // One operation (all ranks of it together).

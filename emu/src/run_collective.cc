@@ -1,0 +1,119 @@
+// EmuCommunicator's collectives: the rendezvous, the fingerprint and shared-buffer checks, then
+// the led small path, the direct fast path or the algorithm's schedule (communicator.cc issues
+// them; run_group calls run_collective for each collective of a task).
+#include <optional>
+
+#include "communicator.h"
+#include "executor.h"
+#include "twinccl/errors.h"
+#include "twinccl/reduction.h"
+
+namespace twinccl::emu {
+
+void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq) {
+  if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator)
+    shared_->world->check_abort();
+  emu::Rendezvous& rdv = shared_->rendezvous;
+  emu::WaitSite site;
+  site.agent = lane.agent;
+  site.kind = emu::WaitKind::collective;
+  site.rank = rank_;
+  site.seq = seq;
+  site.op = twinccl::name(op.kind);
+  site.where = op.where;
+  site.on_user_thread = lane.stream.running_inline();
+  emu::Meeting& meeting =
+      rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
+  // Led: the last rank to arrive ran it for everyone, so nobody reads this rank's buffers.
+  if (meeting.led) {
+    std::exception_ptr error = meeting.lead_error;
+    bool mismatch = meeting.mismatch_error;
+    bool leader = meeting.leader == rank_;
+    // Every rank throws its own MismatchError, as they would unled.
+    if (error && mismatch && !leader) {
+      try {
+        emu::spec_from_meeting(meeting);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    rdv.leave(seq, meeting);
+    if (error && !mismatch && !leader)
+      shared_->world->check_abort();  // the leader's failure aborted the world
+    if (error) std::rethrow_exception(error);
+    return;
+  }
+  bool agreed = false;  // the fingerprint passed: errors after it abort the world
+  // The others may be reading this rank's buffers: stop them, and unwind only once they are done.
+  auto fail_running = [&] {
+    try {
+      shared_->world->abort(meeting.label() + ": rank " + std::to_string(rank_) +
+                            " failed: " + current_error_text());
+    } catch (...) {  // no memory for the text: the others must still stop reading our buffers
+      shared_->world->abort_without_reason();
+    }
+    meeting.wait_until_nobody_reads(rank_);
+    rdv.leave(seq, meeting);
+  };
+  try {
+    CollectiveSpec spec = emu::spec_from_meeting(meeting);  // the fingerprint: every rank checks it
+    agreed = true;
+    fault(FaultStage::in_collective, op, seq);
+    if (op.kind != OpKind::barrier) {
+      std::optional<Reduction> reduction;
+      if (is_reducing(op.kind)) {
+        std::vector<ReduceOp> ops;
+        ops.reserve(meeting.ops.size());
+        for (const OpDesc& o : meeting.ops) ops.push_back(o.op);
+        reduction = Reduction::make(op.dtype, ops);
+      }
+      emu::RankContext ctx{meeting, rank_, reduction ? &*reduction : nullptr, op.dtype};
+      std::string algorithm = algorithm_for(op);
+      const EmuConfig& config = shared_->config;
+      bool default_params = config.params.channels == 1 && config.params.chunk_elements == 0;
+      if (!config.schedule_path && default_params && emu::fast_path_supports(op.kind) &&
+          algorithm == default_algorithm(op.kind)) {
+        emu::run_fast_path(ctx);
+      } else {
+        RankSchedule schedule = build_rank_schedule(spec, algorithm, config.params, rank_);
+        emu::execute_schedule(ctx, schedule, op.send, op.recv);
+      }
+    }
+  } catch (const AbortedError&) {
+    meeting.wait_until_nobody_reads(rank_);
+    rdv.leave(seq, meeting);
+    throw;
+  } catch (const MismatchError&) {  // every rank of the meeting throws the same one
+    meeting.wait_until_nobody_reads(rank_);
+    rdv.leave(seq, meeting);
+    throw;
+  } catch (const InvalidArgument&) {  // before running: shared buffers, every rank throws it
+    if (agreed) {
+      fail_running();
+    } else {
+      meeting.wait_until_nobody_reads(rank_);
+      rdv.leave(seq, meeting);
+    }
+    throw;
+  } catch (...) {
+    fail_running();
+    throw;
+  }
+  rdv.leave(seq, meeting);
+}
+
+bool EmuCommunicator::leads(const OpDesc& op) const {
+  const EmuConfig& config = shared_->config;
+  if (config.fault_hook || config.schedule_path || config.params.channels != 1 ||
+      config.params.chunk_elements != 0) {
+    return false;
+  }
+  if (op.kind == OpKind::barrier) return true;
+  if (!emu::fast_path_supports(op.kind) || !emu::small_enough_to_lead(op)) return false;
+  // Nothing forced and no chooser: the default algorithm, known without asking the registry
+  // (default_algorithm() builds its candidates' lists: allocations on every call).
+  if (op.algorithm.empty() && config.algorithm.empty() && !config.default_algorithm) return true;
+  return algorithm_for(op) == default_algorithm(op.kind);
+}
+
+}  // namespace twinccl::emu
