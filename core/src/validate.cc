@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "twinccl/algorithms.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"
@@ -137,6 +138,15 @@ class Checker {
     if (nranks_ <= 0 || rank_ < 0 || rank_ >= nranks_) fail("rank outside the communicator");
     if (is_rooted(op_.kind)) check_rank_argument("root", op_.root);
     if (is_p2p(op_.kind)) check_rank_argument("peer", op_.peer);
+    // A forced algorithm must exist for this operation (send/recv have none): refused here, on
+    // every backend, naming the call, instead of deep in the emulator's executor (or never).
+    if (!op_.algorithm.empty()) {
+      try {
+        find_algorithm(op_.kind, op_.algorithm);
+      } catch (const InvalidArgument& e) {
+        fail(std::string("CallOptions.algorithm: ") + e.what());
+      }
+    }
     if (is_reducing(op_.kind)) {
       try {
         check_reduce_op_supported(op_.dtype, op_.op);
