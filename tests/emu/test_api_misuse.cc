@@ -215,3 +215,32 @@ TEST_CASE("split: the ranks of one color must agree on the new communicator's na
     CHECK(names == std::vector<std::string>{"even", "world.split(1)", "even", "world.split(1)"});
   }
 }
+
+TEST_CASE("a Work outlives its split communicator: its wait works, the misuse is named rightly",
+          "[emu][api][async]") {
+  // The rule (docs/misuse.md): wait on an async Work before dropping its communicator. Waiting
+  // later is safe (the communicator's destructor waited for the operation) but reported.
+  std::vector<float> got(2, -1);
+  std::string run_error;
+  auto outcomes = run_ranks_capture(
+      2,
+      [&](Communicator& c) {
+        Buffer b = c.alloc(4, DataType::float32);
+        for (float& v : b.host_span<float>()) v = static_cast<float>(c.rank() + 1);
+        Work w;
+        {
+          auto sub = c.split(0, c.rank());
+          w = sub->all_reduce(b, b, ReduceOp::sum(), CallOptions{true, {}});
+        }
+        w.wait();
+        w.wait();  // twice: returns again
+        got[static_cast<std::size_t>(c.rank())] = b.host_span<float>()[3];
+      },
+      with_timeout(10.0), &run_error);
+  for (const RankOutcome& o : outcomes) CHECK(o.type.empty());
+  CHECK(got == std::vector<float>{3.0f, 3.0f});
+  // Before: "... before the rank's function returned", though the rank had not returned then.
+  CHECK_THAT(run_error, Contains("comm 'world.split(0)' rank") &&
+                            Contains("its Work was never waited on") &&
+                            Contains("before the communicator was destroyed"));
+}
