@@ -1,8 +1,10 @@
 // One rank's checks of its own call, before anything is issued: every message names the call,
 // the communicator, the rank, the call site and the bad value.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "twinccl/algorithms.h"
 #include "twinccl/call_site_text.h"
@@ -86,6 +88,34 @@ class Checker {
            std::string(name(op_.dtype)) + ") and recv buffer at " + hex(r) + " (" +
            elements(recv_n) + ") overlap but the call is not in place by NCCL's rules" +
            in_place_rule(s, r));
+    }
+  }
+
+  // Uneven calls with explicit recv displacements: two ranks' blocks must not overlap (MPI's rule
+  // for *v collectives; the emulator would have two threads write the same bytes, in no order).
+  void check_recv_blocks() const {
+    if (op_.recv_displs.empty()) return;  // packed: disjoint by construction
+    struct Block {
+      std::size_t begin, end;
+      int rank;
+    };
+    std::vector<Block> blocks;
+    for (std::size_t r = 0; r < op_.recv_counts.size(); ++r) {
+      if (op_.recv_counts[r] == 0) continue;  // extent() already refused an overflowing end
+      blocks.push_back(
+          {op_.recv_displs[r], op_.recv_displs[r] + op_.recv_counts[r], static_cast<int>(r)});
+    }
+    std::sort(blocks.begin(), blocks.end(),
+              [](const Block& a, const Block& b) { return a.begin < b.begin; });
+    for (std::size_t i = 1; i < blocks.size(); ++i) {
+      const Block &a = blocks[i - 1], &b = blocks[i];
+      if (b.begin < a.end) {
+        fail("recv_displs place rank " + std::to_string(a.rank) + "'s block [" +
+             std::to_string(a.begin) + ", " + std::to_string(a.end) + ") and rank " +
+             std::to_string(b.rank) + "'s block [" + std::to_string(b.begin) + ", " +
+             std::to_string(b.end) +
+             ") over each other in recv (elements); blocks must not overlap");
+      }
     }
   }
 
@@ -187,6 +217,8 @@ class Checker {
     check_buffer("send", op_.send, send_n, op_.send_capacity);
     check_buffer("recv", op_.recv, recv_n, op_.recv_capacity);
     check_overlap(send_n, recv_n);
+    bool root_receives = op_.kind != OpKind::gather_v || rank_ == op_.root;
+    if (is_uneven(op_.kind) && root_receives) check_recv_blocks();
   }
 
  private:

@@ -135,3 +135,35 @@ TEST_CASE("validate: a forced algorithm that does not exist for the call names t
   op.kind = OpKind::all_reduce;
   CHECK_NOTHROW(validate(op, 1, 4, "world"));
 }
+
+TEST_CASE("validate: uneven calls whose recv displacements overlap are refused",
+          "[core][api][validate]") {
+  float send[4] = {}, recv[16] = {};
+  OpDesc op;
+  op.kind = OpKind::all_gather_v;
+  op.send = send;
+  op.recv = recv;
+  op.recv_counts = {2, 3, 2};
+  op.recv_displs = {0, 6, 1};  // rank 2's block [1, 3) lands on rank 0's [0, 2)
+  op.where = std::source_location::current();
+  // Before: accepted; two ranks' data were written to the same elements in no defined order.
+  CHECK_THROWS_WITH(validate(op, 1, 3, "world"),
+                    Contains("all_gather_v on comm 'world' rank 1") &&
+                        Contains("rank 0's block [0, 2) and rank 2's block [1, 3)"));
+  op.recv_displs = {0, 6, 2};  // touching, not overlapping
+  CHECK_NOTHROW(validate(op, 1, 3, "world"));
+  op.recv_counts = {2, 0, 2};
+  op.recv_displs = {0, 1, 2};  // an empty block may sit anywhere
+  CHECK_NOTHROW(validate(op, 1, 3, "world"));
+  op.kind = OpKind::all_to_all_v;
+  op.send_counts = {1, 1, 1};
+  op.recv_counts = {4, 4, 4};
+  op.recv_displs = {0, 4, 7};
+  CHECK_THROWS_WITH(validate(op, 0, 3, "world"), Contains("rank 1's block [4, 8) and rank 2's"));
+  op.kind = OpKind::gather_v;  // only the root receives
+  op.root = 2;
+  op.recv_counts = {1, 1, 1};
+  op.recv_displs = {0, 0, 0};
+  CHECK_NOTHROW(validate(op, 0, 3, "world"));
+  CHECK_THROWS_WITH(validate(op, 2, 3, "world"), Contains("over each other"));
+}
