@@ -244,3 +244,39 @@ TEST_CASE("a Work outlives its split communicator: its wait works, the misuse is
                             Contains("its Work was never waited on") &&
                             Contains("before the communicator was destroyed"));
 }
+
+TEST_CASE("count 0 with null pointers in every call, send/recv in a group included",
+          "[emu][api][p2p]") {
+  // NCCL accepts null buffers with count 0. Before, a grouped recv of 0 elements passed a null
+  // pointer to memmove (undefined behaviour, caught by UBSan in the sanitizer build).
+  auto outcomes = misuse_run(3, [](Communicator& c) {
+    c.all_reduce(nullptr, nullptr, 0, DataType::float32, ReduceOp::sum());
+    c.reduce_scatter(nullptr, nullptr, 0, DataType::float32, ReduceOp::sum());
+    c.all_gather(nullptr, nullptr, 0, DataType::float32);
+    c.broadcast(nullptr, nullptr, 0, DataType::float32, 1);
+    c.reduce(nullptr, nullptr, 0, DataType::float32, ReduceOp::max(), 2);
+    c.all_to_all(nullptr, nullptr, 0, DataType::float32);
+    c.gather(nullptr, nullptr, 0, DataType::float32, 0);
+    c.scatter(nullptr, nullptr, 0, DataType::float32, 0);
+    std::vector<std::size_t> zeros(3, 0);
+    c.all_gather_v(nullptr, nullptr, zeros, {}, DataType::int8);
+    c.reduce_scatter_v(nullptr, nullptr, zeros, {}, DataType::int8, ReduceOp::sum());
+    c.all_to_all_v(nullptr, zeros, {}, nullptr, zeros, {}, DataType::int8);
+    c.gather_v(nullptr, nullptr, zeros, {}, DataType::int8, 1);
+    c.scatter_v(nullptr, nullptr, zeros, {}, DataType::int8, 1);
+    {
+      Group g(c);
+      c.send(nullptr, 0, DataType::int8, (c.rank() + 1) % 3);
+      c.recv(nullptr, 0, DataType::int8, (c.rank() + 2) % 3);
+    }
+    Buffer empty;
+    c.all_reduce(empty, empty);
+    c.all_gather(empty, empty);
+    c.all_to_all(empty, empty);
+    c.broadcast(empty, 0);
+  });
+  for (const RankOutcome& o : outcomes) {
+    INFO(o.type << ": " << o.message);
+    CHECK(o.type.empty());
+  }
+}
