@@ -9,20 +9,44 @@
 
 namespace twinccl {
 
+namespace {
+
+// "[first, first + n)" when it fits in size_t, else says that it overflows.
+std::string range_text(std::size_t first, std::size_t n) {
+  if (n > ~std::size_t{0} - first)
+    return "[" + std::to_string(first) + ", " + std::to_string(first) + " + " + std::to_string(n) +
+           " (overflows size_t))";
+  return "[" + std::to_string(first) + ", " + std::to_string(first + n) + ")";
+}
+
+// True when [offset, offset + bytes) lies inside `size` bytes (overflow-safe).
+bool inside(std::size_t offset, std::size_t bytes, std::size_t size) {
+  return offset <= size && bytes <= size - offset;
+}
+
+void check_host_pointer(const void* host, std::size_t bytes, const char* where) {
+  if (host == nullptr && bytes > 0) {
+    throw InvalidArgument(std::string(where) + ": the host pointer is null but " +
+                          std::to_string(bytes) + " bytes are to be copied");
+  }
+}
+
+}  // namespace
+
 void Memory::copy_in(std::size_t offset, const void* host, std::size_t bytes) {
-  if (offset + bytes > bytes_ || offset + bytes < offset) {
-    throw InvalidArgument("Memory::copy_in: range [" + std::to_string(offset) + ", " +
-                          std::to_string(offset + bytes) + ") is outside the " +
-                          std::to_string(bytes_) + "-byte allocation");
+  check_host_pointer(host, bytes, "Memory::copy_in");
+  if (!inside(offset, bytes, bytes_)) {
+    throw InvalidArgument("Memory::copy_in: range " + range_text(offset, bytes) +
+                          " is outside the " + std::to_string(bytes_) + "-byte allocation");
   }
   if (bytes > 0) std::memmove(static_cast<char*>(data_) + offset, host, bytes);
 }
 
 void Memory::copy_out(std::size_t offset, void* host, std::size_t bytes) const {
-  if (offset + bytes > bytes_ || offset + bytes < offset) {
-    throw InvalidArgument("Memory::copy_out: range [" + std::to_string(offset) + ", " +
-                          std::to_string(offset + bytes) + ") is outside the " +
-                          std::to_string(bytes_) + "-byte allocation");
+  check_host_pointer(host, bytes, "Memory::copy_out");
+  if (!inside(offset, bytes, bytes_)) {
+    throw InvalidArgument("Memory::copy_out: range " + range_text(offset, bytes) +
+                          " is outside the " + std::to_string(bytes_) + "-byte allocation");
   }
   if (bytes > 0) std::memmove(host, static_cast<const char*>(data_) + offset, bytes);
 }
@@ -30,12 +54,16 @@ void Memory::copy_out(std::size_t offset, void* host, std::size_t bytes) const {
 void Memory::copy_from(std::size_t offset, const Memory& src, std::size_t src_offset,
                        std::size_t bytes) {
   if (src.kind() == MemoryKind::host) {
-    if (src_offset + bytes > src.bytes())
-      throw InvalidArgument("Memory::copy_from: source range outside its allocation");
+    if (!inside(src_offset, bytes, src.bytes())) {
+      throw InvalidArgument("Memory::copy_from: source range " + range_text(src_offset, bytes) +
+                            " is outside its " + std::to_string(src.bytes()) + "-byte allocation");
+    }
     copy_in(offset, static_cast<const char*>(src.data()) + src_offset, bytes);
   } else if (kind() == MemoryKind::host) {
-    if (offset + bytes > bytes_)
-      throw InvalidArgument("Memory::copy_from: destination range outside its allocation");
+    if (!inside(offset, bytes, bytes_)) {
+      throw InvalidArgument("Memory::copy_from: destination range " + range_text(offset, bytes) +
+                            " is outside its " + std::to_string(bytes_) + "-byte allocation");
+    }
     src.copy_out(src_offset, static_cast<char*>(data_) + offset, bytes);
   } else {
     throw InvalidArgument(
@@ -98,15 +126,15 @@ MemoryKind Buffer::memory_kind() const { return memory_ ? memory_->kind() : Memo
 
 Buffer Buffer::slice(std::size_t first, std::size_t n) const {
   if (first > count_ || n > count_ - first) {
-    throw InvalidArgument("Buffer::slice: elements [" + std::to_string(first) + ", " +
-                          std::to_string(first + n) + ") outside a buffer of " +
-                          std::to_string(count_));
+    throw InvalidArgument("Buffer::slice: elements " + range_text(first, n) +
+                          " outside a buffer of " + std::to_string(count_) + " elements");
   }
   return Buffer(memory_, offset_bytes_ + first * size_of(dtype_), n, dtype_);
 }
 
 void Buffer::copy_from_host(const void* host, std::size_t bytes) {
   if (!memory_) throw InvalidArgument("Buffer::copy_from_host: empty buffer");
+  check_host_pointer(host, bytes, "Buffer::copy_from_host");
   if (bytes > this->bytes()) {
     throw InvalidArgument("Buffer::copy_from_host: " + std::to_string(bytes) + " bytes into a " +
                           std::to_string(this->bytes()) + "-byte buffer");
@@ -126,6 +154,7 @@ void Buffer::copy_from(const Buffer& src) {
 
 void Buffer::copy_to_host(void* host, std::size_t bytes) const {
   if (!memory_) throw InvalidArgument("Buffer::copy_to_host: empty buffer");
+  check_host_pointer(host, bytes, "Buffer::copy_to_host");
   if (bytes > this->bytes()) {
     throw InvalidArgument("Buffer::copy_to_host: " + std::to_string(bytes) + " bytes from a " +
                           std::to_string(this->bytes()) + "-byte buffer");

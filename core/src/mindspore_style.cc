@@ -1,12 +1,36 @@
 // MindSpore comm_func shapes over the core calls.
 #include "twinccl/mindspore_style.h"
 
-#include <numeric>
-
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::mindspore_style {
+namespace {
+
+// Refuses a call in its own words; the peers learn why this rank never joined them.
+[[noreturn]] void reject(Communicator& group, const char* call, Where where,
+                         const std::string& what) {
+  std::string text = call_site_text(call, group.name(), group.rank(), where) + ": " + what;
+  group.rejected(OpDesc{}, text);
+  throw InvalidArgument(text);
+}
+
+// Sum of split sizes, refusing an overflow.
+std::size_t sum_of(Communicator& group, Where where, const char* what,
+                   std::span<const std::size_t> sizes) {
+  std::size_t sum = 0;
+  for (std::size_t s : sizes) {
+    if (s > ~std::size_t{0} - sum) {
+      reject(group, "all_to_all_single", where,
+             std::string(what) + " overflow size_t when summed (an entry is " + std::to_string(s) +
+                 ")");
+    }
+    sum += s;
+  }
+  return sum;
+}
+
+}  // namespace
 
 Result all_gather_into_tensor(const Buffer& tensor, Communicator& group, bool async_op,
                               Where where) {
@@ -19,10 +43,9 @@ Result reduce_scatter_tensor(const Buffer& tensor, ReduceOp op, Communicator& gr
                              Where where) {
   auto n = static_cast<std::size_t>(group.size());
   if (tensor.count() % n != 0) {
-    throw InvalidArgument(
-        call_site_text("reduce_scatter_tensor", group.name(), group.rank(), where) + ": " +
-        std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
-        " ranks");
+    reject(group, "reduce_scatter_tensor", where,
+           std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
+               " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
   Work w = group.reduce_scatter(tensor, out, op, {async_op, {}}, where);
@@ -39,18 +62,30 @@ Result all_reduce(const Buffer& tensor, ReduceOp op, Communicator& group, bool a
 Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> output_split_sizes,
                          std::span<const std::size_t> input_split_sizes, Communicator& group,
                          bool async_op, Where where) {
-  std::size_t total_in =
-      std::accumulate(input_split_sizes.begin(), input_split_sizes.end(), std::size_t{0});
+  std::size_t total_in = sum_of(group, where, "input_split_sizes", input_split_sizes);
   if (total_in != tensor.count()) {
-    throw InvalidArgument("all_to_all_single (" + describe_call_site(where) +
-                          "): input_split_sizes sum to " + std::to_string(total_in) +
-                          " but the tensor has " + std::to_string(tensor.count()) + " elements");
+    reject(group, "all_to_all_single", where,
+           "input_split_sizes sum to " + std::to_string(total_in) + " but the tensor has " +
+               std::to_string(tensor.count()) + " elements");
   }
-  std::size_t total_out =
-      std::accumulate(output_split_sizes.begin(), output_split_sizes.end(), std::size_t{0});
+  std::size_t total_out = sum_of(group, where, "output_split_sizes", output_split_sizes);
   Buffer out = group.alloc(total_out, tensor.dtype());
-  Work w = group.all_to_all_v(tensor.data(), input_split_sizes, {}, out.data(), output_split_sizes,
-                              {}, tensor.dtype(), {async_op, {}}, where);
+  // As the Buffer overloads: sizes known, and both buffers live until the operation completed
+  // (the caller may drop `tensor` before waiting on the handle).
+  OpDesc d;
+  d.kind = OpKind::all_to_all_v;
+  d.send = tensor.data();
+  d.recv = out.data();
+  d.send_counts.assign(input_split_sizes.begin(), input_split_sizes.end());
+  d.recv_counts.assign(output_split_sizes.begin(), output_split_sizes.end());
+  d.dtype = tensor.dtype();
+  d.send_capacity = tensor.count();
+  d.recv_capacity = out.count();
+  d.async_op = async_op;
+  d.where = where;
+  d.send_owner = tensor.memory();
+  d.recv_owner = out.memory();
+  Work w = group.issue(std::move(d));
   return {out, w};
 }
 

@@ -17,6 +17,27 @@ MaybeWork finish(Work w, bool async_op) {
   return std::nullopt;
 }
 
+// Refuses a call in its own words; the peers learn why this rank never joined them.
+[[noreturn]] void reject(Communicator& group, const char* call, Where where,
+                         const std::string& what) {
+  std::string text = call_site_text(call, group.name(), group.rank(), where) + ": " + what;
+  group.rejected(OpDesc{}, text);
+  throw InvalidArgument(text);
+}
+
+// torch's rule for the *_tensor calls: the larger tensor holds exactly size() of the smaller.
+void check_stacked(const char* call, Communicator& group, const char* large_name,
+                   const Buffer& large, const char* small_name, const Buffer& small, Where where) {
+  auto n = static_cast<std::size_t>(group.size());
+  if (large.count() % n != 0 || large.count() / n != small.count()) {
+    reject(group, call, where,
+           std::string(large_name) + " holds " + std::to_string(large.count()) +
+               " elements but must hold exactly group size x " + small_name + " = " +
+               std::to_string(group.size()) + " x " + std::to_string(small.count()) +
+               " (torch's rule: no element left unwritten or unread)");
+  }
+}
+
 void check_list(const char* call, const char* list_name, Communicator& group,
                 std::span<const Buffer> list, DataType dtype, Where where) {
   std::string at = call_site_text(call, group.name(), group.rank(), where) + ": ";
@@ -104,6 +125,13 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
                          std::span<const Buffer> input_list, ReduceOp op, bool async_op,
                          Where where) {
   check_list("reduce_scatter", "input_list", group, input_list, output.dtype(), where);
+  const Buffer& mine = input_list[static_cast<std::size_t>(group.rank())];
+  if (output.count() != mine.count()) {
+    reject(group, "reduce_scatter", where,
+           "output holds " + std::to_string(output.count()) + " elements but input_list[" +
+               std::to_string(group.rank()) + "] (this rank's share) holds " +
+               std::to_string(mine.count()) + "; they must match");
+  }
   std::vector<std::size_t> counts = counts_of(input_list);
   std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   Buffer staging = group.alloc(total, output.dtype());
@@ -130,11 +158,15 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
 
 MaybeWork all_gather_into_tensor(Communicator& group, const Buffer& output, const Buffer& input,
                                  bool async_op, Where where) {
+  if (input.dtype() == output.dtype())  // else the core call names both types
+    check_stacked("all_gather_into_tensor", group, "output", output, "input", input, where);
   return finish(group.all_gather(input, output, {async_op, {}}, where), async_op);
 }
 
 MaybeWork reduce_scatter_tensor(Communicator& group, const Buffer& output, const Buffer& input,
                                 ReduceOp op, bool async_op, Where where) {
+  if (input.dtype() == output.dtype())
+    check_stacked("reduce_scatter_tensor", group, "input", input, "output", output, where);
   return finish(group.reduce_scatter(input, output, op, {async_op, {}}, where), async_op);
 }
 
@@ -156,6 +188,13 @@ MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list,
 
 MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, bool async_op,
                             Where where) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != P2POp::Kind::isend && ops[i].kind != P2POp::Kind::irecv) {
+      reject(group, "batch_isend_irecv", where,
+             indexed("p2p_op_list", i) + ".kind value " +
+                 std::to_string(static_cast<int>(ops[i].kind)) + " is neither isend nor irecv");
+    }
+  }
   Group batch(group, where);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const P2POp& op = ops[i];

@@ -1,9 +1,12 @@
 // One rank's checks of its own call, before anything is issued: every message names the call,
 // the communicator, the rank, the call site and the bad value.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "twinccl/algorithms.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"
@@ -88,6 +91,34 @@ class Checker {
     }
   }
 
+  // Uneven calls with explicit recv displacements: two ranks' blocks must not overlap (MPI's rule
+  // for *v collectives; the emulator would have two threads write the same bytes, in no order).
+  void check_recv_blocks() const {
+    if (op_.recv_displs.empty()) return;  // packed: disjoint by construction
+    struct Block {
+      std::size_t begin, end;
+      int rank;
+    };
+    std::vector<Block> blocks;
+    for (std::size_t r = 0; r < op_.recv_counts.size(); ++r) {
+      if (op_.recv_counts[r] == 0) continue;  // extent() already refused an overflowing end
+      blocks.push_back(
+          {op_.recv_displs[r], op_.recv_displs[r] + op_.recv_counts[r], static_cast<int>(r)});
+    }
+    std::sort(blocks.begin(), blocks.end(),
+              [](const Block& a, const Block& b) { return a.begin < b.begin; });
+    for (std::size_t i = 1; i < blocks.size(); ++i) {
+      const Block &a = blocks[i - 1], &b = blocks[i];
+      if (b.begin < a.end) {
+        fail("recv_displs place rank " + std::to_string(a.rank) + "'s block [" +
+             std::to_string(a.begin) + ", " + std::to_string(a.end) + ") and rank " +
+             std::to_string(b.rank) + "'s block [" + std::to_string(b.begin) + ", " +
+             std::to_string(b.end) +
+             ") over each other in recv (elements); blocks must not overlap");
+      }
+    }
+  }
+
   static std::string hex(std::uintptr_t address) {
     char text[2 + 2 * sizeof(address) + 1];
     std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
@@ -137,6 +168,15 @@ class Checker {
     if (nranks_ <= 0 || rank_ < 0 || rank_ >= nranks_) fail("rank outside the communicator");
     if (is_rooted(op_.kind)) check_rank_argument("root", op_.root);
     if (is_p2p(op_.kind)) check_rank_argument("peer", op_.peer);
+    // A forced algorithm must exist for this operation (send/recv have none): refused here, on
+    // every backend, naming the call, instead of deep in the emulator's executor (or never).
+    if (!op_.algorithm.empty()) {
+      try {
+        find_algorithm(op_.kind, op_.algorithm);
+      } catch (const InvalidArgument& e) {
+        fail(std::string("CallOptions.algorithm: ") + e.what());
+      }
+    }
     if (is_reducing(op_.kind)) {
       try {
         check_reduce_op_supported(op_.dtype, op_.op);
@@ -177,6 +217,8 @@ class Checker {
     check_buffer("send", op_.send, send_n, op_.send_capacity);
     check_buffer("recv", op_.recv, recv_n, op_.recv_capacity);
     check_overlap(send_n, recv_n);
+    bool root_receives = op_.kind != OpKind::gather_v || rank_ == op_.root;
+    if (is_uneven(op_.kind) && root_receives) check_recv_blocks();
   }
 
  private:

@@ -52,7 +52,8 @@ std::string EmuCommunicator::unwaited_message() const {
         return "comm '" + name() + "' rank " + std::to_string(rank_) + ": " + a.what +
                " was issued with async_op and its Work was never waited on (wait(), test() "
                "returning true, or a later operation on this communicator that was waited on) "
-               "before the rank's function returned";
+               "before the communicator was destroyed (the world's when the rank's function "
+               "returned; a split communicator's when its owner dropped it)";
       }
     }
     return "";

@@ -314,7 +314,9 @@ void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
       in_recv = true;
       p2p.consume(
           rank_, op.peer, expected,
-          [&](const emu::Posted& m) { std::memmove(op.recv, m.data, bytes); },
+          [&](const emu::Posted& m) {
+            if (bytes > 0) std::memmove(op.recv, m.data, bytes);  // count 0: pointers may be null
+          },
           [&] {
             return call_site_text("recv", name(), rank_, op.where) +
                    " waited for a send from rank " + std::to_string(op.peer);

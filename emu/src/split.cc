@@ -9,6 +9,44 @@
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {
+namespace {
+
+// What split() builds once per meeting: each color's communicator, or why its ranks cannot have
+// one (they asked for different names).
+struct SplitGroups {
+  std::map<int, std::shared_ptr<SharedComm>> comms;
+  std::map<int, std::string> name_mismatch;
+};
+
+// Up to 80 characters of a user's name, quoted.
+std::string quoted(const std::string& name) {
+  return "'" + (name.size() > 80 ? name.substr(0, 80) + "...'" : name + "'");
+}
+
+// "" when every (key, rank) of `members` asked for the same name; else who asked for what.
+std::string name_disagreement(const Meeting& m, int color,
+                              const std::vector<std::pair<int, int>>& members,
+                              const std::string& comm, std::uint64_t seq) {
+  std::map<std::string, std::vector<int>> by_name;
+  for (auto [k, r] : members) by_name[m.ops[static_cast<std::size_t>(r)].role].push_back(r);
+  if (by_name.size() < 2) return "";
+  std::string text = "split #" + std::to_string(seq) + " on comm '" + comm +
+                     "': the ranks of color " + std::to_string(color) +
+                     " disagree on the new communicator's name:";
+  std::string sep = " ";
+  for (const auto& [asked, ranks] : by_name) {
+    text += sep + "rank(s) ";
+    for (std::size_t i = 0; i < ranks.size() && i < 16; ++i)
+      text += (i ? "," : "") + std::to_string(ranks[i]);
+    if (ranks.size() > 16) text += ",...";
+    text += " (" + describe_call_site(m.ops[static_cast<std::size_t>(ranks[0])].where) +
+            ") passed " + (asked.empty() ? std::string("no name") : quoted(asked));
+    sep = "; ";
+  }
+  return text + " (every rank of one color must pass the same name)";
+}
+
+}  // namespace
 
 std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name,
                                                      Where where) {
@@ -29,9 +67,11 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
   OpDesc op;
   op.kind = OpKind::barrier;
   op.where = where;
+  op.role = new_name;  // the name asked for: the members of each color must agree on it
   std::uint64_t seq = next_seq_++;
   std::shared_ptr<SharedComm> mine;
   int my_rank = -1;
+  std::string name_mismatch;  // thrown on this thread after the meeting (the parent stays usable)
   auto work = new_work(main_, &op, seq, where);
   main_.last_work = work;
   if (main_.agent != nullptr) main_.agent->issued.fetch_add(1);
@@ -67,12 +107,11 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
           rdv.leave(seq, m);
           throw;
         }
-        using Groups = std::map<int, std::shared_ptr<SharedComm>>;
-        std::shared_ptr<Groups> groups;
+        std::shared_ptr<SplitGroups> groups;
         {
           std::lock_guard<std::mutex> lock(m.mu);
           if (!m.shared) {
-            auto made = std::make_shared<Groups>();
+            auto made = std::make_shared<SplitGroups>();
             std::map<int, std::vector<std::pair<int, int>>> members;  // color -> (key, rank)
             for (int r = 0; r < m.nranks; ++r) {
               auto [c, k] = m.split_args[static_cast<std::size_t>(r)];
@@ -80,20 +119,28 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
             }
             for (auto& [c, list] : members) {
               std::sort(list.begin(), list.end());
+              std::string disagreement = name_disagreement(m, c, list, shared_->name, seq);
+              if (!disagreement.empty()) {
+                made->name_mismatch[c] = std::move(disagreement);
+                continue;
+              }
+              const std::string& asked = m.ops[static_cast<std::size_t>(list[0].second)].role;
               std::vector<int> global;
               for (auto [k, r] : list)
                 global.push_back(shared_->global_ranks[static_cast<std::size_t>(r)]);
-              (*made)[c] = std::make_shared<SharedComm>(
+              made->comms[c] = std::make_shared<SharedComm>(
                   shared_->world, std::move(global),
-                  new_name.empty() ? shared_->name + ".split(" + std::to_string(c) + ")" : new_name,
+                  asked.empty() ? shared_->name + ".split(" + std::to_string(c) + ")" : asked,
                   shared_->config);
             }
             m.shared = made;
           }
-          groups = std::static_pointer_cast<Groups>(m.shared);
+          groups = std::static_pointer_cast<SplitGroups>(m.shared);
         }
-        if (color != kNoColor) {
-          mine = groups->at(color);
+        if (auto bad = groups->name_mismatch.find(color); bad != groups->name_mismatch.end()) {
+          name_mismatch = bad->second;
+        } else if (color != kNoColor) {
+          mine = groups->comms.at(color);
           for (int i = 0; i < mine->size(); ++i) {
             if (mine->global_ranks[static_cast<std::size_t>(i)] == global_rank()) my_rank = i;
           }
@@ -102,6 +149,7 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
       },
       work);
   Work(work).wait();
+  if (!name_mismatch.empty()) throw MismatchError(name_mismatch);
   if (!mine) return nullptr;
   return std::make_unique<EmuCommunicator>(mine, my_rank);
 }

@@ -5,10 +5,20 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <memory>
+#include <ratio>
+
+#include "twinccl/errors.h"
 
 namespace twinccl {
+
+// The longest timeout Work::wait_for hands to a backend: 100 years. A longer one (hours::max(),
+// an infinite double) waits as long as that, which is "until finished" for any run; clamping
+// keeps the backend's now() + timeout from overflowing the clock (before, such a wait returned
+// false at once).
+inline constexpr std::chrono::nanoseconds kLongestWaitFor = std::chrono::hours(24 * 365 * 100);
 
 // What a backend implements behind a Work.
 class WorkState {
@@ -63,13 +73,25 @@ class Work {
   }
   // True once the operation finished (successfully or not: wait() then reports the error).
   bool test() { return !state_ || state_->test(); }
-  // Waits at most `timeout`; true if the operation finished in time.
+  // Waits at most `timeout` (any duration type; negative = 0, longer than kLongestWaitFor =
+  // kLongestWaitFor; NaN throws InvalidArgument); true if the operation finished in time.
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) {
-    return !state_ ||
-           state_->wait_for(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+    std::chrono::nanoseconds clamped = clamp_timeout(timeout);
+    return !state_ || state_->wait_for(clamped);
   }
   const std::shared_ptr<WorkState>& state() const { return state_; }
+
+  // `timeout` in nanoseconds, clamped to [0, kLongestWaitFor] without overflow (compared as long
+  // double, exact for every count of nanoseconds a clock can hold).
+  template <class Rep, class Period>
+  static std::chrono::nanoseconds clamp_timeout(std::chrono::duration<Rep, Period> timeout) {
+    std::chrono::duration<long double, std::nano> t = timeout;
+    if (std::isnan(t.count())) throw InvalidArgument("Work::wait_for: the timeout is NaN");
+    if (t.count() <= 0) return std::chrono::nanoseconds(0);
+    if (t >= kLongestWaitFor) return kLongestWaitFor;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t);
+  }
 
  private:
   std::shared_ptr<WorkState> state_;
