@@ -9,12 +9,17 @@
 //   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only
 //
 // Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8 nodes and one large
-// size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce), each
-// size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair compare_all() lists (the
-// what-if algorithms too, timed by alpha-beta in analytic), LL skipped (NCCL never runs it at these
-// sizes; --with-ll keeps it). The tuner's choice is marked '*'. Columns: analytic and flow time,
-// flow / analytic - 1, the flow run's wall time. Each flow run gets 30 s (TWINCCL_SIM_TIMEOUT_S
-// unless set): PAT's flow playback on 64 ranks does not finish in 300 s.
+// size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce,
+// all_to_all, gather, scatter and the uneven all_gather_v, reduce_scatter_v, all_to_all_v,
+// gather_v, scatter_v), each size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair
+// compare_all() lists (the what-if algorithms too, timed by alpha-beta in analytic), LL skipped
+// (NCCL never runs it at these sizes; --with-ll keeps it). The tuner's choice is marked '*'.
+// Columns: analytic and flow time, flow / analytic - 1, the flow run's wall time. Sizes are
+// nccl-tests' totals (the buffer a rank of all_gather gathers, what all_to_all sends, the root's
+// gather/scatter buffer). The uneven variants use one fixed skewed pattern, rank i's share weighted
+// 1 + (i mod 4) (all_to_all_v: the pair (s, d) weighted 1 + ((s + 2d) mod 4)), scaled so the total
+// is the size asked. Each flow run gets 30 s (TWINCCL_SIM_TIMEOUT_S unless set): PAT's flow
+// playback on 64 ranks does not finish in 300 s.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -66,21 +71,70 @@ std::size_t parse_size(const std::string& s) {
   return static_cast<std::size_t>(v * m);
 }
 
+const std::vector<OpKind>& every_kind() {
+  static const std::vector<OpKind> kinds = {
+      OpKind::all_reduce,   OpKind::all_gather,       OpKind::reduce_scatter, OpKind::broadcast,
+      OpKind::reduce,       OpKind::all_to_all,       OpKind::gather,         OpKind::scatter,
+      OpKind::all_gather_v, OpKind::reduce_scatter_v, OpKind::all_to_all_v,   OpKind::gather_v,
+      OpKind::scatter_v};
+  return kinds;
+}
+
 OpKind parse_kind(const std::string& s) {
-  for (OpKind k : {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter,
-                   OpKind::broadcast, OpKind::reduce}) {
+  for (OpKind k : every_kind()) {
     if (name(k) == s) return k;
   }
   std::fprintf(stderr, "unknown collective '%s'\n", s.c_str());
   std::exit(2);
 }
 
+// `weights` scaled to `total` elements (the last one takes the rounding).
+std::vector<std::size_t> skewed(const std::vector<std::size_t>& weights, std::size_t total) {
+  std::size_t sum = 0;
+  for (std::size_t w : weights) sum += w;
+  std::vector<std::size_t> counts(weights.size());
+  std::size_t given = 0;
+  for (std::size_t i = 0; i + 1 < weights.size(); ++i) {
+    counts[i] = total / sum * weights[i];
+    given += counts[i];
+  }
+  counts.back() = total - given;
+  return counts;
+}
+
 sim::Request request(const topo::Topology& t, OpKind kind, std::size_t bytes) {
   sim::Request r;
+  const auto n = static_cast<std::size_t>(t.gpu_count());
+  const std::size_t elements = bytes / 4;  // float32
   r.spec.kind = kind;
-  r.spec.count = bytes / 4;  // float32; all_gather/reduce_scatter: nccl-tests' total size
-  if (kind == OpKind::all_gather || kind == OpKind::reduce_scatter) {
-    r.spec.count /= static_cast<std::size_t>(t.gpu_count());
+  r.spec.nranks = static_cast<int>(n);
+  switch (kind) {
+    case OpKind::all_gather:
+    case OpKind::reduce_scatter:
+    case OpKind::all_to_all:
+    case OpKind::gather:
+    case OpKind::scatter:
+      r.spec.count = elements / n;
+      break;
+    case OpKind::all_gather_v:
+    case OpKind::reduce_scatter_v:
+    case OpKind::gather_v:
+    case OpKind::scatter_v: {
+      std::vector<std::size_t> w(n);
+      for (std::size_t i = 0; i < n; ++i) w[i] = 1 + i % 4;
+      r.spec.counts = skewed(w, elements);
+      break;
+    }
+    case OpKind::all_to_all_v: {
+      std::vector<std::size_t> w(n * n);
+      for (std::size_t s = 0; s < n; ++s) {
+        for (std::size_t d = 0; d < n; ++d) w[s * n + d] = 1 + (s + 2 * d) % 4;
+      }
+      r.spec.matrix = skewed(w, elements * n);  // every rank sends `bytes` on average
+      break;
+    }
+    default:
+      r.spec.count = elements;
   }
   return r;
 }
@@ -124,8 +178,7 @@ int main(int argc, char** argv) {
   }
   if (o.topologies.empty()) o.topologies = default_topologies(o.quick);
   if (o.kinds.empty()) {
-    o.kinds = {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter, OpKind::broadcast,
-               OpKind::reduce};
+    o.kinds = every_kind();
   }
   if (o.sizes.empty()) {
     o.sizes = o.quick ? std::vector<std::size_t>{64 * kMiB}
