@@ -6,7 +6,7 @@
 //   ./build/bench/bench_flow_audit                       # the whole sweep
 //   ./build/bench/bench_flow_audit --quick               # 64 MiB only, nodes 2 and 8
 //   ./build/bench/bench_flow_audit --topology mi300x-cluster-8 --kind all_reduce --bytes 64M
-//   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only
+//   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only --links   # + flow's busiest links
 //
 // Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8 nodes and one large
 // size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce,
@@ -24,9 +24,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -45,6 +47,7 @@ struct Options {
   bool off_only = false;
   bool with_ll = false;
   bool quick = false;
+  bool links = false;  // under each off case, flow's busiest link directions (as perf --links)
 };
 
 std::vector<std::string> default_topologies(bool quick) {
@@ -168,6 +171,8 @@ int main(int argc, char** argv) {
       o.off_only = true;
     } else if (a == "--with-ll") {
       o.with_ll = true;
+    } else if (a == "--links") {
+      o.links = true;
     } else if (a == "--quick") {
       o.quick = true;
     } else {
@@ -221,7 +226,7 @@ int main(int argc, char** argv) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           const double error = failure.empty() ? flow_us / a.time_us - 1.0 : NAN;
           const bool bad = !failure.empty() || std::abs(error) > o.tolerance;
-          char line[512];
+          char line[1024];
           std::snprintf(
               line, sizeof line, "%-22s %-14s %6zu %-18s %12.1f %12.1f %+7.1f%% %7.2f%s",
               name_t.c_str(), std::string(name(kind)).c_str(), bytes / kMiB,
@@ -230,6 +235,15 @@ int main(int argc, char** argv) {
               a.time_us, flow_us, 100.0 * error, wall_s,
               failure.empty() ? "" : ("  " + failure.substr(0, 120)).c_str());
           ++cases;
+          if (bad && o.links && failure.empty()) {
+            const sim::FlowReport rep = sim::simulate_flow(t, f);
+            for (const sim::LinkLoad& l : sim::busiest_links(rep, 2)) {
+              char more[256];
+              std::snprintf(more, sizeof more, "\n    %s %.1f MB, busy %.1f us (%.0f%%)",
+                            l.name.c_str(), l.bytes / 1e6, l.busy_us, 100.0 * l.utilisation);
+              std::strncat(line, more, sizeof line - std::strlen(line) - 1);
+            }
+          }
           if (bad) off.emplace_back(line);
           if (!o.off_only || bad) {
             std::printf("%s\n", line);
