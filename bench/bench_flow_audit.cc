@@ -8,7 +8,7 @@
 //   ./build/bench/bench_flow_audit --topology mi300x-cluster-8 --kind all_reduce --bytes 64M
 //   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only --links   # + flow's busiest links
 //
-// Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8 nodes and one large
+// Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8, 16 nodes, one large
 // size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce,
 // all_to_all, gather, scatter and the uneven all_gather_v, reduce_scatter_v, all_to_all_v,
 // gather_v, scatter_v), each size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair
@@ -53,7 +53,7 @@ struct Options {
 std::vector<std::string> default_topologies(bool quick) {
   std::vector<std::string> t = {"dgx-a100", "dgx-h100",  "dgx-h200",  "dgx-b200", "gb200-nvl72",
                                 "mi300x-8", "pcie-4gpu", "torus-4x4", "torus-3x5"};
-  const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 3, 4, 8};
+  const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 3, 4, 8, 16};
   for (const char* family : {"h100-cluster-", "h200-cluster-", "b200-cluster-", "mi300x-cluster-",
                              "gb200-nvl72-cluster-"}) {
     for (int n : nodes) t.push_back(family + std::to_string(n));
