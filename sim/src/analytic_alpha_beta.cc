@@ -13,7 +13,7 @@
 // schedule fits in memory. Other ranks' traffic (contention) is the flow model's business.
 // Uneven collectives (the _v variants) are not symmetric: rank 0 need not be the busiest (a
 // direct all_gather_v's heaviest rank sends its block n-1 times), so each step costs the most any
-// priced rank spends on it (every rank up to kAllRanksPriced, else rank 0, the root and the
+// priced rank spends on it (every rank up to kAllRanksPriced = 64, else rank 0, the root and the
 // ranks with the largest and smallest shares, sent and received). 4 ranks weighted 1,2,3,4,
 // direct all_gather_v: rank 3's link carries 3 x 4 units, not rank 0's 3 x 1 out, 9 in.
 #include <algorithm>
@@ -53,7 +53,7 @@ RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency
 
 // Ranks whose steps an uneven call is priced by: all of them up to kAllRanksPriced, else rank 0,
 // the root and the ranks sending or receiving the most and the least.
-constexpr int kAllRanksPriced = 512;
+constexpr int kAllRanksPriced = 64;
 
 std::vector<int> priced_ranks(const CollectiveSpec& spec) {
   const int n = spec.nranks;
