@@ -6,22 +6,29 @@
 //   ./build/bench/bench_flow_audit                       # the whole sweep
 //   ./build/bench/bench_flow_audit --quick               # 64 MiB only, nodes 2 and 8
 //   ./build/bench/bench_flow_audit --topology mi300x-cluster-8 --kind all_reduce --bytes 64M
-//   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only
+//   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only --links   # + flow's busiest links
 //
-// Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8 nodes and one large
-// size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce), each
-// size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair compare_all() lists (the
-// what-if algorithms too, timed by alpha-beta in analytic), LL skipped (NCCL never runs it at these
-// sizes; --with-ll keeps it). The tuner's choice is marked '*'. Columns: analytic and flow time,
-// flow / analytic - 1, the flow run's wall time. Each flow run gets 30 s (TWINCCL_SIM_TIMEOUT_S
-// unless set): PAT's flow playback on 64 ranks does not finish in 300 s.
+// Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8, 16 nodes, one large
+// size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce,
+// all_to_all, gather, scatter and the uneven all_gather_v, reduce_scatter_v, all_to_all_v,
+// gather_v, scatter_v), each size (64 MiB, 1 GiB): every applicable (algorithm, protocol) pair
+// compare_all() lists (the what-if algorithms too, timed by alpha-beta in analytic), LL skipped
+// (NCCL never runs it at these sizes; --with-ll keeps it). The tuner's choice is marked '*'.
+// Columns: analytic and flow time, flow / analytic - 1, the flow run's wall time. Sizes are
+// nccl-tests' totals (the buffer a rank of all_gather gathers, what all_to_all sends, the root's
+// gather/scatter buffer). The uneven variants use one fixed skewed pattern, rank i's share weighted
+// 1 + (i mod 4) (all_to_all_v: the pair (s, d) weighted 1 + ((s + 2d) mod 4)), scaled so the total
+// is the size asked. Each flow run gets 30 s (TWINCCL_SIM_TIMEOUT_S unless set): PAT's flow
+// playback on 64 ranks does not finish in 300 s.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -40,12 +47,13 @@ struct Options {
   bool off_only = false;
   bool with_ll = false;
   bool quick = false;
+  bool links = false;  // under each off case, flow's busiest link directions (as perf --links)
 };
 
 std::vector<std::string> default_topologies(bool quick) {
   std::vector<std::string> t = {"dgx-a100", "dgx-h100",  "dgx-h200",  "dgx-b200", "gb200-nvl72",
                                 "mi300x-8", "pcie-4gpu", "torus-4x4", "torus-3x5"};
-  const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 3, 4, 8};
+  const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 3, 4, 8, 16};
   for (const char* family : {"h100-cluster-", "h200-cluster-", "b200-cluster-", "mi300x-cluster-",
                              "gb200-nvl72-cluster-"}) {
     for (int n : nodes) t.push_back(family + std::to_string(n));
@@ -66,21 +74,70 @@ std::size_t parse_size(const std::string& s) {
   return static_cast<std::size_t>(v * m);
 }
 
+const std::vector<OpKind>& every_kind() {
+  static const std::vector<OpKind> kinds = {
+      OpKind::all_reduce,   OpKind::all_gather,       OpKind::reduce_scatter, OpKind::broadcast,
+      OpKind::reduce,       OpKind::all_to_all,       OpKind::gather,         OpKind::scatter,
+      OpKind::all_gather_v, OpKind::reduce_scatter_v, OpKind::all_to_all_v,   OpKind::gather_v,
+      OpKind::scatter_v};
+  return kinds;
+}
+
 OpKind parse_kind(const std::string& s) {
-  for (OpKind k : {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter,
-                   OpKind::broadcast, OpKind::reduce}) {
+  for (OpKind k : every_kind()) {
     if (name(k) == s) return k;
   }
   std::fprintf(stderr, "unknown collective '%s'\n", s.c_str());
   std::exit(2);
 }
 
+// `weights` scaled to `total` elements (the last one takes the rounding).
+std::vector<std::size_t> skewed(const std::vector<std::size_t>& weights, std::size_t total) {
+  std::size_t sum = 0;
+  for (std::size_t w : weights) sum += w;
+  std::vector<std::size_t> counts(weights.size());
+  std::size_t given = 0;
+  for (std::size_t i = 0; i + 1 < weights.size(); ++i) {
+    counts[i] = total / sum * weights[i];
+    given += counts[i];
+  }
+  counts.back() = total - given;
+  return counts;
+}
+
 sim::Request request(const topo::Topology& t, OpKind kind, std::size_t bytes) {
   sim::Request r;
+  const auto n = static_cast<std::size_t>(t.gpu_count());
+  const std::size_t elements = bytes / 4;  // float32
   r.spec.kind = kind;
-  r.spec.count = bytes / 4;  // float32; all_gather/reduce_scatter: nccl-tests' total size
-  if (kind == OpKind::all_gather || kind == OpKind::reduce_scatter) {
-    r.spec.count /= static_cast<std::size_t>(t.gpu_count());
+  r.spec.nranks = static_cast<int>(n);
+  switch (kind) {
+    case OpKind::all_gather:
+    case OpKind::reduce_scatter:
+    case OpKind::all_to_all:
+    case OpKind::gather:
+    case OpKind::scatter:
+      r.spec.count = elements / n;
+      break;
+    case OpKind::all_gather_v:
+    case OpKind::reduce_scatter_v:
+    case OpKind::gather_v:
+    case OpKind::scatter_v: {
+      std::vector<std::size_t> w(n);
+      for (std::size_t i = 0; i < n; ++i) w[i] = 1 + i % 4;
+      r.spec.counts = skewed(w, elements);
+      break;
+    }
+    case OpKind::all_to_all_v: {
+      std::vector<std::size_t> w(n * n);
+      for (std::size_t s = 0; s < n; ++s) {
+        for (std::size_t d = 0; d < n; ++d) w[s * n + d] = 1 + (s + 2 * d) % 4;
+      }
+      r.spec.matrix = skewed(w, elements * n);  // every rank sends `bytes` on average
+      break;
+    }
+    default:
+      r.spec.count = elements;
   }
   return r;
 }
@@ -114,6 +171,8 @@ int main(int argc, char** argv) {
       o.off_only = true;
     } else if (a == "--with-ll") {
       o.with_ll = true;
+    } else if (a == "--links") {
+      o.links = true;
     } else if (a == "--quick") {
       o.quick = true;
     } else {
@@ -124,8 +183,7 @@ int main(int argc, char** argv) {
   }
   if (o.topologies.empty()) o.topologies = default_topologies(o.quick);
   if (o.kinds.empty()) {
-    o.kinds = {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter, OpKind::broadcast,
-               OpKind::reduce};
+    o.kinds = every_kind();
   }
   if (o.sizes.empty()) {
     o.sizes = o.quick ? std::vector<std::size_t>{64 * kMiB}
@@ -168,7 +226,7 @@ int main(int argc, char** argv) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           const double error = failure.empty() ? flow_us / a.time_us - 1.0 : NAN;
           const bool bad = !failure.empty() || std::abs(error) > o.tolerance;
-          char line[512];
+          char line[1024];
           std::snprintf(
               line, sizeof line, "%-22s %-14s %6zu %-18s %12.1f %12.1f %+7.1f%% %7.2f%s",
               name_t.c_str(), std::string(name(kind)).c_str(), bytes / kMiB,
@@ -177,6 +235,15 @@ int main(int argc, char** argv) {
               a.time_us, flow_us, 100.0 * error, wall_s,
               failure.empty() ? "" : ("  " + failure.substr(0, 120)).c_str());
           ++cases;
+          if (bad && o.links && failure.empty()) {
+            const sim::FlowReport rep = sim::simulate_flow(t, f);
+            for (const sim::LinkLoad& l : sim::busiest_links(rep, 2)) {
+              char more[256];
+              std::snprintf(more, sizeof more, "\n    %s %.1f MB, busy %.1f us (%.0f%%)",
+                            l.name.c_str(), l.bytes / 1e6, l.busy_us, 100.0 * l.utilisation);
+              std::strncat(line, more, sizeof line - std::strlen(line) - 1);
+            }
+          }
           if (bad) off.emplace_back(line);
           if (!o.off_only || bad) {
             std::printf("%s\n", line);

@@ -11,8 +11,14 @@
 // only what NCCL's hop does not hold (route_latency.h). Only rank 0's schedule is built:
 // O(its steps and ops), no per-rank loop, so it answers for any world size the algorithm's rank-0
 // schedule fits in memory. Other ranks' traffic (contention) is the flow model's business.
+// Uneven collectives (the _v variants) are not symmetric: rank 0 need not be the busiest (a
+// direct all_gather_v's heaviest rank sends its block n-1 times), so each step costs the most any
+// priced rank spends on it (every rank up to kAllRanksPriced = 64, else rank 0, the root and the
+// ranks with the largest and smallest shares, sent and received). 4 ranks weighted 1,2,3,4,
+// direct all_gather_v: rank 3's link carries 3 x 4 units, not rank 0's 3 x 1 out, 9 in.
 #include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 #include "model.h"
 #include "route_latency.h"
@@ -45,59 +51,100 @@ RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency
   return cost;
 }
 
+// Ranks whose steps an uneven call is priced by: all of them up to kAllRanksPriced, else rank 0,
+// the root and the ranks sending or receiving the most and the least.
+constexpr int kAllRanksPriced = 64;
+
+std::vector<int> priced_ranks(const CollectiveSpec& spec) {
+  const int n = spec.nranks;
+  if (!is_uneven(spec.kind) || n <= 1) return {0};
+  std::vector<int> ranks;
+  if (n <= kAllRanksPriced) {
+    for (int i = 0; i < n; ++i) ranks.push_back(i);
+    return ranks;
+  }
+  ranks = {0, std::clamp(spec.root, 0, n - 1)};
+  const auto extremes = [&](const std::vector<std::size_t>& v) {
+    if (v.empty()) return;
+    ranks.push_back(static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()));
+    ranks.push_back(static_cast<int>(std::min_element(v.begin(), v.end()) - v.begin()));
+  };
+  extremes(spec.counts);
+  if (spec.matrix.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(n)) {
+    std::vector<std::size_t> sent(static_cast<std::size_t>(n)), received(sent.size());
+    for (std::size_t s = 0; s < sent.size(); ++s) {
+      for (std::size_t d = 0; d < sent.size(); ++d) {
+        sent[s] += spec.matrix[s * sent.size() + d];
+        received[d] += spec.matrix[s * sent.size() + d];
+      }
+    }
+    extremes(sent);
+    extremes(received);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
 }  // namespace
 
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r) {
   AlgorithmParams params = r.params;
   params.channels = std::max(1, params.channels);
-  const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, 0);
   const double element_bytes =
       static_cast<double>(size_of(r.dtype)) * kNccl.wire_bytes_per_byte[index_of(r.protocol)];
   // Software latency [assumed]: NCCL's ring Simple costs, base once and one hop per step; the
   // routes then add only the link latencies beyond NCCL's hop (route_latency.h), as flow's do.
   const bool software = r.software_latency && r.spec.nranks > 1;
   const RouteLatency route_latency = software ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
-  std::unordered_map<int, RouteCost> out_routes, in_routes;  // by peer
-  const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b,
-                          int peer) -> const RouteCost& {
-    auto it = cache.find(peer);
-    if (it == cache.end())
-      it = cache.emplace(peer, route_cost(topology, a, b, route_latency)).first;
-    return it->second;
-  };
   const std::size_t pi = index_of(r.protocol);
-  double total_us = software ? at(kNccl.base_latency_us, NcclAlgo::ring, pi) : 0.0;
+  std::vector<double> step_us;  // by step index: the most any priced rank spends on it
   std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)
-  for (const Step& step : rs.steps) {
-    load.clear();
-    double alpha_us = 0.0;
-    bool moves = false;
-    for (const StepOp& op : step.ops) {
-      const bool send = op.kind == StepOpKind::send;
-      const bool recv = op.kind == StepOpKind::recv || op.kind == StepOpKind::recv_reduce;
-      if (!send && !recv) continue;
-      moves = true;
-      const RouteCost& c =
-          send ? cached(out_routes, 0, op.peer, op.peer) : cached(in_routes, op.peer, 0, op.peer);
-      const double bytes = static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
-      double hop_us = c.latency_us;
-      if (software) {
-        hop_us +=
-            at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)], NcclAlgo::ring, pi);
+  for (const int rank : priced_ranks(r.spec)) {
+    const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, rank);
+    std::unordered_map<int, RouteCost> out_routes, in_routes;  // by peer
+    const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b,
+                            int peer) -> const RouteCost& {
+      auto it = cache.find(peer);
+      if (it == cache.end())
+        it = cache.emplace(peer, route_cost(topology, a, b, route_latency)).first;
+      return it->second;
+    };
+    if (step_us.size() < rs.steps.size()) step_us.resize(rs.steps.size(), 0.0);
+    for (std::size_t si = 0; si < rs.steps.size(); ++si) {
+      load.clear();
+      double alpha_us = 0.0;
+      bool moves = false;
+      for (const StepOp& op : rs.steps[si].ops) {
+        const bool send = op.kind == StepOpKind::send;
+        const bool recv = op.kind == StepOpKind::recv || op.kind == StepOpKind::recv_reduce;
+        if (!send && !recv) continue;
+        moves = true;
+        const RouteCost& c = send ? cached(out_routes, rank, op.peer, op.peer)
+                                  : cached(in_routes, op.peer, rank, op.peer);
+        const double bytes =
+            static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
+        double hop_us = c.latency_us;
+        if (software) {
+          hop_us +=
+              at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)], NcclAlgo::ring, pi);
+        }
+        alpha_us = std::max(alpha_us, hop_us);
+        for (const auto& [dir, bandwidth] : c.directions) {
+          auto& entry = load[dir];
+          entry.first += bytes;
+          entry.second = bandwidth;
+        }
       }
-      alpha_us = std::max(alpha_us, hop_us);
-      for (const auto& [dir, bandwidth] : c.directions) {
-        auto& entry = load[dir];
-        entry.first += bytes;
-        entry.second = bandwidth;
-      }
+      if (!moves) continue;
+      double beta_us = 0.0;
+      for (const auto& [dir, entry] : load)
+        beta_us = std::max(beta_us, entry.first / entry.second * 1e6);
+      step_us[si] = std::max(step_us[si], alpha_us + beta_us);
     }
-    if (!moves) continue;
-    double beta_us = 0.0;
-    for (const auto& [dir, entry] : load)
-      beta_us = std::max(beta_us, entry.first / entry.second * 1e6);
-    total_us += alpha_us + beta_us;
   }
+  double total_us = software ? at(kNccl.base_latency_us, NcclAlgo::ring, pi) : 0.0;
+  for (double us : step_us) total_us += us;
   Prediction p;
   p.channels = params.channels;
   p.model = "alpha-beta";

@@ -87,8 +87,13 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   // builds a ring or tree per channel. A rooted collective played by another schedule (direct
   // gather/scatter/broadcast/reduce) keeps every rank on its own GPU: rotated, channel c's root
   // was another GPU, so the root's NIC carried 1/8 of its bytes (h100-cluster-2 gather 64 MiB:
-  // 109.78 us, under the 699 us the root's 48 GB/s NIC needs for its 32 MiB from node 1).
-  if (!is_rooted(r.spec.kind) || priced.nccl) {
+  // 109.78 us, under the 699 us the root's 48 GB/s NIC needs for its 32 MiB from node 1). So does
+  // an uneven collective (the _v variants): rotated, channel c's share of rank r's block left
+  // from GPU r + c, so the heavy ranks' bytes spread over every GPU (mi300x-8 direct
+  // all_gather_v 64 MiB, ranks weighted 1 + r mod 4: 241.5 us, under the 280 us rank 3's 13.4 MB
+  // need on each of its 48 GB/s xGMI links).
+  const bool rotated = (!is_rooted(r.spec.kind) || priced.nccl) && !is_uneven(r.spec.kind);
+  if (rotated) {
     priced.gpus = rail_ranks(topology, tuner.ranks());
     if (priced.gpus.perms.empty()) priced.gpus = mesh_ranks(topology, tuner.ranks());
   }
@@ -146,7 +151,6 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   AlgorithmParams& p = priced.params;
   p = r.params;
   if (p.channels <= 0) {
-    const bool rotated = !is_rooted(r.spec.kind) || priced.nccl;
     p.channels = rotated && view.nodes > 1 && topology.summary().nics_per_node > 0
                      ? std::max(1, view.ranks_per_node)
                      : static_cast<int>(priced.gpus.distinct());  // 1, or one per mesh ring
