@@ -8,28 +8,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
-#include "twinccl/run.h"
+#include "emu_all_reduce_timing.h"
 
 using namespace twinccl;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t bytes) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using bench::Round;
 
 namespace {
 
@@ -38,32 +22,13 @@ constexpr int kCalls = 4000;
 constexpr int kRounds =
     15;  // cheap since the small path is fast; more rounds steady the median on a loaded machine
 
-struct Round {
-  double us_per_call;
-  double allocations_per_call;  // all ranks together
-};
-
 Round measure(CheckLevel check) {
-  RunOptions o;
-  o.world_size = kRanks;
-  o.check = check;
-  std::vector<double> per_rank(kRanks);
-  long allocations_before = 0, allocations_after = 0;
-  run(o, [&](Communicator& c) {
-    float x[2] = {1.0f, 2.0f};
-    for (int i = 0; i < 100; ++i)
-      c.all_reduce(x, x, 2, DataType::float32, ReduceOp::sum());  // warm up
-    c.barrier();
-    if (c.rank() == 0) allocations_before = g_allocations.load();
-    auto t0 = Clock::now();
-    for (int i = 0; i < kCalls; ++i) c.all_reduce(x, x, 2, DataType::float32, ReduceOp::sum());
-    per_rank[static_cast<std::size_t>(c.rank())] =
-        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kCalls;
-    c.barrier();
-    if (c.rank() == 0) allocations_after = g_allocations.load();
-  });
-  return {*std::max_element(per_rank.begin(), per_rank.end()),
-          static_cast<double>(allocations_after - allocations_before) / kCalls};
+  return bench::measure_all_reduce({.ranks = kRanks,
+                                    .count = 2,
+                                    .warmup_calls = 100,
+                                    .calls = kCalls,
+                                    .in_place = true,
+                                    .check = check});
 }
 
 double median(std::vector<double> v) {

@@ -7,60 +7,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
-#include <new>
-#include <string>
 #include <vector>
 
-#include "twinccl/run.h"
+#include "emu_all_reduce_timing.h"
 
-using namespace twinccl;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t bytes) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using bench::Round;
 
 namespace {
 
 constexpr int kRounds = 7;
 
-struct Round {
-  double us_per_call;
-  double allocations_per_call;
-};
-
 Round measure(int ranks, std::size_t count, int calls) {
-  RunOptions o;
-  o.world_size = ranks;
-  std::vector<double> per_rank(static_cast<std::size_t>(ranks));
-  long before = 0, after = 0;
-  run(o, [&](Communicator& c) {
-    std::vector<float> in(count, 1.0f), out(count);
-    for (int i = 0; i < 20; ++i)
-      c.all_reduce(in.data(), out.data(), count, DataType::float32, ReduceOp::sum());
-    c.barrier();
-    if (c.rank() == 0) before = g_allocations.load();
-    auto t0 = Clock::now();
-    for (int i = 0; i < calls; ++i)
-      c.all_reduce(in.data(), out.data(), count, DataType::float32, ReduceOp::sum());
-    per_rank[static_cast<std::size_t>(c.rank())] =
-        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
-    c.barrier();
-    if (c.rank() == 0) after = g_allocations.load();
-  });
-  return {*std::max_element(per_rank.begin(), per_rank.end()),
-          static_cast<double>(after - before) / calls};
+  return bench::measure_all_reduce(
+      {.ranks = ranks, .count = count, .warmup_calls = 20, .calls = calls});
 }
 
 }  // namespace

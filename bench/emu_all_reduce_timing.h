@@ -1,0 +1,74 @@
+// Timing blocking all_reduces in the emulator, shared by bench_emu_check_overhead and
+// bench_emu_collective_latency. Include it in exactly one file of a benchmark program: it replaces
+// operator new/delete with a counting one (the heap allocations of the timed calls).
+//
+// How it works: one run of `ranks` rank threads; each warms up, meets the others at a barrier,
+// then times `calls` all_reduces of `count` float32; the slowest rank's mean is the round's time,
+// and rank 0 reads the allocation counter around the timed calls of all ranks (between barriers).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "twinccl/run.h"
+
+namespace bench {
+inline std::atomic<long> g_allocations{0};
+}  // namespace bench
+
+void* operator new(std::size_t bytes) {
+  bench::g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace bench {
+
+struct Round {
+  double us_per_call;
+  double allocations_per_call;  // all ranks together
+};
+
+struct AllReduceRound {
+  int ranks = 8;
+  std::size_t count = 2;  // float32 elements
+  int warmup_calls = 20;
+  int calls = 1000;
+  bool in_place = false;
+  twinccl::CheckLevel check = twinccl::CheckLevel::on;
+};
+
+inline Round measure_all_reduce(const AllReduceRound& a) {
+  using namespace twinccl;
+  using Clock = std::chrono::steady_clock;
+  RunOptions o;
+  o.world_size = a.ranks;
+  o.check = a.check;
+  std::vector<double> per_rank(static_cast<std::size_t>(a.ranks));
+  long before = 0, after = 0;
+  run(o, [&](Communicator& c) {
+    std::vector<float> in(a.count, 1.0f), out(a.count);
+    float* recv = a.in_place ? in.data() : out.data();
+    for (int i = 0; i < a.warmup_calls; ++i)
+      c.all_reduce(in.data(), recv, a.count, DataType::float32, ReduceOp::sum());
+    c.barrier();
+    if (c.rank() == 0) before = g_allocations.load();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < a.calls; ++i)
+      c.all_reduce(in.data(), recv, a.count, DataType::float32, ReduceOp::sum());
+    per_rank[static_cast<std::size_t>(c.rank())] =
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / a.calls;
+    c.barrier();
+    if (c.rank() == 0) after = g_allocations.load();
+  });
+  return {*std::max_element(per_rank.begin(), per_rank.end()),
+          static_cast<double>(after - before) / a.calls};
+}
+
+}  // namespace bench
