@@ -8,16 +8,13 @@
 #include <vector>
 
 #include "support/harness.h"
+#include "support/skip.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::testing {
 
 // 2 s, as issue 4 asks; sanitizer builds run everything several times slower, so they get 10 s.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr double kEveryRankWithin_s = 10.0;
-#else
-inline constexpr double kEveryRankWithin_s = 2.0;
-#endif
+inline constexpr double kEveryRankWithin_s = twinccl_test::kSanitizerBuild ? 10.0 : 2.0;
 
 // CheckOptions with a timeout (designated initializers of a partial struct warn under -Wextra).
 inline CheckOptions with_timeout(double timeout_s) {

@@ -25,20 +25,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitizer = true;
-#else
-constexpr bool kSanitizer = false;
-#endif
-#else
-constexpr bool kSanitizer = false;
-#endif
-
 bool skipped_under_sanitizer() {
-  if (!kSanitizer) return false;
+  if (!twinccl_test::kSanitizerBuild) return false;
   twinccl_test::skip_test(
       "a sanitizer reserves more address space than any cap (RLIMIT_AS) that would still let "
       "this test allocate");

@@ -16,6 +16,19 @@ namespace twinccl_test {
 
 inline constexpr const char* kSkipMarker = "TWINCCL-TEST-SKIPPED:";
 
+// A build under AddressSanitizer or ThreadSanitizer (gcc's macros; clang's __has_feature).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 inline void skip_test(const std::string& why) {
   std::printf("%s %s\n", kSkipMarker, why.c_str());
   std::fflush(stdout);
