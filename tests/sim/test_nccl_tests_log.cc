@@ -46,6 +46,8 @@ struct Expected {
 
 // Values read off the files by hand.
 const Expected kLogs[] = {
+    {"a100-sxm4-40gb-dgx-1node-all_reduce-g8-1M-1G.log", 8, 1, 11, 1048576, 78.77, 81.31,
+     1073741824, 8139.9, 8201.6, true, ""},
     {"a100-sxm4-80gb-1node-all_reduce-g8.log", 8, 1, 30, 8, 40.12, 38.85, 4294967296, 32336, 32455,
      true, ""},
     {"a100-sxm4-80gb-1node-all_reduce-mpi8.log", 8, 1, 30, 8, 20.26, 17.74, 4294967296, 32285,
