@@ -70,4 +70,14 @@ struct WhatifOptions {
 CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& options);
 int run_whatif_command(const WhatifOptions& options, std::ostream& out);
 
+// `twinccl import-torch-trace RANK0.json[.gz] ... -o job.trace.json`: PyTorch profiler traces of
+// a real job as a twinccl-trace for `replay` (import_torch_command.cc).
+struct ImportTorchOptions {
+  std::vector<std::string> profiles;  // one per rank, any order
+  std::string output;                 // -o
+  std::string program;                // free text; "" = the files' names
+};
+CLI::App* add_import_torch_command(CLI::App& app, ImportTorchOptions& options);
+int run_import_torch_command(const ImportTorchOptions& options, std::ostream& out);
+
 }  // namespace twinccl::cli

@@ -3,7 +3,7 @@
 # Uses sudo when not root. CUDA and NCCL are optional and never installed here.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libsimgrid-dev libboost-dev catch2 nlohmann-json3-dev
-          libcli11-dev libfmt-dev ccache clang-format-14 gnuplot-nox
+          libcli11-dev libfmt-dev zlib1g-dev ccache clang-format-14 gnuplot-nox
           python3-dev python3-pybind11 python3-numpy python3-pytest)
 # torch is optional for the Python package (its torch tests skip without it) and large (about 180
 # packages on a bare Debian 12): TWINCCL_SKIP_TORCH=1 leaves it out.

@@ -1,0 +1,255 @@
+// One rank's PyTorch profiler trace (Kineto chrome-trace JSON) read into what the importer uses
+// (torch_read.h). How it works: the text is parsed with the caps checked while parsing
+// (bounded_json.h: nesting, number of values); then one pass over "traceEvents" keeps the
+// `record_param_comms` CPU ops (the calls, with their arguments) and the GPU activities (cat
+// "kernel", "gpu_memcpy", "gpu_memset": start, end, stream, External id). Fields the importer
+// reads are checked for type and range, with errors naming the file, the event and the field
+// ("r1.json: traceEvents[812] (record_param_comms): 'In msg nelems': must be a whole number >= 0,
+// is string \"x\""); every other field and event is ignored, whatever it holds.
+#include "torch_read.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "twinccl/errors.h"
+#include "twinccl/trace/bounded_json.h"
+#include "twinccl/trace/torch_import.h"
+
+namespace twinccl::trace::detail {
+namespace {
+
+using nlohmann::json;
+
+// Kineto writes events 4-6 levels deep ("Input Dims": [[1, 2]] inside args); 32 is generous.
+constexpr int kMaxDepth = 32;
+constexpr std::size_t kMaxGpuActivities = std::size_t{16} << 20;
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw ConfigError(where + ": " + what);
+}
+
+std::string shown(const json& v) {
+  if (v.is_structured()) return std::string("an ") + v.type_name();
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 40) + "...";
+  return std::string(v.type_name()) + " " + text;
+}
+
+std::int64_t whole(const json& v, const std::string& where, const char* key, std::int64_t lo,
+                   std::int64_t hi) {
+  const std::string at = where + ": '" + key + "'";
+  if (!v.is_number_integer()) fail(at, "must be a whole number, is " + shown(v));
+  if (v.is_number_unsigned()) {
+    const std::uint64_t u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi))
+      fail(at, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    return static_cast<std::int64_t>(u);
+  }
+  const std::int64_t i = v.get<std::int64_t>();
+  if (i < lo || i > hi)
+    fail(at, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+  return i;
+}
+
+double finite(const json& v, const std::string& where, const char* key, double lo) {
+  const std::string at = where + ": '" + key + "'";
+  if (!v.is_number()) fail(at, "must be a number, is " + shown(v));
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < lo || d > 1e18)
+    fail(at, shown(v) + " is outside " + std::to_string(lo) + "..1e18");
+  return d;
+}
+
+const json* find(const json& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+std::string text_of(const json& v, const std::string& where, const char* key) {
+  if (!v.is_string()) fail(where + ": '" + key + "'", "must be a string, is " + shown(v));
+  std::string s = v.get<std::string>();
+  if (s.size() > kMaxTraceNameBytes)
+    fail(where + ": '" + key + "'", "is " + std::to_string(s.size()) + " bytes, over the cap of " +
+                                        std::to_string(kMaxTraceNameBytes));
+  return s;
+}
+
+// A list of whole numbers as the profiler writes it: the string "[0, 1, 2]" (or a JSON array);
+// "[0, 1, ..., 127]" is a list the profiler cut short (`truncated`).
+std::vector<std::uint64_t> number_list(const json& v, const std::string& where, const char* key,
+                                       bool& truncated) {
+  const std::string at = where + ": '" + key + "'";
+  std::vector<std::uint64_t> out;
+  auto push = [&](std::uint64_t x) {
+    if (out.size() >= static_cast<std::size_t>(kMaxTraceRanks))
+      fail(at, "more than " + std::to_string(kMaxTraceRanks) + " entries");
+    out.push_back(x);
+  };
+  if (v.is_array()) {
+    for (const json& x : v)
+      push(static_cast<std::uint64_t>(whole(x, where, key, 0, std::int64_t{1} << 53)));
+    return out;
+  }
+  if (!v.is_string()) fail(at, "must be a list like \"[0, 1]\", is " + shown(v));
+  const std::string s = v.get<std::string>();
+  if (s.size() < 2 || s.front() != '[' || s.back() != ']')
+    fail(at, "must be a list like \"[0, 1]\", is " + shown(v));
+  std::size_t i = 1;
+  while (i + 1 < s.size()) {
+    while (i + 1 < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
+    if (i + 1 >= s.size()) break;
+    if (s.compare(i, 3, "...") == 0) {
+      truncated = true;
+      i += 3;
+      continue;
+    }
+    std::uint64_t x = 0;
+    std::size_t digits = 0;
+    while (i + 1 < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (++digits > 15) fail(at, "a number over 15 digits in " + shown(v));
+      x = x * 10 + static_cast<std::uint64_t>(s[i] - '0');
+      ++i;
+    }
+    if (digits == 0) fail(at, "must be a list of whole numbers >= 0, is " + shown(v));
+    push(x);
+  }
+  return out;
+}
+
+TorchCommCall read_call(const json& e, const json& args, std::size_t index,
+                        const std::string& where) {
+  TorchCommCall c;
+  c.event = index;
+  c.ts_us = finite(e.at("ts"), where, "ts", -1e18);
+  if (const json* d = find(e, "dur")) c.dur_us = finite(*d, where, "dur", 0.0);
+  const json* name = find(args, "Collective name");
+  if (name == nullptr) {
+    fail(where,
+         "no 'Collective name' in its args: profiles from PyTorch before 2.1 carry no "
+         "arguments of collectives; profile with a newer PyTorch (record_shapes=True)");
+  }
+  c.collective = text_of(*name, where, "Collective name");
+  constexpr std::int64_t kMaxNelems = std::int64_t{1} << 50;
+  if (const json* x = find(args, "dtype")) c.dtype = text_of(*x, where, "dtype");
+  if (const json* x = find(args, "In msg nelems"))
+    c.in_nelems = static_cast<std::uint64_t>(whole(*x, where, "In msg nelems", 0, kMaxNelems));
+  if (const json* x = find(args, "Out msg nelems"))
+    c.out_nelems = static_cast<std::uint64_t>(whole(*x, where, "Out msg nelems", 0, kMaxNelems));
+  if (const json* x = find(args, "In split size"))
+    c.in_split = number_list(*x, where, "In split size", c.split_truncated);
+  if (const json* x = find(args, "Out split size"))
+    c.out_split = number_list(*x, where, "Out split size", c.split_truncated);
+  if (const json* x = find(args, "Group size"))
+    c.group_size = whole(*x, where, "Group size", 0, kMaxTraceRanks);
+  if (const json* x = find(args, "Process Group Name")) {
+    c.pg_name = text_of(*x, where, "Process Group Name");
+  } else if (const json* id = find(args, "Process Group ID")) {  // PyTorch 2.2-2.3 spelling
+    c.pg_name = std::to_string(whole(*id, where, "Process Group ID", 0, kMaxTraceCommunicators));
+  }
+  if (const json* x = find(args, "Process Group Description"))
+    c.pg_desc = text_of(*x, where, "Process Group Description");
+  if (const json* x = find(args, "Process Group Ranks")) {
+    bool truncated = false;
+    for (std::uint64_t r : number_list(*x, where, "Process Group Ranks", truncated)) {
+      if (r >= static_cast<std::uint64_t>(kMaxTraceRanks))
+        fail(where + ": 'Process Group Ranks'", "rank " + std::to_string(r) + " is out of range");
+      c.pg_ranks.push_back(static_cast<int>(r));
+    }
+    c.pg_ranks_known = !truncated && !c.pg_ranks.empty();
+  }
+  if (const json* x = find(args, "Global rank start"))
+    c.global_start = whole(*x, where, "Global rank start", -1, kMaxTraceRanks);
+  if (const json* x = find(args, "Global rank stride"))
+    c.global_stride = whole(*x, where, "Global rank stride", -1, kMaxTraceRanks);
+  if (const json* x = find(args, "Rank"))
+    c.rank_field = whole(*x, where, "Rank", -1, kMaxTraceRanks);
+  if (const json* x = find(args, "Src Rank"))
+    c.src_rank = whole(*x, where, "Src Rank", -1, kMaxTraceRanks);
+  if (const json* x = find(args, "Dst Rank"))
+    c.dst_rank = whole(*x, where, "Dst Rank", -1, kMaxTraceRanks);
+  if (const json* x = find(args, "External id"))
+    c.external_id = whole(*x, where, "External id", -1, std::numeric_limits<std::int64_t>::max());
+  return c;
+}
+
+GpuActivity read_gpu(const json& e, const std::string& name, const std::string& where) {
+  GpuActivity g;
+  g.start_us = finite(e.at("ts"), where, "ts", -1e18);
+  const double dur = find(e, "dur") != nullptr ? finite(e.at("dur"), where, "dur", 0.0) : 0.0;
+  g.end_us = g.start_us + dur;
+  g.nccl = name.rfind("ncclKernel", 0) == 0 || name.rfind("ncclDevKernel", 0) == 0;
+  const json* args = find(e, "args");
+  if (args != nullptr && args->is_object()) {
+    if (const json* s = find(*args, "stream")) g.stream = whole(*s, where, "stream", -1, 1LL << 62);
+    if (const json* x = find(*args, "External id"))
+      g.external_id = whole(*x, where, "External id", -1, std::numeric_limits<std::int64_t>::max());
+  }
+  if (g.stream < 0) {  // Kineto puts a GPU activity's stream in "tid" too
+    if (const json* t = find(e, "tid"); t != nullptr && t->is_number_integer())
+      g.stream = whole(*t, where, "tid", -1, 1LL << 62);
+  }
+  return g;
+}
+
+}  // namespace
+
+TorchRankFile read_torch_rank(const std::string& source, const std::string& text) {
+  if (text.size() > kMaxTorchTraceBytes) {
+    fail(source, std::to_string(text.size()) + " bytes of JSON is over the cap of " +
+                     std::to_string(kMaxTorchTraceBytes) +
+                     " bytes per file; profile a shorter "
+                     "window (torch.profiler.schedule with active=1)");
+  }
+  const json doc = detail::parse_bounded_json(text, kMaxDepth, kMaxTorchTraceValues,
+                                              [&](const std::string& why) { fail(source, why); });
+  if (!doc.is_object()) fail(source, "must be a JSON object (a profiler trace), is " + shown(doc));
+  TorchRankFile f;
+  f.source = source;
+  const json* info = find(doc, "distributedInfo");
+  if (info == nullptr || !info->is_object()) {
+    fail(source,
+         "no 'distributedInfo' object (rank, world_size): not a trace of a "
+         "torch.distributed run, or written by a PyTorch too old to record it");
+  }
+  const json* rank = find(*info, "rank");
+  const json* world = find(*info, "world_size");
+  if (rank == nullptr || world == nullptr)
+    fail(source + ": distributedInfo", "needs 'rank' and 'world_size'");
+  f.world_size = static_cast<int>(
+      whole(*world, source + ": distributedInfo", "world_size", 1, kMaxTraceRanks));
+  f.rank =
+      static_cast<int>(whole(*rank, source + ": distributedInfo", "rank", 0, f.world_size - 1));
+  const json* events = find(doc, "traceEvents");
+  if (events == nullptr || !events->is_array())
+    fail(source, "no 'traceEvents' array: not a PyTorch profiler trace");
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const json& e = (*events)[i];
+    const std::string where = source + ": traceEvents[" + std::to_string(i) + "]";
+    if (!e.is_object()) fail(where, "must be an object, is " + shown(e));
+    const json* name = find(e, "name");
+    const json* cat = find(e, "cat");
+    if (name == nullptr || !name->is_string() || find(e, "ts") == nullptr) continue;
+    const std::string& n = name->get_ref<const std::string&>();
+    const std::string c = cat != nullptr && cat->is_string() ? cat->get<std::string>() : "";
+    if (n == "record_param_comms") {
+      const json* args = find(e, "args");
+      if (args == nullptr || !args->is_object())
+        fail(where + " (record_param_comms)", "has no 'args' object");
+      if (f.calls.size() >= kMaxTraceOps)
+        fail(source, "more than " + std::to_string(kMaxTraceOps) + " record_param_comms calls");
+      f.calls.push_back(read_call(e, *args, i, where + " (record_param_comms)"));
+    } else if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
+      if (f.gpu.size() >= kMaxGpuActivities)
+        fail(source, "more than " + std::to_string(kMaxGpuActivities) + " GPU activities");
+      f.gpu.push_back(read_gpu(e, n, where + " (" + c + ")"));
+    }
+  }
+  std::stable_sort(
+      f.calls.begin(), f.calls.end(),
+      [](const TorchCommCall& a, const TorchCommCall& b) { return a.ts_us < b.ts_us; });
+  return f;
+}
+
+}  // namespace twinccl::trace::detail
