@@ -1,0 +1,119 @@
+// `twinccl import-torch-trace` as a user runs it: real PyTorch profiler traces (a DDP run's rank
+// 0 from HTA's test data, tests/trace/data/SOURCES.md, and rank 1 made from it) imported, then
+// replayed on dgx-h100; .json.gz read as such; bad input refused with exit code 2 and a message.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_runner.h"
+
+using Catch::Matchers::Contains;
+using twinccl_test::run_cli;
+
+namespace {
+
+struct Scratch {
+  std::filesystem::path dir;
+  Scratch() {
+    dir = std::filesystem::temp_directory_path() /
+          ("twinccl_import_torch_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+};
+
+std::string rank0_text() {
+  std::ifstream in(std::string(TWINCCL_SOURCE_DIR) + "/tests/trace/data/hta_nccl_data_rank0.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The same file as rank `rank` of the 2-rank world.
+std::string as_rank(std::string text, int rank) {
+  const std::string from = "\"rank\": 0, \"world_size\": 2";
+  const std::size_t at = text.find(from);
+  if (at != std::string::npos)
+    text.replace(at, from.size(), "\"rank\": " + std::to_string(rank) + ", \"world_size\": 2");
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("cli import-torch-trace: a real DDP trace imported, then replayed on dgx-h100") {
+  const Scratch s;
+  s.write("r0.json", rank0_text());
+  s.write("r1.json", as_rank(rank0_text(), 1));
+  REQUIRE(std::system(("gzip -c " + s.path("r1.json") + " > " + s.path("r1.json.gz")).c_str()) ==
+          0);
+  const auto imported = run_cli("import-torch-trace " + s.path("r1.json.gz") + " " +
+                                s.path("r0.json") + " -o " + s.path("job.trace.json"));
+  INFO(imported.out);
+  REQUIRE(imported.exit_code == 0);
+  CHECK_THAT(imported.out, Contains("imported 2 rank(s), 1 communicator(s), 42 operation(s): "
+                                    "all_reduce 30, broadcast 12"));
+  CHECK_THAT(imported.out, Contains("skipped 12 call(s) named 'wait'"));
+  const auto replayed = run_cli("replay " + s.path("job.trace.json") + " --topology dgx-h100");
+  INFO(replayed.out);
+  REQUIRE(replayed.exit_code == 0);
+  // "dgx-h100   TIME_US  1.00x  COMM_US ...": a time, and communication inside it.
+  std::istringstream lines(replayed.out);
+  bool found = false;
+  for (std::string line; std::getline(lines, line);) {
+    const auto f = twinccl_test::fields(line);
+    if (f.size() < 5 || f[0] != "dgx-h100") continue;
+    found = true;
+    const double time_us = std::stod(f[1]);
+    const double comm_us = std::stod(f[3]);
+    CHECK(time_us > 0);
+    CHECK(comm_us > 0);
+    CHECK(comm_us < time_us);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("cli import-torch-trace: bad input exits 2 with a message") {
+  const Scratch s;
+  s.write("r0.json", rank0_text());
+  s.write("r1.json", as_rank(rank0_text(), 1));
+  std::string mismatched = as_rank(rank0_text(), 1);
+  const std::size_t at = mismatched.find("\"In msg nelems\": 2049000");
+  REQUIRE(at != std::string::npos);
+  mismatched.replace(at, 24, "\"In msg nelems\": 2049001");
+  s.write("r1_bad.json", mismatched);
+  s.write("junk.json.gz", "\x1f\x8b not really gzip");
+  const std::string out = " -o " + s.path("o.json");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"import-torch-trace", "profiles is required"},
+      {"import-torch-trace " + s.path("r0.json"), "--output is required"},
+      {"import-torch-trace " + s.path("r0.json") + out, "missing rank(s) 1"},
+      {"import-torch-trace " + s.path("r0.json") + " " + s.path("r0.json") + out,
+       "each rank's file must be given once"},
+      {"import-torch-trace " + s.path("nothing.json") + out, "no such file"},
+      {"import-torch-trace " + s.dir.string() + out, "not a regular file"},
+      {"import-torch-trace " + s.path("junk.json.gz") + out, "not a valid gzip file"},
+      {"import-torch-trace " + s.path("r0.json") + " " + s.path("r1_bad.json") + out,
+       "count 2049001, where"},
+      {"import-torch-trace " + s.path("r0.json") + " " + s.path("r1.json") + " -o " +
+           s.path("no/such/dir/o.json"),
+       "--output"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = run_cli(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Contains(message));
+  }
+  CHECK_FALSE(std::filesystem::exists(s.path("o.json")));
+}
