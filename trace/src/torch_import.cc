@@ -5,9 +5,7 @@
 // its process group: the members are "Process Group Ranks", or the world when that list is absent
 // or cut short and the group is the whole world, or "Global rank start/stride". Collectives are
 // numbered per rank and communicator, send/recv per (sender, receiver); the GPU timeline gives
-// the events (torch_timeline.cc). Then every communicator's collectives are compared across its
-// members (same number, and per position the same kind, count, dtype and root), and every
-// sender's sends against its receiver's recvs, so a mismatch is reported with both files.
+// the events (torch_timeline.cc). Then the files are checked to be one job (torch_agree.cc).
 #include "twinccl/trace/torch_import.h"
 
 #include <algorithm>
@@ -24,15 +22,6 @@ namespace {
 using detail::TorchRankFile;
 
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
-
-std::string who(const TorchRankFile& f) {
-  return f.source + " (rank " + std::to_string(f.rank) + ")";
-}
-
-std::string label(const Trace& t, const TraceOp& op) {
-  return std::string(name(op.kind)) + " #" + std::to_string(op.seq) + " on comm '" +
-         t.communicators[static_cast<std::size_t>(op.comm)].name + "'";
-}
 
 // The world ranks of the call's process group (see the file comment).
 std::vector<int> members_of(const detail::TorchCommCall& c, int world, const std::string& where) {
@@ -79,8 +68,8 @@ class Importer {
     out_.trace.p2p_per_peer_streams = true;  // ProcessGroupNCCL: a stream per p2p peer pair
     out_.trace.ranks.resize(files_.size());
     for (const TorchRankFile& f : files_) convert(f);
-    check_collectives();
-    check_p2p();
+    detail::check_collectives(out_.trace, files_);
+    detail::check_p2p(out_.trace, files_);
     for (const auto& [what, n] : skipped_)
       out_.notes.push_back("skipped " + std::to_string(n) + " call(s) named '" + what + "'" +
                            (what == "wait" ? " (Work.wait(): waits come from the GPU timeline)"
@@ -117,6 +106,14 @@ class Importer {
     std::vector<std::size_t> call_of_op;
     std::map<int, std::uint64_t> collective_seq;
     std::map<std::tuple<int, int, int>, std::uint64_t> p2p_seq;  // (comm, src, dst)
+    struct Group {
+      std::vector<int> ranks;
+      int me, comm;
+    };
+    std::map<
+        std::tuple<std::string, std::vector<int>, bool, std::int64_t, std::int64_t, std::int64_t>,
+        Group>
+        groups;
     for (std::size_t i = 0; i < f.calls.size(); ++i) {
       const detail::TorchCommCall& c = f.calls[i];
       const std::string where = f.source + ": traceEvents[" + std::to_string(c.event) + "] (" +
@@ -125,13 +122,24 @@ class Importer {
         ++skipped_["wait"];
         continue;
       }
-      const std::vector<int> ranks = members_of(c, world, where);
-      const auto mine = std::find(ranks.begin(), ranks.end(), f.rank);
-      if (mine == ranks.end()) {
-        fail(where + ": this file is rank " + std::to_string(f.rank) +
-             ", which is not in the call's process group");
+      // A process group's members, this rank's place and the communicator, once per group
+      // (a job issues thousands of calls on a few groups).
+      const auto key = std::make_tuple(c.pg_name, c.pg_ranks, c.pg_ranks_known, c.group_size,
+                                       c.global_start, c.global_stride);
+      auto group = groups.find(key);
+      if (group == groups.end()) {
+        std::vector<int> members = members_of(c, world, where);
+        const auto mine = std::find(members.begin(), members.end(), f.rank);
+        if (mine == members.end()) {
+          fail(where + ": this file is rank " + std::to_string(f.rank) +
+               ", which is not in the call's process group");
+        }
+        const int me = static_cast<int>(mine - members.begin());
+        const int comm = comm_index(c, members);
+        group = groups.emplace(key, Group{std::move(members), me, comm}).first;
       }
-      const int me = static_cast<int>(mine - ranks.begin());
+      const std::vector<int>& ranks = group->second.ranks;
+      const int me = group->second.me;
       TraceOp op;
       std::string skipped;
       bool root_assumed = false;
@@ -140,7 +148,7 @@ class Importer {
         continue;
       }
       if (root_assumed) ++roots_assumed_;
-      op.comm = comm_index(c, ranks);
+      op.comm = group->second.comm;
       if (is_p2p(op.kind)) {
         const int src = op.kind == OpKind::send ? me : op.peer;
         const int dst = op.kind == OpKind::send ? op.peer : me;
@@ -162,127 +170,6 @@ class Importer {
       if (!times[i].has_kernel) ++without_kernel_;
     }
   }
-
-  // Every communicator's collectives, per member, in order: the same on all members.
-  void check_collectives() const {
-    const Trace& t = out_.trace;
-    for (std::size_t c = 0; c < t.communicators.size(); ++c) {
-      const std::vector<int>& members = t.communicators[c].ranks;
-      auto ops_of = [&](int rank) {
-        std::vector<std::size_t> idx;
-        const RankTrace& rt = t.ranks[static_cast<std::size_t>(rank)];
-        for (std::size_t i = 0; i < rt.ops.size(); ++i)
-          if (rt.ops[i].comm == static_cast<int>(c) && !is_p2p(rt.ops[i].kind)) idx.push_back(i);
-        return idx;
-      };
-      const int first = members.front();
-      const std::vector<std::size_t> ref = ops_of(first);
-      const TorchRankFile& a = file_of(first);
-      for (int m : members) {
-        if (m == first) continue;
-        const std::vector<std::size_t> got = ops_of(m);
-        const TorchRankFile& b = file_of(m);
-        const std::size_t common = std::min(ref.size(), got.size());
-        for (std::size_t k = 0; k < common; ++k) compare(a, ref[k], b, got[k]);
-        if (got.size() != ref.size()) {
-          fail(who(b) + " has " + std::to_string(got.size()) + " collective(s) on comm '" +
-               t.communicators[c].name + "', " + who(a) + " has " + std::to_string(ref.size()) +
-               ": the files cover different windows of the job (profile the same steps on "
-               "every rank)");
-        }
-      }
-    }
-  }
-
-  void compare(const TorchRankFile& a, std::size_t ia, const TorchRankFile& b,
-               std::size_t ib) const {
-    const Trace& t = out_.trace;
-    const TraceOp& x = t.ranks[static_cast<std::size_t>(a.rank)].ops[ia];
-    const TraceOp& y = t.ranks[static_cast<std::size_t>(b.rank)].ops[ib];
-    std::string field, bv, av;
-    if (x.kind != y.kind) {
-      field = "kind";
-      bv = name(y.kind);
-      av = name(x.kind);
-    } else if (x.count != y.count) {
-      field = "count";
-      bv = std::to_string(y.count);
-      av = std::to_string(x.count);
-    } else if (x.dtype != y.dtype) {
-      field = "dtype";
-      bv = name(y.dtype);
-      av = name(x.dtype);
-    } else if (x.root != y.root) {
-      field = "root";
-      bv = std::to_string(y.root);
-      av = std::to_string(x.root);
-    } else if (x.counts != y.counts && x.kind != OpKind::all_to_all_v) {
-      field = "per-rank counts";
-      bv = std::to_string(y.counts.size()) + " entries";
-      av = std::to_string(x.counts.size()) + " entries";
-    }
-    if (field.empty()) return;
-    fail(who(b) + ": op " + std::to_string(ib) + " (" + label(t, y) + "): " + field + " " + bv +
-         ", where " + who(a) + " op " + std::to_string(ia) + " has " + av);
-  }
-
-  // Each sender's k-th send to a receiver against the receiver's k-th recv from it.
-  void check_p2p() const {
-    const Trace& t = out_.trace;
-    std::map<std::tuple<int, int, int, std::uint64_t>, std::pair<int, std::size_t>> sends;
-    for (std::size_t r = 0; r < t.ranks.size(); ++r) {
-      for (std::size_t i = 0; i < t.ranks[r].ops.size(); ++i) {
-        const TraceOp& op = t.ranks[r].ops[i];
-        if (op.kind != OpKind::send) continue;
-        const int dst = t.communicators[static_cast<std::size_t>(op.comm)]
-                            .ranks[static_cast<std::size_t>(op.peer)];
-        sends[{op.comm, static_cast<int>(r), dst, op.seq}] = {static_cast<int>(r), i};
-      }
-    }
-    std::size_t recvs = 0;
-    for (std::size_t r = 0; r < t.ranks.size(); ++r) {
-      for (std::size_t i = 0; i < t.ranks[r].ops.size(); ++i) {
-        const TraceOp& op = t.ranks[r].ops[i];
-        if (op.kind != OpKind::recv) continue;
-        ++recvs;
-        const int src = t.communicators[static_cast<std::size_t>(op.comm)]
-                            .ranks[static_cast<std::size_t>(op.peer)];
-        const TorchRankFile& b = file_of(static_cast<int>(r));
-        const auto it = sends.find({op.comm, src, static_cast<int>(r), op.seq});
-        if (it == sends.end()) {
-          fail(who(b) + ": op " + std::to_string(i) + " (" + label(t, op) + " from rank " +
-               std::to_string(src) + "): " + who(file_of(src)) + " has no matching send");
-        }
-        const TraceOp& s = t.ranks[static_cast<std::size_t>(src)].ops[it->second.second];
-        if (s.count != op.count || s.dtype != op.dtype) {
-          fail(who(b) + ": op " + std::to_string(i) + " (" + label(t, op) + "): count " +
-               std::to_string(op.count) + " " + std::string(name(op.dtype)) + ", where " +
-               who(file_of(src)) + " op " + std::to_string(it->second.second) + " sends " +
-               std::to_string(s.count) + " " + std::string(name(s.dtype)));
-        }
-      }
-    }
-    if (recvs != sends.size()) {
-      for (const auto& [key, where] : sends) {
-        const int dst = std::get<2>(key);
-        const RankTrace& rt = t.ranks[static_cast<std::size_t>(dst)];
-        const bool matched = std::any_of(rt.ops.begin(), rt.ops.end(), [&](const TraceOp& o) {
-          return o.kind == OpKind::recv && o.comm == std::get<0>(key) &&
-                 o.seq == std::get<3>(key) &&
-                 t.communicators[static_cast<std::size_t>(o.comm)]
-                         .ranks[static_cast<std::size_t>(o.peer)] == std::get<1>(key);
-        });
-        if (!matched) {
-          const TraceOp& s = t.ranks[static_cast<std::size_t>(where.first)].ops[where.second];
-          fail(who(file_of(where.first)) + ": op " + std::to_string(where.second) + " (" +
-               label(t, s) + " to rank " + std::to_string(dst) + "): " + who(file_of(dst)) +
-               " has no matching recv");
-        }
-      }
-    }
-  }
-
-  const TorchRankFile& file_of(int rank) const { return files_[static_cast<std::size_t>(rank)]; }
 
   std::vector<TorchRankFile> files_;  // indexed by rank
   TorchImport out_;
