@@ -114,6 +114,8 @@ TEST_CASE("cli import-torch-trace: bad input exits 2 with a message") {
     INFO(args << "\n" << r.out);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.out, Contains(message));
+    CHECK(r.out.find('\n') == r.out.size() - 1);  // one line
   }
+  CHECK(run_cli("import-torch-trace --help").exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(s.path("o.json")));
 }
