@@ -105,8 +105,10 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
   std::string sources;
   for (const std::string& path : o.profiles) {
     files.push_back({path, read_profile(path)});
-    sources += (sources.empty() ? "" : " ") + std::filesystem::path(path).filename().string();
+    if (files.size() <= 3)  // the program text names a few files, then how many
+      sources += (sources.empty() ? "" : " ") + std::filesystem::path(path).filename().string();
   }
+  if (files.size() > 3) sources += fmt::format(" ... ({} files)", files.size());
   std::string program = o.program;
   if (program.empty()) {
     program = "imported from PyTorch profiler traces: " + sources;
@@ -139,8 +141,11 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
   out << fmt::format("compute between them: {:.3f} ms per rank (mean, from the GPU timeline)\n",
                      compute_s * 1e3 / world);
   for (const std::string& note : job.notes) out << "note: " << note << "\n";
-  out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology dgx-h100\n",
-                     shown(o.output), shown(o.output));
+  // A topology with a GPU per rank: one DGX, or as many as the ranks need (8 GPUs each).
+  const std::string topology =
+      world <= 8 ? "dgx-h100" : fmt::format("h100-cluster-{}", (world + 7) / 8);
+  out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology {}\n", shown(o.output),
+                     shown(o.output), topology);
   return 0;
 }
 
