@@ -151,3 +151,20 @@ TEST_CASE("torch import: compute between two collectives is the compute stream's
   CHECK(t.ranks[1].events.front().kind == trace::TraceEventKind::compute);
   CHECK(t.ranks[1].events.front().seconds == Approx(300e-6).epsilon(1e-9));
 }
+
+TEST_CASE("torch import: an NCCL kernel on the compute stream is not async") {
+  std::vector<TorchRankBuilder> ranks = {TorchRankBuilder(0, 2), TorchRankBuilder(1, 2)};
+  for (TorchRankBuilder& r : ranks) {
+    r.compute(100);
+    r.call("allreduce", "Float", 1024, 1024);  // stream 20: a stream of its own
+    r.set_comm_stream(7);
+    r.call("allreduce", "Float", 1024, 1024);  // stream 7, beside the compute kernels
+    r.compute(50);
+  }
+  const trace::Trace t = trace::import_torch_traces(twinccl_test::texts(ranks)).trace;
+  CHECK(t.ranks[0].ops[0].async);
+  CHECK_FALSE(t.ranks[0].ops[1].async);
+  double total_s = 0;
+  for (const trace::TraceEvent& e : t.ranks[0].events) total_s += e.seconds;
+  CHECK(total_s == Approx(150e-6).epsilon(1e-9));  // NCCL's 10 us kernels are not compute
+}

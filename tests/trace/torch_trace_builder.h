@@ -57,7 +57,7 @@ class TorchRankBuilder {
                                      {"tid", 20},
                                      {"ts", now_us_ + 2},
                                      {"dur", 10},
-                                     {"args", {{"External id", id}, {"stream", 20}}}});
+                                     {"args", {{"External id", id}, {"stream", comm_stream_}}}});
     }
     now_us_ += 20;
   }
@@ -71,6 +71,8 @@ class TorchRankBuilder {
                                    {"args", {{"stream", 7}}}});
     now_us_ += dur_us;
   }
+  // The stream NCCL kernels run on from now (20; 7 is the compute stream).
+  void set_comm_stream(int stream) { comm_stream_ = stream; }
   nlohmann::json& doc() { return doc_; }
   std::string text() const { return doc_.dump(); }
 
@@ -83,6 +85,7 @@ class TorchRankBuilder {
   nlohmann::json doc_;
   std::string world_ranks_;
   int world_ = 0;
+  int comm_stream_ = 20;
   long long next_id_ = 100;
   double now_us_ = 1000;
 };

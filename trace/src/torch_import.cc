@@ -164,7 +164,7 @@ class Importer {
     double t0 = 0;
     if (!times.empty()) t0 = times.front().issue_us;
     for (std::size_t i = 0; i < rt.ops.size(); ++i) {
-      rt.ops[i].async = times[i].has_kernel;  // its kernel ran on a stream of its own
+      rt.ops[i].async = times[i].async;
       rt.ops[i].issue_s = std::min((times[i].issue_us - t0) * 1e-6, kMaxTraceWallSeconds);
       rt.ops[i].complete_s = std::min((times[i].done_us - t0) * 1e-6, kMaxTraceWallSeconds);
       if (!times[i].has_kernel) ++without_kernel_;

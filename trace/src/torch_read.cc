@@ -174,12 +174,14 @@ TorchCommCall read_call(const json& e, const json& args, std::size_t index,
   return c;
 }
 
-GpuActivity read_gpu(const json& e, const std::string& name, const std::string& where) {
+GpuActivity read_gpu(const json& e, const std::string& name, bool kernel,
+                     const std::string& where) {
   GpuActivity g;
+  g.kernel = kernel;
   g.start_us = finite(e.at("ts"), where, "ts", -1e18);
   const double dur = find(e, "dur") != nullptr ? finite(e.at("dur"), where, "dur", 0.0) : 0.0;
   g.end_us = g.start_us + dur;
-  g.nccl = name.rfind("ncclKernel", 0) == 0 || name.rfind("ncclDevKernel", 0) == 0;
+  g.nccl = kernel && (name.rfind("ncclKernel", 0) == 0 || name.rfind("ncclDevKernel", 0) == 0);
   const json* args = find(e, "args");
   if (args != nullptr && args->is_object()) {
     if (const json* s = find(*args, "stream")) g.stream = whole(*s, where, "stream", -1, 1LL << 62);
@@ -243,7 +245,7 @@ TorchRankFile read_torch_rank(const std::string& source, const std::string& text
     } else if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
       if (f.gpu.size() >= kMaxGpuActivities)
         fail(source, "more than " + std::to_string(kMaxGpuActivities) + " GPU activities");
-      f.gpu.push_back(read_gpu(e, n, where + " (" + c + ")"));
+      f.gpu.push_back(read_gpu(e, n, c == "kernel", where + " (" + c + ")"));
     }
   }
   std::stable_sort(

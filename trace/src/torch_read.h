@@ -36,7 +36,8 @@ struct GpuActivity {
   double start_us = 0, end_us = 0;
   std::int64_t stream = -1;
   std::int64_t external_id = -1;
-  bool nccl = false;  // an NCCL kernel (ncclKernel_* / ncclDevKernel_*)
+  bool kernel = false;  // cat "kernel" (else a memcpy or memset)
+  bool nccl = false;    // an NCCL kernel (ncclKernel_* / ncclDevKernel_*)
 };
 
 struct TorchRankFile {
@@ -55,6 +56,7 @@ TorchRankFile read_torch_rank(const std::string& source, const std::string& text
 struct OpTimes {
   double issue_us = 0, done_us = 0;
   bool has_kernel = false;
+  bool async = false;  // its kernel ran on a stream that ran no other kernel
 };
 // call_of_op[i]: the call (index into file.calls) that op i of the rank is; times gets one entry
 // per op.

@@ -1,11 +1,13 @@
 // A rank's GPU timeline turned into trace events (torch_read.h).
 //
-// How it works. Streams that ran an NCCL kernel are communication streams; every other kernel,
-// memcpy and memset is compute, and the compute stream's busy time is the union of those
-// intervals. Each op (a call of record_param_comms) is tied to its NCCL kernel by "External id"
-// (the profiler copies the call's id to the kernel it launched). The op is issued when its kernel
-// started and waited when its kernel ended; compute between two such points is the time the
-// compute streams were busy then:
+// How it works. Streams that ran a kernel other than NCCL's are compute streams; their kernels,
+// memcpy and memset (NCCL kernels aside) are compute, and the compute streams' busy time is the
+// union of those intervals. (ProcessGroupNCCL runs NCCL kernels on streams of their own: an op
+// whose kernel ran on a stream with no other kernel is async; on a compute stream it is not.) Each
+// op (a call of record_param_comms) is tied to its NCCL kernel by "External id" (the profiler
+// copies the call's id to the kernel it launched). The op is issued when its kernel started and
+// waited when its kernel ended; compute between two such points is the time the compute streams
+// were busy then:
 //
 //   compute stream  |==fwd==|      |====bwd====|=bwd=|          |=opt=|
 //   comm stream              [ar0]      [ar1 ........]
@@ -67,15 +69,14 @@ std::vector<TraceEvent> timeline_events(const TorchRankFile& file,
                                         const std::vector<std::size_t>& call_of_op,
                                         std::vector<OpTimes>& times) {
   std::map<std::int64_t, const GpuActivity*> kernel_of;
-  std::map<std::int64_t, bool> comm_stream;
+  std::map<std::int64_t, bool> compute_stream;
   for (const GpuActivity& g : file.gpu) {
-    if (!g.nccl) continue;
-    comm_stream[g.stream] = true;
-    if (g.external_id >= 0) kernel_of.emplace(g.external_id, &g);
+    if (g.nccl && g.external_id >= 0) kernel_of.emplace(g.external_id, &g);
+    if (g.kernel && !g.nccl) compute_stream[g.stream] = true;
   }
   std::vector<std::pair<double, double>> compute;
   for (const GpuActivity& g : file.gpu) {
-    if (!g.nccl && !comm_stream.contains(g.stream)) compute.emplace_back(g.start_us, g.end_us);
+    if (!g.nccl && compute_stream.contains(g.stream)) compute.emplace_back(g.start_us, g.end_us);
   }
   const BusyTime busy(std::move(compute));
   const bool cpu_only = file.gpu.empty();
@@ -86,9 +87,10 @@ std::vector<TraceEvent> timeline_events(const TorchRankFile& file,
     OpTimes& t = times[i];
     const auto k = c.external_id >= 0 ? kernel_of.find(c.external_id) : kernel_of.end();
     if (k != kernel_of.end()) {
-      t = {k->second->start_us, k->second->end_us, true};
+      t = {k->second->start_us, k->second->end_us, true,
+           !compute_stream.contains(k->second->stream)};
     } else {
-      t = {c.ts_us, cpu_only ? c.ts_us + c.dur_us : c.ts_us, false};
+      t = {c.ts_us, cpu_only ? c.ts_us + c.dur_us : c.ts_us, false, false};
     }
     if (i > 0) t.issue_us = std::max(t.issue_us, times[i - 1].issue_us);
     t.done_us = std::max(t.done_us, t.issue_us);
