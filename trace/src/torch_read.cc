@@ -127,8 +127,8 @@ TorchCommCall read_call(const json& e, const json& args, std::size_t index,
   const json* name = find(args, "Collective name");
   if (name == nullptr) {
     fail(where,
-         "no 'Collective name' in its args: profiles from PyTorch before 2.1 carry no "
-         "arguments of collectives; profile with a newer PyTorch (record_shapes=True)");
+         "no 'Collective name' in its args: profiles written by older PyTorch versions "
+         "carry no arguments of collectives; profile the job with a recent PyTorch");
   }
   c.collective = text_of(*name, where, "Collective name");
   constexpr std::int64_t kMaxNelems = std::int64_t{1} << 50;
