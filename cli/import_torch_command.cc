@@ -101,22 +101,23 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
                                       trace::kMaxTorchTraceFiles));
   }
   check_output_path("--output", o.output);
-  std::vector<trace::TorchTraceText> files;
   std::string sources;
-  for (const std::string& path : o.profiles) {
-    files.push_back({path, read_profile(path)});
-    if (files.size() <= 3)  // the program text names a few files, then how many
-      sources += (sources.empty() ? "" : " ") + std::filesystem::path(path).filename().string();
-  }
-  if (files.size() > 3) sources += fmt::format(" ... ({} files)", files.size());
+  for (std::size_t i = 0; i < o.profiles.size() && i < 3; ++i)  // the program text names a few
+    sources += (i > 0 ? " " : "") + std::filesystem::path(o.profiles[i]).filename().string();
+  if (o.profiles.size() > 3) sources += fmt::format(" ... ({} files)", o.profiles.size());
   std::string program = o.program;
   if (program.empty()) {
     program = "imported from PyTorch profiler traces: " + sources;
     if (program.size() > trace::kMaxTraceProgramBytes)
       program = program.substr(0, trace::kMaxTraceProgramBytes - 3) + "...";
   }
-  trace::TorchImport job = trace::import_torch_traces(files, program);
-  files.clear();
+  // One file read (and decompressed) at a time: a job's files need not fit in memory together.
+  trace::TorchImport job = trace::import_torch_traces(
+      o.profiles.size(),
+      [&](std::size_t i) {
+        return trace::TorchTraceText{o.profiles[i], read_profile(o.profiles[i])};
+      },
+      program);
   try {
     sim::check_trace(job.trace, o.output);
   } catch (const DeadlockError& e) {  // ranks that would wait for each other: the input's error

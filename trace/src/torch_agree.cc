@@ -14,13 +14,11 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw ConfigError(what); }
 
-const TorchRankFile& file_of(const std::vector<TorchRankFile>& files, int rank) {
+const RankSource& file_of(const std::vector<RankSource>& files, int rank) {
   return files.at(static_cast<std::size_t>(rank));
 }
 
-std::string who(const TorchRankFile& f) {
-  return f.source + " (rank " + std::to_string(f.rank) + ")";
-}
+std::string who(const RankSource& f) { return f.source + " (rank " + std::to_string(f.rank) + ")"; }
 
 }  // namespace
 
@@ -31,7 +29,7 @@ std::string label(const Trace& t, const TraceOp& op) {
 
 namespace {
 
-void compare(const Trace& t, const TorchRankFile& a, std::size_t ia, const TorchRankFile& b,
+void compare(const Trace& t, const RankSource& a, std::size_t ia, const RankSource& b,
              std::size_t ib) {
   const TraceOp& x = t.ranks[static_cast<std::size_t>(a.rank)].ops[ia];
   const TraceOp& y = t.ranks[static_cast<std::size_t>(b.rank)].ops[ib];
@@ -65,7 +63,7 @@ void compare(const Trace& t, const TorchRankFile& a, std::size_t ia, const Torch
 }  // namespace
 
 // Every communicator's collectives, per member, in order: the same on all members.
-void check_collectives(const Trace& t, const std::vector<TorchRankFile>& files) {
+void check_collectives(const Trace& t, const std::vector<RankSource>& files) {
   for (std::size_t c = 0; c < t.communicators.size(); ++c) {
     const std::vector<int>& members = t.communicators[c].ranks;
     auto ops_of = [&](int rank) {
@@ -77,11 +75,11 @@ void check_collectives(const Trace& t, const std::vector<TorchRankFile>& files) 
     };
     const int first = members.front();
     const std::vector<std::size_t> ref = ops_of(first);
-    const TorchRankFile& a = file_of(files, first);
+    const RankSource& a = file_of(files, first);
     for (int m : members) {
       if (m == first) continue;
       const std::vector<std::size_t> got = ops_of(m);
-      const TorchRankFile& b = file_of(files, m);
+      const RankSource& b = file_of(files, m);
       const std::size_t common = std::min(ref.size(), got.size());
       for (std::size_t k = 0; k < common; ++k) compare(t, a, ref[k], b, got[k]);
       if (got.size() != ref.size()) {
@@ -95,7 +93,7 @@ void check_collectives(const Trace& t, const std::vector<TorchRankFile>& files) 
 }
 
 // Each sender's k-th send to a receiver against the receiver's k-th recv from it.
-void check_p2p(const Trace& t, const std::vector<TorchRankFile>& files) {
+void check_p2p(const Trace& t, const std::vector<RankSource>& files) {
   std::map<std::tuple<int, int, int, std::uint64_t>, std::pair<int, std::size_t>> sends;
   for (std::size_t r = 0; r < t.ranks.size(); ++r) {
     for (std::size_t i = 0; i < t.ranks[r].ops.size(); ++i) {
@@ -114,7 +112,7 @@ void check_p2p(const Trace& t, const std::vector<TorchRankFile>& files) {
       ++recvs;
       const int src = t.communicators[static_cast<std::size_t>(op.comm)]
                           .ranks[static_cast<std::size_t>(op.peer)];
-      const TorchRankFile& b = file_of(files, static_cast<int>(r));
+      const RankSource& b = file_of(files, static_cast<int>(r));
       const auto it = sends.find({op.comm, src, static_cast<int>(r), op.seq});
       if (it == sends.end()) {
         fail(who(b) + ": op " + std::to_string(i) + " (" + label(t, op) + " from rank " +

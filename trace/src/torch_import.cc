@@ -9,6 +9,7 @@
 #include "twinccl/trace/torch_import.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -61,13 +62,44 @@ std::vector<int> members_of(const detail::TorchCommCall& c, int world, const std
 
 class Importer {
  public:
-  explicit Importer(std::vector<TorchRankFile> files) : files_(std::move(files)) {}
+  explicit Importer(const std::string& program) { out_.trace.program = program; }
 
-  TorchImport run(const std::string& program) {
-    out_.trace.program = program;
+  // One rank's file: converted at once, so only its name stays (a job's files together are
+  // gigabytes).
+  void add(const TorchRankFile& f) {
+    if (world_ < 0) {
+      world_ = f.world_size;
+      out_.trace.ranks.resize(static_cast<std::size_t>(world_));
+      files_.resize(static_cast<std::size_t>(world_));
+    } else if (f.world_size != world_) {
+      fail(f.source + ": distributedInfo.world_size is " + std::to_string(f.world_size) +
+           ", where " + first_ + " has " + std::to_string(world_) + ": the files are not one job");
+    }
+    detail::RankSource& slot = files_[static_cast<std::size_t>(f.rank)];
+    if (slot.given) {
+      fail(f.source + ": distributedInfo.rank is " + std::to_string(f.rank) + ", as in " +
+           slot.source + ": each rank's file must be given once");
+    }
+    slot = {f.source, f.rank, true};
+    if (first_.empty()) first_ = f.source;
+    ++given_;
+    convert(f);
+  }
+
+  TorchImport finish() {
+    if (given_ != world_) {
+      std::string missing;
+      int listed = 0;
+      for (int r = 0; r < world_ && listed < 8; ++r) {
+        if (!files_[static_cast<std::size_t>(r)].given)
+          missing += (listed++ > 0 ? ", " : "") + std::to_string(r);
+      }
+      fail("import: the job has " + std::to_string(world_) +
+           " ranks (distributedInfo.world_size) but " + std::to_string(given_) +
+           " file(s) were given; missing rank(s) " + missing +
+           (world_ - given_ > listed ? ", ..." : ""));
+    }
     out_.trace.p2p_per_peer_streams = true;  // ProcessGroupNCCL: a stream per p2p peer pair
-    out_.trace.ranks.resize(files_.size());
-    for (const TorchRankFile& f : files_) convert(f);
     detail::check_collectives(out_.trace, files_);
     detail::check_p2p(out_.trace, files_);
     for (const auto& [what, n] : skipped_)
@@ -101,7 +133,7 @@ class Importer {
   }
 
   void convert(const TorchRankFile& f) {
-    const int world = static_cast<int>(files_.size());
+    const int world = world_;
     RankTrace& rt = out_.trace.ranks[static_cast<std::size_t>(f.rank)];
     std::vector<std::size_t> call_of_op;
     std::map<int, std::uint64_t> collective_seq;
@@ -171,7 +203,9 @@ class Importer {
     }
   }
 
-  std::vector<TorchRankFile> files_;  // indexed by rank
+  std::vector<detail::RankSource> files_;  // indexed by rank
+  int world_ = -1, given_ = 0;
+  std::string first_;  // the first file's name
   TorchImport out_;
   std::map<std::pair<std::string, std::vector<int>>, int> comms_;
   std::map<std::string, std::size_t> skipped_;
@@ -180,48 +214,27 @@ class Importer {
 
 }  // namespace
 
-TorchImport import_torch_traces(const std::vector<TorchTraceText>& files,
+TorchImport import_torch_traces(std::size_t files,
+                                const std::function<TorchTraceText(std::size_t)>& read,
                                 const std::string& program) {
-  if (files.empty()) fail("import: no profiler trace given (one file per rank)");
-  if (files.size() > kMaxTorchTraceFiles) {
-    fail("import: " + std::to_string(files.size()) + " files is over the cap of " +
+  if (files == 0) fail("import: no profiler trace given (one file per rank)");
+  if (files > kMaxTorchTraceFiles) {
+    fail("import: " + std::to_string(files) + " files is over the cap of " +
          std::to_string(kMaxTorchTraceFiles) + " ranks");
   }
   if (program.size() > kMaxTraceProgramBytes) fail("import: the program text is too long");
-  std::vector<TorchRankFile> by_rank;
-  for (const TorchTraceText& f : files) {
-    TorchRankFile r = detail::read_torch_rank(f.source, f.text);
-    if (!by_rank.empty() && r.world_size != by_rank.front().world_size) {
-      fail(r.source + ": distributedInfo.world_size is " + std::to_string(r.world_size) +
-           ", where " + by_rank.front().source + " has " +
-           std::to_string(by_rank.front().world_size) + ": the files are not one job");
-    }
-    for (const TorchRankFile& other : by_rank) {
-      if (other.rank == r.rank) {
-        fail(r.source + ": distributedInfo.rank is " + std::to_string(r.rank) + ", as in " +
-             other.source + ": each rank's file must be given once");
-      }
-    }
-    by_rank.push_back(std::move(r));
+  Importer importer(program);
+  for (std::size_t i = 0; i < files; ++i) {
+    const TorchTraceText text = read(i);
+    importer.add(detail::read_torch_rank(text.source, text.text));
   }
-  const int world = by_rank.front().world_size;
-  if (static_cast<int>(by_rank.size()) != world) {
-    std::string missing;
-    int listed = 0;
-    for (int r = 0; r < world && listed < 8; ++r) {
-      const bool have = std::any_of(by_rank.begin(), by_rank.end(),
-                                    [&](const TorchRankFile& f) { return f.rank == r; });
-      if (!have) missing += (listed++ > 0 ? ", " : "") + std::to_string(r);
-    }
-    fail("import: the job has " + std::to_string(world) +
-         " ranks (distributedInfo.world_size) "
-         "but " +
-         std::to_string(by_rank.size()) + " file(s) were given; missing rank(s) " + missing +
-         (world - static_cast<int>(by_rank.size()) > listed ? ", ..." : ""));
-  }
-  std::sort(by_rank.begin(), by_rank.end(),
-            [](const TorchRankFile& a, const TorchRankFile& b) { return a.rank < b.rank; });
-  return Importer(std::move(by_rank)).run(program);
+  return importer.finish();
+}
+
+TorchImport import_torch_traces(const std::vector<TorchTraceText>& files,
+                                const std::string& program) {
+  return import_torch_traces(
+      files.size(), [&](std::size_t i) { return files[i]; }, program);
 }
 
 }  // namespace twinccl::trace

@@ -72,10 +72,16 @@ std::vector<TraceEvent> timeline_events(const TorchRankFile& file,
 bool op_of_call(const TorchCommCall& call, const std::vector<int>& ranks, int me,
                 const std::string& where, TraceOp& op, std::string& skipped, bool& root_assumed);
 
+// A file's name and rank, for messages.
+struct RankSource {
+  std::string source;
+  int rank = -1;
+  bool given = false;
+};
 // The files are one job (torch_agree.cc): ConfigError naming both files otherwise. `files` is
 // indexed by rank.
-void check_collectives(const Trace& t, const std::vector<TorchRankFile>& files);
-void check_p2p(const Trace& t, const std::vector<TorchRankFile>& files);
+void check_collectives(const Trace& t, const std::vector<RankSource>& files);
+void check_p2p(const Trace& t, const std::vector<RankSource>& files);
 // "all_reduce #3 on comm 'default_pg'"
 std::string label(const Trace& t, const TraceOp& op);
 

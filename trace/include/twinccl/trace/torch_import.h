@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct TorchImport {
 // ("b.json (rank 1): op 3 (all_reduce #3 on comm 'default_pg'): count 1024, where a.json (rank
 // 0) has 2048"). sim::check_trace (the replay's own checks) is for the caller to run.
 TorchImport import_torch_traces(const std::vector<TorchTraceText>& files,
+                                const std::string& program = "");
+// The same, one file at a time: `read(i)` returns file i (i < files), which is converted before
+// the next is read, so a job's files need not fit in memory together.
+TorchImport import_torch_traces(std::size_t files,
+                                const std::function<TorchTraceText(std::size_t)>& read,
                                 const std::string& program = "");
 
 }  // namespace twinccl::trace
