@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli_runner.h"
+#include "trace/torch_trace_builder.h"
 
 using Catch::Matchers::Contains;
 using twinccl_test::run_cli;
@@ -118,4 +119,22 @@ TEST_CASE("cli import-torch-trace: bad input exits 2 with a message") {
   }
   CHECK(run_cli("import-torch-trace --help").exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(s.path("o.json")));
+}
+
+TEST_CASE("cli import-torch-trace: a job that would deadlock in the replay exits 2") {
+  const Scratch s;
+  for (int r = 0; r < 2; ++r) {  // rank 0 uses group 1 then 2, rank 1 group 2 then 1, each waited
+    twinccl_test::TorchRankBuilder b(r, 2);
+    for (int k = 0; k < 2; ++k) {
+      b.call("allreduce", "Float", 8, 8, {{"Process Group Name", (r + k) % 2 == 0 ? "1" : "2"}}, "",
+             false);
+    }
+    s.write("d" + std::to_string(r) + ".json", b.text());
+  }
+  const auto r = run_cli("import-torch-trace " + s.path("d0.json") + " " + s.path("d1.json") +
+                         " -o " + s.path("d.trace.json"));
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Contains("the imported trace: replay deadlock"));
+  CHECK_FALSE(std::filesystem::exists(s.path("d.trace.json")));
 }

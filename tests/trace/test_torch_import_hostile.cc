@@ -4,6 +4,7 @@
 
 #include "torch_trace_builder.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/replay_trace.h"
 #include "twinccl/trace/torch_import.h"
 
 using Catch::Matchers::Contains;
@@ -149,4 +150,20 @@ TEST_CASE("torch import hostile: files that are not profiler traces of a distrib
                           {"ph": "X", "name": "record_param_comms", "ts": 1e17, "args": {
                            "Collective name": "barrier"}}]})"),
              Contains("over the cap of"));
+}
+
+TEST_CASE("torch import hostile: two groups used in opposite orders deadlock in check_trace") {
+  // Each rank waits for each call before the next (no kernels: a CPU-only profile), rank 0 on
+  // group 1 then 2, rank 1 on group 2 then 1: each group's order agrees, the job cannot run.
+  std::vector<TorchRankBuilder> ranks = {TorchRankBuilder(0, 2), TorchRankBuilder(1, 2)};
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      const std::string pg = (r + k) % 2 == 0 ? "1" : "2";
+      ranks[static_cast<std::size_t>(r)].call("allreduce", "Float", 8, 8,
+                                              {{"Process Group Name", pg}}, "", false);
+    }
+  }
+  const trace::Trace t = trace::import_torch_traces(twinccl_test::texts(ranks)).trace;
+  REQUIRE(t.communicators.size() == 2);
+  CHECK_THROWS_AS(twinccl::sim::check_trace(t, "imported"), twinccl::DeadlockError);
 }
