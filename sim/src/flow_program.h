@@ -92,7 +92,8 @@ struct SymmetricPlan {
 SymmetricPlan reduce_symmetric(const FlowProgram& program);
 // play_in_child(reduce_symmetric(program).reduced), its times copied to every transfer: equal to
 // play_in_child(program) up to SimGrid's floating-point order. program.compressed must be true.
-FlowTimes play_symmetric(const FlowProgram& program);
+// `played`, if given, gets the transfers SimGrid played (the representatives').
+FlowTimes play_symmetric(const FlowProgram& program, std::size_t* played = nullptr);
 
 // Bandwidth factors by link type (line rate = 1): network links get the share of a NIC's line
 // rate NCCL's channels get; NVLink/PCIe links, for channel algorithms (ring, tree, PAT), the
