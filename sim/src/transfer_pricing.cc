@@ -91,8 +91,7 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   PricedCall priced;
   priced.schedule = schedule_algorithm(r.algorithm);
   priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
-  priced.grouped_steps =
-      !priced.nccl && (priced.schedule == "bruck" || priced.schedule == "halving_doubling");
+  priced.grouped_steps = grouped_steps(priced.schedule, priced.nccl.has_value());
   // Channels rotate the ranks over a node's GPUs (rails.cc) or the mesh's cycles only where NCCL
   // builds a ring or tree per channel. A rooted collective played by another schedule (direct
   // gather/scatter/broadcast/reduce) keeps every rank on its own GPU: rotated, channel c's root

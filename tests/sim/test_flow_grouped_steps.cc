@@ -157,8 +157,9 @@ TEST_CASE("grouped steps: equal counts price bruck all_gather_v as the even all_
 }
 
 TEST_CASE("grouped steps: the tuner's skewed all_gather_v pick is the fastest in flow too") {
-  const std::string preset = GENERATE(as<std::string>{}, "dgx-h100", "dgx-a100", "mi300x-8",
-                                      "h100-cluster-2", "h100-cluster-3");
+  const std::string preset =
+      GENERATE(as<std::string>{}, "dgx-h100", "dgx-a100", "mi300x-8", "h100-cluster-2",
+               "h100-cluster-3", "h100-cluster-4", "h100-cluster-8");
   const topo::Topology t = topo::load_topology(preset);
   const Request r = gather_call(t, OpKind::all_gather_v, true, "");
   std::string chosen, fastest;
