@@ -7,6 +7,7 @@
 //   ./build/bench/bench_flow_audit --quick               # 64 MiB only, nodes 2 and 8
 //   ./build/bench/bench_flow_audit --topology mi300x-cluster-8 --kind all_reduce --bytes 64M
 //   ./build/bench/bench_flow_audit --tolerance 0.05 --off-only --links   # + flow's busiest links
+//   ./build/bench/bench_flow_audit --topology dgx-h100 --kind all_gather_v --algo bruck --timeline
 //
 // Cases: for each topology (single-node presets, cluster presets at 2, 3, 4, 8, 16 nodes, one large
 // size, tori), each collective (all_reduce, all_gather, reduce_scatter, broadcast, reduce,
@@ -47,7 +48,8 @@ struct Options {
   bool off_only = false;
   bool with_ll = false;
   bool quick = false;
-  bool links = false;  // under each off case, flow's busiest link directions (as perf --links)
+  bool links = false;     // under each off case, flow's busiest link directions (as perf --links)
+  bool timeline = false;  // under each case, flow's transfers: src->dst, step, MB, start-end us
 };
 
 std::vector<std::string> default_topologies(bool quick) {
@@ -142,6 +144,15 @@ sim::Request request(const topo::Topology& t, OpKind kind, std::size_t bytes) {
   return r;
 }
 
+// Flow's transfers of one case in start order, as perf --trace records them.
+void print_timeline(const topo::Topology& t, const sim::Request& f) {
+  const sim::FlowReport rep = sim::simulate_flow(t, f, {.record_transfers = true});
+  for (const sim::TransferRecord& x : rep.transfers) {
+    std::printf("    step %d %d->%d %.2f MB %.1f-%.1f us\n", x.step, x.src, x.dst, x.bytes / 1e6,
+                x.start_us, x.end_us);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,6 +184,8 @@ int main(int argc, char** argv) {
       o.with_ll = true;
     } else if (a == "--links") {
       o.links = true;
+    } else if (a == "--timeline") {
+      o.timeline = true;
     } else if (a == "--quick") {
       o.quick = true;
     } else {
@@ -247,6 +260,7 @@ int main(int argc, char** argv) {
           if (bad) off.emplace_back(line);
           if (!o.off_only || bad) {
             std::printf("%s\n", line);
+            if (o.timeline && failure.empty()) print_timeline(t, f);
             std::fflush(stdout);
           }
         }

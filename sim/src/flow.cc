@@ -83,6 +83,16 @@ double ring_path_s(const FlowProgram& program, const FlowTimes& times) {
 
 }  // namespace
 
+bool one_transfer_step(const FlowProgram& program) {
+  if (program.rank_steps.empty()) return false;
+  for (const auto& steps : program.rank_steps) {
+    const auto moving = std::count_if(steps.begin(), steps.end(),
+                                      [](const std::vector<int>& step) { return !step.empty(); });
+    if (moving > 1) return false;
+  }
+  return true;
+}
+
 std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,
                                  const std::vector<double>& transfer_repeats, double time_s) {
   // (program link, forward) -> (wire bytes, played bytes)
@@ -136,19 +146,19 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
                             program);
   program.fixed_latency_s = flows.fixed_latency_s;
   program.compressed = flows.rounds;
-  // One step per rank (a direct all_to_all, gather, scatter) is a round too: every flow starts at
-  // once. The dependency playback waited on every active flow per event (all_to_all, 64 ranks,
+  // One step of transfers per rank (a direct all_to_all, gather, scatter; a direct
+  // reduce_scatter(_v), whose n-1 later steps only fold locally) is a round too: every flow starts
+  // at once. The dependency playback waited on every active flow per event (all_to_all, 64 ranks,
   // 4032 flows at once: 49 s; as a round 9 s, the same time).
-  const bool one_step =
-      !program.transfers.empty() && !program.rank_steps.empty() &&
-      std::all_of(program.rank_steps.begin(), program.rank_steps.end(),
-                  [](const std::vector<std::vector<int>>& steps) { return steps.size() == 1; });
+  const bool one_step = !program.transfers.empty() && one_transfer_step(program);
   if (flows.bulk || one_step) {  // flows that start at once: one round (no step bookkeeping)
     FlowRound round;
     for (std::size_t rank = 0; rank < program.rank_steps.size(); ++rank) {
-      for (int t : program.rank_steps[rank].front()) {  // each transfer once: in its sender's step
-        if (program.transfers[static_cast<std::size_t>(t)].src_rank == static_cast<int>(rank)) {
-          round.transfers.push_back(t);
+      for (const std::vector<int>& step : program.rank_steps[rank]) {
+        for (int t : step) {  // each transfer once: in its sender's step
+          if (program.transfers[static_cast<std::size_t>(t)].src_rank == static_cast<int>(rank)) {
+            round.transfers.push_back(t);
+          }
         }
       }
     }
@@ -158,22 +168,27 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   }
   const AlgorithmParams& params = priced.params;
   FlowTimes times;
+  std::size_t simulated = program.transfers.size();
   if (!program.transfers.empty()) {
     // One round: played by classes of equal flows without SimGrid (flow_fluid.cc) unless the
     // round is too asymmetric; aggregate_symmetric_flows false plays every flow in SimGrid.
     std::optional<FlowTimes> fluid;
-    if ((flows.bulk || one_step) && r.aggregate_symmetric_flows) fluid = play_rounds_fluid(program);
+    if ((flows.bulk || one_step) && r.aggregate_symmetric_flows) {
+      fluid = play_rounds_fluid(program, kMaxFluidClasses, &simulated);
+    }
     const bool folded = std::any_of(program.transfers.begin(), program.transfers.end(),
                                     [](const FlowTransfer& t) { return t.copies != 1.0; });
     if (fluid) {
       times = std::move(*fluid);
     } else if (!folded) {
-      times = program.compressed && r.aggregate_symmetric_flows ? play_symmetric(program)
-                                                                : play_in_child(program);
+      times = program.compressed && r.aggregate_symmetric_flows
+                  ? play_symmetric(program, &simulated)
+                  : play_in_child(program);
     } else {  // SimGrid: folded pieces as the transfers they stand for
       const Expanded sg = expand_copies(program);
+      simulated = sg.program.transfers.size();
       const FlowTimes played = program.compressed && r.aggregate_symmetric_flows
-                                   ? play_symmetric(sg.program)
+                                   ? play_symmetric(sg.program, &simulated)
                                    : play_in_child(sg.program);
       times.start_s.assign(program.transfers.size(), 0.0);
       times.end_s.assign(program.transfers.size(), 0.0);
@@ -211,6 +226,8 @@ FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOpt
   report.prediction.time_us = time_s * 1e6;
   report.prediction.channels = params.channels;
   report.prediction.model = "flow";
+  report.simulated_flows = simulated;
+  report.step_playback = !program.compressed;
   report.links = link_loads(topology, program, repeats, time_s);
   if (options.record_transfers) {
     const auto record = [&](int t, double origin_s, int step) {

@@ -99,6 +99,11 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
                       NcclAlgo algo, std::span<const int> gpus, RouteTable& routes,
                       FlowProgram& program);
 
+// True when every rank of a dependency program moves data in one step at most (its other steps
+// hold no transfers, e.g. a direct reduce_scatter's local folds): every transfer starts at once,
+// so the program plays as one round (flow.cc), by classes, not step by step.
+bool one_transfer_step(const FlowProgram& program);
+
 // Bytes and busy time of every link direction the program's transfers crossed, busiest first;
 // transfer t counts transfer_repeats[t] times; utilisation = busy time / time_s.
 std::vector<LinkLoad> link_loads(const topo::Topology& topology, const FlowProgram& program,

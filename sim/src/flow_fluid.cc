@@ -185,14 +185,17 @@ FlowTimes play_classes(const FlowClasses& q) {
   return times;
 }
 
-std::optional<FlowTimes> play_rounds_fluid(const FlowProgram& program, std::size_t max_classes) {
+std::optional<FlowTimes> play_rounds_fluid(const FlowProgram& program, std::size_t max_classes,
+                                           std::size_t* classes_played) {
   FlowTimes times;
+  std::size_t played = 0;
   times.start_s.assign(program.transfers.size(), 0.0);
   times.end_s.assign(program.transfers.size(), 0.0);
   for (const FlowRound& round : program.rounds) {
     const RoundFlows flows = round_flows(program, round.transfers);
     const FlowClasses classes = flow_classes(flows, max_classes);
     if (!classes.valid) return std::nullopt;
+    played += classes.flows.size();
     const FlowTimes by_class = play_classes(classes);
     for (std::size_t i = 0; i < round.transfers.size(); ++i) {
       const auto f = static_cast<std::size_t>(flows.flow_of_transfer[i]);
@@ -202,6 +205,7 @@ std::optional<FlowTimes> play_rounds_fluid(const FlowProgram& program, std::size
       times.end_s[t] = by_class.end_s[c];
     }
   }
+  if (classes_played != nullptr) *classes_played = played;
   return times;
 }
 

@@ -57,10 +57,12 @@ FlowClasses flow_classes(const RoundFlows& round, std::size_t max_classes);
 FlowTimes play_classes(const FlowClasses& classes);
 
 // Every round of a compressed program, by classes; nullopt when a round has more than
-// max_classes classes (asymmetric: play it in SimGrid). Times as play_in_child's.
+// max_classes classes (asymmetric: play it in SimGrid). Times as play_in_child's; `classes`, if
+// given, gets the flow classes played, summed over the rounds.
 inline constexpr std::size_t kMaxFluidClasses = 2000;
 std::optional<FlowTimes> play_rounds_fluid(const FlowProgram& program,
-                                           std::size_t max_classes = kMaxFluidClasses);
+                                           std::size_t max_classes = kMaxFluidClasses,
+                                           std::size_t* classes = nullptr);
 
 // A direct all_to_all (equal blocks, one step) on C > 1 channels whose channels are rotations of
 // the ranks: every GPU pair carries one piece of each channel, the same pieces for every pair.

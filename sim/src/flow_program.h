@@ -48,6 +48,12 @@ struct FlowTransfer {
   // all_to_all's channel pieces folded (flow_direct.cc). Only rounds played by classes
   // (flow_fluid.h) and link loads read it; SimGrid plays expand_copies(program).
   double copies = 1.0;
+  // Its step runs as one grouped send/recv (transfer_pricing.cc: the what-if algorithms whose
+  // steps forward what the step before received, bruck and halving_doubling, as ncclGroupStart/End
+  // or MPI_Sendrecv per step): it moves once its sender AND its receiver reached their steps (a
+  // send needs the posted receive), and its sender leaves the step only when it ended. Otherwise
+  // sends are buffered as NCCL's kernels' are: it moves when the sender reached its step.
+  bool grouped = false;
 };
 
 struct FlowRound {
@@ -92,7 +98,8 @@ struct SymmetricPlan {
 SymmetricPlan reduce_symmetric(const FlowProgram& program);
 // play_in_child(reduce_symmetric(program).reduced), its times copied to every transfer: equal to
 // play_in_child(program) up to SimGrid's floating-point order. program.compressed must be true.
-FlowTimes play_symmetric(const FlowProgram& program);
+// `played`, if given, gets the transfers SimGrid played (the representatives').
+FlowTimes play_symmetric(const FlowProgram& program, std::size_t* played = nullptr);
 
 // Bandwidth factors by link type (line rate = 1): network links get the share of a NIC's line
 // rate NCCL's channels get; NVLink/PCIe links, for channel algorithms (ring, tree, PAT), the

@@ -7,8 +7,10 @@
 // routes are exactly the program's routes, looked up by (src, dst) host, so no n x n table is ever
 // built (16k ranks route in O(routes)). Settings, set before the first zone (shared/DESIGN.md):
 // CM02 (no latency/bandwidth factors), no cross traffic, TCP-gamma 0 (no window cap), raw contexts,
-// small stacks, logs silenced. A transfer starts delay_s after both its sender and receiver reached
-// their steps; a rank leaves a step when every transfer of the step ended. Rounds: every transfer
+// small stacks, logs silenced. Steps: a transfer starts delay_s after its sender reached its step
+// (buffered, as NCCL's sends are) and a rank leaves a step when its receives of the step ended; a
+// grouped transfer (a step run as one grouped send/recv, flow_program.h) starts once its receiver
+// reached its step too, and its sender leaves the step only when it ended. Rounds: every transfer
 // of a round starts with the round (after its delay); the next round starts when all ended.
 #include <xbt/log.h>
 
@@ -110,8 +112,9 @@ std::vector<sg4::Host*> build_platform(const FlowProgram& program) {
 // The controller: plays either the rounds or the dependency program.
 class Controller {
  public:
-  Controller(const FlowProgram& program, std::vector<sg4::Host*> hosts, FlowTimes& times)
-      : program_(program), hosts_(std::move(hosts)), times_(times) {}
+  Controller(const FlowProgram& program, std::vector<sg4::Host*> hosts, FlowTimes& times,
+             std::string& stuck)
+      : program_(program), hosts_(std::move(hosts)), times_(times), stuck_(&stuck) {}
 
   void operator()() {
     times_.start_s.assign(program_.transfers.size(), 0.0);
@@ -162,8 +165,9 @@ class Controller {
     return tr.dst_rank >= 0 ? tr.dst_rank : program_.routes[static_cast<std::size_t>(tr.route)].dst;
   }
 
-  // A rank entering a step posts its sends (each starts after its delay) and waits for the
-  // receives of the step that have not ended yet; with none left it goes on at once.
+  // A rank entering a step posts its sends (each starts after its delay; a grouped one once its
+  // receiver is in its step too) and waits for the receives of the step that have not ended yet
+  // (and its grouped sends); with none left it goes on at once.
   void enter_step(int rank, std::size_t step) {
     const auto& steps = program_.rank_steps[static_cast<std::size_t>(rank)];
     const auto r = static_cast<std::size_t>(rank);
@@ -172,10 +176,13 @@ class Controller {
       std::size_t waiting = 0;
       for (int t : steps[step]) {
         const auto ti = static_cast<std::size_t>(t);
+        const bool grouped = program_.transfers[ti].grouped;
+        if (grouped && !done_[ti]) ++waiting;
         if (sender(t) == rank) {
-          timers_.push({sg4::Engine::get_clock() + program_.transfers[ti].delay_s, t});
-        } else if (!done_[ti]) {
-          ++waiting;
+          if (!grouped || ++ends_in_step_[ti] == 2) post_after_delay(t);
+        } else {
+          if (!done_[ti] && !grouped) ++waiting;
+          if (grouped && ++ends_in_step_[ti] == 2) post_after_delay(t);
         }
       }
       pending_[r] = waiting;
@@ -184,15 +191,25 @@ class Controller {
     step_[r] = steps.size();
   }
 
+  void post_after_delay(int t) {
+    timers_.push(
+        {sg4::Engine::get_clock() + program_.transfers[static_cast<std::size_t>(t)].delay_s, t});
+  }
+
+  // The rank leaves its step when t was the last transfer it waited for there.
+  void release(int rank, std::size_t step_of_t) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (step_[r] == step_of_t && pending_[r] > 0 && --pending_[r] == 0) {
+      enter_step(rank, step_[r] + 1);
+    }
+  }
+
   void finish(int t) {
     const auto ti = static_cast<std::size_t>(t);
     times_.end_s[ti] = sg4::Engine::get_clock() - origin_;
     done_[ti] = true;
-    const int rank = receiver(t);
-    const auto r = static_cast<std::size_t>(rank);
-    if (step_[r] == recv_step_[ti] && pending_[r] > 0 && --pending_[r] == 0) {
-      enter_step(rank, step_[r] + 1);
-    }
+    release(receiver(t), recv_step_[ti]);
+    if (program_.transfers[ti].grouped) release(sender(t), send_step_[ti]);
   }
 
   void play_dependencies() {
@@ -202,11 +219,14 @@ class Controller {
     pending_.assign(n, 0);
     done_.assign(program_.transfers.size(), false);
     recv_step_.assign(program_.transfers.size(), 0);
+    send_step_.assign(program_.transfers.size(), 0);
+    ends_in_step_.assign(program_.transfers.size(), 0);
     for (int r = 0; r < program_.nranks; ++r) {
       const auto& steps = program_.rank_steps[static_cast<std::size_t>(r)];
       for (std::size_t s = 0; s < steps.size(); ++s) {
         for (int t : steps[s]) {
           if (receiver(t) == r) recv_step_[static_cast<std::size_t>(t)] = s;
+          if (sender(t) == r) send_step_[static_cast<std::size_t>(t)] = s;
         }
       }
     }
@@ -259,6 +279,16 @@ class Controller {
       }
       finish(t);
     }
+    // Thrown once the engine stopped (an exception in an actor aborts SimGrid).
+    for (int r = 0; r < program_.nranks && stuck_->empty(); ++r) {
+      const auto ri = static_cast<std::size_t>(r);
+      if (step_[ri] < program_.rank_steps[ri].size()) {
+        *stuck_ = "flow playback: rank " + std::to_string(r) + " never left its step " +
+                  std::to_string(step_[ri]) + " of " +
+                  std::to_string(program_.rank_steps[ri].size()) +
+                  " (a grouped send/recv waits for a peer that never reaches it)";
+      }
+    }
   }
 
   // One connection per (route, sender, receiver): its transfers move in step order, as NCCL's
@@ -276,10 +306,13 @@ class Controller {
   const FlowProgram& program_;
   std::vector<sg4::Host*> hosts_;
   FlowTimes& times_;
+  std::string* stuck_;  // why a rank never finished its steps (empty: all did)
   double origin_ = 0.0;
   std::vector<std::size_t> step_, pending_;
   std::vector<bool> done_;
   std::vector<std::size_t> recv_step_;  // per transfer: the receiver's step holding it
+  std::vector<std::size_t> send_step_;  // per transfer: the sender's step holding it
+  std::vector<int> ends_in_step_;       // per grouped transfer: its ends that reached its step
   using Timer = std::pair<double, int>;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
 };
@@ -309,9 +342,11 @@ void run_simgrid(const FlowProgram& program,
 
 FlowTimes play_with_simgrid(const FlowProgram& program) {
   FlowTimes times;
+  std::string stuck;
   run_simgrid(program, [&](const std::vector<sg4::Host*>& hosts) {
-    sg4::Actor::create("controller", hosts.front(), Controller(program, hosts, times));
+    sg4::Actor::create("controller", hosts.front(), Controller(program, hosts, times, stuck));
   });
+  if (!stuck.empty()) throw InternalError(stuck);
   return times;
 }
 

@@ -188,8 +188,9 @@ SymmetricPlan reduce_symmetric(const FlowProgram& program) {
   return plan;
 }
 
-FlowTimes play_symmetric(const FlowProgram& program) {
+FlowTimes play_symmetric(const FlowProgram& program, std::size_t* played) {
   const SymmetricPlan plan = reduce_symmetric(program);
+  if (played != nullptr) *played = plan.reduced.transfers.size();
   FlowTimes times;
   times.start_s.resize(program.transfers.size(), 0.0);
   times.end_s.resize(program.transfers.size(), 0.0);

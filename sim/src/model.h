@@ -106,6 +106,13 @@ inline std::string_view schedule_algorithm(std::string_view algorithm) {
   return algorithm == kNvlsTree ? std::string_view("hierarchical") : algorithm;
 }
 
+// What-if algorithms whose step k+1 forwards what step k received run one grouped send/recv per
+// step (bruck, halving_doubling; flow_program.h FlowTransfer::grouped), as any implementation over
+// NCCL's or MPI's point-to-point calls does; NCCL's own algorithms (nccl set) are its kernels.
+inline bool grouped_steps(std::string_view schedule, bool nccl) {
+  return !nccl && (schedule == "bruck" || schedule == "halving_doubling");
+}
+
 // The algorithms NCCL's tuning model covers for this collective ("ring", "tree", "nvls",
 // "nvls_tree", "pat"): NCCL's own, the only ones predict() chooses from when any applies.
 std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);

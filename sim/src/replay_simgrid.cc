@@ -10,11 +10,12 @@
 // Steps behave exactly as in flow playback (flow_simgrid.cc): a member entering a step posts its
 // sends (each starts after its delay, buffered as NCCL's sends are: one connection per route,
 // sender and receiver moves its transfers in step order) and leaves the step when its receives
-// of the step ended. A member ends when it passed its last step and its sends ended; then its
-// batch may be done (the stream's next batch may start) and its rank may be unblocked. Example, 2
-// ranks, one async all_reduce on 'dp' then compute 5 us then wait: both issue at 0, the all_reduce
-// starts at 0 and runs while both compute; each rank blocks at its wait only if the all_reduce
-// outlasts 5 us.
+// of the step ended; a grouped transfer (flow_program.h) starts once its receiver reached its step
+// too, and its sender leaves the step only when it ended. A member ends when it passed its last
+// step and its sends ended; then its batch may be done (the stream's next batch may start) and its
+// rank may be unblocked. Example, 2 ranks, one async all_reduce on 'dp' then compute 5 us then
+// wait: both issue at 0, the all_reduce starts at 0 and runs while both compute; each rank blocks
+// at its wait only if the all_reduce outlasts 5 us.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -66,6 +67,8 @@ class ReplayController {
     arrived_.assign(p_.instances.size(), 0);
     transfer_done_.assign(p_.flow.transfers.size(), 0);
     recv_step_.assign(p_.flow.transfers.size(), 0);
+    send_step_.assign(p_.flow.transfers.size(), 0);
+    ends_in_step_.assign(p_.flow.transfers.size(), 0);
     sends_open_.assign(members, 0);
     steps_passed_.assign(members, 0);
     for (std::size_t m = 0; m < members; ++m) {
@@ -73,6 +76,7 @@ class ReplayController {
       for (std::size_t s = 0; s < steps.size(); ++s) {
         for (int t : steps[s]) {
           if (is_receive(static_cast<int>(m), t)) recv_step_[static_cast<std::size_t>(t)] = s;
+          if (sender(t) == static_cast<int>(m)) send_step_[static_cast<std::size_t>(t)] = s;
         }
       }
     }
@@ -167,11 +171,14 @@ class ReplayController {
       std::size_t waiting = 0;
       for (int t : steps[step]) {
         const auto ti = static_cast<std::size_t>(t);
+        const bool grouped = p_.flow.transfers[ti].grouped;
+        if (grouped && !transfer_done_[ti]) ++waiting;
         if (sender(t) == m) {
           ++sends_open_[mi];
-          timers_.push({now() + p_.flow.transfers[ti].delay_s, TimerKind::transfer_start, t});
-        } else if (!transfer_done_[ti]) {
-          ++waiting;
+          if (!grouped || ++ends_in_step_[ti] == 2) post_after_delay(t);
+        } else {
+          if (!transfer_done_[ti] && !grouped) ++waiting;
+          if (grouped && ++ends_in_step_[ti] == 2) post_after_delay(t);
         }
       }
       pending_[mi] = waiting;
@@ -180,6 +187,19 @@ class ReplayController {
     step_[mi] = steps.size();
     steps_passed_[mi] = 1;
     if (sends_open_[mi] == 0) member_done(m);
+  }
+
+  void post_after_delay(int t) {
+    timers_.push({now() + p_.flow.transfers[static_cast<std::size_t>(t)].delay_s,
+                  TimerKind::transfer_start, t});
+  }
+
+  // Member m leaves its step when t, held in m's step step_of_t, was the last it waited for.
+  void release(int m, std::size_t step_of_t) {
+    const auto mi = static_cast<std::size_t>(m);
+    if (step_[mi] == step_of_t && pending_[mi] > 0 && --pending_[mi] == 0) {
+      enter_step(m, step_[mi] + 1);
+    }
   }
 
   void member_done(int m) {
@@ -219,11 +239,8 @@ class ReplayController {
     const auto [from, to] = p_.transfer_members[ti];
     const auto si = static_cast<std::size_t>(from);
     if (--sends_open_[si] == 0 && steps_passed_[si]) member_done(from);
-    const auto ri = static_cast<std::size_t>(to);
-    if (is_receive(to, t) && step_[ri] == recv_step_[ti] && pending_[ri] > 0 &&
-        --pending_[ri] == 0) {
-      enter_step(to, step_[ri] + 1);
-    }
+    if (is_receive(to, t)) release(to, recv_step_[ti]);
+    if (p_.flow.transfers[ti].grouped) release(from, send_step_[ti]);
   }
 
   // Starts t now, or queues it behind its connection's earlier steps.
@@ -336,6 +353,8 @@ class ReplayController {
   std::vector<std::size_t> arrived_;
   std::vector<char> transfer_done_, steps_passed_;
   std::vector<std::size_t> recv_step_;   // per transfer: the receiver's step holding it
+  std::vector<std::size_t> send_step_;   // per transfer: the sender's step holding it
+  std::vector<int> ends_in_step_;        // per grouped transfer: its ends that reached its step
   std::vector<std::size_t> sends_open_;  // per member: sends posted and not ended
   // One connection per (route, sending member, receiving member): its transfers move in step
   // order, as NCCL's per-peer FIFOs do; transfers of one step (channels) move together.

@@ -73,4 +73,24 @@ double route_latency_us(const topo::Topology& topology, std::span<const topo::Li
   return us;
 }
 
+double pair_route_latency_us(const topo::Topology& topology, int src, int dst,
+                             std::span<const topo::LinkId> links, RouteLatency which) {
+  const double direct_us = route_latency_us(topology, links, which);
+  if (which != RouteLatency::beyond_nccl_hop || direct_us <= 0.0) return direct_us;
+  const topo::Vertex& s = topology.vertex(topology.gpu(src));
+  const topo::Vertex& d = topology.vertex(topology.gpu(dst));
+  if (s.node < 0 || s.node == d.node || s.local_index == d.local_index) return direct_us;
+  int proxy = -1;  // the GPU of src's node on dst's rail (the same local index)
+  for (topo::VertexId id : topology.node_vertices(s.node)) {
+    const topo::Vertex& g = topology.vertex(id);
+    if (g.kind == topo::VertexKind::gpu && g.local_index == d.local_index) proxy = g.rank;
+  }
+  if (proxy < 0) return direct_us;
+  for (topo::LinkId id : topology.route(src, proxy)) {  // NVLink (or xGMI) inside the node only
+    const topo::LinkType t = topology.link(id).type;
+    if (t != topo::LinkType::nvlink && t != topo::LinkType::switch_internal) return direct_us;
+  }
+  return std::min(direct_us, route_latency_us(topology, topology.route(proxy, dst), which));
+}
+
 }  // namespace twinccl::sim::detail

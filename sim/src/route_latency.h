@@ -21,4 +21,12 @@ enum class RouteLatency { all, beyond_nccl_hop, none };
 double route_latency_us(const topo::Topology& topology, std::span<const topo::LinkId> links,
                         RouteLatency which);
 
+// The latency charged from GPU rank src to GPU rank dst over `links` (topology.route(src, dst)),
+// the one rule of flow's routes (route_table.cc) and alpha-beta's: the route's, except that with
+// NCCL's hops charged a transfer to another node's GPU on another rail is charged PXN's rail-local
+// relay (src's node GPU on dst's rail over NVLink, then the rail) where that is less: NCCL keeps a
+// channel on one rail with PXN.
+double pair_route_latency_us(const topo::Topology& topology, int src, int dst,
+                             std::span<const topo::LinkId> links, RouteLatency which);
+
 }  // namespace twinccl::sim::detail

@@ -48,28 +48,7 @@ int RouteTable::link_index(topo::LinkId id) {
 }
 
 double RouteTable::route_latency_s(int src, int dst, const std::vector<topo::LinkId>& links) {
-  const double direct_us = route_latency_us(topology_, links, scale_.route_latency);
-  if (scale_.route_latency != RouteLatency::beyond_nccl_hop || direct_us <= 0.0) {
-    return direct_us * 1e-6;
-  }
-  const topo::Vertex& s = topology_.vertex(topology_.gpu(src));
-  const topo::Vertex& d = topology_.vertex(topology_.gpu(dst));
-  if (s.node < 0 || s.node == d.node || s.local_index == d.local_index) return direct_us * 1e-6;
-  int proxy = -1;  // the GPU of src's node on dst's rail (the same local index)
-  for (topo::VertexId id : topology_.node_vertices(s.node)) {
-    const topo::Vertex& g = topology_.vertex(id);
-    if (g.kind == topo::VertexKind::gpu && g.local_index == d.local_index) proxy = g.rank;
-  }
-  if (proxy < 0) return direct_us * 1e-6;
-  for (topo::LinkId id : topology_.route(src, proxy)) {  // NVLink (or xGMI) inside the node only
-    const topo::LinkType t = topology_.link(id).type;
-    if (t != topo::LinkType::nvlink && t != topo::LinkType::switch_internal) {
-      return direct_us * 1e-6;
-    }
-  }
-  const double relay_us =
-      route_latency_us(topology_, topology_.route(proxy, dst), scale_.route_latency);
-  return std::min(direct_us, relay_us) * 1e-6;
+  return pair_route_latency_us(topology_, src, dst, links, scale_.route_latency) * 1e-6;
 }
 
 int RouteTable::route_id(int src, int dst) {

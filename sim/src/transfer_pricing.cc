@@ -23,6 +23,14 @@
 //   channels' share (12 x 30 of 370.8 GB/s on H100), priced per route as wire bytes: a transfer
 //   carries min(rate) / min(rate x share) of its route's links more bytes, so alone it takes what
 //   it takes on scaled links, and calls of other algorithms on the same platform keep line rate.
+// * Grouped steps: NCCL runs its own algorithms as kernels whose sends are buffered (a rank goes on
+//   to its next step once its receives ended). The what-if algorithms whose step k+1 forwards what
+//   step k received (bruck, halving_doubling) are run as one grouped send/recv per step, as any
+//   implementation over NCCL's or MPI's point-to-point calls is: a send moves once its receiver
+//   posted the receive of that step, and a rank leaves a step when its sends ended too. Buffered,
+//   a rank's next sends shared its port with its unfinished ones and a receiver's port with the
+//   next step's data, slowing the step its peers wait for: dgx-h100 bruck all_gather_v, ranks
+//   weighted 1 + r mod 4, 331.5 us, 59% above its store-and-forward path (208.6 us).
 // Example, 8 ranks of dgx-h100, ring Simple all_reduce: 8.4 + 14 x 3.4 us once, every transfer
 // x 370.8/360 bytes; NVLS: NCCL's NVLS latency and fill once, 16 switch flows.
 #include "transfer_pricing.h"
@@ -83,6 +91,7 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   PricedCall priced;
   priced.schedule = schedule_algorithm(r.algorithm);
   priced.nccl = nccl_algo_for(r.algorithm, r.spec.kind);
+  priced.grouped_steps = grouped_steps(priced.schedule, priced.nccl.has_value());
   // Channels rotate the ranks over a node's GPUs (rails.cc) or the mesh's cycles only where NCCL
   // builds a ring or tree per channel. A rooted collective played by another schedule (direct
   // gather/scatter/broadcast/reduce) keeps every rank on its own GPU: rotated, channel c's root
@@ -91,8 +100,13 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   // an uneven collective (the _v variants): rotated, channel c's share of rank r's block left
   // from GPU r + c, so the heavy ranks' bytes spread over every GPU (mi300x-8 direct
   // all_gather_v 64 MiB, ranks weighted 1 + r mod 4: 241.5 us, under the 280 us rank 3's 13.4 MB
-  // need on each of its 48 GB/s xGMI links).
-  const bool rotated = (!is_rooted(r.spec.kind) || priced.nccl) && !is_uneven(r.spec.kind);
+  // need on each of its 48 GB/s xGMI links). So do grouped steps (bruck, halving_doubling):
+  // point-to-point calls go between the two ranks' own GPUs on every channel; rotated, the even
+  // call's peers changed per channel (mi300x-8 bruck all_gather 64 MiB over the mesh's 7 ring
+  // orders: 542.9 us against analytic's 1241.9, and against 1241.9 for the same counts as
+  // all_gather_v).
+  const bool rotated =
+      (!is_rooted(r.spec.kind) || priced.nccl) && !is_uneven(r.spec.kind) && !priced.grouped_steps;
   if (rotated) {
     priced.gpus = rail_ranks(topology, tuner.ranks());
     if (priced.gpus.perms.empty()) priced.gpus = mesh_ranks(topology, tuner.ranks());
@@ -224,6 +238,7 @@ CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall
     FlowTransfer& tr = program.transfers[t];
     tr.played_per_wire_byte = wire_factor(topology, program, tr.route, priced.links);
     tr.bytes *= tr.played_per_wire_byte;
+    tr.grouped = priced.grouped_steps;
   }
   return out;
 }

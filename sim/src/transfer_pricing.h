@@ -30,6 +30,8 @@ struct PricedCall {
   // intra-node channels over the GPU's links, for a known arch). The platform is shared by calls
   // of different algorithms, so the share is priced as wire bytes per route (add_call_flows).
   LinkScale links;
+  // Each step one grouped send/recv (FlowTransfer::grouped): bruck and halving_doubling.
+  bool grouped_steps = false;
 };
 
 // r: the call (spec with nranks, dtype) with the tuner's (or a forced, checked) algorithm and

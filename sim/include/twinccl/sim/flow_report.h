@@ -44,6 +44,12 @@ struct FlowReport {
   std::vector<LinkLoad> links;            // every used link direction, busiest first
   std::vector<TransferRecord> transfers;  // by start time, when recorded
   bool transfers_truncated = false;
+  // How the playback ran (what a test holds down instead of timing it): the flows simulated
+  // (SimGrid comms, or flow classes where a one-round program is played by classes), and whether
+  // it followed the ranks' steps event by event (the dependency playback, whose SimGrid cost
+  // grows with the flows active at once) rather than rounds.
+  std::size_t simulated_flows = 0;
+  bool step_playback = false;
 };
 
 // Flow fidelity for one (algorithm, protocol): request.algorithm must be set; an unset protocol
