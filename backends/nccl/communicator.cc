@@ -141,13 +141,9 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 Buffer NcclCommunicator::alloc(std::size_t count, DataType dtype) {
-  const std::size_t element = size_of(dtype);
-  if (count != 0 && element > std::numeric_limits<std::size_t>::max() / count) {
-    throw InvalidArgument(call_site_text("alloc", name(), rank()) + ": " + std::to_string(count) +
-                          " elements of " + std::string(twinccl::name(dtype)) + " overflow size_t");
-  }
+  const std::size_t bytes = alloc_bytes(name(), rank(), count, dtype);  // names comm and rank
   ctx_->throw_if_aborted(call_site_text("alloc", name(), rank()));
-  return Buffer(allocate_device_memory(ctx_->stream(), count * element), 0, count, dtype);
+  return Buffer(allocate_device_memory(ctx_->stream(), bytes), 0, count, dtype);
 }
 
 void* NcclCommunicator::barrier_scratch() {

@@ -48,13 +48,14 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
 }
 
 Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
+  const std::size_t bytes = alloc_bytes(name(), rank_, count, dtype);  // names comm and rank
   try {
     return Buffer::host(count, dtype);
   } catch (const std::bad_alloc&) {
-    throw ResourceError(out_of_memory_text(
-        "comm '" + name() + "' rank " + std::to_string(rank_) + ": alloc(" + std::to_string(count) +
-            ", " + std::string(twinccl::name(dtype)) + ")",
-        count * size_of(dtype)));  // Buffer::host refused counts whose bytes overflow
+    throw ResourceError(out_of_memory_text("comm '" + name() + "' rank " + std::to_string(rank_) +
+                                               ": alloc(" + std::to_string(count) + ", " +
+                                               std::string(twinccl::name(dtype)) + ")",
+                                           bytes));
   }
 }
 
