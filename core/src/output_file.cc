@@ -1,13 +1,13 @@
-// How it works. check_output_path looks at the path (a folder? a device?) and at its folder
-// (there? a folder? can a file be created in it? - a probe file is created and removed), so a
-// wrong --plot or --trace ends the command before any work. A write goes to a temporary file
-// beside the path (".NAME.PID-N.tmp", created exclusively), which is renamed over the path once
-// complete and removed on any failure; a device or pipe (/dev/null, /dev/stdout, /dev/full) is
-// written in place, and a symbolic link to a file keeps pointing at it (its target is replaced).
-#include "output_file.h"
+// Output files (twinccl/output_file.h). How it works. check_output_path looks at the path (a
+// folder? a device?) and at its folder (there? a folder? can a file be created in it? - a probe
+// file is created and removed), so a wrong --plot or --trace ends the command before any work. A
+// write goes to a temporary file beside the path (".NAME.PID-N.tmp", created exclusively), which is
+// renamed over the path once complete and removed on any failure; a device or pipe (/dev/null,
+// /dev/stdout, /dev/full) is written in place, and a symbolic link to a file keeps pointing at it
+// (its target is replaced).
+#include "twinccl/output_file.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,13 +19,17 @@
 #include <ostream>
 #include <utility>
 
-#include "flag_values.h"
 #include "twinccl/errors.h"
 
-namespace twinccl::cli {
+namespace twinccl {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "<what> '<path>': <rest>"
+std::string about(std::string_view what, const std::string& path, const std::string& rest) {
+  return std::string(what) + " '" + shown_value(path) + "': " + rest;
+}
 
 std::string reason(int error) {
   return error != 0 ? std::strerror(error)
@@ -64,7 +68,9 @@ std::string create_temporary(const std::string& final_path, int& error) {
   if (name.size() > 120) name.resize(120);  // the name stays under NAME_MAX (255)
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string candidate =
-        (p.parent_path() / fmt::format(".{}.{}-{}.tmp", name, ::getpid(), counter++)).string();
+        (p.parent_path() /
+         ("." + name + "." + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp"))
+            .string();
     const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
@@ -101,31 +107,45 @@ void commit(std::string_view flag, const std::string& path,
   int error = 0;
   TemporaryFile temporary{create_temporary(target.path, error)};
   if (temporary.path.empty()) {
-    throw ConfigError(fmt::format("{} '{}': cannot create a file in the folder '{}': {}", flag,
-                                  shown(path), shown(folder_of(target.path)), reason(error)));
+    throw ConfigError(about(flag, path,
+                            "cannot create a file in the folder '" +
+                                shown_value(folder_of(target.path)) + "': " + reason(error)));
   }
   write(temporary.path);
   if (std::rename(temporary.path.c_str(), target.path.c_str()) != 0) {
-    throw Error(fmt::format("{} '{}': cannot put the written file in place: {}", flag, shown(path),
-                            reason(errno)));
+    throw Error(about(flag, path, "cannot put the written file in place: " + reason(errno)));
   }
   temporary.path.clear();
 }
 
 }  // namespace
 
+std::string shown_value(std::string_view text) {
+  constexpr std::size_t kShownChars = 64;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : text) {
+    if (out.size() >= kShownChars) return out + "...";
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return out;
+}
+
 void check_output_path(std::string_view flag, const std::string& path) {
-  if (path.empty()) throw ConfigError(fmt::format("{} '': an empty file name", flag));
+  if (path.empty()) throw ConfigError(std::string(flag) + " '': an empty file name");
   std::error_code ec;
   const fs::file_status s = fs::status(path, ec);
   if (fs::is_directory(s)) {
-    throw ConfigError(
-        fmt::format("{} '{}': Is a directory; give the name of a file in it", flag, shown(path)));
+    throw ConfigError(about(flag, path, "Is a directory; give the name of a file in it"));
   }
   if (fs::exists(s) && !fs::is_regular_file(s)) {  // a device or a pipe: written in place
     if (::access(path.c_str(), W_OK) != 0) {
-      throw ConfigError(
-          fmt::format("{} '{}': cannot write there: {}", flag, shown(path), reason(errno)));
+      throw ConfigError(about(flag, path, "cannot write there: " + reason(errno)));
     }
     return;
   }
@@ -133,23 +153,23 @@ void check_output_path(std::string_view flag, const std::string& path) {
   const std::string folder = folder_of(target.path);
   const fs::file_status f = fs::status(folder, ec);
   if (!fs::exists(f)) {
-    throw ConfigError(fmt::format(
-        "{} '{}': the folder '{}' does not exist (No such file or directory); create it first",
-        flag, shown(path), shown(folder)));
+    throw ConfigError(about(flag, path,
+                            "the folder '" + shown_value(folder) +
+                                "' does not exist (No such file or directory); create it first"));
   }
   if (!fs::is_directory(f)) {
-    throw ConfigError(fmt::format("{} '{}': '{}' is not a folder (Not a directory)", flag,
-                                  shown(path), shown(folder)));
+    throw ConfigError(
+        about(flag, path, "'" + shown_value(folder) + "' is not a folder (Not a directory)"));
   }
   if (fs::exists(s) && ::access(target.path.c_str(), W_OK) != 0) {
-    throw ConfigError(
-        fmt::format("{} '{}': the file is not writable: {}", flag, shown(path), reason(errno)));
+    throw ConfigError(about(flag, path, "the file is not writable: " + reason(errno)));
   }
   int error = 0;
   const TemporaryFile probe{create_temporary(target.path, error)};
   if (probe.path.empty()) {
-    throw ConfigError(fmt::format("{} '{}': cannot create a file in the folder '{}': {}", flag,
-                                  shown(path), shown(folder), reason(error)));
+    throw ConfigError(about(
+        flag, path,
+        "cannot create a file in the folder '" + shown_value(folder) + "': " + reason(error)));
   }
 }
 
@@ -159,8 +179,7 @@ void write_output_file(std::string_view flag, const std::string& path,
     errno = 0;
     std::ofstream f(file, std::ios::out | std::ios::trunc);
     if (!f.is_open()) {
-      throw ConfigError(
-          fmt::format("{} '{}': cannot create the file: {}", flag, shown(path), reason(errno)));
+      throw ConfigError(about(flag, path, "cannot create the file: " + reason(errno)));
     }
     errno = 0;
     write(f);
@@ -171,8 +190,7 @@ void write_output_file(std::string_view flag, const std::string& path,
       error = errno;
     }
     if (!f) {
-      throw Error(
-          fmt::format("{} '{}': cannot write the file: {}", flag, shown(path), reason(error)));
+      throw Error(about(flag, path, "cannot write the file: " + reason(error)));
     }
   });
 }
@@ -184,15 +202,9 @@ void write_output_file_by(std::string_view flag, const std::string& path,
     std::error_code ec;
     const fs::file_status s = fs::status(file, ec);
     if (fs::is_regular_file(s) && (fs::file_size(file, ec) == 0 || ec)) {
-      throw Error(fmt::format("{} '{}': nothing was written", flag, shown(path)));
+      throw Error(about(flag, path, "nothing was written"));
     }
   });
 }
 
-void flush_standard_output(std::ostream& out) {
-  errno = 0;
-  out.flush();
-  if (!out) throw Error("cannot write the output to standard output: " + reason(errno));
-}
-
-}  // namespace twinccl::cli
+}  // namespace twinccl
