@@ -18,6 +18,7 @@
 #include "nccl/collectives.h"
 #include "nccl/memory.h"
 #include "nccl/ordering.h"
+#include "nccl/split_names.h"
 #include "nccl/types.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -256,6 +257,12 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
     throw InvalidArgument(what + ": color=" + std::to_string(color) +
                           " (use a color >= 0, or kNoColor)");
   }
+  // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
+  // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
+  // usable, as on the emulator; its ranks then throw MismatchError.
+  const std::string mismatch =
+      split_name_disagreement(ctx_, caller_stream_, ++op_count_, color, key, new_name, where);
+  if (!mismatch.empty()) color = kNoColor;
   if (new_name.empty()) new_name = name() + ".split(" + std::to_string(color) + ")";
   DeviceGuard guard(ctx_->device());
   // ncclCommSplit is a host-side collective over the parent; work in flight on the parent's
@@ -287,6 +294,7 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
     throw BackendError(call +
                        ": ncclCommSplit finished without a new communicator for this rank's color");
   }
+  if (!mismatch.empty()) throw MismatchError(mismatch);
   if (child == nullptr) return nullptr;
   child_ctx->set_comm(child, -1, 0);
   child_ctx->wait_ready(call + ": the new communicator");
