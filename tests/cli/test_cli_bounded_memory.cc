@@ -4,7 +4,7 @@
 // program is read with wait4() for -n 1000 and -n 20000 on 2 ranks (old code: +35 MB).
 // And the memory pre-check's estimate (cli/emu_memory.h) against the peak resident size of real
 // runs: never below it, and not far above it (it counted every rank as the root and the check's
-// buffers with -c 0: 168 MiB for a gather that holds 12).
+// buffers with -c 0: 176 MiB for a 4-rank 8 MiB gather that holds 15).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
