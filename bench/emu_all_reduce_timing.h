@@ -42,6 +42,7 @@ struct AllReduceRound {
   int calls = 1000;
   bool in_place = false;
   twinccl::CheckLevel check = twinccl::CheckLevel::on;
+  int group = 1;  // all_reduces per timed call; > 1: issued in one group_start/group_end
 };
 
 inline Round measure_all_reduce(const AllReduceRound& a) {
@@ -60,8 +61,12 @@ inline Round measure_all_reduce(const AllReduceRound& a) {
     c.barrier();
     if (c.rank() == 0) before = g_allocations.load();
     const auto t0 = Clock::now();
-    for (int i = 0; i < a.calls; ++i)
-      c.all_reduce(in.data(), recv, a.count, DataType::float32, ReduceOp::sum());
+    for (int i = 0; i < a.calls; ++i) {
+      if (a.group > 1) c.group_start();
+      for (int g = 0; g < a.group; ++g)
+        c.all_reduce(in.data(), recv, a.count, DataType::float32, ReduceOp::sum());
+      if (a.group > 1) c.group_end();
+    }
     per_rank[static_cast<std::size_t>(c.rank())] =
         std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / a.calls;
     c.barrier();

@@ -8,11 +8,10 @@
 #include <limits>
 
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
 
 namespace twinccl::cli {
 namespace {
-
-constexpr std::size_t kShownChars = 64;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -48,19 +47,7 @@ bool leading_digits(const std::string& text, std::size_t& used, unsigned long lo
 
 }  // namespace
 
-std::string shown(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= kShownChars) return out + "...";
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
-  }
-  return out;
-}
+std::string shown(std::string_view text) { return shown_value(text); }
 
 long long parse_int_flag(std::string_view flag, const std::string& text, long long min,
                          long long max, std::string_view why_max) {

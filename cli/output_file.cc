@@ -1,198 +1,22 @@
-// How it works. check_output_path looks at the path (a folder? a device?) and at its folder
-// (there? a folder? can a file be created in it? - a probe file is created and removed), so a
-// wrong --plot or --trace ends the command before any work. A write goes to a temporary file
-// beside the path (".NAME.PID-N.tmp", created exclusively), which is renamed over the path once
-// complete and removed on any failure; a device or pipe (/dev/null, /dev/stdout, /dev/full) is
-// written in place, and a symbolic link to a file keeps pointing at it (its target is replaced).
+// Standard output checked at the end of a command (the files themselves: core's output_file.cc).
 #include "output_file.h"
 
-#include <fcntl.h>
-#include <fmt/format.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <utility>
 
-#include "flag_values.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::cli {
-namespace {
-
-namespace fs = std::filesystem;
-
-std::string reason(int error) {
-  return error != 0 ? std::strerror(error)
-                    : "a write failed (the system kept no reason: a full disk?)";
-}
-
-// Where a write to `path` goes: the file itself, or what a symbolic link to a file names; and
-// whether it is written in place (anything that exists and is not a regular file).
-struct Target {
-  std::string path;
-  bool in_place = false;
-};
-
-Target target_of(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status s = fs::status(path, ec);
-  if (!fs::exists(s)) return {path, false};
-  if (!fs::is_regular_file(s)) return {path, true};
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    const fs::path real = fs::canonical(path, ec);
-    if (!ec) return {real.string(), false};
-  }
-  return {path, false};
-}
-
-std::string folder_of(const std::string& path) {
-  const fs::path folder = fs::path(path).parent_path();
-  return folder.empty() ? std::string(".") : folder.string();
-}
-
-// Creates an empty file beside `final_path` that no one else uses; "" and `error` set on failure.
-std::string create_temporary(const std::string& final_path, int& error) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path p(final_path);
-  std::string name = p.filename().string();
-  if (name.size() > 120) name.resize(120);  // the name stays under NAME_MAX (255)
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const std::string candidate =
-        (p.parent_path() / fmt::format(".{}.{}-{}.tmp", name, ::getpid(), counter++)).string();
-    const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-      ::close(fd);
-      return candidate;
-    }
-    if (errno != EEXIST) {
-      error = errno;
-      return "";
-    }
-  }
-  error = EEXIST;
-  return "";
-}
-
-// Removes the temporary file unless it was renamed into place.
-struct TemporaryFile {
-  explicit TemporaryFile(std::string file) : path(std::move(file)) {}
-  std::string path;
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (!path.empty()) ::unlink(path.c_str());
-  }
-};
-
-// `write(file)` into a temporary file renamed over `path`, or into `path` itself for a device.
-void commit(std::string_view flag, const std::string& path,
-            const std::function<void(const std::string& file)>& write) {
-  const Target target = target_of(path);
-  if (target.in_place) {
-    write(target.path);
-    return;
-  }
-  int error = 0;
-  TemporaryFile temporary{create_temporary(target.path, error)};
-  if (temporary.path.empty()) {
-    throw ConfigError(fmt::format("{} '{}': cannot create a file in the folder '{}': {}", flag,
-                                  shown(path), shown(folder_of(target.path)), reason(error)));
-  }
-  write(temporary.path);
-  if (std::rename(temporary.path.c_str(), target.path.c_str()) != 0) {
-    throw Error(fmt::format("{} '{}': cannot put the written file in place: {}", flag, shown(path),
-                            reason(errno)));
-  }
-  temporary.path.clear();
-}
-
-}  // namespace
-
-void check_output_path(std::string_view flag, const std::string& path) {
-  if (path.empty()) throw ConfigError(fmt::format("{} '': an empty file name", flag));
-  std::error_code ec;
-  const fs::file_status s = fs::status(path, ec);
-  if (fs::is_directory(s)) {
-    throw ConfigError(
-        fmt::format("{} '{}': Is a directory; give the name of a file in it", flag, shown(path)));
-  }
-  if (fs::exists(s) && !fs::is_regular_file(s)) {  // a device or a pipe: written in place
-    if (::access(path.c_str(), W_OK) != 0) {
-      throw ConfigError(
-          fmt::format("{} '{}': cannot write there: {}", flag, shown(path), reason(errno)));
-    }
-    return;
-  }
-  const Target target = target_of(path);
-  const std::string folder = folder_of(target.path);
-  const fs::file_status f = fs::status(folder, ec);
-  if (!fs::exists(f)) {
-    throw ConfigError(fmt::format(
-        "{} '{}': the folder '{}' does not exist (No such file or directory); create it first",
-        flag, shown(path), shown(folder)));
-  }
-  if (!fs::is_directory(f)) {
-    throw ConfigError(fmt::format("{} '{}': '{}' is not a folder (Not a directory)", flag,
-                                  shown(path), shown(folder)));
-  }
-  if (fs::exists(s) && ::access(target.path.c_str(), W_OK) != 0) {
-    throw ConfigError(
-        fmt::format("{} '{}': the file is not writable: {}", flag, shown(path), reason(errno)));
-  }
-  int error = 0;
-  const TemporaryFile probe{create_temporary(target.path, error)};
-  if (probe.path.empty()) {
-    throw ConfigError(fmt::format("{} '{}': cannot create a file in the folder '{}': {}", flag,
-                                  shown(path), shown(folder), reason(error)));
-  }
-}
-
-void write_output_file(std::string_view flag, const std::string& path,
-                       const std::function<void(std::ostream&)>& write) {
-  commit(flag, path, [&](const std::string& file) {
-    errno = 0;
-    std::ofstream f(file, std::ios::out | std::ios::trunc);
-    if (!f.is_open()) {
-      throw ConfigError(
-          fmt::format("{} '{}': cannot create the file: {}", flag, shown(path), reason(errno)));
-    }
-    errno = 0;
-    write(f);
-    f.flush();
-    int error = errno;
-    if (f) {
-      f.close();
-      error = errno;
-    }
-    if (!f) {
-      throw Error(
-          fmt::format("{} '{}': cannot write the file: {}", flag, shown(path), reason(error)));
-    }
-  });
-}
-
-void write_output_file_by(std::string_view flag, const std::string& path,
-                          const std::function<void(const std::string& file)>& write) {
-  commit(flag, path, [&](const std::string& file) {
-    write(file);
-    std::error_code ec;
-    const fs::file_status s = fs::status(file, ec);
-    if (fs::is_regular_file(s) && (fs::file_size(file, ec) == 0 || ec)) {
-      throw Error(fmt::format("{} '{}': nothing was written", flag, shown(path)));
-    }
-  });
-}
 
 void flush_standard_output(std::ostream& out) {
   errno = 0;
   out.flush();
-  if (!out) throw Error("cannot write the output to standard output: " + reason(errno));
+  if (!out) {
+    throw Error(std::string("cannot write the output to standard output: ") +
+                (errno != 0 ? std::strerror(errno)
+                            : "a write failed (the system kept no reason: a full disk?)"));
+  }
 }
 
 }  // namespace twinccl::cli

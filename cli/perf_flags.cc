@@ -89,7 +89,8 @@ void add_nccl_tests_flags(CLI::App* cmd, RawPerfFlags& raw) {
   flag("-N,--run_cycles", raw.run_cycles, "run the sweep this many times, 1..1000 (default 1)");
   last(cmd->add_option("-c,--check", raw.check,
                        "checked calls per size (#wrong), 0 = no check (default 1)")
-           ->expected(0, 1));
+           ->expected(0, 1)
+           ->default_str("1"));  // what `-c` alone means; `-c ''` stays an empty value
   flag("--check-max", raw.check_max,
        "sim: check rows on the emulator while all buffers fit in this (default 256M)");
   flag("-d,--datatype", raw.dtype, "float, half, bfloat16, double, int32, f8e4m3, ... or all");

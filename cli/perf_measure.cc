@@ -197,7 +197,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
         if (is_p2p_test(kind) || count_for(kind, sizes.back(), dtype, o.ranks) == 0) continue;
         check_emulator_memory(kind, dtype, sizes.back(),
                               count_for(kind, sizes.back(), dtype, o.ranks), o.root, o.ranks,
-                              "lower -e or --ranks");
+                              o.check, "lower -e or --ranks");
       }
     }
   }

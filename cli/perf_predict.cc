@@ -97,7 +97,7 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
     return false;
   }
   check_emulator_memory(kind, dtype, bytes_for(kind, count, dtype, nranks), count, o.root, nranks,
-                        "lower --check-max (or -e), or skip the check with -c 0");
+                        true, "lower --check-max (or -e), or skip the check with -c 0");
   return true;
 }
 

@@ -52,10 +52,12 @@ std::string error_text(const char* what) {
 }
 
 // An option given with an empty value ("--topology ''") would otherwise mean "not given" and fall
-// back to the default without a word.
+// back to the default without a word. An option whose value may be left out (`-c`) says what
+// leaving it out means with its default_str, so an empty result there is an empty value too.
 void refuse_empty_values(const CLI::App& sub) {
   for (const CLI::Option* opt : sub.get_options()) {
-    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;
+    if (opt->count() == 0 || (opt->get_expected_min() == 0 && opt->get_default_str().empty()))
+      continue;
     for (const std::string& value : opt->results()) {
       if (value.empty()) {
         std::string flag = !opt->get_snames().empty()   ? "-" + opt->get_snames().front()

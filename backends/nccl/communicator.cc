@@ -18,6 +18,7 @@
 #include "nccl/collectives.h"
 #include "nccl/memory.h"
 #include "nccl/ordering.h"
+#include "nccl/split_names.h"
 #include "nccl/types.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -141,13 +142,9 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 Buffer NcclCommunicator::alloc(std::size_t count, DataType dtype) {
-  const std::size_t element = size_of(dtype);
-  if (count != 0 && element > std::numeric_limits<std::size_t>::max() / count) {
-    throw InvalidArgument(call_site_text("alloc", name(), rank()) + ": " + std::to_string(count) +
-                          " elements of " + std::string(twinccl::name(dtype)) + " overflow size_t");
-  }
+  const std::size_t bytes = alloc_bytes(name(), rank(), count, dtype);  // names comm and rank
   ctx_->throw_if_aborted(call_site_text("alloc", name(), rank()));
-  return Buffer(allocate_device_memory(ctx_->stream(), count * element), 0, count, dtype);
+  return Buffer(allocate_device_memory(ctx_->stream(), bytes), 0, count, dtype);
 }
 
 void* NcclCommunicator::barrier_scratch() {
@@ -260,6 +257,12 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
     throw InvalidArgument(what + ": color=" + std::to_string(color) +
                           " (use a color >= 0, or kNoColor)");
   }
+  // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
+  // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
+  // usable, as on the emulator; its ranks then throw MismatchError.
+  const std::string mismatch =
+      split_name_disagreement(ctx_, caller_stream_, ++op_count_, color, key, new_name, where);
+  if (!mismatch.empty()) color = kNoColor;
   if (new_name.empty()) new_name = name() + ".split(" + std::to_string(color) + ")";
   DeviceGuard guard(ctx_->device());
   // ncclCommSplit is a host-side collective over the parent; work in flight on the parent's
@@ -291,6 +294,7 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
     throw BackendError(call +
                        ": ncclCommSplit finished without a new communicator for this rank's color");
   }
+  if (!mismatch.empty()) throw MismatchError(mismatch);
   if (child == nullptr) return nullptr;
   child_ctx->set_comm(child, -1, 0);
   child_ctx->wait_ready(call + ": the new communicator");

@@ -7,7 +7,8 @@
 // Calls are enqueued on the communicator's stream, ordered after the caller's stream and this
 // thread's previous NCCL launch (ordering.h), and return a Work on a CUDA event (work.h).
 // group_start/group_end are ncclGroupStart/End (one group per thread: another communicator is
-// refused while it is open); split is ncclCommSplit. Uneven (_v) variants and, before NCCL 2.28.3,
+// refused while it is open); split is ncclCommSplit, after the ranks of each color agreed on the
+// name (split_names.h). Uneven (_v) variants and, before NCCL 2.28.3,
 // all_to_all/gather/scatter are grouped ncclSend/ncclRecv (collectives.cc, uneven.cc). premul_sum
 // uses ncclRedOpCreatePreMulSum, destroyed once the call is issued. The communicator is
 // non-blocking (config.blocking = 0): init, split, every launch and finalize are polled with

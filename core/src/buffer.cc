@@ -7,6 +7,9 @@
 #include <new>
 #include <string>
 
+#include "kernels_text.h"
+#include "twinccl/call_site_text.h"
+
 namespace twinccl {
 
 namespace {
@@ -108,6 +111,20 @@ Buffer::Buffer(std::shared_ptr<Memory> memory, std::size_t offset_bytes, std::si
                           " do not fit in a " + std::to_string(memory_->bytes()) +
                           "-byte allocation");
   }
+}
+
+std::size_t alloc_bytes(std::string_view comm, int rank, std::size_t count, DataType dtype) {
+  if (!is_valid(dtype)) {
+    throw InvalidArgument(call_site_text("alloc", comm, rank) + ": data type value " +
+                          detail::raw_value_text(dtype) + " is outside the DataType enum (count " +
+                          std::to_string(count) + ")");
+  }
+  const std::size_t element = size_of(dtype);
+  if (count != 0 && element > ~std::size_t{0} / count) {
+    throw InvalidArgument(call_site_text("alloc", comm, rank) + ": " + std::to_string(count) +
+                          " elements of " + std::string(name(dtype)) + " overflow size_t");
+  }
+  return count * element;
 }
 
 Buffer Buffer::host(std::size_t count, DataType dtype) {

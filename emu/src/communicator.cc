@@ -48,13 +48,14 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
 }
 
 Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
+  const std::size_t bytes = alloc_bytes(name(), rank_, count, dtype);  // names comm and rank
   try {
     return Buffer::host(count, dtype);
   } catch (const std::bad_alloc&) {
-    throw ResourceError(out_of_memory_text(
-        "comm '" + name() + "' rank " + std::to_string(rank_) + ": alloc(" + std::to_string(count) +
-            ", " + std::string(twinccl::name(dtype)) + ")",
-        count * size_of(dtype)));  // Buffer::host refused counts whose bytes overflow
+    throw ResourceError(out_of_memory_text("comm '" + name() + "' rank " + std::to_string(rank_) +
+                                               ": alloc(" + std::to_string(count) + ", " +
+                                               std::string(twinccl::name(dtype)) + ")",
+                                           bytes));
   }
 }
 
@@ -263,7 +264,24 @@ void EmuCommunicator::cancel(std::span<const Issued> ops, const std::exception_p
   std::rethrow_exception(why);
 }
 
+void EmuCommunicator::check_group_collectives(std::span<const Issued> ops) {
+  if (shared_->config.check == CheckLevel::off || ops.size() < 2) return;
+  std::vector<const OpDesc*> collectives;
+  for (const Issued& i : ops) {
+    if (!is_p2p(i.op.kind)) collectives.push_back(&i.op);
+  }
+  if (collectives.size() < 2) return;
+  const Issued& first =
+      *std::find_if(ops.begin(), ops.end(), [](const Issued& i) { return !is_p2p(i.op.kind); });
+  std::string overlap =
+      shared_->group_buffers.post(first.seq, rank_, size(), ops_label(ops), collectives);
+  if (overlap.empty()) return;
+  shared_->world->abort(overlap);  // the others wait in the group's first collective
+  throw InvalidArgument(overlap);
+}
+
 void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
+  check_group_collectives(ops);
   if (std::none_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); })) {
     for (const Issued& i : ops) run_collective(lane, i.op, i.seq);  // no send/recv bookkeeping
     return;

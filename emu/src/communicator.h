@@ -21,6 +21,7 @@
 
 #include "comm_failure.h"
 #include "exchange.h"
+#include "group_buffers.h"
 #include "rendezvous.h"
 #include "stream.h"
 #include "twinccl/algorithms.h"
@@ -53,6 +54,7 @@ struct SharedComm {
   EmuConfig config;
   emu::Rendezvous rendezvous;
   emu::Exchange p2p;                  // user send/recv
+  emu::GroupBoard group_buffers;      // shared buffers across a group's collectives (checks on)
   emu::CommRecord* record = nullptr;  // the checker's view (nullptr with checks off)
   int size() const { return static_cast<int>(global_ranks.size()); }
 };
@@ -132,6 +134,9 @@ class EmuCommunicator final : public Communicator {
   // "all_reduce #3 on comm 'world' rank 1 (a.cc:10)", or a group of them.
   std::string ops_label(std::span<const Issued> ops) const;
   void run_group(Lane& lane, std::span<const Issued> ops);
+  // A group of two or more collectives: no rank's output in one overlaps another rank's buffers
+  // in another (group_buffers.h); throws InvalidArgument (and aborts the world) when one does.
+  void check_group_collectives(std::span<const Issued> ops);
   void run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq);
   // p2p_lanes.cc (EmuConfig::p2p_per_peer): the lane of sends to / recvs from `peer`, created on
   // first use; a lone send/recv issued on it; a group's send/recv issued one per lane, its

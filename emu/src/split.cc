@@ -7,6 +7,7 @@
 #include "executor.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/split_names.h"
 
 namespace twinccl::emu {
 namespace {
@@ -18,32 +19,16 @@ struct SplitGroups {
   std::map<int, std::string> name_mismatch;
 };
 
-// Up to 80 characters of a user's name, quoted.
-std::string quoted(const std::string& name) {
-  return "'" + (name.size() > 80 ? name.substr(0, 80) + "...'" : name + "'");
-}
-
 // "" when every (key, rank) of `members` asked for the same name; else who asked for what.
 std::string name_disagreement(const Meeting& m, int color,
                               const std::vector<std::pair<int, int>>& members,
                               const std::string& comm, std::uint64_t seq) {
-  std::map<std::string, std::vector<int>> by_name;
-  for (auto [k, r] : members) by_name[m.ops[static_cast<std::size_t>(r)].role].push_back(r);
-  if (by_name.size() < 2) return "";
-  std::string text = "split #" + std::to_string(seq) + " on comm '" + comm +
-                     "': the ranks of color " + std::to_string(color) +
-                     " disagree on the new communicator's name:";
-  std::string sep = " ";
-  for (const auto& [asked, ranks] : by_name) {
-    text += sep + "rank(s) ";
-    for (std::size_t i = 0; i < ranks.size() && i < 16; ++i)
-      text += (i ? "," : "") + std::to_string(ranks[i]);
-    if (ranks.size() > 16) text += ",...";
-    text += " (" + describe_call_site(m.ops[static_cast<std::size_t>(ranks[0])].where) +
-            ") passed " + (asked.empty() ? std::string("no name") : quoted(asked));
-    sep = "; ";
+  std::vector<SplitNameAsked> asked;
+  for (auto [k, r] : members) {
+    const OpDesc& op = m.ops[static_cast<std::size_t>(r)];
+    asked.push_back({r, op.role, describe_call_site(op.where)});
   }
-  return text + " (every rank of one color must pass the same name)";
+  return split_name_disagreement(comm, seq, color, asked);
 }
 
 }  // namespace

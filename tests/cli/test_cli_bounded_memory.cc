@@ -2,6 +2,9 @@
 // kTimedCallsInFlight calls unfinished (as a CUDA stream's bounded launch queue does), so -n
 // 1000000 no longer needs ~7 GB and dies of std::bad_alloc. The peak resident size of the real
 // program is read with wait4() for -n 1000 and -n 20000 on 2 ranks (old code: +35 MB).
+// And the memory pre-check's estimate (cli/emu_memory.h) against the peak resident size of real
+// runs: never below it, and not far above it (it counted every rank as the root and the check's
+// buffers with -c 0: 176 MiB for a 4-rank 8 MiB gather that holds 15).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "emu_memory.h"
 #include "support/skip.h"
+#include "twinccl/operation.h"
 
 namespace {
 
@@ -61,5 +66,51 @@ TEST_CASE("perf --backend emu: memory does not grow with -n (timed calls in flig
   const long many = perf("20000");
   INFO("peak resident size: -n 1000 " << few << " KiB, -n 20000 " << many << " KiB");
   CHECK(many - few < 12 * 1024);  // unbounded: ~1.8 KiB per call, +35 MB
+#endif
+}
+
+TEST_CASE("perf --backend emu: the memory pre-check's estimate is safe and close to the peak",
+          "[cli][hostile]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  twinccl_test::skip_test("a sanitizer build: resident size says nothing about the buffers");
+#else
+  using twinccl::DataType;
+  using twinccl::OpKind;
+  const int ranks = 4;
+  const std::size_t bytes = std::size_t{8} << 20;
+  auto peak = [&](const std::string& kind, const std::string& size, bool check) {
+    int exit_code = -1;
+    const long kib =
+        peak_rss_kib({"perf", kind, "--backend", "emu", "--ranks", std::to_string(ranks), "-n", "1",
+                      "-w", "0", "-b", size, "-e", size, "-c", check ? "1" : "0"},
+                     exit_code);
+    INFO(kind << " " << size << " -c " << check << ": exit " << exit_code << ", peak " << kib
+              << " KiB");
+    REQUIRE(exit_code == 0);
+    REQUIRE(kib > 0);
+    return static_cast<double>(kib) * 1024;
+  };
+  const double base = peak("all_reduce", "8", true);  // the program itself
+  struct Case {
+    const char* name;
+    OpKind kind;
+    std::size_t count;  // per call, as perf's count_for gives for 8 MiB on 4 ranks
+  };
+  const std::size_t floats = bytes / 4;
+  for (const Case& c : {Case{"all_reduce", OpKind::all_reduce, floats},
+                        Case{"all_gather", OpKind::all_gather, floats / ranks},
+                        Case{"reduce_scatter", OpKind::reduce_scatter, floats / ranks},
+                        Case{"gather", OpKind::gather, floats / ranks},
+                        Case{"broadcast", OpKind::broadcast, floats}}) {
+    for (bool check : {true, false}) {
+      const double used = peak(c.name, "8M", check) - base;
+      const double estimate =
+          twinccl::cli::emulator_bytes_needed(c.kind, DataType::float32, c.count, 0, ranks, check);
+      INFO(c.name << " -c " << check << ": peak above the program's " << used / (1 << 20)
+                  << " MiB, estimated " << estimate / (1 << 20) << " MiB");
+      CHECK(estimate >= used);                     // safe
+      CHECK(estimate <= 2.5 * used + (16 << 20));  // and close (the old one: up to 14x)
+    }
+  }
 #endif
 }

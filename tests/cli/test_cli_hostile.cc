@@ -138,6 +138,12 @@ TEST_CASE("empty values are refused, not read as 'use the default'", "[cli][host
   for (std::string flag : {"--topology", "--algo", "-b", "-e", "-f", "--trace", "-d", "--ranks"}) {
     require_usage_error("perf all_reduce -c 0 " + flag + " ''", {flag + " ''", "empty"});
   }
+  // -c may be given without a value (checks on); -c '' is an empty value, not that.
+  require_usage_error("perf all_reduce -b 8 -e 8 -c ''", {"-c ''", "empty"});
+  require_usage_error("perf all_reduce -b 8 -e 8 --check ''", {"-c ''", "empty"});
+  CliResult bare = twinccl("perf all_reduce -b 8 -e 8 -c");
+  CHECK(bare.exit_code == 0);
+  CHECK_THAT(bare.out, Contains("validation: 1"));
   require_usage_error("topo show ''", {"''"});
 }
 

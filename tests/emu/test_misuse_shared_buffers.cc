@@ -203,3 +203,47 @@ TEST_CASE("misuse 57b: grouped collectives, each checked", "[emu][misuse][shared
   every_rank_shares(out, {"broadcast #1 on comm 'world': ranks ", "share memory"});
   CHECK(std::all_of(shared.begin(), shared.end(), [](float v) { return v == 2.0f; }));
 }
+
+TEST_CASE("misuse 57c: two collectives of one group, one rank's output under another's input",
+          "[emu][misuse][shared]") {
+  // Rank 0's first all_reduce writes `shared`; rank 1's second one reads it. Each collective alone
+  // is fine (57b's check passes), but on GPUs the two may run at once. Before: no error, and the
+  // result depended on the emulator running them in order.
+  std::vector<float> shared(16, 2.0f);
+  auto out = misuse_run(2, [&](Communicator& c) {
+    std::vector<float> a(16, 1.0f), b(16), d(16);
+    Group g(c);
+    c.all_reduce(a.data(), c.rank() == 0 ? shared.data() : b.data(), 16, DataType::float32,
+                 ReduceOp::sum());
+    c.all_reduce(c.rank() == 1 ? shared.data() : a.data(), d.data(), 16, DataType::float32,
+                 ReduceOp::sum());
+  });
+  int refused = 0;
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    INFO("rank " << r << ": " << out[r].type << ": " << out[r].message);
+    CHECK((out[r].type == "InvalidArgument" || out[r].type == "AbortedError"));
+    refused += out[r].type == "InvalidArgument";
+    CHECK_THAT(out[r].message,
+               Contains("ranks 0 and 1 share memory across two collectives of one group: rank 0's "
+                        "output (recvbuf at 0x") &&
+                   Contains("of the group's collective 1 (test_misuse_shared_buffers.cc:") &&
+                   Contains("overlaps rank 1's input (sendbuf at 0x") &&
+                   Contains("of the group's collective 2") && Contains("Nothing was written"));
+  }
+  CHECK(refused == 1);  // the rank whose post completed the group; the other is aborted with it
+  CHECK(std::all_of(shared.begin(), shared.end(), [](float v) { return v == 2.0f; }));
+}
+
+TEST_CASE("misuse 57c: a group's collectives on each rank's own buffers stay legal",
+          "[emu][misuse][shared]") {
+  const int n = GENERATE(2, 3, 7);
+  auto out = misuse_run(n, [&](Communicator& c) {
+    std::vector<float> a(16, 1.0f), b(16), shared_by_my_ops(16, 3.0f);
+    Group g(c);
+    // One rank's own collectives may use one buffer (its order is its own, as on NCCL).
+    c.all_reduce(a.data(), shared_by_my_ops.data(), 16, DataType::float32, ReduceOp::sum());
+    c.all_reduce(shared_by_my_ops.data(), b.data(), 16, DataType::float32, ReduceOp::sum());
+    c.broadcast(a.data(), a.data(), 16, DataType::float32, 0);
+  });
+  no_errors(out);
+}

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "twinccl/data_type.h"
@@ -46,6 +47,11 @@ class Memory {
 
 // Plain host memory, zero-initialised, 64-byte aligned.
 std::shared_ptr<Memory> allocate_host_memory(std::size_t bytes);
+
+// The bytes of Communicator::alloc(count, dtype) on `comm` rank `rank`, checked before anything
+// is allocated: InvalidArgument naming the call, communicator, rank and value for a data type
+// outside the DataType enum (a value cast from an int) or a byte count that overflows size_t.
+std::size_t alloc_bytes(std::string_view comm, int rank, std::size_t count, DataType dtype);
 
 // A view of `count` elements of `dtype` inside a Memory. Copying a Buffer shares the memory
 // (like a tensor handle); slice() makes a view of part of it.

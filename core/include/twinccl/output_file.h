@@ -1,0 +1,40 @@
+// Output files: checked before the work starts, then written with every step checked. A failure
+// names what asked for the file (a flag, a variable), the path and the system's reason
+// ("--trace '/dev/full': cannot write the file: No space left on device"), never a lost file
+// reported as written, and never a half-written file: a regular file is written to a temporary
+// file in the same folder and renamed over the path only once complete. Used by `twinccl`'s flags
+// and by the emulator backend's TWINCCL_TRACE and TWINCCL_TIMELINE.
+//
+//   check_output_path("--trace", path);   // before minutes of simulation
+//   ...
+//   write_output_file("--trace", path, [&](std::ostream& f) { sim::write_trace_json(report, f); });
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace twinccl {
+
+// `text` as a message shows a value a user gave: at most 64 characters, bytes outside printable
+// ASCII written as \xNN, "..." when cut.
+std::string shown_value(std::string_view text);
+
+// Throws ConfigError naming `what` and the path when a file cannot be written there: a missing
+// folder, a folder given as the file, a folder that is not one, no permission (a probe file is
+// created and removed in the folder). Existing devices (/dev/null, /dev/stdout) are accepted.
+void check_output_path(std::string_view what, const std::string& path);
+
+// Throws ConfigError when the file cannot be created (missing folder, a directory, no permission)
+// and twinccl::Error when writing it fails (disk full); nothing is left at `path` then.
+void write_output_file(std::string_view what, const std::string& path,
+                       const std::function<void(std::ostream&)>& write);
+
+// The same for a file another program writes (gnuplot): `write(file)` must create `file` (a
+// temporary name beside `path`, or `path` itself for a device); an empty or missing file is an
+// error. The file is renamed over `path` only when `write` returns.
+void write_output_file_by(std::string_view what, const std::string& path,
+                          const std::function<void(const std::string& file)>& write);
+
+}  // namespace twinccl

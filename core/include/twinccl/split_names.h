@@ -1,0 +1,30 @@
+// The rule that the ranks of one split color pass the same name, and the message when they do not,
+// shared by the emulator and the NCCL backend (docs/misuse.md, "split").
+//
+//   std::vector<SplitNameAsked> asked{{0, "dp", "train.cc:12"}, {1, "tp", "train.cc:12"}};
+//   std::string why = split_name_disagreement("world", 3, 0, asked);
+//   // "split #3 on comm 'world': the ranks of color 0 disagree on the new communicator's name:
+//   //  rank(s) 0 (train.cc:12) passed 'dp'; rank(s) 1 (train.cc:12) passed 'tp' (every rank of
+//   //  one color must pass the same name)"
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace twinccl {
+
+// What one rank of a color asked split() for.
+struct SplitNameAsked {
+  int rank = 0;       // in the parent communicator
+  std::string name;   // as passed ("" = none); compared whole, shown up to 80 characters
+  std::string where;  // the call site, "file.cc:88"
+};
+
+// "" when every entry of `asked` (one color's ranks, in the new communicator's order) has the
+// same name; else the MismatchError text naming, per name, the first 16 ranks and a call site.
+std::string split_name_disagreement(std::string_view comm, std::uint64_t seq, int color,
+                                    const std::vector<SplitNameAsked>& asked);
+
+}  // namespace twinccl

@@ -1,0 +1,86 @@
+// TWINCCL_TRACE and TWINCCL_TIMELINE name files written after an emulated run: a path that cannot
+// be written (a missing folder, a folder) ends run() before any rank starts, with a ConfigError
+// naming the variable and the path (before, the program ran to the end and then failed with
+// "cannot write trace file", its result lost). A path that can be written still gets the trace.
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/run.h"
+
+using namespace twinccl;
+using Catch::Matchers::Contains;
+
+namespace {
+
+RunOptions two_ranks() {
+  RunOptions o;
+  o.backend = "emu";
+  o.world_size = 2;
+  o.timeout_s = 30;
+  return o;
+}
+
+// What run() threw ("" when it returned) and how many ranks started.
+struct Outcome {
+  std::string error;
+  int ranks_started = 0;
+};
+
+Outcome run_counting(const RunOptions& o) {
+  std::atomic<int> started{0};
+  Outcome out;
+  try {
+    run(o, [&](Communicator& world) {
+      started.fetch_add(1);
+      world.barrier();
+    });
+  } catch (const ConfigError& e) {
+    out.error = std::string("ConfigError: ") + e.what();
+  } catch (const std::exception& e) {
+    out.error = std::string("other: ") + e.what();
+  }
+  out.ranks_started = started.load();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("TWINCCL_TRACE and TWINCCL_TIMELINE paths are checked before any rank runs",
+          "[environment][output]") {
+  RunOptions o = two_ranks();
+  SECTION("a trace path in a folder that does not exist") {
+    o.trace_path = "/nonexistent-twinccl-folder/t.trace.json";
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 0);
+    CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TRACE '" + o.trace_path + "'") &&
+                              Contains("does not exist"));
+  }
+  SECTION("a trace path that is a folder") {
+    o.trace_path = std::filesystem::temp_directory_path().string();
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 0);
+    CHECK_THAT(got.error, Contains("TWINCCL_TRACE '") && Contains("Is a directory"));
+  }
+  SECTION("a timeline path in a folder that does not exist") {
+    o.topology = "dgx-h100";
+    o.timeline_path = "/nonexistent-twinccl-folder/timeline.json";
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 0);
+    CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TIMELINE '" + o.timeline_path + "'"));
+  }
+  SECTION("a path that can be written gets the trace") {
+    const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                       ("twinccl-trace-" + std::to_string(::getpid()) + ".json");
+    o.trace_path = file.string();
+    Outcome got = run_counting(o);
+    CHECK(got.error.empty());
+    CHECK(got.ranks_started == 2);
+    CHECK(std::filesystem::file_size(file) > 0);
+    std::filesystem::remove(file);
+  }
+}
