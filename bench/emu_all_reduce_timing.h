@@ -5,7 +5,10 @@
 // How it works: one run of `ranks` rank threads; each warms up, meets the others at a barrier,
 // then times `calls` all_reduces of `count` float32; the slowest rank's mean is the round's time,
 // and rank 0 reads the allocation counter around the timed calls of all ranks (between barriers).
+// The counting operator new also keeps the live heap bytes (malloc_usable_size) and their peak.
 #pragma once
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,15 +21,41 @@
 
 namespace bench {
 inline std::atomic<long> g_allocations{0};
+inline std::atomic<long> g_live_bytes{0};  // operator new's memory not yet deleted
+inline std::atomic<long> g_peak_live_bytes{0};
+
+inline void forget(void* p) noexcept {
+  if (p != nullptr)
+    g_live_bytes.fetch_sub(static_cast<long>(malloc_usable_size(p)), std::memory_order_relaxed);
+}
 }  // namespace bench
 
 void* operator new(std::size_t bytes) {
   bench::g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) {
+    long live = bench::g_live_bytes.fetch_add(static_cast<long>(malloc_usable_size(p)),
+                                              std::memory_order_relaxed) +
+                static_cast<long>(malloc_usable_size(p));
+    long peak = bench::g_peak_live_bytes.load(std::memory_order_relaxed);
+    while (live > peak && !bench::g_peak_live_bytes.compare_exchange_weak(peak, live)) {
+    }
+    return p;
+  }
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// GCC inlines these into new-expressions and takes std::free for a mismatch: it is this file's
+// operator new's std::malloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept {
+  bench::forget(p);
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  bench::forget(p);
+  std::free(p);
+}
+#pragma GCC diagnostic pop
 
 namespace bench {
 
@@ -42,6 +71,7 @@ struct AllReduceRound {
   int calls = 1000;
   bool in_place = false;
   twinccl::CheckLevel check = twinccl::CheckLevel::on;
+  bool schedule_path = false;  // TWINCCL_EMU_PATH=schedule: the algorithm's Schedule, no fast path
 };
 
 inline Round measure_all_reduce(const AllReduceRound& a) {
@@ -50,6 +80,7 @@ inline Round measure_all_reduce(const AllReduceRound& a) {
   RunOptions o;
   o.world_size = a.ranks;
   o.check = a.check;
+  o.schedule_path = a.schedule_path;
   std::vector<double> per_rank(static_cast<std::size_t>(a.ranks));
   long before = 0, after = 0;
   run(o, [&](Communicator& c) {

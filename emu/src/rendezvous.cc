@@ -41,7 +41,11 @@ void Meeting::release() {
     op.send_owner.reset();
     op.recv_owner.reset();
   }
-  exchange_.reset();
+  // Every rank left: nobody touches the exchange. One left with nothing in it (every message
+  // consumed, as after any collective that did not fail) and few queues is reused as it is.
+  if (exchange_ &&
+      !exchange_->idle(kReusedExchangeQueuesPerRank * static_cast<std::size_t>(nranks)))
+    exchange_.reset();
   shared.reset();
 }
 
@@ -114,7 +118,8 @@ void Rendezvous::recycle(std::uint64_t seq) {
 }
 
 Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
-                            std::pair<int, int> split_arg, const WaitSite* site, Lead lead) {
+                            std::pair<int, int> split_arg, const WaitSite* site, Lead lead,
+                            RankStaging* staging) {
   world_->check_abort();  // nothing new starts in an aborted world (even if its peers already
                           // arrived)
   std::string_view call = what.empty() ? name(op.kind) : what;
@@ -141,11 +146,12 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
     if (lead != nullptr) {
       meeting->led = true;
       meeting->leader = rank;
-    } else if (what.empty()) {  // a collective that may run a schedule (not split)
+    } else if (what.empty() && !meeting->exchange_) {  // a collective that may run a schedule
       meeting->exchange_ = std::make_unique<Exchange>(world_, nranks_);
     }
     lock.unlock();
-    if (lead != nullptr) lead(*meeting);  // nobody else touches the meeting until the gate opens
+    if (lead != nullptr)
+      lead(*meeting, staging);  // nobody else touches the meeting until the gate opens
     meeting->stage_.store(Meeting::ready, std::memory_order_release);
     meeting->gate_.open();
     return *meeting;
