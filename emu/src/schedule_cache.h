@@ -14,7 +14,10 @@
 // byte budget would be exceeded; a schedule larger than the budget is run once and dropped.
 // Staging grows to the largest call and is released after a call that made it larger than the
 // budget. The budget per rank is kWorldBudgetBytes / nranks within [kMinRankBudgetBytes,
-// kMaxRankBudgetBytes], so a 4096-rank world keeps at most ~256 MiB whatever shapes it runs.
+// kMaxRankBudgetBytes], so a communicator keeps at most ~64 MiB of schedules, and as much of
+// staging, whatever shapes it runs (a 64-rank ring all_reduce schedule is ~27 KB per rank; at
+// 1024 ranks one is ~400 KB, over the 64 KiB share: large worlds build each call's schedule as
+// before).
 //
 // Only the rank's own collectives use it: they run one at a time on the communicator's stream
 // (inline on the rank's thread or on the stream's worker, ordered by the stream's queue), so no
@@ -36,9 +39,9 @@
 namespace twinccl::emu {
 
 // Per-rank budget of the cache and the staging memory (bytes), see above.
-inline constexpr std::size_t kWorldBudgetBytes = std::size_t{256} << 20;
-inline constexpr std::size_t kMinRankBudgetBytes = std::size_t{64} << 10;
-inline constexpr std::size_t kMaxRankBudgetBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kWorldBudgetBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kMinRankBudgetBytes = std::size_t{16} << 10;
+inline constexpr std::size_t kMaxRankBudgetBytes = std::size_t{1} << 20;
 inline constexpr std::size_t kMaxCachedSchedules = 16;
 std::size_t rank_budget_bytes(int nranks);
 

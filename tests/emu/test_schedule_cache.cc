@@ -229,7 +229,7 @@ TEST_CASE("schedule cache: a schedule larger than the budget runs once and is no
           "[emu][schedule_cache]") {
   emu::RankCache cache;
   AlgorithmParams params;
-  // 4096 ranks: the budget is the 64 KiB floor; a ring all_reduce has 8190 steps.
+  // 4096 ranks: the budget is the 16 KiB floor; a ring all_reduce has 8190 steps.
   const RankSchedule& s = cache.schedule(ring_spec(4096, 4096), "ring", params, 0);
   CHECK(s.steps.size() == 2 * 4095);
   cache.trim(4096);
