@@ -2,13 +2,14 @@
 // happens when a collective's ranks meet (fingerprint checks, the shared-buffer check of
 // emu/src/shared_buffers.h, the led small path, the direct fast path or the schedule path).
 // Not a test: run by hand,
-//   bench_emu_collective_latency [--schedule] [--shapes] [ranks...]      (default: 8 64)
+//   bench_emu_collective_latency [--schedule] [--shapes] [--bytes=B] [ranks...]  (default: 8 64)
 // Each round runs blocking all_reduces per rank after a barrier and keeps the slowest rank's mean;
 // the median of kRounds rounds is printed, with heap allocations per call (all ranks), for 8 B,
-// 64 KiB and 1 MiB per rank. --schedule: TWINCCL_EMU_PATH=schedule (the ring's Schedule run step
-// by step instead of the direct fast path). --shapes: a loop whose count cycles over 100 sizes
-// (4 KiB .. 400 KiB) on the schedule path, printing the live heap bytes after each pass: they must
-// level off however many distinct shapes go by (the per-rank schedule cache is bounded).
+// 64 KiB and 1 MiB per rank (--bytes=8|65536|1048576: that size only). --schedule:
+// TWINCCL_EMU_PATH=schedule (the ring's Schedule run step by step instead of the direct fast path).
+// --shapes: a loop whose count cycles over 100 sizes (4 KiB .. 400 KiB) on the schedule path,
+// printing the live heap bytes after each pass: they must level off however many distinct shapes go
+// by (the per-rank schedule cache is bounded).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,8 +25,9 @@ namespace {
 
 constexpr int kRounds = 7;
 
-void latency(int ranks, bool schedule_path) {
+void latency(int ranks, bool schedule_path, std::size_t only_bytes) {
   for (std::size_t count : {std::size_t{2}, std::size_t{16384}, std::size_t{262144}}) {
+    if (only_bytes != 0 && count * 4 != only_bytes) continue;
     // about 16000 rank-calls of 8 B, 2000 of 64 KiB, 320 of 1 MiB per round
     std::size_t budget = count == 2 ? 16000 : count == 16384 ? 2000 : 320;
     int calls = std::max(10, static_cast<int>(budget) / ranks);
@@ -84,9 +86,16 @@ void changing_shapes(int ranks) {
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   bool schedule_path = false, shapes = false;
+  std::size_t only_bytes = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--schedule") == 0) {
       schedule_path = true;
+    } else if (std::strncmp(argv[i], "--bytes=", 8) == 0) {
+      only_bytes = std::strtoull(argv[i] + 8, nullptr, 10);
+      if (only_bytes != 8 && only_bytes != 65536 && only_bytes != 1048576) {
+        fmt::print(stderr, "bench_emu_collective_latency: --bytes must be 8, 65536 or 1048576\n");
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "--shapes") == 0) {
       shapes = true;
     } else {
@@ -107,6 +116,6 @@ int main(int argc, char** argv) {
   fmt::print(
       "blocking all_reduce, out of place, {} path, median of {} rounds (slowest rank's mean)\n",
       schedule_path ? "schedule" : "default (led small / direct fast)", kRounds);
-  for (int ranks : sizes) latency(ranks, schedule_path);
+  for (int ranks : sizes) latency(ranks, schedule_path, only_bytes);
   return 0;
 }

@@ -33,7 +33,7 @@ void Meeting::reset(std::uint64_t seq, std::string_view what, const std::string*
   mismatch_error = false;
   shared_buffers = SharedBuffers{};
   stage_.store(gathering, std::memory_order_relaxed);
-  sync_count_ = 0;
+  sync_count_.store(0, std::memory_order_relaxed);
 }
 
 void Meeting::release() {
@@ -50,20 +50,23 @@ void Meeting::release() {
 }
 
 void Meeting::sync(int rank) {
-  std::unique_lock<std::mutex> lock(mu);
-  std::uint64_t generation = sync_generation_;
-  if (++sync_count_ == nranks) {
-    sync_count_ = 0;
-    ++sync_generation_;
-    lock.unlock();
-    cv.notify_all();
+  // Lock-free on the gate, as arrive(): each rank yields a few times, then sleeps on the futex;
+  // the last one bumps the generation and wakes them all with one system call. The count's
+  // read-modify-writes and the generation's release/acquire order every rank's writes before
+  // any rank returns.
+  std::uint64_t generation = sync_generation_.load(std::memory_order_acquire);
+  if (sync_count_.fetch_add(1, std::memory_order_acq_rel) + 1 == nranks) {
+    sync_count_.store(0, std::memory_order_relaxed);
+    sync_generation_.fetch_add(1, std::memory_order_acq_rel);
+    sync_gate_.open();
     return;
   }
   world->wait(
-      lock, cv, [&] { return sync_generation_ != generation; },
+      sync_gate_, [&] { return sync_generation_.load(std::memory_order_acquire) != generation; },
       [&] {
         return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish";
-      });
+      },
+      [] {});
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {

@@ -87,8 +87,9 @@ struct Meeting {
   // all_to_all schedule makes n per rank: n^2 queues of ~600 bytes).
   static constexpr std::size_t kReusedExchangeQueuesPerRank = 4;
   std::vector<ByteRange> range_scratch_;  // find_shared_buffers' (kept warm across reuses)
-  int sync_count_ = 0;
-  std::uint64_t sync_generation_ = 0;
+  std::atomic<int> sync_count_{0};        // sync(): ranks in the current round
+  std::atomic<std::uint64_t> sync_generation_{0};
+  Gate sync_gate_;
 };
 
 class Rendezvous {
