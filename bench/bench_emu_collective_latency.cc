@@ -4,8 +4,9 @@
 // Not a test: run by hand,
 //   bench_emu_collective_latency [--schedule] [--shapes] [--bytes=B] [ranks...]  (default: 8 64)
 // Each round runs blocking all_reduces per rank after a barrier and keeps the slowest rank's mean;
-// the median of kRounds rounds is printed, with heap allocations per call (all ranks), for 8 B,
-// 64 KiB and 1 MiB per rank (--bytes=8|65536|1048576: that size only). --schedule:
+// the median of kRounds rounds is printed, with the median process CPU time per call (all
+// threads: less sensitive to other load on the machine) and heap allocations per call (all ranks),
+// for 8 B, 64 KiB and 1 MiB per rank (--bytes=8|65536|1048576: that size only). --schedule:
 // TWINCCL_EMU_PATH=schedule (the ring's Schedule run step by step instead of the direct fast path).
 // --shapes: a loop whose count cycles over 100 sizes (4 KiB .. 400 KiB) on the schedule path,
 // printing the live heap bytes after each pass: they must level off however many distinct shapes go
@@ -42,8 +43,13 @@ void latency(int ranks, bool schedule_path, std::size_t only_bytes) {
     std::sort(rounds.begin(), rounds.end(),
               [](const Round& a, const Round& b) { return a.us_per_call < b.us_per_call; });
     const Round& m = rounds[rounds.size() / 2];
-    fmt::print("  {:3d} ranks, {:7d} bytes: {:9.2f} us/call, {:7.2f} heap allocations/call\n",
-               ranks, count * 4, m.us_per_call, m.allocations_per_call);
+    std::sort(rounds.begin(), rounds.end(),
+              [](const Round& a, const Round& b) { return a.cpu_us_per_call < b.cpu_us_per_call; });
+    fmt::print(
+        "  {:3d} ranks, {:7d} bytes: {:9.2f} us/call, {:9.2f} CPU us/call, {:7.2f} heap "
+        "allocations/call\n",
+        ranks, count * 4, m.us_per_call, rounds[rounds.size() / 2].cpu_us_per_call,
+        m.allocations_per_call);
   }
 }
 

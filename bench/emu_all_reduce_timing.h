@@ -9,6 +9,7 @@
 #pragma once
 
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -62,7 +63,15 @@ namespace bench {
 struct Round {
   double us_per_call;
   double allocations_per_call;  // all ranks together
+  double cpu_us_per_call = 0;   // the process's CPU time (user + system, all threads)
 };
+
+inline double process_cpu_us() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 struct AllReduceRound {
   int ranks = 8;
@@ -83,23 +92,30 @@ inline Round measure_all_reduce(const AllReduceRound& a) {
   o.schedule_path = a.schedule_path;
   std::vector<double> per_rank(static_cast<std::size_t>(a.ranks));
   long before = 0, after = 0;
+  double cpu_before = 0, cpu_after = 0;
   run(o, [&](Communicator& c) {
     std::vector<float> in(a.count, 1.0f), out(a.count);
     float* recv = a.in_place ? in.data() : out.data();
     for (int i = 0; i < a.warmup_calls; ++i)
       c.all_reduce(in.data(), recv, a.count, DataType::float32, ReduceOp::sum());
     c.barrier();
-    if (c.rank() == 0) before = g_allocations.load();
+    if (c.rank() == 0) {
+      before = g_allocations.load();
+      cpu_before = process_cpu_us();
+    }
     const auto t0 = Clock::now();
     for (int i = 0; i < a.calls; ++i)
       c.all_reduce(in.data(), recv, a.count, DataType::float32, ReduceOp::sum());
     per_rank[static_cast<std::size_t>(c.rank())] =
         std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / a.calls;
     c.barrier();
-    if (c.rank() == 0) after = g_allocations.load();
+    if (c.rank() == 0) {
+      after = g_allocations.load();
+      cpu_after = process_cpu_us();
+    }
   });
   return {*std::max_element(per_rank.begin(), per_rank.end()),
-          static_cast<double>(after - before) / a.calls};
+          static_cast<double>(after - before) / a.calls, (cpu_after - cpu_before) / a.calls};
 }
 
 }  // namespace bench
