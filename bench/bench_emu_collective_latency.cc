@@ -32,11 +32,14 @@ void latency(int ranks, bool schedule_path, std::size_t only_bytes) {
     // about 16000 rank-calls of 8 B, 2000 of 64 KiB, 320 of 1 MiB per round
     std::size_t budget = count == 2 ? 16000 : count == 16384 ? 2000 : 320;
     int calls = std::max(10, static_cast<int>(budget) / ranks);
+    // Led small calls: each rank's first call as the leader sizes its staging once, so warm up
+    // until every rank has likely led (cheap at 8 B).
+    int warmup = count == 2 ? std::max(20, 8 * ranks) : 20;
     std::vector<Round> rounds;
     for (int r = 0; r < kRounds; ++r) {
       rounds.push_back(bench::measure_all_reduce({.ranks = ranks,
                                                   .count = count,
-                                                  .warmup_calls = 20,
+                                                  .warmup_calls = warmup,
                                                   .calls = calls,
                                                   .schedule_path = schedule_path}));
     }

@@ -238,6 +238,7 @@ void lead_small_collective(Meeting& m, RankStaging* staging) {
       std::vector<ReduceOp> own_ops;
       std::vector<ReduceOp>& ops = staging != nullptr ? staging->ops : own_ops;
       ops.clear();
+      ops.reserve(static_cast<std::size_t>(m.nranks));  // one allocation, the first time it leads
       for (int r = 0; r < m.nranks; ++r) ops.push_back(m.ops[static_cast<std::size_t>(r)].op);
       reduction = Reduction::make(op0.dtype, ops);
     }

@@ -65,6 +65,7 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
       std::optional<Reduction> reduction;
       if (is_reducing(op.kind)) {
         staging.ops.clear();
+        staging.ops.reserve(meeting.ops.size());
         for (const OpDesc& o : meeting.ops) staging.ops.push_back(o.op);
         reduction = Reduction::make(op.dtype, staging.ops);
       }
