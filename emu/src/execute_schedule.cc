@@ -4,7 +4,9 @@
 // does not end until the receiver consumed it; a recv reads the sender's memory directly and
 // writes (or reduces into) its own. Each step: post sends, run local ops, consume recvs, wait for
 // the sends to be consumed. Reading an `input` slice of a reducing collective reads the rank's
-// contribution (Reduction::load), an op marked `finalize` applies the post-division.
+// contribution (Reduction::load), an op marked `finalize` applies the post-division. Its working
+// memory (scratch, scaled blocks, a step's posted sends) is the rank's RankStaging, reused from
+// call to call, and the schedule comes from the rank's cache (schedule_cache.h).
 #include <algorithm>
 #include <cstring>
 #include <string>
