@@ -181,17 +181,13 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
   return Work(work);
 }
 
-std::string EmuCommunicator::algorithm_for(const OpDesc& op) const {
+std::string EmuCommunicator::algorithm_for(const OpDesc& op) {
   if (!op.algorithm.empty()) return op.algorithm;
   const std::string& forced = shared_->config.algorithm;
-  if (!forced.empty()) {
-    for (const Algorithm* a : algorithms_for(op.kind)) {
-      if (a->name() == forced) return forced;
-    }
-  }
+  if (!forced.empty() && cache_.serves(op.kind, forced)) return forced;
   if (shared_->config.default_algorithm)
     return shared_->config.default_algorithm(op, shared_->global_ranks);
-  return std::string(default_algorithm(op.kind));
+  return std::string(cache_.default_algorithm(op.kind));
 }
 
 void EmuCommunicator::run_task(Lane& lane, std::span<const Issued> ops, bool async_op,

@@ -23,6 +23,7 @@
 #include "exchange.h"
 #include "group_buffers.h"
 #include "rendezvous.h"
+#include "schedule_cache.h"
 #include "stream.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/communicator.h"
@@ -150,8 +151,8 @@ class EmuCommunicator final : public Communicator {
   void prepare_lane(Lane& lane, emu::Agent* agent, std::string per_peer = {});
   // The last rank to arrive runs this collective for every rank (small, default algorithm, no
   // fault hook): see emu::lead_small_collective.
-  bool leads(const OpDesc& op) const;
-  std::string algorithm_for(const OpDesc& op) const;
+  bool leads(const OpDesc& op);
+  std::string algorithm_for(const OpDesc& op);  // (asks the registry once per kind: cache_)
   void record_states(std::span<const Issued> ops, emu::OpState state);
   FaultAction fault(FaultStage stage, const OpDesc& op, std::uint64_t seq);
   std::string unwaited_message() const;
@@ -169,6 +170,9 @@ class EmuCommunicator final : public Communicator {
   std::string group_abandoned_;       // set when an exception left an inner Group scope: where
   emu::Agent* user_agent_ = nullptr;  // the checker's node for the rank's thread (or nullptr)
   std::shared_ptr<emu::CommFailure> failure_;  // this rank's error state on the communicator
+  // Schedules and working memory of this rank's collectives, reused across calls (only
+  // run_collective uses it: the communicator's stream runs them one at a time).
+  emu::RankCache cache_;
   // Last members: destroyed (drained and joined) first. Keyed by peer * 2 + (1 for sends).
   Lane main_;
   std::map<int, std::unique_ptr<Lane>> lanes_;

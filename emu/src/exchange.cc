@@ -47,6 +47,23 @@ Exchange::Exchange(std::shared_ptr<World> world, int nranks) : world_(std::move(
   for (int r = 0; r < nranks; ++r) inbox_.push_back(std::make_unique<Inbox>());
 }
 
+bool Exchange::idle(std::size_t max_queues) {
+  std::size_t queues = 0;
+  for (const std::unique_ptr<Inbox>& box : inbox_) {
+    std::lock_guard<std::mutex> lock(box->mu);
+    if (!box->tombstones.empty()) return false;
+    for (const auto& [sender, queue] : box->from) {
+      if (!queue.empty()) return false;
+    }
+    for (const auto& [sender, refusals] : box->refused) {
+      if (!refusals.empty()) return false;
+    }
+    queues += box->from.size() + box->refused.size();
+    if (queues > max_queues) return false;
+  }
+  return true;
+}
+
 std::string Exchange::rank_text(int comm_rank) const { return "rank " + std::to_string(comm_rank); }
 
 std::uint64_t Exchange::post(int sender, int receiver, Posted& message) {

@@ -65,6 +65,34 @@ struct Expected {
   const void* recv = nullptr;  // the recv's buffer: one overlapping the send's is refused
 };
 
+// The messages from one sender to one receiver, oldest first. A vector read from `head_`: once
+// drained (as after every step of a schedule) it starts over in the same storage, so a warm queue
+// allocates nothing (a std::deque frees and allocates a node every 64 messages).
+class PostQueue {
+ public:
+  using iterator = std::vector<Posted*>::iterator;
+  bool empty() const { return head_ == items_.size(); }
+  Posted* front() const { return items_[head_]; }
+  void push_back(Posted* message) { items_.push_back(message); }
+  void pop_front() {
+    if (++head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= kCompactAfter && 2 * head_ >= items_.size()) {  // never drained: compact
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+  iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  iterator end() { return items_.end(); }
+  void erase(iterator it) { items_.erase(it); }
+
+ private:
+  static constexpr std::size_t kCompactAfter = 64;
+  std::vector<Posted*> items_;
+  std::size_t head_ = 0;
+};
+
 class Exchange {
  public:
   Exchange(std::shared_ptr<World> world, int nranks);
@@ -103,6 +131,9 @@ class Exchange {
   void post_failed(int sender, int receiver, std::source_location where, const std::string& cause);
   // User recv that failed before it took its message: the sender's next message is refused.
   void refuse(int receiver, int sender, std::source_location where, const std::string& cause);
+  // Nothing queued, refused or tombstoned, and at most `max_queues` per-sender queues made: the
+  // exchange may serve another collective as it is (Meeting::release, once every rank left).
+  bool idle(std::size_t max_queues);
   // Waits until the receiver consumed `message`; throws MismatchError when the receiver found the
   // pair disagreeing, InvalidArgument when their buffers overlap, AbortedError when it refused.
   void wait_consumed(int sender, Posted& message, const std::function<std::string()>& what,
@@ -119,7 +150,7 @@ class Exchange {
     // Per sender, made when first used (references stay valid: nothing is erased). A vector of
     // n queues per inbox made 2n^2 deques per exchange, ~600 bytes each when made: 20 GB and
     // over a minute for a 4096-rank world before any rank ran.
-    std::unordered_map<int, std::deque<Posted*>> from;
+    std::unordered_map<int, PostQueue> from;
     std::unordered_map<int, std::deque<Refusal>> refused;  // recvs that failed before taking
     std::list<Posted> tombstones;  // owned here; queued in `from` like any message
   };

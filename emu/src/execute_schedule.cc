@@ -4,9 +4,11 @@
 // does not end until the receiver consumed it; a recv reads the sender's memory directly and
 // writes (or reduces into) its own. Each step: post sends, run local ops, consume recvs, wait for
 // the sends to be consumed. Reading an `input` slice of a reducing collective reads the rank's
-// contribution (Reduction::load), an op marked `finalize` applies the post-division.
+// contribution (Reduction::load), an op marked `finalize` applies the post-division. Its working
+// memory (scratch, scaled blocks, a step's posted sends) is the rank's RankStaging, reused from
+// call to call, and the schedule comes from the rank's cache (schedule_cache.h).
+#include <algorithm>
 #include <cstring>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -21,28 +23,40 @@ constexpr std::size_t kBlockBytes = 64 * 1024;
 class RankExecutor {
  public:
   RankExecutor(const RankContext& ctx, const RankSchedule& schedule, const void* input,
-               void* output)
+               void* output, RankStaging& staging)
       : ctx_(ctx),
         schedule_(schedule),
         element_(size_of(ctx.dtype)),
         input_(static_cast<const char*>(input)),
         output_(static_cast<char*>(output)),
-        scratch_(schedule.scratch_count * element_),
         block_elements_(std::max<std::size_t>(1, kBlockBytes / element_)),
-        tmp_a_(kBlockBytes),
-        tmp_b_(kBlockBytes) {}
+        staging_(staging) {
+    // Zeroed as a fresh buffer would be: a schedule never sees a previous call's bytes.
+    std::size_t scratch_bytes = schedule.scratch_count * element_;
+    grow(staging_.scratch, scratch_bytes);
+    std::fill_n(staging_.scratch.begin(), scratch_bytes, char{0});
+    if (scales()) {
+      grow(staging_.tmp_a, kBlockBytes);
+      grow(staging_.tmp_b, kBlockBytes);
+    }
+  }
 
   void run() {
     for (std::size_t s = 0; s < schedule_.steps.size(); ++s) run_step(s);
   }
 
   // Takes back whatever this rank posted and did not see consumed, so no peer reads freed memory.
-  void withdraw_all(std::deque<Posted>& posted, const std::vector<int>& posted_to) {
+  void withdraw_all(std::vector<Posted>& posted, const std::vector<int>& posted_to) {
     for (std::size_t i = 0; i < posted.size(); ++i)
       ctx_.meeting.exchange().withdraw(posted_to[i], posted[i]);
   }
 
  private:
+  // Grow-only: a reused buffer keeps its capacity (RankCache::trim bounds it between calls).
+  static void grow(std::vector<char>& v, std::size_t bytes) {
+    if (v.size() < bytes) v.resize(bytes);
+  }
+
   bool scales() const { return ctx_.reduction != nullptr && ctx_.reduction->scales_inputs(); }
 
   const char* address(const Slice& slice) const {
@@ -52,7 +66,7 @@ class RankExecutor {
       case BufferKind::output:
         return output_ + slice.offset * element_;
       case BufferKind::scratch:
-        return scratch_.data() + slice.offset * element_;
+        return staging_.scratch.data() + slice.offset * element_;
     }
     return nullptr;
   }
@@ -85,11 +99,11 @@ class RankExecutor {
     for (std::size_t done = 0; done < n; done += block_elements_) {
       std::size_t len = std::min(block_elements_, n - done);
       std::size_t off = done * element_;
-      const char* pa = contribution(a_owner, a + off, a_input, len, tmp_a_);
+      const char* pa = contribution(a_owner, a + off, a_input, len, staging_.tmp_a);
       if (b == nullptr) {
         if (pa != dst + off) std::memmove(dst + off, pa, len * element_);
       } else {
-        const char* pb = contribution(ctx_.rank, b + off, b_input, len, tmp_b_);
+        const char* pb = contribution(ctx_.rank, b + off, b_input, len, staging_.tmp_b);
         reduction().combine(dst + off, pa, pb, len);
       }
       if (finalize && ctx_.reduction != nullptr) ctx_.reduction->finalize(dst + off, len);
@@ -105,8 +119,15 @@ class RankExecutor {
     step_ = s;
     const Step& step = schedule_.steps[s];
     Exchange& ex = ctx_.meeting.exchange();
-    std::deque<Posted> posted;
-    std::vector<int> posted_to;
+    // Reserved before the first post: a posted message must not move until it is consumed.
+    std::size_t sends = 0;
+    for (const StepOp& op : step.ops) sends += op.kind == StepOpKind::send ? 1 : 0;
+    std::vector<Posted>& posted = staging_.posted;
+    std::vector<int>& posted_to = staging_.posted_to;
+    posted.clear();
+    posted_to.clear();
+    posted.reserve(sends);
+    posted_to.reserve(sends);
     for (const StepOp& op : step.ops) {
       if (op.kind != StepOpKind::send) continue;
       Posted& message = posted.emplace_back();
@@ -114,15 +135,16 @@ class RankExecutor {
       message.count = op.src.count;
       message.from_input = op.src.buffer == BufferKind::input;
       posted_to.push_back(op.peer);
-      ex.post(ctx_.rank, op.peer, posted.back());
+      ex.post(ctx_.rank, op.peer, message);
     }
     try {
       run_local_and_recvs(step);
       for (std::size_t i = 0; i < posted.size(); ++i) {
-        ex.wait_consumed(ctx_.rank, posted[i], [&] {
+        // Two words of captures: std::function keeps them without allocating.
+        ex.wait_consumed(ctx_.rank, posted[i], [this, i] {
           return ctx_.meeting.label() + ": rank " + std::to_string(ctx_.rank) + " step " +
-                 std::to_string(step_) + " waited for rank " + std::to_string(posted_to[i]) +
-                 " to receive its data";
+                 std::to_string(step_) + " waited for rank " +
+                 std::to_string(staging_.posted_to[i]) + " to receive its data";
         });
       }
     } catch (const AbortedError&) {
@@ -135,6 +157,13 @@ class RankExecutor {
       throw;
     }
   }
+
+  struct Recv {
+    char* dst = nullptr;
+    const char* local = nullptr;  // recv_reduce's local operand
+    bool local_input = false;
+    bool finalize = false;
+  };
 
   void run_local_and_recvs(const Step& step) {
     Exchange& ex = ctx_.meeting.exchange();
@@ -155,17 +184,20 @@ class RankExecutor {
     }
     for (const StepOp& op : step.ops) {
       if (op.kind != StepOpKind::recv && op.kind != StepOpKind::recv_reduce) continue;
-      char* dst = writable(op.dst);
+      Recv recv;
+      recv.dst = writable(op.dst);
       bool reduce = op.kind == StepOpKind::recv_reduce;
-      const char* local = reduce ? address(op.src) : nullptr;
-      bool local_input = reduce && op.src.buffer == BufferKind::input;
+      recv.local = reduce ? address(op.src) : nullptr;
+      recv.local_input = reduce && op.src.buffer == BufferKind::input;
+      recv.finalize = op.finalize;
+      // Two words of captures each: std::function keeps them without allocating.
       ex.consume(
           ctx_.rank, op.peer, op.dst.count,
-          [&](const Posted& m) {
-            transfer(dst, m.sender, static_cast<const char*>(m.data), m.from_input, local,
-                     local_input, m.count, op.finalize);
+          [this, &recv](const Posted& m) {
+            transfer(recv.dst, m.sender, static_cast<const char*>(m.data), m.from_input, recv.local,
+                     recv.local_input, m.count, recv.finalize);
           },
-          [&] { return describe_wait(op, "waited for data from"); });
+          [this, &op] { return describe_wait(op, "waited for data from"); });
     }
   }
 
@@ -174,9 +206,8 @@ class RankExecutor {
   std::size_t element_;
   const char* input_;
   char* output_;
-  std::vector<char> scratch_;
   std::size_t block_elements_;
-  std::vector<char> tmp_a_, tmp_b_;
+  RankStaging& staging_;
   std::size_t step_ = 0;
 };
 
@@ -184,7 +215,12 @@ class RankExecutor {
 
 void execute_schedule(const RankContext& ctx, const RankSchedule& schedule, const void* input,
                       void* output) {
-  RankExecutor(ctx, schedule, input, output).run();
+  if (ctx.staging != nullptr) {
+    RankExecutor(ctx, schedule, input, output, *ctx.staging).run();
+    return;
+  }
+  RankStaging own;
+  RankExecutor(ctx, schedule, input, output, own).run();
 }
 
 }  // namespace twinccl::emu

@@ -2,7 +2,7 @@
 // known: either the schedule path (the rank's steps of the algorithm's Schedule, pull model) or
 // the direct fast path (shared-memory reduction reproducing the ring's fold order bit for bit).
 //
-//   RankContext ctx{meeting, rank, &reduction};
+//   RankContext ctx{meeting, rank, &reduction, dtype, &cache.staging()};  // schedule_cache.h
 //   execute_schedule(ctx, schedule, input, output);        // any algorithm
 //   if (fast_path_supports(op)) run_fast_path(ctx);        // same bytes, fewer copies
 #pragma once
@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "rendezvous.h"
+#include "schedule_cache.h"
 #include "twinccl/reduction.h"
 #include "twinccl/schedule.h"
 
@@ -20,6 +21,7 @@ struct RankContext {
   int rank;
   const Reduction* reduction;  // reducing collectives only
   DataType dtype;
+  RankStaging* staging;  // the running rank's working memory, reused across calls (nullptr: own)
 };
 
 // Runs this rank's steps. input/output are the rank's user buffers (may alias: NCCL in-place).
@@ -32,10 +34,11 @@ bool fast_path_supports(OpKind kind);
 void run_fast_path(const RankContext& ctx);
 
 // Small collectives: the last rank to arrive runs every rank's share (Rendezvous::arrive's
-// `lead`); what it throws is kept in the meeting (lead_error, mismatch_error).
+// `lead`, with its own staging); what it throws is kept in the meeting (lead_error,
+// mismatch_error).
 inline constexpr std::size_t kLeadMaxBytes = 16 * 1024;  // per rank's count * element size
 bool small_enough_to_lead(const OpDesc& op);
-void lead_small_collective(Meeting& meeting);
+void lead_small_collective(Meeting& meeting, RankStaging* staging);
 
 // The spec every rank derives from all ranks' calls (throws MismatchError when they disagree,
 // InvalidArgument when two ranks' buffers overlap: Meeting::shared_buffers).

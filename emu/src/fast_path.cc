@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <span>
 #include <vector>
 
 #include "executor.h"
@@ -49,15 +48,19 @@ void fold_ring_order(const RankContext& ctx, int chunk, std::size_t in_offset, s
   std::size_t block = std::max<std::size_t>(1, kBlockBytes / element);
   std::size_t first_block = std::min(block, n);
   alignas(64) char small_acc[256];
-  alignas(64) char small_tmp[256];  // small collectives: no allocation, nothing to clear
-  std::vector<char> big_acc, big_tmp;
+  alignas(64) char small_tmp[256];     // small collectives: no allocation, nothing to clear
+  std::vector<char> own_acc, own_tmp;  // no staging given (never once a rank's cache is there)
   char* acc_data = small_acc;
   char* tmp_data = small_tmp;
   if (first_block * element > sizeof(small_acc)) {
-    big_acc.resize(first_block * element);
-    big_tmp.resize(red.scales_inputs() ? first_block * element : 0);
-    acc_data = big_acc.data();
-    tmp_data = big_tmp.data();
+    std::vector<char>& acc = ctx.staging != nullptr ? ctx.staging->fold_acc : own_acc;
+    std::vector<char>& tmp = ctx.staging != nullptr ? ctx.staging->fold_tmp : own_tmp;
+    // Grow-only (at most one block each): every byte used is written before it is read.
+    if (acc.size() < first_block * element) acc.resize(first_block * element);
+    if (red.scales_inputs() && tmp.size() < first_block * element)
+      tmp.resize(first_block * element);
+    acc_data = acc.data();
+    tmp_data = tmp.data();
   }
   for (std::size_t done = 0; done < n; done += block) {
     std::size_t len = std::min(block, n - done);
@@ -223,7 +226,7 @@ bool small_enough_to_lead(const OpDesc& op) {
   return op.count * size_of(op.dtype) <= kLeadMaxBytes;
 }
 
-void lead_small_collective(Meeting& m) {
+void lead_small_collective(Meeting& m, RankStaging* staging) {
   bool agreed = false;  // spec_from_meeting passed: an InvalidArgument later is a real failure
   try {
     spec_from_meeting(m);  // every rank's call agrees (each rank checks it again when it fails)
@@ -232,19 +235,15 @@ void lead_small_collective(Meeting& m) {
     if (op0.kind == OpKind::barrier) return;
     std::optional<Reduction> reduction;
     if (is_reducing(op0.kind)) {
-      std::vector<ReduceOp> heap_ops;
-      ReduceOp local_ops[16];
-      std::span<ReduceOp> ops(local_ops, static_cast<std::size_t>(m.nranks));
-      if (m.nranks > 16) {
-        heap_ops.resize(static_cast<std::size_t>(m.nranks));
-        ops = heap_ops;
-      }
-      for (int r = 0; r < m.nranks; ++r)
-        ops[static_cast<std::size_t>(r)] = m.ops[static_cast<std::size_t>(r)].op;
+      std::vector<ReduceOp> own_ops;
+      std::vector<ReduceOp>& ops = staging != nullptr ? staging->ops : own_ops;
+      ops.clear();
+      ops.reserve(static_cast<std::size_t>(m.nranks));  // one allocation, the first time it leads
+      for (int r = 0; r < m.nranks; ++r) ops.push_back(m.ops[static_cast<std::size_t>(r)].op);
       reduction = Reduction::make(op0.dtype, ops);
     }
     for (int r = 0; r < m.nranks; ++r)
-      run_share(RankContext{m, r, reduction ? &*reduction : nullptr, op0.dtype});
+      run_share(RankContext{m, r, reduction ? &*reduction : nullptr, op0.dtype, staging});
   } catch (const MismatchError&) {
     m.lead_error = std::current_exception();
     m.mismatch_error = true;

@@ -33,7 +33,7 @@ void Meeting::reset(std::uint64_t seq, std::string_view what, const std::string*
   mismatch_error = false;
   shared_buffers = SharedBuffers{};
   stage_.store(gathering, std::memory_order_relaxed);
-  sync_count_ = 0;
+  sync_count_.store(0, std::memory_order_relaxed);
 }
 
 void Meeting::release() {
@@ -41,25 +41,32 @@ void Meeting::release() {
     op.send_owner.reset();
     op.recv_owner.reset();
   }
-  exchange_.reset();
+  // Every rank left: nobody touches the exchange. One left with nothing in it (every message
+  // consumed, as after any collective that did not fail) and few queues is reused as it is.
+  if (exchange_ &&
+      !exchange_->idle(kReusedExchangeQueuesPerRank * static_cast<std::size_t>(nranks)))
+    exchange_.reset();
   shared.reset();
 }
 
 void Meeting::sync(int rank) {
-  std::unique_lock<std::mutex> lock(mu);
-  std::uint64_t generation = sync_generation_;
-  if (++sync_count_ == nranks) {
-    sync_count_ = 0;
-    ++sync_generation_;
-    lock.unlock();
-    cv.notify_all();
+  // Lock-free on the gate, as arrive(): each rank yields a few times, then sleeps on the futex;
+  // the last one bumps the generation and wakes them all with one system call. The count's
+  // read-modify-writes and the generation's release/acquire order every rank's writes before
+  // any rank returns.
+  std::uint64_t generation = sync_generation_.load(std::memory_order_acquire);
+  if (sync_count_.fetch_add(1, std::memory_order_acq_rel) + 1 == nranks) {
+    sync_count_.store(0, std::memory_order_relaxed);
+    sync_generation_.fetch_add(1, std::memory_order_acq_rel);
+    sync_gate_.open();
     return;
   }
   world->wait(
-      lock, cv, [&] { return sync_generation_ != generation; },
+      sync_gate_, [&] { return sync_generation_.load(std::memory_order_acquire) != generation; },
       [&] {
         return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish";
-      });
+      },
+      [] {});
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {
@@ -114,7 +121,8 @@ void Rendezvous::recycle(std::uint64_t seq) {
 }
 
 Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what,
-                            std::pair<int, int> split_arg, const WaitSite* site, Lead lead) {
+                            std::pair<int, int> split_arg, const WaitSite* site, Lead lead,
+                            RankStaging* staging) {
   world_->check_abort();  // nothing new starts in an aborted world (even if its peers already
                           // arrived)
   std::string_view call = what.empty() ? name(op.kind) : what;
@@ -141,11 +149,12 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
     if (lead != nullptr) {
       meeting->led = true;
       meeting->leader = rank;
-    } else if (what.empty()) {  // a collective that may run a schedule (not split)
+    } else if (what.empty() && !meeting->exchange_) {  // a collective that may run a schedule
       meeting->exchange_ = std::make_unique<Exchange>(world_, nranks_);
     }
     lock.unlock();
-    if (lead != nullptr) lead(*meeting);  // nobody else touches the meeting until the gate opens
+    if (lead != nullptr)
+      lead(*meeting, staging);  // nobody else touches the meeting until the gate opens
     meeting->stage_.store(Meeting::ready, std::memory_order_release);
     meeting->gate_.open();
     return *meeting;

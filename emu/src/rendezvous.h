@@ -32,6 +32,8 @@
 
 namespace twinccl::emu {
 
+struct RankStaging;  // schedule_cache.h
+
 struct Meeting {
   Meeting(std::shared_ptr<World> world, int nranks);
   std::shared_ptr<World> world;
@@ -48,7 +50,7 @@ struct Meeting {
   std::mutex mu;
   std::condition_variable cv;
   // Point-to-point traffic of this collective's schedule (made by the last rank to arrive,
-  // unless the meeting is led).
+  // unless the meeting is led; kept for the meeting's next use when left clean and small).
   Exchange& exchange() const { return *exchange_; }
   std::shared_ptr<void> shared;  // built once by the first rank that needs it (under mu)
   // Set when a rank gave up waiting for the others to arrive (timeout, deadlock, a peer that
@@ -81,9 +83,13 @@ struct Meeting {
   std::string_view what_;
   const std::string* comm_name_ = nullptr;
   std::unique_ptr<Exchange> exchange_;
+  // An exchange with more per-sender queues than this times nranks is not kept (a direct
+  // all_to_all schedule makes n per rank: n^2 queues of ~600 bytes).
+  static constexpr std::size_t kReusedExchangeQueuesPerRank = 4;
   std::vector<ByteRange> range_scratch_;  // find_shared_buffers' (kept warm across reuses)
-  int sync_count_ = 0;
-  std::uint64_t sync_generation_ = 0;
+  std::atomic<int> sync_count_{0};        // sync(): ranks in the current round
+  std::atomic<std::uint64_t> sync_generation_{0};
+  Gate sync_gate_;
 };
 
 class Rendezvous {
@@ -97,11 +103,12 @@ class Rendezvous {
   // `what` names the operation in messages (default: the op kind; must outlive the meeting).
   // `site` (optional) tells the checker who waits, and marks the arrival.
   // `lead` (optional): run by the last rank to arrive, for every rank, before the others wake
-  // (what it throws is kept in the meeting's lead_error; it aborts the world for other errors).
-  using Lead = void (*)(Meeting&);
+  // (what it throws is kept in the meeting's lead_error; it aborts the world for other errors),
+  // with that rank's `staging` (its working memory: schedule_cache.h).
+  using Lead = void (*)(Meeting&, RankStaging*);
   Meeting& arrive(std::uint64_t seq, int rank, const OpDesc& op, std::string_view what = {},
                   std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr,
-                  Lead lead = nullptr);
+                  Lead lead = nullptr, RankStaging* staging = nullptr);
   void leave(std::uint64_t seq, Meeting& meeting);
 
  private:

@@ -23,7 +23,8 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
   site.where = op.where;
   site.on_user_thread = lane.stream.running_inline();
   emu::Meeting& meeting =
-      rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr);
+      rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr,
+                 &cache_.staging());
   // Led: the last rank to arrive ran it for everyone, so nobody reads this rank's buffers.
   if (meeting.led) {
     std::exception_ptr error = meeting.lead_error;
@@ -60,22 +61,23 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
     agreed = true;
     fault(FaultStage::in_collective, op, seq);
     if (op.kind != OpKind::barrier) {
+      emu::RankStaging& staging = cache_.staging();
       std::optional<Reduction> reduction;
       if (is_reducing(op.kind)) {
-        std::vector<ReduceOp> ops;
-        ops.reserve(meeting.ops.size());
-        for (const OpDesc& o : meeting.ops) ops.push_back(o.op);
-        reduction = Reduction::make(op.dtype, ops);
+        staging.ops.clear();
+        staging.ops.reserve(meeting.ops.size());
+        for (const OpDesc& o : meeting.ops) staging.ops.push_back(o.op);
+        reduction = Reduction::make(op.dtype, staging.ops);
       }
-      emu::RankContext ctx{meeting, rank_, reduction ? &*reduction : nullptr, op.dtype};
+      emu::RankContext ctx{meeting, rank_, reduction ? &*reduction : nullptr, op.dtype, &staging};
       std::string algorithm = algorithm_for(op);
       const EmuConfig& config = shared_->config;
       bool default_params = config.params.channels == 1 && config.params.chunk_elements == 0;
       if (!config.schedule_path && default_params && emu::fast_path_supports(op.kind) &&
-          algorithm == default_algorithm(op.kind)) {
+          algorithm == cache_.default_algorithm(op.kind)) {
         emu::run_fast_path(ctx);
-      } else {
-        RankSchedule schedule = build_rank_schedule(spec, algorithm, config.params, rank_);
+      } else {  // built on the first call of this shape, then reused (schedule_cache.h)
+        const RankSchedule& schedule = cache_.schedule(spec, algorithm, config.params, rank_);
         emu::execute_schedule(ctx, schedule, op.send, op.recv);
       }
     }
@@ -100,9 +102,10 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
     throw;
   }
   rdv.leave(seq, meeting);
+  cache_.trim(size());
 }
 
-bool EmuCommunicator::leads(const OpDesc& op) const {
+bool EmuCommunicator::leads(const OpDesc& op) {
   const EmuConfig& config = shared_->config;
   if (config.fault_hook || config.schedule_path || config.params.channels != 1 ||
       config.params.chunk_elements != 0) {
@@ -113,7 +116,7 @@ bool EmuCommunicator::leads(const OpDesc& op) const {
   // Nothing forced and no chooser: the default algorithm, known without asking the registry
   // (default_algorithm() builds its candidates' lists: allocations on every call).
   if (op.algorithm.empty() && config.algorithm.empty() && !config.default_algorithm) return true;
-  return algorithm_for(op) == default_algorithm(op.kind);
+  return algorithm_for(op) == cache_.default_algorithm(op.kind);
 }
 
 }  // namespace twinccl::emu

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checker.h"
@@ -94,6 +95,15 @@ class World {
             const std::function<std::string()>& what, const std::function<void()>& hopeless = {},
             const WaitSite* site = nullptr) const {
     if (pred()) return;
+    // As Gate::wait: yield the CPU a few times first (the lock released), since with more rank
+    // threads than cores the thread this one waits for usually runs meanwhile, and then neither
+    // side makes a futex call (a schedule's step-by-step send/recv waits).
+    for (int i = 0; i < kYieldsBeforeSleep; ++i) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+      if (pred()) return;
+    }
     auto deadline = std::chrono::steady_clock::now() + timeout_;
     Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr,
                               site);
@@ -133,6 +143,7 @@ class World {
   }
 
   static constexpr std::chrono::milliseconds kPollPeriod{20};
+  static constexpr int kYieldsBeforeSleep = 4;  // the condition-variable wait's (gate.h's too)
 
  private:
   // A wait known to the checker; unregistered when the wait ends (success or throw).
