@@ -171,10 +171,14 @@ TEST_CASE("torch import stream: errors come in the order of a parse-then-read im
 }
 
 TEST_CASE("torch import stream: caps on bytes, values and nesting of a stream") {
-  trace::detail::TorchJsonLimits limits{4, 1000, 64};
-  auto refuse = [](const std::string& why) -> void { throw twinccl::ConfigError("s: " + why); };
+  trace::detail::TorchJsonLimits limits{4, 1000};
+  const trace::detail::TorchJsonRefuse refuse = [](const std::string& why) {
+    throw twinccl::ConfigError("s: " + why);
+  };
   auto read = [&](const std::string& text) {
-    std::istringstream in(text);
+    std::istringstream source(text);
+    trace::detail::CappedBuffer buffer(source, 64, refuse);
+    std::istream in(&buffer);
     std::size_t events = 0;
     try {
       trace::detail::stream_torch_json(
@@ -188,7 +192,26 @@ TEST_CASE("torch import stream: caps on bytes, values and nesting of a stream") 
   CHECK_THAT(read(R"({"traceEvents": [)" + std::string(100, ' ') + "]}"),
              Contains("s: more than 64 bytes of JSON (the cap per file)"));
   CHECK_THAT(read(R"({"a": [[[[[1]]]]]})"), Contains("s: nesting deeper than 4 levels"));
-  limits.max_bytes = 1 << 20;
   limits.max_values = 3;
   CHECK_THAT(read(R"({"traceEvents": [1, 2, 3, 4]})"), Contains("s: more than 3 JSON values"));
+}
+
+TEST_CASE("torch import stream: what is built of one event is capped, unread parts are not") {
+  std::string zeros = "[0";
+  for (int i = 0; i < (1 << 20); ++i) zeros += ",0";
+  zeros += "]";
+  // A field the importer reads, 2^20 + 1 values long: refused before it is built further.
+  CHECK_THAT(
+      error_of(R"({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [
+                 {"name": "record_param_comms", "ts": 1, "args": {"In split size": )" +
+               zeros + "}}]}"),
+      Contains("bad.json: traceEvents[0]: more than 1048576 JSON values in the fields read"));
+  // The same values where nothing is read (distributedInfo's pg_config, an aten op's args): read.
+  const std::string text = R"({"distributedInfo": {"rank": 0, "world_size": 1, "pg_config": )" +
+                           zeros + R"(}, "traceEvents": [{"name": "aten::mm", "cat": "cpu_op",
+                           "ts": 1, "args": {"Input Dims": )" +
+                           zeros + "}}]}";
+  const trace::TorchImport t = trace::import_torch_traces({{"big.json", text}});
+  CHECK(t.trace.world_size() == 1);
+  CHECK(t.trace.ranks[0].ops.empty());
 }

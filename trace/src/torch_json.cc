@@ -13,7 +13,6 @@
 
 #include <array>
 #include <exception>
-#include <streambuf>
 #include <vector>
 
 #include "twinccl/errors.h"
@@ -57,7 +56,11 @@ bool gpu_cat(const json& cat) {
   return c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset";
 }
 
-enum class Frame : std::uint8_t { root, events, event, args, kept, skipped };
+// Values built for one event or distributedInfo: a few dozen in a real trace; the fields read
+// refuse lists past kMaxTraceRanks entries anyway.
+constexpr std::size_t kMaxBuiltValues = std::size_t{1} << 20;
+
+enum class Frame : std::uint8_t { root, info, events, event, args, kept, skipped };
 enum class Into : std::uint8_t { skip, keep, document, info, events, element };
 
 class FilteredSax final : public nlohmann::json_sax<json> {
@@ -130,6 +133,8 @@ class FilteredSax final : public nlohmann::json_sax<json> {
         return top.held ? Into::skip : Into::element;
       case Frame::event:
         return !irrelevant_ && listed(kEventKept, key_) ? Into::keep : Into::skip;
+      case Frame::info:
+        return key_ == "rank" || key_ == "world_size" ? Into::keep : Into::skip;
       case Frame::args:
         return listed(kArgsKept, key_) ? Into::keep : Into::skip;
       case Frame::kept:
@@ -142,6 +147,12 @@ class FilteredSax final : public nlohmann::json_sax<json> {
 
   // Puts a value where the parser is: in the array or under the key being built.
   json* place(json v) {
+    if (++built_ > kMaxBuiltValues) {
+      refuse_((building_.front() == &top.info ? std::string("distributedInfo")
+                                              : "traceEvents[" + std::to_string(index_) + "]") +
+              ": more than " + std::to_string(kMaxBuiltValues) +
+              " JSON values in the fields read (a profiler writes a few dozen)");
+    }
     json& at = *building_.back();
     if (at.is_array()) {
       at.push_back(std::move(v));
@@ -208,10 +219,13 @@ class FilteredSax final : public nlohmann::json_sax<json> {
         else
           top.not_object = "an array";
         break;
-      case Into::info:
+      case Into::info:  // only "rank" and "world_size" are read ("pg_config" can be long)
         top.info = object ? json::object() : json::array();
-        building_.assign(1, &top.info);
-        frame = Frame::kept;
+        if (object) {
+          building_.assign(1, &top.info);
+          built_ = 0;
+          frame = Frame::info;
+        }
         break;
       case Into::events:
         top.events_array = !object;
@@ -225,6 +239,7 @@ class FilteredSax final : public nlohmann::json_sax<json> {
       case Into::element:
         element_ = object ? json::object() : json::array();
         building_.assign(1, &element_);
+        built_ = 0;
         irrelevant_ = false;
         frame = object ? Frame::event : Frame::kept;
         break;
@@ -243,7 +258,8 @@ class FilteredSax final : public nlohmann::json_sax<json> {
     --depth_;
     const Frame frame = frames_.back();
     frames_.pop_back();
-    if (frame == Frame::event || frame == Frame::args || frame == Frame::kept) {
+    if (frame == Frame::info || frame == Frame::event || frame == Frame::args ||
+        frame == Frame::kept) {
       building_.pop_back();
       if (building_.empty() && !frames_.empty() && frames_.back() == Frame::events) emit();
     }
@@ -278,40 +294,9 @@ class FilteredSax final : public nlohmann::json_sax<json> {
   std::vector<json*> building_;  // the containers being built, innermost last
   json element_;                 // the traceEvents element being built
   std::string key_;              // the last object key
-  std::size_t index_ = 0, values_ = 0;
+  std::size_t index_ = 0, values_ = 0, built_ = 0;
   int depth_ = 0;
   bool irrelevant_ = false;
-};
-
-// Reads the stream in blocks and refuses past max_bytes. nlohmann reads a character at a time
-// from the buffer (sbumpc); errors of the source's buffer (a gzip error) propagate.
-class CappedBuffer final : public std::streambuf {
- public:
-  CappedBuffer(std::istream& in, std::size_t max_bytes, const TorchJsonRefuse& refuse)
-      : in_(in), max_bytes_(max_bytes), refuse_(refuse) {}
-
- protected:
-  int_type underflow() override {
-    std::streambuf* source = in_.rdbuf();
-    const std::streamsize n = source == nullptr ? 0 : source->sgetn(block_.data(), kBlock);
-    if (n <= 0) return traits_type::eof();
-    total_ += static_cast<std::size_t>(n);
-    if (total_ > max_bytes_) {
-      refuse_("more than " + std::to_string(max_bytes_) +
-              " bytes of JSON (the cap per file); profile a shorter window "
-              "(torch.profiler.schedule with active=1)");
-    }
-    setg(block_.data(), block_.data(), block_.data() + n);
-    return traits_type::to_int_type(block_[0]);
-  }
-
- private:
-  static constexpr std::streamsize kBlock = std::streamsize{1} << 16;
-  std::istream& in_;
-  std::size_t max_bytes_;
-  const TorchJsonRefuse& refuse_;
-  std::array<char, kBlock> block_{};
-  std::size_t total_ = 0;
 };
 
 template <class Input>
@@ -341,9 +326,7 @@ TorchJsonTop stream_torch_json(std::istream& in, const TorchJsonLimits& limits,
                                const TorchJsonRefuse& refuse,
                                const std::function<void()>& on_events_start,
                                const TorchJsonEvent& on_event) {
-  CappedBuffer buffer(in, limits.max_bytes, refuse);
-  std::istream capped(&buffer);
-  return run(capped, limits, refuse, on_events_start, on_event);
+  return run(in, limits, refuse, on_events_start, on_event);
 }
 
 std::string shown(const json& v) {

@@ -222,7 +222,7 @@ using Stream = std::function<TorchJsonTop(const TorchJsonLimits&, const TorchJso
 TorchRankFile read_rank(const std::string& source, const Stream& stream) {
   TorchRankFile f;
   f.source = source;
-  const TorchJsonLimits limits{kMaxDepth, kMaxTorchTraceValues, kMaxTorchTraceBytes};
+  const TorchJsonLimits limits{kMaxDepth, kMaxTorchTraceValues};
   const TorchJsonRefuse refuse = [&](const std::string& why) { fail(source, why); };
   const std::function<void()> start = [&] {
     f.calls.clear();
@@ -255,6 +255,20 @@ TorchRankFile read_rank(const std::string& source, const Stream& stream) {
 
 }  // namespace
 
+CappedBuffer::int_type CappedBuffer::underflow() {
+  std::streambuf* source = in_.rdbuf();
+  const std::streamsize n = source == nullptr ? 0 : source->sgetn(block_.data(), kBlock);
+  if (n <= 0) return traits_type::eof();
+  total_ += static_cast<std::size_t>(n);
+  if (total_ > max_bytes_) {
+    refuse_("more than " + std::to_string(max_bytes_) +
+            " bytes of JSON (the cap per file); profile a shorter window "
+            "(torch.profiler.schedule with active=1)");
+  }
+  setg(block_.data(), block_.data(), block_.data() + n);
+  return traits_type::to_int_type(block_[0]);
+}
+
 TorchRankFile read_torch_rank(const std::string& source, const std::string& text) {
   if (text.size() > kMaxTorchTraceBytes) {
     fail(source, std::to_string(text.size()) + " bytes of JSON is over the cap of " +
@@ -271,7 +285,9 @@ TorchRankFile read_torch_rank(const std::string& source, const std::string& text
 TorchRankFile read_torch_rank(const std::string& source, std::istream& in) {
   return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
                                const std::function<void()>& start, const TorchJsonEvent& event) {
-    return stream_torch_json(in, limits, refuse, start, event);
+    CappedBuffer buffer(in, kMaxTorchTraceBytes, refuse);
+    std::istream capped(&buffer);
+    return stream_torch_json(capped, limits, refuse, start, event);
   });
 }
 
