@@ -122,10 +122,10 @@ TEST_CASE("cli import-torch-trace --replicate-missing-ranks: rank 0 alone equals
   REQUIRE(one.exit_code == 0);
   CHECK_THAT(one.out, Contains("imported 2 rank(s) (1 replicated from rank 0 by "
                                "--replicate-missing-ranks), 1 communicator(s), 42 operation(s)"));
-  CHECK_THAT(one.out, Contains("note: ranks 1 replicated from rank 0 ("));
+  CHECK_THAT(one.out, Contains("note: rank 1 replicated from rank 0 ("));
   nlohmann::json a = s.read_json("both.json"), b = s.read_json("one.json");
   CHECK_THAT(b["program"].get<std::string>(),
-             Contains("r0.json [ranks 1 replicated from rank 0's profile: "
+             Contains("r0.json [rank 1 replicated from rank 0's profile: "
                       "--replicate-missing-ranks]"));
   a.erase("program");
   b.erase("program");

@@ -77,8 +77,8 @@ void Importer::replicate() {
   counts_.add(source_counts_, missing.size());
   out_.replicated_from = from;
   out_.replicated = missing;
-  const std::string ranks =
-      "ranks " + rank_ranges(missing) + " replicated from rank " + std::to_string(from);
+  const std::string ranks = (missing.size() == 1 ? "rank " : "ranks ") + rank_ranges(missing) +
+                            " replicated from rank " + std::to_string(from);
   std::string& program = out_.trace.program;
   const std::string suffix = " [" + ranks + "'s profile: --replicate-missing-ranks]";
   if (program.size() + suffix.size() > kMaxTraceProgramBytes)
