@@ -73,9 +73,10 @@ int run_whatif_command(const WhatifOptions& options, std::ostream& out);
 // `twinccl import-torch-trace RANK0.json[.gz] ... -o job.trace.json`: PyTorch profiler traces of
 // a real job as a twinccl-trace for `replay` (import_torch_command.cc).
 struct ImportTorchOptions {
-  std::vector<std::string> profiles;  // one per rank, any order
-  std::string output;                 // -o
-  std::string program;                // free text; "" = the files' names
+  std::vector<std::string> profiles;     // one per rank, any order
+  std::string output;                    // -o
+  std::string program;                   // free text; "" = the files' names
+  bool replicate_missing_ranks = false;  // build ranks without a file from the lowest given
 };
 CLI::App* add_import_torch_command(CLI::App& app, ImportTorchOptions& options);
 int run_import_torch_command(const ImportTorchOptions& options, std::ostream& out);

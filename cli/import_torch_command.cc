@@ -2,15 +2,19 @@
 // PyTorch job's profiler traces (torch.profiler / Kineto export_chrome_trace, one file per rank)
 // as a twinccl-trace, which `twinccl replay job.trace.json --topology T` replays: how long the
 // job's communication would take on T (docs/traces.md, "From a PyTorch profiler trace").
-// The files are read (gzip by its magic bytes, zlib), imported (trace/torch_import.h), checked as
-// replay checks a trace (sim::check_trace: counterparts, order, no deadlock) and written.
+// The files are streamed (gzip by its magic bytes, zlib), imported (trace/torch_import.h), checked
+// as replay checks a trace (sim::check_trace: counterparts, order, no deadlock) and written.
+// --replicate-missing-ranks builds the ranks without a file from the lowest given one (SPMD).
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <ostream>
+#include <streambuf>
 
 #include "commands.h"
 #include "flag_values.h"
@@ -23,61 +27,66 @@
 namespace twinccl::cli {
 namespace {
 
-constexpr std::size_t kCap = trace::kMaxTorchTraceBytes;
+// A gzip file's text, decompressed as it is read (zlib): the file is never held whole.
+class GzipBuffer final : public std::streambuf {
+ public:
+  explicit GzipBuffer(const std::string& path) : path_(path) {
+    file_ = gzopen(path.c_str(), "rb");
+    if (file_ == nullptr) throw ConfigError("cannot read '" + shown(path) + "'");
+  }
+  ~GzipBuffer() override { gzclose(file_); }
+  GzipBuffer(const GzipBuffer&) = delete;
+  GzipBuffer& operator=(const GzipBuffer&) = delete;
 
-std::string cap_message(const std::string& path) {
-  return fmt::format(
-      "'{}': more than {} bytes of JSON (the cap per file); profile a shorter "
-      "window (torch.profiler.schedule with active=1)",
-      shown(path), kCap);
-}
+ protected:
+  int_type underflow() override {
+    const int n = gzread(file_, block_.data(), static_cast<unsigned>(block_.size()));
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(file_, &code);
+      throw ConfigError("'" + shown(path_) + "': not a valid gzip file (" + why + ")");
+    }
+    if (n == 0) return traits_type::eof();
+    setg(block_.data(), block_.data(), block_.data() + n);
+    return traits_type::to_int_type(block_[0]);
+  }
 
-// The file's text; a gzip file (magic 1f 8b) decompressed, at most kCap bytes either way.
-std::string read_profile(const std::string& path) {
+ private:
+  std::string path_;
+  gzFile file_ = nullptr;
+  std::array<char, std::size_t{1} << 16> block_{};
+};
+
+class GzipStream final : public std::istream {
+ public:
+  explicit GzipStream(const std::string& path) : std::istream(nullptr), buffer_(path) {
+    rdbuf(&buffer_);
+  }
+
+ private:
+  GzipBuffer buffer_;
+};
+
+// The file's text as a stream; a gzip file (magic 1f 8b) decompressed as it is read. The
+// importer reads it once, to its end, and refuses past its cap of bytes.
+std::unique_ptr<std::istream> open_profile(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status))
     throw ConfigError("cannot read '" + shown(path) + "': no such file");
   if (!std::filesystem::is_regular_file(status))
     throw ConfigError("cannot read '" + shown(path) + "': not a regular file");
-  std::ifstream in(path, std::ios::binary);
+  auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
   char magic[2] = {0, 0};
-  in.read(magic, 2);
-  if (!in && !in.eof()) throw ConfigError("cannot read '" + shown(path) + "'");
-  const bool gz = in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+  in->read(magic, 2);
+  if (!*in && !in->eof()) throw ConfigError("cannot read '" + shown(path) + "'");
+  const bool gz = in->gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
                   static_cast<unsigned char>(magic[1]) == 0x8b;
-  std::string text;
-  if (!gz) {
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw ConfigError("cannot read '" + shown(path) + "'");
-    if (size > kCap) throw ConfigError(cap_message(path));
-    in.seekg(0);
-    text.resize(size);
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    if (static_cast<std::size_t>(in.gcount()) != size)
-      throw ConfigError("cannot read '" + shown(path) + "': the file changed while read");
-    return text;
-  }
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw ConfigError("cannot read '" + shown(path) + "'");
-  std::string chunk(std::size_t{1} << 20, '\0');
-  for (;;) {
-    const int n = gzread(f, chunk.data(), static_cast<unsigned>(chunk.size()));
-    if (n < 0) {
-      int code = 0;
-      const std::string why = gzerror(f, &code);
-      gzclose(f);
-      throw ConfigError("'" + shown(path) + "': not a valid gzip file (" + why + ")");
-    }
-    if (n == 0) break;
-    if (text.size() + static_cast<std::size_t>(n) > kCap) {
-      gzclose(f);
-      throw ConfigError(cap_message(path));
-    }
-    text.append(chunk.data(), static_cast<std::size_t>(n));
-  }
-  gzclose(f);
-  return text;
+  if (gz) return std::make_unique<GzipStream>(path);
+  in->clear();
+  in->seekg(0);
+  if (!*in) throw ConfigError("cannot read '" + shown(path) + "'");
+  return in;
 }
 
 }  // namespace
@@ -92,6 +101,10 @@ CLI::App* add_import_torch_command(CLI::App& app, ImportTorchOptions& o) {
       ->required();
   cmd->add_option("--output,-o", o.output, "the twinccl-trace to write")->required();
   cmd->add_option("--program", o.program, "free text stored in the trace (default: the files)");
+  cmd->add_flag("--replicate-missing-ranks", o.replicate_missing_ranks,
+                "build the ranks without a file from the lowest given rank's (SPMD jobs where "
+                "every rank issues the same collectives; refused with send/recv or groups whose "
+                "other ranks' counterparts cannot be told)");
   return cmd;
 }
 
@@ -111,13 +124,13 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
     if (program.size() > trace::kMaxTraceProgramBytes)
       program = program.substr(0, trace::kMaxTraceProgramBytes - 3) + "...";
   }
-  // One file read (and decompressed) at a time: a job's files need not fit in memory together.
-  trace::TorchImport job = trace::import_torch_traces(
+  // One file streamed (and decompressed) at a time: memory is that of the events kept.
+  trace::TorchImport job = trace::import_torch_trace_streams(
       o.profiles.size(),
       [&](std::size_t i) {
-        return trace::TorchTraceText{o.profiles[i], read_profile(o.profiles[i])};
+        return trace::TorchTraceStream{o.profiles[i], open_profile(o.profiles[i])};
       },
-      program);
+      {.program = program, .replicate_missing_ranks = o.replicate_missing_ranks});
   try {
     sim::check_trace(job.trace, "the imported trace");  // nothing is written when it fails
   } catch (const DeadlockError& e) {  // ranks that would wait for each other: the input's error
@@ -137,8 +150,14 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
   for (const auto& [kind, n] : kinds)
     by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ", kind, n);
   const int world = job.trace.world_size();
-  out << fmt::format("imported {} rank(s), {} communicator(s), {} operation(s){}{}\n", world,
-                     job.trace.communicators.size(), ops, by_kind.empty() ? "" : ": ", by_kind);
+  const std::string replicated =
+      job.replicated.empty()
+          ? ""
+          : fmt::format(" ({} replicated from rank {} by --replicate-missing-ranks)",
+                        job.replicated.size(), job.replicated_from);
+  out << fmt::format("imported {} rank(s){}, {} communicator(s), {} operation(s){}{}\n", world,
+                     replicated, job.trace.communicators.size(), ops, by_kind.empty() ? "" : ": ",
+                     by_kind);
   out << fmt::format("compute between them: {:.3f} ms per rank (mean, from the GPU timeline)\n",
                      compute_s * 1e3 / world);
   for (const std::string& note : job.notes) out << "note: " << note << "\n";

@@ -1,8 +1,11 @@
 // One rank's PyTorch profiler trace (Kineto chrome-trace JSON) read into what the importer uses
-// (torch_read.h). How it works: the text is parsed with the caps checked while parsing
-// (bounded_json.h: nesting, number of values); then one pass over "traceEvents" keeps the
-// `record_param_comms` CPU ops (the calls, with their arguments) and the GPU activities (cat
-// "kernel", "gpu_memcpy", "gpu_memset": start, end, stream, External id). Fields the importer
+// (torch_read.h). How it works: the text is streamed (torch_json.h: the caps and syntax checked on
+// the whole text, one event built at a time, with only the fields read here); each event of
+// "traceEvents" is looked at as it comes, and the `record_param_comms` CPU ops (the calls, with
+// their arguments) and the GPU activities (cat "kernel", "gpu_memcpy", "gpu_memset": start, end,
+// stream, External id) are kept, nothing else. Memory is that of the kept events, whatever the
+// size of the file. Then the top level ("distributedInfo", "traceEvents") is checked. Fields the
+// importer
 // reads are checked for type and range, with errors naming the file, the event and the field
 // ("r1.json: traceEvents[812] (record_param_comms): 'In msg nelems': must be a whole number >= 0,
 // is string \"x\""); every other field and event is ignored, whatever it holds.
@@ -10,11 +13,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "torch_json.h"
 #include "twinccl/errors.h"
-#include "twinccl/trace/bounded_json.h"
 #include "twinccl/trace/torch_import.h"
 
 namespace twinccl::trace::detail {
@@ -28,13 +32,6 @@ constexpr std::size_t kMaxGpuActivities = std::size_t{16} << 20;
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
   throw ConfigError(where + ": " + what);
-}
-
-std::string shown(const json& v) {
-  if (v.is_structured()) return std::string("an ") + v.type_name();
-  std::string text = v.dump();
-  if (text.size() > 40) text = text.substr(0, 40) + "...";
-  return std::string(v.type_name()) + " " + text;
 }
 
 std::int64_t whole(const json& v, const std::string& where, const char* key, std::int64_t lo,
@@ -195,7 +192,82 @@ GpuActivity read_gpu(const json& e, const std::string& name, bool kernel,
   return g;
 }
 
+// traceEvents[i]: a call or a GPU activity kept, anything else ignored.
+void take_event(TorchRankFile& f, std::size_t i, const json& e) {
+  auto where = [&] { return f.source + ": traceEvents[" + std::to_string(i) + "]"; };
+  if (!e.is_object()) fail(where(), "must be an object, is " + shown(e));
+  const json* name = find(e, "name");
+  const json* cat = find(e, "cat");
+  if (name == nullptr || !name->is_string() || find(e, "ts") == nullptr) return;
+  const std::string& n = name->get_ref<const std::string&>();
+  const std::string c = cat != nullptr && cat->is_string() ? cat->get<std::string>() : "";
+  if (n == "record_param_comms") {
+    const json* args = find(e, "args");
+    if (args == nullptr || !args->is_object())
+      fail(where() + " (record_param_comms)", "has no 'args' object");
+    if (f.calls.size() >= kMaxTraceOps)
+      fail(f.source, "more than " + std::to_string(kMaxTraceOps) + " record_param_comms calls");
+    f.calls.push_back(read_call(e, *args, i, where() + " (record_param_comms)"));
+  } else if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
+    if (f.gpu.size() >= kMaxGpuActivities)
+      fail(f.source, "more than " + std::to_string(kMaxGpuActivities) + " GPU activities");
+    f.gpu.push_back(read_gpu(e, n, c == "kernel", where() + " (" + c + ")"));
+  }
+}
+
+using Stream = std::function<TorchJsonTop(const TorchJsonLimits&, const TorchJsonRefuse&,
+                                          const std::function<void()>&, const TorchJsonEvent&)>;
+
+// The file streamed (torch_json.h): events kept as they come, then the top level checked.
+TorchRankFile read_rank(const std::string& source, const Stream& stream) {
+  TorchRankFile f;
+  f.source = source;
+  const TorchJsonLimits limits{kMaxDepth, kMaxTorchTraceValues};
+  const TorchJsonRefuse refuse = [&](const std::string& why) { fail(source, why); };
+  const std::function<void()> start = [&] {
+    f.calls.clear();
+    f.gpu.clear();
+  };
+  const TorchJsonEvent event = [&](std::size_t i, const json& e) { take_event(f, i, e); };
+  const TorchJsonTop top = stream(limits, refuse, start, event);
+  if (!top.object) fail(source, "must be a JSON object (a profiler trace), is " + top.not_object);
+  const json& info = top.info;
+  if (!info.is_object()) {
+    fail(source,
+         "no 'distributedInfo' object (rank, world_size): not a trace of a "
+         "torch.distributed run, or written by a PyTorch too old to record it");
+  }
+  const json* rank = find(info, "rank");
+  const json* world = find(info, "world_size");
+  if (rank == nullptr || world == nullptr)
+    fail(source + ": distributedInfo", "needs 'rank' and 'world_size'");
+  f.world_size = static_cast<int>(
+      whole(*world, source + ": distributedInfo", "world_size", 1, kMaxTraceRanks));
+  f.rank =
+      static_cast<int>(whole(*rank, source + ": distributedInfo", "rank", 0, f.world_size - 1));
+  if (!top.events_array) fail(source, "no 'traceEvents' array: not a PyTorch profiler trace");
+  if (top.held) std::rethrow_exception(top.held);
+  std::stable_sort(
+      f.calls.begin(), f.calls.end(),
+      [](const TorchCommCall& a, const TorchCommCall& b) { return a.ts_us < b.ts_us; });
+  return f;
+}
+
 }  // namespace
+
+CappedBuffer::int_type CappedBuffer::underflow() {
+  std::streambuf* source = in_.rdbuf();
+  const std::streamsize n = source == nullptr ? 0 : source->sgetn(block_.data(), kBlock);
+  if (n <= 0) return traits_type::eof();
+  total_ += static_cast<std::size_t>(n);
+  if (total_ > max_bytes_) {
+    refuse_("more than " + std::to_string(max_bytes_) +
+            " bytes of JSON (the cap per file); profile a shorter window "
+            "(torch.profiler.schedule with active=1)");
+  }
+  setg(block_.data(), block_.data(), block_.data() + n);
+  return traits_type::to_int_type(block_[0]);
+}
 
 TorchRankFile read_torch_rank(const std::string& source, const std::string& text) {
   if (text.size() > kMaxTorchTraceBytes) {
@@ -204,54 +276,19 @@ TorchRankFile read_torch_rank(const std::string& source, const std::string& text
                      " bytes per file; profile a shorter "
                      "window (torch.profiler.schedule with active=1)");
   }
-  const json doc = detail::parse_bounded_json(text, kMaxDepth, kMaxTorchTraceValues,
-                                              [&](const std::string& why) { fail(source, why); });
-  if (!doc.is_object()) fail(source, "must be a JSON object (a profiler trace), is " + shown(doc));
-  TorchRankFile f;
-  f.source = source;
-  const json* info = find(doc, "distributedInfo");
-  if (info == nullptr || !info->is_object()) {
-    fail(source,
-         "no 'distributedInfo' object (rank, world_size): not a trace of a "
-         "torch.distributed run, or written by a PyTorch too old to record it");
-  }
-  const json* rank = find(*info, "rank");
-  const json* world = find(*info, "world_size");
-  if (rank == nullptr || world == nullptr)
-    fail(source + ": distributedInfo", "needs 'rank' and 'world_size'");
-  f.world_size = static_cast<int>(
-      whole(*world, source + ": distributedInfo", "world_size", 1, kMaxTraceRanks));
-  f.rank =
-      static_cast<int>(whole(*rank, source + ": distributedInfo", "rank", 0, f.world_size - 1));
-  const json* events = find(doc, "traceEvents");
-  if (events == nullptr || !events->is_array())
-    fail(source, "no 'traceEvents' array: not a PyTorch profiler trace");
-  for (std::size_t i = 0; i < events->size(); ++i) {
-    const json& e = (*events)[i];
-    const std::string where = source + ": traceEvents[" + std::to_string(i) + "]";
-    if (!e.is_object()) fail(where, "must be an object, is " + shown(e));
-    const json* name = find(e, "name");
-    const json* cat = find(e, "cat");
-    if (name == nullptr || !name->is_string() || find(e, "ts") == nullptr) continue;
-    const std::string& n = name->get_ref<const std::string&>();
-    const std::string c = cat != nullptr && cat->is_string() ? cat->get<std::string>() : "";
-    if (n == "record_param_comms") {
-      const json* args = find(e, "args");
-      if (args == nullptr || !args->is_object())
-        fail(where + " (record_param_comms)", "has no 'args' object");
-      if (f.calls.size() >= kMaxTraceOps)
-        fail(source, "more than " + std::to_string(kMaxTraceOps) + " record_param_comms calls");
-      f.calls.push_back(read_call(e, *args, i, where + " (record_param_comms)"));
-    } else if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
-      if (f.gpu.size() >= kMaxGpuActivities)
-        fail(source, "more than " + std::to_string(kMaxGpuActivities) + " GPU activities");
-      f.gpu.push_back(read_gpu(e, n, c == "kernel", where + " (" + c + ")"));
-    }
-  }
-  std::stable_sort(
-      f.calls.begin(), f.calls.end(),
-      [](const TorchCommCall& a, const TorchCommCall& b) { return a.ts_us < b.ts_us; });
-  return f;
+  return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
+                               const std::function<void()>& start, const TorchJsonEvent& event) {
+    return stream_torch_json(std::string_view(text), limits, refuse, start, event);
+  });
+}
+
+TorchRankFile read_torch_rank(const std::string& source, std::istream& in) {
+  return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
+                               const std::function<void()>& start, const TorchJsonEvent& event) {
+    CappedBuffer buffer(in, kMaxTorchTraceBytes, refuse);
+    std::istream capped(&buffer);
+    return stream_torch_json(capped, limits, refuse, start, event);
+  });
 }
 
 }  // namespace twinccl::trace::detail

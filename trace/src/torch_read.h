@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct TorchRankFile {
 };
 
 TorchRankFile read_torch_rank(const std::string& source, const std::string& text);
+// The same from a stream (a file, a gzip stream): read once, never held whole.
+TorchRankFile read_torch_rank(const std::string& source, std::istream& in);
 
 // A rank's ops and their times on the rank's timeline: issue (the NCCL kernel's start, or the
 // call's CPU start without one) and done (the kernel's end, or the issue). The events: issues and
@@ -82,6 +85,12 @@ struct RankSource {
 // indexed by rank.
 void check_collectives(const Trace& t, const std::vector<RankSource>& files);
 void check_p2p(const Trace& t, const std::vector<RankSource>& files);
+// The world ranks of the call's process group (torch_groups.cc): "Process Group Ranks", or the
+// world when that list is absent or cut short and the group is the whole world, or "Global rank
+// start/stride"; ConfigError naming `where` when they cannot be told or are not valid.
+std::vector<int> members_of(const TorchCommCall& c, int world, const std::string& where);
+// "1-3, 5, 7-63" (ascending ranks; past 8 ranges, "...")
+std::string rank_ranges(const std::vector<int>& ranks);
 // "all_reduce #3 on comm 'default_pg'"
 std::string label(const Trace& t, const TraceOp& op);
 

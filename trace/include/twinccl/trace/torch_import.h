@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,10 +24,11 @@
 
 namespace twinccl::trace {
 
-// Caps on what the importer reads (each refused with a ConfigError stating the cap).
-inline constexpr std::size_t kMaxTorchTraceBytes = std::size_t{512} << 20;  // one file's JSON
-inline constexpr std::size_t kMaxTorchTraceFiles = 4096;                    // ranks of one job
-inline constexpr std::size_t kMaxTorchTraceValues = std::size_t{64} << 20;  // JSON values / file
+// Caps on what the importer reads (each refused with a ConfigError stating the cap). A file is
+// streamed, so these bound time (about 10 s per GB on one core), not memory.
+inline constexpr std::size_t kMaxTorchTraceBytes = std::size_t{4} << 30;     // one file's JSON
+inline constexpr std::size_t kMaxTorchTraceFiles = 4096;                     // ranks of one job
+inline constexpr std::size_t kMaxTorchTraceValues = std::size_t{256} << 20;  // JSON values / file
 
 // One rank's profiler trace: its name (for messages) and its JSON text (decompressed).
 struct TorchTraceText {
@@ -33,9 +36,28 @@ struct TorchTraceText {
   std::string text;
 };
 
+// One rank's profiler trace as a stream (a file, a gzip stream), read once and never held whole:
+// memory is that of the events kept, not of the file.
+struct TorchTraceStream {
+  std::string source;
+  std::unique_ptr<std::istream> in;  // the JSON text (decompressed)
+};
+
+struct TorchImportOptions {
+  std::string program;  // free text stored in the trace
+  // Build the ranks whose file is not given from the lowest given rank's file, for SPMD programs
+  // where every rank issues the same collectives (docs/traces.md says when that is wrong). Only
+  // for ops on the world, or on groups whose sibling groups follow from their ranks (evenly
+  // strided blocks, replicated_group()); send/recv are refused. `twinccl import-torch-trace
+  // --replicate-missing-ranks`.
+  bool replicate_missing_ranks = false;
+};
+
 struct TorchImport {
   Trace trace;                     // one RankTrace per world rank; p2p_per_peer_streams set
   std::vector<std::string> notes;  // what was assumed or skipped, one line each
+  int replicated_from = -1;        // the rank the missing ranks were built from; -1: none
+  std::vector<int> replicated;     // the ranks built from it, ascending
 };
 
 // Reads every rank's file and builds the trace: per rank, the collectives and send/recv in the
@@ -52,5 +74,23 @@ TorchImport import_torch_traces(const std::vector<TorchTraceText>& files,
 TorchImport import_torch_traces(std::size_t files,
                                 const std::function<TorchTraceText(std::size_t)>& read,
                                 const std::string& program = "");
+TorchImport import_torch_traces(const std::vector<TorchTraceText>& files,
+                                const TorchImportOptions& options);
+// Streams: `open(i)` returns file i's stream, read to its end before the next is opened. What
+// `twinccl import-torch-trace` uses.
+TorchImport import_torch_trace_streams(std::size_t files,
+                                       const std::function<TorchTraceStream(std::size_t)>& open,
+                                       const TorchImportOptions& options);
+
+// The members (world ranks, in group-rank order) of world rank `rank`'s counterpart of a process
+// group that world rank `seen` belongs to with `members`, in a world of `world` ranks: the rule of
+// replicate_missing_ranks. The world is its own counterpart; a group of one rank is {rank};
+// otherwise the members must be s, s+d, ..., s+(g-1)d (d >= 1) with g*d dividing the world and s
+// the first rank of `seen`'s block of g*d ranks plus `seen` mod d (contiguous tensor-parallel
+// blocks, d = 1; strided data-parallel groups, d = the block below them), and the counterpart is
+// the same pattern from `rank`'s block and offset. Returns false when the members follow no such
+// rule (`why` says which part fails).
+bool replicated_group(const std::vector<int>& members, int seen, int rank, int world,
+                      std::vector<int>& out, std::string& why);
 
 }  // namespace twinccl::trace
