@@ -9,24 +9,30 @@
 // latency once and its per-hop latency (by link class) in every step's alpha [assumed]; alpha's
 // route latency is then only what NCCL's hop does not hold (route_latency.h). Other ranks'
 // traffic (contention) is the flow model's business.
-// Channels: where flow plays a call's channels on other GPUs each (transfer_pricing.h
-// rotated_channels: rails across nodes, the link-disjoint ring orders of an xGMI mesh or torus),
-// so does the price: channel c's ops go between the GPUs its ring order puts the ranks on, so a
-// step's pieces over distinct links run in parallel and pieces over one link add up. mi300x-8
-// hierarchical all_reduce 64 MiB was 2502.7 us on one ring order (every byte over one 48 GB/s
-// xGMI link per step), flow 405.5 over the 7 orders; the bound, 2 x 7/8 x 64 MiB over the
-// GPU's 7 links, is 349.5 us.
-// Even calls: the call takes its busiest rank's time, over every rank up to kAllRanksPriced = 64,
-// else rank 0, rank n-1 and halving_doubling's roles off a power of two p (e = n - p: ranks
-// 2i < 2e hand their data to 2i+1 and sit out, 2i+1 run the core with it, 2e.. run it alone;
-// the two ranks either side of each boundary). Rank 0 alone was not representative there: it
-// sits out, so h100-cluster-3 (24 ranks) all_reduce was 377.2 us, under the 1760 us rank 1 needs
-// for the 64 MiB it must receive, exchange with node 2 (half of it, twice) and hand back in
-// turn. Pricing by role is exact where the ranks of one role see the same routes (identical
-// nodes, every preset); elsewhere it is a lower bound of the all-ranks price. Each rank's own
-// sum, not the step-by-step maximum: the schedules number a rank's steps from its first one, so
-// a core rank's step 0 is a partner's step 1. Cost: O(priced ranks x their ops); 1032 ranks of
-// halving_doubling: 8 ranks' log2(n) steps.
+// Channels: where flow plays a ring-stepped call's channels (every step one peer each way: the
+// hierarchical all_reduce) on link-disjoint ring orders (transfer_pricing.h rotated_channels,
+// channel_ranks: an xGMI mesh, a torus, the fully linked nodes of a cluster), so does the price:
+// channel c's piece of a step goes between the GPUs its order puts the ranks on, over a link no
+// other piece of the step uses, so the pieces run in parallel. mi300x-8 hierarchical all_reduce
+// 64 MiB was 2502.7 us on one ring order (every byte over one 48 GB/s xGMI link per step), flow
+// 405.5 over the 7 orders; the bound, 2 x 7/8 x 64 MiB over the GPU's 7 links, is 349.5 us.
+// Only pieces whose rotated route is one GPU-GPU link: a piece through an NVSwitch port or a NIC
+// shares it with the other ranks' pieces of the step that rotation puts there, which a rank
+// priced alone does not see (rotated over the rails, h100-cluster-4 direct all_gather priced
+// 153.5 us against flow's 1071.0), so it is priced on the ranks' own GPUs, whose routes carry
+// the same bytes per NIC or port.
+// Even calls: the call takes its busiest rank's time, over every rank up to kAllRanksPriced = 64
+// (bruck, halving_doubling: up to kAllRanksLogSteps = 1024, O(n log n)), else rank 0, rank n-1
+// and halving_doubling's roles off a power of two p (e = n - p: ranks 2i < 2e hand their data to
+// 2i+1 and sit out, 2i+1 run the core with it, 2e.. run it alone; the ranks either side of each
+// boundary). Rank 0 alone was not representative there: it sits out, so h100-cluster-3 (24
+// ranks) all_reduce was 377.2 us, under the 1760 us rank 1 needs for the 64 MiB it must receive,
+// exchange with node 2 (half of it, twice) and hand back in turn. The role sample is a lower
+// bound of the all-ranks price, not exact: a role's ranks sit at different places in their
+// nodes, so their partners' routes differ (216 ranks of gb200-nvl72-cluster-3 all_reduce: 2107.1
+// us sampled, 2965.2 over every rank). Each rank's own sum, not the step-by-step maximum: the
+// schedules number a rank's steps from its first one, so a core rank's step 0 is a partner's
+// step 1. Cost: O(priced ranks x their ops).
 // Uneven collectives (the _v variants) are not symmetric: rank 0 need not be the busiest (a
 // direct all_gather_v's heaviest rank sends its block n-1 times), so each step costs the most any
 // priced rank spends on it (every rank up to kAllRanksPriced = 64, else rank 0, the root and the
@@ -55,12 +61,16 @@ constexpr int kAllRanksPriced = 64;
 // schedule is built, O(n^2) operations for a ring (256 ranks: 0.08 s, 1024: 0.6 s on a loaded
 // 2-core machine); above it, the per-step sum.
 constexpr int kPathRanks = 256;
+// Even calls of the log-step algorithms (bruck, halving_doubling: O(log n) ops a rank) are priced
+// at every rank up to this many: O(n log n) ops and routes (1024 ranks: ~0.02 s, 4096: 0.07 s).
+constexpr int kAllRanksLogSteps = 1024;
 
-std::vector<int> priced_ranks(const CollectiveSpec& spec) {
+std::vector<int> priced_ranks(const CollectiveSpec& spec, std::string_view algorithm) {
   const int n = spec.nranks;
   if (n <= 1) return {0};
   std::vector<int> ranks;
-  if (n <= kAllRanksPriced) {
+  const bool log_steps = !is_uneven(spec.kind) && grouped_steps(algorithm, false);
+  if (n <= kAllRanksPriced || (log_steps && n <= kAllRanksLogSteps)) {
     for (int i = 0; i < n; ++i) ranks.push_back(i);
     return ranks;
   }
@@ -100,6 +110,25 @@ std::vector<int> priced_ranks(const CollectiveSpec& spec) {
   return ranks;
 }
 
+// Whether every step of rank 0 sends to one peer and receives from one (a ring's steps: the
+// hierarchical all_reduce), so each channel's piece of a step has a link of its own on a mesh's
+// link-disjoint ring orders.
+bool ring_steps(const Resolved& r, AlgorithmParams params) {
+  params.channels = 1;
+  const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, 0);
+  for (const Step& step : rs.steps) {
+    int to = -1, from = -1;
+    for (const StepOp& op : step.ops) {
+      const bool send = op.kind == StepOpKind::send;
+      if (!send && op.kind != StepOpKind::recv && op.kind != StepOpKind::recv_reduce) continue;
+      int& peer = send ? to : from;
+      if (peer >= 0 && peer != op.peer) return false;
+      peer = op.peer;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r) {
@@ -107,10 +136,11 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
   // Channels on other GPUs per channel, as flow plays them (transfer_pricing.h): a step's sends
   // over distinct links then run in parallel, its sends over one link in series.
   ChannelRanks gpus;
-  if (r.spec.nranks > 1 && rotated_channels(r, false)) {
+  if (r.spec.nranks > 1 && rotated_channels(r, false) && ring_steps(r, params)) {
     std::vector<int> all(static_cast<std::size_t>(r.spec.nranks));
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     gpus = channel_ranks(topology, all);
+    if (!gpus.direct_links) gpus = {};
     if (params.channels <= 0) params.channels = static_cast<int>(gpus.distinct());
   }
   params.channels = std::max(1, params.channels);
@@ -125,7 +155,7 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
   double busiest_rank_us = 0.0;  // even calls: the most any priced rank spends on its own steps
   std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)
   std::unordered_map<std::int64_t, RouteCost> routes;                // by topology GPU pair
-  for (const int rank : priced_ranks(r.spec)) {
+  for (const int rank : priced_ranks(r.spec, r.algorithm)) {
     const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, rank);
     const auto cached = [&](int a, int b) -> const RouteCost& {  // topology GPUs a -> b
       auto it = routes.find(static_cast<std::int64_t>(a) * r.spec.nranks + b);
@@ -150,7 +180,12 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
         moves = true;
         const int me = gpus.topology_rank(rank, op.channel);
         const int peer = gpus.topology_rank(op.peer, op.channel);
-        const RouteCost& c = send ? cached(me, peer) : cached(peer, me);
+        const RouteCost& rotated = send ? cached(me, peer) : cached(peer, me);
+        const bool own_link =
+            rotated.directions.size() == 1 && rotated.link_class != LinkClass::network;
+        const RouteCost& c = own_link || gpus.perms.empty()
+                                 ? rotated
+                                 : (send ? cached(rank, op.peer) : cached(op.peer, rank));
         const double bytes =
             static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
         double hop_us = c.latency_us;

@@ -59,8 +59,7 @@ Request all_reduce(const std::string& algorithm, int nranks) {
 }  // namespace
 
 TEST_CASE("halving_doubling off a power of two is priced at the extra ranks' partners") {
-  // 24 ranks over 3 nodes (the partner at distance 8 is on another node: NICs), 72 NVLink GPUs
-  // (more ranks than alpha-beta prices one by one: the roles are sampled).
+  // 24 ranks over 3 nodes (the partner at distance 8 is on another node: NICs), 72 NVLink GPUs.
   const std::string preset = GENERATE(as<std::string>{}, "h100-cluster-3", "gb200-nvl72");
   const topo::Topology t = topo::load_topology(preset);
   Request r = all_reduce("halving_doubling", t.gpu_count());
@@ -84,7 +83,8 @@ TEST_CASE("halving_doubling on a power of two keeps its price and agrees with fl
 }
 
 TEST_CASE("halving_doubling on 1032 ranks is priced at its extra ranks in bounded time") {
-  // p = 1024, e = 8: ranks 0-15 pair up; alpha-beta samples the roles instead of 1032 ranks.
+  // p = 1024, e = 8: ranks 0-15 pair up; past 1024 ranks alpha-beta prices a sample of the
+  // roles (rank 0, the ranks either side of 2e, rank n-1), not every rank.
   const topo::Topology t = topo::load_topology("h100-cluster-129");
   REQUIRE(t.gpu_count() == 1032);
   const Request r = all_reduce("halving_doubling", 1032);
@@ -113,4 +113,24 @@ TEST_CASE("hierarchical on a mesh runs its channels' ring orders in parallel as 
   CHECK(analytic_us >= bound_us);
   CHECK(flow_us >= bound_us);
   CHECK(std::abs(flow_us / analytic_us - 1.0) < 0.05);
+}
+
+TEST_CASE("direct across nodes is priced with every rank's bytes through its node's NICs") {
+  // all_gather of 64 MiB over 4 nodes of 8: a node's 8 ranks send their blocks (1/32 each) to
+  // the 24 ranks of other nodes, 8 x 24 / 32 of the buffer over the node's 8 GPU-to-NIC routes,
+  // so one of them carries 3/4 of the buffer at least, however the channels spread it. Rotating
+  // a rank priced alone over the rails spread its own bytes over 8 NICs: 153.5 us.
+  const topo::Topology t = topo::load_topology("h100-cluster-4");
+  Request r;
+  r.spec.kind = OpKind::all_gather;
+  r.spec.nranks = t.gpu_count();
+  r.spec.count = kElements / static_cast<std::size_t>(t.gpu_count());
+  r.algorithm = "direct";
+  const double bound_us = route_us(t, 0, 8, 0.75 * kBytes);
+  const double analytic_us = predict(t, r).time_us;
+  r.fidelity = Fidelity::flow;
+  const double flow_us = predict(t, r).time_us;
+  INFO("bound " << bound_us << " us, analytic " << analytic_us << ", flow " << flow_us);
+  CHECK(analytic_us >= bound_us);
+  CHECK(flow_us >= bound_us);
 }
