@@ -1,66 +1,58 @@
 // Alpha-beta timing for the algorithms NCCL has no model for (direct, halving_doubling, bruck,
-// hierarchical, ...), derived from the schedule of rank 0 (these algorithms are symmetric, and in
-// rooted collectives rank 0 is the root, the busiest rank).
+// hierarchical, ...), derived from the schedules of the ranks whose roles differ.
 //
-// How it works. For each step of rank 0: alpha = the longest route latency among its transfers
-// (sends to and receives from its peers); beta = the busiest link direction on those routes:
-// bytes rank 0 moves across it in the step / its bandwidth (so n-1 sends out of one GPU link share
-// it, and one transfer alone is limited by its route's slowest link). time = sum over steps of
-// (alpha + beta), plus, with software latency on, NCCL's ring Simple base latency once and its
-// per-hop latency (by link class) in every step's alpha [assumed]; alpha's route latency is then
-// only what NCCL's hop does not hold (route_latency.h). Only rank 0's schedule is built:
-// O(its steps and ops), no per-rank loop, so it answers for any world size the algorithm's rank-0
-// schedule fits in memory. Other ranks' traffic (contention) is the flow model's business.
+// How it works. For each step of a priced rank: alpha = the longest route latency among its
+// transfers (sends to and receives from its peers); beta = the busiest link direction on those
+// routes: bytes the rank moves across it in the step / its bandwidth (so n-1 sends out of one GPU
+// link share it, and one transfer alone is limited by its route's slowest link). A rank's time =
+// sum over its steps of (alpha + beta), plus, with software latency on, NCCL's ring Simple base
+// latency once and its per-hop latency (by link class) in every step's alpha [assumed]; alpha's
+// route latency is then only what NCCL's hop does not hold (route_latency.h). Other ranks'
+// traffic (contention) is the flow model's business.
+// Channels: where flow plays a ring-stepped call's channels (every step one peer each way: the
+// hierarchical all_reduce) on link-disjoint ring orders (transfer_pricing.h rotated_channels,
+// channel_ranks: an xGMI mesh, a torus, the fully linked nodes of a cluster), so does the price:
+// channel c's piece of a step goes between the GPUs its order puts the ranks on, over a link no
+// other piece of the step uses, so the pieces run in parallel. mi300x-8 hierarchical all_reduce
+// 64 MiB was 2502.7 us on one ring order (every byte over one 48 GB/s xGMI link per step), flow
+// 405.5 over the 7 orders; the bound, 2 x 7/8 x 64 MiB over the GPU's 7 links, is 349.5 us.
+// Only pieces whose rotated route is one GPU-GPU link: a piece through an NVSwitch port or a NIC
+// shares it with the other ranks' pieces of the step that rotation puts there, which a rank
+// priced alone does not see (rotated over the rails, h100-cluster-4 direct all_gather priced
+// 153.5 us against flow's 1071.0), so it is priced on the ranks' own GPUs, whose routes carry
+// the same bytes per NIC or port.
+// Even calls: the call takes its busiest rank's time, over every rank up to kAllRanksPriced = 64
+// (bruck, halving_doubling: up to kAllRanksLogSteps = 1024, O(n log n)), else rank 0, rank n-1
+// and halving_doubling's roles off a power of two p (e = n - p: ranks 2i < 2e hand their data to
+// 2i+1 and sit out, 2i+1 run the core with it, 2e.. run it alone; the ranks either side of each
+// boundary). Rank 0 alone was not representative there: it sits out, so h100-cluster-3 (24
+// ranks) all_reduce was 377.2 us, under the 1760 us rank 1 needs for the 64 MiB it must receive,
+// exchange with node 2 (half of it, twice) and hand back in turn. The role sample is a lower
+// bound of the all-ranks price, not exact: a role's ranks sit at different places in their
+// nodes, so their partners' routes differ (216 ranks of gb200-nvl72-cluster-3 all_reduce: 2107.1
+// us sampled, 2965.2 over every rank). Each rank's own sum, not the step-by-step maximum: the
+// schedules number a rank's steps from its first one, so a core rank's step 0 is a partner's
+// step 1. Cost: O(priced ranks x their ops).
 // Uneven collectives (the _v variants) are not symmetric: rank 0 need not be the busiest (a
 // direct all_gather_v's heaviest rank sends its block n-1 times), so each step costs the most any
 // priced rank spends on it (every rank up to kAllRanksPriced = 64, else rank 0, the root and the
 // ranks with the largest and smallest shares, sent and received). 4 ranks weighted 1,2,3,4,
 // direct all_gather_v: rank 3's link carries 3 x 4 units, not rank 0's 3 x 1 out, 9 in.
-// Summing each step's busiest rank prices the steps in lockstep, but an uneven call's ranks are
-// not: where every rank's step sends to one peer and receives from one (ring, bruck), the call is
-// priced along its ranks' steps by flow's own rules (uneven_path_us): a message leaves when its
-// sender reached its step (grouped steps: and its receiver too) and its connection's previous one
-// ended, takes hop delay + route latency + bytes / its route's slowest link, and a rank leaves a
-// step when its receive ended (grouped: its send too); up to kPathRanks ranks (every rank's
-// schedule is built). Lockstep had the uneven ring on h100-cluster-8 at 2405.8 us (64 MiB,
-// 1 + r mod 4; flow 1411.8): every step paid the heaviest block on the slowest hop, though each
-// edge carries a different block per step. Route latencies are flow's (PXN's relay across rails).
+// That prices the steps in lockstep; where every rank's step sends to one peer and receives from
+// one (ring, bruck), an uneven call is priced along its ranks' steps instead (alpha_beta_path.cc).
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "alpha_beta.h"
 #include "model.h"
 #include "route_latency.h"
+#include "transfer_pricing.h"
 
 namespace twinccl::sim::detail {
 namespace {
-
-struct RouteCost {
-  std::vector<std::pair<std::int64_t, double>> directions;  // (link*2 + dir, bytes/s)
-  double latency_us = 0.0;
-  LinkClass link_class = LinkClass::nvlink;  // network if any network link, else PCIe if any
-};
-
-RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency) {
-  RouteCost cost;
-  const std::vector<topo::LinkId> links = t.route(a, b);
-  const std::vector<topo::VertexId> vertices = t.route_vertices(a, b);
-  cost.latency_us = pair_route_latency_us(t, a, b, links, latency);  // PXN's relay, as flow's
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const topo::Link& l = t.link(links[i]);
-    if (l.type == topo::LinkType::network) cost.link_class = LinkClass::network;
-    if (l.type == topo::LinkType::pcie && cost.link_class == LinkClass::nvlink) {
-      cost.link_class = LinkClass::pcie;
-    }
-    if (l.sharing == topo::Sharing::fatpipe) continue;
-    const bool forward = l.duplex == topo::Duplex::half || l.a == vertices[i];
-    cost.directions.emplace_back(static_cast<std::int64_t>(links[i]) * 2 + (forward ? 0 : 1),
-                                 l.bandwidth_gbps * 1e9);
-  }
-  return cost;
-}
 
 // Ranks whose steps an uneven call is priced by: all of them up to kAllRanksPriced, else rank 0,
 // the root and the ranks sending or receiving the most and the least.
@@ -69,16 +61,33 @@ constexpr int kAllRanksPriced = 64;
 // schedule is built, O(n^2) operations for a ring (256 ranks: 0.08 s, 1024: 0.6 s on a loaded
 // 2-core machine); above it, the per-step sum.
 constexpr int kPathRanks = 256;
+// Even calls of the log-step algorithms (bruck, halving_doubling: O(log n) ops a rank) are priced
+// at every rank up to this many: O(n log n) ops and routes (1024 ranks: ~0.02 s, 4096: 0.07 s).
+constexpr int kAllRanksLogSteps = 1024;
 
-std::vector<int> priced_ranks(const CollectiveSpec& spec) {
+std::vector<int> priced_ranks(const CollectiveSpec& spec, std::string_view algorithm) {
   const int n = spec.nranks;
-  if (!is_uneven(spec.kind) || n <= 1) return {0};
+  if (n <= 1) return {0};
   std::vector<int> ranks;
-  if (n <= kAllRanksPriced) {
+  const bool log_steps = !is_uneven(spec.kind) && grouped_steps(algorithm, false);
+  if (n <= kAllRanksPriced || (log_steps && n <= kAllRanksLogSteps)) {
     for (int i = 0; i < n; ++i) ranks.push_back(i);
     return ranks;
   }
-  ranks = {0, std::clamp(spec.root, 0, n - 1)};
+  ranks = {0, std::clamp(spec.root, 0, n - 1), n - 1};
+  if (!is_uneven(spec.kind)) {
+    // The roles halving_doubling gives a world that is not a power of two p (halving_doubling.cc):
+    // ranks 2i < 2e sit out, 2i+1 fold their data and run the core, r >= 2e run the core alone.
+    int p = 1;
+    while (p <= n / 2) p *= 2;
+    const int e = n - p;
+    for (const int r : {1, 2 * e - 2, 2 * e - 1, 2 * e, 2 * e + 1}) {
+      if (e > 0 && r >= 0 && r < n) ranks.push_back(r);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    return ranks;
+  }
   const auto extremes = [&](const std::vector<std::size_t>& v) {
     if (v.empty()) return;
     ranks.push_back(static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()));
@@ -101,134 +110,39 @@ std::vector<int> priced_ranks(const CollectiveSpec& spec) {
   return ranks;
 }
 
-// One message: a rank's sends of one step to its one peer (slices to that peer summed).
-struct Message {
-  int src = 0, dst = 0, send_step = 0, recv_step = -1;
-  double bytes = 0.0;
-  double start_us = -1.0, end_us = -1.0;  // -1: not yet
-};
-
-// The uneven call along its ranks' steps (see the top); nullopt when some rank's step talks to
-// more than one peer each way (direct: its sends share the port, which the per-step sum prices),
-// or the ranks' sends and receives do not pair up.
-std::optional<double> uneven_path_us(const topo::Topology& topology, const Resolved& r,
-                                     const AlgorithmParams& params, double element_bytes,
-                                     bool software, RouteLatency route_latency, std::size_t pi) {
-  const int n = r.spec.nranks;
-  const bool grouped = grouped_steps(r.algorithm, false);
-  std::vector<Message> messages;
-  std::vector<std::vector<int>> send_of(static_cast<std::size_t>(n));  // [rank][step] message
-  std::vector<std::vector<int>> recv_of(static_cast<std::size_t>(n));
-  std::map<std::pair<int, int>, std::vector<int>> by_pair;  // (src, dst) -> messages in order
-  std::map<std::pair<int, int>, int> received;              // (src, dst) -> paired so far
-  for (int rank = 0; rank < n; ++rank) {
-    const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, rank);
-    auto& sends = send_of[static_cast<std::size_t>(rank)];
-    auto& recvs = recv_of[static_cast<std::size_t>(rank)];
-    sends.assign(rs.steps.size(), -1);
-    recvs.assign(rs.steps.size(), -1);
-    for (std::size_t s = 0; s < rs.steps.size(); ++s) {
-      int to = -1, from = -1;
-      double bytes = 0.0;
-      for (const StepOp& op : rs.steps[s].ops) {
-        const bool send = op.kind == StepOpKind::send;
-        const bool recv = op.kind == StepOpKind::recv || op.kind == StepOpKind::recv_reduce;
-        int& peer = send ? to : from;
-        if (!send && !recv) continue;
-        if (peer >= 0 && peer != op.peer) return std::nullopt;  // two peers one way
-        peer = op.peer;
-        if (send) bytes += static_cast<double>(op.src.count) * element_bytes;
-      }
-      if (to >= 0) {
-        sends[s] = static_cast<int>(messages.size());
-        by_pair[{rank, to}].push_back(sends[s]);
-        messages.push_back(
-            {.src = rank, .dst = to, .send_step = static_cast<int>(s), .bytes = bytes});
-      }
-      if (from >= 0) recvs[s] = -2 - from;  // paired below, once every send is known
+// Whether every step of rank 0 sends to one peer and receives from one (a ring's steps: the
+// hierarchical all_reduce), so each channel's piece of a step has a link of its own on a mesh's
+// link-disjoint ring orders.
+bool ring_steps(const Resolved& r, AlgorithmParams params) {
+  params.channels = 1;
+  const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, 0);
+  for (const Step& step : rs.steps) {
+    int to = -1, from = -1;
+    for (const StepOp& op : step.ops) {
+      const bool send = op.kind == StepOpKind::send;
+      if (!send && op.kind != StepOpKind::recv && op.kind != StepOpKind::recv_reduce) continue;
+      int& peer = send ? to : from;
+      if (peer >= 0 && peer != op.peer) return false;
+      peer = op.peer;
     }
   }
-  for (int rank = 0; rank < n; ++rank) {
-    auto& recvs = recv_of[static_cast<std::size_t>(rank)];
-    for (std::size_t s = 0; s < recvs.size(); ++s) {
-      if (recvs[s] == -1) continue;
-      const int from = -2 - recvs[s];
-      const auto it = by_pair.find({from, rank});
-      int& k = received[{from, rank}];
-      if (it == by_pair.end() || k >= static_cast<int>(it->second.size())) return std::nullopt;
-      recvs[s] = it->second[static_cast<std::size_t>(k++)];
-      messages[static_cast<std::size_t>(recvs[s])].recv_step = static_cast<int>(s);
-    }
-  }
-  std::unordered_map<std::int64_t, RouteCost> routes;
-  const auto cost_of = [&](const Message& m) -> const RouteCost& {
-    const std::int64_t key = static_cast<std::int64_t>(m.src) * n + m.dst;
-    auto it = routes.find(key);
-    if (it == routes.end())
-      it = routes.emplace(key, route_cost(topology, m.src, m.dst, route_latency)).first;
-    return it->second;
-  };
-  // Flow's playback without contention: ranks advance step by step as their messages allow.
-  std::vector<std::size_t> step(static_cast<std::size_t>(n), 0);
-  std::vector<double> reach_us(static_cast<std::size_t>(n), 0.0);  // entered its current step
-  std::map<std::pair<int, int>, double> connection_free_us;        // (src, dst) -> last end
-  double makespan_us = 0.0;
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (int rank = 0; rank < n; ++rank) {
-      const auto ri = static_cast<std::size_t>(rank);
-      while (step[ri] < send_of[ri].size()) {
-        const std::size_t s = step[ri];
-        const int out = send_of[ri][s], in = recv_of[ri][s];
-        if (out >= 0 && messages[static_cast<std::size_t>(out)].start_us < 0.0) {
-          Message& m = messages[static_cast<std::size_t>(out)];
-          const auto di = static_cast<std::size_t>(m.dst);
-          const bool peer_there =
-              m.recv_step >= 0 && step[di] == static_cast<std::size_t>(m.recv_step);
-          if (grouped && !peer_there) break;  // its receiver has not reached the step yet
-          const RouteCost& c = cost_of(m);
-          double delay_us = 0.0, bandwidth = 0.0;
-          if (software) {
-            delay_us = at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)],
-                          NcclAlgo::ring, pi);
-          }
-          for (const auto& dir : c.directions) {
-            bandwidth = bandwidth == 0.0 ? dir.second : std::min(bandwidth, dir.second);
-          }
-          double& free_us = connection_free_us[{m.src, m.dst}];
-          const double ready_us = std::max(reach_us[ri], grouped ? reach_us[di] : 0.0) + delay_us;
-          m.start_us = std::max(ready_us, free_us);
-          m.end_us =
-              m.start_us + c.latency_us + (bandwidth > 0.0 ? m.bytes / bandwidth * 1e6 : 0.0);
-          free_us = m.end_us;
-          makespan_us = std::max(makespan_us, m.end_us);
-          moved = true;
-        }
-        double leave_us = reach_us[ri];
-        if (in >= 0) {
-          const Message& m = messages[static_cast<std::size_t>(in)];
-          if (m.end_us < 0.0) break;  // its receive has not started yet
-          leave_us = std::max(leave_us, m.end_us);
-        }
-        if (grouped && out >= 0)
-          leave_us = std::max(leave_us, messages[static_cast<std::size_t>(out)].end_us);
-        reach_us[ri] = leave_us;
-        ++step[ri];
-        moved = true;
-      }
-    }
-  }
-  for (int rank = 0; rank < n; ++rank) {
-    const auto ri = static_cast<std::size_t>(rank);
-    if (step[ri] < send_of[ri].size()) return std::nullopt;  // the steps do not pair up
-  }
-  return makespan_us;
+  return true;
 }
 
 }  // namespace
 
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r) {
   AlgorithmParams params = r.params;
+  // Channels on other GPUs per channel, as flow plays them (transfer_pricing.h): a step's sends
+  // over distinct links then run in parallel, its sends over one link in series.
+  ChannelRanks gpus;
+  if (r.spec.nranks > 1 && rotated_channels(r, false) && ring_steps(r, params)) {
+    std::vector<int> all(static_cast<std::size_t>(r.spec.nranks));
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    gpus = channel_ranks(topology, all);
+    if (!gpus.direct_links) gpus = {};
+    if (params.channels <= 0) params.channels = static_cast<int>(gpus.distinct());
+  }
   params.channels = std::max(1, params.channels);
   const double element_bytes =
       static_cast<double>(size_of(r.dtype)) * kNccl.wire_bytes_per_byte[index_of(r.protocol)];
@@ -237,19 +151,24 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
   const bool software = r.software_latency && r.spec.nranks > 1;
   const RouteLatency route_latency = software ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
   const std::size_t pi = index_of(r.protocol);
-  std::vector<double> step_us;  // by step index: the most any priced rank spends on it
+  std::vector<double> step_us;   // by step index: the most any priced rank spends on it
+  double busiest_rank_us = 0.0;  // even calls: the most any priced rank spends on its own steps
   std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)
-  for (const int rank : priced_ranks(r.spec)) {
+  std::unordered_map<std::int64_t, RouteCost> routes;                // by topology GPU pair
+  for (const int rank : priced_ranks(r.spec, r.algorithm)) {
     const RankSchedule rs = build_rank_schedule(r.spec, r.algorithm, params, rank);
-    std::unordered_map<int, RouteCost> out_routes, in_routes;  // by peer
-    const auto cached = [&](std::unordered_map<int, RouteCost>& cache, int a, int b,
-                            int peer) -> const RouteCost& {
-      auto it = cache.find(peer);
-      if (it == cache.end())
-        it = cache.emplace(peer, route_cost(topology, a, b, route_latency)).first;
+    const auto cached = [&](int a, int b) -> const RouteCost& {  // topology GPUs a -> b
+      auto it = routes.find(static_cast<std::int64_t>(a) * r.spec.nranks + b);
+      if (it == routes.end()) {
+        it = routes
+                 .emplace(static_cast<std::int64_t>(a) * r.spec.nranks + b,
+                          route_cost(topology, a, b, route_latency))
+                 .first;
+      }
       return it->second;
     };
     if (step_us.size() < rs.steps.size()) step_us.resize(rs.steps.size(), 0.0);
+    double rank_us = 0.0;
     for (std::size_t si = 0; si < rs.steps.size(); ++si) {
       load.clear();
       double alpha_us = 0.0;
@@ -259,8 +178,14 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
         const bool recv = op.kind == StepOpKind::recv || op.kind == StepOpKind::recv_reduce;
         if (!send && !recv) continue;
         moves = true;
-        const RouteCost& c = send ? cached(out_routes, rank, op.peer, op.peer)
-                                  : cached(in_routes, op.peer, rank, op.peer);
+        const int me = gpus.topology_rank(rank, op.channel);
+        const int peer = gpus.topology_rank(op.peer, op.channel);
+        const RouteCost& rotated = send ? cached(me, peer) : cached(peer, me);
+        const bool own_link =
+            rotated.directions.size() == 1 && rotated.link_class != LinkClass::network;
+        const RouteCost& c = own_link || gpus.perms.empty()
+                                 ? rotated
+                                 : (send ? cached(rank, op.peer) : cached(op.peer, rank));
         const double bytes =
             static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
         double hop_us = c.latency_us;
@@ -280,7 +205,9 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
       for (const auto& [dir, entry] : load)
         beta_us = std::max(beta_us, entry.first / entry.second * 1e6);
       step_us[si] = std::max(step_us[si], alpha_us + beta_us);
+      rank_us += alpha_us + beta_us;
     }
+    busiest_rank_us = std::max(busiest_rank_us, rank_us);
   }
   double total_us = software ? at(kNccl.base_latency_us, NcclAlgo::ring, pi) : 0.0;
   const std::optional<double> path_us =
@@ -289,6 +216,8 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
           : std::nullopt;
   if (path_us) {
     total_us += *path_us;
+  } else if (!is_uneven(r.spec.kind)) {
+    total_us += busiest_rank_us;
   } else {
     for (double us : step_us) total_us += us;
   }

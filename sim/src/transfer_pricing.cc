@@ -84,6 +84,16 @@ bool ring_kind(OpKind k) {
 
 }  // namespace
 
+bool rotated_channels(const Resolved& r, bool nccl) {
+  return (!is_rooted(r.spec.kind) || nccl) && !is_uneven(r.spec.kind) &&
+         !grouped_steps(schedule_algorithm(r.algorithm), nccl);
+}
+
+ChannelRanks channel_ranks(const topo::Topology& topology, std::span<const int> gpus) {
+  ChannelRanks out = rail_ranks(topology, gpus);
+  return out.perms.empty() ? mesh_ranks(topology, gpus) : out;
+}
+
 PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   const topo::Topology& topology = tuner.topology();
   const TopologyView& view = tuner.view();
@@ -105,12 +115,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   // call's peers changed per channel (mi300x-8 bruck all_gather 64 MiB over the mesh's 7 ring
   // orders: 542.9 us against analytic's 1241.9, and against 1241.9 for the same counts as
   // all_gather_v).
-  const bool rotated =
-      (!is_rooted(r.spec.kind) || priced.nccl) && !is_uneven(r.spec.kind) && !priced.grouped_steps;
-  if (rotated) {
-    priced.gpus = rail_ranks(topology, tuner.ranks());
-    if (priced.gpus.perms.empty()) priced.gpus = mesh_ranks(topology, tuner.ranks());
-  }
+  const bool rotated = rotated_channels(r, priced.nccl.has_value());
+  if (rotated) priced.gpus = channel_ranks(topology, tuner.ranks());
   // Only for a known arch (NCCL's speed lists are per arch) or on the ring orders of a torus,
   // whose unknown arch the analytic model prices with the Hopper list over all its links.
   if (channel_algo(priced.nccl) && view.intra_gbps > 0.0 &&

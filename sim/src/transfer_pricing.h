@@ -34,6 +34,14 @@ struct PricedCall {
   bool grouped_steps = false;
 };
 
+// Whether a call's channels play its ranks on other GPUs per channel (rails across nodes, else
+// the link-disjoint ring orders of a mesh or torus: channel_ranks): only where NCCL builds a ring
+// or tree per channel, or a what-if algorithm that is neither rooted, uneven nor grouped (direct
+// all_gather/all_to_all/..., hierarchical). Flow's playback and the alpha-beta model both ask.
+bool rotated_channels(const Resolved& r, bool nccl);
+// The GPUs of a rotated call's channels: rail_ranks, else mesh_ranks, else empty perms.
+ChannelRanks channel_ranks(const topo::Topology& topology, std::span<const int> gpus);
+
 // r: the call (spec with nranks, dtype) with the tuner's (or a forced, checked) algorithm and
 // protocol; r.params.channels 0 = flow's default channels.
 PricedCall price_call(const Tuner& tuner, const Resolved& r);
