@@ -2,14 +2,19 @@
 // exit code 124 instead of stalling the suite) and returns its exit code, output and wall time.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace twinccl_test {
@@ -41,5 +46,48 @@ inline std::vector<std::string> fields(const std::string& line) {
   for (std::string f; in >> f;) out.push_back(f);
   return out;
 }
+
+// Runs `twinccl ARGS...` (under `timeout`, output discarded) and returns its peak resident memory
+// in KiB (getrusage of the child), or -1 if it could not be started; `exit_code` gets its status.
+inline long peak_rss_kib(const std::vector<std::string>& args, int& exit_code) {
+  std::vector<std::string> argv_text{"timeout", "-k", "2", "60", TWINCCL_CLI_PATH};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);  // the child must not write this process's buffered output again
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
+    if (std::freopen("/dev/null", "w", stderr) == nullptr) _exit(126);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) return -1;
+  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return usage.ru_maxrss;
+}
+
+// A folder of its own under the system's temporary folder, removed with everything in it.
+struct ScratchDir {
+  std::filesystem::path dir;
+  explicit ScratchDir(const std::string& prefix) {
+    dir = std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+};
 
 }  // namespace twinccl_test

@@ -5,44 +5,22 @@
 // And the memory pre-check's estimate (cli/emu_memory.h) against the peak resident size of real
 // runs: never below it, and not far above it (it counted every rank as the root and the check's
 // buffers with -c 0: 176 MiB for a 4-rank 8 MiB gather that holds 15).
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
 #include "emu_memory.h"
 #include "support/skip.h"
 #include "twinccl/operation.h"
+
+using twinccl_test::peak_rss_kib;
 
 namespace {
 
 // Runs `timeout 60 twinccl args...` with its output discarded; returns its peak resident size in
 // KiB (the largest of the process and its waited-for children, as wait4 reports it), -1 on error.
-long peak_rss_kib(const std::vector<std::string>& args, int& exit_code) {
-  std::vector<std::string> argv_text{"timeout", "-k", "2", "60", TWINCCL_CLI_PATH};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
-    if (std::freopen("/dev/null", "w", stderr) == nullptr) _exit(126);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  if (wait4(pid, &status, 0, &usage) != pid) return -1;
-  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return usage.ru_maxrss;
-}
-
 }  // namespace
 
 TEST_CASE("perf --backend emu: memory does not grow with -n (timed calls in flight are bounded)",

@@ -17,21 +17,8 @@ using twinccl_test::run_cli;
 
 namespace {
 
-struct Scratch {
-  std::filesystem::path dir;
-  Scratch() {
-    dir = std::filesystem::temp_directory_path() /
-          ("twinccl_import_torch_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-  }
+struct Scratch : twinccl_test::ScratchDir {
+  Scratch() : ScratchDir("twinccl_import_torch") {}
 };
 
 std::string rank0_text() {

@@ -16,25 +16,13 @@
 #include "support/skip.h"
 
 using Catch::Matchers::Contains;
+using twinccl_test::peak_rss_kib;
 using twinccl_test::run_cli;
 
 namespace {
 
-struct Scratch {
-  std::filesystem::path dir;
-  Scratch() {
-    dir = std::filesystem::temp_directory_path() /
-          ("twinccl_import_field_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-  }
+struct Scratch : twinccl_test::ScratchDir {
+  Scratch() : ScratchDir("twinccl_import_field") {}
   nlohmann::json read_json(const std::string& name) const {
     std::ifstream in(path(name));
     return nlohmann::json::parse(in);
@@ -50,28 +38,6 @@ std::string rank0_text() {
 
 // Runs `timeout 60 twinccl args...` with its output discarded; returns its peak resident size in
 // KiB (wait4), -1 on error.
-long peak_rss_kib(const std::vector<std::string>& args, int& exit_code) {
-  std::vector<std::string> argv_text{"timeout", "-k", "2", "60", TWINCCL_CLI_PATH};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);  // the child must not write this process's buffered output again
-  const pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
-    if (std::freopen("/dev/null", "w", stderr) == nullptr) _exit(126);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  if (wait4(pid, &status, 0, &usage) != pid) return -1;
-  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return usage.ru_maxrss;
-}
-
 // A 2-rank profile of 50 all_reduces (their NCCL kernels, compute between) padded with `filler`
 // CPU events the importer does not keep (aten ops with their args, as the profiler writes them).
 std::string padded_trace(int rank, long filler) {
