@@ -1,6 +1,8 @@
 // call_site_text.h: the one way messages name a call.
 #include "twinccl/call_site_text.h"
 
+#include <cstdio>
+
 namespace twinccl {
 
 std::string call_site_text(std::string_view operation, std::string_view comm, int rank) {
@@ -24,6 +26,12 @@ std::string describe_call_site(const std::source_location& where) {
   auto slash = file.find_last_of('/');
   if (slash != std::string_view::npos) file = file.substr(slash + 1);
   return std::string(file) + ":" + std::to_string(where.line());
+}
+
+std::string address_text(std::uintptr_t address) {
+  char text[2 + 2 * sizeof(address) + 1];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+  return text;
 }
 
 }  // namespace twinccl

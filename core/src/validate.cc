@@ -84,8 +84,8 @@ class Checker {
     auto r = reinterpret_cast<std::uintptr_t>(op_.recv);
     std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);
     if (s < r + rb && r < s + sb) {
-      fail("send buffer at " + hex(s) + " (" + elements(send_n) + " of " +
-           std::string(name(op_.dtype)) + ") and recv buffer at " + hex(r) + " (" +
+      fail("send buffer at " + address_text(s) + " (" + elements(send_n) + " of " +
+           std::string(name(op_.dtype)) + ") and recv buffer at " + address_text(r) + " (" +
            elements(recv_n) + ") overlap but the call is not in place by NCCL's rules" +
            in_place_rule(s, r));
     }
@@ -117,12 +117,6 @@ class Checker {
              ") over each other in recv (elements); blocks must not overlap");
       }
     }
-  }
-
-  static std::string hex(std::uintptr_t address) {
-    char text[2 + 2 * sizeof(address) + 1];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
-    return text;
   }
 
   static std::string elements(std::size_t n) {

@@ -2,18 +2,10 @@
 #include "group_buffers.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "twinccl/call_site_text.h"
 
 namespace twinccl::emu {
-namespace {
-
-std::string hex(std::uintptr_t address) {
-  char text[2 + 2 * sizeof(address) + 1];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
-  return text;
-}
-
-}  // namespace
 
 std::string GroupBoard::post(std::uint64_t first_seq, int rank, int nranks,
                              const std::string& label, std::span<const OpDesc* const> collectives) {
@@ -63,7 +55,7 @@ std::string GroupBoard::check(std::vector<Posted>& ranges, const std::string& la
       auto side = [&](const Posted& x) {
         return "rank " + std::to_string(x.range.rank) + "'s " +
                (x.range.output ? "output (recvbuf at " : "input (sendbuf at ") +
-               hex(x.range.begin) + ", " + std::to_string(x.range.end - x.range.begin) +
+               address_text(x.range.begin) + ", " + std::to_string(x.range.end - x.range.begin) +
                " bytes) of the group's collective " + std::to_string(x.op + 1) + " (" + where(x) +
                ")";
       };

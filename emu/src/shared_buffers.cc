@@ -9,12 +9,6 @@
 namespace twinccl::emu {
 namespace {
 
-std::string hex(std::uintptr_t address) {
-  char text[2 + 2 * sizeof(address) + 1];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
-  return text;
-}
-
 std::string bytes_text(std::uintptr_t n) {
   return std::to_string(n) + (n == 1 ? " byte" : " bytes");
 }
@@ -33,7 +27,7 @@ ByteRange range(const void* data, std::size_t elements, DataType dtype, int rank
 // "rank 1's output (recvbuf at 0x1000, 64 bytes; a.cc:9)"
 std::string side_text(const ByteRange& r, const OpDesc& op) {
   return "rank " + std::to_string(r.rank) + "'s " +
-         (r.output ? "output (recvbuf" : "input (sendbuf") + " at " + hex(r.begin) + ", " +
+         (r.output ? "output (recvbuf" : "input (sendbuf") + " at " + address_text(r.begin) + ", " +
          bytes_text(r.end - r.begin) + "; " + describe_call_site(op.where) + ")";
 }
 
@@ -123,9 +117,9 @@ std::string shared_p2p_text(const std::string& comm, int sender, const void* sen
   std::uintptr_t to = std::min(s + bytes, r + bytes);
   return "send/recv on comm '" + comm + "': ranks " + std::to_string(sender) + " and " +
          std::to_string(receiver) + " share memory: rank " + std::to_string(receiver) +
-         "'s recv buffer (at " + hex(r) + ", " + bytes_text(bytes) + "; " +
+         "'s recv buffer (at " + address_text(r) + ", " + bytes_text(bytes) + "; " +
          describe_call_site(recv_where) + ") overlaps rank " + std::to_string(sender) +
-         "'s send buffer (at " + hex(s) + ", " + bytes_text(bytes) + "; " +
+         "'s send buffer (at " + address_text(s) + ", " + bytes_text(bytes) + "; " +
          describe_call_site(send_where) + ") in " + bytes_text(to - from) + " (offset " +
          std::to_string(from - r) + " of the recv buffer, offset " + std::to_string(from - s) +
          " of the send buffer). On GPUs the two are different devices' memory; here ranks are "

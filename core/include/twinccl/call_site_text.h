@@ -8,6 +8,7 @@
 // rank at once, whichever part of the library noticed.
 #pragma once
 
+#include <cstdint>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -23,5 +24,8 @@ std::string call_site_text(std::string_view operation, std::string_view comm, in
 
 // "file.cc:88": the file's name (no directories) and line.
 std::string describe_call_site(const std::source_location& where);
+
+// A memory address as messages print it: "0x7f3a1c000040".
+std::string address_text(std::uintptr_t address);
 
 }  // namespace twinccl
