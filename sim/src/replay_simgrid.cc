@@ -17,13 +17,12 @@
 // wait: both issue at 0, the all_reduce starts at 0 and runs while both compute; each rank blocks
 // at its wait only if the all_reduce outlasts 5 us.
 #include <algorithm>
-#include <cmath>
 #include <deque>
-#include <map>
 #include <queue>
 #include <simgrid/s4u.hpp>
-#include <tuple>
 
+#include "replay_comms.h"
+#include "replay_connections.h"
 #include "replay_program.h"
 #include "simgrid_run.h"
 #include "twinccl/errors.h"
@@ -46,7 +45,7 @@ class ReplayController {
  public:
   ReplayController(const ReplayProgram& program, std::vector<sg4::Host*> hosts,
                    std::vector<double>& out)
-      : p_(program), hosts_(std::move(hosts)), out_(out) {}
+      : p_(program), out_(out), connections_(program), comms_(program, std::move(hosts)) {}
 
   void operator()() {
     const std::size_t members = p_.members.size();
@@ -225,17 +224,7 @@ class ReplayController {
   void transfer_done(int t) {
     const auto ti = static_cast<std::size_t>(t);
     transfer_done_[ti] = 1;
-    Connection& c = connections_[connection_key(t)];
-    if (--c.active == 0 && !c.waiting.empty()) {
-      // The connection's next step: every waiting transfer of that step goes at once.
-      c.active_step = p_.flow.transfers[static_cast<std::size_t>(c.waiting.front())].step;
-      while (!c.waiting.empty() &&
-             p_.flow.transfers[static_cast<std::size_t>(c.waiting.front())].step == c.active_step) {
-        ++c.active;
-        launch(c.waiting.front());
-        c.waiting.pop_front();
-      }
-    }
+    connections_.ended(t, [this](int next) { launch(next); });
     const auto [from, to] = p_.transfer_members[ti];
     const auto si = static_cast<std::size_t>(from);
     if (--sends_open_[si] == 0 && steps_passed_[si]) member_done(from);
@@ -245,25 +234,10 @@ class ReplayController {
 
   // Starts t now, or queues it behind its connection's earlier steps.
   void post(int t) {
-    Connection& c = connections_[connection_key(t)];
-    const int step = p_.flow.transfers[static_cast<std::size_t>(t)].step;
-    if (c.active == 0 || (c.active_step == step && c.waiting.empty())) {
-      c.active_step = step;
-      ++c.active;
-      launch(t);
-    } else {
-      c.waiting.push_back(t);
-    }
+    if (connections_.post(t)) launch(t);
   }
 
-  void launch(int t) {
-    const FlowTransfer& tr = p_.flow.transfers[static_cast<std::size_t>(t)];
-    const FlowRoute& route = p_.flow.routes[static_cast<std::size_t>(tr.route)];
-    active_.push_back(sg4::Comm::sendto_async(hosts_[static_cast<std::size_t>(route.src)],
-                                              hosts_[static_cast<std::size_t>(route.dst)],
-                                              static_cast<std::uint64_t>(std::llround(tr.bytes))));
-    active_ids_.push_back(t);
-  }
+  void launch(int t) { comms_.start(t); }
 
   void fire(const Timer& timer) {
     switch (timer.kind) {
@@ -287,13 +261,6 @@ class ReplayController {
     }
   }
 
-  void remove_active(std::size_t i) {
-    active_[i] = active_.back();
-    active_.pop_back();
-    active_ids_[i] = active_ids_.back();
-    active_ids_.pop_back();
-  }
-
   void loop() {
     for (;;) {
       drain_runnable();
@@ -303,27 +270,14 @@ class ReplayController {
         fire(t);
         drain_runnable();
       }
-      if (active_.empty()) {
+      if (comms_.empty()) {
         if (timers_.empty()) break;
         sg4::this_actor::sleep_until(timers_.top().at_s);
         continue;
       }
       const double timeout = timers_.empty() ? -1.0 : std::max(0.0, timers_.top().at_s - now());
-      const ssize_t first = sg4::Comm::wait_any_for(active_, timeout);
-      if (first < 0) continue;
-      // Harvest every comm that ended at this instant (symmetric rings end together): one sweep
-      // instead of one wait_any per comm.
-      std::vector<int> ended{active_ids_[static_cast<std::size_t>(first)]};
-      remove_active(static_cast<std::size_t>(first));
-      for (std::size_t i = 0; i < active_.size();) {
-        if (active_[i]->test()) {
-          ended.push_back(active_ids_[i]);
-          remove_active(i);
-        } else {
-          ++i;
-        }
-      }
-      for (int t : ended) transfer_done(t);
+      if (!comms_.wait(timeout)) continue;
+      for (int t : comms_.ended()) transfer_done(t);
     }
     // check_trace's dry run refuses traces that deadlock; should one get here all the same, say so
     // once the engine has stopped (an exception thrown in an actor aborts SimGrid with a
@@ -343,7 +297,6 @@ class ReplayController {
 
  private:
   const ReplayProgram& p_;
-  std::vector<sg4::Host*> hosts_;
   std::vector<double>& out_;
   std::vector<std::size_t> event_base_;
   std::vector<char> issued_, done_;
@@ -356,24 +309,12 @@ class ReplayController {
   std::vector<std::size_t> send_step_;   // per transfer: the sender's step holding it
   std::vector<int> ends_in_step_;        // per grouped transfer: its ends that reached its step
   std::vector<std::size_t> sends_open_;  // per member: sends posted and not ended
-  // One connection per (route, sending member, receiving member): its transfers move in step
-  // order, as NCCL's per-peer FIFOs do; transfers of one step (channels) move together.
-  struct Connection {
-    int active = 0;
-    int active_step = -1;
-    std::deque<int> waiting;
-  };
-  std::tuple<int, int, int> connection_key(int t) const {
-    const auto& [from, to] = p_.transfer_members[static_cast<std::size_t>(t)];
-    return {p_.flow.transfers[static_cast<std::size_t>(t)].route, from, to};
-  }
-  std::map<std::tuple<int, int, int>, Connection> connections_;
+  ReplayConnections connections_;
   std::vector<std::size_t> cursor_;
   std::vector<int> blocked_on_;
   std::deque<int> runnable_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  std::vector<sg4::CommPtr> active_;
-  std::vector<int> active_ids_;
+  ReplayComms comms_;
 };
 
 }  // namespace
