@@ -11,10 +11,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
-#include <fstream>
 #include <mutex>
 #include <numeric>
+#include <ostream>
 #include <thread>
 #include <vector>
 
@@ -22,14 +23,23 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
 
 namespace twinccl::emu {
 namespace {
 
+constexpr const char* kFlightRecorder = "TWINCCL_FLIGHT_RECORDER";
+
+// Written while a failure is being reported: a dump that cannot be written (the disk filled
+// since the check at the start) is said on stderr and never replaces the run's own error.
 void dump_flight_recorder(const emu::World& world, const std::string& path) {
   if (path.empty() || world.recorder() == nullptr) return;
-  std::ofstream out(path);
-  out << world.recorder()->json() << "\n";
+  try {
+    write_output_file(kFlightRecorder, path,
+                      [&](std::ostream& f) { f << world.recorder()->json() << "\n"; });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "twinccl: the flight recorder was not written: %s\n", e.what());
+  }
 }
 
 // A forced algorithm must be one the registry knows (else it would silently apply nowhere).
@@ -104,6 +114,10 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
                       " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds) +
                       " (TWINCCL_TIMEOUT_S, twinccl.run(timeout_s=...))");
   check_algorithm_name(options.algorithm);
+  // The dump is written only when the run fails: a path that cannot be written fails now, not
+  // after the failure it was meant to explain.
+  if (!options.flight_recorder_path.empty())
+    check_output_path(kFlightRecorder, options.flight_recorder_path);
   auto timeout = std::chrono::milliseconds(
       std::max<long long>(1, static_cast<long long>(options.timeout_s * 1000.0)));
   emu::WorldChecks checks;

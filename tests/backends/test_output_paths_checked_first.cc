@@ -1,4 +1,5 @@
-// TWINCCL_TRACE and TWINCCL_TIMELINE name files written after an emulated run: a path that cannot
+// TWINCCL_TRACE, TWINCCL_TIMELINE and TWINCCL_FLIGHT_RECORDER name files written after an emulated
+// run (the last only when it fails): a path that cannot
 // be written (a missing folder, a folder) ends run() before any rank starts, with a ConfigError
 // naming the variable and the path (before, the program ran to the end and then failed with
 // "cannot write trace file", its result lost). A path that can be written still gets the trace.
@@ -82,5 +83,27 @@ TEST_CASE("TWINCCL_TRACE and TWINCCL_TIMELINE paths are checked before any rank 
     CHECK(got.ranks_started == 2);
     CHECK(std::filesystem::file_size(file) > 0);
     std::filesystem::remove(file);
+  }
+}
+
+TEST_CASE("TWINCCL_FLIGHT_RECORDER's path is checked before any rank runs",
+          "[environment][output][recorder]") {
+  RunOptions o = two_ranks();
+  SECTION("a folder that does not exist: refused at once, not lost after the failure") {
+    o.flight_recorder_path = "/nonexistent-twinccl-folder/flight.json";
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 0);
+    CHECK_THAT(got.error,
+               Contains("ConfigError: TWINCCL_FLIGHT_RECORDER '" + o.flight_recorder_path + "'") &&
+                   Contains("does not exist"));
+  }
+  SECTION("a path that can be written: a run that succeeds writes nothing there") {
+    const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                       ("twinccl-flight-" + std::to_string(::getpid()) + ".json");
+    o.flight_recorder_path = file.string();
+    Outcome got = run_counting(o);
+    CHECK(got.error.empty());
+    CHECK(got.ranks_started == 2);
+    CHECK_FALSE(std::filesystem::exists(file));
   }
 }
