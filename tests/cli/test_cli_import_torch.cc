@@ -21,13 +21,6 @@ struct Scratch : twinccl_test::ScratchDir {
   Scratch() : ScratchDir("twinccl_import_torch") {}
 };
 
-std::string rank0_text() {
-  std::ifstream in(std::string(TWINCCL_SOURCE_DIR) + "/tests/trace/data/hta_nccl_data_rank0.json");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The same file as rank `rank` of the 2-rank world.
 std::string as_rank(std::string text, int rank) {
   const std::string from = "\"rank\": 0, \"world_size\": 2";
@@ -41,8 +34,8 @@ std::string as_rank(std::string text, int rank) {
 
 TEST_CASE("cli import-torch-trace: a real DDP trace imported, then replayed on dgx-h100") {
   const Scratch s;
-  s.write("r0.json", rank0_text());
-  s.write("r1.json", as_rank(rank0_text(), 1));
+  s.write("r0.json", twinccl_test::torch_data_file("hta_nccl_data_rank0.json"));
+  s.write("r1.json", as_rank(twinccl_test::torch_data_file("hta_nccl_data_rank0.json"), 1));
   REQUIRE(std::system(("gzip -c " + s.path("r1.json") + " > " + s.path("r1.json.gz")).c_str()) ==
           0);
   const auto imported = run_cli("import-torch-trace " + s.path("r1.json.gz") + " " +
@@ -73,9 +66,9 @@ TEST_CASE("cli import-torch-trace: a real DDP trace imported, then replayed on d
 
 TEST_CASE("cli import-torch-trace: bad input exits 2 with a message") {
   const Scratch s;
-  s.write("r0.json", rank0_text());
-  s.write("r1.json", as_rank(rank0_text(), 1));
-  std::string mismatched = as_rank(rank0_text(), 1);
+  s.write("r0.json", twinccl_test::torch_data_file("hta_nccl_data_rank0.json"));
+  s.write("r1.json", as_rank(twinccl_test::torch_data_file("hta_nccl_data_rank0.json"), 1));
+  std::string mismatched = as_rank(twinccl_test::torch_data_file("hta_nccl_data_rank0.json"), 1);
   const std::size_t at = mismatched.find("\"In msg nelems\": 2049000");
   REQUIRE(at != std::string::npos);
   mismatched.replace(at, 24, "\"In msg nelems\": 2049001");

@@ -14,6 +14,7 @@
 
 #include "cli_runner.h"
 #include "support/skip.h"
+#include "trace/torch_trace_builder.h"
 
 using Catch::Matchers::Contains;
 using twinccl_test::peak_rss_kib;
@@ -28,13 +29,6 @@ struct Scratch : twinccl_test::ScratchDir {
     return nlohmann::json::parse(in);
   }
 };
-
-std::string rank0_text() {
-  std::ifstream in(std::string(TWINCCL_SOURCE_DIR) + "/tests/trace/data/hta_nccl_data_rank0.json");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs `timeout 60 twinccl args...` with its output discarded; returns its peak resident size in
 // KiB (wait4), -1 on error.
@@ -73,11 +67,11 @@ std::string padded_trace(int rank, long filler) {
 
 TEST_CASE("cli import-torch-trace --replicate-missing-ranks: rank 0 alone equals both files") {
   const Scratch s;
-  std::string rank1 = rank0_text();
+  std::string rank1 = twinccl_test::torch_data_file("hta_nccl_data_rank0.json");
   const std::string from = "\"rank\": 0, \"world_size\": 2";
   REQUIRE(rank1.find(from) != std::string::npos);
   rank1.replace(rank1.find(from), from.size(), "\"rank\": 1, \"world_size\": 2");
-  s.write("r0.json", rank0_text());
+  s.write("r0.json", twinccl_test::torch_data_file("hta_nccl_data_rank0.json"));
   s.write("r1.json", rank1);
   const auto both = run_cli("import-torch-trace " + s.path("r0.json") + " " + s.path("r1.json") +
                             " -o " + s.path("both.json"));

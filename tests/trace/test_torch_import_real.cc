@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "torch_trace_builder.h"
 #include "twinccl/sim/replay_trace.h"
 #include "twinccl/trace/torch_import.h"
 
@@ -14,18 +15,10 @@ namespace {
 
 using namespace twinccl;
 
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(TWINCCL_SOURCE_DIR) + "/tests/trace/data/" + name);
-  REQUIRE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The DDP run's rank 0 (HTA's nccl_data) and, for its 2-rank world, the same file as rank 1
 // (DDP ranks issue the same collectives; SOURCES.md says so).
 std::vector<trace::TorchTraceText> ddp_job() {
-  const std::string rank0 = data_file("hta_nccl_data_rank0.json");
+  const std::string rank0 = twinccl_test::torch_data_file("hta_nccl_data_rank0.json");
   std::string rank1 = rank0;
   const std::string from = "\"rank\": 0, \"world_size\": 2";
   const std::size_t at = rank1.find(from);
@@ -117,7 +110,7 @@ TEST_CASE("torch import: compute that overlapped an all_reduce stays between its
 }
 
 TEST_CASE("torch import: a one-rank trace with Process Group ID and no NCCL kernels") {
-  const std::string text = data_file("hta_ns_resolution_rank0.json");
+  const std::string text = twinccl_test::torch_data_file("hta_ns_resolution_rank0.json");
   const trace::TorchImport imported =
       trace::import_torch_traces({{"hta_ns_resolution_rank0.json", text}});
   const trace::Trace& t = imported.trace;

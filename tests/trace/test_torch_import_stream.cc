@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "../../trace/src/torch_json.h"  // the streaming reader's caps, tested directly
+#include "torch_trace_builder.h"
 #include "twinccl/errors.h"
 #include "twinccl/trace/torch_import.h"
 
@@ -19,14 +20,6 @@ namespace trace = twinccl::trace;
 using nlohmann::json;
 
 namespace {
-
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(TWINCCL_SOURCE_DIR) + "/tests/trace/data/" + name);
-  REQUIRE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The DDP excerpt as both ranks of its 2-rank job (rank 1 a copy, as SOURCES.md says).
 std::vector<trace::TorchTraceText> ddp_job(const json& rank0) {
@@ -47,7 +40,7 @@ std::string error_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("torch import stream: the DDP excerpt's op times and compute, computed from its DOM") {
-  const json doc = json::parse(data_file("hta_nccl_data_rank0.json"));
+  const json doc = json::parse(twinccl_test::torch_data_file("hta_nccl_data_rank0.json"));
   // Expected, from the whole document: each call's NCCL kernel by External id; compute is the
   // union of the non-NCCL GPU activities on streams that ran a non-NCCL kernel.
   std::map<long long, std::pair<double, double>> nccl;  // External id -> kernel start, end (us)
@@ -100,7 +93,7 @@ TEST_CASE("torch import stream: the DDP excerpt's op times and compute, computed
 }
 
 TEST_CASE("torch import stream: key order, whitespace and fields it does not read change nothing") {
-  const std::string text = data_file("hta_nccl_data_rank0.json");
+  const std::string text = twinccl_test::torch_data_file("hta_nccl_data_rank0.json");
   const json doc = json::parse(text);
   const trace::TorchImport original = trace::import_torch_traces(ddp_job(doc));
   // The file as written (Kineto's order: "name" and "cat" before "args") vs re-dumped with its
@@ -137,7 +130,7 @@ TEST_CASE("torch import stream: key order, whitespace and fields it does not rea
 }
 
 TEST_CASE("torch import stream: the one-rank excerpt from a stream equals it from a string") {
-  const std::string text = data_file("hta_ns_resolution_rank0.json");
+  const std::string text = twinccl_test::torch_data_file("hta_ns_resolution_rank0.json");
   const trace::TorchImport from_text = trace::import_torch_traces({{"ns.json", text}});
   const trace::TorchImport from_stream = trace::import_torch_trace_streams(
       1,

@@ -6,12 +6,24 @@
 //   std::string text = r.text();
 #pragma once
 
+#include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "twinccl/trace/torch_import.h"
 
 namespace twinccl_test {
+
+// The text of a real excerpt in tests/trace/data/ (SOURCES.md there).
+inline std::string torch_data_file(const std::string& name) {
+  std::ifstream in(std::string(TWINCCL_SOURCE_DIR) + "/tests/trace/data/" + name);
+  REQUIRE(in.good());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 class TorchRankBuilder {
  public:

@@ -26,6 +26,8 @@
 #include <string>
 #include <string_view>
 
+#include "json_shown.h"
+
 namespace twinccl::trace::detail {
 
 struct TorchJsonLimits {
@@ -75,8 +77,5 @@ class CappedBuffer final : public std::streambuf {
   std::array<char, kBlock> block_{};
   std::size_t total_ = 0;
 };
-
-// "an array", "an object", "string \"x\"", "number 7" (at most 40 characters of the value).
-std::string shown(const nlohmann::json& v);
 
 }  // namespace twinccl::trace::detail

@@ -17,11 +17,14 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "json_shown.h"
 #include "twinccl/errors.h"
 #include "twinccl/trace/bounded_json.h"
 
 namespace twinccl::trace {
 namespace {
+
+using detail::shown;
 
 using nlohmann::json;
 
@@ -39,14 +42,6 @@ std::string shown_path(const std::filesystem::path& path) {
   const std::string text = path.string();
   if (text.size() <= 256) return text;
   return text.substr(0, 256) + "... (" + std::to_string(text.size()) + " bytes)";
-}
-
-// A value as a person reads it in an error: its type, and a scalar's first bytes.
-std::string shown(const json& v) {
-  if (v.is_structured()) return std::string("an ") + v.type_name();
-  std::string text = v.dump();
-  if (text.size() > 40) text = text.substr(0, 40) + "...";
-  return std::string(v.type_name()) + " " + text;
 }
 
 const json& field(const json& obj, const char* key, std::string_view source,
