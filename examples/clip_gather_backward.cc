@@ -32,16 +32,18 @@ int main(int argc, char** argv) {
   const int rc = examples::run_with_simulated_time(argc, argv, [&](Communicator& c) {
     const int n = c.size();
     Buffer local = c.alloc(kLocal, DataType::float64);
-    auto f = local.host_span<double>();
+    std::vector<double> f(kLocal);
     for (std::size_t i = 0; i < kLocal; ++i) f[i] = feature(c.rank(), i);
+    local.fill_from_host<double>(f);
     Buffer all = c.alloc(kLocal * static_cast<std::size_t>(n), DataType::float64);
     c.all_gather(local, all);  // forward: every rank sees every rank's features
     c.compute_flops(2.0 * static_cast<double>(all.count()) * 512);  // the similarity matrix
     // Rank r's loss: sum_j w_r[j] X[j]^2 / 2, so its gradient w.r.t. the gathered X is w_r * X.
     Buffer grad_all = c.alloc(all.count(), DataType::float64);
-    auto x = all.host_span<double>();
-    auto g = grad_all.host_span<double>();
+    const auto x = all.to_host<double>();
+    std::vector<double> g(x.size());
     for (std::size_t j = 0; j < g.size(); ++j) g[j] = weight(c.rank(), j) * x[j];
+    grad_all.fill_from_host<double>(g);
     Buffer grad_local = c.alloc(kLocal, DataType::float64);
     c.reduce_scatter(grad_all, grad_local, ReduceOp::sum());  // backward: sum over ranks
     // Exact gradient of the global loss w.r.t. this rank's features: sum_r w_r[j] * x[j].

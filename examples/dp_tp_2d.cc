@@ -35,23 +35,24 @@ int main(int argc, char** argv) {
     std::vector<Buffer> grads;
     for (int l = 0; l < kLayers; ++l) {
       Buffer act = tp->alloc(kActivations, DataType::float32);
-      auto a = act.host_span<float>();
-      for (std::size_t i = 0; i < kActivations; ++i) a[i] = static_cast<float>(tp->rank() + l);
+      act.fill_from_host<float>(
+          std::vector<float>(kActivations, static_cast<float>(tp->rank() + l)));
       Buffer all =
           tp->alloc(kActivations * static_cast<std::size_t>(tp->size()), DataType::float32);
       tp->all_gather(act, all);
       world.compute(150e-6);
-      auto g = all.host_span<float>();
+      const auto g = all.to_host<float>();
       for (std::size_t j = 0; j < g.size(); ++j)
         bad += g[j] != static_cast<float>(static_cast<int>(j / kActivations) + l);
       tp->reduce_scatter(all, act, ReduceOp::sum());
       const int t = tp->size();
       // Every tp rank holds the same gathered tensor: the sum of its slice is t x that slice.
+      const auto a = act.to_host<float>();
       for (std::size_t i = 0; i < kActivations; ++i)
         bad += a[i] != static_cast<float>(t * (tp->rank() + l));
       grads.push_back(dp->alloc(kGradients, DataType::float32));
-      auto gr = grads.back().host_span<float>();
-      for (std::size_t i = 0; i < kGradients; ++i) gr[i] = static_cast<float>(dp->rank() + 1);
+      grads.back().fill_from_host<float>(
+          std::vector<float>(kGradients, static_cast<float>(dp->rank() + 1)));
       grad_reduce.push_back(
           dp->all_reduce(grads.back(), grads.back(), ReduceOp::sum(), {.async_op = true}));
     }

@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
     std::vector<Buffer> shard, gathered, grad_full, grad_shard;
     for (int l = 0; l < kLayers; ++l) {
       shard.push_back(c.alloc(kShard, DataType::float32));
-      auto s = shard.back().host_span<float>();
+      std::vector<float> s(kShard);
       for (std::size_t i = 0; i < kShard; ++i) s[i] = param(l, c.rank(), i);
+      shard.back().fill_from_host<float>(s);
       gathered.push_back(c.alloc(full, DataType::float32));
       grad_full.push_back(c.alloc(full, DataType::float32));
       grad_shard.push_back(c.alloc(kShard, DataType::float32));
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
             c.all_gather(shard[static_cast<std::size_t>(l + 1)],
                          gathered[static_cast<std::size_t>(l + 1)], {.async_op = true});
       c.compute_flops(kLayerFlops);
-      auto g = gathered[static_cast<std::size_t>(l)].host_span<float>();
+      const auto g = gathered[static_cast<std::size_t>(l)].to_host<float>();
       for (std::size_t j = 0; j < full; ++j)
         bad += g[j] != param(l, static_cast<int>(j / kShard), j % kShard);
     }
@@ -61,9 +62,9 @@ int main(int argc, char** argv) {
     std::vector<Work> reduce;
     for (int l = kLayers - 1; l >= 0; --l) {
       c.compute_flops(2 * kLayerFlops);
-      auto g = grad_full[static_cast<std::size_t>(l)].host_span<float>();
-      auto p = gathered[static_cast<std::size_t>(l)].host_span<float>();
-      for (std::size_t j = 0; j < full; ++j) g[j] = static_cast<float>(c.rank() + 1) * p[j];
+      std::vector<float> g = gathered[static_cast<std::size_t>(l)].to_host<float>();
+      for (float& x : g) x *= static_cast<float>(c.rank() + 1);
+      grad_full[static_cast<std::size_t>(l)].fill_from_host<float>(g);
       reduce.push_back(c.reduce_scatter(grad_full[static_cast<std::size_t>(l)],
                                         grad_shard[static_cast<std::size_t>(l)], ReduceOp::sum(),
                                         {.async_op = true}));
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     for (Work& w : reduce) w.wait();
     const float ranks_sum = static_cast<float>(n * (n + 1) / 2);
     for (int l = 0; l < kLayers; ++l) {
-      auto s = grad_shard[static_cast<std::size_t>(l)].host_span<float>();
+      const auto s = grad_shard[static_cast<std::size_t>(l)].to_host<float>();
       for (std::size_t i = 0; i < kShard; ++i) bad += s[i] != ranks_sum * param(l, c.rank(), i);
     }
     std::lock_guard<std::mutex> lock(mu);

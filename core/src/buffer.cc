@@ -192,6 +192,12 @@ void Buffer::check_host() const {
     throw InvalidArgument(
         "Buffer::host_span: the buffer is device memory; use copy_to_host/to_host");
   }
+  if (memory_ && memory_->host_view_refused()) {
+    throw InvalidArgument(
+        "Buffer::host_span: refused under TWINCCL_CHECK=2 because Communicator::alloc returns GPU "
+        "memory on NCCL, where this call fails; use to_host/copy_to_host and "
+        "fill_from_host/copy_from_host, which work on both backends");
+  }
 }
 
 std::string Buffer::size_mismatch(std::size_t given) const {

@@ -50,7 +50,10 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
 Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
   const std::size_t bytes = alloc_bytes(name(), rank_, count, dtype);  // names comm and rank
   try {
-    return Buffer::host(count, dtype);
+    Buffer b = Buffer::host(count, dtype);
+    // As on NCCL, where alloc is GPU memory (Memory::refuse_host_view).
+    if (shared_->config.check == CheckLevel::debug && b.memory()) b.memory()->refuse_host_view();
+    return b;
   } catch (const std::bad_alloc&) {
     throw ResourceError(out_of_memory_text("comm '" + name() + "' rank " + std::to_string(rank_) +
                                                ": alloc(" + std::to_string(count) + ", " +

@@ -231,3 +231,30 @@ TEST_CASE("misuse 41: a group's recv writes the buffer its send reads (debug)",
   all_invalid(out, {"group on comm 'world' rank", "the recv from rank",
                     "writes into the buffer the send to rank", "reads, while both are in flight"});
 }
+
+TEST_CASE("misuse 62: host_span on an alloc'd buffer is refused under debug, as on NCCL",
+          "[emu][misuse][buffers]") {
+  CheckOptions o = with_timeout(10.0);
+  o.check = CheckLevel::debug;
+  std::vector<float> copied(2, 0.0f);
+  auto out = misuse_run(
+      2,
+      [&](Communicator& c) {
+        Buffer b = c.alloc(4, DataType::float32);
+        b.fill_from_host<float>(std::vector<float>(4, 3.0f));  // copies work on both backends
+        c.all_reduce(b, b, ReduceOp::sum());
+        copied[static_cast<std::size_t>(c.rank())] = b.to_host<float>()[2];
+        (void)b.host_span<float>();  // GPU memory on NCCL: refused here too
+      },
+      o);
+  all_invalid(out, {"Buffer::host_span: refused under TWINCCL_CHECK=2",
+                    "to_host/copy_to_host and fill_from_host/copy_from_host"});
+  CHECK(copied[0] == 6.0f);
+  CHECK(copied[1] == 6.0f);
+  // The default level keeps direct access (the emulator's memory is host memory).
+  auto plain = misuse_run(2, [](Communicator& c) {
+    Buffer b = c.alloc(4, DataType::float32);
+    b.host_span<float>()[0] = 1.0f;
+  });
+  for (const auto& r : plain) CHECK(r.type.empty());
+}

@@ -31,6 +31,11 @@ class Memory {
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   MemoryKind kind() const { return kind_; }
+  // Host memory that stands for GPU memory (the emulator under TWINCCL_CHECK=2): host_span is
+  // refused as on NCCL, so a program that reads buffers directly fails on the laptop, not on the
+  // cluster. Copies are unaffected.
+  bool host_view_refused() const { return host_view_refused_; }
+  void refuse_host_view() { host_view_refused_ = true; }
   // Copies between this memory (at byte offset) and host memory.
   virtual void copy_in(std::size_t offset, const void* host, std::size_t bytes);
   virtual void copy_out(std::size_t offset, void* host, std::size_t bytes) const;
@@ -43,6 +48,7 @@ class Memory {
   void* data_;
   std::size_t bytes_;
   MemoryKind kind_;
+  bool host_view_refused_ = false;
 };
 
 // Plain host memory, zero-initialised, 64-byte aligned.

@@ -21,7 +21,8 @@ namespace twinccl {
 enum class CheckLevel : std::uint8_t {
   off,    // 0: no deadlock detection, no flight recorder, no Work bookkeeping
   on,     // 1 (default): wait-for graph deadlock detection, flight recorder, Works never waited on
-  debug,  // 2: also poisons the output of an async operation (bytes 0xFF) until it completes
+  debug,  // 2: also poisons the output of an async operation (bytes 0xFF) until it completes,
+          // and refuses host_span on Communicator::alloc buffers (GPU memory on NCCL)
 };
 
 // Fault injection (emulator only): where a rank is inside an operation when the hook is called.
