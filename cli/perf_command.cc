@@ -207,6 +207,9 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   }
   bool sim = o.backend == "sim";
   apply_nccl_tests_flags(raw, o);
+  // On GPUs the launcher decides the world: --ranks (or -t x -g) is then only checked against it.
+  if (o.backend == "nccl" && raw.ranks.empty() && raw.nthreads.empty() && raw.ngpus.empty())
+    o.ranks = launched_world_size(o.backend);
   if (o.root >= o.ranks && !sim) {
     throw InvalidArgument("-r " + raw.root + ": the root must be a rank in [0, " +
                           std::to_string(o.ranks - 1) + "] (" + std::to_string(o.ranks) +

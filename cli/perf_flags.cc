@@ -101,7 +101,9 @@ void add_nccl_tests_flags(CLI::App* cmd, RawPerfFlags& raw) {
        "GPUs per thread: world size = -t x -g (sim: the first N GPUs of --topology)");
   flag("--ranks", raw.ranks,
        "world size: emulated ranks (threads), 1.." + std::to_string(kMaxEmulatedRanks) +
-           " (default 8); sim: the first N GPUs of --topology (default all)");
+           " (default 8); sim: the first N GPUs of --topology (default all); nccl: the launcher's "
+           "world "
+           "size (default; a different value is refused)");
   flag("-a,--average", raw.average,
        "time reported over ranks: 0 rank 0, 1 mean (default), 2 min, 3 max");
   flag("-C,--report_cputime", raw.cputime,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -15,6 +16,7 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/call_layout.h"
 #include "twinccl/errors.h"
+#include "twinccl/launch_environment.h"
 #include "twinccl/perf_math.h"
 #include "twinccl/reference.h"
 #include "twinccl/run.h"
@@ -62,7 +64,41 @@ T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
   return value;
 }
 
+// Host bytes one process holds to check a row: every rank's input (the reference needs them all)
+// and this rank's before, expected and result copies (the largest receive of any rank).
+double check_host_bytes(const OpDesc& call, int n) {
+  double bytes = 0, largest_recv = 0;
+  const double e = static_cast<double>(size_of(call.dtype));
+  for (int r = 0; r < n; ++r) {
+    bytes += static_cast<double>(send_elements(call, r, n)) * e;
+    largest_recv = std::max(largest_recv, static_cast<double>(recv_elements(call, r, n)) * e);
+  }
+  return bytes + 3 * largest_recv;
+}
+
+// What one process may hold for checking: the emulator's limit (half the physical memory, or of
+// ulimit -v) shared by the processes a launcher started on this node.
+double check_host_limit_bytes(std::string* why) {
+  int here = 1;
+  try {
+    const LaunchEnvironment env = read_launch_environment();
+    if (env.launcher != Launcher::none) here = std::max(env.local_world_size, 1);
+  } catch (const ConfigError&) {  // the run itself reports a malformed launcher environment
+  }
+  const double limit = emulator_memory_limit_bytes(why) / here;
+  if (why != nullptr && here > 1) *why += " shared by " + std::to_string(here) + " processes";
+  return limit;
+}
+
 }  // namespace
+
+int launched_world_size(const std::string& backend) {
+  std::atomic<int> size{0};
+  RunOptions ro;
+  ro.backend = backend;
+  run(ro, [&](Communicator& comm) { size = comm.size(); });
+  return size;
+}
 
 double time_calls_us(Communicator& comm, int calls, const std::string& row,
                      const std::function<Work()>& issue) {
@@ -94,15 +130,32 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
   call.dtype = dtype;
   call.count = count;
   call.root = o.root;
+  RowResult result;
+  // On GPUs each process keeps every rank's input on the host for the reference: a row that would
+  // not fit is timed and reported unchecked (N/A) rather than exhausting the host's memory (with
+  // overcommit the allocation succeeds and filling it swaps or hangs). The emulator's sweep was
+  // refused up front instead (check_emulator_memory).
+  bool check = o.check;
+  if (check && o.backend != "emu") {
+    std::string why;
+    const double need = check_host_bytes(call, n), limit = check_host_limit_bytes(&why);
+    if (need > limit) {
+      check = false;
+      result.unchecked[0] = result.unchecked[1] = true;
+      std::cerr << fmt::format(
+          "twinccl perf: {} {} count {}: not checked (#wrong N/A): the check holds every rank's "
+          "input on the host, {:.1f} GiB, over {:.1f} GiB ({}); lower -e or give -c 0\n",
+          name(kind), name(dtype), count, need / (1 << 30), limit / (1 << 30), why);
+    }
+  }
   std::vector<ReduceOp> ops;
   std::vector<Bytes> inputs;
   for (int r = 0; r < n; ++r) {
     ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(1.0 / (r + 1))
                                                : ReduceOp{op, 1.0});
-    inputs.push_back(o.check ? make_input(dtype, op, r, send_elements(call, r, n), 7) : Bytes{});
+    inputs.push_back(check ? make_input(dtype, op, r, send_elements(call, r, n), 7) : Bytes{});
   }
   call.op = ops[0];
-  RowResult result;
   std::mutex mu;
   RunOptions ro;
   ro.backend = o.backend;
@@ -147,7 +200,7 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
         }
       }
       long long wrong = 0;
-      for (int c = 0; o.check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
+      for (int c = 0; check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
         s.fill_input(inputs[me]);
         issue_call(comm, s, {});
         Bytes before(recv_elements(call, comm.rank(), n) * size_of(dtype), 0);

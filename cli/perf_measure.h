@@ -14,6 +14,10 @@ namespace twinccl::cli {
 
 PerfReport run_measured_perf(const PerfOptions& options);
 
+// The world the backend starts in this process (NCCL: the launcher's world size, or every visible
+// GPU of a process started alone): what `perf --backend nccl` measures when no --ranks is given.
+int launched_world_size(const std::string& backend);
+
 // nccl-tests' count for a size: the whole buffer's elements, or for collectives whose size is the
 // whole gathered buffer the per-rank count rounded down to 16 bytes, as nccl-tests rounds it.
 std::size_t count_for(OpKind kind, std::size_t bytes, DataType dtype, int nranks);

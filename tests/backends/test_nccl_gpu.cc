@@ -12,6 +12,7 @@
 // [multi_rank]; main.cc leaves it out, saying so, on older NCCL).
 #if defined(TWINCCL_GPU_CHECKS)
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
@@ -103,6 +104,39 @@ Bytes device_bytes(const Buffer& b) {
   return out;
 }
 
+std::string element_hex(const Bytes& b, std::size_t i, std::size_t size) {
+  std::string out;
+  static const char* digits = "0123456789abcdef";
+  for (std::size_t k = size; k-- > 0;) {  // little-endian: most significant byte first
+    const unsigned char c = b[i * size + k];
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+// "" when equal; else how many elements differ and the first and last of them, in hex, so a
+// failure over a million elements prints one line instead of both vectors.
+std::string difference(const Bytes& got, const Bytes& expect, DataType t) {
+  if (got == expect) return "";
+  if (got.size() != expect.size()) {
+    return "sizes differ: got " + std::to_string(got.size()) + " bytes, expected " +
+           std::to_string(expect.size());
+  }
+  const std::size_t e = size_of(t), n = got.size() / e;
+  std::size_t differ = 0, first = n, last = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::memcmp(got.data() + i * e, expect.data() + i * e, e) == 0) continue;
+    ++differ;
+    first = std::min(first, i);
+    last = i;
+  }
+  return std::to_string(differ) + " of " + std::to_string(n) + " elements differ; first [" +
+         std::to_string(first) + "] got 0x" + element_hex(got, first, e) + " expected 0x" +
+         element_hex(expect, first, e) + ", last [" + std::to_string(last) + "] got 0x" +
+         element_hex(got, last, e) + " expected 0x" + element_hex(expect, last, e);
+}
+
 Buffer filled(Communicator& comm, DataType t, const std::vector<double>& values) {
   Buffer b = comm.alloc(values.size(), t);
   const Bytes bytes = encode(t, values);
@@ -146,32 +180,48 @@ TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked
           CHECK_THROWS_AS(world.all_reduce(in, out, ReduceOp::sum()), InvalidArgument);
           continue;
         }
+        // After every call: the output holds what it should and the input is untouched. The
+        // output is poisoned (0xa5) before each call so a value left from the previous call
+        // cannot pass for a written one.
+        const Bytes poison(n * size_of(t), 0xa5);
+        auto poisoned = [&](Buffer& b) {
+          if (!poison.empty()) b.copy_from_host(poison.data(), poison.size());
+        };
+        auto expect_output = [&](const char* what, const Buffer& b, const Bytes& want) {
+          INFO(what);
+          CHECK(difference(device_bytes(b), want, t) == "");
+          CHECK(difference(device_bytes(in), expect, t) == "");  // the input is not written
+        };
         for (ReduceOp op : ops) {
           INFO("op " << to_string(op));
+          poisoned(out);
           world.all_reduce(in, out, op);
-          CHECK(device_bytes(out) == expect);
+          expect_output("all_reduce", out, expect);
+          poisoned(out);
           world.reduce_scatter(in, out, op);
-          CHECK(device_bytes(out) == expect);
+          expect_output("reduce_scatter", out, expect);
+          poisoned(out);
           world.reduce(in, out, op, 0);
-          CHECK(device_bytes(out) == expect);
+          expect_output("reduce", out, expect);
         }
         std::vector<double> doubled(values);
         for (double& x : doubled) x *= 2;
         if (fp8) {  // NCCL's one-rank path cannot scale fp8: refused with the reason
           CHECK_THROWS_AS(world.all_reduce(in, out, ReduceOp::premul_sum(2.0)), InvalidArgument);
         } else {
+          poisoned(out);
           world.all_reduce(in, out, ReduceOp::premul_sum(2.0));
-          CHECK(device_bytes(out) == encode(t, doubled));
+          expect_output("all_reduce premul_sum(2)", out, encode(t, doubled));
         }
         Buffer inplace = filled(world, t, values);
         world.all_reduce(inplace, inplace, ReduceOp::sum());
-        CHECK(device_bytes(inplace) == expect);
+        expect_output("all_reduce in place", inplace, expect);
 
         auto copy_checks = [&](const char* what, auto&& call) {
-          INFO(what);
           Buffer dst = world.alloc(n, t);
+          poisoned(dst);
           call(dst);
-          CHECK(device_bytes(dst) == expect);
+          expect_output(what, dst, expect);
         };
         copy_checks("all_gather", [&](Buffer& dst) { world.all_gather(in, dst); });
         copy_checks("broadcast",
@@ -197,7 +247,6 @@ TEST_CASE("nccl gpu: world size 1, every collective, every dtype, values checked
         copy_checks("reduce_scatter_v", [&](Buffer& dst) {
           world.reduce_scatter_v(in.data(), dst.data(), counts, {}, t, ReduceOp::sum());
         });
-        CHECK(device_bytes(in) == expect);  // no call wrote its input
       }
     }
     world.barrier();
@@ -214,11 +263,13 @@ TEST_CASE("nccl gpu: async work, wait_for, test, groups", "[gpu]") {
     CHECK(w.wait_for(std::chrono::seconds(30)));
     CHECK(w.test());
     w.wait();
-    CHECK(device_bytes(out) == encode(DataType::float32, values));
+    CHECK(difference(device_bytes(out), encode(DataType::float32, values), DataType::float32) ==
+          "");
     // copy_out is ordered after an async op on the same communicator without an explicit wait.
     Buffer out2 = world.alloc(n, DataType::float32);
     world.all_gather(in, out2, {.async_op = true});
-    CHECK(device_bytes(out2) == encode(DataType::float32, values));
+    CHECK(difference(device_bytes(out2), encode(DataType::float32, values), DataType::float32) ==
+          "");
 
     world.group_start();
     Work inside = world.all_reduce(in, out, ReduceOp::max(), {.async_op = true});
@@ -228,7 +279,8 @@ TEST_CASE("nccl gpu: async work, wait_for, test, groups", "[gpu]") {
     Work group = world.group_end({.async_op = true});
     group.wait();
     inside.wait();  // the group ended: its ops are done too
-    CHECK(device_bytes(out2) == encode(DataType::float32, values));
+    CHECK(difference(device_bytes(out2), encode(DataType::float32, values), DataType::float32) ==
+          "");
     CHECK_THROWS_AS(world.group_end(), InvalidArgument);
   });
 }
@@ -244,7 +296,7 @@ TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
     Buffer in = filled(*sub, DataType::int32, values);
     Buffer out = sub->alloc(1000, DataType::int32);
     sub->all_reduce(in, out, ReduceOp::sum());
-    CHECK(device_bytes(out) == encode(DataType::int32, values));
+    CHECK(difference(device_bytes(out), encode(DataType::int32, values), DataType::int32) == "");
 
     Buffer b = world.alloc(16, DataType::float64);
     CHECK(b.memory_kind() == MemoryKind::device);
@@ -259,7 +311,7 @@ TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
     for (double& x : halves) x *= 0.5;
     Buffer h = filled(world, DataType::float32, halves_in);
     world.all_reduce(h, h, ReduceOp::premul_sum(0.5));
-    CHECK(device_bytes(h) == encode(DataType::float32, halves));
+    CHECK(difference(device_bytes(h), encode(DataType::float32, halves), DataType::float32) == "");
   });
 }
 
