@@ -108,7 +108,7 @@ NcclCommunicator::~NcclCommunicator() {
     try {
       DeviceGuard guard(ctx_->device());
       order_launch(*ctx_->stream(), caller_stream_,
-                   "group left open at destruction of comm '" + name() + "'");
+                   [&] { return "group left open at destruction of comm '" + name() + "'"; });
     } catch (const std::exception&) {
     }
     bool in_progress = false;
@@ -163,11 +163,13 @@ void NcclCommunicator::release_reduce_ops() {
 }
 
 Work NcclCommunicator::submit(OpDesc op) {
-  const std::string what = call_site_text(twinccl::name(op.kind), name(), rank(), op.where);
-  if (ctx_->aborted()) ctx_->throw_if_aborted(what);
-  refuse_if_group_of_other(this, what);
+  // The launch path builds no message unless something fails (host overhead per call).
+  auto what = [&] { return call_site_text(twinccl::name(op.kind), name(), rank(), op.where); };
+  if (ctx_->aborted()) ctx_->throw_if_aborted(what());
+  refuse_if_group_of_other_lazy(this, what);
   if (!op.algorithm.empty()) note_algorithm_ignored(op);
-  adapt_fp8(op, *ctx_->stream(), size(), what);
+  if (op.dtype == DataType::float8_e4m3 || op.dtype == DataType::float8_e5m2)
+    adapt_fp8(op, *ctx_->stream(), size(), what());
   DeviceGuard guard(ctx_->device());
   const EnqueueTarget target{ctx_->comm(), ctx_->cuda_stream(), rank(),
                              size(),       &ctx_->name(),       ++op_count_};
@@ -177,10 +179,11 @@ Work NcclCommunicator::submit(OpDesc op) {
     return Work(std::make_shared<NcclWork>(ctx_, group_completion_));
   }
   auto completion = std::make_shared<Completion>(ctx_, twinccl::name(op.kind), op_count_, op.where);
+  auto describe = [&] { return completion->describe(); };
   try {
-    order_launch(*ctx_->stream(), caller_stream_, completion->describe());
+    order_launch(*ctx_->stream(), caller_stream_, describe);
     enqueue(op, target, scratch, reduce_ops_);
-    ctx_->wait_ready(completion->describe());  // queued for real before the event is recorded
+    ctx_->wait_ready_lazy(describe);  // queued for real before the event is recorded
   } catch (...) {
     release_reduce_ops();  // only if NCCL is done with the comm (else NCCL frees them with it)
     throw;
@@ -223,7 +226,7 @@ Work NcclCommunicator::group_end(CallOptions opts, Where where) {
   }
   std::shared_ptr<Completion> completion = std::move(group_completion_);
   // The group's kernels are launched by ncclGroupEnd: order the stream just before it.
-  order_launch(*ctx_->stream(), caller_stream_, completion->describe());
+  order_launch(*ctx_->stream(), caller_stream_, [&] { return completion->describe(); });
   const ncclResult_t rc = api().ncclGroupEnd();
   if (rc != ncclSuccess && rc != ncclInProgress) {
     release_reduce_ops();

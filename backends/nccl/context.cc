@@ -192,6 +192,11 @@ void CommContext::wait_ready(const std::string& what) {
   }
 }
 
+bool CommContext::ready_now() const {
+  ncclResult_t state = ncclInProgress;
+  return api().ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state == ncclSuccess;
+}
+
 bool CommContext::ready() const {
   if (aborted_.load() || comm_ == nullptr) return false;
   ncclResult_t state = ncclInProgress;

@@ -127,8 +127,17 @@ class CommContext {
   // before anything is recorded behind it. Aborts and throws TimeoutError past the timeout,
   // AbortedError when the run's signal is raised, BackendError on an NCCL error.
   void wait_ready(const std::string& what);
+  // The same, with the message built only when the communicator is not ready at once (the launch
+  // path: a ready communicator costs one ncclCommGetAsyncError and no string work).
+  template <class What>
+  void wait_ready_lazy(What&& what) {
+    if (ready_now()) return;
+    wait_ready(what());
+  }
 
  private:
+  bool ready_now() const;  // ncclCommGetAsyncError says ncclSuccess (aborted or not)
+
   ncclComm_t comm_;
   std::shared_ptr<StreamContext> stream_;
   int rank_;

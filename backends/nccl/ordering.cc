@@ -14,13 +14,16 @@ thread_local bool t_has_last = false;
 
 // Records an event on `from` and makes `to` wait for it (the event returns to the pool at once:
 // cudaStreamWaitEvent captures the event's state when it is called).
-void wait_for(StreamContext& to, cudaStream_t from, const std::string& what) {
+void wait_for(StreamContext& to, cudaStream_t from, const std::function<std::string()>& what) {
   cudaEvent_t e = to.take_event();
   const cudaError_t recorded = api().cudaEventRecord(e, from);
   const cudaError_t waited =
       recorded == cudaSuccess ? api().cudaStreamWaitEvent(to.stream(), e, 0) : recorded;
   to.give_back(e);
-  check_cuda(waited, what + ": ordering the communicator's stream after the caller's stream");
+  if (waited != cudaSuccess) {
+    throw_cuda_error(waited,
+                     what() + ": ordering the communicator's stream after the caller's stream");
+  }
 }
 
 }  // namespace
@@ -37,7 +40,8 @@ void refuse_if_group_of_other(const void* comm, const std::string& what) {
       "another communicator");
 }
 
-void order_launch(StreamContext& stream, cudaStream_t caller, const std::string& what) {
+void order_launch(StreamContext& stream, cudaStream_t caller,
+                  const std::function<std::string()>& what) {
   if (caller != stream.stream()) wait_for(stream, caller, what);
   if (t_has_last && t_last_stream != stream.stream()) wait_for(stream, t_last_stream, what);
   t_last_stream = stream.stream();

@@ -21,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <source_location>
 #include <string>
 
@@ -38,10 +39,18 @@ struct ThreadGroup {
 ThreadGroup& thread_group();
 // Throws InvalidArgument when this thread's open group belongs to another communicator.
 void refuse_if_group_of_other(const void* comm, const std::string& what);
+// The same check with the message built only when it fails (the launch path).
+template <class What>
+void refuse_if_group_of_other_lazy(const void* comm, What&& what) {
+  const ThreadGroup& group = thread_group();
+  if (group.depth != 0 && group.owner != comm) refuse_if_group_of_other(comm, what());
+}
 
 // Makes `stream` wait for `caller` (unless it is the same stream) and for this thread's previous
 // NCCL launch on another stream; then remembers `stream` as this thread's last launch.
-void order_launch(StreamContext& stream, cudaStream_t caller, const std::string& what);
+// `what` names the call in an error message; it is called only when CUDA fails.
+void order_launch(StreamContext& stream, cudaStream_t caller,
+                  const std::function<std::string()>& what);
 // A stream is being destroyed: stop remembering it as this thread's last launch.
 void forget_stream(cudaStream_t stream);
 

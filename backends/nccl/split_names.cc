@@ -71,7 +71,7 @@ std::string split_name_disagreement(const std::shared_ptr<CommContext>& parent,
   send->copy_in(0, &mine, sizeof mine);
   auto completion = std::make_shared<Completion>(parent, "split", split_number, where);
   const std::string what = completion->describe() + ": exchanging the names asked for";
-  order_launch(*parent->stream(), caller_stream, what);
+  order_launch(*parent->stream(), caller_stream, [&] { return what; });
   check_nccl(api().ncclAllGather(send->data(), recv->data(), sizeof(SplitRecord), ncclUint8,
                                  parent->comm(), parent->cuda_stream()),
              parent->comm(), what);
