@@ -69,7 +69,7 @@ step gpu_checks_multi_rank 120 pass env NCCL_MULTI_RANK_GPU_ENABLE=1 NCCL_MAX_CT
   "$run" "$bin/gpu_checks" --multi-rank -r compact
 step perf_nccl 120 pass env TWINCCL_BACKEND=nccl "$run" "$bin/twinccl" perf --backend nccl \
   -b 1K -e 256M -f 4
-step perf_nccl_too_big 60 "memory|bytes|GiB|TiB" env TWINCCL_BACKEND=nccl "$run" "$bin/twinccl" perf \
+step perf_nccl_too_big 60 "out of memory|cudaMalloc" env TWINCCL_BACKEND=nccl "$run" "$bin/twinccl" perf \
   --backend nccl -b 4T -e 4T
 step bench_nccl_overhead 120 pass "$run" "$bin/bench_nccl_overhead"
 step quickstart_plain 60 pass env TWINCCL_BACKEND=nccl "$run" "$bin/example_quickstart"
