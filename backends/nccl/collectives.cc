@@ -8,8 +8,11 @@
 #include "nccl/collectives.h"
 
 #include <numeric>
+#include <optional>
 
 #include "nccl/check.h"
+#include "nccl/internal_group.h"
+#include "nccl/one_rank.h"
 #include "nccl/types.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -19,6 +22,13 @@ namespace {
 
 std::vector<std::size_t> same_counts(std::size_t count, int nranks) {
   return std::vector<std::size_t>(static_cast<std::size_t>(nranks), count);
+}
+
+const void* at(const void* p, std::size_t elements, DataType t) {
+  return static_cast<const char*>(p) + elements * size_of(t);
+}
+void* at(void* p, std::size_t elements, DataType t) {
+  return static_cast<char*>(p) + elements * size_of(t);
 }
 
 }  // namespace
@@ -43,13 +53,29 @@ void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch,
   if (op.count == 0 && op.kind != OpKind::barrier && !is_uneven(op.kind)) return;
   switch (op.kind) {
     case OpKind::all_reduce:
-      return check_nccl_lazy(api().ncclAllReduce(op.send, op.recv, op.count, to_nccl(op.dtype),
-                                                 reduce_op(), comm, stream),
-                             comm, what);
     case OpKind::reduce_scatter:
-      return check_nccl_lazy(api().ncclReduceScatter(op.send, op.recv, op.count, to_nccl(op.dtype),
-                                                     reduce_op(), comm, stream),
-                             comm, what);
+    case OpKind::reduce: {
+      // One rank: pieces NCCL's one-rank kernel writes completely (one_rank.h); else one call.
+      const ncclRedOp_t red = reduce_op();
+      const std::vector<OnePiece> pieces =
+          one_rank_pieces(op.count, size_of(op.dtype), uses_one_rank_kernel(op, t.size));
+      std::optional<InternalGroup> group;  // several calls: one group (non-blocking comm)
+      if (pieces.size() > 1) group.emplace(t, op);
+      for (const OnePiece& p : pieces) {
+        const void* send = at(op.send, p.first, op.dtype);
+        void* recv = op.recv == nullptr ? nullptr : at(op.recv, p.first, op.dtype);
+        const ncclDataType_t type = to_nccl(op.dtype);
+        check_nccl_lazy(
+            op.kind == OpKind::all_reduce
+                ? api().ncclAllReduce(send, recv, p.count, type, red, comm, stream)
+            : op.kind == OpKind::reduce_scatter
+                ? api().ncclReduceScatter(send, recv, p.count, type, red, comm, stream)
+                : api().ncclReduce(send, recv, p.count, type, red, op.root, comm, stream),
+            comm, what);
+      }
+      if (group) group->end();
+      return;
+    }
     case OpKind::all_gather:
       return check_nccl_lazy(
           api().ncclAllGather(op.send, op.recv, op.count, to_nccl(op.dtype), comm, stream), comm,
@@ -58,10 +84,6 @@ void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch,
       return check_nccl_lazy(
           api().ncclBroadcast(op.send, op.recv, op.count, to_nccl(op.dtype), op.root, comm, stream),
           comm, what);
-    case OpKind::reduce:
-      return check_nccl_lazy(api().ncclReduce(op.send, op.recv, op.count, to_nccl(op.dtype),
-                                              reduce_op(), op.root, comm, stream),
-                             comm, what);
     case OpKind::send:
       return check_nccl_lazy(
           api().ncclSend(op.send, op.count, to_nccl(op.dtype), op.peer, comm, stream), comm, what);

@@ -15,35 +15,13 @@
 
 #include "nccl/check.h"
 #include "nccl/collectives.h"
+#include "nccl/internal_group.h"
+#include "nccl/one_rank.h"
 #include "nccl/types.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::nccl {
 namespace {
-
-// ncclGroupStart now; end() issues, the destructor balances the group on an error path.
-class InternalGroup {
- public:
-  InternalGroup(const EnqueueTarget& t, const OpDesc& op) : t_(t), op_(op) {
-    check_nccl_lazy(api().ncclGroupStart(), t_.comm,
-                    [&] { return describe(op_, t_) + ": ncclGroupStart"; });
-  }
-  ~InternalGroup() {
-    if (!ended_) (void)api().ncclGroupEnd();
-  }
-  InternalGroup(const InternalGroup&) = delete;
-  InternalGroup& operator=(const InternalGroup&) = delete;
-  void end() {
-    ended_ = true;
-    check_nccl_lazy(api().ncclGroupEnd(), t_.comm,
-                    [&] { return describe(op_, t_) + ": ncclGroupEnd"; });
-  }
-
- private:
-  const EnqueueTarget& t_;
-  const OpDesc& op_;
-  bool ended_ = false;
-};
 
 std::vector<std::size_t> offsets(std::span<const std::size_t> counts,
                                  std::span<const std::size_t> displs) {
@@ -190,11 +168,16 @@ void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std:
   for (int p = 0; p < t.size; ++p) {
     const auto i = static_cast<std::size_t>(p);
     if (counts[i] == 0) continue;
-    void* block_recv = p == t.rank ? recv : nullptr;  // recvbuff is only used at the root
-    check_nccl_lazy(api().ncclReduce(x.at(send, d[i]), block_recv, counts[i], x.type, reduce_op, p,
-                                     t.comm, t.stream),
-                    t.comm,
-                    [&] { return describe(op, t) + ": ncclReduce of block " + std::to_string(p); });
+    // One rank: pieces NCCL's one-rank kernel writes completely (one_rank.h).
+    for (const OnePiece& piece :
+         one_rank_pieces(counts[i], size_of(dtype), uses_one_rank_kernel(op, t.size))) {
+      // recvbuff is only used at the root
+      void* block_recv = p == t.rank ? x.at(recv, piece.first) : nullptr;
+      check_nccl_lazy(
+          api().ncclReduce(x.at(send, d[i] + piece.first), block_recv, piece.count, x.type,
+                           reduce_op, p, t.comm, t.stream),
+          t.comm, [&] { return describe(op, t) + ": ncclReduce of block " + std::to_string(p); });
+    }
   }
   group.end();
 }

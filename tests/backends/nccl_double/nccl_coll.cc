@@ -7,6 +7,7 @@
 // send from a to b meets the k-th receive at b from a), then meets the other ranks at each
 // collective's sequence number; the last to arrive checks that every rank called the same thing
 // (kind, count, type, op, root) and moves the data for all, in host memory.
+#include <algorithm>
 #include <cstring>
 
 #include "nccl_double/comm.h"
@@ -63,6 +64,22 @@ std::vector<char> reduce_all(const std::vector<std::optional<Op>>& ops, std::siz
   return acc;
 }
 
+// As NCCL 2.19 .. 2.28.9 at one rank (src/device/onerank.cu, ncclLaunchOneRank): a PreMulSum
+// reduction (premul_sum, avg on floating types) runs on min(32, ceil(bytes / 16 KiB)) blocks of
+// alignUp(floor(n / blocks), 16 bytes) elements, so the elements past blocks x that stay
+// unwritten. The double writes only what that kernel writes, so the backend must work around it.
+std::size_t one_rank_written(const Op& op, std::size_t n) {
+  const auto type = to_type(op.type);
+  const bool kernel =
+      op.premul || (op.red == ncclAvg && twinccl::is_floating(type) && !is_fp8(op.type));
+  if (!kernel || n == 0) return n;
+  const std::size_t e = twinccl::size_of(type);
+  const std::size_t blocks = std::min<std::size_t>(32, (n * e + 16383) / 16384);
+  const std::size_t pack = 16 / e;
+  const std::size_t each = (n / blocks + pack - 1) / pack * pack;
+  return std::min(n, blocks * each);
+}
+
 // Every rank arrived with `ops` (by rank): same call? then move the data.
 void perform(Clique& q, const std::vector<std::optional<Op>>& ops) {
   const Op& a = *ops[0];
@@ -83,21 +100,24 @@ void perform(Clique& q, const std::vector<std::optional<Op>>& ops) {
   const std::size_t n = a.count;
   const std::size_t block = bytes_of(a.type, n);
   const auto nranks = ops.size();
+  // One rank: what NCCL's one-rank kernel really writes of a reduction.
+  const std::size_t reduced =
+      nranks == 1 && is_reduction(a.kind) ? bytes_of(a.type, one_rank_written(a, n)) : block;
   switch (a.kind) {
     case Kind::all_reduce: {
       const auto acc = reduce_all(ops, n);
-      for (const auto& o : ops) std::memcpy(o->recv, acc.data(), block);
+      for (const auto& o : ops) std::memcpy(o->recv, acc.data(), reduced);
       break;
     }
     case Kind::reduce: {
       const auto acc = reduce_all(ops, n);
-      std::memcpy(ops[static_cast<std::size_t>(a.root)]->recv, acc.data(), block);
+      std::memcpy(ops[static_cast<std::size_t>(a.root)]->recv, acc.data(), reduced);
       break;
     }
     case Kind::reduce_scatter: {
       const auto acc = reduce_all(ops, n * nranks);
       for (std::size_t r = 0; r < nranks; ++r)
-        std::memcpy(ops[r]->recv, acc.data() + r * block, block);
+        std::memcpy(ops[r]->recv, acc.data() + r * block, reduced);
       break;
     }
     case Kind::broadcast: {

@@ -1,7 +1,9 @@
 // Settings, call log, violations, host "device" allocations and the control API (control.h).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "nccl_double/control.h"
 #include "nccl_double/double.h"
@@ -14,7 +16,10 @@ struct Registry {
   std::map<std::string, long> settings;
   std::vector<std::string> log;
   std::vector<std::string> violations;
-  std::map<char*, std::unique_ptr<Allocation>> allocations;  // by base; never erased (no reuse)
+  // By base. A freed allocation stays (use-after-free is reported) until calloc reuses its bytes:
+  // then it moves to `reused`, so that it never shadows the live allocation that now holds them.
+  std::map<char*, std::unique_ptr<Allocation>> allocations;
+  std::vector<std::unique_ptr<Allocation>> reused;  // kept: queued work may still point at them
   std::atomic<int> next_thread{0};
 };
 
@@ -92,7 +97,13 @@ Allocation* new_allocation(std::size_t bytes) {
   a->base = static_cast<char*>(std::calloc(bytes == 0 ? 1 : bytes, 1));
   std::lock_guard lock(reg().mutex);
   Allocation* raw = a.get();
-  reg().allocations[a->base] = std::move(a);
+  auto& all = reg().allocations;
+  const char* end = a->base + std::max<std::size_t>(bytes, 1);
+  for (auto it = all.lower_bound(a->base); it != all.end() && it->first < end;) {
+    reg().reused.push_back(std::move(it->second));  // freed: its bytes are this allocation's now
+    it = all.erase(it);
+  }
+  all[a->base] = std::move(a);
   return raw;
 }
 
