@@ -92,6 +92,18 @@ double check_host_limit_bytes(std::string* why) {
 
 }  // namespace
 
+bool check_fits_in_host(const PerfOptions& o, double need_bytes, const std::string& row) {
+  if (!o.check || o.backend == "emu") return o.check;
+  std::string why;
+  const double limit = check_host_limit_bytes(&why);
+  if (need_bytes <= limit) return true;
+  std::cerr << fmt::format(
+      "twinccl perf: {}: not checked (#wrong N/A): the check holds every rank's input on the "
+      "host, {:.1f} GiB, over {:.1f} GiB ({}); lower -e or give -c 0\n",
+      row, need_bytes / (1 << 30), limit / (1 << 30), why);
+  return false;
+}
+
 int launched_world_size(const std::string& backend) {
   std::atomic<int> size{0};
   RunOptions ro;
@@ -135,19 +147,9 @@ RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceK
   // not fit is timed and reported unchecked (N/A) rather than exhausting the host's memory (with
   // overcommit the allocation succeeds and filling it swaps or hangs). The emulator's sweep was
   // refused up front instead (check_emulator_memory).
-  bool check = o.check;
-  if (check && o.backend != "emu") {
-    std::string why;
-    const double need = check_host_bytes(call, n), limit = check_host_limit_bytes(&why);
-    if (need > limit) {
-      check = false;
-      result.unchecked[0] = result.unchecked[1] = true;
-      std::cerr << fmt::format(
-          "twinccl perf: {} {} count {}: not checked (#wrong N/A): the check holds every rank's "
-          "input on the host, {:.1f} GiB, over {:.1f} GiB ({}); lower -e or give -c 0\n",
-          name(kind), name(dtype), count, need / (1 << 30), limit / (1 << 30), why);
-    }
-  }
+  const bool check = check_fits_in_host(
+      o, check_host_bytes(call, n), fmt::format("{} {} count {}", name(kind), name(dtype), count));
+  if (o.check && !check) result.unchecked[0] = result.unchecked[1] = true;
   std::vector<ReduceOp> ops;
   std::vector<Bytes> inputs;
   for (int r = 0; r < n; ++r) {

@@ -14,6 +14,13 @@ namespace twinccl::cli {
 
 PerfReport run_measured_perf(const PerfOptions& options);
 
+// On GPUs each process keeps every rank's input on the host for the reference. True when a row's
+// check (`need_bytes` on the host) fits in what one process may hold (half the physical memory or
+// of ulimit -v, shared by the launcher's processes on this node); else says on stderr that `row`
+// is timed unchecked and returns false. The emulator's sweep is checked up front instead
+// (check_emulator_memory), so for it this is just options.check.
+bool check_fits_in_host(const PerfOptions& options, double need_bytes, const std::string& row);
+
 // The world the backend starts in this process (NCCL: the launcher's world size, or every visible
 // GPU of a process started alone): what `perf --backend nccl` measures when no --ranks is given.
 int launched_world_size(const std::string& backend);

@@ -101,9 +101,15 @@ void check_p2p_ranks(OpKind test, int nranks) {
 RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::size_t count) {
   const int n = o.ranks;
   check_p2p_ranks(test, n);
+  const double element_bytes = static_cast<double>(size_of(dtype));
+  const double recv_elements =
+      static_cast<double>(count) * (test == kHypercubeTest ? static_cast<double>(n) : 1.0);
+  const bool check =
+      check_fits_in_host(o, (static_cast<double>(count) * n + 2 * recv_elements) * element_bytes,
+                         fmt::format("{} {} count {}", perf_test_name(test), name(dtype), count));
   std::vector<Bytes> inputs;
   for (int r = 0; r < n; ++r)
-    inputs.push_back(o.check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
+    inputs.push_back(check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
   RowResult result;
   std::mutex mu;
   RunOptions ro;
@@ -136,7 +142,7 @@ RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std
         us = combine(comm, us, o.average);
       }
       long long wrong = 0;
-      const bool checked = o.check && !(test == kSendRecvTest && place == 1);
+      const bool checked = check && !(test == kSendRecvTest && place == 1);
       for (int c = 0; checked && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
         if (count > 0) b.send.copy_from_host(inputs[me].data(), inputs[me].size());
         run_once(comm, test, b, count, in_place, false, last);
