@@ -97,10 +97,16 @@ bool check_fits_in_host(const PerfOptions& o, double need_bytes, const std::stri
   std::string why;
   const double limit = check_host_limit_bytes(&why);
   if (need_bytes <= limit) return true;
-  std::cerr << fmt::format(
-      "twinccl perf: {}: not checked (#wrong N/A): the check holds every rank's input on the "
-      "host, {:.1f} GiB, over {:.1f} GiB ({}); lower -e or give -c 0\n",
-      row, need_bytes / (1 << 30), limit / (1 << 30), why);
+  bool first_process = true;  // one note per job, not one per process
+  try {
+    first_process = read_launch_environment().rank == 0;
+  } catch (const ConfigError&) {
+  }
+  if (first_process)
+    std::cerr << fmt::format(
+        "twinccl perf: {}: not checked (#wrong N/A): the check holds every rank's input on the "
+        "host, {:.1f} GiB, over {:.1f} GiB ({}); lower -e or give -c 0\n",
+        row, need_bytes / (1 << 30), limit / (1 << 30), why);
   return false;
 }
 
@@ -133,93 +139,121 @@ double time_calls_us(Communicator& comm, int calls, const std::string& row,
   return calls > 0 ? us / calls : 0.0;
 }
 
-RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
-                      std::size_t count) {
-  if (is_p2p_test(kind)) return measure_p2p_row(o, kind, dtype, count);
-  int n = o.ranks;
-  OpDesc call;
-  call.kind = kind;
-  call.dtype = dtype;
-  call.count = count;
-  call.root = o.root;
-  RowResult result;
+RowPlan plan_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
+                 std::size_t count) {
+  if (is_p2p_test(kind)) return plan_p2p_row(o, kind, dtype, count);
+  const int n = o.ranks;
+  RowPlan p;
+  p.call.kind = kind;
+  p.call.dtype = dtype;
+  p.call.count = count;
+  p.call.root = o.root;
   // On GPUs each process keeps every rank's input on the host for the reference: a row that would
   // not fit is timed and reported unchecked (N/A) rather than exhausting the host's memory (with
   // overcommit the allocation succeeds and filling it swaps or hangs). The emulator's sweep was
   // refused up front instead (check_emulator_memory).
-  const bool check = check_fits_in_host(
-      o, check_host_bytes(call, n), fmt::format("{} {} count {}", name(kind), name(dtype), count));
-  if (o.check && !check) result.unchecked[0] = result.unchecked[1] = true;
-  std::vector<ReduceOp> ops;
-  std::vector<Bytes> inputs;
+  p.check = check_fits_in_host(o, check_host_bytes(p.call, n),
+                               fmt::format("{} {} count {}", name(kind), name(dtype), count));
+  // The emulator is checked bit for bit against the reference's own fold order; NCCL folds in its
+  // own order (ring, tree, NVLS), so its inputs give the same result in any order.
+  const bool emulated = o.backend == "emu";
   for (int r = 0; r < n; ++r) {
-    ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(1.0 / (r + 1))
-                                               : ReduceOp{op, 1.0});
-    inputs.push_back(check ? make_input(dtype, op, r, send_elements(call, r, n), 7) : Bytes{});
+    // An integer type needs an integral scalar (1, 2, 3); a floating one gets a fraction.
+    const double scalar = !is_floating(dtype) ? static_cast<double>(r % 3 + 1)
+                          : emulated          ? 1.0 / (r + 1)
+                                              : order_free_premul_scalar(dtype, r);
+    p.ops.push_back(op == ReduceKind::premul_sum ? ReduceOp::premul_sum(scalar)
+                                                 : ReduceOp{op, 1.0});
+    const std::size_t elements = send_elements(p.call, r, n);
+    p.inputs.push_back(!p.check   ? Bytes{}
+                       : emulated ? make_input(dtype, op, r, elements, 7)
+                                  : make_order_free_input(dtype, op, r, elements, 7));
   }
-  call.op = ops[0];
+  p.call.op = p.ops[0];
+  p.algorithm = o.algorithm;
+  // Unforced, the emulator runs its default; with --topology that is the topology's tuner's choice
+  // (the one owner, emulator_default_algorithm), forced here so the row says what ran.
+  if (p.algorithm.empty() && o.backend == "emu") {
+    p.algorithm = emulator_default_algorithm(p.call, n, o.topology);
+  }
+  return p;
+}
+
+void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResult& result,
+             std::mutex& mu) {
+  if (is_p2p_test(p.call.kind)) return run_p2p_row(comm, o, p, result, mu);
+  const int n = o.ranks;
+  const OpKind kind = p.call.kind;
+  const DataType dtype = p.call.dtype;
+  const std::size_t count = p.call.count;
+  const auto me = static_cast<std::size_t>(comm.rank());
+  for (int place = 0; place < 2; ++place) {
+    CallShape shape{kind, dtype, p.ops[me], count, o.root, place == 1};
+    CallSetup s = setup_call(comm, shape);
+    double slowest = 0;
+    if (o.iterations > 0) {
+      for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
+      comm.barrier();
+      const double us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
+                                      row_label(kind, dtype, count, place == 1),
+                                      [&] { return issue_call(comm, s, {.async_op = true}); });
+      switch (o.average) {  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max
+        case 0:
+          slowest =
+              reduce_value(comm, comm.rank() == 0 ? us : 0.0, DataType::float64, ReduceOp::sum());
+          break;
+        case 1:
+          slowest = reduce_value(comm, us, DataType::float64, ReduceOp::sum()) / n;
+          break;
+        case 2:
+          slowest = reduce_value(comm, us, DataType::float64, ReduceOp::min());
+          break;
+        default:
+          slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
+          break;
+      }
+    }
+    long long wrong = 0;
+    for (int c = 0; p.check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
+      s.fill_input(p.inputs[me]);
+      issue_call(comm, s, {});
+      Bytes before(recv_elements(p.call, comm.rank(), n) * size_of(dtype), 0);
+      Bytes want = reference_output(p.call, p.inputs, p.ops, comm.rank(), before);
+      std::vector<unsigned char> got = s.result_bytes();
+      for (std::size_t i = 0; i < s.result_elements; ++i) {
+        if (!results_agree(dtype, p.ops[0].kind, n, got.data(), want.data(), i)) ++wrong;
+      }
+      wrong = reduce_value<long long>(comm, wrong, DataType::int64, ReduceOp::sum());
+    }
+    if (comm.rank() == 0) {
+      std::lock_guard<std::mutex> lock(mu);
+      result.time_us[place] = slowest;
+      result.wrong[place] = wrong;
+      if (o.check && !p.check) result.unchecked[place] = true;
+    }
+  }
+}
+
+void check_world_size(const Communicator& comm, int ranks) {
+  if (comm.size() != ranks) {
+    throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " +
+                      std::to_string(ranks) + "; pass --ranks equal to the launcher's world size");
+  }
+}
+
+RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
+                      std::size_t count) {
+  const RowPlan p = plan_row(o, kind, dtype, op, count);
+  RowResult result;
+  result.algorithm = p.algorithm;
   std::mutex mu;
   RunOptions ro;
   ro.backend = o.backend;
-  ro.world_size = n;
-  ro.algorithm = o.algorithm;
-  // Unforced, the emulator runs its default; with --topology that is the topology's tuner's choice
-  // (the one owner, emulator_default_algorithm), forced here so the row says what ran.
-  if (ro.algorithm.empty() && o.backend == "emu" && !is_p2p_test(kind)) {
-    ro.algorithm = emulator_default_algorithm(call, n, o.topology);
-  }
-  result.algorithm = ro.algorithm;
+  ro.world_size = o.ranks;
+  ro.algorithm = p.algorithm;
   run(ro, [&](Communicator& comm) {
-    if (comm.size() != n) {
-      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " +
-                        std::to_string(n) + "; pass --ranks equal to the launcher's world size");
-    }
-    auto me = static_cast<std::size_t>(comm.rank());
-    for (int place = 0; place < 2; ++place) {
-      CallShape shape{kind, dtype, ops[me], count, o.root, place == 1};
-      CallSetup s = setup_call(comm, shape);
-      double slowest = 0;
-      if (o.iterations > 0) {
-        for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
-        comm.barrier();
-        const double us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
-                                        row_label(kind, dtype, count, place == 1),
-                                        [&] { return issue_call(comm, s, {.async_op = true}); });
-        switch (o.average) {  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max
-          case 0:
-            slowest =
-                reduce_value(comm, comm.rank() == 0 ? us : 0.0, DataType::float64, ReduceOp::sum());
-            break;
-          case 1:
-            slowest = reduce_value(comm, us, DataType::float64, ReduceOp::sum()) / n;
-            break;
-          case 2:
-            slowest = reduce_value(comm, us, DataType::float64, ReduceOp::min());
-            break;
-          default:
-            slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
-            break;
-        }
-      }
-      long long wrong = 0;
-      for (int c = 0; check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
-        s.fill_input(inputs[me]);
-        issue_call(comm, s, {});
-        Bytes before(recv_elements(call, comm.rank(), n) * size_of(dtype), 0);
-        Bytes want = reference_output(call, inputs, ops, comm.rank(), before);
-        std::size_t e = size_of(dtype);
-        std::vector<unsigned char> got = s.result_bytes();
-        for (std::size_t i = 0; i < s.result_elements; ++i) {
-          if (std::memcmp(got.data() + i * e, want.data() + i * e, e) != 0) ++wrong;
-        }
-        wrong = reduce_value<long long>(comm, wrong, DataType::int64, ReduceOp::sum());
-      }
-      if (comm.rank() == 0) {
-        std::lock_guard<std::mutex> lock(mu);
-        result.time_us[place] = slowest;
-        result.wrong[place] = wrong;
-      }
-    }
+    check_world_size(comm, o.ranks);
+    run_row(comm, o, p, result, mu);
   });
   return result;
 }
@@ -256,6 +290,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
       }
     }
   }
+  std::vector<RowSpec> specs;
   for (OpKind kind : o.collectives) {
     for (DataType dtype : o.dtypes) {
       for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
@@ -263,24 +298,40 @@ PerfReport run_measured_perf(const PerfOptions& o) {
           for (std::size_t bytes : sizes) {
             std::size_t count = count_for(kind, bytes, dtype, o.ranks);
             if (count == 0 && bytes > 0) continue;
-            RowResult r = measure_row(o, kind, dtype, op, count);
-            auto wrong = [&](int place) {
-              return o.check && !r.unchecked[place] ? std::optional<long long>(r.wrong[place])
-                                                    : std::nullopt;
-            };
-            report.rows.push_back(
-                PerfRow{kind, bytes_for(kind, count, dtype, o.ranks), count, dtype, op,
-                        is_rooted(kind) ? o.root : -1,
-                        make_measurement(kind, count, dtype, o.ranks, r.time_us[0], wrong(0)),
-                        make_measurement(kind, count, dtype, o.ranks, r.time_us[1], wrong(1)),
-                        is_p2p_test(kind)     ? std::string("p2p")
-                        : r.algorithm.empty() ? std::string(default_algorithm(kind))
-                                              : r.algorithm,
-                        "", std::nullopt, "", o.report_timestamps ? timestamp_now() : ""});
+            specs.push_back({kind, dtype, op, count});
           }
         }
       }
     }
+  }
+  // NCCL: one communicator for the whole sweep. The emulator: a run per row, each with the
+  // algorithm it forces (what the row says ran).
+  std::vector<RowResult> results;
+  if (o.backend == "emu" || std::getenv("PERROW")) {
+    for (const RowSpec& r : specs) {
+      results.push_back(measure_row(o, r.kind, r.dtype, r.op, r.count));
+      results.back().finished_at = o.report_timestamps ? timestamp_now() : "";
+    }
+  } else {
+    results = measure_rows_in_one_run(o, specs);
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const RowSpec& spec = specs[i];
+    const RowResult& r = results[i];
+    const OpKind kind = spec.kind;
+    auto wrong = [&](int place) {
+      return o.check && !r.unchecked[place] ? std::optional<long long>(r.wrong[place])
+                                            : std::nullopt;
+    };
+    report.rows.push_back(
+        PerfRow{kind, bytes_for(kind, spec.count, spec.dtype, o.ranks), spec.count, spec.dtype,
+                spec.op, is_rooted(kind) ? o.root : -1,
+                make_measurement(kind, spec.count, spec.dtype, o.ranks, r.time_us[0], wrong(0)),
+                make_measurement(kind, spec.count, spec.dtype, o.ranks, r.time_us[1], wrong(1)),
+                is_p2p_test(kind)     ? std::string("p2p")
+                : r.algorithm.empty() ? std::string(default_algorithm(kind))
+                                      : r.algorithm,
+                "", std::nullopt, "", r.finished_at});
   }
   return report;
 }

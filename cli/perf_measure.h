@@ -4,11 +4,14 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "perf_options.h"
 #include "perf_table.h"
 #include "twinccl/communicator.h"
+#include "twinccl/reference.h"
 
 namespace twinccl::cli {
 
@@ -37,6 +40,7 @@ struct RowResult {
   double time_us[2] = {0, 0};          // out-of-place, in-place (0 when iterations is 0)
   long long wrong[2] = {0, 0};         // elements differing from the reference model
   bool unchecked[2] = {false, false};  // timed but not checked (sendrecv in place): "N/A"
+  std::string finished_at;             // -S: when the row was measured (timestamp_now)
   std::string
       algorithm;  // what the emulator ran: --algo, else its default (the tuner's with --topology)
 };
@@ -50,10 +54,39 @@ inline constexpr int kTimedCallsInFlight = 1024;
 double time_calls_us(Communicator& comm, int calls, const std::string& row,
                      const std::function<Work()>& issue);
 
-// Runs one size of one collective on options.ranks ranks of options.backend: warmup and timed
-// iterations of -m calls each, then (when options.check) up to -c checked calls, out-of-place then
-// in-place; the time over ranks is combined as -a says (rank 0, mean, min or max).
+// One row of the sweep as every rank runs it, prepared once per process before it runs.
+struct RowPlan {
+  OpDesc call;                // kind (sendrecv/hypercube: kSendRecvTest/kHypercubeTest),
+                              // dtype, count, root, rank 0's op
+  std::vector<ReduceOp> ops;  // every rank's op (premul_sum: a scalar per rank)
+  std::vector<Bytes> inputs;  // every rank's input, for the reference; empty when unchecked
+  bool check = false;         // -c and the inputs fit in host memory (check_fits_in_host)
+  std::string algorithm;      // what the emulator runs (--algo, else its default)
+};
+RowPlan plan_row(const PerfOptions& options, OpKind kind, DataType dtype, ReduceKind op,
+                 std::size_t count);
+// Runs the row on `comm` (every rank calls it): warmup and timed iterations of -m calls each,
+// then (when plan.check) up to -c checked calls, out-of-place then in-place; the time over ranks
+// is combined as -a says (rank 0, mean, min or max). Rank 0 writes `result` under `mu`.
+void run_row(Communicator& comm, const PerfOptions& options, const RowPlan& plan, RowResult& result,
+             std::mutex& mu);
+// ConfigError unless the world has --ranks ranks.
+void check_world_size(const Communicator& comm, int ranks);
+
+// One row in a run of its own (the emulator: each row with its own algorithm forced).
 RowResult measure_row(const PerfOptions& options, OpKind kind, DataType dtype, ReduceKind op,
                       std::size_t count);
+
+// Every row in ONE run (NCCL: one communicator for the whole sweep, as nccl-tests; a run per row
+// spent ~2.4 s of initialisation each on an H200). A process plans each row once; its rank threads
+// (one per GPU when a process drives several) share the plan.
+struct RowSpec {
+  OpKind kind;
+  DataType dtype;
+  ReduceKind op;
+  std::size_t count;
+};
+std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& options,
+                                               const std::vector<RowSpec>& rows);
 
 }  // namespace twinccl::cli

@@ -98,74 +98,74 @@ void check_p2p_ranks(OpKind test, int nranks) {
   }
 }
 
-RowResult measure_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::size_t count) {
+RowPlan plan_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::size_t count) {
   const int n = o.ranks;
   check_p2p_ranks(test, n);
+  RowPlan p;
+  p.call.kind = test;
+  p.call.dtype = dtype;
+  p.call.count = count;
   const double element_bytes = static_cast<double>(size_of(dtype));
   const double recv_elements =
       static_cast<double>(count) * (test == kHypercubeTest ? static_cast<double>(n) : 1.0);
-  const bool check =
+  p.check =
       check_fits_in_host(o, (static_cast<double>(count) * n + 2 * recv_elements) * element_bytes,
                          fmt::format("{} {} count {}", perf_test_name(test), name(dtype), count));
-  std::vector<Bytes> inputs;
   for (int r = 0; r < n; ++r)
-    inputs.push_back(check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
-  RowResult result;
-  std::mutex mu;
-  RunOptions ro;
-  ro.backend = o.backend;
-  ro.world_size = n;
-  run(ro, [&](Communicator& comm) {
-    if (comm.size() != n) {
-      throw ConfigError("the world has " + std::to_string(comm.size()) + " ranks but --ranks is " +
-                        std::to_string(n) + "; pass --ranks equal to the launcher's world size");
+    p.inputs.push_back(p.check ? make_input(dtype, ReduceKind::sum, r, count, 7) : Bytes{});
+  return p;
+}
+
+void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResult& result,
+                 std::mutex& mu) {
+  const int n = o.ranks;
+  const OpKind test = p.call.kind;
+  const DataType dtype = p.call.dtype;
+  const std::size_t count = p.call.count;
+  const auto me = static_cast<std::size_t>(comm.rank());
+  const std::size_t recv_count =
+      test == kHypercubeTest ? count * static_cast<std::size_t>(n) : count;
+  for (int place = 0; place < 2; ++place) {
+    // sendrecv in place would send and receive one buffer at once: nccl-tests times it
+    // unchecked; here it runs out of place (same traffic) and is reported N/A.
+    const bool in_place = place == 1 && test == kHypercubeTest;
+    P2pBuffers b{comm.alloc(count, dtype), comm.alloc(recv_count, dtype)};
+    if (in_place) b.send = b.recv.slice(me * count, count);
+    double us = 0;
+    Work last;
+    if (o.iterations > 0) {
+      for (int i = 0; i < o.warmup; ++i) run_once(comm, test, b, count, in_place, false, last);
+      comm.barrier();
+      us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
+                         fmt::format("{} count {}", perf_test_name(test), count), [&] {
+                           run_once(comm, test, b, count, in_place, true, last);
+                           return last;
+                         });
+      us = combine(comm, us, o.average);
     }
-    const auto me = static_cast<std::size_t>(comm.rank());
-    const std::size_t recv_count =
-        test == kHypercubeTest ? count * static_cast<std::size_t>(n) : count;
-    for (int place = 0; place < 2; ++place) {
-      // sendrecv in place would send and receive one buffer at once: nccl-tests times it
-      // unchecked; here it runs out of place (same traffic) and is reported N/A.
-      const bool in_place = place == 1 && test == kHypercubeTest;
-      P2pBuffers b{comm.alloc(count, dtype), comm.alloc(recv_count, dtype)};
-      if (in_place) b.send = b.recv.slice(me * count, count);
-      double us = 0;
-      Work last;
-      if (o.iterations > 0) {
-        for (int i = 0; i < o.warmup; ++i) run_once(comm, test, b, count, in_place, false, last);
-        comm.barrier();
-        us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
-                           fmt::format("{} count {}", perf_test_name(test), count), [&] {
-                             run_once(comm, test, b, count, in_place, true, last);
-                             return last;
-                           });
-        us = combine(comm, us, o.average);
+    long long wrong = 0;
+    const bool checked = p.check && !(test == kSendRecvTest && place == 1);
+    for (int c = 0; checked && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
+      if (count > 0) b.send.copy_from_host(p.inputs[me].data(), p.inputs[me].size());
+      run_once(comm, test, b, count, in_place, false, last);
+      std::vector<unsigned char> got(b.recv.bytes());
+      b.recv.copy_to_host(got.data(), got.size());
+      const std::size_t e = size_of(dtype);
+      for (std::size_t i = 0; i < recv_count; ++i) {
+        const std::size_t from =
+            test == kSendRecvTest ? (me + static_cast<std::size_t>(n) - 1) % n : i / count;
+        const std::size_t at = test == kSendRecvTest ? i : i % count;
+        if (std::memcmp(got.data() + i * e, p.inputs[from].data() + at * e, e) != 0) ++wrong;
       }
-      long long wrong = 0;
-      const bool checked = check && !(test == kSendRecvTest && place == 1);
-      for (int c = 0; checked && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
-        if (count > 0) b.send.copy_from_host(inputs[me].data(), inputs[me].size());
-        run_once(comm, test, b, count, in_place, false, last);
-        std::vector<unsigned char> got(b.recv.bytes());
-        b.recv.copy_to_host(got.data(), got.size());
-        const std::size_t e = size_of(dtype);
-        for (std::size_t i = 0; i < recv_count; ++i) {
-          const std::size_t from =
-              test == kSendRecvTest ? (me + static_cast<std::size_t>(n) - 1) % n : i / count;
-          const std::size_t at = test == kSendRecvTest ? i : i % count;
-          if (std::memcmp(got.data() + i * e, inputs[from].data() + at * e, e) != 0) ++wrong;
-        }
-        wrong = total(comm, wrong);
-      }
-      if (comm.rank() == 0) {
-        std::lock_guard<std::mutex> lock(mu);
-        result.time_us[place] = us;
-        result.wrong[place] = wrong;
-        if (!checked) result.unchecked[place] = true;
-      }
+      wrong = total(comm, wrong);
     }
-  });
-  return result;
+    if (comm.rank() == 0) {
+      std::lock_guard<std::mutex> lock(mu);
+      result.time_us[place] = us;
+      result.wrong[place] = wrong;
+      if (!checked) result.unchecked[place] = true;
+    }
+  }
 }
 
 }  // namespace twinccl::cli

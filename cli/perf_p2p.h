@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <string_view>
 
 #include "perf_measure.h"
@@ -44,9 +45,11 @@ sim::P2pPattern p2p_pattern(OpKind test, std::size_t count, DataType dtype, int 
 // Throws InvalidArgument for hypercube on a rank count that is not a power of two.
 void check_p2p_ranks(OpKind test, int nranks);
 
-// measure_row for the two tests: warmup and timed iterations of -m calls, then -c checked calls
-// against what every rank should hold (sendrecv's in-place: not checked, as nccl-tests).
-RowResult measure_p2p_row(const PerfOptions& options, OpKind test, DataType dtype,
-                          std::size_t count);
+// plan_row and run_row for the two tests: warmup and timed iterations of -m calls, then -c
+// checked calls against what every rank should hold (sendrecv's in-place: not checked, as
+// nccl-tests).
+RowPlan plan_p2p_row(const PerfOptions& options, OpKind test, DataType dtype, std::size_t count);
+void run_p2p_row(Communicator& comm, const PerfOptions& options, const RowPlan& plan,
+                 RowResult& result, std::mutex& mu);
 
 }  // namespace twinccl::cli

@@ -1,6 +1,7 @@
 #include "twinccl/reference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -128,6 +129,64 @@ Bytes make_input(DataType dtype, ReduceKind op, int rank, std::size_t count, uns
   for (std::size_t i = 0; i < count; ++i)
     store_element(dtype, b.data(), i, test_value(dtype, op, rank, i, salt));
   return b;
+}
+
+Bytes make_order_free_input(DataType dtype, ReduceKind op, int rank, std::size_t count,
+                            unsigned salt) {
+  if (!is_floating(dtype)) return make_input(dtype, op, rank, count, salt);
+  const bool fp8 = dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2;
+  Bytes b(count * size_of(dtype));
+  for (std::size_t i = 0; i < count; ++i) {
+    auto h = static_cast<unsigned>((static_cast<std::size_t>(rank) + 1) * 2654435761u + i * 40503u +
+                                   salt * 97u);
+    h ^= h >> 13;
+    double v = 0;
+    if (op == ReduceKind::prod) {
+      v = h % 64 == 0 ? 2.0 : h % 64 == 1 ? 0.5 : 1.0;  // products stay powers of two
+    } else if (op == ReduceKind::min || op == ReduceKind::max) {
+      v = test_value(dtype, op, rank, i, salt);  // a selection is exact in any order
+    } else {
+      v = fp8 ? static_cast<double>(static_cast<int>(h % 3) - 1)
+              : static_cast<double>(static_cast<int>(h % 7) - 3);
+    }
+    store_element(dtype, b.data(), i, v);
+  }
+  return b;
+}
+
+double order_free_premul_scalar(DataType dtype, int rank) {
+  if (dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2) return 1.0;
+  return 1.0 / static_cast<double>(1 << (rank % 3));
+}
+
+bool results_agree(DataType dtype, ReduceKind op, int nranks, const unsigned char* got,
+                   const unsigned char* want, std::size_t i) {
+  const std::size_t e = size_of(dtype);
+  if (std::memcmp(got + i * e, want + i * e, e) == 0) return true;
+  const bool power_of_two = nranks > 0 && (nranks & (nranks - 1)) == 0;
+  if (op != ReduceKind::avg || !is_floating(dtype) || power_of_two) return false;
+  const double g = element_as_double(dtype, got, i), w = element_as_double(dtype, want, i);
+  double ulp = 0;  // of each type's significand
+  switch (dtype) {
+    case DataType::float64:
+      ulp = 0x1p-52;
+      break;
+    case DataType::float32:
+      ulp = 0x1p-23;
+      break;
+    case DataType::float16:
+      ulp = 0x1p-10;
+      break;
+    case DataType::bfloat16:
+      ulp = 0x1p-7;
+      break;
+    default:  // float8
+      ulp = 0x1p-2;
+      break;
+  }
+  // Recursive summation of n scaled terms of magnitude <= 3/n: an error of at most about n
+  // roundings of a partial sum no larger than 3 (the order-free inputs are in [-3, 3]).
+  return std::abs(g - w) <= (nranks + 2) * ulp * std::max(std::abs(w), 3.0);
 }
 
 }  // namespace twinccl

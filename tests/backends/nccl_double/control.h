@@ -11,6 +11,7 @@
 //   runtime_version (13000), device_count_error (0: a cudaError_t to return instead),
 //   in_progress_polls (2: ncclCommGetAsyncError answers ncclInProgress that many times after a
 //   non-blocking init/split/finalize/collective), reject_duplicate_gpu (1 before NCCL 2.30).
+// TWINCCL_DOUBLE_LOG_FILE=path appends every log line to that file too (a program on the double).
 #pragma once
 
 #include <cuda_runtime_api.h>

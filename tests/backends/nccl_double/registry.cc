@@ -1,5 +1,6 @@
 // Settings, call log, violations, host "device" allocations and the control API (control.h).
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -55,15 +56,28 @@ long setting(const std::string& key, long fallback) {
   return v != nullptr ? std::strtol(v, nullptr, 10) : fallback;
 }
 
+// TWINCCL_DOUBLE_LOG_FILE=path: every log line is also appended there, for a test that runs a
+// program (the CLI) on the double in another process. Called with the registry's mutex held.
+void append_to_file(const std::string& line) {
+  static const char* path = std::getenv("TWINCCL_DOUBLE_LOG_FILE");
+  if (path == nullptr || *path == '\0') return;
+  if (FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", line.c_str());
+    std::fclose(f);
+  }
+}
+
 void log_line(const std::string& line) {
   std::lock_guard lock(reg().mutex);
   reg().log.push_back(line);
+  append_to_file(line);
 }
 
 void violation(const std::string& text) {
   std::lock_guard lock(reg().mutex);
   reg().violations.push_back(text);
   reg().log.push_back("VIOLATION " + text);
+  append_to_file("VIOLATION " + text);
 }
 
 void set_thread_rank(int rank) { t_rank = rank; }

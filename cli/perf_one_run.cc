@@ -1,0 +1,69 @@
+// `twinccl perf --backend nccl`: every row of the sweep in one run (see perf_measure.h).
+//
+// How it works: run() starts the world once (one NCCL communicator per rank, as nccl-tests keeps
+// one for its whole sweep). Each rank walks the rows in order; the first rank thread of a process
+// to reach row k plans it (inputs for the reference) and the process's other rank threads (one per
+// GPU when a process drives several) reuse that plan; reaching row k+1 drops the process's hold on
+// row k, so at most two rows' inputs are alive. Rank 0 writes each row's result.
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "perf_measure.h"
+#include "twinccl/run.h"
+
+namespace twinccl::cli {
+namespace {
+
+// The plans of one process, shared by its rank threads.
+class SharedPlans {
+ public:
+  SharedPlans(const PerfOptions& o, const std::vector<RowSpec>& rows) : o_(o), rows_(rows) {}
+
+  std::shared_ptr<const RowPlan> get(std::size_t row) {
+    std::lock_guard lock(mu_);
+    if (auto it = plans_.find(row); it != plans_.end()) return it->second;
+    plans_.erase(plans_.begin(), plans_.lower_bound(row));  // earlier rows: held by users only
+    const RowSpec& r = rows_[row];
+    auto plan = std::make_shared<const RowPlan>(plan_row(o_, r.kind, r.dtype, r.op, r.count));
+    plans_[row] = plan;
+    return plan;
+  }
+
+ private:
+  const PerfOptions& o_;
+  const std::vector<RowSpec>& rows_;
+  std::mutex mu_;
+  std::map<std::size_t, std::shared_ptr<const RowPlan>> plans_;
+};
+
+}  // namespace
+
+std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
+                                               const std::vector<RowSpec>& rows) {
+  std::vector<RowResult> results(rows.size());
+  SharedPlans plans(o, rows);
+  std::mutex mu;
+  RunOptions ro;
+  ro.backend = o.backend;
+  ro.world_size = o.ranks;
+  ro.algorithm = o.algorithm;
+  run(ro, [&](Communicator& comm) {
+    check_world_size(comm, o.ranks);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::shared_ptr<const RowPlan> plan = plans.get(i);
+      if (comm.rank() == 0) {
+        std::lock_guard lock(mu);
+        results[i].algorithm = plan->algorithm;
+      }
+      run_row(comm, o, *plan, results[i], mu);
+      if (comm.rank() == 0 && o.report_timestamps) {
+        std::lock_guard lock(mu);
+        results[i].finished_at = timestamp_now();
+      }
+    }
+  });
+  return results;
+}
+
+}  // namespace twinccl::cli
