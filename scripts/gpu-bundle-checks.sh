@@ -69,11 +69,18 @@ step gpu_checks_multi_rank 120 pass env NCCL_MULTI_RANK_GPU_ENABLE=1 NCCL_MAX_CT
   "$run" "$bin/gpu_checks" --multi-rank -r compact
 step perf_nccl 120 pass env TWINCCL_BACKEND=nccl "$run" "$bin/twinccl" perf --backend nccl \
   -b 1K -e 256M -f 4
+step perf_nccl_every_dtype_op 300 pass env TWINCCL_BACKEND=nccl "$run" "$bin/twinccl" perf \
+  --backend nccl -b 1K -e 1M -f 32 -d all -o all all_reduce reduce_scatter all_gather broadcast \
+  reduce alltoall gather scatter sendrecv hypercube
 step perf_nccl_too_big 60 "out of memory|cudaMalloc" env TWINCCL_BACKEND=nccl "$run" "$bin/twinccl" perf \
   --backend nccl -b 4T -e 4T
 step bench_nccl_overhead 120 pass "$run" "$bin/bench_nccl_overhead"
 step quickstart_plain 60 pass env TWINCCL_BACKEND=nccl "$run" "$bin/example_quickstart"
 if command -v torchrun >/dev/null; then
+  # What torchrun hands its workers: whether they find the agent's store (TORCHELASTIC_USE_AGENT_STORE).
+  step torchrun_environment 60 pass torchrun --no_python --nproc_per_node=1 bash -c \
+    'env | grep -E "^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|TORCHELASTIC_[A-Z_]*)=" | sort'
+
   step torchrun_agent_store 90 pass env TWINCCL_BACKEND=nccl torchrun --no_python --nproc_per_node=1 \
     "$run" "$bin/example_quickstart"
   step torchrun_own_store 90 pass env TWINCCL_BACKEND=nccl TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 \
@@ -97,3 +104,4 @@ fi
 
 printf '\n==== results (bundle %s)\n' "$(cat "$here/commit")"
 printf '%s\n' "${results[@]}" | tee "$logs/results.txt"
+grep -h "Out of bounds values" "$logs"/perf_nccl*.log | sort | uniq -c
