@@ -62,4 +62,21 @@ TEST_CASE("perf --backend nccl: every dtype and op checks clean whatever NCCL's 
   CHECK(r.out.find("FAILED") == std::string::npos);
 }
 
+TEST_CASE("perf --backend nccl: one GPU skips float8 mulsum rows NCCL cannot run, with a note",
+          "[cli]") {
+  // On an H200 `-d all -o all` ended at the first float8 mulsum row (NCCL's one-rank path cannot
+  // scale float8; the backend refuses the call as NCCL would).
+  const std::string env = std::string("TWINCCL_DOUBLE_DEVICE_COUNT=1 TWINCCL_NCCL_LIBRARY=") +
+                          TWINCCL_NCCL_DOUBLE_PATH +
+                          " TWINCCL_CUDART_LIBRARY=" + TWINCCL_NCCL_DOUBLE_PATH;
+  const auto r =
+      twinccl_test::run_cli("perf --backend nccl -b 1K -e 1K -d f8e4m3 -o all all_reduce", env, 60);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("skipped: mulsum (premul_sum) on float8 with one rank") != std::string::npos);
+  CHECK(r.out.find("f8e4m3  mulsum") == std::string::npos);  // no such row
+  CHECK(r.out.find("f8e4m3     avg") != std::string::npos);  // the other ops ran
+  CHECK(r.out.find("# Out of bounds values : 0 OK") != std::string::npos);
+}
+
 #endif  // TWINCCL_NCCL_DOUBLE_PATH
