@@ -5,6 +5,10 @@
 #   scripts/gpu-check.sh              # build in ./build-gpu
 #   BUILD_DIR=/tmp/b scripts/gpu-check.sh
 #
+# This builds on the GPU machine (SimGrid, CMake and a compiler needed there). A GPU machine with
+# only a CUDA/PyTorch image runs the bundle instead: scripts/gpu-bundle.sh here, then
+# gpu-bundle-checks.sh there (docs/nccl-backend.md, "Verified on a GPU").
+#
 # Exit status: 0 (PASS) only when the GPU checks really ran and everything passed; 77 (SKIPPED)
 # when no GPU was usable (no device, no driver, no CUDA libraries) - never PASS for what did not
 # run; 1 (FAIL) otherwise, including a driver older than the CUDA runtime. With REQUIRE_GPU=1 a
