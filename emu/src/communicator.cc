@@ -62,7 +62,16 @@ Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
   }
 }
 
+void EmuCommunicator::refuse_second_thread(const std::string& text) noexcept {
+  shared_->world->note_failure(global_rank(), text);
+  shared_->world->abort(text);
+}
+
 Work EmuCommunicator::submit(OpDesc op) {
+  emu::SingleUser::Scope hold(
+      user_, twinccl::name(op.kind), op.where,
+      [&] { return call_site_text(twinccl::name(op.kind), name(), rank_, op.where); },
+      [this](const std::string& text) { refuse_second_thread(text); });
   Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
   if (emu::FlightRecorder* recorder = shared_->world->recorder()) {

@@ -24,6 +24,7 @@
 #include "group_buffers.h"
 #include "rendezvous.h"
 #include "schedule_cache.h"
+#include "single_user.h"
 #include "stream.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/communicator.h"
@@ -111,6 +112,7 @@ class EmuCommunicator final : public Communicator {
     emu::Stream stream;
   };
   Work end_group(const CallOptions& opts, Where where);
+  void abort_group_level(Where where) noexcept;  // group_abort's work, the caller holding user_
   std::unique_ptr<Communicator> split_collective(int color, int key, std::string name, Where where);
   Work launch(Lane& lane, std::vector<Issued> ops, bool async_op,
               std::shared_ptr<emu::EmuWork> work = nullptr);
@@ -158,6 +160,9 @@ class EmuCommunicator final : public Communicator {
   std::string unwaited_message() const;
   // CheckLevel::debug: a recv of the group writing into a buffer a send of the group reads.
   void check_group_buffers(const std::vector<Issued>& ops) const;
+  // A call from a second thread while another is inside (single_user.h): the rank's failure, and
+  // the run aborts with `text` (the call already in flight may be paired with the wrong peers).
+  void refuse_second_thread(const std::string& text) noexcept;
 
   std::shared_ptr<SharedComm> shared_;
   int rank_;
@@ -173,6 +178,7 @@ class EmuCommunicator final : public Communicator {
   // Schedules and working memory of this rank's collectives, reused across calls (only
   // run_collective uses it: the communicator's stream runs them one at a time).
   emu::RankCache cache_;
+  emu::SingleUser user_;  // one thread at a time: a call, or an open group
   // Last members: destroyed (drained and joined) first. Keyed by peer * 2 + (1 for sends).
   Lane main_;
   std::map<int, std::unique_ptr<Lane>> lanes_;

@@ -1,8 +1,10 @@
 // Misuse scenarios 63- (docs/misuse.md): what adversarial client programs did to the public API
 // (huge counts through raw pointers, one communicator used from two threads, unbounded names).
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_misuse_support.h"
@@ -60,5 +62,80 @@ TEST_CASE("misuse 63: a raw-pointer count no process can hold is refused before 
       c.all_reduce(x.data(), y.data(), x.size(), DataType::float32, ReduceOp::sum());
     });
     CHECK(out[0].type.empty());
+  }
+}
+
+TEST_CASE("misuse 64: one communicator used from two threads at once is refused, the run stops",
+          "[emu][misuse][threads]") {
+  SECTION("a thread the rank started calls a collective while the rank is inside one") {
+    CaughtByRank helper(2);  // what the helper thread of rank 0 caught
+    auto out = misuse_run(2, [&](Communicator& c) {
+      std::vector<float> x(4, 1.0f);
+      if (c.rank() == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));  // rank 0 waits inside
+        c.all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+        return;
+      }
+      std::thread helper_thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        helper.run(0, [&] { c.barrier(); });
+      });
+      try {
+        c.all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+      } catch (...) {
+        helper_thread.join();
+        throw;
+      }
+      helper_thread.join();
+    });
+    INFO(helper[0].type << ": " << helper[0].message);
+    CHECK(helper[0].type == "InvalidArgument");
+    CHECK_THAT(helper[0].message, Contains("barrier on comm 'world' rank 0"));
+    CHECK_THAT(helper[0].message,
+               Contains("called from one thread while another thread is inside all_reduce"));
+    CHECK_THAT(helper[0].message, Contains("give each thread its own communicator"));
+    for (const auto& r : out) {  // the call in flight and the peer learn it: the run stops
+      INFO(r.type << ": " << r.message);
+      CHECK(r.type == "AbortedError");
+      CHECK_THAT(r.message, Contains("called from one thread while another thread"));
+    }
+  }
+  SECTION("a thread adds an operation to the group another thread has open") {
+    CaughtByRank helper(1);
+    auto out = misuse_run(1, [&](Communicator& c) {
+      std::vector<float> x(4, 1.0f);
+      std::vector<float> y(4, 1.0f);
+      c.group_start();
+      c.all_reduce(y.data(), y.data(), y.size(), DataType::float32, ReduceOp::sum());
+      std::thread helper_thread([&] {
+        helper.run(0, [&] {
+          c.all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+        });
+      });
+      helper_thread.join();
+      c.group_end();
+    });
+    INFO(helper[0].type << ": " << helper[0].message);
+    CHECK(helper[0].type == "InvalidArgument");
+    CHECK_THAT(helper[0].message,
+               Contains("has a group open on this communicator (group_start at"));
+    INFO(out[0].type << ": " << out[0].message);
+    CHECK(out[0].type == "AbortedError");  // the group's own operation is cancelled
+  }
+  SECTION("calls from several threads one after another stay legal") {
+    std::vector<float> result(2, 0.0f);
+    auto out = misuse_run(2, [&](Communicator& c) {
+      std::vector<float> x(4, 1.0f);
+      for (int t = 0; t < 3; ++t) {
+        std::thread worker([&] {
+          c.all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+        });
+        worker.join();
+      }
+      result[static_cast<std::size_t>(c.rank())] = x[3];
+    });
+    for (const auto& r : out) CHECK(r.type.empty());
+    CHECK(result[0] == 8.0f);
+    CHECK(result[1] == 8.0f);
   }
 }
