@@ -42,9 +42,16 @@ std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::st
     throw InvalidArgument(call_site_text("split", name(), rank_, where) +
                           ": not allowed inside a group");
   }
+  std::string refused;
   if (color < 0 && color != kNoColor) {
-    throw InvalidArgument(call_site_text("split", name(), rank_, where) + ": color=" +
-                          std::to_string(color) + " is negative; use kNoColor to opt out");
+    refused = call_site_text("split", name(), rank_, where) + ": color=" + std::to_string(color) +
+              " is negative; use kNoColor to opt out";
+  } else if (std::string why = split_name_problem(new_name); !why.empty()) {
+    refused = call_site_text("split", name(), rank_, where) + ": " + why;
+  }
+  if (!refused.empty()) {
+    shared_->world->note_failure(global_rank(), refused);  // the peers learn why it never came
+    throw InvalidArgument(refused);
   }
   return observe_split(color, key,
                        [&] { return split_collective(color, key, std::move(new_name), where); });

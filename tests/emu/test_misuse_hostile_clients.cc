@@ -139,3 +139,42 @@ TEST_CASE("misuse 64: one communicator used from two threads at once is refused,
     CHECK(result[1] == 8.0f);
   }
 }
+
+TEST_CASE("misuse 65: names a client passes are bounded and printable in every message",
+          "[emu][misuse][names]") {
+  SECTION("a split name of 50 MiB is refused, the message stays short") {
+    auto out =
+        misuse_run(2, [](Communicator& c) { c.split(0, c.rank(), std::string(50u << 20, 'x')); });
+    all_invalid(out, {"split on comm 'world'", "(52428800 bytes) is longer than 256 bytes"});
+    for (const auto& r : out) CHECK(r.message.size() < 1024);
+  }
+  SECTION("a split name holding NUL or another control byte is refused, escaped") {
+    auto out = misuse_run(2, [](Communicator& c) {
+      c.split(0, c.rank(), c.rank() == 0 ? std::string("dp\0x", 4) : std::string("dp\nx"));
+    });
+    CHECK(out[0].type == "InvalidArgument");
+    CHECK_THAT(out[0].message,
+               Contains("name 'dp\\x00x' holds a control byte ('\\x00') at offset 2"));
+    CHECK(out[0].message.find('\0') == std::string::npos);
+    CHECK(out[1].type == "InvalidArgument");
+    CHECK_THAT(out[1].message, Contains("'dp\\x0ax'"));
+  }
+  SECTION("names up to the cap still work") {
+    std::vector<std::string> names(2);
+    auto out = misuse_run(2, [&](Communicator& c) {
+      auto sub = c.split(0, c.rank(), std::string(256, 'n'));
+      names[static_cast<std::size_t>(c.rank())] = sub->name();
+    });
+    for (const auto& r : out) CHECK(r.type.empty());
+    CHECK(names[0] == std::string(256, 'n'));
+  }
+  SECTION("a forced algorithm of 1 MiB is quoted in 80 bytes") {
+    auto out = misuse_run(1, [](Communicator& c) {
+      float x[1] = {};
+      std::string algorithm(1u << 20, 'z');
+      c.all_reduce(x, x, 1, DataType::float32, ReduceOp::sum(), {.algorithm = algorithm});
+    });
+    all_invalid(out, {"CallOptions.algorithm: unknown algorithm 'zzz", "...' (1048576 bytes)"});
+    CHECK(out[0].message.size() < 1024);
+  }
+}
