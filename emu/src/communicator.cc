@@ -72,6 +72,7 @@ Work EmuCommunicator::submit(OpDesc op) {
       user_, twinccl::name(op.kind), op.where,
       [&] { return call_site_text(twinccl::name(op.kind), name(), rank_, op.where); },
       [this](const std::string& text) { refuse_second_thread(text); });
+  refuse_if_group_of_other(twinccl::name(op.kind), op.where);
   Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
   if (emu::FlightRecorder* recorder = shared_->world->recorder()) {

@@ -163,6 +163,11 @@ class EmuCommunicator final : public Communicator {
   // A call from a second thread while another is inside (single_user.h): the rank's failure, and
   // the run aborts with `text` (the call already in flight may be paired with the wrong peers).
   void refuse_second_thread(const std::string& text) noexcept;
+  // NCCL's groups belong to a thread (groups.cc): a call while this thread has a group open on
+  // another communicator is refused, as the NCCL backend does.
+  void refuse_if_group_of_other(std::string_view op, Where where);
+  void note_thread_group() noexcept;    // after group_depth_ changed
+  void forget_thread_group() noexcept;  // destroyed with a group open
 
   std::shared_ptr<SharedComm> shared_;
   int rank_;

@@ -38,6 +38,7 @@ std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::st
   emu::SingleUser::Scope hold(
       user_, "split", where, [&] { return call_site_text("split", name(), rank_, where); },
       [this](const std::string& text) { refuse_second_thread(text); });
+  refuse_if_group_of_other("split", where);
   if (group_depth_ > 0) {
     throw InvalidArgument(call_site_text("split", name(), rank_, where) +
                           ": not allowed inside a group");

@@ -178,3 +178,43 @@ TEST_CASE("misuse 65: names a client passes are bounded and printable in every m
     CHECK(out[0].message.size() < 1024);
   }
 }
+
+TEST_CASE("misuse 66: a group covers only its thread's communicator, as on NCCL",
+          "[emu][misuse][groups]") {
+  SECTION("send/recv on a split communicator inside a group opened on the world") {
+    auto out = misuse_run(2, [](Communicator& c) {
+      auto sub = c.split(0, c.rank(), "sub");
+      std::vector<float> x(4, 1.0f), y(4);
+      int peer = 1 - c.rank();
+      c.group_start();
+      sub->send(x.data(), x.size(), DataType::float32, peer);
+      sub->recv(y.data(), y.size(), DataType::float32, peer);
+      c.group_end();
+    });
+    // Before: a DeadlockError between the blocking sends on 'sub' (no word about the group).
+    all_invalid(out, {"send on comm 'sub'", "this thread has a group open on comm 'world'",
+                      "NCCL groups belong to a thread"});
+  }
+  SECTION("a collective of another communicator inside the group, which NCCL's backend refuses") {
+    auto out = misuse_run(2, [](Communicator& c) {
+      auto sub = c.split(0, c.rank(), "sub");
+      std::vector<float> x(4, 1.0f);
+      Group g(c);
+      sub->all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+    });
+    // Before: it ran (the emulator accepted what the NCCL backend refuses).
+    all_invalid(out, {"all_reduce on comm 'sub'", "group_start at"});
+  }
+  SECTION("after group_end, and on the group's own communicator, calls are fine") {
+    auto out = misuse_run(2, [](Communicator& c) {
+      auto sub = c.split(0, c.rank(), "sub");
+      std::vector<float> x(4, 1.0f);
+      {
+        Group g(*sub);
+        sub->all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+      }
+      c.all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+    });
+    for (const auto& r : out) CHECK(r.type.empty());
+  }
+}
