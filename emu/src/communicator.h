@@ -166,6 +166,9 @@ class EmuCommunicator final : public Communicator {
   // NCCL's groups belong to a thread (groups.cc): a call while this thread has a group open on
   // another communicator is refused, as the NCCL backend does.
   void refuse_if_group_of_other(std::string_view op, Where where);
+  // A call made on another rank's thread of this world (a communicator reached through shared
+  // state) is refused: each rank makes its calls on its own communicators.
+  void refuse_other_ranks_thread(std::string_view op, Where where);
   void note_thread_group() noexcept;    // after group_depth_ changed
   void forget_thread_group() noexcept;  // destroyed with a group open
 

@@ -72,6 +72,7 @@ void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& wor
 }
 
 void EmuCommunicator::group_start(Where where) {
+  refuse_other_ranks_thread("group_start", where);
   // The open group holds the communicator for this thread until its group_end (single_user.h).
   std::string_view other_op;
   Where other_where;

@@ -178,6 +178,7 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
       RanksDone& done;
       ~Done() { done.one(); }
     } signal_done{done};
+    this_rank_thread() = {world.get(), r};
     try {
       {
         EmuCommunicator comm(shared, r);

@@ -35,6 +35,7 @@ std::string name_disagreement(const Meeting& m, int color,
 
 std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name,
                                                      Where where) {
+  refuse_other_ranks_thread("split", where);
   emu::SingleUser::Scope hold(
       user_, "split", where, [&] { return call_site_text("split", name(), rank_, where); },
       [this](const std::string& text) { refuse_second_thread(text); });

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -217,4 +218,38 @@ TEST_CASE("misuse 66: a group covers only its thread's communicator, as on NCCL"
     });
     for (const auto& r : out) CHECK(r.type.empty());
   }
+}
+
+TEST_CASE("misuse 67: a rank calling another rank's communicator is refused at once",
+          "[emu][misuse][threads]") {
+  std::vector<Communicator*> comms(2, nullptr);
+  std::mutex mu;
+  auto out = misuse_run(
+      2,
+      [&](Communicator& c) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          comms[static_cast<std::size_t>(c.rank())] = &c;
+        }
+        c.barrier();  // both pointers are published
+        std::vector<float> x(4, 1.0f);
+        if (c.rank() == 0) {  // comms[1] instead of comms[0]: rank 1's communicator
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          comms[1]->all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+        c.barrier();
+      },
+      with_timeout(1.0));
+  // Before: rank 0's thread took rank 1's place in all_reduce #1, both ranks hung past the
+  // timeout (rank 1's communicator destroyed under rank 0's thread).
+  INFO(out[0].type << ": " << out[0].message);
+  CHECK(out[0].type == "InvalidArgument");
+  CHECK_THAT(out[0].message, Contains("all_reduce on comm 'world' rank 1"));
+  CHECK_THAT(out[0].message, Contains("called on the thread of world rank 0, but this communicator "
+                                      "belongs to world rank 1"));
+  INFO(out[1].type << ": " << out[1].message);
+  CHECK(out[1].type == "AbortedError");  // told why rank 0 never came to the barrier
+  CHECK_THAT(out[1].message, Contains("called on the thread of world rank 0"));
 }
