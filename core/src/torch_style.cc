@@ -2,6 +2,8 @@
 // send/recv) on a packed staging buffer; nothing here moves data by itself.
 #include "twinccl/torch_style.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -57,6 +59,44 @@ void check_list(const char* call, const char* list_name, Communicator& group,
   }
 }
 
+std::string indexed(const char* list, std::size_t i) {
+  return std::string(list) + "[" + std::to_string(i) + "]";
+}
+
+// A list of outputs (all_gather's tensor_list, all_to_all's output_list) whose entries share
+// memory: each entry is written by another rank's data, so all but the last write would be lost
+// in silence (torch, too, writes the list entry by entry). Sorted by address: O(n log n).
+void check_outputs_apart(const char* call, const char* list_name, Communicator& group,
+                         std::span<const Buffer> list, Where where) {
+  struct Range {
+    std::uintptr_t begin, end;
+    std::size_t index;
+  };
+  std::vector<Range> ranges;
+  ranges.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i].empty()) continue;
+    auto begin = reinterpret_cast<std::uintptr_t>(list[i].data());
+    ranges.push_back({begin, begin + list[i].bytes(), i});
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  for (std::size_t k = 1; k < ranges.size(); ++k) {
+    const Range &a = ranges[k - 1], &b = ranges[k];
+    if (b.begin >= a.end) continue;
+    std::size_t first = std::min(a.index, b.index), second = std::max(a.index, b.index);
+    std::string shared =
+        a.begin == b.begin && a.end == b.end
+            ? " are the same memory"
+            : " overlap in " + std::to_string(std::min(a.end, b.end) - b.begin) + " bytes";
+    reject(group, call, where,
+           indexed(list_name, first) + " and " + indexed(list_name, second) + shared + ": rank " +
+               std::to_string(first) + "'s and rank " + std::to_string(second) +
+               "'s data would both be written there and only the last would stay; give every "
+               "entry its own tensor");
+  }
+}
+
 // One send or recv of a list call, named as the user knows it ("tensor_list[1]") in messages.
 OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role,
              Where where) {
@@ -78,10 +118,6 @@ OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, s
   d.part_of = part_of;
   d.role = std::move(role);
   return d;
-}
-
-std::string indexed(const char* list, std::size_t i) {
-  return std::string(list) + "[" + std::to_string(i) + "]";
 }
 
 std::vector<std::size_t> counts_of(std::span<const Buffer> list) {
@@ -110,6 +146,7 @@ MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op
 MaybeWork all_gather(Communicator& group, std::span<const Buffer> tensor_list, const Buffer& tensor,
                      bool async_op, Where where) {
   check_list("all_gather", "tensor_list", group, tensor_list, tensor.dtype(), where);
+  check_outputs_apart("all_gather", "tensor_list", group, tensor_list, where);
   // Grouped send/recv straight into the list's buffers: no staging copy, uneven sizes allowed.
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
@@ -175,6 +212,7 @@ MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list,
   DataType dtype = input_list.empty() ? DataType::float32 : input_list[0].dtype();
   check_list("all_to_all", "input_list", group, input_list, dtype, where);
   check_list("all_to_all", "output_list", group, output_list, dtype, where);
+  check_outputs_apart("all_to_all", "output_list", group, output_list, where);
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
     auto i = static_cast<std::size_t>(r);

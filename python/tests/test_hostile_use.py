@@ -176,3 +176,28 @@ def test_report_save_trace_takes_a_path(tmp_path):
     assert (tmp_path / "a.json").stat().st_size > 0
     with pytest.raises(twinccl.InvalidArgument, match="path must be a str or path, got 123"):
         report.save_trace(123)
+
+
+def test_an_output_list_holding_one_array_twice_is_refused():
+    # `[out] * world_size` (or the input listed twice): every rank's data lands in one array and
+    # only the last stays. Before: returned normally with [2, 2, 2, 2] on both ranks.
+    def gather_twice(rank):
+        out = np.zeros(4, np.float32)
+        dist.all_gather([out, out], np.full(4, rank + 1.0, np.float32))
+
+    def all_to_all_overlapping(rank):
+        block = np.zeros(6, np.float32)
+        dist.all_to_all([block[0:4], block[2:6]], [np.ones(4, np.float32)] * 2)
+    for fn, text in ((gather_twice, "tensor_list[0] and tensor_list[1] are the same memory: "
+                                    "rank 0's and rank 1's data would both be written there"),
+                     (all_to_all_overlapping, "output_list[0] and output_list[1] overlap in 8 "
+                                              "bytes")):
+        with pytest.raises(twinccl.InvalidArgument) as e:
+            twinccl.run(fn, world_size=2, timeout_s=20)
+        assert text in str(e.value)
+    # Distinct views of one array, side by side, stay legal.
+    def side_by_side(rank):
+        block = np.zeros(8, np.float32)
+        dist.all_gather([block[0:4], block[4:8]], np.full(4, rank + 1.0, np.float32))
+        assert block.tolist() == [1.0] * 4 + [2.0] * 4
+    twinccl.run(side_by_side, world_size=2, timeout_s=20)
