@@ -201,3 +201,34 @@ def test_an_output_list_holding_one_array_twice_is_refused():
         dist.all_gather([block[0:4], block[4:8]], np.full(4, rank + 1.0, np.float32))
         assert block.tolist() == [1.0] * 4 + [2.0] * 4
     twinccl.run(side_by_side, world_size=2, timeout_s=20)
+
+
+def test_gather_list_twice_and_all_to_all_over_its_input_are_refused():
+    def gather_twice(rank):
+        y = np.zeros(4, np.float32)
+        dist.gather(np.full(4, rank + 1.0, np.float32), [y, y] if rank == 0 else None, dst=0)
+
+    def all_to_all_into_inputs(rank):
+        a, b = np.ones(4, np.float32), np.zeros(4, np.float32)
+        dist.all_to_all([b, a], [a, b])
+    # Which pair is named depends on the arrays' addresses (both pairs share memory).
+    for fn, text in ((gather_twice, r"gather_list\[0\] and gather_list\[1\] are the same memory"),
+                     (all_to_all_into_inputs, r"output_list\[[01]\] and input_list\[[01]\] are "
+                                              r"the same memory: the operation would write an "
+                                              r"input")):
+        with pytest.raises(twinccl.InvalidArgument, match=text):
+            twinccl.run(fn, world_size=2, timeout_s=20)
+
+
+def test_all_gather_input_listed_as_another_ranks_entry_gives_torchs_result():
+    # torch gathers into a flat buffer, then copies out: the input is read whole first. Before,
+    # rank 0's input (also its tensor_list[1]) was overwritten by rank 1's data before it was
+    # sent to itself: [[2, 2], [2, 2]] instead of [[1, 1], [2, 2]].
+    def fn(rank):
+        x = np.full(2, rank + 1.0, np.float32)
+        lst = [np.zeros(2, np.float32), np.zeros(2, np.float32)]
+        lst[1 - rank] = x
+        dist.all_gather(lst, x)
+        return [a.tolist() for a in lst]
+    from conftest import run_ranks
+    assert run_ranks(fn, 2) == [[[1.0, 1.0], [2.0, 2.0]]] * 2
