@@ -232,3 +232,34 @@ def test_all_gather_input_listed_as_another_ranks_entry_gives_torchs_result():
         return [a.tolist() for a in lst]
     from conftest import run_ranks
     assert run_ranks(fn, 2) == [[[1.0, 1.0], [2.0, 2.0]]] * 2
+
+
+def test_work_wait_takes_torchs_timeout():
+    # Before: TypeError from the binding ("incompatible function arguments").
+    import datetime
+
+    def fn(rank):
+        x = np.ones(4, np.float32)
+        w = dist.all_reduce(x, async_op=True)
+        assert w.wait(timeout=datetime.timedelta(seconds=30)) is True
+        assert w.wait(0) is True and w.wait() is True
+        for bad, text in ((float("nan"), "must be >= 0 seconds"), (-1, "must be >= 0 seconds"),
+                          ("5", "must be a datetime.timedelta or a number of seconds, got '5'")):
+            with pytest.raises(twinccl.InvalidArgument, match=text):
+                w.wait(timeout=bad)
+        if rank == 0:  # rank 1 joins late: a short timeout ends in TimeoutError, then it completes
+            w = dist.all_reduce(x, async_op=True)
+            with pytest.raises(twinccl.TimeoutError, match="did not complete within timeout="):
+                w.wait(timeout=datetime.timedelta(milliseconds=20))
+            w.wait()
+        else:
+            time.sleep(0.3)
+            dist.all_reduce(x)
+    twinccl.run(fn, world_size=2, timeout_s=20)
+
+
+def test_a_long_rank_list_is_cut_in_messages():
+    with pytest.raises(twinccl.InvalidArgument) as e:
+        twinccl.run(lambda r: dist.new_group(list(range(100000))), world_size=2, timeout_s=20)
+    assert "ranks=[0, 1, 2," in str(e.value) and "... (100000 entries)]" in str(e.value)
+    assert len(str(e.value)) < 400
