@@ -17,11 +17,14 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
                        EmuConfig c)
     : world(std::move(w)),
       global_ranks(std::move(ranks)),
+      departures(static_cast<int>(global_ranks.size())),
       name(std::move(n)),
       config(std::move(c)),
       rendezvous(world, global_ranks, name),
       p2p(world, static_cast<int>(global_ranks.size())) {
   p2p.describe(name, global_ranks);
+  rendezvous.watch_departures(&departures);
+  p2p.watch_departures(&departures);
   if (emu::Checker* checker = world->checker()) {
     record = checker->add_comm(name, global_ranks, config.p2p_per_peer);
     p2p.watch(checker, record);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "comm_failure.h"
+#include "departures.h"
 #include "exchange.h"
 #include "group_buffers.h"
 #include "rendezvous.h"
@@ -52,6 +53,7 @@ struct SharedComm {
              EmuConfig config);
   std::shared_ptr<emu::World> world;
   std::vector<int> global_ranks;  // world rank of each rank of this communicator
+  emu::Departures departures;     // ranks that destroyed their copy (splits only)
   std::string name;
   EmuConfig config;
   emu::Rendezvous rendezvous;
@@ -83,6 +85,13 @@ class EmuCommunicator final : public Communicator {
 
   const std::shared_ptr<emu::World>& world() const { return shared_->world; }
   int global_rank() const { return shared_->global_ranks[static_cast<std::size_t>(rank_)]; }
+
+  // A split's communicator: once destroyed (and drained), peers waiting for this rank on it fail
+  // at once (departures.h) instead of waiting for the timeout.
+  void depart_on_destroy() {
+    depart_.shared = shared_.get();  // (no temporary: its destructor would mark it at once)
+    depart_.rank = rank_;
+  }
 
   // A call of this rank failed its own checks: kept so that peers finding it returned learn why.
   void rejected(const OpDesc& op, const std::string& message) noexcept override;
@@ -187,6 +196,14 @@ class EmuCommunicator final : public Communicator {
   // run_collective uses it: the communicator's stream runs them one at a time).
   emu::RankCache cache_;
   emu::SingleUser user_;  // one thread at a time: a call, or an open group
+  // Destroyed after main_ and lanes_ (declared before them): marks the departure once drained.
+  struct DepartOnDestroy {
+    SharedComm* shared = nullptr;
+    int rank = 0;
+    ~DepartOnDestroy() {
+      if (shared != nullptr) shared->departures.leave(rank);
+    }
+  } depart_;
   // Last members: destroyed (drained and joined) first. Keyed by peer * 2 + (1 for sends).
   Lane main_;
   std::map<int, std::unique_ptr<Lane>> lanes_;

@@ -148,7 +148,9 @@ std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int k
   Work(work).wait();
   if (!name_mismatch.empty()) throw MismatchError(name_mismatch);
   if (!mine) return nullptr;
-  return std::make_unique<EmuCommunicator>(mine, my_rank);
+  auto child = std::make_unique<EmuCommunicator>(mine, my_rank);
+  child->depart_on_destroy();
+  return child;
 }
 
 }  // namespace twinccl::emu

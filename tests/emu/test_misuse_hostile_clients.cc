@@ -253,3 +253,26 @@ TEST_CASE("misuse 67: a rank calling another rank's communicator is refused at o
   CHECK(out[1].type == "AbortedError");  // told why rank 0 never came to the barrier
   CHECK_THAT(out[1].message, Contains("called on the thread of world rank 0"));
 }
+
+TEST_CASE("misuse 70: a split communicator one rank dropped fails its peers at once",
+          "[emu][misuse][split]") {
+  const bool p2p = GENERATE(false, true);
+  auto out = misuse_run(2, [p2p](Communicator& c) {
+    auto sub = c.split(0, c.rank(), "sub");
+    std::vector<float> x(4, 1.0f);
+    if (c.rank() == 0) {  // drops it, then computes for a while (no TwinCCL wait to deadlock on)
+      sub.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    } else if (p2p) {
+      sub->recv(x.data(), x.size(), DataType::float32, 0);
+    } else {
+      sub->all_reduce(x.data(), x.data(), x.size(), DataType::float32, ReduceOp::sum());
+    }
+  });
+  // Before: rank 1 waited the whole timeout (10 s here, 300 s by default): TimeoutError.
+  INFO(out[1].type << " after " << out[1].seconds << " s: " << out[1].message);
+  CHECK(out[1].type == "AbortedError");
+  CHECK_THAT(out[1].message, Contains("destroyed its communicator 'sub' without"));
+  CHECK(out[1].seconds < 0.9);
+  CHECK(out[0].type.empty());
+}
