@@ -65,25 +65,6 @@ Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
   }
 }
 
-void EmuCommunicator::refuse_second_thread(const std::string& text) noexcept {
-  shared_->world->note_failure(global_rank(), text);
-  shared_->world->abort(text);
-}
-
-void EmuCommunicator::refuse_other_ranks_thread(std::string_view op, Where where) {
-  const emu::RankThread& caller = emu::this_rank_thread();
-  if (caller.world != shared_->world.get() || caller.global_rank == global_rank()) return;
-  std::string text = call_site_text(op, name(), rank_, where) + ": called on the thread of " +
-                     "world rank " + std::to_string(caller.global_rank) +
-                     ", but this communicator belongs to world rank " +
-                     std::to_string(global_rank()) +
-                     "; each rank makes its calls on its own communicators (the one run() passed "
-                     "to its function, and the ones its split() calls returned), not on one "
-                     "reached through shared state (a global, a capture by reference)";
-  shared_->world->note_failure(caller.global_rank, text);
-  throw InvalidArgument(text);
-}
-
 Work EmuCommunicator::submit(OpDesc op) {
   refuse_other_ranks_thread(twinccl::name(op.kind), op.where);
   emu::SingleUser::Scope hold(
