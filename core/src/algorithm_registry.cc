@@ -5,6 +5,7 @@
 
 #include "algorithms/algorithm_list.h"
 #include "twinccl/algorithms.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
@@ -84,12 +85,12 @@ const Algorithm& find_algorithm(OpKind kind, std::string_view algorithm) {
   }
   for (const Algorithm* a : all_algorithms()) {
     if (a->name() == algorithm) {
-      throw InvalidArgument("algorithm '" + std::string(algorithm) + "' does not apply to " +
+      throw InvalidArgument("algorithm " + quoted_text(algorithm) + " does not apply to " +
                             std::string(name(kind)) + ": it serves " + kinds_of(*a) +
                             "; available for " + std::string(name(kind)) + ": " + names_for(kind));
     }
   }
-  throw InvalidArgument("unknown algorithm '" + std::string(algorithm) + "' for " +
+  throw InvalidArgument("unknown algorithm " + quoted_text(algorithm) + " for " +
                         std::string(name(kind)) + "; available: " + names_for(kind));
 }
 

@@ -1,6 +1,7 @@
 // call_site_text.h: the one way messages name a call.
 #include "twinccl/call_site_text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace twinccl {
@@ -32,6 +33,23 @@ std::string address_text(std::uintptr_t address) {
   char text[2 + 2 * sizeof(address) + 1];
   std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
   return text;
+}
+
+std::string quoted_text(std::string_view text, std::size_t max_bytes) {
+  std::string out = "'";
+  std::string_view shown = text.substr(0, std::min(text.size(), max_bytes));
+  for (char c : shown) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  if (shown.size() < text.size()) return out + "...' (" + std::to_string(text.size()) + " bytes)";
+  return out + "'";
 }
 
 }  // namespace twinccl

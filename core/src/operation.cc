@@ -54,15 +54,25 @@ std::size_t checked_mul(std::size_t a, std::size_t b, const OpDesc& op, std::str
   return a * b;
 }
 
-// Elements a buffer described by counts (+ optional displacements) spans.
+// Elements a buffer described by counts (+ optional displacements) spans; `counts_name` and
+// `displs_name` ("recv_counts", "send_displs") name them when the end overflows size_t.
 std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs,
-                   const OpDesc& op) {
+                   const OpDesc& op, const char* counts_name, const char* displs_name) {
   std::size_t total = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) {
     std::size_t begin = displs.empty() ? total : displs[i];
     std::size_t end = begin + counts[i];
-    if (end < begin)
-      throw InvalidArgument(std::string(name(op.kind)) + ": counts/displacements overflow");
+    if (end < begin) {
+      std::string entry =
+          std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(counts[i]);
+      throw InvalidArgument(std::string(name(op.kind)) + ": " + entry +
+                            (displs.empty()
+                                 ? " after " + std::to_string(begin) + " elements of the earlier " +
+                                       counts_name + " (packed)"
+                                 : " at " + std::string(displs_name) + "[" + std::to_string(i) +
+                                       "] = " + std::to_string(begin)) +
+                            " ends past SIZE_MAX elements");
+    }
     total = displs.empty() ? end : std::max(total, end);
   }
   return total;
@@ -128,11 +138,13 @@ std::size_t send_elements(const OpDesc& op, int rank, int nranks) {
     case OpKind::gather_v:
       return at(op.recv_counts, rank);
     case OpKind::reduce_scatter_v:
-      return extent(op.recv_counts, op.send_displs, op);
+      return extent(op.recv_counts, op.send_displs, op, "recv_counts", "send_displs");
     case OpKind::all_to_all_v:
-      return extent(op.send_counts, op.send_displs, op);
+      return extent(op.send_counts, op.send_displs, op, "send_counts", "send_displs");
     case OpKind::scatter_v:
-      return rank == op.root ? extent(op.send_counts, op.send_displs, op) : 0;
+      return rank == op.root
+                 ? extent(op.send_counts, op.send_displs, op, "send_counts", "send_displs")
+                 : 0;
   }
   return 0;
 }
@@ -157,13 +169,15 @@ std::size_t recv_elements(const OpDesc& op, int rank, int nranks) {
     case OpKind::barrier:
       return 0;
     case OpKind::all_gather_v:
-      return extent(op.recv_counts, op.recv_displs, op);
+      return extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs");
     case OpKind::reduce_scatter_v:
       return at(op.recv_counts, rank);
     case OpKind::all_to_all_v:
-      return extent(op.recv_counts, op.recv_displs, op);
+      return extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs");
     case OpKind::gather_v:
-      return rank == op.root ? extent(op.recv_counts, op.recv_displs, op) : 0;
+      return rank == op.root
+                 ? extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs")
+                 : 0;
     case OpKind::scatter_v:
       return at(op.send_counts, rank);
   }

@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "twinccl/call_site_text.h"
+
 namespace twinccl {
 namespace {
 
-// Up to 80 characters of a user's name, quoted.
-std::string quoted(const std::string& name) {
-  return "'" + (name.size() > 80 ? name.substr(0, 80) + "...'" : name + "'");
-}
+// Up to 80 characters of a user's name, quoted, control bytes escaped.
+std::string quoted(const std::string& name) { return quoted_text(name); }
 
 }  // namespace
 
@@ -49,6 +49,23 @@ std::string split_name_disagreement(std::string_view comm, std::uint64_t seq, in
   if (ranks_with_other_names > 0)
     text += "; " + std::to_string(ranks_with_other_names) + " more rank(s) passed other names";
   return text + " (every rank of one color must pass the same name)";
+}
+
+std::string split_name_problem(std::string_view name) {
+  if (name.size() > kMaxCommNameBytes) {
+    return "name " + quoted_text(name, 40) + " is longer than " +
+           std::to_string(kMaxCommNameBytes) +
+           " bytes (it is part of every message about the communicator)";
+  }
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    auto byte = static_cast<unsigned char>(name[i]);
+    if (byte < 0x20 || byte == 0x7f) {
+      return "name " + quoted_text(name) + " holds a control byte (" +
+             quoted_text(name.substr(i, 1)) + ") at offset " + std::to_string(i) +
+             "; use printable text";
+    }
+  }
+  return {};
 }
 
 }  // namespace twinccl

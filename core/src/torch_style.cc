@@ -2,6 +2,8 @@
 // send/recv) on a packed staging buffer; nothing here moves data by itself.
 #include "twinccl/torch_style.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -57,6 +59,16 @@ void check_list(const char* call, const char* list_name, Communicator& group,
   }
 }
 
+std::string indexed(const char* list, std::size_t i) {
+  return std::string(list) + "[" + std::to_string(i) + "]";
+}
+
+void check_outputs_apart(const char* call, const char* list_name, Communicator& group,
+                         std::span<const Buffer> list, Where where) {
+  std::string shared = entries_sharing_memory(list, list_name);
+  if (!shared.empty()) reject(group, call, where, shared);
+}
+
 // One send or recv of a list call, named as the user knows it ("tensor_list[1]") in messages.
 OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role,
              Where where) {
@@ -78,10 +90,6 @@ OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, s
   d.part_of = part_of;
   d.role = std::move(role);
   return d;
-}
-
-std::string indexed(const char* list, std::size_t i) {
-  return std::string(list) + "[" + std::to_string(i) + "]";
 }
 
 std::vector<std::size_t> counts_of(std::span<const Buffer> list) {
@@ -110,11 +118,24 @@ MaybeWork reduce(Communicator& group, const Buffer& tensor, int dst, ReduceOp op
 MaybeWork all_gather(Communicator& group, std::span<const Buffer> tensor_list, const Buffer& tensor,
                      bool async_op, Where where) {
   check_list("all_gather", "tensor_list", group, tensor_list, tensor.dtype(), where);
+  check_outputs_apart("all_gather", "tensor_list", group, tensor_list, where);
+  // torch reads the input whole before it writes any entry (NCCL gathers into a flat buffer,
+  // then copies out), so an input that is also another rank's entry (tensor_list[j], j != rank)
+  // is sent from a copy; as tensor_list[rank] itself it is read in place.
+  Buffer input = tensor;
+  const Buffer& own = tensor_list[static_cast<std::size_t>(group.rank())];
+  if ((own.data() != tensor.data() || own.count() != tensor.count()) &&
+      !outputs_over_inputs(tensor_list, "tensor_list", std::span<const Buffer>(&tensor, 1),
+                           "tensor")
+           .empty()) {
+    input = group.alloc(tensor.count(), tensor.dtype());
+    input.copy_from(tensor);
+  }
   // Grouped send/recv straight into the list's buffers: no staging copy, uneven sizes allowed.
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
     auto i = static_cast<std::size_t>(r);
-    group.issue(piece(OpKind::send, tensor, r, "all_gather", "tensor", where));
+    group.issue(piece(OpKind::send, input, r, "all_gather", "tensor", where));
     group.issue(
         piece(OpKind::recv, tensor_list[i], r, "all_gather", indexed("tensor_list", i), where));
   }
@@ -175,6 +196,10 @@ MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list,
   DataType dtype = input_list.empty() ? DataType::float32 : input_list[0].dtype();
   check_list("all_to_all", "input_list", group, input_list, dtype, where);
   check_list("all_to_all", "output_list", group, output_list, dtype, where);
+  check_outputs_apart("all_to_all", "output_list", group, output_list, where);
+  if (std::string over = outputs_over_inputs(output_list, "output_list", input_list, "input_list");
+      !over.empty())
+    reject(group, "all_to_all", where, over);
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
     auto i = static_cast<std::size_t>(r);
@@ -203,6 +228,71 @@ MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, boo
         piece(kind, op.tensor, op.peer, "batch_isend_irecv", indexed("p2p_op_list", i), where));
   }
   return finish(batch.end({async_op, {}}, where), async_op);
+}
+
+namespace {
+
+struct Range {
+  std::uintptr_t begin, end;
+  std::size_t index;
+};
+
+// The non-empty entries of `list` as address ranges, sorted by start.
+std::vector<Range> sorted_ranges(std::span<const Buffer> list) {
+  std::vector<Range> ranges;
+  ranges.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i].empty() || list[i].data() == nullptr) continue;
+    auto begin = reinterpret_cast<std::uintptr_t>(list[i].data());
+    ranges.push_back({begin, begin + list[i].bytes(), i});
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  return ranges;
+}
+
+std::string shared_text(const Range& a, const Range& b) {
+  if (a.begin == b.begin && a.end == b.end) return " are the same memory";
+  return " overlap in " + std::to_string(std::min(a.end, b.end) - std::max(a.begin, b.begin)) +
+         " bytes";
+}
+
+}  // namespace
+
+std::string entries_sharing_memory(std::span<const Buffer> list, std::string_view list_name) {
+  std::vector<Range> ranges = sorted_ranges(list);
+  std::string name(list_name);
+  for (std::size_t k = 1; k < ranges.size(); ++k) {
+    const Range &a = ranges[k - 1], &b = ranges[k];
+    if (b.begin >= a.end) continue;
+    std::size_t first = std::min(a.index, b.index), second = std::max(a.index, b.index);
+    return indexed(name.c_str(), first) + " and " + indexed(name.c_str(), second) +
+           shared_text(a, b) + ": rank " + std::to_string(first) + "'s and rank " +
+           std::to_string(second) +
+           "'s data would both be written there and only the last would stay; give every entry "
+           "its own tensor";
+  }
+  return {};
+}
+
+std::string outputs_over_inputs(std::span<const Buffer> outputs, std::string_view outputs_name,
+                                std::span<const Buffer> inputs, std::string_view inputs_name) {
+  std::vector<Range> outs = sorted_ranges(outputs);
+  std::vector<Range> ins = sorted_ranges(inputs);
+  // Sorted by start: an input overlaps an output iff it starts before the end of the last output
+  // that starts before the input's end (outputs are disjoint, checked first).
+  for (const Range& in : ins) {
+    auto after = std::lower_bound(outs.begin(), outs.end(), in.end,
+                                  [](const Range& r, std::uintptr_t v) { return r.begin < v; });
+    if (after == outs.begin()) continue;
+    const Range& out = *(after - 1);
+    if (out.end <= in.begin) continue;
+    return indexed(std::string(outputs_name).c_str(), out.index) + " and " +
+           indexed(std::string(inputs_name).c_str(), in.index) + shared_text(out, in) +
+           ": the operation would write an input while the ranks still read it (on GPUs the "
+           "sends and receives run at once); use separate input and output tensors";
+  }
+  return {};
 }
 
 }  // namespace twinccl::torch_style

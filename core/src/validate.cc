@@ -15,6 +15,12 @@
 namespace twinccl {
 namespace {
 
+// Above every address a 64-bit Linux process can use: user space ends at 2^47 (x86-64, 4-level
+// page tables), 2^56 (5-level) and at most 2^52 on arm64 (the kernel's
+// Documentation/arch/x86/x86_64/mm.rst and Documentation/arch/arm64/memory.rst); CUDA's unified
+// addresses live in the same space.
+inline constexpr std::uintptr_t kAddressSpaceEnd = std::uintptr_t{1} << 57;
+
 class Checker {
  public:
   Checker(const OpDesc& op, int rank, int nranks, std::string_view comm)
@@ -56,7 +62,7 @@ class Checker {
 
   void check_buffer(const char* what, const void* ptr, std::size_t elements,
                     std::size_t capacity) const {
-    bytes_of(elements, what);
+    std::size_t bytes = bytes_of(elements, what);
     if (elements > 0 && ptr == nullptr) {
       fail(std::string(what) + " buffer is null but " + std::to_string(elements) +
            " elements are needed");
@@ -64,6 +70,17 @@ class Checker {
     if (capacity != kUnknownCapacity && elements > capacity) {
       fail(std::string(what) + " buffer holds " + std::to_string(capacity) +
            " elements but the call needs " + std::to_string(elements));
+    }
+    // A range no process can hold: a count far too large (or a pointer near the top). Refused
+    // here; before, a raw-pointer call with such a count reached memcpy and crashed (a one-rank
+    // out-of-place call, a send/recv to oneself in a group).
+    auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+    if (elements > 0 && (bytes > kAddressSpaceEnd || begin > kAddressSpaceEnd - bytes)) {
+      fail(std::string(what) + " buffer at " + address_text(begin) + " with " +
+           std::to_string(elements) + " elements of " + std::string(name(op_.dtype)) + " (" +
+           std::to_string(bytes) +
+           " bytes) would end past the end of the address space (2^57 bytes): the count (or the "
+           "pointer) is wrong");
     }
   }
 

@@ -17,11 +17,14 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
                        EmuConfig c)
     : world(std::move(w)),
       global_ranks(std::move(ranks)),
+      departures(static_cast<int>(global_ranks.size())),
       name(std::move(n)),
       config(std::move(c)),
       rendezvous(world, global_ranks, name),
       p2p(world, static_cast<int>(global_ranks.size())) {
   p2p.describe(name, global_ranks);
+  rendezvous.watch_departures(&departures);
+  p2p.watch_departures(&departures);
   if (emu::Checker* checker = world->checker()) {
     record = checker->add_comm(name, global_ranks, config.p2p_per_peer);
     p2p.watch(checker, record);
@@ -63,6 +66,12 @@ Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
 }
 
 Work EmuCommunicator::submit(OpDesc op) {
+  refuse_other_ranks_thread(twinccl::name(op.kind), op.where);
+  emu::SingleUser::Scope hold(
+      user_, twinccl::name(op.kind), op.where,
+      [&] { return call_site_text(twinccl::name(op.kind), name(), rank_, op.where); },
+      [this](const std::string& text) { refuse_second_thread(text); });
+  refuse_if_group_of_other(twinccl::name(op.kind), op.where);
   Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
   if (emu::FlightRecorder* recorder = shared_->world->recorder()) {

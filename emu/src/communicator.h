@@ -20,10 +20,12 @@
 #include <vector>
 
 #include "comm_failure.h"
+#include "departures.h"
 #include "exchange.h"
 #include "group_buffers.h"
 #include "rendezvous.h"
 #include "schedule_cache.h"
+#include "single_user.h"
 #include "stream.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/communicator.h"
@@ -51,6 +53,7 @@ struct SharedComm {
              EmuConfig config);
   std::shared_ptr<emu::World> world;
   std::vector<int> global_ranks;  // world rank of each rank of this communicator
+  emu::Departures departures;     // ranks that destroyed their copy (splits only)
   std::string name;
   EmuConfig config;
   emu::Rendezvous rendezvous;
@@ -83,6 +86,13 @@ class EmuCommunicator final : public Communicator {
   const std::shared_ptr<emu::World>& world() const { return shared_->world; }
   int global_rank() const { return shared_->global_ranks[static_cast<std::size_t>(rank_)]; }
 
+  // A split's communicator: once destroyed (and drained), peers waiting for this rank on it fail
+  // at once (departures.h) instead of waiting for the timeout.
+  void depart_on_destroy() {
+    depart_.shared = shared_.get();  // (no temporary: its destructor would mark it at once)
+    depart_.rank = rank_;
+  }
+
   // A call of this rank failed its own checks: kept so that peers finding it returned learn why.
   void rejected(const OpDesc& op, const std::string& message) noexcept override;
 
@@ -111,6 +121,7 @@ class EmuCommunicator final : public Communicator {
     emu::Stream stream;
   };
   Work end_group(const CallOptions& opts, Where where);
+  void abort_group_level(Where where) noexcept;  // group_abort's work, the caller holding user_
   std::unique_ptr<Communicator> split_collective(int color, int key, std::string name, Where where);
   Work launch(Lane& lane, std::vector<Issued> ops, bool async_op,
               std::shared_ptr<emu::EmuWork> work = nullptr);
@@ -158,6 +169,17 @@ class EmuCommunicator final : public Communicator {
   std::string unwaited_message() const;
   // CheckLevel::debug: a recv of the group writing into a buffer a send of the group reads.
   void check_group_buffers(const std::vector<Issued>& ops) const;
+  // A call from a second thread while another is inside (single_user.h): the rank's failure, and
+  // the run aborts with `text` (the call already in flight may be paired with the wrong peers).
+  void refuse_second_thread(const std::string& text) noexcept;
+  // NCCL's groups belong to a thread (groups.cc): a call while this thread has a group open on
+  // another communicator is refused, as the NCCL backend does.
+  void refuse_if_group_of_other(std::string_view op, Where where);
+  // A call made on another rank's thread of this world (a communicator reached through shared
+  // state) is refused: each rank makes its calls on its own communicators.
+  void refuse_other_ranks_thread(std::string_view op, Where where);
+  void note_thread_group() noexcept;    // after group_depth_ changed
+  void forget_thread_group() noexcept;  // destroyed with a group open
 
   std::shared_ptr<SharedComm> shared_;
   int rank_;
@@ -173,6 +195,15 @@ class EmuCommunicator final : public Communicator {
   // Schedules and working memory of this rank's collectives, reused across calls (only
   // run_collective uses it: the communicator's stream runs them one at a time).
   emu::RankCache cache_;
+  emu::SingleUser user_;  // one thread at a time: a call, or an open group
+  // Destroyed after main_ and lanes_ (declared before them): marks the departure once drained.
+  struct DepartOnDestroy {
+    SharedComm* shared = nullptr;
+    int rank = 0;
+    ~DepartOnDestroy() {
+      if (shared != nullptr) shared->departures.leave(rank);
+    }
+  } depart_;
   // Last members: destroyed (drained and joined) first. Keyed by peer * 2 + (1 for sends).
   Lane main_;
   std::map<int, std::unique_ptr<Lane>> lanes_;

@@ -112,6 +112,13 @@ Posted* Exchange::take(int receiver, int sender, const std::function<std::string
     if (!global_ranks_.empty()) {
       hopeless = [&] {
         int global = global_ranks_[static_cast<std::size_t>(sender)];
+        if (departures_ != nullptr && departures_->left(sender) && !world_->finished(global)) {
+          throw AbortedError(rank_text(receiver) + " waits in recv from " + rank_text(sender) +
+                             " on comm '" + comm_name_ + "'" +
+                             (site != nullptr ? " (" + describe_call_site(site->where) + ")" : "") +
+                             ", but " + rank_text(sender) + " destroyed its communicator '" +
+                             comm_name_ + "' without sending it" + world_->returned_note(global));
+        }
         if (!world_->finished(global)) return;
         throw AbortedError(rank_text(receiver) + " waits in recv from " + rank_text(sender) +
                            " on comm '" + comm_name_ + "'" +
@@ -314,6 +321,14 @@ void Exchange::wait_consumed(int sender, Posted& message, const std::function<st
   if (!global_ranks_.empty()) {
     hopeless = [&] {
       int global = global_ranks_[static_cast<std::size_t>(message.receiver)];
+      if (departures_ != nullptr && departures_->left(message.receiver) &&
+          !world_->finished(global)) {
+        throw AbortedError(rank_text(sender) + " waits in send to " + rank_text(message.receiver) +
+                           " on comm '" + comm_name_ + "' (" + describe_call_site(message.where) +
+                           "), but " + rank_text(message.receiver) +
+                           " destroyed its communicator '" + comm_name_ + "' without receiving it" +
+                           world_->returned_note(global));
+      }
       if (!world_->finished(global)) return;
       throw AbortedError(rank_text(sender) + " waits in send to " + rank_text(message.receiver) +
                          " on comm '" + comm_name_ + "' (" + describe_call_site(message.where) +

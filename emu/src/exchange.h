@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "departures.h"
 #include "twinccl/data_type.h"
 #include "world.h"
 
@@ -106,6 +107,8 @@ class Exchange {
     checker_ = checker;
     comm_ = comm;
   }
+  // Ranks that destroyed their copy of the communicator (a split's): a wait on one fails at once.
+  void watch_departures(const Departures* departures) { departures_ = departures; }
 
   // Queues `message` (which must outlive its consumption) for `receiver`. Returns its number on
   // the pair (1-based) when the checker watches this exchange, else 0.
@@ -167,6 +170,7 @@ class Exchange {
   CommRecord* comm_ = nullptr;
   std::string comm_name_;
   std::vector<int> global_ranks_;  // empty: no finished-peer checks (a collective's own traffic)
+  const Departures* departures_ = nullptr;
   std::vector<std::unique_ptr<Inbox>>
       inbox_;  // per rank: messages to it, and its consumption waits
 };

@@ -10,7 +10,6 @@
 #include "twinccl/errors.h"
 
 namespace twinccl::emu {
-
 void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& work,
                                         std::exception_ptr error) {
   work->group_ended();
@@ -28,14 +27,31 @@ void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& wor
 }
 
 void EmuCommunicator::group_start(Where where) {
-  observe_group_start();
-  if (group_depth_++ == 0) {
-    group_where_ = where;
-    group_abandoned_.clear();
-    group_work_ =
-        new_work(main_, nullptr, 0, where);  // every call inside the group returns this Work
-    group_work_->hold_until_group_end(name(), rank_, where);
+  refuse_other_ranks_thread("group_start", where);
+  // The open group holds the communicator for this thread until its group_end (single_user.h).
+  std::string_view other_op;
+  Where other_where;
+  if (!user_.try_enter("group_start", where, &other_op, &other_where)) {
+    std::string text = emu::SingleUser::refusal(call_site_text("group_start", name(), rank_, where),
+                                                other_op, other_where);
+    refuse_second_thread(text);
+    throw InvalidArgument(text);
   }
+  try {
+    refuse_if_group_of_other("group_start", where);
+    observe_group_start();
+    if (group_depth_++ == 0) {
+      group_where_ = where;
+      group_abandoned_.clear();
+      group_work_ =
+          new_work(main_, nullptr, 0, where);  // every call inside the group returns this Work
+      group_work_->hold_until_group_end(name(), rank_, where);
+    }
+  } catch (...) {
+    user_.leave();
+    throw;
+  }
+  note_thread_group();
 }
 
 void EmuCommunicator::discard_group(std::exception_ptr error) {
@@ -51,6 +67,18 @@ void EmuCommunicator::discard_group(std::exception_ptr error) {
 }
 
 void EmuCommunicator::group_abort(Where where) noexcept {
+  std::string_view other_op;
+  Where other_where;
+  // Another thread's group is not this caller's to close (its own calls are refused meanwhile).
+  if (!user_.try_enter("group_abort", where, &other_op, &other_where)) return;
+  const int depth = group_depth_;
+  abort_group_level(where);
+  user_.leave();
+  if (group_depth_ < depth) user_.leave();  // the level's hold, taken by its group_start
+  note_thread_group();
+}
+
+void EmuCommunicator::abort_group_level(Where where) noexcept {
   if (group_depth_ == 0) return;
   observe_group_abort();
   try {
@@ -78,7 +106,20 @@ std::string EmuCommunicator::unclosed_group() const {
 }
 
 Work EmuCommunicator::group_end(CallOptions opts, Where where) {
-  return observe_group_end(opts, [&] { return end_group(opts, where); });
+  emu::SingleUser::Scope hold(
+      user_, "group_end", where, [&] { return call_site_text("group_end", name(), rank_, where); },
+      [this](const std::string& text) { refuse_second_thread(text); });
+  const int depth = group_depth_;
+  try {
+    Work work = observe_group_end(opts, [&] { return end_group(opts, where); });
+    if (group_depth_ < depth) user_.leave();  // the level's hold, taken by its group_start
+    note_thread_group();
+    return work;
+  } catch (...) {
+    if (group_depth_ < depth) user_.leave();
+    note_thread_group();
+    throw;
+  }
 }
 
 Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {

@@ -182,6 +182,14 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
                            ", whose function already returned without calling it" +
                            world_->returned_note(global));
       }
+      if (!meeting->present[static_cast<std::size_t>(q)] && departures_ != nullptr &&
+          departures_->left(q)) {
+        throw AbortedError(me() + " waits for rank " + std::to_string(q) +
+                           ", which destroyed its communicator '" + comm_name_ +
+                           "' without calling it (a split communicator one rank dropped while "
+                           "its peers still use it)" +
+                           world_->returned_note(global));
+      }
     }
   };
   try {

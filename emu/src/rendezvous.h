@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "departures.h"
 #include "exchange.h"
 #include "gate.h"
 #include "shared_buffers.h"
@@ -110,6 +111,8 @@ class Rendezvous {
                   std::pair<int, int> split_arg = {}, const WaitSite* site = nullptr,
                   Lead lead = nullptr, RankStaging* staging = nullptr);
   void leave(std::uint64_t seq, Meeting& meeting);
+  // Ranks that destroyed their copy of the communicator (a split's): a wait on one fails at once.
+  void watch_departures(const Departures* departures) { departures_ = departures; }
 
  private:
   // This rank is done with a meeting it never ran (it gave up, or the meeting was broken):
@@ -120,6 +123,7 @@ class Rendezvous {
   int nranks_;
   std::vector<int> global_ranks_;
   std::string comm_name_;
+  const Departures* departures_ = nullptr;
   Meeting* find_or_open(std::uint64_t seq, std::string_view what);
   void recycle(std::uint64_t seq);
   std::mutex mu_;

@@ -114,6 +114,21 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
                       " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds) +
                       " (TWINCCL_TIMEOUT_S, twinccl.run(timeout_s=...))");
   check_algorithm_name(options.algorithm);
+  if (!fn) throw InvalidArgument("run_world: the rank function is empty (a default RankFunction)");
+  if (options.check != CheckLevel::off && options.check != CheckLevel::on &&
+      options.check != CheckLevel::debug)
+    throw ConfigError("EmulatorOptions::check=" + std::to_string(static_cast<int>(options.check)) +
+                      " is not a CheckLevel (off, on, debug: TWINCCL_CHECK=0|1|2)");
+  if (options.channels < 1 || options.channels > kMaxEmulatedChannels)
+    throw ConfigError("EmulatorOptions::channels=" + std::to_string(options.channels) +
+                      " must be in [1, " + std::to_string(kMaxEmulatedChannels) + "]");
+  if (options.ranks_per_node < 0)
+    throw ConfigError("EmulatorOptions::ranks_per_node=" + std::to_string(options.ranks_per_node) +
+                      " must be >= 0 (0: every rank on one node)");
+  if (options.flight_recorder_ops > kMaxFlightRecorderOps)
+    throw ConfigError("EmulatorOptions::flight_recorder_ops=" +
+                      std::to_string(options.flight_recorder_ops) + " must be at most " +
+                      std::to_string(kMaxFlightRecorderOps) + " (TWINCCL_FLIGHT_RECORDER_OPS)");
   // The dump is written only when the run fails: a path that cannot be written fails now, not
   // after the failure it was meant to explain.
   if (!options.flight_recorder_path.empty())
@@ -178,6 +193,7 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
       RanksDone& done;
       ~Done() { done.one(); }
     } signal_done{done};
+    this_rank_thread() = {world.get(), r};
     try {
       {
         EmuCommunicator comm(shared, r);

@@ -138,4 +138,9 @@ void World::throw_timeout(const std::string& what) const {
                      (stand.empty() ? std::string() : "; " + stand));
 }
 
+RankThread& this_rank_thread() noexcept {
+  thread_local RankThread rank_thread;
+  return rank_thread;
+}
+
 }  // namespace twinccl::emu

@@ -38,6 +38,16 @@ std::string out_of_memory_text(const std::string& what, std::size_t bytes);
 // Inside a catch block: what the exception says ("out of memory (std::bad_alloc)" for that one).
 std::string current_error_text();
 
+class World;
+
+// The rank thread the caller runs on, set by run_world on each rank's thread (other threads:
+// {nullptr, -1}): a call on a communicator of another rank of the same world is refused.
+struct RankThread {
+  const World* world = nullptr;
+  int global_rank = -1;
+};
+RankThread& this_rank_thread() noexcept;
+
 class World {
  public:
   World(int size, std::chrono::milliseconds timeout, WorldChecks checks = {});

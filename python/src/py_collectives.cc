@@ -11,6 +11,7 @@
 #include "call_site.h"
 #include "py_buffer.h"
 #include "py_comm.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/torch_style.h"
 
@@ -166,6 +167,12 @@ void bind_collectives(py::class_<Comm>& comm) {
     Communicator& g = c.get();
     const bool root = g.rank() == dst;
     if (root) check_list(list, g.size(), b.count(), "gather's gather_list");
+    if (std::string shared = root ? td::entries_sharing_memory(list, "gather_list") : "";
+        !shared.empty()) {  // the copies out of the staging buffer would overwrite each other
+      std::string text = call_site_text("gather", g.name(), g.rank(), w) + ": " + shared;
+      g.rejected(OpDesc{}, text);
+      throw InvalidArgument(text);
+    }
     const Buffer staging = host_staging(root ? b.count() * list.size() : 0, b.dtype(),
                                         "gather's gather_list", g.rank());
     auto finish = [list, staging, n = b.count()] {

@@ -1,6 +1,8 @@
 // py_comm.h: rank state, the current rank, Works, groups.
 #include "py_comm.h"
 
+#include <chrono>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -71,14 +73,53 @@ void PyWork::finish_once() {
   if (finish_) finish_();
 }
 
-void PyWork::wait() {
+namespace {
+
+// torch's Work.wait(timeout): a datetime.timedelta (0, torch's "the group's default": no limit
+// here) or, as a convenience, a number of seconds; None = no limit. -1 means no limit.
+double timeout_seconds(const py::object& timeout) {
+  if (timeout.is_none()) return -1;
+  double seconds = 0;
+  py::object timedelta = py::module_::import("datetime").attr("timedelta");
+  if (py::isinstance(timeout, timedelta)) {
+    seconds = timeout.attr("total_seconds")().cast<double>();
+  } else if (!py::isinstance<py::bool_>(timeout) &&
+             (py::isinstance<py::int_>(timeout) || py::isinstance<py::float_>(timeout))) {
+    seconds = timeout.cast<double>();
+  } else {
+    throw InvalidArgument(
+        "Work.wait: timeout must be a datetime.timedelta or a number of "
+        "seconds, got " +
+        py::repr(timeout).cast<std::string>().substr(0, 80));
+  }
+  if (std::isnan(seconds) || seconds < 0) {
+    throw InvalidArgument("Work.wait: timeout=" + py::repr(timeout).cast<std::string>() +
+                          " must be >= 0 seconds (0 or None: no limit)");
+  }
+  return seconds == 0 ? -1 : seconds;
+}
+
+}  // namespace
+
+bool PyWork::wait(const py::object& timeout) {
   check_thread();
+  const double seconds = timeout_seconds(timeout);
+  bool done = true;
   {
     py::gil_scoped_release nogil;
-    work_.wait();
-    finish_once();
+    if (seconds >= 0) done = work_.wait_for(std::chrono::duration<double>(seconds));
+    if (done) {
+      work_.wait();
+      finish_once();
+    }
   }
   release_dropped_arrays();
+  if (!done) {
+    throw TimeoutError("Work.wait: the operation did not complete within timeout=" +
+                       py::repr(timeout).cast<std::string>() +
+                       " (it goes on: wait again, or without a timeout)");
+  }
+  return true;
 }
 
 bool PyWork::is_completed() {
@@ -110,7 +151,10 @@ py::object issue(bool async_op, const std::function<Work()>& call, std::function
 
 void bind_comm(py::module_& m) {
   py::class_<PyWork>(m, "Work", "The handle of an asynchronous operation (torch's Work).")
-      .def("wait", &PyWork::wait, "Blocks until the operation completed; raises its error.")
+      .def("wait", &PyWork::wait, py::arg("timeout") = py::none(),
+           "Blocks until the operation completed (True); raises its error. timeout: a "
+           "datetime.timedelta or seconds (torch's; 0 or None: no limit): TimeoutError when the "
+           "operation is still running then.")
       .def("is_completed", &PyWork::is_completed, "True once the operation finished.");
 
   py::class_<Comm> comm(m, "Comm", "One rank's communicator (the world or a group).");

@@ -66,7 +66,7 @@ class CurrentRank {
 class PyWork {
  public:
   explicit PyWork(Work work, std::function<void()> finish = {});
-  void wait();
+  bool wait(const pybind11::object& timeout);  // torch's wait(timeout): True, or TimeoutError
   bool is_completed();
 
  private:

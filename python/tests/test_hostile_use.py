@@ -176,3 +176,90 @@ def test_report_save_trace_takes_a_path(tmp_path):
     assert (tmp_path / "a.json").stat().st_size > 0
     with pytest.raises(twinccl.InvalidArgument, match="path must be a str or path, got 123"):
         report.save_trace(123)
+
+
+def test_an_output_list_holding_one_array_twice_is_refused():
+    # `[out] * world_size` (or the input listed twice): every rank's data lands in one array and
+    # only the last stays. Before: returned normally with [2, 2, 2, 2] on both ranks.
+    def gather_twice(rank):
+        out = np.zeros(4, np.float32)
+        dist.all_gather([out, out], np.full(4, rank + 1.0, np.float32))
+
+    def all_to_all_overlapping(rank):
+        block = np.zeros(6, np.float32)
+        dist.all_to_all([block[0:4], block[2:6]], [np.ones(4, np.float32)] * 2)
+    for fn, text in ((gather_twice, "tensor_list[0] and tensor_list[1] are the same memory: "
+                                    "rank 0's and rank 1's data would both be written there"),
+                     (all_to_all_overlapping, "output_list[0] and output_list[1] overlap in 8 "
+                                              "bytes")):
+        with pytest.raises(twinccl.InvalidArgument) as e:
+            twinccl.run(fn, world_size=2, timeout_s=20)
+        assert text in str(e.value)
+    # Distinct views of one array, side by side, stay legal.
+    def side_by_side(rank):
+        block = np.zeros(8, np.float32)
+        dist.all_gather([block[0:4], block[4:8]], np.full(4, rank + 1.0, np.float32))
+        assert block.tolist() == [1.0] * 4 + [2.0] * 4
+    twinccl.run(side_by_side, world_size=2, timeout_s=20)
+
+
+def test_gather_list_twice_and_all_to_all_over_its_input_are_refused():
+    def gather_twice(rank):
+        y = np.zeros(4, np.float32)
+        dist.gather(np.full(4, rank + 1.0, np.float32), [y, y] if rank == 0 else None, dst=0)
+
+    def all_to_all_into_inputs(rank):
+        a, b = np.ones(4, np.float32), np.zeros(4, np.float32)
+        dist.all_to_all([b, a], [a, b])
+    # Which pair is named depends on the arrays' addresses (both pairs share memory).
+    for fn, text in ((gather_twice, r"gather_list\[0\] and gather_list\[1\] are the same memory"),
+                     (all_to_all_into_inputs, r"output_list\[[01]\] and input_list\[[01]\] are "
+                                              r"the same memory: the operation would write an "
+                                              r"input")):
+        with pytest.raises(twinccl.InvalidArgument, match=text):
+            twinccl.run(fn, world_size=2, timeout_s=20)
+
+
+def test_all_gather_input_listed_as_another_ranks_entry_gives_torchs_result():
+    # torch gathers into a flat buffer, then copies out: the input is read whole first. Before,
+    # rank 0's input (also its tensor_list[1]) was overwritten by rank 1's data before it was
+    # sent to itself: [[2, 2], [2, 2]] instead of [[1, 1], [2, 2]].
+    def fn(rank):
+        x = np.full(2, rank + 1.0, np.float32)
+        lst = [np.zeros(2, np.float32), np.zeros(2, np.float32)]
+        lst[1 - rank] = x
+        dist.all_gather(lst, x)
+        return [a.tolist() for a in lst]
+    from conftest import run_ranks
+    assert run_ranks(fn, 2) == [[[1.0, 1.0], [2.0, 2.0]]] * 2
+
+
+def test_work_wait_takes_torchs_timeout():
+    # Before: TypeError from the binding ("incompatible function arguments").
+    import datetime
+
+    def fn(rank):
+        x = np.ones(4, np.float32)
+        w = dist.all_reduce(x, async_op=True)
+        assert w.wait(timeout=datetime.timedelta(seconds=30)) is True
+        assert w.wait(0) is True and w.wait() is True
+        for bad, text in ((float("nan"), "must be >= 0 seconds"), (-1, "must be >= 0 seconds"),
+                          ("5", "must be a datetime.timedelta or a number of seconds, got '5'")):
+            with pytest.raises(twinccl.InvalidArgument, match=text):
+                w.wait(timeout=bad)
+        if rank == 0:  # rank 1 joins late: a short timeout ends in TimeoutError, then it completes
+            w = dist.all_reduce(x, async_op=True)
+            with pytest.raises(twinccl.TimeoutError, match="did not complete within timeout="):
+                w.wait(timeout=datetime.timedelta(milliseconds=20))
+            w.wait()
+        else:
+            time.sleep(0.3)
+            dist.all_reduce(x)
+    twinccl.run(fn, world_size=2, timeout_s=20)
+
+
+def test_a_long_rank_list_is_cut_in_messages():
+    with pytest.raises(twinccl.InvalidArgument) as e:
+        twinccl.run(lambda r: dist.new_group(list(range(100000))), world_size=2, timeout_s=20)
+    assert "ranks=[0, 1, 2," in str(e.value) and "... (100000 entries)]" in str(e.value)
+    assert len(str(e.value)) < 400

@@ -155,7 +155,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
         raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this rank "
                               "passed ranks=%s, but only %d rank(s) passed the same list; every rank "
                               "must call new_group with the same ranks"
-                              % (world.rank, os.path.basename(site[0]), site[1], members,
+                              % (world.rank, os.path.basename(site[0]), site[1], _shown(members),
                                  comm.size))
     return ProcessGroup(comm, members)
 
@@ -166,8 +166,16 @@ def _member_list(ranks, n):
         raise InvalidArgument("new_group: ranks must be a list of ranks, got %r" % (ranks,))
     members = list(ranks)
     if any(isinstance(r, bool) or not isinstance(r, numbers.Integral) for r in members):
-        raise InvalidArgument("new_group: ranks=%r must be ints" % (members,))
+        raise InvalidArgument("new_group: ranks=%s must be ints" % _shown(members))
     members = sorted(int(r) for r in members)
     if len(set(members)) != len(members) or any(not 0 <= r < n for r in members):
-        raise InvalidArgument("new_group: ranks=%r must be distinct ranks in [0, %d)" % (ranks, n))
+        raise InvalidArgument("new_group: ranks=%s must be distinct ranks in [0, %d)"
+                              % (_shown(list(ranks)), n))
     return members
+
+
+def _shown(values, limit=16):
+    """repr of a list, cut after `limit` entries (a message stays short for a million ranks)."""
+    if len(values) <= limit:
+        return repr(values)
+    return "[%s, ... (%d entries)]" % (", ".join(repr(v) for v in values[:limit]), len(values))

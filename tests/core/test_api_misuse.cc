@@ -167,3 +167,25 @@ TEST_CASE("validate: uneven calls whose recv displacements overlap are refused",
   CHECK_NOTHROW(validate(op, 0, 3, "world"));
   CHECK_THROWS_WITH(validate(op, 2, 3, "world"), Contains("over each other"));
 }
+
+TEST_CASE("validate: uneven counts or displacements that overflow name the entry and its values",
+          "[core][api][validate]") {
+  float send[4] = {}, recv[16] = {};
+  OpDesc op;
+  op.kind = OpKind::all_gather_v;
+  op.send = send;
+  op.recv = recv;
+  op.recv_counts = {1, kMax};
+  op.where = std::source_location::current();
+  // Before: "all_gather_v: counts/displacements overflow", naming neither entry nor value.
+  CHECK_THROWS_WITH(validate(op, 0, 2, "world"),
+                    Contains("all_gather_v on comm 'world' rank 0") &&
+                        Contains("recv_counts[1] = 18446744073709551615 after 1 elements of the "
+                                 "earlier recv_counts (packed) ends past SIZE_MAX elements"));
+  op.kind = OpKind::reduce_scatter_v;
+  op.op = ReduceOp::sum();
+  op.recv_counts = {1, 1};
+  op.send_displs = {kMax, 0};
+  CHECK_THROWS_WITH(validate(op, 1, 2, "world"),
+                    Contains("recv_counts[0] = 1 at send_displs[0] = 18446744073709551615"));
+}

@@ -72,3 +72,44 @@ TEST_CASE("run_world: a world of kMaxEmulatedRanks ranks runs a p2p ring", "[opt
   for (int r = 0; r < kMaxEmulatedRanks; ++r)
     CHECK(got[static_cast<std::size_t>(r)] == (r + kMaxEmulatedRanks - 1) % kMaxEmulatedRanks);
 }
+
+TEST_CASE("run_world: channels, ranks_per_node, check, flight_recorder_ops and fn are checked",
+          "[options]") {
+  // Before: channels = INT_MAX ran for minutes (a hang), flight_recorder_ops = SIZE_MAX threw
+  // std::length_error, a negative ranks_per_node or a CheckLevel cast from 77 were accepted, an
+  // empty function threw std::bad_function_call on every rank.
+  struct Bad {
+    void (*set)(emu::EmulatorOptions&);
+    const char* text;
+  };
+  const std::vector<Bad> bad = {
+      {[](emu::EmulatorOptions& o) { o.channels = std::numeric_limits<int>::max(); },
+       "EmulatorOptions::channels=2147483647 must be in [1, 64]"},
+      {[](emu::EmulatorOptions& o) { o.channels = 0; }, "EmulatorOptions::channels=0"},
+      {[](emu::EmulatorOptions& o) { o.ranks_per_node = -5; },
+       "EmulatorOptions::ranks_per_node=-5 must be >= 0"},
+      {[](emu::EmulatorOptions& o) { o.check = static_cast<CheckLevel>(77); },
+       "EmulatorOptions::check=77 is not a CheckLevel"},
+      {[](emu::EmulatorOptions& o) {
+         o.flight_recorder_ops = std::numeric_limits<std::size_t>::max();
+       },
+       "EmulatorOptions::flight_recorder_ops=18446744073709551615 must be at most 1048576"},
+  };
+  for (const Bad& b : bad) {
+    emu::EmulatorOptions o;
+    o.world_size = 2;
+    b.set(o);
+    bool ran = false;
+    CHECK_THROWS_AS(emu::run_world(o, [&](Communicator&) { ran = true; }), ConfigError);
+    CHECK_THROWS_WITH(emu::run_world(o, [&](Communicator&) { ran = true; }), Contains(b.text));
+    CHECK_FALSE(ran);
+  }
+  emu::EmulatorOptions o;
+  o.world_size = 2;
+  CHECK_THROWS_WITH(emu::run_world(o, RankFunction{}), Contains("the rank function is empty"));
+  o.channels = kMaxEmulatedChannels;  // the cap itself runs
+  CHECK_NOTHROW(emu::run_world(o, [](Communicator& c) {
+    float x[4] = {1, 2, 3, 4};
+    c.all_reduce(x, x, 4, DataType::float32, ReduceOp::sum());
+  }));
+}

@@ -28,4 +28,9 @@ std::string describe_call_site(const std::source_location& where);
 // A memory address as messages print it: "0x7f3a1c000040".
 std::string address_text(std::uintptr_t address);
 
+// A user's text (a name, an algorithm) as messages quote it: "'dp'", at most `max_bytes` of it
+// ("'xxxx...' (52428800 bytes)"), control bytes written as \xNN, so that a message stays short
+// and printable whatever the user passed.
+std::string quoted_text(std::string_view text, std::size_t max_bytes = 80);
+
 }  // namespace twinccl

@@ -8,6 +8,7 @@
 //   //  one color must pass the same name)"
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,14 @@ struct SplitNameAsked {
   std::string name;   // as passed ("" = none); compared whole, shown up to 80 characters
   std::string where;  // the call site, "file.cc:88"
 };
+
+// The longest name split() accepts: a communicator's name is in every message about it.
+inline constexpr std::size_t kMaxCommNameBytes = 256;
+
+// "" when `name` may name a communicator; else why not, for the caller's message: longer than
+// kMaxCommNameBytes ("name 'xxx...' (52428800 bytes) is longer than 256 bytes (...)"), or a
+// control byte such as NUL ("name 'a\x00b' holds a control byte ('\x00') at offset 1; ...").
+std::string split_name_problem(std::string_view name);
 
 // "" when every entry of `asked` (one color's ranks, in the new communicator's order) has the
 // same name; else the MismatchError text naming, per name, the first 16 ranks and a call site.

@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "twinccl/communicator.h"
 
@@ -48,5 +50,14 @@ struct P2POp {
 };
 MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, bool async_op = true,
                             Where where = Where::current());
+
+// "" when no two non-empty entries of an output list share memory; else "tensor_list[0] and
+// tensor_list[1] are the same memory: ..." (each entry receives another rank's data, so all but
+// the last write would be lost). Sorted by address: O(n log n). all_gather and all_to_all check
+// their output lists with it; Python's gather checks gather_list.
+std::string entries_sharing_memory(std::span<const Buffer> list, std::string_view list_name);
+// "" when no input overlaps an output (the outputs already apart); else which pair and why.
+std::string outputs_over_inputs(std::span<const Buffer> outputs, std::string_view outputs_name,
+                                std::span<const Buffer> inputs, std::string_view inputs_name);
 
 }  // namespace twinccl::torch_style

@@ -8,6 +8,7 @@
 //   };
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -57,5 +58,13 @@ inline constexpr int kMaxP2pLaneThreads = 1 << 20;
 
 // The longest EmulatorOptions::timeout_s (as TWINCCL_TIMEOUT_S): about 116 days.
 inline constexpr double kMaxTimeoutSeconds = 1e7;
+
+// The most schedule channels (EmulatorOptions::channels): NCCL's MAXCHANNELS is 32 in its 2.x
+// sources (src/include/device.h); 64 leaves room. Every channel is a part of every step, so
+// INT_MAX channels ran for minutes before this cap.
+inline constexpr int kMaxEmulatedChannels = 64;
+
+// The most operations the flight recorder keeps per rank (as TWINCCL_FLIGHT_RECORDER_OPS).
+inline constexpr std::size_t kMaxFlightRecorderOps = std::size_t{1} << 20;
 
 }  // namespace twinccl
