@@ -182,11 +182,22 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
   out << fmt::format("compute between them: {:.3f} ms per rank (mean, from the GPU timeline)\n",
                      compute_s * 1e3 / world);
   for (const std::string& note : job.notes) out << "note: " << note << "\n";
-  // A topology with a GPU per rank: one DGX, or as many as the ranks need (8 GPUs each).
-  const std::string topology =
-      world <= 8 ? "dgx-h100" : fmt::format("h100-cluster-{}", (world + 7) / 8);
-  out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology {}\n", shown(o.output),
-                     shown(o.output), topology);
+  // A preset with a GPU per rank: one DGX, as many as the ranks need (8 GPUs each, up to 1024),
+  // or GB200 NVL72 racks (72 GPUs each, up to 128); more ranks than any preset has GPUs: a file.
+  const std::string topology = world <= 8      ? "dgx-h100"
+                               : world <= 8192 ? fmt::format("h100-cluster-{}", (world + 7) / 8)
+                               : world <= 9216
+                                   ? fmt::format("gb200-nvl72-cluster-{}", (world + 71) / 72)
+                                   : std::string();
+  if (topology.empty()) {
+    out << fmt::format(
+        "wrote {}; no preset has {} GPUs: replay it on a topology file with as many "
+        "(docs/topologies.md)\n",
+        shown(o.output), world);
+  } else {
+    out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology {}\n",
+                       shown(o.output), shown(o.output), topology);
+  }
   return 0;
 }
 

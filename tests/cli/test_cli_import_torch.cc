@@ -147,3 +147,30 @@ TEST_CASE("cli import-torch-trace: a gzip bomb is refused by its ratio, not infl
   CHECK_THAT(r.out, Contains("gunzip it first"));
   CHECK_FALSE(std::filesystem::exists(s.path("o.json")));
 }
+
+TEST_CASE("cli import-torch-trace: the topology it suggests exists for any world size",
+          "[cli][hostile]") {
+  // fuzz5: a 9000-rank job was told to replay on h100-cluster-1125, a preset that does not exist
+  // (h100-cluster-N stops at 1024 nodes, 8192 GPUs).
+  const Scratch s;
+  const std::vector<std::pair<int, std::string>> cases = {
+      {8, "--topology dgx-h100"},
+      {8192, "--topology h100-cluster-1024"},
+      {9000, "--topology gb200-nvl72-cluster-125"},
+      {9217, "no preset has 9217 GPUs: replay it on a topology file"}};
+  for (const auto& [world, expected] : cases) {
+    twinccl_test::TorchRankBuilder b(0, world);
+    b.call("allreduce", "Float", 8, 8);
+    s.write("w.json", b.text());
+    const auto r = run_cli("import-torch-trace " + s.path("w.json") +
+                           " --replicate-missing-ranks -o " + s.path("w.trace.json"));
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Contains(expected));
+    const std::size_t at = r.out.find("--topology ");
+    if (at != std::string::npos) {
+      const std::string preset = r.out.substr(at + 11, r.out.find('\n', at) - at - 11);
+      CHECK(run_cli("topo show " + preset).exit_code == 0);
+    }
+  }
+}
