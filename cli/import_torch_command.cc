@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,6 +27,15 @@
 
 namespace twinccl::cli {
 namespace {
+
+// A decompression bomb (a few MB of gzip inflating to the 4 GiB cap of JSON) is refused early by
+// the ratio of inflated to compressed bytes, not after minutes of inflating:
+//   * DEFLATE's ratio is at most ~1032:1 (a 258-byte match coded in ~2 bits, RFC 1951 3.2.5);
+//   * gzip shrinks JSON text (Kineto traces included) about 5-30x;
+// so past its first kGzipRatioFreeBytes, a file inflating over kMaxGzipRatio times the compressed
+// bytes read so far is no profiler trace. A real one can still be imported decompressed.
+constexpr std::uint64_t kMaxGzipRatio = 256;
+constexpr std::uint64_t kGzipRatioFreeBytes = std::uint64_t{64} << 20;
 
 // A gzip file's text, decompressed as it is read (zlib): the file is never held whole.
 class GzipBuffer final : public std::streambuf {
@@ -47,6 +57,16 @@ class GzipBuffer final : public std::streambuf {
       throw ConfigError("'" + shown(path_) + "': not a valid gzip file (" + why + ")");
     }
     if (n == 0) return traits_type::eof();
+    inflated_ += static_cast<std::uint64_t>(n);
+    const z_off_t read = gzoffset(file_);  // compressed bytes read so far
+    const std::uint64_t compressed = read > 0 ? static_cast<std::uint64_t>(read) : 1;
+    if (inflated_ > kGzipRatioFreeBytes && inflated_ / kMaxGzipRatio > compressed) {
+      throw ConfigError(fmt::format(
+          "'{}': inflates to over {} times its compressed size ({} bytes from {} compressed): "
+          "not a profiler trace (a decompression bomb?); a real one can be imported "
+          "decompressed (gunzip it first)",
+          shown(path_), kMaxGzipRatio, inflated_, compressed));
+    }
     setg(block_.data(), block_.data(), block_.data() + n);
     return traits_type::to_int_type(block_[0]);
   }
@@ -54,6 +74,7 @@ class GzipBuffer final : public std::streambuf {
  private:
   std::string path_;
   gzFile file_ = nullptr;
+  std::uint64_t inflated_ = 0;
   std::array<char, std::size_t{1} << 16> block_{};
 };
 
@@ -161,11 +182,22 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
   out << fmt::format("compute between them: {:.3f} ms per rank (mean, from the GPU timeline)\n",
                      compute_s * 1e3 / world);
   for (const std::string& note : job.notes) out << "note: " << note << "\n";
-  // A topology with a GPU per rank: one DGX, or as many as the ranks need (8 GPUs each).
-  const std::string topology =
-      world <= 8 ? "dgx-h100" : fmt::format("h100-cluster-{}", (world + 7) / 8);
-  out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology {}\n", shown(o.output),
-                     shown(o.output), topology);
+  // A preset with a GPU per rank: one DGX, as many as the ranks need (8 GPUs each, up to 1024),
+  // or GB200 NVL72 racks (72 GPUs each, up to 128); more ranks than any preset has GPUs: a file.
+  const std::string topology = world <= 8      ? "dgx-h100"
+                               : world <= 8192 ? fmt::format("h100-cluster-{}", (world + 7) / 8)
+                               : world <= 9216
+                                   ? fmt::format("gb200-nvl72-cluster-{}", (world + 71) / 72)
+                                   : std::string();
+  if (topology.empty()) {
+    out << fmt::format(
+        "wrote {}; no preset has {} GPUs: replay it on a topology file with as many "
+        "(docs/topologies.md)\n",
+        shown(o.output), world);
+  } else {
+    out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology {}\n",
+                       shown(o.output), shown(o.output), topology);
+  }
   return 0;
 }
 

@@ -73,7 +73,13 @@ class Builder {
   // Returns, per rank and op, its member.
   std::vector<std::vector<int>> build(std::vector<InstanceInfo>& info) {
     match();
-    for (std::size_t i = 0; i < pending_.size(); ++i) info.push_back(lower(static_cast<int>(i)));
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      info.push_back(lower(static_cast<int>(i)));
+      const TraceOp& op = *info.back().first;
+      const std::size_t n = trace_.communicators[static_cast<std::size_t>(op.comm)].ranks.size();
+      check_replay_call(trace_, op, is_p2p(op.kind) ? 2 : static_cast<int>(n),
+                        info.back().algorithm, -1, p_.flow.transfers.size());
+    }
     return std::move(member_of_op_);
   }
 
@@ -210,6 +216,7 @@ class Builder {
     const PricedCall priced = price_call(tuner, r);
     const RingForm ring = n > options_.bulk_ring_above_ranks ? RingForm::bulk : RingForm::steps;
     const std::size_t first = p_.flow.transfers.size();
+    check_replay_call(trace_, op, n, priced.schedule, priced.params.channels, first);
     const CallFlows flows = add_call_flows(tuner, r, priced, ring, routes_, p_.flow);
     inst.fixed_latency_s = flows.fixed_latency_s;
     info.bulk = flows.bulk;
@@ -290,6 +297,7 @@ void build_replay_program(const Trace& trace, const topo::Topology& topology,
                           ReplayProgram& program, std::vector<InstanceInfo>& info) {
   const std::vector<std::vector<int>> member_of_op =
       Builder(trace, topology, options, program).build(info);
+  check_replay_cost(trace, info, program);
   add_batches_and_events(trace, options, flops_per_second, member_of_op, program);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "replay_program.h"
@@ -30,5 +31,15 @@ void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
 void build_replay_program(const Trace& trace, const topo::Topology& topology,
                           const ReplayOptions& options, double flops_per_second,
                           ReplayProgram& program, std::vector<InstanceInfo>& info);
+
+// Caps on what a replay holds and plays (replay_cost.cc), each a ConfigError naming the call:
+// before a call is lowered, a schedule with one transfer per rank pair (direct, pat) that would
+// take the program over its cap of transfers (channels < 0: the call is built, `transfers_so_far`
+// includes it); once all are built, a call whose transfers x the transfers
+// that may be in flight with it exceed the playback's cap.
+void check_replay_call(const Trace& trace, const TraceOp& op, int nranks, std::string_view schedule,
+                       int channels, std::size_t transfers_so_far);
+void check_replay_cost(const Trace& trace, const std::vector<InstanceInfo>& info,
+                       const ReplayProgram& program);
 
 }  // namespace twinccl::sim::detail

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "cli_runner.h"
@@ -117,4 +118,59 @@ TEST_CASE("cli import-torch-trace: a job that would deadlock in the replay exits
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Contains("the imported trace: replay deadlock"));
   CHECK_FALSE(std::filesystem::exists(s.path("d.trace.json")));
+}
+
+TEST_CASE("cli import-torch-trace: a gzip bomb is refused by its ratio, not inflated to the cap",
+          "[cli][hostile]") {
+  // fuzz5: 4 MB of gzip (4096 members of 1 MiB of spaces each, after '{"traceEvents": [')
+  // inflated for ~40 s up to the 4 GiB cap of JSON per file before it was refused.
+  const Scratch s;
+  s.write("head.json", "{\"traceEvents\": [");
+  s.write("spaces.json", std::string(std::size_t{1} << 20, ' '));
+  REQUIRE(std::system(("gzip -c " + s.path("head.json") + " > " + s.path("head.gz") +
+                       " && gzip -c " + s.path("spaces.json") + " > " + s.path("spaces.gz"))
+                          .c_str()) == 0);
+  const auto read = [&](const std::string& name) {
+    std::ifstream in(s.path(name), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string bomb = read("head.gz");
+  const std::string member = read("spaces.gz");
+  REQUIRE(member.size() < 4096);  // 1 MiB of spaces: about 1 KiB of gzip
+  for (int i = 0; i < 4096; ++i) bomb += member;
+  s.write("bomb.json.gz", bomb);
+  const auto r =
+      run_cli("import-torch-trace " + s.path("bomb.json.gz") + " -o " + s.path("o.json"));
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out, Contains("bomb.json.gz': inflates to over 256 times its compressed size"));
+  CHECK_THAT(r.out, Contains("gunzip it first"));
+  CHECK_FALSE(std::filesystem::exists(s.path("o.json")));
+}
+
+TEST_CASE("cli import-torch-trace: the topology it suggests exists for any world size",
+          "[cli][hostile]") {
+  // fuzz5: a 9000-rank job was told to replay on h100-cluster-1125, a preset that does not exist
+  // (h100-cluster-N stops at 1024 nodes, 8192 GPUs).
+  const Scratch s;
+  const std::vector<std::pair<int, std::string>> cases = {
+      {8, "--topology dgx-h100"},
+      {8192, "--topology h100-cluster-1024"},
+      {9000, "--topology gb200-nvl72-cluster-125"},
+      {9217, "no preset has 9217 GPUs: replay it on a topology file"}};
+  for (const auto& [world, expected] : cases) {
+    twinccl_test::TorchRankBuilder b(0, world);
+    b.call("allreduce", "Float", 8, 8);
+    s.write("w.json", b.text());
+    const auto r = run_cli("import-torch-trace " + s.path("w.json") +
+                           " --replicate-missing-ranks -o " + s.path("w.trace.json"));
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Contains(expected));
+    const std::size_t at = r.out.find("--topology ");
+    if (at != std::string::npos) {
+      const std::string preset = r.out.substr(at + 11, r.out.find('\n', at) - at - 11);
+      CHECK(run_cli("topo show " + preset).exit_code == 0);
+    }
+  }
 }

@@ -167,3 +167,14 @@ TEST_CASE("torch import hostile: two groups used in opposite orders deadlock in 
   REQUIRE(t.communicators.size() == 2);
   CHECK_THROWS_AS(twinccl::sim::check_trace(t, "imported"), twinccl::DeadlockError);
 }
+
+TEST_CASE("torch import hostile: a world size of 0 is refused, not indexed") {
+  // fuzz5 (libFuzzer, UBSan): "world_size": 0 passed the 1.. check (nlohmann reads 0 as unsigned,
+  // whose branch checked only the top of the range), then rank 0 indexed an empty list of files.
+  std::string text = TorchRankBuilder(0, 1).text();
+  const std::string from = "\"world_size\":1";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "\"world_size\":0");
+  CHECK_THAT(error_of({{"r0.json", text}}),
+             Contains("r0.json: distributedInfo: 'world_size': number 0 is outside 1..65536"));
+}

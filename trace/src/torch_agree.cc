@@ -128,7 +128,9 @@ void check_p2p(const Trace& t, const std::vector<RankSource>& files) {
     }
   }
   if (recvs != sends.size()) {
-    for (const auto& [key, where] : sends) {
+    for (const auto& entry : sends) {  // no structured binding: clang 14 cannot capture one
+      const auto& key = entry.first;
+      const auto& where = entry.second;
       const int dst = std::get<2>(key);
       const RankTrace& rt = t.ranks[static_cast<std::size_t>(dst)];
       const bool matched = std::any_of(rt.ops.begin(), rt.ops.end(), [&](const TraceOp& o) {

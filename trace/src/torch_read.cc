@@ -39,8 +39,9 @@ std::int64_t whole(const json& v, const std::string& where, const char* key, std
   const std::string at = where + ": '" + key + "'";
   if (!v.is_number_integer()) fail(at, "must be a whole number, is " + shown(v));
   if (v.is_number_unsigned()) {
-    const std::uint64_t u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(hi))
+    const std::uint64_t u = v.get<std::uint64_t>();  // nlohmann reads 0 as unsigned: lo too
+    if (hi < 0 || u > static_cast<std::uint64_t>(hi) ||
+        (lo > 0 && u < static_cast<std::uint64_t>(lo)))
       fail(at, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     return static_cast<std::int64_t>(u);
   }
