@@ -111,8 +111,8 @@ TEST_CASE("perf --backend nccl: a row whose check cannot fit in host memory is t
     CHECK_FALSE(plan.check);
     for (const auto& input : plan.inputs) CHECK(input.empty());
   }
-  const auto small = twinccl::cli::plan_row(o, twinccl::OpKind::all_reduce,
-                                            twinccl::DataType::float32, twinccl::ReduceKind::sum, 8);
+  const auto small = twinccl::cli::plan_row(
+      o, twinccl::OpKind::all_reduce, twinccl::DataType::float32, twinccl::ReduceKind::sum, 8);
   CHECK(small.check);
   CHECK(small.inputs.size() == 2);
   CHECK(small.inputs[1].size() == 32);
