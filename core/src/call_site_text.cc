@@ -35,7 +35,7 @@ std::string address_text(std::uintptr_t address) {
   return text;
 }
 
-std::string quoted_text(std::string_view text, std::size_t max_bytes) {
+std::string quoted_text(std::string_view text, std::size_t max_bytes, bool with_length) {
   std::string out = "'";
   std::string_view shown = text.substr(0, std::min(text.size(), max_bytes));
   for (char c : shown) {
@@ -48,6 +48,7 @@ std::string quoted_text(std::string_view text, std::size_t max_bytes) {
       out += c;
     }
   }
+  if (shown.size() < text.size() && !with_length) return out + "...'";
   if (shown.size() < text.size()) return out + "...' (" + std::to_string(text.size()) + " bytes)";
   return out + "'";
 }

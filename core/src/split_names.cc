@@ -10,7 +10,7 @@ namespace twinccl {
 namespace {
 
 // Up to 80 characters of a user's name, quoted, control bytes escaped.
-std::string quoted(const std::string& name) { return quoted_text(name); }
+std::string quoted(const std::string& name) { return quoted_text(name, 80, false); }
 
 }  // namespace
 

@@ -31,6 +31,8 @@ std::string address_text(std::uintptr_t address);
 // A user's text (a name, an algorithm) as messages quote it: "'dp'", at most `max_bytes` of it
 // ("'xxxx...' (52428800 bytes)"), control bytes written as \xNN, so that a message stays short
 // and printable whatever the user passed.
-std::string quoted_text(std::string_view text, std::size_t max_bytes = 80);
+// With `with_length` false the cut text ends in "...'" alone (split names: the NCCL backend sees
+// a name cut to its record, so the length would differ between backends).
+std::string quoted_text(std::string_view text, std::size_t max_bytes = 80, bool with_length = true);
 
 }  // namespace twinccl
