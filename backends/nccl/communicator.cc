@@ -22,6 +22,7 @@
 #include "nccl/types.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/split_names.h"
 
 namespace twinccl::nccl {
 namespace {
@@ -260,6 +261,10 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
     throw InvalidArgument(what + ": color=" + std::to_string(color) +
                           " (use a color >= 0, or kNoColor)");
   }
+  // The emulator's rule and words (core's split_name_problem): a name over kMaxCommNameBytes or
+  // holding a control byte is refused before the collective; the run's abort signal tells peers.
+  if (std::string why = split_name_problem(new_name); !why.empty())
+    throw InvalidArgument(what + ": " + why);
   // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
   // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
   // usable, as on the emulator; its ranks then throw MismatchError.

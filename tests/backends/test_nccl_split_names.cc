@@ -7,6 +7,7 @@
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -124,6 +125,38 @@ TEST_CASE("nccl split: ranks of one color passing the same name still get their 
   CHECK(got[0].child == "even/2");
   CHECK(got[1].child == "odd/1");
   CHECK(got[2].child == "even/2");
+}
+
+TEST_CASE("nccl split: a name over 256 bytes or with a control byte is refused as on the emulator",
+          "[nccl_mapping][split]") {
+  // Rank 0 asks for a bad name; rank 1 a good one. Rank 0 gets the emulator's InvalidArgument;
+  // rank 1 is not left waiting in the split (the run's abort signal), on both backends.
+  for (const std::string& bad : {std::string(300, 'x'), std::string("a\nb")}) {
+    INFO("bad name of " << bad.size() << " bytes");
+    auto program_of = [&](std::vector<std::string>& errors) {
+      return [&](Communicator& w) {
+        try {
+          (void)w.split(0, w.rank(), w.rank() == 0 ? bad : std::string("fine"));
+        } catch (const InvalidArgument& e) {
+          errors[static_cast<std::size_t>(w.rank())] = std::string("InvalidArgument: ") + e.what();
+          throw;
+        }
+      };
+    };
+    std::vector<std::string> nccl_errors(2), emu_errors(2);
+    nccl_double::use();
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(nccl::run_local_ranks({0, 1}, nccl_options(), program_of(nccl_errors)),
+                    InvalidArgument);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));  // not 30 s
+    RunOptions e;
+    e.world_size = 2;
+    CHECK_THROWS_AS(twinccl::run(e, program_of(emu_errors)), InvalidArgument);
+    INFO("nccl: " << nccl_errors[0] << "\nemu: " << emu_errors[0]);
+    CHECK(!nccl_errors[0].empty());
+    CHECK(without_numbers(nccl_errors[0]) == without_numbers(emu_errors[0]));
+    CHECK(nccl_double::log_count("ncclCommSplit") == 0);  // refused before NCCL was asked
+  }
 }
 
 #endif  // TWINCCL_NCCL_DOUBLE_PATH
