@@ -241,17 +241,21 @@ void check_world_size(const Communicator& comm, int ranks) {
   }
 }
 
+RunOptions run_options(const PerfOptions& o, const std::string& algorithm) {
+  RunOptions ro;
+  ro.backend = o.backend;
+  ro.world_size = o.ranks;
+  ro.algorithm = algorithm;
+  return ro;
+}
+
 RowResult measure_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
                       std::size_t count) {
   const RowPlan p = plan_row(o, kind, dtype, op, count);
   RowResult result;
   result.algorithm = p.algorithm;
   std::mutex mu;
-  RunOptions ro;
-  ro.backend = o.backend;
-  ro.world_size = o.ranks;
-  ro.algorithm = p.algorithm;
-  run(ro, [&](Communicator& comm) {
+  run(run_options(o, p.algorithm), [&](Communicator& comm) {
     check_world_size(comm, o.ranks);
     run_row(comm, o, p, result, mu);
   });

@@ -12,6 +12,7 @@
 #include "perf_table.h"
 #include "twinccl/communicator.h"
 #include "twinccl/reference.h"
+#include "twinccl/run.h"
 
 namespace twinccl::cli {
 
@@ -70,6 +71,8 @@ RowPlan plan_row(const PerfOptions& options, OpKind kind, DataType dtype, Reduce
 // is combined as -a says (rank 0, mean, min or max). Rank 0 writes `result` under `mu`.
 void run_row(Communicator& comm, const PerfOptions& options, const RowPlan& plan, RowResult& result,
              std::mutex& mu);
+// The run a measured sweep starts: options.backend, options.ranks, `algorithm` forced.
+RunOptions run_options(const PerfOptions& options, const std::string& algorithm);
 // ConfigError unless the world has --ranks ranks.
 void check_world_size(const Communicator& comm, int ranks);
 

@@ -44,11 +44,7 @@ std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
   std::vector<RowResult> results(rows.size());
   SharedPlans plans(o, rows);
   std::mutex mu;
-  RunOptions ro;
-  ro.backend = o.backend;
-  ro.world_size = o.ranks;
-  ro.algorithm = o.algorithm;
-  run(ro, [&](Communicator& comm) {
+  run(run_options(o, o.algorithm), [&](Communicator& comm) {
     check_world_size(comm, o.ranks);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::shared_ptr<const RowPlan> plan = plans.get(i);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "fuzz_cli_support.h"
 
 namespace {
 
@@ -100,26 +101,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     args.emplace_back("--check-max");
     args.emplace_back("4K");
   }
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int code = twinccl::cli::run_main(static_cast<int>(args.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
+  std::string err;
+  const int code = twinccl::fuzz::run_main_captured(args, &err);
   if (code < 0 || code > 2) {
     std::fprintf(stderr, "fuzz_cli_args: exit code %d\n", code);
     std::abort();
   }
   // Every error is one bounded line (cli/run_main.cc); a megabyte echo of the input is a finding.
-  if (err.str().size() > 64 * 1024) {
-    std::fprintf(stderr, "fuzz_cli_args: %zu bytes on stderr: %.300s\n", err.str().size(),
-                 err.str().c_str());
+  if (err.size() > 64 * 1024) {
+    std::fprintf(stderr, "fuzz_cli_args: %zu bytes on stderr: %.300s\n", err.size(), err.c_str());
     std::abort();
   }
   if (std::getenv("TWINCCL_FUZZ_SHOW_ERRORS") != nullptr && code == 1)
-    std::fprintf(stderr, "exit 1: %.500s", err.str().c_str());
+    std::fprintf(stderr, "exit 1: %.500s", err.c_str());
   return 0;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "fuzz_cli_support.h"
 
 namespace {
 
@@ -68,23 +69,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string output = (dir / "out.trace.json").string();
   args.insert(args.end(), {"-o", output});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int code = twinccl::cli::run_main(static_cast<int>(args.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
+  std::string err;
+  const int code = twinccl::fuzz::run_main_captured(args, &err);
   // 0: imported; 2: refused with a typed error. 1 is an internal error (an untyped exception).
   if (code != 0 && code != 2) {
-    std::fprintf(stderr, "fuzz_torch_trace_file: exit code %d: %.1000s\n", code, err.str().c_str());
+    std::fprintf(stderr, "fuzz_torch_trace_file: exit code %d: %.1000s\n", code, err.c_str());
     std::abort();
   }
-  if (err.str().size() > 4096) {
-    std::fprintf(stderr, "fuzz_torch_trace_file: %zu bytes on stderr: %.300s\n", err.str().size(),
-                 err.str().c_str());
+  if (err.size() > 4096) {
+    std::fprintf(stderr, "fuzz_torch_trace_file: %zu bytes on stderr: %.300s\n", err.size(),
+                 err.c_str());
     std::abort();
   }
   return 0;

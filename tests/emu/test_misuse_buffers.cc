@@ -26,18 +26,6 @@ constexpr bool kThreadSanitizer = false;
 constexpr bool kThreadSanitizer = false;
 #endif
 
-namespace {
-
-void all_invalid(const std::vector<RankOutcome>& out, const std::vector<std::string>& parts) {
-  for (std::size_t r = 0; r < out.size(); ++r) {
-    INFO("rank " << r << ": " << out[r].type << ": " << out[r].message);
-    CHECK(out[r].type == "InvalidArgument");
-    for (const auto& p : parts) CHECK_THAT(out[r].message, Contains(p));
-  }
-}
-
-}  // namespace
-
 TEST_CASE("misuse 31: out-of-place buffers that overlap", "[emu][misuse][buffers]") {
   auto out = misuse_run(2, [](Communicator& c) {
     std::vector<float> b(16);

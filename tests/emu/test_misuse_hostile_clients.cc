@@ -16,14 +16,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-void all_invalid(const std::vector<RankOutcome>& out, const std::vector<std::string>& parts) {
-  for (std::size_t r = 0; r < out.size(); ++r) {
-    INFO("rank " << r << ": " << out[r].type << ": " << out[r].message);
-    CHECK(out[r].type == "InvalidArgument");
-    for (const auto& p : parts) CHECK_THAT(out[r].message, Contains(p));
-  }
-}
-
 constexpr std::size_t kHugeCount = SIZE_MAX / 8;  // 2^61 floats: 2^63 bytes, no overflow of size_t
 
 }  // namespace

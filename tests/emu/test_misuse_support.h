@@ -89,4 +89,14 @@ inline std::string site(const char* file, int line) {
   return (slash == std::string::npos ? f : f.substr(slash + 1)) + ":" + std::to_string(line);
 }
 
+// Every rank got InvalidArgument, and its message holds each of `parts`.
+inline void all_invalid(const std::vector<RankOutcome>& out,
+                        const std::vector<std::string>& parts) {
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    INFO("rank " << r << ": " << out[r].type << ": " << out[r].message);
+    CHECK(out[r].type == "InvalidArgument");
+    for (const auto& p : parts) CHECK_THAT(out[r].message, Catch::Matchers::Contains(p));
+  }
+}
+
 }  // namespace twinccl::testing
