@@ -76,15 +76,24 @@ double check_host_bytes(const OpDesc& call, int n) {
   return bytes + 3 * largest_recv;
 }
 
+// The launcher's environment, read once (it does not change while the process runs); none when it
+// is malformed (the run itself then reports it).
+const LaunchEnvironment& launch_environment() {
+  static const LaunchEnvironment env = [] {
+    try {
+      return read_launch_environment();
+    } catch (const ConfigError&) {
+      return LaunchEnvironment{};
+    }
+  }();
+  return env;
+}
+
 // What one process may hold for checking: the emulator's limit (half the physical memory, or of
 // ulimit -v) shared by the processes a launcher started on this node.
 double check_host_limit_bytes(std::string* why) {
-  int here = 1;
-  try {
-    const LaunchEnvironment env = read_launch_environment();
-    if (env.launcher != Launcher::none) here = std::max(env.local_world_size, 1);
-  } catch (const ConfigError&) {  // the run itself reports a malformed launcher environment
-  }
+  const LaunchEnvironment& env = launch_environment();
+  const int here = env.launcher != Launcher::none ? std::max(env.local_world_size, 1) : 1;
   const double limit = emulator_memory_limit_bytes(why) / here;
   if (why != nullptr && here > 1) *why += " shared by " + std::to_string(here) + " processes";
   return limit;
@@ -97,20 +106,21 @@ bool check_fits_in_host(const PerfOptions& o, double need_bytes, const std::stri
   std::string why;
   const double limit = check_host_limit_bytes(&why);
   if (need_bytes <= limit) return true;
-  bool first_process = true;  // one note per job, not one per process
-  try {
-    first_process = read_launch_environment().rank == 0;
-  } catch (const ConfigError&) {
-  }
-  if (first_process)
+  if (launch_environment().rank == 0) {  // one note per job, not one per process
     std::cerr << fmt::format(
         "twinccl perf: {}: not checked (#wrong N/A): the check holds every rank's input on the "
         "host, {:.1f} GiB, over {:.1f} GiB ({}); lower -e or give -c 0\n",
         row, need_bytes / (1 << 30), limit / (1 << 30), why);
+  }
   return false;
 }
 
 int launched_world_size(const std::string& backend) {
+  // Under a launcher its world size is the one the backend takes (read_launch_environment is the
+  // one place it is read); a process started alone drives every visible GPU, which only starting
+  // the backend tells (one extra initialisation, no launcher to ask).
+  const LaunchEnvironment& env = launch_environment();
+  if (env.launcher != Launcher::none) return env.world_size;
   std::atomic<int> size{0};
   RunOptions ro;
   ro.backend = backend;
