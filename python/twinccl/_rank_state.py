@@ -186,6 +186,21 @@ class _Environ:
                 os.environ[key] = value[key]
 
 
+class _ExceptHook:
+    """sys.excepthook: torch's init_process_group wraps it to prefix "[rankN]: " (torch 2.x)."""
+    def __init__(self):
+        self._caller = sys.excepthook
+
+    def save(self):
+        return sys.excepthook
+
+    def initial(self, rank):
+        return self._caller
+
+    def restore(self, value):
+        sys.excepthook = value
+
+
 class _Argv:
     def __init__(self, rank_argv):
         self._rank_argv = rank_argv
@@ -302,6 +317,7 @@ class RankStates:
         self.parts = [_PythonRandom(fresh_random), _TorchRandom(), _NumpyRandom(fresh_random),
                       _Environ(rank_environ),
                       _Argv(rank_argv or (lambda rank, argv=list(sys.argv): list(argv))),
+                      _ExceptHook(),
                       _LibraryGlobals()]
         self.modules = RankModules() if isolate_modules else None
         if self.modules is not None:
