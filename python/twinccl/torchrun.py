@@ -69,6 +69,9 @@ def parser():
     twin.add_argument("--timeout-s", type=float, default=300.0,
                       help="longest wait for another rank (default %(default)s)")
     twin.add_argument("--algorithm", help="force an algorithm for every collective")
+    twin.add_argument("--cuda-on-cpu", action="store_true",
+                      help="map the script's CUDA calls (.cuda(), device='cuda', "
+                      "torch.cuda.set_device, streams, events) to the CPU")
     twin.add_argument("--rank-state", choices=["isolated", "shared"], default="isolated",
                       help="isolated (default): each rank its own process state")
     p.add_argument("training_script", help="the script (or, with -m, the module)")
@@ -135,7 +138,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     per_node, nodes = _world(p, args)
     code, path, spec = _program(p, args)
+    import contextlib
     import twinccl
+    if args.cuda_on_cpu:
+        from ._cuda_on_cpu import cuda_on_cpu  # (its per-rank current device, before states)
     from ._rank_state import RankStates, torchrun_environ
     world = per_node * nodes
     script_argv = [path if not args.module else args.training_script] + \
@@ -162,12 +168,15 @@ def main(argv=None):
     except ImportError:
         torch_distributed = False
     try:
-        report = twinccl.run(program, world_size=world, topology=args.topology, check=args.check,
-                             timeout_s=args.timeout_s, trace_path=args.trace,
-                             algorithm=args.algorithm,
-                             timeline_path=args.timeline if args.topology else None,
-                             torch_distributed=torch_distributed,
-                             rank_state=args.rank_state, _rank_states=states)
+        cuda = cuda_on_cpu(per_node) if args.cuda_on_cpu else contextlib.nullcontext()
+        with cuda:
+            report = twinccl.run(program, world_size=world, topology=args.topology,
+                                 check=args.check,
+                                 timeout_s=args.timeout_s, trace_path=args.trace,
+                                 algorithm=args.algorithm,
+                                 timeline_path=args.timeline if args.topology else None,
+                                 torch_distributed=torch_distributed,
+                                 rank_state=args.rank_state, _rank_states=states)
     except twinccl.ConfigError as e:
         print("twinccl.torchrun: %s" % e, file=sys.stderr)
         return 1
