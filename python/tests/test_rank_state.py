@@ -89,15 +89,18 @@ def test_torch_distributed_default_group_state_is_per_rank():
         worlds = [id(world())]
         c10d._group_count = 10 + rank
         c10d._pg_names["pg%d" % rank] = rank
+        c10d.GroupMember.WORLD = "default group of rank %d" % rank  # 1.13: a class attribute
         dist.barrier()
         worlds.append(id(world()))
-        seen[rank] = (worlds, c10d._group_count, dict(c10d._pg_names))
+        seen[rank] = (worlds, c10d._group_count, dict(c10d._pg_names), c10d.GroupMember.WORLD)
     twinccl.run(fn, world_size=3, timeout_s=30)
     assert len({seen[r][0][0] for r in range(3)}) == 3  # each rank its own _World
     for rank in range(3):
         assert seen[rank][0][0] == seen[rank][0][1]
-        assert seen[rank][1:] == (10 + rank, {"pg%d" % rank: rank})
+        assert seen[rank][1:] == (10 + rank, {"pg%d" % rank: rank},
+                                  "default group of rank %d" % rank)
     assert world() is caller_world and c10d._group_count == 0 and not c10d._pg_names
+    assert c10d.GroupMember.WORLD is None
 
 
 MEGATRON_STYLE = '''
@@ -262,3 +265,26 @@ def test_a_rank_holding_its_turn_past_the_timeout_stops_the_run():
 def test_rank_state_argument_is_checked():
     with pytest.raises(twinccl.InvalidArgument, match="rank_state must be"):
         twinccl.run(lambda r: None, world_size=1, rank_state="threads")
+
+
+def test_ctrl_c_stops_an_isolated_run_whatever_holds_the_turn():
+    """A rank busy in Python holds the turn; others wait in a barrier or for their turn."""
+    import _thread
+    import threading
+
+    def fn(rank):
+        if rank == 1:
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                sum(range(100))
+        dist.barrier()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            twinccl.run(fn, world_size=4, timeout_s=60)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 10
+    twinccl.run(lambda rank: dist.barrier(), world_size=4, timeout_s=30)  # the next run works
