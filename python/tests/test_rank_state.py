@@ -288,3 +288,30 @@ def test_ctrl_c_stops_an_isolated_run_whatever_holds_the_turn():
         timer.cancel()
     assert time.monotonic() - start < 10
     twinccl.run(lambda rank: dist.barrier(), world_size=4, timeout_s=30)  # the next run works
+
+
+def test_isolated_runs_on_two_threads_at_once_are_refused_and_nested_ones_work():
+    import threading
+    other = {}
+
+    def inner(rank):
+        dist.barrier()
+
+    def fn(rank):
+        if rank == 0:  # nested in a rank: it keeps its turn while the nested run lasts
+            twinccl.run(inner, world_size=2, timeout_s=30)
+            t = threading.Thread(target=lambda: other.setdefault("error", _run_error(inner)))
+            t.start()
+            t.join()
+        dist.barrier()
+    twinccl.run(fn, world_size=2, timeout_s=30)
+    assert isinstance(other["error"], twinccl.InvalidArgument)
+    assert "another such run is in progress on another thread" in str(other["error"])
+
+
+def _run_error(fn):
+    try:
+        twinccl.run(fn, world_size=2, timeout_s=30)
+    except twinccl.Error as e:
+        return e
+    return None

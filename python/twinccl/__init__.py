@@ -103,7 +103,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     args = (rank_function(fn, checked[0]),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:
         if states is not None:
-            from ._rank_state import sleep_gives_turn
+            from ._rank_state import one_isolated_run, sleep_gives_turn
+            during_run.enter_context(one_isolated_run())
             during_run.enter_context(sleep_gives_turn())
         if torch_distributed:
             from ._torch_patch import patched

@@ -410,6 +410,28 @@ class RankStates:
             raise interrupted[0]
 
 
+_isolated_runs = [0]
+
+
+@contextlib.contextmanager
+def one_isolated_run():
+    """Runs whose ranks take turns swap the same process state: one at a time, except a run nested
+    in a rank of the active one (that rank keeps its turn while the nested run lasts)."""
+    with _sleep_lock:
+        if _isolated_runs[0] and not _twinccl._takes_turns():
+            raise _twinccl.InvalidArgument(
+                "twinccl.run(rank_state=\"isolated\"): another such run is in progress on another "
+                "thread, and both would swap the same process state (random generators, "
+                "os.environ, module globals); run them one after the other, or pass "
+                "rank_state=\"shared\"")
+        _isolated_runs[0] += 1
+    try:
+        yield
+    finally:
+        with _sleep_lock:
+            _isolated_runs[0] -= 1
+
+
 _real_sleep = time.sleep
 _sleep_users = [0]
 _sleep_lock = threading.Lock()
