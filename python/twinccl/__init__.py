@@ -71,8 +71,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     args = (rank_function(fn, checked[0]),) + checked + (AbortedError,)
     if torch_distributed:
         from ._torch_patch import patched
-        with patched():
-            result = _twinccl._run(*args)
+        with patched() as wrap:
+            result = _twinccl._run(*((rank_function(wrap(fn), checked[0]),) + args[1:]))
     else:
         result = _twinccl._run(*args)
     if result is None:

@@ -1,7 +1,10 @@
-"""twinccl.run(..., torch_distributed=True): unmodified `torch.distributed.<function>(...)` calls
-go to twinccl.distributed for the duration of the run.
+"""twinccl.run(..., torch_distributed=True): unmodified torch.distributed code on the emulator.
 
-How it works: torch.distributed's public functions are module attributes looked up at each call
+On torch 2.x TwinCCL is torch's backend (_torch_session: every caller, torch's C++ included,
+reaches the emulator). On torch 1.x, whose process groups live in module globals that ranks as
+threads would share, the public functions are replaced instead:
+
+How it works (torch 1.x): torch.distributed's public functions are module attributes looked up at each call
 (`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
 semantics; they find the calling thread's rank) and restored when the run ends. Names bound before
 the run (`from torch.distributed import all_reduce`) and torch's C++ users of process groups (DDP,
@@ -24,19 +27,44 @@ NAMES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_ten
          "scatter_object_list"]
 
 
+def backend_mode():
+    """True where this torch can take TwinCCL as its backend with a world per rank (torch 2.x);
+    TWINCCL_TORCH_PATCH=1 forces the function patch (the torch 1.x way)."""
+    import os
+    import torch.distributed.distributed_c10d as c10d
+    return (hasattr(c10d, "_World") and hasattr(c10d, "_world")
+            and os.environ.get("TWINCCL_TORCH_PATCH") != "1")
+
+
 @contextlib.contextmanager
 def patched():
+    """For one run: yields the wrapper of the rank function."""
     try:
         import torch.distributed as tdist
     except ImportError as e:
         raise InvalidArgument("twinccl.run(torch_distributed=True) needs torch (python3-torch): "
                               "%s" % e) from None
-    from . import distributed as ours
     with _lock:
         if _active[0]:
             raise InvalidArgument("twinccl.run(torch_distributed=True): another such run is in "
                                   "progress (torch.distributed is patched process-wide)")
         _active[0] = True
+    try:
+        if backend_mode():
+            from ._torch_session import session
+            with session() as wrap:
+                yield wrap
+        else:
+            with _functions_patched(tdist):
+                yield lambda fn: fn
+    finally:
+        with _lock:
+            _active[0] = False
+
+
+@contextlib.contextmanager
+def _functions_patched(tdist):
+    from . import distributed as ours
     saved = {name: getattr(tdist, name) for name in NAMES if hasattr(tdist, name)}
     try:
         for name in NAMES:
@@ -49,7 +77,5 @@ def patched():
                 setattr(tdist, name, saved[name])
             elif hasattr(tdist, name):
                 delattr(tdist, name)
-        with _lock:
-            _active[0] = False
 
 

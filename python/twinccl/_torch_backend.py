@@ -1,0 +1,429 @@
+"""TwinCCL as a torch.distributed backend: `init_process_group("twinccl")` inside twinccl.run.
+
+How it works: torch 2.x lets a backend's creator return a Python subclass of
+`torch.distributed.ProcessGroup`; torch's Python functions call its methods directly and torch's
+C++ (DDP's reducer, functional collectives, DTensor) through pybind11's trampoline, by the same
+names. Each method turns the tensors into zero-copy views (twinccl._tensors.array), finds the
+caller's line in the user's code (the first frame outside torch, twinccl and the standard
+library) and issues the operation on the rank's emulator communicator, asynchronously; the
+returned `_TwinWork` waits on the emulator's Work. So every call, from torch's Python or C++, runs
+through the emulator: NCCL's results, the misuse checks naming the user's file:line, the trace.
+
+`get_future()` waits for the operation and returns a completed future (the emulator has no
+completion callback): the value is the output tensors, as torch's backends give.
+"""
+import datetime
+import functools
+import os
+import sys
+import sysconfig
+import threading
+
+import torch
+import torch.distributed as dist
+
+from . import _twinccl
+from ._twinccl import InvalidArgument
+from ._tensors import array, arrays, same_type
+from ._reduce_op import reduce_op
+
+BACKEND = "twinccl"
+_local = threading.local()  # .pending: the communicator made for the group being created
+
+
+def _skipped_dirs():
+    dirs = [os.path.dirname(torch.__file__), os.path.dirname(os.path.abspath(__file__)),
+            sysconfig.get_paths()["stdlib"]]
+    return tuple(d.rstrip(os.sep) + os.sep for d in dirs) + ("<frozen",)
+
+
+_SKIPPED = _skipped_dirs()
+
+
+def user_site():
+    """(file, line) of the innermost frame of the user's code (not torch, twinccl or stdlib): the
+    line that called torch.distributed, DDP's backward() or a DTensor operation."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith(_SKIPPED):
+            return name, f.f_lineno
+        f = f.f_back
+    return "<torch>", 0
+
+
+def _list(tensors):
+    return [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+
+
+def _op(opts, what):
+    op = getattr(opts, "reduceOp", opts)
+    if op is None:
+        op = dist.ReduceOp.SUM
+    return reduce_op(op, what)
+
+
+class _TwinWork(dist.Work):
+    """torch's Work over the emulator's Works of one call: wait(), is_completed(), get_future(),
+    result(). An emulator error (mismatch, deadlock, abort) is raised by wait()."""
+
+    def __init__(self, works, outputs):
+        super().__init__()
+        self._works = [w for w in works if w is not None]
+        self._outputs = outputs
+
+    def wait(self, timeout=None):
+        if isinstance(timeout, datetime.timedelta) and timeout.total_seconds() <= 0:
+            timeout = None  # torch's kNoTimeout
+        while self._works:
+            self._works[0].wait(timeout)
+            self._works.pop(0)
+        return True
+
+    def is_completed(self):
+        return all(w.is_completed() for w in self._works)
+
+    def is_success(self):
+        return self.is_completed()
+
+    def result(self):
+        self.wait()
+        return self._outputs
+
+    def get_future(self):
+        self.wait()
+        fut = torch.futures.Future()
+        fut.set_result(self._outputs)
+        return fut
+
+    def synchronize(self):
+        self.wait()
+
+
+def _redirected(method):
+    """Runs `method` on the calling rank's own group of the same name: a group object bound
+    where another rank made it (a default argument `group=group.WORLD` evaluated when a module
+    was first imported, on whichever rank imported it) means, under torchrun, that process's
+    group; so it does here."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if threading.get_ident() != self._thread:
+            return getattr(self.here(), name)(*args, **kwargs)
+        return method(self, *args, **kwargs)
+    return call
+
+
+class _BackendInfo:
+    """torch's ProcessGroup._get_backend(device) answer for this group (it has no C++ backend):
+    no NCCL-style coalescing (batch_isend_irecv issues each operation), no splitting."""
+
+    supports_coalescing = False
+    supports_splitting = False
+
+    def __init__(self, group):
+        self._group = group
+
+    def rank(self):
+        return self._group.rank()
+
+    def size(self):
+        return self._group.size()
+
+    def name(self):
+        return BACKEND
+
+
+class TwinProcessGroup(dist.ProcessGroup):
+    """One rank's view of one group: the emulator communicator of the calling rank thread."""
+
+    def __init__(self, comm, rank, size):
+        super().__init__(rank, size)
+        self._comm = comm
+        self._rank_in_group = rank
+        self._group_size = size
+        self._thread = threading.get_ident()
+
+    def here(self):
+        """This group as the calling rank holds it (itself on its own rank's thread)."""
+        if threading.get_ident() == self._thread:
+            return self
+        import torch.distributed.distributed_c10d as c10d
+        name = self.getGroupName()
+        for pg, other in list(c10d._world.pg_names.items()):
+            if other == name and isinstance(pg, TwinProcessGroup) and pg._thread == \
+                    threading.get_ident():
+                return pg
+        raise InvalidArgument("process group '%s' of rank %d is used on a thread that has no "
+                              "group of that name (a rank's own groups are made by its own "
+                              "calls)" % (name, self._comm.rank))
+
+    # Identity ------------------------------------------------------------------------------
+    @_redirected
+    def rank(self):
+        return self._rank_in_group
+
+    def size(self):
+        return self._group_size
+
+    def getBackendName(self):
+        return BACKEND
+
+    def name(self):
+        return BACKEND
+
+    # torch's C++ keeps a group's name and description in its backends; this group has none.
+    def setGroupName(self, name):
+        self._name = name
+
+    def getGroupName(self):
+        return getattr(self, "_name", "")
+
+    def setGroupDesc(self, desc):
+        self._desc = desc
+
+    def getGroupDesc(self):
+        return getattr(self, "_desc", "")
+
+    @property
+    def group_name(self):
+        return self.getGroupName()
+
+    @property
+    def group_desc(self):
+        return self.getGroupDesc()
+
+    def _get_backend(self, device=None):
+        """What torch asks of a group's per-device backend (batch_isend_irecv: coalescing)."""
+        return _BackendInfo(self)
+
+    def __repr__(self):
+        return "<twinccl ProcessGroup rank %d of %d>" % (self._rank_in_group, self._group_size)
+
+    # Collectives ---------------------------------------------------------------------------
+    @_redirected
+    def allreduce(self, tensors, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "all_reduce")
+        tensors = _list(tensors)
+        works = []
+        for k, t in enumerate(tensors):
+            v, name = array(t, "all_reduce's tensor[%d]" % k)
+            works.append(self._comm.all_reduce(v, name, kind, scalar, True, *site))
+        return _TwinWork(works, tensors)
+
+    allreduce_coalesced = allreduce
+
+    @_redirected
+    def broadcast(self, tensors, opts=None):
+        site = user_site()
+        root = getattr(opts, "rootRank", 0) if opts is not None else 0
+        tensors = _list(tensors)
+        works = []
+        for k, t in enumerate(tensors):
+            v, name = array(t, "broadcast's tensor[%d]" % k)
+            works.append(self._comm.broadcast(v, name, root, True, *site))
+        return _TwinWork(works, tensors)
+
+    @_redirected
+    def reduce(self, tensors, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "reduce")
+        root = opts.rootRank
+        tensors = _list(tensors)
+        works = []
+        for k, t in enumerate(tensors):
+            v, name = array(t, "reduce's tensor[%d]" % k)
+            works.append(self._comm.reduce(v, name, root, kind, scalar, True, *site))
+        return _TwinWork(works, tensors)
+
+    @_redirected
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        works = []
+        for k, (outs, t) in enumerate(zip(output_tensors, _list(input_tensors))):
+            views, name = arrays(outs, "all_gather's output_tensors[%d]" % k)
+            v, name2 = array(t, "all_gather's input_tensors[%d]" % k)
+            same_type(name2, name or name2, "all_gather")
+            works.append(self._comm.all_gather(views, v, name2, True, *site))
+        return _TwinWork(works, output_tensors)
+
+    allgather_coalesced = allgather
+
+    @_redirected
+    def _allgather_base(self, output, input, opts=None):
+        site = user_site()
+        o, name = array(output, "all_gather_into_tensor's output_tensor")
+        i, name2 = array(input, "all_gather_into_tensor's input_tensor")
+        same_type(name, name2, "all_gather_into_tensor")
+        return _TwinWork([self._comm.all_gather_into_tensor(o, i, name, True, *site)], [output])
+
+    all_gather_single = _allgather_base
+
+    @_redirected
+    def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        site = user_site()
+        works = []
+        for k, (output, input) in enumerate(zip(outputs, inputs)):
+            o, name = array(output, "all_gather_into_tensor's output[%d]" % k)
+            i, name2 = array(input, "all_gather_into_tensor's input[%d]" % k)
+            same_type(name, name2, "all_gather_into_tensor")
+            works.append(self._comm.all_gather_into_tensor(o, i, name, True, *site))
+        return _TwinWork(works, list(outputs))
+
+    all_gather_single_coalesced = allgather_into_tensor_coalesced
+
+    @_redirected
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "reduce_scatter")
+        works = []
+        for k, (out, ins) in enumerate(zip(_list(output_tensors), input_tensors)):
+            o, name = array(out, "reduce_scatter's output[%d]" % k)
+            views, name2 = arrays(ins, "reduce_scatter's input_list[%d]" % k)
+            same_type(name, name2 or name, "reduce_scatter")
+            works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, True, *site))
+        return _TwinWork(works, _list(output_tensors))
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        return self.reduce_scatter_tensor_coalesced([output], [input], opts)
+
+    reduce_scatter_single = _reduce_scatter_base
+
+    @_redirected
+    def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "reduce_scatter_tensor")
+        works = []
+        for k, (output, input) in enumerate(zip(outputs, inputs)):
+            o, name = array(output, "reduce_scatter_tensor's output[%d]" % k)
+            i, name2 = array(input, "reduce_scatter_tensor's input[%d]" % k)
+            same_type(name, name2, "reduce_scatter_tensor")
+            works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, True, *site))
+        return _TwinWork(works, list(outputs))
+
+    reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
+
+    @_redirected
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        outs, name = arrays(output_tensors, "all_to_all's output_tensor_list")
+        ins, name2 = arrays(input_tensors, "all_to_all's input_tensor_list")
+        same_type(name, name2, "all_to_all")
+        return _TwinWork([self._comm.all_to_all(outs, ins, name, True, *site)], output_tensors)
+
+    @_redirected
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        from .distributed import _even, _splits
+        site = user_site()
+        o, name = array(output, "all_to_all_single's output")
+        i, name2 = array(input, "all_to_all_single's input")
+        same_type(name, name2, "all_to_all_single")
+        n = self._group_size
+        os_ = _splits(output_split_sizes, output, n, "all_to_all_single's output_split_sizes")
+        is_ = _splits(input_split_sizes, input, n, "all_to_all_single's input_split_sizes")
+        if bool(os_) != bool(is_):
+            if not os_:
+                os_ = _even(o, n, "all_to_all_single's output")
+            else:
+                is_ = _even(i, n, "all_to_all_single's input")
+        return _TwinWork([self._comm.all_to_all_single(o, i, os_, is_, name, True, *site)],
+                         [output])
+
+    all_to_all_single = alltoall_base
+
+    @_redirected
+    def gather(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        root = opts.rootRank
+        t = _list(input_tensors)[0]
+        v, name = array(t, "gather's tensor")
+        lst = []
+        if self._rank_in_group == root:
+            lst, name2 = arrays(output_tensors[0], "gather's gather_list")
+            same_type(name, name2 or name, "gather")
+        work = self._comm.gather(v, lst, name, root, True, *site)
+        return _TwinWork([work], output_tensors)
+
+    @_redirected
+    def scatter(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        root = opts.rootRank
+        t = _list(output_tensors)[0]
+        v, name = array(t, "scatter's tensor")
+        lst = []
+        if self._rank_in_group == root:
+            lst, name2 = arrays(input_tensors[0], "scatter's scatter_list")
+            same_type(name, name2 or name, "scatter")
+        work = self._comm.scatter(v, lst, name, root, True, *site)
+        return _TwinWork([work], _list(output_tensors))
+
+    @_redirected
+    def barrier(self, opts=None):
+        return _TwinWork([self._comm.barrier(True, *user_site())], [])
+
+    # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
+    def _p2p(self, is_send, tensors, peer, tag, what):
+        site = user_site()
+        if tag != 0:
+            raise InvalidArgument("%s: tag=%r is not supported (NCCL matches messages by order; "
+                                  "pass tag=0)" % (what, tag))
+        tensors = _list(tensors)
+        call = self._comm.send if is_send else self._comm.recv
+        works = []
+        for t in tensors:
+            v, name = array(t, what + "'s tensor")
+            works.append(call(v, name, peer, True, *site))
+        return _TwinWork(works, tensors)
+
+    @_redirected
+    def send(self, tensors, dst, tag=0):
+        return self._p2p(True, tensors, dst, tag, "send")
+
+    @_redirected
+    def recv(self, tensors, src, tag=0):
+        return self._p2p(False, tensors, src, tag, "recv")
+
+    def recv_anysource(self, tensors, tag=0):
+        raise InvalidArgument("recv: a source rank is required (receiving from any source is not "
+                              "supported: NCCL has no such receive)")
+
+
+def set_pending(comm):
+    """The communicator the next group creation on this thread uses (set around torch's
+    _new_process_group_helper, which calls the creator on the members only)."""
+    _local.pending = comm
+
+
+def create(store, rank, size, timeout):
+    """torch's backend creator: the rank thread's world communicator for the default group, the
+    communicator split for a new group otherwise."""
+    comm = getattr(_local, "pending", None)
+    _local.pending = None
+    if comm is None:
+        try:
+            comm = _twinccl._world()
+        except InvalidArgument:
+            raise InvalidArgument("init_process_group(backend='twinccl') works inside "
+                                  "twinccl.run(fn, world_size=N, torch_distributed=True) only; "
+                                  "this thread is no emulated rank") from None
+    if (comm.rank, comm.size) != (rank, size):
+        raise InvalidArgument("init_process_group(backend='twinccl'): rank=%d world_size=%d, but "
+                              "this thread is rank %d of twinccl.run's %d"
+                              % (rank, size, comm.rank, comm.size))
+    return TwinProcessGroup(comm, rank, size)
+
+
+_registered = [False]
+
+
+def register():
+    """Registers the backend with torch once ('twinccl', CPU tensors)."""
+    if _registered[0]:
+        return
+    try:
+        dist.Backend.register_backend(BACKEND, create, devices=["cpu"])
+    except TypeError:  # torch 1.x: no devices argument
+        dist.Backend.register_backend(BACKEND, create)
+    _registered[0] = True
