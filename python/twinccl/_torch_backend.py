@@ -22,7 +22,7 @@ import threading
 import torch
 import torch.distributed as dist
 
-from . import _twinccl
+from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
 from ._tensors import array, arrays, same_type
 from ._reduce_op import reduce_op
@@ -109,7 +109,7 @@ def _redirected(method):
 
     @functools.wraps(method)
     def call(self, *args, **kwargs):
-        if threading.get_ident() != self._thread:
+        if _torch_world.current() is not self._owner:
             return getattr(self.here(), name)(*args, **kwargs)
         return method(self, *args, **kwargs)
     return call
@@ -143,17 +143,16 @@ class TwinProcessGroup(dist.ProcessGroup):
         self._comm = comm
         self._rank_in_group = rank
         self._group_size = size
-        self._thread = threading.get_ident()
+        self._owner = _torch_world.current()  # the rank's torch world (of this run)
 
     def here(self):
         """This group as the calling rank holds it (itself on its own rank's thread)."""
-        if threading.get_ident() == self._thread:
+        world = _torch_world.current()
+        if world is self._owner:
             return self
-        import torch.distributed.distributed_c10d as c10d
         name = self.getGroupName()
-        for pg, other in list(c10d._world.pg_names.items()):
-            if other == name and isinstance(pg, TwinProcessGroup) and pg._thread == \
-                    threading.get_ident():
+        for pg, other in list(world.pg_names.items()) if world is not None else []:
+            if other == name and isinstance(pg, TwinProcessGroup) and pg._owner is world:
                 return pg
         raise InvalidArgument("process group '%s' of rank %d is used on a thread that has no "
                               "group of that name (a rank's own groups are made by its own "

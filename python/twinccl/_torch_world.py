@@ -120,6 +120,11 @@ def uninstall():
             _installed[1] = _installed[2] = None
 
 
+def current():
+    """The calling rank's world (None outside a rank)."""
+    return getattr(_local, "world", None)
+
+
 def enter_rank():
     """The calling thread (a rank) gets an empty world of its own."""
     _local.world = _RankWorld()

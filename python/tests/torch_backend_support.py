@@ -1,0 +1,30 @@
+"""Shared by the torch-backend tests: skip below torch 2.x, run a script on 4 ranks and keep what
+each rank returns (torch_distributed=True: torch.distributed with TwinCCL as its backend)."""
+import pytest
+
+import twinccl
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch.distributed.distributed_c10d, "_World"):
+    pytest.skip("torch %s keeps its process groups in module globals: the TwinCCL backend needs "
+                "torch 2.x" % torch.__version__, allow_module_level=True)
+
+
+def run_script(fn, world_size=4, **kwargs):
+    results = [None] * world_size
+
+    def rank_main(rank):
+        results[rank] = fn(rank)
+
+    twinccl.run(rank_main, world_size=world_size, torch_distributed=True,
+                timeout_s=kwargs.pop("timeout_s", 30.0), **kwargs)
+    return results
+
+
+def close(a, b, tol=1e-5):
+    """True when every tensor of a matches b within tol (relative to the largest value)."""
+    for x, y in zip(a, b):
+        scale = max(1.0, float(y.abs().max()))
+        if float((x - y).abs().max()) > tol * scale:
+            return False
+    return len(a) == len(b)
