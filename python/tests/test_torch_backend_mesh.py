@@ -1,0 +1,124 @@
+"""DeviceMesh, DTensor tensor and sequence parallelism, functional collectives and torch's group
+helpers on 4 emulated ranks with TwinCCL as torch's backend; references computed in one process."""
+import copy
+
+from torch_backend_support import close, run_script, torch
+
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.up = nn.Linear(8, 16)
+        self.down = nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.down(torch.relu(self.up(self.norm(x))))
+
+
+def mlp():
+    model = MLP()
+    gen = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
+    return model
+
+
+X = torch.randn(4, 6, 8, generator=torch.Generator().manual_seed(12))  # (batch, sequence, hidden)
+
+
+def test_2d_mesh_data_and_tensor_parallel_mlp_with_sequence_parallelism():
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   SequenceParallel, parallelize_module)
+
+    def script(rank):
+        mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+        dp, tp = mesh["dp"].get_local_rank(), mesh["tp"].get_local_rank()
+        model = parallelize_module(mlp(), mesh["tp"], {
+            "norm": SequenceParallel(),
+            "up": ColwiseParallel(input_layouts=Shard(1)),
+            "down": RowwiseParallel(output_layouts=Shard(1)),
+        })
+        # Each data-parallel rank its half of the batch; each tensor-parallel rank its half of
+        # the sequence (sequence parallelism shards the activations along dim 1).
+        x = X[dp * 2:dp * 2 + 2, tp * 3:tp * 3 + 3]
+        out = model(x)
+        out.pow(2).sum().backward()  # the local shard (use_local_output)
+        grads = []
+        for p in model.parameters():
+            g = p.grad.full_tensor()
+            dist.all_reduce(g, group=mesh["dp"].get_group())  # data parallel: sum the halves
+            grads.append(g)
+        return grads, (out + 0).detach()
+
+    results = run_script(script)
+    ref = mlp()
+    out = ref(X)
+    out.pow(2).sum().backward()
+    expected = [p.grad for p in ref.parameters()]
+    for r in range(4):
+        grads, local = results[r]
+        dp, tp = r // 2, r % 2
+        assert close([local], [out[dp * 2:dp * 2 + 2, tp * 3:tp * 3 + 3].detach()])
+        assert close(grads, expected), "rank %d's gradients differ" % r
+
+
+def test_functional_collectives_object_collectives_and_group_helpers():
+    import torch.distributed._functional_collectives as funcol
+
+    def script(rank):
+        x = torch.full((2,), float(rank + 1))
+        summed = funcol.all_reduce(x, "sum", dist.group.WORLD)
+        gathered = funcol.all_gather_tensor(x, 0, dist.group.WORLD)
+        objects = [None] * 4
+        dist.all_gather_object(objects, {"rank": rank})
+        halves, _ = dist.new_subgroups(2)
+        pairs, _ = dist.new_subgroups_by_enumeration([[0, 3], [1, 2]])
+        odd_even = dist.split_group(split_ranks=[[0, 2], [1, 3]])
+        a, b, c = torch.ones(1) * rank, torch.ones(1) * rank, torch.ones(1) * rank
+        dist.all_reduce(a, group=halves)
+        dist.all_reduce(b, group=pairs)
+        work = dist.all_reduce(c, group=odd_even, async_op=True)
+        value = work.get_future().wait()
+        return (summed.tolist(), gathered.tolist(), objects, a.item(), b.item(), c.item(),
+                [float(t.item()) for t in value])
+
+    results = run_script(script)
+    for r in range(4):
+        summed, gathered, objects, a, b, c, value = results[r]
+        assert summed == [10.0, 10.0]
+        assert gathered == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
+        assert objects == [{"rank": k} for k in range(4)]
+        assert a == (1.0 if r < 2 else 5.0)
+        assert b == 3.0
+        assert c == (2.0 if r % 2 == 0 else 4.0) and value == [c]
+
+
+def test_ddp_gradients_with_a_copied_model_of_rank_zero():
+    """DDP's constructor broadcasts rank 0's parameters: ranks that start from different weights
+    train rank 0's model."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def script(rank):
+        model = mlp()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(rank)  # differs per rank until DDP's broadcast
+        ddp = DDP(model)
+        ddp(X[rank]).pow(2).sum().backward()
+        return [p.grad.clone() for p in model.parameters()]
+
+    results = run_script(script)
+    ref = mlp()
+    copies = [copy.deepcopy(ref) for _ in range(4)]
+    for r in range(4):
+        copies[r](X[r]).pow(2).sum().backward()
+    expected = [sum(c_p.grad for c_p in ps) / 4 for ps in zip(*[c.parameters() for c in copies])]
+    for r in range(4):
+        assert close(results[r], expected), "rank %d's gradients differ" % r
