@@ -6,6 +6,7 @@ from torch_backend_support import close, run_script, torch
 
 import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
+from torch.distributed import all_reduce as bound_all_reduce  # noqa: E402  (bound at import)
 
 
 class MLP(nn.Module):
@@ -82,18 +83,20 @@ def test_functional_collectives_object_collectives_and_group_helpers():
         pairs, _ = dist.new_subgroups_by_enumeration([[0, 3], [1, 2]])
         odd_even = dist.split_group(split_ranks=[[0, 2], [1, 3]])
         a, b, c = torch.ones(1) * rank, torch.ones(1) * rank, torch.ones(1) * rank
-        dist.all_reduce(a, group=halves)
+        base = torch.empty(8)
+        dist._all_gather_base(base, x)
+        bound_all_reduce(a, group=halves)
         dist.all_reduce(b, group=pairs)
         work = dist.all_reduce(c, group=odd_even, async_op=True)
         value = work.get_future().wait()
         return (summed.tolist(), gathered.tolist(), objects, a.item(), b.item(), c.item(),
-                [float(t.item()) for t in value])
+                [float(t.item()) for t in value], base.tolist())
 
     results = run_script(script)
     for r in range(4):
-        summed, gathered, objects, a, b, c, value = results[r]
+        summed, gathered, objects, a, b, c, value, base = results[r]
         assert summed == [10.0, 10.0]
-        assert gathered == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
+        assert gathered == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0] == base
         assert objects == [{"rank": k} for k in range(4)]
         assert a == (1.0 if r < 2 else 5.0)
         assert b == 3.0
