@@ -81,7 +81,7 @@ def test_functional_collectives_object_collectives_and_group_helpers():
         dist.all_gather_object(objects, {"rank": rank})
         halves, _ = dist.new_subgroups(2)
         pairs, _ = dist.new_subgroups_by_enumeration([[0, 3], [1, 2]])
-        odd_even = dist.split_group(split_ranks=[[0, 2], [1, 3]])
+        odd_even = dist.split_group(split_ranks=[[2, 0], [1, 3]])  # order kept
         a, b, c = torch.ones(1) * rank, torch.ones(1) * rank, torch.ones(1) * rank
         base = torch.empty(8)
         dist._all_gather_base(base, x)
@@ -90,17 +90,18 @@ def test_functional_collectives_object_collectives_and_group_helpers():
         work = dist.all_reduce(c, group=odd_even, async_op=True)
         value = work.get_future().wait()
         return (summed.tolist(), gathered.tolist(), objects, a.item(), b.item(), c.item(),
-                [float(t.item()) for t in value], base.tolist())
+                [float(t.item()) for t in value], base.tolist(), dist.get_rank(odd_even))
 
     results = run_script(script)
     for r in range(4):
-        summed, gathered, objects, a, b, c, value, base = results[r]
+        summed, gathered, objects, a, b, c, value, base, split_rank = results[r]
         assert summed == [10.0, 10.0]
         assert gathered == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0] == base
         assert objects == [{"rank": k} for k in range(4)]
         assert a == (1.0 if r < 2 else 5.0)
         assert b == 3.0
         assert c == (2.0 if r % 2 == 0 else 4.0) and value == [c]
+        assert split_rank == {0: 1, 1: 0, 2: 0, 3: 1}[r]
 
 
 def test_ddp_gradients_with_a_copied_model_of_rank_zero():

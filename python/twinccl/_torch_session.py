@@ -87,26 +87,27 @@ def _wrap_init(original):
 
 def _split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None,
                  group_desc=None, backend=None):
-    """torch's split_group on TwinCCL: the group of split_ranks (ranks of the parent) holding this
-    rank, made with new_group on the parent's global ranks (every rank of the parent calls)."""
-    parent = parent_pg or c10d._get_default_group()
-    parent_ranks = c10d.get_process_group_ranks(parent)
-    me = tdist.get_rank(parent)
+    """torch's split_group on TwinCCL: one new_group per split, in order, on every rank of the
+    parent (split_ranks are ranks of the parent, their order the new group's ranks, as torch);
+    this rank gets the group of its split, the others NON_GROUP_MEMBER."""
     if not split_ranks:
         raise ValueError("split_ranks cannot be None or empty")
-    mine = None
-    for ranks in split_ranks:
-        if me in ranks:
-            mine = [parent_ranks[r] for r in ranks]
-    if mine is None:
-        mine = []
-    # Every split is made on every rank, in order (torch's new_group is collective).
+    parent = parent_pg or c10d._get_default_group()
+    parent_ranks = c10d.get_process_group_ranks(parent)
+    me = tdist.get_rank()
     result = c10d.GroupMember.NON_GROUP_MEMBER
-    for ranks in split_ranks:
-        group = tdist.new_group([parent_ranks[r] for r in ranks], group_desc=group_desc)
-        if [parent_ranks[r] for r in ranks] == mine:
+    for split in split_ranks:
+        ranks = [parent_ranks[r] for r in split]
+        group = tdist.new_group(ranks, group_desc=group_desc, **_unsorted())
+        if me in ranks:
             result = group
     return result
+
+
+def _unsorted():
+    """new_group's keyword keeping the ranks' order, where this torch has it."""
+    return {"sort_ranks": False} if "sort_ranks" in inspect.signature(
+        c10d.new_group).parameters else {}
 
 
 _store = [None]
