@@ -126,3 +126,62 @@ def test_ddp_gradients_with_a_copied_model_of_rank_zero():
     expected = [sum(c_p.grad for c_p in ps) / 4 for ps in zip(*[c.parameters() for c in copies])]
     for r in range(4):
         assert close(results[r], expected), "rank %d's gradients differ" % r
+
+
+def test_every_torch_distributed_collective_reaches_the_backend():
+    def script(rank):
+        x = torch.full((4,), float(rank + 1))
+        out = {}
+        t = x.clone()
+        dist.broadcast(t, src=2)
+        out["broadcast"] = t.tolist()
+        t = x.clone()
+        dist.reduce(t, dst=1, op=dist.ReduceOp.MAX)
+        out["reduce"] = t.tolist() if rank == 1 else None
+        gathered = [torch.empty(4) for _ in range(4)] if rank == 0 else None
+        dist.gather(x, gathered, dst=0)
+        out["gather"] = [g[0].item() for g in gathered] if rank == 0 else None
+        t = torch.empty(4)
+        dist.scatter(t, [torch.full((4,), 10.0 + k) for k in range(4)] if rank == 3 else None,
+                     src=3)
+        out["scatter"] = t[0].item()
+        lists = [torch.empty(4) for _ in range(4)]
+        dist.all_gather(lists, x)
+        out["all_gather"] = [v[0].item() for v in lists]
+        t = torch.empty(1)
+        dist.reduce_scatter(t, [torch.full((1,), float(k)) for k in range(4)])
+        out["reduce_scatter"] = t.item()
+        t = torch.empty(4)
+        dist.reduce_scatter_tensor(t[:1], torch.arange(4.0))
+        out["reduce_scatter_tensor"] = t[0].item()
+        t = torch.empty(4)
+        dist.all_to_all_single(t, torch.arange(4.0) + 10 * rank)
+        out["all_to_all_single"] = t.tolist()
+        outs = [torch.empty(1) for _ in range(4)]
+        dist.all_to_all(outs, [torch.full((1,), 10.0 * rank + k) for k in range(4)])
+        out["all_to_all"] = [o.item() for o in outs]
+        objs = [{"from": rank}] if rank == 1 else [None]
+        dist.broadcast_object_list(objs, src=1)
+        out["broadcast_object_list"] = objs[0]
+        recv, send = torch.empty(2), torch.full((2,), float(rank))
+        reqs = [dist.irecv(recv, (rank - 1) % 4), dist.isend(send, (rank + 1) % 4)]
+        for r in reqs:
+            r.wait()
+        out["ring"] = recv[0].item()
+        dist.barrier()
+        return out
+
+    results = run_script(script)
+    for r in range(4):
+        out = results[r]
+        assert out["broadcast"] == [3.0] * 4
+        assert out["reduce"] == ([4.0] * 4 if r == 1 else None)
+        assert out["gather"] == ([1.0, 2.0, 3.0, 4.0] if r == 0 else None)
+        assert out["scatter"] == 10.0 + r
+        assert out["all_gather"] == [1.0, 2.0, 3.0, 4.0]
+        assert out["reduce_scatter"] == 4.0 * r
+        assert out["reduce_scatter_tensor"] == 4.0 * r
+        assert out["all_to_all_single"] == [10.0 * k + r for k in range(4)]
+        assert out["all_to_all"] == [10.0 * k + r for k in range(4)]
+        assert out["broadcast_object_list"] == {"from": 1}
+        assert out["ring"] == float((r - 1) % 4)
