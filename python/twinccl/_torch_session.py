@@ -115,10 +115,11 @@ _PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap
 
 
 @contextlib.contextmanager
-def session():
-    """Backend mode for one run; yields the wrapper of the rank function."""
+def session(own_world=True):
+    """Backend mode for one run; yields the wrapper of the rank function. own_world=False: the
+    run's rank baton gives each rank its own distributed_c10d._world (no view needed)."""
     _torch_backend.register()
-    if not _torch_world.install():
+    if not _torch_world.install(view=own_world):
         raise InvalidArgument("this torch keeps its process groups in module globals (torch < 2)")
     _store[0] = tdist.HashStore()
     saved = {(sys, "excepthook"): sys.excepthook}  # each init_process_group chains one

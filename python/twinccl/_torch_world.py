@@ -13,6 +13,7 @@ of group names (functional collectives look groups up there) is made per thread 
 When the per-rank process state (the rank baton) swaps `_world` at each hand-over, this view is
 one more layer that it can keep or drop.
 """
+import sys
 import threading
 
 _local = threading.local()
@@ -90,28 +91,36 @@ _install_lock = threading.Lock()
 _installed = [0, None, None]  # runs using the view, the original _world, the old isolation mode
 
 
-def install():
-    """Puts the view in place (nested runs share it). Returns False where this torch keeps its
-    groups in plain module globals (torch 1.x): no per-rank world is possible there."""
+def install(view=True):
+    """Makes torch's group-name registry per thread and, with `view`, puts the per-rank view of
+    _world in place (nested runs share it; without it, the rank baton swaps _world itself).
+    Returns False where this torch keeps its groups in plain module globals (torch 1.x)."""
+    import torch
     import torch.distributed.distributed_c10d as c10d
     if not hasattr(c10d, "_World") or not hasattr(c10d, "_world"):
         return False
     with _install_lock:
         if _installed[0] == 0:
-            _installed[1] = c10d._world
-            c10d._world = _WorldView(c10d._world, c10d._World)
-            isolate = getattr(__import__("torch")._C._distributed_c10d,
-                              "_set_thread_isolation_mode", None)
+            isolate = getattr(torch._C._distributed_c10d, "_set_thread_isolation_mode", None)
             if isolate is not None:
                 isolate(True)
             _installed[2] = isolate
-        _installed[0] += 1
+            if view:
+                _installed[1] = c10d._world
+                c10d._world = _WorldView(c10d._world, c10d._World)
+        if view or _installed[0]:
+            _installed[0] += 1
     return True
 
 
 def uninstall():
     import torch.distributed.distributed_c10d as c10d
     with _install_lock:
+        if _installed[0] == 0:  # installed without the view
+            if _installed[2] is not None:
+                _installed[2](False)
+            _installed[2] = None
+            return
         _installed[0] -= 1
         if _installed[0] == 0:
             c10d._world = _installed[1]
@@ -121,13 +130,19 @@ def uninstall():
 
 
 def current():
-    """The calling rank's world (None outside a rank)."""
-    return getattr(_local, "world", None)
+    """The calling rank's world: its _RankWorld under the view; without the view (a run whose
+    rank baton swaps distributed_c10d._world itself at each hand-over) the _world in place."""
+    own = getattr(_local, "world", None)
+    if own is not None or _installed[0]:
+        return own
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    return getattr(c10d, "_world", None)
 
 
 def enter_rank():
-    """The calling thread (a rank) gets an empty world of its own."""
-    _local.world = _RankWorld()
+    """The calling thread (a rank) gets an empty world of its own (under the view)."""
+    if _installed[0]:
+        _local.world = _RankWorld()
 
 
 def leave_rank():
