@@ -93,12 +93,15 @@ def test_fsdp2_training_loop_matches_one_process():
             opt.step()
         return [p.full_tensor().detach().clone() for p in model.parameters()]
 
-    results = run_script(script)
+    results, report = run_script(script, topology="dgx-h100")
     batches = [[torch.arange(s * 16 + r * 4, s * 16 + r * 4 + 4) for r in range(WORLD)]
                for s in range(3)]
     expected = reference_training(toy_model(), batches, lr=0.1)
     for r in range(WORLD):
         assert close(results[r], expected), "rank %d's weights differ" % r
+    # FSDP2's all-gathers and reduce-scatters were traced and timed on the topology.
+    kinds = {op["kind"] for op in report.ops}
+    assert {"all_gather", "reduce_scatter"} <= kinds and report.total_us > 0
 
 
 def clip_loss(image_features, text_features, first, count):

@@ -11,14 +11,15 @@ if not hasattr(torch.distributed.distributed_c10d, "_World"):
 
 
 def run_script(fn, world_size=4, **kwargs):
+    """What each rank's fn returned, by rank (and the run's Report, with a topology)."""
     results = [None] * world_size
 
     def rank_main(rank):
         results[rank] = fn(rank)
 
-    twinccl.run(rank_main, world_size=world_size, torch_distributed=True,
-                timeout_s=kwargs.pop("timeout_s", 30.0), **kwargs)
-    return results
+    report = twinccl.run(rank_main, world_size=world_size, torch_distributed=True,
+                         timeout_s=kwargs.pop("timeout_s", 30.0), **kwargs)
+    return (results, report) if report is not None else results
 
 
 def close(a, b, tol=1e-5):
