@@ -9,14 +9,9 @@ library) and issues the operation on the rank's emulator communicator, asynchron
 returned `_TwinWork` waits on the emulator's Work. So every call, from torch's Python or C++, runs
 through the emulator: NCCL's results, the misuse checks naming the user's file:line, the trace.
 
-`get_future()` waits for the operation and returns a completed future (the emulator has no
-completion callback): the value is the output tensors, as torch's backends give.
+The Work, the call site and the backend info torch asks for are in _torch_work.
 """
-import datetime
 import functools
-import os
-import sys
-import sysconfig
 import threading
 
 import torch
@@ -26,30 +21,9 @@ from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
 from ._tensors import array, arrays, same_type
 from ._reduce_op import reduce_op
+from ._torch_work import BACKEND, _BackendInfo, _TwinWork, user_site  # noqa: F401
 
-BACKEND = "twinccl"
 _local = threading.local()  # .pending: the communicator made for the group being created
-
-
-def _skipped_dirs():
-    dirs = [os.path.dirname(torch.__file__), os.path.dirname(os.path.abspath(__file__)),
-            sysconfig.get_paths()["stdlib"]]
-    return tuple(d.rstrip(os.sep) + os.sep for d in dirs) + ("<frozen",)
-
-
-_SKIPPED = _skipped_dirs()
-
-
-def user_site():
-    """(file, line) of the innermost frame of the user's code (not torch, twinccl or stdlib): the
-    line that called torch.distributed, DDP's backward() or a DTensor operation."""
-    f = sys._getframe(1)
-    while f is not None:
-        name = f.f_code.co_filename
-        if not name.startswith(_SKIPPED):
-            return name, f.f_lineno
-        f = f.f_back
-    return "<torch>", 0
 
 
 def _list(tensors):
@@ -61,43 +35,6 @@ def _op(opts, what):
     if op is None:
         op = dist.ReduceOp.SUM
     return reduce_op(op, what)
-
-
-class _TwinWork(dist.Work):
-    """torch's Work over the emulator's Works of one call: wait(), is_completed(), get_future(),
-    result(). An emulator error (mismatch, deadlock, abort) is raised by wait()."""
-
-    def __init__(self, works, outputs):
-        super().__init__()
-        self._works = [w for w in works if w is not None]
-        self._outputs = outputs
-
-    def wait(self, timeout=None):
-        if isinstance(timeout, datetime.timedelta) and timeout.total_seconds() <= 0:
-            timeout = None  # torch's kNoTimeout
-        while self._works:
-            self._works[0].wait(timeout)
-            self._works.pop(0)
-        return True
-
-    def is_completed(self):
-        return all(w.is_completed() for w in self._works)
-
-    def is_success(self):
-        return self.is_completed()
-
-    def result(self):
-        self.wait()
-        return self._outputs
-
-    def get_future(self):
-        self.wait()
-        fut = torch.futures.Future()
-        fut.set_result(self._outputs)
-        return fut
-
-    def synchronize(self):
-        self.wait()
 
 
 def _redirected(method):
@@ -113,26 +50,6 @@ def _redirected(method):
             return getattr(self.here(), name)(*args, **kwargs)
         return method(self, *args, **kwargs)
     return call
-
-
-class _BackendInfo:
-    """torch's ProcessGroup._get_backend(device) answer for this group (it has no C++ backend):
-    no NCCL-style coalescing (batch_isend_irecv issues each operation), no splitting."""
-
-    supports_coalescing = False
-    supports_splitting = False
-
-    def __init__(self, group):
-        self._group = group
-
-    def rank(self):
-        return self._group.rank()
-
-    def size(self):
-        return self._group.size()
-
-    def name(self):
-        return BACKEND
 
 
 class TwinProcessGroup(dist.ProcessGroup):

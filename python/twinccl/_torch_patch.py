@@ -4,8 +4,8 @@ On torch 2.x TwinCCL is torch's backend (_torch_session: every caller, torch's C
 reaches the emulator). On torch 1.x, whose process groups live in module globals that ranks as
 threads would share, the public functions are replaced instead:
 
-How it works (torch 1.x): torch.distributed's public functions are module attributes looked up at each call
-(`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
+How it works (torch 1.x): torch.distributed's public functions are module attributes looked up
+at each call (`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
 semantics; they find the calling thread's rank) and restored when the run ends. Names bound before
 the run (`from torch.distributed import all_reduce`) and torch's C++ users of process groups (DDP,
 FSDP) are not redirected (docs/python.md). The patch is process-wide: one such run at a time.

@@ -38,9 +38,9 @@ def _group_comm(ranks, group_name):
     name = ("group %s" % group_name)[:120]
     comm = world.split(color, key, name, file, line)
     if comm is not None and comm.size != len(ranks):
-        raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this rank "
-                              "passed ranks=%s, but only %d rank(s) passed the same list; every rank "
-                              "must create the same groups in the same order"
+        raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this "
+                              "rank passed ranks=%s, but only %d rank(s) passed the same list; "
+                              "every rank must create the same groups in the same order"
                               % (world.rank, file, line, ranks[:16], comm.size))
     return comm
 
