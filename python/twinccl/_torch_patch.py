@@ -37,8 +37,9 @@ def backend_mode():
 
 
 @contextlib.contextmanager
-def patched():
-    """For one run: yields the wrapper of the rank function."""
+def patched(own_world=True):
+    """For one run: yields the wrapper of the rank function. own_world=False where the run's
+    rank baton swaps torch.distributed's globals per rank itself."""
     try:
         import torch.distributed as tdist
     except ImportError as e:
@@ -52,7 +53,7 @@ def patched():
     try:
         if backend_mode():
             from ._torch_session import session
-            with session() as wrap:
+            with session(own_world) as wrap:
                 yield wrap
         else:
             with _functions_patched(tdist):

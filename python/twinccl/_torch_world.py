@@ -89,6 +89,8 @@ class _WorldView:
 
 _install_lock = threading.Lock()
 _installed = [0, None, None]  # runs using the view, the original _world, the old isolation mode
+_GROUP_GLOBALS = ("_pg_map", "_pg_names", "_pg_group_ranks", "_pg_backend_config", "_pg_to_tag")
+_saved_globals = {}
 
 
 def install(view=True):
@@ -108,6 +110,11 @@ def install(view=True):
             if view:
                 _installed[1] = c10d._world
                 c10d._world = _WorldView(c10d._world, c10d._World)
+            else:  # the baton makes fresh ones per rank of the same type: _GroupDicts too
+                for name in _GROUP_GLOBALS:
+                    if isinstance(getattr(c10d, name, None), dict):
+                        _saved_globals[name] = getattr(c10d, name)
+                        setattr(c10d, name, _GroupDict(_saved_globals[name]))
         if view or _installed[0]:
             _installed[0] += 1
     return True
@@ -120,6 +127,9 @@ def uninstall():
             if _installed[2] is not None:
                 _installed[2](False)
             _installed[2] = None
+            for name, value in _saved_globals.items():
+                setattr(c10d, name, value)
+            _saved_globals.clear()
             return
         _installed[0] -= 1
         if _installed[0] == 0:
