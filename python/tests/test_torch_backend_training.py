@@ -188,3 +188,21 @@ def test_pipeline_over_batch_isend_irecv_matches_one_process():
         x.pow(2).sum().backward()
     for r in range(WORLD):
         assert close(results[r], [p.grad for p in ref[r].parameters()]), "stage %d differs" % r
+
+
+def test_example_torch_ddp_runs(capsys):
+    """examples/python/torch_ddp.py's script, in this process (torch is imported already)."""
+    import importlib.util
+    import os
+
+    from conftest import source_dir
+
+    import twinccl
+
+    path = os.path.join(source_dir(), "examples", "python", "torch_ddp.py")
+    spec = importlib.util.spec_from_file_location("torch_ddp_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    report = twinccl.run(example.train, world_size=4, torch_distributed=True, topology="dgx-h100")
+    assert "epoch 1: loss" in capsys.readouterr().out
+    assert any(op["kind"] == "all_reduce" for op in report.ops)
