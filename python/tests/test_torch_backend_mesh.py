@@ -2,7 +2,7 @@
 helpers on 4 emulated ranks with TwinCCL as torch's backend; references computed in one process."""
 import copy
 
-from torch_backend_support import close, run_script, torch
+from torch_backend_support import close, needs_torch2, run_script, torch
 
 import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -32,6 +32,7 @@ def mlp():
 X = torch.randn(4, 6, 8, generator=torch.Generator().manual_seed(12))  # (batch, sequence, hidden)
 
 
+@needs_torch2
 def test_2d_mesh_data_and_tensor_parallel_mlp_with_sequence_parallelism():
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard
@@ -70,6 +71,7 @@ def test_2d_mesh_data_and_tensor_parallel_mlp_with_sequence_parallelism():
         assert close(grads, expected), "rank %d's gradients differ" % r
 
 
+@needs_torch2
 def test_functional_collectives_object_collectives_and_group_helpers():
     import torch.distributed._functional_collectives as funcol
 

@@ -5,7 +5,7 @@ import os
 import time
 
 import pytest
-from torch_backend_support import torch
+from torch_backend_support import TORCH2, torch
 
 import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -54,9 +54,11 @@ def test_a_rank_skipping_ddps_last_all_reduce_is_named_on_every_waiting_rank():
     site = line_of("MARK-BACKWARD")
     assert sorted(errors) == [0, 1, 2]  # rank 3 returned; the others were waiting for it
     for rank, e in errors.items():
-        assert isinstance(e, twinccl.Error), (rank, e)
+        # torch 1.x's autograd engine turns it into RuntimeError("AbortedError: ..."), which the
+        # run raises typed again (the run's own error below).
+        assert isinstance(e, twinccl.Error) or (not TORCH2 and "Error: " in str(e)), (rank, e)
         assert site in str(e) and "rank 3" in str(e) and "returned" in str(e), str(e)
-    assert site in str(error)
+    assert isinstance(error, twinccl.Error) and site in str(error)
     assert seconds < 2.0
 
 

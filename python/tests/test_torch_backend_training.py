@@ -4,7 +4,7 @@ any collective): DDP with a shuffling DistributedSampler, FSDP2, a CLIP-style lo
 torch.distributed.nn's all_gather, a pipeline over batch_isend_irecv."""
 import copy
 
-from torch_backend_support import close, run_script, torch
+from torch_backend_support import close, needs_torch2, run_script, torch
 
 import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -76,6 +76,7 @@ def test_ddp_tutorial_with_shuffling_sampler_matches_one_process():
     assert not close(results[0][0], [p.detach() for p in toy_model().parameters()])  # it trained
 
 
+@needs_torch2
 def test_fsdp2_training_loop_matches_one_process():
     from torch.distributed.fsdp import fully_shard
 

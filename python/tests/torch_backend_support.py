@@ -1,13 +1,14 @@
-"""Shared by the torch-backend tests: skip below torch 2.x, run a script on 4 ranks and keep what
-each rank returns (torch_distributed=True: torch.distributed with TwinCCL as its backend)."""
+"""Shared by the torch-backend tests: run a script on 4 ranks and keep what each rank returns
+(torch_distributed=True: torch.distributed with TwinCCL as its backend; on torch 1.x through the
+rank baton, which gives each rank its own torch.distributed globals)."""
 import pytest
 
 import twinccl
 
 torch = pytest.importorskip("torch")
-if not hasattr(torch.distributed.distributed_c10d, "_World"):
-    pytest.skip("torch %s keeps its process groups in module globals: the TwinCCL backend needs "
-                "torch 2.x" % torch.__version__, allow_module_level=True)
+TORCH2 = hasattr(torch.distributed.distributed_c10d, "_World")
+needs_torch2 = pytest.mark.skipif(not TORCH2, reason="torch %s has no FSDP2, DeviceMesh or "
+                                  "functional collectives" % torch.__version__)
 
 
 def run_script(fn, world_size=4, **kwargs):

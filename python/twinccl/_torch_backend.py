@@ -21,9 +21,14 @@ from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
 from ._tensors import array, arrays, same_type
 from ._reduce_op import reduce_op
-from ._torch_work import BACKEND, _BackendInfo, _TwinWork, user_site  # noqa: F401
+from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
 
 _local = threading.local()  # .pending: the communicator made for the group being created
+# torch 1.x's C++ (DDP) waits on a Python Work through C++ Work::wait, which a Python subclass
+# does not override there: its collectives complete before they return. Point-to-point stays
+# asynchronous (only torch's Python waits on it).
+ASYNC = hasattr(__import__("torch.distributed.distributed_c10d").distributed.distributed_c10d,
+                "_World")
 
 
 def _list(tensors):
@@ -126,8 +131,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         works = []
         for k, t in enumerate(tensors):
             v, name = array(t, "all_reduce's tensor[%d]" % k)
-            works.append(self._comm.all_reduce(v, name, kind, scalar, True, *site))
-        return _TwinWork(works, tensors)
+            works.append(self._comm.all_reduce(v, name, kind, scalar, ASYNC, *site))
+        return work_of(works, tensors)
 
     allreduce_coalesced = allreduce
 
@@ -139,8 +144,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         works = []
         for k, t in enumerate(tensors):
             v, name = array(t, "broadcast's tensor[%d]" % k)
-            works.append(self._comm.broadcast(v, name, root, True, *site))
-        return _TwinWork(works, tensors)
+            works.append(self._comm.broadcast(v, name, root, ASYNC, *site))
+        return work_of(works, tensors)
 
     @_redirected
     def reduce(self, tensors, opts=None):
@@ -151,8 +156,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         works = []
         for k, t in enumerate(tensors):
             v, name = array(t, "reduce's tensor[%d]" % k)
-            works.append(self._comm.reduce(v, name, root, kind, scalar, True, *site))
-        return _TwinWork(works, tensors)
+            works.append(self._comm.reduce(v, name, root, kind, scalar, ASYNC, *site))
+        return work_of(works, tensors)
 
     @_redirected
     def allgather(self, output_tensors, input_tensors, opts=None):
@@ -162,8 +167,8 @@ class TwinProcessGroup(dist.ProcessGroup):
             views, name = arrays(outs, "all_gather's output_tensors[%d]" % k)
             v, name2 = array(t, "all_gather's input_tensors[%d]" % k)
             same_type(name2, name or name2, "all_gather")
-            works.append(self._comm.all_gather(views, v, name2, True, *site))
-        return _TwinWork(works, output_tensors)
+            works.append(self._comm.all_gather(views, v, name2, ASYNC, *site))
+        return work_of(works, output_tensors)
 
     allgather_coalesced = allgather
 
@@ -173,7 +178,7 @@ class TwinProcessGroup(dist.ProcessGroup):
         o, name = array(output, "all_gather_into_tensor's output_tensor")
         i, name2 = array(input, "all_gather_into_tensor's input_tensor")
         same_type(name, name2, "all_gather_into_tensor")
-        return _TwinWork([self._comm.all_gather_into_tensor(o, i, name, True, *site)], [output])
+        return work_of([self._comm.all_gather_into_tensor(o, i, name, ASYNC, *site)], [output])
 
     all_gather_single = _allgather_base
 
@@ -185,8 +190,8 @@ class TwinProcessGroup(dist.ProcessGroup):
             o, name = array(output, "all_gather_into_tensor's output[%d]" % k)
             i, name2 = array(input, "all_gather_into_tensor's input[%d]" % k)
             same_type(name, name2, "all_gather_into_tensor")
-            works.append(self._comm.all_gather_into_tensor(o, i, name, True, *site))
-        return _TwinWork(works, list(outputs))
+            works.append(self._comm.all_gather_into_tensor(o, i, name, ASYNC, *site))
+        return work_of(works, list(outputs))
 
     all_gather_single_coalesced = allgather_into_tensor_coalesced
 
@@ -199,8 +204,8 @@ class TwinProcessGroup(dist.ProcessGroup):
             o, name = array(out, "reduce_scatter's output[%d]" % k)
             views, name2 = arrays(ins, "reduce_scatter's input_list[%d]" % k)
             same_type(name, name2 or name, "reduce_scatter")
-            works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, True, *site))
-        return _TwinWork(works, _list(output_tensors))
+            works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, ASYNC, *site))
+        return work_of(works, _list(output_tensors))
 
     def _reduce_scatter_base(self, output, input, opts=None):
         return self.reduce_scatter_tensor_coalesced([output], [input], opts)
@@ -216,8 +221,8 @@ class TwinProcessGroup(dist.ProcessGroup):
             o, name = array(output, "reduce_scatter_tensor's output[%d]" % k)
             i, name2 = array(input, "reduce_scatter_tensor's input[%d]" % k)
             same_type(name, name2, "reduce_scatter_tensor")
-            works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, True, *site))
-        return _TwinWork(works, list(outputs))
+            works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, ASYNC, *site))
+        return work_of(works, list(outputs))
 
     reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
@@ -227,7 +232,7 @@ class TwinProcessGroup(dist.ProcessGroup):
         outs, name = arrays(output_tensors, "all_to_all's output_tensor_list")
         ins, name2 = arrays(input_tensors, "all_to_all's input_tensor_list")
         same_type(name, name2, "all_to_all")
-        return _TwinWork([self._comm.all_to_all(outs, ins, name, True, *site)], output_tensors)
+        return work_of([self._comm.all_to_all(outs, ins, name, ASYNC, *site)], output_tensors)
 
     @_redirected
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
@@ -244,7 +249,7 @@ class TwinProcessGroup(dist.ProcessGroup):
                 os_ = _even(o, n, "all_to_all_single's output")
             else:
                 is_ = _even(i, n, "all_to_all_single's input")
-        return _TwinWork([self._comm.all_to_all_single(o, i, os_, is_, name, True, *site)],
+        return work_of([self._comm.all_to_all_single(o, i, os_, is_, name, ASYNC, *site)],
                          [output])
 
     all_to_all_single = alltoall_base
@@ -259,8 +264,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         if self._rank_in_group == root:
             lst, name2 = arrays(output_tensors[0], "gather's gather_list")
             same_type(name, name2 or name, "gather")
-        work = self._comm.gather(v, lst, name, root, True, *site)
-        return _TwinWork([work], output_tensors)
+        work = self._comm.gather(v, lst, name, root, ASYNC, *site)
+        return work_of([work], output_tensors)
 
     @_redirected
     def scatter(self, output_tensors, input_tensors, opts=None):
@@ -272,12 +277,12 @@ class TwinProcessGroup(dist.ProcessGroup):
         if self._rank_in_group == root:
             lst, name2 = arrays(input_tensors[0], "scatter's scatter_list")
             same_type(name, name2 or name, "scatter")
-        work = self._comm.scatter(v, lst, name, root, True, *site)
-        return _TwinWork([work], _list(output_tensors))
+        work = self._comm.scatter(v, lst, name, root, ASYNC, *site)
+        return work_of([work], _list(output_tensors))
 
     @_redirected
     def barrier(self, opts=None):
-        return _TwinWork([self._comm.barrier(True, *user_site())], [])
+        return work_of([self._comm.barrier(ASYNC, *user_site())], [])
 
     # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
     def _p2p(self, is_send, tensors, peer, tag, what):
@@ -291,7 +296,7 @@ class TwinProcessGroup(dist.ProcessGroup):
         for t in tensors:
             v, name = array(t, what + "'s tensor")
             works.append(call(v, name, peer, True, *site))
-        return _TwinWork(works, tensors)
+        return work_of(works, tensors)
 
     @_redirected
     def send(self, tensors, dst, tag=0):

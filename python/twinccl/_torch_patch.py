@@ -1,8 +1,10 @@
 """twinccl.run(..., torch_distributed=True): unmodified torch.distributed code on the emulator.
 
-On torch 2.x TwinCCL is torch's backend (_torch_session: every caller, torch's C++ included,
-reaches the emulator). On torch 1.x, whose process groups live in module globals that ranks as
-threads would share, the public functions are replaced instead:
+TwinCCL is torch's backend (_torch_session: every caller, torch's C++ included, reaches the
+emulator) on torch 2.x, and on torch 1.x when the rank baton gives each rank its own module
+globals (rank_state="isolated", the default). On torch 1.x with rank_state="shared", whose
+process groups would live in module globals shared by the rank threads, the public functions are
+replaced instead:
 
 How it works (torch 1.x): torch.distributed's public functions are module attributes looked up
 at each call (`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
@@ -27,13 +29,15 @@ NAMES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_ten
          "scatter_object_list"]
 
 
-def backend_mode():
-    """True where this torch can take TwinCCL as its backend with a world per rank (torch 2.x);
-    TWINCCL_TORCH_PATCH=1 forces the function patch (the torch 1.x way)."""
+def backend_mode(own_world):
+    """True where TwinCCL can be torch's backend with a world per rank: torch 2.x (a per-thread
+    view of its _World, or the rank baton's swap), or torch 1.x under the rank baton (which
+    swaps its group globals). TWINCCL_TORCH_PATCH=1 forces the function patch."""
     import os
     import torch.distributed.distributed_c10d as c10d
-    return (hasattr(c10d, "_World") and hasattr(c10d, "_world")
-            and os.environ.get("TWINCCL_TORCH_PATCH") != "1")
+    if os.environ.get("TWINCCL_TORCH_PATCH") == "1":
+        return False
+    return not own_world or (hasattr(c10d, "_World") and hasattr(c10d, "_world"))
 
 
 @contextlib.contextmanager
@@ -51,7 +55,7 @@ def patched(own_world=True):
                                   "progress (torch.distributed is patched process-wide)")
         _active[0] = True
     try:
-        if backend_mode():
+        if backend_mode(own_world):
             from ._torch_session import session
             with session(own_world) as wrap:
                 yield wrap

@@ -80,8 +80,9 @@ def _wrap_init(original):
                                   % (rank, world.rank))
         if c10d.is_initialized():
             return None
+        extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
         return original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
-                        world_size=world.size, timeout=timeout)
+                        world_size=world.size, **extra)
     return init_process_group
 
 
@@ -111,7 +112,17 @@ def _unsorted():
 
 
 _store = [None]
-_PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap_group_helper}
+def _no_store_barrier(original):
+    """torch's store-based barrier after making a group (always in torch 1.x) would block a rank
+    in the store while it holds the rank baton; the emulator's world split that made the group
+    is collective already."""
+    def _store_based_barrier(*args, **kwargs):
+        return None
+    return _store_based_barrier
+
+
+_PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap_group_helper,
+            "_store_based_barrier": _no_store_barrier}
 
 
 @contextlib.contextmanager
@@ -128,6 +139,8 @@ def session(own_world=True):
             saved[(c10d, name)] = getattr(c10d, name)
     try:
         for name, wrap in _PATCHED.items():
+            if not hasattr(c10d, name):
+                continue
             saved[(c10d, name)] = getattr(c10d, name)
             setattr(c10d, name, wrap(saved[(c10d, name)]))
             if hasattr(tdist, name):
@@ -151,6 +164,27 @@ def _rank_wrapper(fn):
         try:
             c10d.init_process_group(_torch_backend.BACKEND)
             return fn(rank)
+        except RuntimeError as e:
+            typed = _typed(e)
+            if typed is None:
+                raise
+            raise typed from e
         finally:
             _torch_world.leave_rank()
     return rank_main
+
+
+_TYPES = ("AbortedError", "BackendError", "ConfigError", "DeadlockError", "InternalError",
+          "InvalidArgument", "MismatchError", "ResourceError", "TimeoutError")
+
+
+def _typed(error):
+    """A TwinCCL error that crossed torch 1.x's autograd engine comes back as a RuntimeError
+    "MismatchError: <message>\n\nAt: <frames>": the TwinCCL error again, or None."""
+    if isinstance(error, _twinccl.Error):
+        return None
+    text = str(error)
+    for name in _TYPES:
+        if text.startswith(name + ": "):
+            return getattr(_twinccl, name)(text[len(name) + 2:].split("\n\nAt:\n")[0])
+    return None

@@ -73,6 +73,18 @@ class _TwinWork(dist.Work):
         self.wait()
 
 
+def work_of(works, outputs):
+    """The Work torch gets for one call: a _TwinWork while any emulator Work is in flight; for a
+    call that completed already (torch 1.x's collectives), torch's own Work over a completed
+    future, which torch 1.x's C++ (DDP) can wait on (it cannot reach a Python subclass's wait)."""
+    if any(w is not None for w in works) or not hasattr(torch._C._distributed_c10d,
+                                                         "_create_work_from_future"):
+        return _TwinWork(works, outputs)
+    fut = torch.futures.Future()
+    fut.set_result(outputs)
+    return torch._C._distributed_c10d._create_work_from_future(fut)
+
+
 class _BackendInfo:
     """torch's ProcessGroup._get_backend(device) answer for this group (it has no C++ backend):
     no NCCL-style coalescing (batch_isend_irecv issues each operation), no splitting."""

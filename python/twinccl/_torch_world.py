@@ -96,10 +96,12 @@ _saved_globals = {}
 def install(view=True):
     """Makes torch's group-name registry per thread and, with `view`, puts the per-rank view of
     _world in place (nested runs share it; without it, the rank baton swaps _world itself).
-    Returns False where this torch keeps its groups in plain module globals (torch 1.x)."""
+    Returns False where a view is asked of a torch that keeps its groups in plain module
+    globals (torch 1.x: only the baton can give each rank its own)."""
     import torch
     import torch.distributed.distributed_c10d as c10d
-    if not hasattr(c10d, "_World") or not hasattr(c10d, "_world"):
+    torch2 = hasattr(c10d, "_World") and hasattr(c10d, "_world")
+    if view and not torch2:
         return False
     with _install_lock:
         if _installed[0] == 0:
