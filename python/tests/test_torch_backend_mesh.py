@@ -2,7 +2,8 @@
 helpers on 4 emulated ranks with TwinCCL as torch's backend; references computed in one process."""
 import copy
 
-from torch_backend_support import close, needs_torch2, run_script, torch
+import pytest
+from torch_backend_support import TORCH2, close, needs_torch2, run_script, torch
 
 import torch.distributed as dist  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -106,9 +107,12 @@ def test_functional_collectives_object_collectives_and_group_helpers():
         assert split_rank == {0: 1, 1: 0, 2: 0, 3: 1}[r]
 
 
-def test_ddp_gradients_with_a_copied_model_of_rank_zero():
+@pytest.mark.parametrize("rank_state", ["isolated", "shared"])
+def test_ddp_gradients_with_a_copied_model_of_rank_zero(rank_state):
     """DDP's constructor broadcasts rank 0's parameters: ranks that start from different weights
-    train rank 0's model."""
+    train rank 0's model. rank_state='shared' (no rank baton): torch 2.x's per-thread world."""
+    if rank_state == "shared" and not TORCH2:
+        pytest.skip("torch 1.x without the rank baton: the function patch, no DDP")
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     def script(rank):
@@ -120,7 +124,7 @@ def test_ddp_gradients_with_a_copied_model_of_rank_zero():
         ddp(X[rank]).pow(2).sum().backward()
         return [p.grad.clone() for p in model.parameters()]
 
-    results = run_script(script)
+    results = run_script(script, rank_state=rank_state)
     ref = mlp()
     copies = [copy.deepcopy(ref) for _ in range(4)]
     for r in range(4):
@@ -130,7 +134,8 @@ def test_ddp_gradients_with_a_copied_model_of_rank_zero():
         assert close(results[r], expected), "rank %d's gradients differ" % r
 
 
-def test_every_torch_distributed_collective_reaches_the_backend():
+@pytest.mark.parametrize("rank_state", ["isolated", "shared"])
+def test_every_torch_distributed_collective_reaches_the_backend(rank_state):
     def script(rank):
         x = torch.full((4,), float(rank + 1))
         out = {}
@@ -173,7 +178,7 @@ def test_every_torch_distributed_collective_reaches_the_backend():
         dist.barrier()
         return out
 
-    results = run_script(script)
+    results = run_script(script, rank_state=rank_state)
     for r in range(4):
         out = results[r]
         assert out["broadcast"] == [3.0] * 4
