@@ -1,7 +1,10 @@
 """Per-call cost from Python of a tiny all_reduce (8 bytes per rank) on emulated ranks, by path
 (not a test; figures depend on the machine and its load). Run with a torch 2.x Python:
 
-    PYTHONPATH=build/python python3 bench/python_torch_call_overhead.py [calls] [world]
+    PYTHONPATH=build/python python3 bench/python_torch_call_overhead.py [calls] [world] [states]
+
+states: "isolated" (the rank baton: each rank its own process state), "shared" (plain threads)
+or "both" (the default).
 
 Paths: twinccl.distributed on a NumPy array and on a torch tensor; torch.distributed.all_reduce
 with TwinCCL as torch's backend (torch_distributed=True), blocking and async_op + wait; the
@@ -19,6 +22,7 @@ import twinccl.distributed as tw
 
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 WORLD = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+STATES = ["isolated", "shared"] if len(sys.argv) < 4 or sys.argv[3] == "both" else [sys.argv[3]]
 
 
 def twinccl_numpy(rank):
@@ -62,12 +66,13 @@ PATHS = [("twinccl.distributed, numpy", twinccl_numpy, False),
 # Wall time per call, and the process's CPU time per call (all ranks together: what a loaded
 # machine's wall-clock figure hides). Best of REPEATS runs each.
 REPEATS = 3
-for name, fn, torch_mode in PATHS:
-    wall, cpu = [], []
-    for _ in range(REPEATS):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        twinccl.run(fn, world_size=WORLD, torch_distributed=torch_mode)
-        wall.append((time.perf_counter() - start) / CALLS * 1e6)
-        cpu.append((time.process_time() - start_cpu) / CALLS * 1e6)
-    print("world %d, %-32s %7.1f us wall, %7.1f us CPU per call (%d calls, best of %d)"
-          % (WORLD, name + ":", min(wall), min(cpu), CALLS, REPEATS))
+for state in STATES:
+    for name, fn, torch_mode in PATHS:
+        wall, cpu = [], []
+        for _ in range(REPEATS):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            twinccl.run(fn, world_size=WORLD, torch_distributed=torch_mode, rank_state=state)
+            wall.append((time.perf_counter() - start) / CALLS * 1e6)
+            cpu.append((time.process_time() - start_cpu) / CALLS * 1e6)
+        print("world %d, %-8s %-32s %7.1f us wall, %7.1f us CPU per call (%d calls, best of %d)"
+              % (WORLD, state, name + ":", min(wall), min(cpu), CALLS, REPEATS))
