@@ -4,7 +4,9 @@ test; figures depend on the machine and its load). Needs a Python with torch 2.x
 
     PYTHONPATH=build/python python3 bench/torch_ddp_step.py [--world 8] [--steps 3] [--no-gloo]
 
-Both runs execute the same `train` below, unmodified; the script prints wall time per step, the
+The runs execute the same `train` below, unmodified (emulated with each rank_state: "isolated",
+the rank baton, runs one rank's Python, and its compute, at a time; "shared" lets the ranks'
+compute run in parallel); the script prints wall time per step, the
 emulated run's simulated step time on a DGX H100, and how far the final weights of the two runs
 are apart (Gloo sums in another order than NCCL's ring, so they agree to rounding, not bit for
 bit).
@@ -52,12 +54,13 @@ def train(rank, steps):
     return sum(times[1:]) / steps, flat
 
 
-def emulated(world, steps):
+def emulated(world, steps, rank_state):
     import twinccl
     results = {}
     start = time.perf_counter()
     report = twinccl.run(lambda rank: results.__setitem__(rank, train(rank, steps)),
-                         world_size=world, torch_distributed=True, topology="dgx-h100")
+                         world_size=world, torch_distributed=True, topology="dgx-h100",
+                         rank_state=rank_state)
     total = time.perf_counter() - start
     return max(r[0] for r in results.values()), results[0][1], total, report
 
@@ -93,10 +96,11 @@ def main():
     params = sum(p.numel() for p in model().parameters())
     print("DDP step, %.1fM parameters, %d ranks, batch %d per rank, %d timed steps"
           % (params / 1e6, args.world, BATCH, args.steps))
-    step, flat, total, report = emulated(args.world, args.steps)
-    print("  twinccl (threads): %8.1f ms per step, %6.1f s whole run; simulated on dgx-h100: "
-          "%.1f us of communication for the whole run (%d operations)"
-          % (step * 1e3, total, report.total_us, len(report.ops)))
+    for state in ("isolated", "shared"):
+        step, flat, total, report = emulated(args.world, args.steps, state)
+        print("  twinccl, %-8s  %8.1f ms per step, %6.1f s whole run; simulated on dgx-h100: "
+              "%.1f us of communication for the whole run (%d operations)"
+              % (state + ":", step * 1e3, total, report.total_us, len(report.ops)))
     if not args.no_gloo:
         g_step, g_flat, g_total = gloo(args.world, args.steps)
         print("  torchrun + gloo:   %8.1f ms per step, %6.1f s whole run (8 processes)"
