@@ -48,9 +48,12 @@ def reset():
 
 
 def lookup(group, what):
-    """The ProcessGroup named `group` (None for the world). InvalidArgument for anything else."""
+    """The ProcessGroup named `group` (None for the world); a twinccl.distributed group is taken
+    as it is. InvalidArgument for anything else."""
     if group is None or group in WORLD_NAMES:
         return None
+    if isinstance(group, ProcessGroup):
+        return group
     if not isinstance(group, str):
         raise InvalidArgument("%s: group must be a group name (str), got %r" % (what, group))
     pg = _named().get(group)

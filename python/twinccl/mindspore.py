@@ -30,6 +30,7 @@ from ._tensors import call_site
 from ._twinccl import InvalidArgument
 
 _WORLD = GlobalComm.WORLD_COMM_GROUP
+_like = new_like  # twinccl.cuda_comm's outputs
 
 __all__ = ["all_reduce", "all_gather_into_tensor", "all_to_all_with_output_shape",
            "all_to_all_single_with_output_shape", "barrier", "broadcast", "gather_into_tensor",
