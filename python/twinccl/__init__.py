@@ -12,6 +12,7 @@ exact results, typed errors naming your Python lines, and simulated time on a to
 
 See docs/python.md.
 """
+import contextlib
 import numbers
 
 from ._twinccl import (  # noqa: F401  (the public names)
@@ -38,7 +39,8 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
-        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192):
+        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192,
+        mindspore=False):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -58,6 +60,10 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
         emulator (process-wide; one such run at a time; see docs/python.md).
+    mindspore: for the duration of the run, MindSpore's communication functions (init,
+        get_rank, create_group, comm_func, mint.distributed, ops.communication) are
+        twinccl.mindspore's and twinccl.mindspore_mint's, so unmodified MindSpore code runs on
+        the emulator (process-wide; one such run at a time; see docs/python.md).
     max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
         per (peer, direction) with send/recv in flight); beyond it the call that needs one more
         raises ConfigError.
@@ -68,12 +74,17 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     """
     checked = run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
                             timeline_path, max_p2p_lane_threads)
+    if mindspore:
+        from ._ms_patch import fresh_groups
+        fn = fresh_groups(fn)
     args = (rank_function(fn, checked[0]),) + checked + (AbortedError,)
-    if torch_distributed:
-        from ._torch_patch import patched
-        with patched():
-            result = _twinccl._run(*args)
-    else:
+    with contextlib.ExitStack() as patches:
+        if torch_distributed:
+            from ._torch_patch import patched
+            patches.enter_context(patched())
+        if mindspore:
+            from ._ms_patch import patched as mindspore_patched
+            patches.enter_context(mindspore_patched())
         result = _twinccl._run(*args)
     if result is None:
         return None

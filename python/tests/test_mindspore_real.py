@@ -1,0 +1,106 @@
+"""With MindSpore installed (pip install mindspore: docs/python.md): twinccl.mindspore and
+twinccl.mindspore_mint on MindSpore tensors (zero-copy, bfloat16, new outputs of MindSpore's
+kind), and unmodified MindSpore scripts on emulated ranks through twinccl.run(mindspore=True):
+MindSpore's own modules answer, misuse names the script's lines, the simulated time comes back,
+and the API-mapping examples give torch's results. Skipped where MindSpore is not installed
+(test_mindspore_api.py covers the NumPy path there)."""
+import os
+import runpy
+
+import numpy as np
+import pytest
+
+import twinccl
+import twinccl.mindspore as cf
+import twinccl.mindspore_mint as mint
+
+from conftest import run_ranks, source_dir
+from test_mindspore_api import comm_func_checks, mint_checks
+
+ms = pytest.importorskip("mindspore")
+MAPPING = os.path.join(source_dir(), "examples", "python", "mindspore_mapping")
+
+
+def as_ms(a):
+    return ms.Tensor.from_numpy(np.ascontiguousarray(a))
+
+
+def test_zero_copy_and_kinds():
+    def rank(r):
+        x = as_ms(np.full((2, 3), r + 1, np.float32))
+        out, _ = cf.all_reduce(x)
+        assert isinstance(out, ms.Tensor) and out.dtype == ms.float32
+        z = as_ms(np.full(4, r + 1, np.float32))
+        mint.all_reduce(z)  # in place, through the asnumpy() view of z's own memory
+        assert z.asnumpy().tolist() == [3] * 4
+        b = ms.Tensor(np.full(2, r + 0.5, np.float32), ms.bfloat16)
+        g, h = cf.all_gather_into_tensor(b, async_op=True)
+        h.wait()
+        assert g.dtype == ms.bfloat16 and g.float().asnumpy().tolist() == [0.5, 0.5, 1.5, 1.5]
+        p = cf.reduce(b, dst=0)
+        assert p.dtype == ms.bfloat16 and p.shape == ((2,) if r == 0 else (1,))
+        res = cf.batch_isend_irecv([cf.P2POp("isend", x, 1 - r),
+                                    cf.P2POp("irecv", (2, 3), 1 - r, recv_dtype=ms.float32)])
+        assert isinstance(res[1], ms.Tensor) and res[1].asnumpy().tolist() == [[2 - r] * 3] * 2
+    run_ranks(rank, 2)
+
+
+def test_every_function_on_mindspore_tensors():
+    def rank(r):
+        comm_func_checks(r, as_ms, lambda t: t.asnumpy())
+        return mint_checks(r, as_ms, lambda t: t.asnumpy())
+    assert all(run_ranks(rank, 3))
+
+
+def test_unmodified_mindspore_module_calls():
+    import mindspore.communication as comm
+    import mindspore.mint.distributed as dist
+    original = comm.init
+
+    def rank(r):
+        comm.init()
+        comm.create_group("pair", [0, 1])
+        out, _ = comm.comm_func.all_reduce(as_ms(np.array([r + 1.0], np.float32)), group="pair")
+        x = as_ms(np.array([r], np.int32))
+        dist.all_reduce(x)
+        return comm.get_rank(), comm.get_group_size("pair"), out.asnumpy().tolist(), \
+            x.asnumpy().tolist()
+    got = run_ranks(rank, 2, mindspore=True)
+    assert got == [(0, 2, [3.0], [1]), (1, 2, [3.0], [1])]
+    assert comm.init is original  # restored after the run
+
+
+def test_api_mapping_examples_agree_with_torch():
+    torch = pytest.importorskip("torch")  # noqa: F841
+    results = {}
+
+    def rank(r):
+        for name in ("mindspore_code.py", "torch_code.py"):
+            results[name, r] = runpy.run_path(os.path.join(MAPPING, name))["results"]
+    twinccl.run(rank, world_size=4, mindspore=True, torch_distributed=True, timeout_s=60)
+    for r in range(4):
+        ours, theirs = results["mindspore_code.py", r], results["torch_code.py", r]
+        assert sorted(ours) == ["all_gather", "all_reduce", "reduce_scatter"]
+        for op in ours:
+            np.testing.assert_array_equal(ours[op], theirs[op])
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)  # rank r's x is x + r
+    np.testing.assert_array_equal(results["mindspore_code.py", 1]["reduce_scatter"],
+                                  4 * x[2:4] + 6)
+
+
+def test_script_misuse_names_its_line_and_time_on_a_topology(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from mindspore import Tensor\n"
+        "from mindspore.communication import init, get_rank, comm_func\n"
+        "init()\n"
+        "n = 4 if get_rank() == 0 else 2\n"
+        "out, _ = comm_func.all_reduce(Tensor(np.ones(n, np.float32)))  # mismatch\n")
+    with pytest.raises(twinccl.MismatchError, match=r"train\.py:6"):
+        twinccl.run(lambda r: runpy.run_path(str(script)), world_size=2, mindspore=True,
+                    timeout_s=20)
+    script.write_text(script.read_text().replace("4 if get_rank() == 0 else 2", "1 << 20"))
+    report = twinccl.run(lambda r: runpy.run_path(str(script)), world_size=2, mindspore=True,
+                         topology="dgx-h100", timeout_s=20)
+    assert "all_reduce" in str(report)
