@@ -9,8 +9,9 @@ import numpy as np
 
 from . import _objects
 from . import _twinccl
-from ._ms_groups import (GlobalComm, WORLD_NAMES, get_process_group_ranks,  # noqa: F401
-                         get_world_rank_from_group_rank, group_rank, lookup, make_group, _named)
+from ._ms_groups import (GlobalComm, WORLD_NAMES, get_world_rank_from_group_rank, group_rank,
+                         lookup, make_group, _named)
+from ._ms_groups import get_process_group_ranks as _group_ranks
 from ._tensors import call_site
 from ._twinccl import InvalidArgument
 
@@ -95,6 +96,10 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
         return name  # MindSpore reuses a group of the same ranks
     make_group(name, members, site)
     return name if name in _named() else ""
+
+
+def get_process_group_ranks(group=None):
+    return _group_ranks(group)
 
 
 def get_backend(group=None):
