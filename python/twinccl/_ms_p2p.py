@@ -86,7 +86,8 @@ def _shaped(p, what):
     """(template tensor or None, view, type name) of an irecv given as (shape, recv_dtype)."""
     ms = sys.modules.get("mindspore")
     if ms is not None and type(p.recv_dtype).__module__.startswith("mindspore"):
-        template = ms.ops.zeros(p.tensor, p.recv_dtype)  # a MindSpore type: MindSpore tensors
+        # a MindSpore type: MindSpore tensors, made from NumPy (no MindSpore op on rank threads)
+        template = ms.Tensor(np.zeros(p.tensor, dtype=ms.dtype_to_nptype(p.recv_dtype)))
         v, t = view(template, what)
         return template, v, t
     v, t = view(np.zeros(p.tensor, dtype=np.dtype(p.recv_dtype)), what)

@@ -8,12 +8,14 @@ results; they find the calling thread's rank. They are restored when the run end
 them up at call time (`comm.init()`, `from mindspore.communication import init` executed inside the
 run, as a script run per rank does) reaches the emulator; names bound before the run, MindSpore's
 graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirected. Process-wide:
-one such run at a time. Each rank starts with no named groups, as a fresh process would.
+one such run at a time. Each rank starts with no named groups, as a fresh process would, and
+ranks run their Python one at a time (_ms_baton.py: MindSpore's ops are not thread-safe).
 """
 import contextlib
 import importlib
 import threading
 
+from ._ms_baton import holding, restore, wrap_extension
 from ._twinccl import InvalidArgument
 
 _lock = threading.Lock()
@@ -50,14 +52,15 @@ TARGETS = [
 
 
 def fresh_groups(fn):
-    """fn as each rank runs it: starting with no named groups (a new process has none)."""
+    """fn as each rank runs it: starting with no named groups (a new process has none), one rank
+    at a time in Python (_ms_baton.py: MindSpore's ops are not thread-safe)."""
     from ._ms_groups import reset
 
     def rank_main(rank):
         reset()
         return fn(rank)
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
-    return rank_main
+    return holding(rank_main)
 
 
 def _modules():
@@ -86,6 +89,7 @@ def patched():
                                   "(MindSpore's modules are patched process-wide)")
         _active[0] = True
     saved = []
+    wrapped = wrap_extension()
     try:
         for module, ours, names in targets:
             for name in names:
@@ -99,6 +103,7 @@ def patched():
                 delattr(module, name)
             else:
                 setattr(module, name, value)
+        restore(wrapped)
         with _lock:
             _active[0] = False
 
