@@ -21,6 +21,8 @@ from ._ms_mint_groups import (all_gather_object, broadcast_object_list,  # noqa:
                               get_group_rank, get_process_group_ranks, get_rank, get_world_size,
                               init_process_group, is_available, is_initialized, new_group,
                               recv_object_list, scatter_object_list, send_object_list)
+from ._ms_mint_p2p import (P2POp, batch_isend_irecv, irecv, isend, recv,  # noqa: F401
+                           send, set_comm_ops_inplace)
 from ._ms_tensors import shape_of, size, view
 from ._tensors import call_site
 from .mindspore import all_to_all_v_c  # noqa: F401  (the same call in ops.communication)
@@ -210,10 +212,6 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         even_rows(in_shape[0], n, what + "'s input")
     outs = split_sizes(output_split_sizes, n, what + "'s output_split_sizes") or \
         even_rows(out_shape[0], n, what + "'s output")
-    send = [r * size(in_shape[1:]) for r in ins]
-    recv = [r * size(out_shape[1:]) for r in outs]
-    return comm.all_to_all_v(o, i, send, recv, t, async_flag(async_op, what), *site)
-
-
-from ._ms_mint_p2p import (P2POp, batch_isend_irecv, irecv, isend, recv,  # noqa: E402,F401
-                           send, set_comm_ops_inplace)
+    send_counts = [r * size(in_shape[1:]) for r in ins]
+    recv_counts = [r * size(out_shape[1:]) for r in outs]
+    return comm.all_to_all_v(o, i, send_counts, recv_counts, t, async_flag(async_op, what), *site)
