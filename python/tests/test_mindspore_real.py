@@ -153,3 +153,16 @@ def test_mindspore_ops_on_every_rank_take_turns():
         return float(x.asnumpy()[0, 0])
     got = run_ranks(rank, 8, mindspore=True)
     assert len(set(got)) == 1
+
+
+def test_offset_view_refused_where_written_read_where_not():
+    """asnumpy() of a MindSpore view at a storage offset is a copy: a result written there would
+    be lost, so in-place calls refuse it; calls that only read it take it."""
+    def rank(r):
+        base = as_ms(np.arange(8, dtype=np.float32) + r)
+        part = base[2:6]
+        with pytest.raises(twinccl.InvalidArgument, match="storage offset 2"):
+            mint.all_reduce(part)
+        out, _ = cf.all_reduce(part)
+        assert out.asnumpy().tolist() == [5, 7, 9, 11]
+    run_ranks(rank, 2)

@@ -15,7 +15,7 @@ def _check_tag(tag, what):
 def _p2p(is_send, tensor, peer, group, tag, async_op, what, site):
     _check_tag(tag, what)
     comm = comm_of(group, what)
-    v, t = view(tensor, what + "'s tensor")
+    v, t = view(tensor, what + "'s tensor", written=not is_send)
     p = group_rank(group, peer, what + "'s " + ("dst" if is_send else "src"))
     if is_send and p == comm.rank:
         raise InvalidArgument("%s: dst=%d is this rank (MindSpore refuses a send to itself)"
@@ -77,7 +77,7 @@ def batch_isend_irecv(p2p_op_list):
         if p.group != group:
             raise InvalidArgument("%s: group %r, p2p_op_list[0] has %r (one group per call)"
                                   % (what, p.group, group))
-        v, t = view(p.tensor, what)
+        v, t = view(p.tensor, what, written=p.op_name == "irecv")
         if name is not None and t != name:
             raise InvalidArgument("%s is %s, the others %s (one type per call)" % (what, t, name))
         name = t

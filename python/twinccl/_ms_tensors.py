@@ -28,13 +28,20 @@ def is_tensor(t):
     return torch is not None and isinstance(t, torch.Tensor)
 
 
-def view(t, what):
-    """(NumPy view sharing t's memory, TwinCCL type name)."""
+def view(t, what, written=False):
+    """(NumPy view sharing t's memory, TwinCCL type name). `written`: the call writes t in place,
+    so a MindSpore tensor whose asnumpy() is a copy (a view at a storage offset, x[2:6]) is
+    refused instead of losing the result."""
     if is_ms_tensor(t):
         if not t.is_contiguous():
             raise InvalidArgument("%s: the MindSpore tensor must be contiguous (call "
                                   ".contiguous())" % what)
         a = t.asnumpy()
+        if written and a.size and a.ctypes.data != t.asnumpy().ctypes.data:
+            raise InvalidArgument("%s: this MindSpore tensor (a view at storage offset %d) hands "
+                                  "out copies of its data, so the result cannot be written in "
+                                  "place; pass a tensor of its own and copy it back"
+                                  % (what, t.storage_offset()))
         if a.dtype.name == "bfloat16":  # MindSpore's NumPy bfloat16: hand over the bits
             return a.view(np.int16), "bfloat16"
         return array(a, what)

@@ -215,7 +215,7 @@ def all_to_all_v_c(output, input, send_count_matrix, group=None, async_op=False)
         raise InvalidArgument("%s: send_count_matrix must be a list of %d ints (%d x %d), got %r"
                               % (what, n * n, n, n, send_count_matrix))
     counts = split_sizes(send_count_matrix, n * n, what + "'s send_count_matrix")
-    o, t = view(output, what + "'s output")
+    o, t = view(output, what + "'s output", written=True)
     i, t2 = view(input, what + "'s input")
     if t != t2:
         raise InvalidArgument("%s: output is %s, input is %s (one type per call)" % (what, t, t2))

@@ -32,17 +32,17 @@ _RS_UNEVEN_OPS = ("sum", "min", "max", "avg")  # MindSpore's reduce_scatter_tens
 
 
 def _pair(output, input, what):
-    o, t = view(output, what + "'s output")
+    o, t = view(output, what + "'s output", written=True)
     i, t2 = view(input, what + "'s input")
     if t != t2:
         raise InvalidArgument("%s: output is %s, input is %s (one type per call)" % (what, t, t2))
     return o.reshape(-1), i.reshape(-1), t
 
 
-def _views(tensors, what):
+def _views(tensors, what, written=False):
     if not isinstance(tensors, (list, tuple)):
         raise InvalidArgument("%s must be a list of tensors, got %r" % (what, type(tensors)))
-    out = [view(x, "%s[%d]" % (what, k)) for k, x in enumerate(tensors)]
+    out = [view(x, "%s[%d]" % (what, k), written) for k, x in enumerate(tensors)]
     if len({t for _, t in out}) > 1:
         raise InvalidArgument("%s: tensors of several types in one call" % what)
     return [v.reshape(-1) for v, _ in out], (out[0][1] if out else None)
@@ -51,7 +51,7 @@ def _views(tensors, what):
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "all_reduce")
-    v, t = view(tensor, "all_reduce's tensor")
+    v, t = view(tensor, "all_reduce's tensor", written=True)
     kind, scalar = reduce_op(op, MINT_OPS, "all_reduce")
     return comm.all_reduce(v.reshape(-1), t, kind, scalar, async_flag(async_op, "all_reduce"),
                            *site)
@@ -108,7 +108,7 @@ def reduce_scatter_tensor_uneven(output, input, input_split_sizes=None, op=Reduc
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "reduce")
-    v, t = view(tensor, "reduce's tensor")
+    v, t = view(tensor, "reduce's tensor", written=True)
     kind, scalar = reduce_op(op, MINT_OPS, "reduce")
     return comm.reduce(v.reshape(-1), t, group_rank(group, dst, "reduce's dst"), kind, scalar,
                        async_flag(async_op, "reduce"), *site)
@@ -117,7 +117,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
 def broadcast(tensor, src, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "broadcast")
-    v, t = view(tensor, "broadcast's tensor")
+    v, t = view(tensor, "broadcast's tensor", written=True)
     return comm.broadcast(v.reshape(-1), t, group_rank(group, src, "broadcast's src"),
                           async_flag(async_op, "broadcast"), *site)
 
@@ -158,7 +158,7 @@ def scatter_tensor(output_tensor, input_tensor, src=0, group=None, async_op=Fals
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "all_gather")
-    outs, t = _views(tensor_list, "all_gather's tensor_list")
+    outs, t = _views(tensor_list, "all_gather's tensor_list", written=True)
     v, t2 = view(tensor, "all_gather's tensor")
     return comm.all_gather(outs, v.reshape(-1), t2, async_flag(async_op, "all_gather"), *site)
 
@@ -166,7 +166,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "reduce_scatter")
-    o, t = view(output, "reduce_scatter's output")
+    o, t = view(output, "reduce_scatter's output", written=True)
     ins, _ = _views(input_list, "reduce_scatter's input_list")
     kind, scalar = reduce_op(op, MINT_OPS, "reduce_scatter")
     return comm.reduce_scatter(o.reshape(-1), ins, t, kind, scalar,
@@ -178,14 +178,14 @@ def gather(tensor, gather_list, dst=0, group=None, async_op=False):
     comm = comm_of(group, "gather")
     v, t = view(tensor, "gather's tensor")
     root = group_rank(group, dst, "gather's dst")
-    lst = _views(gather_list, "gather's gather_list")[0] if comm.rank == root else []
+    lst = _views(gather_list, "gather's gather_list", written=True)[0] if comm.rank == root else []
     return comm.gather(v.reshape(-1), lst, t, root, async_flag(async_op, "gather"), *site)
 
 
 def scatter(tensor, scatter_list, src=0, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "scatter")
-    v, t = view(tensor, "scatter's tensor")
+    v, t = view(tensor, "scatter's tensor", written=True)
     root = group_rank(group, src, "scatter's src")
     lst = _views(scatter_list, "scatter's scatter_list")[0] if comm.rank == root else []
     return comm.scatter(v.reshape(-1), lst, t, root, async_flag(async_op, "scatter"), *site)
@@ -194,7 +194,7 @@ def scatter(tensor, scatter_list, src=0, group=None, async_op=False):
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
     site = call_site()
     comm = comm_of(group, "all_to_all")
-    outs, t = _views(output_tensor_list, "all_to_all's output_tensor_list")
+    outs, t = _views(output_tensor_list, "all_to_all's output_tensor_list", written=True)
     ins, _ = _views(input_tensor_list, "all_to_all's input_tensor_list")
     return comm.all_to_all(outs, ins, t, async_flag(async_op, "all_to_all"), *site)
 
