@@ -8,8 +8,9 @@ results; they find the calling thread's rank. They are restored when the run end
 them up at call time (`comm.init()`, `from mindspore.communication import init` executed inside the
 run, as a script run per rank does) reaches the emulator; names bound before the run, MindSpore's
 graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirected. Process-wide:
-one such run at a time. Each rank starts with no named groups, as a fresh process would, and
-ranks run their Python one at a time (_ms_baton.py: MindSpore's ops are not thread-safe).
+one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
+run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
+default) takes turns by itself; with rank_state="shared", _ms_baton.py does.
 """
 import contextlib
 import importlib
@@ -51,16 +52,17 @@ TARGETS = [
 ]
 
 
-def fresh_groups(fn):
-    """fn as each rank runs it: starting with no named groups (a new process has none), one rank
-    at a time in Python (_ms_baton.py: MindSpore's ops are not thread-safe)."""
+def fresh_groups(fn, own_baton):
+    """fn as each rank runs it: starting with no named groups (a new process has none). With
+    own_baton (rank_state="shared"), one rank at a time in Python (_ms_baton.py: MindSpore's ops
+    are not thread-safe); rank_state="isolated" takes turns already."""
     from ._ms_groups import reset
 
     def rank_main(rank):
         reset()
         return fn(rank)
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
-    return holding(rank_main)
+    return holding(rank_main) if own_baton else rank_main
 
 
 def _modules():
@@ -81,7 +83,7 @@ def _modules():
 
 
 @contextlib.contextmanager
-def patched():
+def patched(own_baton):
     targets = _modules()
     with _lock:
         if _active[0]:
@@ -89,7 +91,7 @@ def patched():
                                   "(MindSpore's modules are patched process-wide)")
         _active[0] = True
     saved = []
-    wrapped = wrap_extension()
+    wrapped = wrap_extension() if own_baton else []
     try:
         for module, ours, names in targets:
             for name in names:
