@@ -141,9 +141,11 @@ def test_management_names_with_mindspores_signature():
         {n: _parameters(getattr(cf, n)) for n in names}
 
 
-def test_mindspore_ops_on_every_rank_take_turns():
+@pytest.mark.parametrize("rank_state", ["isolated", "shared"])
+def test_mindspore_ops_on_every_rank_take_turns(rank_state):
     """MindSpore's PyNative ops from several threads at once abort the process; under
-    mindspore=True the ranks run Python one at a time (_ms_baton.py) and still meet."""
+    mindspore=True the ranks run Python one at a time (rank_state="isolated": the rank baton;
+    "shared": _ms_baton.py) and still meet."""
     def rank(r):
         x = ms.Tensor(np.full((64, 64), 1.0 / 64, np.float32))
         for _ in range(60):
@@ -151,7 +153,7 @@ def test_mindspore_ops_on_every_rank_take_turns():
             x, handle = cf.all_reduce(x, op="max", async_op=True)
             handle.wait()
         return float(x.asnumpy()[0, 0])
-    got = run_ranks(rank, 8, mindspore=True)
+    got = run_ranks(rank, 8, mindspore=True, rank_state=rank_state)
     assert len(set(got)) == 1
 
 
