@@ -8,7 +8,8 @@
 create_group is collective over the world here: every rank calls it with the same rank_ids (ranks
 outside rank_ids join without becoming members), because an emulated group is split from the
 world. MindSpore on Ascend lets only the members call it; a script that does stops with an error
-naming its create_group line (a rank that never calls it is waited for). A rank's group names live on its own thread, as a process's would.
+naming its create_group line (a rank that never calls it is waited for). A rank's group names
+live on its own thread, as a process's would.
 """
 import numbers
 import threading
