@@ -210,6 +210,9 @@ def test_mint_groups_p2p_and_errors():
             mint.reduce_scatter_tensor_uneven(np.zeros(1), np.zeros(3), op="prod")
         with pytest.raises(twinccl.InvalidArgument, match="split sizes need"):
             mint.all_gather_into_tensor_uneven(np.zeros(4), np.zeros(2), [1, 1, 1])
+        with pytest.raises(twinccl.InvalidArgument, match="C-contiguous to be written"):
+            mint.all_reduce(np.zeros((4, 4))[:, 1])  # reshape(-1) of it is a copy
+        assert cf.all_reduce(np.ones((4, 4))[:, 1])[0].tolist() == [3] * 4  # read: fine
     run_ranks(rank, 3)
 
 

@@ -167,4 +167,8 @@ def test_offset_view_refused_where_written_read_where_not():
             mint.all_reduce(part)
         out, _ = cf.all_reduce(part)
         assert out.asnumpy().tolist() == [5, 7, 9, 11]
+        turned = as_ms(np.arange(4, dtype=np.float32).reshape(2, 2)).T  # not contiguous
+        with pytest.raises(twinccl.InvalidArgument, match="contiguous to be written"):
+            mint.broadcast(turned, src=0)
+        assert cf.all_reduce(turned)[0].asnumpy().tolist() == [[0, 4], [2, 6]]
     run_ranks(rank, 2)

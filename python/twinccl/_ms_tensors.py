@@ -33,10 +33,10 @@ def view(t, what, written=False):
     so a MindSpore tensor whose asnumpy() is a copy (a view at a storage offset, x[2:6]) is
     refused instead of losing the result."""
     if is_ms_tensor(t):
-        if not t.is_contiguous():
-            raise InvalidArgument("%s: the MindSpore tensor must be contiguous (call "
-                                  ".contiguous())" % what)
-        a = t.asnumpy()
+        if written and not t.is_contiguous():
+            raise InvalidArgument("%s: the MindSpore tensor must be contiguous to be written in "
+                                  "place" % what)
+        a = t.asnumpy()  # a non-contiguous tensor's is a contiguous copy: fine to read
         if written and a.size and a.ctypes.data != t.asnumpy().ctypes.data:
             raise InvalidArgument("%s: this MindSpore tensor (a view at storage offset %d) hands "
                                   "out copies of its data, so the result cannot be written in "
@@ -45,7 +45,16 @@ def view(t, what, written=False):
         if a.dtype.name == "bfloat16":  # MindSpore's NumPy bfloat16: hand over the bits
             return a.view(np.int16), "bfloat16"
         return array(a, what)
-    return array(t, what)
+    if not written:  # as comm_func, a strided input is read through a contiguous copy
+        if isinstance(t, np.ndarray):
+            t = np.ascontiguousarray(t)
+        elif hasattr(t, "is_contiguous") and not t.is_contiguous():
+            t = t.contiguous()
+    v, name = array(t, what)
+    if written and not v.flags.c_contiguous:  # reshape(-1) would write into a copy
+        raise InvalidArgument("%s: the array must be C-contiguous to be written in place"
+                              % what)
+    return v, name
 
 
 def shape_of(t):
