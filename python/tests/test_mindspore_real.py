@@ -72,7 +72,7 @@ def test_unmodified_mindspore_module_calls():
 
 
 def test_api_mapping_examples_agree_with_torch():
-    torch = pytest.importorskip("torch")  # noqa: F841
+    pytest.importorskip("torch")
     results = {}
 
     def rank(r):
