@@ -90,3 +90,15 @@ def test_a_rank_with_a_shorter_shard_in_fsdp_style_all_gather_is_named():
     for e in errors.values():
         assert isinstance(e, twinccl.Error) and site in str(e), str(e)
     assert seconds < 2.0
+
+
+def test_ranks_passing_new_group_different_lists_are_named():
+    def script(rank, misuse_at):
+        misuse_at.append(time.monotonic())
+        dist.new_group([0, 1] if rank != 2 else [0, 2])  # MARK-GROUP
+
+    error, errors, seconds = run_recording(script)
+    site = line_of("MARK-GROUP")
+    assert isinstance(error, twinccl.InvalidArgument) and site in str(error), str(error)
+    assert "ranks disagree on the group" in str(error)
+    assert seconds < 2.0
