@@ -102,3 +102,18 @@ def test_ranks_passing_new_group_different_lists_are_named():
     assert isinstance(error, twinccl.InvalidArgument) and site in str(error), str(error)
     assert "ranks disagree on the group" in str(error)
     assert seconds < 2.0
+
+
+def test_a_model_of_another_dtype_on_one_rank_is_named_at_ddps_construction():
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def script(rank, misuse_at):
+        model = nn.Linear(4, 2).to(torch.float64 if rank == 1 else torch.float32)
+        misuse_at.append(time.monotonic())
+        DDP(model)  # MARK-DDP  (its C++ broadcasts rank 0's parameters)
+
+    error, errors, seconds = run_recording(script)
+    site = line_of("MARK-DDP")
+    assert isinstance(error, twinccl.MismatchError), error
+    assert "float64" in str(error) and "rank 1 (%s)" % site in str(error), str(error)
+    assert seconds < 2.0
