@@ -18,8 +18,8 @@ import twinccl
 
 def train(rank):
     dist.init_process_group("gloo")
-    gen = torch.Generator().manual_seed(0)  # the same data and initial weights on every rank
-    data = TensorDataset(torch.randn(256, 32, generator=gen), torch.randn(256, 1, generator=gen))
+    torch.manual_seed(0)  # each rank its own generator (twinccl.run's rank_state="isolated")
+    data = TensorDataset(torch.randn(256, 32), torch.randn(256, 1))  # the same on every rank
     model = DDP(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)))
     sampler = DistributedSampler(data, shuffle=True, seed=1)
     loader = DataLoader(data, batch_size=16, sampler=sampler)
