@@ -207,3 +207,55 @@ def test_example_torch_ddp_runs(capsys):
     report = twinccl.run(example.train, world_size=4, torch_distributed=True, topology="dgx-h100")
     assert "epoch 1: loss" in capsys.readouterr().out
     assert any(op["kind"] == "all_reduce" for op in report.ops)
+
+
+def test_synchronous_sgd_tutorial_with_per_rank_seeds_and_shuffling_loaders():
+    """torch's "Writing Distributed Applications" tutorial shape: every rank seeds torch, builds
+    Net(), shuffles its partition with a DataLoader and averages gradients with all_reduce. Each
+    rank's generator is its own (the rank baton), so the run is what torchrun gives: here
+    replayed in one process, rank by rank, from the same seeds."""
+    import random
+
+    from torch.utils.data import DataLoader, TensorDataset
+
+    def partition(rank):
+        indices = list(range(64))
+        random.Random(1234).shuffle(indices)
+        return TensorDataset(DATA_X[indices[rank * 16:rank * 16 + 16]],
+                             DATA_Y[indices[rank * 16:rank * 16 + 16]])
+
+    def net_and_batches(rank):
+        torch.manual_seed(1234)
+        model = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 5))
+        loader = DataLoader(partition(rank), batch_size=4, shuffle=True)
+        return model, loader
+
+    def script(rank):
+        model, loader = net_and_batches(rank)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for epoch in range(2):
+            for x, y in loader:
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                for p in model.parameters():  # the tutorial's average_gradients
+                    dist.all_reduce(p.grad.data, op=dist.ReduceOp.SUM)
+                    p.grad.data /= float(dist.get_world_size())
+                opt.step()
+        return [p.detach().clone() for p in model.parameters()]
+
+    results = run_script(script)
+    with torch.random.fork_rng():
+        per_rank = []
+        for rank in range(WORLD):
+            model, loader = net_and_batches(rank)
+            per_rank.append([b for _ in range(2) for b in loader])
+        reference = model
+    opt = torch.optim.SGD(reference.parameters(), lr=0.05)
+    for step in range(len(per_rank[0])):
+        opt.zero_grad()
+        sum(nn.functional.mse_loss(reference(per_rank[r][step][0]), per_rank[r][step][1])
+            for r in range(WORLD)).div(WORLD).backward()
+        opt.step()
+    expected = [p.detach() for p in reference.parameters()]
+    for r in range(WORLD):
+        assert close(results[r], expected), "rank %d's weights differ" % r
