@@ -4,13 +4,13 @@ TwinCCL is torch's backend (_torch_session: every caller, torch's C++ included, 
 emulator) on torch 2.x, and on torch 1.x when the rank baton gives each rank its own module
 globals (rank_state="isolated", the default). On torch 1.x with rank_state="shared", whose
 process groups would live in module globals shared by the rank threads, the public functions are
-replaced instead:
+replaced instead.
 
-How it works (torch 1.x): torch.distributed's public functions are module attributes looked up
-at each call (`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
-semantics; they find the calling thread's rank) and restored when the run ends. Names bound before
-the run (`from torch.distributed import all_reduce`) and torch's C++ users of process groups (DDP,
-FSDP) are not redirected (docs/python.md). The patch is process-wide: one such run at a time.
+How the function patch works: torch.distributed's public functions are module attributes looked
+up at each call (`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names,
+signatures and semantics; they find the calling thread's rank) and restored when the run ends.
+Names bound before the run (`from torch.distributed import all_reduce`) and torch's C++ users of
+process groups (DDP) are not redirected (docs/python.md). Process-wide: one run at a time.
 """
 import contextlib
 import threading

@@ -2,8 +2,9 @@
 rank its own default group (torch 2.x; torch 1.x under the rank baton).
 
 How it works: for the duration of the run, torch's group state is per rank (the rank baton's
-swap, or _torch_world's per-thread view), and every rank starts with `init_process_group("twinccl")` done, over an
-in-process HashStore and the rank's emulator communicator. A script's own
+swap, or _torch_world's per-thread view), and every rank starts with
+`init_process_group("twinccl")` done, over an in-process HashStore and the rank's emulator
+communicator. A script's own
 `init_process_group("nccl" | "gloo", ...)` then finds its group made (accepted when its rank and
 world size agree: the run, not the script, chooses them, as torchrun does). New groups
 (`new_group`, `new_subgroups*`, DeviceMesh's dimensions) are split from the emulator's world on
