@@ -40,7 +40,7 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
         algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192,
-        rank_state="isolated", cuda_on_cpu=False, _rank_states=None):
+        rank_state="isolated", mindspore=False, cuda_on_cpu=False, _rank_states=None):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -60,6 +60,10 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
         emulator (process-wide; one such run at a time; see docs/python.md).
+    mindspore: for the duration of the run, MindSpore's communication functions (init,
+        get_rank, create_group, comm_func, mint.distributed, ops.communication) are
+        twinccl.mindspore's and twinccl.mindspore_mint's, so unmodified MindSpore code runs on
+        the emulator (process-wide; one such run at a time; see docs/python.md).
     max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
         per (peer, direction) with send/recv in flight); beyond it the call that needs one more
         raises ConfigError.
@@ -88,6 +92,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
                               % (cuda_on_cpu,))
     if cuda_on_cpu:
         from . import _cuda_on_cpu  # noqa: F401  (its per-rank current device, before states)
+    if mindspore:  # each rank starts with no named groups; Python in turns (_ms_baton.py)
+        from ._ms_patch import fresh_groups
+        fn = fresh_groups(fn, own_baton=rank_state == "shared")
     states = _rank_states
     if rank_state == "isolated":
         if states is None:
@@ -107,8 +114,14 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             during_run.enter_context(one_isolated_run())
             during_run.enter_context(sleep_gives_turn())
         if torch_distributed:
+            # TwinCCL as torch's backend; with per-rank states the baton gives each rank its
+            # own torch.distributed world, else a per-thread view does (_torch_world.py).
             from ._torch_patch import patched
-            during_run.enter_context(patched())
+            wrap = during_run.enter_context(patched(own_world=states is None))
+            args = (rank_function(wrap(fn), checked[0]),) + args[1:]
+        if mindspore:
+            from ._ms_patch import patched as mindspore_patched
+            during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))
         if cuda_on_cpu:
             during_run.enter_context(_cuda_on_cpu.cuda_on_cpu(checked[0]))
         result = _twinccl._run(*args)
