@@ -42,3 +42,27 @@ def test_a_gpu_step_runs_on_the_cpu_with_a_current_device_per_rank():
     assert torch.cuda.is_available() == was_available  # the mapping ends with the run
     with pytest.raises(twinccl.InvalidArgument, match="cuda_on_cpu must be True or False"):
         twinccl.run(lambda r: None, world_size=1, cuda_on_cpu="yes")
+
+
+def test_ddp_with_device_ids_as_a_gpu_script_writes_it():
+    import torch.distributed as tdist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    weights = {}
+
+    def fn(rank):
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        tdist.init_process_group("nccl")
+        torch.manual_seed(0)
+        model = DDP(torch.nn.Linear(8, 2).cuda(), device_ids=[local_rank],
+                    output_device=local_rank)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        torch.manual_seed(rank)  # each rank its own batch
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.randn(4, 8, device="cuda")).pow(2).mean().backward()
+            opt.step()
+        weights[rank] = model.module.weight.detach().clone()
+        tdist.destroy_process_group()
+    twinccl.run(fn, world_size=3, cuda_on_cpu=True, torch_distributed=True, timeout_s=60)
+    assert all(torch.equal(weights[0], weights[r]) for r in range(3))  # gradients averaged
