@@ -22,14 +22,20 @@ SCRIPT = textwrap.dedent('''
     import torch
     import torch.distributed as dist
 
+    import mpu  # next to the script: each rank imports its own (Megatron-style globals)
+
     dist.init_process_group("gloo")
     rank = dist.get_rank()
+    mpu.initialize(2)
     x = torch.ones(3) * (rank + 1)
     dist.all_reduce(x)
+    pair = torch.ones(1) * (rank + 1)
+    dist.all_reduce(pair, group=mpu.pair_group())
     seen = {k: os.environ.get(k) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
                                            "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")}
     with open(os.path.join(os.path.dirname(__file__), "rank%d.json" % rank), "w") as f:
-        json.dump({"env": seen, "argv": sys.argv, "sum": x.tolist(), "main": __name__}, f)
+        json.dump({"env": seen, "argv": sys.argv, "sum": x.tolist(), "main": __name__,
+                   "pair": pair.item(), "pair_ranks": mpu.PAIR_RANKS}, f)
     if sys.argv[1] == "raise" and rank == 2:
         raise ValueError("boom on rank 2")
     if sys.argv[1] == "exit" and rank == 1:
@@ -38,9 +44,28 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
+MPU = textwrap.dedent('''
+    import torch.distributed as dist
+    _PAIR_GROUP = None
+    PAIR_RANKS = None
+
+    def initialize(size):
+        global _PAIR_GROUP, PAIR_RANKS
+        for start in range(0, dist.get_world_size(), size):
+            ranks = list(range(start, start + size))
+            group = dist.new_group(ranks)
+            if dist.get_rank() in ranks:
+                _PAIR_GROUP, PAIR_RANKS = group, ranks
+
+    def pair_group():
+        return _PAIR_GROUP
+''')
+
+
 def launch(tmp_path, *args, script=SCRIPT):
     path = tmp_path / "train.py"
     path.write_text(script)
+    (tmp_path / "mpu.py").write_text(MPU)
     done = subprocess.run([sys.executable, "-m", "twinccl.torchrun"] + list(args[:-1]) +
                           [str(path)] + list(args[-1]), capture_output=True, text=True,
                           timeout=120, env=ENV, cwd=str(tmp_path))
@@ -57,6 +82,8 @@ def test_each_rank_sees_torchruns_environment_and_its_argv(tmp_path):
                                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
         assert seen["argv"] == [str(tmp_path / "train.py"), "ok", "--lr", "0.1"]
         assert seen["sum"] == [10.0] * 3 and seen["main"] == "__main__"
+        pair = [rank - rank % 2, rank - rank % 2 + 1]
+        assert seen["pair_ranks"] == pair and seen["pair"] == sum(pair) + 2
 
 
 def test_a_failing_rank_is_reported_as_torchrun_does(tmp_path):
