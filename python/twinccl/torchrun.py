@@ -144,8 +144,7 @@ def main(argv=None):
         from ._cuda_on_cpu import cuda_on_cpu  # (its per-rank current device, before states)
     from ._rank_state import RankStates, torchrun_environ
     world = per_node * nodes
-    script_argv = [path if not args.module else args.training_script] + \
-        list(args.training_script_args)
+    script_argv = [path] + list(args.training_script_args)  # `python -m`: the module's file
     if not args.module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
 
