@@ -5,7 +5,6 @@ import os
 import random
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
