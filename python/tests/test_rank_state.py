@@ -314,3 +314,22 @@ def _run_error(fn):
     except twinccl.Error as e:
         return e
     return None
+
+
+def test_a_library_module_imported_by_a_rank_does_not_bind_that_ranks_group():
+    """torch.distributed.nn.functional takes group=group.WORLD as a default argument and DDP
+    imports it lazily: imported inside a rank after its init_process_group, every rank (and every
+    later run) used that rank's group. It is imported before the ranks start now."""
+    pytest.importorskip("torch")
+    import torch.distributed as tdist
+    for name in ("torch.distributed.nn.functional", "torch.distributed.nn"):
+        sys.modules.pop(name, None)
+    defaults = {}
+
+    def fn(rank):
+        tdist.init_process_group("gloo")
+        import torch.distributed.nn.functional as dist_nn
+        defaults[rank] = dist_nn.all_gather.__defaults__
+        tdist.destroy_process_group()
+    twinccl.run(fn, world_size=2, torch_distributed=True, timeout_s=30)
+    assert defaults == {0: (None,), 1: (None,)}

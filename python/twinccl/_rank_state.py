@@ -12,6 +12,7 @@ on top of the caller's), or, for a module imported during the run, what a fresh 
 have. A rank taking the baton back from itself swaps nothing. docs/python.md measures the cost.
 """
 import contextlib
+import importlib
 import os
 import sys
 import threading
@@ -124,6 +125,23 @@ def register_rank_global(module, attribute, fresh=_fresh_like):
     LIBRARY_GLOBALS.append((module, attribute, fresh))
 
 
+# Library modules that bind process-group state when imported: imported by the caller, before any
+# rank has a default group. torch.distributed.nn.functional's collectives take
+# `group=group.WORLD` as a default argument; DistributedDataParallel imports it lazily, so the
+# first rank to build one bound its own group into every rank's (and every later run's) calls.
+PREIMPORTED = ["torch.distributed.nn.functional"]
+
+
+def preimport():
+    """PREIMPORTED, where torch.distributed is in use (called with the caller's state in place)."""
+    if "torch.distributed" in sys.modules:
+        for module in PREIMPORTED:
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass
+
+
 class _LibraryGlobals:
     def __init__(self):
         by_module = {}
@@ -214,6 +232,8 @@ class RankStates:
         sent into the rank meanwhile (Ctrl-C) is raised once the swap is complete (each step is
         done again if it was cut)."""
         self.swaps += 1
+        if leaving == -1:
+            preimport()  # the caller's state is in place: no rank's group gets bound
         interrupted = []
         values = []
         for part in self.parts:
