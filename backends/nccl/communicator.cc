@@ -203,6 +203,7 @@ void NcclCommunicator::group_start(Where where) {
   ctx_->throw_if_aborted(what);
   refuse_if_group_of_other(this, what);
   check_nccl(api().ncclGroupStart(), ctx_->comm(), what);
+  observe_group_start();
   ThreadGroup& group = thread_group();
   if (group_depth_++ == 0) {
     group_completion_ = std::make_shared<Completion>(ctx_, "group", op_count_ + 1, where);
@@ -212,6 +213,10 @@ void NcclCommunicator::group_start(Where where) {
 }
 
 Work NcclCommunicator::group_end(CallOptions opts, Where where) {
+  return observe_group_end(opts, [&] { return end_group(opts, where); });
+}
+
+Work NcclCommunicator::end_group(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
     throw InvalidArgument(call_site_text("group_end", name(), rank(), where) +
                           ": no group is open");
@@ -265,6 +270,14 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
   // holding a control byte is refused before the collective; the run's abort signal tells peers.
   if (std::string why = split_name_problem(new_name); !why.empty())
     throw InvalidArgument(what + ": " + why);
+  return observe_split(color, key,
+                       [&] { return split_collective(color, key, std::move(new_name), where); });
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split_collective(int color, int key,
+                                                                 std::string new_name,
+                                                                 Where where) {
+  const std::string what = call_site_text("split", name(), rank(), where);
   // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
   // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
   // usable, as on the emulator; its ranks then throw MismatchError.

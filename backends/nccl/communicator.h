@@ -73,6 +73,11 @@ class NcclCommunicator final : public Communicator {
   Work submit(OpDesc op) override;
 
  private:
+  // group_end and split after their checks, inside the observer's report (call_observer.h): a
+  // trace recorded on NCCL has its groups and splits, as on the emulator.
+  Work end_group(const CallOptions& opts, Where where);
+  std::unique_ptr<Communicator> split_collective(int color, int key, std::string new_name,
+                                                 Where where);
   void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
   void release_reduce_ops();
 
