@@ -84,6 +84,7 @@ class NcclCommunicator final : public Communicator {
   std::shared_ptr<CommContext> ctx_;
   std::uint64_t op_count_ = 0;
   int group_depth_ = 0;
+  Where group_where_;                             // the outermost open group's group_start
   std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
   std::shared_ptr<Memory> scratch_;
