@@ -11,6 +11,7 @@
 #include "call_site.h"
 #include "py_buffer.h"
 #include "py_comm.h"
+#include "rank_baton.h"
 #include "twinccl/chunk_scatter.h"
 #include "twinccl/errors.h"
 #include "twinccl/mindspore_style.h"
@@ -70,7 +71,7 @@ py::tuple result(bool async_op, const std::function<ms::Result()>& call) {
   release_dropped_arrays();
   ms::Result r;
   {
-    py::gil_scoped_release nogil;
+    BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
     r = call();
     if (!async_op) r.handle.wait();
   }
@@ -120,7 +121,7 @@ void bind_mindspore(py::class_<Comm>& comm) {
              release_dropped_arrays();
              Buffer mine;
              {
-               py::gil_scoped_release nogil;
+               BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
                mine = scatter_chunks(c.get(), b, parse_data_type(dtype), shape, chunk_sizes, dim,
                                      root, o, w);
              }
