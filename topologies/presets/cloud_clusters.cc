@@ -57,7 +57,10 @@ DgxSystem aws_p4d(bool p4de) {
   s.nvls = false;
   s.memory_gbps = p4de ? 2039.0 : 1555.0;  // A100 80GB / 40GB data sheet
   s.network = NetworkClass::efa;
-  s.node = {.nvlinks_per_gpu = 12,
+  s.node = {.node = 0,
+            .prefix = "",
+            .fabric = presets::GpuFabric::nvswitch,
+            .nvlinks_per_gpu = 12,
             .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::ampere),
             .physical_nvswitches = 6,
             .pcie_gen = 4,
