@@ -36,3 +36,14 @@ TEST_CASE("network class: an EFA hop costs AWS's 20 us, InfiniBand's NCCL's") {
   CHECK(all_reduce("aws-p5-1", 8 * 1024, "ring", Protocol::ll).time_us ==
         Approx(all_reduce("h100-cluster-1", 8 * 1024, "ring", Protocol::ll).time_us));
 }
+
+// 128 GPUs over 2 NVL72 racks: the first 128 of gb200-nvl72-cluster-2 are 72 + 56 (unequal, so
+// no NVLS-tree); placed 2 x 64 (gb200-nvl72-cluster-2x64) NCCL's NVLS-tree applies.
+TEST_CASE("partial racks: a 128-GPU job as 2 x 64 runs NVLS-tree, 72 + 56 cannot") {
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = (std::size_t{1} << 30) / 4;
+  r.spec.nranks = 128;
+  CHECK(predict(topo::load_topology("gb200-nvl72-cluster-2x64"), r).algorithm == "nvls_tree");
+  CHECK(predict(topo::load_topology("gb200-nvl72-cluster-2"), r).algorithm != "nvls_tree");
+}

@@ -61,3 +61,19 @@ TEST_CASE("topology file: network and memory_gbps are read, checked and written 
       topology_from_json(R"({"version": 1, "network": "myrinet", "vertices": [], "links": []})"),
       Catch::Contains("network") && Catch::Contains("efa"));
 }
+
+TEST_CASE("gb200-nvl72-cluster-RxG: a job's share of each rack, as a scheduler places it") {
+  const Topology t = load_topology("gb200-nvl72-cluster-2x64");  // 128 GPUs as 2 x 64
+  const TopologySummary s = t.summary();
+  CHECK(s.gpus == 128);
+  CHECK(s.nodes == 2);
+  CHECK(s.gpus_per_node == 64);
+  CHECK(s.nics_per_node == 64);
+  CHECK(s.nvls_capable);
+  CHECK_THAT(check_report(t), Catch::Contains("warnings: 0"));
+  CHECK(t.vertex(t.gpu(64)).node == 1);  // rank 64 is the second rack's first GPU
+  CHECK(load_topology("gb200-nvl72-cluster-2x72").gpu_count() ==
+        load_topology("gb200-nvl72-cluster-2").gpu_count());
+  CHECK_THROWS_WITH(load_topology("gb200-nvl72-cluster-2x66"), Catch::Contains("whole trays"));
+  CHECK_THROWS_AS(load_topology("gb200-nvl72-cluster-0x64"), ConfigError);
+}

@@ -49,6 +49,19 @@ std::optional<Topology> torus_by_name(std::string_view name) {
   return torus_2d(*rows, *cols, gbps);
 }
 
+// "gb200-nvl72-cluster-RxG": G GPUs of each of R racks (a job's share, as a scheduler places it).
+std::optional<Topology> partial_racks_by_name(std::string_view name) {
+  constexpr std::string_view prefix = "gb200-nvl72-cluster-";
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const std::string_view rest = name.substr(prefix.size());
+  const std::size_t x = rest.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  const auto racks = parse_int(rest.substr(0, x));
+  const auto gpus = parse_int(rest.substr(x + 1));
+  if (!racks || !gpus) return std::nullopt;
+  return gb200_nvl72_partial(*racks, *gpus);
+}
+
 // "<prefix>N" for every cluster preset: h100-cluster-16, h100x16, gb200-nvl72-cluster-2, ...
 std::optional<Topology> cluster_by_name(std::string_view name) {
   struct Cluster {
@@ -102,6 +115,10 @@ std::vector<PresetInfo> list_presets() {
       {"gb200-nvl72-cluster-R",
        "R GB200 NVL72 racks (R = 1..128, 72 GPUs per NVLink domain) on a rail-optimized fat-tree",
        "gb200-nvl72-cluster-4"},
+      {"gb200-nvl72-cluster-RxG",
+       "a job's G GPUs (whole trays, 4..72) of each of R GB200 NVL72 racks, e.g. 128 GPUs as 2 x "
+       "64",
+       "gb200-nvl72-cluster-2x64"},
       {"mi300x-cluster-N", "N x 8-MI300X servers (N = 1..1024) on a rail-optimized fat-tree",
        "mi300x-cluster-16"},
       {"aws-p4d-N", "N x AWS p4d.24xlarge: 8 A100 40GB, 4 x 100G EFA", "aws-p4d-2"},
@@ -130,6 +147,7 @@ Topology load_topology(std::string_view preset_or_path) {
   if (name == "gb200-nvl72") return gb200_nvl72();
   if (name == "mi300x-8") return mi300x_8();
   if (name == "pcie-4gpu") return pcie_4gpu();
+  if (auto t = partial_racks_by_name(name)) return *t;
   if (auto t = cluster_by_name(name)) return *t;
   if (auto t = cloud_cluster(name)) return *t;
   if (auto t = torus_by_name(name)) return *t;

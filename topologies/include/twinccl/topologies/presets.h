@@ -44,8 +44,10 @@ Topology dgx_b200();               // 8 B200, 2 NVLink 5 switches, 18 x 40.1 GB/
 Topology b200_cluster(int nodes);  // nodes in 1..1024
 Topology gb200_nvl72();            // one rack: 72 B200 in one NVLink 5 domain, NVLS, 72 x 400G
 Topology gb200_nvl72_cluster(int racks);  // racks in 1..128, one node per rack
-Topology mi300x_8();                      // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
-Topology mi300x_cluster(int nodes);       // nodes in 1..1024
+// A job's G GPUs (whole trays, 4..72) of each of R racks: gb200-nvl72-cluster-RxG ("2x64").
+Topology gb200_nvl72_partial(int racks, int gpus_per_rack);
+Topology mi300x_8();                 // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
+Topology mi300x_cluster(int nodes);  // nodes in 1..1024
 // The clusters clouds rent, by their names with N nodes (presets/cloud_clusters.cc): aws-p4d-N,
 // aws-p4de-N, aws-p5-N, aws-p5e-N, aws-p6-b200-N, gcp-a3mega-N, azure-ndv5-N, oci-a100-N,
 // mi300x-roce-N, mi325x-roce-N. nullopt when `name` is none of them; ConfigError for N outside
