@@ -40,7 +40,7 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
         algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192,
-        rank_state="isolated", _rank_states=None):
+        rank_state="isolated", mindspore=False, _rank_states=None):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -60,6 +60,10 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
         emulator (process-wide; one such run at a time; see docs/python.md).
+    mindspore: for the duration of the run, MindSpore's communication functions (init,
+        get_rank, create_group, comm_func, mint.distributed, ops.communication) are
+        twinccl.mindspore's and twinccl.mindspore_mint's, so unmodified MindSpore code runs on
+        the emulator (process-wide; one such run at a time; see docs/python.md).
     max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
         per (peer, direction) with send/recv in flight); beyond it the call that needs one more
         raises ConfigError.
@@ -79,6 +83,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     """
     checked = run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
                             timeline_path, max_p2p_lane_threads)
+    if mindspore:  # each rank starts with no named groups; Python in turns (_ms_baton.py)
+        from ._ms_patch import fresh_groups
+        fn = fresh_groups(fn, own_baton=rank_state == "shared")
     states = _rank_states
     if rank_state == "isolated":
         if states is None:
@@ -99,6 +106,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         if torch_distributed:
             from ._torch_patch import patched
             during_run.enter_context(patched())
+        if mindspore:
+            from ._ms_patch import patched as mindspore_patched
+            during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))
         result = _twinccl._run(*args)
     if result is None:
         return None
