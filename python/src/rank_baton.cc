@@ -41,12 +41,19 @@ int RankBaton::rank_of_this_thread() { return this_thread_rank; }
 
 void RankBaton::wait_for_turn(int rank) {
   std::unique_lock<std::mutex> lock(mu_);
-  queue_.push_back(rank);
+  if (holder_ == -1 && queue_.empty()) {
+    holder_ = rank;
+    held_since_ = std::chrono::steady_clock::now();
+    return;
+  }
+  Waiter me;
+  me.rank = rank;
+  queue_.push_back(&me);
   const auto since = std::chrono::steady_clock::now();
   bool told = false;
-  while (holder_ != -1 || queue_.front() != rank) {
-    if (turn_.wait_for(lock, std::chrono::milliseconds(50)) == std::cv_status::no_timeout ||
-        holder_ == -1)
+  while (!me.granted) {
+    if (me.wake.wait_for(lock, std::chrono::milliseconds(50)) == std::cv_status::no_timeout ||
+        me.granted || holder_ == -1)
       continue;
     const auto now = std::chrono::steady_clock::now();
     const double waited_s = std::chrono::duration<double>(now - since).count();
@@ -67,18 +74,24 @@ void RankBaton::wait_for_turn(int rank) {
       std::fprintf(stderr, "twinccl.run: %s\n", why.c_str());
     }
   }
-  queue_.pop_front();
-  holder_ = rank;
-  held_since_ = std::chrono::steady_clock::now();
+  // give_up() made this rank the holder and took it off the queue.
 }
 
 void RankBaton::give_up(int rank) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (holder_ != rank) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (holder_ != rank) return;
+  if (queue_.empty()) {
     holder_ = -1;
+    return;
   }
-  turn_.notify_all();
+  // Straight to the first waiter, woken alone. Notified under the lock: the waiter's Waiter lives
+  // on its stack and is gone as soon as it sees `granted` (it cannot before we unlock).
+  Waiter* next = queue_.front();
+  queue_.pop_front();
+  holder_ = next->rank;
+  held_since_ = std::chrono::steady_clock::now();
+  next->granted = true;
+  next->wake.notify_one();
 }
 
 void RankBaton::install(int rank) {
@@ -124,11 +137,11 @@ void RankTurn::arrived() {
 }
 
 BlockingCall::BlockingCall() : baton_(this_thread_baton), rank_(this_thread_rank) {
-  if (baton_) {
-    if (!baton_->failed_.empty()) baton_->install(rank_);  // raises the swap's failure
-    baton_->give_up(rank_);
-  }
+  if (baton_ && !baton_->failed_.empty()) baton_->install(rank_);  // raises the swap's failure
+  // The GIL before the baton: the rank woken by give_up() then finds the GIL free (one wake per
+  // hand-over instead of two: for the baton, then for the GIL).
   saved_ = PyEval_SaveThread();
+  if (baton_) baton_->give_up(rank_);
 }
 
 BlockingCall::~BlockingCall() {
@@ -154,6 +167,34 @@ BlockingCall::~BlockingCall() {
 }
 
 void bind_rank_baton(py::module_& m) {
+  m.def(
+      "_dict_versions",
+      [](const py::args& objects) -> py::object {
+#if PY_VERSION_HEX >= 0x030C0000
+        return py::none();  // ma_version_tag is deprecated from 3.12: the parts copy every time
+#else
+        py::tuple out(objects.size());
+        for (std::size_t i = 0; i < objects.size(); ++i) {
+          PyObject* o = objects[i].ptr();
+          PyObject* dict = nullptr;
+          if (PyDict_Check(o))
+            dict = o;
+          else if (PyModule_Check(o))
+            dict = PyModule_GetDict(o);
+          else if (PyType_Check(o))
+            dict = reinterpret_cast<PyTypeObject*>(o)->tp_dict;
+          else if (o != Py_None)
+            throw py::type_error("_dict_versions: a dict, module, class or None");
+          const unsigned long long version =
+              dict ? reinterpret_cast<PyDictObject*>(dict)->ma_version_tag : 0;
+          out[i] = py::int_(version);
+        }
+        return out;
+#endif
+      },
+      "The version tags of dicts (a module's, a class's namespace): CPython gives a dict a new, "
+      "never reused tag at every change, so an equal tag means unchanged (the rank state's dirty "
+      "check). None where this CPython has no such tag.");
   m.def(
       "_takes_turns", [] { return this_thread_baton != nullptr; },
       "True on a rank thread of a twinccl.run whose ranks take turns (rank_state=\"isolated\").");

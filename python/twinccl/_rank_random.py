@@ -19,22 +19,27 @@ class PythonRandom:
         self._caller = self._full()
         self._fresh = fresh
         self._installed = None  # (fingerprint, state) of the state in place
+        self._now = None  # the fingerprint save() found, for the restore() that follows it
 
     def _full(self):
         return (_random_fingerprint(), random.getstate())
 
     def save(self):
         installed = self._installed
-        if installed is not None and installed[0] is not None and \
-                installed[0] == _random_fingerprint():
-            return installed
-        return self._full()
+        if installed is not None and installed[0] is not None:
+            self._now = _random_fingerprint()
+            if installed[0] == self._now:
+                return installed
+        value = self._full()
+        self._now = value[0]
+        return value
 
     def initial(self, rank):
         return (None, random.Random().getstate()) if self._fresh else self._caller
 
     def restore(self, value):
-        fingerprint = _random_fingerprint()
+        fingerprint = self._now if self._now is not None else _random_fingerprint()
+        self._now = None
         if fingerprint is None or fingerprint != value[0]:
             random.setstate(value[1])
             fingerprint = _random_fingerprint()
@@ -102,6 +107,7 @@ class NumpyRandom:
         np = sys.modules.get("numpy")
         self._caller = self._full(np) if np else None
         self._installed = None  # (fingerprint, full state) of the state in place
+        self._now = None  # the fingerprint save() found, for the restore() that follows it
 
     @staticmethod
     def _full(np):
@@ -111,10 +117,13 @@ class NumpyRandom:
         np = sys.modules.get("numpy")
         if np is None:
             return None
-        if self._installed is not None and self._installed[0] is not None and \
-                self._installed[0] == _numpy_fingerprint(np):
-            return self._installed  # not drawn from since it was installed
-        return self._full(np)
+        if self._installed is not None and self._installed[0] is not None:
+            self._now = _numpy_fingerprint(np)
+            if self._installed[0] == self._now:
+                return self._installed  # not drawn from since it was installed
+        value = self._full(np)
+        self._now = value[0]
+        return value
 
     def initial(self, rank):
         return None if self._fresh else self._caller
@@ -125,7 +134,8 @@ class NumpyRandom:
             return
         if value is None:  # seeded from the OS, as in a new process
             value = (None, np.random.RandomState().get_state())
-        fingerprint = _numpy_fingerprint(np)
+        fingerprint = self._now if self._now is not None else _numpy_fingerprint(np)
+        self._now = None
         if fingerprint is None or fingerprint != value[0]:
             np.random.set_state(value[1])
             fingerprint = _numpy_fingerprint(np)

@@ -25,14 +25,30 @@ from ._rank_random import NumpyRandom, PythonRandom, TorchRandom
 _FRESH = object()  # a rank's value before its first arrival: the part's initial value
 
 
+def _unchanged(installed, versions):
+    """Whether the state in place is still the one a part installed (installed: (dict versions
+    then, value); versions now). None: this CPython has no version tags (always copy)."""
+    return installed is not None and versions is not None and installed[0] == versions
+
+
 class _Environ:
-    """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ."""
+    """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ. Its
+    dict's version tag says whether a rank changed it since it was installed (else save() copies
+    nothing); the variables that differ between two ranks' environments are computed once per
+    pair of environments."""
     def __init__(self, rank_environ):
         self._data = getattr(os.environ, "_data", None)
+        self._installed = None  # (version tags, environment) in place
+        self._differences = {}  # (id(a), id(b)) -> (a, b, keys that differ)
         self._caller = self.save()
         self._rank_environ = rank_environ
 
+    def _versions(self):
+        return _twinccl._dict_versions(self._data) if self._data is not None else None
+
     def save(self):
+        if _unchanged(self._installed, self._versions()):
+            return self._installed[1]
         return dict(self._data) if self._data is not None else dict(os.environ)
 
     def initial(self, rank):
@@ -44,10 +60,22 @@ class _Environ:
                 env[key] = value
         return env
 
+    def _changed_keys(self, value):
+        installed = self._installed
+        if not _unchanged(installed, self._versions()):
+            now = self._data if self._data is not None else dict(os.environ)
+            return {key for key, _ in now.items() ^ value.items()}
+        key = (id(installed[1]), id(value))
+        known = self._differences.get(key)
+        if known is None:
+            if len(self._differences) > 1024:  # a rank that changes its environment at every step
+                self._differences.clear()
+            known = self._differences[key] = (
+                installed[1], value, {k for k, _ in installed[1].items() ^ value.items()})
+        return known[2]
+
     def restore(self, value):
-        now = self._data if self._data is not None else dict(os.environ)
-        changed = {key for key, _ in now.items() ^ value.items()}  # the few rank variables
-        for key in changed:
+        for key in self._changed_keys(value):  # the few rank variables
             if key not in value:
                 if self._data is not None:
                     os.unsetenv(key)
@@ -59,6 +87,7 @@ class _Environ:
                 self._data[key] = value[key]
             else:
                 os.environ[key] = value[key]
+        self._installed = (self._versions(), value)
 
 
 class _ExceptHook:
@@ -143,13 +172,24 @@ def preimport():
 
 
 class _LibraryGlobals:
+    """LIBRARY_GLOBALS. save() reads nothing when the modules' dicts (and torch 1.13's
+    GroupMember) kept the version tags they had when the rank's values were installed."""
     def __init__(self):
         by_module = {}
         for module, attribute, fresh in LIBRARY_GLOBALS:
             by_module.setdefault(module, []).append((attribute, fresh))
         self._modules = list(by_module.items())
+        self._installed = None  # (version tags, value) in place
+
+    def _versions(self):
+        c10d = sys.modules.get("torch.distributed.distributed_c10d")
+        group = getattr(c10d, "group", None) if self._world_member() is not None else None
+        return _twinccl._dict_versions(self._world_member(), group,
+                                       *[sys.modules.get(module) for module, _ in self._modules])
 
     def save(self):
+        if _unchanged(self._installed, self._versions()):
+            return self._installed[1]
         out = []
         for module, attributes in self._modules:
             m = sys.modules.get(module)
@@ -173,6 +213,11 @@ class _LibraryGlobals:
         return None
 
     def restore(self, value):
+        if value is not None and self._installed is not None and value is self._installed[1] \
+                and _unchanged(self._installed, self._versions()):
+            return
+        self._installed = None
+        exact = value is not None  # the values in place are `value`'s (no fresh one made)
         for i, (module, attributes) in enumerate(self._modules):
             m = sys.modules.get(module)
             if m is None:
@@ -184,6 +229,7 @@ class _LibraryGlobals:
                     if not hasattr(m, attribute):
                         continue
                     v = fresh(getattr(m, attribute))
+                    exact = False
                 setattr(m, attribute, v)
         world = self._world_member()
         if world is not None:
@@ -193,6 +239,8 @@ class _LibraryGlobals:
             group = getattr(sys.modules["torch.distributed.distributed_c10d"], "group", None)
             if group is not None and "WORLD" in group.__dict__:
                 group.WORLD = v
+        if exact:
+            self._installed = (self._versions(), value)
 
 
 def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
