@@ -181,21 +181,23 @@ class _LibraryGlobals:
         self._modules = list(by_module.items())
         self._installed = None  # (version tags, value) in place
 
-    def _versions(self):
-        c10d = sys.modules.get("torch.distributed.distributed_c10d")
-        group = getattr(c10d, "group", None) if self._world_member() is not None else None
-        return _twinccl._dict_versions(self._world_member(), group,
+    def _versions(self, world):
+        group = None
+        if world is not None:
+            group = getattr(sys.modules["torch.distributed.distributed_c10d"], "group", None)
+        return _twinccl._dict_versions(world, group,
                                        *[sys.modules.get(module) for module, _ in self._modules])
 
     def save(self):
-        if _unchanged(self._installed, self._versions()):
+        world = self._world_member()
+        if _unchanged(self._installed, self._versions(world)):
             return self._installed[1]
         out = []
-        for module, attributes in self._modules:
+        for module, attributes in self._modules:  # per module: {attribute: value} of those set
             m = sys.modules.get(module)
-            out.append(None if m is None else
-                       [getattr(m, attribute, _FRESH) for attribute, _ in attributes])
-        world = self._world_member()
+            d = getattr(m, "__dict__", None)
+            out.append(None if d is None else
+                       {attribute: d[attribute] for attribute, _ in attributes if attribute in d})
         out.append(world.__dict__.get("WORLD", _FRESH) if world is not None else _FRESH)
         return out
 
@@ -213,9 +215,7 @@ class _LibraryGlobals:
         return None
 
     def restore(self, value):
-        if value is not None and self._installed is not None and value is self._installed[1] \
-                and _unchanged(self._installed, self._versions()):
-            return
+        world = self._world_member()
         self._installed = None
         exact = value is not None  # the values in place are `value`'s (no fresh one made)
         for i, (module, attributes) in enumerate(self._modules):
@@ -223,15 +223,17 @@ class _LibraryGlobals:
             if m is None:
                 continue
             values = value[i] if value is not None else None
-            for j, (attribute, fresh) in enumerate(attributes):
-                v = values[j] if values is not None else _FRESH
+            if values is not None and len(values) == len(attributes):
+                m.__dict__.update(values)  # every attribute saved: one call
+                continue
+            for attribute, fresh in attributes:
+                v = values.get(attribute, _FRESH) if values is not None else _FRESH
                 if v is _FRESH:
                     if not hasattr(m, attribute):
                         continue
                     v = fresh(getattr(m, attribute))
                     exact = False
                 setattr(m, attribute, v)
-        world = self._world_member()
         if world is not None:
             v = value[-1] if value is not None else _FRESH
             v = None if v is _FRESH else v
@@ -240,7 +242,7 @@ class _LibraryGlobals:
             if group is not None and "WORLD" in group.__dict__:
                 group.WORLD = v
         if exact:
-            self._installed = (self._versions(), value)
+            self._installed = (self._versions(world), value)
 
 
 def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
