@@ -24,11 +24,12 @@ if(TWINCCL_PYTHON_TEST_VENV)
   endif()
 endif()
 
-# Sets TWINCCL_PYTEST_PYTHON (the interpreter of pytest), TWINCCL_PYTEST_ENVIRONMENT and
-# TWINCCL_PYTEST_FIXTURES (the tests' ENVIRONMENT and FIXTURES_REQUIRED properties).
+# Sets TWINCCL_PYTEST_PYTHON (the interpreter of pytest), TWINCCL_PYTEST_ENVIRONMENT,
+# TWINCCL_PYTEST_FIXTURES and TWINCCL_PYTEST_WORKING_DIRECTORY (the tests' properties).
 function(twinccl_python_test_env)
   set(environment "TWINCCL_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
   if(NOT TWINCCL_PYTHON_TEST_VENV)
+    set(TWINCCL_PYTEST_WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR} PARENT_SCOPE)
     set(TWINCCL_PYTEST_PYTHON ${Python3_EXECUTABLE} PARENT_SCOPE)
     set(TWINCCL_PYTEST_ENVIRONMENT "${environment};PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR}" PARENT_SCOPE)
     set(TWINCCL_PYTEST_FIXTURES "" PARENT_SCOPE)
@@ -45,7 +46,11 @@ function(twinccl_python_test_env)
   endif()
   add_test(NAME python.install COMMAND ${python} -m pip install ${pip_args} ${PROJECT_SOURCE_DIR})
   set_tests_properties(python.install PROPERTIES LABELS python TIMEOUT 1200 FIXTURES_SETUP twinccl_pip_installed)
+  # `python -m pytest` puts its working directory first on sys.path: not <build>/python, whose
+  # twinccl would shadow the installed one; TWINCCL_PYTEST_INSTALLED: test_version.py checks that.
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/pytest-installed)
+  set(TWINCCL_PYTEST_WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/pytest-installed PARENT_SCOPE)
   set(TWINCCL_PYTEST_PYTHON ${python} PARENT_SCOPE)
-  set(TWINCCL_PYTEST_ENVIRONMENT "${environment}" PARENT_SCOPE)
+  set(TWINCCL_PYTEST_ENVIRONMENT "${environment};TWINCCL_PYTEST_INSTALLED=1" PARENT_SCOPE)
   set(TWINCCL_PYTEST_FIXTURES twinccl_pip_installed PARENT_SCOPE)
 endfunction()

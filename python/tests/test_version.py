@@ -3,6 +3,7 @@ and pip's metadata (pyproject.toml reads the same line) agrees when the package 
 import importlib.metadata
 import os
 import re
+import sys
 
 import pytest
 
@@ -25,3 +26,12 @@ def test_pip_metadata_reports_the_same_version():
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("twinccl imported from the build tree, not pip-installed")
     assert installed == twinccl.__version__
+
+
+def test_the_installed_package_is_the_one_tested():
+    """CTest's python.pytest with a virtual environment must import what pip installed there."""
+    if os.environ.get("TWINCCL_PYTEST_INSTALLED") != "1":
+        pytest.skip("not CTest's run against the pip-installed package")
+    site_packages = os.path.join(sys.prefix, "lib")
+    assert os.path.abspath(twinccl.__file__).startswith(site_packages), twinccl.__file__
+    assert importlib.metadata.version("twinccl") == twinccl.__version__
