@@ -57,7 +57,9 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   cmd->add_flag("--links", o.links, "print the busiest links of each topology");
   cmd->add_option("--algo", o.algorithm,
                   "replay every collective with this algorithm where it exists");
-  cmd->add_option("--proto", o.protocol, "LL, LL128 or Simple (default Simple)");
+  cmd->add_option("--proto", o.protocol,
+                  "force a protocol where the algorithm runs it: LL, LL128 or Simple (default: the "
+                  "tuner's choice)");
   add_topology_flags(cmd, o.edits);
   return cmd;
 }

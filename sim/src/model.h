@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "algorithm_traits.h"
 #include "nccl_tuning_table.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
@@ -36,7 +37,9 @@ struct TopologyView {
   double intra_gbps = 0.0;  // one GPU's NVLink (or PCIe) bandwidth, one direction
   double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
-  double nic_gbps = 0.0;  // one NIC, capped by its PCIe link
+  double nic_gbps = 0.0;     // one NIC, capped by its PCIe link
+  double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
+  topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;
@@ -57,6 +60,18 @@ inline ArchCaps caps_of(topo::GpuArch arch) {
       break;
   }
   return caps_of(ArchRow::hopper);
+}
+
+// One rank: NCCL runs no collective kernel (enqueue.cc ncclLaunchOneRank): out of place it is a
+// cudaMemcpyAsync from the send to the receive buffer (in place nothing; premul_sum a scaling
+// kernel, also one read and one write), so the call moves its bytes through device memory twice.
+// A streaming copy reaches about 90% of the HBM's rated bandwidth [assumed; public checks: a
+// contiguous memcpy at ~1.86 of an H100 PCIe's 2.0 TB/s, hn.aimaker.dev/item/45236545; our H200
+// run, all_reduce 512 MiB in 258 us = 2 x 537 MB / 258 us = 0.87 of 4.8 TB/s]. Returns the
+// algbw of such a copy (bytes / time), 0 when the memory bandwidth is unknown.
+inline constexpr double kDeviceCopyEfficiency = 0.9;
+inline double device_copy_algbw_gbps(const TopologyView& v) {
+  return v.memory_gbps * kDeviceCopyEfficiency / 2.0;
 }
 
 // NCCL's NVLS heads among `local_ranks` GPUs of one NVLink domain: one per GPU, at most
@@ -98,24 +113,6 @@ double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, Ncc
 // has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
 inline NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
 
-// NCCL's multi-node NVLS (all_reduce): not in the algorithm registry; the NCCL model times it and
-// flow plays the registry's "hierarchical" schedule in its place (docs/simulator.md).
-inline constexpr std::string_view kNvlsTree = "nvls_tree";
-// The registry algorithm whose schedule flow plays for `algorithm`.
-inline std::string_view schedule_algorithm(std::string_view algorithm) {
-  return algorithm == kNvlsTree ? std::string_view("hierarchical") : algorithm;
-}
-
-// What-if algorithms whose step k+1 forwards what step k received run one grouped send/recv per
-// step (bruck, halving_doubling; flow_program.h FlowTransfer::grouped), as any implementation over
-// NCCL's or MPI's point-to-point calls does; NCCL's own algorithms (nccl set) are its kernels.
-inline bool grouped_steps(std::string_view schedule, bool nccl) {
-  return !nccl && (schedule == "bruck" || schedule == "halving_doubling");
-}
-
-// The algorithms NCCL's tuning model covers for this collective ("ring", "tree", "nvls",
-// "nvls_tree", "pat"): NCCL's own, the only ones predict() chooses from when any applies.
-std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 // NCCL's log2i: floor(log2(x)) for x >= 1, 0 below.
 inline int nccl_log2i(double x) {

@@ -1,0 +1,312 @@
+"""Each rank of a twinccl.run its own process state (DESIGN.md decision 11), as each process of a
+torchrun has: torch's, NumPy's and Python's random generators, os.environ (RANK, LOCAL_RANK,
+WORLD_SIZE... as torchrun sets them), sys.argv, torch.distributed's default group and group tables,
+and the user's module globals (_rank_modules.py).
+
+How it works: ranks take turns running Python (the rank baton, python/src/rank_baton.h); a rank
+gives the baton up only while it blocks in a TwinCCL call and when it ends. The rank that takes the
+baton calls swap(leaving, arriving): every part below saves the leaving rank's value (-1: the
+caller of twinccl.run) and installs the arriving rank's. A rank's first arrival installs its
+initial value: the caller's (its random generators as seeded before the run; a rank environment
+on top of the caller's), or, for a module imported during the run, what a fresh process would
+have. A rank taking the baton back from itself swaps nothing. docs/python.md measures the cost.
+"""
+import contextlib
+import importlib
+import os
+import sys
+import threading
+import time
+
+from . import _twinccl
+from ._rank_modules import RankModules
+from ._rank_random import NumpyRandom, PythonRandom, TorchRandom
+
+_FRESH = object()  # a rank's value before its first arrival: the part's initial value
+
+
+class _Environ:
+    """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ."""
+    def __init__(self, rank_environ):
+        self._data = getattr(os.environ, "_data", None)
+        self._caller = self.save()
+        self._rank_environ = rank_environ
+
+    def save(self):
+        return dict(self._data) if self._data is not None else dict(os.environ)
+
+    def initial(self, rank):
+        env = dict(self._caller)
+        for key, value in self._rank_environ(rank).items():
+            if self._data is not None:
+                env[os.environ.encodekey(key)] = os.environ.encodevalue(value)
+            else:
+                env[key] = value
+        return env
+
+    def restore(self, value):
+        now = self._data if self._data is not None else dict(os.environ)
+        changed = {key for key, _ in now.items() ^ value.items()}  # the few rank variables
+        for key in changed:
+            if key not in value:
+                if self._data is not None:
+                    os.unsetenv(key)
+                    del self._data[key]
+                else:
+                    del os.environ[key]
+            elif self._data is not None:
+                os.putenv(key, value[key])
+                self._data[key] = value[key]
+            else:
+                os.environ[key] = value[key]
+
+
+class _ExceptHook:
+    """sys.excepthook: torch's init_process_group wraps it to prefix "[rankN]: " (torch 2.x)."""
+    def __init__(self):
+        self._caller = sys.excepthook
+
+    def save(self):
+        return sys.excepthook
+
+    def initial(self, rank):
+        return self._caller
+
+    def restore(self, value):
+        sys.excepthook = value
+
+
+class _Argv:
+    def __init__(self, rank_argv):
+        self._rank_argv = rank_argv
+
+    def save(self):
+        return sys.argv
+
+    def initial(self, rank):
+        return self._rank_argv(rank)
+
+    def restore(self, value):
+        sys.argv = value
+
+
+# Module globals of libraries that are one per process: (module, attribute, fresh value). A rank's
+# first arrival installs fresh(old value). torch.distributed keeps its default group and its group
+# tables in distributed_c10d's globals (torch 1.13: also GroupMember.WORLD); DeviceMesh its mesh
+# stack; DTensor its random-state tracker.
+def _fresh_like(old):
+    if isinstance(old, (dict, list, set)):
+        return type(old)()
+    if old is None:
+        return None
+    if isinstance(old, bool):
+        return False
+    if isinstance(old, int):
+        return 0
+    if isinstance(old, str):  # distributed_c10d._backend: torch 1.13's Backend.UNDEFINED
+        return "undefined" if old == "undefined" else None
+    return type(old)()  # _World(), _MeshEnv()
+
+
+LIBRARY_GLOBALS = [
+    ("torch.distributed.distributed_c10d", name, _fresh_like)
+    for name in ("_world", "_pg_map", "_pg_names", "_pg_group_ranks", "_pg_backend_config",
+                 "_group_count", "_tags_to_pg", "_pg_to_tag", "_backend",
+                 "_default_pg_init_method")
+] + [
+    ("torch.distributed.device_mesh", "_mesh_resources", _fresh_like),
+    ("torch.distributed.tensor._random", "_rng_tracker", lambda old: None),
+]
+
+
+def register_rank_global(module, attribute, fresh=_fresh_like):
+    """Makes `module.attribute` one per rank in every later twinccl.run (for libraries that keep
+    per-process state in a module global): a rank starts with fresh(the caller's value)."""
+    LIBRARY_GLOBALS.append((module, attribute, fresh))
+
+
+# Library modules that bind process-group state when imported: imported by the caller, before any
+# rank has a default group. torch.distributed.nn.functional's collectives take
+# `group=group.WORLD` as a default argument; DistributedDataParallel imports it lazily, so the
+# first rank to build one bound its own group into every rank's (and every later run's) calls.
+PREIMPORTED = ["torch.distributed.nn.functional"]
+
+
+def preimport():
+    """PREIMPORTED, where torch.distributed is in use (called with the caller's state in place)."""
+    if "torch.distributed" in sys.modules:
+        for module in PREIMPORTED:
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass
+
+
+class _LibraryGlobals:
+    def __init__(self):
+        by_module = {}
+        for module, attribute, fresh in LIBRARY_GLOBALS:
+            by_module.setdefault(module, []).append((attribute, fresh))
+        self._modules = list(by_module.items())
+
+    def save(self):
+        out = []
+        for module, attributes in self._modules:
+            m = sys.modules.get(module)
+            out.append(None if m is None else
+                       [getattr(m, attribute, _FRESH) for attribute, _ in attributes])
+        world = self._world_member()
+        out.append(world.__dict__.get("WORLD", _FRESH) if world is not None else _FRESH)
+        return out
+
+    @staticmethod
+    def _world_member():
+        """torch 1.13's GroupMember and group keep WORLD as a class attribute (2.x: a property
+        over _world, swapped above)."""
+        c10d = sys.modules.get("torch.distributed.distributed_c10d")
+        member = getattr(c10d, "GroupMember", None)
+        if member is None or isinstance(type(member).__dict__.get("WORLD"), property):
+            return None
+        return member
+
+    def initial(self, rank):
+        return None
+
+    def restore(self, value):
+        for i, (module, attributes) in enumerate(self._modules):
+            m = sys.modules.get(module)
+            if m is None:
+                continue
+            values = value[i] if value is not None else None
+            for j, (attribute, fresh) in enumerate(attributes):
+                v = values[j] if values is not None else _FRESH
+                if v is _FRESH:
+                    if not hasattr(m, attribute):
+                        continue
+                    v = fresh(getattr(m, attribute))
+                setattr(m, attribute, v)
+        world = self._world_member()
+        if world is not None:
+            v = value[-1] if value is not None else _FRESH
+            v = None if v is _FRESH else v
+            world.WORLD = v
+            group = getattr(sys.modules["torch.distributed.distributed_c10d"], "group", None)
+            if group is not None and "WORLD" in group.__dict__:
+                group.WORLD = v
+
+
+def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
+                     master_port=29500, run_id="twinccl"):
+    """The variables torchrun sets in each worker's environment (torch/distributed/elastic/agent/
+    server/local_elastic_agent.py), for one node of `local_world_size` ranks."""
+    local = local_world_size or world_size
+    return {"RANK": str(rank), "LOCAL_RANK": str(rank % local), "GROUP_RANK": str(rank // local),
+            "ROLE_RANK": str(rank), "ROLE_NAME": "default", "LOCAL_WORLD_SIZE": str(local),
+            "WORLD_SIZE": str(world_size), "GROUP_WORLD_SIZE": str(-(-world_size // local)),
+            "ROLE_WORLD_SIZE": str(world_size), "MASTER_ADDR": master_addr,
+            "MASTER_PORT": str(master_port), "TORCHELASTIC_RESTART_COUNT": "0",
+            "TORCHELASTIC_MAX_RESTARTS": "0", "TORCHELASTIC_RUN_ID": run_id,
+            "TORCHELASTIC_USE_AGENT_STORE": "False",
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING": os.environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                                                              "1")}
+
+
+class RankStates:
+    """The process state of every rank of one run; swap() is the baton's callback."""
+    def __init__(self, world_size, rank_environ, rank_argv=None, fresh_random=False,
+                 isolate_modules=True):
+        self.world_size = world_size
+        self.parts = [PythonRandom(fresh_random), TorchRandom(), NumpyRandom(fresh_random),
+                      _Environ(rank_environ),
+                      _Argv(rank_argv or (lambda rank, argv=list(sys.argv): list(argv))),
+                      _ExceptHook(),
+                      _LibraryGlobals()]
+        self.modules = RankModules() if isolate_modules else None
+        if self.modules is not None:
+            self.parts.append(self.modules)
+        self._saved = {}  # rank -> [value per part]
+        self.swaps = 0
+
+    def swap(self, leaving, arriving):
+        """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s. A KeyboardInterrupt
+        sent into the rank meanwhile (Ctrl-C) is raised once the swap is complete (each step is
+        done again if it was cut)."""
+        self.swaps += 1
+        if leaving == -1:
+            preimport()  # the caller's state is in place: no rank's group gets bound
+        interrupted = []
+        values = []
+        for part in self.parts:
+            while True:
+                try:
+                    values.append(part.save())
+                    break
+                except Exception:
+                    raise
+                except BaseException as e:  # noqa: B036
+                    interrupted.append(e)
+        self._saved[leaving] = values
+        saved = self._saved.pop(arriving, None)
+        for i, part in enumerate(self.parts):
+            while True:
+                try:
+                    part.restore(saved[i] if saved is not None else part.initial(arriving))
+                    break
+                except Exception:
+                    raise
+                except BaseException as e:  # noqa: B036
+                    interrupted.append(e)
+        if interrupted:
+            raise interrupted[0]
+
+
+_isolated_runs = [0]
+
+
+@contextlib.contextmanager
+def one_isolated_run():
+    """Runs whose ranks take turns swap the same process state: one at a time, except a run nested
+    in a rank of the active one (that rank keeps its turn while the nested run lasts)."""
+    with _sleep_lock:
+        if _isolated_runs[0] and not _twinccl._takes_turns():
+            raise _twinccl.InvalidArgument(
+                "twinccl.run(rank_state=\"isolated\"): another such run is in progress on another "
+                "thread, and both would swap the same process state (random generators, "
+                "os.environ, module globals); run them one after the other, or pass "
+                "rank_state=\"shared\"")
+        _isolated_runs[0] += 1
+    try:
+        yield
+    finally:
+        with _sleep_lock:
+            _isolated_runs[0] -= 1
+
+
+_real_sleep = time.sleep
+_sleep_users = [0]
+_sleep_lock = threading.Lock()
+
+
+def _sleep(seconds):
+    """time.sleep during a run whose ranks take turns: a rank gives its turn up while it sleeps
+    (as a sleeping process lets the others run); other threads sleep as usual."""
+    if _twinccl._takes_turns():
+        _twinccl._sleep_off_turn(seconds)
+    else:
+        _real_sleep(seconds)
+
+
+@contextlib.contextmanager
+def sleep_gives_turn():
+    """time.sleep is _sleep while a run whose ranks take turns lasts (`from time import sleep`
+    bound before keeps the original: that rank keeps its turn while it sleeps)."""
+    with _sleep_lock:
+        _sleep_users[0] += 1
+        time.sleep = _sleep
+    try:
+        yield
+    finally:
+        with _sleep_lock:
+            _sleep_users[0] -= 1
+            if _sleep_users[0] == 0:
+                time.sleep = _real_sleep
