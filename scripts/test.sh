@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
 scripts/python-env.sh
-scripts/build.sh -DTWINCCL_PYTHON_TEST_VENV="$PWD/.venv"
+scripts/build.sh -DTWINCCL_PYTHON_TEST_VENV="${TWINCCL_VENV:-$PWD/.venv}"
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 600
 [ "${TWINCCL_SKIP_SANITIZERS:-0}" = 1 ] || scripts/sanitizers.sh  # emu+core tests under TSan, ASan+UBSan (docs/misuse.md)
