@@ -65,8 +65,10 @@ TEST_CASE("perf --trace /dev/full with several collectives: an error, no file be
   INFO(r.out);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.out, Contains("--trace '/dev/full'") && Contains("No space left on device"));
-  CHECK_FALSE(fs::exists("/dev/full.all_reduce.float32"));
-  CHECK_FALSE(fs::exists("/dev/full.all_gather.float32"));
+  for (const char* stray : {"/dev/full.all_reduce.float32", "/dev/full.all_gather.float32"}) {
+    CHECK_FALSE(fs::exists(stray));
+    if (fs::is_regular_file(stray)) fs::remove(stray);  // what a failing build leaves in /dev
+  }
 }
 
 TEST_CASE("replay --trace with a topology given twice writes both timelines", "[cli][outputs]") {
