@@ -89,4 +89,70 @@ Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> outp
   return {out, w};
 }
 
+namespace {
+
+// An operation from `tensor` (read) into `out` (written), both kept alive until it completed.
+Work issue_between(Communicator& group, OpKind kind, const Buffer& tensor, const Buffer& out,
+                   std::size_t count, int root, bool async_op, Where where) {
+  OpDesc d;
+  d.kind = kind;
+  d.send = tensor.data();
+  d.recv = out.data();
+  d.count = count;
+  d.dtype = tensor.dtype();
+  d.root = root;
+  d.send_capacity = tensor.count();
+  d.recv_capacity = out.count();
+  d.async_op = async_op;
+  d.where = where;
+  d.send_owner = tensor.memory();
+  d.recv_owner = out.memory();
+  return group.issue(std::move(d));
+}
+
+}  // namespace
+
+Result reduce(const Buffer& tensor, int root, ReduceOp op, Communicator& group, bool async_op,
+              Where where) {
+  const bool mine = group.rank() == root;
+  Buffer out = group.alloc(mine ? tensor.count() : 1, tensor.dtype());
+  Work w = group.reduce(tensor, mine ? out : Buffer(), op, root, {async_op, {}}, where);
+  return {out, w};
+}
+
+Result broadcast(const Buffer& tensor, int root, Communicator& group, bool async_op, Where where) {
+  Buffer out = group.alloc(tensor.count(), tensor.dtype());
+  return {out, issue_between(group, OpKind::broadcast, tensor, out, tensor.count(), root, async_op,
+                             where)};
+}
+
+Result gather_into_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op,
+                          Where where) {
+  const bool mine = group.rank() == root;
+  const auto n = static_cast<std::size_t>(group.size());
+  Buffer out = group.alloc(mine ? n * tensor.count() : 1, tensor.dtype());
+  Buffer target = mine ? out : Buffer();
+  return {out, issue_between(group, OpKind::gather, tensor, target, tensor.count(), root, async_op,
+                             where)};
+}
+
+Result scatter_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op,
+                      Where where) {
+  const auto n = static_cast<std::size_t>(group.size());
+  if (tensor.count() % n != 0) {
+    reject(group, "scatter_tensor", where,
+           std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
+               " ranks");
+  }
+  Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
+  return {out, issue_between(group, OpKind::scatter, tensor, out, tensor.count() / n, root,
+                             async_op, where)};
+}
+
+Result recv(std::size_t count, DataType dtype, int peer, Communicator& group, bool async_op,
+            Where where) {
+  Buffer out = group.alloc(count, dtype);
+  return {out, group.recv(out, peer, {async_op, {}}, where)};
+}
+
 }  // namespace twinccl::mindspore_style

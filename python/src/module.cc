@@ -12,7 +12,8 @@
 namespace py = pybind11;
 
 namespace twinccl::python {
-void bind_run(py::module_& m);  // py_run.cc
+void bind_run(py::module_& m);         // py_run.cc
+void bind_rank_baton(py::module_& m);  // rank_baton.cc
 }  // namespace twinccl::python
 
 PYBIND11_MODULE(_twinccl, m) {
@@ -35,6 +36,7 @@ PYBIND11_MODULE(_twinccl, m) {
   m.attr("_max_timeout_s") = kMaxTimeoutSeconds;
   python::bind_comm(m);
   python::bind_run(m);
+  python::bind_rank_baton(m);
   m.def("_call_sites_supported", &python::python_call_sites_supported,
         "True when errors can name Python file:line (the standard library's layout is known).");
   m.def(

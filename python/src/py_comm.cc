@@ -8,6 +8,7 @@
 
 #include "call_site.h"
 #include "py_buffer.h"
+#include "rank_baton.h"
 #include "twinccl/errors.h"
 #include "twinccl/trace/trace.h"
 
@@ -106,7 +107,7 @@ bool PyWork::wait(const py::object& timeout) {
   const double seconds = timeout_seconds(timeout);
   bool done = true;
   {
-    py::gil_scoped_release nogil;
+    BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
     if (seconds >= 0) done = work_.wait_for(std::chrono::duration<double>(seconds));
     if (done) {
       work_.wait();
@@ -123,7 +124,7 @@ bool PyWork::wait(const py::object& timeout) {
 }
 
 bool PyWork::is_completed() {
-  py::gil_scoped_release nogil;
+  BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
   // A failed operation counts as completed (torch); wait() raises its error.
   if (!work_.test()) return false;
   try {
@@ -138,7 +139,7 @@ py::object issue(bool async_op, const std::function<Work()>& call, std::function
   release_dropped_arrays();
   std::optional<Work> work;
   {
-    py::gil_scoped_release nogil;
+    BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
     work = call();
     if (!async_op) {
       work->wait();
@@ -168,7 +169,7 @@ void bind_comm(py::module_& m) {
             const Where where = python_call_site(file, line);
             std::unique_ptr<Communicator> child;
             {
-              py::gil_scoped_release nogil;
+              BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
               child = c.get().split(color, key, name, where);
             }
             if (!child) return py::none();

@@ -12,6 +12,7 @@
 #include "py_buffer.h"
 #include "py_comm.h"
 #include "py_interrupt.h"
+#include "rank_baton.h"
 #include "twinccl/emulated_run.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
@@ -104,10 +105,29 @@ CheckLevel check_level(int check) {
   throw;
 }
 
+// What a rank thread leaves in its Python thread state (threading.local values, context
+// variables), dropped while the thread state is whole. Left to the thread state's teardown, a
+// torch tensor with grad history (or a view) among them crashed the process: its destructor
+// takes and gives back the GIL through torch's own pybind11, which deletes the thread state that
+// is being cleared (gilstate counter already 0), and the teardown goes on with freed memory.
+class ThreadLeftovers {
+ public:
+  ThreadLeftovers() = default;
+  ThreadLeftovers(const ThreadLeftovers&) = delete;
+  ThreadLeftovers& operator=(const ThreadLeftovers&) = delete;
+  ~ThreadLeftovers() {     // GIL held
+    py::error_scope keep;  // an exception on its way out stays as it is
+    if (PyObject* d = PyThreadState_GetDict()) PyDict_Clear(d);
+    PyThreadState* t = PyThreadState_Get();
+    Py_CLEAR(t->context);
+    PyErr_Clear();  // what the destructors raised: they would only be printed by the teardown
+  }
+};
+
 py::object run(const py::function& fn, int world_size, const std::string& topology, int check,
                double timeout_s, const std::string& trace_path, const std::string& algorithm,
                const std::string& timeline_path, int max_p2p_lane_threads,
-               const py::object& aborted_type) {
+               const py::object& aborted_type, const py::object& swap_state) {
   RunOptions options;
   options.world_size = world_size;
   options.topology = topology;
@@ -119,21 +139,32 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   options.max_p2p_lane_threads = max_p2p_lane_threads;
   options.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
   RunInterrupts interrupts(world_size);
+  std::unique_ptr<RankBaton> baton;  // made once the options are checked
   EmulatedRunCaller caller;
   caller.program = "python";
   caller.trace_name = "twinccl.run(trace_path=...)";
   caller.timeline_name = "twinccl.run(timeline_path=...)";
-  caller.stop_requested = [&interrupts] { return interrupts.poll(); };
+  caller.stop_requested = [&interrupts, &baton] {
+    std::string why = interrupts.poll();
+    if (why.empty() && baton) why = baton->stop_reason();
+    return why;
+  };
   // The one launcher of emulated runs (as run() for TWINCCL_BACKEND=emu): every option, the
   // topology and both output paths are checked here, before any rank runs.
   EmulatedRun launch(options, caller);
+  // Each rank its own process state (rank_baton.h); None: the ranks share it.
+  if (!swap_state.is_none())
+    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), timeout_s);
   try {
     py::gil_scoped_release nogil;
     launch.run([&](Communicator& world) {
       auto state = std::make_shared<RankState>(world);
       CurrentRank current(state);
+      RankTurn turn(baton.get(), world.rank());  // waits for the baton without the GIL
       try {
         py::gil_scoped_acquire gil;
+        ThreadLeftovers leftovers;
+        turn.arrived();
         RankInPython in_python(interrupts, world.rank());
         fn(world.rank());
       } catch (py::error_already_set& e) {
@@ -146,10 +177,15 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
       state->close();
     });
   } catch (...) {
+    if (baton) baton->give_back_to_caller();
     // Interrupted: the ranks' errors (AbortedError, KeyboardInterrupt) follow from it.
     if (!interrupts.interrupted()) throw;
   }
   release_dropped_arrays();
+  if (baton) {  // the caller's own state back
+    baton->give_back_to_caller();
+    if (!baton->failed().empty()) throw InternalError("twinccl.run: " + baton->failed());
+  }
   if (interrupts.interrupted()) interrupts.raise();
   if (!launch.records()) return py::none();
   auto trace = std::make_shared<PyTrace>(PyTrace{launch.trace()});
@@ -179,7 +215,7 @@ void bind_run(py::module_& m) {
       .def("save", &PyTrace::save, py::arg("path"), "Writes the trace file (twinccl replay PATH).");
   m.def("_run", &run, py::arg("fn"), py::arg("world_size"), py::arg("topology"), py::arg("check"),
         py::arg("timeout_s"), py::arg("trace_path"), py::arg("algorithm"), py::arg("timeline_path"),
-        py::arg("max_p2p_lane_threads"), py::arg("aborted_type"));
+        py::arg("max_p2p_lane_threads"), py::arg("aborted_type"), py::arg("swap_state"));
 }
 
 }  // namespace twinccl::python

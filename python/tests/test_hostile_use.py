@@ -77,7 +77,8 @@ def test_a_rank_exception_says_which_rank_raised_it():
 
 
 def handed_over(world_size=2):
-    """Rank 0 hands an object to rank 1 through a closure (a shared dict and an event)."""
+    """Rank 0 hands an object to rank 1 through a closure (a shared dict and an event: ranks that
+    wait for each other in Python need twinccl.run(rank_state="shared"))."""
     box, ready = {}, threading.Event()
 
     def give(obj):
@@ -104,7 +105,7 @@ def test_a_work_waited_on_by_another_rank_is_refused():
     with pytest.raises(twinccl.InvalidArgument,
                        match="this Work belongs to rank 0, which issued its operation, but is "
                              "waited on by rank 1's thread"):
-        twinccl.run(rank, world_size=2, timeout_s=20)
+        twinccl.run(rank, world_size=2, timeout_s=20, rank_state="shared")
     assert time.monotonic() - start < 10
 
 
@@ -121,7 +122,7 @@ def test_a_group_used_by_another_rank_or_thread_is_refused():
     with pytest.raises(twinccl.InvalidArgument,
                        match="communicator 'group1' belongs to rank 0 but is used on rank 1's "
                              "thread"):
-        twinccl.run(rank, world_size=2, timeout_s=20)
+        twinccl.run(rank, world_size=2, timeout_s=20, rank_state="shared")
 
     errors = []
 

@@ -59,6 +59,10 @@ def run_interrupted(fn, world_size, how=_thread.interrupt_main, expected=Keyboar
     outcome, late = None, None
     try:
         try:
+            # Ranks as plain threads: these tests interrupt ranks running Python side by side
+            # (with the rank baton, one rank's busy loop keeps the others from starting at all;
+            # test_rank_state.py interrupts an isolated run).
+            kwargs.setdefault("rank_state", "shared")
             twinccl.run(rank, world_size=world_size, timeout_s=30, **kwargs)
         except BaseException as e:  # noqa: B036 (KeyboardInterrupt is the point)
             outcome = e

@@ -12,6 +12,7 @@ exact results, typed errors naming your Python lines, and simulated time on a to
 
 See docs/python.md.
 """
+import contextlib
 import numbers
 
 from ._twinccl import (  # noqa: F401  (the public names)
@@ -38,7 +39,8 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
-        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192):
+        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192,
+        rank_state="isolated", mindspore=False, _rank_states=None):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -58,9 +60,22 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
         emulator (process-wide; one such run at a time; see docs/python.md).
+    mindspore: for the duration of the run, MindSpore's communication functions (init,
+        get_rank, create_group, comm_func, mint.distributed, ops.communication) are
+        twinccl.mindspore's and twinccl.mindspore_mint's, so unmodified MindSpore code runs on
+        the emulator (process-wide; one such run at a time; see docs/python.md).
     max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
         per (peer, direction) with send/recv in flight); beyond it the call that needs one more
         raises ConfigError.
+
+    rank_state: "isolated" (default): each rank has its own process state, as each process of a
+        torchrun: torch's, NumPy's and Python's random generators (starting as the caller's),
+        os.environ with RANK, LOCAL_RANK, WORLD_SIZE... as torchrun sets them, torch.distributed's
+        default group, and the globals of your own modules. Ranks take turns running Python
+        (one at a time; a rank gives its turn up while it waits in a TwinCCL call), so ranks must
+        not wait for each other in Python (threading.Event): use twinccl.distributed.
+        "shared": ranks are plain threads sharing all of it (the ranks' Python runs in parallel
+        between calls, as far as the GIL allows).
 
     Ctrl-C (KeyboardInterrupt) stops the run within a fraction of a second: ranks waiting in
     TwinCCL get AbortedError, ranks running Python get KeyboardInterrupt, every rank is joined,
@@ -68,12 +83,32 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     """
     checked = run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
                             timeline_path, max_p2p_lane_threads)
-    args = (rank_function(fn, checked[0]),) + checked + (AbortedError,)
-    if torch_distributed:
-        from ._torch_patch import patched
-        with patched():
-            result = _twinccl._run(*args)
-    else:
+    if mindspore:  # each rank starts with no named groups; Python in turns (_ms_baton.py)
+        from ._ms_patch import fresh_groups
+        fn = fresh_groups(fn, own_baton=rank_state == "shared")
+    states = _rank_states
+    if rank_state == "isolated":
+        if states is None:
+            from ._rank_state import RankStates, torchrun_environ
+            world = checked[0]
+            states = RankStates(world, lambda rank: torchrun_environ(rank, world))
+    elif rank_state != "shared":
+        raise InvalidArgument("twinccl.run: rank_state must be \"isolated\" or \"shared\", got %r"
+                              % (rank_state,))
+    elif states is not None:
+        raise InvalidArgument("twinccl.run: rank_state=\"shared\" has no per-rank states")
+    swap = states.swap if states is not None else None
+    args = (rank_function(fn, checked[0]),) + checked + (AbortedError, swap)
+    with contextlib.ExitStack() as during_run:
+        if states is not None:
+            from ._rank_state import sleep_gives_turn
+            during_run.enter_context(sleep_gives_turn())
+        if torch_distributed:
+            from ._torch_patch import patched
+            during_run.enter_context(patched())
+        if mindspore:
+            from ._ms_patch import patched as mindspore_patched
+            during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))
         result = _twinccl._run(*args)
     if result is None:
         return None

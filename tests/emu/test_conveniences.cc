@@ -97,6 +97,43 @@ TEST_CASE("mindspore style: stacked output tensor with a handle", "[emu][mindspo
   }
 }
 
+TEST_CASE("mindspore style: rooted calls with placeholders off the root, recv",
+          "[emu][mindspore]") {
+  const int n = GENERATE(1, 3, 4);
+  std::vector<std::vector<int>> reduced(static_cast<std::size_t>(n)),
+      gathered(static_cast<std::size_t>(n)), shares(static_cast<std::size_t>(n)),
+      copies(static_cast<std::size_t>(n)), received(static_cast<std::size_t>(n));
+  run_ranks(n, [&](Communicator& world) {
+    const auto me = static_cast<std::size_t>(world.rank());
+    const int root = n - 1;
+    Buffer x = world.alloc(2, DataType::int32);
+    for (int& v : x.host_span<int>()) v = world.rank() + 1;
+    auto [sum, h1] = ms::reduce(x, root, ReduceOp::sum(), world, /*async_op=*/true);
+    h1.wait();
+    reduced[me] = world.rank() == root ? sum.to_host<int>() : std::vector<int>(sum.count());
+    gathered[me] = ms::gather_into_tensor(x, 0, world).output.to_host<int>();
+    Buffer full = world.alloc(static_cast<std::size_t>(2 * n), DataType::int32);
+    auto s = full.host_span<int>();
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = world.rank() == 0 ? static_cast<int>(i) : -1;
+    shares[me] = ms::scatter_tensor(full, 0, world).output.to_host<int>();
+    copies[me] = ms::broadcast(x, root, world).output.to_host<int>();
+    if (n > 1 && world.rank() == 0) world.send(x, 1);
+    if (n > 1 && world.rank() == 1)
+      received[me] = ms::recv(2, DataType::int32, 0, world).output.to_host<int>();
+  });
+  const int total = n * (n + 1) / 2;
+  for (int r = 0; r < n; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(reduced[i] == (r == n - 1 ? std::vector<int>{total, total} : std::vector<int>{0}));
+    CHECK(gathered[i].size() == (r == 0 ? static_cast<std::size_t>(2 * n) : 1));
+    if (r == 0)
+      for (int k = 0; k < 2 * n; ++k) CHECK(gathered[i][static_cast<std::size_t>(k)] == k / 2 + 1);
+    CHECK(shares[i] == std::vector<int>{2 * r, 2 * r + 1});
+    CHECK(copies[i] == std::vector<int>{n, n});
+  }
+  if (n > 1) CHECK(received[1] == std::vector<int>{1, 1});
+}
+
 TEST_CASE("scatter_chunks: uneven chunks along dim 0 and dim 1, like torch.cuda.comm.scatter",
           "[emu][chunks]") {
   constexpr int n = 3;

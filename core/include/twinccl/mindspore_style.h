@@ -4,6 +4,7 @@
 //   auto [out, handle] = ms::all_gather_into_tensor(x, world, /*async_op=*/true);  // size()*n
 //   handle.wait();
 //   auto [part, h2] = ms::reduce_scatter_tensor(grad, ReduceOp::sum(), world);     // n/size()
+//   auto [total, h3] = ms::reduce(x, /*root=*/0, ReduceOp::sum(), world);   // 1 element off root
 #pragma once
 
 #include "twinccl/communicator.h"
@@ -27,5 +28,24 @@ Result all_reduce(const Buffer& tensor, ReduceOp op, Communicator& group, bool a
 Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> output_split_sizes,
                          std::span<const std::size_t> input_split_sizes, Communicator& group,
                          bool async_op = false, Where where = Where::current());
+
+// comm_func.reduce: on group rank `root` the reduction; elsewhere a 1-element placeholder with no
+// meaning (comm_func's shape [1]).
+Result reduce(const Buffer& tensor, int root, ReduceOp op, Communicator& group,
+              bool async_op = false, Where where = Where::current());
+// comm_func.broadcast: a new buffer holding `root`'s tensor (every rank passes its size).
+Result broadcast(const Buffer& tensor, int root, Communicator& group, bool async_op = false,
+                 Where where = Where::current());
+// comm_func.gather_into_tensor: on `root` every rank's tensor stacked in rank order; elsewhere a
+// 1-element placeholder.
+Result gather_into_tensor(const Buffer& tensor, int root, Communicator& group,
+                          bool async_op = false, Where where = Where::current());
+// comm_func.scatter_tensor: this rank's share (count / size()) of `root`'s tensor; every rank
+// passes a tensor of the full size.
+Result scatter_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op = false,
+                      Where where = Where::current());
+// comm_func.recv / irecv: a new buffer of `count` elements from `peer`.
+Result recv(std::size_t count, DataType dtype, int peer, Communicator& group, bool async_op = false,
+            Where where = Where::current());
 
 }  // namespace twinccl::mindspore_style

@@ -1,0 +1,101 @@
+// The rank baton: the ranks of a twinccl.run take turns running Python, so that each can have its
+// own process state (torch's, NumPy's and Python's random generators, os.environ,
+// torch.distributed's default group, the user's module globals: DESIGN.md decision 11). A rank
+// holds the baton while it runs Python and gives it up only while it blocks in a TwinCCL call or
+// wait (where the GIL is released too) and when its function ends. The rank that takes the baton
+// asks Python (twinccl/_rank_state.py) to swap the process state from the last holder's to its
+// own, lazily: a rank that takes the baton back from itself swaps nothing.
+//
+//   RankBaton baton(swap, timeout_s);          // caller, GIL held; swap(leaving, arriving)
+//   options.stop_requested = [&] { return baton.stop_reason(); };
+//   // rank thread, GIL released:  RankTurn turn(&baton, rank);   (waits for the baton)
+//   //   GIL held: turn.arrived();  fn(rank);
+//   // in a TwinCCL call, GIL held:  BlockingCall nogil;  work.wait();
+//
+// Lock order: the baton is always waited for with the GIL released; a holder gives it up before
+// it releases the GIL. Non-rank threads (the caller's, threads a rank started) never take it.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+
+namespace twinccl::python {
+
+class RankBaton {
+ public:
+  // `swap(leaving, arriving)` (GIL held) saves rank `leaving`'s state (-1: the caller's) and
+  // installs `arriving`'s. A rank waiting for its turn longer than `timeout_s` stops the run.
+  RankBaton(pybind11::function swap, double timeout_s);
+  RankBaton(const RankBaton&) = delete;
+  RankBaton& operator=(const RankBaton&) = delete;
+
+  void wait_for_turn(int rank);  // GIL released; first come, first served
+  // For EmulatorOptions::stop_requested: why the run must stop (a rank waited for its turn
+  // longer than timeout_s), else "".
+  std::string stop_reason();
+  void install(int rank);      // GIL held, baton held: this rank's state in place
+  void give_up(int rank);      // GIL held or not
+  void give_back_to_caller();  // GIL held, every rank ended: the caller's state in place
+  int installed() const { return installed_; }  // whose state is in place (-1: the caller's)
+  const std::string& failed() const { return failed_; }  // why a swap failed (else empty)
+
+  // The baton of this thread's run, when the thread is one of its ranks (else nullptr).
+  static RankBaton* of_this_thread();
+  static int rank_of_this_thread();
+
+ private:
+  friend class RankTurn;
+  friend class BlockingCall;
+  std::mutex mu_;
+  std::condition_variable turn_;
+  std::deque<int> queue_;  // ranks waiting, in arrival order
+  int holder_ = -1;
+  int installed_ = -1;
+  std::chrono::steady_clock::time_point held_since_;
+  pybind11::function swap_;
+  std::string failed_;  // GIL held
+  double timeout_s_;
+  std::string stop_reason_;  // guarded by mu_
+};
+
+// A rank thread's turn: waits for the baton (GIL released) in its constructor and gives it up in
+// its destructor. Registers the baton for BlockingCall on this thread.
+class RankTurn {
+ public:
+  RankTurn(RankBaton* baton, int rank);  // baton may be null: no turns (rank_state="shared")
+  ~RankTurn();
+  RankTurn(const RankTurn&) = delete;
+  RankTurn& operator=(const RankTurn&) = delete;
+  void arrived();  // GIL held: installs this rank's state
+
+ private:
+  RankBaton* baton_;
+  int rank_;
+};
+
+// Where a TwinCCL call blocks: gives up the baton (when this thread is a rank of a run with one)
+// and releases the GIL; on the way out waits for the baton (GIL released), takes the GIL and
+// installs this rank's state again. Elsewhere just py::gil_scoped_release.
+class BlockingCall {
+ public:
+  BlockingCall();
+  ~BlockingCall();
+  BlockingCall(const BlockingCall&) = delete;
+  BlockingCall& operator=(const BlockingCall&) = delete;
+
+ private:
+  RankBaton* baton_;
+  int rank_;
+  PyThreadState* saved_ = nullptr;
+};
+
+// time.sleep for ranks that take turns (twinccl/_rank_state.py patches it during a run): a
+// sleeping rank gives up its turn, as a sleeping process leaves the others running.
+void bind_rank_baton(pybind11::module_& m);
+
+}  // namespace twinccl::python

@@ -1,0 +1,113 @@
+"""twinccl.run(..., mindspore=True): unmodified MindSpore code (mindspore.communication's init,
+get_rank, create_group, comm_func, mint.distributed, ops.communication) runs on the emulator.
+
+How it works: for the duration of the run, the functions of MindSpore's communication modules are
+module attributes replaced by twinccl.mindspore's (comm_func and management) and
+twinccl.mindspore_mint's (mint.distributed, ops.communication): same names, signatures and
+results; they find the calling thread's rank. They are restored when the run ends. Code that looks
+them up at call time (`comm.init()`, `from mindspore.communication import init` executed inside the
+run, as a script run per rank does) reaches the emulator; names bound before the run, MindSpore's
+graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirected. Process-wide:
+one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
+run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
+default) takes turns by itself; with rank_state="shared", _ms_baton.py does.
+"""
+import contextlib
+import importlib
+import threading
+
+from ._ms_baton import holding, restore, wrap_extension
+from ._twinccl import InvalidArgument
+
+_lock = threading.Lock()
+_active = [False]
+
+MANAGEMENT = ["init", "release", "get_rank", "get_group_size", "get_local_rank",
+              "get_local_rank_size", "get_world_rank_from_group_rank",
+              "get_group_rank_from_world_rank", "create_group", "destroy_group", "get_comm_name",
+              "get_process_group_ranks"]
+COMM_FUNC = ["all_reduce", "all_gather_into_tensor", "all_to_all_with_output_shape",
+             "all_to_all_single_with_output_shape", "barrier", "broadcast", "gather_into_tensor",
+             "isend", "irecv", "reduce_scatter_tensor", "reduce", "scatter_tensor", "send", "recv",
+             "P2POp", "batch_isend_irecv", "all_to_all_v_c"]
+MINT = ["init_process_group", "destroy_process_group", "get_rank", "get_world_size", "new_group",
+        "get_backend", "get_global_rank", "get_process_group_ranks", "get_group_rank",
+        "all_reduce", "all_gather_into_tensor", "all_gather_into_tensor_uneven", "all_to_all",
+        "all_to_all_single", "reduce_scatter_tensor", "reduce_scatter_tensor_uneven", "isend",
+        "irecv", "send", "recv", "send_object_list", "recv_object_list", "gather", "scatter",
+        "all_gather", "reduce_scatter", "barrier", "broadcast", "reduce", "P2POp",
+        "batch_isend_irecv", "all_gather_object", "broadcast_object_list", "gather_object",
+        "scatter_object_list", "is_available", "is_initialized"]
+OPS_EXTRA = ["all_to_all_v_c", "gather_into_tensor", "scatter_tensor", "set_comm_ops_inplace"]
+
+# MindSpore module -> (our module, the names it takes from it)
+TARGETS = [
+    ("mindspore.communication", "mindspore", MANAGEMENT),
+    ("mindspore.communication.management", "mindspore", MANAGEMENT),
+    ("mindspore.communication.comm_func", "mindspore", COMM_FUNC),
+    ("mindspore.mint.distributed", "mindspore_mint", MINT),
+    ("mindspore.mint.distributed.distributed", "mindspore_mint", MINT),
+    ("mindspore.ops.communication", "mindspore_mint", MINT + OPS_EXTRA),
+    ("mindspore.ops.function.comm_func", "mindspore_mint", MINT + OPS_EXTRA),
+]
+
+
+def fresh_groups(fn, own_baton):
+    """fn as each rank runs it: starting with no named groups (a new process has none). With
+    own_baton (rank_state="shared"), one rank at a time in Python (_ms_baton.py: MindSpore's ops
+    are not thread-safe); rank_state="isolated" takes turns already."""
+    from ._ms_groups import reset
+
+    def rank_main(rank):
+        reset()
+        return fn(rank)
+    rank_main.__name__ = getattr(fn, "__name__", "rank_main")
+    return holding(rank_main) if own_baton else rank_main
+
+
+def _modules():
+    """[(MindSpore module, our module, names)] of the modules this MindSpore version has."""
+    try:
+        importlib.import_module("mindspore")
+    except ImportError as e:
+        raise InvalidArgument("twinccl.run(mindspore=True) needs MindSpore (pip install "
+                              "mindspore): %s" % e) from None
+    found = []
+    for name, ours, names in TARGETS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue  # older MindSpore: no mint.distributed / ops.communication
+        found.append((module, importlib.import_module("twinccl." + ours), names))
+    return found
+
+
+@contextlib.contextmanager
+def patched(own_baton):
+    targets = _modules()
+    with _lock:
+        if _active[0]:
+            raise InvalidArgument("twinccl.run(mindspore=True): another such run is in progress "
+                                  "(MindSpore's modules are patched process-wide)")
+        _active[0] = True
+    saved = []
+    wrapped = wrap_extension() if own_baton else []
+    try:
+        for module, ours, names in targets:
+            for name in names:
+                if hasattr(ours, name):
+                    saved.append((module, name, module.__dict__.get(name, _MISSING)))
+                    setattr(module, name, getattr(ours, name))
+        yield
+    finally:
+        for module, name, value in reversed(saved):
+            if value is _MISSING:
+                delattr(module, name)
+            else:
+                setattr(module, name, value)
+        restore(wrapped)
+        with _lock:
+            _active[0] = False
+
+
+_MISSING = object()

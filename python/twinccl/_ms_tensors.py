@@ -1,0 +1,100 @@
+"""MindSpore tensors (and CPU torch tensors, NumPy arrays) as the NumPy views the extension takes,
+and new outputs in the input's kind: twinccl.mindspore and twinccl.mindspore_mint use these.
+
+A CPU MindSpore Tensor's asnumpy() is a writable view of its memory and Tensor.from_numpy() wraps
+an array without copying (checked by python/tests/test_mindspore_api.py), so inputs, in-place
+outputs and new outputs are all zero-copy. bfloat16 travels as its int16 bits."""
+import sys
+
+import numpy as np
+
+from ._twinccl import InvalidArgument
+from ._tensors import array
+
+
+def _ms():
+    return sys.modules.get("mindspore")
+
+
+def is_ms_tensor(t):
+    ms = _ms()
+    return ms is not None and isinstance(t, ms.Tensor)
+
+
+def is_tensor(t):
+    if isinstance(t, np.ndarray) or is_ms_tensor(t):
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(t, torch.Tensor)
+
+
+def view(t, what, written=False):
+    """(NumPy view sharing t's memory, TwinCCL type name). `written`: the call writes t in place,
+    so a MindSpore tensor whose asnumpy() is a copy (a view at a storage offset, x[2:6]) is
+    refused instead of losing the result."""
+    if is_ms_tensor(t):
+        if written and not t.is_contiguous():
+            raise InvalidArgument("%s: the MindSpore tensor must be contiguous to be written in "
+                                  "place" % what)
+        a = t.asnumpy()  # a non-contiguous tensor's is a contiguous copy: fine to read
+        if written and a.size and a.ctypes.data != t.asnumpy().ctypes.data:
+            raise InvalidArgument("%s: this MindSpore tensor (a view at storage offset %d) hands "
+                                  "out copies of its data, so the result cannot be written in "
+                                  "place; pass a tensor of its own and copy it back"
+                                  % (what, t.storage_offset()))
+        if a.dtype.name == "bfloat16":  # MindSpore's NumPy bfloat16: hand over the bits
+            return a.view(np.int16), "bfloat16"
+        return array(a, what)
+    if not written:  # as comm_func, a strided input is read through a contiguous copy
+        if isinstance(t, np.ndarray):
+            t = np.ascontiguousarray(t)
+        elif hasattr(t, "is_contiguous") and not t.is_contiguous():
+            t = t.contiguous()
+    v, name = array(t, what)
+    if written and not v.flags.c_contiguous:  # reshape(-1) would write into a copy
+        raise InvalidArgument("%s: the array must be C-contiguous to be written in place"
+                              % what)
+    return v, name
+
+
+def shape_of(t):
+    return tuple(int(s) for s in t.shape)
+
+
+def dtype_of(t):
+    """The NumPy dtype of t's elements (MindSpore's own NumPy bfloat16 for its bfloat16)."""
+    if is_ms_tensor(t):
+        return t.asnumpy().dtype
+    return None
+
+
+def new_like(t, flat, shape, name):
+    """`flat` (a 1-D array of the library's or NumPy's memory) as a tensor of t's kind, shaped."""
+    out = flat.reshape(shape)
+    if is_ms_tensor(t):
+        if name == "bfloat16":
+            out = out.view(dtype_of(t))
+        return _ms().Tensor.from_numpy(out)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(t, torch.Tensor):
+        o = torch.from_numpy(out)
+        return o.view(torch.bfloat16) if name == "bfloat16" else o
+    return out
+
+
+def empty_for(v, count):
+    """A new 1-D NumPy array of `count` elements of v's (view's) type."""
+    return np.empty(int(count), dtype=v.dtype)
+
+
+def placeholder(t, v, name):
+    """MindSpore's output on ranks that get none (reduce, gather_into_tensor off the root): a
+    shape-[1] tensor of zeros of t's type, with no mathematical meaning."""
+    return new_like(t, np.zeros(1, dtype=v.dtype), (1,), name)
+
+
+def size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
