@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "twinccl/algorithm_defaults.h"
 #include "twinccl/algorithms.h"
 
 namespace twinccl::cli {
@@ -35,7 +36,7 @@ void print_algorithms(std::ostream& out, const std::vector<OpKind>& kinds) {
     out << name(k) << ":\n";
     for (const Algorithm* a : algorithms_for(k)) {
       out << fmt::format("  {:<18} {}{}\n", a->name(), a->description(),
-                         a->name() == default_algorithm(k) ? "  [default]" : "");
+                         is_default_algorithm(k, a->name()) ? "  [default]" : "");
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/run.h"
 #include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/selection.h"
 
 namespace twinccl::cli {
 namespace {
@@ -38,8 +39,7 @@ void check_protocol(const std::string& protocol) {
 // applies to each collective is checked by the emulator or the simulator after this.
 void check_algorithm_name(const std::string& algorithm, bool sim) {
   if (algorithm.empty()) return;
-  std::vector<std::string> names = algorithm_names();
-  if (sim) names.emplace_back("nvls_tree");
+  const std::vector<std::string> names = sim::selectable_algorithms(sim);
   std::string list;
   for (const std::string& n : names) {
     if (n == algorithm) return;
@@ -247,6 +247,7 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
   // Output files that cannot be written end the command before the sweep, not after it.
   if (!o.trace_file.empty()) check_output_path("--trace", o.trace_file);
   if (json_name(o.json_file)) check_output_path("-J", free_json_path(o.json_file));
+  load_perf_selection(o);  // the topology, once: every row's choice and prediction ask it
   PerfReport report = sim ? run_predicted_perf(o) : run_measured_perf(o);
   if (!sim && !o.topology.empty()) add_predictions(report, o);
   if (report.rows.empty()) {

@@ -11,18 +11,10 @@
 #include <algorithm>
 #include <string_view>
 
+#include "twinccl/sim/selection.h"
+
 namespace twinccl::cli {
 namespace {
-
-// NCCL's NCCL_ALGO name of one of its algorithms, "" for a what-if one.
-std::string_view nccl_algo_env(std::string_view algorithm) {
-  if (algorithm == "ring") return "Ring";
-  if (algorithm == "tree") return "Tree";
-  if (algorithm == "nvls") return "NVLS";
-  if (algorithm == "nvls_tree") return "NVLSTree";
-  if (algorithm == "pat") return "PAT";
-  return "";
-}
 
 std::string pair_name(const sim::Prediction& p) {
   return fmt::format("{}/{}", p.algorithm, sim::name(p.protocol));
@@ -45,7 +37,7 @@ std::string compare_size_line(std::size_t bytes, const std::vector<sim::Predicti
   for (const sim::Prediction& p : rows) {
     line += fmt::format("  {} {:.1f}{}", pair_name(p), p.time_us, p.tuner_choice ? "*" : "");
     if (p.tuner_choice) chosen = &p;
-    if (!chosen && !faster && !nccl_algo_env(p.algorithm).empty()) faster = &p;
+    if (!chosen && !faster && !sim::nccl_algorithm_name(p.algorithm).empty()) faster = &p;
   }
   line += "\n";
   if (!chosen || !faster || faster->time_us >= chosen->time_us) return line;
@@ -54,7 +46,7 @@ std::string compare_size_line(std::size_t bytes, const std::vector<sim::Predicti
       "(NCCL_ALGO={} NCCL_PROTO={})\n",
       "", pair_name(*chosen), chosen->rank_us, pair_name(*faster), faster->rank_us,
       pair_name(*faster), 100.0 * (1.0 - faster->time_us / chosen->time_us),
-      nccl_algo_env(faster->algorithm), sim::name(faster->protocol));
+      sim::nccl_algorithm_name(faster->algorithm), sim::name(faster->protocol));
   return line;
 }
 

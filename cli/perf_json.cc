@@ -65,6 +65,7 @@ void print_json(std::ostream& out, const PerfReport& report) {
       j["rows"].back()["predicted"] = measurement(*r.predicted);
       j["rows"].back()["predicted"]["choice"] = r.predicted_choice;
     }
+    if (!r.checked_algorithm.empty()) j["rows"].back()["checked_algorithm"] = r.checked_algorithm;
   }
   if (!report.footer.empty()) j["notes"] = report.footer;
   out << json_dump(std::move(j), 2) << "\n";

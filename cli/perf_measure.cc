@@ -20,6 +20,7 @@
 #include "twinccl/perf_math.h"
 #include "twinccl/reference.h"
 #include "twinccl/run.h"
+#include "twinccl/sim/selection.h"
 
 namespace twinccl::cli {
 
@@ -164,9 +165,20 @@ RowPlan plan_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind o
   // refused up front instead (check_emulator_memory).
   p.check = check_fits_in_host(o, check_host_bytes(p.call, n),
                                fmt::format("{} {} count {}", name(kind), name(dtype), count));
-  // The emulator is checked bit for bit against the reference's own fold order; NCCL folds in its
-  // own order (ring, tree, NVLS), so its inputs give the same result in any order.
-  const bool emulated = o.backend == "emu";
+  p.algorithm = o.algorithm;
+  // Unforced, the emulator runs the selection policy's choice on the loaded --topology (its
+  // default without one), forced here so the row says what ran.
+  if (p.algorithm.empty() && o.backend == "emu") {
+    std::vector<int> ranks(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
+    const sim::SelectionPolicy none;
+    p.algorithm = (o.selection != nullptr ? *o.selection : none).resolve(p.call, ranks).schedule;
+  }
+  // The emulator is checked bit for bit against the reference's own fold order where its
+  // algorithm folds in it (ring, direct, nvls); NCCL, and the emulator's other algorithms (tree,
+  // hierarchical, halving_doubling, pat), fold in their own order, so their inputs give the same
+  // result in any order.
+  const bool emulated = o.backend == "emu" && sim::folds_in_ring_order(p.algorithm);
   for (int r = 0; r < n; ++r) {
     // An integer type needs an integral scalar (1, 2, 3); a floating one gets a fraction.
     const double scalar = !is_floating(dtype) ? static_cast<double>(r % 3 + 1)
@@ -180,12 +192,6 @@ RowPlan plan_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind o
                                   : make_order_free_input(dtype, op, r, elements, 7));
   }
   p.call.op = p.ops[0];
-  p.algorithm = o.algorithm;
-  // Unforced, the emulator runs its default; with --topology that is the topology's tuner's choice
-  // (the one owner, emulator_default_algorithm), forced here so the row says what ran.
-  if (p.algorithm.empty() && o.backend == "emu") {
-    p.algorithm = emulator_default_algorithm(p.call, n, o.topology);
-  }
   return p;
 }
 
@@ -335,7 +341,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
   // NCCL: one communicator for the whole sweep. The emulator: a run per row, each with the
   // algorithm it forces (what the row says ran).
   std::vector<RowResult> results;
-  if (o.backend == "emu" || std::getenv("PERROW")) {
+  if (o.backend == "emu") {
     for (const RowSpec& r : specs) {
       results.push_back(measure_row(o, r.kind, r.dtype, r.op, r.count));
       results.back().finished_at = o.report_timestamps ? timestamp_now() : "";
@@ -359,7 +365,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                 is_p2p_test(kind)     ? std::string("p2p")
                 : r.algorithm.empty() ? std::string(default_algorithm(kind))
                                       : r.algorithm,
-                "", std::nullopt, "", r.finished_at});
+                "", std::nullopt, "", r.finished_at, ""});
   }
   return report;
 }

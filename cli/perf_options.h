@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "twinccl/operation.h"
 #include "twinccl/reduce_op.h"
 #include "xml_hint_flags.h"
+
+namespace twinccl::sim {
+class SelectionPolicy;
+}
 
 namespace twinccl::cli {
 
@@ -53,6 +58,11 @@ struct PerfOptions {
   bool links = false;                 // --links
   bool compare = false;               // --compare: every applicable algorithm/protocol per size
   bool plain = false;                 // --plain: nccl-tests' 13 columns only
+  // Set by run_perf_command: the one selection policy on the --topology loaded once, with its
+  // edits and XML hints (sim: dgx-h100 by default; measured runs without --topology: none), and
+  // what the edits did. Every row's choice, prediction and check ask it.
+  std::shared_ptr<const sim::SelectionPolicy> selection;
+  std::vector<std::string> topology_notes;
 };
 
 // At most this many sizes in one sweep (-i 1 from 8 to 1M would be a million runs).

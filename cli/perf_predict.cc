@@ -20,6 +20,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
@@ -27,15 +28,6 @@
 
 namespace twinccl::cli {
 namespace {
-// --topology with the NCCL XML hints (--gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count,
-// --nodes) and the what-if edits (--set, --degrade, --fail); their notes go in the header.
-topo::Topology load_perf_topology(const std::string& name, const PerfOptions& o,
-                                  PerfReport& report) {
-  LoadedTopology t = load_edited_topology(name, o.edits, to_hints(o.xml));
-  for (const std::string& n : t.notes) report.header_lines.push_back("what-if: " + n);
-  return t.topology;
-}
-
 constexpr int kMaxCheckedRanks = 64;
 
 // nccl-tests' host side (sim::Request::gpus_per_thread): with -g/-t given, the GPUs one thread
@@ -61,10 +53,9 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
 
 // One row's prediction: the tuner's choice for a collective; for sendrecv/hypercube the rounds of
 // send/recv priced on the tuner's communicator (sim/p2p.h), shown as p2p/Simple.
-sim::Prediction predict_row(const topo::Topology& t, const PerfOptions& o, OpKind kind,
-                            DataType dtype, std::size_t count) {
-  if (!is_p2p_test(kind)) return sim::predict(t, make_request(o, kind, dtype, count));
-  const sim::Tuner tuner(t, o.ranks);
+sim::Prediction predict_row(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count) {
+  const sim::Tuner& tuner = o.selection->tuner(o.ranks);  // once per sweep, as NCCL tunes
+  if (!is_p2p_test(kind)) return sim::predict(tuner, make_request(o, kind, dtype, count));
   const sim::P2pPrediction priced =
       sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks),
                        sim::parse_fidelity(o.fidelity), gpus_per_thread(o));
@@ -174,11 +165,26 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
 
 }  // namespace
 
+void load_perf_selection(PerfOptions& o) {
+  sim::PolicyOptions options;
+  options.nccl_version = sim::nccl_version_code(o.nccl_version);  // "" -> 0, the newest model
+  if (o.topology.empty() && o.backend != "sim") {
+    o.selection = std::make_shared<const sim::SelectionPolicy>(nullptr, options);
+    return;
+  }
+  LoadedTopology t =
+      load_edited_topology(o.topology.empty() ? "dgx-h100" : o.topology, o.edits, to_hints(o.xml));
+  o.topology_notes = t.notes;
+  o.selection = std::make_shared<const sim::SelectionPolicy>(
+      std::make_shared<const topo::Topology>(std::move(t.topology)), options);
+}
+
 PerfReport run_predicted_perf(const PerfOptions& options) {
   PerfOptions o = options;
   PerfReport report;
   std::string topo_name = o.topology.empty() ? "dgx-h100" : o.topology;
-  topo::Topology t = load_perf_topology(topo_name, o, report);
+  for (const std::string& n : o.topology_notes) report.header_lines.push_back("what-if: " + n);
+  const topo::Topology& t = *o.selection->topology();
   std::string host = topo_name.substr(topo_name.find_last_of('/') + 1);
   topo_name += edits_text(o.edits);
   const int gpus = t.gpu_count();
@@ -241,14 +247,20 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
             const auto key = std::make_tuple(kind, size_of(dtype), count);
             auto cached = predicted.find(key);
             if (cached == predicted.end()) {
-              cached = predicted.emplace(key, predict_row(t, o, kind, dtype, count)).first;
+              cached = predicted.emplace(key, predict_row(o, kind, dtype, count)).first;
             }
             const sim::Prediction& p = cached->second;
             std::optional<long long> wrong[2];
+            std::string checked_with;
             if (o.check && checkable(o, kind, count, dtype, n)) {
-              RowResult r = measure_row(o, kind, dtype, op, count);
+              // The emulator runs the row's own algorithm (its schedule: nvls_tree plays
+              // hierarchical), chosen on this very topology.
+              PerfOptions row_options = o;
+              row_options.algorithm = is_p2p_test(kind) ? "" : sim::schedule_for(p.algorithm);
+              RowResult r = measure_row(row_options, kind, dtype, op, count);
               if (!r.unchecked[0]) wrong[0] = r.wrong[0];
               if (!r.unchecked[1]) wrong[1] = r.wrong[1];
+              checked_with = r.algorithm;
             }
             report.rows.push_back(
                 PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
@@ -256,7 +268,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
                         make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
                         make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
                         std::string(sim::name(p.protocol)), std::nullopt, "",
-                        o.report_timestamps ? timestamp_now() : ""});
+                        o.report_timestamps ? timestamp_now() : "", checked_with});
             last = p;
             last_count = count;
           }
@@ -285,7 +297,8 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
 }
 
 void add_predictions(PerfReport& report, const PerfOptions& o) {
-  topo::Topology t = load_perf_topology(o.topology, o, report);
+  for (const std::string& n : o.topology_notes) report.header_lines.push_back("what-if: " + n);
+  const topo::Topology& t = *o.selection->topology();
   if (o.ranks > t.gpu_count()) {
     throw InvalidArgument(
         fmt::format("--topology {} has {} GPU{}, fewer than the {} ranks measured", o.topology,
@@ -296,7 +309,7 @@ void add_predictions(PerfReport& report, const PerfOptions& o) {
                                 std::to_string(o.ranks) + " ranks");
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
-    sim::Prediction p = predict_row(t, o, row.kind, row.dtype, count);
+    sim::Prediction p = predict_row(o, row.kind, row.dtype, count);
     row.predicted = make_measurement(row.kind, count, row.dtype, o.ranks, p.time_us, std::nullopt);
     row.predicted_choice = p.algorithm + "/" + std::string(sim::name(p.protocol));
   }

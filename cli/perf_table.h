@@ -38,6 +38,8 @@ struct PerfRow {
   std::optional<Measurement> predicted;
   std::string predicted_choice;  // "nvls/Simple"
   std::string timestamp;         // -S 1
+  // Predicted rows checked on the emulator: the algorithm it ran for #wrong ("" = not checked).
+  std::string checked_algorithm;
 };
 
 // What nccl-tests prints about the run before the table (and -J writes as "config").

@@ -30,7 +30,8 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   cmd->add_option("--algo", o.algorithm,
                   "replay every collective with this algorithm where it exists");
   cmd->add_option("--proto", o.protocol,
-                  "LL, LL128 or Simple (default: the tuner's choice per call)");
+                  "force a protocol where the algorithm runs it: LL, LL128 or Simple (default: the "
+                  "tuner's choice)");
   add_topology_flags(cmd, o.edits);
   return cmd;
 }

@@ -2,12 +2,12 @@
 //
 // How it works. The constructor does everything that can fail before the ranks start: the
 // emulator's options are checked once (emu::check_options), the topology is loaded, the emulator's
-// default algorithm becomes the topology's Tuner choice (default_choice.h, so the emulator runs
-// what the replay plays) and every output path is checked (check_output_path: a missing folder, a
-// folder given as the file, a NUL byte, no permission). With a topology or a trace path one trace
-// recorder observes every rank's world communicator. After the run the trace and the timeline
-// are written with write_output_file: a temporary file beside the path renamed over it, or a
-// device written in place; a failed write throws and leaves no file.
+// default algorithm becomes the selection policy's choice on the loaded topology (default_choice.h,
+// so the emulator runs what the replay plays) and every output path is checked (check_output_path:
+// a missing folder, a folder given as the file, a NUL byte, no permission). With a topology or a
+// trace path one trace recorder observes every rank's world communicator. After the run the trace
+// and the timeline are written with write_output_file: a temporary file beside the path renamed
+// over it, or a device written in place; a failed write throws and leaves no file.
 #include "twinccl/emulated_run.h"
 
 #include <ostream>
@@ -25,7 +25,7 @@ namespace twinccl {
 
 struct EmulatedRun::Parts {
   emu::EmulatorOptions emulator;
-  std::unique_ptr<const topo::Topology> topology;  // options.topology, loaded once
+  std::shared_ptr<const topo::Topology> topology;  // options.topology, loaded once
   std::unique_ptr<trace::TraceRecorder> recorder;  // with a topology or a trace path
   std::unique_ptr<trace::Trace> trace;             // the recorder's trace, after run()
 };
@@ -59,8 +59,9 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   emu::check_options(parts_->emulator);
   if (!options_.topology.empty()) {
     parts_->topology =
-        std::make_unique<const topo::Topology>(topo::load_topology(options_.topology));
-    auto choice = std::make_shared<const emu_backend::DefaultChoice>(options_.topology);
+        std::make_shared<const topo::Topology>(topo::load_topology(options_.topology));
+    // The loaded object, never the name again (default_choice.h).
+    auto choice = std::make_shared<const emu_backend::DefaultChoice>(parts_->topology);
     parts_->emulator.default_algorithm = [choice](const OpDesc& op,
                                                   const std::vector<int>& world_ranks) {
       return choice->algorithm(op, world_ranks);

@@ -23,6 +23,7 @@
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/split_names.h"
+#include "twinccl/thread_group.h"
 
 namespace twinccl::nccl {
 namespace {
@@ -114,7 +115,7 @@ NcclCommunicator::~NcclCommunicator() {
     }
     bool in_progress = false;
     while (group_depth_-- > 0) in_progress = api().ncclGroupEnd() == ncclInProgress || in_progress;
-    if (thread_group().owner == this) thread_group() = {};
+    thread_group_closed(this);
     if (in_progress && !ctx_->aborted() && std::uncaught_exceptions() == 0) {
       try {
         ctx_->wait_ready("group left open at destruction of comm '" + name() + "'");
@@ -167,7 +168,7 @@ Work NcclCommunicator::submit(OpDesc op) {
   // The launch path builds no message unless something fails (host overhead per call).
   auto what = [&] { return call_site_text(twinccl::name(op.kind), name(), rank(), op.where); };
   if (ctx_->aborted()) ctx_->throw_if_aborted(what());
-  refuse_if_group_of_other_lazy(this, what);
+  if (thread_group_of_other(this)) throw InvalidArgument(thread_group_refusal(what()));
   if (!op.algorithm.empty()) note_algorithm_ignored(op);
   if (op.dtype == DataType::float8_e4m3 || op.dtype == DataType::float8_e5m2)
     adapt_fp8(op, *ctx_->stream(), size(), what());
@@ -201,24 +202,26 @@ Work NcclCommunicator::submit(OpDesc op) {
 void NcclCommunicator::group_start(Where where) {
   const std::string what = call_site_text("group_start", name(), rank(), where);
   ctx_->throw_if_aborted(what);
-  refuse_if_group_of_other(this, what);
+  if (thread_group_of_other(this)) throw InvalidArgument(thread_group_refusal(what));
   check_nccl(api().ncclGroupStart(), ctx_->comm(), what);
-  ThreadGroup& group = thread_group();
+  observe_group_start();
   if (group_depth_++ == 0) {
     group_completion_ = std::make_shared<Completion>(ctx_, "group", op_count_ + 1, where);
-    group = {this, name(), where, 0};
+    group_where_ = where;
+    thread_group_opened(this, name(), where);
   }
-  ++group.depth;
 }
 
 Work NcclCommunicator::group_end(CallOptions opts, Where where) {
+  return observe_group_end(opts, [&] { return end_group(opts, where); });
+}
+
+Work NcclCommunicator::end_group(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
     throw InvalidArgument(call_site_text("group_end", name(), rank(), where) +
                           ": no group is open");
   }
-  --group_depth_;
-  ThreadGroup& group = thread_group();
-  if (--group.depth == 0) group = {};
+  if (--group_depth_ == 0) thread_group_closed(this);
   DeviceGuard guard(ctx_->device());
   if (group_depth_ > 0) {
     check_nccl(api().ncclGroupEnd(), ctx_->comm(),
@@ -250,12 +253,11 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
                                                       Where where) {
   const std::string what = call_site_text("split", name(), rank(), where);
   ctx_->throw_if_aborted(what);
-  refuse_if_group_of_other(this, what);
+  if (thread_group_of_other(this)) throw InvalidArgument(thread_group_refusal(what));
   if (group_depth_ > 0) {
-    const ThreadGroup& group = thread_group();
     throw InvalidArgument(what + ": split inside the group opened at " +
-                          std::string(group.where.file_name()) + ":" +
-                          std::to_string(group.where.line()) + " (call group_end first)");
+                          std::string(group_where_.file_name()) + ":" +
+                          std::to_string(group_where_.line()) + " (call group_end first)");
   }
   if (color < kNoColor) {
     throw InvalidArgument(what + ": color=" + std::to_string(color) +
@@ -265,6 +267,14 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::s
   // holding a control byte is refused before the collective; the run's abort signal tells peers.
   if (std::string why = split_name_problem(new_name); !why.empty())
     throw InvalidArgument(what + ": " + why);
+  return observe_split(color, key,
+                       [&] { return split_collective(color, key, std::move(new_name), where); });
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split_collective(int color, int key,
+                                                                 std::string new_name,
+                                                                 Where where) {
+  const std::string what = call_site_text("split", name(), rank(), where);
   // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
   // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
   // usable, as on the emulator; its ranks then throw MismatchError.

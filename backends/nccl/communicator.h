@@ -73,12 +73,18 @@ class NcclCommunicator final : public Communicator {
   Work submit(OpDesc op) override;
 
  private:
+  // group_end and split after their checks, inside the observer's report (call_observer.h): a
+  // trace recorded on NCCL has its groups and splits, as on the emulator.
+  Work end_group(const CallOptions& opts, Where where);
+  std::unique_ptr<Communicator> split_collective(int color, int key, std::string new_name,
+                                                 Where where);
   void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
   void release_reduce_ops();
 
   std::shared_ptr<CommContext> ctx_;
   std::uint64_t op_count_ = 0;
   int group_depth_ = 0;
+  Where group_where_;                             // the outermost open group's group_start
   std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
   std::shared_ptr<Memory> scratch_;

@@ -8,7 +8,6 @@
 namespace twinccl::nccl {
 namespace {
 
-thread_local ThreadGroup t_group;
 thread_local cudaStream_t t_last_stream = nullptr;
 thread_local bool t_has_last = false;
 
@@ -27,18 +26,6 @@ void wait_for(StreamContext& to, cudaStream_t from, const std::function<std::str
 }
 
 }  // namespace
-
-ThreadGroup& thread_group() { return t_group; }
-
-void refuse_if_group_of_other(const void* comm, const std::string& what) {
-  if (t_group.depth == 0 || t_group.owner == comm) return;
-  throw InvalidArgument(
-      what + ": this thread has a group open on comm '" + t_group.owner_name +
-      "' (group_start at " + std::string(t_group.where.file_name()) + ":" +
-      std::to_string(t_group.where.line()) +
-      "); NCCL groups belong to a thread, so end that group first (group_end) before using "
-      "another communicator");
-}
 
 void order_launch(StreamContext& stream, cudaStream_t caller,
                   const std::function<std::string()>& what) {

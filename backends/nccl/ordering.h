@@ -1,7 +1,7 @@
 // Order of NCCL work on the GPU: after the caller's own work, and in one launch order per rank
-// thread across communicators. Plus NCCL's rule that groups belong to a thread.
+// thread across communicators. (NCCL's rule that groups belong to a thread: twinccl/thread_group.h,
+// shared with the emulator.)
 //
-//   refuse_if_group_of_other(this, what);         // before any call on a communicator
 //   order_launch(ctx.stream(), caller_stream);    // just before the NCCL call(s) that launch
 //
 // How it works:
@@ -14,37 +14,16 @@
 //   order the thread issued them, which is the same on every rank when every rank issues the same
 //   program order: no cross-communicator deadlock. This is done here for every NCCL version;
 //   NCCL_LAUNCH_ORDER_IMPLICIT (NCCL >= 2.26) is neither needed nor set (a user may still set it).
-// * Groups (item 3): NCCL's group state is per thread, so while this thread has a group open on
-//   one communicator, an operation, group or split on another communicator is refused with
-//   InvalidArgument naming the group_start call site (NCCL would defer it silently).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <functional>
-#include <source_location>
 #include <string>
 
 namespace twinccl::nccl {
 
 class StreamContext;
-
-// This thread's open group: the communicator that opened it (null: none) and where.
-struct ThreadGroup {
-  const void* owner = nullptr;
-  std::string owner_name;
-  std::source_location where;
-  int depth = 0;
-};
-ThreadGroup& thread_group();
-// Throws InvalidArgument when this thread's open group belongs to another communicator.
-void refuse_if_group_of_other(const void* comm, const std::string& what);
-// The same check with the message built only when it fails (the launch path).
-template <class What>
-void refuse_if_group_of_other_lazy(const void* comm, What&& what) {
-  const ThreadGroup& group = thread_group();
-  if (group.depth != 0 && group.owner != comm) refuse_if_group_of_other(comm, what());
-}
 
 // Makes `stream` wait for `caller` (unless it is the same stream) and for this thread's previous
 // NCCL launch on another stream; then remembers `stream` as this thread's last launch.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "algorithms/algorithm_list.h"
+#include "twinccl/algorithm_defaults.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -99,6 +100,25 @@ std::string_view default_algorithm(OpKind kind) {
     if (a->name() == "ring") return "ring";
   }
   return "direct";
+}
+
+bool is_default_algorithm(OpKind kind, std::string_view algorithm) {
+  static const std::vector<std::string_view> defaults = [] {
+    std::vector<std::string_view> d;
+    for (int k = 0; k <= static_cast<int>(OpKind::scatter_v); ++k) {
+      d.push_back(default_algorithm(static_cast<OpKind>(k)));
+    }
+    return d;
+  }();
+  const auto i = static_cast<std::size_t>(kind);
+  return i < defaults.size() && defaults[i] == algorithm;
+}
+
+bool serves_algorithm(OpKind kind, std::string_view algorithm) {
+  for (const Algorithm* a : algorithms_for(kind)) {
+    if (a->name() == algorithm) return true;
+  }
+  return false;
 }
 
 RankSchedule build_rank_schedule(const CollectiveSpec& spec, std::string_view algorithm,

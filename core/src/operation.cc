@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 
+#include "element_rules.h"
 #include "twinccl/errors.h"
 #include "twinccl/reduction.h"
 
@@ -82,6 +84,15 @@ std::size_t at(const std::vector<std::size_t>& v, int i) {
   return i >= 0 && static_cast<std::size_t>(i) < v.size() ? v[static_cast<std::size_t>(i)] : 0;
 }
 
+// The even collectives' rule (element_rules.h) for `op`; nullopt for the uneven ones.
+std::optional<std::size_t> even(const OpDesc& op, detail::Side side, int rank, int nranks) {
+  const auto e = detail::even_elements(op.kind, side, rank == op.root);
+  if (!e) return std::nullopt;
+  if (*e == detail::Elements::none) return 0;
+  if (*e == detail::Elements::count) return op.count;
+  return checked_mul(static_cast<std::size_t>(nranks), op.count, op, "nranks x count");
+}
+
 }  // namespace
 
 std::string_view name(OpKind kind) {
@@ -116,24 +127,8 @@ bool is_uneven(OpKind k) {
 }
 
 std::size_t send_elements(const OpDesc& op, int rank, int nranks) {
-  auto n = static_cast<std::size_t>(nranks);
+  if (const auto e = even(op, detail::Side::input, rank, nranks)) return *e;
   switch (op.kind) {
-    case OpKind::all_reduce:
-    case OpKind::all_gather:
-    case OpKind::reduce:
-    case OpKind::gather:
-    case OpKind::send:
-      return op.count;
-    case OpKind::reduce_scatter:
-    case OpKind::all_to_all:
-      return checked_mul(n, op.count, op, "nranks x count");
-    case OpKind::broadcast:
-      return rank == op.root ? op.count : 0;
-    case OpKind::scatter:
-      return rank == op.root ? checked_mul(n, op.count, op, "nranks x count") : 0;
-    case OpKind::recv:
-    case OpKind::barrier:
-      return 0;
     case OpKind::all_gather_v:
     case OpKind::gather_v:
       return at(op.recv_counts, rank);
@@ -145,29 +140,14 @@ std::size_t send_elements(const OpDesc& op, int rank, int nranks) {
       return rank == op.root
                  ? extent(op.send_counts, op.send_displs, op, "send_counts", "send_displs")
                  : 0;
+    default:
+      return 0;
   }
-  return 0;
 }
 
 std::size_t recv_elements(const OpDesc& op, int rank, int nranks) {
-  auto n = static_cast<std::size_t>(nranks);
+  if (const auto e = even(op, detail::Side::output, rank, nranks)) return *e;
   switch (op.kind) {
-    case OpKind::all_reduce:
-    case OpKind::reduce_scatter:
-    case OpKind::broadcast:
-    case OpKind::scatter:
-    case OpKind::recv:
-      return op.count;
-    case OpKind::all_gather:
-    case OpKind::all_to_all:
-      return checked_mul(n, op.count, op, "nranks x count");
-    case OpKind::reduce:
-      return rank == op.root ? op.count : 0;
-    case OpKind::gather:
-      return rank == op.root ? checked_mul(n, op.count, op, "nranks x count") : 0;
-    case OpKind::send:
-    case OpKind::barrier:
-      return 0;
     case OpKind::all_gather_v:
       return extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs");
     case OpKind::reduce_scatter_v:
@@ -180,8 +160,9 @@ std::size_t recv_elements(const OpDesc& op, int rank, int nranks) {
                  : 0;
     case OpKind::scatter_v:
       return at(op.send_counts, rank);
+    default:
+      return 0;
   }
-  return 0;
 }
 
 bool is_in_place(const OpDesc& op, int rank) {

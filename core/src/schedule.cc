@@ -1,10 +1,12 @@
-// How many elements each rank's input and output hold for a collective (the OpDesc rules of
-// operation.h, restated over a CollectiveSpec).
+// How many elements each rank's input and output hold for a collective: the even collectives'
+// rule shared with operation.h's OpDesc (element_rules.h), the uneven ones' from the spec's counts.
 #include "twinccl/schedule.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
+#include "element_rules.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
@@ -51,6 +53,15 @@ std::vector<std::size_t> matrix_line(const CollectiveSpec& spec, std::size_t r, 
   return line;
 }
 
+// The even collectives' rule (element_rules.h); nullopt for the uneven ones.
+std::optional<std::size_t> even(const CollectiveSpec& spec, detail::Side side, int rank) {
+  const auto e = detail::even_elements(spec.kind, side, rank == spec.root);
+  if (!e) return std::nullopt;
+  if (*e == detail::Elements::none) return 0;
+  if (*e == detail::Elements::count) return spec.count;
+  return static_cast<std::size_t>(spec.nranks) * spec.count;
+}
+
 std::vector<std::size_t> displs_line(const std::vector<std::size_t>& displs, std::size_t r,
                                      std::size_t n) {
   if (displs.empty()) return {};
@@ -64,23 +75,8 @@ std::size_t input_elements(const CollectiveSpec& spec, int rank) {
   const std::size_t r = rank_index(spec, rank);
   const auto n = static_cast<std::size_t>(spec.nranks);
   const bool root = rank == spec.root;
+  if (const auto e = even(spec, detail::Side::input, rank)) return *e;
   switch (spec.kind) {
-    case OpKind::all_reduce:
-    case OpKind::all_gather:
-    case OpKind::reduce:
-    case OpKind::gather:
-    case OpKind::send:
-      return spec.count;
-    case OpKind::broadcast:
-      return root ? spec.count : 0;
-    case OpKind::reduce_scatter:
-    case OpKind::all_to_all:
-      return n * spec.count;
-    case OpKind::scatter:
-      return root ? n * spec.count : 0;
-    case OpKind::recv:
-    case OpKind::barrier:
-      return 0;
     case OpKind::all_gather_v:
     case OpKind::gather_v:
       return checked_counts(spec)[r];
@@ -90,31 +86,17 @@ std::size_t input_elements(const CollectiveSpec& spec, int rank) {
       return root ? extent(checked_counts(spec), spec.displs) : 0;
     case OpKind::all_to_all_v:
       return extent(matrix_line(spec, r, false), displs_line(spec.send_displs, r, n));
+    default:
+      return 0;
   }
-  return 0;
 }
 
 std::size_t output_elements(const CollectiveSpec& spec, int rank) {
   const std::size_t r = rank_index(spec, rank);
   const auto n = static_cast<std::size_t>(spec.nranks);
   const bool root = rank == spec.root;
+  if (const auto e = even(spec, detail::Side::output, rank)) return *e;
   switch (spec.kind) {
-    case OpKind::all_reduce:
-    case OpKind::reduce_scatter:
-    case OpKind::broadcast:
-    case OpKind::scatter:
-    case OpKind::recv:
-      return spec.count;
-    case OpKind::reduce:
-      return root ? spec.count : 0;
-    case OpKind::all_gather:
-    case OpKind::all_to_all:
-      return n * spec.count;
-    case OpKind::gather:
-      return root ? n * spec.count : 0;
-    case OpKind::send:
-    case OpKind::barrier:
-      return 0;
     case OpKind::all_gather_v:
       return extent(checked_counts(spec), spec.displs);
     case OpKind::gather_v:
@@ -124,8 +106,9 @@ std::size_t output_elements(const CollectiveSpec& spec, int rank) {
       return checked_counts(spec)[r];
     case OpKind::all_to_all_v:
       return extent(matrix_line(spec, r, true), displs_line(spec.recv_displs, r, n));
+    default:
+      return 0;
   }
-  return 0;
 }
 
 }  // namespace twinccl

@@ -5,6 +5,7 @@
 
 #include "communicator.h"
 #include "executor.h"
+#include "twinccl/algorithm_defaults.h"
 #include "twinccl/errors.h"
 #include "twinccl/reduction.h"
 
@@ -74,7 +75,7 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
       const EmuConfig& config = shared_->config;
       bool default_params = config.params.channels == 1 && config.params.chunk_elements == 0;
       if (!config.schedule_path && default_params && emu::fast_path_supports(op.kind) &&
-          algorithm == cache_.default_algorithm(op.kind)) {
+          is_default_algorithm(op.kind, algorithm)) {
         emu::run_fast_path(ctx);
       } else {  // built on the first call of this shape, then reused (schedule_cache.h)
         const RankSchedule& schedule = cache_.schedule(spec, algorithm, config.params, rank_);
@@ -116,7 +117,7 @@ bool EmuCommunicator::leads(const OpDesc& op) {
   // Nothing forced and no chooser: the default algorithm, known without asking the registry
   // (default_algorithm() builds its candidates' lists: allocations on every call).
   if (op.algorithm.empty() && config.algorithm.empty() && !config.default_algorithm) return true;
-  return algorithm_for(op) == cache_.default_algorithm(op.kind);
+  return is_default_algorithm(op.kind, algorithm_for(op));
 }
 
 }  // namespace twinccl::emu

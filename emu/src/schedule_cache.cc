@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "twinccl/algorithm_defaults.h"
+
 namespace twinccl::emu {
 namespace {
 
@@ -113,10 +115,7 @@ bool RankCache::serves(OpKind kind, const std::string& forced) {
   }
   std::int8_t& known = serves_[static_cast<std::size_t>(kind)];
   if (known == 0) {
-    known = 2;
-    for (const Algorithm* a : algorithms_for(kind)) {
-      if (a->name() == forced) known = 1;
-    }
+    known = serves_algorithm(kind, forced) ? 1 : 2;
   }
   return known == 1;
 }

@@ -6,49 +6,24 @@
 #include "communicator.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/thread_group.h"
 
 namespace twinccl::emu {
-namespace {
 
-// The group this thread has open. NCCL's groups belong to a thread, not to a communicator
-// (ncclGroupStart takes none): the NCCL backend refuses a call on another communicator while one
-// is open (backends/nccl/ordering.cc), and so does the emulator, in the same words, so that a
-// program relying on a group to cover two communicators fails on the laptop too.
-struct ThreadGroup {
-  const EmuCommunicator* owner = nullptr;  // compared, never used (it may be gone)
-  std::string owner_name;                  // a copy: reused capacity, no allocation once warm
-  Where where;
-};
-thread_local ThreadGroup t_group;
-
-}  // namespace
-
+// A group belongs to its thread (twinccl/thread_group.h: the rule both backends share).
 void EmuCommunicator::note_thread_group() noexcept {
   if (group_depth_ > 0) {
-    if (t_group.owner == this) return;
-    t_group.owner = this;
-    t_group.where = group_where_;
-    try {
-      t_group.owner_name.assign(name());
-    } catch (...) {  // out of memory: the message names no communicator
-      t_group.owner_name.clear();
-    }
-  } else if (t_group.owner == this) {
-    t_group.owner = nullptr;
+    thread_group_opened(this, name(), group_where_);
+  } else {
+    thread_group_closed(this);
   }
 }
 
-void EmuCommunicator::forget_thread_group() noexcept {
-  if (t_group.owner == this) t_group.owner = nullptr;
-}
+void EmuCommunicator::forget_thread_group() noexcept { thread_group_closed(this); }
 
 void EmuCommunicator::refuse_if_group_of_other(std::string_view op, Where where) {
-  if (t_group.owner == nullptr || t_group.owner == this) return;
-  std::string text = call_site_text(op, name(), rank_, where) +
-                     ": this thread has a group open on comm '" + t_group.owner_name +
-                     "' (group_start at " + describe_call_site(t_group.where) +
-                     "); NCCL groups belong to a thread, so end that group first (group_end) "
-                     "before using another communicator";
+  if (!thread_group_of_other(this)) return;
+  std::string text = thread_group_refusal(call_site_text(op, name(), rank_, where));
   shared_->world->note_failure(global_rank(), text);
   throw InvalidArgument(text);
 }

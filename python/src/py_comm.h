@@ -84,7 +84,8 @@ class PyWork {
 pybind11::object issue(bool async_op, const std::function<Work()>& call,
                        std::function<void()> finish = {});
 
-// Registers Comm, PyWork and the collectives on `m` (py_collectives.cc, py_groups.cc).
+// Registers Comm, PyWork and the groups (py_comm.cc) and the collectives (py_collectives.cc) on
+// `m`.
 void bind_comm(pybind11::module_& m);
 void bind_collectives(pybind11::class_<Comm>& comm);
 void bind_mindspore(pybind11::class_<Comm>& comm);  // py_mindspore.cc

@@ -104,8 +104,11 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             from ._rank_state import sleep_gives_turn
             during_run.enter_context(sleep_gives_turn())
         if torch_distributed:
+            # TwinCCL as torch's backend; with per-rank states the baton gives each rank its
+            # own torch.distributed world, else a per-thread view does (_torch_world.py).
             from ._torch_patch import patched
-            during_run.enter_context(patched())
+            wrap = during_run.enter_context(patched(own_world=states is None))
+            args = (rank_function(wrap(fn), checked[0]),) + args[1:]
         if mindspore:
             from ._ms_patch import patched as mindspore_patched
             during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))

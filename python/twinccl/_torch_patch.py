@@ -1,11 +1,16 @@
-"""twinccl.run(..., torch_distributed=True): unmodified `torch.distributed.<function>(...)` calls
-go to twinccl.distributed for the duration of the run.
+"""twinccl.run(..., torch_distributed=True): unmodified torch.distributed code on the emulator.
 
-How it works: torch.distributed's public functions are module attributes looked up at each call
-(`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names, signatures and
-semantics; they find the calling thread's rank) and restored when the run ends. Names bound before
-the run (`from torch.distributed import all_reduce`) and torch's C++ users of process groups (DDP,
-FSDP) are not redirected (docs/python.md). The patch is process-wide: one such run at a time.
+TwinCCL is torch's backend (_torch_session: every caller, torch's C++ included, reaches the
+emulator) on torch 2.x, and on torch 1.x when the rank baton gives each rank its own module
+globals (rank_state="isolated", the default). On torch 1.x with rank_state="shared", whose
+process groups would live in module globals shared by the rank threads, the public functions are
+replaced instead.
+
+How the function patch works: torch.distributed's public functions are module attributes looked
+up at each call (`dist.all_reduce(x)`), so they are replaced by twinccl.distributed's (same names,
+signatures and semantics; they find the calling thread's rank) and restored when the run ends.
+Names bound before the run (`from torch.distributed import all_reduce`) and torch's C++ users of
+process groups (DDP) are not redirected (docs/python.md). Process-wide: one run at a time.
 """
 import contextlib
 import threading
@@ -24,19 +29,47 @@ NAMES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_ten
          "scatter_object_list"]
 
 
+def backend_mode(own_world):
+    """True where TwinCCL can be torch's backend with a world per rank: torch 2.x (a per-thread
+    view of its _World, or the rank baton's swap), or torch 1.x under the rank baton (which
+    swaps its group globals). TWINCCL_TORCH_PATCH=1 forces the function patch."""
+    import os
+    import torch.distributed.distributed_c10d as c10d
+    if os.environ.get("TWINCCL_TORCH_PATCH") == "1":
+        return False
+    return not own_world or (hasattr(c10d, "_World") and hasattr(c10d, "_world"))
+
+
 @contextlib.contextmanager
-def patched():
+def patched(own_world=True):
+    """For one run: yields the wrapper of the rank function. own_world=False where the run's
+    rank baton swaps torch.distributed's globals per rank itself."""
     try:
         import torch.distributed as tdist
     except ImportError as e:
         raise InvalidArgument("twinccl.run(torch_distributed=True) needs torch (python3-torch): "
                               "%s" % e) from None
-    from . import distributed as ours
     with _lock:
         if _active[0]:
             raise InvalidArgument("twinccl.run(torch_distributed=True): another such run is in "
                                   "progress (torch.distributed is patched process-wide)")
         _active[0] = True
+    try:
+        if backend_mode(own_world):
+            from ._torch_session import session
+            with session(own_world) as wrap:
+                yield wrap
+        else:
+            with _functions_patched(tdist):
+                yield lambda fn: fn
+    finally:
+        with _lock:
+            _active[0] = False
+
+
+@contextlib.contextmanager
+def _functions_patched(tdist):
+    from . import distributed as ours
     saved = {name: getattr(tdist, name) for name in NAMES if hasattr(tdist, name)}
     try:
         for name in NAMES:
@@ -49,7 +82,5 @@ def patched():
                 setattr(tdist, name, saved[name])
             elif hasattr(tdist, name):
                 delattr(tdist, name)
-        with _lock:
-            _active[0] = False
 
 

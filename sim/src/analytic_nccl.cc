@@ -233,19 +233,6 @@ double nccl_tree_correction(Protocol p, OpKind kind, double bytes) {
   return kNccl.tree_correction[index_of(p)][static_cast<std::size_t>(log_size)];
 }
 
-std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind) {
-  const bool rs_ag = kind == OpKind::reduce_scatter || kind == OpKind::all_gather;
-  if (algorithm == "ring" && (kind == OpKind::all_reduce || rs_ag || kind == OpKind::broadcast ||
-                              kind == OpKind::reduce)) {
-    return NcclAlgo::ring;
-  }
-  if (algorithm == "tree" && kind == OpKind::all_reduce) return NcclAlgo::tree;
-  if (algorithm == "nvls" && (kind == OpKind::all_reduce || rs_ag)) return NcclAlgo::nvls;
-  if (algorithm == kNvlsTree && kind == OpKind::all_reduce) return NcclAlgo::nvls_tree;
-  if (algorithm == "pat" && rs_ag) return NcclAlgo::pat;
-  return std::nullopt;
-}
-
 Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo,
                          Channels channels) {
   const int n = v.nranks;

@@ -21,7 +21,7 @@
 namespace twinccl::sim::detail {
 
 bool foldable_direct(const Resolved& r, const PricedCall& priced) {
-  return r.spec.kind == OpKind::all_to_all && priced.schedule == "direct" &&
+  return r.spec.kind == OpKind::all_to_all && traits_of(priced.schedule).one_step_exchange &&
          priced.params.channels > 1 && priced.params.chunk_elements == 0 && r.spec.nranks > 1 &&
          r.spec.count > 0 && !priced.gpus.perms.empty();
 }
@@ -62,7 +62,7 @@ void check_direct_size(const Resolved& r, const PricedCall& priced, bool folded)
   const bool every_pair = k == OpKind::all_to_all || k == OpKind::all_to_all_v ||
                           k == OpKind::all_gather || k == OpKind::all_gather_v ||
                           k == OpKind::reduce_scatter || k == OpKind::reduce_scatter_v;
-  if (priced.schedule != "direct" || !every_pair) return;
+  if (!traits_of(priced.schedule).one_step_exchange || !every_pair) return;
   const double n = r.spec.nranks;
   const double per_pair = folded ? 1.0 : std::max(1, priced.params.channels);
   const double transfers = n * (n - 1) * per_pair;

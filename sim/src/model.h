@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "algorithm_traits.h"
 #include "nccl_tuning_table.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
@@ -98,24 +99,6 @@ double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, Ncc
 // has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
 inline NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
 
-// NCCL's multi-node NVLS (all_reduce): not in the algorithm registry; the NCCL model times it and
-// flow plays the registry's "hierarchical" schedule in its place (docs/simulator.md).
-inline constexpr std::string_view kNvlsTree = "nvls_tree";
-// The registry algorithm whose schedule flow plays for `algorithm`.
-inline std::string_view schedule_algorithm(std::string_view algorithm) {
-  return algorithm == kNvlsTree ? std::string_view("hierarchical") : algorithm;
-}
-
-// What-if algorithms whose step k+1 forwards what step k received run one grouped send/recv per
-// step (bruck, halving_doubling; flow_program.h FlowTransfer::grouped), as any implementation over
-// NCCL's or MPI's point-to-point calls does; NCCL's own algorithms (nccl set) are its kernels.
-inline bool grouped_steps(std::string_view schedule, bool nccl) {
-  return !nccl && (schedule == "bruck" || schedule == "halving_doubling");
-}
-
-// The algorithms NCCL's tuning model covers for this collective ("ring", "tree", "nvls",
-// "nvls_tree", "pat"): NCCL's own, the only ones predict() chooses from when any applies.
-std::optional<NcclAlgo> nccl_algo_for(std::string_view algorithm, OpKind kind);
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 // NCCL's log2i: floor(log2(x)) for x >= 1, 0 below.
 inline int nccl_log2i(double x) {

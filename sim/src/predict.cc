@@ -135,6 +135,29 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
   return out;
 }
 
+Prediction predict(const Tuner& tuner, const Request& request) {
+  const Resolved base = resolve(tuner.topology(), request);
+  const bool first_gpus = [&] {
+    for (int r = 0; r < tuner.nranks(); ++r) {
+      if (tuner.ranks()[static_cast<std::size_t>(r)] != r) return false;
+    }
+    return true;
+  }();
+  if (!first_gpus || tuner.nranks() != base.spec.nranks ||
+      tuner.software_latency() != base.software_latency ||
+      tuner.nccl_version() != base.nccl_version ||
+      (base.params.ranks_per_node != 0 && base.params.ranks_per_node != tuner.ranks_per_node())) {
+    throw InvalidArgument("sim request for " + std::string(twinccl::name(base.spec.kind)) + " on " +
+                          std::to_string(base.spec.nranks) +
+                          " ranks does not fit the tuner given (built for GPUs 0.." +
+                          std::to_string(tuner.nranks() - 1) +
+                          " with its own ranks_per_node, software latency "
+                          "and nccl_version)");
+  }
+  return evaluate(tuner.topology(), tuner, base, tuner.choose(call_of(base, request)),
+                  request.fidelity, request.gpus_per_thread);
+}
+
 Prediction predict(const topo::Topology& topology, const Request& request) {
   const Resolved base = resolve(topology, request);
   const Tuner tuner = tuner_for(topology, base);
@@ -159,13 +182,6 @@ FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
   report.prediction.fidelity = Fidelity::flow;
   detail::fill_bandwidths(report.prediction, r.spec, r.dtype);
   return report;
-}
-
-std::vector<Protocol> protocols_for(std::string_view algorithm) {
-  if (algorithm == "ring" || algorithm == "tree") {
-    return {Protocol::ll, Protocol::ll128, Protocol::simple};
-  }
-  return {Protocol::simple};
 }
 
 std::string_view name(Protocol protocol) {

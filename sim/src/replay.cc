@@ -115,18 +115,12 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology,
                             "] must be within 1..1e6, got " + std::to_string(s));
     }
   }
-  if (!options.algorithm.empty() && options.algorithm != detail::kNvlsTree) {
+  if (!options.algorithm.empty()) {
     // Forced "where it exists": a name no collective has (a typo) would force nothing, silently.
-    std::string known;
-    bool exists = false;
-    for (const Algorithm* a : all_algorithms()) {
-      exists = exists || a->name() == options.algorithm;
-      if (known.find(" " + std::string(a->name()) + ",") == std::string::npos)
-        known += " " + std::string(a->name()) + ",";
-    }
-    if (!exists) {
-      throw InvalidArgument("trace replay: unknown algorithm '" + options.algorithm.substr(0, 64) +
-                            "'; known:" + known + " " + std::string(detail::kNvlsTree));
+    try {
+      (void)detail::traits_of(options.algorithm);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string("trace replay: ") + e.what());
     }
   }
   if (topology.gpu_count() < n) {

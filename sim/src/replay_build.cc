@@ -20,6 +20,7 @@
 #include "transfer_pricing.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/selection.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -68,7 +69,11 @@ class Builder {
         topology_(topology),
         p_(p),
         routes_(topology, init_flow(p, t.world_size()),
-                platform_links(topology, options_.software_latency)) {}
+                platform_links(topology, options_.software_latency)),
+        // The caller's topology, not owned (it outlives the build).
+        policy_(std::shared_ptr<const topo::Topology>(std::shared_ptr<const topo::Topology>(),
+                                                      &topology),
+                PolicyOptions{.software_latency = o.software_latency}) {}
 
   // Returns, per rank and op, its member.
   std::vector<std::vector<int>> build(std::vector<InstanceInfo>& info) {
@@ -201,15 +206,16 @@ class Builder {
         spec.matrix.insert(spec.matrix.end(), o->counts.begin(), o->counts.end());
       }
     }
-    const Tuner& tuner = tuner_of(op.comm);
-    const Choice choice = choose(tuner, spec, op);
+    const std::vector<int>& ranks = trace_.communicators[static_cast<std::size_t>(op.comm)].ranks;
+    const Tuner& tuner = policy_.tuner(ranks);  // built at the communicator's first collective
+    const Decision choice = choose(spec, op, ranks);
     info.algorithm = choice.algorithm;
-    info.protocol = choice.protocol;
+    info.protocol = choice.protocol.value_or(Protocol::simple);
     Resolved r;
     r.spec = spec;
     r.dtype = op.dtype;
     r.algorithm = choice.algorithm;
-    r.protocol = choice.protocol;
+    r.protocol = info.protocol;
     r.params = tuner.schedule_params();
     r.params.channels = 0;  // flow's default
     r.software_latency = options_.software_latency;
@@ -235,49 +241,17 @@ class Builder {
     return info;
   }
 
-  const Tuner& tuner_of(int comm) {
-    auto it = tuners_.find(comm);
-    if (it == tuners_.end()) {
-      const TraceCommunicator& c = trace_.communicators[static_cast<std::size_t>(comm)];
-      it = tuners_.try_emplace(comm, topology_, c.ranks, 0, options_.software_latency).first;
-    }
-    return it->second;
-  }
-
-  // The tuner's choice; an algorithm forced by the options (where it exists for the collective)
-  // or recorded in the op is kept, and an error when it does not apply. A protocol forced by the
-  // options applies where the algorithm runs it (others keep the tuner's).
-  Choice choose(const Tuner& tuner, const CollectiveSpec& spec, const TraceOp& op) const {
-    TunerCall call;
-    call.spec = spec;
-    call.dtype = op.dtype;
-    call.algorithm = op.algorithm;
-    if (!options_.algorithm.empty()) {
-      for (const Algorithm* a : algorithms_for(spec.kind)) {
-        if (a->name() == options_.algorithm) call.algorithm = options_.algorithm;
-      }
-      if (options_.algorithm == detail::kNvlsTree && spec.kind == OpKind::all_reduce) {
-        call.algorithm = options_.algorithm;
-      }
-    }
-    Choice choice;
+  // The policy's decision: an algorithm forced by the options where it exists for the collective,
+  // else the one the op recorded, else the tuner's; a forced protocol where the algorithm runs it.
+  Decision choose(const CollectiveSpec& spec, const TraceOp& op,
+                  const std::vector<int>& ranks) const {
     try {
-      choice = tuner.choose(call);
-      if (options_.protocol && choice.protocol != *options_.protocol) {
-        const std::vector<Protocol> ps = protocols_applicable(choice.algorithm, spec.kind);
-        if (std::find(ps.begin(), ps.end(), *options_.protocol) != ps.end() ||
-            call.algorithm.empty()) {
-          call.protocol = options_.protocol;
-          try {
-            choice = tuner.choose(call);
-          } catch (const InvalidArgument&) {  // no algorithm runs it: the tuner's stands
-          }
-        }
-      }
+      return policy_.resolve(spec, op.dtype, ranks,
+                             Forced{options_.algorithm, options_.protocol,
+                                    ForcedScope::where_it_applies, op.algorithm});
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("trace replay: " + op_label(trace_, op) + ": " + e.what());
     }
-    return choice;
   }
 
   const Trace& trace_;
@@ -285,7 +259,7 @@ class Builder {
   const topo::Topology& topology_;
   ReplayProgram& p_;
   RouteTable routes_;
-  std::map<int, Tuner> tuners_;  // per communicator, built at its first collective
+  SelectionPolicy policy_;  // one Tuner per communicator, built at its first collective
   std::vector<Pending> pending_;
   std::vector<std::vector<int>> member_of_op_;  // per rank, per op: its member
 };

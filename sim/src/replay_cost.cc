@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 
+#include "algorithm_traits.h"
 #include "replay_build.h"
 #include "trace_analysis.h"
 #include "twinccl/errors.h"
@@ -28,6 +29,11 @@ namespace {
 constexpr double kMaxTransferInFlightPairs = 1073741824.0;  // 2^30 (above)
 constexpr double kMaxReplayTransfers = 4194304.0;           // 2^22, all calls together (memory)
 
+bool every_pair_schedule(std::string_view schedule) {
+  const AlgorithmTraits* t = find_traits(schedule);
+  return t != nullptr && t->every_pair;
+}
+
 std::string shown_count(double x) { return std::to_string(static_cast<long long>(x)); }
 
 }  // namespace
@@ -35,7 +41,7 @@ std::string shown_count(double x) { return std::to_string(static_cast<long long>
 void check_replay_call(const Trace& trace, const TraceOp& op, int nranks, std::string_view schedule,
                        int channels, std::size_t transfers_so_far) {
   const double n = nranks;
-  const bool every_pair = channels >= 0 && (schedule == "direct" || schedule == "pat");
+  const bool every_pair = channels >= 0 && every_pair_schedule(schedule);
   const double transfers = every_pair ? n * (n - 1) * std::max(1, channels) : 0.0;
   if (transfers_so_far + transfers <= kMaxReplayTransfers) return;
   throw ConfigError("trace replay: " + op_label(trace, op) + " (" + std::to_string(nranks) +

@@ -177,8 +177,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   }
   // A tree NCCL models (all_reduce) plays as bulk flows (flow_bulk_pipeline.cc); one it did not
   // (none is registered today) would play its steps pipelined in Simple's steps.
-  if (p.chunk_elements == 0 && r.algorithm == "tree" && priced.nccl != NcclAlgo::tree && n > 1 &&
-      r.spec.count > 0) {
+  if (p.chunk_elements == 0 && traits_of(priced.schedule).pipelined_tree &&
+      priced.nccl != NcclAlgo::tree && n > 1 && r.spec.count > 0) {
     const double half_per_channel =
         std::ceil(static_cast<double>(r.spec.count) / (2.0 * p.channels));
     const double half_bytes = half_per_channel * static_cast<double>(size_of(r.dtype));
@@ -219,8 +219,8 @@ CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall
   CallFlows out;
   out.fixed_latency_s = priced.fixed_latency_s;
   const bool nvls = priced.nccl == NcclAlgo::nvls || priced.nccl == NcclAlgo::nvls_tree;
-  const bool bulk_or_rounds =
-      ring != RingForm::steps && r.algorithm == "ring" && n > 1 && ring_kind(r.spec.kind);
+  const bool bulk_or_rounds = ring != RingForm::steps && traits_of(priced.schedule).ring_rounds &&
+                              n > 1 && ring_kind(r.spec.kind);
   if (nvls &&
       program_for_nvls(topology, tuner.view(), r, *priced.nccl, tuner.ranks(), routes, program)) {
     out.bulk = true;  // switch flows, one step per rank

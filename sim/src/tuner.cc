@@ -147,7 +147,8 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(
   std::vector<std::pair<std::string, std::string>> out;
   for (const Algorithm* a : algorithms_for(spec.kind)) {
     std::string why = a->why_not(spec, schedule_params());
-    if (why.empty() && a->name() == "nvls") {
+    const detail::AlgorithmTraits* t = detail::find_traits(a->name());
+    if (why.empty() && t != nullptr && t->needs_nvls_switch) {
       if (!view.nvls_capable) {
         why = not_nvls;
       } else if (view.nodes > 1) {
@@ -166,9 +167,11 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(
     }
     out.emplace_back(std::string(a->name()), std::move(why));
   }
-  if (spec.kind == OpKind::all_reduce) {
+  // The simulator-only rows (nvls_tree: NCCL's multi-node NVLS, all_reduce across whole nodes).
+  for (const detail::AlgorithmTraits& t : detail::all_traits()) {
+    if (!t.simulator_only || !t.nccl_serves(spec.kind)) continue;
     std::string why;
-    if (!view.nvls_capable) {
+    if (t.needs_nvls_switch && !view.nvls_capable) {
       why = not_nvls;
     } else if (view.nodes < 2) {
       why = "NVLS-tree spans nodes; the " + n + " ranks sit in one node of '" + topo_name +
@@ -177,7 +180,7 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(
       why = "needs whole nodes with as many ranks each: the " + n + " ranks do not fill the " +
             std::to_string(view.nodes) + " nodes of '" + topo_name + "' they span equally";
     }
-    out.emplace_back(std::string(detail::kNvlsTree), std::move(why));
+    out.emplace_back(std::string(t.name), std::move(why));
   }
   return out;
 }
@@ -200,7 +203,9 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   return Choice{algorithm, protocol, p.channels, p.time_us, p.model, rank_us};
 }
 
-std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
+std::vector<Choice> Tuner::applicable(const TunerCall& call) const { return ranked(call, false); }
+
+std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
   const CollectiveSpec spec = settled(call.spec);
   const std::string kind(twinccl::name(spec.kind));
   if (!is_valid(call.dtype)) {
@@ -242,6 +247,7 @@ std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
   std::vector<std::pair<double, Choice>> ranked;  // (NCCL's ranking time, the choice)
   for (const std::string& a : ok) {
     if (!call.algorithm.empty() && a != call.algorithm) continue;
+    if (nccl_only && !detail::nccl_algo_for(a, spec.kind)) continue;
     for (Protocol p : detail::protocols_applicable(a, spec.kind)) {
       if (call.protocol && *call.protocol != p) continue;
       double rank_us = 0.0;
@@ -249,6 +255,7 @@ std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
       ranked.emplace_back(rank_us, std::move(c));
     }
   }
+  if (ranked.empty() && nccl_only) return {};
   if (ranked.empty()) {
     throw InvalidArgument("no applicable algorithm runs protocol " +
                           std::string(name(*call.protocol)) + " for " + kind + " on '" +
@@ -263,15 +270,15 @@ std::vector<Choice> Tuner::applicable(const TunerCall& call) const {
 }
 
 Choice Tuner::choose(const TunerCall& call) const {
-  const std::vector<Choice> all = applicable(call);
-  if (!call.algorithm.empty()) return all.front();
-  const OpKind kind = call.spec.kind;
+  if (!call.algorithm.empty()) return applicable(call).front();
+  // NCCL's own algorithms first, timed alone: the what-if ones (alpha-beta along every rank's
+  // routes: ~0.4 s a call at 8192 ranks) are timed only where none of NCCL's may be chosen.
+  const std::vector<Choice> nccl = ranked(call, true);
   const auto nccl_choice = [&](const Choice& c) {
-    if (!detail::nccl_algo_for(c.algorithm, kind)) return false;
-    return c.algorithm != "pat" || view_->ranks_per_node == 1;  // NCCL: PAT with 1 GPU per node
+    return !detail::traits_of(c.algorithm).nccl_one_gpu_per_node || view_->ranks_per_node == 1;
   };
-  const auto it = std::find_if(all.begin(), all.end(), nccl_choice);
-  return it != all.end() ? *it : all.front();
+  const auto it = std::find_if(nccl.begin(), nccl.end(), nccl_choice);
+  return it != nccl.end() ? *it : applicable(call).front();
 }
 
 Choice Tuner::choose(OpKind kind, std::size_t count, DataType dtype, std::string_view algorithm,
@@ -288,6 +295,12 @@ Choice Tuner::choose(OpKind kind, std::size_t count, DataType dtype, std::string
 
 std::string_view schedule_for(std::string_view algorithm) {
   return detail::schedule_algorithm(algorithm);
+}
+
+std::vector<Protocol> protocols_for(std::string_view algorithm) {
+  const detail::AlgorithmTraits* t = detail::find_traits(algorithm);
+  if (t != nullptr && t->ll_protocols) return {Protocol::ll, Protocol::ll128, Protocol::simple};
+  return {Protocol::simple};
 }
 
 }  // namespace twinccl::sim

@@ -62,14 +62,6 @@ struct RunOptions {
 // (and the valid names) for anything else; an empty variable is unset.
 RunOptions options_from_environment();
 
-// The algorithm the emulator runs for `op` on a world of `world_size` ranks when neither the call
-// nor TWINCCL_ALGO forces one: with `topology` (a preset or file, as TWINCCL_TOPOLOGY) the
-// topology's one tuner's choice (sim::Tuner), without one ring where it exists, else direct. The
-// emulator asks the same rule (backends/emu/default_choice.h); `twinccl perf --backend emu
-// --topology T` runs and labels what it returns.
-std::string emulator_default_algorithm(const OpDesc& op, int world_size,
-                                       const std::string& topology = {});
-
 // Runs `fn` as every rank of the world the options describe. Rethrows the first rank's error
 // (the other ranks get AbortedError instead of hanging).
 void run(const RunOptions& options, const RankFunction& fn);

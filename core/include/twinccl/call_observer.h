@@ -9,9 +9,9 @@
 //   };
 //   comm.observe(std::make_shared<Counter>());   // every later call of comm goes through it
 //
-// Operations and declared compute reach the observer on every backend. Groups and splits reach it
-// where the backend reports them (the emulator does); a split's child is observed by what the
-// observer's split() returns.
+// Operations, declared compute, groups and splits reach the observer on every backend (each
+// backend reports its groups and splits through Communicator::observe_group_*/observe_split); a
+// split's child is observed by what the observer's split() returns.
 #pragma once
 
 #include <functional>

@@ -93,6 +93,8 @@ class Tuner {
 
  private:
   CollectiveSpec settled(const CollectiveSpec& spec) const;
+  // applicable(), or with nccl_only the pairs of NCCL's own algorithms alone (empty when none).
+  std::vector<Choice> ranked(const TunerCall& call, bool nccl_only) const;
   // rank_us: the time NCCL's tuner ranks the pair by (all channels; enqueue.cc drops channels
   // for small calls only after choosing).
   Choice time(const CollectiveSpec& spec, DataType dtype, const std::string& algorithm,
@@ -105,6 +107,11 @@ class Tuner {
   int ranks_per_node_ = 0;
   bool software_latency_ = true;
 };
+
+// predict() (timing.h) on a tuner built once for the communicator (GPUs 0..n-1 of its topology,
+// the request's spec.nranks, software_latency and nccl_version), so a sweep of many sizes tunes
+// once, as NCCL does. InvalidArgument when the request is for another communicator.
+Prediction predict(const Tuner& tuner, const Request& request);
 
 // The registry schedule that plays `algorithm` (flow, replay, the emulator): itself, or
 // "hierarchical" for nvls_tree (NCCL's multi-node NVLS, not a registry algorithm).

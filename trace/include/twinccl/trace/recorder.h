@@ -11,7 +11,7 @@
 //   trace::save(recorder.trace(), "step.trace.json");
 //
 // The emulator attaches one per world when TWINCCL_TOPOLOGY or TWINCCL_TRACE is set. Groups and
-// splits are recorded where the backend reports them to observers (the emulator does).
+// splits are recorded on both backends (each reports them to observers).
 #pragma once
 
 #include <chrono>

@@ -1,0 +1,45 @@
+// The one thread rule for groups (thread_group.h): this thread's open group, in a thread_local.
+#include "twinccl/thread_group.h"
+
+#include "twinccl/call_site_text.h"
+
+namespace twinccl {
+namespace {
+
+struct ThreadGroup {
+  const void* owner = nullptr;  // compared, never used (it may be gone)
+  std::string owner_name;       // a copy: reused capacity, no allocation once warm
+  std::source_location where;
+};
+thread_local ThreadGroup t_group;
+
+}  // namespace
+
+bool thread_group_of_other(const void* comm) noexcept {
+  return t_group.owner != nullptr && t_group.owner != comm;
+}
+
+std::string thread_group_refusal(const std::string& what) {
+  return what + ": this thread has a group open on comm '" + t_group.owner_name +
+         "' (group_start at " + describe_call_site(t_group.where) +
+         "); NCCL groups belong to a thread, so end that group first (group_end) before using "
+         "another communicator";
+}
+
+void thread_group_opened(const void* comm, std::string_view name,
+                         std::source_location where) noexcept {
+  if (t_group.owner == comm) return;
+  t_group.owner = comm;
+  t_group.where = where;
+  try {
+    t_group.owner_name.assign(name);
+  } catch (...) {  // out of memory: the message names no communicator
+    t_group.owner_name.clear();
+  }
+}
+
+void thread_group_closed(const void* comm) noexcept {
+  if (t_group.owner == comm) t_group.owner = nullptr;
+}
+
+}  // namespace twinccl

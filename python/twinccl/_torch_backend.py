@@ -1,0 +1,350 @@
+"""TwinCCL as a torch.distributed backend: `init_process_group("twinccl")` inside twinccl.run.
+
+How it works: torch 2.x lets a backend's creator return a Python subclass of
+`torch.distributed.ProcessGroup`; torch's Python functions call its methods directly and torch's
+C++ (DDP's reducer, functional collectives, DTensor) through pybind11's trampoline, by the same
+names. Each method turns the tensors into zero-copy views (twinccl._tensors.array), finds the
+caller's line in the user's code (the first frame outside torch, twinccl and the standard
+library) and issues the operation on the rank's emulator communicator, asynchronously; the
+returned `_TwinWork` waits on the emulator's Work. So every call, from torch's Python or C++, runs
+through the emulator: NCCL's results, the misuse checks naming the user's file:line, the trace.
+
+The Work, the call site and the backend info torch asks for are in _torch_work.
+"""
+import functools
+import threading
+
+import torch
+import torch.distributed as dist
+
+from . import _torch_world, _twinccl
+from ._twinccl import InvalidArgument
+from ._tensors import array, arrays, same_type
+from ._reduce_op import reduce_op
+from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
+
+_local = threading.local()  # .pending: the communicator made for the group being created
+# torch 1.x's C++ (DDP) waits on a Python Work through C++ Work::wait, which a Python subclass
+# does not override there: its collectives complete before they return. Point-to-point stays
+# asynchronous (only torch's Python waits on it).
+ASYNC = hasattr(__import__("torch.distributed.distributed_c10d").distributed.distributed_c10d,
+                "_World")
+
+
+def _list(tensors):
+    return [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+
+
+def _op(opts, what):
+    op = getattr(opts, "reduceOp", opts)
+    if op is None:
+        op = dist.ReduceOp.SUM
+    return reduce_op(op, what)
+
+
+def _redirected(method):
+    """Runs `method` on the calling rank's own group of the same name: a group object bound
+    where another rank made it (a default argument `group=group.WORLD` evaluated when a module
+    was first imported, on whichever rank imported it) means, under torchrun, that process's
+    group; so it does here."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if _torch_world.current() is not self._owner:
+            return getattr(self.here(), name)(*args, **kwargs)
+        return method(self, *args, **kwargs)
+    return call
+
+
+class TwinProcessGroup(dist.ProcessGroup):
+    """One rank's view of one group: the emulator communicator of the calling rank thread."""
+
+    def __init__(self, comm, rank, size):
+        super().__init__(rank, size)
+        self._comm = comm
+        self._rank_in_group = rank
+        self._group_size = size
+        self._owner = _torch_world.current()  # the rank's torch world (of this run)
+
+    def here(self):
+        """This group as the calling rank holds it (itself on its own rank's thread)."""
+        world = _torch_world.current()
+        if world is self._owner:
+            return self
+        name = self.getGroupName()
+        for pg, other in list(world.pg_names.items()) if world is not None else []:
+            if other == name and isinstance(pg, TwinProcessGroup) and pg._owner is world:
+                return pg
+        raise InvalidArgument("process group '%s' of rank %d is used on a thread that has no "
+                              "group of that name (a rank's own groups are made by its own "
+                              "calls)" % (name, self._comm.rank))
+
+    # Identity ------------------------------------------------------------------------------
+    @_redirected
+    def rank(self):
+        return self._rank_in_group
+
+    def size(self):
+        return self._group_size
+
+    def getBackendName(self):
+        return BACKEND
+
+    def name(self):
+        return BACKEND
+
+    # torch's C++ keeps a group's name and description in its backends; this group has none.
+    def setGroupName(self, name):
+        self._name = name
+
+    def getGroupName(self):
+        return getattr(self, "_name", "")
+
+    def setGroupDesc(self, desc):
+        self._desc = desc
+
+    def getGroupDesc(self):
+        return getattr(self, "_desc", "")
+
+    @property
+    def group_name(self):
+        return self.getGroupName()
+
+    @property
+    def group_desc(self):
+        return self.getGroupDesc()
+
+    def _get_backend(self, device=None):
+        """What torch asks of a group's per-device backend (batch_isend_irecv: coalescing)."""
+        return _BackendInfo(self)
+
+    def __repr__(self):
+        return "<twinccl ProcessGroup rank %d of %d>" % (self._rank_in_group, self._group_size)
+
+    # Collectives ---------------------------------------------------------------------------
+    @_redirected
+    def allreduce(self, tensors, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "all_reduce")
+        tensors = _list(tensors)
+        works = []
+        for k, t in enumerate(tensors):
+            v, name = array(t, "all_reduce's tensor[%d]" % k)
+            works.append(self._comm.all_reduce(v, name, kind, scalar, ASYNC, *site))
+        return work_of(works, tensors)
+
+    allreduce_coalesced = allreduce
+
+    @_redirected
+    def broadcast(self, tensors, opts=None):
+        site = user_site()
+        root = getattr(opts, "rootRank", 0) if opts is not None else 0
+        tensors = _list(tensors)
+        works = []
+        for k, t in enumerate(tensors):
+            v, name = array(t, "broadcast's tensor[%d]" % k)
+            works.append(self._comm.broadcast(v, name, root, ASYNC, *site))
+        return work_of(works, tensors)
+
+    @_redirected
+    def reduce(self, tensors, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "reduce")
+        root = opts.rootRank
+        tensors = _list(tensors)
+        works = []
+        for k, t in enumerate(tensors):
+            v, name = array(t, "reduce's tensor[%d]" % k)
+            works.append(self._comm.reduce(v, name, root, kind, scalar, ASYNC, *site))
+        return work_of(works, tensors)
+
+    @_redirected
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        works = []
+        for k, (outs, t) in enumerate(zip(output_tensors, _list(input_tensors))):
+            views, name = arrays(outs, "all_gather's output_tensors[%d]" % k)
+            v, name2 = array(t, "all_gather's input_tensors[%d]" % k)
+            same_type(name2, name or name2, "all_gather")
+            works.append(self._comm.all_gather(views, v, name2, ASYNC, *site))
+        return work_of(works, output_tensors)
+
+    allgather_coalesced = allgather
+
+    @_redirected
+    def _allgather_base(self, output, input, opts=None):
+        site = user_site()
+        o, name = array(output, "all_gather_into_tensor's output_tensor")
+        i, name2 = array(input, "all_gather_into_tensor's input_tensor")
+        same_type(name, name2, "all_gather_into_tensor")
+        return work_of([self._comm.all_gather_into_tensor(o, i, name, ASYNC, *site)], [output])
+
+    all_gather_single = _allgather_base
+
+    @_redirected
+    def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        site = user_site()
+        works = []
+        for k, (output, input) in enumerate(zip(outputs, inputs)):
+            o, name = array(output, "all_gather_into_tensor's output[%d]" % k)
+            i, name2 = array(input, "all_gather_into_tensor's input[%d]" % k)
+            same_type(name, name2, "all_gather_into_tensor")
+            works.append(self._comm.all_gather_into_tensor(o, i, name, ASYNC, *site))
+        return work_of(works, list(outputs))
+
+    all_gather_single_coalesced = allgather_into_tensor_coalesced
+
+    @_redirected
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "reduce_scatter")
+        works = []
+        for k, (out, ins) in enumerate(zip(_list(output_tensors), input_tensors)):
+            o, name = array(out, "reduce_scatter's output[%d]" % k)
+            views, name2 = arrays(ins, "reduce_scatter's input_list[%d]" % k)
+            same_type(name, name2 or name, "reduce_scatter")
+            works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, ASYNC, *site))
+        return work_of(works, _list(output_tensors))
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        return self.reduce_scatter_tensor_coalesced([output], [input], opts)
+
+    reduce_scatter_single = _reduce_scatter_base
+
+    @_redirected
+    def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+        site = user_site()
+        kind, scalar = _op(opts, "reduce_scatter_tensor")
+        works = []
+        for k, (output, input) in enumerate(zip(outputs, inputs)):
+            o, name = array(output, "reduce_scatter_tensor's output[%d]" % k)
+            i, name2 = array(input, "reduce_scatter_tensor's input[%d]" % k)
+            same_type(name, name2, "reduce_scatter_tensor")
+            works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, ASYNC, *site))
+        return work_of(works, list(outputs))
+
+    reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
+
+    @_redirected
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        outs, name = arrays(output_tensors, "all_to_all's output_tensor_list")
+        ins, name2 = arrays(input_tensors, "all_to_all's input_tensor_list")
+        same_type(name, name2, "all_to_all")
+        return work_of([self._comm.all_to_all(outs, ins, name, ASYNC, *site)], output_tensors)
+
+    @_redirected
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        from .distributed import _even, _splits
+        site = user_site()
+        o, name = array(output, "all_to_all_single's output")
+        i, name2 = array(input, "all_to_all_single's input")
+        same_type(name, name2, "all_to_all_single")
+        n = self._group_size
+        os_ = _splits(output_split_sizes, output, n, "all_to_all_single's output_split_sizes")
+        is_ = _splits(input_split_sizes, input, n, "all_to_all_single's input_split_sizes")
+        if bool(os_) != bool(is_):
+            if not os_:
+                os_ = _even(o, n, "all_to_all_single's output")
+            else:
+                is_ = _even(i, n, "all_to_all_single's input")
+        return work_of([self._comm.all_to_all_single(o, i, os_, is_, name, ASYNC, *site)],
+                         [output])
+
+    all_to_all_single = alltoall_base
+
+    @_redirected
+    def gather(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        root = opts.rootRank
+        t = _list(input_tensors)[0]
+        v, name = array(t, "gather's tensor")
+        lst = []
+        if self._rank_in_group == root:
+            lst, name2 = arrays(output_tensors[0], "gather's gather_list")
+            same_type(name, name2 or name, "gather")
+        work = self._comm.gather(v, lst, name, root, ASYNC, *site)
+        return work_of([work], output_tensors)
+
+    @_redirected
+    def scatter(self, output_tensors, input_tensors, opts=None):
+        site = user_site()
+        root = opts.rootRank
+        t = _list(output_tensors)[0]
+        v, name = array(t, "scatter's tensor")
+        lst = []
+        if self._rank_in_group == root:
+            lst, name2 = arrays(input_tensors[0], "scatter's scatter_list")
+            same_type(name, name2 or name, "scatter")
+        work = self._comm.scatter(v, lst, name, root, ASYNC, *site)
+        return work_of([work], _list(output_tensors))
+
+    @_redirected
+    def barrier(self, opts=None):
+        return work_of([self._comm.barrier(ASYNC, *user_site())], [])
+
+    # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
+    def _p2p(self, is_send, tensors, peer, tag, what):
+        site = user_site()
+        if tag != 0:
+            raise InvalidArgument("%s: tag=%r is not supported (NCCL matches messages by order; "
+                                  "pass tag=0)" % (what, tag))
+        tensors = _list(tensors)
+        call = self._comm.send if is_send else self._comm.recv
+        works = []
+        for t in tensors:
+            v, name = array(t, what + "'s tensor")
+            works.append(call(v, name, peer, True, *site))
+        return work_of(works, tensors)
+
+    @_redirected
+    def send(self, tensors, dst, tag=0):
+        return self._p2p(True, tensors, dst, tag, "send")
+
+    @_redirected
+    def recv(self, tensors, src, tag=0):
+        return self._p2p(False, tensors, src, tag, "recv")
+
+    def recv_anysource(self, tensors, tag=0):
+        raise InvalidArgument("recv: a source rank is required (receiving from any source is not "
+                              "supported: NCCL has no such receive)")
+
+
+def set_pending(comm):
+    """The communicator the next group creation on this thread uses (set around torch's
+    _new_process_group_helper, which calls the creator on the members only)."""
+    _local.pending = comm
+
+
+def create(store, rank, size, timeout):
+    """torch's backend creator: the rank thread's world communicator for the default group, the
+    communicator split for a new group otherwise."""
+    comm = getattr(_local, "pending", None)
+    _local.pending = None
+    if comm is None:
+        try:
+            comm = _twinccl._world()
+        except InvalidArgument:
+            raise InvalidArgument("init_process_group(backend='twinccl') works inside "
+                                  "twinccl.run(fn, world_size=N, torch_distributed=True) only; "
+                                  "this thread is no emulated rank") from None
+    if (comm.rank, comm.size) != (rank, size):
+        raise InvalidArgument("init_process_group(backend='twinccl'): rank=%d world_size=%d, but "
+                              "this thread is rank %d of twinccl.run's %d"
+                              % (rank, size, comm.rank, comm.size))
+    return TwinProcessGroup(comm, rank, size)
+
+
+_registered = [False]
+
+
+def register():
+    """Registers the backend with torch once ('twinccl', CPU tensors)."""
+    if _registered[0]:
+        return
+    try:
+        dist.Backend.register_backend(BACKEND, create, devices=["cpu"])
+    except TypeError:  # torch 1.x: no devices argument
+        dist.Backend.register_backend(BACKEND, create)
+    _registered[0] = True

@@ -1,0 +1,191 @@
+"""twinccl.run(..., torch_distributed=True): torch.distributed with TwinCCL as its backend, each
+rank its own default group (torch 2.x; torch 1.x under the rank baton).
+
+How it works: for the duration of the run, torch's group state is per rank (the rank baton's
+swap, or _torch_world's per-thread view), and every rank starts with
+`init_process_group("twinccl")` done, over an in-process HashStore and the rank's emulator
+communicator. A script's own
+`init_process_group("nccl" | "gloo", ...)` then finds its group made (accepted when its rank and
+world size agree: the run, not the script, chooses them, as torchrun does). New groups
+(`new_group`, `new_subgroups*`, DeviceMesh's dimensions) are split from the emulator's world on
+every rank, members and others (torch calls the backend's creator on the members only), so a
+group is the emulator's own communicator with its misuse checks and its trace. `split_group` is
+answered the same way. Every backend name a script asks for means TwinCCL inside the run.
+"""
+import contextlib
+import functools
+import inspect
+import sys
+import zlib
+
+import torch.distributed as tdist
+import torch.distributed.distributed_c10d as c10d
+
+from . import _torch_backend, _torch_world, _twinccl
+from ._twinccl import InvalidArgument
+
+_NOCOLOR = -1
+
+
+def _group_comm(ranks, group_name):
+    """The emulator communicator of the group of these global ranks (in group-rank order) for
+    the calling rank, or None when it is no member. Collective over the world."""
+    world = _twinccl._world()
+    ranks = [int(r) for r in ranks]
+    member = world.rank in ranks
+    color = zlib.crc32(repr(ranks).encode()) & 0x3FFFFFFF if member else _NOCOLOR
+    key = ranks.index(world.rank) if member else 0
+    file, line = _torch_backend.user_site()
+    name = ("group %s" % group_name)[:120]
+    comm = world.split(color, key, name, file, line)
+    if comm is not None and comm.size != len(ranks):
+        raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this "
+                              "rank passed ranks=%s, but only %d rank(s) passed the same list; "
+                              "every rank must create the same groups in the same order"
+                              % (world.rank, file, line, ranks[:16], comm.size))
+    return comm
+
+
+def _wrap_group_helper(original):
+    """torch's _new_process_group_helper, with the emulator's split done first on every rank."""
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def helper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        if "backend" in bound.arguments:
+            bound.arguments["backend"] = _torch_backend.BACKEND
+        ranks = bound.arguments.get("global_ranks_in_group") or []
+        if ranks:
+            _torch_backend.set_pending(_group_comm(ranks, bound.arguments.get("group_name")))
+        try:
+            return original(*bound.args, **bound.kwargs)
+        finally:
+            _torch_backend.set_pending(None)
+    return helper
+
+
+def _wrap_init(original):
+    """init_process_group inside the run: the rank's group exists already; a script's call is
+    accepted when what it says agrees with the run."""
+
+    @functools.wraps(original)
+    def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                           store=None, group_name="", pg_options=None, device_id=None, **kwargs):
+        world = _twinccl._world()
+        if world_size not in (-1, None, world.size):
+            raise InvalidArgument("init_process_group: world_size=%r, twinccl.run has %d ranks"
+                                  % (world_size, world.size))
+        if rank not in (-1, None, world.rank):
+            raise InvalidArgument("init_process_group: rank=%r on the thread of rank %d"
+                                  % (rank, world.rank))
+        if c10d.is_initialized():
+            return None
+        extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
+        return original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
+                        world_size=world.size, **extra)
+    return init_process_group
+
+
+def _split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None,
+                 group_desc=None, backend=None):
+    """torch's split_group on TwinCCL: one new_group per split, in order, on every rank of the
+    parent (split_ranks are ranks of the parent, their order the new group's ranks, as torch);
+    this rank gets the group of its split, the others NON_GROUP_MEMBER."""
+    if not split_ranks:
+        raise ValueError("split_ranks cannot be None or empty")
+    parent = parent_pg or c10d._get_default_group()
+    parent_ranks = c10d.get_process_group_ranks(parent)
+    me = tdist.get_rank()
+    result = c10d.GroupMember.NON_GROUP_MEMBER
+    for split in split_ranks:
+        ranks = [parent_ranks[r] for r in split]
+        group = tdist.new_group(ranks, group_desc=group_desc, **_unsorted())
+        if me in ranks:
+            result = group
+    return result
+
+
+def _unsorted():
+    """new_group's keyword keeping the ranks' order, where this torch has it."""
+    return {"sort_ranks": False} if "sort_ranks" in inspect.signature(
+        c10d.new_group).parameters else {}
+
+
+_store = [None]
+def _no_store_barrier(original):
+    """torch's store-based barrier after making a group (always in torch 1.x) would block a rank
+    in the store while it holds the rank baton; the emulator's world split that made the group
+    is collective already."""
+    def _store_based_barrier(*args, **kwargs):
+        return None
+    return _store_based_barrier
+
+
+_PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap_group_helper,
+            "_store_based_barrier": _no_store_barrier}
+
+
+@contextlib.contextmanager
+def session(own_world=True):
+    """Backend mode for one run; yields the wrapper of the rank function. own_world=False: the
+    run's rank baton gives each rank its own distributed_c10d._world (no view needed)."""
+    _torch_backend.register()
+    if not _torch_world.install(view=own_world):
+        raise InvalidArgument("this torch keeps its process groups in module globals (torch < 2)")
+    _store[0] = tdist.HashStore()
+    saved = {(sys, "excepthook"): sys.excepthook}  # each init_process_group chains one
+    for name in ("_backend", "_default_pg_init_method"):
+        if hasattr(c10d, name):
+            saved[(c10d, name)] = getattr(c10d, name)
+    try:
+        for name, wrap in _PATCHED.items():
+            if not hasattr(c10d, name):
+                continue
+            saved[(c10d, name)] = getattr(c10d, name)
+            setattr(c10d, name, wrap(saved[(c10d, name)]))
+            if hasattr(tdist, name):
+                saved[(tdist, name)] = getattr(tdist, name)
+                setattr(tdist, name, getattr(c10d, name))
+        for module in (c10d, tdist):
+            if hasattr(module, "split_group"):
+                saved[(module, "split_group")] = module.split_group
+                module.split_group = _split_group
+        yield _rank_wrapper
+    finally:
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
+        _store[0] = None
+        _torch_world.uninstall()
+
+
+def _rank_wrapper(fn):
+    def rank_main(rank):
+        _torch_world.enter_rank()
+        try:
+            c10d.init_process_group(_torch_backend.BACKEND)
+            return fn(rank)
+        except RuntimeError as e:
+            typed = _typed(e)
+            if typed is None:
+                raise
+            raise typed from e
+        finally:
+            _torch_world.leave_rank()
+    return rank_main
+
+
+_TYPES = ("AbortedError", "BackendError", "ConfigError", "DeadlockError", "InternalError",
+          "InvalidArgument", "MismatchError", "ResourceError", "TimeoutError")
+
+
+def _typed(error):
+    """A TwinCCL error that crossed torch 1.x's autograd engine comes back as a RuntimeError
+    "MismatchError: <message>\n\nAt: <frames>": the TwinCCL error again, or None."""
+    if isinstance(error, _twinccl.Error):
+        return None
+    text = str(error)
+    for name in _TYPES:
+        if text.startswith(name + ": "):
+            return getattr(_twinccl, name)(text[len(name) + 2:].split("\n\nAt:\n")[0])
+    return None
