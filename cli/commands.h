@@ -53,6 +53,19 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out);
 // (compare_options.h).
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
 int run_compare_command(const CompareOptions& options, std::ostream& out);
+// A log file's text for the nccl-tests parser (compare_command.cc): ConfigError when it is
+// missing, not a regular file or larger than a log can be.
+std::string read_nccl_tests_log(const std::string& path);
+
+// `twinccl calibrate LOG... --topology T -o FILE` (calibrate_command.cc).
+struct CalibrateOptions {
+  std::vector<std::string> logs;
+  std::string topology;
+  std::string output;
+  std::string collective;
+};
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);
+int run_calibrate_command(const CalibrateOptions& options, std::ostream& out);
 
 // `twinccl whatif`: one sweep (or trace) on several topologies, side by side (whatif_command.cc).
 struct WhatifOptions {

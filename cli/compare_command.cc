@@ -48,6 +48,8 @@ std::string read_log(const std::string& path) {
 
 }  // namespace
 
+std::string read_nccl_tests_log(const std::string& path) { return read_log(path); }
+
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "compare",

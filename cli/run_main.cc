@@ -7,6 +7,7 @@
 //   predicted)
 //   twinccl whatif [collective] -t A -t 'B --set K=V' [--replay TRACE] [--plot out.svg]
 //   twinccl import-torch-trace RANK0.json[.gz] ... -o job.trace.json   (PyTorch profiler traces)
+//   twinccl calibrate LOG... --topology T -o mycluster.json   (fit NVLink/NIC rates to your logs)
 // Every command that takes a topology takes --set K=V, --degrade PART=RATE, --fail PART.
 // Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error. Every error
 // is one line on stderr ("twinccl: -n '0x10': expected a whole number in [1, 1000000] ...").
@@ -92,6 +93,8 @@ int twinccl::cli::run_main(int argc, char** argv) {
   CLI::App* whatif_cmd = add_whatif_command(app, whatif);
   ImportTorchOptions import_torch;
   CLI::App* import_torch_cmd = add_import_torch_command(app, import_torch);
+  CalibrateOptions calibrate;
+  CLI::App* calibrate_cmd = add_calibrate_command(app, calibrate);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,8 +104,8 @@ int twinccl::cli::run_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --version and the like
     const CLI::App* sub = nullptr;
-    for (const CLI::App* s :
-         {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd, import_torch_cmd}) {
+    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd,
+                              import_torch_cmd, calibrate_cmd}) {
       if (s->parsed()) sub = s;
     }
     return usage_error(e.what(), sub);
@@ -110,8 +113,8 @@ int twinccl::cli::run_main(int argc, char** argv) {
     return usage_error(e.what(), nullptr);
   }
   try {
-    for (const CLI::App* s :
-         {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd, import_torch_cmd}) {
+    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd,
+                              import_torch_cmd, calibrate_cmd}) {
       if (s->parsed()) refuse_empty_values(*s);
     }
     int code = 0;
@@ -129,6 +132,8 @@ int twinccl::cli::run_main(int argc, char** argv) {
       code = run_whatif_command(whatif, std::cout);
     } else if (*import_torch_cmd) {
       code = run_import_torch_command(import_torch, std::cout);
+    } else if (*calibrate_cmd) {
+      code = run_calibrate_command(calibrate, std::cout);
     } else {
       code = run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
     }

@@ -5,7 +5,6 @@ import os
 import random
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
@@ -89,15 +88,18 @@ def test_torch_distributed_default_group_state_is_per_rank():
         worlds = [id(world())]
         c10d._group_count = 10 + rank
         c10d._pg_names["pg%d" % rank] = rank
+        c10d.GroupMember.WORLD = "default group of rank %d" % rank  # 1.13: a class attribute
         dist.barrier()
         worlds.append(id(world()))
-        seen[rank] = (worlds, c10d._group_count, dict(c10d._pg_names))
+        seen[rank] = (worlds, c10d._group_count, dict(c10d._pg_names), c10d.GroupMember.WORLD)
     twinccl.run(fn, world_size=3, timeout_s=30)
     assert len({seen[r][0][0] for r in range(3)}) == 3  # each rank its own _World
     for rank in range(3):
         assert seen[rank][0][0] == seen[rank][0][1]
-        assert seen[rank][1:] == (10 + rank, {"pg%d" % rank: rank})
+        assert seen[rank][1:] == (10 + rank, {"pg%d" % rank: rank},
+                                  "default group of rank %d" % rank)
     assert world() is caller_world and c10d._group_count == 0 and not c10d._pg_names
+    assert c10d.GroupMember.WORLD is None
 
 
 MEGATRON_STYLE = '''
@@ -262,3 +264,72 @@ def test_a_rank_holding_its_turn_past_the_timeout_stops_the_run():
 def test_rank_state_argument_is_checked():
     with pytest.raises(twinccl.InvalidArgument, match="rank_state must be"):
         twinccl.run(lambda r: None, world_size=1, rank_state="threads")
+
+
+def test_ctrl_c_stops_an_isolated_run_whatever_holds_the_turn():
+    """A rank busy in Python holds the turn; others wait in a barrier or for their turn."""
+    import _thread
+    import threading
+
+    def fn(rank):
+        if rank == 1:
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                sum(range(100))
+        dist.barrier()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            twinccl.run(fn, world_size=4, timeout_s=60)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 10
+    twinccl.run(lambda rank: dist.barrier(), world_size=4, timeout_s=30)  # the next run works
+
+
+def test_isolated_runs_on_two_threads_at_once_are_refused_and_nested_ones_work():
+    import threading
+    other = {}
+
+    def inner(rank):
+        dist.barrier()
+
+    def fn(rank):
+        if rank == 0:  # nested in a rank: it keeps its turn while the nested run lasts
+            twinccl.run(inner, world_size=2, timeout_s=30)
+            t = threading.Thread(target=lambda: other.setdefault("error", _run_error(inner)))
+            t.start()
+            t.join()
+        dist.barrier()
+    twinccl.run(fn, world_size=2, timeout_s=30)
+    assert isinstance(other["error"], twinccl.InvalidArgument)
+    assert "another such run is in progress on another thread" in str(other["error"])
+
+
+def _run_error(fn):
+    try:
+        twinccl.run(fn, world_size=2, timeout_s=30)
+    except twinccl.Error as e:
+        return e
+    return None
+
+
+def test_a_library_module_imported_by_a_rank_does_not_bind_that_ranks_group():
+    """torch.distributed.nn.functional takes group=group.WORLD as a default argument and DDP
+    imports it lazily: imported inside a rank after its init_process_group, every rank (and every
+    later run) used that rank's group. It is imported before the ranks start now."""
+    pytest.importorskip("torch")
+    import torch.distributed as tdist
+    for name in ("torch.distributed.nn.functional", "torch.distributed.nn"):
+        sys.modules.pop(name, None)
+    defaults = {}
+
+    def fn(rank):
+        tdist.init_process_group("gloo")
+        import torch.distributed.nn.functional as dist_nn
+        defaults[rank] = dist_nn.all_gather.__defaults__
+        tdist.destroy_process_group()
+    twinccl.run(fn, world_size=2, torch_distributed=True, timeout_s=30)
+    assert defaults == {0: (None,), 1: (None,)}

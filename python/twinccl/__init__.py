@@ -40,7 +40,7 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
         algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192,
-        rank_state="isolated", mindspore=False, _rank_states=None):
+        rank_state="isolated", mindspore=False, cuda_on_cpu=False, _rank_states=None):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -77,12 +77,21 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         "shared": ranks are plain threads sharing all of it (the ranks' Python runs in parallel
         between calls, as far as the GIL allows).
 
+    cuda_on_cpu: True maps the CUDA calls of a GPU training script to the CPU for the run
+        (`.cuda()`, device="cuda", torch.cuda.set_device(local_rank), streams, events: see
+        docs/python.md), so it runs unmodified; one current device per rank.
+
     Ctrl-C (KeyboardInterrupt) stops the run within a fraction of a second: ranks waiting in
     TwinCCL get AbortedError, ranks running Python get KeyboardInterrupt, every rank is joined,
     and KeyboardInterrupt is raised here.
     """
     checked = run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
                             timeline_path, max_p2p_lane_threads)
+    if not isinstance(cuda_on_cpu, bool):
+        raise InvalidArgument("twinccl.run: cuda_on_cpu must be True or False, got %r"
+                              % (cuda_on_cpu,))
+    if cuda_on_cpu:
+        from . import _cuda_on_cpu  # noqa: F401  (its per-rank current device, before states)
     if mindspore:  # each rank starts with no named groups; Python in turns (_ms_baton.py)
         from ._ms_patch import fresh_groups
         fn = fresh_groups(fn, own_baton=rank_state == "shared")
@@ -101,7 +110,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     args = (rank_function(fn, checked[0]),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:
         if states is not None:
-            from ._rank_state import sleep_gives_turn
+            from ._rank_state import one_isolated_run, sleep_gives_turn
+            during_run.enter_context(one_isolated_run())
             during_run.enter_context(sleep_gives_turn())
         if torch_distributed:
             # TwinCCL as torch's backend; with per-rank states the baton gives each rank its
@@ -112,6 +122,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         if mindspore:
             from ._ms_patch import patched as mindspore_patched
             during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))
+        if cuda_on_cpu:
+            during_run.enter_context(_cuda_on_cpu.cuda_on_cpu(checked[0]))
         result = _twinccl._run(*args)
     if result is None:
         return None

@@ -14,7 +14,8 @@ How:
   the script imports) is imported by each rank for itself: at a hand-over the leaving rank's
   modules leave sys.modules and the arriving rank's come back, so `import x` finds the rank's own
   `x` (and pickle the rank's own classes). `__main__` is one per rank too.
-* a user module imported before the run (the module defining fn) keeps its module object, but
+* a user module imported before the run (the module defining fn, the script's `__main__`) keeps
+  its module object, but
   each rank sees its own globals: at a hand-over the module's dict is saved and the arriving
   rank's contents put in its place. A rank starts from a copy of the caller's globals in which the
   module's functions are copies (their attributes per rank) and `lru_cache`s new caches. So a
@@ -69,7 +70,9 @@ class _Classifier:
         return verdict
 
     def _judge(self, name, module):
-        if name == "__main__" or _in_package(name, self._shared):
+        spec = getattr(module, "__spec__", None)
+        real_name = getattr(spec, "name", None) or name  # `python -m twinccl.torchrun`: __main__
+        if _in_package(name, self._shared) or _in_package(real_name, self._shared):
             return False
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or not path.endswith(".py"):
@@ -107,8 +110,11 @@ class RankModules:
     """A part of RankStates: save() the leaving rank's modules, restore() the arriving rank's."""
     def __init__(self):
         self._classifier = _Classifier()
-        self._before = {name: m for name, m in list(sys.modules.items())
-                        if self._classifier.is_user(name, m)}
+        self._before = {}
+        for name, m in list(sys.modules.items()):  # one entry per module object
+            if self._classifier.is_user(name, m) and \
+                    all(m is not other for other in self._before.values()):
+                self._before[name] = m  # (multiprocessing names __main__ __mp_main__ too)
         self._caller_view = None  # the caller's globals of self._before, at the first hand-over
         self._private = {}  # the modules a rank imported itself, removed while it is away
         self._installed = {}  # the arriving rank's private modules, now in sys.modules

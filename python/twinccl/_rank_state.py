@@ -12,142 +12,17 @@ on top of the caller's), or, for a module imported during the run, what a fresh 
 have. A rank taking the baton back from itself swaps nothing. docs/python.md measures the cost.
 """
 import contextlib
-import ctypes
+import importlib
 import os
-import random
-import struct
 import sys
 import threading
 import time
 
 from . import _twinccl
-
 from ._rank_modules import RankModules
+from ._rank_random import NumpyRandom, PythonRandom, TorchRandom
 
 _FRESH = object()  # a rank's value before its first arrival: the part's initial value
-
-
-class _PythonRandom:
-    def __init__(self, fresh):
-        self._caller = random.getstate()
-        self._fresh = fresh
-
-    def save(self):
-        return random.getstate()
-
-    def initial(self, rank):
-        return random.Random().getstate() if self._fresh else self._caller
-
-    def restore(self, value):
-        random.setstate(value)
-
-
-class _TorchRandom:
-    """torch's default CPU generator (torch.manual_seed, torch.randn, DataLoader's shuffle)."""
-    def __init__(self):
-        torch = sys.modules.get("torch")
-        self._caller = torch.default_generator.get_state() if torch else None
-
-    def save(self):
-        torch = sys.modules.get("torch")
-        return torch.default_generator.get_state() if torch else None
-
-    def initial(self, rank):
-        return self._caller
-
-    def restore(self, value):
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return
-        if value is None:  # torch imported during the run: a fresh process's state
-            value = torch.Generator().get_state()
-        torch.default_generator.set_state(value)
-
-
-class _NumpyRandom:
-    """NumPy's global RandomState (np.random.seed, np.random.rand). Its get_state/set_state cost
-    ~80 us each, so a hand-over compares a fingerprint first (the MT19937 key and position, read
-    through the bit generator's ctypes address, ~2 us; see _numpy_fingerprint) and copies the full
-    state only when a rank drew numbers since it was installed."""
-    def __init__(self, fresh):
-        self._fresh = fresh
-        np = sys.modules.get("numpy")
-        self._caller = self._full(np) if np else None
-        self._installed = None  # (fingerprint, full state) of the state in place
-
-    @staticmethod
-    def _full(np):
-        return (_numpy_fingerprint(np), np.random.get_state())
-
-    def save(self):
-        np = sys.modules.get("numpy")
-        if np is None:
-            return None
-        if self._installed is not None and self._installed[0] is not None and \
-                self._installed[0] == _numpy_fingerprint(np):
-            return self._installed  # not drawn from since it was installed
-        return self._full(np)
-
-    def initial(self, rank):
-        return None if self._fresh else self._caller
-
-    def restore(self, value):
-        np = sys.modules.get("numpy")
-        if np is None:
-            return
-        if value is None:  # seeded from the OS, as in a new process
-            value = (None, np.random.RandomState().get_state())
-        fingerprint = _numpy_fingerprint(np)
-        if fingerprint is None or fingerprint != value[0]:
-            np.random.set_state(value[1])
-            fingerprint = _numpy_fingerprint(np)
-        self._installed = (fingerprint, value[1])
-
-
-def _numpy_fingerprint(np):
-    """The bytes of the global RandomState's MT19937 state (key[624], pos) and of its cached
-    Gaussian (has_gauss, gauss: offsets found once by setting known values), or None where this
-    NumPy's layout is not the one probed (then every hand-over copies the full state)."""
-    rand = np.random.mtrand._rand
-    where = _NUMPY_LAYOUT.get(id(rand))
-    if where is None:
-        where = _NUMPY_LAYOUT[id(rand)] = _probe_numpy_layout(np, rand)
-    if where is False:
-        return None
-    state_address, gauss_offset = where
-    return (ctypes.string_at(state_address, 624 * 4 + 4) +
-            ctypes.string_at(id(rand) + gauss_offset - 8, 16))
-
-
-_NUMPY_LAYOUT = {}
-
-
-def _probe_numpy_layout(np, rand):
-    try:
-        bit_generator = rand._bit_generator
-        if type(bit_generator).__name__ != "MT19937":
-            return False
-        state_address = bit_generator.ctypes.state_address
-        saved = rand.get_state()
-        size = type(rand).__basicsize__
-        try:
-            offsets = []
-            for value in (1.2345678912345e-301, -7.5e200):
-                rand.set_state(saved[:3] + (1, value))
-                raw = ctypes.string_at(id(rand), size)
-                offsets.append(raw.find(struct.pack("d", value)))
-                has_gauss = struct.unpack_from("i", raw, offsets[-1] - 8)[0]
-                if has_gauss != 1:
-                    return False
-            key = ctypes.string_at(state_address, 624 * 4)
-            if offsets[0] < 8 or offsets[0] != offsets[1] or \
-                    key != saved[1].astype("<u4").tobytes():
-                return False
-        finally:
-            rand.set_state(saved)
-        return (state_address, offsets[0])
-    except Exception:  # noqa: BLE001 (any surprise: the slow, exact path)
-        return False
 
 
 class _Environ:
@@ -184,6 +59,21 @@ class _Environ:
                 self._data[key] = value[key]
             else:
                 os.environ[key] = value[key]
+
+
+class _ExceptHook:
+    """sys.excepthook: torch's init_process_group wraps it to prefix "[rankN]: " (torch 2.x)."""
+    def __init__(self):
+        self._caller = sys.excepthook
+
+    def save(self):
+        return sys.excepthook
+
+    def initial(self, rank):
+        return self._caller
+
+    def restore(self, value):
+        sys.excepthook = value
 
 
 class _Argv:
@@ -235,15 +125,36 @@ def register_rank_global(module, attribute, fresh=_fresh_like):
     LIBRARY_GLOBALS.append((module, attribute, fresh))
 
 
+# Library modules that bind process-group state when imported: imported by the caller, before any
+# rank has a default group. torch.distributed.nn.functional's collectives take
+# `group=group.WORLD` as a default argument; DistributedDataParallel imports it lazily, so the
+# first rank to build one bound its own group into every rank's (and every later run's) calls.
+PREIMPORTED = ["torch.distributed.nn.functional"]
+
+
+def preimport():
+    """PREIMPORTED, where torch.distributed is in use (called with the caller's state in place)."""
+    if "torch.distributed" in sys.modules:
+        for module in PREIMPORTED:
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass
+
+
 class _LibraryGlobals:
     def __init__(self):
-        self._entries = list(LIBRARY_GLOBALS)
+        by_module = {}
+        for module, attribute, fresh in LIBRARY_GLOBALS:
+            by_module.setdefault(module, []).append((attribute, fresh))
+        self._modules = list(by_module.items())
 
     def save(self):
         out = []
-        for module, attribute, _ in self._entries:
+        for module, attributes in self._modules:
             m = sys.modules.get(module)
-            out.append(getattr(m, attribute, _FRESH) if m is not None else _FRESH)
+            out.append(None if m is None else
+                       [getattr(m, attribute, _FRESH) for attribute, _ in attributes])
         world = self._world_member()
         out.append(world.__dict__.get("WORLD", _FRESH) if world is not None else _FRESH)
         return out
@@ -262,12 +173,18 @@ class _LibraryGlobals:
         return None
 
     def restore(self, value):
-        for i, (module, attribute, fresh) in enumerate(self._entries):
+        for i, (module, attributes) in enumerate(self._modules):
             m = sys.modules.get(module)
-            if m is None or not hasattr(m, attribute):
+            if m is None:
                 continue
-            v = value[i] if value is not None else _FRESH
-            setattr(m, attribute, fresh(getattr(m, attribute)) if v is _FRESH else v)
+            values = value[i] if value is not None else None
+            for j, (attribute, fresh) in enumerate(attributes):
+                v = values[j] if values is not None else _FRESH
+                if v is _FRESH:
+                    if not hasattr(m, attribute):
+                        continue
+                    v = fresh(getattr(m, attribute))
+                setattr(m, attribute, v)
         world = self._world_member()
         if world is not None:
             v = value[-1] if value is not None else _FRESH
@@ -299,9 +216,10 @@ class RankStates:
     def __init__(self, world_size, rank_environ, rank_argv=None, fresh_random=False,
                  isolate_modules=True):
         self.world_size = world_size
-        self.parts = [_PythonRandom(fresh_random), _TorchRandom(), _NumpyRandom(fresh_random),
+        self.parts = [PythonRandom(fresh_random), TorchRandom(), NumpyRandom(fresh_random),
                       _Environ(rank_environ),
                       _Argv(rank_argv or (lambda rank, argv=list(sys.argv): list(argv))),
+                      _ExceptHook(),
                       _LibraryGlobals()]
         self.modules = RankModules() if isolate_modules else None
         if self.modules is not None:
@@ -311,29 +229,57 @@ class RankStates:
 
     def swap(self, leaving, arriving):
         """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s. A KeyboardInterrupt
-        sent into the rank meanwhile (Ctrl-C) is raised once the swap is complete."""
+        sent into the rank meanwhile (Ctrl-C) is raised once the swap is complete (each step is
+        done again if it was cut)."""
         self.swaps += 1
+        if leaving == -1:
+            preimport()  # the caller's state is in place: no rank's group gets bound
         interrupted = []
-        self._saved[leaving] = [_finished(part.save, interrupted) for part in self.parts]
+        values = []
+        for part in self.parts:
+            while True:
+                try:
+                    values.append(part.save())
+                    break
+                except Exception:
+                    raise
+                except BaseException as e:  # noqa: B036
+                    interrupted.append(e)
+        self._saved[leaving] = values
         saved = self._saved.pop(arriving, None)
         for i, part in enumerate(self.parts):
-            value = saved[i] if saved is not None else _finished(
-                lambda: part.initial(arriving), interrupted)
-            _finished(lambda: part.restore(value), interrupted)
+            while True:
+                try:
+                    part.restore(saved[i] if saved is not None else part.initial(arriving))
+                    break
+                except Exception:
+                    raise
+                except BaseException as e:  # noqa: B036
+                    interrupted.append(e)
         if interrupted:
             raise interrupted[0]
 
 
-def _finished(step, interrupted):
-    """step(), done again if an asynchronous exception (KeyboardInterrupt) cut it; the exception
-    is kept for later."""
-    while True:
-        try:
-            return step()
-        except Exception:
-            raise
-        except BaseException as e:  # noqa: B036 (Ctrl-C, raised after the swap)
-            interrupted.append(e)
+_isolated_runs = [0]
+
+
+@contextlib.contextmanager
+def one_isolated_run():
+    """Runs whose ranks take turns swap the same process state: one at a time, except a run nested
+    in a rank of the active one (that rank keeps its turn while the nested run lasts)."""
+    with _sleep_lock:
+        if _isolated_runs[0] and not _twinccl._takes_turns():
+            raise _twinccl.InvalidArgument(
+                "twinccl.run(rank_state=\"isolated\"): another such run is in progress on another "
+                "thread, and both would swap the same process state (random generators, "
+                "os.environ, module globals); run them one after the other, or pass "
+                "rank_state=\"shared\"")
+        _isolated_runs[0] += 1
+    try:
+        yield
+    finally:
+        with _sleep_lock:
+            _isolated_runs[0] -= 1
 
 
 _real_sleep = time.sleep

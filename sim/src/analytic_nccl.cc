@@ -27,7 +27,10 @@
 //   nodes, x1.4 for Simple all_reduce across nodes (the ring plateau); tree base +
 //   2((ppn-1) intraHop + log2(nodes) netHop); nvls intraHop; nvls_tree intraHop +
 //   2 log2(nodes) x NVLS-tree netHop; pat base + log2(nodes) netHop / 3.5 + 2.8 n.
-//   One GPU per node: the tree's network hop latency, as NCCL.
+//   One GPU per node: the tree's network hop latency, as NCCL. A network hop on EFA costs what
+//   AWS's own tuner says (network_class.h: 20 us, 23 on Simple).
+//   One rank: NCCL's one-rank path, a copy through device memory (model.h device_copy_algbw_gbps:
+//   read and write at 0.9 x HBM); H200, 512 MiB: 2 x 537 MB / 4320 GB/s = 249 us (+5 us launch).
 //   NVLS/NVLS-tree all_reduce also pay their pipeline's fill (nvls_pipeline_fill_us), which
 //   NCCL's latency leaves out: nvls_fill_steps steps of channels x heads x chunk at the call's
 //   algbw, K/(K+1) of it exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x
@@ -43,6 +46,7 @@
 #include <cmath>
 
 #include "model.h"
+#include "network_class.h"
 #include "twinccl/perf_math.h"
 
 namespace twinccl::sim::detail {
@@ -149,7 +153,8 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   LatencyParts l;
   l.base_us = at(kNccl.base_latency_us, algo, pi);
   l.intra_hop_us = hop(v.intra_class, algo);
-  l.net_hop_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
+  l.net_hop_us = network_hop_us(
+      v.network, p, hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo));
   if (algo == NcclAlgo::ring && v.nodes > 1) {
     const double overhead =
         kNccl.net_overhead_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
@@ -252,7 +257,12 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
     }
   }
   double algbw = nccl_bus_bandwidth(v, plan, algo, r.protocol, kind);
-  if (algo == NcclAlgo::ring && n > 1) {
+  // One rank: a local copy through device memory (device_copy_algbw_gbps), whatever the
+  // algorithm; the GPU's link rate only when its memory bandwidth is unknown.
+  const bool local_copy = n == 1 && device_copy_algbw_gbps(v) > 0.0;
+  if (local_copy) {
+    algbw = device_copy_algbw_gbps(v);
+  } else if (algo == NcclAlgo::ring && n > 1) {
     algbw *= static_cast<double>(n) / ring_steps(kind, n);
   } else if (algo == NcclAlgo::nvls_tree && n > 1) {
     algbw *= static_cast<double>(n) / (2.0 * (n - 1));
@@ -266,12 +276,11 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
       r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes) : 0.0;
   // The NVLS pipeline's fill, which NCCL's ranking leaves out: in the time of the call, never in
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
-  if (r.software_latency && channels == Channels::launched) {
+  if (r.software_latency && channels == Channels::launched && n > 1) {
     latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
   }
-  // One rank: a local copy at the GPU's own link rate (NCCL runs a copy kernel). A lone GPU with
-  // no link at all (torus-1x1, a one-GPU file) has no rate: nothing leaves it, as the flow model
-  // says (0), never bytes / 0 = inf.
+  // A lone GPU with neither a memory bandwidth (arch unknown) nor a link (torus-1x1, a one-GPU
+  // file) has no rate: nothing leaves it, as the flow model says (0), never bytes / 0 = inf.
   const bool lone_without_links = n == 1 && !(algbw > 0.0);
   p.time_us = latency + (bytes > 0.0 && !lone_without_links ? bytes / (1000.0 * algbw) : 0.0);
   return p;

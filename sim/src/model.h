@@ -37,7 +37,9 @@ struct TopologyView {
   double intra_gbps = 0.0;  // one GPU's NVLink (or PCIe) bandwidth, one direction
   double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
-  double nic_gbps = 0.0;  // one NIC, capped by its PCIe link
+  double nic_gbps = 0.0;     // one NIC, capped by its PCIe link
+  double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
+  topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;
@@ -58,6 +60,18 @@ inline ArchCaps caps_of(topo::GpuArch arch) {
       break;
   }
   return caps_of(ArchRow::hopper);
+}
+
+// One rank: NCCL runs no collective kernel (enqueue.cc ncclLaunchOneRank): out of place it is a
+// cudaMemcpyAsync from the send to the receive buffer (in place nothing; premul_sum a scaling
+// kernel, also one read and one write), so the call moves its bytes through device memory twice.
+// A streaming copy reaches about 90% of the HBM's rated bandwidth [assumed; public checks: a
+// contiguous memcpy at ~1.86 of an H100 PCIe's 2.0 TB/s, hn.aimaker.dev/item/45236545; our H200
+// run, all_reduce 512 MiB in 258 us = 2 x 537 MB / 258 us = 0.87 of 4.8 TB/s]. Returns the
+// algbw of such a copy (bytes / time), 0 when the memory bandwidth is unknown.
+inline constexpr double kDeviceCopyEfficiency = 0.9;
+inline double device_copy_algbw_gbps(const TopologyView& v) {
+  return v.memory_gbps * kDeviceCopyEfficiency / 2.0;
 }
 
 // NCCL's NVLS heads among `local_ranks` GPUs of one NVLink domain: one per GPU, at most

@@ -8,7 +8,7 @@
 // shared), network links at the share of a NIC NCCL's channels get. Its delay is NCCL's
 // ring/Simple latency for one hop (the per-hop figure of its route's class: NVLink/PCIe or
 // network) plus the base latency once per round, as the replay charges a send/recv pair. A send
-// to itself (one rank) is a copy at the GPU's own link rate, as a one-rank collective is timed.
+// to itself (one rank) is a copy through device memory, as a one-rank collective is timed.
 // 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
 // (two blocks each way); the call lasts round 1 + round 2.
 // The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
@@ -41,10 +41,12 @@ LatencyParts latency_of(const Tuner& tuner, double bytes) {
                                     OpKind::all_reduce, bytes);
 }
 
-// A send to itself is a copy inside the GPU: at the GPU's own link rate as the tuner's view has it
-// (as a one-rank collective is timed), no software latency.
+// A send to itself is a copy inside the GPU, as a one-rank collective is timed: through device
+// memory (model.h), at the GPU's own link rate when its memory bandwidth is unknown; no software
+// latency.
 double self_copy_s(const Tuner& tuner, double bytes) {
-  const double gbps = tuner.view().intra_gbps;
+  const double copy = detail::device_copy_algbw_gbps(tuner.view());
+  const double gbps = copy > 0.0 ? copy : tuner.view().intra_gbps;
   return gbps > 0 ? bytes / (gbps * 1e9) : 0.0;
 }
 

@@ -81,7 +81,9 @@ TunerCall call_of(const Resolved& r, const Request& request) {
 Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Resolved& base,
                     const Choice& c, Fidelity fidelity, int gpus_per_thread) {
   Prediction p;
-  if (fidelity == Fidelity::flow) {
+  // One rank: nothing crosses a link (NCCL's local copy, analytic_nccl.cc); flow plays no flow,
+  // so both fidelities take the copy's time.
+  if (fidelity == Fidelity::flow && base.spec.nranks > 1) {
     Resolved r = base;
     r.algorithm = c.algorithm;
     r.protocol = c.protocol;

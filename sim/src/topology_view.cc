@@ -29,6 +29,8 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.nodes = std::max(1, last_node - first_node + 1);
   v.ranks_per_node = v.nodes == 1 ? nranks : std::min(nranks, std::max(1, s.gpus_per_node));
   v.nvls_capable = s.nvls_capable;
+  v.memory_gbps = s.memory_gbps;
+  v.network = s.network;
   if (s.nvlink_bandwidth_gbps > 0.0) {
     v.intra_class = LinkClass::nvlink;
     v.intra_gbps = s.nvlink_bandwidth_gbps;

@@ -31,9 +31,7 @@
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::topo {
-namespace {
-
-presets::DgxSystem b200_system() {
+presets::DgxSystem presets::b200_system() {
   return {.name = "dgx-b200",
           .cluster_name = "b200-cluster",
           .model = "DGX B200",
@@ -54,9 +52,7 @@ presets::DgxSystem b200_system() {
                    .nic_bandwidth_gbps = 50.0}};
 }
 
-}  // namespace
-
-Topology dgx_b200() { return presets::dgx_system(b200_system()); }
-Topology b200_cluster(int nodes) { return presets::dgx_cluster(b200_system(), nodes); }
+Topology dgx_b200() { return presets::dgx_system(presets::b200_system()); }
+Topology b200_cluster(int nodes) { return presets::dgx_cluster(presets::b200_system(), nodes); }
 
 }  // namespace twinccl::topo

@@ -33,7 +33,7 @@ namespace twinccl::topo::presets {
 Topology dgx_system(const DgxSystem& system) {
   TopologyBuilder b(system.name);
   b.description(system.description).arch(system.arch).pcie_gen(system.node.pcie_gen);
-  b.nvls(system.nvls);
+  b.nvls(system.nvls).memory_gbps(system.memory_gbps).network(system.network);
   DgxNodeSpec spec = system.node;
   spec.node = 0;
   spec.prefix = "";
@@ -54,7 +54,9 @@ Topology dgx_cluster(const DgxSystem& system, int nodes) {
                 system.nic_label + " NICs per node")
       .arch(system.arch)
       .pcie_gen(system.node.pcie_gen)
-      .nvls(system.nvls);
+      .nvls(system.nvls)
+      .memory_gbps(system.memory_gbps)
+      .network(system.network);
   const RailFabric fabric = add_rail_fabric(b, nodes, rails, system.node.nic_bandwidth_gbps);
   for (int n = 0; n < nodes; ++n) {
     DgxNodeSpec spec = system.node;

@@ -10,8 +10,9 @@
 //     page, https://www.nvidia.com/en-us/data-center/h200/ ; "18x 4th Gen NVLink, 900GB/s",
 //     "PCIe Gen5 x16" in MLCommons' H200-SXM-141GBx8 system description,
 //     https://github.com/mlcommons/inference_results_v4.1 closed/NVIDIA/systems/
-//     H200-SXM-141GBx8_TRT_MaxQ.json. Memory does not enter the communication model, so the
-//     graph is dgx-h100's: NCCL counts 20.6 GB/s per SM90 link (18 x 20.6 = 370.8 GB/s).
+//     H200-SXM-141GBx8_TRT_MaxQ.json. Memory enters only a one-rank call (a local copy at
+//     4.8 TB/s, memory_gbps), so the graph is dgx-h100's: NCCL counts 20.6 GB/s per SM90 link (18
+//     x 20.6 = 370.8 GB/s).
 //   NICs: 8 x ConnectX-7 400 Gb/s, as DGX H100
 //   (https://www.nvidia.com/en-us/data-center/dgx-h200/). Measured: 248 x 8 H200 nodes, all_reduce
 //   512 MiB busbw ~350 GB/s, sometimes below 300
@@ -23,12 +24,13 @@
 namespace twinccl::topo {
 namespace {
 
-// dgx-h100's graph (the communication model does not see memory) under DGX H200's names.
+// dgx-h100's graph under DGX H200's names, with H200's 4.8 TB/s HBM3e (a one-rank call's copy).
 presets::DgxSystem h200_system() {
   presets::DgxSystem system = presets::h100_system();
   system.name = "dgx-h200";
   system.cluster_name = "h200-cluster";
   system.model = "DGX H200";
+  system.memory_gbps = 4800.0;
   system.description =
       "NVIDIA DGX H200: 8 H200 SXM (141 GB HBM3e), NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
       "8 x 400G NICs, PCIe gen5";

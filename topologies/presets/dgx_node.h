@@ -44,13 +44,18 @@ struct DgxSystem {
   std::string nic_label;     // "400G", in the cluster's description
   GpuArch arch = GpuArch::unknown;
   bool nvls = false;
-  DgxNodeSpec node;  // node index and prefix are set per node
+  double memory_gbps = 0.0;  // one GPU's HBM, GB/s (0 = the arch's, device_memory_gbps)
+  NetworkClass network = NetworkClass::infiniband;  // between nodes
+  DgxNodeSpec node;                                 // node index and prefix are set per node
 };
 
 // One node of the model, named system.name.
 Topology dgx_system(const DgxSystem& system);
 // DGX H100's system (dgx_h100.cc); DGX H200 is the same graph under its own names.
 DgxSystem h100_system();
+// DGX B200's (dgx_b200.cc) and the 8 x MI300X server's (mi300x.cc): the clouds' nodes start there.
+DgxSystem b200_system();
+DgxSystem mi300x_system();
 // `nodes` nodes (1..1024) of the model on add_rail_fabric()'s fat-tree (one rail per NIC);
 // ConfigError naming the preset and the value otherwise.
 Topology dgx_cluster(const DgxSystem& system, int nodes);

@@ -61,8 +61,10 @@ constexpr std::string_view kRackDescription =
     "NVIDIA GB200 NVL72: 72 B200 + 36 Grace in one NVLink 5 domain (18 switch chips, NVLS), "
     "18 NVLink5 x 40.1 GB/s (NCCL), 72 x 400G NICs";
 
-// One rack as node `rack`; returns its NICs in rail order.
-std::vector<VertexId> add_rack(TopologyBuilder& b, int rack, const std::string& p) {
+// One rack as node `rack` with its first `trays` trays (a job's share of it); returns its NICs in
+// rail order.
+std::vector<VertexId> add_rack(TopologyBuilder& b, int rack, const std::string& p,
+                               int trays = kTrays) {
   const double nvlink_gbps = kNvlinksPerGpu * nvlink_link_bandwidth_gbps(GpuArch::blackwell);
   const LinkSpec pcie{.type = LinkType::pcie,
                       .bandwidth_gbps = pcie_bandwidth_gbps(5, 16),
@@ -73,13 +75,14 @@ std::vector<VertexId> add_rack(TopologyBuilder& b, int rack, const std::string& 
                                           .node = rack,
                                           .physical_switches = kSwitchChips});
   std::vector<VertexId> nics;
-  for (int t = 0; t < kTrays; ++t) {
+  const int gpus = trays * kGpusPerTray;
+  for (int t = 0; t < trays; ++t) {
     const std::string tray = p + "t" + std::to_string(t) + ".";
     const VertexId grace[2] = {b.add_cpu(tray + "cpu0", rack), b.add_cpu(tray + "cpu1", rack)};
     for (int i = 0; i < kGpusPerTray; ++i) {
       const std::string local = std::to_string(i);
       const VertexId gpu =
-          b.add_gpu(tray + "gpu" + local, rack, rack * kGpus + t * kGpusPerTray + i);
+          b.add_gpu(tray + "gpu" + local, rack, rack * gpus + t * kGpusPerTray + i);
       b.connect(gpu, nvswitch,
                 {.type = LinkType::nvlink,
                  .bandwidth_gbps = nvlink_gbps,
@@ -104,22 +107,37 @@ Topology gb200_nvl72() {
   return b.seal();
 }
 
-Topology gb200_nvl72_cluster(int racks) {
+Topology gb200_nvl72_cluster(int racks) { return gb200_nvl72_partial(racks, kGpus); }
+
+// A job's share of R racks: G GPUs of each (whole trays of 4), as a scheduler places a 128-GPU job
+// as 2 x 64 (each rack's NVLink domain and NICs of those trays only); named
+// gb200-nvl72-cluster-RxG (gb200-nvl72-cluster-R when G = 72).
+Topology gb200_nvl72_partial(int racks, int gpus_per_rack) {
   if (racks < 1 || racks > kMaxRacks) {
     throw ConfigError("preset gb200-nvl72-cluster-R: R (racks) must be in 1.." +
                       std::to_string(kMaxRacks) + ", got " + std::to_string(racks));
   }
-  TopologyBuilder b("gb200-nvl72-cluster-" + std::to_string(racks));
-  b.description(std::to_string(racks) + " x GB200 NVL72 (" + std::to_string(racks * kGpus) +
-                " GPUs, 72 per NVLink domain) on a rail-optimized two-level fat-tree, 72 x 400G "
-                "NICs per rack")
+  if (gpus_per_rack < kGpusPerTray || gpus_per_rack > kGpus || gpus_per_rack % kGpusPerTray != 0) {
+    throw ConfigError(
+        "preset gb200-nvl72-cluster-RxG: G (GPUs per rack) must be whole trays of 4 "
+        "in 4..72, got " +
+        std::to_string(gpus_per_rack));
+  }
+  const bool whole = gpus_per_rack == kGpus;
+  TopologyBuilder b("gb200-nvl72-cluster-" + std::to_string(racks) +
+                    (whole ? "" : "x" + std::to_string(gpus_per_rack)));
+  b.description(std::to_string(racks) + " x GB200 NVL72 (" + std::to_string(racks * gpus_per_rack) +
+                " GPUs, " + std::to_string(gpus_per_rack) +
+                " per NVLink domain) on a rail-optimized two-level fat-tree, " +
+                std::to_string(gpus_per_rack) + " x 400G NICs per rack")
       .arch(GpuArch::blackwell)
       .pcie_gen(5)
       .nvls(true);
-  const presets::RailFabric fabric = presets::add_rail_fabric(b, racks, kGpus, kNicGbps);
+  const presets::RailFabric fabric = presets::add_rail_fabric(b, racks, gpus_per_rack, kNicGbps);
   for (int r = 0; r < racks; ++r) {
-    const std::vector<VertexId> nics = add_rack(b, r, "n" + std::to_string(r) + ".");
-    for (int k = 0; k < kGpus; ++k) {
+    const std::vector<VertexId> nics =
+        add_rack(b, r, "n" + std::to_string(r) + ".", gpus_per_rack / kGpusPerTray);
+    for (int k = 0; k < gpus_per_rack; ++k) {
       b.connect(nics[static_cast<std::size_t>(k)], fabric.leaf(r, k), fabric.network);
     }
   }

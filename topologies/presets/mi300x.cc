@@ -46,9 +46,7 @@
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::topo {
-namespace {
-
-presets::DgxSystem mi300x_system() {
+presets::DgxSystem presets::mi300x_system() {
   return {.name = "mi300x-8",
           .cluster_name = "mi300x-cluster",
           .model = "8 x MI300X server",
@@ -69,9 +67,7 @@ presets::DgxSystem mi300x_system() {
                    .nic_bandwidth_gbps = 50.0}};
 }
 
-}  // namespace
-
-Topology mi300x_8() { return presets::dgx_system(mi300x_system()); }
-Topology mi300x_cluster(int nodes) { return presets::dgx_cluster(mi300x_system(), nodes); }
+Topology mi300x_8() { return presets::dgx_system(presets::mi300x_system()); }
+Topology mi300x_cluster(int nodes) { return presets::dgx_cluster(presets::mi300x_system(), nodes); }
 
 }  // namespace twinccl::topo

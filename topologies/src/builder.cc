@@ -25,6 +25,14 @@ TopologyBuilder& TopologyBuilder::pcie_gen(int gen) {
   facts_.pcie_gen = gen;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::memory_gbps(double gbps) {
+  facts_.memory_gbps = gbps;
+  return *this;
+}
+TopologyBuilder& TopologyBuilder::network(NetworkClass network) {
+  facts_.network = network;
+  return *this;
+}
 TopologyBuilder& TopologyBuilder::nvls(bool capable) {
   facts_.nvls = capable;
   return *this;

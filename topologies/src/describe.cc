@@ -53,10 +53,12 @@ std::string describe(const Topology& t) {
              ? fmt::format("  NICs      {} per node x {:g} GB/s ({:g} Gb/s)\n", s.nics_per_node,
                            s.nic_bandwidth_gbps, s.nic_bandwidth_gbps * 8)
              : std::string("  NICs      none\n");
-  out += s.network_switches > 0 ? fmt::format("  network   {} level{}, {} switches, radix {}\n",
-                                              s.network_levels, s.network_levels == 1 ? "" : "s",
-                                              s.network_switches, s.network_switch_radix)
-                                : std::string("  network   none\n");
+  out += s.network_switches > 0
+             ? fmt::format("  network   {} level{}, {} switches, radix {}; class {}\n",
+                           s.network_levels, s.network_levels == 1 ? "" : "s", s.network_switches,
+                           s.network_switch_radix, to_string(s.network))
+             : std::string("  network   none\n");
+  if (s.memory_gbps > 0) out += fmt::format("  memory    {:g} GB/s per GPU\n", s.memory_gbps);
   std::array<int, 6> kinds{};
   std::array<int, 5> types{};
   for (const Vertex& v : t.vertices()) ++kinds[static_cast<std::size_t>(v.kind)];

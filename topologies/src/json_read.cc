@@ -217,8 +217,8 @@ namespace {
 Topology read_document(const json& doc) {
   const std::string root;
   only_fields(doc, "(top level)",
-              {"version", "name", "description", "arch", "pcie_gen", "nvls", "defaults",
-               "node_templates", "nodes", "vertices", "links"});
+              {"version", "name", "description", "arch", "pcie_gen", "memory_gbps", "network",
+               "nvls", "defaults", "node_templates", "nodes", "vertices", "links"});
   if (!doc.contains("version")) fail("version", "missing (required; this reader knows version 1)");
   if (!doc["version"].is_number_integer() || doc["version"] != 1) {
     fail("version", "must be 1, got " + describe(doc["version"]));
@@ -232,6 +232,9 @@ Topology read_document(const json& doc) {
   builder.arch(enum_field<GpuArch>(doc, none, root, "arch", GpuArch::unknown, parse_gpu_arch,
                                    "unknown, ampere, hopper, blackwell, cdna3"));
   builder.pcie_gen(static_cast<int>(int_field(doc, none, root, "pcie_gen", 0, 0, 6)));
+  builder.memory_gbps(number_field(doc, none, root, "memory_gbps", 0.0, 0.0, 1e6, "GB/s"));
+  builder.network(enum_field<NetworkClass>(doc, none, root, "network", NetworkClass::infiniband,
+                                           parse_network_class, "infiniband, roce, efa, tcpxo"));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   Reader reader{builder};
   if (doc.contains("defaults")) {

@@ -49,6 +49,8 @@ std::string to_json(const Topology& t) {
   head["description"] = t.description();
   head["arch"] = to_string(t.facts().arch);
   head["pcie_gen"] = t.facts().pcie_gen;
+  if (t.facts().memory_gbps > 0) head["memory_gbps"] = t.facts().memory_gbps;
+  if (t.facts().network != NetworkClass::infiniband) head["network"] = to_string(t.facts().network);
   if (t.facts().nvls) head["nvls"] = *t.facts().nvls;
   make_valid_utf8(head);
   std::string out = "{\n";

@@ -50,6 +50,19 @@ std::optional<Topology> torus_by_name(std::string_view name) {
   return torus_2d(*rows, *cols, gbps);
 }
 
+// "gb200-nvl72-cluster-RxG": G GPUs of each of R racks (a job's share, as a scheduler places it).
+std::optional<Topology> partial_racks_by_name(std::string_view name) {
+  constexpr std::string_view prefix = "gb200-nvl72-cluster-";
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const std::string_view rest = name.substr(prefix.size());
+  const std::size_t x = rest.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  const auto racks = parse_int(rest.substr(0, x));
+  const auto gpus = parse_int(rest.substr(x + 1));
+  if (!racks || !gpus) return std::nullopt;
+  return gb200_nvl72_partial(*racks, *gpus);
+}
+
 // "<prefix>N" for every cluster preset: h100-cluster-16, h100x16, gb200-nvl72-cluster-2, ...
 std::optional<Topology> cluster_by_name(std::string_view name) {
   struct Cluster {
@@ -103,8 +116,22 @@ std::vector<PresetInfo> list_presets() {
       {"gb200-nvl72-cluster-R",
        "R GB200 NVL72 racks (R = 1..128, 72 GPUs per NVLink domain) on a rail-optimized fat-tree",
        "gb200-nvl72-cluster-4"},
+      {"gb200-nvl72-cluster-RxG",
+       "a job's G GPUs (whole trays, 4..72) of each of R GB200 NVL72 racks, e.g. 128 GPUs as 2 x "
+       "64",
+       "gb200-nvl72-cluster-2x64"},
       {"mi300x-cluster-N", "N x 8-MI300X servers (N = 1..1024) on a rail-optimized fat-tree",
        "mi300x-cluster-16"},
+      {"aws-p4d-N", "N x AWS p4d.24xlarge: 8 A100 40GB, 4 x 100G EFA", "aws-p4d-2"},
+      {"aws-p4de-N", "N x AWS p4de.24xlarge: 8 A100 80GB, 4 x 100G EFA", "aws-p4de-2"},
+      {"aws-p5-N", "N x AWS p5.48xlarge: 8 H100, 32 x 100G EFA (8 rails of 4)", "aws-p5-2"},
+      {"aws-p5e-N", "N x AWS p5e.48xlarge: 8 H200, 32 x 100G EFA", "aws-p5e-2"},
+      {"aws-p6-b200-N", "N x AWS p6-b200.48xlarge: 8 B200, 8 x 400G EFAv4", "aws-p6-b200-2"},
+      {"gcp-a3mega-N", "N x GCP a3-megagpu-8g: 8 H100, 8 x 200G GPUDirect-TCPXO", "gcp-a3mega-2"},
+      {"azure-ndv5-N", "N x Azure ND H100 v5: 8 H100, 8 x 400G InfiniBand", "azure-ndv5-2"},
+      {"oci-a100-N", "N x OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100G RoCE", "oci-a100-2"},
+      {"mi300x-roce-N", "N x 8 AMD MI300X (xGMI), 8 x 400G RoCE", "mi300x-roce-2"},
+      {"mi325x-roce-N", "N x 8 AMD MI325X (xGMI), 8 x 400G RoCE", "mi325x-roce-2"},
       {"torus-RxC[-GBPS]",
        "R x C 2D torus of accelerators, wrap-around, GBPS per link (default 50)", "torus-4x4"},
   };
@@ -121,7 +148,9 @@ Topology load_topology(std::string_view preset_or_path) {
   if (name == "gb200-nvl72") return gb200_nvl72();
   if (name == "mi300x-8") return mi300x_8();
   if (name == "pcie-4gpu") return pcie_4gpu();
+  if (auto t = partial_racks_by_name(name)) return *t;
   if (auto t = cluster_by_name(name)) return *t;
+  if (auto t = cloud_cluster(name)) return *t;
   if (auto t = torus_by_name(name)) return *t;
   std::string known;
   for (const PresetInfo& p : list_presets()) known += "\n  " + p.pattern + "  " + p.description;

@@ -65,6 +65,8 @@ TopologySummary Topology::summary() const {
   s.nodes = d.node_count;
   s.gpus = gpu_count();
   s.pcie_gen = d.facts.pcie_gen;
+  s.network = d.facts.network;
+  s.memory_gbps = d.facts.memory_gbps > 0 ? d.facts.memory_gbps : device_memory_gbps(d.facts.arch);
   s.vertices = static_cast<int>(d.vertices.size());
   s.links = static_cast<int>(d.links.size());
 

@@ -60,6 +60,12 @@ constexpr std::array<std::pair<GpuArch, std::string_view>, 5> kArch{{
     {GpuArch::blackwell, "blackwell"},
     {GpuArch::cdna3, "cdna3"},
 }};
+constexpr std::array<std::pair<NetworkClass, std::string_view>, 4> kNetworks{{
+    {NetworkClass::infiniband, "infiniband"},
+    {NetworkClass::roce, "roce"},
+    {NetworkClass::efa, "efa"},
+    {NetworkClass::tcpxo, "tcpxo"},
+}};
 
 }  // namespace
 
@@ -172,6 +178,7 @@ std::string_view to_string(LinkType type) { return name_of(kLinkTypes, type); }
 std::string_view to_string(Duplex duplex) { return name_of(kDuplex, duplex); }
 std::string_view to_string(Sharing sharing) { return name_of(kSharing, sharing); }
 std::string_view to_string(GpuArch arch) { return name_of(kArch, arch); }
+std::string_view to_string(NetworkClass network) { return name_of(kNetworks, network); }
 std::optional<VertexKind> parse_vertex_kind(std::string_view t) {
   return parse_from(kVertexKinds, t);
 }
@@ -179,6 +186,25 @@ std::optional<LinkType> parse_link_type(std::string_view t) { return parse_from(
 std::optional<Duplex> parse_duplex(std::string_view t) { return parse_from(kDuplex, t); }
 std::optional<Sharing> parse_sharing(std::string_view t) { return parse_from(kSharing, t); }
 std::optional<GpuArch> parse_gpu_arch(std::string_view t) { return parse_from(kArch, t); }
+std::optional<NetworkClass> parse_network_class(std::string_view t) {
+  return parse_from(kNetworks, t);
+}
+
+double device_memory_gbps(GpuArch arch) {
+  switch (arch) {
+    case GpuArch::ampere:  // NVIDIA A100 data sheet: 80GB SXM 2,039 GB/s (40GB: 1,555)
+      return 2039.0;
+    case GpuArch::hopper:  // NVIDIA H100 data sheet: SXM 3.35 TB/s (H200: 4.8, a fact)
+      return 3350.0;
+    case GpuArch::blackwell:  // NVIDIA DGX B200 data sheet: 64 TB/s for 8 GPUs
+      return 8000.0;
+    case GpuArch::cdna3:  // AMD Instinct MI300X data sheet: 5.3 TB/s
+      return 5300.0;
+    case GpuArch::unknown:
+      return 0.0;
+  }
+  return 0.0;
+}
 
 double nvlink_link_bandwidth_gbps(GpuArch arch) {
   // NCCL's per-link NVLink bandwidths (../shared/reference/nccl-facts.md, "Links").

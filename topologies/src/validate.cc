@@ -233,6 +233,10 @@ void validate_facts(const TopologyData& d) {
     throw ConfigError(where(d) + "pcie_gen must be 0 (unknown) or 1..6, got " +
                       std::to_string(d.facts.pcie_gen));
   }
+  if (!(d.facts.memory_gbps >= 0.0 && d.facts.memory_gbps <= 1e6)) {
+    throw ConfigError(where(d) + "memory_gbps must be 0 (the arch's) or a GPU's memory bandwidth " +
+                      "in GB/s up to 1e6, got " + std::to_string(d.facts.memory_gbps));
+  }
   if (d.facts.nvls.value_or(false)) {
     const bool has_nvswitch =
         std::any_of(d.vertices.begin(), d.vertices.end(),

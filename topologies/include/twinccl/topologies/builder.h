@@ -64,6 +64,8 @@ class TopologyBuilder {
   TopologyBuilder& description(std::string text);
   TopologyBuilder& arch(GpuArch arch);
   TopologyBuilder& pcie_gen(int gen);
+  TopologyBuilder& memory_gbps(double gbps);       // one GPU's HBM, GB/s (0 = the arch's)
+  TopologyBuilder& network(NetworkClass network);  // between nodes (default infiniband)
   TopologyBuilder& nvls(bool capable);
 
   VertexId add_vertex(VertexSpec spec);

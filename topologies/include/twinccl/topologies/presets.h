@@ -8,6 +8,7 @@
 // with an ASCII drawing and the source of each number in its comment.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,8 +44,15 @@ Topology dgx_b200();               // 8 B200, 2 NVLink 5 switches, 18 x 40.1 GB/
 Topology b200_cluster(int nodes);  // nodes in 1..1024
 Topology gb200_nvl72();            // one rack: 72 B200 in one NVLink 5 domain, NVLS, 72 x 400G
 Topology gb200_nvl72_cluster(int racks);  // racks in 1..128, one node per rack
-Topology mi300x_8();                      // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
-Topology mi300x_cluster(int nodes);       // nodes in 1..1024
+// A job's G GPUs (whole trays, 4..72) of each of R racks: gb200-nvl72-cluster-RxG ("2x64").
+Topology gb200_nvl72_partial(int racks, int gpus_per_rack);
+Topology mi300x_8();                 // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
+Topology mi300x_cluster(int nodes);  // nodes in 1..1024
+// The clusters clouds rent, by their names with N nodes (presets/cloud_clusters.cc): aws-p4d-N,
+// aws-p4de-N, aws-p5-N, aws-p5e-N, aws-p6-b200-N, gcp-a3mega-N, azure-ndv5-N, oci-a100-N,
+// mi300x-roce-N, mi325x-roce-N. nullopt when `name` is none of them; ConfigError for N outside
+// 1..1024.
+std::optional<Topology> cloud_cluster(std::string_view name);
 // A rows x cols 2D torus of accelerators (rows, cols in 1..128), wrap-around in both dimensions.
 Topology torus_2d(int rows, int cols, double link_bandwidth_gbps = 50.0,
                   double link_latency_us = 0.5);

@@ -31,6 +31,11 @@ enum class Sharing { shared, fatpipe };
 // cdna3: AMD Instinct MI300X (gfx942); its GPU-GPU links are xGMI (Infinity Fabric), drawn as
 // the nvlink link type, and it has no NVLS.
 enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3 };
+// The scale-out network between nodes, for its per-message cost (sim/src/network_class.h):
+// infiniband (NCCL's IB transport, NCCL's own latencies), roce (the same IB verbs transport over
+// Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin), tcpxo (GCP
+// GPUDirect-TCPX/TCPXO, NCCL's net plugin over TCP).
+enum class NetworkClass { infiniband, roce, efa, tcpxo };
 
 struct Vertex {
   std::string name;  // unique in the topology, e.g. "n3.gpu5"
@@ -60,6 +65,10 @@ struct TopologyFacts {
   GpuArch arch = GpuArch::unknown;
   int pcie_gen = 0;            // 0 = unknown
   std::optional<bool> nvls{};  // NVLink SHARP; unset = Hopper or newer with an NVSwitch
+  // One GPU's device memory (HBM) bandwidth, GB/s, the vendor's figure; 0 = the arch's
+  // (device_memory_gbps). A one-rank collective is a local copy at this speed.
+  double memory_gbps = 0.0;
+  NetworkClass network = NetworkClass::infiniband;  // between nodes (none matters inside one)
 };
 
 // The numbers the analytic timing model needs, taken from the graph and the facts.
@@ -77,6 +86,8 @@ struct TopologySummary {
   double nvlink_link_bandwidth_gbps = 0;  // one NVLink, one direction
   double nvlink_bandwidth_gbps = 0;       // all NVLinks of one GPU, one direction
   int pcie_gen = 0;
+  double memory_gbps = 0;  // one GPU's device memory (facts', else the arch's)
+  NetworkClass network = NetworkClass::infiniband;
   double pcie_bandwidth_gbps = 0;  // one GPU's PCIe link, one direction
   int nics_per_node = 0;           // the fewest NICs of any node with GPUs
   double nic_bandwidth_gbps = 0;   // one NIC port, one direction (capped by its network link)
@@ -142,17 +153,23 @@ std::string_view to_string(LinkType type);
 std::string_view to_string(Duplex duplex);
 std::string_view to_string(Sharing sharing);
 std::string_view to_string(GpuArch arch);
+std::string_view to_string(NetworkClass network);
 // Parsers accept exactly the to_string spellings; nullopt otherwise.
 std::optional<VertexKind> parse_vertex_kind(std::string_view text);
 std::optional<LinkType> parse_link_type(std::string_view text);
 std::optional<Duplex> parse_duplex(std::string_view text);
 std::optional<Sharing> parse_sharing(std::string_view text);
 std::optional<GpuArch> parse_gpu_arch(std::string_view text);
+std::optional<NetworkClass> parse_network_class(std::string_view text);
 
 // NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
 // hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; cdna3 48 GB/s per xGMI link as RCCL counts it
 // (its graph/topo.h, gfx94x: 64 GB/s line rate less CRC and protocol overhead); 0 for unknown.
 double nvlink_link_bandwidth_gbps(GpuArch arch);
+// Device memory (HBM) bandwidth of the arch's most common data-centre part, GB/s (vendors' data
+// sheets): ampere A100 80GB 2039, hopper H100 SXM 3350, blackwell B200 8000, cdna3 MI300X 5300;
+// 0 for unknown. A topology's `memory_gbps` fact overrides it (H200: 4800).
+double device_memory_gbps(GpuArch arch);
 // PCIe bandwidth per direction as NCCL's table: 0.1875 GB/s per lane at gen1, doubling per
 // generation (gen4 x16 = 24, gen5 x16 = 48). Throws InvalidArgument for gen outside 1..6.
 double pcie_bandwidth_gbps(int gen, int lanes);

@@ -1,0 +1,73 @@
+// `twinccl calibrate LOG... --topology T -o mycluster.json [--collective C]`: fits the NVLink and
+// NIC rates of T to the user's own nccl-tests logs (stdout or -J; typically a one-node and a
+// two-node all_reduce sweep, sim/calibrate.h), prints what moved and the error per log and size
+// regime before and after, and writes the fitted topology as a topology file that perf, replay,
+// whatif and compare take with --topology. Measure two nodes, predict 64:
+//   twinccl calibrate 1node.log 2node.log --topology aws-p5-2 -o p5.json
+//   twinccl perf all_reduce --backend sim --topology p5.json --set nodes=64 ...
+// A fit the logs cannot determine is refused (exit 2) naming the sweep to measure.
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "commands.h"
+#include "output_file.h"
+#include "twinccl/errors.h"
+#include "twinccl/sim/calibrate.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
+
+namespace twinccl::cli {
+
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "fit a topology's NVLink and NIC rates to your nccl-tests "
+                                     "logs (a 1-node and a 2-node sweep)");
+  cmd->add_option("logs", o.logs, "nccl-tests output files (stdout table or -J JSON)")->required();
+  cmd->add_option("--topology,-t", o.topology, "preset or topology file the logs were measured on")
+      ->required();
+  cmd->add_option("--output,-o", o.output, "the fitted topology file to write (.json)")->required();
+  cmd->add_option("--collective", o.collective,
+                  "the collective, when a log does not name it (all_reduce, ...)");
+  return cmd;
+}
+
+int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
+  check_output_path("--output", o.output);
+  const topo::Topology topology = topo::load_topology(o.topology);
+  sim::NcclTestsParseOptions parse;
+  parse.collective = o.collective;
+  std::vector<sim::NcclTestsTable> tables;
+  for (const std::string& path : o.logs) {
+    for (sim::NcclTestsTable& t :
+         sim::parse_nccl_tests_file_text(read_nccl_tests_log(path), path, parse)) {
+      tables.push_back(std::move(t));
+    }
+  }
+  const sim::Calibration c = sim::calibrate(topology, tables);
+  out << fmt::format("# calibrate {} on {} log table{}\n", o.topology, tables.size(),
+                     tables.size() == 1 ? "" : "s");
+  out << fmt::format("# {:<14} {:>10} {:>10} {:>8} {:>6}\n", "parameter", "before", "after",
+                     "moved", "rows");
+  for (const sim::CalibratedParameter& p : c.moved) {
+    out << fmt::format("  {:<14} {:>10.2f} {:>10.2f} {:>+7.1f}% {:>6}\n", p.name, p.before, p.after,
+                       (p.after / p.before - 1.0) * 100.0, p.rows);
+  }
+  out << "# geometric-mean error of predicted / measured time, per log and size regime\n";
+  out << fmt::format("# {:<48} {:<10} {:>5} {:>9} {:>9}\n", "log", "regime", "rows", "before",
+                     "after");
+  for (const sim::CalibrationResidual& r : c.residuals) {
+    out << fmt::format("  {:<48} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, r.regime, r.rows,
+                       r.before * 100.0, r.after * 100.0);
+  }
+  out << "# not fitted: NCCL's latencies and the ~5 us host launch (the latency regime's error "
+         "above is what they leave); NCCL's inter-node speed list makes NIC rates between its "
+         "steps predict alike\n";
+  write_output_file("--output", o.output,
+                    [&](std::ostream& f) { f << topo::to_json(c.topology) << "\n"; });
+  out << "# wrote " << o.output << " (use it as --topology)\n";
+  return 0;
+}
+
+}  // namespace twinccl::cli

@@ -1,0 +1,68 @@
+"""GPU training code on emulated ranks with twinccl.run(cuda_on_cpu=True): .cuda(),
+device="cuda", torch.cuda.set_device(local_rank), streams and events mapped to the CPU, one
+current device per rank."""
+import os
+
+import pytest
+
+import twinccl
+import twinccl.distributed as dist
+
+torch = pytest.importorskip("torch")
+
+
+def test_a_gpu_step_runs_on_the_cpu_with_a_current_device_per_rank():
+    seen = {}
+    was_available = torch.cuda.is_available()
+
+    def fn(rank):
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        torch.manual_seed(0)
+        model = torch.nn.Linear(8, 2).cuda()
+        x = torch.randn(4, 8, device="cuda") + rank
+        y = torch.zeros(4, 2).to(device)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        with torch.cuda.stream(torch.cuda.Stream()):
+            ((model(x) - y) ** 2).mean().backward()
+        end.record()
+        torch.cuda.synchronize()
+        dist.barrier()  # another rank's set_device ran meanwhile
+        grad = model.weight.grad.contiguous()
+        dist.all_reduce(grad)
+        seen[rank] = (torch.cuda.current_device(), torch.cuda.device_count(), grad.device.type,
+                      grad, start.elapsed_time(end) >= 0, torch.cuda.get_device_name())
+    twinccl.run(fn, world_size=3, cuda_on_cpu=True, timeout_s=30)
+    for rank in range(3):
+        assert seen[rank][:3] == (rank, 3, "cpu") and seen[rank][4]
+        assert torch.equal(seen[rank][3], seen[0][3])
+        assert "H100" in seen[rank][5]
+    assert torch.cuda.is_available() == was_available  # the mapping ends with the run
+    with pytest.raises(twinccl.InvalidArgument, match="cuda_on_cpu must be True or False"):
+        twinccl.run(lambda r: None, world_size=1, cuda_on_cpu="yes")
+
+
+def test_ddp_with_device_ids_as_a_gpu_script_writes_it():
+    import torch.distributed as tdist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    weights = {}
+
+    def fn(rank):
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        tdist.init_process_group("nccl")
+        torch.manual_seed(0)
+        model = DDP(torch.nn.Linear(8, 2).cuda(), device_ids=[local_rank],
+                    output_device=local_rank)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        torch.manual_seed(rank)  # each rank its own batch
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.randn(4, 8, device="cuda")).pow(2).mean().backward()
+            opt.step()
+        weights[rank] = model.module.weight.detach().clone()
+        tdist.destroy_process_group()
+    twinccl.run(fn, world_size=3, cuda_on_cpu=True, torch_distributed=True, timeout_s=60)
+    assert all(torch.equal(weights[0], weights[r]) for r in range(3))  # gradients averaged

@@ -1,0 +1,205 @@
+"""python3 -m twinccl.torchrun: an unmodified torchrun script on emulated ranks (the environment
+torchrun gives each worker, torchrun's exit codes and failure report), and torch's "Distributed
+Synchronous SGD" tutorial shape giving the weights of a reference computed rank by rank."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import twinccl
+
+torch = pytest.importorskip("torch")
+# The children import this twinccl (the build tree's) from any directory.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
+    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+SCRIPT = textwrap.dedent('''
+    import json, os, sys
+    import torch
+    import torch.distributed as dist
+
+    import mpu  # next to the script: each rank imports its own (Megatron-style globals)
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    mpu.initialize(2)
+    x = torch.ones(3) * (rank + 1)
+    dist.all_reduce(x)
+    pair = torch.ones(1) * (rank + 1)
+    dist.all_reduce(pair, group=mpu.pair_group())
+    seen = {k: os.environ.get(k) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                           "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    with open(os.path.join(os.path.dirname(__file__), "rank%d.json" % rank), "w") as f:
+        json.dump({"env": seen, "argv": sys.argv, "sum": x.tolist(), "main": __name__,
+                   "pair": pair.item(), "pair_ranks": mpu.PAIR_RANKS}, f)
+    if sys.argv[1] == "raise" and rank == 2:
+        raise ValueError("boom on rank 2")
+    if sys.argv[1] == "exit" and rank == 1:
+        sys.exit(3)
+    dist.barrier()
+''')
+
+
+MPU = textwrap.dedent('''
+    import torch.distributed as dist
+    _PAIR_GROUP = None
+    PAIR_RANKS = None
+
+    def initialize(size):
+        global _PAIR_GROUP, PAIR_RANKS
+        for start in range(0, dist.get_world_size(), size):
+            ranks = list(range(start, start + size))
+            group = dist.new_group(ranks)
+            if dist.get_rank() in ranks:
+                _PAIR_GROUP, PAIR_RANKS = group, ranks
+
+    def pair_group():
+        return _PAIR_GROUP
+''')
+
+
+def launch(tmp_path, *args, script=SCRIPT):
+    path = tmp_path / "train.py"
+    path.write_text(script)
+    (tmp_path / "mpu.py").write_text(MPU)
+    done = subprocess.run([sys.executable, "-m", "twinccl.torchrun"] + list(args[:-1]) +
+                          [str(path)] + list(args[-1]), capture_output=True, text=True,
+                          timeout=120, env=ENV, cwd=str(tmp_path))
+    return done
+
+
+def test_each_rank_sees_torchruns_environment_and_its_argv(tmp_path):
+    done = launch(tmp_path, "--nproc-per-node", "2", "--nnodes", "2", ["ok", "--lr", "0.1"])
+    assert done.returncode == 0, done.stderr
+    for rank in range(4):
+        seen = json.loads((tmp_path / ("rank%d.json" % rank)).read_text())
+        assert seen["env"] == {"RANK": str(rank), "LOCAL_RANK": str(rank % 2), "WORLD_SIZE": "4",
+                               "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": str(rank // 2),
+                               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+        assert seen["argv"] == [str(tmp_path / "train.py"), "ok", "--lr", "0.1"]
+        assert seen["sum"] == [10.0] * 3 and seen["main"] == "__main__"
+        pair = [rank - rank % 2, rank - rank % 2 + 1]
+        assert seen["pair_ranks"] == pair and seen["pair"] == sum(pair) + 2
+
+
+def test_a_failing_rank_is_reported_as_torchrun_does(tmp_path):
+    done = launch(tmp_path, "--nproc-per-node", "4", ["raise"])
+    assert done.returncode == 1
+    # torch 2.x's init_process_group prefixes the rank's traceback lines, as under torchrun.
+    prefix = "[rank2]: " if "[rank2]: Traceback" in done.stderr else ""
+    assert '%s    raise ValueError("boom on rank 2")\n%sValueError: boom on rank 2' \
+        % (prefix, prefix) in done.stderr
+    assert "_launch_rank.py" not in done.stderr  # the traceback starts at the script
+    assert "train.py FAILED" in done.stderr and "<NO_OTHER_FAILURES>" in done.stderr
+    assert "rank      : 2 (local_rank: 2)\n  exitcode  : 1 (pid: " in done.stderr
+
+    done = launch(tmp_path, "--nproc-per-node", "4", ["exit"])
+    assert done.returncode == 1
+    assert "rank      : 1 (local_rank: 1)\n  exitcode  : 3 (pid: " in done.stderr
+
+
+def test_usage_errors_exit_as_argparse_does(tmp_path):
+    done = launch(tmp_path, "--nproc-per-node", "gpu", ["ok"])
+    assert done.returncode == 2 and "--nproc-per-node=gpu: give the number" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "twinccl.torchrun", str(tmp_path / "none.py")],
+                          capture_output=True, text=True, timeout=60, env=ENV)
+    assert done.returncode == 1 and "can't open file" in done.stderr
+
+
+SGD = textwrap.dedent('''
+    """torch's "Distributed Synchronous SGD" tutorial shape: per-rank seeds, a shuffling sampler,
+    gradients averaged with all_reduce."""
+    import os, sys
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data.distributed import DistributedSampler
+
+    STEPS = 6
+
+    def data():
+        g = torch.Generator().manual_seed(0)
+        return TensorDataset(torch.randn(96, 10, generator=g), torch.randn(96, 1, generator=g))
+
+    def model():
+        return nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 1))
+
+    def train(rank, world, average):
+        torch.manual_seed(1234)                 # the same initial weights on every rank
+        net = model()
+        torch.manual_seed(1234 + rank)          # each rank its own dropout and loader seed
+        sampler = DistributedSampler(data(), num_replicas=world, rank=rank, shuffle=True)
+        loader = DataLoader(data(), batch_size=4, sampler=sampler)
+        opt = torch.optim.SGD(net.parameters(), lr=0.05)
+        batches = iter(loader)
+        for step in range(STEPS):
+            x, y = next(batches)
+            opt.zero_grad()
+            nn.functional.mse_loss(net(x), y).backward()
+            yield net                           # the caller averages the gradients here
+            average(net)
+            opt.step()
+        yield net
+
+    if __name__ == "__main__":
+        dist.init_process_group("gloo")
+        world = dist.get_world_size()
+
+        def average(net):
+            for p in net.parameters():
+                dist.all_reduce(p.grad.data, op=dist.ReduceOp.SUM)
+                p.grad.data /= world
+        for net in train(dist.get_rank(), world, average):
+            pass
+        if dist.get_rank() == 0:
+            torch.save([p.detach() for p in net.parameters()], sys.argv[1])
+''')
+
+
+def reference_sgd(tmp_path, world):
+    """The same training rank by rank in this thread: each rank's generator state is torch's
+    own get/set_rng_state, gradients summed in rank order."""
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import sgd_tutorial
+    finally:
+        sys.path.remove(str(tmp_path))
+    saved = torch.get_rng_state()
+    states, trainers = {}, {}
+    for rank in range(world):
+        trainers[rank] = sgd_tutorial.train(rank, world, lambda net: None)
+    nets = {}
+    for step in range(sgd_tutorial.STEPS + 1):
+        for rank in range(world):
+            if rank in states:
+                torch.set_rng_state(states[rank])
+            nets[rank] = next(trainers[rank])
+            states[rank] = torch.get_rng_state()
+        if step < sgd_tutorial.STEPS:
+            for params in zip(*(nets[r].parameters() for r in range(world))):
+                total = sum(p.grad.data for p in params)
+                for p in params:
+                    p.grad.data = total / world
+    torch.set_rng_state(saved)
+    return [p.detach() for p in nets[0].parameters()]
+
+
+def test_distributed_sgd_tutorial_gives_the_reference_weights(tmp_path):
+    """Before (ranks sharing torch's generator): weights off by 1e-2 to 1, differently each run.
+    Gradients are summed in another order than the reference's: equal within 1e-6."""
+    (tmp_path / "sgd_tutorial.py").write_text(SGD)
+    out = tmp_path / "weights.pt"
+    done = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "4",
+                           str(tmp_path / "sgd_tutorial.py"), str(out)], capture_output=True,
+                          text=True, timeout=120, cwd=str(tmp_path), env=ENV)
+    assert done.returncode == 0, done.stderr
+    got = torch.load(str(out))
+    expected = reference_sgd(tmp_path, 4)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert torch.allclose(g, e, rtol=0, atol=1e-6), (g - e).abs().max()

@@ -1,0 +1,235 @@
+"""GPU training scripts on a laptop (opt-in: twinccl.run(..., cuda_on_cpu=True), the launcher's
+--cuda-on-cpu): the CUDA calls a training script makes are mapped to the CPU for the duration of
+the run, so the script runs unmodified on emulated ranks.
+
+What is mapped: `torch.cuda.is_available()` is True; `device_count()` is the ranks per node;
+`set_device(local_rank)` / `current_device()` / `torch.cuda.device(d)` keep one current device per
+rank (a rank global of the rank state); `synchronize()`, `empty_cache()` do nothing;
+`Stream`, `Event`, `stream(s)`, `current_stream()`, `default_stream()` are CPU stand-ins (work is
+done when issued: `query()` is True, `elapsed_time` is the wall time between two records);
+`get_device_name()` names the GPU the rank stands for; memory statistics are 0; `manual_seed`
+and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU generator). Tensors
+and modules: `device="cuda"`/`"cuda:N"`/`torch.device("cuda", N)` given to torch's tensor
+factories, `Tensor.to/cuda/new_*`, `Module.to/cuda` mean the CPU; `pin_memory()` returns the
+tensor; DistributedDataParallel's `device_ids`/`output_device` are dropped for a module on the
+CPU. Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
+kernels and libraries (flash attention, NCCL), autocast to float16 on CUDA.
+"""
+import contextlib
+import functools
+import threading
+import time
+
+from . import _rank_state
+
+GPU_NAME = "NVIDIA H100 80GB HBM3 (emulated on the CPU by TwinCCL)"
+
+_current_device = 0  # one per rank (registered below)
+_rank_state.register_rank_global(__name__, "_current_device", lambda old: 0)
+
+_FACTORIES = ["tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn",
+              "randint", "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",
+              "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+              "empty_strided", "scalar_tensor", "normal", "bernoulli", "multinomial", "from_numpy"]
+_TENSOR_METHODS = ["new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"]
+
+
+def _is_cuda(device):
+    if device is None:
+        return False
+    if isinstance(device, int):
+        return True  # torch: an int device is a CUDA ordinal
+    text = str(device)
+    return text == "cuda" or text.startswith("cuda:")
+
+
+def _cpu(device):
+    return "cpu" if _is_cuda(device) else device
+
+
+def _device_kw(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "device" in kwargs:
+            kwargs["device"] = _cpu(kwargs["device"])
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def _to(fn):
+    """Tensor.to / Module.to: a CUDA device (positional or keyword) means the CPU."""
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        if args and _is_cuda(args[0]) and not hasattr(args[0], "dtype"):
+            args = ("cpu",) + args[1:]
+        if "device" in kwargs:
+            kwargs["device"] = _cpu(kwargs["device"])
+        return fn(self, *args, **kwargs)
+    return wrapper
+
+
+class Event:
+    """torch.cuda.Event on the CPU: work is done when issued."""
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self._time = None
+
+    def record(self, stream=None):
+        self._time = time.perf_counter()
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return (end._time - self._time) * 1e3  # milliseconds, as CUDA's
+
+
+class Stream:
+    """torch.cuda.Stream on the CPU."""
+    def __init__(self, device=None, priority=0, **kwargs):
+        self.device = device
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+    def wait_stream(self, stream):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, Stream)
+
+    def __hash__(self):
+        return 0
+
+
+_DEFAULT_STREAM = Stream()
+
+
+class _DeviceScope:
+    """torch.cuda.device(d): the current device inside the block."""
+    def __init__(self, device):
+        self._device = _index(device)
+        self._before = None
+
+    def __enter__(self):
+        global _current_device
+        self._before, _current_device = _current_device, self._device
+
+    def __exit__(self, *exc):
+        global _current_device
+        _current_device = self._before
+
+
+def _index(device):
+    if isinstance(device, int):
+        return device
+    index = getattr(device, "index", None)
+    if index is not None:
+        return index
+    text = str(device)
+    return int(text.split(":")[1]) if ":" in text else 0
+
+
+def _cuda_functions(devices):
+    def set_device(device):
+        global _current_device
+        _current_device = _index(device)
+
+    return {
+        "is_available": lambda: True,
+        "device_count": lambda: devices,
+        "set_device": set_device,
+        "current_device": lambda: _current_device,
+        "device": _DeviceScope,
+        "synchronize": lambda device=None: None,
+        "empty_cache": lambda: None,
+        "is_initialized": lambda: True,
+        "init": lambda: None,
+        "get_device_name": lambda device=None: GPU_NAME,
+        "get_device_capability": lambda device=None: (9, 0),
+        "manual_seed": lambda seed: None,
+        "manual_seed_all": lambda seed: None,
+        "memory_allocated": lambda device=None: 0,
+        "max_memory_allocated": lambda device=None: 0,
+        "memory_reserved": lambda device=None: 0,
+        "max_memory_reserved": lambda device=None: 0,
+        "reset_peak_memory_stats": lambda device=None: None,
+        "Stream": Stream,
+        "Event": Event,
+        "stream": lambda stream=None: contextlib.nullcontext(stream),
+        "current_stream": lambda device=None: _DEFAULT_STREAM,
+        "default_stream": lambda device=None: _DEFAULT_STREAM,
+    }
+
+
+def _ddp_init(init):
+    @functools.wraps(init)
+    def wrapper(self, module, *args, **kwargs):
+        on_cpu = all(not p.is_cuda for p in module.parameters())
+        if on_cpu:
+            if args:  # device_ids, output_device positionally
+                args = (None, None) + args[2:] if len(args) >= 2 else (None,)
+            kwargs.pop("device_ids", None)
+            kwargs.pop("output_device", None)
+        return init(self, module, *args, **kwargs)
+    return wrapper
+
+
+_lock = threading.Lock()
+_active = [0]
+
+
+@contextlib.contextmanager
+def cuda_on_cpu(devices):
+    """The mapping above, process-wide while the block lasts (one such run at a time)."""
+    import torch
+    from ._twinccl import InvalidArgument
+    with _lock:
+        if _active[0]:
+            raise InvalidArgument("twinccl.run(cuda_on_cpu=True): another such run is in progress "
+                                  "(torch.cuda is replaced process-wide)")
+        _active[0] = 1
+    patches = [(torch.cuda, name, value) for name, value in _cuda_functions(devices).items()]
+    patches += [(torch, name, _device_kw(getattr(torch, name)))
+                for name in _FACTORIES if hasattr(torch, name)]
+    patches += [(torch.Tensor, name, _device_kw(getattr(torch.Tensor, name)))
+                for name in _TENSOR_METHODS if hasattr(torch.Tensor, name)]
+    patches += [(torch.Tensor, "to", _to(torch.Tensor.to)),
+                (torch.Tensor, "cuda", lambda self, device=None, non_blocking=False, **kw: self),
+                (torch.Tensor, "pin_memory", lambda self, *a, **kw: self),
+                (torch.nn.Module, "to", _to(torch.nn.Module.to)),
+                (torch.nn.Module, "cuda", lambda self, device=None: self)]
+    ddp = torch.nn.parallel.DistributedDataParallel
+    patches.append((ddp, "__init__", _ddp_init(ddp.__init__)))
+    saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in patches]
+    try:
+        for owner, name, value in patches:
+            setattr(owner, name, value)
+        yield
+    finally:
+        for owner, name, value in reversed(saved):
+            if value is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+        with _lock:
+            _active[0] = 0
+
+
+_MISSING = object()

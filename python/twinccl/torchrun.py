@@ -1,0 +1,195 @@
+"""torchrun's interface on emulated ranks: an unmodified torchrun training script runs as
+`python3 -m twinccl.torchrun --nproc-per-node 8 train.py ARGS`.
+
+Each rank runs the script as its own `__main__` (its own module globals, imports of your modules,
+sys.argv, random generators and the environment torchrun gives a worker: RANK, LOCAL_RANK,
+WORLD_SIZE, MASTER_ADDR... see twinccl.run's rank_state), on the emulator: torch.distributed's
+calls reach TwinCCL (NCCL's exact results; misuse is a typed error naming the script's line
+instead of a hang). `--topology dgx-h100` also replays the run on that topology, prints the
+simulated time and writes the timeline (Perfetto). torchrun's exit codes: 0 when every rank
+succeeded, else 1, after each failing rank's traceback and torchrun's failure summary (the root
+cause: the first rank that failed, its exit code: 1 for an exception, N for sys.exit(N)).
+
+    python3 -m twinccl.torchrun --nproc-per-node 4 train.py --epochs 1
+    python3 -m twinccl.torchrun --nproc-per-node 8 --topology dgx-h100 train.py
+"""
+import argparse
+import importlib.util
+import os
+import sys
+
+from ._launch_rank import Failures, RankProgram
+
+# torchrun options that only say how processes meet (rendezvous, restarts, logs): accepted and
+# without effect here, where the ranks are threads of this process.
+_RENDEZVOUS_ONLY = ["--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--rdzv-conf",
+                    "--monitor-interval", "--start-method", "--role", "--local-addr",
+                    "--log-dir", "--redirects", "--tee", "--log-line-prefix-template",
+                    "--local-ranks-filter"]
+
+
+def _env_default(name, default):
+    """torchrun reads every option from PET_<NAME> too."""
+    return os.environ.get("PET_" + name.upper().replace("-", "_"), default)
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="python3 -m twinccl.torchrun",
+        description="Runs a torchrun training script on TwinCCL's emulated ranks (threads of "
+                    "this process, each with its own process state). See docs/python.md.")
+    p.add_argument("--nproc-per-node", "--nproc_per_node",
+                   default=_env_default("nproc_per_node", "1"),
+                   help="ranks per node (an int)")
+    p.add_argument("--nnodes", default=_env_default("nnodes", "1"),
+                   help="nodes (N or N:N); every node's ranks are emulated here")
+    p.add_argument("--node-rank", "--node_rank", type=int,
+                   default=int(_env_default("node_rank", "0")))
+    p.add_argument("--master-addr", "--master_addr",
+                   default=_env_default("master_addr", "127.0.0.1"))
+    p.add_argument("--master-port", "--master_port", type=int,
+                   default=int(_env_default("master_port", "29500")))
+    p.add_argument("--standalone", action="store_true")
+    p.add_argument("--max-restarts", "--max_restarts", type=int, default=0)
+    for name in _RENDEZVOUS_ONLY:
+        p.add_argument(name, name.replace("-", "_").replace("__", "--", 1), default=None,
+                       help=argparse.SUPPRESS)
+    p.add_argument("-m", "--module", action="store_true",
+                   help="the target is a module, run as `python -m`")
+    p.add_argument("--no-python", "--no_python", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--run-path", "--run_path", action="store_true", help=argparse.SUPPRESS)
+    twin = p.add_argument_group("TwinCCL")
+    twin.add_argument("--topology", help="replay the run on this topology (preset or file): "
+                      "print the simulated time, write the timeline")
+    twin.add_argument("--timeline", default="twinccl_timeline.json",
+                      help="with --topology: the Perfetto timeline's path "
+                      "(default %(default)s)")
+    twin.add_argument("--trace", help="save the recorded trace (twinccl replay PATH)")
+    twin.add_argument("--check", type=int, default=1, help="0, 1 (default) or 2: TWINCCL_CHECK")
+    twin.add_argument("--timeout-s", type=float, default=300.0,
+                      help="longest wait for another rank (default %(default)s)")
+    twin.add_argument("--algorithm", help="force an algorithm for every collective")
+    twin.add_argument("--cuda-on-cpu", action="store_true",
+                      help="map the script's CUDA calls (.cuda(), device='cuda', "
+                      "torch.cuda.set_device, streams, events) to the CPU")
+    twin.add_argument("--rank-state", choices=["isolated", "shared"], default="isolated",
+                      help="isolated (default): each rank its own process state")
+    p.add_argument("training_script", help="the script (or, with -m, the module)")
+    p.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def _world(p, args):
+    try:
+        per_node = int(args.nproc_per_node)
+    except ValueError:
+        p.error("--nproc-per-node=%s: give the number of ranks per node (auto, cpu and gpu "
+                "count this machine's devices, which emulated ranks do not need)"
+                % args.nproc_per_node)
+    low, _, high = str(args.nnodes).partition(":")
+    try:
+        nodes = int(low)
+        if high and int(high) != nodes:
+            raise ValueError
+    except ValueError:
+        p.error("--nnodes=%s: give a fixed number of nodes (N or N:N; elastic ranges need "
+                "rendezvous between processes)" % args.nnodes)
+    if per_node < 1 or nodes < 1:
+        p.error("--nproc-per-node and --nnodes must be at least 1")
+    if args.node_rank != 0:
+        p.error("--node-rank=%d: every node's ranks run in this process; start it once, as "
+                "node 0" % args.node_rank)
+    if args.max_restarts != 0:
+        p.error("--max-restarts=%d: restarts are not emulated" % args.max_restarts)
+    if args.no_python:
+        p.error("--no-python: ranks are threads of this Python process; the target must be a "
+                "Python script or module")
+    return per_node, nodes
+
+
+def _program(p, args):
+    """(code, path or module name, __spec__) of the target."""
+    if args.module:
+        try:
+            spec = importlib.util.find_spec(args.training_script)
+        except (ImportError, ValueError) as e:
+            spec, why = None, str(e)
+        else:
+            why = "no module named %r" % args.training_script
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(args.training_script + ".__main__")
+        if spec is None or spec.loader is None:
+            print("%s: %s" % (sys.executable, why), file=sys.stderr)
+            sys.exit(1)
+        return spec.loader.get_code(spec.name), spec.origin, spec
+    path = args.training_script
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        print("%s: can't open file %r: [Errno %d] %s" % (sys.executable, path, e.errno,
+                                                       e.strerror), file=sys.stderr)
+        sys.exit(1)  # torchrun: the workers exit 2, torchrun 1
+    return compile(source, path, "exec", dont_inherit=True), path, None
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    per_node, nodes = _world(p, args)
+    code, path, spec = _program(p, args)
+    import contextlib
+    import twinccl
+    if args.cuda_on_cpu:
+        from ._cuda_on_cpu import cuda_on_cpu  # (its per-rank current device, before states)
+    from ._rank_state import RankStates, torchrun_environ
+    world = per_node * nodes
+    script_argv = [path] + list(args.training_script_args)  # `python -m`: the module's file
+    if not args.module:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
+
+    def environ(rank):
+        env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
+        if "OMP_NUM_THREADS" not in os.environ and per_node > 1:
+            env["OMP_NUM_THREADS"] = "1"  # torchrun's default for several workers per node
+        return env
+    states = None
+    if args.rank_state == "isolated":
+        states = RankStates(world, environ, rank_argv=lambda rank: list(script_argv),
+                            fresh_random=True)
+    else:  # one sys.argv for all (and no rank environment: RANK cannot be one per thread)
+        sys.argv = list(script_argv)
+    failures = Failures(args.training_script, per_node)
+    program = RankProgram(code, path, spec, failures)
+    try:
+        import torch.distributed  # noqa: F401  (torch's functions reach the emulator)
+        torch_distributed = True
+    except ImportError:
+        torch_distributed = False
+    try:
+        cuda = cuda_on_cpu(per_node) if args.cuda_on_cpu else contextlib.nullcontext()
+        with cuda:
+            report = twinccl.run(program, world_size=world, topology=args.topology,
+                                 check=args.check,
+                                 timeout_s=args.timeout_s, trace_path=args.trace,
+                                 algorithm=args.algorithm,
+                                 timeline_path=args.timeline if args.topology else None,
+                                 torch_distributed=torch_distributed,
+                                 rank_state=args.rank_state, _rank_states=states)
+    except twinccl.ConfigError as e:
+        print("twinccl.torchrun: %s" % e, file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 (a rank's failure: reported as torchrun does)
+        failures.note_run_error(e)
+    if failures:
+        failures.print_summary()
+        return 1
+    if report is not None:
+        print(report)
+        print("twinccl.torchrun: %d ranks on %s: %.1f us simulated; timeline: %s"
+              % (world, args.topology, report.total_us, os.path.abspath(args.timeline)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

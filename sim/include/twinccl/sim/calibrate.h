@@ -1,0 +1,51 @@
+// Calibration: the few physical parameters of a topology fitted to a user's own nccl-tests logs
+// (`twinccl calibrate LOG... --topology T -o mycluster.json`).
+//
+//   std::vector<sim::NcclTestsTable> logs = sim::parse_nccl_tests_file_text(text, "1node.log");
+//   ... append the 2-node log's tables ...
+//   sim::Calibration c = sim::calibrate(topo::load_topology("aws-p5-2"), logs);
+//   topo::save_topology_json(c.topology, "mycluster.json");  // perf/replay/whatif/compare take it
+//
+// What is fitted, and from what (nothing else moves):
+//   nvlink_gbps  a GPU's NVLink (or xGMI) bandwidth, from every row >= 64 MiB (the one-node
+//                tables see it alone)
+//   nic_gbps     each NIC's rate, from the multi-node tables' rows >= 64 MiB
+// (one after the other, three passes).
+// Each is one scale on the topology's value, chosen to minimise the squared log error of the
+// predicted time over its rows (golden-section search over 1/8..8). Latencies and the host launch
+// are NCCL's and nccl-tests' figures and are not fitted; the residual of the latency regime is
+// reported so a user sees how far off they are. A fit the logs cannot determine is refused with a
+// ConfigError naming the sweep to measure (no one-node table, or no multi-node table, with rows of
+// 64 MiB or more; a table whose ranks or nodes the log does not say).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/topologies/topology.h"
+
+namespace twinccl::sim {
+
+struct CalibratedParameter {
+  std::string name;  // a `--set` name: "nvlink_gbps", "nic_gbps"
+  double before = 0.0, after = 0.0;
+  int rows = 0;  // rows it was fitted on
+};
+
+struct CalibrationResidual {
+  std::string log;     // the table's source file
+  std::string regime;  // "latency" (< 1 MiB), "middle", "bandwidth" (>= 64 MiB)
+  int rows = 0;
+  double before = 0.0, after = 0.0;  // geometric-mean error: exp(mean log(predicted/measured)) - 1
+};
+
+struct Calibration {
+  topo::Topology topology;  // the fitted one, named as apply_edits names an edited topology
+  std::vector<CalibratedParameter> moved;
+  std::vector<CalibrationResidual> residuals;
+};
+
+Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTestsTable>& tables);
+
+}  // namespace twinccl::sim

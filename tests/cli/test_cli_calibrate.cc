@@ -1,0 +1,42 @@
+// `twinccl calibrate`: the real program fits a preset to published logs (tests/fidelity/logs,
+// provenance in SOURCES.md), writes a topology file `compare` takes, and refuses a fit the logs
+// cannot determine with exit 2, naming the sweep to measure.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "cli/cli_runner.h"
+
+using twinccl_test::run_cli;
+
+namespace {
+std::string log_path(const std::string& name) {
+  return std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/" + name;
+}
+}  // namespace
+
+TEST_CASE("calibrate: fits, prints what moved, writes a topology file compare takes", "[cli]") {
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           ("twinccl-cal-" + std::to_string(getpid()) + ".json"))
+                              .string();
+  const std::string one = log_path("issue290-h100-1node-all_reduce-nvls.log");
+  const std::string two = log_path("issue309-h100-xe9680-2node-all_reduce-8B-16G.log");
+  const auto fit = run_cli("calibrate " + one + " " + two + " --topology h100-cluster-4 -o " + out);
+  INFO(fit.out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.out, Catch::Contains("nvlink_gbps") && Catch::Contains("nic_gbps") &&
+                          Catch::Contains("bandwidth") && Catch::Contains("wrote"));
+  REQUIRE(std::filesystem::exists(out));
+  const auto use = run_cli("compare " + log_path("issue309-h100-vm-4node-all_reduce-8B-16G.log") +
+                           " --topology " + out);
+  INFO(use.out);
+  CHECK(use.exit_code == 0);
+  std::filesystem::remove(out);
+  // One node alone: the NICs cannot be fitted; refused, naming the sweep.
+  const auto refused = run_cli("calibrate " + one + " --topology h100-cluster-4 -o " + out);
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.out, Catch::Contains("two-node sweep") && Catch::Contains("nic_gbps"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}

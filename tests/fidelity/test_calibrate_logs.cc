@@ -1,0 +1,63 @@
+// `twinccl calibrate` on published logs (sim/calibrate.h): a one-node and a two-node sweep in,
+// a topology file out, judged on a 4-node log it did not see. The repository holds no 1-, 2- and
+// 4-node logs of one cluster, so the pair here is two H100 clusters on 400G InfiniBand (issue 290's
+// node, issue 309's Dell XE9680 pair) and the 4-node log a third (issue 309's VMs): a check that
+// the fit moves only what its logs determine and keeps the 4-node predictions in band, not yet
+// "measure two nodes of a cluster, predict 64 of it" (docs/fidelity.md says so).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/calibrate.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+std::vector<NcclTestsTable> log_tables(const char* file) {
+  std::ifstream in(std::string(TWINCCL_FIDELITY_LOGS) + "/" + file);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_nccl_tests_file_text(text.str(), file);
+}
+}  // namespace
+
+TEST_CASE("calibrate on published logs: fitted where measured, in band on a 4-node log") {
+  std::vector<NcclTestsTable> logs = log_tables("issue290-h100-1node-all_reduce-nvls.log");
+  for (NcclTestsTable& t : log_tables("issue309-h100-xe9680-2node-all_reduce-8B-16G.log"))
+    logs.push_back(std::move(t));
+  const topo::Topology preset = topo::load_topology("h100-cluster-4");
+  const Calibration c = calibrate(preset, logs);
+  for (const CalibrationResidual& r : c.residuals) {
+    INFO(r.log << " " << r.regime << ": " << r.before * 100 << "% -> " << r.after * 100 << "%");
+    if (r.regime == "bandwidth") CHECK(std::abs(r.after) <= std::abs(r.before) + 1e-9);
+  }
+  // The file it writes reads back as the same machine.
+  const topo::Topology file = topo::topology_from_json(topo::to_json(c.topology), "cal.json");
+  for (const NcclTestsTable& t : log_tables("issue309-h100-vm-4node-all_reduce-8B-16G.log")) {
+    for (const NcclTestsRow& row : t.rows) {
+      if (row.size_bytes < (std::size_t{64} << 20) || !row.out_of_place) continue;
+      Request r;
+      r.spec.kind = OpKind::all_reduce;
+      r.spec.nranks = t.ranks;
+      r.spec.count = row.count;
+      r.gpus_per_thread = std::max(1, t.gpus_per_thread);
+      r.nccl_version = nccl_version_code(t.nccl_version);
+      const double fitted = predict(c.topology, r).time_us;
+      CHECK(predict(file, r).time_us == Approx(fitted));
+      const double error = fitted / row.out_of_place->time_us - 1.0;
+      INFO("VMs 4 nodes " << row.size_bytes << " B: " << error * 100 << "%");
+      CHECK(std::abs(error) <= 0.10);
+    }
+  }
+  // One node alone cannot say how fast the NICs are: refused, naming the sweep.
+  CHECK_THROWS_WITH(calibrate(preset, log_tables("issue290-h100-1node-all_reduce-nvls.log")),
+                    Catch::Contains("two-node sweep"));
+}

@@ -1,0 +1,72 @@
+// A one-rank world as NCCL runs it (enqueue.cc ncclLaunchOneRank): no collective kernel, a copy
+// of the send buffer into the receive buffer through device memory (sim/src/model.h
+// device_copy_algbw_gbps), plus the call's host launch. Measured on an H200 with the NCCL backend
+// (issue 24): all_reduce 512 MiB, one rank, 258 us; the model said 1496 us (a copy at the GPU's
+// NVLink rate) before.
+#include <catch2/catch.hpp>
+
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+Request one_rank(OpKind kind, std::size_t bytes, Fidelity fidelity = Fidelity::analytic) {
+  Request r;
+  r.spec.kind = kind;
+  r.spec.nranks = 1;
+  r.spec.count = bytes / 4;
+  r.gpus_per_thread = 1;
+  r.fidelity = fidelity;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("one rank: all_reduce 512 MiB on an H200 is a copy at device-memory speed") {
+  const topo::Topology t = topo::load_topology("dgx-h200");
+  const Prediction p = predict(t, one_rank(OpKind::all_reduce, 512u << 20));
+  const double measured_us = 258.0;  // H200, NCCL backend, one rank (issue 24)
+  CHECK(p.time_us == Approx(measured_us).epsilon(0.10));
+  // 2 x 537 MB through 0.9 x 4.8 TB/s, + 5 us launch.
+  CHECK(p.time_us == Approx(2.0 * 536870912.0 / (0.9 * 4800e9) * 1e6 + 5.0).epsilon(1e-6));
+  // Flow plays no link for one rank: the same copy (it said 0 us before).
+  const Prediction flow = predict(t, one_rank(OpKind::all_reduce, 512u << 20, Fidelity::flow));
+  CHECK(flow.time_us == Approx(p.time_us));
+}
+
+TEST_CASE("one rank: the copy follows the GPU's memory, not its links") {
+  const std::size_t bytes = 1u << 30;
+  const double h100 =
+      predict(topo::load_topology("dgx-h100"), one_rank(OpKind::all_reduce, bytes)).time_us;
+  const double h200 =
+      predict(topo::load_topology("dgx-h200"), one_rank(OpKind::all_reduce, bytes)).time_us;
+  const double a100 =
+      predict(topo::load_topology("dgx-a100"), one_rank(OpKind::all_reduce, bytes)).time_us;
+  // The same NVLink graph, 3.35 vs 4.8 TB/s of HBM.
+  CHECK((h100 - 5.0) / (h200 - 5.0) == Approx(4800.0 / 3350.0).epsilon(1e-6));
+  CHECK(a100 > h100);
+  // Every collective of one rank moves its bytes once (all_gather's nranks x count = count).
+  for (OpKind kind : {OpKind::all_gather, OpKind::reduce_scatter, OpKind::broadcast}) {
+    CAPTURE(name(kind));
+    CHECK(predict(topo::load_topology("dgx-h200"), one_rank(kind, bytes)).time_us == Approx(h200));
+  }
+}
+
+TEST_CASE("one rank: a topology file's memory_gbps is the copy's speed and round-trips") {
+  const std::string json = R"({"version": 1, "name": "one-gpu", "arch": "hopper",
+    "memory_gbps": 1000,
+    "vertices": [{"name": "gpu0", "kind": "gpu", "node": 0}, {"name": "cpu0", "kind": "cpu",
+      "node": 0}],
+    "links": [{"a": "gpu0", "b": "cpu0", "type": "pcie", "bandwidth_gbps": 24}]})";
+  const topo::Topology t = topo::topology_from_json(json);
+  CHECK(t.summary().memory_gbps == 1000.0);
+  const Prediction p = predict(t, one_rank(OpKind::all_reduce, 900u << 20));
+  CHECK(p.time_us == Approx(2.0 * (900u << 20) / (0.9 * 1000e9) * 1e6 + 5.0).epsilon(1e-6));
+  const topo::Topology back = topo::topology_from_json(topo::to_json(t));
+  CHECK(back.facts().memory_gbps == 1000.0);
+  CHECK_THROWS_WITH(
+      topo::topology_from_json(R"({"version": 1, "memory_gbps": -1, "vertices": [], "links": []})"),
+      Catch::Contains("memory_gbps"));
+}

@@ -1,0 +1,79 @@
+// The clusters clouds rent, as presets (topologies/presets/cloud_clusters.cc): every one loads at
+// 1 and 2 nodes, `topo check` finds nothing to warn about, and each carries its cloud's NICs and
+// network class; a topology file says the class and the GPU memory and writes them back.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/topologies/describe.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
+
+using namespace twinccl;
+using namespace twinccl::topo;
+
+TEST_CASE("cloud presets: listed, loadable, and clean under topo check") {
+  int clouds = 0;
+  for (const PresetInfo& p : list_presets()) {
+    if (!cloud_cluster(p.example)) continue;
+    ++clouds;
+    CAPTURE(p.example);
+    for (const std::string n : {"1", "2"}) {
+      const std::string name = p.pattern.substr(0, p.pattern.size() - 1) + n;
+      const Topology t = load_topology(name);
+      CHECK(t.gpu_count() == 8 * std::stoi(n));
+      CHECK_THAT(check_report(t), Catch::Contains("warnings: 0"));
+    }
+  }
+  CHECK(clouds == 10);
+  CHECK_THROWS_AS(load_topology("aws-p5-0"), ConfigError);
+  CHECK_THROWS_AS(load_topology("aws-p5-x"), ConfigError);  // not a preset: the list
+}
+
+TEST_CASE("cloud presets: NICs and network class as the clouds sell them") {
+  const TopologySummary p5 = load_topology("aws-p5-2").summary();
+  CHECK(p5.network == NetworkClass::efa);
+  CHECK(p5.nics_per_node == 8);  // 32 x 100G EFA, striped 4 per GPU by aws-ofi-nccl
+  CHECK(p5.nic_bandwidth_gbps == 50.0);
+  CHECK(p5.nvls_capable);
+  const TopologySummary p4d = load_topology("aws-p4d-2").summary();
+  CHECK(p4d.network == NetworkClass::efa);
+  CHECK(p4d.nics_per_node == 4);
+  CHECK(p4d.nic_bandwidth_gbps == 12.5);
+  CHECK(p4d.memory_gbps == 1555.0);
+  CHECK(load_topology("aws-p5e-1").summary().memory_gbps == 4800.0);
+  CHECK(load_topology("gcp-a3mega-2").summary().network == NetworkClass::tcpxo);
+  CHECK(load_topology("gcp-a3mega-2").summary().nic_bandwidth_gbps == 25.0);
+  CHECK(load_topology("oci-a100-2").summary().nics_per_node == 16);
+  CHECK(load_topology("mi300x-roce-2").summary().network == NetworkClass::roce);
+  CHECK(load_topology("mi325x-roce-2").summary().memory_gbps == 6000.0);
+  CHECK(load_topology("azure-ndv5-2").summary().network == NetworkClass::infiniband);
+  CHECK(load_topology("h100-cluster-2").summary().network == NetworkClass::infiniband);
+}
+
+TEST_CASE("topology file: network and memory_gbps are read, checked and written back") {
+  const Topology p5 = load_topology("aws-p5-2");
+  const std::string json = to_json(p5);
+  CHECK_THAT(json, Catch::Contains("\"network\": \"efa\""));
+  const Topology back = topology_from_json(json);
+  CHECK(back.facts().network == NetworkClass::efa);
+  CHECK_THROWS_WITH(
+      topology_from_json(R"({"version": 1, "network": "myrinet", "vertices": [], "links": []})"),
+      Catch::Contains("network") && Catch::Contains("efa"));
+}
+
+TEST_CASE("gb200-nvl72-cluster-RxG: a job's share of each rack, as a scheduler places it") {
+  const Topology t = load_topology("gb200-nvl72-cluster-2x64");  // 128 GPUs as 2 x 64
+  const TopologySummary s = t.summary();
+  CHECK(s.gpus == 128);
+  CHECK(s.nodes == 2);
+  CHECK(s.gpus_per_node == 64);
+  CHECK(s.nics_per_node == 64);
+  CHECK(s.nvls_capable);
+  CHECK_THAT(check_report(t), Catch::Contains("warnings: 0"));
+  CHECK(t.vertex(t.gpu(64)).node == 1);  // rank 64 is the second rack's first GPU
+  CHECK(load_topology("gb200-nvl72-cluster-2x72").gpu_count() ==
+        load_topology("gb200-nvl72-cluster-2").gpu_count());
+  CHECK_THROWS_WITH(load_topology("gb200-nvl72-cluster-2x66"), Catch::Contains("whole trays"));
+  CHECK_THROWS_AS(load_topology("gb200-nvl72-cluster-0x64"), ConfigError);
+}

@@ -1,0 +1,174 @@
+// The GPU clusters people rent, named as the clouds sell them: aws-p4d-N, aws-p4de-N, aws-p5-N,
+// aws-p5e-N, aws-p6-b200-N, gcp-a3mega-N, azure-ndv5-N, oci-a100-N, mi300x-roce-N,
+// mi325x-roce-N (N nodes, 1..1024).
+//
+// Each is a DGX-like node (dgx_node.cc: GPUs on one NVSwitch fabric, or MI300X's xGMI mesh; GPU
+// i and NIC i under PCIe switch i/2) N times on the rail-optimized fat-tree of dgx_cluster.cc,
+// with the cloud's NICs and its network's class (topology.h NetworkClass; what the class costs
+// per message: sim/src/network_class.h):
+//
+//   aws-p5-N     8 H100 --NVSwitch (NVLS)-- 32 x 100G EFA, 4 per GPU --> 8 rails of 400 Gb/s
+//                          aws-ofi-nccl's RDMA protocol stripes one NCCL device over a GPU's 4
+//                          EFA NICs (its tuner: "4 rails available to each GPU", 12.5 GB/s each)
+//   aws-p4d-N    8 A100 --NVSwitch-- 4 x 100G EFA: one NIC per 2 GPUs (PCIe switch i)
+//
+// Figures and their sources (the vendors' instance pages):
+//   AWS p4d.24xlarge: 8 A100 40GB, NVSwitch 600 GB/s, 400 Gbps EFA (4 x 100G), PCIe gen4;
+//     p4de.24xlarge the same with A100 80GB -- https://aws.amazon.com/ec2/instance-types/p4/
+//   AWS p5.48xlarge: 8 H100 80GB, 3200 Gbps EFAv2 (32 x 100G), NVSwitch 900 GB/s; p5e.48xlarge
+//     8 H200 141GB (4.8 TB/s), same network -- https://aws.amazon.com/ec2/instance-types/p5/
+//   AWS p6-b200.48xlarge: 8 B200, 3.2 Tbps EFAv4 (8 x 400G) --
+//     https://aws.amazon.com/ec2/instance-types/p6/
+//   EFA's per-message cost and rails per GPU: AWS's tuner in aws-ofi-nccl
+//     (src/tuner/nccl_ofi_model.cpp, include/nccl_ofi_tuner.h; sim/src/network_class.h).
+//   GCP a3-megagpu-8g (A3 Mega): 8 H100 80GB, 8 GPU NICs x 200 Gbps (GPUDirect-TCPXO) --
+//     https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth
+//   Azure ND H100 v5: 8 H100, 8 x 400 Gb/s NDR InfiniBand, one per GPU --
+//     https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series
+//   OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100 Gbps RDMA over RoCE v2 (1.6 Tbps) --
+//     https://docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm
+//   mi300x-roce-N / mi325x-roce-N: 8 MI300X (5.3 TB/s) / MI325X (256 GB HBM3E, 6 TB/s), the same
+//     xGMI mesh (mi300x.cc), 8 x 400G RoCE NICs, one per GPU (AMD's Instinct platform reference,
+//     e.g. Pensando Pollara 400 or Broadcom Thor2) -- https://www.amd.com/en/products/accelerators/
+//     instinct/mi300/mi325x.html ; RCCL runs NCCL's IB transport over RoCE.
+// What is not modelled: AWS's tuner ranking choices where it overrides NCCL's (only its
+// per-message cost is), p5en (16 x 200G), EFA's SRD spraying over paths (the fat-tree stands for
+// it), GCP's TCPXO per-message cost (no public figure: NCCL's IB latencies, docs/fidelity.md).
+#include <functional>
+#include <string>
+
+#include "dgx_node.h"
+#include "twinccl/topologies/presets.h"
+
+namespace twinccl::topo {
+namespace {
+
+using presets::DgxSystem;
+
+DgxSystem aws_p4d(bool p4de) {
+  DgxSystem s;
+  s.name = p4de ? "aws-p4de" : "aws-p4d";
+  s.cluster_name = s.name;
+  s.model = p4de ? "AWS p4de.24xlarge" : "AWS p4d.24xlarge";
+  s.description = s.model + ": 8 A100 " + (p4de ? "80GB" : "40GB") +
+                  ", NVSwitch, 12 NVLink3 x 20 GB/s (NCCL), 4 x 100G EFA, PCIe gen4";
+  s.nic_label = "100G EFA";
+  s.arch = GpuArch::ampere;
+  s.nvls = false;
+  s.memory_gbps = p4de ? 2039.0 : 1555.0;  // A100 80GB / 40GB data sheet
+  s.network = NetworkClass::efa;
+  s.node = {.node = 0,
+            .prefix = "",
+            .fabric = presets::GpuFabric::nvswitch,
+            .nvlinks_per_gpu = 12,
+            .nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::ampere),
+            .physical_nvswitches = 6,
+            .pcie_gen = 4,
+            .nics = 4,
+            .nic_bandwidth_gbps = 12.5};
+  return s;
+}
+
+DgxSystem aws_p5(bool p5e) {
+  DgxSystem s = presets::h100_system();
+  s.name = p5e ? "aws-p5e" : "aws-p5";
+  s.cluster_name = s.name;
+  s.model = p5e ? "AWS p5e.48xlarge" : "AWS p5.48xlarge";
+  s.description = s.model + ": 8 " + (p5e ? "H200" : "H100") +
+                  ", NVSwitch (NVLS), 32 x 100G EFA as 8 rails of 4 (aws-ofi-nccl), PCIe gen5";
+  s.nic_label = "4 x 100G EFA";
+  s.memory_gbps = p5e ? 4800.0 : 0.0;
+  s.network = NetworkClass::efa;
+  return s;  // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
+}
+
+DgxSystem aws_p6_b200() {
+  DgxSystem s = presets::b200_system();
+  s.name = s.cluster_name = "aws-p6-b200";
+  s.model = "AWS p6-b200.48xlarge";
+  s.description = s.model + ": 8 B200, NVLink 5 (NVLS), 8 x 400G EFAv4, PCIe gen5";
+  s.nic_label = "400G EFA";
+  s.network = NetworkClass::efa;
+  return s;
+}
+
+DgxSystem gcp_a3mega() {
+  DgxSystem s = presets::h100_system();
+  s.name = s.cluster_name = "gcp-a3mega";
+  s.model = "GCP a3-megagpu-8g";
+  s.description = s.model + ": 8 H100, NVSwitch (NVLS), 8 x 200G GPUDirect-TCPXO NICs, PCIe gen5";
+  s.nic_label = "200G TCPXO";
+  s.network = NetworkClass::tcpxo;
+  s.node.nic_bandwidth_gbps = 25.0;
+  return s;
+}
+
+DgxSystem azure_ndv5() {
+  DgxSystem s = presets::h100_system();
+  s.name = s.cluster_name = "azure-ndv5";
+  s.model = "Azure ND H100 v5";
+  s.description = s.model + ": 8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5";
+  return s;
+}
+
+DgxSystem oci_a100() {
+  DgxSystem s = aws_p4d(true);
+  s.name = s.cluster_name = "oci-a100";
+  s.model = "OCI BM.GPU.A100-v2.8";
+  s.description = s.model + ": 8 A100 80GB, NVSwitch, 16 x 100G RoCE v2, PCIe gen4";
+  s.nic_label = "100G RoCE";
+  s.network = NetworkClass::roce;
+  s.node.nics = 16;
+  return s;
+}
+
+DgxSystem mi3xx_roce(bool mi325x) {
+  DgxSystem s = presets::mi300x_system();
+  s.name = s.cluster_name = mi325x ? "mi325x-roce" : "mi300x-roce";
+  s.model = mi325x ? "8 x MI325X server" : "8 x MI300X server";
+  s.description = s.model + ": fully connected xGMI (7 x 48 GB/s, RCCL), 8 x 400G RoCE, gen5";
+  s.nic_label = "400G RoCE";
+  s.memory_gbps = mi325x ? 6000.0 : 0.0;
+  s.network = NetworkClass::roce;
+  return s;
+}
+
+struct CloudPreset {
+  std::string_view prefix;  // "aws-p5-" (the preset is prefix + N)
+  std::function<DgxSystem()> system;
+};
+
+const std::vector<CloudPreset>& cloud_presets() {
+  static const std::vector<CloudPreset> presets = {
+      {"aws-p4d-", [] { return aws_p4d(false); }},
+      {"aws-p4de-", [] { return aws_p4d(true); }},
+      {"aws-p5-", [] { return aws_p5(false); }},
+      {"aws-p5e-", [] { return aws_p5(true); }},
+      {"aws-p6-b200-", aws_p6_b200},
+      {"gcp-a3mega-", gcp_a3mega},
+      {"azure-ndv5-", azure_ndv5},
+      {"oci-a100-", oci_a100},
+      {"mi300x-roce-", [] { return mi3xx_roce(false); }},
+      {"mi325x-roce-", [] { return mi3xx_roce(true); }},
+  };
+  return presets;
+}
+
+}  // namespace
+
+std::optional<Topology> cloud_cluster(std::string_view name) {
+  for (const CloudPreset& c : cloud_presets()) {
+    if (name.substr(0, c.prefix.size()) != c.prefix) continue;
+    const std::string_view count = name.substr(c.prefix.size());
+    int nodes = 0;
+    for (char ch : count) {
+      if (ch < '0' || ch > '9' || nodes > 100000) return std::nullopt;
+      nodes = nodes * 10 + (ch - '0');
+    }
+    if (count.empty()) return std::nullopt;
+    return presets::dgx_cluster(c.system(), nodes);
+  }
+  return std::nullopt;
+}
+
+}  // namespace twinccl::topo
