@@ -80,13 +80,13 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Buffer b = array_buffer(t, dtype, true, "all_reduce's tensor");
     const ReduceOp r = reduce_op(op, scalar);
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::all_reduce(c.get(), b, r, true, w)); });
+    return issue(async_op, [&] { return work_of(td::all_reduce(c.get(), b, r, async_op, w)); });
   });
   comm.def("broadcast", [](const Comm& c, const py::array& t, const std::string& dtype, int src,
                            bool async_op, const std::string& file, unsigned line) {
     const Buffer b = array_buffer(t, dtype, true, "broadcast's tensor");
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::broadcast(c.get(), b, src, true, w)); });
+    return issue(async_op, [&] { return work_of(td::broadcast(c.get(), b, src, async_op, w)); });
   });
   comm.def("reduce", [](const Comm& c, const py::array& t, const std::string& dtype, int dst,
                         const std::string& op, double scalar, bool async_op,
@@ -94,7 +94,7 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Buffer b = array_buffer(t, dtype, true, "reduce's tensor");
     const ReduceOp r = reduce_op(op, scalar);
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::reduce(c.get(), b, dst, r, true, w)); });
+    return issue(async_op, [&] { return work_of(td::reduce(c.get(), b, dst, r, async_op, w)); });
   });
   comm.def("all_gather", [](const Comm& c, const Arrays& outs, const py::array& t,
                             const std::string& dtype, bool async_op, const std::string& file,
@@ -102,7 +102,7 @@ void bind_collectives(py::class_<Comm>& comm) {
     const std::vector<Buffer> list = buffers(outs, dtype, true, "all_gather's tensor_list");
     const Buffer b = array_buffer(t, dtype, false, "all_gather's tensor");
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::all_gather(c.get(), list, b, true, w)); });
+    return issue(async_op, [&] { return work_of(td::all_gather(c.get(), list, b, async_op, w)); });
   });
   comm.def("all_gather_into_tensor", [](const Comm& c, const py::array& out, const py::array& in,
                                         const std::string& dtype, bool async_op,
@@ -111,7 +111,7 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Buffer i = array_buffer(in, dtype, false, "all_gather_into_tensor's input_tensor");
     const Where w = python_call_site(file, line);
     return issue(async_op,
-                 [&] { return work_of(td::all_gather_into_tensor(c.get(), o, i, true, w)); });
+                 [&] { return work_of(td::all_gather_into_tensor(c.get(), o, i, async_op, w)); });
   });
   comm.def("reduce_scatter", [](const Comm& c, const py::array& out, const Arrays& ins,
                                 const std::string& dtype, const std::string& op, double scalar,
@@ -121,42 +121,42 @@ void bind_collectives(py::class_<Comm>& comm) {
     const ReduceOp r = reduce_op(op, scalar);
     const Where w = python_call_site(file, line);
     return issue(async_op,
-                 [&] { return work_of(td::reduce_scatter(c.get(), o, list, r, true, w)); });
+                 [&] { return work_of(td::reduce_scatter(c.get(), o, list, r, async_op, w)); });
   });
-  comm.def(
-      "reduce_scatter_tensor", [](const Comm& c, const py::array& out, const py::array& in,
-                                  const std::string& dtype, const std::string& op, double scalar,
-                                  bool async_op, const std::string& file, unsigned line) {
-        const Buffer o = array_buffer(out, dtype, true, "reduce_scatter_tensor's output");
-        const Buffer i = array_buffer(in, dtype, false, "reduce_scatter_tensor's input");
-        const ReduceOp r = reduce_op(op, scalar);
-        const Where w = python_call_site(file, line);
-        return issue(async_op,
-                     [&] { return work_of(td::reduce_scatter_tensor(c.get(), o, i, r, true, w)); });
-      });
+  comm.def("reduce_scatter_tensor", [](const Comm& c, const py::array& out, const py::array& in,
+                                       const std::string& dtype, const std::string& op,
+                                       double scalar, bool async_op, const std::string& file,
+                                       unsigned line) {
+    const Buffer o = array_buffer(out, dtype, true, "reduce_scatter_tensor's output");
+    const Buffer i = array_buffer(in, dtype, false, "reduce_scatter_tensor's input");
+    const ReduceOp r = reduce_op(op, scalar);
+    const Where w = python_call_site(file, line);
+    return issue(async_op,
+                 [&] { return work_of(td::reduce_scatter_tensor(c.get(), o, i, r, async_op, w)); });
+  });
   comm.def("all_to_all", [](const Comm& c, const Arrays& outs, const Arrays& ins,
                             const std::string& dtype, bool async_op, const std::string& file,
                             unsigned line) {
     const std::vector<Buffer> o = buffers(outs, dtype, true, "all_to_all's output_tensor_list");
     const std::vector<Buffer> i = buffers(ins, dtype, false, "all_to_all's input_tensor_list");
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), o, i, true, w)); });
+    return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), o, i, async_op, w)); });
   });
   // Split sizes in elements (twinccl.distributed multiplies torch's row counts by the row size).
-  comm.def(
-      "all_to_all_single",
-      [](const Comm& c, const py::array& out, const py::array& in,
-         const std::vector<std::size_t>& out_splits, const std::vector<std::size_t>& in_splits,
-         const std::string& dtype, bool async_op, const std::string& file, unsigned line) {
-        const Buffer o = array_buffer(out, dtype, true, "all_to_all_single's output");
-        const Buffer i = array_buffer(in, dtype, false, "all_to_all_single's input");
-        const Where w = python_call_site(file, line);
-        if (out_splits.empty() && in_splits.empty())
-          return issue(async_op, [&] { return c.get().all_to_all(i, o, {.async_op = true}, w); });
-        const std::vector<Buffer> os = split(o, out_splits, "all_to_all_single's output");
-        const std::vector<Buffer> is = split(i, in_splits, "all_to_all_single's input");
-        return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), os, is, true, w)); });
-      });
+  comm.def("all_to_all_single", [](const Comm& c, const py::array& out, const py::array& in,
+                                   const std::vector<std::size_t>& out_splits,
+                                   const std::vector<std::size_t>& in_splits,
+                                   const std::string& dtype, bool async_op, const std::string& file,
+                                   unsigned line) {
+    const Buffer o = array_buffer(out, dtype, true, "all_to_all_single's output");
+    const Buffer i = array_buffer(in, dtype, false, "all_to_all_single's input");
+    const Where w = python_call_site(file, line);
+    if (out_splits.empty() && in_splits.empty())
+      return issue(async_op, [&] { return c.get().all_to_all(i, o, {.async_op = async_op}, w); });
+    const std::vector<Buffer> os = split(o, out_splits, "all_to_all_single's output");
+    const std::vector<Buffer> is = split(i, in_splits, "all_to_all_single's input");
+    return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), os, is, async_op, w)); });
+  });
   // gather/scatter with lists: one gather/scatter op through a staging buffer at the root.
   comm.def("gather", [](const Comm& c, const py::array& t, const Arrays& gather_list,
                         const std::string& dtype, int dst, bool async_op, const std::string& file,
@@ -185,7 +185,7 @@ void bind_collectives(py::class_<Comm>& comm) {
         async_op,
         [&] {
           return keep_alive(g.gather(b.data(), root ? staging.data() : nullptr, b.count(),
-                                     b.dtype(), dst, {.async_op = true}, w),
+                                     b.dtype(), dst, {.async_op = async_op}, w),
                             std::make_shared<std::pair<Buffer, Buffer>>(b, staging));
         },
         finish);
@@ -205,7 +205,7 @@ void bind_collectives(py::class_<Comm>& comm) {
       staging.slice(r * b.count(), b.count()).copy_from(list[r]);
     return issue(async_op, [&] {
       return keep_alive(g.scatter(root ? staging.data() : nullptr, b.data(), b.count(), b.dtype(),
-                                  src, {.async_op = true}, w),
+                                  src, {.async_op = async_op}, w),
                         std::make_shared<std::pair<Buffer, Buffer>>(b, staging));
     });
   });
@@ -238,7 +238,7 @@ void bind_collectives(py::class_<Comm>& comm) {
       });
   comm.def("barrier", [](const Comm& c, bool async_op, const std::string& file, unsigned line) {
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return c.get().barrier({.async_op = true}, w); });
+    return issue(async_op, [&] { return c.get().barrier({.async_op = async_op}, w); });
   });
 }
 
