@@ -74,19 +74,21 @@ std::vector<Buffer> split(const Buffer& buffer, const std::vector<std::size_t>& 
 }  // namespace
 
 void bind_collectives(py::class_<Comm>& comm) {
-  comm.def("all_reduce", [](const Comm& c, const py::array& t, const std::string& dtype,
-                            const std::string& op, double scalar, bool async_op,
-                            const std::string& file, unsigned line) {
-    const Buffer b = array_buffer(t, dtype, true, "all_reduce's tensor");
-    const ReduceOp r = reduce_op(op, scalar);
-    const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::all_reduce(c.get(), b, r, async_op, w)); });
-  });
+  comm.def("all_reduce",
+           [](const Comm& c, const py::array& t, const std::string& dtype, const std::string& op,
+              double scalar, bool async_op, const std::string& file, unsigned line) {
+             const Buffer b = array_buffer(t, dtype, true, "all_reduce's tensor");
+             const ReduceOp r = reduce_op(op, scalar);
+             const Where w = python_call_site(file, line);
+             return issue_queued(
+                 async_op, [&] { return work_of(td::all_reduce(c.get(), b, r, async_op, w)); });
+           });
   comm.def("broadcast", [](const Comm& c, const py::array& t, const std::string& dtype, int src,
                            bool async_op, const std::string& file, unsigned line) {
     const Buffer b = array_buffer(t, dtype, true, "broadcast's tensor");
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::broadcast(c.get(), b, src, async_op, w)); });
+    return issue_queued(async_op,
+                        [&] { return work_of(td::broadcast(c.get(), b, src, async_op, w)); });
   });
   comm.def("reduce", [](const Comm& c, const py::array& t, const std::string& dtype, int dst,
                         const std::string& op, double scalar, bool async_op,
@@ -94,7 +96,8 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Buffer b = array_buffer(t, dtype, true, "reduce's tensor");
     const ReduceOp r = reduce_op(op, scalar);
     const Where w = python_call_site(file, line);
-    return issue(async_op, [&] { return work_of(td::reduce(c.get(), b, dst, r, async_op, w)); });
+    return issue_queued(async_op,
+                        [&] { return work_of(td::reduce(c.get(), b, dst, r, async_op, w)); });
   });
   comm.def("all_gather", [](const Comm& c, const Arrays& outs, const py::array& t,
                             const std::string& dtype, bool async_op, const std::string& file,
@@ -110,8 +113,8 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Buffer o = array_buffer(out, dtype, true, "all_gather_into_tensor's output_tensor");
     const Buffer i = array_buffer(in, dtype, false, "all_gather_into_tensor's input_tensor");
     const Where w = python_call_site(file, line);
-    return issue(async_op,
-                 [&] { return work_of(td::all_gather_into_tensor(c.get(), o, i, async_op, w)); });
+    return issue_queued(
+        async_op, [&] { return work_of(td::all_gather_into_tensor(c.get(), o, i, async_op, w)); });
   });
   comm.def("reduce_scatter", [](const Comm& c, const py::array& out, const Arrays& ins,
                                 const std::string& dtype, const std::string& op, double scalar,
@@ -123,17 +126,18 @@ void bind_collectives(py::class_<Comm>& comm) {
     return issue(async_op,
                  [&] { return work_of(td::reduce_scatter(c.get(), o, list, r, async_op, w)); });
   });
-  comm.def("reduce_scatter_tensor", [](const Comm& c, const py::array& out, const py::array& in,
-                                       const std::string& dtype, const std::string& op,
-                                       double scalar, bool async_op, const std::string& file,
-                                       unsigned line) {
-    const Buffer o = array_buffer(out, dtype, true, "reduce_scatter_tensor's output");
-    const Buffer i = array_buffer(in, dtype, false, "reduce_scatter_tensor's input");
-    const ReduceOp r = reduce_op(op, scalar);
-    const Where w = python_call_site(file, line);
-    return issue(async_op,
-                 [&] { return work_of(td::reduce_scatter_tensor(c.get(), o, i, r, async_op, w)); });
-  });
+  comm.def("reduce_scatter_tensor",
+           [](const Comm& c, const py::array& out, const py::array& in, const std::string& dtype,
+              const std::string& op, double scalar, bool async_op, const std::string& file,
+              unsigned line) {
+             const Buffer o = array_buffer(out, dtype, true, "reduce_scatter_tensor's output");
+             const Buffer i = array_buffer(in, dtype, false, "reduce_scatter_tensor's input");
+             const ReduceOp r = reduce_op(op, scalar);
+             const Where w = python_call_site(file, line);
+             return issue_queued(async_op, [&] {
+               return work_of(td::reduce_scatter_tensor(c.get(), o, i, r, async_op, w));
+             });
+           });
   comm.def("all_to_all", [](const Comm& c, const Arrays& outs, const Arrays& ins,
                             const std::string& dtype, bool async_op, const std::string& file,
                             unsigned line) {

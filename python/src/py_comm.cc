@@ -150,6 +150,12 @@ py::object issue(bool async_op, const std::function<Work()>& call, std::function
   return py::cast(std::make_unique<PyWork>(std::move(*work), std::move(finish)));
 }
 
+py::object issue_queued(bool async_op, const std::function<Work()>& call) {
+  if (!async_op) return issue(false, call);
+  release_dropped_arrays();
+  return py::cast(std::make_unique<PyWork>(call(), std::function<void()>()));
+}
+
 void bind_comm(py::module_& m) {
   py::class_<PyWork>(m, "Work", "The handle of an asynchronous operation (torch's Work).")
       .def("wait", &PyWork::wait, py::arg("timeout") = py::none(),

@@ -83,6 +83,11 @@ class PyWork {
 // also wait there and return None; asynchronous ones return a PyWork.
 pybind11::object issue(bool async_op, const std::function<Work()>& call,
                        std::function<void()> finish = {});
+// As issue(), for a call that only queues one core operation when asynchronous (all_reduce,
+// broadcast, reduce, all_gather_into_tensor, reduce_scatter_tensor: it never waits for a peer):
+// issued with the GIL and the rank baton kept, so the rank goes on without a hand-over (torch's
+// backend issues every call so, and waits on the Work).
+pybind11::object issue_queued(bool async_op, const std::function<Work()>& call);
 
 // Registers Comm, PyWork and the groups (py_comm.cc) and the collectives (py_collectives.cc) on
 // `m`.
