@@ -63,6 +63,7 @@ void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
   c.agg_iters = o.agg_iters;
   c.validation = o.check_count;
   c.graph = o.graph;
+  c.blocking = o.blocking;
   c.unalign = o.unalign;
   c.cputime = o.report_cputime;
   c.timestamps = o.report_timestamps;
