@@ -19,13 +19,14 @@ struct LoggedRun {
   std::string log;
 };
 
-LoggedRun run_on_double(const std::string& flags, const std::string& name) {
+LoggedRun run_on_double(const std::string& flags, const std::string& name,
+                        const std::string& extra_env = "") {
   twinccl_test::ScratchDir dir(name);
   const std::string log = (dir.dir / "double.log").string();
   const std::string env = std::string("TWINCCL_DOUBLE_DEVICE_COUNT=2 TWINCCL_NCCL_LIBRARY=") +
                           TWINCCL_NCCL_DOUBLE_PATH +
                           " TWINCCL_CUDART_LIBRARY=" + TWINCCL_NCCL_DOUBLE_PATH +
-                          " TWINCCL_DOUBLE_LOG_FILE=" + log;
+                          " TWINCCL_DOUBLE_LOG_FILE=" + log + " " + extra_env;
   LoggedRun r{twinccl_test::run_cli("perf --backend nccl " + flags, env, 60), ""};
   std::ifstream in(log);
   std::stringstream text;
@@ -85,6 +86,28 @@ TEST_CASE("perf --backend nccl: -m calls in one group, -z 1 a barrier after each
   const std::size_t barriers1 = lines_with(blocking.log, {"ncclAllReduce", " count=1 type=2 "});
   CHECK(barriers1 == barriers0 + 2 * 2 * 3);
   CHECK(blocking.result.out.find("-z 1") == std::string::npos);  // not listed as ignored
+}
+
+TEST_CASE("perf --backend nccl: TWINCCL_RANKS_PER_GPU runs several ranks per GPU as threads",
+          "[cli]") {
+  // NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1: 2 GPUs x 2 ranks, one process started alone.
+  const std::string multi = "TWINCCL_DOUBLE_NCCL_VERSION=23007 TWINCCL_RANKS_PER_GPU=2 ";
+  const LoggedRun r = run_on_double("-b 1K -e 4K -f 4 -n 2 all_reduce", "nccl_per_gpu",
+                                    multi + "NCCL_MULTI_RANK_GPU_ENABLE=1");
+  INFO(r.result.out << r.log.substr(0, 2000));
+  REQUIRE(r.result.exit_code == 0);
+  CHECK(r.result.out.find("Rank  3 Group") != std::string::npos);
+  CHECK(r.result.out.find("Rank  4 Group") == std::string::npos);
+  CHECK(r.result.out.find("# Out of bounds values : 0 OK") != std::string::npos);
+  CHECK(lines_with(r.log, {"VIOLATION"}) == 0);
+  // Refused, naming what is missing: the opt-in, or a new enough NCCL.
+  const LoggedRun off = run_on_double("-b 1K -e 1K all_reduce", "nccl_per_gpu_off", multi);
+  CHECK(off.result.exit_code != 0);
+  CHECK(off.result.out.find("NCCL_MULTI_RANK_GPU_ENABLE=1") != std::string::npos);
+  const LoggedRun old = run_on_double("-b 1K -e 1K all_reduce", "nccl_per_gpu_old",
+                                      "TWINCCL_RANKS_PER_GPU=2 NCCL_MULTI_RANK_GPU_ENABLE=1");
+  CHECK(old.result.exit_code != 0);
+  CHECK(old.result.out.find("need NCCL >= 2.30") != std::string::npos);
 }
 
 #endif  // TWINCCL_NCCL_DOUBLE_PATH
