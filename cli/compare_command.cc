@@ -88,6 +88,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
 
 int run_compare_command(const CompareOptions& o, std::ostream& out) {
   if (o.logs.empty()) throw InvalidArgument("compare needs at least one nccl-tests log");
+  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   const LoadedTopology loaded = load_edited_topology(o.topology, o.edits);
   const topo::Topology& topology = loaded.topology;
   sim::NcclTestsParseOptions parse;

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "compare_report.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
 namespace {
@@ -173,7 +174,7 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                             {"error", s.ratio - 1},
                             {"spread", s.spread}});
   }
-  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  out << json_dump(std::move(j), 2) << "\n";
 }
 
 }  // namespace twinccl::cli

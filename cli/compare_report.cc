@@ -151,6 +151,18 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                               : std::string("a measured time of 0")});
         continue;
       }
+      // A row whose count and size disagree (nccl-tests prints size = count x the type's bytes,
+      // times the ranks where count is per rank) cannot be compared: which one is right?
+      const std::size_t element_bytes = size_of(row.dtype);
+      const auto ranks = static_cast<std::size_t>(std::max(1, table.log.ranks));
+      if (row.size_bytes != row.count * element_bytes &&
+          row.size_bytes != row.count * element_bytes * ranks) {
+        throw ConfigError(fmt::format(
+            "{}:{}: size {} and count {} {} contradict each other ({} elements of {} bytes are {} "
+            "bytes, or {} on {} ranks); fix or remove the row",
+            table.log.source, row.line, row.size_bytes, row.count, name(row.dtype), row.count,
+            element_bytes, row.count * element_bytes, row.count * element_bytes * ranks, ranks));
+      }
       sim::Request request;
       request.spec.kind = *table.log.kind;
       request.spec.nranks = table.log.ranks;
@@ -181,6 +193,13 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       c.algorithm = p.algorithm;
       c.protocol = std::string(sim::name(p.protocol));
       c.ratio = p.time_us > 0 ? p.time_us / m->time_us : 1.0;
+      if (!std::isfinite(c.ratio)) {  // a measured time so small that the ratio overflows
+        table.skipped.push_back(
+            {row.line,
+             fmt::format("a measured time of {:.3g} us: predicted/measured cannot be computed",
+                         m->time_us)});
+        continue;
+      }
       c.regime = size_regime(row.size_bytes);
       c.measured_row = std::move(row);
       table.rows.push_back(std::move(c));

@@ -49,6 +49,12 @@ bool leading_digits(const std::string& text, std::size_t& used, unsigned long lo
 
 std::string shown(std::string_view text) { return shown_value(text); }
 
+void check_protocol_flag(std::string_view flag, const std::string& text) {
+  if (text == "LL" || text == "LL128" || text == "Simple") return;
+  throw InvalidArgument(std::string(flag) + " '" + shown(text) +
+                        "': unknown protocol; valid: LL, LL128, Simple");
+}
+
 long long parse_int_flag(std::string_view flag, const std::string& text, long long min,
                          long long max, std::string_view why_max) {
   const std::string expected =

@@ -30,6 +30,10 @@ double parse_number_flag(std::string_view flag, const std::string& text);
 inline constexpr std::size_t kMaxSizeBytes = std::size_t{1} << 50;  // 1 PiB
 std::size_t parse_bytes_flag(std::string_view flag, const std::string& text);
 
+// --proto: LL, LL128 or Simple exactly, as NCCL_PROTO's documentation spells them (every command
+// alike: perf, whatif, replay, compare); throws InvalidArgument naming the flag and the value.
+void check_protocol_flag(std::string_view flag, const std::string& text);
+
 // "1073741824 bytes (1 GiB)": a byte count with its nearest binary unit, for messages.
 std::string describe_bytes(double bytes);
 

@@ -24,6 +24,7 @@
 #include "twinccl/sim/replay_trace.h"
 #include "twinccl/trace/torch_import.h"
 #include "twinccl/trace/trace_file.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
 namespace {
@@ -143,7 +144,7 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
   if (program.empty()) {
     program = "imported from PyTorch profiler traces: " + sources;
     if (program.size() > trace::kMaxTraceProgramBytes)
-      program = program.substr(0, trace::kMaxTraceProgramBytes - 3) + "...";
+      program = cut_utf8(program, trace::kMaxTraceProgramBytes - 3) + "...";
   }
   // One file streamed (and decompressed) at a time: memory is that of the events kept.
   trace::TorchImport job = trace::import_torch_trace_streams(

@@ -83,9 +83,13 @@ void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
 // -J FILE, as nccl-tests' jsonOutputInit: only a name ending in .json (any case) is written; the
 // file is created new, never overwritten: when FILE exists the first free of FILE.0, FILE.1, ...
 // is taken. One file per collective (nccl-tests runs one per program), so a default sweep of
-// three collectives into an empty folder writes FILE, FILE.0 and FILE.1.
+// three collectives into an empty folder writes FILE, FILE.0 and FILE.1. A device or pipe
+// ("out.json" linked to /dev/null) is written in place, never a new file beside it.
 std::string free_json_path(const std::string& path) {
-  if (!std::filesystem::exists(path)) return path;
+  std::error_code ec;
+  const std::filesystem::file_status s = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(s)) return path;
+  if (!std::filesystem::is_regular_file(s) && !std::filesystem::is_directory(s)) return path;
   for (int i = 0; i < 100000; ++i) {
     std::string candidate = path + "." + std::to_string(i);
     if (!std::filesystem::exists(candidate)) return candidate;

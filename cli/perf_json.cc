@@ -10,6 +10,7 @@
 #include "perf_measure.h"
 #include "perf_p2p.h"
 #include "perf_table.h"
+#include "twinccl/utf8_text.h"
 
 extern char** environ;
 
@@ -67,7 +68,7 @@ void print_json(std::ostream& out, const PerfReport& report) {
     if (!r.checked_algorithm.empty()) j["rows"].back()["checked_algorithm"] = r.checked_algorithm;
   }
   if (!report.footer.empty()) j["notes"] = report.footer;
-  out << j.dump(2) << "\n";
+  out << json_dump(std::move(j), 2) << "\n";
 }
 
 void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind kind,
@@ -160,7 +161,7 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
                                 {"okay", "unchecked"}};
   j["errors"] = json::array();
   j["end_time"] = timestamp_now();
-  out << j.dump(2) << "\n";
+  out << json_dump(std::move(j), 2) << "\n";
 }
 
 }  // namespace twinccl::cli

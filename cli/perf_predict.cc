@@ -92,14 +92,19 @@ bool checkable(const PerfOptions& o, OpKind kind, std::size_t count, DataType dt
   return true;
 }
 
-// --trace FILE for one (collective, data type): FILE itself when the sweep has one of each, else
-// FILE with ".<collective>.<dtype>" before its extension (each used to overwrite the last).
+// --trace FILE for one (collective, data type): FILE itself when the sweep has one of each or FILE
+// is a device, else FILE with ".<collective>.<dtype>" before its extension (part_output_paths).
 std::string trace_path(const PerfOptions& o, OpKind kind, DataType dtype) {
-  if (o.collectives.size() * o.dtypes.size() <= 1) return o.trace_file;
-  const std::filesystem::path p(o.trace_file);
-  return (p.parent_path() / fmt::format("{}.{}.{}{}", p.stem().string(), name(kind), name(dtype),
-                                        p.extension().string()))
-      .string();
+  std::vector<std::string> parts;
+  std::size_t mine = 0;
+  for (OpKind k : o.collectives) {
+    for (DataType d : o.dtypes) {
+      if (k == kind && d == dtype) mine = parts.size();
+      parts.push_back(fmt::format("{}.{}", name(k), name(d)));
+    }
+  }
+  if (parts.size() <= 1) return o.trace_file;
+  return part_output_paths(o.trace_file, parts)[mine];
 }
 
 // `trace`: the file to write ("" = none).

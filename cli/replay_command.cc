@@ -1,48 +1,20 @@
 // `twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]`: replays a
 // recorded trace on each topology (one SimGrid simulation each) and prints one comparison table,
 // fastest first; --links adds each topology's busiest links, --trace writes Perfetto timelines
-// (one topology: that file; several: NAME inserted before the extension).
+// (one topology: that file; several: NAME inserted before the extension, numbered when alike).
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <ostream>
 
 #include "commands.h"
+#include "flag_values.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
-namespace {
-
-// With several topologies, each timeline is OUT with the topology's name before the extension:
-// the name as a file-name token (a file's stem; what-if edits kept; any character other than
-// letters, digits, '.', '-', '_', '=', '@' becomes '_'; at most 80), so a topology given as a
-// path or with spaces never writes outside OUT's folder.
-std::string timeline_path(const std::string& out, const std::string& topology,
-                          std::size_t how_many) {
-  if (how_many == 1) return out;
-  std::string label = topology;
-  const std::size_t space = label.find(' ');
-  const std::string base = label.substr(0, space);
-  if (base.find('/') != std::string::npos || base.ends_with(".json") || base.ends_with(".xml")) {
-    label = std::filesystem::path(base).stem().string() +
-            (space == std::string::npos ? "" : label.substr(space));
-  }
-  for (char& c : label) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '-' || c == '_' || c == '=' || c == '@';
-    if (!keep) c = '_';
-  }
-  if (label.size() > 80) label.resize(80);
-  if (label.empty() || label == "." || label == "..") label = "topology";
-  const std::filesystem::path p(out);
-  return (p.parent_path() / (p.stem().string() + "." + label + p.extension().string())).string();
-}
-
-}  // namespace
 
 CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   CLI::App* cmd =
@@ -68,6 +40,7 @@ namespace {
 
 int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
   if (o.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
+  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   if (!o.timeline.empty()) check_output_path("--trace", o.timeline);  // before the replays
   const sim::Trace trace = sim::load_trace(o.trace);
   sim::ReplayOptions options;
@@ -110,8 +83,14 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
     for (std::size_t i : order) out << "\n" << sim::summarize_replay(results[i], 10);
   }
   if (!o.timeline.empty()) {
-    for (const sim::ReplayResult& r : results) {
-      const std::string path = timeline_path(o.timeline, r.topology, results.size());
+    // One file per topology (part_output_paths: the topology's name before the extension,
+    // numbered when two names are alike; a device is written in place).
+    std::vector<std::string> labels;
+    for (const sim::ReplayResult& r : results) labels.push_back(r.topology);
+    const std::vector<std::string> paths = part_output_paths(o.timeline, labels);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const sim::ReplayResult& r = results[i];
+      const std::string& path = paths[i];
       // Every step checked (a missing folder names the reason; a full disk is an error, not exit
       // 0 with a lost file).
       write_output_file("--trace", path,

@@ -19,13 +19,15 @@
 #include "flag_values.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
+#include "twinccl/utf8_text.h"
+#include "utf8_output.h"
 
 namespace {
 
 // CLI11's message on one line, bounded, with unprintable bytes escaped, and where to find help.
 int usage_error(const std::string& message, const CLI::App* sub) {
   std::string line = message.substr(0, message.find('\n'));
-  if (line.size() > 300) line = line.substr(0, 300) + "...";
+  if (line.size() > 300) line = twinccl::cut_utf8(line, 300) + "...";
   std::string text;
   for (char c : line) {
     auto u = static_cast<unsigned char>(c);
@@ -116,6 +118,8 @@ int twinccl::cli::run_main(int argc, char** argv) {
       if (s->parsed()) refuse_empty_values(*s);
     }
     int code = 0;
+    // Everything a command prints is valid UTF-8 (utf8_output.h): one rule for every table.
+    Utf8Output valid_utf8_output(std::cout);
     if (*topo_cmd) {
       code = run_topo_command(topo, std::cout);
     } else if (*algo_cmd) {
@@ -133,6 +137,7 @@ int twinccl::cli::run_main(int argc, char** argv) {
     } else {
       code = run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
     }
+    valid_utf8_output.finish();
     flush_standard_output(std::cout);
     return code;
   } catch (const twinccl::InvalidArgument& e) {

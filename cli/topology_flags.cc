@@ -18,9 +18,9 @@ void add_edit(TopologyFlags& flags, const std::string& flag, const std::string& 
   if (flag == "--set") {
     flags.sets.push_back(value);
   } else if (flag == "--degrade") {
-    flags.degrades.push_back(value);
+    flags.faults.emplace_back(topo::FaultKind::degrade, value);
   } else if (flag == "--fail") {
-    flags.fails.push_back(value);
+    flags.faults.emplace_back(topo::FaultKind::fail, value);
   } else {
     throw InvalidArgument("--topology '" + shown(spec) + "': unknown '" + shown(flag) +
                           "' after the name; a topology may carry --set NAME=VALUE, --degrade "
@@ -67,30 +67,31 @@ void add_topology_flags(CLI::App* cmd, TopologyFlags& f) {
                   "what-if parameter NAME=VALUE (repeat): " + names +
                       " (docs/whatif.md says what each sets)")
       ->allow_extra_args(false);
-  cmd->add_option("--degrade", f.degrades,
-                  "what-if fault PART=RATE (repeat): the part keeps RATE of its speed, e.g. "
-                  "nic3@node1=25% (a GPU: a slow GPU); PART as `topo show` names it, "
-                  "NAME@nodeN, or a link A<->B")
+  // Faults apply in the order given, --degrade and --fail mixed: each is recorded as it is parsed.
+  cmd->add_option_function<std::string>(
+         "--degrade",
+         [&f](const std::string& v) { f.faults.emplace_back(topo::FaultKind::degrade, v); },
+         "what-if fault PART=RATE (repeat): the part keeps RATE of its speed, e.g. "
+         "nic3@node1=25% (a GPU: a slow GPU); PART as `topo show` names it, "
+         "NAME@nodeN, or a link A<->B; faults apply in the order given")
+      ->trigger_on_parse()
       ->allow_extra_args(false);
-  cmd->add_option("--fail", f.fails,
-                  "what-if fault PART (repeat): a failed NIC, switch or link; routes avoid it "
-                  "where a path remains")
+  cmd->add_option_function<std::string>(
+         "--fail", [&f](const std::string& v) { f.faults.emplace_back(topo::FaultKind::fail, v); },
+         "what-if fault PART (repeat): a failed NIC, switch or link; routes avoid it "
+         "where a path remains; faults apply in the order given")
+      ->trigger_on_parse()
       ->allow_extra_args(false);
 }
 
 topo::TopologyEdits to_edits(const TopologyFlags& f) {
-  if (f.sets.size() + f.degrades.size() + f.fails.size() > kMaxEdits) {
+  if (f.sets.size() + f.faults.size() > kMaxEdits) {
     throw InvalidArgument("--set/--degrade/--fail: more than " + std::to_string(kMaxEdits) +
                           " edits for one topology");
   }
   topo::TopologyEdits e;
   for (const std::string& s : f.sets) e.settings.push_back(topo::parse_setting(s));
-  for (const std::string& d : f.degrades) {
-    e.faults.push_back(topo::parse_fault(topo::FaultKind::degrade, d));
-  }
-  for (const std::string& x : f.fails) {
-    e.faults.push_back(topo::parse_fault(topo::FaultKind::fail, x));
-  }
+  for (const auto& [kind, text] : f.faults) e.faults.push_back(topo::parse_fault(kind, text));
   return e;
 }
 
@@ -101,8 +102,7 @@ LoadedTopology load_edited_topology(const std::string& spec, const TopologyFlags
   const std::string name = split_spec(spec, own);
   if (name.empty()) throw InvalidArgument("--topology '" + shown(spec) + "': no topology name");
   all.sets.insert(all.sets.end(), own.sets.begin(), own.sets.end());
-  all.degrades.insert(all.degrades.end(), own.degrades.begin(), own.degrades.end());
-  all.fails.insert(all.fails.end(), own.fails.begin(), own.fails.end());
+  all.faults.insert(all.faults.end(), own.faults.begin(), own.faults.end());
   const topo::TopologyEdits edits = to_edits(all);
   topo::EditedTopology r = topo::apply_edits(topo::load_topology(name, hints), edits);
   return {r.topology, r.notes, spec, r.gpu_speed};
@@ -117,8 +117,8 @@ std::vector<double> compute_slowdown(const LoadedTopology& t) {
 std::string edits_text(const TopologyFlags& f) {
   std::string out;
   for (const std::string& s : f.sets) out += " --set " + s;
-  for (const std::string& s : f.degrades) out += " --degrade " + s;
-  for (const std::string& s : f.fails) out += " --fail " + s;
+  for (const auto& [kind, text] : f.faults)
+    out += (kind == topo::FaultKind::degrade ? " --degrade " : " --fail ") + text;
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "twinccl/topologies/nccl_xml_hints.h"
@@ -22,7 +23,9 @@
 namespace twinccl::cli {
 
 struct TopologyFlags {
-  std::vector<std::string> sets, degrades, fails;  // as typed
+  std::vector<std::string> sets;  // as typed; a name set twice: the last value wins
+  // --degrade and --fail as typed, in the order given (applied in that order).
+  std::vector<std::pair<topo::FaultKind, std::string>> faults;
 };
 
 void add_topology_flags(CLI::App* cmd, TopologyFlags& flags);

@@ -185,6 +185,7 @@ int run_whatif_command(const WhatifOptions& o, std::ostream& out) {
     throw InvalidArgument(fmt::format("whatif compares at most {} topologies, got {}", kMaxVariants,
                                       o.topologies.size()));
   }
+  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   if (!o.plot.empty()) {  // before minutes of simulation
     check_whatif_plot_possible(o.plot);
     check_output_path("--plot", o.plot);
@@ -192,7 +193,7 @@ int run_whatif_command(const WhatifOptions& o, std::ostream& out) {
   std::vector<LoadedTopology> topologies;
   for (const std::string& spec : o.topologies) {
     topologies.push_back(load_edited_topology(spec, o.edits));
-    if (!o.edits.sets.empty() || !o.edits.degrades.empty() || !o.edits.fails.empty()) {
+    if (!o.edits.sets.empty() || !o.edits.faults.empty()) {
       topologies.back().label += edits_text(o.edits);
     }
   }

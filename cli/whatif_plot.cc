@@ -2,25 +2,30 @@
 // size per topology for a sweep, one bar per topology for a replay.
 //
 // How it works. The data goes inline as gnuplot datablocks ($d1 << EOD ... EOD) in one script
-// written to gnuplot's standard input (posix_spawn with a pipe: no shell, no temporary files). The
+// written to gnuplot's standard input (posix_spawn with a pipe: no shell, no temporary files),
+// within a deadline (TWINCCL_PLOT_TIMEOUT_S, default 60 s: a gnuplot that hangs is killed). The
 // terminal follows the extension: .svg -> svg, .png -> pngcairo. Strings are single-quoted with
 // '' for a quote (gnuplot's rule) and control characters dropped, so labels cannot break out.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "flag_values.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
+#include "twinccl/plain_decimal.h"
 #include "whatif_report.h"
 
 extern char** environ;
@@ -118,15 +123,66 @@ std::string replay_script(const WhatifStudy& s) {
          "EOD\nplot $d using ($2/2):1:(0):2:($1-0.3):($1+0.3) with boxxyerror\n";
 }
 
-// gnuplot draws `script` into `file` (the temporary file beside `path`, the name the user gave).
+// TWINCCL_PLOT_TIMEOUT_S: how long gnuplot may take (plain decimal seconds, default 60).
+double plot_timeout_s() {
+  const char* text = std::getenv("TWINCCL_PLOT_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') return 60.0;
+  const std::optional<double> v = parse_plain_decimal(text);
+  if (!v || *v <= 0.0 || *v > 86400.0) {
+    throw ConfigError("TWINCCL_PLOT_TIMEOUT_S='" + shown_value(text) +
+                      "': must be seconds in (0, 86400] as plain decimal digits such as 60 or 0.5 "
+                      "(the longest gnuplot may take to draw --plot)");
+  }
+  return *v;
+}
+
+// Writes `script` to the pipe `fd` (non-blocking) and waits for `pid`, both before `deadline`;
+// false when the deadline passed (the caller kills the child).
+bool feed_and_wait(int fd, const std::string& script, pid_t pid, int& status, bool& all_written,
+                   std::chrono::steady_clock::time_point deadline) {
+  using std::chrono::steady_clock;
+  auto left_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now())
+        .count();
+  };
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  std::size_t written = 0;
+  while (written < script.size()) {
+    if (left_ms() <= 0) {
+      ::close(fd);
+      return false;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left_ms(), 100)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = ::write(fd, script.data() + written, script.size() - written);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;  // gnuplot closed its input (it failed; its message is on stderr)
+    written += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  all_written = written == script.size();
+  while (true) {
+    const pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid) return true;
+    if (got < 0 && errno != EINTR) return true;  // not our child any more: nothing to wait for
+    if (left_ms() <= 0) return false;
+    ::usleep(10'000);
+  }
+}
+
+// gnuplot draws `script` into `file` (the temporary file beside `path`, the name the user gave)
+// within TWINCCL_PLOT_TIMEOUT_S; past it gnuplot is killed and the plot is an error.
 void run_gnuplot(const std::string& gnuplot, const std::string& script, const std::string& path,
                  const std::string& file) {
+  const double timeout_s = plot_timeout_s();
   int fds[2];
-  if (::pipe(fds) != 0) throw Error(std::string("--plot: pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(std::string("--plot: pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
   std::string arg0 = "gnuplot";
   char* argv[] = {arg0.data(), nullptr};
   pid_t pid = -1;
@@ -135,26 +191,29 @@ void run_gnuplot(const std::string& gnuplot, const std::string& script, const st
   ::close(fds[0]);
   if (rc != 0) {
     ::close(fds[1]);
-    throw ConfigError("--plot: cannot start " + gnuplot + ": " + std::strerror(rc));
+    throw ConfigError("--plot: cannot start " + shown_value(gnuplot) + ": " + std::strerror(rc));
   }
   // gnuplot dying early must not kill us with SIGPIPE: ignore it around the write.
   struct sigaction ignore {
   }, old{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &old);
-  std::size_t written = 0;
-  while (written < script.size()) {
-    const ssize_t n = ::write(fds[1], script.data() + written, script.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<std::size_t>(n);
-  }
-  ::close(fds[1]);
-  ::sigaction(SIGPIPE, &old, nullptr);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool all_written = false;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::microseconds(static_cast<long long>(timeout_s * 1e6));
+  const bool finished = feed_and_wait(fds[1], script, pid, status, all_written, deadline);
+  ::sigaction(SIGPIPE, &old, nullptr);
+  if (!finished) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    throw Error(
+        fmt::format("--plot '{}': gnuplot did not finish within {:g} s and was stopped "
+                    "(TWINCCL_PLOT_TIMEOUT_S sets the limit)",
+                    shown(path), timeout_s));
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || written < script.size()) {
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !all_written) {
     throw ConfigError("--plot '" + shown(path) + "': gnuplot failed (its message is above)");
   }
   std::error_code ec;

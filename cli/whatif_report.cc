@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
+
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
 namespace {
@@ -28,13 +31,35 @@ void print_legend(std::ostream& out, const WhatifStudy& s) {
 
 }  // namespace
 
-double ratio_to_first(const WhatifRow& row, std::size_t variant) {
+std::optional<double> ratio_to_first(const WhatifRow& row, std::size_t variant) {
   if (row.cells.empty() || !row.cells.front() || variant >= row.cells.size() ||
       !row.cells[variant] || !(row.cells.front()->time_us > 0.0)) {
-    return 0.0;
+    return std::nullopt;
   }
-  return row.cells[variant]->time_us / row.cells.front()->time_us;
+  const double ratio = row.cells[variant]->time_us / row.cells.front()->time_us;
+  if (!std::isfinite(ratio)) return std::nullopt;
+  return ratio;
 }
+
+namespace {
+
+// The ratio as the table shows it ("1.50x"), "-" when it cannot be computed; `missing` is set then.
+std::string ratio_cell(const WhatifRow& row, std::size_t variant, bool& missing) {
+  const std::optional<double> r = ratio_to_first(row, variant);
+  if (!r) missing = true;
+  return r ? fmt::format("{:.2f}x", *r) : std::string("-");
+}
+
+// CSV: "1.5000", or an empty field.
+std::string ratio_csv(const WhatifRow& row, std::size_t variant) {
+  const std::optional<double> r = ratio_to_first(row, variant);
+  return r ? fmt::format("{:.4f}", *r) : std::string();
+}
+
+constexpr const char* kNoRatio =
+    "# ratio '-': [1] has no result there or took 0 us, so no ratio can be computed\n";
+
+}  // namespace
 
 void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
   if (s.replay) {
@@ -43,12 +68,14 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
     print_legend(out, s);
     out << fmt::format("{:>4} {:>14} {:>7} {:>12} {:>12}  {}\n", "", "time_us", "ratio", "comm_us",
                        "exposed_us", "busiest link (utilisation)");
+    bool no_ratio = false;
     for (std::size_t v = 0; v < s.variants.size(); ++v) {
       const WhatifCell& c = *s.rows.front().cells[v];
-      out << fmt::format("{:>4} {:>14.1f} {:>6.2f}x {:>12.1f} {:>12.1f}  {}\n",
-                         fmt::format("[{}]", v + 1), c.time_us, ratio_to_first(s.rows.front(), v),
-                         c.comm_us, c.exposed_us, c.busiest_link);
+      out << fmt::format(
+          "{:>4} {:>14.1f} {:>7} {:>12.1f} {:>12.1f}  {}\n", fmt::format("[{}]", v + 1), c.time_us,
+          ratio_cell(s.rows.front(), v, no_ratio), c.comm_us, c.exposed_us, c.busiest_link);
     }
+    if (no_ratio) out << kNoRatio;
     return;
   }
   out << fmt::format(
@@ -62,6 +89,7 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
     units += fmt::format(" | {:>11} {:>8} {:>7}", "time_us", "busbw", "ratio");
   }
   out << head << "\n" << units << "\n";
+  bool no_ratio = false;
   for (const WhatifRow& row : s.rows) {
     std::string line = fmt::format("{:>14}", row.bytes);
     for (std::size_t v = 0; v < row.cells.size(); ++v) {
@@ -69,8 +97,8 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
         line += fmt::format(" | {:>11} {:>8} {:>7}", "-", "-", "-");
         continue;
       }
-      line += fmt::format(" | {:>11.2f} {:>8.2f} {:>6.2f}x", row.cells[v]->time_us,
-                          row.cells[v]->busbw_gbps, ratio_to_first(row, v));
+      line += fmt::format(" | {:>11.2f} {:>8.2f} {:>7}", row.cells[v]->time_us,
+                          row.cells[v]->busbw_gbps, ratio_cell(row, v, no_ratio));
     }
     out << line << "\n";
   }
@@ -79,6 +107,7 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
     for (const auto& c : row.cells) missing = missing || !c;
   }
   if (missing) out << "# '-': the size does not split into whole elements per rank there\n";
+  if (no_ratio) out << kNoRatio;
 }
 
 void print_whatif_csv(std::ostream& out, const WhatifStudy& s) {
@@ -94,12 +123,12 @@ void print_whatif_csv(std::ostream& out, const WhatifStudy& s) {
       const std::string common =
           fmt::format("{},{},{},{}", v + 1, csv_field(x.label), csv_field(x.topology), x.gpus);
       if (s.replay) {
-        out << fmt::format("{},{:.3f},{:.3f},{:.3f},{:.4f},{}\n", common, c.time_us, c.comm_us,
-                           c.exposed_us, ratio_to_first(row, v), csv_field(c.busiest_link));
+        out << fmt::format("{},{:.3f},{:.3f},{:.3f},{},{}\n", common, c.time_us, c.comm_us,
+                           c.exposed_us, ratio_csv(row, v), csv_field(c.busiest_link));
       } else {
-        out << fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{},{},{:.4f}\n", common, row.bytes,
-                           c.bytes, c.time_us, c.algbw_gbps, c.busbw_gbps, c.algorithm, c.protocol,
-                           ratio_to_first(row, v));
+        out << fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{},{},{}\n", common, row.bytes, c.bytes,
+                           c.time_us, c.algbw_gbps, c.busbw_gbps, c.algorithm, c.protocol,
+                           ratio_csv(row, v));
       }
     }
   }
@@ -124,7 +153,9 @@ void print_whatif_json(std::ostream& out, const WhatifStudy& s) {
         continue;
       }
       const WhatifCell& c = *row.cells[v];
-      nlohmann::json cell{{"time_us", c.time_us}, {"ratio_to_first", ratio_to_first(row, v)}};
+      const std::optional<double> ratio = ratio_to_first(row, v);
+      nlohmann::json cell{{"time_us", c.time_us}, {"ratio_to_first", nullptr}};
+      if (ratio) cell["ratio_to_first"] = *ratio;
       if (s.replay) {
         cell["comm_us"] = c.comm_us;
         cell["exposed_us"] = c.exposed_us;
@@ -142,7 +173,7 @@ void print_whatif_json(std::ostream& out, const WhatifStudy& s) {
     if (!s.replay) r["size_bytes"] = row.bytes;
     j["rows"].push_back(r);
   }
-  out << j.dump(2) << "\n";
+  out << json_dump(std::move(j), 2) << "\n";
 }
 
 }  // namespace twinccl::cli

@@ -45,8 +45,9 @@ struct WhatifStudy {
   std::vector<WhatifRow> rows;  // sweep: one per size; replay: one row
 };
 
-// time of a cell / time of the first variant's cell in the same row (0 when either is missing).
-double ratio_to_first(const WhatifRow& row, std::size_t variant);
+// time of a cell / time of the first variant's cell in the same row; nullopt when it cannot be
+// computed (either cell missing, or [1] took 0 us): shown as "-", an empty CSV field, JSON null.
+std::optional<double> ratio_to_first(const WhatifRow& row, std::size_t variant);
 
 void print_whatif_table(std::ostream& out, const WhatifStudy& study);
 void print_whatif_csv(std::ostream& out, const WhatifStudy& study);

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Installs what TwinCCL needs from Debian/Ubuntu packages, only what is missing.
+#   scripts/install-deps.sh          what the libraries and the `twinccl` program need (the README's
+#                                    first command, scripts/setup-and-run.sh)
+#   scripts/install-deps.sh --tests  also what the tests, benchmarks and the Python package need
+#                                    (scripts/test.sh); the Python packages from PyPI (torch) go
+#                                    into a virtual environment: scripts/python-env.sh
 # Uses sudo when not root. CUDA and NCCL are optional and never installed here.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libsimgrid-dev libboost-dev catch2 nlohmann-json3-dev
-          libcli11-dev libfmt-dev zlib1g-dev ccache clang-format-14 gnuplot-nox
-          python3-dev python3-pybind11 python3-numpy python3-pytest)
-# torch is optional for the Python package (its torch tests skip without it) and large (about 180
-# packages on a bare Debian 12): TWINCCL_SKIP_TORCH=1 leaves it out.
-[ "${TWINCCL_SKIP_TORCH:-0}" = 1 ] || packages+=(python3-torch)
+packages=(cmake ninja-build g++ pkg-config ccache libsimgrid-dev libboost-dev nlohmann-json3-dev
+          libfmt-dev libcli11-dev zlib1g-dev)
+if [ "${1:-}" = --tests ]; then
+  # catch2: the tests; clang-format-14: format.check; gnuplot-nox: `twinccl whatif` plots (tests);
+  # python3-*: the Python package built by CMake, and the tests' virtual environment, which sees
+  # Debian's numpy and pytest (scripts/python-env.sh adds torch 2.x from PyPI).
+  packages+=(catch2 clang-format-14 gnuplot-nox
+             python3-dev python3-venv python3-pybind11 python3-numpy python3-pytest)
+elif [ -n "${1:-}" ]; then
+  echo "usage: scripts/install-deps.sh [--tests]" >&2
+  exit 2
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -66,6 +67,11 @@ std::string create_temporary(const std::string& final_path, int& error) {
   const fs::path p(final_path);
   std::string name = p.filename().string();
   if (name.size() > 120) name.resize(120);  // the name stays under NAME_MAX (255)
+  // Printable ASCII only: a program handed the name (gnuplot drops control bytes from it) writes
+  // exactly this file, and a listing of the folder shows it plainly.
+  for (char& c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '_';
+  }
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string candidate =
         (p.parent_path() /
@@ -96,9 +102,16 @@ struct TemporaryFile {
   }
 };
 
+// The system reads a path up to its first NUL: 'dir/tr\0ace.json' would write 'dir/tr'.
+void refuse_nul(std::string_view flag, const std::string& path) {
+  if (path.find('\0') != std::string::npos)
+    throw ConfigError(about(flag, path, "a file name cannot hold a NUL byte (\\x00)"));
+}
+
 // `write(file)` into a temporary file renamed over `path`, or into `path` itself for a device.
 void commit(std::string_view flag, const std::string& path,
             const std::function<void(const std::string& file)>& write) {
+  refuse_nul(flag, path);
   const Target target = target_of(path);
   if (target.in_place) {
     write(target.path);
@@ -138,6 +151,7 @@ std::string shown_value(std::string_view text) {
 
 void check_output_path(std::string_view flag, const std::string& path) {
   if (path.empty()) throw ConfigError(std::string(flag) + " '': an empty file name");
+  refuse_nul(flag, path);
   std::error_code ec;
   const fs::file_status s = fs::status(path, ec);
   if (fs::is_directory(s)) {
@@ -205,6 +219,51 @@ void write_output_file_by(std::string_view flag, const std::string& path,
       throw Error(about(flag, path, "nothing was written"));
     }
   });
+}
+
+namespace {
+
+// A part's name as a file-name token (part_output_paths).
+std::string file_name_token(const std::string& part) {
+  std::string label = part;
+  const std::size_t space = label.find(' ');
+  const std::string base = label.substr(0, space);
+  if (base.find('/') != std::string::npos || base.ends_with(".json") || base.ends_with(".xml")) {
+    label =
+        fs::path(base).stem().string() + (space == std::string::npos ? "" : label.substr(space));
+  }
+  for (char& c : label) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '-' || c == '_' || c == '=' || c == '@';
+    if (!keep) c = '_';
+  }
+  if (label.size() > 80) label.resize(80);
+  if (label.empty() || label == "." || label == "..") label = "part";
+  return label;
+}
+
+}  // namespace
+
+std::vector<std::string> part_output_paths(const std::string& path,
+                                           const std::vector<std::string>& parts) {
+  std::error_code ec;
+  const fs::file_status s = fs::status(path, ec);
+  if (parts.size() <= 1 || (fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s)))
+    return std::vector<std::string>(parts.size(), path);
+  const fs::path p(path);
+  std::vector<std::string> out;
+  for (const std::string& part : parts) {
+    const std::string token = file_name_token(part);
+    std::string name;
+    for (int n = 1;; ++n) {
+      name = (p.parent_path() / (p.stem().string() + "." + token +
+                                 (n == 1 ? "" : "." + std::to_string(n)) + p.extension().string()))
+                 .string();
+      if (std::find(out.begin(), out.end(), name) == out.end()) break;
+    }
+    out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace twinccl

@@ -103,8 +103,8 @@ class RanksDone {
 
 }  // namespace
 
-void run_world(const EmulatorOptions& options, const RankFunction& fn) {
-  int n = options.world_size;
+void check_options(const EmulatorOptions& options) {
+  const int n = options.world_size;
   if (n < 1 || n > kMaxEmulatedRanks)  // every rank is a thread with its own stack
     throw ConfigError("emulator world size must be in [1, " + std::to_string(kMaxEmulatedRanks) +
                       "] (ranks are threads), got " + std::to_string(n));
@@ -114,7 +114,6 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
                       " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds) +
                       " (TWINCCL_TIMEOUT_S, twinccl.run(timeout_s=...))");
   check_algorithm_name(options.algorithm);
-  if (!fn) throw InvalidArgument("run_world: the rank function is empty (a default RankFunction)");
   if (options.check != CheckLevel::off && options.check != CheckLevel::on &&
       options.check != CheckLevel::debug)
     throw ConfigError("EmulatorOptions::check=" + std::to_string(static_cast<int>(options.check)) +
@@ -133,6 +132,16 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   // after the failure it was meant to explain.
   if (!options.flight_recorder_path.empty())
     check_output_path(kFlightRecorder, options.flight_recorder_path);
+  if (options.max_p2p_lane_threads < 1 || options.max_p2p_lane_threads > kMaxP2pLaneThreads)
+    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be in [1, " +
+                      std::to_string(kMaxP2pLaneThreads) + "], got " +
+                      std::to_string(options.max_p2p_lane_threads));
+}
+
+void run_world(const EmulatorOptions& options, const RankFunction& fn) {
+  check_options(options);
+  if (!fn) throw InvalidArgument("run_world: the rank function is empty (a default RankFunction)");
+  const int n = options.world_size;
   auto timeout = std::chrono::milliseconds(
       std::max<long long>(1, static_cast<long long>(options.timeout_s * 1000.0)));
   emu::WorldChecks checks;
@@ -151,10 +160,6 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   config.check = options.check;
   config.fault_hook = options.fault_hook;
   config.p2p_per_peer = options.p2p_per_peer_streams;
-  if (options.max_p2p_lane_threads < 1 || options.max_p2p_lane_threads > kMaxP2pLaneThreads)
-    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be in [1, " +
-                      std::to_string(kMaxP2pLaneThreads) + "], got " +
-                      std::to_string(options.max_p2p_lane_threads));
   config.max_lane_threads = options.max_p2p_lane_threads;
   auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
 

@@ -1,25 +1,24 @@
-// twinccl.run: the rank function on emulator threads (emu::run_world), with the GIL held only
-// while Python runs; with a topology (or a trace path) every rank's calls are recorded and the
-// run is replayed on the topology afterwards, as run() does for TWINCCL_TOPOLOGY
-// (backends/emu/launch.cc), but the result comes back as data instead of printed text. Ctrl-C
+// twinccl.run: the rank function on emulator threads, with the GIL held only while Python runs,
+// launched by the one launcher of emulated runs (twinccl/emulated_run.h), as run() launches
+// TWINCCL_BACKEND=emu: options, topology and output paths checked before any rank runs; with a
+// topology (or a trace path) every rank's calls are recorded and the run is replayed on the
+// topology afterwards, but the result comes back as data instead of printed text. Ctrl-C
 // stops the run and the replay after it (py_interrupt.h; sim::ReplayOptions::stop_requested).
 #include <pybind11/stl.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 
-#include "emu/default_choice.h"
 #include "py_buffer.h"
 #include "py_comm.h"
 #include "py_interrupt.h"
 #include "rank_baton.h"
-#include "twinccl/emu/emulator.h"
+#include "twinccl/emulated_run.h"
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
 #include "twinccl/run.h"
 #include "twinccl/sim/replay.h"
-#include "twinccl/topologies/presets.h"
-#include "twinccl/trace/recorder.h"
+#include "twinccl/trace/trace_file.h"
 
 namespace py = pybind11;
 
@@ -29,7 +28,12 @@ namespace {
 // A recorded trace, kept so that a report can save it (twinccl replay) after the run.
 struct PyTrace {
   sim::Trace trace;
-  void save(const std::string& path) const { sim::save_trace(trace, path); }
+  // Checked and written atomically, as every output file (twinccl/output_file.h).
+  void save(const std::string& path) const {
+    check_output_path("Report.save_trace(path)", path);
+    write_output_file("Report.save_trace(path)", path,
+                      [&](std::ostream& f) { f << trace::to_json(trace); });
+  }
 };
 
 py::dict report_dict(const sim::ReplayResult& r) {
@@ -124,51 +128,36 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
                double timeout_s, const std::string& trace_path, const std::string& algorithm,
                const std::string& timeline_path, int max_p2p_lane_threads,
                const py::object& aborted_type, const py::object& swap_state) {
-  if (world_size < 1 || world_size > kMaxEmulatedRanks)
-    throw ConfigError("twinccl.run: world_size=" + std::to_string(world_size) + " must be in [1, " +
-                      std::to_string(kMaxEmulatedRanks) + "]");
-  emu::EmulatorOptions o;
-  o.world_size = world_size;
-  o.algorithm = algorithm;
-  if (!(timeout_s > 0.0 && timeout_s <= kMaxTimeoutSeconds))
-    throw ConfigError("twinccl.run: timeout_s=" + std::to_string(timeout_s) +
-                      " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds));
-  o.timeout_s = timeout_s;
-  o.check = check_level(check);
-  o.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
-  if (max_p2p_lane_threads < 1 || max_p2p_lane_threads > kMaxP2pLaneThreads)
-    throw ConfigError("twinccl.run: max_p2p_lane_threads=" + std::to_string(max_p2p_lane_threads) +
-                      " must be in [1, " + std::to_string(kMaxP2pLaneThreads) + "]");
-  o.max_p2p_lane_threads = max_p2p_lane_threads;
+  RunOptions options;
+  options.world_size = world_size;
+  options.topology = topology;
+  options.check = check_level(check);
+  options.timeout_s = timeout_s;
+  options.trace_path = trace_path;
+  options.algorithm = algorithm;
+  options.timeline_path = timeline_path;
+  options.max_p2p_lane_threads = max_p2p_lane_threads;
+  options.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
   RunInterrupts interrupts(world_size);
-  // Each rank its own process state (rank_baton.h); None: the ranks share it.
-  std::unique_ptr<RankBaton> baton;
-  if (!swap_state.is_none())
-    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), timeout_s);
-  o.stop_requested = [&interrupts, &baton] {
+  std::unique_ptr<RankBaton> baton;  // made once the options are checked
+  EmulatedRunCaller caller;
+  caller.program = "python";
+  caller.trace_name = "twinccl.run(trace_path=...)";
+  caller.timeline_name = "twinccl.run(timeline_path=...)";
+  caller.stop_requested = [&interrupts, &baton] {
     std::string why = interrupts.poll();
     if (why.empty() && baton) why = baton->stop_reason();
     return why;
   };
-  std::unique_ptr<topo::Topology> topology_loaded;
-  if (!topology.empty()) {
-    topology_loaded = std::make_unique<topo::Topology>(topo::load_topology(topology));
-    auto choice = std::make_shared<const emu_backend::DefaultChoice>(topology);
-    o.default_algorithm = [choice](const OpDesc& op, const std::vector<int>& world_ranks) {
-      return choice->algorithm(op, world_ranks);
-    };
-  }
-  std::unique_ptr<trace::TraceRecorder> recorder;
-  if (!topology.empty() || !trace_path.empty()) {
-    trace::TraceRecorderOptions ro;
-    ro.program = "python";
-    ro.p2p_per_peer_streams = o.p2p_per_peer_streams;  // the replay orders send/recv alike
-    recorder = std::make_unique<trace::TraceRecorder>(world_size, ro);
-    o.on_rank_start = [&recorder](Communicator& world) { recorder->record(world); };
-  }
+  // The one launcher of emulated runs (as run() for TWINCCL_BACKEND=emu): every option, the
+  // topology and both output paths are checked here, before any rank runs.
+  EmulatedRun launch(options, caller);
+  // Each rank its own process state (rank_baton.h); None: the ranks share it.
+  if (!swap_state.is_none())
+    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), timeout_s);
   try {
     py::gil_scoped_release nogil;
-    emu::run_world(o, [&](Communicator& world) {
+    launch.run([&](Communicator& world) {
       auto state = std::make_shared<RankState>(world);
       CurrentRank current(state);
       RankTurn turn(baton.get(), world.rank());  // waits for the baton without the GIL
@@ -198,29 +187,22 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
     if (!baton->failed().empty()) throw InternalError("twinccl.run: " + baton->failed());
   }
   if (interrupts.interrupted()) interrupts.raise();
-  if (!recorder) return py::none();
-  auto trace = std::make_shared<PyTrace>(PyTrace{recorder->trace()});
-  if (!trace_path.empty()) trace->save(trace_path);
+  if (!launch.records()) return py::none();
+  auto trace = std::make_shared<PyTrace>(PyTrace{launch.trace()});
+  launch.save_trace();
   py::dict result;
   result["trace"] = py::cast(trace);
-  if (topology_loaded) {
-    sim::ReplayOptions ro;
-    ro.algorithm = algorithm;
-    // Ctrl-C during the replay stops it too (its SimGrid child is killed within ~50 ms).
-    ro.stop_requested = [&interrupts] { return !interrupts.poll().empty(); };
+  if (launch.replays()) {
     sim::ReplayResult replayed;
     try {
       py::gil_scoped_release nogil;
-      replayed = sim::replay(trace->trace, *topology_loaded, ro);
+      // Ctrl-C during the replay stops it too (its SimGrid child is killed within ~50 ms).
+      replayed = launch.replay([&interrupts] { return !interrupts.poll().empty(); });
     } catch (const AbortedError&) {
       if (!interrupts.interrupted()) throw;
     }
     if (interrupts.interrupted()) interrupts.raise();
-    if (!timeline_path.empty()) {
-      std::ofstream f(timeline_path);
-      if (!f) throw ConfigError("twinccl.run: cannot write timeline_path '" + timeline_path + "'");
-      sim::write_replay_perfetto(replayed, f);
-    }
+    launch.write_timeline(replayed);
     result["report"] = report_dict(replayed);
   }
   return result;

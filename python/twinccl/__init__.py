@@ -32,6 +32,7 @@ from ._twinccl import (  # noqa: F401  (the public names)
 from . import _twinccl
 from ._report import Report
 from ._run_args import rank_function, run_arguments
+from ._version import __version__  # noqa: F401  (CMakeLists.txt's project(VERSION))
 
 __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgument",
            "MismatchError", "TimeoutError", "AbortedError", "DeadlockError", "BackendError",

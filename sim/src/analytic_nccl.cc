@@ -5,7 +5,9 @@
 //   per NIC at NCCL's inter speed across nodes), then per algorithm and protocol:
 //     ring   LL: min(llMax, 0.5 busBw)  LL128: min(0.92 busBw, ch x 36.7)  Simple: busBw
 //     tree   min(0.92 busBw, ch x cap), then LL: min(/3.8, llMax), LL128: x 7/9 (1 node) or
-//            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size
+//            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size;
+//            on 2 nodes busBw at the tree graph's raised intra speed (search.cc pass 2: up to
+//            2 x the NIC's while it fits the NVLink; aws-p4d-2 4 x 24 instead of 4 x 12)
 //     nvls   one node; all_reduce algbw = NVLink x 0.85 x h/(h+1), h = min(n, 32) heads (each
 //            GPU's NVLink carries h+1 slices of S/h each way: multimem ld_reduce then st;
 //            nccl-tests issue 212; NCCL_MAX_NVLS_ARITY), reduce_scatter/all_gather algbw =
@@ -74,6 +76,8 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   const std::size_t ni = node_index(v.nodes);
   const double ll_max = caps.ll_max_gbps[ni];
   const double cap = caps.tree_channel_gbps[ni];
+  // On 2 nodes NCCL prices the tree at its graph's raised intra speed (up to 2 x the NIC's).
+  bus *= nccl_tree_two_node_speed_factor(v);
   double tree = std::min(kNccl.tree_simple_factor * bus, ch * cap);
   if (p == Protocol::ll) tree = std::min(kNccl.tree_ll_factor * tree, ll_max);
   if (p == Protocol::ll128) {

@@ -36,12 +36,15 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "flow_program.h"
 #include "simgrid_run.h"
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
+#include "twinccl/plain_decimal.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -65,13 +68,13 @@ constexpr double kMaxSimTimeoutS = 7 * 24 * 3600.0;
 double sim_timeout_s() {
   const char* text = std::getenv("TWINCCL_SIM_TIMEOUT_S");
   if (text == nullptr || *text == '\0') return kDefaultSimTimeoutS;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(v) || v <= 0.0 || v > kMaxSimTimeoutS) {
-    throw ConfigError("TWINCCL_SIM_TIMEOUT_S='" + std::string(text).substr(0, 64) +
-                      "': must be seconds in (0, 604800] (the longest a simulation may run)");
+  const std::optional<double> v = parse_plain_decimal(text);  // " 5", "1e2", "+5" refused
+  if (!v || *v <= 0.0 || *v > kMaxSimTimeoutS) {
+    throw ConfigError("TWINCCL_SIM_TIMEOUT_S='" + shown_value(text) +
+                      "': must be seconds in (0, 604800] as plain decimal digits such as 300 or "
+                      "0.5 (the longest a simulation may run)");
   }
-  return v;
+  return *v;
 }
 
 enum class ReadEnd { done, deadline, stopped };

@@ -95,6 +95,11 @@ ChannelPlan nccl_launched_channels(const TopologyView& view, ChannelPlan plan, N
 // NCCL's inter-node speed for one NIC (the arch's inter list entry that fits it) over the NIC's
 // bandwidth: the share of a NIC's line rate a channel gets (0.96 for 400 Gb/s). 1 without NICs.
 double network_efficiency(const TopologyView& view);
+// NCCL's tree on 2 nodes (search.cc pass 2): its intra speed over the ring's per-channel (NIC)
+// speed, raised along the arch's inter list below 2 x the NIC speed while the channels fit the
+// GPU's NVLink (aws-p4d-2: 12 -> 24 GB/s, factor 2; 8 x 400G Hopper: 48 is the list's top, 1).
+// 1 off 2 nodes or without NICs.
+double nccl_tree_two_node_speed_factor(const TopologyView& view);
 
 // NCCL's software latency of one call split as flow charges it: once, per intra-node hop, per
 // network hop (tuning.cc: netOverhead floor on intra hops of multi-node rings, tree network

@@ -68,6 +68,13 @@ struct NcclTuningTable {
   std::array<double, 12> speeds_inter_hopper;     // [not in facts] sm90SpeedArrayInter (first 12)
   std::array<double, 12> speeds_inter_ampere;     // [not in facts] speedArrayInter (first 12)
   std::array<double, 12> speeds_inter_blackwell;  // [not in facts] sm100SpeedArrayInter (first 12)
+  // Trees on 2 nodes (search.cc pass 2, "increase bwIntra for trees (2 nodes or collnet)", the same
+  // in v2.9.9-1 and v2.30.7-1): the tree graph's intra speed is raised one entry of the arch's
+  // inter list at a time while it is below this factor x its inter speed and the channels still fit
+  // the GPU's NVLink, and tuning.cc prices every algorithm at nNodes <= 2 by the intra speed. A
+  // 2-node tree crosses the network with S per node each way (a ring 2(n-1)/n S), so 2 x the NICs'
+  // speed is the tree's own network bound, not a guess. [not in facts]
+  double tree_two_node_intra_factor;  // 2
   // Multi-node rings: every step also posts a network operation (tuning.cc getNetOverhead):
   // intra-node hops cost at least this, x3 for Simple. 1 us: Intel and unknown x86 (AMD: 2).
   double net_overhead_us;             // [not in facts]
@@ -160,6 +167,7 @@ inline constexpr NcclTuningTable kNccl{
     .speeds_inter_ampere = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0},
     .speeds_inter_blackwell = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0,
                                12.0},
+    .tree_two_node_intra_factor = 2.0,
     .net_overhead_us = 1.0,
     .net_overhead_simple_factor = 3.0,
     .ring_plateau_factor = 1.4,

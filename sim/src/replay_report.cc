@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "twinccl/sim/replay.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::sim {
 namespace {
@@ -135,7 +136,7 @@ void write_replay_perfetto(const ReplayResult& result, std::ostream& out) {
                       {"total_us", result.total_us},
                       {"overlap_fraction", result.overlap_fraction()},
                       {"busiest_links", std::move(links)}}}};
-  out << doc.dump() << '\n';
+  out << json_dump(doc) << '\n';
 }
 
 }  // namespace twinccl::sim

@@ -13,6 +13,7 @@
 // node of 8 GPUs and 8 x 400 Gb/s NICs (NVIDIA: "46-48 GB/s per NIC", nccl-tests issue 290).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <span>
 
 #include "model.h"
@@ -67,6 +68,23 @@ double inter_speed_gbps(const TopologyView& view) {
 
 double network_efficiency(const TopologyView& view) {
   return view.nic_gbps > 0.0 ? inter_speed_gbps(view) / view.nic_gbps : 1.0;
+}
+
+double nccl_tree_two_node_speed_factor(const TopologyView& view) {
+  if (view.nodes != 2 || view.nics_per_node <= 0 || view.nic_gbps <= 0.0) return 1.0;
+  const ChannelPlan plan = nccl_channels(view, 0);
+  const std::span<const double> speeds(*caps_of(view.arch).speeds_inter);
+  const double inter = plan.per_channel_gbps;
+  // The list runs from fast to slow: walk up from the inter speed one entry at a time.
+  auto it = std::find(speeds.begin(), speeds.end(), inter);
+  double intra = inter;
+  while (it != speeds.begin() && intra < kNccl.tree_two_node_intra_factor * inter) {
+    const double next = *std::prev(it);
+    if (plan.channels * next > view.intra_gbps + 1e-9) break;  // no longer fits the NVLink
+    intra = next;
+    --it;
+  }
+  return intra / inter;
 }
 
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "twinccl/sim/flow_report.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::sim {
 
@@ -78,7 +79,7 @@ void write_trace_json(const FlowReport& report, std::ostream& out) {
                       {"time_us", p.time_us},
                       {"busbw_gbps", p.busbw_gbps},
                       {"truncated", report.transfers_truncated}}}};
-  out << doc.dump() << '\n';
+  out << json_dump(std::move(doc)) << '\n';
 }
 
 }  // namespace twinccl::sim

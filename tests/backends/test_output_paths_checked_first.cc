@@ -74,6 +74,25 @@ TEST_CASE("TWINCCL_TRACE and TWINCCL_TIMELINE paths are checked before any rank 
     CHECK(got.ranks_started == 0);
     CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TIMELINE '" + o.timeline_path + "'"));
   }
+  SECTION("a trace path with a NUL byte: refused, not cut at the NUL (nothing written)") {
+    const std::filesystem::path folder =
+        std::filesystem::temp_directory_path() / ("twinccl-nul-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(folder);
+    o.trace_path = (folder / "tr").string() + std::string(1, '\0') + "ace.json";
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 0);
+    CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TRACE '") && Contains("\\x00ace.json") &&
+                              Contains("NUL byte"));
+    CHECK(std::filesystem::is_empty(folder));
+    std::filesystem::remove_all(folder);
+  }
+  SECTION("a device that cannot take the trace (/dev/full): an error, not a lost file") {
+    o.trace_path = "/dev/full";
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 2);
+    CHECK_THAT(got.error,
+               Contains("TWINCCL_TRACE '/dev/full'") && Contains("No space left on device"));
+  }
   SECTION("a path that can be written gets the trace") {
     const std::filesystem::path file = std::filesystem::temp_directory_path() /
                                        ("twinccl-trace-" + std::to_string(::getpid()) + ".json");

@@ -46,7 +46,8 @@ TEST_CASE("a flow simulation past TWINCCL_SIM_TIMEOUT_S is stopped with a Timeou
 
 TEST_CASE("TWINCCL_SIM_TIMEOUT_S takes positive seconds") {
   const topo::Topology t = topo::load_topology("h100-cluster-2");
-  for (const char* bad : {"abc", "0", "-1", "nan", "1e9", "5s"}) {
+  // " 5", "1e2" and "+5" were accepted (strtod's reading) though the README says plain decimal.
+  for (const char* bad : {"abc", "0", "-1", "nan", "1e9", "5s", " 5", "1e2", "+5", "0x10", "5 "}) {
     const ScopedEnv env(bad);
     INFO("TWINCCL_SIM_TIMEOUT_S=" << bad);
     CHECK_THROWS_AS(predict(t, all_to_all(1 << 20, t.gpu_count(), true)), ConfigError);

@@ -1,10 +1,11 @@
 // Writing a Topology as TwinCCL JSON: every vertex and link explicitly, one per line, fields at
 // their default left out, so load(to_json(t)) rebuilds the same graph (same ids, ranks, links).
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
 #include "twinccl/topologies/topology_file.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::topo {
 namespace {
@@ -51,27 +52,28 @@ std::string to_json(const Topology& t) {
   if (t.facts().memory_gbps > 0) head["memory_gbps"] = t.facts().memory_gbps;
   if (t.facts().network != NetworkClass::infiniband) head["network"] = to_string(t.facts().network);
   if (t.facts().nvls) head["nvls"] = *t.facts().nvls;
+  make_valid_utf8(head);
   std::string out = "{\n";
   for (const auto& [key, value] : head.items()) out += "  \"" + key + "\": " + value.dump() + ",\n";
   out += "  \"vertices\": [";
   const auto vertices = t.vertices();
   for (std::size_t i = 0; i < vertices.size(); ++i) {
-    out += (i == 0 ? "\n    " : ",\n    ") + vertex_json(vertices[i]).dump();
+    out += (i == 0 ? "\n    " : ",\n    ") + json_dump(vertex_json(vertices[i]));
   }
   out += "\n  ],\n  \"links\": [";
   const auto links = t.links();
   for (std::size_t i = 0; i < links.size(); ++i) {
-    out += (i == 0 ? "\n    " : ",\n    ") + link_json(t, links[i]).dump();
+    out += (i == 0 ? "\n    " : ",\n    ") + json_dump(link_json(t, links[i]));
   }
   out += "\n  ]\n}\n";
   return out;
 }
 
 void save_topology_json(const Topology& topology, const std::filesystem::path& path) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw ConfigError("cannot write topology file '" + path.string() + "'");
-  file << to_json(topology);
-  if (!file) throw ConfigError("error while writing topology file '" + path.string() + "'");
+  // Checked, then written to a temporary file beside the path and renamed (output_file.h).
+  check_output_path("topology file", path.string());
+  const std::string text = to_json(topology);
+  write_output_file("topology file", path.string(), [&](std::ostream& f) { f << text; });
 }
 
 }  // namespace twinccl::topo

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
 
@@ -153,7 +154,7 @@ Topology load_topology(std::string_view preset_or_path) {
   if (auto t = torus_by_name(name)) return *t;
   std::string known;
   for (const PresetInfo& p : list_presets()) known += "\n  " + p.pattern + "  " + p.description;
-  throw ConfigError("unknown topology '" + name +
+  throw ConfigError("unknown topology '" + shown_value(name) +
                     "': not a preset, and not a path ending in .json or .xml. Presets:" + known);
 }
 

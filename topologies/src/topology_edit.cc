@@ -22,6 +22,7 @@
 #include "topology_edit_table.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::topo {
 namespace {
@@ -162,6 +163,16 @@ std::string fault_flag(const Fault& f) {
 void apply_fault(EditGraph& g, const Fault& f, std::vector<std::string>& notes,
                  std::vector<double>& gpu_speed) {
   const std::string flag = fault_flag(f);
+  // A part failed twice is failed: the second --fail changes nothing (a degrade after a fail is
+  // refused by resolve_part, naming the part).
+  if (f.kind == FaultKind::fail && f.part.find("->") == std::string::npos &&
+      !detail::find_vertex(g, f.part, false)) {
+    if (const auto gone = detail::find_vertex(g, f.part, true)) {
+      notes.push_back(fmt::format("{}: {} is already gone (an earlier --fail); nothing more to do",
+                                  flag, g.vertices[static_cast<std::size_t>(*gone)].name));
+      return;
+    }
+  }
   const detail::Part part = detail::resolve_part(g, f.part, flag);
   if (part.vertex) {
     const VertexId v = *part.vertex;
@@ -293,32 +304,45 @@ bool analytic_figures_equal(const TopologySummary& a, const TopologySummary& b) 
          a.nics_per_node == b.nics_per_node && a.nic_bandwidth_gbps == b.nic_bandwidth_gbps;
 }
 
+// A name set twice: the last value wins, for every name alike (docs/whatif.md); faults keep
+// their order.
+TopologyEdits last_setting_wins(const TopologyEdits& edits) {
+  TopologyEdits out;
+  out.faults = edits.faults;
+  for (const Setting& s : edits.settings) {
+    std::erase_if(out.settings, [&](const Setting& earlier) { return earlier.name == s.name; });
+    out.settings.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits) {
   if (edits.empty()) return {topology, {}, {}};
+  const TopologyEdits effective = last_setting_wins(edits);
   std::vector<std::string> notes;
   Topology current = topology;
-  for (const Setting& s : edits.settings) {
+  for (const Setting& s : effective.settings) {
     if (detail::parameter_spec(s.name).kind == ParameterKind::nodes) {
       current = with_nodes(current, static_cast<int>(s.value), notes);
     }
   }
   EditGraph g = detail::copy_graph(current);
-  for (const Setting& s : edits.settings) {
+  for (const Setting& s : effective.settings) {
     const ParameterSpec& spec = detail::parameter_spec(s.name);
     const std::string flag = fmt::format("--set {}={:g}", s.name, s.value);
     if (spec.kind == ParameterKind::nics_per_node) keep_nics(g, static_cast<int>(s.value), flag);
   }
   for (const ParameterKind phase : {ParameterKind::link_gbps, ParameterKind::link_latency_us,
                                     ParameterKind::nic_gbps, ParameterKind::oversubscription}) {
-    for (const Setting& s : edits.settings) {
+    for (const Setting& s : effective.settings) {
       const ParameterSpec& spec = detail::parameter_spec(s.name);
       if (spec.kind != phase) continue;
       set_parameter(g, spec, s.value, fmt::format("--set {}={:g}", s.name, s.value), notes);
     }
   }
-  for (const Setting& s : edits.settings) {
+  for (const Setting& s : effective.settings) {
     if (detail::parameter_spec(s.name).kind == ParameterKind::nvls) {
       set_nvls(g, current.summary(), s.value != 0.0, fmt::format("--set nvls={:g}", s.value));
     }
@@ -331,9 +355,9 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     faults += (faults.empty() ? "" : " ") + fault_flag(f);
   }
   remove_cut_off_nics(g, had_network, notes);
-  std::string label = edits.label();
-  if (label.size() > 180) label = label.substr(0, 180) + "...";
-  if (faults.size() > 300) faults = faults.substr(0, 300) + " ...";
+  std::string label = effective.label();
+  if (label.size() > 180) label = cut_utf8(label, 180) + "...";
+  if (faults.size() > 300) faults = cut_utf8(faults, 300) + " ...";
   Topology out = detail::rebuild(g, topology.name() + "+" + label,
                                  faults.empty() ? "the edited topology" : "after " + faults);
   note_moved_nics(current, out, notes);

@@ -106,7 +106,9 @@ std::string examples(const EditGraph& g) {
   return out;
 }
 
-std::optional<VertexId> find_vertex(const EditGraph& g, std::string_view text) {
+}  // namespace
+
+std::optional<VertexId> find_vertex(const EditGraph& g, std::string_view text, bool gone) {
   const std::size_t at = text.rfind("@node");
   std::optional<int> node;
   std::string_view local = text;
@@ -121,7 +123,7 @@ std::optional<VertexId> find_vertex(const EditGraph& g, std::string_view text) {
     local = text.substr(0, at);
   }
   for (std::size_t v = 0; v < g.vertices.size(); ++v) {
-    if (g.vertex_gone[v]) continue;
+    if (g.vertex_gone[v] != gone) continue;
     const Vertex& x = g.vertices[v];
     if (!node && x.name == text) return static_cast<VertexId>(v);
     if (node && x.node == *node &&
@@ -132,11 +134,14 @@ std::optional<VertexId> find_vertex(const EditGraph& g, std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace
-
 Part resolve_part(const EditGraph& g, std::string_view text, const std::string& flag) {
   const auto vertex = [&](std::string_view name) {
-    const auto v = find_vertex(g, name);
+    const auto v = find_vertex(g, name, false);
+    if (!v && find_vertex(g, name, true)) {
+      throw InvalidArgument(flag + ": '" + shown_value(name) + "' is gone from " + g.name +
+                            ": an earlier --fail (faults apply in the order given) or --set "
+                            "nics_per_node removed it");
+    }
     if (!v) {
       throw InvalidArgument(flag + ": no part '" + shown_value(name) + "' in " + g.name +
                             "; a part is a vertex name as `twinccl topo show` lists it, "

@@ -36,5 +36,8 @@ struct Part {
 // "n1.nic3", "nic3@node1", "A<->B", "A->B". Throws InvalidArgument naming `flag`, the part and
 // examples of what exists.
 Part resolve_part(const EditGraph& graph, std::string_view text, const std::string& flag);
+// The vertex `text` names ("n1.nic3", "nic3@node1") among the live vertices, or with `gone` among
+// the removed ones.
+std::optional<VertexId> find_vertex(const EditGraph& graph, std::string_view text, bool gone);
 
 }  // namespace twinccl::topo::detail

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "twinccl/errors.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::trace::detail {
 namespace {
@@ -331,8 +332,8 @@ TorchJsonTop stream_torch_json(std::istream& in, const TorchJsonLimits& limits,
 
 std::string shown(const json& v) {
   if (v.is_structured()) return std::string("an ") + v.type_name();
-  std::string text = v.dump();
-  if (text.size() > 40) text = text.substr(0, 40) + "...";
+  std::string text = json_dump(v);
+  if (text.size() > 40) text = cut_utf8(text, 40) + "...";
   return std::string(v.type_name()) + " " + text;
 }
 

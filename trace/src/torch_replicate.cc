@@ -12,6 +12,7 @@
 
 #include "torch_importer.h"
 #include "twinccl/errors.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::trace::detail {
 namespace {
@@ -99,7 +100,7 @@ void Importer::replicate() {
   std::string& program = out_.trace.program;
   const std::string suffix = " [" + ranks + "'s profile: --replicate-missing-ranks]";
   if (program.size() + suffix.size() > kMaxTraceProgramBytes)
-    program = program.substr(0, kMaxTraceProgramBytes - suffix.size() - 3) + "...";
+    program = cut_utf8(program, kMaxTraceProgramBytes - suffix.size() - 3) + "...";
   program += suffix;
   out_.notes.push_back(ranks + " (" + source +
                        "): every rank is assumed to have issued the same collectives (SPMD)");

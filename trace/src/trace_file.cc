@@ -19,7 +19,9 @@
 
 #include "json_shown.h"
 #include "twinccl/errors.h"
+#include "twinccl/output_file.h"
 #include "twinccl/trace/bounded_json.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::trace {
 namespace {
@@ -41,7 +43,7 @@ constexpr std::size_t kMaxValues = 16 * kMaxTraceOps + 3 * kMaxTraceEvents + kMa
 std::string shown_path(const std::filesystem::path& path) {
   const std::string text = path.string();
   if (text.size() <= 256) return text;
-  return text.substr(0, 256) + "... (" + std::to_string(text.size()) + " bytes)";
+  return cut_utf8(text, 256) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 const json& field(const json& obj, const char* key, std::string_view source,
@@ -227,7 +229,7 @@ std::string to_json(const Trace& trace) {
               {"program", trace.program},          {"world_size", trace.world_size()},
               {"communicators", std::move(comms)}, {"ranks", std::move(ranks)}};
   if (trace.p2p_per_peer_streams) doc["p2p_streams"] = "per_peer";  // absent: per communicator
-  return doc.dump() + "\n";
+  return json_dump(std::move(doc)) + "\n";
 }
 
 Trace from_json(std::string_view text, std::string_view source) {
@@ -328,10 +330,10 @@ Trace load(const std::filesystem::path& path) {
 }
 
 void save(const Trace& trace, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) throw ConfigError("cannot write trace file '" + shown_path(path) + "'");
-  out << to_json(trace);
-  if (!out) throw ConfigError("writing trace file '" + shown_path(path) + "' failed");
+  // Checked, then written to a temporary file beside the path and renamed: never half-written.
+  check_output_path("trace file", path.string());
+  const std::string text = to_json(trace);
+  write_output_file("trace file", path.string(), [&](std::ostream& out) { out << text; });
 }
 
 }  // namespace twinccl::trace

@@ -14,6 +14,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace twinccl {
 
@@ -36,5 +37,17 @@ void write_output_file(std::string_view what, const std::string& path,
 // error. The file is renamed over `path` only when `write` returns.
 void write_output_file_by(std::string_view what, const std::string& path,
                           const std::function<void(const std::string& file)>& write);
+
+// The files of a command that writes one file per part (per collective, per topology) for one
+// path the user gave: `path` itself for one part, and for a device or pipe (/dev/null,
+// /dev/full: written in place, never a new file beside it); else `path` with ".<part>" before its
+// extension, the part as a file-name token (letters, digits, '.', '-', '_', '=', '@' kept, any
+// other byte '_', at most 80 bytes; a part that is a file path gives its stem), numbered ".2",
+// ".3" when two parts give the same name, so that no file overwrites another.
+//
+//   part_output_paths("t.json", {"dgx-h100", "dgx-h100"})  // {"t.dgx-h100.json",
+//   "t.dgx-h100.2.json"}
+std::vector<std::string> part_output_paths(const std::string& path,
+                                           const std::vector<std::string>& parts);
 
 }  // namespace twinccl

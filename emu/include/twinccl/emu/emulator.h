@@ -77,6 +77,12 @@ struct EmulatorOptions {
 
 inline constexpr std::chrono::milliseconds kStopPollPeriod{50};
 
+// Throws ConfigError naming the option and its value when `options` is out of range (world size,
+// timeout, algorithm name, check level, channels, ranks per node, flight recorder, lane threads)
+// or the flight recorder's path cannot be written. run_world checks with it; a launcher calls it
+// first, before anything else is prepared (twinccl/emulated_run.h).
+void check_options(const EmulatorOptions& options);
+
 // Runs `fn` on options.world_size threads, one communicator each, on one shared world. The first
 // rank to fail aborts the world (the others get AbortedError instead of hanging) and its error is
 // rethrown here (AbortedError when options.stop_requested stopped the run). Throws ConfigError for

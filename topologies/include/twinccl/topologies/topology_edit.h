@@ -8,10 +8,12 @@
 //   // r.topology: routes avoid n1.nic3; r.notes: "fail n1.nic3: ... n1.gpu3 now leaves ..."
 //
 // Order: nodes, nics_per_node, then link rates and latencies, oversubscription, then faults in the
-// order given. A part is a vertex name as `twinccl topo show` lists it ("n1.nic3", "spine0"),
-// KIND_INDEX@nodeN ("nic3@node1" = the vertex of node 1 named nic3 or N.nic3), or a link
-// "A<->B" / "A->B" (the names --links prints; the fault applies to both directions).
-// Every bad input is an InvalidArgument naming the flag, the value and what is allowed.
+// order given. A name set twice: the last value wins (every name alike). A part failed twice stays
+// failed (a note); a degrade of a part an earlier --fail removed is refused, naming the part. A
+// part is a vertex name as `twinccl topo show` lists it ("n1.nic3", "spine0"), KIND_INDEX@nodeN
+// ("nic3@node1" = the vertex of node 1 named nic3 or N.nic3), or a link "A<->B" / "A->B" (the names
+// --links prints; the fault applies to both directions). Every bad input is an InvalidArgument
+// naming the flag, the value and what is allowed.
 #pragma once
 
 #include <string>

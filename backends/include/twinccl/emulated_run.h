@@ -1,0 +1,75 @@
+// One emulated run with simulated time, launched the one way: twinccl::run() for
+// TWINCCL_BACKEND=emu and Python's twinccl.run both go through it.
+//
+//   EmulatedRun launch(options, {});   // options checked, topology loaded, output paths checked:
+//   launch.run(fn);                    //   a bad one throws ConfigError before any rank runs
+//   launch.save_trace();               // options.trace_path, written atomically
+//   if (launch.replays()) launch.write_timeline(launch.replay({}));
+//
+// Every file (trace, timeline) goes through twinccl/output_file.h: checked before the run, then
+// written to a temporary file beside the path and renamed, never half-written or lost; a device
+// (/dev/null, /dev/full) is written in place and a failed write is an error.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "twinccl/emu/emulator.h"
+#include "twinccl/run.h"
+
+namespace twinccl::trace {
+struct Trace;
+}  // namespace twinccl::trace
+namespace twinccl::sim {
+struct ReplayResult;
+}  // namespace twinccl::sim
+
+namespace twinccl {
+
+// What differs between the callers of EmulatedRun, none of it an option of the run.
+struct EmulatedRunCaller {
+  std::string program;  // the trace's "program" field ("" for run(); "python")
+  // How messages name the output paths: TWINCCL_TRACE / TWINCCL_TIMELINE for run(),
+  // "twinccl.run(trace_path=...)" for Python.
+  std::string trace_name = "TWINCCL_TRACE";
+  std::string timeline_name = "TWINCCL_TIMELINE";
+  // Asked while the ranks run (emu::EmulatorOptions::stop_requested): Python's Ctrl-C.
+  std::function<std::string()> stop_requested;
+};
+
+class EmulatedRun {
+ public:
+  // Checks every option (emu::check_options), loads options.topology, checks options.trace_path
+  // and options.timeline_path (a timeline only with a topology) with check_output_path. Throws
+  // ConfigError naming the option and its value; nothing has run then.
+  EmulatedRun(const RunOptions& options, EmulatedRunCaller caller);
+  ~EmulatedRun();
+  EmulatedRun(const EmulatedRun&) = delete;
+  EmulatedRun& operator=(const EmulatedRun&) = delete;
+
+  // Runs fn on every rank (emu::run_world); recorded when a topology or trace path is set.
+  void run(const RankFunction& fn);
+
+  bool records() const;  // a topology or a trace path: the run's calls are recorded
+  bool replays() const;  // a topology: the run is replayed on it
+  // The recorded trace (records() only; after run()).
+  const trace::Trace& trace() const;
+  // Writes the trace to options.trace_path when set; true when written.
+  bool save_trace() const;
+  // The recorded trace replayed on the topology (replays() only), with TWINCCL_ALGO's algorithm
+  // where it exists. `stop_requested` (may be empty) stops the replay (AbortedError).
+  sim::ReplayResult replay(const std::function<bool()>& stop_requested) const;
+  // Writes the Perfetto timeline of `result` to options.timeline_path when set; true when written.
+  bool write_timeline(const sim::ReplayResult& result) const;
+
+  const RunOptions& options() const { return options_; }
+
+ private:
+  struct Parts;
+  RunOptions options_;
+  EmulatedRunCaller caller_;
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace twinccl
