@@ -86,6 +86,10 @@ TEST_CASE("perf --backend nccl: -m calls in one group, -z 1 a barrier after each
   const std::size_t barriers1 = lines_with(blocking.log, {"ncclAllReduce", " count=1 type=2 "});
   CHECK(barriers1 == barriers0 + 2 * 2 * 3);
   CHECK(blocking.result.out.find("-z 1") == std::string::npos);  // not listed as ignored
+  // -G is not done on NCCL: said so, not "no meaning".
+  const LoggedRun graph = run_on_double("-b 1K -e 1K -n 1 -w 0 -c 0 -G 1 all_reduce", "nccl_G");
+  CHECK(graph.result.out.find("ignored here (not implemented for the NCCL backend): -G 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("perf --backend nccl: TWINCCL_RANKS_PER_GPU runs several ranks per GPU as threads",
