@@ -63,6 +63,7 @@ void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
   c.agg_iters = o.agg_iters;
   c.validation = o.check_count;
   c.graph = o.graph;
+  c.blocking = o.blocking;
   c.unalign = o.unalign;
   c.cputime = o.report_cputime;
   c.timestamps = o.report_timestamps;
@@ -71,7 +72,10 @@ void fill_config(RunConfig& c, const PerfOptions& o, bool world_from_ranks) {
   if (!o.ignored.empty()) {
     std::string list;
     for (const std::string& f : o.ignored) list += (list.empty() ? "" : ", ") + f;
-    c.notes.push_back("ignored here (no meaning on an emulator or simulator): " + list);
+    // On NCCL some of them (-G, -R, -y, ...) have a meaning TwinCCL does not implement yet.
+    c.notes.push_back(o.backend == "nccl"
+                          ? "ignored here (not implemented for the NCCL backend): " + list
+                          : "ignored here (no meaning on an emulator or simulator): " + list);
   }
   if (o.backend == "sim" && o.average != 1)
     c.notes.push_back("-a " + std::to_string(o.average) +

@@ -51,7 +51,6 @@ struct IgnoredFlag {
 };
 const IgnoredFlag kIgnored[] = {
     {"-p,--parallel_init", "parallel init", 1, &RawPerfFlags::parallel_init},
-    {"-z,--blocking", "blocking collectives", 3, &RawPerfFlags::blocking},
     {"-y,--stream_null", "null CUDA stream", 1, &RawPerfFlags::stream_null},
     {"-T,--timeout", "timeout", 1000000, &RawPerfFlags::timeout},
     {"-G,--cudagraph", "CUDA graphs", 1000000, &RawPerfFlags::graph},
@@ -106,8 +105,11 @@ void add_nccl_tests_flags(CLI::App* cmd, RawPerfFlags& raw) {
            "size (default; a different value is refused)");
   flag("-a,--average", raw.average,
        "time reported over ranks: 0 rank 0, 1 mean (default), 2 min, 3 max");
+  flag("-z,--blocking", raw.blocking,
+       "emu/nccl: 1 wait for each call and barrier, 2 wait for each call, 3 wait and barrier "
+       "after each -n iteration, timing the calls only (nccl-tests' -z; default 0)");
   flag("-C,--report_cputime", raw.cputime,
-       "1: label the time column cputime (host time; the same time here)");
+       "1: report the host time to issue the calls (nccl-tests' cputime) instead of the time");
   flag("-S,--report_timestamps", raw.timestamps, "1: a timestamp after each row");
   flag("-J,--output_file", raw.json_file, "also write nccl-tests' JSON (schema v3) to this file");
   for (const IgnoredFlag& f : kIgnored) {
@@ -148,6 +150,8 @@ void apply_nccl_tests_flags(const RawPerfFlags& raw, PerfOptions& o) {
       raw.check_max.empty() ? o.check_max_bytes : parse_bytes_flag("--check-max", raw.check_max);
   o.root = int_or(raw.root, "-r", 0, 0, 1 << 30);  // checked against the world size later
   o.average = int_or(raw.average, "-a", 1, 0, 3);
+  o.blocking = int_or(raw.blocking, "-z", 0, 0, 3);
+  if (sim && o.blocking != 0) o.ignored.push_back(fmt::format("-z {} (blocking)", o.blocking));
   o.report_cputime = int_or(raw.cputime, "-C", 0, 0, 1) == 1;
   o.report_timestamps = int_or(raw.timestamps, "-S", 0, 0, 1) == 1;
   o.json_file = raw.json_file;

@@ -107,7 +107,7 @@ void write_nccl_tests_json(std::ostream& out, const PerfReport& report, OpKind k
               {"aggregated_iterations", c.agg_iters},
               {"validation", c.validation},
               {"graph", c.graph},
-              {"blocking_collectives", false},
+              {"blocking_collectives", c.blocking != 0},  // nccl-tests: jsonBool(blocking_coll)
               {"per_iter_timing", false},
               {"per_iter_skip", 0},
               {"parallel_init", false}};

@@ -13,6 +13,7 @@
 
 #include "emu_memory.h"
 #include "perf_p2p.h"
+#include "perf_timing.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/call_layout.h"
 #include "twinccl/errors.h"
@@ -129,27 +130,6 @@ int launched_world_size(const std::string& backend) {
   return size;
 }
 
-double time_calls_us(Communicator& comm, int calls, const std::string& row,
-                     const std::function<Work()>& issue) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  auto noted = t0;
-  Work last;
-  for (int i = 0; i < calls; ++i) {
-    last = issue();
-    if ((i + 1) % kTimedCallsInFlight != 0 || i + 1 == calls) continue;
-    last.wait();
-    if (comm.rank() == 0 && Clock::now() - noted >= std::chrono::seconds(10)) {
-      noted = Clock::now();
-      std::cerr << fmt::format("twinccl perf: {}: {} of {} timed calls after {:.0f} s\n", row,
-                               i + 1, calls, std::chrono::duration<double>(noted - t0).count());
-    }
-  }
-  last.wait();
-  const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-  return calls > 0 ? us / calls : 0.0;
-}
-
 RowPlan plan_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind op,
                  std::size_t count) {
   if (is_p2p_test(kind)) return plan_p2p_row(o, kind, dtype, count);
@@ -208,26 +188,16 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
     CallSetup s = setup_call(comm, shape);
     double slowest = 0;
     if (o.iterations > 0) {
-      for (int i = 0; i < o.warmup; ++i) issue_call(comm, s, {});
-      comm.barrier();
-      const double us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
-                                      row_label(kind, dtype, count, place == 1),
-                                      [&] { return issue_call(comm, s, {.async_op = true}); });
-      switch (o.average) {  // nccl-tests' -a: 0 rank 0, 1 mean, 2 min, 3 max
-        case 0:
-          slowest =
-              reduce_value(comm, comm.rank() == 0 ? us : 0.0, DataType::float64, ReduceOp::sum());
-          break;
-        case 1:
-          slowest = reduce_value(comm, us, DataType::float64, ReduceOp::sum()) / n;
-          break;
-        case 2:
-          slowest = reduce_value(comm, us, DataType::float64, ReduceOp::min());
-          break;
-        default:
-          slowest = reduce_value(comm, us, DataType::float64, ReduceOp::max());
-          break;
-      }
+      // NCCL rows were warmed up once per sweep, nccl-tests' way (warm_up_sweep); the emulator
+      // runs each row in a run of its own, so it warms up here, back to back, then waits.
+      Work warm;
+      for (int i = 0; o.backend != "nccl" && i < o.warmup; ++i)
+        warm = issue_call(comm, s, {.async_op = true});
+      warm.wait();  // none issued: returns at once
+      const NcclTestsTime t =
+          time_like_nccl_tests(comm, o, row_label(kind, dtype, count, place == 1),
+                               [&] { return issue_call(comm, s, {.async_op = true}); });
+      slowest = o.report_cputime ? t.cputime_us : t.time_us;
     }
     long long wrong = 0;
     for (int c = 0; p.check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
@@ -287,9 +257,14 @@ PerfReport run_measured_perf(const PerfOptions& o) {
       "backend " + o.backend + ": measured wall-clock time per call; " +
       std::string(o.check ? "#wrong: elements differing from the reference model"
                           : "not checked (-c 0)"));
+  // NCCL chooses its algorithm and protocol per call and tells no caller (NCCL_ALGO/NCCL_PROTO only
+  // restrict it; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs it): its rows say "NCCL chose".
+  const bool nccl = o.backend == "nccl";
   report.header_lines.push_back(
       "iterations " + std::to_string(o.iterations) + ", warmup " + std::to_string(o.warmup) +
-      (!o.algorithm.empty() ? ", algorithm: " + o.algorithm
+      (nccl ? std::string(", algorithm/protocol: NCCL's own choice, not reported to TwinCCL "
+                          "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs it)")
+       : !o.algorithm.empty() ? ", algorithm: " + o.algorithm
        : o.topology.empty()
            ? std::string(", algorithm: default (ring where it exists, else direct)")
            : ", algorithm: the tuner's choice on " + o.topology));
@@ -363,6 +338,7 @@ PerfReport run_measured_perf(const PerfOptions& o) {
                 make_measurement(kind, spec.count, spec.dtype, o.ranks, r.time_us[0], wrong(0)),
                 make_measurement(kind, spec.count, spec.dtype, o.ranks, r.time_us[1], wrong(1)),
                 is_p2p_test(kind)     ? std::string("p2p")
+                : nccl                ? std::string("NCCL chose")
                 : r.algorithm.empty() ? std::string(default_algorithm(kind))
                                       : r.algorithm,
                 "", std::nullopt, "", r.finished_at, ""});

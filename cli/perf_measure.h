@@ -45,16 +45,6 @@ struct RowResult {
   std::string
       algorithm;  // what the emulator ran: --algo, else its default (the tuner's with --topology)
 };
-// At most this many timed calls wait unfinished: a CUDA stream's launch queue is bounded too (the
-// host blocks in the launch), and the emulator holds every pending call (-n 1000000 of 8 ranks
-// took ~7 GB and died of std::bad_alloc).
-inline constexpr int kTimedCallsInFlight = 1024;
-// Issues `calls` timed calls (`issue` returns each one's Work), waiting for the latest after every
-// kTimedCallsInFlight, and for the last; returns the wall time per call in us. On rank 0, when the
-// calls run for more than 10 s, says on stderr how far they are (`row` names the row).
-double time_calls_us(Communicator& comm, int calls, const std::string& row,
-                     const std::function<Work()>& issue);
-
 // One row of the sweep as every rank runs it, prepared once per process before it runs.
 struct RowPlan {
   OpDesc call;                // kind (sendrecv/hypercube: kSendRecvTest/kHypercubeTest),

@@ -4,12 +4,17 @@
 // one for its whole sweep). Each rank walks the rows in order; the first rank thread of a process
 // to reach row k plans it (inputs for the reference) and the process's other rank threads (one per
 // GPU when a process drives several) reuse that plan; reaching row k+1 drops the process's hold on
-// row k, so at most two rows' inputs are alive. Rank 0 writes each row's result.
+// row k, so at most two rows' inputs are alive. Rank 0 writes each row's result. Before the first
+// row of each (collective, type, op) every rank warms up as nccl-tests' TimeTest does
+// (perf_timing.h): -w out-of-place calls at each size from -b doubling to -e, then one wait.
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "perf_measure.h"
+#include "perf_p2p.h"
+#include "perf_timing.h"
+#include "twinccl/call_layout.h"
 #include "twinccl/run.h"
 
 namespace twinccl::cli {
@@ -37,6 +42,26 @@ class SharedPlans {
   std::map<std::size_t, std::shared_ptr<const RowPlan>> plans_;
 };
 
+bool starts_sweep(const std::vector<RowSpec>& rows, std::size_t i) {
+  return i == 0 || rows[i].kind != rows[i - 1].kind || rows[i].dtype != rows[i - 1].dtype ||
+         rows[i].op != rows[i - 1].op;
+}
+
+// nccl-tests' TimeTest warmup for one (collective, type, op): every rank, out of place.
+void warm_up_sweep(Communicator& comm, const PerfOptions& o, const RowPlan& plan) {
+  if (o.warmup <= 0 || o.iterations <= 0) return;
+  const auto me = static_cast<std::size_t>(comm.rank());
+  for (std::size_t bytes : warmup_sizes(o)) {
+    const std::size_t count = count_for(plan.call.kind, bytes, plan.call.dtype, o.ranks);
+    if (count == 0) continue;  // the backend issues nothing for an empty call
+    CallSetup s = setup_call(
+        comm, {plan.call.kind, plan.call.dtype, plan.ops[me], count, plan.call.root, false});
+    Work last;
+    for (int i = 0; i < o.warmup; ++i) last = issue_call(comm, s, {.async_op = true});
+    last.wait();
+  }
+}
+
 }  // namespace
 
 std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
@@ -48,6 +73,7 @@ std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
     check_world_size(comm, o.ranks);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::shared_ptr<const RowPlan> plan = plans.get(i);
+      if (!is_p2p_test(plan->call.kind) && starts_sweep(rows, i)) warm_up_sweep(comm, o, *plan);
       if (comm.rank() == 0) {
         std::lock_guard lock(mu);
         results[i].algorithm = plan->algorithm;

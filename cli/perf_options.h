@@ -32,6 +32,7 @@ struct PerfOptions {
   int agg_iters = 1;                 // -m: calls per timed iteration
   int run_cycles = 1;                // -N: the sweep repeated this many times
   int average = 1;                   // -a: 0 rank 0, 1 mean, 2 min, 3 max over ranks
+  int blocking = 0;                  // -z: 0 none, 1 wait + barrier per call, 2 wait, 3 per -n
   int nthreads = 0, ngpus = 0;       // -t, -g as given (0: not given)
   bool report_cputime = false;       // -C 1: "cputime" column
   bool report_timestamps = false;    // -S 1: a timestamp after each row

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "perf_measure.h"
+#include "perf_timing.h"
 #include "twinccl/errors.h"
 #include "twinccl/reference.h"
 #include "twinccl/run.h"
@@ -17,18 +18,6 @@ namespace twinccl::cli {
 namespace {
 
 constexpr std::size_t kHypercubeAlign = 4;  // elements (nccl-tests' hypercube.cu ALIGN)
-
-double combine(Communicator& comm, double us, int average) {  // nccl-tests' -a over the ranks
-  Buffer b = comm.alloc(1, DataType::float64);
-  double v = average == 0 ? (comm.rank() == 0 ? us : 0.0) : us;
-  b.copy_from_host(&v, sizeof v);
-  comm.all_reduce(b, b,
-                  average == 2   ? ReduceOp::min()
-                  : average == 3 ? ReduceOp::max()
-                                 : ReduceOp::sum());
-  b.copy_to_host(&v, sizeof v);
-  return average == 1 ? v / comm.size() : v;
-}
 
 long long total(Communicator& comm, long long wrong) {
   Buffer b = comm.alloc(1, DataType::int64);
@@ -134,14 +123,17 @@ void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, Row
     double us = 0;
     Work last;
     if (o.iterations > 0) {
-      for (int i = 0; i < o.warmup; ++i) run_once(comm, test, b, count, in_place, false, last);
-      comm.barrier();
-      us = time_calls_us(comm, o.iterations * std::max(o.agg_iters, 1),
-                         fmt::format("{} count {}", perf_test_name(test), count), [&] {
-                           run_once(comm, test, b, count, in_place, true, last);
-                           return last;
-                         });
-      us = combine(comm, us, o.average);
+      // nccl-tests warms up once per sweep (perf_timing.h); a p2p row warms up here, per row.
+      for (int i = 0; i < o.warmup; ++i) run_once(comm, test, b, count, in_place, true, last);
+      last.wait();
+      const NcclTestsTime t = time_like_nccl_tests(
+          comm, o, fmt::format("{} count {}", perf_test_name(test), count),
+          [&] {
+            run_once(comm, test, b, count, in_place, true, last);
+            return last;
+          },
+          test != kHypercubeTest);  // its steps wait for each other: no -m group around them
+      us = o.report_cputime ? t.cputime_us : t.time_us;
     }
     long long wrong = 0;
     const bool checked = p.check && !(test == kSendRecvTest && place == 1);

@@ -49,6 +49,7 @@ struct RunConfig {
   double factor = 0;           // > 1: step: F(factor)
   std::size_t step_bytes = 0;  // else step: S(bytes)
   int warmup = 0, iterations = 0, agg_iters = 1, validation = 1, graph = 0, unalign = 0;
+  int blocking = 0;  // -z
   bool cputime = false, timestamps = false, plain = false;
   struct Device {
     int rank, device;

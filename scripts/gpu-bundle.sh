@@ -9,6 +9,12 @@
 #
 # CUDA and NCCL are not packed: the NCCL backend loads them at run time (TWINCCL_CUDART_LIBRARY,
 # TWINCCL_NCCL_LIBRARY; nccl/loader.h), so the GPU machine's own libraries are the ones tested.
+# gpu-multirank.sh (several ranks on one GPU, nccl-tests side by side) builds NCCL >= 2.30 and
+# nccl-tests there from sources, which must travel (the GPU machine reaches no network): give
+#   NCCL_SRC_TAR=nccl.tar.xz        # top folder nccl/, e.g. git -C NCCL_CLONE archive
+#                                   #   --prefix=nccl/ v2.30.7-1 | xz >nccl.tar.xz   (~2.9 MB)
+#   NCCL_TESTS_SRC_TAR=nccl-tests.tar.xz   # top folder nccl-tests/, tag v2.19.6 (~60 KB)
+# and they are packed as src/nccl.tar.xz and src/nccl-tests.tar.xz (without: its steps SKIP).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -29,7 +35,14 @@ done
 ldd "${programs[@]/#/$build/}" | awk '/=> \//{print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+)\.so' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
-cp "$root/scripts/gpu-bundle-checks.sh" "$out/"
+cp "$root/scripts/gpu-bundle-checks.sh" "$root/scripts/gpu-multirank.sh" "$out/"
+for src in "${NCCL_SRC_TAR:-}:nccl" "${NCCL_TESTS_SRC_TAR:-}:nccl-tests"; do
+  tarball="${src%:*}"
+  [ -n "$tarball" ] || continue
+  [ -f "$tarball" ] || { echo "gpu-bundle: $tarball is missing" >&2; exit 1; }
+  mkdir -p "$out/src"
+  cp "$tarball" "$out/src/${src##*:}.tar.xz"
+done
 git -C "$root" rev-parse --short HEAD >"$out/commit" 2>/dev/null || echo unknown >"$out/commit"
 mkdir -p "$dest"
 tar cJf "$dest/twinccl-gpu.tar.xz" -C "$stage" twinccl-gpu

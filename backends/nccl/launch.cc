@@ -7,7 +7,9 @@
 // Rank 0's own store lives until every rank has read the id.
 //
 // One process alone: ncclGetUniqueId here, one thread per GPU calling ncclCommInitRankConfig
-// concurrently (each thread its own device, so no ncclGroupStart is needed), then fn.
+// concurrently (each thread its own device, so no ncclGroupStart is needed), then fn. With
+// TWINCCL_RANKS_PER_GPU=k (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENABLE=1) k threads per GPU: ranks
+// 0..k-1 on GPU 0, k..2k-1 on GPU 1, ...
 #include "nccl/launch.h"
 
 #include <cuda_runtime_api.h>
@@ -61,13 +63,40 @@ void note_ignored_settings(const RunOptions& options, int world_size) {
         n != nullptr && std::to_string(world_size) != n) {
       std::cerr << "twinccl: note: TWINCCL_WORLD_SIZE=" << n
                 << " is ignored by the NCCL backend: the world has " << world_size
-                << " rank(s) (from the launcher, or one per visible GPU)\n";
+                << " rank(s) (from the launcher, or one per visible GPU times "
+                   "TWINCCL_RANKS_PER_GPU)\n";
     }
     if (!options.algorithm.empty()) {
       std::cerr << "twinccl: note: TWINCCL_ALGO=" << options.algorithm
                 << " is ignored by the NCCL backend: NCCL chooses its algorithm (see NCCL_ALGO)\n";
     }
   });
+}
+
+// TWINCCL_RANKS_PER_GPU for a process started alone: 1 when unset; more only where NCCL lets
+// several ranks share a GPU (>= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1), else a ConfigError.
+int ranks_per_gpu() {
+  const char* text = std::getenv("TWINCCL_RANKS_PER_GPU");
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  const long k = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || k < 1 || k > 64) {
+    throw ConfigError(std::string("TWINCCL_RANKS_PER_GPU='") + text +
+                      "': a whole number of ranks per GPU, 1..64");
+  }
+  if (k == 1) return 1;
+  if (const int v = api().nccl_version; v < 23000) {
+    throw ConfigError("TWINCCL_RANKS_PER_GPU=" + std::to_string(k) +
+                      ": several ranks on one GPU need NCCL >= 2.30; " + api().nccl_path + " is " +
+                      nccl_version_text(v) + " (set TWINCCL_NCCL_LIBRARY to a newer one)");
+  }
+  const char* enable = std::getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  if (enable == nullptr || std::string(enable) != "1") {
+    throw ConfigError("TWINCCL_RANKS_PER_GPU=" + std::to_string(k) +
+                      ": several ranks on one GPU need NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL's "
+                      "experimental multi-rank mode; also consider NCCL_MAX_CTAS)");
+  }
+  return static_cast<int>(k);
 }
 
 // The first error of the rank threads, kept with the rank that threw it.
@@ -242,9 +271,11 @@ void run_world(const RunOptions& options, const RankFunction& fn) {
   const LaunchEnvironment env = read_launch_environment();
   if (env.launcher == Launcher::none) {
     const int gpus = require_gpus();
-    note_ignored_settings(options, gpus);
-    std::vector<int> devices(static_cast<std::size_t>(gpus));
-    for (int d = 0; d < gpus; ++d) devices[static_cast<std::size_t>(d)] = d;
+    const int per_gpu = ranks_per_gpu();
+    note_ignored_settings(options, gpus * per_gpu);
+    std::vector<int> devices;
+    for (int d = 0; d < gpus; ++d)
+      devices.insert(devices.end(), static_cast<std::size_t>(per_gpu), d);
     return run_local_ranks(devices, options, fn);
   }
   note_ignored_settings(options, env.world_size);

@@ -1,0 +1,108 @@
+// nccl-tests 2.19's timing rules for measured perf rows (see perf_timing.h).
+//
+// How it works, following src/common.cu of NVIDIA/nccl-tests 2.19.6 function by function:
+// * BenchTime opens with one startColl and completeColl (untimed) and a Barrier: here one call,
+//   its wait and comm.barrier().
+// * The timed loop: `timer tim` (a steady clock) starts, each of -n iterations issues -m calls
+//   (ncclGroupStart/End around them when -m > 1: group_start/group_end here); startColl waits for
+//   its call when -z is set (testStreamSynchronize: polls the stream) and, for -z 1, joins a
+//   Barrier; -z 3 waits and barriers after each iteration instead and adds only the time from the
+//   iteration's start to its wait (collOnlySec).
+// * cputime is read before completeColl; completeColl waits for the stream (skipped for -z with
+//   -m 1, where every call was already waited for); the time is then read again and divided by
+//   n*m (deltaSec). Allreduce(deltaSec, average) combines it over threads and processes.
+// Differences, on purpose or not yet done (docs/nccl-backend.md): the barrier is a collective on
+// the communicator (nccl-tests: a host thread barrier plus MPI_Barrier); inside a -m group the -z
+// waits and barriers are skipped (nccl-tests' stream wait there finds nothing launched yet); the
+// buffers are not shifted per iteration through a -e sized allocation; -G is not done.
+#include "perf_timing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+namespace twinccl::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// nccl-tests' Allreduce(args, &deltaSec, average) over the ranks, through the communicator.
+double combine_over_ranks(Communicator& comm, double value, int average) {
+  Buffer b = comm.alloc(1, DataType::float64);
+  double v = average == 0 ? (comm.rank() == 0 ? value : 0.0) : value;
+  b.copy_from_host(&v, sizeof v);
+  comm.all_reduce(b, b,
+                  average == 2   ? ReduceOp::min()
+                  : average == 3 ? ReduceOp::max()
+                                 : ReduceOp::sum());
+  b.copy_to_host(&v, sizeof v);
+  return average == 1 ? v / comm.size() : v;
+}
+
+}  // namespace
+
+NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, const std::string& row,
+                                   const std::function<Work()>& issue, bool group_calls) {
+  NcclTestsTime result;
+  if (o.iterations <= 0) return result;
+  const int agg = std::max(o.agg_iters, 1);
+  const bool grouped = agg > 1 && group_calls;
+  const int blocking = o.blocking;
+  issue().wait();  // BenchTime's untimed startColl + completeColl
+  comm.barrier();
+  const Clock::time_point t0 = Clock::now();
+  Clock::time_point noted = t0;
+  double coll_only_s = 0;
+  long long since_wait = 0;
+  Work last;
+  for (int iter = 0; iter < o.iterations; ++iter) {
+    const Clock::time_point iter_start = Clock::now();
+    if (grouped) comm.group_start();
+    for (int a = 0; a < agg; ++a) {
+      last = issue();
+      if (grouped || blocking == 0) continue;
+      last.wait();                        // startColl: blocking_coll waits for the call
+      if (blocking == 1) comm.barrier();  // and -z 1 joins a barrier
+    }
+    if (grouped) last = comm.group_end({.async_op = true});
+    since_wait += agg;
+    if (blocking == 3) {
+      last.wait();
+      coll_only_s += seconds_between(iter_start, Clock::now());
+      comm.barrier();
+    } else if (blocking == 0 && since_wait >= kTimedCallsInFlight && iter + 1 < o.iterations) {
+      last.wait();  // bounded in-flight calls (perf_timing.h); nccl-tests has no such wait
+      since_wait = 0;
+    }
+    if (comm.rank() == 0 && Clock::now() - noted >= std::chrono::seconds(10)) {
+      noted = Clock::now();
+      std::cerr << fmt::format("twinccl perf: {}: {} of {} timed iterations after {:.0f} s\n", row,
+                               iter + 1, o.iterations, seconds_between(t0, noted));
+    }
+  }
+  const double calls = static_cast<double>(o.iterations) * agg;
+  const double cpu_s = blocking == 3 ? coll_only_s : seconds_between(t0, Clock::now());
+  if (!(blocking != 0 && agg <= 1)) last.wait();  // completeColl
+  const double delta_s = blocking == 3 ? coll_only_s : seconds_between(t0, Clock::now());
+  result.cputime_us = cpu_s / calls * 1e6;
+  result.time_us = combine_over_ranks(comm, delta_s / calls * 1e6, o.average);
+  return result;
+}
+
+std::vector<std::size_t> warmup_sizes(const PerfOptions& o) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = std::max<std::size_t>(o.min_bytes, 1); bytes <= o.max_bytes;
+       bytes *= 2) {
+    sizes.push_back(bytes);
+    if (bytes > o.max_bytes / 2) break;  // no overflow at -e near the top of size_t
+  }
+  return sizes;
+}
+
+}  // namespace twinccl::cli
