@@ -37,7 +37,8 @@ TEST_CASE("flow: ring all_gather on a cycle equals (n-1) x (latency + block/bw)"
   CHECK(rel(p.time_us, expected_us) < 1e-9);
 }
 
-TEST_CASE("flow: one rank puts nothing on a link (its local copy as analytic) and zero bytes take 0") {
+TEST_CASE(
+    "flow: one rank puts nothing on a link (its local copy as analytic) and zero bytes take 0") {
   // NCCL's one-rank path is a copy inside the GPU (sim/src/analytic_nccl.cc): flow plays no flow
   // and takes analytic's copy time (here at the GPU's link rate: the arch is unknown).
   Request one = ring_request(OpKind::all_reduce, 1000, 1);
