@@ -35,7 +35,7 @@ namespace {
 
 constexpr const char* kInstall =
     "--plot needs gnuplot, which is not installed (or not on PATH): install it with "
-    "`apt-get install gnuplot-nox` (scripts/install-deps.sh does), or leave --plot out";
+    "`apt-get install gnuplot-nox` (scripts/install-deps.sh --tests does), or leave --plot out";
 
 std::string find_gnuplot() {
   const char* path = std::getenv("PATH");
