@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend_registry.h"
 #include "twinccl/algorithms.h"
 #include "twinccl/errors.h"
+#include "twinccl/plain_decimal.h"
 
 namespace twinccl {
 namespace {
@@ -60,20 +62,9 @@ double parse_seconds(const char* var, const std::string& text, double min, doubl
   const std::string expected = "expected seconds as a decimal number in [" +
                                std::to_string(min).substr(0, 5) + ", " +
                                std::to_string(static_cast<long long>(max)) + "] such as 300 or 0.5";
-  std::size_t digits = 0, dots = 0;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      ++digits;
-    } else if (c == '.') {
-      ++dots;
-    } else {
-      bad(var, text, expected);
-    }
-  }
-  if (digits == 0 || dots > 1 || text.size() > 32) bad(var, text, expected);
-  double v = std::strtod(text.c_str(), nullptr);
-  if (!(v >= min && v <= max)) bad(var, text, expected);
-  return v;
+  const std::optional<double> v = parse_plain_decimal(text);
+  if (!v || !(*v >= min && *v <= max)) bad(var, text, expected);
+  return *v;
 }
 
 // One of `names` exactly; the message lists them.
