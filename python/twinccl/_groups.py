@@ -61,10 +61,8 @@ def is_initialized():
         return False
 
 
-def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
-                       store=None, group_name="", pg_options=None):
-    """Inside twinccl.run the world exists already: accepted when the arguments agree with it
-    (backend names are accepted and mean TwinCCL's emulator); anything else raises."""
+def check_world_arguments(world_size, rank):
+    """init_process_group's world_size and rank (-1: any) against the run's world; returns it."""
     world = _twinccl._world()
     if world_size not in (-1, world.size):
         raise InvalidArgument("init_process_group: world_size=%r, twinccl.run has %d ranks"
@@ -72,6 +70,14 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if rank not in (-1, world.rank):
         raise InvalidArgument("init_process_group: rank=%r on the thread of rank %d"
                               % (rank, world.rank))
+    return world
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None):
+    """Inside twinccl.run the world exists already: accepted when the arguments agree with it
+    (backend names are accepted and mean TwinCCL's emulator); anything else raises."""
+    check_world_arguments(world_size, rank)
     for name, value in (("init_method", init_method), ("timeout", timeout), ("store", store),
                         ("pg_options", pg_options)):
         if value is not None and not (name == "init_method" and value == "env://"):

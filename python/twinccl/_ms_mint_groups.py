@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from . import _groups
 from . import _objects
 from . import _twinccl
 from ._ms_groups import (GlobalComm, WORLD_NAMES, get_world_rank_from_group_rank, group_rank,
@@ -33,13 +34,7 @@ def init_process_group(backend="hccl", init_method=None, timeout=None, world_siz
     """Inside twinccl.run the world exists: accepted when the arguments agree with it."""
     if backend not in ("hccl", "mccl"):
         raise InvalidArgument("init_process_group: backend=%r (MindSpore takes 'hccl')" % (backend,))
-    world = _twinccl._world()
-    if world_size not in (-1, world.size):
-        raise InvalidArgument("init_process_group: world_size=%r, twinccl.run has %d ranks"
-                              % (world_size, world.size))
-    if rank not in (-1, world.rank):
-        raise InvalidArgument("init_process_group: rank=%r on the thread of rank %d"
-                              % (rank, world.rank))
+    _groups.check_world_arguments(world_size, rank)
     if init_method is not None or store is not None:
         raise InvalidArgument("init_process_group: init_method/store are not supported inside "
                               "twinccl.run (the world is made by twinccl.run)")
