@@ -21,12 +21,7 @@ def is_available():
     return True
 
 
-def is_initialized():
-    try:
-        _twinccl._world()
-        return True
-    except InvalidArgument:
-        return False
+is_initialized = _groups.is_initialized  # inside a twinccl.run rank, as torch's
 
 
 def init_process_group(backend="hccl", init_method=None, timeout=None, world_size=-1, rank=-1,
