@@ -83,16 +83,6 @@ std::size_t elements(const CollectiveSpec& spec, Side side, int rank) {
   return 0;
 }
 
-std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> d(counts.size());
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    d[i] = total;
-    total += counts[i];
-  }
-  return d;
-}
-
 }  // namespace
 
 std::size_t input_elements(const CollectiveSpec& spec, int rank) {
@@ -101,6 +91,16 @@ std::size_t input_elements(const CollectiveSpec& spec, int rank) {
 
 std::size_t output_elements(const CollectiveSpec& spec, int rank) {
   return elements(spec, Side::output, rank);
+}
+
+std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
+  std::vector<std::size_t> d(counts.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    d[i] = total;
+    total += counts[i];
+  }
+  return d;
 }
 
 CollectiveSpec spec_of(const OpDesc& op, int nranks) {

@@ -88,16 +88,10 @@ class Checker {
   // Out-of-place buffers must not overlap (NCCL's rule); in place is allowed at the exact offset.
   void check_overlap(std::size_t send_n, std::size_t recv_n) const {
     if (send_n == 0 || recv_n == 0 || op_.send == nullptr || op_.recv == nullptr) return;
-    if ((op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) &&
-        op_.send == op_.recv) {
+    if (traits(op_.kind).in_place == InPlace::never && op_.send == op_.recv) {  // all_to_all(_v)
       fail("in-place all_to_all is not supported (send and recv are the same buffer)");
     }
-    if (is_in_place(op_, rank_)) {
-      if (op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) {
-        fail("in-place all_to_all is not supported (send and recv are the same buffer)");
-      }
-      return;
-    }
+    if (is_in_place(op_, rank_)) return;
     auto s = reinterpret_cast<std::uintptr_t>(op_.send);
     auto r = reinterpret_cast<std::uintptr_t>(op_.recv);
     std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);

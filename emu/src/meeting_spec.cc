@@ -54,16 +54,6 @@ std::string show_vector(const std::vector<std::size_t>& v) {
   return s + (v.size() > 16 ? ",...]" : "]");
 }
 
-std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> d(counts.size());
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    d[i] = total;
-    total += counts[i];
-  }
-  return d;
-}
-
 // split() meets as a barrier: the call's name tells them apart (and any other op kind).
 void agree_on_call(const Meeting& m) {
   for (int r = 1; r < m.nranks; ++r) {

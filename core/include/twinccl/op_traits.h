@@ -104,5 +104,7 @@ BlockVectors block_vectors(const OpDesc& op, Side side);
 // schedules from. all_to_all_v's count matrix needs every rank's call: the caller fills
 // spec.matrix and its displacements.
 CollectiveSpec spec_of(const OpDesc& op, int nranks);
+// Where each block of `counts` starts when the blocks are packed in rank order.
+std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts);
 
 }  // namespace twinccl
