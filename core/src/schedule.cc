@@ -112,8 +112,8 @@ CollectiveSpec spec_of(const OpDesc& op, int nranks) {
   if (!t.uneven) {
     spec.count = op.count;
   } else if (t.counts != CountsIn::each_side) {
-    const BlockVectors b = block_vectors(op, t.input.holds(Elements::blocks) ? Side::input
-                                                                              : Side::output);
+    const BlockVectors b =
+        block_vectors(op, t.input.holds(Elements::blocks) ? Side::input : Side::output);
     spec.counts = b.counts;
     spec.displs = b.displs.empty() ? packed_displs(b.counts) : b.displs;
   }
