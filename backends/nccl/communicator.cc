@@ -102,6 +102,7 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOpt
 NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx) : ctx_(std::move(ctx)) {}
 
 NcclCommunicator::~NcclCommunicator() {
+  graph_.end_capture_quietly();  // a capturing stream can be neither drained nor finalized
   if (group_depth_ > 0) {
     // A group left open (an exception, or no group_end): NCCL's group state is per thread, so it
     // must be closed here. On a non-blocking comm the closing ncclGroupEnd may answer

@@ -76,6 +76,11 @@ void StreamContext::set_abort(std::function<void(const std::string&)> abort) {
 }
 
 StreamContext::Drain StreamContext::drain(const std::string& what) {
+  if (capturing_) {  // cudaStreamQuery would fail and invalidate the capture
+    throw InvalidArgument(what +
+                          ": the communicator's stream is being captured into a CUDA graph "
+                          "(begin_capture): call end_capture before waiting for the stream");
+  }
   const auto deadline = Clock::now() + timeout_;
   auto step = std::chrono::microseconds(10);
   for (;;) {

@@ -29,6 +29,7 @@ void wait_for(StreamContext& to, cudaStream_t from, const std::function<std::str
 
 void order_launch(StreamContext& stream, cudaStream_t caller,
                   const std::function<std::string()>& what) {
+  if (stream.capturing()) return;  // inside the graph, stream order only (context.h)
   if (caller != stream.stream()) wait_for(stream, caller, what);
   if (t_has_last && t_last_stream != stream.stream()) wait_for(stream, t_last_stream, what);
   t_last_stream = stream.stream();

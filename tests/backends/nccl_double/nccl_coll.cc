@@ -327,7 +327,8 @@ ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, nc
            " op=" + (op.premul ? std::string("premul") : std::to_string(red)) +
            " root=" + std::to_string(root) + " inplace=" + std::to_string(in_place ? 1 : 0) +
            " group=" + std::to_string(group_depth()) +
-           " stream=" + std::to_string(stream_of(stream)->id()));
+           " stream=" + std::to_string(stream_of(stream)->id()) +
+           (stream_of(stream)->capturing() ? " captured=1" : ""));
   if (count == 0 && p2p) return ncclSuccess;
   return issue(c, stream, std::move(op));
 }

@@ -5,6 +5,8 @@
 // from init/split/finalize/collectives and then `in_progress_polls` more times from
 // ncclCommGetAsyncError; the launches of a collective are held until then, so a caller that
 // records its completion event before polling sees wrong data (and a violation).
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -110,19 +112,34 @@ void poll_progress(Comm* c) {
   for (auto& f : run) f();
 }
 
+// Queues a launch of `ops` on `stream` (the kernel's run: execute on the stream thread).
+void enqueue_launch(Comm* c, Stream* stream, const std::vector<Op>& ops) {
+  std::vector<Allocation*> uses;
+  for (const Op& op : ops) uses.insert(uses.end(), op.uses.begin(), op.uses.end());
+  ++c->in_flight;
+  const std::uint64_t at = stream->enqueue(
+      [c, ops] {
+        execute(c, ops);
+        --c->in_flight;
+      },
+      std::move(uses));
+  note_nccl_launch(stream, at);
+}
+
 void launch(Comm* c, Stream* stream, std::vector<Op> ops, const std::string& what) {
-  check_launch_order(stream, what);
+  if (!stream->capturing()) check_launch_order(stream, what);
   auto go = [c, stream, ops = std::move(ops)]() mutable {
-    std::vector<Allocation*> uses;
-    for (const Op& op : ops) uses.insert(uses.end(), op.uses.begin(), op.uses.end());
-    ++c->in_flight;
-    const std::uint64_t at = stream->enqueue(
-        [c, ops] {
-          execute(c, ops);
-          --c->in_flight;
-        },
-        std::move(uses));
-    note_nccl_launch(stream, at);
+    if (stream->capturing()) {  // kept for the graph (graphs.cc): replayed at each launch
+      stream->capture([c, ops](Stream* on) {
+        std::vector<Op> run = ops;
+        for (Op& op : run) {
+          if (op.kind != Kind::send && op.kind != Kind::recv) op.seq = c->next_seq++;
+        }
+        enqueue_launch(c, on, run);
+      });
+      return;
+    }
+    enqueue_launch(c, stream, ops);
   };
   std::unique_lock lock(c->mutex);
   if (c->state.load() == ncclInProgress) {
@@ -169,11 +186,33 @@ DOUBLE_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   const long n = g_next_id++;
   std::memcpy(id->internal, "double", 6);
   std::memcpy(id->internal + 8, &n, sizeof n);
+  const auto pid = static_cast<long>(::getpid());  // whose id it is, across processes
+  std::memcpy(id->internal + 16, &pid, sizeof pid);
   return ncclSuccess;
 }
 
+namespace {
+// "pid.counter" of a unique id made by ncclGetUniqueId above.
+std::string id_text(const ncclUniqueId& id) {
+  long n = 0;
+  long pid = 0;
+  std::memcpy(&n, id.internal + 8, sizeof n);
+  std::memcpy(&pid, id.internal + 16, sizeof pid);
+  return std::to_string(pid) + "." + std::to_string(n);
+}
+}  // namespace
+
 DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, ncclUniqueId id,
                                                   int rank, ncclConfig_t* config) {
+  if (nranks > 1 && setting("init_alone", 0) != 0) {
+    // Ranks in other processes (a launcher's) cannot meet in this double: log the mapping the
+    // backend asked for, then fail at once so the processes end quickly.
+    log_line("pid " + std::to_string(::getpid()) + " ncclCommInitRankConfig rank=" +
+             std::to_string(rank) + " nranks=" + std::to_string(nranks) +
+             " device=" + std::to_string(current_device()) + " id=" + id_text(id));
+    set_last_error("recording double (init_alone=1): ranks of other processes cannot meet here");
+    return ncclSystemError;
+  }
   std::shared_ptr<Clique> clique;
   {
     std::lock_guard lock(g_ids_mutex);
