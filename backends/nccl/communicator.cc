@@ -185,8 +185,11 @@ Work NcclCommunicator::submit(OpDesc op) {
   auto describe = [&] { return completion->describe(); };
   try {
     order_launch(*ctx_->stream(), caller_stream_, describe);
+    t_nccl_in_progress = false;
     enqueue(op, target, scratch, reduce_ops_);
-    ctx_->wait_ready_lazy(describe);  // queued for real before the event is recorded
+    // Queued for real before the event is recorded: polled when NCCL answered ncclInProgress (an
+    // ncclSuccess already came after NCCL's own ncclCommGetAsyncError; check.h).
+    if (t_nccl_in_progress) ctx_->wait_ready_lazy(describe);
   } catch (...) {
     release_reduce_ops();  // only if NCCL is done with the comm (else NCCL frees them with it)
     throw;

@@ -53,6 +53,11 @@ class StreamContext {
   std::chrono::nanoseconds timeout() const { return timeout_; }
   cudaEvent_t take_event();           // from the pool, or a new timing-disabled event
   void give_back(cudaEvent_t event);  // thread-safe
+  // The one event ordering.cc records on another stream just before this stream waits for it
+  // (cudaStreamWaitEvent takes the event's state at the call, so one event serves every launch):
+  // no pool, no lock on the launch path. Only the thread launching on this stream uses it (NCCL
+  // allows one thread at a time per communicator).
+  cudaEvent_t ordering_event();
   // The communicator using this stream sets how to abort it (buffers call it, see below).
   void set_abort(std::function<void(const std::string&)> abort);
   // Polls cudaStreamQuery until the stream drained or `timeout` passed. When the run's abort
@@ -83,6 +88,7 @@ class StreamContext {
   std::atomic<bool> aborted_{false};
   int sm_major_ = -1;
   bool capturing_ = false;
+  cudaEvent_t ordering_event_ = nullptr;
 };
 
 struct AbortSignal {

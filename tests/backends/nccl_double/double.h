@@ -34,6 +34,11 @@ constexpr auto kHostWait = std::chrono::seconds(20);
 
 // ---- registry.cc: settings, call log, violations, allocations
 long setting(const std::string& key, long fallback);  // TWINCCL_DOUBLE_<KEY> or control API
+// TWINCCL_DOUBLE_FAST=1 (read once): for bench/bench_nccl_overhead at ONE rank per process. Stream
+// operations run inside the call that queues them (no stream thread), collective calls build no
+// message and log nothing, and settings read from the environment are cached per thread; so what
+// the double costs per call is small next to the backend's own host work. Not for tests.
+bool fast_mode();
 void log_line(const std::string& line);
 void violation(const std::string& text);
 std::string thread_tag();  // "rank R" once the thread created a communicator, else "thread #N"

@@ -162,14 +162,19 @@ ncclResult_t issue(Comm* c, cudaStream_t stream, Op op) {
     t_pending.push_back({c, stream_of(stream), std::move(op)});
     return ncclSuccess;
   }
-  const std::string what = std::string("nccl") + kind_name(op.kind) + " #" + std::to_string(op.seq);
-  if (!c->blocking) {
+  const std::string what =
+      std::string("nccl") + kind_name(op.kind) +
+      (fast_mode() ? std::string() : " #" + std::to_string(op.seq));
+  // in_progress_polls=0: nothing pending, as NCCL's one-rank path answers (ncclEnqueueCheck polls
+  // ncclCommGetAsyncError itself before it returns).
+  const bool pending = !c->blocking && polls() > 0;
+  if (pending) {
     std::lock_guard lock(c->mutex);
     c->state = ncclInProgress;
     c->polls_left = polls();
   }
   launch(c, stream_of(stream), {std::move(op)}, what);
-  return c->blocking ? ncclSuccess : ncclInProgress;
+  return pending ? ncclInProgress : ncclSuccess;
 }
 
 }  // namespace dbl
