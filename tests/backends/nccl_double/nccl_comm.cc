@@ -162,9 +162,8 @@ ncclResult_t issue(Comm* c, cudaStream_t stream, Op op) {
     t_pending.push_back({c, stream_of(stream), std::move(op)});
     return ncclSuccess;
   }
-  const std::string what =
-      std::string("nccl") + kind_name(op.kind) +
-      (fast_mode() ? std::string() : " #" + std::to_string(op.seq));
+  const std::string what = std::string("nccl") + kind_name(op.kind) +
+                           (fast_mode() ? std::string() : " #" + std::to_string(op.seq));
   // in_progress_polls=0: nothing pending, as NCCL's one-rank path answers (ncclEnqueueCheck polls
   // ncclCommGetAsyncError itself before it returns).
   const bool pending = !c->blocking && polls() > 0;
