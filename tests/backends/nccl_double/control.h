@@ -10,7 +10,8 @@
 //   device_count (8), sm_major (9), nccl_version (22809), driver_version (13000),
 //   runtime_version (13000), device_count_error (0: a cudaError_t to return instead),
 //   in_progress_polls (2: ncclCommGetAsyncError answers ncclInProgress that many times after a
-//   non-blocking init/split/finalize/collective; 0: a collective answers ncclSuccess at once), reject_duplicate_gpu (1 before NCCL 2.30),
+//   non-blocking init/split/finalize/collective; 0: a collective answers ncclSuccess at once),
+//   reject_duplicate_gpu (1 before NCCL 2.30),
 //   init_alone (0: 1 makes an init of more than one rank log "pid P ncclCommInitRankConfig rank=R
 //   nranks=N device=D id=PID.K" (PID: the process that made the id) and fail at once, for
 //   processes started by a launcher, which cannot meet in this in-process double).
