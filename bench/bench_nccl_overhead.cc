@@ -25,7 +25,8 @@
 // What it measures at world size 1: NCCL's one-rank path (ncclLaunchOneRank: a cudaMemcpyAsync,
 // no collective kernel, no network), so the device figure is TwinCCL's overhead on top of a copy,
 // not on a real all_reduce. The program prints this beside the numbers. A multi-rank figure needs
-// two GPUs (or NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1) and is not measured here.
+// two GPUs (or NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1): --ranks N, which also times the
+// same call on a blocking communicator (nccl-tests' kind) beside TwinCCL's non-blocking one.
 // CUDA and NCCL are reached through the run-time loaded table (nccl/loader.h), like the backend.
 #include <cstdio>
 
@@ -137,7 +138,8 @@ double device_ms(cudaStream_t stream, int reps, Issue&& issue) {
   return median(ms);
 }
 
-bool host_only = false;  // --host-only
+bool host_only = false;      // --host-only
+ncclUniqueId blocking_id{};  // --ranks N > 1: the id of the blocking communicator beside ours
 
 void bench(Communicator& world) {
   auto& comm = dynamic_cast<twinccl::nccl::NcclCommunicator&>(world);
@@ -178,11 +180,42 @@ void bench(Communicator& world) {
   });
   world.set_caller_stream(nullptr);
 
+  // Several ranks: NCCL launches a non-blocking communicator's group (every collective outside a
+  // group is one) on a thread of its own and answers ncclInProgress (src/group.cc,
+  // ncclGroupEndInternal: groupLaunchNonBlocking), which a caller must poll; nccl-tests uses
+  // blocking communicators. TwinCCL's are non-blocking (abortable init, split and finalize), so the
+  // same call on a blocking communicator of the same ranks shows what that costs per call.
+  HostCost nccl_blocking;
+  if (world.size() > 1) {
+    ncclComm_t blocking = nullptr;
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;  // blocking (the default)
+    if (api().ncclCommInitRankConfig(&blocking, world.size(), blocking_id, world.rank(), &config) !=
+        ncclSuccess) {
+      std::printf("bench_nccl_overhead: rank %d: ncclCommInitRankConfig (blocking) failed\n",
+                  world.rank());
+      std::exit(1);
+    }
+    nccl_blocking = host_us_per_call(stream, [&] {
+      api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, blocking, stream);
+    });
+    drain(stream);
+    (void)api().ncclCommFinalize(blocking);
+    (void)api().ncclCommDestroy(blocking);
+  }
+  if (world.rank() != 0) return;
+
   auto verdict = [](double us) { return us < 1.0 ? "met" : "NOT met"; };
   std::printf("%s\n", twinccl::nccl::describe_runtime().c_str());
-  std::printf(
-      "world size 1: NCCL's one-rank path (a device copy, no collective kernel) is what is "
-      "measured\n");
+  if (world.size() == 1) {
+    std::printf(
+        "world size 1: NCCL's one-rank path (a device copy, no collective kernel) is what is "
+        "measured\n");
+  } else {
+    std::printf(
+        "world size %d (rank 0's figures); both paths use TwinCCL's non-blocking "
+        "communicator\n",
+        world.size());
+  }
   std::printf(
       "host per call, all_reduce 256 B (median of %d batches of %d): ncclAllReduce %.3f us, "
       "twinccl %.3f us, overhead %.3f us (target < 1 us: %s)\n",
@@ -201,6 +234,12 @@ void bench(Communicator& world) {
       "overhead %.3f us (CPU %.3f us; target < 1 us: %s)\n",
       ours_same_stream.wall_us, ours_same_stream.wall_us - nccl.wall_us,
       ours_same_stream.cpu_us - nccl.cpu_us, verdict(ours_same_stream.wall_us - nccl.wall_us));
+  if (world.size() > 1) {
+    std::printf(
+        "  ncclAllReduce on a blocking communicator of the same ranks (as nccl-tests): %.3f us "
+        "(CPU %.3f us); twinccl over it: %.3f us\n",
+        nccl_blocking.wall_us, nccl_blocking.cpu_us, ours.wall_us - nccl_blocking.wall_us);
+  }
   if (host_only) return;
 
   const std::size_t big = (std::size_t{256} << 20) / sizeof(float);
@@ -225,21 +264,35 @@ void bench(Communicator& world) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int ranks = 1;
   for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--host-only") {
+    const std::string_view arg = argv[i];
+    if (arg == "--host-only") {
       host_only = true;
+    } else if (arg == "--ranks" && i + 1 < argc && std::atoi(argv[i + 1]) >= 1) {
+      ranks = std::atoi(argv[++i]);
     } else {
-      std::printf("usage: bench_nccl_overhead [--host-only]\n");
+      std::printf(
+          "usage: bench_nccl_overhead [--host-only] [--ranks N]\n"
+          "  --ranks N: N ranks as threads, one per GPU, or all on GPU 0 when there are fewer\n"
+          "  (NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1)\n");
       return 2;
     }
   }
-  if (twinccl::nccl::visible_gpu_count() == 0) {
+  const int gpus = twinccl::nccl::visible_gpu_count();
+  if (gpus == 0) {
     std::printf("SKIPPED: no GPU visible; nothing measured\n");
     return 77;
   }
+  std::vector<int> devices;
+  for (int r = 0; r < ranks; ++r) devices.push_back(gpus >= ranks ? r : 0);
+  if (ranks > 1 && api().ncclGetUniqueId(&blocking_id) != ncclSuccess) {
+    std::printf("bench_nccl_overhead: ncclGetUniqueId failed\n");
+    return 1;
+  }
   twinccl::RunOptions options;
   options.backend = "nccl";
-  twinccl::nccl::run_local_ranks({0}, options, bench);
+  twinccl::nccl::run_local_ranks(devices, options, bench);
   return 0;
 }
 

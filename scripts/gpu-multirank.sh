@@ -354,6 +354,17 @@ for n in $ranks_list; do
   done
 done
 
+# Host overhead per call (bench_nccl_overhead): 1 rank, and 8 ranks of this GPU, where it also
+# times the same call on a blocking communicator (nccl-tests' kind; TwinCCL's are non-blocking).
+for n in 1 8; do
+  if [ -n "$double" ]; then
+    record "bench_nccl_overhead_${n}_rank" "SKIPPED (dry run: timings of the double mean nothing)"
+  else
+    step "bench_nccl_overhead_${n}_rank" "" 180 "host per call" "$bin/bench_nccl_overhead" \
+      --host-only --ranks "$n"
+  fi
+done
+
 # ---- 4. nccl-tests side by side (time per size, out of place and in place)
 if [ "${SIDE_BY_SIDE:-1}" = 1 ]; then
   build_nccl_tests
