@@ -119,7 +119,8 @@ step() {
   rm -f "$logs/$name.double.log"
   local dry=()  # dry run, processes: the double's log of every process, for dry_mapping
   [ -n "$double" ] && [ -n "$where" ] && [ "${where%% *}" != threads ] &&
-    dry=(env TWINCCL_DOUBLE_INIT_ALONE=1 TWINCCL_DOUBLE_LOG_FILE="$logs/$name.double.log")
+    dry=(env TWINCCL_DOUBLE_INIT_ALONE=1 TWINCCL_DOUBLE_INIT_ALONE_WAIT_MS=20000
+      TWINCCL_DOUBLE_LOG_FILE="$logs/$name.double.log")
   timeout --kill-after=10 "$secs" "${dry[@]}" "$@" >"$logs/$name.log" 2>&1
   rc=$?
   tail -n 15 "$logs/$name.log"

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "nccl_double/comm.h"
@@ -204,6 +206,31 @@ std::string id_text(const ncclUniqueId& id) {
   std::memcpy(&pid, id.internal + 16, sizeof pid);
   return std::to_string(pid) + "." + std::to_string(n);
 }
+
+// init_alone_wait_ms: until every rank of this id logged its init in the shared log file (a
+// launcher such as torchrun stops the other processes once one fails), at most that long.
+void wait_for_other_inits(const std::string& id, int nranks) {
+  const char* path = std::getenv("TWINCCL_DOUBLE_LOG_FILE");
+  const long wait_ms = setting("init_alone_wait_ms", 0);
+  if (path == nullptr || wait_ms <= 0) return;
+  const std::string mark = " nranks=" + std::to_string(nranks) + " ";
+  const auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    int seen = 0;
+    if (FILE* f = std::fopen(path, "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f) != nullptr) {
+        const std::string text(line);
+        if (text.find(mark) != std::string::npos &&
+            text.find(" id=" + id + "\n") != std::string::npos)
+          ++seen;
+      }
+      std::fclose(f);
+    }
+    if (seen >= nranks || Clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 }  // namespace
 
 DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, ncclUniqueId id,
@@ -214,6 +241,7 @@ DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, n
     log_line("pid " + std::to_string(::getpid()) + " ncclCommInitRankConfig rank=" +
              std::to_string(rank) + " nranks=" + std::to_string(nranks) +
              " device=" + std::to_string(current_device()) + " id=" + id_text(id));
+    wait_for_other_inits(id_text(id), nranks);
     set_last_error("recording double (init_alone=1): ranks of other processes cannot meet here");
     return ncclSystemError;
   }
