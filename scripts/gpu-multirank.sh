@@ -99,6 +99,7 @@ planned() {
       for e in "${examples[@]}"; do echo "${mode}_${n}_${e}|$mode $n"; done
     done
   done
+  echo "bench_nccl_overhead_1_rank|" && echo "bench_nccl_overhead_8_rank|"
   [ "${SIDE_BY_SIDE:-1}" = 1 ] && echo "side_by_side_1_rank|" && echo "side_by_side_8_ranks|"
 }
 
