@@ -30,32 +30,10 @@ struct EmulatedRun::Parts {
   std::unique_ptr<trace::Trace> trace;             // the recorder's trace, after run()
 };
 
-namespace {
-
-emu::EmulatorOptions emulator_options(const RunOptions& options) {
-  emu::EmulatorOptions o;
-  o.world_size = options.world_size;
-  o.algorithm = options.algorithm;
-  o.timeout_s = options.timeout_s;
-  o.schedule_path = options.schedule_path;
-  o.channels = options.channels;
-  o.chunk_elements = options.chunk_elements;
-  o.ranks_per_node = options.ranks_per_node;
-  o.check = options.check;
-  o.flight_recorder_ops = options.flight_recorder_ops;
-  o.flight_recorder_path = options.flight_recorder_path;
-  o.fault_hook = options.fault_hook;
-  o.p2p_per_peer_streams = options.p2p_per_peer_streams;
-  o.max_p2p_lane_threads = options.max_p2p_lane_threads;
-  return o;
-}
-
-}  // namespace
-
 EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
     : options_(options), caller_(std::move(caller)), parts_(std::make_unique<Parts>()) {
-  parts_->emulator = emulator_options(options_);
-  parts_->emulator.stop_requested = caller_.stop_requested;
+  parts_->emulator = options_;  // RunOptions is the emulator's options and what run() adds
+  if (caller_.stop_requested) parts_->emulator.stop_requested = caller_.stop_requested;
   emu::check_options(parts_->emulator);
   if (!options_.topology.empty()) {
     parts_->topology =
@@ -76,7 +54,11 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   recorder_options.p2p_per_peer_streams = options_.p2p_per_peer_streams;  // the replay orders alike
   parts_->recorder = std::make_unique<trace::TraceRecorder>(options_.world_size, recorder_options);
   trace::TraceRecorder* recorder = parts_->recorder.get();
-  parts_->emulator.on_rank_start = [recorder](Communicator& world) { recorder->record(world); };
+  parts_->emulator.on_rank_start = [recorder,
+                                    theirs = options_.on_rank_start](Communicator& world) {
+    recorder->record(world);
+    if (theirs) theirs(world);
+  };
 }
 
 EmulatedRun::~EmulatedRun() = default;
