@@ -156,8 +156,7 @@ void check_options(const EmulatorOptions& options) {
 
 void set_whole(EmulatorOptions& options, const OptionRow& row, long long value,
                std::string_view who) {
-  if (!in_range(row, static_cast<double>(value)))
-    refuse_value(row, who, std::to_string(value));
+  if (!in_range(row, static_cast<double>(value))) refuse_value(row, who, std::to_string(value));
   if (const auto* m = std::get_if<int O::*>(&row.field)) {
     options.*(*m) = static_cast<int>(value);
   } else if (const auto* size = std::get_if<std::size_t O::*>(&row.field)) {
