@@ -24,7 +24,6 @@
 namespace twinccl {
 
 struct EmulatedRun::Parts {
-  emu::EmulatorOptions emulator;
   std::shared_ptr<const topo::Topology> topology;  // options.topology, loaded once
   std::unique_ptr<trace::TraceRecorder> recorder;  // with a topology or a trace path
   std::unique_ptr<trace::Trace> trace;             // the recorder's trace, after run()
@@ -32,16 +31,13 @@ struct EmulatedRun::Parts {
 
 EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
     : options_(options), caller_(std::move(caller)), parts_(std::make_unique<Parts>()) {
-  parts_->emulator = options_;  // RunOptions is the emulator's options and what run() adds
-  if (caller_.stop_requested) parts_->emulator.stop_requested = caller_.stop_requested;
-  emu::check_options(parts_->emulator);
+  emu::check_options(options_);
   if (!options_.topology.empty()) {
     parts_->topology =
         std::make_shared<const topo::Topology>(topo::load_topology(options_.topology));
     // The loaded object, never the name again (default_choice.h).
     auto choice = std::make_shared<const emu_backend::DefaultChoice>(parts_->topology);
-    parts_->emulator.default_algorithm = [choice](const OpDesc& op,
-                                                  const std::vector<int>& world_ranks) {
+    options_.default_algorithm = [choice](const OpDesc& op, const std::vector<int>& world_ranks) {
       return choice->algorithm(op, world_ranks);
     };
   }
@@ -54,8 +50,7 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   recorder_options.p2p_per_peer_streams = options_.p2p_per_peer_streams;  // the replay orders alike
   parts_->recorder = std::make_unique<trace::TraceRecorder>(options_.world_size, recorder_options);
   trace::TraceRecorder* recorder = parts_->recorder.get();
-  parts_->emulator.on_rank_start = [recorder,
-                                    theirs = options_.on_rank_start](Communicator& world) {
+  options_.on_rank_start = [recorder, theirs = options_.on_rank_start](Communicator& world) {
     recorder->record(world);
     if (theirs) theirs(world);
   };
@@ -67,7 +62,7 @@ bool EmulatedRun::records() const { return replays() || !options_.trace_path.emp
 bool EmulatedRun::replays() const { return !options_.topology.empty(); }
 
 void EmulatedRun::run(const RankFunction& fn) {
-  emu::run_world(parts_->emulator, fn);
+  emu::run_world(options_, fn);
   if (parts_->recorder) parts_->trace = std::make_unique<trace::Trace>(parts_->recorder->trace());
 }
 

@@ -133,11 +133,9 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
   options.timeline_path = timeline_path;
   RunInterrupts interrupts(options.world_size);
   std::unique_ptr<RankBaton> baton;  // made once the options are checked
-  EmulatedRunCaller caller;
-  caller.program = "python";
-  caller.trace_name = "twinccl.run(trace_path=...)";
-  caller.timeline_name = "twinccl.run(timeline_path=...)";
-  caller.stop_requested = [&interrupts, &baton] {
+  const EmulatedRunCaller caller{"python", "twinccl.run(trace_path=...)",
+                                 "twinccl.run(timeline_path=...)"};
+  options.stop_requested = [&interrupts, &baton] {
     std::string why = interrupts.poll();
     if (why.empty() && baton) why = baton->stop_reason();
     return why;
