@@ -7,6 +7,7 @@ import os
 from ._twinccl import Error, InvalidArgument
 from . import _twinccl
 
+
 def _text(name, value, path=False):
     if value is None:
         return ""
