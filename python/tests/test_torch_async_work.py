@@ -64,5 +64,5 @@ def test_a_python_wait_on_a_pending_future_inside_backward_completes_it():
         (SumGrad.apply(x) * (rank + 1)).sum().backward()
         return x.grad.tolist()
 
-    for grads in run_script(copy.copy(script)):
+    for grads in run_script(script):
         assert grads == [10.0] * 3
