@@ -12,7 +12,7 @@ from torch.distributed.fsdp import fully_shard
 
 def main():
     dist.init_process_group("gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank = dist.get_rank()
     torch.manual_seed(0)  # the same model on every rank
     model = nn.Sequential(nn.Linear(12, 16), nn.GELU(), nn.Linear(16, 16), nn.GELU(),
                           nn.Linear(16, 4))
