@@ -60,7 +60,8 @@ emu::EmulatorOptions emulator_options(const RunOptions& options) {
   throw ConfigError(asked +
                     " asks for the simulated time of the run, but this program was linked "
                     "without it: link TwinCCL::simtime (CMake; pkg-config twinccl-simtime), "
-                    "which brings the simulator and SimGrid");
+                    "which brings the simulator and SimGrid, or record the run with "
+                    "TWINCCL_TRACE=FILE and replay it with `twinccl replay FILE --topology T`");
 }
 
 }  // namespace
