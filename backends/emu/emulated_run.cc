@@ -24,31 +24,12 @@
 namespace twinccl {
 
 struct EmulatedRun::Parts {
-  emu::EmulatorOptions emulator;
   std::unique_ptr<simulated_time::OfRun> simulated;  // with a topology (TwinCCL::simtime)
   std::unique_ptr<trace::TraceRecorder> recorder;    // with a topology or a trace path
   std::unique_ptr<trace::Trace> trace;               // the recorder's trace, after run()
 };
 
 namespace {
-
-emu::EmulatorOptions emulator_options(const RunOptions& options) {
-  emu::EmulatorOptions o;
-  o.world_size = options.world_size;
-  o.algorithm = options.algorithm;
-  o.timeout_s = options.timeout_s;
-  o.schedule_path = options.schedule_path;
-  o.channels = options.channels;
-  o.chunk_elements = options.chunk_elements;
-  o.ranks_per_node = options.ranks_per_node;
-  o.check = options.check;
-  o.flight_recorder_ops = options.flight_recorder_ops;
-  o.flight_recorder_path = options.flight_recorder_path;
-  o.fault_hook = options.fault_hook;
-  o.p2p_per_peer_streams = options.p2p_per_peer_streams;
-  o.max_p2p_lane_threads = options.max_p2p_lane_threads;
-  return o;
-}
 
 // What a program linked without TwinCCL::simtime is told when it asks for simulated time.
 [[noreturn]] void simulated_time_not_linked(const RunOptions& options,
@@ -68,15 +49,13 @@ emu::EmulatorOptions emulator_options(const RunOptions& options) {
 
 EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
     : options_(options), caller_(std::move(caller)), parts_(std::make_unique<Parts>()) {
-  parts_->emulator = emulator_options(options_);
-  parts_->emulator.stop_requested = caller_.stop_requested;
-  emu::check_options(parts_->emulator);
+  emu::check_options(options_);
   const simulated_time::Make make_simulated_time = simulated_time::linked();
   if (!make_simulated_time && (!options_.topology.empty() || !options_.timeline_path.empty()))
     simulated_time_not_linked(options_, caller_);
   if (!options_.topology.empty()) {
     parts_->simulated = make_simulated_time(options_);
-    parts_->emulator.default_algorithm = parts_->simulated->default_algorithm();
+    options_.default_algorithm = parts_->simulated->default_algorithm();
   }
   if (!options_.trace_path.empty()) check_output_path(caller_.trace_name, options_.trace_path);
   if (replays() && !options_.timeline_path.empty())
@@ -87,7 +66,10 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   recorder_options.p2p_per_peer_streams = options_.p2p_per_peer_streams;  // the replay orders alike
   parts_->recorder = std::make_unique<trace::TraceRecorder>(options_.world_size, recorder_options);
   trace::TraceRecorder* recorder = parts_->recorder.get();
-  parts_->emulator.on_rank_start = [recorder](Communicator& world) { recorder->record(world); };
+  options_.on_rank_start = [recorder, theirs = options_.on_rank_start](Communicator& world) {
+    recorder->record(world);
+    if (theirs) theirs(world);
+  };
 }
 
 EmulatedRun::~EmulatedRun() = default;
@@ -96,7 +78,7 @@ bool EmulatedRun::records() const { return replays() || !options_.trace_path.emp
 bool EmulatedRun::replays() const { return !options_.topology.empty(); }
 
 void EmulatedRun::run(const RankFunction& fn) {
-  emu::run_world(parts_->emulator, fn);
+  emu::run_world(options_, fn);
   if (parts_->recorder) parts_->trace = std::make_unique<trace::Trace>(parts_->recorder->trace());
 }
 
