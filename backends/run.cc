@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend_registry.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/emu/option_table.h"
 #include "twinccl/errors.h"
 #include "twinccl/plain_decimal.h"
@@ -23,23 +24,8 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-// The value as it may appear in a message: at most 64 characters, unprintable bytes as \xNN.
-std::string shown(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (out.size() >= 64) return out + "...";
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      const char* hex = "0123456789abcdef";
-      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    }
-  }
-  return out;
-}
-
 [[noreturn]] void bad(const char* var, const std::string& text, const std::string& expected) {
-  throw ConfigError(std::string(var) + "='" + shown(text) + "': " + expected);
+  throw ConfigError(std::string(var) + "='" + shown_value(text) + "': " + expected);
 }
 
 // Decimal digits only: no sign, spaces, "0x", exponent or fraction ("1e3", "0x10", " 8" refused).

@@ -56,12 +56,6 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
   int size() const override { return ctx_->size(); }
   const std::string& name() const override { return ctx_->name(); }
   std::string_view backend() const override { return "nccl"; }
-  Buffer alloc(std::size_t count, DataType dtype) override;
-
-  void group_start(Where where = Where::current()) override;
-  Work group_end(CallOptions opts = {}, Where where = Where::current()) override;
-  std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
-                                      Where where = Where::current()) override;
   void set_caller_stream(void* stream) override {
     caller_stream_ = static_cast<cudaStream_t>(stream);
   }
@@ -85,20 +79,19 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
 
  protected:
   Work submit(OpDesc op) override;
+  Buffer do_alloc(std::size_t count, DataType dtype, std::size_t bytes) override;
+  void do_group_start(Where where) override;
+  Work do_group_end(const CallOptions& opts, Where where) override;
+  std::unique_ptr<Communicator> do_split(int color, int key, std::string new_name,
+                                         Where where) override;
 
  private:
-  // group_end and split after their checks, inside the observer's report (call_observer.h): a
-  // trace recorded on NCCL has its groups and splits, as on the emulator.
-  Work end_group(const CallOptions& opts, Where where);
-  std::unique_ptr<Communicator> split_collective(int color, int key, std::string new_name,
-                                                 Where where);
   void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
   void release_reduce_ops();
 
   std::shared_ptr<CommContext> ctx_;
   std::uint64_t op_count_ = 0;
   int group_depth_ = 0;
-  Where group_where_;                             // the outermost open group's group_start
   std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
   std::shared_ptr<Memory> scratch_;

@@ -1,6 +1,6 @@
 // Order of NCCL work on the GPU: after the caller's own work, and in one launch order per rank
-// thread across communicators. (NCCL's rule that groups belong to a thread: twinccl/thread_group.h,
-// shared with the emulator.)
+// thread across communicators. (NCCL's rule that groups belong to a thread is kept for every
+// backend by the Communicator base class: core/src/thread_group.h.)
 //
 //   order_launch(ctx.stream(), caller_stream);    // just before the NCCL call(s) that launch
 //

@@ -50,8 +50,7 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
   }
 }
 
-Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
-  const std::size_t bytes = alloc_bytes(name(), rank_, count, dtype);  // names comm and rank
+Buffer EmuCommunicator::do_alloc(std::size_t count, DataType dtype, std::size_t bytes) {
   try {
     Buffer b = Buffer::host(count, dtype);
     // As on NCCL, where alloc is GPU memory (Memory::refuse_host_view).
@@ -71,7 +70,6 @@ Work EmuCommunicator::submit(OpDesc op) {
       user_, twinccl::name(op.kind), op.where,
       [&] { return call_site_text(twinccl::name(op.kind), name(), rank_, op.where); },
       [this](const std::string& text) { refuse_second_thread(text); });
-  refuse_if_group_of_other(twinccl::name(op.kind), op.where);
   Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
   if (emu::FlightRecorder* recorder = shared_->world->recorder()) {
