@@ -22,12 +22,14 @@ from ._objects import (all_gather_object, broadcast_object_list, gather_object, 
 
 
 def _comm(group, op):
-    """The group's communicator; None (with torch's warning) when this rank is not a member."""
+    """(the group's communicator, the (file, line) of the user's call of the public function that
+    calls this); the communicator is None (with torch's warning) when this rank is not a member."""
+    site = call_site(3)
     comm = resolve(group)
     if comm is None:
         warnings.warn("Running %s on global rank %d which does not belong to the given group."
                       % (op, get_rank()))
-    return comm
+    return comm, site
 
 
 def _async(async_op, what):
@@ -37,8 +39,7 @@ def _async(async_op, what):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "all_reduce")
+    comm, site = _comm(group, "all_reduce")
     if comm is None:
         return None
     v, t = array(tensor, "all_reduce's tensor")
@@ -47,8 +48,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def broadcast(tensor, src, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "broadcast")
+    comm, site = _comm(group, "broadcast")
     if comm is None:
         return None
     v, t = array(tensor, "broadcast's tensor")
@@ -57,8 +57,7 @@ def broadcast(tensor, src, group=None, async_op=False):
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "reduce")
+    comm, site = _comm(group, "reduce")
     if comm is None:
         return None
     v, t = array(tensor, "reduce's tensor")
@@ -68,8 +67,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "all_gather")
+    comm, site = _comm(group, "all_gather")
     if comm is None:
         return None
     outs, t = arrays(tensor_list, "all_gather's tensor_list")
@@ -79,8 +77,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "all_gather_into_tensor")
+    comm, site = _comm(group, "all_gather_into_tensor")
     if comm is None:
         return None
     o, t = array(output_tensor, "all_gather_into_tensor's output_tensor")
@@ -93,8 +90,7 @@ _all_gather_base = all_gather_into_tensor
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "reduce_scatter")
+    comm, site = _comm(group, "reduce_scatter")
     if comm is None:
         return None
     o, t = array(output, "reduce_scatter's output")
@@ -105,8 +101,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "reduce_scatter_tensor")
+    comm, site = _comm(group, "reduce_scatter_tensor")
     if comm is None:
         return None
     o, t = array(output, "reduce_scatter_tensor's output")
@@ -121,8 +116,7 @@ _reduce_scatter_base = reduce_scatter_tensor
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "all_to_all")
+    comm, site = _comm(group, "all_to_all")
     if comm is None:
         return None
     outs, t = arrays(output_tensor_list, "all_to_all's output_tensor_list")
@@ -148,14 +142,19 @@ def _splits(sizes, t, n, what):
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "all_to_all_single")
+    comm, site = _comm(group, "all_to_all_single")
     if comm is None:
         return None
+    o, i, t, os_, is_ = _single(output, input, output_split_sizes, input_split_sizes, comm.size)
+    return comm.all_to_all_single(o, i, os_, is_, t, _async(async_op, "all_to_all_single"), *site)
+
+
+def _single(output, input, output_split_sizes, input_split_sizes, n):
+    """all_to_all_single's tensors and split sizes checked for a group of n ranks: (output view,
+    input view, type name, output splits, input splits), splits in elements ([] when even)."""
     o, t = array(output, "all_to_all_single's output")
     i, t2 = array(input, "all_to_all_single's input")
     same_type(t, t2, "all_to_all_single")
-    n = comm.size
     os_ = _splits(output_split_sizes, output, n, "all_to_all_single's output_split_sizes")
     is_ = _splits(input_split_sizes, input, n, "all_to_all_single's input_split_sizes")
     if bool(os_) != bool(is_):  # one given: the other is the even split, as torch does
@@ -163,7 +162,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
             os_ = _even(o, n, "all_to_all_single's output")
         else:
             is_ = _even(i, n, "all_to_all_single's input")
-    return comm.all_to_all_single(o, i, os_, is_, t, _async(async_op, "all_to_all_single"), *site)
+    return o, i, t, os_, is_
 
 
 def _even(v, n, what):
@@ -190,8 +189,7 @@ def _root_list(comm, root, tensors, op, arg, role, global_root, dtype):
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "gather")
+    comm, site = _comm(group, "gather")
     if comm is None:
         return None
     v, t = array(tensor, "gather's tensor")
@@ -201,8 +199,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
-    site = call_site()
-    comm = _comm(group, "scatter")
+    comm, site = _comm(group, "scatter")
     if comm is None:
         return None
     v, t = array(tensor, "scatter's tensor")
@@ -222,7 +219,7 @@ def _peer(group, peer, tag, what):
 
 
 def _p2p(is_send, tensor, peer, group, tag, async_op, what, site):
-    comm = _comm(group, what)
+    comm, _ = _comm(group, what)  # site: the caller's, passed in
     if comm is None:
         return None
     v, t = array(tensor, what + "'s tensor")
@@ -259,11 +256,10 @@ class P2POp:
 
 
 def batch_isend_irecv(p2p_op_list):
-    site = call_site()
     if not isinstance(p2p_op_list, (list, tuple)) or not p2p_op_list:
         raise InvalidArgument("batch_isend_irecv: expected a non-empty list of P2POp")
     group = getattr(p2p_op_list[0], "group", None)
-    comm = _comm(group, "batch_isend_irecv")
+    comm, site = _comm(group, "batch_isend_irecv")
     if comm is None:
         return []
     ops, name = [], None
@@ -282,10 +278,9 @@ def batch_isend_irecv(p2p_op_list):
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    site = call_site()
     if device_ids is not None:
         raise InvalidArgument("barrier: device_ids is not supported by the emulator (CPU ranks)")
-    comm = _comm(group, "barrier")
+    comm, site = _comm(group, "barrier")
     if comm is None:
         return None
     return comm.barrier(_async(async_op, "barrier"), *site)
