@@ -236,19 +236,10 @@ class TwinProcessGroup(dist.ProcessGroup):
 
     @_redirected
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
-        from .distributed import _even, _splits
+        from .distributed import _single
         site = user_site()
-        o, name = array(output, "all_to_all_single's output")
-        i, name2 = array(input, "all_to_all_single's input")
-        same_type(name, name2, "all_to_all_single")
-        n = self._group_size
-        os_ = _splits(output_split_sizes, output, n, "all_to_all_single's output_split_sizes")
-        is_ = _splits(input_split_sizes, input, n, "all_to_all_single's input_split_sizes")
-        if bool(os_) != bool(is_):
-            if not os_:
-                os_ = _even(o, n, "all_to_all_single's output")
-            else:
-                is_ = _even(i, n, "all_to_all_single's input")
+        o, i, name, os_, is_ = _single(output, input, output_split_sizes, input_split_sizes,
+                                       self._group_size)
         return work_of([self._comm.all_to_all_single(o, i, os_, is_, name, ASYNC, *site)],
                          [output])
 
