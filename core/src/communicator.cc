@@ -15,8 +15,15 @@
 namespace twinccl {
 namespace {
 
+// What some calls add to the fields every call has: the reduction, the root, the peer.
+struct Roles {
+  ReduceOp op = ReduceOp::sum();
+  int root = -1;
+  int peer = -1;
+};
+
 OpDesc make(OpKind kind, const void* send, void* recv, std::size_t count, DataType dtype,
-            const CallOptions& opts, const Where& where) {
+            const CallOptions& opts, const Where& where, const Roles& roles = {}) {
   OpDesc op;
   op.kind = kind;
   op.send = send;
@@ -26,6 +33,9 @@ OpDesc make(OpKind kind, const void* send, void* recv, std::size_t count, DataTy
   op.async_op = opts.async_op;
   op.algorithm = std::string(opts.algorithm);
   op.where = where;
+  op.op = roles.op;
+  op.root = roles.root;
+  op.peer = roles.peer;
   return op;
 }
 
@@ -179,16 +189,13 @@ std::size_t Communicator::per_rank(const OpDesc& op, const char* which, std::siz
 
 Work Communicator::all_reduce(const void* send, void* recv, std::size_t count, DataType dtype,
                               ReduceOp op, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::all_reduce, send, recv, count, dtype, opts, where);
-  d.op = op;
-  return issue(std::move(d));
+  return issue(make(OpKind::all_reduce, send, recv, count, dtype, opts, where, {.op = op}));
 }
 
 Work Communicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count,
                                   DataType dtype, ReduceOp op, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::reduce_scatter, send, recv, recv_count, dtype, opts, where);
-  d.op = op;
-  return issue(std::move(d));
+  return issue(
+      make(OpKind::reduce_scatter, send, recv, recv_count, dtype, opts, where, {.op = op}));
 }
 
 Work Communicator::all_gather(const void* send, void* recv, std::size_t send_count, DataType dtype,
@@ -198,17 +205,13 @@ Work Communicator::all_gather(const void* send, void* recv, std::size_t send_cou
 
 Work Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dtype,
                              int root, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::broadcast, send, recv, count, dtype, opts, where);
-  d.root = root;
-  return issue(std::move(d));
+  return issue(make(OpKind::broadcast, send, recv, count, dtype, opts, where, {.root = root}));
 }
 
 Work Communicator::reduce(const void* send, void* recv, std::size_t count, DataType dtype,
                           ReduceOp op, int root, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::reduce, send, recv, count, dtype, opts, where);
-  d.op = op;
-  d.root = root;
-  return issue(std::move(d));
+  return issue(
+      make(OpKind::reduce, send, recv, count, dtype, opts, where, {.op = op, .root = root}));
 }
 
 Work Communicator::all_to_all(const void* send, void* recv, std::size_t count, DataType dtype,
@@ -218,30 +221,22 @@ Work Communicator::all_to_all(const void* send, void* recv, std::size_t count, D
 
 Work Communicator::gather(const void* send, void* recv, std::size_t send_count, DataType dtype,
                           int root, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::gather, send, recv, send_count, dtype, opts, where);
-  d.root = root;
-  return issue(std::move(d));
+  return issue(make(OpKind::gather, send, recv, send_count, dtype, opts, where, {.root = root}));
 }
 
 Work Communicator::scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype,
                            int root, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::scatter, send, recv, recv_count, dtype, opts, where);
-  d.root = root;
-  return issue(std::move(d));
+  return issue(make(OpKind::scatter, send, recv, recv_count, dtype, opts, where, {.root = root}));
 }
 
 Work Communicator::send(const void* data, std::size_t count, DataType dtype, int peer,
                         CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::send, data, nullptr, count, dtype, opts, where);
-  d.peer = peer;
-  return issue(std::move(d));
+  return issue(make(OpKind::send, data, nullptr, count, dtype, opts, where, {.peer = peer}));
 }
 
 Work Communicator::recv(void* data, std::size_t count, DataType dtype, int peer, CallOptions opts,
                         Where where) {
-  OpDesc d = make(OpKind::recv, nullptr, data, count, dtype, opts, where);
-  d.peer = peer;
-  return issue(std::move(d));
+  return issue(make(OpKind::recv, nullptr, data, count, dtype, opts, where, {.peer = peer}));
 }
 
 Work Communicator::barrier(CallOptions opts, Where where) {
@@ -262,8 +257,7 @@ Work Communicator::reduce_scatter_v(const void* send, void* recv,
                                     std::span<const std::size_t> recv_counts,
                                     std::span<const std::size_t> send_displs, DataType dtype,
                                     ReduceOp op, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::reduce_scatter_v, send, recv, 0, dtype, opts, where);
-  d.op = op;
+  OpDesc d = make(OpKind::reduce_scatter_v, send, recv, 0, dtype, opts, where, {.op = op});
   d.recv_counts = to_vector(recv_counts);
   d.send_displs = to_vector(send_displs);
   return issue(std::move(d));
@@ -285,8 +279,7 @@ Work Communicator::all_to_all_v(const void* send, std::span<const std::size_t> s
 Work Communicator::gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
                             std::span<const std::size_t> displs, DataType dtype, int root,
                             CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::gather_v, send, recv, 0, dtype, opts, where);
-  d.root = root;
+  OpDesc d = make(OpKind::gather_v, send, recv, 0, dtype, opts, where, {.root = root});
   d.recv_counts = to_vector(counts);
   d.recv_displs = to_vector(displs);
   return issue(std::move(d));
@@ -295,8 +288,7 @@ Work Communicator::gather_v(const void* send, void* recv, std::span<const std::s
 Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
                              std::span<const std::size_t> displs, DataType dtype, int root,
                              CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::scatter_v, send, recv, 0, dtype, opts, where);
-  d.root = root;
+  OpDesc d = make(OpKind::scatter_v, send, recv, 0, dtype, opts, where, {.root = root});
   d.send_counts = to_vector(counts);
   d.send_displs = to_vector(displs);
   return issue(std::move(d));
@@ -306,10 +298,9 @@ Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::
 
 Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts,
                               Where where) {
-  OpDesc d =
-      make(OpKind::all_reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+  OpDesc d = make(OpKind::all_reduce, send.data(), recv.data(), send.count(), send.dtype(), opts,
+                  where, {.op = op});
   same_dtype(d, send, recv);
-  d.op = op;
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
   own(d, send, recv);
@@ -319,9 +310,8 @@ Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp o
 Work Communicator::reduce_scatter(const Buffer& send, const Buffer& recv, ReduceOp op,
                                   CallOptions opts, Where where) {
   OpDesc d = make(OpKind::reduce_scatter, send.data(), recv.data(), recv.count(), send.dtype(),
-                  opts, where);
+                  opts, where, {.op = op});
   same_dtype(d, send, recv);
-  d.op = op;
   d.send_capacity = send.count();
   d.recv_capacity = recv.count();
   own(d, send, recv);
@@ -341,8 +331,7 @@ Work Communicator::all_gather(const Buffer& send, const Buffer& recv, CallOption
 
 Work Communicator::broadcast(const Buffer& buffer, int root, CallOptions opts, Where where) {
   OpDesc d = make(OpKind::broadcast, buffer.data(), buffer.data(), buffer.count(), buffer.dtype(),
-                  opts, where);
-  d.root = root;
+                  opts, where, {.root = root});
   d.send_capacity = d.recv_capacity = buffer.count();
   own(d, buffer, {});
   return issue(std::move(d));
@@ -350,11 +339,9 @@ Work Communicator::broadcast(const Buffer& buffer, int root, CallOptions opts, W
 
 Work Communicator::reduce(const Buffer& send, const Buffer& recv, ReduceOp op, int root,
                           CallOptions opts, Where where) {
-  OpDesc d =
-      make(OpKind::reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+  OpDesc d = make(OpKind::reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where,
+                  {.op = op, .root = root});
   if (recv) same_dtype(d, send, recv);
-  d.op = op;
-  d.root = root;
   d.send_capacity = send.count();
   d.recv_capacity = recv ? recv.count() : 0;
   own(d, send, recv);
@@ -373,16 +360,16 @@ Work Communicator::all_to_all(const Buffer& send, const Buffer& recv, CallOption
 }
 
 Work Communicator::send(const Buffer& data, int peer, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::send, data.data(), nullptr, data.count(), data.dtype(), opts, where);
-  d.peer = peer;
+  OpDesc d = make(OpKind::send, data.data(), nullptr, data.count(), data.dtype(), opts, where,
+                  {.peer = peer});
   d.send_capacity = data.count();
   own(d, data, {});
   return issue(std::move(d));
 }
 
 Work Communicator::recv(const Buffer& data, int peer, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::recv, nullptr, data.data(), data.count(), data.dtype(), opts, where);
-  d.peer = peer;
+  OpDesc d = make(OpKind::recv, nullptr, data.data(), data.count(), data.dtype(), opts, where,
+                  {.peer = peer});
   d.recv_capacity = data.count();
   own(d, {}, data);
   return issue(std::move(d));
