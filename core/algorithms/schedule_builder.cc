@@ -9,49 +9,24 @@
 
 namespace twinccl::algo {
 
-StepOp send_op(int peer, Slice src) {
-  StepOp op;
-  op.kind = StepOpKind::send;
-  op.peer = peer;
-  op.src = src;
-  return op;
-}
+StepOp send_op(int peer, Slice src) { return {.kind = StepOpKind::send, .peer = peer, .src = src}; }
 
-StepOp recv_op(int peer, Slice dst) {
-  StepOp op;
-  op.kind = StepOpKind::recv;
-  op.peer = peer;
-  op.dst = dst;
-  return op;
-}
+StepOp recv_op(int peer, Slice dst) { return {.kind = StepOpKind::recv, .peer = peer, .dst = dst}; }
 
 StepOp recv_reduce_op(int peer, Slice local, Slice dst, bool finalize) {
-  StepOp op;
-  op.kind = StepOpKind::recv_reduce;
-  op.peer = peer;
-  op.src = local;
-  op.dst = dst;
-  op.finalize = finalize;
-  return op;
+  return {.kind = StepOpKind::recv_reduce,
+          .peer = peer,
+          .src = local,
+          .dst = dst,
+          .finalize = finalize};
 }
 
 StepOp copy_op(Slice src, Slice dst, bool finalize) {
-  StepOp op;
-  op.kind = StepOpKind::copy;
-  op.src = src;
-  op.dst = dst;
-  op.finalize = finalize;
-  return op;
+  return {.kind = StepOpKind::copy, .src = src, .dst = dst, .finalize = finalize};
 }
 
 StepOp reduce_op(Slice a, Slice b, Slice dst, bool finalize) {
-  StepOp op;
-  op.kind = StepOpKind::reduce;
-  op.src = a;
-  op.src2 = b;
-  op.dst = dst;
-  op.finalize = finalize;
-  return op;
+  return {.kind = StepOpKind::reduce, .src = a, .src2 = b, .dst = dst, .finalize = finalize};
 }
 
 std::size_t op_count(const StepOp& op) {
