@@ -33,28 +33,23 @@ void compare(const Trace& t, const RankSource& a, std::size_t ia, const RankSour
              std::size_t ib) {
   const TraceOp& x = t.ranks[static_cast<std::size_t>(a.rank)].ops[ia];
   const TraceOp& y = t.ranks[static_cast<std::size_t>(b.rank)].ops[ib];
-  std::string field, bv, av;
-  if (x.kind != y.kind) {
-    field = "kind";
-    bv = name(y.kind);
-    av = name(x.kind);
-  } else if (x.count != y.count) {
-    field = "count";
-    bv = std::to_string(y.count);
-    av = std::to_string(x.count);
-  } else if (x.dtype != y.dtype) {
-    field = "dtype";
-    bv = name(y.dtype);
-    av = name(x.dtype);
-  } else if (x.root != y.root) {
-    field = "root";
-    bv = std::to_string(y.root);
-    av = std::to_string(x.root);
-  } else if (x.counts != y.counts && x.kind != OpKind::all_to_all_v) {
-    field = "per-rank counts";
-    bv = std::to_string(y.counts.size()) + " entries";
-    av = std::to_string(x.counts.size()) + " entries";
-  }
+  std::string field, bv, av;  // the first field that differs, b's value, a's value
+  auto differs = [&](const char* f, std::string b_value, std::string a_value) {
+    field = f;
+    bv = std::move(b_value);
+    av = std::move(a_value);
+  };
+  if (x.kind != y.kind)
+    differs("kind", std::string(name(y.kind)), std::string(name(x.kind)));
+  else if (x.count != y.count)
+    differs("count", std::to_string(y.count), std::to_string(x.count));
+  else if (x.dtype != y.dtype)
+    differs("dtype", std::string(name(y.dtype)), std::string(name(x.dtype)));
+  else if (x.root != y.root)
+    differs("root", std::to_string(y.root), std::to_string(x.root));
+  else if (x.counts != y.counts && x.kind != OpKind::all_to_all_v)
+    differs("per-rank counts", std::to_string(y.counts.size()) + " entries",
+            std::to_string(x.counts.size()) + " entries");
   if (field.empty()) return;
   fail(who(b) + ": op " + std::to_string(ib) + " (" + label(t, y) + "): " + field + " " + bv +
        ", where " + who(a) + " op " + std::to_string(ia) + " has " + av);
