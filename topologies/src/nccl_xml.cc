@@ -227,7 +227,20 @@ void XmlImport::add_gpu(const ptree* gpu, const ptree& pci, const std::string& b
   const int sm = gpu ? required_int(*gpu, where, "sm", 0, 100000) : 0;
   const int rank = gpu ? required_int(*gpu, where, "rank", 0, limits::max_gpus - 1) : order;
   if (gpu == nullptr) ++pci_only_gpus_;
-  const LinkSpec link = pcie_link(pci, pci_where);
+  const VertexId v = add_gpu_vertex(dev, rank, parent, pcie_link(pci, pci_where));
+  const GpuModel* model = gpu_model_by_pci_id(pci.get<std::string>("<xmlattr>.vendor", ""),
+                                              pci.get<std::string>("<xmlattr>.device", ""));
+  GpuEntry entry{v, busid, where, dev, sm, numa, model, {}};
+  if (gpu != nullptr) {
+    for (const auto& [tag, child] : *gpu) {
+      if (tag == "nvlink") entry.nvlinks.push_back(&child);
+    }
+  }
+  gpus_.push_back(std::move(entry));
+}
+
+// GPU `dev` under `parent`; the generation its PCIe link runs at raises the system's.
+VertexId XmlImport::add_gpu_vertex(int dev, int rank, VertexId parent, const LinkSpec& link) {
   for (int gen = 1; gen <= 6; ++gen) {
     if (pcie_bandwidth_gbps(gen, link.lanes) == link.bandwidth_gbps) {
       max_pcie_gen_ = std::max(max_pcie_gen_, gen);
@@ -239,15 +252,7 @@ void XmlImport::add_gpu(const ptree* gpu, const ptree& pci, const std::string& b
                                           .rank = rank,
                                           .local_index = dev});
   builder_.connect(v, parent, link);
-  const GpuModel* model = gpu_model_by_pci_id(pci.get<std::string>("<xmlattr>.vendor", ""),
-                                              pci.get<std::string>("<xmlattr>.device", ""));
-  GpuEntry entry{v, busid, where, dev, sm, numa, model, {}};
-  if (gpu != nullptr) {
-    for (const auto& [tag, child] : *gpu) {
-      if (tag == "nvlink") entry.nvlinks.push_back(&child);
-    }
-  }
-  gpus_.push_back(std::move(entry));
+  return v;
 }
 
 VertexId XmlImport::add_nic_vertex(int dev, double port_gbps, VertexId parent,

@@ -116,17 +116,7 @@ void XmlImport::place_bare_devices() {
 void XmlImport::add_slot_gpu(VertexId parent, const LinkSpec& link, const std::string& busid,
                              const std::string& where, int numa) {
   const int dev = static_cast<int>(gpus_.size());
-  for (int gen = 1; gen <= 6; ++gen) {
-    if (pcie_bandwidth_gbps(gen, link.lanes) == link.bandwidth_gbps) {
-      max_pcie_gen_ = std::max(max_pcie_gen_, gen);
-    }
-  }
-  const VertexId v = builder_.add_vertex({.kind = VertexKind::gpu,
-                                          .name = "gpu" + std::to_string(dev),
-                                          .node = 0,
-                                          .rank = dev,
-                                          .local_index = dev});
-  builder_.connect(v, parent, link);
+  const VertexId v = add_gpu_vertex(dev, dev, parent, link);
   ++pci_only_gpus_;
   gpus_.push_back(GpuEntry{v, busid, where, dev, 0, numa, nullptr, {}});
 }

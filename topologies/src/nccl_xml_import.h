@@ -54,6 +54,7 @@ class XmlImport {
   void add_nic(const ptree& nic, VertexId parent, const std::string& where,
                const std::string& pci_where, const ptree* pci);
   void add_pci_nic(const ptree& pci, VertexId parent, const std::string& where);
+  VertexId add_gpu_vertex(int dev, int rank, VertexId parent, const LinkSpec& link);
   VertexId add_nic_vertex(int dev, double port_gbps, VertexId parent, const LinkSpec& link);
   void fail_without_gpus() const;
   LinkSpec fallback_link() const;  // NCCL's fallback for a <pci> without link attributes
