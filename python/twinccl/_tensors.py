@@ -36,7 +36,7 @@ def array(t, what):
         return t, name
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(t, torch.Tensor):
-        if t.device.type != "cpu":
+        if not t.is_cpu:
             raise InvalidArgument("%s: a %s tensor; the emulator moves CPU tensors only"
                                   % (what, t.device))
         if t.layout != torch.strided:
@@ -47,7 +47,7 @@ def array(t, what):
         name = _TORCH_TYPES.get(str(t.dtype).replace("torch.", ""))
         if name is None:
             raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
-        d = t.detach()
+        d = t.detach() if t.requires_grad else t
         if name == "bfloat16":  # NumPy has no bfloat16: the bits, read as bfloat16
             d = d.view(torch.int16)
         return d.numpy(), name
