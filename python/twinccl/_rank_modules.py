@@ -117,6 +117,7 @@ class RankModules:
             if self._classifier.is_user(name, m) and \
                     all(m is not other for other in self._before.values()):
                 self._before[name] = m  # (multiprocessing names __main__ __mp_main__ too)
+        self._before_ids = {id(m) for m in self._before.values()}
         self._caller_view = None  # the caller's globals of self._before, at the first hand-over
         self._private = {}  # the modules a rank imported itself, removed while it is away
         self._installed = {}  # the arriving rank's private modules, now in sys.modules
@@ -133,7 +134,8 @@ class RankModules:
             return {}
         found = {}
         for name, m in list(sys.modules.items()):
-            if name in self._before or self._installed.get(name) is m:
+            if name in self._before or self._installed.get(name) is m or \
+                    id(m) in self._before_ids:  # __mp_main__: multiprocessing's name of __main__
                 continue
             if self._classifier.is_user(name, m):
                 found[name] = m
@@ -175,3 +177,15 @@ class RankModules:
             sys.modules["__main__"] = main
         self._known_count = len(sys.modules)
         self._in_place = (self._versions(), value) if not mine else None
+
+    def slots(self, saved):
+        """The globals of the modules imported before the run, as dicts (rank_slots.h), while
+        no rank has modules of its own (`saved`: every rank's saved parts, this one last), else
+        None (the Python swap moves them in and out of sys.modules)."""
+        if self._installed or sys.modules.get("__main__") is not self._caller_main:
+            return None
+        for parts in saved:
+            _, mine, main = parts[-1]
+            if mine or main is not self._caller_main:
+                return None
+        return [("dict", m.__dict__) for m in self._before.values()]

@@ -89,6 +89,9 @@ class _Environ:
                 os.environ[key] = value[key]
         self._installed = (self._versions(), value)
 
+    def slots(self):
+        return [("environ", self._data)] if self._data is not None else None
+
 
 class _ExceptHook:
     """sys.excepthook: torch's init_process_group wraps it to prefix "[rankN]: " (torch 2.x)."""
@@ -104,6 +107,9 @@ class _ExceptHook:
     def restore(self, value):
         sys.excepthook = value
 
+    def slots(self):
+        return [("keys", sys.__dict__, ("excepthook",))]
+
 
 class _Argv:
     def __init__(self, rank_argv):
@@ -117,6 +123,9 @@ class _Argv:
 
     def restore(self, value):
         sys.argv = value
+
+    def slots(self):
+        return [("keys", sys.__dict__, ("argv",))]
 
 
 # Module globals of libraries that are one per process: (module, attribute, fresh value). A rank's
@@ -244,6 +253,19 @@ class _LibraryGlobals:
         if exact:
             self._installed = (self._versions(world), value)
 
+    def slots(self):
+        """The attributes of the modules imported so far (torch 1.13: and WORLD of GroupMember
+        and group, class attributes)."""
+        out = [("keys", sys.modules[module].__dict__, tuple(a for a, _ in attributes))
+               for module, attributes in self._modules if module in sys.modules]
+        world = self._world_member()
+        if world is not None:
+            out.append(("attributes", world, ("WORLD",)))
+            group = getattr(sys.modules["torch.distributed.distributed_c10d"], "group", None)
+            if group is not None and "WORLD" in group.__dict__:
+                out.append(("attributes", group, ("WORLD",)))
+        return out
+
 
 def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
                      master_port=29500, run_id="twinccl"):
@@ -276,6 +298,9 @@ class RankStates:
             self.parts.append(self.modules)
         self._saved = {}  # rank -> [value per part]
         self.swaps = 0
+        self._described = set()  # the slots described to the baton (rank_slots.h)
+        self._described_at = -1  # len(sys.modules) when they were last looked for
+        self._covered = True  # every part in slots (then hand-overs can skip Python)
 
     def swap(self, leaving, arriving):
         """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s. A KeyboardInterrupt
@@ -308,6 +333,40 @@ class RankStates:
                     interrupted.append(e)
         if interrupted:
             raise interrupted[0]
+        return self._slots()
+
+    def _slots(self):
+        """For the baton (rank_slots.h): (whether the whole state is in slots, the slots not
+        described before). Looked for again when a module was imported (a generator, a library
+        module of LIBRARY_GLOBALS may have come)."""
+        new = []
+        if len(sys.modules) != self._described_at:
+            self._described_at = len(sys.modules)
+            self._covered = True
+            for part in self.parts:
+                if part is self.modules:
+                    continue
+                slots = part.slots()
+                if slots is None:
+                    self._covered = False
+                    continue
+                for slot in slots:
+                    key = (slot[0], id(slot[1]) if slot[0] != "memory" else slot[1]) + slot[2:3]
+                    if key not in self._described:
+                        self._described.add(key)
+                        new.append(slot)
+        covered = self._covered
+        if self.modules is not None:
+            slots = self.modules.slots(self._saved.values())
+            if slots is None:
+                covered = False
+            else:
+                for slot in slots:
+                    key = ("dict", id(slot[1]))
+                    if key not in self._described:
+                        self._described.add(key)
+                        new.append(slot)
+        return (covered, new)
 
 
 _isolated_runs = [0]
