@@ -70,7 +70,7 @@ void RankSlots::add(const py::handle& spec) {
   slots_.push_back(std::move(slot));
 }
 
-void RankSlots::save_slot(const Slot& slot, Value& value) {
+void RankSlots::save_slot(Slot& slot, Value& value) {
   switch (slot.kind) {
     case Kind::memory:
       value.memory.assign(reinterpret_cast<const char*>(slot.address), slot.bytes);
@@ -100,13 +100,16 @@ void RankSlots::save_slot(const Slot& slot, Value& value) {
       if (copy == nullptr) throw py::error_already_set();
       value.copy = py::reinterpret_steal<py::object>(copy);
       value.version = version;
+      value.differences.clear();
+      slot.in_place = value.copy;  // what the dict holds now
+      slot.in_place_version = version;
       break;
     }
   }
   value.known = true;
 }
 
-void RankSlots::install_slot(const Slot& slot, Value& value) {
+void RankSlots::install_slot(Slot& slot, Value& value) {
   PyObject* dict = slot.dict.ptr();
   switch (slot.kind) {
     case Kind::memory: {
@@ -140,28 +143,78 @@ void RankSlots::install_slot(const Slot& slot, Value& value) {
         if (want == nullptr && now != nullptr) check(PyObject_DelAttr(dict, slot.keys[i].ptr()));
       }
       return;
-    case Kind::environ: {  // the C library's variables first, where they differ
-      PyObject* copy = value.copy.ptr();
-      PyObject *key = nullptr, *want = nullptr;
-      Py_ssize_t at = 0;
-      while (PyDict_Next(copy, &at, &key, &want)) {
-        PyObject* now = item(dict, key);
-        if (now == want) continue;
-        const int equal = now == nullptr ? 0 : PyObject_RichCompareBool(now, want, Py_EQ);
-        if (equal < 0) throw py::error_already_set();
-        if (!equal) set_c_environment(key, want);
-      }
-      at = 0;
-      while (PyDict_Next(dict, &at, &key, &want))
-        if (item(copy, key) == nullptr) set_c_environment(key, nullptr);
-      [[fallthrough]];
-    }
     case Kind::dict:
-      PyDict_Clear(dict);
-      check(PyDict_Update(dict, value.copy.ptr()));
-      value.version = version_of(dict);
+    case Kind::environ: {
+      const std::uint64_t version = version_of(dict);
+      if (version != 0 && slot.in_place && version == slot.in_place_version) {
+        // The dict holds slot.in_place's contents: only the keys where it and this value differ
+        // change (found once per pair of copies).
+        if (slot.in_place.ptr() != value.copy.ptr())
+          for (const py::object& key : differences(slot, value)) set(slot, key.ptr(), value);
+      } else {
+        replace_all(slot, value);
+      }
+      slot.in_place = value.copy;
+      slot.in_place_version = value.version = version_of(dict);
       return;
+    }
   }
+}
+
+const std::vector<py::object>& RankSlots::differences(const Slot& slot, Value& value) {
+  PyObject* from = slot.in_place.ptr();
+  for (const auto& [other, keys] : value.differences)
+    if (other.ptr() == from) return keys;
+  if (value.differences.size() >= 16) value.differences.clear();  // bounded (a rank's copies)
+  std::vector<py::object> keys;
+  PyObject* to = value.copy.ptr();
+  PyObject *key = nullptr, *v = nullptr;
+  Py_ssize_t at = 0;
+  while (PyDict_Next(to, &at, &key, &v)) {
+    PyObject* now = item(from, key);
+    int equal = now == v ? 1 : 0;
+    if (!equal && now != nullptr && slot.kind == Kind::environ) {
+      equal = PyObject_RichCompareBool(now, v, Py_EQ);
+      if (equal < 0) throw py::error_already_set();
+    }
+    if (!equal) keys.push_back(py::reinterpret_borrow<py::object>(key));
+  }
+  at = 0;
+  while (PyDict_Next(from, &at, &key, &v))
+    if (item(to, key) == nullptr) keys.push_back(py::reinterpret_borrow<py::object>(key));
+  value.differences.emplace_back(slot.in_place, std::move(keys));
+  return value.differences.back().second;
+}
+
+void RankSlots::set(const Slot& slot, PyObject* key, const Value& value) {
+  PyObject* dict = slot.dict.ptr();
+  PyObject* want = item(value.copy.ptr(), key);
+  if (slot.kind == Kind::environ) set_c_environment(key, want);
+  if (want != nullptr)
+    check(PyDict_SetItem(dict, key, want));
+  else if (item(dict, key) != nullptr)
+    check(PyDict_DelItem(dict, key));
+}
+
+void RankSlots::replace_all(const Slot& slot, const Value& value) {
+  PyObject* dict = slot.dict.ptr();
+  PyObject* copy = value.copy.ptr();
+  if (slot.kind == Kind::environ) {  // the C library's variables first, where they differ
+    PyObject *key = nullptr, *want = nullptr;
+    Py_ssize_t at = 0;
+    while (PyDict_Next(copy, &at, &key, &want)) {
+      PyObject* now = item(dict, key);
+      if (now == want) continue;
+      const int equal = now == nullptr ? 0 : PyObject_RichCompareBool(now, want, Py_EQ);
+      if (equal < 0) throw py::error_already_set();
+      if (!equal) set_c_environment(key, want);
+    }
+    at = 0;
+    while (PyDict_Next(dict, &at, &key, &want))
+      if (item(copy, key) == nullptr) set_c_environment(key, nullptr);
+  }
+  PyDict_Clear(dict);
+  check(PyDict_Update(dict, copy));
 }
 
 void RankSlots::save(int rank) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace twinccl::python {
@@ -50,6 +51,8 @@ class RankSlots {
     std::size_t bytes = 0;
     pybind11::object dict;  // memory: its owner; attributes: the object
     std::vector<pybind11::object> keys;
+    pybind11::object in_place;           // dict, environ: the copy whose contents it holds
+    std::uint64_t in_place_version = 0;  // ... while its version tag is this one
   };
   struct Value {
     bool known = false;
@@ -57,10 +60,15 @@ class RankSlots {
     std::vector<pybind11::object> items;  // keys: one per key (None-less: a null handle = absent)
     pybind11::object copy;                // dict, environ: the contents
     std::uint64_t version = 0;            // dict, environ: the dict's version tag when in place
+    // dict, environ: the keys where another copy (in place before this one) differs from `copy`
+    std::vector<std::pair<pybind11::object, std::vector<pybind11::object>>> differences;
   };
   void add(const pybind11::handle& spec);
-  void save_slot(const Slot& slot, Value& value);
-  void install_slot(const Slot& slot, Value& value);
+  void save_slot(Slot& slot, Value& value);
+  void install_slot(Slot& slot, Value& value);
+  const std::vector<pybind11::object>& differences(const Slot& slot, Value& value);
+  void set(const Slot& slot, PyObject* key, const Value& value);  // one key as in value.copy
+  void replace_all(const Slot& slot, const Value& value);
   std::vector<Slot> slots_;
   std::map<int, std::vector<Value>> values_;  // rank (-1: the caller) -> one per slot
   bool enabled_ = false;

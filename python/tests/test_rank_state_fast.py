@@ -2,6 +2,7 @@
 of the rank state are swapped in C++, without _rank_state.py's swap, while no rank imports a
 module. A rank's draws must still give the sequence its own process would under torchrun, also
 when a Python swap comes after fast ones (its copies are older then: the slots' values win)."""
+import ctypes
 import importlib
 import os
 import random
@@ -15,6 +16,8 @@ import twinccl.distributed as dist
 from twinccl import _twinccl
 
 STEPS = 6
+_libc = ctypes.CDLL(None)
+_libc.getenv.restype = ctypes.c_char_p
 _owner = None  # rebound by each rank: a module global of the user's code, per rank
 
 
@@ -25,7 +28,8 @@ def _generators():
 
 def _draw():
     torch = _generators()
-    return (random.random(), random.gauss(0, 1), float(np.random.rand()), np.random.standard_normal(),
+    return (random.random(), random.gauss(0, 1), float(np.random.rand()),
+            np.random.standard_normal(),
             torch.randn(1, dtype=torch.float64).item() if torch else None)
 
 
@@ -63,7 +67,8 @@ def _ranks_drawing(import_at=None, module=None):
             if step == import_at and rank == 1:
                 importlib.import_module(module)  # sys.modules grows: the next hand-over is Python's
             dist.all_reduce(np.ones(1, np.float32))
-            seen.setdefault(rank, []).append((_owner, os.environ["RANK"]))
+            seen.setdefault(rank, []).append((_owner, os.environ["RANK"],
+                                              _libc.getenv(b"RANK").decode()))
     before = _twinccl._hand_overs()
     twinccl.run(fn, world_size=4, timeout_s=60)
     after = _twinccl._hand_overs()
@@ -76,7 +81,7 @@ def test_draws_across_fast_hand_overs_give_each_ranks_own_sequence():
     drawn, seen, fast, python = _ranks_drawing()
     for rank in range(4):
         assert drawn[rank] == _reference(rank, STEPS), rank
-        assert seen[rank] == [(rank, str(rank))] * STEPS
+        assert seen[rank] == [(rank, str(rank), str(rank))] * STEPS  # C's environment too
     # Every rank's first arrival (and the last hand-over, back to the caller) is Python's; the
     # rest need no Python (the figures prove the fast path ran).
     assert python <= 4 + 2 and fast >= 4 * (STEPS - 2), (fast, python)
@@ -95,7 +100,7 @@ def test_a_python_swap_after_fast_ones_installs_each_ranks_newest_state():
     drawn, seen, fast, python = _ranks_drawing(import_at=2, module=module)
     for rank in range(4):
         assert drawn[rank] == _reference(rank, STEPS), rank
-        assert seen[rank] == [(rank, str(rank))] * STEPS
+        assert seen[rank] == [(rank, str(rank), str(rank))] * STEPS  # C's environment too
     assert fast > 0 and python > 5, (fast, python)
 
 
@@ -106,5 +111,5 @@ def test_a_module_of_the_users_imported_by_one_rank_turns_the_fast_path_off(tmp_
     drawn, seen, fast, python = _ranks_drawing(import_at=1, module="fast_path_user_module")
     for rank in range(4):
         assert drawn[rank] == _reference(rank, STEPS), rank
-        assert seen[rank] == [(rank, str(rank))] * STEPS
+        assert seen[rank] == [(rank, str(rank), str(rank))] * STEPS  # C's environment too
     sys.modules.pop("fast_path_user_module", None)
