@@ -19,7 +19,7 @@ import torch.distributed as dist
 
 from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
-from ._tensors import array, arrays, same_type
+from ._tensors import array, arrays, memory, same_type
 from ._reduce_op import reduce_op
 from ._torch_work import BACKEND, _BackendInfo, _TwinWork, user_site, work_of  # noqa: F401
 
@@ -150,7 +150,7 @@ class TwinProcessGroup(dist.ProcessGroup):
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
-            v, name = array(t, "all_reduce's tensor[%d]" % k)
+            v, name = memory(t, "all_reduce's tensor[%d]" % k)
             works.append(self._comm.all_reduce(v, name, kind, scalar, async_op, *site))
         return _done(works, tensors, async_op)
 
@@ -164,7 +164,7 @@ class TwinProcessGroup(dist.ProcessGroup):
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
-            v, name = array(t, "broadcast's tensor[%d]" % k)
+            v, name = memory(t, "broadcast's tensor[%d]" % k)
             works.append(self._comm.broadcast(v, name, root, async_op, *site))
         return _done(works, tensors, async_op)
 
