@@ -234,6 +234,7 @@ bool RankSlots::try_fast_swap(int leaving, int arriving) {
   save(leaving);
   std::vector<Value>& values = found->second;  // (a map: save() invalidated no iterator)
   for (std::size_t i = 0; i < slots_.size(); ++i) install_slot(slots_[i], values[i]);
+  modules_count_ = PyDict_Size(PyImport_GetModuleDict());  // the arriving rank's modules in
   ++fast_swaps_;
   return true;
 }

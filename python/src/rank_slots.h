@@ -12,12 +12,12 @@
 //
 // How it stays exact: _rank_state.py's swap is the authority; after each of its swaps it says
 // which slots the state has (`spec`, see after_python_swap) and whether every part of it is in
-// slots (no module imported by one rank only, torch 1.x's class globals, a generator whose layout
-// was not found: then every hand-over is Python's). The slots keep each rank's newest values:
-// every hand-over saves the leaving rank's slots first (the Python swap's copies of a rank that
-// ran under fast hand-overs may be older, so after a Python swap the arriving rank's slot values
-// are installed on top of what it installed). A fast hand-over needs: every part in slots, the
-// arriving rank's values known, and sys.modules of the size it had (an import calls Python).
+// slots (a generator whose layout was not found: then every hand-over is Python's). The slots keep
+// each rank's newest values: every hand-over saves the leaving rank's slots first (the Python
+// swap's copies of a rank that ran under fast hand-overs may be older, so after a Python swap the
+// arriving rank's slot values are installed on top of what it installed). A fast hand-over needs:
+// every part in slots, the arriving rank's values known, and sys.modules of the size it had (an
+// import calls Python).
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -179,13 +179,14 @@ class RankModules:
         self._in_place = (self._versions(), value) if not mine else None
 
     def slots(self, saved):
-        """The globals of the modules imported before the run, as dicts (rank_slots.h), while
-        no rank has modules of its own (`saved`: every rank's saved parts, this one last), else
-        None (the Python swap moves them in and out of sys.modules)."""
-        if self._installed or sys.modules.get("__main__") is not self._caller_main:
-            return None
+        """For the baton's slots (rank_slots.h): the globals of the modules imported before the
+        run, as dicts, and the sys.modules entries that differ between ranks (`__main__`, the
+        modules each rank imported itself: the names known so far, from `saved`, every rank's
+        saved parts, this one last). The slots keep each rank's newest entries; this part's own
+        record of the private modules in place may be older after fast hand-overs, which the
+        slots' values, installed after each Python swap, make right."""
+        names = {"__main__"} | set(self._installed)
         for parts in saved:
-            _, mine, main = parts[-1]
-            if mine or main is not self._caller_main:
-                return None
-        return [("dict", m.__dict__) for m in self._before.values()]
+            names.update(parts[-1][1])
+        return [("dict", m.__dict__) for m in self._before.values()] + \
+            [("keys", sys.modules, tuple(sorted(names)))]

@@ -215,7 +215,7 @@ class RankStates:
                 covered = False
             else:
                 for slot in slots:
-                    key = ("dict", id(slot[1]))
+                    key = (slot[0], id(slot[1])) + slot[2:3]
                     if key not in self._described:
                         self._described.add(key)
                         new.append(slot)
