@@ -24,46 +24,20 @@
 namespace twinccl {
 
 struct EmulatedRun::Parts {
-  emu::EmulatorOptions emulator;
   std::shared_ptr<const topo::Topology> topology;  // options.topology, loaded once
   std::unique_ptr<trace::TraceRecorder> recorder;  // with a topology or a trace path
   std::unique_ptr<trace::Trace> trace;             // the recorder's trace, after run()
 };
 
-namespace {
-
-emu::EmulatorOptions emulator_options(const RunOptions& options) {
-  emu::EmulatorOptions o;
-  o.world_size = options.world_size;
-  o.algorithm = options.algorithm;
-  o.timeout_s = options.timeout_s;
-  o.schedule_path = options.schedule_path;
-  o.channels = options.channels;
-  o.chunk_elements = options.chunk_elements;
-  o.ranks_per_node = options.ranks_per_node;
-  o.check = options.check;
-  o.flight_recorder_ops = options.flight_recorder_ops;
-  o.flight_recorder_path = options.flight_recorder_path;
-  o.fault_hook = options.fault_hook;
-  o.p2p_per_peer_streams = options.p2p_per_peer_streams;
-  o.max_p2p_lane_threads = options.max_p2p_lane_threads;
-  return o;
-}
-
-}  // namespace
-
 EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
     : options_(options), caller_(std::move(caller)), parts_(std::make_unique<Parts>()) {
-  parts_->emulator = emulator_options(options_);
-  parts_->emulator.stop_requested = caller_.stop_requested;
-  emu::check_options(parts_->emulator);
+  emu::check_options(options_);
   if (!options_.topology.empty()) {
     parts_->topology =
         std::make_shared<const topo::Topology>(topo::load_topology(options_.topology));
     // The loaded object, never the name again (default_choice.h).
     auto choice = std::make_shared<const emu_backend::DefaultChoice>(parts_->topology);
-    parts_->emulator.default_algorithm = [choice](const OpDesc& op,
-                                                  const std::vector<int>& world_ranks) {
+    options_.default_algorithm = [choice](const OpDesc& op, const std::vector<int>& world_ranks) {
       return choice->algorithm(op, world_ranks);
     };
   }
@@ -76,7 +50,10 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   recorder_options.p2p_per_peer_streams = options_.p2p_per_peer_streams;  // the replay orders alike
   parts_->recorder = std::make_unique<trace::TraceRecorder>(options_.world_size, recorder_options);
   trace::TraceRecorder* recorder = parts_->recorder.get();
-  parts_->emulator.on_rank_start = [recorder](Communicator& world) { recorder->record(world); };
+  options_.on_rank_start = [recorder, theirs = options_.on_rank_start](Communicator& world) {
+    recorder->record(world);
+    if (theirs) theirs(world);
+  };
 }
 
 EmulatedRun::~EmulatedRun() = default;
@@ -85,7 +62,7 @@ bool EmulatedRun::records() const { return replays() || !options_.trace_path.emp
 bool EmulatedRun::replays() const { return !options_.topology.empty(); }
 
 void EmulatedRun::run(const RankFunction& fn) {
-  emu::run_world(parts_->emulator, fn);
+  emu::run_world(options_, fn);
   if (parts_->recorder) parts_->trace = std::make_unique<trace::Trace>(parts_->recorder->trace());
 }
 

@@ -102,6 +102,7 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOpt
 NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx) : ctx_(std::move(ctx)) {}
 
 NcclCommunicator::~NcclCommunicator() {
+  graph_.end_capture_quietly();  // a capturing stream can be neither drained nor finalized
   if (group_depth_ > 0) {
     // A group left open (an exception, or no group_end): NCCL's group state is per thread, so it
     // must be closed here. On a non-blocking comm the closing ncclGroupEnd may answer
@@ -184,8 +185,11 @@ Work NcclCommunicator::submit(OpDesc op) {
   auto describe = [&] { return completion->describe(); };
   try {
     order_launch(*ctx_->stream(), caller_stream_, describe);
+    t_nccl_in_progress = false;
     enqueue(op, target, scratch, reduce_ops_);
-    ctx_->wait_ready_lazy(describe);  // queued for real before the event is recorded
+    // Queued for real before the event is recorded: polled when NCCL answered ncclInProgress (an
+    // ncclSuccess already came after NCCL's own ncclCommGetAsyncError; check.h).
+    if (t_nccl_in_progress) ctx_->wait_ready_lazy(describe);
   } catch (...) {
     release_reduce_ops();  // only if NCCL is done with the comm (else NCCL frees them with it)
     throw;

@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "nccl/context.h"
+#include "nccl/graph.h"
 #include "nccl/work.h"
+#include "twinccl/call_graphs.h"
 #include "twinccl/communicator.h"
 
 namespace twinccl::nccl {
@@ -39,7 +41,7 @@ struct CommunicatorOptions {
   std::shared_ptr<AbortSignal> signal;  // shared by the ranks of one run; may be null
 };
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public Communicator, public CallGraphs {
  public:
   // ncclCommInitRankConfig on options.device, non-blocking, polled until every rank joined
   // (TimeoutError past options.timeout, AbortedError when options.signal is raised).
@@ -63,6 +65,18 @@ class NcclCommunicator final : public Communicator {
   void set_caller_stream(void* stream) override {
     caller_stream_ = static_cast<cudaStream_t>(stream);
   }
+
+  // CUDA graphs of this communicator's calls (twinccl/call_graphs.h, graph.h).
+  // The barrier's scratch is allocated first: cudaMalloc is refused inside a capture.
+  void begin_capture(Where where = Where::current()) override {
+    barrier_scratch();
+    graph_.begin(where);
+  }
+  void end_capture(Where where = Where::current()) override { graph_.end(where); }
+  Work launch_capture(Where where = Where::current()) override {
+    return graph_.launch(caller_stream_, where);
+  }
+  void drop_capture() noexcept override { graph_.drop(); }
 
   // For benchmarks and interop: the raw handles (owned by this communicator).
   ncclComm_t native_comm() const { return ctx_->comm(); }
@@ -89,6 +103,7 @@ class NcclCommunicator final : public Communicator {
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
   std::shared_ptr<Memory> scratch_;
   cudaStream_t caller_stream_ = nullptr;  // legacy default stream unless set_caller_stream
+  GraphCapture graph_{ctx_};              // after ctx_: freed before the comm is finalized
 };
 
 }  // namespace twinccl::nccl

@@ -26,7 +26,8 @@ namespace twinccl::nccl {
 class StreamContext;
 
 // Makes `stream` wait for `caller` (unless it is the same stream) and for this thread's previous
-// NCCL launch on another stream; then remembers `stream` as this thread's last launch.
+// NCCL launch on another stream; then remembers `stream` as this thread's last launch. Does
+// nothing while `stream` is captured into a CUDA graph (the graph's launch is ordered instead).
 // `what` names the call in an error message; it is called only when CUDA fails.
 void order_launch(StreamContext& stream, cudaStream_t caller,
                   const std::function<std::string()>& what);

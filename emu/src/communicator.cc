@@ -26,7 +26,7 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
   rendezvous.watch_departures(&departures);
   p2p.watch_departures(&departures);
   if (emu::Checker* checker = world->checker()) {
-    record = checker->add_comm(name, global_ranks, config.p2p_per_peer);
+    record = checker->add_comm(name, global_ranks, config.p2p_per_peer_streams);
     p2p.watch(checker, record);
   }
 }
@@ -88,7 +88,7 @@ Work EmuCommunicator::submit(OpDesc op) {
     group_ops_.push_back(std::move(issued));
     return Work(group_work_);
   }
-  if (shared_->config.p2p_per_peer && is_p2p(issued.op.kind))
+  if (shared_->config.p2p_per_peer_streams && is_p2p(issued.op.kind))
     return issue_on_lane(std::move(issued));
   bool async_op = issued.op.async_op;
   if (!async_op && run_blocking_inline(main_, std::span<const Issued>(&issued, 1)))
@@ -174,7 +174,7 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
     }
     lane.stream.run_or_enqueue(std::move(task), work);
   } catch (const Error& e) {
-    // No worker thread (the system refused one: ResourceError; EmuConfig::max_lane_threads:
+    // No worker thread (the system refused one: ResourceError; max_p2p_lane_threads:
     // ConfigError): the Work already failed, nothing was queued. The pairing is kept as for a
     // failed send/recv, and the communicator fails (what is queued on other lanes is cancelled).
     std::string label =

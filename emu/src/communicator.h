@@ -35,18 +35,13 @@
 
 namespace twinccl::emu {
 
-struct EmuConfig {
-  std::string algorithm;               // forced for every collective that has it (TWINCCL_ALGO)
-  AlgorithmChooser default_algorithm;  // none forced: empty = ring where it exists, else direct
-  bool schedule_path = false;          // never take the direct fast path
-  AlgorithmParams params;
-  CheckLevel check = CheckLevel::on;
-  FaultHook fault_hook;  // fault injection (tests)
-  // send/recv on their own stream per (peer, direction), as torch's ProcessGroupNCCL gives every
-  // pair of ranks its own NCCL communicator (EmulatorOptions::p2p_per_peer_streams).
-  bool p2p_per_peer = false;
-  int max_lane_threads = 8192;  // p2p_per_peer: lane threads alive in the run at once
-};
+// The run's options (emulator.h), kept by each of its communicators: code that uses an option
+// reads it here, so that adding one needs no copy from field to field (emu/src/option_table.cc).
+using EmuConfig = EmulatorOptions;
+
+inline AlgorithmParams params_of(const EmuConfig& c) {
+  return {c.channels, c.chunk_elements, c.ranks_per_node};
+}
 
 struct SharedComm {
   SharedComm(std::shared_ptr<emu::World> world, std::vector<int> global_ranks, std::string name,
@@ -110,7 +105,7 @@ class EmuCommunicator final : public Communicator {
     std::string what;  // "all_reduce #3 (a.cc:10)"
   };
   // One stream of this rank and its checker bookkeeping (unused with CheckLevel::off): the
-  // communicator's own, and with EmuConfig::p2p_per_peer one per (peer, direction) for send/recv
+  // communicator's own, and with p2p_per_peer_streams one per (peer, direction) for send/recv
   // (p2p_lanes.cc). Tasks of one lane run in issue order; lanes progress independently.
   struct Lane {
     emu::Agent* agent = nullptr;
@@ -150,7 +145,7 @@ class EmuCommunicator final : public Communicator {
   // in another (group_buffers.h); throws InvalidArgument (and aborts the world) when one does.
   void check_group_collectives(std::span<const Issued> ops);
   void run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq);
-  // p2p_lanes.cc (EmuConfig::p2p_per_peer): the lane of sends to / recvs from `peer`, created on
+  // p2p_lanes.cc (p2p_per_peer_streams): the lane of sends to / recvs from `peer`, created on
   // first use; a lone send/recv issued on it; a group's send/recv issued one per lane, its
   // collectives as one task on the communicator's stream, `work` done when all are.
   Lane& lane_for(int peer, bool sends);

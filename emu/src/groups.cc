@@ -153,7 +153,7 @@ Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
     if (!opts.async_op) Work(work).wait();
     return Work(work);
   }
-  if (shared_->config.p2p_per_peer &&
+  if (shared_->config.p2p_per_peer_streams &&
       std::any_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); }))
     return launch_split_group(std::move(ops), opts.async_op, std::move(work));
   return launch(main_, std::move(ops), opts.async_op, std::move(work));

@@ -34,15 +34,15 @@ struct EmulatedRunCaller {
   // "twinccl.run(trace_path=...)" for Python.
   std::string trace_name = "TWINCCL_TRACE";
   std::string timeline_name = "TWINCCL_TIMELINE";
-  // Asked while the ranks run (emu::EmulatorOptions::stop_requested): Python's Ctrl-C.
-  std::function<std::string()> stop_requested;
 };
 
 class EmulatedRun {
  public:
   // Checks every option (emu::check_options), loads options.topology, checks options.trace_path
   // and options.timeline_path (a timeline only with a topology) with check_output_path. Throws
-  // ConfigError naming the option and its value; nothing has run then.
+  // ConfigError naming the option and its value; nothing has run then. With a topology,
+  // options().default_algorithm becomes the topology's choice; when recording, on_rank_start
+  // attaches the trace recorder first (then calls the caller's).
   EmulatedRun(const RunOptions& options, EmulatedRunCaller caller);
   ~EmulatedRun();
   EmulatedRun(const EmulatedRun&) = delete;
