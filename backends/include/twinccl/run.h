@@ -7,6 +7,9 @@
 // TWINCCL_BACKEND=emu (default): `fn` runs on TWINCCL_WORLD_SIZE threads (default 8) in this
 // process. TWINCCL_BACKEND=nccl: `fn` runs once per process under torchrun/srun/mpirun (rank and
 // size from their environment), or once per local GPU on a thread each when launched alone.
+// The simulated time of an emulated run (TWINCCL_TOPOLOGY, TWINCCL_TIMELINE) is in
+// TwinCCL::simtime: a program linked without it that sets them gets a ConfigError (exit 2) naming
+// it.
 #pragma once
 
 #include <cstddef>
