@@ -1,7 +1,8 @@
 """Cost of each rank's own process state (twinccl.run's rank_state, docs/python.md): the per-call
 cost of an all_reduce from Python with ranks taking turns ("isolated", the default) against plain
-threads ("shared"), and the cost of one hand-over (saving one rank's state and installing
-another's). Not a test; numbers depend on the machine and its load.
+threads ("shared"), and the cost of one hand-over by _rank_state.py's swap (saving one rank's
+state and installing another's; the rank baton's slots do most hand-overs without it). Not a
+test; numbers depend on the machine and its load.
 
     PYTHONPATH=build/python python3 bench/python_rank_state.py [calls]
 """
@@ -62,7 +63,8 @@ def hand_over_us(states, blocks=300, block=100):
 
 states = RankStates(4, lambda rank: torchrun_environ(rank, 4))
 mean_us, best_us = hand_over_us(states)
-print("one hand-over (torch %s, numpy, random, environ, argv, torch.distributed, %d module(s) of "
+print("one hand-over by _rank_state's swap (most hand-overs need none: python/src/rank_slots.h) "
+      "(torch %s, numpy, random, environ, argv, torch.distributed, %d module(s) of "
       "yours): %.1f us (best block of 100: %.1f us)"
       % ("imported" if torch else "absent",
          len(states.modules._before) if states.modules else 0, mean_us, best_us))

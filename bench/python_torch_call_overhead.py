@@ -6,10 +6,17 @@
 states: "isolated" (the rank baton: each rank its own process state), "shared" (plain threads)
 or "both" (the default).
 
+The same call from C++ (bench_emu_collective_latency --bytes=8 WORLD, from build/bench or
+$TWINCCL_CPP_BENCH) is run first, and each path is given as a multiple of it: the load average is
+printed too (on a loaded machine wall times vary 2-4x; the CPU time is the steadier figure).
+
 Paths: twinccl.distributed on a NumPy array and on a torch tensor; torch.distributed.all_reduce
 with TwinCCL as torch's backend (torch_distributed=True), blocking and async_op + wait; the
 backend's ProcessGroup.allreduce called directly (what DDP's C++ reducer reaches).
 """
+import os
+import re
+import subprocess
 import sys
 import time
 
@@ -63,6 +70,30 @@ PATHS = [("twinccl.distributed, numpy", twinccl_numpy, False),
          ("torch.distributed async + wait", torch_async, True),
          ("ProcessGroup.allreduce direct", process_group_direct, True)]
 
+def cpp_figures():
+    """(wall us, CPU us) per call of the C++ benchmark, or None where it is not built."""
+    binary = os.environ.get("TWINCCL_CPP_BENCH") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "build", "bench",
+        "bench_emu_collective_latency")
+    if not os.path.exists(binary):
+        return None
+    out = subprocess.run([binary, "--bytes=8", str(WORLD)], capture_output=True, text=True,
+                         timeout=300).stdout
+    found = re.search(r"([0-9.]+) us/call,\s+([0-9.]+) CPU us/call", out)
+    return (float(found.group(1)), float(found.group(2))) if found else None
+
+
+print("load average %.1f %.1f %.1f (1, 5, 15 min)" % os.getloadavg())
+CPP = cpp_figures()
+if CPP:
+    print("world %d, C++      bench_emu_collective_latency --bytes=8: %7.1f us wall, %7.1f us CPU "
+          "per call" % (WORLD, CPP[0], CPP[1]))
+
+
+def versus_cpp(wall, cpu):
+    return "  (%.1fx / %.1fx C++)" % (wall / CPP[0], cpu / CPP[1]) if CPP else ""
+
+
 # Wall time per call, and the process's CPU time per call (all ranks together: what a loaded
 # machine's wall-clock figure hides). Best of REPEATS runs each.
 REPEATS = 3
@@ -74,5 +105,6 @@ for state in STATES:
             twinccl.run(fn, world_size=WORLD, torch_distributed=torch_mode, rank_state=state)
             wall.append((time.perf_counter() - start) / CALLS * 1e6)
             cpu.append((time.process_time() - start_cpu) / CALLS * 1e6)
-        print("world %d, %-8s %-32s %7.1f us wall, %7.1f us CPU per call (%d calls, best of %d)"
-              % (WORLD, state, name + ":", min(wall), min(cpu), CALLS, REPEATS))
+        print("world %d, %-8s %-32s %7.1f us wall, %7.1f us CPU per call (%d calls, best of %d)%s"
+              % (WORLD, state, name + ":", min(wall), min(cpu), CALLS, REPEATS,
+                 versus_cpp(min(wall), min(cpu))))

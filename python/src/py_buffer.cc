@@ -1,6 +1,7 @@
 // py_buffer.h: a Memory over an array's bytes that owns a reference to the array.
 #include "py_buffer.h"
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -59,6 +60,35 @@ Buffer array_buffer(const py::array& array, const std::string& dtype, bool writa
   PyObject* owner = array.ptr();
   Py_INCREF(owner);
   auto memory = std::make_shared<ArrayMemory>(data, bytes, owner);
+  return Buffer(std::move(memory), 0, bytes / element, type);
+}
+
+Buffer array_or_tensor_buffer(const py::object& t, const std::string& dtype, bool writable,
+                              const std::string& what) {
+  if (py::isinstance<py::array>(t))
+    return array_buffer(py::reinterpret_borrow<py::array>(t), dtype, writable, what);
+  // Interned names, looked up without building a string per call.
+  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* const nbytes = PyUnicode_InternFromString("nbytes");
+  const DataType type = parse_data_type(dtype);
+  const std::size_t element = size_of(type);
+  auto address_object =
+      py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(t.ptr(), data_ptr));
+  auto bytes_object = py::reinterpret_steal<py::object>(
+      address_object ? PyObject_GetAttr(t.ptr(), nbytes) : nullptr);
+  if (!bytes_object) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw InvalidArgument(what + ": expected a NumPy array or a CPU torch tensor");
+  }
+  const auto address = address_object.cast<std::uintptr_t>();
+  const auto bytes = bytes_object.cast<std::size_t>();
+  if (bytes % element != 0 || (address == 0 && bytes != 0))
+    throw InvalidArgument(what + ": " + std::to_string(bytes) + " bytes at " +
+                          std::to_string(address) + " are not whole " + dtype + " elements");
+  PyObject* owner = t.ptr();
+  Py_INCREF(owner);
+  auto memory = std::make_shared<ArrayMemory>(reinterpret_cast<void*>(address), bytes, owner);
   return Buffer(std::move(memory), 0, bytes / element, type);
 }
 

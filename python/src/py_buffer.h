@@ -25,6 +25,12 @@ namespace twinccl::python {
 Buffer array_buffer(const pybind11::array& array, const std::string& dtype, bool writable,
                     const std::string& what);
 
+// An array as above, or a CPU torch tensor that twinccl/_tensors.py's memory() checked (device,
+// layout, contiguous, type): its memory as it is (data_ptr, nbytes), kept alive the same way, with
+// no NumPy view made and released per call.
+Buffer array_or_tensor_buffer(const pybind11::object& t, const std::string& dtype, bool writable,
+                              const std::string& what);
+
 // Host memory the binding copies a list of arrays through (gather/scatter's lists): out of
 // memory is a ResourceError naming `what`, the rank and the bytes, not std::bad_alloc.
 Buffer host_staging(std::size_t count, DataType dtype, const std::string& what, int rank);

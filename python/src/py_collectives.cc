@@ -75,17 +75,17 @@ std::vector<Buffer> split(const Buffer& buffer, const std::vector<std::size_t>& 
 
 void bind_collectives(py::class_<Comm>& comm) {
   comm.def("all_reduce",
-           [](const Comm& c, const py::array& t, const std::string& dtype, const std::string& op,
+           [](const Comm& c, const py::object& t, const std::string& dtype, const std::string& op,
               double scalar, bool async_op, const std::string& file, unsigned line) {
-             const Buffer b = array_buffer(t, dtype, true, "all_reduce's tensor");
+             const Buffer b = array_or_tensor_buffer(t, dtype, true, "all_reduce's tensor");
              const ReduceOp r = reduce_op(op, scalar);
              const Where w = python_call_site(file, line);
              return issue_queued(
                  async_op, [&] { return work_of(td::all_reduce(c.get(), b, r, async_op, w)); });
            });
-  comm.def("broadcast", [](const Comm& c, const py::array& t, const std::string& dtype, int src,
+  comm.def("broadcast", [](const Comm& c, const py::object& t, const std::string& dtype, int src,
                            bool async_op, const std::string& file, unsigned line) {
-    const Buffer b = array_buffer(t, dtype, true, "broadcast's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, true, "broadcast's tensor");
     const Where w = python_call_site(file, line);
     return issue_queued(async_op,
                         [&] { return work_of(td::broadcast(c.get(), b, src, async_op, w)); });

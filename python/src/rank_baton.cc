@@ -2,6 +2,7 @@
 #include "rank_baton.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -15,6 +16,9 @@ namespace twinccl::python {
 namespace {
 thread_local RankBaton* this_thread_baton = nullptr;
 thread_local int this_thread_rank = -1;
+// Hand-overs since the process started, for the tests and benchmarks (GIL held: no race).
+std::uint64_t fast_hand_overs = 0;    // installed by RankSlots alone
+std::uint64_t python_hand_overs = 0;  // by _rank_state.py's swap
 
 // How long a rank waits for its turn before it says on stderr who holds the baton (once per
 // wait): a holder that waits in Python for another rank (a threading.Event set by it) would wait
@@ -102,20 +106,40 @@ void RankBaton::install(int rank) {
   const int leaving = installed_;
   installed_ = rank;
   try {
-    swap_(leaving, rank);
+    if (slots_.try_fast_swap(leaving, rank)) {
+      ++fast_hand_overs;
+      return;
+    }
+    python_swap(leaving, rank);
   } catch (py::error_already_set& e) {
-    // A KeyboardInterrupt sent into the swap is raised after it (swap() finishes first).
     if (e.matches(PyExc_Exception))
       failed_ = "swapping from rank " + std::to_string(leaving) + "'s state failed: " + e.what();
     throw;
   }
 }
 
+void RankBaton::python_swap(int leaving, int arriving) {
+  ++python_hand_overs;
+  slots_.save(leaving);
+  py::object spec;
+  try {
+    spec = swap_(leaving, arriving);
+  } catch (py::error_already_set& e) {
+    // A KeyboardInterrupt sent into the swap is raised after it (swap() finishes first): the
+    // arriving rank's newest slot values go in place all the same (error_already_set holds the
+    // error, none is pending), and the next hand-over is Python's.
+    if (!e.matches(PyExc_Exception))
+      slots_.after_python_swap(arriving, py::make_tuple(false, py::list()));
+    throw;
+  }
+  slots_.after_python_swap(arriving, spec);
+}
+
 void RankBaton::give_back_to_caller() {
   if (installed_ == -1) return;
   const int leaving = installed_;
   installed_ = -1;
-  swap_(leaving, -1);
+  python_swap(leaving, -1);
 }
 
 RankTurn::RankTurn(RankBaton* baton, int rank) : baton_(baton), rank_(rank) {
@@ -195,6 +219,10 @@ void bind_rank_baton(py::module_& m) {
       "The version tags of dicts (a module's, a class's namespace): CPython gives a dict a new, "
       "never reused tag at every change, so an equal tag means unchanged (the rank state's dirty "
       "check). None where this CPython has no such tag.");
+  m.def(
+      "_hand_overs", [] { return py::make_tuple(fast_hand_overs, python_hand_overs); },
+      "(hand-overs done by the rank slots alone, by _rank_state's swap) since the process "
+      "started (rank_slots.h).");
   m.def(
       "_takes_turns", [] { return this_thread_baton != nullptr; },
       "True on a rank thread of a twinccl.run whose ranks take turns (rank_state=\"isolated\").");

@@ -4,7 +4,8 @@
 // holds the baton while it runs Python and gives it up only while it blocks in a TwinCCL call or
 // wait (where the GIL is released too) and when its function ends. The rank that takes the baton
 // asks Python (twinccl/_rank_state.py) to swap the process state from the last holder's to its
-// own, lazily: a rank that takes the baton back from itself swaps nothing.
+// own, lazily: a rank that takes the baton back from itself swaps nothing, and a hand-over whose
+// state lies in RankSlots (rank_slots.h: generators' memory, dicts) runs no Python at all.
 //
 //   RankBaton baton(swap, timeout_s);          // caller, GIL held; swap(leaving, arriving)
 //   options.stop_requested = [&] { return baton.stop_reason(); };
@@ -24,6 +25,8 @@
 #include <deque>
 #include <mutex>
 #include <string>
+
+#include "rank_slots.h"
 
 namespace twinccl::python {
 
@@ -52,6 +55,7 @@ class RankBaton {
  private:
   friend class RankTurn;
   friend class BlockingCall;
+  void python_swap(int leaving, int arriving);  // GIL held: _rank_state.py's swap, then slots_
   // A rank waiting for its turn. give_up() hands the baton straight to the first waiter and wakes
   // that one only (a notify_all woke every waiter at every hand-over: 7 needless context switches
   // per hand-over at 8 ranks, the largest part of a hand-over's cost on a loaded machine).
@@ -66,6 +70,7 @@ class RankBaton {
   int installed_ = -1;
   std::chrono::steady_clock::time_point held_since_;
   pybind11::function swap_;
+  RankSlots slots_;     // GIL held
   std::string failed_;  // GIL held
   double timeout_s_;
   std::string stop_reason_;  // guarded by mu_

@@ -145,7 +145,7 @@ def test_management_names_with_mindspores_signature():
 def test_mindspore_ops_on_every_rank_take_turns(rank_state):
     """MindSpore's PyNative ops from several threads at once abort the process; under
     mindspore=True the ranks run Python one at a time (rank_state="isolated": the rank baton;
-    "shared": _ms_baton.py) and still meet."""
+    "shared": the same baton, swapping no state) and still meet."""
     def rank(r):
         x = ms.Tensor(np.full((64, 64), 1.0 / 64, np.float32))
         for _ in range(60):

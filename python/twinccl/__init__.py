@@ -39,6 +39,12 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
            "ResourceError", "ConfigError", "InternalError"]
 
 
+def _turns_only(leaving, arriving):
+    """The rank baton's swap where ranks take turns with one shared state (mindspore=True with
+    rank_state="shared"): nothing to swap."""
+    return None
+
+
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
         algorithm=None, timeline_path=None, torch_distributed=False, rank_state="isolated",
         mindspore=False, cuda_on_cpu=False, _rank_states=None, **emulator_options):
@@ -91,9 +97,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
                               % (cuda_on_cpu,))
     if cuda_on_cpu:
         from . import _cuda_on_cpu  # noqa: F401  (its per-rank current device, before states)
-    if mindspore:  # each rank starts with no named groups; Python in turns (_ms_baton.py)
+    if mindspore:  # each rank starts with no named groups
         from ._ms_patch import fresh_groups
-        fn = fresh_groups(fn, own_baton=rank_state == "shared")
+        fn = fresh_groups(fn)
     states = _rank_states
     if rank_state == "isolated":
         if states is None:
@@ -105,11 +111,14 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     elif states is not None:
         raise InvalidArgument("twinccl.run: rank_state=\"shared\" has no per-rank states")
     swap = states.swap if states is not None else None
+    if mindspore and swap is None:  # MindSpore's ops are not thread-safe: the ranks take turns
+        swap = _turns_only  # (the rank baton, swapping no state)
     args = (rank_function(fn, world),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:
-        if states is not None:
+        if swap is not None:
             from ._rank_state import one_isolated_run, sleep_gives_turn
-            during_run.enter_context(one_isolated_run())
+            if states is not None:
+                during_run.enter_context(one_isolated_run())
             during_run.enter_context(sleep_gives_turn())
         if torch_distributed:
             # TwinCCL as torch's backend; with per-rank states the baton gives each rank its
@@ -119,7 +128,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             args = (rank_function(wrap(fn), world),) + args[1:]
         if mindspore:
             from ._ms_patch import patched as mindspore_patched
-            during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))
+            during_run.enter_context(mindspore_patched())
         if cuda_on_cpu:
             during_run.enter_context(_cuda_on_cpu.cuda_on_cpu(world))
         result = _twinccl._run(*args)

@@ -21,6 +21,7 @@ import threading
 import time
 
 from . import _rank_state
+from ._attribute_patch import put_back, replace
 
 GPU_NAME = "NVIDIA H100 80GB HBM3 (emulated on the CPU by TwinCCL)"
 
@@ -217,19 +218,11 @@ def cuda_on_cpu(devices):
                 (torch.nn.Module, "cuda", lambda self, device=None: self)]
     ddp = torch.nn.parallel.DistributedDataParallel
     patches.append((ddp, "__init__", _ddp_init(ddp.__init__)))
-    saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in patches]
+    saved = []
     try:
-        for owner, name, value in patches:
-            setattr(owner, name, value)
+        replace(patches, saved)
         yield
     finally:
-        for owner, name, value in reversed(saved):
-            if value is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
+        put_back(saved)
         with _lock:
             _active[0] = 0
-
-
-_MISSING = object()

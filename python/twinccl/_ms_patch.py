@@ -10,13 +10,14 @@ run, as a script run per rank does) reaches the emulator; names bound before the
 graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirected. Process-wide:
 one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
 run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
-default) takes turns by itself; with rank_state="shared", _ms_baton.py does.
+default) takes turns with each rank's own state; with rank_state="shared" the same rank baton
+(python/src/rank_baton.h) takes turns without swapping any state.
 """
 import contextlib
 import importlib
 import threading
 
-from ._ms_baton import holding, restore, wrap_extension
+from ._attribute_patch import put_back, replace
 from ._twinccl import InvalidArgument
 
 _lock = threading.Lock()
@@ -52,17 +53,15 @@ TARGETS = [
 ]
 
 
-def fresh_groups(fn, own_baton):
-    """fn as each rank runs it: starting with no named groups (a new process has none). With
-    own_baton (rank_state="shared"), one rank at a time in Python (_ms_baton.py: MindSpore's ops
-    are not thread-safe); rank_state="isolated" takes turns already."""
+def fresh_groups(fn):
+    """fn as each rank runs it: starting with no named groups (a new process has none)."""
     from ._ms_groups import reset
 
     def rank_main(rank):
         reset()
         return fn(rank)
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
-    return holding(rank_main) if own_baton else rank_main
+    return rank_main
 
 
 def _modules():
@@ -83,7 +82,7 @@ def _modules():
 
 
 @contextlib.contextmanager
-def patched(own_baton):
+def patched():
     targets = _modules()
     with _lock:
         if _active[0]:
@@ -91,23 +90,11 @@ def patched(own_baton):
                                   "(MindSpore's modules are patched process-wide)")
         _active[0] = True
     saved = []
-    wrapped = wrap_extension() if own_baton else []
     try:
-        for module, ours, names in targets:
-            for name in names:
-                if hasattr(ours, name):
-                    saved.append((module, name, module.__dict__.get(name, _MISSING)))
-                    setattr(module, name, getattr(ours, name))
+        replace([(module, name, getattr(ours, name)) for module, ours, names in targets
+                 for name in names if hasattr(ours, name)], saved)
         yield
     finally:
-        for module, name, value in reversed(saved):
-            if value is _MISSING:
-                delattr(module, name)
-            else:
-                setattr(module, name, value)
-        restore(wrapped)
+        put_back(saved)
         with _lock:
             _active[0] = False
-
-
-_MISSING = object()

@@ -117,6 +117,7 @@ class RankModules:
             if self._classifier.is_user(name, m) and \
                     all(m is not other for other in self._before.values()):
                 self._before[name] = m  # (multiprocessing names __main__ __mp_main__ too)
+        self._before_ids = {id(m) for m in self._before.values()}
         self._caller_view = None  # the caller's globals of self._before, at the first hand-over
         self._private = {}  # the modules a rank imported itself, removed while it is away
         self._installed = {}  # the arriving rank's private modules, now in sys.modules
@@ -133,7 +134,8 @@ class RankModules:
             return {}
         found = {}
         for name, m in list(sys.modules.items()):
-            if name in self._before or self._installed.get(name) is m:
+            if name in self._before or self._installed.get(name) is m or \
+                    id(m) in self._before_ids:  # __mp_main__: multiprocessing's name of __main__
                 continue
             if self._classifier.is_user(name, m):
                 found[name] = m
@@ -175,3 +177,16 @@ class RankModules:
             sys.modules["__main__"] = main
         self._known_count = len(sys.modules)
         self._in_place = (self._versions(), value) if not mine else None
+
+    def slots(self, saved):
+        """For the baton's slots (rank_slots.h): the globals of the modules imported before the
+        run, as dicts, and the sys.modules entries that differ between ranks (`__main__`, the
+        modules each rank imported itself: the names known so far, from `saved`, every rank's
+        saved parts, this one last). The slots keep each rank's newest entries; this part's own
+        record of the private modules in place may be older after fast hand-overs, which the
+        slots' values, installed after each Python swap, make right."""
+        names = {"__main__"} | set(self._installed)
+        for parts in saved:
+            names.update(parts[-1][1])
+        return [("dict", m.__dict__) for m in self._before.values()] + \
+            [("keys", sys.modules, tuple(sorted(names)))]

@@ -45,6 +45,14 @@ class PythonRandom:
             fingerprint = _random_fingerprint()
         self._installed = (fingerprint, value[1])
 
+    def slots(self):
+        """The generator's words in place and its cached Gaussian (rank_slots.h), or None."""
+        inst = random._inst
+        if _random_fingerprint() is None:
+            return None
+        return [("memory", id(inst) + _RANDOM_LAYOUT[0][1], 4 + 624 * 4, inst),
+                ("keys", inst.__dict__, ("gauss_next",))]
+
 
 _RANDOM_LAYOUT = []
 
@@ -116,6 +124,18 @@ class TorchRandom:
             torch.default_generator.set_state(value[1])
             fingerprint = _torch_fingerprint(torch)
         self._installed = (fingerprint, value[1])
+
+    def slots(self):
+        """The generator's bytes (the fingerprint's window: its whole state), or None."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return []
+        if _torch_fingerprint(torch) is None:
+            return None
+        g = torch.default_generator
+        impl = ctypes.c_void_p.from_address(id(g) + _TORCH_IMPL_OFFSET).value
+        offset, size = _TORCH_LAYOUT[(id(g), impl)]
+        return [("memory", impl + offset, size, g)]
 
 
 _TORCH_LAYOUT = {}
@@ -223,6 +243,20 @@ class NumpyRandom:
             np.random.set_state(value[1])
             fingerprint = _numpy_fingerprint(np)
         self._installed = (fingerprint, value[1])
+
+    def slots(self):
+        """The MT19937 words and position, and the cached Gaussian, or None."""
+        np = sys.modules.get("numpy")
+        if np is None:
+            return []
+        if _numpy_fingerprint(np) is None:
+            return None
+        rand = np.random.mtrand._rand
+        state_address, gauss_offset = _NUMPY_LAYOUT[id(rand)]
+        if rand._bit_generator.ctypes.state_address != state_address:
+            return None  # np.random.set_bit_generator replaced it: the Python parts copy
+        return [("memory", state_address, 624 * 4 + 4, rand._bit_generator),
+                ("memory", id(rand) + gauss_offset - 8, 16, rand)]
 
 
 def _numpy_fingerprint(np):

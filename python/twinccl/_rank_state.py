@@ -12,24 +12,16 @@ on top of the caller's), or, for a module imported during the run, what a fresh 
 have. A rank taking the baton back from itself swaps nothing. docs/python.md measures the cost.
 """
 import contextlib
-import importlib
 import os
 import sys
 import threading
 import time
 
 from . import _twinccl
+from ._rank_globals import (LIBRARY_GLOBALS, PREIMPORTED, _LibraryGlobals,  # noqa: F401
+                            _unchanged, preimport, register_rank_global)
 from ._rank_modules import RankModules
 from ._rank_random import NumpyRandom, PythonRandom, TorchRandom
-
-_FRESH = object()  # a rank's value before its first arrival: the part's initial value
-
-
-def _unchanged(installed, versions):
-    """Whether the state in place is still the one a part installed (installed: (dict versions
-    then, value); versions now). None: this CPython has no version tags (always copy)."""
-    return installed is not None and versions is not None and installed[0] == versions
-
 
 class _Environ:
     """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ. Its
@@ -89,6 +81,9 @@ class _Environ:
                 os.environ[key] = value[key]
         self._installed = (self._versions(), value)
 
+    def slots(self):
+        return [("environ", self._data)] if self._data is not None else None
+
 
 class _ExceptHook:
     """sys.excepthook: torch's init_process_group wraps it to prefix "[rankN]: " (torch 2.x)."""
@@ -104,6 +99,9 @@ class _ExceptHook:
     def restore(self, value):
         sys.excepthook = value
 
+    def slots(self):
+        return [("keys", sys.__dict__, ("excepthook",))]
+
 
 class _Argv:
     def __init__(self, rank_argv):
@@ -118,131 +116,8 @@ class _Argv:
     def restore(self, value):
         sys.argv = value
 
-
-# Module globals of libraries that are one per process: (module, attribute, fresh value). A rank's
-# first arrival installs fresh(old value). torch.distributed keeps its default group and its group
-# tables in distributed_c10d's globals (torch 1.13: also GroupMember.WORLD); DeviceMesh its mesh
-# stack; DTensor its random-state tracker.
-def _fresh_like(old):
-    if isinstance(old, (dict, list, set)):
-        return type(old)()
-    if old is None:
-        return None
-    if isinstance(old, bool):
-        return False
-    if isinstance(old, int):
-        return 0
-    if isinstance(old, str):  # distributed_c10d._backend: torch 1.13's Backend.UNDEFINED
-        return "undefined" if old == "undefined" else None
-    return type(old)()  # _World(), _MeshEnv()
-
-
-LIBRARY_GLOBALS = [
-    ("torch.distributed.distributed_c10d", name, _fresh_like)
-    for name in ("_world", "_pg_map", "_pg_names", "_pg_group_ranks", "_pg_backend_config",
-                 "_group_count", "_tags_to_pg", "_pg_to_tag", "_backend",
-                 "_default_pg_init_method")
-] + [
-    ("torch.distributed.device_mesh", "_mesh_resources", _fresh_like),
-    ("torch.distributed.tensor._random", "_rng_tracker", lambda old: None),
-]
-
-
-def register_rank_global(module, attribute, fresh=_fresh_like):
-    """Makes `module.attribute` one per rank in every later twinccl.run (for libraries that keep
-    per-process state in a module global): a rank starts with fresh(the caller's value)."""
-    LIBRARY_GLOBALS.append((module, attribute, fresh))
-
-
-# Library modules that bind process-group state when imported: imported by the caller, before any
-# rank has a default group. torch.distributed.nn.functional's collectives take
-# `group=group.WORLD` as a default argument; DistributedDataParallel imports it lazily, so the
-# first rank to build one bound its own group into every rank's (and every later run's) calls.
-PREIMPORTED = ["torch.distributed.nn.functional"]
-
-
-def preimport():
-    """PREIMPORTED, where torch.distributed is in use (called with the caller's state in place)."""
-    if "torch.distributed" in sys.modules:
-        for module in PREIMPORTED:
-            try:
-                importlib.import_module(module)
-            except ImportError:
-                pass
-
-
-class _LibraryGlobals:
-    """LIBRARY_GLOBALS. save() reads nothing when the modules' dicts (and torch 1.13's
-    GroupMember) kept the version tags they had when the rank's values were installed."""
-    def __init__(self):
-        by_module = {}
-        for module, attribute, fresh in LIBRARY_GLOBALS:
-            by_module.setdefault(module, []).append((attribute, fresh))
-        self._modules = list(by_module.items())
-        self._installed = None  # (version tags, value) in place
-
-    def _versions(self, world):
-        group = None
-        if world is not None:
-            group = getattr(sys.modules["torch.distributed.distributed_c10d"], "group", None)
-        return _twinccl._dict_versions(world, group,
-                                       *[sys.modules.get(module) for module, _ in self._modules])
-
-    def save(self):
-        world = self._world_member()
-        if _unchanged(self._installed, self._versions(world)):
-            return self._installed[1]
-        out = []
-        for module, attributes in self._modules:  # per module: {attribute: value} of those set
-            m = sys.modules.get(module)
-            d = getattr(m, "__dict__", None)
-            out.append(None if d is None else
-                       {attribute: d[attribute] for attribute, _ in attributes if attribute in d})
-        out.append(world.__dict__.get("WORLD", _FRESH) if world is not None else _FRESH)
-        return out
-
-    @staticmethod
-    def _world_member():
-        """torch 1.13's GroupMember and group keep WORLD as a class attribute (2.x: a property
-        over _world, swapped above)."""
-        c10d = sys.modules.get("torch.distributed.distributed_c10d")
-        member = getattr(c10d, "GroupMember", None)
-        if member is None or isinstance(type(member).__dict__.get("WORLD"), property):
-            return None
-        return member
-
-    def initial(self, rank):
-        return None
-
-    def restore(self, value):
-        world = self._world_member()
-        self._installed = None
-        exact = value is not None  # the values in place are `value`'s (no fresh one made)
-        for i, (module, attributes) in enumerate(self._modules):
-            m = sys.modules.get(module)
-            if m is None:
-                continue
-            values = value[i] if value is not None else None
-            if values is not None and len(values) == len(attributes):
-                m.__dict__.update(values)  # every attribute saved: one call
-                continue
-            for attribute, fresh in attributes:
-                v = values.get(attribute, _FRESH) if values is not None else _FRESH
-                if v is _FRESH:
-                    if not hasattr(m, attribute):
-                        continue
-                    v = fresh(getattr(m, attribute))
-                    exact = False
-                setattr(m, attribute, v)
-        if world is not None:
-            v = value[-1] if value is not None else _FRESH
-            v = None if v is _FRESH else v
-            world.WORLD = v
-            group = getattr(sys.modules["torch.distributed.distributed_c10d"], "group", None)
-            if group is not None and "WORLD" in group.__dict__:
-                group.WORLD = v
-        if exact:
-            self._installed = (self._versions(world), value)
+    def slots(self):
+        return [("keys", sys.__dict__, ("argv",))]
 
 
 def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
@@ -276,6 +151,9 @@ class RankStates:
             self.parts.append(self.modules)
         self._saved = {}  # rank -> [value per part]
         self.swaps = 0
+        self._described = set()  # the slots described to the baton (rank_slots.h)
+        self._described_at = -1  # len(sys.modules) when they were last looked for
+        self._covered = True  # every part in slots (then hand-overs can skip Python)
 
     def swap(self, leaving, arriving):
         """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s. A KeyboardInterrupt
@@ -308,6 +186,40 @@ class RankStates:
                     interrupted.append(e)
         if interrupted:
             raise interrupted[0]
+        return self._slots()
+
+    def _slots(self):
+        """For the baton (rank_slots.h): (whether the whole state is in slots, the slots not
+        described before). Looked for again when a module was imported (a generator, a library
+        module of LIBRARY_GLOBALS may have come)."""
+        new = []
+        if len(sys.modules) != self._described_at:
+            self._described_at = len(sys.modules)
+            self._covered = True
+            for part in self.parts:
+                if part is self.modules:
+                    continue
+                slots = part.slots()
+                if slots is None:
+                    self._covered = False
+                    continue
+                for slot in slots:
+                    key = (slot[0], id(slot[1]) if slot[0] != "memory" else slot[1]) + slot[2:3]
+                    if key not in self._described:
+                        self._described.add(key)
+                        new.append(slot)
+        covered = self._covered
+        if self.modules is not None:
+            slots = self.modules.slots(self._saved.values())
+            if slots is None:
+                covered = False
+            else:
+                for slot in slots:
+                    key = (slot[0], id(slot[1])) + slot[2:3]
+                    if key not in self._described:
+                        self._described.add(key)
+                        new.append(slot)
+        return (covered, new)
 
 
 _isolated_runs = [0]

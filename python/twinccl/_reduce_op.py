@@ -38,8 +38,16 @@ def _make_nccl_premul_sum(factor):
     return ReduceOp("premul_sum", float(factor))
 
 
+_TORCH_KINDS = {}  # torch's RedOpType (a ReduceOp's .op) -> (kind, 1.0): a dict lookup per call
+
+
 def reduce_op(op, what):
     """(kind, scalar) for the extension; torch.distributed.ReduceOp values are accepted."""
+    key = getattr(op, "op", None)
+    if key is not None:
+        known = _TORCH_KINDS.get(key)
+        if known is not None:
+            return known
     if isinstance(op, ReduceOp):
         if op.kind == "premul_sum" and op.scalar is None:
             raise InvalidArgument("%s: PREMUL_SUM needs its factor: op=_make_nccl_premul_sum(f)"
@@ -48,6 +56,8 @@ def reduce_op(op, what):
     inner = getattr(op, "op", op)  # torch 1.13: ReduceOp objects hold a RedOpType enum
     name = getattr(inner, "name", None) or str(inner).rsplit(".", 1)[-1]
     if name in _KINDS and name != "PREMUL_SUM":
+        if key is not None and type(key).__name__ == "RedOpType":
+            _TORCH_KINDS[key] = (_KINDS[name], 1.0)
         return _KINDS[name], 1.0
     if name == "PREMUL_SUM":
         raise InvalidArgument("%s: torch's PREMUL_SUM does not expose its factor: use "

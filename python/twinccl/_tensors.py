@@ -36,23 +36,39 @@ def array(t, what):
         return t, name
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(t, torch.Tensor):
-        if t.device.type != "cpu":
-            raise InvalidArgument("%s: a %s tensor; the emulator moves CPU tensors only"
-                                  % (what, t.device))
-        if t.layout != torch.strided:
-            raise InvalidArgument("%s: %s tensors are not supported" % (what, t.layout))
-        if not t.is_contiguous():
-            raise InvalidArgument("%s: the tensor must be contiguous (as torch.distributed "
-                                  "requires)" % what)
-        name = _TORCH_TYPES.get(str(t.dtype).replace("torch.", ""))
-        if name is None:
-            raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
-        d = t.detach()
+        name = _tensor_type(torch, t, what)
+        d = t.detach() if t.requires_grad else t
         if name == "bfloat16":  # NumPy has no bfloat16: the bits, read as bfloat16
             d = d.view(torch.int16)
         return d.numpy(), name
     raise InvalidArgument("%s: expected a torch.Tensor or numpy.ndarray, got %s"
                           % (what, type(t).__name__))
+
+
+def memory(t, what):
+    """As array(), for the calls that take a CPU torch tensor as it is (all_reduce, broadcast:
+    the extension reads its data_ptr and nbytes; no NumPy view is made and released per call)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(t, torch.Tensor) and t.numel() and not t.is_neg() and \
+            hasattr(torch.Tensor, "nbytes"):  # (torch 1.13 has none: a view then)
+        return t, _tensor_type(torch, t, what)
+    return array(t, what)
+
+
+def _tensor_type(torch, t, what):
+    """TwinCCL's type name of a tensor the extension can use in place, else InvalidArgument."""
+    if not t.is_cpu:
+        raise InvalidArgument("%s: a %s tensor; the emulator moves CPU tensors only"
+                              % (what, t.device))
+    if t.layout != torch.strided:
+        raise InvalidArgument("%s: %s tensors are not supported" % (what, t.layout))
+    if not t.is_contiguous():
+        raise InvalidArgument("%s: the tensor must be contiguous (as torch.distributed "
+                              "requires)" % what)
+    name = _TORCH_TYPES.get(str(t.dtype).replace("torch.", ""))
+    if name is None:
+        raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
+    return name
 
 
 def arrays(tensors, what):

@@ -14,32 +14,15 @@ The Work, the call site and the backend info torch asks for are in _torch_work.
 import functools
 import threading
 
-import torch
 import torch.distributed as dist
 
 from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
-from ._tensors import array, arrays, same_type
-from ._reduce_op import reduce_op
+from ._tensors import array, arrays, memory, same_type
+from ._torch_calls import _async, _done, _list, _op
 from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
 
 _local = threading.local()  # .pending: the communicator made for the group being created
-# torch 1.x's C++ (DDP) waits on a Python Work through C++ Work::wait, which a Python subclass
-# does not override there: its collectives complete before they return. Point-to-point stays
-# asynchronous (only torch's Python waits on it).
-ASYNC = hasattr(__import__("torch.distributed.distributed_c10d").distributed.distributed_c10d,
-                "_World")
-
-
-def _list(tensors):
-    return [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
-
-
-def _op(opts, what):
-    op = getattr(opts, "reduceOp", opts)
-    if op is None:
-        op = dist.ReduceOp.SUM
-    return reduce_op(op, what)
 
 
 def _redirected(method):
@@ -126,86 +109,94 @@ class TwinProcessGroup(dist.ProcessGroup):
     @_redirected
     def allreduce(self, tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         kind, scalar = _op(opts, "all_reduce")
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
-            v, name = array(t, "all_reduce's tensor[%d]" % k)
-            works.append(self._comm.all_reduce(v, name, kind, scalar, ASYNC, *site))
-        return work_of(works, tensors)
+            v, name = memory(t, "all_reduce's tensor[%d]" % k)
+            works.append(self._comm.all_reduce(v, name, kind, scalar, async_op, *site))
+        return _done(works, tensors, async_op)
 
     allreduce_coalesced = allreduce
 
     @_redirected
     def broadcast(self, tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         root = getattr(opts, "rootRank", 0) if opts is not None else 0
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
-            v, name = array(t, "broadcast's tensor[%d]" % k)
-            works.append(self._comm.broadcast(v, name, root, ASYNC, *site))
-        return work_of(works, tensors)
+            v, name = memory(t, "broadcast's tensor[%d]" % k)
+            works.append(self._comm.broadcast(v, name, root, async_op, *site))
+        return _done(works, tensors, async_op)
 
     @_redirected
     def reduce(self, tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         kind, scalar = _op(opts, "reduce")
         root = opts.rootRank
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
             v, name = array(t, "reduce's tensor[%d]" % k)
-            works.append(self._comm.reduce(v, name, root, kind, scalar, ASYNC, *site))
-        return work_of(works, tensors)
+            works.append(self._comm.reduce(v, name, root, kind, scalar, async_op, *site))
+        return _done(works, tensors, async_op)
 
     @_redirected
     def allgather(self, output_tensors, input_tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         works = []
         for k, (outs, t) in enumerate(zip(output_tensors, _list(input_tensors))):
             views, name = arrays(outs, "all_gather's output_tensors[%d]" % k)
             v, name2 = array(t, "all_gather's input_tensors[%d]" % k)
             same_type(name2, name or name2, "all_gather")
-            works.append(self._comm.all_gather(views, v, name2, ASYNC, *site))
-        return work_of(works, output_tensors)
+            works.append(self._comm.all_gather(views, v, name2, async_op, *site))
+        return _done(works, output_tensors, async_op)
 
     allgather_coalesced = allgather
 
     @_redirected
     def _allgather_base(self, output, input, opts=None):
         site = user_site()
+        async_op = _async(opts)
         o, name = array(output, "all_gather_into_tensor's output_tensor")
         i, name2 = array(input, "all_gather_into_tensor's input_tensor")
         same_type(name, name2, "all_gather_into_tensor")
-        return work_of([self._comm.all_gather_into_tensor(o, i, name, ASYNC, *site)], [output])
+        work = self._comm.all_gather_into_tensor(o, i, name, async_op, *site)
+        return _done([work], [output], async_op)
 
     all_gather_single = _allgather_base
 
     @_redirected
     def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
         site = user_site()
+        async_op = _async(opts)
         works = []
         for k, (output, input) in enumerate(zip(outputs, inputs)):
             o, name = array(output, "all_gather_into_tensor's output[%d]" % k)
             i, name2 = array(input, "all_gather_into_tensor's input[%d]" % k)
             same_type(name, name2, "all_gather_into_tensor")
-            works.append(self._comm.all_gather_into_tensor(o, i, name, ASYNC, *site))
-        return work_of(works, list(outputs))
+            works.append(self._comm.all_gather_into_tensor(o, i, name, async_op, *site))
+        return _done(works, list(outputs), async_op)
 
     all_gather_single_coalesced = allgather_into_tensor_coalesced
 
     @_redirected
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         kind, scalar = _op(opts, "reduce_scatter")
         works = []
         for k, (out, ins) in enumerate(zip(_list(output_tensors), input_tensors)):
             o, name = array(out, "reduce_scatter's output[%d]" % k)
             views, name2 = arrays(ins, "reduce_scatter's input_list[%d]" % k)
             same_type(name, name2 or name, "reduce_scatter")
-            works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, ASYNC, *site))
-        return work_of(works, _list(output_tensors))
+            works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, async_op, *site))
+        return _done(works, _list(output_tensors), async_op)
 
     def _reduce_scatter_base(self, output, input, opts=None):
         return self.reduce_scatter_tensor_coalesced([output], [input], opts)
@@ -215,39 +206,45 @@ class TwinProcessGroup(dist.ProcessGroup):
     @_redirected
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         site = user_site()
+        async_op = _async(opts)
         kind, scalar = _op(opts, "reduce_scatter_tensor")
         works = []
         for k, (output, input) in enumerate(zip(outputs, inputs)):
             o, name = array(output, "reduce_scatter_tensor's output[%d]" % k)
             i, name2 = array(input, "reduce_scatter_tensor's input[%d]" % k)
             same_type(name, name2, "reduce_scatter_tensor")
-            works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, ASYNC, *site))
-        return work_of(works, list(outputs))
+            works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, async_op,
+                                                          *site))
+        return _done(works, list(outputs), async_op)
 
     reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
     @_redirected
     def alltoall(self, output_tensors, input_tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         outs, name = arrays(output_tensors, "all_to_all's output_tensor_list")
         ins, name2 = arrays(input_tensors, "all_to_all's input_tensor_list")
         same_type(name, name2, "all_to_all")
-        return work_of([self._comm.all_to_all(outs, ins, name, ASYNC, *site)], output_tensors)
+        work = self._comm.all_to_all(outs, ins, name, async_op, *site)
+        return _done([work], output_tensors, async_op)
 
     @_redirected
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         from .distributed import _single
         site = user_site()
+        async_op = _async(opts)
         o, i, name, os_, is_ = _single(output, input, output_split_sizes, input_split_sizes,
                                        self._group_size)
-        return work_of([self._comm.all_to_all_single(o, i, os_, is_, name, ASYNC, *site)],
-                         [output])
+        work = self._comm.all_to_all_single(o, i, os_, is_, name, async_op, *site)
+        return _done([work], [output], async_op)
 
     all_to_all_single = alltoall_base
 
     @_redirected
     def gather(self, output_tensors, input_tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         root = opts.rootRank
         t = _list(input_tensors)[0]
         v, name = array(t, "gather's tensor")
@@ -255,12 +252,13 @@ class TwinProcessGroup(dist.ProcessGroup):
         if self._rank_in_group == root:
             lst, name2 = arrays(output_tensors[0], "gather's gather_list")
             same_type(name, name2 or name, "gather")
-        work = self._comm.gather(v, lst, name, root, ASYNC, *site)
-        return work_of([work], output_tensors)
+        work = self._comm.gather(v, lst, name, root, async_op, *site)
+        return _done([work], output_tensors, async_op)
 
     @_redirected
     def scatter(self, output_tensors, input_tensors, opts=None):
         site = user_site()
+        async_op = _async(opts)
         root = opts.rootRank
         t = _list(output_tensors)[0]
         v, name = array(t, "scatter's tensor")
@@ -268,12 +266,13 @@ class TwinProcessGroup(dist.ProcessGroup):
         if self._rank_in_group == root:
             lst, name2 = arrays(input_tensors[0], "scatter's scatter_list")
             same_type(name, name2 or name, "scatter")
-        work = self._comm.scatter(v, lst, name, root, ASYNC, *site)
-        return work_of([work], _list(output_tensors))
+        work = self._comm.scatter(v, lst, name, root, async_op, *site)
+        return _done([work], _list(output_tensors), async_op)
 
     @_redirected
     def barrier(self, opts=None):
-        return work_of([self._comm.barrier(ASYNC, *user_site())], [])
+        async_op = _async(opts)
+        return _done([self._comm.barrier(async_op, *user_site())], [], async_op)
 
     # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
     def _p2p(self, is_send, tensors, peer, tag, what):
