@@ -9,20 +9,26 @@
 
 namespace twinccl::algo {
 
-StepOp send_op(int peer, Slice src) { return {.kind = StepOpKind::send, .peer = peer, .src = src}; }
+// Designated initializers name every Slice (-Wmissing-field-initializers): {} is an unused one.
+StepOp send_op(int peer, Slice src) {
+  return {.kind = StepOpKind::send, .peer = peer, .src = src, .src2 = {}, .dst = {}};
+}
 
-StepOp recv_op(int peer, Slice dst) { return {.kind = StepOpKind::recv, .peer = peer, .dst = dst}; }
+StepOp recv_op(int peer, Slice dst) {
+  return {.kind = StepOpKind::recv, .peer = peer, .src = {}, .src2 = {}, .dst = dst};
+}
 
 StepOp recv_reduce_op(int peer, Slice local, Slice dst, bool finalize) {
   return {.kind = StepOpKind::recv_reduce,
           .peer = peer,
           .src = local,
+          .src2 = {},
           .dst = dst,
           .finalize = finalize};
 }
 
 StepOp copy_op(Slice src, Slice dst, bool finalize) {
-  return {.kind = StepOpKind::copy, .src = src, .dst = dst, .finalize = finalize};
+  return {.kind = StepOpKind::copy, .src = src, .src2 = {}, .dst = dst, .finalize = finalize};
 }
 
 StepOp reduce_op(Slice a, Slice b, Slice dst, bool finalize) {
