@@ -70,6 +70,13 @@ def comm_of(group, what):
     return _twinccl._world() if pg is None else pg._comm
 
 
+def comm_and_site(group, what):
+    """(comm_of(group, what), the (file, line) of the user's call of the public function that
+    calls this)."""
+    site = call_site(3)
+    return comm_of(group, what), site
+
+
 def group_rank(group, world_rank, what):
     """The rank in `group` of world rank `world_rank` (MindSpore's src/dst/peer are world ranks)."""
     if isinstance(world_rank, bool) or not isinstance(world_rank, numbers.Integral):

@@ -20,13 +20,12 @@ import numpy as np
 
 from ._ms_common import COMM_FUNC_OPS, ReduceOp, async_flag, even_rows, reduce_op, split_sizes
 from ._ms_groups import (GlobalComm, HCCL_WORLD_COMM_GROUP, MCCL_WORLD_COMM_GROUP,  # noqa: F401
-                         NCCL_WORLD_COMM_GROUP, comm_of, create_group, destroy_group,
+                         NCCL_WORLD_COMM_GROUP, comm_and_site, create_group, destroy_group,
                          get_comm_name, get_group_rank_from_world_rank, get_group_size,
                          get_local_rank, get_local_rank_size, get_process_group_ranks, get_rank,
                          get_world_rank_from_group_rank, group_rank, init, release)
 from ._ms_p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send  # noqa: F401
 from ._ms_tensors import empty_for, is_tensor, new_like, placeholder, shape_of, size, view
-from ._tensors import call_site
 from ._twinccl import InvalidArgument
 
 _WORLD = GlobalComm.WORLD_COMM_GROUP
@@ -46,8 +45,7 @@ def _first(shape):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=_WORLD, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "all_reduce")
+    comm, site = comm_and_site(group, "all_reduce")
     v, t = view(tensor, "all_reduce's tensor")
     kind, scalar = reduce_op(op, COMM_FUNC_OPS, "all_reduce")
     flat, handle = comm.ms_all_reduce(v, t, kind, scalar, async_flag(async_op, "all_reduce"), *site)
@@ -55,8 +53,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=_WORLD, async_op=False):
 
 
 def all_gather_into_tensor(tensor, group=_WORLD, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "all_gather_into_tensor")
+    comm, site = comm_and_site(group, "all_gather_into_tensor")
     v, t = view(tensor, "all_gather_into_tensor's tensor")
     flat, handle = comm.ms_all_gather_into_tensor(v, t, async_flag(async_op,
                                                                    "all_gather_into_tensor"), *site)
@@ -65,8 +62,7 @@ def all_gather_into_tensor(tensor, group=_WORLD, async_op=False):
 
 
 def reduce_scatter_tensor(tensor, op=ReduceOp.SUM, group=_WORLD, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "reduce_scatter_tensor")
+    comm, site = comm_and_site(group, "reduce_scatter_tensor")
     v, t = view(tensor, "reduce_scatter_tensor's tensor")
     shape = _first(shape_of(v))
     even_rows(shape[0], comm.size, "reduce_scatter_tensor's tensor")
@@ -79,8 +75,7 @@ def reduce_scatter_tensor(tensor, op=ReduceOp.SUM, group=_WORLD, async_op=False)
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=_WORLD):
     """The reduced tensor on world rank `dst`; a shape-[1] placeholder on the other ranks."""
-    site = call_site()
-    comm = comm_of(group, "reduce")
+    comm, site = comm_and_site(group, "reduce")
     v, t = view(tensor, "reduce's tensor")
     root = group_rank(group, dst, "reduce's dst")
     kind, scalar = reduce_op(op, COMM_FUNC_OPS, "reduce")
@@ -93,8 +88,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=_WORLD):
 
 def broadcast(tensor, src=0, group=_WORLD):
     """A new tensor holding world rank `src`'s `tensor` (every rank passes its shape and type)."""
-    site = call_site()
-    comm = comm_of(group, "broadcast")
+    comm, site = comm_and_site(group, "broadcast")
     v, t = view(tensor, "broadcast's tensor")
     root = group_rank(group, src, "broadcast's src")
     out = v.reshape(-1).copy()
@@ -105,8 +99,7 @@ def broadcast(tensor, src=0, group=_WORLD):
 def gather_into_tensor(tensor, dst=0, group=_WORLD):
     """On world rank `dst` every rank's tensor stacked on the first dimension; elsewhere a
     shape-[1] placeholder."""
-    site = call_site()
-    comm = comm_of(group, "gather_into_tensor")
+    comm, site = comm_and_site(group, "gather_into_tensor")
     v, t = view(tensor, "gather_into_tensor's tensor")
     root = group_rank(group, dst, "gather_into_tensor's dst")
     shape = _first(shape_of(v))
@@ -122,8 +115,7 @@ def gather_into_tensor(tensor, dst=0, group=_WORLD):
 def scatter_tensor(tensor, src=0, group=_WORLD):
     """Rank r's share (dimension 0 split evenly) of world rank `src`'s tensor; every rank passes
     a tensor of the same shape."""
-    site = call_site()
-    comm = comm_of(group, "scatter_tensor")
+    comm, site = comm_and_site(group, "scatter_tensor")
     v, t = view(tensor, "scatter_tensor's tensor")
     root = group_rank(group, src, "scatter_tensor's src")
     shape = _first(shape_of(v))
@@ -138,8 +130,8 @@ def scatter_tensor(tensor, src=0, group=_WORLD):
 
 
 def barrier(group=_WORLD):
-    site = call_site()
-    comm_of(group, "barrier").barrier(False, *site)
+    comm, site = comm_and_site(group, "barrier")
+    comm.barrier(False, *site)
 
 
 def _all_to_all_v(comm, tensor, v, t, send, recv, async_op, what, site):
@@ -154,8 +146,7 @@ def all_to_all_with_output_shape(output_shape_list, input_tensor_list, group=Non
                                  async_op=False):
     """input_tensor_list[p] goes to rank p; returns (tuple of the tensors received from each rank,
     shaped as output_shape_list says (a shape, or a tensor whose shape is used), handle)."""
-    site = call_site()
-    comm = comm_of(group, "all_to_all_with_output_shape")
+    comm, site = comm_and_site(group, "all_to_all_with_output_shape")
     n = comm.size
     for name, lst in (("input_tensor_list", input_tensor_list),
                       ("output_shape_list", output_shape_list)):
@@ -186,8 +177,7 @@ def all_to_all_single_with_output_shape(output_shape, tensor, output_split_sizes
                                         input_split_sizes=None, group=None, async_op=False):
     """Rows input_split_sizes[p] of `tensor` go to rank p; returns (the rows received, in rank
     order, shaped (-1,) + output_shape[1:], handle). Empty split sizes: even splits."""
-    site = call_site()
-    comm = comm_of(group, "all_to_all_single_with_output_shape")
+    comm, site = comm_and_site(group, "all_to_all_single_with_output_shape")
     n = comm.size
     what = "all_to_all_single_with_output_shape"
     v, t = view(tensor, what + "'s tensor")
@@ -207,8 +197,7 @@ def all_to_all_single_with_output_shape(output_shape, tensor, output_split_sizes
 def all_to_all_v_c(output, input, send_count_matrix, group=None, async_op=False):
     """send_count_matrix[i * n + j]: the rows (of the first dimension) group rank i sends to rank
     j; `output` receives in place, in rank order. Returns the handle (None if sync)."""
-    site = call_site()
-    comm = comm_of(group, "all_to_all_v_c")
+    comm, site = comm_and_site(group, "all_to_all_v_c")
     n, me = comm.size, comm.rank
     what = "all_to_all_v_c"
     if not isinstance(send_count_matrix, list) or len(send_count_matrix) != n * n:

@@ -15,7 +15,7 @@ with split sizes, all_to_all_v_c) are the emulator's all_gather_v, reduce_scatte
 all_to_all_v. Misuse raises twinccl.InvalidArgument where MindSpore raises TypeError/ValueError.
 """
 from ._ms_common import MINT_OPS, ReduceOp, async_flag, even_rows, reduce_op, split_sizes
-from ._ms_groups import comm_of, group_rank
+from ._ms_groups import comm_and_site, group_rank
 from ._ms_mint_groups import (all_gather_object, broadcast_object_list,  # noqa: F401
                               destroy_process_group, gather_object, get_backend, get_global_rank,
                               get_group_rank, get_process_group_ranks, get_rank, get_world_size,
@@ -24,7 +24,6 @@ from ._ms_mint_groups import (all_gather_object, broadcast_object_list,  # noqa:
 from ._ms_mint_p2p import (P2POp, batch_isend_irecv, irecv, isend, recv,  # noqa: F401
                            send, set_comm_ops_inplace)
 from ._ms_tensors import shape_of, size, view
-from ._tensors import call_site
 from .mindspore import all_to_all_v_c  # noqa: F401  (the same call in ops.communication)
 from ._twinccl import InvalidArgument
 
@@ -49,8 +48,7 @@ def _views(tensors, what, written=False):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "all_reduce")
+    comm, site = comm_and_site(group, "all_reduce")
     v, t = view(tensor, "all_reduce's tensor", written=True)
     kind, scalar = reduce_op(op, MINT_OPS, "all_reduce")
     return comm.all_reduce(v.reshape(-1), t, kind, scalar, async_flag(async_op, "all_reduce"),
@@ -58,8 +56,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "all_gather_into_tensor")
+    comm, site = comm_and_site(group, "all_gather_into_tensor")
     o, i, t = _pair(output_tensor, input_tensor, "all_gather_into_tensor")
     return comm.all_gather_into_tensor(o, i, t, async_flag(async_op, "all_gather_into_tensor"),
                                        *site)
@@ -68,9 +65,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 def all_gather_into_tensor_uneven(output, input, output_split_sizes=None, group=None,
                                   async_op=False):
     """Rank r contributes output_split_sizes[r] rows (its whole input); all_gather_v."""
-    site = call_site()
     what = "all_gather_into_tensor_uneven"
-    comm = comm_of(group, what)
+    comm, site = comm_and_site(group, what)
     o, i, t = _pair(output, input, what)
     out_shape = shape_of(output) or (1,)
     rows = split_sizes(output_split_sizes, comm.size, what + "'s output_split_sizes") or \
@@ -81,8 +77,7 @@ def all_gather_into_tensor_uneven(output, input, output_split_sizes=None, group=
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "reduce_scatter_tensor")
+    comm, site = comm_and_site(group, "reduce_scatter_tensor")
     o, i, t = _pair(output, input, "reduce_scatter_tensor")
     kind, scalar = reduce_op(op, MINT_OPS, "reduce_scatter_tensor")
     return comm.reduce_scatter_tensor(o, i, t, kind, scalar,
@@ -92,9 +87,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 def reduce_scatter_tensor_uneven(output, input, input_split_sizes=None, op=ReduceOp.SUM,
                                  group=None, async_op=False):
     """Rank r receives the reduction of input rows input_split_sizes[r]; reduce_scatter_v."""
-    site = call_site()
     what = "reduce_scatter_tensor_uneven"
-    comm = comm_of(group, what)
+    comm, site = comm_and_site(group, what)
     o, i, t = _pair(output, input, what)
     in_shape = shape_of(input) or (1,)
     rows = split_sizes(input_split_sizes, comm.size, what + "'s input_split_sizes") or \
@@ -106,8 +100,7 @@ def reduce_scatter_tensor_uneven(output, input, input_split_sizes=None, op=Reduc
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "reduce")
+    comm, site = comm_and_site(group, "reduce")
     v, t = view(tensor, "reduce's tensor", written=True)
     kind, scalar = reduce_op(op, MINT_OPS, "reduce")
     return comm.reduce(v.reshape(-1), t, group_rank(group, dst, "reduce's dst"), kind, scalar,
@@ -115,16 +108,15 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def broadcast(tensor, src, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "broadcast")
+    comm, site = comm_and_site(group, "broadcast")
     v, t = view(tensor, "broadcast's tensor", written=True)
     return comm.broadcast(v.reshape(-1), t, group_rank(group, src, "broadcast's src"),
                           async_flag(async_op, "broadcast"), *site)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    site = call_site()
-    return comm_of(group, "barrier").barrier(async_flag(async_op, "barrier"), *site)
+    comm, site = comm_and_site(group, "barrier")
+    return comm.barrier(async_flag(async_op, "barrier"), *site)
 
 
 def _stacked(comm, flat, what):
@@ -137,8 +129,7 @@ def _stacked(comm, flat, what):
 
 def gather_into_tensor(output_tensor, input_tensor, dst=0, group=None, async_op=False):
     """ops.communication: world rank `dst`'s output_tensor receives every input, stacked."""
-    site = call_site()
-    comm = comm_of(group, "gather_into_tensor")
+    comm, site = comm_and_site(group, "gather_into_tensor")
     o, i, t = _pair(output_tensor, input_tensor, "gather_into_tensor")
     root = group_rank(group, dst, "gather_into_tensor's dst")
     parts = _stacked(comm, o, "gather_into_tensor's output_tensor") if comm.rank == root else []
@@ -147,8 +138,7 @@ def gather_into_tensor(output_tensor, input_tensor, dst=0, group=None, async_op=
 
 def scatter_tensor(output_tensor, input_tensor, src=0, group=None, async_op=False):
     """ops.communication: rank r's output_tensor receives share r of world rank `src`'s input."""
-    site = call_site()
-    comm = comm_of(group, "scatter_tensor")
+    comm, site = comm_and_site(group, "scatter_tensor")
     o, i, t = _pair(output_tensor, input_tensor, "scatter_tensor")
     root = group_rank(group, src, "scatter_tensor's src")
     parts = _stacked(comm, i, "scatter_tensor's input_tensor") if comm.rank == root else []
@@ -156,16 +146,14 @@ def scatter_tensor(output_tensor, input_tensor, src=0, group=None, async_op=Fals
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "all_gather")
+    comm, site = comm_and_site(group, "all_gather")
     outs, t = _views(tensor_list, "all_gather's tensor_list", written=True)
     v, t2 = view(tensor, "all_gather's tensor")
     return comm.all_gather(outs, v.reshape(-1), t2, async_flag(async_op, "all_gather"), *site)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "reduce_scatter")
+    comm, site = comm_and_site(group, "reduce_scatter")
     o, t = view(output, "reduce_scatter's output", written=True)
     ins, _ = _views(input_list, "reduce_scatter's input_list")
     kind, scalar = reduce_op(op, MINT_OPS, "reduce_scatter")
@@ -174,8 +162,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 
 
 def gather(tensor, gather_list, dst=0, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "gather")
+    comm, site = comm_and_site(group, "gather")
     v, t = view(tensor, "gather's tensor")
     root = group_rank(group, dst, "gather's dst")
     lst = _views(gather_list, "gather's gather_list", written=True)[0] if comm.rank == root else []
@@ -183,8 +170,7 @@ def gather(tensor, gather_list, dst=0, group=None, async_op=False):
 
 
 def scatter(tensor, scatter_list, src=0, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "scatter")
+    comm, site = comm_and_site(group, "scatter")
     v, t = view(tensor, "scatter's tensor", written=True)
     root = group_rank(group, src, "scatter's src")
     lst = _views(scatter_list, "scatter's scatter_list")[0] if comm.rank == root else []
@@ -192,8 +178,7 @@ def scatter(tensor, scatter_list, src=0, group=None, async_op=False):
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
-    site = call_site()
-    comm = comm_of(group, "all_to_all")
+    comm, site = comm_and_site(group, "all_to_all")
     outs, t = _views(output_tensor_list, "all_to_all's output_tensor_list", written=True)
     ins, _ = _views(input_tensor_list, "all_to_all's input_tensor_list")
     return comm.all_to_all(outs, ins, t, async_flag(async_op, "all_to_all"), *site)
@@ -202,9 +187,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, async_op=False):
     """Rows input_split_sizes[p] to rank p, output_split_sizes[p] from it (even when empty)."""
-    site = call_site()
     what = "all_to_all_single"
-    comm = comm_of(group, what)
+    comm, site = comm_and_site(group, what)
     o, i, t = _pair(output, input, what)
     in_shape, out_shape = shape_of(input) or (1,), shape_of(output) or (1,)
     n = comm.size
