@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "backend_registry.h"
-#include "twinccl/algorithms.h"
+#include "twinccl/call_site_text.h"
+#include "twinccl/emu/option_table.h"
 #include "twinccl/errors.h"
 #include "twinccl/plain_decimal.h"
 
@@ -23,23 +24,8 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-// The value as it may appear in a message: at most 64 characters, unprintable bytes as \xNN.
-std::string shown(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (out.size() >= 64) return out + "...";
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      const char* hex = "0123456789abcdef";
-      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    }
-  }
-  return out;
-}
-
 [[noreturn]] void bad(const char* var, const std::string& text, const std::string& expected) {
-  throw ConfigError(std::string(var) + "='" + shown(text) + "': " + expected);
+  throw ConfigError(std::string(var) + "='" + shown_value(text) + "': " + expected);
 }
 
 // Decimal digits only: no sign, spaces, "0x", exponent or fraction ("1e3", "0x10", " 8" refused).
@@ -58,12 +44,12 @@ long long parse_integer(const char* var, const std::string& text, long long min,
 }
 
 // Digits with an optional fraction ("300", "0.5"); no sign, exponent, nan, inf or hex.
-double parse_seconds(const char* var, const std::string& text, double min, double max) {
-  const std::string expected = "expected seconds as a decimal number in [" +
-                               std::to_string(min).substr(0, 5) + ", " +
-                               std::to_string(static_cast<long long>(max)) + "] such as 300 or 0.5";
+double parse_seconds(const char* var, const std::string& text, double above, double max) {
+  const std::string expected = "expected seconds as a decimal number above " +
+                               std::to_string(static_cast<long long>(above)) + ", at most " +
+                               std::to_string(static_cast<long long>(max)) + ", such as 300 or 0.5";
   const std::optional<double> v = parse_plain_decimal(text);
-  if (!v || !(*v >= min && *v <= max)) bad(var, text, expected);
+  if (!v || !(*v > above && *v <= max)) bad(var, text, expected);
   return *v;
 }
 
@@ -78,45 +64,54 @@ std::string parse_name(const char* var, const std::string& text,
   bad(var, text, "unknown value; valid: " + list);
 }
 
+// The row's variable, when set, into `o` (emu/option_table.h: its type, range and names).
+void read_option(const emu::OptionRow& row, RunOptions& o) {
+  const std::string var(row.env);
+  const std::string text = env(var.c_str());
+  if (var.empty() || text.empty()) return;
+  const emu::OptionField& f = row.field;
+  if (!row.env_names.empty()) {  // a switch or a CheckLevel: the value is the name's position
+    std::vector<std::string> names;
+    for (std::string_view rest = row.env_names; !rest.empty();) {
+      const std::size_t bar = std::min(rest.find('|'), rest.size());
+      names.emplace_back(rest.substr(0, bar));
+      rest.remove_prefix(std::min(bar + 1, rest.size()));
+    }
+    const auto at = std::find(names.begin(), names.end(), parse_name(var.c_str(), text, names));
+    const long long index = at - names.begin();
+    if (std::holds_alternative<bool emu::EmulatorOptions::*>(f)) {
+      emu::set_switch(o, row, index == 1);
+    } else {
+      emu::set_whole(o, row, index, var + ": ");
+    }
+  } else if (std::holds_alternative<double emu::EmulatorOptions::*>(f)) {
+    emu::set_seconds(o, row, parse_seconds(var.c_str(), text, row.min, row.max), var + ": ");
+  } else if (std::holds_alternative<std::string emu::EmulatorOptions::*>(f)) {
+    try {
+      emu::set_text(o, row, text);
+    } catch (const ConfigError& e) {
+      bad(var.c_str(), text, e.what());
+    }
+  } else {  // a whole number
+    emu::set_whole(o, row,
+                   parse_integer(var.c_str(), text, static_cast<long long>(row.min),
+                                 static_cast<long long>(std::min(row.max, 1e18)),
+                                 "; " + std::string(row.help)),
+                   var + ": ");
+  }
+}
+
 }  // namespace
 
 RunOptions options_from_environment() {
   RunOptions o;
   if (auto b = env("TWINCCL_BACKEND"); !b.empty())
     o.backend = parse_name("TWINCCL_BACKEND", b, {"emu", "nccl"});
-  if (auto n = env("TWINCCL_WORLD_SIZE"); !n.empty()) {
-    o.world_size = static_cast<int>(parse_integer(
-        "TWINCCL_WORLD_SIZE", n, 1, kMaxEmulatedRanks,
-        "; emulated ranks are threads, at most " + std::to_string(kMaxEmulatedRanks)));
-  }
-  if (auto a = env("TWINCCL_ALGO"); !a.empty())
-    o.algorithm = parse_name("TWINCCL_ALGO", a, algorithm_names());
+  for (const emu::OptionRow& row : emu::option_table()) read_option(row, o);
   o.topology = env("TWINCCL_TOPOLOGY");
   o.trace_path = env("TWINCCL_TRACE");
   o.timeline_path = env("TWINCCL_TIMELINE");
   if (!o.topology.empty() && o.timeline_path.empty()) o.timeline_path = "twinccl-timeline.json";
-  if (auto t = env("TWINCCL_TIMEOUT_S"); !t.empty())
-    o.timeout_s = parse_seconds("TWINCCL_TIMEOUT_S", t, 0.001, kMaxTimeoutSeconds);
-  if (auto c = env("TWINCCL_CHECK"); !c.empty()) {
-    c = parse_name("TWINCCL_CHECK", c, {"0", "1", "2"});
-    o.check = c == "0" ? CheckLevel::off : c == "1" ? CheckLevel::on : CheckLevel::debug;
-  }
-  if (auto f = env("TWINCCL_FLIGHT_RECORDER_OPS"); !f.empty()) {
-    o.flight_recorder_ops =
-        static_cast<std::size_t>(parse_integer("TWINCCL_FLIGHT_RECORDER_OPS", f, 1, 1 << 20));
-  }
-  o.flight_recorder_path = env("TWINCCL_FLIGHT_RECORDER");
-  if (auto s = env("TWINCCL_P2P_STREAMS"); !s.empty())
-    o.p2p_per_peer_streams =
-        parse_name("TWINCCL_P2P_STREAMS", s, {"comm", "per_peer"}) == "per_peer";
-  if (auto m = env("TWINCCL_MAX_P2P_LANE_THREADS"); !m.empty()) {
-    o.max_p2p_lane_threads = static_cast<int>(parse_integer(
-        "TWINCCL_MAX_P2P_LANE_THREADS", m, 1, kMaxP2pLaneThreads,
-        "; threads of per-peer send/recv streams (TWINCCL_P2P_STREAMS=per_peer) alive at once"));
-  }
-  if (auto p = env("TWINCCL_EMU_PATH"); !p.empty()) {
-    o.schedule_path = parse_name("TWINCCL_EMU_PATH", p, {"fast", "schedule"}) == "schedule";
-  }
   return o;
 }
 

@@ -14,6 +14,7 @@
 
 #include "twinccl/perf_math.h"
 #include "twinccl/run.h"
+#include "twinccl/schedule.h"
 
 using namespace twinccl;
 using Clock = std::chrono::steady_clock;
@@ -79,17 +80,14 @@ double time_collective(OpKind kind, bool schedule_path) {
   return *std::max_element(per_rank.begin(), per_rank.end());
 }
 
-// Bytes every rank's input read once plus every output written once, summed over ranks.
+// Bytes every rank's input read once plus every output written once, summed over ranks (the
+// buffers' sizes by the kind's element rule, counting bytes as one-byte elements).
 double floor_traffic_bytes(OpKind kind) {
-  double b = static_cast<double>(kBytes);
-  switch (kind) {
-    case OpKind::all_reduce:
-      return kRanks * (b + b);
-    case OpKind::reduce_scatter:
-      return kRanks * (b * kRanks + b);
-    default:
-      return kRanks * (b + b * kRanks);  // all_gather
-  }
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.nranks = kRanks;
+  spec.count = kBytes;
+  return kRanks * static_cast<double>(input_elements(spec, 0) + output_elements(spec, 0));
 }
 
 }  // namespace

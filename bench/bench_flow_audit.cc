@@ -21,6 +21,7 @@
 // 1 + (i mod 4) (all_to_all_v: the pair (s, d) weighted 1 + ((s + 2d) mod 4)), scaled so the total
 // is the size asked. Each flow run gets 30 s (TWINCCL_SIM_TIMEOUT_S unless set): PAT's flow
 // playback on 64 ranks does not finish in 300 s.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "twinccl/op_traits.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
@@ -77,11 +79,14 @@ std::size_t parse_size(const std::string& s) {
 }
 
 const std::vector<OpKind>& every_kind() {
-  static const std::vector<OpKind> kinds = {
-      OpKind::all_reduce,   OpKind::all_gather,       OpKind::reduce_scatter, OpKind::broadcast,
-      OpKind::reduce,       OpKind::all_to_all,       OpKind::gather,         OpKind::scatter,
-      OpKind::all_gather_v, OpKind::reduce_scatter_v, OpKind::all_to_all_v,   OpKind::gather_v,
-      OpKind::scatter_v};
+  static const std::vector<OpKind> kinds = [] {  // every collective but barrier
+    std::vector<OpKind> k = {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter};
+    for (const OpTraits& t : all_op_traits()) {
+      if (!t.p2p && t.kind != OpKind::barrier && std::find(k.begin(), k.end(), t.kind) == k.end())
+        k.push_back(t.kind);
+    }
+    return k;
+  }();
   return kinds;
 }
 
@@ -113,33 +118,19 @@ sim::Request request(const topo::Topology& t, OpKind kind, std::size_t bytes) {
   const std::size_t elements = bytes / 4;  // float32
   r.spec.kind = kind;
   r.spec.nranks = static_cast<int>(n);
-  switch (kind) {
-    case OpKind::all_gather:
-    case OpKind::reduce_scatter:
-    case OpKind::all_to_all:
-    case OpKind::gather:
-    case OpKind::scatter:
-      r.spec.count = elements / n;
-      break;
-    case OpKind::all_gather_v:
-    case OpKind::reduce_scatter_v:
-    case OpKind::gather_v:
-    case OpKind::scatter_v: {
-      std::vector<std::size_t> w(n);
-      for (std::size_t i = 0; i < n; ++i) w[i] = 1 + i % 4;
-      r.spec.counts = skewed(w, elements);
-      break;
+  const OpTraits& k = traits(kind);
+  if (kind == OpKind::all_to_all_v) {
+    std::vector<std::size_t> w(n * n);
+    for (std::size_t s = 0; s < n; ++s) {
+      for (std::size_t d = 0; d < n; ++d) w[s * n + d] = 1 + (s + 2 * d) % 4;
     }
-    case OpKind::all_to_all_v: {
-      std::vector<std::size_t> w(n * n);
-      for (std::size_t s = 0; s < n; ++s) {
-        for (std::size_t d = 0; d < n; ++d) w[s * n + d] = 1 + (s + 2 * d) % 4;
-      }
-      r.spec.matrix = skewed(w, elements * n);  // every rank sends `bytes` on average
-      break;
-    }
-    default:
-      r.spec.count = elements;
+    r.spec.matrix = skewed(w, elements * n);  // every rank sends `bytes` on average
+  } else if (k.uneven) {
+    std::vector<std::size_t> w(n);
+    for (std::size_t i = 0; i < n; ++i) w[i] = 1 + i % 4;
+    r.spec.counts = skewed(w, elements);
+  } else {
+    r.spec.count = k.size_counts_all_ranks ? elements / n : elements;
   }
   return r;
 }

@@ -1,6 +1,18 @@
 // What TwinCCL's NCCL backend costs on top of calling NCCL directly, on one GPU (world size 1).
 //
 //   build/bench/bench_nccl_overhead            # exits 77 without NCCL support or without a GPU
+//   build/bench/bench_nccl_overhead --host-only  # the host figures only (no 256 MiB buffers)
+//
+// Without a GPU, on the recording double (tests/backends/nccl_double) in its fast mode (stream
+// operations run inside the call, no log), host figures only: with D=build/backends/
+// libtwinccl_nccl_double.so,
+//   TWINCCL_DOUBLE_FAST=1 TWINCCL_DOUBLE_IN_PROGRESS_POLLS=0 TWINCCL_NCCL_LIBRARY=$D
+//   TWINCCL_CUDART_LIBRARY=$D build/bench/bench_nccl_overhead --host-only
+// There the "NCCL" and "CUDA" calls are the double's, so the overhead printed is TwinCCL's own host
+// work plus the double's (small) cost of the extra CUDA calls the backend makes (events, stream
+// waits): a figure to compare before/after a change, not a GPU's. The calling thread's CPU time
+// per call is printed beside the wall time: on a loaded machine it is the steadier figure (in the
+// fast mode every operation runs on that thread).
 //
 // How it works: both paths enqueue all_reduce(sum, float32) on the same communicator and stream.
 //   host:   small all_reduce (256 B), many async calls, time per call on the host (the GPU work
@@ -13,7 +25,8 @@
 // What it measures at world size 1: NCCL's one-rank path (ncclLaunchOneRank: a cudaMemcpyAsync,
 // no collective kernel, no network), so the device figure is TwinCCL's overhead on top of a copy,
 // not on a real all_reduce. The program prints this beside the numbers. A multi-rank figure needs
-// two GPUs (or NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1) and is not measured here.
+// two GPUs (or NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1): --ranks N, which also times the
+// same call on a blocking communicator (nccl-tests' kind) beside TwinCCL's non-blocking one.
 // CUDA and NCCL are reached through the run-time loaded table (nccl/loader.h), like the backend.
 #include <cstdio>
 
@@ -25,6 +38,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
+#include <string_view>
 #include <vector>
 
 #include "nccl/communicator.h"
@@ -69,19 +84,34 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Host microseconds per call of `issue`, draining the stream every kBatch calls (not timed).
+double thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+struct HostCost {
+  double wall_us = 0;  // per call, median over the batches
+  double cpu_us = 0;   // the calling thread's CPU time per call, median over the batches
+};
+
+// Host microseconds per call of `issue`, draining the stream every kBatch calls (not timed). The
+// median over batches keeps a batch the scheduler interrupted out of the figure.
 template <class Issue>
-double host_us_per_call(cudaStream_t stream, Issue&& issue) {
+HostCost host_us_per_call(cudaStream_t stream, Issue&& issue) {
   for (int i = 0; i < kBatch; ++i) issue();  // warm-up
   drain(stream);
-  double total_us = 0;
+  std::vector<double> wall;
+  std::vector<double> cpu;
   for (int done = 0; done < kHostCalls; done += kBatch) {
     const auto t0 = Clock::now();
+    const double c0 = thread_cpu_us();
     for (int i = 0; i < kBatch; ++i) issue();
-    total_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    cpu.push_back((thread_cpu_us() - c0) / kBatch);
+    wall.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / kBatch);
     drain(stream);
   }
-  return total_us / kHostCalls;
+  return {median(wall), median(cpu)};
 }
 
 // Device milliseconds of `issue` between two events on the stream, median of `reps`.
@@ -108,6 +138,9 @@ double device_ms(cudaStream_t stream, int reps, Issue&& issue) {
   return median(ms);
 }
 
+bool host_only = false;      // --host-only
+ncclUniqueId blocking_id{};  // --ranks N > 1: the id of the blocking communicator beside ours
+
 void bench(Communicator& world) {
   auto& comm = dynamic_cast<twinccl::nccl::NcclCommunicator&>(world);
   const ncclComm_t raw = comm.native_comm();
@@ -116,10 +149,16 @@ void bench(Communicator& world) {
   const std::size_t small = 64;  // float32 elements: 256 B
   twinccl::Buffer a = world.alloc(small, DataType::float32);
   twinccl::Buffer b = world.alloc(small, DataType::float32);
-  const double nccl_us = host_us_per_call(stream, [&] {
-    api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, raw, stream);
+  // The communicator is non-blocking: a call answered ncclInProgress is polled until queued (NCCL's
+  // rule), on the direct path too; the backend does the same.
+  auto settle = [&](ncclResult_t rc) {
+    ncclResult_t state = rc;
+    while (state == ncclInProgress) api().ncclCommGetAsyncError(raw, &state);
+  };
+  const HostCost nccl = host_us_per_call(stream, [&] {
+    settle(api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, raw, stream));
   });
-  const double ours_us = host_us_per_call(stream, [&] {
+  const HostCost ours = host_us_per_call(stream, [&] {
     world.all_reduce(a.data(), b.data(), small, DataType::float32, ReduceOp::sum(),
                      {.async_op = true});
   });
@@ -127,19 +166,81 @@ void bench(Communicator& world) {
   // stream (the caller's, unless set_caller_stream), as torch's ProcessGroupNCCL orders its calls.
   cudaEvent_t order = nullptr;
   api().cudaEventCreateWithFlags(&order, cudaEventDisableTiming);
-  const double nccl_ordered_us = host_us_per_call(stream, [&] {
+  const HostCost nccl_ordered = host_us_per_call(stream, [&] {
     api().cudaEventRecord(order, nullptr);
     api().cudaStreamWaitEvent(stream, order, 0);
-    api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, raw, stream);
+    settle(api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, raw, stream));
   });
   api().cudaEventDestroy(order);
   // The caller works on the communicator's own stream: no ordering event is needed.
   world.set_caller_stream(stream);
-  const double ours_same_stream_us = host_us_per_call(stream, [&] {
+  const HostCost ours_same_stream = host_us_per_call(stream, [&] {
     world.all_reduce(a.data(), b.data(), small, DataType::float32, ReduceOp::sum(),
                      {.async_op = true});
   });
   world.set_caller_stream(nullptr);
+
+  // Several ranks: NCCL launches a non-blocking communicator's group (every collective outside a
+  // group is one) on a thread of its own and answers ncclInProgress (src/group.cc,
+  // ncclGroupEndInternal: groupLaunchNonBlocking), which a caller must poll; nccl-tests uses
+  // blocking communicators. TwinCCL's are non-blocking (abortable init, split and finalize), so the
+  // same call on a blocking communicator of the same ranks shows what that costs per call.
+  HostCost nccl_blocking;
+  if (world.size() > 1) {
+    ncclComm_t blocking = nullptr;
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;  // blocking (the default)
+    if (api().ncclCommInitRankConfig(&blocking, world.size(), blocking_id, world.rank(), &config) !=
+        ncclSuccess) {
+      std::printf("bench_nccl_overhead: rank %d: ncclCommInitRankConfig (blocking) failed\n",
+                  world.rank());
+      std::exit(1);
+    }
+    nccl_blocking = host_us_per_call(stream, [&] {
+      api().ncclAllReduce(a.data(), b.data(), small, ncclFloat32, ncclSum, blocking, stream);
+    });
+    drain(stream);
+    (void)api().ncclCommFinalize(blocking);
+    (void)api().ncclCommDestroy(blocking);
+  }
+  if (world.rank() != 0) return;
+
+  auto verdict = [](double us) { return us < 1.0 ? "met" : "NOT met"; };
+  std::printf("%s\n", twinccl::nccl::describe_runtime().c_str());
+  if (world.size() == 1) {
+    std::printf(
+        "world size 1: NCCL's one-rank path (a device copy, no collective kernel) is what is "
+        "measured\n");
+  } else {
+    std::printf(
+        "world size %d (rank 0's figures); both paths use TwinCCL's non-blocking "
+        "communicator\n",
+        world.size());
+  }
+  std::printf(
+      "host per call, all_reduce 256 B (median of %d batches of %d): ncclAllReduce %.3f us, "
+      "twinccl %.3f us, overhead %.3f us (target < 1 us: %s)\n",
+      kHostCalls / kBatch, kBatch, nccl.wall_us, ours.wall_us, ours.wall_us - nccl.wall_us,
+      verdict(ours.wall_us - nccl.wall_us));
+  std::printf(
+      "  the same in the calling thread's CPU time: ncclAllReduce %.3f us, twinccl %.3f us, "
+      "overhead %.3f us (target < 1 us: %s)\n",
+      nccl.cpu_us, ours.cpu_us, ours.cpu_us - nccl.cpu_us, verdict(ours.cpu_us - nccl.cpu_us));
+  std::printf(
+      "  of which ordering after the caller's stream (event on the legacy stream + stream wait): "
+      "ncclAllReduce so ordered %.3f us (+%.3f us; CPU +%.3f us)\n",
+      nccl_ordered.wall_us, nccl_ordered.wall_us - nccl.wall_us, nccl_ordered.cpu_us - nccl.cpu_us);
+  std::printf(
+      "  twinccl with set_caller_stream(the communicator's stream), no ordering event: %.3f us, "
+      "overhead %.3f us (CPU %.3f us; target < 1 us: %s)\n",
+      ours_same_stream.wall_us, ours_same_stream.wall_us - nccl.wall_us,
+      ours_same_stream.cpu_us - nccl.cpu_us, verdict(ours_same_stream.wall_us - nccl.wall_us));
+  if (world.size() > 1) {
+    std::printf(
+        "  ncclAllReduce on a blocking communicator of the same ranks (as nccl-tests): %.3f us "
+        "(CPU %.3f us); twinccl over it: %.3f us\n",
+        nccl_blocking.wall_us, nccl_blocking.cpu_us, ours.wall_us - nccl_blocking.wall_us);
+  }
+  if (host_only) return;
 
   const std::size_t big = (std::size_t{256} << 20) / sizeof(float);
   twinccl::Buffer x = world.alloc(big, DataType::float32);
@@ -152,26 +253,7 @@ void bench(Communicator& world) {
                      {.async_op = true});
   });
 
-  const double host_overhead_us = ours_us - nccl_us;
   const double device_overhead_pct = 100.0 * (ours_ms - nccl_ms) / nccl_ms;
-  std::printf("%s\n", twinccl::nccl::describe_runtime().c_str());
-  std::printf(
-      "world size 1: NCCL's one-rank path (a device copy, no collective kernel) is what is "
-      "measured\n");
-  std::printf(
-      "host per call, all_reduce 256 B (%d calls): ncclAllReduce %.3f us, twinccl %.3f us, "
-      "overhead %.3f us "
-      "(target < 1 us: %s)\n",
-      kHostCalls, nccl_us, ours_us, host_overhead_us, host_overhead_us < 1.0 ? "met" : "NOT met");
-  std::printf(
-      "  of which ordering after the caller's stream (event on the legacy stream + stream wait): "
-      "ncclAllReduce so ordered %.3f us (+%.3f us)\n",
-      nccl_ordered_us, nccl_ordered_us - nccl_us);
-  std::printf(
-      "  twinccl with set_caller_stream(the communicator's stream), no ordering event: %.3f us, "
-      "overhead %.3f us (target < 1 us: %s)\n",
-      ours_same_stream_us, ours_same_stream_us - nccl_us,
-      ours_same_stream_us - nccl_us < 1.0 ? "met" : "NOT met");
   std::printf(
       "device time, all_reduce 256 MiB (median of 20): ncclAllReduce %.3f ms, twinccl %.3f ms, "
       "overhead "
@@ -181,14 +263,36 @@ void bench(Communicator& world) {
 
 }  // namespace
 
-int main() {
-  if (twinccl::nccl::visible_gpu_count() == 0) {
+int main(int argc, char** argv) {
+  int ranks = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--host-only") {
+      host_only = true;
+    } else if (arg == "--ranks" && i + 1 < argc && std::atoi(argv[i + 1]) >= 1) {
+      ranks = std::atoi(argv[++i]);
+    } else {
+      std::printf(
+          "usage: bench_nccl_overhead [--host-only] [--ranks N]\n"
+          "  --ranks N: N ranks as threads, one per GPU, or all on GPU 0 when there are fewer\n"
+          "  (NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1)\n");
+      return 2;
+    }
+  }
+  const int gpus = twinccl::nccl::visible_gpu_count();
+  if (gpus == 0) {
     std::printf("SKIPPED: no GPU visible; nothing measured\n");
     return 77;
   }
+  std::vector<int> devices;
+  for (int r = 0; r < ranks; ++r) devices.push_back(gpus >= ranks ? r : 0);
+  if (ranks > 1 && api().ncclGetUniqueId(&blocking_id) != ncclSuccess) {
+    std::printf("bench_nccl_overhead: ncclGetUniqueId failed\n");
+    return 1;
+  }
   twinccl::RunOptions options;
   options.backend = "nccl";
-  twinccl::nccl::run_local_ranks({0}, options, bench);
+  twinccl::nccl::run_local_ranks(devices, options, bench);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "twinccl/algorithm_defaults.h"
 #include "twinccl/algorithms.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl::cli {
 
@@ -20,11 +21,8 @@ int run_algo_command(const AlgoOptions& o, std::ostream& out) {
   if (!o.collective.empty()) {
     kinds.push_back(parse_op_kind(o.collective));
   } else {
-    for (OpKind k :
-         {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather, OpKind::broadcast,
-          OpKind::reduce, OpKind::all_to_all, OpKind::gather, OpKind::scatter, OpKind::all_gather_v,
-          OpKind::reduce_scatter_v, OpKind::all_to_all_v, OpKind::gather_v, OpKind::scatter_v}) {
-      kinds.push_back(k);
+    for (const OpTraits& t : all_op_traits()) {  // every collective (send/recv have none)
+      if (!t.p2p && t.kind != OpKind::barrier) kinds.push_back(t.kind);
     }
   }
   print_algorithms(out, kinds);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "flag_values.h"
 #include "twinccl/errors.h"
 #include "twinccl/run.h"
@@ -53,7 +55,6 @@ const IgnoredFlag kIgnored[] = {
     {"-p,--parallel_init", "parallel init", 1, &RawPerfFlags::parallel_init},
     {"-y,--stream_null", "null CUDA stream", 1, &RawPerfFlags::stream_null},
     {"-T,--timeout", "timeout", 1000000, &RawPerfFlags::timeout},
-    {"-G,--cudagraph", "CUDA graphs", 1000000, &RawPerfFlags::graph},
     {"-R,--local_register", "buffer registration", 2, &RawPerfFlags::local_register},
     {"-x,--cta_policy", "CTA policy", 2, &RawPerfFlags::cta_policy},
     {"-D,--device_implementation", "device API", 1000, &RawPerfFlags::device_impl},
@@ -63,6 +64,33 @@ const IgnoredFlag kIgnored[] = {
     {"-I,--per_iter_timing", "per-iteration timing", 1, &RawPerfFlags::per_iter},
     {"-K,--per_iter_skip", "per-iteration skip", 1000000, &RawPerfFlags::per_iter_skip},
 };
+
+// -G N: CUDA graphs, on NCCL only (cli/perf_timing.h); the simulator names it ignored. With -z,
+// as nccl-tests 2.19 (src/common.cu): -z 3 is turned off with a note; -z 1/2 would wait for a call
+// inside the capture, which CUDA refuses (cudaStreamQuery on a capturing stream): refused here.
+void apply_graph_flag(PerfOptions& o) {
+  if (o.backend == "sim") {
+    o.ignored.push_back(fmt::format("-G {} (CUDA graphs)", o.graph));
+    return;
+  }
+  if (o.backend != "nccl") {
+    throw InvalidArgument(fmt::format(
+        "-G {}: CUDA graphs exist on the NCCL backend only (--backend nccl); the {} backend has "
+        "none (drop -G, or use -G 0)",
+        o.graph, o.backend));
+  }
+  if (o.blocking == 3) {
+    std::cerr << "twinccl perf: blocking mode (-z 3) is incompatible with CUDA graph mode (-G): "
+                 "blocking disabled, as nccl-tests does\n";
+    o.blocking = 0;
+  } else if (o.blocking != 0) {
+    throw InvalidArgument(fmt::format(
+        "-z {} with -G {}: waiting for each call inside a CUDA graph capture is impossible (CUDA "
+        "refuses cudaStreamQuery on a capturing stream; nccl-tests fails there too); use -z 0 or "
+        "-z 3, or drop -G",
+        o.blocking, o.graph));
+  }
+}
 
 }  // namespace
 
@@ -108,6 +136,9 @@ void add_nccl_tests_flags(CLI::App* cmd, RawPerfFlags& raw) {
   flag("-z,--blocking", raw.blocking,
        "emu/nccl: 1 wait for each call and barrier, 2 wait for each call, 3 wait and barrier "
        "after each -n iteration, timing the calls only (nccl-tests' -z; default 0)");
+  flag("-G,--cudagraph", raw.graph,
+       "nccl: capture the -n iterations into a CUDA graph and launch it this many times, "
+       "0..1000000 (nccl-tests' -G; default 0; the emulator has no CUDA graphs)");
   flag("-C,--report_cputime", raw.cputime,
        "1: report the host time to issue the calls (nccl-tests' cputime) instead of the time");
   flag("-S,--report_timestamps", raw.timestamps, "1: a timestamp after each row");
@@ -152,6 +183,8 @@ void apply_nccl_tests_flags(const RawPerfFlags& raw, PerfOptions& o) {
   o.average = int_or(raw.average, "-a", 1, 0, 3);
   o.blocking = int_or(raw.blocking, "-z", 0, 0, 3);
   if (sim && o.blocking != 0) o.ignored.push_back(fmt::format("-z {} (blocking)", o.blocking));
+  o.graph = int_or(raw.graph, "-G", 0, 0, 1000000);
+  if (o.graph > 0) apply_graph_flag(o);
   o.report_cputime = int_or(raw.cputime, "-C", 0, 0, 1) == 1;
   o.report_timestamps = int_or(raw.timestamps, "-S", 0, 0, 1) == 1;
   o.json_file = raw.json_file;
@@ -185,7 +218,6 @@ void apply_nccl_tests_flags(const RawPerfFlags& raw, PerfOptions& o) {
     if (text.empty()) continue;
     const std::string name = std::string(f.names).substr(0, 2);
     const long long v = parse_int_flag(name, text, 0, f.max);
-    if (name == "-G") o.graph = static_cast<int>(v);
     if (name == "-u") o.unalign = static_cast<int>(v);
     o.ignored.push_back(fmt::format("{} {} ({})", name, v, f.what));
   }

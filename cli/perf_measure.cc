@@ -202,7 +202,7 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
     long long wrong = 0;
     for (int c = 0; p.check && c < std::max(o.check_count, 1) && wrong == 0; ++c) {
       s.fill_input(p.inputs[me]);
-      issue_call(comm, s, {});
+      issue_once_like_nccl_tests(comm, o, [&] { return issue_call(comm, s, {.async_op = true}); });
       Bytes before(recv_elements(p.call, comm.rank(), n) * size_of(dtype), 0);
       Bytes want = reference_output(p.call, p.inputs, p.ops, comm.rank(), before);
       std::vector<unsigned char> got = s.result_bytes();

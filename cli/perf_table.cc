@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "perf_p2p.h"
+#include "twinccl/op_traits.h"
 #include "twinccl/perf_math.h"
 
 namespace twinccl::cli {
@@ -98,7 +99,8 @@ std::string_view nccl_tests_redop(const PerfRow& row) {
 std::string nccl_tests_program(OpKind k) {
   if (k == kSendRecvTest) return "sendrecv_perf";
   if (k == kHypercubeTest) return "hypercube_perf";
-  return k == OpKind::all_to_all ? std::string("alltoall_perf") : std::string(name(k)) + "_perf";
+  const std::string_view program = traits(k).nccl_tests_name;
+  return program.empty() ? std::string(name(k)) + "_perf" : std::string(program);
 }
 
 Measurement make_measurement(OpKind kind, std::size_t count, DataType dtype, int nranks,

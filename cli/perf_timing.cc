@@ -11,10 +11,14 @@
 // * cputime is read before completeColl; completeColl waits for the stream (skipped for -z with
 //   -m 1, where every call was already waited for); the time is then read again and divided by
 //   n*m (deltaSec). Allreduce(deltaSec, average) combines it over threads and processes.
+// * -G N (CUDA graphs): the capture begins after that barrier (cudaStreamBeginCapture), the -n
+//   iterations are issued into it, the capture ends and is instantiated, then a barrier, the timer
+//   restarts and the graph is launched N times; the time is divided by N as well (not cputime).
+//   The -c check call is captured and launched once too (issue_once_like_nccl_tests).
 // Differences, on purpose or not yet done (docs/nccl-backend.md): the barrier is a collective on
 // the communicator (nccl-tests: a host thread barrier plus MPI_Barrier); inside a -m group the -z
 // waits and barriers are skipped (nccl-tests' stream wait there finds nothing launched yet); the
-// buffers are not shifted per iteration through a -e sized allocation; -G is not done.
+// buffers are not shifted per iteration through a -e sized allocation.
 #include "perf_timing.h"
 
 #include <fmt/format.h>
@@ -22,6 +26,9 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+
+#include "twinccl/call_graphs.h"
+#include "twinccl/errors.h"
 
 namespace twinccl::cli {
 namespace {
@@ -45,6 +52,33 @@ double combine_over_ranks(Communicator& comm, double value, int average) {
   return average == 1 ? v / comm.size() : v;
 }
 
+// -G: the communicator's CUDA graphs (null without -G). The flags refused -G off NCCL already;
+// this names what cannot be captured.
+CallGraphs* graphs_for(Communicator& comm, const PerfOptions& o, const std::string& row,
+                       bool group_calls) {
+  if (o.graph <= 0) return nullptr;
+  CallGraphs* graphs = call_graphs(comm);
+  if (graphs == nullptr) {
+    throw InvalidArgument(
+        fmt::format("-G {}: the {} backend has no CUDA graphs", o.graph, comm.backend()));
+  }
+  if (!group_calls) {
+    throw InvalidArgument(fmt::format(
+        "-G {}: {}: this test waits between its steps inside each call, which a CUDA graph "
+        "capture cannot hold (drop -G for it)",
+        o.graph, row));
+  }
+  return graphs;
+}
+
+// Frees the row's graph however the row ends.
+struct DropCapture {
+  CallGraphs* graphs;
+  ~DropCapture() {
+    if (graphs != nullptr) graphs->drop_capture();
+  }
+};
+
 }  // namespace
 
 NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, const std::string& row,
@@ -54,9 +88,12 @@ NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, con
   const int agg = std::max(o.agg_iters, 1);
   const bool grouped = agg > 1 && group_calls;
   const int blocking = o.blocking;
+  CallGraphs* graphs = graphs_for(comm, o, row, group_calls);
+  DropCapture drop{graphs};
   issue().wait();  // BenchTime's untimed startColl + completeColl
   comm.barrier();
-  const Clock::time_point t0 = Clock::now();
+  if (graphs != nullptr) graphs->begin_capture();
+  Clock::time_point t0 = Clock::now();
   Clock::time_point noted = t0;
   double coll_only_s = 0;
   long long since_wait = 0;
@@ -76,7 +113,8 @@ NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, con
       last.wait();
       coll_only_s += seconds_between(iter_start, Clock::now());
       comm.barrier();
-    } else if (blocking == 0 && since_wait >= kTimedCallsInFlight && iter + 1 < o.iterations) {
+    } else if (blocking == 0 && graphs == nullptr && since_wait >= kTimedCallsInFlight &&
+               iter + 1 < o.iterations) {
       last.wait();  // bounded in-flight calls (perf_timing.h); nccl-tests has no such wait
       since_wait = 0;
     }
@@ -86,10 +124,17 @@ NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, con
                                iter + 1, o.iterations, seconds_between(t0, noted));
     }
   }
+  if (graphs != nullptr) {  // -G: end and instantiate, barrier, restart the timer, N launches
+    graphs->end_capture();
+    comm.barrier();
+    t0 = Clock::now();
+    for (int l = 0; l < o.graph; ++l) last = graphs->launch_capture();
+  }
   const double calls = static_cast<double>(o.iterations) * agg;
   const double cpu_s = blocking == 3 ? coll_only_s : seconds_between(t0, Clock::now());
   if (!(blocking != 0 && agg <= 1)) last.wait();  // completeColl
-  const double delta_s = blocking == 3 ? coll_only_s : seconds_between(t0, Clock::now());
+  double delta_s = blocking == 3 ? coll_only_s : seconds_between(t0, Clock::now());
+  if (graphs != nullptr) delta_s /= o.graph;
   result.cputime_us = cpu_s / calls * 1e6;
   result.time_us = combine_over_ranks(comm, delta_s / calls * 1e6, o.average);
   return result;
@@ -103,6 +148,17 @@ std::vector<std::size_t> warmup_sizes(const PerfOptions& o) {
     if (bytes > o.max_bytes / 2) break;  // no overflow at -e near the top of size_t
   }
   return sizes;
+}
+
+void issue_once_like_nccl_tests(Communicator& comm, const PerfOptions& o,
+                                const std::function<Work()>& issue) {
+  CallGraphs* graphs = o.graph > 0 ? call_graphs(comm) : nullptr;
+  if (graphs == nullptr) return issue().wait();
+  DropCapture drop{graphs};
+  graphs->begin_capture();
+  issue();  // captured: its Work runs with the launch
+  graphs->end_capture();
+  graphs->launch_capture().wait();
 }
 
 }  // namespace twinccl::cli

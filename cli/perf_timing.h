@@ -31,16 +31,23 @@ struct NcclTestsTime {
 };
 
 // One row's timing as nccl-tests' BenchTime does it: one untimed call and its wait, a barrier,
-// then a host timer (steady clock) around -n iterations of -m calls each (one group when -m > 1),
+// then a host timer (steady clock) around -n iterations of -m calls each (one group when -m > 1;
+// with -G captured into a CUDA graph, instantiated, then the timer restarted around -G launches),
 // issued back to back; -z 1/2 wait for each call (1: and a barrier after it), -z 3 waits and
 // barriers after each iteration and times only the issue-to-finish part; then the last call is
-// waited for and the time divided by n*m; -a combines it over the ranks (0 rank 0, 1 mean, 2 min,
-// 3 max). `issue` issues one call asynchronously. Every rank calls it; `row` names the row in the
-// progress note rank 0 prints after 10 s. `group_calls` false: the -m calls are issued one after
-// the other, ungrouped (a call that waits inside itself, as the hypercube test's steps do).
+// waited for and the time divided by n*m (and by -G); -a combines it over the ranks (0 rank 0, 1
+// mean, 2 min, 3 max). `issue` issues one call asynchronously. Every rank calls it; `row` names the
+// row in the progress note rank 0 prints after 10 s. `group_calls` false: the -m calls are issued
+// one after the other, ungrouped (a call that waits inside itself, as the hypercube test's steps
+// do).
 NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& options,
                                    const std::string& row, const std::function<Work()>& issue,
                                    bool group_calls = true);
+
+// One call, waited for: the -c check's call. With -G it is captured into a CUDA graph and the
+// graph launched once, as nccl-tests' BenchTime checks under -G. `issue` issues asynchronously.
+void issue_once_like_nccl_tests(Communicator& comm, const PerfOptions& options,
+                                const std::function<Work()>& issue);
 
 // nccl-tests' warmup (TimeTest): before a (collective, type, op) sweep, -w out-of-place calls at
 // each size from -b doubling up to -e, then one wait; returns the sizes warmed, in bytes.

@@ -1,7 +1,10 @@
 # cmake --install: headers, the static libraries with their exported targets, the twinccl program,
-# a CMake package (find_package(TwinCCL)) and pkg-config files (twinccl, twinccl-nccl).
+# a CMake package (find_package(TwinCCL)) and pkg-config files (twinccl, twinccl-simtime,
+# twinccl-nccl).
 #
-#   TwinCCL::twinccl  run(), the API and the emulator: what a program links
+#   TwinCCL::twinccl  run(), the API and the emulator: what a program links (no SimGrid)
+#   TwinCCL::simtime  the simulated time of an emulated run (TWINCCL_TOPOLOGY, TWINCCL_TIMELINE):
+#                     link it too for them; it brings the simulator and SimGrid
 #   TwinCCL::nccl     the NCCL backend (only when built): link it too to run on NCCL
 #   TwinCCL::sim      the simulator (timing, replay, tuner); TwinCCL::topologies, ::core, ::emu,
 #                     ::store below them
@@ -12,6 +15,7 @@ set(TWINCCL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/TwinCCL
     CACHE STRING "Where the CMake package (TwinCCLConfig.cmake) is installed, relative to the prefix")
 get_property(twinccl_libraries GLOBAL PROPERTY TWINCCL_INSTALLED_LIBRARIES)
 get_property(twinccl_header_dirs GLOBAL PROPERTY TWINCCL_INSTALLED_HEADER_DIRS)
+list(REMOVE_DUPLICATES twinccl_header_dirs)  # backends/include: twinccl_run's and twinccl_simtime's
 
 install(TARGETS ${twinccl_libraries} EXPORT TwinCCLTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
@@ -36,7 +40,8 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/TwinCCLConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/TwinCCLConfig.cmake ${PROJECT_BINARY_DIR}/TwinCCLConfigVersion.cmake
         DESTINATION ${TWINCCL_INSTALL_CMAKEDIR} COMPONENT development)
 
-# pkg-config: the static libraries in link order, then what they need (simgrid, fmt, threads).
+# pkg-config: the static libraries in link order, then what they need (fmt, threads; simgrid for
+# twinccl-simtime).
 # The .pc files name their prefix relative to where they are (${pcfiledir}), so that an install
 # with `cmake --install --prefix <elsewhere>` or a moved tree still works.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
@@ -54,8 +59,12 @@ foreach(kind LIBDIR INCLUDEDIR)
   endif()
 endforeach()
 # Libraries are added folder by folder in dependency order (core first), so the reverse order is a
-# valid static link order. twinccl.pc: everything but the NCCL backend and the bootstrap store.
+# valid static link order. twinccl.pc: the API, run() and the emulator; twinccl-simtime.pc: the
+# simulated time with the simulator below it (then twinccl.pc's, through Requires); the NCCL
+# backend and the bootstrap store are twinccl-nccl.pc's.
+set(twinccl_pc_simtime twinccl_simtime twinccl_sim twinccl_topologies)
 set(TWINCCL_PC_LIBS)
+set(TWINCCL_PC_SIMTIME_LIBS)
 set(twinccl_reversed ${twinccl_libraries})
 list(REVERSE twinccl_reversed)
 foreach(lib ${twinccl_reversed})
@@ -67,15 +76,20 @@ foreach(lib ${twinccl_reversed})
   if(NOT output_name)
     set(output_name ${lib})
   endif()
-  string(APPEND TWINCCL_PC_LIBS " -l${output_name}")
+  if(lib IN_LIST twinccl_pc_simtime)
+    string(APPEND TWINCCL_PC_SIMTIME_LIBS " -l${output_name}")
+  else()
+    string(APPEND TWINCCL_PC_LIBS " -l${output_name}")
+  endif()
 endforeach()
 set(TWINCCL_PC_DL_LIBS)
 foreach(lib ${CMAKE_DL_LIBS})
   string(APPEND TWINCCL_PC_DL_LIBS " -l${lib}")
 endforeach()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/twinccl.pc.in ${PROJECT_BINARY_DIR}/twinccl.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/twinccl.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
-        COMPONENT development)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/twinccl-simtime.pc.in ${PROJECT_BINARY_DIR}/twinccl-simtime.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/twinccl.pc ${PROJECT_BINARY_DIR}/twinccl-simtime.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
 if(TARGET twinccl_nccl)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/twinccl-nccl.pc.in ${PROJECT_BINARY_DIR}/twinccl-nccl.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/twinccl-nccl.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig

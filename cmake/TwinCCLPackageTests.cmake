@@ -2,6 +2,11 @@
 #   package.installed, package.subdirectory   the consumer project examples/consumer built against
 #       this build installed (find_package, pkg-config) and against the sources (add_subdirectory);
 #       tests/package/check_consumer.sh says what each checks. Label package.
+#   package.emulator_only   an emulator-only program (examples/consumer/all_reduce.cc linked with
+#       twinccl_run = TwinCCL::twinccl alone) links no simulator and no SimGrid (its NEEDED entries,
+#       symbols and linker map), and TWINCCL_TOPOLOGY / TWINCCL_TIMELINE make it fail with a
+#       ConfigError naming TwinCCL::simtime; the same program linked with twinccl_simtime prints
+#       the simulated time and writes the timeline (tests/package/check_emulator_only.sh; ~1 s).
 #   format.check   every C++ file formatted as .clang-format says (TWINCCL_FORMAT_CHECK=ON; label
 #       format; scripts/format.sh --fix formats them).
 # The consumer is compiled like this build (compiler, its launcher such as ccache, build type,
@@ -29,6 +34,19 @@ foreach(mode installed subdirectory)
   set_tests_properties(package.${mode} PROPERTIES LABELS package TIMEOUT 1200 ENVIRONMENT
     "TWINCCL_SOURCE_DIR=${PROJECT_SOURCE_DIR};TWINCCL_BINARY_DIR=${PROJECT_BINARY_DIR};WORK=${PROJECT_BINARY_DIR}/package-test/${mode};CONSUMER_CMAKE_ARGS=${twinccl_consumer_args_escaped}")
 endforeach()
+
+set(twinccl_consumer_source ${PROJECT_SOURCE_DIR}/examples/consumer/all_reduce.cc)
+add_executable(package_emulator_only ${twinccl_consumer_source})
+target_link_libraries(package_emulator_only PRIVATE TwinCCL::twinccl)
+# The linker's map names every archive member and shared library the link loaded.
+target_link_options(package_emulator_only PRIVATE
+                    "LINKER:-Map=$<TARGET_FILE_DIR:package_emulator_only>/package_emulator_only.map")
+add_executable(package_with_simtime ${twinccl_consumer_source})
+target_link_libraries(package_with_simtime PRIVATE TwinCCL::twinccl TwinCCL::simtime)
+add_test(NAME package.emulator_only
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/package/check_emulator_only.sh
+                 $<TARGET_FILE:package_emulator_only> $<TARGET_FILE:package_with_simtime>)
+set_tests_properties(package.emulator_only PROPERTIES LABELS package TIMEOUT 60)
 
 if(TWINCCL_FORMAT_CHECK)
   find_program(TWINCCL_CLANG_FORMAT NAMES clang-format-14 clang-format REQUIRED)

@@ -12,9 +12,12 @@ packages=(cmake ninja-build g++ pkg-config ccache libsimgrid-dev libboost-dev nl
 if [ "${1:-}" = --tests ]; then
   # catch2: the tests; clang-format-14: format.check; gnuplot-nox: `twinccl whatif` plots (tests);
   # python3-*: the Python package built by CMake, and the tests' virtual environment, which sees
-  # Debian's numpy and pytest (scripts/python-env.sh adds torch 2.x from PyPI).
+  # Debian's numpy and pytest (scripts/python-env.sh adds torch 2.x from PyPI); python3-torch:
+  # Debian's torch 1.13 for the CTest python.debian_torch (skipped without it). It is the heavy
+  # one (measured on bookworm: 177 more packages, OpenCV/Qt/GDAL among them; 143 MB fetched,
+  # 589 MB unpacked; unpacking them alone took 37 s on the loaded 2-core machine).
   packages+=(catch2 clang-format-14 gnuplot-nox
-             python3-dev python3-venv python3-pybind11 python3-numpy python3-pytest)
+             python3-dev python3-venv python3-pybind11 python3-numpy python3-pytest python3-torch)
 elif [ -n "${1:-}" ]; then
   echo "usage: scripts/install-deps.sh [--tests]" >&2
   exit 2

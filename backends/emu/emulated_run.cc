@@ -1,71 +1,61 @@
 // EmulatedRun (twinccl/emulated_run.h): the one launcher of an emulated run with simulated time.
 //
 // How it works. The constructor does everything that can fail before the ranks start: the
-// emulator's options are checked once (emu::check_options), the topology is loaded, the emulator's
-// default algorithm becomes the selection policy's choice on the loaded topology (default_choice.h,
-// so the emulator runs what the replay plays) and every output path is checked (check_output_path:
-// a missing folder, a folder given as the file, a NUL byte, no permission). With a topology or a
-// trace path one trace recorder observes every rank's world communicator. After the run the trace
-// and the timeline are written with write_output_file: a temporary file beside the path renamed
-// over it, or a device written in place; a failed write throws and leaves no file.
+// emulator's options are checked once (emu::check_options); with a topology, the simulated time
+// of the run is made by TwinCCL::simtime (simulated_time.h: the topology loaded once, the
+// emulator's default algorithm the selection policy's choice on it, so the emulator runs what the
+// replay plays), or a ConfigError says to link it; every output path is checked
+// (check_output_path: a missing folder, a folder given as the file, a NUL byte, no permission).
+// With a topology or a trace path one trace recorder observes every rank's world communicator.
+// After the run the trace is written with write_output_file: a temporary file beside the path
+// renamed over it, or a device written in place; a failed write throws and leaves no file. The
+// replay and the timeline are TwinCCL::simtime's (backends/simtime/emulated_run_replay.cc).
 #include "twinccl/emulated_run.h"
 
 #include <ostream>
 #include <utility>
 
-#include "emu/default_choice.h"
+#include "simulated_time.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
-#include "twinccl/sim/replay.h"
-#include "twinccl/topologies/presets.h"
 #include "twinccl/trace/recorder.h"
 #include "twinccl/trace/trace_file.h"
 
 namespace twinccl {
 
 struct EmulatedRun::Parts {
-  emu::EmulatorOptions emulator;
-  std::shared_ptr<const topo::Topology> topology;  // options.topology, loaded once
-  std::unique_ptr<trace::TraceRecorder> recorder;  // with a topology or a trace path
-  std::unique_ptr<trace::Trace> trace;             // the recorder's trace, after run()
+  std::unique_ptr<simulated_time::OfRun> simulated;  // with a topology (TwinCCL::simtime)
+  std::unique_ptr<trace::TraceRecorder> recorder;    // with a topology or a trace path
+  std::unique_ptr<trace::Trace> trace;               // the recorder's trace, after run()
 };
 
 namespace {
 
-emu::EmulatorOptions emulator_options(const RunOptions& options) {
-  emu::EmulatorOptions o;
-  o.world_size = options.world_size;
-  o.algorithm = options.algorithm;
-  o.timeout_s = options.timeout_s;
-  o.schedule_path = options.schedule_path;
-  o.channels = options.channels;
-  o.chunk_elements = options.chunk_elements;
-  o.ranks_per_node = options.ranks_per_node;
-  o.check = options.check;
-  o.flight_recorder_ops = options.flight_recorder_ops;
-  o.flight_recorder_path = options.flight_recorder_path;
-  o.fault_hook = options.fault_hook;
-  o.p2p_per_peer_streams = options.p2p_per_peer_streams;
-  o.max_p2p_lane_threads = options.max_p2p_lane_threads;
-  return o;
+// What a program linked without TwinCCL::simtime is told when it asks for simulated time.
+[[noreturn]] void simulated_time_not_linked(const RunOptions& options,
+                                            const EmulatedRunCaller& caller) {
+  const std::string asked =
+      !options.topology.empty()
+          ? "TWINCCL_TOPOLOGY='" + shown_value(options.topology) + "'"
+          : caller.timeline_name + "='" + shown_value(options.timeline_path) + "'";
+  throw ConfigError(asked +
+                    " asks for the simulated time of the run, but this program was linked "
+                    "without it: link TwinCCL::simtime (CMake; pkg-config twinccl-simtime), "
+                    "which brings the simulator and SimGrid, or record the run with "
+                    "TWINCCL_TRACE=FILE and replay it with `twinccl replay FILE --topology T`");
 }
 
 }  // namespace
 
 EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
     : options_(options), caller_(std::move(caller)), parts_(std::make_unique<Parts>()) {
-  parts_->emulator = emulator_options(options_);
-  parts_->emulator.stop_requested = caller_.stop_requested;
-  emu::check_options(parts_->emulator);
+  emu::check_options(options_);
+  const simulated_time::Make make_simulated_time = simulated_time::linked();
+  if (!make_simulated_time && (!options_.topology.empty() || !options_.timeline_path.empty()))
+    simulated_time_not_linked(options_, caller_);
   if (!options_.topology.empty()) {
-    parts_->topology =
-        std::make_shared<const topo::Topology>(topo::load_topology(options_.topology));
-    // The loaded object, never the name again (default_choice.h).
-    auto choice = std::make_shared<const emu_backend::DefaultChoice>(parts_->topology);
-    parts_->emulator.default_algorithm = [choice](const OpDesc& op,
-                                                  const std::vector<int>& world_ranks) {
-      return choice->algorithm(op, world_ranks);
-    };
+    parts_->simulated = make_simulated_time(options_);
+    options_.default_algorithm = parts_->simulated->default_algorithm();
   }
   if (!options_.trace_path.empty()) check_output_path(caller_.trace_name, options_.trace_path);
   if (replays() && !options_.timeline_path.empty())
@@ -76,7 +66,10 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   recorder_options.p2p_per_peer_streams = options_.p2p_per_peer_streams;  // the replay orders alike
   parts_->recorder = std::make_unique<trace::TraceRecorder>(options_.world_size, recorder_options);
   trace::TraceRecorder* recorder = parts_->recorder.get();
-  parts_->emulator.on_rank_start = [recorder](Communicator& world) { recorder->record(world); };
+  options_.on_rank_start = [recorder, theirs = options_.on_rank_start](Communicator& world) {
+    recorder->record(world);
+    if (theirs) theirs(world);
+  };
 }
 
 EmulatedRun::~EmulatedRun() = default;
@@ -85,7 +78,7 @@ bool EmulatedRun::records() const { return replays() || !options_.trace_path.emp
 bool EmulatedRun::replays() const { return !options_.topology.empty(); }
 
 void EmulatedRun::run(const RankFunction& fn) {
-  emu::run_world(parts_->emulator, fn);
+  emu::run_world(options_, fn);
   if (parts_->recorder) parts_->trace = std::make_unique<trace::Trace>(parts_->recorder->trace());
 }
 
@@ -105,22 +98,14 @@ bool EmulatedRun::save_trace() const {
   return true;
 }
 
-sim::ReplayResult EmulatedRun::replay(const std::function<bool()>& stop_requested) const {
-  if (!parts_->topology)
-    throw InvalidArgument("EmulatedRun::replay: no topology to replay the run on");
-  // The emulator ran TWINCCL_ALGO where it exists, else the tuner's choice (default_choice.h):
-  // the replay plays the same (its communicators' tuners choose the rest).
-  sim::ReplayOptions replay_options;
-  replay_options.algorithm = options_.algorithm;
-  replay_options.stop_requested = stop_requested;
-  return sim::replay(trace(), *parts_->topology, replay_options);
+void EmulatedRun::print_simulated_time(std::ostream& out) const {
+  if (!parts_->simulated)
+    throw InvalidArgument("EmulatedRun::print_simulated_time: no topology to replay the run on");
+  parts_->simulated->report(*this, out);
 }
 
-bool EmulatedRun::write_timeline(const sim::ReplayResult& result) const {
-  if (!replays() || options_.timeline_path.empty()) return false;
-  write_output_file(caller_.timeline_name, options_.timeline_path,
-                    [&](std::ostream& f) { sim::write_replay_perfetto(result, f); });
-  return true;
+const simulated_time::OfRun* EmulatedRun::simulated_time_of_run() const {
+  return parts_->simulated.get();
 }
 
 }  // namespace twinccl

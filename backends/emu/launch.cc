@@ -1,13 +1,12 @@
 // run_emulated: twinccl::run() for TWINCCL_BACKEND=emu, through the one launcher of emulated runs
 // (twinccl/emulated_run.h, which Python's twinccl.run uses too): options, topology and output
-// paths checked before any rank starts; after a successful run the trace saved, the replay's
-// summary printed and the Perfetto timeline written.
+// paths checked before any rank starts; after a successful run the trace saved and, with a
+// topology (TwinCCL::simtime), the replay's summary printed and the Perfetto timeline written.
 #include "emu/launch.h"
 
 #include <iostream>
 
 #include "twinccl/emulated_run.h"
-#include "twinccl/sim/replay.h"
 
 namespace twinccl::emu_backend {
 
@@ -19,14 +18,7 @@ void run_emulated(const RunOptions& options, const RankFunction& fn) {
     out << "twinccl: trace written to " << options.trace_path << " (twinccl replay "
         << options.trace_path << " --topology A --topology B)\n";
   }
-  if (!launch.replays()) return;
-  const sim::ReplayResult result = launch.replay({});
-  out << "twinccl: simulated time of this run on " << options.topology << "\n"
-      << sim::summarize_replay(result);
-  if (launch.write_timeline(result)) {
-    out << "twinccl: Perfetto timeline written to " << options.timeline_path
-        << " (open in ui.perfetto.dev)\n";
-  }
+  if (launch.replays()) launch.print_simulated_time(out);
 }
 
 }  // namespace twinccl::emu_backend

@@ -21,13 +21,20 @@ namespace twinccl::nccl {
 // <ncclGetErrorString> (<ncclGetLastError>)".
 [[noreturn]] void throw_nccl_error(ncclResult_t result, ncclComm_t comm, std::string_view what);
 
+// Whether a check on this thread saw ncclInProgress since the last reset. NCCL's own enqueue asks
+// ncclCommGetAsyncError of a non-blocking communicator before it returns, so a launch answered
+// ncclSuccess is queued: the launch path polls (CommContext::wait_ready) only after ncclInProgress.
+inline thread_local bool t_nccl_in_progress = false;
+
 inline void check_nccl(ncclResult_t result, ncclComm_t comm, std::string_view what) {
+  if (result == ncclInProgress) t_nccl_in_progress = true;
   if (result != ncclSuccess && result != ncclInProgress) throw_nccl_error(result, comm, what);
 }
 
 // The same for a message built only on failure (keeps the fast path free of string work).
 template <class DescribeFn>
 inline void check_nccl_lazy(ncclResult_t result, ncclComm_t comm, DescribeFn&& describe) {
+  if (result == ncclInProgress) t_nccl_in_progress = true;
   if (result != ncclSuccess && result != ncclInProgress) throw_nccl_error(result, comm, describe());
 }
 

@@ -1,12 +1,12 @@
 // NcclCommunicator: lifecycle, submit, groups, split (see communicator.h).
 //
-// How it works: submit() checks the communicator is alive and that no other communicator has a
-// group open on this thread, makes the GPU current, orders the stream (ordering.h), enqueues the
-// op's NCCL calls, polls until NCCL really queued them (non-blocking communicators may answer
-// ncclInProgress), and only then records a CUDA event behind them. Inside a group
-// (group_depth_ > 0) the ops share one Completion recorded at the outermost group_end, because
-// NCCL only launches a group's work at ncclGroupEnd. premul_sum reduce ops are destroyed once the
-// call that uses them has been issued (after the outermost group_end inside a group).
+// How it works: submit() checks the communicator is alive (the base class checked the op and that
+// no other communicator has a group open on this thread), makes the GPU current, orders the stream
+// (ordering.h), enqueues the op's NCCL calls, polls until NCCL really queued them (non-blocking
+// communicators may answer ncclInProgress), and only then records a CUDA event behind them. Inside
+// a group (group_depth_ > 0) the ops share one Completion recorded at the outermost group_end,
+// because NCCL only launches a group's work at ncclGroupEnd. premul_sum reduce ops are destroyed
+// once the call that uses them has been issued (after the outermost group_end inside a group).
 #include "nccl/communicator.h"
 
 #include <exception>
@@ -22,8 +22,6 @@
 #include "nccl/types.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
-#include "twinccl/split_names.h"
-#include "twinccl/thread_group.h"
 
 namespace twinccl::nccl {
 namespace {
@@ -102,6 +100,7 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOpt
 NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx) : ctx_(std::move(ctx)) {}
 
 NcclCommunicator::~NcclCommunicator() {
+  graph_.end_capture_quietly();  // a capturing stream can be neither drained nor finalized
   if (group_depth_ > 0) {
     // A group left open (an exception, or no group_end): NCCL's group state is per thread, so it
     // must be closed here. On a non-blocking comm the closing ncclGroupEnd may answer
@@ -115,7 +114,6 @@ NcclCommunicator::~NcclCommunicator() {
     }
     bool in_progress = false;
     while (group_depth_-- > 0) in_progress = api().ncclGroupEnd() == ncclInProgress || in_progress;
-    thread_group_closed(this);
     if (in_progress && !ctx_->aborted() && std::uncaught_exceptions() == 0) {
       try {
         ctx_->wait_ready("group left open at destruction of comm '" + name() + "'");
@@ -143,8 +141,7 @@ NcclCommunicator::~NcclCommunicator() {
   scratch_.reset();
 }
 
-Buffer NcclCommunicator::alloc(std::size_t count, DataType dtype) {
-  const std::size_t bytes = alloc_bytes(name(), rank(), count, dtype);  // names comm and rank
+Buffer NcclCommunicator::do_alloc(std::size_t count, DataType dtype, std::size_t bytes) {
   ctx_->throw_if_aborted(call_site_text("alloc", name(), rank()));
   return Buffer(allocate_device_memory(ctx_->stream(), bytes), 0, count, dtype);
 }
@@ -168,7 +165,6 @@ Work NcclCommunicator::submit(OpDesc op) {
   // The launch path builds no message unless something fails (host overhead per call).
   auto what = [&] { return call_site_text(twinccl::name(op.kind), name(), rank(), op.where); };
   if (ctx_->aborted()) ctx_->throw_if_aborted(what());
-  if (thread_group_of_other(this)) throw InvalidArgument(thread_group_refusal(what()));
   if (!op.algorithm.empty()) note_algorithm_ignored(op);
   if (op.dtype == DataType::float8_e4m3 || op.dtype == DataType::float8_e5m2)
     adapt_fp8(op, *ctx_->stream(), size(), what());
@@ -184,8 +180,11 @@ Work NcclCommunicator::submit(OpDesc op) {
   auto describe = [&] { return completion->describe(); };
   try {
     order_launch(*ctx_->stream(), caller_stream_, describe);
+    t_nccl_in_progress = false;
     enqueue(op, target, scratch, reduce_ops_);
-    ctx_->wait_ready_lazy(describe);  // queued for real before the event is recorded
+    // Queued for real before the event is recorded: polled when NCCL answered ncclInProgress (an
+    // ncclSuccess already came after NCCL's own ncclCommGetAsyncError; check.h).
+    if (t_nccl_in_progress) ctx_->wait_ready_lazy(describe);
   } catch (...) {
     release_reduce_ops();  // only if NCCL is done with the comm (else NCCL frees them with it)
     throw;
@@ -199,29 +198,20 @@ Work NcclCommunicator::submit(OpDesc op) {
   return work;
 }
 
-void NcclCommunicator::group_start(Where where) {
+void NcclCommunicator::do_group_start(Where where) {
   const std::string what = call_site_text("group_start", name(), rank(), where);
   ctx_->throw_if_aborted(what);
-  if (thread_group_of_other(this)) throw InvalidArgument(thread_group_refusal(what));
   check_nccl(api().ncclGroupStart(), ctx_->comm(), what);
-  observe_group_start();
-  if (group_depth_++ == 0) {
+  if (group_depth_++ == 0)
     group_completion_ = std::make_shared<Completion>(ctx_, "group", op_count_ + 1, where);
-    group_where_ = where;
-    thread_group_opened(this, name(), where);
-  }
 }
 
-Work NcclCommunicator::group_end(CallOptions opts, Where where) {
-  return observe_group_end(opts, [&] { return end_group(opts, where); });
-}
-
-Work NcclCommunicator::end_group(const CallOptions& opts, Where where) {
+Work NcclCommunicator::do_group_end(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
     throw InvalidArgument(call_site_text("group_end", name(), rank(), where) +
                           ": no group is open");
   }
-  if (--group_depth_ == 0) thread_group_closed(this);
+  --group_depth_;
   DeviceGuard guard(ctx_->device());
   if (group_depth_ > 0) {
     check_nccl(api().ncclGroupEnd(), ctx_->comm(),
@@ -249,32 +239,10 @@ Work NcclCommunicator::end_group(const CallOptions& opts, Where where) {
   return work;
 }
 
-std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, std::string new_name,
-                                                      Where where) {
+std::unique_ptr<Communicator> NcclCommunicator::do_split(int color, int key, std::string new_name,
+                                                         Where where) {
   const std::string what = call_site_text("split", name(), rank(), where);
   ctx_->throw_if_aborted(what);
-  if (thread_group_of_other(this)) throw InvalidArgument(thread_group_refusal(what));
-  if (group_depth_ > 0) {
-    throw InvalidArgument(what + ": split inside the group opened at " +
-                          std::string(group_where_.file_name()) + ":" +
-                          std::to_string(group_where_.line()) + " (call group_end first)");
-  }
-  if (color < kNoColor) {
-    throw InvalidArgument(what + ": color=" + std::to_string(color) +
-                          " (use a color >= 0, or kNoColor)");
-  }
-  // The emulator's rule and words (core's split_name_problem): a name over kMaxCommNameBytes or
-  // holding a control byte is refused before the collective; the run's abort signal tells peers.
-  if (std::string why = split_name_problem(new_name); !why.empty())
-    throw InvalidArgument(what + ": " + why);
-  return observe_split(color, key,
-                       [&] { return split_collective(color, key, std::move(new_name), where); });
-}
-
-std::unique_ptr<Communicator> NcclCommunicator::split_collective(int color, int key,
-                                                                 std::string new_name,
-                                                                 Where where) {
-  const std::string what = call_site_text("split", name(), rank(), where);
   // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
   // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
   // usable, as on the emulator; its ranks then throw MismatchError.

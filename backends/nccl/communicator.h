@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "nccl/context.h"
+#include "nccl/graph.h"
 #include "nccl/work.h"
+#include "twinccl/call_graphs.h"
 #include "twinccl/communicator.h"
 
 namespace twinccl::nccl {
@@ -39,7 +41,7 @@ struct CommunicatorOptions {
   std::shared_ptr<AbortSignal> signal;  // shared by the ranks of one run; may be null
 };
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public Communicator, public CallGraphs {
  public:
   // ncclCommInitRankConfig on options.device, non-blocking, polled until every rank joined
   // (TimeoutError past options.timeout, AbortedError when options.signal is raised).
@@ -54,15 +56,21 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return ctx_->size(); }
   const std::string& name() const override { return ctx_->name(); }
   std::string_view backend() const override { return "nccl"; }
-  Buffer alloc(std::size_t count, DataType dtype) override;
-
-  void group_start(Where where = Where::current()) override;
-  Work group_end(CallOptions opts = {}, Where where = Where::current()) override;
-  std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
-                                      Where where = Where::current()) override;
   void set_caller_stream(void* stream) override {
     caller_stream_ = static_cast<cudaStream_t>(stream);
   }
+
+  // CUDA graphs of this communicator's calls (twinccl/call_graphs.h, graph.h).
+  // The barrier's scratch is allocated first: cudaMalloc is refused inside a capture.
+  void begin_capture(Where where = Where::current()) override {
+    barrier_scratch();
+    graph_.begin(where);
+  }
+  void end_capture(Where where = Where::current()) override { graph_.end(where); }
+  Work launch_capture(Where where = Where::current()) override {
+    return graph_.launch(caller_stream_, where);
+  }
+  void drop_capture() noexcept override { graph_.drop(); }
 
   // For benchmarks and interop: the raw handles (owned by this communicator).
   ncclComm_t native_comm() const { return ctx_->comm(); }
@@ -71,24 +79,24 @@ class NcclCommunicator final : public Communicator {
 
  protected:
   Work submit(OpDesc op) override;
+  Buffer do_alloc(std::size_t count, DataType dtype, std::size_t bytes) override;
+  void do_group_start(Where where) override;
+  Work do_group_end(const CallOptions& opts, Where where) override;
+  std::unique_ptr<Communicator> do_split(int color, int key, std::string new_name,
+                                         Where where) override;
 
  private:
-  // group_end and split after their checks, inside the observer's report (call_observer.h): a
-  // trace recorded on NCCL has its groups and splits, as on the emulator.
-  Work end_group(const CallOptions& opts, Where where);
-  std::unique_ptr<Communicator> split_collective(int color, int key, std::string new_name,
-                                                 Where where);
   void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
   void release_reduce_ops();
 
   std::shared_ptr<CommContext> ctx_;
   std::uint64_t op_count_ = 0;
   int group_depth_ = 0;
-  Where group_where_;                             // the outermost open group's group_start
   std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
   std::shared_ptr<Memory> scratch_;
   cudaStream_t caller_stream_ = nullptr;  // legacy default stream unless set_caller_stream
+  GraphCapture graph_{ctx_};              // after ctx_: freed before the comm is finalized
 };
 
 }  // namespace twinccl::nccl

@@ -46,8 +46,14 @@ StreamContext::~StreamContext() {
   (void)api().cudaGetDevice(&previous);
   (void)api().cudaSetDevice(device_);
   for (cudaEvent_t e : free_events_) (void)api().cudaEventDestroy(e);
+  if (ordering_event_ != nullptr) (void)api().cudaEventDestroy(ordering_event_);
   if (stream_ != nullptr) (void)api().cudaStreamDestroy(stream_);
   if (previous >= 0) (void)api().cudaSetDevice(previous);
+}
+
+cudaEvent_t StreamContext::ordering_event() {
+  if (ordering_event_ == nullptr) ordering_event_ = take_event();
+  return ordering_event_;
 }
 
 cudaEvent_t StreamContext::take_event() {
@@ -76,6 +82,11 @@ void StreamContext::set_abort(std::function<void(const std::string&)> abort) {
 }
 
 StreamContext::Drain StreamContext::drain(const std::string& what) {
+  if (capturing_) {  // cudaStreamQuery would fail and invalidate the capture
+    throw InvalidArgument(what +
+                          ": the communicator's stream is being captured into a CUDA graph "
+                          "(begin_capture): call end_capture before waiting for the stream");
+  }
   const auto deadline = Clock::now() + timeout_;
   auto step = std::chrono::microseconds(10);
   for (;;) {

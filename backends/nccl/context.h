@@ -53,11 +53,16 @@ class StreamContext {
   std::chrono::nanoseconds timeout() const { return timeout_; }
   cudaEvent_t take_event();           // from the pool, or a new timing-disabled event
   void give_back(cudaEvent_t event);  // thread-safe
+  // The one event ordering.cc records on another stream just before this stream waits for it
+  // (cudaStreamWaitEvent takes the event's state at the call, so one event serves every launch):
+  // no pool, no lock on the launch path. Only the thread launching on this stream uses it (NCCL
+  // allows one thread at a time per communicator).
+  cudaEvent_t ordering_event();
   // The communicator using this stream sets how to abort it (buffers call it, see below).
   void set_abort(std::function<void(const std::string&)> abort);
   // Polls cudaStreamQuery until the stream drained or `timeout` passed. When the run's abort
   // signal is raised meanwhile, aborts the communicator (so NCCL's work ends) and keeps polling.
-  // Throws BackendError on a CUDA error.
+  // Throws BackendError on a CUDA error, InvalidArgument while the stream is captured (graph.h).
   enum class Drain { idle, aborted, timed_out };
   Drain drain(const std::string& what);
   // A buffer or communicator is destroyed while an exception unwinds with work still queued:
@@ -66,6 +71,11 @@ class StreamContext {
   void fail_fast(const std::string& why);
   // Compute capability major of the device (cached).
   int sm_major();
+  // Between GraphCapture's begin and end (graph.h) this stream is being captured into a CUDA graph:
+  // launches are then neither ordered after other streams (a capture may not wait for work outside
+  // it: cudaErrorStreamCaptureIsolation) nor followed by a completion event. Rank thread only.
+  bool capturing() const { return capturing_; }
+  void set_capturing(bool on) { capturing_ = on; }
 
  private:
   int device_;
@@ -77,6 +87,8 @@ class StreamContext {
   std::function<void(const std::string&)> abort_;
   std::atomic<bool> aborted_{false};
   int sm_major_ = -1;
+  bool capturing_ = false;
+  cudaEvent_t ordering_event_ = nullptr;
 };
 
 struct AbortSignal {

@@ -79,6 +79,12 @@ void bind_cuda(void* h, Api& a, std::vector<std::string>& m) {
   bind(h, "cudaFree", a.cudaFree, &m);
   bind(h, "cudaMemsetAsync", a.cudaMemsetAsync, &m);
   bind(h, "cudaMemcpyAsync", a.cudaMemcpyAsync, &m);
+  bind(h, "cudaStreamBeginCapture", a.cudaStreamBeginCapture, &m);
+  bind(h, "cudaStreamEndCapture", a.cudaStreamEndCapture, &m);
+  bind(h, "cudaGraphInstantiateWithFlags", a.cudaGraphInstantiateWithFlags, &m);
+  bind(h, "cudaGraphLaunch", a.cudaGraphLaunch, &m);
+  bind(h, "cudaGraphExecDestroy", a.cudaGraphExecDestroy, &m);
+  bind(h, "cudaGraphDestroy", a.cudaGraphDestroy, &m);
 }
 
 void bind_nccl(void* h, Api& a, std::vector<std::string>& m) {

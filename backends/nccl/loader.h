@@ -49,6 +49,13 @@ struct Api {
   decltype(&::cudaFree) cudaFree = nullptr;
   decltype(&::cudaMemsetAsync) cudaMemsetAsync = nullptr;
   decltype(&::cudaMemcpyAsync) cudaMemcpyAsync = nullptr;
+  // CUDA graphs (perf -G, as nccl-tests: capture -n iterations once, launch the graph N times)
+  decltype(&::cudaStreamBeginCapture) cudaStreamBeginCapture = nullptr;
+  decltype(&::cudaStreamEndCapture) cudaStreamEndCapture = nullptr;
+  decltype(&::cudaGraphInstantiateWithFlags) cudaGraphInstantiateWithFlags = nullptr;
+  decltype(&::cudaGraphLaunch) cudaGraphLaunch = nullptr;
+  decltype(&::cudaGraphExecDestroy) cudaGraphExecDestroy = nullptr;
+  decltype(&::cudaGraphDestroy) cudaGraphDestroy = nullptr;
   // ---- NCCL
   decltype(&::ncclGetVersion) ncclGetVersion = nullptr;
   decltype(&::ncclGetUniqueId) ncclGetUniqueId = nullptr;

@@ -11,14 +11,13 @@ namespace {
 thread_local cudaStream_t t_last_stream = nullptr;
 thread_local bool t_has_last = false;
 
-// Records an event on `from` and makes `to` wait for it (the event returns to the pool at once:
-// cudaStreamWaitEvent captures the event's state when it is called).
+// Records the stream's ordering event on `from` and makes `to` wait for it (cudaStreamWaitEvent
+// captures the event's state when it is called, so the same event serves the next launch).
 void wait_for(StreamContext& to, cudaStream_t from, const std::function<std::string()>& what) {
-  cudaEvent_t e = to.take_event();
+  cudaEvent_t e = to.ordering_event();
   const cudaError_t recorded = api().cudaEventRecord(e, from);
   const cudaError_t waited =
       recorded == cudaSuccess ? api().cudaStreamWaitEvent(to.stream(), e, 0) : recorded;
-  to.give_back(e);
   if (waited != cudaSuccess) {
     throw_cuda_error(waited,
                      what() + ": ordering the communicator's stream after the caller's stream");
@@ -29,6 +28,7 @@ void wait_for(StreamContext& to, cudaStream_t from, const std::function<std::str
 
 void order_launch(StreamContext& stream, cudaStream_t caller,
                   const std::function<std::string()>& what) {
+  if (stream.capturing()) return;  // inside the graph, stream order only (context.h)
   if (caller != stream.stream()) wait_for(stream, caller, what);
   if (t_has_last && t_last_stream != stream.stream()) wait_for(stream, t_last_stream, what);
   t_last_stream = stream.stream();

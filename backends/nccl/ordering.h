@@ -1,6 +1,6 @@
 // Order of NCCL work on the GPU: after the caller's own work, and in one launch order per rank
-// thread across communicators. (NCCL's rule that groups belong to a thread: twinccl/thread_group.h,
-// shared with the emulator.)
+// thread across communicators. (NCCL's rule that groups belong to a thread is kept for every
+// backend by the Communicator base class: core/src/thread_group.h.)
 //
 //   order_launch(ctx.stream(), caller_stream);    // just before the NCCL call(s) that launch
 //
@@ -26,7 +26,8 @@ namespace twinccl::nccl {
 class StreamContext;
 
 // Makes `stream` wait for `caller` (unless it is the same stream) and for this thread's previous
-// NCCL launch on another stream; then remembers `stream` as this thread's last launch.
+// NCCL launch on another stream; then remembers `stream` as this thread's last launch. Does
+// nothing while `stream` is captured into a CUDA graph (the graph's launch is ordered instead).
 // `what` names the call in an error message; it is called only when CUDA fails.
 void order_launch(StreamContext& stream, cudaStream_t caller,
                   const std::function<std::string()>& what);

@@ -29,6 +29,10 @@ Completion::~Completion() {
 }
 
 void Completion::record() {
+  if (ctx_->stream()->capturing()) {  // a CUDA event recorded inside a capture cannot be polled
+    captured_ = true;
+    return;
+  }
   cudaEvent_t e = ctx_->stream()->take_event();
   const cudaError_t rc = api().cudaEventRecord(e, ctx_->cuda_stream());
   if (rc != cudaSuccess) {
@@ -44,7 +48,18 @@ std::string Completion::describe() const {
                         ctx_->rank(), where_);
 }
 
+namespace {
+
+[[noreturn]] void refuse_captured(const Completion& c, const char* how) {
+  throw InvalidArgument(c.describe() + ": " + how +
+                        " an operation captured into a CUDA graph (begin_capture): it runs only "
+                        "when the graph is launched; wait for launch_capture()'s Work instead");
+}
+
+}  // namespace
+
 bool NcclWork::poll(Clock::time_point until) {
+  if (completion_->captured()) refuse_captured(*completion_, "waiting on");
   if (!completion_->recorded()) {
     throw InvalidArgument(
         completion_->describe() +
@@ -78,6 +93,7 @@ bool NcclWork::poll(Clock::time_point until) {
 void NcclWork::wait() { poll(Clock::time_point::max()); }
 
 bool NcclWork::test() {
+  if (completion_->captured()) refuse_captured(*completion_, "testing");
   if (!completion_->recorded()) return false;
   if (ctx_->aborted()) return true;  // finished, badly: wait() reports it
   const cudaError_t rc = api().cudaEventQuery(completion_->event());
@@ -85,6 +101,7 @@ bool NcclWork::test() {
 }
 
 void NcclWork::wait_stream(void* stream) {
+  if (completion_->captured()) refuse_captured(*completion_, "wait_stream on");
   if (!completion_->recorded()) {
     throw InvalidArgument(
         completion_->describe() +

@@ -9,6 +9,7 @@
 // notice a dead peer). An op still running `timeout` after it was issued aborts the communicator
 // (ncclCommAbort) and throws TimeoutError; wait_for's own shorter timeout only returns false.
 // wait_stream(s) is cudaStreamWaitEvent(s, event): the GPU stream s waits, the host does not.
+// An op captured into a CUDA graph has not run: waiting for it is an InvalidArgument.
 #pragma once
 
 #include <chrono>
@@ -31,9 +32,11 @@ class Completion {
   Completion(const Completion&) = delete;
   Completion& operator=(const Completion&) = delete;
 
-  // Records the event on the communicator's stream (after the op was enqueued).
+  // Records the event on the communicator's stream (after the op was enqueued). While the stream
+  // is captured into a CUDA graph (graph.h) it records nothing and marks the op captured instead.
   void record();
   bool recorded() const { return event_ != nullptr; }
+  bool captured() const { return captured_; }
   cudaEvent_t event() const { return event_; }
   std::chrono::steady_clock::time_point issued() const { return issued_; }
   // "all_reduce #12 on comm 'world' rank 3 (train.cc:88)": built only when needed.
@@ -46,6 +49,7 @@ class Completion {
   std::source_location where_;
   std::chrono::steady_clock::time_point issued_;
   cudaEvent_t event_ = nullptr;
+  bool captured_ = false;
 };
 
 class NcclWork final : public WorkState {

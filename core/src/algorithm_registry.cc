@@ -8,6 +8,7 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl {
 namespace {
@@ -105,9 +106,7 @@ std::string_view default_algorithm(OpKind kind) {
 bool is_default_algorithm(OpKind kind, std::string_view algorithm) {
   static const std::vector<std::string_view> defaults = [] {
     std::vector<std::string_view> d;
-    for (int k = 0; k <= static_cast<int>(OpKind::scatter_v); ++k) {
-      d.push_back(default_algorithm(static_cast<OpKind>(k)));
-    }
+    for (std::size_t k = 0; k < kOpKindCount; ++k) d.push_back(default_algorithm(OpKind(k)));
     return d;
   }();
   const auto i = static_cast<std::size_t>(kind);

@@ -1,4 +1,4 @@
-// call_site_text.h: the one way messages name a call.
+// call_site_text.h: the one way messages name a call and echo a user's text.
 #include "twinccl/call_site_text.h"
 
 #include <algorithm>
@@ -35,22 +35,50 @@ std::string address_text(std::uintptr_t address) {
   return text;
 }
 
-std::string quoted_text(std::string_view text, std::size_t max_bytes, bool with_length) {
-  std::string out = "'";
-  std::string_view shown = text.substr(0, std::min(text.size(), max_bytes));
-  for (char c : shown) {
+namespace {
+
+void append_hex(std::string& out, unsigned char byte) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += {'\\', 'x', kHex[byte >> 4], kHex[byte & 15]};
+}
+
+}  // namespace
+
+std::string quoted_text(std::string_view text, std::size_t max_bytes, bool with_length,
+                        char quote) {
+  std::size_t shown = std::min(text.size(), max_bytes);
+  while (shown > 0 && shown < text.size() &&
+         (static_cast<unsigned char>(text[shown]) & 0xc0) == 0x80) {
+    --shown;  // never half a UTF-8 character
+  }
+  std::string out(1, quote);
+  for (char c : text.substr(0, shown)) {
     auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
+      append_hex(out, byte);
     } else {
+      if (c == quote || c == '\\') out += '\\';
       out += c;
     }
   }
-  if (shown.size() < text.size() && !with_length) return out + "...'";
-  if (shown.size() < text.size()) return out + "...' (" + std::to_string(text.size()) + " bytes)";
-  return out + "'";
+  if (shown == text.size()) return out + quote;
+  out += "...";
+  out += quote;
+  return with_length ? out + " (" + std::to_string(text.size()) + " bytes)" : out;
+}
+
+std::string shown_value(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= max_chars) return out + "...";
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      append_hex(out, byte);
+    }
+  }
+  return out;
 }
 
 }  // namespace twinccl

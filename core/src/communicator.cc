@@ -1,12 +1,16 @@
 // The Communicator's typed calls: each fills an OpDesc and issues it (validate, then submit).
+// Groups, splits and alloc: the checks every backend needs, made here once, then the backend's
+// do_* hook (communicator.h).
 #include "twinccl/communicator.h"
 
 #include <exception>
 #include <string>
 
+#include "thread_group.h"
 #include "twinccl/call_observer.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/split_names.h"
 
 namespace twinccl {
 namespace {
@@ -42,6 +46,7 @@ Work Communicator::issue(OpDesc op) {
     rejected(op, e.what());
     throw;
   }
+  if (thread_group_of_other(this)) reject(op, thread_group_refusal());
   if (!observer_) return submit_holding_buffers(std::move(op));
   const std::shared_ptr<CallObserver> observer = observer_;  // the call may change observer_
   return observer->call(*this, op, [&] { return submit_holding_buffers(std::move(op)); });
@@ -66,25 +71,76 @@ void Communicator::compute_flops(double flops) {
   if (observer_) observer_->compute(*this, 0.0, flops);
 }
 
-void Communicator::observe_group_start() {
-  if (observer_) observer_->group_start(*this);
+Communicator::~Communicator() { thread_group_forget(this); }
+
+Buffer Communicator::alloc(std::size_t count, DataType dtype) {
+  return do_alloc(count, dtype, alloc_bytes(name(), rank(), count, dtype));  // names comm, rank
 }
 
-Work Communicator::observe_group_end(const CallOptions& opts, const std::function<Work()>& end) {
-  if (!observer_) return end();
+void Communicator::group_start(Where where) {
+  if (thread_group_of_other(this)) reject("group_start", where, thread_group_refusal());
   const std::shared_ptr<CallObserver> observer = observer_;
-  return observer->group_end(*this, opts, end);
+  if (observer) observer->group_start(*this);
+  try {
+    do_group_start(where);
+  } catch (...) {
+    if (observer) observer->group_abort(*this);  // the level the observer was told never opened
+    throw;
+  }
+  thread_group_opened(this, name(), where);
 }
 
-void Communicator::observe_group_abort() noexcept {
-  if (observer_) observer_->group_abort(*this);
+Work Communicator::group_end(CallOptions opts, Where where) {
+  const bool mine = thread_group_of(this);  // else the backend refuses: no group is open
+  const std::shared_ptr<CallObserver> observer = observer_;
+  auto end = [&] { return do_group_end(opts, where); };
+  try {
+    Work work = observer ? observer->group_end(*this, opts, end) : end();
+    if (mine) thread_group_closed(this);
+    return work;
+  } catch (...) {
+    if (mine) thread_group_closed(this);  // the backend closed the level all the same
+    throw;
+  }
 }
 
-std::unique_ptr<Communicator> Communicator::observe_split(
-    int color, int key, const std::function<std::unique_ptr<Communicator>()>& split) {
+void Communicator::group_abort(Where where) noexcept {
+  if (!thread_group_of(this)) return;  // nothing open here, or another thread's group
+  if (do_group_abort(where)) {
+    if (observer_) observer_->group_abort(*this);
+    thread_group_closed(this);
+    return;
+  }
+  CallOptions async;
+  async.async_op = true;
+  try {
+    group_end(async, where);
+  } catch (...) {  // the group is closed either way; its error belongs to its operations
+  }
+}
+
+bool Communicator::do_group_abort(Where where) noexcept {
+  (void)where;
+  return false;
+}
+
+std::unique_ptr<Communicator> Communicator::split(int color, int key, std::string new_name,
+                                                  Where where) {
+  if (thread_group_of_other(this)) reject("split", where, thread_group_refusal());
+  if (thread_group_of(this)) {
+    reject("split", where,
+           "split inside the group opened at " + describe_call_site(thread_group_start()) +
+               " (call group_end first)");
+  }
+  if (color < kNoColor) {
+    reject("split", where,
+           "color=" + std::to_string(color) + " is negative; use kNoColor to opt out");
+  }
+  // A name over kMaxCommNameBytes or holding a control byte is refused before the collective.
+  if (std::string why = split_name_problem(new_name); !why.empty()) reject("split", where, why);
   const std::shared_ptr<CallObserver> observer = observer_;
   if (observer) observer->splitting(*this, color, key);
-  std::unique_ptr<Communicator> child = split();
+  std::unique_ptr<Communicator> child = do_split(color, key, std::move(new_name), where);
   if (observer && child) child->observe(observer->split(*this, *child));
   return child;
 }
@@ -93,6 +149,13 @@ void Communicator::reject(const OpDesc& op, const std::string& message) {
   std::string text =
       call_site_text(twinccl::name(op.kind), name(), rank(), op.where) + ": " + message;
   rejected(op, text);
+  throw InvalidArgument(text);
+}
+
+void Communicator::reject(std::string_view operation, const Where& where,
+                          const std::string& message) {
+  std::string text = call_site_text(operation, name(), rank(), where) + ": " + message;
+  rejected(OpDesc{}, text);
   throw InvalidArgument(text);
 }
 
@@ -323,15 +386,6 @@ Work Communicator::recv(const Buffer& data, int peer, CallOptions opts, Where wh
   d.recv_capacity = data.count();
   own(d, {}, data);
   return issue(std::move(d));
-}
-
-void Communicator::group_abort(Where where) noexcept {
-  CallOptions async;
-  async.async_op = true;
-  try {
-    group_end(async, where);
-  } catch (...) {  // the group is closed either way; its error belongs to its operations
-  }
 }
 
 Group::Group(Communicator& comm, Where where)

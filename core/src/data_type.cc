@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels_text.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
@@ -79,19 +80,7 @@ DataType parse_data_type(std::string_view text) {
     if (!accepted.empty()) accepted += ", ";
     accepted += name(type);
   }
-  // The name as typed, bounded and with unprintable bytes as \xNN (output_file.h's shown_value
-  // rule, written here: the NCCL test double compiles this file alone).
-  std::string shown;
-  for (unsigned char c : text.substr(0, 64)) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    if (c >= 0x20 && c < 0x7f) {
-      shown += static_cast<char>(c);
-    } else {
-      shown += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    }
-  }
-  if (text.size() > 64) shown += "...";
-  throw InvalidArgument("unknown data type '" + shown + "'; accepted: " + accepted +
+  throw InvalidArgument("unknown data type '" + shown_value(text) + "'; accepted: " + accepted +
                         " (also half, fp16, bf16, float, fp32, double, fp64, f8e4m3, e4m3, "
                         "fp8_e4m3, f8e5m2, e5m2, fp8_e5m2)");
 }

@@ -2,40 +2,14 @@
 #include "twinccl/operation.h"
 
 #include <algorithm>
-#include <array>
-#include <optional>
 #include <string>
 
-#include "element_rules.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 #include "twinccl/reduction.h"
 
 namespace twinccl {
 namespace {
-
-struct KindName {
-  OpKind kind;
-  std::string_view name;
-};
-
-constexpr std::array<KindName, 16> kKindNames = {{
-    {OpKind::all_reduce, "all_reduce"},
-    {OpKind::reduce_scatter, "reduce_scatter"},
-    {OpKind::all_gather, "all_gather"},
-    {OpKind::broadcast, "broadcast"},
-    {OpKind::reduce, "reduce"},
-    {OpKind::all_to_all, "all_to_all"},
-    {OpKind::gather, "gather"},
-    {OpKind::scatter, "scatter"},
-    {OpKind::send, "send"},
-    {OpKind::recv, "recv"},
-    {OpKind::barrier, "barrier"},
-    {OpKind::all_gather_v, "all_gather_v"},
-    {OpKind::reduce_scatter_v, "reduce_scatter_v"},
-    {OpKind::all_to_all_v, "all_to_all_v"},
-    {OpKind::gather_v, "gather_v"},
-    {OpKind::scatter_v, "scatter_v"},
-}};
 
 std::string strip(std::string_view text) {
   std::string out;
@@ -84,128 +58,92 @@ std::size_t at(const std::vector<std::size_t>& v, int i) {
   return i >= 0 && static_cast<std::size_t>(i) < v.size() ? v[static_cast<std::size_t>(i)] : 0;
 }
 
-// The even collectives' rule (element_rules.h) for `op`; nullopt for the uneven ones.
-std::optional<std::size_t> even(const OpDesc& op, detail::Side side, int rank, int nranks) {
-  const auto e = detail::even_elements(op.kind, side, rank == op.root);
-  if (!e) return std::nullopt;
-  if (*e == detail::Elements::none) return 0;
-  if (*e == detail::Elements::count) return op.count;
-  return checked_mul(static_cast<std::size_t>(nranks), op.count, op, "nranks x count");
+bool valid(OpKind k) { return static_cast<std::size_t>(k) < kOpKindCount; }
+
+// Elements op's buffer on `side` holds on `rank`, by the kind's rule (op_traits.h).
+std::size_t elements(const OpDesc& op, Side side, int rank, int nranks) {
+  if (!valid(op.kind)) return 0;
+  switch (rule_of(traits(op.kind), side).of(rank == op.root)) {
+    case Elements::none:
+      return 0;
+    case Elements::count:
+      return op.count;
+    case Elements::nranks_times_count:
+      return checked_mul(static_cast<std::size_t>(nranks), op.count, op, "nranks x count");
+    case Elements::own_block:
+      return at(block_vectors(op, side).counts, rank);
+    case Elements::blocks: {
+      const BlockVectors b = block_vectors(op, side);
+      return extent(b.counts, b.displs, op, b.counts_name, b.displs_name);
+    }
+  }
+  return 0;
+}
+
+// Where this rank's block starts in the buffer on `side` (elements): rank x count, or the
+// uneven call's displacement (packed when none are given).
+std::size_t block_offset(const OpDesc& op, Side side, int rank) {
+  if (!is_uneven(op.kind)) return static_cast<std::size_t>(rank) * op.count;
+  const BlockVectors b = block_vectors(op, side);
+  if (!b.displs.empty()) return at(b.displs, rank);
+  std::size_t displ = 0;
+  for (int i = 0; i < rank; ++i) displ += at(b.counts, i);
+  return displ;
 }
 
 }  // namespace
 
-std::string_view name(OpKind kind) {
-  for (const auto& k : kKindNames) {
-    if (k.kind == kind) return k.name;
-  }
-  return "invalid";
-}
+std::string_view name(OpKind kind) { return valid(kind) ? traits(kind).name : "invalid"; }
 
 OpKind parse_op_kind(std::string_view text) {
   std::string key = strip(text);
-  for (const auto& k : kKindNames) {
+  for (const OpTraits& k : all_op_traits()) {
     if (strip(k.name) == key) return k.kind;
   }
   std::string names;
-  for (const auto& k : kKindNames) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  for (const OpTraits& k : all_op_traits()) {
+    names += (names.empty() ? "" : ", ") + std::string(k.name);
+  }
   throw InvalidArgument("unknown operation '" + std::string(text) + "'; expected one of: " + names);
 }
 
-bool is_reducing(OpKind k) {
-  return k == OpKind::all_reduce || k == OpKind::reduce_scatter || k == OpKind::reduce ||
-         k == OpKind::reduce_scatter_v;
-}
-bool is_rooted(OpKind k) {
-  return k == OpKind::broadcast || k == OpKind::reduce || k == OpKind::gather ||
-         k == OpKind::scatter || k == OpKind::gather_v || k == OpKind::scatter_v;
-}
-bool is_p2p(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
-bool is_uneven(OpKind k) {
-  return k == OpKind::all_gather_v || k == OpKind::reduce_scatter_v || k == OpKind::all_to_all_v ||
-         k == OpKind::gather_v || k == OpKind::scatter_v;
+bool is_reducing(OpKind k) { return valid(k) && traits(k).reducing; }
+bool is_rooted(OpKind k) { return valid(k) && traits(k).rooted; }
+bool is_p2p(OpKind k) { return valid(k) && traits(k).p2p; }
+bool is_uneven(OpKind k) { return valid(k) && traits(k).uneven; }
+
+BlockVectors block_vectors(const OpDesc& op, Side side) {
+  const bool in = side == Side::input;
+  const CountsIn c = valid(op.kind) ? traits(op.kind).counts : CountsIn::none;
+  const bool send = c == CountsIn::send_counts || (c == CountsIn::each_side && in);
+  return {send ? op.send_counts : op.recv_counts, send ? "send_counts" : "recv_counts",
+          in ? op.send_displs : op.recv_displs, in ? "send_displs" : "recv_displs"};
 }
 
 std::size_t send_elements(const OpDesc& op, int rank, int nranks) {
-  if (const auto e = even(op, detail::Side::input, rank, nranks)) return *e;
-  switch (op.kind) {
-    case OpKind::all_gather_v:
-    case OpKind::gather_v:
-      return at(op.recv_counts, rank);
-    case OpKind::reduce_scatter_v:
-      return extent(op.recv_counts, op.send_displs, op, "recv_counts", "send_displs");
-    case OpKind::all_to_all_v:
-      return extent(op.send_counts, op.send_displs, op, "send_counts", "send_displs");
-    case OpKind::scatter_v:
-      return rank == op.root
-                 ? extent(op.send_counts, op.send_displs, op, "send_counts", "send_displs")
-                 : 0;
-    default:
-      return 0;
-  }
+  return elements(op, Side::input, rank, nranks);
 }
 
 std::size_t recv_elements(const OpDesc& op, int rank, int nranks) {
-  if (const auto e = even(op, detail::Side::output, rank, nranks)) return *e;
-  switch (op.kind) {
-    case OpKind::all_gather_v:
-      return extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs");
-    case OpKind::reduce_scatter_v:
-      return at(op.recv_counts, rank);
-    case OpKind::all_to_all_v:
-      return extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs");
-    case OpKind::gather_v:
-      return rank == op.root
-                 ? extent(op.recv_counts, op.recv_displs, op, "recv_counts", "recv_displs")
-                 : 0;
-    case OpKind::scatter_v:
-      return at(op.send_counts, rank);
-    default:
-      return 0;
-  }
+  return elements(op, Side::output, rank, nranks);
 }
 
 bool is_in_place(const OpDesc& op, int rank) {
-  if (op.send == nullptr || op.recv == nullptr) return false;
+  if (op.send == nullptr || op.recv == nullptr || !valid(op.kind)) return false;
   auto send = static_cast<const char*>(op.send);
   auto recv = static_cast<const char*>(op.recv);
-  std::size_t element = size_of(op.dtype);
-  auto r = static_cast<std::size_t>(rank);
-  switch (op.kind) {
-    case OpKind::all_reduce:
-    case OpKind::broadcast:
-    case OpKind::reduce:
-      return send == recv;
-    case OpKind::reduce_scatter:
-    case OpKind::scatter:
-      return recv == send + r * op.count * element;
-    case OpKind::all_gather:
-    case OpKind::gather:
-      return send == recv + r * op.count * element;
-    case OpKind::all_gather_v:
-    case OpKind::gather_v: {
-      std::size_t displ = 0;
-      if (!op.recv_displs.empty()) {
-        displ = at(op.recv_displs, rank);
-      } else {
-        for (int i = 0; i < rank; ++i) displ += at(op.recv_counts, i);
-      }
-      return send == recv + displ * element;
-    }
-    case OpKind::reduce_scatter_v:
-    case OpKind::scatter_v: {
-      const auto& counts = op.kind == OpKind::scatter_v ? op.send_counts : op.recv_counts;
-      std::size_t displ = 0;
-      if (!op.send_displs.empty()) {
-        displ = at(op.send_displs, rank);
-      } else {
-        for (int i = 0; i < rank; ++i) displ += at(counts, i);
-      }
-      return recv == send + displ * element;
-    }
-    default:
+  const std::size_t element = size_of(op.dtype);
+  switch (traits(op.kind).in_place) {
+    case InPlace::never:
       return false;
+    case InPlace::same:
+      return send == recv;
+    case InPlace::recv_in_send:
+      return recv == send + block_offset(op, Side::input, rank) * element;
+    case InPlace::send_in_recv:
+      return send == recv + block_offset(op, Side::output, rank) * element;
   }
+  return false;
 }
 
 }  // namespace twinccl

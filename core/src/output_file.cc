@@ -133,22 +133,6 @@ void commit(std::string_view flag, const std::string& path,
 
 }  // namespace
 
-std::string shown_value(std::string_view text) {
-  constexpr std::size_t kShownChars = 64;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char ch : text) {
-    if (out.size() >= kShownChars) return out + "...";
-    auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else {
-      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-    }
-  }
-  return out;
-}
-
 void check_output_path(std::string_view flag, const std::string& path) {
   if (path.empty()) throw ConfigError(std::string(flag) + " '': an empty file name");
   refuse_nul(flag, path);

@@ -6,21 +6,12 @@
 #include <optional>
 
 #include "twinccl/algorithms.h"
+#include "twinccl/op_traits.h"
 #include "twinccl/reduce_kernels.h"
 #include "twinccl/reduction.h"
 
 namespace twinccl {
 namespace {
-
-std::vector<std::size_t> packed(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> d(counts.size());
-  std::size_t t = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    d[i] = t;
-    t += counts[i];
-  }
-  return d;
-}
 
 // out[0..n) = fold over ranks of inputs[r][offset..offset+n) in ring order for `chunk`.
 void fold(const Reduction& red, const std::vector<Bytes>& inputs, int chunk, std::size_t offset,
@@ -53,6 +44,7 @@ Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs,
   };
   std::optional<Reduction> red;
   if (is_reducing(call.kind)) red = Reduction::make(call.dtype, ops);
+  const CollectiveSpec v = is_uneven(call.kind) ? spec_of(call, n) : CollectiveSpec{};  // blocks
   switch (call.kind) {
     case OpKind::all_reduce:
       for (int c = 0; c < n; ++c) {
@@ -84,22 +76,16 @@ Bytes reference_output(const OpDesc& call, const std::vector<Bytes>& inputs,
       put(0, inputs[static_cast<std::size_t>(call.root)].data() + ur * count * e, count);
       break;
     case OpKind::all_gather_v:
-    case OpKind::gather_v: {
+    case OpKind::gather_v:
       if (call.kind == OpKind::gather_v && rank != call.root) break;
-      auto d = call.recv_displs.empty() ? packed(call.recv_counts) : call.recv_displs;
-      for (std::size_t q = 0; q < un; ++q) put(d[q], inputs[q].data(), call.recv_counts[q]);
+      for (std::size_t q = 0; q < un; ++q) put(v.displs[q], inputs[q].data(), v.counts[q]);
       break;
-    }
-    case OpKind::scatter_v: {
-      auto d = call.send_displs.empty() ? packed(call.send_counts) : call.send_displs;
-      put(0, inputs[static_cast<std::size_t>(call.root)].data() + d[ur] * e, call.send_counts[ur]);
+    case OpKind::scatter_v:
+      put(0, inputs[static_cast<std::size_t>(call.root)].data() + v.displs[ur] * e, v.counts[ur]);
       break;
-    }
-    case OpKind::reduce_scatter_v: {
-      auto d = call.send_displs.empty() ? packed(call.recv_counts) : call.send_displs;
-      fold(*red, inputs, rank, d[ur], call.recv_counts[ur], out.data());
+    case OpKind::reduce_scatter_v:
+      fold(*red, inputs, rank, v.displs[ur], v.counts[ur], out.data());
       break;
-    }
     default:
       break;
   }

@@ -1,13 +1,12 @@
-// How many elements each rank's input and output hold for a collective: the even collectives'
-// rule shared with operation.h's OpDesc (element_rules.h), the uneven ones' from the spec's counts.
+// How many elements each rank's input and output hold for a collective, by the kind's rule in
+// op_traits.h (the uneven variants read the spec's counts), and the spec of one rank's call.
 #include "twinccl/schedule.h"
 
 #include <algorithm>
-#include <optional>
 #include <string>
 
-#include "element_rules.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl {
 namespace {
@@ -53,15 +52,6 @@ std::vector<std::size_t> matrix_line(const CollectiveSpec& spec, std::size_t r, 
   return line;
 }
 
-// The even collectives' rule (element_rules.h); nullopt for the uneven ones.
-std::optional<std::size_t> even(const CollectiveSpec& spec, detail::Side side, int rank) {
-  const auto e = detail::even_elements(spec.kind, side, rank == spec.root);
-  if (!e) return std::nullopt;
-  if (*e == detail::Elements::none) return 0;
-  if (*e == detail::Elements::count) return spec.count;
-  return static_cast<std::size_t>(spec.nranks) * spec.count;
-}
-
 std::vector<std::size_t> displs_line(const std::vector<std::size_t>& displs, std::size_t r,
                                      std::size_t n) {
   if (displs.empty()) return {};
@@ -69,46 +59,65 @@ std::vector<std::size_t> displs_line(const std::vector<std::size_t>& displs, std
           displs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)};
 }
 
+// Elements the buffer on `side` holds on `rank`, by the kind's rule (op_traits.h).
+std::size_t elements(const CollectiveSpec& spec, Side side, int rank) {
+  const std::size_t r = rank_index(spec, rank);
+  const auto n = static_cast<std::size_t>(spec.nranks);
+  switch (rule_of(traits(spec.kind), side).of(rank == spec.root)) {
+    case Elements::none:
+      return 0;
+    case Elements::count:
+      return spec.count;
+    case Elements::nranks_times_count:
+      return n * spec.count;
+    case Elements::own_block:
+      return checked_counts(spec)[r];
+    case Elements::blocks:
+      if (spec.kind == OpKind::all_to_all_v) {  // row r (sent) or column r (received)
+        const bool in = side == Side::input;
+        return extent(matrix_line(spec, r, !in),
+                      displs_line(in ? spec.send_displs : spec.recv_displs, r, n));
+      }
+      return extent(checked_counts(spec), spec.displs);
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::size_t input_elements(const CollectiveSpec& spec, int rank) {
-  const std::size_t r = rank_index(spec, rank);
-  const auto n = static_cast<std::size_t>(spec.nranks);
-  const bool root = rank == spec.root;
-  if (const auto e = even(spec, detail::Side::input, rank)) return *e;
-  switch (spec.kind) {
-    case OpKind::all_gather_v:
-    case OpKind::gather_v:
-      return checked_counts(spec)[r];
-    case OpKind::reduce_scatter_v:
-      return extent(checked_counts(spec), spec.displs);
-    case OpKind::scatter_v:
-      return root ? extent(checked_counts(spec), spec.displs) : 0;
-    case OpKind::all_to_all_v:
-      return extent(matrix_line(spec, r, false), displs_line(spec.send_displs, r, n));
-    default:
-      return 0;
-  }
+  return elements(spec, Side::input, rank);
 }
 
 std::size_t output_elements(const CollectiveSpec& spec, int rank) {
-  const std::size_t r = rank_index(spec, rank);
-  const auto n = static_cast<std::size_t>(spec.nranks);
-  const bool root = rank == spec.root;
-  if (const auto e = even(spec, detail::Side::output, rank)) return *e;
-  switch (spec.kind) {
-    case OpKind::all_gather_v:
-      return extent(checked_counts(spec), spec.displs);
-    case OpKind::gather_v:
-      return root ? extent(checked_counts(spec), spec.displs) : 0;
-    case OpKind::reduce_scatter_v:
-    case OpKind::scatter_v:
-      return checked_counts(spec)[r];
-    case OpKind::all_to_all_v:
-      return extent(matrix_line(spec, r, true), displs_line(spec.recv_displs, r, n));
-    default:
-      return 0;
+  return elements(spec, Side::output, rank);
+}
+
+std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
+  std::vector<std::size_t> d(counts.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    d[i] = total;
+    total += counts[i];
   }
+  return d;
+}
+
+CollectiveSpec spec_of(const OpDesc& op, int nranks) {
+  const OpTraits& t = traits(op.kind);
+  CollectiveSpec spec;
+  spec.kind = op.kind;
+  spec.nranks = nranks;
+  spec.root = t.rooted ? op.root : 0;
+  if (!t.uneven) {
+    spec.count = op.count;
+  } else if (t.counts != CountsIn::each_side) {
+    const BlockVectors b =
+        block_vectors(op, t.input.holds(Elements::blocks) ? Side::input : Side::output);
+    spec.counts = b.counts;
+    spec.displs = b.displs.empty() ? packed_displs(b.counts) : b.displs;
+  }
+  return spec;
 }
 
 }  // namespace twinccl

@@ -9,6 +9,7 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 #include "twinccl/operation.h"
 #include "twinccl/reduction.h"
 
@@ -87,16 +88,10 @@ class Checker {
   // Out-of-place buffers must not overlap (NCCL's rule); in place is allowed at the exact offset.
   void check_overlap(std::size_t send_n, std::size_t recv_n) const {
     if (send_n == 0 || recv_n == 0 || op_.send == nullptr || op_.recv == nullptr) return;
-    if ((op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) &&
-        op_.send == op_.recv) {
+    if (traits(op_.kind).in_place == InPlace::never && op_.send == op_.recv) {  // all_to_all(_v)
       fail("in-place all_to_all is not supported (send and recv are the same buffer)");
     }
-    if (is_in_place(op_, rank_)) {
-      if (op_.kind == OpKind::all_to_all || op_.kind == OpKind::all_to_all_v) {
-        fail("in-place all_to_all is not supported (send and recv are the same buffer)");
-      }
-      return;
-    }
+    if (is_in_place(op_, rank_)) return;
     auto s = reinterpret_cast<std::uintptr_t>(op_.send);
     auto r = reinterpret_cast<std::uintptr_t>(op_.recv);
     std::size_t sb = send_n * size_of(op_.dtype), rb = recv_n * size_of(op_.dtype);
@@ -153,22 +148,20 @@ class Checker {
   // "; in place needs recv == send + rank*count = send + 24 elements, recv is at send + 8 elements"
   std::string in_place_rule(std::uintptr_t s, std::uintptr_t r) const {
     std::size_t want = static_cast<std::size_t>(rank_) * op_.count;
-    switch (op_.kind) {
-      case OpKind::all_reduce:
-      case OpKind::broadcast:
-      case OpKind::reduce:
+    if (is_uneven(op_.kind)) return "";
+    switch (traits(op_.kind).in_place) {
+      case InPlace::same:
         return "; in place needs recv == send, recv is at send " + offset(s, r);
-      case OpKind::reduce_scatter:
-      case OpKind::scatter:
+      case InPlace::recv_in_send:
         return "; in place needs recv == send + rank*count = send + " + elements(want) +
                ", recv is at send " + offset(s, r);
-      case OpKind::all_gather:
-      case OpKind::gather:
+      case InPlace::send_in_recv:
         return "; in place needs send == recv + rank*count = recv + " + elements(want) +
                ", send is at recv " + offset(r, s);
-      default:
-        return "";
+      case InPlace::never:
+        break;
     }
+    return "";
   }
 
   void run() const {
@@ -195,28 +188,11 @@ class Checker {
         fail(e.what());
       }
     }
-    switch (op_.kind) {
-      case OpKind::all_gather_v:
-      case OpKind::gather_v:
-        check_vector("recv_counts", op_.recv_counts, false);
-        check_vector("recv_displs", op_.recv_displs, true);
-        break;
-      case OpKind::reduce_scatter_v:
-        check_vector("recv_counts", op_.recv_counts, false);
-        check_vector("send_displs", op_.send_displs, true);
-        break;
-      case OpKind::scatter_v:
-        check_vector("send_counts", op_.send_counts, false);
-        check_vector("send_displs", op_.send_displs, true);
-        break;
-      case OpKind::all_to_all_v:
-        check_vector("send_counts", op_.send_counts, false);
-        check_vector("send_displs", op_.send_displs, true);
-        check_vector("recv_counts", op_.recv_counts, false);
-        check_vector("recv_displs", op_.recv_displs, true);
-        break;
-      default:
-        break;
+    for (Side side : {Side::input, Side::output}) {  // the uneven variants' counts and displs
+      if (!rule_of(traits(op_.kind), side).holds(Elements::blocks)) continue;
+      const BlockVectors b = block_vectors(op_, side);
+      check_vector(b.counts_name, b.counts, false);
+      check_vector(b.displs_name, b.displs, true);
     }
     std::size_t send_n = 0, recv_n = 0;
     try {

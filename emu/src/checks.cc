@@ -10,7 +10,6 @@
 namespace twinccl::emu {
 
 EmuCommunicator::~EmuCommunicator() {
-  forget_thread_group();  // destroyed with a group open: this thread's group is gone with it
   // Destroyed by stack unwinding (the rank's function threw): the memory of its frames is gone, so
   // nothing still queued may run.
   // A destructor must not throw: the texts below allocate, and the rank may be unwinding from

@@ -26,7 +26,7 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
   rendezvous.watch_departures(&departures);
   p2p.watch_departures(&departures);
   if (emu::Checker* checker = world->checker()) {
-    record = checker->add_comm(name, global_ranks, config.p2p_per_peer);
+    record = checker->add_comm(name, global_ranks, config.p2p_per_peer_streams);
     p2p.watch(checker, record);
   }
 }
@@ -50,8 +50,7 @@ void EmuCommunicator::rejected(const OpDesc& op, const std::string& message) noe
   }
 }
 
-Buffer EmuCommunicator::alloc(std::size_t count, DataType dtype) {
-  const std::size_t bytes = alloc_bytes(name(), rank_, count, dtype);  // names comm and rank
+Buffer EmuCommunicator::do_alloc(std::size_t count, DataType dtype, std::size_t bytes) {
   try {
     Buffer b = Buffer::host(count, dtype);
     // As on NCCL, where alloc is GPU memory (Memory::refuse_host_view).
@@ -71,7 +70,6 @@ Work EmuCommunicator::submit(OpDesc op) {
       user_, twinccl::name(op.kind), op.where,
       [&] { return call_site_text(twinccl::name(op.kind), name(), rank_, op.where); },
       [this](const std::string& text) { refuse_second_thread(text); });
-  refuse_if_group_of_other(twinccl::name(op.kind), op.where);
   Issued issued{std::move(op), 0, 0};
   if (!is_p2p(issued.op.kind)) issued.seq = next_seq_++;
   if (emu::FlightRecorder* recorder = shared_->world->recorder()) {
@@ -88,7 +86,7 @@ Work EmuCommunicator::submit(OpDesc op) {
     group_ops_.push_back(std::move(issued));
     return Work(group_work_);
   }
-  if (shared_->config.p2p_per_peer && is_p2p(issued.op.kind))
+  if (shared_->config.p2p_per_peer_streams && is_p2p(issued.op.kind))
     return issue_on_lane(std::move(issued));
   bool async_op = issued.op.async_op;
   if (!async_op && run_blocking_inline(main_, std::span<const Issued>(&issued, 1)))
@@ -174,7 +172,7 @@ Work EmuCommunicator::launch(Lane& lane, std::vector<Issued> ops, bool async_op,
     }
     lane.stream.run_or_enqueue(std::move(task), work);
   } catch (const Error& e) {
-    // No worker thread (the system refused one: ResourceError; EmuConfig::max_lane_threads:
+    // No worker thread (the system refused one: ResourceError; max_p2p_lane_threads:
     // ConfigError): the Work already failed, nothing was queued. The pairing is kept as for a
     // failed send/recv, and the communicator fails (what is queued on other lanes is cancelled).
     std::string label =

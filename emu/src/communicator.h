@@ -35,18 +35,13 @@
 
 namespace twinccl::emu {
 
-struct EmuConfig {
-  std::string algorithm;               // forced for every collective that has it (TWINCCL_ALGO)
-  AlgorithmChooser default_algorithm;  // none forced: empty = ring where it exists, else direct
-  bool schedule_path = false;          // never take the direct fast path
-  AlgorithmParams params;
-  CheckLevel check = CheckLevel::on;
-  FaultHook fault_hook;  // fault injection (tests)
-  // send/recv on their own stream per (peer, direction), as torch's ProcessGroupNCCL gives every
-  // pair of ranks its own NCCL communicator (EmulatorOptions::p2p_per_peer_streams).
-  bool p2p_per_peer = false;
-  int max_lane_threads = 8192;  // p2p_per_peer: lane threads alive in the run at once
-};
+// The run's options (emulator.h), kept by each of its communicators: code that uses an option
+// reads it here, so that adding one needs no copy from field to field (emu/src/option_table.cc).
+using EmuConfig = EmulatorOptions;
+
+inline AlgorithmParams params_of(const EmuConfig& c) {
+  return {c.channels, c.chunk_elements, c.ranks_per_node};
+}
 
 struct SharedComm {
   SharedComm(std::shared_ptr<emu::World> world, std::vector<int> global_ranks, std::string name,
@@ -72,14 +67,6 @@ class EmuCommunicator final : public Communicator {
   int size() const override { return shared_->size(); }
   const std::string& name() const override { return shared_->name; }
   std::string_view backend() const override { return "emu"; }
-  Buffer alloc(std::size_t count, DataType dtype) override;
-
-  void group_start(Where where) override;
-  Work group_end(CallOptions opts, Where where) override;
-  // Discards the group's operations (never issued; its Work fails with AbortedError) once the
-  // outermost level is closed; an enclosing group_end then throws InvalidArgument.
-  void group_abort(Where where) noexcept override;
-  std::unique_ptr<Communicator> split(int color, int key, std::string name, Where where) override;
   // Non-empty when a group_start was never closed: the operations queued in it were not issued.
   std::string unclosed_group() const;
 
@@ -98,6 +85,14 @@ class EmuCommunicator final : public Communicator {
 
  protected:
   Work submit(OpDesc op) override;
+  Buffer do_alloc(std::size_t count, DataType dtype, std::size_t bytes) override;
+  void do_group_start(Where where) override;
+  Work do_group_end(const CallOptions& opts, Where where) override;
+  // Discards the group's operations (never issued; its Work fails with AbortedError) once the
+  // outermost level is closed; an enclosing group_end then throws InvalidArgument.
+  bool do_group_abort(Where where) noexcept override;
+  std::unique_ptr<Communicator> do_split(int color, int key, std::string name,
+                                         Where where) override;
 
  private:
   struct Issued {
@@ -110,7 +105,7 @@ class EmuCommunicator final : public Communicator {
     std::string what;  // "all_reduce #3 (a.cc:10)"
   };
   // One stream of this rank and its checker bookkeeping (unused with CheckLevel::off): the
-  // communicator's own, and with EmuConfig::p2p_per_peer one per (peer, direction) for send/recv
+  // communicator's own, and with p2p_per_peer_streams one per (peer, direction) for send/recv
   // (p2p_lanes.cc). Tasks of one lane run in issue order; lanes progress independently.
   struct Lane {
     emu::Agent* agent = nullptr;
@@ -120,9 +115,8 @@ class EmuCommunicator final : public Communicator {
     std::weak_ptr<emu::EmuWork> last_work;
     emu::Stream stream;
   };
-  Work end_group(const CallOptions& opts, Where where);
+  Work end_group_level(const CallOptions& opts, Where where);  // do_group_end's, holding user_
   void abort_group_level(Where where) noexcept;  // group_abort's work, the caller holding user_
-  std::unique_ptr<Communicator> split_collective(int color, int key, std::string name, Where where);
   Work launch(Lane& lane, std::vector<Issued> ops, bool async_op,
               std::shared_ptr<emu::EmuWork> work = nullptr);
   // Completes a Work that runs nothing (an empty or discarded group) in stream order, with `error`.
@@ -150,7 +144,7 @@ class EmuCommunicator final : public Communicator {
   // in another (group_buffers.h); throws InvalidArgument (and aborts the world) when one does.
   void check_group_collectives(std::span<const Issued> ops);
   void run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq);
-  // p2p_lanes.cc (EmuConfig::p2p_per_peer): the lane of sends to / recvs from `peer`, created on
+  // p2p_lanes.cc (p2p_per_peer_streams): the lane of sends to / recvs from `peer`, created on
   // first use; a lone send/recv issued on it; a group's send/recv issued one per lane, its
   // collectives as one task on the communicator's stream, `work` done when all are.
   Lane& lane_for(int peer, bool sends);
@@ -172,14 +166,9 @@ class EmuCommunicator final : public Communicator {
   // A call from a second thread while another is inside (single_user.h): the rank's failure, and
   // the run aborts with `text` (the call already in flight may be paired with the wrong peers).
   void refuse_second_thread(const std::string& text) noexcept;
-  // NCCL's groups belong to a thread (groups.cc): a call while this thread has a group open on
-  // another communicator is refused, as the NCCL backend does.
-  void refuse_if_group_of_other(std::string_view op, Where where);
   // A call made on another rank's thread of this world (a communicator reached through shared
   // state) is refused: each rank makes its calls on its own communicators.
   void refuse_other_ranks_thread(std::string_view op, Where where);
-  void note_thread_group() noexcept;    // after group_depth_ changed
-  void forget_thread_group() noexcept;  // destroyed with a group open
 
   std::shared_ptr<SharedComm> shared_;
   int rank_;

@@ -160,54 +160,35 @@ void scatter(const RankContext& ctx) {
              bytes);
 }
 
-void run_share(const RankContext& ctx) {
-  switch (ctx.meeting.ops[0].kind) {
-    case OpKind::all_reduce:
-      all_reduce(ctx);
-      break;
-    case OpKind::reduce_scatter:
-      reduce_scatter(ctx);
-      break;
-    case OpKind::reduce:
-      reduce(ctx);
-      break;
-    case OpKind::all_gather:
-      all_gather(ctx);
-      break;
-    case OpKind::broadcast:
-      broadcast(ctx);
-      break;
-    case OpKind::all_to_all:
-      all_to_all(ctx);
-      break;
-    case OpKind::gather:
-      gather(ctx);
-      break;
-    case OpKind::scatter:
-      scatter(ctx);
-      break;
-    default:
-      throw InternalError(ctx.meeting.label() + ": no fast path");
+// The collectives with a fast path; the others (and a new kind until it has one) run their
+// schedule.
+struct FastPath {
+  OpKind kind;
+  void (*run)(const RankContext&);
+};
+constexpr FastPath kFastPaths[] = {
+    {OpKind::all_reduce, all_reduce}, {OpKind::reduce_scatter, reduce_scatter},
+    {OpKind::reduce, reduce},         {OpKind::all_gather, all_gather},
+    {OpKind::broadcast, broadcast},   {OpKind::all_to_all, all_to_all},
+    {OpKind::gather, gather},         {OpKind::scatter, scatter},
+};
+
+const FastPath* fast_path_of(OpKind kind) {
+  for (const FastPath& p : kFastPaths) {
+    if (p.kind == kind) return &p;
   }
+  return nullptr;
+}
+
+void run_share(const RankContext& ctx) {
+  const FastPath* p = fast_path_of(ctx.meeting.ops[0].kind);
+  if (p == nullptr) throw InternalError(ctx.meeting.label() + ": no fast path");
+  p->run(ctx);
 }
 
 }  // namespace
 
-bool fast_path_supports(OpKind kind) {
-  switch (kind) {
-    case OpKind::all_reduce:
-    case OpKind::reduce_scatter:
-    case OpKind::reduce:
-    case OpKind::all_gather:
-    case OpKind::broadcast:
-    case OpKind::all_to_all:
-    case OpKind::gather:
-    case OpKind::scatter:
-      return true;
-    default:
-      return false;
-  }
-}
+bool fast_path_supports(OpKind kind) { return fast_path_of(kind) != nullptr; }
 
 void run_fast_path(const RankContext& ctx) {
   try {

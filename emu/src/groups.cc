@@ -26,7 +26,7 @@ void EmuCommunicator::finish_unlaunched(const std::shared_ptr<emu::EmuWork>& wor
   }
 }
 
-void EmuCommunicator::group_start(Where where) {
+void EmuCommunicator::do_group_start(Where where) {
   refuse_other_ranks_thread("group_start", where);
   // The open group holds the communicator for this thread until its group_end (single_user.h).
   std::string_view other_op;
@@ -38,8 +38,6 @@ void EmuCommunicator::group_start(Where where) {
     throw InvalidArgument(text);
   }
   try {
-    refuse_if_group_of_other("group_start", where);
-    observe_group_start();
     if (group_depth_++ == 0) {
       group_where_ = where;
       group_abandoned_.clear();
@@ -51,7 +49,6 @@ void EmuCommunicator::group_start(Where where) {
     user_.leave();
     throw;
   }
-  note_thread_group();
 }
 
 void EmuCommunicator::discard_group(std::exception_ptr error) {
@@ -66,21 +63,20 @@ void EmuCommunicator::discard_group(std::exception_ptr error) {
   finish_unlaunched(work, error);
 }
 
-void EmuCommunicator::group_abort(Where where) noexcept {
+bool EmuCommunicator::do_group_abort(Where where) noexcept {
   std::string_view other_op;
   Where other_where;
   // Another thread's group is not this caller's to close (its own calls are refused meanwhile).
-  if (!user_.try_enter("group_abort", where, &other_op, &other_where)) return;
+  if (!user_.try_enter("group_abort", where, &other_op, &other_where)) return true;
   const int depth = group_depth_;
   abort_group_level(where);
   user_.leave();
   if (group_depth_ < depth) user_.leave();  // the level's hold, taken by its group_start
-  note_thread_group();
+  return true;
 }
 
 void EmuCommunicator::abort_group_level(Where where) noexcept {
   if (group_depth_ == 0) return;
-  observe_group_abort();
   try {
     std::string lost =
         std::to_string(group_ops_.size()) + " operation(s) were discarded, never issued";
@@ -105,24 +101,22 @@ std::string EmuCommunicator::unclosed_group() const {
          " operation(s) were not issued";
 }
 
-Work EmuCommunicator::group_end(CallOptions opts, Where where) {
+Work EmuCommunicator::do_group_end(const CallOptions& opts, Where where) {
   emu::SingleUser::Scope hold(
       user_, "group_end", where, [&] { return call_site_text("group_end", name(), rank_, where); },
       [this](const std::string& text) { refuse_second_thread(text); });
   const int depth = group_depth_;
   try {
-    Work work = observe_group_end(opts, [&] { return end_group(opts, where); });
+    Work work = end_group_level(opts, where);
     if (group_depth_ < depth) user_.leave();  // the level's hold, taken by its group_start
-    note_thread_group();
     return work;
   } catch (...) {
     if (group_depth_ < depth) user_.leave();
-    note_thread_group();
     throw;
   }
 }
 
-Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
+Work EmuCommunicator::end_group_level(const CallOptions& opts, Where where) {
   if (group_depth_ == 0) {
     throw InvalidArgument(call_site_text("group_end", name(), rank_, where) +
                           ": no group_start is open");
@@ -153,7 +147,7 @@ Work EmuCommunicator::end_group(const CallOptions& opts, Where where) {
     if (!opts.async_op) Work(work).wait();
     return Work(work);
   }
-  if (shared_->config.p2p_per_peer &&
+  if (shared_->config.p2p_per_peer_streams &&
       std::any_of(ops.begin(), ops.end(), [](const Issued& i) { return is_p2p(i.op.kind); }))
     return launch_split_group(std::move(ops), opts.async_op, std::move(work));
   return launch(main_, std::move(ops), opts.async_op, std::move(work));

@@ -6,6 +6,7 @@
 
 #include "executor.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl::emu {
 namespace {
@@ -53,16 +54,6 @@ std::string show_vector(const std::vector<std::size_t>& v) {
   return s + (v.size() > 16 ? ",...]" : "]");
 }
 
-std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> d(counts.size());
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    d[i] = total;
-    total += counts[i];
-  }
-  return d;
-}
-
 // split() meets as a barrier: the call's name tells them apart (and any other op kind).
 void agree_on_call(const Meeting& m) {
   for (int r = 1; r < m.nranks; ++r) {
@@ -105,66 +96,44 @@ CollectiveSpec spec_from_meeting(const Meeting& m) {
       m, "the algorithm", [](const OpDesc& o) { return o.algorithm; },
       [](const std::string& s) { return s.empty() ? std::string("(default)") : "'" + s + "'"; });
 
-  CollectiveSpec spec;
-  spec.kind = op0.kind;
-  spec.nranks = m.nranks;
-  spec.root = is_rooted(op0.kind) ? op0.root : 0;
   using Vec = std::vector<std::size_t>;
-  switch (op0.kind) {
-    case OpKind::all_gather_v:
-    case OpKind::gather_v:
-    case OpKind::reduce_scatter_v:
-      agree<Vec>(
-          m, "counts", [](const OpDesc& o) { return o.recv_counts; }, show_vector);
-      spec.counts = op0.recv_counts;
-      if (op0.kind == OpKind::reduce_scatter_v) {
-        agree<Vec>(
-            m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
-        spec.displs = op0.send_displs.empty() ? packed_displs(spec.counts) : op0.send_displs;
-      } else {
-        agree<Vec>(
-            m, "recv displacements", [](const OpDesc& o) { return o.recv_displs; }, show_vector);
-        spec.displs = op0.recv_displs.empty() ? packed_displs(spec.counts) : op0.recv_displs;
-      }
-      break;
-    case OpKind::scatter_v:
-      agree<Vec>(
-          m, "counts", [](const OpDesc& o) { return o.send_counts; }, show_vector);
-      agree<Vec>(
-          m, "send displacements", [](const OpDesc& o) { return o.send_displs; }, show_vector);
-      spec.counts = op0.send_counts;
-      spec.displs = op0.send_displs.empty() ? packed_displs(spec.counts) : op0.send_displs;
-      break;
-    case OpKind::all_to_all_v: {
-      auto n = static_cast<std::size_t>(m.nranks);
-      spec.matrix.resize(n * n);
-      spec.send_displs.resize(n * n);
-      spec.recv_displs.resize(n * n);
-      for (std::size_t src = 0; src < n; ++src) {
-        const OpDesc& o = m.ops[src];
-        Vec sd = o.send_displs.empty() ? packed_displs(o.send_counts) : o.send_displs;
-        Vec rd = o.recv_displs.empty() ? packed_displs(o.recv_counts) : o.recv_displs;
-        for (std::size_t dst = 0; dst < n; ++dst) {
-          spec.matrix[src * n + dst] = o.send_counts[dst];
-          spec.send_displs[src * n + dst] = sd[dst];
-          spec.recv_displs[src * n + dst] = rd[dst];
-          std::size_t expected = m.ops[dst].recv_counts[src];
-          if (o.send_counts[dst] != expected) {
-            throw MismatchError(
-                m.label() + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
-                ") sends " + std::to_string(o.send_counts[dst]) + " elements to rank " +
-                std::to_string(dst) + " but rank " + std::to_string(dst) + " (" +
-                describe_call_site(m.ops[dst].where) + ") expects " + std::to_string(expected));
-          }
+  const OpTraits& t = traits(op0.kind);
+  if (!t.uneven) {
+    agree<std::size_t>(
+        m, "count", [](const OpDesc& o) { return o.count; }, show_size);
+  } else if (t.counts != CountsIn::each_side) {  // one counts vector, displacements on one side
+    const Side side = t.input.holds(Elements::blocks) ? Side::input : Side::output;
+    agree<Vec>(
+        m, "counts", [side](const OpDesc& o) { return block_vectors(o, side).counts; },
+        show_vector);
+    agree<Vec>(
+        m, side == Side::input ? "send displacements" : "recv displacements",
+        [side](const OpDesc& o) { return block_vectors(o, side).displs; }, show_vector);
+  }
+  CollectiveSpec spec = spec_of(op0, m.nranks);
+  if (op0.kind == OpKind::all_to_all_v) {
+    auto n = static_cast<std::size_t>(m.nranks);
+    spec.matrix.resize(n * n);
+    spec.send_displs.resize(n * n);
+    spec.recv_displs.resize(n * n);
+    for (std::size_t src = 0; src < n; ++src) {
+      const OpDesc& o = m.ops[src];
+      Vec sd = o.send_displs.empty() ? packed_displs(o.send_counts) : o.send_displs;
+      Vec rd = o.recv_displs.empty() ? packed_displs(o.recv_counts) : o.recv_displs;
+      for (std::size_t dst = 0; dst < n; ++dst) {
+        spec.matrix[src * n + dst] = o.send_counts[dst];
+        spec.send_displs[src * n + dst] = sd[dst];
+        spec.recv_displs[src * n + dst] = rd[dst];
+        std::size_t expected = m.ops[dst].recv_counts[src];
+        if (o.send_counts[dst] != expected) {
+          throw MismatchError(
+              m.label() + ": rank " + std::to_string(src) + " (" + describe_call_site(o.where) +
+              ") sends " + std::to_string(o.send_counts[dst]) + " elements to rank " +
+              std::to_string(dst) + " but rank " + std::to_string(dst) + " (" +
+              describe_call_site(m.ops[dst].where) + ") expects " + std::to_string(expected));
         }
       }
-      break;
     }
-    default:
-      agree<std::size_t>(
-          m, "count", [](const OpDesc& o) { return o.count; }, show_size);
-      spec.count = op0.count;
-      break;
   }
   if (m.shared_buffers)
     throw InvalidArgument(shared_buffers_text(m.label(), m.ops, m.shared_buffers));

@@ -1,6 +1,6 @@
-// EmuConfig::p2p_per_peer (EmulatorOptions::p2p_per_peer_streams): send/recv on one stream per
-// (peer, direction), as torch's ProcessGroupNCCL runs point-to-point on a communicator and stream
-// per pair of ranks, so independent transfers progress independently.
+// EmulatorOptions::p2p_per_peer_streams: send/recv on one stream per (peer, direction), as
+// torch's ProcessGroupNCCL runs point-to-point on a communicator and stream per pair of ranks, so
+// independent transfers progress independently.
 //
 // How it works: rank 0 of a 3-rank ring issues irecv(from 2) then isend(to 1). On one stream the
 // recv waits for rank 2's send, which waits behind rank 2's own recv: a cycle. With lanes the
@@ -25,7 +25,7 @@ void EmuCommunicator::prepare_lane(Lane& lane, emu::Agent* agent, std::string pe
   const FaultHook& hook = shared_->config.fault_hook;
   if (!hook && per_peer.empty()) return;
   emu::World* world = per_peer.empty() ? nullptr : shared_->world.get();
-  int max = shared_->config.max_lane_threads;
+  int max = shared_->config.max_p2p_lane_threads;
   lane.stream.before_thread_start(
       [hook, rank = global_rank(), comm = shared_->name, world, max, who = std::move(per_peer)] {
         if (hook) {
@@ -39,7 +39,7 @@ void EmuCommunicator::prepare_lane(Lane& lane, emu::Agent* agent, std::string pe
       });
   if (world == nullptr) return;
   // Lanes are many (two per peer) and mostly idle: their workers end when idle, so the threads
-  // alive are those with send/recv in flight (bounded by EmuConfig::max_lane_threads).
+  // alive are those with send/recv in flight (bounded by EmulatorOptions::max_p2p_lane_threads).
   lane.stream.end_worker_when_idle(emu::World::kLaneIdle);
   lane.stream.after_thread_end([world] { world->release_lane_thread(); });
 }

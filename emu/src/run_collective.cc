@@ -73,12 +73,12 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
       emu::RankContext ctx{meeting, rank_, reduction ? &*reduction : nullptr, op.dtype, &staging};
       std::string algorithm = algorithm_for(op);
       const EmuConfig& config = shared_->config;
-      bool default_params = config.params.channels == 1 && config.params.chunk_elements == 0;
+      bool default_params = config.channels == 1 && config.chunk_elements == 0;
       if (!config.schedule_path && default_params && emu::fast_path_supports(op.kind) &&
           is_default_algorithm(op.kind, algorithm)) {
         emu::run_fast_path(ctx);
       } else {  // built on the first call of this shape, then reused (schedule_cache.h)
-        const RankSchedule& schedule = cache_.schedule(spec, algorithm, config.params, rank_);
+        const RankSchedule& schedule = cache_.schedule(spec, algorithm, params_of(config), rank_);
         emu::execute_schedule(ctx, schedule, op.send, op.recv);
       }
     }
@@ -108,8 +108,8 @@ void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t
 
 bool EmuCommunicator::leads(const OpDesc& op) {
   const EmuConfig& config = shared_->config;
-  if (config.fault_hook || config.schedule_path || config.params.channels != 1 ||
-      config.params.chunk_elements != 0) {
+  if (config.fault_hook || config.schedule_path || config.channels != 1 ||
+      config.chunk_elements != 0) {
     return false;
   }
   if (op.kind == OpKind::barrier) return true;

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "communicator.h"
-#include "twinccl/algorithms.h"
 #include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
@@ -40,19 +39,6 @@ void dump_flight_recorder(const emu::World& world, const std::string& path) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "twinccl: the flight recorder was not written: %s\n", e.what());
   }
-}
-
-// A forced algorithm must be one the registry knows (else it would silently apply nowhere).
-void check_algorithm_name(const std::string& name) {
-  if (name.empty()) return;
-  const std::vector<std::string> known = algorithm_names();
-  if (std::find(known.begin(), known.end(), name) != known.end()) return;
-  std::string list;
-  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-  throw ConfigError("algorithm '" + name.substr(0, 64) +
-                    "' (TWINCCL_ALGO, twinccl.run(algorithm=...), EmulatorOptions::algorithm) is "
-                    "not a TwinCCL algorithm; known: " +
-                    list + " (twinccl algo)");
 }
 
 // Counts the rank threads that are done, so that the caller can poll while it waits for them.
@@ -103,41 +89,6 @@ class RanksDone {
 
 }  // namespace
 
-void check_options(const EmulatorOptions& options) {
-  const int n = options.world_size;
-  if (n < 1 || n > kMaxEmulatedRanks)  // every rank is a thread with its own stack
-    throw ConfigError("emulator world size must be in [1, " + std::to_string(kMaxEmulatedRanks) +
-                      "] (ranks are threads), got " + std::to_string(n));
-  // Checked before the conversion: a NaN, infinite or huge double is undefined as an integer.
-  if (!(options.timeout_s > 0.0 && options.timeout_s <= kMaxTimeoutSeconds))
-    throw ConfigError("EmulatorOptions::timeout_s=" + std::to_string(options.timeout_s) +
-                      " must be > 0 and at most " + std::to_string(kMaxTimeoutSeconds) +
-                      " (TWINCCL_TIMEOUT_S, twinccl.run(timeout_s=...))");
-  check_algorithm_name(options.algorithm);
-  if (options.check != CheckLevel::off && options.check != CheckLevel::on &&
-      options.check != CheckLevel::debug)
-    throw ConfigError("EmulatorOptions::check=" + std::to_string(static_cast<int>(options.check)) +
-                      " is not a CheckLevel (off, on, debug: TWINCCL_CHECK=0|1|2)");
-  if (options.channels < 1 || options.channels > kMaxEmulatedChannels)
-    throw ConfigError("EmulatorOptions::channels=" + std::to_string(options.channels) +
-                      " must be in [1, " + std::to_string(kMaxEmulatedChannels) + "]");
-  if (options.ranks_per_node < 0)
-    throw ConfigError("EmulatorOptions::ranks_per_node=" + std::to_string(options.ranks_per_node) +
-                      " must be >= 0 (0: every rank on one node)");
-  if (options.flight_recorder_ops > kMaxFlightRecorderOps)
-    throw ConfigError("EmulatorOptions::flight_recorder_ops=" +
-                      std::to_string(options.flight_recorder_ops) + " must be at most " +
-                      std::to_string(kMaxFlightRecorderOps) + " (TWINCCL_FLIGHT_RECORDER_OPS)");
-  // The dump is written only when the run fails: a path that cannot be written fails now, not
-  // after the failure it was meant to explain.
-  if (!options.flight_recorder_path.empty())
-    check_output_path(kFlightRecorder, options.flight_recorder_path);
-  if (options.max_p2p_lane_threads < 1 || options.max_p2p_lane_threads > kMaxP2pLaneThreads)
-    throw ConfigError("EmulatorOptions::max_p2p_lane_threads must be in [1, " +
-                      std::to_string(kMaxP2pLaneThreads) + "], got " +
-                      std::to_string(options.max_p2p_lane_threads));
-}
-
 void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   check_options(options);
   if (!fn) throw InvalidArgument("run_world: the rank function is empty (a default RankFunction)");
@@ -150,18 +101,7 @@ void run_world(const EmulatorOptions& options, const RankFunction& fn) {
   auto world = std::make_shared<emu::World>(n, timeout, checks);
   std::vector<int> ranks(static_cast<std::size_t>(n));
   std::iota(ranks.begin(), ranks.end(), 0);
-  EmuConfig config;
-  config.algorithm = options.algorithm;
-  config.default_algorithm = options.default_algorithm;
-  config.schedule_path = options.schedule_path;
-  config.params.channels = options.channels;
-  config.params.chunk_elements = options.chunk_elements;
-  config.params.ranks_per_node = options.ranks_per_node;
-  config.check = options.check;
-  config.fault_hook = options.fault_hook;
-  config.p2p_per_peer = options.p2p_per_peer_streams;
-  config.max_lane_threads = options.max_p2p_lane_threads;
-  auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", config);
+  auto shared = std::make_shared<SharedComm>(world, std::move(ranks), "world", options);
 
   std::mutex mu;
   std::exception_ptr first_error, first_abort;

@@ -34,6 +34,7 @@
 
 #include "exchange.h"
 #include "twinccl/algorithms.h"
+#include "twinccl/op_traits.h"
 #include "twinccl/reduction.h"
 
 namespace twinccl::emu {
@@ -87,7 +88,7 @@ class RankCache {
     std::size_t bytes = 0;
     std::uint64_t last_used = 0;
   };
-  static constexpr std::size_t kKinds = static_cast<std::size_t>(OpKind::scatter_v) + 1;
+  static constexpr std::size_t kKinds = kOpKindCount;
   std::vector<std::unique_ptr<Entry>> entries_;
   RankSchedule uncached_;  // the last schedule too large to keep (dropped by trim)
   std::size_t bytes_ = 0;  // of entries_

@@ -33,34 +33,12 @@ std::string name_disagreement(const Meeting& m, int color,
 
 }  // namespace
 
-std::unique_ptr<Communicator> EmuCommunicator::split(int color, int key, std::string new_name,
-                                                     Where where) {
+std::unique_ptr<Communicator> EmuCommunicator::do_split(int color, int key, std::string new_name,
+                                                        Where where) {
   refuse_other_ranks_thread("split", where);
   emu::SingleUser::Scope hold(
       user_, "split", where, [&] { return call_site_text("split", name(), rank_, where); },
       [this](const std::string& text) { refuse_second_thread(text); });
-  refuse_if_group_of_other("split", where);
-  if (group_depth_ > 0) {
-    throw InvalidArgument(call_site_text("split", name(), rank_, where) +
-                          ": not allowed inside a group");
-  }
-  std::string refused;
-  if (color < 0 && color != kNoColor) {
-    refused = call_site_text("split", name(), rank_, where) + ": color=" + std::to_string(color) +
-              " is negative; use kNoColor to opt out";
-  } else if (std::string why = split_name_problem(new_name); !why.empty()) {
-    refused = call_site_text("split", name(), rank_, where) + ": " + why;
-  }
-  if (!refused.empty()) {
-    shared_->world->note_failure(global_rank(), refused);  // the peers learn why it never came
-    throw InvalidArgument(refused);
-  }
-  return observe_split(color, key,
-                       [&] { return split_collective(color, key, std::move(new_name), where); });
-}
-
-std::unique_ptr<Communicator> EmuCommunicator::split_collective(int color, int key,
-                                                                std::string new_name, Where where) {
   OpDesc op;
   op.kind = OpKind::barrier;
   op.where = where;

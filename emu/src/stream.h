@@ -35,7 +35,7 @@ class Stream {
   // Called when a worker that before_thread_start let start ends (or could not be created).
   void after_thread_end(std::function<void()> hook) { after_thread_end_ = std::move(hook); }
   // The worker ends once nothing was queued for `idle` (started again by the next enqueue): for
-  // streams that are many and mostly idle (EmuConfig::p2p_per_peer lanes). Before any enqueue.
+  // streams that are many and mostly idle (p2p_per_peer_streams lanes). Before any enqueue.
   void end_worker_when_idle(std::chrono::milliseconds idle) { idle_ = idle; }
 
   // Queues `task` on the worker; `work` completes with its outcome. When the worker cannot be

@@ -1,32 +1,13 @@
-// EmuCommunicator's rules about threads (docs/misuse.md 64, 66, 67): one thread at a time per
-// communicator (single_user.h), a group belongs to the thread that opened it (as NCCL's), and a
-// rank's thread calls only that rank's communicators.
+// EmuCommunicator's rules about threads (docs/misuse.md 64, 67): one thread at a time per
+// communicator (single_user.h), and a rank's thread calls only that rank's communicators. (A group
+// belongs to the thread that opened it, as NCCL's: the Communicator base class, for every backend.)
 #include <string>
 
 #include "communicator.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
-#include "twinccl/thread_group.h"
 
 namespace twinccl::emu {
-
-// A group belongs to its thread (twinccl/thread_group.h: the rule both backends share).
-void EmuCommunicator::note_thread_group() noexcept {
-  if (group_depth_ > 0) {
-    thread_group_opened(this, name(), group_where_);
-  } else {
-    thread_group_closed(this);
-  }
-}
-
-void EmuCommunicator::forget_thread_group() noexcept { thread_group_closed(this); }
-
-void EmuCommunicator::refuse_if_group_of_other(std::string_view op, Where where) {
-  if (!thread_group_of_other(this)) return;
-  std::string text = thread_group_refusal(call_site_text(op, name(), rank_, where));
-  shared_->world->note_failure(global_rank(), text);
-  throw InvalidArgument(text);
-}
 
 void EmuCommunicator::refuse_second_thread(const std::string& text) noexcept {
   shared_->world->note_failure(global_rank(), text);

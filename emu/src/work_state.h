@@ -60,7 +60,7 @@ class EmuWork final : public WorkState {
   // instead of waiting forever (test() stays false, wait_for() times out).
   void hold_until_group_end(std::string comm, int rank, std::source_location where);
   void group_ended();
-  // A group whose send/recv run on their own streams (EmuConfig::p2p_per_peer): this Work is done
+  // A group whose send/recv run on their own streams (p2p_per_peer_streams): this Work is done
   // when it and every part are; with !own_task it runs nothing itself (it is done at once and
   // leaves its stream's counters alone).
   void add_parts(std::vector<std::shared_ptr<EmuWork>> parts, bool own_task);

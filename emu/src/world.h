@@ -84,7 +84,7 @@ class World {
   void report_misuse(int global_rank, const std::string& message);
   std::string take_misuse(int global_rank);
 
-  // EmuConfig::p2p_per_peer lane threads alive in this run: one more, at most `max` (a thread
+  // p2p_per_peer_streams lane threads alive in this run: one more, at most `max` (a thread
   // ending when idle frees its slot: waits a little for one); else ConfigError naming `who`.
   void acquire_lane_thread(int max, const std::string& who);
   void release_lane_thread() noexcept;

@@ -6,13 +6,13 @@
 #include "call_site.h"
 #include "py_comm.h"
 #include "twinccl/call_site_text.h"
-#include "twinccl/emu/options.h"
 #include "twinccl/errors.h"
 
 namespace py = pybind11;
 
 namespace twinccl::python {
 void bind_run(py::module_& m);         // py_run.cc
+void bind_options(py::module_& m);     // py_options.cc
 void bind_rank_baton(py::module_& m);  // rank_baton.cc
 }  // namespace twinccl::python
 
@@ -31,11 +31,9 @@ PYBIND11_MODULE(_twinccl, m) {
   py::register_exception<ConfigError>(m, "ConfigError", base.ptr());
   py::register_exception<InternalError>(m, "InternalError", base.ptr());
 
-  m.attr("_max_world_size") = kMaxEmulatedRanks;
-  m.attr("_max_p2p_lane_threads") = kMaxP2pLaneThreads;
-  m.attr("_max_timeout_s") = kMaxTimeoutSeconds;
   python::bind_comm(m);
   python::bind_run(m);
+  python::bind_options(m);
   python::bind_rank_baton(m);
   m.def("_call_sites_supported", &python::python_call_sites_supported,
         "True when errors can name Python file:line (the standard library's layout is known).");

@@ -23,6 +23,10 @@
 namespace py = pybind11;
 
 namespace twinccl::python {
+
+// Sets every option of `given` by name, checked (py_options.cc).
+void set_emulator_options(emu::EmulatorOptions& options, const py::dict& given);
+
 namespace {
 
 // A recorded trace, kept so that a report can save it (twinccl replay) after the run.
@@ -83,13 +87,6 @@ py::dict report_dict(const sim::ReplayResult& r) {
   return d;
 }
 
-CheckLevel check_level(int check) {
-  if (check < 0 || check > 2)
-    throw ConfigError("twinccl.run: check=" + std::to_string(check) +
-                      " must be 0 (off), 1 (deadlock detection, default) or 2 (debug)");
-  return static_cast<CheckLevel>(check);
-}
-
 // The rank function's Python error, for run_world: an AbortedError raised into Python (this rank
 // was woken because another failed) goes back as the C++ AbortedError, so that run_world reports
 // the rank that failed first, not a rank it woke.
@@ -124,27 +121,21 @@ class ThreadLeftovers {
   }
 };
 
-py::object run(const py::function& fn, int world_size, const std::string& topology, int check,
-               double timeout_s, const std::string& trace_path, const std::string& algorithm,
-               const std::string& timeline_path, int max_p2p_lane_threads,
-               const py::object& aborted_type, const py::object& swap_state) {
+py::object run(const py::function& fn, const py::dict& emulator_options,
+               const std::string& topology, const std::string& trace_path,
+               const std::string& timeline_path, const py::object& aborted_type,
+               const py::object& swap_state) {
   RunOptions options;
-  options.world_size = world_size;
-  options.topology = topology;
-  options.check = check_level(check);
-  options.timeout_s = timeout_s;
-  options.trace_path = trace_path;
-  options.algorithm = algorithm;
-  options.timeline_path = timeline_path;
-  options.max_p2p_lane_threads = max_p2p_lane_threads;
   options.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
-  RunInterrupts interrupts(world_size);
+  set_emulator_options(options, emulator_options);
+  options.topology = topology;
+  options.trace_path = trace_path;
+  options.timeline_path = timeline_path;
+  RunInterrupts interrupts(options.world_size);
   std::unique_ptr<RankBaton> baton;  // made once the options are checked
-  EmulatedRunCaller caller;
-  caller.program = "python";
-  caller.trace_name = "twinccl.run(trace_path=...)";
-  caller.timeline_name = "twinccl.run(timeline_path=...)";
-  caller.stop_requested = [&interrupts, &baton] {
+  const EmulatedRunCaller caller{"python", "twinccl.run(trace_path=...)",
+                                 "twinccl.run(timeline_path=...)"};
+  options.stop_requested = [&interrupts, &baton] {
     std::string why = interrupts.poll();
     if (why.empty() && baton) why = baton->stop_reason();
     return why;
@@ -154,7 +145,7 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
   EmulatedRun launch(options, caller);
   // Each rank its own process state (rank_baton.h); None: the ranks share it.
   if (!swap_state.is_none())
-    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), timeout_s);
+    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), options.timeout_s);
   try {
     py::gil_scoped_release nogil;
     launch.run([&](Communicator& world) {
@@ -213,9 +204,9 @@ py::object run(const py::function& fn, int world_size, const std::string& topolo
 void bind_run(py::module_& m) {
   py::class_<PyTrace, std::shared_ptr<PyTrace>>(m, "Trace", "A recorded run (twinccl replay).")
       .def("save", &PyTrace::save, py::arg("path"), "Writes the trace file (twinccl replay PATH).");
-  m.def("_run", &run, py::arg("fn"), py::arg("world_size"), py::arg("topology"), py::arg("check"),
-        py::arg("timeout_s"), py::arg("trace_path"), py::arg("algorithm"), py::arg("timeline_path"),
-        py::arg("max_p2p_lane_threads"), py::arg("aborted_type"), py::arg("swap_state"));
+  m.def("_run", &run, py::arg("fn"), py::arg("emulator_options"), py::arg("topology"),
+        py::arg("trace_path"), py::arg("timeline_path"), py::arg("aborted_type"),
+        py::arg("swap_state"));
 }
 
 }  // namespace twinccl::python

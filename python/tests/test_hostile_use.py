@@ -34,6 +34,12 @@ def nothing(rank):
                                                 "twinccl.run(algorithm=...)"),
     ({"trace_path": 7}, twinccl.InvalidArgument, "trace_path must be a str or path or None"),
     ({"max_p2p_lane_threads": 2 ** 40}, twinccl.ConfigError, "max_p2p_lane_threads="),
+    # Every other emulator option is a keyword too, checked by its row of the options table.
+    ({"channels": 0}, twinccl.ConfigError, "twinccl.run: channels=0 must be in [1, 64]"),
+    ({"chunk_elements": 1.5}, twinccl.InvalidArgument, "chunk_elements must be an int, got 1.5"),
+    ({"p2p_per_peer_streams": 1}, twinccl.InvalidArgument,
+     "p2p_per_peer_streams must be True or False, got 1"),
+    ({"flight_recorder_ops": 0}, twinccl.ConfigError, "flight_recorder_ops=0 must be in [1, "),
 ])
 def test_run_arguments_are_checked(kwargs, error, text):
     args = {"world_size": 2, "timeout_s": 10}
@@ -41,6 +47,12 @@ def test_run_arguments_are_checked(kwargs, error, text):
     with pytest.raises(error) as e:
         twinccl.run(nothing, **args)
     assert text in str(e.value)
+
+
+def test_an_unknown_keyword_is_a_type_error_listing_the_options():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_lanes'") as e:
+        twinccl.run(nothing, world_size=2, max_lanes=4)
+    assert "max_p2p_lane_threads" in str(e.value)
 
 
 def test_run_accepts_paths_and_bool_check(tmp_path):

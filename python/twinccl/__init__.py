@@ -40,8 +40,8 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
 
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
-        algorithm=None, timeline_path=None, torch_distributed=False, max_p2p_lane_threads=8192,
-        rank_state="isolated", mindspore=False, cuda_on_cpu=False, _rank_states=None):
+        algorithm=None, timeline_path=None, torch_distributed=False, rank_state="isolated",
+        mindspore=False, cuda_on_cpu=False, _rank_states=None, **emulator_options):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -53,10 +53,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     topology: a preset ("dgx-h100", "h100-cluster-2", ... see `twinccl topo list`) or a topology
         file. The run is recorded and replayed on it: returns a Report (simulated time per rank
         and operation, overlap, busiest links; print it). Without: returns None.
-    check: 0 off, 1 deadlock detection and never-waited Works (default), 2 also poisons the
-        output of asynchronous operations until they complete.
     trace_path: also save the recorded trace for `twinccl replay PATH --topology X`.
-    algorithm: force an algorithm for every collective ("ring", "direct", ...).
     timeline_path: with a topology, write the Perfetto timeline of the simulated run.
     torch_distributed: for the duration of the run, torch.distributed's functions are
         twinccl.distributed's, so unmodified `torch.distributed.all_reduce(x)` code runs on the
@@ -65,9 +62,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         get_rank, create_group, comm_func, mint.distributed, ops.communication) are
         twinccl.mindspore's and twinccl.mindspore_mint's, so unmodified MindSpore code runs on
         the emulator (process-wide; one such run at a time; see docs/python.md).
-    max_p2p_lane_threads: the most threads of per-peer send/recv streams alive at once (one
-        per (peer, direction) with send/recv in flight); beyond it the call that needs one more
-        raises ConfigError.
+    world_size, check, timeout_s, algorithm, **emulator_options: the emulator's options (below,
+        as docs/misuse.md's table; send/recv run per (peer, direction) here, as torch's:
+        p2p_per_peer_streams=True).
 
     rank_state: "isolated" (default): each rank has its own process state, as each process of a
         torchrun: torch's, NumPy's and Python's random generators (starting as the caller's),
@@ -86,8 +83,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     TwinCCL get AbortedError, ranks running Python get KeyboardInterrupt, every rank is joined,
     and KeyboardInterrupt is raised here.
     """
-    checked = run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
-                            timeline_path, max_p2p_lane_threads)
+    emulator_options.update(world_size=world_size, check=check, timeout_s=timeout_s,
+                            algorithm=algorithm)
+    checked, world = run_arguments(fn, topology, trace_path, timeline_path, emulator_options)
     if not isinstance(cuda_on_cpu, bool):
         raise InvalidArgument("twinccl.run: cuda_on_cpu must be True or False, got %r"
                               % (cuda_on_cpu,))
@@ -100,7 +98,6 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     if rank_state == "isolated":
         if states is None:
             from ._rank_state import RankStates, torchrun_environ
-            world = checked[0]
             states = RankStates(world, lambda rank: torchrun_environ(rank, world))
     elif rank_state != "shared":
         raise InvalidArgument("twinccl.run: rank_state must be \"isolated\" or \"shared\", got %r"
@@ -108,7 +105,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     elif states is not None:
         raise InvalidArgument("twinccl.run: rank_state=\"shared\" has no per-rank states")
     swap = states.swap if states is not None else None
-    args = (rank_function(fn, checked[0]),) + checked + (AbortedError, swap)
+    args = (rank_function(fn, world),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:
         if states is not None:
             from ._rank_state import one_isolated_run, sleep_gives_turn
@@ -119,18 +116,23 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             # own torch.distributed world, else a per-thread view does (_torch_world.py).
             from ._torch_patch import patched
             wrap = during_run.enter_context(patched(own_world=states is None))
-            args = (rank_function(wrap(fn), checked[0]),) + args[1:]
+            args = (rank_function(wrap(fn), world),) + args[1:]
         if mindspore:
             from ._ms_patch import patched as mindspore_patched
             during_run.enter_context(mindspore_patched(own_baton=rank_state == "shared"))
         if cuda_on_cpu:
-            during_run.enter_context(_cuda_on_cpu.cuda_on_cpu(checked[0]))
+            during_run.enter_context(_cuda_on_cpu.cuda_on_cpu(world))
         result = _twinccl._run(*args)
     if result is None:
         return None
     if "report" not in result:
         return None
     return Report(result["report"], result["trace"])
+
+
+if run.__doc__:  # None under python -OO
+    run.__doc__ += "\n    Emulator options (keyword=default: what (range; C++'s variable)):"
+    run.__doc__ += "".join("\n    " + line for line in _twinccl._emulator_options())
 
 
 def compute(seconds=0.0, flops=0.0):

@@ -2,24 +2,10 @@
 its value instead of a TypeError from the binding, or a value silently rounded), and the rank
 function as the ranks call it: an exception it raises says which rank raised it."""
 import inspect
-import numbers
 import os
 
-from ._twinccl import ConfigError, Error, InvalidArgument
+from ._twinccl import Error, InvalidArgument
 from . import _twinccl
-
-# The emulator's limits (twinccl/emu/options.h).
-MAX_WORLD_SIZE = _twinccl._max_world_size
-MAX_P2P_LANE_THREADS = _twinccl._max_p2p_lane_threads
-MAX_TIMEOUT_S = _twinccl._max_timeout_s
-
-
-def _whole(name, value, low, high):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidArgument("twinccl.run: %s must be an int, got %r" % (name, value))
-    if not low <= value <= high:
-        raise ConfigError("twinccl.run: %s=%d must be in [%d, %d]" % (name, value, low, high))
-    return int(value)
 
 
 def _text(name, value, path=False):
@@ -33,9 +19,10 @@ def _text(name, value, path=False):
     return value
 
 
-def run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algorithm,
-                  timeline_path, max_p2p_lane_threads):
-    """The binding's arguments, in _twinccl._run's order (without the rank function)."""
+def run_arguments(fn, topology, trace_path, timeline_path, emulator_options):
+    """The binding's arguments, in _twinccl._run's order (without the rank function), and the
+    world size. The emulator's options (world_size, check, timeout_s, algorithm and the keywords
+    run() does not own) are checked by name against the emulator's options table."""
     if not callable(fn):
         raise InvalidArgument("twinccl.run: fn must be callable as fn(rank), got %r" % (fn,))
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
@@ -44,19 +31,10 @@ def run_arguments(fn, world_size, topology, check, timeout_s, trace_path, algori
     if inspect.isgeneratorfunction(fn):
         raise InvalidArgument("twinccl.run: fn %r is a generator function: calling it runs none "
                               "of its code; pass a plain function" % (fn,))
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, numbers.Real):
-        raise InvalidArgument("twinccl.run: timeout_s must be a number of seconds, got %r"
-                              % (timeout_s,))
-    if not 0 < timeout_s <= MAX_TIMEOUT_S:  # also refuses nan
-        raise ConfigError("twinccl.run: timeout_s=%r must be > 0 and at most %g"
-                          % (timeout_s, MAX_TIMEOUT_S))
-    if isinstance(check, bool):
-        check = int(check)  # False: off, True: on
-    return (_whole("world_size", world_size, 1, MAX_WORLD_SIZE), _text("topology", topology),
-            _whole("check", check, 0, 2), float(timeout_s),
-            _text("trace_path", trace_path, path=True), _text("algorithm", algorithm),
-            _text("timeline_path", timeline_path, path=True),
-            _whole("max_p2p_lane_threads", max_p2p_lane_threads, 1, MAX_P2P_LANE_THREADS))
+    _twinccl._check_emulator_options(emulator_options)
+    return (emulator_options, _text("topology", topology),
+            _text("trace_path", trace_path, path=True),
+            _text("timeline_path", timeline_path, path=True)), int(emulator_options["world_size"])
 
 
 def rank_function(fn, world_size):

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import inspect
 import sys
+import threading
 import zlib
 
 import torch.distributed as tdist
@@ -25,25 +26,62 @@ from . import _torch_backend, _torch_world, _twinccl
 from ._twinccl import InvalidArgument
 
 _NOCOLOR = -1
+_local_sync = threading.local()  # .active: a member's new_group(use_local_synchronization=True)
 
 
-def _group_comm(ranks, group_name):
+def _group_comm(ranks, group_name, member=True):
     """The emulator communicator of the group of these global ranks (in group-rank order) for
     the calling rank, or None when it is no member. Collective over the world."""
     world = _twinccl._world()
     ranks = [int(r) for r in ranks]
-    member = world.rank in ranks
+    member = member and world.rank in ranks
     color = zlib.crc32(repr(ranks).encode()) & 0x3FFFFFFF if member else _NOCOLOR
     key = ranks.index(world.rank) if member else 0
     file, line = _torch_backend.user_site()
     name = ("group %s" % group_name)[:120]
-    comm = world.split(color, key, name, file, line)
+    try:
+        comm = world.split(color, key, name, file, line)
+    except _twinccl.Error as e:
+        if not getattr(_local_sync, "active", False):
+            raise
+        raise type(e)(str(e) + _LOCAL_SYNC_HINT) from None
     if comm is not None and comm.size != len(ranks):
         raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this "
                               "rank passed ranks=%s, but only %d rank(s) passed the same list; "
                               "every rank must create the same groups in the same order"
                               % (world.rank, file, line, ranks[:16], comm.size))
     return comm
+
+
+_LOCAL_SYNC_HINT = (" [new_group(..., use_local_synchronization=True) was called by its members "
+                    "only: TwinCCL makes a group by splitting the world, which every rank must "
+                    "join; call new_group on every rank (non-members get NON_GROUP_MEMBER, as "
+                    "torch gives them with that option) (docs/python.md)]")
+
+
+def _wrap_new_group_with_tag(original):
+    """torch's _new_group_with_tag (behind new_group): with use_local_synchronization=True
+    torch returns NON_GROUP_MEMBER to a non-member at once; here that rank joins the world's
+    split first (without a group), so that every rank calling it (a loop over all groups) works.
+    When only the members call it, their split cannot complete: the error says why."""
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def new_group_with_tag(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        ranks = bound.arguments.get("ranks")
+        if not bound.arguments.get("use_local_synchronization") or ranks is None:
+            return original(*args, **kwargs)
+        if tdist.get_rank() not in ranks:
+            _group_comm(ranks, None, member=False)
+            c10d._world.group_count += 1  # as the members count it (their groups' hashed names)
+            return c10d.GroupMember.NON_GROUP_MEMBER
+        _local_sync.active = True
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _local_sync.active = False
+    return new_group_with_tag
 
 
 def _wrap_group_helper(original):
@@ -123,7 +161,8 @@ def _no_store_barrier(original):
 
 
 _PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap_group_helper,
-            "_store_based_barrier": _no_store_barrier}
+            "_store_based_barrier": _no_store_barrier,
+            "_new_group_with_tag": _wrap_new_group_with_tag}
 
 
 @contextlib.contextmanager

@@ -1,8 +1,15 @@
 """What TwinCCL's torch ProcessGroup (_torch_backend) hands back to torch: the Work of a call,
 the per-device backend torch asks about, and the user's line a call is reported at.
 
-`get_future()` waits for the operation and returns a completed future (the emulator has no
-completion callback): the value is the output tensors, as torch's backends give.
+`get_future()` during a backward pass (DDP's reducer asking for a bucket's all_reduce, a Python
+comm hook) returns the future pending and completes it at the end of that backward pass (an
+autograd final callback, queued before DDP's own, run on the rank's thread, which waits for the
+operation there and gives up the rank's turn while it waits), so backward compute overlaps the
+communication. Anywhere else it waits and returns a completed future. Why not always pending:
+torch's C++ waits on a future (DDP's finalize_backward, torch.futures.wait_all) without running
+Python, so the waiting rank would keep its turn (the rank baton) while the ranks it waits for need
+theirs to issue the same operation (docs/python.md). A pending future's Python wait(), value() and
+then() complete it first. The value is the output tensors, as torch's backends give.
 """
 import datetime
 import os
@@ -64,13 +71,64 @@ class _TwinWork(dist.Work):
         return self._outputs
 
     def get_future(self):
-        self.wait()
-        fut = torch.futures.Future()
-        fut.set_result(self._outputs)
+        fut = _TwinFuture(self)
+        if not self._works or not _at_end_of_backward(fut._complete):
+            fut._complete()
         return fut
 
     def synchronize(self):
         self.wait()
+
+
+def _at_end_of_backward(callback):
+    """Queues callback to run when the backward pass running on this thread ends; False when no
+    backward pass runs here (torch allows final callbacks only during one)."""
+    try:
+        torch.autograd.Variable._execution_engine.queue_callback(callback)
+    except RuntimeError:
+        return False
+    return True
+
+
+class _TwinFuture(torch.futures.Future):
+    """A Work's future, completed by _complete() (the end of the backward pass, or a Python
+    wait/value/then on it, which wait for the Work first: a C++ wait would keep the rank's turn)."""
+
+    def __init__(self, work):
+        super().__init__()
+        self._work = work
+
+    def _complete(self):
+        if self.done():
+            return
+        try:
+            self._work.wait()
+        except BaseException as e:
+            self.set_exception(e)
+            raise
+        self.set_result(self._work._outputs)
+
+    def wait(self):
+        self._complete()
+        return super().wait()
+
+    def value(self):
+        self._complete()
+        return super().value()
+
+    def then(self, callback):
+        chained = _TwinFuture(self._work)
+        chained._complete = lambda: self._complete()  # the callback completes `chained`
+
+        def run(fut):
+            try:
+                result = callback(fut)
+            except BaseException as e:  # noqa: BLE001  (torch's then: the future's error)
+                chained.set_exception(e)
+            else:
+                chained.set_result(result)
+        super().add_done_callback(run)
+        return chained
 
 
 def work_of(works, outputs):

@@ -10,6 +10,7 @@
 
 #include "nccl_tests_log_parts.h"
 #include "nccl_tuning_table.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::sim::nccl_tests {
@@ -133,16 +134,7 @@ std::vector<std::string_view> fitting_columns(const NcclTestsTable& table, int r
 
 }  // namespace
 
-std::string shown(std::string_view text, std::size_t max) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < max; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    out +=
-        c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
-  }
-  if (text.size() > max) out += "...";
-  return out;
-}
+std::string shown(std::string_view text, std::size_t max) { return shown_value(text, max); }
 
 void fail(std::string_view source, int line, std::string_view why, std::string_view text) {
   std::string where = shown(source, 200);

@@ -13,7 +13,8 @@
 
 namespace twinccl::sim::nccl_tests {
 
-// At most `max` characters of `text`, unprintable bytes as \xNN, "..." when cut.
+// At most `max` characters of `text`, unprintable bytes as \xNN, "..." when cut (core's
+// shown_value).
 std::string shown(std::string_view text, std::size_t max = 80);
 // "<source>:<line>: <why>: '<text>'" (line 0 and empty text are left out).
 [[noreturn]] void fail(std::string_view source, int line, std::string_view why,

@@ -20,6 +20,7 @@
 #include "transfer_pricing.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 #include "twinccl/sim/selection.h"
 
 namespace twinccl::sim::detail {
@@ -43,18 +44,11 @@ int comm_rank_of(const TraceCommunicator& c, int world_rank) {
   return static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), world_rank) - c.ranks.begin());
 }
 
-CollectiveSpec spec_of(const TraceOp& op, int nranks) {
-  CollectiveSpec spec;
-  spec.kind = op.kind;
-  spec.nranks = nranks;
-  spec.count = op.count;
-  spec.root = std::max(0, op.root);
-  if (op.kind == OpKind::all_to_all_v) {
-    spec.matrix = op.counts;
-  } else {
-    spec.counts = op.counts;
-  }
-  if (op.kind == OpKind::barrier) {  // NCCL has no barrier: an all_reduce of one element
+// The call's spec as the emulator builds it (schedule.h); NCCL has no barrier: replay times it as
+// an all_reduce of one element.
+CollectiveSpec replay_spec(const TraceOp& op, int nranks) {
+  CollectiveSpec spec = spec_of(desc_of(op), nranks);
+  if (op.kind == OpKind::barrier) {
     spec.kind = OpKind::all_reduce;
     spec.count = 1;
   }
@@ -194,7 +188,7 @@ class Builder {
       p_.instances.push_back(std::move(inst));
       return info;
     }
-    CollectiveSpec spec = spec_of(op, n);
+    CollectiveSpec spec = replay_spec(op, n);
     if (op.kind == OpKind::all_to_all_v) {  // row c of the matrix: what comm rank c sends
       spec.matrix.clear();
       for (const TraceOp* o : pend.ops) {

@@ -19,6 +19,7 @@
 #include "tuner_internal.h"
 #include "twinccl/algorithm_defaults.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl::sim {
 namespace {
@@ -128,11 +129,7 @@ Decision SelectionPolicy::resolve(CollectiveSpec spec, DataType dtype,
 
 Decision SelectionPolicy::resolve(const OpDesc& op, const std::vector<int>& ranks,
                                   const Forced& forced) const {
-  CollectiveSpec spec;
-  spec.kind = op.kind;
-  spec.count = op.count;
-  spec.root = std::max(0, op.root);
-  return resolve(spec, op.dtype, ranks, forced);
+  return resolve(spec_of(op, static_cast<int>(ranks.size())), op.dtype, ranks, forced);
 }
 
 std::vector<std::string> selectable_algorithms(bool simulator) {

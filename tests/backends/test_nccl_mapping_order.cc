@@ -88,6 +88,8 @@ TEST_CASE("nccl mapping: groups are per thread, another communicator inside a gr
     CHECK_THROWS_AS(child->group_start(), InvalidArgument);
     CHECK_THROWS_WITH(w.split(1, 0), Catch::Contains("group_end first"));
     w.group_end();
+    // The emulator's words (the base class checks split's arguments for every backend).
+    CHECK_THROWS_WITH(w.split(-5, 0), Catch::Contains("color=-5 is negative; use kNoColor"));
     child->all_reduce(y, y, ReduceOp::sum());  // after the group: fine
     // One launch order across communicators: the child's stream waits for the world's launch.
     w.all_reduce(x, x, ReduceOp::sum(), {.async_op = true});

@@ -52,5 +52,5 @@ TEST_CASE("RunOptions::max_p2p_lane_threads bounds the lane threads", "[run][p2p
   o.max_p2p_lane_threads = 0;
   CHECK_THROWS_AS(run(o, irecv_first_ring), ConfigError);
   CHECK_THROWS_WITH(run(o, irecv_first_ring),
-                    Contains("max_p2p_lane_threads must be in [1, 1048576], got 0"));
+                    Contains("max_p2p_lane_threads=0 must be in [1, 1048576]"));
 }

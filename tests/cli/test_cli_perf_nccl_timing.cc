@@ -1,8 +1,9 @@
 // `twinccl perf --backend nccl` issues its calls as nccl-tests 2.19 times them (cli/perf_timing.h),
 // checked on the recording NCCL double's log of every NCCL call (2 "GPUs", one process): the
 // warmup once per sweep at sizes doubling from -b to -e, one untimed call per row and placement,
-// -n timed calls, -m calls in one group, -z's barriers; and the table says NCCL chose the
-// algorithm. The times themselves are the double's, not a GPU's: nothing here is a timing check.
+// -n timed calls, -m calls in one group, -z's barriers, -G's CUDA graph capture and launches; and
+// the table says NCCL chose the algorithm. The times themselves are the double's, not a GPU's:
+// nothing here is a timing check.
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
 #include <catch2/catch.hpp>
@@ -86,10 +87,55 @@ TEST_CASE("perf --backend nccl: -m calls in one group, -z 1 a barrier after each
   const std::size_t barriers1 = lines_with(blocking.log, {"ncclAllReduce", " count=1 type=2 "});
   CHECK(barriers1 == barriers0 + 2 * 2 * 3);
   CHECK(blocking.result.out.find("-z 1") == std::string::npos);  // not listed as ignored
-  // -G is not done on NCCL: said so, not "no meaning".
-  const LoggedRun graph = run_on_double("-b 1K -e 1K -n 1 -w 0 -c 0 -G 1 all_reduce", "nccl_G");
-  CHECK(graph.result.out.find("ignored here (not implemented for the NCCL backend): -G 1") !=
-        std::string::npos);
+}
+
+TEST_CASE("perf --backend nccl -G: -n iterations captured once, the graph launched -G times",
+          "[cli]") {
+  // nccl-tests' BenchTime with -G: per rank and placement, 1 untimed call, then -n 3 calls captured
+  // (not run) and 2 launches of the graph; the -c check call is captured and launched once too.
+  const LoggedRun r = run_on_double("-b 1K -e 1K -n 3 -w 0 -c 1 -G 2 all_reduce", "nccl_G");
+  INFO(r.result.out << r.log.substr(0, 4000));
+  REQUIRE(r.result.exit_code == 0);
+  const char* ar = "ncclAllReduce";
+  CHECK(lines_with(r.log, {ar, " count=256 type=7 ", "captured=1"}) == 2 * 2 * (3 + 1));
+  CHECK(lines_with(r.log, {ar, " count=256 type=7 "}) == 2 * 2 * (1 + 3 + 1));
+  CHECK(lines_with(r.log, {"cudaStreamBeginCapture", "mode=thread_local"}) == 2 * 2 * 2);
+  CHECK(lines_with(r.log, {"cudaStreamEndCapture", "launches=3"}) == 2 * 2);
+  CHECK(lines_with(r.log, {"cudaGraphLaunch", "launches=3"}) == 2 * 2 * 2);
+  CHECK(lines_with(r.log, {"cudaGraphLaunch", "launches=1"}) == 2 * 2);
+  CHECK(lines_with(r.log, {"cudaGraphExecDestroy"}) == 2 * 2 * 2);
+  CHECK(lines_with(r.log, {"VIOLATION"}) == 0);
+  CHECK(r.result.out.find("# Out of bounds values : 0 OK") != std::string::npos);
+  CHECK(r.result.out.find("ignored here") == std::string::npos);
+  CHECK(r.result.out.find("graph: 2") != std::string::npos);
+  // -z 1/2 would wait inside the capture: refused; -z 3 is turned off as nccl-tests does.
+  const LoggedRun z1 = run_on_double("-b 1K -e 1K -n 1 -c 0 -G 1 -z 1 all_reduce", "nccl_G_z1");
+  CHECK(z1.result.exit_code != 0);
+  CHECK(z1.result.out.find("-z 1 with -G 1") != std::string::npos);
+  const LoggedRun z3 = run_on_double("-b 1K -e 1K -n 1 -c 0 -G 1 -z 3 all_reduce", "nccl_G_z3");
+  CHECK(z3.result.exit_code == 0);
+  CHECK(z3.result.out.find("blocking disabled, as nccl-tests does") != std::string::npos);
+  // The emulator has no CUDA graphs: a typed error naming the flag, not a silent ignore.
+  const auto emu =
+      twinccl_test::run_cli("perf --backend emu --ranks 2 -b 1K -e 1K -G 1 all_reduce");
+  CHECK(emu.exit_code != 0);
+  CHECK(emu.out.find("-G 1: CUDA graphs exist on the NCCL backend only") != std::string::npos);
+}
+
+TEST_CASE("perf --backend nccl -a: the time is combined over the ranks by NCCL's min or max",
+          "[cli]") {
+  // nccl-tests' Allreduce(deltaSec, average): -a 2 min, -a 3 max, -a 1 the mean (a sum / ranks):
+  // one float64 (type=8) all_reduce per row and placement with that op (ncclMax 2, ncclMin 3).
+  for (const auto& [flag, op] :
+       {std::pair{"-a 2", " op=3 "}, std::pair{"-a 3", " op=2 "}, std::pair{"-a 1", " op=0 "}}) {
+    const LoggedRun r =
+        run_on_double(std::string("-b 1K -e 1K -n 1 -w 0 -c 0 ") + flag + " all_reduce",
+                      std::string("nccl_a") + flag[3]);
+    INFO(flag << "\n" << r.result.out);
+    REQUIRE(r.result.exit_code == 0);
+    CHECK(lines_with(r.log, {"ncclAllReduce", " count=1 type=8 ", op}) == 2 * 2);
+    CHECK(lines_with(r.log, {"ncclAllReduce", " count=1 type=8 "}) == 2 * 2);
+  }
 }
 
 TEST_CASE("perf --backend nccl: TWINCCL_RANKS_PER_GPU runs several ranks per GPU as threads",

@@ -267,8 +267,35 @@ TEST_CASE("misuse 48b: a world larger than the emulator's cap is refused before 
     }
     INFO("world_size " << n << ": " << error);
     CHECK_FALSE(ran);
-    CHECK_THAT(error, Contains("emulator world size must be in [1, " +
+    CHECK_THAT(error, Contains("world_size=" + std::to_string(n) + " must be in [1, " +
                                std::to_string(kMaxEmulatedRanks) + "]") &&
-                          Contains("got " + std::to_string(n)));
+                          Contains("threads"));
+  }
+}
+
+TEST_CASE("split inside a group or with a color below kNoColor: refused in NCCL's backend's words",
+          "[emu][misuse][groups]") {
+  // The Communicator base class checks split's arguments for every backend (before: the emulator
+  // said "not allowed inside a group", naming no group_start).
+  CaughtByRank in_group(2), bad_color(2);
+  int line = 0;
+  auto out = misuse_run(2, [&](Communicator& c) {
+    int at = __LINE__ + 1;
+    c.group_start();
+    if (c.rank() == 0) line = at;
+    in_group.run(c.rank(), [&] { c.split(0, c.rank()); });
+    c.group_end();
+    bad_color.run(c.rank(), [&] { c.split(-5, c.rank()); });
+  });
+  for (const auto& r : out) CHECK(r.type.empty());
+  for (int r = 0; r < 2; ++r) {
+    INFO(in_group[r].message);
+    CHECK(in_group[r].type == "InvalidArgument");
+    CHECK_THAT(in_group[r].message,
+               Contains("split on comm 'world' rank " + std::to_string(r) + " (") &&
+                   Contains("split inside the group opened at " + site(__FILE__, line) +
+                            " (call group_end first)"));
+    CHECK(bad_color[r].type == "InvalidArgument");
+    CHECK_THAT(bad_color[r].message, Contains("color=-5 is negative; use kNoColor to opt out"));
   }
 }

@@ -287,9 +287,8 @@ TEST_CASE("p2p per peer: more lane threads than allowed is a ConfigError naming 
       o.max_p2p_lane_threads = bad;
       CHECK_THROWS_AS(emu::run_world(o, [](Communicator&) {}), ConfigError);
       CHECK_THROWS_WITH(emu::run_world(o, [](Communicator&) {}),
-                        Contains("EmulatorOptions::max_p2p_lane_threads must be in [1, 1048576], "
-                                 "got " +
-                                 std::to_string(bad)));
+                        Contains("EmulatorOptions::max_p2p_lane_threads=" + std::to_string(bad) +
+                                 " must be in [1, 1048576]"));
     }
   }
 }

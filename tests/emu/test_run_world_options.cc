@@ -89,11 +89,11 @@ TEST_CASE("run_world: channels, ranks_per_node, check, flight_recorder_ops and f
       {[](emu::EmulatorOptions& o) { o.ranks_per_node = -5; },
        "EmulatorOptions::ranks_per_node=-5 must be >= 0"},
       {[](emu::EmulatorOptions& o) { o.check = static_cast<CheckLevel>(77); },
-       "EmulatorOptions::check=77 is not a CheckLevel"},
+       "EmulatorOptions::check=77 must be in [0, 2]"},
       {[](emu::EmulatorOptions& o) {
          o.flight_recorder_ops = std::numeric_limits<std::size_t>::max();
        },
-       "EmulatorOptions::flight_recorder_ops=18446744073709551615 must be at most 1048576"},
+       "EmulatorOptions::flight_recorder_ops=18446744073709551615 must be in [1, 1048576]"},
   };
   for (const Bad& b : bad) {
     emu::EmulatorOptions o;

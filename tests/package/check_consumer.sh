@@ -5,8 +5,10 @@
 #                                   find_package(TwinCCL) and a pkg-config compile against it
 #   check_consumer.sh subdirectory  add_subdirectory(<TwinCCL sources>) in a fresh build
 # Each builds the emulator-only program (TwinCCL::twinccl), runs it (all_reduce, 4 ranks, checked),
-# and proves it needs no CUDA/NCCL: no NEEDED entry, no NCCL library on its link line, and asking
-# it for TWINCCL_BACKEND=nccl says the backend was not linked. Where TwinCCL has the NCCL backend,
+# and proves it needs no CUDA/NCCL and no SimGrid: no NEEDED entry, no NCCL library or simulator on
+# its link line, and asking it for TWINCCL_BACKEND=nccl or TWINCCL_TOPOLOGY says what was not
+# linked. The program linked with TwinCCL::simtime (CMake; pkg-config twinccl-simtime) prints the
+# simulated time of its run on TWINCCL_TOPOLOGY=dgx-h100. Where TwinCCL has the NCCL backend,
 # the program linked with TwinCCL::nccl must find it (it fails loading the missing libnccl instead).
 # Environment: TWINCCL_SOURCE_DIR, TWINCCL_BINARY_DIR, WORK (scratch folder, emptied),
 # CONSUMER_CMAKE_ARGS (;-separated: compiler, launcher, build type, warnings, NCCL choice).
@@ -29,9 +31,20 @@ check_emulator_program() {
   needed="$(readelf -d "$program" | grep NEEDED)"
   if echo "$needed" | grep -Eq 'libcuda|libcudart|libnccl'; then
     bad "$(basename "$program") needs CUDA/NCCL: $needed"
+  elif [ "${2:-}" != simtime ] && echo "$needed" | grep -q 'libsimgrid'; then
+    bad "$(basename "$program") needs SimGrid without TwinCCL::simtime: $needed"
   else
     ok "$(basename "$program") NEEDED: $(echo "$needed" | sed 's/.*\[\(.*\)\]/\1/' | tr '\n' ' ')"
   fi
+}
+
+# $1: a program linked with TwinCCL::simtime. Its run's simulated time on dgx-h100.
+check_simtime_program() {
+  local program="$1" out
+  out="$(cd "$work" && TWINCCL_BACKEND=emu TWINCCL_TOPOLOGY=dgx-h100 TWINCCL_TIMELINE=/dev/null "$program" 2>&1)" \
+    && echo "$out" | grep -q "simulated time of this run on dgx-h100" \
+    && ok "$(basename "$program") with TWINCCL_TOPOLOGY: $(echo "$out" | sed -n 3p)" \
+    || bad "$(basename "$program") with TWINCCL_TOPOLOGY=dgx-h100: $out"
 }
 
 # $1: consumer build folder. The CMake-built programs: link lines and behaviour.
@@ -39,12 +52,19 @@ check_cmake_programs() {
   local build="$1" line out
   check_emulator_program "$build/all_reduce_emu"
   line="$(cd "$build" && ninja -t commands all_reduce_emu | tail -1)"
-  if echo "$line" | grep -Eq 'twinccl_nccl|libnccl|libcuda|-lnccl|-lcuda|/cuda'; then bad "all_reduce_emu link line names NCCL/CUDA: $line"
+  if echo "$line" | grep -Eq 'twinccl_nccl|libnccl|libcuda|-lnccl|-lcuda|/cuda|simgrid|twinccl_sim'; then
+    bad "all_reduce_emu link line names NCCL/CUDA or the simulator: $line"
   else ok "all_reduce_emu link line: $(echo "$line" | grep -o '[^ /]*\.a\|-l[^ ]*' | tr '\n' ' ')"; fi
   out="$(TWINCCL_BACKEND=nccl "$build/all_reduce_emu" 2>&1)"
   if [ $? -eq 2 ] && echo "$out" | grep -q "linked without TwinCCL's NCCL backend"; then
     ok "all_reduce_emu with TWINCCL_BACKEND=nccl: $out"
   else bad "all_reduce_emu with TWINCCL_BACKEND=nccl: $out"; fi
+  out="$(TWINCCL_BACKEND=emu TWINCCL_TOPOLOGY=dgx-h100 "$build/all_reduce_emu" 2>&1)"
+  if [ $? -eq 2 ] && echo "$out" | grep -q "link TwinCCL::simtime"; then
+    ok "all_reduce_emu with TWINCCL_TOPOLOGY: $out"
+  else bad "all_reduce_emu with TWINCCL_TOPOLOGY=dgx-h100: $out"; fi
+  check_emulator_program "$build/all_reduce_timed" simtime
+  check_simtime_program "$build/all_reduce_timed"
   if [ -x "$build/all_reduce_any" ]; then
     check_emulator_program "$build/all_reduce_any"
     out="$(TWINCCL_BACKEND=nccl TWINCCL_NCCL_LIBRARY=$missing TWINCCL_CUDART_LIBRARY=$missing "$build/all_reduce_any" 2>&1)"
@@ -70,7 +90,8 @@ installed)
   prefix="$work/prefix"
   cmake --install "$TWINCCL_BINARY_DIR" --prefix "$prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
   for f in lib/cmake/TwinCCL/TwinCCLConfig.cmake lib/cmake/TwinCCL/TwinCCLConfigVersion.cmake \
-           lib/cmake/TwinCCL/TwinCCLTargets.cmake lib/pkgconfig/twinccl.pc include/twinccl/run.h \
+           lib/cmake/TwinCCL/TwinCCLTargets.cmake lib/pkgconfig/twinccl.pc lib/pkgconfig/twinccl-simtime.pc \
+           lib/libtwinccl_simtime.a include/twinccl/run.h \
            include/twinccl/communicator.h lib/libtwinccl.a; do
     [ -f "$prefix/$f" ] || bad "not installed: $f"
   done
@@ -89,6 +110,9 @@ installed)
       && "$cxx" "$work/all_reduce.o" -o "$work/all_reduce_pc" $libs \
       && ok "pkg-config twinccl: built with $libs" && check_emulator_program "$work/all_reduce_pc" \
       || bad "pkg-config build failed"
+    if libs="$(pkg-config --libs twinccl-simtime)" && "$cxx" "$work/all_reduce.o" -o "$work/all_reduce_pc_timed" $libs; then
+      ok "pkg-config twinccl-simtime: built with $libs" && check_simtime_program "$work/all_reduce_pc_timed"
+    else bad "pkg-config twinccl-simtime build failed"; fi
     if [ -f "$prefix/lib/pkgconfig/twinccl-nccl.pc" ]; then
       libs="$(pkg-config --libs twinccl-nccl)"
       # shellcheck disable=SC2086

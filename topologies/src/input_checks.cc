@@ -6,6 +6,7 @@
 #include <system_error>
 #include <vector>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
 
@@ -178,30 +179,7 @@ void check_xml_shape(std::string_view text, const std::string& source) {
 }
 
 std::string echo(std::string_view text, char quote) {
-  std::string out(1, quote);
-  std::size_t shown = std::min(text.size(), limits::max_echo_bytes);
-  // Cut on a UTF-8 character boundary.
-  while (shown > 0 && shown < text.size() &&
-         (static_cast<unsigned char>(text[shown]) & 0xc0) == 0x80) {
-    --shown;
-  }
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == static_cast<unsigned char>(quote) || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += quote;
-  if (shown < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
-  return out;
+  return quoted_text(text, limits::max_echo_bytes, true, quote);  // core's one rule
 }
 
 }  // namespace twinccl::topo::input

@@ -25,9 +25,9 @@ void check_json_shape(std::string_view text, const std::string& source);
 // ConfigError "<source>:<line>: ..." for XML elements nested deeper than max_nesting_depth.
 void check_xml_shape(std::string_view text, const std::string& source);
 
-// `text` quoted for an error message: at most limits::max_echo_bytes bytes, control characters
-// escaped, and the full length stated when cut: "\"AAAA...\" (10000000 bytes)". Names are
-// quoted with '\'' ("unknown vertex 'leaf9'"), values with '"'.
+// `text` quoted for an error message (core's quoted_text): at most limits::max_echo_bytes bytes,
+// control characters escaped, and the full length stated when cut: "\"AAAA...\" (10000000 bytes)".
+// Names are quoted with '\'' ("unknown vertex 'leaf9'"), values with '"'.
 std::string echo(std::string_view text, char quote = '"');
 
 }  // namespace twinccl::topo::input

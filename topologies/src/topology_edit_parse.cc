@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "topology_edit_table.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/topology_edit.h"
@@ -91,11 +92,7 @@ std::string settable_list() {
 }
 
 std::string shown_value(std::string_view text) {
-  std::string out(text.substr(0, limits::max_echo_bytes));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
-  return out + (text.size() > limits::max_echo_bytes ? "..." : "");
+  return twinccl::shown_value(text, limits::max_echo_bytes);
 }
 
 }  // namespace detail

@@ -35,7 +35,8 @@ const std::vector<ParameterSpec>& parameter_specs();
 const ParameterSpec& parameter_spec(std::string_view name);  // InternalError when absent
 // "\n  name: what" for every parameter.
 std::string settable_list();
-// At most limits::max_echo_bytes of a user's text, unprintable bytes as '?'.
+// At most limits::max_echo_bytes of a user's text, unprintable bytes as \xNN (core's
+// shown_value).
 std::string shown_value(std::string_view text);
 
 }  // namespace twinccl::topo::detail

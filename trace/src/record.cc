@@ -1,25 +1,8 @@
-// The record of one call (trace.h): what the file keeps of the API's OpDesc.
+// The record of one call (trace.h): what the file keeps of the API's OpDesc, and back.
+#include "twinccl/op_traits.h"
 #include "twinccl/trace/trace.h"
 
 namespace twinccl::trace {
-namespace {
-
-// Uneven variants: the per-rank counts that say how much each rank moves.
-std::vector<std::size_t> recorded_counts(const OpDesc& op) {
-  switch (op.kind) {
-    case OpKind::all_gather_v:
-    case OpKind::gather_v:
-    case OpKind::reduce_scatter_v:
-      return op.recv_counts;
-    case OpKind::scatter_v:
-    case OpKind::all_to_all_v:
-      return op.send_counts;  // all_to_all_v: this rank's row
-    default:
-      return {};
-  }
-}
-
-}  // namespace
 
 TraceOp record_of(const OpDesc& op) {
   TraceOp r;
@@ -28,10 +11,27 @@ TraceOp record_of(const OpDesc& op) {
   r.dtype = op.dtype;
   r.root = is_rooted(op.kind) ? op.root : -1;
   r.peer = is_p2p(op.kind) ? op.peer : -1;
-  r.counts = recorded_counts(op);
+  // Uneven variants: the per-rank counts that say how much each rank moves (all_to_all_v: this
+  // rank's send_counts, its row).
+  if (is_uneven(op.kind)) r.counts = block_vectors(op, Side::input).counts;
   r.algorithm = op.algorithm;
   r.async = op.async_op;
   return r;
+}
+
+OpDesc desc_of(const TraceOp& r) {
+  OpDesc op;
+  op.kind = r.kind;
+  op.count = r.count;
+  op.dtype = r.dtype;
+  op.root = r.root;
+  op.peer = r.peer;
+  if (is_uneven(r.kind)) {  // back where record_of found them
+    (traits(r.kind).counts == CountsIn::recv_counts ? op.recv_counts : op.send_counts) = r.counts;
+  }
+  op.algorithm = r.algorithm;
+  op.async_op = r.async;
+  return op;
 }
 
 }  // namespace twinccl::trace

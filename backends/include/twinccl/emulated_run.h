@@ -9,9 +9,14 @@
 // Every file (trace, timeline) goes through twinccl/output_file.h: checked before the run, then
 // written to a temporary file beside the path and renamed, never half-written or lost; a device
 // (/dev/null, /dev/full) is written in place and a failed write is an error.
+//
+// The simulated time (a topology, a timeline, replay() and write_timeline()) is TwinCCL::simtime,
+// a library of its own: a program linked without it (TwinCCL::twinccl alone, no SimGrid) that
+// asks for a topology or a timeline gets a ConfigError from the constructor naming what to link.
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <string>
 
@@ -24,6 +29,9 @@ struct Trace;
 namespace twinccl::sim {
 struct ReplayResult;
 }  // namespace twinccl::sim
+namespace twinccl::simulated_time {
+class OfRun;
+}  // namespace twinccl::simulated_time
 
 namespace twinccl {
 
@@ -34,15 +42,16 @@ struct EmulatedRunCaller {
   // "twinccl.run(trace_path=...)" for Python.
   std::string trace_name = "TWINCCL_TRACE";
   std::string timeline_name = "TWINCCL_TIMELINE";
-  // Asked while the ranks run (emu::EmulatorOptions::stop_requested): Python's Ctrl-C.
-  std::function<std::string()> stop_requested;
 };
 
 class EmulatedRun {
  public:
   // Checks every option (emu::check_options), loads options.topology, checks options.trace_path
   // and options.timeline_path (a timeline only with a topology) with check_output_path. Throws
-  // ConfigError naming the option and its value; nothing has run then.
+  // ConfigError naming the option and its value; nothing has run then. A topology or a timeline
+  // in a program linked without TwinCCL::simtime is a ConfigError too. With a topology,
+  // options().default_algorithm becomes the topology's choice; when recording, on_rank_start
+  // attaches the trace recorder first (then calls the caller's).
   EmulatedRun(const RunOptions& options, EmulatedRunCaller caller);
   ~EmulatedRun();
   EmulatedRun(const EmulatedRun&) = delete;
@@ -59,13 +68,20 @@ class EmulatedRun {
   bool save_trace() const;
   // The recorded trace replayed on the topology (replays() only), with TWINCCL_ALGO's algorithm
   // where it exists. `stop_requested` (may be empty) stops the replay (AbortedError).
+  // TwinCCL::simtime (as write_timeline): link it to call them.
   sim::ReplayResult replay(const std::function<bool()>& stop_requested) const;
   // Writes the Perfetto timeline of `result` to options.timeline_path when set; true when written.
   bool write_timeline(const sim::ReplayResult& result) const;
+  // What run() prints after a successful run (replays() only): the replay's summary on `out`, and
+  // the timeline written where options().timeline_path says.
+  void print_simulated_time(std::ostream& out) const;
 
   const RunOptions& options() const { return options_; }
 
  private:
+  // The simulated time of this run (replays() only; made by TwinCCL::simtime), else nullptr.
+  const simulated_time::OfRun* simulated_time_of_run() const;
+
   struct Parts;
   RunOptions options_;
   EmulatedRunCaller caller_;

@@ -9,9 +9,9 @@
 //   };
 //   comm.observe(std::make_shared<Counter>());   // every later call of comm goes through it
 //
-// Operations, declared compute, groups and splits reach the observer on every backend (each
-// backend reports its groups and splits through Communicator::observe_group_*/observe_split); a
-// split's child is observed by what the observer's split() returns.
+// Operations, declared compute, groups and splits reach the observer on every backend (the
+// Communicator base class reports them, around the backend's do_* hooks); a split's child is
+// observed by what the observer's split() returns.
 #pragma once
 
 #include <functional>

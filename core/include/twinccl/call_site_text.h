@@ -8,6 +8,7 @@
 // rank at once, whichever part of the library noticed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <source_location>
 #include <string>
@@ -28,11 +29,18 @@ std::string describe_call_site(const std::source_location& where);
 // A memory address as messages print it: "0x7f3a1c000040".
 std::string address_text(std::uintptr_t address);
 
-// A user's text (a name, an algorithm) as messages quote it: "'dp'", at most `max_bytes` of it
-// ("'xxxx...' (52428800 bytes)"), control bytes written as \xNN, so that a message stays short
-// and printable whatever the user passed.
-// With `with_length` false the cut text ends in "...'" alone (split names: the NCCL backend sees
-// a name cut to its record, so the length would differ between backends).
-std::string quoted_text(std::string_view text, std::size_t max_bytes = 80, bool with_length = true);
+// The one rule for echoing a user's text (a name, a value, a path) in a message, so that a message
+// stays short and printable whatever the user passed.
+//
+// Quoted: "'dp'", at most `max_bytes` of it, cut on a UTF-8 character boundary
+// ("'xxxx...' (52428800 bytes)"), control bytes written as \xNN, the quote and '\' escaped with a
+// '\'. With `with_length` false the cut text ends in "...'" alone (split names: the NCCL backend
+// sees a name cut to its record, so the length would differ between backends).
+std::string quoted_text(std::string_view text, std::size_t max_bytes = 80, bool with_length = true,
+                        char quote = '\'');
+// Unquoted, ASCII only (a value inside quotes the caller writes, a byte of an unknown encoding):
+// at most `max_chars` characters of output, every byte outside printable ASCII as \xNN, "..." when
+// cut.
+std::string shown_value(std::string_view text, std::size_t max_chars = 64);
 
 }  // namespace twinccl

@@ -41,7 +41,7 @@ inline constexpr int kNoColor = -1;
 
 class Communicator {
  public:
-  virtual ~Communicator() = default;
+  virtual ~Communicator();  // this thread's group on it, if any, is gone with it
   Communicator() = default;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -52,7 +52,8 @@ class Communicator {
   virtual std::string_view backend() const = 0;  // "emu" or "nccl"
 
   // Memory for this communicator's device: host memory on the emulator, GPU memory on NCCL.
-  virtual Buffer alloc(std::size_t count, DataType dtype) = 0;
+  // A size that overflows is refused (InvalidArgument naming comm and rank).
+  Buffer alloc(std::size_t count, DataType dtype);
 
   // ---- collectives, NCCL's shape (raw pointers; counts as in operation.h) ----
   Work all_reduce(const void* send, void* recv, std::size_t count, DataType dtype, ReduceOp op,
@@ -123,19 +124,24 @@ class Communicator {
 
   // ---- groups: operations between start and end are issued together (NCCL's ncclGroupStart/
   // End); send/recv pairs inside a group never deadlock. Groups nest; the outermost end issues.
-  virtual void group_start(Where where = Where::current()) = 0;
-  // Returns the Work of the whole group (already waited on unless opts.async_op).
-  virtual Work group_end(CallOptions opts = {}, Where where = Where::current()) = 0;
-  // Closes one level of an open group that an exception abandoned (Group's destructor calls it
-  // while unwinding). The emulator discards the group's operations (never issued; their Work
-  // fails with AbortedError); the default closes it with group_end, ignoring errors. Either way no
-  // later call is swallowed by a group nobody will end.
-  virtual void group_abort(Where where = Where::current()) noexcept;
+  // A group belongs to the thread that opened it, as NCCL's: while it is open, this thread's calls
+  // on any other communicator are refused (InvalidArgument), on every backend.
+  void group_start(Where where = Where::current());
+  // Returns the Work of the whole group (already waited on unless opts.async_op). The level is
+  // closed even when this throws.
+  Work group_end(CallOptions opts = {}, Where where = Where::current());
+  // Closes one level of this thread's open group that an exception abandoned (Group's destructor
+  // calls it while unwinding); nothing when this thread has no group open here. The emulator
+  // discards the group's operations (never issued; their Work fails with AbortedError); NCCL
+  // closes it with group_end, ignoring errors. Either way no later call is swallowed by a group
+  // nobody will end.
+  void group_abort(Where where = Where::current()) noexcept;
 
   // ---- sub-communicators: ranks passing the same color form one, ordered by (key, rank).
-  // kNoColor returns nullptr. Collective over this communicator.
-  virtual std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
-                                              Where where = Where::current()) = 0;
+  // kNoColor returns nullptr. Collective over this communicator; refused inside a group, for a
+  // color below kNoColor and for a name over kMaxCommNameBytes or holding a control byte.
+  std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
+                                      Where where = Where::current());
 
   // Issues one described operation. The typed calls above fill OpDesc and land here.
   Work issue(OpDesc op);
@@ -164,19 +170,28 @@ class Communicator {
   virtual void set_caller_stream(void* stream) { (void)stream; }
 
  protected:
-  // Backend entry point: op is already validated for this rank.
+  // ---- what a backend implements. The public calls above check what every backend must (the
+  // arguments, the thread rule of groups), report to the observer, and then call these.
+  // An operation, validated for this rank.
   virtual Work submit(OpDesc op) = 0;
-  // For backends, around their group and split implementations: tell the observer (if any).
-  void observe_group_start();
-  Work observe_group_end(const CallOptions& opts, const std::function<Work()>& end);
-  void observe_group_abort() noexcept;
-  std::unique_ptr<Communicator> observe_split(
-      int color, int key, const std::function<std::unique_ptr<Communicator>()>& split);
+  // `bytes` (count * the type's size) does not overflow.
+  virtual Buffer do_alloc(std::size_t count, DataType dtype, std::size_t bytes) = 0;
+  virtual void do_group_start(Where where) = 0;
+  virtual Work do_group_end(const CallOptions& opts, Where where) = 0;
+  // Discards the innermost open group level (its operations never issued) and returns true; false
+  // (the default) when the backend cannot, and group_abort closes the level with group_end.
+  virtual bool do_group_abort(Where where) noexcept;
+  // Arguments checked (color >= kNoColor, name allowed, no group open on this thread).
+  virtual std::unique_ptr<Communicator> do_split(int color, int key, std::string name,
+                                                 Where where) = 0;
 
  private:
   Work submit_holding_buffers(OpDesc op);
   std::shared_ptr<CallObserver> observer_;
   [[noreturn]] void reject(const OpDesc& op, const std::string& message);
+  // "<operation> on comm .. rank .. (where): <message>", told to rejected(), thrown.
+  [[noreturn]] void reject(std::string_view operation, const Where& where,
+                           const std::string& message);
   void same_dtype(const OpDesc& op, const Buffer& send, const Buffer& recv);
   std::size_t per_rank(const OpDesc& op, const char* which, std::size_t total);
 };

@@ -16,11 +16,9 @@
 #include <string_view>
 #include <vector>
 
-namespace twinccl {
+#include "twinccl/call_site_text.h"  // shown_value: how a message shows the path
 
-// `text` as a message shows a value a user gave: at most 64 characters, bytes outside printable
-// ASCII written as \xNN, "..." when cut.
-std::string shown_value(std::string_view text);
+namespace twinccl {
 
 // Throws ConfigError naming `what` and the path when a file cannot be written there: a missing
 // folder, a folder given as the file, a folder that is not one, no permission (a probe file is

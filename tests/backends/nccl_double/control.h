@@ -10,7 +10,13 @@
 //   device_count (8), sm_major (9), nccl_version (22809), driver_version (13000),
 //   runtime_version (13000), device_count_error (0: a cudaError_t to return instead),
 //   in_progress_polls (2: ncclCommGetAsyncError answers ncclInProgress that many times after a
-//   non-blocking init/split/finalize/collective), reject_duplicate_gpu (1 before NCCL 2.30).
+//   non-blocking init/split/finalize/collective; 0: a collective answers ncclSuccess at once),
+//   reject_duplicate_gpu (1 before NCCL 2.30),
+//   init_alone (0: 1 makes an init of more than one rank log "pid P ncclCommInitRankConfig rank=R
+//   nranks=N device=D id=PID.K" (PID: the process that made the id) and fail at once, for
+//   processes started by a launcher, which cannot meet in this in-process double),
+//   init_alone_wait_ms (0: that long at most, the refusal waits until every rank of the id logged
+//   its init in TWINCCL_DOUBLE_LOG_FILE, since torchrun stops the other processes once one fails).
 // TWINCCL_DOUBLE_LOG_FILE=path appends every log line to that file too (a program on the double).
 #pragma once
 

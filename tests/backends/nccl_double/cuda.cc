@@ -14,6 +14,7 @@ namespace {
 struct Event {
   const Stream* stream = nullptr;
   std::uint64_t position = 0;
+  bool captured = false;  // recorded inside a stream capture: a graph node, not a queue position
 };
 
 thread_local int t_device = 0;
@@ -40,6 +41,17 @@ Stream::~Stream() {
 }
 
 std::uint64_t Stream::enqueue(std::function<void()> op, std::vector<Allocation*> uses) {
+  if (capturing_.load()) {
+    violation(thread_tag() + ": work other than an NCCL launch queued on stream " +
+              std::to_string(id_) +
+              " while it is captured into a CUDA graph (the double models NCCL launches only; "
+              "it runs now, not at the graph's launch)");
+  }
+  if (fast_mode()) {  // one rank per process: the operation runs here, in queue order
+    op();
+    ++enqueued_;
+    return ++completed_;
+  }
   for (Allocation* a : uses) {
     if (a != nullptr) ++a->in_use;
   }
@@ -174,6 +186,13 @@ DOUBLE_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s) {
 }
 DOUBLE_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s) {
   dbl::Stream* stream = stream_of(s);
+  if (stream->capturing()) {
+    dbl::violation(dbl::thread_tag() + ": cudaStreamQuery of stream " +
+                   std::to_string(stream->id()) +
+                   " while it is captured (CUDA: cudaErrorStreamCaptureUnsupported, and the "
+                   "capture is invalidated)");
+    return cudaErrorStreamCaptureUnsupported;
+  }
   return stream->completed() == stream->enqueued() ? cudaSuccess : cudaErrorNotReady;
 }
 DOUBLE_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
@@ -195,11 +214,18 @@ DOUBLE_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   auto* event = reinterpret_cast<dbl::Event*>(e);
   event->stream = stream;
   event->position = stream->enqueued();
+  event->captured = stream->capturing();
   return cudaSuccess;
 }
 DOUBLE_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e) {
   auto* event = reinterpret_cast<dbl::Event*>(e);
   if (event->stream == nullptr) return cudaSuccess;
+  if (event->captured) {
+    dbl::violation(dbl::thread_tag() +
+                   ": cudaEventQuery of an event recorded inside a stream "
+                   "capture (CUDA: cudaErrorCapturedEvent)");
+    return cudaErrorCapturedEvent;
+  }
   return event->stream->completed() >= event->position ? cudaSuccess : cudaErrorNotReady;
 }
 DOUBLE_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
@@ -209,6 +235,13 @@ DOUBLE_EXPORT cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent
 DOUBLE_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   dbl::Stream* stream = stream_of(s);
   const dbl::Event event = *reinterpret_cast<dbl::Event*>(e);
+  if (stream->capturing() && !event.captured) {
+    dbl::violation(dbl::thread_tag() + ": cudaStreamWaitEvent makes stream " +
+                   std::to_string(stream->id()) +
+                   ", which is being captured, wait for an event recorded outside the capture "
+                   "(CUDA: cudaErrorStreamCaptureIsolation)");
+    return cudaErrorStreamCaptureIsolation;
+  }
   if (event.stream == nullptr || event.stream == stream) return cudaSuccess;
   stream->note_waited(event.stream, event.position);
   stream->enqueue([event, stream] {
@@ -218,11 +251,25 @@ DOUBLE_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, uns
   });
   return cudaSuccess;
 }
+namespace {
+bool refused_while_capturing(const char* fn) {
+  if (dbl::open_captures_of_this_thread() == 0) return false;
+  dbl::violation(dbl::thread_tag() + ": " + fn +
+                 " while this thread captures a stream in thread-local mode (CUDA refuses "
+                 "potentially unsafe calls then: cudaErrorStreamCaptureUnsupported)");
+  return true;
+}
+}  // namespace
+
 DOUBLE_EXPORT cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+  if (refused_while_capturing("cudaMalloc")) return cudaErrorStreamCaptureUnsupported;
   *p = dbl::new_allocation(bytes)->base;
   return cudaSuccess;
 }
-DOUBLE_EXPORT cudaError_t cudaFree(void* p) { return dbl::free_allocation(p); }
+DOUBLE_EXPORT cudaError_t cudaFree(void* p) {
+  if (refused_while_capturing("cudaFree")) return cudaErrorStreamCaptureUnsupported;
+  return dbl::free_allocation(p);
+}
 DOUBLE_EXPORT cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t s) {
   dbl::Allocation* a = dbl::find_allocation(p, bytes, dbl::thread_tag() + ": cudaMemsetAsync");
   if (a == nullptr) return cudaErrorInvalidValue;

@@ -34,6 +34,11 @@ constexpr auto kHostWait = std::chrono::seconds(20);
 
 // ---- registry.cc: settings, call log, violations, allocations
 long setting(const std::string& key, long fallback);  // TWINCCL_DOUBLE_<KEY> or control API
+// TWINCCL_DOUBLE_FAST=1 (read once): for bench/bench_nccl_overhead at ONE rank per process. Stream
+// operations run inside the call that queues them (no stream thread), collective calls build no
+// message and log nothing, and settings read from the environment are cached per thread; so what
+// the double costs per call is small next to the backend's own host work. Not for tests.
+bool fast_mode();
 void log_line(const std::string& line);
 void violation(const std::string& text);
 std::string thread_tag();  // "rank R" once the thread created a communicator, else "thread #N"
@@ -65,6 +70,15 @@ class Stream {
   // Ordering knowledge for the checks: this stream waited for `other` up to `position`.
   void note_waited(const Stream* other, std::uint64_t position);
   std::uint64_t waited_for(const Stream* other) const;
+  // CUDA graph capture (graphs.cc): between cudaStreamBeginCapture and cudaStreamEndCapture an
+  // NCCL launch on this stream is kept (capture) instead of queued; cudaGraphLaunch replays the
+  // kept launches onto a stream (`replay(stream)`: fresh collective numbers, then queued).
+  using Replay = std::function<void(Stream*)>;
+  bool capturing() const { return capturing_.load(); }
+  void begin_capture(std::thread::id owner);
+  std::vector<Replay> end_capture();
+  void capture(Replay replay);
+  std::thread::id capture_owner() const { return capture_owner_; }
 
  private:
   void run();
@@ -78,6 +92,9 @@ class Stream {
   std::atomic<bool> stopping_{false};
   mutable std::mutex waited_mutex_;
   std::map<const Stream*, std::uint64_t> waited_;
+  std::atomic<bool> capturing_{false};
+  std::thread::id capture_owner_;
+  std::vector<Replay> captured_;
   std::thread worker_;
 };
 
@@ -96,6 +113,9 @@ void note_nccl_launch(const Stream* s, std::uint64_t position);
 void check_launch_order(const Stream* s, const std::string& what);
 // Streams with NCCL work deferred in this thread's open group (cudaEventRecord there is a bug).
 bool deferred_in_open_group(const Stream* s);
+// Captures the calling thread began and has not ended (graphs.cc): cudaMalloc/cudaFree are then
+// refused, as CUDA's thread-local capture mode does for "potentially unsafe" calls.
+int open_captures_of_this_thread();
 // Sleeps a little, or returns false once `deadline` passed.
 bool pause_until(Clock::time_point deadline);
 

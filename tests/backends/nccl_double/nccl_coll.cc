@@ -303,8 +303,9 @@ ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, nc
     default:
       break;
   }
+  const bool fast = fast_mode();  // a benchmark on the double: no messages built, no log
   const std::string what =
-      thread_tag() + ": " + fn + " #" + std::to_string(op.seq) + " on " + describe(c);
+      fast ? fn : thread_tag() + ": " + fn + " #" + std::to_string(op.seq) + " on " + describe(c);
   const std::size_t sb = bytes_of(type, send_n);
   const std::size_t rb = bytes_of(type, recv_n);
   if (count > 0 && send_n > 0) op.uses.push_back(find_allocation(send, sb, what + " sendbuff"));
@@ -322,12 +323,14 @@ ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, nc
     violation(what + ": send and recv buffers overlap but are not NCCL's in-place layout");
   if (overlap && kind == Kind::all_to_all)
     violation(what + ": ncclAlltoAll does not support in-place operation");
-  log_line(thread_tag() + " comm=" + c->name + " " + fn + " seq=" + std::to_string(op.seq) +
-           " count=" + std::to_string(count) + " type=" + std::to_string(type) +
-           " op=" + (op.premul ? std::string("premul") : std::to_string(red)) +
-           " root=" + std::to_string(root) + " inplace=" + std::to_string(in_place ? 1 : 0) +
-           " group=" + std::to_string(group_depth()) +
-           " stream=" + std::to_string(stream_of(stream)->id()));
+  if (!fast)
+    log_line(thread_tag() + " comm=" + c->name + " " + fn + " seq=" + std::to_string(op.seq) +
+             " count=" + std::to_string(count) + " type=" + std::to_string(type) +
+             " op=" + (op.premul ? std::string("premul") : std::to_string(red)) +
+             " root=" + std::to_string(root) + " inplace=" + std::to_string(in_place ? 1 : 0) +
+             " group=" + std::to_string(group_depth()) +
+             " stream=" + std::to_string(stream_of(stream)->id()) +
+             (stream_of(stream)->capturing() ? " captured=1" : ""));
   if (count == 0 && p2p) return ncclSuccess;
   return issue(c, stream, std::move(op));
 }

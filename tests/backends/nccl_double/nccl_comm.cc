@@ -5,8 +5,12 @@
 // from init/split/finalize/collectives and then `in_progress_polls` more times from
 // ncclCommGetAsyncError; the launches of a collective are held until then, so a caller that
 // records its completion event before polling sees wrong data (and a violation).
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "nccl_double/comm.h"
@@ -110,19 +114,34 @@ void poll_progress(Comm* c) {
   for (auto& f : run) f();
 }
 
+// Queues a launch of `ops` on `stream` (the kernel's run: execute on the stream thread).
+void enqueue_launch(Comm* c, Stream* stream, const std::vector<Op>& ops) {
+  std::vector<Allocation*> uses;
+  for (const Op& op : ops) uses.insert(uses.end(), op.uses.begin(), op.uses.end());
+  ++c->in_flight;
+  const std::uint64_t at = stream->enqueue(
+      [c, ops] {
+        execute(c, ops);
+        --c->in_flight;
+      },
+      std::move(uses));
+  note_nccl_launch(stream, at);
+}
+
 void launch(Comm* c, Stream* stream, std::vector<Op> ops, const std::string& what) {
-  check_launch_order(stream, what);
+  if (!stream->capturing()) check_launch_order(stream, what);
   auto go = [c, stream, ops = std::move(ops)]() mutable {
-    std::vector<Allocation*> uses;
-    for (const Op& op : ops) uses.insert(uses.end(), op.uses.begin(), op.uses.end());
-    ++c->in_flight;
-    const std::uint64_t at = stream->enqueue(
-        [c, ops] {
-          execute(c, ops);
-          --c->in_flight;
-        },
-        std::move(uses));
-    note_nccl_launch(stream, at);
+    if (stream->capturing()) {  // kept for the graph (graphs.cc): replayed at each launch
+      stream->capture([c, ops](Stream* on) {
+        std::vector<Op> run = ops;
+        for (Op& op : run) {
+          if (op.kind != Kind::send && op.kind != Kind::recv) op.seq = c->next_seq++;
+        }
+        enqueue_launch(c, on, run);
+      });
+      return;
+    }
+    enqueue_launch(c, stream, ops);
   };
   std::unique_lock lock(c->mutex);
   if (c->state.load() == ncclInProgress) {
@@ -145,14 +164,18 @@ ncclResult_t issue(Comm* c, cudaStream_t stream, Op op) {
     t_pending.push_back({c, stream_of(stream), std::move(op)});
     return ncclSuccess;
   }
-  const std::string what = std::string("nccl") + kind_name(op.kind) + " #" + std::to_string(op.seq);
-  if (!c->blocking) {
+  const std::string what = std::string("nccl") + kind_name(op.kind) +
+                           (fast_mode() ? std::string() : " #" + std::to_string(op.seq));
+  // in_progress_polls=0: nothing pending, as NCCL's one-rank path answers (ncclEnqueueCheck polls
+  // ncclCommGetAsyncError itself before it returns).
+  const bool pending = !c->blocking && polls() > 0;
+  if (pending) {
     std::lock_guard lock(c->mutex);
     c->state = ncclInProgress;
     c->polls_left = polls();
   }
   launch(c, stream_of(stream), {std::move(op)}, what);
-  return c->blocking ? ncclSuccess : ncclInProgress;
+  return pending ? ncclInProgress : ncclSuccess;
 }
 
 }  // namespace dbl
@@ -169,11 +192,59 @@ DOUBLE_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   const long n = g_next_id++;
   std::memcpy(id->internal, "double", 6);
   std::memcpy(id->internal + 8, &n, sizeof n);
+  const auto pid = static_cast<long>(::getpid());  // whose id it is, across processes
+  std::memcpy(id->internal + 16, &pid, sizeof pid);
   return ncclSuccess;
 }
 
+namespace {
+// "pid.counter" of a unique id made by ncclGetUniqueId above.
+std::string id_text(const ncclUniqueId& id) {
+  long n = 0;
+  long pid = 0;
+  std::memcpy(&n, id.internal + 8, sizeof n);
+  std::memcpy(&pid, id.internal + 16, sizeof pid);
+  return std::to_string(pid) + "." + std::to_string(n);
+}
+
+// init_alone_wait_ms: until every rank of this id logged its init in the shared log file (a
+// launcher such as torchrun stops the other processes once one fails), at most that long.
+void wait_for_other_inits(const std::string& id, int nranks) {
+  const char* path = std::getenv("TWINCCL_DOUBLE_LOG_FILE");
+  const long wait_ms = setting("init_alone_wait_ms", 0);
+  if (path == nullptr || wait_ms <= 0) return;
+  const std::string mark = " nranks=" + std::to_string(nranks) + " ";
+  const auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    int seen = 0;
+    if (FILE* f = std::fopen(path, "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f) != nullptr) {
+        const std::string text(line);
+        if (text.find(mark) != std::string::npos &&
+            text.find(" id=" + id + "\n") != std::string::npos)
+          ++seen;
+      }
+      std::fclose(f);
+    }
+    if (seen >= nranks || Clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+}  // namespace
+
 DOUBLE_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* out, int nranks, ncclUniqueId id,
                                                   int rank, ncclConfig_t* config) {
+  if (nranks > 1 && setting("init_alone", 0) != 0) {
+    // Ranks in other processes (a launcher's) cannot meet in this double: log the mapping the
+    // backend asked for, then fail at once so the processes end quickly.
+    log_line("pid " + std::to_string(::getpid()) + " ncclCommInitRankConfig rank=" +
+             std::to_string(rank) + " nranks=" + std::to_string(nranks) +
+             " device=" + std::to_string(current_device()) + " id=" + id_text(id));
+    wait_for_other_inits(id_text(id), nranks);
+    set_last_error("recording double (init_alone=1): ranks of other processes cannot meet here");
+    return ncclSystemError;
+  }
   std::shared_ptr<Clique> clique;
   {
     std::lock_guard lock(g_ids_mutex);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "nccl_double/control.h"
@@ -45,7 +46,25 @@ std::size_t copy_out(const std::vector<std::string>& lines, char* out, std::size
 
 }  // namespace
 
+bool fast_mode() {
+  static const bool fast = [] {
+    const char* v = std::getenv("TWINCCL_DOUBLE_FAST");
+    return v != nullptr && std::strtol(v, nullptr, 10) != 0;
+  }();
+  return fast;
+}
+
 long setting(const std::string& key, long fallback) {
+  if (fast_mode()) {  // environment only, read once per thread and key
+    thread_local std::map<std::string, std::optional<long>> cached;
+    auto [it, fresh] = cached.try_emplace(key);
+    if (fresh) {
+      std::string var = "TWINCCL_DOUBLE_";
+      for (char c : key) var += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+      if (const char* v = std::getenv(var.c_str())) it->second = std::strtol(v, nullptr, 10);
+    }
+    return it->second.value_or(fallback);
+  }
   {
     std::lock_guard lock(reg().mutex);
     if (auto it = reg().settings.find(key); it != reg().settings.end()) return it->second;

@@ -77,10 +77,10 @@ struct EmulatorOptions {
 
 inline constexpr std::chrono::milliseconds kStopPollPeriod{50};
 
-// Throws ConfigError naming the option and its value when `options` is out of range (world size,
-// timeout, algorithm name, check level, channels, ranks per node, flight recorder, lane threads)
-// or the flight recorder's path cannot be written. run_world checks with it; a launcher calls it
-// first, before anything else is prepared (twinccl/emulated_run.h).
+// Throws ConfigError naming the option, its value and its range when a field of `options` is out
+// of the range its row of the options table gives (twinccl/emu/option_table.h: an algorithm name
+// the registry knows, a flight recorder path that can be written, ...). run_world checks with it;
+// a launcher calls it first, before anything else is prepared (twinccl/emulated_run.h).
 void check_options(const EmulatorOptions& options);
 
 // Runs `fn` on options.world_size threads, one communicator each, on one shared world. The first

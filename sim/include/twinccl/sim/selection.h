@@ -66,7 +66,7 @@ class SelectionPolicy {
   // protocol does not exist or (ForcedScope::every_call) does not apply, naming what applies.
   Decision resolve(CollectiveSpec spec, DataType dtype, const std::vector<int>& ranks,
                    const Forced& forced = {}) const;
-  // The same for an operation as a communicator issues it (its kind, count, dtype and root).
+  // The same for an operation as a communicator issues it (its spec_of, schedule.h, and dtype).
   Decision resolve(const OpDesc& op, const std::vector<int>& ranks,
                    const Forced& forced = {}) const;
 

@@ -71,6 +71,8 @@ struct TraceOp {
 // (send/recv), per-rank counts (uneven variants: this rank's row of all_to_all_v), algorithm and
 // async. comm, seq, group and times are the recorder's to fill.
 TraceOp record_of(const OpDesc& op);
+// The call a record describes, without buffers (replay builds its CollectiveSpec from it).
+OpDesc desc_of(const TraceOp& op);
 
 enum class TraceEventKind : std::uint8_t {
   op,       // issue RankTrace::ops[op]; the rank goes on at once

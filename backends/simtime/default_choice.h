@@ -1,11 +1,12 @@
 // The emulator's default algorithm (none forced by the call or TWINCCL_ALGO): the one selection
 // policy (sim/selection.h) on the run's topology (TWINCCL_TOPOLOGY), so the emulator runs what the
-// simulated time of the run (the replay) plays; without a topology the policy's own default.
+// simulated time of the run (the replay) plays. Without a topology there is none: the emulator
+// keeps its own default (ring where it exists, else direct).
 //
-//   DefaultChoice choice(topology);                          // launch.cc, once per run
+//   DefaultChoice choice(topology);                          // register.cc, once per run
 //   std::string a = choice.algorithm(op, world_ranks);       // the emulator asks, per call
 //
-// It lives with the backends (which link sim), handed to the emulator as its AlgorithmChooser
+// It lives in TwinCCL::simtime (which links sim), handed to the emulator as its AlgorithmChooser
 // (twinccl/emu/emulator.h): emu itself knows nothing of sim.
 #pragma once
 
@@ -23,8 +24,6 @@ class DefaultChoice {
  public:
   // The loaded topology object (never loaded again by name).
   explicit DefaultChoice(std::shared_ptr<const topo::Topology> topology);
-  // A preset name or topology file, as TWINCCL_TOPOLOGY (loaded once, here).
-  explicit DefaultChoice(const std::string& topology);
   // The schedule the emulator runs for `op` on a communicator of these world ranks (rank r on the
   // topology's GPU r, as the replay places them): the policy's decision's schedule.
   std::string algorithm(const OpDesc& op, const std::vector<int>& world_ranks) const;
