@@ -1,6 +1,7 @@
-// `twinccl calibrate LOG... --topology T -o mycluster.json [--collective C]`: fits the NVLink and
-// NIC rates of T to the user's own nccl-tests logs (stdout or -J; typically a one-node and a
-// two-node all_reduce sweep, sim/calibrate.h), prints what moved and the error per log and size
+// `twinccl calibrate LOG... --topology T -o mycluster.json [--collective C] [--bandwidth-only]`:
+// fits the NVLink and NIC rates of T, the host's launch cost per GPU and the network's per-message
+// cost to the user's own nccl-tests logs (stdout or -J; typically a one-node and a two-node
+// all_reduce sweep from 8 B, sim/calibrate.h), prints what moved and the error per log and size
 // regime before and after, and writes the fitted topology as a topology file that perf, replay,
 // whatif and compare take with --topology. Measure two nodes, predict 64:
 //   twinccl calibrate 1node.log 2node.log --topology aws-p5-2 -o p5.json
@@ -22,14 +23,17 @@ namespace twinccl::cli {
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   CLI::App* cmd = app.add_subcommand("calibrate",
-                                     "fit a topology's NVLink and NIC rates to your nccl-tests "
-                                     "logs (a 1-node and a 2-node sweep)");
+                                     "fit a topology's NVLink and NIC rates, host launch and "
+                                     "network latency to your nccl-tests logs (a 1-node and a "
+                                     "2-node sweep)");
   cmd->add_option("logs", o.logs, "nccl-tests output files (stdout table or -J JSON)")->required();
   cmd->add_option("--topology,-t", o.topology, "preset or topology file the logs were measured on")
       ->required();
   cmd->add_option("--output,-o", o.output, "the fitted topology file to write (.json)")->required();
   cmd->add_option("--collective", o.collective,
                   "the collective, when a log does not name it (all_reduce, ...)");
+  cmd->add_flag("--bandwidth-only", o.bandwidth_only,
+                "fit nvlink_gbps and nic_gbps alone (logs without rows below 1 MiB)");
   return cmd;
 }
 
@@ -45,14 +49,20 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
       tables.push_back(std::move(t));
     }
   }
-  const sim::Calibration c = sim::calibrate(topology, tables);
+  sim::CalibrationOptions options;
+  options.latencies = !o.bandwidth_only;
+  const sim::Calibration c = sim::calibrate(topology, tables, options);
   out << fmt::format("# calibrate {} on {} log table{}\n", o.topology, tables.size(),
                      tables.size() == 1 ? "" : "s");
-  out << fmt::format("# {:<14} {:>10} {:>10} {:>8} {:>6}\n", "parameter", "before", "after",
+  out << fmt::format("# {:<20} {:>10} {:>10} {:>9} {:>6}\n", "parameter", "before", "after",
                      "moved", "rows");
   for (const sim::CalibratedParameter& p : c.moved) {
-    out << fmt::format("  {:<14} {:>10.2f} {:>10.2f} {:>+7.1f}% {:>6}\n", p.name, p.before, p.after,
-                       (p.after / p.before - 1.0) * 100.0, p.rows);
+    // An offset (network_hop_extra_us, 0 before) moves by a difference, a rate by a ratio.
+    const std::string moved = p.before != 0.0
+                                  ? fmt::format("{:+.1f}%", (p.after / p.before - 1.0) * 100.0)
+                                  : fmt::format("{:+.2f}", p.after - p.before);
+    out << fmt::format("  {:<20} {:>10.2f} {:>10.2f} {:>9} {:>6}\n", p.name, p.before, p.after,
+                       moved, p.rows);
   }
   out << "# geometric-mean error of predicted / measured time, per log and size regime\n";
   out << fmt::format("# {:<48} {:<10} {:>5} {:>9} {:>9}\n", "log", "regime", "rows", "before",
@@ -61,9 +71,12 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     out << fmt::format("  {:<48} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, r.regime, r.rows,
                        r.before * 100.0, r.after * 100.0);
   }
-  out << "# not fitted: NCCL's latencies and the ~5 us host launch (the latency regime's error "
-         "above is what they leave); NCCL's inter-node speed list makes NIC rates between its "
-         "steps predict alike\n";
+  out << (o.bandwidth_only ? "# not fitted (--bandwidth-only): the host launch and the network's "
+                             "per-message cost (the latency regime's error above is what they "
+                             "leave)\n"
+                           : "# not fitted: NCCL's intra-node latencies (the one-node small rows "
+                             "cannot tell them from the launch, which takes the difference)\n");
+  out << "# NCCL's inter-node speed list makes NIC rates between its steps predict alike\n";
   write_output_file("--output", o.output,
                     [&](std::ostream& f) { f << topo::to_json(c.topology) << "\n"; });
   out << "# wrote " << o.output << " (use it as --topology)\n";

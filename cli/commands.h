@@ -63,6 +63,7 @@ struct CalibrateOptions {
   std::string topology;
   std::string output;
   std::string collective;
+  bool bandwidth_only = false;  // fit the rates alone (logs without rows below 1 MiB)
 };
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);
 int run_calibrate_command(const CalibrateOptions& options, std::ostream& out);

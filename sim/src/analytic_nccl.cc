@@ -158,7 +158,8 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   l.base_us = at(kNccl.base_latency_us, algo, pi);
   l.intra_hop_us = hop(v.intra_class, algo);
   l.net_hop_us = network_hop_us(
-      v.network, p, hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo));
+      v.network, p, hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo),
+      v.network_hop_extra_us);
   if (algo == NcclAlgo::ring && v.nodes > 1) {
     const double overhead =
         kNccl.net_overhead_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);

@@ -3,11 +3,15 @@
 // How it works. Every row of every table is predicted as `twinccl compare` predicts it (the log's
 // collective, ranks = the first N GPUs of the topology, its nGpus launch, its NCCL version).
 // nvlink_gbps is fitted on every row >= 64 MiB (the one-node tables see it alone), nic_gbps on
-// the tables spanning nodes, one after the other three times. Each fit is one scale s on the
-// parameter's value
-// in the topology (applied with topo::apply_edits, as `--set` does), minimising
-// sum over rows >= 64 MiB of log(predicted(s) / measured)^2 by golden-section search on log s
-// in [1/8, 8]. Example: 8 GPUs at 80% of the preset's NVLink give s = 0.8 back.
+// the tables spanning nodes; then the latency regime: host_launch_us on the one-node rows below
+// 1 MiB of one-GPU-per-thread tables, group_launch_us on those of `-g N` tables (where the launch
+// and NCCL's intra-node latencies are all there is; NCCL's latencies are kept, the launch takes
+// the rest), network_hop_extra_us on the multi-node rows below 1 MiB; the
+// four one after the other, three times. Each fit applies a value with topo::apply_edits (as
+// `--set` does) and minimises the sum over its rows of log(predicted / measured)^2 by
+// golden-section search: a scale s in [1/8, 8] on the rates and the launch (on log s), an offset in
+// [-20, 200] us on the network hop. Example: 8 GPUs at 80% of the preset's NVLink give s = 0.8
+// back.
 #include "twinccl/sim/calibrate.h"
 
 #include <fmt/format.h>
@@ -16,6 +20,7 @@
 #include <cmath>
 #include <functional>
 
+#include "host_launch.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/topology_edit.h"
@@ -48,27 +53,35 @@ double predicted_us(const topo::Topology& t, const Row& r) {
   return predict(t, request).time_us;
 }
 
-topo::Topology with(const topo::Topology& t, const std::string& name, double value) {
+// The topology being fitted: the user's with every value fitted so far, applied as one edit of
+// it, so its name stays "<topology>+<the settings>" (edits of edits grew it past the name cap).
+struct Fitting {
+  topo::Topology base;
   topo::TopologyEdits edits;
-  edits.settings.push_back({name, value});
-  return topo::apply_edits(t, edits).topology;
+  topo::Topology with(const std::string& name, double value) const {
+    topo::TopologyEdits e = edits;
+    std::erase_if(e.settings, [&](const topo::Setting& s) { return s.name == name; });
+    e.settings.push_back({name, value});
+    return topo::apply_edits(base, e).topology;
+  }
+  void set(const std::string& name, double value) {
+    std::erase_if(edits.settings, [&](const topo::Setting& s) { return s.name == name; });
+    edits.settings.push_back({name, value});
+  }
+};
+
+double squared_log_error(const topo::Topology& t, const std::vector<Row>& rows) {
+  double sum = 0.0;
+  for (const Row& r : rows) {
+    const double e = std::log(predicted_us(t, r) / r.measured_us);
+    sum += e * e;
+  }
+  return sum;
 }
 
-// The scale in [1/8, 8] minimising the squared log error of `rows` with `name` = value x scale.
-double fit_scale(const topo::Topology& t, const std::string& name, double value,
-                 const std::vector<Row>& rows) {
-  const auto cost = [&](double log_scale) {
-    const topo::Topology candidate = with(t, name, value * std::exp(log_scale));
-    double sum = 0.0;
-    for (const Row& r : rows) {
-      const double e = std::log(predicted_us(candidate, r) / r.measured_us);
-      sum += e * e;
-    }
-    // Where rates between NCCL's speed steps predict alike, the value nearest the topology's.
-    return sum + 1e-6 * log_scale * log_scale;
-  };
+// The x in [lo, hi] minimising cost(x) (golden-section search; cost unimodal enough).
+double golden_min(const std::function<double(double)>& cost, double lo, double hi) {
   const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-  double lo = std::log(1.0 / 8.0), hi = std::log(8.0);
   double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
   double fa = cost(a), fb = cost(b);
   for (int i = 0; i < 40 && hi - lo > 1e-5; ++i) {
@@ -80,7 +93,26 @@ double fit_scale(const topo::Topology& t, const std::string& name, double value,
       b = lo + phi * (hi - lo), fb = cost(b);
     }
   }
-  return std::exp((lo + hi) / 2.0);
+  return (lo + hi) / 2.0;
+}
+
+// The scale in [1/8, 8] minimising the squared log error of `rows` with `name` = value x scale.
+double fit_scale(const Fitting& t, const std::string& name, double value,
+                 const std::vector<Row>& rows) {
+  const auto cost = [&](double log_scale) {
+    // Where rates between NCCL's speed steps predict alike, the value nearest the topology's.
+    return squared_log_error(t.with(name, value * std::exp(log_scale)), rows) +
+           1e-6 * log_scale * log_scale;
+  };
+  return std::exp(golden_min(cost, std::log(1.0 / 8.0), std::log(8.0)));
+}
+
+// The offset (us) in [-20, 200] minimising the squared log error of `rows` with `name` = it.
+double fit_offset_us(const Fitting& t, const std::string& name, const std::vector<Row>& rows) {
+  const auto cost = [&](double us) {
+    return squared_log_error(t.with(name, us), rows) + 1e-9 * us * us;
+  };
+  return golden_min(cost, -20.0, 200.0);
 }
 
 double nvlink_link_gbps(const topo::Topology& t) {
@@ -91,22 +123,26 @@ double nvlink_link_gbps(const topo::Topology& t) {
   return gbps;
 }
 
-std::string missing_sweep(int ranks_per_node, bool one_node) {
+std::string missing_sweep(int ranks_per_node, bool one_node, const char* from = "64M") {
   return one_node ? fmt::format(
-                        "a one-node sweep (e.g. `all_reduce_perf -b 64M -e 8G -f 2 -g 1` "
+                        "a one-node sweep (e.g. `all_reduce_perf -b {} -e 8G -f 2 -g 1` "
                         "on {} GPUs of one node, one process each)",
-                        ranks_per_node)
+                        from, ranks_per_node)
                   : fmt::format(
                         "a two-node sweep (e.g. `mpirun -np {} -N {} all_reduce_perf -b "
-                        "64M -e 8G -f 2 -g 1`)",
-                        2 * ranks_per_node, ranks_per_node);
+                        "{} -e 8G -f 2 -g 1`)",
+                        2 * ranks_per_node, ranks_per_node, from);
 }
 
 }  // namespace
 
-Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTestsTable>& tables) {
+Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTestsTable>& tables,
+                      const CalibrationOptions& options) {
   const int per_node = std::max(1, topology.summary().gpus_per_node);
-  std::vector<Row> one_node, multi_node, all;
+  const bool nodes = topology.summary().nodes > 1;  // a one-node topology has no NIC to fit
+  // *_small: rows below 1 MiB; one_node_small by launch mode (one GPU per thread, or -g N).
+  std::vector<Row> one_node, multi_node, one_node_small, one_node_group_small, multi_node_small,
+      all;
   for (const NcclTestsTable& table : tables) {
     if (!table.kind) {
       throw ConfigError(
@@ -130,14 +166,30 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
       const Row r{&table, &row, row.out_of_place->time_us};
       all.push_back(r);
       if (row.size_bytes >= kBandwidthRowBytes) (spans ? multi_node : one_node).push_back(r);
+      if (row.size_bytes < kLatencyRowBytes) {
+        (spans                        ? multi_node_small
+         : table.gpus_per_thread <= 1 ? one_node_small
+                                      : one_node_group_small)
+            .push_back(r);
+      }
     }
   }
-  if (one_node.empty() || multi_node.empty()) {
+  if (one_node.empty() || (nodes && multi_node.empty())) {
     throw ConfigError(fmt::format(
         "calibrate: the logs cannot determine {}: no {} table has rows of 64 MiB or more; measure "
         "{}",
         one_node.empty() ? "nvlink_gbps (the GPUs' NVLink)" : "nic_gbps (the NICs' rate)",
         one_node.empty() ? "one-node" : "multi-node", missing_sweep(per_node, one_node.empty())));
+  }
+  const bool one_small = !one_node_small.empty() || !one_node_group_small.empty();
+  if (options.latencies && (!one_small || (nodes && multi_node_small.empty()))) {
+    const bool one = !one_small;
+    throw ConfigError(fmt::format(
+        "calibrate: the logs cannot determine {}: no {} table has rows below 1 MiB; measure {}, "
+        "or fit the bandwidths alone (--bandwidth-only)",
+        one ? "host_launch_us (the host's launch cost per call)"
+            : "network_hop_extra_us (the network's per-message cost)",
+        one ? "one-node" : "multi-node", missing_sweep(per_node, one, "8")));
   }
   Calibration c{topology, {}, {}};
   const double nvlink = nvlink_link_gbps(topology);
@@ -151,15 +203,54 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   std::vector<Row> bandwidth_rows = one_node;
   bandwidth_rows.insert(bandwidth_rows.end(), multi_node.begin(), multi_node.end());
   const double nic = topology.summary().nic_bandwidth_gbps;
-  double nvlink_now = nvlink, nic_now = nic;
+  const detail::HostLaunch launch = detail::host_launch_of(topology);
+  const double hop = topology.facts().network_hop_extra_us;
+  double nvlink_now = nvlink, nic_now = nic, hop_now = hop;
+  detail::HostLaunch launch_now = launch;
+  Fitting fit{topology, {}};
   for (int pass = 0; pass < 3; ++pass) {
-    nvlink_now = nvlink * fit_scale(c.topology, "nvlink_gbps", nvlink, bandwidth_rows);
-    c.topology = with(c.topology, "nvlink_gbps", nvlink_now);
-    nic_now = nic * fit_scale(c.topology, "nic_gbps", nic, multi_node);
-    c.topology = with(c.topology, "nic_gbps", nic_now);
+    nvlink_now = nvlink * fit_scale(fit, "nvlink_gbps", nvlink, bandwidth_rows);
+    fit.set("nvlink_gbps", nvlink_now);
+    if (nodes) {
+      nic_now = nic * fit_scale(fit, "nic_gbps", nic, multi_node);
+      fit.set("nic_gbps", nic_now);
+    }
+    if (!options.latencies) continue;
+    // Each launch figure from the rows of its own launch mode (host_launch.h); one mode's logs
+    // leave the other's figure as it was.
+    if (!one_node_small.empty()) {
+      launch_now.call_us =
+          launch.call_us * fit_scale(fit, "host_launch_us", launch.call_us, one_node_small);
+      fit.set("host_launch_us", launch_now.call_us);
+    }
+    if (!one_node_group_small.empty()) {
+      launch_now.group_gpu_us =
+          launch.group_gpu_us *
+          fit_scale(fit, "group_launch_us", launch.group_gpu_us, one_node_group_small);
+      fit.set("group_launch_us", launch_now.group_gpu_us);
+    }
+    if (nodes) {
+      hop_now = fit_offset_us(fit, "network_hop_extra_us", multi_node_small);
+      fit.set("network_hop_extra_us", hop_now);
+    }
   }
+  c.topology = topo::apply_edits(topology, fit.edits).topology;
   c.moved.push_back({"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size())});
-  c.moved.push_back({"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size())});
+  if (nodes) c.moved.push_back({"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size())});
+  if (options.latencies) {
+    if (!one_node_small.empty()) {
+      c.moved.push_back({"host_launch_us", launch.call_us, launch_now.call_us,
+                         static_cast<int>(one_node_small.size())});
+    }
+    if (!one_node_group_small.empty()) {
+      c.moved.push_back({"group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us,
+                         static_cast<int>(one_node_group_small.size())});
+    }
+    if (nodes) {
+      c.moved.push_back(
+          {"network_hop_extra_us", hop, hop_now, static_cast<int>(multi_node_small.size())});
+    }
+  }
   // Residual per log and regime, before and after: geometric-mean error of every row.
   for (const NcclTestsTable& table : tables) {
     for (const char* regime : {"latency", "middle", "bandwidth"}) {

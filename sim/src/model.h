@@ -40,6 +40,7 @@ struct TopologyView {
   double nic_gbps = 0.0;     // one NIC, capped by its PCIe link
   double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
+  double network_hop_extra_us = 0.0;  // the topology's fact, added to every network hop
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;

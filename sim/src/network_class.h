@@ -41,13 +41,15 @@ inline NetworkHop network_hop(topo::NetworkClass network) {
   return {0.0, 0.0, 0.0};
 }
 
-// One network hop of `protocol` on `network`, given NCCL's figure for it.
-inline double network_hop_us(topo::NetworkClass network, Protocol protocol, double nccl_us) {
+// One network hop of `protocol` on `network`, given NCCL's figure for it, plus a topology's
+// `network_hop_extra_us` (what `twinccl calibrate` fits from multi-node small rows), never below 0.
+inline double network_hop_us(topo::NetworkClass network, Protocol protocol, double nccl_us,
+                             double extra_us = 0.0) {
   const NetworkHop h = network_hop(network);
   const double own = protocol == Protocol::ll      ? h.ll_us
                      : protocol == Protocol::ll128 ? h.ll128_us
                                                    : h.simple_us;
-  return own > 0.0 ? own : nccl_us;
+  return std::max(0.0, (own > 0.0 ? own : nccl_us) + extra_us);
 }
 
 }  // namespace twinccl::sim::detail

@@ -112,13 +112,14 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
 }
 
 // The call's time as nccl-tests measures it, from its rounds' kernel times (see the header).
-double launched_us(const std::vector<double>& round_us, int gpus_per_thread) {
+double launched_us(const std::vector<double>& round_us, int gpus_per_thread,
+                   const detail::HostLaunch& launch) {
   double total_us = 0;
   if (gpus_per_thread > 1) {  // one outer group: one launch for all rounds
     for (double r : round_us) total_us += r;
-    return detail::host_bound_time_us(total_us, gpus_per_thread);
+    return detail::host_bound_time_us(total_us, gpus_per_thread, launch);
   }
-  for (double r : round_us) total_us += detail::host_bound_time_us(r, gpus_per_thread);
+  for (double r : round_us) total_us += detail::host_bound_time_us(r, gpus_per_thread, launch);
   return total_us;
 }
 
@@ -165,7 +166,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
       end = std::max(end, times.end_s[static_cast<std::size_t>(i)]);
     round_us.push_back((base_s[k] + end) * 1e6);
   }
-  return launched_us(round_us, gpus_per_thread) * 1e-6;
+  return launched_us(round_us, gpus_per_thread, detail::host_launch_of(t)) * 1e-6;
 }
 
 }  // namespace
@@ -215,7 +216,7 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
   std::vector<double> round_us;
   for (const P2pRound& round : pattern)
     round_us.push_back(analytic_round_s(tuner, round, network_share) * 1e6);
-  p.time_us = launched_us(round_us, gpus_per_thread);
+  p.time_us = launched_us(round_us, gpus_per_thread, detail::host_launch_of(tuner.topology()));
   return p;
 }
 

@@ -98,7 +98,8 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
   p.protocol = c.protocol;
   p.nranks = base.spec.nranks;
   p.fidelity = fidelity;
-  p.time_us = detail::host_bound_time_us(p.time_us, gpus_per_thread);
+  p.time_us =
+      detail::host_bound_time_us(p.time_us, gpus_per_thread, detail::host_launch_of(topology));
   detail::fill_bandwidths(p, base.spec, base.dtype);
   return p;
 }

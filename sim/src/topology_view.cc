@@ -32,6 +32,7 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.nvls_capable = s.nvls_capable;
   v.memory_gbps = s.memory_gbps;
   v.network = s.network;
+  v.network_hop_extra_us = s.network_hop_extra_us;
   if (s.nvlink_bandwidth_gbps > 0.0) {
     v.intra_class = LinkClass::nvlink;
     v.intra_gbps = s.nvlink_bandwidth_gbps;

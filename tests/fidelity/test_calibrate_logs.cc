@@ -34,7 +34,9 @@ TEST_CASE("calibrate on published logs: fitted where measured, in band on a 4-no
   for (NcclTestsTable& t : log_tables("issue309-h100-xe9680-2node-all_reduce-8B-16G.log"))
     logs.push_back(std::move(t));
   const topo::Topology preset = topo::load_topology("h100-cluster-4");
-  const Calibration c = calibrate(preset, logs);
+  // issue 290's node log starts at 128 MiB: the bandwidths alone (the latencies are refused,
+  // below).
+  const Calibration c = calibrate(preset, logs, {.latencies = false});
   for (const CalibrationResidual& r : c.residuals) {
     INFO(r.log << " " << r.regime << ": " << r.before * 100 << "% -> " << r.after * 100 << "%");
     if (r.regime == "bandwidth") CHECK(std::abs(r.after) <= std::abs(r.before) + 1e-9);
@@ -60,4 +62,33 @@ TEST_CASE("calibrate on published logs: fitted where measured, in band on a 4-no
   // One node alone cannot say how fast the NICs are: refused, naming the sweep.
   CHECK_THROWS_WITH(calibrate(preset, log_tables("issue290-h100-1node-all_reduce-nvls.log")),
                     Catch::Contains("two-node sweep"));
+  // Nor can a one-node log from 128 MiB say what the host's launch costs.
+  CHECK_THROWS_WITH(calibrate(preset, logs),
+                    Catch::Contains("host_launch_us") && Catch::Contains("-b 8 "));
+}
+
+// One host's two launch modes (host_launch.h), fitted on its own logs: 8 A100-SXM4-80GB of one
+// machine run one process per GPU (mpirun) and one thread for all 8 (`-g 8`). At 32 KiB they take
+// 30.25 and 40.93 us: 7.8 us per call above NCCL's kernel model one way, 8 x 5.1 us the other, so
+// one launch figure cannot fit both (fitted on the mpirun log alone, 7.8 us predicts the `-g 8`
+// rows at 8 x 7.8 = 62 us, +52%). The two facts each come from their own log's small rows.
+TEST_CASE("calibrate: one host's per-call and -g 8 per-GPU launch from its own two logs") {
+  std::vector<NcclTestsTable> logs = log_tables("a100-sxm4-80gb-1node-all_reduce-mpi8.log");
+  for (NcclTestsTable& t : log_tables("a100-sxm4-80gb-1node-all_reduce-g8.log"))
+    logs.push_back(std::move(t));
+  const Calibration c = calibrate(topo::load_topology("dgx-a100"), logs);
+  double call = 0.0, group = 0.0;
+  for (const CalibratedParameter& p : c.moved) {
+    if (p.name == "host_launch_us") call = p.after;
+    if (p.name == "group_launch_us") group = p.after;
+  }
+  INFO("host_launch_us " << call << ", group_launch_us " << group);
+  CHECK(call > 6.5);
+  CHECK(call < 9.5);
+  CHECK(group > 4.5);
+  CHECK(group < 6.0);
+  for (const CalibrationResidual& r : c.residuals) {
+    INFO(r.log << " " << r.regime << ": " << r.before * 100 << "% -> " << r.after * 100 << "%");
+    if (r.regime == "latency") CHECK(std::abs(r.after) <= 0.03);  // mpirun was -11.4%, -g 8 -1.3%
+  }
 }

@@ -1,6 +1,6 @@
 // Calibration (sim/calibrate.h): fitted on a one-node and a two-node all_reduce sweep, the
-// NVLink and NIC rates of a cluster come back; a fit the logs cannot determine is refused naming
-// the sweep to measure.
+// NVLink and NIC rates, the host launch and the network hop's extra latency of a cluster come
+// back; a fit the logs cannot determine is refused naming the sweep to measure.
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -9,13 +9,15 @@
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_edit.h"
+#include "twinccl/topologies/topology_file.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
 
 namespace {
 // An nccl-tests table as the parser returns it, its times predicted on `truth` (-g 1).
-NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source) {
+NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source,
+                     std::size_t from_bytes = 8) {
   NcclTestsTable t;
   t.source = source;
   t.collective = "all_reduce";
@@ -23,7 +25,7 @@ NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source)
   t.ranks = ranks;
   t.gpus_per_thread = 1;
   int line = 1;
-  for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 30); bytes *= 4) {
+  for (std::size_t bytes = from_bytes; bytes <= (std::size_t{1} << 30); bytes *= 4) {
     Request r;
     r.spec.kind = OpKind::all_reduce;
     r.spec.nranks = ranks;
@@ -40,22 +42,25 @@ NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source)
   return t;
 }
 
-topo::Topology edited(const char* preset, double nvlink_gbps, double nic_gbps) {
+topo::Topology edited(const char* preset, double nvlink_gbps, double nic_gbps,
+                      double launch_us = 0.0, double hop_extra_us = 0.0) {
   topo::TopologyEdits e;
   e.settings.push_back({"nvlink_gbps", nvlink_gbps});
   e.settings.push_back({"nic_gbps", nic_gbps});
+  e.settings.push_back({"host_launch_us", launch_us});
+  e.settings.push_back({"network_hop_extra_us", hop_extra_us});
   return topo::apply_edits(topo::load_topology(preset), e).topology;
 }
 }  // namespace
 
 TEST_CASE("calibrate: a one-node and a two-node sweep give the NVLink and NIC rates back") {
-  // The "real" cluster: 4 DGX H100 with NVLink at 80% and NICs at 35 GB/s; measured on 1 and 2
-  // nodes, predicted on 4.
-  const topo::Topology truth = edited("h100-cluster-4", 0.8 * 370.8, 35.0);
+  // The "real" cluster: 4 DGX H100 with NVLink at 80%, NICs at 35 GB/s, a host that launches in
+  // 9 us and a network hop 15 us slower than NCCL's; measured on 1 and 2 nodes, predicted on 4.
+  const topo::Topology truth = edited("h100-cluster-4", 0.8 * 370.8, 35.0, 9.0, 15.0);
   const std::vector<NcclTestsTable> logs = {sweep(truth, 8, "1node.log"),
                                             sweep(truth, 16, "2node.log")};
   const Calibration c = calibrate(topo::load_topology("h100-cluster-4"), logs);
-  REQUIRE(c.moved.size() == 2);
+  REQUIRE(c.moved.size() == 4);
   CHECK(c.moved[0].name == "nvlink_gbps");
   CHECK(c.moved[0].before == Approx(370.8));
   CHECK(c.moved[0].after == Approx(0.8 * 370.8).epsilon(0.02));
@@ -64,13 +69,23 @@ TEST_CASE("calibrate: a one-node and a two-node sweep give the NVLink and NIC ra
   // predict alike: the fit lands in that bracket.
   CHECK(c.moved[1].after >= 30.0);
   CHECK(c.moved[1].after <= 40.0);
-  double worst_before = 0.0;
+  CHECK(c.moved[2].name == "host_launch_us");
+  CHECK(c.moved[2].before == Approx(5.0));
+  CHECK(c.moved[2].after == Approx(9.0).epsilon(0.05));
+  CHECK(c.moved[3].name == "network_hop_extra_us");
+  CHECK(c.moved[3].before == 0.0);
+  CHECK(c.moved[3].after == Approx(15.0).epsilon(0.05));
+  double worst_before = 0.0, worst_latency_before = 0.0;
   for (const CalibrationResidual& r : c.residuals) {
-    if (r.regime != "bandwidth") continue;
-    worst_before = std::max(worst_before, std::abs(r.before));
+    INFO(r.log << " " << r.regime << ": " << r.before * 100 << "% -> " << r.after * 100 << "%");
     CHECK(std::abs(r.after) < 0.02);  // the fitted topology is right where it was fitted
+    if (r.regime == "bandwidth") worst_before = std::max(worst_before, std::abs(r.before));
+    if (r.regime == "latency") {
+      worst_latency_before = std::max(worst_latency_before, std::abs(r.before));
+    }
   }
-  CHECK(worst_before > 0.05);  // the preset was not
+  CHECK(worst_before > 0.05);          // the preset was not
+  CHECK(worst_latency_before > 0.10);  // nor in the latency regime
   // Measure two nodes, predict four: the fitted topology's 32-rank 1 GiB time is the truth's.
   const NcclTestsTable predicted = sweep(c.topology, 32, "p");
   const NcclTestsTable actual = sweep(truth, 32, "a");
@@ -90,4 +105,55 @@ TEST_CASE("calibrate: logs that cannot determine a parameter are refused, naming
   NcclTestsTable unknown = sweep(t, 8, "x.log");
   unknown.ranks = 0;
   CHECK_THROWS_AS(calibrate(t, {unknown, sweep(t, 16, "2node.log")}), ConfigError);
+  // Sweeps from 64 MiB say nothing of the latencies: refused naming the launch, unless only the
+  // bandwidths are asked for; a two-node sweep without small rows cannot give the network hop.
+  const std::size_t big = std::size_t{64} << 20;
+  const std::vector<NcclTestsTable> large = {sweep(t, 8, "1node.log", big),
+                                             sweep(t, 16, "2node.log", big)};
+  CHECK_THROWS_WITH(calibrate(t, large),
+                    Catch::Contains("host_launch_us") && Catch::Contains("one-node sweep") &&
+                        Catch::Contains("-b 8 ") && Catch::Contains("--bandwidth-only"));
+  CHECK(calibrate(t, large, {.latencies = false}).moved.size() == 2);
+  CHECK_THROWS_WITH(calibrate(t, {sweep(t, 8, "1node.log"), sweep(t, 16, "2node.log", big)}),
+                    Catch::Contains("network_hop_extra_us") && Catch::Contains("two-node sweep"));
+}
+
+TEST_CASE("calibrate: a one-node -g 8 log fits NVLink and the thread's per-GPU launch, no NIC") {
+  // 8 H100s whose host launches a call in 3 us (the H200 hosts' `-g 8` rows suggest under 3.5).
+  topo::TopologyEdits e;
+  e.settings.push_back({"group_launch_us", 3.0});
+  const topo::Topology truth = topo::apply_edits(topo::load_topology("dgx-h100"), e).topology;
+  NcclTestsTable g8 = sweep(truth, 8, "g8.log");
+  g8.gpus_per_thread = 8;  // one thread launching 8 GPUs: 8 x 3 us per call at small sizes
+  for (NcclTestsRow& row : g8.rows) {
+    Request r;
+    r.spec.kind = OpKind::all_reduce;
+    r.spec.nranks = 8;
+    r.spec.count = row.count;
+    r.gpus_per_thread = 8;
+    row.out_of_place->time_us = predict(truth, r).time_us;
+  }
+  const Calibration c = calibrate(topo::load_topology("dgx-h100"), {g8});
+  REQUIRE(c.moved.size() == 2);  // nvlink_gbps and the -g 8 thread's per-GPU launch, no NIC
+  CHECK(c.moved[1].name == "group_launch_us");
+  CHECK(c.moved[1].after == Approx(3.0).epsilon(0.03));
+}
+
+// A fitted topology is the same machine: the network's class (EFA's per-hop cost), the HBM figure
+// and the fitted latency facts survive the edits and a topology file (they were lost by --set
+// before: an edited aws-p5e-2 was InfiniBand with the arch's memory).
+TEST_CASE("calibrate: the fitted topology keeps the network class, memory and latency facts") {
+  const topo::Topology p5e = topo::load_topology("aws-p5e-2");
+  const topo::Topology truth = edited("aws-p5e-2", 370.8, 50.0, 7.0, 4.0);
+  CHECK(truth.facts().network == topo::NetworkClass::efa);
+  CHECK(truth.facts().memory_gbps == 4800.0);
+  const Calibration c =
+      calibrate(p5e, {sweep(truth, 8, "1node.log"), sweep(truth, 16, "2node.log")});
+  const topo::Topology file = topo::topology_from_json(topo::to_json(c.topology), "p5e.json");
+  for (const topo::Topology* t : {&c.topology, &file}) {
+    CHECK(t->facts().network == topo::NetworkClass::efa);
+    CHECK(t->facts().memory_gbps == 4800.0);
+    CHECK(t->facts().host_launch_us == Approx(7.0).epsilon(0.05));
+    CHECK(t->facts().network_hop_extra_us == Approx(4.0).epsilon(0.1));
+  }
 }

@@ -7,6 +7,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/topologies/describe.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
 #include "twinccl/topologies/topology_file.h"
 
 using namespace twinccl;
@@ -60,6 +61,28 @@ TEST_CASE("topology file: network and memory_gbps are read, checked and written 
   CHECK_THROWS_WITH(
       topology_from_json(R"({"version": 1, "network": "myrinet", "vertices": [], "links": []})"),
       Catch::Contains("network") && Catch::Contains("efa"));
+}
+
+TEST_CASE("topology file and --set: the latency facts are read, checked, kept and written back") {
+  TopologyEdits e;
+  e.settings.push_back(parse_setting("host_launch_us=7.5"));
+  e.settings.push_back(parse_setting("group_launch_us=4"));
+  e.settings.push_back(parse_setting("network_hop_extra_us=-2"));
+  e.settings.push_back(parse_setting("nodes=1"));
+  const Topology t = apply_edits(load_topology("aws-p5e-2"), e).topology;
+  // Every fact survives the edits (an edited p5e was InfiniBand with the arch's HBM before).
+  CHECK(t.facts().network == NetworkClass::efa);
+  CHECK(t.facts().memory_gbps == 4800.0);
+  CHECK(t.summary().nodes == 1);
+  const Topology back = topology_from_json(to_json(t));
+  CHECK(back.facts().host_launch_us == 7.5);
+  CHECK(back.facts().group_launch_us == 4.0);
+  CHECK(back.facts().network_hop_extra_us == -2.0);
+  CHECK_THAT(describe(back), Catch::Contains("host launch 7.5 us per call"));
+  CHECK_THROWS_AS(parse_setting("host_launch_us=-1"), InvalidArgument);
+  CHECK_THROWS_WITH(
+      topology_from_json(R"({"version": 1, "host_launch_us": -3, "vertices": [], "links": []})"),
+      Catch::Contains("host_launch_us"));
 }
 
 TEST_CASE("gb200-nvl72-cluster-RxG: a job's share of each rack, as a scheduler places it") {

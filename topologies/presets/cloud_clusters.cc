@@ -36,6 +36,7 @@
 // it), GCP's TCPXO per-message cost (no public figure: NCCL's IB latencies, docs/fidelity.md).
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "dgx_node.h"
 #include "twinccl/topologies/presets.h"
@@ -69,67 +70,63 @@ DgxSystem aws_p4d(bool p4de) {
   return s;
 }
 
+// A cloud's node: `base` named as the cloud sells it ("<model>: <parts>"), with its NICs' label
+// (empty: the base's) and its network's class.
+DgxSystem cloud_node(DgxSystem base, std::string name, std::string model, std::string_view parts,
+                     std::string nic_label, NetworkClass network) {
+  base.name = base.cluster_name = std::move(name);
+  base.model = std::move(model);
+  base.description = base.model + ": " + std::string(parts);
+  if (!nic_label.empty()) base.nic_label = std::move(nic_label);
+  base.network = network;
+  return base;
+}
+
 DgxSystem aws_p5(bool p5e) {
-  DgxSystem s = presets::h100_system();
-  s.name = p5e ? "aws-p5e" : "aws-p5";
-  s.cluster_name = s.name;
-  s.model = p5e ? "AWS p5e.48xlarge" : "AWS p5.48xlarge";
-  s.description = s.model + ": 8 " + (p5e ? "H200" : "H100") +
-                  ", NVSwitch (NVLS), 32 x 100G EFA as 8 rails of 4 (aws-ofi-nccl), PCIe gen5";
-  s.nic_label = "4 x 100G EFA";
+  DgxSystem s = cloud_node(presets::h100_system(), p5e ? "aws-p5e" : "aws-p5",
+                           p5e ? "AWS p5e.48xlarge" : "AWS p5.48xlarge",
+                           std::string("8 ") + (p5e ? "H200" : "H100") +
+                               ", NVSwitch (NVLS), 32 x 100G EFA as 8 rails of 4 (aws-ofi-nccl), "
+                               "PCIe gen5",
+                           "4 x 100G EFA", NetworkClass::efa);
   s.memory_gbps = p5e ? 4800.0 : 0.0;
-  s.network = NetworkClass::efa;
   return s;  // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
 }
 
 DgxSystem aws_p6_b200() {
-  DgxSystem s = presets::b200_system();
-  s.name = s.cluster_name = "aws-p6-b200";
-  s.model = "AWS p6-b200.48xlarge";
-  s.description = s.model + ": 8 B200, NVLink 5 (NVLS), 8 x 400G EFAv4, PCIe gen5";
-  s.nic_label = "400G EFA";
-  s.network = NetworkClass::efa;
-  return s;
+  return cloud_node(presets::b200_system(), "aws-p6-b200", "AWS p6-b200.48xlarge",
+                    "8 B200, NVLink 5 (NVLS), 8 x 400G EFAv4, PCIe gen5", "400G EFA",
+                    NetworkClass::efa);
 }
 
 DgxSystem gcp_a3mega() {
-  DgxSystem s = presets::h100_system();
-  s.name = s.cluster_name = "gcp-a3mega";
-  s.model = "GCP a3-megagpu-8g";
-  s.description = s.model + ": 8 H100, NVSwitch (NVLS), 8 x 200G GPUDirect-TCPXO NICs, PCIe gen5";
-  s.nic_label = "200G TCPXO";
-  s.network = NetworkClass::tcpxo;
+  DgxSystem s = cloud_node(presets::h100_system(), "gcp-a3mega", "GCP a3-megagpu-8g",
+                           "8 H100, NVSwitch (NVLS), 8 x 200G GPUDirect-TCPXO NICs, PCIe gen5",
+                           "200G TCPXO", NetworkClass::tcpxo);
   s.node.nic_bandwidth_gbps = 25.0;
   return s;
 }
 
 DgxSystem azure_ndv5() {
-  DgxSystem s = presets::h100_system();
-  s.name = s.cluster_name = "azure-ndv5";
-  s.model = "Azure ND H100 v5";
-  s.description = s.model + ": 8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5";
-  return s;
+  return cloud_node(presets::h100_system(), "azure-ndv5", "Azure ND H100 v5",
+                    "8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5", "",
+                    NetworkClass::infiniband);
 }
 
 DgxSystem oci_a100() {
-  DgxSystem s = aws_p4d(true);
-  s.name = s.cluster_name = "oci-a100";
-  s.model = "OCI BM.GPU.A100-v2.8";
-  s.description = s.model + ": 8 A100 80GB, NVSwitch, 16 x 100G RoCE v2, PCIe gen4";
-  s.nic_label = "100G RoCE";
-  s.network = NetworkClass::roce;
+  DgxSystem s = cloud_node(aws_p4d(true), "oci-a100", "OCI BM.GPU.A100-v2.8",
+                           "8 A100 80GB, NVSwitch, 16 x 100G RoCE v2, PCIe gen4", "100G RoCE",
+                           NetworkClass::roce);
   s.node.nics = 16;
   return s;
 }
 
 DgxSystem mi3xx_roce(bool mi325x) {
-  DgxSystem s = presets::mi300x_system();
-  s.name = s.cluster_name = mi325x ? "mi325x-roce" : "mi300x-roce";
-  s.model = mi325x ? "8 x MI325X server" : "8 x MI300X server";
-  s.description = s.model + ": fully connected xGMI (7 x 48 GB/s, RCCL), 8 x 400G RoCE, gen5";
-  s.nic_label = "400G RoCE";
+  DgxSystem s = cloud_node(presets::mi300x_system(), mi325x ? "mi325x-roce" : "mi300x-roce",
+                           mi325x ? "8 x MI325X server" : "8 x MI300X server",
+                           "fully connected xGMI (7 x 48 GB/s, RCCL), 8 x 400G RoCE, gen5",
+                           "400G RoCE", NetworkClass::roce);
   s.memory_gbps = mi325x ? 6000.0 : 0.0;
-  s.network = NetworkClass::roce;
   return s;
 }
 

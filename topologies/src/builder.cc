@@ -37,6 +37,22 @@ TopologyBuilder& TopologyBuilder::nvls(bool capable) {
   facts_.nvls = capable;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::host_launch_us(double us) {
+  facts_.host_launch_us = us;
+  return *this;
+}
+TopologyBuilder& TopologyBuilder::group_launch_us(double us) {
+  facts_.group_launch_us = us;
+  return *this;
+}
+TopologyBuilder& TopologyBuilder::network_hop_extra_us(double us) {
+  facts_.network_hop_extra_us = us;
+  return *this;
+}
+TopologyBuilder& TopologyBuilder::facts(const TopologyFacts& facts) {
+  facts_ = facts;
+  return *this;
+}
 
 VertexId TopologyBuilder::add_vertex(VertexSpec spec) {
   if (vertices_.size() >= static_cast<std::size_t>(limits::max_vertices)) {

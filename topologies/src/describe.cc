@@ -59,6 +59,12 @@ std::string describe(const Topology& t) {
                            s.network_switch_radix, to_string(s.network))
              : std::string("  network   none\n");
   if (s.memory_gbps > 0) out += fmt::format("  memory    {:g} GB/s per GPU\n", s.memory_gbps);
+  if (s.host_launch_us > 0 || s.group_launch_us > 0 || s.network_hop_extra_us != 0) {
+    const auto us = [](double v) { return v > 0 ? fmt::format("{:g} us", v) : "the model's"; };
+    out += fmt::format(
+        "  latency   host launch {} per call, {} per GPU of a -g N thread; network hop {:+g} us\n",
+        us(s.host_launch_us), us(s.group_launch_us), s.network_hop_extra_us);
+  }
   std::array<int, 6> kinds{};
   std::array<int, 5> types{};
   for (const Vertex& v : t.vertices()) ++kinds[static_cast<std::size_t>(v.kind)];

@@ -218,7 +218,8 @@ Topology read_document(const json& doc) {
   const std::string root;
   only_fields(doc, "(top level)",
               {"version", "name", "description", "arch", "pcie_gen", "memory_gbps", "network",
-               "nvls", "defaults", "node_templates", "nodes", "vertices", "links"});
+               "nvls", "host_launch_us", "group_launch_us", "network_hop_extra_us", "defaults",
+               "node_templates", "nodes", "vertices", "links"});
   if (!doc.contains("version")) fail("version", "missing (required; this reader knows version 1)");
   if (!doc["version"].is_number_integer() || doc["version"] != 1) {
     fail("version", "must be 1, got " + describe(doc["version"]));
@@ -236,6 +237,13 @@ Topology read_document(const json& doc) {
   builder.network(enum_field<NetworkClass>(doc, none, root, "network", NetworkClass::infiniband,
                                            parse_network_class, "infiniband, roce, efa, tcpxo"));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
+  builder.host_launch_us(
+      number_field(doc, none, root, "host_launch_us", 0.0, 0.0, limits::max_host_launch_us, "us"));
+  builder.group_launch_us(
+      number_field(doc, none, root, "group_launch_us", 0.0, 0.0, limits::max_host_launch_us, "us"));
+  builder.network_hop_extra_us(number_field(doc, none, root, "network_hop_extra_us", 0.0,
+                                            -limits::max_network_hop_extra_us,
+                                            limits::max_network_hop_extra_us, "us"));
   Reader reader{builder};
   if (doc.contains("defaults")) {
     only_fields(doc["defaults"], "defaults", {"link"});

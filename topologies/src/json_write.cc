@@ -52,6 +52,11 @@ std::string to_json(const Topology& t) {
   if (t.facts().memory_gbps > 0) head["memory_gbps"] = t.facts().memory_gbps;
   if (t.facts().network != NetworkClass::infiniband) head["network"] = to_string(t.facts().network);
   if (t.facts().nvls) head["nvls"] = *t.facts().nvls;
+  if (t.facts().host_launch_us > 0) head["host_launch_us"] = t.facts().host_launch_us;
+  if (t.facts().group_launch_us > 0) head["group_launch_us"] = t.facts().group_launch_us;
+  if (t.facts().network_hop_extra_us != 0) {
+    head["network_hop_extra_us"] = t.facts().network_hop_extra_us;
+  }
   make_valid_utf8(head);
   std::string out = "{\n";
   for (const auto& [key, value] : head.items()) out += "  \"" + key + "\": " + value.dump() + ",\n";

@@ -59,9 +59,7 @@ Topology rail_cluster(const Topology& node, int nodes) {
   TopologyBuilder b(node.name() + "-x" + std::to_string(nodes));
   b.description(std::to_string(nodes) + " x " + node.description() + "; rail-optimized fat-tree, " +
                 std::to_string(rails) + " rails")
-      .arch(node.facts().arch)
-      .pcie_gen(node.facts().pcie_gen);
-  if (node.facts().nvls) b.nvls(*node.facts().nvls);
+      .facts(node.facts());  // arch, memory, the network's class, latency figures, nvls
   const LinkSpec network{.type = LinkType::network,
                          .bandwidth_gbps = nic_gbps,
                          .latency_us = PresetLatencies::network_us};

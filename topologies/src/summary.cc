@@ -66,6 +66,9 @@ TopologySummary Topology::summary() const {
   s.gpus = gpu_count();
   s.pcie_gen = d.facts.pcie_gen;
   s.network = d.facts.network;
+  s.host_launch_us = d.facts.host_launch_us;
+  s.group_launch_us = d.facts.group_launch_us;
+  s.network_hop_extra_us = d.facts.network_hop_extra_us;
   s.memory_gbps = d.facts.memory_gbps > 0 ? d.facts.memory_gbps : device_memory_gbps(d.facts.arch);
   s.vertices = static_cast<int>(d.vertices.size());
   s.links = static_cast<int>(d.links.size());

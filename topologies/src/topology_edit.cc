@@ -343,9 +343,13 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     }
   }
   for (const Setting& s : effective.settings) {
-    if (detail::parameter_spec(s.name).kind == ParameterKind::nvls) {
+    const ParameterKind kind = detail::parameter_spec(s.name).kind;
+    if (kind == ParameterKind::nvls) {
       set_nvls(g, current.summary(), s.value != 0.0, fmt::format("--set nvls={:g}", s.value));
     }
+    if (kind == ParameterKind::host_launch_us) g.facts.host_launch_us = s.value;
+    if (kind == ParameterKind::group_launch_us) g.facts.group_launch_us = s.value;
+    if (kind == ParameterKind::network_hop_extra_us) g.facts.network_hop_extra_us = s.value;
   }
   std::string faults;
   const std::vector<bool> had_network = nics_with_network(g);

@@ -56,8 +56,8 @@ Topology rebuild(const EditGraph& g, const std::string& name, const std::string&
   for (std::size_t i = 0; i < gpus.size(); ++i) new_rank[gpus[i].second] = static_cast<int>(i);
 
   TopologyBuilder b(name);
-  b.description(g.description).arch(g.facts.arch).pcie_gen(g.facts.pcie_gen);
-  if (g.facts.nvls) b.nvls(*g.facts.nvls);
+  // Every fact (memory_gbps, the network class, the latency figures, nvls) survives an edit.
+  b.description(g.description).facts(g.facts);
   std::vector<VertexId> id(g.vertices.size(), -1);
   for (std::size_t v = 0; v < g.vertices.size(); ++v) {
     if (g.vertex_gone[v]) continue;

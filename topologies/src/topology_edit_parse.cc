@@ -61,6 +61,18 @@ const std::vector<ParameterSpec>& parameter_specs() {
     s.push_back({"nvls", ParameterKind::nvls, LinkType::network, 0, 1, true,
                  "0 = NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0; 1 = on (Hopper or Blackwell "
                  "GPUs on an NVSwitch)"});
+    s.push_back({"host_launch_us", ParameterKind::host_launch_us, LinkType::network, 0,
+                 limits::max_host_launch_us, false,
+                 "one call's host time above its kernels (CUDA launch + NCCL enqueue), one GPU per "
+                 "process, us (0 = the model's 5)"});
+    s.push_back({"group_launch_us", ParameterKind::group_launch_us, LinkType::network, 0,
+                 limits::max_host_launch_us, false,
+                 "per GPU when one thread launches N GPUs (nccl-tests -g N): a call takes at least "
+                 "N of them, us (0 = the model's 5)"});
+    s.push_back({"network_hop_extra_us", ParameterKind::network_hop_extra_us, LinkType::network,
+                 -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
+                 "us added to the latency of every network hop NCCL's model charges (may be "
+                 "negative; a hop never goes below 0)"});
     return s;
   }();
   return specs;

@@ -16,7 +16,10 @@ enum class ParameterKind {
   nics_per_node,
   oversubscription,
   nodes,
-  nvls,  // 0/1: NVLS and NVLS-tree off/on (NCCL_NVLS_ENABLE)
+  nvls,                  // 0/1: NVLS and NVLS-tree off/on (NCCL_NVLS_ENABLE)
+  host_launch_us,        // the fact TopologyFacts::host_launch_us
+  group_launch_us,       // the fact TopologyFacts::group_launch_us
+  network_hop_extra_us,  // the fact TopologyFacts::network_hop_extra_us
 };
 
 struct ParameterSpec {

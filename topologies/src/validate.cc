@@ -237,6 +237,22 @@ void validate_facts(const TopologyData& d) {
     throw ConfigError(where(d) + "memory_gbps must be 0 (the arch's) or a GPU's memory bandwidth " +
                       "in GB/s up to 1e6, got " + std::to_string(d.facts.memory_gbps));
   }
+  if (!(d.facts.host_launch_us >= 0.0 && d.facts.host_launch_us <= limits::max_host_launch_us)) {
+    throw ConfigError(where(d) +
+                      "host_launch_us must be 0 (the model's) or a launch cost in us up " + "to " +
+                      std::to_string(limits::max_host_launch_us) + ", got " +
+                      std::to_string(d.facts.host_launch_us));
+  }
+  if (!(d.facts.group_launch_us >= 0.0 && d.facts.group_launch_us <= limits::max_host_launch_us)) {
+    throw ConfigError(where(d) + "group_launch_us must be 0 (the model's) or a launch cost in us " +
+                      "up to " + std::to_string(limits::max_host_launch_us) + ", got " +
+                      std::to_string(d.facts.group_launch_us));
+  }
+  if (!(std::abs(d.facts.network_hop_extra_us) <= limits::max_network_hop_extra_us)) {
+    throw ConfigError(where(d) + "network_hop_extra_us must be within +-" +
+                      std::to_string(limits::max_network_hop_extra_us) + " us, got " +
+                      std::to_string(d.facts.network_hop_extra_us));
+  }
   if (d.facts.nvls.value_or(false)) {
     const bool has_nvswitch =
         std::any_of(d.vertices.begin(), d.vertices.end(),

@@ -7,16 +7,23 @@
 //   topo::save_topology_json(c.topology, "mycluster.json");  // perf/replay/whatif/compare take it
 //
 // What is fitted, and from what (nothing else moves):
-//   nvlink_gbps  a GPU's NVLink (or xGMI) bandwidth, from every row >= 64 MiB (the one-node
-//                tables see it alone)
-//   nic_gbps     each NIC's rate, from the multi-node tables' rows >= 64 MiB
-// (one after the other, three passes).
-// Each is one scale on the topology's value, chosen to minimise the squared log error of the
-// predicted time over its rows (golden-section search over 1/8..8). Latencies and the host launch
-// are NCCL's and nccl-tests' figures and are not fitted; the residual of the latency regime is
-// reported so a user sees how far off they are. A fit the logs cannot determine is refused with a
-// ConfigError naming the sweep to measure (no one-node table, or no multi-node table, with rows of
-// 64 MiB or more; a table whose ranks or nodes the log does not say).
+//   nvlink_gbps           a GPU's NVLink (or xGMI) bandwidth, from every row >= 64 MiB (the
+//                         one-node tables see it alone)
+//   nic_gbps              each NIC's rate, from the multi-node tables' rows >= 64 MiB
+//   host_launch_us        one call's host time above its kernels (CUDA launch + NCCL enqueue),
+//                         from the one-node rows below 1 MiB of tables with one GPU per thread
+//   group_launch_us       per GPU when one thread launches N (nccl-tests `-g N`: a call takes at
+//                         least N of them), from the one-node rows below 1 MiB of `-g N` tables
+//   network_hop_extra_us  what a network hop costs beyond NCCL's (or the network class's) figure,
+//                         from the multi-node tables' rows below 1 MiB
+// (one after the other, three passes; a one-node topology has no NIC or network hop to fit; a
+// launch figure whose launch mode no log has keeps its value and is not listed).
+// Each is one value chosen to minimise the squared log error of the predicted time over its rows
+// (golden-section search: a scale in 1/8..8 of the rates and of the launch, an offset in -20..200
+// us of the network hop). A fit the logs cannot determine is refused with a ConfigError naming the
+// sweep to measure: no one-node or no multi-node table with rows of 64 MiB or more; for the
+// latencies (unless `latencies` is off) no one-node or no multi-node table with rows below 1 MiB; a
+// table whose ranks or nodes the log does not say.
 #pragma once
 
 #include <string>
@@ -28,7 +35,7 @@
 namespace twinccl::sim {
 
 struct CalibratedParameter {
-  std::string name;  // a `--set` name: "nvlink_gbps", "nic_gbps"
+  std::string name;  // a `--set` name: "nvlink_gbps", "nic_gbps", "host_launch_us", ...
   double before = 0.0, after = 0.0;
   int rows = 0;  // rows it was fitted on
 };
@@ -46,6 +53,11 @@ struct Calibration {
   std::vector<CalibrationResidual> residuals;
 };
 
-Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTestsTable>& tables);
+struct CalibrationOptions {
+  bool latencies = true;  // also fit the launch figures and network_hop_extra_us (small rows)
+};
+
+Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTestsTable>& tables,
+                      const CalibrationOptions& options = {});
 
 }  // namespace twinccl::sim

@@ -67,6 +67,10 @@ class TopologyBuilder {
   TopologyBuilder& memory_gbps(double gbps);       // one GPU's HBM, GB/s (0 = the arch's)
   TopologyBuilder& network(NetworkClass network);  // between nodes (default infiniband)
   TopologyBuilder& nvls(bool capable);
+  TopologyBuilder& host_launch_us(double us);          // 0 = the model's ~5 us
+  TopologyBuilder& group_launch_us(double us);         // per GPU of a -g N thread; 0 = the model's
+  TopologyBuilder& network_hop_extra_us(double us);    // added to each network hop
+  TopologyBuilder& facts(const TopologyFacts& facts);  // all of them at once (an edited copy)
 
   VertexId add_vertex(VertexSpec spec);
   VertexId add_gpu(std::string name, int node, int rank = -1);

@@ -28,6 +28,10 @@ inline constexpr double min_bandwidth_gbps = 1e-3;  // 1 MB/s
 inline constexpr double max_bandwidth_gbps = 1e6;   // 1 PB/s
 inline constexpr double max_latency_us = 1e6;       // 1 s
 inline constexpr int max_lanes = 4096;
+// The latency facts (topology.h TopologyFacts): a host launch up to 10 ms per GPU, a network hop's
+// extra latency within +-10 ms.
+inline constexpr double max_host_launch_us = 1e4;
+inline constexpr double max_network_hop_extra_us = 1e4;
 inline constexpr int max_physical_switches = 4096;
 inline constexpr int max_level = 64;
 inline constexpr int max_radix = 1 << 20;

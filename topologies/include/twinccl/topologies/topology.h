@@ -69,6 +69,11 @@ struct TopologyFacts {
   // (device_memory_gbps). A one-rank collective is a local copy at this speed.
   double memory_gbps = 0.0;
   NetworkClass network = NetworkClass::infiniband;  // between nodes (none matters inside one)
+  // The latency regime's two host and network figures a user calibrates (`twinccl calibrate`,
+  // `--set`); 0 = the model's own (sim/src/host_launch.h, sim/src/network_class.h).
+  double host_launch_us = 0.0;        // one call's host time above its kernels, one GPU per process
+  double group_launch_us = 0.0;       // per GPU when one thread launches several (nccl-tests -g N)
+  double network_hop_extra_us = 0.0;  // added to every network hop's latency (may be negative)
 };
 
 // The numbers the analytic timing model needs, taken from the graph and the facts.
@@ -88,9 +93,12 @@ struct TopologySummary {
   int pcie_gen = 0;
   double memory_gbps = 0;  // one GPU's device memory (facts', else the arch's)
   NetworkClass network = NetworkClass::infiniband;
-  double pcie_bandwidth_gbps = 0;  // one GPU's PCIe link, one direction
-  int nics_per_node = 0;           // the fewest NICs of any node with GPUs
-  double nic_bandwidth_gbps = 0;   // one NIC port, one direction (capped by its network link)
+  double host_launch_us = 0;        // the facts' (0 = the model's own)
+  double group_launch_us = 0;       // the facts' (0 = the model's own)
+  double network_hop_extra_us = 0;  // the facts'
+  double pcie_bandwidth_gbps = 0;   // one GPU's PCIe link, one direction
+  int nics_per_node = 0;            // the fewest NICs of any node with GPUs
+  double nic_bandwidth_gbps = 0;    // one NIC port, one direction (capped by its network link)
   int network_switches = 0;
   int network_levels = 0;        // 0 = no network
   int network_switch_radix = 0;  // largest declared radix (or degree when undeclared)
