@@ -177,6 +177,11 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest).
       request.nccl_version = sim::nccl_version_code(table.log.nccl_version);
       request.params.channels = o.channels;
+      // Only a one-rank call depends on these (NCCL's copy, nothing in place, a scaling kernel
+      // for avg / mulsum): sim::Prediction::one_rank.
+      request.in_place = o.in_place;
+      if (row.redop == "avg") request.op = ReduceKind::avg;
+      if (row.redop == "mulsum") request.op = ReduceKind::premul_sum;
       sim::Prediction p;
       try {
         p = sim::predict(topology, request);
