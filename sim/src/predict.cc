@@ -76,17 +76,20 @@ TunerCall call_of(const Resolved& r, const Request& request) {
   return call;
 }
 
-// NCCL's one-rank path (enqueue.cc: taskAppend sends every collective of a one-rank communicator
-// to ncclLaunchOneRank before any algorithm is chosen): a float avg becomes premul_sum
-// (hostToDevRedOp), which a scaling kernel runs in place or not; any other op is a
-// cudaMemcpyAsync out of place and nothing in place (an integer avg's post-division by one
-// rank too). "" where NCCL runs a collective (more ranks; all_to_all, gather, scatter: send/recv).
+// NCCL's one-rank path (enqueue.cc taskAppend, v2.30.7-1 :3039, v2.28.9-1 :2569: every
+// collective of a one-rank communicator goes to ncclLaunchOneRank, device/onerank.cu, before any
+// algorithm is chosen and before all_to_all, gather and scatter become send/recv): a float avg
+// becomes premul_sum (hostToDevRedOp), which a scaling kernel runs in place or not; any other op
+// is a cudaMemcpyAsync out of place and nothing in place (an integer avg's post-division by one
+// rank too). "" where NCCL runs a collective (more ranks; send/recv, barrier).
 std::string one_rank_path(const Resolved& r, const Request& request) {
   if (r.spec.nranks != 1) return "";
   const OpKind k = r.spec.kind;
   const bool reduces =
       k == OpKind::all_reduce || k == OpKind::reduce || k == OpKind::reduce_scatter;
-  if (!reduces && k != OpKind::all_gather && k != OpKind::broadcast) return "";
+  const bool moves = k == OpKind::all_gather || k == OpKind::broadcast || k == OpKind::all_to_all ||
+                     k == OpKind::gather || k == OpKind::scatter;
+  if (!reduces && !moves) return "";
   const bool scales = reduces && (request.op == ReduceKind::premul_sum ||
                                   (request.op == ReduceKind::avg && is_floating(r.dtype)));
   if (scales) return "scale";
@@ -112,6 +115,14 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
     p.channels = c.channels;
     p.model = c.model;
     p.time_us = p.one_rank == "none" ? 0.0 : c.time_us;  // in place, one rank: no device work
+  }
+  // all_to_all, gather, scatter: the tuner times a what-if schedule (alpha-beta: nothing crosses
+  // a link, 0 us); NCCL copies them as the others (analytic_nccl.cc's local copy).
+  const bool what_if_kind = base.spec.kind == OpKind::all_to_all ||
+                            base.spec.kind == OpKind::gather || base.spec.kind == OpKind::scatter;
+  const double copy_gbps = detail::device_copy_algbw_gbps(tuner.view());
+  if (what_if_kind && (p.one_rank == "copy" || p.one_rank == "scale") && copy_gbps > 0.0) {
+    p.time_us = algbw_bytes(base.spec.kind, base.spec.count, base.dtype, 1) / (1000.0 * copy_gbps);
   }
   p.algorithm = c.algorithm;
   p.protocol = c.protocol;

@@ -95,9 +95,15 @@ TEST_CASE("one rank: labelled as NCCL runs it, nothing in place, a scaling kerne
   CHECK(scale.time_us == Approx(copy.time_us));
   r.dtype = DataType::int32;  // integer avg: sum then divide by 1 rank, nothing in place
   CHECK(predict(t, r).one_rank == "none");
-  // all_to_all, gather, scatter are grouped send/recv in NCCL, not this path; two ranks run an
-  // algorithm.
-  CHECK(predict(t, one_rank(OpKind::all_to_all, bytes)).one_rank.empty());
+  // all_to_all, gather, scatter take the path too (taskAppend checks nRanks == 1 before it turns
+  // them into send/recv): the same copy (they were 5 us, direct/Simple, nothing copied); two ranks
+  // run an algorithm.
+  for (OpKind kind : {OpKind::all_to_all, OpKind::gather, OpKind::scatter}) {
+    CAPTURE(name(kind));
+    const Prediction p = predict(t, one_rank(kind, bytes));
+    CHECK(label(p) == "one_rank/copy");
+    CHECK(p.time_us == Approx(copy.time_us).epsilon(1e-9));
+  }
   Request two = one_rank(OpKind::all_reduce, bytes);
   two.spec.nranks = 2;
   const Prediction p2 = predict(t, two);
