@@ -1,6 +1,7 @@
 // MindSpore comm_func shapes over the core calls.
 #include "twinccl/mindspore_style.h"
 
+#include "make_op.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
@@ -28,26 +29,6 @@ std::size_t sum_of(Communicator& group, Where where, const char* what,
     sum += s;
   }
   return sum;
-}
-
-// An operation from `tensor` (read) into `out` (written), both kept alive until it completed (as
-// the Buffer overloads: sizes known, and the caller may drop `tensor` before waiting).
-OpDesc between(OpKind kind, const Buffer& tensor, const Buffer& out, std::size_t count, int root,
-               bool async_op, Where where) {
-  OpDesc d;
-  d.kind = kind;
-  d.send = tensor.data();
-  d.recv = out.data();
-  d.count = count;
-  d.dtype = tensor.dtype();
-  d.root = root;
-  d.send_capacity = tensor.count();
-  d.recv_capacity = out.count();
-  d.async_op = async_op;
-  d.where = where;
-  d.send_owner = tensor.memory();
-  d.recv_owner = out.memory();
-  return d;
 }
 
 }  // namespace
@@ -90,7 +71,7 @@ Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> outp
   }
   std::size_t total_out = sum_of(group, where, "output_split_sizes", output_split_sizes);
   Buffer out = group.alloc(total_out, tensor.dtype());
-  OpDesc d = between(OpKind::all_to_all_v, tensor, out, 0, -1, async_op, where);
+  OpDesc d = make_op(OpKind::all_to_all_v, tensor, out, 0, {async_op, {}}, where);
   d.send_counts.assign(input_split_sizes.begin(), input_split_sizes.end());
   d.recv_counts.assign(output_split_sizes.begin(), output_split_sizes.end());
   Work w = group.issue(std::move(d));
@@ -107,8 +88,8 @@ Result reduce(const Buffer& tensor, int root, ReduceOp op, Communicator& group, 
 
 Result broadcast(const Buffer& tensor, int root, Communicator& group, bool async_op, Where where) {
   Buffer out = group.alloc(tensor.count(), tensor.dtype());
-  return {out, group.issue(
-                   between(OpKind::broadcast, tensor, out, tensor.count(), root, async_op, where))};
+  return {out, group.issue(make_op(OpKind::broadcast, tensor, out, tensor.count(), {async_op, {}},
+                                   where, {.root = root}))};
 }
 
 Result gather_into_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op,
@@ -117,8 +98,8 @@ Result gather_into_tensor(const Buffer& tensor, int root, Communicator& group, b
   const auto n = static_cast<std::size_t>(group.size());
   Buffer out = group.alloc(mine ? n * tensor.count() : 1, tensor.dtype());
   Buffer target = mine ? out : Buffer();
-  return {out, group.issue(
-                   between(OpKind::gather, tensor, target, tensor.count(), root, async_op, where))};
+  return {out, group.issue(make_op(OpKind::gather, tensor, target, tensor.count(), {async_op, {}},
+                                   where, {.root = root}))};
 }
 
 Result scatter_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op,
@@ -130,8 +111,8 @@ Result scatter_tensor(const Buffer& tensor, int root, Communicator& group, bool 
                " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
-  return {out, group.issue(between(OpKind::scatter, tensor, out, tensor.count() / n, root, async_op,
-                                   where))};
+  return {out, group.issue(make_op(OpKind::scatter, tensor, out, tensor.count() / n, {async_op, {}},
+                                   where, {.root = root}))};
 }
 
 Result recv(std::size_t count, DataType dtype, int peer, Communicator& group, bool async_op,

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "make_op.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
@@ -72,21 +73,9 @@ void check_outputs_apart(const char* call, const char* list_name, Communicator& 
 // One send or recv of a list call, named as the user knows it ("tensor_list[1]") in messages.
 OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role,
              Where where) {
-  OpDesc d;
-  d.kind = kind;
-  if (kind == OpKind::send) {
-    d.send = b.data();
-    d.send_capacity = b.count();
-    d.send_owner = b.memory();
-  } else {
-    d.recv = b.data();
-    d.recv_capacity = b.count();
-    d.recv_owner = b.memory();
-  }
-  d.count = b.count();
-  d.dtype = b.dtype();
-  d.peer = peer;
-  d.where = where;
+  const bool send = kind == OpKind::send;
+  OpDesc d =
+      make_op(kind, send ? b : Buffer(), send ? Buffer() : b, b.count(), {}, where, {.peer = peer});
   d.part_of = part_of;
   d.role = std::move(role);
   return d;
@@ -161,19 +150,10 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
     staging.slice(at, b.count()).copy_from(b);
     at += b.count();
   }
-  OpDesc d;
-  d.kind = OpKind::reduce_scatter_v;
-  d.send = staging.data();
-  d.recv = output.data();
+  // the staging buffer and the output live until it completed
+  OpDesc d =
+      make_op(OpKind::reduce_scatter_v, staging, output, 0, {async_op, {}}, where, {.op = op});
   d.recv_counts = std::move(counts);
-  d.dtype = output.dtype();
-  d.op = op;
-  d.send_capacity = staging.count();
-  d.recv_capacity = output.count();
-  d.async_op = async_op;
-  d.where = where;
-  d.send_owner = staging.memory();  // the staging buffer and the output live until it completed
-  d.recv_owner = output.memory();
   return finish(group.issue(std::move(d)), async_op);
 }
 
