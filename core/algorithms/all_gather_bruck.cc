@@ -41,25 +41,12 @@ RankSchedule all_gather_bruck(const CollectiveSpec& spec, const AlgorithmParams&
   return ls.lower(params, Pipelining::sequential);
 }
 
-class BruckAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "bruck"; }
-  std::string_view description() const override {
-    return "Bruck all-gather: ceil(log2 n) steps, distance doubling, blocks placed directly";
-  }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_gather, OpKind::all_gather_v};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return all_gather_bruck(spec, params, rank);
-  }
-};
-
 }  // namespace
 
 const Algorithm& bruck_algorithm() {
-  static const BruckAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "bruck", "Bruck all-gather: ceil(log2 n) steps, distance doubling, blocks placed directly",
+      {{OpKind::all_gather, all_gather_bruck}, {OpKind::all_gather_v, all_gather_bruck}});
   return algorithm;
 }
 

@@ -109,26 +109,12 @@ RankSchedule reduce_scatter_pat(const CollectiveSpec& spec, const AlgorithmParam
   return ls.lower(params, Pipelining::sequential);
 }
 
-class PatAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "pat"; }
-  std::string_view description() const override {
-    return "PAT-like log-step all-gather (distance halving) and reduce-scatter (its reverse)";
-  }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_gather, OpKind::reduce_scatter};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return spec.kind == OpKind::all_gather ? all_gather_pat(spec, params, rank)
-                                           : reduce_scatter_pat(spec, params, rank);
-  }
-};
-
 }  // namespace
 
 const Algorithm& pat_algorithm() {
-  static const PatAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "pat", "PAT-like log-step all-gather (distance halving) and reduce-scatter (its reverse)",
+      {{OpKind::all_gather, all_gather_pat}, {OpKind::reduce_scatter, reduce_scatter_pat}});
   return algorithm;
 }
 
