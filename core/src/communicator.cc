@@ -87,7 +87,7 @@ Buffer Communicator::alloc(std::size_t count, DataType dtype) {
 }
 
 void Communicator::group_start(Where where) {
-  if (thread_group_of_other(this)) reject("group_start", where, thread_group_refusal());
+  if (thread_group_of_other(this)) reject_call(*this, "group_start", where, thread_group_refusal());
   const std::shared_ptr<CallObserver> observer = observer_;
   if (observer) observer->group_start(*this);
   try {
@@ -135,18 +135,19 @@ bool Communicator::do_group_abort(Where where) noexcept {
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key, std::string new_name,
                                                   Where where) {
-  if (thread_group_of_other(this)) reject("split", where, thread_group_refusal());
+  if (thread_group_of_other(this)) reject_call(*this, "split", where, thread_group_refusal());
   if (thread_group_of(this)) {
-    reject("split", where,
-           "split inside the group opened at " + describe_call_site(thread_group_start()) +
-               " (call group_end first)");
+    reject_call(*this, "split", where,
+                "split inside the group opened at " + describe_call_site(thread_group_start()) +
+                    " (call group_end first)");
   }
   if (color < kNoColor) {
-    reject("split", where,
-           "color=" + std::to_string(color) + " is negative; use kNoColor to opt out");
+    reject_call(*this, "split", where,
+                "color=" + std::to_string(color) + " is negative; use kNoColor to opt out");
   }
   // A name over kMaxCommNameBytes or holding a control byte is refused before the collective.
-  if (std::string why = split_name_problem(new_name); !why.empty()) reject("split", where, why);
+  if (std::string why = split_name_problem(new_name); !why.empty())
+    reject_call(*this, "split", where, why);
   const std::shared_ptr<CallObserver> observer = observer_;
   if (observer) observer->splitting(*this, color, key);
   std::unique_ptr<Communicator> child = do_split(color, key, std::move(new_name), where);
@@ -161,10 +162,10 @@ void Communicator::reject(const OpDesc& op, const std::string& message) {
   throw InvalidArgument(text);
 }
 
-void Communicator::reject(std::string_view operation, const Where& where,
-                          const std::string& message) {
-  std::string text = call_site_text(operation, name(), rank(), where) + ": " + message;
-  rejected(OpDesc{}, text);
+void reject_call(Communicator& comm, std::string_view call, const Where& where,
+                 const std::string& what) {
+  std::string text = call_site_text(call, comm.name(), comm.rank(), where) + ": " + what;
+  comm.rejected(OpDesc{}, text);
   throw InvalidArgument(text);
 }
 

@@ -24,4 +24,9 @@ OpDesc make_op(OpKind kind, const void* send, void* recv, std::size_t count, Dat
 OpDesc make_op(OpKind kind, const Buffer& send, const Buffer& recv, std::size_t count,
                const CallOptions& opts, const Where& where, const Roles& roles = {});
 
+// Refuses `call` in its own words: "<call> on comm .. rank .. (where): <what>" is told to
+// comm.rejected() (the peers learn why this rank never joined them) and thrown as InvalidArgument.
+[[noreturn]] void reject_call(Communicator& comm, std::string_view call, const Where& where,
+                              const std::string& what);
+
 }  // namespace twinccl

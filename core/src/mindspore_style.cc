@@ -2,19 +2,9 @@
 #include "twinccl/mindspore_style.h"
 
 #include "make_op.h"
-#include "twinccl/call_site_text.h"
-#include "twinccl/errors.h"
 
 namespace twinccl::mindspore_style {
 namespace {
-
-// Refuses a call in its own words; the peers learn why this rank never joined them.
-[[noreturn]] void reject(Communicator& group, const char* call, Where where,
-                         const std::string& what) {
-  std::string text = call_site_text(call, group.name(), group.rank(), where) + ": " + what;
-  group.rejected(OpDesc{}, text);
-  throw InvalidArgument(text);
-}
 
 // Sum of split sizes, refusing an overflow.
 std::size_t sum_of(Communicator& group, Where where, const char* what,
@@ -22,9 +12,9 @@ std::size_t sum_of(Communicator& group, Where where, const char* what,
   std::size_t sum = 0;
   for (std::size_t s : sizes) {
     if (s > ~std::size_t{0} - sum) {
-      reject(group, "all_to_all_single", where,
-             std::string(what) + " overflow size_t when summed (an entry is " + std::to_string(s) +
-                 ")");
+      reject_call(group, "all_to_all_single", where,
+                  std::string(what) + " overflow size_t when summed (an entry is " +
+                      std::to_string(s) + ")");
     }
     sum += s;
   }
@@ -44,9 +34,9 @@ Result reduce_scatter_tensor(const Buffer& tensor, ReduceOp op, Communicator& gr
                              Where where) {
   auto n = static_cast<std::size_t>(group.size());
   if (tensor.count() % n != 0) {
-    reject(group, "reduce_scatter_tensor", where,
-           std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
-               " ranks");
+    reject_call(group, "reduce_scatter_tensor", where,
+                std::to_string(tensor.count()) + " elements do not divide into " +
+                    std::to_string(n) + " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
   Work w = group.reduce_scatter(tensor, out, op, {async_op, {}}, where);
@@ -65,9 +55,9 @@ Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> outp
                          bool async_op, Where where) {
   std::size_t total_in = sum_of(group, where, "input_split_sizes", input_split_sizes);
   if (total_in != tensor.count()) {
-    reject(group, "all_to_all_single", where,
-           "input_split_sizes sum to " + std::to_string(total_in) + " but the tensor has " +
-               std::to_string(tensor.count()) + " elements");
+    reject_call(group, "all_to_all_single", where,
+                "input_split_sizes sum to " + std::to_string(total_in) + " but the tensor has " +
+                    std::to_string(tensor.count()) + " elements");
   }
   std::size_t total_out = sum_of(group, where, "output_split_sizes", output_split_sizes);
   Buffer out = group.alloc(total_out, tensor.dtype());
@@ -106,9 +96,9 @@ Result scatter_tensor(const Buffer& tensor, int root, Communicator& group, bool 
                       Where where) {
   const auto n = static_cast<std::size_t>(group.size());
   if (tensor.count() % n != 0) {
-    reject(group, "scatter_tensor", where,
-           std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
-               " ranks");
+    reject_call(group, "scatter_tensor", where,
+                std::to_string(tensor.count()) + " elements do not divide into " +
+                    std::to_string(n) + " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
   return {out, group.issue(make_op(OpKind::scatter, tensor, out, tensor.count() / n, {async_op, {}},
