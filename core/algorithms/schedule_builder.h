@@ -107,6 +107,14 @@ class ListedAlgorithm final : public Algorithm {
   Check check_;
 };
 
+// A log-step all-gather (bruck, pat; all_gather_bruck.cc): at step k, distance[k], this rank
+// sends the blocks rank+j (j in held[k], j + distance < n) to rank - distance and receives the
+// blocks rank+distance+j from rank + distance, straight into place in the output (blocks that
+// touch travel as one message); the own block is copied and step 0 sends from the input.
+RankSchedule log_step_all_gather(const CollectiveSpec& spec, const AlgorithmParams& params,
+                                 int rank, const std::vector<int>& distance,
+                                 const std::vector<std::vector<int>>& held);
+
 // Block i = [i*count, (i+1)*count).
 std::vector<Block> even_blocks(int nranks, std::size_t count);
 // Blocks of counts[i] at displs[i], or packed in rank order when displs is empty.
