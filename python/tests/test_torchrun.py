@@ -36,6 +36,7 @@ SCRIPT = textwrap.dedent('''
     with open(os.path.join(os.path.dirname(__file__), "rank%d.json" % rank), "w") as f:
         json.dump({"env": seen, "argv": sys.argv, "sum": x.tolist(), "main": __name__,
                    "pair": pair.item(), "pair_ranks": mpu.PAIR_RANKS}, f)
+    dist.barrier()  # every rank has written its file before one fails
     if sys.argv[1] == "raise" and rank == 2:
         raise ValueError("boom on rank 2")
     if sys.argv[1] == "exit" and rank == 1:
