@@ -9,7 +9,6 @@ messages of one (src, dst) pair keep their order. See docs/python.md.
 """
 import warnings
 
-from . import _twinccl
 from ._twinccl import InvalidArgument, Work  # noqa: F401  (torch's Work)
 from ._tensors import array, arrays, call_site, memory, rows, same_type, two
 from ._groups import (GroupMember, ProcessGroup, destroy_process_group,  # noqa: F401
