@@ -56,16 +56,6 @@ std::string row_label(OpKind kind, DataType dtype, std::size_t count, bool in_pl
                      in_place ? "in place" : "out of place");
 }
 
-// Reduces one host value over the ranks through the communicator's own memory (GPU-safe).
-template <class T>
-T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
-  Buffer b = comm.alloc(1, dtype);
-  b.copy_from_host(&value, sizeof(T));
-  comm.all_reduce(b, b, op);
-  b.copy_to_host(&value, sizeof(T));
-  return value;
-}
-
 // Host bytes one process holds to check a row: every rank's input (the reference needs them all)
 // and this rank's before, expected and result copies (the largest receive of any rank).
 double check_host_bytes(const OpDesc& call, int n) {
@@ -209,7 +199,7 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
       for (std::size_t i = 0; i < s.result_elements; ++i) {
         if (!results_agree(dtype, p.ops[0].kind, n, got.data(), want.data(), i)) ++wrong;
       }
-      wrong = reduce_value<long long>(comm, wrong, DataType::int64, ReduceOp::sum());
+      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum());
     }
     if (comm.rank() == 0) {
       std::lock_guard<std::mutex> lock(mu);
