@@ -141,4 +141,11 @@ std::string describe_bytes(double bytes) {
   return fmt::format("{:.0f} bytes ({:.1f} {})", bytes, v, units[u]);
 }
 
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 }  // namespace twinccl::cli
