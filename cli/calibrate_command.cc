@@ -42,13 +42,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
   const topo::Topology topology = topo::load_topology(o.topology);
   sim::NcclTestsParseOptions parse;
   parse.collective = o.collective;
-  std::vector<sim::NcclTestsTable> tables;
-  for (const std::string& path : o.logs) {
-    for (sim::NcclTestsTable& t :
-         sim::parse_nccl_tests_file_text(read_nccl_tests_log(path), path, parse)) {
-      tables.push_back(std::move(t));
-    }
-  }
+  const std::vector<sim::NcclTestsTable> tables = read_nccl_tests_logs(o.logs, parse);
   sim::CalibrationOptions options;
   options.latencies = !o.bandwidth_only;
   const sim::Calibration c = sim::calibrate(topology, tables, options);

@@ -10,6 +10,8 @@
 #include "compare_options.h"
 #include "perf_options.h"
 #include "topology_flags.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/replay.h"
 #include "xml_hint_flags.h"
 
 namespace twinccl::cli {
@@ -48,14 +50,24 @@ struct ReplayCommandOptions {
 };
 CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& options);
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out);
+// The trace at `trace_path` replayed on each topology (the GPUs a --degrade slowed compute slower),
+// --algo/--proto forced where given ("" = the tuner's): replay's and whatif --replay's one way. A
+// trace whose ranks wait for each other is bad input: ConfigError, found on loading or replaying.
+struct Replays {
+  sim::Trace trace;
+  std::vector<sim::ReplayResult> results;  // one per topology, in order
+};
+Replays replay_on_each(const std::string& trace_path, const std::vector<LoadedTopology>& topologies,
+                       const std::string& algorithm, const std::string& protocol);
 
 // `twinccl compare LOG... --topology T`: measured nccl-tests rows beside the prediction
 // (compare_options.h).
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
 int run_compare_command(const CompareOptions& options, std::ostream& out);
-// A log file's text for the nccl-tests parser (compare_command.cc): ConfigError when it is
+// The tables of nccl-tests logs (compare_command.cc; calibrate's too): ConfigError when a file is
 // missing, not a regular file or larger than a log can be.
-std::string read_nccl_tests_log(const std::string& path);
+std::vector<sim::NcclTestsTable> read_nccl_tests_logs(const std::vector<std::string>& paths,
+                                                      const sim::NcclTestsParseOptions& parse);
 
 // `twinccl calibrate LOG... --topology T -o FILE` (calibrate_command.cc).
 struct CalibrateOptions {

@@ -48,7 +48,16 @@ std::string read_log(const std::string& path) {
 
 }  // namespace
 
-std::string read_nccl_tests_log(const std::string& path) { return read_log(path); }
+std::vector<sim::NcclTestsTable> read_nccl_tests_logs(const std::vector<std::string>& paths,
+                                                      const sim::NcclTestsParseOptions& parse) {
+  std::vector<sim::NcclTestsTable> tables;
+  for (const std::string& path : paths) {
+    for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(read_log(path), path, parse)) {
+      tables.push_back(std::move(t));
+    }
+  }
+  return tables;
+}
 
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -95,13 +104,8 @@ int run_compare_command(const CompareOptions& o, std::ostream& out) {
   parse.collective = o.collective;
   parse.ranks = o.ranks;
   parse.nodes = o.nodes;
-  std::vector<sim::NcclTestsTable> tables;
-  for (const std::string& path : o.logs) {
-    for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(read_log(path), path, parse)) {
-      tables.push_back(std::move(t));
-    }
-  }
-  const CompareReport report = build_compare_report(std::move(tables), topology, o);
+  const CompareReport report =
+      build_compare_report(read_nccl_tests_logs(o.logs, parse), topology, o);
   print_compare_warnings(std::cerr, report);
   if (o.format == "json") {
     print_compare_json(out, report);

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "compare_report.h"
+#include "flag_values.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
@@ -99,26 +100,21 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
          "time_us,"
          "measured_busbw_gbps,predicted_time_us,predicted_busbw_gbps,algorithm,protocol,ratio,"
          "error,rows,spread\n";
-  auto text = [](const std::string& s) {  // CSV field: quoted when it holds a comma or a quote
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   for (const CompareTable& t : report.tables) {
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
       out << fmt::format(
           "row,{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.3f},{:.4f},{},{},{:.6f},{:.6f},,\n",
-          text(t.log.source), t.log.collective, t.log.ranks, t.log.nodes, name(r.regime),
-          m.size_bytes, m.count, name(m.dtype), text(m.redop), m.root, r.measured_time_us,
+          csv_field(t.log.source), t.log.collective, t.log.ranks, t.log.nodes, name(r.regime),
+          m.size_bytes, m.count, name(m.dtype), csv_field(m.redop), m.root, r.measured_time_us,
           r.measured_busbw_gbps, r.predicted_time_us, r.predicted_busbw_gbps, r.algorithm,
           r.protocol, r.ratio, r.ratio - 1);
     }
   }
   for (const RegimeSummary& s : report.summary) {
-    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f}\n", text(s.source),
-                       s.collective, name(s.regime), s.ratio, s.ratio - 1, s.rows, s.spread);
+    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f}\n",
+                       csv_field(s.source), s.collective, name(s.regime), s.ratio, s.ratio - 1,
+                       s.rows, s.spread);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "twinccl/ascii_case.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
 
@@ -20,12 +21,6 @@ bool all_digits(const std::string& text) {
     if (!is_digit(c)) return false;
   }
   return !text.empty();
-}
-
-std::string lower(std::string_view text) {
-  std::string t(text);
-  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return t;
 }
 
 [[noreturn]] void bad(std::string_view flag, const std::string& text, const std::string& expected) {
@@ -118,7 +113,7 @@ std::size_t parse_bytes_flag(std::string_view flag, const std::string& text) {
     fraction = std::strtod(("0" + text.substr(used, end - used)).c_str(), nullptr);
     used = end;
   }
-  const std::string suffix = lower(text.substr(used));
+  const std::string suffix = lowercase_ascii(text.substr(used));
   unsigned shift = 0;
   if (!suffix.empty() && suffix != "b") {
     const std::string units = "kmgtp";
@@ -144,6 +139,13 @@ std::string describe_bytes(double bytes) {
   while (v >= 1024 && u < 6) v /= 1024, ++u;
   if (u == 0) return fmt::format("{:.0f} bytes", bytes);
   return fmt::format("{:.0f} bytes ({:.1f} {})", bytes, v, units[u]);
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
 }
 
 }  // namespace twinccl::cli

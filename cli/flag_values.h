@@ -37,4 +37,8 @@ void check_protocol_flag(std::string_view flag, const std::string& text);
 // "1073741824 bytes (1 GiB)": a byte count with its nearest binary unit, for messages.
 std::string describe_bytes(double bytes);
 
+// A CSV field (--format csv): the text, in quotes with its quotes doubled when it holds a comma,
+// a quote or a newline.
+std::string csv_field(std::string_view text);
+
 }  // namespace twinccl::cli

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 
@@ -15,6 +14,7 @@
 #include "perf_p2p.h"
 #include "perf_predict.h"
 #include "twinccl/algorithms.h"
+#include "twinccl/ascii_case.h"
 #include "twinccl/errors.h"
 #include "twinccl/run.h"
 #include "twinccl/sim/nccl_tests_log.h"
@@ -24,16 +24,6 @@ namespace twinccl::cli {
 namespace {
 
 RawPerfFlags raw;  // filled by CLI11 during parse; read once by run_perf_command
-
-// --proto / TWINCCL_PROTO: the names the simulator knows, spelled as NCCL spells them.
-void check_protocol(const std::string& protocol) {
-  if (protocol.empty()) return;
-  for (const char* p : {"LL", "LL128", "Simple"}) {
-    if (protocol == p) return;
-  }
-  throw InvalidArgument("--proto (or TWINCCL_PROTO) '" + shown(protocol) +
-                        "': unknown protocol; valid: LL, LL128, Simple");
-}
 
 // --algo / TWINCCL_ALGO: a name in the registry (the simulator also knows nvls_tree); whether it
 // applies to each collective is checked by the emulator or the simulator after this.
@@ -103,9 +93,7 @@ std::string free_json_path(const std::string& path) {
 
 // nccl-tests writes -J FILE only when FILE ends in .json (any case).
 bool json_name(const std::string& file) {
-  std::string suffix = file.size() >= 5 ? file.substr(file.size() - 5) : "";
-  for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return suffix == ".json";
+  return file.size() >= 5 && lowercase_ascii(file.substr(file.size() - 5)) == ".json";
 }
 
 void write_json_files(const PerfReport& report, const PerfOptions& o, std::ostream& out) {
@@ -224,7 +212,7 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
                           " ranks)");
   }
   (void)sweep_sizes(o);  // refuses bad or oversized sweeps before anything runs
-  check_protocol(o.protocol);
+  if (!o.protocol.empty()) check_protocol_flag("--proto (or TWINCCL_PROTO)", o.protocol);
   check_algorithm_name(o.algorithm, sim);
   if (!o.algorithm.empty() && !sim) {  // the simulator checks where its names apply itself
     for (OpKind k : o.collectives) {

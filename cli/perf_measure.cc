@@ -56,16 +56,6 @@ std::string row_label(OpKind kind, DataType dtype, std::size_t count, bool in_pl
                      in_place ? "in place" : "out of place");
 }
 
-// Reduces one host value over the ranks through the communicator's own memory (GPU-safe).
-template <class T>
-T reduce_value(Communicator& comm, T value, DataType dtype, ReduceOp op) {
-  Buffer b = comm.alloc(1, dtype);
-  b.copy_from_host(&value, sizeof(T));
-  comm.all_reduce(b, b, op);
-  b.copy_to_host(&value, sizeof(T));
-  return value;
-}
-
 // Host bytes one process holds to check a row: every rank's input (the reference needs them all)
 // and this rank's before, expected and result copies (the largest receive of any rank).
 double check_host_bytes(const OpDesc& call, int n) {
@@ -209,7 +199,7 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
       for (std::size_t i = 0; i < s.result_elements; ++i) {
         if (!results_agree(dtype, p.ops[0].kind, n, got.data(), want.data(), i)) ++wrong;
       }
-      wrong = reduce_value<long long>(comm, wrong, DataType::int64, ReduceOp::sum());
+      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum());
     }
     if (comm.rank() == 0) {
       std::lock_guard<std::mutex> lock(mu);
@@ -218,6 +208,29 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
       if (o.check && !p.check) result.unchecked[place] = true;
     }
   }
+}
+
+std::vector<RowSpec> sweep_rows(const PerfOptions& o, int nranks) {
+  const std::vector<std::size_t> sizes = sweep_sizes(o);
+  std::vector<RowSpec> rows;
+  for (OpKind kind : o.collectives) {
+    for (DataType dtype : o.dtypes) {
+      for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
+        for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
+          for (std::size_t bytes : sizes) {
+            const std::size_t count = count_for(kind, bytes, dtype, nranks);
+            if (count > 0 || bytes == 0) rows.push_back({kind, dtype, op, count});
+          }
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+bool starts_sweep(const std::vector<RowSpec>& rows, std::size_t i) {
+  return i == 0 || rows[i].kind != rows[i - 1].kind || rows[i].dtype != rows[i - 1].dtype ||
+         rows[i].op != rows[i - 1].op;
 }
 
 void check_world_size(const Communicator& comm, int ranks) {
@@ -285,30 +298,15 @@ PerfReport run_measured_perf(const PerfOptions& o) {
       }
     }
   }
-  std::vector<RowSpec> specs;
-  bool skipped_fp8_scaling = false;
-  for (OpKind kind : o.collectives) {
-    for (DataType dtype : o.dtypes) {
-      for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
-        // NCCL's one-rank path cannot scale float8 (the backend refuses the call, as NCCL would):
-        // one GPU skips those rows instead of ending the sweep there.
-        const bool fp8 = dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2;
-        if (o.backend == "nccl" && o.ranks == 1 && fp8 && op == ReduceKind::premul_sum &&
-            is_reducing(kind)) {
-          skipped_fp8_scaling = true;
-          continue;
-        }
-        for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
-          for (std::size_t bytes : sizes) {
-            std::size_t count = count_for(kind, bytes, dtype, o.ranks);
-            if (count == 0 && bytes > 0) continue;
-            specs.push_back({kind, dtype, op, count});
-          }
-        }
-      }
-    }
-  }
-  if (skipped_fp8_scaling) {
+  std::vector<RowSpec> specs = sweep_rows(o, o.ranks);
+  // NCCL's one-rank path cannot scale float8 (the backend refuses the call, as NCCL would): one
+  // GPU skips those rows instead of ending the sweep there.
+  const auto fp8_scaled = [&](const RowSpec& r) {
+    return o.backend == "nccl" && o.ranks == 1 && r.op == ReduceKind::premul_sum &&
+           is_reducing(r.kind) &&
+           (r.dtype == DataType::float8_e4m3 || r.dtype == DataType::float8_e5m2);
+  };
+  if (std::erase_if(specs, fp8_scaled) > 0) {
     report.header_lines.push_back(
         "skipped: mulsum (premul_sum) on float8 with one rank (NCCL's one-rank path cannot scale "
         "float8)");

@@ -81,5 +81,10 @@ struct RowSpec {
 };
 std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& options,
                                                const std::vector<RowSpec>& rows);
+// The rows of a sweep on `nranks` ranks in nccl-tests' order: collective, data type, op (-o's for
+// a reducing collective, else sum), -N cycles, sizes; a size that rounds to no element per rank is
+// left out (size 0 itself stays). starts_sweep: row i opens a (collective, data type, op).
+std::vector<RowSpec> sweep_rows(const PerfOptions& options, int nranks);
+bool starts_sweep(const std::vector<RowSpec>& rows, std::size_t i);
 
 }  // namespace twinccl::cli

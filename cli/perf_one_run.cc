@@ -42,11 +42,6 @@ class SharedPlans {
   std::map<std::size_t, std::shared_ptr<const RowPlan>> plans_;
 };
 
-bool starts_sweep(const std::vector<RowSpec>& rows, std::size_t i) {
-  return i == 0 || rows[i].kind != rows[i - 1].kind || rows[i].dtype != rows[i - 1].dtype ||
-         rows[i].op != rows[i - 1].op;
-}
-
 // nccl-tests' TimeTest warmup for one (collective, type, op): every rank, out of place.
 void warm_up_sweep(Communicator& comm, const PerfOptions& o, const RowPlan& plan) {
   if (o.warmup <= 0 || o.iterations <= 0) return;

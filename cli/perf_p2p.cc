@@ -19,14 +19,6 @@ namespace {
 
 constexpr std::size_t kHypercubeAlign = 4;  // elements (nccl-tests' hypercube.cu ALIGN)
 
-long long total(Communicator& comm, long long wrong) {
-  Buffer b = comm.alloc(1, DataType::int64);
-  b.copy_from_host(&wrong, sizeof wrong);
-  comm.all_reduce(b, b, ReduceOp::sum());
-  b.copy_to_host(&wrong, sizeof wrong);
-  return wrong;
-}
-
 // One rank's buffers for one placement: sendrecv sends `send` and receives into `recv`;
 // hypercube gathers into `recv` (n blocks of count), its own block from `send` (out of place) or
 // already in place.
@@ -149,7 +141,7 @@ void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, Row
         const std::size_t at = test == kSendRecvTest ? i : i % count;
         if (std::memcmp(got.data() + i * e, p.inputs[from].data() + at * e, e) != 0) ++wrong;
       }
-      wrong = total(comm, wrong);
+      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum());
     }
     if (comm.rank() == 0) {
       std::lock_guard<std::mutex> lock(mu);

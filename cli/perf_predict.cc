@@ -245,69 +245,56 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   // A prediction depends on the data type only through its size and on the reduce op not at all:
   // -d all -o all predicts each (collective, element size, count) once.
   PredictionCache predicted;
-  for (OpKind kind : o.collectives) {
-    for (DataType dtype : o.dtypes) {
-      bool first_op = true;  // the transfers do not depend on the op: one trace per data type
-      for (ReduceKind op : sweeps_ops(kind) ? o.ops : std::vector<ReduceKind>{ReduceKind::sum}) {
-        sim::Prediction last;
-        std::size_t last_count = 0;
-        for (int cycle = 0; cycle < o.run_cycles; ++cycle) {  // -N: nccl-tests repeats the sizes
-          for (std::size_t bytes : sizes) {
-            std::size_t count = count_for(kind, bytes, dtype, n);
-            if (count == 0 && bytes > 0) continue;
-            const ReduceKind key_op = n == 1 ? op : ReduceKind::sum;
-            const auto key = std::make_tuple(kind, size_of(dtype), count, key_op);
-            auto cached = predicted.find(key);
-            if (cached == predicted.end()) {
-              cached = predicted.emplace(key, predict_row(o, kind, dtype, count, key_op)).first;
-            }
-            const sim::Prediction& p = cached->second;
-            // One rank in place: NCCL does nothing (or scales), not the out-of-place copy.
-            const double in_place_us =
-                p.one_rank.empty() ? p.time_us
-                                   : predict_row(o, kind, dtype, count, key_op, true).time_us;
-            std::optional<long long> wrong[2];
-            std::string checked_with;
-            if (o.check && checkable(o, kind, count, dtype, n)) {
-              // The emulator runs the row's own algorithm (its schedule: nvls_tree plays
-              // hierarchical), chosen on this very topology.
-              PerfOptions row_options = o;
-              row_options.algorithm = is_p2p_test(kind) ? "" : sim::schedule_for(p.algorithm);
-              RowResult r = measure_row(row_options, kind, dtype, op, count);
-              if (!r.unchecked[0]) wrong[0] = r.wrong[0];
-              if (!r.unchecked[1]) wrong[1] = r.wrong[1];
-              checked_with = r.algorithm;
-            }
-            report.rows.push_back(PerfRow{
-                kind, bytes_for(kind, count, dtype, n), count, dtype, op,
-                is_rooted(kind) ? o.root : -1,
-                make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
-                make_measurement(kind, count, dtype, n, in_place_us, wrong[1]),
-                p.one_rank.empty() ? p.algorithm : "one_rank",
-                p.one_rank.empty() ? std::string(sim::name(p.protocol)) : p.one_rank, std::nullopt,
-                "", o.report_timestamps ? timestamp_now() : "", checked_with});
-            last = p;
-            last_count = count;
-          }
-        }
-        if (is_p2p_test(kind)) {
-          if (o.compare || o.links || !o.trace_file.empty()) {
-            report.footer += "# --compare/--links/--trace: not for " +
-                             std::string(perf_test_name(kind)) +
-                             " (grouped send/recv, no algorithm choice)\n";
-          }
-          continue;
-        }
-        if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n, predicted);
-        const std::string trace =
-            first_op && !o.trace_file.empty() ? trace_path(o, kind, dtype) : "";
-        first_op = false;
-        if ((o.links || !trace.empty()) && last_count > 0) {
-          std::ostringstream notes;
-          print_links_and_trace(o, t, kind, dtype, last_count, last, trace, notes);
-          report.footer += notes.str();
-        }
+  const std::vector<RowSpec> rows = sweep_rows(o, n);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto [kind, dtype, op, count] = rows[i];
+    const ReduceKind key_op = n == 1 ? op : ReduceKind::sum;
+    const auto key = std::make_tuple(kind, size_of(dtype), count, key_op);
+    auto cached = predicted.find(key);
+    if (cached == predicted.end()) {
+      cached = predicted.emplace(key, predict_row(o, kind, dtype, count, key_op)).first;
+    }
+    const sim::Prediction& p = cached->second;
+    // One rank in place: NCCL does nothing (or scales), not the out-of-place copy.
+    const double in_place_us =
+        p.one_rank.empty() ? p.time_us : predict_row(o, kind, dtype, count, key_op, true).time_us;
+    std::optional<long long> wrong[2];
+    std::string checked_with;
+    if (o.check && checkable(o, kind, count, dtype, n)) {
+      // The emulator runs the row's own algorithm (its schedule: nvls_tree plays hierarchical),
+      // chosen on this very topology.
+      PerfOptions row_options = o;
+      row_options.algorithm = is_p2p_test(kind) ? "" : sim::schedule_for(p.algorithm);
+      RowResult r = measure_row(row_options, kind, dtype, op, count);
+      if (!r.unchecked[0]) wrong[0] = r.wrong[0];
+      if (!r.unchecked[1]) wrong[1] = r.wrong[1];
+      checked_with = r.algorithm;
+    }
+    report.rows.push_back(PerfRow{
+        kind, bytes_for(kind, count, dtype, n), count, dtype, op, is_rooted(kind) ? o.root : -1,
+        make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
+        make_measurement(kind, count, dtype, n, in_place_us, wrong[1]),
+        p.one_rank.empty() ? p.algorithm : "one_rank",
+        p.one_rank.empty() ? std::string(sim::name(p.protocol)) : p.one_rank, std::nullopt, "",
+        o.report_timestamps ? timestamp_now() : "", checked_with});
+    // After the last row of a (collective, data type, op): --compare, --links and --trace.
+    if (i + 1 < rows.size() && !starts_sweep(rows, i + 1)) continue;
+    if (is_p2p_test(kind)) {
+      if (o.compare || o.links || !o.trace_file.empty()) {
+        report.footer += "# --compare/--links/--trace: not for " +
+                         std::string(perf_test_name(kind)) +
+                         " (grouped send/recv, no algorithm choice)\n";
       }
+      continue;
+    }
+    if (o.compare) report.footer += compare_table(o, t, kind, dtype, sizes, n, predicted);
+    // The transfers do not depend on the op: one trace per data type, at its first op.
+    const bool first_op = op == (sweeps_ops(kind) ? o.ops.front() : ReduceKind::sum);
+    const std::string trace = first_op && !o.trace_file.empty() ? trace_path(o, kind, dtype) : "";
+    if ((o.links || !trace.empty()) && count > 0) {
+      std::ostringstream notes;
+      print_links_and_trace(o, t, kind, dtype, count, p, trace, notes);
+      report.footer += notes.str();
     }
   }
   return report;

@@ -41,14 +41,11 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 
 // nccl-tests' Allreduce(args, &deltaSec, average) over the ranks, through the communicator.
 double combine_over_ranks(Communicator& comm, double value, int average) {
-  Buffer b = comm.alloc(1, DataType::float64);
-  double v = average == 0 ? (comm.rank() == 0 ? value : 0.0) : value;
-  b.copy_from_host(&v, sizeof v);
-  comm.all_reduce(b, b,
-                  average == 2   ? ReduceOp::min()
-                  : average == 3 ? ReduceOp::max()
-                                 : ReduceOp::sum());
-  b.copy_to_host(&v, sizeof v);
+  const double v =
+      reduce_over_ranks(comm, average == 0 && comm.rank() != 0 ? 0.0 : value, DataType::float64,
+                        average == 2   ? ReduceOp::min()
+                        : average == 3 ? ReduceOp::max()
+                                       : ReduceOp::sum());
   return average == 1 ? v / comm.size() : v;
 }
 

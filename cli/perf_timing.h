@@ -49,6 +49,17 @@ NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& option
 void issue_once_like_nccl_tests(Communicator& comm, const PerfOptions& options,
                                 const std::function<Work()>& issue);
 
+// One host value reduced over the ranks through the communicator's own memory (GPU-safe): -a's
+// time, the -c check's #wrong.
+template <class T>
+T reduce_over_ranks(Communicator& comm, T value, DataType dtype, ReduceOp op) {
+  Buffer b = comm.alloc(1, dtype);
+  b.copy_from_host(&value, sizeof(T));
+  comm.all_reduce(b, b, op);
+  b.copy_to_host(&value, sizeof(T));
+  return value;
+}
+
 // nccl-tests' warmup (TimeTest): before a (collective, type, op) sweep, -w out-of-place calls at
 // each size from -b doubling up to -e, then one wait; returns the sizes warmed, in bytes.
 std::vector<std::size_t> warmup_sizes(const PerfOptions& options);

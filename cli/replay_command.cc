@@ -36,25 +36,36 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   return cmd;
 }
 
-namespace {
+Replays replay_on_each(const std::string& trace_path, const std::vector<LoadedTopology>& topologies,
+                       const std::string& algorithm, const std::string& protocol) {
+  sim::ReplayOptions options;
+  options.algorithm = algorithm;
+  if (!protocol.empty()) options.protocol = sim::parse_protocol(protocol);
+  try {
+    Replays r{sim::load_trace(trace_path), {}};
+    for (const LoadedTopology& t : topologies) {
+      options.rank_compute_slowdown = compute_slowdown(t);
+      r.results.push_back(sim::replay(r.trace, t.topology, options));
+    }
+    return r;
+  } catch (const DeadlockError& e) {  // a trace whose ranks wait for each other: bad input, exit 2
+    throw ConfigError(e.what());
+  }
+}
 
-int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
+int run_replay_command(const ReplayCommandOptions& o, std::ostream& out) {
   if (o.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
   if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   if (!o.timeline.empty()) check_output_path("--trace", o.timeline);  // before the replays
-  const sim::Trace trace = sim::load_trace(o.trace);
-  sim::ReplayOptions options;
-  options.algorithm = o.algorithm;
-  if (!o.protocol.empty()) options.protocol = sim::parse_protocol(o.protocol);
-  std::vector<sim::ReplayResult> results;
+  std::vector<LoadedTopology> topologies;
   std::vector<std::string> notes;
   for (const std::string& name : o.topologies) {
-    const LoadedTopology t = load_edited_topology(name, o.edits);
+    const LoadedTopology& t = topologies.emplace_back(load_edited_topology(name, o.edits));
     for (const std::string& n : t.notes) notes.push_back(t.topology.name() + ": " + n);
-    sim::ReplayOptions with_gpus = options;
-    with_gpus.rank_compute_slowdown = compute_slowdown(t);
-    results.push_back(sim::replay(trace, t.topology, with_gpus));
   }
+  const Replays replays = replay_on_each(o.trace, topologies, o.algorithm, o.protocol);
+  const sim::Trace& trace = replays.trace;
+  const std::vector<sim::ReplayResult>& results = replays.results;
   out << fmt::format("# trace {} ({}, {} ranks, {} communicators)\n", o.trace,
                      trace.program.empty() ? "unnamed program" : trace.program, trace.world_size(),
                      trace.communicators.size());
@@ -100,16 +111,6 @@ int replay_and_print(const ReplayCommandOptions& o, std::ostream& out) {
     }
   }
   return 0;
-}
-
-}  // namespace
-
-int run_replay_command(const ReplayCommandOptions& o, std::ostream& out) {
-  try {
-    return replay_and_print(o, out);
-  } catch (const DeadlockError& e) {  // a trace whose ranks wait for each other: bad input, exit 2
-    throw ConfigError(e.what());
-  }
 }
 
 }  // namespace twinccl::cli

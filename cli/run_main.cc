@@ -12,8 +12,11 @@
 // Exit codes: 0 success, 1 a failure while running, 2 a usage or configuration error. Every error
 // is one line on stderr ("twinccl: -n '0x10': expected a whole number in [1, 1000000] ...").
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 #include <new>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "flag_values.h"
@@ -80,21 +83,26 @@ int twinccl::cli::run_main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   PerfOptions perf;
   for (int i = 0; i < argc; ++i) perf.argv.emplace_back(argv[i]);  // -J writes the command line
-  CLI::App* perf_cmd = add_perf_command(app, perf);
   TopoOptions topo;
-  CLI::App* topo_cmd = add_topo_command(app, topo);
   AlgoOptions algo;
-  CLI::App* algo_cmd = add_algo_command(app, algo);
   ReplayCommandOptions replay;
-  CLI::App* replay_cmd = add_replay_command(app, replay);
   CompareOptions compare;
-  CLI::App* compare_cmd = add_compare_command(app, compare);
   WhatifOptions whatif;
-  CLI::App* whatif_cmd = add_whatif_command(app, whatif);
   ImportTorchOptions import_torch;
-  CLI::App* import_torch_cmd = add_import_torch_command(app, import_torch);
   CalibrateOptions calibrate;
-  CLI::App* calibrate_cmd = add_calibrate_command(app, calibrate);
+  // Each subcommand once: its options and how it runs (`twinccl` alone runs perf's default sweep).
+  const std::vector<std::pair<CLI::App*, std::function<int()>>> commands{
+      {add_perf_command(app, perf), [&] { return run_perf_command(perf, std::cout); }},
+      {add_topo_command(app, topo), [&] { return run_topo_command(topo, std::cout); }},
+      {add_algo_command(app, algo), [&] { return run_algo_command(algo, std::cout); }},
+      {add_replay_command(app, replay), [&] { return run_replay_command(replay, std::cout); }},
+      {add_compare_command(app, compare), [&] { return run_compare_command(compare, std::cout); }},
+      {add_whatif_command(app, whatif), [&] { return run_whatif_command(whatif, std::cout); }},
+      {add_import_torch_command(app, import_torch),
+       [&] { return run_import_torch_command(import_torch, std::cout); }},
+      {add_calibrate_command(app, calibrate),
+       [&] { return run_calibrate_command(calibrate, std::cout); }},
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -104,8 +112,7 @@ int twinccl::cli::run_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --version and the like
     const CLI::App* sub = nullptr;
-    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd,
-                              import_torch_cmd, calibrate_cmd}) {
+    for (const auto& [s, start] : commands) {
       if (s->parsed()) sub = s;
     }
     return usage_error(e.what(), sub);
@@ -113,39 +120,19 @@ int twinccl::cli::run_main(int argc, char** argv) {
     return usage_error(e.what(), nullptr);
   }
   try {
-    for (const CLI::App* s : {perf_cmd, topo_cmd, algo_cmd, replay_cmd, compare_cmd, whatif_cmd,
-                              import_torch_cmd, calibrate_cmd}) {
-      if (s->parsed()) refuse_empty_values(*s);
+    const std::function<int()>* chosen = &commands.front().second;
+    for (const auto& [s, start] : commands) {
+      if (s->parsed()) {
+        refuse_empty_values(*s);
+        chosen = &start;
+      }
     }
-    int code = 0;
     // Everything a command prints is valid UTF-8 (utf8_output.h): one rule for every table.
     Utf8Output valid_utf8_output(std::cout);
-    if (*topo_cmd) {
-      code = run_topo_command(topo, std::cout);
-    } else if (*algo_cmd) {
-      code = run_algo_command(algo, std::cout);
-    } else if (*replay_cmd) {
-      code = run_replay_command(replay, std::cout);
-    } else if (*compare_cmd) {
-      code = run_compare_command(compare, std::cout);
-    } else if (*whatif_cmd) {
-      code = run_whatif_command(whatif, std::cout);
-    } else if (*import_torch_cmd) {
-      code = run_import_torch_command(import_torch, std::cout);
-    } else if (*calibrate_cmd) {
-      code = run_calibrate_command(calibrate, std::cout);
-    } else {
-      code = run_perf_command(perf, std::cout);  // `twinccl` alone runs the default perf sweep
-    }
+    const int code = (*chosen)();
     valid_utf8_output.finish();
     flush_standard_output(std::cout);
     return code;
-  } catch (const twinccl::InvalidArgument& e) {
-    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
-    return 2;
-  } catch (const twinccl::ConfigError& e) {
-    std::cerr << "twinccl: " << error_text(e.what()) << "\n";
-    return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "twinccl: out of memory: the run needs more memory than this machine or its "
                  "limits (ulimit -v) "
@@ -153,7 +140,9 @@ int twinccl::cli::run_main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "twinccl: " << error_text(e.what()) << "\n";
-    return 1;
+    const bool usage = dynamic_cast<const twinccl::InvalidArgument*>(&e) != nullptr ||
+                       dynamic_cast<const twinccl::ConfigError*>(&e) != nullptr;
+    return usage ? 2 : 1;
   } catch (...) {
     std::cerr << "twinccl: failed with an unknown error\n";
     return 1;

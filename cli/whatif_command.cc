@@ -113,25 +113,16 @@ WhatifStudy run_replay(const WhatifOptions& o, const std::vector<LoadedTopology>
         "--replay replays the trace's own sizes and ranks on the flow model; -b, -e, -f, -d, "
         "--ranks and --fidelity are for a sweep");
   }
-  const sim::Trace trace = sim::load_trace(o.replay);
-  sim::ReplayOptions options;
-  options.algorithm = o.algorithm;
-  if (!o.protocol.empty()) options.protocol = sim::parse_protocol(o.protocol);
+  const Replays replays = replay_on_each(o.replay, topologies, o.algorithm, o.protocol);
   WhatifStudy s;
   s.replay = true;
   s.subject = o.replay;
   s.fidelity = "flow";
   WhatifRow row;
-  for (const LoadedTopology& t : topologies) {
-    sim::ReplayResult r;
-    try {
-      sim::ReplayOptions with_gpus = options;
-      with_gpus.rank_compute_slowdown = compute_slowdown(t);
-      r = sim::replay(trace, t.topology, with_gpus);
-    } catch (const DeadlockError& e) {  // ranks that wait for each other: the trace's error
-      throw ConfigError(e.what());
-    }
-    s.variants.push_back({t.label, t.topology.name(), trace.world_size(), t.notes});
+  for (std::size_t v = 0; v < topologies.size(); ++v) {
+    const LoadedTopology& t = topologies[v];
+    const sim::ReplayResult& r = replays.results[v];
+    s.variants.push_back({t.label, t.topology.name(), replays.trace.world_size(), t.notes});
     double comm = 0.0;
     for (const sim::ReplayRank& rank : r.ranks) {
       comm += rank.comm_us / static_cast<double>(r.ranks.size());

@@ -9,16 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "flag_values.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
 namespace {
-
-std::string csv_field(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 void print_legend(std::ostream& out, const WhatifStudy& s) {
   for (std::size_t v = 0; v < s.variants.size(); ++v) {

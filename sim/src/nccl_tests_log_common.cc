@@ -10,6 +10,7 @@
 
 #include "nccl_tests_log_parts.h"
 #include "nccl_tuning_table.h"
+#include "twinccl/ascii_case.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
@@ -35,15 +36,6 @@ constexpr std::array<KnownCollective, 10> kKnown = {{
     {"reduce", "reduce", OpKind::reduce},
     {"gather", "gather", OpKind::gather},
 }};
-
-std::string squeeze(std::string_view text) {  // lower case, without '_' and '-'
-  std::string out;
-  for (char c : text) {
-    if (c != '_' && c != '-')
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
 
 bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
@@ -166,7 +158,7 @@ std::optional<double> parse_real(std::string_view token) {
 }
 
 std::optional<Collective> collective_named(std::string_view text) {
-  std::string key = squeeze(text);
+  std::string key = name_key(text);
   for (std::string_view suffix : {"perfmpi", "perf"}) {
     if (key.size() > suffix.size() &&
         key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
@@ -175,7 +167,7 @@ std::optional<Collective> collective_named(std::string_view text) {
     }
   }
   for (const KnownCollective& k : kKnown) {
-    if (key == squeeze(k.program) || key == squeeze(k.name)) return to_collective(k);
+    if (key == name_key(k.program) || key == name_key(k.name)) return to_collective(k);
   }
   return std::nullopt;
 }
@@ -195,10 +187,8 @@ std::optional<Collective> collective_of_program(std::string_view line) {
 
 std::optional<Collective> collective_of_file_name(std::string_view path) {
   const std::size_t slash = path.find_last_of('/');
-  std::string base;
-  for (char c : path.substr(slash == std::string_view::npos ? 0 : slash + 1)) {
-    base.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
+  const std::string base =
+      lowercase_ascii(path.substr(slash == std::string_view::npos ? 0 : slash + 1));
   std::vector<bool> taken(base.size(), false);
   const KnownCollective* found = nullptr;
   for (const KnownCollective& k : kKnown) {

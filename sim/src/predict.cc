@@ -5,11 +5,11 @@
 // the caller already timed with predict) and marks the tuner's choice with its ranking time
 // (Choice::rank_us).
 #include <algorithm>
-#include <cctype>
 
 #include "host_launch.h"
 #include "model.h"
 #include "tuner_internal.h"
+#include "twinccl/ascii_case.h"
 #include "twinccl/errors.h"
 #include "twinccl/perf_math.h"
 
@@ -17,12 +17,6 @@ namespace twinccl::sim {
 namespace {
 
 using detail::Resolved;
-
-std::string lower(std::string_view text) {
-  std::string s(text);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 Resolved resolve(const topo::Topology& topology, const Request& request) {
   Resolved r;
@@ -195,9 +189,7 @@ Prediction predict(const Tuner& tuner, const Request& request) {
 }
 
 Prediction predict(const topo::Topology& topology, const Request& request) {
-  const Resolved base = resolve(topology, request);
-  const Tuner tuner = tuner_for(topology, base);
-  return evaluate(topology, tuner, base, tuner.choose(call_of(base, request)), request);
+  return predict(tuner_for(topology, resolve(topology, request)), request);
 }
 
 FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
@@ -241,7 +233,7 @@ std::string_view name(Fidelity fidelity) {
 }
 
 Protocol parse_protocol(std::string_view text) {
-  const std::string t = lower(text);
+  const std::string t = lowercase_ascii(text);
   if (t == "ll") return Protocol::ll;
   if (t == "ll128") return Protocol::ll128;
   if (t == "simple") return Protocol::simple;
@@ -250,7 +242,7 @@ Protocol parse_protocol(std::string_view text) {
 }
 
 Fidelity parse_fidelity(std::string_view text) {
-  const std::string t = lower(text);
+  const std::string t = lowercase_ascii(text);
   if (t == "analytic") return Fidelity::analytic;
   if (t == "flow") return Fidelity::flow;
   throw InvalidArgument("unknown fidelity '" + std::string(text) + "'; accepted: analytic, flow");

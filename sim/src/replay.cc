@@ -98,7 +98,7 @@ double ReplayResult::mean_exposed_comm_us() const {
 
 ReplayResult replay(const Trace& trace, const topo::Topology& topology,
                     const ReplayOptions& options) {
-  check_trace(trace);
+  const detail::MatchedTrace matched = detail::check_and_match(trace, "<trace>");
   const int n = trace.world_size();
   if (!(options.compute_scale >= 0.0 && options.compute_scale <= 1e6)) {
     throw InvalidArgument("trace replay: compute_scale must be within 0..1e6, got " +
@@ -135,8 +135,8 @@ ReplayResult replay(const Trace& trace, const topo::Topology& topology,
   stop_if_asked();
   detail::ReplayProgram program;
   std::vector<detail::InstanceInfo> info;
-  detail::build_replay_program(trace, topology, options, gpu_flops_per_second(topology, options),
-                               program, info);
+  detail::build_replay_program(trace, matched, topology, options,
+                               gpu_flops_per_second(topology, options), program, info);
   stop_if_asked();
   const std::vector<double> t =
       detail::run_in_child([&] { return detail::play_replay_with_simgrid(program); },

@@ -1,15 +1,18 @@
 // A Trace lowered to a ReplayProgram (replay_program.h).
 //
-// How it works. Ops of different ranks are matched into instances: a collective by (communicator,
-// seq), a send/recv pair by (communicator, sender, receiver, k). Ranks must agree on kind, count
-// and dtype; every rank of the communicator must be there. Each communicator has one Tuner (its
+// How it works. The ops of different ranks were matched into instances, and each rank's ops into
+// stream batches, by check_and_match (trace_analysis.h), which refused a trace whose ranks
+// disagree or miss a counterpart: its members, instances and batches are the program's. Each
+// communicator has one Tuner (its
 // ranks' GPUs on the topology, built once); each collective asks it which algorithm and protocol
 // (a forced one, ReplayOptions' or the op's, is kept and checked) and is priced and lowered to
 // flows by the one owner of pricing (transfer_pricing.h), exactly as flow prices one call: NVLS as
 // switch flows, others as their Schedule on the communicator's GPUs, or, for a ring
 // all_reduce/reduce_scatter/all_gather on more ranks than bulk_ring_above_ranks, one bulk flow per
-// rank and rail. Each call rank's steps become its member's steps. Then per rank, stream batches
-// and events (replay_events.cc).
+// rank and rail. Each call rank's steps become its member's steps. Then per rank its events:
+// compute (declared seconds x compute_scale plus flops / flops_per_second, times the rank's
+// compute slowdown), issue and wait as recorded, then a wait for every op, so a rank's time
+// covers all its operations (rank 0: issue ar, compute 5 us, wait ar -> those, then wait ar).
 #include "replay_build.h"
 
 #include <algorithm>
@@ -26,24 +29,6 @@
 namespace twinccl::sim::detail {
 namespace {
 
-struct Key {
-  int comm;
-  int src, dst;  // p2p only (comm ranks), else -1
-  std::uint64_t seq;
-  auto operator<=>(const Key&) const = default;
-};
-
-struct Pending {
-  const TraceOp* first = nullptr;
-  int first_rank = 0;
-  std::vector<int> member_of_comm_rank;  // collectives: by comm rank; p2p: {sender, receiver}
-  std::vector<const TraceOp*> ops;       // the same order: each member's op
-};
-
-int comm_rank_of(const TraceCommunicator& c, int world_rank) {
-  return static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), world_rank) - c.ranks.begin());
-}
-
 // The call's spec as the emulator builds it (schedule.h); NCCL has no barrier: replay times it as
 // an all_reduce of one element.
 CollectiveSpec replay_spec(const TraceOp& op, int nranks) {
@@ -57,8 +42,10 @@ CollectiveSpec replay_spec(const TraceOp& op, int nranks) {
 
 class Builder {
  public:
-  Builder(const Trace& t, const topo::Topology& topology, const ReplayOptions& o, ReplayProgram& p)
+  Builder(const Trace& t, const MatchedTrace& matched, const topo::Topology& topology,
+          const ReplayOptions& o, ReplayProgram& p)
       : trace_(t),
+        matched_(matched),
         options_(o),
         topology_(topology),
         p_(p),
@@ -69,17 +56,20 @@ class Builder {
                                                       &topology),
                 PolicyOptions{.software_latency = o.software_latency}) {}
 
-  // Returns, per rank and op, its member.
-  std::vector<std::vector<int>> build(std::vector<InstanceInfo>& info) {
-    match();
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      info.push_back(lower(static_cast<int>(i)));
+  void build(std::vector<InstanceInfo>& info) {
+    for (std::size_t m = 0; m < matched_.rank_of.size(); ++m) {
+      p_.members.push_back({.rank = matched_.rank_of[m],
+                            .instance = matched_.instance_of[m],
+                            .batch = matched_.batch_of[m],
+                            .steps = {}});
+    }
+    for (std::size_t i = 0; i < matched_.slots.size(); ++i) {
+      info.push_back(lower(i));
       const TraceOp& op = *info.back().first;
       const std::size_t n = trace_.communicators[static_cast<std::size_t>(op.comm)].ranks.size();
       check_replay_call(trace_, op, is_p2p(op.kind) ? 2 : static_cast<int>(n),
                         info.back().algorithm, -1, p_.flow.transfers.size());
     }
-    return std::move(member_of_op_);
   }
 
  private:
@@ -88,82 +78,14 @@ class Builder {
     return p.flow;
   }
 
-  void match() {
-    std::map<Key, int> index;
-    member_of_op_.resize(trace_.ranks.size());
-    for (int r = 0; r < trace_.world_size(); ++r) {
-      const RankTrace& rt = trace_.ranks[static_cast<std::size_t>(r)];
-      for (const TraceOp& op : rt.ops) {
-        const TraceCommunicator& comm = trace_.communicators[static_cast<std::size_t>(op.comm)];
-        const int me = comm_rank_of(comm, r);
-        Key key{op.comm, -1, -1, op.seq};
-        if (op.kind == OpKind::send) key = {op.comm, me, op.peer, op.seq};
-        if (op.kind == OpKind::recv) key = {op.comm, op.peer, me, op.seq};
-        auto [it, fresh] = index.try_emplace(key, static_cast<int>(pending_.size()));
-        if (fresh) {
-          const std::size_t slots = is_p2p(op.kind) ? 2 : comm.ranks.size();
-          pending_.push_back(
-              {&op, r, std::vector<int>(slots, -1), std::vector<const TraceOp*>(slots, nullptr)});
-        }
-        Pending& pend = pending_[static_cast<std::size_t>(it->second)];
-        check_agree(*pend.first, pend.first_rank, op, r);
-        const int slot = is_p2p(op.kind) ? (op.kind == OpKind::send ? 0 : 1) : me;
-        int& member = pend.member_of_comm_rank[static_cast<std::size_t>(slot)];
-        if (member >= 0) {
-          throw ConfigError("trace: rank " + std::to_string(r) + " issues " + op_label(trace_, op) +
-                            " twice");
-        }
-        member = static_cast<int>(p_.members.size());
-        pend.ops[static_cast<std::size_t>(slot)] = &op;
-        p_.members.push_back({.rank = r, .instance = it->second, .batch = -1, .steps = {}});
-        member_of_op_[static_cast<std::size_t>(r)].push_back(member);
-      }
-    }
-    for (const Pending& pend : pending_) {
-      std::string missing;
-      for (std::size_t s = 0; s < pend.member_of_comm_rank.size(); ++s) {
-        if (pend.member_of_comm_rank[s] >= 0) continue;
-        const TraceCommunicator& comm =
-            trace_.communicators[static_cast<std::size_t>(pend.first->comm)];
-        if (is_p2p(pend.first->kind)) {
-          missing = s == 0 ? "the matching send" : "the matching recv";
-        } else {
-          missing += (missing.empty() ? "rank " : ", ") + std::to_string(comm.ranks[s]);
-        }
-      }
-      if (!missing.empty()) {
-        throw ConfigError("trace: " + op_label(trace_, *pend.first) + " (rank " +
-                          std::to_string(pend.first_rank) + ") has no counterpart: missing " +
-                          missing);
-      }
-    }
-  }
-
-  void check_agree(const TraceOp& a, int ra, const TraceOp& b, int rb) const {
-    const bool pair = is_p2p(a.kind) && is_p2p(b.kind) && a.kind != b.kind;
-    std::string what;
-    if (a.kind != b.kind && !pair)
-      what = "kind " + std::string(name(b.kind)) + " vs " + std::string(name(a.kind));
-    else if (a.count != b.count)
-      what = "count=" + std::to_string(b.count) + " vs " + std::to_string(a.count);
-    else if (a.dtype != b.dtype)
-      what = "dtype " + std::string(name(b.dtype)) + " vs " + std::string(name(a.dtype));
-    else if (a.counts != b.counts && a.kind != OpKind::all_to_all_v)
-      what = "different per-rank counts";
-    if (!what.empty()) {
-      throw ConfigError("trace: " + op_label(trace_, a) + ": rank " + std::to_string(rb) +
-                        " and rank " + std::to_string(ra) + " disagree: " + what);
-    }
-  }
-
-  InstanceInfo lower(int i) {
-    const Pending& pend = pending_[static_cast<std::size_t>(i)];
-    const TraceOp& op = *pend.first;
+  InstanceInfo lower(std::size_t i) {
+    const std::vector<int>& slots = matched_.slots[i];  // by comm rank (send, recv)
+    const TraceOp& op = matched_.op_of(trace_, *std::min_element(slots.begin(), slots.end()));
     const TraceCommunicator& comm = trace_.communicators[static_cast<std::size_t>(op.comm)];
     const int n = static_cast<int>(comm.ranks.size());
     InstanceInfo info{.first = &op, .algorithm = {}, .bulk = false};
     ReplayInstance inst;
-    inst.members = pend.member_of_comm_rank;
+    inst.members = slots;
     if (is_p2p(op.kind)) {
       const int sender = inst.members[0], receiver = inst.members[1];
       info.algorithm = "p2p";
@@ -191,13 +113,14 @@ class Builder {
     CollectiveSpec spec = replay_spec(op, n);
     if (op.kind == OpKind::all_to_all_v) {  // row c of the matrix: what comm rank c sends
       spec.matrix.clear();
-      for (const TraceOp* o : pend.ops) {
-        if (o->counts.size() != static_cast<std::size_t>(n)) {
+      for (int member : slots) {
+        const std::vector<std::size_t>& counts = matched_.op_of(trace_, member).counts;
+        if (counts.size() != static_cast<std::size_t>(n)) {
           throw ConfigError("trace: " + op_label(trace_, op) + ": all_to_all_v needs " +
                             std::to_string(n) + " send counts per rank, a rank has " +
-                            std::to_string(o->counts.size()));
+                            std::to_string(counts.size()));
         }
-        spec.matrix.insert(spec.matrix.end(), o->counts.begin(), o->counts.end());
+        spec.matrix.insert(spec.matrix.end(), counts.begin(), counts.end());
       }
     }
     const std::vector<int>& ranks = trace_.communicators[static_cast<std::size_t>(op.comm)].ranks;
@@ -249,24 +172,50 @@ class Builder {
   }
 
   const Trace& trace_;
+  const MatchedTrace& matched_;
   const ReplayOptions& options_;
   const topo::Topology& topology_;
   ReplayProgram& p_;
   RouteTable routes_;
   SelectionPolicy policy_;  // one Tuner per communicator, built at its first collective
-  std::vector<Pending> pending_;
-  std::vector<std::vector<int>> member_of_op_;  // per rank, per op: its member
 };
+
+// Per rank, its events (see the top of this file), on check_and_match's member numbering.
+void add_events(const Trace& trace, const MatchedTrace& matched, const ReplayOptions& options,
+                double flops_per_second, ReplayProgram& program) {
+  program.rank_events.resize(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    const RankTrace& rt = trace.ranks[r];
+    std::vector<ReplayEvent>& events = program.rank_events[r];
+    const double slowdown =
+        r < options.rank_compute_slowdown.size() ? options.rank_compute_slowdown[r] : 1.0;
+    for (const TraceEvent& e : rt.events) {
+      if (e.kind == TraceEventKind::compute) {
+        const double seconds =
+            slowdown * (e.seconds * options.compute_scale + e.flops / flops_per_second);
+        events.push_back({ReplayEventKind::compute, -1, seconds});
+      } else {
+        events.push_back(
+            {e.kind == TraceEventKind::wait ? ReplayEventKind::wait : ReplayEventKind::issue,
+             matched.base[r] + e.op, 0.0});
+      }
+    }
+    for (std::size_t i = 0; i < rt.ops.size(); ++i) {
+      events.push_back({ReplayEventKind::wait, matched.base[r] + static_cast<int>(i), 0.0});
+    }
+  }
+}
 
 }  // namespace
 
-void build_replay_program(const Trace& trace, const topo::Topology& topology,
-                          const ReplayOptions& options, double flops_per_second,
-                          ReplayProgram& program, std::vector<InstanceInfo>& info) {
-  const std::vector<std::vector<int>> member_of_op =
-      Builder(trace, topology, options, program).build(info);
+void build_replay_program(const Trace& trace, const MatchedTrace& matched,
+                          const topo::Topology& topology, const ReplayOptions& options,
+                          double flops_per_second, ReplayProgram& program,
+                          std::vector<InstanceInfo>& info) {
+  Builder(trace, matched, topology, options, program).build(info);
+  program.batches = matched.batches;
   check_replay_cost(trace, info, program);
-  add_batches_and_events(trace, options, flops_per_second, member_of_op, program);
+  add_events(trace, matched, options, flops_per_second, program);
 }
 
 }  // namespace twinccl::sim::detail

@@ -1,4 +1,4 @@
-// Internal: lowering a Trace to a ReplayProgram (replay_build.cc, replay_events.cc).
+// Internal: lowering a Trace to a ReplayProgram (replay_build.cc).
 #pragma once
 
 #include <string>
@@ -18,19 +18,14 @@ struct InstanceInfo {
   bool bulk = false;
 };
 
-// Per rank, its stream batches and events (replay_events.cc); member_of_op[rank][op]: the op's
-// member. Throws ConfigError for an op issued twice or never.
-void add_batches_and_events(const Trace& trace, const ReplayOptions& options,
-                            double flops_per_second,
-                            const std::vector<std::vector<int>>& member_of_op,
-                            ReplayProgram& program);
-
-// Throws ConfigError for an inconsistent trace, InvalidArgument for a forced algorithm that does
-// not apply. Each communicator's Tuner chooses every collective's algorithm and protocol. Compute
-// flops take 1 / flops_per_second seconds each.
-void build_replay_program(const Trace& trace, const topo::Topology& topology,
-                          const ReplayOptions& options, double flops_per_second,
-                          ReplayProgram& program, std::vector<InstanceInfo>& info);
+// `matched`: check_and_match's operations and batches of the trace (members, instances and
+// batches keep its numbering). Throws InvalidArgument for a forced algorithm that does not apply.
+// Each communicator's Tuner chooses every collective's algorithm and protocol. Compute flops take
+// 1 / flops_per_second seconds each.
+void build_replay_program(const Trace& trace, const MatchedTrace& matched,
+                          const topo::Topology& topology, const ReplayOptions& options,
+                          double flops_per_second, ReplayProgram& program,
+                          std::vector<InstanceInfo>& info);
 
 // Caps on what a replay holds and plays (replay_cost.cc), each a ConfigError naming the call:
 // before a call is lowered, a schedule with one transfer per rank pair (direct, pat) that would

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "flow_program.h"
+#include "trace_analysis.h"
 
 namespace twinccl::sim::detail {
 
@@ -27,11 +28,8 @@ struct ReplayInstance {
   double fixed_latency_s = 0.0;  // from the moment all members arrived to the first step
 };
 
-struct ReplayBatch {
-  std::vector<int> members;
-  int previous = -1;  // the batch before it on the same stream, -1 = none
-  int next = -1;      // the batch after it on the same stream, -1 = none
-};
+// Members, and the batches before and after it on its stream (-1 = none): check_and_match's.
+using ReplayBatch = MatchedTrace::Batch;
 
 enum class ReplayEventKind { compute, issue, wait };
 

@@ -33,12 +33,13 @@ class Analysis {
            const std::vector<std::vector<std::pair<int, int>>>& membership)
       : t_(t), source_(source), membership_(membership) {}
 
-  void run() {
+  MatchedTrace run() {
     index_members();
     match();
     check_order();
     build_batches();
     dry_run(t_, source_, m_);
+    return std::move(m_);
   }
 
  private:
@@ -55,11 +56,7 @@ class Analysis {
   int comm_rank(int r, int comm) const {
     return membership_[static_cast<std::size_t>(r)][entry(r, comm)].second;
   }
-  const TraceOp& op_of(int m) const {
-    return t_.ranks[static_cast<std::size_t>(m_.rank_of[static_cast<std::size_t>(m)])]
-        .ops[static_cast<std::size_t>(
-            m - m_.base[static_cast<std::size_t>(m_.rank_of[static_cast<std::size_t>(m)])])];
-  }
+  const TraceOp& op_of(int m) const { return m_.op_of(t_, m); }
   std::string label(int m) const { return op_label(t_, op_of(m)); }
   std::string at(int m) const {
     const int r = m_.rank_of[static_cast<std::size_t>(m)];
@@ -244,14 +241,10 @@ StreamKey stream_of(const Trace& trace, const TraceOp& op) {
   return {op.comm, op.peer, op.kind == OpKind::send ? 1 : 2};
 }
 
-std::string op_label(const Trace& trace, const TraceOp& op) {
-  return std::string(name(op.kind)) + " #" + std::to_string(op.seq) + " on comm '" +
-         trace.communicators[static_cast<std::size_t>(op.comm)].name + "'";
-}
-
-void check_trace_consistency(const Trace& trace, std::string_view source,
-                             const std::vector<std::vector<std::pair<int, int>>>& membership) {
-  Analysis(trace, source, membership).run();
+MatchedTrace check_trace_consistency(
+    const Trace& trace, std::string_view source,
+    const std::vector<std::vector<std::pair<int, int>>>& membership) {
+  return Analysis(trace, source, membership).run();
 }
 
 }  // namespace twinccl::sim::detail

@@ -11,9 +11,6 @@
 
 namespace twinccl::sim::detail {
 
-// "all_reduce #5 on comm 'dp'" (the op's communicator index must be valid).
-std::string op_label(const Trace& trace, const TraceOp& op);
-
 // The stream a rank runs `op` on, as (comm, peer, direction): (comm, -1, 0) for a collective and
 // for every op when the trace's send/recv ran on their communicator's stream; (comm, peer, 1 send
 // or 2 recv) when they ran per peer (Trace::p2p_per_peer_streams). Such a send/recv is a batch of
@@ -35,6 +32,10 @@ struct MatchedTrace {
   std::vector<std::vector<int>> slots;  // per operation: its members by comm rank (send, recv)
   std::vector<int> batch_of;            // per member
   std::vector<Batch> batches;
+  const TraceOp& op_of(const Trace& trace, int member) const {
+    const auto r = static_cast<std::size_t>(rank_of[static_cast<std::size_t>(member)]);
+    return trace.ranks[r].ops[static_cast<std::size_t>(member - base[r])];
+  }
 };
 
 // Plays replay's rules without time (trace_dry_run.cc); throws DeadlockError starting with
@@ -45,7 +46,11 @@ void dry_run(const Trace& trace, std::string_view source, const MatchedTrace& ma
 // dry-runs the replay's rules to find a deadlock. Needs the per-rank checks of check_trace done;
 // `membership[r]` lists (communicator, comm rank) of world rank r by communicator. Throws
 // ConfigError or DeadlockError whose message starts with `source`.
-void check_trace_consistency(const Trace& trace, std::string_view source,
-                             const std::vector<std::vector<std::pair<int, int>>>& membership);
+MatchedTrace check_trace_consistency(
+    const Trace& trace, std::string_view source,
+    const std::vector<std::vector<std::pair<int, int>>>& membership);
+// check_trace, keeping the match it made: the operations and batches replay lowers
+// (trace_check.cc).
+MatchedTrace check_and_match(const Trace& trace, std::string_view source);
 
 }  // namespace twinccl::sim::detail

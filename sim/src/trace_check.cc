@@ -200,8 +200,7 @@ void check_events(const Trace& trace, std::string_view source, int r) {
                std::to_string(static_cast<long>(rt.ops.size()) - 1));
     }
     const TraceOp& op = rt.ops[static_cast<std::size_t>(e.op)];
-    const std::string what =
-        "op " + std::to_string(e.op) + " (" + detail::op_label(trace, op) + ")";
+    const std::string what = "op " + std::to_string(e.op) + " (" + op_label(trace, op) + ")";
     char& done = issued[static_cast<std::size_t>(e.op)];
     if (e.kind == TraceEventKind::wait) {
       if (!done) fail(source, path, "waits for " + what + " before issuing it");
@@ -228,7 +227,7 @@ void check_events(const Trace& trace, std::string_view source, int r) {
   for (std::size_t i = 0; i < rt.ops.size(); ++i) {
     if (!issued[i]) {
       fail(source, where(r, "ops", i),
-           "op " + std::to_string(i) + " (" + detail::op_label(trace, rt.ops[i]) +
+           "op " + std::to_string(i) + " (" + op_label(trace, rt.ops[i]) +
                ") is never issued in the rank's events");
     }
   }
@@ -237,13 +236,17 @@ void check_events(const Trace& trace, std::string_view source, int r) {
 }  // namespace
 
 void check_trace(const Trace& trace, std::string_view source) {
+  (void)detail::check_and_match(trace, source);
+}
+
+detail::MatchedTrace detail::check_and_match(const Trace& trace, std::string_view source) {
   check_caps(trace, source);
   const auto membership = check_communicators(trace, source);
   for (int r = 0; r < trace.world_size(); ++r) {
     check_ops(trace, source, r, membership[static_cast<std::size_t>(r)]);
     check_events(trace, source, r);
   }
-  detail::check_trace_consistency(trace, source, membership);
+  return check_trace_consistency(trace, source, membership);
 }
 
 }  // namespace twinccl::sim

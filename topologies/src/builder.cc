@@ -131,8 +131,6 @@ TopologyBuilder& TopologyBuilder::connect(std::string_view a, std::string_view b
   return connect(va, vb, spec);
 }
 
-LinkId TopologyBuilder::last_link() const { return static_cast<LinkId>(links_.size()) - 1; }
-
 std::optional<VertexId> TopologyBuilder::find(std::string_view name) const {
   const auto it = names_.find(name);
   if (it == names_.end()) return std::nullopt;

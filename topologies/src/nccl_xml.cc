@@ -181,10 +181,10 @@ void XmlImport::add_children(const ptree& parent, VertexId parent_vertex, const 
 void XmlImport::add_pci(const ptree& pci, VertexId parent, const std::string& parent_where,
                         int depth, int numa) {
   const std::string busid =
-      lower(required(pci, nested(parent_where, depth, numa, "<pci>"), "busid"));
+      lowercase_ascii(required(pci, nested(parent_where, depth, numa, "<pci>"), "busid"));
   const std::string where =
       nested(parent_where, depth, numa, "<pci busid=" + input::echo(busid) + ">");
-  const std::string cls = lower(pci.get<std::string>("<xmlattr>.class", ""));
+  const std::string cls = lowercase_ascii(pci.get<std::string>("<xmlattr>.class", ""));
   if (cls == kNvSwitchClass) {
     switch_busids_.insert(busid);
     return;
@@ -349,7 +349,7 @@ Topology load_nccl_xml(const std::filesystem::path& path) {
 Topology load_topology(std::string_view preset_or_path, const NcclXmlHints& hints) {
   if (hints.empty()) return load_topology(preset_or_path);
   const std::string name(preset_or_path);
-  if (name.size() < 4 || nccl_xml::lower(name.substr(name.size() - 4)) != ".xml") {
+  if (name.size() < 4 || lowercase_ascii(name.substr(name.size() - 4)) != ".xml") {
     throw InvalidArgument(
         "--gpu/--nvlink/--nic-gbps/--gpu-count/--nic-count/--nodes describe an "
         "NCCL topology XML file; " +

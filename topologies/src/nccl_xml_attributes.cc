@@ -1,20 +1,12 @@
 // Attribute reading and element locations for the NCCL XML importer (nccl_xml_attributes.h).
 #include "nccl_xml_attributes.h"
 
-#include <algorithm>
-#include <cctype>
 #include <stdexcept>
 
 #include "input_checks.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::topo::nccl_xml {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string attribute(const boost::property_tree::ptree& node, const std::string& where,
                       const std::string& attr, const std::string& source) {

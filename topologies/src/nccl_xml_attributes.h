@@ -5,9 +5,9 @@
 #include <boost/property_tree/ptree.hpp>
 #include <string>
 
-namespace twinccl::topo::nccl_xml {
+#include "twinccl/ascii_case.h"  // lowercase_ascii: attribute values are matched case-blind
 
-std::string lower(std::string s);
+namespace twinccl::topo::nccl_xml {
 
 // The attribute's text; ConfigError when it is missing.
 std::string attribute(const boost::property_tree::ptree& node, const std::string& where,

@@ -94,22 +94,22 @@ constexpr std::array<std::array<int, 8>, 8> kCubeMesh{{
 
 const GpuModel* gpu_model(std::string_view name) {
   for (const GpuModel& m : kModels) {
-    if (m.name == lower(std::string(name))) return &m;
+    if (m.name == lowercase_ascii(name)) return &m;
   }
   return nullptr;
 }
 
 const GpuModel* gpu_model_by_pci_id(std::string_view vendor, std::string_view device) {
-  if (lower(std::string(vendor)) != "0x10de") return nullptr;
+  if (lowercase_ascii(vendor) != "0x10de") return nullptr;
   for (const PciId& id : kNvidiaIds) {
-    if (id.device == lower(std::string(device))) return gpu_model(id.model);
+    if (id.device == lowercase_ascii(device)) return gpu_model(id.model);
   }
   return nullptr;
 }
 
 double nic_gbps_by_pci_id(std::string_view vendor, std::string_view device) {
   for (const NicId& id : kNics) {
-    if (id.vendor == lower(std::string(vendor)) && id.device == lower(std::string(device))) {
+    if (id.vendor == lowercase_ascii(vendor) && id.device == lowercase_ascii(device)) {
       return id.gbps;
     }
   }
@@ -162,7 +162,7 @@ std::vector<GpuModelInfo> gpu_models() {
 }
 
 NvlinkHint parse_nvlink_hint(std::string_view text) {
-  const std::string t = nccl_xml::lower(std::string(text));
+  const std::string t = lowercase_ascii(text);
   if (t == "switch" || t == "nvswitch") return NvlinkHint::nvswitch;
   if (t == "direct" || t == "mesh") return NvlinkHint::direct;
   if (t == "none") return NvlinkHint::none;

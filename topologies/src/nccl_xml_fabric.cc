@@ -87,8 +87,8 @@ void XmlImport::add_nvlinks() {
   int listed = 0, to_self = 0;
   for (const GpuEntry& g : gpus_) {
     for (const ptree* nvl : g.nvlinks) {
-      const std::string target = lower(required(*nvl, g.where + " <nvlink>", "target"));
-      const std::string tclass = lower(nvl->get<std::string>("<xmlattr>.tclass", ""));
+      const std::string target = lowercase_ascii(required(*nvl, g.where + " <nvlink>", "target"));
+      const std::string tclass = lowercase_ascii(nvl->get<std::string>("<xmlattr>.tclass", ""));
       if (target == g.busid) {
         ++to_self;
       } else {
@@ -119,7 +119,7 @@ void XmlImport::add_nvlinks() {
   for (const GpuEntry& g : gpus_) {
     int switch_lanes = 0;
     for (const ptree* nvl : g.nvlinks) {
-      const std::string target = lower(required(*nvl, g.where + " <nvlink>", "target"));
+      const std::string target = lowercase_ascii(required(*nvl, g.where + " <nvlink>", "target"));
       if (target == g.busid) continue;
       const std::string where = g.where + " <nvlink target=" + input::echo(target) + ">";
       const int count = required_int(*nvl, where, "count", 1, kMaxNvlinks);
@@ -131,7 +131,7 @@ void XmlImport::add_nvlinks() {
                           .bandwidth_gbps = count * nvlink_gbps_,
                           .latency_us = PresetLatencies::nvlink_us,
                           .lanes = count};
-      const std::string tclass = lower(nvl->get<std::string>("<xmlattr>.tclass", ""));
+      const std::string tclass = lowercase_ascii(nvl->get<std::string>("<xmlattr>.tclass", ""));
       if (switches.count(target) > 0) {
         switch_lanes += count;
         if (switch_lanes > kMaxNvlinks) {

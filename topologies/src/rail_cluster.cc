@@ -4,8 +4,9 @@
 // How it works. Every vertex and link of the node is copied N times (names prefixed "n3.", node
 // index n, GPU ranks n * gpus + local rank). NIC i of each node (in the node's NIC order) is rail
 // i and links to the leaf of rail i of its scalable unit (32 nodes, as a SuperPOD SU); every leaf
-// links to every one of 32 spines. Network links run at the fastest NIC's line rate, so 32 up =
-// 32 down ports per leaf: non-blocking, like the preset. With 2 nodes and 1 NIC each:
+// links to every one of 32 spines (the presets' fabric, presets/rail_fabric.h). Network links run
+// at the fastest NIC's line rate, so 32 up = 32 down ports per leaf: non-blocking, like the
+// preset. With 2 nodes and 1 NIC each:
 //
 //          spine0 ... spine31
 //             |          |
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../presets/rail_fabric.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
@@ -27,9 +29,6 @@ namespace twinccl::topo {
 
 Topology rail_cluster(const Topology& node, int nodes) {
   constexpr int kMaxNodes = 1024;
-  constexpr int kNodesPerUnit = 32;
-  constexpr int kSpines = 32;
-  constexpr int kRadix = 64;
   if (nodes < 1 || nodes > kMaxNodes) {
     throw InvalidArgument("--nodes: must be in 1.." + std::to_string(kMaxNodes) + ", got " +
                           std::to_string(nodes));
@@ -60,29 +59,7 @@ Topology rail_cluster(const Topology& node, int nodes) {
   b.description(std::to_string(nodes) + " x " + node.description() + "; rail-optimized fat-tree, " +
                 std::to_string(rails) + " rails")
       .facts(node.facts());  // arch, memory, the network's class, latency figures, nvls
-  const LinkSpec network{.type = LinkType::network,
-                         .bandwidth_gbps = nic_gbps,
-                         .latency_us = PresetLatencies::network_us};
-  const int units = (nodes + kNodesPerUnit - 1) / kNodesPerUnit;
-  std::vector<VertexId> leaves;  // [unit * rails + rail]
-  for (int u = 0; u < units; ++u) {
-    for (int r = 0; r < rails; ++r) {
-      leaves.push_back(
-          b.add_vertex({.kind = VertexKind::network_switch,
-                        .name = "leaf.su" + std::to_string(u) + ".r" + std::to_string(r),
-                        .node = -1,
-                        .level = 1,
-                        .radix = kRadix}));
-    }
-  }
-  for (int s = 0; s < kSpines; ++s) {
-    const VertexId spine = b.add_vertex({.kind = VertexKind::network_switch,
-                                         .name = "spine" + std::to_string(s),
-                                         .node = -1,
-                                         .level = 2,
-                                         .radix = kRadix});
-    for (VertexId leaf : leaves) b.connect(leaf, spine, network);
-  }
+  const presets::RailFabric fabric = presets::add_rail_fabric(b, nodes, rails, nic_gbps);
   for (int n = 0; n < nodes; ++n) {
     const std::string prefix = "n" + std::to_string(n) + ".";
     std::vector<VertexId> copy;
@@ -102,7 +79,7 @@ Topology rail_cluster(const Topology& node, int nodes) {
     }
     for (int r = 0; r < rails; ++r) {
       b.connect(copy[static_cast<std::size_t>(nic_vertices[static_cast<std::size_t>(r)])],
-                leaves[static_cast<std::size_t>((n / kNodesPerUnit) * rails + r)], network);
+                fabric.leaf(n, r), fabric.network);
     }
   }
   return b.seal();

@@ -34,4 +34,9 @@ OpDesc desc_of(const TraceOp& r) {
   return op;
 }
 
+std::string op_label(const Trace& trace, const TraceOp& op) {
+  return std::string(name(op.kind)) + " #" + std::to_string(op.seq) + " on comm '" +
+         trace.communicators[static_cast<std::size_t>(op.comm)].name + "'";
+}
+
 }  // namespace twinccl::trace

@@ -20,15 +20,6 @@ const RankSource& file_of(const std::vector<RankSource>& files, int rank) {
 
 std::string who(const RankSource& f) { return f.source + " (rank " + std::to_string(f.rank) + ")"; }
 
-}  // namespace
-
-std::string label(const Trace& t, const TraceOp& op) {
-  return std::string(name(op.kind)) + " #" + std::to_string(op.seq) + " on comm '" +
-         t.communicators[static_cast<std::size_t>(op.comm)].name + "'";
-}
-
-namespace {
-
 void compare(const Trace& t, const RankSource& a, std::size_t ia, const RankSource& b,
              std::size_t ib) {
   const TraceOp& x = t.ranks[static_cast<std::size_t>(a.rank)].ops[ia];
@@ -51,7 +42,7 @@ void compare(const Trace& t, const RankSource& a, std::size_t ia, const RankSour
     differs("per-rank counts", std::to_string(y.counts.size()) + " entries",
             std::to_string(x.counts.size()) + " entries");
   if (field.empty()) return;
-  fail(who(b) + ": op " + std::to_string(ib) + " (" + label(t, y) + "): " + field + " " + bv +
+  fail(who(b) + ": op " + std::to_string(ib) + " (" + op_label(t, y) + "): " + field + " " + bv +
        ", where " + who(a) + " op " + std::to_string(ia) + " has " + av);
 }
 
@@ -110,12 +101,12 @@ void check_p2p(const Trace& t, const std::vector<RankSource>& files) {
       const RankSource& b = file_of(files, static_cast<int>(r));
       const auto it = sends.find({op.comm, src, static_cast<int>(r), op.seq});
       if (it == sends.end()) {
-        fail(who(b) + ": op " + std::to_string(i) + " (" + label(t, op) + " from rank " +
+        fail(who(b) + ": op " + std::to_string(i) + " (" + op_label(t, op) + " from rank " +
              std::to_string(src) + "): " + who(file_of(files, src)) + " has no matching send");
       }
       const TraceOp& s = t.ranks[static_cast<std::size_t>(src)].ops[it->second.second];
       if (s.count != op.count || s.dtype != op.dtype) {
-        fail(who(b) + ": op " + std::to_string(i) + " (" + label(t, op) + "): count " +
+        fail(who(b) + ": op " + std::to_string(i) + " (" + op_label(t, op) + "): count " +
              std::to_string(op.count) + " " + std::string(name(op.dtype)) + ", where " +
              who(file_of(files, src)) + " op " + std::to_string(it->second.second) + " sends " +
              std::to_string(s.count) + " " + std::string(name(s.dtype)));
@@ -136,7 +127,7 @@ void check_p2p(const Trace& t, const std::vector<RankSource>& files) {
       if (!matched) {
         const TraceOp& s = t.ranks[static_cast<std::size_t>(where.first)].ops[where.second];
         fail(who(file_of(files, where.first)) + ": op " + std::to_string(where.second) + " (" +
-             label(t, s) + " to rank " + std::to_string(dst) + "): " + who(file_of(files, dst)) +
+             op_label(t, s) + " to rank " + std::to_string(dst) + "): " + who(file_of(files, dst)) +
              " has no matching recv");
       }
     }

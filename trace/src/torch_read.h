@@ -91,7 +91,5 @@ void check_p2p(const Trace& t, const std::vector<RankSource>& files);
 std::vector<int> members_of(const TorchCommCall& c, int world, const std::string& where);
 // "1-3, 5, 7-63" (ascending ranks; past 8 ranges, "...")
 std::string rank_ranges(const std::vector<int>& ranks);
-// "all_reduce #3 on comm 'default_pg'"
-std::string label(const Trace& t, const TraceOp& op);
 
 }  // namespace twinccl::trace::detail

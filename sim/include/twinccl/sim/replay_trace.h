@@ -33,6 +33,7 @@ using trace::kMaxTraceProgramBytes;
 using trace::kMaxTraceRanks;
 using trace::kMaxTraceWallSeconds;
 using trace::kTraceFormatVersion;
+using trace::op_label;
 using trace::RankTrace;
 using trace::Trace;
 using trace::TraceCommunicator;

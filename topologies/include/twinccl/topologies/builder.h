@@ -82,7 +82,6 @@ class TopologyBuilder {
   TopologyBuilder& connect(VertexId a, VertexId b, const LinkSpec& spec);
   // By vertex name; throws ConfigError when a name was never added.
   TopologyBuilder& connect(std::string_view a, std::string_view b, const LinkSpec& spec);
-  LinkId last_link() const;  // id of the most recent connect(), -1 before any
 
   std::optional<VertexId> find(std::string_view name) const;
   std::size_t vertex_count() const { return vertices_.size(); }

@@ -109,4 +109,7 @@ struct Trace {
   friend bool operator==(const Trace&, const Trace&) = default;
 };
 
+// "all_reduce #3 on comm 'default_pg'": how errors name a recorded op (op.comm must be valid).
+std::string op_label(const Trace& trace, const TraceOp& op);
+
 }  // namespace twinccl::trace
