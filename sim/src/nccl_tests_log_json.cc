@@ -10,8 +10,8 @@
 #include <set>
 
 #include "nccl_tests_log_parts.h"
+#include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
-#include "twinccl/trace/bounded_json.h"
 
 namespace twinccl::sim {
 namespace {
@@ -23,9 +23,9 @@ constexpr int kMaxDepth = 16;
 constexpr std::size_t kMaxValues = 4000000;
 
 json parse_bounded(std::string_view text, std::string_view source) {
-  return trace::detail::parse_bounded_json(
-      text, kMaxDepth, kMaxValues,
-      [&](const std::string& why) { fail(source, 0, why + "; not nccl-tests -J output"); });
+  return parse_bounded_json(text, {kMaxDepth, kMaxValues}, [&](const std::string& why) {
+    fail(source, 0, why + "; not nccl-tests -J output");
+  });
 }
 
 struct Fields {

@@ -164,8 +164,8 @@ TEST_CASE("torch import stream: errors come in the order of a parse-then-read im
 }
 
 TEST_CASE("torch import stream: caps on bytes, values and nesting of a stream") {
-  trace::detail::TorchJsonLimits limits{4, 1000};
-  const trace::detail::TorchJsonRefuse refuse = [](const std::string& why) {
+  twinccl::JsonCaps limits{4, 1000};
+  const twinccl::JsonRefuse refuse = [](const std::string& why) {
     throw twinccl::ConfigError("s: " + why);
   };
   auto read = [&](const std::string& text) {

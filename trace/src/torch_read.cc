@@ -216,15 +216,15 @@ void take_event(TorchRankFile& f, std::size_t i, const json& e) {
   }
 }
 
-using Stream = std::function<TorchJsonTop(const TorchJsonLimits&, const TorchJsonRefuse&,
+using Stream = std::function<TorchJsonTop(const JsonCaps&, const JsonRefuse&,
                                           const std::function<void()>&, const TorchJsonEvent&)>;
 
 // The file streamed (torch_json.h): events kept as they come, then the top level checked.
 TorchRankFile read_rank(const std::string& source, const Stream& stream) {
   TorchRankFile f;
   f.source = source;
-  const TorchJsonLimits limits{kMaxDepth, kMaxTorchTraceValues};
-  const TorchJsonRefuse refuse = [&](const std::string& why) { fail(source, why); };
+  const JsonCaps limits{kMaxDepth, kMaxTorchTraceValues};
+  const JsonRefuse refuse = [&](const std::string& why) { fail(source, why); };
   const std::function<void()> start = [&] {
     f.calls.clear();
     f.gpu.clear();
@@ -277,14 +277,14 @@ TorchRankFile read_torch_rank(const std::string& source, const std::string& text
                      " bytes per file; profile a shorter "
                      "window (torch.profiler.schedule with active=1)");
   }
-  return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
+  return read_rank(source, [&](const JsonCaps& limits, const JsonRefuse& refuse,
                                const std::function<void()>& start, const TorchJsonEvent& event) {
     return stream_torch_json(std::string_view(text), limits, refuse, start, event);
   });
 }
 
 TorchRankFile read_torch_rank(const std::string& source, std::istream& in) {
-  return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
+  return read_rank(source, [&](const JsonCaps& limits, const JsonRefuse& refuse,
                                const std::function<void()>& start, const TorchJsonEvent& event) {
     CappedBuffer buffer(in, kMaxTorchTraceBytes, refuse);
     std::istream capped(&buffer);

@@ -3,12 +3,12 @@
 //
 // How it works. One JSON object; every rank lists its ops (kind, comm, seq, count, dtype, ...) and
 // its events in program order: {"op": i} issues op i, {"wait": i} blocks on it, {"compute_s": x}
-// and/or {"compute_flops": f} compute. A first pass (bounded_json.h) refuses nesting deeper than a
-// trace has and more values than the caps allow while the file is read, so a hostile file is
-// refused before it takes memory; every field is read with its exact type and range (2^40 is not
-// silently cut to an int). The version is read first: another version is refused before anything
-// else is looked at. Errors name the source and the JSON path ("t.json: ranks[3].ops[2].dtype:
-// unknown data type 'foo'") and never echo more than a few bytes of input.
+// and/or {"compute_flops": f} compute. The bounded reader (twinccl/bounded_json.h) refuses nesting
+// deeper than a trace has and more values than the caps allow while the file is read, so a hostile
+// file is refused before it takes memory; every field is read with its exact type and range (2^40
+// is not silently cut to an int). The version is read first: another version is refused before
+// anything else is looked at. Errors name the source and the JSON path ("t.json:
+// ranks[3].ops[2].dtype: unknown data type 'foo'") and never echo more than a few bytes of input.
 #include "twinccl/trace/trace_file.h"
 
 #include <cmath>
@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "json_shown.h"
+#include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
-#include "twinccl/trace/bounded_json.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::trace {
@@ -32,7 +32,7 @@ using nlohmann::json;
 
 // Deepest nesting a trace has is 6 (top, ranks, rank, ops, op, counts); more is not a trace.
 constexpr int kMaxDepth = 16;
-// JSON values a trace within the caps holds at most (an op ~12, an event ~2, a member 1).
+// JSON values a trace within the caps holds at most (an op ~14, an event 2 or 3, a member 1).
 constexpr std::size_t kMaxValues = 16 * kMaxTraceOps + 3 * kMaxTraceEvents + kMaxTraceCommMembers;
 
 [[noreturn]] void fail(std::string_view source, const std::string& path, const std::string& what) {
@@ -205,7 +205,7 @@ TraceEvent event_from_json(const json& j, std::string_view source, const std::st
 
 // Refuses, while parsing, nesting deeper than kMaxDepth and more than kMaxValues values.
 json parse_bounded(std::string_view text, std::string_view source) {
-  return detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
+  return parse_bounded_json(text, {kMaxDepth, kMaxValues}, [&](const std::string& why) {
     fail(source, "(file)",
          why + " (a trace within the caps has at most " + std::to_string(kMaxTraceOps) +
              " operations and " + std::to_string(kMaxTraceEvents) + " events)");
