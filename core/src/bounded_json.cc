@@ -10,31 +10,32 @@
 namespace twinccl::json_detail {
 namespace {
 
-constexpr std::size_t kQuotedBytes = 100;                          // of the input a message quotes
-constexpr std::streamsize kBlockBytes = std::streamsize{1} << 16;  // read from a stream at a time
-constexpr std::ptrdiff_t kKept = 2;  // characters kept from the previous block: the last one read,
-                                     // and the one before it (where a number ends)
+constexpr std::streamsize kBlockBytes = std::streamsize{1} << 16;  // read from a stream at once
+constexpr std::ptrdiff_t kKept = 2;  // the last character read and the one before it
 
-std::string at_text(Position at) {
-  return "at line " + std::to_string(at.line) + ", column " + std::to_string(at.column);
+std::string too_big(const JsonCaps& caps) {
+  return "more than " + std::to_string(caps.max_bytes) + " bytes of JSON (the cap per file)" +
+         std::string(caps.over_bytes_advice);
 }
 
 }  // namespace
 
-JsonChars::JsonChars(std::string_view text) {
+JsonChars::JsonChars(std::string_view text, const JsonCaps& caps, const JsonRefuse& refuse)
+    : caps_(caps), refuse_(refuse) {
+  if (text.size() > caps.max_bytes) throw_refusal(refuse, too_big(caps));
   char* begin = const_cast<char*>(text.data());  // only read: no put area, no putback
   setg(begin, begin, begin + text.size());
   seen_ = begin;
 }
 
-JsonChars::JsonChars(std::istream& in) : source_(in.rdbuf()), block_(kKept + kBlockBytes) {
+JsonChars::JsonChars(std::istream& in, const JsonCaps& caps, const JsonRefuse& refuse)
+    : caps_(caps), refuse_(refuse), source_(in.rdbuf()), block_(kKept + kBlockBytes) {
   setg(block_.data(), block_.data(), block_.data());
   seen_ = block_.data();
 }
 
 JsonChars::int_type JsonChars::underflow() {
   if (source_ == nullptr) return traits_type::eof();
-  // The last characters read stay: a message may ask where they are.
   const char* leaving = egptr() - std::min<std::ptrdiff_t>(kKept, egptr() - eback());
   while (const void* found = std::memchr(seen_, '\n', static_cast<std::size_t>(leaving - seen_))) {
     seen_ = static_cast<const char*>(found) + 1;
@@ -44,23 +45,18 @@ JsonChars::int_type JsonChars::underflow() {
   const std::size_t kept = static_cast<std::size_t>(egptr() - leaving);
   std::memmove(block_.data(), leaving, kept);
   block_offset_ += static_cast<std::size_t>(leaving - eback());
-  const std::streamsize n = source_->sgetn(block_.data() + kept, kBlockBytes);
+  const std::streamsize n =
+      std::max<std::streamsize>(source_->sgetn(block_.data() + kept, kBlockBytes), 0);
   seen_ = block_.data();
-  setg(block_.data(), block_.data() + kept, block_.data() + kept + std::max<std::streamsize>(n, 0));
+  setg(block_.data(), block_.data() + kept, block_.data() + kept + n);
+  if (offset_of(egptr()) > caps_.max_bytes) throw_refusal(refuse_, too_big(caps_));
   return n > 0 ? traits_type::to_int_type(*gptr()) : traits_type::eof();
 }
 
-std::size_t JsonChars::offset_of(const char* c) const {
-  return block_offset_ + static_cast<std::size_t>(c - eback());
-}
-
-Position JsonChars::value_end(bool number) const {
-  if (gptr() == eback()) return {};  // nothing read yet
+std::string JsonChars::where(bool number) const {
+  if (gptr() == eback()) return "at line 1, column 0";  // nothing read yet
   const char* last = gptr() - 1;
-  if (number && last > eback() &&
-      std::string_view("0123456789+-.eE").find(*last) == std::string_view::npos) {
-    --last;  // the character that ended the number
-  }
+  if (number && last > eback() && !std::strchr("0123456789+-.eE", *last)) --last;
   std::size_t lines = lines_, line_start = line_start_;
   for (const char* c = seen_; c <= last; ++c) {
     if (*c == '\n') {
@@ -68,7 +64,8 @@ Position JsonChars::value_end(bool number) const {
       line_start = offset_of(c) + 1;
     }
   }
-  return {lines + 1, offset_of(last) + 1 - line_start};
+  return "at line " + std::to_string(lines + 1) + ", column " +
+         std::to_string(offset_of(last) + 1 - line_start);
 }
 
 std::string library_text(std::string what) {
@@ -77,19 +74,17 @@ std::string library_text(std::string what) {
   return what;
 }
 
-std::string problem_at(const std::string& what, Position at) { return what + " " + at_text(at); }
-
-std::string not_valid_json(std::string text, const std::string& last_token, Position at) {
-  text = library_text(std::move(text));  // "parse error at line 1, column 2: syntax error ..."
+std::string not_valid_json(std::string what, const std::string& last_token, const std::string& at) {
+  what = library_text(std::move(what));  // "parse error at line 1, column 2: syntax error ..."
   // The input nlohmann quotes in full ("last read: '<token>'", "number overflow parsing
   // '<token>'").
   const std::string token = "'" + last_token + "'";
-  if (const std::size_t i = text.find(token); !last_token.empty() && i != std::string::npos)
-    text.replace(i, token.size(), quoted_text(last_token, kQuotedBytes, true, '"'));
+  if (const std::size_t i = what.find(token); !last_token.empty() && i != std::string::npos)
+    what.replace(i, token.size(), quoted_text(last_token, 100, true, '"'));
   constexpr std::string_view kParseError = "parse error at ";  // nlohmann's own position
-  if (text.rfind(kParseError, 0) == 0)
-    return "not valid JSON at " + text.substr(kParseError.size());
-  return "not valid JSON " + at_text(at) + ": " + text;
+  if (what.rfind(kParseError, 0) == 0)
+    return "not valid JSON at " + what.substr(kParseError.size());
+  return "not valid JSON " + at + ": " + what;
 }
 
 void throw_refusal(const JsonRefuse& refuse, const std::string& why) {

@@ -277,28 +277,20 @@ class FilteredSax final {
   bool irrelevant_ = false;
 };
 
+}  // namespace
+
 template <class Input>
-TorchJsonTop run(Input& input, const JsonCaps& caps, const JsonRefuse& refuse,
-                 const std::function<void()>& on_events_start, const TorchJsonEvent& on_event) {
+TorchJsonTop stream_torch_json(Input&& input, const JsonCaps& caps, const JsonRefuse& refuse,
+                               const std::function<void()>& on_events_start,
+                               const TorchJsonEvent& on_event) {
   FilteredSax sax(refuse, on_events_start, on_event);
   sax_parse_bounded(input, caps, refuse, sax);
   return std::move(sax.top);
 }
-
-}  // namespace
-
-TorchJsonTop stream_torch_json(std::string_view text, const JsonCaps& caps,
-                               const JsonRefuse& refuse,
-                               const std::function<void()>& on_events_start,
-                               const TorchJsonEvent& on_event) {
-  return run(text, caps, refuse, on_events_start, on_event);
-}
-
-TorchJsonTop stream_torch_json(std::istream& in, const JsonCaps& caps, const JsonRefuse& refuse,
-                               const std::function<void()>& on_events_start,
-                               const TorchJsonEvent& on_event) {
-  return run(in, caps, refuse, on_events_start, on_event);
-}
+template TorchJsonTop stream_torch_json(std::string_view&&, const JsonCaps&, const JsonRefuse&,
+                                        const std::function<void()>&, const TorchJsonEvent&);
+template TorchJsonTop stream_torch_json(std::istream&, const JsonCaps&, const JsonRefuse&,
+                                        const std::function<void()>&, const TorchJsonEvent&);
 
 std::string shown(const json& v) {
   if (v.is_structured()) return std::string("an ") + v.type_name();

@@ -1,25 +1,15 @@
-// The one reader of untrusted JSON (topology files, traces, nccl-tests -J logs, PyTorch profiler
-// traces): caps checked while parsing, every problem one bounded line saying where it is.
+// The one reader of untrusted JSON (topology files, traces, nccl-tests -J logs, PyTorch traces):
+// caps checked while parsing, each problem one bounded line saying where.
 //
 //   const nlohmann::json doc = parse_bounded_json(text, {.max_depth = 16, .max_values = 1 << 22},
 //       [&](const std::string& why) { throw ConfigError(source + ": " + why); });
 //   // why: "nesting deeper than 16 levels at line 3, column 9"
 //
-// How it works. nlohmann's SAX parser (linear, and iterative: nesting does not recurse) reads the
-// text through JsonChars, which finds lines and columns when a message asks. BoundedSax checks
-// every value against the caps, then hands it to the inner handler: nlohmann's own DOM builder
-// (parse_bounded_json) or a streaming filter (the PyTorch importer's). So nothing is built past a
-// cap: a deep file is refused at its first level too deep, a huge one at its first value too many,
-// an object with too many fields (an ordered_json finds its keys by linear search) at its first
-// field too many. (nlohmann's parse with a callback filters too, but is quadratic: after every
-// object it scans the enclosing array; a trace of 100k ops took 39 s.) The messages, at most a few
-// hundred bytes:
-//   "nesting deeper than 16 levels at line 3, column 9"
-//   "more than 4000000 JSON values at line 9, column 2"
-//   "an object with more than 256 fields at line 1, column 2049"
-//   "not valid JSON at line 1, column 2: syntax error while parsing value - ...; last read: '{x'"
-// (the input a message quotes is cut as quoted_text cuts it). Internal to TwinCCL's readers; the
-// header needs nlohmann_json, which they link (core's library itself does not).
+// How it works. nlohmann's SAX parser (linear, not recursive) reads through JsonChars (a text in
+// place, or a stream in blocks); BoundedSax counts each value, then hands it to nlohmann's DOM
+// builder or a streaming handler, so nothing is built past a cap. (nlohmann's parse with a
+// callback is quadratic: after every object it scans the enclosing array.) Internal to the
+// readers; the header needs nlohmann_json, which they link.
 #pragma once
 
 #include <cstddef>
@@ -35,55 +25,48 @@
 namespace twinccl {
 
 struct JsonCaps {
-  int max_depth = 64;  // arrays and objects inside one another
-  std::size_t max_values = std::numeric_limits<std::size_t>::max();  // arrays and objects count
-  std::size_t max_object_members = std::numeric_limits<std::size_t>::max();  // fields of one
+  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  int max_depth = 64;              // arrays and objects inside one another
+  std::size_t max_values = kNone;  // arrays and objects count
+  std::size_t max_object_members = kNone;
+  std::size_t max_bytes = kNone;
+  std::string_view over_bytes_advice = "";  // after "more than N bytes of JSON (the cap per file)"
 };
 
-// Called with the message; must throw (a ConfigError naming the file).
-using JsonRefuse = std::function<void(const std::string& why)>;
+using JsonRefuse = std::function<void(const std::string& why)>;  // must throw (a ConfigError)
 
 namespace json_detail {
 
-struct Position {
-  std::size_t line = 1, column = 0;  // of the last character read (1-based), as nlohmann counts
-};
+[[noreturn]] void throw_refusal(const JsonRefuse& refuse, const std::string& why);
+// nlohmann's message without its "[json.exception.type_error.302] " prefix.
+std::string library_text(std::string what);
+// "not valid JSON at line L, column C: <library_text>", the input it quotes cut as quoted_text.
+std::string not_valid_json(std::string what, const std::string& last_token, const std::string& at);
 
-// The characters the parser reads (through nlohmann's stream input, as fast as it reads a text),
-// from a text in place or from a stream in blocks of 64 KiB, and where the parser is. Reading a
-// character costs nothing more: lines and columns are counted only when a message asks (and the
-// newlines of each block a stream leaves behind, with memchr).
+// What the parser reads: a text in place, or a stream copied in blocks of 64 KiB (the last two
+// characters kept, for messages; the newlines of what is left behind counted with memchr).
 class JsonChars final : public std::streambuf {
  public:
-  explicit JsonChars(std::string_view text);
-  explicit JsonChars(std::istream& in);
-
-  // Of the last character read; with `number`, of the last character of the number just read
+  JsonChars(std::string_view text, const JsonCaps& caps, const JsonRefuse& refuse);
+  JsonChars(std::istream& in, const JsonCaps& caps, const JsonRefuse& refuse);
+  // "at line L, column C" of the last character read or, with `number`, of the number just read
   // (nlohmann knows a number has ended when it has read the character after it).
-  Position value_end(bool number = false) const;
+  std::string where(bool number = false) const;
 
  protected:
   int_type underflow() override;
 
  private:
-  std::size_t offset_of(const char* c) const;
+  std::size_t offset_of(const char* c) const { return block_offset_ + (c - eback()); }
 
+  const JsonCaps& caps_;
+  const JsonRefuse& refuse_;
   std::streambuf* source_ = nullptr;
-  std::vector<char> block_;       // the last 2 characters of the previous block, then the next
+  std::vector<char> block_;
   const char* seen_ = nullptr;    // newlines before it are counted in lines_ and line_start_
   std::size_t block_offset_ = 0;  // of eback() in the stream
-  std::size_t lines_ = 0;         // '\n' before seen_
-  std::size_t line_start_ = 0;    // offset of the first character after the last of them
+  std::size_t lines_ = 0, line_start_ = 0;
 };
-
-// nlohmann's message without its "[json.exception.type_error.302] " prefix.
-std::string library_text(std::string what);
-// "<what> at line L, column C".
-std::string problem_at(const std::string& what, Position at);
-// A library error as one bounded line: "not valid JSON at line L, column C: <library_text>", the
-// input it quotes (`last_token`) cut.
-std::string not_valid_json(std::string library_text, const std::string& last_token, Position at);
-[[noreturn]] void throw_refusal(const JsonRefuse& refuse, const std::string& why);
 
 // Checks every value against the caps, then hands it to `inner` (the same SAX interface).
 template <class Json, class Inner>
@@ -108,51 +91,39 @@ class BoundedSax {
   bool string(string_t& s) { return counted(false) && inner_.string(s); }
   bool binary(binary_t& b) { return counted(false) && inner_.binary(b); }
   bool start_object(std::size_t n) {
-    open();
+    opened();
     if (members_.size() <= static_cast<std::size_t>(depth_)) members_.resize(depth_ + 1);
     members_[depth_] = 0;
     return inner_.start_object(n);
   }
   bool key(string_t& k) {
     if (++members_[depth_] > caps_.max_object_members)
-      fail("an object with more than " + std::to_string(caps_.max_object_members) + " fields",
-           chars_.value_end());
+      fail("an object with more than " + std::to_string(caps_.max_object_members) + " fields");
     return inner_.key(k);
   }
-  bool end_object() {
-    --depth_;
-    return inner_.end_object();
-  }
-  bool start_array(std::size_t n) {
-    open();
-    return inner_.start_array(n);
-  }
-  bool end_array() {
-    --depth_;
-    return inner_.end_array();
-  }
+  bool end_object() { return --depth_, inner_.end_object(); }
+  bool start_array(std::size_t n) { return opened() && inner_.start_array(n); }
+  bool end_array() { return --depth_, inner_.end_array(); }
   bool parse_error(std::size_t, const std::string& last_token,
                    const nlohmann::detail::exception& e) {
-    // nlohmann's text has its position, but for a number too large ("1e309"): the number's end
-    throw_refusal(refuse_, not_valid_json(e.what(), last_token, chars_.value_end(true)));
+    // nlohmann's text says where, but for a number too large ("1e309"): where the number ends
+    throw_refusal(refuse_, not_valid_json(e.what(), last_token, chars_.where(true)));
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what, Position at) const {
-    throw_refusal(refuse_, problem_at(what, at));
+  [[noreturn]] void fail(const std::string& what, bool number = false) const {
+    throw_refusal(refuse_, what + " " + chars_.where(number));
   }
   bool counted(bool number) {
     if (++values_ > caps_.max_values)
-      fail("more than " + std::to_string(caps_.max_values) + " JSON values",
-           chars_.value_end(number));
+      fail("more than " + std::to_string(caps_.max_values) + " JSON values", number);
     return true;
   }
-  void open() {
+  bool opened() {
     counted(false);
-    if (depth_ >= caps_.max_depth)
-      fail("nesting deeper than " + std::to_string(caps_.max_depth) + " levels",
-           chars_.value_end());
-    ++depth_;
+    if (depth_++ >= caps_.max_depth)
+      fail("nesting deeper than " + std::to_string(caps_.max_depth) + " levels");
+    return true;
   }
 
   Inner& inner_;
@@ -164,42 +135,30 @@ class BoundedSax {
   int depth_ = 0;
 };
 
-template <class Json, class Inner>
-void sax_parse(JsonChars& chars, const JsonCaps& caps, const JsonRefuse& refuse, Inner& inner) {
-  BoundedSax<Json, Inner> bounded(inner, caps, refuse, chars);
+}  // namespace json_detail
+
+// Parses a text (std::string_view) or a stream (std::istream&) into `inner`, a SAX handler for
+// Json (nlohmann's json_sax interface, virtual or not), refusing at the first cap passed.
+template <class Json = nlohmann::json, class Input, class Inner>
+void sax_parse_bounded(Input&& input, const JsonCaps& caps, const JsonRefuse& refuse,
+                       Inner& inner) {
+  json_detail::JsonChars chars(input, caps, refuse);
+  json_detail::BoundedSax<Json, Inner> bounded(inner, caps, refuse, chars);
   std::istream in(&chars);
   try {
     Json::sax_parse(in, &bounded);
   } catch (const nlohmann::json::exception& e) {  // thrown by `inner`: still one bounded line
-    throw_refusal(refuse, not_valid_json(e.what(), "", chars.value_end()));
+    json_detail::throw_refusal(refuse, json_detail::not_valid_json(e.what(), "", chars.where()));
   }
 }
 
-}  // namespace json_detail
-
-// Parses `text` into `inner`, a SAX handler for Json (nlohmann's json_sax interface, virtual or
-// not), refusing through `refuse` at the first cap passed or syntax error.
-template <class Json = nlohmann::json, class Inner>
-void sax_parse_bounded(std::string_view text, const JsonCaps& caps, const JsonRefuse& refuse,
-                       Inner& inner) {
-  json_detail::JsonChars chars(text);
-  json_detail::sax_parse<Json>(chars, caps, refuse, inner);
-}
-
-// The same from a stream, read in blocks of 64 KiB (its size is the caller's to cap).
-template <class Json = nlohmann::json, class Inner>
-void sax_parse_bounded(std::istream& in, const JsonCaps& caps, const JsonRefuse& refuse,
-                       Inner& inner) {
-  json_detail::JsonChars chars(in);
-  json_detail::sax_parse<Json>(chars, caps, refuse, inner);
-}
-
-// The document (nlohmann::json, or nlohmann::ordered_json to keep the fields' order).
-template <class Json = nlohmann::json>
-Json parse_bounded_json(std::string_view text, const JsonCaps& caps, const JsonRefuse& refuse) {
+// The document (nlohmann::json, or nlohmann::ordered_json to keep the fields' order) of a text
+// or a stream.
+template <class Json = nlohmann::json, class Input>
+Json parse_bounded_json(Input&& input, const JsonCaps& caps, const JsonRefuse& refuse) {
   Json doc;
   nlohmann::detail::json_sax_dom_parser<Json> build(doc);  // what Json::parse builds with
-  sax_parse_bounded<Json>(text, caps, refuse, build);
+  sax_parse_bounded<Json>(input, caps, refuse, build);
   return doc;
 }
 
