@@ -128,13 +128,11 @@ void enqueue(const OpDesc& op, const EnqueueTarget& t, void* barrier_scratch,
       return enqueue_all_to_all_v(op.send, op.send_counts, op.send_displs, op.recv, op.recv_counts,
                                   op.recv_displs, op.dtype, t, op);
     case OpKind::gather_v:
-      return enqueue_gather_v(
-          op.send, op.recv, op.recv_counts.empty() ? op.send_counts : op.recv_counts,
-          op.recv_counts.empty() ? op.send_displs : op.recv_displs, op.dtype, op.root, t, op);
+      return enqueue_gather_v(op.send, op.recv, op.recv_counts, op.recv_displs, op.dtype, op.root,
+                              t, op);
     case OpKind::scatter_v:
-      return enqueue_scatter_v(
-          op.send, op.recv, op.send_counts.empty() ? op.recv_counts : op.send_counts,
-          op.send_counts.empty() ? op.recv_displs : op.send_displs, op.dtype, op.root, t, op);
+      return enqueue_scatter_v(op.send, op.recv, op.send_counts, op.send_displs, op.dtype, op.root,
+                               t, op);
   }
   throw InternalError(describe(op, t) + ": operation kind " +
                       std::to_string(static_cast<int>(op.kind)) + " has no NCCL mapping");

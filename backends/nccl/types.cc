@@ -1,61 +1,13 @@
 // Data type and reduce op mapping (see types.h).
 #include "nccl/types.h"
 
-#include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "nccl/check.h"
 #include "twinccl/errors.h"
-#include "twinccl/float_formats.h"
+#include "twinccl/reduce_kernels.h"
 
 namespace twinccl::nccl {
-namespace {
-
-// premul_sum's scalar, stored as one element of `type`.
-struct ScalarBytes {
-  alignas(8) unsigned char bytes[8] = {};
-};
-
-template <class T>
-ScalarBytes store(T value) {
-  ScalarBytes s;
-  std::memcpy(s.bytes, &value, sizeof value);
-  return s;
-}
-
-ScalarBytes scalar_as(DataType type, double x) {
-  switch (type) {
-    case DataType::int8:
-      return store(static_cast<std::int8_t>(x));
-    case DataType::uint8:
-      return store(static_cast<std::uint8_t>(x));
-    case DataType::int32:
-      return store(static_cast<std::int32_t>(x));
-    case DataType::uint32:
-      return store(static_cast<std::uint32_t>(x));
-    case DataType::int64:
-      return store(static_cast<std::int64_t>(x));
-    case DataType::uint64:
-      return store(static_cast<std::uint64_t>(x));
-    case DataType::float16:
-      return store(fp::to_float16(x));
-    case DataType::bfloat16:
-      return store(fp::to_bfloat16(x));
-    case DataType::float32:
-      return store(static_cast<float>(x));
-    case DataType::float64:
-      return store(x);
-    case DataType::float8_e4m3:
-      return store(fp::to_float8_e4m3(x));
-    case DataType::float8_e5m2:
-      return store(fp::to_float8_e5m2(x));
-  }
-  throw InvalidArgument("premul_sum scalar for an invalid data type " +
-                        std::to_string(static_cast<int>(type)));
-}
-
-}  // namespace
 
 ncclDataType_t to_nccl(DataType type) {
   switch (type) {
@@ -105,11 +57,12 @@ ncclRedOp_t create_reduce_op(const ReduceOp& op, DataType type, ncclComm_t comm)
     case ReduceKind::avg:
       return ncclAvg;
     case ReduceKind::premul_sum: {
-      ScalarBytes scalar = scalar_as(type, op.scalar);
+      alignas(8) unsigned char scalar[8] = {};  // one element of `type`
+      store_element(type, scalar, 0, op.scalar);
       ncclRedOp_t created{};
       check_nccl(
-          api().ncclRedOpCreatePreMulSum(&created, scalar.bytes, to_nccl(type),
-                                         ncclScalarHostImmediate, comm),
+          api().ncclRedOpCreatePreMulSum(&created, scalar, to_nccl(type), ncclScalarHostImmediate,
+                                         comm),
           comm,
           "api().ncclRedOpCreatePreMulSum(" + to_string(op) + ", " + std::string(name(type)) + ")");
       return created;

@@ -11,25 +11,21 @@
 // NCCL does the reduction itself, so avg, premul_sum and every dtype behave exactly as in
 // ncclReduceScatter (no separate reduction kernel here). Blocks of 0 elements are skipped by
 // every rank alike (all ranks pass the same counts).
-#include <numeric>
-
 #include "nccl/check.h"
 #include "nccl/collectives.h"
 #include "nccl/internal_group.h"
 #include "nccl/one_rank.h"
 #include "nccl/types.h"
 #include "twinccl/errors.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl::nccl {
 namespace {
 
 std::vector<std::size_t> offsets(std::span<const std::size_t> counts,
                                  std::span<const std::size_t> displs) {
-  if (!displs.empty()) return {displs.begin(), displs.end()};
-  std::vector<std::size_t> packed(counts.size(), 0);
-  if (!counts.empty())
-    std::exclusive_scan(counts.begin(), counts.end(), packed.begin(), std::size_t{0});
-  return packed;
+  return displs.empty() ? packed_displs(counts)
+                        : std::vector<std::size_t>(displs.begin(), displs.end());
 }
 
 struct Transfers {
@@ -96,67 +92,34 @@ void enqueue_all_to_all_v(const void* send, std::span<const std::size_t> send_co
   group.end();
 }
 
+// The other grouped forms are all_to_all_v with some blocks of 0 elements (nothing is sent) and
+// every block sent from the start of `send` or received at the start of `recv` (displacement 0).
 void enqueue_all_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
                           std::span<const std::size_t> displs, DataType dtype,
                           const EnqueueTarget& t, const OpDesc& op) {
-  const Transfers x = make(t, op, dtype);
-  const auto d = offsets(counts, displs);
-  const auto me = static_cast<std::size_t>(t.rank);
-  InternalGroup group(t, op);
-  for (int p = 0; p < t.size; ++p) {
-    const auto i = static_cast<std::size_t>(p);
-    if (p == t.rank) {
-      x.self(send, 0, recv, d[me], counts[me]);
-      continue;
-    }
-    x.send(send, 0, counts[me], p);
-    x.recv(recv, d[i], counts[i], p);
-  }
-  group.end();
+  const auto n = static_cast<std::size_t>(t.size);
+  const std::vector<std::size_t> mine_to_all(n, counts[static_cast<std::size_t>(t.rank)]), at_0(n);
+  enqueue_all_to_all_v(send, mine_to_all, at_0, recv, counts, displs, dtype, t, op);
 }
 
 void enqueue_gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
                       std::span<const std::size_t> displs, DataType dtype, int root,
                       const EnqueueTarget& t, const OpDesc& op) {
-  const Transfers x = make(t, op, dtype);
-  const auto me = static_cast<std::size_t>(t.rank);
-  InternalGroup group(t, op);
-  if (t.rank == root) {
-    const auto d = offsets(counts, displs);
-    for (int p = 0; p < t.size; ++p) {
-      const auto i = static_cast<std::size_t>(p);
-      if (p == root) {
-        x.self(send, 0, recv, d[i], counts[i]);
-      } else {
-        x.recv(recv, d[i], counts[i], p);
-      }
-    }
-  } else {
-    x.send(send, 0, counts[me], root);
-  }
-  group.end();
+  const auto n = static_cast<std::size_t>(t.size);
+  std::vector<std::size_t> mine_to_root(n), none(n);
+  mine_to_root[static_cast<std::size_t>(root)] = counts[static_cast<std::size_t>(t.rank)];
+  const std::span<const std::size_t> received = t.rank == root ? counts : none;
+  enqueue_all_to_all_v(send, mine_to_root, none, recv, received, displs, dtype, t, op);
 }
 
 void enqueue_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
                        std::span<const std::size_t> displs, DataType dtype, int root,
                        const EnqueueTarget& t, const OpDesc& op) {
-  const Transfers x = make(t, op, dtype);
-  const auto me = static_cast<std::size_t>(t.rank);
-  InternalGroup group(t, op);
-  if (t.rank == root) {
-    const auto d = offsets(counts, displs);
-    for (int p = 0; p < t.size; ++p) {
-      const auto i = static_cast<std::size_t>(p);
-      if (p == root) {
-        x.self(send, d[i], recv, 0, counts[i]);
-      } else {
-        x.send(send, d[i], counts[i], p);
-      }
-    }
-  } else {
-    x.recv(recv, 0, counts[me], root);
-  }
-  group.end();
+  const auto n = static_cast<std::size_t>(t.size);
+  std::vector<std::size_t> mine_from_root(n), none(n);
+  mine_from_root[static_cast<std::size_t>(root)] = counts[static_cast<std::size_t>(t.rank)];
+  const std::span<const std::size_t> sent = t.rank == root ? counts : none;
+  enqueue_all_to_all_v(send, sent, displs, recv, mine_from_root, none, dtype, t, op);
 }
 
 void enqueue_reduce_scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,

@@ -11,55 +11,57 @@
 #include "algorithms/schedule_builder.h"
 
 namespace twinccl::algo {
-namespace {
 
-RankSchedule all_gather_bruck(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) {
+RankSchedule log_step_all_gather(const CollectiveSpec& spec, const AlgorithmParams& params,
+                                 int rank, const std::vector<int>& distance,
+                                 const std::vector<std::vector<int>>& held) {
   const int n = spec.nranks;
   const std::vector<Block> blocks = big_buffer_blocks(spec);
   const auto block = [&](int b) { return blocks[static_cast<std::size_t>(wrap(b, n))]; };
   LogicalSchedule ls;
   ls.add(0, copy_op(in(0, block(rank).count), slice_of(BufferKind::output, block(rank))));
-  std::size_t step = 0;
-  for (int d = 1; d < n; d *= 2, ++step) {
-    const int m = std::min(d, n - d);
+  for (std::size_t k = 0; k < distance.size(); ++k) {
+    const int d = distance[k];
     std::vector<Block> give, take;
-    for (int j = 0; j < m; ++j) {
+    for (int j : held[k]) {
+      if (j + d >= n) continue;
       give.push_back(block(rank + j));
       take.push_back(block(rank + d + j));
     }
-    if (step == 0) {
-      ls.add(step, send_op(wrap(rank - d, n), in(0, block(rank).count)));
+    if (k == 0) {
+      ls.add(k, send_op(wrap(rank - d, n), in(0, block(rank).count)));
     } else {
       for (const Slice& s : merged_slices(BufferKind::output, give)) {
-        ls.add(step, send_op(wrap(rank - d, n), s));
+        ls.add(k, send_op(wrap(rank - d, n), s));
       }
     }
     for (const Slice& s : merged_slices(BufferKind::output, take)) {
-      ls.add(step, recv_op(wrap(rank + d, n), s));
+      ls.add(k, recv_op(wrap(rank + d, n), s));
     }
   }
   return ls.lower(params, Pipelining::sequential);
 }
 
-class BruckAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "bruck"; }
-  std::string_view description() const override {
-    return "Bruck all-gather: ceil(log2 n) steps, distance doubling, blocks placed directly";
+namespace {
+
+// Distances 1, 2, 4, ...; before distance d a rank holds the offsets 0 .. d-1.
+RankSchedule all_gather_bruck(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) {
+  std::vector<int> distance;
+  std::vector<std::vector<int>> held;
+  for (int d = 1; d < spec.nranks; d *= 2) {
+    distance.push_back(d);
+    held.emplace_back();
+    for (int j = 0; j < d; ++j) held.back().push_back(j);
   }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_gather, OpKind::all_gather_v};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return all_gather_bruck(spec, params, rank);
-  }
-};
+  return log_step_all_gather(spec, params, rank, distance, held);
+}
 
 }  // namespace
 
 const Algorithm& bruck_algorithm() {
-  static const BruckAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "bruck", "Bruck all-gather: ceil(log2 n) steps, distance doubling, blocks placed directly",
+      {{OpKind::all_gather, all_gather_bruck}, {OpKind::all_gather_v, all_gather_bruck}});
   return algorithm;
 }
 

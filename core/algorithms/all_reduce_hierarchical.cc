@@ -51,11 +51,11 @@ RankSchedule all_reduce_hierarchical(const CollectiveSpec& spec, const Algorithm
 }  // namespace
 
 const Algorithm& hierarchical_algorithm() {
-  static const NodeAwareAllReduce algorithm(
+  static const ListedAlgorithm algorithm(
       "hierarchical",
       "ring reduce-scatter inside each node, ring all-reduce across nodes per local rank, "
       "ring all-gather inside each node (ranks_per_node)",
-      all_reduce_hierarchical);
+      {{OpKind::all_reduce, all_reduce_hierarchical}}, node_layout_problem);
   return algorithm;
 }
 

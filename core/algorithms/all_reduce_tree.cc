@@ -160,12 +160,12 @@ RankSchedule all_reduce_tree(const CollectiveSpec& spec, const AlgorithmParams& 
 }  // namespace
 
 const Algorithm& tree_algorithm() {
-  static const NodeAwareAllReduce algorithm(
+  static const ListedAlgorithm algorithm(
       "tree",
       "NCCL's double binary tree across nodes (mirrored or shifted second tree), chain inside each "
       "node; "
       "half the data per tree, reduce up then broadcast down, pipelined",
-      all_reduce_tree);
+      {{OpKind::all_reduce, all_reduce_tree}}, node_layout_problem);
   return algorithm;
 }
 

@@ -6,6 +6,7 @@
 // Peers are visited in the order r+1, r+2, ... (sends) and r-1, r-2, ... (receives) so that in
 // a timed run not everyone talks to rank 0 first.
 #include "algorithms/direct.h"
+#include "twinccl/op_traits.h"
 
 namespace twinccl::algo {
 namespace {
@@ -13,28 +14,15 @@ namespace {
 // Rank `rank`'s send blocks (per destination) and recv blocks (per source).
 void blocks_of(const CollectiveSpec& spec, int rank, std::vector<Block>& send,
                std::vector<Block>& recv) {
-  const auto n = static_cast<std::size_t>(spec.nranks);
-  const auto r = static_cast<std::size_t>(rank);
   if (spec.kind == OpKind::all_to_all) {
     send = even_blocks(spec.nranks, spec.count);
     recv = send;
     return;
   }
-  std::vector<std::size_t> send_counts(n), recv_counts(n), send_displs, recv_displs;
-  for (std::size_t p = 0; p < n; ++p) {
-    send_counts[p] = spec.matrix.at(r * n + p);
-    recv_counts[p] = spec.matrix.at(p * n + r);
-  }
-  if (!spec.send_displs.empty()) {
-    send_displs.assign(spec.send_displs.begin() + static_cast<std::ptrdiff_t>(r * n),
-                       spec.send_displs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-  }
-  if (!spec.recv_displs.empty()) {
-    recv_displs.assign(spec.recv_displs.begin() + static_cast<std::ptrdiff_t>(r * n),
-                       spec.recv_displs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-  }
-  send = uneven_blocks(send_counts, send_displs);
-  recv = uneven_blocks(recv_counts, recv_displs);
+  const PeerCounts sent = matrix_side(spec, rank, Side::input);
+  const PeerCounts received = matrix_side(spec, rank, Side::output);
+  send = uneven_blocks(sent.counts, sent.displs);
+  recv = uneven_blocks(received.counts, received.displs);
 }
 
 }  // namespace

@@ -6,54 +6,25 @@
 #include "algorithms/algorithm_list.h"
 
 namespace twinccl::algo {
-namespace {
-
-class DirectAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "direct"; }
-  std::string_view description() const override {
-    return "every rank sends each peer its block in one step (grouped send/recv); reductions "
-           "fold received blocks locally in ring order";
-  }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_to_all,   OpKind::gather,           OpKind::scatter,
-            OpKind::all_to_all_v, OpKind::gather_v,         OpKind::scatter_v,
-            OpKind::all_gather_v, OpKind::reduce_scatter_v, OpKind::broadcast,
-            OpKind::all_gather,   OpKind::reduce_scatter,   OpKind::reduce,
-            OpKind::barrier};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    switch (spec.kind) {
-      case OpKind::all_to_all:
-      case OpKind::all_to_all_v:
-        return all_to_all_direct(spec, params, rank);
-      case OpKind::gather:
-      case OpKind::gather_v:
-        return gather_direct(spec, params, rank);
-      case OpKind::scatter:
-      case OpKind::scatter_v:
-        return scatter_direct(spec, params, rank);
-      case OpKind::broadcast:
-        return broadcast_direct(spec, params, rank);
-      case OpKind::all_gather:
-      case OpKind::all_gather_v:
-        return all_gather_direct(spec, params, rank);
-      case OpKind::reduce_scatter:
-      case OpKind::reduce_scatter_v:
-        return reduce_scatter_direct(spec, params, rank);
-      case OpKind::reduce:
-        return reduce_direct(spec, params, rank);
-      default:
-        return {};  // barrier: the emulator synchronises without a schedule
-    }
-  }
-};
-
-}  // namespace
-
+// A barrier has no schedule: the emulator synchronises it by itself.
 const Algorithm& direct_algorithm() {
-  static const DirectAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "direct",
+      "every rank sends each peer its block in one step (grouped send/recv); reductions fold "
+      "received blocks locally in ring order",
+      {{OpKind::all_to_all, all_to_all_direct},
+       {OpKind::gather, gather_direct},
+       {OpKind::scatter, scatter_direct},
+       {OpKind::all_to_all_v, all_to_all_direct},
+       {OpKind::gather_v, gather_direct},
+       {OpKind::scatter_v, scatter_direct},
+       {OpKind::all_gather_v, all_gather_direct},
+       {OpKind::reduce_scatter_v, reduce_scatter_direct},
+       {OpKind::broadcast, broadcast_direct},
+       {OpKind::all_gather, all_gather_direct},
+       {OpKind::reduce_scatter, reduce_scatter_direct},
+       {OpKind::reduce, reduce_direct},
+       {OpKind::barrier, nullptr}});
   return algorithm;
 }
 

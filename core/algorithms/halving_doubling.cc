@@ -177,26 +177,16 @@ RankSchedule generate_hd(const CollectiveSpec& spec, const AlgorithmParams& para
   return ls.lower(params, Pipelining::sequential);
 }
 
-class HalvingDoublingAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "halving_doubling"; }
-  std::string_view description() const override {
-    return "Rabenseifner: recursive halving reduce-scatter, recursive doubling all-gather; "
-           "log2 steps, non-powers of two fold extra ranks into partners";
-  }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return generate_hd(spec, params, rank);
-  }
-};
-
 }  // namespace
 
 const Algorithm& halving_doubling_algorithm() {
-  static const HalvingDoublingAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "halving_doubling",
+      "Rabenseifner: recursive halving reduce-scatter, recursive doubling all-gather; log2 steps, "
+      "non-powers of two fold extra ranks into partners",
+      {{OpKind::all_reduce, generate_hd},
+       {OpKind::reduce_scatter, generate_hd},
+       {OpKind::all_gather, generate_hd}});
   return algorithm;
 }
 

@@ -29,33 +29,16 @@ RankSchedule all_reduce_nvls(const CollectiveSpec& spec, const AlgorithmParams& 
   return ls.lower(params, Pipelining::overlapped);
 }
 
-class NvlsAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "nvls"; }
-  std::string_view description() const override {
-    return "in-switch reduction (NVLink SHARP-like): direct reduce-scatter in ring fold order, "
-           "then direct all-gather; timed as switch traffic";
-  }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_reduce, OpKind::reduce_scatter, OpKind::all_gather};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    switch (spec.kind) {
-      case OpKind::all_reduce:
-        return all_reduce_nvls(spec, params, rank);
-      case OpKind::reduce_scatter:
-        return reduce_scatter_direct(spec, params, rank);
-      default:
-        return all_gather_direct(spec, params, rank);
-    }
-  }
-};
-
 }  // namespace
 
 const Algorithm& nvls_algorithm() {
-  static const NvlsAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "nvls",
+      "in-switch reduction (NVLink SHARP-like): direct reduce-scatter in ring fold order, then "
+      "direct all-gather; timed as switch traffic",
+      {{OpKind::all_reduce, all_reduce_nvls},
+       {OpKind::reduce_scatter, reduce_scatter_direct},
+       {OpKind::all_gather, all_gather_direct}});
   return algorithm;
 }
 

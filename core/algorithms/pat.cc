@@ -44,32 +44,8 @@ Plan plan_for(int n) {
 }
 
 RankSchedule all_gather_pat(const CollectiveSpec& spec, const AlgorithmParams& params, int rank) {
-  const int n = spec.nranks;
-  const std::vector<Block> blocks = big_buffer_blocks(spec);
-  const auto block = [&](int b) { return blocks[static_cast<std::size_t>(wrap(b, n))]; };
-  const Plan plan = plan_for(n);
-  LogicalSchedule ls;
-  ls.add(0, copy_op(in(0, block(rank).count), slice_of(BufferKind::output, block(rank))));
-  for (std::size_t k = 0; k < plan.distance.size(); ++k) {
-    const int d = plan.distance[k];
-    std::vector<Block> give, take;
-    for (int j : plan.held[k]) {
-      if (j + d >= n) continue;
-      give.push_back(block(rank + j));
-      take.push_back(block(rank + d + j));
-    }
-    if (k == 0) {
-      ls.add(k, send_op(wrap(rank - d, n), in(0, block(rank).count)));
-    } else {
-      for (const Slice& s : merged_slices(BufferKind::output, give)) {
-        ls.add(k, send_op(wrap(rank - d, n), s));
-      }
-    }
-    for (const Slice& s : merged_slices(BufferKind::output, take)) {
-      ls.add(k, recv_op(wrap(rank + d, n), s));
-    }
-  }
-  return ls.lower(params, Pipelining::sequential);
+  const Plan plan = plan_for(spec.nranks);
+  return log_step_all_gather(spec, params, rank, plan.distance, plan.held);
 }
 
 RankSchedule reduce_scatter_pat(const CollectiveSpec& spec, const AlgorithmParams& params,
@@ -109,26 +85,12 @@ RankSchedule reduce_scatter_pat(const CollectiveSpec& spec, const AlgorithmParam
   return ls.lower(params, Pipelining::sequential);
 }
 
-class PatAlgorithm final : public Algorithm {
- public:
-  std::string_view name() const override { return "pat"; }
-  std::string_view description() const override {
-    return "PAT-like log-step all-gather (distance halving) and reduce-scatter (its reverse)";
-  }
-  std::vector<OpKind> collectives() const override {
-    return {OpKind::all_gather, OpKind::reduce_scatter};
-  }
-  RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return spec.kind == OpKind::all_gather ? all_gather_pat(spec, params, rank)
-                                           : reduce_scatter_pat(spec, params, rank);
-  }
-};
-
 }  // namespace
 
 const Algorithm& pat_algorithm() {
-  static const PatAlgorithm algorithm;
+  static const ListedAlgorithm algorithm(
+      "pat", "PAT-like log-step all-gather (distance halving) and reduce-scatter (its reverse)",
+      {{OpKind::all_gather, all_gather_pat}, {OpKind::reduce_scatter, reduce_scatter_pat}});
   return algorithm;
 }
 

@@ -194,4 +194,26 @@ std::string node_layout_problem(const CollectiveSpec& spec, const AlgorithmParam
          " does not divide nranks=" + std::to_string(spec.nranks);
 }
 
+std::vector<OpKind> ListedAlgorithm::collectives() const {
+  std::vector<OpKind> kinds;
+  for (const Serves& s : serves_) kinds.push_back(s.kind);
+  return kinds;
+}
+
+std::string ListedAlgorithm::why_not(const CollectiveSpec& spec,
+                                     const AlgorithmParams& params) const {
+  std::string reason = Algorithm::why_not(spec, params);
+  return reason.empty() && check_ != nullptr ? check_(spec, params) : reason;
+}
+
+RankSchedule ListedAlgorithm::generate(const CollectiveSpec& spec, const AlgorithmParams& params,
+                                       int rank) const {
+  for (const Serves& s : serves_) {
+    if (s.kind == spec.kind)
+      return s.generate != nullptr ? s.generate(spec, params, rank) : RankSchedule{};
+  }
+  throw InternalError("algorithm " + std::string(name_) + " has no schedule for " +
+                      std::string(twinccl::name(spec.kind)));
+}
+
 }  // namespace twinccl::algo

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "twinccl/algorithms.h"
@@ -78,29 +79,41 @@ inline int ranks_per_node(const CollectiveSpec& spec, const AlgorithmParams& par
 }
 std::string node_layout_problem(const CollectiveSpec& spec, const AlgorithmParams& params);
 
-// An all_reduce algorithm laid out over nodes (tree, hierarchical): name, description and the
-// schedule generator; applies when ranks_per_node divides the world.
-class NodeAwareAllReduce final : public Algorithm {
+// An algorithm as data: its name, one line for `--algo help`, the schedule generator of each
+// collective it serves (in the order `collectives()` lists them; no generator: no steps, as a
+// barrier the emulator synchronises by itself) and an optional further check of the call (the
+// node-aware tree and hierarchical: node_layout_problem).
+class ListedAlgorithm final : public Algorithm {
  public:
   using Generate = RankSchedule (*)(const CollectiveSpec&, const AlgorithmParams&, int);
-  NodeAwareAllReduce(std::string_view name, std::string_view description, Generate schedule)
-      : name_(name), description_(description), generate_(schedule) {}
+  using Check = std::string (*)(const CollectiveSpec&, const AlgorithmParams&);
+  struct Serves {
+    OpKind kind;
+    Generate generate;
+  };
+  ListedAlgorithm(std::string_view name, std::string_view description, std::vector<Serves> serves,
+                  Check check = nullptr)
+      : name_(name), description_(description), serves_(std::move(serves)), check_(check) {}
   std::string_view name() const override { return name_; }
   std::string_view description() const override { return description_; }
-  std::vector<OpKind> collectives() const override { return {OpKind::all_reduce}; }
-  std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override {
-    std::string reason = Algorithm::why_not(spec, params);
-    return reason.empty() ? node_layout_problem(spec, params) : reason;
-  }
+  std::vector<OpKind> collectives() const override;
+  std::string why_not(const CollectiveSpec& spec, const AlgorithmParams& params) const override;
   RankSchedule generate(const CollectiveSpec& spec, const AlgorithmParams& params,
-                        int rank) const override {
-    return generate_(spec, params, rank);
-  }
+                        int rank) const override;
 
  private:
   std::string_view name_, description_;
-  Generate generate_;
+  std::vector<Serves> serves_;
+  Check check_;
 };
+
+// A log-step all-gather (bruck, pat; all_gather_bruck.cc): at step k, distance[k], this rank
+// sends the blocks rank+j (j in held[k], j + distance < n) to rank - distance and receives the
+// blocks rank+distance+j from rank + distance, straight into place in the output (blocks that
+// touch travel as one message); the own block is copied and step 0 sends from the input.
+RankSchedule log_step_all_gather(const CollectiveSpec& spec, const AlgorithmParams& params,
+                                 int rank, const std::vector<int>& distance,
+                                 const std::vector<std::vector<int>>& held);
 
 // Block i = [i*count, (i+1)*count).
 std::vector<Block> even_blocks(int nranks, std::size_t count);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "make_op.h"
 #include "twinccl/errors.h"
 #include "twinccl/op_traits.h"
 
@@ -100,18 +101,11 @@ Work issue_call(Communicator& comm, const CallSetup& s, CallOptions opts) {
     throw InvalidArgument("issue_call: " + std::string(name(c.kind)) +
                           " is not an even collective");
   }
-  OpDesc d;  // as the typed call (communicator.h) fills it
-  d.kind = c.kind;
-  d.send = s.send;
-  d.recv = s.recv;
-  d.count = c.count;
-  d.dtype = c.dtype;
-  if (t.reducing) d.op = c.op;
-  if (t.rooted) d.root = c.root;
-  d.async_op = opts.async_op;
-  d.algorithm = std::string(opts.algorithm);
-  d.where = std::source_location::current();
-  return comm.issue(std::move(d));
+  Roles roles;
+  if (t.reducing) roles.op = c.op;
+  if (t.rooted) roles.root = c.root;
+  return comm.issue(
+      make_op(c.kind, s.send, s.recv, c.count, c.dtype, opts, Where::current(), roles));
 }
 
 }  // namespace twinccl

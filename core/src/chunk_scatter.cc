@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "twinccl/call_site_text.h"
+#include "make_op.h"
 #include "twinccl/errors.h"
 
 namespace twinccl {
@@ -13,10 +13,7 @@ namespace {
 
 // Refuses the call; the peers waiting in the scatter_v learn why this rank never joined them.
 [[noreturn]] void fail(Communicator& comm, const Where& where, const std::string& what) {
-  std::string text =
-      call_site_text("scatter_chunks", comm.name(), comm.rank(), where) + ": " + what;
-  comm.rejected(OpDesc{}, text);
-  throw InvalidArgument(text);
+  reject_call(comm, "scatter_chunks", where, what);
 }
 
 std::string list_text(std::span<const std::size_t> v) {

@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include "make_op.h"
 #include "thread_group.h"
 #include "twinccl/call_observer.h"
 #include "twinccl/call_site_text.h"
@@ -15,15 +16,12 @@
 namespace twinccl {
 namespace {
 
-// What some calls add to the fields every call has: the reduction, the root, the peer.
-struct Roles {
-  ReduceOp op = ReduceOp::sum();
-  int root = -1;
-  int peer = -1;
-};
+std::vector<std::size_t> to_vector(std::span<const std::size_t> s) { return {s.begin(), s.end()}; }
 
-OpDesc make(OpKind kind, const void* send, void* recv, std::size_t count, DataType dtype,
-            const CallOptions& opts, const Where& where, const Roles& roles = {}) {
+}  // namespace
+
+OpDesc make_op(OpKind kind, const void* send, void* recv, std::size_t count, DataType dtype,
+               const CallOptions& opts, const Where& where, const Roles& roles) {
   OpDesc op;
   op.kind = kind;
   op.send = send;
@@ -39,15 +37,16 @@ OpDesc make(OpKind kind, const void* send, void* recv, std::size_t count, DataTy
   return op;
 }
 
-std::vector<std::size_t> to_vector(std::span<const std::size_t> s) { return {s.begin(), s.end()}; }
-
-// The Buffer overloads keep the buffers' memory alive until the operation completed.
-void own(OpDesc& d, const Buffer& send, const Buffer& recv) {
-  d.send_owner = send.memory();
-  d.recv_owner = recv.memory();
+OpDesc make_op(OpKind kind, const Buffer& send, const Buffer& recv, std::size_t count,
+               const CallOptions& opts, const Where& where, const Roles& roles) {
+  OpDesc op = make_op(kind, send.data(), recv.data(), count, (send ? send : recv).dtype(), opts,
+                      where, roles);
+  op.send_capacity = send.count();
+  op.recv_capacity = recv.count();
+  op.send_owner = send.memory();
+  op.recv_owner = recv.memory();
+  return op;
 }
-
-}  // namespace
 
 Work Communicator::issue(OpDesc op) {
   try {
@@ -88,7 +87,7 @@ Buffer Communicator::alloc(std::size_t count, DataType dtype) {
 }
 
 void Communicator::group_start(Where where) {
-  if (thread_group_of_other(this)) reject("group_start", where, thread_group_refusal());
+  if (thread_group_of_other(this)) reject_call(*this, "group_start", where, thread_group_refusal());
   const std::shared_ptr<CallObserver> observer = observer_;
   if (observer) observer->group_start(*this);
   try {
@@ -136,18 +135,19 @@ bool Communicator::do_group_abort(Where where) noexcept {
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key, std::string new_name,
                                                   Where where) {
-  if (thread_group_of_other(this)) reject("split", where, thread_group_refusal());
+  if (thread_group_of_other(this)) reject_call(*this, "split", where, thread_group_refusal());
   if (thread_group_of(this)) {
-    reject("split", where,
-           "split inside the group opened at " + describe_call_site(thread_group_start()) +
-               " (call group_end first)");
+    reject_call(*this, "split", where,
+                "split inside the group opened at " + describe_call_site(thread_group_start()) +
+                    " (call group_end first)");
   }
   if (color < kNoColor) {
-    reject("split", where,
-           "color=" + std::to_string(color) + " is negative; use kNoColor to opt out");
+    reject_call(*this, "split", where,
+                "color=" + std::to_string(color) + " is negative; use kNoColor to opt out");
   }
   // A name over kMaxCommNameBytes or holding a control byte is refused before the collective.
-  if (std::string why = split_name_problem(new_name); !why.empty()) reject("split", where, why);
+  if (std::string why = split_name_problem(new_name); !why.empty())
+    reject_call(*this, "split", where, why);
   const std::shared_ptr<CallObserver> observer = observer_;
   if (observer) observer->splitting(*this, color, key);
   std::unique_ptr<Communicator> child = do_split(color, key, std::move(new_name), where);
@@ -162,10 +162,10 @@ void Communicator::reject(const OpDesc& op, const std::string& message) {
   throw InvalidArgument(text);
 }
 
-void Communicator::reject(std::string_view operation, const Where& where,
-                          const std::string& message) {
-  std::string text = call_site_text(operation, name(), rank(), where) + ": " + message;
-  rejected(OpDesc{}, text);
+void reject_call(Communicator& comm, std::string_view call, const Where& where,
+                 const std::string& what) {
+  std::string text = call_site_text(call, comm.name(), comm.rank(), where) + ": " + what;
+  comm.rejected(OpDesc{}, text);
   throw InvalidArgument(text);
 }
 
@@ -189,65 +189,66 @@ std::size_t Communicator::per_rank(const OpDesc& op, const char* which, std::siz
 
 Work Communicator::all_reduce(const void* send, void* recv, std::size_t count, DataType dtype,
                               ReduceOp op, CallOptions opts, Where where) {
-  return issue(make(OpKind::all_reduce, send, recv, count, dtype, opts, where, {.op = op}));
+  return issue(make_op(OpKind::all_reduce, send, recv, count, dtype, opts, where, {.op = op}));
 }
 
 Work Communicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count,
                                   DataType dtype, ReduceOp op, CallOptions opts, Where where) {
   return issue(
-      make(OpKind::reduce_scatter, send, recv, recv_count, dtype, opts, where, {.op = op}));
+      make_op(OpKind::reduce_scatter, send, recv, recv_count, dtype, opts, where, {.op = op}));
 }
 
 Work Communicator::all_gather(const void* send, void* recv, std::size_t send_count, DataType dtype,
                               CallOptions opts, Where where) {
-  return issue(make(OpKind::all_gather, send, recv, send_count, dtype, opts, where));
+  return issue(make_op(OpKind::all_gather, send, recv, send_count, dtype, opts, where));
 }
 
 Work Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dtype,
                              int root, CallOptions opts, Where where) {
-  return issue(make(OpKind::broadcast, send, recv, count, dtype, opts, where, {.root = root}));
+  return issue(make_op(OpKind::broadcast, send, recv, count, dtype, opts, where, {.root = root}));
 }
 
 Work Communicator::reduce(const void* send, void* recv, std::size_t count, DataType dtype,
                           ReduceOp op, int root, CallOptions opts, Where where) {
   return issue(
-      make(OpKind::reduce, send, recv, count, dtype, opts, where, {.op = op, .root = root}));
+      make_op(OpKind::reduce, send, recv, count, dtype, opts, where, {.op = op, .root = root}));
 }
 
 Work Communicator::all_to_all(const void* send, void* recv, std::size_t count, DataType dtype,
                               CallOptions opts, Where where) {
-  return issue(make(OpKind::all_to_all, send, recv, count, dtype, opts, where));
+  return issue(make_op(OpKind::all_to_all, send, recv, count, dtype, opts, where));
 }
 
 Work Communicator::gather(const void* send, void* recv, std::size_t send_count, DataType dtype,
                           int root, CallOptions opts, Where where) {
-  return issue(make(OpKind::gather, send, recv, send_count, dtype, opts, where, {.root = root}));
+  return issue(make_op(OpKind::gather, send, recv, send_count, dtype, opts, where, {.root = root}));
 }
 
 Work Communicator::scatter(const void* send, void* recv, std::size_t recv_count, DataType dtype,
                            int root, CallOptions opts, Where where) {
-  return issue(make(OpKind::scatter, send, recv, recv_count, dtype, opts, where, {.root = root}));
+  return issue(
+      make_op(OpKind::scatter, send, recv, recv_count, dtype, opts, where, {.root = root}));
 }
 
 Work Communicator::send(const void* data, std::size_t count, DataType dtype, int peer,
                         CallOptions opts, Where where) {
-  return issue(make(OpKind::send, data, nullptr, count, dtype, opts, where, {.peer = peer}));
+  return issue(make_op(OpKind::send, data, nullptr, count, dtype, opts, where, {.peer = peer}));
 }
 
 Work Communicator::recv(void* data, std::size_t count, DataType dtype, int peer, CallOptions opts,
                         Where where) {
-  return issue(make(OpKind::recv, nullptr, data, count, dtype, opts, where, {.peer = peer}));
+  return issue(make_op(OpKind::recv, nullptr, data, count, dtype, opts, where, {.peer = peer}));
 }
 
 Work Communicator::barrier(CallOptions opts, Where where) {
-  return issue(make(OpKind::barrier, nullptr, nullptr, 0, DataType::uint8, opts, where));
+  return issue(make_op(OpKind::barrier, nullptr, nullptr, 0, DataType::uint8, opts, where));
 }
 
 Work Communicator::all_gather_v(const void* send, void* recv,
                                 std::span<const std::size_t> recv_counts,
                                 std::span<const std::size_t> recv_displs, DataType dtype,
                                 CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::all_gather_v, send, recv, 0, dtype, opts, where);
+  OpDesc d = make_op(OpKind::all_gather_v, send, recv, 0, dtype, opts, where);
   d.recv_counts = to_vector(recv_counts);
   d.recv_displs = to_vector(recv_displs);
   return issue(std::move(d));
@@ -257,7 +258,7 @@ Work Communicator::reduce_scatter_v(const void* send, void* recv,
                                     std::span<const std::size_t> recv_counts,
                                     std::span<const std::size_t> send_displs, DataType dtype,
                                     ReduceOp op, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::reduce_scatter_v, send, recv, 0, dtype, opts, where, {.op = op});
+  OpDesc d = make_op(OpKind::reduce_scatter_v, send, recv, 0, dtype, opts, where, {.op = op});
   d.recv_counts = to_vector(recv_counts);
   d.send_displs = to_vector(send_displs);
   return issue(std::move(d));
@@ -268,7 +269,7 @@ Work Communicator::all_to_all_v(const void* send, std::span<const std::size_t> s
                                 std::span<const std::size_t> recv_counts,
                                 std::span<const std::size_t> recv_displs, DataType dtype,
                                 CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::all_to_all_v, send, recv, 0, dtype, opts, where);
+  OpDesc d = make_op(OpKind::all_to_all_v, send, recv, 0, dtype, opts, where);
   d.send_counts = to_vector(send_counts);
   d.send_displs = to_vector(send_displs);
   d.recv_counts = to_vector(recv_counts);
@@ -279,7 +280,7 @@ Work Communicator::all_to_all_v(const void* send, std::span<const std::size_t> s
 Work Communicator::gather_v(const void* send, void* recv, std::span<const std::size_t> counts,
                             std::span<const std::size_t> displs, DataType dtype, int root,
                             CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::gather_v, send, recv, 0, dtype, opts, where, {.root = root});
+  OpDesc d = make_op(OpKind::gather_v, send, recv, 0, dtype, opts, where, {.root = root});
   d.recv_counts = to_vector(counts);
   d.recv_displs = to_vector(displs);
   return issue(std::move(d));
@@ -288,7 +289,7 @@ Work Communicator::gather_v(const void* send, void* recv, std::span<const std::s
 Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::size_t> counts,
                              std::span<const std::size_t> displs, DataType dtype, int root,
                              CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::scatter_v, send, recv, 0, dtype, opts, where, {.root = root});
+  OpDesc d = make_op(OpKind::scatter_v, send, recv, 0, dtype, opts, where, {.root = root});
   d.send_counts = to_vector(counts);
   d.send_displs = to_vector(displs);
   return issue(std::move(d));
@@ -298,81 +299,52 @@ Work Communicator::scatter_v(const void* send, void* recv, std::span<const std::
 
 Work Communicator::all_reduce(const Buffer& send, const Buffer& recv, ReduceOp op, CallOptions opts,
                               Where where) {
-  OpDesc d = make(OpKind::all_reduce, send.data(), recv.data(), send.count(), send.dtype(), opts,
-                  where, {.op = op});
+  OpDesc d = make_op(OpKind::all_reduce, send, recv, send.count(), opts, where, {.op = op});
   same_dtype(d, send, recv);
-  d.send_capacity = send.count();
-  d.recv_capacity = recv.count();
-  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::reduce_scatter(const Buffer& send, const Buffer& recv, ReduceOp op,
                                   CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::reduce_scatter, send.data(), recv.data(), recv.count(), send.dtype(),
-                  opts, where, {.op = op});
+  OpDesc d = make_op(OpKind::reduce_scatter, send, recv, recv.count(), opts, where, {.op = op});
   same_dtype(d, send, recv);
-  d.send_capacity = send.count();
-  d.recv_capacity = recv.count();
-  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::all_gather(const Buffer& send, const Buffer& recv, CallOptions opts,
                               Where where) {
-  OpDesc d =
-      make(OpKind::all_gather, send.data(), recv.data(), send.count(), send.dtype(), opts, where);
+  OpDesc d = make_op(OpKind::all_gather, send, recv, send.count(), opts, where);
   same_dtype(d, send, recv);
-  d.send_capacity = send.count();
-  d.recv_capacity = recv.count();
-  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::broadcast(const Buffer& buffer, int root, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::broadcast, buffer.data(), buffer.data(), buffer.count(), buffer.dtype(),
-                  opts, where, {.root = root});
-  d.send_capacity = d.recv_capacity = buffer.count();
-  own(d, buffer, {});
-  return issue(std::move(d));
+  return issue(
+      make_op(OpKind::broadcast, buffer, buffer, buffer.count(), opts, where, {.root = root}));
 }
 
 Work Communicator::reduce(const Buffer& send, const Buffer& recv, ReduceOp op, int root,
                           CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::reduce, send.data(), recv.data(), send.count(), send.dtype(), opts, where,
-                  {.op = op, .root = root});
+  OpDesc d =
+      make_op(OpKind::reduce, send, recv, send.count(), opts, where, {.op = op, .root = root});
   if (recv) same_dtype(d, send, recv);
-  d.send_capacity = send.count();
-  d.recv_capacity = recv ? recv.count() : 0;
-  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::all_to_all(const Buffer& send, const Buffer& recv, CallOptions opts,
                               Where where) {
-  OpDesc d = make(OpKind::all_to_all, send.data(), recv.data(), 0, send.dtype(), opts, where);
+  OpDesc d = make_op(OpKind::all_to_all, send, recv, 0, opts, where);
   same_dtype(d, send, recv);
   d.count = per_rank(d, "send", send.count());
-  d.send_capacity = send.count();
-  d.recv_capacity = recv.count();
-  own(d, send, recv);
   return issue(std::move(d));
 }
 
 Work Communicator::send(const Buffer& data, int peer, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::send, data.data(), nullptr, data.count(), data.dtype(), opts, where,
-                  {.peer = peer});
-  d.send_capacity = data.count();
-  own(d, data, {});
-  return issue(std::move(d));
+  return issue(make_op(OpKind::send, data, {}, data.count(), opts, where, {.peer = peer}));
 }
 
 Work Communicator::recv(const Buffer& data, int peer, CallOptions opts, Where where) {
-  OpDesc d = make(OpKind::recv, nullptr, data.data(), data.count(), data.dtype(), opts, where,
-                  {.peer = peer});
-  d.recv_capacity = data.count();
-  own(d, {}, data);
-  return issue(std::move(d));
+  return issue(make_op(OpKind::recv, {}, data, data.count(), opts, where, {.peer = peer}));
 }
 
 Group::Group(Communicator& comm, Where where)

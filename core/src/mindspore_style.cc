@@ -1,19 +1,10 @@
 // MindSpore comm_func shapes over the core calls.
 #include "twinccl/mindspore_style.h"
 
-#include "twinccl/call_site_text.h"
-#include "twinccl/errors.h"
+#include "make_op.h"
 
 namespace twinccl::mindspore_style {
 namespace {
-
-// Refuses a call in its own words; the peers learn why this rank never joined them.
-[[noreturn]] void reject(Communicator& group, const char* call, Where where,
-                         const std::string& what) {
-  std::string text = call_site_text(call, group.name(), group.rank(), where) + ": " + what;
-  group.rejected(OpDesc{}, text);
-  throw InvalidArgument(text);
-}
 
 // Sum of split sizes, refusing an overflow.
 std::size_t sum_of(Communicator& group, Where where, const char* what,
@@ -21,33 +12,13 @@ std::size_t sum_of(Communicator& group, Where where, const char* what,
   std::size_t sum = 0;
   for (std::size_t s : sizes) {
     if (s > ~std::size_t{0} - sum) {
-      reject(group, "all_to_all_single", where,
-             std::string(what) + " overflow size_t when summed (an entry is " + std::to_string(s) +
-                 ")");
+      reject_call(group, "all_to_all_single", where,
+                  std::string(what) + " overflow size_t when summed (an entry is " +
+                      std::to_string(s) + ")");
     }
     sum += s;
   }
   return sum;
-}
-
-// An operation from `tensor` (read) into `out` (written), both kept alive until it completed (as
-// the Buffer overloads: sizes known, and the caller may drop `tensor` before waiting).
-OpDesc between(OpKind kind, const Buffer& tensor, const Buffer& out, std::size_t count, int root,
-               bool async_op, Where where) {
-  OpDesc d;
-  d.kind = kind;
-  d.send = tensor.data();
-  d.recv = out.data();
-  d.count = count;
-  d.dtype = tensor.dtype();
-  d.root = root;
-  d.send_capacity = tensor.count();
-  d.recv_capacity = out.count();
-  d.async_op = async_op;
-  d.where = where;
-  d.send_owner = tensor.memory();
-  d.recv_owner = out.memory();
-  return d;
 }
 
 }  // namespace
@@ -63,9 +34,9 @@ Result reduce_scatter_tensor(const Buffer& tensor, ReduceOp op, Communicator& gr
                              Where where) {
   auto n = static_cast<std::size_t>(group.size());
   if (tensor.count() % n != 0) {
-    reject(group, "reduce_scatter_tensor", where,
-           std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
-               " ranks");
+    reject_call(group, "reduce_scatter_tensor", where,
+                std::to_string(tensor.count()) + " elements do not divide into " +
+                    std::to_string(n) + " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
   Work w = group.reduce_scatter(tensor, out, op, {async_op, {}}, where);
@@ -84,13 +55,13 @@ Result all_to_all_single(const Buffer& tensor, std::span<const std::size_t> outp
                          bool async_op, Where where) {
   std::size_t total_in = sum_of(group, where, "input_split_sizes", input_split_sizes);
   if (total_in != tensor.count()) {
-    reject(group, "all_to_all_single", where,
-           "input_split_sizes sum to " + std::to_string(total_in) + " but the tensor has " +
-               std::to_string(tensor.count()) + " elements");
+    reject_call(group, "all_to_all_single", where,
+                "input_split_sizes sum to " + std::to_string(total_in) + " but the tensor has " +
+                    std::to_string(tensor.count()) + " elements");
   }
   std::size_t total_out = sum_of(group, where, "output_split_sizes", output_split_sizes);
   Buffer out = group.alloc(total_out, tensor.dtype());
-  OpDesc d = between(OpKind::all_to_all_v, tensor, out, 0, -1, async_op, where);
+  OpDesc d = make_op(OpKind::all_to_all_v, tensor, out, 0, {async_op, {}}, where);
   d.send_counts.assign(input_split_sizes.begin(), input_split_sizes.end());
   d.recv_counts.assign(output_split_sizes.begin(), output_split_sizes.end());
   Work w = group.issue(std::move(d));
@@ -107,8 +78,8 @@ Result reduce(const Buffer& tensor, int root, ReduceOp op, Communicator& group, 
 
 Result broadcast(const Buffer& tensor, int root, Communicator& group, bool async_op, Where where) {
   Buffer out = group.alloc(tensor.count(), tensor.dtype());
-  return {out, group.issue(
-                   between(OpKind::broadcast, tensor, out, tensor.count(), root, async_op, where))};
+  return {out, group.issue(make_op(OpKind::broadcast, tensor, out, tensor.count(), {async_op, {}},
+                                   where, {.root = root}))};
 }
 
 Result gather_into_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op,
@@ -117,21 +88,21 @@ Result gather_into_tensor(const Buffer& tensor, int root, Communicator& group, b
   const auto n = static_cast<std::size_t>(group.size());
   Buffer out = group.alloc(mine ? n * tensor.count() : 1, tensor.dtype());
   Buffer target = mine ? out : Buffer();
-  return {out, group.issue(
-                   between(OpKind::gather, tensor, target, tensor.count(), root, async_op, where))};
+  return {out, group.issue(make_op(OpKind::gather, tensor, target, tensor.count(), {async_op, {}},
+                                   where, {.root = root}))};
 }
 
 Result scatter_tensor(const Buffer& tensor, int root, Communicator& group, bool async_op,
                       Where where) {
   const auto n = static_cast<std::size_t>(group.size());
   if (tensor.count() % n != 0) {
-    reject(group, "scatter_tensor", where,
-           std::to_string(tensor.count()) + " elements do not divide into " + std::to_string(n) +
-               " ranks");
+    reject_call(group, "scatter_tensor", where,
+                std::to_string(tensor.count()) + " elements do not divide into " +
+                    std::to_string(n) + " ranks");
   }
   Buffer out = group.alloc(tensor.count() / n, tensor.dtype());
-  return {out, group.issue(between(OpKind::scatter, tensor, out, tensor.count() / n, root, async_op,
-                                   where))};
+  return {out, group.issue(make_op(OpKind::scatter, tensor, out, tensor.count() / n, {async_op, {}},
+                                   where, {.root = root}))};
 }
 
 Result recv(std::size_t count, DataType dtype, int peer, Communicator& group, bool async_op,

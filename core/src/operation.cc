@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "twinccl/ascii_case.h"
 #include "twinccl/errors.h"
 #include "twinccl/op_traits.h"
 #include "twinccl/reduction.h"
@@ -11,45 +12,30 @@
 namespace twinccl {
 namespace {
 
-std::string strip(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c != '_' && c != '-')
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+// Elements the blocks of `b` span (at b.displs, packed when empty); throws naming the entry whose
+// end overflows size_t.
+std::size_t extent(const BlockVectors& b, OpKind kind) {
+  const std::string call(name(kind));
+  if (!b.displs.empty() && b.displs.size() != b.counts.size()) {
+    throw InvalidArgument(call + ": " + std::to_string(b.displs.size()) + " " + b.displs_name +
+                          " for " + std::to_string(b.counts.size()) + " " + b.counts_name);
   }
-  return out;
-}
-
-// a * b, throwing when it overflows size_t.
-std::size_t checked_mul(std::size_t a, std::size_t b, const OpDesc& op, std::string_view what) {
-  if (a != 0 && b > ~std::size_t{0} / a) {
-    throw InvalidArgument(std::string(name(op.kind)) + " (" + describe_call_site(op.where) +
-                          "): " + std::string(what) + " = " + std::to_string(a) + " x " +
-                          std::to_string(b) + " overflows");
-  }
-  return a * b;
-}
-
-// Elements a buffer described by counts (+ optional displacements) spans; `counts_name` and
-// `displs_name` ("recv_counts", "send_displs") name them when the end overflows size_t.
-std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs,
-                   const OpDesc& op, const char* counts_name, const char* displs_name) {
   std::size_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    std::size_t begin = displs.empty() ? total : displs[i];
-    std::size_t end = begin + counts[i];
+  for (std::size_t i = 0; i < b.counts.size(); ++i) {
+    std::size_t begin = b.displs.empty() ? total : b.displs[i];
+    std::size_t end = begin + b.counts[i];
     if (end < begin) {
-      std::string entry =
-          std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(counts[i]);
-      throw InvalidArgument(std::string(name(op.kind)) + ": " + entry +
-                            (displs.empty()
+      std::string entry = std::string(b.counts_name) + "[" + std::to_string(i) +
+                          "] = " + std::to_string(b.counts[i]);
+      throw InvalidArgument(call + ": " + entry +
+                            (b.displs.empty()
                                  ? " after " + std::to_string(begin) + " elements of the earlier " +
-                                       counts_name + " (packed)"
-                                 : " at " + std::string(displs_name) + "[" + std::to_string(i) +
+                                       b.counts_name + " (packed)"
+                                 : " at " + std::string(b.displs_name) + "[" + std::to_string(i) +
                                        "] = " + std::to_string(begin)) +
                             " ends past SIZE_MAX elements");
     }
-    total = displs.empty() ? end : std::max(total, end);
+    total = b.displs.empty() ? end : std::max(total, end);
   }
   return total;
 }
@@ -63,21 +49,8 @@ bool valid(OpKind k) { return static_cast<std::size_t>(k) < kOpKindCount; }
 // Elements op's buffer on `side` holds on `rank`, by the kind's rule (op_traits.h).
 std::size_t elements(const OpDesc& op, Side side, int rank, int nranks) {
   if (!valid(op.kind)) return 0;
-  switch (rule_of(traits(op.kind), side).of(rank == op.root)) {
-    case Elements::none:
-      return 0;
-    case Elements::count:
-      return op.count;
-    case Elements::nranks_times_count:
-      return checked_mul(static_cast<std::size_t>(nranks), op.count, op, "nranks x count");
-    case Elements::own_block:
-      return at(block_vectors(op, side).counts, rank);
-    case Elements::blocks: {
-      const BlockVectors b = block_vectors(op, side);
-      return extent(b.counts, b.displs, op, b.counts_name, b.displs_name);
-    }
-  }
-  return 0;
+  return elements_under(rule_of(traits(op.kind), side).of(rank == op.root), op.kind, op.count, rank,
+                        nranks, block_vectors(op, side));
 }
 
 // Where this rank's block starts in the buffer on `side` (elements): rank x count, or the
@@ -96,9 +69,9 @@ std::size_t block_offset(const OpDesc& op, Side side, int rank) {
 std::string_view name(OpKind kind) { return valid(kind) ? traits(kind).name : "invalid"; }
 
 OpKind parse_op_kind(std::string_view text) {
-  std::string key = strip(text);
+  std::string key = name_key(text);
   for (const OpTraits& k : all_op_traits()) {
-    if (strip(k.name) == key) return k.kind;
+    if (name_key(k.name) == key) return k.kind;
   }
   std::string names;
   for (const OpTraits& k : all_op_traits()) {
@@ -111,6 +84,28 @@ bool is_reducing(OpKind k) { return valid(k) && traits(k).reducing; }
 bool is_rooted(OpKind k) { return valid(k) && traits(k).rooted; }
 bool is_p2p(OpKind k) { return valid(k) && traits(k).p2p; }
 bool is_uneven(OpKind k) { return valid(k) && traits(k).uneven; }
+
+std::size_t elements_under(Elements rule, OpKind kind, std::size_t count, int rank, int nranks,
+                           const BlockVectors& b) {
+  const auto n = static_cast<std::size_t>(nranks);
+  switch (rule) {
+    case Elements::none:
+      return 0;
+    case Elements::count:
+      return count;
+    case Elements::nranks_times_count:
+      if (count != 0 && n > ~std::size_t{0} / count) {
+        throw InvalidArgument(std::string(name(kind)) + ": nranks x count = " + std::to_string(n) +
+                              " x " + std::to_string(count) + " overflows");
+      }
+      return n * count;
+    case Elements::own_block:
+      return at(b.counts, rank);
+    case Elements::blocks:
+      return extent(b, kind);
+  }
+  return 0;
+}
 
 BlockVectors block_vectors(const OpDesc& op, Side side) {
   const bool in = side == Side::input;

@@ -2,7 +2,6 @@
 // op_traits.h (the uneven variants read the spec's counts), and the spec of one rank's call.
 #include "twinccl/schedule.h"
 
-#include <algorithm>
 #include <string>
 
 #include "twinccl/errors.h"
@@ -28,59 +27,19 @@ const std::vector<std::size_t>& checked_counts(const CollectiveSpec& spec) {
   return spec.counts;
 }
 
-// Elements a buffer of blocks (counts at displs, or packed) must hold.
-std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs) {
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    total = displs.empty() ? total + counts[i] : std::max(total, displs.at(i) + counts[i]);
-  }
-  return total;
-}
-
-// all_to_all_v: what rank r sends (row r) or receives (column r) of the count matrix.
-std::vector<std::size_t> matrix_line(const CollectiveSpec& spec, std::size_t r, bool column) {
-  const auto n = static_cast<std::size_t>(spec.nranks);
-  if (spec.matrix.size() != n * n) {
-    throw InvalidArgument("all_to_all_v schedule: count matrix has " +
-                          std::to_string(spec.matrix.size()) + " entries, expected " +
-                          std::to_string(n * n));
-  }
-  std::vector<std::size_t> line(n);
-  for (std::size_t p = 0; p < n; ++p) {
-    line[p] = column ? spec.matrix[p * n + r] : spec.matrix[r * n + p];
-  }
-  return line;
-}
-
-std::vector<std::size_t> displs_line(const std::vector<std::size_t>& displs, std::size_t r,
-                                     std::size_t n) {
-  if (displs.empty()) return {};
-  return {displs.begin() + static_cast<std::ptrdiff_t>(r * n),
-          displs.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)};
-}
-
 // Elements the buffer on `side` holds on `rank`, by the kind's rule (op_traits.h).
 std::size_t elements(const CollectiveSpec& spec, Side side, int rank) {
-  const std::size_t r = rank_index(spec, rank);
-  const auto n = static_cast<std::size_t>(spec.nranks);
-  switch (rule_of(traits(spec.kind), side).of(rank == spec.root)) {
-    case Elements::none:
-      return 0;
-    case Elements::count:
-      return spec.count;
-    case Elements::nranks_times_count:
-      return n * spec.count;
-    case Elements::own_block:
-      return checked_counts(spec)[r];
-    case Elements::blocks:
-      if (spec.kind == OpKind::all_to_all_v) {  // row r (sent) or column r (received)
-        const bool in = side == Side::input;
-        return extent(matrix_line(spec, r, !in),
-                      displs_line(in ? spec.send_displs : spec.recv_displs, r, n));
-      }
-      return extent(checked_counts(spec), spec.displs);
+  rank_index(spec, rank);  // throws when out of range
+  const Elements rule = rule_of(traits(spec.kind), side).of(rank == spec.root);
+  if (rule == Elements::blocks && spec.kind == OpKind::all_to_all_v) {
+    const PeerCounts p = matrix_side(spec, rank, side);
+    return elements_under(rule, spec.kind, 0, rank, spec.nranks,
+                          {p.counts, "counts", p.displs, "displs"});
   }
-  return 0;
+  const bool blocks = rule == Elements::own_block || rule == Elements::blocks;
+  return elements_under(
+      rule, spec.kind, spec.count, rank, spec.nranks,
+      {blocks ? checked_counts(spec) : spec.counts, "counts", spec.displs, "displs"});
 }
 
 }  // namespace
@@ -93,7 +52,26 @@ std::size_t output_elements(const CollectiveSpec& spec, int rank) {
   return elements(spec, Side::output, rank);
 }
 
-std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
+PeerCounts matrix_side(const CollectiveSpec& spec, int rank, Side side) {
+  const auto n = static_cast<std::size_t>(spec.nranks);
+  const std::size_t r = rank_index(spec, rank);
+  const std::vector<std::size_t>& displs =
+      side == Side::input ? spec.send_displs : spec.recv_displs;
+  if (spec.matrix.size() != n * n || (!displs.empty() && displs.size() != n * n)) {
+    throw InvalidArgument("all_to_all_v schedule: count matrix has " +
+                          std::to_string(spec.matrix.size()) + " entries and " +
+                          (side == Side::input ? "send" : "recv") + " displacements " +
+                          std::to_string(displs.size()) + ", expected " + std::to_string(n * n));
+  }
+  PeerCounts p;
+  for (std::size_t q = 0; q < n; ++q) {  // row r is sent, column r received
+    p.counts.push_back(side == Side::input ? spec.matrix[r * n + q] : spec.matrix[q * n + r]);
+    if (!displs.empty()) p.displs.push_back(displs[r * n + q]);
+  }
+  return p;
+}
+
+std::vector<std::size_t> packed_displs(std::span<const std::size_t> counts) {
   std::vector<std::size_t> d(counts.size());
   std::size_t total = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) {

@@ -7,8 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "twinccl/call_site_text.h"
-#include "twinccl/errors.h"
+#include "make_op.h"
 
 namespace twinccl::torch_style {
 namespace {
@@ -19,42 +18,32 @@ MaybeWork finish(Work w, bool async_op) {
   return std::nullopt;
 }
 
-// Refuses a call in its own words; the peers learn why this rank never joined them.
-[[noreturn]] void reject(Communicator& group, const char* call, Where where,
-                         const std::string& what) {
-  std::string text = call_site_text(call, group.name(), group.rank(), where) + ": " + what;
-  group.rejected(OpDesc{}, text);
-  throw InvalidArgument(text);
-}
-
 // torch's rule for the *_tensor calls: the larger tensor holds exactly size() of the smaller.
 void check_stacked(const char* call, Communicator& group, const char* large_name,
                    const Buffer& large, const char* small_name, const Buffer& small, Where where) {
   auto n = static_cast<std::size_t>(group.size());
   if (large.count() % n != 0 || large.count() / n != small.count()) {
-    reject(group, call, where,
-           std::string(large_name) + " holds " + std::to_string(large.count()) +
-               " elements but must hold exactly group size x " + small_name + " = " +
-               std::to_string(group.size()) + " x " + std::to_string(small.count()) +
-               " (torch's rule: no element left unwritten or unread)");
+    reject_call(group, call, where,
+                std::string(large_name) + " holds " + std::to_string(large.count()) +
+                    " elements but must hold exactly group size x " + small_name + " = " +
+                    std::to_string(group.size()) + " x " + std::to_string(small.count()) +
+                    " (torch's rule: no element left unwritten or unread)");
   }
 }
 
 void check_list(const char* call, const char* list_name, Communicator& group,
                 std::span<const Buffer> list, DataType dtype, Where where) {
-  std::string at = call_site_text(call, group.name(), group.rank(), where) + ": ";
-  auto reject = [&](const std::string& text) {
-    group.rejected(OpDesc{}, text);  // the peers learn why this rank never joined them
-    throw InvalidArgument(text);
-  };
   if (list.size() != static_cast<std::size_t>(group.size())) {
-    reject(at + list_name + " has " + std::to_string(list.size()) + " buffers; the group has " +
-           std::to_string(group.size()) + " ranks");
+    reject_call(group, call, where,
+                list_name + std::string(" has ") + std::to_string(list.size()) +
+                    " buffers; the group has " + std::to_string(group.size()) + " ranks");
   }
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (list[i].dtype() != dtype) {
-      reject(at + list_name + "[" + std::to_string(i) + "] is " +
-             std::string(name(list[i].dtype())) + ", expected " + std::string(name(dtype)));
+      reject_call(group, call, where,
+                  list_name + ("[" + std::to_string(i) + "] is ") +
+                      std::string(name(list[i].dtype())) + ", expected " +
+                      std::string(name(dtype)));
     }
   }
 }
@@ -66,27 +55,15 @@ std::string indexed(const char* list, std::size_t i) {
 void check_outputs_apart(const char* call, const char* list_name, Communicator& group,
                          std::span<const Buffer> list, Where where) {
   std::string shared = entries_sharing_memory(list, list_name);
-  if (!shared.empty()) reject(group, call, where, shared);
+  if (!shared.empty()) reject_call(group, call, where, shared);
 }
 
 // One send or recv of a list call, named as the user knows it ("tensor_list[1]") in messages.
 OpDesc piece(OpKind kind, const Buffer& b, int peer, std::string_view part_of, std::string role,
              Where where) {
-  OpDesc d;
-  d.kind = kind;
-  if (kind == OpKind::send) {
-    d.send = b.data();
-    d.send_capacity = b.count();
-    d.send_owner = b.memory();
-  } else {
-    d.recv = b.data();
-    d.recv_capacity = b.count();
-    d.recv_owner = b.memory();
-  }
-  d.count = b.count();
-  d.dtype = b.dtype();
-  d.peer = peer;
-  d.where = where;
+  const bool send = kind == OpKind::send;
+  OpDesc d =
+      make_op(kind, send ? b : Buffer(), send ? Buffer() : b, b.count(), {}, where, {.peer = peer});
   d.part_of = part_of;
   d.role = std::move(role);
   return d;
@@ -148,10 +125,10 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
   check_list("reduce_scatter", "input_list", group, input_list, output.dtype(), where);
   const Buffer& mine = input_list[static_cast<std::size_t>(group.rank())];
   if (output.count() != mine.count()) {
-    reject(group, "reduce_scatter", where,
-           "output holds " + std::to_string(output.count()) + " elements but input_list[" +
-               std::to_string(group.rank()) + "] (this rank's share) holds " +
-               std::to_string(mine.count()) + "; they must match");
+    reject_call(group, "reduce_scatter", where,
+                "output holds " + std::to_string(output.count()) + " elements but input_list[" +
+                    std::to_string(group.rank()) + "] (this rank's share) holds " +
+                    std::to_string(mine.count()) + "; they must match");
   }
   std::vector<std::size_t> counts = counts_of(input_list);
   std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
@@ -161,19 +138,10 @@ MaybeWork reduce_scatter(Communicator& group, const Buffer& output,
     staging.slice(at, b.count()).copy_from(b);
     at += b.count();
   }
-  OpDesc d;
-  d.kind = OpKind::reduce_scatter_v;
-  d.send = staging.data();
-  d.recv = output.data();
+  // the staging buffer and the output live until it completed
+  OpDesc d =
+      make_op(OpKind::reduce_scatter_v, staging, output, 0, {async_op, {}}, where, {.op = op});
   d.recv_counts = std::move(counts);
-  d.dtype = output.dtype();
-  d.op = op;
-  d.send_capacity = staging.count();
-  d.recv_capacity = output.count();
-  d.async_op = async_op;
-  d.where = where;
-  d.send_owner = staging.memory();  // the staging buffer and the output live until it completed
-  d.recv_owner = output.memory();
   return finish(group.issue(std::move(d)), async_op);
 }
 
@@ -199,7 +167,7 @@ MaybeWork all_to_all(Communicator& group, std::span<const Buffer> output_list,
   check_outputs_apart("all_to_all", "output_list", group, output_list, where);
   if (std::string over = outputs_over_inputs(output_list, "output_list", input_list, "input_list");
       !over.empty())
-    reject(group, "all_to_all", where, over);
+    reject_call(group, "all_to_all", where, over);
   Group batch(group, where);
   for (int r = 0; r < group.size(); ++r) {
     auto i = static_cast<std::size_t>(r);
@@ -215,9 +183,10 @@ MaybeWork batch_isend_irecv(Communicator& group, std::span<const P2POp> ops, boo
                             Where where) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind != P2POp::Kind::isend && ops[i].kind != P2POp::Kind::irecv) {
-      reject(group, "batch_isend_irecv", where,
-             indexed("p2p_op_list", i) + ".kind value " +
-                 std::to_string(static_cast<int>(ops[i].kind)) + " is neither isend nor irecv");
+      reject_call(group, "batch_isend_irecv", where,
+                  indexed("p2p_op_list", i) + ".kind value " +
+                      std::to_string(static_cast<int>(ops[i].kind)) +
+                      " is neither isend nor irecv");
     }
   }
   Group batch(group, where);

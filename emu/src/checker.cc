@@ -29,27 +29,27 @@ CommRecord* Checker::add_comm(std::string name, std::vector<int> global_ranks, b
   return comms_.back().get();
 }
 
-Agent* Checker::add_stream(CommRecord* comm, int comm_rank) {
-  std::lock_guard<std::mutex> lock(mu_);
+Agent& Checker::add_agent_locked(CommRecord* comm, int comm_rank) {
   Agent& a = agents_.emplace_back();
   a.id = static_cast<int>(agents_.size()) - 1;
   a.global_rank = comm->global_ranks[static_cast<std::size_t>(comm_rank)];
   a.comm = comm;
-  comm->agents[static_cast<std::size_t>(comm_rank)] = a.id;
   streams_of_rank_[static_cast<std::size_t>(a.global_rank)].push_back(a.id);
   nodes_.emplace_back();
+  return a;
+}
+
+Agent* Checker::add_stream(CommRecord* comm, int comm_rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Agent& a = add_agent_locked(comm, comm_rank);
+  comm->agents[static_cast<std::size_t>(comm_rank)] = a.id;
   return &a;
 }
 
 Agent* Checker::add_lane(CommRecord* comm, int comm_rank, int peer, bool sends) {
   std::lock_guard<std::mutex> lock(mu_);
-  Agent& a = agents_.emplace_back();
-  a.id = static_cast<int>(agents_.size()) - 1;
-  a.global_rank = comm->global_ranks[static_cast<std::size_t>(comm_rank)];
-  a.comm = comm;
+  Agent& a = add_agent_locked(comm, comm_rank);
   comm->lanes[{comm_rank, peer, sends}] = a.id;
-  streams_of_rank_[static_cast<std::size_t>(a.global_rank)].push_back(a.id);
-  nodes_.emplace_back();
   return &a;
 }
 

@@ -114,6 +114,8 @@ class Checker {
     int peer_global;
     const char* verb;
   };
+  // A new agent (stream or lane) of `comm_rank`, with its node; the caller holds mu_.
+  Agent& add_agent_locked(CommRecord* comm, int comm_rank);
   void edges_of(int node, std::vector<Edge>& out);
   int target_for(const CommRecord& comm, int comm_rank) const;
   // Who must move for `comm_rank` to send to (`sends`) or receive from `peer`: its stream (or

@@ -86,14 +86,15 @@ Work EmuCommunicator::submit(OpDesc op) {
     group_ops_.push_back(std::move(issued));
     return Work(group_work_);
   }
-  if (shared_->config.p2p_per_peer_streams && is_p2p(issued.op.kind))
-    return issue_on_lane(std::move(issued));
+  Lane& lane = shared_->config.p2p_per_peer_streams && is_p2p(issued.op.kind)
+                   ? lane_for(issued.op.peer, issued.op.kind == OpKind::send)
+                   : main_;
   bool async_op = issued.op.async_op;
-  if (!async_op && run_blocking_inline(main_, std::span<const Issued>(&issued, 1)))
+  if (!async_op && run_blocking_inline(lane, std::span<const Issued>(&issued, 1)))
     return Work();  // completed
   std::vector<Issued> ops;
   ops.push_back(std::move(issued));
-  return launch(main_, std::move(ops), async_op);
+  return launch(lane, std::move(ops), async_op);
 }
 
 std::shared_ptr<emu::EmuWork> EmuCommunicator::new_work(Lane& lane, const OpDesc* first,
@@ -302,7 +303,6 @@ void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
   std::vector<std::uint64_t> send_numbers;
   std::size_t recvs_done = 0;  // recvs that took their message (or failed taking it)
   bool in_recv = false;        // a failing recv refuses its own message (Exchange::consume)
-  bool inline_run = lane.stream.running_inline();
   try {
     if (!send_ops.empty() || !recv_ops.empty()) {
       const OpDesc& first = send_ops.empty() ? recv_ops.front()->op : send_ops.front()->op;
@@ -325,14 +325,7 @@ void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
     for (; recvs_done < recv_ops.size(); ++recvs_done) {
       const OpDesc& op = recv_ops[recvs_done]->op;
       std::size_t bytes = op.count * size_of(op.dtype);
-      emu::WaitSite site;
-      site.agent = lane.agent;
-      site.kind = emu::WaitKind::recv;
-      site.rank = rank_;
-      site.peer = op.peer;
-      site.op = "recv";
-      site.where = op.where;
-      site.on_user_thread = inline_run;
+      emu::WaitSite site = wait_site(lane, emu::WaitKind::recv, "recv", op.where, op.peer, 0);
       emu::Expected expected{op.count,   op.dtype, op.where, shared_->name,
                              op.part_of, op.role,  op.recv};
       in_recv = true;
@@ -350,15 +343,8 @@ void EmuCommunicator::run_group(Lane& lane, std::span<const Issued> ops) {
     }
     for (std::size_t k = 0; k < sends.size(); ++k) {
       const OpDesc& op = send_ops[k]->op;
-      emu::WaitSite site;
-      site.agent = lane.agent;
-      site.kind = emu::WaitKind::send;
-      site.rank = rank_;
-      site.peer = op.peer;
-      site.seq = send_numbers[k];
-      site.op = "send";
-      site.where = op.where;
-      site.on_user_thread = inline_run;
+      emu::WaitSite site =
+          wait_site(lane, emu::WaitKind::send, "send", op.where, op.peer, send_numbers[k]);
       p2p.wait_consumed(
           rank_, sends[k],
           [&] {

@@ -144,11 +144,14 @@ class EmuCommunicator final : public Communicator {
   // in another (group_buffers.h); throws InvalidArgument (and aborts the world) when one does.
   void check_group_collectives(std::span<const Issued> ops);
   void run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq);
+  // What this rank waits for on `lane` (the checker's view): `op` at `where`, with a peer (send,
+  // recv) or a seq (a collective's, a send's message number).
+  emu::WaitSite wait_site(const Lane& lane, emu::WaitKind kind, std::string_view op, Where where,
+                          int peer, std::uint64_t seq) const;
   // p2p_lanes.cc (p2p_per_peer_streams): the lane of sends to / recvs from `peer`, created on
-  // first use; a lone send/recv issued on it; a group's send/recv issued one per lane, its
+  // first use (a lone send/recv runs on it); a group's send/recv issued one per lane, its
   // collectives as one task on the communicator's stream, `work` done when all are.
   Lane& lane_for(int peer, bool sends);
-  Work issue_on_lane(Issued issued);
   Work launch_split_group(std::vector<Issued> ops, bool async_op,
                           std::shared_ptr<emu::EmuWork> work);
   // `per_peer` (a p2p lane, named for messages): its worker ends when idle and counts against

@@ -143,6 +143,17 @@ Posted* Exchange::take(int receiver, int sender, const std::function<std::string
   return message;
 }
 
+void Exchange::use_then_consume(int sender, Posted& message,
+                                const std::function<void(const Posted&)>& use) {
+  try {
+    use(message);
+  } catch (...) {
+    mark_consumed(sender, message);
+    throw;
+  }
+  mark_consumed(sender, message);
+}
+
 void Exchange::mark_consumed(int sender, Posted& message) {
   Inbox& sbox = *inbox_[static_cast<std::size_t>(sender)];
   {
@@ -163,13 +174,7 @@ void Exchange::consume(int receiver, int sender, std::size_t expected_count,
                         std::to_string(message->count) + " elements, rank " +
                         std::to_string(receiver) + " expected " + std::to_string(expected_count));
   }
-  try {
-    use(*message);
-  } catch (...) {
-    mark_consumed(sender, *message);
-    throw;
-  }
-  mark_consumed(sender, *message);
+  use_then_consume(sender, *message, use);
 }
 
 void Exchange::consume(int receiver, int sender, const Expected& expected,
@@ -206,13 +211,7 @@ void Exchange::consume(int receiver, int sender, const Expected& expected,
     mark_consumed(sender, *message);
     throw InvalidArgument(text);
   }
-  try {
-    use(*message);
-  } catch (...) {
-    mark_consumed(sender, *message);
-    throw;
-  }
-  mark_consumed(sender, *message);
+  use_then_consume(sender, *message, use);
 }
 
 void Exchange::withdraw(int receiver, Posted& message) {

@@ -162,6 +162,8 @@ class Exchange {
   Posted* take(int receiver, int sender, const std::function<std::string()>& what,
                const WaitSite* site, std::optional<Posted>* tombstone);
   void mark_consumed(int sender, Posted& message);
+  // use(message), then mark_consumed, also when `use` throws (the sender is let go either way).
+  void use_then_consume(int sender, Posted& message, const std::function<void(const Posted&)>& use);
   // Under the inbox lock of `receiver`: a refused message is consumed at once.
   void refuse_locked(Posted& message, const Refusal& refusal);
   std::string rank_text(int comm_rank) const;

@@ -58,16 +58,6 @@ EmuCommunicator::Lane& EmuCommunicator::lane_for(int peer, bool sends) {
   return *lanes_.emplace(key, std::move(lane)).first->second;
 }
 
-Work EmuCommunicator::issue_on_lane(Issued issued) {
-  Lane& lane = lane_for(issued.op.peer, issued.op.kind == OpKind::send);
-  bool async_op = issued.op.async_op;
-  if (!async_op && run_blocking_inline(lane, std::span<const Issued>(&issued, 1)))
-    return Work();  // completed
-  std::vector<Issued> ops;
-  ops.push_back(std::move(issued));
-  return launch(lane, std::move(ops), async_op);
-}
-
 Work EmuCommunicator::launch_split_group(std::vector<Issued> ops, bool async_op,
                                          std::shared_ptr<emu::EmuWork> work) {
   std::vector<Issued> collectives;

@@ -11,18 +11,26 @@
 
 namespace twinccl::emu {
 
+emu::WaitSite EmuCommunicator::wait_site(const Lane& lane, emu::WaitKind kind, std::string_view op,
+                                         Where where, int peer, std::uint64_t seq) const {
+  emu::WaitSite site;
+  site.agent = lane.agent;
+  site.kind = kind;
+  site.rank = rank_;
+  site.seq = seq;
+  site.peer = peer;
+  site.op = op;
+  site.where = where;
+  site.on_user_thread = lane.stream.running_inline();
+  return site;
+}
+
 void EmuCommunicator::run_collective(Lane& lane, const OpDesc& op, std::uint64_t seq) {
   if (fault(FaultStage::before_collective, op, seq) == FaultAction::abort_communicator)
     shared_->world->check_abort();
   emu::Rendezvous& rdv = shared_->rendezvous;
-  emu::WaitSite site;
-  site.agent = lane.agent;
-  site.kind = emu::WaitKind::collective;
-  site.rank = rank_;
-  site.seq = seq;
-  site.op = twinccl::name(op.kind);
-  site.where = op.where;
-  site.on_user_thread = lane.stream.running_inline();
+  emu::WaitSite site =
+      wait_site(lane, emu::WaitKind::collective, twinccl::name(op.kind), op.where, -1, seq);
   emu::Meeting& meeting =
       rdv.arrive(seq, rank_, op, {}, {}, &site, leads(op) ? &emu::lead_small_collective : nullptr,
                  &cache_.staging());

@@ -66,14 +66,7 @@ std::unique_ptr<Communicator> EmuCommunicator::do_split(int color, int key, std:
           std::rethrow_exception(why);
         }
         emu::Rendezvous& rdv = shared_->rendezvous;
-        emu::WaitSite site;
-        site.agent = main_.agent;
-        site.kind = emu::WaitKind::collective;
-        site.rank = rank_;
-        site.seq = seq;
-        site.op = "split";
-        site.where = where;
-        site.on_user_thread = main_.stream.running_inline();
+        emu::WaitSite site = wait_site(main_, emu::WaitKind::collective, "split", where, -1, seq);
         emu::Meeting& m = rdv.arrive(seq, rank_, op, "split", {color, key}, &site);
         try {
           emu::spec_from_meeting(m);  // every rank must be in split (not a barrier or another op)

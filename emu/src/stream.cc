@@ -70,24 +70,9 @@ void Stream::enqueue(Task task, std::shared_ptr<EmuWork> work) {
 }
 
 void Stream::run_or_enqueue(Task task, std::shared_ptr<EmuWork> work) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (busy_ || !queue_.empty()) {
-      queue_.emplace_back(std::move(task), std::move(work));
-      if (std::exception_ptr error = start_worker_locked()) std::rethrow_exception(error);
-      cv_.notify_all();
-      return;
-    }
-    busy_ = true;
-  }
-  inline_.store(true, std::memory_order_relaxed);
+  if (!try_begin_inline()) return enqueue(std::move(task), std::move(work));
   run_task(task, *work);
-  inline_.store(false, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    busy_ = false;
-  }
-  cv_.notify_all();
+  end_inline();
 }
 
 bool Stream::try_begin_inline() {

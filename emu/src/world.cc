@@ -121,11 +121,6 @@ void World::release_lane_thread() noexcept {
   lanes_cv_.notify_all();
 }
 
-int World::lane_threads() const {
-  std::lock_guard<std::mutex> lock(lanes_mu_);
-  return lane_threads_;
-}
-
 std::string World::where_ranks_stand() const {
   if (!checker_) return "";
   return checker_->where_ranks_stand([this](int rank) { return recorder_->latest(rank); });

@@ -88,7 +88,6 @@ class World {
   // ending when idle frees its slot: waits a little for one); else ConfigError naming `who`.
   void acquire_lane_thread(int max, const std::string& who);
   void release_lane_thread() noexcept;
-  int lane_threads() const;
   static constexpr std::chrono::milliseconds kLaneIdle{20};  // a lane's idle worker then ends
 
   // "where every rank stands: rank 0: in all_reduce #3 ...; rank 1: running its own code [...]".
@@ -186,7 +185,7 @@ class World {
   bool reason_lost_ = false;  // no memory to copy the first reason
   std::vector<std::string> misuse_;
   std::vector<std::string> failures_;
-  mutable std::mutex lanes_mu_;
+  std::mutex lanes_mu_;
   std::condition_variable lanes_cv_;
   int lane_threads_ = 0;
   std::unique_ptr<Checker> checker_;

@@ -94,6 +94,21 @@ TEST_CASE("input and output sizes follow the NCCL counts", "[algorithms]") {
   CHECK(output_elements(gapped, 1) == 0);
 }
 
+TEST_CASE("a spec whose sizes overflow or whose displacements are short is refused",
+          "[algorithms]") {
+  // Before: nranks x count wrapped to a small size, a short displacement list threw
+  // std::out_of_range (gather_v) or was read past its end (all_to_all_v).
+  CollectiveSpec huge = algo_test::make_spec(OpKind::all_gather, 4, ~std::size_t{0} / 2, 0);
+  CHECK_THROWS_WITH(output_elements(huge, 0),
+                    Contains("all_gather: nranks x count") && Contains("overflows"));
+  CollectiveSpec gapped = algo_test::make_spec(OpKind::gather_v, 4, 5, 0);
+  gapped.displs = {0, 5};
+  CHECK_THROWS_WITH(output_elements(gapped, 0), Contains("gather_v: 2 displs for 4 counts"));
+  CollectiveSpec a2av = algo_test::make_spec(OpKind::all_to_all_v, 3, 2, 0);
+  a2av.send_displs = {0, 1};
+  CHECK_THROWS_AS(input_elements(a2av, 1), InvalidArgument);
+}
+
 TEST_CASE("step counts of the schedules", "[algorithms]") {
   for (int n : {2, 3, 4, 7, 8, 16}) {
     INFO("n=" << n);

@@ -189,9 +189,6 @@ class Communicator {
   Work submit_holding_buffers(OpDesc op);
   std::shared_ptr<CallObserver> observer_;
   [[noreturn]] void reject(const OpDesc& op, const std::string& message);
-  // "<operation> on comm .. rank .. (where): <message>", told to rejected(), thrown.
-  [[noreturn]] void reject(std::string_view operation, const Where& where,
-                           const std::string& message);
   void same_dtype(const OpDesc& op, const Buffer& send, const Buffer& recv);
   std::size_t per_rank(const OpDesc& op, const char* which, std::size_t total);
 };

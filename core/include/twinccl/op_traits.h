@@ -98,13 +98,26 @@ struct BlockVectors {
 };
 BlockVectors block_vectors(const OpDesc& op, Side side);
 
+// The one element rule: what a buffer holds on `rank` under `rule` (count, nranks x count, this
+// rank's entry of b.counts, or the span of b's blocks); InvalidArgument naming `kind` and the
+// entry when that overflows size_t. send_elements and input_elements both ask it.
+std::size_t elements_under(Elements rule, OpKind kind, std::size_t count, int rank, int nranks,
+                           const BlockVectors& b);
+
 // The spec of a call, from one rank's OpDesc: kind, count, root (0 when the kind has none), the
 // uneven variants' counts and displacements (packed when the call gives none). The one
 // description the emulator (after every rank agreed), replay and the default choice build
 // schedules from. all_to_all_v's count matrix needs every rank's call: the caller fills
 // spec.matrix and its displacements.
 CollectiveSpec spec_of(const OpDesc& op, int nranks);
+// all_to_all_v on `rank`: the elements it sends to each peer (Side::input: row `rank` of
+// spec.matrix) or receives from each (Side::output: column `rank`), and that side's
+// displacements (empty: packed). InvalidArgument when the matrix or displacements are not n x n.
+struct PeerCounts {
+  std::vector<std::size_t> counts, displs;
+};
+PeerCounts matrix_side(const CollectiveSpec& spec, int rank, Side side);
 // Where each block of `counts` starts when the blocks are packed in rank order.
-std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts);
+std::vector<std::size_t> packed_displs(std::span<const std::size_t> counts);
 
 }  // namespace twinccl
