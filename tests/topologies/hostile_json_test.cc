@@ -41,7 +41,8 @@ void check_bounded(const std::string& message) {
 
 }  // namespace
 
-TEST_CASE("hostile JSON: deep nesting is refused before parsing", "[topologies][json][hostile]") {
+TEST_CASE("hostile JSON: deep nesting is refused while parsing, with its line and column",
+          "[topologies][json][hostile]") {
   const std::string deep(100000, '[');
   const std::string e = error_of(deep + std::string(100000, ']'));
   CHECK_THAT(e, Contains("h.json: nesting deeper than 64 levels at line 1, column 65"));
