@@ -177,6 +177,11 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest).
       request.nccl_version = sim::nccl_version_code(table.log.nccl_version);
       request.params.channels = o.channels;
+      // Only a one-rank call depends on these (NCCL's copy, nothing in place, a scaling kernel
+      // for avg / mulsum): sim::Prediction::one_rank.
+      request.in_place = o.in_place;
+      if (row.redop == "avg") request.op = ReduceKind::avg;
+      if (row.redop == "mulsum") request.op = ReduceKind::premul_sum;
       sim::Prediction p;
       try {
         p = sim::predict(topology, request);
@@ -190,8 +195,9 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       c.measured_busbw_gbps = m->busbw_gbps;
       c.predicted_time_us = p.time_us;
       c.predicted_busbw_gbps = p.busbw_gbps;
-      c.algorithm = p.algorithm;
-      c.protocol = std::string(sim::name(p.protocol));
+      // one rank: NCCL runs no algorithm, "one_rank/copy" (sim::Prediction::one_rank)
+      c.algorithm = p.one_rank.empty() ? p.algorithm : "one_rank";
+      c.protocol = p.one_rank.empty() ? std::string(sim::name(p.protocol)) : p.one_rank;
       c.ratio = p.time_us > 0 ? p.time_us / m->time_us : 1.0;
       if (!std::isfinite(c.ratio)) {  // a measured time so small that the ratio overflows
         table.skipped.push_back(

@@ -17,7 +17,7 @@ namespace twinccl::cli {
 namespace {
 
 std::string pair_name(const sim::Prediction& p) {
-  return fmt::format("{}/{}", p.algorithm, sim::name(p.protocol));
+  return sim::label(p);  // "ring/LL"; one rank: "one_rank/copy" (NCCL runs no algorithm)
 }
 
 }  // namespace

@@ -36,8 +36,11 @@ int gpus_per_thread(const PerfOptions& o) {
   return o.ngpus > 0 || o.nthreads > 0 ? std::max(1, o.ngpus) : 0;
 }
 
-sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count) {
+sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count,
+                          ReduceKind op = ReduceKind::sum, bool in_place = false) {
   sim::Request r;
+  r.op = op;  // op and in place change only a one-rank call (sim::Prediction::one_rank)
+  r.in_place = in_place;
   r.spec.kind = kind;
   r.spec.count = count;
   r.spec.root = o.root;
@@ -53,9 +56,12 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
 
 // One row's prediction: the tuner's choice for a collective; for sendrecv/hypercube the rounds of
 // send/recv priced on the tuner's communicator (sim/p2p.h), shown as p2p/Simple.
-sim::Prediction predict_row(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count) {
+sim::Prediction predict_row(const PerfOptions& o, OpKind kind, DataType dtype, std::size_t count,
+                            ReduceKind op = ReduceKind::sum, bool in_place = false) {
   const sim::Tuner& tuner = o.selection->tuner(o.ranks);  // once per sweep, as NCCL tunes
-  if (!is_p2p_test(kind)) return sim::predict(tuner, make_request(o, kind, dtype, count));
+  if (!is_p2p_test(kind)) {
+    return sim::predict(tuner, make_request(o, kind, dtype, count, op, in_place));
+  }
   const sim::P2pPrediction priced =
       sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks),
                        sim::parse_fidelity(o.fidelity), gpus_per_thread(o));
@@ -136,7 +142,9 @@ void print_links_and_trace(const PerfOptions& o, const topo::Topology& t, OpKind
 
 // The rows' predictions, by (collective, element size, count): perf's table and --compare share
 // them, so the pair a row shows is timed once (a flow simulation each at --fidelity flow).
-using PredictionCache = std::map<std::tuple<OpKind, std::size_t, std::size_t>, sim::Prediction>;
+// The op is in the key for one rank only (NCCL's one-rank path scales for avg); else sum.
+using PredictionCache =
+    std::map<std::tuple<OpKind, std::size_t, std::size_t, ReduceKind>, sim::Prediction>;
 
 // One line per size: every applicable (algorithm, protocol) with its predicted time, fastest first,
 // the tuner's choice marked (perf_compare.h). --algo / --proto narrow the pairs timed (the choice
@@ -155,7 +163,7 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
     std::size_t count = count_for(kind, bytes, dtype, n);
     if (count == 0 && bytes > 0) continue;
     const sim::Request r = make_request(o, kind, dtype, count);  // --algo / --proto as given
-    const auto row = predicted.find(std::make_tuple(kind, size_of(dtype), count));
+    const auto row = predicted.find(std::make_tuple(kind, size_of(dtype), count, ReduceKind::sum));
     const std::vector<sim::Prediction> shown =
         sim::compare_all(t, r, row != predicted.end() ? &row->second : nullptr);
     text += compare_size_line(bytes_for(kind, count, dtype, n), shown);
@@ -218,8 +226,11 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
          "simulated GPU (" + v.name + ")"});
   }
   report.header_lines.push_back(
-      "time: the simulator's prediction (the same for out-of-place and in-place); "
-      "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
+      n == 1 ? "time: the simulator's prediction; one rank: NCCL runs no algorithm "
+               "(ncclLaunchOneRank): one_rank/copy = a device-memory copy out of place and "
+               "nothing in place, one_rank/scale = a scaling kernel (avg)"
+             : "time: the simulator's prediction (the same for out-of-place and in-place); "
+               "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
   report.header_lines.push_back(
       o.check
           ? fmt::format(
@@ -244,12 +255,17 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
           for (std::size_t bytes : sizes) {
             std::size_t count = count_for(kind, bytes, dtype, n);
             if (count == 0 && bytes > 0) continue;
-            const auto key = std::make_tuple(kind, size_of(dtype), count);
+            const ReduceKind key_op = n == 1 ? op : ReduceKind::sum;
+            const auto key = std::make_tuple(kind, size_of(dtype), count, key_op);
             auto cached = predicted.find(key);
             if (cached == predicted.end()) {
-              cached = predicted.emplace(key, predict_row(o, kind, dtype, count)).first;
+              cached = predicted.emplace(key, predict_row(o, kind, dtype, count, key_op)).first;
             }
             const sim::Prediction& p = cached->second;
+            // One rank in place: NCCL does nothing (or scales), not the out-of-place copy.
+            const double in_place_us =
+                p.one_rank.empty() ? p.time_us
+                                   : predict_row(o, kind, dtype, count, key_op, true).time_us;
             std::optional<long long> wrong[2];
             std::string checked_with;
             if (o.check && checkable(o, kind, count, dtype, n)) {
@@ -262,13 +278,14 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
               if (!r.unchecked[1]) wrong[1] = r.wrong[1];
               checked_with = r.algorithm;
             }
-            report.rows.push_back(
-                PerfRow{kind, bytes_for(kind, count, dtype, n), count, dtype, op,
-                        is_rooted(kind) ? o.root : -1,
-                        make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
-                        make_measurement(kind, count, dtype, n, p.time_us, wrong[1]), p.algorithm,
-                        std::string(sim::name(p.protocol)), std::nullopt, "",
-                        o.report_timestamps ? timestamp_now() : "", checked_with});
+            report.rows.push_back(PerfRow{
+                kind, bytes_for(kind, count, dtype, n), count, dtype, op,
+                is_rooted(kind) ? o.root : -1,
+                make_measurement(kind, count, dtype, n, p.time_us, wrong[0]),
+                make_measurement(kind, count, dtype, n, in_place_us, wrong[1]),
+                p.one_rank.empty() ? p.algorithm : "one_rank",
+                p.one_rank.empty() ? std::string(sim::name(p.protocol)) : p.one_rank, std::nullopt,
+                "", o.report_timestamps ? timestamp_now() : "", checked_with});
             last = p;
             last_count = count;
           }
@@ -309,9 +326,9 @@ void add_predictions(PerfReport& report, const PerfOptions& o) {
                                 std::to_string(o.ranks) + " ranks");
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
-    sim::Prediction p = predict_row(o, row.kind, row.dtype, count);
+    sim::Prediction p = predict_row(o, row.kind, row.dtype, count, row.op);
     row.predicted = make_measurement(row.kind, count, row.dtype, o.ranks, p.time_us, std::nullopt);
-    row.predicted_choice = p.algorithm + "/" + std::string(sim::name(p.protocol));
+    row.predicted_choice = sim::label(p);
   }
 }
 

@@ -92,8 +92,9 @@ WhatifStudy run_sweep(const WhatifOptions& o, const std::vector<LoadedTopology>&
       c.time_us = p.time_us;
       c.algbw_gbps = p.algbw_gbps;
       c.busbw_gbps = p.busbw_gbps;
-      c.algorithm = p.algorithm;
-      c.protocol = std::string(sim::name(p.protocol));
+      // one rank: NCCL runs no algorithm, "one_rank/copy" (sim::Prediction::one_rank)
+      c.algorithm = p.one_rank.empty() ? p.algorithm : "one_rank";
+      c.protocol = p.one_rank.empty() ? std::string(sim::name(p.protocol)) : p.one_rank;
       row.cells.push_back(c);
     }
     s.rows.push_back(std::move(row));

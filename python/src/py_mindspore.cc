@@ -24,34 +24,12 @@ namespace {
 
 namespace ms = mindspore_style;
 
-// The NumPy type holding a TwinCCL type's bytes (bfloat16 and fp8 as their integer bits).
+// The NumPy type holding a TwinCCL type's bytes: NumPy's of the same name; bfloat16 and fp8 (which
+// NumPy lacks) as their integer bits.
 py::dtype numpy_type(DataType t) {
-  switch (t) {
-    case DataType::int8:
-      return py::dtype::of<std::int8_t>();
-    case DataType::uint8:
-      return py::dtype::of<std::uint8_t>();
-    case DataType::int32:
-      return py::dtype::of<std::int32_t>();
-    case DataType::uint32:
-      return py::dtype::of<std::uint32_t>();
-    case DataType::int64:
-      return py::dtype::of<std::int64_t>();
-    case DataType::uint64:
-      return py::dtype::of<std::uint64_t>();
-    case DataType::float16:
-      return py::dtype("float16");
-    case DataType::bfloat16:
-      return py::dtype::of<std::int16_t>();
-    case DataType::float32:
-      return py::dtype::of<float>();
-    case DataType::float64:
-      return py::dtype::of<double>();
-    case DataType::float8_e4m3:
-    case DataType::float8_e5m2:
-      return py::dtype::of<std::uint8_t>();
-  }
-  throw InvalidArgument("no NumPy type for " + std::string(name(t)));
+  if (t == DataType::bfloat16) return py::dtype("int16");
+  if (t == DataType::float8_e4m3 || t == DataType::float8_e5m2) return py::dtype("uint8");
+  return py::dtype(std::string(name(t)));
 }
 
 // A 1-D array over `b`'s memory; the array keeps the Buffer (and so the memory) alive.

@@ -1,6 +1,7 @@
 """pytest setup: the package from the build tree (CTest sets PYTHONPATH=<build>/python)."""
 import os
 import sys
+import time
 
 import pytest
 
@@ -26,6 +27,17 @@ def run_ranks(fn, world_size, **kwargs):
     twinccl.run(rank_main, world_size=world_size, timeout_s=kwargs.pop("timeout_s", 20.0),
                 **kwargs)
     return results
+
+
+def raised_before_deadline(errors, fn, world_size, timeout_s=30.0):
+    """What twinccl.run(fn) raised, one of `errors`, within a third of its deadline (found by
+    the checks, not by the timeout)."""
+    start = time.monotonic()
+    with pytest.raises(errors) as e:
+        twinccl.run(fn, world_size=world_size, timeout_s=timeout_s)
+    seconds = time.monotonic() - start
+    assert seconds < timeout_s / 3, "ended after %.1f s: by the deadline, not the checks" % seconds
+    return e.value
 
 
 def site_of(path, marker):

@@ -7,7 +7,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
-from conftest import site_of
+from conftest import raised_before_deadline, site_of
 
 
 def test_call_sites_are_python_lines():
@@ -21,11 +21,8 @@ def test_count_mismatch_names_each_ranks_python_line():
             dist.all_reduce(np.zeros(4, np.float32))  # MARK-A
         else:
             dist.all_reduce(np.zeros(8, np.float32))  # MARK-B
-    start = time.monotonic()
-    with pytest.raises(twinccl.MismatchError) as e:
-        twinccl.run(rank, world_size=3, timeout_s=30)
-    assert time.monotonic() - start < 10
-    message = str(e.value)
+    error = raised_before_deadline(twinccl.MismatchError, rank, 3)
+    message = str(error)
     assert site_of(__file__, "MARK-A") in message, message
     assert site_of(__file__, "MARK-B") in message, message
     assert ".cc:" not in message  # no C++ binding lines
@@ -35,12 +32,9 @@ def test_rank_that_skips_a_collective_fails_fast():
     def rank(r):
         if r != 1:
             dist.all_reduce(np.zeros(4, np.float32))  # MARK-SKIP
-    start = time.monotonic()
-    with pytest.raises(twinccl.Error) as e:
-        twinccl.run(rank, world_size=4, timeout_s=30)
-    assert time.monotonic() - start < 10, "reported by the checker, not by the timeout"
-    assert "rank 1" in str(e.value)
-    assert site_of(__file__, "MARK-SKIP") in str(e.value)
+    error = raised_before_deadline(twinccl.Error, rank, 4)
+    assert "rank 1" in str(error)
+    assert site_of(__file__, "MARK-SKIP") in str(error)
 
 
 def test_p2p_deadlock_is_detected():
@@ -56,10 +50,10 @@ def test_p2p_deadlock_is_detected():
 def test_timeout_when_a_rank_is_busy():
     def rank(r):
         if r == 0:
-            time.sleep(1.5)  # Python work longer than the timeout, not in any TwinCCL call
+            time.sleep(1.0)  # Python work longer than the timeout, not in any TwinCCL call
         dist.barrier()
     with pytest.raises((twinccl.TimeoutError, twinccl.AbortedError)):
-        twinccl.run(rank, world_size=2, timeout_s=0.5)
+        twinccl.run(rank, world_size=2, timeout_s=0.3)
 
 
 def test_python_exception_of_a_rank_propagates():

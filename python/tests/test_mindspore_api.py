@@ -138,6 +138,14 @@ def mint_checks(rank, tensor, to_numpy):
     mint.all_to_all_single(o, tensor(np.full(n * (rank + 1), rank, np.float32)), rows,
                            [rank + 1] * n)
     assert to_numpy(o).tolist() == [p for p in range(n) for _ in range(p + 1)]
+    # all_to_all_v_c: rank i sends j + 1 rows (of 2) to rank j, valued 10 i + j
+    sent = np.concatenate([np.full((p + 1, 2), 10 * rank + p, np.float32) for p in range(n)])
+    o = tensor(np.zeros((n * (rank + 1), 2), np.float32))
+    assert mint.all_to_all_v_c(o, tensor(sent), [j + 1 for _ in range(n) for j in range(n)]) \
+        is None
+    assert to_numpy(o)[:, 1].tolist() == [10 * p + rank for p in range(n) for _ in range(rank + 1)]
+    with pytest.raises(twinccl.InvalidArgument, match="output is float32, input is int32"):
+        mint.all_to_all_v_c(o, tensor(sent.astype(np.int32)), [1] * (n * n))
     g = tensor(np.zeros((n, 2), np.float32))
     mint.all_gather_into_tensor(g, tensor(np.full((1, 2), rank, np.float32)))
     assert to_numpy(g)[:, 0].tolist() == list(range(n))

@@ -1,15 +1,17 @@
 """The same unmodified torchrun scripts under torch's own `torchrun` with Gloo (one process per
-rank) and under `python3 -m twinccl.torchrun` (emulated ranks), on 4 and 8 ranks: every rank's
+rank) and under `python3 -m twinccl.torchrun` (emulated ranks), on 6 ranks: every rank's
 losses, weights and gradients must agree. The scripts (python/tests/torchrun_scripts/): torch's
 DDP tutorial with per-rank seeds, dropout and a shuffling DataLoader; an FSDP2 loop; a 2-D
 DeviceMesh MLP with tensor and sequence parallelism; a CLIP loss over torch.distributed.nn's
 all_gather; a GPipe pipeline over batch_isend_irecv; a Megatron-style MLP whose groups live in a
-module's globals. One launch per side and world size runs all six (run_scripts.py: one torch
-import per rank instead of six).
+module's globals. One launch per side runs all six (run_scripts.py: one torch import per rank
+instead of six). Six ranks, not a power of two: the 2-D mesh is 3 x 2 (dp and tp of different
+sizes), the Megatron groups 3 of 2, the pipeline 6 stages (4 and 8 ranks, run before, took twice
+the time and covered no path that 6 does not).
 
 Tolerance: Gloo sums in another order than NCCL's ring (TwinCCL gives NCCL's results), so float32
 sums may differ in the last bits: values agree within 1e-6 x max(1, |Gloo's value|) (measured:
-at most 1.2e-7 on 4 ranks, 2.4e-7 on 8). The pipeline only moves tensors: bitwise equal.
+at most 1.5e-7 on 6 ranks; 1.2e-7 on 4, 2.4e-7 on 8). The pipeline only moves tensors: bitwise equal.
 Checked to fail on a broken backend: with `--rank-state shared` (ranks sharing torch's random
 generator) the DDP tutorial's weights are 0.2-0.9 off Gloo's, and the launch through
 run_scripts.py fails.
@@ -56,7 +58,7 @@ def tensors(saved):
             yield "%s[%d]" % (key, k), value
 
 
-@pytest.mark.parametrize("world", [4, 8])
+@pytest.mark.parametrize("world", [6])
 def test_unmodified_scripts_give_gloos_losses_weights_and_gradients(tmp_path, world):
     launch("torch.distributed.run", world, tmp_path / "gloo")
     launch("twinccl.torchrun", world, tmp_path / "twinccl")

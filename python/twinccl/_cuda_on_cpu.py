@@ -17,11 +17,10 @@ kernels and libraries (flash attention, NCCL), autocast to float16 on CUDA.
 """
 import contextlib
 import functools
-import threading
 import time
 
 from . import _rank_state
-from ._attribute_patch import put_back, replace
+from ._attribute_patch import OneRunAtATime, put_back, replace
 
 GPU_NAME = "NVIDIA H100 80GB HBM3 (emulated on the CPU by TwinCCL)"
 
@@ -192,20 +191,24 @@ def _ddp_init(init):
     return wrapper
 
 
-_lock = threading.Lock()
-_active = [0]
+_one_run = OneRunAtATime("cuda_on_cpu", "torch.cuda is replaced")
 
 
 @contextlib.contextmanager
 def cuda_on_cpu(devices):
     """The mapping above, process-wide while the block lasts (one such run at a time)."""
     import torch
-    from ._twinccl import InvalidArgument
-    with _lock:
-        if _active[0]:
-            raise InvalidArgument("twinccl.run(cuda_on_cpu=True): another such run is in progress "
-                                  "(torch.cuda is replaced process-wide)")
-        _active[0] = 1
+    with _one_run.held():  # before reading torch's functions: another run may have replaced them
+        saved = []
+        try:
+            replace(_patches(torch, devices), saved)
+            yield
+        finally:
+            put_back(saved)
+
+
+def _patches(torch, devices):
+    """(owner, name, value) of each replacement."""
     patches = [(torch.cuda, name, value) for name, value in _cuda_functions(devices).items()]
     patches += [(torch, name, _device_kw(getattr(torch, name)))
                 for name in _FACTORIES if hasattr(torch, name)]
@@ -218,11 +221,4 @@ def cuda_on_cpu(devices):
                 (torch.nn.Module, "cuda", lambda self, device=None: self)]
     ddp = torch.nn.parallel.DistributedDataParallel
     patches.append((ddp, "__init__", _ddp_init(ddp.__init__)))
-    saved = []
-    try:
-        replace(patches, saved)
-        yield
-    finally:
-        put_back(saved)
-        with _lock:
-            _active[0] = 0
+    return patches

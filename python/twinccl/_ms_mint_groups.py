@@ -9,9 +9,8 @@ import numpy as np
 
 from . import _groups
 from . import _objects
-from . import _twinccl
-from ._ms_groups import (GlobalComm, WORLD_NAMES, get_world_rank_from_group_rank, group_rank,
-                         lookup, make_group, _named)
+from ._ms_groups import (GlobalComm, WORLD_NAMES, comm_of, get_world_rank_from_group_rank,
+                         group_rank, lookup, make_group, _named)
 from ._ms_groups import get_process_group_ranks as _group_ranks
 from ._tensors import call_site
 from ._twinccl import InvalidArgument
@@ -47,7 +46,7 @@ def destroy_process_group(group=None):
 def _member_comm(group, what):
     """The group's communicator, or None (with a warning, as MindSpore logs one) off the group."""
     try:
-        return _twinccl._world() if lookup(group, what) is None else lookup(group, what)._comm
+        return comm_of(group, what)
     except InvalidArgument as e:
         if not isinstance(group, str):
             raise
@@ -132,7 +131,7 @@ def send_object_list(object_list, dst, group=None, device=None):
     site = call_site()
     if not isinstance(object_list, list):
         raise InvalidArgument("send_object_list: object_list must be a list")
-    comm = _twinccl._world() if _pg(group) is None else _pg(group)._comm
+    comm = comm_of(group, "send_object_list")
     peer = group_rank(group, dst, "send_object_list's dst")
     blobs = [np.frombuffer(pickle.dumps(o), dtype=np.uint8) for o in object_list]
     sizes = np.array([b.size for b in blobs], dtype=np.int64)
@@ -146,7 +145,7 @@ def recv_object_list(object_list, src=0, group=None, device=None):
     site = call_site()
     if not isinstance(object_list, list):
         raise InvalidArgument("recv_object_list: object_list must be a list")
-    comm = _twinccl._world() if _pg(group) is None else _pg(group)._comm
+    comm = comm_of(group, "recv_object_list")
     peer = group_rank(group, src, "recv_object_list's src")
     sizes = np.zeros(len(object_list), dtype=np.int64)
     comm.recv(sizes, "int64", peer, False, *site)

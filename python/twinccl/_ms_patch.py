@@ -15,13 +15,11 @@ default) takes turns with each rank's own state; with rank_state="shared" the sa
 """
 import contextlib
 import importlib
-import threading
 
-from ._attribute_patch import put_back, replace
+from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
-_lock = threading.Lock()
-_active = [False]
+_one_run = OneRunAtATime("mindspore", "MindSpore's modules are patched")
 
 MANAGEMENT = ["init", "release", "get_rank", "get_group_size", "get_local_rank",
               "get_local_rank_size", "get_world_rank_from_group_rank",
@@ -84,17 +82,11 @@ def _modules():
 @contextlib.contextmanager
 def patched():
     targets = _modules()
-    with _lock:
-        if _active[0]:
-            raise InvalidArgument("twinccl.run(mindspore=True): another such run is in progress "
-                                  "(MindSpore's modules are patched process-wide)")
-        _active[0] = True
     saved = []
-    try:
-        replace([(module, name, getattr(ours, name)) for module, ours, names in targets
-                 for name in names if hasattr(ours, name)], saved)
-        yield
-    finally:
-        put_back(saved)
-        with _lock:
-            _active[0] = False
+    with _one_run.held():
+        try:
+            replace([(module, name, getattr(ours, name)) for module, ours, names in targets
+                     for name in names if hasattr(ours, name)], saved)
+            yield
+        finally:
+            put_back(saved)

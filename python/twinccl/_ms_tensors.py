@@ -57,6 +57,16 @@ def view(t, what, written=False):
     return v, name
 
 
+def output_and_input(output, input, what):
+    """(flat view of `output`, written in place; flat view of `input`; their type name), the two
+    of one type."""
+    o, t = view(output, what + "'s output", written=True)
+    i, t2 = view(input, what + "'s input")
+    if t != t2:
+        raise InvalidArgument("%s: output is %s, input is %s (one type per call)" % (what, t, t2))
+    return o.reshape(-1), i.reshape(-1), t
+
+
 def shape_of(t):
     return tuple(int(s) for s in t.shape)
 

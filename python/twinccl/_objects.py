@@ -19,9 +19,7 @@ def all_gather_object(object_list, obj, group=None):
         raise InvalidArgument("all_gather_object: object_list must be a list of %d entries (the "
                               "group's size)" % n)
     data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
-    sizes = np.zeros(n, dtype=np.int64)
-    comm.all_gather_into_tensor(sizes, np.array([data.size], dtype=np.int64), "int64", False,
-                                *site)
+    sizes = _pickled_sizes(comm, data, site)
     width = int(sizes.max())
     mine = np.zeros(width, dtype=np.uint8)
     mine[:data.size] = data

@@ -11,39 +11,61 @@ import struct
 import sys
 
 
-class PythonRandom:
-    """Python's `random` (its module functions are methods of random._inst). getstate() builds
-    a tuple of 625 ints (~8 us), so as for NumPy a hand-over compares a fingerprint first: the
-    generator's words and position read in place (~1 us; offsets found once, _probe_random)."""
+class _Fingerprinted:
+    """A generator handed over by fingerprint: save() compares the state's bytes read in place
+    with those of the state it installed and copies the full state only when a rank drew numbers
+    since; restore() sets the full state only when the bytes differ. A part names its module
+    (None until imported: nothing to save), its fingerprint (None where the layout was not the
+    one probed: the full copy every time) and its full state's get, set and fresh value."""
     def __init__(self, fresh):
-        self._caller = self._full()
         self._fresh = fresh
+        module = self._module()
+        self._caller = self._full(module) if module is not None else None
         self._installed = None  # (fingerprint, state) of the state in place
         self._now = None  # the fingerprint save() found, for the restore() that follows it
 
-    def _full(self):
-        return (_random_fingerprint(), random.getstate())
+    def _full(self, module):
+        return (self._fingerprint(module), self._get(module))
 
     def save(self):
+        module = self._module()
+        if module is None:
+            return None
         installed = self._installed
         if installed is not None and installed[0] is not None:
-            self._now = _random_fingerprint()
+            self._now = self._fingerprint(module)
             if installed[0] == self._now:
-                return installed
-        value = self._full()
+                return installed  # not drawn from since it was installed
+        value = self._full(module)
         self._now = value[0]
         return value
 
     def initial(self, rank):
-        return (None, random.Random().getstate()) if self._fresh else self._caller
+        return None if self._fresh else self._caller
 
     def restore(self, value):
-        fingerprint = self._now if self._now is not None else _random_fingerprint()
+        module = self._module()
+        if module is None:
+            return
+        if value is None:  # a fresh state, as in a new process
+            value = (None, self._fresh_state(module))
+        fingerprint = self._now if self._now is not None else self._fingerprint(module)
         self._now = None
         if fingerprint is None or fingerprint != value[0]:
-            random.setstate(value[1])
-            fingerprint = _random_fingerprint()
+            self._set(module, value[1])
+            fingerprint = self._fingerprint(module)
         self._installed = (fingerprint, value[1])
+
+
+class PythonRandom(_Fingerprinted):
+    """Python's `random` (its module functions are methods of random._inst). getstate() builds
+    a tuple of 625 ints (~8 us), so as for NumPy a hand-over compares a fingerprint first: the
+    generator's words and position read in place (~1 us; offsets found once, _probe_random)."""
+    _module = staticmethod(lambda: random)
+    _fingerprint = staticmethod(lambda module: _random_fingerprint())
+    _get = staticmethod(lambda module: module.getstate())
+    _set = staticmethod(lambda module, state: module.setstate(state))
+    _fresh_state = staticmethod(lambda module: module.Random().getstate())
 
     def slots(self):
         """The generator's words in place and its cached Gaussian (rank_slots.h), or None."""
@@ -83,47 +105,19 @@ def _probe_random(inst):
         return None
 
 
-class TorchRandom:
+class TorchRandom(_Fingerprinted):
     """torch's default CPU generator (torch.manual_seed, torch.randn, DataLoader's shuffle). Its
     get_state() costs ~2 us, so as for NumPy a hand-over compares a fingerprint first (the
-    generator's Mersenne Twister and cached normal samples read in place, _torch_fingerprint)."""
+    generator's Mersenne Twister and cached normal samples read in place, _torch_fingerprint).
+    A run's ranks start from the caller's state; one that imports torch, from a fresh one."""
+    _module = staticmethod(lambda: sys.modules.get("torch"))
+    _fingerprint = staticmethod(lambda torch: _torch_fingerprint(torch))
+    _get = staticmethod(lambda torch: torch.default_generator.get_state())
+    _set = staticmethod(lambda torch, state: torch.default_generator.set_state(state))
+    _fresh_state = staticmethod(lambda torch: torch.Generator().get_state())
+
     def __init__(self):
-        torch = sys.modules.get("torch")
-        self._caller = self._full(torch) if torch else None
-        self._installed = None  # (fingerprint, state) of the state in place
-        self._now = None  # the fingerprint save() found, for the restore() that follows it
-
-    @staticmethod
-    def _full(torch):
-        return (_torch_fingerprint(torch), torch.default_generator.get_state())
-
-    def save(self):
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return None
-        if self._installed is not None and self._installed[0] is not None:
-            self._now = _torch_fingerprint(torch)
-            if self._installed[0] == self._now:
-                return self._installed  # not drawn from since it was installed
-        value = self._full(torch)
-        self._now = value[0]
-        return value
-
-    def initial(self, rank):
-        return self._caller
-
-    def restore(self, value):
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return
-        if value is None:  # torch imported during the run: a fresh process's state
-            value = (None, torch.Generator().get_state())
-        fingerprint = self._now if self._now is not None else _torch_fingerprint(torch)
-        self._now = None
-        if fingerprint is None or fingerprint != value[0]:
-            torch.default_generator.set_state(value[1])
-            fingerprint = _torch_fingerprint(torch)
-        self._installed = (fingerprint, value[1])
+        super().__init__(False)
 
     def slots(self):
         """The generator's bytes (the fingerprint's window: its whole state), or None."""
@@ -200,49 +194,17 @@ def _probe_torch_layout(torch, g, impl):
         return False
 
 
-class NumpyRandom:
+class NumpyRandom(_Fingerprinted):
     """NumPy's global RandomState (np.random.seed, np.random.rand). Its get_state/set_state cost
     ~80 us each, so a hand-over compares a fingerprint first (the MT19937 key and position, read
     through the bit generator's ctypes address, ~2 us; see _numpy_fingerprint) and copies the full
-    state only when a rank drew numbers since it was installed."""
-    def __init__(self, fresh):
-        self._fresh = fresh
-        np = sys.modules.get("numpy")
-        self._caller = self._full(np) if np else None
-        self._installed = None  # (fingerprint, full state) of the state in place
-        self._now = None  # the fingerprint save() found, for the restore() that follows it
-
-    @staticmethod
-    def _full(np):
-        return (_numpy_fingerprint(np), np.random.get_state())
-
-    def save(self):
-        np = sys.modules.get("numpy")
-        if np is None:
-            return None
-        if self._installed is not None and self._installed[0] is not None:
-            self._now = _numpy_fingerprint(np)
-            if self._installed[0] == self._now:
-                return self._installed  # not drawn from since it was installed
-        value = self._full(np)
-        self._now = value[0]
-        return value
-
-    def initial(self, rank):
-        return None if self._fresh else self._caller
-
-    def restore(self, value):
-        np = sys.modules.get("numpy")
-        if np is None:
-            return
-        if value is None:  # seeded from the OS, as in a new process
-            value = (None, np.random.RandomState().get_state())
-        fingerprint = self._now if self._now is not None else _numpy_fingerprint(np)
-        self._now = None
-        if fingerprint is None or fingerprint != value[0]:
-            np.random.set_state(value[1])
-            fingerprint = _numpy_fingerprint(np)
-        self._installed = (fingerprint, value[1])
+    state only when a rank drew numbers since it was installed. A fresh state is seeded from the
+    OS, as in a new process."""
+    _module = staticmethod(lambda: sys.modules.get("numpy"))
+    _fingerprint = staticmethod(lambda np: _numpy_fingerprint(np))
+    _get = staticmethod(lambda np: np.random.get_state())
+    _set = staticmethod(lambda np, state: np.random.set_state(state))
+    _fresh_state = staticmethod(lambda np: np.random.RandomState().get_state())
 
     def slots(self):
         """The MT19937 words and position, and the cached Gaussian, or None."""

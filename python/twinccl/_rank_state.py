@@ -85,39 +85,23 @@ class _Environ:
         return [("environ", self._data)] if self._data is not None else None
 
 
-class _ExceptHook:
-    """sys.excepthook: torch's init_process_group wraps it to prefix "[rankN]: " (torch 2.x)."""
-    def __init__(self):
-        self._caller = sys.excepthook
+class _SysAttribute:
+    """One attribute of sys, its own per rank: argv (the rank's command line) and excepthook
+    (torch 2.x's init_process_group wraps it to prefix "[rankN]: ")."""
+    def __init__(self, name, initial):
+        self._name, self._initial = name, initial  # initial(rank): the rank's first value
 
     def save(self):
-        return sys.excepthook
+        return getattr(sys, self._name)
 
     def initial(self, rank):
-        return self._caller
+        return self._initial(rank)
 
     def restore(self, value):
-        sys.excepthook = value
+        setattr(sys, self._name, value)
 
     def slots(self):
-        return [("keys", sys.__dict__, ("excepthook",))]
-
-
-class _Argv:
-    def __init__(self, rank_argv):
-        self._rank_argv = rank_argv
-
-    def save(self):
-        return sys.argv
-
-    def initial(self, rank):
-        return self._rank_argv(rank)
-
-    def restore(self, value):
-        sys.argv = value
-
-    def slots(self):
-        return [("keys", sys.__dict__, ("argv",))]
+        return [("keys", sys.__dict__, (self._name,))]
 
 
 def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
@@ -143,8 +127,9 @@ class RankStates:
         self.world_size = world_size
         self.parts = [PythonRandom(fresh_random), TorchRandom(), NumpyRandom(fresh_random),
                       _Environ(rank_environ),
-                      _Argv(rank_argv or (lambda rank, argv=list(sys.argv): list(argv))),
-                      _ExceptHook(),
+                      _SysAttribute("argv", rank_argv or
+                                    (lambda rank, argv=list(sys.argv): list(argv))),
+                      _SysAttribute("excepthook", lambda rank, hook=sys.excepthook: hook),
                       _LibraryGlobals()]
         self.modules = RankModules() if isolate_modules else None
         if self.modules is not None:

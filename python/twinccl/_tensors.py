@@ -87,6 +87,18 @@ def arrays(tensors, what):
     return views, name
 
 
+def two(what, first, second):
+    """The two tensor arguments of one call `what`, each (reader, value, argument name), the
+    reader `array` for a tensor or `arrays` for a list of tensors: (first's view or views,
+    second's, the type name), InvalidArgument unless both are of one type (an empty list, of no
+    type, takes the other's)."""
+    (read, value, arg), (read2, value2, arg2) = first, second
+    a, name = read(value, "%s's %s" % (what, arg))
+    b, name2 = read2(value2, "%s's %s" % (what, arg2))
+    same_type(name or name2, name2 or name, what)
+    return a, b, name or name2
+
+
 def same_type(name, other, what):
     if name != other:
         raise InvalidArgument("%s: tensors of %s and %s in one call (one type per call)"

@@ -18,7 +18,7 @@ import torch.distributed as dist
 
 from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
-from ._tensors import array, arrays, memory, same_type
+from ._tensors import array, arrays, memory, same_type, two
 from ._torch_calls import _async, _done, _list, _op
 from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
 
@@ -151,23 +151,15 @@ class TwinProcessGroup(dist.ProcessGroup):
         async_op = _async(opts)
         works = []
         for k, (outs, t) in enumerate(zip(output_tensors, _list(input_tensors))):
-            views, name = arrays(outs, "all_gather's output_tensors[%d]" % k)
-            v, name2 = array(t, "all_gather's input_tensors[%d]" % k)
-            same_type(name2, name or name2, "all_gather")
-            works.append(self._comm.all_gather(views, v, name2, async_op, *site))
+            views, v, name = two("all_gather", (arrays, outs, "output_tensors[%d]" % k),
+                                 (array, t, "input_tensors[%d]" % k))
+            works.append(self._comm.all_gather(views, v, name, async_op, *site))
         return _done(works, output_tensors, async_op)
 
     allgather_coalesced = allgather
 
-    @_redirected
     def _allgather_base(self, output, input, opts=None):
-        site = user_site()
-        async_op = _async(opts)
-        o, name = array(output, "all_gather_into_tensor's output_tensor")
-        i, name2 = array(input, "all_gather_into_tensor's input_tensor")
-        same_type(name, name2, "all_gather_into_tensor")
-        work = self._comm.all_gather_into_tensor(o, i, name, async_op, *site)
-        return _done([work], [output], async_op)
+        return self.allgather_into_tensor_coalesced([output], [input], opts)
 
     all_gather_single = _allgather_base
 
@@ -177,9 +169,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         async_op = _async(opts)
         works = []
         for k, (output, input) in enumerate(zip(outputs, inputs)):
-            o, name = array(output, "all_gather_into_tensor's output[%d]" % k)
-            i, name2 = array(input, "all_gather_into_tensor's input[%d]" % k)
-            same_type(name, name2, "all_gather_into_tensor")
+            o, i, name = two("all_gather_into_tensor", (array, output, "output[%d]" % k),
+                             (array, input, "input[%d]" % k))
             works.append(self._comm.all_gather_into_tensor(o, i, name, async_op, *site))
         return _done(works, list(outputs), async_op)
 
@@ -192,9 +183,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         kind, scalar = _op(opts, "reduce_scatter")
         works = []
         for k, (out, ins) in enumerate(zip(_list(output_tensors), input_tensors)):
-            o, name = array(out, "reduce_scatter's output[%d]" % k)
-            views, name2 = arrays(ins, "reduce_scatter's input_list[%d]" % k)
-            same_type(name, name2 or name, "reduce_scatter")
+            o, views, name = two("reduce_scatter", (array, out, "output[%d]" % k),
+                                 (arrays, ins, "input_list[%d]" % k))
             works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, async_op, *site))
         return _done(works, _list(output_tensors), async_op)
 
@@ -210,9 +200,8 @@ class TwinProcessGroup(dist.ProcessGroup):
         kind, scalar = _op(opts, "reduce_scatter_tensor")
         works = []
         for k, (output, input) in enumerate(zip(outputs, inputs)):
-            o, name = array(output, "reduce_scatter_tensor's output[%d]" % k)
-            i, name2 = array(input, "reduce_scatter_tensor's input[%d]" % k)
-            same_type(name, name2, "reduce_scatter_tensor")
+            o, i, name = two("reduce_scatter_tensor", (array, output, "output[%d]" % k),
+                             (array, input, "input[%d]" % k))
             works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, async_op,
                                                           *site))
         return _done(works, list(outputs), async_op)
@@ -223,9 +212,8 @@ class TwinProcessGroup(dist.ProcessGroup):
     def alltoall(self, output_tensors, input_tensors, opts=None):
         site = user_site()
         async_op = _async(opts)
-        outs, name = arrays(output_tensors, "all_to_all's output_tensor_list")
-        ins, name2 = arrays(input_tensors, "all_to_all's input_tensor_list")
-        same_type(name, name2, "all_to_all")
+        outs, ins, name = two("all_to_all", (arrays, output_tensors, "output_tensor_list"),
+                              (arrays, input_tensors, "input_tensor_list"))
         work = self._comm.all_to_all(outs, ins, name, async_op, *site)
         return _done([work], output_tensors, async_op)
 
@@ -243,31 +231,27 @@ class TwinProcessGroup(dist.ProcessGroup):
 
     @_redirected
     def gather(self, output_tensors, input_tensors, opts=None):
-        site = user_site()
-        async_op = _async(opts)
-        root = opts.rootRank
-        t = _list(input_tensors)[0]
-        v, name = array(t, "gather's tensor")
-        lst = []
-        if self._rank_in_group == root:
-            lst, name2 = arrays(output_tensors[0], "gather's gather_list")
-            same_type(name, name2 or name, "gather")
-        work = self._comm.gather(v, lst, name, root, async_op, *site)
-        return _done([work], output_tensors, async_op)
+        return self._rooted(self._comm.gather, "gather", input_tensors, output_tensors,
+                            output_tensors, opts)
 
     @_redirected
     def scatter(self, output_tensors, input_tensors, opts=None):
+        return self._rooted(self._comm.scatter, "scatter", output_tensors, input_tensors,
+                            _list(output_tensors), opts)
+
+    def _rooted(self, call, what, tensor, lists, outputs, opts):
+        """gather/scatter: the rank's tensor, and on the root rank the list (torch passes it as
+        lists[0]) of the same type."""
         site = user_site()
         async_op = _async(opts)
         root = opts.rootRank
-        t = _list(output_tensors)[0]
-        v, name = array(t, "scatter's tensor")
+        v, name = array(_list(tensor)[0], "%s's tensor" % what)
         lst = []
         if self._rank_in_group == root:
-            lst, name2 = arrays(input_tensors[0], "scatter's scatter_list")
-            same_type(name, name2 or name, "scatter")
-        work = self._comm.scatter(v, lst, name, root, async_op, *site)
-        return _done([work], _list(output_tensors), async_op)
+            lst, name2 = arrays(lists[0], "%s's %s_list" % (what, what))
+            same_type(name, name2 or name, what)
+        work = call(v, lst, name, root, async_op, *site)
+        return _done([work], outputs, async_op)
 
     @_redirected
     def barrier(self, opts=None):

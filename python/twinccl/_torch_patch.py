@@ -13,12 +13,11 @@ Names bound before the run (`from torch.distributed import all_reduce`) and torc
 process groups (DDP) are not redirected (docs/python.md). Process-wide: one run at a time.
 """
 import contextlib
-import threading
 
+from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
-_lock = threading.Lock()
-_active = [False]
+_one_run = OneRunAtATime("torch_distributed", "torch.distributed is patched")
 
 NAMES = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
          "_all_gather_base", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
@@ -49,12 +48,7 @@ def patched(own_world=True):
     except ImportError as e:
         raise InvalidArgument("twinccl.run(torch_distributed=True) needs torch (python3-torch): "
                               "%s" % e) from None
-    with _lock:
-        if _active[0]:
-            raise InvalidArgument("twinccl.run(torch_distributed=True): another such run is in "
-                                  "progress (torch.distributed is patched process-wide)")
-        _active[0] = True
-    try:
+    with _one_run.held():
         if backend_mode(own_world):
             from ._torch_session import session
             with session(own_world) as wrap:
@@ -62,25 +56,17 @@ def patched(own_world=True):
         else:
             with _functions_patched(tdist):
                 yield lambda fn: fn
-    finally:
-        with _lock:
-            _active[0] = False
 
 
 @contextlib.contextmanager
 def _functions_patched(tdist):
     from . import distributed as ours
-    saved = {name: getattr(tdist, name) for name in NAMES if hasattr(tdist, name)}
+    saved = []
     try:
-        for name in NAMES:
-            if hasattr(ours, name):
-                setattr(tdist, name, getattr(ours, name))
+        replace([(tdist, name, getattr(ours, name)) for name in NAMES if hasattr(ours, name)],
+                saved)
         yield
     finally:
-        for name in NAMES:
-            if name in saved:
-                setattr(tdist, name, saved[name])
-            elif hasattr(tdist, name):
-                delattr(tdist, name)
+        put_back(saved)
 
 

@@ -9,9 +9,8 @@ messages of one (src, dst) pair keep their order. See docs/python.md.
 """
 import warnings
 
-from . import _twinccl
 from ._twinccl import InvalidArgument, Work  # noqa: F401  (torch's Work)
-from ._tensors import array, arrays, call_site, memory, rows, same_type
+from ._tensors import array, arrays, call_site, memory, rows, same_type, two
 from ._groups import (GroupMember, ProcessGroup, destroy_process_group,  # noqa: F401
                       get_backend, get_global_rank, get_group_rank, get_rank, get_world_size,
                       init_process_group, is_available, is_initialized, is_nccl_available,
@@ -70,19 +69,16 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     comm, site = _comm(group, "all_gather")
     if comm is None:
         return None
-    outs, t = arrays(tensor_list, "all_gather's tensor_list")
-    v, t2 = array(tensor, "all_gather's tensor")
-    same_type(t2, t or t2, "all_gather")
-    return comm.all_gather(outs, v, t2, _async(async_op, "all_gather"), *site)
+    outs, v, t = two("all_gather", (arrays, tensor_list, "tensor_list"), (array, tensor, "tensor"))
+    return comm.all_gather(outs, v, t, _async(async_op, "all_gather"), *site)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     comm, site = _comm(group, "all_gather_into_tensor")
     if comm is None:
         return None
-    o, t = array(output_tensor, "all_gather_into_tensor's output_tensor")
-    i, t2 = array(input_tensor, "all_gather_into_tensor's input_tensor")
-    same_type(t, t2, "all_gather_into_tensor")
+    o, i, t = two("all_gather_into_tensor", (array, output_tensor, "output_tensor"),
+                  (array, input_tensor, "input_tensor"))
     return comm.all_gather_into_tensor(o, i, t, _async(async_op, "all_gather_into_tensor"), *site)
 
 
@@ -93,9 +89,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     comm, site = _comm(group, "reduce_scatter")
     if comm is None:
         return None
-    o, t = array(output, "reduce_scatter's output")
-    ins, t2 = arrays(input_list, "reduce_scatter's input_list")
-    same_type(t, t2 or t, "reduce_scatter")
+    o, ins, t = two("reduce_scatter", (array, output, "output"), (arrays, input_list, "input_list"))
     kind, scalar = reduce_op(op, "reduce_scatter")
     return comm.reduce_scatter(o, ins, t, kind, scalar, _async(async_op, "reduce_scatter"), *site)
 
@@ -104,9 +98,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     comm, site = _comm(group, "reduce_scatter_tensor")
     if comm is None:
         return None
-    o, t = array(output, "reduce_scatter_tensor's output")
-    i, t2 = array(input, "reduce_scatter_tensor's input")
-    same_type(t, t2, "reduce_scatter_tensor")
+    o, i, t = two("reduce_scatter_tensor", (array, output, "output"), (array, input, "input"))
     kind, scalar = reduce_op(op, "reduce_scatter_tensor")
     return comm.reduce_scatter_tensor(o, i, t, kind, scalar,
                                       _async(async_op, "reduce_scatter_tensor"), *site)
@@ -119,9 +111,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     comm, site = _comm(group, "all_to_all")
     if comm is None:
         return None
-    outs, t = arrays(output_tensor_list, "all_to_all's output_tensor_list")
-    ins, t2 = arrays(input_tensor_list, "all_to_all's input_tensor_list")
-    same_type(t, t2, "all_to_all")
+    outs, ins, t = two("all_to_all", (arrays, output_tensor_list, "output_tensor_list"),
+                       (arrays, input_tensor_list, "input_tensor_list"))
     return comm.all_to_all(outs, ins, t, _async(async_op, "all_to_all"), *site)
 
 
@@ -152,9 +143,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
 def _single(output, input, output_split_sizes, input_split_sizes, n):
     """all_to_all_single's tensors and split sizes checked for a group of n ranks: (output view,
     input view, type name, output splits, input splits), splits in elements ([] when even)."""
-    o, t = array(output, "all_to_all_single's output")
-    i, t2 = array(input, "all_to_all_single's input")
-    same_type(t, t2, "all_to_all_single")
+    o, i, t = two("all_to_all_single", (array, output, "output"), (array, input, "input"))
     os_ = _splits(output_split_sizes, output, n, "all_to_all_single's output_split_sizes")
     is_ = _splits(input_split_sizes, input, n, "all_to_all_single's input_split_sizes")
     if bool(os_) != bool(is_):  # one given: the other is the even split, as torch does

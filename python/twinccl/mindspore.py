@@ -25,7 +25,8 @@ from ._ms_groups import (GlobalComm, HCCL_WORLD_COMM_GROUP, MCCL_WORLD_COMM_GROU
                          get_local_rank, get_local_rank_size, get_process_group_ranks, get_rank,
                          get_world_rank_from_group_rank, group_rank, init, release)
 from ._ms_p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send  # noqa: F401
-from ._ms_tensors import empty_for, is_tensor, new_like, placeholder, shape_of, size, view
+from ._ms_tensors import (empty_for, is_tensor, new_like, output_and_input, placeholder,
+                          shape_of, size, view)
 from ._twinccl import InvalidArgument
 
 _WORLD = GlobalComm.WORLD_COMM_GROUP
@@ -204,15 +205,12 @@ def all_to_all_v_c(output, input, send_count_matrix, group=None, async_op=False)
         raise InvalidArgument("%s: send_count_matrix must be a list of %d ints (%d x %d), got %r"
                               % (what, n * n, n, n, send_count_matrix))
     counts = split_sizes(send_count_matrix, n * n, what + "'s send_count_matrix")
-    o, t = view(output, what + "'s output", written=True)
-    i, t2 = view(input, what + "'s input")
-    if t != t2:
-        raise InvalidArgument("%s: output is %s, input is %s (one type per call)" % (what, t, t2))
-    row_in, row_out = size(shape_of(i)[1:]), size(shape_of(o)[1:])
+    o, i, t = output_and_input(output, input, what)
+    row_in, row_out = size(shape_of(input)[1:]), size(shape_of(output)[1:])
     if row_in != row_out:
         raise InvalidArgument("%s: input rows hold %d elements, output rows %d; they must match"
                               % (what, row_in, row_out))
     send = [counts[me * n + p] * row_in for p in range(n)]
     recv = [counts[p * n + me] * row_in for p in range(n)]
-    return comm.all_to_all_v(o.reshape(-1), i.reshape(-1), send, recv, t,
+    return comm.all_to_all_v(o, i, send, recv, t,
                              async_flag(async_op, what), *site)

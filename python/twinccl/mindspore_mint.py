@@ -23,19 +23,11 @@ from ._ms_mint_groups import (all_gather_object, broadcast_object_list,  # noqa:
                               recv_object_list, scatter_object_list, send_object_list)
 from ._ms_mint_p2p import (P2POp, batch_isend_irecv, irecv, isend, recv,  # noqa: F401
                            send, set_comm_ops_inplace)
-from ._ms_tensors import shape_of, size, view
+from ._ms_tensors import output_and_input, shape_of, size, view
 from .mindspore import all_to_all_v_c  # noqa: F401  (the same call in ops.communication)
 from ._twinccl import InvalidArgument
 
 _RS_UNEVEN_OPS = ("sum", "min", "max", "avg")  # MindSpore's reduce_scatter_tensor_uneven
-
-
-def _pair(output, input, what):
-    o, t = view(output, what + "'s output", written=True)
-    i, t2 = view(input, what + "'s input")
-    if t != t2:
-        raise InvalidArgument("%s: output is %s, input is %s (one type per call)" % (what, t, t2))
-    return o.reshape(-1), i.reshape(-1), t
 
 
 def _views(tensors, what, written=False):
@@ -57,7 +49,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     comm, site = comm_and_site(group, "all_gather_into_tensor")
-    o, i, t = _pair(output_tensor, input_tensor, "all_gather_into_tensor")
+    o, i, t = output_and_input(output_tensor, input_tensor, "all_gather_into_tensor")
     return comm.all_gather_into_tensor(o, i, t, async_flag(async_op, "all_gather_into_tensor"),
                                        *site)
 
@@ -67,7 +59,7 @@ def all_gather_into_tensor_uneven(output, input, output_split_sizes=None, group=
     """Rank r contributes output_split_sizes[r] rows (its whole input); all_gather_v."""
     what = "all_gather_into_tensor_uneven"
     comm, site = comm_and_site(group, what)
-    o, i, t = _pair(output, input, what)
+    o, i, t = output_and_input(output, input, what)
     out_shape = shape_of(output) or (1,)
     rows = split_sizes(output_split_sizes, comm.size, what + "'s output_split_sizes") or \
         even_rows(out_shape[0], comm.size, what + "'s output")
@@ -78,7 +70,7 @@ def all_gather_into_tensor_uneven(output, input, output_split_sizes=None, group=
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     comm, site = comm_and_site(group, "reduce_scatter_tensor")
-    o, i, t = _pair(output, input, "reduce_scatter_tensor")
+    o, i, t = output_and_input(output, input, "reduce_scatter_tensor")
     kind, scalar = reduce_op(op, MINT_OPS, "reduce_scatter_tensor")
     return comm.reduce_scatter_tensor(o, i, t, kind, scalar,
                                       async_flag(async_op, "reduce_scatter_tensor"), *site)
@@ -89,7 +81,7 @@ def reduce_scatter_tensor_uneven(output, input, input_split_sizes=None, op=Reduc
     """Rank r receives the reduction of input rows input_split_sizes[r]; reduce_scatter_v."""
     what = "reduce_scatter_tensor_uneven"
     comm, site = comm_and_site(group, what)
-    o, i, t = _pair(output, input, what)
+    o, i, t = output_and_input(output, input, what)
     in_shape = shape_of(input) or (1,)
     rows = split_sizes(input_split_sizes, comm.size, what + "'s input_split_sizes") or \
         even_rows(in_shape[0], comm.size, what + "'s input")
@@ -130,7 +122,7 @@ def _stacked(comm, flat, what):
 def gather_into_tensor(output_tensor, input_tensor, dst=0, group=None, async_op=False):
     """ops.communication: world rank `dst`'s output_tensor receives every input, stacked."""
     comm, site = comm_and_site(group, "gather_into_tensor")
-    o, i, t = _pair(output_tensor, input_tensor, "gather_into_tensor")
+    o, i, t = output_and_input(output_tensor, input_tensor, "gather_into_tensor")
     root = group_rank(group, dst, "gather_into_tensor's dst")
     parts = _stacked(comm, o, "gather_into_tensor's output_tensor") if comm.rank == root else []
     return comm.gather(i, parts, t, root, async_flag(async_op, "gather_into_tensor"), *site)
@@ -139,7 +131,7 @@ def gather_into_tensor(output_tensor, input_tensor, dst=0, group=None, async_op=
 def scatter_tensor(output_tensor, input_tensor, src=0, group=None, async_op=False):
     """ops.communication: rank r's output_tensor receives share r of world rank `src`'s input."""
     comm, site = comm_and_site(group, "scatter_tensor")
-    o, i, t = _pair(output_tensor, input_tensor, "scatter_tensor")
+    o, i, t = output_and_input(output_tensor, input_tensor, "scatter_tensor")
     root = group_rank(group, src, "scatter_tensor's src")
     parts = _stacked(comm, i, "scatter_tensor's input_tensor") if comm.rank == root else []
     return comm.scatter(o, parts, t, root, async_flag(async_op, "scatter_tensor"), *site)
@@ -189,7 +181,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     """Rows input_split_sizes[p] to rank p, output_split_sizes[p] from it (even when empty)."""
     what = "all_to_all_single"
     comm, site = comm_and_site(group, what)
-    o, i, t = _pair(output, input, what)
+    o, i, t = output_and_input(output, input, what)
     in_shape, out_shape = shape_of(input) or (1,), shape_of(output) or (1,)
     n = comm.size
     ins = split_sizes(input_split_sizes, n, what + "'s input_split_sizes") or \

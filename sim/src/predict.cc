@@ -76,11 +76,33 @@ TunerCall call_of(const Resolved& r, const Request& request) {
   return call;
 }
 
+// NCCL's one-rank path (enqueue.cc taskAppend, v2.30.7-1 :3039, v2.28.9-1 :2569: every
+// collective of a one-rank communicator goes to ncclLaunchOneRank, device/onerank.cu, before any
+// algorithm is chosen and before all_to_all, gather and scatter become send/recv): a float avg
+// becomes premul_sum (hostToDevRedOp), which a scaling kernel runs in place or not; any other op
+// is a cudaMemcpyAsync out of place and nothing in place (an integer avg's post-division by one
+// rank too). "" where NCCL runs a collective (more ranks; send/recv, barrier).
+std::string one_rank_path(const Resolved& r, const Request& request) {
+  if (r.spec.nranks != 1) return "";
+  const OpKind k = r.spec.kind;
+  const bool reduces =
+      k == OpKind::all_reduce || k == OpKind::reduce || k == OpKind::reduce_scatter;
+  const bool moves = k == OpKind::all_gather || k == OpKind::broadcast || k == OpKind::all_to_all ||
+                     k == OpKind::gather || k == OpKind::scatter;
+  if (!reduces && !moves) return "";
+  const bool scales = reduces && (request.op == ReduceKind::premul_sum ||
+                                  (request.op == ReduceKind::avg && is_floating(r.dtype)));
+  if (scales) return "scale";
+  return request.in_place ? "none" : "copy";
+}
+
 // The choice timed at `fidelity`: the tuner's analytic time, or flow playing it; then the host
 // side nccl-tests measures (host_launch.h), after the choice, so it never changes it.
 Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Resolved& base,
-                    const Choice& c, Fidelity fidelity, int gpus_per_thread) {
+                    const Choice& c, const Request& request) {
+  const Fidelity fidelity = request.fidelity;
   Prediction p;
+  p.one_rank = one_rank_path(base, request);
   // One rank: nothing crosses a link (NCCL's local copy, analytic_nccl.cc); flow plays no flow,
   // so both fidelities take the copy's time.
   if (fidelity == Fidelity::flow && base.spec.nranks > 1) {
@@ -92,14 +114,22 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
   } else {
     p.channels = c.channels;
     p.model = c.model;
-    p.time_us = c.time_us;
+    p.time_us = p.one_rank == "none" ? 0.0 : c.time_us;  // in place, one rank: no device work
+  }
+  // all_to_all, gather, scatter: the tuner times a what-if schedule (alpha-beta: nothing crosses
+  // a link, 0 us); NCCL copies them as the others (analytic_nccl.cc's local copy).
+  const bool what_if_kind = base.spec.kind == OpKind::all_to_all ||
+                            base.spec.kind == OpKind::gather || base.spec.kind == OpKind::scatter;
+  const double copy_gbps = detail::device_copy_algbw_gbps(tuner.view());
+  if (what_if_kind && (p.one_rank == "copy" || p.one_rank == "scale") && copy_gbps > 0.0) {
+    p.time_us = algbw_bytes(base.spec.kind, base.spec.count, base.dtype, 1) / (1000.0 * copy_gbps);
   }
   p.algorithm = c.algorithm;
   p.protocol = c.protocol;
   p.nranks = base.spec.nranks;
   p.fidelity = fidelity;
-  p.time_us =
-      detail::host_bound_time_us(p.time_us, gpus_per_thread, detail::host_launch_of(topology));
+  p.time_us = detail::host_bound_time_us(p.time_us, request.gpus_per_thread,
+                                         detail::host_launch_of(topology));
   detail::fill_bandwidths(p, base.spec, base.dtype);
   return p;
 }
@@ -127,11 +157,15 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
     const bool known = timed != nullptr && timed->algorithm == c.algorithm &&
                        timed->protocol == c.protocol && timed->fidelity == request.fidelity &&
                        timed->nranks == base.spec.nranks;
-    out.push_back(
-        known ? *timed
-              : evaluate(topology, tuner, base, c, request.fidelity, request.gpus_per_thread));
+    const bool is_choice = c.algorithm == chosen.algorithm && c.protocol == chosen.protocol;
+    out.push_back(known ? *timed : evaluate(topology, tuner, base, c, request));
     out.back().rank_us = c.rank_us;
-    out.back().tuner_choice = c.algorithm == chosen.algorithm && c.protocol == chosen.protocol;
+    out.back().tuner_choice = is_choice;
+    // One rank: NCCL runs no algorithm, so there is one row (the copy), not a pair per algorithm.
+    if (!out.back().one_rank.empty()) {
+      if (!is_choice) out.pop_back();
+      continue;
+    }
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time_us < b.time_us; });
@@ -157,15 +191,13 @@ Prediction predict(const Tuner& tuner, const Request& request) {
                           " with its own ranks_per_node, software latency "
                           "and nccl_version)");
   }
-  return evaluate(tuner.topology(), tuner, base, tuner.choose(call_of(base, request)),
-                  request.fidelity, request.gpus_per_thread);
+  return evaluate(tuner.topology(), tuner, base, tuner.choose(call_of(base, request)), request);
 }
 
 Prediction predict(const topo::Topology& topology, const Request& request) {
   const Resolved base = resolve(topology, request);
   const Tuner tuner = tuner_for(topology, base);
-  return evaluate(topology, tuner, base, tuner.choose(call_of(base, request)), request.fidelity,
-                  request.gpus_per_thread);
+  return evaluate(topology, tuner, base, tuner.choose(call_of(base, request)), request);
 }
 
 FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
@@ -185,6 +217,11 @@ FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
   report.prediction.fidelity = Fidelity::flow;
   detail::fill_bandwidths(report.prediction, r.spec, r.dtype);
   return report;
+}
+
+std::string label(const Prediction& p) {
+  if (!p.one_rank.empty()) return "one_rank/" + p.one_rank;
+  return p.algorithm + "/" + std::string(name(p.protocol));
 }
 
 std::string_view name(Protocol protocol) {

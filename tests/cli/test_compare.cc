@@ -184,3 +184,23 @@ TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   CHECK(run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format xml").exit_code ==
         2);
 }
+
+// One rank: NCCL runs no algorithm (enqueue.cc ncclLaunchOneRank): perf labels the row
+// one_rank/copy and times in place as the host's call alone; compare --in-place of that table
+// predicts it back as one_rank/none. (The label was ring/LL and in place took the copy's time.)
+TEST_CASE("one rank: perf and compare label NCCL's copy, nothing in place", "[cli][compare]") {
+  const std::string log = (std::filesystem::temp_directory_path() /
+                           ("twinccl-one-rank-" + std::to_string(getpid()) + ".log"))
+                              .string();
+  const auto perf =
+      run_cli("perf all_reduce -b 512M -e 512M -c 0 --backend sim --topology dgx-h200 -g 1");
+  INFO(perf.out);
+  REQUIRE(perf.exit_code == 0);
+  CHECK(has_line(perf.out, {"536870912", "253.55", "5.00", "one_rank/copy"}));
+  std::ofstream(log) << perf.out;
+  const auto cmp = run_cli("compare " + log + " --topology dgx-h200 --in-place");
+  INFO(cmp.out);
+  CHECK(cmp.exit_code == 0);
+  CHECK(has_line(cmp.out, {"536870912", "5.00", "5.00", "one_rank/none"}));
+  std::filesystem::remove(log);
+}

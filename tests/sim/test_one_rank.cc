@@ -70,3 +70,48 @@ TEST_CASE("one rank: a topology file's memory_gbps is the copy's speed and round
       topo::topology_from_json(R"({"version": 1, "memory_gbps": -1, "vertices": [], "links": []})"),
       Catch::Contains("memory_gbps"));
 }
+
+TEST_CASE("one rank: labelled as NCCL runs it, nothing in place, a scaling kernel for avg") {
+  // enqueue.cc: taskAppend hands a one-rank collective to ncclLaunchOneRank before any algorithm
+  // is chosen: cudaMemcpyAsync out of place, nothing in place, a scaling kernel for premul_sum
+  // (a float avg becomes premul_sum in hostToDevRedOp; an integer avg's post-division by 1 is
+  // nothing). The label said ring/LL before (every pair times the same; the first one won).
+  const topo::Topology t = topo::load_topology("dgx-h200");
+  const std::size_t bytes = 512u << 20;
+  Request r = one_rank(OpKind::all_reduce, bytes);
+  const Prediction copy = predict(t, r);
+  CHECK(copy.one_rank == "copy");
+  CHECK(label(copy) == "one_rank/copy");
+  r.in_place = true;
+  const Prediction none = predict(t, r);
+  CHECK(none.one_rank == "none");
+  CHECK(none.time_us == Approx(5.0));  // the host's call alone (host_launch.h)
+  r.gpus_per_thread = 0;
+  CHECK(predict(t, r).time_us == 0.0);  // the kernels alone: there are none
+  r.gpus_per_thread = 1;
+  r.op = ReduceKind::avg;  // float avg: premul_sum, a kernel in place too
+  const Prediction scale = predict(t, r);
+  CHECK(scale.one_rank == "scale");
+  CHECK(scale.time_us == Approx(copy.time_us));
+  r.dtype = DataType::int32;  // integer avg: sum then divide by 1 rank, nothing in place
+  CHECK(predict(t, r).one_rank == "none");
+  // all_to_all, gather, scatter take the path too (taskAppend checks nRanks == 1 before it turns
+  // them into send/recv): the same copy (they were 5 us, direct/Simple, nothing copied); two ranks
+  // run an algorithm.
+  for (OpKind kind : {OpKind::all_to_all, OpKind::gather, OpKind::scatter}) {
+    CAPTURE(name(kind));
+    const Prediction p = predict(t, one_rank(kind, bytes));
+    CHECK(label(p) == "one_rank/copy");
+    CHECK(p.time_us == Approx(copy.time_us).epsilon(1e-9));
+  }
+  Request two = one_rank(OpKind::all_reduce, bytes);
+  two.spec.nranks = 2;
+  const Prediction p2 = predict(t, two);
+  CHECK(p2.one_rank.empty());
+  CHECK(label(p2) == p2.algorithm + "/" + std::string(name(p2.protocol)));
+  // --compare: one row, the copy, not one per algorithm/protocol pair at the same time.
+  const std::vector<Prediction> all = compare_all(t, one_rank(OpKind::all_reduce, bytes));
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].tuner_choice);
+  CHECK(label(all[0]) == "one_rank/copy");
+}

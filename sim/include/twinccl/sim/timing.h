@@ -19,6 +19,7 @@
 
 #include "twinccl/algorithms.h"
 #include "twinccl/data_type.h"
+#include "twinccl/reduce_op.h"
 #include "twinccl/schedule.h"
 #include "twinccl/topologies/topology.h"
 
@@ -73,6 +74,10 @@ struct Request {
   // it: NCCL before 2.28.9 ranked NVLS-tree with other terms (sim/src/nccl_version_rank.cc); the
   // time of the chosen call is the newest model's.
   int nccl_version = 0;
+  // nccl-tests' in-place column (the send buffer is the receive buffer) and the reduce op: they
+  // change only a one-rank call, which NCCL runs as no collective (Prediction::one_rank).
+  bool in_place = false;
+  ReduceKind op = ReduceKind::sum;
   RoundCompression compression = RoundCompression::automatic;
   // Flow fidelity, rounds (compressed rings, NVLS switch flows): play one representative of
   // every class of identical flow groups that share no link with each other, copying its times
@@ -95,7 +100,17 @@ struct Prediction {
   // (what predict() returns for the same request without a forced algorithm or protocol).
   double rank_us = 0.0;
   bool tuner_choice = false;
+  // A one-rank all_reduce, reduce, broadcast, reduce_scatter or all_gather: NCCL runs no algorithm
+  // (enqueue.cc taskAppend -> ncclLaunchOneRank): "copy" (out of place: a cudaMemcpyAsync through
+  // device memory), "none" (in place: nothing, the host's call alone), "scale" (avg on floats,
+  // premul_sum: a scaling kernel, in place or not, one read and one write). algorithm/protocol
+  // are then only the tuner's nominal pick (every pair times the same), not what runs; "" = a
+  // collective NCCL runs. label() says what a table shows.
+  std::string one_rank;
 };
+
+// What a table's algorithm/protocol column shows: "ring/LL", or "one_rank/copy" (one_rank).
+std::string label(const Prediction& p);
 
 // One prediction for request.algorithm/protocol, or the tuner's choice when unset (NCCL's own
 // ranking: compare_all's row marked tuner_choice, not necessarily its first).
