@@ -10,23 +10,14 @@
 #include <set>
 
 #include "nccl_tests_log_parts.h"
+#include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
-#include "twinccl/trace/bounded_json.h"
 
 namespace twinccl::sim {
 namespace {
 
 using json = nlohmann::json;
 using nccl_tests::fail;
-
-constexpr int kMaxDepth = 16;
-constexpr std::size_t kMaxValues = 4000000;
-
-json parse_bounded(std::string_view text, std::string_view source) {
-  return trace::detail::parse_bounded_json(
-      text, kMaxDepth, kMaxValues,
-      [&](const std::string& why) { fail(source, 0, why + "; not nccl-tests -J output"); });
-}
 
 struct Fields {
   std::string_view source;
@@ -124,12 +115,10 @@ NcclTestsRow read_row(const json& r, std::size_t index, std::string_view source)
 
 std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::string_view source,
                                                   const NcclTestsParseOptions& options) {
-  if (text.size() > kNcclTestsMaxBytes) {
-    fail(source, 0,
-         fmt::format("{} bytes, more than the {} an nccl-tests -J file is read up to", text.size(),
-                     kNcclTestsMaxBytes));
-  }
-  const json doc = parse_bounded(text, source);
+  const JsonCaps caps{.max_depth = 16, .max_values = 4000000, .max_bytes = kNcclTestsMaxBytes};
+  const json doc = parse_bounded_json(text, caps, [&](const std::string& why) {
+    fail(source, 0, why + "; not nccl-tests -J output");
+  });
   if (!doc.is_object()) fail(source, 0, "an nccl-tests -J file is one JSON object");
   NcclTestsTable table;
   table.source = std::string(source);

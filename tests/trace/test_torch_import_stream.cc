@@ -164,18 +164,17 @@ TEST_CASE("torch import stream: errors come in the order of a parse-then-read im
 }
 
 TEST_CASE("torch import stream: caps on bytes, values and nesting of a stream") {
-  trace::detail::TorchJsonLimits limits{4, 1000};
-  const trace::detail::TorchJsonRefuse refuse = [](const std::string& why) {
+  twinccl::JsonCaps limits{.max_depth = 4, .max_values = 1000, .max_bytes = 64};
+  const twinccl::JsonRefuse refuse = [](const std::string& why) {
     throw twinccl::ConfigError("s: " + why);
   };
   auto read = [&](const std::string& text) {
-    std::istringstream source(text);
-    trace::detail::CappedBuffer buffer(source, 64, refuse);
-    std::istream in(&buffer);
+    std::istringstream text_stream(text);
+    std::istream& source = text_stream;
     std::size_t events = 0;
     try {
       trace::detail::stream_torch_json(
-          in, limits, refuse, [] {}, [&](std::size_t, const json&) { ++events; });
+          source, limits, refuse, [] {}, [&](std::size_t, const json&) { ++events; });
     } catch (const twinccl::ConfigError& e) {
       return std::string(e.what());
     }

@@ -11,19 +11,6 @@
 #include "twinccl/topologies/limits.h"
 
 namespace twinccl::topo::input {
-namespace {
-
-[[noreturn]] void fail_at(const std::string& source, int line, const std::string& message) {
-  throw ConfigError(source + ":" + std::to_string(line) + ": " + message);
-}
-
-std::string depth_message(const char* what) {
-  return std::string("nested deeper than ") + std::to_string(limits::max_nesting_depth) +
-         " levels (the cap on " + what + ")";
-}
-
-}  // namespace
-
 std::string read_file(const std::filesystem::path& path, std::string_view what) {
   const std::string name = path.string();
   std::error_code ec;
@@ -45,55 +32,6 @@ std::string read_file(const std::filesystem::path& path, std::string_view what) 
   }
   if (in.bad()) throw ConfigError("cannot read " + std::string(what) + " '" + name + "'");
   return text;
-}
-
-void check_json_shape(std::string_view text, const std::string& source) {
-  struct Level {
-    bool object;
-    int members;
-  };
-  std::vector<Level> stack;
-  int line = 1;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (c == '\n') ++line;
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        in_string = true;
-        break;
-      case '{':
-      case '[':
-        if (static_cast<int>(stack.size()) >= limits::max_nesting_depth) {
-          fail_at(source, line, depth_message("JSON arrays and objects"));
-        }
-        stack.push_back({c == '{', 0});
-        break;
-      case '}':
-      case ']':
-        if (!stack.empty()) stack.pop_back();
-        break;
-      case ':':
-        if (!stack.empty() && stack.back().object &&
-            ++stack.back().members > limits::max_object_members) {
-          fail_at(source, line,
-                  "an object with more than " + std::to_string(limits::max_object_members) +
-                      " fields (the cap on one JSON object)");
-        }
-        break;
-      default:
-        break;
-    }
-  }
 }
 
 // Mirrors how Boost's rapidxml splits markup (its parse_node, parse_element, parse_doctype): an
@@ -151,7 +89,9 @@ void check_xml_shape(std::string_view text, const std::string& source) {
         if (c == '>') {
           ++i;
           if (++depth > limits::max_nesting_depth) {
-            fail_at(source, line(), depth_message("XML elements"));
+            throw ConfigError(source + ":" + std::to_string(line()) + ": nested deeper than " +
+                              std::to_string(limits::max_nesting_depth) +
+                              " levels (the cap on XML elements)");
           }
           break;
         }

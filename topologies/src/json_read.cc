@@ -5,16 +5,18 @@
 // may name any vertex. Every field is checked where it is read, and the error names the JSON
 // path ("node_templates.dgx.links[2] (node=5): ..."); graph-level problems (connectivity, ranks)
 // come from TopologyBuilder::seal() prefixed with the source name. Unknown fields are errors, so
-// a typo like "bandwith_gbps" is caught instead of silently defaulted. Before parsing, the text's
-// nesting and object sizes are checked (input_checks.h); while reading, every integer and number
-// is range-checked (limits.h) and the vertex, link and node caps are checked before anything is
-// added, so a file asking for 300M nodes is refused at once rather than filling memory.
+// a typo like "bandwith_gbps" is caught instead of silently defaulted. The text is parsed by the
+// bounded reader (twinccl/bounded_json.h), which refuses deep nesting and big objects with their
+// line; while reading, every integer and number is range-checked (limits.h) and the vertex, link
+// and node caps are checked before anything is added, so a file asking for 300M nodes is refused at
+// once rather than filling memory.
 #include <algorithm>
 #include <map>
 
 #include "input_checks.h"
 #include "json_expand.h"
 #include "json_fields.h"
+#include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/limits.h"
@@ -176,39 +178,20 @@ void check_size(const json& templates, const std::vector<PendingNode>& pending, 
   }
 }
 
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix and with the token
-// it quotes cut to limits::max_echo_bytes: "parse error at line 1, column 9: ...; last read: 'x'".
-std::string library_message(std::string what) {
-  if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-    what = what.substr(what.find("] ") + 2);
-  }
-  const std::size_t open = what.find('\'');
-  const std::size_t close = what.rfind('\'');
-  if (open != std::string::npos && close > open) {
-    what = what.substr(0, open) + input::echo(what.substr(open + 1, close - open - 1)) +
-           what.substr(close + 1);
-  }
-  return what;
-}
-
 }  // namespace
 
 Topology topology_from_json(std::string_view text, std::string_view source) {
   const std::string src(source);
-  input::check_json_shape(text, src);
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    // "parse error at line L, column C: ..." or "number overflow parsing '1e309'".
-    throw ConfigError(src + ": invalid JSON: " + library_message(e.what()));
-  }
+  const JsonCaps caps{.max_depth = limits::max_nesting_depth,
+                      .max_object_members = limits::max_object_members};
+  const json doc = parse_bounded_json<json>(
+      text, caps, [&](const std::string& why) { throw ConfigError(src + ": " + why); });
   try {
     return read_document(doc);
   } catch (const ConfigError& e) {
     throw ConfigError(src + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {  // a check missed above: still name the file
-    throw ConfigError(src + ": unexpected JSON content: " + library_message(e.what()));
+    throw ConfigError(src + ": unexpected JSON content: " + json_detail::library_text(e.what()));
   }
 }
 

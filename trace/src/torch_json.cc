@@ -1,20 +1,20 @@
 // A profiler trace's JSON, streamed (torch_json.h).
 //
-// How it works. nlohmann's SAX parser calls FilteredSax once per token. A stack of frames says
+// How it works. The bounded reader (twinccl/bounded_json.h: the caps and JSON syntax) calls
+// FilteredSax once per token. A stack of frames says
 // where the parser is: the top-level object, the "traceEvents" array, one event, the event's
 // "args", a value being built, or a value being skipped. A value is built (as a small
 // nlohmann::json) only where the importer reads it; the event is handed over when it closes and
 // its memory reused for the next one. An event whose "name" is not record_param_comms and whose
 // "cat" is not a GPU activity (cpu_op, cuda_runtime, ac2g, python_function: most of a trace) is
-// skipped from then on. Scalars and containers are counted and nested as in bounded_json.h.
-// (nlohmann's parse with a callback would do the filtering too, but is quadratic: after every
-// object it scans the enclosing array; a DOM of the whole file costs ~9x the text.)
+// skipped from then on. (A DOM of the whole file would cost ~9x the text.)
 #include "torch_json.h"
 
 #include <array>
 #include <exception>
 #include <vector>
 
+#include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
 #include "twinccl/utf8_text.h"
 
@@ -64,40 +64,40 @@ constexpr std::size_t kMaxBuiltValues = std::size_t{1} << 20;
 enum class Frame : std::uint8_t { root, info, events, event, args, kept, skipped };
 enum class Into : std::uint8_t { skip, keep, document, info, events, element };
 
-class FilteredSax final : public nlohmann::json_sax<json> {
+class FilteredSax final {
  public:
-  FilteredSax(const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
-              const std::function<void()>& on_events_start, const TorchJsonEvent& on_event)
-      : limits_(limits), refuse_(refuse), on_events_start_(on_events_start), on_event_(on_event) {}
+  FilteredSax(const JsonRefuse& refuse, const std::function<void()>& on_events_start,
+              const TorchJsonEvent& on_event)
+      : refuse_(refuse), on_events_start_(on_events_start), on_event_(on_event) {}
 
   TorchJsonTop top;
 
-  bool null() override {
+  bool null() {
     return scalar([] { return json(nullptr); });
   }
-  bool boolean(bool b) override {
+  bool boolean(bool b) {
     return scalar([b] { return json(b); });
   }
-  bool number_integer(json::number_integer_t i) override {
+  bool number_integer(json::number_integer_t i) {
     return scalar([i] { return json(i); });
   }
-  bool number_unsigned(json::number_unsigned_t u) override {
+  bool number_unsigned(json::number_unsigned_t u) {
     return scalar([u] { return json(u); });
   }
-  bool number_float(json::number_float_t d, const json::string_t&) override {
+  bool number_float(json::number_float_t d, const json::string_t&) {
     return scalar([d] { return json(d); });
   }
-  bool string(json::string_t& s) override {
+  bool string(json::string_t& s) {
     return scalar([&s] { return json(s); });
   }
-  bool binary(json::binary_t&) override {
+  bool binary(json::binary_t&) {
     return scalar([] { return json(); });
   }
-  bool start_object(std::size_t) override { return open(true); }
-  bool start_array(std::size_t) override { return open(false); }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-  bool key(json::string_t& k) override {
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(json::string_t& k) {
     key_ = k;
     if (frames_.back() == Frame::event && (key_ == "name" || key_ == "cat") &&
         element_.contains(key_)) {
@@ -106,23 +106,8 @@ class FilteredSax final : public nlohmann::json_sax<json> {
     }
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ...": the prefix cut
-    std::string what = e.what();
-    const std::size_t close = what.find("] ");
-    if (close != std::string::npos && what.rfind("[json.exception", 0) == 0)
-      what.erase(0, close + 2);
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    refuse_("not valid JSON: " + what);
-    return false;
-  }
 
  private:
-  void check_depth() const {
-    if (depth_ > limits_.max_depth)
-      refuse_("nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
-  }
-
   Into into() const {
     if (frames_.empty()) return Into::document;
     switch (frames_.back()) {
@@ -179,9 +164,6 @@ class FilteredSax final : public nlohmann::json_sax<json> {
 
   template <class Make>
   bool scalar(Make make) {
-    check_depth();
-    if (++values_ > limits_.max_values)
-      refuse_("more than " + std::to_string(limits_.max_values) + " JSON values");
     switch (into()) {
       case Into::skip:
         break;
@@ -207,8 +189,6 @@ class FilteredSax final : public nlohmann::json_sax<json> {
   }
 
   bool open(bool object) {
-    check_depth();
-    ++depth_;
     Frame frame = Frame::skipped;
     switch (into()) {
       case Into::skip:
@@ -256,7 +236,6 @@ class FilteredSax final : public nlohmann::json_sax<json> {
   }
 
   bool close() {
-    --depth_;
     const Frame frame = frames_.back();
     frames_.pop_back();
     if (frame == Frame::info || frame == Frame::event || frame == Frame::args ||
@@ -287,48 +266,31 @@ class FilteredSax final : public nlohmann::json_sax<json> {
     }
   }
 
-  const TorchJsonLimits& limits_;
-  const TorchJsonRefuse& refuse_;
+  const JsonRefuse& refuse_;
   const std::function<void()>& on_events_start_;
   const TorchJsonEvent& on_event_;
   std::vector<Frame> frames_;
   std::vector<json*> building_;  // the containers being built, innermost last
   json element_;                 // the traceEvents element being built
   std::string key_;              // the last object key
-  std::size_t index_ = 0, values_ = 0, built_ = 0;
-  int depth_ = 0;
+  std::size_t index_ = 0, built_ = 0;
   bool irrelevant_ = false;
 };
 
-template <class Input>
-TorchJsonTop run(Input&& input, const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
-                 const std::function<void()>& on_events_start, const TorchJsonEvent& on_event) {
-  FilteredSax sax(limits, refuse, on_events_start, on_event);
-  try {
-    json::sax_parse(std::forward<Input>(input), &sax);
-  } catch (const json::exception& e) {  // a number out of range and the like
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    refuse("not valid JSON: " + what);
-  }
-  return std::move(sax.top);
-}
-
 }  // namespace
 
-TorchJsonTop stream_torch_json(std::string_view text, const TorchJsonLimits& limits,
-                               const TorchJsonRefuse& refuse,
+template <class Input>
+TorchJsonTop stream_torch_json(Input&& input, const JsonCaps& caps, const JsonRefuse& refuse,
                                const std::function<void()>& on_events_start,
                                const TorchJsonEvent& on_event) {
-  return run(text, limits, refuse, on_events_start, on_event);
+  FilteredSax sax(refuse, on_events_start, on_event);
+  sax_parse_bounded(input, caps, refuse, sax);
+  return std::move(sax.top);
 }
-
-TorchJsonTop stream_torch_json(std::istream& in, const TorchJsonLimits& limits,
-                               const TorchJsonRefuse& refuse,
-                               const std::function<void()>& on_events_start,
-                               const TorchJsonEvent& on_event) {
-  return run(in, limits, refuse, on_events_start, on_event);
-}
+template TorchJsonTop stream_torch_json(std::string_view&&, const JsonCaps&, const JsonRefuse&,
+                                        const std::function<void()>&, const TorchJsonEvent&);
+template TorchJsonTop stream_torch_json(std::istream&, const JsonCaps&, const JsonRefuse&,
+                                        const std::function<void()>&, const TorchJsonEvent&);
 
 std::string shown(const json& v) {
   if (v.is_structured()) return std::string("an ") + v.type_name();

@@ -1,7 +1,7 @@
 // Internal to the PyTorch trace importer (torch_import.h): a profiler trace's JSON read as a
 // stream (torch_json.cc), so that memory follows the events the importer keeps, not the file.
 //
-//   TorchJsonTop top = stream_torch_json(text, limits, refuse,
+//   TorchJsonTop top = stream_torch_json(std::string_view(text), caps, refuse,
 //       [&] { /* a "traceEvents" array begins */ },
 //       [&](std::size_t i, const nlohmann::json& event) { /* traceEvents[i], filtered */ });
 //
@@ -9,31 +9,25 @@
 // importer reads: "name", "cat", "ts", "dur", "tid" and, in "args", the keys of
 // torch_json.cc's kArgsKept), handed to `on_event`, then dropped; of "distributedInfo", "rank"
 // and "world_size" are built; every other value is only counted. What is built of one event is
-// capped (2^20 values). The caps (nesting, number of values, bytes) and JSON syntax are
-// checked on the whole text, and refused (through `refuse`, which throws) before any error
-// `on_event` throws: a ConfigError from `on_event` is held (TorchJsonTop::held), no later event is
-// handed over, and the caller throws it after its checks of the top level -- the precedence of an
-// importer that parses the whole file, then reads it.
+// capped (2^20 values). The caps (nesting, values, bytes: twinccl/bounded_json.h) and JSON syntax
+// are checked on the whole text, and refused (through `refuse`) before any error `on_event` throws:
+// a ConfigError from `on_event` is held (TorchJsonTop::held), no later event is handed over, and
+// the caller throws it after its checks of the top level -- the precedence of an importer that
+// parses the whole file, then reads it.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <exception>
 #include <functional>
 #include <istream>
 #include <nlohmann/json.hpp>
-#include <streambuf>
 #include <string>
 #include <string_view>
 
 #include "json_shown.h"
+#include "twinccl/bounded_json.h"
 
 namespace twinccl::trace::detail {
-
-struct TorchJsonLimits {
-  int max_depth = 32;
-  std::size_t max_values = 0;
-};
 
 // What the top level held.
 struct TorchJsonTop {
@@ -45,37 +39,13 @@ struct TorchJsonTop {
                               // its own checks of the top level
 };
 
-using TorchJsonRefuse = std::function<void(const std::string& why)>;  // must throw
 using TorchJsonEvent = std::function<void(std::size_t index, const nlohmann::json& event)>;
 
-TorchJsonTop stream_torch_json(std::string_view text, const TorchJsonLimits& limits,
-                               const TorchJsonRefuse& refuse,
+// `input`: the text (std::string_view) or a stream (std::istream&; a gzip error of its buffer
+// propagates).
+template <class Input>
+TorchJsonTop stream_torch_json(Input&& input, const JsonCaps& caps, const JsonRefuse& refuse,
                                const std::function<void()>& on_events_start,
                                const TorchJsonEvent& on_event);
-// The same from a stream (its size is the caller's to cap: CappedBuffer).
-TorchJsonTop stream_torch_json(std::istream& in, const TorchJsonLimits& limits,
-                               const TorchJsonRefuse& refuse,
-                               const std::function<void()>& on_events_start,
-                               const TorchJsonEvent& on_event);
-
-// A stream read in blocks of 64 KiB, refused (through `refuse`) past `max_bytes`. nlohmann reads
-// a character at a time from the buffer (sbumpc); errors of the source's buffer (a gzip error)
-// propagate.
-class CappedBuffer final : public std::streambuf {
- public:
-  CappedBuffer(std::istream& in, std::size_t max_bytes, const TorchJsonRefuse& refuse)
-      : in_(in), max_bytes_(max_bytes), refuse_(refuse) {}
-
- protected:
-  int_type underflow() override;
-
- private:
-  static constexpr std::streamsize kBlock = std::streamsize{1} << 16;
-  std::istream& in_;
-  std::size_t max_bytes_;
-  const TorchJsonRefuse& refuse_;
-  std::array<char, kBlock> block_{};
-  std::size_t total_ = 0;
-};
 
 }  // namespace twinccl::trace::detail

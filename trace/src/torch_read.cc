@@ -216,21 +216,24 @@ void take_event(TorchRankFile& f, std::size_t i, const json& e) {
   }
 }
 
-using Stream = std::function<TorchJsonTop(const TorchJsonLimits&, const TorchJsonRefuse&,
-                                          const std::function<void()>&, const TorchJsonEvent&)>;
-
 // The file streamed (torch_json.h): events kept as they come, then the top level checked.
-TorchRankFile read_rank(const std::string& source, const Stream& stream) {
+template <class Input>
+TorchRankFile read_rank(const std::string& source, Input&& input) {
   TorchRankFile f;
   f.source = source;
-  const TorchJsonLimits limits{kMaxDepth, kMaxTorchTraceValues};
-  const TorchJsonRefuse refuse = [&](const std::string& why) { fail(source, why); };
+  const JsonCaps limits{
+      .max_depth = kMaxDepth,
+      .max_values = kMaxTorchTraceValues,
+      .max_bytes = kMaxTorchTraceBytes,
+      .over_bytes_advice = "; profile a shorter window (torch.profiler.schedule with active=1)"};
+  const JsonRefuse refuse = [&](const std::string& why) { fail(source, why); };
   const std::function<void()> start = [&] {
     f.calls.clear();
     f.gpu.clear();
   };
   const TorchJsonEvent event = [&](std::size_t i, const json& e) { take_event(f, i, e); };
-  const TorchJsonTop top = stream(limits, refuse, start, event);
+  const TorchJsonTop top =
+      stream_torch_json(std::forward<Input>(input), limits, refuse, start, event);
   if (!top.object) fail(source, "must be a JSON object (a profiler trace), is " + top.not_object);
   const json& info = top.info;
   if (!info.is_object()) {
@@ -256,40 +259,12 @@ TorchRankFile read_rank(const std::string& source, const Stream& stream) {
 
 }  // namespace
 
-CappedBuffer::int_type CappedBuffer::underflow() {
-  std::streambuf* source = in_.rdbuf();
-  const std::streamsize n = source == nullptr ? 0 : source->sgetn(block_.data(), kBlock);
-  if (n <= 0) return traits_type::eof();
-  total_ += static_cast<std::size_t>(n);
-  if (total_ > max_bytes_) {
-    refuse_("more than " + std::to_string(max_bytes_) +
-            " bytes of JSON (the cap per file); profile a shorter window "
-            "(torch.profiler.schedule with active=1)");
-  }
-  setg(block_.data(), block_.data(), block_.data() + n);
-  return traits_type::to_int_type(block_[0]);
-}
-
 TorchRankFile read_torch_rank(const std::string& source, const std::string& text) {
-  if (text.size() > kMaxTorchTraceBytes) {
-    fail(source, std::to_string(text.size()) + " bytes of JSON is over the cap of " +
-                     std::to_string(kMaxTorchTraceBytes) +
-                     " bytes per file; profile a shorter "
-                     "window (torch.profiler.schedule with active=1)");
-  }
-  return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
-                               const std::function<void()>& start, const TorchJsonEvent& event) {
-    return stream_torch_json(std::string_view(text), limits, refuse, start, event);
-  });
+  return read_rank(source, std::string_view(text));
 }
 
 TorchRankFile read_torch_rank(const std::string& source, std::istream& in) {
-  return read_rank(source, [&](const TorchJsonLimits& limits, const TorchJsonRefuse& refuse,
-                               const std::function<void()>& start, const TorchJsonEvent& event) {
-    CappedBuffer buffer(in, kMaxTorchTraceBytes, refuse);
-    std::istream capped(&buffer);
-    return stream_torch_json(capped, limits, refuse, start, event);
-  });
+  return read_rank(source, in);
 }
 
 }  // namespace twinccl::trace::detail

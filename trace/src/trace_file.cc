@@ -3,12 +3,12 @@
 //
 // How it works. One JSON object; every rank lists its ops (kind, comm, seq, count, dtype, ...) and
 // its events in program order: {"op": i} issues op i, {"wait": i} blocks on it, {"compute_s": x}
-// and/or {"compute_flops": f} compute. A first pass (bounded_json.h) refuses nesting deeper than a
-// trace has and more values than the caps allow while the file is read, so a hostile file is
-// refused before it takes memory; every field is read with its exact type and range (2^40 is not
-// silently cut to an int). The version is read first: another version is refused before anything
-// else is looked at. Errors name the source and the JSON path ("t.json: ranks[3].ops[2].dtype:
-// unknown data type 'foo'") and never echo more than a few bytes of input.
+// and/or {"compute_flops": f} compute. The bounded reader (twinccl/bounded_json.h) refuses nesting
+// deeper than a trace has and more values than the caps allow while the file is read, so a hostile
+// file is refused before it takes memory; every field is read with its exact type and range (2^40
+// is not silently cut to an int). The version is read first: another version is refused before
+// anything else is looked at. Errors name the source and the JSON path ("t.json:
+// ranks[3].ops[2].dtype: unknown data type 'foo'") and never echo more than a few bytes of input.
 #include "twinccl/trace/trace_file.h"
 
 #include <cmath>
@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "json_shown.h"
+#include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
-#include "twinccl/trace/bounded_json.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::trace {
@@ -32,7 +32,7 @@ using nlohmann::json;
 
 // Deepest nesting a trace has is 6 (top, ranks, rank, ops, op, counts); more is not a trace.
 constexpr int kMaxDepth = 16;
-// JSON values a trace within the caps holds at most (an op ~12, an event ~2, a member 1).
+// JSON values a trace within the caps holds at most (an op ~14, an event 2 or 3, a member 1).
 constexpr std::size_t kMaxValues = 16 * kMaxTraceOps + 3 * kMaxTraceEvents + kMaxTraceCommMembers;
 
 [[noreturn]] void fail(std::string_view source, const std::string& path, const std::string& what) {
@@ -203,9 +203,14 @@ TraceEvent event_from_json(const json& j, std::string_view source, const std::st
   return e;
 }
 
-// Refuses, while parsing, nesting deeper than kMaxDepth and more than kMaxValues values.
-json parse_bounded(std::string_view text, std::string_view source) {
-  return detail::parse_bounded_json(text, kMaxDepth, kMaxValues, [&](const std::string& why) {
+// A text or a stream, refused while parsing past the caps.
+template <class Input>
+json parse_bounded(Input&& input, std::string_view source) {
+  const JsonCaps caps{.max_depth = kMaxDepth,
+                      .max_values = kMaxValues,
+                      .max_bytes = kMaxTraceFileBytes,
+                      .over_bytes_advice = "; replay a shorter window"};
+  return parse_bounded_json(input, caps, [&](const std::string& why) {
     fail(source, "(file)",
          why + " (a trace within the caps has at most " + std::to_string(kMaxTraceOps) +
              " operations and " + std::to_string(kMaxTraceEvents) + " events)");
@@ -232,8 +237,9 @@ std::string to_json(const Trace& trace) {
   return json_dump(std::move(doc)) + "\n";
 }
 
-Trace from_json(std::string_view text, std::string_view source) {
-  const json doc = parse_bounded(text, source);
+namespace {
+
+Trace from_document(const json& doc, std::string_view source) {
   if (!doc.is_object()) fail(source, "(top)", "must be a JSON object, is " + shown(doc));
   const json* format = optional(doc, "format");
   if (format == nullptr || !format->is_string() ||
@@ -304,29 +310,19 @@ Trace from_json(std::string_view text, std::string_view source) {
   return trace;
 }
 
+}  // namespace
+
+Trace from_json(std::string_view text, std::string_view source) {
+  return from_document(parse_bounded(text, source), source);
+}
+
 Trace load(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ConfigError("'" + shown_path(path) + "' is a directory, not a trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("cannot open trace file '" + shown_path(path) + "'");
-  const auto bytes = std::filesystem::file_size(path, ec);
-  if (!ec && bytes > kMaxTraceFileBytes) {
-    throw ConfigError(shown_path(path) + ": the file is " + std::to_string(bytes) +
-                      " bytes, over the cap of " + std::to_string(kMaxTraceFileBytes) +
-                      " bytes per trace; replay a shorter window");
-  }
-  std::string text;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxTraceFileBytes) {  // a pipe, or a file still growing
-      throw ConfigError(shown_path(path) + ": more than " + std::to_string(kMaxTraceFileBytes) +
-                        " bytes, over the cap per trace; replay a shorter window");
-    }
-  }
-  if (in.bad()) throw ConfigError("reading trace file '" + shown_path(path) + "' failed");
-  return from_json(text, shown_path(path));
+  return from_document(parse_bounded(in, shown_path(path)), shown_path(path));  // streamed
 }
 
 void save(const Trace& trace, const std::filesystem::path& path) {

@@ -22,7 +22,7 @@ std::string to_json(const Trace& trace);
 // version says which version it has and which this TwinCCL reads. Does not check that the ranks
 // agree (sim::check_trace does).
 Trace from_json(std::string_view text, std::string_view source = "<json>");
-// The file's text (at most kMaxTraceFileBytes), then from_json.
+// The file, streamed (at most kMaxTraceFileBytes), read as from_json reads a text.
 Trace load(const std::filesystem::path& path);
 void save(const Trace& trace, const std::filesystem::path& path);
 
