@@ -6,53 +6,25 @@
 // cluster before trusting a what-if.
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
 #include "compare_report.h"
 #include "flag_values.h"
 #include "twinccl/errors.h"
+#include "twinccl/input_file.h"
 #include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::cli {
-namespace {
-
-// The whole file, refusing what is not a regular file or is larger than a log can be.
-std::string read_log(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
-    throw ConfigError("cannot read log '" + shown(path) + "': no such file");
-  if (!std::filesystem::is_regular_file(status)) {
-    throw ConfigError("cannot read log '" + shown(path) + "': not a regular file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > sim::kNcclTestsMaxBytes) {
-    throw ConfigError(fmt::format("log '{}': {} bytes, more than the {} a log is read up to",
-                                  shown(path), ec ? 0 : size, sim::kNcclTestsMaxBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot read log '" + shown(path) + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError("cannot read log '" + shown(path) + "': a read error");
-  return text.str();
-}
-
-}  // namespace
 
 std::vector<sim::NcclTestsTable> read_nccl_tests_logs(const std::vector<std::string>& paths,
                                                       const sim::NcclTestsParseOptions& parse) {
   std::vector<sim::NcclTestsTable> tables;
   for (const std::string& path : paths) {
-    for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(read_log(path), path, parse)) {
+    for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(
+             read_input_file("log", path, sim::kNcclTestsMaxBytes), path, parse)) {
       tables.push_back(std::move(t));
     }
   }

@@ -21,6 +21,7 @@
 #include "flag_values.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
+#include "twinccl/input_file.h"
 #include "twinccl/sim/replay_trace.h"
 #include "twinccl/trace/torch_import.h"
 #include "twinccl/trace/trace_file.h"
@@ -92,13 +93,7 @@ class GzipStream final : public std::istream {
 // The file's text as a stream; a gzip file (magic 1f 8b) decompressed as it is read. The
 // importer reads it once, to its end, and refuses past its cap of bytes.
 std::unique_ptr<std::istream> open_profile(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
-    throw ConfigError("cannot read '" + shown(path) + "': no such file");
-  if (!std::filesystem::is_regular_file(status))
-    throw ConfigError("cannot read '" + shown(path) + "': not a regular file");
-  auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
+  auto in = std::make_unique<std::ifstream>(open_input_file("profile", path));
   char magic[2] = {0, 0};
   in->read(magic, 2);
   if (!*in && !in->eof()) throw ConfigError("cannot read '" + shown(path) + "'");

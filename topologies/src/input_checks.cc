@@ -2,37 +2,12 @@
 #include "input_checks.h"
 
 #include <algorithm>
-#include <fstream>
-#include <system_error>
-#include <vector>
 
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
 
 namespace twinccl::topo::input {
-std::string read_file(const std::filesystem::path& path, std::string_view what) {
-  const std::string name = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError("cannot read " + std::string(what) + " '" + name + "': it is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot open " + std::string(what) + " '" + name + "'");
-  std::string text;
-  std::vector<char> chunk(1 << 16);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limits::max_file_bytes) {
-      throw ConfigError(name + ": larger than " + std::to_string(limits::max_file_bytes >> 20) +
-                        " MiB (the cap on " + std::string(what) +
-                        "s; describe big clusters with node templates and \"repeat\")");
-    }
-  }
-  if (in.bad()) throw ConfigError("cannot read " + std::string(what) + " '" + name + "'");
-  return text;
-}
 
 // Mirrors how Boost's rapidxml splits markup (its parse_node, parse_element, parse_doctype): an
 // element start is a name (up to space, '/', '>', '?'), then name="value" or name='value'

@@ -7,15 +7,10 @@
 // a file past limits::max_nesting_depth before parsing, naming the line.
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace twinccl::topo::input {
-
-// The file's bytes; ConfigError when it cannot be opened, is a directory or is larger than
-// limits::max_file_bytes. `what` names the format in messages ("topology file").
-std::string read_file(const std::filesystem::path& path, std::string_view what);
 
 // ConfigError "<source>:<line>: ..." for XML elements nested deeper than max_nesting_depth.
 void check_xml_shape(std::string_view text, const std::string& source);

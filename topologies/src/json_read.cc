@@ -18,6 +18,7 @@
 #include "json_fields.h"
 #include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
+#include "twinccl/input_file.h"
 #include "twinccl/topologies/builder.h"
 #include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/topology_file.h"
@@ -297,7 +298,10 @@ Topology read_document(const json& doc) {
 }  // namespace
 
 Topology load_topology_json(const std::filesystem::path& path) {
-  return topology_from_json(input::read_file(path, "topology file"), path.string());
+  return topology_from_json(
+      read_input_file("topology file", path, limits::max_file_bytes,
+                      "; describe big clusters with node templates and \"repeat\""),
+      path.string());
 }
 
 }  // namespace twinccl::topo

@@ -22,6 +22,7 @@
 #include "nccl_xml_attributes.h"
 #include "nccl_xml_import.h"
 #include "twinccl/errors.h"
+#include "twinccl/input_file.h"
 #include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
@@ -335,7 +336,8 @@ NcclXmlImport import_nccl_xml(std::string_view text, std::string_view source,
 }
 
 NcclXmlImport load_nccl_xml(const std::filesystem::path& path, const NcclXmlHints& hints) {
-  return import_nccl_xml(input::read_file(path, "NCCL topology file"), path.string(), hints);
+  return import_nccl_xml(read_input_file("NCCL topology file", path, limits::max_file_bytes),
+                         path.string(), hints);
 }
 
 Topology topology_from_nccl_xml(std::string_view text, std::string_view source) {

@@ -13,13 +13,13 @@
 
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "json_shown.h"
 #include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
+#include "twinccl/input_file.h"
 #include "twinccl/output_file.h"
 #include "twinccl/utf8_text.h"
 
@@ -317,12 +317,8 @@ Trace from_json(std::string_view text, std::string_view source) {
 }
 
 Trace load(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw ConfigError("'" + shown_path(path) + "' is a directory, not a trace file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("cannot open trace file '" + shown_path(path) + "'");
-  return from_document(parse_bounded(in, shown_path(path)), shown_path(path));  // streamed
+  return from_document(parse_bounded(open_input_file("trace file", path), shown_path(path)),
+                       shown_path(path));  // streamed
 }
 
 void save(const Trace& trace, const std::filesystem::path& path) {
