@@ -101,7 +101,7 @@ TEST_CASE(
   CHECK_THAT(config_error(edited([](json& d) { d["ranks"][1]["ops"][0]["count"] = -1; })),
              Catch::Contains("ranks[1].ops[0].count"));
   CHECK_THAT(config_error(edited([](json& d) { d["ranks"][1]["ops"][0]["count"] = 2.5; })),
-             Catch::Contains("must be an integer"));
+             Catch::Contains("must be a whole number"));
   // compute_s 1e308 used to replay as "inf".
   CHECK_THAT(config_error(edited([](json& d) {
                d["ranks"][0]["events"][2] = {{"compute_s", 1e308}};

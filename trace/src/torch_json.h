@@ -24,7 +24,7 @@
 #include <string>
 #include <string_view>
 
-#include "json_shown.h"
+#include "json_fields.h"
 #include "twinccl/bounded_json.h"
 
 namespace twinccl::trace::detail {

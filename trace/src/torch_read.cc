@@ -5,14 +5,12 @@
 // their arguments) and the GPU activities (cat "kernel", "gpu_memcpy", "gpu_memset": start, end,
 // stream, External id) are kept, nothing else. Memory is that of the kept events, whatever the
 // size of the file. Then the top level ("distributedInfo", "traceEvents") is checked. Fields the
-// importer
-// reads are checked for type and range, with errors naming the file, the event and the field
-// ("r1.json: traceEvents[812] (record_param_comms): 'In msg nelems': must be a whole number >= 0,
-// is string \"x\""); every other field and event is ignored, whatever it holds.
+// importer reads are checked for type and range by json_fields.h, as in trace files ("r1.json:
+// traceEvents[812] (record_param_comms): 'In msg nelems': must be a whole number, is string
+// \"x\""); every other field and event is ignored, whatever it holds.
 #include "torch_read.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -34,46 +32,6 @@ constexpr std::size_t kMaxGpuActivities = std::size_t{16} << 20;
   throw ConfigError(where + ": " + what);
 }
 
-std::int64_t whole(const json& v, const std::string& where, const char* key, std::int64_t lo,
-                   std::int64_t hi) {
-  const std::string at = where + ": '" + key + "'";
-  if (!v.is_number_integer()) fail(at, "must be a whole number, is " + shown(v));
-  if (v.is_number_unsigned()) {
-    const std::uint64_t u = v.get<std::uint64_t>();  // nlohmann reads 0 as unsigned: lo too
-    if (hi < 0 || u > static_cast<std::uint64_t>(hi) ||
-        (lo > 0 && u < static_cast<std::uint64_t>(lo)))
-      fail(at, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-    return static_cast<std::int64_t>(u);
-  }
-  const std::int64_t i = v.get<std::int64_t>();
-  if (i < lo || i > hi)
-    fail(at, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-  return i;
-}
-
-double finite(const json& v, const std::string& where, const char* key, double lo) {
-  const std::string at = where + ": '" + key + "'";
-  if (!v.is_number()) fail(at, "must be a number, is " + shown(v));
-  const double d = v.get<double>();
-  if (!std::isfinite(d) || d < lo || d > 1e18)
-    fail(at, shown(v) + " is outside " + std::to_string(lo) + "..1e18");
-  return d;
-}
-
-const json* find(const json& obj, const char* key) {
-  const auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-std::string text_of(const json& v, const std::string& where, const char* key) {
-  if (!v.is_string()) fail(where + ": '" + key + "'", "must be a string, is " + shown(v));
-  std::string s = v.get<std::string>();
-  if (s.size() > kMaxTraceNameBytes)
-    fail(where + ": '" + key + "'", "is " + std::to_string(s.size()) + " bytes, over the cap of " +
-                                        std::to_string(kMaxTraceNameBytes));
-  return s;
-}
-
 // A list of whole numbers as the profiler writes it: the string "[0, 1, 2]" (or a JSON array);
 // "[0, 1, ..., 127]" is a list the profiler cut short (`truncated`).
 std::vector<std::uint64_t> number_list(const json& v, const std::string& where, const char* key,
@@ -87,7 +45,8 @@ std::vector<std::uint64_t> number_list(const json& v, const std::string& where, 
   };
   if (v.is_array()) {
     for (const json& x : v)
-      push(static_cast<std::uint64_t>(whole(x, where, key, 0, std::int64_t{1} << 53)));
+      push(static_cast<std::uint64_t>(
+          whole(x, where, "'" + std::string(key) + "'", 0, std::int64_t{1} << 53)));
     return out;
   }
   if (!v.is_string()) fail(at, "must be a list like \"[0, 1]\", is " + shown(v));
@@ -120,35 +79,36 @@ TorchCommCall read_call(const json& e, const json& args, std::size_t index,
                         const std::string& where) {
   TorchCommCall c;
   c.event = index;
-  c.ts_us = finite(e.at("ts"), where, "ts", -1e18);
-  if (const json* d = find(e, "dur")) c.dur_us = finite(*d, where, "dur", 0.0);
-  const json* name = find(args, "Collective name");
+  c.ts_us = finite(e.at("ts"), where, "'ts'", -1e18, 1e18);
+  if (const json* d = member(e, "dur")) c.dur_us = finite(*d, where, "'dur'", 0.0, 1e18);
+  const json* name = member(args, "Collective name");
   if (name == nullptr) {
     fail(where,
          "no 'Collective name' in its args: profiles written by older PyTorch versions "
          "carry no arguments of collectives; profile the job with a recent PyTorch");
   }
-  c.collective = text_of(*name, where, "Collective name");
+  c.collective = text(*name, where, "'Collective name'", kMaxTraceNameBytes);
   constexpr std::int64_t kMaxNelems = std::int64_t{1} << 50;
-  if (const json* x = find(args, "dtype")) c.dtype = text_of(*x, where, "dtype");
-  if (const json* x = find(args, "In msg nelems"))
-    c.in_nelems = static_cast<std::uint64_t>(whole(*x, where, "In msg nelems", 0, kMaxNelems));
-  if (const json* x = find(args, "Out msg nelems"))
-    c.out_nelems = static_cast<std::uint64_t>(whole(*x, where, "Out msg nelems", 0, kMaxNelems));
-  if (const json* x = find(args, "In split size"))
+  if (const json* x = member(args, "dtype"))
+    c.dtype = text(*x, where, "'dtype'", kMaxTraceNameBytes);
+  if (const json* x = member(args, "In msg nelems"))
+    c.in_nelems = static_cast<std::uint64_t>(whole(*x, where, "'In msg nelems'", 0, kMaxNelems));
+  if (const json* x = member(args, "Out msg nelems"))
+    c.out_nelems = static_cast<std::uint64_t>(whole(*x, where, "'Out msg nelems'", 0, kMaxNelems));
+  if (const json* x = member(args, "In split size"))
     c.in_split = number_list(*x, where, "In split size", c.split_truncated);
-  if (const json* x = find(args, "Out split size"))
+  if (const json* x = member(args, "Out split size"))
     c.out_split = number_list(*x, where, "Out split size", c.split_truncated);
-  if (const json* x = find(args, "Group size"))
-    c.group_size = whole(*x, where, "Group size", 0, kMaxTraceRanks);
-  if (const json* x = find(args, "Process Group Name")) {
-    c.pg_name = text_of(*x, where, "Process Group Name");
-  } else if (const json* id = find(args, "Process Group ID")) {  // PyTorch 2.2-2.3 spelling
-    c.pg_name = std::to_string(whole(*id, where, "Process Group ID", 0, kMaxTraceCommunicators));
+  if (const json* x = member(args, "Group size"))
+    c.group_size = whole(*x, where, "'Group size'", 0, kMaxTraceRanks);
+  if (const json* x = member(args, "Process Group Name")) {
+    c.pg_name = text(*x, where, "'Process Group Name'", kMaxTraceNameBytes);
+  } else if (const json* id = member(args, "Process Group ID")) {  // PyTorch 2.2-2.3 spelling
+    c.pg_name = std::to_string(whole(*id, where, "'Process Group ID'", 0, kMaxTraceCommunicators));
   }
-  if (const json* x = find(args, "Process Group Description"))
-    c.pg_desc = text_of(*x, where, "Process Group Description");
-  if (const json* x = find(args, "Process Group Ranks")) {
+  if (const json* x = member(args, "Process Group Description"))
+    c.pg_desc = text(*x, where, "'Process Group Description'", kMaxTraceNameBytes);
+  if (const json* x = member(args, "Process Group Ranks")) {
     bool truncated = false;
     for (std::uint64_t r : number_list(*x, where, "Process Group Ranks", truncated)) {
       if (r >= static_cast<std::uint64_t>(kMaxTraceRanks))
@@ -157,18 +117,18 @@ TorchCommCall read_call(const json& e, const json& args, std::size_t index,
     }
     c.pg_ranks_known = !truncated && !c.pg_ranks.empty();
   }
-  if (const json* x = find(args, "Global rank start"))
-    c.global_start = whole(*x, where, "Global rank start", -1, kMaxTraceRanks);
-  if (const json* x = find(args, "Global rank stride"))
-    c.global_stride = whole(*x, where, "Global rank stride", -1, kMaxTraceRanks);
-  if (const json* x = find(args, "Rank"))
-    c.rank_field = whole(*x, where, "Rank", -1, kMaxTraceRanks);
-  if (const json* x = find(args, "Src Rank"))
-    c.src_rank = whole(*x, where, "Src Rank", -1, kMaxTraceRanks);
-  if (const json* x = find(args, "Dst Rank"))
-    c.dst_rank = whole(*x, where, "Dst Rank", -1, kMaxTraceRanks);
-  if (const json* x = find(args, "External id"))
-    c.external_id = whole(*x, where, "External id", -1, std::numeric_limits<std::int64_t>::max());
+  if (const json* x = member(args, "Global rank start"))
+    c.global_start = whole(*x, where, "'Global rank start'", -1, kMaxTraceRanks);
+  if (const json* x = member(args, "Global rank stride"))
+    c.global_stride = whole(*x, where, "'Global rank stride'", -1, kMaxTraceRanks);
+  if (const json* x = member(args, "Rank"))
+    c.rank_field = whole(*x, where, "'Rank'", -1, kMaxTraceRanks);
+  if (const json* x = member(args, "Src Rank"))
+    c.src_rank = whole(*x, where, "'Src Rank'", -1, kMaxTraceRanks);
+  if (const json* x = member(args, "Dst Rank"))
+    c.dst_rank = whole(*x, where, "'Dst Rank'", -1, kMaxTraceRanks);
+  if (const json* x = member(args, "External id"))
+    c.external_id = whole(*x, where, "'External id'", -1, std::numeric_limits<std::int64_t>::max());
   return c;
 }
 
@@ -176,19 +136,22 @@ GpuActivity read_gpu(const json& e, const std::string& name, bool kernel,
                      const std::string& where) {
   GpuActivity g;
   g.kernel = kernel;
-  g.start_us = finite(e.at("ts"), where, "ts", -1e18);
-  const double dur = find(e, "dur") != nullptr ? finite(e.at("dur"), where, "dur", 0.0) : 0.0;
+  g.start_us = finite(e.at("ts"), where, "'ts'", -1e18, 1e18);
+  const double dur =
+      member(e, "dur") != nullptr ? finite(e.at("dur"), where, "'dur'", 0.0, 1e18) : 0.0;
   g.end_us = g.start_us + dur;
   g.nccl = kernel && (name.rfind("ncclKernel", 0) == 0 || name.rfind("ncclDevKernel", 0) == 0);
-  const json* args = find(e, "args");
+  const json* args = member(e, "args");
   if (args != nullptr && args->is_object()) {
-    if (const json* s = find(*args, "stream")) g.stream = whole(*s, where, "stream", -1, 1LL << 62);
-    if (const json* x = find(*args, "External id"))
-      g.external_id = whole(*x, where, "External id", -1, std::numeric_limits<std::int64_t>::max());
+    if (const json* s = member(*args, "stream"))
+      g.stream = whole(*s, where, "'stream'", -1, 1LL << 62);
+    if (const json* x = member(*args, "External id"))
+      g.external_id =
+          whole(*x, where, "'External id'", -1, std::numeric_limits<std::int64_t>::max());
   }
   if (g.stream < 0) {  // Kineto puts a GPU activity's stream in "tid" too
-    if (const json* t = find(e, "tid"); t != nullptr && t->is_number_integer())
-      g.stream = whole(*t, where, "tid", -1, 1LL << 62);
+    if (const json* t = member(e, "tid"); t != nullptr && t->is_number_integer())
+      g.stream = whole(*t, where, "'tid'", -1, 1LL << 62);
   }
   return g;
 }
@@ -197,13 +160,13 @@ GpuActivity read_gpu(const json& e, const std::string& name, bool kernel,
 void take_event(TorchRankFile& f, std::size_t i, const json& e) {
   auto where = [&] { return f.source + ": traceEvents[" + std::to_string(i) + "]"; };
   if (!e.is_object()) fail(where(), "must be an object, is " + shown(e));
-  const json* name = find(e, "name");
-  const json* cat = find(e, "cat");
-  if (name == nullptr || !name->is_string() || find(e, "ts") == nullptr) return;
+  const json* name = member(e, "name");
+  const json* cat = member(e, "cat");
+  if (name == nullptr || !name->is_string() || member(e, "ts") == nullptr) return;
   const std::string& n = name->get_ref<const std::string&>();
   const std::string c = cat != nullptr && cat->is_string() ? cat->get<std::string>() : "";
   if (n == "record_param_comms") {
-    const json* args = find(e, "args");
+    const json* args = member(e, "args");
     if (args == nullptr || !args->is_object())
       fail(where() + " (record_param_comms)", "has no 'args' object");
     if (f.calls.size() >= kMaxTraceOps)
@@ -241,14 +204,14 @@ TorchRankFile read_rank(const std::string& source, Input&& input) {
          "no 'distributedInfo' object (rank, world_size): not a trace of a "
          "torch.distributed run, or written by a PyTorch too old to record it");
   }
-  const json* rank = find(info, "rank");
-  const json* world = find(info, "world_size");
+  const json* rank = member(info, "rank");
+  const json* world = member(info, "world_size");
   if (rank == nullptr || world == nullptr)
     fail(source + ": distributedInfo", "needs 'rank' and 'world_size'");
   f.world_size = static_cast<int>(
-      whole(*world, source + ": distributedInfo", "world_size", 1, kMaxTraceRanks));
+      whole(*world, source + ": distributedInfo", "'world_size'", 1, kMaxTraceRanks));
   f.rank =
-      static_cast<int>(whole(*rank, source + ": distributedInfo", "rank", 0, f.world_size - 1));
+      static_cast<int>(whole(*rank, source + ": distributedInfo", "'rank'", 0, f.world_size - 1));
   if (!top.events_array) fail(source, "no 'traceEvents' array: not a PyTorch profiler trace");
   if (top.held) std::rethrow_exception(top.held);
   std::stable_sort(

@@ -11,12 +11,10 @@
 // ranks[3].ops[2].dtype: unknown data type 'foo'") and never echo more than a few bytes of input.
 #include "twinccl/trace/trace_file.h"
 
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
 
-#include "json_shown.h"
+#include "json_fields.h"
 #include "twinccl/bounded_json.h"
 #include "twinccl/errors.h"
 #include "twinccl/input_file.h"
@@ -26,7 +24,12 @@
 namespace twinccl::trace {
 namespace {
 
+using detail::fail;
+using detail::finite;
+using detail::member;
 using detail::shown;
+using detail::text;
+using detail::whole;
 
 using nlohmann::json;
 
@@ -34,10 +37,6 @@ using nlohmann::json;
 constexpr int kMaxDepth = 16;
 // JSON values a trace within the caps holds at most (an op ~14, an event 2 or 3, a member 1).
 constexpr std::size_t kMaxValues = 16 * kMaxTraceOps + 3 * kMaxTraceEvents + kMaxTraceCommMembers;
-
-[[noreturn]] void fail(std::string_view source, const std::string& path, const std::string& what) {
-  throw ConfigError(std::string(source) + ": " + path + ": " + what);
-}
 
 // A path as an error shows it: its first 256 bytes (a path can be as long as the command line).
 std::string shown_path(const std::filesystem::path& path) {
@@ -54,50 +53,9 @@ const json& field(const json& obj, const char* key, std::string_view source,
   return *it;
 }
 
-// An integer in [lo, hi]; 2.5, "3", true and 2^40 for an int are refused.
-template <class T>
-T get_int(const json& v, std::string_view source, const std::string& path,
-          T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max()) {
-  if (!v.is_number_integer()) fail(source, path, "must be an integer, is " + shown(v));
-  bool fits = false;
-  if (v.is_number_unsigned()) {
-    const std::uint64_t u = v.get<std::uint64_t>();
-    fits = u <= static_cast<std::uint64_t>(hi) && (lo <= 0 || u >= static_cast<std::uint64_t>(lo));
-  } else {  // a negative number (nlohmann keeps non-negative ones unsigned)
-    const std::int64_t i = v.get<std::int64_t>();
-    fits = std::is_signed_v<T> && i >= static_cast<std::int64_t>(lo);
-  }
-  if (!fits)
-    fail(source, path, shown(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>())
-                                : static_cast<T>(v.get<std::int64_t>());
-}
-
-double get_double(const json& v, std::string_view source, const std::string& path) {
-  if (!v.is_number()) fail(source, path, "must be a number, is " + shown(v));
-  const double d = v.get<double>();
-  if (!std::isfinite(d)) fail(source, path, "must be finite, is " + shown(v));
-  return d;
-}
-
-std::string get_string(const json& v, std::string_view source, const std::string& path,
-                       std::size_t cap) {
-  if (!v.is_string()) fail(source, path, "must be a string, is " + shown(v));
-  const auto& s = v.get_ref<const std::string&>();
-  if (s.size() > cap)
-    fail(source, path,
-         "is " + std::to_string(s.size()) + " bytes long; the cap is " + std::to_string(cap));
-  return s;
-}
-
 bool get_bool(const json& v, std::string_view source, const std::string& path) {
   if (!v.is_boolean()) fail(source, path, "must be true or false, is " + shown(v));
   return v.get<bool>();
-}
-
-const json* optional(const json& obj, const char* key) {
-  const auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
 }
 
 const json& array(const json& v, std::string_view source, const std::string& path,
@@ -129,9 +87,9 @@ json op_to_json(const TraceOp& op) {
 TraceOp op_from_json(const json& j, std::string_view source, const std::string& path) {
   TraceOp op;
   const std::string kind =
-      get_string(field(j, "kind", source, path), source, path + ".kind", kMaxTraceNameBytes);
+      text(field(j, "kind", source, path), source, path + ".kind", kMaxTraceNameBytes);
   const std::string dtype =
-      get_string(field(j, "dtype", source, path), source, path + ".dtype", kMaxTraceNameBytes);
+      text(field(j, "dtype", source, path), source, path + ".dtype", kMaxTraceNameBytes);
   try {
     op.kind = parse_op_kind(kind);
   } catch (const InvalidArgument& e) {
@@ -142,27 +100,26 @@ TraceOp op_from_json(const json& j, std::string_view source, const std::string& 
   } catch (const InvalidArgument& e) {
     fail(source, path + ".dtype", e.what());
   }
-  op.comm = get_int<int>(field(j, "comm", source, path), source, path + ".comm");
-  op.seq = get_int<std::uint64_t>(field(j, "seq", source, path), source, path + ".seq");
-  op.count = get_int<std::size_t>(field(j, "count", source, path), source, path + ".count");
-  if (const json* v = optional(j, "root")) op.root = get_int<int>(*v, source, path + ".root");
-  if (const json* v = optional(j, "peer")) op.peer = get_int<int>(*v, source, path + ".peer");
-  if (const json* v = optional(j, "counts")) {
+  op.comm = whole<int>(field(j, "comm", source, path), source, path + ".comm");
+  op.seq = whole<std::uint64_t>(field(j, "seq", source, path), source, path + ".seq");
+  op.count = whole<std::size_t>(field(j, "count", source, path), source, path + ".count");
+  if (const json* v = member(j, "root")) op.root = whole<int>(*v, source, path + ".root");
+  if (const json* v = member(j, "peer")) op.peer = whole<int>(*v, source, path + ".peer");
+  if (const json* v = member(j, "counts")) {
     const json& counts =
         array(*v, source, path + ".counts", static_cast<std::size_t>(kMaxTraceRanks));
     for (std::size_t i = 0; i < counts.size(); ++i) {
       op.counts.push_back(
-          get_int<std::size_t>(counts[i], source, path + ".counts[" + std::to_string(i) + "]"));
+          whole<std::size_t>(counts[i], source, path + ".counts[" + std::to_string(i) + "]"));
     }
   }
-  if (const json* v = optional(j, "algorithm"))
-    op.algorithm = get_string(*v, source, path + ".algorithm", kMaxTraceNameBytes);
-  if (const json* v = optional(j, "async")) op.async = get_bool(*v, source, path + ".async");
-  if (const json* v = optional(j, "group")) op.group = get_int<int>(*v, source, path + ".group", 0);
-  if (const json* v = optional(j, "issue_s"))
-    op.issue_s = get_double(*v, source, path + ".issue_s");
-  if (const json* v = optional(j, "complete_s"))
-    op.complete_s = get_double(*v, source, path + ".complete_s");
+  if (const json* v = member(j, "algorithm"))
+    op.algorithm = text(*v, source, path + ".algorithm", kMaxTraceNameBytes);
+  if (const json* v = member(j, "async")) op.async = get_bool(*v, source, path + ".async");
+  if (const json* v = member(j, "group")) op.group = whole<int>(*v, source, path + ".group", 0);
+  if (const json* v = member(j, "issue_s")) op.issue_s = finite(*v, source, path + ".issue_s");
+  if (const json* v = member(j, "complete_s"))
+    op.complete_s = finite(*v, source, path + ".complete_s");
   return op;
 }
 
@@ -185,18 +142,17 @@ json event_to_json(const TraceEvent& e) {
 TraceEvent event_from_json(const json& j, std::string_view source, const std::string& path) {
   if (!j.is_object()) fail(source, path, "must be an object, is " + shown(j));
   TraceEvent e;
-  if (const json* v = optional(j, "op")) {
+  if (const json* v = member(j, "op")) {
     e.kind = TraceEventKind::op;
-    e.op = get_int<int>(*v, source, path + ".op");
-  } else if (const json* w = optional(j, "wait")) {
+    e.op = whole<int>(*v, source, path + ".op");
+  } else if (const json* w = member(j, "wait")) {
     e.kind = TraceEventKind::wait;
-    e.op = get_int<int>(*w, source, path + ".wait");
+    e.op = whole<int>(*w, source, path + ".wait");
   } else if (j.contains("compute_s") || j.contains("compute_flops")) {
     e.kind = TraceEventKind::compute;
-    if (const json* s = optional(j, "compute_s"))
-      e.seconds = get_double(*s, source, path + ".compute_s");
-    if (const json* f = optional(j, "compute_flops"))
-      e.flops = get_double(*f, source, path + ".compute_flops");
+    if (const json* s = member(j, "compute_s")) e.seconds = finite(*s, source, path + ".compute_s");
+    if (const json* f = member(j, "compute_flops"))
+      e.flops = finite(*f, source, path + ".compute_flops");
   } else {
     fail(source, path, "an event needs 'op', 'wait', 'compute_s' or 'compute_flops'");
   }
@@ -241,40 +197,40 @@ namespace {
 
 Trace from_document(const json& doc, std::string_view source) {
   if (!doc.is_object()) fail(source, "(top)", "must be a JSON object, is " + shown(doc));
-  const json* format = optional(doc, "format");
+  const json* format = member(doc, "format");
   if (format == nullptr || !format->is_string() ||
       format->get_ref<const std::string&>() != "twinccl-trace") {
     fail(source, "format", "must be \"twinccl-trace\" (is this a TwinCCL trace file?)");
   }
   Trace trace;
-  trace.version = get_int<int>(field(doc, "version", source, "(top)"), source, "version");
+  trace.version = whole<int>(field(doc, "version", source, "(top)"), source, "version");
   if (trace.version != kTraceFormatVersion) {
     fail(source, "version",
          "is " + std::to_string(trace.version) + "; this TwinCCL reads version " +
              std::to_string(kTraceFormatVersion) + " (re-record the trace)");
   }
-  if (const json* v = optional(doc, "program"))
-    trace.program = get_string(*v, source, "program", kMaxTraceProgramBytes);
-  if (const json* v = optional(doc, "p2p_streams")) {
-    const std::string mode = get_string(*v, source, "p2p_streams", kMaxTraceNameBytes);
+  if (const json* v = member(doc, "program"))
+    trace.program = text(*v, source, "program", kMaxTraceProgramBytes);
+  if (const json* v = member(doc, "p2p_streams")) {
+    const std::string mode = text(*v, source, "p2p_streams", kMaxTraceNameBytes);
     if (mode != "per_peer" && mode != "per_comm")
       fail(source, "p2p_streams", "must be \"per_comm\" or \"per_peer\", is " + shown(*v));
     trace.p2p_per_peer_streams = mode == "per_peer";
   }
-  const int world = get_int<int>(field(doc, "world_size", source, "(top)"), source, "world_size", 1,
-                                 kMaxTraceRanks);
+  const int world = whole<int>(field(doc, "world_size", source, "(top)"), source, "world_size", 1,
+                               kMaxTraceRanks);
   const json& comms = array(field(doc, "communicators", source, "(top)"), source, "communicators",
                             kMaxTraceCommunicators);
   for (std::size_t c = 0; c < comms.size(); ++c) {
     const std::string path = "communicators[" + std::to_string(c) + "]";
     TraceCommunicator comm;
-    comm.name = get_string(field(comms[c], "name", source, path), source, path + ".name",
-                           kMaxTraceNameBytes);
+    comm.name =
+        text(field(comms[c], "name", source, path), source, path + ".name", kMaxTraceNameBytes);
     const json& ranks = array(field(comms[c], "ranks", source, path), source, path + ".ranks",
                               static_cast<std::size_t>(world));
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       comm.ranks.push_back(
-          get_int<int>(ranks[i], source, path + ".ranks[" + std::to_string(i) + "]"));
+          whole<int>(ranks[i], source, path + ".ranks[" + std::to_string(i) + "]"));
     }
     trace.communicators.push_back(std::move(comm));
   }
@@ -292,8 +248,8 @@ Trace from_document(const json& doc, std::string_view source) {
         array(field(ranks[r], "ops", source, path), source, path + ".ops", kMaxTraceOps);
     const json& events =
         array(field(ranks[r], "events", source, path), source, path + ".events", kMaxTraceEvents);
-    if (const json* v = optional(ranks[r], "rank");
-        v != nullptr && get_int<int>(*v, source, path + ".rank") != static_cast<int>(r)) {
+    if (const json* v = member(ranks[r], "rank");
+        v != nullptr && whole<int>(*v, source, path + ".rank") != static_cast<int>(r)) {
       fail(source, path + ".rank",
            "is " + shown(*v) + "; entries must be in rank order (this is rank " +
                std::to_string(r) + ")");
