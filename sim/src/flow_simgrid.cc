@@ -23,6 +23,7 @@
 
 #include "flow_program.h"
 #include "simgrid_run.h"
+#include "step_comms.h"
 #include "step_engine.h"
 #include "twinccl/errors.h"
 
@@ -152,29 +153,21 @@ class Controller {
     }
   }
 
-  int sender(int t) const {
-    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
-    return tr.src_rank >= 0 ? tr.src_rank : program_.routes[static_cast<std::size_t>(tr.route)].src;
-  }
-  int receiver(int t) const {
-    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
-    return tr.dst_rank >= 0 ? tr.dst_rank : program_.routes[static_cast<std::size_t>(tr.route)].dst;
-  }
-
   // Steps as step_engine.h plays them; comms end one at a time (wait_any), timers due first.
   void play_dependencies() {
     origin_ = sg4::Engine::get_clock();
     std::vector<const StepEngine::Steps*> unit_steps;
     for (const auto& steps : program_.rank_steps) unit_steps.push_back(&steps);
-    std::vector<std::pair<int, int>> ends;
-    for (int t = 0; t < static_cast<int>(program_.transfers.size()); ++t) {
-      ends.emplace_back(sender(t), receiver(t));
+    std::vector<std::pair<int, int>> ends;  // schedule ranks; -1: the route's
+    for (const FlowTransfer& tr : program_.transfers) {
+      const FlowRoute& route = program_.routes[static_cast<std::size_t>(tr.route)];
+      ends.emplace_back(tr.src_rank >= 0 ? tr.src_rank : route.src,
+                        tr.dst_rank >= 0 ? tr.dst_rank : route.dst);
     }
-    std::vector<sg4::CommPtr> active;
-    std::vector<int> active_ids;
+    StepComms comms(program_, hosts_);
     const auto launch = [&](int t) {
-      active_ids.push_back(t);
-      active.push_back(start(t));
+      times_.start_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
+      comms.start(t);
     };
     const auto post_after_delay = [&](int t) {
       timers_.push(
@@ -182,26 +175,20 @@ class Controller {
     };
     StepEngine steps(program_, std::move(unit_steps), ends, {post_after_delay, launch, nullptr});
     for (int r = 0; r < program_.nranks; ++r) steps.enter(r);
-    while (!timers_.empty() || !active.empty()) {
+    while (!timers_.empty() || !comms.empty()) {
       while (!timers_.empty() && timers_.top().first <= sg4::Engine::get_clock()) {
         const int t = timers_.top().second;
         timers_.pop();
         steps.ready(t);
       }
-      if (active.empty()) {
+      if (comms.empty()) {
         if (!timers_.empty()) sg4::this_actor::sleep_until(timers_.top().first);
         continue;
       }
       const double timeout =
           timers_.empty() ? -1.0 : std::max(0.0, timers_.top().first - sg4::Engine::get_clock());
-      const ssize_t done = sg4::Comm::wait_any_for(active, timeout);
-      if (done < 0) continue;
-      const auto i = static_cast<std::size_t>(done);
-      const int t = active_ids[i];
-      active[i] = active.back();
-      active.pop_back();
-      active_ids[i] = active_ids.back();
-      active_ids.pop_back();
+      const int t = comms.wait_one(timeout);
+      if (t < 0) continue;
       times_.end_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
       steps.ended(t);
     }

@@ -18,9 +18,9 @@
 #include <queue>
 #include <simgrid/s4u.hpp>
 
-#include "replay_comms.h"
 #include "replay_program.h"
 #include "simgrid_run.h"
+#include "step_comms.h"
 #include "step_engine.h"
 #include "twinccl/errors.h"
 
@@ -56,7 +56,7 @@ class ReplayController {
                                 TimerKind::transfer_start, t});
                 },
                 [this](int t) { comms_.start(t); }, [this](int m) { member_done(m); }}),
-        comms_(program, std::move(hosts)) {}
+        comms_(program.flow, std::move(hosts)) {}
 
   void operator()() {
     const std::size_t members = p_.members.size();
@@ -235,7 +235,7 @@ class ReplayController {
   std::deque<int> runnable_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   StepEngine steps_;  // after timers_ (its hooks push there)
-  ReplayComms comms_;
+  StepComms comms_;
 };
 
 }  // namespace
