@@ -53,6 +53,11 @@ EmulatedRun::EmulatedRun(const RunOptions& options, EmulatedRunCaller caller)
   const simulated_time::Make make_simulated_time = simulated_time::linked();
   if (!make_simulated_time && (!options_.topology.empty() || !options_.timeline_path.empty()))
     simulated_time_not_linked(options_, caller_);
+  if (options_.topology.empty() && !options_.timeline_path.empty())
+    throw ConfigError(caller_.timeline_name + "='" + shown_value(options_.timeline_path) +
+                      "' asks for the timeline of the simulated run, which needs a topology "
+                      "too: TWINCCL_TOPOLOGY=NAME or twinccl.run(topology=NAME) (`twinccl topo "
+                      "list` names them)");
   if (!options_.topology.empty()) {
     parts_->simulated = make_simulated_time(options_);
     options_.default_algorithm = parts_->simulated->default_algorithm();

@@ -39,6 +39,14 @@ def test_a_trace_path_that_is_a_folder_is_refused_before_any_rank_runs(tmp_path)
     assert fn.started == 0
 
 
+def test_a_timeline_without_a_topology_is_refused_before_any_rank_runs(tmp_path):
+    fn = Counting()
+    with pytest.raises(twinccl.ConfigError, match=r"timeline_path=.*needs a topology"):
+        twinccl.run(fn, world_size=2, timeline_path=str(tmp_path / "timeline.json"))
+    assert fn.started == 0
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("argument", ["trace_path", "timeline_path"])
 def test_a_nul_byte_in_a_path_is_refused_and_nothing_is_written(tmp_path, argument):
     fn = Counting()

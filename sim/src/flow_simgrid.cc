@@ -7,27 +7,24 @@
 // routes are exactly the program's routes, looked up by (src, dst) host, so no n x n table is ever
 // built (16k ranks route in O(routes)). Settings, set before the first zone (shared/DESIGN.md):
 // CM02 (no latency/bandwidth factors), no cross traffic, TCP-gamma 0 (no window cap), raw contexts,
-// small stacks, logs silenced. Steps: a transfer starts delay_s after its sender reached its step
-// (buffered, as NCCL's sends are) and a rank leaves a step when its receives of the step ended; a
-// grouped transfer (a step run as one grouped send/recv, flow_program.h) starts once its receiver
-// reached its step too, and its sender leaves the step only when it ended. Rounds: every transfer
-// of a round starts with the round (after its delay); the next round starts when all ended.
+// small stacks, logs silenced. Steps: each rank is a unit of step_engine.h (buffered sends after
+// their delay, grouped send/recv, per-connection FIFOs). Rounds: every transfer of a round starts
+// with the round (after its delay); the next round starts when all ended.
 #include <xbt/log.h>
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <map>
 #include <queue>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 
 #include "flow_program.h"
 #include "simgrid_run.h"
+#include "step_comms.h"
+#include "step_engine.h"
 #include "twinccl/errors.h"
 
 namespace sg4 = simgrid::s4u;
@@ -156,165 +153,64 @@ class Controller {
     }
   }
 
-  int sender(int t) const {
-    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
-    return tr.src_rank >= 0 ? tr.src_rank : program_.routes[static_cast<std::size_t>(tr.route)].src;
-  }
-  int receiver(int t) const {
-    const FlowTransfer& tr = program_.transfers[static_cast<std::size_t>(t)];
-    return tr.dst_rank >= 0 ? tr.dst_rank : program_.routes[static_cast<std::size_t>(tr.route)].dst;
-  }
-
-  // A rank entering a step posts its sends (each starts after its delay; a grouped one once its
-  // receiver is in its step too) and waits for the receives of the step that have not ended yet
-  // (and its grouped sends); with none left it goes on at once.
-  void enter_step(int rank, std::size_t step) {
-    const auto& steps = program_.rank_steps[static_cast<std::size_t>(rank)];
-    const auto r = static_cast<std::size_t>(rank);
-    for (; step < steps.size(); ++step) {
-      step_[r] = step;
-      std::size_t waiting = 0;
-      for (int t : steps[step]) {
-        const auto ti = static_cast<std::size_t>(t);
-        const bool grouped = program_.transfers[ti].grouped;
-        if (grouped && !done_[ti]) ++waiting;
-        if (sender(t) == rank) {
-          if (!grouped || ++ends_in_step_[ti] == 2) post_after_delay(t);
-        } else {
-          if (!done_[ti] && !grouped) ++waiting;
-          if (grouped && ++ends_in_step_[ti] == 2) post_after_delay(t);
-        }
-      }
-      pending_[r] = waiting;
-      if (waiting > 0) return;
-    }
-    step_[r] = steps.size();
-  }
-
-  void post_after_delay(int t) {
-    timers_.push(
-        {sg4::Engine::get_clock() + program_.transfers[static_cast<std::size_t>(t)].delay_s, t});
-  }
-
-  // The rank leaves its step when t was the last transfer it waited for there.
-  void release(int rank, std::size_t step_of_t) {
-    const auto r = static_cast<std::size_t>(rank);
-    if (step_[r] == step_of_t && pending_[r] > 0 && --pending_[r] == 0) {
-      enter_step(rank, step_[r] + 1);
-    }
-  }
-
-  void finish(int t) {
-    const auto ti = static_cast<std::size_t>(t);
-    times_.end_s[ti] = sg4::Engine::get_clock() - origin_;
-    done_[ti] = true;
-    release(receiver(t), recv_step_[ti]);
-    if (program_.transfers[ti].grouped) release(sender(t), send_step_[ti]);
-  }
-
+  // Steps as step_engine.h plays them; comms end one at a time (wait_any), timers due first.
   void play_dependencies() {
     origin_ = sg4::Engine::get_clock();
-    const auto n = static_cast<std::size_t>(program_.nranks);
-    step_.assign(n, 0);
-    pending_.assign(n, 0);
-    done_.assign(program_.transfers.size(), false);
-    recv_step_.assign(program_.transfers.size(), 0);
-    send_step_.assign(program_.transfers.size(), 0);
-    ends_in_step_.assign(program_.transfers.size(), 0);
-    for (int r = 0; r < program_.nranks; ++r) {
-      const auto& steps = program_.rank_steps[static_cast<std::size_t>(r)];
-      for (std::size_t s = 0; s < steps.size(); ++s) {
-        for (int t : steps[s]) {
-          if (receiver(t) == r) recv_step_[static_cast<std::size_t>(t)] = s;
-          if (sender(t) == r) send_step_[static_cast<std::size_t>(t)] = s;
-        }
-      }
+    std::vector<const StepEngine::Steps*> unit_steps;
+    for (const auto& steps : program_.rank_steps) unit_steps.push_back(&steps);
+    std::vector<std::pair<int, int>> ends;  // schedule ranks; -1: the route's
+    for (const FlowTransfer& tr : program_.transfers) {
+      const FlowRoute& route = program_.routes[static_cast<std::size_t>(tr.route)];
+      ends.emplace_back(tr.src_rank >= 0 ? tr.src_rank : route.src,
+                        tr.dst_rank >= 0 ? tr.dst_rank : route.dst);
     }
-    for (int r = 0; r < program_.nranks; ++r) enter_step(r, 0);
-    std::vector<sg4::CommPtr> active;
-    std::vector<int> active_ids;
+    StepComms comms(program_, hosts_);
     const auto launch = [&](int t) {
-      active_ids.push_back(t);
-      active.push_back(start(t));
+      times_.start_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
+      comms.start(t);
     };
-    while (!timers_.empty() || !active.empty()) {
+    const auto post_after_delay = [&](int t) {
+      timers_.push(
+          {sg4::Engine::get_clock() + program_.transfers[static_cast<std::size_t>(t)].delay_s, t});
+    };
+    StepEngine steps(program_, std::move(unit_steps), ends, {post_after_delay, launch, nullptr});
+    for (int r = 0; r < program_.nranks; ++r) steps.enter(r);
+    while (!timers_.empty() || !comms.empty()) {
       while (!timers_.empty() && timers_.top().first <= sg4::Engine::get_clock()) {
         const int t = timers_.top().second;
         timers_.pop();
-        Connection& c = connections_[connection_key(t)];
-        const int st = program_.transfers[static_cast<std::size_t>(t)].step;
-        if (c.active == 0 || (c.active_step == st && c.waiting.empty())) {
-          c.active_step = st;
-          ++c.active;
-          launch(t);
-        } else {
-          c.waiting.push_back(t);
-        }
+        steps.ready(t);
       }
-      if (active.empty()) {
+      if (comms.empty()) {
         if (!timers_.empty()) sg4::this_actor::sleep_until(timers_.top().first);
         continue;
       }
       const double timeout =
           timers_.empty() ? -1.0 : std::max(0.0, timers_.top().first - sg4::Engine::get_clock());
-      const ssize_t done = sg4::Comm::wait_any_for(active, timeout);
-      if (done < 0) continue;
-      const auto i = static_cast<std::size_t>(done);
-      const int t = active_ids[i];
-      active[i] = active.back();
-      active.pop_back();
-      active_ids[i] = active_ids.back();
-      active_ids.pop_back();
-      Connection& c = connections_[connection_key(t)];
-      if (--c.active == 0 && !c.waiting.empty()) {
-        // The connection's next step: every waiting transfer of that step goes at once.
-        c.active_step = program_.transfers[static_cast<std::size_t>(c.waiting.front())].step;
-        while (!c.waiting.empty() &&
-               program_.transfers[static_cast<std::size_t>(c.waiting.front())].step ==
-                   c.active_step) {
-          ++c.active;
-          launch(c.waiting.front());
-          c.waiting.pop_front();
-        }
-      }
-      finish(t);
+      const int t = comms.wait_one(timeout);
+      if (t < 0) continue;
+      times_.end_s[static_cast<std::size_t>(t)] = sg4::Engine::get_clock() - origin_;
+      steps.ended(t);
     }
     // Thrown once the engine stopped (an exception in an actor aborts SimGrid).
     for (int r = 0; r < program_.nranks && stuck_->empty(); ++r) {
       const auto ri = static_cast<std::size_t>(r);
-      if (step_[ri] < program_.rank_steps[ri].size()) {
+      if (steps.step_of(r) < program_.rank_steps[ri].size()) {
         *stuck_ = "flow playback: rank " + std::to_string(r) + " never left its step " +
-                  std::to_string(step_[ri]) + " of " +
+                  std::to_string(steps.step_of(r)) + " of " +
                   std::to_string(program_.rank_steps[ri].size()) +
                   " (a grouped send/recv waits for a peer that never reaches it)";
       }
     }
   }
 
-  // One connection per (route, sender, receiver): its transfers move in step order, as NCCL's
-  // per-peer FIFOs do; transfers of one step (channels) move together.
-  struct Connection {
-    int active = 0;
-    int active_step = -1;
-    std::deque<int> waiting;
-  };
-  std::tuple<int, int, int> connection_key(int t) const {
-    return {program_.transfers[static_cast<std::size_t>(t)].route, sender(t), receiver(t)};
-  }
-  std::map<std::tuple<int, int, int>, Connection> connections_;
-
   const FlowProgram& program_;
   std::vector<sg4::Host*> hosts_;
   FlowTimes& times_;
   std::string* stuck_;  // why a rank never finished its steps (empty: all did)
   double origin_ = 0.0;
-  std::vector<std::size_t> step_, pending_;
-  std::vector<bool> done_;
-  std::vector<std::size_t> recv_step_;  // per transfer: the receiver's step holding it
-  std::vector<std::size_t> send_step_;  // per transfer: the sender's step holding it
-  std::vector<int> ends_in_step_;       // per grouped transfer: its ends that reached its step
   using Timer = std::pair<double, int>;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;  // (start at, transfer)
 };
 
 }  // namespace

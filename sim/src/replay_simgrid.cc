@@ -7,13 +7,10 @@
 // start the batch it belongs to (all its members issued and the stream's previous batch done);
 // wait blocks r until that member ended. A started batch makes its members arrive at their
 // instance; when every member arrived, each enters step 0 after the instance's fixed latency.
-// Steps behave exactly as in flow playback (flow_simgrid.cc): a member entering a step posts its
-// sends (each starts after its delay, buffered as NCCL's sends are: one connection per route,
-// sender and receiver moves its transfers in step order) and leaves the step when its receives
-// of the step ended; a grouped transfer (flow_program.h) starts once its receiver reached its step
-// too, and its sender leaves the step only when it ended. A member ends when it passed its last
-// step and its sends ended; then its batch may be done (the stream's next batch may start) and its
-// rank may be unblocked. Example, 2 ranks, one async all_reduce on 'dp' then compute 5 us then
+// Members play their steps as flow's ranks do (step_engine.h: buffered sends after their delay,
+// grouped send/recv, per-connection FIFOs). A member ends when it passed its last step and its
+// sends ended; then its batch may be done (the stream's next batch may start) and its rank may be
+// unblocked. Example, 2 ranks, one async all_reduce on 'dp' then compute 5 us then
 // wait: both issue at 0, the all_reduce starts at 0 and runs while both compute; each rank blocks
 // at its wait only if the all_reduce outlasts 5 us.
 #include <algorithm>
@@ -21,10 +18,10 @@
 #include <queue>
 #include <simgrid/s4u.hpp>
 
-#include "replay_comms.h"
-#include "replay_connections.h"
 #include "replay_program.h"
 #include "simgrid_run.h"
+#include "step_comms.h"
+#include "step_engine.h"
 #include "twinccl/errors.h"
 
 namespace sg4 = simgrid::s4u;
@@ -41,11 +38,25 @@ struct Timer {
   bool operator>(const Timer& o) const { return at_s > o.at_s; }
 };
 
+std::vector<const StepEngine::Steps*> member_steps(const ReplayProgram& program) {
+  std::vector<const StepEngine::Steps*> steps;
+  for (const ReplayMember& member : program.members) steps.push_back(&member.steps);
+  return steps;
+}
+
 class ReplayController {
  public:
   ReplayController(const ReplayProgram& program, std::vector<sg4::Host*> hosts,
                    std::vector<double>& out)
-      : p_(program), out_(out), connections_(program), comms_(program, std::move(hosts)) {}
+      : p_(program),
+        out_(out),
+        steps_(program.flow, member_steps(program), program.transfer_members,
+               {[this](int t) {
+                  timers_.push({now() + p_.flow.transfers[static_cast<std::size_t>(t)].delay_s,
+                                TimerKind::transfer_start, t});
+                },
+                [this](int t) { comms_.start(t); }, [this](int m) { member_done(m); }}),
+        comms_(program.flow, std::move(hosts)) {}
 
   void operator()() {
     const std::size_t members = p_.members.size();
@@ -58,27 +69,10 @@ class ReplayController {
     }
     issued_.assign(members, 0);
     done_.assign(members, 0);
-    step_.assign(members, 0);
-    pending_.assign(members, 0);
     batch_issued_.assign(p_.batches.size(), 0);
     batch_done_.assign(p_.batches.size(), 0);
     batch_started_.assign(p_.batches.size(), 0);
     arrived_.assign(p_.instances.size(), 0);
-    transfer_done_.assign(p_.flow.transfers.size(), 0);
-    recv_step_.assign(p_.flow.transfers.size(), 0);
-    send_step_.assign(p_.flow.transfers.size(), 0);
-    ends_in_step_.assign(p_.flow.transfers.size(), 0);
-    sends_open_.assign(members, 0);
-    steps_passed_.assign(members, 0);
-    for (std::size_t m = 0; m < members; ++m) {
-      const auto& steps = p_.members[m].steps;
-      for (std::size_t s = 0; s < steps.size(); ++s) {
-        for (int t : steps[s]) {
-          if (is_receive(static_cast<int>(m), t)) recv_step_[static_cast<std::size_t>(t)] = s;
-          if (sender(t) == static_cast<int>(m)) send_step_[static_cast<std::size_t>(t)] = s;
-        }
-      }
-    }
     cursor_.assign(p_.rank_events.size(), 0);
     blocked_on_.assign(p_.rank_events.size(), -1);
     for (std::size_t r = 0; r < p_.rank_events.size(); ++r)
@@ -152,55 +146,6 @@ class ReplayController {
     }
   }
 
-  int sender(int t) const { return p_.transfer_members[static_cast<std::size_t>(t)].first; }
-  // m receives t: t ends a step of m's (a member's own flows, NVLS's to and from the switch, do
-  // not).
-  bool is_receive(int m, int t) const {
-    const auto& [from, to] = p_.transfer_members[static_cast<std::size_t>(t)];
-    return to == m && from != m;
-  }
-
-  // Member m enters `step`: posts its sends, waits for the receives that have not ended; with
-  // none left it goes on at once.
-  void enter_step(int m, std::size_t step) {
-    const auto mi = static_cast<std::size_t>(m);
-    const auto& steps = p_.members[mi].steps;
-    for (; step < steps.size(); ++step) {
-      step_[mi] = step;
-      std::size_t waiting = 0;
-      for (int t : steps[step]) {
-        const auto ti = static_cast<std::size_t>(t);
-        const bool grouped = p_.flow.transfers[ti].grouped;
-        if (grouped && !transfer_done_[ti]) ++waiting;
-        if (sender(t) == m) {
-          ++sends_open_[mi];
-          if (!grouped || ++ends_in_step_[ti] == 2) post_after_delay(t);
-        } else {
-          if (!transfer_done_[ti] && !grouped) ++waiting;
-          if (grouped && ++ends_in_step_[ti] == 2) post_after_delay(t);
-        }
-      }
-      pending_[mi] = waiting;
-      if (waiting > 0) return;
-    }
-    step_[mi] = steps.size();
-    steps_passed_[mi] = 1;
-    if (sends_open_[mi] == 0) member_done(m);
-  }
-
-  void post_after_delay(int t) {
-    timers_.push({now() + p_.flow.transfers[static_cast<std::size_t>(t)].delay_s,
-                  TimerKind::transfer_start, t});
-  }
-
-  // Member m leaves its step when t, held in m's step step_of_t, was the last it waited for.
-  void release(int m, std::size_t step_of_t) {
-    const auto mi = static_cast<std::size_t>(m);
-    if (step_[mi] == step_of_t && pending_[mi] > 0 && --pending_[mi] == 0) {
-      enter_step(m, step_[mi] + 1);
-    }
-  }
-
   void member_done(int m) {
     if (done_[static_cast<std::size_t>(m)]) return;
     done_[static_cast<std::size_t>(m)] = 1;
@@ -221,34 +166,16 @@ class ReplayController {
     }
   }
 
-  void transfer_done(int t) {
-    const auto ti = static_cast<std::size_t>(t);
-    transfer_done_[ti] = 1;
-    connections_.ended(t, [this](int next) { launch(next); });
-    const auto [from, to] = p_.transfer_members[ti];
-    const auto si = static_cast<std::size_t>(from);
-    if (--sends_open_[si] == 0 && steps_passed_[si]) member_done(from);
-    if (is_receive(to, t)) release(to, recv_step_[ti]);
-    if (p_.flow.transfers[ti].grouped) release(from, send_step_[ti]);
-  }
-
-  // Starts t now, or queues it behind its connection's earlier steps.
-  void post(int t) {
-    if (connections_.post(t)) launch(t);
-  }
-
-  void launch(int t) { comms_.start(t); }
-
   void fire(const Timer& timer) {
     switch (timer.kind) {
       case TimerKind::compute_done:
         resume_rank(timer.id);
         break;
       case TimerKind::member_begin:
-        enter_step(timer.id, 0);
+        steps_.enter(timer.id);
         break;
       case TimerKind::transfer_start:
-        post(timer.id);
+        steps_.ready(timer.id);
         break;
     }
   }
@@ -277,7 +204,7 @@ class ReplayController {
       }
       const double timeout = timers_.empty() ? -1.0 : std::max(0.0, timers_.top().at_s - now());
       if (!comms_.wait(timeout)) continue;
-      for (int t : comms_.ended()) transfer_done(t);
+      for (int t : comms_.ended()) steps_.ended(t);
     }
     // check_trace's dry run refuses traces that deadlock; should one get here all the same, say so
     // once the engine has stopped (an exception thrown in an actor aborts SimGrid with a
@@ -300,21 +227,15 @@ class ReplayController {
   std::vector<double>& out_;
   std::vector<std::size_t> event_base_;
   std::vector<char> issued_, done_;
-  std::vector<std::size_t> step_, pending_;
   std::vector<std::size_t> batch_issued_;
   std::vector<char> batch_done_, batch_started_;
   std::vector<std::size_t> arrived_;
-  std::vector<char> transfer_done_, steps_passed_;
-  std::vector<std::size_t> recv_step_;   // per transfer: the receiver's step holding it
-  std::vector<std::size_t> send_step_;   // per transfer: the sender's step holding it
-  std::vector<int> ends_in_step_;        // per grouped transfer: its ends that reached its step
-  std::vector<std::size_t> sends_open_;  // per member: sends posted and not ended
-  ReplayConnections connections_;
   std::vector<std::size_t> cursor_;
   std::vector<int> blocked_on_;
   std::deque<int> runnable_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  ReplayComms comms_;
+  StepEngine steps_;  // after timers_ (its hooks push there)
+  StepComms comms_;
 };
 
 }  // namespace

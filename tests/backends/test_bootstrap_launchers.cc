@@ -2,9 +2,6 @@
 // needed: real processes (this test program run again as "bootstrap child rank") get exactly
 // the variables torchrun (static and c10d), srun or mpirun would give, exchange an id made by
 // an injected generator (no CUDA) twice, and every rank must report the same bytes per run.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -17,15 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/child_ranks.h"
 #include "backends/test_bootstrap_agent_store.h"
 #include "twinccl/bootstrap.h"
 #include "twinccl/errors.h"
 #include "twinccl/launch_environment.h"
 
-extern char** environ;
-
 using namespace std::chrono_literals;
-using Env = std::map<std::string, std::string, std::less<>>;
+using Env = child_ranks::Env;
 
 namespace {
 
@@ -42,14 +38,6 @@ struct RankReport {
   std::string line;  // "ok <id of run 1> <id of run 2>" or "error <what>"
 };
 
-bool launcher_variable(const std::string& entry) {
-  for (const char* prefix : {"RANK=", "WORLD_SIZE=", "LOCAL_", "MASTER_", "GROUP_", "ROLE_",
-                             "TORCHELASTIC_", "TORCH_", "SLURM_", "OMPI_", "PMIX_", "TWINCCL_"}) {
-    if (entry.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
-
 // Starts one process per rank environment and returns each one's report (30 s at most).
 std::vector<RankReport> run_ranks(const std::vector<Env>& ranks) {
   static int batch = 0;
@@ -59,39 +47,10 @@ std::vector<RankReport> run_ranks(const std::vector<Env>& ranks) {
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     outputs.push_back("/tmp/twinccl-bootstrap-" + std::to_string(::getpid()) + "-" +
                       std::to_string(batch) + "-" + std::to_string(r));
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (!launcher_variable(*e)) env.emplace_back(*e);
-    }
-    for (const auto& [name, value] : ranks[r]) env.push_back(name + "=" + value);
-    env.push_back("TWINCCL_TEST_BOOTSTRAP_OUT=" + outputs.back());
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    char arg0[] = "tests_backends", arg1[] = "bootstrap child rank";
-    char* argv[] = {arg0, arg1, nullptr};
-    const pid_t pid = ::fork();
-    if (pid == 0) {  // only async-signal-safe calls until exec
-      const int null_fd = ::open("/dev/null", O_WRONLY);
-      ::dup2(null_fd, 1);
-      ::dup2(null_fd, 2);
-      ::execve("/proc/self/exe", argv, envp.data());
-      ::_exit(127);
-    }
-    pids.push_back(pid);
+    pids.push_back(child_ranks::start_child_rank("bootstrap child rank", ranks[r],
+                                                 {"TWINCCL_TEST_BOOTSTRAP_OUT=" + outputs.back()}));
   }
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  for (pid_t pid : pids) {
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        break;
-      }
-      ::usleep(20'000);
-    }
-  }
+  child_ranks::wait_or_kill(pids, 30s);
   std::vector<RankReport> reports;
   for (const auto& path : outputs) {
     std::ifstream in(path);

@@ -8,11 +8,8 @@
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -25,25 +22,16 @@
 #include <string>
 #include <vector>
 
+#include "backends/child_ranks.h"
 #include "twinccl/launch_environment.h"
 #include "twinccl/run.h"
 
-extern char** environ;
-
-using Env = std::map<std::string, std::string, std::less<>>;
+using Env = child_ranks::Env;
 
 namespace {
 
 constexpr int kWorld = 4;
 constexpr int kPerNode = 2;
-
-bool launcher_variable(const std::string& entry) {
-  for (const char* prefix : {"RANK=", "WORLD_SIZE=", "LOCAL_", "MASTER_", "GROUP_", "TORCHELASTIC_",
-                             "TORCH_", "SLURM_", "OMPI_", "PMIX_", "TWINCCL_"}) {
-    if (entry.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
 
 struct Started {
   pid_t pid;
@@ -57,45 +45,18 @@ std::vector<Started> start_ranks(const std::vector<Env>& ranks, const std::strin
     const std::string log = "/tmp/twinccl-launch-map-" + std::to_string(::getpid()) + "-" + tag +
                             "-" + std::to_string(r) + ".log";
     std::remove(log.c_str());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (!launcher_variable(*e)) env.emplace_back(*e);
-    }
-    for (const auto& [name, value] : ranks[r]) env.push_back(name + "=" + value);
-    for (std::string v :
-         {"TWINCCL_BACKEND=nccl", "TWINCCL_DOUBLE_INIT_ALONE=1", "TWINCCL_DOUBLE_DEVICE_COUNT=2",
-          "TWINCCL_TIMEOUT_S=20", "TWINCCL_TEST_LAUNCH_CHILD=1"})
-      env.push_back(v);
-    env.push_back(std::string("TWINCCL_NCCL_LIBRARY=") + TWINCCL_NCCL_DOUBLE_PATH);
-    env.push_back(std::string("TWINCCL_CUDART_LIBRARY=") + TWINCCL_NCCL_DOUBLE_PATH);
-    env.push_back("TWINCCL_DOUBLE_LOG_FILE=" + log);
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    char arg0[] = "tests_backends", arg1[] = "nccl launch child";
-    char* argv[] = {arg0, arg1, nullptr};
-    const pid_t pid = ::fork();
-    if (pid == 0) {  // only async-signal-safe calls until exec
-      const int null_fd = ::open("/dev/null", O_WRONLY);
-      ::dup2(null_fd, 1);
-      ::dup2(null_fd, 2);
-      ::execve("/proc/self/exe", argv, envp.data());
-      ::_exit(127);
-    }
+    const pid_t pid = child_ranks::start_child_rank(
+        "nccl launch child", ranks[r],
+        {"TWINCCL_BACKEND=nccl", "TWINCCL_DOUBLE_INIT_ALONE=1", "TWINCCL_DOUBLE_DEVICE_COUNT=2",
+         "TWINCCL_TIMEOUT_S=20", "TWINCCL_TEST_LAUNCH_CHILD=1",
+         std::string("TWINCCL_NCCL_LIBRARY=") + TWINCCL_NCCL_DOUBLE_PATH,
+         std::string("TWINCCL_CUDART_LIBRARY=") + TWINCCL_NCCL_DOUBLE_PATH,
+         "TWINCCL_DOUBLE_LOG_FILE=" + log});
     out.push_back({pid, log});
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  for (const Started& s : out) {
-    int status = 0;
-    while (::waitpid(s.pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(s.pid, SIGKILL);
-        ::waitpid(s.pid, &status, 0);
-        break;
-      }
-      ::usleep(20'000);
-    }
-  }
+  std::vector<pid_t> pids;
+  for (const Started& s : out) pids.push_back(s.pid);
+  child_ranks::wait_or_kill(pids, std::chrono::seconds(30));
   return out;
 }
 

@@ -74,6 +74,13 @@ TEST_CASE("TWINCCL_TRACE and TWINCCL_TIMELINE paths are checked before any rank 
     CHECK(got.ranks_started == 0);
     CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TIMELINE '" + o.timeline_path + "'"));
   }
+  SECTION("a timeline without a topology (was ignored silently)") {
+    o.timeline_path = "timeline.json";
+    Outcome got = run_counting(o);
+    CHECK(got.ranks_started == 0);
+    CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TIMELINE='timeline.json'") &&
+                              Contains("needs a topology"));
+  }
   SECTION("a trace path with a NUL byte: refused, not cut at the NUL (nothing written)") {
     const std::filesystem::path folder =
         std::filesystem::temp_directory_path() / ("twinccl-nul-" + std::to_string(::getpid()));

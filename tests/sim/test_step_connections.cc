@@ -1,13 +1,14 @@
-// Trace replay's connections (sim/src/replay_connections.h): one FIFO per (route, sending member,
-// receiving member), moving its transfers step by step; the channels of one step move together;
-// other connections are never held up. The replay's timeline depends on exactly this order.
+// The connections of flow playback and trace replay (sim/src/step_engine.h): one FIFO per (route,
+// sending unit, receiving unit), moving its transfers step by step; the channels of one step move
+// together; other connections are never held up. The timelines depends on exactly this order.
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "../../sim/src/replay_connections.h"
+#include "../../sim/src/replay_program.h"
+#include "../../sim/src/step_engine.h"
 
-using twinccl::sim::detail::ReplayConnections;
 using twinccl::sim::detail::ReplayProgram;
+using twinccl::sim::detail::StepConnections;
 
 namespace {
 
@@ -23,7 +24,7 @@ int add(ReplayProgram& p, int route, int from, int to, int step) {
 
 }  // namespace
 
-TEST_CASE("replay connections: one per route and member pair, steps in order, channels together") {
+TEST_CASE("step connections: one per route and member pair, steps in order, channels together") {
   ReplayProgram p;
   const int a0 = add(p, 0, 0, 1, 0);   // connection A: route 0, member 0 -> 1
   const int a0b = add(p, 0, 0, 1, 0);  // A, same step (a second channel)
@@ -32,7 +33,7 @@ TEST_CASE("replay connections: one per route and member pair, steps in order, ch
   const int a2 = add(p, 0, 0, 1, 2);   // A, step after
   const int b0 = add(p, 0, 2, 3, 1);   // B: same route, other members
   const int c0 = add(p, 1, 0, 1, 1);   // C: same members, other route
-  ReplayConnections connections(p);
+  StepConnections connections(p.flow, p.transfer_members);
   CHECK(connections.size() == 3);
 
   std::vector<int> launched;
@@ -59,7 +60,7 @@ TEST_CASE("replay connections: one per route and member pair, steps in order, ch
   connections.ended(a2, launch);
   // An idle connection takes a later post at once; one behind a moving step queues.
   const int a3 = add(p, 0, 0, 1, 3);
-  ReplayConnections again(p);
+  StepConnections again(p.flow, p.transfer_members);
   CHECK(again.post(a3));
   CHECK_FALSE(again.post(a0));
 }
