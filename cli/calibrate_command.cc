@@ -6,10 +6,14 @@
 // whatif and compare take with --topology. Measure two nodes, predict 64:
 //   twinccl calibrate 1node.log 2node.log --topology aws-p5-2 -o p5.json
 //   twinccl perf all_reduce --backend sim --topology p5.json --set nodes=64 ...
+// Logs published without their device block (tables cut to the largest rows) name their ranks
+// and nodes per log, in order: `calibrate 1node.log 2node.log --ranks 8,16 --nodes 1,2 ...`.
 // A fit the logs cannot determine is refused (exit 2) naming the sweep to measure.
 #include <fmt/format.h>
 
 #include <ostream>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "output_file.h"
@@ -34,15 +38,36 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
                   "the collective, when a log does not name it (all_reduce, ...)");
   cmd->add_flag("--bandwidth-only", o.bandwidth_only,
                 "fit nvlink_gbps and nic_gbps alone (logs without rows below 1 MiB)");
+  cmd->add_option("--ranks", o.ranks,
+                  "ranks of each log, in the order of the logs (e.g. 8,16), where its device "
+                  "block is missing or truncated; 0 = the log's own")
+      ->delimiter(',');
+  cmd->add_option("--nodes", o.nodes,
+                  "nodes of each log, in the order of the logs (e.g. 1,2), as --ranks")
+      ->delimiter(',');
   return cmd;
 }
 
 int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
   check_output_path("--output", o.output);
   const topo::Topology topology = topo::load_topology(o.topology);
-  sim::NcclTestsParseOptions parse;
-  parse.collective = o.collective;
-  const std::vector<sim::NcclTestsTable> tables = read_nccl_tests_logs(o.logs, parse);
+  for (const auto& [flag, values] : {std::pair{"--ranks", &o.ranks}, {"--nodes", &o.nodes}}) {
+    if (!values->empty() && values->size() != o.logs.size()) {
+      throw ConfigError(
+          fmt::format("calibrate: {} gives {} value(s) for {} log(s); give one per "
+                      "log, in their order (0 = the log's own)",
+                      flag, values->size(), o.logs.size()));
+    }
+  }
+  std::vector<sim::NcclTestsTable> tables;
+  for (std::size_t i = 0; i < o.logs.size(); ++i) {
+    sim::NcclTestsParseOptions parse;
+    parse.collective = o.collective;
+    parse.ranks = o.ranks.empty() ? 0 : o.ranks[i];
+    parse.nodes = o.nodes.empty() ? 0 : o.nodes[i];
+    for (sim::NcclTestsTable& t : read_nccl_tests_logs({o.logs[i]}, parse))
+      tables.push_back(std::move(t));
+  }
   sim::CalibrationOptions options;
   options.latencies = !o.bandwidth_only;
   const sim::Calibration c = sim::calibrate(topology, tables, options);

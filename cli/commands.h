@@ -76,6 +76,9 @@ struct CalibrateOptions {
   std::string output;
   std::string collective;
   bool bandwidth_only = false;  // fit the rates alone (logs without rows below 1 MiB)
+  // Per log, in the order of `logs`, where its device block is missing or truncated (0 = the
+  // log's own); empty = every log's own.
+  std::vector<int> ranks, nodes;
 };
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);
 int run_calibrate_command(const CalibrateOptions& options, std::ostream& out);

@@ -152,7 +152,9 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     }
     if (table.ranks <= 0) {
       throw ConfigError(fmt::format(
-          "calibrate: {}: the log does not say how many ranks ran (no device list)", table.source));
+          "calibrate: {}: the log does not say how many ranks ran (no device list); give them "
+          "(twinccl calibrate --ranks N,... --nodes M,..., one per log)",
+          table.source));
     }
     if (table.ranks > topology.gpu_count()) {
       throw ConfigError(fmt::format("calibrate: {}: {} ranks, topology '{}' has {} GPUs",

@@ -48,3 +48,26 @@ TEST_CASE("calibrate: fits, prints what moved, writes a topology file compare ta
   CHECK_THAT(refused.out, Catch::Contains("two-node sweep") && Catch::Contains("nic_gbps"));
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+// Logs published without their device block (OCI's MI355X tables, cut to 8 and 16 GiB) name
+// their ranks and nodes per log, in order; a count that does not match the logs is refused.
+TEST_CASE("calibrate: --ranks / --nodes per log for logs without a device block", "[cli]") {
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           ("twinccl-cal-ranks-" + std::to_string(getpid()) + ".json"))
+                              .string();
+  const std::string logs = log_path("oci-mi355x-pollara-1node-all_reduce-8G-16G.log") + " " +
+                           log_path("oci-mi355x-pollara-2node-all_reduce-8G-16G.log") +
+                           " --topology mi325x-roce-4 --bandwidth-only -o " + out;
+  const auto unknown = run_cli("calibrate " + logs);
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.out, Catch::Contains("how many ranks") && Catch::Contains("--ranks"));
+  const auto short_list = run_cli("calibrate " + logs + " --ranks 8");
+  CHECK(short_list.exit_code == 2);
+  CHECK_THAT(short_list.out, Catch::Contains("1 value(s) for 2 log(s)"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  const auto fit = run_cli("calibrate " + logs + " --ranks 8,16 --nodes 1,2");
+  INFO(fit.out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.out, Catch::Contains("nvlink_gbps") && Catch::Contains("wrote"));
+  std::filesystem::remove(out);
+}

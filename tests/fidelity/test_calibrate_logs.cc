@@ -1,9 +1,8 @@
 // `twinccl calibrate` on published logs (sim/calibrate.h): a one-node and a two-node sweep in,
-// a topology file out, judged on a 4-node log it did not see. The repository holds no 1-, 2- and
-// 4-node logs of one cluster, so the pair here is two H100 clusters on 400G InfiniBand (issue 290's
-// node, issue 309's Dell XE9680 pair) and the 4-node log a third (issue 309's VMs): a check that
-// the fit moves only what its logs determine and keeps the 4-node predictions in band, not yet
-// "measure two nodes of a cluster, predict 64 of it" (docs/fidelity.md says so).
+// a topology file out, judged on a 4-node log it did not see. The pair here is two H100 clusters on
+// 400G InfiniBand (issue 290's node, issue 309's Dell XE9680 pair) and the 4-node log a third
+// (issue 309's VMs): a check that the fit moves only what its logs determine and keeps the 4-node
+// predictions in band. One cluster at 1, 2 and more nodes: test_calibrate_cluster.cc.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>

@@ -1,0 +1,134 @@
+// `twinccl calibrate` on published logs of ONE cluster at 1, 2 and more nodes (provenance:
+// tests/fidelity/logs/SOURCES.md): fit on its 1- and 2-node all_reduce logs, judge the fit on its
+// larger runs, which it did not see. Three public sets, and what each shows (docs/fidelity.md,
+// "Calibration on one cluster"):
+//  * OCI MI355X (Pollara 400G NICs), 1 / 2 / 4 nodes, 8 and 16 GiB rows only, logs cut to those
+//    rows without their device block: no MI355X preset, so the fit starts from mi325x-roce and
+//    moves the xGMI rate (+25%); the 4-node rows are predicted within 10%.
+//  * OCI GB300 NVL72, 1 / 2 / 16 trays of one rack and 32 trays over 2 racks, 512 KiB - 16 GiB:
+//    the 1- and 2-tray logs fit the NVLink rate, the 16-tray rows stay 15% fast (NVLS over 64
+//    GPUs is slower than the model's); the 2-rack NIC rate is refused: no log crosses racks.
+//  * nccl-tests#309's 8-node H100 InfiniBand cluster, 2 / 4 / 8 nodes and no one-node log:
+//    refused, naming the one-node sweep.
+// Only all_reduce: none of the three sets publishes all_gather or reduce_scatter.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/calibrate.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+// `ranks` / `nodes` for logs whose device block is cut (0 = the log's own).
+std::vector<NcclTestsTable> cluster_log(const char* file, int ranks = 0, int nodes = 0) {
+  std::ifstream in(std::string(TWINCCL_FIDELITY_LOGS) + "/" + file);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  NcclTestsParseOptions parse;
+  parse.ranks = ranks;
+  parse.nodes = nodes;
+  return parse_nccl_tests_file_text(text.str(), file, parse);
+}
+
+std::vector<NcclTestsTable> joined(std::vector<NcclTestsTable> a, std::vector<NcclTestsTable> b) {
+  for (NcclTestsTable& t : b) a.push_back(std::move(t));
+  return a;
+}
+
+// Geometric-mean error of predicted / measured time over the log's rows >= 64 MiB on `t`.
+double bandwidth_error(const topo::Topology& t, const std::vector<NcclTestsTable>& log) {
+  double sum = 0.0;
+  int rows = 0;
+  for (const NcclTestsTable& table : log) {
+    for (const NcclTestsRow& row : table.rows) {
+      if (row.size_bytes < (std::size_t{64} << 20) || !row.out_of_place) continue;
+      Request r;
+      r.spec.kind = OpKind::all_reduce;
+      r.spec.nranks = table.ranks;
+      r.spec.count = row.count;
+      r.gpus_per_thread = std::max(1, table.gpus_per_thread);
+      r.nccl_version = nccl_version_code(table.nccl_version);
+      const double error = predict(t, r).time_us / row.out_of_place->time_us;
+      INFO(table.source << " " << row.size_bytes << " B: " << (error - 1.0) * 100 << "%");
+      CHECK(std::abs(error - 1.0) < 0.5);  // a parse slip (wrong ranks) shows here first
+      sum += std::log(error);
+      ++rows;
+    }
+  }
+  REQUIRE(rows > 0);
+  return std::exp(sum / rows) - 1.0;
+}
+
+double moved(const Calibration& c, const char* name) {
+  for (const CalibratedParameter& p : c.moved) {
+    if (p.name == name) return p.after / p.before;
+  }
+  FAIL("calibrate did not fit " << name);
+  return 0.0;
+}
+}  // namespace
+
+TEST_CASE("calibrate on one OCI MI355X cluster: fitted on 1 and 2 nodes, its 4 nodes within 10%") {
+  const auto one = cluster_log("oci-mi355x-pollara-1node-all_reduce-8G-16G.log", 8, 1);
+  const auto two = cluster_log("oci-mi355x-pollara-2node-all_reduce-8G-16G.log", 16, 2);
+  const auto four = cluster_log("oci-mi355x-pollara-4node-all_reduce-8G-16G.log", 32, 4);
+  const topo::Topology preset = topo::load_topology("mi325x-roce-4");
+  // Published without the device block: the ranks must be given, and the refusal says so.
+  CHECK_THROWS_WITH(calibrate(preset, cluster_log("oci-mi355x-pollara-1node-all_reduce-8G-16G.log"),
+                              {.latencies = false}),
+                    Catch::Contains("how many ranks"));
+  const Calibration c = calibrate(preset, joined(one, two), {.latencies = false});
+  // MI355X's xGMI is faster than the MI325X preset's: the one-node rows (+36% slow on the
+  // preset) pull nvlink_gbps up; the 2-node rows, NIC-bound, leave nic_gbps where it was.
+  CHECK(moved(c, "nvlink_gbps") > 1.15);
+  CHECK(moved(c, "nic_gbps") == Approx(1.0).margin(0.05));
+  const double one_before = bandwidth_error(preset, one),
+               one_after = bandwidth_error(c.topology, one);
+  INFO("1 node: " << one_before * 100 << "% -> " << one_after * 100 << "%");
+  CHECK(one_before > 0.30);
+  CHECK(std::abs(one_after) < 0.05);
+  // The 4-node run, not seen by the fit: within 10% after (and before: it is NIC-bound).
+  const double four_after = bandwidth_error(c.topology, four);
+  INFO("4 nodes, fitted: " << four_after * 100 << "%");
+  CHECK(std::abs(four_after) <= 0.10);
+}
+
+TEST_CASE("calibrate on one OCI GB300 rack: 1 and 2 trays fit NVLink, 2 racks are refused") {
+  const auto one = cluster_log("oci-gb300-1tray-all_reduce-512K-16G.log");
+  const auto two = cluster_log("oci-gb300-2tray-1rack-all_reduce-512K-16G.log", 8, 1);
+  const auto sixteen = cluster_log("oci-gb300-16tray-1rack-all_reduce-512K-16G.log", 64, 1);
+  // One rack is one NVLink domain (a "node" of the preset): the trays' logs are one-node logs.
+  const topo::Topology rack = topo::load_topology("gb200-nvl72-cluster-1x64");
+  const Calibration c = calibrate(rack, joined(one, two));
+  const double before = bandwidth_error(rack, sixteen),
+               after = bandwidth_error(c.topology, sixteen);
+  INFO("16 trays: " << before * 100 << "% -> " << after * 100 << "%");
+  // Closer after the fit, yet NOT within 10%: NVLS over 64 GPUs runs ~15% below the model's
+  // (docs/fidelity.md); a check that this stays measured, not a claim that it is good.
+  CHECK(std::abs(after) < std::abs(before));
+  CHECK(std::abs(after) < 0.20);
+  // Two racks: the trays' logs never cross the scale-out network, so its rate is refused,
+  // naming the sweep (64 GPUs of each of two racks).
+  CHECK_THROWS_WITH(calibrate(topo::load_topology("gb200-nvl72-cluster-2x64"), joined(one, two)),
+                    Catch::Contains("nic_gbps") && Catch::Contains("-N 64"));
+}
+
+TEST_CASE("calibrate on nccl-tests#309's 8-node H100 cluster: no one-node log, refused") {
+  // 2, 4 and 8 nodes of one cluster (hosts 0666a154, b749a9b0, ...), no one-node run published.
+  const auto two = cluster_log("issue309-h100-ib400-2node-all_reduce-default.log");
+  REQUIRE(two.size() == 1);
+  CHECK(two[0].ranks == 16);
+  CHECK_THROWS_WITH(calibrate(topo::load_topology("h100-cluster-8"), two, {.latencies = false}),
+                    Catch::Contains("nvlink_gbps") && Catch::Contains("one-node sweep"));
+  // On the preset the 2-node NVLS-tree rows are within 2% (the 4- and 8-node ring rows are 15%
+  // fast: docs/fidelity.md).
+  CHECK(std::abs(bandwidth_error(topo::load_topology("h100-cluster-8"), two)) < 0.02);
+}
