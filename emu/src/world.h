@@ -121,7 +121,7 @@ class World {
       if (!first) registration.poll(aborted());
       first = false;
       check_abort();
-      if (hopeless) hopeless();
+      if (hopeless) check_hopeless(hopeless);
       if (cv.wait_for(lock, kPollPeriod) == std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline && !pred()) {
         throw_timeout(what());
@@ -145,9 +145,22 @@ class World {
       if (!first) registration.poll(aborted());
       first = false;
       check_abort();
-      hopeless();
+      check_hopeless(hopeless);
       gate.wait(seen, kPollPeriod);
       if (!pred() && std::chrono::steady_clock::now() >= deadline) throw_timeout(what());
+    }
+  }
+
+  // Runs hopeless(); when it throws (a peer already returned), an abort that came first wins: a
+  // failing rank aborts the world before it is marked finished, so a waiter that checked the
+  // abort flag just before the failure, then saw the rank finished, reports the failure itself.
+  template <class Hopeless>
+  void check_hopeless(const Hopeless& hopeless) const {
+    try {
+      hopeless();
+    } catch (...) {
+      check_abort();
+      throw;
     }
   }
 
