@@ -163,25 +163,11 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
             table.log.source, row.line, row.size_bytes, row.count, name(row.dtype), row.count,
             element_bytes, row.count * element_bytes, row.count * element_bytes * ranks, ranks));
       }
-      sim::Request request;
-      request.spec.kind = *table.log.kind;
-      request.spec.nranks = table.log.ranks;
-      request.spec.count = row.count;
-      request.spec.root = row.root >= 0 && row.root < table.log.ranks ? row.root : 0;
-      request.dtype = row.dtype;
+      sim::Request request = sim::request_of(table.log, row, o.in_place);
       request.algorithm = o.algorithm;
       request.protocol = protocol;
       request.fidelity = fidelity;
-      // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
-      request.gpus_per_thread = std::max(1, table.log.gpus_per_thread);
-      // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest).
-      request.nccl_version = sim::nccl_version_code(table.log.nccl_version);
       request.params.channels = o.channels;
-      // Only a one-rank call depends on these (NCCL's copy, nothing in place, a scaling kernel
-      // for avg / mulsum): sim::Prediction::one_rank.
-      request.in_place = o.in_place;
-      if (row.redop == "avg") request.op = ReduceKind::avg;
-      if (row.redop == "mulsum") request.op = ReduceKind::premul_sum;
       sim::Prediction p;
       try {
         p = sim::predict(topology, request);

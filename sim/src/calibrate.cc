@@ -42,15 +42,7 @@ struct Row {
 };
 
 double predicted_us(const topo::Topology& t, const Row& r) {
-  Request request;
-  request.spec.kind = *r.table->kind;
-  request.spec.nranks = r.table->ranks;
-  request.spec.count = r.row->count;
-  request.spec.root = r.row->root >= 0 && r.row->root < r.table->ranks ? r.row->root : 0;
-  request.dtype = r.row->dtype;
-  request.gpus_per_thread = std::max(1, r.table->gpus_per_thread);
-  request.nccl_version = nccl_version_code(r.table->nccl_version);
-  return predict(t, request).time_us;
+  return predict(t, request_of(*r.table, *r.row)).time_us;
 }
 
 // The topology being fitted: the user's with every value fitted so far, applied as one edit of

@@ -13,6 +13,7 @@
 #include "twinccl/ascii_case.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/timing.h"
 
 namespace twinccl::sim::nccl_tests {
 namespace {
@@ -308,6 +309,25 @@ int nccl_version_code(std::string_view version) {
   return code >= detail::kNcclVersionCodeMin && code <= detail::kNcclVersionCodeMax
              ? static_cast<int>(code)
              : 0;
+}
+
+Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in_place) {
+  Request request;
+  request.spec.kind = table.kind.value();
+  request.spec.nranks = table.ranks;
+  request.spec.count = row.count;
+  request.spec.root = row.root >= 0 && row.root < table.ranks ? row.root : 0;
+  request.dtype = row.dtype;
+  // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
+  request.gpus_per_thread = std::max(1, table.gpus_per_thread);
+  // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest).
+  request.nccl_version = nccl_version_code(table.nccl_version);
+  // Only a one-rank call depends on these (NCCL's copy, nothing in place, a scaling kernel for
+  // avg / mulsum): Prediction::one_rank.
+  request.in_place = in_place;
+  if (row.redop == "avg") request.op = ReduceKind::avg;
+  if (row.redop == "mulsum") request.op = ReduceKind::premul_sum;
+  return request;
 }
 
 }  // namespace twinccl::sim

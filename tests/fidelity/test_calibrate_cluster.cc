@@ -50,13 +50,7 @@ double bandwidth_error(const topo::Topology& t, const std::vector<NcclTestsTable
   for (const NcclTestsTable& table : log) {
     for (const NcclTestsRow& row : table.rows) {
       if (row.size_bytes < (std::size_t{64} << 20) || !row.out_of_place) continue;
-      Request r;
-      r.spec.kind = OpKind::all_reduce;
-      r.spec.nranks = table.ranks;
-      r.spec.count = row.count;
-      r.gpus_per_thread = std::max(1, table.gpus_per_thread);
-      r.nccl_version = nccl_version_code(table.nccl_version);
-      const double error = predict(t, r).time_us / row.out_of_place->time_us;
+      const double error = predict(t, request_of(table, row)).time_us / row.out_of_place->time_us;
       INFO(table.source << " " << row.size_bytes << " B: " << (error - 1.0) * 100 << "%");
       CHECK(std::abs(error - 1.0) < 0.5);  // a parse slip (wrong ranks) shows here first
       sum += std::log(error);

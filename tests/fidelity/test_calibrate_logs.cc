@@ -45,12 +45,7 @@ TEST_CASE("calibrate on published logs: fitted where measured, in band on a 4-no
   for (const NcclTestsTable& t : log_tables("issue309-h100-vm-4node-all_reduce-8B-16G.log")) {
     for (const NcclTestsRow& row : t.rows) {
       if (row.size_bytes < (std::size_t{64} << 20) || !row.out_of_place) continue;
-      Request r;
-      r.spec.kind = OpKind::all_reduce;
-      r.spec.nranks = t.ranks;
-      r.spec.count = row.count;
-      r.gpus_per_thread = std::max(1, t.gpus_per_thread);
-      r.nccl_version = nccl_version_code(t.nccl_version);
+      const Request r = request_of(t, row);
       const double fitted = predict(c.topology, r).time_us;
       CHECK(predict(file, r).time_us == Approx(fitted));
       const double error = fitted / row.out_of_place->time_us - 1.0;

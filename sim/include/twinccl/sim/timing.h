@@ -21,6 +21,7 @@
 #include "twinccl/data_type.h"
 #include "twinccl/reduce_op.h"
 #include "twinccl/schedule.h"
+#include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim {
@@ -84,6 +85,12 @@ struct Request {
   // (exact; docs/simulator.md). false = play every flow (the reference the tests compare with).
   bool aggregate_symmetric_flows = true;
 };
+
+// What one row of an nccl-tests log asks of the model: the table's collective (its `kind` must be
+// set), ranks and nccl-tests host side (-g), the row's count, root, data type and reduce op, and
+// the log's NCCL version; nothing forced (fastest algorithm and protocol, analytic). The one
+// reading of a log row for `compare`, `calibrate` and the fidelity tests.
+Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in_place = false);
 
 struct Prediction {
   std::string algorithm;
