@@ -22,6 +22,12 @@ using Env = std::map<std::string, std::string, std::less<>>;
 pid_t start_child_rank(const char* child_test, const Env& rank_env,
                        const std::vector<std::string>& extra);
 
+// Whether `port` on 127.0.0.1 can be bound now (SO_REUSEADDR: a port in TIME_WAIT counts as free).
+bool port_free(int port);
+
+// A TCP port on 127.0.0.1 the system says is free now (bound to port 0, then released).
+int free_port();
+
 // Waits for every child; one still running after `limit` (counted from the call) is killed.
 void wait_or_kill(const std::vector<pid_t>& pids, std::chrono::seconds limit);
 

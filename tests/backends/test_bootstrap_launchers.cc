@@ -87,38 +87,13 @@ twinccl::LaunchEnvironment read(const Env& vars) {
   });
 }
 
-bool port_free(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  const int one = 1;
-  (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  (void)::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  (void)::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // Rank environments made by `make(rank, job)`, for a job number whose derived port is free here.
 template <class Make>
 std::vector<Env> with_free_derived_port(int world, Make make, std::uint64_t* job_out = nullptr) {
   std::mt19937_64 rng(std::random_device{}());
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::uint64_t job = 100'000 + rng() % 900'000;
-    if (!port_free(read(make(0, job)).master_port)) continue;
+    if (!child_ranks::port_free(read(make(0, job)).master_port)) continue;
     std::vector<Env> ranks;
     for (int r = 0; r < world; ++r) ranks.push_back(make(r, job));
     if (job_out != nullptr) *job_out = job;
@@ -222,7 +197,7 @@ TEST_CASE("bootstrap torchrun c10d after a restart: the previous attempt's id is
 TEST_CASE("bootstrap torchrun c10d without a shared store: rank 0 serves MASTER_PORT",
           "[bootstrap]") {
   // TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1: the agent picks a free MASTER_PORT and serves nothing.
-  const int port = free_port();
+  const int port = child_ranks::free_port();
   std::vector<Env> ranks;
   for (int r = 0; r < 3; ++r) {
     ranks.push_back(torchrun(r, 3, port, false, "job8", 0));

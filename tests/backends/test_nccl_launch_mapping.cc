@@ -7,9 +7,6 @@
 // this checks the mapping up to ncclCommInitRankConfig (scripts/gpu-multirank.sh runs it on a GPU).
 #if defined(TWINCCL_NCCL_DOUBLE_PATH)
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -94,14 +91,7 @@ std::vector<Env> ranks_with_free_port(Make make) {
       auto it = first.find(name);
       return it == first.end() ? std::nullopt : std::optional<std::string>(it->second);
     });
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(env.master_port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(fd);
-    if (!free) continue;
+    if (!child_ranks::port_free(env.master_port)) continue;
     std::vector<Env> ranks;
     for (int r = 0; r < kWorld; ++r) ranks.push_back(make(r, job));
     return ranks;
@@ -160,15 +150,7 @@ TEST_CASE("nccl launch mapping: mpirun's OMPI_COMM_WORLD_* give rank, GPU, world
 TEST_CASE("nccl launch mapping: torchrun's RANK/LOCAL_RANK give rank, GPU, world size and store",
           "[nccl_launch_mapping]") {
   // c10d without a shared store (TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1): rank 0 serves MASTER_PORT.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // a port the system says is free now
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  (void)::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  (void)::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  const auto port = std::to_string(ntohs(addr.sin_port));
+  const auto port = std::to_string(child_ranks::free_port());
   std::vector<Env> ranks;
   for (int r = 0; r < kWorld; ++r) {
     ranks.push_back({{"RANK", std::to_string(r)},
