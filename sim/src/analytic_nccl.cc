@@ -8,9 +8,11 @@
 //            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size;
 //            on 2 nodes busBw at the tree graph's raised intra speed (search.cc pass 2: up to
 //            2 x the NIC's while it fits the NVLink; aws-p4d-2 4 x 24 instead of 4 x 12)
-//     nvls   one node; all_reduce algbw = NVLink x 0.85 x h/(h+1), h = min(n, 32) heads (each
-//            GPU's NVLink carries h+1 slices of S/h each way: multimem ld_reduce then st;
-//            nccl-tests issue 212; NCCL_MAX_NVLS_ARITY), reduce_scatter/all_gather algbw =
+//     nvls   one node; all_reduce as NCCL prices it (nvls_all_reduce_algbw_gbps): h = min(n, 32)
+//            heads (NCCL_MAX_NVLS_ARITY), each head's channel at the fastest speed s of the
+//            arch's list with (h+1) s within the NVLink (each GPU's NVLink carries h+1 slices of
+//            S/h each way: multimem ld_reduce then st, nccl-tests issue 212), busBw = h s x 0.85
+//            x (h-1)/h x 2, algbw = busBw n / (2(n-1)); reduce_scatter/all_gather algbw =
 //            NVLink x 0.85 (S one way, S/n the other)
 //     nvls_tree  per channel min(max(inter speed, NVLink / ch) x 0.85 x (ch-1)/ch x 2, inter
 //            speed (x 2(n-1)/n on 2 nodes), NVLS-tree cap 57.7 (2 nodes) / 45.5): NCCL's
@@ -46,6 +48,7 @@
 // RCCL's own tuning for AMD GPUs (MSCCL/MSCCL++, its latency tables).
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "model.h"
 #include "network_class.h"
@@ -71,6 +74,9 @@ int ring_steps(OpKind kind, int n) {
 // Blackwell 0.74; Hopper's 0.85 for every other arch (NVLS runs on Hopper and Blackwell only).
 double nvls_efficiency(const TopologyView& v) { return caps_of(v.arch).nvls_efficiency; }
 
+// NVLS/NVLS-tree need 2 channels (tuning.cc); with one head NCCL prices no NVLS.
+constexpr double kNvlsMinHeads = 2.0;
+
 double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   const ArchCaps caps = caps_of(v.arch);
   const std::size_t ni = node_index(v.nodes);
@@ -90,6 +96,29 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
 }
 
 }  // namespace
+
+double nvls_all_reduce_efficiency(const TopologyView& v, double local_ranks) {
+  const double heads = nvls_heads(local_ranks);
+  const double link = v.nccl_nvlink_gbps > 0.0 ? v.nccl_nvlink_gbps : v.intra_gbps;
+  if (heads < kNvlsMinHeads || !(link > 0.0)) return 0.0;
+  const std::span<const double> speeds(*caps_of(v.arch).speeds_intra);
+  // A link slower than the list's last entry x (heads + 1): what it carries.
+  double speed = link / (heads + 1.0);
+  for (double s : speeds) {
+    if ((heads + 1.0) * s <= link) {
+      speed = s;
+      break;
+    }
+  }
+  const double bus = heads * speed * nvls_efficiency(v) * (heads - 1.0) / heads * 2.0;
+  const double algbw = bus * local_ranks / (2.0 * (local_ranks - 1.0));
+  return algbw / (link * heads / (heads + 1.0));
+}
+
+double nvls_all_reduce_algbw_gbps(const TopologyView& v, double local_ranks) {
+  const double heads = nvls_heads(local_ranks);
+  return v.intra_gbps * heads / (heads + 1.0) * nvls_all_reduce_efficiency(v, local_ranks);
+}
 
 ChannelPlan nccl_launched_channels(const TopologyView& v, ChannelPlan plan, NcclAlgo algo,
                                    Protocol p, double bytes) {
@@ -123,11 +152,9 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
       return bus;
     case NcclAlgo::tree:
       return tree_bus(v, ch, bus, p);
-    case NcclAlgo::nvls: {
-      const double heads = nvls_heads(v.nranks);
-      const double link = v.intra_gbps * nvls_efficiency(v);
-      return kind == OpKind::all_reduce ? link * heads / (heads + 1.0) : link;
-    }
+    case NcclAlgo::nvls:
+      return kind == OpKind::all_reduce ? nvls_all_reduce_algbw_gbps(v, v.nranks)
+                                        : v.intra_gbps * nvls_efficiency(v);
     case NcclAlgo::nvls_tree: {
       // NCCL prices the in-node NVLS stage at the search's per-channel speed, the NIC's; that
       // stage runs on NVLink, so each channel gets its share of it when that is more (Blackwell:
