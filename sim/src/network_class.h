@@ -7,7 +7,8 @@
 // through its IB verbs transport; RoCE runs the same transport and keeps them. A net plugin
 // reports its own per-message latency to NCCL (ncclNetProperties_t.latency), which NCCL adds to
 // every network hop it ranks by, twice on Simple for the flush (v2.30.7-1 tuning.cc:389-391
-// `interLat += graphs[a]->latencyInter`; the same from v2.18.3). aws-ofi-nccl reports
+// `interLat += graphs[a]->latencyInter`; so from v2.18.3-1 :204-206, before it the plugin's
+// figure replaced NCCL's: v2.17.1-1 :179; the newest form is modelled). aws-ofi-nccl reports
 // (v1.21.1 src/platform-aws.cpp platform_data_map): 75 us on p4d/p4de (:87, :101) and p5/p5e
 // (:137), 35 us on p5en/p6-b200 (:154). What a hop takes, where the provider measured it:
 //   efa (p5, p5e: EFAv2, the plugin's RDMA protocol) AWS's tuner (src/tuner/nccl_ofi_model.cpp
