@@ -176,7 +176,7 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
 }
 
 LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
-                                double bytes) {
+                                double bytes, bool ranking) {
   const std::size_t pi = index_of(p);
   const auto hop = [&](LinkClass c, NcclAlgo a) {
     return at(kNccl.hop_latency_us[static_cast<std::size_t>(c)], a, pi);
@@ -184,9 +184,9 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   LatencyParts l;
   l.base_us = at(kNccl.base_latency_us, algo, pi);
   l.intra_hop_us = hop(v.intra_class, algo);
-  l.net_hop_us = network_hop_us(
-      v.network, p, hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo),
-      v.network_hop_extra_us);
+  const double nccl_net_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
+  l.net_hop_us = ranking ? network_rank_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us)
+                         : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
   if (algo == NcclAlgo::ring && v.nodes > 1) {
     const double overhead =
         kNccl.net_overhead_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
@@ -202,9 +202,9 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   return l;
 }
 
-double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
-                       double bytes) {
-  const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes);
+double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind, double bytes,
+                       bool ranking) {
+  const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes, ranking);
   const int n = v.nranks;
   const int log_nodes = nccl_log2i(v.nodes);
   switch (algo) {
@@ -304,8 +304,10 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   Prediction p;
   p.channels = plan.channels;
   p.model = "nccl";
-  double latency =
-      r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes) : 0.0;
+  // NCCL ranks (Channels::all) with the net plugin's latency; the call takes the hop's own.
+  double latency = r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes,
+                                                                 channels == Channels::all)
+                                               : 0.0;
   // The NVLS pipeline's fill, which NCCL's ranking leaves out: in the time of the call, never in
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched && n > 1) {

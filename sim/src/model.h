@@ -129,8 +129,10 @@ double nccl_tree_two_node_speed_factor(const TopologyView& view);
 struct LatencyParts {
   double base_us = 0.0, intra_hop_us = 0.0, net_hop_us = 0.0;
 };
+// `ranking`: the network hop as NCCL ranks by it (with the net plugin's reported latency,
+// network_class.h), not as the call takes it.
 LatencyParts nccl_latency_parts(const TopologyView& view, NcclAlgo algo, Protocol protocol,
-                                OpKind kind, double bytes);
+                                OpKind kind, double bytes, bool ranking = false);
 // Bus bandwidth (GB/s) of an NCCL algorithm and protocol before NCCL's busBw -> algbw conversion
 // (nvls: already algbw), with every protocol factor and cap of NCCL's model.
 double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
@@ -170,7 +172,7 @@ double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol proto
 double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);
 // NCCL's software latency of one call (base + hops), as the NCCL model charges it.
 double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
-                       double bytes);
+                       double bytes, bool ranking = false);
 
 // The time an older NCCL's tuning model ranks `algo` by, where its terms differ from the newest
 // model's (nccl_version_rank.cc: NVLS-tree before 2.28.9); nullopt where they are the same.
