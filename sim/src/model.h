@@ -58,6 +58,7 @@ inline ArchCaps caps_of(topo::GpuArch arch) {
       return caps_of(ArchRow::blackwell);
     case topo::GpuArch::hopper:
     case topo::GpuArch::cdna3:
+    case topo::GpuArch::cdna4:
     case topo::GpuArch::unknown:
       break;
   }
