@@ -168,6 +168,15 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
       continue;
     }
   }
+  // A choice the ranking does not list (RCCL's MSCCL all-pairs, chosen by RCCL's own rule): its
+  // row too, marked as the choice.
+  const bool listed =
+      std::any_of(out.begin(), out.end(), [](const Prediction& p) { return p.tuner_choice; });
+  if (!listed && request.algorithm.empty() && !request.protocol) {
+    out.push_back(evaluate(topology, tuner, base, chosen, request));
+    out.back().rank_us = chosen.rank_us;
+    out.back().tuner_choice = true;
+  }
   std::stable_sort(out.begin(), out.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time_us < b.time_us; });
   return out;

@@ -68,3 +68,17 @@ TEST_CASE("RCCL, MI300X: never LL128 by its own choice, one node or more; forced
   // NVIDIA keeps LL128 where NCCL's model picks it (8 A100, 8 MiB ring).
   CHECK(all_reduce(topo::dgx_a100(), 8 << 20, 8).protocol == Protocol::ll128);
 }
+
+TEST_CASE("RCCL, 8 MI300X: perf --compare lists MSCCL's all-pairs as the choice") {
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = 8192;  // 32 KiB
+  int choices = 0;
+  bool msccl_chosen = false;
+  for (const Prediction& p : compare_all(topo::mi300x_8(), r)) {
+    choices += p.tuner_choice ? 1 : 0;
+    if (p.tuner_choice) msccl_chosen = p.algorithm == "msccl_allpairs";
+  }
+  CHECK(choices == 1);
+  CHECK(msccl_chosen);
+}
