@@ -8,9 +8,11 @@
 //            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size;
 //            on 2 nodes busBw at the tree graph's raised intra speed (search.cc pass 2: up to
 //            2 x the NIC's while it fits the NVLink; aws-p4d-2 4 x 24 instead of 4 x 12)
-//     nvls   one node; all_reduce algbw = NVLink x 0.85 x h/(h+1), h = min(n, 32) heads (each
-//            GPU's NVLink carries h+1 slices of S/h each way: multimem ld_reduce then st;
-//            nccl-tests issue 212; NCCL_MAX_NVLS_ARITY), reduce_scatter/all_gather algbw =
+//     nvls   one node; all_reduce as NCCL prices it (nvls_all_reduce_algbw_gbps): h = min(n, 32)
+//            heads (NCCL_MAX_NVLS_ARITY), each head's channel at the fastest speed s of the
+//            arch's list with (h+1) s within the NVLink (each GPU's NVLink carries h+1 slices of
+//            S/h each way: multimem ld_reduce then st, nccl-tests issue 212), busBw = h s x 0.85
+//            x (h-1)/h x 2, algbw = busBw n / (2(n-1)); reduce_scatter/all_gather algbw =
 //            NVLink x 0.85 (S one way, S/n the other)
 //     nvls_tree  per channel min(max(inter speed, NVLink / ch) x 0.85 x (ch-1)/ch x 2, inter
 //            speed (x 2(n-1)/n on 2 nodes), NVLS-tree cap 57.7 (2 nodes) / 45.5): NCCL's
@@ -46,6 +48,7 @@
 // RCCL's multi-node tuning for AMD GPUs and MSCCL++ (RCCL in one node: analytic_rccl.cc).
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "model.h"
 #include "network_class.h"
@@ -71,6 +74,9 @@ int ring_steps(OpKind kind, int n) {
 // Blackwell 0.74; Hopper's 0.85 for every other arch (NVLS runs on Hopper and Blackwell only).
 double nvls_efficiency(const TopologyView& v) { return caps_of(v.arch).nvls_efficiency; }
 
+// NVLS/NVLS-tree need 2 channels (tuning.cc); with one head NCCL prices no NVLS.
+constexpr double kNvlsMinHeads = 2.0;
+
 double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   const ArchCaps caps = caps_of(v.arch);
   const std::size_t ni = node_index(v.nodes);
@@ -90,6 +96,29 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
 }
 
 }  // namespace
+
+double nvls_all_reduce_efficiency(const TopologyView& v, double local_ranks) {
+  const double heads = nvls_heads(local_ranks);
+  const double link = v.nccl_nvlink_gbps > 0.0 ? v.nccl_nvlink_gbps : v.intra_gbps;
+  if (heads < kNvlsMinHeads || !(link > 0.0)) return 0.0;
+  const std::span<const double> speeds(*caps_of(v.arch).speeds_intra);
+  // A link slower than the list's last entry x (heads + 1): what it carries.
+  double speed = link / (heads + 1.0);
+  for (double s : speeds) {
+    if ((heads + 1.0) * s <= link) {
+      speed = s;
+      break;
+    }
+  }
+  const double bus = heads * speed * nvls_efficiency(v) * (heads - 1.0) / heads * 2.0;
+  const double algbw = bus * local_ranks / (2.0 * (local_ranks - 1.0));
+  return algbw / (link * heads / (heads + 1.0));
+}
+
+double nvls_all_reduce_algbw_gbps(const TopologyView& v, double local_ranks) {
+  const double heads = nvls_heads(local_ranks);
+  return v.intra_gbps * heads / (heads + 1.0) * nvls_all_reduce_efficiency(v, local_ranks);
+}
 
 ChannelPlan nccl_launched_channels(const TopologyView& v, ChannelPlan plan, NcclAlgo algo,
                                    Protocol p, double bytes) {
@@ -125,11 +154,9 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
       return bus;
     case NcclAlgo::tree:
       return tree_bus(v, ch, bus, p);
-    case NcclAlgo::nvls: {
-      const double heads = nvls_heads(v.nranks);
-      const double link = v.intra_gbps * nvls_efficiency(v);
-      return kind == OpKind::all_reduce ? link * heads / (heads + 1.0) : link;
-    }
+    case NcclAlgo::nvls:
+      return kind == OpKind::all_reduce ? nvls_all_reduce_algbw_gbps(v, v.nranks)
+                                        : v.intra_gbps * nvls_efficiency(v);
     case NcclAlgo::nvls_tree: {
       // NCCL prices the in-node NVLS stage at the search's per-channel speed, the NIC's; that
       // stage runs on NVLink, so each channel gets its share of it when that is more (Blackwell:
@@ -151,7 +178,7 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
 }
 
 LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
-                                double bytes) {
+                                double bytes, bool ranking) {
   const std::size_t pi = index_of(p);
   const auto hop = [&](LinkClass c, NcclAlgo a) {
     return at(kNccl.hop_latency_us[static_cast<std::size_t>(c)], a, pi);
@@ -160,9 +187,9 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   l.base_us = at(kNccl.base_latency_us, algo, pi);
   l.intra_hop_us = hop(v.intra_class, algo);
   if (const auto rccl = rccl_latency_parts(v, algo, p)) return *rccl;  // one node: no network
-  l.net_hop_us = network_hop_us(
-      v.network, p, hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo),
-      v.network_hop_extra_us);
+  const double nccl_net_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
+  l.net_hop_us = ranking ? network_rank_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us)
+                         : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
   if (algo == NcclAlgo::ring && v.nodes > 1) {
     const double overhead =
         kNccl.net_overhead_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
@@ -178,9 +205,9 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   return l;
 }
 
-double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
-                       double bytes) {
-  const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes);
+double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind, double bytes,
+                       bool ranking) {
+  const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes, ranking);
   const int n = v.nranks;
   const int log_nodes = nccl_log2i(v.nodes);
   switch (algo) {
@@ -282,8 +309,10 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   Prediction p;
   p.channels = plan.channels;
   p.model = "nccl";
-  double latency =
-      r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes) : 0.0;
+  // NCCL ranks (Channels::all) with the net plugin's latency; the call takes the hop's own.
+  double latency = r.software_latency && n > 1 ? nccl_latency_us(v, algo, r.protocol, kind, bytes,
+                                                                 channels == Channels::all)
+                                               : 0.0;
   // The NVLS pipeline's fill, which NCCL's ranking leaves out: in the time of the call, never in
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched && n > 1) {

@@ -7,7 +7,8 @@
 //   down) then multimem st (S/n up, multicast: S down) = S(n+1)/n each way (n = the heads, at
 //   most 32: NCCL_MAX_NVLS_ARITY; 72 GPUs share 32 heads' slices); reduce_scatter S up,
 //   S/n down; all_gather S/n up, S down. Every flow carries 1/efficiency wire bytes per byte
-//   (NCCL's NVLS efficiency, 0.85 on Hopper), so flow's time is analytic's exactly on an
+//   (NCCL's NVLS efficiency, 0.85 on Hopper; for NVLS all_reduce the share NCCL's NVLS graph
+//   prices, model.h nvls_all_reduce_efficiency), so flow's time is analytic's exactly on an
 //   uncontended switch. NVLS-tree (whole nodes, ppn GPUs each): the in-node NVLS flows of an
 //   all_reduce plus, per GPU, one flow to the GPU of the same local index in the next node (its
 //   rail), for the GPUs of NCCL's channels (one per NIC, at most 16), carrying its slice
@@ -29,9 +30,15 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
   const int n = r.spec.nranks;
   if (n < 2 || r.spec.count == 0) return false;
   const double s = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
-  const double efficiency = caps_of(topology.summary().arch).nvls_efficiency;
   const int local_ranks = algo == NcclAlgo::nvls_tree ? view.ranks_per_node : n;
   if (local_ranks < 1 || n % local_ranks != 0) return false;
+  // NVLS all_reduce: the NVLink share NCCL's NVLS graph prices (nvls_all_reduce_efficiency: 0.66
+  // on 72 GPUs of an NVL72 rack, not 0.74), so flow stays analytic's; NVLS-tree's in-node flows
+  // keep NCCL's nvlsEfficiency, as analytic's NVLS-tree term.
+  const double efficiency = algo == NcclAlgo::nvls && r.spec.kind == OpKind::all_reduce
+                                ? nvls_all_reduce_efficiency(view, local_ranks)
+                                : caps_of(topology.summary().arch).nvls_efficiency;
+  if (!(efficiency > 0.0)) return false;
   const double heads = nvls_heads(local_ranks);  // at most NCCL_MAX_NVLS_ARITY (32)
   double up = s * (heads + 1.0) / heads;
   double down = up;

@@ -35,6 +35,10 @@ struct TopologyView {
   bool nvls_capable = false;
   LinkClass intra_class = LinkClass::nvlink;
   double intra_gbps = 0.0;  // one GPU's NVLink (or PCIe) bandwidth, one direction
+  // One GPU's NVLink as NCCL's topology sees it: its links x NCCL's per-link rate for the arch
+  // (graph/topo.h; 18 x 40.1 on Blackwell), whatever a calibrated or edited intra_gbps says; 0
+  // when unknown (then intra_gbps). NCCL prices NVLS on this (nvls_all_reduce_efficiency).
+  double nccl_nvlink_gbps = 0.0;
   double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
   double nic_gbps = 0.0;     // one NIC, capped by its PCIe link
@@ -83,6 +87,23 @@ inline double nvls_heads(double local_ranks) {
   return local_ranks < kNccl.nvls_max_heads ? local_ranks : kNccl.nvls_max_heads;
 }
 
+// NVLS all_reduce on one NVLink domain of `local_ranks` GPUs as NCCL prices it: its NVLS graph
+// has one channel per head (nvls_heads), and each head's channel reserves its per-channel speed
+// on every GPU's NVLink each way, twice on its own GPU (search.cc ncclTopoSearchTryNvls), so the
+// speed is the fastest entry of the arch's intra list with (heads + 1) x speed within the NVLink;
+// tuning.cc: busBw = heads x speed x efficiency x (heads - 1) / heads x 2, algbw = busBw x n /
+// (2 (n - 1)). 72 GPUs of an NVL72 rack: 33 x 20 <= 721.8, 32 x 20 x 0.74 x 31/32 x 2 x 72/142 =
+// 465 GB/s; 8 H100s: 9 x 40 <= 370.8, 272 GB/s; 8 B200s: 9 x 80 <= 721.8, 474 GB/s.
+// The efficiency is that algbw over NVLink x heads / (heads + 1), the bytes an NVLS all_reduce
+// moves through each GPU's NVLink each way, both on NCCL's own view of the NVLink
+// (nccl_nvlink_gbps): 0.66 on 72 GPUs of an NVL72 rack, 0.83 on 8 H100s, 0.74 on 8 B200s
+// (NCCL's nvlsEfficiency where the list has an entry at NVLink / (heads + 1)). The algbw is the
+// topology's NVLink x heads / (heads + 1) x that efficiency, so a calibrated or edited NVLink
+// rate moves it in proportion, not by NCCL's speed steps. flow_nvls.cc charges its all_reduce
+// flows 1 / efficiency wire bytes per byte.
+double nvls_all_reduce_efficiency(const TopologyView& view, double local_ranks);
+double nvls_all_reduce_algbw_gbps(const TopologyView& view, double local_ranks);
+
 // NCCL's channel choice and busBw before protocol factors (see nccl_tuning_table.h).
 struct ChannelPlan {
   int channels = 1;
@@ -110,8 +131,10 @@ double nccl_tree_two_node_speed_factor(const TopologyView& view);
 struct LatencyParts {
   double base_us = 0.0, intra_hop_us = 0.0, net_hop_us = 0.0;
 };
+// `ranking`: the network hop as NCCL ranks by it (with the net plugin's reported latency,
+// network_class.h), not as the call takes it.
 LatencyParts nccl_latency_parts(const TopologyView& view, NcclAlgo algo, Protocol protocol,
-                                OpKind kind, double bytes);
+                                OpKind kind, double bytes, bool ranking = false);
 // Bus bandwidth (GB/s) of an NCCL algorithm and protocol before NCCL's busBw -> algbw conversion
 // (nvls: already algbw), with every protocol factor and cap of NCCL's model.
 double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
@@ -173,7 +196,7 @@ std::optional<MscclCall> msccl_allpairs(const TopologyView& view, OpKind kind, s
                                         std::size_t element_bytes, bool in_place);
 // NCCL's software latency of one call (base + hops), as the NCCL model charges it.
 double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
-                       double bytes);
+                       double bytes, bool ranking = false);
 
 // The time an older NCCL's tuning model ranks `algo` by, where its terms differ from the newest
 // model's (nccl_version_rank.cc: NVLS-tree before 2.28.9); nullopt where they are the same.

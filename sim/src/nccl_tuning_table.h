@@ -93,13 +93,16 @@ struct NcclTuningTable {
   PerProtocol max_threads;             // [not in facts]
   PerProtocol thread_threshold_bytes;  // [not in facts]
   // NVLS all_reduce moves n+1 slices of S/n through each GPU's NVLink each way (multimem
-  // ld_reduce then st), so algbw = NVLink x efficiency x n/(n+1): the maintainer's
-  // "algbw = busbw x n/(n+1)" for NVLS [issue 212]; n = the heads (nvls_max_heads below).
-  // reduce_scatter/all_gather: S up / S/n down (or the reverse): algbw (nccl-tests bytes) = NVLink
-  // x efficiency. NVLS/NVLS-tree all_reduce pipeline (nvls_pipeline_fill_us, analytic_nccl.cc):
-  // NCCL's NVLS channels (transport/nvls.cc NVLS_NCHANNELS_SM90 16, SM100 24 in a node / 32 across
-  // nodes), its chunk (NCCL_NVLS_CHUNKSIZE 128 KiB; NVLS-tree at most 64 KiB from 4 nodes,
-  // NCCL_NVLSTREE_MAX_CHUNKSIZE), halved for smaller calls by enqueue.cc calcCollChunking.
+  // ld_reduce then st; the maintainer's "algbw = busbw x n/(n+1)" [issue 212]; n = the heads,
+  // nvls_max_heads below), at the rate NCCL prices it: each head's channel at the fastest speed of
+  // the arch's intra list with (heads + 1) x speed within the NVLink (search.cc
+  // ncclTopoSearchTryNvls), busBw = heads x speed x efficiency x (heads - 1)/heads x 2 (tuning.cc;
+  // model.h nvls_all_reduce_algbw_gbps). reduce_scatter/all_gather: S up / S/n down (or the
+  // reverse): algbw (nccl-tests bytes) = NVLink x efficiency. NVLS/NVLS-tree all_reduce pipeline
+  // (nvls_pipeline_fill_us, analytic_nccl.cc): NCCL's NVLS channels (transport/nvls.cc
+  // NVLS_NCHANNELS_SM90 16, SM100 24 in a node / 32 across nodes), its chunk (NCCL_NVLS_CHUNKSIZE
+  // 128 KiB; NVLS-tree at most 64 KiB from 4 nodes, NCCL_NVLSTREE_MAX_CHUNKSIZE), halved for
+  // smaller calls by enqueue.cc calcCollChunking.
   double nvls_channels_hopper;                                          // [not in facts] 16
   double nvls_channels_blackwell_1node, nvls_channels_blackwell_nodes;  // [not in facts] 24, 32
   double nvls_chunk_bytes;                                              // [not in facts] 128 KiB

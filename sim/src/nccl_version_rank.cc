@@ -65,13 +65,13 @@ std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelP
   }
   double latency = 0.0;
   if (software_latency) {
-    const LatencyParts l = nccl_latency_parts(v, algo, Protocol::simple, kind, bytes);
+    const LatencyParts l = nccl_latency_parts(v, algo, Protocol::simple, kind, bytes, true);
     latency = l.base_us + l.intra_hop_us +
               2.0 * nccl_log2i(v.nodes) *
                   (v.ranks_per_node == 1 ? l.net_hop_us
-                                         : network_hop_us(v.network, Protocol::simple,
-                                                          t.nvls_tree_net_hop_us_before_2_28_9,
-                                                          v.network_hop_extra_us));
+                                         : network_rank_hop_us(v.network, Protocol::simple,
+                                                               t.nvls_tree_net_hop_us_before_2_28_9,
+                                                               v.network_hop_extra_us));
   }
   return latency + (bytes > 0.0 && algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
 }

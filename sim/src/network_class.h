@@ -1,21 +1,33 @@
 // Internal: what a scale-out network's class changes in NCCL's cost model (topology fact
-// `network`, topology.h NetworkClass): the latency of one network hop, per protocol.
+// `network`, topology.h NetworkClass): the latency of one network hop per protocol, as the call
+// takes it and as NCCL ranks by it, and the protocols the cloud's NCCL environment enables.
 //
 // How it works. NCCL's tuning model (graph/tuning.cc hwLat[NCCL_HW_NET]) gives one network hop
 // 2.7 / 4.0 / 14 us (ring LL / LL128 / Simple; tree 5.0 / 8.5 / 14), measured on InfiniBand
-// through its IB verbs transport; RoCE runs the same transport and keeps them. A network reached
-// through a net plugin costs what the plugin's stack costs per message, and where the provider
-// publishes its own model we take its figure:
-//   efa  AWS's tuner for P5/P5e in aws-ofi-nccl (src/tuner/nccl_ofi_model.cpp,
-//        model_platform_params: net_lat 20 us; include/nccl_ofi_tuner.h TUNER_NET_COMP_OVERHEAD
-//        3 us on Simple: "~2us cost in the device and ~1us to write that completion up to the
-//        host stack"): a hop costs 20 us (LL, LL128) and 23 us (Simple), every algorithm.
-//        P5en's row says 18 us; the p5 figure is used for every EFA machine [assumed for p4d and
-//        p6-b200, which AWS's tuner has no row for].
-//   tcpxo  no public per-message figure found; NCCL's IB latencies [assumed], so small calls on
-//        GCP A3 Mega are predicted too fast (docs/fidelity.md says by how much).
-// The hop's cost enters NCCL's ranking as it does on the machine (AWS's plugin ranks with its own
-// model from 3 nodes), and the time of the call.
+// through its IB verbs transport; RoCE runs the same transport and keeps them. A net plugin
+// reports its own per-message latency to NCCL (ncclNetProperties_t.latency), which NCCL adds to
+// every network hop it ranks by, twice on Simple for the flush (v2.30.7-1 tuning.cc:389-391
+// `interLat += graphs[a]->latencyInter`; so from v2.18.3-1 :204-206, before it the plugin's
+// figure replaced NCCL's: v2.17.1-1 :179; the newest form is modelled). aws-ofi-nccl reports
+// (v1.21.1 src/platform-aws.cpp platform_data_map): 75 us on p4d/p4de (:87, :101) and p5/p5e
+// (:137), 35 us on p5en/p6-b200 (:154). What a hop takes, where the provider measured it:
+//   efa (p5, p5e: EFAv2, the plugin's RDMA protocol) AWS's tuner (src/tuner/nccl_ofi_model.cpp
+//        model_platform_params P5 row: net_lat 20 us, "2 nodes, 8B RDMA w/imm lat"; Simple adds
+//        TUNER_NET_COMP_OVERHEAD 3 us, "~2us cost in the device and ~1us to write that
+//        completion up to the host stack"): 20 / 20 / 23 us, every algorithm.
+//   efa-v3 (p5en EFAv3, p6-b200 EFAv4: one platform of the plugin, platform-aws.cpp:151 "p5en/
+//        p6-b200", hardware completion counters) the tuner's P5en row, net_lat 18 us: 18 / 18 /
+//        21 us [assumed for p6-b200, which the tuner's model has no row for].
+//   efa-sendrecv (p4d, p4de: EFA v1, the plugin's SENDRECV protocol, platform-aws.cpp:88) no
+//        tuner row: the hop is NCCL's model with the plugin's 75 us, as NCCL ranks it.
+//   tcpxo, tcpx (GCP A3 Mega / A3 High) no public per-message figure: NCCL's IB latencies
+//        [assumed], so small calls are predicted too fast (docs/fidelity.md says by how much).
+// NCCL ranks with the plugin's figure at 2 nodes, where AWS's region tuner hands the choice back
+// to NCCL (v1.21.1 src/tuner/nccl_ofi_regions.cpp:2011-2013 "Skip when two nodes or lesser");
+// from 3 nodes its regions choose on p5/p5en/p6, which the model does not follow (NCCL ranks).
+// GCP's NCCL profiles set NCCL_PROTO=Simple (container-engine-accelerators gpudirect-tcpxo
+// nccl-env-profile.sh; gpudirect-tcpx nccl-config.yaml), so those classes rank Simple alone; a
+// protocol forced by name (--proto LL128, the ll128 profile) still runs.
 #pragma once
 
 #include <algorithm>
@@ -26,30 +38,52 @@
 namespace twinccl::sim::detail {
 
 struct NetworkHop {
-  double ll_us, ll128_us, simple_us;  // 0 = NCCL's own hwLat figure for that protocol
+  double ll_us, ll128_us, simple_us;  // the hop's time; 0 = NCCL's ranking figure for it
+  double plugin_latency_us;           // the net plugin's reported latency NCCL ranks with
 };
 
 inline NetworkHop network_hop(topo::NetworkClass network) {
   switch (network) {
     case topo::NetworkClass::efa:
-      return {20.0, 20.0, 23.0};
+      return {20.0, 20.0, 23.0, 75.0};
+    case topo::NetworkClass::efa_v3:
+      return {18.0, 18.0, 21.0, 35.0};
+    case topo::NetworkClass::efa_sendrecv:
+      return {0.0, 0.0, 0.0, 75.0};
     case topo::NetworkClass::infiniband:
     case topo::NetworkClass::roce:
     case topo::NetworkClass::tcpxo:
+    case topo::NetworkClass::tcpx:
       break;
   }
-  return {0.0, 0.0, 0.0};
+  return {0.0, 0.0, 0.0, 0.0};
 }
 
-// One network hop of `protocol` on `network`, given NCCL's figure for it, plus a topology's
-// `network_hop_extra_us` (what `twinccl calibrate` fits from multi-node small rows), never below 0.
+// One network hop of `protocol` as NCCL ranks it: its own figure `nccl_us` plus the plugin's
+// latency (twice on Simple), plus a topology's `network_hop_extra_us`, never below 0.
+inline double network_rank_hop_us(topo::NetworkClass network, Protocol protocol, double nccl_us,
+                                  double extra_us = 0.0) {
+  const double plugin = network_hop(network).plugin_latency_us;
+  return std::max(0.0, nccl_us + plugin * (protocol == Protocol::simple ? 2.0 : 1.0) + extra_us);
+}
+
+// One network hop of `protocol` on `network` as the call takes it, given NCCL's figure for it,
+// plus a topology's `network_hop_extra_us` (what `twinccl calibrate` fits from multi-node small
+// rows), never below 0: the provider's measured hop where it has one, else NCCL's ranking figure.
 inline double network_hop_us(topo::NetworkClass network, Protocol protocol, double nccl_us,
                              double extra_us = 0.0) {
   const NetworkHop h = network_hop(network);
   const double own = protocol == Protocol::ll      ? h.ll_us
                      : protocol == Protocol::ll128 ? h.ll128_us
                                                    : h.simple_us;
-  return std::max(0.0, (own > 0.0 ? own : nccl_us) + extra_us);
+  if (own > 0.0) return std::max(0.0, own + extra_us);
+  return network_rank_hop_us(network, protocol, nccl_us, extra_us);
+}
+
+// Whether the cloud's NCCL environment for `network` enables `protocol` (NCCL_PROTO).
+inline bool network_enables(topo::NetworkClass network, Protocol protocol) {
+  const bool gcp = network == topo::NetworkClass::tcpxo || network == topo::NetworkClass::tcpx;
+  return !gcp || protocol == Protocol::simple;
 }
 
 }  // namespace twinccl::sim::detail

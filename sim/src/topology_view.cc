@@ -36,6 +36,7 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   if (s.nvlink_bandwidth_gbps > 0.0) {
     v.intra_class = LinkClass::nvlink;
     v.intra_gbps = s.nvlink_bandwidth_gbps;
+    v.nccl_nvlink_gbps = s.nvlinks_per_gpu * topo::nvlink_link_bandwidth_gbps(s.arch);
   } else if (s.pcie_bandwidth_gbps > 0.0) {
     v.intra_class = LinkClass::pcie;
     v.intra_gbps = s.pcie_bandwidth_gbps;

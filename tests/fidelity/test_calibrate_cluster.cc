@@ -6,8 +6,9 @@
 //    rows without their device block: no MI355X preset, so the fit starts from mi325x-roce and
 //    moves the xGMI rate (+25%); the 4-node rows are predicted within 10%.
 //  * OCI GB300 NVL72, 1 / 2 / 16 trays of one rack and 32 trays over 2 racks, 512 KiB - 16 GiB:
-//    the 1- and 2-tray logs fit the NVLink rate, the 16-tray rows stay 15% fast (NVLS over 64
-//    GPUs is slower than the model's); the 2-rack NIC rate is refused: no log crosses racks.
+//    the 1- and 2-tray logs fit the NVLink rate, the 16-tray rows stay 12% fast (the middle
+//    sizes of NVLS over 64 GPUs: the model's plateau is NCCL's NVLS price, its ramp is short);
+//    the 2-rack NIC rate is refused: no log crosses racks.
 //  * nccl-tests#309's 8-node H100 InfiniBand cluster, 2 / 4 / 8 nodes and no one-node log:
 //    refused, naming the one-node sweep.
 // Only all_reduce: none of the three sets publishes all_gather or reduce_scatter.
@@ -105,10 +106,12 @@ TEST_CASE("calibrate on one OCI GB300 rack: 1 and 2 trays fit NVLink, 2 racks ar
   const double before = bandwidth_error(rack, sixteen),
                after = bandwidth_error(c.topology, sixteen);
   INFO("16 trays: " << before * 100 << "% -> " << after * 100 << "%");
-  // Closer after the fit, yet NOT within 10%: NVLS over 64 GPUs runs ~15% below the model's
-  // (docs/fidelity.md); a check that this stays measured, not a claim that it is good.
+  // Closer after the fit, yet NOT within 10%: -12.1% -> -11.8% (was -20.6% -> -14.9% before
+  // NVLS took NCCL's price on 64 GPUs: 33 x 20 GB/s heads, docs/fidelity.md); the 64 MiB - 1 GiB
+  // rows run 11-25% slower than the model's ramp. A check that this stays measured, not a claim
+  // that it is good.
   CHECK(std::abs(after) < std::abs(before));
-  CHECK(std::abs(after) < 0.20);
+  CHECK(std::abs(after) < 0.13);
   // Two racks: the trays' logs never cross the scale-out network, so its rate is refused,
   // naming the sweep (64 GPUs of each of two racks).
   CHECK_THROWS_WITH(calibrate(topo::load_topology("gb200-nvl72-cluster-2x64"), joined(one, two)),

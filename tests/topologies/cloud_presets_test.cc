@@ -26,7 +26,7 @@ TEST_CASE("cloud presets: listed, loadable, and clean under topo check") {
       CHECK_THAT(check_report(t), Catch::Contains("warnings: 0"));
     }
   }
-  CHECK(clouds == 11);
+  CHECK(clouds == 14);
   CHECK_THROWS_AS(load_topology("aws-p5-0"), ConfigError);
   CHECK_THROWS_AS(load_topology("aws-p5-x"), ConfigError);  // not a preset: the list
 }
@@ -38,13 +38,26 @@ TEST_CASE("cloud presets: NICs and network class as the clouds sell them") {
   CHECK(p5.nic_bandwidth_gbps == 50.0);
   CHECK(p5.nvls_capable);
   const TopologySummary p4d = load_topology("aws-p4d-2").summary();
-  CHECK(p4d.network == NetworkClass::efa);
+  CHECK(p4d.network == NetworkClass::efa_sendrecv);  // aws-ofi-nccl's SENDRECV protocol
   CHECK(p4d.nics_per_node == 4);
   CHECK(p4d.nic_bandwidth_gbps == 12.5);
   CHECK(p4d.memory_gbps == 1555.0);
   CHECK(load_topology("aws-p5e-1").summary().memory_gbps == 4800.0);
   CHECK(load_topology("gcp-a3mega-2").summary().network == NetworkClass::tcpxo);
   CHECK(load_topology("gcp-a3mega-2").summary().nic_bandwidth_gbps == 25.0);
+  CHECK_FALSE(load_topology("gcp-a3mega-2").summary().nvls_capable);  // GCP's NCCL_NVLS_ENABLE=0
+  const TopologySummary p5en = load_topology("aws-p5en-2").summary();
+  CHECK(p5en.network == NetworkClass::efa_v3);
+  CHECK(p5en.nics_per_node == 8);  // 16 x 200G EFAv3, 2 per GPU
+  CHECK(p5en.memory_gbps == 4800.0);
+  CHECK(load_topology("aws-p6-b200-2").summary().network == NetworkClass::efa_v3);
+  const TopologySummary a3high = load_topology("gcp-a3high-2").summary();
+  CHECK(a3high.network == NetworkClass::tcpx);
+  CHECK(a3high.nics_per_node == 4);
+  CHECK(a3high.nic_bandwidth_gbps == 25.0);
+  CHECK_FALSE(a3high.nvls_capable);
+  CHECK(load_topology("gcp-a4-2").summary().network == NetworkClass::roce);
+  CHECK(load_topology("gcp-a4-2").summary().nvls_capable);
   CHECK(load_topology("oci-a100-2").summary().nics_per_node == 16);
   CHECK(load_topology("mi300x-roce-2").summary().network == NetworkClass::roce);
   CHECK(load_topology("mi325x-roce-2").summary().memory_gbps == 6000.0);
@@ -58,6 +71,11 @@ TEST_CASE("topology file: network and memory_gbps are read, checked and written 
   CHECK_THAT(json, Catch::Contains("\"network\": \"efa\""));
   const Topology back = topology_from_json(json);
   CHECK(back.facts().network == NetworkClass::efa);
+  for (const char* name : {"aws-p4d-2", "aws-p6-b200-2", "gcp-a3high-2"}) {
+    const Topology t = load_topology(name);
+    CHECK(topology_from_json(to_json(t)).facts().network == t.facts().network);
+  }
+  CHECK_THAT(to_json(load_topology("aws-p4d-1")), Catch::Contains("\"network\": \"efa-sendrecv\""));
   CHECK_THROWS_WITH(
       topology_from_json(R"({"version": 1, "network": "myrinet", "vertices": [], "links": []})"),
       Catch::Contains("network") && Catch::Contains("efa"));

@@ -1,6 +1,6 @@
 // The GPU clusters people rent, named as the clouds sell them: aws-p4d-N, aws-p4de-N, aws-p5-N,
-// aws-p5e-N, aws-p6-b200-N, gcp-a3mega-N, azure-ndv5-N, oci-a100-N, mi300x-roce-N,
-// mi325x-roce-N, mi355x-roce-N (N nodes, 1..1024).
+// aws-p5e-N, aws-p5en-N, aws-p6-b200-N, gcp-a3mega-N, gcp-a3high-N, gcp-a4-N, azure-ndv5-N,
+// oci-a100-N, mi300x-roce-N, mi325x-roce-N, mi355x-roce-N (N nodes, 1..1024).
 //
 // Each is a DGX-like node (dgx_node.cc: GPUs on one NVSwitch fabric, or MI300X's xGMI mesh; GPU
 // i and NIC i under PCIe switch i/2) N times on the rail-optimized fat-tree of dgx_cluster.cc,
@@ -11,18 +11,31 @@
 //                          aws-ofi-nccl's RDMA protocol stripes one NCCL device over a GPU's 4
 //                          EFA NICs (its tuner: "4 rails available to each GPU", 12.5 GB/s each)
 //   aws-p4d-N    8 A100 --NVSwitch-- 4 x 100G EFA: one NIC per 2 GPUs (PCIe switch i)
+//   gcp-a3high-N 8 H100 --NVSwitch-- 4 x 200G GPUDirect-TCPX: one NIC per 2 GPUs, as p4d
 //
 // Figures and their sources (the vendors' instance pages):
 //   AWS p4d.24xlarge: 8 A100 40GB, NVSwitch 600 GB/s, 400 Gbps EFA (4 x 100G), PCIe gen4;
 //     p4de.24xlarge the same with A100 80GB -- https://aws.amazon.com/ec2/instance-types/p4/
 //   AWS p5.48xlarge: 8 H100 80GB, 3200 Gbps EFAv2 (32 x 100G), NVSwitch 900 GB/s; p5e.48xlarge
 //     8 H200 141GB (4.8 TB/s), same network -- https://aws.amazon.com/ec2/instance-types/p5/
+//   AWS p5en.48xlarge: 8 H200, 3200 Gbps EFAv3 (16 x 200G), PCIe gen5 --
+//     https://aws.amazon.com/ec2/instance-types/p5/ ; aws-ofi-nccl's tuner: 2 rails per GPU
+//     (v1.21.1 src/tuner/nccl_ofi_model.cpp P5en row num_rails 2, 25 GiB/s each): 8 x 400G.
 //   AWS p6-b200.48xlarge: 8 B200, 3.2 Tbps EFAv4 (8 x 400G) --
 //     https://aws.amazon.com/ec2/instance-types/p6/
 //   EFA's per-message cost and rails per GPU: AWS's tuner in aws-ofi-nccl
-//     (src/tuner/nccl_ofi_model.cpp, include/nccl_ofi_tuner.h; sim/src/network_class.h).
-//   GCP a3-megagpu-8g (A3 Mega): 8 H100 80GB, 8 GPU NICs x 200 Gbps (GPUDirect-TCPXO) --
+//     (src/tuner/nccl_ofi_model.cpp, include/nccl_ofi_tuner.h; sim/src/network_class.h). Its
+//     platform table (v1.21.1 src/platform-aws.cpp platform_data_map) makes three EFA classes:
+//     p4d/p4de efa-sendrecv (SENDRECV protocol, 75 us), p5/p5e efa (RDMA, 75 us reported, 20 us
+//     measured), p5en/p6-b200 efa-v3 (one "p5en/p6-b200" platform: 35 us reported, 18 measured).
+//   GCP a3-megagpu-8g (A3 Mega): 8 H100 80GB, 8 GPU NICs x 200 Gbps (GPUDirect-TCPXO);
+//     a3-highgpu-8g (A3 High): 8 H100, 4 GPU NICs x 200 Gbps (GPUDirect-TCPX); a4-highgpu-8g
+//     (A4): 8 B200, 8 x 400 Gbps RoCE (CX-7) --
 //     https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth
+//   GCP's NCCL environment for TCPXO (GoogleCloudPlatform/container-engine-accelerators
+//     gpudirect-tcpxo nccl-env-profile.sh, its best-practice.md): NCCL_NVLS_ENABLE=0,
+//     NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple (Simple,LL128 with nccl-env-profile-ll128.sh); for
+//     TCPX (gpudirect-tcpx nccl-config.yaml) NCCL_ALGO=Ring, NCCL_PROTO=Simple: no NVLS on either.
 //   Azure ND H100 v5: 8 H100, 8 x 400 Gb/s NDR InfiniBand, one per GPU --
 //     https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series
 //   OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100 Gbps RDMA over RoCE v2 (1.6 Tbps) --
@@ -41,9 +54,10 @@
 //     own search counts 48 per gfx95x link (ROCm/rocm-systems projects/rccl/src/graph/topo.h
 //     GFX95X_XGMI_WIDTH), which OCI's 407 GB/s one-node busbw (8 GiB) already exceeds. RCCL's
 //     tuning for gfx950 (its tables postdate the one modelled) is not modelled: NCCL's rows.
-// What is not modelled: AWS's tuner ranking choices where it overrides NCCL's (only its
-// per-message cost is), p5en (16 x 200G), EFA's SRD spraying over paths (the fat-tree stands for
-// it), GCP's TCPXO per-message cost (no public figure: NCCL's IB latencies, docs/fidelity.md).
+// What is not modelled: AWS's tuner's region tables, which choose for it from 3 nodes on p5 and
+// later (NCCL's ranking with the plugin's latency is used), EFA's SRD spraying over paths (the
+// fat-tree stands for it), GCP's TCPX/TCPXO per-message cost (no public figure: NCCL's IB
+// latencies) and A3 High's TCPX rate (a public run moves half its line rate; docs/fidelity.md).
 #include <functional>
 #include <string>
 #include <string_view>
@@ -67,7 +81,7 @@ DgxSystem aws_p4d(bool p4de) {
   s.arch = GpuArch::ampere;
   s.nvls = false;
   s.memory_gbps = p4de ? 2039.0 : 1555.0;  // A100 80GB / 40GB data sheet
-  s.network = NetworkClass::efa;
+  s.network = NetworkClass::efa_sendrecv;
   s.node = {.node = 0,
             .prefix = "",
             .fabric = presets::GpuFabric::nvswitch,
@@ -103,18 +117,47 @@ DgxSystem aws_p5(bool p5e) {
   return s;  // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
 }
 
+DgxSystem aws_p5en() {
+  DgxSystem s = cloud_node(presets::h100_system(), "aws-p5en", "AWS p5en.48xlarge",
+                           "8 H200, NVSwitch (NVLS), 16 x 200G EFAv3 as 8 rails of 2 "
+                           "(aws-ofi-nccl), PCIe gen5",
+                           "2 x 200G EFAv3", NetworkClass::efa_v3);
+  s.memory_gbps = 4800.0;
+  return s;  // the node's 8 NICs at 50 GB/s: one rail of 2 EFA NICs per GPU
+}
+
 DgxSystem aws_p6_b200() {
   return cloud_node(presets::b200_system(), "aws-p6-b200", "AWS p6-b200.48xlarge",
                     "8 B200, NVLink 5 (NVLS), 8 x 400G EFAv4, PCIe gen5", "400G EFA",
-                    NetworkClass::efa);
+                    NetworkClass::efa_v3);
 }
 
+// GCP's own NCCL environment turns NVLS off on both TCP-based machines (header).
 DgxSystem gcp_a3mega() {
   DgxSystem s = cloud_node(presets::h100_system(), "gcp-a3mega", "GCP a3-megagpu-8g",
-                           "8 H100, NVSwitch (NVLS), 8 x 200G GPUDirect-TCPXO NICs, PCIe gen5",
+                           "8 H100, NVSwitch (NVLS off: GCP's NCCL profile), 8 x 200G "
+                           "GPUDirect-TCPXO NICs, PCIe gen5",
                            "200G TCPXO", NetworkClass::tcpxo);
+  s.nvls = false;
   s.node.nic_bandwidth_gbps = 25.0;
   return s;
+}
+
+DgxSystem gcp_a3high() {
+  DgxSystem s = cloud_node(presets::h100_system(), "gcp-a3high", "GCP a3-highgpu-8g",
+                           "8 H100, NVSwitch (NVLS off: GCP's NCCL profile), 4 x 200G "
+                           "GPUDirect-TCPX NICs (one per 2 GPUs), PCIe gen5",
+                           "200G TCPX", NetworkClass::tcpx);
+  s.nvls = false;
+  s.node.nics = 4;
+  s.node.nic_bandwidth_gbps = 25.0;
+  return s;
+}
+
+DgxSystem gcp_a4() {
+  return cloud_node(presets::b200_system(), "gcp-a4", "GCP a4-highgpu-8g",
+                    "8 B200, NVLink 5 (NVLS), 8 x 400G RoCE (CX-7), PCIe gen5", "400G RoCE",
+                    NetworkClass::roce);
 }
 
 DgxSystem azure_ndv5() {
@@ -161,8 +204,11 @@ const std::vector<CloudPreset>& cloud_presets() {
       {"aws-p4de-", [] { return aws_p4d(true); }},
       {"aws-p5-", [] { return aws_p5(false); }},
       {"aws-p5e-", [] { return aws_p5(true); }},
+      {"aws-p5en-", aws_p5en},
       {"aws-p6-b200-", aws_p6_b200},
       {"gcp-a3mega-", gcp_a3mega},
+      {"gcp-a3high-", gcp_a3high},
+      {"gcp-a4-", gcp_a4},
       {"azure-ndv5-", azure_ndv5},
       {"oci-a100-", oci_a100},
       {"mi300x-roce-", [] { return mi3xx_roce(false); }},

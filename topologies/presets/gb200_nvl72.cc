@@ -38,7 +38,9 @@
 //     (in place 724), 4-8 GiB 835-847 GB/s -- https://github.com/coreweave/nccl-tests/pull/43 ;
 //     20 racks (1440 GPUs, NCCL 2.26.2 with NCCL_NVLS_ENABLE=0 in its script), 4 GiB: 346 GB/s --
 //     https://github.com/coreweave/nccl-tests/pull/48 (docs/topologies.md: the single-rack
-//     plateau is a recorded residual; the 20-rack run is predicted with --set nvls=0).
+//     plateau, NCCL's NVLS price of 32 heads x 20 GB/s since issue 24, is +6..+7%; the 20-rack run
+//     is predicted with --set nvls=0). More held-out rack figures (OCI GB200/GB300 trays and
+//     racks, Azure ND GB200 v6, NVIDIA/nccl#1801): tests/fidelity/figures/nvl72.csv.
 #include <string>
 #include <vector>
 

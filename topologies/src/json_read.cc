@@ -218,8 +218,9 @@ Topology read_document(const json& doc) {
                                    "unknown, ampere, hopper, blackwell, cdna3, cdna4"));
   builder.pcie_gen(static_cast<int>(int_field(doc, none, root, "pcie_gen", 0, 0, 6)));
   builder.memory_gbps(number_field(doc, none, root, "memory_gbps", 0.0, 0.0, 1e6, "GB/s"));
-  builder.network(enum_field<NetworkClass>(doc, none, root, "network", NetworkClass::infiniband,
-                                           parse_network_class, "infiniband, roce, efa, tcpxo"));
+  builder.network(enum_field<NetworkClass>(
+      doc, none, root, "network", NetworkClass::infiniband, parse_network_class,
+      "infiniband, roce, efa, efa-v3, efa-sendrecv, tcpxo, tcpx"));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   builder.host_launch_us(
       number_field(doc, none, root, "host_launch_us", 0.0, 0.0, limits::max_host_launch_us, "us"));

@@ -33,9 +33,11 @@ enum class Sharing { shared, fatpipe };
 enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3, cdna4 };
 // The scale-out network between nodes, for its per-message cost (sim/src/network_class.h):
 // infiniband (NCCL's IB transport, NCCL's own latencies), roce (the same IB verbs transport over
-// Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin), tcpxo (GCP
-// GPUDirect-TCPX/TCPXO, NCCL's net plugin over TCP).
-enum class NetworkClass { infiniband, roce, efa, tcpxo };
+// Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin: p5/p5e's
+// EFAv2), efa_v3 (p5en's EFAv3 and p6-b200's EFAv4, one platform of the plugin), efa_sendrecv
+// (p4d/p4de's EFA v1, the plugin's send/recv protocol), tcpxo / tcpx (GCP GPUDirect-TCPXO on A3
+// Mega, GPUDirect-TCPX on A3 High: NCCL's net plugins over TCP).
+enum class NetworkClass { infiniband, roce, efa, tcpxo, efa_v3, efa_sendrecv, tcpx };
 
 struct Vertex {
   std::string name;  // unique in the topology, e.g. "n3.gpu5"
