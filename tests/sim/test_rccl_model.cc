@@ -56,7 +56,7 @@ TEST_CASE("RCCL, 8 MI300X: MSCCL all-pairs from 1 KiB to 16 MiB, one process per
   CHECK(all_reduce(topo::mi300x_cluster(2), 32 * 1024).algorithm != "msccl_allpairs");
 }
 
-TEST_CASE("RCCL, MI300X: never LL128 by its own choice, one node or more; forced, it runs") {
+TEST_CASE("RCCL, MI300X: never LL128 by its own choice, one node or more, and forced it runs") {
   for (const topo::Topology& t : {topo::mi300x_8(), topo::mi300x_cluster(2)}) {
     INFO(t.name());
     for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 30); bytes *= 4) {
