@@ -53,6 +53,15 @@ std::vector<AlgorithmTraits> make_rows() {
   nvls_tree.needs_nvls_switch = true;
   nvls_tree.simulator_only = true;
   nvls_tree.schedule = "hierarchical";  // flow and the emulator play it in NVLS-tree's place
+  // RCCL's MSCCL all-pairs all_reduce (analytic_rccl.cc): never ranked, chosen by RCCL's rule.
+  AlgorithmTraits& msccl =
+      rows.emplace_back(row(kMscclAllpairs, "MSCCL", std::nullopt, all_reduce_only));
+  msccl.ll_protocols = true;
+  msccl.simulator_only = true;
+  msccl.rccl_msccl = true;
+  msccl.ring_fold_order = true;
+  // The registry has no all-pairs all_reduce: flow and the emulator play the ring in its place.
+  msccl.schedule = "ring";
   return rows;
 }
 

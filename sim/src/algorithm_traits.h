@@ -19,6 +19,9 @@
 
 namespace twinccl::sim::detail {
 
+// The name RCCL's MSCCL all-pairs all_reduce is reported by (analytic_rccl.cc).
+inline constexpr std::string_view kMscclAllpairs = "msccl_allpairs";
+
 struct AlgorithmTraits {
   std::string_view name;       // "ring": the registry's name (or nvls_tree)
   std::string_view nccl_name;  // NCCL_ALGO's spelling ("Ring"); "" = a what-if algorithm
@@ -29,6 +32,7 @@ struct AlgorithmTraits {
   bool nccl_one_gpu_per_node = false;
   bool needs_nvls_switch = false;  // an NVSwitch with NVLink SHARP
   bool simulator_only = false;     // no registry schedule of its own (nvls_tree)
+  bool rccl_msccl = false;         // RCCL's MSCCL all-pairs: chosen by RCCL's rule, never ranked
   std::string_view schedule;       // the registry schedule the emulator runs and flow plays
   // Flow: step k+1 forwards what step k received, one grouped send/recv per step (bruck,
   // halving_doubling), as any implementation over point-to-point calls.

@@ -45,7 +45,7 @@
 // MI300X takes Hopper's, nccl_tuning_table.h); Blackwell's NVLS efficiency is 0.74.
 // Not modelled: CollNet, NCCL's IB network latency (0 in NCCL's IB transport), the CPU vendor
 // (net overhead taken as Intel's 1 us), PAT's restriction to one GPU per node (predict.cc),
-// RCCL's own tuning for AMD GPUs (MSCCL/MSCCL++, its latency tables).
+// RCCL's multi-node tuning for AMD GPUs and MSCCL++ (RCCL in one node: analytic_rccl.cc).
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -123,6 +123,7 @@ double nvls_all_reduce_algbw_gbps(const TopologyView& v, double local_ranks) {
 ChannelPlan nccl_launched_channels(const TopologyView& v, ChannelPlan plan, NcclAlgo algo,
                                    Protocol p, double bytes) {
   if (algo != NcclAlgo::ring && algo != NcclAlgo::tree) return plan;
+  if (rccl_bus_bandwidth(v, plan, algo, p)) return plan;  // RCCL's time keeps every channel
   const std::size_t pi = index_of(p);
   double threshold = kNccl.thread_threshold_bytes[pi];
   if (algo == NcclAlgo::ring && p == Protocol::ll) threshold *= v.nranks;
@@ -138,6 +139,7 @@ ChannelPlan nccl_launched_channels(const TopologyView& v, ChannelPlan plan, Nccl
 
 double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                           OpKind kind) {
+  if (const auto rccl = rccl_bus_bandwidth(v, plan, algo, p)) return *rccl;
   const ArchCaps caps = caps_of(v.arch);
   const std::size_t ni = node_index(v.nodes);
   const double ll_max = caps.ll_max_gbps[ni];
@@ -184,6 +186,7 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   LatencyParts l;
   l.base_us = at(kNccl.base_latency_us, algo, pi);
   l.intra_hop_us = hop(v.intra_class, algo);
+  if (const auto rccl = rccl_latency_parts(v, algo, p)) return *rccl;  // one node: no network
   const double nccl_net_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
   l.net_hop_us = ranking ? network_rank_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us)
                          : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
@@ -264,7 +267,9 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
   return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
 }
 
-double nccl_tree_correction(Protocol p, OpKind kind, double bytes) {
+double nccl_tree_correction(const TopologyView& v, Protocol p, OpKind kind, double bytes) {
+  if (kind != OpKind::all_reduce) return 1.0;
+  if (const auto rccl = rccl_tree_correction(v, p, bytes)) return *rccl;
   const int log_size = bytes >= 64.0 ? nccl_log2i(bytes / 64.0) : -1;
   if (kind != OpKind::all_reduce || log_size < 0 || log_size >= 23) return 1.0;
   return kNccl.tree_correction[index_of(p)][static_cast<std::size_t>(log_size)];
@@ -299,7 +304,7 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   } else if (algo == NcclAlgo::nvls_tree && n > 1) {
     algbw *= static_cast<double>(n) / (2.0 * (n - 1));
   } else if (algo == NcclAlgo::tree) {
-    algbw *= 0.5 * nccl_tree_correction(r.protocol, kind, bytes);
+    algbw *= 0.5 * nccl_tree_correction(v, r.protocol, kind, bytes);
   }
   Prediction p;
   p.channels = plan.channels;

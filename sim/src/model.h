@@ -52,7 +52,8 @@ struct TopologyView {
 TopologyView view_of(const topo::Topology& topology, int nranks);
 
 // NCCL's constants for the GPUs' architecture (nccl_tuning_table.h): Ampere and Blackwell rows,
-// the Hopper row for Hopper, cdna3 (MI300X, RCCL) and unknown [assumed].
+// the Hopper row for Hopper, cdna3 (MI300X, RCCL) and unknown [assumed]; RCCL's own terms in one
+// cdna3 node come first (analytic_rccl.cc).
 inline ArchCaps caps_of(topo::GpuArch arch) {
   switch (arch) {
     case topo::GpuArch::ampere:
@@ -61,6 +62,7 @@ inline ArchCaps caps_of(topo::GpuArch arch) {
       return caps_of(ArchRow::blackwell);
     case topo::GpuArch::hopper:
     case topo::GpuArch::cdna3:
+    case topo::GpuArch::cdna4:
     case topo::GpuArch::unknown:
       break;
   }
@@ -168,8 +170,30 @@ double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol p
 double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                          double bytes, int requested_channels);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
-// otherwise.
-double nccl_tree_correction(Protocol protocol, OpKind kind, double bytes);
+// otherwise (RCCL's table where it applies, analytic_rccl.cc).
+double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);
+
+// RCCL where it differs from NCCL (analytic_rccl.cc, rccl_tuning_table.h): one node of cdna3
+// GPUs. nullopt = RCCL does not choose that pair by itself (LL128, tree/Simple in one node) or it
+// is not RCCL's case: NCCL's terms apply.
+bool rccl_models(const TopologyView& view);
+bool rccl_chooses(const TopologyView& view, NcclAlgo algo, Protocol protocol);
+std::optional<double> rccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan,
+                                         NcclAlgo algo, Protocol protocol);
+std::optional<LatencyParts> rccl_latency_parts(const TopologyView& view, NcclAlgo algo,
+                                               Protocol protocol);
+std::optional<double> rccl_tree_correction(const TopologyView& view, Protocol protocol,
+                                           double bytes);
+// RCCL's MSCCL all-pairs all_reduce for this call (8 ranks of one cdna3 node, one process per
+// GPU: the caller checks that), its protocol, channels and time (us, kernels only); nullopt
+// when RCCL would not run it.
+struct MscclCall {
+  Protocol protocol = Protocol::simple;
+  int channels = 0;
+  double time_us = 0.0;
+};
+std::optional<MscclCall> msccl_allpairs(const TopologyView& view, OpKind kind, std::size_t count,
+                                        std::size_t element_bytes, bool in_place);
 // NCCL's software latency of one call (base + hops), as the NCCL model charges it.
 double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                        double bytes, bool ranking = false);

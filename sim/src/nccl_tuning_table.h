@@ -5,8 +5,8 @@
 // statement in NVIDIA/nccl-tests issue N; entries marked [assumed] have no NCCL counterpart.
 // Architectures: NCCL's tables have rows for Ampere (SM80), Hopper (SM90) and Blackwell (SM100);
 // caps_of() and the speed lists pick the row. cdna3 (AMD MI300X, served by RCCL) and unknown use
-// the Hopper rows [assumed]: RCCL's own tuning (its tuning.cc, MSCCL/MSCCL++ paths) is not
-// modelled; only what NCCL and RCCL share is (ring/tree, LL/LL128/Simple; no NVLS on AMD).
+// the Hopper rows [assumed] for the channel search and across nodes; in one cdna3 node RCCL's own
+// latency and bandwidth terms and its MSCCL all-pairs replace them (rccl_tuning_table.h).
 #pragma once
 
 #include <array>

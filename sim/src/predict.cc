@@ -67,6 +67,8 @@ TunerCall call_of(const Resolved& r, const Request& request) {
   call.algorithm = request.algorithm;
   call.protocol = request.protocol;
   call.channels = r.params.channels;
+  call.one_process_per_gpu = request.gpus_per_thread <= 1;
+  call.in_place = request.in_place;
   return call;
 }
 
@@ -122,8 +124,13 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
   p.protocol = c.protocol;
   p.nranks = base.spec.nranks;
   p.fidelity = fidelity;
-  p.time_us = detail::host_bound_time_us(p.time_us, request.gpus_per_thread,
-                                         detail::host_launch_of(topology));
+  // RCCL's base latency already holds the per-call launch rccl-tests sees (analytic_rccl.cc), so
+  // in one cdna3 node only a topology's own host_launch_us adds one.
+  detail::HostLaunch launch = detail::host_launch_of(topology);
+  if (detail::rccl_models(tuner.view()) && !(topology.facts().host_launch_us > 0.0)) {
+    launch.call_us = 0.0;
+  }
+  p.time_us = detail::host_bound_time_us(p.time_us, request.gpus_per_thread, launch);
   detail::fill_bandwidths(p, base.spec, base.dtype);
   return p;
 }
@@ -160,6 +167,15 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
       if (!is_choice) out.pop_back();
       continue;
     }
+  }
+  // A choice the ranking does not list (RCCL's MSCCL all-pairs, chosen by RCCL's own rule): its
+  // row too, marked as the choice.
+  const bool listed =
+      std::any_of(out.begin(), out.end(), [](const Prediction& p) { return p.tuner_choice; });
+  if (!listed && request.algorithm.empty() && !request.protocol) {
+    out.push_back(evaluate(topology, tuner, base, chosen, request));
+    out.back().rank_us = chosen.rank_us;
+    out.back().tuner_choice = true;
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time_us < b.time_us; });

@@ -32,6 +32,8 @@ double gpu_flops_per_second(const topo::Topology& topology, const ReplayOptions&
       return 2250e12;
     case topo::GpuArch::cdna3:  // MI300X dense BF16 peak (AMD's datasheet: 1307.4 TFLOP/s)
       return 1307e12;
+    case topo::GpuArch::cdna4:  // MI355X dense BF16 peak (AMD: 2.5 PFLOP/s)
+      return 2500e12;
     case topo::GpuArch::unknown:
       break;
   }

@@ -147,7 +147,7 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
             : nccl_launched_channels(view, channels, *priced.nccl, r.protocol, bytes);
     const double protocol_bw =
         nccl_bus_bandwidth(view, launched, *priced.nccl, r.protocol, r.spec.kind) *
-        (priced.nccl == NcclAlgo::tree ? nccl_tree_correction(r.protocol, r.spec.kind, bytes)
+        (priced.nccl == NcclAlgo::tree ? nccl_tree_correction(view, r.protocol, r.spec.kind, bytes)
                                        : 1.0);
     if (protocol_bw > 0.0) {
       priced.cost.wire_bytes_per_byte = std::max(1.0, channels.bus_gbps / protocol_bw);

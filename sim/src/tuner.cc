@@ -170,7 +170,7 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(
   }
   // The simulator-only rows (nvls_tree: NCCL's multi-node NVLS, all_reduce across whole nodes).
   for (const detail::AlgorithmTraits& t : detail::all_traits()) {
-    if (!t.simulator_only || !t.nccl_serves(spec.kind)) continue;
+    if (!t.simulator_only || t.rccl_msccl || !t.nccl_serves(spec.kind)) continue;
     std::string why;
     if (t.needs_nvls_switch && !view.nvls_capable) {
       why = not_nvls;
@@ -249,8 +249,11 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
   for (const std::string& a : ok) {
     if (!call.algorithm.empty() && a != call.algorithm) continue;
     if (nccl_only && !detail::nccl_algo_for(a, spec.kind)) continue;
+    const auto nccl_algo = detail::nccl_algo_for(a, spec.kind);
     for (Protocol p : detail::protocols_applicable(a, spec.kind)) {
       if (call.protocol && *call.protocol != p) continue;
+      // RCCL never takes LL128 on MI300X nor tree/Simple in one node by itself; forced, it runs.
+      if (!call.protocol && nccl_algo && !detail::rccl_chooses(*view_, *nccl_algo, p)) continue;
       // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs.
       if (!call.protocol && !detail::network_enables(view_->network, p)) continue;
       double rank_us = 0.0;
@@ -274,6 +277,20 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
 
 Choice Tuner::choose(const TunerCall& call) const {
   if (!call.algorithm.empty()) return applicable(call).front();
+  // RCCL's MSCCL all-pairs all_reduce on one MI300X node, chosen before RCCL's tuner
+  // (analytic_rccl.cc); flow and the emulator play the ring schedule in its place.
+  if (!call.protocol && call.channels == 0 && call.one_process_per_gpu && software_latency_) {
+    const CollectiveSpec spec = settled(call.spec);
+    if (const auto m = detail::msccl_allpairs(*view_, spec.kind, spec.count, size_of(call.dtype),
+                                              call.in_place)) {
+      return Choice{std::string(detail::kMscclAllpairs),
+                    m->protocol,
+                    m->channels,
+                    m->time_us,
+                    "rccl",
+                    m->time_us};
+    }
+  }
   // NCCL's own algorithms first, timed alone: the what-if ones (alpha-beta along every rank's
   // routes: ~0.4 s a call at 8192 ranks) are timed only where none of NCCL's may be chosen.
   const std::vector<Choice> nccl = ranked(call, true);

@@ -1,6 +1,6 @@
 // The GPU clusters people rent, named as the clouds sell them: aws-p4d-N, aws-p4de-N, aws-p5-N,
 // aws-p5e-N, aws-p5en-N, aws-p6-b200-N, gcp-a3mega-N, gcp-a3high-N, gcp-a4-N, azure-ndv5-N,
-// oci-a100-N, mi300x-roce-N, mi325x-roce-N (N nodes, 1..1024).
+// oci-a100-N, mi300x-roce-N, mi325x-roce-N, mi355x-roce-N (N nodes, 1..1024).
 //
 // Each is a DGX-like node (dgx_node.cc: GPUs on one NVSwitch fabric, or MI300X's xGMI mesh; GPU
 // i and NIC i under PCIe switch i/2) N times on the rail-optimized fat-tree of dgx_cluster.cc,
@@ -44,6 +44,16 @@
 //     xGMI mesh (mi300x.cc), 8 x 400G RoCE NICs, one per GPU (AMD's Instinct platform reference,
 //     e.g. Pensando Pollara 400 or Broadcom Thor2) -- https://www.amd.com/en/products/accelerators/
 //     instinct/mi300/mi325x.html ; RCCL runs NCCL's IB transport over RoCE.
+//   mi355x-roce-N: 8 MI355X (CDNA 4, gfx950; 288 GB HBM3E, 8 TB/s), the same fully connected
+//     mesh of 7 Infinity Fabric links per GPU at 153.6 GB/s each (both ways: 76.8 per direction),
+//     8 x 400G RoCE NICs (OCI BM.GPU.MI355x.v0.8: AMD Pensando Pollara 400; v1.8: ConnectX-7) --
+//     https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html ,
+//     https://github.com/oracle-quickstart/oci-gpu-quickstarts amd/MI355X/README-MI355X.md. Each
+//     link is taken at 76.8 x 0.75 = 57.6 GB/s: AMD's MI300X figure of 48 usable of 64 raw (CRC and
+//     protocol overhead, the rocm-blogs mi300x-rccl-xgmi post) [assumed the same on CDNA 4]; RCCL's
+//     own search counts 48 per gfx95x link (ROCm/rocm-systems projects/rccl/src/graph/topo.h
+//     GFX95X_XGMI_WIDTH), which OCI's 407 GB/s one-node busbw (8 GiB) already exceeds. RCCL's
+//     tuning for gfx950 (its tables postdate the one modelled) is not modelled: NCCL's rows.
 // What is not modelled: AWS's tuner's region tables, which choose for it from 3 nodes on p5 and
 // later (NCCL's ranking with the plugin's latency is used), EFA's SRD spraying over paths (the
 // fat-tree stands for it), GCP's TCPX/TCPXO per-message cost (no public figure: NCCL's IB
@@ -173,6 +183,16 @@ DgxSystem mi3xx_roce(bool mi325x) {
   return s;
 }
 
+DgxSystem mi355x_roce() {
+  DgxSystem s = cloud_node(presets::mi300x_system(), "mi355x-roce", "8 x MI355X server",
+                           "fully connected xGMI (7 x 57.6 GB/s), 8 x 400G RoCE, gen5", "400G RoCE",
+                           NetworkClass::roce);
+  s.arch = GpuArch::cdna4;
+  s.memory_gbps = 0.0;  // the arch's: 8 TB/s
+  s.node.nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::cdna4);
+  return s;
+}
+
 struct CloudPreset {
   std::string_view prefix;  // "aws-p5-" (the preset is prefix + N)
   std::function<DgxSystem()> system;
@@ -193,6 +213,7 @@ const std::vector<CloudPreset>& cloud_presets() {
       {"oci-a100-", oci_a100},
       {"mi300x-roce-", [] { return mi3xx_roce(false); }},
       {"mi325x-roce-", [] { return mi3xx_roce(true); }},
+      {"mi355x-roce-", mi355x_roce},
   };
   return presets;
 }

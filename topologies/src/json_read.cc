@@ -215,7 +215,7 @@ Topology read_document(const json& doc) {
     builder.description(string_field(doc, root, "description", limits::max_description_bytes));
   }
   builder.arch(enum_field<GpuArch>(doc, none, root, "arch", GpuArch::unknown, parse_gpu_arch,
-                                   "unknown, ampere, hopper, blackwell, cdna3"));
+                                   "unknown, ampere, hopper, blackwell, cdna3, cdna4"));
   builder.pcie_gen(static_cast<int>(int_field(doc, none, root, "pcie_gen", 0, 0, 6)));
   builder.memory_gbps(number_field(doc, none, root, "memory_gbps", 0.0, 0.0, 1e6, "GB/s"));
   builder.network(enum_field<NetworkClass>(

@@ -135,6 +135,7 @@ std::vector<PresetInfo> list_presets() {
       {"oci-a100-N", "N x OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100G RoCE", "oci-a100-2"},
       {"mi300x-roce-N", "N x 8 AMD MI300X (xGMI), 8 x 400G RoCE", "mi300x-roce-2"},
       {"mi325x-roce-N", "N x 8 AMD MI325X (xGMI), 8 x 400G RoCE", "mi325x-roce-2"},
+      {"mi355x-roce-N", "N x 8 AMD MI355X (xGMI), 8 x 400G RoCE (OCI: Pollara)", "mi355x-roce-2"},
       {"torus-RxC[-GBPS]",
        "R x C 2D torus of accelerators, wrap-around, GBPS per link (default 50)", "torus-4x4"},
   };

@@ -53,12 +53,13 @@ constexpr std::array<std::pair<Sharing, std::string_view>, 2> kSharing{{
     {Sharing::shared, "shared"},
     {Sharing::fatpipe, "fatpipe"},
 }};
-constexpr std::array<std::pair<GpuArch, std::string_view>, 5> kArch{{
+constexpr std::array<std::pair<GpuArch, std::string_view>, 6> kArch{{
     {GpuArch::unknown, "unknown"},
     {GpuArch::ampere, "ampere"},
     {GpuArch::hopper, "hopper"},
     {GpuArch::blackwell, "blackwell"},
     {GpuArch::cdna3, "cdna3"},
+    {GpuArch::cdna4, "cdna4"},
 }};
 constexpr std::array<std::pair<NetworkClass, std::string_view>, 7> kNetworks{{
     {NetworkClass::infiniband, "infiniband"},
@@ -203,6 +204,8 @@ double device_memory_gbps(GpuArch arch) {
       return 8000.0;
     case GpuArch::cdna3:  // AMD Instinct MI300X data sheet: 5.3 TB/s
       return 5300.0;
+    case GpuArch::cdna4:  // AMD Instinct MI355X (and MI350X): 8 TB/s HBM3E
+      return 8000.0;
     case GpuArch::unknown:
       return 0.0;
   }
@@ -220,6 +223,8 @@ double nvlink_link_bandwidth_gbps(GpuArch arch) {
       return 40.1;
     case GpuArch::cdna3:  // RCCL's xGMI figure for gfx94x (ROCm/rccl issue 1210)
       return 48.0;
+    case GpuArch::cdna4:  // MI355X: 153.6 GB/s per link both ways = 76.8 raw x 0.75 (as 64 -> 48)
+      return 57.6;
     case GpuArch::unknown:
       return 0.0;
   }

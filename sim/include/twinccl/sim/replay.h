@@ -39,8 +39,8 @@ struct ReplayOptions {
   // Declared seconds are multiplied by this (a faster or slower GPU than the one measured).
   double compute_scale = 1.0;
   // Declared flops run at this rate; 0 = the topology's GPU: dense BF16 peak, ampere 312,
-  // hopper 989, blackwell 2250, cdna3 1307, unknown 100 TFLOP/s [assumed: peak, no efficiency
-  // factor].
+  // hopper 989, blackwell 2250, cdna3 1307, cdna4 2500, unknown 100 TFLOP/s [assumed: peak, no
+  // efficiency factor].
   double compute_tflops = 0.0;
   // Per world rank (rank r plays GPU r): its compute takes this many times as long, >= 1 (a GPU
   // degraded to 50% by a what-if, topology_edit.h, is 2). Ranks past the end: 1.

@@ -45,6 +45,11 @@ struct TunerCall {
   std::string algorithm;             // "" = the tuner chooses
   std::optional<Protocol> protocol;  // unset = the tuner chooses (for the algorithm)
   int channels = 0;                  // 0 = NCCL's choice
+  // How the call is issued, where the library's choice depends on it: RCCL runs its MSCCL
+  // all-pairs all_reduce on one MI300X node only with one process per GPU (not nccl-tests -g 8)
+  // and has in-place and out-of-place size windows (analytic_rccl.cc).
+  bool one_process_per_gpu = true;
+  bool in_place = false;
 };
 
 class Tuner {

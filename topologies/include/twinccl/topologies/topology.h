@@ -28,9 +28,9 @@ enum class Duplex { full, half };
 // As SimGrid's link sharing policies: shared splits bandwidth among the flows crossing the link;
 // fatpipe gives every flow the whole bandwidth (a switch backplane that is never the bottleneck).
 enum class Sharing { shared, fatpipe };
-// cdna3: AMD Instinct MI300X (gfx942); its GPU-GPU links are xGMI (Infinity Fabric), drawn as
-// the nvlink link type, and it has no NVLS.
-enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3 };
+// cdna3: AMD Instinct MI300X / MI325X (gfx942); cdna4: MI350X / MI355X (gfx950). Their GPU-GPU
+// links are xGMI (Infinity Fabric), drawn as the nvlink link type, and they have no NVLS.
+enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3, cdna4 };
 // The scale-out network between nodes, for its per-message cost (sim/src/network_class.h):
 // infiniband (NCCL's IB transport, NCCL's own latencies), roce (the same IB verbs transport over
 // Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin: p5/p5e's
@@ -174,11 +174,13 @@ std::optional<NetworkClass> parse_network_class(std::string_view text);
 
 // NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
 // hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; cdna3 48 GB/s per xGMI link as RCCL counts it
-// (its graph/topo.h, gfx94x: 64 GB/s line rate less CRC and protocol overhead); 0 for unknown.
+// (its graph/topo.h, gfx94x: 64 GB/s line rate less CRC and protocol overhead); cdna4 57.6 GB/s
+// (MI355X: 76.8 GB/s per direction raw, at the same 75% usable; RCCL's search counts 48 for
+// gfx95x too); 0 for unknown.
 double nvlink_link_bandwidth_gbps(GpuArch arch);
 // Device memory (HBM) bandwidth of the arch's most common data-centre part, GB/s (vendors' data
-// sheets): ampere A100 80GB 2039, hopper H100 SXM 3350, blackwell B200 8000, cdna3 MI300X 5300;
-// 0 for unknown. A topology's `memory_gbps` fact overrides it (H200: 4800).
+// sheets): ampere A100 80GB 2039, hopper H100 SXM 3350, blackwell B200 8000, cdna3 MI300X 5300,
+// cdna4 MI355X 8000; 0 for unknown. A topology's `memory_gbps` fact overrides it (H200: 4800).
 double device_memory_gbps(GpuArch arch);
 // PCIe bandwidth per direction as NCCL's table: 0.1875 GB/s per lane at gen1, doubling per
 // generation (gen4 x16 = 24, gen5 x16 = 48). Throws InvalidArgument for gen outside 1..6.

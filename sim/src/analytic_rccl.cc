@@ -1,0 +1,111 @@
+// RCCL's terms where they differ from NCCL's, for AMD Instinct MI300X / MI325X in one node
+// (GpuArch::cdna3; constants and sources in rccl_tuning_table.h).
+//
+// How it works. The NCCL model (analytic_nccl.cc) asks here first when the communicator is one
+// node of cdna3 GPUs:
+//   * latency: RCCL's base latency (ring/tree 12 us LL, 17 us Simple) and its xGMI hop latency
+//     (ring 0.8 / 2.1 us, tree 0.9 / 2.3 us) in NCCL's formulas (the same shape in RCCL): 8
+//     MI300X, ring/LL all_reduce: 12 + 14 x 0.8 = 23.2 us;
+//   * bandwidth: the channels' busBw x RCCL's ratio (ring LL 0.08, ring Simple 1, tree LL 0.06), no
+//     LL cap or per-channel caps, tree x RCCL's correction by size; no launched-channel scaling;
+//   * availability: RCCL's own choice never takes LL128 (off on gfx942) nor tree/Simple (skipped on
+//     one gfx94 node); forced, they are priced as NCCL's Hopper row (rccl_bus_bandwidth: nullopt);
+//   * MSCCL: with one process per GPU RCCL runs its all-pairs all_reduce for 8 ranks from 1 KiB to
+//     16 MiB (count a multiple of 256 / 512 elements) before its tuner: every GPU sends S/8 to each
+//     of its 7 peers, reduces, and sends its reduced S/8 back, each step one hop over a direct
+//     xGMI link. Its latency is priced as two ring hops of RCCL's table after its base (LL 12 + 2
+//     x 0.8 = 13.6 us; Simple 17 + 2 x 2.1 = 21.2 us) [assumed: MSCCL is not in RCCL's tuning
+//     model]; its bandwidth as the GPU's links: 2 x 7/8 S over 7 x 48 GB/s at once, algbw = 336 x
+//     8 / 14 = 192 GB/s Simple, half that for LL (8 data bytes in 16) [assumed: the link bound;
+//     MSCCL's 8 channels do not reach it from ~2 MiB, docs/fidelity.md].
+//   * the host's per-call launch (host_launch.h) is not added: RCCL's base latency is the per-call
+//     floor rccl-tests measures (RCCL's 12 us against NCCL's 6.6), and the AMD blog's HIP-graph run
+//     of the same machine (no launch per call) measures 16.38 / 15.75 us at 8 / 16 B against 16.61
+//     / 16.12 us launched (tests/fidelity/logs/SOURCES.md): the launch hides behind the kernels.
+#include <cmath>
+
+#include "model.h"
+#include "rccl_tuning_table.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+std::optional<std::size_t> rccl_algo_index(NcclAlgo algo) {
+  if (algo == NcclAlgo::tree) return 0;
+  if (algo == NcclAlgo::ring) return 1;
+  return std::nullopt;
+}
+
+std::size_t node_row(int nodes) { return nodes <= 2 ? 0 : 1; }
+
+}  // namespace
+
+bool rccl_models(const TopologyView& v) {
+  return v.arch == topo::GpuArch::cdna3 && v.nodes == 1 && v.nranks > 1;
+}
+
+bool rccl_chooses(const TopologyView& v, NcclAlgo algo, Protocol p) {
+  // LL128 is off on gfx942 at any node count (tuning.cc:509-515), whatever the tuning model.
+  if (v.arch == topo::GpuArch::cdna3 && p == Protocol::ll128) return false;
+  if (!rccl_models(v)) return true;
+  const auto a = rccl_algo_index(algo);
+  if (!a) return true;
+  return kRccl.bandwidth_ratio[node_row(v.nodes)][*a][index_of(p)] > 0.0 &&
+         !(algo == NcclAlgo::tree && p == Protocol::simple);
+}
+
+std::optional<double> rccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan,
+                                         NcclAlgo algo, Protocol p) {
+  if (!rccl_models(v) || !rccl_chooses(v, algo, p)) return std::nullopt;
+  const auto a = rccl_algo_index(algo);
+  if (!a) return std::nullopt;
+  return plan.bus_gbps * kRccl.bandwidth_ratio[node_row(v.nodes)][*a][index_of(p)];
+}
+
+std::optional<LatencyParts> rccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p) {
+  if (!rccl_models(v) || !rccl_chooses(v, algo, p)) return std::nullopt;
+  const auto a = rccl_algo_index(algo);
+  if (!a) return std::nullopt;
+  const std::size_t pi = index_of(p);
+  LatencyParts l;
+  l.base_us = kRccl.base_latency_us[*a][pi];
+  l.intra_hop_us = kRccl.hop_latency_us[static_cast<std::size_t>(v.intra_class)][*a][pi];
+  return l;
+}
+
+std::optional<double> rccl_tree_correction(const TopologyView& v, Protocol p, double bytes) {
+  if (!rccl_models(v) || !rccl_chooses(v, NcclAlgo::tree, p)) return std::nullopt;
+  const int log_size = bytes >= 64.0 ? nccl_log2i(bytes / 64.0) : 0;
+  const std::size_t i = static_cast<std::size_t>(std::min(log_size, 26));
+  return kRccl.tree_correction[index_of(p)][i];
+}
+
+std::optional<MscclCall> msccl_allpairs(const TopologyView& v, OpKind kind, std::size_t count,
+                                        std::size_t element_bytes, bool in_place) {
+  if (!rccl_models(v) || kind != OpKind::all_reduce || v.nranks != kRccl.msccl_ranks ||
+      count == 0 || v.intra_class != LinkClass::nvlink || !(v.intra_gbps > 0.0)) {
+    return std::nullopt;
+  }
+  const double bytes = static_cast<double>(count) * static_cast<double>(element_bytes);
+  const auto pick = [&](const auto& windows) -> const RcclTuningTable::MscclWindow* {
+    for (const auto& w : windows) {
+      const bool whole = std::fmod(static_cast<double>(count), w.chunks_per_loop) == 0.0;
+      if (whole && bytes >= w.min_bytes && bytes <= w.max_bytes) return &w;
+    }
+    return nullptr;
+  };
+  const RcclTuningTable::MscclWindow* w =
+      in_place ? pick(kRccl.msccl_in_place) : pick(kRccl.msccl_out_of_place);
+  if (w == nullptr) return std::nullopt;
+  const Protocol p = w->ll ? Protocol::ll : Protocol::simple;
+  const std::size_t pi = index_of(p);
+  const std::size_t ring = 1;
+  const std::size_t xgmi = static_cast<std::size_t>(LinkClass::nvlink);
+  const double n = v.nranks;
+  const double latency =
+      kRccl.base_latency_us[ring][pi] + 2.0 * kRccl.hop_latency_us[xgmi][ring][pi];
+  const double algbw = v.intra_gbps * n / (2.0 * (n - 1.0)) / kNccl.wire_bytes_per_byte[pi];
+  return MscclCall{p, w->channels, latency + bytes / (1000.0 * algbw)};
+}
+
+}  // namespace twinccl::sim::detail
