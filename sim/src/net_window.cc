@@ -17,8 +17,8 @@
 // (nvls_pipeline_fill_us's rule). A connection with K > 8 chunks waits (K - 8) / 8 round trips
 // beyond the first window (which NCCL's latency holds); where that is longer than the call's
 // bandwidth time, the difference is added. Example, aws-p4de-2 (p4de, the plugin's 75 us on
-// every hop), 8 MiB tree/LL128 on 4 channels: chunk 72000, K = 2 MiB / 72000 = 29.1,
-// round trip 2 x 83.5 us: (29.1 - 8) / 8 x 167 = 441 us against a bandwidth time of ~256 us.
+// every hop), 8 MiB tree/LL128 on 4 channels: chunk 72000, K = ceil(2 MiB / 72000) = 30, round
+// trip 2 x 83.5 us: (30 - 8) / 8 x 167 = 459 us against a bandwidth time of 233 us.
 // On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
 // window is rarely what binds. Not in the tuner's ranking (Channels::all): NCCL's model has no
 // such term, so it never changes NCCL's choice.
