@@ -165,8 +165,22 @@ double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kin
 // the channel's rate. NCCL's tuning model leaves it out; nccl-tests measures it.
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
-// Both fills of a call as it runs (the channels enqueue.cc launches for `requested_channels`):
-// what analytic_nccl and the flow model's fixed latency add after the tuner's choice.
+// The wait of a tree / NVLS-tree all_reduce across nodes for its network buffer slots
+// (net_window.cc; 0 otherwise): NCCL_STEPS = 8 chunks per connection per network round trip,
+// charged where longer than the call's bandwidth time. Not in NCCL's ranking.
+double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
+                          double bytes, const ChannelPlan& launched);
+// AWS's region tuner on p5/p5e (efa_region_tuner.cc): the algorithm and protocol aws-ofi-nccl's
+// tuner plugin gives an all_reduce of `bytes` (NCCL's nBytes) at 3+ nodes of 8 GPUs on the `efa`
+// network class, or none where NCCL's own ranking stands.
+struct RegionChoice {
+  const char* algorithm;  // "tree", "ring", "nvls_tree"
+  Protocol protocol;
+};
+std::optional<RegionChoice> efa_region_choice(const TopologyView& view, OpKind kind, double bytes);
+// Both fills of a call as it runs (and the network window's wait) (the channels enqueue.cc launches
+// for `requested_channels`): what analytic_nccl and the flow model's fixed latency add after the
+// tuner's choice.
 double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                          double bytes, int requested_channels);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1

@@ -24,7 +24,8 @@
 //        [assumed], so small calls are predicted too fast (docs/fidelity.md says by how much).
 // NCCL ranks with the plugin's figure at 2 nodes, where AWS's region tuner hands the choice back
 // to NCCL (v1.21.1 src/tuner/nccl_ofi_regions.cpp:2011-2013 "Skip when two nodes or lesser");
-// from 3 nodes its regions choose on p5/p5en/p6, which the model does not follow (NCCL ranks).
+// from 3 nodes its regions choose: on p5/p5e (`efa`) the model follows them (efa_region_tuner.cc,
+// all_reduce at 8 GPUs a node); p5en/p6 (`efa-v3`) keep NCCL's ranking [their tables not carried].
 // GCP's NCCL profiles set NCCL_PROTO=Simple (container-engine-accelerators gpudirect-tcpxo
 // nccl-env-profile.sh; gpudirect-tcpx nccl-config.yaml), so those classes rank Simple alone; a
 // protocol forced by name (--proto LL128, the ll128 profile) still runs.

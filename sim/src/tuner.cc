@@ -291,6 +291,21 @@ Choice Tuner::choose(const TunerCall& call) const {
                     m->time_us};
     }
   }
+  // A cloud's tuner plugin that chooses in NCCL's place (AWS's regions on p5 from 3 nodes): its
+  // algorithm and protocol, timed as any forced choice; where it does not apply, NCCL ranks.
+  if (!call.protocol) {
+    const double bytes = static_cast<double>(call.spec.count) * size_of(call.dtype);
+    if (const auto region = detail::efa_region_choice(*view_, call.spec.kind, bytes)) {
+      TunerCall forced = call;
+      forced.algorithm = region->algorithm;
+      forced.protocol = region->protocol;
+      const auto cs = candidates(settled(call.spec));
+      const bool runs = std::any_of(cs.begin(), cs.end(), [&](const auto& c) {
+        return c.first == forced.algorithm && c.second.empty();
+      });
+      if (runs) return applicable(forced).front();
+    }
+  }
   // NCCL's own algorithms first, timed alone: the what-if ones (alpha-beta along every rank's
   // routes: ~0.4 s a call at 8192 ranks) are timed only where none of NCCL's may be chosen.
   const std::vector<Choice> nccl = ranked(call, true);

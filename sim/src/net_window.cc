@@ -1,0 +1,96 @@
+// The network window of NCCL's net transport: how long a tree or NVLS-tree all_reduce across nodes
+// waits for buffer slots when its network messages are small and the network's round trip long.
+//
+// How it works (NVIDIA/nccl v2.30.7-1): a network connection has NCCL_STEPS = 8 buffer slots
+// (src/include/device.h:26); the receiving proxy posts a receive for at most 8 steps beyond the
+// last one its GPU consumed (src/transport/net.cc:1519-1532 maxDepth), the sending proxy sends at
+// most 8 beyond the last one done (:1323-1358). A slot comes back after the data crossed the
+// network one way and the credit (the receiver's posted buffer) crossed it back: one round trip,
+// taken here as 2 network hops as the call takes them (network_class.h) [assumed]. So a
+// connection moves at most 8 chunks per round trip, and its chunk is enqueue.cc's for the call
+// (calcCollChunking, :2222-2294): tree LL one LL step's data (NCCL_LL_LINES_PER_THREAD 8 x
+// NCCL_LL_MAX_NTHREADS 512 x 16-byte lines, half data: 32 KiB); tree LL128 one LL128 step's data
+// (NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS 640 x 8 bytes = 614400, x 120/128
+// data = 576000) halved while bytes / (channels x chunk) < (1 + log2(nodes) + 0.1 ppn) x 64 / ppn
+// down to 128 KiB, then x 16 / ppn down to 32 KiB; tree Simple one Simple step (512 KiB);
+// NVLS-tree NCCL_NVLS_CHUNKSIZE 128 KiB, halved for small calls per channel x head
+// (nvls_pipeline_fill_us's rule). A connection with K > 8 chunks waits (K - 8) / 8 round trips
+// beyond the first window (which NCCL's latency holds); where that is longer than the call's
+// bandwidth time, the difference is added. Example, aws-p4de-2 (p4de, the plugin's 75 us on
+// every hop), 8 MiB tree/LL128 on 4 channels: chunk 72000, K = ceil(2 MiB / 72000) = 30, round
+// trip 2 x 83.5 us: (30 - 8) / 8 x 167 = 459 us against a bandwidth time of 233 us.
+// On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
+// window is rarely what binds. Not in the tuner's ranking (Channels::all): NCCL's model has no
+// such term, so it never changes NCCL's choice.
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+// NCCL's transport constants (device.h, init.cc DEFAULT_*BUFFSIZE; see above).
+struct NetWindowTable {
+  double steps;                     // NCCL_STEPS 8
+  double ll_step_data_bytes;        // 8 x 512 x 16 / 2 = 32 KiB
+  double ll128_step_data_bytes;     // 120 x 640 x 8 x 120/128 = 576000
+  double ll128_chunk_floor_bytes;   // 131072, then 32768 (enqueue.cc's two loops)
+  double ll128_chunk_floor2_bytes;  // 32768
+};
+constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
+
+double tree_ll128_chunk(const TopologyView& v, double bytes, int channels) {
+  double chunk = kWindow.ll128_step_data_bytes;
+  const double ppn = v.ranks_per_node;
+  const double nsteps = 1.0 + nccl_log2i(v.nodes) + 0.1 * ppn;
+  // enqueue.cc divides integers on the left of `<`.
+  const auto per = [&](double c) { return std::floor(bytes / (channels * c)); };
+  while (per(chunk) < nsteps * 64.0 / ppn && chunk > kWindow.ll128_chunk_floor_bytes) chunk /= 2;
+  while (per(chunk) < nsteps * 16.0 / ppn && chunk > kWindow.ll128_chunk_floor2_bytes) chunk /= 2;
+  return chunk;
+}
+
+double nvls_tree_chunk(const TopologyView& v, double bytes, double ops) {
+  double chunk = kNccl.nvls_chunk_bytes;
+  constexpr double k32 = 32.0 * 1024.0, k64 = 2.0 * k32;
+  if (v.nodes >= 4) chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
+  if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
+  if (bytes < ops * chunk && chunk > k32) chunk = k32;
+  return chunk;
+}
+
+}  // namespace
+
+double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
+                          double bytes, const ChannelPlan& launched) {
+  if (v.nodes < 2 || kind != OpKind::all_reduce || bytes <= 0.0 || launched.channels < 1 ||
+      (algo != NcclAlgo::tree && algo != NcclAlgo::nvls_tree)) {
+    return 0.0;
+  }
+  double connections = launched.channels, chunk = 0.0;
+  double algbw = nccl_bus_bandwidth(v, launched, algo, protocol, kind);
+  if (algo == NcclAlgo::tree) {
+    chunk = protocol == Protocol::ll      ? kWindow.ll_step_data_bytes
+            : protocol == Protocol::ll128 ? tree_ll128_chunk(v, bytes, launched.channels)
+                                          : kNccl.tree_simple_chunk_bytes;
+    algbw *= 0.5 * nccl_tree_correction(v, protocol, kind, bytes);
+  } else {
+    const bool blackwell = v.arch == topo::GpuArch::blackwell;
+    const double channels =
+        blackwell ? kNccl.nvls_channels_blackwell_nodes : kNccl.nvls_channels_hopper;
+    connections =
+        channels * nvls_heads(v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
+                                                  : v.ranks_per_node);
+    chunk = nvls_tree_chunk(v, bytes, connections);
+    algbw *= v.nranks / (2.0 * (v.nranks - 1.0));
+  }
+  const double chunks = std::ceil(bytes / connections / chunk);
+  if (chunks <= kWindow.steps || !(algbw > 0.0)) return 0.0;
+  const double round_trip_us =
+      2.0 * nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
+  const double window_us = (chunks - kWindow.steps) / kWindow.steps * round_trip_us;
+  return std::max(0.0, window_us - bytes / (1000.0 * algbw));
+}
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,50 @@
+// AWS's region tuner on p5 (sim/src/efa_region_tuner.cc, aws-ofi-nccl v1.21.1
+// src/tuner/nccl_ofi_regions.cpp region_init_internal_p5_p5e): from 3 nodes of 8 GPUs the
+// plugin, not NCCL's ranking, picks an all_reduce's algorithm and protocol. Checked on the held-out
+// p5 rows (tests/fidelity/figures/aws-efa.csv, crazyguitar/aws-gpu-communication-benchmark@4fdb5a4;
+// docs/fidelity.md "Issue 24, network window").
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+Prediction all_reduce(const topo::Topology& t, std::size_t bytes) {
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = bytes / 4;
+  r.gpus_per_thread = 1;
+  return predict(t, r);
+}
+
+}  // namespace
+
+// 4 x p5 (32 ranks): the plugin's tree/LL128 polygon ends at 36 MiB, its ring/LL128 one runs from
+// there to ~1.35 GiB, ring/Simple beyond; NCCL's own ranking took NVLS-tree from 128 MiB (-14% to
+// -20% on the measured 128 MiB - 1 GiB; ring/LL128 is within 6%).
+TEST_CASE("EFA regions: p5 at 4 nodes runs the plugin's choice") {
+  const topo::Topology p5 = topo::load_topology("aws-p5-4");
+  const Prediction small = all_reduce(p5, 32u << 20);
+  CHECK(small.algorithm == "tree");
+  CHECK(small.protocol == Protocol::ll128);
+  const Prediction mid = all_reduce(p5, 256u << 20);
+  INFO(mid.algorithm << "/" << name(mid.protocol) << " " << mid.time_us << " us");
+  CHECK(mid.algorithm == "ring");
+  CHECK(mid.protocol == Protocol::ll128);
+  CHECK(std::abs(mid.time_us / 1902.7 - 1.0) <= 0.10);  // 256 MiB, measured 1902.7 us
+  const Prediction big = all_reduce(p5, std::size_t{2} << 30);
+  CHECK(big.algorithm == "ring");
+  CHECK(big.protocol == Protocol::simple);
+}
+
+// Two nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and the table is p5/p5e's alone:
+// p5en (efa-v3) keeps NCCL's ranking.
+TEST_CASE("EFA regions: 2 nodes and other EFA platforms keep NCCL's ranking") {
+  CHECK(all_reduce(topo::load_topology("aws-p5-2"), 256u << 20).algorithm == "nvls_tree");
+  CHECK(all_reduce(topo::load_topology("aws-p5en-4"), 256u << 20).algorithm != "ring");
+}
