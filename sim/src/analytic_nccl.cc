@@ -78,7 +78,7 @@ double nvls_efficiency(const TopologyView& v) { return caps_of(v.arch).nvls_effi
 constexpr double kNvlsMinHeads = 2.0;
 
 double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
-  const ArchCaps caps = caps_of(v.arch);
+  const ArchCaps caps = caps_of(v);
   const std::size_t ni = node_index(v.nodes);
   const double ll_max = caps.ll_max_gbps[ni];
   const double cap = caps.tree_channel_gbps[ni];
@@ -96,6 +96,17 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
 }
 
 }  // namespace
+
+ArchCaps caps_of(const TopologyView& v) {
+  ArchCaps caps = caps_of(v.arch);
+  const NcclVersionTerms& t = kNcclVersionTerms;
+  if (v.arch == topo::GpuArch::blackwell && v.nccl_version != 0 &&
+      v.nccl_version < t.blackwell_tree_caps_since) {
+    caps.tree_channel_gbps = t.tree_channel_cap_blackwell_before_2_28_3;
+    caps.tree_ll128_channel_gbps = t.tree_ll128_channel_cap_blackwell_before_2_28_3;
+  }
+  return caps;
+}
 
 double nvls_all_reduce_efficiency(const TopologyView& v, double local_ranks) {
   const double heads = nvls_heads(local_ranks);
@@ -299,7 +310,12 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   } else if (algo == NcclAlgo::nvls_tree && n > 1) {
     algbw *= static_cast<double>(n) / (2.0 * (n - 1));
   } else if (algo == NcclAlgo::tree) {
-    algbw *= 0.5 * nccl_tree_correction(r.protocol, kind, bytes);
+    // NCCL ranks a tree from 3 nodes at busBw / 2 (tuning.cc ratio .5: every node moves 2 S); the
+    // call moves what its double binary tree's busiest node carries (1.5 S on 3 nodes, where both
+    // trees are chains). 2 nodes keep the raised 2-node price (tree_bus).
+    const bool call = channels == Channels::launched && kind == OpKind::all_reduce && v.nodes >= 3;
+    const double ratio = call ? 1.0 / nccl_dtree_busiest_node_load(v.nodes) : 0.5;
+    algbw *= ratio * nccl_tree_correction(r.protocol, kind, bytes);
   }
   Prediction p;
   p.channels = plan.channels;
