@@ -48,6 +48,7 @@
 // RCCL's own tuning for AMD GPUs (MSCCL/MSCCL++, its latency tables).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
 #include "model.h"
@@ -178,7 +179,16 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
       // algbw at channels x speed: x 2(n-1)/n in busBw (NCCL's x 2 is n/(n-1) above it).
       const double n = v.nranks;
       const double inter = speed * (v.nodes <= 2 && n > 1 ? 2.0 * (n - 1.0) / n : 1.0);
-      return ch * std::min({intra, inter, caps.nvls_tree_channel_gbps[ni]});
+      // The in-node stage moves through each GPU's NVLink what one node's NVLS all_reduce moves
+      // (multimem ld_reduce to the heads, multimem st back), so it is no faster than that
+      // all_reduce: its algbw, in NVLS-tree's busBw (x 2(n-1)/n). A rack of 64 Blackwell GPUs:
+      // 466 GB/s, where 16 NIC channels' NVLink share gave 537.
+      double stage = std::numeric_limits<double>::infinity();
+      if (v.nodes > 1 && n > 1) {
+        const double one_node = nvls_all_reduce_algbw_gbps(v, v.ranks_per_node);
+        if (one_node > 0.0) stage = one_node * 2.0 * (n - 1.0) / n;
+      }
+      return std::min(ch * std::min({intra, inter, caps.nvls_tree_channel_gbps[ni]}), stage);
     }
     case NcclAlgo::pat:
       return kNccl.pat_factor * bus;
