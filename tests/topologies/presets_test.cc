@@ -10,7 +10,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every listed preset loads by its example name", "[topologies][presets]") {
   const std::vector<PresetInfo> presets = list_presets();
-  REQUIRE(presets.size() == 27);  // 13 + 13 clouds + partial GB200 racks (cloud_presets_test.cc)
+  REQUIRE(presets.size() == 29);  // 13 + 13 clouds + partial GB200 racks + 2 GB300 (gb300_test.cc)
   for (const PresetInfo& p : presets) {
     INFO(p.pattern);
     CHECK_FALSE(p.description.empty());
