@@ -280,22 +280,23 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
         4 * per_node, per_node);
   }
   c.topology = topo::apply_edits(topology, fit.edits).topology;
-  c.moved.push_back({"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size())});
+  c.moved.push_back(
+      {"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size()), ""});
   if (nodes) {
     c.moved.push_back({"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size()), nic_note});
   }
   if (options.latencies) {
     if (!one_node_small.empty()) {
       c.moved.push_back({"host_launch_us", launch.call_us, launch_now.call_us,
-                         static_cast<int>(one_node_small.size())});
+                         static_cast<int>(one_node_small.size()), ""});
     }
     if (!one_node_group_small.empty()) {
       c.moved.push_back({"group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us,
-                         static_cast<int>(one_node_group_small.size())});
+                         static_cast<int>(one_node_group_small.size()), ""});
     }
     if (nodes) {
       c.moved.push_back(
-          {"network_hop_extra_us", hop, hop_now, static_cast<int>(multi_node_small.size())});
+          {"network_hop_extra_us", hop, hop_now, static_cast<int>(multi_node_small.size()), ""});
     }
   }
   // Residual per log and regime, before and after: geometric-mean error of every row.
