@@ -48,6 +48,7 @@
 // RCCL's multi-node tuning for AMD GPUs and MSCCL++ (RCCL in one node: analytic_rccl.cc).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
 #include "model.h"
@@ -78,7 +79,7 @@ double nvls_efficiency(const TopologyView& v) { return caps_of(v.arch).nvls_effi
 constexpr double kNvlsMinHeads = 2.0;
 
 double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
-  const ArchCaps caps = caps_of(v.arch);
+  const ArchCaps caps = caps_of(v);
   const std::size_t ni = node_index(v.nodes);
   const double ll_max = caps.ll_max_gbps[ni];
   const double cap = caps.tree_channel_gbps[ni];
@@ -96,6 +97,17 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
 }
 
 }  // namespace
+
+ArchCaps caps_of(const TopologyView& v) {
+  ArchCaps caps = caps_of(v.arch);
+  const NcclVersionTerms& t = kNcclVersionTerms;
+  if (v.arch == topo::GpuArch::blackwell && v.nccl_version != 0 &&
+      v.nccl_version < t.blackwell_tree_caps_since) {
+    caps.tree_channel_gbps = t.tree_channel_cap_blackwell_before_2_28_3;
+    caps.tree_ll128_channel_gbps = t.tree_ll128_channel_cap_blackwell_before_2_28_3;
+  }
+  return caps;
+}
 
 double nvls_all_reduce_efficiency(const TopologyView& v, double local_ranks) {
   const double heads = nvls_heads(local_ranks);
@@ -169,7 +181,16 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
       // algbw at channels x speed: x 2(n-1)/n in busBw (NCCL's x 2 is n/(n-1) above it).
       const double n = v.nranks;
       const double inter = speed * (v.nodes <= 2 && n > 1 ? 2.0 * (n - 1.0) / n : 1.0);
-      return ch * std::min({intra, inter, caps.nvls_tree_channel_gbps[ni]});
+      // The in-node stage moves through each GPU's NVLink what one node's NVLS all_reduce moves
+      // (multimem ld_reduce to the heads, multimem st back), so it is no faster than that
+      // all_reduce: its algbw, in NVLS-tree's busBw (x 2(n-1)/n). A rack of 64 Blackwell GPUs:
+      // 466 GB/s, where 16 NIC channels' NVLink share gave 537.
+      double stage = std::numeric_limits<double>::infinity();
+      if (v.nodes > 1 && n > 1) {
+        const double one_node = nvls_all_reduce_algbw_gbps(v, v.ranks_per_node);
+        if (one_node > 0.0) stage = one_node * 2.0 * (n - 1.0) / n;
+      }
+      return std::min(ch * std::min({intra, inter, caps.nvls_tree_channel_gbps[ni]}), stage);
     }
     case NcclAlgo::pat:
       return kNccl.pat_factor * bus;
@@ -304,7 +325,12 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   } else if (algo == NcclAlgo::nvls_tree && n > 1) {
     algbw *= static_cast<double>(n) / (2.0 * (n - 1));
   } else if (algo == NcclAlgo::tree) {
-    algbw *= 0.5 * nccl_tree_correction(v, r.protocol, kind, bytes);
+    // NCCL ranks a tree from 3 nodes at busBw / 2 (tuning.cc ratio .5: every node moves 2 S); the
+    // call moves what its double binary tree's busiest node carries (1.5 S on 3 nodes, where both
+    // trees are chains). 2 nodes keep the raised 2-node price (tree_bus).
+    const bool call = channels == Channels::launched && kind == OpKind::all_reduce && v.nodes >= 3;
+    const double ratio = call ? 1.0 / nccl_dtree_busiest_node_load(v.nodes) : 0.5;
+    algbw *= ratio * nccl_tree_correction(v, r.protocol, kind, bytes);
   }
   Prediction p;
   p.channels = plan.channels;

@@ -71,8 +71,22 @@ double squared_log_error(const topo::Topology& t, const std::vector<Row>& rows) 
   return sum;
 }
 
-// The x in [lo, hi] minimising cost(x) (golden-section search; cost unimodal enough).
+// The x in [lo, hi] minimising cost(x): a grid of 33 points first, then golden-section search
+// between the best point's neighbours. NCCL's speed steps make the cost a staircase with flat
+// stretches (a NIC behind NVLink); golden-section alone, starting with two points on one flat
+// stretch, discards the side the minimum is on.
 double golden_min(const std::function<double(double)>& cost, double lo, double hi) {
+  constexpr int kGrid = 32;
+  const double step = (hi - lo) / kGrid;
+  int best = 0;
+  double best_cost = cost(lo);
+  for (int i = 1; i <= kGrid; ++i) {
+    const double c = cost(lo + i * step);
+    if (c < best_cost) best = i, best_cost = c;
+  }
+  const double grid_lo = lo, grid_hi = hi;
+  lo = std::max(grid_lo, grid_lo + (best - 1) * step);
+  hi = std::min(grid_hi, grid_lo + (best + 1) * step);
   const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
   double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
   double fa = cost(a), fb = cost(b);
@@ -85,7 +99,9 @@ double golden_min(const std::function<double(double)>& cost, double lo, double h
       b = lo + phi * (hi - lo), fb = cost(b);
     }
   }
-  return (lo + hi) / 2.0;
+  // On a staircase the search may end on a step's far edge: the grid's point when it is better.
+  const double x = (lo + hi) / 2.0;
+  return cost(x) <= best_cost ? x : grid_lo + best * step;
 }
 
 // The scale in [1/8, 8] minimising the squared log error of `rows` with `name` = value x scale.
@@ -105,6 +121,22 @@ double fit_offset_us(const Fitting& t, const std::string& name, const std::vecto
     return squared_log_error(t.with(name, us), rows) + 1e-9 * us * us;
   };
   return golden_min(cost, -20.0, 200.0);
+}
+
+// Whether `rows` see `name` near `value`: some row's time moves by more than 0.5% when it is
+// 0.8 or 1.25 x that. A rate that bounds none of its rows (a NIC behind NVLink, NVLS-tree's
+// in-node stage on 2 nodes) leaves a flat cost, where the search's end says nothing.
+bool rows_see(const Fitting& t, const std::string& name, double value,
+              const std::vector<Row>& rows) {
+  const topo::Topology at = t.with(name, value);
+  const topo::Topology lower = t.with(name, 0.8 * value), higher = t.with(name, 1.25 * value);
+  for (const Row& r : rows) {
+    const double now = predicted_us(at, r);
+    for (const topo::Topology* other : {&lower, &higher}) {
+      if (std::abs(predicted_us(*other, r) / now - 1.0) > 0.005) return true;
+    }
+  }
+  return false;
 }
 
 double nvlink_link_gbps(const topo::Topology& t) {
@@ -203,7 +235,11 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   detail::HostLaunch launch_now = launch;
   Fitting fit{topology, {}};
   for (int pass = 0; pass < 3; ++pass) {
-    nvlink_now = nvlink * fit_scale(fit, "nvlink_gbps", nvlink, bandwidth_rows);
+    // The first pass takes NVLink from the one-node rows alone, which see nothing else: on the
+    // multi-node rows a NIC still at the preset's rate would pull it (and where NVLink bounds
+    // the nodes' rows, NVLink-tree on 2 nodes, a NIC fit then finds nothing to move).
+    nvlink_now =
+        nvlink * fit_scale(fit, "nvlink_gbps", nvlink, pass == 0 ? one_node : bandwidth_rows);
     fit.set("nvlink_gbps", nvlink_now);
     if (nodes) {
       nic_now = nic * fit_scale(fit, "nic_gbps", nic, multi_node);
@@ -228,21 +264,39 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
       fit.set("network_hop_extra_us", hop_now);
     }
   }
+  // A rate its rows do not see is not fitted, whatever value the search ended on: the preset's
+  // stays, and the result says so, naming what would show it (the one-node rows always see
+  // NVLink: nothing else bounds them). The fit of the others stands: those rows do not depend on
+  // it.
+  std::string nic_note;
+  if (nodes && !rows_see(fit, "nic_gbps", nic_now, multi_node)) {
+    nic_now = nic;
+    fit.set("nic_gbps", nic);
+    nic_note = fmt::format(
+        "not determined: no multi-node row of 64 MiB or more changes with it (NVLink or NCCL's "
+        "NVLS-tree channel cap bounds them, not the NICs); kept the topology's value; measure a "
+        "sweep on 4 or more nodes (e.g. `mpirun -np {} -N {} all_reduce_perf -b 64M -e 8G -f 2 "
+        "-g 1`), where the NICs bound the tree",
+        4 * per_node, per_node);
+  }
   c.topology = topo::apply_edits(topology, fit.edits).topology;
-  c.moved.push_back({"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size())});
-  if (nodes) c.moved.push_back({"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size())});
+  c.moved.push_back(
+      {"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size()), ""});
+  if (nodes) {
+    c.moved.push_back({"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size()), nic_note});
+  }
   if (options.latencies) {
     if (!one_node_small.empty()) {
       c.moved.push_back({"host_launch_us", launch.call_us, launch_now.call_us,
-                         static_cast<int>(one_node_small.size())});
+                         static_cast<int>(one_node_small.size()), ""});
     }
     if (!one_node_group_small.empty()) {
       c.moved.push_back({"group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us,
-                         static_cast<int>(one_node_group_small.size())});
+                         static_cast<int>(one_node_group_small.size()), ""});
     }
     if (nodes) {
       c.moved.push_back(
-          {"network_hop_extra_us", hop, hop_now, static_cast<int>(multi_node_small.size())});
+          {"network_hop_extra_us", hop, hop_now, static_cast<int>(multi_node_small.size()), ""});
     }
   }
   // Residual per log and regime, before and after: geometric-mean error of every row.

@@ -69,8 +69,11 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
     // NCCL's channels (one per NIC, at most 16) carry the network part: the GPUs of the first
     // `channels` local indices, S / channels each (every GPU on 8-GPU nodes; 16 of a GB200 NVL72
     // rack's 72, whose flows over 72 NICs made flow 9% faster than analytic on 8 racks).
+    // A flow crosses its NIC at NCCL's speed for that NIC (network_efficiency); the channel's
+    // price may be lower (fewer GB/s a channel where the NVLink bounds NCCL's ring search).
     const int channels = std::min(plan.channels, local_ranks);
-    const double bytes = s / channels * 2.0 * (n - 1.0) / n * plan.per_channel_gbps / per_channel;
+    const double nic_speed = network_efficiency(view) * view.nic_gbps;
+    const double bytes = s / channels * 2.0 * (n - 1.0) / n * nic_speed / per_channel;
     for (int rank = 0; rank < n; ++rank) {
       if (rank % local_ranks >= channels) continue;
       const int peer = (rank + local_ranks) % n;

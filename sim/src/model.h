@@ -51,6 +51,18 @@ struct TopologyView {
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
 
+// The arch's caps as the view's NCCL version has them: Blackwell's tree caps before 2.28.3
+// (kNcclVersionTerms); caps_of(arch) otherwise.
+ArchCaps caps_of(const TopologyView& view);
+
+// NCCL's double binary tree across `nodes` nodes (graph/trees.cc ncclGetDtree, used by connect.cc
+// for the tree channels): the bytes the busiest node sends (and receives) over its NICs for an
+// all_reduce of S bytes, in S. Each tree carries S/2; a node moves S/2 to and from its parent and
+// each child. 2 from 4 nodes (an inner node of one tree is a leaf of the other: what NCCL's
+// tree ratio of 0.5 prices), 1 on 2 nodes, 1.5 on 3 nodes: there both trees are chains
+// (0 <- 2 <- 1 and 1 <- 0 <- 2), whose middle nodes carry 1.5 S.
+double nccl_dtree_busiest_node_load(int nodes);
+
 // NCCL's constants for the GPUs' architecture (nccl_tuning_table.h): Ampere and Blackwell rows,
 // the Hopper row for Hopper, cdna3 (MI300X, RCCL) and unknown [assumed]; RCCL's own terms in one
 // cdna3 node come first (analytic_rccl.cc).

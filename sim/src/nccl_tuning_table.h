@@ -205,17 +205,27 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   v2.28.3-1 brings nvlsEfficiency, perChMaxNVLSTreeBws and nRanks/nsteps, kNccl's terms);
 // * NVLS-tree network hop latency 14 us before 2.28.9 (v2.26.2-1 tuning.cc:141, v2.28.7-1; 20.9
 //   from v2.28.9-1).
+// * Blackwell's per-channel tree caps before 2.28.3 (v2.27.3-1 tuning.cc:178-189: perChMaxTreeBws
+//   {2 x 38.7, 2 x 41.4, 2 x 36.0}, perChMaxTreeLL128Bws {2 x 36.7, 2 x 36.7, 2 x 29.0}; v2.28.3-1
+//   :181-191 brings kNccl's {70, 42.8, 24} and {55.6, 31.67, 20}). Unlike the NVLS-tree terms they
+//   enter the call's time too (tree_bus, analytic_nccl.cc), as the newest caps do.
 struct NcclVersionTerms {
   int nvls_tree_formula_since;                   // 22800
   int nvls_tree_net_hop_since;                   // 22809
   double nvls_tree_algbw_per_busbw_before_2_28;  // 5/6
   double nvls_tree_net_hop_us_before_2_28_9;     // 14
+  int blackwell_tree_caps_since;                 // 22803
+  std::array<double, 3> tree_channel_cap_blackwell_before_2_28_3;
+  std::array<double, 3> tree_ll128_channel_cap_blackwell_before_2_28_3;
 };
 inline constexpr NcclVersionTerms kNcclVersionTerms{
     .nvls_tree_formula_since = 22800,
     .nvls_tree_net_hop_since = 22809,
     .nvls_tree_algbw_per_busbw_before_2_28 = 5.0 / 6.0,
     .nvls_tree_net_hop_us_before_2_28_9 = 14.0,
+    .blackwell_tree_caps_since = 22803,
+    .tree_channel_cap_blackwell_before_2_28_3 = {2 * 38.7, 2 * 41.4, 2 * 36.0},
+    .tree_ll128_channel_cap_blackwell_before_2_28_3 = {2 * 36.7, 2 * 36.7, 2 * 29.0},
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

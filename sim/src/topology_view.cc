@@ -66,6 +66,35 @@ double inter_speed_gbps(const TopologyView& view) {
   }
   return std::min(view.nic_gbps, speeds.back());
 }
+// NCCL's search reserves each ring channel's speed on every link the channel crosses
+// (search.cc ncclTopoFollowPath): inside a node the ring visits every GPU, so a GPU's NVLink
+// carries every channel but those that leave the node through its own NIC. Of the arch's inter
+// speeds up to the NIC's, the one with the most channels x speed that fits (ncclTopoCompareGraphs
+// keeps the graph with the higher nChannels x bw). 8 GPUs with 8 NICs: 7 channels cross each
+// NVLink (8 x 48 on an H100, 336 <= 370.8, unchanged); a 64-GPU rack with 16 NIC channels: all
+// 16 cross it, 16 x 96 = 1536 > 721.8 on GB300's 800G NICs, so 16 x 45.1 (721.6), as on GB200
+// (16 x 48 = 768 did not fit either). Only behind a switch (NVLink, not xGMI's mesh of links).
+void fit_channels_to_nvlink(const TopologyView& view, int& channels, double& speed) {
+  if (view.intra_class != LinkClass::nvlink || view.arch == topo::GpuArch::cdna3 ||
+      view.ranks_per_node < 2 || !(view.intra_gbps > 0.0)) {
+    return;
+  }
+  const auto load = [&](int ch, double s) { return (ch - ch / view.ranks_per_node) * s; };
+  if (load(channels, speed) <= view.intra_gbps + 1e-9) return;
+  const int most = channels;
+  double best = 0.0;
+  for (double s : *caps_of(view.arch).speeds_inter) {
+    if (s > speed) continue;
+    int ch = most;
+    while (ch > 1 && load(ch, s) > view.intra_gbps + 1e-9) --ch;
+    if (ch * s > best + 1e-9) {
+      best = ch * s;
+      channels = ch;
+      speed = s;
+    }
+    if (ch == most) break;  // slower speeds only lose
+  }
+}
 }  // namespace
 
 double network_efficiency(const TopologyView& view) {
@@ -110,6 +139,7 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
     channels =
         std::clamp(std::min(view.nics_per_node, view.ranks_per_node), 1, kNccl.max_search_channels);
     speed = inter_speed_gbps(view);
+    fit_channels_to_nvlink(view, channels, speed);
   }
   ChannelPlan plan{channels, speed, channels * speed};
   if (requested_channels > 0) {

@@ -36,6 +36,38 @@ double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol prot
   return hops * chunk / (1000.0 * per_channel_gbps);
 }
 
+namespace {
+
+// One binary tree of graph/trees.cc over ranks 0..n-1 rooted at 0: a rank's parent is found by
+// its lowest set bit, its children one bit lower (v2.27.3-1 trees.cc:31-62, in words). Returns
+// the links (parent and children) of `rank`.
+int btree_links(int n, int rank) {
+  int bit = 1;
+  while (bit < n && (bit & rank) == 0) bit <<= 1;
+  if (rank == 0) return n > 1 ? 1 : 0;  // the root: one child
+  int links = 1;                        // the parent
+  int low = bit >> 1;
+  if (low != 0) ++links;  // the first child, rank - low, always in range
+  int second = low == 0 ? -1 : rank + low;
+  while (second >= n) {
+    second = low == 0 ? -1 : rank + low;
+    low >>= 1;
+  }
+  return links + (second >= 0 ? 1 : 0);
+}
+
+}  // namespace
+
+double nccl_dtree_busiest_node_load(int nodes) {
+  double busiest = 0.0;
+  for (int node = 0; node < nodes; ++node) {
+    // The second tree: the first shifted by one (odd node counts) or mirrored (even).
+    const int other = nodes % 2 == 1 ? (node - 1 + nodes) % nodes : nodes - 1 - node;
+    busiest = std::max(busiest, 0.5 * (btree_links(nodes, node) + btree_links(nodes, other)));
+  }
+  return busiest;
+}
+
 double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                          double bytes, int requested_channels) {
   const ChannelPlan launched =

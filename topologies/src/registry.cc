@@ -50,17 +50,19 @@ std::optional<Topology> torus_by_name(std::string_view name) {
   return torus_2d(*rows, *cols, gbps);
 }
 
-// "gb200-nvl72-cluster-RxG": G GPUs of each of R racks (a job's share, as a scheduler places it).
+// "gb200-nvl72-cluster-RxG", "gb300-...": G GPUs of each of R racks (a job's share, as a
+// scheduler places it).
 std::optional<Topology> partial_racks_by_name(std::string_view name) {
-  constexpr std::string_view prefix = "gb200-nvl72-cluster-";
-  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
-  const std::string_view rest = name.substr(prefix.size());
+  constexpr std::string_view gb200 = "gb200-nvl72-cluster-", gb300 = "gb300-nvl72-cluster-";
+  const bool is_gb300 = name.substr(0, gb300.size()) == gb300;
+  if (!is_gb300 && name.substr(0, gb200.size()) != gb200) return std::nullopt;
+  const std::string_view rest = name.substr(gb200.size());
   const std::size_t x = rest.find('x');
   if (x == std::string_view::npos) return std::nullopt;
   const auto racks = parse_int(rest.substr(0, x));
   const auto gpus = parse_int(rest.substr(x + 1));
   if (!racks || !gpus) return std::nullopt;
-  return gb200_nvl72_partial(*racks, *gpus);
+  return is_gb300 ? gb300_nvl72_partial(*racks, *gpus) : gb200_nvl72_partial(*racks, *gpus);
 }
 
 // "<prefix>N" for every cluster preset: h100-cluster-16, h100x16, gb200-nvl72-cluster-2, ...
@@ -70,10 +72,15 @@ std::optional<Topology> cluster_by_name(std::string_view name) {
     Topology (*make)(int);
   };
   static constexpr Cluster kClusters[] = {
-      {"h100-cluster-", h100_cluster},     {"h100x", h100_cluster},
-      {"h200-cluster-", h200_cluster},     {"h200x", h200_cluster},
-      {"b200-cluster-", b200_cluster},     {"b200x", b200_cluster},
-      {"mi300x-cluster-", mi300x_cluster}, {"gb200-nvl72-cluster-", gb200_nvl72_cluster},
+      {"h100-cluster-", h100_cluster},
+      {"h100x", h100_cluster},
+      {"h200-cluster-", h200_cluster},
+      {"h200x", h200_cluster},
+      {"b200-cluster-", b200_cluster},
+      {"b200x", b200_cluster},
+      {"mi300x-cluster-", mi300x_cluster},
+      {"gb200-nvl72-cluster-", gb200_nvl72_cluster},
+      {"gb300-nvl72-cluster-", gb300_nvl72_cluster},
   };
   for (const Cluster& c : kClusters) {
     if (name.substr(0, c.prefix.size()) != c.prefix) continue;
@@ -120,6 +127,13 @@ std::vector<PresetInfo> list_presets() {
        "a job's G GPUs (whole trays, 4..72) of each of R GB200 NVL72 racks, e.g. 128 GPUs as 2 x "
        "64",
        "gb200-nvl72-cluster-2x64"},
+      {"gb300-nvl72",
+       "NVIDIA GB300 NVL72 rack: 72 B300 in one NVLink 5 domain (NVLS), 72 x 800G ConnectX-8 "
+       "(PCIe gen6)",
+       "gb300-nvl72"},
+      {"gb300-nvl72-cluster-R[xG]",
+       "R GB300 NVL72 racks (R = 1..128), or G GPUs (whole trays) of each, as gb200's",
+       "gb300-nvl72-cluster-2x64"},
       {"mi300x-cluster-N", "N x 8-MI300X servers (N = 1..1024) on a rail-optimized fat-tree",
        "mi300x-cluster-16"},
       {"aws-p4d-N", "N x AWS p4d.24xlarge: 8 A100 40GB, 4 x 100G EFA", "aws-p4d-2"},
@@ -150,6 +164,7 @@ Topology load_topology(std::string_view preset_or_path) {
   if (name == "dgx-h200") return dgx_h200();
   if (name == "dgx-b200") return dgx_b200();
   if (name == "gb200-nvl72") return gb200_nvl72();
+  if (name == "gb300-nvl72") return gb300_nvl72();
   if (name == "mi300x-8") return mi300x_8();
   if (name == "pcie-4gpu") return pcie_4gpu();
   if (auto t = partial_racks_by_name(name)) return *t;

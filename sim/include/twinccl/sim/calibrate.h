@@ -23,7 +23,9 @@
 // us of the network hop). A fit the logs cannot determine is refused with a ConfigError naming the
 // sweep to measure: no one-node or no multi-node table with rows of 64 MiB or more; for the
 // latencies (unless `latencies` is off) no one-node or no multi-node table with rows below 1 MiB; a
-// table whose ranks or nodes the log does not say.
+// table whose ranks or nodes the log does not say. A NIC rate that no multi-node row >= 64 MiB
+// sees (its time the same at 0.8 and 1.25 x the fit: NVLink or NCCL's NVLS-tree cap bounds them,
+// as on 2 DGX H100) keeps the topology's value, with `not_determined` naming the sweep to measure.
 #pragma once
 
 #include <string>
@@ -38,6 +40,9 @@ struct CalibratedParameter {
   std::string name;  // a `--set` name: "nvlink_gbps", "nic_gbps", "host_launch_us", ...
   double before = 0.0, after = 0.0;
   int rows = 0;  // rows it was fitted on
+  // Empty when fitted; else why the rows do not determine it (no row's time changes with it),
+  // that `after` is the topology's value kept, and the sweep that would show it.
+  std::string not_determined;
 };
 
 struct CalibrationResidual {

@@ -46,6 +46,11 @@ Topology gb200_nvl72();            // one rack: 72 B200 in one NVLink 5 domain, 
 Topology gb200_nvl72_cluster(int racks);  // racks in 1..128, one node per rack
 // A job's G GPUs (whole trays, 4..72) of each of R racks: gb200-nvl72-cluster-RxG ("2x64").
 Topology gb200_nvl72_partial(int racks, int gpus_per_rack);
+// GB300 NVL72 (Blackwell Ultra): the same NVLink 5 rack, one ConnectX-8 800G NIC per GPU on PCIe
+// gen6 x16 (96 GB/s in NCCL's table, not gen5's 48): gb300-nvl72, gb300-nvl72-cluster-R[xG].
+Topology gb300_nvl72();
+Topology gb300_nvl72_cluster(int racks);  // racks in 1..128
+Topology gb300_nvl72_partial(int racks, int gpus_per_rack);
 Topology mi300x_8();                 // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
 Topology mi300x_cluster(int nodes);  // nodes in 1..1024
 // The clusters clouds rent, by their names with N nodes (presets/cloud_clusters.cc): aws-p4d-N,
