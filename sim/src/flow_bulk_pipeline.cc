@@ -14,13 +14,13 @@
 // A broadcast from rank 0 of 4: 0 -> 1, 1 -> 2, 2 -> 3 at once, S bytes each.
 // What the bulk round leaves out is the pipeline's fill (its first chunk crossing the path) and
 // the route latencies along that path; NCCL's model charges the tree/Simple fill
-// (tree_pipeline_fill_us; LL and LL128 forward at line granularity) and the call's hop latencies
-// once, in the fixed latency (transfer_pricing.cc), and the route latencies beyond NCCL's hop
-// (spine tiers, a what-if's slower links) are the zero-byte playback's longest path, returned here
-// to be folded in. Before, flow played the tree in 512 KiB pieces with that fill and charged the
-// fill again (tree/LL128 on mi300x-cluster-8 at 64 MiB: 2x the analytic time; h100-cluster-8
-// +48%, tree/Simple +31%), and the ring broadcast/reduce unpipelined, the whole buffer hop after
-// hop (n-1 times the analytic time: +504% on dgx-h100).
+// (tree_pipeline_fill_us; LL and LL128 forward inside a node at line granularity) and the call's
+// hop latencies once, in the fixed latency (transfer_pricing.cc), and the route latencies beyond
+// NCCL's hop (spine tiers, a what-if's slower links) are the zero-byte playback's longest path,
+// returned here to be folded in. Before, flow played the tree in 512 KiB pieces with that fill and
+// charged the fill again (tree/LL128 on mi300x-cluster-8 at 64 MiB: 2x the analytic time;
+// h100-cluster-8 +48%, tree/Simple +31%), and the ring broadcast/reduce unpipelined, the whole
+// buffer hop after hop (n-1 times the analytic time: +504% on dgx-h100).
 #include <algorithm>
 
 #include "flow_build.h"

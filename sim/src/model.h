@@ -182,6 +182,13 @@ double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol p
 // charged where longer than the call's bandwidth time. Not in NCCL's ranking.
 double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched);
+// enqueue.cc's tree/LL128 chunk (calcCollChunking; net_window.cc): one LL128 step's data (576000
+// bytes), halved for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
+double nccl_tree_ll128_chunk_bytes(const TopologyView& view, double bytes, int channels);
+// A tree all_reduce's chunk (one network message) for `protocol`: LL one LL step's data (32 KiB),
+// LL128 the rule above, Simple one Simple step (512 KiB).
+double nccl_tree_chunk_bytes(const TopologyView& view, Protocol protocol, double bytes,
+                             int channels);
 // AWS's region tuner on p5/p5e (efa_region_tuner.cc): the algorithm and protocol aws-ofi-nccl's
 // tuner plugin gives an all_reduce of `bytes` (NCCL's nBytes) at 3+ nodes of 8 GPUs on the `efa`
 // network class, or none where NCCL's own ranking stands.

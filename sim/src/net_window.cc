@@ -40,17 +40,6 @@ struct NetWindowTable {
 };
 constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
 
-double tree_ll128_chunk(const TopologyView& v, double bytes, int channels) {
-  double chunk = kWindow.ll128_step_data_bytes;
-  const double ppn = v.ranks_per_node;
-  const double nsteps = 1.0 + nccl_log2i(v.nodes) + 0.1 * ppn;
-  // enqueue.cc divides integers on the left of `<`.
-  const auto per = [&](double c) { return std::floor(bytes / (channels * c)); };
-  while (per(chunk) < nsteps * 64.0 / ppn && chunk > kWindow.ll128_chunk_floor_bytes) chunk /= 2;
-  while (per(chunk) < nsteps * 16.0 / ppn && chunk > kWindow.ll128_chunk_floor2_bytes) chunk /= 2;
-  return chunk;
-}
-
 double nvls_tree_chunk(const TopologyView& v, double bytes, double ops) {
   double chunk = kNccl.nvls_chunk_bytes;
   constexpr double k32 = 32.0 * 1024.0, k64 = 2.0 * k32;
@@ -62,6 +51,23 @@ double nvls_tree_chunk(const TopologyView& v, double bytes, double ops) {
 
 }  // namespace
 
+double nccl_tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels) {
+  double chunk = kWindow.ll128_step_data_bytes;
+  const double ppn = v.ranks_per_node;
+  const double nsteps = 1.0 + nccl_log2i(v.nodes) + 0.1 * ppn;
+  // enqueue.cc divides integers on the left of `<`.
+  const auto per = [&](double c) { return std::floor(bytes / (channels * c)); };
+  while (per(chunk) < nsteps * 64.0 / ppn && chunk > kWindow.ll128_chunk_floor_bytes) chunk /= 2;
+  while (per(chunk) < nsteps * 16.0 / ppn && chunk > kWindow.ll128_chunk_floor2_bytes) chunk /= 2;
+  return chunk;
+}
+
+double nccl_tree_chunk_bytes(const TopologyView& v, Protocol protocol, double bytes, int channels) {
+  return protocol == Protocol::ll      ? kWindow.ll_step_data_bytes
+         : protocol == Protocol::ll128 ? nccl_tree_ll128_chunk_bytes(v, bytes, channels)
+                                       : kNccl.tree_simple_chunk_bytes;
+}
+
 double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched) {
   if (v.nodes < 2 || kind != OpKind::all_reduce || bytes <= 0.0 || launched.channels < 1 ||
@@ -71,9 +77,7 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
   double connections = launched.channels, chunk = 0.0;
   double algbw = nccl_bus_bandwidth(v, launched, algo, protocol, kind);
   if (algo == NcclAlgo::tree) {
-    chunk = protocol == Protocol::ll      ? kWindow.ll_step_data_bytes
-            : protocol == Protocol::ll128 ? tree_ll128_chunk(v, bytes, launched.channels)
-                                          : kNccl.tree_simple_chunk_bytes;
+    chunk = nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels);
     algbw *= 0.5 * nccl_tree_correction(v, protocol, kind, bytes);
   } else {
     const bool blackwell = v.arch == topo::GpuArch::blackwell;

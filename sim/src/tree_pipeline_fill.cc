@@ -1,5 +1,5 @@
-// The pipeline fill of NCCL's tree all_reduce (Simple protocol), which NCCL's tuning model leaves
-// out of its latency.
+// The pipeline fill of NCCL's tree all_reduce (Simple; LL and LL128 on their network hops), which
+// NCCL's tuning model leaves out of its latency.
 //
 // How it works (device/all_reduce.h runTreeUpDown, enqueue.cc calcCollChunking, graph/trees.cc):
 // inside a node NCCL's tree is a chain of the node's GPUs, across nodes a (double) binary tree;
@@ -16,6 +16,14 @@
 // (2 x (7 + log2(nodes)) hops, ~0.2-0.3 ms). Calls smaller than a chunk per channel fill with
 // what they have. Not in the tuner's ranking (Channels::all), as NVLS's fill: it never changes
 // NCCL's choice.
+// LL and LL128 (tree across nodes): inside a node the next GPU takes the data line by line as its
+// flags arrive, so the chain adds no chunk time; a network hop does: the sending proxy posts a
+// step to the network only once the GPU has written all of it (NVIDIA/nccl v2.28.7-1
+// src/transport/net.cc:1272-1313: the step's tail, then for LL/LL128 in host memory every line's
+// flag, before isend). So the first chunk waits one step at the channel's rate on each of the
+// 2 log2(nodes) network hops, beyond the hop latency NCCL's model charges. The chunk is
+// enqueue.cc's (nccl_tree_chunk_bytes): on 16 p5 nodes (8 channels at 29 GB/s, tree/LL128) 256 MiB
+// moves 576000-byte steps: 8 x 19.9 us = 159 us; 32 MiB's 72000-byte steps 20 us.
 #include <algorithm>
 
 #include "model.h"
@@ -24,15 +32,21 @@ namespace twinccl::sim::detail {
 
 double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                              double bytes, const ChannelPlan& plan) {
-  if (algo != NcclAlgo::tree || protocol != Protocol::simple || kind != OpKind::all_reduce ||
-      bytes <= 0.0 || v.nranks < 2 || plan.channels < 1) {
+  if (algo != NcclAlgo::tree || kind != OpKind::all_reduce || bytes <= 0.0 || v.nranks < 2 ||
+      plan.channels < 1) {
     return 0.0;
   }
+  // LL and LL128 cross NVLink line by line (no store and forward); only their network hops wait
+  // for a whole step, and only across nodes.
+  const bool simple = protocol == Protocol::simple;
+  if (!simple && v.nodes < 2) return 0.0;
   const double per_channel_gbps =
-      nccl_bus_bandwidth(v, plan, NcclAlgo::tree, Protocol::simple, kind) / plan.channels;
+      nccl_bus_bandwidth(v, plan, NcclAlgo::tree, protocol, kind) / plan.channels;
   if (per_channel_gbps <= 0.0) return 0.0;
-  const double hops = 2.0 * ((v.ranks_per_node - 1) + nccl_log2i(v.nodes));
-  const double chunk = std::min(kNccl.tree_simple_chunk_bytes, bytes / plan.channels);
+  const double hops =
+      simple ? 2.0 * ((v.ranks_per_node - 1) + nccl_log2i(v.nodes)) : 2.0 * nccl_log2i(v.nodes);
+  const double chunk =
+      std::min(nccl_tree_chunk_bytes(v, protocol, bytes, plan.channels), bytes / plan.channels);
   return hops * chunk / (1000.0 * per_channel_gbps);
 }
 

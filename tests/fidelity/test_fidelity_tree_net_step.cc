@@ -1,0 +1,52 @@
+// A tree/LL128 (or LL) all_reduce across nodes waits one whole step on each network hop of its
+// pipeline's fill (sim/src/tree_pipeline_fill.cc): NCCL's sending proxy posts a step to the network
+// only once the GPU has written all of it (NVIDIA/nccl v2.28.7-1 src/transport/net.cc:1272-1313),
+// while inside a node LL128 forwards line by line. Checked on the held-out p5 rows it moves
+// (tests/fidelity/figures/aws-efa.csv, crazyguitar/aws-gpu-communication-benchmark; docs/
+// fidelity.md "Trees at many nodes").
+#include <catch2/catch.hpp>
+
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+// What the call pays beyond its bandwidth term: NCCL's latency plus the fills.
+double fixed_us(const topo::Topology& t, std::size_t bytes) {
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = bytes / 4;
+  r.gpus_per_thread = 1;
+  r.algorithm = "tree";
+  r.protocol = Protocol::ll128;
+  const double with_latency = predict(t, r).time_us;
+  r.software_latency = false;
+  return with_latency - predict(t, r).time_us;
+}
+
+}  // namespace
+
+// 16 p5 nodes, 256 MiB: 8 channels (one per 400G rail) at NCCL's Hopper tree/LL128 cap of 29 GB/s
+// each; enqueue.cc keeps the whole LL128 step (576000 data bytes: 256 MiB / (8 x 576000) = 58
+// chunks a channel, >= (1 + 4 + 0.8) x 64 / 8). Up and down the tree of 16 nodes: 2 x 4 network
+// hops of 576000 / 29 GB/s = 158.9 us beyond NCCL's latency (the same call at 8 bytes, whose step
+// is 1 byte a channel). The old model charged the hop latency only: 0 here.
+TEST_CASE("tree/LL128 across nodes: each network hop of the fill waits one step") {
+  const topo::Topology p5 = topo::load_topology("aws-p5-16");
+  const double fill_us = fixed_us(p5, 256u << 20) - fixed_us(p5, 8);
+  CHECK(fill_us == Approx(2.0 * 4.0 * 576000.0 / (29.0 * 1000.0)).epsilon(0.01));
+  // Twice the nodes, one more level of the tree up and down: 2 x 5 hops (the chunk is the same:
+  // 58 chunks a channel still >= (1 + 5 + 0.8) x 64 / 8).
+  const topo::Topology p5_32 = topo::load_topology("aws-p5-32");
+  CHECK(fixed_us(p5_32, 256u << 20) - fixed_us(p5_32, 8) ==
+        Approx(fill_us * 10.0 / 8.0).epsilon(0.01));
+}
+
+// Inside one node LL128 forwards line by line: the chain of 8 GPUs adds no step time.
+TEST_CASE("tree/LL128 in one node: no step waits along the chain") {
+  const topo::Topology node = topo::load_topology("dgx-h100");
+  CHECK(fixed_us(node, 256u << 20) == Approx(fixed_us(node, 8)).epsilon(1e-9));
+}
