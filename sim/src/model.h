@@ -171,10 +171,11 @@ inline int nccl_log2i(double x) {
 // (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
-// The fill and drain of NCCL's tree/Simple all_reduce pipeline (0 otherwise,
-// tree_pipeline_fill.cc): a chunk climbs the chain of a node's GPUs and the tree of nodes and comes
-// back down before the pipeline runs full, 2 ((ppn - 1) + log2(nodes)) hops of one Simple chunk at
-// the channel's rate. NCCL's tuning model leaves it out; nccl-tests measures it.
+// The fill and drain of NCCL's tree all_reduce pipeline (0 otherwise, tree_pipeline_fill.cc): a
+// chunk climbs the chain of a node's GPUs and the tree of nodes and comes back down before the
+// pipeline runs full: Simple 2 ((ppn - 1) + log2(nodes)) hops of one Simple chunk at the channel's
+// rate; LL/LL128 across nodes 2 log2(nodes) network hops of one step (inside a node they forward
+// line by line). NCCL's tuning model leaves it out; nccl-tests measures it.
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
 // The wait of a tree / NVLS-tree all_reduce across nodes for its network buffer slots
