@@ -12,7 +12,7 @@ one chunk, half below 8 chunks); messages = peers x parts x chunks per part. It 
 model's error before, and the error with `--per-message-us` (default 3, aws-ofi-nccl v1.16.3
 include/nccl_ofi_param.h:317 TUNER_NET_COMP_OVERHEAD) added per message: a hypothesis, not the
 model (see the docs). p2pnChannels 32 and p2pnChannelsPerPeer 4 are assumed (p5's NCCL log is
-not public); 2 per peer gives the same counts on these rows.
+not public); 8 or 16 channels and 2 per peer give the same result on these rows.
 
   scripts/fidelity-report.sh --rows | scripts/alltoall-message-count.py [--chunk-bytes 524288]
 """
