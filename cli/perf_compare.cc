@@ -27,7 +27,8 @@ std::string compare_legend() {
          "#   algorithms by its tuning model, on all channels, without the NVLS and tree\n"
          "#   pipeline fills; the times are as the call runs (channels launched, fills, host\n"
          "#   launch): a row above * is what forcing it would give; direct, halving_doubling,\n"
-         "#   bruck and hierarchical are what-if schedules\n";
+         "#   bruck and hierarchical are what-if schedules; where a rule chooses in NCCL's\n"
+         "#   place (RCCL's MSCCL, aws-ofi-nccl's region tuner) the note under * names it\n";
 }
 
 std::string compare_size_line(std::size_t bytes, const std::vector<sim::Prediction>& rows) {
@@ -41,6 +42,14 @@ std::string compare_size_line(std::size_t bytes, const std::vector<sim::Predicti
   }
   line += "\n";
   if (!chosen || !faster || faster->time_us >= chosen->time_us) return line;
+  if (!chosen->chosen_by.empty()) {  // not NCCL's ranking: say who chose it
+    return line + fmt::format(
+                      "  {:>12}  * {}: chosen by {} in NCCL's place; as run {} is {:.1f}% faster "
+                      "(NCCL_ALGO={} NCCL_PROTO={})\n",
+                      "", pair_name(*chosen), chosen->chosen_by, pair_name(*faster),
+                      100.0 * (1.0 - faster->time_us / chosen->time_us),
+                      sim::nccl_algorithm_name(faster->algorithm), sim::name(faster->protocol));
+  }
   line += fmt::format(
       "  {:>12}  * {}: NCCL's model ranks it {:.1f} us, {} {:.1f} us; as run {} is {:.1f}% faster "
       "(NCCL_ALGO={} NCCL_PROTO={})\n",

@@ -162,6 +162,7 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
     out.push_back(known ? *timed : evaluate(topology, tuner, base, c, request));
     out.back().rank_us = c.rank_us;
     out.back().tuner_choice = is_choice;
+    if (is_choice) out.back().chosen_by = chosen.chosen_by;
     // One rank: NCCL runs no algorithm, so there is one row (the copy), not a pair per algorithm.
     if (!out.back().one_rank.empty()) {
       if (!is_choice) out.pop_back();
@@ -176,6 +177,7 @@ std::vector<Prediction> compare_all(const topo::Topology& topology, const Reques
     out.push_back(evaluate(topology, tuner, base, chosen, request));
     out.back().rank_us = chosen.rank_us;
     out.back().tuner_choice = true;
+    out.back().chosen_by = chosen.chosen_by;
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Prediction& a, const Prediction& b) { return a.time_us < b.time_us; });

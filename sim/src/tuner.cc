@@ -201,7 +201,7 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
       algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
-  return Choice{algorithm, protocol, p.channels, p.time_us, p.model, rank_us};
+  return Choice{algorithm, protocol, p.channels, p.time_us, p.model, rank_us, {}};
 }
 
 std::vector<Choice> Tuner::applicable(const TunerCall& call) const { return ranked(call, false); }
@@ -288,7 +288,8 @@ Choice Tuner::choose(const TunerCall& call) const {
                     m->channels,
                     m->time_us,
                     "rccl",
-                    m->time_us};
+                    m->time_us,
+                    "RCCL's MSCCL rule"};
     }
   }
   // A cloud's tuner plugin that chooses in NCCL's place (AWS's regions on p5 from 3 nodes): its
@@ -303,7 +304,11 @@ Choice Tuner::choose(const TunerCall& call) const {
       const bool runs = std::any_of(cs.begin(), cs.end(), [&](const auto& c) {
         return c.first == forced.algorithm && c.second.empty();
       });
-      if (runs) return applicable(forced).front();
+      if (runs) {
+        Choice c = applicable(forced).front();
+        c.chosen_by = "aws-ofi-nccl's region tuner";
+        return c;
+      }
     }
   }
   // NCCL's own algorithms first, timed alone: the what-if ones (alpha-beta along every rank's

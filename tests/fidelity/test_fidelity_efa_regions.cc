@@ -5,6 +5,7 @@
 // docs/fidelity.md "Issue 24, network window").
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <string>
 
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
@@ -47,4 +48,22 @@ TEST_CASE("EFA regions: p5 at 4 nodes runs the plugin's choice") {
 TEST_CASE("EFA regions: 2 nodes and other EFA platforms keep NCCL's ranking") {
   CHECK(all_reduce(topo::load_topology("aws-p5-2"), 256u << 20).algorithm == "nvls_tree");
   CHECK(all_reduce(topo::load_topology("aws-p5en-4"), 256u << 20).algorithm != "ring");
+}
+
+// compare_all (perf --compare) marks the plugin's pair as the choice and says who chose it, so the
+// note under * does not credit NCCL's ranking with a choice NCCL did not make; 2 nodes: NCCL's.
+TEST_CASE("EFA regions: compare_all names the region tuner as the chooser") {
+  Request r;
+  r.spec.kind = OpKind::all_reduce;
+  r.spec.count = (256u << 20) / 4;
+  r.gpus_per_thread = 1;
+  const auto chooser = [&](const char* preset) {
+    for (const Prediction& p : compare_all(topo::load_topology(preset), r)) {
+      if (p.tuner_choice)
+        return p.algorithm + "/" + std::string(name(p.protocol)) + " by " + p.chosen_by;
+    }
+    return std::string("no choice");
+  };
+  CHECK(chooser("aws-p5-4") == "ring/LL128 by aws-ofi-nccl's region tuner");
+  CHECK(chooser("aws-p5-2") == "nvls_tree/Simple by ");
 }

@@ -107,6 +107,7 @@ struct Prediction {
   // (what predict() returns for the same request without a forced algorithm or protocol).
   double rank_us = 0.0;
   bool tuner_choice = false;
+  std::string chosen_by;  // the choice's row: who chose it in NCCL's place ("" = NCCL's ranking)
   // A one-rank all_reduce, reduce, broadcast, reduce_scatter or all_gather: NCCL runs no algorithm
   // (enqueue.cc taskAppend -> ncclLaunchOneRank): "copy" (out of place: a cudaMemcpyAsync through
   // device memory), "none" (in place: nothing, the host's call alone), "scale" (avg on floats,

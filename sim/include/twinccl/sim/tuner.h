@@ -36,6 +36,9 @@ struct Choice {
   // tree pipeline fills (time_us has the channels launched and the fills, as the call runs);
   // time_us for what-if algorithms.
   double rank_us = 0.0;
+  // Who chose it in NCCL's place, where NCCL's ranking did not: "" = NCCL's own ranking (or a
+  // forced algorithm); "RCCL's MSCCL rule", "aws-ofi-nccl's region tuner" (Tuner::choose).
+  std::string chosen_by;
 };
 
 // One call, as the tuner is asked about it.
