@@ -250,12 +250,7 @@ double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind 
   return l.base_us;
 }
 
-double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
-                             int requested_channels) {
-  if (kind != OpKind::all_reduce || (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) ||
-      bytes <= 0.0 || v.nranks < 2) {
-    return 0.0;
-  }
+double nccl_nvls_ops(const TopologyView& v) {
   const bool blackwell = v.arch == topo::GpuArch::blackwell;
   const double channels = !blackwell    ? kNccl.nvls_channels_hopper
                           : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
@@ -265,7 +260,10 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
   const double heads =
       nvls_heads(v.nodes > 1 && v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
                                                     : v.ranks_per_node);
-  const double ops = channels * heads;  // enqueue.cc's "concurrentOps"
+  return channels * heads;  // enqueue.cc's "concurrentOps"
+}
+
+double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
   double chunk = kNccl.nvls_chunk_bytes;
   constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
   if (algo == NcclAlgo::nvls) {
@@ -277,6 +275,17 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
     if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
     if (bytes < ops * chunk && chunk > k32) chunk = k32;
   }
+  return chunk;
+}
+
+double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
+                             int requested_channels) {
+  if (kind != OpKind::all_reduce || (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) ||
+      bytes <= 0.0 || v.nranks < 2) {
+    return 0.0;
+  }
+  const double ops = nccl_nvls_ops(v);
+  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
   const ChannelPlan plan = nccl_channels(v, requested_channels);
   double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
   if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));

@@ -169,6 +169,10 @@ inline int nccl_log2i(double x) {
 // head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw, K/(K+1) of
 // it for K steps per channel. NCCL's tuning model leaves it out; nccl-tests measures it
 // (docs/fidelity.md).
+// An NVLS / NVLS-tree call's concurrent operations (enqueue.cc's "concurrentOps": NVLS channels x
+// heads) and its chunk for `bytes` over them (calcCollChunking), as NCCL runs it.
+double nccl_nvls_ops(const TopologyView& view);
+double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double bytes, double ops);
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
 // The fill and drain of NCCL's tree all_reduce pipeline (0 otherwise, tree_pipeline_fill.cc): a

@@ -40,15 +40,6 @@ struct NetWindowTable {
 };
 constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
 
-double nvls_tree_chunk(const TopologyView& v, double bytes, double ops) {
-  double chunk = kNccl.nvls_chunk_bytes;
-  constexpr double k32 = 32.0 * 1024.0, k64 = 2.0 * k32;
-  if (v.nodes >= 4) chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
-  if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
-  if (bytes < ops * chunk && chunk > k32) chunk = k32;
-  return chunk;
-}
-
 }  // namespace
 
 double nccl_tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels) {
@@ -80,13 +71,8 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
     chunk = nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels);
     algbw *= 0.5 * nccl_tree_correction(v, protocol, kind, bytes);
   } else {
-    const bool blackwell = v.arch == topo::GpuArch::blackwell;
-    const double channels =
-        blackwell ? kNccl.nvls_channels_blackwell_nodes : kNccl.nvls_channels_hopper;
-    connections =
-        channels * nvls_heads(v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
-                                                  : v.ranks_per_node);
-    chunk = nvls_tree_chunk(v, bytes, connections);
+    connections = nccl_nvls_ops(v);
+    chunk = nccl_nvls_chunk_bytes(v, algo, bytes, connections);
     algbw *= v.nranks / (2.0 * (v.nranks - 1.0));
   }
   const double chunks = std::ceil(bytes / connections / chunk);
