@@ -20,7 +20,7 @@
 #include <cmath>
 #include <functional>
 
-#include "host_launch.h"
+#include "model.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/topology_edit.h"
@@ -115,12 +115,14 @@ double fit_scale(const Fitting& t, const std::string& name, double value,
   return std::exp(golden_min(cost, std::log(1.0 / 8.0), std::log(8.0)));
 }
 
-// The offset (us) in [-20, 200] minimising the squared log error of `rows` with `name` = it.
-double fit_offset_us(const Fitting& t, const std::string& name, const std::vector<Row>& rows) {
+// The value (us) in [lo_us, hi_us] minimising the squared log error of `rows` with `name` = it
+// (an offset: [-20, 200]).
+double fit_offset_us(const Fitting& t, const std::string& name, const std::vector<Row>& rows,
+                     double lo_us = -20.0, double hi_us = 200.0) {
   const auto cost = [&](double us) {
     return squared_log_error(t.with(name, us), rows) + 1e-9 * us * us;
   };
-  return golden_min(cost, -20.0, 200.0);
+  return golden_min(cost, lo_us, hi_us);
 }
 
 // Whether `rows` see `name` near `value`: some row's time moves by more than 0.5% when it is
@@ -229,7 +231,10 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   std::vector<Row> bandwidth_rows = one_node;
   bandwidth_rows.insert(bandwidth_rows.end(), multi_node.begin(), multi_node.end());
   const double nic = topology.summary().nic_bandwidth_gbps;
-  const detail::HostLaunch launch = detail::host_launch_of(topology);
+  // The launch as predict() adds it to the one-node rows (0 per call in one cdna3 node: RCCL's
+  // base latency holds it), fitted from there.
+  const detail::HostLaunch launch =
+      detail::host_launch_for(topology, detail::view_of(topology, one_node.front().table->ranks));
   const double hop = topology.facts().network_hop_extra_us;
   double nvlink_now = nvlink, nic_now = nic, hop_now = hop;
   detail::HostLaunch launch_now = launch;
@@ -249,8 +254,11 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     // Each launch figure from the rows of its own launch mode (host_launch.h); one mode's logs
     // leave the other's figure as it was.
     if (!one_node_small.empty()) {
+      // From 0 (RCCL) a scale cannot move: the value itself, above 0 (0 = the default's 5 us).
       launch_now.call_us =
-          launch.call_us * fit_scale(fit, "host_launch_us", launch.call_us, one_node_small);
+          launch.call_us > 0.0
+              ? launch.call_us * fit_scale(fit, "host_launch_us", launch.call_us, one_node_small)
+              : fit_offset_us(fit, "host_launch_us", one_node_small, 0.01, 40.0);
       fit.set("host_launch_us", launch_now.call_us);
     }
     if (!one_node_group_small.empty()) {

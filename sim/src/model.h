@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "algorithm_traits.h"
+#include "host_launch.h"
 #include "nccl_tuning_table.h"
 #include "twinccl/sim/flow_report.h"
 #include "twinccl/sim/timing.h"
@@ -50,6 +51,10 @@ struct TopologyView {
   int nccl_version = 0;
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
+// The launch figures a prediction on `view` adds (host_launch.h): the topology's, except that in
+// one cdna3 node RCCL's base latency holds the per-call launch (0 unless the topology sets one).
+// The one reading for predict() and calibrate.
+HostLaunch host_launch_for(const topo::Topology& topology, const TopologyView& view);
 
 // The arch's caps as the view's NCCL version has them: Blackwell's tree caps before 2.28.3
 // (kNcclVersionTerms); caps_of(arch) otherwise.

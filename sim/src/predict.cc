@@ -124,13 +124,8 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
   p.protocol = c.protocol;
   p.nranks = base.spec.nranks;
   p.fidelity = fidelity;
-  // RCCL's base latency already holds the per-call launch rccl-tests sees (analytic_rccl.cc), so
-  // in one cdna3 node only a topology's own host_launch_us adds one.
-  detail::HostLaunch launch = detail::host_launch_of(topology);
-  if (detail::rccl_models(tuner.view()) && !(topology.facts().host_launch_us > 0.0)) {
-    launch.call_us = 0.0;
-  }
-  p.time_us = detail::host_bound_time_us(p.time_us, request.gpus_per_thread, launch);
+  p.time_us = detail::host_bound_time_us(p.time_us, request.gpus_per_thread,
+                                         detail::host_launch_for(topology, tuner.view()));
   detail::fill_bandwidths(p, base.spec, base.dtype);
   return p;
 }
@@ -138,6 +133,14 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
 }  // namespace
 
 namespace detail {
+HostLaunch host_launch_for(const topo::Topology& topology, const TopologyView& view) {
+  // RCCL's base latency already holds the per-call launch rccl-tests sees (analytic_rccl.cc), so
+  // in one cdna3 node only a topology's own host_launch_us adds one.
+  HostLaunch launch = host_launch_of(topology);
+  if (rccl_models(view) && !(topology.facts().host_launch_us > 0.0)) launch.call_us = 0.0;
+  return launch;
+}
+
 void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype) {
   const double bytes = algbw_bytes(spec.kind, spec.count, dtype, spec.nranks);
   p.algbw_gbps = p.time_us > 0.0 ? bytes / (p.time_us * 1e-6) / 1e9 : 0.0;
