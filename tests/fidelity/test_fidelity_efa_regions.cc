@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -16,11 +17,7 @@ using namespace twinccl::sim;
 namespace {
 
 Prediction all_reduce(const topo::Topology& t, std::size_t bytes) {
-  Request r;
-  r.spec.kind = OpKind::all_reduce;
-  r.spec.count = bytes / 4;
-  r.gpus_per_thread = 1;
-  return predict(t, r);
+  return predict(t, fidelity::all_reduce_request(bytes));
 }
 
 }  // namespace
@@ -53,10 +50,7 @@ TEST_CASE("EFA regions: 2 nodes and other EFA platforms keep NCCL's ranking") {
 // compare_all (perf --compare) marks the plugin's pair as the choice and says who chose it, so the
 // note under * does not credit NCCL's ranking with a choice NCCL did not make; 2 nodes: NCCL's.
 TEST_CASE("EFA regions: compare_all names the region tuner as the chooser") {
-  Request r;
-  r.spec.kind = OpKind::all_reduce;
-  r.spec.count = (256u << 20) / 4;
-  r.gpus_per_thread = 1;
+  const Request r = fidelity::all_reduce_request(256u << 20);
   const auto chooser = [&](const char* preset) {
     for (const Prediction& p : compare_all(topo::load_topology(preset), r)) {
       if (p.tuner_choice)

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -15,12 +16,7 @@ using namespace twinccl::sim;
 namespace {
 
 Prediction all_reduce(const topo::Topology& t, std::size_t bytes, Protocol protocol) {
-  Request r;
-  r.spec.kind = OpKind::all_reduce;
-  r.spec.count = bytes / 4;
-  r.gpus_per_thread = 1;
-  r.protocol = protocol;
-  return predict(t, r);
+  return predict(t, fidelity::all_reduce_request(bytes, protocol));
 }
 
 }  // namespace

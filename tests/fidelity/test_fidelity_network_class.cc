@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
@@ -18,12 +19,7 @@ namespace {
 
 Prediction all_reduce(const topo::Topology& t, std::size_t bytes,
                       std::optional<Protocol> protocol = std::nullopt) {
-  Request r;
-  r.spec.kind = OpKind::all_reduce;
-  r.spec.count = bytes / 4;
-  r.gpus_per_thread = 1;  // as nccl-tests times one process per GPU
-  r.protocol = protocol;
-  return predict(t, r);
+  return predict(t, fidelity::all_reduce_request(bytes, protocol));
 }
 
 // The same graph with another network class (a topology file's "network" key).

@@ -6,6 +6,7 @@
 // fidelity.md "Trees at many nodes").
 #include <catch2/catch.hpp>
 
+#include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -16,12 +17,7 @@ namespace {
 
 // What the call pays beyond its bandwidth term: NCCL's latency plus the fills.
 double fixed_us(const topo::Topology& t, std::size_t bytes) {
-  Request r;
-  r.spec.kind = OpKind::all_reduce;
-  r.spec.count = bytes / 4;
-  r.gpus_per_thread = 1;
-  r.algorithm = "tree";
-  r.protocol = Protocol::ll128;
+  Request r = fidelity::all_reduce_request(bytes, Protocol::ll128, "tree");
   const double with_latency = predict(t, r).time_us;
   r.software_latency = false;
   return with_latency - predict(t, r).time_us;
