@@ -200,6 +200,7 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
 
 LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
                                 double bytes, bool ranking) {
+  if (const auto rccl = rccl_latency_parts(v, algo, p)) return *rccl;  // one node: no network
   const std::size_t pi = index_of(p);
   const auto hop = [&](LinkClass c, NcclAlgo a) {
     return at(kNccl.hop_latency_us[static_cast<std::size_t>(c)], a, pi);
@@ -207,7 +208,6 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   LatencyParts l;
   l.base_us = at(kNccl.base_latency_us, algo, pi);
   l.intra_hop_us = hop(v.intra_class, algo);
-  if (const auto rccl = rccl_latency_parts(v, algo, p)) return *rccl;  // one node: no network
   const double nccl_net_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
   l.net_hop_us = ranking ? network_rank_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us)
                          : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
@@ -297,11 +297,26 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
   return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
 }
 
+double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
+                       OpKind kind, double bytes, bool call) {
+  const double n = v.nranks;
+  const double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
+  if (algo == NcclAlgo::ring && n > 1) return bus * n / ring_steps(kind, v.nranks);
+  if (algo == NcclAlgo::nvls_tree && n > 1) return bus * n / (2.0 * (n - 1.0));
+  if (algo != NcclAlgo::tree) return bus;
+  // NCCL ranks a tree from 3 nodes at busBw / 2 (tuning.cc ratio .5: every node moves 2 S); the
+  // call moves what its double binary tree's busiest node carries (1.5 S on 3 nodes, where both
+  // trees are chains). 2 nodes keep the raised 2-node price (tree_bus).
+  const bool dtree = call && kind == OpKind::all_reduce && v.nodes >= 3;
+  const double ratio = dtree ? 1.0 / nccl_dtree_busiest_node_load(v.nodes) : 0.5;
+  return bus * ratio * nccl_tree_correction(v, p, kind, bytes);
+}
+
 double nccl_tree_correction(const TopologyView& v, Protocol p, OpKind kind, double bytes) {
   if (kind != OpKind::all_reduce) return 1.0;
   if (const auto rccl = rccl_tree_correction(v, p, bytes)) return *rccl;
   const int log_size = bytes >= 64.0 ? nccl_log2i(bytes / 64.0) : -1;
-  if (kind != OpKind::all_reduce || log_size < 0 || log_size >= 23) return 1.0;
+  if (log_size < 0 || log_size >= 23) return 1.0;
   return kNccl.tree_correction[index_of(p)][static_cast<std::size_t>(log_size)];
 }
 
@@ -323,24 +338,12 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
       return ranked;
     }
   }
-  double algbw = nccl_bus_bandwidth(v, plan, algo, r.protocol, kind);
   // One rank: a local copy through device memory (device_copy_algbw_gbps), whatever the
   // algorithm; the GPU's link rate only when its memory bandwidth is unknown.
   const bool local_copy = n == 1 && device_copy_algbw_gbps(v) > 0.0;
-  if (local_copy) {
-    algbw = device_copy_algbw_gbps(v);
-  } else if (algo == NcclAlgo::ring && n > 1) {
-    algbw *= static_cast<double>(n) / ring_steps(kind, n);
-  } else if (algo == NcclAlgo::nvls_tree && n > 1) {
-    algbw *= static_cast<double>(n) / (2.0 * (n - 1));
-  } else if (algo == NcclAlgo::tree) {
-    // NCCL ranks a tree from 3 nodes at busBw / 2 (tuning.cc ratio .5: every node moves 2 S); the
-    // call moves what its double binary tree's busiest node carries (1.5 S on 3 nodes, where both
-    // trees are chains). 2 nodes keep the raised 2-node price (tree_bus).
-    const bool call = channels == Channels::launched && kind == OpKind::all_reduce && v.nodes >= 3;
-    const double ratio = call ? 1.0 / nccl_dtree_busiest_node_load(v.nodes) : 0.5;
-    algbw *= ratio * nccl_tree_correction(v, r.protocol, kind, bytes);
-  }
+  const double algbw = local_copy ? device_copy_algbw_gbps(v)
+                                  : nccl_algbw_gbps(v, plan, algo, r.protocol, kind, bytes,
+                                                    channels == Channels::launched);
   Prediction p;
   p.channels = plan.channels;
   p.model = "nccl";

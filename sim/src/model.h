@@ -169,15 +169,15 @@ inline int nccl_log2i(double x) {
   return levels;
 }
 
+// An NVLS / NVLS-tree call's concurrent operations (enqueue.cc's "concurrentOps": NVLS channels x
+// heads) and its chunk for `bytes` over them (calcCollChunking), as NCCL runs it.
+double nccl_nvls_ops(const TopologyView& view);
+double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double bytes, double ops);
 // The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
 // before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
 // head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw, K/(K+1) of
 // it for K steps per channel. NCCL's tuning model leaves it out; nccl-tests measures it
 // (docs/fidelity.md).
-// An NVLS / NVLS-tree call's concurrent operations (enqueue.cc's "concurrentOps": NVLS channels x
-// heads) and its chunk for `bytes` over them (calcCollChunking), as NCCL runs it.
-double nccl_nvls_ops(const TopologyView& view);
-double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double bytes, double ops);
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
 // The fill and drain of NCCL's tree all_reduce pipeline (0 otherwise, tree_pipeline_fill.cc): a
@@ -192,11 +192,10 @@ double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol p
 // charged where longer than the call's bandwidth time. Not in NCCL's ranking.
 double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched);
-// enqueue.cc's tree/LL128 chunk (calcCollChunking; net_window.cc): one LL128 step's data (576000
-// bytes), halved for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
-double nccl_tree_ll128_chunk_bytes(const TopologyView& view, double bytes, int channels);
-// A tree all_reduce's chunk (one network message) for `protocol`: LL one LL step's data (32 KiB),
-// LL128 the rule above, Simple one Simple step (512 KiB).
+// A tree all_reduce's chunk (one network message) for `protocol` (enqueue.cc calcCollChunking;
+// net_window.cc): LL one LL step's data (32 KiB), LL128 one LL128 step's data (576000 bytes)
+// halved for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel, Simple
+// one Simple step (512 KiB).
 double nccl_tree_chunk_bytes(const TopologyView& view, Protocol protocol, double bytes,
                              int channels);
 // AWS's region tuner on p5/p5e (efa_region_tuner.cc): the algorithm and protocol aws-ofi-nccl's
@@ -212,6 +211,12 @@ std::optional<RegionChoice> efa_region_choice(const TopologyView& view, OpKind k
 // tuner's choice.
 double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                          double bytes, int requested_channels);
+// An NCCL algorithm's algbw (GB/s) from its busBw (nccl_bus_bandwidth): ring x n / its steps,
+// NVLS-tree x n / 2(n-1), tree x NCCL's ratio 0.5 and its correction by size; `call`: as the call
+// runs rather than as NCCL ranks it (a tree over 3+ nodes at its busiest node's load). NVLS's busBw
+// is already algbw. The one conversion for analytic_nccl and the network window.
+double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
+                       Protocol protocol, OpKind kind, double bytes, bool call);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise (RCCL's table where it applies, analytic_rccl.cc).
 double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);

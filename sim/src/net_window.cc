@@ -40,9 +40,9 @@ struct NetWindowTable {
 };
 constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
 
-}  // namespace
-
-double nccl_tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels) {
+// enqueue.cc's tree/LL128 chunk (calcCollChunking): one LL128 step's data (576000 bytes), halved
+// for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
+double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels) {
   double chunk = kWindow.ll128_step_data_bytes;
   const double ppn = v.ranks_per_node;
   const double nsteps = 1.0 + nccl_log2i(v.nodes) + 0.1 * ppn;
@@ -53,9 +53,11 @@ double nccl_tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int chan
   return chunk;
 }
 
+}  // namespace
+
 double nccl_tree_chunk_bytes(const TopologyView& v, Protocol protocol, double bytes, int channels) {
   return protocol == Protocol::ll      ? kWindow.ll_step_data_bytes
-         : protocol == Protocol::ll128 ? nccl_tree_ll128_chunk_bytes(v, bytes, channels)
+         : protocol == Protocol::ll128 ? tree_ll128_chunk_bytes(v, bytes, channels)
                                        : kNccl.tree_simple_chunk_bytes;
 }
 
@@ -65,16 +67,11 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
       (algo != NcclAlgo::tree && algo != NcclAlgo::nvls_tree)) {
     return 0.0;
   }
-  double connections = launched.channels, chunk = 0.0;
-  double algbw = nccl_bus_bandwidth(v, launched, algo, protocol, kind);
-  if (algo == NcclAlgo::tree) {
-    chunk = nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels);
-    algbw *= 0.5 * nccl_tree_correction(v, protocol, kind, bytes);
-  } else {
-    connections = nccl_nvls_ops(v);
-    chunk = nccl_nvls_chunk_bytes(v, algo, bytes, connections);
-    algbw *= v.nranks / (2.0 * (v.nranks - 1.0));
-  }
+  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
+  const bool tree = algo == NcclAlgo::tree;
+  const double connections = tree ? launched.channels : nccl_nvls_ops(v);
+  const double chunk = tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels)
+                            : nccl_nvls_chunk_bytes(v, algo, bytes, connections);
   const double chunks = std::ceil(bytes / connections / chunk);
   if (chunks <= kWindow.steps || !(algbw > 0.0)) return 0.0;
   const double round_trip_us =

@@ -52,22 +52,19 @@ double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol prot
 
 namespace {
 
-// One binary tree of graph/trees.cc over ranks 0..n-1 rooted at 0: a rank's parent is found by
-// its lowest set bit, its children one bit lower (v2.27.3-1 trees.cc:31-62, in words). Returns
-// the links (parent and children) of `rank`.
+// One binary tree of graph/trees.cc over ranks 0..n-1 rooted at 0 (v2.27.3-1 trees.cc:31-62, in
+// words): the root has one child; any other rank has its parent, and with b its lowest set bit,
+// a first child rank - b/2 (when b > 1) and a second rank + b/2, or the nearest rank + b/4,
+// rank + b/8 ... below n. Returns how many links (parent and children) `rank` has.
 int btree_links(int n, int rank) {
-  int bit = 1;
-  while (bit < n && (bit & rank) == 0) bit <<= 1;
-  if (rank == 0) return n > 1 ? 1 : 0;  // the root: one child
-  int links = 1;                        // the parent
-  int low = bit >> 1;
-  if (low != 0) ++links;  // the first child, rank - low, always in range
-  int second = low == 0 ? -1 : rank + low;
-  while (second >= n) {
-    second = low == 0 ? -1 : rank + low;
-    low >>= 1;
+  if (rank == 0) return n > 1 ? 1 : 0;
+  const int half = (rank & -rank) >> 1;  // b/2
+  if (half == 0) return 1;               // an odd rank: a leaf
+  int links = 2;                         // the parent and rank - b/2
+  for (int step = half; step > 0; step >>= 1) {
+    if (rank + step < n) return links + 1;
   }
-  return links + (second >= 0 ? 1 : 0);
+  return links;
 }
 
 }  // namespace

@@ -248,8 +248,8 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
   std::vector<std::pair<double, Choice>> ranked;  // (NCCL's ranking time, the choice)
   for (const std::string& a : ok) {
     if (!call.algorithm.empty() && a != call.algorithm) continue;
-    if (nccl_only && !detail::nccl_algo_for(a, spec.kind)) continue;
     const auto nccl_algo = detail::nccl_algo_for(a, spec.kind);
+    if (nccl_only && !nccl_algo) continue;
     for (Protocol p : detail::protocols_applicable(a, spec.kind)) {
       if (call.protocol && *call.protocol != p) continue;
       // RCCL never takes LL128 on MI300X nor tree/Simple in one node by itself; forced, it runs.

@@ -54,10 +54,11 @@
 //     own search counts 48 per gfx95x link (ROCm/rocm-systems projects/rccl/src/graph/topo.h
 //     GFX95X_XGMI_WIDTH), which OCI's 407 GB/s one-node busbw (8 GiB) already exceeds. RCCL's
 //     tuning for gfx950 (its tables postdate the one modelled) is not modelled: NCCL's rows.
-// What is not modelled: AWS's tuner's region tables, which choose for it from 3 nodes on p5 and
-// later (NCCL's ranking with the plugin's latency is used), EFA's SRD spraying over paths (the
-// fat-tree stands for it), GCP's TCPX/TCPXO per-message cost (no public figure: NCCL's IB
-// latencies) and A3 High's TCPX rate (a public run moves half its line rate; docs/fidelity.md).
+// What is not modelled: AWS's tuner's region tables for p5en and p6 (p5/p5e's are:
+// sim/src/efa_region_tuner.cc; the others keep NCCL's ranking with the plugin's latency), EFA's SRD
+// spraying over paths (the fat-tree stands for it), GCP's TCPX/TCPXO per-message cost (no public
+// figure: NCCL's IB latencies) and A3 High's TCPX rate (a public run moves half its line rate;
+// docs/fidelity.md).
 #include <functional>
 #include <string>
 #include <string_view>
@@ -132,26 +133,30 @@ DgxSystem aws_p6_b200() {
                     NetworkClass::efa_v3);
 }
 
-// GCP's own NCCL environment turns NVLS off on both TCP-based machines (header).
-DgxSystem gcp_a3mega() {
-  DgxSystem s = cloud_node(presets::h100_system(), "gcp-a3mega", "GCP a3-megagpu-8g",
-                           "8 H100, NVSwitch (NVLS off: GCP's NCCL profile), 8 x 200G "
-                           "GPUDirect-TCPXO NICs, PCIe gen5",
-                           "200G TCPXO", NetworkClass::tcpxo);
+// GCP's TCP-based H100 machines: GCP's own NCCL environment turns NVLS off (header); `nics` GPU
+// NICs of 200G at 25 GB/s.
+DgxSystem gcp_tcp_h100(std::string name, std::string model, std::string_view parts,
+                       std::string nic_label, NetworkClass network, int nics) {
+  DgxSystem s = cloud_node(presets::h100_system(), std::move(name), std::move(model), parts,
+                           std::move(nic_label), network);
   s.nvls = false;
+  s.node.nics = nics;
   s.node.nic_bandwidth_gbps = 25.0;
   return s;
 }
 
+DgxSystem gcp_a3mega() {
+  return gcp_tcp_h100("gcp-a3mega", "GCP a3-megagpu-8g",
+                      "8 H100, NVSwitch (NVLS off: GCP's NCCL profile), 8 x 200G GPUDirect-TCPXO "
+                      "NICs, PCIe gen5",
+                      "200G TCPXO", NetworkClass::tcpxo, 8);
+}
+
 DgxSystem gcp_a3high() {
-  DgxSystem s = cloud_node(presets::h100_system(), "gcp-a3high", "GCP a3-highgpu-8g",
-                           "8 H100, NVSwitch (NVLS off: GCP's NCCL profile), 4 x 200G "
-                           "GPUDirect-TCPX NICs (one per 2 GPUs), PCIe gen5",
-                           "200G TCPX", NetworkClass::tcpx);
-  s.nvls = false;
-  s.node.nics = 4;
-  s.node.nic_bandwidth_gbps = 25.0;
-  return s;
+  return gcp_tcp_h100("gcp-a3high", "GCP a3-highgpu-8g",
+                      "8 H100, NVSwitch (NVLS off: GCP's NCCL profile), 4 x 200G GPUDirect-TCPX "
+                      "NICs (one per 2 GPUs), PCIe gen5",
+                      "200G TCPX", NetworkClass::tcpx, 4);
 }
 
 DgxSystem gcp_a4() {
