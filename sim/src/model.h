@@ -46,6 +46,8 @@ struct TopologyView {
   double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   double network_hop_extra_us = 0.0;  // the topology's fact, added to every network hop
+  double p2p_net_chunk_bytes = 0.0;   // the topology's NCCL_P2P_NET_CHUNKSIZE, 0 = NCCL's
+  double nccl_buffsize_bytes = 0.0;   // the topology's NCCL_BUFFSIZE, 0 = NCCL's
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;
