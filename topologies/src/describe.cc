@@ -67,7 +67,7 @@ std::string describe(const Topology& t) {
   }
   if (s.p2p_net_chunk_bytes > 0 || s.nccl_buffsize_bytes > 0) {
     const auto bytes = [](double v, const char* nccl) {
-      return v > 0 ? fmt::format("{:g} bytes", v) : fmt::format("NCCL's {}", nccl);
+      return v > 0 ? fmt::format("{:.0f} bytes", v) : fmt::format("NCCL's {}", nccl);
     };
     out += fmt::format("  NCCL env  p2p net chunk {}, buffer {}\n",
                        bytes(s.p2p_net_chunk_bytes, "131072"),

@@ -258,10 +258,14 @@ void validate_facts(const TopologyData& d) {
         bytes == 0.0 || (bytes >= limits::min_nccl_buffer_bytes &&
                          bytes <= limits::max_nccl_buffer_bytes && bytes == std::floor(bytes));
     if (!ok) {
-      throw ConfigError(where(d) + name + " (" + env + ") must be 0 (NCCL's default) or whole " +
-                        "bytes from " + std::to_string(limits::min_nccl_buffer_bytes) + " to " +
-                        std::to_string(limits::max_nccl_buffer_bytes) + ", got " +
-                        std::to_string(bytes));
+      std::ostringstream got;
+      got.precision(17);
+      got << bytes;
+      throw ConfigError(
+          where(d) + name + " (" + env + ") must be 0 (NCCL's default) or whole " + "bytes from " +
+          std::to_string(static_cast<long long>(limits::min_nccl_buffer_bytes)) + " to " +
+          std::to_string(static_cast<long long>(limits::max_nccl_buffer_bytes)) + ", got " +
+          got.str());
     }
   };
   nccl_buffer(d.facts.p2p_net_chunk_bytes, "p2p_net_chunk_bytes", "NCCL_P2P_NET_CHUNKSIZE");
