@@ -180,6 +180,11 @@ double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double byt
 // (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
+// The synchronisations NVLS all_reduce pays in one NVLink domain for the steps its chunk adds
+// over the 128 KiB NCCL prices at (0 otherwise, and 0 on Hopper): kNccl.nvls_step_sync_us_blackwell
+// x bytes / (channels x heads) x (1/chunk - 1/128 KiB). 8 B200s, 64 MiB (32 KiB chunks): 8 extra
+// steps a channel, 67 us. Not in NCCL's ranking.
+double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes);
 // The fill and drain of NCCL's tree all_reduce pipeline (0 otherwise, tree_pipeline_fill.cc): a
 // chunk climbs the chain of a node's GPUs and the tree of nodes and comes back down before the
 // pipeline runs full: Simple 2 ((ppn - 1) + log2(nodes)) hops of one Simple chunk at the channel's
