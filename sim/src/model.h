@@ -192,6 +192,12 @@ double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, d
 // line by line). NCCL's tuning model leaves it out; nccl-tests measures it.
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
+// The synchronisations a Simple ring all_reduce / reduce_scatter / all_gather in one node of
+// NVIDIA GPUs pays in its first pass beyond the one per step NCCL's latency charges
+// (ring_slice_sync.cc; 0 otherwise): each step moves its piece in 2 slices, each waiting one
+// NVLink hop (3.4 us): steps x 3.4 us more. Not in NCCL's ranking.
+double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
+                          double bytes, const ChannelPlan& launched);
 // The wait of a tree / NVLS-tree all_reduce across nodes for its network buffer slots
 // (net_window.cc; 0 otherwise): NCCL_STEPS = 8 chunks per connection per network round trip,
 // charged where longer than the call's bandwidth time. Not in NCCL's ranking.

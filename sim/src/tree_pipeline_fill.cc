@@ -86,6 +86,7 @@ double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol
   return nvls_pipeline_fill_us(v, algo, kind, bytes, requested_channels) +
          nvls_step_sync_us(v, algo, kind, bytes) +
          tree_pipeline_fill_us(v, algo, protocol, kind, bytes, launched) +
+         ring_slice_sync_us(v, algo, protocol, kind, bytes, launched) +
          net_window_wait_us(v, algo, protocol, kind, bytes, launched);
 }
 
