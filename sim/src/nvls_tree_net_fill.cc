@@ -8,18 +8,19 @@
 // NCCL_NVLS_CHUNKSIZE) with NVLS, receives its children's from the network, and sends one Simple
 // step up its tree (`prims.directRecvDirectSend` with ProtoSimple<1, 1>); the root sends it back
 // down the same way. A Simple step goes to the network only once the GPU has written all of it
-// (src/transport/net.cc sendProxyProgress: the step's tail, then isend), so the first step of all
-// channels x heads (enqueue.cc's concurrentOps) waits a whole step on each network hop, at the
-// node's NICs' line rate. The first level's hop up and down (2 nodes) is already in the NVLS fill
-// beside it (nvls_pipeline_fill_us), whose 2 steps were judged on 2-node rows; each further level
-// adds 2 hops. From 4 nodes an inner node of one tree takes its two children's halves of the
-// channels (the other tree carries the other half) on its NICs per hop: a whole step. As in the
-// NVLS fill, K/(K+1) of it is exposed for K steps per channel.
+// (src/transport/net.cc sendProxyProgress: the step's tail, then isend). The first step of all
+// channels x heads (enqueue.cc's concurrentOps) is in flight at once; on EFA a hop is charged that
+// whole step at the node's NICs' line rate (network_class.h network_queues_whole_steps: AWS's
+// in-flight queuing [assumed]; on InfiniBand the NVLS fill alone holds the asserted rows), on each
+// of the 2 log2(nodes) hops. Per hop the busiest node moves its share of NCCL's two trees: half a
+// step on 2 nodes (each node sends one tree's half of the channels), a whole one from 4 (an inner
+// node of one tree takes its two children's halves). As in the NVLS fill beside it
+// (nvls_pipeline_fill_us), K/(K+1) of it is exposed for K steps per channel.
 // Example, 32 p5 nodes (16 NVLS channels x 8 heads, aws-ofi-nccl's 512 KiB chunk, 8 x 48 GB/s of
-// NICs a node), 4 GiB: a step is 128 x 512 KiB = 64 MiB, 8 further hops x 64 MiB / 384 GB/s x
-// 64/65 = 1.38 ms. On InfiniBand at NCCL's 64 KiB chunk from 4 nodes the same call's step is 8 MiB.
-// Picture, 4 nodes (one tree; each arrow one step of every head; n0 <- n1 is the first level):
-//     up:  n1 -> n0 <- n2 <- n3        down: n0 -> n1, n0 -> n2 -> n3    (2 further hops: n2-n3)
+// NICs a node), 4 GiB: a step is 128 x 512 KiB = 64 MiB, 10 hops x 64 MiB / 384 GB/s x 64/65 =
+// 1.72 ms (NCCL's own 64 KiB from 4 nodes would make it 8 MiB).
+// Picture, 4 nodes (one tree; each arrow one step of every head of the tree's channels):
+//     up:  n1 -> n0 <- n2 <- n3        down: n0 -> n1, n0 -> n2 -> n3      (2 x log2(4) = 4 hops)
 // Not in the tuner's ranking (Channels::all): it never changes NCCL's choice.
 #include <algorithm>
 
