@@ -274,7 +274,17 @@ double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes,
     if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;
     if (bytes < 2.0 * ops * chunk && chunk > k16) chunk = k16;
   } else {
-    if (v.nodes >= 4) chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
+    // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): the cloud's chunk where its environment sets
+    // one (network_class.h: 512 KiB on EFA), else NCCL's, at most 64 KiB from 4 nodes.
+    const double cloud = network_nvls_tree_chunk_bytes(v.network);
+    if (cloud > 0.0) {
+      chunk = cloud;
+    } else if (v.nodes >= 4) {
+      chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
+    }
+    constexpr double k128 = 2.0 * k64, k256 = 2.0 * k128;
+    if (bytes < 32.0 * ops * chunk && chunk > k256) chunk = k256;
+    if (bytes < 16.0 * ops * chunk && chunk > k128) chunk = k128;
     if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
     if (bytes < ops * chunk && chunk > k32) chunk = k32;
   }

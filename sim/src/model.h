@@ -198,6 +198,11 @@ double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol p
 // NVLink hop (3.4 us): steps x 3.4 us more. Not in NCCL's ranking.
 double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched);
+// The network fill of an NVLS-tree all_reduce across EFA nodes (nvls_tree_net_fill.cc; 0 on other
+// networks and algorithms): one step of every NVLS channel and head (nccl_nvls_ops x
+// nccl_nvls_chunk_bytes) on each of the 2 log2(nodes) network hops at the node's NIC line rate,
+// the busiest node's share of it, K/(K+1) of it for K steps per channel.
+double nvls_tree_net_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes);
 // The wait of a tree / NVLS-tree all_reduce across nodes for its network buffer slots
 // (net_window.cc; 0 otherwise): NCCL_STEPS = 8 chunks per connection per network round trip,
 // charged where longer than the call's bandwidth time. Not in NCCL's ranking.
