@@ -81,6 +81,28 @@ inline double network_hop_us(topo::NetworkClass network, Protocol protocol, doub
   return network_rank_hop_us(network, protocol, nccl_us, extra_us);
 }
 
+// The NVLS-tree chunk the cloud's NCCL environment sets for `network`, 0 = NCCL's defaults
+// (NCCL_NVLS_CHUNKSIZE 128 KiB, NCCL_NVLSTREE_MAX_CHUNKSIZE 64 KiB from 4 nodes). aws-ofi-nccl
+// exports NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every NVLS-capable EFA
+// platform (v1.16.3 src/platform-aws.cpp:131-132 p5en/p6-b200, :159-160 p5/p5e; v1.21.1
+// :144-145, :169-170; from v1.15.0's platform_init), "a max chunk size of 512KiB recovers from
+// the regression" of NCCL 2.19.3's 64 KiB (commit 03ead71a). p4d/p4de have no NVLS.
+inline double network_nvls_tree_chunk_bytes(topo::NetworkClass network) {
+  const bool efa_nvls = network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
+  return efa_nvls ? 524288.0 : 0.0;
+}
+
+// Whether a network hop of `network` delivers a step of all channels' in-flight chunks as a whole
+// (the NVLS-tree network fill, nvls_tree_net_fill.cc). EFA: AWS's tuner says EFA's throughput
+// saturates once a rank's in-flight data fills the link, and more in flight "only adds queuing
+// latency" (aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp:2236-2242) [assumed: the first
+// step of every channel and head, all in flight at once, queues whole at each hop]. InfiniBand and
+// RoCE: no (the same term breaks asserted IB figures, nccl-tests#283's 248 x 8 H200 and #309's
+// 4-node H100: docs/fidelity.md, NVLS-tree's network part).
+inline bool network_queues_whole_steps(topo::NetworkClass network) {
+  return network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
+}
+
 // Whether the cloud's NCCL environment for `network` enables `protocol` (NCCL_PROTO).
 inline bool network_enables(topo::NetworkClass network, Protocol protocol) {
   const bool gcp = network == topo::NetworkClass::tcpxo || network == topo::NetworkClass::tcpx;
