@@ -8,7 +8,6 @@
 
 #include "host_launch.h"
 #include "model.h"
-#include "p2p_net_messages.h"
 #include "tuner_internal.h"
 #include "twinccl/ascii_case.h"
 #include "twinccl/errors.h"
@@ -108,11 +107,6 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
     r.protocol = c.protocol;
     r.params.ranks_per_node = tuner.ranks_per_node();
     p = detail::flow(topology, r, {}).prediction;
-    // As the tuner's analytic time: the net plugin's host time on the messages' completions.
-    if (r.spec.kind == OpKind::all_to_all && r.algorithm == "direct") {
-      p.time_us += detail::all_to_all_net_completion_us(
-          tuner.view(), static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype)));
-    }
   } else {
     p.channels = c.channels;
     p.model = c.model;
