@@ -200,7 +200,7 @@ Fault parse_fault(FaultKind kind, std::string_view text) {
 std::string TopologyEdits::label() const {
   std::string out;
   for (const Setting& s : settings) {
-    out += fmt::format("{}{}={:g}", out.empty() ? "" : ",", s.name, s.value);
+    out += fmt::format("{}{}={:.15g}", out.empty() ? "" : ",", s.name, s.value);
   }
   for (const Fault& f : faults) {
     out += (out.empty() ? "" : ",") +
