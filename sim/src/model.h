@@ -53,6 +53,12 @@ struct TopologyView {
   int nccl_version = 0;
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
+// One step of NCCL's Simple buffer on `view`, bytes: NCCL_BUFFSIZE (the topology's
+// nccl_buffsize_bytes, else NCCL's 4 MiB, init.cc DEFAULT_BUFFSIZE) / NCCL_STEPS 8 (device.h),
+// rounded down as NCCL divides. The one reading of the run's buffer for the tree/Simple chunk
+// (net_window.cc), a ring's slices (ring_slice_sync.cc) and the p2p chunk's cap
+// (p2p_net_messages.cc).
+double nccl_simple_step_bytes(const TopologyView& view);
 // The launch figures a prediction on `view` adds (host_launch.h): the topology's, except that in
 // one cdna3 node RCCL's base latency holds the per-call launch (0 unless the topology sets one).
 // The one reading for predict() and calibrate.
