@@ -246,9 +246,13 @@ double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAl
 double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);
 
 // RCCL where it differs from NCCL (analytic_rccl.cc, rccl_tuning_table.h): one node of cdna3
-// GPUs. nullopt = RCCL does not choose that pair by itself (LL128, tree/Simple in one node) or it
-// is not RCCL's case: NCCL's terms apply.
+// GPUs (and across nodes, the LL latency terms of cdna3 / cdna4). nullopt = RCCL does not choose
+// that pair by itself (LL128, tree/Simple in one node) or it is not RCCL's case: NCCL's terms
+// apply.
 bool rccl_models(const TopologyView& view);
+// Across nodes RCCL's LL latency terms (base, xGMI and network hops) on cdna3 / cdna4: every RCCL
+// tuning model an 8-GPU xGMI node can match agrees on them (rccl_tuning_table.h).
+bool rccl_prices_multinode_ll(const TopologyView& view, Protocol protocol);
 bool rccl_chooses(const TopologyView& view, NcclAlgo algo, Protocol protocol);
 std::optional<double> rccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan,
                                          NcclAlgo algo, Protocol protocol);
