@@ -203,15 +203,20 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
 
 LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind,
                                 double bytes, bool ranking) {
-  if (const auto rccl = rccl_latency_parts(v, algo, p)) return *rccl;  // one node: no network
+  // RCCL's terms where it has its own: in one node all of them; across nodes its LL hops, whose
+  // network hop then goes through the network class and the ring's overhead as NCCL's does.
+  const auto rccl = rccl_latency_parts(v, algo, p);
+  if (rccl && v.nodes == 1) return *rccl;
   const std::size_t pi = index_of(p);
   const auto hop = [&](LinkClass c, NcclAlgo a) {
     return at(kNccl.hop_latency_us[static_cast<std::size_t>(c)], a, pi);
   };
   LatencyParts l;
-  l.base_us = at(kNccl.base_latency_us, algo, pi);
-  l.intra_hop_us = hop(v.intra_class, algo);
-  const double nccl_net_us = hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
+  l.base_us = rccl ? rccl->base_us : at(kNccl.base_latency_us, algo, pi);
+  l.intra_hop_us = rccl ? rccl->intra_hop_us : hop(v.intra_class, algo);
+  const double nccl_net_us =
+      rccl ? rccl->net_hop_us
+           : hop(LinkClass::network, v.ranks_per_node == 1 ? NcclAlgo::tree : algo);
   l.net_hop_us = ranking ? network_rank_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us)
                          : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
   if (algo == NcclAlgo::ring && v.nodes > 1) {

@@ -1,5 +1,6 @@
 // RCCL's terms where they differ from NCCL's, for AMD Instinct MI300X / MI325X in one node
-// (GpuArch::cdna3; constants and sources in rccl_tuning_table.h).
+// (GpuArch::cdna3) and, across nodes, RCCL's LL latency on cdna3 and cdna4 (MI355X); constants
+// and sources in rccl_tuning_table.h.
 //
 // How it works. The NCCL model (analytic_nccl.cc) asks here first when the communicator is one
 // node of cdna3 GPUs:
@@ -18,6 +19,12 @@
 //     model]; its bandwidth as the GPU's links: 2 x 7/8 S over 7 x 48 GB/s at once, algbw = 336 x
 //     8 / 14 = 192 GB/s Simple, half that for LL (8 data bytes in 16) [assumed: the link bound;
 //     MSCCL's 8 channels do not reach it from ~2 MiB, docs/fidelity.md].
+//   * across nodes (cdna3 and cdna4, LL only): RCCL's base latency (12 us) and its xGMI and
+//     network hop latencies for LL, in NCCL's formulas (nccl_latency_parts adds the network
+//     class and the ring's per-step network overhead): 2 x 8 GPUs, tree/LL all_reduce: 12 + 2 x
+//     (7 x 0.9 + 1 x 10.5) = 45.6 us (NCCL's rows: 25). The ring's per-step network overhead
+//     stays NCCL's 1 us (RCCL's getNetOverhead says 2 on AMD CPUs; the topology does not say
+//     the CPU). Bandwidth and the other protocols keep NCCL's rows (rccl_tuning_table.h: why).
 //   * the host's per-call launch (host_launch.h) is not added: RCCL's base latency is the per-call
 //     floor rccl-tests measures (RCCL's 12 us against NCCL's 6.6), and the AMD blog's HIP-graph run
 //     of the same machine (no launch per call) measures 16.38 / 15.75 us at 8 / 16 B against 16.61
@@ -44,6 +51,12 @@ bool rccl_models(const TopologyView& v) {
   return v.arch == topo::GpuArch::cdna3 && v.nodes == 1 && v.nranks > 1;
 }
 
+bool rccl_prices_multinode_ll(const TopologyView& v, Protocol p) {
+  const bool amd = v.arch == topo::GpuArch::cdna3 || v.arch == topo::GpuArch::cdna4;
+  return amd && v.nodes > 1 && v.nranks > 1 && p == Protocol::ll &&
+         v.intra_class == LinkClass::nvlink;
+}
+
 bool rccl_chooses(const TopologyView& v, NcclAlgo algo, Protocol p) {
   // LL128 is off on gfx942 at any node count (tuning.cc:509-515), whatever the tuning model.
   if (v.arch == topo::GpuArch::cdna3 && p == Protocol::ll128) return false;
@@ -63,13 +76,19 @@ std::optional<double> rccl_bus_bandwidth(const TopologyView& v, const ChannelPla
 }
 
 std::optional<LatencyParts> rccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p) {
-  if (!rccl_models(v) || !rccl_chooses(v, algo, p)) return std::nullopt;
   const auto a = rccl_algo_index(algo);
   if (!a) return std::nullopt;
   const std::size_t pi = index_of(p);
+  const bool one_node = rccl_models(v) && rccl_chooses(v, algo, p);
+  if (!one_node && !rccl_prices_multinode_ll(v, p)) return std::nullopt;
   LatencyParts l;
   l.base_us = kRccl.base_latency_us[*a][pi];
   l.intra_hop_us = kRccl.hop_latency_us[static_cast<std::size_t>(v.intra_class)][*a][pi];
+  if (v.nodes > 1) {
+    // RCCL charges one rank per node the tree's network hop whatever the algorithm (ppn == 1).
+    const std::size_t net_algo = v.ranks_per_node == 1 ? 0 : *a;
+    l.net_hop_us = kRccl.hop_latency_us[static_cast<std::size_t>(LinkClass::network)][net_algo][pi];
+  }
   return l;
 }
 

@@ -53,6 +53,12 @@ struct TopologyView {
   int nccl_version = 0;
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
+// One step of NCCL's Simple buffer on `view`, bytes: NCCL_BUFFSIZE (the topology's
+// nccl_buffsize_bytes, else NCCL's 4 MiB, init.cc DEFAULT_BUFFSIZE) / NCCL_STEPS 8 (device.h),
+// rounded down as NCCL divides. The one reading of the run's buffer for the tree/Simple chunk
+// (net_window.cc), a ring's slices (ring_slice_sync.cc) and the p2p chunk's cap
+// (p2p_net_messages.cc).
+double nccl_simple_step_bytes(const TopologyView& view);
 // The launch figures a prediction on `view` adds (host_launch.h): the topology's, except that in
 // one cdna3 node RCCL's base latency holds the per-call launch (0 unless the topology sets one).
 // The one reading for predict() and calibrate.
@@ -240,9 +246,13 @@ double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAl
 double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);
 
 // RCCL where it differs from NCCL (analytic_rccl.cc, rccl_tuning_table.h): one node of cdna3
-// GPUs. nullopt = RCCL does not choose that pair by itself (LL128, tree/Simple in one node) or it
-// is not RCCL's case: NCCL's terms apply.
+// GPUs (and across nodes, the LL latency terms of cdna3 / cdna4). nullopt = RCCL does not choose
+// that pair by itself (LL128, tree/Simple in one node) or it is not RCCL's case: NCCL's terms
+// apply.
 bool rccl_models(const TopologyView& view);
+// Across nodes RCCL's LL latency terms (base, xGMI and network hops) on cdna3 / cdna4: every RCCL
+// tuning model an 8-GPU xGMI node can match agrees on them (rccl_tuning_table.h).
+bool rccl_prices_multinode_ll(const TopologyView& view, Protocol protocol);
 bool rccl_chooses(const TopologyView& view, NcclAlgo algo, Protocol protocol);
 std::optional<double> rccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan,
                                          NcclAlgo algo, Protocol protocol);

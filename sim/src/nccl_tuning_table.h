@@ -81,9 +81,6 @@ struct NcclTuningTable {
   double net_overhead_simple_factor;  // [not in facts] 3
   // Ring Simple all_reduce across nodes: latency x1.4 on sm80+ ("plateau effect of ring").
   double ring_plateau_factor;  // [not in facts] 1.4 (1.9 before sm80)
-  // Tree/Simple all_reduce chunk: one step of the Simple buffer, NCCL_BUFFSIZE 4 MiB /
-  // NCCL_STEPS 8 (enqueue.cc calcCollChunking: chunkSteps 1 for tree, no size rule for Simple).
-  double tree_simple_chunk_bytes;  // [not in facts] 512 KiB
   // Tree all_reduce bandwidth x factor[protocol][log2(bytes/64)] for 64 B..256 MiB
   // (tuning.cc treeCorrectionFactor, "trees are not perfectly sticking to the model").
   std::array<std::array<double, 23>, kProtocols> tree_correction;  // [not in facts]
@@ -185,7 +182,6 @@ inline constexpr NcclTuningTable kNccl{
     .net_overhead_us = 1.0,
     .net_overhead_simple_factor = 3.0,
     .ring_plateau_factor = 1.4,
-    .tree_simple_chunk_bytes = 512.0 * 1024.0,
     .tree_correction = {{
         {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
          .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},

@@ -58,7 +58,7 @@ double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels)
 double nccl_tree_chunk_bytes(const TopologyView& v, Protocol protocol, double bytes, int channels) {
   return protocol == Protocol::ll      ? kWindow.ll_step_data_bytes
          : protocol == Protocol::ll128 ? tree_ll128_chunk_bytes(v, bytes, channels)
-                                       : kNccl.tree_simple_chunk_bytes;
+                                       : nccl_simple_step_bytes(v);  // chunkSteps 1 for tree
 }
 
 double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,

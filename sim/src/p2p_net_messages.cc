@@ -34,8 +34,6 @@ namespace twinccl::sim::detail {
 namespace {
 
 constexpr double kNcclP2pNetChunkBytes = 131072;  // init.cc:625 NCCL_P2P_NET_CHUNKSIZE
-constexpr double kNcclBuffsizeBytes = 4194304;    // init.cc:620 DEFAULT_BUFFSIZE
-constexpr int kNcclSteps = 8;                     // include/device.h:25 NCCL_STEPS
 constexpr double kP2pPartAlignBytes = 4096;       // device.h:254 ncclP2pPartBounds
 // aws-ofi-nccl v1.16.3 include/nccl_ofi_param.h:313-317: the host part of one EFA completion.
 constexpr double kEfaCompletionHostUs = 1.0;
@@ -54,9 +52,7 @@ P2pNetPlan nccl_p2p_net_plan(const TopologyView& view, double peer_bytes) {
   P2pNetPlan plan;
   const double chunk_param =
       view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes : kNcclP2pNetChunkBytes;
-  const double buffsize =
-      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : kNcclBuffsizeBytes;
-  plan.chunk_bytes = std::min(chunk_param, std::floor(buffsize / kNcclSteps));
+  plan.chunk_bytes = std::min(chunk_param, nccl_simple_step_bytes(view));  // init.cc:620-642
   const int nranks = std::max(1, view.nranks);
   plan.p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));
   // A network peer's channels: 2, halved with scale (one NIC covers a GPU's bandwidth here).

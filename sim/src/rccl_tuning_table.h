@@ -19,7 +19,12 @@
 //     the #else branch).
 // Across nodes the tuning model is the one whose rome model the node's GPU + NIC layout matches
 // (model 81: 8 NICs at 8 given PCI positions), else model 0; which one a cloud's node matches
-// cannot be told from outside, so multi-node AMD keeps the NCCL rows (docs/fidelity.md).
+// cannot be told from outside. The models disagree on Simple (ring network hop 320 us in model
+// 5, 15.1 in model 0) and on every bandwidth ratio, so those keep NCCL's rows; they agree on LL
+// (model 0, tuning.cc:77 / :81: xGMI tree / ring 0.8 / 0.8, network 11.8 / 9.5; model 5: 0.9 /
+// 0.8, 10.5 / 9.5; base 12 in both; 2 x 8 GPUs tree/LL 46.8 vs 45.6 us), so across nodes LL takes
+// model 5's (the same in ROCm/rccl@9e22c79, RCCL 2.2x with gfx950, tuning_model_0 /
+// tuning_model_5), on cdna3 and cdna4 (docs/fidelity.md "RCCL on AMD, multi-node latency").
 #pragma once
 
 #include <array>
@@ -55,7 +60,7 @@ inline constexpr RcclTuningTable kRccl{
     .hop_latency_us = {{
         {{{0.9, 0.0, 2.3}, {0.8, 0.0, 2.1}}},      // xGMI ("NVLINK")
         {{{2.2, 2.2, 5.7}, {2.2, 2.2, 5.7}}},      // PCI
-        {{{10.5, 0.0, 25.0}, {9.5, 0.0, 320.0}}},  // NET (not used: multi-node keeps NCCL's)
+        {{{10.5, 0.0, 25.0}, {9.5, 0.0, 320.0}}},  // NET (LL only: see the header)
     }},
     .bandwidth_ratio = {{
         {{{0.06, 0.0, 0.11}, {0.08, 0.0, 1.0}}},  // 1 or 2 nodes

@@ -24,10 +24,9 @@
 namespace twinccl::sim::detail {
 namespace {
 
-constexpr double kSimpleStepBytes = 4.0 * 1024.0 * 1024.0 / 8.0;  // NCCL_BUFFSIZE / NCCL_STEPS
-constexpr double kChunkSteps = 4.0;                               // ALLREDUCE_CHUNKSTEPS
-constexpr double kSlicesPerChunk = 2.0;                           // chunk steps / slice steps
-constexpr double kMinSliceBytes = 2.0 * kSimpleStepBytes / 32.0;  // prims_simple.h:194
+constexpr double kChunkSteps = 4.0;            // ALLREDUCE_CHUNKSTEPS
+constexpr double kSlicesPerChunk = 2.0;        // chunk steps / slice steps
+constexpr double kMinSliceSteps = 2.0 / 32.0;  // prims_simple.h:194: 1/32 of a slice's 2 steps
 
 }  // namespace
 
@@ -45,8 +44,9 @@ double ring_slice_sync_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
   const double steps = kind == OpKind::all_reduce ? 2.0 * (n - 1.0) : n - 1.0;
   // nccl-tests' bytes: the per-rank buffer (all_reduce) or n x the per-rank count (the others);
   // either way the first loop of a channel covers n pieces of at most one chunk.
-  const double piece = std::min(kChunkSteps * kSimpleStepBytes, bytes / (launched.channels * n));
-  const double slices = piece >= 2.0 * kMinSliceBytes ? kSlicesPerChunk : 1.0;
+  const double step_bytes = nccl_simple_step_bytes(v);  // NCCL_BUFFSIZE / NCCL_STEPS
+  const double piece = std::min(kChunkSteps * step_bytes, bytes / (launched.channels * n));
+  const double slices = piece >= 2.0 * kMinSliceSteps * step_bytes ? kSlicesPerChunk : 1.0;
   const double extra_syncs = steps * (slices - 1.0);
   const double hop_us =
       at(kNccl.hop_latency_us[static_cast<std::size_t>(v.intra_class)], algo, index_of(protocol));

@@ -154,4 +154,12 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
   return plan;
 }
 
+double nccl_simple_step_bytes(const TopologyView& view) {
+  constexpr double kDefaultBuffsizeBytes = 4194304.0;  // init.cc DEFAULT_BUFFSIZE
+  constexpr double kSteps = 8.0;                       // device.h NCCL_STEPS
+  const double buffsize =
+      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : kDefaultBuffsizeBytes;
+  return std::floor(buffsize / kSteps);
+}
+
 }  // namespace twinccl::sim::detail

@@ -8,6 +8,7 @@
 #include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -44,4 +45,18 @@ TEST_CASE("ring in one node: LL128 and pieces under two slices pay NCCL's latenc
   CHECK(fixed_us(a100, 16 * kMiB, Protocol::ll128) == Approx(14.0 + 14.0 * 1.9).epsilon(0.01));
   // 1 MiB on 8 ranks x the launched channels: pieces under 2 x 32 KiB, one slice a step.
   CHECK(fixed_us(a100, 1 * kMiB, Protocol::simple) == Approx(8.4 + 14.0 * 3.4).epsilon(0.01));
+}
+
+// NCCL_BUFFSIZE sets the Simple step, so the slice (a step's 2/32 at least) follows the run's
+// buffer: nccl_simple_step_bytes (sim/src/topology_view.cc) is the one reading of it for the
+// slices, the tree's Simple chunk and the p2p chunk's cap. 32 MiB on 8 A100s: pieces of 32 MiB /
+// (8 ranks x the launched channels), two slices at NCCL's 4 MiB buffer; with 64 MiB a slice must
+// be >= 2 x 512 KiB, so the same pieces move in one.
+TEST_CASE("ring/Simple slices follow the run's NCCL_BUFFSIZE (nccl_buffsize_bytes)") {
+  const topo::Topology a100 = topo::load_topology("dgx-a100");
+  topo::TopologyEdits big_buffer;
+  big_buffer.settings.push_back(topo::parse_setting("nccl_buffsize_bytes=67108864"));
+  const topo::Topology a100_64m = topo::apply_edits(a100, big_buffer).topology;
+  CHECK(fixed_us(a100, 32 * kMiB, Protocol::simple) == Approx(56.0 + 14.0 * 3.4).epsilon(0.01));
+  CHECK(fixed_us(a100_64m, 32 * kMiB, Protocol::simple) == Approx(56.0).epsilon(0.01));
 }

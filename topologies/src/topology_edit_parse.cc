@@ -79,8 +79,8 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  "(alltoall) across nodes, 4096..2^30 (0 = NCCL's 131072)"});
     s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
-                 "NCCL_BUFFSIZE of the run, bytes: NCCL keeps a p2p chunk <= it / 8, 4096..2^30 "
-                 "(0 = NCCL's 4194304)"});
+                 "NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the tree's Simple "
+                 "chunk, a ring's slices, the p2p chunk's cap), 4096..2^30 (0 = NCCL's 4194304)"});
     return s;
   }();
   return specs;
