@@ -6,6 +6,8 @@
 //     ring   LL: min(llMax, 0.5 busBw)  LL128: min(0.92 busBw, ch x 36.7)  Simple: busBw
 //     tree   min(0.92 busBw, ch x cap), then LL: min(/3.8, llMax), LL128: x 7/9 (1 node) or
 //            120/128, no more than ch x LL128 cap; x NCCL's tree correction factor by size;
+//            as the call runs on Hopper/Blackwell, LL128 algbw no more than ch x 0.3 x the ring's
+//            LL128 cap (the kernel's broadcast warps, tree_ll128_split_algbw_gbps);
 //            on 2 nodes busBw at the tree graph's raised intra speed (search.cc pass 2: up to
 //            2 x the NIC's while it fits the NVLink; aws-p4d-2 4 x 24 instead of 4 x 12)
 //     nvls   one node; all_reduce as NCCL prices it (nvls_all_reduce_algbw_gbps): h = min(n, 32)
@@ -338,7 +340,27 @@ double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo 
   // trees are chains). 2 nodes keep the raised 2-node price (tree_bus).
   const bool dtree = call && kind == OpKind::all_reduce && v.nodes >= 3;
   const double ratio = dtree ? 1.0 / nccl_dtree_busiest_node_load(v.nodes) : 0.5;
-  return bus * ratio * nccl_tree_correction(v, p, kind, bytes);
+  double algbw = bus * ratio;
+  if (call && kind == OpKind::all_reduce && p == Protocol::ll128) {
+    algbw = std::min(algbw, tree_ll128_split_algbw_gbps(v, plan));
+  }
+  return algbw * nccl_tree_correction(v, p, kind, bytes);
+}
+
+double tree_ll128_split_algbw_gbps(const TopologyView& v, const ChannelPlan& plan) {
+  // Hopper and Blackwell only: there NCCL's ring/LL128 cap (36.7, x2) is what a ring/LL128 channel
+  // runs at (the p5 ring/LL128 rows at 4-32 nodes, within 6% at that cap). Ampere's 20 is Volta's
+  // figure, and the one large A100 tree/LL128 row (p4de 2 nodes, 64 MiB: 25 GB/s algbw on 4
+  // channels) runs faster than 0.3 x 20 a channel; RCCL's kernel (AMD) is not NCCL's.
+  const bool validated = v.arch == topo::GpuArch::hopper || v.arch == topo::GpuArch::blackwell;
+  if (!validated) return std::numeric_limits<double>::infinity();
+  // runTreeSplit (v2.27.7-1 src/device/all_reduce.h:157-165): of a channel's LL128 threads, whole
+  // warps making 70% reduce, the rest broadcast; every byte passes both halves.
+  constexpr double kWarp = 32.0;
+  const double threads = kNccl.max_threads[index_of(Protocol::ll128)];
+  const double reduce_threads = std::floor(threads * 7.0 / (10.0 * kWarp)) * kWarp;
+  const double broadcast_share = (threads - reduce_threads) / threads;
+  return plan.channels * broadcast_share * caps_of(v).ring_ll128_channel_gbps;
 }
 
 double nccl_tree_correction(const TopologyView& v, Protocol p, OpKind kind, double bytes) {

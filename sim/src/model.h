@@ -241,6 +241,13 @@ double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol proto
 // is already algbw. The one conversion for analytic_nccl and the network window.
 double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
                        Protocol protocol, OpKind kind, double bytes, bool call);
+// The algbw (GB/s) a tree/LL128 all_reduce's kernel reaches on Hopper and Blackwell (+inf else):
+// runTreeSplit gives broadcast 30% of a channel's LL128 warps (192 of 640), and [assumed] a warp
+// moves what a ring/LL128 warp does (NCCL's ring cap per channel / its 640 threads), so every
+// byte, which passes broadcast, flows at channels x 0.3 x the ring/LL128 channel cap (p5: 8 x 0.3
+// x 36.7 = 88 GB/s). Only as the call runs: NCCL ranks with its own tree/LL128 cap (docs/
+// fidelity.md, "Issue 24, the tree kernel's split").
+double tree_ll128_split_algbw_gbps(const TopologyView& view, const ChannelPlan& plan);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise (RCCL's table where it applies, analytic_rccl.cc).
 double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);
