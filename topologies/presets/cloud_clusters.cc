@@ -161,8 +161,9 @@ DgxSystem gcp_a3high() {
 
 DgxSystem gcp_a4() {
   return cloud_node(presets::b200_system(), "gcp-a4", "GCP a4-highgpu-8g",
-                    "8 B200, NVLink 5 (NVLS), 8 x 400G RoCE (CX-7), PCIe gen5", "400G RoCE",
-                    NetworkClass::roce);
+                    "8 B200, NVLink 5 (NVLS), 8 x 400G RoCE (CX-7, Google's gIB NCCL plugin), "
+                    "PCIe gen5",
+                    "400G RoCE", NetworkClass::roce_gib);
 }
 
 DgxSystem azure_ndv5() {
