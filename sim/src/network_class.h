@@ -1,6 +1,7 @@
 // Internal: what a scale-out network's class changes in NCCL's cost model (topology fact
 // `network`, topology.h NetworkClass): the latency of one network hop per protocol, as the call
-// takes it and as NCCL ranks by it, and the protocols the cloud's NCCL environment enables.
+// takes it and as NCCL ranks by it, the protocols and NVLS chunks the cloud's NCCL environment
+// sets, and what a call pays that NCCL's model has no term for (TCPX's floor and delivered rate).
 //
 // How it works. NCCL's tuning model (graph/tuning.cc hwLat[NCCL_HW_NET]) gives one network hop
 // 2.7 / 4.0 / 14 us (ring LL / LL128 / Simple; tree 5.0 / 8.5 / 14), measured on InfiniBand
@@ -131,8 +132,8 @@ inline bool network_queues_whole_steps(topo::NetworkClass network) {
 // channels, the TX/RX core bindings), which no vendor figure explains:
 // * a floor of 880 us a call across nodes: 1 - 8 MiB all take ~0.94 - 1.0 ms where NCCL's model
 //   gives 85 - 157 us; 880 us brings its 1 - 4 MiB rows to a geometric-mean error of 0 [fitted on
-//   those 3 rows]. A per-call cost, not a per-hop one: the same run's 512 MiB row shows no round
-//   trip of that size repeating per network window (net_window.cc would add ~25 ms).
+//   those 3 rows]. A per-call cost, not a per-hop one: a round trip of 2 x 880 us per 8 buffer
+//   slots (NCCL_STEPS) of 512 KiB would hold 8 channels to ~19 GB/s; that run moves 71.
 // * a NIC that delivers 0.85 of its line rate: what then matches that run's 512 MiB row (70.9
 //   GB/s busbw of 4 x 200G) [fitted on that row]. NCCL reads the NIC's speed from sysfs
 //   (nccl-plugin-gpudirecttcpx@4b8ea7f src/net_tcpx.cc:705-721) and ranks with it.
