@@ -15,6 +15,11 @@ model (see the docs). p2pnChannels 32 and p2pnChannelsPerPeer 4 are assumed (p5'
 not public); 8 or 16 channels and 2 per peer give the same result on these rows.
 
   scripts/fidelity-report.sh --rows | scripts/alltoall-message-count.py [--chunk-bytes 524288]
+
+The model now prices these messages itself (sim/src/p2p_net_messages.cc: 1 us of host time per
+send and per receive completion, the rows carrying the run's chunk as p2p_net_chunk_bytes), so
+run on today's --rows output this script adds the charge twice; it stays as the record of the
+first reading (docs/fidelity.md, "Issue 24, p2p network messages").
 """
 import argparse
 import re

@@ -39,6 +39,9 @@
 //   NCCL's latency leaves out: nvls_fill_steps steps of channels x heads x chunk at the call's
 //   algbw, K/(K+1) of it exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x
 //   128 KiB / 280 GB/s x 64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
+//   On Blackwell in one NVLink domain NVLS all_reduce also pays one synchronisation per step its
+//   chunk adds over NCCL's 128 KiB (nvls_step_sync_us; the chunk falls to 64 / 32 / 16 KiB with
+//   bytes vs channels x heads): 8 B200s, 64 MiB: 32 KiB chunks, 8 more steps a channel, 67 us.
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
 // Caps, LL limits and speed lists are the arch's row (caps_of: Ampere, Hopper, Blackwell; AMD
@@ -308,6 +311,17 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
   const double steps = std::max(1.0, bytes / (ops * chunk));
   const double exposed = steps / (steps + 1.0);
   return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
+}
+
+double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
+  if (algo != NcclAlgo::nvls || kind != OpKind::all_reduce || v.nodes != 1 ||
+      v.arch != topo::GpuArch::blackwell || !(bytes > 0.0) || v.nranks < 2) {
+    return 0.0;
+  }
+  const double ops = nccl_nvls_ops(v);
+  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
+  const double extra_steps = bytes / ops * (1.0 / chunk - 1.0 / kNccl.nvls_chunk_bytes);
+  return kNccl.nvls_step_sync_us_blackwell * std::max(0.0, extra_steps);
 }
 
 double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,

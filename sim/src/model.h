@@ -46,6 +46,8 @@ struct TopologyView {
   double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   double network_hop_extra_us = 0.0;  // the topology's fact, added to every network hop
+  double p2p_net_chunk_bytes = 0.0;   // the topology's NCCL_P2P_NET_CHUNKSIZE, 0 = NCCL's
+  double nccl_buffsize_bytes = 0.0;   // the topology's NCCL_BUFFSIZE, 0 = NCCL's
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;
@@ -180,6 +182,11 @@ double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double byt
 // (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels);
+// The synchronisations NVLS all_reduce pays in one NVLink domain for the steps its chunk adds
+// over the 128 KiB NCCL prices at (0 otherwise, and 0 on Hopper): kNccl.nvls_step_sync_us_blackwell
+// x bytes / (channels x heads) x (1/chunk - 1/128 KiB). 8 B200s, 64 MiB (32 KiB chunks): 8 extra
+// steps a channel, 67 us. Not in NCCL's ranking.
+double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes);
 // The fill and drain of NCCL's tree all_reduce pipeline (0 otherwise, tree_pipeline_fill.cc): a
 // chunk climbs the chain of a node's GPUs and the tree of nodes and comes back down before the
 // pipeline runs full: Simple 2 ((ppn - 1) + log2(nodes)) hops of one Simple chunk at the channel's
@@ -187,6 +194,12 @@ double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kin
 // line by line). NCCL's tuning model leaves it out; nccl-tests measures it.
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
+// The synchronisations a Simple ring all_reduce / reduce_scatter / all_gather in one node of
+// NVIDIA GPUs pays in its first pass beyond the one per step NCCL's latency charges
+// (ring_slice_sync.cc; 0 otherwise): each step moves its piece in 2 slices, each waiting one
+// NVLink hop (3.4 us): steps x 3.4 us more. Not in NCCL's ranking.
+double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
+                          double bytes, const ChannelPlan& launched);
 // The network fill of an NVLS-tree all_reduce across EFA nodes (nvls_tree_net_fill.cc; 0 on other
 // networks and algorithms): one step of every NVLS channel and head (nccl_nvls_ops x
 // nccl_nvls_chunk_bytes) on each of the 2 log2(nodes) network hops at the node's NIC line rate,

@@ -115,6 +115,17 @@ struct NcclTuningTable {
   // at least 1) K/(K+1) of the fill is exposed [assumed: one rule, not fitted per row; the xe9680
   // 2-node rows at one 64 KiB chunk show 27 / 45 / 60 us at K = 1 / 2 / 4, docs/fidelity.md].
   double nvls_fill_steps;  // [assumed] 2
+  // One NVLink domain, Blackwell: each NVLS step of a channel pays one synchronisation (the reduce
+  // warps wait for every rank's scatter of the step, the gather for the reduce: one thread polls
+  // each peer, in parallel, v2.28.7-1 src/device/prims_simple.h:109-130,599-622). NCCL's price is
+  // measured at its 128 KiB chunk, so a call pays the steps its smaller chunk adds (enqueue.cc
+  // calcCollChunking, v2.28.7-1 :2045-2054: 64 / 32 / 16 KiB by bytes vs channels x heads):
+  // bytes / (channels x heads) x (1/chunk - 1/128 KiB) steps (nvls_step_sync_us, analytic_nccl.cc).
+  // [fitted] 8.4 us, least squares on the OCI GB300 2-tray log's four rows with a chunk under 128
+  // KiB (oci-quickstarts@61eba7f, 8 MiB - 1 GiB) only; judged on the 8-B200, 64-GB300 and
+  // 72-GB200 rows (docs/fidelity.md, "The mid-size ramp in one NVLink domain"). Hopper: 0 (its
+  // rows imply -3..+3 us a step, within their bands without it).
+  double nvls_step_sync_us_blackwell;  // [fitted] 8.4
   // NVLS heads: one per NVLS graph channel, at most NCCL_MAX_NVLS_ARITY (device.h) = 32; search.cc
   // caps the NVLS graph at min(32, GPUs), so a 72-GPU NVLink domain has 32 heads, and the
   // all_reduce moves S (1 + 1/heads) through each GPU's NVLink, not S (1 + 1/n).
@@ -191,6 +202,7 @@ inline constexpr NcclTuningTable kNccl{
     .nvls_chunk_bytes = 128.0 * 1024.0,
     .nvls_tree_chunk_bytes_4nodes = 64.0 * 1024.0,
     .nvls_fill_steps = 2.0,
+    .nvls_step_sync_us_blackwell = 8.4,
     .nvls_max_heads = 32.0,
 };
 

@@ -12,6 +12,9 @@
 // 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
 // (two blocks each way); the call lasts round 1 + round 2.
 // The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
+// A send over the network also pays the net plugin's host time for its messages' completions
+// (p2p_net_messages.h: on EFA 1 us a completion, a send and a receive per message, as many
+// messages as NCCL cuts the send into), in series with its wire time.
 // Launches (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End,
 // so nccl-tests' host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs'
 // calls in an outer group (common.cu startColl), the rounds' groups nest into it and the whole
@@ -22,6 +25,7 @@
 #include "flow_fluid.h"
 #include "host_launch.h"
 #include "model.h"
+#include "p2p_net_messages.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/p2p.h"
 
@@ -39,6 +43,13 @@ LatencyParts latency_of(const Tuner& tuner, double bytes) {
   if (!tuner.software_latency() || tuner.nranks() < 2) return {};
   return detail::nccl_latency_parts(tuner.view(), detail::NcclAlgo::ring, Protocol::simple,
                                     OpKind::all_reduce, bytes);
+}
+
+// The net plugin's host time on a network send's completions (p2p_net_messages.h), seconds.
+double net_completions_s(const Tuner& tuner, double bytes) {
+  const double host_us = detail::p2p_net_completion_host_us(tuner.view());
+  if (!tuner.software_latency() || !(host_us > 0.0) || !(bytes > 0.0)) return 0.0;
+  return 2.0 * detail::nccl_p2p_net_plan(tuner.view(), bytes).messages * host_us * 1e-6;
 }
 
 // A send to itself is a copy inside the GPU, as a one-rank collective is timed: through device
@@ -104,8 +115,9 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
       gbps = std::min(gbps, rate / flows);
       ids.push_back(c.link);
     }
-    const double s =
-        hop_delay_s(latency, route_class(t, ids)) + round.sends[i].bytes / (gbps * 1e9);
+    const int cls = route_class(t, ids);
+    const double s = hop_delay_s(latency, cls) + round.sends[i].bytes / (gbps * 1e9) +
+                     (cls == 2 ? net_completions_s(tuner, round.sends[i].bytes) : 0.0);
     slowest = std::max(slowest, s);
   }
   return slowest + latency.base_us * 1e-6;
@@ -146,7 +158,9 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
       detail::FlowTransfer transfer;
       transfer.route = routes.route_id(a, b);
       transfer.bytes = s.bytes;
-      transfer.delay_s = hop_delay_s(latency, routes.route_class(transfer.route));
+      const int cls = routes.route_class(transfer.route);
+      transfer.delay_s =
+          hop_delay_s(latency, cls) + (cls == 2 ? net_completions_s(tuner, s.bytes) : 0.0);
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);
     }

@@ -33,6 +33,8 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.memory_gbps = s.memory_gbps;
   v.network = s.network;
   v.network_hop_extra_us = s.network_hop_extra_us;
+  v.p2p_net_chunk_bytes = s.p2p_net_chunk_bytes;
+  v.nccl_buffsize_bytes = s.nccl_buffsize_bytes;
   if (s.nvlink_bandwidth_gbps > 0.0) {
     v.intra_class = LinkClass::nvlink;
     v.intra_gbps = s.nvlink_bandwidth_gbps;

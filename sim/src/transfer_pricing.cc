@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "p2p_net_messages.h"
 #include "twinccl/perf_math.h"
 
 namespace twinccl::sim::detail {
@@ -166,6 +167,14 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
       priced.cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
                                             l.net_hop_us * 1e-6};
     }
+  }
+  // NCCL's all_to_all is grouped send/recv: across nodes the net plugin's host time on its
+  // messages' completions, as the tuner's analytic time (p2p_net_messages.h).
+  if (r.software_latency && r.spec.kind == OpKind::all_to_all && r.algorithm == "direct") {
+    priced.fixed_latency_s +=
+        all_to_all_net_completion_us(
+            view, static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype))) *
+        1e-6;
   }
   if (priced.gpus.perms.empty()) priced.gpus.perms = {tuner.ranks()};
   AlgorithmParams& p = priced.params;

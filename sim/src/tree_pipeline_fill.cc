@@ -84,7 +84,9 @@ double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol
   const ChannelPlan launched =
       nccl_launched_channels(v, nccl_channels(v, requested_channels), algo, protocol, bytes);
   return nvls_pipeline_fill_us(v, algo, kind, bytes, requested_channels) +
+         nvls_step_sync_us(v, algo, kind, bytes) +
          tree_pipeline_fill_us(v, algo, protocol, kind, bytes, launched) +
+         ring_slice_sync_us(v, algo, protocol, kind, bytes, launched) +
          nvls_tree_net_fill_us(v, algo, kind, bytes) +
          net_window_wait_us(v, algo, protocol, kind, bytes, launched);
 }

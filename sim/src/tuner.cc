@@ -20,6 +20,7 @@
 
 #include "model.h"
 #include "network_class.h"
+#include "p2p_net_messages.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
 
@@ -197,8 +198,14 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   r.params.channels = channels;  // 0 = NCCL's choice
   r.software_latency = software_latency_;
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
-  const Prediction p =
+  Prediction p =
       algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
+  // NCCL runs all_to_all as grouped send/recv: across nodes the net plugin's proxy also spends
+  // host time on every network message's completions (p2p_net_messages.h).
+  if (!algo && software_latency_ && spec.kind == OpKind::all_to_all && algorithm == "direct") {
+    p.time_us += detail::all_to_all_net_completion_us(
+        *view_, static_cast<double>(spec.count) * static_cast<double>(size_of(dtype)));
+  }
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
   return Choice{algorithm, protocol, p.channels, p.time_us, p.model, rank_us, {}};

@@ -110,11 +110,13 @@ TEST_CASE("calibrate on one OCI GB300 rack: 1 and 2 trays fit NVLink, 2 racks ar
   const double before = bandwidth_error(rack, sixteen),
                after = bandwidth_error(c.topology, sixteen);
   INFO("16 trays: " << before * 100 << "% -> " << after * 100 << "%");
-  // Closer after the fit, yet NOT within 10%: -12.1% -> -11.8% (was -20.6% -> -14.9% before
-  // NVLS took NCCL's price on 64 GPUs: 33 x 20 GB/s heads, docs/fidelity.md); the 64 MiB - 1 GiB
-  // rows run 11-25% slower than the model's ramp. A check that this stays measured, not a claim
-  // that it is good.
-  CHECK(std::abs(after) < std::abs(before));
+  // Without the fit within 10% since NVLS prices the steps its smaller chunk adds on Blackwell
+  // (nvls_step_sync_us, fitted on the 2-tray log's rows): -8.3%, was -12.1% (and -20.6% before
+  // NVLS took NCCL's price on 64 GPUs: 33 x 20 GB/s heads, docs/fidelity.md). The fit now moves
+  // it the other way, to -10.3% (was -11.8%): NVLink +2.6%, pulled by the 1-tray log's 4-GPU ring
+  // rows (-7% at the plateau, docs/fidelity.md "The mid-size ramp in one NVLink domain"). A check
+  // that this stays measured, not a claim that it is good.
+  CHECK(std::abs(before) < 0.10);
   CHECK(std::abs(after) < 0.13);
   // Two racks: the trays' logs never cross the scale-out network, so its rate is refused,
   // naming the sweep (64 GPUs of each of two racks).

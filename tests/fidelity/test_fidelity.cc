@@ -211,7 +211,8 @@ TEST_CASE("fidelity: the NCCL-faithful fixes are what moves the figures") {
   r.protocol = Protocol::simple;
   const Prediction a100 = predict(topo::dgx_a100(), r);
   CHECK(a100.channels == 12);
-  CHECK(a100.busbw_gbps == Approx(240.0).epsilon(0.01));
+  // (less NCCL's latency and the first pass's second slice per step, 56 + 47.6 us of 7.9 ms)
+  CHECK(a100.busbw_gbps == Approx(240.0).epsilon(0.015));
   // Two nodes: one channel per NIC at NCCL's 48 GB/s inter speed: busBw 8 x 48.
   const Prediction ring2 = predict(topo::h100_cluster(2), r);
   CHECK(ring2.channels == 8);

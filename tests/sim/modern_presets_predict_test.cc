@@ -58,9 +58,13 @@ TEST_CASE("predicted 1 GiB all_reduce busbw of single machines lands near the ci
   const double h200 = all_reduce(topo::dgx_h200(), kGiB).busbw_gbps;
   CHECK(h200 > 0.9 * 480.0);
   CHECK(h200 < 1.1 * 480.0);
-  // dgx-b200: 8 Blackwell GPUs on one NVLink 5 fabric measured 811 GB/s (GB200 MNNVL, 2 trays).
+  // dgx-b200: 8 Blackwell GPUs on one NVLink 5 fabric at 1 GiB measured 811 GB/s (GB200 MNNVL,
+  // 2 trays, lixueduan.com), 729 (8 B200, gpu-tpu-pedia@d382ada) and 725 (8 GB300 of 2 trays,
+  // oci-quickstarts@61eba7f): the band spans the three. At 1 GiB NVLS runs 64 KiB chunks and pays
+  // their extra steps (nvls_step_sync_us, docs/fidelity.md "The mid-size ramp in one NVLink
+  // domain"): the model 695 GB/s.
   const double b200 = all_reduce(topo::dgx_b200(), kGiB).busbw_gbps;
-  CHECK(b200 > 0.9 * 811.0);
+  CHECK(b200 > 0.9 * 725.0);
   CHECK(b200 < 1.1 * 811.0);
   // gb200-nvl72: see the test below (its plateau at 8 GiB, a recorded residual).
   // mi300x-8: RCCL counts 48 GB/s per xGMI link, 7 links: a ring cannot pass 336 GB/s busbw.
@@ -68,8 +72,11 @@ TEST_CASE("predicted 1 GiB all_reduce busbw of single machines lands near the ci
   CHECK(mi300x > 0.75 * 336.0);
   CHECK(mi300x <= 336.0);
   // B200 over H200: NCCL's NVLS price, each of 8 heads at 80 GB/s (9 x 80 <= 721.8) against 40
-  // (9 x 40 <= 370.8), less NVLS efficiency (0.74/0.85).
-  CHECK(b200 / h200 == Approx(80.0 * 0.74 / (40.0 * 0.85)).epsilon(0.02));
+  // (9 x 40 <= 370.8), less NVLS efficiency (0.74/0.85); at 16 GiB, where both run NCCL's 128 KiB
+  // chunk.
+  const double b200_16g = all_reduce(topo::dgx_b200(), 16 * kGiB).busbw_gbps;
+  const double h200_16g = all_reduce(topo::dgx_h200(), 16 * kGiB).busbw_gbps;
+  CHECK(b200_16g / h200_16g == Approx(80.0 * 0.74 / (40.0 * 0.85)).epsilon(0.02));
 }
 
 TEST_CASE("cluster presets: busbw bands around the cited multi-node figures") {
@@ -101,7 +108,9 @@ TEST_CASE("Blackwell rows of NCCL's tables: SM100 speeds and the channel cap acr
   const Prediction b200 = predict(topo::dgx_b200(), ring);
   CHECK(b200.channels == 16);
   CHECK(b200.busbw_gbps < 720.0);
-  CHECK(b200.busbw_gbps > 0.97 * 720.0);
+  // Less NCCL's latency and the first pass's second slice per step (ring_slice_sync.cc): 2 x 47.6
+  // us of 2.6 ms.
+  CHECK(b200.busbw_gbps > 0.95 * 720.0);
   // Across racks one channel per NIC, but no more than NCCL's search makes (16, not 72).
   const Prediction racks = predict(topo::gb200_nvl72_cluster(2), ring);
   CHECK(racks.channels == 16);

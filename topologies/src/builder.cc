@@ -49,6 +49,14 @@ TopologyBuilder& TopologyBuilder::network_hop_extra_us(double us) {
   facts_.network_hop_extra_us = us;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::p2p_net_chunk_bytes(double bytes) {
+  facts_.p2p_net_chunk_bytes = bytes;
+  return *this;
+}
+TopologyBuilder& TopologyBuilder::nccl_buffsize_bytes(double bytes) {
+  facts_.nccl_buffsize_bytes = bytes;
+  return *this;
+}
 TopologyBuilder& TopologyBuilder::facts(const TopologyFacts& facts) {
   facts_ = facts;
   return *this;

@@ -57,6 +57,10 @@ std::string to_json(const Topology& t) {
   if (t.facts().network_hop_extra_us != 0) {
     head["network_hop_extra_us"] = t.facts().network_hop_extra_us;
   }
+  if (t.facts().p2p_net_chunk_bytes > 0)
+    head["p2p_net_chunk_bytes"] = t.facts().p2p_net_chunk_bytes;
+  if (t.facts().nccl_buffsize_bytes > 0)
+    head["nccl_buffsize_bytes"] = t.facts().nccl_buffsize_bytes;
   make_valid_utf8(head);
   std::string out = "{\n";
   for (const auto& [key, value] : head.items()) out += "  \"" + key + "\": " + value.dump() + ",\n";

@@ -69,6 +69,8 @@ TopologySummary Topology::summary() const {
   s.host_launch_us = d.facts.host_launch_us;
   s.group_launch_us = d.facts.group_launch_us;
   s.network_hop_extra_us = d.facts.network_hop_extra_us;
+  s.p2p_net_chunk_bytes = d.facts.p2p_net_chunk_bytes;
+  s.nccl_buffsize_bytes = d.facts.nccl_buffsize_bytes;
   s.memory_gbps = d.facts.memory_gbps > 0 ? d.facts.memory_gbps : device_memory_gbps(d.facts.arch);
   s.vertices = static_cast<int>(d.vertices.size());
   s.links = static_cast<int>(d.links.size());

@@ -350,6 +350,8 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     if (kind == ParameterKind::host_launch_us) g.facts.host_launch_us = s.value;
     if (kind == ParameterKind::group_launch_us) g.facts.group_launch_us = s.value;
     if (kind == ParameterKind::network_hop_extra_us) g.facts.network_hop_extra_us = s.value;
+    if (kind == ParameterKind::p2p_net_chunk_bytes) g.facts.p2p_net_chunk_bytes = s.value;
+    if (kind == ParameterKind::nccl_buffsize_bytes) g.facts.nccl_buffsize_bytes = s.value;
   }
   std::string faults;
   const std::vector<bool> had_network = nics_with_network(g);

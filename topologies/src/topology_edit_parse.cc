@@ -73,6 +73,14 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
                  "us added to the latency of every network hop NCCL's model charges (may be "
                  "negative; a hop never goes below 0)"});
+    s.push_back({"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
+                 limits::max_nccl_buffer_bytes, true,
+                 "NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message of a send/recv "
+                 "(alltoall) across nodes, 4096..2^30 (0 = NCCL's 131072)"});
+    s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
+                 limits::max_nccl_buffer_bytes, true,
+                 "NCCL_BUFFSIZE of the run, bytes: NCCL keeps a p2p chunk <= it / 8, 4096..2^30 "
+                 "(0 = NCCL's 4194304)"});
     return s;
   }();
   return specs;
@@ -192,7 +200,7 @@ Fault parse_fault(FaultKind kind, std::string_view text) {
 std::string TopologyEdits::label() const {
   std::string out;
   for (const Setting& s : settings) {
-    out += fmt::format("{}{}={:g}", out.empty() ? "" : ",", s.name, s.value);
+    out += fmt::format("{}{}={:.15g}", out.empty() ? "" : ",", s.name, s.value);
   }
   for (const Fault& f : faults) {
     out += (out.empty() ? "" : ",") +

@@ -253,6 +253,23 @@ void validate_facts(const TopologyData& d) {
                       std::to_string(limits::max_network_hop_extra_us) + " us, got " +
                       std::to_string(d.facts.network_hop_extra_us));
   }
+  const auto nccl_buffer = [&](double bytes, const char* name, const char* env) {
+    const bool ok =
+        bytes == 0.0 || (bytes >= limits::min_nccl_buffer_bytes &&
+                         bytes <= limits::max_nccl_buffer_bytes && bytes == std::floor(bytes));
+    if (!ok) {
+      std::ostringstream got;
+      got.precision(17);
+      got << bytes;
+      throw ConfigError(
+          where(d) + name + " (" + env + ") must be 0 (NCCL's default) or whole " + "bytes from " +
+          std::to_string(static_cast<long long>(limits::min_nccl_buffer_bytes)) + " to " +
+          std::to_string(static_cast<long long>(limits::max_nccl_buffer_bytes)) + ", got " +
+          got.str());
+    }
+  };
+  nccl_buffer(d.facts.p2p_net_chunk_bytes, "p2p_net_chunk_bytes", "NCCL_P2P_NET_CHUNKSIZE");
+  nccl_buffer(d.facts.nccl_buffsize_bytes, "nccl_buffsize_bytes", "NCCL_BUFFSIZE");
   if (d.facts.nvls.value_or(false)) {
     const bool has_nvswitch =
         std::any_of(d.vertices.begin(), d.vertices.end(),

@@ -77,6 +77,10 @@ struct TopologyFacts {
   double host_launch_us = 0.0;        // one call's host time above its kernels, one GPU per process
   double group_launch_us = 0.0;       // per GPU when one thread launches several (nccl-tests -g N)
   double network_hop_extra_us = 0.0;  // added to every network hop's latency (may be negative)
+  // The run's NCCL environment a grouped send/recv (alltoall) across nodes follows
+  // (sim/src/p2p_net_messages.h); 0 = NCCL's default.
+  double p2p_net_chunk_bytes = 0.0;  // NCCL_P2P_NET_CHUNKSIZE (default 128 KiB)
+  double nccl_buffsize_bytes = 0.0;  // NCCL_BUFFSIZE (default 4 MiB): a p2p chunk <= it / 8
 };
 
 // The numbers the analytic timing model needs, taken from the graph and the facts.
@@ -99,6 +103,8 @@ struct TopologySummary {
   double host_launch_us = 0;        // the facts' (0 = the model's own)
   double group_launch_us = 0;       // the facts' (0 = the model's own)
   double network_hop_extra_us = 0;  // the facts'
+  double p2p_net_chunk_bytes = 0;   // the facts' (0 = NCCL's default)
+  double nccl_buffsize_bytes = 0;   // the facts' (0 = NCCL's default)
   double pcie_bandwidth_gbps = 0;   // one GPU's PCIe link, one direction
   int nics_per_node = 0;            // the fewest NICs of any node with GPUs
   double nic_bandwidth_gbps = 0;    // one NIC port, one direction (capped by its network link)

@@ -1,0 +1,117 @@
+// The network messages of NCCL's grouped send/recv across nodes (p2p_net_messages.h).
+//
+// How it works. nccl-tests' alltoall is one group of a send and a receive per peer; NCCL plans
+// each peer's send as parts on p2p channels, and the proxy moves each part as network messages
+// of one chunk (read in NVIDIA/nccl v2.27.7-1; the same rules through v2.30.7-1, not copied):
+// * the chunk: NCCL_P2P_NET_CHUNKSIZE (128 KiB) across nodes, at most NCCL_BUFFSIZE (4 MiB) / 8
+//   (src/init.cc:620-642);
+// * the channels: p2pnChannels = the communicator's channels rounded up to a power of 2; a
+//   network peer gets 2, halved while 2 x nRanks > 4 x p2pnChannels, never below the NICs its
+//   bandwidth needs (src/graph/paths.cc:818-830, :863-864; taken as one NIC);
+// * the parts: the planner starts from that count halved while it x nRanks > p2pnChannels
+//   (src/enqueue.cc:1042), keeps no more parts than the bytes over half a chunk, and doubles
+//   them (up to the peer's count) while a part exceeds one chunk (:895-904); a part is the
+//   send's share rounded up to 4 KiB (src/include/device.h:253 ncclP2pPartBounds);
+// * the messages: a send below one chunk goes in quarter chunks, below 8 chunks in half chunks
+//   (src/enqueue.cc:845-846); a part is divUp(its bytes, that) messages (:986).
+// Example: p5, 32 nodes (256 ranks), 32 MiB alltoall, the run's 512 KiB chunk: 128 KiB to each
+// peer, one part, one 128 KiB message; 2 GiB: 8 MiB a peer, one part, 16 messages of 512 KiB.
+// Each message completes once at the sender and once at the receiver, on the proxy thread of
+// the GPU (one progress thread per GPU, src/proxy.cc:982; with PXN the rail's GPU posts it,
+// the same count on average). aws-ofi-nccl puts an EFA completion at "~2 us in the device and
+// ~1 us to write that completion up to the host stack" (v1.16.3 include/nccl_ofi_param.h:313-317,
+// TUNER_NET_COMP_OVERHEAD 3): the 1 us host part is charged per completion, in series with the
+// wire (the device part is the hop's latency, already in the class's 23 us Simple hop). NCCL's
+// own IB/RoCE transport has no such public figure: 0 there. NCCL_NCHANNELS_PER_NET_PEER and
+// NCCL_MAX_P2P_NCHANNELS are left at NCCL's defaults; the 2x chunk NCCL 2.30 gives ARM
+// Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view does not know the CPU).
+#include "p2p_net_messages.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace twinccl::sim::detail {
+namespace {
+
+constexpr double kNcclP2pNetChunkBytes = 131072;  // init.cc:625 NCCL_P2P_NET_CHUNKSIZE
+constexpr double kNcclBuffsizeBytes = 4194304;    // init.cc:620 DEFAULT_BUFFSIZE
+constexpr int kNcclSteps = 8;                     // include/device.h:25 NCCL_STEPS
+constexpr double kP2pPartAlignBytes = 4096;       // device.h:254 ncclP2pPartBounds
+// aws-ofi-nccl v1.16.3 include/nccl_ofi_param.h:313-317: the host part of one EFA completion.
+constexpr double kEfaCompletionHostUs = 1.0;
+
+int pow2_up(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+double div_up(double a, double b) { return std::ceil(a / b); }
+
+}  // namespace
+
+P2pNetPlan nccl_p2p_net_plan(const TopologyView& view, double peer_bytes) {
+  P2pNetPlan plan;
+  const double chunk_param =
+      view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes : kNcclP2pNetChunkBytes;
+  const double buffsize =
+      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : kNcclBuffsizeBytes;
+  plan.chunk_bytes = std::min(chunk_param, std::floor(buffsize / kNcclSteps));
+  const int nranks = std::max(1, view.nranks);
+  plan.p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));
+  // A network peer's channels: 2, halved with scale (one NIC covers a GPU's bandwidth here).
+  int per_net_peer = 2;
+  while (per_net_peer * nranks > plan.p2p_channels * 4 && per_net_peer > 1) per_net_peer /= 2;
+  plan.channels_per_peer = std::min(plan.p2p_channels, per_net_peer);
+  int channels_min = plan.channels_per_peer;
+  while (channels_min * nranks > plan.p2p_channels && channels_min > 1) channels_min /= 2;
+  if (!(peer_bytes > 0.0) || !(plan.chunk_bytes > 0.0)) {
+    plan.message_bytes = plan.chunk_bytes;
+    plan.messages = peer_bytes == 0.0 ? 1.0 : 0.0;  // an empty send is one step
+    return plan;
+  }
+  const double min_part = std::floor(plan.chunk_bytes / 2);
+  plan.parts = static_cast<int>(std::min<double>(channels_min, div_up(peer_bytes, min_part)));
+  double part = std::max(min_part, div_up(peer_bytes, plan.parts));
+  while (part > plan.chunk_bytes && plan.parts <= plan.channels_per_peer / 2) {
+    plan.parts *= 2;
+    part = div_up(peer_bytes, plan.parts);
+  }
+  plan.message_bytes = peer_bytes < plan.chunk_bytes         ? plan.chunk_bytes / 4
+                       : peer_bytes < 8.0 * plan.chunk_bytes ? plan.chunk_bytes / 2
+                                                             : plan.chunk_bytes;
+  const double part_bytes =
+      div_up(div_up(peer_bytes, plan.parts), kP2pPartAlignBytes) * kP2pPartAlignBytes;
+  for (int p = 0; p < plan.parts; ++p) {
+    const double begin = std::min(p * part_bytes, peer_bytes);
+    const double end = std::min((p + 1) * part_bytes, peer_bytes);
+    if (end > begin) plan.messages += div_up(end - begin, plan.message_bytes);
+  }
+  return plan;
+}
+
+double p2p_net_completion_host_us(const TopologyView& view) {
+  switch (view.network) {
+    case topo::NetworkClass::efa:
+    case topo::NetworkClass::efa_v3:
+    case topo::NetworkClass::efa_sendrecv:
+      return kEfaCompletionHostUs;
+    case topo::NetworkClass::infiniband:
+    case topo::NetworkClass::roce:
+    case topo::NetworkClass::tcpxo:
+    case topo::NetworkClass::tcpx:
+      break;
+  }
+  return 0.0;
+}
+
+double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes) {
+  const double host_us = p2p_net_completion_host_us(view);
+  if (view.nodes < 2 || !(host_us > 0.0) || !(peer_bytes > 0.0)) return 0.0;
+  const int remote_peers = view.nranks - view.ranks_per_node;
+  if (remote_peers <= 0) return 0.0;
+  const double messages = remote_peers * nccl_p2p_net_plan(view, peer_bytes).messages;
+  return 2.0 * messages * host_us;  // a send and a receive completion each
+}
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,47 @@
+// A Simple ring in one node moves each step's piece in two slices, each waiting on the previous
+// rank (NVIDIA/nccl v2.28.7-1 src/device/prims_simple.h:193-194,227-299; chunk and slice steps
+// src/include/collectives.h:17-24), where NCCL's latency charges one NVLink hop (3.4 us) per step:
+// the first pass pays one hop more per step (sim/src/ring_slice_sync.cc; docs/fidelity.md, "The
+// mid-size ramp in one NVLink domain"). The model before this charged none of it.
+#include <catch2/catch.hpp>
+
+#include "all_reduce_request.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+// What a forced ring call pays beyond its bandwidth term: NCCL's latency plus the fills.
+double fixed_us(const topo::Topology& t, std::size_t bytes, Protocol protocol) {
+  Request r = fidelity::all_reduce_request(bytes, protocol, "ring");
+  const double with_latency = predict(t, r).time_us;
+  r.software_latency = false;
+  return with_latency - predict(t, r).time_us;
+}
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+}  // namespace
+
+TEST_CASE("ring/Simple in one node: the first pass waits one more hop per step") {
+  const topo::Topology a100 = topo::load_topology("dgx-a100");
+  // NCCL's latency: 8.4 + 14 x 3.4 = 56 us; the second slice of each of the 14 steps: 47.6 more.
+  CHECK(fixed_us(a100, 32 * kMiB, Protocol::simple) == Approx(56.0 + 14.0 * 3.4).epsilon(0.01));
+  // The same at 4 GiB: later loops stream behind the first.
+  CHECK(fixed_us(a100, 4096 * kMiB, Protocol::simple) ==
+        Approx(fixed_us(a100, 32 * kMiB, Protocol::simple)).epsilon(1e-9));
+  // 4 GPUs of a GB200 tray: 6 steps.
+  const topo::Topology tray = topo::load_topology("gb200-nvl72-cluster-1x4");
+  CHECK(fixed_us(tray, 128 * kMiB, Protocol::simple) == Approx(8.4 + 12.0 * 3.4).epsilon(0.01));
+}
+
+TEST_CASE("ring in one node: LL128 and pieces under two slices pay NCCL's latency alone") {
+  const topo::Topology a100 = topo::load_topology("dgx-a100");
+  // LL128 waits line by line: NCCL's 14 + 14 x 1.9 us only.
+  CHECK(fixed_us(a100, 16 * kMiB, Protocol::ll128) == Approx(14.0 + 14.0 * 1.9).epsilon(0.01));
+  // 1 MiB on 8 ranks x the launched channels: pieces under 2 x 32 KiB, one slice a step.
+  CHECK(fixed_us(a100, 1 * kMiB, Protocol::simple) == Approx(8.4 + 14.0 * 3.4).epsilon(0.01));
+}
