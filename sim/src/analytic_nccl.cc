@@ -279,11 +279,14 @@ double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes,
     if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;
     if (bytes < 2.0 * ops * chunk && chunk > k16) chunk = k16;
   } else {
-    // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): the cloud's chunk where its environment sets
-    // one (network_class.h: 512 KiB on EFA), else NCCL's, at most 64 KiB from 4 nodes.
-    const double cloud = network_nvls_tree_chunk_bytes(v.network);
-    if (cloud > 0.0) {
-      chunk = cloud;
+    // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): NCCL_NVLS_CHUNKSIZE, at most
+    // NCCL_NVLSTREE_MAX_CHUNKSIZE (NCCL's: 64 KiB from 4 nodes), each the cloud's where its
+    // environment sets it (network_class.h: 512 KiB both on EFA, the first on GCP's gIB).
+    const double cloud = network_nvls_chunk_bytes(v.network);
+    if (cloud > 0.0) chunk = cloud;
+    const double cloud_max = network_nvls_tree_max_chunk_bytes(v.network);
+    if (cloud_max > 0.0) {
+      chunk = std::min(chunk, cloud_max);
     } else if (v.nodes >= 4) {
       chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
     }
@@ -329,7 +332,10 @@ double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, doub
 double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                        OpKind kind, double bytes, bool call) {
   const double n = v.nranks;
-  const double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
+  double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
+  // The call moves across nodes what the network class delivers of the NIC's rate (TCPX); NCCL
+  // ranks at the NIC's speed (network_class.h network_delivered_fraction).
+  if (call && v.nodes > 1) bus *= network_delivered_fraction(v.network);
   if (algo == NcclAlgo::ring && n > 1) return bus * n / ring_steps(kind, v.nranks);
   if (algo == NcclAlgo::nvls_tree && n > 1) return bus * n / (2.0 * (n - 1.0));
   if (algo != NcclAlgo::tree) return bus;
@@ -384,6 +390,7 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched && n > 1) {
     latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
+    if (v.nodes > 1) latency += network_call_floor_us(v.network);  // TCPX's floor, call only
   }
   // A lone GPU with neither a memory bandwidth (arch unknown) nor a link (torus-1x1, a one-GPU
   // file) has no rate: nothing leaves it, as the flow model says (0), never bytes / 0 = inf.
