@@ -15,7 +15,9 @@
 //   gpus_per_thread: nccl-tests -g (1 = one process per GPU); nccl_version: `2.18.5` or empty (the
 //   model's newest); algo: empty (NCCL's choice) or ring | tree | nvls | nvls_tree | pat;
 //   measured_us: nccl-tests' time column; band: the asserted |predicted / measured - 1|; reason:
-//   why the band is wider than the (10% at >= 64 MiB, 25% below), empty when it is not.
+//   why the band is wider than the (10% at >= 64 MiB, 25% below), empty when it is not;
+//   `fit: ...` marks a row a constant or a choice of the model was fitted on: it is still
+//   asserted within its band, but the scoreboard does not count it as held out.
 // Class one-gpu is a one-rank world on the preset's first GPU; every other row runs on every GPU of
 // the preset (with its settings applied), as nccl-tests runs one rank per GPU.
 #pragma once
@@ -43,6 +45,8 @@ struct FigureRow {
   double measured_us = 0;
   double band = 0;
   std::string reason;
+  // A row the model was fitted on (reason `fit: ...`): asserted, not judged as held out.
+  bool fitted_on() const { return reason.rfind("fit: ", 0) == 0; }
 };
 
 struct FiguresRead {

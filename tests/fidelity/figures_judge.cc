@@ -102,6 +102,10 @@ Judged FigureJudge::judge(const FigureRow& row) {
 
 void Scoreboard::count(Tally& t, const FigureRow& row, const Judged& judged) {
   ++t.rows;
+  if (row.fitted_on()) {
+    ++t.fitted;
+    return;
+  }
   const double e = std::abs(judged.error);
   if (row.bytes >= 64 * kMiB) {
     ++t.large;
@@ -133,14 +137,15 @@ void Scoreboard::print_line(std::ostream& out, const std::string& name, const Ta
   const auto share = [](int n, int of) {
     return of == 0 ? std::string("-") : std::to_string(n) + "/" + std::to_string(of);
   };
-  out << "| " << name << " | " << t.rows << " | " << share(t.large_in, t.large) << " | "
-      << share(t.small_in, t.small) << " | " << share(t.middle_in, t.middle) << " | "
+  out << "| " << name << " | " << t.rows << " | " << t.fitted << " | " << share(t.large_in, t.large)
+      << " | " << share(t.small_in, t.small) << " | " << share(t.middle_in, t.middle) << " | "
       << t.worst_where << " | " << t.off_2x << " |\n";
 }
 
 void Scoreboard::print(std::ostream& out) const {
-  out << "| class | rows | large (>= 64 MiB) within 10% | small (< 1 MiB) within 25% | middle "
-         "within 25% | worst error | off by > 2x |\n|---|---|---|---|---|---|---|\n";
+  out << "| class | rows | fitted on (not judged) | large (>= 64 MiB) within 10% | small (< 1 "
+         "MiB) within 25% | middle within 25% | worst error | off by > 2x |\n"
+         "|---|---|---|---|---|---|---|---|\n";
   for (const std::string& c : figure_classes()) {
     const auto found = by_class_.find(c);
     if (found != by_class_.end()) print_line(out, c, found->second);

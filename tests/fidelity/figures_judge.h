@@ -45,13 +45,15 @@ class FigureJudge {
 class Scoreboard {
  public:
   void add(const FigureRow& row, const Judged& judged);
-  // | class | rows | large within 10% | small within 25% | middle within 25% | worst |error| |
-  // off by > 2x |, the classes in figure_classes() order (those with rows), then "all".
+  // | class | rows | fitted on | large within 10% | small within 25% | middle within 25% |
+  // worst |error| | off by > 2x |, the classes in figure_classes() order (those with rows), then
+  // "all". The shares, the worst and the 2x count are over held-out rows only (not fitted on).
   void print(std::ostream& out) const;
 
  private:
   struct Tally {
-    int rows = 0, large = 0, large_in = 0, small = 0, small_in = 0, middle = 0, middle_in = 0;
+    int rows = 0, fitted = 0, large = 0, large_in = 0, small = 0, small_in = 0, middle = 0,
+        middle_in = 0;
     int off_2x = 0;
     double worst = 0;
     std::string worst_where;

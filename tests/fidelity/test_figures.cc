@@ -121,3 +121,26 @@ TEST_CASE("held-out figures CSV: an unknown preset or setting and a wrong figure
   CHECK_FALSE(
       judged("one-gpu,nccl#120,m,dgx-a100,,all_reduce,10000000,1,1,,,10,0.25,").within_band);
 }
+
+// A row the model was fitted on (reason `fit: ...`) is asserted but not judged as held out: the
+// scoreboard counts it apart and leaves it out of the shares, the worst error and the 2x count.
+TEST_CASE("held-out figures scoreboard: rows fitted on are counted apart, not judged") {
+  const std::string header = std::string(kFiguresHeader) + "\n";
+  const FiguresRead r = read_figures_csv(
+      header + "one-gpu,a,m,dgx-a100,,all_reduce,10000000,1,1,,,5,0.25,\n" +
+          "one-gpu,b,m,dgx-a100,,all_reduce,10000000,1,1,,,50,0.95,fit: a constant here\n",
+      "f.csv");
+  REQUIRE(r.rows.size() == 2);
+  CHECK_FALSE(r.rows[0].fitted_on());
+  CHECK(r.rows[1].fitted_on());
+  FigureJudge judge;
+  Scoreboard board;
+  for (const FigureRow& row : r.rows) board.add(row, judge.judge(row));
+  std::ostringstream table;
+  board.print(table);
+  // 2 rows, 1 fitted on; the held-out one (10 MB: middle) is within 25%; the fitted row's -90%
+  // is neither the worst nor a 2x miss.
+  CHECK_THAT(table.str(), Catch::Contains("| one-gpu | 2 | 1 | - | - | 1/1 | +"));
+  CHECK_THAT(table.str(), !Catch::Contains("b all_reduce"));
+  CHECK_THAT(table.str(), Catch::EndsWith("| 0 |\n"));
+}
