@@ -27,13 +27,6 @@ Request all_gather_request(std::size_t bytes, int ranks) {
   return r;
 }
 
-// What a call pays beyond bytes / algbw (NCCL's latency, the fills, TCPX's floor).
-double fixed_us(const topo::Topology& t, Request r) {
-  const double with_latency = predict(t, r).time_us;
-  r.software_latency = false;
-  return with_latency - predict(t, r).time_us;
-}
-
 double bare_us(const topo::Topology& t, Request r) {
   r.software_latency = false;
   return predict(t, r).time_us;
@@ -63,8 +56,9 @@ TEST_CASE("GCP TCPX: A3 High's call floor and delivered rate, not NCCL's ranking
   const Prediction small = predict(a3high, all_gather_request(std::size_t{1} << 20, 16));
   CHECK(small.algorithm == "ring");
   CHECK(small.protocol == Protocol::simple);
-  CHECK(fixed_us(a3high, all_gather_request(std::size_t{1} << 20, 16)) >= 880.0);
-  CHECK(fixed_us(a3mega, all_gather_request(std::size_t{1} << 20, 16)) < 100.0);  // TCPXO: none
+  CHECK(fidelity::fixed_latency_us(a3high, all_gather_request(std::size_t{1} << 20, 16)) >= 880.0);
+  CHECK(fidelity::fixed_latency_us(a3mega, all_gather_request(std::size_t{1} << 20, 16)) <
+        100.0);  // TCPXO: none
   // 4 TCPX NICs delivering 0.85 against A3 Mega's 8 TCPXO NICs at NCCL's speed (both 24 GB/s a
   // channel): 0.85 x 4 / 8 of A3 Mega's rate.
   const std::size_t big = std::size_t{8} << 30;
