@@ -83,6 +83,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     out << fmt::format("  {:<20} {:>10.2f} {:>10.2f} {:>9} {:>6}\n", p.name, p.before, p.after,
                        moved, p.rows);
     if (!p.not_determined.empty()) out << fmt::format("#   {}: {}\n", p.name, p.not_determined);
+    if (!p.fitted_on.empty()) out << fmt::format("#   {}: {}\n", p.name, p.fitted_on);
   }
   out << "# geometric-mean error of predicted / measured time, per log and size regime\n";
   out << fmt::format("# {:<48} {:<10} {:>5} {:>9} {:>9}\n", "log", "regime", "rows", "before",

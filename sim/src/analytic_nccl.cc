@@ -37,13 +37,8 @@
 //   AWS's own tuner says (network_class.h: 20 us, 23 on Simple).
 //   One rank: NCCL's one-rank path, a copy through device memory (model.h device_copy_algbw_gbps:
 //   read and write at 0.9 x HBM); H200, 512 MiB: 2 x 537 MB / 4320 GB/s = 249 us (+5 us launch).
-//   NVLS/NVLS-tree all_reduce also pay their pipeline's fill (nvls_pipeline_fill_us), which
-//   NCCL's latency leaves out: nvls_fill_steps steps of channels x heads x chunk at the call's
-//   algbw, K/(K+1) of it exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x
-//   128 KiB / 280 GB/s x 64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
-//   On Blackwell in one NVLink domain NVLS all_reduce also pays one synchronisation per step its
-//   chunk adds over NCCL's 128 KiB (nvls_step_sync_us; the chunk falls to 64 / 32 / 16 KiB with
-//   bytes vs channels x heads): 8 B200s, 64 MiB: 32 KiB chunks, 8 more steps a channel, 67 us.
+//   NVLS/NVLS-tree all_reduce also pay their pipeline's fill and, on Blackwell in one NVLink
+//   domain, a synchronisation per step their smaller chunk adds (nvls_steps.cc).
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
 // Caps, LL limits and speed lists are the arch's row (caps_of: Ampere, Hopper, Blackwell; AMD
@@ -260,78 +255,13 @@ double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind 
   return l.base_us;
 }
 
-double nccl_nvls_ops(const TopologyView& v) {
-  const bool blackwell = v.arch == topo::GpuArch::blackwell;
-  const double channels = !blackwell    ? kNccl.nvls_channels_hopper
-                          : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
-                                        : kNccl.nvls_channels_blackwell_1node;
-  // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels), at
-  // most NCCL_MAX_NVLS_ARITY.
-  const double heads =
-      nvls_heads(v.nodes > 1 && v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
-                                                    : v.ranks_per_node);
-  return channels * heads;  // enqueue.cc's "concurrentOps"
-}
-
-double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
-  double chunk = kNccl.nvls_chunk_bytes;
-  constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
-  if (algo == NcclAlgo::nvls) {
-    if (bytes < 64.0 * ops * chunk && chunk > k64) chunk = k64;
-    if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;
-    if (bytes < 2.0 * ops * chunk && chunk > k16) chunk = k16;
-  } else {
-    // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): the cloud's chunk where its environment sets
-    // one (network_class.h: 512 KiB on EFA), else NCCL's, at most 64 KiB from 4 nodes.
-    const double cloud = network_nvls_tree_chunk_bytes(v.network);
-    if (cloud > 0.0) {
-      chunk = cloud;
-    } else if (v.nodes >= 4) {
-      chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
-    }
-    constexpr double k128 = 2.0 * k64, k256 = 2.0 * k128;
-    if (bytes < 32.0 * ops * chunk && chunk > k256) chunk = k256;
-    if (bytes < 16.0 * ops * chunk && chunk > k128) chunk = k128;
-    if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
-    if (bytes < ops * chunk && chunk > k32) chunk = k32;
-  }
-  return chunk;
-}
-
-double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
-                             int requested_channels) {
-  if (kind != OpKind::all_reduce || (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) ||
-      bytes <= 0.0 || v.nranks < 2) {
-    return 0.0;
-  }
-  const double ops = nccl_nvls_ops(v);
-  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
-  const ChannelPlan plan = nccl_channels(v, requested_channels);
-  double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
-  if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));
-  const double step_bytes = std::min(ops * chunk, bytes);  // one step of every channel and head
-  // Pipeline steps per channel (K >= 1): only K/(K+1) of the fill is exposed (one step per channel
-  // fills half; from 8 steps 89%): a step that runs alone runs faster than one among others.
-  const double steps = std::max(1.0, bytes / (ops * chunk));
-  const double exposed = steps / (steps + 1.0);
-  return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
-}
-
-double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
-  if (algo != NcclAlgo::nvls || kind != OpKind::all_reduce || v.nodes != 1 ||
-      v.arch != topo::GpuArch::blackwell || !(bytes > 0.0) || v.nranks < 2) {
-    return 0.0;
-  }
-  const double ops = nccl_nvls_ops(v);
-  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
-  const double extra_steps = bytes / ops * (1.0 / chunk - 1.0 / kNccl.nvls_chunk_bytes);
-  return kNccl.nvls_step_sync_us_blackwell * std::max(0.0, extra_steps);
-}
-
 double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                        OpKind kind, double bytes, bool call) {
   const double n = v.nranks;
-  const double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
+  double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
+  // The call moves across nodes what the network class delivers of the NIC's rate (TCPX); NCCL
+  // ranks at the NIC's speed (network_class.h network_delivered_fraction).
+  if (call && v.nodes > 1) bus *= network_delivered_fraction(v.network);
   if (algo == NcclAlgo::ring && n > 1) return bus * n / ring_steps(kind, v.nranks);
   if (algo == NcclAlgo::nvls_tree && n > 1) return bus * n / (2.0 * (n - 1.0));
   if (algo != NcclAlgo::tree) return bus;
@@ -406,6 +336,7 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched && n > 1) {
     latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
+    if (v.nodes > 1) latency += network_call_floor_us(v.network);  // TCPX's floor, call only
   }
   // A lone GPU with neither a memory bandwidth (arch unknown) nor a link (torus-1x1, a one-GPU
   // file) has no rate: nothing leaves it, as the flow model says (0), never bytes / 0 = inf.

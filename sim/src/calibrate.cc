@@ -2,16 +2,17 @@
 //
 // How it works. Every row of every table is predicted as `twinccl compare` predicts it (the log's
 // collective, ranks = the first N GPUs of the topology, its nGpus launch, its NCCL version).
-// nvlink_gbps is fitted on every row >= 64 MiB (the one-node tables see it alone), nic_gbps on
-// the tables spanning nodes; then the latency regime: host_launch_us on the one-node rows below
-// 1 MiB of one-GPU-per-thread tables, group_launch_us on those of `-g N` tables (where the launch
-// and NCCL's intra-node latencies are all there is; NCCL's latencies are kept, the launch takes
-// the rest), network_hop_extra_us on the multi-node rows below 1 MiB; the
-// four one after the other, three times. Each fit applies a value with topo::apply_edits (as
-// `--set` does) and minimises the sum over its rows of log(predicted / measured)^2 by
-// golden-section search: a scale s in [1/8, 8] on the rates and the launch (on log s), an offset in
-// [-20, 200] us on the network hop. Example: 8 GPUs at 80% of the preset's NVLink give s = 0.8
-// back.
+// nvlink_gbps is fitted on every row >= 64 MiB (the one-node tables see it alone; of those, only
+// the rows that run on the link, ring or tree, where some do: an NVLS row is NCCL's NVLS price,
+// whose error the link cannot be told from), nic_gbps on the tables spanning nodes; then the
+// latency regime: host_launch_us on the one-node rows below 1 MiB of one-GPU-per-thread tables,
+// group_launch_us on those of `-g N` tables (where the launch and NCCL's intra-node latencies are
+// all there is; NCCL's latencies are kept, the launch takes the rest), network_hop_extra_us on the
+// multi-node rows below 1 MiB; the four one after the other, three times. Each fit applies a value
+// with topo::apply_edits (as `--set` does) and minimises the sum over its rows of
+// log(predicted / measured)^2 by golden-section search: a scale s in [1/8, 8] on the rates and the
+// launch (on log s), an offset in [-20, 200] us on the network hop. Example: 8 GPUs at 80% of the
+// preset's NVLink give s = 0.8 back.
 #include "twinccl/sim/calibrate.h"
 
 #include <fmt/format.h>
@@ -228,7 +229,23 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   // Both rates over every bandwidth row, one at a time (coordinate descent, 3 passes): the
   // one-node rows see NVLink alone, the multi-node rows both, so NVLink is not fitted to one
   // node at the cost of the nodes' rows.
-  std::vector<Row> bandwidth_rows = one_node;
+  // Which one-node rows measure the link: a ring (or tree) row's rate is its channels' speed on
+  // the NVLink; an NVLS row's is NCCL's NVLS price (heads x speed x nvlsEfficiency, tuning.cc),
+  // read from NCCL's own view of the link and only scaled to it, so its error may be NVLS's (its
+  // efficiency at that GPU count) as well as the link's, and the rows of one GPU count cannot
+  // tell which. Where one-node rows of another algorithm see the link, NVLink is fitted on those
+  // alone and the NVLS rows keep their residual (printed); with NVLS rows only (8 H100s), on them.
+  const auto is_nvls = [&](const Row& r) {
+    return predict(topology, request_of(*r.table, *r.row)).algorithm.starts_with("nvls");
+  };
+  std::vector<Row> link_rows, nvls_rows;
+  for (const Row& r : one_node) (is_nvls(r) ? nvls_rows : link_rows).push_back(r);
+  Fitting preset{topology, {}};
+  if (link_rows.empty() || !rows_see(preset, "nvlink_gbps", nvlink, link_rows)) {
+    link_rows = one_node;
+    nvls_rows.clear();
+  }
+  std::vector<Row> bandwidth_rows = link_rows;
   bandwidth_rows.insert(bandwidth_rows.end(), multi_node.begin(), multi_node.end());
   const double nic = topology.summary().nic_bandwidth_gbps;
   // The launch as predict() adds it to the one-node rows (0 per call in one cdna3 node: RCCL's
@@ -244,7 +261,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     // multi-node rows a NIC still at the preset's rate would pull it (and where NVLink bounds
     // the nodes' rows, NVLink-tree on 2 nodes, a NIC fit then finds nothing to move).
     nvlink_now =
-        nvlink * fit_scale(fit, "nvlink_gbps", nvlink, pass == 0 ? one_node : bandwidth_rows);
+        nvlink * fit_scale(fit, "nvlink_gbps", nvlink, pass == 0 ? link_rows : bandwidth_rows);
     fit.set("nvlink_gbps", nvlink_now);
     if (nodes) {
       nic_now = nic * fit_scale(fit, "nic_gbps", nic, multi_node);
@@ -289,22 +306,31 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   }
   c.topology = topo::apply_edits(topology, fit.edits).topology;
   c.moved.push_back(
-      {"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size()), ""});
+      {"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size()), "", ""});
+  if (!nvls_rows.empty()) {
+    c.moved.back().fitted_on = fmt::format(
+        "fitted on the {} one-node rows of ring/tree, which run on the link (NCCL's speed "
+        "steps make rates within one step predict alike: the one nearest the topology's); not "
+        "on the {} of NVLS, priced by NCCL on its own view of the link: their error, NVLS's at "
+        "that GPU count or the link's, stays in their residual",
+        link_rows.size(), nvls_rows.size());
+  }
   if (nodes) {
-    c.moved.push_back({"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size()), nic_note});
+    c.moved.push_back(
+        {"nic_gbps", nic, nic_now, static_cast<int>(multi_node.size()), nic_note, ""});
   }
   if (options.latencies) {
     if (!one_node_small.empty()) {
       c.moved.push_back({"host_launch_us", launch.call_us, launch_now.call_us,
-                         static_cast<int>(one_node_small.size()), ""});
+                         static_cast<int>(one_node_small.size()), "", ""});
     }
     if (!one_node_group_small.empty()) {
       c.moved.push_back({"group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us,
-                         static_cast<int>(one_node_group_small.size()), ""});
+                         static_cast<int>(one_node_group_small.size()), "", ""});
     }
     if (nodes) {
-      c.moved.push_back(
-          {"network_hop_extra_us", hop, hop_now, static_cast<int>(multi_node_small.size()), ""});
+      c.moved.push_back({"network_hop_extra_us", hop, hop_now,
+                         static_cast<int>(multi_node_small.size()), "", ""});
     }
   }
   // Residual per log and regime, before and after: geometric-mean error of every row.

@@ -96,7 +96,7 @@ struct NcclTuningTable {
   // ncclTopoSearchTryNvls), busBw = heads x speed x efficiency x (heads - 1)/heads x 2 (tuning.cc;
   // model.h nvls_all_reduce_algbw_gbps). reduce_scatter/all_gather: S up / S/n down (or the
   // reverse): algbw (nccl-tests bytes) = NVLink x efficiency. NVLS/NVLS-tree all_reduce pipeline
-  // (nvls_pipeline_fill_us, analytic_nccl.cc): NCCL's NVLS channels (transport/nvls.cc
+  // (nvls_pipeline_fill_us, nvls_steps.cc): NCCL's NVLS channels (transport/nvls.cc
   // NVLS_NCHANNELS_SM90 16, SM100 24 in a node / 32 across nodes), its chunk (NCCL_NVLS_CHUNKSIZE
   // 128 KiB; NVLS-tree at most 64 KiB from 4 nodes, NCCL_NVLSTREE_MAX_CHUNKSIZE), halved for
   // smaller calls by enqueue.cc calcCollChunking.
@@ -117,7 +117,7 @@ struct NcclTuningTable {
   // each peer, in parallel, v2.28.7-1 src/device/prims_simple.h:109-130,599-622). NCCL's price is
   // measured at its 128 KiB chunk, so a call pays the steps its smaller chunk adds (enqueue.cc
   // calcCollChunking, v2.28.7-1 :2045-2054: 64 / 32 / 16 KiB by bytes vs channels x heads):
-  // bytes / (channels x heads) x (1/chunk - 1/128 KiB) steps (nvls_step_sync_us, analytic_nccl.cc).
+  // bytes / (channels x heads) x (1/chunk - 1/128 KiB) steps (nvls_step_sync_us, nvls_steps.cc).
   // [fitted] 8.4 us, least squares on the OCI GB300 2-tray log's four rows with a chunk under 128
   // KiB (oci-quickstarts@61eba7f, 8 MiB - 1 GiB) only; judged on the 8-B200, 64-GB300 and
   // 72-GB200 rows (docs/fidelity.md, "The mid-size ramp in one NVLink domain"). Hopper: 0 (its

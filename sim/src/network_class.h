@@ -1,6 +1,7 @@
 // Internal: what a scale-out network's class changes in NCCL's cost model (topology fact
 // `network`, topology.h NetworkClass): the latency of one network hop per protocol, as the call
-// takes it and as NCCL ranks by it, and the protocols the cloud's NCCL environment enables.
+// takes it and as NCCL ranks by it, the protocols and NVLS chunks the cloud's NCCL environment
+// sets, and what a call pays that NCCL's model has no term for (TCPX's floor and delivered rate).
 //
 // How it works. NCCL's tuning model (graph/tuning.cc hwLat[NCCL_HW_NET]) gives one network hop
 // 2.7 / 4.0 / 14 us (ring LL / LL128 / Simple; tree 5.0 / 8.5 / 14), measured on InfiniBand
@@ -20,15 +21,28 @@
 //        21 us [assumed for p6-b200, which the tuner's model has no row for].
 //   efa-sendrecv (p4d, p4de: EFA v1, the plugin's SENDRECV protocol, platform-aws.cpp:88) no
 //        tuner row: the hop is NCCL's model with the plugin's 75 us, as NCCL ranks it.
-//   tcpxo, tcpx (GCP A3 Mega / A3 High) no public per-message figure: NCCL's IB latencies
-//        [assumed], so small calls are predicted too fast (docs/fidelity.md says by how much).
+//   tcpxo (GCP A3 Mega) no vendor per-message figure; Google's own published 2-node all_gather
+//        (GoogleCloudPlatform/cluster-toolkit@1047080 examples/gke-a3-megagpu/README.md:113-148,
+//        GCP's default profile) gives one: NCCL's Simple 14 us + 18 us, the per-hop extra that
+//        brings that log's 12 rows below 1 MiB to a geometric-mean error of 0 [fitted on those
+//        rows only; judged on the held-out A3 Mega rows: docs/fidelity.md, "GCP's environments"].
+//        LL and LL128 keep NCCL's figure (no TCPXO figure for them).
+//   tcpx (GCP A3 High) NCCL's IB figures per hop; the call pays a floor of its own and moves 0.85
+//        of the NIC's rate (network_call_floor_us, network_delivered_fraction, below).
+//   Both plugins report latency 0 to NCCL (nccl-plugin-gpudirecttcpx@4b8ea7f src/net_tcpx.cc:737;
+//   nccl-plugin-gpudirect-tcpxo@04815d1 tcpdirect_plugin/fastrak_offload/nccl_shim.cc:966), so
+//   NCCL ranks with its own IB figures and the fitted hop is the call's alone.
 // NCCL ranks with the plugin's figure at 2 nodes, where AWS's region tuner hands the choice back
 // to NCCL (v1.21.1 src/tuner/nccl_ofi_regions.cpp:2011-2013 "Skip when two nodes or lesser");
 // from 3 nodes its regions choose: on p5/p5e (`efa`) the model follows them (efa_region_tuner.cc,
 // all_reduce at 8 GPUs a node); p5en/p6 (`efa-v3`) keep NCCL's ranking [their tables not carried].
 // GCP's NCCL profiles set NCCL_PROTO=Simple (container-engine-accelerators gpudirect-tcpxo
 // nccl-env-profile.sh; gpudirect-tcpx nccl-config.yaml), so those classes rank Simple alone; a
-// protocol forced by name (--proto LL128, the ll128 profile) still runs.
+// protocol forced by name (--proto LL128, the ll128 profile) still runs. [TCPXO's default profile
+// is Simple,LL128 with NVLS on from plugin v1.0.12 (nccl-plugin-gpudirect-tcpxo@04815d1
+// tcpxo_scripts/nccl-env-profile.sh:51, container-engine-accelerators@992db81 gpudirect-tcpxo/
+// best-practice.md:60-87; nccl-env-profile-simple.sh keeps Simple and NVLS off), with a tuner
+// plugin whose table is not public: the model keeps the Simple profile; docs/fidelity.md.]
 #pragma once
 
 #include <algorithm>
@@ -51,9 +65,11 @@ inline NetworkHop network_hop(topo::NetworkClass network) {
       return {18.0, 18.0, 21.0, 35.0};
     case topo::NetworkClass::efa_sendrecv:
       return {0.0, 0.0, 0.0, 75.0};
+    case topo::NetworkClass::tcpxo:
+      return {0.0, 0.0, 14.0 + 18.0, 0.0};
     case topo::NetworkClass::infiniband:
     case topo::NetworkClass::roce:
-    case topo::NetworkClass::tcpxo:
+    case topo::NetworkClass::roce_gib:
     case topo::NetworkClass::tcpx:
       break;
   }
@@ -81,13 +97,21 @@ inline double network_hop_us(topo::NetworkClass network, Protocol protocol, doub
   return network_rank_hop_us(network, protocol, nccl_us, extra_us);
 }
 
-// The NVLS-tree chunk the cloud's NCCL environment sets for `network`, 0 = NCCL's defaults
-// (NCCL_NVLS_CHUNKSIZE 128 KiB, NCCL_NVLSTREE_MAX_CHUNKSIZE 64 KiB from 4 nodes). aws-ofi-nccl
-// exports NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every NVLS-capable EFA
-// platform (v1.16.3 src/platform-aws.cpp:131-132 p5en/p6-b200, :159-160 p5/p5e; v1.21.1
-// :144-145, :169-170; from v1.15.0's platform_init), "a max chunk size of 512KiB recovers from
-// the regression" of NCCL 2.19.3's 64 KiB (commit 03ead71a). p4d/p4de have no NVLS.
-inline double network_nvls_tree_chunk_bytes(topo::NetworkClass network) {
+// The NVLS chunks the cloud's NCCL environment sets for `network`, 0 = NCCL's defaults:
+// NCCL_NVLS_CHUNKSIZE (128 KiB; NVLS-tree starts from it) and NCCL_NVLSTREE_MAX_CHUNKSIZE (the
+// NVLS-tree cap: 64 KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1 src/enqueue.cc:2023-2026).
+// aws-ofi-nccl exports both = 524288 on every NVLS-capable EFA platform (v1.16.3
+// src/platform-aws.cpp:131-132 p5en/p6-b200, :159-160 p5/p5e; v1.21.1 :144-145, :169-170; from
+// v1.15.0's platform_init), "a max chunk size of 512KiB recovers from the regression" of NCCL
+// 2.19.3's 64 KiB (commit 03ead71a); p4d/p4de have no NVLS. GCP's gIB environment for A3 Ultra
+// and A4 sets NCCL_NVLS_CHUNKSIZE=524288 alone (GoogleCloudPlatform/cluster-toolkit@1047080
+// examples/machine-learning/a4-highgpu-8g/a4high-vm.yaml:293, a3-ultragpu-8g/nemo-framework/
+// Dockerfile:34), so from 4 nodes NCCL's 64 KiB cap still holds there.
+inline double network_nvls_chunk_bytes(topo::NetworkClass network) {
+  const bool efa_nvls = network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
+  return efa_nvls || network == topo::NetworkClass::roce_gib ? 524288.0 : 0.0;
+}
+inline double network_nvls_tree_max_chunk_bytes(topo::NetworkClass network) {
   const bool efa_nvls = network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
   return efa_nvls ? 524288.0 : 0.0;
 }
@@ -101,6 +125,25 @@ inline double network_nvls_tree_chunk_bytes(topo::NetworkClass network) {
 // 4-node H100: docs/fidelity.md, NVLS-tree's network part).
 inline bool network_queues_whole_steps(topo::NetworkClass network) {
   return network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
+}
+
+// GPUDirect-TCPX (A3 High), from Google's published 2-node all_gather (cluster-toolkit@1047080
+// examples/gke-a3-highgpu/multi-node-test-plan.md:118-133, GCP's TCPX config: Ring, Simple, 8
+// channels, the TX/RX core bindings), which no vendor figure explains:
+// * a floor of 880 us a call across nodes: 1 - 8 MiB all take ~0.94 - 1.0 ms where NCCL's model
+//   gives 85 - 157 us; 880 us brings its 1 - 4 MiB rows to a geometric-mean error of 0 [fitted on
+//   those 3 rows]. A per-call cost, not a per-hop one: a round trip of 2 x 880 us per 8 buffer
+//   slots (NCCL_STEPS) of 512 KiB would hold 8 channels to ~19 GB/s; that run moves 71.
+// * a NIC that delivers 0.85 of its line rate: what then matches that run's 512 MiB row (70.9
+//   GB/s busbw of 4 x 200G) [fitted on that row]. NCCL reads the NIC's speed from sysfs
+//   (nccl-plugin-gpudirecttcpx@4b8ea7f src/net_tcpx.cc:705-721) and ranks with it.
+// Both are the call's time only (analytic_nccl.cc), never NCCL's ranking; judged on the held-out
+// dstack A3 High rows (docs/fidelity.md, "GCP's environments").
+inline double network_call_floor_us(topo::NetworkClass network) {
+  return network == topo::NetworkClass::tcpx ? 880.0 : 0.0;
+}
+inline double network_delivered_fraction(topo::NetworkClass network) {
+  return network == topo::NetworkClass::tcpx ? 0.85 : 1.0;
 }
 
 // Whether the cloud's NCCL environment for `network` enables `protocol` (NCCL_PROTO).

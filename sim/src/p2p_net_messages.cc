@@ -94,6 +94,7 @@ double p2p_net_completion_host_us(const TopologyView& view) {
       return kEfaCompletionHostUs;
     case topo::NetworkClass::infiniband:
     case topo::NetworkClass::roce:
+    case topo::NetworkClass::roce_gib:
     case topo::NetworkClass::tcpxo:
     case topo::NetworkClass::tcpx:
       break;

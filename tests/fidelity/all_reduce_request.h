@@ -3,7 +3,8 @@
 //   const Prediction p = predict(topo::load_topology("aws-p5-4"), all_reduce_request(256u << 20));
 //
 // float32 sum of `bytes` per rank, one GPU per process (-g 1: the per-call host launch nccl-tests
-// measures), NCCL's choice unless `protocol` / `algorithm` force one.
+// measures), NCCL's choice unless `protocol` / `algorithm` force one. fixed_latency_us(t, r):
+// what such a call pays beyond its bandwidth term.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::fidelity {
 
@@ -24,6 +26,14 @@ inline sim::Request all_reduce_request(std::size_t bytes,
   r.protocol = protocol;
   r.algorithm = std::move(algorithm);
   return r;
+}
+
+// What a call pays beyond bytes / algbw on `topology`: NCCL's latency, the fills and any floor
+// (the prediction with software latency, minus the one without).
+inline double fixed_latency_us(const topo::Topology& topology, sim::Request r) {
+  const double with_latency = sim::predict(topology, r).time_us;
+  r.software_latency = false;
+  return with_latency - sim::predict(topology, r).time_us;
 }
 
 }  // namespace twinccl::fidelity

@@ -17,10 +17,7 @@ namespace {
 
 // What a forced ring call pays beyond its bandwidth term: NCCL's latency plus the fills.
 double fixed_us(const topo::Topology& t, std::size_t bytes, Protocol protocol) {
-  Request r = fidelity::all_reduce_request(bytes, protocol, "ring");
-  const double with_latency = predict(t, r).time_us;
-  r.software_latency = false;
-  return with_latency - predict(t, r).time_us;
+  return fidelity::fixed_latency_us(t, fidelity::all_reduce_request(bytes, protocol, "ring"));
 }
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;

@@ -184,3 +184,36 @@ TEST_CASE("calibrate: the fitted topology keeps the network class, memory and la
     CHECK(t->facts().network_hop_extra_us == Approx(4.0).epsilon(0.1));
   }
 }
+
+TEST_CASE("calibrate: NVLink from the ring rows of a log, not from NCCL's NVLS price") {
+  // One GB300 rack with NVLink at 80%: 4 GPUs run ring (NCCL ranks NVLS last there), 8 GPUs run
+  // NVLS, here 6% faster or slower than its price at that link (an NVLS efficiency the link does
+  // not set). The ring rows' rate steps with NCCL's speed list, so they bound the link to a
+  // bracket ([~540, ~650) GB/s here); the NVLS rows do not choose within it.
+  const double nvlink = 721.8;
+  topo::TopologyEdits e;
+  e.settings.push_back({"nvlink_gbps", 0.8 * nvlink});
+  const topo::Topology preset = topo::load_topology("gb300-nvl72-cluster-1x64");
+  const topo::Topology truth = topo::apply_edits(preset, e).topology;
+  const NcclTestsTable ring = sweep(truth, 4, "1tray.log", std::size_t{64} << 20);
+  const auto nvls_at = [&](double efficiency) {
+    NcclTestsTable t = sweep(truth, 8, "2tray.log", std::size_t{64} << 20);
+    for (NcclTestsRow& row : t.rows) row.out_of_place->time_us /= efficiency;
+    return t;
+  };
+  const Calibration fast = calibrate(preset, {ring, nvls_at(1.06)}, {.latencies = false}),
+                    slow = calibrate(preset, {ring, nvls_at(0.94)}, {.latencies = false});
+  REQUIRE(fast.moved.size() == 1);
+  INFO(fast.moved[0].fitted_on);
+  CHECK_THAT(fast.moved[0].fitted_on,
+             Catch::Contains("3 one-node rows of ring") && Catch::Contains("3 of NVLS"));
+  CHECK(fast.moved[0].after == Approx(slow.moved[0].after));
+  for (const NcclTestsRow& row : ring.rows) {  // in the ring rows' bracket
+    const Request r = request_of(ring, row);
+    CHECK(predict(fast.topology, r).time_us == Approx(row.out_of_place->time_us).epsilon(0.005));
+  }
+  // The NVLS rows alone (8 H100s have no ring rows) still fit it, to their own error.
+  const Calibration alone = calibrate(preset, {nvls_at(1.06)}, {.latencies = false});
+  CHECK(alone.moved[0].fitted_on.empty());
+  CHECK(alone.moved[0].after == Approx(1.06 * 0.8 * nvlink).epsilon(0.02));
+}

@@ -56,7 +56,8 @@ TEST_CASE("cloud presets: NICs and network class as the clouds sell them") {
   CHECK(a3high.nics_per_node == 4);
   CHECK(a3high.nic_bandwidth_gbps == 25.0);
   CHECK_FALSE(a3high.nvls_capable);
-  CHECK(load_topology("gcp-a4-2").summary().network == NetworkClass::roce);
+  CHECK(load_topology("gcp-a4-2").summary().network ==
+        NetworkClass::roce_gib);  // GCP's gIB environment
   CHECK(load_topology("gcp-a4-2").summary().nvls_capable);
   CHECK(load_topology("oci-a100-2").summary().nics_per_node == 16);
   CHECK(load_topology("mi300x-roce-2").summary().network == NetworkClass::roce);

@@ -36,6 +36,9 @@
 //     gpudirect-tcpxo nccl-env-profile.sh, its best-practice.md): NCCL_NVLS_ENABLE=0,
 //     NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple (Simple,LL128 with nccl-env-profile-ll128.sh); for
 //     TCPX (gpudirect-tcpx nccl-config.yaml) NCCL_ALGO=Ring, NCCL_PROTO=Simple: no NVLS on either.
+//   GCP's gIB environment for A4 (GoogleCloudPlatform/cluster-toolkit@1047080 examples/
+//     machine-learning/a4-highgpu-8g/a4high-vm.yaml:288-299): NCCL_NVLS_CHUNKSIZE=524288 and the
+//     gIB plugin over the CX-7 RoCE NICs: network class roce-gib (sim/src/network_class.h).
 //   Azure ND H100 v5: 8 H100, 8 x 400 Gb/s NDR InfiniBand, one per GPU --
 //     https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series
 //   OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100 Gbps RDMA over RoCE v2 (1.6 Tbps) --
@@ -56,9 +59,8 @@
 //     tuning for gfx950 (its tables postdate the one modelled) is not modelled: NCCL's rows.
 // What is not modelled: AWS's tuner's region tables for p5en and p6 (p5/p5e's are:
 // sim/src/efa_region_tuner.cc; the others keep NCCL's ranking with the plugin's latency), EFA's SRD
-// spraying over paths (the fat-tree stands for it), GCP's TCPX/TCPXO per-message cost (no public
-// figure: NCCL's IB latencies) and A3 High's TCPX rate (a public run moves half its line rate;
-// docs/fidelity.md).
+// spraying over paths (the fat-tree stands for it), what sets GCP's TCPX/TCPXO costs (the classes
+// carry figures fitted on Google's own published runs: network_class.h, docs/fidelity.md).
 #include <functional>
 #include <string>
 #include <string_view>
@@ -161,8 +163,9 @@ DgxSystem gcp_a3high() {
 
 DgxSystem gcp_a4() {
   return cloud_node(presets::b200_system(), "gcp-a4", "GCP a4-highgpu-8g",
-                    "8 B200, NVLink 5 (NVLS), 8 x 400G RoCE (CX-7), PCIe gen5", "400G RoCE",
-                    NetworkClass::roce);
+                    "8 B200, NVLink 5 (NVLS), 8 x 400G RoCE (CX-7, Google's gIB NCCL plugin), "
+                    "PCIe gen5",
+                    "400G RoCE", NetworkClass::roce_gib);
 }
 
 DgxSystem azure_ndv5() {

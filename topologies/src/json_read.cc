@@ -221,7 +221,7 @@ Topology read_document(const json& doc) {
   builder.memory_gbps(number_field(doc, none, root, "memory_gbps", 0.0, 0.0, 1e6, "GB/s"));
   builder.network(enum_field<NetworkClass>(
       doc, none, root, "network", NetworkClass::infiniband, parse_network_class,
-      "infiniband, roce, efa, efa-v3, efa-sendrecv, tcpxo, tcpx"));
+      "infiniband, roce, efa, efa-v3, efa-sendrecv, tcpxo, tcpx, roce-gib"));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   builder.host_launch_us(
       number_field(doc, none, root, "host_launch_us", 0.0, 0.0, limits::max_host_launch_us, "us"));

@@ -61,7 +61,7 @@ constexpr std::array<std::pair<GpuArch, std::string_view>, 6> kArch{{
     {GpuArch::cdna3, "cdna3"},
     {GpuArch::cdna4, "cdna4"},
 }};
-constexpr std::array<std::pair<NetworkClass, std::string_view>, 7> kNetworks{{
+constexpr std::array<std::pair<NetworkClass, std::string_view>, 8> kNetworks{{
     {NetworkClass::infiniband, "infiniband"},
     {NetworkClass::roce, "roce"},
     {NetworkClass::efa, "efa"},
@@ -69,6 +69,7 @@ constexpr std::array<std::pair<NetworkClass, std::string_view>, 7> kNetworks{{
     {NetworkClass::efa_v3, "efa-v3"},
     {NetworkClass::efa_sendrecv, "efa-sendrecv"},
     {NetworkClass::tcpx, "tcpx"},
+    {NetworkClass::roce_gib, "roce-gib"},
 }};
 
 }  // namespace

@@ -8,7 +8,9 @@
 //
 // What is fitted, and from what (nothing else moves):
 //   nvlink_gbps           a GPU's NVLink (or xGMI) bandwidth, from every row >= 64 MiB (the
-//                         one-node tables see it alone)
+//                         one-node tables see it alone); where one-node rows of ring or tree
+//                         see it, not from the one-node NVLS rows (NCCL's NVLS price: its error
+//                         may be NVLS's at that GPU count; `fitted_on` says so)
 //   nic_gbps              each NIC's rate, from the multi-node tables' rows >= 64 MiB
 //   host_launch_us        one call's host time above its kernels (CUDA launch + NCCL enqueue),
 //                         from the one-node rows below 1 MiB of tables with one GPU per thread
@@ -43,6 +45,9 @@ struct CalibratedParameter {
   // Empty when fitted; else why the rows do not determine it (no row's time changes with it),
   // that `after` is the topology's value kept, and the sweep that would show it.
   std::string not_determined;
+  // Empty when fitted on every row it names; else which of them it was fitted on, and why not
+  // the others (nvlink_gbps: not on NVLS rows where ring rows see the link).
+  std::string fitted_on;
 };
 
 struct CalibrationResidual {

@@ -36,8 +36,9 @@ enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3, cdna4 };
 // Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin: p5/p5e's
 // EFAv2), efa_v3 (p5en's EFAv3 and p6-b200's EFAv4, one platform of the plugin), efa_sendrecv
 // (p4d/p4de's EFA v1, the plugin's send/recv protocol), tcpxo / tcpx (GCP GPUDirect-TCPXO on A3
-// Mega, GPUDirect-TCPX on A3 High: NCCL's net plugins over TCP).
-enum class NetworkClass { infiniband, roce, efa, tcpxo, efa_v3, efa_sendrecv, tcpx };
+// Mega, GPUDirect-TCPX on A3 High: NCCL's net plugins over TCP), roce_gib (GCP's RoCE on A3 Ultra
+// and A4 through Google's gIB plugin, with GCP's NCCL environment).
+enum class NetworkClass { infiniband, roce, efa, tcpxo, efa_v3, efa_sendrecv, tcpx, roce_gib };
 
 struct Vertex {
   std::string name;  // unique in the topology, e.g. "n3.gpu5"

@@ -1,0 +1,95 @@
+// NCCL's NVLS steps: how many chunks an NVLS / NVLS-tree all_reduce runs in parallel
+// (nccl_nvls_ops), how big each is (nccl_nvls_chunk_bytes), and what the steps cost beyond NCCL's
+// latency (nvls_pipeline_fill_us, nvls_step_sync_us; both in pipeline_fills_us, never in NCCL's
+// ranking).
+//
+// How it works (NVIDIA/nccl v2.27.7-1 / v2.28.7-1 src/enqueue.cc calcCollChunking, read not
+// copied): NVLS runs channels x heads chunks at once ("concurrentOps"); its chunk is
+// NCCL_NVLS_CHUNKSIZE (128 KiB, or the cloud's: network_class.h) and falls to 64 / 32 / 16 KiB as
+// bytes shrink against concurrentOps (NVLS-tree: 256 / 128 / 64 / 32 KiB, at most
+// NCCL_NVLSTREE_MAX_CHUNKSIZE, 64 KiB from 4 nodes unless the cloud sets it).
+// * The fill: nvls_fill_steps steps of channels x heads x chunk at the call's algbw, K/(K+1) of it
+//   exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x 128 KiB / 280 GB/s x
+//   64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
+// * Blackwell, one NVLink domain: one synchronisation per step the smaller chunk adds over the
+//   128 KiB NCCL's price is measured at (8 B200s, 64 MiB: 32 KiB chunks, 8 more steps a channel,
+//   67 us; the constant is fitted: nccl_tuning_table.h nvls_step_sync_us_blackwell).
+#include <algorithm>
+
+#include "model.h"
+#include "network_class.h"
+
+namespace twinccl::sim::detail {
+
+double nccl_nvls_ops(const TopologyView& v) {
+  const bool blackwell = v.arch == topo::GpuArch::blackwell;
+  const double channels = !blackwell    ? kNccl.nvls_channels_hopper
+                          : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
+                                        : kNccl.nvls_channels_blackwell_1node;
+  // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels), at
+  // most NCCL_MAX_NVLS_ARITY.
+  const double heads =
+      nvls_heads(v.nodes > 1 && v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
+                                                    : v.ranks_per_node);
+  return channels * heads;  // enqueue.cc's "concurrentOps"
+}
+
+double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
+  double chunk = kNccl.nvls_chunk_bytes;
+  constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
+  if (algo == NcclAlgo::nvls) {
+    if (bytes < 64.0 * ops * chunk && chunk > k64) chunk = k64;
+    if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;
+    if (bytes < 2.0 * ops * chunk && chunk > k16) chunk = k16;
+  } else {
+    // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): NCCL_NVLS_CHUNKSIZE, at most
+    // NCCL_NVLSTREE_MAX_CHUNKSIZE (NCCL's: 64 KiB from 4 nodes), each the cloud's where its
+    // environment sets it (network_class.h: 512 KiB both on EFA, the first on GCP's gIB).
+    const double cloud = network_nvls_chunk_bytes(v.network);
+    if (cloud > 0.0) chunk = cloud;
+    const double cloud_max = network_nvls_tree_max_chunk_bytes(v.network);
+    if (cloud_max > 0.0) {
+      chunk = std::min(chunk, cloud_max);
+    } else if (v.nodes >= 4) {
+      chunk = std::min(chunk, kNccl.nvls_tree_chunk_bytes_4nodes);
+    }
+    constexpr double k128 = 2.0 * k64, k256 = 2.0 * k128;
+    if (bytes < 32.0 * ops * chunk && chunk > k256) chunk = k256;
+    if (bytes < 16.0 * ops * chunk && chunk > k128) chunk = k128;
+    if (bytes < 4.0 * ops * chunk && chunk > k64) chunk = k64;
+    if (bytes < ops * chunk && chunk > k32) chunk = k32;
+  }
+  return chunk;
+}
+
+double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
+                             int requested_channels) {
+  if (kind != OpKind::all_reduce || (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) ||
+      bytes <= 0.0 || v.nranks < 2) {
+    return 0.0;
+  }
+  const double ops = nccl_nvls_ops(v);
+  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
+  const ChannelPlan plan = nccl_channels(v, requested_channels);
+  double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
+  if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));
+  const double step_bytes = std::min(ops * chunk, bytes);  // one step of every channel and head
+  // Pipeline steps per channel (K >= 1): only K/(K+1) of the fill is exposed (one step per channel
+  // fills half; from 8 steps 89%): a step that runs alone runs faster than one among others.
+  const double steps = std::max(1.0, bytes / (ops * chunk));
+  const double exposed = steps / (steps + 1.0);
+  return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
+}
+
+double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
+  if (algo != NcclAlgo::nvls || kind != OpKind::all_reduce || v.nodes != 1 ||
+      v.arch != topo::GpuArch::blackwell || !(bytes > 0.0) || v.nranks < 2) {
+    return 0.0;
+  }
+  const double ops = nccl_nvls_ops(v);
+  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
+  const double extra_steps = bytes / ops * (1.0 / chunk - 1.0 / kNccl.nvls_chunk_bytes);
+  return kNccl.nvls_step_sync_us_blackwell * std::max(0.0, extra_steps);
+}
+
+}  // namespace twinccl::sim::detail
