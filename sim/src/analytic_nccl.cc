@@ -258,10 +258,8 @@ double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind 
 double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                        OpKind kind, double bytes, bool call) {
   const double n = v.nranks;
-  double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
-  // The call moves across nodes what the network class delivers of the NIC's rate (TCPX); NCCL
-  // ranks at the NIC's speed (network_class.h network_delivered_fraction).
-  if (call && v.nodes > 1) bus *= network_delivered_fraction(v.network);
+  const double bus = call ? nccl_call_bus_gbps(v, plan, algo, p, kind)
+                          : nccl_bus_bandwidth(v, plan, algo, p, kind);
   if (algo == NcclAlgo::ring && n > 1) return bus * n / ring_steps(kind, v.nranks);
   if (algo == NcclAlgo::nvls_tree && n > 1) return bus * n / (2.0 * (n - 1.0));
   if (algo != NcclAlgo::tree) return bus;
@@ -270,11 +268,20 @@ double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo 
   // trees are chains). 2 nodes keep the raised 2-node price (tree_bus).
   const bool dtree = call && kind == OpKind::all_reduce && v.nodes >= 3;
   const double ratio = dtree ? 1.0 / nccl_dtree_busiest_node_load(v.nodes) : 0.5;
-  double algbw = bus * ratio;
-  if (call && kind == OpKind::all_reduce && p == Protocol::ll128) {
-    algbw = std::min(algbw, tree_ll128_split_algbw_gbps(v, plan));
+  return bus * ratio * nccl_tree_correction(v, p, kind, bytes);
+}
+
+double nccl_call_bus_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
+                          OpKind kind) {
+  double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
+  // Across nodes what the network class delivers of the NIC's rate (TCPX); NCCL ranks at the
+  // NIC's speed (network_class.h network_delivered_fraction).
+  if (v.nodes > 1) bus *= network_delivered_fraction(v.network);
+  // The tree/LL128 kernel's broadcast warps; NCCL's tree busBw is 2 x its algbw.
+  if (algo == NcclAlgo::tree && p == Protocol::ll128 && kind == OpKind::all_reduce) {
+    bus = std::min(bus, 2.0 * tree_ll128_split_algbw_gbps(v, plan));
   }
-  return algbw * nccl_tree_correction(v, p, kind, bytes);
+  return bus;
 }
 
 double tree_ll128_split_algbw_gbps(const TopologyView& v, const ChannelPlan& plan) {
@@ -336,7 +343,6 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
   if (r.software_latency && channels == Channels::launched && n > 1) {
     latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
-    if (v.nodes > 1) latency += network_call_floor_us(v.network);  // TCPX's floor, call only
   }
   // A lone GPU with neither a memory bandwidth (arch unknown) nor a link (torus-1x1, a one-GPU
   // file) has no rate: nothing leaves it, as the flow model says (0), never bytes / 0 = inf.

@@ -230,9 +230,10 @@ struct RegionChoice {
   Protocol protocol;
 };
 std::optional<RegionChoice> efa_region_choice(const TopologyView& view, OpKind kind, double bytes);
-// Both fills of a call as it runs (and the network window's wait) (the channels enqueue.cc launches
-// for `requested_channels`): what analytic_nccl and the flow model's fixed latency add after the
-// tuner's choice.
+// What a call pays beyond NCCL's latency as it runs (the channels enqueue.cc launches for
+// `requested_channels`): the NVLS, tree and ring fills and step syncs, the network window's wait,
+// the network class's per-call floor across nodes (TCPX): what analytic_nccl and the flow model's
+// fixed latency add after the tuner's choice, never in its ranking.
 double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                          double bytes, int requested_channels);
 // An NCCL algorithm's algbw (GB/s) from its busBw (nccl_bus_bandwidth): ring x n / its steps,
@@ -248,6 +249,12 @@ double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAl
 // x 36.7 = 88 GB/s). Only as the call runs: NCCL ranks with its own tree/LL128 cap (docs/
 // fidelity.md, "Issue 24, the tree kernel's split").
 double tree_ll128_split_algbw_gbps(const TopologyView& view, const ChannelPlan& plan);
+// The bus bandwidth (GB/s) a call runs at where it differs from the price NCCL ranks with
+// (nccl_bus_bandwidth): across nodes the network class's delivered share of the NIC (TCPX), a
+// tree/LL128 all_reduce at most 2 x tree_ll128_split_algbw_gbps. The one reading for the analytic
+// call (nccl_algbw_gbps with call) and flow's wire rate (transfer_pricing.cc price_call).
+double nccl_call_bus_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
+                          Protocol protocol, OpKind kind);
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise (RCCL's table where it applies, analytic_rccl.cc).
 double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);

@@ -146,12 +146,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
         view.arch == topo::GpuArch::unknown
             ? channels
             : nccl_launched_channels(view, channels, *priced.nccl, r.protocol, bytes);
-    double bus = nccl_bus_bandwidth(view, launched, *priced.nccl, r.protocol, r.spec.kind);
-    // tree/LL128 all_reduce: the kernel's broadcast warps, as analytic (x 2: NCCL's tree busBw).
-    if (priced.nccl == NcclAlgo::tree && r.protocol == Protocol::ll128 &&
-        r.spec.kind == OpKind::all_reduce) {
-      bus = std::min(bus, 2.0 * tree_ll128_split_algbw_gbps(view, launched));
-    }
+    // The rate the call runs at, as analytic's (TCPX's delivered share, tree/LL128's warps).
+    const double bus = nccl_call_bus_gbps(view, launched, *priced.nccl, r.protocol, r.spec.kind);
     const double protocol_bw =
         bus * (priced.nccl == NcclAlgo::tree
                    ? nccl_tree_correction(view, r.protocol, r.spec.kind, bytes)

@@ -27,6 +27,7 @@
 #include <algorithm>
 
 #include "model.h"
+#include "network_class.h"
 
 namespace twinccl::sim::detail {
 
@@ -88,7 +89,8 @@ double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol
          tree_pipeline_fill_us(v, algo, protocol, kind, bytes, launched) +
          ring_slice_sync_us(v, algo, protocol, kind, bytes, launched) +
          nvls_tree_net_fill_us(v, algo, kind, bytes) +
-         net_window_wait_us(v, algo, protocol, kind, bytes, launched);
+         net_window_wait_us(v, algo, protocol, kind, bytes, launched) +
+         (v.nodes > 1 ? network_call_floor_us(v.network) : 0.0);  // TCPX's floor
 }
 
 }  // namespace twinccl::sim::detail

@@ -89,3 +89,14 @@ TEST_CASE("GCP gIB on A4: NCCL_NVLS_CHUNKSIZE 512 KiB, NCCL's 64 KiB cap from 4 
   CHECK(p.algorithm == "nvls_tree");
   CHECK(std::abs(p.time_us / 3229.9 - 1.0) <= 0.03);
 }
+
+// TCPX's floor and delivered rate are the call's, in flow as in analytic (one reading:
+// nccl_call_bus_gbps and pipeline_fills_us). Flow ran 5313 us here against analytic's 7118 when
+// only analytic carried them.
+TEST_CASE("GCP TCPX: flow pays A3 High's floor and delivered rate as analytic does") {
+  const topo::Topology a3high = topo::load_topology("gcp-a3high-2");
+  Request r = all_gather_request(std::size_t{512} << 20, 16);
+  const double analytic_us = predict(a3high, r).time_us;
+  r.fidelity = Fidelity::flow;
+  CHECK(predict(a3high, r).time_us == Approx(analytic_us).epsilon(0.01));
+}
