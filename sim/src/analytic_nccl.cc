@@ -275,8 +275,8 @@ double nccl_call_bus_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAl
                           OpKind kind) {
   double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
   // Across nodes what the network class delivers of the NIC's rate (TCPX); NCCL ranks at the
-  // NIC's speed (network_class.h network_delivered_fraction).
-  if (v.nodes > 1) bus *= network_delivered_fraction(v.network);
+  // NIC's speed (network_class.h).
+  if (v.nodes > 1) bus *= network_terms(v.network).delivered_fraction;
   // The tree/LL128 kernel's broadcast warps; NCCL's tree busBw is 2 x its algbw.
   if (algo == NcclAlgo::tree && p == Protocol::ll128 && kind == OpKind::all_reduce) {
     bus = std::min(bus, 2.0 * tree_ll128_split_algbw_gbps(v, plan));

@@ -28,7 +28,7 @@
 //        rows only; judged on the held-out A3 Mega rows: docs/fidelity.md, "GCP's environments"].
 //        LL and LL128 keep NCCL's figure (no TCPXO figure for them).
 //   tcpx (GCP A3 High) NCCL's IB figures per hop; the call pays a floor of its own and moves 0.85
-//        of the NIC's rate (network_call_floor_us, network_delivered_fraction, below).
+//        of the NIC's rate (call_floor_us, delivered_fraction, below).
 //   Both plugins report latency 0 to NCCL (nccl-plugin-gpudirecttcpx@4b8ea7f src/net_tcpx.cc:737;
 //   nccl-plugin-gpudirect-tcpxo@04815d1 tcpdirect_plugin/fastrak_offload/nccl_shim.cc:966), so
 //   NCCL ranks with its own IB figures and the fitted hop is the call's alone.
@@ -57,30 +57,101 @@ struct NetworkHop {
   double plugin_latency_us;           // the net plugin's reported latency NCCL ranks with
 };
 
-inline NetworkHop network_hop(topo::NetworkClass network) {
+// Everything a network class changes, one row per class (network_terms): the only place a class
+// is told apart.
+struct NetworkTerms {
+  NetworkHop hop{0.0, 0.0, 0.0, 0.0};
+  // The NVLS chunks the cloud's NCCL environment sets, 0 = NCCL's defaults: NCCL_NVLS_CHUNKSIZE
+  // (128 KiB; NVLS-tree starts from it) and NCCL_NVLSTREE_MAX_CHUNKSIZE (the NVLS-tree cap: 64
+  // KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1 src/enqueue.cc:2023-2026).
+  double nvls_chunk_bytes = 0.0;
+  double nvls_tree_max_chunk_bytes = 0.0;
+  // Whether a network hop delivers a step of all channels' in-flight chunks as a whole (the
+  // NVLS-tree network fill, nvls_tree_net_fill.cc).
+  bool queues_whole_steps = false;
+  // Host time one network completion costs the GPU's proxy thread, us (p2p_net_messages.cc); 0
+  // where no public figure gives one (NCCL's own IB/RoCE transport).
+  double completion_host_us = 0.0;
+  // What a call across nodes pays that NCCL's model has no term for (the call's time only, never
+  // NCCL's ranking): a floor, us, and the share of the NIC's line rate it delivers.
+  double call_floor_us = 0.0;
+  double delivered_fraction = 1.0;
+  // The cloud's NCCL_PROTO: Simple alone (a protocol forced by name still runs).
+  bool simple_only = false;
+};
+
+// aws-ofi-nccl exports NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every
+// NVLS-capable EFA platform (v1.16.3 src/platform-aws.cpp:131-132 p5en/p6-b200, :159-160 p5/p5e;
+// v1.21.1 :144-145, :169-170; from v1.15.0's platform_init), "a max chunk size of 512KiB recovers
+// from the regression" of NCCL 2.19.3's 64 KiB (commit 03ead71a); p4d/p4de have no NVLS. On those
+// classes a hop queues whole steps: AWS's tuner says EFA's throughput saturates once a rank's
+// in-flight data fills the link, and more in flight "only adds queuing latency" (aws-ofi-nccl
+// v1.21.1 src/tuner/nccl_ofi_regions.cpp:2236-2242) [assumed: the first step of every channel and
+// head, all in flight at once, queues whole at each hop]; InfiniBand and RoCE: no (the same term
+// breaks asserted IB figures, nccl-tests#283's 248 x 8 H200 and #309's 4-node H100:
+// docs/fidelity.md, NVLS-tree's network part). An EFA completion costs "~2 us in the device and
+// ~1 us to write that completion up to the host stack" (v1.16.3 include/nccl_ofi_param.h:313-317):
+// the 1 us host part (the device part is in the hop).
+inline NetworkTerms efa_terms(NetworkHop hop) {
+  NetworkTerms t;
+  t.hop = hop;
+  t.nvls_chunk_bytes = t.nvls_tree_max_chunk_bytes = 524288.0;
+  t.queues_whole_steps = true;
+  t.completion_host_us = 1.0;
+  return t;
+}
+
+inline NetworkTerms network_terms(topo::NetworkClass network) {
+  NetworkTerms t;
   switch (network) {
     case topo::NetworkClass::efa:
-      return {20.0, 20.0, 23.0, 75.0};
+      return efa_terms({20.0, 20.0, 23.0, 75.0});
     case topo::NetworkClass::efa_v3:
-      return {18.0, 18.0, 21.0, 35.0};
-    case topo::NetworkClass::efa_sendrecv:
-      return {0.0, 0.0, 0.0, 75.0};
+      return efa_terms({18.0, 18.0, 21.0, 35.0});
+    case topo::NetworkClass::efa_sendrecv:  // p4d/p4de: no NVLS
+      t.hop = {0.0, 0.0, 0.0, 75.0};
+      t.completion_host_us = 1.0;
+      return t;
     case topo::NetworkClass::tcpxo:
-      return {0.0, 0.0, 14.0 + 18.0, 0.0};
+      t.hop = {0.0, 0.0, 14.0 + 18.0, 0.0};
+      t.simple_only = true;
+      return t;
+    case topo::NetworkClass::tcpx:
+      // GPUDirect-TCPX (A3 High), from Google's published 2-node all_gather (cluster-toolkit@
+      // 1047080 examples/gke-a3-highgpu/multi-node-test-plan.md:118-133, GCP's TCPX config: Ring,
+      // Simple, 8 channels, the TX/RX core bindings), which no vendor figure explains:
+      // * a floor of 880 us a call across nodes: 1 - 8 MiB all take ~0.94 - 1.0 ms where NCCL's
+      //   model gives 85 - 157 us; 880 us brings its 1 - 4 MiB rows to a geometric-mean error of
+      //   0 [fitted on those 3 rows]. A per-call cost, not a per-hop one: a round trip of 2 x 880
+      //   us per 8 buffer slots (NCCL_STEPS) of 512 KiB would hold 8 channels to ~19 GB/s; that
+      //   run moves 71.
+      // * a NIC that delivers 0.85 of its line rate: what then matches that run's 512 MiB row
+      //   (70.9 GB/s busbw of 4 x 200G) [fitted on that row]. NCCL reads the NIC's speed from
+      //   sysfs (nccl-plugin-gpudirecttcpx@4b8ea7f src/net_tcpx.cc:705-721) and ranks with it.
+      // Judged on the held-out dstack A3 High rows (docs/fidelity.md, "GCP's environments").
+      t.call_floor_us = 880.0;
+      t.delivered_fraction = 0.85;
+      t.simple_only = true;
+      return t;
+    case topo::NetworkClass::roce_gib:
+      // GCP's gIB environment for A3 Ultra and A4 sets NCCL_NVLS_CHUNKSIZE=524288 alone
+      // (GoogleCloudPlatform/cluster-toolkit@1047080 examples/machine-learning/a4-highgpu-8g/
+      // a4high-vm.yaml:293, a3-ultragpu-8g/nemo-framework/Dockerfile:34), so from 4 nodes NCCL's
+      // 64 KiB NVLS-tree cap still holds there.
+      t.nvls_chunk_bytes = 524288.0;
+      return t;
     case topo::NetworkClass::infiniband:
     case topo::NetworkClass::roce:
-    case topo::NetworkClass::roce_gib:
-    case topo::NetworkClass::tcpx:
-      break;
+      return t;
   }
-  return {0.0, 0.0, 0.0, 0.0};
+  return t;
 }
 
 // One network hop of `protocol` as NCCL ranks it: its own figure `nccl_us` plus the plugin's
 // latency (twice on Simple), plus a topology's `network_hop_extra_us`, never below 0.
 inline double network_rank_hop_us(topo::NetworkClass network, Protocol protocol, double nccl_us,
                                   double extra_us = 0.0) {
-  const double plugin = network_hop(network).plugin_latency_us;
+  const double plugin = network_terms(network).hop.plugin_latency_us;
   return std::max(0.0, nccl_us + plugin * (protocol == Protocol::simple ? 2.0 : 1.0) + extra_us);
 }
 
@@ -89,67 +160,12 @@ inline double network_rank_hop_us(topo::NetworkClass network, Protocol protocol,
 // rows), never below 0: the provider's measured hop where it has one, else NCCL's ranking figure.
 inline double network_hop_us(topo::NetworkClass network, Protocol protocol, double nccl_us,
                              double extra_us = 0.0) {
-  const NetworkHop h = network_hop(network);
+  const NetworkHop h = network_terms(network).hop;
   const double own = protocol == Protocol::ll      ? h.ll_us
                      : protocol == Protocol::ll128 ? h.ll128_us
                                                    : h.simple_us;
   if (own > 0.0) return std::max(0.0, own + extra_us);
   return network_rank_hop_us(network, protocol, nccl_us, extra_us);
-}
-
-// The NVLS chunks the cloud's NCCL environment sets for `network`, 0 = NCCL's defaults:
-// NCCL_NVLS_CHUNKSIZE (128 KiB; NVLS-tree starts from it) and NCCL_NVLSTREE_MAX_CHUNKSIZE (the
-// NVLS-tree cap: 64 KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1 src/enqueue.cc:2023-2026).
-// aws-ofi-nccl exports both = 524288 on every NVLS-capable EFA platform (v1.16.3
-// src/platform-aws.cpp:131-132 p5en/p6-b200, :159-160 p5/p5e; v1.21.1 :144-145, :169-170; from
-// v1.15.0's platform_init), "a max chunk size of 512KiB recovers from the regression" of NCCL
-// 2.19.3's 64 KiB (commit 03ead71a); p4d/p4de have no NVLS. GCP's gIB environment for A3 Ultra
-// and A4 sets NCCL_NVLS_CHUNKSIZE=524288 alone (GoogleCloudPlatform/cluster-toolkit@1047080
-// examples/machine-learning/a4-highgpu-8g/a4high-vm.yaml:293, a3-ultragpu-8g/nemo-framework/
-// Dockerfile:34), so from 4 nodes NCCL's 64 KiB cap still holds there.
-inline double network_nvls_chunk_bytes(topo::NetworkClass network) {
-  const bool efa_nvls = network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
-  return efa_nvls || network == topo::NetworkClass::roce_gib ? 524288.0 : 0.0;
-}
-inline double network_nvls_tree_max_chunk_bytes(topo::NetworkClass network) {
-  const bool efa_nvls = network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
-  return efa_nvls ? 524288.0 : 0.0;
-}
-
-// Whether a network hop of `network` delivers a step of all channels' in-flight chunks as a whole
-// (the NVLS-tree network fill, nvls_tree_net_fill.cc). EFA: AWS's tuner says EFA's throughput
-// saturates once a rank's in-flight data fills the link, and more in flight "only adds queuing
-// latency" (aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp:2236-2242) [assumed: the first
-// step of every channel and head, all in flight at once, queues whole at each hop]. InfiniBand and
-// RoCE: no (the same term breaks asserted IB figures, nccl-tests#283's 248 x 8 H200 and #309's
-// 4-node H100: docs/fidelity.md, NVLS-tree's network part).
-inline bool network_queues_whole_steps(topo::NetworkClass network) {
-  return network == topo::NetworkClass::efa || network == topo::NetworkClass::efa_v3;
-}
-
-// GPUDirect-TCPX (A3 High), from Google's published 2-node all_gather (cluster-toolkit@1047080
-// examples/gke-a3-highgpu/multi-node-test-plan.md:118-133, GCP's TCPX config: Ring, Simple, 8
-// channels, the TX/RX core bindings), which no vendor figure explains:
-// * a floor of 880 us a call across nodes: 1 - 8 MiB all take ~0.94 - 1.0 ms where NCCL's model
-//   gives 85 - 157 us; 880 us brings its 1 - 4 MiB rows to a geometric-mean error of 0 [fitted on
-//   those 3 rows]. A per-call cost, not a per-hop one: a round trip of 2 x 880 us per 8 buffer
-//   slots (NCCL_STEPS) of 512 KiB would hold 8 channels to ~19 GB/s; that run moves 71.
-// * a NIC that delivers 0.85 of its line rate: what then matches that run's 512 MiB row (70.9
-//   GB/s busbw of 4 x 200G) [fitted on that row]. NCCL reads the NIC's speed from sysfs
-//   (nccl-plugin-gpudirecttcpx@4b8ea7f src/net_tcpx.cc:705-721) and ranks with it.
-// Both are the call's time only (analytic_nccl.cc), never NCCL's ranking; judged on the held-out
-// dstack A3 High rows (docs/fidelity.md, "GCP's environments").
-inline double network_call_floor_us(topo::NetworkClass network) {
-  return network == topo::NetworkClass::tcpx ? 880.0 : 0.0;
-}
-inline double network_delivered_fraction(topo::NetworkClass network) {
-  return network == topo::NetworkClass::tcpx ? 0.85 : 1.0;
-}
-
-// Whether the cloud's NCCL environment for `network` enables `protocol` (NCCL_PROTO).
-inline bool network_enables(topo::NetworkClass network, Protocol protocol) {
-  const bool gcp = network == topo::NetworkClass::tcpxo || network == topo::NetworkClass::tcpx;
-  return !gcp || protocol == Protocol::simple;
 }
 
 }  // namespace twinccl::sim::detail

@@ -45,9 +45,9 @@ double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes,
     // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): NCCL_NVLS_CHUNKSIZE, at most
     // NCCL_NVLSTREE_MAX_CHUNKSIZE (NCCL's: 64 KiB from 4 nodes), each the cloud's where its
     // environment sets it (network_class.h: 512 KiB both on EFA, the first on GCP's gIB).
-    const double cloud = network_nvls_chunk_bytes(v.network);
+    const double cloud = network_terms(v.network).nvls_chunk_bytes;
     if (cloud > 0.0) chunk = cloud;
-    const double cloud_max = network_nvls_tree_max_chunk_bytes(v.network);
+    const double cloud_max = network_terms(v.network).nvls_tree_max_chunk_bytes;
     if (cloud_max > 0.0) {
       chunk = std::min(chunk, cloud_max);
     } else if (v.nodes >= 4) {

@@ -10,7 +10,7 @@
 // down the same way. A Simple step goes to the network only once the GPU has written all of it
 // (src/transport/net.cc sendProxyProgress: the step's tail, then isend). The first step of all
 // channels x heads (enqueue.cc's concurrentOps) is in flight at once; on EFA a hop is charged that
-// whole step at the node's NICs' line rate (network_class.h network_queues_whole_steps: AWS's
+// whole step at the node's NICs' line rate (network_class.h queues_whole_steps: AWS's
 // in-flight queuing [assumed]; on InfiniBand the NVLS fill alone holds the asserted rows), on each
 // of the 2 log2(nodes) hops. Per hop the busiest node moves its share of NCCL's two trees: half a
 // step on 2 nodes (each node sends one tree's half of the channels), a whole one from 4 (an inner
@@ -31,7 +31,7 @@ namespace twinccl::sim::detail {
 
 double nvls_tree_net_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
   if (algo != NcclAlgo::nvls_tree || kind != OpKind::all_reduce || v.nodes < 2 || bytes <= 0.0 ||
-      !(v.inter_gbps > 0.0) || !network_queues_whole_steps(v.network)) {
+      !(v.inter_gbps > 0.0) || !network_terms(v.network).queues_whole_steps) {
     return 0.0;
   }
   const double ops = nccl_nvls_ops(v);

@@ -25,6 +25,7 @@
 #include "flow_fluid.h"
 #include "host_launch.h"
 #include "model.h"
+#include "network_class.h"
 #include "p2p_net_messages.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/p2p.h"
@@ -47,7 +48,7 @@ LatencyParts latency_of(const Tuner& tuner, double bytes) {
 
 // The net plugin's host time on a network send's completions (p2p_net_messages.h), seconds.
 double net_completions_s(const Tuner& tuner, double bytes) {
-  const double host_us = detail::p2p_net_completion_host_us(tuner.view());
+  const double host_us = detail::network_terms(tuner.view().network).completion_host_us;
   if (!tuner.software_latency() || !(host_us > 0.0) || !(bytes > 0.0)) return 0.0;
   return 2.0 * detail::nccl_p2p_net_plan(tuner.view(), bytes).messages * host_us * 1e-6;
 }

@@ -30,13 +30,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "network_class.h"
+
 namespace twinccl::sim::detail {
 namespace {
 
 constexpr double kNcclP2pNetChunkBytes = 131072;  // init.cc:625 NCCL_P2P_NET_CHUNKSIZE
 constexpr double kP2pPartAlignBytes = 4096;       // device.h:254 ncclP2pPartBounds
-// aws-ofi-nccl v1.16.3 include/nccl_ofi_param.h:313-317: the host part of one EFA completion.
-constexpr double kEfaCompletionHostUs = 1.0;
 
 int pow2_up(int n) {
   int p = 1;
@@ -86,24 +86,8 @@ P2pNetPlan nccl_p2p_net_plan(const TopologyView& view, double peer_bytes) {
   return plan;
 }
 
-double p2p_net_completion_host_us(const TopologyView& view) {
-  switch (view.network) {
-    case topo::NetworkClass::efa:
-    case topo::NetworkClass::efa_v3:
-    case topo::NetworkClass::efa_sendrecv:
-      return kEfaCompletionHostUs;
-    case topo::NetworkClass::infiniband:
-    case topo::NetworkClass::roce:
-    case topo::NetworkClass::roce_gib:
-    case topo::NetworkClass::tcpxo:
-    case topo::NetworkClass::tcpx:
-      break;
-  }
-  return 0.0;
-}
-
 double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes) {
-  const double host_us = p2p_net_completion_host_us(view);
+  const double host_us = network_terms(view.network).completion_host_us;
   if (view.nodes < 2 || !(host_us > 0.0) || !(peer_bytes > 0.0)) return 0.0;
   const int remote_peers = view.nranks - view.ranks_per_node;
   if (remote_peers <= 0) return 0.0;

@@ -21,10 +21,6 @@ struct P2pNetPlan {
 };
 P2pNetPlan nccl_p2p_net_plan(const TopologyView& view, double peer_bytes);
 
-// Host time one network completion costs the GPU's proxy thread on the view's network class, us:
-// EFA's 1 us (aws-ofi-nccl), 0 where no public figure gives one (NCCL's own IB/RoCE transport).
-double p2p_net_completion_host_us(const TopologyView& view);
-
 // The proxy's host time in an all_to_all of `peer_bytes` to each peer across the view's nodes: a
 // send and a receive completion for every network message a GPU sends and receives, in series
 // with the wire (us; 0 in one node or without a per-completion figure).

@@ -262,7 +262,9 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
       // RCCL never takes LL128 on MI300X nor tree/Simple in one node by itself; forced, it runs.
       if (!call.protocol && nccl_algo && !detail::rccl_chooses(*view_, *nccl_algo, p)) continue;
       // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs.
-      if (!call.protocol && !detail::network_enables(view_->network, p)) continue;
+      if (!call.protocol && detail::network_terms(view_->network).simple_only &&
+          p != Protocol::simple)
+        continue;
       double rank_us = 0.0;
       Choice c = time(spec, call.dtype, a, p, call.channels, rank_us);
       ranked.emplace_back(rank_us, std::move(c));
