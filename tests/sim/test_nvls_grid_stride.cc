@@ -40,6 +40,16 @@ TEST_CASE("NVLS before 2.20.3: a call below one step costs its busiest channel's
   CHECK(nvls_us(t, 128 * kKiB, v2_20_5) < nvls_us(t, 2 * kMiB, v2_20_5) - 5.0);
   // Whole steps (from 2 MiB): every channel is as busy as the busiest; nothing changes.
   CHECK(nvls_us(t, 64 * kMiB, v2_18_5) == Approx(nvls_us(t, 64 * kMiB, v2_20_5)));
+  // Flow plays the same share (flow_nvls.cc) and the same fill: equal to analytic.
+  for (std::size_t bytes : {64 * kKiB, 512 * kKiB}) {
+    Request flow;
+    flow.spec.kind = OpKind::all_reduce;
+    flow.spec.count = bytes / 4;
+    flow.algorithm = "nvls";
+    flow.nccl_version = v2_18_5;
+    flow.fidelity = Fidelity::flow;
+    CHECK(predict(t, flow).time_us == Approx(nvls_us(t, bytes, v2_18_5)).epsilon(1e-6));
+  }
   // The newest model (0) and ring are untouched.
   CHECK(nvls_us(t, 64 * kKiB, 0) == Approx(nvls_us(t, 64 * kKiB, v2_20_5)));
   Request ring;
