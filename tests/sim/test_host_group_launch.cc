@@ -1,4 +1,4 @@
-// The host's own -g N launch per GPU (sim/src/host_launch.h) as a preset fact: DGX H200's
+// The host's own -g N launch per GPU (sim/src/host_launch.h) as a preset fact: DGX H100/H200's
 // Sapphire Rapids host launches a `-g 8` call in 8 x 3.2 us (topologies/presets/dgx_node.h
 // kSapphireRapidsGroupLaunchUs), a GB200/GB300 tray's Grace a `-g 4` call in 4 x 3.84 us
 // (gb200_nvl72.cc kGraceGroupLaunchUs); each fitted on one named row (docs/fidelity.md).
@@ -28,8 +28,10 @@ TEST_CASE("DGX H200's host launches a -g 8 call's GPUs in 8 x 3.2 us", "[sim][ho
   const topo::Topology h200 = topo::dgx_h200();
   CHECK(h200.facts().group_launch_us == Approx(3.2));
   CHECK(topo::h200_cluster(2).facts().group_launch_us == Approx(3.2));
-  // Not DGX H100's (docs/fidelity.md, "-g N host floor") nor the clouds' nodes built on it.
-  CHECK(topo::dgx_h100().facts().group_launch_us == 0.0);
+  // DGX H100 and Azure ND H100 v5 have that CPU too; a cloud node built on DGX H100's graph with
+  // another host (AWS p5: AMD EPYC) keeps the default (docs/fidelity.md, "-g N host floor").
+  CHECK(topo::dgx_h100().facts().group_launch_us == Approx(3.2));
+  CHECK(topo::load_topology("azure-ndv5-2").facts().group_launch_us == Approx(3.2));
   CHECK(topo::load_topology("aws-p5-2").facts().group_launch_us == 0.0);
   // 4 KiB, 2.20.5: the kernels and one launch (30 us) outlast the 8 launches (25.6 us), where the
   // default 8 x 5 us was the time.

@@ -31,7 +31,6 @@ presets::DgxSystem h200_system() {
   system.cluster_name = "h200-cluster";
   system.model = "DGX H200";
   system.memory_gbps = 4800.0;
-  system.group_launch_us = presets::kSapphireRapidsGroupLaunchUs;  // DGX H200's host, as H100's
   system.description =
       "NVIDIA DGX H200: 8 H200 SXM (141 GB HBM3e), NVSwitch gen3 (NVLS), 18 NVLink4 x 20.6 GB/s, "
       "8 x 400G NICs, PCIe gen5";

@@ -54,9 +54,10 @@ struct DgxSystem {
 // datasheets) launches a `-g 8` call's 8 GPUs in 25.6 us: Azure ND H100 v5 (the same CPU), NCCL
 // 2.18.5, `-g 8`, all_reduce 1 KiB and 2 KiB (busbw 0.07 / 0.14 GB/s -> 25.6 us both;
 // Azure/AI-benchmarking-guide ae0b6a7 ND_H100_v5_results.md). Fitted on those two rows only
-// (not in tests/fidelity/figures), judged on the others. Set on dgx-h200 (dgx_h200.cc); not on
-// dgx-h100, where it would take an asserted 2.18.5 row past its band (docs/fidelity.md, "-g N
-// host floor").
+// (not in tests/fidelity/figures); that run's 4-16 KiB rows are marked fitted on (the same host
+// and run), the ND H200 v5 rows (another VM of that CPU) are judged. Set on the DGX H100 / H200
+// presets and Azure ND H100 v5; a cloud node built from them keeps its own host's default
+// (cloud_node, cloud_clusters.cc). docs/fidelity.md, "-g N host floor".
 inline constexpr double kSapphireRapidsGroupLaunchUs = 25.6 / 8.0;
 
 // One node of the model, named system.name.
