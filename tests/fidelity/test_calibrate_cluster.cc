@@ -12,7 +12,7 @@
 //  * nccl-tests#309's 8-node H100 InfiniBand cluster, 2 / 4 / 8 nodes and no one-node log:
 //    refused, naming the one-node sweep.
 // Only all_reduce: none of the three sets publishes all_gather or reduce_scatter (Together AI's
-// B200 clusters, which do at 4 - 64 nodes: test_calibrate_cluster_b200.cc).
+// B200 clusters, which do at 4 - 64 nodes: test_calibrate_cluster_figures.cc).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
