@@ -107,6 +107,7 @@ DgxSystem cloud_node(DgxSystem base, std::string name, std::string model, std::s
   base.description = base.model + ": " + std::string(parts);
   if (!nic_label.empty()) base.nic_label = std::move(nic_label);
   base.network = network;
+  base.group_launch_us = 0.0;  // the cloud's own host: 5 us unless its preset knows it
   return base;
 }
 
@@ -170,9 +171,11 @@ DgxSystem gcp_a4() {
 }
 
 DgxSystem azure_ndv5() {
-  return cloud_node(presets::h100_system(), "azure-ndv5", "Azure ND H100 v5",
-                    "8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5", "",
-                    NetworkClass::infiniband);
+  DgxSystem s = cloud_node(presets::h100_system(), "azure-ndv5", "Azure ND H100 v5",
+                           "8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5", "",
+                           NetworkClass::infiniband);
+  s.group_launch_us = presets::kSapphireRapidsGroupLaunchUs;  // the same Xeon 8480C as DGX H100
+  return s;
 }
 
 DgxSystem oci_a100() {
