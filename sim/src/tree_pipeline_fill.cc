@@ -22,8 +22,10 @@
 // src/transport/net.cc:1272-1313: the step's tail, then for LL/LL128 in host memory every line's
 // flag, before isend). So the first chunk waits one step at the channel's rate on each of the
 // 2 log2(nodes) network hops, beyond the hop latency NCCL's model charges. The chunk is
-// enqueue.cc's (nccl_tree_chunk_bytes): on 16 p5 nodes (8 channels at 29 GB/s, tree/LL128) 256 MiB
-// moves 576000-byte steps: 8 x 19.9 us = 159 us; 32 MiB's 72000-byte steps 20 us.
+// enqueue.cc's (nccl_tree_chunk_bytes), written at the channel's rate as the call runs: on 16 p5
+// nodes (8 channels, tree/LL128, busBw 22.0 GB/s a channel, the kernel's broadcast warps, below
+// NCCL's 29: tree_ll128_split_algbw_gbps) 256 MiB moves 576000-byte steps: 8 x 26.2 us = 209 us;
+// 32 MiB's 72000-byte steps 26 us.
 #include <algorithm>
 
 #include "model.h"
@@ -41,8 +43,10 @@ double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol prot
   // for a whole step, and only across nodes.
   const bool simple = protocol == Protocol::simple;
   if (!simple && v.nodes < 2) return 0.0;
+  // The step is written at the rate the call runs (nccl_call_bus_gbps: the tree/LL128 kernel's
+  // broadcast warps on Hopper and Blackwell), not at NCCL's ranking figure.
   const double per_channel_gbps =
-      nccl_bus_bandwidth(v, plan, NcclAlgo::tree, protocol, kind) / plan.channels;
+      nccl_call_bus_gbps(v, plan, NcclAlgo::tree, protocol, kind) / plan.channels;
   if (per_channel_gbps <= 0.0) return 0.0;
   const double hops =
       simple ? 2.0 * ((v.ranks_per_node - 1) + nccl_log2i(v.nodes)) : 2.0 * nccl_log2i(v.nodes);
