@@ -22,10 +22,10 @@
 // src/transport/net.cc:1272-1313: the step's tail, then for LL/LL128 in host memory every line's
 // flag, before isend). So the first chunk waits one step at the channel's rate on each of the
 // 2 log2(nodes) network hops, beyond the hop latency NCCL's model charges. The chunk is
-// enqueue.cc's (nccl_tree_chunk_bytes), written at the channel's data rate as the call runs: on
-// 16 p5 nodes (8 channels, tree/LL128, 11.0 GB/s of data a channel, the kernel's broadcast warps:
-// tree_ll128_split_algbw_gbps) 256 MiB moves 576000-byte steps: 8 x 52.3 us = 419 us; 32 MiB's
-// 72000-byte steps 52 us at that rate (before NCCL's tree correction for the size).
+// enqueue.cc's (nccl_tree_chunk_bytes), written at the channel's rate as the call runs: on 16 p5
+// nodes (8 channels, tree/LL128, busBw 22.0 GB/s a channel, the kernel's broadcast warps, below
+// NCCL's 29: tree_ll128_split_algbw_gbps) 256 MiB moves 576000-byte steps: 8 x 26.2 us = 209 us;
+// 32 MiB's 72000-byte steps 26 us.
 #include <algorithm>
 
 #include "model.h"
@@ -44,15 +44,9 @@ double tree_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, Protocol prot
   const bool simple = protocol == Protocol::simple;
   if (!simple && v.nodes < 2) return 0.0;
   // The step is written at the rate the call runs (nccl_call_bus_gbps: the tree/LL128 kernel's
-  // broadcast warps on Hopper and Blackwell), not at NCCL's ranking figure. LL128's step is user
-  // data crossing one hop, so at the call's data rate: NCCL's tree busBw is twice it (v2.27.7-1
-  // src/graph/tuning.cc:322-326, ratio .5). [Simple and LL keep the busBw rate: the same unit
-  // there breaks held-out RCCL tree/Simple rows, docs/fidelity.md "tree/LL128 from 4 nodes".]
+  // broadcast warps on Hopper and Blackwell), not at NCCL's ranking figure.
   const double per_channel_gbps =
-      (protocol == Protocol::ll128
-           ? nccl_algbw_gbps(v, plan, NcclAlgo::tree, protocol, kind, bytes, true)
-           : nccl_call_bus_gbps(v, plan, NcclAlgo::tree, protocol, kind)) /
-      plan.channels;
+      nccl_call_bus_gbps(v, plan, NcclAlgo::tree, protocol, kind) / plan.channels;
   if (per_channel_gbps <= 0.0) return 0.0;
   const double hops =
       simple ? 2.0 * ((v.ranks_per_node - 1) + nccl_log2i(v.nodes)) : 2.0 * nccl_log2i(v.nodes);

@@ -27,18 +27,17 @@ double fixed_us(const topo::Topology& t, std::size_t bytes) {
 
 // 16 p5 nodes, 256 MiB: 8 channels (one per 400G rail); enqueue.cc keeps the whole LL128 step
 // (576000 data bytes: 256 MiB / (8 x 576000) = 58 chunks a channel, >= (1 + 4 + 0.8) x 64 / 8).
-// The GPU writes that step at the rate the call runs, in user data (NCCL's tree busBw is twice
-// it: v2.27.7-1 src/graph/tuning.cc:322-326): the tree/LL128 kernel's broadcast warps, 192 of 640
-// threads, 0.3 x NCCL's 36.7 GB/s Hopper ring/LL128 channel = 11.01 GB/s a channel
-// (tree_ll128_split_algbw_gbps). Up and down the tree of 16 nodes: 2 x 4 network hops of
-// 576000 / 11.01 GB/s = 418.5 us beyond NCCL's latency (the same call at 8 bytes, whose step is
-// 1 byte a channel). Earlier models charged the hop latency only (0 here), then the step at
-// NCCL's 29 GB/s busBw a channel (158.9 us).
+// The GPU writes that step at the rate the call runs: the tree/LL128 kernel's broadcast warps
+// (192 of 640 threads, 0.3 x NCCL's 36.7 GB/s Hopper ring/LL128 channel, x 2 in busBw = 22.02
+// GB/s a channel, below NCCL's 29: tree_ll128_split_algbw_gbps). Up and down the tree of 16
+// nodes: 2 x 4 network hops of 576000 / 22.02 GB/s = 209.3 us beyond NCCL's latency (the same
+// call at 8 bytes, whose step is 1 byte a channel). The first model charged the hop latency only
+// (0 here), the next one the step at NCCL's 29 GB/s (158.9 us).
 TEST_CASE("tree/LL128 across nodes: each network hop of the fill waits one step") {
   const topo::Topology p5 = topo::load_topology("aws-p5-16");
   const double fill_us = fixed_us(p5, 256u << 20) - fixed_us(p5, 8);
-  const double channel_data_gbps = (192.0 / 640.0) * 36.7;
-  CHECK(fill_us == Approx(2.0 * 4.0 * 576000.0 / (channel_data_gbps * 1000.0)).epsilon(0.01));
+  const double channel_bus_gbps = 2.0 * (192.0 / 640.0) * 36.7;
+  CHECK(fill_us == Approx(2.0 * 4.0 * 576000.0 / (channel_bus_gbps * 1000.0)).epsilon(0.01));
   // Twice the nodes, one more level of the tree up and down: 2 x 5 hops (the chunk is the same:
   // 58 chunks a channel still >= (1 + 5 + 0.8) x 64 / 8).
   const topo::Topology p5_32 = topo::load_topology("aws-p5-32");
