@@ -345,13 +345,16 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
                                                : 0.0;
   // The NVLS pipeline's fill, which NCCL's ranking leaves out: in the time of the call, never in
   // the time the tuner ranks by (Channels::all), so it never changes NCCL's choice.
+  // Before 2.20.3 one node's NVLS call is as slow as its busiest channel (nvls_grid_stride.cc).
+  const double timed_bytes =
+      channels == Channels::launched ? nvls_busiest_channel_bytes(v, algo, kind, bytes) : bytes;
   if (r.software_latency && channels == Channels::launched && n > 1) {
-    latency += pipeline_fills_us(v, algo, r.protocol, kind, bytes, r.params.channels);
+    latency += pipeline_fills_us(v, algo, r.protocol, kind, timed_bytes, r.params.channels);
   }
   // A lone GPU with neither a memory bandwidth (arch unknown) nor a link (torus-1x1, a one-GPU
   // file) has no rate: nothing leaves it, as the flow model says (0), never bytes / 0 = inf.
   const bool lone_without_links = n == 1 && !(algbw > 0.0);
-  p.time_us = latency + (bytes > 0.0 && !lone_without_links ? bytes / (1000.0 * algbw) : 0.0);
+  p.time_us = latency + (bytes > 0.0 && !lone_without_links ? timed_bytes / (1000.0 * algbw) : 0.0);
   return p;
 }
 

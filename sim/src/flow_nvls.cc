@@ -29,7 +29,9 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
                       FlowProgram& program) {
   const int n = r.spec.nranks;
   if (n < 2 || r.spec.count == 0) return false;
-  const double s = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
+  // Before NCCL 2.20.3 one node's call moves as its busiest channel's share (nvls_grid_stride.cc).
+  const double s = nvls_busiest_channel_bytes(view, algo, r.spec.kind,
+                                              algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n));
   const int local_ranks = algo == NcclAlgo::nvls_tree ? view.ranks_per_node : n;
   if (local_ranks < 1 || n % local_ranks != 0) return false;
   // NVLS all_reduce: the NVLink share NCCL's NVLS graph prices (nvls_all_reduce_efficiency: 0.66

@@ -182,6 +182,10 @@ inline int nccl_log2i(double x) {
 // heads) and its chunk for `bytes` over them (calcCollChunking), as NCCL runs it.
 double nccl_nvls_ops(const TopologyView& view);
 double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double bytes, double ops);
+// The bytes that time an NVLS all_reduce on one node: before NCCL 2.20.3 the channels x the
+// busiest channel's bytes (nvls_grid_stride.cc), else `bytes`.
+double nvls_busiest_channel_bytes(const TopologyView& view, NcclAlgo algo, OpKind kind,
+                                  double bytes);
 // The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
 // before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
 // head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw, K/(K+1) of

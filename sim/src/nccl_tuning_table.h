@@ -218,6 +218,13 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   {2 x 38.7, 2 x 41.4, 2 x 36.0}, perChMaxTreeLL128Bws {2 x 36.7, 2 x 36.7, 2 x 29.0}; v2.28.3-1
 //   :181-191 brings kNccl's {70, 42.8, 24} and {55.6, 31.67, 20}). Unlike the NVLS-tree terms they
 //   enter the call's time too (tree_bus, analytic_nccl.cc), as the newest caps do.
+// * Blackwell's NVLS channels in one NVLink domain before 2.27.0: NVLS_NCHANNELS_SM100 = 32
+//   whatever the domain (v2.25.1-1 / v2.26.6-1 src/transport/nvls.cc:145,176); v2.27.3-1 :149,193
+//   brings NVLS_NCHANNELS_SM100_NVL = 24 for one NVLink domain (kNccl's). Like the tree caps they
+//   enter the call's time (the NVLS steps, nvls_steps.cc nccl_nvls_ops), not the ranking.
+// * NVLS on one node spread evenly over its channels from 2.20.3 (v2.20.3-1 src/enqueue.cc
+//   addCBDCollToPlan; v2.19.4-1 has none): before, its busiest channel times the call
+//   (nvls_grid_stride.cc).
 // * The tree correction on Blackwell x86 NVLS-tree from 2.29.2 (v2.29.2-1 tuning.cc:595): in the
 //   call's time for every version, in the ranking from that one (nvls_tree_correction.cc).
 struct NcclVersionTerms {
@@ -229,6 +236,9 @@ struct NcclVersionTerms {
   int blackwell_tree_caps_since;                 // 22803
   std::array<double, 3> tree_channel_cap_blackwell_before_2_28_3;
   std::array<double, 3> tree_ll128_channel_cap_blackwell_before_2_28_3;
+  int blackwell_nvls_domain_channels_since;          // 22700
+  double nvls_channels_blackwell_1node_before_2_27;  // 32
+  int nvls_one_node_even_split_since;                // 22003
 };
 inline constexpr NcclVersionTerms kNcclVersionTerms{
     .nvls_tree_formula_since = 22800,
@@ -239,6 +249,9 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .blackwell_tree_caps_since = 22803,
     .tree_channel_cap_blackwell_before_2_28_3 = {2 * 38.7, 2 * 41.4, 2 * 36.0},
     .tree_ll128_channel_cap_blackwell_before_2_28_3 = {2 * 36.7, 2 * 36.7, 2 * 29.0},
+    .blackwell_nvls_domain_channels_since = 22700,
+    .nvls_channels_blackwell_1node_before_2_27 = 32.0,
+    .nvls_one_node_even_split_since = 22003,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

@@ -23,9 +23,16 @@ namespace twinccl::sim::detail {
 
 double nccl_nvls_ops(const TopologyView& v) {
   const bool blackwell = v.arch == topo::GpuArch::blackwell;
+  // One NVLink domain on Blackwell: 24 channels from 2.27, 32 before (kNcclVersionTerms).
+  const bool before_domain_channels =
+      v.nccl_version != 0 &&
+      v.nccl_version < kNcclVersionTerms.blackwell_nvls_domain_channels_since;
+  const double one_domain = before_domain_channels
+                                ? kNcclVersionTerms.nvls_channels_blackwell_1node_before_2_27
+                                : kNccl.nvls_channels_blackwell_1node;
   const double channels = !blackwell    ? kNccl.nvls_channels_hopper
                           : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
-                                        : kNccl.nvls_channels_blackwell_1node;
+                                        : one_domain;
   // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels), at
   // most NCCL_MAX_NVLS_ARITY.
   const double heads =

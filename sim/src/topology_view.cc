@@ -11,6 +11,8 @@
 // one NIC (PCIe-capped): one channel per NIC (at most one per GPU of a node and 16, the search's
 // limit: a GB200 NVL72 rack has 72 NICs), 8 x 48 GB/s on a
 // node of 8 GPUs and 8 x 400 Gb/s NICs (NVIDIA: "46-48 GB/s per NIC", nccl-tests issue 290).
+// Eight AMD GPUs of one xGMI mesh (MI300X / MI325X / MI355X) are no search: RCCL takes its preset
+// rings, whose channels carry the GPU's whole xGMI bandwidth (xgmi_mesh_rings below).
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -98,6 +100,22 @@ void fit_channels_to_nvlink(const TopologyView& view, int& channels, double& spe
     if (ch == most) break;  // slower speeds only lose
   }
 }
+// RCCL's one-node graph for 8 GPUs on a fully connected xGMI mesh is its preset ring set, not a
+// search: ROCm/rccl@0cbce2a src/graph/rome_models.cc:549-560, rome_model_79 (8 GPUs, 7 links,
+// noCpuCheck and disableNumaMatching: every 8-GPU gfx94x / gfx95x node, whose links RCCL counts
+// at one width, GFX94X/GFX95X_XGMI_WIDTH 48 in topo.h), matched by parseA2a8P / parseRome4P2H
+// before any search (search.cc:972-979). Its 28 rings (14 distinct, each twice) cross each of
+// the 56 directed links exactly 4 times, and parseGraph gives every channel totalBw / nChannels
+// (rome_models.cc:1229): together the channels carry the GPU's whole xGMI bandwidth, all 7
+// links evenly, with no speed-list remainder. The search's quantum (NCCL's 60 GB/s on Hopper's
+// list; RCCL's own AMD list is 48, 24, ..., search.cc:901) left 36 of MI300X's 336 GB/s unused.
+// The channel count stays the search's (RCCL launches more: 112 on 8 x gfx950, RCCL 2.26.6's
+// CHANGELOG), so a small call keeps the share of the channels it had, of the larger rate.
+bool xgmi_mesh_rings(const TopologyView& view) {
+  const bool amd = view.arch == topo::GpuArch::cdna3 || view.arch == topo::GpuArch::cdna4;
+  return amd && view.nodes == 1 && view.nranks == 8 && view.ranks_per_node == 8 &&
+         view.intra_class == LinkClass::nvlink && view.intra_gbps > 0.0;
+}
 }  // namespace
 
 double network_efficiency(const TopologyView& view) {
@@ -145,6 +163,11 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
     fit_channels_to_nvlink(view, channels, speed);
   }
   ChannelPlan plan{channels, speed, channels * speed};
+  if (xgmi_mesh_rings(view)) {
+    plan.bus_gbps = view.intra_gbps;
+    plan.per_channel_gbps = view.intra_gbps / channels;
+    speed = plan.per_channel_gbps;
+  }
   if (requested_channels > 0) {
     // Forced channels (NCCL_MIN_CTAS / NCCL_MIN_NCHANNELS) share the same NVLinks and NICs: more
     // channels add no bandwidth, so each one gets its share (24 channels on 8 NICs: 384 / 24).

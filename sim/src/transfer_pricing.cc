@@ -161,7 +161,9 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
     if (priced.nccl) {  // NCCL's whole latency once, as the analytic model: no hop delays
       priced.fixed_latency_s =
           (nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) +
-           pipeline_fills_us(view, la, r.protocol, r.spec.kind, bytes, r.params.channels)) *
+           pipeline_fills_us(view, la, r.protocol, r.spec.kind,
+                             nvls_busiest_channel_bytes(view, la, r.spec.kind, bytes),
+                             r.params.channels)) *
           1e-6;
     } else {  // no NCCL model: the ring's Simple base once and a hop on every transfer
       const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);

@@ -81,8 +81,9 @@ TEST_CASE("calibrate on one OCI MI355X cluster: fitted on 1 and 2 nodes, its 4 n
                               {.latencies = false}),
                     Catch::Contains("how many ranks"));
   const Calibration c = calibrate(preset, joined(one, two), {.latencies = false});
-  // MI355X's xGMI is faster than the MI325X preset's: the one-node rows (+36% slow on the
-  // preset) pull nvlink_gbps up; the 2-node rows, NIC-bound, leave nic_gbps where it was.
+  // MI355X's xGMI is faster than the MI325X preset's: the one-node rows (+22% slow on the
+  // preset's 7 x 48 GB/s rings; +36% on NCCL's 5 x 60 before the mesh round) pull nvlink_gbps up;
+  // the 2-node rows, NIC-bound, leave nic_gbps where it was.
   CHECK(moved(c, "nvlink_gbps") > 1.15);
   CHECK(moved(c, "nic_gbps") == Approx(1.0).margin(0.05));
   for (const CalibratedParameter& p : c.moved) {  // seen by the rows, not kept for want of them
@@ -92,7 +93,7 @@ TEST_CASE("calibrate on one OCI MI355X cluster: fitted on 1 and 2 nodes, its 4 n
   const double one_before = bandwidth_error(preset, one),
                one_after = bandwidth_error(c.topology, one);
   INFO("1 node: " << one_before * 100 << "% -> " << one_after * 100 << "%");
-  CHECK(one_before > 0.30);
+  CHECK(one_before > 0.15);
   CHECK(std::abs(one_after) < 0.05);
   // The 4-node run, not seen by the fit: within 10% after (and before: it is NIC-bound).
   const double four_after = bandwidth_error(c.topology, four);

@@ -52,10 +52,11 @@
 //     8 x 400G RoCE NICs (OCI BM.GPU.MI355x.v0.8: AMD Pensando Pollara 400; v1.8: ConnectX-7) --
 //     https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html ,
 //     https://github.com/oracle-quickstart/oci-gpu-quickstarts amd/MI355X/README-MI355X.md. Each
-//     link is taken at 76.8 x 0.75 = 57.6 GB/s: AMD's MI300X figure of 48 usable of 64 raw (CRC and
-//     protocol overhead, the rocm-blogs mi300x-rccl-xgmi post) [assumed the same on CDNA 4]; RCCL's
-//     own search counts 48 per gfx95x link (ROCm/rocm-systems projects/rccl/src/graph/topo.h
-//     GFX95X_XGMI_WIDTH), which OCI's 407 GB/s one-node busbw (8 GiB) already exceeds. RCCL's
+//     link is taken at 390 / 7 = 55.7 GB/s (0.73 of 76.8 raw; MI300X: 48 of 64, 0.75): AMD's own
+//     single-node MI355X reference, all_reduce busbw 390 GB/s at 8 GiB (ROCm/cvs@e241bd4
+//     input/config_file/rccl/single_node_mi355_rccl.json), over the 7 links that RCCL's one-node
+//     rings load evenly (rome_model_79; sim/src/topology_view.cc). RCCL's own search counts 48 per
+//     gfx95x link (ROCm/rocm-systems projects/rccl/src/graph/topo.h GFX95X_XGMI_WIDTH). RCCL's
 //     tuning for gfx950 (its tables postdate the one modelled) is not modelled: NCCL's rows.
 // What is not modelled: AWS's tuner's region tables for p5en and p6 (p5/p5e's are:
 // sim/src/efa_region_tuner.cc; the others keep NCCL's ranking with the plugin's latency), EFA's SRD
@@ -106,6 +107,7 @@ DgxSystem cloud_node(DgxSystem base, std::string name, std::string model, std::s
   base.description = base.model + ": " + std::string(parts);
   if (!nic_label.empty()) base.nic_label = std::move(nic_label);
   base.network = network;
+  base.group_launch_us = 0.0;  // the cloud's own host: 5 us unless its preset knows it
   return base;
 }
 
@@ -169,9 +171,11 @@ DgxSystem gcp_a4() {
 }
 
 DgxSystem azure_ndv5() {
-  return cloud_node(presets::h100_system(), "azure-ndv5", "Azure ND H100 v5",
-                    "8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5", "",
-                    NetworkClass::infiniband);
+  DgxSystem s = cloud_node(presets::h100_system(), "azure-ndv5", "Azure ND H100 v5",
+                           "8 H100, NVSwitch (NVLS), 8 x 400G NDR InfiniBand, PCIe gen5", "",
+                           NetworkClass::infiniband);
+  s.group_launch_us = presets::kSapphireRapidsGroupLaunchUs;  // the same Xeon 8480C as DGX H100
+  return s;
 }
 
 DgxSystem oci_a100() {
@@ -193,7 +197,7 @@ DgxSystem mi3xx_roce(bool mi325x) {
 
 DgxSystem mi355x_roce() {
   DgxSystem s = cloud_node(presets::mi300x_system(), "mi355x-roce", "8 x MI355X server",
-                           "fully connected xGMI (7 x 57.6 GB/s), 8 x 400G RoCE, gen5", "400G RoCE",
+                           "fully connected xGMI (7 x 55.7 GB/s), 8 x 400G RoCE, gen5", "400G RoCE",
                            NetworkClass::roce);
   s.arch = GpuArch::cdna4;
   s.memory_gbps = 0.0;  // the arch's: 8 TB/s

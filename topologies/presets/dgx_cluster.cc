@@ -34,6 +34,7 @@ Topology dgx_system(const DgxSystem& system) {
   TopologyBuilder b(system.name);
   b.description(system.description).arch(system.arch).pcie_gen(system.node.pcie_gen);
   b.nvls(system.nvls).memory_gbps(system.memory_gbps).network(system.network);
+  b.group_launch_us(system.group_launch_us);
   DgxNodeSpec spec = system.node;
   spec.node = 0;
   spec.prefix = "";
@@ -56,7 +57,8 @@ Topology dgx_cluster(const DgxSystem& system, int nodes) {
       .pcie_gen(system.node.pcie_gen)
       .nvls(system.nvls)
       .memory_gbps(system.memory_gbps)
-      .network(system.network);
+      .network(system.network)
+      .group_launch_us(system.group_launch_us);
   const RailFabric fabric = add_rail_fabric(b, nodes, rails, system.node.nic_bandwidth_gbps);
   for (int n = 0; n < nodes; ++n) {
     DgxNodeSpec spec = system.node;

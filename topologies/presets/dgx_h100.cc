@@ -39,7 +39,8 @@ presets::DgxSystem presets::h100_system() {
                    .physical_nvswitches = 4,
                    .pcie_gen = 5,
                    .nics = 8,
-                   .nic_bandwidth_gbps = 50.0}};
+                   .nic_bandwidth_gbps = 50.0},
+          .group_launch_us = presets::kSapphireRapidsGroupLaunchUs};  // 2 x Xeon 8480C
 }
 
 Topology dgx_h100() { return presets::dgx_system(presets::h100_system()); }

@@ -72,6 +72,10 @@ constexpr int kGpus = kTrays * kGpusPerTray;  // 72
 constexpr int kNvlinksPerGpu = 18;
 constexpr int kSwitchChips = 18;
 constexpr int kMaxRacks = 128;  // 9216 GPUs, the scale of h100-cluster-1024
+// The Grace host's launch per GPU of a `-g N` thread (sim/src/host_launch.h): a tray's Grace
+// launches a `-g 4` call's 4 GPUs in 15.36 us, Azure ND GB200 v6, NCCL 2.25.1, all_reduce 1 KiB
+// (tests/fidelity/figures/nvl72.csv, the row marked "fit:"; its 2 KiB - 1 MiB rows are judged).
+constexpr double kGraceGroupLaunchUs = 15.36 / 4.0;
 
 // What differs between the two racks: the NIC and its PCIe path.
 struct RackKind {
@@ -142,7 +146,8 @@ Topology one_rack(const RackKind& kind) {
       .arch(GpuArch::blackwell)
       .host_cpu(HostCpu::arm)  // Grace
       .pcie_gen(kind.nic_pcie_gen)
-      .nvls(true);
+      .nvls(true)
+      .group_launch_us(kGraceGroupLaunchUs);
   add_rack(b, kind, 0, "");
   return b.seal();
 }
@@ -171,7 +176,8 @@ Topology partial(const RackKind& kind, int racks, int gpus_per_rack) {
       .arch(GpuArch::blackwell)
       .host_cpu(HostCpu::arm)  // Grace
       .pcie_gen(kind.nic_pcie_gen)
-      .nvls(true);
+      .nvls(true)
+      .group_launch_us(kGraceGroupLaunchUs);
   const presets::RailFabric fabric =
       presets::add_rail_fabric(b, racks, gpus_per_rack, kind.nic_gbps);
   for (int r = 0; r < racks; ++r) {

@@ -230,8 +230,11 @@ double nvlink_link_bandwidth_gbps(GpuArch arch) {
       return 40.1;
     case GpuArch::cdna3:  // RCCL's xGMI figure for gfx94x (ROCm/rccl issue 1210)
       return 48.0;
-    case GpuArch::cdna4:  // MI355X: 153.6 GB/s per link both ways = 76.8 raw x 0.75 (as 64 -> 48)
-      return 57.6;
+    case GpuArch::cdna4:
+      // MI355X: AMD's single-node reference, all_reduce busbw 390 GB/s at 8 GiB (ROCm/cvs@e241bd4
+      // input/config_file/rccl/single_node_mi355_rccl.json), over the 7 links RCCL's one-node
+      // rings load evenly (sim topology_view.cc): 55.7 GB/s of the 76.8 raw (0.73; MI300X 0.75).
+      return 390.0 / 7.0;
     case GpuArch::unknown:
       return 0.0;
   }

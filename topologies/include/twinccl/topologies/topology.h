@@ -188,9 +188,9 @@ std::optional<HostCpu> parse_host_cpu(std::string_view text);
 
 // NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
 // hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; cdna3 48 GB/s per xGMI link as RCCL counts it
-// (its graph/topo.h, gfx94x: 64 GB/s line rate less CRC and protocol overhead); cdna4 57.6 GB/s
-// (MI355X: 76.8 GB/s per direction raw, at the same 75% usable; RCCL's search counts 48 for
-// gfx95x too); 0 for unknown.
+// (its graph/topo.h, gfx94x: 64 GB/s line rate less CRC and protocol overhead); cdna4 55.7 GB/s
+// (MI355X: 76.8 raw; AMD's single-node all_reduce reference, 390 GB/s busbw over its 7 links,
+// ROCm/cvs single_node_mi355_rccl.json; RCCL's search counts 48 for gfx95x too); 0 for unknown.
 double nvlink_link_bandwidth_gbps(GpuArch arch);
 // Device memory (HBM) bandwidth of the arch's most common data-centre part, GB/s (vendors' data
 // sheets): ampere A100 80GB 2039, hopper H100 SXM 3350, blackwell B200 8000, cdna3 MI300X 5300,
