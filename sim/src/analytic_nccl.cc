@@ -18,7 +18,9 @@
 //            NVLink x 0.85 (S one way, S/n the other)
 //     nvls_tree  per channel min(max(inter speed, NVLink / ch) x 0.85 x (ch-1)/ch x 2, inter
 //            speed (x 2(n-1)/n on 2 nodes), NVLS-tree cap 57.7 (2 nodes) / 45.5): NCCL's
-//            terms, with the NVLS stage on its NVLink share and the 2-node NIC bound exact
+//            terms, with the NVLS stage on its NVLink share and the 2-node NIC bound exact;
+//            all_reduce on Blackwell with x86 hosts x NCCL's correction by size
+//            (nvls_tree_correction.cc; in the ranking from NCCL 2.29.2)
 //     pat    0.75 busBw
 //   algbw: ring busBw x n / steps (steps 2(n-1) all_reduce, n-1 reduce_scatter/all_gather, n
 //   broadcast/reduce); nvls_tree busBw x n / (2(n-1)); tree all_reduce busBw / 2.
@@ -261,7 +263,9 @@ double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo 
   const double bus = call ? nccl_call_bus_gbps(v, plan, algo, p, kind)
                           : nccl_bus_bandwidth(v, plan, algo, p, kind);
   if (algo == NcclAlgo::ring && n > 1) return bus * n / ring_steps(kind, v.nranks);
-  if (algo == NcclAlgo::nvls_tree && n > 1) return bus * n / (2.0 * (n - 1.0));
+  if (algo == NcclAlgo::nvls_tree && n > 1) {
+    return bus * n / (2.0 * (n - 1.0)) * nccl_nvls_tree_correction(v, kind, bytes, !call);
+  }
   if (algo != NcclAlgo::tree) return bus;
   // NCCL ranks a tree from 3 nodes at busBw / 2 (tuning.cc ratio .5: every node moves 2 S); the
   // call moves what its double binary tree's busiest node carries (1.5 S on 3 nodes, where both

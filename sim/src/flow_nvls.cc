@@ -41,6 +41,10 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
                                 ? nvls_all_reduce_efficiency(view, local_ranks)
                                 : caps_of(topology.summary().arch).nvls_efficiency;
   if (!(efficiency > 0.0)) return false;
+  // NVLS-tree all_reduce on Blackwell x86: NCCL's correction by size slows every flow alike, as
+  // analytic's algbw (nvls_tree_correction.cc).
+  const double correction =
+      algo == NcclAlgo::nvls_tree ? nccl_nvls_tree_correction(view, r.spec.kind, s, false) : 1.0;
   const double heads = nvls_heads(local_ranks);  // at most NCCL_MAX_NVLS_ARITY (32)
   double up = s * (heads + 1.0) / heads;
   double down = up;
@@ -59,8 +63,8 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
     const int to_switch = routes.switch_route(gpu, true);
     const int from_switch = routes.switch_route(gpu, false);
     if (to_switch < 0 || from_switch < 0) return false;
-    flows.push_back({to_switch, up / efficiency, rank});
-    flows.push_back({from_switch, down / efficiency, rank});
+    flows.push_back({to_switch, up / efficiency / correction, rank});
+    flows.push_back({from_switch, down / efficiency / correction, rank});
   }
   if (algo == NcclAlgo::nvls_tree) {
     if (view.nodes < 2 || view.nic_gbps <= 0.0) return false;
@@ -75,7 +79,7 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
     // price may be lower (fewer GB/s a channel where the NVLink bounds NCCL's ring search).
     const int channels = std::min(plan.channels, local_ranks);
     const double nic_speed = network_efficiency(view) * view.nic_gbps;
-    const double bytes = s / channels * 2.0 * (n - 1.0) / n * nic_speed / per_channel;
+    const double bytes = s / channels * 2.0 * (n - 1.0) / n * nic_speed / per_channel / correction;
     for (int rank = 0; rank < n; ++rank) {
       if (rank % local_ranks >= channels) continue;
       const int peer = (rank + local_ranks) % n;

@@ -45,6 +45,7 @@ struct TopologyView {
   double nic_gbps = 0.0;     // one NIC, capped by its PCIe link
   double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
+  topo::HostCpu host_cpu = topo::HostCpu::x86;                  // nvls_tree_correction.cc
   double network_hop_extra_us = 0.0;  // the topology's fact, added to every network hop
   double p2p_net_chunk_bytes = 0.0;   // the topology's NCCL_P2P_NET_CHUNKSIZE, 0 = NCCL's
   double nccl_buffsize_bytes = 0.0;   // the topology's NCCL_BUFFSIZE, 0 = NCCL's
@@ -262,6 +263,10 @@ double nccl_call_bus_gbps(const TopologyView& view, const ChannelPlan& plan, Ncc
 // NCCL's tree correction factor (bandwidth multiplier) for a tree all_reduce of `bytes`; 1
 // otherwise (RCCL's table where it applies, analytic_rccl.cc).
 double nccl_tree_correction(const TopologyView& view, Protocol protocol, OpKind kind, double bytes);
+// NCCL's correction factor (bandwidth multiplier) for an NVLS-tree all_reduce of `bytes` on
+// Blackwell with x86 hosts (the tree's Simple row, from v2.29.2); 1 otherwise, and 1 in the
+// ranking (`ranking`) of an NCCL older than 2.29.2 (nvls_tree_correction.cc).
+double nccl_nvls_tree_correction(const TopologyView& view, OpKind kind, double bytes, bool ranking);
 
 // RCCL where it differs from NCCL (analytic_rccl.cc, rccl_tuning_table.h): one node of cdna3
 // GPUs (and across nodes, the LL latency terms of cdna3 / cdna4). nullopt = RCCL does not choose

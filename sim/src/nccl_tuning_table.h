@@ -82,8 +82,9 @@ struct NcclTuningTable {
   // Ring Simple all_reduce across nodes: latency x1.4 on sm80+ ("plateau effect of ring").
   double ring_plateau_factor;  // [not in facts] 1.4 (1.9 before sm80)
   // Tree all_reduce bandwidth x factor[protocol][log2(bytes/64)] for 64 B..256 MiB
-  // (tuning.cc treeCorrectionFactor, "trees are not perfectly sticking to the model").
-  std::array<std::array<double, 23>, kProtocols> tree_correction;  // [not in facts]
+  // (tuning.cc treeCorrectionFactor, "trees are not perfectly sticking to the model"); from
+  // v2.29.2-1 a 24th entry (512 MiB) for NVLS-tree on Blackwell x86 (nvls_tree_correction.cc).
+  std::array<std::array<double, 24>, kProtocols> tree_correction;  // [not in facts]
   // Channels actually launched (enqueue.cc): ring/tree drop channels while
   // bytes < channels x threads x threshold; threads LL 512, LL128 640, Simple 512 (comm.h,
   // device.h); thresholds LL 8 (x nranks for ring), LL128 8, Simple 64 bytes per thread.
@@ -183,12 +184,12 @@ inline constexpr NcclTuningTable kNccl{
     .net_overhead_simple_factor = 3.0,
     .ring_plateau_factor = 1.4,
     .tree_correction = {{
-        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-         .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-         .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+         .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+         .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
         {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
-         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
     }},
     .max_threads = {512.0, 640.0, 512.0},
     .thread_threshold_bytes = {8.0, 8.0, 64.0},
@@ -224,9 +225,12 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 // * NVLS on one node spread evenly over its channels from 2.20.3 (v2.20.3-1 src/enqueue.cc
 //   addCBDCollToPlan; v2.19.4-1 has none): before, its busiest channel times the call
 //   (nvls_grid_stride.cc).
+// * The tree correction on Blackwell x86 NVLS-tree from 2.29.2 (v2.29.2-1 tuning.cc:595): in the
+//   call's time for every version, in the ranking from that one (nvls_tree_correction.cc).
 struct NcclVersionTerms {
   int nvls_tree_formula_since;                   // 22800
   int nvls_tree_net_hop_since;                   // 22809
+  int nvls_tree_correction_since;                // 22902 (nvls_tree_correction.cc)
   double nvls_tree_algbw_per_busbw_before_2_28;  // 5/6
   double nvls_tree_net_hop_us_before_2_28_9;     // 14
   int blackwell_tree_caps_since;                 // 22803
@@ -239,6 +243,7 @@ struct NcclVersionTerms {
 inline constexpr NcclVersionTerms kNcclVersionTerms{
     .nvls_tree_formula_since = 22800,
     .nvls_tree_net_hop_since = 22809,
+    .nvls_tree_correction_since = 22902,
     .nvls_tree_algbw_per_busbw_before_2_28 = 5.0 / 6.0,
     .nvls_tree_net_hop_us_before_2_28_9 = 14.0,
     .blackwell_tree_caps_since = 22803,

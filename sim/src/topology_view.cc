@@ -34,6 +34,7 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.nvls_capable = s.nvls_capable;
   v.memory_gbps = s.memory_gbps;
   v.network = s.network;
+  v.host_cpu = topology.facts().host_cpu;
   v.network_hop_extra_us = s.network_hop_extra_us;
   v.p2p_net_chunk_bytes = s.p2p_net_chunk_bytes;
   v.nccl_buffsize_bytes = s.nccl_buffsize_bytes;

@@ -144,6 +144,7 @@ Topology one_rack(const RackKind& kind) {
   TopologyBuilder b{std::string(kind.name)};
   b.description(std::string(kind.description))
       .arch(GpuArch::blackwell)
+      .host_cpu(HostCpu::arm)  // Grace
       .pcie_gen(kind.nic_pcie_gen)
       .nvls(true)
       .group_launch_us(kGraceGroupLaunchUs);
@@ -173,6 +174,7 @@ Topology partial(const RackKind& kind, int racks, int gpus_per_rack) {
                 " per NVLink domain) on a rail-optimized two-level fat-tree, " +
                 std::to_string(gpus_per_rack) + " x " + std::string(kind.nic) + " NICs per rack")
       .arch(GpuArch::blackwell)
+      .host_cpu(HostCpu::arm)  // Grace
       .pcie_gen(kind.nic_pcie_gen)
       .nvls(true)
       .group_launch_us(kGraceGroupLaunchUs);

@@ -33,6 +33,10 @@ TopologyBuilder& TopologyBuilder::network(NetworkClass network) {
   facts_.network = network;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::host_cpu(HostCpu cpu) {
+  facts_.host_cpu = cpu;
+  return *this;
+}
 TopologyBuilder& TopologyBuilder::nvls(bool capable) {
   facts_.nvls = capable;
   return *this;

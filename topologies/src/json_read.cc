@@ -202,8 +202,8 @@ Topology read_document(const json& doc) {
   const std::string root;
   only_fields(
       doc, "(top level)",
-      {"version", "name", "description", "arch", "pcie_gen", "memory_gbps", "network", "nvls",
-       "host_launch_us", "group_launch_us", "network_hop_extra_us", "p2p_net_chunk_bytes",
+      {"version", "name", "description", "arch", "pcie_gen", "memory_gbps", "network", "host_cpu",
+       "nvls", "host_launch_us", "group_launch_us", "network_hop_extra_us", "p2p_net_chunk_bytes",
        "nccl_buffsize_bytes", "defaults", "node_templates", "nodes", "vertices", "links"});
   if (!doc.contains("version")) fail("version", "missing (required; this reader knows version 1)");
   if (!doc["version"].is_number_integer() || doc["version"] != 1) {
@@ -222,6 +222,8 @@ Topology read_document(const json& doc) {
   builder.network(enum_field<NetworkClass>(
       doc, none, root, "network", NetworkClass::infiniband, parse_network_class,
       "infiniband, roce, efa, efa-v3, efa-sendrecv, tcpxo, tcpx, roce-gib"));
+  builder.host_cpu(
+      enum_field<HostCpu>(doc, none, root, "host_cpu", HostCpu::x86, parse_host_cpu, "x86, arm"));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   builder.host_launch_us(
       number_field(doc, none, root, "host_launch_us", 0.0, 0.0, limits::max_host_launch_us, "us"));

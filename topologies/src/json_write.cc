@@ -51,6 +51,7 @@ std::string to_json(const Topology& t) {
   head["pcie_gen"] = t.facts().pcie_gen;
   if (t.facts().memory_gbps > 0) head["memory_gbps"] = t.facts().memory_gbps;
   if (t.facts().network != NetworkClass::infiniband) head["network"] = to_string(t.facts().network);
+  if (t.facts().host_cpu != HostCpu::x86) head["host_cpu"] = to_string(t.facts().host_cpu);
   if (t.facts().nvls) head["nvls"] = *t.facts().nvls;
   if (t.facts().host_launch_us > 0) head["host_launch_us"] = t.facts().host_launch_us;
   if (t.facts().group_launch_us > 0) head["group_launch_us"] = t.facts().group_launch_us;

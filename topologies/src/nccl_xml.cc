@@ -164,6 +164,10 @@ void XmlImport::add_cpu(const ptree& cpu) {
                                           .node = 0,
                                           .local_index = numa});
   cpus_[numa] = v;
+  // NCCL writes the host's architecture (graph/xml.cc: "x86_64", "arm64", "ppc64"); Grace: arm64.
+  if (cpu.get_optional<std::string>("<xmlattr>.arch") == std::string("arm64")) {
+    builder_.host_cpu(HostCpu::arm);
+  }
   add_children(cpu, v, where, 1, numa, nullptr);
 }
 

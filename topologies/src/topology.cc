@@ -71,6 +71,10 @@ constexpr std::array<std::pair<NetworkClass, std::string_view>, 8> kNetworks{{
     {NetworkClass::tcpx, "tcpx"},
     {NetworkClass::roce_gib, "roce-gib"},
 }};
+constexpr std::array<std::pair<HostCpu, std::string_view>, 2> kHostCpus{{
+    {HostCpu::x86, "x86"},
+    {HostCpu::arm, "arm"},
+}};
 
 }  // namespace
 
@@ -184,6 +188,7 @@ std::string_view to_string(Duplex duplex) { return name_of(kDuplex, duplex); }
 std::string_view to_string(Sharing sharing) { return name_of(kSharing, sharing); }
 std::string_view to_string(GpuArch arch) { return name_of(kArch, arch); }
 std::string_view to_string(NetworkClass network) { return name_of(kNetworks, network); }
+std::string_view to_string(HostCpu cpu) { return name_of(kHostCpus, cpu); }
 std::optional<VertexKind> parse_vertex_kind(std::string_view t) {
   return parse_from(kVertexKinds, t);
 }
@@ -194,6 +199,7 @@ std::optional<GpuArch> parse_gpu_arch(std::string_view t) { return parse_from(kA
 std::optional<NetworkClass> parse_network_class(std::string_view t) {
   return parse_from(kNetworks, t);
 }
+std::optional<HostCpu> parse_host_cpu(std::string_view t) { return parse_from(kHostCpus, t); }
 
 double device_memory_gbps(GpuArch arch) {
   switch (arch) {

@@ -66,6 +66,7 @@ class TopologyBuilder {
   TopologyBuilder& pcie_gen(int gen);
   TopologyBuilder& memory_gbps(double gbps);       // one GPU's HBM, GB/s (0 = the arch's)
   TopologyBuilder& network(NetworkClass network);  // between nodes (default infiniband)
+  TopologyBuilder& host_cpu(HostCpu cpu);          // the hosts' CPUs (default x86)
   TopologyBuilder& nvls(bool capable);
   TopologyBuilder& host_launch_us(double us);          // 0 = the model's ~5 us
   TopologyBuilder& group_launch_us(double us);         // per GPU of a -g N thread; 0 = the model's

@@ -39,6 +39,10 @@ enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3, cdna4 };
 // Mega, GPUDirect-TCPX on A3 High: NCCL's net plugins over TCP), roce_gib (GCP's RoCE on A3 Ultra
 // and A4 through Google's gIB plugin, with GCP's NCCL environment).
 enum class NetworkClass { infiniband, roce, efa, tcpxo, efa_v3, efa_sendrecv, tcpx, roce_gib };
+// The host CPUs' architecture, as NCCL's topology reads it (graph/topo.h NCCL_TOPO_CPU_ARCH_*):
+// x86 (HGX/DGX boards: Intel Xeon, AMD EPYC) or arm (Grace, as in GB200/GB300 racks). NCCL's
+// tuning model prices Blackwell's NVLS-tree differently on x86 (sim/src/nvls_tree_correction.cc).
+enum class HostCpu { x86, arm };
 
 struct Vertex {
   std::string name;  // unique in the topology, e.g. "n3.gpu5"
@@ -72,6 +76,7 @@ struct TopologyFacts {
   // (device_memory_gbps). A one-rank collective is a local copy at this speed.
   double memory_gbps = 0.0;
   NetworkClass network = NetworkClass::infiniband;  // between nodes (none matters inside one)
+  HostCpu host_cpu = HostCpu::x86;
   // The latency regime's two host and network figures a user calibrates (`twinccl calibrate`,
   // `--set`); 0 = the model's own (sim/src/host_launch.h, sim/src/network_class.h).
   double host_launch_us = 0.0;        // one call's host time above its kernels, one GPU per process
@@ -171,6 +176,7 @@ std::string_view to_string(Duplex duplex);
 std::string_view to_string(Sharing sharing);
 std::string_view to_string(GpuArch arch);
 std::string_view to_string(NetworkClass network);
+std::string_view to_string(HostCpu cpu);
 // Parsers accept exactly the to_string spellings; nullopt otherwise.
 std::optional<VertexKind> parse_vertex_kind(std::string_view text);
 std::optional<LinkType> parse_link_type(std::string_view text);
@@ -178,6 +184,7 @@ std::optional<Duplex> parse_duplex(std::string_view text);
 std::optional<Sharing> parse_sharing(std::string_view text);
 std::optional<GpuArch> parse_gpu_arch(std::string_view text);
 std::optional<NetworkClass> parse_network_class(std::string_view text);
+std::optional<HostCpu> parse_host_cpu(std::string_view text);
 
 // NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
 // hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; cdna3 48 GB/s per xGMI link as RCCL counts it
