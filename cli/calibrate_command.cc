@@ -8,6 +8,13 @@
 //   twinccl perf all_reduce --backend sim --topology p5.json --set nodes=64 ...
 // Logs published without their device block (tables cut to the largest rows) name their ranks
 // and nodes per log, in order: `calibrate 1node.log 2node.log --ranks 8,16 --nodes 1,2 ...`.
+// Each log is priced with the algorithm and protocol it ran: its NCCL_ALGO / NCCL_PROTO as NCCL
+// printed them (NCCL_DEBUG=INFO: "NCCL INFO NCCL_ALGO set by environment to Ring") or as a script
+// dumped its environment ("NCCL_ALGO=Ring"), or given per log, one option each in log order,
+// in NCCL's own syntax: `calibrate 1node.log 2node-ring.log --algo - --algo Ring`. (One option per
+// log, not one comma list as --ranks: NCCL_ALGO's own value is a comma list, "NVLS,NVLSTree",
+// among which NCCL chooses.) A forced 2-node ring shows the NICs' rate, which NCCL's own 2-node
+// choice (tree, NVLS-tree) often hides.
 // A fit the logs cannot determine is refused (exit 2) naming the sweep to measure.
 #include <fmt/format.h>
 
@@ -45,6 +52,13 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_option("--nodes", o.nodes,
                   "nodes of each log, in the order of the logs (e.g. 1,2), as --ranks")
       ->delimiter(',');
+  cmd->add_option("--algo", o.algorithms,
+                  "NCCL_ALGO each log ran with, one option per log in their order, NCCL's syntax "
+                  "(Ring, Tree, NVLS, NVLSTree, PAT or a list NCCL chose among: NVLS,NVLSTree; - = "
+                  "the log's own); default: what the log prints, else NCCL's choice");
+  cmd->add_option(
+      "--proto", o.protocols,
+      "NCCL_PROTO each log ran with (LL, LL128, Simple), one option per log, as --algo");
   return cmd;
 }
 
@@ -59,12 +73,27 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
                       flag, values->size(), o.logs.size()));
     }
   }
+  for (const auto& [flag, values] :
+       {std::pair{"--algo", &o.algorithms}, {"--proto", &o.protocols}}) {
+    if (!values->empty() && values->size() != o.logs.size()) {
+      throw ConfigError(fmt::format(
+          "calibrate: {} given {} time(s) for {} log(s); give it once per log, in their order "
+          "(- = what the log says), e.g. `{} - {} Ring`; a comma inside one value is NCCL's list "
+          "of algorithms NCCL chooses among",
+          flag, values->size(), o.logs.size(), flag, flag));
+    }
+  }
+  const auto per_log = [](const std::vector<std::string>& v, std::size_t i) {
+    return v.empty() || v[i] == "-" ? std::string() : v[i];
+  };
   std::vector<sim::NcclTestsTable> tables;
   for (std::size_t i = 0; i < o.logs.size(); ++i) {
     sim::NcclTestsParseOptions parse;
     parse.collective = o.collective;
     parse.ranks = o.ranks.empty() ? 0 : o.ranks[i];
     parse.nodes = o.nodes.empty() ? 0 : o.nodes[i];
+    parse.nccl_algo = per_log(o.algorithms, i);
+    parse.nccl_proto = per_log(o.protocols, i);
     for (sim::NcclTestsTable& t : read_nccl_tests_logs({o.logs[i]}, parse))
       tables.push_back(std::move(t));
   }
@@ -73,6 +102,11 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
   const sim::Calibration c = sim::calibrate(topology, tables, options);
   out << fmt::format("# calibrate {} on {} log table{}\n", o.topology, tables.size(),
                      tables.size() == 1 ? "" : "s");
+  for (const sim::CalibrationLog& l : c.priced_with) {
+    out << fmt::format("# {} priced with {}{}\n", l.log, l.priced_with,
+                       l.from.empty() ? " (no NCCL_ALGO / NCCL_PROTO in the log; --algo gives it)"
+                                      : " (" + l.from + ")");
+  }
   out << fmt::format("# {:<20} {:>10} {:>10} {:>9} {:>6}\n", "parameter", "before", "after",
                      "moved", "rows");
   for (const sim::CalibratedParameter& p : c.moved) {

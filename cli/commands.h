@@ -79,6 +79,9 @@ struct CalibrateOptions {
   // Per log, in the order of `logs`, where its device block is missing or truncated (0 = the
   // log's own); empty = every log's own.
   std::vector<int> ranks, nodes;
+  // Per log, in the order of `logs` (one --algo / --proto each, NCCL's own syntax: "Ring",
+  // "NVLS,NVLSTree"; "-" = what the log says): the run's NCCL_ALGO / NCCL_PROTO.
+  std::vector<std::string> algorithms, protocols;
 };
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);
 int run_calibrate_command(const CalibrateOptions& options, std::ostream& out);

@@ -47,7 +47,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   cmd->add_option("--nodes", o.nodes,
                   "nodes of the run, when the log's device block is missing or truncated")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--algo", o.algorithm, "predict with this algorithm (default: NCCL's choice)");
+  cmd->add_option("--algo", o.algorithm,
+                  "predict with this algorithm (default: the NCCL_ALGO the log prints, else "
+                  "NCCL's choice)");
   cmd->add_option("--proto", o.protocol,
                   "predict with this protocol: LL, LL128 or Simple (default: NCCL's choice)");
   cmd->add_option(

@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "twinccl/errors.h"
+#include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/timing.h"
 
 namespace twinccl::cli {
@@ -141,6 +142,10 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     log.skipped.clear();
     table.log = std::move(log);
     if (o.gpus_per_thread > 0) table.log.gpus_per_thread = o.gpus_per_thread;  // --gpus-per-thread
+    // Without --algo/--proto, the algorithm and protocol the log says it ran (NCCL_ALGO /
+    // NCCL_PROTO, nccl_env_choice.h); the flags replace both.
+    const bool flags = !o.algorithm.empty() || protocol;
+    const sim::LoggedChoice logged = flags ? sim::LoggedChoice{} : sim::logged_choice(table.log);
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
       if (!m || row.count == 0 || m->time_us <= 0) {
@@ -170,7 +175,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       request.params.channels = o.channels;
       sim::Prediction p;
       try {
-        p = sim::predict(topology, request);
+        p = sim::predict_logged(topology, request, logged, table.log.source);
       } catch (const InvalidArgument& e) {
         throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}: {}",
                                       table.log.source, row.line, table.log.collective, row.count,

@@ -19,10 +19,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
+#include "golden_min.h"
 #include "model.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/topology_edit.h"
 
@@ -40,11 +41,13 @@ struct Row {
   const NcclTestsTable* table = nullptr;
   const NcclTestsRow* row = nullptr;
   double measured_us = 0.0;
+  const LoggedChoice* choice = nullptr;  // the log's NCCL_ALGO / NCCL_PROTO
 };
 
-double predicted_us(const topo::Topology& t, const Row& r) {
-  return predict(t, request_of(*r.table, *r.row)).time_us;
+Prediction predicted(const topo::Topology& t, const Row& r) {
+  return predict_logged(t, request_of(*r.table, *r.row), *r.choice, r.table->source);
 }
+double predicted_us(const topo::Topology& t, const Row& r) { return predicted(t, r).time_us; }
 
 // The topology being fitted: the user's with every value fitted so far, applied as one edit of
 // it, so its name stays "<topology>+<the settings>" (edits of edits grew it past the name cap).
@@ -72,39 +75,6 @@ double squared_log_error(const topo::Topology& t, const std::vector<Row>& rows) 
   return sum;
 }
 
-// The x in [lo, hi] minimising cost(x): a grid of 33 points first, then golden-section search
-// between the best point's neighbours. NCCL's speed steps make the cost a staircase with flat
-// stretches (a NIC behind NVLink); golden-section alone, starting with two points on one flat
-// stretch, discards the side the minimum is on.
-double golden_min(const std::function<double(double)>& cost, double lo, double hi) {
-  constexpr int kGrid = 32;
-  const double step = (hi - lo) / kGrid;
-  int best = 0;
-  double best_cost = cost(lo);
-  for (int i = 1; i <= kGrid; ++i) {
-    const double c = cost(lo + i * step);
-    if (c < best_cost) best = i, best_cost = c;
-  }
-  const double grid_lo = lo, grid_hi = hi;
-  lo = std::max(grid_lo, grid_lo + (best - 1) * step);
-  hi = std::min(grid_hi, grid_lo + (best + 1) * step);
-  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-  double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
-  double fa = cost(a), fb = cost(b);
-  for (int i = 0; i < 40 && hi - lo > 1e-5; ++i) {
-    if (fa < fb) {
-      hi = b, b = a, fb = fa;
-      a = hi - phi * (hi - lo), fa = cost(a);
-    } else {
-      lo = a, a = b, fa = fb;
-      b = lo + phi * (hi - lo), fb = cost(b);
-    }
-  }
-  // On a staircase the search may end on a step's far edge: the grid's point when it is better.
-  const double x = (lo + hi) / 2.0;
-  return cost(x) <= best_cost ? x : grid_lo + best * step;
-}
-
 // The scale in [1/8, 8] minimising the squared log error of `rows` with `name` = value x scale.
 double fit_scale(const Fitting& t, const std::string& name, double value,
                  const std::vector<Row>& rows) {
@@ -113,7 +83,7 @@ double fit_scale(const Fitting& t, const std::string& name, double value,
     return squared_log_error(t.with(name, value * std::exp(log_scale)), rows) +
            1e-6 * log_scale * log_scale;
   };
-  return std::exp(golden_min(cost, std::log(1.0 / 8.0), std::log(8.0)));
+  return std::exp(detail::golden_min(cost, std::log(1.0 / 8.0), std::log(8.0)));
 }
 
 // The value (us) in [lo_us, hi_us] minimising the squared log error of `rows` with `name` = it
@@ -123,7 +93,7 @@ double fit_offset_us(const Fitting& t, const std::string& name, const std::vecto
   const auto cost = [&](double us) {
     return squared_log_error(t.with(name, us), rows) + 1e-9 * us * us;
   };
-  return golden_min(cost, lo_us, hi_us);
+  return detail::golden_min(cost, lo_us, hi_us);
 }
 
 // Whether `rows` see `name` near `value`: some row's time moves by more than 0.5% when it is
@@ -170,6 +140,10 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   // *_small: rows below 1 MiB; one_node_small by launch mode (one GPU per thread, or -g N).
   std::vector<Row> one_node, multi_node, one_node_small, one_node_group_small, multi_node_small,
       all;
+  // Each log priced with the algorithm and protocol it ran (NCCL_ALGO / NCCL_PROTO): a forced
+  // ring on 2 nodes shows the NICs where NCCL's own NVLS-tree or tree would not.
+  std::vector<LoggedChoice> choices;
+  choices.reserve(tables.size());
   for (const NcclTestsTable& table : tables) {
     if (!table.kind) {
       throw ConfigError(
@@ -188,11 +162,12 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
                                     table.source, table.ranks, topology.name(),
                                     topology.gpu_count()));
     }
+    choices.push_back(logged_choice(table));
     const bool spans = topology.vertex(topology.gpu(table.ranks - 1)).node !=
                        topology.vertex(topology.gpu(0)).node;
     for (const NcclTestsRow& row : table.rows) {
       if (!row.out_of_place || row.out_of_place->time_us <= 0.0 || row.count == 0) continue;
-      const Row r{&table, &row, row.out_of_place->time_us};
+      const Row r{&table, &row, row.out_of_place->time_us, &choices.back()};
       all.push_back(r);
       if (row.size_bytes >= kBandwidthRowBytes) (spans ? multi_node : one_node).push_back(r);
       if (row.size_bytes < kLatencyRowBytes) {
@@ -220,7 +195,10 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
             : "network_hop_extra_us (the network's per-message cost)",
         one ? "one-node" : "multi-node", missing_sweep(per_node, one, "8")));
   }
-  Calibration c{topology, {}, {}};
+  Calibration c{topology, {}, {}, {}};
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    c.priced_with.push_back({tables[i].source, choices[i].label(), choices[i].from});
+  }
   const double nvlink = nvlink_link_gbps(topology);
   if (!(nvlink > 0.0)) {
     throw ConfigError("calibrate: topology '" + topology.name() +
@@ -236,7 +214,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   // tell which. Where one-node rows of another algorithm see the link, NVLink is fitted on those
   // alone and the NVLS rows keep their residual (printed); with NVLS rows only (8 H100s), on them.
   const auto is_nvls = [&](const Row& r) {
-    return predict(topology, request_of(*r.table, *r.row)).algorithm.starts_with("nvls");
+    return predicted(topology, r).algorithm.starts_with("nvls");
   };
   std::vector<Row> link_rows, nvls_rows;
   for (const Row& r : one_node) (is_nvls(r) ? nvls_rows : link_rows).push_back(r);

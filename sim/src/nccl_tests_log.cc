@@ -49,6 +49,7 @@ struct Reader {
   std::map<int, std::string> devices;  // rank -> hostname
   bool in_device_block = false;
   std::string version;
+  nccl_tests::NcclEnv nccl_env;  // NCCL_ALGO / NCCL_PROTO as the log last said them
   Layout layout;
   int layout_line = 0;  // 0: no column header seen (default layout)
   std::optional<NcclTestsTable> open;
@@ -264,6 +265,7 @@ struct Reader {
       open->source = std::string(source);
       open->first_line = line_no;
       open->nccl_version = version;
+      nccl_env.apply(*open);
       open->skipped = std::move(pending);
       pending.clear();
     }
@@ -281,6 +283,7 @@ struct Reader {
     std::string_view text = nccl_tests::strip_launcher_prefix(raw);
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     if (text.empty()) return;
+    nccl_env.read(text, line_no);
     if (const std::size_t at = text.find("NCCL version "); at != std::string_view::npos) {
       const std::vector<std::string_view> t = split(text.substr(at + 13));
       if (!t.empty()) version = nccl_tests::shown(t.front(), 40);

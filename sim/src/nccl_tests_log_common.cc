@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "nccl_tests_log_parts.h"
@@ -224,6 +225,13 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
   table.nodes =
       options.nodes > 0 ? options.nodes : (hints.devices_truncated ? 0 : hints.device_nodes);
   if (!table.rows.empty()) table.dtype = table.rows.front().dtype;
+  for (auto [given, value, from, flag] :
+       {std::tuple{&options.nccl_algo, &table.nccl_algo, &table.nccl_algo_from, "--algo"},
+        std::tuple{&options.nccl_proto, &table.nccl_proto, &table.nccl_proto_from, "--proto"}}) {
+    if (given->empty()) continue;
+    *value = *given;
+    *from = flag;
+  }
   std::optional<Collective> chosen;
   if (!options.collective.empty()) {
     chosen = collective_named(options.collective);

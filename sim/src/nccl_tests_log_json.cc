@@ -129,6 +129,21 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
       it != doc.end() && it->is_array() && !it->empty() && it->front().is_string()) {
     hints.from_program = nccl_tests::collective_of_program(it->front().get<std::string>());
   }
+  // "env": the whole environment of the run (nccl-tests v2.19.6 src/util.cu:372-377), so its
+  // NCCL_ALGO / NCCL_PROTO.
+  if (auto it = doc.find("env"); it != doc.end() && it->is_array()) {
+    nccl_tests::NcclEnv env;
+    for (std::size_t i = 0; i < it->size() && i < 100000; ++i) {
+      const auto& e = (*it)[i];
+      if (!e.is_string()) continue;
+      const std::string var = e.get<std::string>();
+      if (var.rfind("NCCL_ALGO=", 0) == 0 || var.rfind("NCCL_PROTO=", 0) == 0)
+        env.read(var, static_cast<int>(i));
+    }
+    env.apply(table);
+    for (std::string* from : {&table.nccl_algo_from, &table.nccl_proto_from})
+      if (!from->empty()) from->replace(0, 5, "env[") += "]";  // "line 3" -> "env[3]"
+  }
   if (auto it = doc.find("nccl_version");
       it != doc.end() && it->is_number_unsigned() && it->get<std::uint64_t>() < 1000000) {
     const std::uint64_t code = it->get<std::uint64_t>();

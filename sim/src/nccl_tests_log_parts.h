@@ -61,6 +61,18 @@ std::optional<std::string> unreadable_row(const std::vector<std::string_view>& t
 [[noreturn]] void fail_no_row_read(std::string_view source,
                                    const std::vector<NcclTestsSkippedLine>& skipped);
 
+// The value a log line gives NCCL's `variable` (NCCL_ALGO, NCCL_PROTO): NCCL's own "NCCL INFO
+// NCCL_ALGO set by environment to Ring" (NCCL_DEBUG=INFO) or an environment dump or command
+// line ("NCCL_ALGO=Ring", "export NCCL_PROTO='Simple'", "mpirun -x NCCL_ALGO=Tree ..."); nullopt
+// when the line gives none.
+std::optional<std::string> nccl_env_value(std::string_view line, std::string_view variable);
+// The last NCCL_ALGO / NCCL_PROTO a log gave, with "line N", for the tables after it.
+struct NcclEnv {
+  std::string algo, algo_from, proto, proto_from;
+  void read(std::string_view line, int line_no);
+  void apply(NcclTestsTable& table) const;
+};
+
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);
 // Drops " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.

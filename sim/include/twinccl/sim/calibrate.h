@@ -18,6 +18,11 @@
 //                         least N of them), from the one-node rows below 1 MiB of `-g N` tables
 //   network_hop_extra_us  what a network hop costs beyond NCCL's (or the network class's) figure,
 //                         from the multi-node tables' rows below 1 MiB
+// Every row is priced with the algorithm and protocol its log ran: the log's NCCL_ALGO /
+// NCCL_PROTO (NCCL's INFO line or an environment dump, or `--algo/--proto` per log: the table's
+// nccl_algo / nccl_proto, nccl_env_choice.h), else NCCL's own choice; `priced_with` lists them.
+// A forced ring on 2 nodes crosses the NICs in every step, so it shows their rate where NCCL's own
+// tree or NVLS-tree would not.
 // (one after the other, three passes; a one-node topology has no NIC or network hop to fit; a
 // launch figure whose launch mode no log has keeps its value and is not listed).
 // Each is one value chosen to minimise the squared log error of the predicted time over its rows
@@ -57,10 +62,19 @@ struct CalibrationResidual {
   double before = 0.0, after = 0.0;  // geometric-mean error: exp(mean log(predicted/measured)) - 1
 };
 
+// Which algorithm and protocol a log's rows were priced with: its NCCL_ALGO / NCCL_PROTO (from
+// the log or --algo/--proto, nccl_env_choice.h), or NCCL's own choice.
+struct CalibrationLog {
+  std::string log;          // the table's source file
+  std::string priced_with;  // "NCCL's choice", "ring", "ring/Simple", "nvls|nvls_tree (...)"
+  std::string from;         // "NCCL_ALGO=Ring (line 12)", "NCCL_ALGO=Ring (--algo)"; "" = none
+};
+
 struct Calibration {
   topo::Topology topology;  // the fitted one, named as apply_edits names an edited topology
   std::vector<CalibratedParameter> moved;
   std::vector<CalibrationResidual> residuals;
+  std::vector<CalibrationLog> priced_with;  // one per table, in their order
 };
 
 struct CalibrationOptions {

@@ -76,6 +76,11 @@ struct NcclTestsTable {
   DataType dtype = DataType::float32;  // the first row's
   std::string nccl_version;            // "2.26.2+cuda12.8"; "" when not printed
   bool complete = false;               // the footer (average bus bandwidth) was seen
+  // NCCL_ALGO / NCCL_PROTO the run had, as given ("Ring", "NVLS,NVLSTree", "^LL128"; "" = not
+  // set: NCCL's own choice), and where from: "line 12" of NCCL's "NCCL_ALGO set by environment
+  // to Ring" (NCCL_DEBUG=INFO) or of an environment dump "NCCL_ALGO=Ring", or "--algo"/"--proto".
+  // nccl_env_choice.h reads them.
+  std::string nccl_algo, nccl_algo_from, nccl_proto, nccl_proto_from;
   std::vector<NcclTestsRow> rows;
   // Row-like lines not read, in this table or before it (after the previous one); those after
   // the last table belong to the last table.
@@ -87,6 +92,9 @@ struct NcclTestsParseOptions {
   std::string collective;  // "all_reduce", "allreduce", "all_reduce_perf", ...
   int ranks = 0;
   int nodes = 0;
+  // NCCL_ALGO / NCCL_PROTO the run had, in NCCL's syntax ("Ring", "NVLS,NVLSTree"); replaces
+  // what the log says.
+  std::string nccl_algo = {}, nccl_proto = {};
 };
 
 // The stdout of one or more nccl-tests runs: one table per run (or per column header).

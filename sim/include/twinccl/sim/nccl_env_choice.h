@@ -1,0 +1,47 @@
+// The algorithm and protocol an nccl-tests run was restricted to (NCCL_ALGO / NCCL_PROTO), as its
+// log says or the user gives them, and the prediction of a row made with that restriction.
+//
+//   const sim::LoggedChoice choice = sim::logged_choice(table);  // "Ring" -> {ring}
+//   sim::Prediction p = sim::predict_logged(topology, sim::request_of(table, row), choice);
+//   // p.algorithm "ring" even where NCCL's own choice would be nvls_tree
+//
+// NCCL reads both variables in ncclTopoTuneModel (NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc:453-
+// 461, printing "NCCL_PROTO set by environment to %s" / "NCCL_ALGO set by environment to %s" with
+// NCCL_DEBUG=INFO) and parses them with parseList (tuning.cc:36-56): comma-separated names
+// compared without case (src/init.cc:54: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree,
+// PAT; LL, LL128, Simple), '^' for "all but", and per-collective lists "allreduce:tree;...". A list
+// of several lets NCCL choose among them: predict_logged ranks those alone, as NCCL then does.
+// Every problem is a twinccl::ConfigError naming the log, the value and what is accepted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
+
+namespace twinccl::sim {
+
+struct LoggedChoice {
+  std::vector<std::string>
+      algorithms;                   // twinccl names (ring, tree, nvls, nvls_tree, pat); {} = all
+  std::vector<Protocol> protocols;  // {} = all
+  std::string from;                 // "NCCL_ALGO=Ring (log line 12)" ...; "" = NCCL's own choice
+  bool restricted() const { return !algorithms.empty() || !protocols.empty(); }
+  // "NCCL's choice", "ring", "ring/Simple", "nvls|nvls_tree (NCCL chooses among them)".
+  std::string label() const;
+};
+
+// The restriction a table's NCCL_ALGO / NCCL_PROTO give its collective (an "all but" list becomes
+// the algorithms left). Throws ConfigError for an unknown name, a collective the value leaves no
+// algorithm for, and CollNet (the model has no CollNet: measure without it).
+LoggedChoice logged_choice(const NcclTestsTable& table);
+
+// The prediction of `request` (nothing forced in it) under `choice`: the tuner's choice where
+// nothing is restricted; one algorithm and one protocol forced; otherwise the pair NCCL's ranking
+// (Prediction::rank_us) puts first among the allowed ones. Throws ConfigError naming the log
+// (`source`) when the choice cannot run the call.
+Prediction predict_logged(const topo::Topology& topology, const Request& request,
+                          const LoggedChoice& choice, std::string_view source = {});
+
+}  // namespace twinccl::sim

@@ -1,0 +1,168 @@
+// A log's forced algorithm and protocol (NCCL_ALGO / NCCL_PROTO): read from NCCL's INFO line, an
+// environment dump or -J's "env", replaced by the user's option, and used by calibrate, so a
+// forced 2-node ring sweep gives the NICs' rate back where NCCL's own 2-node choice hides it.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/calibrate.h"
+#include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+constexpr const char* kRingLog = R"(# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor)
+#
+# Using devices
+#  Rank  0 Group  0 Pid  1 on     node-a device  0 [0x19] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid  2 on     node-b device  0 [0x19] NVIDIA H100 80GB HBM3
+node-a:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+node-a:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+           8             2     float     sum      -1    30.10    0.00    0.00      0    30.00    0.00    0.00      0
+# Avg bus bandwidth    : 0.00
+)";
+
+NcclTestsTable parsed(const std::string& text, const NcclTestsParseOptions& o = {}) {
+  const std::vector<NcclTestsTable> t = parse_nccl_tests_output(text, "ring.log", o);
+  REQUIRE(t.size() == 1);
+  return t.front();
+}
+
+// An all_reduce sweep predicted on `truth` with `algorithm` forced ("" = NCCL's choice), as the
+// parser returns it (-g 1); nccl_algo says what the log printed.
+NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source,
+                     const std::string& algorithm, std::size_t from_bytes = 8) {
+  NcclTestsTable t;
+  t.source = source;
+  t.collective = "all_reduce";
+  t.kind = OpKind::all_reduce;
+  t.ranks = ranks;
+  t.gpus_per_thread = 1;
+  int line = 1;
+  for (std::size_t bytes = from_bytes; bytes <= (std::size_t{1} << 30); bytes *= 4) {
+    NcclTestsRow row;
+    row.count = std::max<std::size_t>(1, bytes / 4);
+    row.size_bytes = row.count * 4;
+    row.line = line++;
+    Request r = request_of(t, row);
+    r.algorithm = algorithm;
+    row.out_of_place = NcclTestsBlock{};
+    row.out_of_place->time_us = predict(truth, r).time_us;
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+topo::Topology edited(const char* preset, double nvlink_gbps, double nic_gbps) {
+  topo::TopologyEdits e;
+  e.settings.push_back({"nvlink_gbps", nvlink_gbps});
+  e.settings.push_back({"nic_gbps", nic_gbps});
+  return topo::apply_edits(topo::load_topology(preset), e).topology;
+}
+
+}  // namespace
+
+TEST_CASE("NCCL's INFO lines set a log's algorithm and protocol; the option replaces them") {
+  const NcclTestsTable t = parsed(kRingLog);
+  CHECK(t.nccl_algo == "Ring");
+  CHECK(t.nccl_algo_from == "line 6");
+  CHECK(t.nccl_proto == "Simple");
+  const LoggedChoice c = logged_choice(t);
+  REQUIRE(c.algorithms == std::vector<std::string>{"ring"});
+  REQUIRE(c.protocols == std::vector<Protocol>{Protocol::simple});
+  CHECK(c.label() == "ring/Simple");
+  CHECK_THAT(c.from, Catch::Contains("NCCL_ALGO=Ring (line 6)"));
+
+  NcclTestsParseOptions o;
+  o.nccl_algo = "NVLS,NVLSTree";
+  const NcclTestsTable given = parsed(kRingLog, o);
+  CHECK(given.nccl_algo == "NVLS,NVLSTree");
+  CHECK(given.nccl_algo_from == "--algo");
+  CHECK(logged_choice(given).algorithms == std::vector<std::string>{"nvls", "nvls_tree"});
+
+  // An environment dump or a launcher's -x, and NCCL's per-collective lists.
+  const NcclTestsTable dumped =
+      parsed(std::string("mpirun -np 2 -x NCCL_ALGO='^NVLS,NVLSTree;allgather:Ring' "
+                         "./all_reduce_perf -b 8\n") +
+             kRingLog);
+  CHECK(dumped.nccl_algo == "Ring");  // NCCL's own line, later, wins
+  NcclTestsTable all_but = parsed(std::string(kRingLog));
+  all_but.nccl_algo = "^NVLS,NVLSTree;allgather:Ring";
+  all_but.nccl_proto = "";
+  CHECK(logged_choice(all_but).algorithms == std::vector<std::string>{"tree", "ring", "pat"});
+}
+
+TEST_CASE("a forced algorithm or protocol NCCL does not know is a typed error naming it") {
+  NcclTestsTable t = parsed(kRingLog);
+  t.nccl_algo = "Rnig";
+  CHECK_THROWS_AS(logged_choice(t), ConfigError);
+  CHECK_THROWS_WITH(logged_choice(t), Catch::Contains("ring.log (line 6)") &&
+                                          Catch::Contains("unknown algorithm 'Rnig'") &&
+                                          Catch::Contains("NVLSTree"));
+  t.nccl_algo = "CollNetDirect";
+  CHECK_THROWS_WITH(logged_choice(t),
+                    Catch::Contains("CollNetDirect") && Catch::Contains("no cost for"));
+  t.nccl_algo = "Ring;Tree";
+  CHECK_THROWS_WITH(logged_choice(t), Catch::Contains("'collective:' prefix"));
+  t.nccl_algo = "Ring";
+  t.nccl_proto = "LL256";
+  CHECK_THROWS_WITH(logged_choice(t), Catch::Contains("unknown protocol 'LL256'"));
+  // Forced PAT on 8 GPUs a node: it cannot run there, said with the log's name.
+  t.nccl_proto = "";
+  t.nccl_algo = "PAT";
+  t.ranks = 16;
+  CHECK_THROWS_AS(predict_logged(topo::load_topology("h100-cluster-2"),
+                                 request_of(t, t.rows.front()), logged_choice(t), t.source),
+                  ConfigError);
+}
+
+TEST_CASE("a list lets NCCL choose among its algorithms only") {
+  const topo::Topology t = topo::load_topology("h100-cluster-2");
+  NcclTestsTable table = sweep(t, 16, "2node.log", "", std::size_t{1} << 30);
+  const Request r = request_of(table, table.rows.back());
+  const std::string own = predict(t, r).algorithm;
+  table.nccl_algo = "Ring,Tree";
+  const Prediction p = predict_logged(t, r, logged_choice(table));
+  CHECK((p.algorithm == "ring" || p.algorithm == "tree"));
+  table.nccl_algo = "^" + std::string(own == "nvls_tree" ? "NVLSTree" : own);
+  CHECK(predict_logged(t, r, logged_choice(table)).algorithm != own);
+}
+
+TEST_CASE("calibrate: a forced 2-node ring sweep gives the NICs' rate back, NCCL's choice not") {
+  // NICs at 35 GB/s behind NVLink at 80%: NCCL's own 2-node choice (NVLS-tree) is bound by one
+  // node's NVLS stage, so its rows hide the NICs (test_calibrate.cc); a ring crosses them in every
+  // step. The 2-node log is a forced ring sweep.
+  const topo::Topology truth = edited("h100-cluster-4", 0.8 * 370.8, 35.0);
+  std::vector<NcclTestsTable> logs = {sweep(truth, 8, "1node.log", ""),
+                                      sweep(truth, 16, "2node-ring.log", "ring")};
+  const topo::Topology preset = topo::load_topology("h100-cluster-4");
+  CalibrationOptions bandwidths;
+  bandwidths.latencies = false;
+
+  logs[1].nccl_algo = "Ring";  // as NCCL's INFO line says it
+  logs[1].nccl_algo_from = "line 7";
+  const Calibration ring = calibrate(preset, logs, bandwidths);
+  REQUIRE(ring.moved.size() == 2);
+  CHECK(ring.moved[1].name == "nic_gbps");
+  CHECK(ring.moved[1].not_determined.empty());
+  CHECK(ring.moved[1].after >= 30.0);  // NCCL's speeds 30, 40: [30, 40) predict alike
+  CHECK(ring.moved[1].after <= 40.0);
+  REQUIRE(ring.priced_with.size() == 2);
+  CHECK(ring.priced_with[0].priced_with == "NCCL's choice");
+  CHECK(ring.priced_with[1].priced_with == "ring");
+  CHECK(ring.priced_with[1].from == "NCCL_ALGO=Ring (line 7)");
+
+  // The same rows taken as NCCL's choice: priced as NVLS-tree, the NIC is not found.
+  logs[1].nccl_algo.clear();
+  const Calibration own = calibrate(preset, logs, bandwidths);
+  REQUIRE(own.moved.size() == 2);
+  const bool off = !own.moved[1].not_determined.empty() || own.moved[1].after < 30.0 ||
+                   own.moved[1].after > 40.0;
+  CHECK(off);
+}
