@@ -13,7 +13,7 @@ namespace {
 
 std::string percent(double ratio) { return fmt::format("{:+.1f}%", 100.0 * (ratio - 1.0)); }
 
-std::string table_title(const sim::NcclTestsTable& log) {
+std::string title_of(const sim::NcclTestsTable& log) {
   return fmt::format(
       "{}: {} (from the {}), {} ranks on {} node(s), {}{}; {}", log.source, log.collective,
       log.collective_from, log.ranks, log.nodes, name(log.dtype),
@@ -22,6 +22,17 @@ std::string table_title(const sim::NcclTestsTable& log) {
           ? fmt::format("{} GPUs per host thread (-g {})", log.gpus_per_thread, log.gpus_per_thread)
       : log.gpus_per_thread == 1 ? std::string("one GPU per host thread")
                                  : std::string("one GPU per host thread assumed (no nGpus line)"));
+}
+
+// The run's NCCL_ALGO / NCCL_PROTO where the log (or the parse options) gave them: the rows are
+// predicted with them unless --algo / --proto replace them.
+std::string table_title(const sim::NcclTestsTable& log) {
+  std::string env;
+  if (!log.nccl_algo.empty())
+    env += fmt::format("; NCCL_ALGO={} ({})", log.nccl_algo, log.nccl_algo_from);
+  if (!log.nccl_proto.empty())
+    env += fmt::format("; NCCL_PROTO={} ({})", log.nccl_proto, log.nccl_proto_from);
+  return title_of(log) + env;
 }
 
 // "16, 17, 30" (at most 10, then "...").

@@ -71,3 +71,31 @@ TEST_CASE("calibrate: --ranks / --nodes per log for logs without a device block"
   CHECK_THAT(fit.out, Catch::Contains("nvlink_gbps") && Catch::Contains("wrote"));
   std::filesystem::remove(out);
 }
+
+// A run with NCCL_ALGO=Ring whose published log starts at "# nThread" (issue 309, SOURCES.md:
+// `mpirun ... -x NCCL_ALGO=Ring`) is priced as a ring when the user says so, one --algo per log;
+// the fit report says which algorithm priced each log. A miscount or an unknown name is refused.
+TEST_CASE("calibrate: --algo per log prices a forced-ring log as a ring", "[cli]") {
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           ("twinccl-cal-algo-" + std::to_string(getpid()) + ".json"))
+                              .string();
+  const std::string logs = log_path("issue290-h100-1node-all_reduce-nvls.log") + " " +
+                           log_path("issue309-h100-ib400-2node-all_reduce-ring-minctas24.log") +
+                           " --topology h100-cluster-4 --bandwidth-only -o " + out;
+  const auto one = run_cli("calibrate " + logs + " --algo Ring");
+  CHECK(one.exit_code == 2);
+  CHECK_THAT(one.out, Catch::Contains("--algo given 1 time(s) for 2 log(s)") &&
+                          Catch::Contains("--algo - --algo Ring"));
+  const auto typo = run_cli("calibrate " + logs + " --algo - --algo Rnig");
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.out, Catch::Contains("unknown algorithm 'Rnig'") && Catch::Contains("NVLSTree"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  const auto fit = run_cli("calibrate " + logs + " --algo - --algo Ring");
+  INFO(fit.out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.out,
+             Catch::Contains("issue290-h100-1node-all_reduce-nvls.log priced with "
+                             "NCCL's choice") &&
+                 Catch::Contains("minctas24.log priced with ring (NCCL_ALGO=Ring (--algo))"));
+  std::filesystem::remove(out);
+}
