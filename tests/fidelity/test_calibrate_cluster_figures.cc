@@ -9,7 +9,10 @@
 //    NVLS-tree row keeps the NIC at line rate; the held-out rows are NIC-bound ring rows).
 //  * Together's use3a-ss (B200, NCCL 2.29.7, `-g 1`), 1 - 46 nodes at 16 GiB: its 2-node NVLS-tree
 //    row fits the NICs at line rate too, but its ring traffic from 2 nodes is 12 - 24% slower than
-//    that: the 4 - 46-node rows stay that far off (docs/fidelity.md, "the data round").
+//    that: the 4 - 46-node rows stay that far off (docs/fidelity.md, "the data round"). Fitted on
+//    its 2-node **ring** run instead, priced as the ring it was (NCCL_ALGO=Ring), the NICs move
+//    to 43.9 GB/s and 11 of those 12 rows come within 10% (docs/fidelity.md, "Calibration from
+//    forced-algorithm logs").
 //  * AMD's AAC11 (MI325X, RoCE, RCCL ring forced), 1 / 2 / 4 / 8 nodes at 4 - 16 GiB: the 2-node
 //    ring rows take the NIC rate one speed step down, and the 4- and 8-node rows go from -7..-8%
 //    to -1..-2%.
@@ -188,6 +191,62 @@ TEST_CASE("calibrate on Together's use3a-ss B200 cluster: NICs fit at 2 nodes, 4
   }
   INFO("geometric mean over the 12 held-out rows: " << (std::exp(sum / 12.0) - 1.0) * 100 << "%");
   CHECK(std::abs(std::exp(sum / 12.0) - 1.0) <= 0.25);
+}
+
+TEST_CASE("calibrate on use3a-ss with its 2-node ring run (NCCL_ALGO=Ring): the ring rows follow") {
+  // The same cluster, fitted on the 1-node row of NCCL's choice and the 2-node **ring** run of the
+  // same report (344.7 GB/s busbw; its log would print "NCCL_ALGO set by environment to Ring"):
+  // priced as the ring it was, it moves the NICs, which NCCL's 2-node NVLS-tree row cannot.
+  const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
+                                   {"all_reduce", "ring", 2, 16 * kGiB, 344.7}};
+  const topo::Topology preset = topo::load_topology("b200-cluster-46");
+  std::vector<NcclTestsTable> logs;
+  for (const Figure& f : fit) {
+    logs.push_back(table_of(f, 1, "2.29.7"));
+    if (*f.algorithm) logs.back().nccl_algo = "Ring";
+  }
+  const Calibration c = calibrate(preset, logs, {.latencies = false});
+  const CalibratedParameter& nic = parameter(c, "nic_gbps");
+  INFO("nic_gbps " << nic.before << " -> " << nic.after << " (" << nic.not_determined << ")");
+  CHECK(nic.not_determined.empty());
+  const std::vector<Figure> judged = {{"all_reduce", "", 4, 16 * kGiB, 334.7},
+                                      {"all_reduce", "", 8, 16 * kGiB, 306.8},
+                                      {"all_reduce", "", 16, 16 * kGiB, 306.4},
+                                      {"all_reduce", "", 32, 16 * kGiB, 305.2},
+                                      {"all_reduce", "", 46, 16 * kGiB, 291.4},
+                                      {"all_reduce", "ring", 4, 16 * kGiB, 334.8},
+                                      {"all_reduce", "ring", 46, 16 * kGiB, 291.4},
+                                      {"all_gather", "", 4, 16 * kGiB, 323.5},
+                                      {"all_gather", "", 8, 16 * kGiB, 308.8},
+                                      {"all_gather", "", 16, 16 * kGiB, 306.5},
+                                      {"all_gather", "", 32, 16 * kGiB, 300.7},
+                                      {"all_gather", "ring", 4, 16 * kGiB, 323.9},
+                                      {"all_reduce", "nvls_tree", 4, 16 * kGiB, 288.9},
+                                      {"all_reduce", "nvls_tree", 8, 16 * kGiB, 274.3},
+                                      {"all_reduce", "nvls_tree", 46, 16 * kGiB, 274.9}};
+  // Measured before the test was written (predicted / measured - 1, preset -> fitted): the 12 rows
+  // of the previous test -12.4..-23.8% -> +0.0..-12.9% (11 within 10%; 46 nodes -12.9%); NVLS-tree
+  // forced at 4 / 8 / 46 nodes -24.5 / -28.3 / -28.1% -> -13.8 / -18.1 / -17.8% (its own
+  // deficit beyond the ring's stays: docs/fidelity.md). NIC 50 -> 43.9 GB/s.
+  CHECK(nic.after < 0.9 * nic.before);
+  int within = 0;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < judged.size(); ++i) {
+    const Figure& f = judged[i];
+    const double before = error_of(preset, f, 1, "2.29.7"),
+                 after = error_of(c.topology, f, 1, "2.29.7");
+    INFO(f.collective << " " << (*f.algorithm ? f.algorithm : "default") << " " << f.nodes
+                      << " nodes: " << before * 100 << "% -> " << after * 100 << "%");
+    CHECK(std::abs(after) < std::abs(before));  // every held-out row closer
+    const bool nvls_tree = std::string(f.algorithm) == "nvls_tree";
+    CHECK(std::abs(after) <= (nvls_tree ? 0.20 : 0.13));
+    if (nvls_tree) continue;
+    within += std::abs(after) <= 0.10;
+    sum += std::log(1.0 + after);
+  }
+  CHECK(within >= 11);  // of the 12 ring / NCCL's-choice rows (0 before the fit)
+  INFO("geometric mean over the 12: " << (std::exp(sum / 12.0) - 1.0) * 100 << "%");
+  CHECK(std::abs(std::exp(sum / 12.0) - 1.0) <= 0.08);
 }
 
 TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 4 and 8 nodes") {
