@@ -32,6 +32,9 @@ TEST_CASE("describe names the numbers", "[topologies][text]") {
   CHECK_THAT(c, Contains("128 (16 nodes x 8)") && Contains("2 levels, 40 switches, radix 64"));
   CHECK_THAT(describe(pcie_4gpu()),
              Contains("NVLink    none") && Contains("NVLS in-switch reduction: no"));
+  // The host CPU (NCCL's x86-only corrections) and the -g N launch the preset carries.
+  CHECK_THAT(d, Contains("host CPU  x86") && Contains("3.2 us per GPU of a -g N thread"));
+  CHECK_THAT(describe(load_topology("gb200-nvl72")), Contains("host CPU  arm"));
 }
 
 TEST_CASE("draw_node draws GPUs, ranks, switches and NICs within 100 columns",

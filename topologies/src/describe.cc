@@ -59,6 +59,9 @@ std::string describe(const Topology& t) {
                            s.network_switch_radix, to_string(s.network))
              : std::string("  network   none\n");
   if (s.memory_gbps > 0) out += fmt::format("  memory    {:g} GB/s per GPU\n", s.memory_gbps);
+  // The host's CPU: NCCL corrects some Blackwell timings on x86 hosts only (sim
+  // nvls_tree_correction).
+  out += fmt::format("  host CPU  {}\n", to_string(t.facts().host_cpu));
   if (s.host_launch_us > 0 || s.group_launch_us > 0 || s.network_hop_extra_us != 0) {
     const auto us = [](double v) { return v > 0 ? fmt::format("{:g} us", v) : "the model's"; };
     out += fmt::format(
