@@ -51,7 +51,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
                   "predict with this algorithm (default: the NCCL_ALGO the log prints, else "
                   "NCCL's choice)");
   cmd->add_option("--proto", o.protocol,
-                  "predict with this protocol: LL, LL128 or Simple (default: NCCL's choice)");
+                  "predict with this protocol: LL, LL128 or Simple (default: the NCCL_PROTO the "
+                  "log prints, else NCCL's choice)");
   cmd->add_option(
          "--channels", o.channels,
          "channels the run used (its NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS; default: NCCL's choice)")

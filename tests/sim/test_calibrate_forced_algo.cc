@@ -68,7 +68,7 @@ topo::Topology edited(const char* preset, double nvlink_gbps, double nic_gbps) {
 
 }  // namespace
 
-TEST_CASE("NCCL's INFO lines set a log's algorithm and protocol; the option replaces them") {
+TEST_CASE("NCCL's INFO lines set a log's algorithm and protocol, the option replaces them") {
   const NcclTestsTable t = parsed(kRingLog);
   CHECK(t.nccl_algo == "Ring");
   CHECK(t.nccl_algo_from == "line 6");
@@ -96,6 +96,22 @@ TEST_CASE("NCCL's INFO lines set a log's algorithm and protocol; the option repl
   all_but.nccl_algo = "^NVLS,NVLSTree;allgather:Ring";
   all_but.nccl_proto = "";
   CHECK(logged_choice(all_but).algorithms == std::vector<std::string>{"tree", "ring", "pat"});
+}
+
+TEST_CASE("nccl-tests -J JSON: the run's environment list gives NCCL_ALGO / NCCL_PROTO") {
+  const std::string json = R"({"args": ["./build/all_reduce_perf", "-J", "o.json"],
+    "env": ["PATH=/usr/bin", "NCCL_PROTO=LL128", "NCCL_ALGO=Tree"],
+    "config": {"nthreads": 1, "ngpus": 1, "devices": [
+      {"rank": 0, "hostname": "n0"}, {"rank": 1, "hostname": "n1"}]},
+    "results": [{"size": 1024, "count": 256, "type": "float", "redop": "sum", "root": -1,
+      "out_of_place": {"time": 21.5, "alg_bw": 0.05, "bus_bw": 0.05, "nwrong": 0},
+      "in_place": {"time": 20.5, "alg_bw": 0.05, "bus_bw": 0.05, "nwrong": 0}}]})";
+  const std::vector<NcclTestsTable> t = parse_nccl_tests_json(json, "run.json");
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].nccl_algo == "Tree");
+  CHECK(t[0].nccl_algo_from == "env[2]");
+  CHECK(t[0].nccl_proto == "LL128");
+  CHECK(logged_choice(t[0]).label() == "tree/LL128");
 }
 
 TEST_CASE("a forced algorithm or protocol NCCL does not know is a typed error naming it") {
