@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "calibrate_sweep.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/calibrate.h"
 #include "twinccl/sim/timing.h"
@@ -15,42 +16,8 @@ using namespace twinccl;
 using namespace twinccl::sim;
 
 namespace {
-// An nccl-tests table as the parser returns it, its times predicted on `truth` (-g 1).
-NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source,
-                     std::size_t from_bytes = 8) {
-  NcclTestsTable t;
-  t.source = source;
-  t.collective = "all_reduce";
-  t.kind = OpKind::all_reduce;
-  t.ranks = ranks;
-  t.gpus_per_thread = 1;
-  int line = 1;
-  for (std::size_t bytes = from_bytes; bytes <= (std::size_t{1} << 30); bytes *= 4) {
-    Request r;
-    r.spec.kind = OpKind::all_reduce;
-    r.spec.nranks = ranks;
-    r.spec.count = std::max<std::size_t>(1, bytes / 4);
-    r.gpus_per_thread = 1;
-    NcclTestsRow row;
-    row.size_bytes = r.spec.count * 4;
-    row.count = r.spec.count;
-    row.line = line++;
-    row.out_of_place = NcclTestsBlock{};
-    row.out_of_place->time_us = predict(truth, r).time_us;
-    t.rows.push_back(row);
-  }
-  return t;
-}
-
-topo::Topology edited(const char* preset, double nvlink_gbps, double nic_gbps,
-                      double launch_us = 0.0, double hop_extra_us = 0.0) {
-  topo::TopologyEdits e;
-  e.settings.push_back({"nvlink_gbps", nvlink_gbps});
-  e.settings.push_back({"nic_gbps", nic_gbps});
-  e.settings.push_back({"host_launch_us", launch_us});
-  e.settings.push_back({"network_hop_extra_us", hop_extra_us});
-  return topo::apply_edits(topo::load_topology(preset), e).topology;
-}
+using calibrate_test::edited;
+using calibrate_test::sweep;
 }  // namespace
 
 TEST_CASE("calibrate: a one-node and a two-node sweep give the NVLink and NIC rates back") {
@@ -135,13 +102,13 @@ TEST_CASE("calibrate: logs that cannot determine a parameter are refused, naming
   // Sweeps from 64 MiB say nothing of the latencies: refused naming the launch, unless only the
   // bandwidths are asked for; a two-node sweep without small rows cannot give the network hop.
   const std::size_t big = std::size_t{64} << 20;
-  const std::vector<NcclTestsTable> large = {sweep(t, 8, "1node.log", big),
-                                             sweep(t, 16, "2node.log", big)};
+  const std::vector<NcclTestsTable> large = {sweep(t, 8, "1node.log", "", big),
+                                             sweep(t, 16, "2node.log", "", big)};
   CHECK_THROWS_WITH(calibrate(t, large),
                     Catch::Contains("host_launch_us") && Catch::Contains("one-node sweep") &&
                         Catch::Contains("-b 8 ") && Catch::Contains("--bandwidth-only"));
   CHECK(calibrate(t, large, {.latencies = false}).moved.size() == 2);
-  CHECK_THROWS_WITH(calibrate(t, {sweep(t, 8, "1node.log"), sweep(t, 16, "2node.log", big)}),
+  CHECK_THROWS_WITH(calibrate(t, {sweep(t, 8, "1node.log"), sweep(t, 16, "2node.log", "", big)}),
                     Catch::Contains("network_hop_extra_us") && Catch::Contains("two-node sweep"));
 }
 
@@ -195,9 +162,9 @@ TEST_CASE("calibrate: NVLink from the ring rows of a log, not from NCCL's NVLS p
   e.settings.push_back({"nvlink_gbps", 0.8 * nvlink});
   const topo::Topology preset = topo::load_topology("gb300-nvl72-cluster-1x64");
   const topo::Topology truth = topo::apply_edits(preset, e).topology;
-  const NcclTestsTable ring = sweep(truth, 4, "1tray.log", std::size_t{64} << 20);
+  const NcclTestsTable ring = sweep(truth, 4, "1tray.log", "", std::size_t{64} << 20);
   const auto nvls_at = [&](double efficiency) {
-    NcclTestsTable t = sweep(truth, 8, "2tray.log", std::size_t{64} << 20);
+    NcclTestsTable t = sweep(truth, 8, "2tray.log", "", std::size_t{64} << 20);
     for (NcclTestsRow& row : t.rows) row.out_of_place->time_us /= efficiency;
     return t;
   };

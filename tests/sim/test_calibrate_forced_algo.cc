@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "calibrate_sweep.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/calibrate.h"
 #include "twinccl/sim/nccl_env_choice.h"
@@ -34,37 +35,8 @@ NcclTestsTable parsed(const std::string& text, const NcclTestsParseOptions& o = 
   return t.front();
 }
 
-// An all_reduce sweep predicted on `truth` with `algorithm` forced ("" = NCCL's choice), as the
-// parser returns it (-g 1); nccl_algo says what the log printed.
-NcclTestsTable sweep(const topo::Topology& truth, int ranks, const char* source,
-                     const std::string& algorithm, std::size_t from_bytes = 8) {
-  NcclTestsTable t;
-  t.source = source;
-  t.collective = "all_reduce";
-  t.kind = OpKind::all_reduce;
-  t.ranks = ranks;
-  t.gpus_per_thread = 1;
-  int line = 1;
-  for (std::size_t bytes = from_bytes; bytes <= (std::size_t{1} << 30); bytes *= 4) {
-    NcclTestsRow row;
-    row.count = std::max<std::size_t>(1, bytes / 4);
-    row.size_bytes = row.count * 4;
-    row.line = line++;
-    Request r = request_of(t, row);
-    r.algorithm = algorithm;
-    row.out_of_place = NcclTestsBlock{};
-    row.out_of_place->time_us = predict(truth, r).time_us;
-    t.rows.push_back(row);
-  }
-  return t;
-}
-
-topo::Topology edited(const char* preset, double nvlink_gbps, double nic_gbps) {
-  topo::TopologyEdits e;
-  e.settings.push_back({"nvlink_gbps", nvlink_gbps});
-  e.settings.push_back({"nic_gbps", nic_gbps});
-  return topo::apply_edits(topo::load_topology(preset), e).topology;
-}
+using calibrate_test::edited;
+using calibrate_test::sweep;
 
 }  // namespace
 
