@@ -80,6 +80,31 @@ double error_of(const topo::Topology& topology, const Figure& f, int gpus_per_th
   return predict(topology, r).time_us / t.rows[0].out_of_place->time_us - 1.0;
 }
 
+// The geometric mean of (1 + error) over the rows added, minus 1.
+struct GeoMean {
+  double log_sum = 0.0;
+  int rows = 0;
+  void add(double error) { log_sum += std::log(1.0 + error), ++rows; }
+  double value() const { return rows > 0 ? std::exp(log_sum / rows) - 1.0 : 0.0; }
+};
+
+// Each held-out figure's error on the preset and on the fitted topology, handed to
+// `check(figure, before, after)` with the row named (INFO); a row it returns true for is added to
+// `mean` (its error after the fit).
+template <class Check>
+void judge(const topo::Topology& preset, const topo::Topology& fitted,
+           const std::vector<Figure>& figures, int gpus_per_thread, const char* nccl_version,
+           GeoMean& mean, Check check) {
+  for (const Figure& f : figures) {
+    const double before = error_of(preset, f, gpus_per_thread, nccl_version),
+                 after = error_of(fitted, f, gpus_per_thread, nccl_version);
+    INFO(f.collective << " " << (*f.algorithm ? f.algorithm : "default") << " " << f.nodes
+                      << " nodes, " << f.size_bytes / kGiB << " GiB: " << before * 100 << "% -> "
+                      << after * 100 << "%");
+    if (check(f, before, after)) mean.add(after);
+  }
+}
+
 const CalibratedParameter& parameter(const Calibration& c, const char* name) {
   for (const CalibratedParameter& p : c.moved) {
     if (p.name == name) return p;
@@ -127,27 +152,19 @@ TEST_CASE("calibrate on Together's flapping-airplanes B200 cluster: 1 + 2 nodes,
       {"all_gather", "", 4, 32 * kGiB, 376.97},      {"all_gather", "", 8, 32 * kGiB, 378.23},
       {"all_gather", "", 16, 32 * kGiB, 380.38},     {"all_gather", "", 32, 32 * kGiB, 383.22},
       {"all_gather", "", 64, 32 * kGiB, 382.64}};
-  double sum = 0.0;
-  for (const Figure& f : judged) {
-    const double before = error_of(preset, f, 8, "2.28.9"),
-                 after = error_of(c.topology, f, 8, "2.28.9");
-    INFO(f.collective << " " << (*f.algorithm ? f.algorithm : "default") << " " << f.nodes
-                      << " nodes: " << before * 100 << "% -> " << after * 100 << "%");
+  const auto within_10 = [](const Figure&, double, double after) {
     CHECK(std::abs(after) <= 0.10);
-    sum += std::log(1.0 + after);
-  }
+    return true;
+  };
+  GeoMean mean;
+  judge(preset, c.topology, judged, 8, "2.28.9", mean, within_10);
   const std::vector<Figure> july = {{"all_reduce", "ring", 4, 8 * kGiB, 384.0},
                                     {"all_gather", "ring", 4, 8 * kGiB, 376.2},
                                     {"reduce_scatter", "ring", 4, 8 * kGiB, 384.1}};
-  for (const Figure& f : july) {
-    const double after = error_of(c.topology, f, 1, "2.30.7");
-    INFO(f.collective << " 4 nodes, 8 GiB, NCCL 2.30.7: " << after * 100 << "%");
-    CHECK(std::abs(after) <= 0.10);
-    sum += std::log(1.0 + after);
-  }
-  const double mean = std::exp(sum / double(judged.size() + july.size())) - 1.0;
-  INFO("geometric mean over the 18 held-out rows: " << mean * 100 << "%");
-  CHECK(std::abs(mean) <= 0.10);
+  judge(preset, c.topology, july, 1, "2.30.7", mean, within_10);
+  INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
+  CHECK(mean.rows == 18);
+  CHECK(std::abs(mean.value()) <= 0.10);
 }
 
 TEST_CASE("calibrate on Together's use3a-ss B200 cluster: NICs fit at 2 nodes, 4-46 nodes slower") {
@@ -179,18 +196,15 @@ TEST_CASE("calibrate on Together's use3a-ss B200 cluster: NICs fit at 2 nodes, 4
       {"all_reduce", "ring", 46, 16 * kGiB, 291.4}, {"all_gather", "", 4, 16 * kGiB, 323.5},
       {"all_gather", "", 8, 16 * kGiB, 308.8},      {"all_gather", "", 16, 16 * kGiB, 306.5},
       {"all_gather", "", 32, 16 * kGiB, 300.7},     {"all_gather", "ring", 4, 16 * kGiB, 323.9}};
-  double sum = 0.0;
-  for (const Figure& f : judged) {
-    const double before = error_of(preset, f, 1, "2.29.7"),
-                 after = error_of(c.topology, f, 1, "2.29.7");
-    INFO(f.collective << " " << (*f.algorithm ? f.algorithm : "default") << " " << f.nodes
-                      << " nodes: " << before * 100 << "% -> " << after * 100 << "%");
-    CHECK(std::abs(after) <= 0.25);                      // the band of their CSV rows
-    CHECK(std::abs(after) <= std::abs(before) + 0.005);  // the fit does not make them worse
-    sum += std::log(1.0 + after);
-  }
-  INFO("geometric mean over the 12 held-out rows: " << (std::exp(sum / 12.0) - 1.0) * 100 << "%");
-  CHECK(std::abs(std::exp(sum / 12.0) - 1.0) <= 0.25);
+  GeoMean mean;
+  judge(preset, c.topology, judged, 1, "2.29.7", mean,
+        [](const Figure&, double before, double after) {
+          CHECK(std::abs(after) <= 0.25);                      // the band of their CSV rows
+          CHECK(std::abs(after) <= std::abs(before) + 0.005);  // the fit does not make them worse
+          return true;
+        });
+  INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
+  CHECK(std::abs(mean.value()) <= 0.25);
 }
 
 TEST_CASE("calibrate on use3a-ss with its 2-node ring run (NCCL_ALGO=Ring): the ring rows follow") {
@@ -230,23 +244,20 @@ TEST_CASE("calibrate on use3a-ss with its 2-node ring run (NCCL_ALGO=Ring): the 
   // deficit beyond the ring's stays: docs/fidelity.md). NIC 50 -> 43.9 GB/s.
   CHECK(nic.after < 0.9 * nic.before);
   int within = 0;
-  double sum = 0.0;
-  for (std::size_t i = 0; i < judged.size(); ++i) {
-    const Figure& f = judged[i];
-    const double before = error_of(preset, f, 1, "2.29.7"),
-                 after = error_of(c.topology, f, 1, "2.29.7");
-    INFO(f.collective << " " << (*f.algorithm ? f.algorithm : "default") << " " << f.nodes
-                      << " nodes: " << before * 100 << "% -> " << after * 100 << "%");
-    CHECK(std::abs(after) < std::abs(before));  // every held-out row closer
-    const bool nvls_tree = std::string(f.algorithm) == "nvls_tree";
-    CHECK(std::abs(after) <= (nvls_tree ? 0.20 : 0.13));
-    if (nvls_tree) continue;
-    within += std::abs(after) <= 0.10;
-    sum += std::log(1.0 + after);
-  }
-  CHECK(within >= 11);  // of the 12 ring / NCCL's-choice rows (0 before the fit)
-  INFO("geometric mean over the 12: " << (std::exp(sum / 12.0) - 1.0) * 100 << "%");
-  CHECK(std::abs(std::exp(sum / 12.0) - 1.0) <= 0.08);
+  GeoMean mean;  // over the 12 ring / NCCL's-choice rows
+  judge(preset, c.topology, judged, 1, "2.29.7", mean,
+        [&within](const Figure& f, double before, double after) {
+          CHECK(std::abs(after) < std::abs(before));  // every held-out row closer
+          const bool nvls_tree = std::string(f.algorithm) == "nvls_tree";
+          CHECK(std::abs(after) <= (nvls_tree ? 0.20 : 0.13));
+          if (nvls_tree) return false;
+          within += std::abs(after) <= 0.10;
+          return true;
+        });
+  CHECK(mean.rows == 12);
+  CHECK(within >= 11);  // of the 12 (0 before the fit)
+  INFO("geometric mean over the 12: " << mean.value() * 100 << "%");
+  CHECK(std::abs(mean.value()) <= 0.08);
 }
 
 TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 4 and 8 nodes") {
@@ -280,19 +291,15 @@ TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 
   CHECK(nvlink.not_determined.empty());
   CHECK(nic.not_determined.empty());
   CHECK(nic.after < 0.98 * nic.before);
-  double sum = 0.0;
-  int judged = 0;
+  GeoMean mean;
   for (const auto& run : {rows(4, 348.12, 349.92, 350.59), rows(8, 344.13, 349.98, 350.84)}) {
-    for (const Figure& f : run) {
-      const double before = error_of(preset, f, 1, ""), after = error_of(c.topology, f, 1, "");
-      INFO(f.nodes << " nodes, " << f.size_bytes / kGiB << " GiB: " << before * 100 << "% -> "
-                   << after * 100 << "%");
+    judge(preset, c.topology, run, 1, "", mean, [](const Figure&, double before, double after) {
       CHECK(std::abs(after) <= 0.10);
       CHECK(std::abs(after) < std::abs(before) - 0.03);  // the 2-node ring rows' NIC rate carries
-      sum += std::log(1.0 + after);
-      ++judged;
-    }
+      return true;
+    });
   }
-  INFO("geometric mean over the 6 held-out rows: " << (std::exp(sum / judged) - 1.0) * 100 << "%");
-  CHECK(std::abs(std::exp(sum / judged) - 1.0) <= 0.10);
+  INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
+  CHECK(mean.rows == 6);
+  CHECK(std::abs(mean.value()) <= 0.10);
 }
