@@ -130,6 +130,10 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
 }
 
 void print_compare_json(std::ostream& out, const CompareReport& report) {
+  // The log's forced NCCL_ALGO / NCCL_PROTO and where it was read; null = NCCL's choice.
+  const auto or_null = [](const std::string& v) {
+    return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+  };
   nlohmann::json j;
   j["topology"] = report.topology;
   j["fidelity"] = report.fidelity;
@@ -167,6 +171,10 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                            {"gpus_per_thread", t.log.gpus_per_thread},
                            {"type", name(t.log.dtype)},
                            {"nccl_version", t.log.nccl_version},
+                           {"nccl_algo", or_null(t.log.nccl_algo)},
+                           {"nccl_algo_from", or_null(t.log.nccl_algo_from)},
+                           {"nccl_proto", or_null(t.log.nccl_proto)},
+                           {"nccl_proto_from", or_null(t.log.nccl_proto_from)},
                            {"skipped_rows", t.skipped.size()},
                            {"skipped", skipped},
                            {"rows", std::move(rows)}});

@@ -204,3 +204,34 @@ TEST_CASE("one rank: perf and compare label NCCL's copy, nothing in place", "[cl
   CHECK(has_line(cmp.out, {"536870912", "5.00", "5.00", "one_rank/none"}));
   std::filesystem::remove(log);
 }
+
+// A log whose run forced NCCL_ALGO (NCCL's INFO line, tuning.cc "NCCL_ALGO set by environment
+// to %s") is predicted with that algorithm, and the JSON says what the log forced and where it
+// was read; null for NCCL's own choice.
+TEST_CASE("compare --format json names the log's NCCL_ALGO / NCCL_PROTO", "[cli][compare]") {
+  const std::string log = (std::filesystem::temp_directory_path() /
+                           ("twinccl-forced-ring-" + std::to_string(getpid()) + ".log"))
+                              .string();
+  std::ofstream(log)
+      << "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor)\n#\n# Using devices\n"
+         "#  Rank  0 Group  0 Pid  1 on     node-a device  0 [0x19] NVIDIA H100 80GB HBM3\n"
+         "#  Rank  1 Group  0 Pid  2 on     node-a device  1 [0x19] NVIDIA H100 80GB HBM3\n"
+         "node-a:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+         "#       size  count   type redop root   time  algbw  busbw #wrong   time  algbw  busbw "
+         "#wrong\n"
+         "           8      2  float   sum   -1  30.10   0.00   0.00      0  30.00   0.00   0.00 "
+         "     0\n";
+  const auto forced = run_cli("compare " + log + " --topology dgx-h100 --format json");
+  INFO(forced.out);
+  REQUIRE(forced.exit_code == 0);
+  const auto t = nlohmann::json::parse(forced.out)["tables"][0];
+  CHECK(t.at("nccl_algo") == "Ring");
+  CHECK(t.at("nccl_algo_from") == "line 6");
+  CHECK(t.at("nccl_proto").is_null());
+  CHECK(t["rows"][0]["predicted"]["algorithm"] == "ring");
+  const auto own = run_cli("compare " + log_path("issue290-h100-1node-all_reduce-nvls.log") +
+                           " --topology dgx-h100 --format json");
+  REQUIRE(own.exit_code == 0);
+  CHECK(nlohmann::json::parse(own.out)["tables"][0].at("nccl_algo").is_null());
+  std::filesystem::remove(log);
+}
