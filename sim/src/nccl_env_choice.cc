@@ -10,6 +10,7 @@
 #include "twinccl/sim/nccl_env_choice.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -32,7 +33,6 @@ constexpr AlgoName kAlgos[] = {{"Tree", "tree"},
                                {"NVLS", "nvls"},
                                {"NVLSTree", "nvls_tree"},
                                {"PAT", "pat"}};
-constexpr const char* kProtos[] = {"LL", "LL128", "Simple"};
 
 // Lower case without '_' and '-': "NVLSTree", "nvls_tree" and "nvls-tree" alike; "AllReduce" and
 // "all_reduce" alike.
@@ -78,75 +78,75 @@ std::optional<std::string_view> list_for(std::string_view value, const std::stri
   return list;
 }
 
-std::string accepted_algorithms() {
-  std::string out;
-  for (const AlgoName& a : kAlgos) out += fmt::format("{}{}", out.empty() ? "" : ", ", a.nccl);
-  return out;
+// Which of `names` (NCCL's spellings; `also` twinccl's, or nullptr) `variable`'s value selects for
+// the table's collective, by index (nullopt = the value names no list for it); "^" = all but.
+struct Selection {
+  std::vector<bool> named;
+  bool all_but = false;
+};
+std::optional<Selection> selected(std::string_view value, const NcclTestsTable& t,
+                                  const std::string& variable, const std::string& where,
+                                  const std::vector<const char*>& names,
+                                  const std::vector<const char*>& also) {
+  const std::optional<std::string_view> list = list_for(value, t.collective, variable, where);
+  if (!list) return std::nullopt;
+  std::string_view items = *list;
+  const bool all_but = !items.empty() && items.front() == '^';
+  if (all_but) items.remove_prefix(1);
+  std::vector<bool> named(names.size(), false);
+  std::string known;
+  for (const char* n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+  for (const std::string_view item : split_at(items, ',')) {
+    std::size_t k = 0;
+    while (k < names.size() && folded(names[k]) != folded(item) &&
+           !(k < also.size() && also[k] && folded(also[k]) == folded(item)))
+      ++k;
+    if (k == names.size()) {
+      throw ConfigError(fmt::format("{}: {}='{}': unknown {} '{}'; NCCL knows {}", where, variable,
+                                    value, variable == "NCCL_ALGO" ? "algorithm" : "protocol", item,
+                                    known));
+    }
+    named[k] = true;
+  }
+  for (std::size_t k = 0; k < named.size(); ++k) named[k] = named[k] != all_but;
+  if (std::none_of(named.begin(), named.end(), [](bool b) { return b; })) {
+    throw ConfigError(fmt::format("{}: {}='{}' leaves none for {}; NCCL knows {}", where, variable,
+                                  value, t.collective, known));
+  }
+  return Selection{std::move(named), all_but};
 }
 
 std::vector<std::string> parse_algorithms(std::string_view value, const NcclTestsTable& t,
                                           const std::string& where) {
-  const std::optional<std::string_view> list = list_for(value, t.collective, "NCCL_ALGO", where);
-  if (!list) return {};
-  std::string_view names = *list;
-  const bool all_but = !names.empty() && names.front() == '^';
-  if (all_but) names.remove_prefix(1);
-  std::vector<bool> named(std::size(kAlgos), false);
-  for (const std::string_view name : split_at(names, ',')) {
-    const auto it = std::find_if(std::begin(kAlgos), std::end(kAlgos), [&](const AlgoName& a) {
-      return folded(a.nccl) == folded(name) || (a.ours && folded(a.ours) == folded(name));
-    });
-    if (it == std::end(kAlgos)) {
-      throw ConfigError(fmt::format("{}: NCCL_ALGO='{}': unknown algorithm '{}'; NCCL knows {}",
-                                    where, value, name, accepted_algorithms()));
-    }
-    named[static_cast<std::size_t>(it - std::begin(kAlgos))] = true;
-  }
+  std::vector<const char*> nccl, ours;
+  for (const AlgoName& a : kAlgos) nccl.push_back(a.nccl), ours.push_back(a.ours);
+  const auto sel = selected(value, t, "NCCL_ALGO", where, nccl, ours);
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < named.size(); ++i) {
-    if (named[i] == all_but) continue;
-    if (kAlgos[i].ours == nullptr) {
-      if (all_but) continue;  // "all but ...": CollNet needs a CollNet network; leave it out
+  for (std::size_t i = 0; sel && i < sel->named.size(); ++i) {
+    if (!sel->named[i]) continue;
+    if (ours[i] == nullptr) {
+      if (sel->all_but) continue;  // "all but ...": CollNet needs a CollNet network; leave it out
       throw ConfigError(fmt::format(
           "{}: NCCL_ALGO='{}' allows {}, which the model has no cost for (CollNet needs "
           "SHARP-capable switches); compare logs measured without it",
-          where, value, kAlgos[i].nccl));
+          where, value, nccl[i]));
     }
-    out.emplace_back(kAlgos[i].ours);
+    out.emplace_back(ours[i]);
   }
-  if (out.empty()) {
+  if (sel && out.empty()) {
     throw ConfigError(fmt::format("{}: NCCL_ALGO='{}' leaves no algorithm for {}; NCCL knows {}",
-                                  where, value, t.collective, accepted_algorithms()));
+                                  where, value, t.collective, fmt::join(nccl, ", ")));
   }
   return out;
 }
 
 std::vector<Protocol> parse_protocols(std::string_view value, const NcclTestsTable& t,
                                       const std::string& where) {
-  const std::optional<std::string_view> list = list_for(value, t.collective, "NCCL_PROTO", where);
-  if (!list) return {};
-  std::string_view names = *list;
-  const bool all_but = !names.empty() && names.front() == '^';
-  if (all_but) names.remove_prefix(1);
-  std::vector<bool> named(std::size(kProtos), false);
-  for (const std::string_view name : split_at(names, ',')) {
-    const auto it = std::find_if(std::begin(kProtos), std::end(kProtos),
-                                 [&](const char* p) { return folded(p) == folded(name); });
-    if (it == std::end(kProtos)) {
-      throw ConfigError(
-          fmt::format("{}: NCCL_PROTO='{}': unknown protocol '{}'; NCCL knows LL, LL128, Simple",
-                      where, value, name));
-    }
-    named[static_cast<std::size_t>(it - std::begin(kProtos))] = true;
-  }
-  std::vector<Protocol> out;
   const Protocol all[] = {Protocol::ll, Protocol::ll128, Protocol::simple};
-  for (std::size_t i = 0; i < named.size(); ++i)
-    if (named[i] != all_but) out.push_back(all[i]);
-  if (out.empty()) {
-    throw ConfigError(
-        fmt::format("{}: NCCL_PROTO='{}' leaves no protocol for {}", where, value, t.collective));
-  }
+  const auto sel = selected(value, t, "NCCL_PROTO", where, {"LL", "LL128", "Simple"}, {});
+  std::vector<Protocol> out;
+  for (std::size_t i = 0; sel && i < sel->named.size(); ++i)
+    if (sel->named[i]) out.push_back(all[i]);
   return out;
 }
 
@@ -189,39 +189,10 @@ Prediction predict_logged(const topo::Topology& topology, const Request& request
       if (choice.protocols.size() == 1) r.protocol = choice.protocols.front();
       return predict(topology, r);
     }
-    // Several allowed: NCCL ranks those alone (the others' table entries are disabled), each
-    // timed forced (its protocols); PAT only with one GPU per node, as NCCL enables it.
-    static const std::vector<std::string> kNccl = {"ring", "tree", "nvls", "nvls_tree", "pat"};
-    const std::vector<std::string>& algos = choice.algorithms.empty() ? kNccl : choice.algorithms;
-    const int nranks = request.spec.nranks > 0 ? request.spec.nranks : topology.gpu_count();
-    int first_node_ranks = 0;
-    for (int g = 0; g < nranks && g < topology.gpu_count(); ++g) {
-      first_node_ranks +=
-          topology.vertex(topology.gpu(g)).node == topology.vertex(topology.gpu(0)).node;
-    }
-    std::optional<Prediction> best;
-    for (const std::string& a : algos) {
-      if (a == "pat" && algos.size() > 1 && first_node_ranks > 1) continue;
-      r.algorithm = a;
-      std::vector<Prediction> pairs;
-      try {
-        pairs = compare_all(topology, r);
-      } catch (const InvalidArgument&) {
-        continue;  // not for this collective or these ranks: NCCL ranks the others
-      }
-      for (const Prediction& p : pairs) {
-        const bool proto_ok =
-            choice.protocols.empty() || std::find(choice.protocols.begin(), choice.protocols.end(),
-                                                  p.protocol) != choice.protocols.end();
-        if (proto_ok && (!best || p.rank_us < best->rank_us)) best = p;
-      }
-    }
-    if (!best) {
-      throw InvalidArgument(fmt::format("none of {} applies to {} on {} ranks", choice.label(),
-                                        twinccl::name(request.spec.kind), request.spec.nranks));
-    }
-    r.algorithm = best->algorithm;
-    r.protocol = best->protocol;
+    // Several allowed: NCCL ranks those alone (the others' table entries are disabled), as the
+    // tuner does with the lists (TunerCall::allowed_*: PAT only with one GPU per node there too).
+    r.allowed_algorithms = choice.algorithms;
+    r.allowed_protocols = choice.protocols;
     return predict(topology, r);
   } catch (const InvalidArgument& e) {
     throw ConfigError(fmt::format("{}: cannot predict with {} ({}) on '{}': {}", source,

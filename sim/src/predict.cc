@@ -66,6 +66,8 @@ TunerCall call_of(const Resolved& r, const Request& request) {
   call.dtype = r.dtype;
   call.algorithm = request.algorithm;
   call.protocol = request.protocol;
+  call.allowed_algorithms = request.allowed_algorithms;
+  call.allowed_protocols = request.allowed_protocols;
   call.channels = r.params.channels;
   call.one_process_per_gpu = request.gpus_per_thread <= 1;
   call.in_place = request.in_place;

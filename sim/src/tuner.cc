@@ -253,12 +253,17 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
     }
   }
   std::vector<std::pair<double, Choice>> ranked;  // (NCCL's ranking time, the choice)
+  const auto allowed = [](const auto& list, const auto& x) {
+    return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
+  };
   for (const std::string& a : ok) {
     if (!call.algorithm.empty() && a != call.algorithm) continue;
+    if (call.algorithm.empty() && !allowed(call.allowed_algorithms, a)) continue;
     const auto nccl_algo = detail::nccl_algo_for(a, spec.kind);
     if (nccl_only && !nccl_algo) continue;
     for (Protocol p : detail::protocols_applicable(a, spec.kind)) {
       if (call.protocol && *call.protocol != p) continue;
+      if (!call.protocol && !allowed(call.allowed_protocols, p)) continue;
       // RCCL never takes LL128 on MI300X nor tree/Simple in one node by itself; forced, it runs.
       if (!call.protocol && nccl_algo && !detail::rccl_chooses(*view_, *nccl_algo, p)) continue;
       // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs.
@@ -271,6 +276,11 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
     }
   }
   if (ranked.empty() && nccl_only) return {};
+  if (ranked.empty() && call.restricted()) {
+    throw InvalidArgument("the NCCL_ALGO / NCCL_PROTO lists leave no pair for " + kind + " on " +
+                          std::to_string(spec.nranks) + " ranks of '" + topology_->name() +
+                          "'; applicable algorithms: " + join(ok));
+  }
   if (ranked.empty()) {
     throw InvalidArgument("no applicable algorithm runs protocol " +
                           std::string(name(*call.protocol)) + " for " + kind + " on '" +
@@ -288,7 +298,8 @@ Choice Tuner::choose(const TunerCall& call) const {
   if (!call.algorithm.empty()) return applicable(call).front();
   // RCCL's MSCCL all-pairs all_reduce on one MI300X node, chosen before RCCL's tuner
   // (analytic_rccl.cc); flow and the emulator play the ring schedule in its place.
-  if (!call.protocol && call.channels == 0 && call.one_process_per_gpu && software_latency_) {
+  if (!call.protocol && !call.restricted() && call.channels == 0 && call.one_process_per_gpu &&
+      software_latency_) {
     const CollectiveSpec spec = settled(call.spec);
     if (const auto m = detail::msccl_allpairs(*view_, spec.kind, spec.count, size_of(call.dtype),
                                               call.in_place)) {
@@ -303,7 +314,7 @@ Choice Tuner::choose(const TunerCall& call) const {
   }
   // A cloud's tuner plugin that chooses in NCCL's place (AWS's regions on p5 from 3 nodes): its
   // algorithm and protocol, timed as any forced choice; where it does not apply, NCCL ranks.
-  if (!call.protocol) {
+  if (!call.protocol && !call.restricted()) {
     const double bytes = static_cast<double>(call.spec.count) * size_of(call.dtype);
     if (const auto region = detail::efa_region_choice(*view_, call.spec.kind, bytes)) {
       TunerCall forced = call;

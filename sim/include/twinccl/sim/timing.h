@@ -58,6 +58,10 @@ struct Request {
   // chooses; or a registry name, or "nvls_tree" (NCCL's multi-node NVLS; flow plays hierarchical).
   std::string algorithm;
   std::optional<Protocol> protocol;  // unset = the fastest applicable one
+  // NCCL_ALGO / NCCL_PROTO lists of the run (nccl_env_choice.h): NCCL ranks only these ({} = all;
+  // twinccl names). Unlike `algorithm` / `protocol` they restrict NCCL's ranking, not force a pair.
+  std::vector<std::string> allowed_algorithms;
+  std::vector<Protocol> allowed_protocols;
   // params.channels 0 = as NCCL would pick for the topology (analytic); flow: 1 inside a node, one
   // per GPU of a node across nodes (channel c on rail c). ranks_per_node 0 = the topology's.
   AlgorithmParams params = model_channels_params();

@@ -47,7 +47,12 @@ struct TunerCall {
   DataType dtype = DataType::float32;
   std::string algorithm;             // "" = the tuner chooses
   std::optional<Protocol> protocol;  // unset = the tuner chooses (for the algorithm)
-  int channels = 0;                  // 0 = NCCL's choice
+  // NCCL_ALGO / NCCL_PROTO lists (Request::allowed_*): the ranking sees only these ({} = all);
+  // NCCL's own ranking then chooses (no tuner plugin's or RCCL MSCCL's choice is modelled there).
+  std::vector<std::string> allowed_algorithms;
+  std::vector<Protocol> allowed_protocols;
+  bool restricted() const { return !allowed_algorithms.empty() || !allowed_protocols.empty(); }
+  int channels = 0;  // 0 = NCCL's choice
   // How the call is issued, where the library's choice depends on it: RCCL runs its MSCCL
   // all-pairs all_reduce on one MI300X node only with one process per GPU (not nccl-tests -g 8)
   // and has in-place and out-of-place size windows (analytic_rccl.cc).
