@@ -73,14 +73,19 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
                       flag, values->size(), o.logs.size()));
     }
   }
-  for (const auto& [flag, values] :
-       {std::pair{"--algo", &o.algorithms}, {"--proto", &o.protocols}}) {
-    if (!values->empty() && values->size() != o.logs.size()) {
+  struct PerLog {
+    const char* flag;
+    const std::vector<std::string>* values;
+    const char* example;
+  };
+  for (const PerLog& p :
+       {PerLog{"--algo", &o.algorithms, "Ring"}, PerLog{"--proto", &o.protocols, "Simple"}}) {
+    if (!p.values->empty() && p.values->size() != o.logs.size()) {
       throw ConfigError(fmt::format(
           "calibrate: {} given {} time(s) for {} log(s); give it once per log, in their order "
-          "(- = what the log says), e.g. `{} - {} Ring`; a comma inside one value is NCCL's list "
-          "of algorithms NCCL chooses among",
-          flag, values->size(), o.logs.size(), flag, flag));
+          "(- = what the log says), e.g. `{} - {} {}`; a comma inside one value is NCCL's list "
+          "NCCL chooses among",
+          p.flag, p.values->size(), o.logs.size(), p.flag, p.flag, p.example));
     }
   }
   const auto per_log = [](const std::vector<std::string>& v, std::size_t i) {

@@ -164,7 +164,7 @@ TEST_CASE("calibrate on Together's flapping-airplanes B200 cluster: 1 + 2 nodes,
   judge(preset, c.topology, july, 1, "2.30.7", mean, within_10);
   INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
   CHECK(mean.rows == 18);
-  CHECK(std::abs(mean.value()) <= 0.10);
+  CHECK(std::abs(mean.value()) <= 0.03);  // +0.8% when written; the rows alone allow 10%
 }
 
 TEST_CASE("calibrate on Together's use3a-ss B200 cluster: NICs fit at 2 nodes, 4-46 nodes slower") {
@@ -204,7 +204,7 @@ TEST_CASE("calibrate on Together's use3a-ss B200 cluster: NICs fit at 2 nodes, 4
           return true;
         });
   INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
-  CHECK(std::abs(mean.value()) <= 0.25);
+  CHECK(std::abs(mean.value()) <= 0.20);  // -18.2% when written; the rows alone allow 25%
 }
 
 TEST_CASE("calibrate on use3a-ss with its 2-node ring run (NCCL_ALGO=Ring): the ring rows follow") {
@@ -301,5 +301,5 @@ TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 
   }
   INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
   CHECK(mean.rows == 6);
-  CHECK(std::abs(mean.value()) <= 0.10);
+  CHECK(std::abs(mean.value()) <= 0.04);  // -1.6% when written; the rows alone allow 10%
 }

@@ -32,7 +32,9 @@ TEST_CASE("NVLS channels on Blackwell: 32 in one NVLink domain before NCCL 2.27,
   CHECK(ops("dgx-b200", 8, 22501) == 32.0 * 8.0);
   CHECK(ops("dgx-b200", 8, 22807) == 24.0 * 8.0);
   // Across NVLink domains every version has 32; Hopper 16.
-  CHECK(ops("gb200-nvl72-cluster-2x64", 128, 22501) == ops("gb200-nvl72-cluster-2x64", 128, 22807));
+  // 2 racks of 64 (NVLS-tree: 32 heads a rack, NCCL_MAX_NVLS_ARITY), 32 channels at any version.
+  CHECK(ops("gb200-nvl72-cluster-2x64", 128, 22501) == 32.0 * 32.0);
+  CHECK(ops("gb200-nvl72-cluster-2x64", 128, 22807) == 32.0 * 32.0);
   CHECK(ops("dgx-h100", 8, 22501) == 16.0 * 8.0);
 }
 

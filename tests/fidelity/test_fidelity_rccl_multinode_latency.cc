@@ -18,10 +18,7 @@ namespace {
 // The software latency a forced call pays: the prediction with it less the one without.
 double latency_us(const topo::Topology& t, std::size_t bytes, Protocol protocol,
                   const char* algorithm) {
-  Request r = fidelity::all_reduce_request(bytes, protocol, algorithm);
-  const double with_latency = predict(t, r).time_us;
-  r.software_latency = false;
-  return with_latency - predict(t, r).time_us;
+  return fidelity::fixed_latency_us(t, fidelity::all_reduce_request(bytes, protocol, algorithm));
 }
 
 }  // namespace

@@ -17,10 +17,8 @@ namespace {
 
 // What the call pays beyond its bandwidth term: NCCL's latency plus the fills.
 double fixed_us(const topo::Topology& t, std::size_t bytes) {
-  Request r = fidelity::all_reduce_request(bytes, Protocol::ll128, "tree");
-  const double with_latency = predict(t, r).time_us;
-  r.software_latency = false;
-  return with_latency - predict(t, r).time_us;
+  return fidelity::fixed_latency_us(t,
+                                    fidelity::all_reduce_request(bytes, Protocol::ll128, "tree"));
 }
 
 }  // namespace

@@ -171,6 +171,7 @@ TEST_CASE("calibrate: NVLink from the ring rows of a log, not from NCCL's NVLS p
   const Calibration fast = calibrate(preset, {ring, nvls_at(1.06)}, {.latencies = false}),
                     slow = calibrate(preset, {ring, nvls_at(0.94)}, {.latencies = false});
   REQUIRE(fast.moved.size() == 1);
+  REQUIRE(slow.moved.size() == 1);
   INFO(fast.moved[0].fitted_on);
   CHECK_THAT(fast.moved[0].fitted_on,
              Catch::Contains("3 one-node rows of ring") && Catch::Contains("3 of NVLS"));
@@ -181,6 +182,7 @@ TEST_CASE("calibrate: NVLink from the ring rows of a log, not from NCCL's NVLS p
   }
   // The NVLS rows alone (8 H100s have no ring rows) still fit it, to their own error.
   const Calibration alone = calibrate(preset, {nvls_at(1.06)}, {.latencies = false});
+  REQUIRE(alone.moved.size() == 1);
   CHECK(alone.moved[0].fitted_on.empty());
   CHECK(alone.moved[0].after == Approx(1.06 * 0.8 * nvlink).epsilon(0.02));
 }
