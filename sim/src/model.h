@@ -206,8 +206,9 @@ double nvls_busiest_channel_bytes(const TopologyView& view, NcclAlgo algo, OpKin
                                   double bytes);
 // The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
 // before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
-// head (`steps`: nccl_nvls_steps for `bytes`), at the call's algbw, K/(K+1) of it for K steps per
-// channel. NCCL's tuning model leaves it out; nccl-tests measures it (docs/fidelity.md).
+// head (`steps`: nccl_nvls_steps for `bytes`), at NCCL's algbw before its Blackwell x86 NVLS-tree
+// correction (nvls_tree_algbw_from_bus), K/(K+1) of it for K steps per channel. NCCL's tuning model
+// leaves it out; nccl-tests measures it (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              int requested_channels, const NvlsSteps& steps);
 // The synchronisations NVLS all_reduce pays in one NVLink domain for the steps its chunk adds
@@ -268,6 +269,13 @@ double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol proto
 // is already algbw. The one conversion for analytic_nccl and the network window.
 double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
                        Protocol protocol, OpKind kind, double bytes, bool call);
+// NCCL's NVLS-tree all_reduce algbw from its busBw before any correction by size: busBw x nRanks
+// / nsteps, nsteps = 2 (nRanks - 1) (NVIDIA/nccl v2.29.2-1 src/graph/tuning.cc:268,348). The one
+// conversion: nccl_algbw_gbps applies NCCL's correction to it, the NVLS fill reads it bare
+// (nvls_steps.cc; docs/fidelity.md, "One owner for each NVLS decision").
+inline double nvls_tree_algbw_from_bus(double bus_gbps, double nranks) {
+  return bus_gbps * nranks / (2.0 * (nranks - 1.0));
+}
 // The algbw (GB/s) a tree/LL128 all_reduce's kernel reaches on Hopper and Blackwell (+inf else):
 // runTreeSplit gives broadcast 30% of a channel's LL128 warps (192 of 640), and [assumed] a warp
 // moves what a ring/LL128 warp does (NCCL's ring cap per channel / its 640 threads), so every

@@ -11,7 +11,8 @@
 // NCCL_NVLS_CHUNKSIZE (128 KiB, or the cloud's: network_class.h) and falls to 64 / 32 / 16 KiB as
 // bytes shrink against concurrentOps (NVLS-tree: 256 / 128 / 64 / 32 KiB, at most
 // NCCL_NVLSTREE_MAX_CHUNKSIZE, 64 KiB from 4 nodes unless the cloud sets it).
-// * The fill: nvls_fill_steps steps of channels x heads x chunk at the call's algbw, K/(K+1) of it
+// * The fill: nvls_fill_steps steps of channels x heads x chunk at NCCL's algbw (without its
+//   Blackwell x86 NVLS-tree correction, which prices NCCL's bytes term only), K/(K+1) of it
 //   exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x 128 KiB / 280 GB/s x
 //   64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
 // * Blackwell, one NVLink domain: one synchronisation per step the smaller chunk adds over the
@@ -95,8 +96,12 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
     return 0.0;
   }
   const ChannelPlan plan = nccl_channels(v, requested_channels);
+  // NCCL's algbw without its Blackwell x86 NVLS-tree correction: NCCL applies that factor to its
+  // model's bytes term only (v2.29.2-1 src/graph/tuning.cc:595,602; its latency and any fill are
+  // outside it), and taking it here too moved the held-out Lambda B200 16-64 MiB rows from
+  // -5..+3% to +5..+9% (docs/fidelity.md, "One owner for each NVLS decision").
   double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
-  if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));
+  if (algo == NcclAlgo::nvls_tree) algbw = nvls_tree_algbw_from_bus(algbw, v.nranks);
   // One step of every channel and head, K/(K+1) of it exposed (nccl_nvls_steps).
   return algbw > 0.0 ? kNccl.nvls_fill_steps * s.exposed * s.step_bytes / (1000.0 * algbw) : 0.0;
 }
