@@ -26,7 +26,7 @@ TEST_CASE("cloud presets: listed, loadable, and clean under topo check") {
       CHECK_THAT(check_report(t), Catch::Contains("warnings: 0"));
     }
   }
-  CHECK(clouds == 14);
+  CHECK(clouds == 15);
   CHECK_THROWS_AS(load_topology("aws-p5-0"), ConfigError);
   CHECK_THROWS_AS(load_topology("aws-p5-x"), ConfigError);  // not a preset: the list
 }
@@ -51,6 +51,15 @@ TEST_CASE("cloud presets: NICs and network class as the clouds sell them") {
   CHECK(p5en.nics_per_node == 8);  // 16 x 200G EFAv3, 2 per GPU
   CHECK(p5en.memory_gbps == 4800.0);
   CHECK(load_topology("aws-p6-b200-2").summary().network == NetworkClass::efa_v3);
+  // p6-b300: 16 x 400G EFA, 2 a GPU (one NCCL device of 100 GB/s), on PCIe gen6; aws-ofi-nccl's
+  // own "p6-b300" platform with p5en/p6-b200's values (35 us, RDMA, 512 KiB NVLS chunks).
+  const TopologySummary p6b300 = load_topology("aws-p6-b300-2").summary();
+  CHECK(p6b300.gpus == 16);
+  CHECK(p6b300.nics_per_node == 8);
+  CHECK(p6b300.nic_bandwidth_gbps == 100.0);
+  CHECK(p6b300.pcie_gen == 6);
+  CHECK(p6b300.network == NetworkClass::efa_v3);
+  CHECK(p6b300.nvls_capable);
   const TopologySummary a3high = load_topology("gcp-a3high-2").summary();
   CHECK(a3high.network == NetworkClass::tcpx);
   CHECK(a3high.nics_per_node == 4);

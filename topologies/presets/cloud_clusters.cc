@@ -1,6 +1,6 @@
 // The GPU clusters people rent, named as the clouds sell them: aws-p4d-N, aws-p4de-N, aws-p5-N,
-// aws-p5e-N, aws-p5en-N, aws-p6-b200-N, gcp-a3mega-N, gcp-a3high-N, gcp-a4-N, azure-ndv5-N,
-// oci-a100-N, mi300x-roce-N, mi325x-roce-N, mi355x-roce-N (N nodes, 1..1024).
+// aws-p5e-N, aws-p5en-N, aws-p6-b200-N, aws-p6-b300-N, gcp-a3mega-N, gcp-a3high-N, gcp-a4-N,
+// azure-ndv5-N, oci-a100-N, mi300x-roce-N, mi325x-roce-N, mi355x-roce-N (N nodes, 1..1024).
 //
 // Each is a DGX-like node (dgx_node.cc: GPUs on one NVSwitch fabric, or MI300X's xGMI mesh; GPU
 // i and NIC i under PCIe switch i/2) N times on the rail-optimized fat-tree of dgx_cluster.cc,
@@ -23,6 +23,8 @@
 //     (v1.21.1 src/tuner/nccl_ofi_model.cpp P5en row num_rails 2, 25 GiB/s each): 8 x 400G.
 //   AWS p6-b200.48xlarge: 8 B200, 3.2 Tbps EFAv4 (8 x 400G) --
 //     https://aws.amazon.com/ec2/instance-types/p6/
+//   AWS p6-b300.48xlarge (aws_p6_b300.cc): 8 B300, 16 x 400G EFA (6.4 Tbps) as 8 x 800G, PCIe
+//     gen6, aws-ofi-nccl's own "p6-b300" platform (efa-v3); sources in that file.
 //   EFA's per-message cost and rails per GPU: AWS's tuner in aws-ofi-nccl
 //     (src/tuner/nccl_ofi_model.cpp, include/nccl_ofi_tuner.h; sim/src/network_class.h). Its
 //     platform table (v1.21.1 src/platform-aws.cpp platform_data_map) makes three EFA classes:
@@ -218,6 +220,7 @@ const std::vector<CloudPreset>& cloud_presets() {
       {"aws-p5e-", [] { return aws_p5(true); }},
       {"aws-p5en-", aws_p5en},
       {"aws-p6-b200-", aws_p6_b200},
+      {"aws-p6-b300-", presets::aws_p6_b300_system},
       {"gcp-a3mega-", gcp_a3mega},
       {"gcp-a3high-", gcp_a3high},
       {"gcp-a4-", gcp_a4},

@@ -67,6 +67,8 @@ DgxSystem h100_system();
 // DGX B200's (dgx_b200.cc) and the 8 x MI300X server's (mi300x.cc): the clouds' nodes start there.
 DgxSystem b200_system();
 DgxSystem mi300x_system();
+// AWS p6-b300.48xlarge's node (aws_p6_b300.cc), as cloud_clusters.cc's aws-p6-b300-N uses it.
+DgxSystem aws_p6_b300_system();
 // `nodes` nodes (1..1024) of the model on add_rail_fabric()'s fat-tree (one rail per NIC);
 // ConfigError naming the preset and the value otherwise.
 Topology dgx_cluster(const DgxSystem& system, int nodes);

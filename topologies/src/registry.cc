@@ -142,6 +142,8 @@ std::vector<PresetInfo> list_presets() {
       {"aws-p5e-N", "N x AWS p5e.48xlarge: 8 H200, 32 x 100G EFA", "aws-p5e-2"},
       {"aws-p5en-N", "N x AWS p5en.48xlarge: 8 H200, 16 x 200G EFAv3", "aws-p5en-2"},
       {"aws-p6-b200-N", "N x AWS p6-b200.48xlarge: 8 B200, 8 x 400G EFAv4", "aws-p6-b200-2"},
+      {"aws-p6-b300-N", "N x AWS p6-b300.48xlarge: 8 B300, 16 x 400G EFA (8 rails of 2)",
+       "aws-p6-b300-2"},
       {"gcp-a3mega-N", "N x GCP a3-megagpu-8g: 8 H100, 8 x 200G GPUDirect-TCPXO", "gcp-a3mega-2"},
       {"gcp-a3high-N", "N x GCP a3-highgpu-8g: 8 H100, 4 x 200G GPUDirect-TCPX", "gcp-a3high-2"},
       {"gcp-a4-N", "N x GCP a4-highgpu-8g: 8 B200, 8 x 400G RoCE", "gcp-a4-2"},

@@ -1,0 +1,53 @@
+// aws-p6-b300-N's node: AWS p6-b300.48xlarge, 8 B300 (Blackwell Ultra) on NVLink 5 NVSwitch with
+// 16 x 400G EFA, listed and built by cloud_clusters.cc as its other clouds.
+//
+//   gpu0 gpu1    gpu2 gpu3    gpu4 gpu5    gpu6 gpu7     NVLink 5 NVSwitch (NVLS), as dgx-b200
+//     \   /        \   /        \   /        \   /       PCIe gen6 x16 = 96 GB/s (NCCL's table)
+//     pcie0        pcie1        pcie2        pcie3
+//     /   \        /   \        /   \        /   \
+//   nic0 nic1    nic2 nic3    nic4 nic5    nic6 nic7     one NCCL device per GPU: its 2 x 400G
+//                                                        EFA striped by aws-ofi-nccl = 100 GB/s
+//
+// Figures and their sources:
+//   8 B300 and 6400 Gbps of EFA networking a node: AWS's instance page,
+//     https://aws.amazon.com/ec2/instance-types/p6/ , and its accelerated-computing specifications,
+//     https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (not reachable from here: the
+//     figures as public instance listings copy them, "gpuCount": 8, "network": "6400 Gigabit").
+//   16 EFA devices at 400 Gb/s a node (17 network interfaces: 1 ENA + 16 EFA-only), 100 GB/s a
+//     GPU (16 x 400 Gb/s / 8), `found 16 nics`, fabric efa-direct: a real 2-node run's report,
+//     terrificdm/p6b300-efa-deepep-nccl-testkit@06942b1 examples/report-sample.md sections 1, 2,
+//     4. As p5en (16 x 200G as 8 rails of 2), the preset gives each GPU one 800G NIC.
+//   Network class efa-v3: aws-ofi-nccl v1.21.1 (2475c4c) src/platform-aws.cpp:175-194, platform
+//     "p6-b300": latency 35.0 us, gdr_required, RDMA protocol, EFA hardware completion counters,
+//     NCCL_BUFFSIZE 8 MiB, NCCL_P2P_NET_CHUNKSIZE / NCCL_NVLS_CHUNKSIZE /
+//     NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB: the values of the "p5en/p6-b200" platform (:149-174)
+//     that efa-v3 carries (sim/src/network_class.h), less its NCCL_NETDEVS_POLICY=max:1. Its tuner
+//     has a platform (include/tuner/nccl_ofi_tuner_common.h NCCL_OFI_TUNER_P6_B300) with region
+//     tables only (src/tuner/nccl_ofi_regions.cpp:1335), no model row: efa-v3 takes P5en's 18 us.
+//   PCIe gen6: not stated on the AWS pages above; B300 and its HGX board are PCIe gen6 parts (the
+//     gb300 preset's ConnectX-8 path, gb200_nvl72.cc), and a GPU's 100 GB/s of EFA needs more than
+//     gen5 x16's 48. An assumption, named here.
+// Not set: the host CPU (not found in a public source reached: the host's group launch stays the
+//   5 us default) and the B300's HBM rate (the arch's default, as gb300-nvl72); AWS's region
+//   tuner tables for p6-b300 (not modelled, as p5en's and p6-b200's).
+#include "dgx_node.h"
+#include "twinccl/topologies/presets.h"
+
+namespace twinccl::topo {
+
+presets::DgxSystem presets::aws_p6_b300_system() {
+  DgxSystem s = b200_system();
+  s.name = s.cluster_name = "aws-p6-b300";
+  s.model = "AWS p6-b300.48xlarge";
+  s.description = s.model +
+                  ": 8 B300, NVLink 5 (NVLS), 16 x 400G EFA as 8 rails of 2 (aws-ofi-nccl), "
+                  "PCIe gen6";
+  s.nic_label = "2 x 400G EFA";
+  s.network = NetworkClass::efa_v3;
+  s.group_launch_us = 0.0;  // the host is not named publicly: the 5 us default
+  s.node.pcie_gen = 6;
+  s.node.nic_bandwidth_gbps = 100.0;  // 2 x 400 Gb/s a GPU
+  return s;
+}
+
+}  // namespace twinccl::topo
