@@ -10,7 +10,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every listed preset loads by its example name", "[topologies][presets]") {
   const std::vector<PresetInfo> presets = list_presets();
-  REQUIRE(presets.size() == 30);  // 13 + 14 clouds + partial GB200 racks + 2 GB300 (gb300_test.cc)
+  REQUIRE(presets.size() == 31);  // 13 + 15 clouds + partial GB200 racks + 2 GB300 (gb300_test.cc)
   for (const PresetInfo& p : presets) {
     INFO(p.pattern);
     CHECK_FALSE(p.description.empty());
