@@ -4,7 +4,7 @@
 //   gpu0 gpu1    gpu2 gpu3    gpu4 gpu5    gpu6 gpu7     NVLink 5 NVSwitch (NVLS), as dgx-b200
 //     \   /        \   /        \   /        \   /       PCIe gen6 x16 = 96 GB/s (NCCL's table)
 //     pcie0        pcie1        pcie2        pcie3
-//     /   \        /   \        /   \        /   \
+//     /   \        /   \        /   \        /   \       2 GPUs + 2 NICs per PCIe switch
 //   nic0 nic1    nic2 nic3    nic4 nic5    nic6 nic7     one NCCL device per GPU: its 2 x 400G
 //                                                        EFA striped by aws-ofi-nccl = 100 GB/s
 //
