@@ -243,6 +243,11 @@ double nvls_tree_net_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kin
 // NVLS-tree call's steps (nccl_nvls_steps for `bytes`; unread for tree).
 double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched, const NvlsSteps& nvls);
+// What a ring across nodes waits beyond NCCL's latency + bandwidth time on a network class with a
+// slot round trip (aws-ofi-nccl's RDMA protocol, network_class.h; 0 elsewhere and for messages
+// within the eager size): NCCL_STEPS messages per round trip a connection (net_window.cc).
+double ring_net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
+                               OpKind kind, double bytes, const ChannelPlan& launched);
 // A tree all_reduce's chunk (one network message) for `protocol` (enqueue.cc calcCollChunking;
 // net_window.cc): LL one LL step's data (32 KiB), LL128 one LL128 step's data (576000 bytes)
 // halved for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel, Simple
