@@ -225,9 +225,9 @@ double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, d
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
 // The synchronisations a Simple ring all_reduce / reduce_scatter / all_gather in one node of
-// NVIDIA GPUs pays in its first pass beyond the one per step NCCL's latency charges
+// NVIDIA GPUs pays in every pass beyond the one per step NCCL's latency charges
 // (ring_slice_sync.cc; 0 otherwise): each step moves its piece in 2 slices, each waiting one
-// NVLink hop (3.4 us): steps x 3.4 us more. Not in NCCL's ranking.
+// NVLink hop (3.4 us): steps x 3.4 us more per loop of nranks chunks. Not in NCCL's ranking.
 double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched);
 // The network fill of an NVLS-tree all_reduce across EFA nodes (nvls_tree_net_fill.cc; 0 on other
