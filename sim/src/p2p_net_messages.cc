@@ -31,12 +31,12 @@
 #include <cmath>
 
 #include "network_class.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
 namespace {
 
-constexpr double kNcclP2pNetChunkBytes = 131072;  // init.cc:625 NCCL_P2P_NET_CHUNKSIZE
-constexpr double kP2pPartAlignBytes = 4096;       // device.h:254 ncclP2pPartBounds
+constexpr double kP2pPartAlignBytes = 4096;  // device.h:254 ncclP2pPartBounds
 
 int pow2_up(int n) {
   int p = 1;
@@ -50,8 +50,8 @@ double div_up(double a, double b) { return std::ceil(a / b); }
 
 P2pNetPlan nccl_p2p_net_plan(const TopologyView& view, double peer_bytes) {
   P2pNetPlan plan;
-  const double chunk_param =
-      view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes : kNcclP2pNetChunkBytes;
+  const double chunk_param = view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes
+                                                            : topo::kNcclDefaultP2pNetChunkBytes;
   plan.chunk_bytes = std::min(chunk_param, nccl_simple_step_bytes(view));  // init.cc:620-642
   const int nranks = std::max(1, view.nranks);
   plan.p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));

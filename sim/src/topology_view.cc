@@ -19,6 +19,7 @@
 #include <span>
 
 #include "model.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
 
@@ -179,10 +180,9 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
 }
 
 double nccl_simple_step_bytes(const TopologyView& view) {
-  constexpr double kDefaultBuffsizeBytes = 4194304.0;  // init.cc DEFAULT_BUFFSIZE
-  constexpr double kSteps = 8.0;                       // device.h NCCL_STEPS
+  constexpr double kSteps = 8.0;  // device.h NCCL_STEPS
   const double buffsize =
-      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : kDefaultBuffsizeBytes;
+      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : topo::kNcclDefaultBuffsizeBytes;
   return std::floor(buffsize / kSteps);
 }
 

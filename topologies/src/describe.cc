@@ -69,12 +69,12 @@ std::string describe(const Topology& t) {
         us(s.host_launch_us), us(s.group_launch_us), s.network_hop_extra_us);
   }
   if (s.p2p_net_chunk_bytes > 0 || s.nccl_buffsize_bytes > 0) {
-    const auto bytes = [](double v, const char* nccl) {
-      return v > 0 ? fmt::format("{:.0f} bytes", v) : fmt::format("NCCL's {}", nccl);
+    const auto bytes = [](double v, double nccl) {
+      return v > 0 ? fmt::format("{:.0f} bytes", v) : fmt::format("NCCL's {:.0f}", nccl);
     };
     out += fmt::format("  NCCL env  p2p net chunk {}, buffer {}\n",
-                       bytes(s.p2p_net_chunk_bytes, "131072"),
-                       bytes(s.nccl_buffsize_bytes, "4194304"));
+                       bytes(s.p2p_net_chunk_bytes, kNcclDefaultP2pNetChunkBytes),
+                       bytes(s.nccl_buffsize_bytes, kNcclDefaultBuffsizeBytes));
   }
   std::array<int, 6> kinds{};
   std::array<int, 5> types{};

@@ -67,6 +67,12 @@ struct Link {
   int lanes = 1;  // physical links bundled (nvlink: NVLinks; pcie: lanes x1..x16)
 };
 
+// NCCL's own values of the two NCCL settings TopologyFacts holds, used where a fact is 0 (read in
+// NVIDIA/nccl v2.27.7-1 src/init.cc: NCCL_P2P_NET_CHUNKSIZE's default 1 << 17, DEFAULT_BUFFSIZE
+// 1 << 22). The one copy the model, `topo describe` and `--set`'s help read.
+inline constexpr double kNcclDefaultP2pNetChunkBytes = 131072;  // 128 KiB
+inline constexpr double kNcclDefaultBuffsizeBytes = 4194304;    // 4 MiB
+
 // Facts about the machine that the graph alone does not say.
 struct TopologyFacts {
   GpuArch arch = GpuArch::unknown;
