@@ -174,7 +174,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   }
   // NCCL's all_to_all is grouped send/recv: across nodes the net plugin's host time on its
   // messages' completions, as the tuner's analytic time (p2p_net_messages.h).
-  if (r.software_latency && r.spec.kind == OpKind::all_to_all && r.algorithm == "direct") {
+  if (r.software_latency && r.spec.kind == OpKind::all_to_all &&
+      traits_of(r.algorithm).one_step_exchange) {
     priced.fixed_latency_s +=
         all_to_all_net_completion_us(
             view, static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype))) *
