@@ -52,8 +52,7 @@ bool rccl_models(const TopologyView& v) {
 }
 
 bool rccl_prices_multinode_ll(const TopologyView& v, Protocol p) {
-  const bool amd = v.arch == topo::GpuArch::cdna3 || v.arch == topo::GpuArch::cdna4;
-  return amd && v.nodes > 1 && v.nranks > 1 && p == Protocol::ll &&
+  return topo::is_amd(v.arch) && v.nodes > 1 && v.nranks > 1 && p == Protocol::ll &&
          v.intra_class == LinkClass::nvlink;
 }
 

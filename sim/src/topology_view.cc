@@ -113,9 +113,8 @@ void fit_channels_to_nvlink(const TopologyView& view, int& channels, double& spe
 // The channel count stays the search's (RCCL launches more: 112 on 8 x gfx950, RCCL 2.26.6's
 // CHANGELOG), so a small call keeps the share of the channels it had, of the larger rate.
 bool xgmi_mesh_rings(const TopologyView& view) {
-  const bool amd = view.arch == topo::GpuArch::cdna3 || view.arch == topo::GpuArch::cdna4;
-  return amd && view.nodes == 1 && view.nranks == 8 && view.ranks_per_node == 8 &&
-         view.intra_class == LinkClass::nvlink && view.intra_gbps > 0.0;
+  return topo::is_amd(view.arch) && view.nodes == 1 && view.nranks == 8 &&
+         view.ranks_per_node == 8 && view.intra_class == LinkClass::nvlink && view.intra_gbps > 0.0;
 }
 }  // namespace
 

@@ -36,7 +36,7 @@ std::string describe(const Topology& t) {
                      to_string(s.arch));
   if (s.nvlinks_per_gpu > 0) {
     // AMD's GPU-GPU links (xGMI) use the nvlink link type; say what they are.
-    const bool xgmi = s.arch == GpuArch::cdna3 || s.arch == GpuArch::cdna4;
+    const bool xgmi = is_amd(s.arch);
     out += fmt::format("  {}    {} links x {:g} GB/s = {:g} GB/s per GPU per direction{}\n",
                        xgmi ? "xGMI  " : "NVLink", s.nvlinks_per_gpu, s.nvlink_link_bandwidth_gbps,
                        s.nvlink_bandwidth_gbps, xgmi ? " (link type nvlink)" : "");

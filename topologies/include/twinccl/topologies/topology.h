@@ -31,6 +31,8 @@ enum class Sharing { shared, fatpipe };
 // cdna3: AMD Instinct MI300X / MI325X (gfx942); cdna4: MI350X / MI355X (gfx950). Their GPU-GPU
 // links are xGMI (Infinity Fabric), drawn as the nvlink link type, and they have no NVLS.
 enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3, cdna4 };
+// An AMD Instinct GPU (cdna3, cdna4): xGMI links, RCCL's model.
+constexpr bool is_amd(GpuArch arch) { return arch == GpuArch::cdna3 || arch == GpuArch::cdna4; }
 // The scale-out network between nodes, for its per-message cost (sim/src/network_class.h):
 // infiniband (NCCL's IB transport, NCCL's own latencies), roce (the same IB verbs transport over
 // Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin: p5/p5e's
