@@ -44,6 +44,10 @@
 namespace twinccl::sim::detail {
 namespace {
 
+// The NCCL algorithm whose software latencies an algorithm is charged: its own, or for those NCCL
+// has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
+NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
+
 // NCCL Simple's step (a 4 MiB buffer in 8 steps); fewer pieces past this many transfers
 // (SimGrid's time and memory).
 constexpr double kPipelineChunkBytes = 512.0 * 1024.0;
