@@ -24,7 +24,8 @@
 // wire (the device part is the hop's latency, already in the class's 23 us Simple hop). NCCL's
 // own IB/RoCE transport has no such public figure: 0 there. NCCL_NCHANNELS_PER_NET_PEER and
 // NCCL_MAX_P2P_NCHANNELS are left at NCCL's defaults; the 2x chunk NCCL 2.30 gives ARM
-// Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view does not know the CPU).
+// Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view knows the host CPU,
+// TopologyView::host_cpu, but this plan does not read it).
 #include "p2p_net_messages.h"
 
 #include <algorithm>
