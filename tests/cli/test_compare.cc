@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 
 #include "cli/cli_runner.h"
 #include "support/forced_ring_log.h"
@@ -216,4 +218,33 @@ TEST_CASE("compare --format json names the log's NCCL_ALGO / NCCL_PROTO", "[cli]
                            " --topology dgx-h100 --format json");
   REQUIRE(own.exit_code == 0);
   CHECK(nlohmann::json::parse(own.out)["tables"][0].at("nccl_algo").is_null());
+}
+
+// --format csv carries the same NCCL_ALGO / NCCL_PROTO columns as JSON (empty = NCCL's choice):
+// the log's own INFO lines on every row of its table; none on the summary records.
+TEST_CASE("compare --format csv names the log's NCCL_ALGO / NCCL_PROTO", "[cli][compare]") {
+  const twinccl_test::ScratchDir scratch("twinccl-forced-ring-csv");
+  const std::string log = scratch.path("forced-ring.log");
+  scratch.write("forced-ring.log", twinccl_test::forced_ring_log("node-a", "Simple"));
+  const auto csv = run_cli("compare " + log + " --topology dgx-h100 --format csv");
+  INFO(csv.out);
+  REQUIRE(csv.exit_code == 0);
+  std::istringstream lines(csv.out);
+  std::string header, row, summary;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  std::getline(lines, summary);
+  CHECK_THAT(header,
+             Catch::EndsWith(",spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from"));
+  CHECK_THAT(row, Catch::StartsWith("row,") && Catch::Contains(",ring,Simple,") &&
+                      Catch::EndsWith(",Ring,line 6,Simple,line 7"));
+  CHECK_THAT(summary, Catch::StartsWith("summary,") && Catch::EndsWith(",,,,"));
+  const auto own = run_cli("compare " + log_path("issue290-h100-1node-all_reduce-nvls.log") +
+                           " --topology dgx-h100 --format csv");
+  REQUIRE(own.exit_code == 0);
+  const std::size_t first_row = own.out.find("\nrow,") + 1;
+  REQUIRE(first_row > 0);
+  // rows and spread (a summary's), then the four columns: all empty.
+  CHECK_THAT(own.out.substr(first_row, own.out.find('\n', first_row) - first_row),
+             Catch::EndsWith(",,,,,,") && !Catch::EndsWith(",,,,,,,"));
 }
