@@ -264,7 +264,7 @@ double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo 
                           : nccl_bus_bandwidth(v, plan, algo, p, kind);
   if (algo == NcclAlgo::ring && n > 1) return bus * n / ring_steps(kind, v.nranks);
   if (algo == NcclAlgo::nvls_tree && n > 1) {
-    return bus * n / (2.0 * (n - 1.0)) * nccl_nvls_tree_correction(v, kind, bytes, !call);
+    return nvls_tree_algbw_from_bus(bus, n) * nccl_nvls_tree_correction(v, kind, bytes, !call);
   }
   if (algo != NcclAlgo::tree) return bus;
   // NCCL ranks a tree from 3 nodes at busBw / 2 (tuning.cc ratio .5: every node moves 2 S); the

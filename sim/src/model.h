@@ -174,26 +174,45 @@ inline int nccl_log2i(double x) {
   return levels;
 }
 
+// NCCL's NVLS channels (transport/nvls.cc NVLS_NCHANNELS_*): Hopper 16; Blackwell 32 across
+// NVLink domains, in one domain 24 from NCCL 2.27 and 32 before (kNcclVersionTerms). The one
+// owner of the count: every NVLS step, fill and grid-stride figure reads it (nvls_steps.cc).
+double nccl_nvls_channels(const TopologyView& view);
+// NCCL's NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc's NVLS graph), at
+// most NCCL_MAX_NVLS_ARITY (nvls_heads).
+double nccl_nvls_heads(const TopologyView& view);
 // An NVLS / NVLS-tree call's concurrent operations (enqueue.cc's "concurrentOps": NVLS channels x
 // heads) and its chunk for `bytes` over them (calcCollChunking), as NCCL runs it.
 double nccl_nvls_ops(const TopologyView& view);
 double nccl_nvls_chunk_bytes(const TopologyView& view, NcclAlgo algo, double bytes, double ops);
+// One NVLS / NVLS-tree call's steps, computed once per call (nccl_nvls_steps) and passed to every
+// cost that reads them (the fills, the step syncs, the network window).
+struct NvlsSteps {
+  double channels = 0.0, heads = 0.0;
+  double ops = 0.0;          // channels x heads: enqueue.cc's concurrentOps
+  double chunk_bytes = 0.0;  // enqueue.cc's chunk for the call's bytes
+  double step_bytes = 0.0;   // one step of every channel and head, at most the call's bytes
+  double steps = 1.0;        // K: steps per channel, at least 1
+  double exposed = 0.5;      // K/(K+1): the share of a fill the pipeline exposes
+};
+NvlsSteps nccl_nvls_steps(const TopologyView& view, NcclAlgo algo, double bytes);
 // The bytes that time an NVLS all_reduce on one node: before NCCL 2.20.3 the channels x the
 // busiest channel's bytes (nvls_grid_stride.cc), else `bytes`.
 double nvls_busiest_channel_bytes(const TopologyView& view, NcclAlgo algo, OpKind kind,
                                   double bytes);
 // The fill and drain of NCCL's NVLS / NVLS-tree all_reduce pipeline (0 otherwise): the steps
 // before and after the NVLink stage (kNccl.nvls_fill_steps), each one step of every channel and
-// head (NVLS channels x heads x enqueue.cc's chunk for `bytes`), at the call's algbw, K/(K+1) of
-// it for K steps per channel. NCCL's tuning model leaves it out; nccl-tests measures it
-// (docs/fidelity.md).
+// head (`steps`: nccl_nvls_steps for `bytes`), at NCCL's algbw before its Blackwell x86 NVLS-tree
+// correction (nvls_tree_algbw_from_bus), K/(K+1) of it for K steps per channel. NCCL's tuning model
+// leaves it out; nccl-tests measures it (docs/fidelity.md).
 double nvls_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
-                             int requested_channels);
+                             int requested_channels, const NvlsSteps& steps);
 // The synchronisations NVLS all_reduce pays in one NVLink domain for the steps its chunk adds
 // over the 128 KiB NCCL prices at (0 otherwise, and 0 on Hopper): kNccl.nvls_step_sync_us_blackwell
 // x bytes / (channels x heads) x (1/chunk - 1/128 KiB). 8 B200s, 64 MiB (32 KiB chunks): 8 extra
-// steps a channel, 67 us. Not in NCCL's ranking.
-double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes);
+// steps a channel, 67 us. Not in NCCL's ranking. `steps`: nccl_nvls_steps for `bytes`.
+double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
+                         const NvlsSteps& steps);
 // The fill and drain of NCCL's tree all_reduce pipeline (0 otherwise, tree_pipeline_fill.cc): a
 // chunk climbs the chain of a node's GPUs and the tree of nodes and comes back down before the
 // pipeline runs full: Simple 2 ((ppn - 1) + log2(nodes)) hops of one Simple chunk at the channel's
@@ -210,13 +229,16 @@ double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol prot
 // The network fill of an NVLS-tree all_reduce across EFA nodes (nvls_tree_net_fill.cc; 0 on other
 // networks and algorithms): one step of every NVLS channel and head (nccl_nvls_ops x
 // nccl_nvls_chunk_bytes) on each of the 2 log2(nodes) network hops at the node's NIC line rate,
-// the busiest node's share of it, K/(K+1) of it for K steps per channel.
-double nvls_tree_net_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes);
+// the busiest node's share of it, K/(K+1) of it for K steps per channel (`steps`: nccl_nvls_steps
+// for `bytes`).
+double nvls_tree_net_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
+                             const NvlsSteps& steps);
 // The wait of a tree / NVLS-tree all_reduce across nodes for its network buffer slots
 // (net_window.cc; 0 otherwise): NCCL_STEPS = 8 chunks per connection per network round trip,
-// charged where longer than the call's bandwidth time. Not in NCCL's ranking.
+// charged where longer than the call's bandwidth time. Not in NCCL's ranking. `nvls`: the
+// NVLS-tree call's steps (nccl_nvls_steps for `bytes`; unread for tree).
 double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
-                          double bytes, const ChannelPlan& launched);
+                          double bytes, const ChannelPlan& launched, const NvlsSteps& nvls);
 // A tree all_reduce's chunk (one network message) for `protocol` (enqueue.cc calcCollChunking;
 // net_window.cc): LL one LL step's data (32 KiB), LL128 one LL128 step's data (576000 bytes)
 // halved for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel, Simple
@@ -243,6 +265,13 @@ double pipeline_fills_us(const TopologyView& view, NcclAlgo algo, Protocol proto
 // is already algbw. The one conversion for analytic_nccl and the network window.
 double nccl_algbw_gbps(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
                        Protocol protocol, OpKind kind, double bytes, bool call);
+// NCCL's NVLS-tree all_reduce algbw from its busBw before any correction by size: busBw x nRanks
+// / nsteps, nsteps = 2 (nRanks - 1) (NVIDIA/nccl v2.29.2-1 src/graph/tuning.cc:268,348). The one
+// conversion: nccl_algbw_gbps applies NCCL's correction to it, the NVLS fill reads it bare
+// (nvls_steps.cc; docs/fidelity.md, "One owner for each NVLS decision").
+inline double nvls_tree_algbw_from_bus(double bus_gbps, double nranks) {
+  return bus_gbps * nranks / (2.0 * (nranks - 1.0));
+}
 // The algbw (GB/s) a tree/LL128 all_reduce's kernel reaches on Hopper and Blackwell (+inf else):
 // runTreeSplit gives broadcast 30% of a channel's LL128 warps (192 of 640), and [assumed] a warp
 // moves what a ring/LL128 warp does (NCCL's ring cap per channel / its 640 threads), so every

@@ -30,8 +30,7 @@ namespace {
 
 // Pre-2.28 NVLS-tree busBw (GB/s) and its algbw ratio: NCCL's NVLS graph search and tuning.cc.
 double legacy_nvls_tree_algbw(const TopologyView& v, const ChannelPlan& plan) {
-  const double heads = nvls_heads(v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
-                                                      : v.ranks_per_node);
+  const double heads = nccl_nvls_heads(v);  // across nodes: one per NIC
   const std::span<const double> speeds(*caps_of(v.arch).speeds_inter);
   double intra = speeds.back();
   for (double s : speeds) {
@@ -60,8 +59,9 @@ std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelP
   if (version < t.nvls_tree_formula_since) {
     algbw = legacy_nvls_tree_algbw(v, nccl_channels(v, 0));
   } else {
-    algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind) * v.nranks /
-            (2.0 * (v.nranks - 1));
+    // NCCL's algbw as it ranks (busBw x n / 2(n-1); its Blackwell x86 correction only from
+    // 2.29.2, after these versions: nccl_nvls_tree_correction).
+    algbw = nccl_algbw_gbps(v, plan, algo, Protocol::simple, kind, bytes, false);
   }
   double latency = 0.0;
   if (software_latency) {

@@ -62,16 +62,16 @@ double nccl_tree_chunk_bytes(const TopologyView& v, Protocol protocol, double by
 }
 
 double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
-                          double bytes, const ChannelPlan& launched) {
+                          double bytes, const ChannelPlan& launched, const NvlsSteps& nvls) {
   if (v.nodes < 2 || kind != OpKind::all_reduce || bytes <= 0.0 || launched.channels < 1 ||
       (algo != NcclAlgo::tree && algo != NcclAlgo::nvls_tree)) {
     return 0.0;
   }
   const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const bool tree = algo == NcclAlgo::tree;
-  const double connections = tree ? launched.channels : nccl_nvls_ops(v);
-  const double chunk = tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels)
-                            : nccl_nvls_chunk_bytes(v, algo, bytes, connections);
+  const double connections = tree ? launched.channels : nvls.ops;
+  const double chunk =
+      tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
   const double chunks = std::ceil(bytes / connections / chunk);
   if (chunks <= kWindow.steps || !(algbw > 0.0)) return 0.0;
   const double round_trip_us =

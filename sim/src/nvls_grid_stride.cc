@@ -32,10 +32,10 @@ double nvls_busiest_channel_bytes(const TopologyView& v, NcclAlgo algo, OpKind k
       bytes <= 0.0) {
     return bytes;
   }
-  const double ops = nccl_nvls_ops(v);  // channels x heads
-  const double channels = v.arch == topo::GpuArch::blackwell ? kNccl.nvls_channels_blackwell_1node
-                                                             : kNccl.nvls_channels_hopper;
-  const double channel_step = ops / channels * nccl_nvls_chunk_bytes(v, algo, bytes, ops);
+  // NCCL's channels and heads for this version (nccl_nvls_channels, the one owner).
+  const NvlsSteps s = nccl_nvls_steps(v, algo, bytes);
+  const double channels = s.channels;
+  const double channel_step = s.heads * s.chunk_bytes;
   const double step = channels * channel_step;  // loopSize
   const double full_steps = std::floor(bytes / step);
   const double busiest =

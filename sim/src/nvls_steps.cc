@@ -1,14 +1,18 @@
 // NCCL's NVLS steps: how many chunks an NVLS / NVLS-tree all_reduce runs in parallel
-// (nccl_nvls_ops), how big each is (nccl_nvls_chunk_bytes), and what the steps cost beyond NCCL's
-// latency (nvls_pipeline_fill_us, nvls_step_sync_us; both in pipeline_fills_us, never in NCCL's
-// ranking).
+// (nccl_nvls_ops: nccl_nvls_channels x nccl_nvls_heads), how big each is (nccl_nvls_chunk_bytes),
+// a call's steps and the share of a fill they expose (nccl_nvls_steps), and what the steps cost
+// beyond NCCL's latency (nvls_pipeline_fill_us, nvls_step_sync_us; both in pipeline_fills_us,
+// never in NCCL's ranking). These are the one owner of each: the grid stride before 2.20.3
+// (nvls_grid_stride.cc), the NVLS-tree network fill (nvls_tree_net_fill.cc), the network window
+// (net_window.cc) and the older NCCL's ranking (nccl_version_rank.cc) read them, never derive them.
 //
 // How it works (NVIDIA/nccl v2.27.7-1 / v2.28.7-1 src/enqueue.cc calcCollChunking, read not
 // copied): NVLS runs channels x heads chunks at once ("concurrentOps"); its chunk is
 // NCCL_NVLS_CHUNKSIZE (128 KiB, or the cloud's: network_class.h) and falls to 64 / 32 / 16 KiB as
 // bytes shrink against concurrentOps (NVLS-tree: 256 / 128 / 64 / 32 KiB, at most
 // NCCL_NVLSTREE_MAX_CHUNKSIZE, 64 KiB from 4 nodes unless the cloud sets it).
-// * The fill: nvls_fill_steps steps of channels x heads x chunk at the call's algbw, K/(K+1) of it
+// * The fill: nvls_fill_steps steps of channels x heads x chunk at NCCL's algbw (without its
+//   Blackwell x86 NVLS-tree correction, which prices NCCL's bytes term only), K/(K+1) of it
 //   exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x 128 KiB / 280 GB/s x
 //   64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
 // * Blackwell, one NVLink domain: one synchronisation per step the smaller chunk adds over the
@@ -21,24 +25,40 @@
 
 namespace twinccl::sim::detail {
 
-double nccl_nvls_ops(const TopologyView& v) {
-  const bool blackwell = v.arch == topo::GpuArch::blackwell;
+double nccl_nvls_channels(const TopologyView& v) {
+  if (v.arch != topo::GpuArch::blackwell) return kNccl.nvls_channels_hopper;
+  if (v.nodes > 1) return kNccl.nvls_channels_blackwell_nodes;
   // One NVLink domain on Blackwell: 24 channels from 2.27, 32 before (kNcclVersionTerms).
   const bool before_domain_channels =
       v.nccl_version != 0 &&
       v.nccl_version < kNcclVersionTerms.blackwell_nvls_domain_channels_since;
-  const double one_domain = before_domain_channels
-                                ? kNcclVersionTerms.nvls_channels_blackwell_1node_before_2_27
+  return before_domain_channels ? kNcclVersionTerms.nvls_channels_blackwell_1node_before_2_27
                                 : kNccl.nvls_channels_blackwell_1node;
-  const double channels = !blackwell    ? kNccl.nvls_channels_hopper
-                          : v.nodes > 1 ? kNccl.nvls_channels_blackwell_nodes
-                                        : one_domain;
-  // NVLS heads: one per GPU of a node, across nodes one per NIC (search.cc: NVLS channels), at
-  // most NCCL_MAX_NVLS_ARITY.
-  const double heads =
-      nvls_heads(v.nodes > 1 && v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
-                                                    : v.ranks_per_node);
-  return channels * heads;  // enqueue.cc's "concurrentOps"
+}
+
+double nccl_nvls_heads(const TopologyView& v) {
+  // One per GPU of a node, across nodes one per NIC (search.cc: NVLS channels), at most
+  // NCCL_MAX_NVLS_ARITY.
+  return nvls_heads(v.nodes > 1 && v.nics_per_node > 0 ? std::min(v.ranks_per_node, v.nics_per_node)
+                                                       : v.ranks_per_node);
+}
+
+double nccl_nvls_ops(const TopologyView& v) {
+  return nccl_nvls_channels(v) * nccl_nvls_heads(v);  // enqueue.cc's "concurrentOps"
+}
+
+NvlsSteps nccl_nvls_steps(const TopologyView& v, NcclAlgo algo, double bytes) {
+  NvlsSteps s;
+  s.channels = nccl_nvls_channels(v);
+  s.heads = nccl_nvls_heads(v);
+  s.ops = s.channels * s.heads;
+  s.chunk_bytes = nccl_nvls_chunk_bytes(v, algo, bytes, s.ops);
+  s.step_bytes = std::min(s.ops * s.chunk_bytes, bytes);
+  // Pipeline steps per channel (K >= 1): only K/(K+1) of a fill is exposed (one step per channel
+  // fills half; from 8 steps 89%): a step that runs alone runs faster than one among others.
+  s.steps = std::max(1.0, bytes / (s.ops * s.chunk_bytes));
+  s.exposed = s.steps / (s.steps + 1.0);
+  return s;
 }
 
 double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
@@ -70,32 +90,29 @@ double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes,
 }
 
 double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
-                             int requested_channels) {
+                             int requested_channels, const NvlsSteps& s) {
   if (kind != OpKind::all_reduce || (algo != NcclAlgo::nvls && algo != NcclAlgo::nvls_tree) ||
       bytes <= 0.0 || v.nranks < 2) {
     return 0.0;
   }
-  const double ops = nccl_nvls_ops(v);
-  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
   const ChannelPlan plan = nccl_channels(v, requested_channels);
+  // NCCL's algbw without its Blackwell x86 NVLS-tree correction: NCCL applies that factor to its
+  // model's bytes term only (v2.29.2-1 src/graph/tuning.cc:595,602; its latency and any fill are
+  // outside it), and taking it here too moved the held-out Lambda B200 16-64 MiB rows from
+  // -5..+3% to +5..+9% (docs/fidelity.md, "One owner for each NVLS decision").
   double algbw = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
-  if (algo == NcclAlgo::nvls_tree) algbw *= v.nranks / (2.0 * (v.nranks - 1));
-  const double step_bytes = std::min(ops * chunk, bytes);  // one step of every channel and head
-  // Pipeline steps per channel (K >= 1): only K/(K+1) of the fill is exposed (one step per channel
-  // fills half; from 8 steps 89%): a step that runs alone runs faster than one among others.
-  const double steps = std::max(1.0, bytes / (ops * chunk));
-  const double exposed = steps / (steps + 1.0);
-  return algbw > 0.0 ? kNccl.nvls_fill_steps * exposed * step_bytes / (1000.0 * algbw) : 0.0;
+  if (algo == NcclAlgo::nvls_tree) algbw = nvls_tree_algbw_from_bus(algbw, v.nranks);
+  // One step of every channel and head, K/(K+1) of it exposed (nccl_nvls_steps).
+  return algbw > 0.0 ? kNccl.nvls_fill_steps * s.exposed * s.step_bytes / (1000.0 * algbw) : 0.0;
 }
 
-double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
+double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
+                         const NvlsSteps& s) {
   if (algo != NcclAlgo::nvls || kind != OpKind::all_reduce || v.nodes != 1 ||
       v.arch != topo::GpuArch::blackwell || !(bytes > 0.0) || v.nranks < 2) {
     return 0.0;
   }
-  const double ops = nccl_nvls_ops(v);
-  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
-  const double extra_steps = bytes / ops * (1.0 / chunk - 1.0 / kNccl.nvls_chunk_bytes);
+  const double extra_steps = bytes / s.ops * (1.0 / s.chunk_bytes - 1.0 / kNccl.nvls_chunk_bytes);
   return kNccl.nvls_step_sync_us_blackwell * std::max(0.0, extra_steps);
 }
 

@@ -22,29 +22,26 @@
 // Picture, 4 nodes (one tree; each arrow one step of every head of the tree's channels):
 //     up:  n1 -> n0 <- n2 <- n3        down: n0 -> n1, n0 -> n2 -> n3      (2 x log2(4) = 4 hops)
 // Not in the tuner's ranking (Channels::all): it never changes NCCL's choice.
-#include <algorithm>
 
 #include "model.h"
 #include "network_class.h"
 
 namespace twinccl::sim::detail {
 
-double nvls_tree_net_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
+double nvls_tree_net_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes,
+                             const NvlsSteps& s) {
   if (algo != NcclAlgo::nvls_tree || kind != OpKind::all_reduce || v.nodes < 2 || bytes <= 0.0 ||
       !(v.inter_gbps > 0.0) || !network_terms(v.network).queues_whole_steps) {
     return 0.0;
   }
-  const double ops = nccl_nvls_ops(v);
-  const double chunk = nccl_nvls_chunk_bytes(v, algo, bytes, ops);
-  const double step_bytes = std::min(ops * chunk, bytes);
-  const double steps = std::max(1.0, bytes / (ops * chunk));
-  const double exposed = steps / (steps + 1.0);
+  // One step of every channel and head, K/(K+1) of it exposed: the NVLS fill's steps
+  // (nccl_nvls_steps, nvls_steps.cc).
   const double hops = 2.0 * nccl_log2i(v.nodes);
   // Per hop the busiest node's NICs move its share of both trees (nccl_dtree_busiest_node_load / 2
   // each way): half a step on 2 nodes, where each node sends one tree's half; a whole step from 4
   // nodes, where an inner node of one tree takes its two children's halves.
   const double per_hop_share = nccl_dtree_busiest_node_load(v.nodes) / 2.0;
-  return hops * per_hop_share * exposed * step_bytes / (1000.0 * v.inter_gbps);
+  return hops * per_hop_share * s.exposed * s.step_bytes / (1000.0 * v.inter_gbps);
 }
 
 }  // namespace twinccl::sim::detail

@@ -88,12 +88,15 @@ double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol
                          double bytes, int requested_channels) {
   const ChannelPlan launched =
       nccl_launched_channels(v, nccl_channels(v, requested_channels), algo, protocol, bytes);
-  return nvls_pipeline_fill_us(v, algo, kind, bytes, requested_channels) +
-         nvls_step_sync_us(v, algo, kind, bytes) +
+  // The NVLS steps once per call, for every cost that reads them.
+  const bool nvls = algo == NcclAlgo::nvls || algo == NcclAlgo::nvls_tree;
+  const NvlsSteps steps = nvls ? nccl_nvls_steps(v, algo, bytes) : NvlsSteps{};
+  return nvls_pipeline_fill_us(v, algo, kind, bytes, requested_channels, steps) +
+         nvls_step_sync_us(v, algo, kind, bytes, steps) +
          tree_pipeline_fill_us(v, algo, protocol, kind, bytes, launched) +
          ring_slice_sync_us(v, algo, protocol, kind, bytes, launched) +
-         nvls_tree_net_fill_us(v, algo, kind, bytes) +
-         net_window_wait_us(v, algo, protocol, kind, bytes, launched) +
+         nvls_tree_net_fill_us(v, algo, kind, bytes, steps) +
+         net_window_wait_us(v, algo, protocol, kind, bytes, launched, steps) +
          (v.nodes > 1 ? network_terms(v.network).call_floor_us : 0.0);  // TCPX's floor
 }
 
