@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include "all_reduce_request.h"
+#include "support/edited_topology.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
-#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -61,9 +61,8 @@ TEST_CASE("ring in one node: LL128 and pieces under two slices pay NCCL's latenc
 // be >= 2 x 512 KiB, so the same pieces move in one.
 TEST_CASE("ring/Simple slices follow the run's NCCL_BUFFSIZE (nccl_buffsize_bytes)") {
   const topo::Topology a100 = topo::load_topology("dgx-a100");
-  topo::TopologyEdits big_buffer;
-  big_buffer.settings.push_back(topo::parse_setting("nccl_buffsize_bytes=67108864"));
-  const topo::Topology a100_64m = topo::apply_edits(a100, big_buffer).topology;
+  const topo::Topology a100_64m =
+      twinccl_test::with_settings(a100, {"nccl_buffsize_bytes=67108864"});
   CHECK(fixed_us(a100, 32 * kMiB, Protocol::simple) == Approx(56.0 + 14.0 * 3.4).epsilon(0.01));
   CHECK(fixed_us(a100_64m, 32 * kMiB, Protocol::simple) == Approx(56.0).epsilon(0.01));
 }

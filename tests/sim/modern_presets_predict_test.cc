@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 #include <utility>
 
+#include "support/edited_topology.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
-#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -211,9 +211,7 @@ TEST_CASE("NVLS reduce_scatter/all_gather: at most 32 GPUs of one NVLink domain,
 namespace {
 // The same machine with NVLS switched off, as NCCL_NVLS_ENABLE=0 (`--set nvls=0`).
 topo::Topology without_nvls(const topo::Topology& t) {
-  topo::TopologyEdits edits;
-  edits.settings.push_back(topo::parse_setting("nvls=0"));
-  return topo::apply_edits(t, edits).topology;
+  return twinccl_test::with_settings(t, {"nvls=0"});
 }
 }  // namespace
 
