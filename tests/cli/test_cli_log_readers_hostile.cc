@@ -78,3 +78,16 @@ TEST_CASE("compare: NCCL_ALGO lists in a log as NCCL reads them", "[cli][hostile
   CHECK_THAT(prefix.out,
              Contains("prefix.log (line 1)") && Contains("unknown collective prefix 'allredcue'"));
 }
+
+TEST_CASE("calibrate: a negative --ranks or --nodes is refused, not read as the log's own",
+          "[cli][hostile][calibrate]") {
+  // Before: --ranks -5 and --nodes -1 were read as 0 (the log's own): the fit ran, exit 0.
+  const std::string run = "calibrate " + log_path("issue290-h100-1node-all_reduce-nvls.log") +
+                          " --topology dgx-h100 --bandwidth-only -o /nonexistent-dir/x.json ";
+  for (const std::string flag : {"--ranks -5", "--nodes -1"}) {
+    const CliResult r = run_cli(run + flag, "", kLimitS);
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Contains(flag.substr(0, 7)) && Contains("not in range 0 to 1048576"));
+  }
+}

@@ -79,3 +79,17 @@ TEST_CASE("calibrate: more rows than a fit reads are refused before any is predi
   CHECK_THROWS_WITH(calibrate(t, {log}),
                     Catch::Contains("more than 10000 rows over the logs (at huge.log)"));
 }
+
+TEST_CASE("calibrate: a log whose nodes are not the topology's is refused, as compare refuses it",
+          "[calibrate][hostile]") {
+  // Before: `calibrate 1node.log --nodes 3` on dgx-h100 fitted the 8 ranks as one node, exit 0;
+  // a 2-node log on a topology of 16-GPU nodes was priced as one node the same way.
+  const topo::Topology t = topo::load_topology("dgx-h100");
+  NcclTestsTable log = sweep(t, 8, "1node.log");
+  log.nodes = 3;
+  CHECK_THROWS_WITH(calibrate(t, {log}),
+                    Catch::Contains("1node.log: the log ran 8 ranks on 3 node(s), but the first 8 "
+                                    "GPUs of topology 'dgx-h100' span 1 node(s)"));
+  log.nodes = 1;
+  CHECK_NOTHROW(calibrate(t, {log}));
+}
