@@ -22,10 +22,21 @@
 // On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
 // window is rarely what binds. Not in the tuner's ranking (Channels::all): NCCL's model has no
 // such term, so it never changes NCCL's choice.
+// On a plugin whose writes wait for the receiver's control message (aws-ofi-nccl's RDMA protocol
+// on p5, messages above its 8 KiB eager size) the round trip is the class's slot round trip
+// (network_class.h, fitted), and rings pay the window too (ring_net_window_wait_us): a ring
+// connection carries (n - 1) steps a loop (2(n - 1) for all_reduce) of one message each (LL128:
+// a step's share up to 576000 bytes; Simple: 2-step slices, 4 slots), NCCL_STEPS slots of them
+// per (round trip + one message's wire time at the node's NIC rate / channels). The call takes
+// the longer of that window, plus the last message's hop and the last node's NVLink chain, and
+// NCCL's latency + bandwidth time: the chain's hops run inside the round trips, not after them.
+// Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB, 255 / 8 x
+// (85 + 0.4) + 20 + 7 x 1.9 = 2759 us, where NCCL's model gives 1178 (measured 2700).
 #include <algorithm>
 #include <cmath>
 
 #include "model.h"
+#include "network_class.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -39,6 +50,10 @@ struct NetWindowTable {
   double ll128_chunk_floor2_bytes;  // 32768
 };
 constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
+// A ring's Simple chunk and slice, in buffer steps (src/include/collectives.h ALLGATHER_CHUNKSTEPS,
+// ALLREDUCE_CHUNKSTEPS, REDUCESCATTER_CHUNKSTEPS 4; *_SLICESTEPS 2).
+constexpr double kRingSimpleChunkSteps = 4.0;
+constexpr double kRingSimpleSliceSteps = 2.0;
 
 // enqueue.cc's tree/LL128 chunk (calcCollChunking): one LL128 step's data (576000 bytes), halved
 // for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
@@ -51,6 +66,26 @@ double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels)
   while (per(chunk) < nsteps * 64.0 / ppn && chunk > kWindow.ll128_chunk_floor_bytes) chunk /= 2;
   while (per(chunk) < nsteps * 16.0 / ppn && chunk > kWindow.ll128_chunk_floor2_bytes) chunk /= 2;
   return chunk;
+}
+
+// The bytes a chunk of `data_bytes` puts on the wire: LL lines carry half data, LL128's 120 of 128.
+double wire_bytes(Protocol protocol, double data_bytes) {
+  return protocol == Protocol::ll      ? 2.0 * data_bytes
+         : protocol == Protocol::ll128 ? data_bytes * 128.0 / 120.0
+                                       : data_bytes;
+}
+
+// How long a buffer slot takes to come back: on a plugin that writes a message only into the
+// buffer the receiver's control message named (aws-ofi-nccl's RDMA protocol), for a message above
+// its eager size, the class's slot round trip (network_class.h); else 2 network hops [assumed].
+double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
+                          double bytes, double message_data_bytes) {
+  const NetworkTerms terms = network_terms(v.network);
+  if (terms.rdma_slot_round_trip_us > 0.0 &&
+      wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes) {
+    return terms.rdma_slot_round_trip_us;
+  }
+  return 2.0 * nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
 }
 
 }  // namespace
@@ -74,10 +109,53 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
       tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
   const double chunks = std::ceil(bytes / connections / chunk);
   if (chunks <= kWindow.steps || !(algbw > 0.0)) return 0.0;
-  const double round_trip_us =
-      2.0 * nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
+  const double round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, chunk);
   const double window_us = (chunks - kWindow.steps) / kWindow.steps * round_trip_us;
   return std::max(0.0, window_us - bytes / (1000.0 * algbw));
+}
+
+double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
+                               double bytes, const ChannelPlan& launched) {
+  const NetworkTerms terms = network_terms(v.network);
+  const bool ring_kind =
+      kind == OpKind::all_reduce || kind == OpKind::all_gather || kind == OpKind::reduce_scatter;
+  if (v.nodes < 2 || algo != NcclAlgo::ring || !ring_kind || !(bytes > 0.0) ||
+      launched.channels < 1 || !(terms.rdma_slot_round_trip_us > 0.0)) {
+    return 0.0;
+  }
+  const double n = v.nranks;
+  const double connections = launched.channels;
+  // One ring step moves 1/n of a channel's share (nccl-tests' bytes: the per-rank buffer of an
+  // all_reduce, n x the per-rank count of an all_gather / reduce_scatter).
+  const double share = bytes / connections / n;
+  const double steps_per_loop = kind == OpKind::all_reduce ? 2.0 * (n - 1.0) : n - 1.0;
+  const bool simple = protocol == Protocol::simple;
+  const double simple_step = nccl_simple_step_bytes(v);
+  const double chunk = protocol == Protocol::ll128 ? kWindow.ll128_step_data_bytes
+                       : protocol == Protocol::ll  ? kWindow.ll_step_data_bytes
+                                                   : kRingSimpleChunkSteps * simple_step;
+  const double loops = std::max(1.0, std::ceil(share / chunk));
+  const double step_data = share / loops;
+  // Simple sends a step in slices of SLICESTEPS = 2 buffer steps: a message each, 4 slots.
+  const double messages_per_step =
+      simple ? std::max(1.0, std::ceil(step_data / (kRingSimpleSliceSteps * simple_step))) : 1.0;
+  const double message_data = step_data / messages_per_step;
+  if (!(wire_bytes(protocol, message_data) > terms.eager_max_bytes)) return 0.0;
+  const double slots = simple ? kWindow.steps / kRingSimpleSliceSteps : kWindow.steps;
+  const double messages = steps_per_loop * loops * messages_per_step;
+  const double connection_gbps = v.inter_gbps / connections;
+  const double cycle_us =
+      terms.rdma_slot_round_trip_us +
+      (connection_gbps > 0.0 ? wire_bytes(protocol, message_data) / (1000.0 * connection_gbps)
+                             : 0.0);
+  // After the last window the last message crosses one hop and the last node's NVLink chain.
+  const LatencyParts hop = nccl_latency_parts(v, algo, protocol, kind, bytes, false);
+  const double window_us =
+      messages / slots * cycle_us + hop.net_hop_us + (v.ranks_per_node - 1) * hop.intra_hop_us;
+  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
+  const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) +
+                          (algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
+  return std::max(0.0, window_us - model_us);
 }
 
 }  // namespace twinccl::sim::detail

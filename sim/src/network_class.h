@@ -78,6 +78,11 @@ struct NetworkTerms {
   double delivered_fraction = 1.0;
   // The cloud's NCCL_PROTO: Simple alone (a protocol forced by name still runs).
   bool simple_only = false;
+  // A net plugin that writes a message only into a buffer the receiver's control message named
+  // (aws-ofi-nccl's RDMA protocol): the round trip a buffer slot takes, us, and the largest
+  // message it sends eagerly without one; 0 = no such protocol (ring_net_window_wait_us).
+  double rdma_slot_round_trip_us = 0.0;
+  double eager_max_bytes = 0.0;
 };
 
 // aws-ofi-nccl exports NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every
@@ -104,8 +109,20 @@ inline NetworkTerms efa_terms(NetworkHop hop) {
 inline NetworkTerms network_terms(topo::NetworkClass network) {
   NetworkTerms t;
   switch (network) {
-    case topo::NetworkClass::efa:
-      return efa_terms({20.0, 20.0, 23.0, 75.0});
+    case topo::NetworkClass::efa: {
+      NetworkTerms efa = efa_terms({20.0, 20.0, 23.0, 75.0});
+      // aws-ofi-nccl's RDMA protocol (p5/p5e): a message above eager_max_size (8 KiB, v1.16.3
+      // include/nccl_ofi_param.h:256; eager only with no write in flight, src/nccl_ofi_rdma.cpp:
+      // 5916-5919) is written into the buffer the receiver's control message named. A slot's
+      // round trip: data one way, NCCL's receive proxy's phases (received, transmitted, done,
+      // then the next irecv: one per pass, v2.27.7-1 src/transport/net.cc:1306-1500), the
+      // control message back, the send proxy's next CQ poll. 85 us is FITTED [no vendor figure;
+      // AWS's tuner gives 20 us one way]: on the 5 p5 all_gather 32 MiB rows at 2-32 nodes
+      // (aws-efa.csv, reason "fit:"), judged on the rest (docs/fidelity.md, efastep round).
+      efa.rdma_slot_round_trip_us = 85.0;
+      efa.eager_max_bytes = 8192.0;
+      return efa;
+    }
     case topo::NetworkClass::efa_v3:
       return efa_terms({18.0, 18.0, 21.0, 35.0});
     case topo::NetworkClass::efa_sendrecv:  // p4d/p4de: no NVLS

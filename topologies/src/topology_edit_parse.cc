@@ -75,12 +75,16 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  "negative; a hop never goes below 0)"});
     s.push_back({"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
-                 "NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message of a send/recv "
-                 "(alltoall) across nodes, 4096..2^30 (0 = NCCL's 131072)"});
+                 fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
+                             "of a send/recv (alltoall) across nodes, 4096..2^30 (0 = NCCL's "
+                             "{:.0f})",
+                             kNcclDefaultP2pNetChunkBytes)});
     s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
-                 "NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the tree's Simple "
-                 "chunk, a ring's slices, the p2p chunk's cap), 4096..2^30 (0 = NCCL's 4194304)"});
+                 fmt::format("NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the "
+                             "tree's Simple chunk, a ring's slices, the p2p chunk's cap), "
+                             "4096..2^30 (0 = NCCL's {:.0f})",
+                             kNcclDefaultBuffsizeBytes)});
     return s;
   }();
   return specs;
