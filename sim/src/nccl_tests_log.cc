@@ -122,7 +122,8 @@ struct Reader {
       close_table(open && open->complete);
     } else if (!t.empty() && t[0] == "nThread") {
       new_run();
-      // "nThread 1 nGpus 8 minBytes ...": nGpus is the GPUs each thread drives (-g).
+      // "nThread 1 nGpus 8 minBytes ...": nGpus is the GPUs each thread drives (-g), an integer
+      // (nccl-tests v2.19.6 src/util.cu:625).
       const bool said = t.size() >= 4 && t[2] == "nGpus";
       const auto gpus = said ? nccl_tests::parse_integer(t[3]) : std::nullopt;
       if (said && (!gpus || *gpus < 1 || *gpus > 1024)) {  // was read as "not said": -g 1
