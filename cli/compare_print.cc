@@ -6,6 +6,7 @@
 
 #include "compare_report.h"
 #include "flag_values.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
@@ -29,9 +30,10 @@ std::string title_of(const sim::NcclTestsTable& log) {
 std::string table_title(const sim::NcclTestsTable& log) {
   std::string env;
   if (!log.nccl_algo.empty())
-    env += fmt::format("; NCCL_ALGO={} ({})", log.nccl_algo, log.nccl_algo_from);
+    env += fmt::format("; NCCL_ALGO={} ({})", shown_value(log.nccl_algo, 120), log.nccl_algo_from);
   if (!log.nccl_proto.empty())
-    env += fmt::format("; NCCL_PROTO={} ({})", log.nccl_proto, log.nccl_proto_from);
+    env +=
+        fmt::format("; NCCL_PROTO={} ({})", shown_value(log.nccl_proto, 120), log.nccl_proto_from);
   return title_of(log) + env;
 }
 

@@ -159,14 +159,15 @@ Setting parse_setting(std::string_view text) {
                           "'; settable:" + detail::settable_list());
   }
   const auto value = parse_number(text.substr(eq + 1));
-  const std::string range = fmt::format("{:g}..{:g}", spec->min, spec->max);
+  // Exact: {:g} showed 2^30 + 1 as "1.07374e+09", the same as the bound it is over.
+  const std::string range = fmt::format("{:.15g}..{:.15g}", spec->min, spec->max);
   if (!value || (spec->integer && std::floor(*value) != *value)) {
     throw InvalidArgument("--set '" + shown + "': " + spec->name + " takes " +
                           (spec->integer ? "a whole number" : "a number") + " in " + range + " (" +
                           spec->what + ")");
   }
   if (*value < spec->min || *value > spec->max) {
-    throw InvalidArgument(fmt::format("--set '{}': {} must be in {}, got {:g} ({})", shown,
+    throw InvalidArgument(fmt::format("--set '{}': {} must be in {}, got {:.15g} ({})", shown,
                                       spec->name, range, *value, spec->what));
   }
   return {spec->name, *value};
