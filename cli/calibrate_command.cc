@@ -48,10 +48,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_option("--ranks", o.ranks,
                   "ranks of each log, in the order of the logs (e.g. 8,16), where its device "
                   "block is missing or truncated; 0 = the log's own")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--nodes", o.nodes,
                   "nodes of each log, in the order of the logs (e.g. 1,2), as --ranks")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--algo", o.algorithms,
                   "NCCL_ALGO each log ran with, one option per log in their order, NCCL's syntax "
                   "(Ring, Tree, NVLS, NVLSTree, PAT or a list NCCL chose among: NVLS,NVLSTree; - = "

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "compare_report.h"
 #include "flag_values.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/input_file.h"
 #include "twinccl/sim/nccl_tests_log.h"
@@ -22,9 +23,17 @@ namespace twinccl::cli {
 std::vector<sim::NcclTestsTable> read_nccl_tests_logs(const std::vector<std::string>& paths,
                                                       const sim::NcclTestsParseOptions& parse) {
   std::vector<sim::NcclTestsTable> tables;
+  std::size_t rows = 0;  // the cap is per file; over all files too, or memory grows with them
   for (const std::string& path : paths) {
     for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(
              read_input_file("log", path, sim::kNcclTestsMaxBytes), path, parse)) {
+      rows += t.rows.size() + t.skipped.size();
+      if (rows > sim::kNcclTestsMaxRows) {
+        throw ConfigError(
+            fmt::format("more than {} result rows over the logs (at {}); give fewer "
+                        "logs at once",
+                        sim::kNcclTestsMaxRows, shown_value(path, 200)));
+      }
       tables.push_back(std::move(t));
     }
   }

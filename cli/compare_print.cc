@@ -6,6 +6,7 @@
 
 #include "compare_report.h"
 #include "flag_values.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
@@ -29,9 +30,10 @@ std::string title_of(const sim::NcclTestsTable& log) {
 std::string table_title(const sim::NcclTestsTable& log) {
   std::string env;
   if (!log.nccl_algo.empty())
-    env += fmt::format("; NCCL_ALGO={} ({})", log.nccl_algo, log.nccl_algo_from);
+    env += fmt::format("; NCCL_ALGO={} ({})", shown_value(log.nccl_algo, 120), log.nccl_algo_from);
   if (!log.nccl_proto.empty())
-    env += fmt::format("; NCCL_PROTO={} ({})", log.nccl_proto, log.nccl_proto_from);
+    env +=
+        fmt::format("; NCCL_PROTO={} ({})", shown_value(log.nccl_proto, 120), log.nccl_proto_from);
   return title_of(log) + env;
 }
 
@@ -110,20 +112,26 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
   out << "record,source,collective,ranks,nodes,regime,size_bytes,count,type,redop,root,measured_"
          "time_us,"
          "measured_busbw_gbps,predicted_time_us,predicted_busbw_gbps,algorithm,protocol,ratio,"
-         "error,rows,spread\n";
+         "error,rows,spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from\n";
   for (const CompareTable& t : report.tables) {
+    // The log's forced NCCL_ALGO / NCCL_PROTO and where it was read, as JSON's; empty = NCCL's
+    // choice.
+    const std::string forced =
+        fmt::format("{},{},{},{}", csv_field(t.log.nccl_algo), csv_field(t.log.nccl_algo_from),
+                    csv_field(t.log.nccl_proto), csv_field(t.log.nccl_proto_from));
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
       out << fmt::format(
-          "row,{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.3f},{:.4f},{},{},{:.6f},{:.6f},,\n",
+          "row,{},{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.3f},{:.4f},{},{},{:.6f},{:.6f},,,{}"
+          "\n",
           csv_field(t.log.source), t.log.collective, t.log.ranks, t.log.nodes, name(r.regime),
           m.size_bytes, m.count, name(m.dtype), csv_field(m.redop), m.root, r.measured_time_us,
           r.measured_busbw_gbps, r.predicted_time_us, r.predicted_busbw_gbps, r.algorithm,
-          r.protocol, r.ratio, r.ratio - 1);
+          r.protocol, r.ratio, r.ratio - 1, forced);
     }
   }
   for (const RegimeSummary& s : report.summary) {
-    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f}\n",
+    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f},,,,\n",
                        csv_field(s.source), s.collective, name(s.regime), s.ratio, s.ratio - 1,
                        s.rows, s.spread);
   }

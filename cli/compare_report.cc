@@ -156,18 +156,8 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                               : std::string("a measured time of 0")});
         continue;
       }
-      // A row whose count and size disagree (nccl-tests prints size = count x the type's bytes,
-      // times the ranks where count is per rank) cannot be compared: which one is right?
-      const std::size_t element_bytes = size_of(row.dtype);
-      const auto ranks = static_cast<std::size_t>(std::max(1, table.log.ranks));
-      if (row.size_bytes != row.count * element_bytes &&
-          row.size_bytes != row.count * element_bytes * ranks) {
-        throw ConfigError(fmt::format(
-            "{}:{}: size {} and count {} {} contradict each other ({} elements of {} bytes are {} "
-            "bytes, or {} on {} ranks); fix or remove the row",
-            table.log.source, row.line, row.size_bytes, row.count, name(row.dtype), row.count,
-            element_bytes, row.count * element_bytes, row.count * element_bytes * ranks, ranks));
-      }
+      // A row whose count and size disagree cannot be compared: which one is right?
+      sim::check_row_size(table.log, row);
       sim::Request request = sim::request_of(table.log, row, o.in_place);
       request.algorithm = o.algorithm;
       request.protocol = protocol;

@@ -1,7 +1,16 @@
 #!/usr/bin/env python3
-"""Issue 24, p5 all_gather over EFA (docs/fidelity.md, "Issue 24, p5 all_gather over EFA"): how long
-one channel of NCCL's ring all_gather takes, step by step, when each network slot comes back only
-after a round trip, to check whether that window explains the measured ~80 us a node.
+"""Issue 24, p5 ring all_gather over EFA: how long one channel of NCCL's ring takes, step by step,
+when each network slot comes back only after a round trip (data one way + control message back).
+
+What it shows (docs/fidelity.md, "Issue 24, the ring's slot round trip on EFA (efastep round)";
+the first look was the efaag round, "Issue 24, p5 all_gather over EFA"). With AWS's 20 us each
+way (the defaults) the window adds little: 32 nodes at an 8 KiB step 1285 us (1166 without it),
+against ~2700 us measured at 32 MiB. With the efastep round's fitted 85 us slot round trip
+(`--hop-us 20 --ctrl-us 65`: ~45 us of proxy passes beyond AWS's 2 x 20 us, put on the control
+side) 2 / 4 / 8 / 16 / 32 nodes at a 16 KiB step take 123 / 294 / 637 / 1323 / 2694 us, ~80 us a
+node as measured (240 / 389 / 714 / 1337 / 2700 us; the 2 - 4 node rows carry bandwidth time
+too). The model charges this window in closed form (sim/src/net_window.cc,
+ring_net_window_wait_us); this script is the step-by-step check, not part of the model.
 
 How it works. A ring of 8 x nodes ranks; rank r's step k sends block r - k to r + 1 (NVIDIA/nccl
 v2.27.7-1: nranks - 1 steps, the chain through every rank; graph/connect.cc:93-111 leaves a node at
@@ -16,6 +25,7 @@ write completed. Data and control each take --hop-us (AWS's tuner: 20 us, nccl_o
 It prints the call's time per node count with and without the window.
 
   scripts/ring-net-window.py [--hop-us 20] [--ctrl-us 20] [--step-bytes 8192 ...]
+  scripts/ring-net-window.py --hop-us 20 --ctrl-us 65 --step-bytes 16384   # the fitted 85 us
 """
 import argparse
 

@@ -138,6 +138,9 @@ void check_output_path(std::string_view flag, const std::string& path) {
   refuse_nul(flag, path);
   std::error_code ec;
   const fs::file_status s = fs::status(path, ec);
+  // A name too long was found only when the written file was renamed into place, after the work.
+  if (ec == std::errc::filename_too_long || ec == std::errc::too_many_symbolic_link_levels)
+    throw ConfigError(about(flag, path, ec.message()));
   if (fs::is_directory(s)) {
     throw ConfigError(about(flag, path, "Is a directory; give the name of a file in it"));
   }

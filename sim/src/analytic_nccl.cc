@@ -289,10 +289,19 @@ double nccl_call_bus_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAl
 }
 
 double tree_ll128_split_algbw_gbps(const TopologyView& v, const ChannelPlan& plan) {
-  // Hopper and Blackwell only: there NCCL's ring/LL128 cap (36.7, x2) is what a ring/LL128 channel
-  // runs at (the p5 ring/LL128 rows at 4-32 nodes, within 6% at that cap). Ampere's 20 is Volta's
-  // figure, and the one large A100 tree/LL128 row (p4de 2 nodes, 64 MiB: 25 GB/s algbw on 4
-  // channels) runs faster than 0.3 x 20 a channel; RCCL's kernel (AMD) is not NCCL's.
+  // Hopper and Blackwell only. NCCL's code does NOT restrict this: the split (v2.30.7-1
+  // src/device/all_reduce.h:156-164) and the 640 LL128 threads (src/include/device.h:114,
+  // src/graph/tuning.cc:255-257) are the same on every arch. The restriction is on the rate: a
+  // warp's is read off NCCL's ring/LL128 cap, which the p5 ring/LL128 rows at 4-32 nodes run at
+  // (within 6%; Blackwell taken on Hopper's evidence, no Blackwell tree/LL128 row judges it).
+  // NCCL's Ampere cap, 20, is its Volta row copied (tuning.cc:186-187), and no bandwidth-bound
+  // A100 ring/LL128 row checks it. The general form (Ampere too) was measured: every per-class
+  // count unchanged, the p4de 2-node rows 256 KiB / 1 / 8 MiB closer (-9.2 / -18.9 / -12.2% ->
+  // -5.7 / -8.8 / -11.5%, sizes where the EFA middle-size residual dominates), but the one
+  // bandwidth-bound row, 64 MiB, -19.6% -> +28.8%: it runs at 25.4 GB/s algbw, above the
+  // 4 x 0.3 x 20 = 24 the cap allows on the model's 4 channels. So the restriction is not
+  // NCCL's, and the general form is worse where the cap binds: not adopted (docs/fidelity.md,
+  // "Three restrictions audited"). AMD runs RCCL's kernel, not read here.
   const bool validated = v.arch == topo::GpuArch::hopper || v.arch == topo::GpuArch::blackwell;
   if (!validated) return std::numeric_limits<double>::infinity();
   // runTreeSplit (v2.27.7-1 src/device/all_reduce.h:157-165): of a channel's LL128 threads, whole

@@ -45,16 +45,17 @@ std::optional<std::size_t> rccl_algo_index(NcclAlgo algo) {
 
 std::size_t node_row(int nodes) { return nodes <= 2 ? 0 : 1; }
 
+// Across nodes RCCL's LL latency terms (base, xGMI and network hops) on cdna3 / cdna4: every RCCL
+// tuning model an 8-GPU xGMI node can match agrees on them (rccl_tuning_table.h).
+bool rccl_prices_multinode_ll(const TopologyView& v, Protocol p) {
+  return topo::is_amd(v.arch) && v.nodes > 1 && v.nranks > 1 && p == Protocol::ll &&
+         v.intra_class == LinkClass::nvlink;
+}
+
 }  // namespace
 
 bool rccl_models(const TopologyView& v) {
   return v.arch == topo::GpuArch::cdna3 && v.nodes == 1 && v.nranks > 1;
-}
-
-bool rccl_prices_multinode_ll(const TopologyView& v, Protocol p) {
-  const bool amd = v.arch == topo::GpuArch::cdna3 || v.arch == topo::GpuArch::cdna4;
-  return amd && v.nodes > 1 && v.nranks > 1 && p == Protocol::ll &&
-         v.intra_class == LinkClass::nvlink;
 }
 
 bool rccl_chooses(const TopologyView& v, NcclAlgo algo, Protocol p) {

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "golden_min.h"
 #include "model.h"
@@ -32,6 +33,12 @@ namespace {
 
 constexpr std::size_t kBandwidthRowBytes = std::size_t{64} << 20;
 constexpr std::size_t kLatencyRowBytes = std::size_t{1} << 20;
+// Rows a fit reads: each is predicted some hundreds of times (~0.5 ms a row at 100000: 90 s).
+constexpr std::size_t kMaxCalibrationRows = 10000;
+// The smallest time nccl-tests prints ("%7.2f" us); below it a row is not a measurement.
+constexpr double kMinMeasuredUs = 0.01;
+// fit_scale's range: 1/8..8 x the topology's value.
+constexpr double kMaxScale = 8.0;
 
 const char* regime_of(std::size_t bytes) {
   return bytes < kLatencyRowBytes ? "latency" : bytes < kBandwidthRowBytes ? "middle" : "bandwidth";
@@ -83,7 +90,29 @@ double fit_scale(const Fitting& t, const std::string& name, double value,
     return squared_log_error(t.with(name, value * std::exp(log_scale)), rows) +
            1e-6 * log_scale * log_scale;
   };
-  return std::exp(detail::golden_min(cost, std::log(1.0 / 8.0), std::log(8.0)));
+  return std::exp(detail::golden_min(cost, std::log(1.0 / kMaxScale), std::log(kMaxScale)));
+}
+
+// A scale the search ended at an end of (1/8 or 8 x the topology's value) is not a fit: the rows
+// want a value no machine like the topology has (a wrong --topology, or garbled rows). Refused,
+// naming the row farthest from the prediction at the topology's value.
+void refuse_at_end(const std::string& name, double before, double after, const topo::Topology& t,
+                   const std::vector<Row>& rows) {
+  const double scale = after / before;
+  if (scale < kMaxScale * 0.99 && scale > 1.0 / (kMaxScale * 0.99)) return;
+  const Row* farthest = nullptr;
+  double farthest_us = 0.0, worst = -1.0;
+  for (const Row& r : rows) {
+    const double us = predicted_us(t, r);
+    const double error = std::abs(std::log(us / r.measured_us));
+    if (error > worst) farthest = &r, farthest_us = us, worst = error;
+  }
+  throw ConfigError(fmt::format(
+      "calibrate: the logs put {} at {:.4g}, {} x the topology's {:.4g}, the end of what a fit "
+      "may move it to: the rows measure what no machine like '{}' does (a wrong --topology, or a "
+      "garbled row; the farthest: {}:{}, {:.4g} us measured, {:.4g} us predicted at {:.4g})",
+      name, after, scale > 1.0 ? "8" : "1/8", before, t.name(), farthest->table->source,
+      farthest->row->line, farthest->measured_us, farthest_us, before));
 }
 
 // The value (us) in [lo_us, hi_us] minimising the squared log error of `rows` with `name` = it
@@ -144,6 +173,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   // ring on 2 nodes shows the NICs where NCCL's own NVLS-tree or tree would not.
   std::vector<LoggedChoice> choices;
   choices.reserve(tables.size());
+  std::size_t rows_given = 0;
   for (const NcclTestsTable& table : tables) {
     if (!table.kind) {
       throw ConfigError(
@@ -162,11 +192,37 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
                                     table.source, table.ranks, topology.name(),
                                     topology.gpu_count()));
     }
+    // The log's nodes (its device block, or --nodes) must be the nodes its ranks take on the
+    // topology, or every row is priced on another machine (16 ranks of 2 nodes as one node).
+    std::set<int> spanned;
+    for (int r = 0; r < table.ranks; ++r) spanned.insert(topology.vertex(topology.gpu(r)).node);
+    if (table.nodes > 0 && static_cast<int>(spanned.size()) != table.nodes) {
+      throw ConfigError(fmt::format(
+          "calibrate: {}: the log ran {} ranks on {} node(s), but the first {} GPUs of topology "
+          "'{}' span {} node(s); use a topology whose first {} GPUs span {} (or --nodes if the "
+          "log's device block is wrong)",
+          table.source, table.ranks, table.nodes, table.ranks, topology.name(), spanned.size(),
+          table.ranks, table.nodes));
+    }
+    rows_given += table.rows.size();
+    if (rows_given > kMaxCalibrationRows) {
+      throw ConfigError(fmt::format(
+          "calibrate: more than {} rows over the logs (at {}); a fit reads a one-node and a "
+          "two-node sweep (some 30 rows each): give fewer logs",
+          kMaxCalibrationRows, table.source));
+    }
     choices.push_back(logged_choice(table));
     const bool spans = topology.vertex(topology.gpu(table.ranks - 1)).node !=
                        topology.vertex(topology.gpu(0)).node;
     for (const NcclTestsRow& row : table.rows) {
       if (!row.out_of_place || row.out_of_place->time_us <= 0.0 || row.count == 0) continue;
+      check_row_size(table, row);  // a row read as another size would move the fit silently
+      if (row.out_of_place->time_us < kMinMeasuredUs) {
+        throw ConfigError(fmt::format(
+            "calibrate: {}:{}: a measured time of {:.3g} us, below the {} us nccl-tests prints; "
+            "not a measurement: fix or remove the row",
+            table.source, row.line, row.out_of_place->time_us, kMinMeasuredUs));
+      }
       const Row r{&table, &row, row.out_of_place->time_us, &choices.back()};
       all.push_back(r);
       if (row.size_bytes >= kBandwidthRowBytes) (spans ? multi_node : one_node).push_back(r);
@@ -281,6 +337,15 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
         "sweep on 4 or more nodes (e.g. `mpirun -np {} -N {} all_reduce_perf -b 64M -e 8G -f 2 "
         "-g 1`), where the NICs bound the tree",
         4 * per_node, per_node);
+  }
+  refuse_at_end("nvlink_gbps", nvlink, nvlink_now, topology, bandwidth_rows);
+  if (nodes && nic_note.empty()) refuse_at_end("nic_gbps", nic, nic_now, topology, multi_node);
+  if (options.latencies && !one_node_small.empty() && launch.call_us > 0.0) {
+    refuse_at_end("host_launch_us", launch.call_us, launch_now.call_us, topology, one_node_small);
+  }
+  if (options.latencies && !one_node_group_small.empty() && launch.group_gpu_us > 0.0) {
+    refuse_at_end("group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us, topology,
+                  one_node_group_small);
   }
   c.topology = topo::apply_edits(topology, fit.edits).topology;
   c.moved.push_back(

@@ -166,10 +166,6 @@ LatencyParts nccl_latency_parts(const TopologyView& view, NcclAlgo algo, Protoco
 double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,
                           Protocol protocol, OpKind kind);
 
-// The NCCL algorithm whose software latencies an algorithm is charged: its own, or for those NCCL
-// has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
-inline NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
-
 inline std::size_t index_of(Protocol p) { return static_cast<std::size_t>(p); }
 // NCCL's log2i: floor(log2(x)) for x >= 1, 0 below.
 inline int nccl_log2i(double x) {
@@ -225,9 +221,9 @@ double nvls_step_sync_us(const TopologyView& view, NcclAlgo algo, OpKind kind, d
 double tree_pipeline_fill_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                              OpKind kind, double bytes, const ChannelPlan& plan);
 // The synchronisations a Simple ring all_reduce / reduce_scatter / all_gather in one node of
-// NVIDIA GPUs pays in its first pass beyond the one per step NCCL's latency charges
+// NVIDIA GPUs pays in every pass beyond the one per step NCCL's latency charges
 // (ring_slice_sync.cc; 0 otherwise): each step moves its piece in 2 slices, each waiting one
-// NVLink hop (3.4 us): steps x 3.4 us more. Not in NCCL's ranking.
+// NVLink hop (3.4 us): steps x 3.4 us more per loop of nranks chunks. Not in NCCL's ranking.
 double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched);
 // The network fill of an NVLS-tree all_reduce across EFA nodes (nvls_tree_net_fill.cc; 0 on other
@@ -307,9 +303,6 @@ double nccl_nvls_tree_correction(const TopologyView& view, OpKind kind, double b
 // that pair by itself (LL128, tree/Simple in one node) or it is not RCCL's case: NCCL's terms
 // apply.
 bool rccl_models(const TopologyView& view);
-// Across nodes RCCL's LL latency terms (base, xGMI and network hops) on cdna3 / cdna4: every RCCL
-// tuning model an 8-GPU xGMI node can match agrees on them (rccl_tuning_table.h).
-bool rccl_prices_multinode_ll(const TopologyView& view, Protocol protocol);
 bool rccl_chooses(const TopologyView& view, NcclAlgo algo, Protocol protocol);
 std::optional<double> rccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan,
                                          NcclAlgo algo, Protocol protocol);
@@ -346,8 +339,5 @@ Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo a
                          Channels channels = Channels::launched);
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r);
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options);
-
-// time -> algbw/busbw via perf_math.h.
-void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype);
 
 }  // namespace twinccl::sim::detail

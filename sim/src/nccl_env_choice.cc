@@ -1,9 +1,11 @@
 // NCCL_ALGO / NCCL_PROTO of a logged run (nccl_env_choice.h).
 //
 // How it works: the value is read as NCCL's parseList reads it (NVIDIA/nccl v2.30.7-1
-// src/graph/tuning.cc:36-110): ';' separates entries, the first may lack a "collective:" prefix
-// and applies to every collective, a later prefixed one replaces the list of its collective; '^'
-// turns a list into "all but these"; names compare without case. For example, for an all_reduce
+// src/graph/tuning.cc:36-127): ';' separates entries, the first may lack a "collective:" prefix
+// and applies to every collective, a later prefixed one replaces the list of its collective; a
+// prefix must be one of NCCL's collectives (src/init.cc:52; "Unrecognized prefix token" there);
+// '^' turns a list into "all but these"; names compare without case; empty entries and names
+// are skipped, as strtok_r skips them ("Ring," is Ring, "^" is all). For example, for an all_reduce
 // log, "Ring,Tree;allgather:Ring" -> {ring, tree}; "^NVLS,NVLSTree" -> {ring, tree, pat, ...}.
 // twinccl's own names (nvls_tree) are accepted too. The prediction under a list ranks the allowed
 // pairs with the tuner's ranking time, as NCCL's own ranking over its enabled table does.
@@ -16,6 +18,7 @@
 #include <cctype>
 #include <optional>
 
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
 namespace twinccl::sim {
@@ -33,6 +36,10 @@ constexpr AlgoName kAlgos[] = {{"Tree", "tree"},
                                {"NVLS", "nvls"},
                                {"NVLSTree", "nvls_tree"},
                                {"PAT", "pat"}};
+
+// NCCL's collectives, the prefixes of per-collective lists (src/init.cc:52, ncclFuncStr).
+constexpr const char* kPrefixes[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
+                                     "AllReduce"};
 
 // Lower case without '_' and '-': "NVLSTree", "nvls_tree" and "nvls-tree" alike; "AllReduce" and
 // "all_reduce" alike.
@@ -62,13 +69,23 @@ std::optional<std::string_view> list_for(std::string_view value, const std::stri
   std::optional<std::string_view> list;
   const std::vector<std::string_view> entries = split_at(value, ';');
   for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].empty()) continue;  // "Ring;": NCCL's strtok_r skips it
     const std::size_t colon = entries[i].find(':');
+    if (colon != std::string_view::npos &&
+        std::none_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) {
+          return folded(p) == folded(entries[i].substr(0, colon));
+        })) {
+      throw ConfigError(fmt::format(
+          "{}: {}='{}': unknown collective prefix '{}'; NCCL knows Broadcast, Reduce, AllGather, "
+          "ReduceScatter, AllReduce (NCCL refuses it too)",
+          where, variable, shown_value(value), shown_value(entries[i].substr(0, colon), 40)));
+    }
     if (colon == std::string_view::npos) {
       if (i != 0) {
         throw ConfigError(fmt::format(
             "{}: {}='{}': every entry but the first needs a 'collective:' prefix (NCCL refuses "
             "it too)",
-            where, variable, value));
+            where, variable, shown_value(value)));
       }
       list = entries[i];
     } else if (folded(entries[i].substr(0, colon)) == folded(collective)) {
@@ -97,21 +114,22 @@ std::optional<Selection> selected(std::string_view value, const NcclTestsTable& 
   std::string known;
   for (const char* n : names) known += (known.empty() ? "" : ", ") + std::string(n);
   for (const std::string_view item : split_at(items, ',')) {
+    if (item.empty()) continue;  // "Ring,,Tree", "^": NCCL's strtok_r skips empty names
     std::size_t k = 0;
     while (k < names.size() && folded(names[k]) != folded(item) &&
            !(k < also.size() && also[k] && folded(also[k]) == folded(item)))
       ++k;
     if (k == names.size()) {
-      throw ConfigError(fmt::format("{}: {}='{}': unknown {} '{}'; NCCL knows {}", where, variable,
-                                    value, variable == "NCCL_ALGO" ? "algorithm" : "protocol", item,
-                                    known));
+      throw ConfigError(fmt::format(
+          "{}: {}='{}': unknown {} '{}'; NCCL knows {}", where, variable, shown_value(value),
+          variable == "NCCL_ALGO" ? "algorithm" : "protocol", shown_value(item, 40), known));
     }
     named[k] = true;
   }
   for (std::size_t k = 0; k < named.size(); ++k) named[k] = named[k] != all_but;
   if (std::none_of(named.begin(), named.end(), [](bool b) { return b; })) {
     throw ConfigError(fmt::format("{}: {}='{}' leaves none for {}; NCCL knows {}", where, variable,
-                                  value, t.collective, known));
+                                  shown_value(value), t.collective, known));
   }
   return Selection{std::move(named), all_but};
 }
@@ -129,13 +147,13 @@ std::vector<std::string> parse_algorithms(std::string_view value, const NcclTest
       throw ConfigError(fmt::format(
           "{}: NCCL_ALGO='{}' allows {}, which the model has no cost for (CollNet needs "
           "SHARP-capable switches); compare logs measured without it",
-          where, value, nccl[i]));
+          where, shown_value(value), nccl[i]));
     }
     out.emplace_back(ours[i]);
   }
   if (sel && out.empty()) {
     throw ConfigError(fmt::format("{}: NCCL_ALGO='{}' leaves no algorithm for {}; NCCL knows {}",
-                                  where, value, t.collective, fmt::join(nccl, ", ")));
+                                  where, shown_value(value), t.collective, fmt::join(nccl, ", ")));
   }
   return out;
 }
@@ -168,12 +186,14 @@ LoggedChoice logged_choice(const NcclTestsTable& table) {
   if (!table.nccl_algo.empty()) {
     const std::string where = fmt::format("{} ({})", table.source, table.nccl_algo_from);
     c.algorithms = parse_algorithms(table.nccl_algo, table, where);
-    from.push_back(fmt::format("NCCL_ALGO={} ({})", table.nccl_algo, table.nccl_algo_from));
+    from.push_back(
+        fmt::format("NCCL_ALGO={} ({})", shown_value(table.nccl_algo), table.nccl_algo_from));
   }
   if (!table.nccl_proto.empty()) {
     const std::string where = fmt::format("{} ({})", table.source, table.nccl_proto_from);
     c.protocols = parse_protocols(table.nccl_proto, table, where);
-    from.push_back(fmt::format("NCCL_PROTO={} ({})", table.nccl_proto, table.nccl_proto_from));
+    from.push_back(
+        fmt::format("NCCL_PROTO={} ({})", shown_value(table.nccl_proto), table.nccl_proto_from));
   }
   for (const std::string& f : from) c.from += (c.from.empty() ? "" : ", ") + f;
   return c;

@@ -47,6 +47,7 @@ struct Reader {
   // The run being read: what its header said so far.
   nccl_tests::TableHints hints;
   std::map<int, std::string> devices;  // rank -> hostname
+  std::map<int, int> device_lines;     // rank -> its line
   bool in_device_block = false;
   std::string version;
   nccl_tests::NcclEnv nccl_env;  // NCCL_ALGO / NCCL_PROTO as the log last said them
@@ -84,6 +85,7 @@ struct Reader {
   void new_run() {
     close_table(false);
     devices.clear();
+    device_lines.clear();
     hints.devices_truncated = false;
     in_device_block = false;
   }
@@ -95,8 +97,16 @@ struct Reader {
     auto on = std::find(t.begin(), t.end(), std::string_view("on"));
     if (on == t.end() || on + 2 >= t.end() || *(on + 2) != "device") return false;
     if (!rank || *rank < 0 || *rank >= 1000000)
-      fail(source, line_no, "a device line with a bad rank", line);
+      fail(source, line_no, "a device line with a bad rank (not 0..999999)", line);
     if (devices.size() >= 1000000) fail(source, line_no, "more than 1000000 device lines", line);
+    const auto [at, first] = device_lines.emplace(static_cast<int>(*rank), line_no);
+    if (!first) {  // read once, it made the ranks one fewer and the nodes maybe wrong
+      fail(source, line_no,
+           fmt::format("rank {} is listed twice in the device block (lines {} and {}); a garbled "
+                       "or spliced log",
+                       *rank, at->second, line_no),
+           line);
+    }
     devices[static_cast<int>(*rank)] = std::string(*(on + 1));
     return true;
   }
@@ -112,10 +122,17 @@ struct Reader {
       close_table(open && open->complete);
     } else if (!t.empty() && t[0] == "nThread") {
       new_run();
-      // "nThread 1 nGpus 8 minBytes ...": nGpus is the GPUs each thread drives (-g).
-      const auto gpus =
-          t.size() >= 4 && t[2] == "nGpus" ? nccl_tests::parse_integer(t[3]) : std::nullopt;
-      hints.gpus_per_thread = gpus && *gpus >= 1 && *gpus <= 1024 ? static_cast<int>(*gpus) : 0;
+      // "nThread 1 nGpus 8 minBytes ...": nGpus is the GPUs each thread drives (-g), an integer
+      // (nccl-tests v2.19.6 src/util.cu:625).
+      const bool said = t.size() >= 4 && t[2] == "nGpus";
+      const auto gpus = said ? nccl_tests::parse_integer(t[3]) : std::nullopt;
+      if (said && (!gpus || *gpus < 1 || *gpus > 1024)) {  // was read as "not said": -g 1
+        fail(source, line_no,
+             fmt::format("nGpus '{}' is not a number of GPUs per thread in 1..1024",
+                         nccl_tests::shown(t[3], 20)),
+             line);
+      }
+      hints.gpus_per_thread = gpus ? static_cast<int>(*gpus) : 0;
     } else if (body.rfind("Using devices", 0) == 0) {
       new_run();
       in_device_block = true;

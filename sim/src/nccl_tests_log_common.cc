@@ -298,6 +298,24 @@ void fail_no_row_read(std::string_view source, const std::vector<NcclTestsSkippe
 
 namespace twinccl::sim {
 
+void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
+  if (row.count == 0) return;
+  const std::size_t element_bytes = size_of(row.dtype);
+  const auto ranks = static_cast<std::size_t>(std::max(1, table.ranks));
+  // By division: count x bytes x ranks overflows 2^64 at count 2^50 on 2^20 ranks.
+  const auto is_times = [&](std::size_t factor) {
+    return row.size_bytes % factor == 0 && row.size_bytes / factor == row.count;
+  };
+  if (is_times(element_bytes) || is_times(element_bytes * ranks)) return;
+  const double elements_bytes = static_cast<double>(row.count) * static_cast<double>(element_bytes);
+  nccl_tests::fail(
+      table.source, row.line,
+      fmt::format("size {} and count {} {} contradict each other ({} elements of {} bytes are "
+                  "{:.0f} bytes, or {:.0f} on {} ranks); fix or remove the row",
+                  row.size_bytes, row.count, name(row.dtype), row.count, element_bytes,
+                  elements_bytes, elements_bytes * static_cast<double>(ranks), ranks));
+}
+
 int nccl_version_code(std::string_view version) {
   std::array<int, 3> parts{};
   const char* at = version.data();

@@ -32,7 +32,9 @@ std::optional<std::string> nccl_env_value(std::string_view line, std::string_vie
   while (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == '"' || v.back() == '\'')) v.remove_suffix(1);
   if (v.empty()) return std::nullopt;
-  return shown(v, 80);
+  // Escaped (unprintable bytes as \xNN), never cut: a long list NCCL reads whole is read whole
+  // (the line is at most kNcclTestsMaxLineBytes); messages cut it where they show it.
+  return shown(v, 4 * kNcclTestsMaxLineBytes);
 }
 
 void NcclEnv::read(std::string_view line, int line_no) {

@@ -151,8 +151,12 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
   }
   // config.ngpus: the GPUs each thread drove (-g).
   if (auto c = doc.find("config"); c != doc.end() && c->is_object()) {
-    if (auto g = c->find("ngpus");
-        g != c->end() && g->is_number_integer() && *g >= 1 && *g <= 1024) {
+    if (auto g = c->find("ngpus"); g != c->end() && !g->is_null()) {
+      if (!g->is_number_integer() || *g < 1 || *g > 1024) {  // was read as "not said": -g 1
+        fail(source, 0,
+             "config.ngpus is " + nccl_tests::shown(g->dump(), 40) +
+                 ", not a number of GPUs per thread in 1..1024");
+      }
       hints.gpus_per_thread = g->get<int>();
     }
   }
@@ -169,7 +173,11 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
           !d.contains("hostname") || !d["hostname"].is_string()) {
         fail(source, 0, "config.devices entries need an integer 'rank' and a string 'hostname'");
       }
-      ranks.insert(d["rank"].get<long long>());
+      if (!ranks.insert(d["rank"].get<long long>()).second) {
+        fail(source, 0,
+             fmt::format("config.devices lists rank {} twice; a garbled or spliced file",
+                         d["rank"].get<long long>()));
+      }
       hosts.insert(d["hostname"].get<std::string>());
     }
     hints.device_ranks = static_cast<int>(ranks.size());

@@ -123,6 +123,14 @@ struct NcclTuningTable {
   // KiB (oci-quickstarts@61eba7f, 8 MiB - 1 GiB) only; judged on the 8-B200, 64-GB300 and
   // 72-GB200 rows (docs/fidelity.md, "The mid-size ramp in one NVLink domain"). Hopper: 0 (its
   // rows imply -3..+3 us a step, within their bands without it).
+  // Blackwell only is NOT NCCL's: the step's wait (v2.28.7-1 src/device/prims_simple.h:95-130,
+  // one path for sm_90 and up) and the chunk choice (src/enqueue.cc:2041-2054) do not look at the
+  // arch; NCCL's one per-arch NVLS term, the channel count (src/transport/nvls.cc:148-200), is
+  // already in channels x heads. Taken to Hopper with 8.4 unchanged it is worse: nvswitch-1node
+  // large 38/45 -> 34/45, middle 20/26 -> 18/26, 27 of 31 H100/H200 NVLS rows further (mean
+  // |error| 5.2% -> 13.9%), 10 outside their band. So this is a fitted Blackwell term whose
+  // mechanism does not carry to Hopper: the restriction follows the rows, not NCCL's code
+  // (docs/fidelity.md, "Three restrictions audited").
   double nvls_step_sync_us_blackwell;  // [fitted] 8.4
   // NVLS heads: one per NVLS graph channel, at most NCCL_MAX_NVLS_ARITY (device.h) = 32; search.cc
   // caps the NVLS graph at min(32, GPUs), so a 72-GPU NVLink domain has 32 heads, and the

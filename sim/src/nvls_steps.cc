@@ -17,7 +17,9 @@
 //   64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
 // * Blackwell, one NVLink domain: one synchronisation per step the smaller chunk adds over the
 //   128 KiB NCCL's price is measured at (8 B200s, 64 MiB: 32 KiB chunks, 8 more steps a channel,
-//   67 us; the constant is fitted: nccl_tuning_table.h nvls_step_sync_us_blackwell).
+//   67 us; the constant is fitted: nccl_tuning_table.h nvls_step_sync_us_blackwell). Blackwell
+//   only is the rows' choice, not NCCL's code (the wait and the chunk do not look at the arch);
+//   on Hopper the same term makes 27 of 31 rows worse (nccl_tuning_table.h, docs/fidelity.md).
 #include <algorithm>
 
 #include "model.h"

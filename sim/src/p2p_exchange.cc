@@ -21,6 +21,7 @@
 // call is one launch: the host side is charged once, on the sum of the rounds' kernel times.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "flow_fluid.h"
 #include "host_launch.h"
@@ -46,12 +47,26 @@ LatencyParts latency_of(const Tuner& tuner, double bytes) {
                                     OpKind::all_reduce, bytes);
 }
 
-// The net plugin's host time on a network send's completions (p2p_net_messages.h), seconds.
-double net_completions_s(const Tuner& tuner, double bytes) {
-  const double host_us = detail::network_terms(tuner.view().network).completion_host_us;
-  if (!tuner.software_latency() || !(host_us > 0.0) || !(bytes > 0.0)) return 0.0;
-  return 2.0 * detail::nccl_p2p_net_plan(tuner.view(), bytes).messages * host_us * 1e-6;
-}
+// The net plugin's host time on a network send's completions (p2p_net_messages.h), with NCCL's
+// p2p plan of the communicator made once a call, where the network class charges them.
+class NetCompletions {
+ public:
+  explicit NetCompletions(const Tuner& tuner)
+      : host_us_(tuner.software_latency()
+                     ? detail::network_terms(tuner.view().network).completion_host_us
+                     : 0.0) {
+    if (host_us_ > 0.0) messages_.emplace(tuner.view());
+  }
+  // A send's, seconds: a send and a receive completion per network message.
+  double of_send_s(double bytes) const {
+    if (!(host_us_ > 0.0) || !(bytes > 0.0)) return 0.0;
+    return 2.0 * messages_->of_send(bytes) * host_us_ * 1e-6;
+  }
+
+ private:
+  double host_us_;
+  std::optional<detail::P2pNetMessages> messages_;
+};
 
 // A send to itself is a copy inside the GPU, as a one-rank collective is timed: through device
 // memory (model.h), at the GPU's own link rate when its memory bandwidth is unknown; no software
@@ -77,7 +92,8 @@ double round_bytes(const P2pRound& round) {
   return most;
 }
 
-double analytic_round_s(const Tuner& tuner, const P2pRound& round, double network_share) {
+double analytic_round_s(const Tuner& tuner, const P2pRound& round, double network_share,
+                        const NetCompletions& completions) {
   const topo::Topology& t = tuner.topology();
   struct Crossing {
     topo::LinkId link;
@@ -118,7 +134,7 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
     }
     const int cls = route_class(t, ids);
     const double s = hop_delay_s(latency, cls) + round.sends[i].bytes / (gbps * 1e9) +
-                     (cls == 2 ? net_completions_s(tuner, round.sends[i].bytes) : 0.0);
+                     (cls == 2 ? completions.of_send_s(round.sends[i].bytes) : 0.0);
     slowest = std::max(slowest, s);
   }
   return slowest + latency.base_us * 1e-6;
@@ -137,7 +153,7 @@ double launched_us(const std::vector<double>& round_us, int gpus_per_thread,
 }
 
 double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share,
-              int gpus_per_thread) {
+              const NetCompletions& completions, int gpus_per_thread) {
   const topo::Topology& t = tuner.topology();
   detail::FlowProgram program;
   program.nranks = t.gpu_count();
@@ -161,7 +177,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
       transfer.bytes = s.bytes;
       const int cls = routes.route_class(transfer.route);
       transfer.delay_s =
-          hop_delay_s(latency, cls) + (cls == 2 ? net_completions_s(tuner, s.bytes) : 0.0);
+          hop_delay_s(latency, cls) + (cls == 2 ? completions.of_send_s(s.bytes) : 0.0);
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);
     }
@@ -220,17 +236,18 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
     }
   }
   const double network_share = detail::network_efficiency(tuner.view());
+  const NetCompletions completions(tuner);
   P2pPrediction p;
   p.fidelity = fidelity;
   if (fidelity == Fidelity::flow) {
     p.model = "flow";
-    p.time_us = flow_s(tuner, pattern, network_share, gpus_per_thread) * 1e6;
+    p.time_us = flow_s(tuner, pattern, network_share, completions, gpus_per_thread) * 1e6;
     return p;
   }
   p.model = "nccl-p2p";
   std::vector<double> round_us;
   for (const P2pRound& round : pattern)
-    round_us.push_back(analytic_round_s(tuner, round, network_share) * 1e6);
+    round_us.push_back(analytic_round_s(tuner, round, network_share, completions) * 1e6);
   p.time_us = launched_us(round_us, gpus_per_thread, detail::host_launch_of(tuner.topology()));
   return p;
 }

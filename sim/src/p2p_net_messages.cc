@@ -24,19 +24,20 @@
 // wire (the device part is the hop's latency, already in the class's 23 us Simple hop). NCCL's
 // own IB/RoCE transport has no such public figure: 0 there. NCCL_NCHANNELS_PER_NET_PEER and
 // NCCL_MAX_P2P_NCHANNELS are left at NCCL's defaults; the 2x chunk NCCL 2.30 gives ARM
-// Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view does not know the CPU).
+// Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view knows the host CPU,
+// TopologyView::host_cpu, but this plan does not read it).
 #include "p2p_net_messages.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "network_class.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
 namespace {
 
-constexpr double kNcclP2pNetChunkBytes = 131072;  // init.cc:625 NCCL_P2P_NET_CHUNKSIZE
-constexpr double kP2pPartAlignBytes = 4096;       // device.h:254 ncclP2pPartBounds
+constexpr double kP2pPartAlignBytes = 4096;  // device.h:254 ncclP2pPartBounds
 
 int pow2_up(int n) {
   int p = 1;
@@ -48,42 +49,42 @@ double div_up(double a, double b) { return std::ceil(a / b); }
 
 }  // namespace
 
-P2pNetPlan nccl_p2p_net_plan(const TopologyView& view, double peer_bytes) {
-  P2pNetPlan plan;
-  const double chunk_param =
-      view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes : kNcclP2pNetChunkBytes;
-  plan.chunk_bytes = std::min(chunk_param, nccl_simple_step_bytes(view));  // init.cc:620-642
+P2pNetMessages::P2pNetMessages(const TopologyView& view) {
+  const double chunk_param = view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes
+                                                            : topo::kNcclDefaultP2pNetChunkBytes;
+  chunk_bytes_ = std::min(chunk_param, nccl_simple_step_bytes(view));  // init.cc:620-642
   const int nranks = std::max(1, view.nranks);
-  plan.p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));
+  const int p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));
   // A network peer's channels: 2, halved with scale (one NIC covers a GPU's bandwidth here).
   int per_net_peer = 2;
-  while (per_net_peer * nranks > plan.p2p_channels * 4 && per_net_peer > 1) per_net_peer /= 2;
-  plan.channels_per_peer = std::min(plan.p2p_channels, per_net_peer);
-  int channels_min = plan.channels_per_peer;
-  while (channels_min * nranks > plan.p2p_channels && channels_min > 1) channels_min /= 2;
-  if (!(peer_bytes > 0.0) || !(plan.chunk_bytes > 0.0)) {
-    plan.message_bytes = plan.chunk_bytes;
-    plan.messages = peer_bytes == 0.0 ? 1.0 : 0.0;  // an empty send is one step
-    return plan;
+  while (per_net_peer * nranks > p2p_channels * 4 && per_net_peer > 1) per_net_peer /= 2;
+  channels_per_peer_ = std::min(p2p_channels, per_net_peer);
+  channels_min_ = channels_per_peer_;
+  while (channels_min_ * nranks > p2p_channels && channels_min_ > 1) channels_min_ /= 2;
+}
+
+double P2pNetMessages::of_send(double peer_bytes) const {
+  if (!(peer_bytes > 0.0) || !(chunk_bytes_ > 0.0))
+    return peer_bytes == 0.0 ? 1.0 : 0.0;  // an empty send is one step
+  const double min_part = std::floor(chunk_bytes_ / 2);
+  int parts = static_cast<int>(std::min<double>(channels_min_, div_up(peer_bytes, min_part)));
+  double part = std::max(min_part, div_up(peer_bytes, parts));
+  while (part > chunk_bytes_ && parts <= channels_per_peer_ / 2) {
+    parts *= 2;
+    part = div_up(peer_bytes, parts);
   }
-  const double min_part = std::floor(plan.chunk_bytes / 2);
-  plan.parts = static_cast<int>(std::min<double>(channels_min, div_up(peer_bytes, min_part)));
-  double part = std::max(min_part, div_up(peer_bytes, plan.parts));
-  while (part > plan.chunk_bytes && plan.parts <= plan.channels_per_peer / 2) {
-    plan.parts *= 2;
-    part = div_up(peer_bytes, plan.parts);
-  }
-  plan.message_bytes = peer_bytes < plan.chunk_bytes         ? plan.chunk_bytes / 4
-                       : peer_bytes < 8.0 * plan.chunk_bytes ? plan.chunk_bytes / 2
-                                                             : plan.chunk_bytes;
+  const double message_bytes = peer_bytes < chunk_bytes_         ? chunk_bytes_ / 4
+                               : peer_bytes < 8.0 * chunk_bytes_ ? chunk_bytes_ / 2
+                                                                 : chunk_bytes_;
   const double part_bytes =
-      div_up(div_up(peer_bytes, plan.parts), kP2pPartAlignBytes) * kP2pPartAlignBytes;
-  for (int p = 0; p < plan.parts; ++p) {
+      div_up(div_up(peer_bytes, parts), kP2pPartAlignBytes) * kP2pPartAlignBytes;
+  double messages = 0.0;
+  for (int p = 0; p < parts; ++p) {
     const double begin = std::min(p * part_bytes, peer_bytes);
     const double end = std::min((p + 1) * part_bytes, peer_bytes);
-    if (end > begin) plan.messages += div_up(end - begin, plan.message_bytes);
+    if (end > begin) messages += div_up(end - begin, message_bytes);
   }
-  return plan;
+  return messages;
 }
 
 double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes) {
@@ -91,7 +92,7 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
   if (view.nodes < 2 || !(host_us > 0.0) || !(peer_bytes > 0.0)) return 0.0;
   const int remote_peers = view.nranks - view.ranks_per_node;
   if (remote_peers <= 0) return 0.0;
-  const double messages = remote_peers * nccl_p2p_net_plan(view, peer_bytes).messages;
+  const double messages = remote_peers * P2pNetMessages(view).of_send(peer_bytes);
   return 2.0 * messages * host_us;  // a send and a receive completion each
 }
 

@@ -18,6 +18,13 @@ namespace {
 
 using detail::Resolved;
 
+// time -> algbw/busbw via perf_math.h.
+void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype) {
+  const double bytes = algbw_bytes(spec.kind, spec.count, dtype, spec.nranks);
+  p.algbw_gbps = p.time_us > 0.0 ? bytes / (p.time_us * 1e-6) / 1e9 : 0.0;
+  p.busbw_gbps = p.algbw_gbps * busbw_factor(spec.kind, spec.nranks);
+}
+
 Resolved resolve(const topo::Topology& topology, const Request& request) {
   Resolved r;
   r.spec = request.spec;
@@ -128,7 +135,7 @@ Prediction evaluate(const topo::Topology& topology, const Tuner& tuner, const Re
   p.fidelity = fidelity;
   p.time_us = detail::host_bound_time_us(p.time_us, request.gpus_per_thread,
                                          detail::host_launch_for(topology, tuner.view()));
-  detail::fill_bandwidths(p, base.spec, base.dtype);
+  fill_bandwidths(p, base.spec, base.dtype);
   return p;
 }
 
@@ -141,12 +148,6 @@ HostLaunch host_launch_for(const topo::Topology& topology, const TopologyView& v
   HostLaunch launch = host_launch_of(topology);
   if (rccl_models(view) && !(topology.facts().host_launch_us > 0.0)) launch.call_us = 0.0;
   return launch;
-}
-
-void fill_bandwidths(Prediction& p, const CollectiveSpec& spec, DataType dtype) {
-  const double bytes = algbw_bytes(spec.kind, spec.count, dtype, spec.nranks);
-  p.algbw_gbps = p.time_us > 0.0 ? bytes / (p.time_us * 1e-6) / 1e9 : 0.0;
-  p.busbw_gbps = p.algbw_gbps * busbw_factor(spec.kind, spec.nranks);
 }
 }  // namespace detail
 
@@ -230,7 +231,7 @@ FlowReport simulate_flow(const topo::Topology& topology, const Request& request,
   report.prediction.protocol = r.protocol;
   report.prediction.nranks = r.spec.nranks;
   report.prediction.fidelity = Fidelity::flow;
-  detail::fill_bandwidths(report.prediction, r.spec, r.dtype);
+  fill_bandwidths(report.prediction, r.spec, r.dtype);
   return report;
 }
 

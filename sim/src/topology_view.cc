@@ -19,6 +19,7 @@
 #include <span>
 
 #include "model.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
 
@@ -112,9 +113,8 @@ void fit_channels_to_nvlink(const TopologyView& view, int& channels, double& spe
 // The channel count stays the search's (RCCL launches more: 112 on 8 x gfx950, RCCL 2.26.6's
 // CHANGELOG), so a small call keeps the share of the channels it had, of the larger rate.
 bool xgmi_mesh_rings(const TopologyView& view) {
-  const bool amd = view.arch == topo::GpuArch::cdna3 || view.arch == topo::GpuArch::cdna4;
-  return amd && view.nodes == 1 && view.nranks == 8 && view.ranks_per_node == 8 &&
-         view.intra_class == LinkClass::nvlink && view.intra_gbps > 0.0;
+  return topo::is_amd(view.arch) && view.nodes == 1 && view.nranks == 8 &&
+         view.ranks_per_node == 8 && view.intra_class == LinkClass::nvlink && view.intra_gbps > 0.0;
 }
 }  // namespace
 
@@ -179,10 +179,9 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
 }
 
 double nccl_simple_step_bytes(const TopologyView& view) {
-  constexpr double kDefaultBuffsizeBytes = 4194304.0;  // init.cc DEFAULT_BUFFSIZE
-  constexpr double kSteps = 8.0;                       // device.h NCCL_STEPS
+  constexpr double kSteps = 8.0;  // device.h NCCL_STEPS
   const double buffsize =
-      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : kDefaultBuffsizeBytes;
+      view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : topo::kNcclDefaultBuffsizeBytes;
   return std::floor(buffsize / kSteps);
 }
 

@@ -44,6 +44,10 @@
 namespace twinccl::sim::detail {
 namespace {
 
+// The NCCL algorithm whose software latencies an algorithm is charged: its own, or for those NCCL
+// has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
+NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
+
 // NCCL Simple's step (a 4 MiB buffer in 8 steps); fewer pieces past this many transfers
 // (SimGrid's time and memory).
 constexpr double kPipelineChunkBytes = 512.0 * 1024.0;
@@ -174,7 +178,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   }
   // NCCL's all_to_all is grouped send/recv: across nodes the net plugin's host time on its
   // messages' completions, as the tuner's analytic time (p2p_net_messages.h).
-  if (r.software_latency && r.spec.kind == OpKind::all_to_all && r.algorithm == "direct") {
+  if (r.software_latency && r.spec.kind == OpKind::all_to_all &&
+      traits_of(r.algorithm).one_step_exchange) {
     priced.fixed_latency_s +=
         all_to_all_net_completion_us(
             view, static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype))) *

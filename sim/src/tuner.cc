@@ -202,7 +202,8 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
       algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
   // NCCL runs all_to_all as grouped send/recv: across nodes the net plugin's proxy also spends
   // host time on every network message's completions (p2p_net_messages.h).
-  if (!algo && software_latency_ && spec.kind == OpKind::all_to_all && algorithm == "direct") {
+  if (!algo && software_latency_ && spec.kind == OpKind::all_to_all &&
+      detail::traits_of(algorithm).one_step_exchange) {
     p.time_us += detail::all_to_all_net_completion_us(
         *view_, static_cast<double>(spec.count) * static_cast<double>(size_of(dtype)));
   }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "support/scratch_dir.h"
 #include "twinccl/errors.h"
 #include "twinccl/run.h"
 
@@ -82,16 +83,14 @@ TEST_CASE("TWINCCL_TRACE and TWINCCL_TIMELINE paths are checked before any rank 
                               Contains("needs a topology"));
   }
   SECTION("a trace path with a NUL byte: refused, not cut at the NUL (nothing written)") {
-    const std::filesystem::path folder =
-        std::filesystem::temp_directory_path() / ("twinccl-nul-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(folder);
+    const twinccl_test::ScratchDir scratch("twinccl-nul");
+    const std::filesystem::path& folder = scratch.dir;
     o.trace_path = (folder / "tr").string() + std::string(1, '\0') + "ace.json";
     Outcome got = run_counting(o);
     CHECK(got.ranks_started == 0);
     CHECK_THAT(got.error, Contains("ConfigError: TWINCCL_TRACE '") && Contains("\\x00ace.json") &&
                               Contains("NUL byte"));
     CHECK(std::filesystem::is_empty(folder));
-    std::filesystem::remove_all(folder);
   }
   SECTION("a device that cannot take the trace (/dev/full): an error, not a lost file") {
     o.trace_path = "/dev/full";
@@ -101,14 +100,13 @@ TEST_CASE("TWINCCL_TRACE and TWINCCL_TIMELINE paths are checked before any rank 
                Contains("TWINCCL_TRACE '/dev/full'") && Contains("No space left on device"));
   }
   SECTION("a path that can be written gets the trace") {
-    const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                       ("twinccl-trace-" + std::to_string(::getpid()) + ".json");
+    const twinccl_test::ScratchDir scratch("twinccl-trace");
+    const std::filesystem::path file = scratch.path("trace.json");
     o.trace_path = file.string();
     Outcome got = run_counting(o);
     CHECK(got.error.empty());
     CHECK(got.ranks_started == 2);
     CHECK(std::filesystem::file_size(file) > 0);
-    std::filesystem::remove(file);
   }
 }
 
@@ -124,8 +122,8 @@ TEST_CASE("TWINCCL_FLIGHT_RECORDER's path is checked before any rank runs",
                    Contains("does not exist"));
   }
   SECTION("a path that can be written: a run that succeeds writes nothing there") {
-    const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                       ("twinccl-flight-" + std::to_string(::getpid()) + ".json");
+    const twinccl_test::ScratchDir scratch("twinccl-flight");
+    const std::filesystem::path file = scratch.path("flight.json");
     o.flight_recorder_path = file.string();
     Outcome got = run_counting(o);
     CHECK(got.error.empty());

@@ -17,6 +17,8 @@
 #include <system_error>
 #include <vector>
 
+#include "support/scratch_dir.h"  // ScratchDir, for the tests that run the program
+
 namespace twinccl_test {
 
 struct CliResult {
@@ -70,24 +72,5 @@ inline long peak_rss_kib(const std::vector<std::string>& args, int& exit_code) {
   exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return usage.ru_maxrss;
 }
-
-// A folder of its own under the system's temporary folder, removed with everything in it.
-struct ScratchDir {
-  std::filesystem::path dir;
-  explicit ScratchDir(const std::string& prefix) {
-    dir = std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-  }
-};
 
 }  // namespace twinccl_test

@@ -47,9 +47,8 @@ TEST_CASE("xml hints: --nic-gbps 0, negative, NaN or huge is refused (0 read as 
 
 TEST_CASE("perf --trace, --links and --compare on a measuring backend are refused, not ignored",
           "[cli][absurd]") {
-  const std::string file = (std::filesystem::temp_directory_path() /
-                            ("twinccl-absurd-" + std::to_string(::getpid()) + ".json"))
-                               .string();
+  const twinccl_test::ScratchDir scratch("twinccl-absurd");
+  const std::string file = scratch.path("trace.json");
   require_one_line_error("perf all_reduce --backend emu -b 1K -e 1K -n 1 -w 0 --trace " + file,
                          {"--trace", "--backend sim"});
   CHECK_FALSE(std::filesystem::exists(file));
@@ -61,9 +60,8 @@ TEST_CASE("perf --trace, --links and --compare on a measuring backend are refuse
 
 TEST_CASE("perf --trace with several collectives writes one file each (the last overwrote all)",
           "[cli][absurd]") {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("twinccl-traces-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const twinccl_test::ScratchDir scratch("twinccl-traces");
+  const std::filesystem::path& dir = scratch.dir;
   const CliResult r =
       run_cli("perf all_reduce all_gather -b 1M -e 1M -c 0 --trace " + (dir / "t.json").string());
   INFO(r.out);
@@ -73,5 +71,4 @@ TEST_CASE("perf --trace with several collectives writes one file each (the last 
     CHECK_THAT(r.out, Contains(std::string("written to ") + (dir / name).string()));
   }
   CHECK_FALSE(std::filesystem::exists(dir / "t.json"));
-  std::filesystem::remove_all(dir);
 }

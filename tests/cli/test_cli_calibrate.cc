@@ -1,8 +1,6 @@
 // `twinccl calibrate`: the real program fits a preset to published logs (tests/fidelity/logs,
 // provenance in SOURCES.md), writes a topology file `compare` takes, and refuses a fit the logs
 // cannot determine with exit 2, naming the sweep to measure.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
@@ -18,9 +16,8 @@ std::string log_path(const std::string& name) {
 }  // namespace
 
 TEST_CASE("calibrate: fits, prints what moved, writes a topology file compare takes", "[cli]") {
-  const std::string out = (std::filesystem::temp_directory_path() /
-                           ("twinccl-cal-" + std::to_string(getpid()) + ".json"))
-                              .string();
+  const twinccl_test::ScratchDir scratch("twinccl-cal");
+  const std::string out = scratch.path("fit.json");
   const std::string one = log_path("issue290-h100-1node-all_reduce-nvls.log");
   const std::string two = log_path("issue309-h100-xe9680-2node-all_reduce-8B-16G.log");
   // issue 290's node log starts at 128 MiB: it says nothing of the launch, so the latency fit is
@@ -52,9 +49,8 @@ TEST_CASE("calibrate: fits, prints what moved, writes a topology file compare ta
 // Logs published without their device block (OCI's MI355X tables, cut to 8 and 16 GiB) name
 // their ranks and nodes per log, in order; a count that does not match the logs is refused.
 TEST_CASE("calibrate: --ranks / --nodes per log for logs without a device block", "[cli]") {
-  const std::string out = (std::filesystem::temp_directory_path() /
-                           ("twinccl-cal-ranks-" + std::to_string(getpid()) + ".json"))
-                              .string();
+  const twinccl_test::ScratchDir scratch("twinccl-cal-ranks");
+  const std::string out = scratch.path("fit.json");
   const std::string logs = log_path("oci-mi355x-pollara-1node-all_reduce-8G-16G.log") + " " +
                            log_path("oci-mi355x-pollara-2node-all_reduce-8G-16G.log") +
                            " --topology mi325x-roce-4 --bandwidth-only -o " + out;
@@ -69,16 +65,14 @@ TEST_CASE("calibrate: --ranks / --nodes per log for logs without a device block"
   INFO(fit.out);
   REQUIRE(fit.exit_code == 0);
   CHECK_THAT(fit.out, Catch::Contains("nvlink_gbps") && Catch::Contains("wrote"));
-  std::filesystem::remove(out);
 }
 
 // A run with NCCL_ALGO=Ring whose published log starts at "# nThread" (issue 309, SOURCES.md:
 // `mpirun ... -x NCCL_ALGO=Ring`) is priced as a ring when the user says so, one --algo per log;
 // the fit report says which algorithm priced each log. A miscount or an unknown name is refused.
 TEST_CASE("calibrate: --algo per log prices a forced-ring log as a ring", "[cli]") {
-  const std::string out = (std::filesystem::temp_directory_path() /
-                           ("twinccl-cal-algo-" + std::to_string(getpid()) + ".json"))
-                              .string();
+  const twinccl_test::ScratchDir scratch("twinccl-cal-algo");
+  const std::string out = scratch.path("fit.json");
   const std::string logs = log_path("issue290-h100-1node-all_reduce-nvls.log") + " " +
                            log_path("issue309-h100-ib400-2node-all_reduce-ring-minctas24.log") +
                            " --topology h100-cluster-4 --bandwidth-only -o " + out;
@@ -97,5 +91,4 @@ TEST_CASE("calibrate: --algo per log prices a forced-ring log as a ring", "[cli]
              Catch::Contains("issue290-h100-1node-all_reduce-nvls.log priced with "
                              "NCCL's choice") &&
                  Catch::Contains("minctas24.log priced with ring (NCCL_ALGO=Ring (--algo))"));
-  std::filesystem::remove(out);
 }

@@ -1,16 +1,16 @@
 // `twinccl compare`: the real program on published nccl-tests logs (real measurements copied
 // verbatim, provenance in tests/fidelity/logs/SOURCES.md), its formats and its errors.
-#include <unistd.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 
 #include "cli/cli_runner.h"
+#include "support/forced_ring_log.h"
 
 using twinccl_test::run_cli;
 
@@ -160,16 +160,12 @@ TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   const auto missing = run_cli("compare /nonexistent/run.log --topology dgx-h100");
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.out, Catch::Contains("/nonexistent/run.log"));
-  const std::string bad = (std::filesystem::temp_directory_path() /
-                           ("twinccl-compare-bad-" + std::to_string(getpid()) + ".log"))
-                              .string();
-  {
-    std::ofstream f(bad);
-    f << "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
-         "8 2 float sum -1 nan 0.00 0.00 0 38.85 0.00 0.00 0\n";
-  }
+  const twinccl_test::ScratchDir scratch("twinccl-compare-bad");
+  const std::string bad = scratch.path("bad.log");
+  scratch.write("bad.log",
+                "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                "8 2 float sum -1 nan 0.00 0.00 0 38.85 0.00 0.00 0\n");
   const auto broken = run_cli("compare " + bad + " --topology dgx-h100");
-  std::filesystem::remove(bad);
   CHECK(broken.exit_code == 2);
   CHECK_THAT(broken.out, Catch::Contains(bad + ":2: time 'nan' is not a finite number"));
   const auto nodes = run_cli("compare " + log_path(kTwoNode) + " --topology dgx-h100");
@@ -189,38 +185,27 @@ TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
 // one_rank/copy and times in place as the host's call alone; compare --in-place of that table
 // predicts it back as one_rank/none. (The label was ring/LL and in place took the copy's time.)
 TEST_CASE("one rank: perf and compare label NCCL's copy, nothing in place", "[cli][compare]") {
-  const std::string log = (std::filesystem::temp_directory_path() /
-                           ("twinccl-one-rank-" + std::to_string(getpid()) + ".log"))
-                              .string();
+  const twinccl_test::ScratchDir scratch("twinccl-one-rank");
+  const std::string log = scratch.path("one-rank.log");
   const auto perf =
       run_cli("perf all_reduce -b 512M -e 512M -c 0 --backend sim --topology dgx-h200 -g 1");
   INFO(perf.out);
   REQUIRE(perf.exit_code == 0);
   CHECK(has_line(perf.out, {"536870912", "253.55", "5.00", "one_rank/copy"}));
-  std::ofstream(log) << perf.out;
+  scratch.write("one-rank.log", perf.out);
   const auto cmp = run_cli("compare " + log + " --topology dgx-h200 --in-place");
   INFO(cmp.out);
   CHECK(cmp.exit_code == 0);
   CHECK(has_line(cmp.out, {"536870912", "5.00", "5.00", "one_rank/none"}));
-  std::filesystem::remove(log);
 }
 
 // A log whose run forced NCCL_ALGO (NCCL's INFO line, tuning.cc "NCCL_ALGO set by environment
 // to %s") is predicted with that algorithm, and the JSON says what the log forced and where it
 // was read; null for NCCL's own choice.
 TEST_CASE("compare --format json names the log's NCCL_ALGO / NCCL_PROTO", "[cli][compare]") {
-  const std::string log = (std::filesystem::temp_directory_path() /
-                           ("twinccl-forced-ring-" + std::to_string(getpid()) + ".log"))
-                              .string();
-  std::ofstream(log)
-      << "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor)\n#\n# Using devices\n"
-         "#  Rank  0 Group  0 Pid  1 on     node-a device  0 [0x19] NVIDIA H100 80GB HBM3\n"
-         "#  Rank  1 Group  0 Pid  2 on     node-a device  1 [0x19] NVIDIA H100 80GB HBM3\n"
-         "node-a:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
-         "#       size  count   type redop root   time  algbw  busbw #wrong   time  algbw  busbw "
-         "#wrong\n"
-         "           8      2  float   sum   -1  30.10   0.00   0.00      0  30.00   0.00   0.00 "
-         "     0\n";
+  const twinccl_test::ScratchDir scratch("twinccl-forced-ring");
+  const std::string log = scratch.path("forced-ring.log");
+  scratch.write("forced-ring.log", twinccl_test::forced_ring_log());  // two ranks on node-a
   const auto forced = run_cli("compare " + log + " --topology dgx-h100 --format json");
   INFO(forced.out);
   REQUIRE(forced.exit_code == 0);
@@ -233,5 +218,33 @@ TEST_CASE("compare --format json names the log's NCCL_ALGO / NCCL_PROTO", "[cli]
                            " --topology dgx-h100 --format json");
   REQUIRE(own.exit_code == 0);
   CHECK(nlohmann::json::parse(own.out)["tables"][0].at("nccl_algo").is_null());
-  std::filesystem::remove(log);
+}
+
+// --format csv carries the same NCCL_ALGO / NCCL_PROTO columns as JSON (empty = NCCL's choice):
+// the log's own INFO lines on every row of its table; none on the summary records.
+TEST_CASE("compare --format csv names the log's NCCL_ALGO / NCCL_PROTO", "[cli][compare]") {
+  const twinccl_test::ScratchDir scratch("twinccl-forced-ring-csv");
+  const std::string log = scratch.path("forced-ring.log");
+  scratch.write("forced-ring.log", twinccl_test::forced_ring_log("node-a", "Simple"));
+  const auto csv = run_cli("compare " + log + " --topology dgx-h100 --format csv");
+  INFO(csv.out);
+  REQUIRE(csv.exit_code == 0);
+  std::istringstream lines(csv.out);
+  std::string header, row, summary;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  std::getline(lines, summary);
+  CHECK_THAT(header,
+             Catch::EndsWith(",spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from"));
+  CHECK_THAT(row, Catch::StartsWith("row,") && Catch::Contains(",ring,Simple,") &&
+                      Catch::EndsWith(",Ring,line 6,Simple,line 7"));
+  CHECK_THAT(summary, Catch::StartsWith("summary,") && Catch::EndsWith(",,,,"));
+  const auto own = run_cli("compare " + log_path("issue290-h100-1node-all_reduce-nvls.log") +
+                           " --topology dgx-h100 --format csv");
+  REQUIRE(own.exit_code == 0);
+  const std::size_t first_row = own.out.find("\nrow,") + 1;
+  REQUIRE(first_row > 0);
+  // rows and spread (a summary's), then the four columns: all empty.
+  CHECK_THAT(own.out.substr(first_row, own.out.find('\n', first_row) - first_row),
+             Catch::EndsWith(",,,,,,") && !Catch::EndsWith(",,,,,,,"));
 }

@@ -2,8 +2,6 @@
 // why, and the count in the table (and JSON); a log with no row to compare exits 2 saying why.
 // The old code dropped rows with a garbled or negative size without a word and exited 0 on a log
 // whose rows all had a time of 0.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -25,8 +23,9 @@ std::string published_log() {
          "/tests/fidelity/logs/a100-sxm4-80gb-1node-all_reduce-g8.log";
 }
 
-// The published log with lines replaced (1-based line -> new text), written to a temporary file.
-std::string edited_log(const std::string& name, const std::map<int, std::string>& lines) {
+// The published log with lines replaced (1-based line -> new text), written to `scratch`.
+std::string edited_log(const twinccl_test::ScratchDir& scratch, const std::string& name,
+                       const std::map<int, std::string>& lines) {
   std::ifstream in(published_log());
   std::ostringstream out;
   int n = 0;
@@ -34,11 +33,8 @@ std::string edited_log(const std::string& name, const std::map<int, std::string>
     const auto it = lines.find(++n);
     out << (it == lines.end() ? line : it->second) << "\n";
   }
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("twinccl-" + std::to_string(::getpid()) + "-" + name))
-                               .string();
-  std::ofstream(path) << out.str();
-  return path;
+  scratch.write(name, out.str());
+  return scratch.path(name);
 }
 
 }  // namespace
@@ -46,8 +42,9 @@ std::string edited_log(const std::string& name, const std::map<int, std::string>
 TEST_CASE("compare warns about every row it does not compare, with file:line and why",
           "[cli][compare]") {
   // Line 16 is the 8-byte row, line 17 the 16-byte row of the published log.
+  const twinccl_test::ScratchDir scratch("twinccl-compare-garbled");
   const std::string log = edited_log(
-      "garbled.log",
+      scratch, "garbled.log",
       {{16,
         "          1P             2     float     sum      -1    40.12    0.00    0.00      0 "
         "   38.85    0.00    0.00      0"},
@@ -65,7 +62,6 @@ TEST_CASE("compare warns about every row it does not compare, with file:line and
   CHECK(doc["tables"][0]["skipped_rows"] == 2);
   CHECK(doc["tables"][0]["skipped"][0]["line"] == 16);
   CHECK(doc["tables"][0]["rows"].size() == 28);
-  std::filesystem::remove(log);
 }
 
 TEST_CASE("compare of a log with no row to compare exits 2 saying why", "[cli][compare]") {
@@ -84,11 +80,11 @@ TEST_CASE("compare of a log with no row to compare exits 2 saying why", "[cli][c
     zero_times[n] = joined;
   }
   REQUIRE(zero_times.size() == 30);
-  const std::string log = edited_log("zero.log", zero_times);
+  const twinccl_test::ScratchDir scratch("twinccl-compare-zero");
+  const std::string log = edited_log(scratch, "zero.log", zero_times);
   const auto r = run_cli("compare " + log + " --topology dgx-a100");
   INFO(r.out);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Contains("no row of the log(s) could be compared: 30 row(s)") &&
                         Contains(log + ":16: a measured time of 0"));
-  std::filesystem::remove(log);
 }

@@ -47,9 +47,10 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
-// A 16-rank trace (two DGX nodes): one 64 MiB all_reduce over the world after some compute.
-std::string write_trace() {
-  const std::string path = temp_path("trace.json");
+// A 16-rank trace (two DGX nodes): one 64 MiB all_reduce over the world after some compute,
+// written in `scratch`.
+std::string write_trace(const twinccl_test::ScratchDir& scratch) {
+  const std::string path = scratch.path("trace.json");
   nlohmann::json doc{{"format", "twinccl-trace"}, {"version", 1},     {"program", "whatif test"},
                      {"world_size", 16},          {"ranks", nullptr}, {"communicators", nullptr}};
   std::vector<int> all;
@@ -203,7 +204,8 @@ TEST_CASE("whatif prints the side-by-side table, CSV and JSON", "[cli][whatif]")
 }
 
 TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][whatif]") {
-  const std::string trace = write_trace();
+  const twinccl_test::ScratchDir scratch("twinccl-whatif-replay");
+  const std::string trace = write_trace(scratch);
   const auto r = run_cli("whatif --replay " + trace +
                          " -t h100-cluster-2 -t 'h100-cluster-2 --degrade nic3@node1=25%' "
                          "-t 'h100-cluster-2 --degrade gpu3@node0=50%' --format json");
@@ -218,7 +220,6 @@ TEST_CASE("whatif --replay compares one trace on several topologies", "[cli][wha
   const auto sizes = run_cli("whatif --replay " + trace + " -t h100-cluster-2 -b 1M");
   CHECK(sizes.exit_code == 2);
   CHECK_THAT(sizes.out, Contains("are for a sweep"));
-  std::filesystem::remove(trace);
 }
 
 TEST_CASE("whatif --plot writes an SVG and a PNG (CTest: Skipped without gnuplot)",
@@ -259,7 +260,8 @@ TEST_CASE("replay --trace names each timeline inside its folder, whatever the to
           "[cli][whatif][hostile]") {
   // A topology file named "../escaped/x y" used to send its timeline outside the --trace folder
   // (OUT's folder / "t.../escaped/x y.json").
-  const std::string trace = write_trace();
+  const twinccl_test::ScratchDir scratch("twinccl-whatif-timelines");
+  const std::string trace = write_trace(scratch);
   nlohmann::json topology;
   std::ifstream(std::string(TWINCCL_SOURCE_DIR) + "/topologies/examples/cluster-64-h100.json") >>
       topology;

@@ -1,35 +1,25 @@
 // Input files (twinccl/input_file.h): the one opener every reader of a user's file goes through.
 // Each refusal is a ConfigError naming what was read and the path.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "support/scratch_dir.h"
 #include "twinccl/errors.h"
 #include "twinccl/input_file.h"
 
 using namespace twinccl;
 using Catch::Contains;
 
-namespace {
-std::filesystem::path scratch_file(const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("twinccl_input_file_" + std::to_string(::getpid()) + ".txt");
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-}  // namespace
-
 TEST_CASE("read_input_file: the whole file within the cap, refused past it", "[input]") {
-  const auto path = scratch_file(std::string(100, 'x'));
+  const twinccl_test::ScratchDir scratch("twinccl_input_file");
+  const std::filesystem::path path = scratch.path("input.txt");
+  scratch.write("input.txt", std::string(100, 'x'));
   CHECK(read_input_file("log", path, 100) == std::string(100, 'x'));
   CHECK_THROWS_AS(read_input_file("log", path, 99), ConfigError);
   CHECK_THROWS_WITH(read_input_file("log", path, 99, "; cut it"),
                     Contains("cannot read log '" + path.string() + "': more than 99 bytes") &&
                         Contains("(the cap per file; cut it)"));
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("read_input_file: a device without end stops at the cap", "[input]") {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/edited_topology.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/p2p.h"
 #include "twinccl/sim/timing.h"
@@ -22,11 +23,7 @@ using namespace twinccl::sim;
 
 namespace {
 
-topo::Topology with(const std::string& preset, const std::vector<std::string>& settings) {
-  topo::TopologyEdits e;
-  for (const std::string& s : settings) e.settings.push_back(topo::parse_setting(s));
-  return topo::apply_edits(topo::load_topology(preset), e).topology;
-}
+using twinccl_test::preset_with;
 
 double alltoall_us(const topo::Topology& t, std::size_t bytes_per_rank,
                    Fidelity fidelity = Fidelity::analytic) {
@@ -47,23 +44,23 @@ const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffs
 // 248 remote peers: 2 x 248 x 16 completions of 1 us on top of the wire. With NCCL's 128 KiB
 // chunk the same call takes 64 messages a peer.
 TEST_CASE("alltoall over EFA: 1 us a completion, counted from the run's p2p chunk") {
-  const double run = alltoall_us(with("aws-p5-32", kRun), std::size_t{2} << 30);
+  const double run = alltoall_us(preset_with("aws-p5-32", kRun), std::size_t{2} << 30);
   const double nccl_default = alltoall_us(topo::load_topology("aws-p5-32"), std::size_t{2} << 30);
   CHECK(nccl_default - run == Approx(2.0 * 248 * (64 - 16)).epsilon(1e-6));
   CHECK(std::abs(run / 52454.4 - 1.0) <= 0.10);
   // 32 MiB at 2 nodes: 2 MiB a peer in 2 parts of 1 MiB; below 8 chunks a message is half a
   // chunk: 8 messages of 256 KiB a peer, 4 of 512 KiB with a 1 MiB chunk; 8 remote peers.
-  const double small_run = alltoall_us(with("aws-p5-2", kRun), std::size_t{32} << 20);
-  const double small_1m =
-      alltoall_us(with("aws-p5-2", {"p2p_net_chunk_bytes=1048576", "nccl_buffsize_bytes=8388608"}),
-                  std::size_t{32} << 20);
+  const double small_run = alltoall_us(preset_with("aws-p5-2", kRun), std::size_t{32} << 20);
+  const double small_1m = alltoall_us(
+      preset_with("aws-p5-2", {"p2p_net_chunk_bytes=1048576", "nccl_buffsize_bytes=8388608"}),
+      std::size_t{32} << 20);
   CHECK(small_run - small_1m == Approx(2.0 * 8 * (8 - 4)).epsilon(1e-6));
   // The flow fidelity plays the wire and adds the same completions.
   const double flow_run =
-      alltoall_us(with("aws-p5-2", kRun), std::size_t{32} << 20, Fidelity::flow);
-  const double flow_1m =
-      alltoall_us(with("aws-p5-2", {"p2p_net_chunk_bytes=1048576", "nccl_buffsize_bytes=8388608"}),
-                  std::size_t{32} << 20, Fidelity::flow);
+      alltoall_us(preset_with("aws-p5-2", kRun), std::size_t{32} << 20, Fidelity::flow);
+  const double flow_1m = alltoall_us(
+      preset_with("aws-p5-2", {"p2p_net_chunk_bytes=1048576", "nccl_buffsize_bytes=8388608"}),
+      std::size_t{32} << 20, Fidelity::flow);
   CHECK(flow_run - flow_1m == Approx(2.0 * 8 * (8 - 4)).epsilon(1e-6));
 }
 
@@ -71,21 +68,22 @@ TEST_CASE("alltoall over EFA: 1 us a completion, counted from the run's p2p chun
 // holds 256 KiB chunks, so the run's 512 KiB setting yields 32 messages a peer at 8 MiB.
 TEST_CASE("alltoall over EFA: NCCL_BUFFSIZE / 8 caps the p2p chunk") {
   const std::size_t bytes = std::size_t{2} << 30;
-  const double run = alltoall_us(with("aws-p5-32", kRun), bytes);
+  const double run = alltoall_us(preset_with("aws-p5-32", kRun), bytes);
   const double capped = alltoall_us(
-      with("aws-p5-32", {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=2097152"}), bytes);
+      preset_with("aws-p5-32", {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=2097152"}),
+      bytes);
   CHECK(capped - run == Approx(2.0 * 248 * (32 - 16)).epsilon(1e-6));
 }
 
 // NCCL's own InfiniBand transport has no public per-completion figure: the settings move nothing.
 TEST_CASE("alltoall over InfiniBand: no per-completion charge, the settings change nothing") {
   const std::size_t bytes = std::size_t{256} << 20;
-  CHECK(alltoall_us(with("h100-cluster-2", kRun), bytes) ==
+  CHECK(alltoall_us(preset_with("h100-cluster-2", kRun), bytes) ==
         alltoall_us(topo::load_topology("h100-cluster-2"), bytes));
 }
 
 TEST_CASE("p2p_net_chunk_bytes / nccl_buffsize_bytes: read, checked, kept, written back") {
-  const topo::Topology t = with("aws-p5-2", kRun);
+  const topo::Topology t = preset_with("aws-p5-2", kRun);
   CHECK(t.facts().p2p_net_chunk_bytes == 524288.0);
   const topo::Topology back = topo::topology_from_json(topo::to_json(t));
   CHECK(back.facts().p2p_net_chunk_bytes == 524288.0);
@@ -93,7 +91,7 @@ TEST_CASE("p2p_net_chunk_bytes / nccl_buffsize_bytes: read, checked, kept, writt
   CHECK_THAT(topo::describe(back), Catch::Contains("p2p net chunk 524288 bytes"));
   CHECK_THROWS_AS(topo::parse_setting("p2p_net_chunk_bytes=-1"), InvalidArgument);
   CHECK_THROWS_AS(topo::parse_setting("nccl_buffsize_bytes=1.5"), InvalidArgument);
-  CHECK_THROWS_WITH(with("aws-p5-2", {"p2p_net_chunk_bytes=100"}),
+  CHECK_THROWS_WITH(preset_with("aws-p5-2", {"p2p_net_chunk_bytes=100"}),
                     Catch::Contains("NCCL_P2P_NET_CHUNKSIZE") && Catch::Contains("100"));
 }
 
@@ -103,7 +101,7 @@ TEST_CASE("p2p_net_chunk_bytes / nccl_buffsize_bytes: read, checked, kept, writt
 TEST_CASE("sendrecv over EFA: a network send pays its messages' completions") {
   const double bytes = 256.0 * 1024 * 1024;
   const auto time_us = [&](const std::vector<std::string>& settings, Fidelity f) {
-    const topo::Topology t = with("aws-p5-2", settings);
+    const topo::Topology t = preset_with("aws-p5-2", settings);
     const Tuner tuner(t, 16);
     return predict_p2p(tuner, sendrecv_pattern(16, bytes), f).time_us;
   };

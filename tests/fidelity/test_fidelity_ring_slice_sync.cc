@@ -1,14 +1,15 @@
 // A Simple ring in one node moves each step's piece in two slices, each waiting on the previous
 // rank (NVIDIA/nccl v2.28.7-1 src/device/prims_simple.h:193-194,227-299; chunk and slice steps
 // src/include/collectives.h:17-24), where NCCL's latency charges one NVLink hop (3.4 us) per step:
-// the first pass pays one hop more per step (sim/src/ring_slice_sync.cc; docs/fidelity.md, "The
-// mid-size ramp in one NVLink domain"). The model before this charged none of it.
+// every pass pays one hop more per step (sim/src/ring_slice_sync.cc; docs/fidelity.md, "The
+// mid-size ramp in one NVLink domain" and "Three restrictions audited"). The model before the ramp
+// round charged none of it, the one before the special round the first pass only.
 #include <catch2/catch.hpp>
 
 #include "all_reduce_request.h"
+#include "support/edited_topology.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
-#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -24,13 +25,22 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 }  // namespace
 
-TEST_CASE("ring/Simple in one node: the first pass waits one more hop per step") {
+TEST_CASE("ring/Simple in one node: every pass waits one more hop per step") {
   const topo::Topology a100 = topo::load_topology("dgx-a100");
   // NCCL's latency: 8.4 + 14 x 3.4 = 56 us; the second slice of each of the 14 steps: 47.6 more.
   CHECK(fixed_us(a100, 32 * kMiB, Protocol::simple) == Approx(56.0 + 14.0 * 3.4).epsilon(0.01));
-  // The same at 4 GiB: later loops stream behind the first.
-  CHECK(fixed_us(a100, 4096 * kMiB, Protocol::simple) ==
-        Approx(fixed_us(a100, 32 * kMiB, Protocol::simple)).epsilon(1e-9));
+  // 4 GiB on 12 channels: 21 full loops of 8 x 2 MiB chunks a channel and a 22nd of 1/3 MiB
+  // pieces, each loop's steps waiting twice (all_reduce.h runRing loops, prims_simple.h's slice
+  // loop the same in every pass): 21 loops more than at 32 MiB.
+  CHECK(fixed_us(a100, 4096 * kMiB, Protocol::simple) -
+            fixed_us(a100, 32 * kMiB, Protocol::simple) ==
+        Approx(21.0 * 14.0 * 3.4).epsilon(1e-9));
+  // A call of exactly 4 full loops (16 channels x 8 ranks x 2 MiB x 4 = 1 GiB on 8 B200s) pays 4,
+  // its empty remainder nothing.
+  const topo::Topology b200 = topo::load_topology("dgx-b200");
+  CHECK(fixed_us(b200, 1024 * kMiB, Protocol::simple) -
+            fixed_us(b200, 32 * kMiB, Protocol::simple) ==
+        Approx(3.0 * 14.0 * 3.4).epsilon(1e-9));
   // 4 GPUs of a GB200 tray: 6 steps.
   const topo::Topology tray = topo::load_topology("gb200-nvl72-cluster-1x4");
   CHECK(fixed_us(tray, 128 * kMiB, Protocol::simple) == Approx(8.4 + 12.0 * 3.4).epsilon(0.01));
@@ -51,9 +61,8 @@ TEST_CASE("ring in one node: LL128 and pieces under two slices pay NCCL's latenc
 // be >= 2 x 512 KiB, so the same pieces move in one.
 TEST_CASE("ring/Simple slices follow the run's NCCL_BUFFSIZE (nccl_buffsize_bytes)") {
   const topo::Topology a100 = topo::load_topology("dgx-a100");
-  topo::TopologyEdits big_buffer;
-  big_buffer.settings.push_back(topo::parse_setting("nccl_buffsize_bytes=67108864"));
-  const topo::Topology a100_64m = topo::apply_edits(a100, big_buffer).topology;
+  const topo::Topology a100_64m =
+      twinccl_test::with_settings(a100, {"nccl_buffsize_bytes=67108864"});
   CHECK(fixed_us(a100, 32 * kMiB, Protocol::simple) == Approx(56.0 + 14.0 * 3.4).epsilon(0.01));
   CHECK(fixed_us(a100_64m, 32 * kMiB, Protocol::simple) == Approx(56.0).epsilon(0.01));
 }

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "all_reduce_request.h"
+#include "support/edited_topology.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
-#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -27,9 +27,7 @@ double ring_busbw_gbps(const topo::Topology& t) {
 }
 
 topo::Topology with_link_gbps(const char* name, double gbps) {
-  topo::TopologyEdits e;
-  e.settings.push_back(topo::parse_setting("nvlink_gbps=" + std::to_string(gbps)));
-  return topo::apply_edits(topo::load_topology(name), e).topology;
+  return twinccl_test::preset_with(name, {"nvlink_gbps=" + std::to_string(gbps)});
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "calibrate_sweep.h"
+#include "support/forced_ring_log.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/calibrate.h"
 #include "twinccl/sim/nccl_env_choice.h"
@@ -17,17 +18,8 @@ using namespace twinccl::sim;
 
 namespace {
 
-constexpr const char* kRingLog = R"(# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor)
-#
-# Using devices
-#  Rank  0 Group  0 Pid  1 on     node-a device  0 [0x19] NVIDIA H100 80GB HBM3
-#  Rank  1 Group  0 Pid  2 on     node-b device  0 [0x19] NVIDIA H100 80GB HBM3
-node-a:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring
-node-a:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple
-#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-           8             2     float     sum      -1    30.10    0.00    0.00      0    30.00    0.00    0.00      0
-# Avg bus bandwidth    : 0.00
-)";
+// Two nodes; NCCL_ALGO=Ring on line 6, NCCL_PROTO=Simple on line 7.
+const std::string kRingLog = twinccl_test::forced_ring_log("node-b", "Simple");
 
 NcclTestsTable parsed(const std::string& text, const NcclTestsParseOptions& o = {}) {
   const std::vector<NcclTestsTable> t = parse_nccl_tests_output(text, "ring.log", o);

@@ -125,7 +125,8 @@ TEST_CASE("nccl-tests logs: nGpus of the '# nThread' line is the GPUs one thread
   CHECK(parsed("# nThread 2 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: "
                "20\n") == 1);
   CHECK(parsed("# nThread 1\n") == 0);  // not printed: 0, compare assumes one GPU per thread
-  CHECK(parsed("# nThread 1 nGpus x\n") == 0);
+  // An nGpus that is not 1..1024 is an error naming the line (it was read as not printed: -g 1).
+  CHECK_THROWS_AS(parsed("# nThread 1 nGpus x\n"), ConfigError);
   CHECK(parsed("") == 0);
   // -J JSON: config.ngpus.
   const auto json = [](const std::string& config) {
@@ -140,6 +141,7 @@ TEST_CASE("nccl-tests logs: nGpus of the '# nThread' line is the GPUs one thread
   };
   CHECK(json("\"config\": {\"nthreads\": 1, \"ngpus\": 8}, ") == 8);
   CHECK(json("\"config\": {\"nthreads\": 8, \"ngpus\": 1}, ") == 1);
-  CHECK(json("\"config\": {\"ngpus\": \"8\"}, ") == 0);
+  // nccl-tests writes an integer (v2.19.6 src/util.cu:646); anything else is an error.
+  CHECK_THROWS_AS(json("\"config\": {\"ngpus\": \"8\"}, "), ConfigError);
   CHECK(json("") == 0);
 }

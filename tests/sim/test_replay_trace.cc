@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replay_traces.h"
+#include "support/scratch_dir.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay_trace.h"
 
@@ -42,10 +43,10 @@ TEST_CASE("trace file: JSON round trip keeps every field") {
   const Trace t = sample();
   const Trace back = trace_from_json(to_json(t));
   CHECK(back == t);
-  const auto path = std::filesystem::temp_directory_path() / "twinccl_test_trace_roundtrip.json";
+  const twinccl_test::ScratchDir scratch("twinccl_test_trace_roundtrip");
+  const std::filesystem::path path = scratch.path("trace.json");
   save_trace(t, path);
   CHECK(load_trace(path) == t);
-  std::filesystem::remove(path);
   const nlohmann::json doc = nlohmann::json::parse(to_json(t));
   CHECK(doc["version"] == kTraceFormatVersion);
   CHECK(doc["format"] == "twinccl-trace");

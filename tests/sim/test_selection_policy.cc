@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "../../sim/src/algorithm_traits.h"
+#include "support/edited_topology.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/selection.h"
 #include "twinccl/topologies/presets.h"
-#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 
@@ -75,10 +75,8 @@ TEST_CASE("selection: the fallbacks without a tuner, and the tuner's choice with
 }
 
 TEST_CASE("selection: nvls_tree on two nodes runs hierarchical, forced names and their scope") {
-  topo::TopologyEdits edits;
-  edits.settings.push_back(topo::parse_setting("nodes=2"));
-  auto two =
-      std::make_shared<const topo::Topology>(topo::apply_edits(topo::dgx_h100(), edits).topology);
+  auto two = std::make_shared<const topo::Topology>(
+      twinccl_test::with_settings(topo::dgx_h100(), {"nodes=2"}));
   const sim::SelectionPolicy policy(two);
   const sim::Decision d = policy.resolve(call(OpKind::all_reduce, 1 << 26), first(16));
   CHECK(d.algorithm == "nvls_tree");

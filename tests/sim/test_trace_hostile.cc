@@ -9,6 +9,7 @@
 
 #include "replay_traces.h"
 #include "sim_topologies.h"
+#include "support/scratch_dir.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay.h"
 
@@ -267,7 +268,8 @@ TEST_CASE(
 }
 
 TEST_CASE("hostile trace: errors from a file name the file") {
-  const auto path = std::filesystem::temp_directory_path() / "twinccl_test_hostile_deadlock.json";
+  const twinccl_test::ScratchDir scratch("twinccl_test_hostile_deadlock");
+  const std::filesystem::path path = scratch.path("deadlock.json");
   {
     std::ofstream f(path);
     f << two_ranks({op("all_reduce", 0)}, {{{"wait", 0}}, {{"op", 0}}}, {op("all_reduce", 0)},
@@ -275,6 +277,5 @@ TEST_CASE("hostile trace: errors from a file name the file") {
              .dump();
   }
   CHECK_THROWS_WITH(load_trace(path), Catch::StartsWith(path.string() + ": ranks[0].events[0]"));
-  std::filesystem::remove(path);
   CHECK_THROWS_WITH(load_trace(path.parent_path()), Catch::Contains("is a directory"));
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "support/scratch_dir.h"
 #include "test_paths.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/builder.h"
@@ -109,11 +110,11 @@ TEST_CASE("JSON round trip keeps half duplex, fatpipe, forwarding GPUs and unset
 }
 
 TEST_CASE("JSON round trip through a file", "[topologies][json]") {
-  const auto path = std::filesystem::temp_directory_path() / "twinccl-topo-roundtrip.json";
+  const twinccl_test::ScratchDir scratch("twinccl-topo-roundtrip");
+  const std::filesystem::path path = scratch.path("topology.json");
   const Topology t = h100_cluster(2);
   save_topology_json(t, path);
   const Topology back = load_topology(path.string());
-  std::filesystem::remove(path);
   check_same_graph(t, back);
 }
 

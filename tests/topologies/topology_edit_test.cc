@@ -167,6 +167,9 @@ TEST_CASE("unknown parameters and impossible values list what can be set", "[top
   CHECK_THROWS_WITH(parse_setting("nodes=1.5"), Contains("a whole number"));
   CHECK_THROWS_WITH(parse_setting("nodes=0"), Contains("must be in 1..1024"));
   CHECK_THROWS_WITH(parse_setting("oversubscription=0.5"), Contains("must be in 1..1024"));
+  // Exact numbers (was "must be in 0..1.07374e+09, got 1.07374e+09").
+  CHECK_THROWS_WITH(parse_setting("nccl_buffsize_bytes=1073741825"),
+                    Contains("must be in 0..1073741824, got 1073741825"));
   CHECK(parse_setting("nic_gbps=25").value == 25.0);
   CHECK(parse_fault(FaultKind::degrade, "nic3@node5=25%").speed_fraction == 0.25);
   CHECK(parse_fault(FaultKind::degrade, "nic3@node5=0.5").speed_fraction == 0.5);

@@ -36,7 +36,7 @@ std::string describe(const Topology& t) {
                      to_string(s.arch));
   if (s.nvlinks_per_gpu > 0) {
     // AMD's GPU-GPU links (xGMI) use the nvlink link type; say what they are.
-    const bool xgmi = s.arch == GpuArch::cdna3 || s.arch == GpuArch::cdna4;
+    const bool xgmi = is_amd(s.arch);
     out += fmt::format("  {}    {} links x {:g} GB/s = {:g} GB/s per GPU per direction{}\n",
                        xgmi ? "xGMI  " : "NVLink", s.nvlinks_per_gpu, s.nvlink_link_bandwidth_gbps,
                        s.nvlink_bandwidth_gbps, xgmi ? " (link type nvlink)" : "");
@@ -69,12 +69,12 @@ std::string describe(const Topology& t) {
         us(s.host_launch_us), us(s.group_launch_us), s.network_hop_extra_us);
   }
   if (s.p2p_net_chunk_bytes > 0 || s.nccl_buffsize_bytes > 0) {
-    const auto bytes = [](double v, const char* nccl) {
-      return v > 0 ? fmt::format("{:.0f} bytes", v) : fmt::format("NCCL's {}", nccl);
+    const auto bytes = [](double v, double nccl) {
+      return v > 0 ? fmt::format("{:.0f} bytes", v) : fmt::format("NCCL's {:.0f}", nccl);
     };
     out += fmt::format("  NCCL env  p2p net chunk {}, buffer {}\n",
-                       bytes(s.p2p_net_chunk_bytes, "131072"),
-                       bytes(s.nccl_buffsize_bytes, "4194304"));
+                       bytes(s.p2p_net_chunk_bytes, kNcclDefaultP2pNetChunkBytes),
+                       bytes(s.nccl_buffsize_bytes, kNcclDefaultBuffsizeBytes));
   }
   std::array<int, 6> kinds{};
   std::array<int, 5> types{};

@@ -16,6 +16,20 @@
 namespace twinccl::topo {
 namespace detail {
 
+namespace {
+
+// "4096..2^30": the NCCL buffer range limits.h allows, as the help text shows it (2^N when the
+// top is a power of two).
+std::string nccl_buffer_range_text() {
+  const double top_exponent = std::log2(limits::max_nccl_buffer_bytes);
+  const std::string top = top_exponent == std::floor(top_exponent)
+                              ? fmt::format("2^{:.0f}", top_exponent)
+                              : fmt::format("{:.0f}", limits::max_nccl_buffer_bytes);
+  return fmt::format("{:.0f}..{}", limits::min_nccl_buffer_bytes, top);
+}
+
+}  // namespace
+
 // Ranges: bandwidths and latencies as a topology file may hold them (limits.h); counts as the
 // presets and rail_cluster() allow.
 const std::vector<ParameterSpec>& parameter_specs() {
@@ -75,12 +89,15 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  "negative; a hop never goes below 0)"});
     s.push_back({"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
-                 "NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message of a send/recv "
-                 "(alltoall) across nodes, 4096..2^30 (0 = NCCL's 131072)"});
+                 fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
+                             "of a send/recv (alltoall) across nodes, {} (0 = NCCL's {:.0f})",
+                             nccl_buffer_range_text(), kNcclDefaultP2pNetChunkBytes)});
     s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
-                 "NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the tree's Simple "
-                 "chunk, a ring's slices, the p2p chunk's cap), 4096..2^30 (0 = NCCL's 4194304)"});
+                 fmt::format("NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the "
+                             "tree's Simple chunk, a ring's slices, the p2p chunk's cap), "
+                             "{} (0 = NCCL's {:.0f})",
+                             nccl_buffer_range_text(), kNcclDefaultBuffsizeBytes)});
     return s;
   }();
   return specs;
@@ -142,14 +159,15 @@ Setting parse_setting(std::string_view text) {
                           "'; settable:" + detail::settable_list());
   }
   const auto value = parse_number(text.substr(eq + 1));
-  const std::string range = fmt::format("{:g}..{:g}", spec->min, spec->max);
+  // Exact: {:g} showed 2^30 + 1 as "1.07374e+09", the same as the bound it is over.
+  const std::string range = fmt::format("{:.15g}..{:.15g}", spec->min, spec->max);
   if (!value || (spec->integer && std::floor(*value) != *value)) {
     throw InvalidArgument("--set '" + shown + "': " + spec->name + " takes " +
                           (spec->integer ? "a whole number" : "a number") + " in " + range + " (" +
                           spec->what + ")");
   }
   if (*value < spec->min || *value > spec->max) {
-    throw InvalidArgument(fmt::format("--set '{}': {} must be in {}, got {:g} ({})", shown,
+    throw InvalidArgument(fmt::format("--set '{}': {} must be in {}, got {:.15g} ({})", shown,
                                       spec->name, range, *value, spec->what));
   }
   return {spec->name, *value};

@@ -108,6 +108,12 @@ std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
                                                        std::string_view source,
                                                        const NcclTestsParseOptions& options = {});
 
+// Throws ConfigError naming "<source>:<line>" when a row's size and count contradict each other:
+// nccl-tests prints size = count x the type's bytes, times the ranks where count is per rank
+// (table.ranks, 1 when unknown). A row with count 0 is not checked (nothing is predicted for it).
+// `compare` and `calibrate` call it on every row they predict; no product can overflow.
+void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
+
 // NCCL_VERSION_CODE of a version as a log prints it ("2.26.2+cuda12.8" -> 22602; major x 10000 +
 // minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
 // start with major.minor.patch of such a version (empty, "2.8.4", garbage).

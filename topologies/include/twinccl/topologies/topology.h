@@ -31,6 +31,8 @@ enum class Sharing { shared, fatpipe };
 // cdna3: AMD Instinct MI300X / MI325X (gfx942); cdna4: MI350X / MI355X (gfx950). Their GPU-GPU
 // links are xGMI (Infinity Fabric), drawn as the nvlink link type, and they have no NVLS.
 enum class GpuArch { unknown, ampere, hopper, blackwell, cdna3, cdna4 };
+// An AMD Instinct GPU (cdna3, cdna4): xGMI links, RCCL's model.
+constexpr bool is_amd(GpuArch arch) { return arch == GpuArch::cdna3 || arch == GpuArch::cdna4; }
 // The scale-out network between nodes, for its per-message cost (sim/src/network_class.h):
 // infiniband (NCCL's IB transport, NCCL's own latencies), roce (the same IB verbs transport over
 // Ethernet), efa (AWS Elastic Fabric Adapter, SRD, through the aws-ofi-nccl plugin: p5/p5e's
@@ -66,6 +68,12 @@ struct Link {
   Sharing sharing = Sharing::shared;
   int lanes = 1;  // physical links bundled (nvlink: NVLinks; pcie: lanes x1..x16)
 };
+
+// NCCL's own values of the two NCCL settings TopologyFacts holds, used where a fact is 0 (read in
+// NVIDIA/nccl v2.27.7-1 src/init.cc: NCCL_P2P_NET_CHUNKSIZE's default 1 << 17, DEFAULT_BUFFSIZE
+// 1 << 22). The one copy the model, `topo describe` and `--set`'s help read.
+inline constexpr double kNcclDefaultP2pNetChunkBytes = 131072;  // 128 KiB
+inline constexpr double kNcclDefaultBuffsizeBytes = 4194304;    // 4 MiB
 
 // Facts about the machine that the graph alone does not say.
 struct TopologyFacts {

@@ -1,0 +1,145 @@
+// Hostile nccl-tests logs and NCCL_ALGO / NCCL_PROTO values found by hand (issue 24's hostile
+// pass over the log readers): each was read as something else, silently, before.
+#include <catch2/catch.hpp>
+#include <limits>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/nccl_tests_log.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+constexpr const char* kHeader =
+    "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n";
+constexpr const char* kRow = "  8  2  float  sum  -1  20.0  0.00  0.00  0  20.0  0.00  0.00  0\n";
+
+std::string devices(int ranks) {
+  std::string text = "# Using devices\n";
+  for (int r = 0; r < ranks; ++r)
+    text += "#  Rank  " + std::to_string(r) + " Group 0 Pid 1 on node-a device 0 [0x19] H100\n";
+  return text;
+}
+
+std::string error_of(const std::string& text, const char* source = "bad.log") {
+  try {
+    parse_nccl_tests_file_text(text, source);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+// The algorithms a table's NCCL_ALGO gives all_reduce, or the ConfigError's message.
+std::string algorithms_of(const std::string& nccl_algo) {
+  NcclTestsTable t = parse_nccl_tests_output(devices(2) + kHeader + kRow, "env.log").front();
+  t.nccl_algo = nccl_algo;
+  t.nccl_algo_from = "--algo";
+  try {
+    std::string out;
+    for (const std::string& a : logged_choice(t).algorithms) out += (out.empty() ? "" : ",") + a;
+    return out;
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("an nGpus a thread cannot drive is an error naming the line, not 'one GPU per thread'",
+          "[nccl_tests_log][hostile]") {
+  // Before: nGpus 0 or 2^31 was read as no nGpus line at all (-g 1), without a word.
+  for (const char* gpus : {"0", "2147483648", "-8", "x"}) {
+    INFO(gpus);
+    CHECK_THAT(error_of(std::string("# nThread 1 nGpus ") + gpus + " minBytes 8\n" + devices(2) +
+                        kHeader + kRow),
+               Catch::Contains("bad.log:1: nGpus '" + std::string(gpus) + "'") &&
+                   Catch::Contains("1..1024"));
+  }
+  const std::string json = R"({"args": ["./all_reduce_perf"], "config": {"ngpus": 0,
+    "devices": [{"rank": 0, "hostname": "a"}, {"rank": 1, "hostname": "a"}]},
+    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
+      "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
+  CHECK_THAT(error_of(json, "run.json"), Catch::Contains("run.json: config.ngpus is 0"));
+}
+
+TEST_CASE("a rank listed twice in a device block is an error, not one rank fewer",
+          "[nccl_tests_log][hostile]") {
+  // Before: the second line replaced the first: 2 lines for rank 0 read as a 1-rank world.
+  const std::string twice =
+      devices(2) + "#  Rank  0 Group 0 Pid 1 on node-b device 0 [0x19] H100\n";
+  CHECK_THAT(error_of(twice + kHeader + kRow),
+             Catch::Contains("bad.log:4: rank 0 is listed twice in the device block (lines 2 "
+                             "and 4)"));
+  const std::string json = R"({"args": ["./all_reduce_perf"], "config": {"ngpus": 1,
+    "devices": [{"rank": 0, "hostname": "a"}, {"rank": 0, "hostname": "a"}]},
+    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
+      "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
+  CHECK_THAT(error_of(json, "run.json"), Catch::Contains("config.devices lists rank 0 twice"));
+}
+
+TEST_CASE("a long NCCL_ALGO in a log is read whole, not cut at 80 characters",
+          "[nccl_tests_log][hostile]") {
+  // Before: the value was cut to 80 characters and "...": a valid list of 3000 names was
+  // refused as "unknown algorithm '...'" (by hand, -J's env with 10000: the same).
+  std::string names = "Ring";
+  for (int i = 1; i < 3000; ++i) names += ",Ring";
+  const NcclTestsTable t =
+      parse_nccl_tests_output("NCCL_ALGO=" + names + "\n" + devices(2) + kHeader + kRow, "a.log")
+          .front();
+  CHECK(t.nccl_algo == names);
+  CHECK(logged_choice(t).algorithms == std::vector<std::string>{"ring"});
+  // A message showing it stays short.
+  NcclTestsTable bad = t;
+  bad.nccl_algo = names + ",Rnig";
+  try {
+    logged_choice(bad);
+    FAIL("no ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("unknown algorithm 'Rnig'"));
+    CHECK(std::string(e.what()).size() < 400);
+  }
+}
+
+TEST_CASE("NCCL_ALGO lists read as NCCL's parseList reads them", "[nccl_tests_log][hostile]") {
+  // Empty names are skipped as strtok_r skips them (before: "unknown algorithm ''").
+  CHECK(algorithms_of("Ring,") == "ring");
+  CHECK(algorithms_of("Ring,,Tree") == "tree,ring");
+  CHECK(algorithms_of("Ring;") == "ring");
+  CHECK(algorithms_of("^") == "tree,ring,nvls,nvls_tree,pat");  // all but none
+  CHECK_THAT(algorithms_of(",,"), Catch::Contains("NCCL_ALGO=',,' leaves none for all_reduce"));
+  // NCCL refuses a collective prefix it does not know (before: ignored, NCCL's own choice).
+  CHECK_THAT(
+      algorithms_of("allredcue:Ring"),
+      Catch::Contains("unknown collective prefix 'allredcue'") && Catch::Contains("AllReduce"));
+  CHECK(algorithms_of("Tree;allgather:Ring") == "tree");
+  CHECK(algorithms_of("Tree;AllReduce:^Tree,NVLS,NVLSTree,PAT") == "ring");
+  // And still refuses what NCCL refuses.
+  CHECK_THAT(algorithms_of("ring,^tree"), Catch::Contains("unknown algorithm '^tree'"));
+  CHECK_THAT(algorithms_of(";Ring"), Catch::Contains("'collective:' prefix"));
+  CHECK_THAT(algorithms_of("Ri\xc3\xa9ng"), Catch::Contains("unknown algorithm 'Ri\\xc3\\xa9ng'"));
+}
+
+TEST_CASE("a row's size and count are checked against each other without overflow",
+          "[nccl_tests_log][hostile]") {
+  NcclTestsTable t;
+  t.source = "big.log";
+  t.ranks = 262144;
+  NcclTestsRow row;
+  row.line = 7;
+  row.dtype = DataType::float32;
+  // count x 4 x 262144 = 2^64 + 2^45: the old check's product wrapped to the row's size.
+  row.count = (std::size_t{1} << 44) + (std::size_t{1} << 25);
+  row.size_bytes = std::size_t{1} << 45;
+  CHECK_THROWS_WITH(check_row_size(t, row),
+                    Catch::Contains("big.log:7: size 35184372088832 and count 17592219598848") &&
+                        Catch::Contains("contradict"));
+  row.count = 1024;
+  row.size_bytes = 4096;  // whole buffer
+  CHECK_NOTHROW(check_row_size(t, row));
+  row.size_bytes = std::size_t{4096} * 262144;  // per rank
+  CHECK_NOTHROW(check_row_size(t, row));
+}
