@@ -53,10 +53,9 @@ Topology gb300_nvl72_cluster(int racks);  // racks in 1..128
 Topology gb300_nvl72_partial(int racks, int gpus_per_rack);
 Topology mi300x_8();                 // 8 MI300X, full xGMI mesh (7 x 48 GB/s), no NVLS
 Topology mi300x_cluster(int nodes);  // nodes in 1..1024
-// The clusters clouds rent, by their names with N nodes (presets/cloud_clusters.cc): aws-p4d-N,
-// aws-p4de-N, aws-p5-N, aws-p5e-N, aws-p6-b200-N, gcp-a3mega-N, azure-ndv5-N, oci-a100-N,
-// mi300x-roce-N, mi325x-roce-N, mi355x-roce-N. nullopt when `name` is none of them; ConfigError for
-// N outside 1..1024.
+// The clusters clouds rent, by their names with N nodes (presets/cloud_clusters.cc; list_presets()
+// and `twinccl topo list` name every one), e.g. aws-p5-N, gcp-a3mega-N, mi300x-roce-N. nullopt
+// when `name` is none of them; ConfigError for N outside 1..1024.
 std::optional<Topology> cloud_cluster(std::string_view name);
 // A rows x cols 2D torus of accelerators (rows, cols in 1..128), wrap-around in both dimensions.
 Topology torus_2d(int rows, int cols, double link_bandwidth_gbps = 50.0,
