@@ -94,6 +94,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     return v.empty() || v[i] == "-" ? std::string() : v[i];
   };
   std::vector<sim::NcclTestsTable> tables;
+  std::size_t rows_read = 0;  // capped over all logs together, as compare's
   for (std::size_t i = 0; i < o.logs.size(); ++i) {
     sim::NcclTestsParseOptions parse;
     parse.collective = o.collective;
@@ -101,7 +102,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     parse.nodes = o.nodes.empty() ? 0 : o.nodes[i];
     parse.nccl_algo = per_log(o.algorithms, i);
     parse.nccl_proto = per_log(o.protocols, i);
-    for (sim::NcclTestsTable& t : read_nccl_tests_logs({o.logs[i]}, parse))
+    for (sim::NcclTestsTable& t : read_nccl_tests_logs({o.logs[i]}, parse, &rows_read))
       tables.push_back(std::move(t));
   }
   sim::CalibrationOptions options;

@@ -65,9 +65,11 @@ Replays replay_on_each(const std::string& trace_path, const std::vector<LoadedTo
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& options);
 int run_compare_command(const CompareOptions& options, std::ostream& out);
 // The tables of nccl-tests logs (compare_command.cc; calibrate's too): ConfigError when a file is
-// missing, not a regular file or larger than a log can be.
+// missing, not a regular file or larger than a log can be, or when the rows of all logs read
+// (counted in *rows_read across calls when given) pass sim::kNcclTestsMaxRows.
 std::vector<sim::NcclTestsTable> read_nccl_tests_logs(const std::vector<std::string>& paths,
-                                                      const sim::NcclTestsParseOptions& parse);
+                                                      const sim::NcclTestsParseOptions& parse,
+                                                      std::size_t* rows_read = nullptr);
 
 // `twinccl calibrate LOG... --topology T -o FILE` (calibrate_command.cc).
 struct CalibrateOptions {

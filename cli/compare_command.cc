@@ -21,9 +21,11 @@
 namespace twinccl::cli {
 
 std::vector<sim::NcclTestsTable> read_nccl_tests_logs(const std::vector<std::string>& paths,
-                                                      const sim::NcclTestsParseOptions& parse) {
+                                                      const sim::NcclTestsParseOptions& parse,
+                                                      std::size_t* rows_read) {
   std::vector<sim::NcclTestsTable> tables;
-  std::size_t rows = 0;  // the cap is per file; over all files too, or memory grows with them
+  std::size_t own_rows = 0;  // the cap is per file; over all files too, or memory grows with them
+  std::size_t& rows = rows_read ? *rows_read : own_rows;
   for (const std::string& path : paths) {
     for (sim::NcclTestsTable& t : sim::parse_nccl_tests_file_text(
              read_input_file("log", path, sim::kNcclTestsMaxBytes), path, parse)) {

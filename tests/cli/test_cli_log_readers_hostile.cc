@@ -54,6 +54,25 @@ TEST_CASE("compare: the rows of all logs together are capped, not only each file
   CHECK(r.out.size() < 600);
 }
 
+TEST_CASE("calibrate: the rows of all logs together are capped as compare's, before the fit",
+          "[cli][hostile][calibrate]") {
+  // Before: calibrate read each log alone, so the cap over all logs never counted them together;
+  // only the fit's 10000-row cap refused them, after every log was parsed.
+  const ScratchDir d("twinccl-calibrate-rows");
+  std::string rows = "# Using devices\n";
+  for (int r = 0; r < 8; ++r)
+    rows += "#  Rank " + std::to_string(r) + " Group 0 Pid 1 on a device 0 [0x19] H100\n";
+  for (int i = 0; i < 50001; ++i) rows += "8 2 float sum -1 20 0 0 0 20 0 0 0\n";
+  d.write("half.log", rows);
+  const CliResult r = run_cli("calibrate " + d.path("half.log") + " " + d.path("half.log") +
+                                  " --topology dgx-h100 -o " + d.path("out.json"),
+                              "", kLimitS);
+  INFO(r.out.substr(0, 400));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.out,
+             Contains("more than 100000 result rows over the logs (at ") && Contains("half.log)"));
+}
+
 TEST_CASE("compare: NCCL_ALGO lists in a log as NCCL reads them", "[cli][hostile][compare]") {
   // Before: "NCCL_ALGO set by environment to Ring," was refused (unknown algorithm ''), and an
   // unknown prefix ("allredcue:Ring", which NCCL refuses) was ignored.

@@ -27,7 +27,8 @@ namespace twinccl::sim {
 // Bounds on hostile input.
 inline constexpr std::size_t kNcclTestsMaxBytes = 64u << 20;  // one log or JSON file
 inline constexpr std::size_t kNcclTestsMaxLineBytes = 16384;  // one line of a log
-inline constexpr std::size_t kNcclTestsMaxRows = 100000;      // rows over all tables of a file
+// Rows over all tables of a file, and over all logs of one `twinccl compare` or `calibrate`.
+inline constexpr std::size_t kNcclTestsMaxRows = 100000;
 
 // One block of a row: out-of-place or in-place.
 struct NcclTestsBlock {
