@@ -4,11 +4,13 @@
 // src/graph/tuning.cc:36-127): ';' separates entries, the first may lack a "collective:" prefix
 // and applies to every collective, a later prefixed one replaces the list of its collective; a
 // prefix must be one of NCCL's collectives (src/init.cc:52; "Unrecognized prefix token" there);
-// '^' turns a list into "all but these"; names compare without case; empty entries and names
-// are skipped, as strtok_r skips them ("Ring," is Ring, "^" is all). For example, for an all_reduce
-// log, "Ring,Tree;allgather:Ring" -> {ring, tree}; "^NVLS,NVLSTree" -> {ring, tree, pat, ...}.
-// twinccl's own names (nvls_tree) are accepted too. The prediction under a list ranks the allowed
-// pairs with the tuner's ranking time, as NCCL's own ranking over its enabled table does.
+// '^' turns a list into "all but these"; names compare without case only (strcasecmp: "Nvls-Tree"
+// is refused as NCCL refuses it); empty entries, names and ':' pieces are skipped, as strtok_r
+// skips them ("Ring," is Ring, "^" is all, "Ring:" is Ring), a third ':' piece is ignored. For
+// example, for an all_reduce log, "Ring,Tree;allgather:Ring" -> {ring, tree}; "^NVLS,NVLSTree" ->
+// {ring, tree, pat, ...}. twinccl's own names (nvls_tree) are accepted too. The prediction under a
+// list ranks the allowed pairs with the tuner's ranking time, as NCCL's own ranking over its
+// enabled table does.
 #include "twinccl/sim/nccl_env_choice.h"
 
 #include <fmt/format.h>
@@ -41,56 +43,67 @@ constexpr AlgoName kAlgos[] = {{"Tree", "tree"},
 constexpr const char* kPrefixes[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
                                      "AllReduce"};
 
-// Lower case without '_' and '-': "NVLSTree", "nvls_tree" and "nvls-tree" alike; "AllReduce" and
-// "all_reduce" alike.
+// Lower case without '_' and '-': maps twinccl's collective names ("all_reduce") to NCCL's
+// prefixes ("AllReduce"); the user's names themselves compare as NCCL's strcasecmp does.
 std::string folded(std::string_view s) {
   std::string out;
   for (const char c : s) {
-    if (c == '_' || c == '-' || c == ' ') continue;
+    if (c == '_' || c == '-') continue;
     out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
 
-std::vector<std::string_view> split_at(std::string_view s, char sep) {
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The pieces strtok_r gives: `s` cut at every `sep`, empty pieces dropped.
+std::vector<std::string_view> pieces(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   std::size_t begin = 0;
-  while (true) {
-    const std::size_t end = s.find(sep, begin);
-    out.push_back(s.substr(begin, end == std::string_view::npos ? s.npos : end - begin));
-    if (end == std::string_view::npos) return out;
+  while (begin <= s.size()) {
+    const std::size_t end = std::min(s.find(sep, begin), s.size());
+    if (end > begin) out.push_back(s.substr(begin, end - begin));
     begin = end + 1;
   }
+  return out;
 }
 
 // The element list `value` gives `collective` (NCCL's parseList); nullopt = none applies to it.
+// As strtok_r there: an entry's ':' pieces are the prefix and the list, empty ones dropped and any
+// third one ignored ("Ring:" and ":Ring" are Ring, "allreduce::Ring" is allreduce's Ring); only an
+// entry at the value's very start may lack a prefix (";Ring" and "Ring;allreduce:" are refused).
 std::optional<std::string_view> list_for(std::string_view value, const std::string& collective,
                                          const std::string& variable, const std::string& where) {
   std::optional<std::string_view> list;
-  const std::vector<std::string_view> entries = split_at(value, ';');
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].empty()) continue;  // "Ring;": NCCL's strtok_r skips it
-    const std::size_t colon = entries[i].find(':');
-    if (colon != std::string_view::npos &&
-        std::none_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) {
-          return folded(p) == folded(entries[i].substr(0, colon));
-        })) {
+  for (const std::string_view entry : pieces(value, ';')) {
+    const std::vector<std::string_view> parts = pieces(entry, ':');
+    if (parts.empty()) {  // NCCL reads a null list here (a crash); refuse it
+      throw ConfigError(fmt::format("{}: {}='{}': an entry of ':' alone names no list", where,
+                                    variable, shown_value(value)));
+    }
+    if (parts.size() == 1) {
+      if (entry.data() != value.data()) {
+        throw ConfigError(fmt::format(
+            "{}: {}='{}': every entry but the first needs a 'collective:' prefix and a list "
+            "(NCCL refuses it too)",
+            where, variable, shown_value(value)));
+      }
+      list = parts[0];
+      continue;
+    }
+    if (std::none_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](const char* p) { return same_ignoring_case(p, parts[0]); })) {
       throw ConfigError(fmt::format(
           "{}: {}='{}': unknown collective prefix '{}'; NCCL knows Broadcast, Reduce, AllGather, "
           "ReduceScatter, AllReduce (NCCL refuses it too)",
-          where, variable, shown_value(value), shown_value(entries[i].substr(0, colon), 40)));
+          where, variable, shown_value(value), shown_value(parts[0], 40)));
     }
-    if (colon == std::string_view::npos) {
-      if (i != 0) {
-        throw ConfigError(fmt::format(
-            "{}: {}='{}': every entry but the first needs a 'collective:' prefix (NCCL refuses "
-            "it too)",
-            where, variable, shown_value(value)));
-      }
-      list = entries[i];
-    } else if (folded(entries[i].substr(0, colon)) == folded(collective)) {
-      list = entries[i].substr(colon + 1);
-    }
+    if (folded(parts[0]) == folded(collective)) list = parts[1];
   }
   return list;
 }
@@ -113,11 +126,11 @@ std::optional<Selection> selected(std::string_view value, const NcclTestsTable& 
   std::vector<bool> named(names.size(), false);
   std::string known;
   for (const char* n : names) known += (known.empty() ? "" : ", ") + std::string(n);
-  for (const std::string_view item : split_at(items, ',')) {
-    if (item.empty()) continue;  // "Ring,,Tree", "^": NCCL's strtok_r skips empty names
+  for (const std::string_view item : pieces(items, ',')) {
+    // "Ring,,Tree", "^": NCCL's strtok_r skips empty names (pieces drops them)
     std::size_t k = 0;
-    while (k < names.size() && folded(names[k]) != folded(item) &&
-           !(k < also.size() && also[k] && folded(also[k]) == folded(item)))
+    while (k < names.size() && !same_ignoring_case(names[k], item) &&
+           !(k < also.size() && also[k] && same_ignoring_case(also[k], item)))
       ++k;
     if (k == names.size()) {
       throw ConfigError(fmt::format(

@@ -123,6 +123,22 @@ TEST_CASE("NCCL_ALGO lists read as NCCL's parseList reads them", "[nccl_tests_lo
   CHECK_THAT(algorithms_of("Ri\xc3\xa9ng"), Catch::Contains("unknown algorithm 'Ri\\xc3\\xa9ng'"));
 }
 
+TEST_CASE("NCCL_ALGO's ':' pieces read as NCCL's strtok_r cuts them", "[nccl_tests_log][hostile]") {
+  // NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc:55-127: empty ':' pieces dropped, a third ignored,
+  // only the value's first entry without a prefix. Before: "Ring:" and ":Ring" were refused
+  // (unknown prefix), "allreduce::Ring" too (unknown algorithm ':Ring'), and "Ring;allreduce:"
+  // was read as an empty list for allreduce.
+  CHECK(algorithms_of("Ring:") == "ring");
+  CHECK(algorithms_of(":Ring") == "ring");
+  CHECK(algorithms_of("allreduce::Ring") == "ring");
+  CHECK(algorithms_of("allreduce:Ring:Tree") == "ring");
+  CHECK_THAT(algorithms_of("Ring;allreduce:"), Catch::Contains("'collective:' prefix"));
+  // Names compare as strcasecmp does: case only (before: '-', '_' and ' ' were ignored too).
+  CHECK(algorithms_of("nvlstree,RING") == "ring,nvls_tree");
+  CHECK_THAT(algorithms_of("NVLS-Tree"), Catch::Contains("unknown algorithm 'NVLS-Tree'"));
+  CHECK_THAT(algorithms_of("all_reduce:Ring"), Catch::Contains("unknown collective prefix"));
+}
+
 TEST_CASE("a row's size and count are checked against each other without overflow",
           "[nccl_tests_log][hostile]") {
   NcclTestsTable t;
