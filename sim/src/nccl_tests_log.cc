@@ -49,6 +49,9 @@ struct Reader {
   std::map<int, std::string> devices;  // rank -> hostname
   std::map<int, int> device_lines;     // rank -> its line
   bool in_device_block = false;
+  // A table opened or closed since the last device line: the next device line starts a new run's
+  // block (two runs pasted together without their headers).
+  bool devices_ended = false;
   std::string version;
   nccl_tests::NcclEnv nccl_env;  // NCCL_ALGO / NCCL_PROTO as the log last said them
   Layout layout;
@@ -80,6 +83,7 @@ struct Reader {
     nccl_tests::finish_table(*open, h, options);
     tables.push_back(std::move(*open));
     open.reset();
+    devices_ended = true;
   }
 
   void new_run() {
@@ -88,6 +92,7 @@ struct Reader {
     device_lines.clear();
     hints.devices_truncated = false;
     in_device_block = false;
+    devices_ended = false;
   }
 
   // "#  Rank  0 Group  0 Pid  54740 on     thanos device  0 [0x07] NVIDIA A100-SXM4-80GB"
@@ -99,12 +104,18 @@ struct Reader {
     if (!rank || *rank < 0 || *rank >= 1000000)
       fail(source, line_no, "a device line with a bad rank (not 0..999999)", line);
     if (devices.size() >= 1000000) fail(source, line_no, "more than 1000000 device lines", line);
+    if (devices_ended) {  // a device line after a table: the next run's block
+      new_run();
+      in_device_block = true;
+    }
     const auto [at, first] = device_lines.emplace(static_cast<int>(*rank), line_no);
     if (!first) {  // read once, it made the ranks one fewer and the nodes maybe wrong
+      // Each process of a run without MPI is a world of its own and prints its device block:
+      // NVIDIA/nccl-tests issues #213, #254.
       fail(source, line_no,
-           fmt::format("rank {} is listed twice in the device block (lines {} and {}); a garbled "
-                       "or spliced log",
-                       *rank, at->second, line_no),
+           fmt::format("every process printed rank {}: nccl-tests ran without MPI (built without "
+                       "MPI=1 or not started by mpirun); rank {} is at {}:{} and {}:{}",
+                       *rank, *rank, source, at->second, source, line_no),
            line);
     }
     devices[static_cast<int>(*rank)] = std::string(*(on + 1));
@@ -156,6 +167,7 @@ struct Reader {
       layout = *l;
       layout_line = line_no;
       in_device_block = false;
+      devices_ended = !devices.empty();
     } else if (auto program = nccl_tests::collective_of_program(body);
                program && !hints.from_start_line) {
       hints.from_program = program;

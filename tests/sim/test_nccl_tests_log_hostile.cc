@@ -68,17 +68,34 @@ TEST_CASE("an nGpus a thread cannot drive is an error naming the line, not 'one 
 
 TEST_CASE("a rank listed twice in a device block is an error, not one rank fewer",
           "[nccl_tests_log][hostile]") {
-  // Before: the second line replaced the first: 2 lines for rank 0 read as a 1-rank world.
+  // Before: the second line replaced the first: 2 lines for rank 0 read as a 1-rank world. The
+  // cause: every process of a run without MPI prints its own rank 0 (nccl-tests #213, #254).
   const std::string twice =
       devices(2) + "#  Rank  0 Group 0 Pid 1 on node-b device 0 [0x19] H100\n";
   CHECK_THAT(error_of(twice + kHeader + kRow),
-             Catch::Contains("bad.log:4: rank 0 is listed twice in the device block (lines 2 "
-                             "and 4)"));
+             Catch::Contains("bad.log:4: every process printed rank 0: nccl-tests ran without "
+                             "MPI (built without MPI=1 or not started by mpirun); rank 0 is at "
+                             "bad.log:2 and bad.log:4"));
   const std::string json = R"({"args": ["./all_reduce_perf"], "config": {"ngpus": 1,
     "devices": [{"rank": 0, "hostname": "a"}, {"rank": 0, "hostname": "a"}]},
     "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
       "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
   CHECK_THAT(error_of(json, "run.json"), Catch::Contains("config.devices lists rank 0 twice"));
+}
+
+TEST_CASE("two runs pasted without their headers are two device blocks, not a rank twice",
+          "[nccl_tests_log][hostile]") {
+  // Before: the second run's device lines were counted in the first's block: "rank 0 is listed
+  // twice". A device line after a table starts the next run's block.
+  std::string lines;
+  for (int r = 0; r < 2; ++r)
+    lines += "#  Rank  " + std::to_string(r) + " Group 0 Pid 1 on node-a device 0 [0x19] H100\n";
+  const std::vector<NcclTestsTable> runs =
+      parse_nccl_tests_output(lines + kHeader + kRow + lines + kHeader + kRow, "two.log");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].ranks == 2);
+  CHECK(runs[1].ranks == 2);
+  CHECK(runs[1].rows.front().line == 8);
 }
 
 TEST_CASE("a long NCCL_ALGO in a log is read whole, not cut at 80 characters",
