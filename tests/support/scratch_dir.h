@@ -1,25 +1,38 @@
-// A folder of its own under the system's temporary folder for one test, removed with everything
-// in it when the test ends, so parallel runs never collide and nothing is left behind:
+// A folder of its own under the system's temporary folder for one test, made fresh (mkdtemp: a
+// unique name, never an existing folder, so a killed run's leftovers cannot pass or fail a later
+// check) and removed with everything in it when the test ends:
 //
 //   const twinccl_test::ScratchDir scratch("twinccl-my-test");
 //   scratch.write("in.json", "{}");
 //   run(scratch.path("in.json"), scratch.path("out.csv"));
 #pragma once
 
+#include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace twinccl_test {
 
 struct ScratchDir {
   std::filesystem::path dir;
   explicit ScratchDir(const std::string& prefix) {
-    dir = std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const std::string pattern =
+        (std::filesystem::temp_directory_path() / (prefix + "_XXXXXX")).string();
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    if (::mkdtemp(name.data()) == nullptr) {
+      throw std::runtime_error("ScratchDir: cannot make a folder " + pattern + ": " +
+                               std::strerror(errno));
+    }
+    dir = name.data();
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
@@ -29,7 +42,10 @@ struct ScratchDir {
   }
   std::string path(const std::string& name) const { return (dir / name).string(); }
   void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
+    std::ofstream out(path(name), std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error("ScratchDir: cannot write " + path(name));
   }
 };
 
