@@ -41,12 +41,6 @@ bool gnuplot_installed() {
   return false;
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("twinccl-whatif-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
 // A 16-rank trace (two DGX nodes): one 64 MiB all_reduce over the world after some compute,
 // written in `scratch`.
 std::string write_trace(const twinccl_test::ScratchDir& scratch) {
@@ -228,8 +222,9 @@ TEST_CASE("whatif --plot writes an SVG and a PNG (CTest: Skipped without gnuplot
     return twinccl_test::skip_test(
         "gnuplot is not installed (apt-get install gnuplot-nox); --plot not tested");
   }
+  const twinccl_test::ScratchDir scratch("twinccl-whatif-plot");
   for (const std::string ext : {".svg", ".png"}) {
-    const std::string out = temp_path("busbw" + ext);
+    const std::string out = scratch.path("busbw" + ext);
     const auto r = run_cli(
         "whatif all_reduce -b 1M -e 16M -t dgx-h100 -t 'dgx-h100 --set "
         "nvlink_gbps=741.6' --plot " +
@@ -238,17 +233,15 @@ TEST_CASE("whatif --plot writes an SVG and a PNG (CTest: Skipped without gnuplot
     CHECK(r.exit_code == 0);
     CHECK(std::filesystem::exists(out));
     CHECK(std::filesystem::file_size(out) > 1000);
-    std::filesystem::remove(out);
   }
 }
 
 TEST_CASE("whatif --plot without gnuplot says how to install it", "[cli][whatif]") {
   // A PATH with `timeout` and nothing else: gnuplot cannot be found.
-  const std::string dir = temp_path("bin");
-  std::filesystem::create_directories(dir);
-  std::filesystem::create_symlink("/usr/bin/timeout", dir + "/timeout");
-  const auto r = run_cli("whatif all_reduce -t dgx-h100 --plot out.svg", "PATH=" + dir);
-  std::filesystem::remove_all(dir);
+  const twinccl_test::ScratchDir bin("twinccl-whatif-bin");
+  std::filesystem::create_symlink("/usr/bin/timeout", bin.path("timeout"));
+  const auto r =
+      run_cli("whatif all_reduce -t dgx-h100 --plot out.svg", "PATH=" + bin.dir.string());
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.out, Contains("apt-get install gnuplot-nox"));
   const auto bad = run_cli("whatif all_reduce -t dgx-h100 --plot out.pdf");
@@ -266,8 +259,7 @@ TEST_CASE("replay --trace names each timeline inside its folder, whatever the to
   std::ifstream(std::string(TWINCCL_SOURCE_DIR) + "/topologies/examples/cluster-64-h100.json") >>
       topology;
   topology["name"] = "../escaped/x y";
-  const std::filesystem::path root = temp_path("timelines");
-  std::filesystem::remove_all(root);
+  const std::filesystem::path root = scratch.dir / "timelines";
   std::filesystem::create_directories(root / "out");
   const std::string file = (root / "hostile.json").string();
   std::ofstream(file) << topology.dump();
@@ -280,5 +272,4 @@ TEST_CASE("replay --trace names each timeline inside its folder, whatever the to
   CHECK(std::filesystem::exists(root / "out" / "t.x_y.json"));
   CHECK(std::filesystem::exists(root / "out" / "t.h100-cluster-2_degrade_nic3@node1=25_.json"));
   CHECK_FALSE(std::filesystem::exists(root / "escaped"));
-  std::filesystem::remove_all(root);
 }
