@@ -33,7 +33,7 @@ namespace {
 
 constexpr std::size_t kBandwidthRowBytes = std::size_t{64} << 20;
 constexpr std::size_t kLatencyRowBytes = std::size_t{1} << 20;
-// Rows a fit reads: each is predicted some hundreds of times (~0.5 ms a row at 100000: 90 s).
+// Rows a fit reads: each is predicted some hundreds of times (~0.5 ms a row: 100000 rows, 50 s).
 constexpr std::size_t kMaxCalibrationRows = 10000;
 // The smallest time nccl-tests prints ("%7.2f" us); below it a row is not a measurement.
 constexpr double kMinMeasuredUs = 0.01;
@@ -110,7 +110,10 @@ void refuse_at_end(const std::string& name, double before, double after, const t
   throw ConfigError(fmt::format(
       "calibrate: the logs put {} at {:.4g}, {} x the topology's {:.4g}, the end of what a fit "
       "may move it to: the rows measure what no machine like '{}' does (a wrong --topology, or a "
-      "garbled row; the farthest: {}:{}, {:.4g} us measured, {:.4g} us predicted at {:.4g})",
+      "garbled row; the farthest: {}:{}, {:.4g} us measured, {:.4g} us predicted at {:.4g}); if "
+      "the machine really is that far from it, give a topology file that describes the machine "
+      "as --topology (JSON: docs/topologies.md \"JSON files\", topologies/examples/; or its NCCL "
+      "topology dump, NCCL_TOPO_DUMP_FILE=mine.xml) and calibrate from there",
       name, after, scale > 1.0 ? "8" : "1/8", before, t.name(), farthest->table->source,
       farthest->row->line, farthest->measured_us, farthest_us, before));
 }

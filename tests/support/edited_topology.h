@@ -1,9 +1,10 @@
 // A topology with `--set` edits applied as the command line applies them (topo::parse_setting,
 // topo::apply_edits), for tests:
 //
-//   const topo::Topology p5 = twinccl_test::preset_with("aws-p5-2",
-//   {"p2p_net_chunk_bytes=524288"}); const topo::Topology off =
-//   twinccl_test::with_settings(topo::dgx_h100(), {"nvls=0"});
+// clang-format off
+//   const topo::Topology p5 = twinccl_test::preset_with("aws-p5-2", {"p2p_net_chunk_bytes=524288"});
+//   const topo::Topology off = twinccl_test::with_settings(topo::dgx_h100(), {"nvls=0"});
+// clang-format on
 #pragma once
 
 #include <string>
