@@ -71,7 +71,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   cmd->add_option(
          "--gpus-per-thread,-g", o.gpus_per_thread,
          "nccl-tests -g of the run: GPUs one thread launched (default: the log's nGpus, else 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, sim::kNcclTestsMaxGpusPerThread));
   cmd->add_flag("--in-place", o.in_place, "compare the in-place columns (default: out-of-place)");
   cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")
       ->check(CLI::IsMember({"analytic", "flow"}));

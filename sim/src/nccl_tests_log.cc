@@ -137,10 +137,11 @@ struct Reader {
       // (nccl-tests v2.19.6 src/util.cu:625).
       const bool said = t.size() >= 4 && t[2] == "nGpus";
       const auto gpus = said ? nccl_tests::parse_integer(t[3]) : std::nullopt;
-      if (said && (!gpus || *gpus < 1 || *gpus > 1024)) {  // was read as "not said": -g 1
+      // Out of range, it was read as "not said": -g 1.
+      if (said && (!gpus || *gpus < 1 || *gpus > kNcclTestsMaxGpusPerThread)) {
         fail(source, line_no,
-             fmt::format("nGpus '{}' is not a number of GPUs per thread in 1..1024",
-                         nccl_tests::shown(t[3], 20)),
+             fmt::format("nGpus '{}' is not a number of GPUs per thread in 1..{}",
+                         nccl_tests::shown(t[3], 20), kNcclTestsMaxGpusPerThread),
              line);
       }
       hints.gpus_per_thread = gpus ? static_cast<int>(*gpus) : 0;

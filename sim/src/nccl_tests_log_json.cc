@@ -152,10 +152,12 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
   // config.ngpus: the GPUs each thread drove (-g).
   if (auto c = doc.find("config"); c != doc.end() && c->is_object()) {
     if (auto g = c->find("ngpus"); g != c->end() && !g->is_null()) {
-      if (!g->is_number_integer() || *g < 1 || *g > 1024) {  // was read as "not said": -g 1
+      // Out of range, it was read as "not said": -g 1.
+      if (!g->is_number_integer() || *g < 1 || *g > kNcclTestsMaxGpusPerThread) {
         fail(source, 0,
              "config.ngpus is " + nccl_tests::shown(g->dump(), 40) +
-                 ", not a number of GPUs per thread in 1..1024");
+                 ", not a number of GPUs per thread in 1.." +
+                 std::to_string(kNcclTestsMaxGpusPerThread));
       }
       hints.gpus_per_thread = g->get<int>();
     }

@@ -29,6 +29,8 @@ inline constexpr std::size_t kNcclTestsMaxBytes = 64u << 20;  // one log or JSON
 inline constexpr std::size_t kNcclTestsMaxLineBytes = 16384;  // one line of a log
 // Rows over all tables of a file, and over all logs of one `twinccl compare` or `calibrate`.
 inline constexpr std::size_t kNcclTestsMaxRows = 100000;
+// nccl-tests' -g (nGpus): the GPUs one thread drives, 1..this.
+inline constexpr int kNcclTestsMaxGpusPerThread = 1024;
 
 // One block of a row: out-of-place or in-place.
 struct NcclTestsBlock {
