@@ -41,19 +41,15 @@
 namespace twinccl::sim::detail {
 namespace {
 
-// NCCL's transport constants (device.h, init.cc DEFAULT_*BUFFSIZE; see above).
+// NCCL's transport constants (device.h, init.cc DEFAULT_*BUFFSIZE; see above). NCCL_STEPS and a
+// ring's Simple chunk and slice steps: kNcclSteps, kNcclRingSimple*Steps (nccl_tuning_table.h).
 struct NetWindowTable {
-  double steps;                     // NCCL_STEPS 8
   double ll_step_data_bytes;        // 8 x 512 x 16 / 2 = 32 KiB
   double ll128_step_data_bytes;     // 120 x 640 x 8 x 120/128 = 576000
   double ll128_chunk_floor_bytes;   // 131072, then 32768 (enqueue.cc's two loops)
   double ll128_chunk_floor2_bytes;  // 32768
 };
-constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
-// A ring's Simple chunk and slice, in buffer steps (src/include/collectives.h ALLGATHER_CHUNKSTEPS,
-// ALLREDUCE_CHUNKSTEPS, REDUCESCATTER_CHUNKSTEPS 4; *_SLICESTEPS 2).
-constexpr double kRingSimpleChunkSteps = 4.0;
-constexpr double kRingSimpleSliceSteps = 2.0;
+constexpr NetWindowTable kWindow{32768.0, 576000.0, 131072.0, 32768.0};
 
 // enqueue.cc's tree/LL128 chunk (calcCollChunking): one LL128 step's data (576000 bytes), halved
 // for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
@@ -70,9 +66,7 @@ double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels)
 
 // The bytes a chunk of `data_bytes` puts on the wire: LL lines carry half data, LL128's 120 of 128.
 double wire_bytes(Protocol protocol, double data_bytes) {
-  return protocol == Protocol::ll      ? 2.0 * data_bytes
-         : protocol == Protocol::ll128 ? data_bytes * 128.0 / 120.0
-                                       : data_bytes;
+  return data_bytes * kNccl.wire_bytes_per_byte[index_of(protocol)];
 }
 
 // How long a buffer slot takes to come back: on a plugin that writes a message only into the
@@ -108,9 +102,9 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
   const double chunk =
       tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
   const double chunks = std::ceil(bytes / connections / chunk);
-  if (chunks <= kWindow.steps || !(algbw > 0.0)) return 0.0;
+  if (chunks <= kNcclSteps || !(algbw > 0.0)) return 0.0;
   const double round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, chunk);
-  const double window_us = (chunks - kWindow.steps) / kWindow.steps * round_trip_us;
+  const double window_us = (chunks - kNcclSteps) / kNcclSteps * round_trip_us;
   return std::max(0.0, window_us - bytes / (1000.0 * algbw));
 }
 
@@ -133,15 +127,16 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double simple_step = nccl_simple_step_bytes(v);
   const double chunk = protocol == Protocol::ll128 ? kWindow.ll128_step_data_bytes
                        : protocol == Protocol::ll  ? kWindow.ll_step_data_bytes
-                                                   : kRingSimpleChunkSteps * simple_step;
+                                                   : kNcclRingSimpleChunkSteps * simple_step;
   const double loops = std::max(1.0, std::ceil(share / chunk));
   const double step_data = share / loops;
   // Simple sends a step in slices of SLICESTEPS = 2 buffer steps: a message each, 4 slots.
   const double messages_per_step =
-      simple ? std::max(1.0, std::ceil(step_data / (kRingSimpleSliceSteps * simple_step))) : 1.0;
+      simple ? std::max(1.0, std::ceil(step_data / (kNcclRingSimpleSliceSteps * simple_step)))
+             : 1.0;
   const double message_data = step_data / messages_per_step;
   if (!(wire_bytes(protocol, message_data) > terms.eager_max_bytes)) return 0.0;
-  const double slots = simple ? kWindow.steps / kRingSimpleSliceSteps : kWindow.steps;
+  const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
   const double messages = steps_per_loop * loops * messages_per_step;
   const double connection_gbps = v.inter_gbps / connections;
   const double cycle_us =

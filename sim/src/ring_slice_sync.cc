@@ -27,9 +27,9 @@
 namespace twinccl::sim::detail {
 namespace {
 
-constexpr double kChunkSteps = 4.0;            // ALLREDUCE_CHUNKSTEPS
-constexpr double kSlicesPerChunk = 2.0;        // chunk steps / slice steps
-constexpr double kMinSliceSteps = 2.0 / 32.0;  // prims_simple.h:194: 1/32 of a slice's 2 steps
+constexpr double kSlicesPerChunk = kNcclRingSimpleChunkSteps / kNcclRingSimpleSliceSteps;  // 2
+// prims_simple.h:194: 1/32 of a slice's 2 steps.
+constexpr double kMinSliceSteps = kNcclRingSimpleSliceSteps / 32.0;
 
 }  // namespace
 
@@ -48,7 +48,7 @@ double ring_slice_sync_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
   // nccl-tests' bytes: the per-rank buffer (all_reduce) or n x the per-rank count (the others);
   // either way a channel's loop covers n pieces of at most one chunk.
   const double step_bytes = nccl_simple_step_bytes(v);  // NCCL_BUFFSIZE / NCCL_STEPS
-  const double chunk = kChunkSteps * step_bytes;
+  const double chunk = kNcclRingSimpleChunkSteps * step_bytes;
   const double share = bytes / launched.channels;
   const double full_loops = std::floor(share / (n * chunk));
   const double last_piece = (share - full_loops * n * chunk) / n;  // all_reduce.h:36

@@ -179,10 +179,9 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
 }
 
 double nccl_simple_step_bytes(const TopologyView& view) {
-  constexpr double kSteps = 8.0;  // device.h NCCL_STEPS
   const double buffsize =
       view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : topo::kNcclDefaultBuffsizeBytes;
-  return std::floor(buffsize / kSteps);
+  return std::floor(buffsize / kNcclSteps);
 }
 
 }  // namespace twinccl::sim::detail
