@@ -196,6 +196,9 @@ struct NvlsSteps {
   double exposed = 0.5;      // K/(K+1): the share of a fill the pipeline exposes
 };
 NvlsSteps nccl_nvls_steps(const TopologyView& view, NcclAlgo algo, double bytes);
+// Throws InternalError naming `where` unless `steps` is a call's computed steps (ops and chunk
+// above 0): an NvlsSteps{} handed to an NVLS cost would divide by its 0 ops (inf, NaN).
+void check_nvls_steps(const NvlsSteps& steps, const char* where);
 // The bytes that time an NVLS all_reduce on one node: before NCCL 2.20.3 the channels x the
 // busiest channel's bytes (nvls_grid_stride.cc), else `bytes`.
 double nvls_busiest_channel_bytes(const TopologyView& view, NcclAlgo algo, OpKind kind,

@@ -69,14 +69,21 @@ double wire_bytes(Protocol protocol, double data_bytes) {
   return data_bytes * kNccl.wire_bytes_per_byte[index_of(protocol)];
 }
 
-// How long a buffer slot takes to come back: on a plugin that writes a message only into the
-// buffer the receiver's control message named (aws-ofi-nccl's RDMA protocol), for a message above
-// its eager size, the class's slot round trip (network_class.h); else 2 network hops [assumed].
+// Whether a message of `message_data_bytes` waits for the receiver's control message: on a plugin
+// that writes a message only into the buffer the receiver named (aws-ofi-nccl's RDMA protocol: a
+// class with a slot round trip, network_class.h), one above its eager size on the wire.
+bool waits_for_control_message(const NetworkTerms& terms, Protocol protocol,
+                               double message_data_bytes) {
+  return terms.rdma_slot_round_trip_us > 0.0 &&
+         wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes;
+}
+
+// How long a buffer slot takes to come back: for a message that waits for the receiver's control
+// message, the class's slot round trip (network_class.h); else 2 network hops [assumed].
 double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
-  if (terms.rdma_slot_round_trip_us > 0.0 &&
-      wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes) {
+  if (waits_for_control_message(terms, protocol, message_data_bytes)) {
     return terms.rdma_slot_round_trip_us;
   }
   return 2.0 * nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
@@ -96,8 +103,9 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
       (algo != NcclAlgo::tree && algo != NcclAlgo::nvls_tree)) {
     return 0.0;
   }
-  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const bool tree = algo == NcclAlgo::tree;
+  if (!tree) check_nvls_steps(nvls, "net_window_wait_us");
+  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const double connections = tree ? launched.channels : nvls.ops;
   const double chunk =
       tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
@@ -135,7 +143,7 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
       simple ? std::max(1.0, std::ceil(step_data / (kNcclRingSimpleSliceSteps * simple_step)))
              : 1.0;
   const double message_data = step_data / messages_per_step;
-  if (!(wire_bytes(protocol, message_data) > terms.eager_max_bytes)) return 0.0;
+  if (!waits_for_control_message(terms, protocol, message_data)) return 0.0;
   const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
   const double messages = steps_per_loop * loops * messages_per_step;
   const double connection_gbps = v.inter_gbps / connections;

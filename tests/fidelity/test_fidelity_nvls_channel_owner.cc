@@ -5,8 +5,10 @@
 // for itself, while the steps it divided by had NCCL 2.25's 32 (kNcclVersionTerms): a second
 // derivation that diverged (checked: this test failed on that code).
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "../../sim/src/model.h"
+#include "twinccl/errors.h"
 #include "twinccl/topologies/presets.h"
 
 using namespace twinccl;
@@ -62,4 +64,17 @@ TEST_CASE("NVLS channels: the steps and the pre-2.20.3 grid stride read the owne
     const bool grid_stride = v.nodes == 1 && c.version != 0 && c.version < 22003;
     CHECK(timed == (grid_stride ? channels * bytes : bytes));
   }
+}
+
+// A cost handed NvlsSteps{} (ops 0) instead of the call's steps divided by 0 (inf; checked: the
+// step sync returned inf before check_nvls_steps): now an InternalError naming the cost.
+TEST_CASE("NVLS steps: an uncomputed NvlsSteps is an internal error, not inf") {
+  const detail::TopologyView v = view("dgx-b200", 8, 0);
+  const double bytes = 64.0 * 1024.0 * 1024.0;
+  CHECK_THROWS_AS(
+      detail::nvls_step_sync_us(v, detail::NcclAlgo::nvls, OpKind::all_reduce, bytes, {}),
+      InternalError);
+  const detail::NvlsSteps steps = detail::nccl_nvls_steps(v, detail::NcclAlgo::nvls, bytes);
+  CHECK(std::isfinite(
+      detail::nvls_step_sync_us(v, detail::NcclAlgo::nvls, OpKind::all_reduce, bytes, steps)));
 }
