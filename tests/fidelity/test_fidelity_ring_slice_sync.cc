@@ -29,9 +29,10 @@ TEST_CASE("ring/Simple in one node: every pass waits one more hop per step") {
   const topo::Topology a100 = topo::load_topology("dgx-a100");
   // NCCL's latency: 8.4 + 14 x 3.4 = 56 us; the second slice of each of the 14 steps: 47.6 more.
   CHECK(fixed_us(a100, 32 * kMiB, Protocol::simple) == Approx(56.0 + 14.0 * 3.4).epsilon(0.01));
-  // 4 GiB on 12 channels: 21 full loops of 8 x 2 MiB chunks a channel and a 22nd of 1/3 MiB
-  // pieces, each loop's steps waiting twice (all_reduce.h runRing loops, prims_simple.h's slice
-  // loop the same in every pass): 21 loops more than at 32 MiB.
+  // 4 GiB on 12 channels (341.33 MiB a channel): 21 full loops of 8 x 2 MiB chunks a channel and a
+  // 22nd, 1/3 full, of 5.33 MiB / 8 ranks = 2/3 MiB pieces, each loop's steps waiting twice
+  // (all_reduce.h runRing loops, prims_simple.h's slice loop the same in every pass): 21 loops more
+  // than at 32 MiB.
   CHECK(fixed_us(a100, 4096 * kMiB, Protocol::simple) -
             fixed_us(a100, 32 * kMiB, Protocol::simple) ==
         Approx(21.0 * 14.0 * 3.4).epsilon(1e-9));
