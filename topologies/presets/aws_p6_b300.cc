@@ -36,15 +36,11 @@
 namespace twinccl::topo {
 
 presets::DgxSystem presets::aws_p6_b300_system() {
-  DgxSystem s = b200_system();
-  s.name = s.cluster_name = "aws-p6-b300";
-  s.model = "AWS p6-b300.48xlarge";
-  s.description = s.model +
-                  ": 8 B300, NVLink 5 (NVLS), 16 x 400G EFA as 8 rails of 2 (aws-ofi-nccl), "
-                  "PCIe gen6";
-  s.nic_label = "2 x 400G EFA";
-  s.network = NetworkClass::efa_v3;
-  s.group_launch_us = 0.0;  // the host is not named publicly: the 5 us default
+  // The host is not named publicly: cloud_node's 5 us default launch.
+  DgxSystem s = cloud_node(b200_system(), "aws-p6-b300", "AWS p6-b300.48xlarge",
+                           "8 B300, NVLink 5 (NVLS), 16 x 400G EFA as 8 rails of 2 (aws-ofi-nccl), "
+                           "PCIe gen6",
+                           "2 x 400G EFA", NetworkClass::efa_v3);
   s.node.pcie_gen = 6;
   s.node.nic_bandwidth_gbps = 100.0;  // 2 x 400 Gb/s a GPU
   return s;
