@@ -60,6 +60,18 @@ TopologyView view_of(const topo::Topology& topology, int nranks);
 // (net_window.cc), a ring's slices (ring_slice_sync.cc) and the p2p chunk's cap
 // (p2p_net_messages.cc).
 double nccl_simple_step_bytes(const TopologyView& view);
+// How a Simple ring moves one step's piece (at most a chunk, kNcclRingSimpleChunkSteps steps), the
+// one owner for the slice syncs (ring_slice_sync.cc) and the network messages (net_window.cc):
+// NVIDIA/nccl v2.28.7-1 (the same in v2.27.7-1) src/device/prims_simple.h:193-194 cuts it into
+// SlicePerChunk = 2 slices of max(half the piece, 1/32 of a slice's StepPerSlice = 2 steps: 32 KiB
+// at NCCL's 4 MiB buffer), each its own wait, barriers, post and network message taking 2 of the
+// NCCL_STEPS slots (:227-292); a piece within one minimum slice fills the first slice alone (the
+// second moves nothing, :302-313). `slice_bytes`: the piece's mean non-empty slice.
+struct RingSimpleSlices {
+  double slices = 1.0;  // non-empty slices: 2, or 1 for a piece within one minimum slice
+  double slice_bytes = 0.0;
+};
+RingSimpleSlices nccl_ring_simple_slices(const TopologyView& view, double piece_bytes);
 // The launch figures a prediction on `view` adds (host_launch.h): the topology's, except that in
 // one cdna3 node RCCL's base latency holds the per-call launch (0 unless the topology sets one).
 // The one reading for predict() and calibrate.
@@ -196,6 +208,9 @@ struct NvlsSteps {
   double exposed = 0.5;      // K/(K+1): the share of a fill the pipeline exposes
 };
 NvlsSteps nccl_nvls_steps(const TopologyView& view, NcclAlgo algo, double bytes);
+// Throws InternalError naming `where` unless `steps` is a call's computed steps (ops and chunk
+// above 0): an NvlsSteps{} handed to an NVLS cost would divide by its 0 ops (inf, NaN).
+void check_nvls_steps(const NvlsSteps& steps, const char* where);
 // The bytes that time an NVLS all_reduce on one node: before NCCL 2.20.3 the channels x the
 // busiest channel's bytes (nvls_grid_stride.cc), else `bytes`.
 double nvls_busiest_channel_bytes(const TopologyView& view, NcclAlgo algo, OpKind kind,

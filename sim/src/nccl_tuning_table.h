@@ -211,6 +211,15 @@ inline constexpr NcclTuningTable kNccl{
     .nvls_max_heads = 32.0,
 };
 
+// NCCL's buffer steps, the one owner for every step model (net_window.cc, ring_slice_sync.cc,
+// topology_view.cc): NCCL_STEPS = 8 slots a connection (NVIDIA/nccl v2.28.7-1
+// src/include/device.h:24; v2.27.7-1 :25); a ring's Simple chunk ALLREDUCE_/ALLGATHER_/
+// REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS/2 = 4 buffer steps and slice *_SLICESTEPS = NCCL_STEPS/4
+// = 2 (src/include/collectives.h:17-24; v2.27.7-1 :17-22).
+inline constexpr double kNcclSteps = 8.0;
+inline constexpr double kNcclRingSimpleChunkSteps = kNcclSteps / 2.0;
+inline constexpr double kNcclRingSimpleSliceSteps = kNcclSteps / 4.0;
+
 // NCCL_VERSION_CODE (major x 10000 + minor x 100 + patch from 2.9; 22602 = 2.26.2) accepted for a
 // Request's / Tuner's nccl_version (0 = the newest model, kNccl above).
 inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;

@@ -30,8 +30,9 @@
 // per (round trip + one message's wire time at the node's NIC rate / channels). The call takes
 // the longer of that window, plus the last message's hop and the last node's NVLink chain, and
 // NCCL's latency + bandwidth time: the chain's hops run inside the round trips, not after them.
-// Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB, 255 / 8 x
-// (85 + 0.4) + 20 + 7 x 1.9 = 2759 us, where NCCL's model gives 1178 (measured 2700).
+// Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
+// the wire, 0.35 us at 50 GB/s), 255 / 8 x (85 + 0.35) + 20 + 7 x 1.9 = 2754 us, + the 5 us launch
+// counted separately, where NCCL's model gives 1178 (measured 2700).
 #include <algorithm>
 #include <cmath>
 
@@ -41,19 +42,15 @@
 namespace twinccl::sim::detail {
 namespace {
 
-// NCCL's transport constants (device.h, init.cc DEFAULT_*BUFFSIZE; see above).
+// NCCL's transport constants (device.h, init.cc DEFAULT_*BUFFSIZE; see above). NCCL_STEPS and a
+// ring's Simple chunk and slice steps: kNcclSteps, kNcclRingSimple*Steps (nccl_tuning_table.h).
 struct NetWindowTable {
-  double steps;                     // NCCL_STEPS 8
   double ll_step_data_bytes;        // 8 x 512 x 16 / 2 = 32 KiB
   double ll128_step_data_bytes;     // 120 x 640 x 8 x 120/128 = 576000
   double ll128_chunk_floor_bytes;   // 131072, then 32768 (enqueue.cc's two loops)
   double ll128_chunk_floor2_bytes;  // 32768
 };
-constexpr NetWindowTable kWindow{8.0, 32768.0, 576000.0, 131072.0, 32768.0};
-// A ring's Simple chunk and slice, in buffer steps (src/include/collectives.h ALLGATHER_CHUNKSTEPS,
-// ALLREDUCE_CHUNKSTEPS, REDUCESCATTER_CHUNKSTEPS 4; *_SLICESTEPS 2).
-constexpr double kRingSimpleChunkSteps = 4.0;
-constexpr double kRingSimpleSliceSteps = 2.0;
+constexpr NetWindowTable kWindow{32768.0, 576000.0, 131072.0, 32768.0};
 
 // enqueue.cc's tree/LL128 chunk (calcCollChunking): one LL128 step's data (576000 bytes), halved
 // for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
@@ -70,19 +67,24 @@ double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels)
 
 // The bytes a chunk of `data_bytes` puts on the wire: LL lines carry half data, LL128's 120 of 128.
 double wire_bytes(Protocol protocol, double data_bytes) {
-  return protocol == Protocol::ll      ? 2.0 * data_bytes
-         : protocol == Protocol::ll128 ? data_bytes * 128.0 / 120.0
-                                       : data_bytes;
+  return data_bytes * kNccl.wire_bytes_per_byte[index_of(protocol)];
 }
 
-// How long a buffer slot takes to come back: on a plugin that writes a message only into the
-// buffer the receiver's control message named (aws-ofi-nccl's RDMA protocol), for a message above
-// its eager size, the class's slot round trip (network_class.h); else 2 network hops [assumed].
+// Whether a message of `message_data_bytes` waits for the receiver's control message: on a plugin
+// that writes a message only into the buffer the receiver named (aws-ofi-nccl's RDMA protocol: a
+// class with a slot round trip, network_class.h), one above its eager size on the wire.
+bool waits_for_control_message(const NetworkTerms& terms, Protocol protocol,
+                               double message_data_bytes) {
+  return terms.rdma_slot_round_trip_us > 0.0 &&
+         wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes;
+}
+
+// How long a buffer slot takes to come back: for a message that waits for the receiver's control
+// message, the class's slot round trip (network_class.h); else 2 network hops [assumed].
 double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
-  if (terms.rdma_slot_round_trip_us > 0.0 &&
-      wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes) {
+  if (waits_for_control_message(terms, protocol, message_data_bytes)) {
     return terms.rdma_slot_round_trip_us;
   }
   return 2.0 * nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
@@ -102,15 +104,16 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
       (algo != NcclAlgo::tree && algo != NcclAlgo::nvls_tree)) {
     return 0.0;
   }
-  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const bool tree = algo == NcclAlgo::tree;
+  if (!tree) check_nvls_steps(nvls, "net_window_wait_us");
+  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const double connections = tree ? launched.channels : nvls.ops;
   const double chunk =
       tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
   const double chunks = std::ceil(bytes / connections / chunk);
-  if (chunks <= kWindow.steps || !(algbw > 0.0)) return 0.0;
+  if (chunks <= kNcclSteps || !(algbw > 0.0)) return 0.0;
   const double round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, chunk);
-  const double window_us = (chunks - kWindow.steps) / kWindow.steps * round_trip_us;
+  const double window_us = (chunks - kNcclSteps) / kNcclSteps * round_trip_us;
   return std::max(0.0, window_us - bytes / (1000.0 * algbw));
 }
 
@@ -133,15 +136,22 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double simple_step = nccl_simple_step_bytes(v);
   const double chunk = protocol == Protocol::ll128 ? kWindow.ll128_step_data_bytes
                        : protocol == Protocol::ll  ? kWindow.ll_step_data_bytes
-                                                   : kRingSimpleChunkSteps * simple_step;
+                                                   : kNcclRingSimpleChunkSteps * simple_step;
   const double loops = std::max(1.0, std::ceil(share / chunk));
   const double step_data = share / loops;
-  // Simple sends a step in slices of SLICESTEPS = 2 buffer steps: a message each, 4 slots.
+  // Simple sends a step in slices of SLICESTEPS = 2 buffer steps, 4 slots: here one message a step
+  // of up to 2 buffer steps, 2 above. Known divergence from NCCL: its slices
+  // (nccl_ring_simple_slices, model.h; v2.28.7-1 src/device/prims_simple.h:193-194) cut every step
+  // over one minimum slice (32 KiB at a 4 MiB buffer) into 2 messages; counting them moved
+  // aws-efa.csv:114 (p5 2 nodes all_gather 128 MiB ring/Simple) from -15.7% to +43.8%, out of its
+  // 20% band, while 4 other ring/Simple rows came 7-10 points closer: not adopted
+  // (docs/fidelity.md, "Issue 24, one owner of the ring's Simple slices").
   const double messages_per_step =
-      simple ? std::max(1.0, std::ceil(step_data / (kRingSimpleSliceSteps * simple_step))) : 1.0;
+      simple ? std::max(1.0, std::ceil(step_data / (kNcclRingSimpleSliceSteps * simple_step)))
+             : 1.0;
   const double message_data = step_data / messages_per_step;
-  if (!(wire_bytes(protocol, message_data) > terms.eager_max_bytes)) return 0.0;
-  const double slots = simple ? kWindow.steps / kRingSimpleSliceSteps : kWindow.steps;
+  if (!waits_for_control_message(terms, protocol, message_data)) return 0.0;
+  const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
   const double messages = steps_per_loop * loops * messages_per_step;
   const double connection_gbps = v.inter_gbps / connections;
   const double cycle_us =

@@ -124,6 +124,8 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       return efa;
     }
     case topo::NetworkClass::efa_v3:
+      // No slot round trip though p5en/p6 run p5's RDMA protocol: not adopted (p5's 85 us moved 7
+      // p6-b300 rows toward, 5 away, broke 5 asserted; docs/fidelity.md, efadata round), open.
       return efa_terms({18.0, 18.0, 21.0, 35.0});
     case topo::NetworkClass::efa_sendrecv:  // p4d/p4de: no NVLS
       t.hop = {0.0, 0.0, 0.0, 75.0};

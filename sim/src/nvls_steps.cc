@@ -21,9 +21,11 @@
 //   only is the rows' choice, not NCCL's code (the wait and the chunk do not look at the arch);
 //   on Hopper the same term makes 27 of 31 rows worse (nccl_tuning_table.h, docs/fidelity.md).
 #include <algorithm>
+#include <string>
 
 #include "model.h"
 #include "network_class.h"
+#include "twinccl/errors.h"
 
 namespace twinccl::sim::detail {
 
@@ -63,6 +65,14 @@ NvlsSteps nccl_nvls_steps(const TopologyView& v, NcclAlgo algo, double bytes) {
   return s;
 }
 
+void check_nvls_steps(const NvlsSteps& s, const char* where) {
+  if (!(s.ops > 0.0) || !(s.chunk_bytes > 0.0)) {
+    throw InternalError(std::string(where) + ": NVLS steps not computed (ops " +
+                        std::to_string(s.ops) + ", chunk " + std::to_string(s.chunk_bytes) +
+                        " bytes); pass nccl_nvls_steps for the call");
+  }
+}
+
 double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
   double chunk = kNccl.nvls_chunk_bytes;
   constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
@@ -97,6 +107,7 @@ double nvls_pipeline_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
       bytes <= 0.0 || v.nranks < 2) {
     return 0.0;
   }
+  check_nvls_steps(s, "nvls_pipeline_fill_us");
   const ChannelPlan plan = nccl_channels(v, requested_channels);
   // NCCL's algbw without its Blackwell x86 NVLS-tree correction: NCCL applies that factor to its
   // model's bytes term only (v2.29.2-1 src/graph/tuning.cc:595,602; its latency and any fill are
@@ -114,6 +125,7 @@ double nvls_step_sync_us(const TopologyView& v, NcclAlgo algo, OpKind kind, doub
       v.arch != topo::GpuArch::blackwell || !(bytes > 0.0) || v.nranks < 2) {
     return 0.0;
   }
+  check_nvls_steps(s, "nvls_step_sync_us");
   const double extra_steps = bytes / s.ops * (1.0 / s.chunk_bytes - 1.0 / kNccl.nvls_chunk_bytes);
   return kNccl.nvls_step_sync_us_blackwell * std::max(0.0, extra_steps);
 }

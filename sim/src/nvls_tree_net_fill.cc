@@ -34,6 +34,7 @@ double nvls_tree_net_fill_us(const TopologyView& v, NcclAlgo algo, OpKind kind, 
       !(v.inter_gbps > 0.0) || !network_terms(v.network).queues_whole_steps) {
     return 0.0;
   }
+  check_nvls_steps(s, "nvls_tree_net_fill_us");
   // One step of every channel and head, K/(K+1) of it exposed: the NVLS fill's steps
   // (nccl_nvls_steps, nvls_steps.cc).
   const double hops = 2.0 * nccl_log2i(v.nodes);

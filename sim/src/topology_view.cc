@@ -179,10 +179,20 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
 }
 
 double nccl_simple_step_bytes(const TopologyView& view) {
-  constexpr double kSteps = 8.0;  // device.h NCCL_STEPS
   const double buffsize =
       view.nccl_buffsize_bytes > 0.0 ? view.nccl_buffsize_bytes : topo::kNcclDefaultBuffsizeBytes;
-  return std::floor(buffsize / kSteps);
+  return std::floor(buffsize / kNcclSteps);
+}
+
+RingSimpleSlices nccl_ring_simple_slices(const TopologyView& view, double piece_bytes) {
+  // prims_simple.h:193-194: sliceSize = max(divUp(nelem, 16 x SlicePerChunk) x 16, stepSize x
+  // StepPerSlice / 32); a second slice carries what the first left (elements rounding ignored).
+  const double min_slice_bytes = kNcclRingSimpleSliceSteps * nccl_simple_step_bytes(view) / 32.0;
+  RingSimpleSlices s;
+  s.slices =
+      piece_bytes > min_slice_bytes ? kNcclRingSimpleChunkSteps / kNcclRingSimpleSliceSteps : 1.0;
+  s.slice_bytes = std::max(0.0, piece_bytes) / s.slices;
+  return s;
 }
 
 }  // namespace twinccl::sim::detail

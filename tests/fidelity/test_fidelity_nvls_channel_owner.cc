@@ -5,8 +5,10 @@
 // for itself, while the steps it divided by had NCCL 2.25's 32 (kNcclVersionTerms): a second
 // derivation that diverged (checked: this test failed on that code).
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "../../sim/src/model.h"
+#include "twinccl/errors.h"
 #include "twinccl/topologies/presets.h"
 
 using namespace twinccl;
@@ -35,31 +37,50 @@ TEST_CASE("NVLS channels: the owner's count, by architecture and NCCL version") 
 }
 
 TEST_CASE("NVLS channels: the steps and the pre-2.20.3 grid stride read the owner's count") {
+  // Literal figures, so a wrong owner fails: NVLS channels (transport/nvls.cc, as above), heads
+  // (one per GPU of a node, at most NCCL_MAX_NVLS_ARITY = 32, device.h; across nodes one per NIC)
+  // and the bytes that time a 64 KiB all_reduce (before 2.20.3 on one node: channels x 64 KiB).
   struct Case {
     const char* preset;
     int ranks, version;
+    double channels, heads, timed_bytes;
   };
-  // The grid stride applies before 2.20.3 on one node: Hopper as NCCL 2.18.5 ran it, Blackwell at
-  // the same version (32 channels in one domain before 2.27); and the versions either side of 2.27.
-  const Case cases[] = {{"dgx-h100", 8, 21805}, {"dgx-b200", 8, 21805},
-                        {"dgx-b200", 8, 22501}, {"dgx-b200", 8, 22703},
-                        {"dgx-b200", 8, 0},     {"gb200-nvl72", 72, 21805},
-                        {"gb200-nvl72", 72, 0}, {"gb200-nvl72-cluster-2x64", 128, 22501}};
+  constexpr double k64 = 64.0 * 1024.0;
+  const Case cases[] = {{"dgx-h100", 8, 21805, 16.0, 8.0, 16.0 * k64},  // 1048576
+                        {"dgx-b200", 8, 21805, 32.0, 8.0, 32.0 * k64},  // 2097152
+                        {"dgx-b200", 8, 22501, 32.0, 8.0, k64},
+                        {"dgx-b200", 8, 22703, 24.0, 8.0, k64},
+                        {"dgx-b200", 8, 0, 24.0, 8.0, k64},
+                        {"gb200-nvl72", 72, 21805, 32.0, 32.0, 32.0 * k64},
+                        {"gb200-nvl72", 72, 0, 24.0, 32.0, k64},
+                        {"gb200-nvl72-cluster-2x64", 128, 22501, 32.0, 32.0, k64}};
   for (const Case& c : cases) {
     INFO(c.preset << " " << c.ranks << " ranks, NCCL " << c.version);
     const detail::TopologyView v = view(c.preset, c.ranks, c.version);
-    const double channels = detail::nccl_nvls_channels(v);
-    CHECK(detail::nccl_nvls_ops(v) == channels * detail::nccl_nvls_heads(v));
-    const double bytes = 64.0 * 1024.0;
-    const detail::NvlsSteps steps = detail::nccl_nvls_steps(v, detail::NcclAlgo::nvls, bytes);
-    CHECK(steps.channels == channels);
-    CHECK(steps.ops == detail::nccl_nvls_ops(v));
+    CHECK(detail::nccl_nvls_channels(v) == c.channels);
+    CHECK(detail::nccl_nvls_heads(v) == c.heads);
+    CHECK(detail::nccl_nvls_ops(v) == c.channels * c.heads);
+    const detail::NvlsSteps steps = detail::nccl_nvls_steps(v, detail::NcclAlgo::nvls, k64);
+    CHECK(steps.channels == c.channels);
+    CHECK(steps.heads == c.heads);
+    CHECK(steps.ops == c.channels * c.heads);
     // 64 KiB is within one channel's share of a step (heads x a 16 KiB chunk): before 2.20.3 it
     // runs on channel 0 alone and is timed as every channel carrying it, channels x 64 KiB.
-    REQUIRE(bytes <= steps.heads * steps.chunk_bytes);
-    const double timed =
-        detail::nvls_busiest_channel_bytes(v, detail::NcclAlgo::nvls, OpKind::all_reduce, bytes);
-    const bool grid_stride = v.nodes == 1 && c.version != 0 && c.version < 22003;
-    CHECK(timed == (grid_stride ? channels * bytes : bytes));
+    REQUIRE(k64 <= steps.heads * steps.chunk_bytes);
+    CHECK(detail::nvls_busiest_channel_bytes(v, detail::NcclAlgo::nvls, OpKind::all_reduce, k64) ==
+          c.timed_bytes);
   }
+}
+
+// A cost handed NvlsSteps{} (ops 0) instead of the call's steps divided by 0 (inf; checked: the
+// step sync returned inf before check_nvls_steps): now an InternalError naming the cost.
+TEST_CASE("NVLS steps: an uncomputed NvlsSteps is an internal error, not inf") {
+  const detail::TopologyView v = view("dgx-b200", 8, 0);
+  const double bytes = 64.0 * 1024.0 * 1024.0;
+  CHECK_THROWS_AS(
+      detail::nvls_step_sync_us(v, detail::NcclAlgo::nvls, OpKind::all_reduce, bytes, {}),
+      InternalError);
+  const detail::NvlsSteps steps = detail::nccl_nvls_steps(v, detail::NcclAlgo::nvls, bytes);
+  CHECK(std::isfinite(
+      detail::nvls_step_sync_us(v, detail::NcclAlgo::nvls, OpKind::all_reduce, bytes, steps)));
 }

@@ -37,8 +37,9 @@ TEST_CASE("analytic: ring Simple on dgx-h100 is NCCL's 12 channels x 30 GB/s plu
   CHECK(p.channels == 12);
   CHECK(p.model == "nccl");
   // latency 8.4 + 14 x 3.4 us, + 14 x 3.4 for the second slice of each step in each of the 6
-  // loops of 8 x 2 MiB chunks a channel (1 GiB / 12 channels: 5 full loops and a sixth of 1/3 MiB
-  // pieces; sim/src/ring_slice_sync.cc); algbw = 360 x 8 / 14 GB/s
+  // loops of 8 x 2 MiB chunks a channel (1 GiB / 12 channels = 85.33 MiB: 5 full loops and a
+  // sixth, 1/3 full, of 5.33 MiB / 8 ranks = 2/3 MiB pieces; sim/src/ring_slice_sync.cc); algbw =
+  // 360 x 8 / 14 GB/s
   const double expected_us =
       8.4 + 14 * 3.4 + 6 * 14 * 3.4 + static_cast<double>(kGiB) / (1000.0 * 360.0 * 8 / 14);
   CHECK(p.time_us == Approx(expected_us).epsilon(1e-12));

@@ -18,12 +18,22 @@
 //     terrificdm/p6b300-efa-deepep-nccl-testkit@06942b1 examples/report-sample.md sections 1, 2,
 //     4. As p5en (16 x 200G as 8 rails of 2), the preset gives each GPU one 800G NIC.
 //   Network class efa-v3: aws-ofi-nccl v1.21.1 (2475c4c) src/platform-aws.cpp:175-194, platform
-//     "p6-b300": latency 35.0 us, gdr_required, RDMA protocol, EFA hardware completion counters,
-//     NCCL_BUFFSIZE 8 MiB, NCCL_P2P_NET_CHUNKSIZE / NCCL_NVLS_CHUNKSIZE /
-//     NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB: the values of the "p5en/p6-b200" platform (:149-174)
-//     that efa-v3 carries (sim/src/network_class.h), less its NCCL_NETDEVS_POLICY=max:1. Its tuner
-//     has a platform (include/tuner/nccl_ofi_tuner_common.h NCCL_OFI_TUNER_P6_B300) with region
-//     tables only (src/tuner/nccl_ofi_regions.cpp:1335), no model row: efa-v3 takes P5en's 18 us.
+//     "p6-b300": latency 35.0 us, gdr_required, RDMA protocol, EFA hardware completion counters
+//     and env (:186-192), the "p5en/p6-b200" platform's (:149-174) less NCCL_NETDEVS_POLICY=max:1.
+//     The plugin exports that env at init (:686-688) where the user set none (overwrite false,
+//     include/nccl_ofi_environ.h:47-58, :104-111). efa-v3 carries its NCCL_NVLS_CHUNKSIZE =
+//     NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB (sim/src/network_class.h efa_terms); its NCCL_BUFFSIZE
+//     8 MiB and NCCL_P2P_NET_CHUNKSIZE 512 KiB are NOT carried: no EFA preset sets them, so a
+//     prediction uses NCCL's 4 MiB / 128 KiB unless given `--set nccl_buffsize_bytes=8388608
+//     p2p_net_chunk_bytes=524288` (aws-efa.csv's p5 and p6-b300 rows pass them as the runs'
+//     settings). The plugin exports both on every EFA platform (p4d/p4de :92-93, :106-107, p5/p5e
+//     :142-143, p5en/p6-b200 :167-168) since v1.16.0 (commit f3f5c40b, "On P4 and later"), so
+//     they belong as facts on all EFA presets at once (today's EFA stack), the rows of an older
+//     plugin (nccl#527's p4d, 2021) then setting NCCL's 4 MiB / 128 KiB back: not done yet
+//     (docs/fidelity.md, Issue 24, "p6-b300's NCCL_BUFFSIZE").
+//   aws-ofi-nccl's tuner has a platform (include/tuner/nccl_ofi_tuner_common.h
+//     NCCL_OFI_TUNER_P6_B300) with region tables only (src/tuner/nccl_ofi_regions.cpp:1335), no
+//     model row: efa-v3 takes P5en's 18 us.
 //   PCIe gen6: not stated on the AWS pages above; B300 and its HGX board are PCIe gen6 parts (the
 //     gb300 preset's ConnectX-8 path, gb200_nvl72.cc), and a GPU's 100 GB/s of EFA needs more than
 //     gen5 x16's 48. An assumption, named here.
@@ -36,15 +46,11 @@
 namespace twinccl::topo {
 
 presets::DgxSystem presets::aws_p6_b300_system() {
-  DgxSystem s = b200_system();
-  s.name = s.cluster_name = "aws-p6-b300";
-  s.model = "AWS p6-b300.48xlarge";
-  s.description = s.model +
-                  ": 8 B300, NVLink 5 (NVLS), 16 x 400G EFA as 8 rails of 2 (aws-ofi-nccl), "
-                  "PCIe gen6";
-  s.nic_label = "2 x 400G EFA";
-  s.network = NetworkClass::efa_v3;
-  s.group_launch_us = 0.0;  // the host is not named publicly: the 5 us default
+  // The host is not named publicly: cloud_node's 5 us default launch.
+  DgxSystem s = cloud_node(b200_system(), "aws-p6-b300", "AWS p6-b300.48xlarge",
+                           "8 B300, NVLink 5 (NVLS), 16 x 400G EFA as 8 rails of 2 (aws-ofi-nccl), "
+                           "PCIe gen6",
+                           "2 x 400G EFA", NetworkClass::efa_v3);
   s.node.pcie_gen = 6;
   s.node.nic_bandwidth_gbps = 100.0;  // 2 x 400 Gb/s a GPU
   return s;

@@ -72,8 +72,23 @@
 #include "twinccl/topologies/presets.h"
 
 namespace twinccl::topo {
+
+// dgx_node.h: also aws_p6_b300.cc's node.
+presets::DgxSystem presets::cloud_node(DgxSystem base, std::string name, std::string model,
+                                       std::string_view parts, std::string nic_label,
+                                       NetworkClass network) {
+  base.name = base.cluster_name = std::move(name);
+  base.model = std::move(model);
+  base.description = base.model + ": " + std::string(parts);
+  if (!nic_label.empty()) base.nic_label = std::move(nic_label);
+  base.network = network;
+  base.group_launch_us = 0.0;  // the cloud's own host: 5 us unless its preset knows it
+  return base;
+}
+
 namespace {
 
+using presets::cloud_node;
 using presets::DgxSystem;
 
 DgxSystem aws_p4d(bool p4de) {
@@ -98,19 +113,6 @@ DgxSystem aws_p4d(bool p4de) {
             .nics = 4,
             .nic_bandwidth_gbps = 12.5};
   return s;
-}
-
-// A cloud's node: `base` named as the cloud sells it ("<model>: <parts>"), with its NICs' label
-// (empty: the base's) and its network's class.
-DgxSystem cloud_node(DgxSystem base, std::string name, std::string model, std::string_view parts,
-                     std::string nic_label, NetworkClass network) {
-  base.name = base.cluster_name = std::move(name);
-  base.model = std::move(model);
-  base.description = base.model + ": " + std::string(parts);
-  if (!nic_label.empty()) base.nic_label = std::move(nic_label);
-  base.network = network;
-  base.group_launch_us = 0.0;  // the cloud's own host: 5 us unless its preset knows it
-  return base;
 }
 
 DgxSystem aws_p5(bool p5e) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "twinccl/topologies/builder.h"
@@ -67,6 +68,11 @@ DgxSystem h100_system();
 // DGX B200's (dgx_b200.cc) and the 8 x MI300X server's (mi300x.cc): the clouds' nodes start there.
 DgxSystem b200_system();
 DgxSystem mi300x_system();
+// A cloud's node (cloud_clusters.cc): `base` named as the cloud sells it ("<model>: <parts>"), with
+// its NICs' label (empty: the base's), its network's class, and its own host's launch cost (the
+// 5 us default unless its preset knows it).
+DgxSystem cloud_node(DgxSystem base, std::string name, std::string model, std::string_view parts,
+                     std::string nic_label, NetworkClass network);
 // AWS p6-b300.48xlarge's node (aws_p6_b300.cc), as cloud_clusters.cc's aws-p6-b300-N uses it.
 DgxSystem aws_p6_b300_system();
 // `nodes` nodes (1..1024) of the model on add_rail_fabric()'s fat-tree (one rail per NIC);
