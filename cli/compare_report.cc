@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "twinccl/errors.h"
@@ -54,13 +53,12 @@ void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t,
         "{}: {} ranks on {} node(s), more than the {} GPUs of --topology {}; use {}", where,
         log.ranks, log.nodes, t.gpu_count(), topo_name, preset_for(log.ranks, log.nodes)));
   }
-  std::set<int> nodes;
-  for (int r = 0; r < log.ranks; ++r) nodes.insert(t.vertex(t.gpu(r)).node);
-  if (static_cast<int>(nodes.size()) != log.nodes) {
+  const int nodes = sim::nodes_spanned(t, log.ranks);
+  if (nodes != log.nodes) {
     throw ConfigError(fmt::format(
         "{}: the log ran {} ranks on {} node(s), but the first {} GPUs of --topology {} span {} "
         "node(s); use {} (or --nodes if the log's device block is wrong)",
-        where, log.ranks, log.nodes, log.ranks, topo_name, nodes.size(),
+        where, log.ranks, log.nodes, log.ranks, topo_name, nodes,
         preset_for(log.ranks, log.nodes)));
   }
   if (!log.kind) {

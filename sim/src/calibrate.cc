@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "golden_min.h"
 #include "model.h"
@@ -197,14 +196,13 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     }
     // The log's nodes (its device block, or --nodes) must be the nodes its ranks take on the
     // topology, or every row is priced on another machine (16 ranks of 2 nodes as one node).
-    std::set<int> spanned;
-    for (int r = 0; r < table.ranks; ++r) spanned.insert(topology.vertex(topology.gpu(r)).node);
-    if (table.nodes > 0 && static_cast<int>(spanned.size()) != table.nodes) {
+    const int spanned = nodes_spanned(topology, table.ranks);
+    if (table.nodes > 0 && spanned != table.nodes) {
       throw ConfigError(fmt::format(
           "calibrate: {}: the log ran {} ranks on {} node(s), but the first {} GPUs of topology "
           "'{}' span {} node(s); use a topology whose first {} GPUs span {} (or --nodes if the "
           "log's device block is wrong)",
-          table.source, table.ranks, table.nodes, table.ranks, topology.name(), spanned.size(),
+          table.source, table.ranks, table.nodes, table.ranks, topology.name(), spanned,
           table.ranks, table.nodes));
     }
     rows_given += table.rows.size();

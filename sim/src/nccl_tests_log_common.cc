@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::nccl_tests {
 namespace {
@@ -314,6 +316,12 @@ void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
                   "{:.0f} bytes, or {:.0f} on {} ranks); fix or remove the row",
                   row.size_bytes, row.count, name(row.dtype), row.count, element_bytes,
                   elements_bytes, elements_bytes * static_cast<double>(ranks), ranks));
+}
+
+int nodes_spanned(const topo::Topology& topology, int ranks) {
+  std::set<int> nodes;
+  for (int r = 0; r < ranks; ++r) nodes.insert(topology.vertex(topology.gpu(r)).node);
+  return static_cast<int>(nodes.size());
 }
 
 int nccl_version_code(std::string_view version) {

@@ -22,6 +22,10 @@
 #include "twinccl/data_type.h"
 #include "twinccl/operation.h"
 
+namespace twinccl::topo {
+class Topology;
+}
+
 namespace twinccl::sim {
 
 // Bounds on hostile input.
@@ -116,6 +120,11 @@ std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
 // (table.ranks, 1 when unknown). A row with count 0 is not checked (nothing is predicted for it).
 // `compare` and `calibrate` call it on every row they predict; no product can overflow.
 void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
+
+// How many nodes the first `ranks` GPUs of `topology` span (ranks 1..gpu_count()): what a log's
+// ranks take when predicted on it. `compare` and `calibrate` refuse a log whose own node count
+// differs (its rows would be priced on another machine).
+int nodes_spanned(const topo::Topology& topology, int ranks);
 
 // NCCL_VERSION_CODE of a version as a log prints it ("2.26.2+cuda12.8" -> 22602; major x 10000 +
 // minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
