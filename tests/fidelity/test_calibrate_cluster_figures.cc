@@ -80,6 +80,19 @@ double error_of(const topo::Topology& topology, const Figure& f, int gpus_per_th
   return predict(topology, r).time_us / t.rows[0].out_of_place->time_us - 1.0;
 }
 
+// One log per figure, as `twinccl calibrate` reads them; a figure's forced algorithm is the log's
+// NCCL_ALGO when `algo_as_logged` (a log printing "NCCL_ALGO set by environment to Ring"), else
+// NCCL's own choice (the run's algorithm was NCCL's).
+std::vector<NcclTestsTable> logs_of(const std::vector<Figure>& fit, int gpus_per_thread,
+                                    const char* nccl_version, bool algo_as_logged = false) {
+  std::vector<NcclTestsTable> logs;
+  for (const Figure& f : fit) {
+    logs.push_back(table_of(f, gpus_per_thread, nccl_version));
+    if (algo_as_logged && *f.algorithm) logs.back().nccl_algo = f.algorithm;
+  }
+  return logs;
+}
+
 // The geometric mean of (1 + error) over the rows added, minus 1.
 struct GeoMean {
   double log_sum = 0.0;
@@ -121,12 +134,11 @@ TEST_CASE("calibrate on Together's flapping-airplanes B200 cluster: 1 + 2 nodes,
   const std::vector<Figure> fit = {{"all_reduce", "", 1, 32 * kGiB, 844.35},
                                    {"all_reduce", "nvls_tree", 2, 32 * kGiB, 719.70}};
   const topo::Topology preset = topo::load_topology("b200-cluster-64");
-  std::vector<NcclTestsTable> logs;
-  for (const Figure& f : fit) {
-    logs.push_back(table_of(f, 8, "2.28.9"));
+  const std::vector<NcclTestsTable> logs = logs_of(fit, 8, "2.28.9");
+  for (const NcclTestsTable& log : logs) {
     // The fit reads NCCL's choice; it is the run's algorithm on both rows.
-    const Prediction p = predict(preset, request_of(logs.back(), logs.back().rows[0]));
-    CHECK(p.algorithm == (f.nodes == 1 ? "nvls" : "nvls_tree"));
+    const Prediction p = predict(preset, request_of(log, log.rows[0]));
+    CHECK(p.algorithm == (log.nodes == 1 ? "nvls" : "nvls_tree"));
   }
   const Calibration c = calibrate(preset, logs, {.latencies = false});
   const CalibratedParameter& nvlink = parameter(c, "nvlink_gbps");
@@ -172,9 +184,7 @@ TEST_CASE("calibrate on Together's use3a-ss B200 cluster: NICs fit at 2 nodes, 4
   const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
                                    {"all_reduce", "", 2, 16 * kGiB, 717.2}};
   const topo::Topology preset = topo::load_topology("b200-cluster-46");
-  std::vector<NcclTestsTable> logs;
-  for (const Figure& f : fit) logs.push_back(table_of(f, 1, "2.29.7"));
-  const Calibration c = calibrate(preset, logs, {.latencies = false});
+  const Calibration c = calibrate(preset, logs_of(fit, 1, "2.29.7"), {.latencies = false});
   for (const Figure& f : fit) {  // the fitted rows themselves
     const double after = error_of(c.topology, f, 1, "2.29.7");
     INFO(f.nodes << " nodes: " << after * 100 << "%");
@@ -214,12 +224,8 @@ TEST_CASE("calibrate on use3a-ss with its 2-node ring run (NCCL_ALGO=Ring): the 
   const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
                                    {"all_reduce", "ring", 2, 16 * kGiB, 344.7}};
   const topo::Topology preset = topo::load_topology("b200-cluster-46");
-  std::vector<NcclTestsTable> logs;
-  for (const Figure& f : fit) {
-    logs.push_back(table_of(f, 1, "2.29.7"));
-    if (*f.algorithm) logs.back().nccl_algo = "Ring";
-  }
-  const Calibration c = calibrate(preset, logs, {.latencies = false});
+  const Calibration c =
+      calibrate(preset, logs_of(fit, 1, "2.29.7", /*algo_as_logged=*/true), {.latencies = false});
   const CalibratedParameter& nic = parameter(c, "nic_gbps");
   INFO("nic_gbps " << nic.before << " -> " << nic.after << " (" << nic.not_determined << ")");
   CHECK(nic.not_determined.empty());
