@@ -130,14 +130,22 @@ TEST_CASE("nccl mapping: a failing rank raises the abort signal before its buffe
   nccl_double::use();
   const auto start = Clock::now();
   std::atomic<bool> rank0_aborted{false};
+  // Rank 1 fails only once rank 0's all_reduce has returned: on a loaded machine rank 0 could
+  // otherwise still be waiting in the all_reduce when the signal is raised, and stop there.
+  std::atomic<bool> rank0_all_reduced{false};
   try {
     nccl::run_local_ranks({0, 1}, options(60), [&](Communicator& w) {
       Buffer x = w.alloc(1024, DataType::float32);
       w.all_reduce(x, x, ReduceOp::sum());
       if (w.rank() == 1) {
-        w.send(x, 0, {.async_op = true});               // queued; rank 0 never receives it...
+        w.send(x, 0, {.async_op = true});  // queued; rank 0 never receives it...
+        const auto deadline = Clock::now() + std::chrono::seconds(10);
+        while (!rank0_all_reduced.load() && Clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         throw std::runtime_error("rank 1 fails here");  // ...and this rank fails, freeing x
       }
+      rank0_all_reduced = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       try {
         w.barrier();  // a different collective than rank 1's: never completes
