@@ -26,20 +26,22 @@
 // NCCL_MAX_P2P_NCHANNELS are left at NCCL's defaults; the 2x chunk NCCL 2.30 gives ARM
 // Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view knows the host CPU,
 // TopologyView::host_cpu, but this plan does not read it).
-// The first message's wait (efap2p round). NCCL's p2p net connections share one pool of
-// NCCL_SHARED_STEPS = 16 buffers per channel (src/transport/net.cc:527-565), so the proxy runs a
-// channel's p2p work one batch at a time: works of the same opCount (one batch of at most
-// NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8, enqueue.cc:116) are one proxy op, the next batch waits as
-// its nextPeer (src/proxy.cc:423-455) until it is done. A batch's receive proxy posts its
-// receives when the batch starts (net.cc:1305-1340); on aws-ofi-nccl's RDMA protocol a message
+// The first message's wait (efap2p round; NVIDIA/nccl v2.27.7-1, read, not copied). NCCL's p2p
+// net connections share one pool of NCCL_SHARED_STEPS = 16 buffers per channel and direction
+// (src/transport/net.cc:527, :567-572) and one proxy queue per channel (:726, :887): the works of
+// one batch (at most NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8, src/include/device.h:369,
+// src/enqueue.cc:116) share an opCount and become one proxy op; the next batch waits behind it
+// as its nextPeer until it is done (src/proxy.cc:423-455). A batch's receive proxy posts its
+// receives when the batch starts (net.cc:1305-1367); on aws-ofi-nccl's RDMA protocol a message
 // above the eager size is written only into the buffer the receiver's control message named
 // (network_class.h), so a batch's first data arrives a round trip (control message there, data
 // back) after the batch starts, not one hop: the class's slot round trip (85 us, FITTED on p5
-// all_gather rows, not on any alltoall) less the hop the call's latency already holds (23 us),
-// once per batch a channel runs in series. Which channel a round's parts use is
-// channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance) and device.h:269
-// (ncclP2pChannelForPart). Example, 2 p5 nodes, 32 MiB: 8 remote rounds, 2 parts each, on
-// channels 1 and 17: one batch of 8 each, + 62 us. At 2-32 nodes every channel has one batch.
+// all_gather rows, on no alltoall row) less the hop the call's latency already holds (23 us),
+// once per batch a channel runs in series. A round's channel is src/include/channel.h:19-28
+// (ncclP2pChannelBaseForRound: the node distance, with 8 GPUs a node) and device.h:269-274
+// (ncclP2pChannelForPart: part p on base + reverseBits(p)). Example, 2 p5 nodes, 32 MiB: 8
+// remote rounds, 2 parts each, on channels 1 and 5 (the model's 8 p2p channels): one batch of 8
+// each, + 62 us; 32 nodes: 31 node distances over 8 channels, 4 batches, + 248 us.
 #include "p2p_net_messages.h"
 
 #include <algorithm>
