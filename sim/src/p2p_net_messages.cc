@@ -136,19 +136,36 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
   return 2.0 * messages * host_us;  // a send and a receive completion each
 }
 
-double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes) {
-  const NetworkTerms terms = network_terms(view.network);
-  const double round_trip_us = terms.rdma_slot_round_trip_us;
-  const int local = std::max(1, view.ranks_per_node);
-  if (view.nodes < 2 || !(round_trip_us > 0.0) || !(peer_bytes > 0.0) || view.nranks <= local)
-    return 0.0;
-  const P2pNetMessages plan(view);
-  const int parts = plan.parts_of(peer_bytes);
-  const double part_bytes = div_up(peer_bytes, parts);
+namespace {
+
+// One batch's wait, given the plan and a peer's bytes > 0 (see above).
+double batch_wait_us(const NetworkTerms& terms, const P2pNetMessages& plan, double peer_bytes) {
+  const double part_bytes = div_up(peer_bytes, plan.parts_of(peer_bytes));
   // Eager below the plugin's eager size: no control message to wait for.
   if (std::min(part_bytes, plan.message_bytes_of(peer_bytes)) <= terms.eager_max_bytes) return 0.0;
+  return std::max(0.0, terms.rdma_slot_round_trip_us - terms.hop.simple_us);
+}
+
+}  // namespace
+
+double net_batch_first_slot_us(const TopologyView& view, double send_bytes) {
+  const NetworkTerms terms = network_terms(view.network);
+  if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(send_bytes > 0.0)) return 0.0;
+  return batch_wait_us(terms, P2pNetMessages(view), send_bytes);
+}
+
+double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes) {
+  const NetworkTerms terms = network_terms(view.network);
+  const int local = std::max(1, view.ranks_per_node);
+  if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(peer_bytes > 0.0) ||
+      view.nranks <= local)
+    return 0.0;
+  const P2pNetMessages plan(view);
+  const double wait_us = batch_wait_us(terms, plan, peer_bytes);
+  if (!(wait_us > 0.0)) return 0.0;
   // Which channel each network round's parts run on (channel.h ncclP2pChannelBaseForRound,
   // device.h ncclP2pChannelForPart), and how many batches of 8 works each channel runs in series.
+  const int parts = plan.parts_of(peer_bytes);
   const int channels = std::max(1, plan.p2p_channels());
   int bits = 0;
   while ((1 << bits) < channels) ++bits;
@@ -161,8 +178,7 @@ double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes)
       ++works[static_cast<std::size_t>((base + reverse_bits(p, bits)) & (channels - 1))];
   }
   const int most = *std::max_element(works.begin(), works.end());
-  const int batches = (most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
-  return batches * std::max(0.0, round_trip_us - terms.hop.simple_us);
+  return ((most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch) * wait_us;
 }
 
 }  // namespace twinccl::sim::detail

@@ -44,4 +44,9 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
 // work a channel runs in series (us; 0 elsewhere). p2p_net_messages.cc says why.
 double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes);
 
+// The same wait for one batch whose sends carry `send_bytes` to a peer across nodes (a
+// sendrecv's network send: one work, one batch), us; 0 where the class has no slot round trip or
+// the first message goes eagerly.
+double net_batch_first_slot_us(const TopologyView& view, double send_bytes);
+
 }  // namespace twinccl::sim::detail

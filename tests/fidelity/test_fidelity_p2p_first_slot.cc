@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "support/edited_topology.h"
+#include "twinccl/sim/p2p.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/presets.h"
 
 using namespace twinccl;
@@ -62,6 +64,19 @@ TEST_CASE("alltoall over p5 EFA: a message above the eager size waits one slot r
 TEST_CASE("alltoall over p5 EFA: one wait per batch a channel runs in series") {
   const topo::Topology p5 = preset_with("aws-p5-32", kRun);
   CHECK(eager_step_us(p5) == Approx(4 * kWaitUs).margin(1.0));
+}
+
+// nccl-tests' sendrecv on 2 p5 nodes: ranks 7 -> 8 and 15 -> 0 cross the network, one work a
+// batch: one wait, in both fidelities, at the eager step as above.
+TEST_CASE("sendrecv over p5 EFA: the network send's first message waits once") {
+  const topo::Topology p5 = preset_with("aws-p5-2", kRun);
+  const Tuner tuner(p5, 16);
+  for (Fidelity f : {Fidelity::analytic, Fidelity::flow}) {
+    const auto us = [&](double bytes) {
+      return predict_p2p(tuner, sendrecv_pattern(16, bytes), f).time_us;
+    };
+    CHECK((us(12288) - us(8192)) - (us(16384) - us(12288)) == Approx(kWaitUs).margin(1.0));
+  }
 }
 
 // NCCL's InfiniBand transport has no control-message wait before a write (and no slot round trip
