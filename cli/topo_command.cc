@@ -20,7 +20,8 @@
 namespace twinccl::cli {
 
 CLI::App* add_topo_command(CLI::App& app, TopoOptions& o) {
-  CLI::App* cmd = app.add_subcommand("topo", "list, show or check topologies");
+  CLI::App* cmd =
+      app.add_subcommand("topo", "list, show (or save as a JSON file) or check topologies");
   cmd->add_option("action", o.action, "list | show | check")
       ->required()
       ->check(CLI::IsMember({"list", "show", "check"}));
