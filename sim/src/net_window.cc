@@ -93,14 +93,14 @@ struct SlotStream {
 // * the same protocol, a message within the eager size: 0. The plugin sends it at once into its own
 //   bounce buffers (aws/aws-ofi-nccl v1.16.3 src/nccl_ofi_rdma.cpp:5915-5918: eager when no control
 //   message is there yet, size <= eager_max_size and no write in flight; 64-128 of them posted,
-//   include/nccl_ofi_param.h:217-224), whatever NCCL's receiver has posted; the p5 2-node rows at
-//   16 B - 256 KiB (ring/LL, 30 steps a connection) take 69-128 us, where 4 windows of even 2 x 20
-//   us hops would give ~180 (test_fidelity_ring_net_window.cc).
+//   include/nccl_ofi_param.h:217-224), whatever NCCL's receiver has posted; the p5 2-node
+//   all_reduce 256 KiB ring/LL row (aws-efa.csv:19: 30 steps a connection, 4 KiB on the wire)
+//   takes 128 us, where 4 windows of even 2 x 20 us hops would give ~183.
 // * any other net transport (NCCL's IB verbs: the sender writes only into a buffer the receiver's
 //   posted receive advertised, NVIDIA/nccl v2.27.7-1 src/transport/net_ib.cc:2122-2128 ncclIbIsend
 //   "Wait for the receiver to have posted the corresponding receive"; aws-ofi-nccl's SENDRECV
-//   protocol on p4d/p4de): 2 network hops as the
-//   call takes them (network_class.h) [assumed], the credit back and the data out.
+//   protocol on p4d/p4de): 2 network hops as the call takes them (network_class.h) [assumed], the
+//   credit back and the data out.
 double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
