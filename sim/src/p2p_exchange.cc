@@ -14,7 +14,8 @@
 // The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
 // A send over the network also pays the net plugin's host time for its messages' completions
 // (p2p_net_messages.h: on EFA 1 us a completion, a send and a receive per message, as many
-// messages as NCCL cuts the send into), in series with its wire time.
+// messages as NCCL cuts the send into), in series with its wire time, and on p5's RDMA protocol
+// its first message's wait for the receiver's control message (one batch: p2p_net_messages.h).
 // Launches (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End,
 // so nccl-tests' host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs'
 // calls in an outer group (common.cu startColl), the rounds' groups nest into it and the whole
@@ -52,18 +53,23 @@ LatencyParts latency_of(const Tuner& tuner, double bytes) {
 class NetCompletions {
  public:
   explicit NetCompletions(const Tuner& tuner)
-      : host_us_(tuner.software_latency()
+      : view_(&tuner.view()),
+        host_us_(tuner.software_latency()
                      ? detail::network_terms(tuner.view().network).completion_host_us
                      : 0.0) {
     if (host_us_ > 0.0) messages_.emplace(tuner.view());
   }
-  // A send's, seconds: a send and a receive completion per network message.
+  // A send's, seconds: a send and a receive completion per network message, and its batch's
+  // first message's wait for the receiver's control message (p2p_net_messages.h).
   double of_send_s(double bytes) const {
     if (!(host_us_ > 0.0) || !(bytes > 0.0)) return 0.0;
-    return 2.0 * messages_->of_send(bytes) * host_us_ * 1e-6;
+    return (2.0 * messages_->of_send(bytes) * host_us_ +
+            detail::net_batch_first_slot_us(*view_, bytes)) *
+           1e-6;
   }
 
  private:
+  const detail::TopologyView* view_;  // the tuner's, which outlives this
   double host_us_;
   std::optional<detail::P2pNetMessages> messages_;
 };

@@ -26,10 +26,27 @@
 // NCCL_MAX_P2P_NCHANNELS are left at NCCL's defaults; the 2x chunk NCCL 2.30 gives ARM
 // Blackwell hosts (init.cc v2.30.7-1:833) is not modelled (the view knows the host CPU,
 // TopologyView::host_cpu, but this plan does not read it).
+// The first message's wait (efap2p round; NVIDIA/nccl v2.27.7-1, read, not copied). NCCL's p2p
+// net connections share one pool of NCCL_SHARED_STEPS = 16 buffers per channel and direction
+// (src/transport/net.cc:527, :567-572) and one proxy queue per channel (:726, :887): the works of
+// one batch (at most NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8, src/include/device.h:369,
+// src/enqueue.cc:116) share an opCount and become one proxy op; the next batch waits behind it
+// as its nextPeer until it is done (src/proxy.cc:423-455). A batch's receive proxy posts its
+// receives when the batch starts (net.cc:1305-1367); on aws-ofi-nccl's RDMA protocol a message
+// above the eager size is written only into the buffer the receiver's control message named
+// (network_class.h), so a batch's first data arrives a round trip (control message there, data
+// back) after the batch starts, not one hop: the class's slot round trip (85 us, FITTED on p5
+// all_gather rows, on no alltoall row) less the hop the call's latency already holds (23 us),
+// once per batch a channel runs in series. A round's channel is src/include/channel.h:19-28
+// (ncclP2pChannelBaseForRound: the node distance, with 8 GPUs a node) and device.h:269-274
+// (ncclP2pChannelForPart: part p on base + reverseBits(p)). Example, 2 p5 nodes, 32 MiB: 8
+// remote rounds, 2 parts each, on channels 1 and 5 (the model's 8 p2p channels): one batch of 8
+// each, + 62 us; 32 nodes: 31 node distances over 8 channels, 4 batches, + 248 us.
 #include "p2p_net_messages.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "network_class.h"
 #include "twinccl/topologies/topology.h"
@@ -38,6 +55,19 @@ namespace twinccl::sim::detail {
 namespace {
 
 constexpr double kP2pPartAlignBytes = 4096;  // device.h:254 ncclP2pPartBounds
+
+// NCCL_MAX_DEV_WORK_P2P_PER_BATCH (v2.27.7-1 src/include/device.h): p2p works a channel's batch
+// holds.
+constexpr int kP2pWorksPerBatch = 8;
+
+// reverseBits(part, log2 channels) (device.h:269 ncclP2pChannelForPart).
+int reverse_bits(int value, int bits) {
+  int r = 0;
+  for (int i = 0; i < bits; ++i) {
+    if ((value >> i) & 1) r |= 1 << (bits - 1 - i);
+  }
+  return r;
+}
 
 int pow2_up(int n) {
   int p = 1;
@@ -55,6 +85,7 @@ P2pNetMessages::P2pNetMessages(const TopologyView& view) {
   chunk_bytes_ = std::min(chunk_param, nccl_simple_step_bytes(view));  // init.cc:620-642
   const int nranks = std::max(1, view.nranks);
   const int p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));
+  p2p_channels_ = p2p_channels;
   // A network peer's channels: 2, halved with scale (one NIC covers a GPU's bandwidth here).
   int per_net_peer = 2;
   while (per_net_peer * nranks > p2p_channels * 4 && per_net_peer > 1) per_net_peer /= 2;
@@ -63,9 +94,7 @@ P2pNetMessages::P2pNetMessages(const TopologyView& view) {
   while (channels_min_ * nranks > p2p_channels && channels_min_ > 1) channels_min_ /= 2;
 }
 
-double P2pNetMessages::of_send(double peer_bytes) const {
-  if (!(peer_bytes > 0.0) || !(chunk_bytes_ > 0.0))
-    return peer_bytes == 0.0 ? 1.0 : 0.0;  // an empty send is one step
+int P2pNetMessages::parts_of(double peer_bytes) const {
   const double min_part = std::floor(chunk_bytes_ / 2);
   int parts = static_cast<int>(std::min<double>(channels_min_, div_up(peer_bytes, min_part)));
   double part = std::max(min_part, div_up(peer_bytes, parts));
@@ -73,9 +102,20 @@ double P2pNetMessages::of_send(double peer_bytes) const {
     parts *= 2;
     part = div_up(peer_bytes, parts);
   }
-  const double message_bytes = peer_bytes < chunk_bytes_         ? chunk_bytes_ / 4
-                               : peer_bytes < 8.0 * chunk_bytes_ ? chunk_bytes_ / 2
-                                                                 : chunk_bytes_;
+  return std::max(1, parts);
+}
+
+double P2pNetMessages::message_bytes_of(double peer_bytes) const {
+  return peer_bytes < chunk_bytes_         ? chunk_bytes_ / 4
+         : peer_bytes < 8.0 * chunk_bytes_ ? chunk_bytes_ / 2
+                                           : chunk_bytes_;
+}
+
+double P2pNetMessages::of_send(double peer_bytes) const {
+  if (!(peer_bytes > 0.0) || !(chunk_bytes_ > 0.0))
+    return peer_bytes == 0.0 ? 1.0 : 0.0;  // an empty send is one step
+  const int parts = parts_of(peer_bytes);
+  const double message_bytes = message_bytes_of(peer_bytes);
   const double part_bytes =
       div_up(div_up(peer_bytes, parts), kP2pPartAlignBytes) * kP2pPartAlignBytes;
   double messages = 0.0;
@@ -94,6 +134,51 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
   if (remote_peers <= 0) return 0.0;
   const double messages = remote_peers * P2pNetMessages(view).of_send(peer_bytes);
   return 2.0 * messages * host_us;  // a send and a receive completion each
+}
+
+namespace {
+
+// One batch's wait, given the plan and a peer's bytes > 0 (see above).
+double batch_wait_us(const NetworkTerms& terms, const P2pNetMessages& plan, double peer_bytes) {
+  const double part_bytes = div_up(peer_bytes, plan.parts_of(peer_bytes));
+  // Eager below the plugin's eager size: no control message to wait for.
+  if (std::min(part_bytes, plan.message_bytes_of(peer_bytes)) <= terms.eager_max_bytes) return 0.0;
+  return std::max(0.0, terms.rdma_slot_round_trip_us - terms.hop.simple_us);
+}
+
+}  // namespace
+
+double net_batch_first_slot_us(const TopologyView& view, double send_bytes) {
+  const NetworkTerms terms = network_terms(view.network);
+  if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(send_bytes > 0.0)) return 0.0;
+  return batch_wait_us(terms, P2pNetMessages(view), send_bytes);
+}
+
+double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes) {
+  const NetworkTerms terms = network_terms(view.network);
+  const int local = std::max(1, view.ranks_per_node);
+  if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(peer_bytes > 0.0) ||
+      view.nranks <= local)
+    return 0.0;
+  const P2pNetMessages plan(view);
+  const double wait_us = batch_wait_us(terms, plan, peer_bytes);
+  if (!(wait_us > 0.0)) return 0.0;
+  // Which channel each network round's parts run on (channel.h ncclP2pChannelBaseForRound,
+  // device.h ncclP2pChannelForPart), and how many batches of 8 works each channel runs in series.
+  const int parts = plan.parts_of(peer_bytes);
+  const int channels = std::max(1, plan.p2p_channels());
+  int bits = 0;
+  while ((1 << bits) < channels) ++bits;
+  std::vector<int> works(static_cast<std::size_t>(channels), 0);
+  const int per_node_bases = (local + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
+  for (int round = local; round < view.nranks; ++round) {  // rounds 0..local-1 stay in the node
+    const int base =
+        ((round / local) * per_node_bases + (round % local) / kP2pWorksPerBatch) & 0xff;
+    for (int p = 0; p < parts; ++p)
+      ++works[static_cast<std::size_t>((base + reverse_bits(p, bits)) & (channels - 1))];
+  }
+  const int most = *std::max_element(works.begin(), works.end());
+  return ((most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch) * wait_us;
 }
 
 }  // namespace twinccl::sim::detail

@@ -18,16 +18,35 @@ class P2pNetMessages {
   explicit P2pNetMessages(const TopologyView& view);
   // Network messages of one peer's send of `peer_bytes` (every part's; an empty send is one).
   double of_send(double peer_bytes) const;
+  // The parts (channels) one peer's send of `peer_bytes` > 0 is split into.
+  int parts_of(double peer_bytes) const;
+  // The bytes of one network message of a peer's send of `peer_bytes` > 0 (before the 4 KiB part
+  // alignment: a part smaller than it is one smaller message).
+  double message_bytes_of(double peer_bytes) const;
+  // comm->p2pnChannels: the channels p2p work is spread over (a power of 2).
+  int p2p_channels() const { return p2p_channels_; }
 
  private:
   double chunk_bytes_ = 0.0;   // comm->p2pChunkSize: NCCL_P2P_NET_CHUNKSIZE, <= NCCL_BUFFSIZE / 8
   int channels_per_peer_ = 1;  // comm->p2pnChannelsPerPeer (a network peer's)
   int channels_min_ = 1;       // the part count the planner starts from
+  int p2p_channels_ = 1;       // comm->p2pnChannels
 };
 
 // The proxy's host time in an all_to_all of `peer_bytes` to each peer across the view's nodes: a
 // send and a receive completion for every network message a GPU sends and receives, in series
 // with the wire (us; 0 in one node or without a per-completion figure).
 double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes);
+
+// The wait of an all_to_all's first network message for the receiver's control message, where
+// the class's plugin writes only into a buffer the receiver named (network_class.h's slot round
+// trip): one round trip in place of the one hop the call's latency holds, once per batch of p2p
+// work a channel runs in series (us; 0 elsewhere). p2p_net_messages.cc says why.
+double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes);
+
+// The same wait for one batch whose sends carry `send_bytes` to a peer across nodes (a
+// sendrecv's network send: one work, one batch), us; 0 where the class has no slot round trip or
+// the first message goes eagerly.
+double net_batch_first_slot_us(const TopologyView& view, double send_bytes);
 
 }  // namespace twinccl::sim::detail

@@ -180,10 +180,11 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   // messages' completions, as the tuner's analytic time (p2p_net_messages.h).
   if (r.software_latency && r.spec.kind == OpKind::all_to_all &&
       traits_of(r.algorithm).one_step_exchange) {
-    priced.fixed_latency_s +=
-        all_to_all_net_completion_us(
-            view, static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype))) *
-        1e-6;
+    const double peer_bytes =
+        static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype));
+    priced.fixed_latency_s += (all_to_all_net_completion_us(view, peer_bytes) +
+                               all_to_all_net_first_slot_us(view, peer_bytes)) *
+                              1e-6;
   }
   if (priced.gpus.perms.empty()) priced.gpus.perms = {tuner.ranks()};
   AlgorithmParams& p = priced.params;

@@ -204,8 +204,9 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   // host time on every network message's completions (p2p_net_messages.h).
   if (!algo && software_latency_ && spec.kind == OpKind::all_to_all &&
       detail::traits_of(algorithm).one_step_exchange) {
-    p.time_us += detail::all_to_all_net_completion_us(
-        *view_, static_cast<double>(spec.count) * static_cast<double>(size_of(dtype)));
+    const double peer_bytes = static_cast<double>(spec.count) * static_cast<double>(size_of(dtype));
+    p.time_us += detail::all_to_all_net_completion_us(*view_, peer_bytes) +
+                 detail::all_to_all_net_first_slot_us(*view_, peer_bytes);
   }
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;

@@ -1,0 +1,87 @@
+// The first network message of NCCL's grouped send/recv waits for the receiver's control message
+// where the net plugin writes only into a buffer the receiver named (aws-ofi-nccl's RDMA protocol
+// on p5, messages above its 8 KiB eager size): one slot round trip (85 us, network_class.h) in
+// place of the one hop (23 us) the call's latency holds, once per batch of 8 p2p works a channel
+// runs in series (sim/src/p2p_net_messages.cc; docs/fidelity.md "Issue 24, the p2p first
+// message's wait (efap2p round)").
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "support/edited_topology.h"
+#include "twinccl/sim/p2p.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/sim/tuner.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+using twinccl_test::preset_with;
+
+// nccl-tests' alltoall with `peer_bytes` to each peer (count per peer, float).
+double alltoall_us(const topo::Topology& t, std::size_t peer_bytes,
+                   Fidelity fidelity = Fidelity::analytic) {
+  Request r;
+  r.fidelity = fidelity;
+  r.spec.kind = OpKind::all_to_all;
+  r.spec.count = peer_bytes / 4;
+  r.gpus_per_thread = 1;
+  return predict(t, r).time_us;
+}
+
+const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608"};
+constexpr double kWaitUs = 85.0 - 23.0;  // the slot round trip less the hop already charged
+
+// The step in time as a peer's bytes cross the eager size (8 KiB -> 12 KiB), less the wire's share
+// of that step (12 KiB -> 16 KiB: the same one message a peer, 4 KiB more on the wire).
+double eager_step_us(const topo::Topology& t, Fidelity fidelity = Fidelity::analytic) {
+  const double eager = alltoall_us(t, 8192, fidelity);
+  const double written = alltoall_us(t, 12288, fidelity);
+  const double more = alltoall_us(t, 16384, fidelity);
+  return (written - eager) - (more - written);
+}
+
+}  // namespace
+
+// 2 p5 nodes: 8 KiB a peer goes eagerly (no control message to wait for); 12 KiB does not. Both
+// are one message a peer (a quarter chunk is 128 KiB), so the completions are the same: the step,
+// less the wire's 4 KiB a peer, is the one batch's wait, in both fidelities.
+TEST_CASE("alltoall over p5 EFA: a message above the eager size waits one slot round trip") {
+  const topo::Topology p5 = preset_with("aws-p5-2", kRun);
+  for (Fidelity f : {Fidelity::analytic, Fidelity::flow}) {
+    CHECK(eager_step_us(p5, f) == Approx(kWaitUs).margin(1.0));
+  }
+}
+
+// 32 p5 nodes, 256 ranks: round r's work runs on channel (r / 8) mod p2pnChannels (channel.h
+// ncclP2pChannelBaseForRound: one channel per node distance), 8 works a batch. The model's
+// p2pnChannels for p5 is 8 (its channel plan, one per NIC up to the node's 8 GPUs), so 31 node
+// distances put 4 batches of 8 works on the busiest channel: 4 waits in series.
+TEST_CASE("alltoall over p5 EFA: one wait per batch a channel runs in series") {
+  const topo::Topology p5 = preset_with("aws-p5-32", kRun);
+  CHECK(eager_step_us(p5) == Approx(4 * kWaitUs).margin(1.0));
+}
+
+// nccl-tests' sendrecv on 2 p5 nodes: ranks 7 -> 8 and 15 -> 0 cross the network, one work a
+// batch: one wait, in both fidelities, at the eager step as above.
+TEST_CASE("sendrecv over p5 EFA: the network send's first message waits once") {
+  const topo::Topology p5 = preset_with("aws-p5-2", kRun);
+  const Tuner tuner(p5, 16);
+  for (Fidelity f : {Fidelity::analytic, Fidelity::flow}) {
+    const auto us = [&](double bytes) {
+      return predict_p2p(tuner, sendrecv_pattern(16, bytes), f).time_us;
+    };
+    CHECK((us(12288) - us(8192)) - (us(16384) - us(12288)) == Approx(kWaitUs).margin(1.0));
+  }
+}
+
+// NCCL's InfiniBand transport has no control-message wait before a write (and no slot round trip
+// in the class): crossing the eager size moves nothing but the wire and the hop's bytes.
+TEST_CASE("alltoall over InfiniBand: no first-message wait") {
+  const topo::Topology ib = topo::load_topology("h100-cluster-2");
+  CHECK(eager_step_us(ib) == Approx(0.0).margin(1.0));
+}
