@@ -28,6 +28,8 @@ struct TopoOptions {
   std::string target;   // preset name or file
   XmlHintFlags xml;     // --gpu, --nvlink, --nic-gbps, --gpu-count, --nic-count, --nodes
   TopologyFlags edits;  // --set, --degrade, --fail
+  std::string format;   // show: "" or "text" (the description), "json" (a topology file)
+  std::string output;   // show --format json: the file to write ("" = standard output)
 };
 CLI::App* add_topo_command(CLI::App& app, TopoOptions& options);
 int run_topo_command(const TopoOptions& options, std::ostream& out);

@@ -1,6 +1,6 @@
 // twinccl: the command-line program (main.cc calls run_main; fuzz/fuzz_cli_args.cc too).
 //   twinccl perf [collective...] [nccl-tests flags] [--backend emu|sim|nccl] [--topology NAME] ...
-//   twinccl topo list | show NAME | check FILE
+//   twinccl topo list | show NAME [--format json -o FILE] | check FILE
 //   twinccl algo [collective]
 //   twinccl replay TRACE --topology A [--topology B ...] [--trace out.json] [--links]
 //   twinccl compare LOG... --topology T [--format table|csv|json]   (measured nccl-tests vs

@@ -249,14 +249,16 @@ double ring_slice_sync_us(const TopologyView& view, NcclAlgo algo, Protocol prot
 double nvls_tree_net_fill_us(const TopologyView& view, NcclAlgo algo, OpKind kind, double bytes,
                              const NvlsSteps& steps);
 // The wait of a tree / NVLS-tree all_reduce across nodes for its network buffer slots
-// (net_window.cc; 0 otherwise): NCCL_STEPS = 8 chunks per connection per network round trip,
-// charged where longer than the call's bandwidth time. Not in NCCL's ranking. `nvls`: the
+// (net_window.cc; 0 otherwise): NCCL_STEPS = 8 chunks per connection per (slot round trip + one
+// chunk's wire time; slot_window_us, the one owner the ring's window shares), charged where longer
+// than the call's bandwidth time. Not in NCCL's ranking. `nvls`: the
 // NVLS-tree call's steps (nccl_nvls_steps for `bytes`; unread for tree).
 double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched, const NvlsSteps& nvls);
 // What a ring across nodes waits beyond NCCL's latency + bandwidth time on a network class with a
 // slot round trip (aws-ofi-nccl's RDMA protocol, network_class.h; 0 elsewhere and for messages
-// within the eager size): NCCL_STEPS messages per round trip a connection (net_window.cc).
+// within the eager size): NCCL_STEPS messages per (round trip + wire) a connection, the same
+// owner's window (net_window.cc slot_window_us).
 double ring_net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                                OpKind kind, double bytes, const ChannelPlan& launched);
 // A tree all_reduce's chunk (one network message) for `protocol` (enqueue.cc calcCollChunking;

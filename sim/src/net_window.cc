@@ -5,34 +5,41 @@
 // (src/include/device.h:26); the receiving proxy posts a receive for at most 8 steps beyond the
 // last one its GPU consumed (src/transport/net.cc:1519-1532 maxDepth), the sending proxy sends at
 // most 8 beyond the last one done (:1323-1358). A slot comes back after the data crossed the
-// network one way and the credit (the receiver's posted buffer) crossed it back: one round trip,
-// taken here as 2 network hops as the call takes them (network_class.h) [assumed]. So a
-// connection moves at most 8 chunks per round trip, and its chunk is enqueue.cc's for the call
+// network one way and the credit (the receiver's posted buffer) crossed it back: one round trip.
+// So a connection moves at most 8 chunks per round trip, and its chunk is enqueue.cc's for the call
 // (calcCollChunking, :2222-2294): tree LL one LL step's data (NCCL_LL_LINES_PER_THREAD 8 x
 // NCCL_LL_MAX_NTHREADS 512 x 16-byte lines, half data: 32 KiB); tree LL128 one LL128 step's data
 // (NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS 640 x 8 bytes = 614400, x 120/128
 // data = 576000) halved while bytes / (channels x chunk) < (1 + log2(nodes) + 0.1 ppn) x 64 / ppn
 // down to 128 KiB, then x 16 / ppn down to 32 KiB; tree Simple one Simple step (512 KiB);
 // NVLS-tree NCCL_NVLS_CHUNKSIZE 128 KiB, halved for small calls per channel x head
-// (nvls_pipeline_fill_us's rule). A connection with K > 8 chunks waits (K - 8) / 8 round trips
-// beyond the first window (which NCCL's latency holds); where that is longer than the call's
-// bandwidth time, the difference is added. Example, aws-p4de-2 (p4de, the plugin's 75 us on
-// every hop), 8 MiB tree/LL128 on 4 channels: chunk 72000, K = ceil(2 MiB / 72000) = 30, round
-// trip 2 x 83.5 us: (30 - 8) / 8 x 167 = 459 us against a bandwidth time of 233 us.
+// (nvls_pipeline_fill_us's rule). One owner prices every connection's slots (slot_window_us): a
+// connection passes at most 8 messages per (slot round trip + one message's wire time at the
+// node's NIC rate / connections); how long a slot takes to come back is slot_round_trip_us's
+// alone (2 network hops as the call takes them; on aws-ofi-nccl's RDMA protocol the class's
+// fitted round trip above its 8 KiB eager size, nothing within it). What differs between the
+// callers is how a stream's windows meet NCCL's time, argued at each caller from NCCL's code:
+// * tree, NVLS-tree (net_window_wait_us): K chunks a connection; the (K - 8) / 8 windows after
+//   the first (whose messages are written and sent at once, their one-way trip the hop NCCL's
+//   latency charges) beside the bandwidth time, the longer binds. Example, aws-p4de-2 (the
+//   plugin's 75 us on every hop), 8 MiB tree/LL128 on 4 channels: chunk 72000, K = ceil(2 MiB /
+//   72000) = 30, round trip 2 x 83.5 us, 76800 wire bytes at 50 / 4 GB/s: (30 - 8) / 8 x
+//   (167 + 6.1) = 476 us against a bandwidth time of 233 us.
+// * ring (ring_net_window_wait_us, only where a message waits for a control message): every window
+//   a round trip, then one hop and the last node's NVLink chain, against NCCL's latency +
+//   bandwidth time (a ring step forwards what the step before brought; the chain's hops run inside
+//   the round trips). A ring connection carries (n - 1) steps a loop (2(n - 1) for all_reduce) of
+//   one message each (LL128: a step's share up to 576000 bytes; Simple: 2-step slices, 4 slots).
+//   Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
+//   the wire, 0.35 us at 50 GB/s), 255 / 8 x (85 + 0.35) + 20 + 7 x 1.9 = 2754 us, + the 5 us
+//   launch counted separately, where NCCL's model gives 1178 (measured 2700).
 // On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
-// window is rarely what binds. Not in the tuner's ranking (Channels::all): NCCL's model has no
-// such term, so it never changes NCCL's choice.
-// On a plugin whose writes wait for the receiver's control message (aws-ofi-nccl's RDMA protocol
-// on p5, messages above its 8 KiB eager size) the round trip is the class's slot round trip
-// (network_class.h, fitted), and rings pay the window too (ring_net_window_wait_us): a ring
-// connection carries (n - 1) steps a loop (2(n - 1) for all_reduce) of one message each (LL128:
-// a step's share up to 576000 bytes; Simple: 2-step slices, 4 slots), NCCL_STEPS slots of them
-// per (round trip + one message's wire time at the node's NIC rate / channels). The call takes
-// the longer of that window, plus the last message's hop and the last node's NVLink chain, and
-// NCCL's latency + bandwidth time: the chain's hops run inside the round trips, not after them.
-// Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
-// the wire, 0.35 us at 50 GB/s), 255 / 8 x (85 + 0.35) + 20 + 7 x 1.9 = 2754 us, + the 5 us launch
-// counted separately, where NCCL's model gives 1178 (measured 2700).
+// window is rarely what binds. Nor does an NVLS-tree window on p5: enqueue.cc's halving
+// (v2.27.7-1 :2027-2030) leaves a connection (channel x head, 128 on a p5 node) more than 8 chunks
+// only at chunks of 128 KiB and up (calls over 128 MiB at 2 nodes), each 44 us on the wire at 384
+// / 128 GB/s, so its 8 slots outrun the 85 us round trip (docs/fidelity.md, "one owner of the slot
+// window"). Not in the tuner's ranking (Channels::all): NCCL's model has no such term, so it never
+// changes NCCL's choice.
 #include <algorithm>
 #include <cmath>
 
@@ -70,24 +77,69 @@ double wire_bytes(Protocol protocol, double data_bytes) {
   return data_bytes * kNccl.wire_bytes_per_byte[index_of(protocol)];
 }
 
-// Whether a message of `message_data_bytes` waits for the receiver's control message: on a plugin
-// that writes a message only into the buffer the receiver named (aws-ofi-nccl's RDMA protocol: a
-// class with a slot round trip, network_class.h), one above its eager size on the wire.
-bool waits_for_control_message(const NetworkTerms& terms, Protocol protocol,
-                               double message_data_bytes) {
-  return terms.rdma_slot_round_trip_us > 0.0 &&
-         wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes;
-}
+// One connection's stream of network messages through its buffer slots (slot_window_us).
+struct SlotStream {
+  double messages = 0.0;         // network messages the connection carries in the call
+  double slots = kNcclSteps;     // the buffer slots they cycle through
+  double round_trip_us = 0.0;    // how long a slot takes to come back (slot_round_trip_us)
+  double message_wire_us = 0.0;  // one message's wire time at the connection's share of the NICs
+};
 
-// How long a buffer slot takes to come back: for a message that waits for the receiver's control
-// message, the class's slot round trip (network_class.h); else 2 network hops [assumed].
+// How long a slot takes to come back after its message left, us; 0 where the sender waits for no
+// slot beyond the GPU's own rate:
+// * aws-ofi-nccl's RDMA protocol (a class with a slot round trip, network_class.h), a message above
+//   its eager size on the wire: the class's slot round trip (the write waits for the receiver's
+//   control message, re-posted only after the receiving GPU freed the slot).
+// * the same protocol, a message within the eager size: 0. The plugin sends it at once into its own
+//   bounce buffers (aws/aws-ofi-nccl v1.16.3 src/nccl_ofi_rdma.cpp:5915-5918: eager when no control
+//   message is there yet, size <= eager_max_size and no write in flight; 64-128 of them posted,
+//   include/nccl_ofi_param.h:217-224), whatever NCCL's receiver has posted; the p5 2-node
+//   all_reduce 256 KiB ring/LL row (aws-efa.csv:19: 30 steps a connection, 4 KiB on the wire)
+//   takes 128 us, where 4 windows of even 2 x 20 us hops would give ~183.
+// * any other net transport (NCCL's IB verbs: the sender writes only into a buffer the receiver's
+//   posted receive advertised, NVIDIA/nccl v2.27.7-1 src/transport/net_ib.cc:2122-2128 ncclIbIsend
+//   "Wait for the receiver to have posted the corresponding receive"; aws-ofi-nccl's SENDRECV
+//   protocol on p4d/p4de): 2 network hops as the call takes them (network_class.h) [assumed], the
+//   credit back and the data out.
 double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
-  if (waits_for_control_message(terms, protocol, message_data_bytes)) {
-    return terms.rdma_slot_round_trip_us;
+  if (terms.rdma_slot_round_trip_us > 0.0) {
+    return wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes
+               ? terms.rdma_slot_round_trip_us
+               : 0.0;
   }
   return 2.0 * nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
+}
+
+// A connection's stream of `messages` messages of `message_data_bytes` through `slots` slots; the
+// connection moves 1 / `connections` of the node's NIC rate (every channel's connections share
+// the node's NICs).
+SlotStream slot_stream(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
+                       double bytes, double connections, double messages, double message_data_bytes,
+                       double slots) {
+  SlotStream s;
+  s.messages = messages;
+  s.slots = slots;
+  s.round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, message_data_bytes);
+  const double connection_gbps = v.inter_gbps / connections;
+  s.message_wire_us = connection_gbps > 0.0
+                          ? wire_bytes(protocol, message_data_bytes) / (1000.0 * connection_gbps)
+                          : 0.0;
+  return s;
+}
+
+// The one owner of the slot window: a connection sends message k + slots only once message k's
+// slot came back, so its messages pass at most `slots` per (round trip + one message's wire time:
+// a slot frees only when its whole message has landed and been consumed). NCCL's side
+// (NVIDIA/nccl v2.27.7-1): the send proxy posts a step only while fewer than NCCL_STEPS are
+// unfinished (src/transport/net.cc sendProxyProgress :1127 maxDepth = NCCL_STEPS, :1139
+// `sub->posted < sub->done + maxDepth`), the receive proxy posts a receive only for a slot its GPU
+// freed (recvProxyProgress :1305, :1318 `sub->posted >= sub->done + maxDepth` stops); the plugin's
+// side: the write waits for the receiver's control message (see slot_round_trip_us).
+double slot_window_us(const SlotStream& s) {
+  if (!(s.round_trip_us > 0.0) || !(s.messages > 0.0)) return 0.0;
+  return s.messages / s.slots * (s.round_trip_us + s.message_wire_us);
 }
 
 }  // namespace
@@ -98,6 +150,11 @@ double nccl_tree_chunk_bytes(const TopologyView& v, Protocol protocol, double by
                                        : nccl_simple_step_bytes(v);  // chunkSteps 1 for tree
 }
 
+// Tree and NVLS-tree: each connection carries K chunks, one message a chunk through all 8 slots
+// (enqueue.cc:1986-1987: chunkSteps = sliceSteps = 1 off the ring's Simple), all of them pieces of
+// the caller's buffer, ready as the GPU reaches them. The first window's 8 messages go out as soon
+// as they are written and their one-way trip is the network hop NCCL's latency charges; what the
+// slots add is the (K - 8) / 8 windows after it, beside the bandwidth time (the longer binds).
 double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                           double bytes, const ChannelPlan& launched, const NvlsSteps& nvls) {
   if (v.nodes < 2 || kind != OpKind::all_reduce || bytes <= 0.0 || launched.channels < 1 ||
@@ -107,16 +164,29 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
   const bool tree = algo == NcclAlgo::tree;
   if (!tree) check_nvls_steps(nvls, "net_window_wait_us");
   const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
+  // NVLS-tree: one network connection per channel and NVLS head (its GPU is the head's network
+  // rank; NVIDIA/nccl v2.27.7-1 src/transport/nvls.cc:210-211 connects nvls.treeUp/treeDown through
+  // the same ncclTransportP2pConnect as the tree), one chunk per loop (enqueue.cc:2081-2083
+  // ncclPatternNvlsTree: nstepsPerLoop 1, loops = bytes / (channels x heads x chunk)).
   const double connections = tree ? launched.channels : nvls.ops;
   const double chunk =
       tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
   const double chunks = std::ceil(bytes / connections / chunk);
   if (chunks <= kNcclSteps || !(algbw > 0.0)) return 0.0;
-  const double round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, chunk);
-  const double window_us = (chunks - kNcclSteps) / kNcclSteps * round_trip_us;
-  return std::max(0.0, window_us - bytes / (1000.0 * algbw));
+  const SlotStream after_first = slot_stream(v, algo, protocol, kind, bytes, connections,
+                                             chunks - kNcclSteps, chunk, kNcclSteps);
+  return std::max(0.0, slot_window_us(after_first) - bytes / (1000.0 * algbw));
 }
 
+// Ring: a connection carries (n - 1) steps a loop (2 (n - 1) for all_reduce), each the data it
+// received the step before (NVIDIA/nccl v2.27.7-1 src/device/all_gather.h:62 runRing:
+// directRecvCopyDirectSend per step), so a window's messages do not stand ready at the start as a
+// tree's chunks do: every window, the first too, is a slot round trip, and the call ends one hop
+// and the last node's NVLink chain after the last window. The slot window is compared with NCCL's
+// latency + bandwidth time (the longer binds: in the window-bound regime the chain's hops run
+// inside the round trips). Only where a message waits for the receiver's control message (a class
+// with a slot round trip): on other transports the 2-hop window [tried] is under NCCL's ring
+// latency, which already charges a hop a step (docs/fidelity.md, "one owner of the slot window").
 double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                                double bytes, const ChannelPlan& launched) {
   const NetworkTerms terms = network_terms(v.network);
@@ -149,19 +219,14 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double messages_per_step =
       simple ? std::max(1.0, std::ceil(step_data / (kNcclRingSimpleSliceSteps * simple_step)))
              : 1.0;
-  const double message_data = step_data / messages_per_step;
-  if (!waits_for_control_message(terms, protocol, message_data)) return 0.0;
   const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
-  const double messages = steps_per_loop * loops * messages_per_step;
-  const double connection_gbps = v.inter_gbps / connections;
-  const double cycle_us =
-      terms.rdma_slot_round_trip_us +
-      (connection_gbps > 0.0 ? wire_bytes(protocol, message_data) / (1000.0 * connection_gbps)
-                             : 0.0);
-  // After the last window the last message crosses one hop and the last node's NVLink chain.
+  const SlotStream stream =
+      slot_stream(v, algo, protocol, kind, bytes, connections,
+                  steps_per_loop * loops * messages_per_step, step_data / messages_per_step, slots);
+  const double slots_us = slot_window_us(stream);
+  if (!(slots_us > 0.0)) return 0.0;
   const LatencyParts hop = nccl_latency_parts(v, algo, protocol, kind, bytes, false);
-  const double window_us =
-      messages / slots * cycle_us + hop.net_hop_us + (v.ranks_per_node - 1) * hop.intra_hop_us;
+  const double window_us = slots_us + hop.net_hop_us + (v.ranks_per_node - 1) * hop.intra_hop_us;
   const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) +
                           (algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);

@@ -72,3 +72,18 @@ TEST_CASE("faults apply in the order given", "[topologies][whatif]") {
     CHECK_THAT(all_notes(e), Contains("n1.nic3 is already gone"));
   }
 }
+
+TEST_CASE("an edited topology edited again keeps a name within the cap", "[topologies][whatif]") {
+  // Each edit adds "+LABEL" (up to ~184 bytes): before, the third edit of a saved file was refused
+  // with "name longer than 256 bytes".
+  Topology t = h100_cluster(2);
+  for (int round = 0; round < 4; ++round) {
+    t = edit(t, {"nic_gbps=" + std::to_string(100 + round), "nvlink_gbps=123.456789",
+                 "pcie_gbps=23.456789", "network_hop_extra_us=1.23456789", "nics_per_node=8",
+                 "host_launch_us=4.56789", "group_launch_us=1.23456789"})
+            .topology;
+    CHECK(t.name().size() <= 256);
+    CHECK(t.name().rfind("h100-cluster-2+", 0) == 0);
+  }
+  CHECK(t.summary().nic_bandwidth_gbps == 103.0);
+}

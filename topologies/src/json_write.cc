@@ -1,9 +1,14 @@
 // Writing a Topology as TwinCCL JSON: every vertex and link explicitly, one per line, fields at
-// their default left out, so load(to_json(t)) rebuilds the same graph (same ids, ranks, links).
+// their default left out, so load(to_json(t)) rebuilds the same graph (same ids, ranks, links,
+// facts). Numbers are nlohmann's shortest text that reads back as the same double (Grisu2), so
+// every rate and latency survives bit for bit. A name or description longer than the reader takes
+// (an imported NCCL XML's description names its path) is cut to the reader's cap with "...", and
+// bytes that are not UTF-8 are written as \xNN, so the file always loads.
 #include <nlohmann/json.hpp>
 
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/topology_file.h"
 #include "twinccl/utf8_text.h"
 
@@ -40,13 +45,20 @@ json link_json(const Topology& t, const Link& l) {
   return j;
 }
 
+// `text` as the reader takes it: valid UTF-8, at most `max_bytes`, cut on a character boundary
+// with "..." when longer.
+std::string within(const std::string& text, std::size_t max_bytes) {
+  const std::string valid = valid_utf8(text);
+  return valid.size() <= max_bytes ? valid : cut_utf8(valid, max_bytes - 3) + "...";
+}
+
 }  // namespace
 
 std::string to_json(const Topology& t) {
   json head;
   head["version"] = 1;
-  head["name"] = t.name();
-  head["description"] = t.description();
+  head["name"] = within(t.name(), limits::max_name_bytes);
+  head["description"] = within(t.description(), limits::max_description_bytes);
   head["arch"] = to_string(t.facts().arch);
   head["pcie_gen"] = t.facts().pcie_gen;
   if (t.facts().memory_gbps > 0) head["memory_gbps"] = t.facts().memory_gbps;

@@ -21,6 +21,7 @@
 #include "topology_edit_graph.h"
 #include "topology_edit_table.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
 #include "twinccl/utf8_text.h"
 
@@ -364,8 +365,13 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
   std::string label = effective.label();
   if (label.size() > 180) label = cut_utf8(label, 180) + "...";
   if (faults.size() > 300) faults = cut_utf8(faults, 300) + " ...";
-  Topology out = detail::rebuild(g, topology.name() + "+" + label,
-                                 faults.empty() ? "the edited topology" : "after " + faults);
+  // Edits of an edited topology (a saved `topo show --format json` file edited again) add a
+  // label each: the name keeps its start and is cut to the cap instead of being refused.
+  std::string name = topology.name() + "+" + label;
+  if (name.size() > limits::max_name_bytes)
+    name = cut_utf8(name, limits::max_name_bytes - 3) + "...";
+  Topology out =
+      detail::rebuild(g, name, faults.empty() ? "the edited topology" : "after " + faults);
   note_moved_nics(current, out, notes);
   if (!edits.faults.empty() && analytic_figures_equal(current.summary(), out.summary())) {
     notes.push_back(
