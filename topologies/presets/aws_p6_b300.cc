@@ -23,14 +23,9 @@
 //     The plugin exports that env at init (:686-688) where the user set none (overwrite false,
 //     include/nccl_ofi_environ.h:47-58, :104-111). efa-v3 carries its NCCL_NVLS_CHUNKSIZE =
 //     NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB (sim/src/network_class.h efa_terms); its NCCL_BUFFSIZE
-//     8 MiB and NCCL_P2P_NET_CHUNKSIZE 512 KiB are NOT carried: no EFA preset sets them, so a
-//     prediction uses NCCL's 4 MiB / 128 KiB unless given `--set nccl_buffsize_bytes=8388608
-//     p2p_net_chunk_bytes=524288` (aws-efa.csv's p5 and p6-b300 rows pass them as the runs'
-//     settings). The plugin exports both on every EFA platform (p4d/p4de :92-93, :106-107, p5/p5e
-//     :142-143, p5en/p6-b200 :167-168) since v1.16.0 (commit f3f5c40b, "On P4 and later"), so
-//     they belong as facts on all EFA presets at once (today's EFA stack), the rows of an older
-//     plugin (nccl#527's p4d, 2021) then setting NCCL's 4 MiB / 128 KiB back: not done yet
-//     (docs/fidelity.md, Issue 24, "p6-b300's NCCL_BUFFSIZE").
+//     8 MiB and NCCL_P2P_NET_CHUNKSIZE 512 KiB (:187-188) the preset carries as every AWS preset
+//     does (aws_efa.h: exported on every EFA platform since v1.16.0; on p6-b300 by "p-series"
+//     before v1.21.0 gave it its own entry).
 //   aws-ofi-nccl's tuner has a platform (include/tuner/nccl_ofi_tuner_common.h
 //     NCCL_OFI_TUNER_P6_B300) with region tables only (src/tuner/nccl_ofi_regions.cpp:1335), no
 //     model row: efa-v3 takes P5en's 18 us.
@@ -40,6 +35,7 @@
 // Not set: the host CPU (not found in a public source reached: the host's group launch stays the
 //   5 us default) and the B300's HBM rate (the arch's default, as gb300-nvl72); AWS's region
 //   tuner tables for p6-b300 (not modelled, as p5en's and p6-b200's).
+#include "aws_efa.h"
 #include "dgx_node.h"
 #include "twinccl/topologies/presets.h"
 
@@ -53,7 +49,7 @@ presets::DgxSystem presets::aws_p6_b300_system() {
                            "2 x 400G EFA", NetworkClass::efa_v3);
   s.node.pcie_gen = 6;
   s.node.nic_bandwidth_gbps = 100.0;  // 2 x 400 Gb/s a GPU
-  return s;
+  return aws_ofi_nccl_env(s);
 }
 
 }  // namespace twinccl::topo

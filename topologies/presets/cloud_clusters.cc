@@ -30,6 +30,9 @@
 //     platform table (v1.21.1 src/platform-aws.cpp platform_data_map) makes three EFA classes:
 //     p4d/p4de efa-sendrecv (SENDRECV protocol, 75 us), p5/p5e efa (RDMA, 75 us reported, 20 us
 //     measured), p5en/p6-b200 efa-v3 (one "p5en/p6-b200" platform: 35 us reported, 18 measured).
+//   Every AWS preset carries the NCCL_BUFFSIZE 8 MiB and NCCL_P2P_NET_CHUNKSIZE 512 KiB that
+//     aws-ofi-nccl exports on its EFA platforms since v1.16.0 (aws_efa.h: sources, and why a run
+//     of an older plugin says `--set nccl_buffsize_bytes=4194304 p2p_net_chunk_bytes=131072`).
 //   GCP a3-megagpu-8g (A3 Mega): 8 H100 80GB, 8 GPU NICs x 200 Gbps (GPUDirect-TCPXO);
 //     a3-highgpu-8g (A3 High): 8 H100, 4 GPU NICs x 200 Gbps (GPUDirect-TCPX); a4-highgpu-8g
 //     (A4): 8 B200, 8 x 400 Gbps RoCE (CX-7) --
@@ -68,6 +71,7 @@
 #include <string>
 #include <string_view>
 
+#include "aws_efa.h"
 #include "dgx_node.h"
 #include "twinccl/topologies/presets.h"
 
@@ -83,11 +87,13 @@ presets::DgxSystem presets::cloud_node(DgxSystem base, std::string name, std::st
   if (!nic_label.empty()) base.nic_label = std::move(nic_label);
   base.network = network;
   base.group_launch_us = 0.0;  // the cloud's own host: 5 us unless its preset knows it
+  base.nccl_buffsize_bytes = base.p2p_net_chunk_bytes = 0.0;  // its own network plugin's
   return base;
 }
 
 namespace {
 
+using presets::aws_ofi_nccl_env;
 using presets::cloud_node;
 using presets::DgxSystem;
 
@@ -112,7 +118,7 @@ DgxSystem aws_p4d(bool p4de) {
             .pcie_gen = 4,
             .nics = 4,
             .nic_bandwidth_gbps = 12.5};
-  return s;
+  return aws_ofi_nccl_env(s);
 }
 
 DgxSystem aws_p5(bool p5e) {
@@ -123,7 +129,7 @@ DgxSystem aws_p5(bool p5e) {
                                "PCIe gen5",
                            "4 x 100G EFA", NetworkClass::efa);
   s.memory_gbps = p5e ? 4800.0 : 0.0;
-  return s;  // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
+  return aws_ofi_nccl_env(s);  // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
 }
 
 DgxSystem aws_p5en() {
@@ -132,13 +138,13 @@ DgxSystem aws_p5en() {
                            "(aws-ofi-nccl), PCIe gen5",
                            "2 x 200G EFAv3", NetworkClass::efa_v3);
   s.memory_gbps = 4800.0;
-  return s;  // the node's 8 NICs at 50 GB/s: one rail of 2 EFA NICs per GPU
+  return aws_ofi_nccl_env(s);  // the node's 8 NICs at 50 GB/s: one rail of 2 EFA NICs per GPU
 }
 
 DgxSystem aws_p6_b200() {
-  return cloud_node(presets::b200_system(), "aws-p6-b200", "AWS p6-b200.48xlarge",
-                    "8 B200, NVLink 5 (NVLS), 8 x 400G EFAv4, PCIe gen5", "400G EFA",
-                    NetworkClass::efa_v3);
+  return aws_ofi_nccl_env(cloud_node(presets::b200_system(), "aws-p6-b200", "AWS p6-b200.48xlarge",
+                                     "8 B200, NVLink 5 (NVLS), 8 x 400G EFAv4, PCIe gen5",
+                                     "400G EFA", NetworkClass::efa_v3));
 }
 
 // GCP's TCP-based H100 machines: GCP's own NCCL environment turns NVLS off (header); `nics` GPU

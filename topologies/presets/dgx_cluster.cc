@@ -35,6 +35,7 @@ Topology dgx_system(const DgxSystem& system) {
   b.description(system.description).arch(system.arch).pcie_gen(system.node.pcie_gen);
   b.nvls(system.nvls).memory_gbps(system.memory_gbps).network(system.network);
   b.group_launch_us(system.group_launch_us);
+  b.nccl_buffsize_bytes(system.nccl_buffsize_bytes).p2p_net_chunk_bytes(system.p2p_net_chunk_bytes);
   DgxNodeSpec spec = system.node;
   spec.node = 0;
   spec.prefix = "";
@@ -58,7 +59,9 @@ Topology dgx_cluster(const DgxSystem& system, int nodes) {
       .nvls(system.nvls)
       .memory_gbps(system.memory_gbps)
       .network(system.network)
-      .group_launch_us(system.group_launch_us);
+      .group_launch_us(system.group_launch_us)
+      .nccl_buffsize_bytes(system.nccl_buffsize_bytes)
+      .p2p_net_chunk_bytes(system.p2p_net_chunk_bytes);
   const RailFabric fabric = add_rail_fabric(b, nodes, rails, system.node.nic_bandwidth_gbps);
   for (int n = 0; n < nodes; ++n) {
     DgxNodeSpec spec = system.node;

@@ -49,6 +49,10 @@ struct DgxSystem {
   NetworkClass network = NetworkClass::infiniband;  // between nodes
   DgxNodeSpec node;                                 // node index and prefix are set per node
   double group_launch_us = 0.0;  // the host's, per GPU of a -g N thread (host_launch.h); 0 = 5 us
+  // NCCL settings the node's network stack exports (the cluster's facts; 0 = NCCL's default):
+  // NCCL_BUFFSIZE and NCCL_P2P_NET_CHUNKSIZE, set on the AWS EFA nodes (aws_efa.h).
+  double nccl_buffsize_bytes = 0.0;
+  double p2p_net_chunk_bytes = 0.0;
 };
 
 // The DGX H100 / H200 host (2 x Xeon Platinum 8480C, Sapphire Rapids: NVIDIA's DGX H100/H200
@@ -70,7 +74,7 @@ DgxSystem b200_system();
 DgxSystem mi300x_system();
 // A cloud's node (cloud_clusters.cc): `base` named as the cloud sells it ("<model>: <parts>"), with
 // its NICs' label (empty: the base's), its network's class, and its own host's launch cost (the
-// 5 us default unless its preset knows it).
+// 5 us default unless its preset knows it) and no network plugin settings (its preset sets them).
 DgxSystem cloud_node(DgxSystem base, std::string name, std::string model, std::string_view parts,
                      std::string nic_label, NetworkClass network);
 // AWS p6-b300.48xlarge's node (aws_p6_b300.cc), as cloud_clusters.cc's aws-p6-b300-N uses it.
