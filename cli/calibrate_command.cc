@@ -49,11 +49,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
                   "ranks of each log, in the order of the logs (e.g. 8,16), where its device "
                   "block is missing or truncated; 0 = the log's own")
       ->delimiter(',')
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(CLI::Range(0, sim::kNcclTestsMaxRanks));
   cmd->add_option("--nodes", o.nodes,
                   "nodes of each log, in the order of the logs (e.g. 1,2), as --ranks")
       ->delimiter(',')
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(CLI::Range(0, sim::kNcclTestsMaxRanks));
   cmd->add_option("--algo", o.algorithms,
                   "NCCL_ALGO each log ran with, one option per log in their order, NCCL's syntax "
                   "(Ring, Tree, NVLS, NVLSTree, PAT or a list NCCL chose among: NVLS,NVLSTree; - = "
@@ -114,6 +114,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     out << fmt::format("# {} priced with {}{}\n", l.log, l.priced_with,
                        l.from.empty() ? " (no NCCL_ALGO / NCCL_PROTO in the log; --algo gives it)"
                                       : " (" + l.from + ")");
+    if (!l.nccl_version_note.empty()) out << "# note: " << l.nccl_version_note << "\n";
   }
   out << fmt::format("# {:<20} {:>10} {:>10} {:>9} {:>6}\n", "parameter", "before", "after",
                      "moved", "rows");

@@ -54,10 +54,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
                   "the collective, when the log does not name it (all_reduce, ...)");
   cmd->add_option("--ranks", o.ranks,
                   "ranks of the run, when the log's device block is missing or truncated")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, sim::kNcclTestsMaxRanks));
   cmd->add_option("--nodes", o.nodes,
                   "nodes of the run, when the log's device block is missing or truncated")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, sim::kNcclTestsMaxRanks));
   cmd->add_option("--algo", o.algorithm,
                   "predict with this algorithm (default: the NCCL_ALGO the log prints, else "
                   "NCCL's choice)");

@@ -70,6 +70,7 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
       report.in_place ? "in-place" : "out-of-place");
   for (const CompareTable& t : report.tables) {
     out << "#\n# " << table_title(t.log) << "\n";
+    if (!t.nccl_version_note.empty()) out << "# note: " << t.nccl_version_note << "\n";
     out << fmt::format(
         "# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "", "", "",
         "", "", "measured", "", "predicted", "", "", "");
@@ -112,13 +113,16 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
   out << "record,source,collective,ranks,nodes,regime,size_bytes,count,type,redop,root,measured_"
          "time_us,"
          "measured_busbw_gbps,predicted_time_us,predicted_busbw_gbps,algorithm,protocol,ratio,"
-         "error,rows,spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from\n";
+         "error,rows,spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from,nccl_version_"
+         "note\n";
   for (const CompareTable& t : report.tables) {
     // The log's forced NCCL_ALGO / NCCL_PROTO and where it was read, as JSON's; empty = NCCL's
     // choice.
+    // Then the note on the NCCL version the rows were priced with, empty when it is the log's.
     const std::string forced =
-        fmt::format("{},{},{},{}", csv_field(t.log.nccl_algo), csv_field(t.log.nccl_algo_from),
-                    csv_field(t.log.nccl_proto), csv_field(t.log.nccl_proto_from));
+        fmt::format("{},{},{},{},{}", csv_field(t.log.nccl_algo), csv_field(t.log.nccl_algo_from),
+                    csv_field(t.log.nccl_proto), csv_field(t.log.nccl_proto_from),
+                    csv_field(t.nccl_version_note));
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
       out << fmt::format(
@@ -131,7 +135,7 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
     }
   }
   for (const RegimeSummary& s : report.summary) {
-    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f},,,,\n",
+    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f},,,,,\n",
                        csv_field(s.source), s.collective, name(s.regime), s.ratio, s.ratio - 1,
                        s.rows, s.spread);
   }
@@ -179,6 +183,7 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                            {"gpus_per_thread", t.log.gpus_per_thread},
                            {"type", name(t.log.dtype)},
                            {"nccl_version", t.log.nccl_version},
+                           {"nccl_version_note", or_null(t.nccl_version_note)},
                            {"nccl_algo", or_null(t.log.nccl_algo)},
                            {"nccl_algo_from", or_null(t.log.nccl_algo_from)},
                            {"nccl_proto", or_null(t.log.nccl_proto)},

@@ -140,6 +140,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     log.skipped.clear();
     table.log = std::move(log);
     if (o.gpus_per_thread > 0) table.log.gpus_per_thread = o.gpus_per_thread;  // --gpus-per-thread
+    table.nccl_version_note = sim::nccl_version_pricing(table.log).note;
     // Without --algo/--proto, the algorithm and protocol the log says it ran (NCCL_ALGO /
     // NCCL_PROTO, nccl_env_choice.h); the flags replace both.
     const bool flags = !o.algorithm.empty() || protocol;

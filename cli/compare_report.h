@@ -34,6 +34,9 @@ struct CompareTable {
   // Rows not compared, by line, with why: the parser's (a size or count not a whole number) and
   // count 0, time 0, or the measured block printed blank.
   std::vector<sim::NcclTestsSkippedLine> skipped;
+  // Where the log's NCCL version is not the one its rows were priced with (older than the
+  // model's oldest, unreadable), why and which was used (sim::nccl_version_pricing); "" if none.
+  std::string nccl_version_note;
 };
 
 // Geometric means over the rows of one (collective, regime), one table or all tables ("all").

@@ -8,12 +8,12 @@
 // NCCL's own "NCCL version X" give the version, and the column header ("size count type redop
 // root time algbw busbw #wrong time ...") gives the layout: which leading columns there are and
 // how many values each timed block has (4, or 8 with per-iteration columns). A line whose first
-// two fields are whole numbers is a row, read with that layout; a line that looks like a row but
-// whose size or count is not a whole number ("1P", "-16") is not read and is listed with its line
-// and why in the table's `skipped`; anything else is noise (Open MPI help messages, "Run-1
-// Starting command", a failure line) except a "<name>_perf" program name, which names the
-// collective. A table ends at the footer, at a new run, or at a new column header
-// after rows. For example:
+// two fields are whole numbers is a row, read with that layout (nccl_tests_log_row.cc); a line that
+// looks like a row but whose size or count is not a whole number ("1P", "-16") is not read and is
+// listed with its line and why in the table's `skipped`; anything else is noise (Open MPI help
+// messages, "Run-1 Starting command", a failure line) except a "<name>_perf" program name, which
+// names the collective. A table ends at the footer, at a new run, or at a new column header after
+// rows. For example:
 //
 //   #       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw
 //   #wrong
@@ -53,6 +53,7 @@ struct Reader {
   // block (two runs pasted together without their headers).
   bool devices_ended = false;
   std::string version;
+  int version_line = 0;          // the line that gave `version`
   nccl_tests::NcclEnv nccl_env;  // NCCL_ALGO / NCCL_PROTO as the log last said them
   Layout layout;
   int layout_line = 0;  // 0: no column header seen (default layout)
@@ -101,9 +102,12 @@ struct Reader {
     const auto rank = nccl_tests::parse_integer(t[1]);
     auto on = std::find(t.begin(), t.end(), std::string_view("on"));
     if (on == t.end() || on + 2 >= t.end() || *(on + 2) != "device") return false;
-    if (!rank || *rank < 0 || *rank >= 1000000)
-      fail(source, line_no, "a device line with a bad rank (not 0..999999)", line);
-    if (devices.size() >= 1000000) fail(source, line_no, "more than 1000000 device lines", line);
+    if (!rank || *rank < 0 || *rank >= kNcclTestsMaxRanks) {
+      fail(source, line_no,
+           fmt::format("a device line with a bad rank (not 0..{})", kNcclTestsMaxRanks - 1), line);
+    }
+    if (devices.size() >= static_cast<std::size_t>(kNcclTestsMaxRanks))
+      fail(source, line_no, fmt::format("more than {} device lines", kNcclTestsMaxRanks), line);
     if (devices_ended) {  // a device line after a table: the next run's block
       new_run();
       in_device_block = true;
@@ -155,8 +159,10 @@ struct Reader {
       const auto code = at == std::string_view::npos || rest.empty()
                             ? std::nullopt
                             : nccl_tests::parse_unsigned(rest.front());
-      if (code && *code < 1000000)
-        version = fmt::format("{}.{}.{}", *code / 10000, *code / 100 % 100, *code % 100);
+      if (code && *code < 1000000) {
+        version = nccl_tests::nccl_version_of_code(*code);
+        version_line = line_no;
+      }
     } else if (body.rfind("Avg bus bandwidth", 0) == 0) {
       if (open) open->complete = true;
       close_table(true);
@@ -175,126 +181,18 @@ struct Reader {
     }
   }
 
-  NcclTestsBlock block(const std::vector<std::string_view>& values, std::size_t first,
-                       const Layout::Block& b, int line_no, std::string_view line) {
-    auto number = [&](int field, std::string_view what) {
-      const std::string_view token = values[first + static_cast<std::size_t>(field)];
-      const std::optional<double> v = nccl_tests::parse_real(token);
-      if (!v || !std::isfinite(*v) || *v < 0 || *v > 1e15) {
-        fail(source, line_no,
-             fmt::format("{} '{}' is not a finite number in 0..1e15", what,
-                         nccl_tests::shown(token, 20)),
-             line);
-      }
-      return *v;
-    };
-    NcclTestsBlock out;
-    out.time_us = number(b.time, "time");
-    out.algbw_gbps = number(b.algbw, "algbw");
-    out.busbw_gbps = number(b.busbw, "busbw");
-    if (b.wrong >= 0) {
-      std::string_view w = values[first + static_cast<std::size_t>(b.wrong)];
-      if (w != "N/A") {
-        if (w.size() > 1 && w.back() == '*') w.remove_suffix(1);  // pre-2022: error above tolerance
-        const std::optional<double> v = nccl_tests::parse_real(w);
-        if (!v || !std::isfinite(*v) || *v < 0)
-          fail(source, line_no, "#wrong is not a count, an error or N/A", line);
-        out.wrong = *v;
-      }
-    }
-    return out;
-  }
-
   void row(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) {
-    // hypercube_perf prints its redop column blank: the row's next value (root) stands where the
-    // header has redop. Read it as a blank column so the values after it line up.
-    std::vector<std::string_view> with_blank;
-    const auto redop_at = static_cast<std::size_t>(layout.redop);
-    const bool redop_blank =
-        layout.redop >= 0 && tokens.size() > redop_at && nccl_tests::parse_real(tokens[redop_at]);
-    if (redop_blank) {
-      with_blank = tokens;
-      with_blank.insert(with_blank.begin() + static_cast<std::ptrdiff_t>(redop_at),
-                        std::string_view{});
-    }
-    const std::vector<std::string_view>& t = redop_blank ? with_blank : tokens;
     if (++total_rows > kNcclTestsMaxRows) {
       fail(source, line_no,
            fmt::format("more than {} result rows; not one nccl-tests log", kNcclTestsMaxRows));
     }
-    const auto lead = static_cast<std::size_t>(layout.leading);
-    const std::string where =
-        layout_line > 0 ? fmt::format("the column header at line {}", layout_line)
-                        : std::string("nccl-tests' current 13-column layout (no header seen)");
-    if (t.size() < lead)
-      fail(source, line_no, fmt::format("a row with {} fields, fewer than {}", t.size(), where),
-           line);
-    std::vector<std::string_view> values;
-    std::size_t i = lead;
-    auto value_like = [](std::string_view v) {  // a number, N/A, or a pre-2022 error flagged '*'
-      return v == "N/A" || nccl_tests::parse_real(v) ||
-             (v.back() == '*' && nccl_tests::parse_real(v.substr(0, v.size() - 1)));
-    };
-    for (; i < t.size() && value_like(t[i]); ++i) values.push_back(t[i]);
-    const auto all = static_cast<std::size_t>(layout.fields());
-    const bool extra_ok = layout.timestamp || layout.trailing;
-    if (extra_ok && values.size() > all) values.resize(all);
-    const bool rest_ok = i == t.size() || extra_ok;
-    NcclTestsRow r;
-    r.line = line_no;
-    if (rest_ok && values.size() == all) {
-      std::size_t at = 0;
-      for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
-        (b == 0 ? r.out_of_place : r.in_place) = block(values, at, layout.blocks[b], line_no, line);
-        at += static_cast<std::size_t>(layout.blocks[b].fields);
-      }
-      if (layout.blocks.size() == 1) r.in_place.reset();
-    } else if (rest_ok && layout.blocks.size() == 2 &&
-               values.size() == static_cast<std::size_t>(layout.blocks[1].fields)) {
-      r.in_place = block(values, 0, layout.blocks[1], line_no, line);  // out-of-place printed blank
-    } else {
-      fail(source, line_no,
-           fmt::format(
-               "a row that does not fit {} ({} values expected after the {} leading columns)",
-               where, all, lead),
-           line);
-    }
-    const auto size = nccl_tests::parse_unsigned(t[static_cast<std::size_t>(layout.size)]);
-    const auto count = nccl_tests::parse_unsigned(t[static_cast<std::size_t>(layout.count)]);
-    if (!size || !count || *size > (1ull << 50) || *count > *size) {
-      fail(source, line_no, "size and count must be whole numbers with count <= size <= 2^50",
-           line);
-    }
-    r.size_bytes = *size;
-    r.count = *count;
-    try {
-      r.dtype = parse_data_type(t[static_cast<std::size_t>(layout.type)]);
-    } catch (const Error&) {
-      fail(source, line_no,
-           fmt::format("unknown data type '{}'",
-                       nccl_tests::shown(t[static_cast<std::size_t>(layout.type)], 20)),
-           line);
-    }
-    if (layout.redop >= 0) {
-      const std::string_view redop = t[static_cast<std::size_t>(layout.redop)];
-      r.redop_blank = redop_blank;
-      if (redop.size() > 20 ||
-          redop.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string_view::npos) {
-        fail(source, line_no, "redop must be a name like sum or none", line);
-      }
-      r.redop = std::string(redop);
-    }
-    if (layout.root >= 0) {
-      const auto root = nccl_tests::parse_integer(t[static_cast<std::size_t>(layout.root)]);
-      if (!root || *root < -1 || *root > 10000000)
-        fail(source, line_no, "root must be -1 or a rank", line);
-      r.root = static_cast<int>(*root);
-    }
+    NcclTestsRow r = nccl_tests::read_row(tokens, layout, layout_line, source, line_no, line);
     if (!open) {
       open.emplace();
       open->source = std::string(source);
       open->first_line = line_no;
       open->nccl_version = version;
+      open->nccl_version_line = version_line;
       nccl_env.apply(*open);
       open->skipped = std::move(pending);
       pending.clear();
@@ -316,7 +214,10 @@ struct Reader {
     nccl_env.read(text, line_no);
     if (const std::size_t at = text.find("NCCL version "); at != std::string_view::npos) {
       const std::vector<std::string_view> t = split(text.substr(at + 13));
-      if (!t.empty()) version = nccl_tests::shown(t.front(), 40);
+      if (!t.empty()) {
+        version = nccl_tests::shown(t.front(), 40);
+        version_line = line_no;
+      }
       return;
     }
     if (text.front() == '#') {

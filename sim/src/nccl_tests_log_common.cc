@@ -6,17 +6,13 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <set>
 #include <tuple>
 #include <vector>
 
 #include "nccl_tests_log_parts.h"
-#include "nccl_tuning_table.h"
 #include "twinccl/ascii_case.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
-#include "twinccl/sim/timing.h"
-#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::nccl_tests {
 namespace {
@@ -297,71 +293,3 @@ void fail_no_row_read(std::string_view source, const std::vector<NcclTestsSkippe
 }
 
 }  // namespace twinccl::sim::nccl_tests
-
-namespace twinccl::sim {
-
-void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
-  if (row.count == 0) return;
-  const std::size_t element_bytes = size_of(row.dtype);
-  const auto ranks = static_cast<std::size_t>(std::max(1, table.ranks));
-  // By division: count x bytes x ranks overflows 2^64 at count 2^50 on 2^20 ranks.
-  const auto is_times = [&](std::size_t factor) {
-    return row.size_bytes % factor == 0 && row.size_bytes / factor == row.count;
-  };
-  if (is_times(element_bytes) || is_times(element_bytes * ranks)) return;
-  const double elements_bytes = static_cast<double>(row.count) * static_cast<double>(element_bytes);
-  nccl_tests::fail(
-      table.source, row.line,
-      fmt::format("size {} and count {} {} contradict each other ({} elements of {} bytes are "
-                  "{:.0f} bytes, or {:.0f} on {} ranks); fix or remove the row",
-                  row.size_bytes, row.count, name(row.dtype), row.count, element_bytes,
-                  elements_bytes, elements_bytes * static_cast<double>(ranks), ranks));
-}
-
-int nodes_spanned(const topo::Topology& topology, int ranks) {
-  std::set<int> nodes;
-  for (int r = 0; r < ranks; ++r) nodes.insert(topology.vertex(topology.gpu(r)).node);
-  return static_cast<int>(nodes.size());
-}
-
-int nccl_version_code(std::string_view version) {
-  std::array<int, 3> parts{};
-  const char* at = version.data();
-  const char* end = version.data() + version.size();
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) {
-      if (at == end || *at != '.') return 0;
-      ++at;
-    }
-    const auto [next, ec] = std::from_chars(at, end, parts[i]);
-    if (ec != std::errc() || next == at || next - at > 4) return 0;
-    at = next;
-  }
-  const auto [major, minor, patch] = parts;
-  if (minor > 99 || patch > 99) return 0;
-  const long code = major * 10000L + minor * 100L + patch;  // each part at most 4 digits
-  return code >= detail::kNcclVersionCodeMin && code <= detail::kNcclVersionCodeMax
-             ? static_cast<int>(code)
-             : 0;
-}
-
-Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in_place) {
-  Request request;
-  request.spec.kind = table.kind.value();
-  request.spec.nranks = table.ranks;
-  request.spec.count = row.count;
-  request.spec.root = row.root >= 0 && row.root < table.ranks ? row.root : 0;
-  request.dtype = row.dtype;
-  // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
-  request.gpus_per_thread = std::max(1, table.gpus_per_thread);
-  // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest).
-  request.nccl_version = nccl_version_code(table.nccl_version);
-  // Only a one-rank call depends on these (NCCL's copy, nothing in place, a scaling kernel for
-  // avg / mulsum): Prediction::one_rank.
-  request.in_place = in_place;
-  if (row.redop == "avg") request.op = ReduceKind::avg;
-  if (row.redop == "mulsum") request.op = ReduceKind::premul_sum;
-  return request;
-}
-
-}  // namespace twinccl::sim

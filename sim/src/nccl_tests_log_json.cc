@@ -146,8 +146,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
   }
   if (auto it = doc.find("nccl_version");
       it != doc.end() && it->is_number_unsigned() && it->get<std::uint64_t>() < 1000000) {
-    const std::uint64_t code = it->get<std::uint64_t>();
-    table.nccl_version = fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+    table.nccl_version = nccl_tests::nccl_version_of_code(it->get<std::uint64_t>());
   }
   // config.ngpus: the GPUs each thread drove (-g).
   if (auto c = doc.find("config"); c != doc.end() && c->is_object()) {
@@ -174,6 +173,11 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
       if (!d.is_object() || !d.contains("rank") || !d["rank"].is_number_integer() ||
           !d.contains("hostname") || !d["hostname"].is_string()) {
         fail(source, 0, "config.devices entries need an integer 'rank' and a string 'hostname'");
+      }
+      if (const long long rank = d["rank"].get<long long>();
+          rank < 0 || rank >= kNcclTestsMaxRanks) {
+        fail(source, 0,
+             fmt::format("config.devices has rank {}, not 0..{}", rank, kNcclTestsMaxRanks - 1));
       }
       if (!ranks.insert(d["rank"].get<long long>()).second) {
         fail(source, 0,

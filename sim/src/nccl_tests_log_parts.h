@@ -73,6 +73,10 @@ struct NcclEnv {
   void apply(NcclTestsTable& table) const;
 };
 
+// "2.26.2" of an NCCL_VERSION_CODE as nccl-tests prints it (nccl-library=22602, -J's
+// nccl_version); one below 10000 is NCCL's code before 2.9 (2804 = 2.8.4).
+std::string nccl_version_of_code(unsigned long long code);
+
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);
 // Drops " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
@@ -99,5 +103,12 @@ struct Layout {
 
 // The layout a column header line describes (its tokens after '#'), or nullopt for other lines.
 std::optional<Layout> column_header(const std::vector<std::string_view>& tokens);
+
+// One result row (a line whose first two fields are whole numbers, split) read with `layout`
+// (nccl_tests_log_row.cc): hypercube's blank redop column filled in, every value checked.
+// Throws ConfigError naming "<source>:<line_no>" and the line; `layout_line` is the column
+// header's line, 0 = none seen (nccl-tests' current 13-column layout).
+NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout& layout,
+                      int layout_line, std::string_view source, int line_no, std::string_view line);
 
 }  // namespace twinccl::sim::nccl_tests

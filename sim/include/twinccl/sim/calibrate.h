@@ -68,6 +68,9 @@ struct CalibrationLog {
   std::string log;          // the table's source file
   std::string priced_with;  // "NCCL's choice", "ring", "ring/Simple", "nvls|nvls_tree (...)"
   std::string from;         // "NCCL_ALGO=Ring (line 12)", "NCCL_ALGO=Ring (--algo)"; "" = none
+  // Where the log's NCCL version is not the one its rows were priced with (older than the
+  // model's oldest, unreadable): why and which was (nccl_version_pricing); "" when it is.
+  std::string nccl_version_note = {};
 };
 
 struct Calibration {

@@ -21,6 +21,7 @@
 
 #include "twinccl/data_type.h"
 #include "twinccl/operation.h"
+#include "twinccl/topologies/limits.h"
 
 namespace twinccl::topo {
 class Topology;
@@ -35,6 +36,10 @@ inline constexpr std::size_t kNcclTestsMaxLineBytes = 16384;  // one line of a l
 inline constexpr std::size_t kNcclTestsMaxRows = 100000;
 // nccl-tests' -g (nGpus): the GPUs one thread drives, 1..this.
 inline constexpr int kNcclTestsMaxGpusPerThread = 1024;
+// Ranks of one log: a device line's rank is below this, and `compare` / `calibrate` --ranks
+// and --nodes are at most this: a topology's most GPUs (2^20, topologies/limits.h), past which no
+// topology could price the log.
+inline constexpr int kNcclTestsMaxRanks = topo::limits::max_gpus;
 
 // One block of a row: out-of-place or in-place.
 struct NcclTestsBlock {
@@ -82,6 +87,7 @@ struct NcclTestsTable {
   int gpus_per_thread = 0;
   DataType dtype = DataType::float32;  // the first row's
   std::string nccl_version;            // "2.26.2+cuda12.8"; "" when not printed
+  int nccl_version_line = 0;           // its line in the log; 0 = JSON's nccl_version (or none)
   bool complete = false;               // the footer (average bus bandwidth) was seen
   // NCCL_ALGO / NCCL_PROTO the run had, as given ("Ring", "NVLS,NVLSTree", "^LL128"; "" = not
   // set: NCCL's own choice), and where from: "line 12" of NCCL's "NCCL_ALGO set by environment
@@ -130,5 +136,20 @@ int nodes_spanned(const topo::Topology& topology, int ranks);
 // minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
 // start with major.minor.patch of such a version (empty, "2.8.4", garbage).
 int nccl_version_code(std::string_view version);
+
+// Which NCCL's tuning model prices a table's rows (request_of's Request::nccl_version) and, where
+// that is not the version the log printed, a note saying so for the user's eyes (`compare` and
+// `calibrate` print it beside the log):
+//   "2.26.2+cuda12.8"      code 22602, no note; "" (not printed): 0, the newest model, no note
+//   "2.8.4" (before 2.9)   the oldest model: "NCCL version 2.8.4 at run.log:3 is older than the
+//                          oldest tuning model (2.9.0); priced as 2.9.0"
+//   "banana", "2.26"       the newest model: "unreadable NCCL version 'banana' at run.log:3;
+//                          priced as the newest model (NCCL 2.29.2 and later)"
+//   "10.0.0" (past the NCCL_VERSION_CODE range) the newest model, with a note
+struct NcclVersionPricing {
+  int code = 0;      // for Request::nccl_version: an NCCL_VERSION_CODE, 0 = the newest model
+  std::string note;  // "" where the log's own version (or, printing none, the newest) prices it
+};
+NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table);
 
 }  // namespace twinccl::sim

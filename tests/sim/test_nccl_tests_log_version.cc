@@ -1,0 +1,123 @@
+// A log's NCCL version as its rows are priced (nccl_version_pricing): one older than the model's
+// oldest tuning model is priced as that one, an unreadable one as the newest, each with a note
+// naming the log's line; and the rank bound device lines and --ranks share (kNcclTestsMaxRanks).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "twinccl/errors.h"
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+constexpr const char* kTable =
+    "# Using devices\n"
+    "#  Rank  0 Group 0 Pid 1 on node-a device 0 [0x19] H100\n"
+    "#  Rank  1 Group 0 Pid 1 on node-a device 1 [0x19] H100\n"
+    "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+    "  8  2  float  sum  -1  20.0  0.00  0.00  0  20.0  0.00  0.00  0\n";
+
+NcclTestsTable with_version_line(const std::string& line) {
+  return parse_nccl_tests_output("# nThread 1 nGpus 1\n" + line + "\n" + kTable, "run.log").front();
+}
+
+// The ConfigError's message of reading `text` (stdout or -J JSON), "" when it is read.
+std::string error_of(const std::string& text, const char* source) {
+  try {
+    parse_nccl_tests_file_text(text, source);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// One device line of rank `rank` (line 2), then kTable's header and row.
+std::string device_log(long long rank) {
+  const std::string table(kTable);
+  return "# Using devices\n#  Rank  " + std::to_string(rank) +
+         " Group 0 Pid 1 on node-a device 0 [0x19] H100\n" + table.substr(table.find("#  size"));
+}
+
+std::string json_log(long long rank) {
+  return R"({"args": ["./all_reduce_perf"], "config": {"ngpus": 1, "devices": [{"rank": )" +
+         std::to_string(rank) + R"(, "hostname": "a"}]}, "results": [{"size": 8, "count": 2,
+    "type": "float", "redop": "sum", "root": -1,
+    "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
+}
+
+}  // namespace
+
+TEST_CASE("an NCCL version older than the oldest tuning model is priced as it, with a note",
+          "[nccl_tests_log][nccl_version]") {
+  // Before: titled "NCCL 2.8.4", priced with the newest model (code 0), nothing said.
+  const NcclTestsTable t = with_version_line("host:1:1 [0] NCCL INFO NCCL version 2.8.4+cuda11.2");
+  CHECK(t.nccl_version == "2.8.4+cuda11.2");
+  CHECK(t.nccl_version_line == 2);
+  const NcclVersionPricing p = nccl_version_pricing(t);
+  CHECK(p.code == 20900);
+  CHECK(p.note ==
+        "NCCL version 2.8.4+cuda11.2 at run.log:2 is older than the oldest tuning model (2.9.0); "
+        "priced as 2.9.0");
+  CHECK(request_of(t, t.rows.front()).nccl_version == 20900);
+}
+
+TEST_CASE("an unreadable NCCL version is priced as the newest model, with a note",
+          "[nccl_tests_log][nccl_version]") {
+  for (const char* version : {"banana", "2.26", "2.26.x"}) {
+    const NcclTestsTable t = with_version_line(std::string("NCCL version ") + version);
+    const NcclVersionPricing p = nccl_version_pricing(t);
+    CHECK(p.code == 0);
+    CHECK(p.note == std::string("unreadable NCCL version '") + version +
+                        "' at run.log:2; priced as the newest model (NCCL 2.29.2 and later)");
+    CHECK(request_of(t, t.rows.front()).nccl_version == 0);
+  }
+  const NcclTestsTable future = with_version_line("NCCL version 10.0.0");
+  CHECK(nccl_version_pricing(future).code == 0);
+  CHECK_THAT(nccl_version_pricing(future).note,
+             Catch::StartsWith("NCCL version 10.0.0 at run.log:2 is past NCCL's version codes"));
+}
+
+TEST_CASE("a log's own NCCL version, or none, prices its rows without a note",
+          "[nccl_tests_log][nccl_version]") {
+  const NcclTestsTable own = with_version_line("NCCL version 2.26.2+cuda12.8");
+  CHECK(nccl_version_pricing(own).code == 22602);
+  CHECK(nccl_version_pricing(own).note.empty());
+  CHECK(request_of(own, own.rows.front()).nccl_version == 22602);
+  const NcclTestsTable none = parse_nccl_tests_output(kTable, "run.log").front();
+  CHECK(nccl_version_pricing(none).code == 0);
+  CHECK(nccl_version_pricing(none).note.empty());
+}
+
+TEST_CASE("nccl-tests' NCCL code before 2.9 reads as its version",
+          "[nccl_tests_log][nccl_version]") {
+  // NCCL_VERSION(2,8,4) = 2804 (nccl.h.in); before: read as "0.28.4".
+  const NcclTestsTable t = with_version_line(
+      "# nccl-tests version 2.13.8 nccl-headers=2804 "
+      "nccl-library=2804");
+  CHECK(t.nccl_version == "2.8.4");
+  CHECK(nccl_version_pricing(t).code == 20900);
+  const std::string json = R"({"args": ["./all_reduce_perf"], "nccl_version": 2804,
+    "config": {"ngpus": 1, "devices": [{"rank": 0, "hostname": "a"}]},
+    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
+      "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
+  const NcclTestsTable j = parse_nccl_tests_json(json, "run.json").front();
+  CHECK(j.nccl_version == "2.8.4");
+  CHECK(nccl_version_pricing(j).note ==
+        "NCCL version 2.8.4 at run.json (its nccl_version) is older than the oldest tuning model "
+        "(2.9.0); priced as 2.9.0");
+}
+
+TEST_CASE("device lines take ranks up to the --ranks bound, kNcclTestsMaxRanks",
+          "[nccl_tests_log][ranks]") {
+  STATIC_REQUIRE(kNcclTestsMaxRanks == 1 << 20);
+  // Before: ranks 1000000 and up were refused while --ranks took up to 2^20.
+  CHECK(error_of(device_log(kNcclTestsMaxRanks - 1), "dev.log").empty());
+  CHECK_THAT(error_of(device_log(kNcclTestsMaxRanks), "dev.log"),
+             Catch::Contains("dev.log:2: a device line with a bad rank (not 0..1048575)"));
+  CHECK(error_of(json_log(kNcclTestsMaxRanks - 1), "run.json").empty());
+  CHECK_THAT(error_of(json_log(kNcclTestsMaxRanks), "run.json"),
+             Catch::Contains("config.devices has rank 1048576, not 0..1048575"));
+}
