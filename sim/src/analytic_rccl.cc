@@ -18,7 +18,19 @@
 //     x 0.8 = 13.6 us; Simple 17 + 2 x 2.1 = 21.2 us) [assumed: MSCCL is not in RCCL's tuning
 //     model]; its bandwidth as the GPU's links: 2 x 7/8 S over 7 x 48 GB/s at once, algbw = 336 x
 //     8 / 14 = 192 GB/s Simple, half that for LL (8 data bytes in 16) [assumed: the link bound;
-//     MSCCL's 8 channels do not reach it from ~2 MiB, docs/fidelity.md].
+//     MSCCL's 8 channels do not reach it from ~2 MiB, docs/fidelity.md]. MSCCL's local passes
+//     add to it, not overlap it: RCCL's interpreter loops over a chunk in pieces of its step
+//     size x MSCCL_CHUNKSTEPS (ROCm/rccl@0cbce2a src/device/msccl_kernel_impl.h:209, :253; the
+//     4 MiB Simple buffer, init.cc:839, / NCCL_STEPS 8 x 4 = 2 MiB,
+//     include/msccl/msccl_struct.h:24) and one all-pairs chunk is S / 512 (16 MiB: 32 KiB), so the
+//     whole program runs once, phase after phase; each threadblock sends its peer's slice, then
+//     receives (copies its FIFO into scratch, then the result into the user buffer: steps "s",
+//     "r" of tools/msccl-algorithms/allreduce-allpairs-8n-simple*.xml, one threadblock each),
+//     and the 7 "re" steps run as one fused reduce of 8 sources
+//     (misc/msccl/msccl_parser.cc:627-636, msccl_kernel_impl.h:325-351). Device memory moves 2 x 2
+//     x 7/8 S + 9/8 S = 4.625 S meanwhile, at the GPU's HBM rate x kDeviceCopyEfficiency (5.3 TB/s
+//     x 0.9 on MI300X): 16 MiB +16 us. Left: -16% at 16 MiB [the copies run on 56 CUs, each under
+//     the HBM rate: no source gives a CU's rate].
 //   * across nodes (cdna3 and cdna4, LL only): RCCL's base latency (12 us) and its xGMI and
 //     network hop latencies for LL, in NCCL's formulas (nccl_latency_parts adds the network
 //     class and the ring's per-step network overhead): 2 x 8 GPUs, tree/LL all_reduce: 12 + 2 x
@@ -125,7 +137,12 @@ std::optional<MscclCall> msccl_allpairs(const TopologyView& v, OpKind kind, std:
   const double latency =
       kRccl.base_latency_us[ring][pi] + 2.0 * kRccl.hop_latency_us[xgmi][ring][pi];
   const double algbw = v.intra_gbps * n / (2.0 * (n - 1.0)) / kNccl.wire_bytes_per_byte[pi];
-  return MscclCall{p, w->channels, latency + bytes / (1000.0 * algbw)};
+  // The device-memory passes that wait on the links (header: "MSCCL's local passes"): two
+  // receive copies of (n-1)/n S (a read and a write each) and the fused reduce of n + 1 slices.
+  const double local_bytes = (4.0 * (n - 1.0) / n + (n + 1.0) / n) * bytes;
+  const double memory_gbps = v.memory_gbps * kDeviceCopyEfficiency;
+  const double local_us = memory_gbps > 0.0 ? local_bytes / (1000.0 * memory_gbps) : 0.0;
+  return MscclCall{p, w->channels, latency + bytes / (1000.0 * algbw) + local_us};
 }
 
 }  // namespace twinccl::sim::detail

@@ -37,16 +37,21 @@ TEST_CASE("RCCL, 8 MI300X: ring/LL at RCCL's latency, the launch inside it (128 
 
 TEST_CASE("RCCL, 8 MI300X: MSCCL all-pairs from 1 KiB to 16 MiB, one process per GPU only") {
   const topo::Topology t = topo::mi300x_8();
-  // LL window: 12 + 2 x 0.8 = 13.6 us + 32 KiB at 336 x 8/14 / 2 = 96 GB/s.
+  // LL window: 12 + 2 x 0.8 = 13.6 us + 32 KiB at 336 x 8/14 / 2 = 96 GB/s + its local passes,
+  // 4.625 x 32 KiB at 5.3 TB/s x 0.9 (tests/fidelity/test_fidelity_msccl_local_passes.cc).
+  const double local_gbps = 5300.0 * 0.9;
   const Prediction ll = all_reduce(t, 32 * 1024);
   CHECK(ll.algorithm == "msccl_allpairs");
   CHECK(ll.protocol == Protocol::ll);
-  CHECK(ll.time_us == Approx(13.6 + 32768.0 / 96000.0).epsilon(1e-6));
-  // Simple window: 17 + 2 x 2.1 = 21.2 us + 1 MiB at 192 GB/s.
+  CHECK(ll.time_us ==
+        Approx(13.6 + 32768.0 / 96000.0 + 4.625 * 32768.0 / (1000.0 * local_gbps)).epsilon(1e-6));
+  // Simple window: 17 + 2 x 2.1 = 21.2 us + 1 MiB at 192 GB/s + its local passes.
   const Prediction simple = all_reduce(t, 1 << 20);
   CHECK(simple.algorithm == "msccl_allpairs");
   CHECK(simple.protocol == Protocol::simple);
-  CHECK(simple.time_us == Approx(21.2 + 1048576.0 / 192000.0).epsilon(1e-6));
+  CHECK(simple.time_us ==
+        Approx(21.2 + 1048576.0 / 192000.0 + 4.625 * 1048576.0 / (1000.0 * local_gbps))
+            .epsilon(1e-6));
   // Not a whole number of MSCCL's 256-element loops, above its 16 MiB, one thread for 8 GPUs
   // (nccl-tests -g 8: RCCL's mscclCommCompatible wants a process per rank), or 16 ranks: RCCL's
   // tuner.
