@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <ostream>
 
@@ -67,6 +68,21 @@ bool wants_json(const TopoOptions& o) {
   return json;
 }
 
+// -o naming the file being read would replace the user's topology (an NCCL XML, or a JSON with
+// node_templates expanded) before they could compare: refused, whichever way the path is written.
+void refuse_output_over_input(const TopoOptions& o) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool same = o.output == o.target || (fs::exists(o.output, ec) && fs::exists(o.target, ec) &&
+                                             fs::equivalent(o.output, o.target, ec) && !ec);
+  if (!same) return;
+  throw InvalidArgument(fmt::format(
+      "-o {}: that is the topology being read ({}); writing it would replace it (an NCCL XML by "
+      "JSON, a JSON's node_templates by every node expanded). Write to another file: `twinccl "
+      "topo show {} ... --format json -o mine.json`",
+      shown_value(o.output), shown_value(o.target), shown_value(o.target)));
+}
+
 // A topology file holds the graph and its facts; a GPU's compute speed (--degrade of a GPU) is
 // the replay's, and would be lost silently.
 void refuse_lost_gpu_speed(const std::vector<double>& gpu_speed) {
@@ -105,7 +121,10 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
   }
   if (o.target.empty())
     throw InvalidArgument("topo " + o.action + " needs a preset name or a file");
-  if (json && !o.output.empty()) check_output_path("--output", o.output);
+  if (json && !o.output.empty()) {
+    refuse_output_over_input(o);
+    check_output_path("--output", o.output);
+  }
   // The JSON itself on standard output: the notes go to standard error then.
   std::ostream& notes = json && o.output.empty() ? std::cerr : out;
   const topo::NcclXmlHints hints = to_hints(o.xml);

@@ -103,3 +103,17 @@ TEST_CASE("topo --format and -o: wrong values and uses are refused with the way 
   // --format text is the default text.
   CHECK(run_cli("topo show dgx-h100 --format text").out == run_cli("topo show dgx-h100").out);
 }
+
+TEST_CASE("topo show -o refuses the file it reads, however the path is written", "[cli]") {
+  const twinccl_test::ScratchDir scratch("twinccl-topo-json-self");
+  const std::string json = scratch.path("mine.json");
+  REQUIRE(run_cli("topo show dgx-h100 --format json -o " + json).exit_code == 0);
+  const std::string before = file_text(json);
+  const std::string dir = json.substr(0, json.rfind('/'));
+  for (const std::string& out : {json, dir + "/./mine.json", dir + "//mine.json"}) {
+    const auto r = run_cli("topo show " + json + " --set nic_gbps=25 --format json -o " + out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Contains("the topology being read") && Contains("another file"));
+  }
+  CHECK(file_text(json) == before);
+}
