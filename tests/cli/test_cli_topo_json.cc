@@ -117,3 +117,16 @@ TEST_CASE("topo show -o refuses the file it reads, however the path is written",
   }
   CHECK(file_text(json) == before);
 }
+
+TEST_CASE("topo show -o takes only a name --topology reads: ending in .json", "[cli]") {
+  // Before: each was written, and the advice "use it as --topology FILE" could not load it.
+  const twinccl_test::ScratchDir scratch("twinccl-topo-json-name");
+  for (const std::string name : {"x.xml", "noext", "x.JSON", "-"}) {
+    const std::string out = name == "-" ? name : scratch.path(name);
+    const auto r = run_cli("topo show dgx-h100 --format json -o " + out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.out, Contains("ending in .json") && Contains("leave -o out"));
+    CHECK_FALSE(std::ifstream(out).good());
+  }
+  CHECK(run_cli("topo show dgx-h100 --format json -o " + scratch.path("ok.json")).exit_code == 0);
+}
