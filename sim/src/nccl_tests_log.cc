@@ -156,12 +156,16 @@ struct Reader {
       const std::size_t at = body.find("nccl-library=");
       const std::vector<std::string_view> rest =
           at == std::string_view::npos ? t : split(body.substr(at + 13));
-      const auto code = at == std::string_view::npos || rest.empty()
-                            ? std::nullopt
-                            : nccl_tests::parse_unsigned(rest.front());
-      if (code && *code < 1000000) {
-        version = nccl_tests::nccl_version_of_code(*code);
-        version_line = line_no;
+      if (at != std::string_view::npos && !rest.empty()) {
+        // A code (0: the library did not say) or, unusable, the text as shown: its rows then get
+        // nccl_version_pricing's note rather than the newest model silently.
+        const auto code = nccl_tests::parse_unsigned(rest.front());
+        const std::optional<std::string> name =
+            code ? nccl_tests::nccl_version_of_code(*code) : std::nullopt;
+        if (name || !code || *code != 0) {
+          version = name ? *name : nccl_tests::shown(rest.front(), 40);
+          version_line = line_no;
+        }
       }
     } else if (body.rfind("Avg bus bandwidth", 0) == 0) {
       if (open) open->complete = true;

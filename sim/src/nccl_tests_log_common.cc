@@ -292,4 +292,12 @@ void fail_no_row_read(std::string_view source, const std::vector<NcclTestsSkippe
                    skipped.size(), lines, skipped.size() > 3 ? "; ..." : ""));
 }
 
+std::optional<std::string> nccl_version_of_code(unsigned long long code) {
+  if (code == 0 || code >= kNcclVersionCodeLimit) return std::nullopt;
+  // NCCL_VERSION(X,Y,Z): X x 1000 + Y x 100 + Z up to 2.8, X x 10000 + Y x 100 + Z from 2.9
+  // (NVIDIA/nccl src/nccl.h.in, e.g. v2.27.7-1).
+  if (code < 10000) return fmt::format("{}.{}.{}", code / 1000, code / 100 % 10, code % 100);
+  return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+}
+
 }  // namespace twinccl::sim::nccl_tests

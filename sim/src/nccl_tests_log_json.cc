@@ -147,9 +147,18 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
     for (std::string* from : {&table.nccl_algo_from, &table.nccl_proto_from})
       if (!from->empty()) from->replace(0, 5, "env[") += "]";  // "line 3" -> "env[3]"
   }
-  if (auto it = doc.find("nccl_version");
-      it != doc.end() && it->is_number_unsigned() && it->get<std::uint64_t>() < 1000000) {
-    table.nccl_version = nccl_tests::nccl_version_of_code(it->get<std::uint64_t>());
+  // nccl_version: NCCL_VERSION_CODE (0: not said). Anything else is kept as the file shows it, so
+  // that the rows get nccl_version_pricing's note ("unreadable NCCL version ...") as a stdout
+  // log's would, not the newest model silently.
+  if (auto it = doc.find("nccl_version"); it != doc.end() && !it->is_null()) {
+    const std::optional<std::string> name =
+        it->is_number_unsigned() ? nccl_tests::nccl_version_of_code(it->get<std::uint64_t>())
+                                 : std::nullopt;
+    if (name) {
+      table.nccl_version = *name;
+    } else if (!it->is_number_unsigned() || it->get<std::uint64_t>() != 0) {
+      table.nccl_version = nccl_tests::shown(it->dump(), 40);
+    }
   }
   // config.ngpus: the GPUs each thread drove (-g).
   if (auto c = doc.find("config"); c != doc.end() && c->is_object()) {

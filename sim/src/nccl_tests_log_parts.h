@@ -73,9 +73,15 @@ struct NcclEnv {
   void apply(NcclTestsTable& table) const;
 };
 
+// The version codes a log may print: NCCL_VERSION_CODE's major x 10000 + minor x 100 + patch with
+// a major of at most 99. 0 is a library that did not say (nccl-tests prints what ncclGetVersion
+// gave).
+inline constexpr unsigned long long kNcclVersionCodeLimit = 1000000;
 // "2.26.2" of an NCCL_VERSION_CODE as nccl-tests prints it (nccl-library=22602, -J's
-// nccl_version); one below 10000 is NCCL's code before 2.9 (2804 = 2.8.4).
-std::string nccl_version_of_code(unsigned long long code);
+// nccl_version); one below 10000 is NCCL's code before 2.9 (2804 = 2.8.4). nullopt for 0 (not
+// printed) and for a code at or past kNcclVersionCodeLimit (not a version: keep the text shown,
+// so that nccl_version_pricing notes it).
+std::optional<std::string> nccl_version_of_code(unsigned long long code);
 
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);

@@ -62,8 +62,9 @@ std::optional<long> version_code_unchecked(std::string_view version) {
   return major * 10000L + minor * 100L + patch;  // each part at most 4 digits
 }
 
+// "2.27.7" of a code of the tuning model's range (kNcclVersionCodeMin..Max).
 std::string version_name(int code) {
-  return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+  return nccl_tests::nccl_version_of_code(static_cast<unsigned long long>(code)).value_or("");
 }
 
 // The oldest NCCL whose ranking is the newest model's: the last `*_since` of the version terms.
@@ -78,17 +79,6 @@ int priced_version_code(const NcclTestsTable& table) {
 }
 
 }  // namespace
-
-namespace nccl_tests {
-
-std::string nccl_version_of_code(unsigned long long code) {
-  // NCCL_VERSION(X,Y,Z): X x 1000 + Y x 100 + Z up to 2.8, X x 10000 + Y x 100 + Z from 2.9
-  // (NVIDIA/nccl src/nccl.h.in, e.g. v2.27.7-1).
-  if (code < 10000) return fmt::format("{}.{}.{}", code / 1000, code / 100 % 10, code % 100);
-  return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
-}
-
-}  // namespace nccl_tests
 
 int nccl_version_code(std::string_view version) {
   const std::optional<long> code = version_code_unchecked(version);

@@ -146,3 +146,39 @@ TEST_CASE("a row's root is a rank: the same bound as device lines and --ranks",
              Catch::Contains("results[0].root must be -1 or a rank (0..1048575: the model takes "
                              "at most 1048576 ranks)"));
 }
+
+TEST_CASE("an unusable NCCL version code is noted as unreadable, and 0 as none",
+          "[nccl_tests_log][nccl_version]") {
+  // Before: dropped silently, the rows priced with the newest model and no note.
+  const auto json_with = [](const std::string& value) {
+    return parse_nccl_tests_json(R"({"args": ["./all_reduce_perf"], "nccl_version": )" + value +
+                                     R"(, "config": {"ngpus": 1, "devices": [{"rank": 0,
+      "hostname": "a"}]}, "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum",
+      "root": -1, "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})",
+                                 "run.json")
+        .front();
+  };
+  for (const std::string value : {R"("2.8.4")", "-5", "2.5", "1000000"}) {
+    const NcclTestsTable j = json_with(value);
+    CHECK(j.nccl_version == value);
+    CHECK(nccl_version_pricing(j).code == 0);
+    CHECK(nccl_version_pricing(j).note ==
+          "unreadable NCCL version '" + value +
+              "' at run.json (its nccl_version); priced as the newest model (NCCL 2.29.2 and "
+              "later)");
+  }
+  for (const std::string value : {"banana", "1000000", "-5"}) {
+    const NcclTestsTable t =
+        with_version_line("# nccl-tests version 2.13.8 nccl-headers=22602 nccl-library=" + value);
+    CHECK(t.nccl_version == value);
+    CHECK(nccl_version_pricing(t).note ==
+          "unreadable NCCL version '" + value +
+              "' at run.log:2; priced as the newest model (NCCL 2.29.2 and later)");
+  }
+  // 0: the library did not say (before: read as "0.0.0", older than the oldest model).
+  CHECK(json_with("0").nccl_version.empty());
+  CHECK(nccl_version_pricing(json_with("0")).note.empty());
+  const NcclTestsTable zero = with_version_line("# nccl-tests version 2.13.8 nccl-library=0");
+  CHECK(zero.nccl_version.empty());
+  CHECK(nccl_version_pricing(zero).note.empty());
+}
