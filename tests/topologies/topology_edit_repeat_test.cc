@@ -84,6 +84,29 @@ TEST_CASE("an edited topology edited again keeps a name within the cap", "[topol
             .topology;
     CHECK(t.name().size() <= 256);
     CHECK(t.name().rfind("h100-cluster-2+", 0) == 0);
+    // The newest edit stays in the name (cut in the middle; before: the end was cut off).
+    CHECK_THAT(t.name(), Contains("+nic_gbps=" + std::to_string(100 + round) + ",") &&
+                             Catch::EndsWith("group_launch_us=1.23456789"));
+    CHECK(t.description().size() <= 4096);
   }
   CHECK(t.summary().nic_bandwidth_gbps == 103.0);
+}
+
+TEST_CASE("an edited topology's description says it was edited, and how", "[topologies][whatif]") {
+  // Before: "8 x 400G NICs" kept after nic_gbps=25, and written so into a saved file.
+  const Topology preset = dgx_h100();
+  const Topology t = edit(preset, {"nic_gbps=25"}, {{FaultKind::fail, "nic3@node0"}}).topology;
+  CHECK(t.description() == preset.description() + "; edited: nic_gbps=25,fail:nic3@node0");
+  // Edited again and again: within the reader's cap, the newest edit at its end.
+  Topology again = t;
+  for (int round = 1; round <= 80; ++round) {
+    again = edit(again, {"nic_gbps=" + std::to_string(round), "host_launch_us=4.56789",
+                         "group_launch_us=1.23456789"})
+                .topology;
+  }
+  CHECK(again.description().size() <= 4096);
+  CHECK(again.description().rfind(preset.description(), 0) == 0);
+  CHECK_THAT(
+      again.description(),
+      Catch::EndsWith("; edited: nic_gbps=80,host_launch_us=4.56789,group_launch_us=1.23456789"));
 }

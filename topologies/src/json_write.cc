@@ -6,6 +6,7 @@
 // bytes that are not UTF-8 are written as \xNN, so the file always loads.
 #include <nlohmann/json.hpp>
 
+#include "capped_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
 #include "twinccl/topologies/limits.h"
@@ -45,20 +46,13 @@ json link_json(const Topology& t, const Link& l) {
   return j;
 }
 
-// `text` as the reader takes it: valid UTF-8, at most `max_bytes`, cut on a character boundary
-// with "..." when longer.
-std::string within(const std::string& text, std::size_t max_bytes) {
-  const std::string valid = valid_utf8(text);
-  return valid.size() <= max_bytes ? valid : cut_utf8(valid, max_bytes - 3) + "...";
-}
-
 }  // namespace
 
 std::string to_json(const Topology& t) {
   json head;
   head["version"] = 1;
-  head["name"] = within(t.name(), limits::max_name_bytes);
-  head["description"] = within(t.description(), limits::max_description_bytes);
+  head["name"] = detail::capped(t.name(), limits::max_name_bytes);
+  head["description"] = detail::capped(t.description(), limits::max_description_bytes);
   head["arch"] = to_string(t.facts().arch);
   head["pcie_gen"] = t.facts().pcie_gen;
   if (t.facts().memory_gbps > 0) head["memory_gbps"] = t.facts().memory_gbps;
