@@ -116,7 +116,15 @@ Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in
   request.spec.kind = table.kind.value();
   request.spec.nranks = table.ranks;
   request.spec.count = row.count;
-  request.spec.root = row.root >= 0 && row.root < table.ranks ? row.root : 0;
+  // A root past the table's ranks is an impossible row, refused as a size that contradicts its
+  // count is (check_row_size), not priced as root 0.
+  if (row.root >= table.ranks) {
+    nccl_tests::fail(table.source, row.line,
+                     fmt::format("root {} is not one of the table's {} ranks (0..{}); fix or "
+                                 "remove the row, or give the run's rank count with --ranks",
+                                 row.root, table.ranks, table.ranks - 1));
+  }
+  request.spec.root = std::max(0, row.root);
   request.dtype = row.dtype;
   // nccl-tests times the host side too: each GPU's launch, one thread launching nGpus of them.
   request.gpus_per_thread = std::max(1, table.gpus_per_thread);

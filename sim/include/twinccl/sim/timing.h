@@ -93,7 +93,8 @@ struct Request {
 // What one row of an nccl-tests log asks of the model: the table's collective (its `kind` must be
 // set), ranks and nccl-tests host side (-g), the row's count, root, data type and reduce op, and
 // the log's NCCL version; nothing forced (fastest algorithm and protocol, analytic). The one
-// reading of a log row for `compare`, `calibrate` and the fidelity tests.
+// reading of a log row for `compare`, `calibrate` and the fidelity tests. Throws ConfigError
+// naming "<source>:<line>" when the row's root is not one of the table's ranks.
 Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in_place = false);
 
 struct Prediction {
