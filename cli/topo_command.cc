@@ -160,7 +160,7 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
     } else {
       write_output_file("--output", o.output, [&](std::ostream& f) { f << text; });
       out << fmt::format("wrote {} ({}): use it as --topology {}\n", shown_value(o.output),
-                         t->name(), shown_value(o.output));
+                         shown_value(t->name(), 256), shown_value(o.output));
     }
   } else if (o.action == "show") {
     out << topo::describe(*t) << "\n" << topo::draw_node(*t, 0);

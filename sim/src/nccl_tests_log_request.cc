@@ -90,9 +90,11 @@ int nccl_version_code(std::string_view version) {
 NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table) {
   NcclVersionPricing p{priced_version_code(table), ""};
   if (table.nccl_version.empty() || nccl_version_code(table.nccl_version) != 0) return p;
+  // The source as fail() shows it: printable, bounded.
+  const std::string source = nccl_tests::shown(table.source, 200);
   const std::string where = table.nccl_version_line > 0
-                                ? fmt::format("{}:{}", table.source, table.nccl_version_line)
-                                : fmt::format("{} (its nccl_version)", table.source);
+                                ? fmt::format("{}:{}", source, table.nccl_version_line)
+                                : fmt::format("{} (its nccl_version)", source);
   const std::string newest =
       fmt::format("the newest model (NCCL {} and later)", version_name(newest_model_since()));
   const std::optional<long> code = version_code_unchecked(table.nccl_version);

@@ -130,3 +130,20 @@ TEST_CASE("topo show -o takes only a name --topology reads: ending in .json", "[
   }
   CHECK(run_cli("topo show dgx-h100 --format json -o " + scratch.path("ok.json")).exit_code == 0);
 }
+
+TEST_CASE("topo show -o shows the topology's name printable", "[cli]") {
+  // Before: a U+202E (right-to-left override) in a JSON's name reached the terminal as is.
+  const twinccl_test::ScratchDir scratch("twinccl-topo-json-shown");
+  const std::string json = scratch.path("a.json"), renamed = scratch.path("b.json");
+  REQUIRE(run_cli("topo show dgx-h100 --format json -o " + json).exit_code == 0);
+  std::string text = file_text(json);
+  const std::string name = "\"name\": \"dgx-h100\"";
+  REQUIRE(text.find(name) != std::string::npos);
+  text.replace(text.find(name), name.size(), "\"name\": \"evil\u202etxt.exe\"");
+  std::ofstream(renamed) << text;
+  const auto r = run_cli("topo show " + renamed + " --format json -o " + scratch.path("c.json"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("(evil\\xe2\\x80\\xaetxt.exe)"));
+  CHECK(r.out.find("\u202e") == std::string::npos);
+  CHECK(r.out.find("\xe2\x80\xae") == std::string::npos);
+}

@@ -182,3 +182,14 @@ TEST_CASE("an unusable NCCL version code is noted as unreadable, and 0 as none",
   CHECK(zero.nccl_version.empty());
   CHECK(nccl_version_pricing(zero).note.empty());
 }
+
+TEST_CASE("the version note shows the log's name as an error does: printable, bounded",
+          "[nccl_tests_log][nccl_version]") {
+  // Before: the raw name, an escape byte and all, reached the terminal.
+  const NcclTestsTable t =
+      parse_nccl_tests_output("# nThread 1 nGpus 1\nNCCL version 2.8.4\n" + std::string(kTable),
+                              "run\x1b[2J.log")
+          .front();
+  CHECK_THAT(nccl_version_pricing(t).note,
+             Catch::StartsWith("NCCL version 2.8.4 at run\\x1b[2J.log:2 is older"));
+}
