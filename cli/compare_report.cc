@@ -23,9 +23,6 @@
 namespace twinccl::cli {
 namespace {
 
-constexpr std::size_t kLatencyBelowBytes = std::size_t{1} << 20;    // 1 MiB
-constexpr std::size_t kBandwidthFromBytes = std::size_t{64} << 20;  // 64 MiB
-
 std::string preset_for(int ranks, int nodes) {
   if (nodes > 0 && ranks % nodes == 0 && ranks / nodes == 8) {
     return nodes == 1 ? "dgx-h100 (or dgx-a100)" : fmt::format("h100-cluster-{}", nodes);
@@ -106,23 +103,6 @@ void add_summary(std::vector<RegimeSummary>& out, const std::string& source,
 }
 
 }  // namespace
-
-SizeRegime size_regime(std::size_t size_bytes) {
-  if (size_bytes < kLatencyBelowBytes) return SizeRegime::latency;
-  return size_bytes >= kBandwidthFromBytes ? SizeRegime::bandwidth : SizeRegime::middle;
-}
-
-const char* name(SizeRegime regime) {
-  switch (regime) {
-    case SizeRegime::latency:
-      return "latency";
-    case SizeRegime::middle:
-      return "middle";
-    case SizeRegime::bandwidth:
-      return "bandwidth";
-  }
-  return "invalid";
-}
 
 CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                                    const topo::Topology& topology, const CompareOptions& o) {

@@ -11,13 +11,15 @@
 
 #include "compare_options.h"
 #include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/size_regime.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::cli {
 
-enum class SizeRegime { latency, middle, bandwidth };  // < 1 MiB, between, >= 64 MiB
-SizeRegime size_regime(std::size_t size_bytes);
-const char* name(SizeRegime regime);
+// < 1 MiB, between, >= 64 MiB: sim's regimes, as calibrate judges them (twinccl/sim/size_regime.h).
+using sim::size_regime;
+using sim::SizeRegime;
+inline const char* name(SizeRegime regime) { return sim::regime_name(regime); }
 
 struct CompareRow {
   sim::NcclTestsRow measured_row;

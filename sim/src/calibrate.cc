@@ -26,6 +26,7 @@
 #include "model.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/size_regime.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/topology_edit.h"
 
@@ -38,9 +39,7 @@ using Row = detail::CalibrationRow;
 // fit_scale's range: 1/8..8 x the topology's value.
 constexpr double kMaxScale = 8.0;
 
-const char* regime_of(std::size_t bytes) {
-  return bytes < kLatencyRowBytes ? "latency" : bytes < kBandwidthRowBytes ? "middle" : "bandwidth";
-}
+const char* regime_of(std::size_t bytes) { return regime_name(size_regime(bytes)); }
 
 Prediction predicted(const topo::Topology& t, const Row& r) {
   return predict_logged(t, request_of(*r.table, *r.row), *r.choice, r.table->source);

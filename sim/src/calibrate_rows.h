@@ -10,11 +10,14 @@
 
 #include "twinccl/sim/calibrate.h"
 #include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/size_regime.h"
 
 namespace twinccl::sim::detail {
 
-inline constexpr std::size_t kCalibrationBandwidthRowBytes = std::size_t{64} << 20;
-inline constexpr std::size_t kCalibrationLatencyRowBytes = std::size_t{1} << 20;
+// The fits read the regimes compare reports (size_regime.h): bandwidth rows from 64 MiB,
+// latency rows below 1 MiB.
+inline constexpr std::size_t kCalibrationBandwidthRowBytes = kBandwidthRegimeFromBytes;
+inline constexpr std::size_t kCalibrationLatencyRowBytes = kLatencyRegimeBelowBytes;
 
 struct CalibrationRow {
   const NcclTestsTable* table = nullptr;
