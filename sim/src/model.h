@@ -355,6 +355,10 @@ enum class Channels { launched, all };
 Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo,
                          Channels channels = Channels::launched);
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r);
+// The software hop analytic_alpha_beta charges a transfer on a route of `link_class` with
+// software latency on: NCCL's ring hop figure for it (tuning.cc hwLat; 14 us Simple on the
+// network), us. Its callers' terms that replace a hop with a longer wait subtract this one.
+double nccl_ring_hop_us(LinkClass link_class, Protocol protocol);
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options);
 
 }  // namespace twinccl::sim::detail

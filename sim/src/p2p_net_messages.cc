@@ -36,12 +36,16 @@
 // above the eager size is written only into the buffer the receiver's control message named
 // (network_class.h), so a batch's first data arrives a round trip (control message there, data
 // back) after the batch starts, not one hop: the class's slot round trip (85 us, FITTED on p5
-// all_gather rows, on no alltoall row) less the hop the call's latency already holds (23 us),
-// once per batch a channel runs in series. A round's channel is src/include/channel.h:19-28
-// (ncclP2pChannelBaseForRound: the node distance, with 8 GPUs a node) and device.h:269-274
-// (ncclP2pChannelForPart: part p on base + reverseBits(p)). Example, 2 p5 nodes, 32 MiB: 8
-// remote rounds, 2 parts each, on channels 1 and 5 (the model's 8 p2p channels): one batch of 8
-// each, + 62 us; 32 nodes: 31 node distances over 8 channels, 4 batches, + 248 us.
+// all_gather rows, on no alltoall row) per batch a channel runs in series, less the ONE network
+// hop the call's latency holds in total (the caller's: flow's and sendrecv's 23 us class hop +
+// network_hop_extra_us, network_class.h network_hop_us; the alpha-beta direct all_to_all's NCCL
+// table hop, 14 us: analytic_alpha_beta.cc nccl_ring_hop_us). Batches 2..N start behind batch
+// 1's end, so each waits a whole round trip; only the first overlaps the charged hop. A round's
+// channel is src/include/channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance, with 8
+// GPUs a node) and device.h:269-274 (ncclP2pChannelForPart: part p on base + reverseBits(p)).
+// Example, 2 p5 nodes, 32 MiB: 8 remote rounds, 2 parts each, on channels 1 and 5 (the model's 8
+// p2p channels): one batch of 8 each, + 85 - 23 = 62 us (flow); 32 nodes: 31 node distances
+// over 8 channels, 4 batches, + 4 x 85 - 23 = 317 us.
 #include "p2p_net_messages.h"
 
 #include <algorithm>
@@ -138,31 +142,36 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
 
 namespace {
 
-// One batch's wait, given the plan and a peer's bytes > 0 (see above).
-double batch_wait_us(const NetworkTerms& terms, const P2pNetMessages& plan, double peer_bytes) {
+// Whether a batch's first message (a peer's bytes > 0, given the plan) waits for the
+// receiver's control message: above the plugin's eager size (see above).
+bool first_message_waits(const NetworkTerms& terms, const P2pNetMessages& plan, double peer_bytes) {
   const double part_bytes = div_up(peer_bytes, plan.parts_of(peer_bytes));
-  // Eager below the plugin's eager size: no control message to wait for.
-  if (std::min(part_bytes, plan.message_bytes_of(peer_bytes)) <= terms.eager_max_bytes) return 0.0;
-  return std::max(0.0, terms.rdma_slot_round_trip_us - terms.hop.simple_us);
+  return std::min(part_bytes, plan.message_bytes_of(peer_bytes)) > terms.eager_max_bytes;
+}
+
+// `batches` batches in series on the busiest channel: a round trip each, less the hop charged.
+double batches_wait_us(const NetworkTerms& terms, int batches, double charged_hop_us) {
+  return std::max(0.0, batches * terms.rdma_slot_round_trip_us - charged_hop_us);
 }
 
 }  // namespace
 
-double net_batch_first_slot_us(const TopologyView& view, double send_bytes) {
+double net_batch_first_slot_us(const TopologyView& view, double send_bytes, double charged_hop_us) {
   const NetworkTerms terms = network_terms(view.network);
   if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(send_bytes > 0.0)) return 0.0;
-  return batch_wait_us(terms, P2pNetMessages(view), send_bytes);
+  if (!first_message_waits(terms, P2pNetMessages(view), send_bytes)) return 0.0;
+  return batches_wait_us(terms, 1, charged_hop_us);
 }
 
-double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes) {
+double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes,
+                                    double charged_hop_us) {
   const NetworkTerms terms = network_terms(view.network);
   const int local = std::max(1, view.ranks_per_node);
   if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(peer_bytes > 0.0) ||
       view.nranks <= local)
     return 0.0;
   const P2pNetMessages plan(view);
-  const double wait_us = batch_wait_us(terms, plan, peer_bytes);
-  if (!(wait_us > 0.0)) return 0.0;
+  if (!first_message_waits(terms, plan, peer_bytes)) return 0.0;
   // Which channel each network round's parts run on (channel.h ncclP2pChannelBaseForRound,
   // device.h ncclP2pChannelForPart), and how many batches of 8 works each channel runs in series.
   const int parts = plan.parts_of(peer_bytes);
@@ -178,7 +187,7 @@ double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes)
       ++works[static_cast<std::size_t>((base + reverse_bits(p, bits)) & (channels - 1))];
   }
   const int most = *std::max_element(works.begin(), works.end());
-  return ((most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch) * wait_us;
+  return batches_wait_us(terms, (most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch, charged_hop_us);
 }
 
 }  // namespace twinccl::sim::detail

@@ -4,6 +4,7 @@
 //   const P2pNetMessages messages(view);   // the communicator's chunk and channels, once a call
 //   messages.of_send(128.0 * 1024);        // network messages one peer's send takes
 //   all_to_all_net_completion_us(view, 128.0 * 1024);  // 0 where the class has no figure
+//   all_to_all_net_first_slot_us(view, 128.0 * 1024, 23.0);  // 23 us: the hop the caller charged
 #pragma once
 
 #include "model.h"
@@ -40,13 +41,16 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
 
 // The wait of an all_to_all's first network message for the receiver's control message, where
 // the class's plugin writes only into a buffer the receiver named (network_class.h's slot round
-// trip): one round trip in place of the one hop the call's latency holds, once per batch of p2p
-// work a channel runs in series (us; 0 elsewhere). p2p_net_messages.cc says why.
-double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes);
+// trip): one round trip per batch of p2p work a channel runs in series, less the one network hop
+// the calling path already charged the call (`charged_hop_us`: its own figure, so the wait never
+// double-counts it nor drops part of it), never below 0 (us; 0 elsewhere). p2p_net_messages.cc
+// says why.
+double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes,
+                                    double charged_hop_us);
 
 // The same wait for one batch whose sends carry `send_bytes` to a peer across nodes (a
-// sendrecv's network send: one work, one batch), us; 0 where the class has no slot round trip or
-// the first message goes eagerly.
-double net_batch_first_slot_us(const TopologyView& view, double send_bytes);
+// sendrecv's network send: one work, one batch), less the network hop `charged_hop_us` its caller
+// charged, us; 0 where the class has no slot round trip or the first message goes eagerly.
+double net_batch_first_slot_us(const TopologyView& view, double send_bytes, double charged_hop_us);
 
 }  // namespace twinccl::sim::detail
