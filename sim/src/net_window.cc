@@ -105,7 +105,7 @@ double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
   if (terms.rdma_slot_round_trip_us > 0.0) {
-    return wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes
+    return net_message_waits_for_control(v.network, wire_bytes(protocol, message_data_bytes))
                ? terms.rdma_slot_round_trip_us
                : 0.0;
   }
@@ -231,6 +231,11 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) +
                           (algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
   return std::max(0.0, window_us - model_us);
+}
+
+bool net_message_waits_for_control(topo::NetworkClass network, double message_wire_bytes) {
+  const NetworkTerms terms = network_terms(network);
+  return terms.rdma_slot_round_trip_us > 0.0 && message_wire_bytes > terms.eager_max_bytes;
 }
 
 }  // namespace twinccl::sim::detail

@@ -80,7 +80,8 @@ struct NetworkTerms {
   bool simple_only = false;
   // A net plugin that writes a message only into a buffer the receiver's control message named
   // (aws-ofi-nccl's RDMA protocol): the round trip a buffer slot takes, us, and the largest
-  // message it sends eagerly without one; 0 = no such protocol (net_window.cc slot_round_trip_us).
+  // message it sends eagerly without one; 0 = no such protocol (the rule: net_window.cc
+  // net_message_waits_for_control).
   double rdma_slot_round_trip_us = 0.0;
   double eager_max_bytes = 0.0;
 };

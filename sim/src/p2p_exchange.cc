@@ -65,7 +65,7 @@ class NetCompletions {
   double of_send_s(double bytes, double charged_hop_us) const {
     if (!(host_us_ > 0.0) || !(bytes > 0.0)) return 0.0;
     return (2.0 * messages_->of_send(bytes) * host_us_ +
-            detail::net_batch_first_slot_us(*view_, bytes, charged_hop_us)) *
+            detail::net_batch_first_slot_us(*view_, *messages_, bytes, charged_hop_us)) *
            1e-6;
   }
 

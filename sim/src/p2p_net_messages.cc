@@ -143,10 +143,12 @@ double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes)
 namespace {
 
 // Whether a batch's first message (a peer's bytes > 0, given the plan) waits for the
-// receiver's control message: above the plugin's eager size (see above).
-bool first_message_waits(const NetworkTerms& terms, const P2pNetMessages& plan, double peer_bytes) {
+// receiver's control message: net_window.cc's one rule, on the first message's wire bytes (p2p
+// runs Simple: its wire bytes are its data).
+bool first_message_waits(const TopologyView& view, const P2pNetMessages& plan, double peer_bytes) {
   const double part_bytes = div_up(peer_bytes, plan.parts_of(peer_bytes));
-  return std::min(part_bytes, plan.message_bytes_of(peer_bytes)) > terms.eager_max_bytes;
+  return net_message_waits_for_control(view.network,
+                                       std::min(part_bytes, plan.message_bytes_of(peer_bytes)));
 }
 
 // `batches` batches in series on the busiest channel: a round trip each, less the hop charged.
@@ -156,10 +158,11 @@ double batches_wait_us(const NetworkTerms& terms, int batches, double charged_ho
 
 }  // namespace
 
-double net_batch_first_slot_us(const TopologyView& view, double send_bytes, double charged_hop_us) {
+double net_batch_first_slot_us(const TopologyView& view, const P2pNetMessages& plan,
+                               double send_bytes, double charged_hop_us) {
   const NetworkTerms terms = network_terms(view.network);
   if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(send_bytes > 0.0)) return 0.0;
-  if (!first_message_waits(terms, P2pNetMessages(view), send_bytes)) return 0.0;
+  if (!first_message_waits(view, plan, send_bytes)) return 0.0;
   return batches_wait_us(terms, 1, charged_hop_us);
 }
 
@@ -171,7 +174,7 @@ double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes,
       view.nranks <= local)
     return 0.0;
   const P2pNetMessages plan(view);
-  if (!first_message_waits(terms, plan, peer_bytes)) return 0.0;
+  if (!first_message_waits(view, plan, peer_bytes)) return 0.0;
   // Which channel each network round's parts run on (channel.h ncclP2pChannelBaseForRound,
   // device.h ncclP2pChannelForPart), and how many batches of 8 works each channel runs in series.
   const int parts = plan.parts_of(peer_bytes);

@@ -51,6 +51,8 @@ double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes,
 // The same wait for one batch whose sends carry `send_bytes` to a peer across nodes (a
 // sendrecv's network send: one work, one batch), less the network hop `charged_hop_us` its caller
 // charged, us; 0 where the class has no slot round trip or the first message goes eagerly.
-double net_batch_first_slot_us(const TopologyView& view, double send_bytes, double charged_hop_us);
+// `plan`: the communicator's p2p plan (P2pNetMessages of `view`, made once by the caller).
+double net_batch_first_slot_us(const TopologyView& view, const P2pNetMessages& plan,
+                               double send_bytes, double charged_hop_us);
 
 }  // namespace twinccl::sim::detail
