@@ -5,6 +5,9 @@
 //   messages.of_send(128.0 * 1024);        // network messages one peer's send takes
 //   all_to_all_net_completion_us(view, 128.0 * 1024);  // 0 where the class has no figure
 //   all_to_all_net_first_slot_us(view, 128.0 * 1024, 23.0);  // 23 us: the hop the caller charged
+// The round -> channel mapping behind the first message's wait (all_to_all_net_first_slot_us:
+// ncclP2pChannelBaseForRound, ncclP2pChannelForPart) follows NVIDIA/nccl v2.27.7-1; --nccl-version
+// does not switch it, so a newer NCCL that maps rounds to channels differently is not followed.
 #pragma once
 
 #include "model.h"
