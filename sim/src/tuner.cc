@@ -151,16 +151,13 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
   Prediction p =
       algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
-  // NCCL runs all_to_all as grouped send/recv: across nodes the net plugin's proxy also spends
-  // host time on every network message's completions (p2p_net_messages.h), and the first
-  // message's wait replaces the one network hop alpha-beta charged (NCCL's table hop).
-  if (!algo && software_latency_ && spec.kind == OpKind::all_to_all &&
-      detail::traits_of(algorithm).one_step_exchange) {
-    const double peer_bytes = static_cast<double>(spec.count) * static_cast<double>(size_of(dtype));
-    p.time_us +=
-        detail::all_to_all_net_completion_us(*view_, peer_bytes) +
-        detail::all_to_all_net_first_slot_us(
-            *view_, peer_bytes, detail::nccl_ring_hop_us(detail::LinkClass::network, protocol));
+  // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
+  // forms): across nodes the net plugin's proxy also spends host time on every network message's
+  // completions, and the first messages' wait replaces the one network hop alpha-beta charged
+  // (NCCL's table hop); p2p_net_messages.h says which kinds and why.
+  if (!algo && software_latency_ && detail::traits_of(algorithm).one_step_exchange) {
+    p.time_us += detail::grouped_p2p_net_us(
+        *view_, spec, dtype, detail::nccl_ring_hop_us(detail::LinkClass::network, protocol));
   }
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
