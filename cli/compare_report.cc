@@ -30,8 +30,10 @@ std::string preset_for(int ranks, int nodes) {
   if (nodes > 0 && ranks % nodes == 0 && ranks / nodes == 8) {
     return nodes == 1 ? "dgx-h100 (or dgx-a100)" : fmt::format("h100-cluster-{}", nodes);
   }
-  return fmt::format("a topology file with {} node(s) holding {} ranks (docs/topologies.md)", nodes,
-                     ranks);
+  return fmt::format(
+      "a topology file with {} node(s) holding {} ranks (start one: `twinccl topo show "
+      "h100-cluster-{} --format json -o mine.json`, then edit it; docs/topologies.md)",
+      nodes, ranks, std::clamp(nodes, 1, 1024));  // h100-cluster-N: N = 1..1024
 }
 
 // The log's ranks must be the first `ranks` GPUs of the topology, on as many nodes as it names.

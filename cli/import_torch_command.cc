@@ -187,9 +187,10 @@ int run_import_torch_command(const ImportTorchOptions& o, std::ostream& out) {
                                    : std::string();
   if (topology.empty()) {
     out << fmt::format(
-        "wrote {}; no preset has {} GPUs: replay it on a topology file with as many "
-        "(docs/topologies.md)\n",
-        shown(o.output), world);
+        "wrote {}; no preset has {} GPUs: replay it on a topology file with as many (start "
+        "one from the largest preset, `twinccl topo show h100-cluster-1024 --format json -o "
+        "mine.json`, then edit it to {} GPUs; docs/topologies.md)\n",
+        shown(o.output), world, world);
   } else {
     out << fmt::format("wrote {}; replay it with: twinccl replay {} --topology {}\n",
                        shown(o.output), shown(o.output), topology);

@@ -19,6 +19,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/limits.h"
 #include "whatif_report.h"
 
 namespace twinccl::cli {
@@ -156,7 +157,7 @@ CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& o) {
   cmd->add_option("-f,--stepfactor", o.factor, "size multiplier between rows (default 2)");
   cmd->add_option("-d,--datatype", o.dtype, "data type (default float)");
   cmd->add_option("--ranks", o.ranks, "ranks on every topology (default: all of its GPUs)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, topo::limits::max_gpus));
   cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")
       ->check(CLI::IsMember({"analytic", "flow"}));
   cmd->add_option("--algo", o.algorithm, "force an algorithm (default: NCCL's rule)");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "flag_values.h"
+#include "twinccl/topologies/limits.h"
 
 namespace twinccl::cli {
 
@@ -32,7 +33,7 @@ void add_xml_hint_flags(CLI::App* cmd, XmlHintFlags& f) {
   last(cmd->add_option("--gpu-count", f.gpu_count,
                        "NCCL XML listing devices by busid alone (AWS g5, p5 2023): the "
                        "machine's GPUs")
-           ->check(CLI::Range(1, 1 << 20)));
+           ->check(CLI::Range(1, topo::limits::max_gpus)));
   last(cmd->add_option("--nic-count", f.nic_count,
                        "NCCL XML listing devices by busid alone: the machine's NICs")
            ->check(CLI::Range(0, 1 << 20)));

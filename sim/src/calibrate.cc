@@ -103,8 +103,10 @@ void refuse_at_end(const std::string& name, double before, double after, const t
       "may move it to: the rows measure what no machine like '{}' does (a wrong --topology, or a "
       "garbled row; the farthest: {}:{}, {:.4g} us measured, {:.4g} us predicted at {:.4g}); if "
       "the machine really is that far from it, give a topology file that describes the machine "
-      "as --topology (JSON: docs/topologies.md \"JSON files\", topologies/examples/; or its NCCL "
-      "topology dump, NCCL_TOPO_DUMP_FILE=mine.xml) and calibrate from there",
+      "as --topology and calibrate from there: start from the closest preset, `twinccl topo show "
+      "PRESET [--set K=V ...] --format json -o mine.json`, then edit it (docs/topologies.md "
+      "\"Start from a preset, edit, save\"), or use NCCL's topology dump "
+      "(NCCL_TOPO_DUMP_FILE=mine.xml)",
       name, after, scale > 1.0 ? "8" : "1/8", before, t.name(), farthest->table->source,
       farthest->row->line, farthest->measured_us, farthest_us, before));
 }

@@ -102,8 +102,11 @@ NcclTestsRow read_row(const json& r, std::size_t index, std::string_view source)
       s.erase(0, s.find_first_not_of(' '));  // nccl-tests pads it: "    -1"
       value = nccl_tests::parse_integer(s);
     }
-    if (!value || *value < -1 || *value > 10000000)
-      fail(source, f.line, path + ".root must be -1 or a rank");
+    if (!value || *value < -1 || *value >= kNcclTestsMaxRanks) {
+      fail(source, f.line,
+           fmt::format("{}.root must be -1 or a rank (0..{}: the model takes at most {} ranks)",
+                       path, kNcclTestsMaxRanks - 1, kNcclTestsMaxRanks));
+    }
     row.root = static_cast<int>(*value);
   }
   row.out_of_place = f.block(r, "out_of_place", path + ".out_of_place");
@@ -177,7 +180,8 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(std::string_view text, std::st
       if (const long long rank = d["rank"].get<long long>();
           rank < 0 || rank >= kNcclTestsMaxRanks) {
         fail(source, 0,
-             fmt::format("config.devices has rank {}, not 0..{}", rank, kNcclTestsMaxRanks - 1));
+             fmt::format("config.devices has rank {}, not 0..{}", rank, kNcclTestsMaxRanks - 1,
+                         kNcclTestsMaxRanks));
       }
       if (!ranks.insert(d["rank"].get<long long>()).second) {
         fail(source, 0,

@@ -66,14 +66,8 @@ std::string version_name(int code) {
   return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
 }
 
-// The oldest NCCL whose ranking is the newest model's: the last `*_since` of the version terms
-// (nccl_tuning_table.h; a new term's `since` belongs here too).
-constexpr int newest_model_since() {
-  const detail::NcclVersionTerms& t = detail::kNcclVersionTerms;
-  return std::max({t.nvls_tree_formula_since, t.nvls_tree_net_hop_since,
-                   t.nvls_tree_correction_since, t.blackwell_tree_caps_since,
-                   t.blackwell_nvls_domain_channels_since, t.nvls_one_node_even_split_since});
-}
+// The oldest NCCL whose ranking is the newest model's: the last `*_since` of the version terms.
+constexpr int newest_model_since() { return detail::kNcclVersionTerms.newest_model_since(); }
 
 // The code that prices a table: its version's, the oldest model's for a version older than it,
 // else 0 (the newest model).

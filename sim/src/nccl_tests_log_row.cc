@@ -123,8 +123,13 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout&
   }
   if (layout.root >= 0) {
     const auto root = nccl_tests::parse_integer(t[static_cast<std::size_t>(layout.root)]);
-    if (!root || *root < -1 || *root > 10000000)
-      fail(source, line_no, "root must be -1 or a rank", line);
+    // A root is a rank: the bound device lines and --ranks share (kNcclTestsMaxRanks).
+    if (!root || *root < -1 || *root >= kNcclTestsMaxRanks) {
+      fail(source, line_no,
+           fmt::format("root must be -1 or a rank (0..{}: the model takes at most {} ranks)",
+                       kNcclTestsMaxRanks - 1, kNcclTestsMaxRanks),
+           line);
+    }
     r.root = static_cast<int>(*root);
   }
   return r;

@@ -256,6 +256,22 @@ struct NcclVersionTerms {
   int blackwell_nvls_domain_channels_since;          // 22700
   double nvls_channels_blackwell_1node_before_2_27;  // 32
   int nvls_one_node_even_split_since;                // 22003
+
+  // Every `*_since` above: the one list the newest model's version folds over. It binds all the
+  // members by position, so a new member does not compile until it is placed here (its `since`
+  // in the list, any other term ignored).
+  constexpr std::array<int, 6> since_codes() const {
+    const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
+                 tree_ll128_cap, domain_channels, channels_1node, even_split] = *this;
+    (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
+    return {formula, net_hop, correction, tree_caps, domain_channels, even_split};
+  }
+  // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
+  constexpr int newest_model_since() const {
+    int newest = 0;
+    for (const int since : since_codes()) newest = since > newest ? since : newest;
+    return newest;
+  }
 };
 inline constexpr NcclVersionTerms kNcclVersionTerms{
     .nvls_tree_formula_since = 22800,

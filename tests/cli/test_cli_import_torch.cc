@@ -157,7 +157,10 @@ TEST_CASE("cli import-torch-trace: the topology it suggests exists for any world
       {8, "--topology dgx-h100"},
       {8192, "--topology h100-cluster-1024"},
       {9000, "--topology gb200-nvl72-cluster-125"},
-      {9217, "no preset has 9217 GPUs: replay it on a topology file"}};
+      {9217,
+       "no preset has 9217 GPUs: replay it on a topology file with as many (start one from the "
+       "largest preset, `twinccl topo show h100-cluster-1024 --format json -o mine.json`, then "
+       "edit it to 9217 GPUs"}};
   for (const auto& [world, expected] : cases) {
     twinccl_test::TorchRankBuilder b(0, world);
     b.call("allreduce", "Float", 8, 8);

@@ -175,7 +175,10 @@ TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   const auto span =
       run_cli("compare " + log_path(kOneNode) + " --topology h100-cluster-2 --nodes 2");
   CHECK(span.exit_code == 2);
-  CHECK_THAT(span.out, Catch::Contains("span 1 node(s)"));
+  CHECK_THAT(span.out, Catch::Contains("span 1 node(s)") &&
+                           Catch::Contains("use a topology file with 2 node(s) holding 8 ranks "
+                                           "(start one: `twinccl topo show h100-cluster-2 "
+                                           "--format json -o mine.json`, then edit it"));
   CHECK(run_cli("compare " + log_path(kOneNode)).exit_code == 2);  // --topology is required
   CHECK(run_cli("compare " + log_path(kOneNode) + " --topology dgx-a100 --format xml").exit_code ==
         2);

@@ -64,7 +64,9 @@ TEST_CASE("calibrate: a fit that ends at the end of its range is refused, naming
       error_of(kLargest / 2, kLargest, [](NcclTestsRow& r) { r.out_of_place->time_us = 0.05; }),
       Catch::Contains("the logs put nvlink_gbps at 2966, 8 x the topology's 370.8") &&
           Catch::Contains("1node.log:") && Catch::Contains("0.05 us measured") &&
-          Catch::Contains("give a topology file that describes the machine as --topology"));
+          Catch::Contains("give a topology file that describes the machine as --topology") &&
+          Catch::Contains("start from the closest preset, `twinccl topo show PRESET [--set K=V "
+                          "...] --format json -o mine.json`, then edit it"));
   // A launch 100 x the preset's: host_launch_us at 8 x 5 us.
   CHECK_THAT(error_of(0, 1 << 19, [](NcclTestsRow& r) { r.out_of_place->time_us = 2000.0; }),
              Catch::Contains("the logs put host_launch_us at 40, 8 x the topology's 5"));

@@ -121,3 +121,28 @@ TEST_CASE("device lines take ranks up to the --ranks bound, kNcclTestsMaxRanks",
   CHECK_THAT(error_of(json_log(kNcclTestsMaxRanks), "run.json"),
              Catch::Contains("config.devices has rank 1048576, not 0..1048575"));
 }
+
+TEST_CASE("a row's root is a rank: the same bound as device lines and --ranks",
+          "[nccl_tests_log][ranks]") {
+  // Before: roots up to 10000000 were read, though no world the model takes has rank 2^20.
+  const auto stdout_log = [](long long root) {
+    return "#  size  count  type  redop  root  time  algbw  busbw  #wrong\n  8  2  float  none  " +
+           std::to_string(root) + "  20.0  0.00  0.00  0\n";
+  };
+  const auto json = [](long long root) {
+    return R"({"args": ["./broadcast_perf"], "results": [{"size": 8, "count": 2,
+      "type": "float", "redop": "none", "root": )" +
+           std::to_string(root) +
+           R"(, "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
+  };
+  CHECK(error_of(stdout_log(kNcclTestsMaxRanks - 1), "b.log").empty());
+  CHECK(error_of(stdout_log(-1), "b.log").empty());
+  CHECK_THAT(error_of(stdout_log(kNcclTestsMaxRanks), "b.log"),
+             Catch::Contains("b.log:2: root must be -1 or a rank (0..1048575: the model takes at "
+                             "most 1048576 ranks)"));
+  CHECK_THAT(error_of(stdout_log(-2), "b.log"), Catch::Contains("root must be -1 or a rank"));
+  CHECK(error_of(json(kNcclTestsMaxRanks - 1), "b.json").empty());
+  CHECK_THAT(error_of(json(kNcclTestsMaxRanks), "b.json"),
+             Catch::Contains("results[0].root must be -1 or a rank (0..1048575: the model takes "
+                             "at most 1048576 ranks)"));
+}
