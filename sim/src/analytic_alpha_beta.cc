@@ -131,6 +131,11 @@ bool ring_steps(const Resolved& r, AlgorithmParams params) {
 
 }  // namespace
 
+double nccl_ring_hop_us(LinkClass link_class, Protocol protocol) {
+  return at(kNccl.hop_latency_us[static_cast<std::size_t>(link_class)], NcclAlgo::ring,
+            index_of(protocol));
+}
+
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r) {
   AlgorithmParams params = r.params;
   // Channels on other GPUs per channel, as flow plays them (transfer_pricing.h): a step's sends
@@ -190,8 +195,7 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
             static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
         double hop_us = c.latency_us;
         if (software) {
-          hop_us +=
-              at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)], NcclAlgo::ring, pi);
+          hop_us += nccl_ring_hop_us(c.link_class, r.protocol);
         }
         alpha_us = std::max(alpha_us, hop_us);
         for (const auto& [dir, bandwidth] : c.directions) {

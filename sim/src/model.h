@@ -261,6 +261,12 @@ double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol prot
 // owner's window (net_window.cc slot_window_us).
 double ring_net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                                OpKind kind, double bytes, const ChannelPlan& launched);
+// The one owner of the eager rule: whether a network message of `message_wire_bytes` on
+// `network` waits for the receiver's control message before it is written (aws-ofi-nccl's RDMA
+// protocol: a class with a slot round trip, above its eager size; net_window.cc). False on every
+// other class. Shared by the slot window (net_window.cc) and p2p's first message
+// (p2p_net_messages.cc).
+bool net_message_waits_for_control(topo::NetworkClass network, double message_wire_bytes);
 // A tree all_reduce's chunk (one network message) for `protocol` (enqueue.cc calcCollChunking;
 // net_window.cc): LL one LL step's data (32 KiB), LL128 one LL128 step's data (576000 bytes)
 // halved for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel, Simple
@@ -355,6 +361,10 @@ enum class Channels { launched, all };
 Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo,
                          Channels channels = Channels::launched);
 Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r);
+// The software hop analytic_alpha_beta charges a transfer on a route of `link_class` with
+// software latency on: NCCL's ring hop figure for it (tuning.cc hwLat; 14 us Simple on the
+// network), us. Its callers' terms that replace a hop with a longer wait subtract this one.
+double nccl_ring_hop_us(LinkClass link_class, Protocol protocol);
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options);
 
 }  // namespace twinccl::sim::detail

@@ -1,7 +1,8 @@
 // The network window of NCCL's net transport: how long a tree or NVLS-tree all_reduce across nodes
 // waits for buffer slots when its network messages are small and the network's round trip long.
 //
-// How it works (NVIDIA/nccl v2.30.7-1): a network connection has NCCL_STEPS = 8 buffer slots
+// How it works (NVIDIA/nccl; this paragraph's line numbers are v2.30.7-1's, slot_window_us's
+// below are the same code at v2.27.7-1's): a network connection has NCCL_STEPS = 8 buffer slots
 // (src/include/device.h:26); the receiving proxy posts a receive for at most 8 steps beyond the
 // last one its GPU consumed (src/transport/net.cc:1519-1532 maxDepth), the sending proxy sends at
 // most 8 beyond the last one done (:1323-1358). A slot comes back after the data crossed the
@@ -31,8 +32,8 @@
 //   the round trips). A ring connection carries (n - 1) steps a loop (2(n - 1) for all_reduce) of
 //   one message each (LL128: a step's share up to 576000 bytes; Simple: 2-step slices, 4 slots).
 //   Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
-//   the wire, 0.35 us at 50 GB/s), 255 / 8 x (85 + 0.35) + 20 + 7 x 1.9 = 2754 us, + the 5 us
-//   launch counted separately, where NCCL's model gives 1178 (measured 2700).
+//   the wire, 0.36 us at 384 / 8 = 48 GB/s), 255 / 8 x (85 + 0.36) + 20 + 7 x 1.9 = 2754 us, + the
+//   5 us launch counted separately, where NCCL's model gives 1178 (measured 2700).
 // On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
 // window is rarely what binds. Nor does an NVLS-tree window on p5: enqueue.cc's halving
 // (v2.27.7-1 :2027-2030) leaves a connection (channel x head, 128 on a p5 node) more than 8 chunks
@@ -105,7 +106,7 @@ double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
   if (terms.rdma_slot_round_trip_us > 0.0) {
-    return wire_bytes(protocol, message_data_bytes) > terms.eager_max_bytes
+    return net_message_waits_for_control(v.network, wire_bytes(protocol, message_data_bytes))
                ? terms.rdma_slot_round_trip_us
                : 0.0;
   }
@@ -231,6 +232,11 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) +
                           (algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
   return std::max(0.0, window_us - model_us);
+}
+
+bool net_message_waits_for_control(topo::NetworkClass network, double message_wire_bytes) {
+  const NetworkTerms terms = network_terms(network);
+  return terms.rdma_slot_round_trip_us > 0.0 && message_wire_bytes > terms.eager_max_bytes;
 }
 
 }  // namespace twinccl::sim::detail

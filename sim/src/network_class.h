@@ -80,7 +80,8 @@ struct NetworkTerms {
   bool simple_only = false;
   // A net plugin that writes a message only into a buffer the receiver's control message named
   // (aws-ofi-nccl's RDMA protocol): the round trip a buffer slot takes, us, and the largest
-  // message it sends eagerly without one; 0 = no such protocol (net_window.cc slot_round_trip_us).
+  // message it sends eagerly without one; 0 = no such protocol (the rule: net_window.cc
+  // net_message_waits_for_control).
   double rdma_slot_round_trip_us = 0.0;
   double eager_max_bytes = 0.0;
 };
@@ -96,7 +97,10 @@ struct NetworkTerms {
 // breaks asserted IB figures, nccl-tests#283's 248 x 8 H200 and #309's 4-node H100:
 // docs/fidelity.md, NVLS-tree's network part). An EFA completion costs "~2 us in the device and
 // ~1 us to write that completion up to the host stack" (v1.16.3 include/nccl_ofi_param.h:313-317):
-// the 1 us host part (the device part is in the hop).
+// the 1 us host part (the device part is in the hop). The plugin's other exports, NCCL_BUFFSIZE
+// and NCCL_P2P_NET_CHUNKSIZE, are not here but topology facts the AWS presets set
+// (topologies/presets/aws_efa.h, which argues the two owners and what one owner would take): a
+// hand-written `efa` topology without them gets these NVLS chunks and NCCL's own buffers.
 inline NetworkTerms efa_terms(NetworkHop hop) {
   NetworkTerms t;
   t.hop = hop;

@@ -60,11 +60,12 @@ class NetCompletions {
     if (host_us_ > 0.0) messages_.emplace(tuner.view());
   }
   // A send's, seconds: a send and a receive completion per network message, and its batch's
-  // first message's wait for the receiver's control message (p2p_net_messages.h).
-  double of_send_s(double bytes) const {
+  // first message's wait for the receiver's control message less the network hop
+  // `charged_hop_us` the send's delay already holds (p2p_net_messages.h).
+  double of_send_s(double bytes, double charged_hop_us) const {
     if (!(host_us_ > 0.0) || !(bytes > 0.0)) return 0.0;
     return (2.0 * messages_->of_send(bytes) * host_us_ +
-            detail::net_batch_first_slot_us(*view_, bytes)) *
+            detail::net_batch_first_slot_us(*view_, *messages_, bytes, charged_hop_us)) *
            1e-6;
   }
 
@@ -139,8 +140,9 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
       ids.push_back(c.link);
     }
     const int cls = route_class(t, ids);
-    const double s = hop_delay_s(latency, cls) + round.sends[i].bytes / (gbps * 1e9) +
-                     (cls == 2 ? completions.of_send_s(round.sends[i].bytes) : 0.0);
+    const double s =
+        hop_delay_s(latency, cls) + round.sends[i].bytes / (gbps * 1e9) +
+        (cls == 2 ? completions.of_send_s(round.sends[i].bytes, latency.net_hop_us) : 0.0);
     slowest = std::max(slowest, s);
   }
   return slowest + latency.base_us * 1e-6;
@@ -182,8 +184,8 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
       transfer.route = routes.route_id(a, b);
       transfer.bytes = s.bytes;
       const int cls = routes.route_class(transfer.route);
-      transfer.delay_s =
-          hop_delay_s(latency, cls) + (cls == 2 ? completions.of_send_s(s.bytes) : 0.0);
+      transfer.delay_s = hop_delay_s(latency, cls) +
+                         (cls == 2 ? completions.of_send_s(s.bytes, latency.net_hop_us) : 0.0);
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);
     }

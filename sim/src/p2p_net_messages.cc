@@ -36,16 +36,21 @@
 // above the eager size is written only into the buffer the receiver's control message named
 // (network_class.h), so a batch's first data arrives a round trip (control message there, data
 // back) after the batch starts, not one hop: the class's slot round trip (85 us, FITTED on p5
-// all_gather rows, on no alltoall row) less the hop the call's latency already holds (23 us),
-// once per batch a channel runs in series. A round's channel is src/include/channel.h:19-28
-// (ncclP2pChannelBaseForRound: the node distance, with 8 GPUs a node) and device.h:269-274
-// (ncclP2pChannelForPart: part p on base + reverseBits(p)). Example, 2 p5 nodes, 32 MiB: 8
-// remote rounds, 2 parts each, on channels 1 and 5 (the model's 8 p2p channels): one batch of 8
-// each, + 62 us; 32 nodes: 31 node distances over 8 channels, 4 batches, + 248 us.
+// all_gather rows, on no alltoall row) per batch a channel runs in series, less the ONE network
+// hop the call's latency holds in total (the caller's: flow's and sendrecv's 23 us class hop +
+// network_hop_extra_us, network_class.h network_hop_us; the alpha-beta direct all_to_all's NCCL
+// table hop, 14 us: analytic_alpha_beta.cc nccl_ring_hop_us). Batches 2..N start behind batch
+// 1's end, so each waits a whole round trip; only the first overlaps the charged hop. A round's
+// channel is src/include/channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance, with 8
+// GPUs a node) and device.h:269-274 (ncclP2pChannelForPart: part p on base + reverseBits(p)).
+// Example, 2 p5 nodes, 32 MiB: 8 remote rounds, 2 parts each, on channels 1 and 5 (the model's 8
+// p2p channels): one batch of 8 each, + 85 - 23 = 62 us (flow); 32 nodes: 31 node distances
+// over 8 channels, 4 batches, + 4 x 85 - 23 = 317 us.
 #include "p2p_net_messages.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "network_class.h"
@@ -127,44 +132,40 @@ double P2pNetMessages::of_send(double peer_bytes) const {
   return messages;
 }
 
-double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes) {
-  const double host_us = network_terms(view.network).completion_host_us;
-  if (view.nodes < 2 || !(host_us > 0.0) || !(peer_bytes > 0.0)) return 0.0;
-  const int remote_peers = view.nranks - view.ranks_per_node;
-  if (remote_peers <= 0) return 0.0;
-  const double messages = remote_peers * P2pNetMessages(view).of_send(peer_bytes);
-  return 2.0 * messages * host_us;  // a send and a receive completion each
-}
-
 namespace {
 
-// One batch's wait, given the plan and a peer's bytes > 0 (see above).
-double batch_wait_us(const NetworkTerms& terms, const P2pNetMessages& plan, double peer_bytes) {
+// Whether a batch's first message (a peer's bytes > 0, given the plan) waits for the
+// receiver's control message: net_window.cc's one rule, on the first message's wire bytes (p2p
+// runs Simple: its wire bytes are its data).
+bool first_message_waits(const TopologyView& view, const P2pNetMessages& plan, double peer_bytes) {
   const double part_bytes = div_up(peer_bytes, plan.parts_of(peer_bytes));
-  // Eager below the plugin's eager size: no control message to wait for.
-  if (std::min(part_bytes, plan.message_bytes_of(peer_bytes)) <= terms.eager_max_bytes) return 0.0;
-  return std::max(0.0, terms.rdma_slot_round_trip_us - terms.hop.simple_us);
+  return net_message_waits_for_control(view.network,
+                                       std::min(part_bytes, plan.message_bytes_of(peer_bytes)));
+}
+
+// `batches` batches in series on the busiest channel: a round trip each, less the hop charged.
+double batches_wait_us(const NetworkTerms& terms, int batches, double charged_hop_us) {
+  return std::max(0.0, batches * terms.rdma_slot_round_trip_us - charged_hop_us);
 }
 
 }  // namespace
 
-double net_batch_first_slot_us(const TopologyView& view, double send_bytes) {
+double net_batch_first_slot_us(const TopologyView& view, const P2pNetMessages& plan,
+                               double send_bytes, double charged_hop_us) {
   const NetworkTerms terms = network_terms(view.network);
   if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(send_bytes > 0.0)) return 0.0;
-  return batch_wait_us(terms, P2pNetMessages(view), send_bytes);
+  if (!first_message_waits(view, plan, send_bytes)) return 0.0;
+  return batches_wait_us(terms, 1, charged_hop_us);
 }
 
-double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes) {
-  const NetworkTerms terms = network_terms(view.network);
+namespace {
+
+// The batches of 8 works the busiest channel runs in series when a rank exchanges `peer_bytes`
+// (> 0) with every rank outside its node: which channel each network round's parts run on
+// (channel.h ncclP2pChannelBaseForRound, device.h ncclP2pChannelForPart).
+int busiest_channel_batches(const TopologyView& view, const P2pNetMessages& plan,
+                            double peer_bytes) {
   const int local = std::max(1, view.ranks_per_node);
-  if (view.nodes < 2 || !(terms.rdma_slot_round_trip_us > 0.0) || !(peer_bytes > 0.0) ||
-      view.nranks <= local)
-    return 0.0;
-  const P2pNetMessages plan(view);
-  const double wait_us = batch_wait_us(terms, plan, peer_bytes);
-  if (!(wait_us > 0.0)) return 0.0;
-  // Which channel each network round's parts run on (channel.h ncclP2pChannelBaseForRound,
-  // device.h ncclP2pChannelForPart), and how many batches of 8 works each channel runs in series.
   const int parts = plan.parts_of(peer_bytes);
   const int channels = std::max(1, plan.p2p_channels());
   int bits = 0;
@@ -178,7 +179,103 @@ double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes)
       ++works[static_cast<std::size_t>((base + reverse_bits(p, bits)) & (channels - 1))];
   }
   const int most = *std::max_element(works.begin(), works.end());
-  return ((most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch) * wait_us;
+  return (most + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
+}
+
+// What the call's busiest GPU does across nodes: its network messages (each one completion) and
+// its largest remote peer's bytes; ranks sit node by node, `view.ranks_per_node` a node.
+struct RemoteExchange {
+  double messages = 0.0;
+  double largest_bytes = 0.0;
+  bool every_batch_waits = true;
+};
+
+// Which kinds and why (read in NVIDIA/nccl v2.27.7-1 and nccl-tests; the same argument as the
+// all_to_all above, checked per kind):
+// * all_to_all, all_to_all_v: every GPU sends to and receives from every remote peer, in the
+//   rounds and batches above: a send and a receive completion per message; every batch waits
+//   (a receiver posts a batch's receives when that batch starts). all_to_all_v's busiest GPU's
+//   messages come from its matrix row and column; its wait is decided on the largest remote
+//   peer's bytes (the batches of the others are not slower).
+// * gather(_v): the root receives from every remote rank: a receive completion per message on
+//   its proxy (each sender's proxy has its one send: fewer); its receives post batch by batch,
+//   so every batch waits a round trip, as all_to_all's.
+// * scatter(_v): the root sends to every remote rank: a send completion per message; each
+//   receiver posts its one receive when the call starts, so its control message is there by the
+//   time the root's later batches start: only the first batch waits.
+// Every other kind (all_gather, reduce_scatter ... under the direct what-if schedule) is not run
+// by NCCL as grouped send/recv: none.
+std::optional<RemoteExchange> remote_exchange(const TopologyView& view, const P2pNetMessages& plan,
+                                              const CollectiveSpec& spec, double element_bytes) {
+  const int local = std::max(1, view.ranks_per_node);
+  const int n = spec.nranks;
+  const auto remote = [&](int a, int b) { return a / local != b / local; };
+  RemoteExchange x;
+  switch (spec.kind) {
+    case OpKind::all_to_all:
+      x.largest_bytes = static_cast<double>(spec.count) * element_bytes;
+      x.messages = 2.0 * (view.nranks - local) * plan.of_send(x.largest_bytes);
+      return x;
+    case OpKind::all_to_all_v: {
+      if (spec.matrix.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(n))
+        return std::nullopt;
+      const auto bytes = [&](int src, int dst) {
+        return static_cast<double>(spec.matrix[static_cast<std::size_t>(src) * n + dst]) *
+               element_bytes;
+      };
+      for (int r = 0; r < n; ++r) {
+        double messages = 0.0;
+        for (int peer = 0; peer < n; ++peer) {
+          if (!remote(r, peer)) continue;
+          messages += plan.of_send(bytes(r, peer)) + plan.of_send(bytes(peer, r));
+          x.largest_bytes = std::max({x.largest_bytes, bytes(r, peer), bytes(peer, r)});
+        }
+        x.messages = std::max(x.messages, messages);
+      }
+      return x;
+    }
+    case OpKind::gather:
+    case OpKind::scatter:
+      x.largest_bytes = static_cast<double>(spec.count) * element_bytes;
+      x.messages = (view.nranks - local) * plan.of_send(x.largest_bytes);
+      x.every_batch_waits = spec.kind == OpKind::gather;
+      return x;
+    case OpKind::gather_v:
+    case OpKind::scatter_v:
+      if (spec.counts.size() != static_cast<std::size_t>(n)) return std::nullopt;
+      for (int r = 0; r < n; ++r) {
+        if (!remote(spec.root, r)) continue;
+        const double b =
+            static_cast<double>(spec.counts[static_cast<std::size_t>(r)]) * element_bytes;
+        x.messages += plan.of_send(b);
+        x.largest_bytes = std::max(x.largest_bytes, b);
+      }
+      x.every_batch_waits = spec.kind == OpKind::gather_v;
+      return x;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+double grouped_p2p_net_us(const TopologyView& view, const CollectiveSpec& spec, DataType dtype,
+                          double charged_hop_us) {
+  const NetworkTerms terms = network_terms(view.network);
+  const int local = std::max(1, view.ranks_per_node);
+  if (view.nodes < 2 || view.nranks <= local ||
+      !(terms.completion_host_us > 0.0 || terms.rdma_slot_round_trip_us > 0.0))
+    return 0.0;
+  const P2pNetMessages plan(view);
+  const auto x = remote_exchange(view, plan, spec, static_cast<double>(size_of(dtype)));
+  if (!x || !(x->largest_bytes > 0.0)) return 0.0;
+  double us = x->messages * terms.completion_host_us;
+  if (terms.rdma_slot_round_trip_us > 0.0 && first_message_waits(view, plan, x->largest_bytes)) {
+    const int batches =
+        x->every_batch_waits ? busiest_channel_batches(view, plan, x->largest_bytes) : 1;
+    us += batches_wait_us(terms, batches, charged_hop_us);
+  }
+  return us;
 }
 
 }  // namespace twinccl::sim::detail

@@ -3,7 +3,10 @@
 //
 //   const P2pNetMessages messages(view);   // the communicator's chunk and channels, once a call
 //   messages.of_send(128.0 * 1024);        // network messages one peer's send takes
-//   all_to_all_net_completion_us(view, 128.0 * 1024);  // 0 where the class has no figure
+//   grouped_p2p_net_us(view, spec, DataType::float32, 23.0);  // 23 us: the hop the caller charged
+// The round -> channel mapping behind the first message's wait (all_to_all_net_first_slot_us:
+// ncclP2pChannelBaseForRound, ncclP2pChannelForPart) follows NVIDIA/nccl v2.27.7-1; --nccl-version
+// does not switch it, so a newer NCCL that maps rounds to channels differently is not followed.
 #pragma once
 
 #include "model.h"
@@ -33,20 +36,23 @@ class P2pNetMessages {
   int p2p_channels_ = 1;       // comm->p2pnChannels
 };
 
-// The proxy's host time in an all_to_all of `peer_bytes` to each peer across the view's nodes: a
-// send and a receive completion for every network message a GPU sends and receives, in series
-// with the wire (us; 0 in one node or without a per-completion figure).
-double all_to_all_net_completion_us(const TopologyView& view, double peer_bytes);
-
-// The wait of an all_to_all's first network message for the receiver's control message, where
-// the class's plugin writes only into a buffer the receiver named (network_class.h's slot round
-// trip): one round trip in place of the one hop the call's latency holds, once per batch of p2p
-// work a channel runs in series (us; 0 elsewhere). p2p_net_messages.cc says why.
-double all_to_all_net_first_slot_us(const TopologyView& view, double peer_bytes);
+// What a call NCCL runs as one group of sends and receives across the view's nodes costs beyond
+// its wire and the one network hop `charged_hop_us` its caller charged (us; 0 for other kinds,
+// in one node, or where the class has neither figure): the proxy's host time on its busiest
+// GPU's completions (a send and a receive completion for every network message it sends and
+// receives, in series with the wire) and its first messages' wait for the receivers' control
+// messages (network_class.h's slot round trip: one per batch of p2p work a channel runs in
+// series, less the charged hop, never below 0). The kinds: all_to_all, all_to_all_v (nccl-tests'
+// alltoall; the direct schedule's grouped send/recv), gather, scatter, gather_v, scatter_v (one
+// root exchanging with every rank). p2p_net_messages.cc says why each gets which part.
+double grouped_p2p_net_us(const TopologyView& view, const CollectiveSpec& spec, DataType dtype,
+                          double charged_hop_us);
 
 // The same wait for one batch whose sends carry `send_bytes` to a peer across nodes (a
-// sendrecv's network send: one work, one batch), us; 0 where the class has no slot round trip or
-// the first message goes eagerly.
-double net_batch_first_slot_us(const TopologyView& view, double send_bytes);
+// sendrecv's network send: one work, one batch), less the network hop `charged_hop_us` its caller
+// charged, us; 0 where the class has no slot round trip or the first message goes eagerly.
+// `plan`: the communicator's p2p plan (P2pNetMessages of `view`, made once by the caller).
+double net_batch_first_slot_us(const TopologyView& view, const P2pNetMessages& plan,
+                               double send_bytes, double charged_hop_us);
 
 }  // namespace twinccl::sim::detail

@@ -160,6 +160,7 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
       priced.cost.wire_bytes_per_byte = std::max(1.0, channels.bus_gbps / protocol_bw);
     }
   }
+  double net_hop_charged_us = 0.0;  // the hop flow charges a transfer across nodes
   if (r.software_latency && n > 1) {
     const NcclAlgo la = latency_algo(priced.nccl);
     if (priced.nccl) {  // NCCL's whole latency once, as the analytic model: no hop delays
@@ -174,17 +175,15 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
       priced.fixed_latency_s = l.base_us * 1e-6;
       priced.cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
                                             l.net_hop_us * 1e-6};
+      net_hop_charged_us = l.net_hop_us;
     }
   }
-  // NCCL's all_to_all is grouped send/recv: across nodes the net plugin's host time on its
-  // messages' completions, as the tuner's analytic time (p2p_net_messages.h).
-  if (r.software_latency && r.spec.kind == OpKind::all_to_all &&
-      traits_of(r.algorithm).one_step_exchange) {
-    const double peer_bytes =
-        static_cast<double>(r.spec.count) * static_cast<double>(size_of(r.dtype));
-    priced.fixed_latency_s += (all_to_all_net_completion_us(view, peer_bytes) +
-                               all_to_all_net_first_slot_us(view, peer_bytes)) *
-                              1e-6;
+  // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
+  // forms): across nodes the net plugin's host time on its messages' completions, as the tuner's
+  // analytic time, and the first messages' wait less the network hop flow charged them
+  // (network_hop_us: the class's own); p2p_net_messages.h says which kinds and why.
+  if (r.software_latency && traits_of(r.algorithm).one_step_exchange) {
+    priced.fixed_latency_s += grouped_p2p_net_us(view, r.spec, r.dtype, net_hop_charged_us) * 1e-6;
   }
   if (priced.gpus.perms.empty()) priced.gpus.perms = {tuner.ranks()};
   AlgorithmParams& p = priced.params;

@@ -138,55 +138,6 @@ CollectiveSpec Tuner::settled(const CollectiveSpec& spec) const {
   return s;
 }
 
-std::vector<std::pair<std::string, std::string>> Tuner::candidates(
-    const CollectiveSpec& call) const {
-  const CollectiveSpec spec = settled(call);
-  const detail::TopologyView& view = *view_;
-  const std::string& topo_name = topology_->name();
-  const std::string n = std::to_string(spec.nranks);
-  const std::string not_nvls =
-      "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" + topo_name + "' is not";
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const Algorithm* a : algorithms_for(spec.kind)) {
-    std::string why = a->why_not(spec, schedule_params());
-    const detail::AlgorithmTraits* t = detail::find_traits(a->name());
-    if (why.empty() && t != nullptr && t->needs_nvls_switch) {
-      if (!view.nvls_capable) {
-        why = not_nvls;
-      } else if (view.nodes > 1) {
-        why = "NCCL runs NVLS inside one node only; the " + n + " ranks span " +
-              std::to_string(view.nodes) + " nodes of '" + topo_name +
-              "' (NCCL's multi-node form is nvls_tree" +
-              (spec.kind == OpKind::all_reduce ? ")" : ", for all_reduce only)");
-      } else if (spec.kind != OpKind::all_reduce &&
-                 view.ranks_per_node > detail::kNccl.nvls_max_heads) {
-        // enqueue.cc: NVLS reduce_scatter/all_gather need a head per GPU (NCCL_MAX_NVLS_ARITY).
-        why = "NCCL runs NVLS " + std::string(twinccl::name(spec.kind)) + " on at most " +
-              std::to_string(static_cast<int>(detail::kNccl.nvls_max_heads)) +
-              " GPUs of one NVLink domain (NCCL_MAX_NVLS_ARITY); the " + n + " ranks of '" +
-              topo_name + "' are " + std::to_string(view.ranks_per_node) + " in one";
-      }
-    }
-    out.emplace_back(std::string(a->name()), std::move(why));
-  }
-  // The simulator-only rows (nvls_tree: NCCL's multi-node NVLS, all_reduce across whole nodes).
-  for (const detail::AlgorithmTraits& t : detail::all_traits()) {
-    if (!t.simulator_only || t.rccl_msccl || !t.nccl_serves(spec.kind)) continue;
-    std::string why;
-    if (t.needs_nvls_switch && !view.nvls_capable) {
-      why = not_nvls;
-    } else if (view.nodes < 2) {
-      why = "NVLS-tree spans nodes; the " + n + " ranks sit in one node of '" + topo_name +
-            "' (use nvls)";
-    } else if (ranks_per_node_ == 0 || spec.nranks % ranks_per_node_ != 0) {
-      why = "needs whole nodes with as many ranks each: the " + n + " ranks do not fill the " +
-            std::to_string(view.nodes) + " nodes of '" + topo_name + "' they span equally";
-    }
-    out.emplace_back(std::string(t.name), std::move(why));
-  }
-  return out;
-}
-
 Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string& algorithm,
                    Protocol protocol, int channels, double& rank_us) const {
   detail::Resolved r;
@@ -200,13 +151,13 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
   Prediction p =
       algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
-  // NCCL runs all_to_all as grouped send/recv: across nodes the net plugin's proxy also spends
-  // host time on every network message's completions (p2p_net_messages.h).
-  if (!algo && software_latency_ && spec.kind == OpKind::all_to_all &&
-      detail::traits_of(algorithm).one_step_exchange) {
-    const double peer_bytes = static_cast<double>(spec.count) * static_cast<double>(size_of(dtype));
-    p.time_us += detail::all_to_all_net_completion_us(*view_, peer_bytes) +
-                 detail::all_to_all_net_first_slot_us(*view_, peer_bytes);
+  // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
+  // forms): across nodes the net plugin's proxy also spends host time on every network message's
+  // completions, and the first messages' wait replaces the one network hop alpha-beta charged
+  // (NCCL's table hop); p2p_net_messages.h says which kinds and why.
+  if (!algo && software_latency_ && detail::traits_of(algorithm).one_step_exchange) {
+    p.time_us += detail::grouped_p2p_net_us(
+        *view_, spec, dtype, detail::nccl_ring_hop_us(detail::LinkClass::network, protocol));
   }
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;

@@ -37,6 +37,16 @@
 // the network messages of send/recv and alltoall (sim/src/model.h, sim/src/p2p_net_messages.cc).
 // Not carried: the plugin's NVLS chunk sizes (the network classes hold them,
 // sim/src/network_class.h), NCCL_NET_FORCE_FLUSH=0 and NCCL_NETDEVS_POLICY (no model input).
+// Two owners of the plugin's exports, knowingly (the same note is in network_class.h efa_terms):
+// the two here are topology facts (`--set nccl_buffsize_bytes=...`, per-row settings, `topo show
+// --format json` writes them), because a run with an older plugin or the user's own NCCL_BUFFSIZE
+// must be able to undo them; the NVLS chunks have no such setting and live with the class. The
+// cost: a hand-written topology JSON of class `efa` without these two facts gets the plugin's
+// NVLS chunk but NCCL's 4 MiB / 128 KiB buffers. One owner would have the class name all of the
+// plugin's exports and the view take the topology's own value where set (sim/src/
+// topology_view.cc), with a way to say "NCCL's default" (today 0 means unset) and `topo show`
+// printing where each came from; not done (fixmodel round, docs/fidelity.md), no prediction
+// depends on it for any preset or CSV row.
 #pragma once
 
 #include "dgx_node.h"
