@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/alltoall_time.h"
 #include "support/edited_topology.h"
 #include "twinccl/sim/p2p.h"
 #include "twinccl/sim/timing.h"
@@ -21,18 +22,8 @@ using namespace twinccl::sim;
 
 namespace {
 
+using twinccl_test::alltoall_us;
 using twinccl_test::preset_with;
-
-// nccl-tests' alltoall with `peer_bytes` to each peer (count per peer, float).
-double alltoall_us(const topo::Topology& t, std::size_t peer_bytes,
-                   Fidelity fidelity = Fidelity::analytic) {
-  Request r;
-  r.fidelity = fidelity;
-  r.spec.kind = OpKind::all_to_all;
-  r.spec.count = peer_bytes / 4;
-  r.gpus_per_thread = 1;
-  return predict(t, r).time_us;
-}
 
 const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608"};
 // One batch's wait as each path prices it: 85 us round trip less the hop that path charged.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/alltoall_time.h"
 #include "support/edited_topology.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/p2p.h"
@@ -25,14 +26,11 @@ namespace {
 
 using twinccl_test::preset_with;
 
-double alltoall_us(const topo::Topology& t, std::size_t bytes_per_rank,
-                   Fidelity fidelity = Fidelity::analytic) {
-  Request r;
-  r.fidelity = fidelity;
-  r.spec.kind = OpKind::all_to_all;
-  r.spec.count = bytes_per_rank / 4 / static_cast<std::size_t>(t.gpu_count());  // per peer
-  r.gpus_per_thread = 1;
-  return predict(t, r).time_us;
+// nccl-tests' alltoall with `bytes_per_rank` in each rank's buffer (its size column).
+double alltoall_rank_us(const topo::Topology& t, std::size_t bytes_per_rank,
+                        Fidelity fidelity = Fidelity::analytic) {
+  return twinccl_test::alltoall_us(t, bytes_per_rank / static_cast<std::size_t>(t.gpu_count()),
+                                   fidelity);
 }
 
 const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608"};
@@ -44,24 +42,24 @@ const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffs
 // 248 remote peers: 2 x 248 x 16 completions of 1 us on top of the wire. With NCCL's 128 KiB
 // chunk the same call takes 64 messages a peer.
 TEST_CASE("alltoall over EFA: 1 us a completion, counted from the run's p2p chunk") {
-  const double run = alltoall_us(preset_with("aws-p5-32", kRun), std::size_t{2} << 30);
+  const double run = alltoall_rank_us(preset_with("aws-p5-32", kRun), std::size_t{2} << 30);
   // NCCL's own 128 KiB / 4 MiB (the preset carries aws-ofi-nccl's 512 KiB / 8 MiB: aws_efa.h).
-  const double nccl_default = alltoall_us(
+  const double nccl_default = alltoall_rank_us(
       preset_with("aws-p5-32", {"p2p_net_chunk_bytes=131072", "nccl_buffsize_bytes=4194304"}),
       std::size_t{2} << 30);
   CHECK(nccl_default - run == Approx(2.0 * 248 * (64 - 16)).epsilon(1e-6));
   CHECK(std::abs(run / 52454.4 - 1.0) <= 0.10);
   // 32 MiB at 2 nodes: 2 MiB a peer in 2 parts of 1 MiB; below 8 chunks a message is half a
   // chunk: 8 messages of 256 KiB a peer, 4 of 512 KiB with a 1 MiB chunk; 8 remote peers.
-  const double small_run = alltoall_us(preset_with("aws-p5-2", kRun), std::size_t{32} << 20);
-  const double small_1m = alltoall_us(
+  const double small_run = alltoall_rank_us(preset_with("aws-p5-2", kRun), std::size_t{32} << 20);
+  const double small_1m = alltoall_rank_us(
       preset_with("aws-p5-2", {"p2p_net_chunk_bytes=1048576", "nccl_buffsize_bytes=8388608"}),
       std::size_t{32} << 20);
   CHECK(small_run - small_1m == Approx(2.0 * 8 * (8 - 4)).epsilon(1e-6));
   // The flow fidelity plays the wire and adds the same completions.
   const double flow_run =
-      alltoall_us(preset_with("aws-p5-2", kRun), std::size_t{32} << 20, Fidelity::flow);
-  const double flow_1m = alltoall_us(
+      alltoall_rank_us(preset_with("aws-p5-2", kRun), std::size_t{32} << 20, Fidelity::flow);
+  const double flow_1m = alltoall_rank_us(
       preset_with("aws-p5-2", {"p2p_net_chunk_bytes=1048576", "nccl_buffsize_bytes=8388608"}),
       std::size_t{32} << 20, Fidelity::flow);
   CHECK(flow_run - flow_1m == Approx(2.0 * 8 * (8 - 4)).epsilon(1e-6));
@@ -71,8 +69,8 @@ TEST_CASE("alltoall over EFA: 1 us a completion, counted from the run's p2p chun
 // holds 256 KiB chunks, so the run's 512 KiB setting yields 32 messages a peer at 8 MiB.
 TEST_CASE("alltoall over EFA: NCCL_BUFFSIZE / 8 caps the p2p chunk") {
   const std::size_t bytes = std::size_t{2} << 30;
-  const double run = alltoall_us(preset_with("aws-p5-32", kRun), bytes);
-  const double capped = alltoall_us(
+  const double run = alltoall_rank_us(preset_with("aws-p5-32", kRun), bytes);
+  const double capped = alltoall_rank_us(
       preset_with("aws-p5-32", {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=2097152"}),
       bytes);
   CHECK(capped - run == Approx(2.0 * 248 * (32 - 16)).epsilon(1e-6));
@@ -81,8 +79,8 @@ TEST_CASE("alltoall over EFA: NCCL_BUFFSIZE / 8 caps the p2p chunk") {
 // NCCL's own InfiniBand transport has no public per-completion figure: the settings move nothing.
 TEST_CASE("alltoall over InfiniBand: no per-completion charge, the settings change nothing") {
   const std::size_t bytes = std::size_t{256} << 20;
-  CHECK(alltoall_us(preset_with("h100-cluster-2", kRun), bytes) ==
-        alltoall_us(topo::load_topology("h100-cluster-2"), bytes));
+  CHECK(alltoall_rank_us(preset_with("h100-cluster-2", kRun), bytes) ==
+        alltoall_rank_us(topo::load_topology("h100-cluster-2"), bytes));
 }
 
 TEST_CASE("p2p_net_chunk_bytes / nccl_buffsize_bytes: read, checked, kept, written back") {
