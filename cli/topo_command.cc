@@ -67,10 +67,7 @@ bool wants_json(const TopoOptions& o) {
   }
   // The advice printed after writing ("use it as --topology FILE") must hold: --topology reads a
   // name as a topology file only when it ends in ".json", lower case (topo::load_topology).
-  const std::string_view suffix = ".json";
-  if (!o.output.empty() &&
-      (o.output.size() < suffix.size() ||
-       o.output.compare(o.output.size() - suffix.size(), suffix.size(), suffix) != 0)) {
+  if (!o.output.empty() && !topo::names_topology_json(o.output)) {
     throw InvalidArgument(fmt::format(
         "-o {}: --topology reads a topology file only by a name ending in .json (lower case), so "
         "that file could not be used; name it e.g. mine.json, or leave -o out to print the JSON",

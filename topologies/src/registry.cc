@@ -157,9 +157,11 @@ std::vector<PresetInfo> list_presets() {
   };
 }
 
+bool names_topology_json(std::string_view name) { return ends_with(name, ".json"); }
+
 Topology load_topology(std::string_view preset_or_path) {
   const std::string name(preset_or_path);
-  if (ends_with(name, ".json")) return load_topology_json(name);
+  if (names_topology_json(name)) return load_topology_json(name);
   if (ends_with(name, ".xml")) return load_nccl_xml(name);
   if (name == "dgx-a100") return dgx_a100();
   if (name == "dgx-h100") return dgx_h100();

@@ -65,5 +65,8 @@ std::vector<PresetInfo> list_presets();
 // A preset name (see list_presets), a path ending in .json (topology_file.h) or .xml (an
 // NCCL_TOPO_FILE). Throws ConfigError naming the input and listing the presets when unknown.
 Topology load_topology(std::string_view preset_or_path);
+// Whether load_topology reads `name` as a topology JSON file (a name ending in ".json", lower
+// case).
+bool names_topology_json(std::string_view name);
 
 }  // namespace twinccl::topo
