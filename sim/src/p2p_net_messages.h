@@ -4,7 +4,7 @@
 //   const P2pNetMessages messages(view);   // the communicator's chunk and channels, once a call
 //   messages.of_send(128.0 * 1024);        // network messages one peer's send takes
 //   grouped_p2p_net_us(view, spec, DataType::float32, 23.0);  // 23 us: the hop the caller charged
-// The round -> channel mapping behind the first message's wait (all_to_all_net_first_slot_us:
+// The round -> channel mapping behind the first message's wait (grouped_p2p_net_us:
 // ncclP2pChannelBaseForRound, ncclP2pChannelForPart) follows NVIDIA/nccl v2.27.7-1; --nccl-version
 // does not switch it, so a newer NCCL that maps rounds to channels differently is not followed.
 #pragma once

@@ -19,6 +19,15 @@ std::string log_path(const std::string& name) {
   return std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/" + name;
 }
 
+// An 8-rank log of 50001 rows: two of them pass the readers' 100000-row cap over all logs.
+std::string just_over_half_the_row_cap() {
+  std::string rows = "# Using devices\n";
+  for (int r = 0; r < 8; ++r)
+    rows += "#  Rank " + std::to_string(r) + " Group 0 Pid 1 on a device 0 [0x19] H100\n";
+  for (int i = 0; i < 50001; ++i) rows += "8 2 float sum -1 20 0 0 0 20 0 0 0\n";
+  return rows;
+}
+
 }  // namespace
 
 TEST_CASE("calibrate -o with a file name too long is refused before the fit",
@@ -39,11 +48,7 @@ TEST_CASE("compare: the rows of all logs together are capped, not only each file
           "[cli][hostile][compare]") {
   // Before: each file was capped at 100000 rows, the logs together not: memory grew with them.
   const ScratchDir d("twinccl-log-rows");
-  std::string rows = "# Using devices\n";
-  for (int r = 0; r < 8; ++r)
-    rows += "#  Rank " + std::to_string(r) + " Group 0 Pid 1 on a device 0 [0x19] H100\n";
-  for (int i = 0; i < 50001; ++i) rows += "8 2 float sum -1 20 0 0 0 20 0 0 0\n";
-  d.write("half.log", rows);
+  d.write("half.log", just_over_half_the_row_cap());
   const CliResult r =
       run_cli("compare " + d.path("half.log") + " " + d.path("half.log") + " --topology dgx-h100",
               "", kLimitS);
@@ -59,11 +64,7 @@ TEST_CASE("calibrate: the rows of all logs together are capped as compare's, bef
   // Before: calibrate read each log alone, so the cap over all logs never counted them together;
   // only the fit's 10000-row cap refused them, after every log was parsed.
   const ScratchDir d("twinccl-calibrate-rows");
-  std::string rows = "# Using devices\n";
-  for (int r = 0; r < 8; ++r)
-    rows += "#  Rank " + std::to_string(r) + " Group 0 Pid 1 on a device 0 [0x19] H100\n";
-  for (int i = 0; i < 50001; ++i) rows += "8 2 float sum -1 20 0 0 0 20 0 0 0\n";
-  d.write("half.log", rows);
+  d.write("half.log", just_over_half_the_row_cap());
   const CliResult r = run_cli("calibrate " + d.path("half.log") + " " + d.path("half.log") +
                                   " --topology dgx-h100 -o " + d.path("out.json"),
                               "", kLimitS);

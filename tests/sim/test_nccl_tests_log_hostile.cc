@@ -33,6 +33,13 @@ std::string error_of(const std::string& text, const char* source = "bad.log") {
   return "(no ConfigError)";
 }
 
+// nccl-tests' -J output of one all_reduce row of 8 bytes, with `config` as its "config" fields.
+std::string one_row_json(const std::string& config) {
+  return R"({"args": ["./all_reduce_perf"], "config": {)" + config + R"(},
+    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
+      "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
+}
+
 // The algorithms a table's NCCL_ALGO gives all_reduce, or the ConfigError's message.
 std::string algorithms_of(const std::string& nccl_algo) {
   NcclTestsTable t = parse_nccl_tests_output(devices(2) + kHeader + kRow, "env.log").front();
@@ -59,11 +66,10 @@ TEST_CASE("an nGpus a thread cannot drive is an error naming the line, not 'one 
                Catch::Contains("bad.log:1: nGpus '" + std::string(gpus) + "'") &&
                    Catch::Contains("1..1024"));
   }
-  const std::string json = R"({"args": ["./all_reduce_perf"], "config": {"ngpus": 0,
-    "devices": [{"rank": 0, "hostname": "a"}, {"rank": 1, "hostname": "a"}]},
-    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
-      "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
-  CHECK_THAT(error_of(json, "run.json"), Catch::Contains("run.json: config.ngpus is 0"));
+  CHECK_THAT(error_of(one_row_json(R"("ngpus": 0, "devices": [{"rank": 0, "hostname": "a"},
+                                                  {"rank": 1, "hostname": "a"}])"),
+                      "run.json"),
+             Catch::Contains("run.json: config.ngpus is 0"));
 }
 
 TEST_CASE("a rank listed twice in a device block is an error, not one rank fewer",
@@ -76,11 +82,10 @@ TEST_CASE("a rank listed twice in a device block is an error, not one rank fewer
              Catch::Contains("bad.log:4: every process printed rank 0: nccl-tests ran without "
                              "MPI (built without MPI=1 or not started by mpirun); rank 0 is at "
                              "bad.log:2 and bad.log:4"));
-  const std::string json = R"({"args": ["./all_reduce_perf"], "config": {"ngpus": 1,
-    "devices": [{"rank": 0, "hostname": "a"}, {"rank": 0, "hostname": "a"}]},
-    "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": -1,
-      "out_of_place": {"time": 20.0, "alg_bw": 0, "bus_bw": 0}}]})";
-  CHECK_THAT(error_of(json, "run.json"), Catch::Contains("config.devices lists rank 0 twice"));
+  CHECK_THAT(error_of(one_row_json(R"("ngpus": 1, "devices": [{"rank": 0, "hostname": "a"},
+                                                  {"rank": 0, "hostname": "a"}])"),
+                      "run.json"),
+             Catch::Contains("config.devices lists rank 0 twice"));
 }
 
 TEST_CASE("two runs pasted without their headers are two device blocks, not a rank twice",
