@@ -1,0 +1,122 @@
+// The lines a launcher's output holds, as each rank printed them (nccl_tests_log_parts.h
+// LauncherLines).
+//
+// How it works: Open MPI's `--tag-output` (mpirun -tag-output, Kubeflow's MPIJob) puts
+// "[jobid,rank]<stdout>:" before every write a rank makes, not before every line, and nccl-tests
+// prints a row in several writes (the leading columns, then each timed block). So a row reads
+//
+//   [1,0]<stdout>:     8     2  float  sum  -1[1,0]<stdout>:  85.70  0.00  0.00  0[1,0]<stdout>:
+//   ...
+//
+// and a write of another rank that lands between two writes of a row splits the row over two
+// lines:
+//
+//   [1,0]<stdout>:     8     2  float  sum  -1[1,7]<stdout>:host:37:111 [7] NCCL INFO Connected
+//   [1,0]<stdout>:  85.70  0.00  0.00  0 ...
+//
+// Each tag starts a piece of its rank's stream; a line break ends the line of the stream whose
+// piece it follows. Every stream keeps its unfinished line until its own line break comes, so
+// the two lines above give rank 7's INFO line and rank 0's whole row. Only the exact tag is taken
+// out ('[' digits ',' digits "]<stdout>:", <stderr> or <stddiag>), never anything else. srun's
+// `--label` prefix (" 0: ") is dropped at the start of a line, as is the indentation a copy out of
+// a document adds before a tag.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "nccl_tests_log_parts.h"
+
+namespace twinccl::sim::nccl_tests {
+namespace {
+
+bool digits(std::string_view s, std::size_t& i) {
+  const std::size_t begin = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i > begin;
+}
+
+// The length of Open MPI's tag at `at` ("[1,0]<stdout>:"), 0 when there is none.
+std::size_t tag_length(std::string_view s, std::size_t at) {
+  std::size_t i = at;
+  if (i >= s.size() || s[i] != '[') return 0;
+  ++i;
+  if (!digits(s, i) || i >= s.size() || s[i] != ',') return 0;
+  ++i;
+  if (!digits(s, i) || s.substr(i, 2) != "]<") return 0;
+  i += 2;
+  for (std::string_view stream : {"stdout>:", "stderr>:", "stddiag>:"}) {
+    if (s.substr(i, stream.size()) == stream) return i + stream.size() - at;
+  }
+  return 0;
+}
+
+std::size_t next_tag(std::string_view s, std::size_t from, std::size_t& length) {
+  for (std::size_t at = s.find('[', from); at != std::string_view::npos; at = s.find('[', at + 1)) {
+    length = tag_length(s, at);
+    if (length > 0) return at;
+  }
+  length = 0;
+  return std::string_view::npos;
+}
+
+// " 0: " (srun --label) at the start of a line.
+std::string_view strip_launcher_prefix(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  if (digits(line, i) && i < line.size() && line[i] == ':' &&
+      (i + 1 == line.size() || line[i + 1] == ' ')) {
+    return line.substr(std::min(line.size(), i + 2));
+  }
+  return line;
+}
+
+}  // namespace
+
+void LauncherLines::add(std::string_view physical, int line_no) {
+  std::size_t length = 0;
+  std::size_t at = next_tag(physical, 0, length);
+  if (at == std::string_view::npos) {  // untagged: a line of its own
+    emit_(strip_launcher_prefix(physical), line_no);
+    return;
+  }
+  // Text before the first tag: mpirun's own (untagged) output, or a document's indentation.
+  const std::string_view before = physical.substr(0, at);
+  if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no);
+  Partial* last = nullptr;
+  while (at != std::string_view::npos) {
+    const std::string_view tag = physical.substr(at, length);
+    std::size_t next_length = 0;
+    const std::size_t next = next_tag(physical, at + length, next_length);
+    const std::string_view piece = physical.substr(
+        at + length, (next == std::string_view::npos ? physical.size() : next) - at - length);
+    auto found = partial_.find(tag);
+    if (found == partial_.end()) found = partial_.emplace(std::string(tag), Partial{}).first;
+    Partial& p = found->second;
+    if (p.text.empty()) p.first_line = line_no;
+    if (p.text.size() + piece.size() > kNcclTestsMaxLineBytes) {
+      fail(source_, p.first_line,
+           fmt::format("a line of {} printed over {}..{} is longer than {}; not nccl-tests output",
+                       std::string(tag), p.first_line, line_no, kNcclTestsMaxLineBytes));
+    }
+    p.text.append(piece);
+    last = &p;
+    at = next;
+    length = next_length;
+  }
+  // The line break ends the line of the stream that wrote last.
+  const std::string text = std::move(last->text);
+  last->text.clear();
+  emit_(text, last->first_line);
+}
+
+void LauncherLines::finish() {
+  std::vector<std::pair<int, std::string>> left;
+  for (auto& [tag, p] : partial_) {
+    if (!p.text.empty()) left.emplace_back(p.first_line, std::move(p.text));
+  }
+  partial_.clear();
+  std::sort(left.begin(), left.end());
+  for (const auto& [line_no, text] : left) emit_(text, line_no);
+}
+
+}  // namespace twinccl::sim::nccl_tests
