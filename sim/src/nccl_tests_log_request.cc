@@ -16,6 +16,28 @@
 
 namespace twinccl::sim {
 
+namespace {
+
+// How nccl-tests prints a collective's size: count x the type's bytes (whole), or that times the
+// ranks where count is per rank (nccl-tests v2.19.6 src/*.cu, the *GetCollByteCount functions:
+// all_gather, reduce_scatter, alltoall, gather, scatter); nullopt for a table without an OpKind
+// (sendrecv, hypercube), which may be either.
+std::optional<bool> count_is_per_rank(const std::optional<OpKind>& kind) {
+  if (!kind) return std::nullopt;
+  switch (*kind) {
+    case OpKind::all_gather:
+    case OpKind::reduce_scatter:
+    case OpKind::all_to_all:
+    case OpKind::gather:
+    case OpKind::scatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
   if (row.count == 0) return;
   const std::size_t element_bytes = size_of(row.dtype);
@@ -24,14 +46,28 @@ void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
   const auto is_times = [&](std::size_t factor) {
     return row.size_bytes % factor == 0 && row.size_bytes / factor == row.count;
   };
-  if (is_times(element_bytes) || is_times(element_bytes * ranks)) return;
+  // The table's collective says which of the two it prints: a garbled all_to_all row whose count
+  // is the whole buffer's would be priced with a count ranks times too large.
+  const std::optional<bool> per_rank = count_is_per_rank(table.kind);
+  if ((per_rank != true && is_times(element_bytes)) ||
+      (per_rank != false && is_times(element_bytes * ranks))) {
+    return;
+  }
   const double elements_bytes = static_cast<double>(row.count) * static_cast<double>(element_bytes);
+  const std::string expected =
+      !per_rank ? fmt::format("{:.0f} bytes, or {:.0f} on {} ranks", elements_bytes,
+                              elements_bytes * static_cast<double>(ranks), ranks)
+      : *per_rank
+          ? fmt::format("{:.0f} bytes on {} ranks: {} prints the count per rank",
+                        elements_bytes * static_cast<double>(ranks), ranks, table.collective)
+          : fmt::format("{:.0f} bytes: {} prints the whole buffer's count", elements_bytes,
+                        table.collective);
   nccl_tests::fail(
       table.source, row.line,
       fmt::format("size {} and count {} {} contradict each other ({} elements of {} bytes are "
-                  "{:.0f} bytes, or {:.0f} on {} ranks); fix or remove the row",
-                  row.size_bytes, row.count, name(row.dtype), row.count, element_bytes,
-                  elements_bytes, elements_bytes * static_cast<double>(ranks), ranks));
+                  "{}); fix or remove the row{}",
+                  row.size_bytes, row.count, name(row.dtype), row.count, element_bytes, expected,
+                  per_rank == true ? ", or give the run's rank count with --ranks" : ""));
 }
 
 int nodes_spanned(const topo::Topology& topology, int ranks) {

@@ -91,6 +91,14 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout&
              values.size() == static_cast<std::size_t>(layout.blocks[1].fields)) {
     r.in_place =
         block(source, values, 0, layout.blocks[1], line_no, line);  // out-of-place printed blank
+  } else if (i < t.size() && values.size() < all) {
+    // A word where a number belongs: a README's placeholder row ("XXXXX  XXX.XX"), or a row
+    // garbled in copying.
+    fail(source, line_no,
+         fmt::format("'{}' (field {}) is not a number, and {} has {} numbers after the {} "
+                     "leading columns; a placeholder or a garbled row: fix or remove it",
+                     nccl_tests::shown(t[i], 20), i + 1, where, all, lead),
+         line);
   } else {
     fail(source, line_no,
          fmt::format("a row that does not fit {} ({} values expected after the {} leading columns)",

@@ -75,7 +75,7 @@ TEST_CASE("Open MPI's tag before each write of a row is taken out, wherever it s
   CHECK(indented.rows.at(0).in_place->time_us == Approx(39.0));
 }
 
-TEST_CASE("a row split by another rank's write is joined again; that rank's line stays its own",
+TEST_CASE("a row split by another rank's write is joined again, that rank's line kept as its own",
           "[nccl_tests_log]") {
   const std::string text =
       tagged_header() + kTag + "  8  2  float  sum  -1" +

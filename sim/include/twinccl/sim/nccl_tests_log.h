@@ -122,8 +122,10 @@ std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
                                                        const NcclTestsParseOptions& options = {});
 
 // Throws ConfigError naming "<source>:<line>" when a row's size and count contradict each other:
-// nccl-tests prints size = count x the type's bytes, times the ranks where count is per rank
-// (table.ranks, 1 when unknown). A row with count 0 is not checked (nothing is predicted for it).
+// nccl-tests prints size = count x the type's bytes, times the ranks (table.ranks, 1 when unknown)
+// where count is per rank: all_gather, reduce_scatter, alltoall, gather, scatter (table.kind; a
+// table without one, sendrecv or hypercube, may be either). A row with count 0 is not checked
+// (nothing is predicted for it).
 // `compare` and `calibrate` call it on every row they predict; no product can overflow.
 void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
 
