@@ -76,6 +76,15 @@ int nodes_spanned(const topo::Topology& topology, int ranks) {
   return static_cast<int>(nodes.size());
 }
 
+std::string nvlink_domain_hint(int log_nodes, int spanned) {
+  if (spanned <= 0 || spanned >= log_nodes) return "";
+  return fmt::format(
+      "; if its hosts share NVLink domains (a GB200 / GB300 NVL72 tray is a host of 4 GPUs, its "
+      "rack one NVLink domain, a node of the gb200-nvl72 presets), give --nodes {}: the domains "
+      "they span",
+      spanned);
+}
+
 namespace {
 
 // major x 10000 + minor x 100 + patch of a version starting "major.minor.patch" (each part at most

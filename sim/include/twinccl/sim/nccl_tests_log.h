@@ -133,6 +133,10 @@ void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
 // ranks take when predicted on it. `compare` and `calibrate` refuse a log whose own node count
 // differs (its rows would be priced on another machine).
 int nodes_spanned(const topo::Topology& topology, int ranks);
+// What to add to that refusal when the topology's nodes are larger than the log's hosts (`spanned`
+// < `log_nodes`): a GB200 / GB300 NVL72 log names every 4-GPU tray a host, and a preset's node is
+// the rack's NVLink domain; --nodes gives the domains. "" otherwise.
+std::string nvlink_domain_hint(int log_nodes, int spanned);
 
 // NCCL_VERSION_CODE of a version as a log prints it ("2.26.2+cuda12.8" -> 22602; major x 10000 +
 // minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
