@@ -47,8 +47,8 @@ struct TopologyView {
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   topo::HostCpu host_cpu = topo::HostCpu::x86;                  // nvls_tree_correction.cc
   double network_hop_extra_us = 0.0;  // the topology's fact, added to every network hop
-  double p2p_net_chunk_bytes = 0.0;   // the topology's NCCL_P2P_NET_CHUNKSIZE, 0 = NCCL's
-  double nccl_buffsize_bytes = 0.0;   // the topology's NCCL_BUFFSIZE, 0 = NCCL's
+  double p2p_net_chunk_bytes = 0.0;   // NCCL_P2P_NET_CHUNKSIZE the call runs with, 0 = NCCL's
+  double nccl_buffsize_bytes = 0.0;   // NCCL_BUFFSIZE the call runs with, 0 = NCCL's
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;

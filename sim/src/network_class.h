@@ -48,6 +48,7 @@
 #include <algorithm>
 
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/network_nccl_env.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
@@ -61,9 +62,11 @@ struct NetworkHop {
 // is told apart.
 struct NetworkTerms {
   NetworkHop hop{0.0, 0.0, 0.0, 0.0};
-  // The NVLS chunks the cloud's NCCL environment sets, 0 = NCCL's defaults: NCCL_NVLS_CHUNKSIZE
-  // (128 KiB; NVLS-tree starts from it) and NCCL_NVLSTREE_MAX_CHUNKSIZE (the NVLS-tree cap: 64
-  // KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1 src/enqueue.cc:2023-2026).
+  // The NVLS chunks the network's NCCL environment exports, 0 = NCCL's defaults:
+  // NCCL_NVLS_CHUNKSIZE (128 KiB; NVLS-tree starts from it) and NCCL_NVLSTREE_MAX_CHUNKSIZE (the
+  // NVLS-tree cap: 64 KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1 src/enqueue.cc:2023-2026).
+  // Their one owner is topo::network_nccl_env (topologies/.../network_nccl_env.h), with the
+  // buffers the same software exports.
   double nvls_chunk_bytes = 0.0;
   double nvls_tree_max_chunk_bytes = 0.0;
   // Whether a network hop delivers a step of all channels' in-flight chunks as a whole (the
@@ -86,25 +89,26 @@ struct NetworkTerms {
   double eager_max_bytes = 0.0;
 };
 
-// aws-ofi-nccl exports NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every
-// NVLS-capable EFA platform (v1.16.3 src/platform-aws.cpp:131-132 p5en/p6-b200, :159-160 p5/p5e;
-// v1.21.1 :144-145, :169-170; from v1.15.0's platform_init), "a max chunk size of 512KiB recovers
-// from the regression" of NCCL 2.19.3's 64 KiB (commit 03ead71a); p4d/p4de have no NVLS. On those
-// classes a hop queues whole steps: AWS's tuner says EFA's throughput saturates once a rank's
-// in-flight data fills the link, and more in flight "only adds queuing latency" (aws-ofi-nccl
-// v1.21.1 src/tuner/nccl_ofi_regions.cpp:2236-2242) [assumed: the first step of every channel and
-// head, all in flight at once, queues whole at each hop]; InfiniBand and RoCE: no (the same term
-// breaks asserted IB figures, nccl-tests#283's 248 x 8 H200 and #309's 4-node H100:
-// docs/fidelity.md, NVLS-tree's network part). An EFA completion costs "~2 us in the device and
-// ~1 us to write that completion up to the host stack" (v1.16.3 include/nccl_ofi_param.h:313-317):
-// the 1 us host part (the device part is in the hop). The plugin's other exports, NCCL_BUFFSIZE
-// and NCCL_P2P_NET_CHUNKSIZE, are not here but topology facts the AWS presets set
-// (topologies/presets/aws_efa.h, which argues the two owners and what one owner would take): a
-// hand-written `efa` topology without them gets these NVLS chunks and NCCL's own buffers.
-inline NetworkTerms efa_terms(NetworkHop hop) {
+// aws-ofi-nccl's exports (NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every
+// NVLS-capable EFA platform, and the buffers) have one owner, topo::network_nccl_env, which cites
+// them; p4d/p4de have no NVLS. On the EFA classes a hop queues whole steps: AWS's tuner says EFA's
+// throughput saturates once a rank's in-flight data fills the link, and more in flight "only adds
+// queuing latency" (aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp:2236-2242) [assumed: the
+// first step of every channel and head, all in flight at once, queues whole at each hop];
+// InfiniBand and RoCE: no (the same term breaks asserted IB figures, nccl-tests#283's 248 x 8 H200
+// and #309's 4-node H100: docs/fidelity.md, NVLS-tree's network part). An EFA completion costs "~2
+// us in the device and ~1 us to write that completion up to the host stack" (v1.16.3
+// include/nccl_ofi_param.h:313-317): the 1 us host part (the device part is in the hop).
+inline void take_nvls_chunks(NetworkTerms& t, topo::NetworkClass network) {
+  const topo::NetworkNcclEnv env = topo::network_nccl_env(network);
+  t.nvls_chunk_bytes = env.nvls_chunk_bytes;
+  t.nvls_tree_max_chunk_bytes = env.nvls_tree_max_chunk_bytes;
+}
+
+inline NetworkTerms efa_terms(NetworkHop hop, topo::NetworkClass network) {
   NetworkTerms t;
   t.hop = hop;
-  t.nvls_chunk_bytes = t.nvls_tree_max_chunk_bytes = 524288.0;
+  take_nvls_chunks(t, network);
   t.queues_whole_steps = true;
   t.completion_host_us = 1.0;
   return t;
@@ -114,7 +118,7 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
   NetworkTerms t;
   switch (network) {
     case topo::NetworkClass::efa: {
-      NetworkTerms efa = efa_terms({20.0, 20.0, 23.0, 75.0});
+      NetworkTerms efa = efa_terms({20.0, 20.0, 23.0, 75.0}, network);
       // aws-ofi-nccl's RDMA protocol (p5/p5e): a message above eager_max_size (8 KiB, v1.16.3
       // include/nccl_ofi_param.h:256; eager only with no write in flight, src/nccl_ofi_rdma.cpp:
       // 5916-5919) is written into the buffer the receiver's control message named. A slot's
@@ -130,7 +134,7 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
     case topo::NetworkClass::efa_v3:
       // No slot round trip though p5en/p6 run p5's RDMA protocol: not adopted (p5's 85 us moved 7
       // p6-b300 rows toward, 5 away, broke 5 asserted; docs/fidelity.md, efadata round), open.
-      return efa_terms({18.0, 18.0, 21.0, 35.0});
+      return efa_terms({18.0, 18.0, 21.0, 35.0}, network);
     case topo::NetworkClass::efa_sendrecv:  // p4d/p4de: no NVLS
       t.hop = {0.0, 0.0, 0.0, 75.0};
       t.completion_host_us = 1.0;
@@ -157,11 +161,8 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       t.simple_only = true;
       return t;
     case topo::NetworkClass::roce_gib:
-      // GCP's gIB environment for A3 Ultra and A4 sets NCCL_NVLS_CHUNKSIZE=524288 alone
-      // (GoogleCloudPlatform/cluster-toolkit@1047080 examples/machine-learning/a4-highgpu-8g/
-      // a4high-vm.yaml:293, a3-ultragpu-8g/nemo-framework/Dockerfile:34), so from 4 nodes NCCL's
-      // 64 KiB NVLS-tree cap still holds there.
-      t.nvls_chunk_bytes = 524288.0;
+      // GCP's gIB environment: NCCL_NVLS_CHUNKSIZE alone (network_nccl_env cites it).
+      take_nvls_chunks(t, network);
       return t;
     case topo::NetworkClass::infiniband:
     case topo::NetworkClass::roce:

@@ -19,6 +19,7 @@
 #include <span>
 
 #include "model.h"
+#include "twinccl/topologies/network_nccl_env.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
@@ -37,8 +38,10 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.network = s.network;
   v.host_cpu = topology.facts().host_cpu;
   v.network_hop_extra_us = s.network_hop_extra_us;
-  v.p2p_net_chunk_bytes = s.p2p_net_chunk_bytes;
-  v.nccl_buffsize_bytes = s.nccl_buffsize_bytes;
+  // The buffers the call runs with: the topology's, else its network's export (aws-ofi-nccl's on
+  // EFA), else NCCL's (topologies/.../network_nccl_env.h, their one owner).
+  v.p2p_net_chunk_bytes = topo::nccl_p2p_net_chunk(topology.facts()).bytes;
+  v.nccl_buffsize_bytes = topo::nccl_buffsize(topology.facts()).bytes;
   if (s.nvlink_bandwidth_gbps > 0.0) {
     v.intra_class = LinkClass::nvlink;
     v.intra_gbps = s.nvlink_bandwidth_gbps;

@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "twinccl/topologies/network_nccl_env.h"
+
 namespace twinccl::topo {
 namespace {
 
@@ -68,13 +70,26 @@ std::string describe(const Topology& t) {
         "  latency   host launch {} per call, {} per GPU of a -g N thread; network hop {:+g} us\n",
         us(s.host_launch_us), us(s.group_launch_us), s.network_hop_extra_us);
   }
-  if (s.p2p_net_chunk_bytes > 0 || s.nccl_buffsize_bytes > 0) {
-    const auto bytes = [](double v, double nccl) {
-      return v > 0 ? fmt::format("{:.0f} bytes", v) : fmt::format("NCCL's {:.0f}", nccl);
+  // The NCCL environment a call runs with and where each value comes from (network_nccl_env.h).
+  const NetworkNcclEnv env = network_nccl_env(s.network);
+  const NcclBuffer chunk = nccl_p2p_net_chunk(t.facts());
+  const NcclBuffer buffer = nccl_buffsize(t.facts());
+  if (chunk.source != NcclBuffer::Source::nccl || buffer.source != NcclBuffer::Source::nccl ||
+      env.nvls_chunk_bytes > 0) {
+    const auto shown = [&](const NcclBuffer& b, double exported) {
+      if (b.source == NcclBuffer::Source::nccl) return fmt::format("NCCL's {:.0f}", b.bytes);
+      const char* from = b.source == NcclBuffer::Source::network || b.bytes == exported
+                             ? env.exporter
+                             : "the topology's";
+      return fmt::format("{:.0f} bytes ({})", b.bytes, from);
     };
-    out += fmt::format("  NCCL env  p2p net chunk {}, buffer {}\n",
-                       bytes(s.p2p_net_chunk_bytes, kNcclDefaultP2pNetChunkBytes),
-                       bytes(s.nccl_buffsize_bytes, kNcclDefaultBuffsizeBytes));
+    out +=
+        fmt::format("  NCCL env  p2p net chunk {}, buffer {}",
+                    shown(chunk, env.p2p_net_chunk_bytes), shown(buffer, env.nccl_buffsize_bytes));
+    if (env.nvls_chunk_bytes > 0) {
+      out += fmt::format("; NVLS chunk {:.0f} bytes ({})", env.nvls_chunk_bytes, env.exporter);
+    }
+    out += "\n";
   }
   std::array<int, 6> kinds{};
   std::array<int, 5> types{};

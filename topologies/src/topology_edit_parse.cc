@@ -87,16 +87,19 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
                  "us added to the latency of every network hop NCCL's model charges (may be "
                  "negative; a hop never goes below 0)"});
-    s.push_back({"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
-                 limits::max_nccl_buffer_bytes, true,
-                 fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
-                             "of a send/recv (alltoall) across nodes, {} (0 = NCCL's {:.0f})",
-                             nccl_buffer_range_text(), kNcclDefaultP2pNetChunkBytes)});
+    s.push_back(
+        {"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
+         limits::max_nccl_buffer_bytes, true,
+         fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
+                     "of a send/recv (alltoall) across nodes, {} (0 = the network's export, "
+                     "aws-ofi-nccl's 524288 on EFA, else NCCL's {:.0f})",
+                     nccl_buffer_range_text(), kNcclDefaultP2pNetChunkBytes)});
     s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
                  fmt::format("NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the "
                              "tree's Simple chunk, a ring's slices, the p2p chunk's cap), "
-                             "{} (0 = NCCL's {:.0f})",
+                             "{} (0 = the network's export, aws-ofi-nccl's 8388608 on EFA, else "
+                             "NCCL's {:.0f})",
                              nccl_buffer_range_text(), kNcclDefaultBuffsizeBytes)});
     return s;
   }();

@@ -1,0 +1,77 @@
+// aws-ofi-nccl's NCCL exports have one owner, the network class's (topo::network_nccl_env): a
+// topology of an EFA class runs with the plugin's NCCL_BUFFSIZE 8 MiB and NCCL_P2P_NET_CHUNKSIZE
+// 512 KiB whether or not it writes them as facts (the presets do, a hand-written file or `--set
+// ...=0` need not), a fact of its own wins (an older plugin's run writes NCCL's values as
+// themselves), the NVLS chunks come from the same table, and `topo show` says where each came
+// from (docs/fidelity.md, "aws-ofi-nccl's protocol choice (efaproto round)").
+#include <catch2/catch.hpp>
+
+#include "../../sim/src/network_class.h"
+#include "../support/alltoall_time.h"
+#include "../support/edited_topology.h"
+#include "all_reduce_request.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/describe.h"
+#include "twinccl/topologies/network_nccl_env.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using twinccl_test::preset_with;
+
+namespace {
+
+const std::vector<std::string> kUnset = {"nccl_buffsize_bytes=0", "p2p_net_chunk_bytes=0"};
+const std::vector<std::string> kNcclOwn = {"nccl_buffsize_bytes=4194304",
+                                           "p2p_net_chunk_bytes=131072"};
+
+}  // namespace
+
+TEST_CASE("an EFA topology without the buffer facts runs with aws-ofi-nccl's exports") {
+  // p4de 2 nodes all_reduce 1 GiB: tree/Simple, whose network window follows NCCL_BUFFSIZE.
+  const topo::Topology preset = topo::load_topology("aws-p4de-2");
+  const topo::Topology unset = preset_with("aws-p4de-2", kUnset);
+  const topo::Topology nccl_own = preset_with("aws-p4de-2", kNcclOwn);
+  REQUIRE(unset.facts().nccl_buffsize_bytes == 0.0);
+  const sim::Request r = fidelity::all_reduce_request(std::size_t(1) << 30);
+  const double with_facts = sim::predict(preset, r).time_us;
+  CHECK(sim::predict(unset, r).time_us == with_facts);  // the old code: NCCL's 4 MiB here
+  CHECK(sim::predict(nccl_own, r).time_us != with_facts);
+
+  // p5 2 nodes alltoall, 8 MiB to each peer: network messages of NCCL_P2P_NET_CHUNKSIZE.
+  const topo::Topology p5 = topo::load_topology("aws-p5-2");
+  const double p5_us = twinccl_test::alltoall_us(p5, 8u << 20);
+  CHECK(twinccl_test::alltoall_us(preset_with("aws-p5-2", kUnset), 8u << 20) == p5_us);
+  CHECK(twinccl_test::alltoall_us(preset_with("aws-p5-2", kNcclOwn), 8u << 20) != p5_us);
+}
+
+TEST_CASE("the plugin's exports: one table, per network class, the presets and NVLS read it") {
+  const topo::NetworkNcclEnv efa = topo::network_nccl_env(topo::NetworkClass::efa);
+  CHECK(efa.nccl_buffsize_bytes == 8388608.0);
+  CHECK(efa.p2p_net_chunk_bytes == 524288.0);
+  CHECK(topo::network_nccl_env(topo::NetworkClass::efa_sendrecv).nvls_chunk_bytes == 0.0);
+  CHECK(topo::network_nccl_env(topo::NetworkClass::infiniband).nccl_buffsize_bytes == 0.0);
+  for (const auto network :
+       {topo::NetworkClass::efa, topo::NetworkClass::efa_v3, topo::NetworkClass::efa_sendrecv,
+        topo::NetworkClass::roce_gib, topo::NetworkClass::infiniband}) {
+    const sim::detail::NetworkTerms terms = sim::detail::network_terms(network);
+    const topo::NetworkNcclEnv env = topo::network_nccl_env(network);
+    CHECK(terms.nvls_chunk_bytes == env.nvls_chunk_bytes);
+    CHECK(terms.nvls_tree_max_chunk_bytes == env.nvls_tree_max_chunk_bytes);
+  }
+  for (const char* preset : {"aws-p4d-2", "aws-p5-2", "aws-p5en-2", "aws-p6-b300-2"}) {
+    const topo::Topology t = topo::load_topology(preset);
+    INFO(preset);
+    CHECK(t.facts().nccl_buffsize_bytes == efa.nccl_buffsize_bytes);
+    CHECK(t.facts().p2p_net_chunk_bytes == efa.p2p_net_chunk_bytes);
+  }
+}
+
+TEST_CASE("topo show says where each NCCL buffer of a call comes from") {
+  const std::string unset = topo::describe(preset_with("aws-p5-2", kUnset));
+  CHECK_THAT(unset, Catch::Contains("buffer 8388608 bytes (aws-ofi-nccl)"));
+  CHECK_THAT(unset, Catch::Contains("NVLS chunk 524288 bytes (aws-ofi-nccl)"));
+  const std::string own = topo::describe(preset_with("aws-p5-2", {"nccl_buffsize_bytes=4194304"}));
+  CHECK_THAT(own, Catch::Contains("buffer 4194304 bytes (the topology's)"));
+  CHECK_THAT(own, Catch::Contains("p2p net chunk 524288 bytes (aws-ofi-nccl)"));
+  CHECK_THAT(topo::describe(topo::load_topology("dgx-h100")), !Catch::Contains("NCCL env"));
+}
