@@ -5,11 +5,9 @@
 // "[jobid,rank]<stdout>:" before every write a rank makes, not before every line, and nccl-tests
 // prints a row in several writes (the leading columns, then each timed block). So a row reads
 //
-//   [1,0]<stdout>:     8     2  float  sum  -1[1,0]<stdout>:  85.70  0.00  0.00  0[1,0]<stdout>:
-//   ...
+//   [1,0]<stdout>:     8     2  float  sum  -1[1,0]<stdout>:  85.70  0.00  0.00  0[1,0]<stdout>:...
 //
-// and a write of another rank that lands between two writes of a row splits the row over two
-// lines:
+// and a write of another rank that lands between two writes of a row splits the row in two:
 //
 //   [1,0]<stdout>:     8     2  float  sum  -1[1,7]<stdout>:host:37:111 [7] NCCL INFO Connected
 //   [1,0]<stdout>:  85.70  0.00  0.00  0 ...
@@ -17,12 +15,14 @@
 // Each tag starts a piece of its rank's stream; a line break ends the line of the stream whose
 // piece it follows. Every stream keeps its unfinished line until its own line break comes, so
 // the two lines above give rank 7's INFO line and rank 0's whole row. Only the exact tag is taken
-// out ('[' digits ',' digits "]<stdout>:", <stderr> or <stddiag>), never anything else. srun's
-// `--label` prefix (" 0: ") is dropped at the start of a line, as is the indentation a copy out of
-// a document adds before a tag.
+// out: '[' digits ',' digits "]<stdout>:" (or <stderr>, <stddiag>), SageMaker's
+// "[1,mpirank:0,algo-1]<stdout>:", with the date `--timestamp-output` puts before it; nothing
+// else. srun's `--label` prefix (" 0: ") is dropped at the start of a line, as is the indentation
+// a copy out of a document adds before a tag.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "nccl_tests_log_parts.h"
 
@@ -35,14 +35,33 @@ bool digits(std::string_view s, std::size_t& i) {
   return i > begin;
 }
 
-// The length of Open MPI's tag at `at` ("[1,0]<stdout>:"), 0 when there is none.
+bool name_chars(std::string_view s, std::size_t& i) {  // a host name: letters, digits, . _ -
+  const std::size_t begin = i;
+  while (i < s.size() && i - begin < 64 &&
+         (std::isalnum(static_cast<unsigned char>(s[i])) != 0 || s[i] == '.' || s[i] == '_' ||
+          s[i] == '-')) {
+    ++i;
+  }
+  return i > begin;
+}
+
+// The length of Open MPI's tag at `at`, 0 when there is none: "[1,0]<stdout>:" (jobid, rank),
+// "[1,mpirank:0,algo-1]<stdout>:" (as Amazon SageMaker's mpirun tags), <stderr> or <stddiag>.
 std::size_t tag_length(std::string_view s, std::size_t at) {
   std::size_t i = at;
   if (i >= s.size() || s[i] != '[') return 0;
   ++i;
   if (!digits(s, i) || i >= s.size() || s[i] != ',') return 0;
   ++i;
-  if (!digits(s, i) || s.substr(i, 2) != "]<") return 0;
+  if (s.substr(i, 8) == "mpirank:") {
+    i += 8;
+    if (!digits(s, i) || i >= s.size() || s[i] != ',') return 0;
+    ++i;
+    if (!name_chars(s, i)) return 0;
+  } else if (!digits(s, i)) {
+    return 0;
+  }
+  if (s.substr(i, 2) != "]<") return 0;
   i += 2;
   for (std::string_view stream : {"stdout>:", "stderr>:", "stddiag>:"}) {
     if (s.substr(i, stream.size()) == stream) return i + stream.size() - at;
@@ -50,13 +69,37 @@ std::size_t tag_length(std::string_view s, std::size_t at) {
   return 0;
 }
 
-std::size_t next_tag(std::string_view s, std::size_t from, std::size_t& length) {
-  for (std::size_t at = s.find('[', from); at != std::string_view::npos; at = s.find('[', at + 1)) {
-    length = tag_length(s, at);
-    if (length > 0) return at;
+// Whether the 24 characters before `at` are the ctime date `mpirun --timestamp-output` puts
+// before each tag ("Thu Jun 18 14:28:35 2020").
+bool timestamp_before(std::string_view s, std::size_t at) {
+  constexpr std::string_view kShape = "Aaa Aaa _9 99:99:99 9999";  // A/a: letter, 9: digit
+  if (at < kShape.size()) return false;
+  const std::string_view date = s.substr(at - kShape.size(), kShape.size());
+  for (std::size_t i = 0; i < kShape.size(); ++i) {
+    const auto c = static_cast<unsigned char>(date[i]);
+    const bool fits = kShape[i] == 'A'   ? std::isupper(c) != 0
+                      : kShape[i] == 'a' ? std::islower(c) != 0
+                      : kShape[i] == '9' ? std::isdigit(c) != 0
+                      : kShape[i] == '_' ? (c == ' ' || std::isdigit(c) != 0)
+                                         : c == static_cast<unsigned char>(kShape[i]);
+    if (!fits) return false;
   }
-  length = 0;
-  return std::string_view::npos;
+  return true;
+}
+
+struct Tag {
+  std::size_t at = std::string_view::npos, length = 0;  // with its timestamp, if any
+  std::string_view stream;                              // "[1,0]<stdout>:": whose write it is
+};
+
+Tag next_tag(std::string_view s, std::size_t from) {
+  for (std::size_t at = s.find('[', from); at != std::string_view::npos; at = s.find('[', at + 1)) {
+    const std::size_t length = tag_length(s, at);
+    if (length == 0) continue;
+    const std::size_t date = timestamp_before(s, at) && at >= from + 24 ? 24 : 0;
+    return {at - date, length + date, s.substr(at, length)};
+  }
+  return {};
 }
 
 // " 0: " (srun --label) at the start of a line.
@@ -73,35 +116,32 @@ std::string_view strip_launcher_prefix(std::string_view line) {
 }  // namespace
 
 void LauncherLines::add(std::string_view physical, int line_no) {
-  std::size_t length = 0;
-  std::size_t at = next_tag(physical, 0, length);
-  if (at == std::string_view::npos) {  // untagged: a line of its own
+  Tag tag = next_tag(physical, 0);
+  if (tag.at == std::string_view::npos) {  // untagged: a line of its own
     emit_(strip_launcher_prefix(physical), line_no);
     return;
   }
   // Text before the first tag: mpirun's own (untagged) output, or a document's indentation.
-  const std::string_view before = physical.substr(0, at);
+  const std::string_view before = physical.substr(0, tag.at);
   if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no);
   Partial* last = nullptr;
-  while (at != std::string_view::npos) {
-    const std::string_view tag = physical.substr(at, length);
-    std::size_t next_length = 0;
-    const std::size_t next = next_tag(physical, at + length, next_length);
+  while (tag.at != std::string_view::npos) {
+    const std::size_t begin = tag.at + tag.length;
+    const Tag next = next_tag(physical, begin);
     const std::string_view piece = physical.substr(
-        at + length, (next == std::string_view::npos ? physical.size() : next) - at - length);
-    auto found = partial_.find(tag);
-    if (found == partial_.end()) found = partial_.emplace(std::string(tag), Partial{}).first;
+        begin, (next.at == std::string_view::npos ? physical.size() : next.at) - begin);
+    auto found = partial_.find(tag.stream);
+    if (found == partial_.end()) found = partial_.emplace(std::string(tag.stream), Partial{}).first;
     Partial& p = found->second;
     if (p.text.empty()) p.first_line = line_no;
     if (p.text.size() + piece.size() > kNcclTestsMaxLineBytes) {
       fail(source_, p.first_line,
            fmt::format("a line of {} printed over {}..{} is longer than {}; not nccl-tests output",
-                       std::string(tag), p.first_line, line_no, kNcclTestsMaxLineBytes));
+                       std::string(tag.stream), p.first_line, line_no, kNcclTestsMaxLineBytes));
     }
     p.text.append(piece);
     last = &p;
-    at = next;
-    length = next_length;
+    tag = next;
   }
   // The line break ends the line of the stream that wrote last.
   const std::string text = std::move(last->text);

@@ -115,3 +115,22 @@ TEST_CASE("a tagged line longer than a log line is refused, and a log cut mid-ro
                                    "  16  4  float  sum  -1");
   CHECK(cut.find("all_reduce.log:7: a row that does not fit") != std::string::npos);
 }
+
+TEST_CASE("SageMaker's tag and the date of mpirun --timestamp-output are taken out with the tag",
+          "[nccl_tests_log]") {
+  // Both seen in published logs: "[1,mpirank:0,algo-1]<stdout>:algo-1:79:1300 [0] NCCL INFO ...",
+  // "Thu Jun 18 14:28:35 2020[1,2]<stderr>:2020-06-18 14:28:35.296902: W tensorflow/...".
+  const std::string sm = "[1,mpirank:0,algo-1]<stdout>:";
+  const NcclTestsTable sagemaker = one(
+      sm + "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n" + sm +
+      "  8  2  float  sum  -1" + sm + "  40.0  0.00  0.00  0" + sm + "  39.0  0.00  0.00  0\n");
+  CHECK(sagemaker.rows.at(0).in_place->time_us == Approx(39.0));
+  const std::string at = "Thu Jun 18 14:28:35 2020[1,0]<stdout>:";
+  const std::string later = "Thu Jun  4 14:28:36 2020[1,0]<stdout>:";
+  const NcclTestsTable stamped =
+      one(at + "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n" +
+          at + "  8  2  float  sum  -1" + later + "  40.0  0.00  0.00  0" + later +
+          "  39.0  0.00  0.00  0\n");
+  CHECK(stamped.rows.at(0).out_of_place->time_us == Approx(40.0));
+  CHECK(stamped.rows.at(0).in_place->time_us == Approx(39.0));
+}

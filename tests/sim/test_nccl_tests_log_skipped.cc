@@ -129,3 +129,14 @@ TEST_CASE("a placeholder row names the word where a number belongs", "[nccl_test
                          "line 1 has 8 numbers after the 5 leading columns; a placeholder or a "
                          "garbled row: fix or remove it"));
 }
+
+TEST_CASE("NCCL's debug line printed into a row says so and how to keep it apart",
+          "[nccl_tests_log]") {
+  // NVIDIA/nccl-tests#42: "in the middle of the output table there would be a debug line".
+  const std::string e =
+      error_of(kHeader +
+               "  8  2  float  sum  -1node-0:25:109 [0] NCCL INFO Channel 00/0 : 0[0] -> "
+               "1[1] via P2P/CUMEM\n  85.70  0.00  0.00  0  74.97  0.00  0.00  0\n");
+  CHECK_THAT(e, Contains("run.log:2: NCCL's debug output was printed into this row"));
+  CHECK_THAT(e, Contains("NCCL_DEBUG_FILE"));
+}
