@@ -187,6 +187,15 @@ struct Reader {
     }
   }
 
+  bool fits(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) const {
+    try {
+      nccl_tests::read_row(tokens, layout, layout_line, source, line_no, line);
+    } catch (const ConfigError&) {
+      return false;
+    }
+    return true;
+  }
+
   void row(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) {
     if (++total_rows > kNcclTestsMaxRows) {
       fail(source, line_no,
@@ -206,8 +215,9 @@ struct Reader {
     open->rows.push_back(std::move(r));
   }
 
-  // One line as its rank printed it (launcher tags and labels taken out: LauncherLines).
-  void line(std::string_view raw, int line_no) {
+  // One line as its rank printed it (launcher tags and labels taken out: LauncherLines); `ended`
+  // is false for a rank's last write that no line break ended (its output stopped mid-line).
+  void line(std::string_view raw, int line_no, bool ended = true) {
     std::string_view text = raw;
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     if (text.empty()) return;
@@ -231,6 +241,12 @@ struct Reader {
       return v.find_first_not_of("0123456789") == std::string_view::npos;
     };
     if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
+      if (!ended && !fits(t, line_no, raw)) {  // the run stopped (or the log was cut) mid-row
+        skip(line_no,
+             "the output ends in the middle of this row (the run stopped, or the log "
+             "was cut there): no time to read");
+        return;
+      }
       row(t, line_no, raw);
     } else if (std::optional<std::string> why = nccl_tests::unreadable_row(t)) {
       skip(line_no, std::move(*why));
@@ -254,8 +270,10 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
                                  text.size(), kNcclTestsMaxBytes));
   }
   Reader reader(source, options);
-  nccl_tests::LauncherLines lines(
-      source, [&reader](std::string_view line, int line_no) { reader.line(line, line_no); });
+  nccl_tests::LauncherLines lines(source,
+                                  [&reader](std::string_view line, int line_no, bool ended) {
+                                    reader.line(line, line_no, ended);
+                                  });
   int line_no = 0;
   std::size_t begin = 0;
   while (begin < text.size()) {

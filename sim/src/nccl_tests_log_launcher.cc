@@ -118,12 +118,12 @@ std::string_view strip_launcher_prefix(std::string_view line) {
 void LauncherLines::add(std::string_view physical, int line_no) {
   Tag tag = next_tag(physical, 0);
   if (tag.at == std::string_view::npos) {  // untagged: a line of its own
-    emit_(strip_launcher_prefix(physical), line_no);
+    emit_(strip_launcher_prefix(physical), line_no, true);
     return;
   }
   // Text before the first tag: mpirun's own (untagged) output, or a document's indentation.
   const std::string_view before = physical.substr(0, tag.at);
-  if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no);
+  if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no, true);
   Partial* last = nullptr;
   while (tag.at != std::string_view::npos) {
     const std::size_t begin = tag.at + tag.length;
@@ -146,7 +146,7 @@ void LauncherLines::add(std::string_view physical, int line_no) {
   // The line break ends the line of the stream that wrote last.
   const std::string text = std::move(last->text);
   last->text.clear();
-  emit_(text, last->first_line);
+  emit_(text, last->first_line, true);
 }
 
 void LauncherLines::finish() {
@@ -156,7 +156,7 @@ void LauncherLines::finish() {
   }
   partial_.clear();
   std::sort(left.begin(), left.end());
-  for (const auto& [line_no, text] : left) emit_(text, line_no);
+  for (const auto& [line_no, text] : left) emit_(text, line_no, false);
 }
 
 }  // namespace twinccl::sim::nccl_tests

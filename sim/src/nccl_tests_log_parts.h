@@ -90,11 +90,12 @@ std::vector<std::string_view> split(std::string_view line);
 // The lines of a log as its ranks printed them (nccl_tests_log_launcher.cc): Open MPI's
 // "[1,0]<stdout>:" tags taken out wherever a write put them, a rank's line split by another
 // rank's write joined again, srun's " 0: " label dropped. Feed it the log's lines in order, then
-// finish(); `emit` gets each line with the log line it started on (a line longer than
-// kNcclTestsMaxLineBytes throws ConfigError).
+// finish(); `emit` gets each line with the log line it started on and whether a line break ended
+// it (false: a rank's last write, left unfinished when its output stopped); a line longer than
+// kNcclTestsMaxLineBytes throws ConfigError.
 class LauncherLines {
  public:
-  using Emit = std::function<void(std::string_view text, int line_no)>;
+  using Emit = std::function<void(std::string_view text, int line_no, bool ended)>;
   LauncherLines(std::string_view source, Emit emit) : source_(source), emit_(std::move(emit)) {}
   void add(std::string_view physical_line, int line_no);
   void finish();  // the lines no line break ended (a log cut off mid-row)

@@ -134,3 +134,22 @@ TEST_CASE("SageMaker's tag and the date of mpirun --timestamp-output are taken o
   CHECK(stamped.rows.at(0).out_of_place->time_us == Approx(40.0));
   CHECK(stamped.rows.at(0).in_place->time_us == Approx(39.0));
 }
+
+TEST_CASE("a row a rank never finished (the run stopped mid-row) is listed as skipped",
+          "[nccl_tests_log]") {
+  // nccl-tests prints a row's leading columns before it runs the size: a rank that fails there
+  // leaves them unfinished, and the rows before are still measurements.
+  const std::vector<NcclTestsTable> tables = parse_nccl_tests_file_text(
+      tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1" +
+          "[1,3]<stderr>:node-1: Test NCCL failure common.cu:1204 'unhandled cuda error'\n" +
+          "[1,3]<stderr>: .. node-1 pid 25: Test failure common.cu:915\n",
+      "all_reduce.log");
+  REQUIRE(tables.size() == 1);
+  const NcclTestsTable& t = tables.front();
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].out_of_place->time_us == Approx(85.70));
+  CHECK_FALSE(t.complete);
+  REQUIRE(t.skipped.size() == 1);
+  CHECK(t.skipped[0].line == 7);
+  CHECK_THAT(t.skipped[0].why, Catch::Contains("ends in the middle of this row"));
+}
