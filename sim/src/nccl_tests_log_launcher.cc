@@ -124,35 +124,45 @@ void LauncherLines::add(std::string_view physical, int line_no) {
   // Text before the first tag: mpirun's own (untagged) output, or a document's indentation.
   const std::string_view before = physical.substr(0, tag.at);
   if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no, true);
-  Partial* last = nullptr;
+  auto last = partial_.end();
   while (tag.at != std::string_view::npos) {
     const std::size_t begin = tag.at + tag.length;
     const Tag next = next_tag(physical, begin);
     const std::string_view piece = physical.substr(
         begin, (next.at == std::string_view::npos ? physical.size() : next.at) - begin);
     auto found = partial_.find(tag.stream);
-    if (found == partial_.end()) found = partial_.emplace(std::string(tag.stream), Partial{}).first;
+    if (found == partial_.end()) {
+      // A real log leaves a few ranks' lines unfinished at once (rank 0's row between writes);
+      // a bound keeps a hostile one from holding a stream per tag.
+      if (partial_.size() >= kMaxUnfinishedLines) {
+        fail(source_, line_no,
+             fmt::format("more than {} launcher streams with an unfinished line at once; not one "
+                         "launcher's output",
+                         kMaxUnfinishedLines));
+      }
+      found = partial_.emplace(std::string(tag.stream), Partial{{}, line_no}).first;
+    }
     Partial& p = found->second;
-    if (p.text.empty()) p.first_line = line_no;
     if (p.text.size() + piece.size() > kNcclTestsMaxLineBytes) {
       fail(source_, p.first_line,
            fmt::format("a line of {} printed over {}..{} is longer than {}; not nccl-tests output",
                        std::string(tag.stream), p.first_line, line_no, kNcclTestsMaxLineBytes));
     }
     p.text.append(piece);
-    last = &p;
+    last = found;
     tag = next;
   }
-  // The line break ends the line of the stream that wrote last.
-  const std::string text = std::move(last->text);
-  last->text.clear();
-  emit_(text, last->first_line, true);
+  // The line break ends the line of the stream that wrote last; the others stay unfinished.
+  const Partial ended = std::move(last->second);
+  partial_.erase(last);
+  emit_(ended.text, ended.first_line, true);
 }
 
 void LauncherLines::finish() {
   std::vector<std::pair<int, std::string>> left;
   for (auto& [tag, p] : partial_) {
-    if (!p.text.empty()) left.emplace_back(p.first_line, std::move(p.text));
+    if (p.text.find_first_not_of(" \t") != std::string::npos)
+      left.emplace_back(p.first_line, std::move(p.text));
   }
   partial_.clear();
   std::sort(left.begin(), left.end());

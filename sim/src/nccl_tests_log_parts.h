@@ -95,6 +95,7 @@ std::vector<std::string_view> split(std::string_view line);
 // kNcclTestsMaxLineBytes throws ConfigError.
 class LauncherLines {
  public:
+  static constexpr std::size_t kMaxUnfinishedLines = 4096;  // streams mid-line at once
   using Emit = std::function<void(std::string_view text, int line_no, bool ended)>;
   LauncherLines(std::string_view source, Emit emit) : source_(source), emit_(std::move(emit)) {}
   void add(std::string_view physical_line, int line_no);
@@ -107,7 +108,8 @@ class LauncherLines {
   };
   std::string_view source_;
   Emit emit_;
-  std::map<std::string, Partial, std::less<>> partial_;  // tag -> its stream's unfinished line
+  // tag -> its stream's unfinished line; a stream's entry goes when a line break ends its line
+  std::map<std::string, Partial, std::less<>> partial_;
 };
 
 // Which field of a row is what, from the column header (default: the 13-field layout).

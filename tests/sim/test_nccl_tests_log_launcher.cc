@@ -153,3 +153,22 @@ TEST_CASE("a row a rank never finished (the run stopped mid-row) is listed as sk
   CHECK(t.skipped[0].line == 7);
   CHECK_THAT(t.skipped[0].why, Catch::Contains("ends in the middle of this row"));
 }
+
+TEST_CASE("a log leaving a line unfinished on thousands of streams is refused, not held",
+          "[nccl_tests_log][hostile]") {
+  // Each line ends only its last stream's line: 6 lines of 800 tags would leave 4794 open.
+  std::string text;
+  for (int line = 0; line < 6; ++line) {
+    for (int rank = 0; rank < 800; ++rank)
+      text += "[1," + std::to_string(line * 800 + rank) + "]<stdout>:x";
+    text += "\n";
+  }
+  const std::string e = error_of(text);
+  CHECK(e.find("all_reduce.log:6: more than 4096 launcher streams with an unfinished line at "
+               "once") != std::string::npos);
+  // Streams whose lines ended are not kept: 20000 ranks' whole lines are fine.
+  std::string whole = tagged_header();
+  for (int rank = 0; rank < 20000; ++rank)
+    whole += "[1," + std::to_string(rank) + "]<stdout>:node:1:1 [0] NCCL INFO Init COMPLETE\n";
+  CHECK(one(whole + tagged_row("8", "85.70", "74.97")).rows.size() == 1);
+}
