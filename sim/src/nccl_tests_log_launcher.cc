@@ -3,7 +3,8 @@
 //
 // How it works: Open MPI's `--tag-output` (mpirun -tag-output, Kubeflow's MPIJob) puts
 // "[jobid,rank]<stdout>:" before every write a rank makes, not before every line, and nccl-tests
-// prints a row in several writes (the leading columns, then each timed block). So a row reads
+// prints a row in several writes (the leading columns, then each timed block: NVIDIA/nccl-tests
+// v2.19.6 src/common.cu TimeTest, writeBenchmarkLinePreamble then BenchTime). So a row reads
 //
 //   [1,0]<stdout>:     8     2  float  sum  -1[1,0]<stdout>:  85.70  0.00  0.00  0[1,0]<stdout>:...
 //

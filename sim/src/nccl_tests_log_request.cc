@@ -19,8 +19,10 @@ namespace twinccl::sim {
 namespace {
 
 // How nccl-tests prints a collective's size: count x the type's bytes (whole), or that times the
-// ranks where count is per rank (nccl-tests v2.19.6 src/*.cu, the *GetCollByteCount functions:
-// all_gather, reduce_scatter, alltoall, gather, scatter); nullopt for a table without an OpKind
+// ranks where count is per rank. NVIDIA/nccl-tests v2.19.6 src/common.cu (setupArgs, TimeTest)
+// prints max(send, receive count) x the type's bytes as the size and the count one call takes;
+// the *GetCollByteCount of src/all_gather.cu, reduce_scatter.cu, alltoall.cu, gather.cu and
+// scatter.cu make one buffer nranks times that count. nullopt for a table without an OpKind
 // (sendrecv, hypercube), which may be either.
 std::optional<bool> count_is_per_rank(const std::optional<OpKind>& kind) {
   if (!kind) return std::nullopt;
