@@ -44,25 +44,48 @@ TEST_CASE("an EFA topology without the buffer facts runs with aws-ofi-nccl's exp
   CHECK(twinccl_test::alltoall_us(preset_with("aws-p5-2", kNcclOwn), 8u << 20) != p5_us);
 }
 
-TEST_CASE("the plugin's exports: one table, per network class, the presets and NVLS read it") {
-  const topo::NetworkNcclEnv efa = topo::network_nccl_env(topo::NetworkClass::efa);
-  CHECK(efa.nccl_buffsize_bytes == 8388608.0);
-  CHECK(efa.p2p_net_chunk_bytes == 524288.0);
-  CHECK(topo::network_nccl_env(topo::NetworkClass::efa_sendrecv).nvls_chunk_bytes == 0.0);
-  CHECK(topo::network_nccl_env(topo::NetworkClass::infiniband).nccl_buffsize_bytes == 0.0);
-  for (const auto network :
-       {topo::NetworkClass::efa, topo::NetworkClass::efa_v3, topo::NetworkClass::efa_sendrecv,
-        topo::NetworkClass::roce_gib, topo::NetworkClass::infiniband}) {
-    const sim::detail::NetworkTerms terms = sim::detail::network_terms(network);
-    const topo::NetworkNcclEnv env = topo::network_nccl_env(network);
-    CHECK(terms.nvls_chunk_bytes == env.nvls_chunk_bytes);
-    CHECK(terms.nvls_tree_max_chunk_bytes == env.nvls_tree_max_chunk_bytes);
+// Each class's exports as its vendor writes them (literals, not the table read twice), checked in
+// the owner and in what the simulator's network class takes from it.
+TEST_CASE("the exports per class are the vendors' values; the simulator's NVLS follows") {
+  struct Expected {
+    topo::NetworkClass network;
+    double buffsize, p2p_chunk, nvls_chunk, nvls_tree_max;
+  };
+  const Expected expected[] = {
+      // aws/aws-ofi-nccl v1.21.1 src/platform-aws.cpp:142-145 ("p5/p5e": NCCL_BUFFSIZE,
+      // NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE, NCCL_NVLS_CHUNKSIZE).
+      {topo::NetworkClass::efa, 8388608.0, 524288.0, 524288.0, 524288.0},
+      // The same file :167-170 ("p5en/p6-b200") and :187-190 ("p6-b300").
+      {topo::NetworkClass::efa_v3, 8388608.0, 524288.0, 524288.0, 524288.0},
+      // :92-93 ("p4d.24xlarge") and :106-107 ("p4de.24xlarge"): the buffers, no NVLS entries.
+      {topo::NetworkClass::efa_sendrecv, 8388608.0, 524288.0, 0.0, 0.0},
+      // GoogleCloudPlatform/cluster-toolkit@1047080 examples/machine-learning/a4-highgpu-8g/
+      // a4high-vm.yaml:293 NCCL_NVLS_CHUNKSIZE=524288 alone (its :292 P2P chunk 131072 is NCCL's
+      // own); no NVLS-tree cap, so NCCL's 64 KiB from 4 nodes holds.
+      {topo::NetworkClass::roce_gib, 0.0, 0.0, 524288.0, 0.0},
+      // Nothing exported: NCCL's defaults.
+      {topo::NetworkClass::infiniband, 0.0, 0.0, 0.0, 0.0},
+      {topo::NetworkClass::roce, 0.0, 0.0, 0.0, 0.0},
+      {topo::NetworkClass::tcpxo, 0.0, 0.0, 0.0, 0.0},
+      {topo::NetworkClass::tcpx, 0.0, 0.0, 0.0, 0.0},
+  };
+  for (const Expected& e : expected) {
+    const topo::NetworkNcclEnv env = topo::network_nccl_env(e.network);
+    const sim::detail::NetworkTerms terms = sim::detail::network_terms(e.network);
+    INFO(static_cast<int>(e.network));
+    CHECK(env.nccl_buffsize_bytes == e.buffsize);
+    CHECK(env.p2p_net_chunk_bytes == e.p2p_chunk);
+    CHECK(env.nvls_chunk_bytes == e.nvls_chunk);
+    CHECK(env.nvls_tree_max_chunk_bytes == e.nvls_tree_max);
+    CHECK(terms.nvls_chunk_bytes == e.nvls_chunk);
+    CHECK(terms.nvls_tree_max_chunk_bytes == e.nvls_tree_max);
   }
+  // The AWS presets write aws-ofi-nccl's buffers (v1.21.1 :92-93, :142-143, :167-168, :187-188).
   for (const char* preset : {"aws-p4d-2", "aws-p5-2", "aws-p5en-2", "aws-p6-b300-2"}) {
     const topo::Topology t = topo::load_topology(preset);
     INFO(preset);
-    CHECK(t.facts().nccl_buffsize_bytes == efa.nccl_buffsize_bytes);
-    CHECK(t.facts().p2p_net_chunk_bytes == efa.p2p_net_chunk_bytes);
+    CHECK(t.facts().nccl_buffsize_bytes == 8388608.0);
+    CHECK(t.facts().p2p_net_chunk_bytes == 524288.0);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
+#include "twinccl/topologies/network_nccl_env.h"
 #include "twinccl/topologies/topology_edit.h"
 
 namespace twinccl::topo {
@@ -87,20 +88,23 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
                  "us added to the latency of every network hop NCCL's model charges (may be "
                  "negative; a hop never goes below 0)"});
+    const NetworkNcclEnv efa = network_nccl_env(NetworkClass::efa);  // the help's example
     s.push_back(
         {"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
          limits::max_nccl_buffer_bytes, true,
          fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
                      "of a send/recv (alltoall) across nodes, {} (0 = the network's export, "
-                     "aws-ofi-nccl's 524288 on EFA, else NCCL's {:.0f})",
-                     nccl_buffer_range_text(), kNcclDefaultP2pNetChunkBytes)});
+                     "{}'s {:.0f} on EFA, else NCCL's {:.0f})",
+                     nccl_buffer_range_text(), efa.exporter, efa.p2p_net_chunk_bytes,
+                     kNcclDefaultP2pNetChunkBytes)});
     s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
                  limits::max_nccl_buffer_bytes, true,
                  fmt::format("NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the "
                              "tree's Simple chunk, a ring's slices, the p2p chunk's cap), "
-                             "{} (0 = the network's export, aws-ofi-nccl's 8388608 on EFA, else "
-                             "NCCL's {:.0f})",
-                             nccl_buffer_range_text(), kNcclDefaultBuffsizeBytes)});
+                             "{} (0 = the network's export, {}'s {:.0f} on EFA, else NCCL's "
+                             "{:.0f})",
+                             nccl_buffer_range_text(), efa.exporter, efa.nccl_buffsize_bytes,
+                             kNcclDefaultBuffsizeBytes)});
     return s;
   }();
   return specs;
