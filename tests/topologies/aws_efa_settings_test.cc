@@ -51,3 +51,33 @@ TEST_CASE("a run of an older aws-ofi-nccl sets NCCL's defaults back, a file keep
   CHECK(back.facts().nccl_buffsize_bytes == 8388608.0);
   CHECK(back.facts().p2p_net_chunk_bytes == 524288.0);
 }
+
+// A bad value's message says what 0 would run with on that network (review: it said "NCCL's
+// default" where an EFA class runs with aws-ofi-nccl's export).
+TEST_CASE("a bad NCCL buffer setting names what 0 (not set here) runs with on its network") {
+  const auto bad = [](const std::string& preset, const std::string& setting) {
+    TopologyEdits edits;
+    edits.settings.push_back(parse_setting(setting));
+    return apply_edits(load_topology(preset), edits);
+  };
+  CHECK_THROWS_WITH(bad("aws-p5-2", "nccl_buffsize_bytes=1"),
+                    Catch::Contains("NCCL_BUFFSIZE) must be 0 (not set here: aws-ofi-nccl's "
+                                    "8388608) or whole bytes from 4096 to 1073741824, got 1"));
+  CHECK_THROWS_WITH(bad("aws-p4d-2", "p2p_net_chunk_bytes=100"),
+                    Catch::Contains("(not set here: aws-ofi-nccl's 524288)"));
+  CHECK_THROWS_WITH(bad("dgx-h100", "nccl_buffsize_bytes=1"),
+                    Catch::Contains("(not set here: NCCL's 4194304)"));
+  CHECK_THROWS_WITH(bad("dgx-h100", "p2p_net_chunk_bytes=100"),
+                    Catch::Contains("(not set here: NCCL's 131072)"));
+
+  // The same check reads a topology file (a JSON with "nccl_buffsize_bytes": 1).
+  std::string json = to_json(load_topology("aws-p5-2"));
+  const std::string key = "\"nccl_buffsize_bytes\":";
+  const std::size_t at = json.find(key);
+  REQUIRE(at != std::string::npos);
+  const std::size_t value = json.find_first_of("0123456789", at + key.size());
+  json.replace(value, json.find_first_not_of("0123456789.", value) - value, "1");
+  CHECK_THROWS_WITH(topology_from_json(json), Catch::Contains("(not set here: aws-ofi-nccl's "
+                                                              "8388608)") &&
+                                                  Catch::Contains("got 1"));
+}

@@ -49,7 +49,8 @@ struct DgxSystem {
   NetworkClass network = NetworkClass::infiniband;  // between nodes
   DgxNodeSpec node;                                 // node index and prefix are set per node
   double group_launch_us = 0.0;  // the host's, per GPU of a -g N thread (host_launch.h); 0 = 5 us
-  // NCCL settings the node's network stack exports (the cluster's facts; 0 = NCCL's default):
+  // NCCL settings the node's network stack exports (the cluster's facts; 0 = not set here: the
+  // network class's export, else NCCL's default; network_nccl_env.h):
   // NCCL_BUFFSIZE and NCCL_P2P_NET_CHUNKSIZE, set on the AWS EFA nodes (aws_efa.h).
   double nccl_buffsize_bytes = 0.0;
   double p2p_net_chunk_bytes = 0.0;

@@ -16,6 +16,7 @@
 #include "input_checks.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
+#include "twinccl/topologies/network_nccl_env.h"
 
 namespace twinccl::topo {
 namespace {
@@ -253,23 +254,29 @@ void validate_facts(const TopologyData& d) {
                       std::to_string(limits::max_network_hop_extra_us) + " us, got " +
                       std::to_string(d.facts.network_hop_extra_us));
   }
-  const auto nccl_buffer = [&](double bytes, const char* name, const char* env) {
-    const bool ok =
-        bytes == 0.0 || (bytes >= limits::min_nccl_buffer_bytes &&
-                         bytes <= limits::max_nccl_buffer_bytes && bytes == std::floor(bytes));
-    if (!ok) {
-      std::ostringstream got;
-      got.precision(17);
-      got << bytes;
-      throw ConfigError(
-          where(d) + name + " (" + env + ") must be 0 (NCCL's default) or whole " + "bytes from " +
-          std::to_string(static_cast<long long>(limits::min_nccl_buffer_bytes)) + " to " +
-          std::to_string(static_cast<long long>(limits::max_nccl_buffer_bytes)) + ", got " +
-          got.str());
+  // 0 = not set here: the call runs with `unset`, the network's export or NCCL's default
+  // (network_nccl_env.h), which the message names.
+  const NetworkNcclEnv network_env = network_nccl_env(d.facts.network);
+  const auto check_nccl_buffer = [&](double bytes, double exported, double nccl, const char* name,
+                                     const char* env) {
+    if (bytes == 0.0 || (bytes >= limits::min_nccl_buffer_bytes &&
+                         bytes <= limits::max_nccl_buffer_bytes && bytes == std::floor(bytes))) {
+      return;
     }
+    const NcclBuffer unset = nccl_buffer(0.0, exported, nccl);
+    std::ostringstream m;
+    m.precision(17);
+    m << where(d) << name << " (" << env << ") must be 0 (not set here: "
+      << (unset.source == NcclBuffer::Source::network ? network_env.exporter + std::string("'s")
+                                                      : std::string("NCCL's"))
+      << " " << unset.bytes << ") or whole bytes from " << limits::min_nccl_buffer_bytes << " to "
+      << limits::max_nccl_buffer_bytes << ", got " << bytes;
+    throw ConfigError(m.str());
   };
-  nccl_buffer(d.facts.p2p_net_chunk_bytes, "p2p_net_chunk_bytes", "NCCL_P2P_NET_CHUNKSIZE");
-  nccl_buffer(d.facts.nccl_buffsize_bytes, "nccl_buffsize_bytes", "NCCL_BUFFSIZE");
+  check_nccl_buffer(d.facts.p2p_net_chunk_bytes, network_env.p2p_net_chunk_bytes,
+                    kNcclDefaultP2pNetChunkBytes, "p2p_net_chunk_bytes", "NCCL_P2P_NET_CHUNKSIZE");
+  check_nccl_buffer(d.facts.nccl_buffsize_bytes, network_env.nccl_buffsize_bytes,
+                    kNcclDefaultBuffsizeBytes, "nccl_buffsize_bytes", "NCCL_BUFFSIZE");
   if (d.facts.nvls.value_or(false)) {
     const bool has_nvswitch =
         std::any_of(d.vertices.begin(), d.vertices.end(),

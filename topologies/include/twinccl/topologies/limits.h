@@ -32,7 +32,8 @@ inline constexpr int max_lanes = 4096;
 // extra latency within +-10 ms.
 inline constexpr double max_host_launch_us = 1e4;
 inline constexpr double max_network_hop_extra_us = 1e4;
-// NCCL's buffer and p2p chunk settings (TopologyFacts): 0 (NCCL's default) or 4 KiB .. 1 GiB,
+// NCCL's buffer and p2p chunk settings (TopologyFacts): 0 (not set here: the network's export,
+// else NCCL's default; network_nccl_env.h) or 4 KiB .. 1 GiB,
 // NCCL's p2p part alignment (device.h ncclP2pPartBounds) up to a buffer no GPU would hold per peer.
 inline constexpr double min_nccl_buffer_bytes = 4096;
 inline constexpr double max_nccl_buffer_bytes = 1073741824;

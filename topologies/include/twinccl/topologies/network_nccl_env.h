@@ -15,8 +15,15 @@
 //   p4de, "p5/p5e", "p5en/p6-b200", "p6-b300" (v1.21.1 :92-93, 106-107, 142-143, 167-168, 187-188;
 //   from v1.16.0, commit f3f5c40b; no tag up to v1.15.0 sets either), and NCCL_NVLS_CHUNKSIZE =
 //   NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on its NVLS platforms (v1.21.1 :144-145, 169-170,
-//   189-190; from v1.15.0; "a max chunk size of 512KiB recovers from the regression" of NCCL
-//   2.19.3's 64 KiB, commit 03ead71a); p4d/p4de have no NVLS. Not carried: NCCL_NET_FORCE_FLUSH=0
+//   189-190; in this map from v1.16.0); p4d/p4de have no NVLS. Older tags set the two by
+//   setenv(..., overwrite 0) in platform_init on every AWS platform: NCCL_NVLSTREE_MAX_CHUNKSIZE
+//   from v1.8.0-aws (commit 03ead71a: "a max chunk size of 512KiB recovers from the regression" of
+//   NCCL 2.19.3's 64 KiB), NCCL_NVLS_CHUNKSIZE from v1.9.0-aws (commit 2de78190; v1.15.0
+//   src/platform-aws.cpp:547-558). NCCL reads the first from 2.20, the second from 2.21 (NVIDIA/
+//   nccl v2.20.3-1 src/enqueue.cc:1681, v2.21.5-1 src/transport/nvls.cc:233); up to 2.20 an
+//   NVLS-tree chunk starts from one Simple step (NCCL_BUFFSIZE / 8, v2.20.3-1 :1684-1716): 512 KiB
+//   on every aws-efa row that ran an older pair (4 MiB buffers, or 8 MiB under the 512 KiB cap),
+//   as the class gives (docs/fidelity.md, "efaproto round"). Not carried: NCCL_NET_FORCE_FLUSH=0
 //   and NCCL_NETDEVS_POLICY (no model input); NCCL_PROTO=simple, which the plugin sets only where
 //   EFA refuses 128-byte ordering (docs/fidelity.md, "aws-ofi-nccl's protocol choice").
 // * GCP's gIB environment for A3 Ultra and A4 (class roce-gib): NCCL_NVLS_CHUNKSIZE=524288 alone

@@ -91,7 +91,8 @@ struct TopologyFacts {
   double group_launch_us = 0.0;       // per GPU when one thread launches several (nccl-tests -g N)
   double network_hop_extra_us = 0.0;  // added to every network hop's latency (may be negative)
   // The run's NCCL environment a grouped send/recv (alltoall) across nodes follows
-  // (sim/src/p2p_net_messages.h); 0 = NCCL's default.
+  // (sim/src/p2p_net_messages.h); 0 = not set here: the network's export (aws-ofi-nccl's on EFA),
+  // else NCCL's default (network_nccl_env.h nccl_buffsize, nccl_p2p_net_chunk).
   double p2p_net_chunk_bytes = 0.0;  // NCCL_P2P_NET_CHUNKSIZE (default 128 KiB)
   double nccl_buffsize_bytes = 0.0;  // NCCL_BUFFSIZE (default 4 MiB): a p2p chunk <= it / 8
 };
@@ -116,8 +117,8 @@ struct TopologySummary {
   double host_launch_us = 0;        // the facts' (0 = the model's own)
   double group_launch_us = 0;       // the facts' (0 = the model's own)
   double network_hop_extra_us = 0;  // the facts'
-  double p2p_net_chunk_bytes = 0;   // the facts' (0 = NCCL's default)
-  double nccl_buffsize_bytes = 0;   // the facts' (0 = NCCL's default)
+  double p2p_net_chunk_bytes = 0;   // the facts' (0 = not set: the network's export, else NCCL's)
+  double nccl_buffsize_bytes = 0;   // the facts' (0 = not set: the network's export, else NCCL's)
   double pcie_bandwidth_gbps = 0;   // one GPU's PCIe link, one direction
   int nics_per_node = 0;            // the fewest NICs of any node with GPUs
   double nic_bandwidth_gbps = 0;    // one NIC port, one direction (capped by its network link)
