@@ -46,7 +46,7 @@ TEST_CASE("an EFA topology without the buffer facts runs with aws-ofi-nccl's exp
 
 // Each class's exports as its vendor writes them (literals, not the table read twice), checked in
 // the owner and in what the simulator's network class takes from it.
-TEST_CASE("the exports per class are the vendors' values; the simulator's NVLS follows") {
+TEST_CASE("each class's exports are the vendors' values (the simulator's NVLS follows them)") {
   struct Expected {
     topo::NetworkClass network;
     double buffsize, p2p_chunk, nvls_chunk, nvls_tree_max;
