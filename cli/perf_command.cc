@@ -135,9 +135,13 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
                        "preset or file for predictions (see `twinccl topo list`)"));
   add_xml_hint_flags(cmd, o.xml);
   add_topology_flags(cmd, o.edits);
-  last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")
+  last(cmd->add_option("--algo", o.algorithm,
+                       "force an algorithm (`--algo help` lists them); sim: or NCCL_ALGO's "
+                       "syntax ('^NVLS', 'Ring,Tree') to restrict NCCL's choice")
            ->envname("TWINCCL_ALGO"));
-  last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")
+  last(cmd->add_option("--proto", o.protocol,
+                       "force a protocol: LL, LL128, Simple; sim: or NCCL_PROTO's syntax "
+                       "('^LL128', 'simple') to restrict NCCL's choice")
            ->envname("TWINCCL_PROTO"));
   last(cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")
            ->check(CLI::IsMember({"analytic", "flow"})));

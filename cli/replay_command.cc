@@ -30,7 +30,8 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   cmd->add_option("--trace", o.timeline, "write a Perfetto timeline (JSON) of each replay");
   cmd->add_flag("--links", o.links, "print the busiest links of each topology");
   cmd->add_option("--algo", o.algorithm,
-                  "replay every collective with this algorithm where it exists");
+                  "replay every collective with this algorithm where it exists (or one "
+                  "NCCL name: Ring, NVLSTree, ...)");
   cmd->add_option("--proto", o.protocol,
                   "force a protocol where the algorithm runs it: LL, LL128 or Simple (default: the "
                   "tuner's choice)");

@@ -166,8 +166,12 @@ CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& o) {
       ->check(CLI::Range(1, topo::limits::max_gpus));
   cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")
       ->check(CLI::IsMember({"analytic", "flow"}));
-  cmd->add_option("--algo", o.algorithm, "force an algorithm (default: NCCL's rule)");
-  cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple");
+  cmd->add_option("--algo", o.algorithm,
+                  "force an algorithm (default: NCCL's rule), or NCCL_ALGO's syntax "
+                  "('^NVLS', 'Ring,Tree') to restrict NCCL's choice");
+  cmd->add_option("--proto", o.protocol,
+                  "force a protocol: LL, LL128, Simple, or NCCL_PROTO's syntax ('^LL128', "
+                  "'simple') to restrict NCCL's choice");
   cmd->add_option("--replay", o.replay, "replay this trace on each topology instead of a sweep");
   cmd->add_option("--format", o.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
