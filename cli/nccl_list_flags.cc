@@ -85,8 +85,9 @@ std::string NcclListFlags::note() const {
   }
   if (from.empty()) return "";
   return from +
-         ": NCCL's choice among what they allow, as with these variables set (the algorithm "
-         "column says which it took)";
+         ": NCCL's choice among what they allow, as with these variables set (the "
+         "algorithm/protocol "
+         "reported is the pair it took)";
 }
 
 NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
@@ -155,8 +156,9 @@ std::string unapplied_environment_note(const std::string& algorithm, const std::
   if (set.empty()) return "";
   return fmt::format(
       "twinccl: note: {} set in this environment {} NOT applied to the prediction (NCCL's own "
-      "choice is predicted); to predict with them, give {}",
-      set, set.find(" and ") == std::string::npos ? "is" : "are", how);
+      "choice is predicted); to predict with {}, give {}",
+      set, set.find(" and ") == std::string::npos ? "is" : "are",
+      set.find(" and ") == std::string::npos ? "it" : "them", how);
 }
 
 }  // namespace twinccl::cli
