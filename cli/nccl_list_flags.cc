@@ -86,8 +86,7 @@ std::string NcclListFlags::note() const {
   if (from.empty()) return "";
   return from +
          ": NCCL's choice among what they allow, as with these variables set (the "
-         "algorithm/protocol "
-         "reported is the pair it took)";
+         "algorithm/protocol reported is the pair it took)";
 }
 
 NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
