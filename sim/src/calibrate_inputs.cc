@@ -67,9 +67,9 @@ CalibrationRows calibration_rows(const topo::Topology& topology,
       throw ConfigError(fmt::format(
           "calibrate: {}: the log ran {} ranks on {} node(s), but the first {} GPUs of topology "
           "'{}' span {} node(s); use a topology whose first {} GPUs span {} (or --nodes if the "
-          "log's device block is wrong)",
+          "log's device block is wrong){}",
           table.source, table.ranks, table.nodes, table.ranks, topology.name(), spanned,
-          table.ranks, table.nodes));
+          table.ranks, table.nodes, nvlink_domain_hint(table.nodes, spanned)));
     }
     rows_given += table.rows.size();
     if (rows_given > kMaxCalibrationRows) {

@@ -1,7 +1,9 @@
 // The nccl-tests stdout parser.
 //
 // How it works: the text is read line by line (each at most kNcclTestsMaxLineBytes, a trailing
-// '\r' dropped, a launcher prefix " 0: " or "[1,0]<stdout>:" stripped). Lines starting with '#'
+// '\r' dropped), as its ranks printed them: srun's " 0: " label dropped, Open MPI's
+// "[1,0]<stdout>:" tags taken out wherever a write put them and a row that another rank's write
+// split joined again (nccl_tests_log_launcher.cc). Lines starting with '#'
 // are headers: "# Collective test starting: X_perf" and "# nThread ..." begin a new run, the
 // "# Using devices" block gives one line per rank with its hostname (ranks = lines, nodes =
 // distinct hosts; a "..." line marks it truncated), "# nccl-tests version ... nccl-library=N" and
@@ -185,6 +187,15 @@ struct Reader {
     }
   }
 
+  bool fits(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) const {
+    try {
+      nccl_tests::read_row(tokens, layout, layout_line, source, line_no, line);
+    } catch (const ConfigError&) {
+      return false;
+    }
+    return true;
+  }
+
   void row(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) {
     if (++total_rows > kNcclTestsMaxRows) {
       fail(source, line_no,
@@ -204,15 +215,10 @@ struct Reader {
     open->rows.push_back(std::move(r));
   }
 
-  void line(std::string_view raw, int line_no) {
-    if (raw.size() > kNcclTestsMaxLineBytes) {
-      fail(source, line_no,
-           fmt::format("a line of {} bytes, longer than {}; not nccl-tests output", raw.size(),
-                       kNcclTestsMaxLineBytes),
-           raw);
-    }
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    std::string_view text = nccl_tests::strip_launcher_prefix(raw);
+  // One line as its rank printed it (launcher tags and labels taken out: LauncherLines); `ended`
+  // is false for a rank's last write that no line break ended (its output stopped mid-line).
+  void line(std::string_view raw, int line_no, bool ended = true) {
+    std::string_view text = raw;
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     if (text.empty()) return;
     nccl_env.read(text, line_no);
@@ -235,6 +241,12 @@ struct Reader {
       return v.find_first_not_of("0123456789") == std::string_view::npos;
     };
     if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
+      if (!ended && !fits(t, line_no, raw)) {  // the run stopped (or the log was cut) mid-row
+        skip(line_no,
+             "the output ends in the middle of this row (the run stopped, or the log "
+             "was cut there): no time to read");
+        return;
+      }
       row(t, line_no, raw);
     } else if (std::optional<std::string> why = nccl_tests::unreadable_row(t)) {
       skip(line_no, std::move(*why));
@@ -258,14 +270,28 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
                                  text.size(), kNcclTestsMaxBytes));
   }
   Reader reader(source, options);
+  nccl_tests::LauncherLines lines(source,
+                                  [&reader](std::string_view line, int line_no, bool ended) {
+                                    reader.line(line, line_no, ended);
+                                  });
   int line_no = 0;
   std::size_t begin = 0;
   while (begin < text.size()) {
     std::size_t end = text.find('\n', begin);
     if (end == std::string_view::npos) end = text.size();
-    reader.line(text.substr(begin, end - begin), ++line_no);
+    std::string_view line = text.substr(begin, end - begin);
+    ++line_no;
+    if (line.size() > kNcclTestsMaxLineBytes) {
+      nccl_tests::fail(source, line_no,
+                       fmt::format("a line of {} bytes, longer than {}; not nccl-tests output",
+                                   line.size(), kNcclTestsMaxLineBytes),
+                       line);
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.add(line, line_no);
     begin = end + 1;
   }
+  lines.finish();
   reader.close_table(false);
   const std::vector<NcclTestsSkippedLine>& left = reader.pending;
   if (reader.tables.empty() && !left.empty()) nccl_tests::fail_no_row_read(source, left);

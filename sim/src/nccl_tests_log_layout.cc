@@ -1,16 +1,10 @@
-// Reading one line of nccl-tests stdout: fields, launcher prefixes and the column header's layout.
+// Reading one line of nccl-tests stdout: its fields and the column header's layout.
 #include <algorithm>
 
 #include "nccl_tests_log_parts.h"
 
 namespace twinccl::sim::nccl_tests {
 namespace {
-
-bool digits(std::string_view s, std::size_t& i) {
-  const std::size_t begin = i;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-  return i > begin;
-}
 
 bool is_time_column(std::string_view t) { return t == "time" || t == "cputime"; }
 
@@ -26,23 +20,6 @@ std::vector<std::string_view> split(std::string_view line) {
     if (i > begin) out.push_back(line.substr(begin, i - begin));
   }
   return out;
-}
-
-// " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
-std::string_view strip_launcher_prefix(std::string_view line) {
-  std::size_t i = 0;
-  while (i < line.size() && line[i] == ' ') ++i;
-  if (digits(line, i) && i < line.size() && line[i] == ':' &&
-      (i + 1 == line.size() || line[i + 1] == ' ')) {
-    return line.substr(std::min(line.size(), i + 2));
-  }
-  i = 0;
-  if (line.substr(0, 1) == "[" && digits(line, ++i) && line.substr(i, 1) == "," &&
-      digits(line, ++i) && line.substr(i, 5) == "]<std") {
-    const std::size_t close = line.find(">:", i);
-    if (close != std::string_view::npos && close < i + 16) return line.substr(close + 2);
-  }
-  return line;
 }
 
 std::optional<Layout> column_header(const std::vector<std::string_view>& tokens) {

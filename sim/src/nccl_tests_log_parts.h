@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,8 +87,30 @@ std::optional<std::string> nccl_version_of_code(unsigned long long code);
 
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);
-// Drops " 0: " (srun --label) or "[1,0]<stdout>:" (Open MPI --tag-output) at the start of a line.
-std::string_view strip_launcher_prefix(std::string_view line);
+// The lines of a log as its ranks printed them (nccl_tests_log_launcher.cc): Open MPI's
+// "[1,0]<stdout>:" tags taken out wherever a write put them, a rank's line split by another
+// rank's write joined again, srun's " 0: " label dropped. Feed it the log's lines in order, then
+// finish(); `emit` gets each line with the log line it started on and whether a line break ended
+// it (false: a rank's last write, left unfinished when its output stopped); a line longer than
+// kNcclTestsMaxLineBytes throws ConfigError.
+class LauncherLines {
+ public:
+  static constexpr std::size_t kMaxUnfinishedLines = 4096;  // streams mid-line at once
+  using Emit = std::function<void(std::string_view text, int line_no, bool ended)>;
+  LauncherLines(std::string_view source, Emit emit) : source_(source), emit_(std::move(emit)) {}
+  void add(std::string_view physical_line, int line_no);
+  void finish();  // the lines no line break ended (a log cut off mid-row)
+
+ private:
+  struct Partial {
+    std::string text;
+    int first_line = 0;
+  };
+  std::string_view source_;
+  Emit emit_;
+  // tag -> its stream's unfinished line; a stream's entry goes when a line break ends its line
+  std::map<std::string, Partial, std::less<>> partial_;
+};
 
 // Which field of a row is what, from the column header (default: the 13-field layout).
 struct Layout {

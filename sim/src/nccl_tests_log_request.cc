@@ -16,6 +16,30 @@
 
 namespace twinccl::sim {
 
+namespace {
+
+// How nccl-tests prints a collective's size: count x the type's bytes (whole), or that times the
+// ranks where count is per rank. NVIDIA/nccl-tests v2.19.6 src/common.cu (setupArgs, TimeTest)
+// prints max(send, receive count) x the type's bytes as the size and the count one call takes;
+// the *GetCollByteCount of src/all_gather.cu, reduce_scatter.cu, alltoall.cu, gather.cu and
+// scatter.cu make one buffer nranks times that count. nullopt for a table without an OpKind
+// (sendrecv, hypercube), which may be either.
+std::optional<bool> count_is_per_rank(const std::optional<OpKind>& kind) {
+  if (!kind) return std::nullopt;
+  switch (*kind) {
+    case OpKind::all_gather:
+    case OpKind::reduce_scatter:
+    case OpKind::all_to_all:
+    case OpKind::gather:
+    case OpKind::scatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
   if (row.count == 0) return;
   const std::size_t element_bytes = size_of(row.dtype);
@@ -24,20 +48,43 @@ void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row) {
   const auto is_times = [&](std::size_t factor) {
     return row.size_bytes % factor == 0 && row.size_bytes / factor == row.count;
   };
-  if (is_times(element_bytes) || is_times(element_bytes * ranks)) return;
+  // The table's collective says which of the two it prints: a garbled all_to_all row whose count
+  // is the whole buffer's would be priced with a count ranks times too large.
+  const std::optional<bool> per_rank = count_is_per_rank(table.kind);
+  if ((per_rank != true && is_times(element_bytes)) ||
+      (per_rank != false && is_times(element_bytes * ranks))) {
+    return;
+  }
   const double elements_bytes = static_cast<double>(row.count) * static_cast<double>(element_bytes);
+  const std::string expected =
+      !per_rank ? fmt::format("{:.0f} bytes, or {:.0f} on {} ranks", elements_bytes,
+                              elements_bytes * static_cast<double>(ranks), ranks)
+      : *per_rank
+          ? fmt::format("{:.0f} bytes on {} ranks: {} prints the count per rank",
+                        elements_bytes * static_cast<double>(ranks), ranks, table.collective)
+          : fmt::format("{:.0f} bytes: {} prints the whole buffer's count", elements_bytes,
+                        table.collective);
   nccl_tests::fail(
       table.source, row.line,
       fmt::format("size {} and count {} {} contradict each other ({} elements of {} bytes are "
-                  "{:.0f} bytes, or {:.0f} on {} ranks); fix or remove the row",
-                  row.size_bytes, row.count, name(row.dtype), row.count, element_bytes,
-                  elements_bytes, elements_bytes * static_cast<double>(ranks), ranks));
+                  "{}); fix or remove the row{}",
+                  row.size_bytes, row.count, name(row.dtype), row.count, element_bytes, expected,
+                  per_rank == true ? ", or give the run's rank count with --ranks" : ""));
 }
 
 int nodes_spanned(const topo::Topology& topology, int ranks) {
   std::set<int> nodes;
   for (int r = 0; r < ranks; ++r) nodes.insert(topology.vertex(topology.gpu(r)).node);
   return static_cast<int>(nodes.size());
+}
+
+std::string nvlink_domain_hint(int log_nodes, int spanned) {
+  if (spanned <= 0 || spanned >= log_nodes) return "";
+  return fmt::format(
+      "; if its hosts share NVLink domains (a GB200 / GB300 NVL72 tray is a host of 4 GPUs, its "
+      "rack one NVLink domain, a node of the gb200-nvl72 presets), give --nodes {}: the domains "
+      "they span",
+      spanned);
 }
 
 namespace {

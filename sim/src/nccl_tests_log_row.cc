@@ -91,6 +91,25 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout&
              values.size() == static_cast<std::size_t>(layout.blocks[1].fields)) {
     r.in_place =
         block(source, values, 0, layout.blocks[1], line_no, line);  // out-of-place printed blank
+  } else if (i < t.size() && values.size() < all &&
+             (line.find(" NCCL INFO ") != std::string_view::npos ||
+              line.find(" NCCL WARN ") != std::string_view::npos)) {
+    // NCCL_DEBUG=INFO writes to the same stdout: a line NCCL printed while nccl-tests was between
+    // two writes of a row (a runtime connection at a new size) lands inside the row.
+    fail(source, line_no,
+         fmt::format("NCCL's debug output was printed into this row ({} has {} numbers after the "
+                     "{} leading columns); join the row's pieces by hand, or rerun with "
+                     "NCCL_DEBUG_FILE=<file> so that NCCL writes its lines apart",
+                     where, all, lead),
+         line);
+  } else if (i < t.size() && values.size() < all) {
+    // A word where a number belongs: a README's placeholder row ("XXXXX  XXX.XX"), or a row
+    // garbled in copying.
+    fail(source, line_no,
+         fmt::format("'{}' (field {}) is not a number, and {} has {} numbers after the {} "
+                     "leading columns; a placeholder or a garbled row: fix or remove it",
+                     nccl_tests::shown(t[i], 20), i + 1, where, all, lead),
+         line);
   } else {
     fail(source, line_no,
          fmt::format("a row that does not fit {} ({} values expected after the {} leading columns)",

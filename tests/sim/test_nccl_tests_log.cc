@@ -72,6 +72,9 @@ const Expected kLogs[] = {
      91081, true, "2.26.2+cuda12.8"},
     {"issue309-h100-xe9680-2node-all_reduce-8B-16G.log", 16, 2, 32, 8, 68.52, 24.70, 17179869184,
      68652, 68668, true, "2.26.2+cuda12.8"},
+    // Open MPI --tag-output: "[1,0]<stdout>:" before each of the three writes of every row.
+    {"aws-p5-2node-all_reduce-nccl2.22.3-ompi-tagged-8B-16G.log", 16, 2, 32, 8, 85.70, 74.97,
+     17179869184, 66023, 65990, true, "2.22.3+cuda12.2"},
     {"nebius-h200-2node-all_reduce-1G-16G.log", 16, 2, 5, 1073741824, 4508.0, 4489.7, 17179869184,
      67369, 67212, true, ""},
 };

@@ -181,3 +181,39 @@ TEST_CASE("a row's size and count are checked against each other without overflo
   row.size_bytes = std::size_t{4096} * 262144;  // per rank
   CHECK_NOTHROW(check_row_size(t, row));
 }
+
+TEST_CASE("a row's size is checked against its count as the table's collective prints it",
+          "[nccl_tests_log][hostile]") {
+  // oracle-quickstart/oci-gpu-quickstarts' GB200 all-to-all table: an 8 GiB row whose count is the
+  // whole buffer's (2147483648 = 8 GiB / 4), read with --collective alltoall on 8 ranks, was priced
+  // with a count 8 times too large (+629%).
+  NcclTestsTable t;
+  t.source = "gb200-alltoall.log";
+  t.ranks = 8;
+  t.collective = "all_to_all";
+  t.kind = OpKind::all_to_all;
+  NcclTestsRow row;
+  row.line = 5;
+  row.dtype = DataType::float32;
+  row.size_bytes = 8589934592;
+  row.count = 2147483648;
+  CHECK_THROWS_WITH(check_row_size(t, row),
+                    Catch::Contains("gb200-alltoall.log:5: size 8589934592 and count 2147483648 "
+                                    "float32 contradict each other") &&
+                        Catch::Contains("68719476736 bytes on 8 ranks: all_to_all prints the "
+                                        "count per rank") &&
+                        Catch::Contains("--ranks"));
+  row.count = 268435456;  // per rank, as nccl-tests prints it
+  CHECK_NOTHROW(check_row_size(t, row));
+  t.collective = "all_reduce";
+  t.kind = OpKind::all_reduce;
+  CHECK_THROWS_WITH(
+      check_row_size(t, row),
+      Catch::Contains("1073741824 bytes: all_reduce prints the whole buffer's count"));
+  row.count = 2147483648;
+  CHECK_NOTHROW(check_row_size(t, row));
+  t.collective = "sendrecv";  // no OpKind: either
+  t.kind.reset();
+  row.count = 268435456;
+  CHECK_NOTHROW(check_row_size(t, row));
+}

@@ -119,3 +119,24 @@ TEST_CASE("a row whose columns fit another collective than the table's is an err
       parse_nccl_tests_output(devices(8) + kHeader + all_reduce_rows, "run.log");
   CHECK(all_reduce.front().collective == "all_reduce");
 }
+
+TEST_CASE("a placeholder row names the word where a number belongs", "[nccl_tests_log]") {
+  // GoogleCloudPlatform/cluster-toolkit's a3-ultragpu README shows the output it expects so.
+  const std::string e = error_of(kHeader +
+                                 "   268435456       4194304     float    none      -1    XXXXX  "
+                                 "XXX.XX  XXX.XX    N/A   XXXXXX  XXX.XX  XXX.XX      0\n");
+  CHECK_THAT(e, Contains("run.log:2: 'XXXXX' (field 6) is not a number, and the column header at "
+                         "line 1 has 8 numbers after the 5 leading columns; a placeholder or a "
+                         "garbled row: fix or remove it"));
+}
+
+TEST_CASE("NCCL's debug line printed into a row says so and how to keep it apart",
+          "[nccl_tests_log]") {
+  // NVIDIA/nccl-tests#42: "in the middle of the output table there would be a debug line".
+  const std::string e =
+      error_of(kHeader +
+               "  8  2  float  sum  -1node-0:25:109 [0] NCCL INFO Channel 00/0 : 0[0] -> "
+               "1[1] via P2P/CUMEM\n  85.70  0.00  0.00  0  74.97  0.00  0.00  0\n");
+  CHECK_THAT(e, Contains("run.log:2: NCCL's debug output was printed into this row"));
+  CHECK_THAT(e, Contains("NCCL_DEBUG_FILE"));
+}

@@ -122,8 +122,10 @@ std::vector<NcclTestsTable> parse_nccl_tests_file_text(std::string_view text,
                                                        const NcclTestsParseOptions& options = {});
 
 // Throws ConfigError naming "<source>:<line>" when a row's size and count contradict each other:
-// nccl-tests prints size = count x the type's bytes, times the ranks where count is per rank
-// (table.ranks, 1 when unknown). A row with count 0 is not checked (nothing is predicted for it).
+// nccl-tests prints size = count x the type's bytes, times the ranks (table.ranks, 1 when unknown)
+// where count is per rank: all_gather, reduce_scatter, alltoall, gather, scatter (table.kind; a
+// table without one, sendrecv or hypercube, may be either). A row with count 0 is not checked
+// (nothing is predicted for it).
 // `compare` and `calibrate` call it on every row they predict; no product can overflow.
 void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
 
@@ -131,6 +133,10 @@ void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
 // ranks take when predicted on it. `compare` and `calibrate` refuse a log whose own node count
 // differs (its rows would be priced on another machine).
 int nodes_spanned(const topo::Topology& topology, int ranks);
+// What to add to that refusal when the topology's nodes are larger than the log's hosts (`spanned`
+// < `log_nodes`): a GB200 / GB300 NVL72 log names every 4-GPU tray a host, and a preset's node is
+// the rack's NVLink domain; --nodes gives the domains. "" otherwise.
+std::string nvlink_domain_hint(int log_nodes, int spanned);
 
 // NCCL_VERSION_CODE of a version as a log prints it ("2.26.2+cuda12.8" -> 22602; major x 10000 +
 // minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
