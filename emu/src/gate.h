@@ -8,13 +8,15 @@
 //
 // wait() may return early (a wake-up, a signal): callers re-check their condition in a loop.
 // open() skips the system call when nobody sleeps. A waiter yields a few times before it sleeps
-// (kYieldsBeforeSleep: with more threads than cores, the gate usually opens meanwhile).
+// (kYieldsBeforeSleep: with more threads than cores, the gate usually opens meanwhile), unless
+// yields are slow because other processes load the cores (yields_before_sleep.h).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <thread>
+
+#include "yields_before_sleep.h"
 
 #ifdef __linux__
 #include <linux/futex.h>
@@ -36,9 +38,9 @@ class Gate {
 
   // Sleeps while the counter still equals `seen`, for at most `timeout`.
   void wait(std::uint32_t seen, std::chrono::nanoseconds timeout) {
-    for (int i = 0; i < kYieldsBeforeSleep; ++i) {  // see kYieldsBeforeSleep
+    for (YieldsBeforeSleep yields(kYieldsBeforeSleep); yields.wanted();) {  // kYieldsBeforeSleep
       if (word_.load(std::memory_order_acquire) != seen) return;
-      std::this_thread::yield();
+      yields.yield();
     }
     sleepers_.fetch_add(
         1);  // seq_cst with open()'s bump: either open() sees a sleeper or we see the bump
@@ -74,7 +76,8 @@ class Gate {
   // sleep and wake-up. Measured (bench_emu_check_overhead, 8-byte all_reduce, 8 ranks, 2 cores):
   // 0 yields 32.5-33.5 us/call (83% of cycles in the kernel's futex wait/wake and task switch),
   // 2-4 yields 9.8-13 us/call, 8-16 yields 12.3-13.6 us/call. With spare cores a yield returns at
-  // once: four cost well under a microsecond.
+  // once: four cost well under a microsecond. With the cores busy with other processes a yield may
+  // give the CPU away for a whole time slice: YieldsBeforeSleep then skips the yields.
   static constexpr int kYieldsBeforeSleep = 4;
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
   std::atomic<std::uint32_t> word_{0};

@@ -24,6 +24,7 @@
 #include "flight_recorder.h"
 #include "gate.h"
 #include "twinccl/errors.h"
+#include "yields_before_sleep.h"
 
 namespace twinccl::emu {
 
@@ -106,10 +107,11 @@ class World {
     if (pred()) return;
     // As Gate::wait: yield the CPU a few times first (the lock released), since with more rank
     // threads than cores the thread this one waits for usually runs meanwhile, and then neither
-    // side makes a futex call (a schedule's step-by-step send/recv waits).
-    for (int i = 0; i < kYieldsBeforeSleep; ++i) {
+    // side makes a futex call (a schedule's step-by-step send/recv waits); no yields while they
+    // are slow (other processes load the cores: yields_before_sleep.h).
+    for (YieldsBeforeSleep yields(kYieldsBeforeSleep); yields.wanted();) {
       lock.unlock();
-      std::this_thread::yield();
+      yields.yield();
       lock.lock();
       if (pred()) return;
     }
