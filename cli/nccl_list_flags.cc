@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <tuple>
 #include <utility>
@@ -22,17 +23,15 @@
 namespace twinccl::cli {
 namespace {
 
-constexpr const char* kProtocols[] = {"LL", "LL128", "Simple"};
+using sim::nccl_tunes;
 
+constexpr sim::Protocol kProtocols[] = {sim::Protocol::ll, sim::Protocol::ll128,
+                                        sim::Protocol::simple};
+
+// twinccl's exact protocol names (sim::name: LL, LL128, Simple), which force.
 bool is_protocol_name(const std::string& text) {
-  return std::find(std::begin(kProtocols), std::end(kProtocols), text) != std::end(kProtocols);
-}
-
-// The collectives NCCL chooses an algorithm for (NCCL_ALGO's per-collective prefixes, src/init.cc
-// ncclFuncStr); the others run as send/recv, which NCCL_ALGO does not steer.
-bool nccl_tunes(OpKind kind) {
-  return kind == OpKind::all_reduce || kind == OpKind::all_gather ||
-         kind == OpKind::reduce_scatter || kind == OpKind::broadcast || kind == OpKind::reduce;
+  return std::any_of(std::begin(kProtocols), std::end(kProtocols),
+                     [&](sim::Protocol p) { return sim::name(p) == text; });
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -55,8 +54,7 @@ Lists read_lists(const NcclListFlags& l, OpKind kind, const std::string& twinccl
   const std::string collective(name(kind));
   Lists out;
   try {
-    if (!l.algo.empty())
-      out.algorithms = sim::nccl_algo_list(l.algo, collective, as_typed(l.algo_flag, l.algo));
+    if (!l.algo.empty()) out.algorithms = sim::nccl_algo_list(l.algo, collective, l.algo_flag);
   } catch (const ConfigError& e) {
     throw InvalidArgument(fmt::format("{}{}", e.what(),
                                       twinccl_names.empty()
@@ -64,17 +62,24 @@ Lists read_lists(const NcclListFlags& l, OpKind kind, const std::string& twinccl
                                           : "; or one twinccl name to force it: " + twinccl_names));
   }
   try {
-    if (!l.proto.empty())
-      out.protocols = sim::nccl_proto_list(l.proto, collective, as_typed(l.proto_flag, l.proto));
+    if (!l.proto.empty()) out.protocols = sim::nccl_proto_list(l.proto, collective, l.proto_flag);
   } catch (const ConfigError& e) {
     throw InvalidArgument(fmt::format("{}; or one of LL, LL128, Simple to force it", e.what()));
   }
   return out;
 }
 
+// Whether the lists leave `kind` fewer algorithms or protocols than NCCL's own choice has.
+bool restricts(const NcclListFlags& l, OpKind kind) {
+  const Lists lists = read_lists(l, kind, "");
+  const std::size_t all_algorithms = sim::nccl_algo_list("^", "all_reduce", "").size();
+  return (!lists.algorithms.empty() && lists.algorithms.size() < all_algorithms) ||
+         (!lists.protocols.empty() && lists.protocols.size() < std::size(kProtocols));
+}
+
 }  // namespace
 
-std::string NcclListFlags::note() const {
+std::string NcclListFlags::note(const std::vector<OpKind>& collectives) const {
   // "--algo (or TWINCCL_ALGO)" -> "--algo"
   const auto option = [](const std::string& flag) { return flag.substr(0, flag.find(' ')); };
   std::string from;
@@ -84,9 +89,25 @@ std::string NcclListFlags::note() const {
                         option(proto_flag));
   }
   if (from.empty()) return "";
+  std::string idle;  // "^", "allgather:ring" for all_reduce: the collectives it leaves alone
+  for (const OpKind k : collectives) {
+    if (nccl_tunes(k) && !restricts(*this, k))
+      idle += (idle.empty() ? "" : ", ") + std::string(name(k));
+  }
   return from +
          ": NCCL's choice among what they allow, as with these variables set (the "
-         "algorithm/protocol reported is the pair it took)";
+         "algorithm/protocol reported is the pair it took)" +
+         (idle.empty() ? "" : " (restricts nothing for " + idle + ")");
+}
+
+std::string NcclListFlags::named() const {
+  std::string out;
+  if (!algo.empty()) out = fmt::format("{} (NCCL_ALGO={})", as_typed(algo_flag, algo), shown(algo));
+  if (!proto.empty()) {
+    out += fmt::format("{}{} (NCCL_PROTO={})", out.empty() ? "" : ", ", as_typed(proto_flag, proto),
+                       shown(proto));
+  }
+  return out;
 }
 
 NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
@@ -96,9 +117,9 @@ NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
   NcclListFlags l;
   l.algo_flag = algo_flag;
   l.proto_flag = proto_flag;
-  const bool twinccl_algo = algorithm.empty() || algorithm == "help" ||
-                            std::find(twinccl_algorithms.begin(), twinccl_algorithms.end(),
-                                      algorithm) != twinccl_algorithms.end();
+  const bool twinccl_algo =
+      algorithm.empty() || std::find(twinccl_algorithms.begin(), twinccl_algorithms.end(),
+                                     algorithm) != twinccl_algorithms.end();
   if (!twinccl_algo) l.algo = std::exchange(algorithm, "");
   if (!protocol.empty() && !is_protocol_name(protocol)) l.proto = std::exchange(protocol, "");
   for (const OpKind k : collectives) {
@@ -109,16 +130,8 @@ NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
 
 void restrict_request(sim::Request& r, const NcclListFlags& l) {
   if (!l.any() || !nccl_tunes(r.spec.kind)) return;
-  Lists lists = read_lists(l, r.spec.kind, "");
-  // predict_logged's rule: one algorithm and at most one protocol left is that pair forced.
-  if (r.algorithm.empty() && lists.algorithms.size() == 1 &&
-      (r.protocol || lists.protocols.size() <= 1)) {
-    r.algorithm = lists.algorithms.front();
-    if (!r.protocol && lists.protocols.size() == 1) r.protocol = lists.protocols.front();
-    return;
-  }
-  if (r.algorithm.empty()) r.allowed_algorithms = std::move(lists.algorithms);
-  if (!r.protocol) r.allowed_protocols = std::move(lists.protocols);
+  const Lists lists = read_lists(l, r.spec.kind, "");
+  sim::apply_nccl_lists(r, lists.algorithms, lists.protocols);  // predict_logged's rule
 }
 
 std::string forced_nccl_name(const std::string& value, const std::string& flag, bool algorithm) {
@@ -143,21 +156,59 @@ std::string forced_nccl_name(const std::string& value, const std::string& flag, 
       algorithm ? joined(names) : "LL, LL128, Simple"));
 }
 
-std::string unapplied_environment_note(const std::string& algorithm, const std::string& protocol) {
-  std::string set, how;
-  for (const auto& [variable, given, flag] : {std::tuple{"NCCL_ALGO", &algorithm, "--algo"},
-                                              std::tuple{"NCCL_PROTO", &protocol, "--proto"}}) {
+namespace {
+
+// `value` as one shell word: '...' with each ' written '\''.
+std::string shell_quoted(std::string_view value) {
+  std::string out = "'";
+  for (const char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The option value that means NCCL_ALGO / NCCL_PROTO = `value` for a sweep: the value itself,
+// except a protocol spelled as twinccl's exact name (LL, LL128, Simple), which --proto would force;
+// its lower case is the same NCCL_PROTO value (NCCL compares without case) and is read as one.
+std::string sweep_spelling(const std::string& value, bool algorithm) {
+  if (algorithm || !is_protocol_name(value)) return value;
+  std::string lower;
+  for (const char c : value)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+}  // namespace
+
+std::string unapplied_environment_note(const std::string& algorithm, const std::string& protocol,
+                                       bool replay) {
+  std::string set, how, lists;
+  for (const auto& [variable, given, flag, is_algo] :
+       {std::tuple{"NCCL_ALGO", &algorithm, "--algo", true},
+        std::tuple{"NCCL_PROTO", &protocol, "--proto", false}}) {
     const char* value = std::getenv(variable);
     if (value == nullptr || *value == '\0' || !given->empty()) continue;
     set += fmt::format("{}{}={}", set.empty() ? "" : " and ", variable, shown(value));
-    how += fmt::format("{}{} '{}'", how.empty() ? "" : " ", flag, shown(value));
+    const std::string v(value);
+    if (replay && v.find_first_of(",^;:") != std::string::npos) {
+      lists += fmt::format("{}{}", lists.empty() ? "" : " and ", variable);
+      continue;
+    }
+    how += fmt::format("{}{} {}", how.empty() ? "" : " ", flag,
+                       shell_quoted(replay ? v : sweep_spelling(v, is_algo)));
   }
   if (set.empty()) return "";
+  const bool one = set.find(" and ") == std::string::npos;
+  std::string advice;
+  if (!how.empty()) advice = fmt::format("; to predict with {}, give {}", one ? "it" : "them", how);
+  if (!lists.empty()) {
+    advice += fmt::format(
+        "; a replay forces one name on every collective and cannot apply the list in {} (perf "
+        "--backend sim and whatif without --replay can)",
+        lists);
+  }
   return fmt::format(
       "twinccl: note: {} set in this environment {} NOT applied to the prediction (NCCL's own "
-      "choice is predicted); to predict with {}, give {}",
-      set, set.find(" and ") == std::string::npos ? "is" : "are",
-      set.find(" and ") == std::string::npos ? "it" : "them", how);
+      "choice is predicted){}",
+      set, one ? "is" : "are", advice);
 }
 
 }  // namespace twinccl::cli

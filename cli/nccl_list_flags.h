@@ -3,7 +3,8 @@
 // NCCL_ALGO / NCCL_PROTO environment variable (sim/nccl_env_choice.h: comma lists, NCCL's names
 // without case, '^' = all but, "allreduce:tree;..." per collective) and restricts NCCL's ranking.
 //
-//   NcclListFlags lists = take_nccl_lists(o.algorithm, o.protocol, "--algo", "--proto");
+//   NcclListFlags lists = take_nccl_lists(o.algorithm, o.protocol,
+//                                         sim::selectable_algorithms(true), {OpKind::all_reduce});
 //   // --algo '^NVLS' --proto Simple: lists.algo "^NVLS", o.algorithm "" ; o.protocol "Simple"
 //   sim::Request r = ...;  restrict_request(r, lists);  // r.allowed_algorithms {tree, ring, ...}
 //   report.header_lines.push_back(lists.note());  // "NCCL_ALGO=^NVLS (from --algo): ..."
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "twinccl/errors.h"
 #include "twinccl/operation.h"
 #include "twinccl/sim/timing.h"
 
@@ -29,9 +31,12 @@ struct NcclListFlags {
   std::string proto;  // --proto's value in NCCL_PROTO syntax; "" = none (or a forced protocol)
   std::string algo_flag = "--algo", proto_flag = "--proto";
   bool any() const { return !algo.empty() || !proto.empty(); }
+  // "--proto 'll128' (NCCL_PROTO=ll128)": what an error under the lists starts with.
+  std::string named() const;
   // "NCCL_ALGO=^NVLS (from --algo), NCCL_PROTO=^LL128 (from --proto): NCCL's choice among what
-  // they allow, as with these variables set"; "" when none.
-  std::string note() const;
+  // they allow, as with these variables set"; "" when none. Ends "(restricts nothing for
+  // all_reduce)" for those of `collectives` the lists leave every pair ("^", "allgather:ring").
+  std::string note(const std::vector<OpKind>& collectives = {}) const;
 };
 
 // Moves --algo / --proto values that are not one twinccl name (`twinccl_algorithms`; protocols:
@@ -46,10 +51,23 @@ NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
                               const std::string& proto_flag = "--proto");
 
 // Applies the lists to a request for request.spec.kind as NCCL would with the variables set
-// (sim::predict_logged's rule: one algorithm and at most one protocol left = that pair forced,
+// (sim::apply_nccl_lists, predict_logged's rule: one algorithm and at most one protocol = forced,
 // else NCCL's ranking among the allowed). Collectives NCCL runs as send/recv (all_to_all, gather,
 // scatter) ignore NCCL_ALGO / NCCL_PROTO as NCCL does: unchanged.
 void restrict_request(sim::Request& request, const NcclListFlags& lists);
+
+// `predict()` (a sim::predict call on a request restrict_request gave the lists): an
+// InvalidArgument it throws while lists are in use (a list leaving no pair on this topology, one
+// NCCL name that does not apply to the collective) gains lists.named() in front.
+template <class Predict>
+auto predicted_under(const NcclListFlags& lists, Predict&& predict) {
+  if (!lists.any()) return predict();
+  try {
+    return predict();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(lists.named() + ": " + e.what());
+  }
+}
 
 // A trace replay forces one algorithm / protocol on every collective (sim::ReplayOptions): a
 // twinccl name or one NCCL name ("Ring", "simple") as its twinccl name; "" stays "". A list
@@ -58,6 +76,10 @@ std::string forced_nccl_name(const std::string& value, const std::string& flag, 
 
 // One stderr line when NCCL_ALGO / NCCL_PROTO are set in this process's environment and the
 // matching option was not given: they are not applied to a prediction; "" when nothing to say.
-std::string unapplied_environment_note(const std::string& algorithm, const std::string& protocol);
+// It suggests the option, shell-quoted, that means the variable: for a sweep the value itself, a
+// protocol in lower case where its spelling is twinccl's forcing name (NCCL_PROTO=LL -> --proto
+// 'll'); for a `replay` (which forces one name) a single name only, a list being refused there.
+std::string unapplied_environment_note(const std::string& algorithm, const std::string& protocol,
+                                       bool replay = false);
 
 }  // namespace twinccl::cli

@@ -61,7 +61,8 @@ sim::Prediction predict_row(const PerfOptions& o, OpKind kind, DataType dtype, s
                             ReduceKind op = ReduceKind::sum, bool in_place = false) {
   const sim::Tuner& tuner = o.selection->tuner(o.ranks);  // once per sweep, as NCCL tunes
   if (!is_p2p_test(kind)) {
-    return sim::predict(tuner, make_request(o, kind, dtype, count, op, in_place));
+    const sim::Request r = make_request(o, kind, dtype, count, op, in_place);
+    return predicted_under(o.nccl_lists, [&] { return sim::predict(tuner, r); });
   }
   const sim::P2pPrediction priced =
       sim::predict_p2p(tuner, p2p_pattern(kind, count, dtype, o.ranks),
@@ -234,7 +235,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
                "nothing in place, one_rank/scale = a scaling kernel (avg)"
              : "time: the simulator's prediction (the same for out-of-place and in-place); "
                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
-  if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note());
+  if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note(o.collectives));
   report.header_lines.push_back(
       o.check
           ? fmt::format(

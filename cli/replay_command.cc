@@ -58,7 +58,8 @@ Replays replay_on_each(const std::string& trace_path, const std::vector<LoadedTo
 
 int run_replay_command(const ReplayCommandOptions& given, std::ostream& out) {
   if (given.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
-  const std::string env_note = unapplied_environment_note(given.algorithm, given.protocol);
+  const std::string env_note =
+      unapplied_environment_note(given.algorithm, given.protocol, /*replay=*/true);
   if (!env_note.empty()) std::cerr << env_note << "\n";
   ReplayCommandOptions o = given;  // one NCCL name ("Ring", "simple") as twinccl's
   o.algorithm = forced_nccl_name(o.algorithm, "--algo", true);

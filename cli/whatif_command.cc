@@ -66,7 +66,7 @@ WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
   WhatifStudy s;
   s.subject = fmt::format("{} {}", name(kind), name(dtype));
   s.fidelity = o.fidelity.empty() ? "analytic" : o.fidelity;
-  s.restriction = lists.note();
+  s.restriction = lists.note({kind});
   for (const LoadedTopology& t : topologies) {
     const int gpus = t.topology.gpu_count();
     if (o.ranks > gpus) {
@@ -93,7 +93,8 @@ WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
       if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
       restrict_request(r, lists);  // --algo / --proto in NCCL's syntax
       r.fidelity = sim::parse_fidelity(s.fidelity);
-      const sim::Prediction p = sim::predict(topologies[v].topology, r);
+      const sim::Prediction p =
+          predicted_under(lists, [&] { return sim::predict(topologies[v].topology, r); });
       WhatifCell c;
       c.bytes = bytes_for(kind, count, dtype, n);
       c.time_us = p.time_us;
@@ -183,7 +184,8 @@ CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& o) {
 }
 
 int run_whatif_command(const WhatifOptions& given, std::ostream& out) {
-  const std::string env_note = unapplied_environment_note(given.algorithm, given.protocol);
+  const std::string env_note =
+      unapplied_environment_note(given.algorithm, given.protocol, !given.replay.empty());
   if (!env_note.empty()) std::cerr << env_note << "\n";
   WhatifOptions o = given;
   NcclListFlags lists;  // a sweep: --algo / --proto in NCCL's syntax restrict NCCL's choice

@@ -133,9 +133,12 @@ std::optional<Selection> selected(std::string_view value, const std::string& col
            !(k < also.size() && also[k] && same_ignoring_case(also[k], item)))
       ++k;
     if (k == names.size()) {
-      throw ConfigError(fmt::format(
-          "{}: {}='{}': unknown {} '{}'; NCCL knows {}", where, variable, shown_value(value),
-          variable == "NCCL_ALGO" ? "algorithm" : "protocol", shown_value(item, 40), known));
+      // the value once: "NCCL_ALGO: unknown algorithm 'foo'" when it is that one name
+      const std::string given =
+          item == value ? variable : fmt::format("{}='{}'", variable, shown_value(value));
+      throw ConfigError(fmt::format("{}: {}: unknown {} '{}'; NCCL knows {}", where, given,
+                                    variable == "NCCL_ALGO" ? "algorithm" : "protocol",
+                                    shown_value(item, 40), known));
     }
     named[k] = true;
   }
@@ -212,20 +215,31 @@ LoggedChoice logged_choice(const NcclTestsTable& table) {
   return c;
 }
 
+bool nccl_tunes(OpKind kind) {
+  const std::string ours = folded(name(kind));
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](const char* p) { return folded(p) == ours; });
+}
+
+void apply_nccl_lists(Request& r, const std::vector<std::string>& algorithms,
+                      const std::vector<Protocol>& protocols) {
+  if (r.algorithm.empty() && algorithms.size() == 1 && (r.protocol || protocols.size() <= 1)) {
+    r.algorithm = algorithms.front();
+    if (!r.protocol && protocols.size() == 1) r.protocol = protocols.front();
+    return;
+  }
+  // Several allowed: NCCL ranks those alone (the others' table entries are disabled), as the
+  // tuner does with the lists (TunerCall::allowed_*: PAT only with one GPU per node there too).
+  if (r.algorithm.empty()) r.allowed_algorithms = algorithms;
+  if (!r.protocol) r.allowed_protocols = protocols;
+}
+
 Prediction predict_logged(const topo::Topology& topology, const Request& request,
                           const LoggedChoice& choice, std::string_view source) {
   if (!choice.restricted()) return predict(topology, request);
   Request r = request;
   try {
-    if (choice.algorithms.size() == 1 && choice.protocols.size() <= 1) {
-      r.algorithm = choice.algorithms.front();
-      if (choice.protocols.size() == 1) r.protocol = choice.protocols.front();
-      return predict(topology, r);
-    }
-    // Several allowed: NCCL ranks those alone (the others' table entries are disabled), as the
-    // tuner does with the lists (TunerCall::allowed_*: PAT only with one GPU per node there too).
-    r.allowed_algorithms = choice.algorithms;
-    r.allowed_protocols = choice.protocols;
+    apply_nccl_lists(r, choice.algorithms, choice.protocols);
     return predict(topology, r);
   } catch (const InvalidArgument& e) {
     throw ConfigError(fmt::format("{}: cannot predict with {} ({}) on '{}': {}", source,

@@ -51,6 +51,20 @@ std::vector<int> first_ranks(const topo::Topology& topology, int nranks) {
   return ranks;
 }
 
+// Why NCCL's own choice left pairs out of a restricted ranking, and how to run them anyway.
+std::string left_out_text(bool no_ll128, bool rccl_skips, bool simple_only) {
+  std::vector<std::string> why;
+  if (no_ll128) why.push_back("RCCL has no LL128 on gfx942 (MI300X)");
+  if (rccl_skips)
+    why.push_back(
+        "RCCL's tuning table does not choose some pairs here (tree/Simple within one MI300X node)");
+  if (simple_only) why.push_back("this cloud's NCCL profile sets NCCL_PROTO=Simple");
+  if (why.empty()) return "";
+  return "; NCCL's own choice leaves pairs out: " + join(why) +
+         "; a pair forced by twinccl's exact names still runs (--proto LL128, --proto LL, --algo "
+         "tree --proto Simple)";
+}
+
 }  // namespace
 
 namespace detail {
@@ -206,6 +220,7 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
     }
   }
   std::vector<std::pair<double, Choice>> ranked;  // (NCCL's ranking time, the choice)
+  bool no_ll128 = false, rccl_skips = false, simple_only = false;  // why pairs were left out
   const auto allowed = [](const auto& list, const auto& x) {
     return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
   };
@@ -218,11 +233,17 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
       if (call.protocol && *call.protocol != p) continue;
       if (!call.protocol && !allowed(call.allowed_protocols, p)) continue;
       // RCCL never takes LL128 on MI300X nor tree/Simple in one node by itself; forced, it runs.
-      if (!call.protocol && nccl_algo && !detail::rccl_chooses(*view_, *nccl_algo, p)) continue;
+      if (!call.protocol && nccl_algo && !detail::rccl_chooses(*view_, *nccl_algo, p)) {
+        (p == Protocol::ll128 && view_->arch == topo::GpuArch::cdna3 ? no_ll128 : rccl_skips) =
+            true;
+        continue;
+      }
       // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs.
       if (!call.protocol && detail::network_terms(view_->network).simple_only &&
-          p != Protocol::simple)
+          p != Protocol::simple) {
+        simple_only = true;
         continue;
+      }
       double rank_us = 0.0;
       Choice c = time(spec, call.dtype, a, p, call.channels, rank_us);
       ranked.emplace_back(rank_us, std::move(c));
@@ -232,7 +253,8 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
   if (ranked.empty() && call.restricted()) {
     throw InvalidArgument("the NCCL_ALGO / NCCL_PROTO lists leave no pair for " + kind + " on " +
                           std::to_string(spec.nranks) + " ranks of '" + topology_->name() +
-                          "'; applicable algorithms: " + join(ok));
+                          "'; applicable algorithms: " + join(ok) +
+                          left_out_text(no_ll128, rccl_skips, simple_only));
   }
   if (ranked.empty()) {
     throw InvalidArgument("no applicable algorithm runs protocol " +

@@ -92,11 +92,7 @@ TEST_CASE("one NCCL name is the same prediction as twinccl's name", "[cli][nccl_
   REQUIRE(nccl.exit_code == 0);
   CHECK(first_row(nccl.out) == first_row(forced.out));
   CHECK(nccl.out.find("NCCL_ALGO=Ring (from --algo)") != std::string::npos);
-  // NCCL_PROTO as AWS's images write it ("simple") ranks what a forced Simple ranks on H100.
-  const auto simple = run_cli(kPerf + "--proto Simple");
-  const auto lower = run_cli(kPerf + "--proto simple");
-  REQUIRE(lower.exit_code == 0);
-  CHECK(first_row(lower.out) == first_row(simple.out));
+  // Where "Simple" (forced) and "simple" (NCCL_PROTO) differ: test_cli_nccl_list_refusals.cc.
 }
 
 TEST_CASE("NCCL_ALGO lists and per-collective lists leave NCCL the choice among them",

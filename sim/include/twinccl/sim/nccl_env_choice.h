@@ -47,6 +47,18 @@ std::vector<std::string> nccl_algo_list(std::string_view value, const std::strin
 std::vector<Protocol> nccl_proto_list(std::string_view value, const std::string& collective,
                                       const std::string& where);
 
+// Whether NCCL chooses an algorithm and protocol for `kind` (one of NCCL_ALGO's per-collective
+// prefixes: all_reduce, all_gather, reduce_scatter, broadcast, reduce); the others run as
+// send/recv, which NCCL_ALGO / NCCL_PROTO do not steer.
+bool nccl_tunes(OpKind kind);
+
+// Applies what NCCL_ALGO / NCCL_PROTO leave (`algorithms`, `protocols`; {} = all) to `request`
+// as NCCL would: one algorithm and at most one protocol left (counting one forced in the request)
+// = that pair forced; else NCCL's ranking among the allowed. What the request forces stays.
+//   apply_nccl_lists(r, {"ring"}, {});  // r.algorithm "ring"
+void apply_nccl_lists(Request& request, const std::vector<std::string>& algorithms,
+                      const std::vector<Protocol>& protocols);
+
 // The prediction of `request` (nothing forced in it) under `choice`: the tuner's choice where
 // nothing is restricted; one algorithm and one protocol forced; otherwise the pair NCCL's ranking
 // (Prediction::rank_us) puts first among the allowed ones. Throws ConfigError naming the log
