@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/selection.h"
+#include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
 namespace {
@@ -209,6 +211,22 @@ std::string unapplied_environment_note(const std::string& algorithm, const std::
       "twinccl: note: {} set in this environment {} NOT applied to the prediction (NCCL's own "
       "choice is predicted){}",
       set, one ? "is" : "are", advice);
+}
+
+// "# nccl_algo=\"^NVLS\",nccl_proto=null": the lists a prediction was restricted to, whole (JSON
+// strings: any character survives), first line of a CSV; nothing when none.
+std::string nccl_lists_csv_line(const std::string& algo, const std::string& proto) {
+  if (algo.empty() && proto.empty()) return "";
+  const auto value = [](const std::string& v) {
+    return v.empty() ? std::string("null") : json_dump(nlohmann::json(v));
+  };
+  return "# nccl_algo=" + value(algo) + ",nccl_proto=" + value(proto) + "\n";
+}
+
+void add_nccl_lists_json(nlohmann::json& j, const std::string& algo, const std::string& proto) {
+  if (algo.empty() && proto.empty()) return;
+  j["nccl_algo"] = algo.empty() ? nlohmann::json(nullptr) : nlohmann::json(algo);
+  j["nccl_proto"] = proto.empty() ? nlohmann::json(nullptr) : nlohmann::json(proto);
 }
 
 }  // namespace twinccl::cli

@@ -17,6 +17,7 @@
 // MI300X node, no LL128 on gfx942), which a forced Simple does not.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -81,5 +82,12 @@ std::string forced_nccl_name(const std::string& value, const std::string& flag, 
 // 'll'); for a `replay` (which forces one name) a single name only, a list being refused there.
 std::string unapplied_environment_note(const std::string& algorithm, const std::string& protocol,
                                        bool replay = false);
+
+// The lists a prediction was restricted to, whole (JSON strings: no character is lost or
+// truncated), for machine-read output; both give nothing when neither is set:
+// csv's first line "# nccl_algo=\"^NVLS,NVLSTree\",nccl_proto=null\n";
+// json's "nccl_algo" / "nccl_proto" fields (null for the one not set).
+std::string nccl_lists_csv_line(const std::string& algo, const std::string& proto);
+void add_nccl_lists_json(nlohmann::json& j, const std::string& algo, const std::string& proto);
 
 }  // namespace twinccl::cli

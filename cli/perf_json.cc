@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "nccl_list_flags.h"
 #include "perf_measure.h"
 #include "perf_p2p.h"
 #include "perf_table.h"
@@ -22,6 +23,7 @@ std::string wrong_text(const Measurement& m) { return m.wrong ? std::to_string(*
 }  // namespace
 
 void print_csv(std::ostream& out, const PerfReport& report) {
+  out << nccl_lists_csv_line(report.nccl_algo, report.nccl_proto);
   out << "collective,size_bytes,count,type,redop,root,algorithm,protocol,oop_time_us,oop_algbw_"
          "gbps,oop_busbw_gbps,"
          "oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong,predicted_time_us,predicted_"
@@ -43,6 +45,7 @@ void print_json(std::ostream& out, const PerfReport& report) {
   nlohmann::json j;
   j["title"] = report.title;
   j["header"] = report.header_lines;
+  add_nccl_lists_json(j, report.nccl_algo, report.nccl_proto);
   j["rows"] = nlohmann::json::array();
   auto measurement = [](const Measurement& m) {
     nlohmann::json x{

@@ -236,6 +236,8 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
              : "time: the simulator's prediction (the same for out-of-place and in-place); "
                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
   if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note(o.collectives));
+  report.nccl_algo = o.nccl_lists.algo;
+  report.nccl_proto = o.nccl_lists.proto;
   report.header_lines.push_back(
       o.check
           ? fmt::format(

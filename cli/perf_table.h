@@ -67,6 +67,9 @@ struct PerfReport {
   int nranks = 0;
   std::vector<PerfRow> rows;
   std::string footer;  // printed after the tables (busiest links, trace file)
+  // --algo / --proto read as NCCL_ALGO / NCCL_PROTO (sim), whole; "" = none: csv's leading
+  // "# nccl_algo=...,nccl_proto=..." line and json's "nccl_algo" / "nccl_proto" fields.
+  std::string nccl_algo, nccl_proto;
 };
 
 // nccl-tests' names: "float", "half", "bfloat16", "f8e4m3"...; "mulsum" for premul_sum;

@@ -67,6 +67,8 @@ WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
   s.subject = fmt::format("{} {}", name(kind), name(dtype));
   s.fidelity = o.fidelity.empty() ? "analytic" : o.fidelity;
   s.restriction = lists.note({kind});
+  s.nccl_algo = lists.algo;
+  s.nccl_proto = lists.proto;
   for (const LoadedTopology& t : topologies) {
     const int gpus = t.topology.gpu_count();
     if (o.ranks > gpus) {

@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "flag_values.h"
+#include "nccl_list_flags.h"
 #include "twinccl/utf8_text.h"
 
 namespace twinccl::cli {
@@ -107,6 +108,7 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
 }
 
 void print_whatif_csv(std::ostream& out, const WhatifStudy& s) {
+  out << nccl_lists_csv_line(s.nccl_algo, s.nccl_proto);
   out << (s.replay ? "variant,label,topology,gpus,time_us,comm_us,exposed_us,ratio_to_first,"
                      "busiest_link\n"
                    : "variant,label,topology,gpus,size_bytes,bytes,time_us,algbw_gbps,busbw_gbps,"
@@ -136,6 +138,7 @@ void print_whatif_json(std::ostream& out, const WhatifStudy& s) {
   j["subject"] = s.subject;
   j["fidelity"] = s.fidelity;
   if (!s.restriction.empty()) j["restriction"] = s.restriction;
+  add_nccl_lists_json(j, s.nccl_algo, s.nccl_proto);
   j["variants"] = nlohmann::json::array();
   for (const WhatifVariant& x : s.variants) {
     j["variants"].push_back(

@@ -43,6 +43,7 @@ struct WhatifStudy {
   std::string fidelity;
   // "NCCL_ALGO=^NVLS (from --algo): ..." when --algo/--proto gave NCCL's syntax; "" = none.
   std::string restriction;
+  std::string nccl_algo, nccl_proto;  // those values whole (csv's "# nccl_algo=" line, json)
   std::vector<WhatifVariant> variants;
   std::vector<WhatifRow> rows;  // sweep: one per size; replay: one row
 };

@@ -134,3 +134,24 @@ TEST_CASE("the environment note advises the option that means the variable, shel
   CHECK(replay.out.find("--algo '^NVLS'") == std::string::npos);
   CHECK(replay.out.find("cannot apply the list") != std::string::npos);
 }
+
+TEST_CASE("csv and json carry the lists whole, machine-readable", "[cli][nccl_lists]") {
+  const std::string algo = "--algo '^NVLS,NVLSTree'";
+  const auto csv = run_cli(perf_on("aws-p5-2") + algo + " --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.rfind("# nccl_algo=\"^NVLS,NVLSTree\",nccl_proto=null\ncollective,", 0) == 0);
+  const auto plain = run_cli(perf_on("aws-p5-2") + "--format csv");
+  CHECK(plain.out.rfind("collective,", 0) == 0);  // unchanged without lists
+  std::string long_value = "^";                   // all but LL128, 301 characters: not cut
+  for (int i = 0; i < 50; ++i) long_value += "LL128,";
+  const auto json = run_cli(perf_on("aws-p5-2") + "--proto '" + long_value + "' --format json");
+  REQUIRE(json.exit_code == 0);
+  CHECK(json.out.find("\"nccl_proto\": \"" + long_value + "\"") != std::string::npos);
+  CHECK(json.out.find("\"nccl_algo\": null") != std::string::npos);
+  const std::string whatif = "whatif all_reduce --topology aws-p5-2 -b 2M -e 2M " + algo;
+  const auto wcsv = run_cli(whatif + " --format csv");
+  REQUIRE(wcsv.exit_code == 0);
+  CHECK(wcsv.out.rfind("# nccl_algo=\"^NVLS,NVLSTree\",nccl_proto=null\nvariant,", 0) == 0);
+  const auto wjson = run_cli(whatif + " --format json");
+  CHECK(wjson.out.find("\"nccl_algo\": \"^NVLS,NVLSTree\"") != std::string::npos);
+}
