@@ -213,6 +213,33 @@ std::string unapplied_environment_note(const std::string& algorithm, const std::
       set, one ? "is" : "are", advice);
 }
 
+std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request& forced,
+                                     const sim::Prediction& chosen) {
+  if ((forced.algorithm.empty() && !forced.protocol) || !nccl_tunes(forced.spec.kind) ||
+      !chosen.one_rank.empty())
+    return "";
+  try {  // halving_doubling, hierarchical ...: not NCCL's, NCCL_ALGO cannot name them
+    (void)sim::nccl_algo_list(chosen.algorithm, std::string(name(forced.spec.kind)), "");
+  } catch (const ConfigError&) {
+    return "";
+  }
+  sim::Request listed = forced;  // the same pair as NCCL's lists: NCCL's exclusions apply
+  listed.algorithm.clear();
+  listed.protocol.reset();
+  listed.allowed_algorithms = {chosen.algorithm};
+  listed.allowed_protocols = {chosen.protocol};
+  try {
+    (void)sim::predict(tuner, listed);
+    return "";
+  } catch (const InvalidArgument&) {
+    return fmt::format(
+        "{}/{} for {} is forced by twinccl's exact name{}: NCCL's own choice never takes it on "
+        "this machine (NCCL_ALGO / NCCL_PROTO set to it would leave no pair)",
+        chosen.algorithm, sim::name(chosen.protocol), name(forced.spec.kind),
+        !forced.algorithm.empty() && forced.protocol ? "s" : "");
+  }
+}
+
 // "# nccl_algo=\"^NVLS\",nccl_proto=null": the lists a prediction was restricted to, whole (JSON
 // strings: any character survives), first line of a CSV; nothing when none.
 std::string nccl_lists_csv_line(const std::string& algo, const std::string& proto) {

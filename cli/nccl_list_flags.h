@@ -24,6 +24,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/operation.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/sim/tuner.h"
 
 namespace twinccl::cli {
 
@@ -82,6 +83,13 @@ std::string forced_nccl_name(const std::string& value, const std::string& flag, 
 // 'll'); for a `replay` (which forces one name) a single name only, a list being refused there.
 std::string unapplied_environment_note(const std::string& algorithm, const std::string& protocol,
                                        bool replay = false);
+
+// A header line when `forced` (a request whose --algo / --proto gave twinccl's exact names) ran a
+// pair NCCL's own choice never takes there (LL128 on MI300X, LL on GCP's Simple-only profile,
+// tree/Simple in one MI300X node): that pair given as NCCL_ALGO / NCCL_PROTO lists, as NCCL would
+// rank it, leaves nothing. `chosen` is the prediction made; "" when NCCL could choose it.
+std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request& forced,
+                                     const sim::Prediction& chosen);
 
 // The lists a prediction was restricted to, whole (JSON strings: no character is lost or
 // truncated), for machine-read output; both give nothing when neither is set:

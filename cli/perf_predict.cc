@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -252,6 +253,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   // A prediction depends on the data type only through its size and on the reduce op not at all:
   // -d all -o all predicts each (collective, element size, count) once.
   PredictionCache predicted;
+  std::set<std::tuple<OpKind, std::string, sim::Protocol>> forced_checked;  // pairs noted once
   const std::vector<RowSpec> rows = sweep_rows(o, n);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto [kind, dtype, op, count] = rows[i];
@@ -276,6 +278,11 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
       if (!r.unchecked[0]) wrong[0] = r.wrong[0];
       if (!r.unchecked[1]) wrong[1] = r.wrong[1];
       checked_with = r.algorithm;
+    }
+    if (forced_checked.insert(std::make_tuple(kind, p.algorithm, p.protocol)).second) {
+      const std::string note = forced_outside_nccl_note(o.selection->tuner(o.ranks),
+                                                        make_request(o, kind, dtype, count), p);
+      if (!note.empty()) report.header_lines.push_back(note);
     }
     report.rows.push_back(PerfRow{
         kind, bytes_for(kind, count, dtype, n), count, dtype, op, is_rooted(kind) ? o.root : -1,

@@ -42,6 +42,8 @@ TEST_CASE("exact names force; NCCL's spelling keeps NCCL's exclusions and is ref
   const auto forced = run_cli(perf_on("mi300x-8") + "--proto LL128");
   REQUIRE(forced.exit_code == 0);
   CHECK(first_pair(forced.out).find("LL128") != std::string::npos);
+  const std::string never = "forced by twinccl's exact name: NCCL's own choice never takes it";
+  CHECK(forced.out.find(never) != std::string::npos);  // a header line says so
   const auto ll128 = run_cli(perf_on("mi300x-8") + "--proto ll128");
   CHECK(ll128.exit_code != 0);  // before: the tuner's message alone, no option or value
   CHECK(ll128.out.find("--proto (or TWINCCL_PROTO) 'll128' (NCCL_PROTO=ll128): ") !=
@@ -49,7 +51,10 @@ TEST_CASE("exact names force; NCCL's spelling keeps NCCL's exclusions and is ref
   CHECK(ll128.out.find("no LL128 on gfx942") != std::string::npos);
   CHECK(ll128.out.find("--proto LL128") != std::string::npos);
   // One MI300X node: RCCL's table never picks tree/Simple; forced, it runs.
-  REQUIRE(run_cli(perf_on("mi300x-8") + "--algo tree --proto Simple").exit_code == 0);
+  const auto tree_simple = run_cli(perf_on("mi300x-8") + "--algo tree --proto Simple");
+  REQUIRE(tree_simple.exit_code == 0);
+  CHECK(tree_simple.out.find("tree/Simple for all_reduce is forced by twinccl's exact names") !=
+        std::string::npos);
   const auto tree = run_cli(perf_on("mi300x-8") + "--algo tree --proto simple");
   CHECK(tree.exit_code != 0);
   CHECK(tree.out.find("'simple' (NCCL_PROTO=simple): ") != std::string::npos);
@@ -58,6 +63,10 @@ TEST_CASE("exact names force; NCCL's spelling keeps NCCL's exclusions and is ref
   const auto ll = run_cli(perf_on("gcp-a3mega-2") + "--proto LL");
   REQUIRE(ll.exit_code == 0);
   CHECK(first_pair(ll.out).find("/LL") != std::string::npos);
+  CHECK(ll.out.find(never) != std::string::npos);
+  const auto ring = run_cli(perf_on("aws-p5-2") + "--algo ring --proto LL128");
+  REQUIRE(ring.exit_code == 0);
+  CHECK(ring.out.find("NCCL's own choice never") == std::string::npos);  // NCCL may take it
   const auto lower = run_cli(perf_on("gcp-a3mega-2") + "--proto ll");
   CHECK(lower.exit_code != 0);
   CHECK(lower.out.find("'ll' (NCCL_PROTO=ll): ") != std::string::npos);
