@@ -56,7 +56,8 @@ Lists read_lists(const NcclListFlags& l, OpKind kind, const std::string& twinccl
   const std::string collective(name(kind));
   Lists out;
   try {
-    if (!l.algo.empty()) out.algorithms = sim::nccl_algo_list(l.algo, collective, l.algo_flag);
+    if (!l.algo.empty())
+      out.algorithms = sim::nccl_algo_list(l.algo, collective, as_typed(l.algo_flag, l.algo));
   } catch (const ConfigError& e) {
     throw InvalidArgument(fmt::format("{}{}", e.what(),
                                       twinccl_names.empty()
@@ -64,7 +65,8 @@ Lists read_lists(const NcclListFlags& l, OpKind kind, const std::string& twinccl
                                           : "; or one twinccl name to force it: " + twinccl_names));
   }
   try {
-    if (!l.proto.empty()) out.protocols = sim::nccl_proto_list(l.proto, collective, l.proto_flag);
+    if (!l.proto.empty())
+      out.protocols = sim::nccl_proto_list(l.proto, collective, as_typed(l.proto_flag, l.proto));
   } catch (const ConfigError& e) {
     throw InvalidArgument(fmt::format("{}; or one of LL, LL128, Simple to force it", e.what()));
   }
