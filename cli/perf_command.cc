@@ -37,7 +37,10 @@ void check_algorithm_name(const std::string& algorithm, bool sim) {
   }
   throw InvalidArgument("--algo (or TWINCCL_ALGO) '" + shown(algorithm) +
                         "': unknown algorithm; valid: " + list +
-                        " (`twinccl algo` says which collectives have which)");
+                        " (`twinccl algo` says which collectives have which)" +
+                        (sim ? std::string()
+                             : "; NCCL_ALGO's syntax ('^NVLS', 'Ring,Tree') restricts the "
+                               "simulator's choice: --backend sim"));
 }
 
 // What nccl-tests prints about the run: -t/-g as given (else one thread driving every rank).
@@ -132,9 +135,13 @@ CLI::App* add_perf_command(CLI::App& app, PerfOptions& o) {
                        "preset or file for predictions (see `twinccl topo list`)"));
   add_xml_hint_flags(cmd, o.xml);
   add_topology_flags(cmd, o.edits);
-  last(cmd->add_option("--algo", o.algorithm, "force an algorithm (`--algo help` lists them)")
+  last(cmd->add_option("--algo", o.algorithm,
+                       "force an algorithm (`--algo help` lists them); sim: or NCCL_ALGO's "
+                       "syntax ('^NVLS', 'Ring,Tree') to restrict NCCL's choice")
            ->envname("TWINCCL_ALGO"));
-  last(cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple (sim)")
+  last(cmd->add_option("--proto", o.protocol,
+                       "force a protocol: LL, LL128, Simple; sim: or NCCL_PROTO's syntax "
+                       "('^LL128', 'simple') to restrict NCCL's choice")
            ->envname("TWINCCL_PROTO"));
   last(cmd->add_option("--fidelity", o.fidelity, "sim timing: analytic or flow")
            ->check(CLI::IsMember({"analytic", "flow"})));
@@ -212,7 +219,23 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
                           " ranks)");
   }
   (void)sweep_sizes(o);  // refuses bad or oversized sweeps before anything runs
-  if (!o.protocol.empty()) check_protocol_flag("--proto (or TWINCCL_PROTO)", o.protocol);
+  if (sim) {  // NCCL_ALGO / NCCL_PROTO syntax restricts the prediction (nccl_list_flags.h)
+    const std::string note = unapplied_environment_note(o.algorithm, o.protocol);
+    if (!note.empty()) std::cerr << note << "\n";
+    o.nccl_lists =
+        take_nccl_lists(o.algorithm, o.protocol, sim::selectable_algorithms(true), o.collectives,
+                        "--algo (or TWINCCL_ALGO)", "--proto (or TWINCCL_PROTO)");
+  }
+  if (!o.protocol.empty()) {
+    try {
+      check_protocol_flag("--proto (or TWINCCL_PROTO)", o.protocol);
+    } catch (const InvalidArgument& e) {
+      if (sim) throw;
+      throw InvalidArgument(std::string(e.what()) +
+                            "; NCCL_PROTO's syntax ('^LL128', 'LL,Simple') restricts the "
+                            "simulator's choice: --backend sim");
+    }
+  }
   check_algorithm_name(o.algorithm, sim);
   if (!o.algorithm.empty() && !sim) {  // the simulator checks where its names apply itself
     for (OpKind k : o.collectives) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nccl_list_flags.h"
 #include "topology_flags.h"
 #include "twinccl/data_type.h"
 #include "twinccl/operation.h"
@@ -52,6 +53,7 @@ struct PerfOptions {
   TopologyFlags edits;                // --set, --degrade, --fail: what-if edits of the topology
   std::string algorithm;              // --algo
   std::string protocol;               // --proto
+  NcclListFlags nccl_lists;           // --algo / --proto in NCCL_ALGO / NCCL_PROTO syntax (sim)
   std::string fidelity = "analytic";  // --fidelity analytic|flow
   std::string nccl_version;           // --nccl-version X.Y.Z: rank as that NCCL ("" = newest)
   std::string format = "table";       // --format table|json|csv

@@ -48,6 +48,7 @@ sim::Request make_request(const PerfOptions& o, OpKind kind, DataType dtype, std
   r.dtype = dtype;
   r.algorithm = o.algorithm;
   if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
+  restrict_request(r, o.nccl_lists);  // --algo / --proto in NCCL's syntax
   r.fidelity = sim::parse_fidelity(o.fidelity);
   r.gpus_per_thread = gpus_per_thread(o);
   r.nccl_version = sim::nccl_version_code(o.nccl_version);  // "" -> 0, the newest model
@@ -157,7 +158,9 @@ std::string compare_table(const PerfOptions& o, const topo::Topology& t, OpKind 
       "# which algorithm wins: {} {} on {} ({} model), time in us, fastest first{}\n", name(kind),
       name(dtype),
       (o.topology.empty() ? std::string("dgx-h100") : o.topology) + edits_text(o.edits), o.fidelity,
-      o.algorithm.empty() && o.protocol.empty() ? "" : " (only what --algo/--proto allow)");
+      o.algorithm.empty() && o.protocol.empty() && !o.nccl_lists.any()
+          ? ""
+          : " (only what --algo/--proto allow)");
   text += compare_legend();
   for (std::size_t bytes : sizes) {
     std::size_t count = count_for(kind, bytes, dtype, n);
@@ -231,6 +234,7 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
                "nothing in place, one_rank/scale = a scaling kernel (avg)"
              : "time: the simulator's prediction (the same for out-of-place and in-place); "
                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
+  if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note());
   report.header_lines.push_back(
       o.check
           ? fmt::format(

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 #include <ostream>
 
 #include "commands.h"
 #include "flag_values.h"
+#include "nccl_list_flags.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay.h"
@@ -28,7 +30,8 @@ CLI::App* add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
   cmd->add_option("--trace", o.timeline, "write a Perfetto timeline (JSON) of each replay");
   cmd->add_flag("--links", o.links, "print the busiest links of each topology");
   cmd->add_option("--algo", o.algorithm,
-                  "replay every collective with this algorithm where it exists");
+                  "replay every collective with this algorithm where it exists (or one "
+                  "NCCL name: Ring, NVLSTree, ...)");
   cmd->add_option("--proto", o.protocol,
                   "force a protocol where the algorithm runs it: LL, LL128 or Simple (default: the "
                   "tuner's choice)");
@@ -53,8 +56,13 @@ Replays replay_on_each(const std::string& trace_path, const std::vector<LoadedTo
   }
 }
 
-int run_replay_command(const ReplayCommandOptions& o, std::ostream& out) {
-  if (o.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
+int run_replay_command(const ReplayCommandOptions& given, std::ostream& out) {
+  if (given.topologies.empty()) throw InvalidArgument("replay needs at least one --topology");
+  const std::string env_note = unapplied_environment_note(given.algorithm, given.protocol);
+  if (!env_note.empty()) std::cerr << env_note << "\n";
+  ReplayCommandOptions o = given;  // one NCCL name ("Ring", "simple") as twinccl's
+  o.algorithm = forced_nccl_name(o.algorithm, "--algo", true);
+  o.protocol = forced_nccl_name(o.protocol, "--proto", false);
   if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   if (!o.timeline.empty()) check_output_path("--trace", o.timeline);  // before the replays
   std::vector<LoadedTopology> topologies;

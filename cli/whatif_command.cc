@@ -9,15 +9,18 @@
 // gnuplot drawing (whatif_plot.cc).
 #include <fmt/format.h>
 
+#include <iostream>
 #include <ostream>
 
 #include "commands.h"
 #include "flag_values.h"
+#include "nccl_list_flags.h"
 #include "output_file.h"
 #include "perf_measure.h"
 #include "perf_options.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/replay.h"
+#include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/limits.h"
 #include "whatif_report.h"
@@ -50,7 +53,8 @@ std::vector<std::size_t> whatif_sizes(const WhatifOptions& o) {
   return sweep_sizes(p);
 }
 
-WhatifStudy run_sweep(const WhatifOptions& o, const std::vector<LoadedTopology>& topologies) {
+WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
+                      const std::vector<LoadedTopology>& topologies) {
   const OpKind kind = whatif_collective(o.collective.empty() ? "all_reduce" : o.collective);
   DataType dtype = DataType::float32;
   try {
@@ -62,6 +66,7 @@ WhatifStudy run_sweep(const WhatifOptions& o, const std::vector<LoadedTopology>&
   WhatifStudy s;
   s.subject = fmt::format("{} {}", name(kind), name(dtype));
   s.fidelity = o.fidelity.empty() ? "analytic" : o.fidelity;
+  s.restriction = lists.note();
   for (const LoadedTopology& t : topologies) {
     const int gpus = t.topology.gpu_count();
     if (o.ranks > gpus) {
@@ -86,6 +91,7 @@ WhatifStudy run_sweep(const WhatifOptions& o, const std::vector<LoadedTopology>&
       r.dtype = dtype;
       r.algorithm = o.algorithm;
       if (!o.protocol.empty()) r.protocol = sim::parse_protocol(o.protocol);
+      restrict_request(r, lists);  // --algo / --proto in NCCL's syntax
       r.fidelity = sim::parse_fidelity(s.fidelity);
       const sim::Prediction p = sim::predict(topologies[v].topology, r);
       WhatifCell c;
@@ -160,8 +166,12 @@ CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& o) {
       ->check(CLI::Range(1, topo::limits::max_gpus));
   cmd->add_option("--fidelity", o.fidelity, "analytic (default) or flow")
       ->check(CLI::IsMember({"analytic", "flow"}));
-  cmd->add_option("--algo", o.algorithm, "force an algorithm (default: NCCL's rule)");
-  cmd->add_option("--proto", o.protocol, "force a protocol: LL, LL128, Simple");
+  cmd->add_option("--algo", o.algorithm,
+                  "force an algorithm (default: NCCL's rule), or NCCL_ALGO's syntax "
+                  "('^NVLS', 'Ring,Tree') to restrict NCCL's choice");
+  cmd->add_option("--proto", o.protocol,
+                  "force a protocol: LL, LL128, Simple, or NCCL_PROTO's syntax ('^LL128', "
+                  "'simple') to restrict NCCL's choice");
   cmd->add_option("--replay", o.replay, "replay this trace on each topology instead of a sweep");
   cmd->add_option("--format", o.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
@@ -172,7 +182,19 @@ CLI::App* add_whatif_command(CLI::App& app, WhatifOptions& o) {
   return cmd;
 }
 
-int run_whatif_command(const WhatifOptions& o, std::ostream& out) {
+int run_whatif_command(const WhatifOptions& given, std::ostream& out) {
+  const std::string env_note = unapplied_environment_note(given.algorithm, given.protocol);
+  if (!env_note.empty()) std::cerr << env_note << "\n";
+  WhatifOptions o = given;
+  NcclListFlags lists;  // a sweep: --algo / --proto in NCCL's syntax restrict NCCL's choice
+  if (o.replay.empty()) {
+    lists =
+        take_nccl_lists(o.algorithm, o.protocol, sim::selectable_algorithms(true),
+                        {whatif_collective(o.collective.empty() ? "all_reduce" : o.collective)});
+  } else {
+    o.algorithm = forced_nccl_name(o.algorithm, "--algo", true);
+    o.protocol = forced_nccl_name(o.protocol, "--proto", false);
+  }
   if (o.topologies.empty()) throw InvalidArgument("whatif needs at least one --topology");
   if (o.topologies.size() > kMaxVariants) {
     throw InvalidArgument(fmt::format("whatif compares at most {} topologies, got {}", kMaxVariants,
@@ -190,7 +212,8 @@ int run_whatif_command(const WhatifOptions& o, std::ostream& out) {
       topologies.back().label += edits_text(o.edits);
     }
   }
-  const WhatifStudy study = o.replay.empty() ? run_sweep(o, topologies) : run_replay(o, topologies);
+  const WhatifStudy study =
+      o.replay.empty() ? run_sweep(o, lists, topologies) : run_replay(o, topologies);
   if (o.format == "json") {
     print_whatif_json(out, study);
   } else if (o.format == "csv") {

@@ -76,6 +76,7 @@ void print_whatif_table(std::ostream& out, const WhatifStudy& s) {
   out << fmt::format(
       "# twinccl whatif: {}, {} model; time in us, busbw in GB/s, ratio = time / [1]'s time\n",
       s.subject, s.fidelity);
+  if (!s.restriction.empty()) out << "# " << s.restriction << "\n";
   print_legend(out, s);
   std::string head = fmt::format("{:>14}", "size (B)");
   std::string units = fmt::format("{:>14}", "");
@@ -134,6 +135,7 @@ void print_whatif_json(std::ostream& out, const WhatifStudy& s) {
   j["kind"] = s.replay ? "replay" : "sweep";
   j["subject"] = s.subject;
   j["fidelity"] = s.fidelity;
+  if (!s.restriction.empty()) j["restriction"] = s.restriction;
   j["variants"] = nlohmann::json::array();
   for (const WhatifVariant& x : s.variants) {
     j["variants"].push_back(

@@ -41,6 +41,8 @@ struct WhatifStudy {
   bool replay = false;  // false: a collective sweep
   std::string subject;  // "all_reduce float32" or the trace file
   std::string fidelity;
+  // "NCCL_ALGO=^NVLS (from --algo): ..." when --algo/--proto gave NCCL's syntax; "" = none.
+  std::string restriction;
   std::vector<WhatifVariant> variants;
   std::vector<WhatifRow> rows;  // sweep: one per size; replay: one row
 };

@@ -114,11 +114,11 @@ struct Selection {
   std::vector<bool> named;
   bool all_but = false;
 };
-std::optional<Selection> selected(std::string_view value, const NcclTestsTable& t,
+std::optional<Selection> selected(std::string_view value, const std::string& collective,
                                   const std::string& variable, const std::string& where,
                                   const std::vector<const char*>& names,
                                   const std::vector<const char*>& also) {
-  const std::optional<std::string_view> list = list_for(value, t.collective, variable, where);
+  const std::optional<std::string_view> list = list_for(value, collective, variable, where);
   if (!list) return std::nullopt;
   std::string_view items = *list;
   const bool all_but = !items.empty() && items.front() == '^';
@@ -142,16 +142,18 @@ std::optional<Selection> selected(std::string_view value, const NcclTestsTable& 
   for (std::size_t k = 0; k < named.size(); ++k) named[k] = named[k] != all_but;
   if (std::none_of(named.begin(), named.end(), [](bool b) { return b; })) {
     throw ConfigError(fmt::format("{}: {}='{}' leaves none for {}; NCCL knows {}", where, variable,
-                                  shown_value(value), t.collective, known));
+                                  shown_value(value), collective, known));
   }
   return Selection{std::move(named), all_but};
 }
 
-std::vector<std::string> parse_algorithms(std::string_view value, const NcclTestsTable& t,
-                                          const std::string& where) {
+}  // namespace
+
+std::vector<std::string> nccl_algo_list(std::string_view value, const std::string& collective,
+                                        const std::string& where) {
   std::vector<const char*> nccl, ours;
   for (const AlgoName& a : kAlgos) nccl.push_back(a.nccl), ours.push_back(a.ours);
-  const auto sel = selected(value, t, "NCCL_ALGO", where, nccl, ours);
+  const auto sel = selected(value, collective, "NCCL_ALGO", where, nccl, ours);
   std::vector<std::string> out;
   for (std::size_t i = 0; sel && i < sel->named.size(); ++i) {
     if (!sel->named[i]) continue;
@@ -166,22 +168,20 @@ std::vector<std::string> parse_algorithms(std::string_view value, const NcclTest
   }
   if (sel && out.empty()) {
     throw ConfigError(fmt::format("{}: NCCL_ALGO='{}' leaves no algorithm for {}; NCCL knows {}",
-                                  where, shown_value(value), t.collective, fmt::join(nccl, ", ")));
+                                  where, shown_value(value), collective, fmt::join(nccl, ", ")));
   }
   return out;
 }
 
-std::vector<Protocol> parse_protocols(std::string_view value, const NcclTestsTable& t,
+std::vector<Protocol> nccl_proto_list(std::string_view value, const std::string& collective,
                                       const std::string& where) {
   const Protocol all[] = {Protocol::ll, Protocol::ll128, Protocol::simple};
-  const auto sel = selected(value, t, "NCCL_PROTO", where, {"LL", "LL128", "Simple"}, {});
+  const auto sel = selected(value, collective, "NCCL_PROTO", where, {"LL", "LL128", "Simple"}, {});
   std::vector<Protocol> out;
   for (std::size_t i = 0; sel && i < sel->named.size(); ++i)
     if (sel->named[i]) out.push_back(all[i]);
   return out;
 }
-
-}  // namespace
 
 std::string LoggedChoice::label() const {
   if (!restricted()) return "NCCL's choice";
@@ -198,13 +198,13 @@ LoggedChoice logged_choice(const NcclTestsTable& table) {
   std::vector<std::string> from;
   if (!table.nccl_algo.empty()) {
     const std::string where = fmt::format("{} ({})", table.source, table.nccl_algo_from);
-    c.algorithms = parse_algorithms(table.nccl_algo, table, where);
+    c.algorithms = nccl_algo_list(table.nccl_algo, table.collective, where);
     from.push_back(
         fmt::format("NCCL_ALGO={} ({})", shown_value(table.nccl_algo), table.nccl_algo_from));
   }
   if (!table.nccl_proto.empty()) {
     const std::string where = fmt::format("{} ({})", table.source, table.nccl_proto_from);
-    c.protocols = parse_protocols(table.nccl_proto, table, where);
+    c.protocols = nccl_proto_list(table.nccl_proto, table.collective, where);
     from.push_back(
         fmt::format("NCCL_PROTO={} ({})", shown_value(table.nccl_proto), table.nccl_proto_from));
   }

@@ -199,9 +199,13 @@ TEST_CASE("whatif: a ratio to a missing first result is '-', not 0.00x", "[cli][
 }
 
 TEST_CASE("minor: one spelling of --proto, no internal names, bounded echoes", "[cli][outputs]") {
-  // Before: whatif accepted "ll" while perf refused it.
-  require_one_line(run_cli("whatif -t dgx-h100 -b 1M -e 1M --proto ll"), 2,
-                   {"--proto 'll'", "LL, LL128, Simple"});
+  // Before: whatif accepted "ll" while perf refused it. Both now read a value that is not
+  // twinccl's LL, LL128 or Simple as NCCL_PROTO (NCCL compares names without case), and refuse
+  // a name NCCL does not know alike.
+  require_one_line(run_cli("whatif -t dgx-h100 -b 1M -e 1M --proto ll9"), 2,
+                   {"--proto", "'ll9'", "LL, LL128, Simple"});
+  require_one_line(run_cli("perf all_reduce -c 0 -b 1M -e 1M --proto ll9"), 2,
+                   {"--proto", "'ll9'", "LL, LL128, Simple"});
   // Before: whatif's "-d bool" said "parse_data_type: unknown data type".
   const CliResult d = run_cli("whatif -t dgx-h100 -b 1M -e 1M -d bool");
   INFO(d.out);

@@ -37,6 +37,16 @@ struct LoggedChoice {
 // algorithm for, and CollNet (the model has no CollNet: measure without it).
 LoggedChoice logged_choice(const NcclTestsTable& table);
 
+// One variable's value read as logged_choice reads a log's, for `collective` (twinccl's name,
+// "all_reduce", or NCCL's): the twinccl algorithms / protocols NCCL_ALGO=`value` /
+// NCCL_PROTO=`value` leave it ({} = the value names no list for it: all). Every ConfigError
+// message starts with `where` (a log line, or the command-line option that gave the value).
+//   nccl_algo_list("^NVLS,NVLSTree", "all_reduce", "--algo")  // {tree, ring, pat}
+std::vector<std::string> nccl_algo_list(std::string_view value, const std::string& collective,
+                                        const std::string& where);
+std::vector<Protocol> nccl_proto_list(std::string_view value, const std::string& collective,
+                                      const std::string& where);
+
 // The prediction of `request` (nothing forced in it) under `choice`: the tuner's choice where
 // nothing is restricted; one algorithm and one protocol forced; otherwise the pair NCCL's ranking
 // (Prediction::rank_us) puts first among the allowed ones. Throws ConfigError naming the log

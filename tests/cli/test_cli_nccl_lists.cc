@@ -1,0 +1,164 @@
+// --algo / --proto in NCCL's own syntax (cli/nccl_list_flags.h): a value as a cluster's
+// NCCL_ALGO / NCCL_PROTO has it ("^LL128", "Ring,Tree", "simple") restricts NCCL's ranking in
+// perf --backend sim and whatif, as the variable does; one twinccl name still forces it.
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_runner.h"
+
+using twinccl_test::fields;
+using twinccl_test::run_cli;
+
+namespace {
+
+// A size where NCCL's own choice on aws-p5-2 (2 x 8 H100 over EFA) is an LL128 pair.
+const std::string kPerf = "perf all_reduce --backend sim --topology aws-p5-2 -c 0 -b 2M -e 2M ";
+
+// The first table row's fields (size, count, ..., algorithm/protocol last), {} when none.
+std::vector<std::string> first_row(const std::string& out) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> w = fields(line);
+    if (!w.empty() && line[0] != '#' && std::isdigit(static_cast<unsigned char>(w[0][0]))) return w;
+  }
+  return {};
+}
+
+// The compare table's "pair time" entries of its one size line ("ring/LL128" -> "123.4"), and
+// in `marked` the pair whose time has the tuner's mark.
+std::vector<std::pair<std::string, std::string>> compare_pairs(const std::string& out,
+                                                               std::string& marked) {
+  std::istringstream in(out);
+  bool compare = false;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("which algorithm wins") != std::string::npos) compare = true;
+    const std::vector<std::string> w = fields(line);
+    if (!compare || w.empty() || line[0] == '#' ||
+        !std::isdigit(static_cast<unsigned char>(w[0][0])))
+      continue;
+    for (std::size_t i = 1; i + 1 < w.size(); ++i) {
+      if (w[i].find('/') == std::string::npos) continue;
+      std::string time = w[i + 1];  // "85.5*": the tuner's choice
+      if (!time.empty() && time.back() == '*') time.pop_back(), marked = w[i];
+      pairs.emplace_back(w[i], time);
+    }
+    break;
+  }
+  return pairs;
+}
+
+}  // namespace
+
+TEST_CASE("perf --proto ^LL128 takes NCCL's next choice, as NCCL_PROTO=^LL128 does",
+          "[cli][nccl_lists]") {
+  const auto all = run_cli(kPerf + "--compare");
+  REQUIRE(all.exit_code == 0);
+  const std::vector<std::string> chosen = first_row(all.out);
+  REQUIRE(!chosen.empty());
+  REQUIRE(chosen.back().find("LL128") != std::string::npos);  // the case this test is about
+  std::string marked_all;
+  const auto pairs = compare_pairs(all.out, marked_all);
+  REQUIRE(marked_all == chosen.back());
+
+  const auto r = run_cli(kPerf + "--proto '^LL128' --compare");
+  REQUIRE(r.exit_code == 0);  // before: "unknown protocol; valid: LL, LL128, Simple"
+  CHECK(r.out.find("NCCL_PROTO=^LL128 (from --proto)") != std::string::npos);
+  const std::vector<std::string> row = first_row(r.out);
+  REQUIRE(!row.empty());
+  const std::string pair = row.back();
+  CHECK(pair.find("LL128") == std::string::npos);
+  // The restricted table lists no LL128 pair and marks the row perf reports.
+  std::string marked;
+  for (const auto& [p, t] : compare_pairs(r.out, marked))
+    CHECK(p.find("LL128") == std::string::npos);
+  CHECK(marked == pair);
+  // Its time is that pair's in the unrestricted table: what NCCL's next-ranked pair runs at.
+  bool timed = false;
+  for (const auto& [p, t] : pairs) {
+    if (p != pair) continue;
+    timed = true;
+    CHECK(std::stod(row[5]) == Approx(std::stod(t)).margin(0.051));  // 85.52 vs 85.5
+  }
+  CHECK(timed);
+}
+
+TEST_CASE("one NCCL name is the same prediction as twinccl's name", "[cli][nccl_lists]") {
+  const auto forced = run_cli(kPerf + "--algo ring");
+  const auto nccl = run_cli(kPerf + "--algo Ring");
+  REQUIRE(forced.exit_code == 0);
+  REQUIRE(nccl.exit_code == 0);
+  CHECK(first_row(nccl.out) == first_row(forced.out));
+  CHECK(nccl.out.find("NCCL_ALGO=Ring (from --algo)") != std::string::npos);
+  // NCCL_PROTO as AWS's images write it ("simple") ranks what a forced Simple ranks on H100.
+  const auto simple = run_cli(kPerf + "--proto Simple");
+  const auto lower = run_cli(kPerf + "--proto simple");
+  REQUIRE(lower.exit_code == 0);
+  CHECK(first_row(lower.out) == first_row(simple.out));
+}
+
+TEST_CASE("NCCL_ALGO lists and per-collective lists leave NCCL the choice among them",
+          "[cli][nccl_lists]") {
+  for (const char* algo :
+       {"'Ring,Tree'", "'^NVLS,NVLSTree'", "'allreduce:tree,ring;allgather:ring'"}) {
+    CAPTURE(algo);
+    const auto r = run_cli(kPerf + "-b 8 -e 1G -f 64 --algo " + algo);
+    REQUIRE(r.exit_code == 0);
+    std::istringstream in(r.out);
+    int rows = 0;
+    for (std::string line; std::getline(in, line);) {
+      const std::vector<std::string> w = fields(line);
+      if (w.empty() || line[0] == '#' || !std::isdigit(static_cast<unsigned char>(w[0][0])))
+        continue;
+      ++rows;
+      const std::string a = w.back().substr(0, w.back().find('/'));
+      CHECK((a == "ring" || a == "tree"));
+    }
+    CHECK(rows >= 4);
+  }
+}
+
+TEST_CASE("bad NCCL_ALGO / NCCL_PROTO values are typed errors naming the option",
+          "[cli][nccl_lists]") {
+  const auto unknown = run_cli(kPerf + "--algo 'Ring,Rnig'");
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.out.find("--algo") != std::string::npos);
+  CHECK(unknown.out.find("Rnig") != std::string::npos);
+  CHECK(unknown.out.find("NCCL knows Tree, Ring") != std::string::npos);
+  CHECK(unknown.out.find("nvls_tree") != std::string::npos);  // twinccl's names too
+  const auto none = run_cli(kPerf + "--proto '^LL,LL128,Simple'");
+  CHECK(none.exit_code != 0);
+  CHECK(none.out.find("--proto") != std::string::npos);
+  CHECK(none.out.find("leaves none") != std::string::npos);
+  const auto collnet = run_cli(kPerf + "--algo CollNetDirect");
+  CHECK(collnet.exit_code != 0);
+  CHECK(collnet.out.find("CollNet") != std::string::npos);
+  CHECK(collnet.out.find("no cost") != std::string::npos);
+  // A replay forces one algorithm on every collective: a list is refused, one NCCL name taken.
+  const std::string trace = std::string(TWINCCL_SOURCE_DIR) + "/README.md";
+  const auto replay = run_cli("replay " + trace + " --topology dgx-h100 --algo 'Ring,Tree'");
+  CHECK(replay.exit_code != 0);
+  CHECK(replay.out.find("restrict a sweep's prediction only") != std::string::npos);
+}
+
+TEST_CASE("whatif takes NCCL's syntax and says so", "[cli][nccl_lists]") {
+  const auto r =
+      run_cli("whatif all_reduce --topology aws-p5-2 -b 2M -e 2M --proto '^LL128' --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("NCCL_PROTO=^LL128 (from --proto)") != std::string::npos);
+  CHECK(r.out.find("\"LL128\"") == std::string::npos);
+}
+
+TEST_CASE("NCCL_ALGO / NCCL_PROTO in the environment are not applied, and a note says so",
+          "[cli][nccl_lists]") {
+  const auto plain = run_cli(kPerf, "env -u NCCL_ALGO -u NCCL_PROTO");
+  const auto env = run_cli(kPerf, "env -u NCCL_ALGO NCCL_PROTO='^LL128'");
+  REQUIRE(env.exit_code == 0);
+  CHECK(env.out.find("NCCL_PROTO=^LL128 set in this environment is NOT applied") !=
+        std::string::npos);
+  CHECK(env.out.find("--proto '^LL128'") != std::string::npos);
+  CHECK(first_row(env.out) == first_row(plain.out));
+  CHECK(plain.out.find("NOT applied") == std::string::npos);
+}
