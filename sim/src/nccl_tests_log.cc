@@ -127,7 +127,8 @@ struct Reader {
     }
     devices[static_cast<int>(*rank)] = std::string(*(on + 1));
     if (hints.gpu_name.empty()) {  // "device 0 [0x07] NVIDIA A100-SXM4-80GB": after the bus id
-      auto name = on + 4;
+      // "device" was found before the end; its number and the bus id may be missing.
+      auto name = t.end() - on > 4 ? on + 4 : t.end();
       if (name != t.end() && name->front() == '[') ++name;
       for (; name != t.end() && hints.gpu_name.size() < 80; ++name)
         hints.gpu_name += (hints.gpu_name.empty() ? "" : " ") + nccl_tests::shown(*name, 40);
