@@ -218,7 +218,7 @@ TEST_CASE("a row's size is checked against its count as the table's collective p
   CHECK_NOTHROW(check_row_size(t, row));
 }
 
-TEST_CASE("a device line that ends at 'device' reads without a GPU name; the next line names it",
+TEST_CASE("a device line that ends at 'device' reads without a GPU name, the next line gives it",
           "[nccl_tests_log][hostile]") {
   // Read past the line's last word once (fuzz_nccl_tests_log found it): the GPU name is the
   // words after the device number and bus id, which a cut line lacks.
