@@ -58,7 +58,7 @@ void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t,
         "{}: the log ran {} ranks on {} node(s), but the first {} GPUs of --topology {} span {} "
         "node(s); use {} (or --nodes if the log's device block is wrong){}",
         where, log.ranks, log.nodes, log.ranks, topo_name, nodes, preset_for(log.ranks, log.nodes),
-        sim::nvlink_domain_hint(log.nodes, nodes)));
+        sim::nvlink_domain_hint(log, nodes)));
   }
   if (!log.kind) {
     throw ConfigError(where + ": " + log.collective +

@@ -69,7 +69,7 @@ CalibrationRows calibration_rows(const topo::Topology& topology,
           "'{}' span {} node(s); use a topology whose first {} GPUs span {} (or --nodes if the "
           "log's device block is wrong){}",
           table.source, table.ranks, table.nodes, table.ranks, topology.name(), spanned,
-          table.ranks, table.nodes, nvlink_domain_hint(table.nodes, spanned)));
+          table.ranks, table.nodes, nvlink_domain_hint(table, spanned)));
     }
     rows_given += table.rows.size();
     if (rows_given > kMaxCalibrationRows) {

@@ -94,6 +94,7 @@ struct Reader {
     devices.clear();
     device_lines.clear();
     hints.devices_truncated = false;
+    hints.gpu_name.clear();
     in_device_block = false;
     devices_ended = false;
   }
@@ -125,6 +126,13 @@ struct Reader {
            line);
     }
     devices[static_cast<int>(*rank)] = std::string(*(on + 1));
+    if (hints.gpu_name.empty()) {  // "device 0 [0x07] NVIDIA A100-SXM4-80GB": after the bus id
+      // "device" was found before the end; its number and the bus id may be missing.
+      auto name = t.end() - on > 4 ? on + 4 : t.end();
+      if (name != t.end() && name->front() == '[') ++name;
+      for (; name != t.end() && hints.gpu_name.size() < 80; ++name)
+        hints.gpu_name += (hints.gpu_name.empty() ? "" : " ") + nccl_tests::shown(*name, 40);
+    }
     return true;
   }
 
@@ -187,13 +195,17 @@ struct Reader {
     }
   }
 
-  bool fits(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) const {
+  // Whether a row no line break ended has all of the layout's fields: cut after its out-of-place
+  // block it would read as a row whose out-of-place block was blank (its out-of-place numbers as
+  // in-place), so a cut row is read only whole.
+  bool whole(const std::vector<std::string_view>& tokens, int line_no,
+             std::string_view line) const {
     try {
-      nccl_tests::read_row(tokens, layout, layout_line, source, line_no, line);
+      return nccl_tests::read_row(tokens, layout, layout_line, source, line_no, line)
+          .out_of_place.has_value();
     } catch (const ConfigError&) {
       return false;
     }
-    return true;
   }
 
   void row(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) {
@@ -241,10 +253,10 @@ struct Reader {
       return v.find_first_not_of("0123456789") == std::string_view::npos;
     };
     if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
-      if (!ended && !fits(t, line_no, raw)) {  // the run stopped (or the log was cut) mid-row
+      if (!ended && !whole(t, line_no, raw)) {  // the run stopped (or the log was cut) mid-row
         skip(line_no,
              "the output ends in the middle of this row (the run stopped, or the log "
-             "was cut there): no time to read");
+             "was cut there): not all of its columns were printed, none is read");
         return;
       }
       row(t, line_no, raw);
@@ -288,7 +300,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
                        line);
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.add(line, line_no);
+    lines.add(line, line_no, end < text.size());  // the last line without '\n' is not ended
     begin = end + 1;
   }
   lines.finish();

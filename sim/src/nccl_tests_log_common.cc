@@ -218,6 +218,7 @@ void finish_table(NcclTestsTable& table, const TableHints& hints,
                   const NcclTestsParseOptions& options) {
   table.devices_truncated = hints.devices_truncated;
   table.gpus_per_thread = hints.gpus_per_thread;
+  table.gpu_name = hints.gpu_name;
   table.ranks =
       options.ranks > 0 ? options.ranks : (hints.devices_truncated ? 0 : hints.device_ranks);
   table.nodes =

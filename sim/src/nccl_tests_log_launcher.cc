@@ -15,7 +15,11 @@
 //
 // Each tag starts a piece of its rank's stream; a line break ends the line of the stream whose
 // piece it follows. Every stream keeps its unfinished line until its own line break comes, so
-// the two lines above give rank 7's INFO line and rank 0's whole row. Only the exact tag is taken
+// the two lines above give rank 7's INFO line and rank 0's whole row. A line a rank never ended
+// (its run failed mid-row) is handed on as not ended when that rank next writes a '#' line
+// (nccl-tests writes none inside a row), when any rank starts a run ("# nThread", "# Collective
+// test starting", "# nccl-tests version": the dead row belongs to the run before) and at the end
+// of the log, whose last line is not ended without its line break. Only the exact tag is taken
 // out: '[' digits ',' digits "]<stdout>:" (or <stderr>, <stddiag>), SageMaker's
 // "[1,mpirank:0,algo-1]<stdout>:", with the date `--timestamp-output` puts before it; nothing
 // else. srun's `--label` prefix (" 0: ") is dropped at the start of a line, as is the indentation
@@ -24,6 +28,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <optional>
 
 #include "nccl_tests_log_parts.h"
 
@@ -114,23 +120,49 @@ std::string_view strip_launcher_prefix(std::string_view line) {
   return line;
 }
 
+// A piece of a write that is a '#' header line.
+bool header(std::string_view piece) {
+  const std::size_t at = piece.find_first_not_of(" \t");
+  return at != std::string_view::npos && piece[at] == '#';
+}
+
 }  // namespace
 
-void LauncherLines::add(std::string_view physical, int line_no) {
+// Whether a line (or a write's piece) is a header nccl-tests prints only at the start of a run.
+bool LauncherLines::starts_run(std::string_view piece) {
+  std::size_t at = piece.find_first_not_of(" \t");
+  if (at == std::string_view::npos || piece[at] != '#') return false;
+  at = piece.find_first_not_of(" \t", at + 1);
+  if (at == std::string_view::npos) return false;
+  const std::string_view body = piece.substr(at);
+  for (std::string_view run : {"nThread", "Collective test starting", "nccl-tests version"}) {
+    if (body.substr(0, run.size()) == run) return true;
+  }
+  return false;
+}
+
+void LauncherLines::add(std::string_view physical, int line_no, bool broken) {
   Tag tag = next_tag(physical, 0);
   if (tag.at == std::string_view::npos) {  // untagged: a line of its own
-    emit_(strip_launcher_prefix(physical), line_no, true);
+    const std::string_view line = strip_launcher_prefix(physical);
+    if (starts_run(line) || !broken) end_unfinished();
+    emit_(line, line_no, broken);
     return;
   }
   // Text before the first tag: mpirun's own (untagged) output, or a document's indentation.
   const std::string_view before = physical.substr(0, tag.at);
   if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no, true);
-  auto last = partial_.end();
+  std::string_view last;  // the stream that wrote last
   while (tag.at != std::string_view::npos) {
     const std::size_t begin = tag.at + tag.length;
     const Tag next = next_tag(physical, begin);
     const std::string_view piece = physical.substr(
         begin, (next.at == std::string_view::npos ? physical.size() : next.at) - begin);
+    if (starts_run(piece)) {
+      end_unfinished();  // a new run: every rank's unfinished line belongs to the one before
+    } else if (header(piece)) {
+      end_unfinished(tag.stream);  // nccl-tests writes a '#' line whole, never inside a row
+    }
     auto found = partial_.find(tag.stream);
     if (found == partial_.end()) {
       // A real log leaves a few ranks' lines unfinished at once (rank 0's row between writes);
@@ -150,24 +182,33 @@ void LauncherLines::add(std::string_view physical, int line_no) {
                        std::string(tag.stream), p.first_line, line_no, kNcclTestsMaxLineBytes));
     }
     p.text.append(piece);
-    last = found;
+    last = tag.stream;
     tag = next;
   }
+  // No line break (the log's last line, cut): every line stays unfinished until finish().
+  if (!broken) return;
   // The line break ends the line of the stream that wrote last; the others stay unfinished.
-  const Partial ended = std::move(last->second);
-  partial_.erase(last);
+  const auto found = partial_.find(last);
+  if (found == partial_.end()) return;  // cannot happen: the last piece's stream was just written
+  const Partial ended = std::move(found->second);
+  partial_.erase(found);
   emit_(ended.text, ended.first_line, true);
 }
 
-void LauncherLines::finish() {
+void LauncherLines::end_unfinished(std::optional<std::string_view> stream) {
+  // One stream's by a look-up: a log of '#' writes on many unfinished streams stays linear.
+  const auto first = stream ? partial_.find(*stream) : partial_.begin();
+  const auto last = stream ? (first == partial_.end() ? first : std::next(first)) : partial_.end();
   std::vector<std::pair<int, std::string>> left;
-  for (auto& [tag, p] : partial_) {
-    if (p.text.find_first_not_of(" \t") != std::string::npos)
-      left.emplace_back(p.first_line, std::move(p.text));
+  for (auto it = first; it != last; ++it) {
+    if (it->second.text.find_first_not_of(" \t") != std::string::npos)
+      left.emplace_back(it->second.first_line, std::move(it->second.text));
   }
-  partial_.clear();
+  partial_.erase(first, last);
   std::sort(left.begin(), left.end());
   for (const auto& [line_no, text] : left) emit_(text, line_no, false);
 }
+
+void LauncherLines::finish() { end_unfinished(); }
 
 }  // namespace twinccl::sim::nccl_tests

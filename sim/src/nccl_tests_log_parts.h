@@ -46,6 +46,7 @@ struct TableHints {
   int device_nodes = 0;                       // distinct hostnames
   bool devices_truncated = false;
   int gpus_per_thread = 0;  // "nGpus G" of the "# nThread" line, 0 = none
+  std::string gpu_name;     // the device block's first GPU ("NVIDIA GB300"), "" = none
 };
 
 // Applies the options, fills ranks, nodes, dtype and the collective (options, start line,
@@ -91,17 +92,24 @@ std::vector<std::string_view> split(std::string_view line);
 // "[1,0]<stdout>:" tags taken out wherever a write put them, a rank's line split by another
 // rank's write joined again, srun's " 0: " label dropped. Feed it the log's lines in order, then
 // finish(); `emit` gets each line with the log line it started on and whether a line break ended
-// it (false: a rank's last write, left unfinished when its output stopped); a line longer than
-// kNcclTestsMaxLineBytes throws ConfigError.
+// it (false: a rank's write left unfinished when its output stopped: ended when the same rank
+// writes a '#' header, when any rank starts a new run, or at the end of the log); a line longer
+// than kNcclTestsMaxLineBytes throws ConfigError.
 class LauncherLines {
  public:
   static constexpr std::size_t kMaxUnfinishedLines = 4096;  // streams mid-line at once
   using Emit = std::function<void(std::string_view text, int line_no, bool ended)>;
   LauncherLines(std::string_view source, Emit emit) : source_(source), emit_(std::move(emit)) {}
-  void add(std::string_view physical_line, int line_no);
+  // `broken`: whether a line break ended the physical line (false for a log's cut last line).
+  void add(std::string_view physical_line, int line_no, bool broken = true);
   void finish();  // the lines no line break ended (a log cut off mid-row)
+  // "# nThread ...", "# Collective test starting: ...", "# nccl-tests version ...".
+  static bool starts_run(std::string_view piece);
 
  private:
+  // Emits the unfinished lines (of `stream` only, or all) in the order they started, not ended.
+  void end_unfinished(std::optional<std::string_view> stream = std::nullopt);
+
   struct Partial {
     std::string text;
     int first_line = 0;

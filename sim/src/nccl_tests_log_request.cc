@@ -78,8 +78,12 @@ int nodes_spanned(const topo::Topology& topology, int ranks) {
   return static_cast<int>(nodes.size());
 }
 
-std::string nvlink_domain_hint(int log_nodes, int spanned) {
-  if (spanned <= 0 || spanned >= log_nodes) return "";
+std::string nvlink_domain_hint(const NcclTestsTable& log, int spanned) {
+  if (spanned <= 0 || spanned >= log.nodes) return "";
+  const bool tray_sized = log.ranks > 0 && log.ranks <= 4 * log.nodes;  // NVL72: 4 GPUs a tray
+  const bool grace_blackwell = log.gpu_name.find("GB200") != std::string::npos ||
+                               log.gpu_name.find("GB300") != std::string::npos;
+  if (!tray_sized && !grace_blackwell) return "";
   return fmt::format(
       "; if its hosts share NVLink domains (a GB200 / GB300 NVL72 tray is a host of 4 GPUs, its "
       "rack one NVLink domain, a node of the gb200-nvl72 presets), give --nodes {}: the domains "

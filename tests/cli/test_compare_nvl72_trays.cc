@@ -34,6 +34,22 @@ std::string whole_device_block_log(const twinccl_test::ScratchDir& scratch) {
   return scratch.path("gb300-2tray.log");
 }
 
+// An all_reduce log of `ranks` GPUs named `gpu`, `per_host` on each host.
+std::string log_of(const twinccl_test::ScratchDir& scratch, int ranks, int per_host,
+                   const std::string& gpu) {
+  std::string text = "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576\n# Using devices\n";
+  for (int rank = 0; rank < ranks; ++rank) {
+    text += "#  Rank " + std::to_string(rank) + " Group  0 Pid 1 on host-" +
+            std::to_string(rank / per_host) + " device  " + std::to_string(rank % per_host) +
+            " [0x53] " + gpu + "\n";
+  }
+  text +=
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "  1048576  262144  float  sum  -1  40.0  26.2  49.2  0  39.0  26.9  50.4  0\n";
+  scratch.write("all_reduce.log", text);
+  return scratch.path("all_reduce.log");
+}
+
 }  // namespace
 
 TEST_CASE("an NVL72 log whose hosts are trays is refused with --nodes as the way out",
@@ -55,4 +71,26 @@ TEST_CASE("an NVL72 log whose hosts are trays is refused with --nodes as the way
   INFO(calibrate.out);
   CHECK(calibrate.exit_code == 2);
   CHECK_THAT(calibrate.out, Contains("give --nodes 1: the domains they span"));
+}
+
+TEST_CASE("the NVLink domain hint is given only for tray-sized hosts or GB200 / GB300 GPUs",
+          "[cli][compare]") {
+  // 16 H100 at 8 per host on an NVL72 rack: two hosts are no tray, and --nodes 1 would price the
+  // run as one NVLink domain. The refusal stays; the hint goes.
+  const twinccl_test::ScratchDir scratch("twinccl-compare-nvl72-hint");
+  struct Case {
+    int ranks, per_host;
+    const char* gpu;
+    bool hint;
+  };
+  for (const Case c :
+       {Case{16, 8, "NVIDIA H100 80GB HBM3", false}, Case{8, 4, "NVIDIA H100 80GB HBM3", true},
+        Case{16, 8, "NVIDIA GB200", true}}) {
+    const std::string log = log_of(scratch, c.ranks, c.per_host, c.gpu);
+    const auto refused = run_cli("compare " + log + " --topology gb200-nvl72");
+    INFO(c.ranks << " x " << c.gpu << ": " << refused.out);
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.out, Contains("span 1 node(s)"));
+    CHECK((refused.out.find("the domains they span") != std::string::npos) == c.hint);
+  }
 }

@@ -217,3 +217,18 @@ TEST_CASE("a row's size is checked against its count as the table's collective p
   row.count = 268435456;
   CHECK_NOTHROW(check_row_size(t, row));
 }
+
+TEST_CASE("a device line that ends at 'device' reads without a GPU name, the next line gives it",
+          "[nccl_tests_log][hostile]") {
+  // Read past the line's last word once (fuzz_nccl_tests_log found it): the GPU name is the
+  // words after the device number and bus id, which a cut line lacks.
+  const std::vector<NcclTestsTable> t = parse_nccl_tests_file_text(
+      "# Using devices\n#  Rank  0 Group  0 Pid 1 on node005 device\n"
+      "#  Rank  1 Group  0 Pid 1 on node005 device  1 [0x53] NVIDIA GB300\n"
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "  8  2  float  sum  -1  40.0  0.00  0.00  0  39.0  0.00  0.00  0\n",
+      "bad.log");
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].ranks == 2);
+  CHECK(t[0].gpu_name == "NVIDIA GB300");
+}

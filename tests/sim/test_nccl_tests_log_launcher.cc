@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "support/error_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_tests_log.h"
 
@@ -29,6 +30,14 @@ std::string tagged_header() {
   return text;
 }
 
+// The same with another launcher tag ("[2,0]<stdout>:": a second job of the same mpirun).
+std::string retagged(std::string text, const std::string& tag) {
+  for (std::size_t at = text.find(kTag); at != std::string::npos;
+       at = text.find(kTag, at + tag.size()))
+    text.replace(at, std::string(kTag).size(), tag);
+  return text;
+}
+
 // A row as nccl-tests writes it: the leading columns, then each timed block, each write tagged.
 std::string tagged_row(const std::string& size, const std::string& oop, const std::string& ip) {
   return std::string(kTag) + "  " + size + "  " + std::to_string(std::stoull(size) / 4) +
@@ -43,12 +52,7 @@ NcclTestsTable one(const std::string& text) {
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    parse_nccl_tests_file_text(text, "all_reduce.log");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
+  return twinccl_test::error_text([&] { parse_nccl_tests_file_text(text, "all_reduce.log"); });
 }
 
 }  // namespace
@@ -110,10 +114,33 @@ TEST_CASE("a tagged line longer than a log line is refused, and a log cut mid-ro
   const std::string e = error_of(text + "\n");
   CHECK(e.find("all_reduce.log:6: ") != std::string::npos);
   CHECK(e.find("longer than 16384") != std::string::npos);
-  // The last row's leading columns with nothing after them: that row, not a silent table.
-  const std::string cut = error_of(tagged_header() + tagged_row("8", "85.70", "74.97") + kTag +
-                                   "  16  4  float  sum  -1");
-  CHECK(cut.find("all_reduce.log:7: a row that does not fit") != std::string::npos);
+  // A log cut mid-row (its last line has no line break), tagged or not: the rows before are read
+  // and the cut row is listed as skipped with its line, not read and not a refusal of the log.
+  const std::string plain_header =
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "   8  2  float  sum  -1  85.70  0.00  0.00  0  74.97  0.00  0.00  0\n";
+  for (const std::string& cut :
+       {tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1",
+        tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1" +
+            kTag + "  63.44  0.00",
+        tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1" +
+            kTag + "  63.44  0.00  0.00  0" + kTag,
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 16\n# Using devices\n#  Rank  0 Group  0 Pid  25 "
+        "on node-0 device  0 [0x53] H100\n"
+        "#  Rank  1 Group  0 Pid  25 on node-1 device  0 [0x53] H100\n" +
+            plain_header + "  16  4  float  sum  -1  63.44  0.00"}) {
+    INFO(cut);
+    const NcclTestsTable t = one(cut);
+    REQUIRE(t.rows.size() == 1);
+    CHECK(t.rows[0].in_place->time_us == Approx(74.97));
+    REQUIRE(t.skipped.size() == 1);
+    CHECK(t.skipped[0].line == 7);
+    CHECK_THAT(t.skipped[0].why, Catch::Contains("ends in the middle of this row"));
+  }
+  // A last row that is whole reads without its line break.
+  CHECK(one(tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1" +
+            kTag + "  63.44  0.00  0.00  0" + kTag + "  63.31  0.00  0.00  0")
+            .rows.size() == 2);
 }
 
 TEST_CASE("SageMaker's tag and the date of mpirun --timestamp-output are taken out with the tag",
@@ -171,4 +198,48 @@ TEST_CASE("a log leaving a line unfinished on thousands of streams is refused, n
   for (int rank = 0; rank < 20000; ++rank)
     whole += "[1," + std::to_string(rank) + "]<stdout>:node:1:1 [0] NCCL INFO Init COMPLETE\n";
   CHECK(one(whole + tagged_row("8", "85.70", "74.97")).rows.size() == 1);
+}
+
+TEST_CASE("a row cut after its out-of-place block is skipped, not read as in-place only",
+          "[nccl_tests_log]") {
+  // Rank 0 printed the leading columns and the out-of-place block of 16 bytes, then rank 3 failed:
+  // 9 fields have the shape of a row whose out-of-place block was blank.
+  const NcclTestsTable t = one(tagged_header() + tagged_row("8", "85.70", "74.97") + kTag +
+                               "  16  4  float  sum  -1" + kTag + "  63.44  0.00  0.00  0" +
+                               "[1,3]<stdout>:host:1:1 [3] Test NCCL failure common.cu:100\n");
+  REQUIRE(t.rows.size() == 1);
+  CHECK(t.rows[0].size_bytes == 8);
+  REQUIRE(t.skipped.size() == 1);
+  CHECK(t.skipped[0].line == 7);
+  CHECK_THAT(t.skipped[0].why, Catch::Contains("ends in the middle of this row"));
+}
+
+TEST_CASE("a row a run left unfinished stays in its run's table when the next run starts",
+          "[nccl_tests_log]") {
+  const std::string dead = tagged_header() + tagged_row("8", "85.70", "74.97") + kTag +
+                           "  16  4  float  sum  -1" + kTag + "  63.44  0.00  0.00  0" +
+                           "[1,3]<stdout>:host:1:1 [3] Test NCCL failure common.cu:100\n" +
+                           "mpirun has exited due to process rank 3\n";
+  // The next job of the same mpirun ([2,0]), and a second mpirun whose rank 0 is [1,0] again:
+  // its "# nThread" header would join the dead row.
+  for (const std::string& tag : {std::string("[2,0]<stdout>:"), std::string(kTag)}) {
+    INFO(tag);
+    const std::vector<NcclTestsTable> tables = parse_nccl_tests_file_text(
+        dead + retagged(tagged_header() + tagged_row("32", "64.00", "63.36"), tag),
+        "all_reduce.log");
+    REQUIRE(tables.size() == 2);
+    CHECK(tables[0].rows.size() == 1);
+    REQUIRE(tables[0].skipped.size() == 1);
+    CHECK(tables[0].skipped[0].line == 7);
+    REQUIRE(tables[1].rows.size() == 1);
+    CHECK(tables[1].rows[0].size_bytes == 32);
+    CHECK(tables[1].skipped.empty());
+  }
+  // A '#' line of the same rank ends its unfinished line: nccl-tests never writes one mid-row.
+  const NcclTestsTable footer =
+      one(tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1" +
+          kTag + "# Out of bounds values : 0 OK\n" + kTag + "# Avg bus bandwidth    : 0.001\n");
+  CHECK(footer.rows.size() == 1);
+  CHECK(footer.skipped.size() == 1);
+  CHECK(footer.complete);
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "support/error_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_tests_log.h"
 
@@ -28,12 +29,7 @@ std::string devices(int ranks) {
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    parse_nccl_tests_output(text, "run.log");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
+  return twinccl_test::error_text([&] { parse_nccl_tests_output(text, "run.log"); });
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ struct NcclTestsTable {
   int ranks = 0;  // 0 = unknown (no device block, or a truncated one): give --ranks
   int nodes = 0;  // distinct hostnames of the device block; 0 = unknown: give --nodes
   bool devices_truncated = false;
+  // The GPU the device block's first line names ("NVIDIA GB300", "NVIDIA H100 80GB HBM3"); ""
+  // when none was printed.
+  std::string gpu_name;
   // GPUs one host thread drove: "nGpus G" of the "# nThread T nGpus G ..." line (-g G), or -J's
   // config.ngpus; 0 = the log does not say.
   int gpus_per_thread = 0;
@@ -134,9 +137,11 @@ void check_row_size(const NcclTestsTable& table, const NcclTestsRow& row);
 // differs (its rows would be priced on another machine).
 int nodes_spanned(const topo::Topology& topology, int ranks);
 // What to add to that refusal when the topology's nodes are larger than the log's hosts (`spanned`
-// < `log_nodes`): a GB200 / GB300 NVL72 log names every 4-GPU tray a host, and a preset's node is
-// the rack's NVLink domain; --nodes gives the domains. "" otherwise.
-std::string nvlink_domain_hint(int log_nodes, int spanned);
+// < log.nodes) and the log may be an NVL72's: a GB200 / GB300 NVL72 log names every 4-GPU tray a
+// host, and a preset's node is the rack's NVLink domain; --nodes gives the domains. Only for a log
+// of at most 4 GPUs per host or whose device block names GB200 / GB300 GPUs (an 8-GPU H100 host
+// is no tray: one NVLink domain for two of them would be the wrong machine); "" otherwise.
+std::string nvlink_domain_hint(const NcclTestsTable& log, int spanned);
 
 // NCCL_VERSION_CODE of a version as a log prints it ("2.26.2+cuda12.8" -> 22602; major x 10000 +
 // minor x 100 + patch, NCCL's code from 2.9), for Request::nccl_version; 0 when `version` does not
