@@ -279,7 +279,9 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
       if (!r.unchecked[1]) wrong[1] = r.wrong[1];
       checked_with = r.algorithm;
     }
-    if (forced_checked.insert(std::make_tuple(kind, p.algorithm, p.protocol)).second) {
+    // The note says twinccl's exact names forced the pair: not when NCCL's syntax gave either.
+    if (!o.nccl_lists.any() &&
+        forced_checked.insert(std::make_tuple(kind, p.algorithm, p.protocol)).second) {
       const std::string note = forced_outside_nccl_note(o.selection->tuner(o.ranks),
                                                         make_request(o, kind, dtype, count), p);
       if (!note.empty()) report.header_lines.push_back(note);

@@ -151,7 +151,10 @@ void LauncherLines::add(std::string_view physical, int line_no, bool broken) {
   }
   // Text before the first tag: mpirun's own (untagged) output, or a document's indentation.
   const std::string_view before = physical.substr(0, tag.at);
-  if (before.find_first_not_of(" \t") != std::string_view::npos) emit_(before, line_no, true);
+  if (before.find_first_not_of(" \t") != std::string_view::npos) {
+    if (starts_run(before)) end_unfinished();  // as an untagged line's run header does
+    emit_(before, line_no, true);
+  }
   std::string_view last;  // the stream that wrote last
   while (tag.at != std::string_view::npos) {
     const std::size_t begin = tag.at + tag.length;

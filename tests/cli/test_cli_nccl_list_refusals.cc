@@ -67,6 +67,9 @@ TEST_CASE("exact names force, NCCL's spelling keeps NCCL's exclusions and is ref
   const auto ring = run_cli(perf_on("aws-p5-2") + "--algo ring --proto LL128");
   REQUIRE(ring.exit_code == 0);
   CHECK(ring.out.find("NCCL's own choice never") == std::string::npos);  // NCCL may take it
+  // NCCL's spelling of the algorithm: the pair is not "forced by twinccl's exact names".
+  const auto mixed = run_cli(perf_on("mi300x-8") + "--algo Tree --proto LL128");
+  CHECK(mixed.out.find("twinccl's exact name") == std::string::npos);
   const auto lower = run_cli(perf_on("gcp-a3mega-2") + "--proto ll");
   CHECK(lower.exit_code != 0);
   CHECK(lower.out.find("'ll' (NCCL_PROTO=ll): ") != std::string::npos);

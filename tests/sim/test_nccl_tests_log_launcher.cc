@@ -235,6 +235,21 @@ TEST_CASE("a row a run left unfinished stays in its run's table when the next ru
     CHECK(tables[1].rows[0].size_bytes == 32);
     CHECK(tables[1].skipped.empty());
   }
+  // A run header before a line's first tag (untagged, another rank's write after it on the same
+  // line) ends the dead row too, before the header is read.
+  const std::string cut = dead.substr(0, dead.find("mpirun has exited"));
+  std::string next = tagged_header();
+  next = next.substr(next.find('\n') + 1);  // the header without its tagged "# nThread" line
+  const std::vector<NcclTestsTable> untagged = parse_nccl_tests_file_text(
+      cut +
+          "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 100" +
+          "[1,5]<stdout>:host:1:1 [5] NCCL INFO Connected all trees\n" + next +
+          tagged_row("32", "64.00", "63.36"),
+      "all_reduce.log");
+  REQUIRE(untagged.size() == 2);
+  CHECK(untagged[0].skipped.size() == 1);
+  REQUIRE(untagged[1].rows.size() == 1);
+  CHECK(untagged[1].skipped.empty());
   // A '#' line of the same rank ends its unfinished line: nccl-tests never writes one mid-row.
   const NcclTestsTable footer =
       one(tagged_header() + tagged_row("8", "85.70", "74.97") + kTag + "  16  4  float  sum  -1" +
