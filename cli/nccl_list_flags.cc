@@ -8,6 +8,7 @@
 #include "nccl_list_flags.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -36,10 +37,9 @@ bool is_protocol_name(const std::string& text) {
                      [&](sim::Protocol p) { return sim::name(p) == text; });
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
+// Whether `value` is written as a list (',', '^', per-collective "allreduce:...;"), not one name.
+bool list_syntax(const std::string& value) {
+  return value.find_first_of(",^;:") != std::string::npos;
 }
 
 // "--algo 'Ring,Tree'": how every flag error begins (flag_values.h).
@@ -127,7 +127,8 @@ NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
   if (!twinccl_algo) l.algo = std::exchange(algorithm, "");
   if (!protocol.empty() && !is_protocol_name(protocol)) l.proto = std::exchange(protocol, "");
   for (const OpKind k : collectives) {
-    if (nccl_tunes(k)) (void)read_lists(l, k, joined(twinccl_algorithms));
+    if (nccl_tunes(k))
+      (void)read_lists(l, k, fmt::format("{}", fmt::join(twinccl_algorithms, ", ")));
   }
   return l;
 }
@@ -144,11 +145,12 @@ std::string forced_nccl_name(const std::string& value, const std::string& flag, 
                                   : is_protocol_name(value))) {
     return value;
   }
-  if (value.find_first_of(",^;:") == std::string::npos) {
+  if (!list_syntax(value)) {
     NcclListFlags l;
     (algorithm ? l.algo : l.proto) = value;
     (algorithm ? l.algo_flag : l.proto_flag) = flag;
-    const Lists one = read_lists(l, OpKind::all_reduce, algorithm ? joined(names) : "");
+    const Lists one = read_lists(l, OpKind::all_reduce,
+                                 algorithm ? fmt::format("{}", fmt::join(names, ", ")) : "");
     if (algorithm && one.algorithms.size() == 1) return one.algorithms.front();
     if (!algorithm && one.protocols.size() == 1) return std::string(sim::name(one.protocols[0]));
   }
@@ -157,7 +159,7 @@ std::string forced_nccl_name(const std::string& value, const std::string& flag, 
       "'allreduce:...') restrict a sweep's prediction only (perf --backend sim, whatif without "
       "--replay); give one name: {}",
       flag, shown(value), algorithm ? "algorithm" : "protocol", algorithm ? "ALGO" : "PROTO",
-      algorithm ? joined(names) : "LL, LL128, Simple"));
+      algorithm ? fmt::format("{}", fmt::join(names, ", ")) : "LL, LL128, Simple"));
 }
 
 namespace {
@@ -192,7 +194,7 @@ std::string unapplied_environment_note(const std::string& algorithm, const std::
     if (value == nullptr || *value == '\0' || !given->empty()) continue;
     set += fmt::format("{}{}={}", set.empty() ? "" : " and ", variable, shown(value));
     const std::string v(value);
-    if (replay && v.find_first_of(",^;:") != std::string::npos) {
+    if (replay && list_syntax(v)) {
       lists += fmt::format("{}{}", lists.empty() ? "" : " and ", variable);
       continue;
     }

@@ -42,6 +42,13 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "", i
 }
 
 // The whitespace-separated fields of a line of output (a table row, a header).
+// How many times `what` occurs in `text` (overlapping ones counted).
+inline std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline std::vector<std::string> fields(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;

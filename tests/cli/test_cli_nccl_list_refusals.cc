@@ -8,6 +8,7 @@
 
 #include "cli/cli_runner.h"
 
+using twinccl_test::count_of;
 using twinccl_test::fields;
 using twinccl_test::run_cli;
 
@@ -26,12 +27,6 @@ std::string first_pair(const std::string& out) {
       return w.back();
   }
   return "";
-}
-
-std::size_t occurrences(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -99,7 +94,7 @@ TEST_CASE(
   CHECK(foo.exit_code != 0);
   CHECK(foo.out.find("unknown algorithm 'foo'") != std::string::npos);
   // "--algo (or TWINCCL_ALGO) 'foo': NCCL_ALGO: unknown algorithm 'foo'" (before: three times)
-  CHECK(occurrences(foo.out, "foo") == 2);
+  CHECK(count_of(foo.out, "foo") == 2);
 }
 
 TEST_CASE("replay takes one NCCL name as twinccl's", "[cli][nccl_lists]") {
@@ -131,7 +126,7 @@ TEST_CASE("the environment note advises the option that means the variable, shel
   const std::string sweep = "perf --backend sim --topology aws-p5-2 -c 0 -b 2M -e 2M";
   const auto ll = run_cli(sweep, "env -u NCCL_ALGO NCCL_PROTO=LL");
   REQUIRE(ll.exit_code == 0);
-  CHECK(occurrences(ll.out, "NOT applied") == 1);
+  CHECK(count_of(ll.out, "NOT applied") == 1);
   CHECK(ll.out.find("--proto 'll'") != std::string::npos);  // before: 'LL', which forces LL
   CHECK(ll.out.find("--proto 'LL'") == std::string::npos);
   const auto given = run_cli(sweep + " --proto Simple", "env -u NCCL_ALGO NCCL_PROTO=LL");

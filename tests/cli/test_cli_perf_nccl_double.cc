@@ -10,15 +10,7 @@
 
 #include "cli_runner.h"
 
-namespace {
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-}  // namespace
+using twinccl_test::count_of;
 
 TEST_CASE("perf --backend nccl: the launcher's world, one communicator per rank for the sweep",
           "[cli]") {
