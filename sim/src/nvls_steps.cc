@@ -80,8 +80,9 @@ void check_nvls_steps(const NvlsSteps& s, const char* where) {
 
 // NCCL_NVLS_CHUNKSIZE as the call's NCCL reads it for `algo`: the cloud's export (network_class.h)
 // or 128 KiB. NVLS reads it from 2.21 (kNcclVersionTerms.nvls_chunk_env_since; 128 KiB before,
-// whatever the environment); NVLS-tree's start is modelled the same for every version (before
-// 2.21 one Simple step, which the classes that export a chunk give: network_nccl_env.h).
+// whatever the environment). NVLS-tree takes it at every version [before 2.21 NCCL started it from
+// one Simple step, v2.20.3-1 enqueue.cc:1687,1715-1717: what the classes that export a chunk give
+// their older rows (network_nccl_env.h); elsewhere not modelled, no held-out row runs it].
 namespace {
 double nvls_env_chunk_bytes(const TopologyView& v, NcclAlgo algo) {
   const bool reads_env = algo != NcclAlgo::nvls || v.nccl_version == 0 ||
