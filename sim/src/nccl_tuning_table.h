@@ -244,6 +244,11 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   (nvls_grid_stride.cc).
 // * The tree correction on Blackwell x86 NVLS-tree from 2.29.2 (v2.29.2-1 tuning.cc:595): in the
 //   call's time for every version, in the ranking from that one (nvls_tree_correction.cc).
+// * NVLS's chunk from NCCL_NVLS_CHUNKSIZE from 2.21 (v2.21.5-1, its first release: enqueue.cc:1743
+//   `maxChunkSize = comm->nvlsChunkSize`, set from the variable at src/transport/nvls.cc:233,310;
+//   the same in every tag to v2.30.7-1 :2263); before, 128 KiB whatever the environment (v2.18.1-1
+//   :1341, v2.20.3-1 :1704 `int maxChunkSize = 131072`). The call's time, not the ranking (the
+//   tuning model has no chunk term): nvls_steps.cc nccl_nvls_chunk_bytes.
 struct NcclVersionTerms {
   int nvls_tree_formula_since;                   // 22800
   int nvls_tree_net_hop_since;                   // 22809
@@ -256,15 +261,17 @@ struct NcclVersionTerms {
   int blackwell_nvls_domain_channels_since;          // 22700
   double nvls_channels_blackwell_1node_before_2_27;  // 32
   int nvls_one_node_even_split_since;                // 22003
+  int nvls_chunk_env_since;                          // 22100
 
   // Every `*_since` above: the one list the newest model's version folds over. It binds all the
   // members by position, so a new member does not compile until it is placed here (its `since`
   // in the list, any other term ignored).
-  constexpr std::array<int, 6> since_codes() const {
+  constexpr std::array<int, 7> since_codes() const {
     const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
-                 tree_ll128_cap, domain_channels, channels_1node, even_split] = *this;
+                 tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env] =
+        *this;
     (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
-    return {formula, net_hop, correction, tree_caps, domain_channels, even_split};
+    return {formula, net_hop, correction, tree_caps, domain_channels, even_split, nvls_chunk_env};
   }
   // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
   constexpr int newest_model_since() const {
@@ -285,6 +292,7 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .blackwell_nvls_domain_channels_since = 22700,
     .nvls_channels_blackwell_1node_before_2_27 = 32.0,
     .nvls_one_node_even_split_since = 22003,
+    .nvls_chunk_env_since = 22100,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

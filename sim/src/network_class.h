@@ -63,10 +63,11 @@ struct NetworkHop {
 struct NetworkTerms {
   NetworkHop hop{0.0, 0.0, 0.0, 0.0};
   // The NVLS chunks the network's NCCL environment exports, 0 = NCCL's defaults:
-  // NCCL_NVLS_CHUNKSIZE (128 KiB; NVLS-tree starts from it) and NCCL_NVLSTREE_MAX_CHUNKSIZE (the
-  // NVLS-tree cap: 64 KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1 src/enqueue.cc:2023-2026).
-  // Their one owner is topo::network_nccl_env (topologies/.../network_nccl_env.h), with the
-  // buffers the same software exports.
+  // NCCL_NVLS_CHUNKSIZE (128 KiB; NVLS-tree starts from it, NVLS from NCCL 2.21: nvls_steps.cc
+  // nccl_nvls_chunk_bytes; the plugin exports it on one node too) and NCCL_NVLSTREE_MAX_CHUNKSIZE
+  // (the NVLS-tree cap: 64 KiB from 4 nodes, else none; NVIDIA/nccl v2.27.7-1
+  // src/enqueue.cc:2023-2026). Their one owner is topo::network_nccl_env
+  // (topologies/.../network_nccl_env.h), with the buffers the same software exports.
   double nvls_chunk_bytes = 0.0;
   double nvls_tree_max_chunk_bytes = 0.0;
   // Whether a network hop delivers a step of all channels' in-flight chunks as a whole (the

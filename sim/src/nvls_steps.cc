@@ -7,17 +7,22 @@
 // (net_window.cc) and the older NCCL's ranking (nccl_version_rank.cc) read them, never derive them.
 //
 // How it works (NVIDIA/nccl v2.27.7-1 / v2.28.7-1 src/enqueue.cc calcCollChunking, read not
-// copied): NVLS runs channels x heads chunks at once ("concurrentOps"); its chunk is
-// NCCL_NVLS_CHUNKSIZE (128 KiB, or the cloud's: network_class.h) and falls to 64 / 32 / 16 KiB as
-// bytes shrink against concurrentOps (NVLS-tree: 256 / 128 / 64 / 32 KiB, at most
-// NCCL_NVLSTREE_MAX_CHUNKSIZE, 64 KiB from 4 nodes unless the cloud sets it).
+// copied): NVLS runs channels x heads chunks at once ("concurrentOps"); its chunk starts from
+// NCCL_NVLS_CHUNKSIZE (128 KiB, or the cloud's: network_class.h; NVLS from NCCL 2.21, 128 KiB
+// before; at most one Simple step, NCCL_BUFFSIZE / 8) and falls to 64 / 32 / 16 KiB as bytes
+// shrink against concurrentOps (NVLS-tree: 256 / 128 / 64 / 32 KiB, at most
+// NCCL_NVLSTREE_MAX_CHUNKSIZE, 64 KiB from 4 nodes unless the cloud sets it). The halving compares
+// with the start chunk: 8 H100s on EFA (512 KiB) run 64 KiB chunks up to 4 GiB, not 1 GiB.
 // * The fill: nvls_fill_steps steps of channels x heads x chunk at NCCL's algbw (without its
 //   Blackwell x86 NVLS-tree correction, which prices NCCL's bytes term only), K/(K+1) of it
 //   exposed for K steps per channel (8 H100s, 1 GiB: K = 64, 2 x 16 x 8 x 128 KiB / 280 GB/s x
 //   64/65 = 118 us; 2 nodes, 8 MiB: K = 1, half of 68 us).
 // * Blackwell, one NVLink domain: one synchronisation per step the smaller chunk adds over the
 //   128 KiB NCCL's price is measured at (8 B200s, 64 MiB: 32 KiB chunks, 8 more steps a channel,
-//   67 us; the constant is fitted: nccl_tuning_table.h nvls_step_sync_us_blackwell). Blackwell
+//   67 us; the constant is fitted: nccl_tuning_table.h nvls_step_sync_us_blackwell). 128 KiB, not
+//   the call's start chunk: NCCL's price has no chunk term (graph/tuning.cc reads no chunk size,
+//   v2.22.3-1 to v2.30.7-1), so it is the same rate whatever NCCL_NVLS_CHUNKSIZE says, and the
+//   rows the constant was fitted on ran NCCL's 128 KiB (docs/fidelity.md). Blackwell
 //   only is the rows' choice, not NCCL's code (the wait and the chunk do not look at the arch);
 //   on Hopper the same term makes 27 of 31 rows worse (nccl_tuning_table.h, docs/fidelity.md).
 #include <algorithm>
@@ -73,10 +78,28 @@ void check_nvls_steps(const NvlsSteps& s, const char* where) {
   }
 }
 
+// NCCL_NVLS_CHUNKSIZE as the call's NCCL reads it for `algo`: the cloud's export (network_class.h)
+// or 128 KiB. NVLS reads it from 2.21 (kNcclVersionTerms.nvls_chunk_env_since; 128 KiB before,
+// whatever the environment). NVLS-tree takes it at every version [before 2.21 NCCL started it from
+// one Simple step, v2.20.3-1 enqueue.cc:1687,1715-1717: what the classes that export a chunk give
+// their older rows (network_nccl_env.h); elsewhere not modelled, no held-out row runs it].
+namespace {
+double nvls_env_chunk_bytes(const TopologyView& v, NcclAlgo algo) {
+  const bool reads_env = algo != NcclAlgo::nvls || v.nccl_version == 0 ||
+                         v.nccl_version >= kNcclVersionTerms.nvls_chunk_env_since;
+  const double cloud = network_terms(v.network).nvls_chunk_bytes;
+  return reads_env && cloud > 0.0 ? cloud : kNccl.nvls_chunk_bytes;
+}
+}  // namespace
+
 double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
-  double chunk = kNccl.nvls_chunk_bytes;
+  double chunk = nvls_env_chunk_bytes(v, algo);
   constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
   if (algo == NcclAlgo::nvls) {
+    // One Simple step (stepSize x chunkSteps 1), at most NCCL_NVLS_CHUNKSIZE (v2.22.3-1
+    // enqueue.cc:1757-1760,1776-1778; v2.18.1-1 :1309-1312,1341-1342 with 128 KiB), then the
+    // halving against that start (:1781-1783).
+    chunk = std::min(chunk, nccl_simple_step_bytes(v));
     if (bytes < 64.0 * ops * chunk && chunk > k64) chunk = k64;
     if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;
     if (bytes < 2.0 * ops * chunk && chunk > k16) chunk = k16;
@@ -84,8 +107,6 @@ double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes,
     // NVLS-tree (v2.27.7-1 enqueue.cc:2019-2033): NCCL_NVLS_CHUNKSIZE, at most
     // NCCL_NVLSTREE_MAX_CHUNKSIZE (NCCL's: 64 KiB from 4 nodes), each the cloud's where its
     // environment sets it (network_class.h: 512 KiB both on EFA, the first on GCP's gIB).
-    const double cloud = network_terms(v.network).nvls_chunk_bytes;
-    if (cloud > 0.0) chunk = cloud;
     const double cloud_max = network_terms(v.network).nvls_tree_max_chunk_bytes;
     if (cloud_max > 0.0) {
       chunk = std::min(chunk, cloud_max);

@@ -3,8 +3,10 @@
 // (NVIDIA/nccl v2.28.7-1 src/enqueue.cc:2045-2054), so a middle-size call has more steps per byte
 // and runs below NCCL's price (sim/src/analytic_nccl.cc nvls_step_sync_us; docs/fidelity.md, "The
 // mid-size ramp in one NVLink domain"). On 8 B200s (gpu-tpu-pedia@d382ada, held out) the run moves
-// 297 GB/s between 16 and 64 MiB (32 KiB chunks) and 486 GB/s between 8 and 16 GiB (128 KiB).
-// The model before this priced both at NCCL's 474 GB/s (ratio 1.0); Hopper keeps that.
+// 297 GB/s between 16 and 64 MiB (32 KiB chunks) and 486 GB/s between 8 and 16 GiB (its job's 512
+// KiB NCCL_NVLS_CHUNKSIZE, test_fidelity_nvls_chunk_env.cc; dgx-b200 exports none: 128 KiB, the
+// same plateau). The model before this priced both at NCCL's 474 GB/s (ratio 1.0); Hopper keeps
+// that.
 #include <catch2/catch.hpp>
 
 #include "all_reduce_request.h"
