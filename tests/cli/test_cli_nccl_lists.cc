@@ -162,7 +162,7 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO in the environment are not applied, and a note
 // GCP's TCPX / TCPXO profiles set NCCL_PROTO=Simple; the user's own NCCL_PROTO replaces it, as
 // NCCL reads one value (the one set last): the protocols the list allows are ranked, and the
 // header says whose value the list replaced.
-TEST_CASE("--proto Simple,LL128 on GCP's Simple profile ranks LL128 too, and says it replaced it",
+TEST_CASE("perf and whatif: an NCCL_PROTO list replaces GCP's profile Simple and ranks LL128 too",
           "[cli][nccl_lists]") {
   const std::string gcp =
       "perf all_reduce --backend sim --topology gcp-a3mega-2 -c 0 -b 32K -e 32K --compare ";

@@ -112,7 +112,7 @@ TEST_CASE("compare: each flag replaces the log's own variable of its kind, and s
 
 // GCP's TCPXO profile sets NCCL_PROTO=Simple; the run's own NCCL_PROTO replaces it (NCCL reads one
 // value), so LL128 is ranked too, and the table says whose value it replaced.
-TEST_CASE("compare --proto Simple,LL128 replaces GCP's profile NCCL_PROTO=Simple",
+TEST_CASE("compare: an NCCL_PROTO list replaces GCP's profile NCCL_PROTO=Simple",
           "[cli][compare][nccl_lists]") {
   const std::string gcp =
       "compare " + log_path("gcp-a3mega-h100-2node-all_reduce.log") + " --topology gcp-a3mega-2 ";
