@@ -151,8 +151,8 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       t.hop = {0.0, 0.0, 14.0 + 18.0, 0.0};
       t.simple_only = true;
       t.simple_only_profile =
-          "GCP's TCPXO nccl-env-profile-simple.sh (nccl-env-profile.sh before plugin v1.0.12; "
-          "from v1.0.12 that default profile sets Simple,LL128)";
+          "GCP's TCPXO nccl-env-profile-simple.sh, and nccl-env-profile.sh before plugin v1.0.12 "
+          "(Simple,LL128 from v1.0.12)";
       return t;
     case topo::NetworkClass::tcpx:
       // GPUDirect-TCPX (A3 High), from Google's published 2-node all_gather (cluster-toolkit@
