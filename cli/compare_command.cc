@@ -15,6 +15,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/input_file.h"
 #include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -59,11 +60,11 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
                   "nodes of the run, when the log's device block is missing or truncated")
       ->check(CLI::Range(1, sim::kNcclTestsMaxRanks));
   cmd->add_option("--algo", o.algorithm,
-                  "predict with this algorithm (default: the NCCL_ALGO the log prints, else "
-                  "NCCL's choice)");
+                  "the run's NCCL_ALGO in NCCL's syntax ('Ring,Tree', '^NVLS'), or one twinccl "
+                  "algorithm to force (default: the NCCL_ALGO the log prints, else NCCL's choice)");
   cmd->add_option("--proto", o.protocol,
-                  "predict with this protocol: LL, LL128 or Simple (default: the NCCL_PROTO the "
-                  "log prints, else NCCL's choice)");
+                  "the run's NCCL_PROTO in NCCL's syntax ('^LL128', 'simple'), or LL, LL128, "
+                  "Simple to force (default: the NCCL_PROTO the log prints, else NCCL's choice)");
   cmd->add_option(
          "--channels", o.channels,
          "channels the run used (its NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS; default: NCCL's choice)")
@@ -81,17 +82,26 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
   return cmd;
 }
 
-int run_compare_command(const CompareOptions& o, std::ostream& out) {
-  if (o.logs.empty()) throw InvalidArgument("compare needs at least one nccl-tests log");
-  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
+int run_compare_command(const CompareOptions& options, std::ostream& out) {
+  if (options.logs.empty()) throw InvalidArgument("compare needs at least one nccl-tests log");
+  CompareOptions o = options;
   const LoadedTopology loaded = load_edited_topology(o.topology, o.edits);
   const topo::Topology& topology = loaded.topology;
   sim::NcclTestsParseOptions parse;
   parse.collective = o.collective;
   parse.ranks = o.ranks;
   parse.nodes = o.nodes;
-  const CompareReport report =
-      build_compare_report(read_nccl_tests_logs(o.logs, parse), topology, o);
+  std::vector<sim::NcclTestsTable> tables = read_nccl_tests_logs(o.logs, parse);
+  // --algo / --proto in NCCL's syntax (nccl_list_flags.h), refused for the logs' collectives
+  // before any row is predicted, with perf's words.
+  std::vector<OpKind> collectives;
+  for (const sim::NcclTestsTable& t : tables) {
+    if (t.kind) collectives.push_back(*t.kind);
+  }
+  o.nccl_lists =
+      take_nccl_lists(o.algorithm, o.protocol, sim::selectable_algorithms(true), collectives);
+  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
+  const CompareReport report = build_compare_report(std::move(tables), topology, o);
   print_compare_warnings(std::cerr, report);
   if (o.format == "json") {
     print_compare_json(out, report);

@@ -25,8 +25,8 @@ std::string title_of(const sim::NcclTestsTable& log) {
                                  : std::string("one GPU per host thread assumed (no nGpus line)"));
 }
 
-// The run's NCCL_ALGO / NCCL_PROTO where the log (or the parse options) gave them: the rows are
-// predicted with them unless --algo / --proto replace them.
+// The run's NCCL_ALGO / NCCL_PROTO the rows were predicted with: the log's, or --algo / --proto's
+// where given (their "from" says what they replaced).
 std::string table_title(const sim::NcclTestsTable& log) {
   std::string env;
   if (!log.nccl_algo.empty())
@@ -68,9 +68,11 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
       "# measured: the {} columns; error = predicted / measured time - 1 (-30% = predicted 30% "
       "faster)\n",
       report.in_place ? "in-place" : "out-of-place");
+  if (!report.restriction.empty()) out << "# note: " << report.restriction << "\n";
   for (const CompareTable& t : report.tables) {
     out << "#\n# " << table_title(t.log) << "\n";
     if (!t.nccl_version_note.empty()) out << "# note: " << t.nccl_version_note << "\n";
+    for (const std::string& n : t.notes) out << "# note: " << n << "\n";
     out << fmt::format(
         "# {:>12} {:>12} {:>9} {:>6} {:>5}   {:>9} {:>8}   {:>9} {:>8}  {:<20} {:>8}\n", "", "", "",
         "", "", "measured", "", "predicted", "", "", "");
@@ -116,9 +118,9 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
          "error,rows,spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from,nccl_version_"
          "note\n";
   for (const CompareTable& t : report.tables) {
-    // The log's forced NCCL_ALGO / NCCL_PROTO and where it was read, as JSON's; empty = NCCL's
-    // choice.
-    // Then the note on the NCCL version the rows were priced with, empty when it is the log's.
+    // The NCCL_ALGO / NCCL_PROTO the rows were predicted with (the log's, or --algo / --proto's)
+    // and where from, as JSON's; empty = NCCL's choice. Then the note on the NCCL version the rows
+    // were priced with, empty when it is the log's.
     const std::string forced =
         fmt::format("{},{},{},{},{}", csv_field(t.log.nccl_algo), csv_field(t.log.nccl_algo_from),
                     csv_field(t.log.nccl_proto), csv_field(t.log.nccl_proto_from),
@@ -142,7 +144,7 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
 }
 
 void print_compare_json(std::ostream& out, const CompareReport& report) {
-  // The log's forced NCCL_ALGO / NCCL_PROTO and where it was read; null = NCCL's choice.
+  // The NCCL_ALGO / NCCL_PROTO the rows were predicted with and where from; null = NCCL's choice.
   const auto or_null = [](const std::string& v) {
     return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
   };
@@ -150,6 +152,7 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
   j["topology"] = report.topology;
   j["fidelity"] = report.fidelity;
   j["measured"] = report.in_place ? "in_place" : "out_of_place";
+  if (!report.restriction.empty()) j["restriction"] = report.restriction;
   j["tables"] = nlohmann::json::array();
   for (const CompareTable& t : report.tables) {
     nlohmann::json rows = nlohmann::json::array();
@@ -175,22 +178,24 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
     nlohmann::json skipped = nlohmann::json::array();
     for (const sim::NcclTestsSkippedLine& s : t.skipped)
       skipped.push_back({{"line", s.line}, {"why", s.why}});
-    j["tables"].push_back({{"source", t.log.source},
-                           {"collective", t.log.collective},
-                           {"collective_from", t.log.collective_from},
-                           {"ranks", t.log.ranks},
-                           {"nodes", t.log.nodes},
-                           {"gpus_per_thread", t.log.gpus_per_thread},
-                           {"type", name(t.log.dtype)},
-                           {"nccl_version", t.log.nccl_version},
-                           {"nccl_version_note", or_null(t.nccl_version_note)},
-                           {"nccl_algo", or_null(t.log.nccl_algo)},
-                           {"nccl_algo_from", or_null(t.log.nccl_algo_from)},
-                           {"nccl_proto", or_null(t.log.nccl_proto)},
-                           {"nccl_proto_from", or_null(t.log.nccl_proto_from)},
-                           {"skipped_rows", t.skipped.size()},
-                           {"skipped", skipped},
-                           {"rows", std::move(rows)}});
+    nlohmann::json table = {{"source", t.log.source},
+                            {"collective", t.log.collective},
+                            {"collective_from", t.log.collective_from},
+                            {"ranks", t.log.ranks},
+                            {"nodes", t.log.nodes},
+                            {"gpus_per_thread", t.log.gpus_per_thread},
+                            {"type", name(t.log.dtype)},
+                            {"nccl_version", t.log.nccl_version},
+                            {"nccl_version_note", or_null(t.nccl_version_note)},
+                            {"nccl_algo", or_null(t.log.nccl_algo)},
+                            {"nccl_algo_from", or_null(t.log.nccl_algo_from)},
+                            {"nccl_proto", or_null(t.log.nccl_proto)},
+                            {"nccl_proto_from", or_null(t.log.nccl_proto_from)},
+                            {"skipped_rows", t.skipped.size()},
+                            {"skipped", skipped},
+                            {"rows", std::move(rows)}};
+    if (!t.notes.empty()) table["notes"] = t.notes;  // a cloud profile's NCCL_PROTO replaced
+    j["tables"].push_back(std::move(table));
   }
   j["summary"] = nlohmann::json::array();
   for (const RegimeSummary& s : report.summary) {

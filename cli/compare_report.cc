@@ -16,6 +16,8 @@
 #include <map>
 #include <tuple>
 
+#include "flag_values.h"
+#include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/timing.h"
@@ -102,12 +104,52 @@ void add_summary(std::vector<RegimeSummary>& out, const std::string& source,
   }
 }
 
+// --algo / --proto replace the log's own NCCL_ALGO / NCCL_PROTO, each the variable of its kind
+// (NCCL reads them apart): a value in NCCL's syntax becomes the table's, from "--algo"; one of
+// twinccl's exact names clears it (the request forces the name). Returns the choice the rows are
+// predicted with; the table then shows what was applied and what it replaced.
+sim::LoggedChoice apply_flags(sim::NcclTestsTable& log, const CompareOptions& o) {
+  struct Flag {
+    const std::string &list, &forced;
+    const char* option;
+    const char* variable;
+    std::string &value, &from;
+  };
+  const Flag flags[] = {
+      {o.nccl_lists.algo, o.algorithm, "--algo", "NCCL_ALGO", log.nccl_algo, log.nccl_algo_from},
+      {o.nccl_lists.proto, o.protocol, "--proto", "NCCL_PROTO", log.nccl_proto,
+       log.nccl_proto_from}};
+  std::string shown_from[2];
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Flag& f = flags[i];
+    if (f.list.empty() && f.forced.empty()) continue;
+    shown_from[i] = f.list.empty() ? fmt::format("{}, twinccl's name: forced", f.option) : f.option;
+    if (!f.value.empty())
+      shown_from[i] += fmt::format("; replaces the log's {}={} ({})", f.variable,
+                                   shown_value(f.value, 120), f.from);
+    f.value = f.list;
+    f.from = f.list.empty() ? "" : f.option;
+  }
+  const sim::LoggedChoice logged = sim::logged_choice(log);
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (shown_from[i].empty()) continue;
+    flags[i].value = flags[i].list.empty() ? flags[i].forced : flags[i].list;
+    flags[i].from = shown_from[i];
+  }
+  return logged;
+}
+
 }  // namespace
 
 CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                                    const topo::Topology& topology, const CompareOptions& o) {
   CompareReport report;
   report.topology = o.topology;
+  std::vector<OpKind> collectives;
+  for (const sim::NcclTestsTable& t : tables) {
+    if (t.kind) collectives.push_back(*t.kind);
+  }
+  report.restriction = o.nccl_lists.note(collectives);
   report.fidelity = o.fidelity;
   report.in_place = o.in_place;
   const sim::Fidelity fidelity = sim::parse_fidelity(o.fidelity);
@@ -123,10 +165,16 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     table.log = std::move(log);
     if (o.gpus_per_thread > 0) table.log.gpus_per_thread = o.gpus_per_thread;  // --gpus-per-thread
     table.nccl_version_note = sim::nccl_version_pricing(table.log).note;
-    // Without --algo/--proto, the algorithm and protocol the log says it ran (NCCL_ALGO /
-    // NCCL_PROTO, nccl_env_choice.h); the flags replace both.
-    const bool flags = !o.algorithm.empty() || protocol;
-    const sim::LoggedChoice logged = flags ? sim::LoggedChoice{} : sim::logged_choice(table.log);
+    // The algorithm and protocol the log says it ran (NCCL_ALGO / NCCL_PROTO, nccl_env_choice.h),
+    // each replaced by its flag where given.
+    const sim::LoggedChoice logged = apply_flags(table.log, o);
+    if (table.log.kind && sim::nccl_tunes(*table.log.kind)) {
+      NcclListFlags run;  // the run's NCCL_PROTO, from the log or --proto, over a cloud's profile
+      run.proto = logged.protocols.empty() ? "" : table.log.nccl_proto;
+      run.proto_flag = o.nccl_lists.proto.empty() ? table.log.nccl_proto_from : "--proto";
+      const std::string replaced = profile_replaced_note(run, topology, o.topology);
+      if (!replaced.empty()) table.notes.push_back(replaced);
+    }
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
       if (!m || row.count == 0 || m->time_us <= 0) {
@@ -146,7 +194,12 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       request.params.channels = o.channels;
       sim::Prediction p;
       try {
-        p = sim::predict_logged(topology, request, logged, table.log.source);
+        if (o.nccl_lists.any()) {  // refused as perf refuses the lists, naming the option
+          sim::apply_nccl_lists(request, logged.algorithms, logged.protocols);
+          p = predicted_under(o.nccl_lists, [&] { return sim::predict(topology, request); });
+        } else {
+          p = sim::predict_logged(topology, request, logged, table.log.source);
+        }
       } catch (const InvalidArgument& e) {
         throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}: {}",
                                       table.log.source, row.line, table.log.collective, row.count,

@@ -39,6 +39,9 @@ struct CompareTable {
   // Where the log's NCCL version is not the one its rows were priced with (older than the
   // model's oldest, unreadable), why and which was used (sim::nccl_version_pricing); "" if none.
   std::string nccl_version_note;
+  // The run's NCCL_PROTO (the log's or --proto's) replacing a cloud profile's (GCP's Simple:
+  // profile_replaced_note); empty if none.
+  std::vector<std::string> notes;
 };
 
 // Geometric means over the rows of one (collective, regime), one table or all tables ("all").
@@ -53,6 +56,8 @@ struct RegimeSummary {
 struct CompareReport {
   std::string topology, fidelity;
   bool in_place = false;
+  // --algo / --proto in NCCL's syntax: NcclListFlags::note; "" when neither is.
+  std::string restriction;
   std::vector<CompareTable> tables;
   std::vector<RegimeSummary> summary;
 };

@@ -104,6 +104,17 @@ std::string NcclListFlags::note(const std::vector<OpKind>& collectives) const {
          (idle.empty() ? "" : " (restricts nothing for " + idle + ")");
 }
 
+std::string profile_replaced_note(const NcclListFlags& l, const topo::Topology& topology,
+                                  const std::string& label) {
+  const sim::NetworkNcclProto profile = sim::network_nccl_proto(topology);
+  if (l.proto.empty() || profile.value.empty()) return "";
+  return fmt::format(
+      "NCCL_PROTO={} (from {}) replaces the NCCL_PROTO={} that {}'s NCCL profile sets ({}): NCCL "
+      "reads one value, the one set last, so the protocols it allows are ranked",
+      shown(l.proto), l.proto_flag.substr(0, l.proto_flag.find(" (")), profile.value, label,
+      profile.profile);
+}
+
 std::string NcclListFlags::named() const {
   std::string out;
   if (!algo.empty()) out = fmt::format("{} (NCCL_ALGO={})", as_typed(algo_flag, algo), shown(algo));
@@ -234,7 +245,6 @@ std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request
   listed.allowed_protocols = {chosen.protocol};
   try {
     (void)sim::predict(tuner, listed);
-    return "";
   } catch (const InvalidArgument&) {
     return fmt::format(
         "{}/{} for {} is forced by twinccl's exact name{}: NCCL's own choice never takes it on "
@@ -242,6 +252,20 @@ std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request
         chosen.algorithm, sim::name(chosen.protocol), name(forced.spec.kind),
         !forced.algorithm.empty() && forced.protocol ? "s" : "");
   }
+  // The cloud's profile sets NCCL_PROTO (GCP's: Simple): NCCL takes another protocol only where
+  // the run sets NCCL_PROTO itself, replacing the profile's.
+  const sim::NetworkNcclProto profile = sim::network_nccl_proto(tuner.topology());
+  if (!forced.protocol || profile.value.empty()) return "";
+  const std::vector<sim::Protocol> allowed =
+      sim::nccl_proto_list(profile.value, std::string(name(forced.spec.kind)), "");
+  if (std::find(allowed.begin(), allowed.end(), chosen.protocol) != allowed.end()) return "";
+  return fmt::format(
+      "{}/{} for {} is forced by twinccl's exact name{}: this cloud's NCCL profile sets "
+      "NCCL_PROTO={} ({}), under which NCCL never takes it; a run takes it with NCCL_PROTO set "
+      "after the profile, replacing its value (as --proto '{}' predicts)",
+      chosen.algorithm, sim::name(chosen.protocol), name(forced.spec.kind),
+      !forced.algorithm.empty() && forced.protocol ? "s" : "", profile.value, profile.profile,
+      sweep_spelling(std::string(sim::name(chosen.protocol)), false));
 }
 
 // "# nccl_algo=\"^NVLS\",nccl_proto=null": the lists a prediction was restricted to, whole (JSON

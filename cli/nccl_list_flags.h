@@ -52,6 +52,14 @@ NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
                               const std::string& algo_flag = "--algo",
                               const std::string& proto_flag = "--proto");
 
+// A header line when the lists give NCCL_PROTO on a topology whose network's NCCL profile sets
+// its own (sim::network_nccl_proto: GCP's TCPX / TCPXO, Simple): the lists' value replaces the
+// profile's, as NCCL reads one value; "" otherwise. `label` names the topology.
+//   "NCCL_PROTO=Simple,LL128 (from --proto) replaces the NCCL_PROTO=Simple that gcp-a3mega-2's
+//    NCCL profile sets (GCP's TCPXO ...): NCCL reads one value, ..."
+std::string profile_replaced_note(const NcclListFlags& lists, const topo::Topology& topology,
+                                  const std::string& label);
+
 // Applies the lists to a request for request.spec.kind as NCCL would with the variables set
 // (sim::apply_nccl_lists, predict_logged's rule: one algorithm and at most one protocol = forced,
 // else NCCL's ranking among the allowed). Collectives NCCL runs as send/recv (all_to_all, gather,
@@ -85,9 +93,10 @@ std::string unapplied_environment_note(const std::string& algorithm, const std::
                                        bool replay = false);
 
 // A header line when `forced` (a request whose --algo / --proto gave twinccl's exact names) ran a
-// pair NCCL's own choice never takes there (LL128 on MI300X, LL on GCP's Simple-only profile,
-// tree/Simple in one MI300X node): that pair given as NCCL_ALGO / NCCL_PROTO lists, as NCCL would
-// rank it, leaves nothing. `chosen` is the prediction made; "" when NCCL could choose it.
+// pair NCCL's own choice never takes there (LL128 on MI300X, tree/Simple in one MI300X node):
+// that pair given as NCCL_ALGO / NCCL_PROTO lists, as NCCL would rank it, leaves nothing; or a
+// protocol the cloud's NCCL profile leaves out (LL on GCP's Simple profile), which a run sets
+// NCCL_PROTO itself to take. `chosen` is the prediction made; "" when NCCL could choose it.
 std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request& forced,
                                      const sim::Prediction& chosen);
 

@@ -20,6 +20,7 @@
 #include "perf_p2p.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/flow_report.h"
+#include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
@@ -237,6 +238,10 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
              : "time: the simulator's prediction (the same for out-of-place and in-place); "
                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
   if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note(o.collectives));
+  if (std::any_of(o.collectives.begin(), o.collectives.end(), sim::nccl_tunes)) {
+    const std::string replaced = profile_replaced_note(o.nccl_lists, t, topo_name);
+    if (!replaced.empty()) report.header_lines.push_back(replaced);
+  }
   report.nccl_algo = o.nccl_lists.algo;
   report.nccl_proto = o.nccl_lists.proto;
   report.header_lines.push_back(

@@ -19,6 +19,7 @@
 #include "perf_measure.h"
 #include "perf_options.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/replay.h"
 #include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
@@ -75,6 +76,9 @@ WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
       throw InvalidArgument(fmt::format("--ranks {}: {} has {} GPUs", o.ranks, t.label, gpus));
     }
     s.variants.push_back({t.label, t.topology.name(), o.ranks > 0 ? o.ranks : gpus, t.notes});
+    const std::string replaced =
+        sim::nccl_tunes(kind) ? profile_replaced_note(lists, t.topology, t.label) : "";
+    if (!replaced.empty()) s.restriction += "; " + replaced;
   }
   for (std::size_t bytes : sizes) {
     WhatifRow row;

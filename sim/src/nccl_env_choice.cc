@@ -20,6 +20,7 @@
 #include <cctype>
 #include <optional>
 
+#include "network_class.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 
@@ -219,6 +220,12 @@ bool nccl_tunes(OpKind kind) {
   const std::string ours = folded(name(kind));
   return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
                      [&](const char* p) { return folded(p) == ours; });
+}
+
+NetworkNcclProto network_nccl_proto(const topo::Topology& topology) {
+  const detail::NetworkTerms terms = detail::network_terms(topology.facts().network);
+  if (!terms.simple_only) return {};
+  return {"Simple", terms.simple_only_profile};
 }
 
 void apply_nccl_lists(Request& r, const std::vector<std::string>& algorithms,

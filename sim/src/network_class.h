@@ -38,11 +38,17 @@
 // all_reduce at 8 GPUs a node); p5en/p6 (`efa-v3`) keep NCCL's ranking [their tables not carried].
 // GCP's NCCL profiles set NCCL_PROTO=Simple (container-engine-accelerators gpudirect-tcpxo
 // nccl-env-profile.sh; gpudirect-tcpx nccl-config.yaml), so those classes rank Simple alone; a
-// protocol forced by name (--proto LL128, the ll128 profile) still runs. [TCPXO's default profile
-// is Simple,LL128 with NVLS on from plugin v1.0.12 (nccl-plugin-gpudirect-tcpxo@04815d1
-// tcpxo_scripts/nccl-env-profile.sh:51, container-engine-accelerators@992db81 gpudirect-tcpxo/
-// best-practice.md:60-87; nccl-env-profile-simple.sh keeps Simple and NVLS off), with a tuner
-// plugin whose table is not public: the model keeps the Simple profile; docs/fidelity.md.]
+// protocol forced by name (--proto LL128, the ll128 profile) still runs, and a user's own
+// NCCL_PROTO list (--proto 'Simple,LL128', a log's NCCL_PROTO) replaces the profile's, as the
+// variable set after `source nccl-env-profile*.sh` does: NCCL reads one value (NVIDIA/nccl
+// v2.30.7-1 src/graph/tuning.cc:453-461). [TCPXO's profiles also differ in their tuner config and
+// guest-config checker files (NCCL_TUNER_CONFIG_PATH,
+// NCCL_SHIMNET_GUEST_CONFIG_CHECKER_CONFIG_FILE, best-practice.md:80-87): a real run takes the
+// profile of the protocols wanted.] [TCPXO's default profile is Simple,LL128 with NVLS on from
+// plugin v1.0.12 (nccl-plugin-gpudirect-tcpxo@04815d1 tcpxo_scripts/nccl-env-profile.sh:51,
+// container-engine-accelerators@992db81 gpudirect-tcpxo/ best-practice.md:60-87;
+// nccl-env-profile-simple.sh keeps Simple and NVLS off), with a tuner plugin whose table is not
+// public: the model keeps the Simple profile; docs/fidelity.md.]
 #pragma once
 
 #include <algorithm>
@@ -80,8 +86,10 @@ struct NetworkTerms {
   // NCCL's ranking): a floor, us, and the share of the NIC's line rate it delivers.
   double call_floor_us = 0.0;
   double delivered_fraction = 1.0;
-  // The cloud's NCCL_PROTO: Simple alone (a protocol forced by name still runs).
+  // The cloud's NCCL_PROTO: Simple alone (a protocol forced by name, or the user's own NCCL_PROTO,
+  // still runs), and whose profile sets it (sim::network_nccl_proto).
   bool simple_only = false;
+  const char* simple_only_profile = "";
   // A net plugin that writes a message only into a buffer the receiver's control message named
   // (aws-ofi-nccl's RDMA protocol): the round trip a buffer slot takes, us, and the largest
   // message it sends eagerly without one; 0 = no such protocol (the rule: net_window.cc
@@ -143,6 +151,9 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
     case topo::NetworkClass::tcpxo:
       t.hop = {0.0, 0.0, 14.0 + 18.0, 0.0};
       t.simple_only = true;
+      t.simple_only_profile =
+          "GCP's TCPXO nccl-env-profile-simple.sh, and nccl-env-profile.sh before plugin v1.0.12 "
+          "(Simple,LL128 from v1.0.12)";
       return t;
     case topo::NetworkClass::tcpx:
       // GPUDirect-TCPX (A3 High), from Google's published 2-node all_gather (cluster-toolkit@
@@ -160,6 +171,7 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       t.call_floor_us = 880.0;
       t.delivered_fraction = 0.85;
       t.simple_only = true;
+      t.simple_only_profile = "GCP's TCPX nccl-config.yaml";
       return t;
     case topo::NetworkClass::roce_gib:
       // GCP's gIB environment: NCCL_NVLS_CHUNKSIZE alone (network_nccl_env cites it).

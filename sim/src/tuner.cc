@@ -58,7 +58,11 @@ std::string left_out_text(bool no_ll128, bool rccl_skips, bool simple_only) {
   if (rccl_skips)
     why.push_back(
         "RCCL's tuning table does not choose some pairs here (tree/Simple within one MI300X node)");
-  if (simple_only) why.push_back("this cloud's NCCL profile sets NCCL_PROTO=Simple");
+  if (simple_only) {
+    why.push_back(
+        "this cloud's NCCL profile sets NCCL_PROTO=Simple (an NCCL_PROTO list of your own, "
+        "--proto 'Simple,LL128', replaces it)");
+  }
   if (why.empty()) return "";
   return "; NCCL's own choice leaves pairs out: " + join(why) +
          "; a pair forced by twinccl's exact names still runs (--proto LL128, --proto LL, --algo "
@@ -238,9 +242,11 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
             true;
         continue;
       }
-      // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs.
-      if (!call.protocol && detail::network_terms(view_->network).simple_only &&
-          p != Protocol::simple) {
+      // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs,
+      // and the caller's own NCCL_PROTO list replaces the profile's: NCCL reads one value, the
+      // user's where set after the profile (sim::network_nccl_proto).
+      if (!call.protocol && call.allowed_protocols.empty() &&
+          detail::network_terms(view_->network).simple_only && p != Protocol::simple) {
         simple_only = true;
         continue;
       }

@@ -54,21 +54,26 @@ TEST_CASE("exact names force, NCCL's spelling keeps NCCL's exclusions and is ref
   CHECK(tree.exit_code != 0);
   CHECK(tree.out.find("'simple' (NCCL_PROTO=simple): ") != std::string::npos);
   CHECK(tree.out.find("tree/Simple within one MI300X node") != std::string::npos);
-  // GCP's TCPXO profile runs Simple only: NCCL_PROTO=LL leaves nothing, a forced LL runs.
+  // GCP's TCPXO profile sets NCCL_PROTO=Simple: a forced LL runs, and the note says a run sets
+  // NCCL_PROTO itself to take it (test below: NCCL_PROTO=ll replaces the profile's).
   const auto ll = run_cli(perf_on("gcp-a3mega-2") + "--proto LL");
   REQUIRE(ll.exit_code == 0);
   CHECK(first_pair(ll.out).find("/LL") != std::string::npos);
-  CHECK(ll.out.find(never) != std::string::npos);
+  CHECK(ll.out.find("forced by twinccl's exact name: this cloud's NCCL profile sets "
+                    "NCCL_PROTO=Simple") != std::string::npos);
+  CHECK(ll.out.find("(as --proto 'll' predicts)") != std::string::npos);
   const auto ring = run_cli(perf_on("aws-p5-2") + "--algo ring --proto LL128");
   REQUIRE(ring.exit_code == 0);
   CHECK(ring.out.find("NCCL's own choice never") == std::string::npos);  // NCCL may take it
   // NCCL's spelling of the algorithm: the pair is not "forced by twinccl's exact names".
   const auto mixed = run_cli(perf_on("mi300x-8") + "--algo Tree --proto LL128");
   CHECK(mixed.out.find("twinccl's exact name") == std::string::npos);
+  // NCCL_PROTO=ll, the user's, replaces the profile's Simple (NCCL reads one value): LL is ranked.
   const auto lower = run_cli(perf_on("gcp-a3mega-2") + "--proto ll");
-  CHECK(lower.exit_code != 0);
-  CHECK(lower.out.find("'ll' (NCCL_PROTO=ll): ") != std::string::npos);
-  CHECK(lower.out.find("NCCL_PROTO=Simple") != std::string::npos);
+  REQUIRE(lower.exit_code == 0);  // before: refused, as if the profile's Simple still held
+  CHECK(first_pair(lower.out) == first_pair(ll.out));
+  CHECK(lower.out.find("NCCL_PROTO=ll (from --proto) replaces the NCCL_PROTO=Simple that "
+                       "gcp-a3mega-2's NCCL profile sets") != std::string::npos);
 }
 
 TEST_CASE("one NCCL name that does not apply is refused naming the option", "[cli][nccl_lists]") {

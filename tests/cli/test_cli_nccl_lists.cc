@@ -158,3 +158,46 @@ TEST_CASE("NCCL_ALGO / NCCL_PROTO in the environment are not applied, and a note
   CHECK(first_row(env.out) == first_row(plain.out));
   CHECK(plain.out.find("NOT applied") == std::string::npos);
 }
+
+// GCP's TCPX / TCPXO profiles set NCCL_PROTO=Simple; the user's own NCCL_PROTO replaces it, as
+// NCCL reads one value (the one set last): the protocols the list allows are ranked, and the
+// header says whose value the list replaced.
+TEST_CASE("perf and whatif: an NCCL_PROTO list replaces GCP's profile Simple and ranks LL128 too",
+          "[cli][nccl_lists]") {
+  const std::string gcp =
+      "perf all_reduce --backend sim --topology gcp-a3mega-2 -c 0 -b 32K -e 32K --compare ";
+  const std::string replaced =
+      "NCCL_PROTO=Simple,LL128 (from --proto) replaces the NCCL_PROTO=Simple that "
+      "gcp-a3mega-2's NCCL profile sets";
+  const auto profile = run_cli(gcp);
+  REQUIRE(profile.exit_code == 0);
+  std::string marked;
+  for (const auto& [p, t] : compare_pairs(profile.out, marked))
+    CHECK(p.find("/Simple") != std::string::npos);
+  CHECK(profile.out.find("replaces the NCCL_PROTO") == std::string::npos);
+  const auto listed = run_cli(gcp + "--proto 'Simple,LL128'");
+  INFO(listed.out);
+  REQUIRE(listed.exit_code == 0);
+  bool ll128 = false;
+  for (const auto& [p, t] : compare_pairs(listed.out, marked)) {
+    CHECK((p.find("/Simple") != std::string::npos || p.find("/LL128") != std::string::npos));
+    ll128 = ll128 || p.find("/LL128") != std::string::npos;
+  }
+  CHECK(ll128);  // before: Simple pairs alone
+  CHECK(listed.out.find(replaced) != std::string::npos);
+  // An NCCL_ALGO list alone keeps the profile's NCCL_PROTO.
+  const auto algo = run_cli(gcp + "--algo 'Ring,Tree'");
+  REQUIRE(algo.exit_code == 0);
+  CHECK(first_row(algo.out).back().find("/Simple") != std::string::npos);
+  CHECK(algo.out.find("replaces the NCCL_PROTO") == std::string::npos);
+  // Where no profile sets NCCL_PROTO, nothing is said to be replaced.
+  const auto aws = run_cli(kPerf + "--proto 'Simple,LL128'");
+  REQUIRE(aws.exit_code == 0);
+  CHECK(aws.out.find("NCCL profile") == std::string::npos);
+  const auto whatif = run_cli(
+      "whatif all_reduce --topology gcp-a3mega-2 -b 32K -e 32K --proto 'Simple,LL128' --format "
+      "json");
+  REQUIRE(whatif.exit_code == 0);
+  CHECK(whatif.out.find(replaced) != std::string::npos);
+  CHECK(whatif.out.find("\"LL128\"") != std::string::npos);
+}

@@ -52,6 +52,17 @@ std::vector<Protocol> nccl_proto_list(std::string_view value, const std::string&
 // send/recv, which NCCL_ALGO / NCCL_PROTO do not steer.
 bool nccl_tunes(OpKind kind);
 
+// The NCCL_PROTO the topology's network's own NCCL environment sets (GCP's TCPX / TCPXO
+// profiles: "Simple"; sim/src/network_class.h cites them) and whose profile it is; value "" =
+// none. The tuner ranks that value's protocols alone, unless the request forces a protocol or
+// carries its own NCCL_PROTO list (Request::allowed_protocols): NCCL reads one value, and the
+// user's, set after the profile, replaces it.
+//   network_nccl_proto(topo::load_topology("gcp-a3high-2"))  // {"Simple", "GCP's TCPX ..."}
+struct NetworkNcclProto {
+  std::string value, profile;
+};
+NetworkNcclProto network_nccl_proto(const topo::Topology& topology);
+
 // Applies what NCCL_ALGO / NCCL_PROTO leave (`algorithms`, `protocols`; {} = all) to `request`
 // as NCCL would: one algorithm and at most one protocol left (counting one forced in the request)
 // = that pair forced; else NCCL's ranking among the allowed. What the request forces stays.
