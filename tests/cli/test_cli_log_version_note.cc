@@ -71,6 +71,7 @@ TEST_CASE("compare notes an NCCL version older than the tuning model in table, J
   const auto own_json =
       run_cli("compare " + scratch.path("own.log") + " --topology dgx-h100 --format json");
   CHECK_THAT(own_json.out, Catch::Contains("\"nccl_version_note\": null"));
+  CHECK_THAT(own_json.out, Catch::Contains("\"nccl_version_library\": \"NCCL\""));
 }
 
 TEST_CASE("calibrate notes an old and an unreadable NCCL version in its report",
@@ -120,7 +121,8 @@ TEST_CASE("compare prices an rccl-tests log as the NCCL its RCCL tracks, and say
   const auto table = run_cli("compare " + log + " --topology mi300x-8");
   INFO(table.out);
   REQUIRE(table.exit_code == 0);
-  CHECK_THAT(table.out, Catch::Contains(", RCCL 2.22.3-develop:f5b15f2, one GPU per host thread"));
+  CHECK_THAT(table.out,
+             Catch::Contains("float32, RCCL 2.22.3-develop:f5b15f2; one GPU per host thread"));
   CHECK_THAT(table.out,
              Catch::Contains("\n# note: RCCL version 2.22.3-develop:f5b15f2 at " + log +
                              ":13 is priced as NCCL 2.22.3, the NCCL release it tracks"));
