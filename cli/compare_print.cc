@@ -18,7 +18,7 @@ std::string title_of(const sim::NcclTestsTable& log) {
   return fmt::format(
       "{}: {} (from the {}), {} ranks on {} node(s), {}{}; {}", log.source, log.collective,
       log.collective_from, log.ranks, log.nodes, name(log.dtype),
-      log.nccl_version.empty() ? "" : ", NCCL " + log.nccl_version,
+      log.nccl_version.empty() ? "" : ", " + log.nccl_version_library + " " + log.nccl_version,
       log.gpus_per_thread > 1
           ? fmt::format("{} GPUs per host thread (-g {})", log.gpus_per_thread, log.gpus_per_thread)
       : log.gpus_per_thread == 1 ? std::string("one GPU per host thread")
@@ -178,6 +178,10 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
     nlohmann::json skipped = nlohmann::json::array();
     for (const sim::NcclTestsSkippedLine& s : t.skipped)
       skipped.push_back({{"line", s.line}, {"why", s.why}});
+    // Whose version the table's is, "NCCL" or "RCCL"; null when the log printed none.
+    const nlohmann::json library = t.log.nccl_version.empty()
+                                       ? nlohmann::json(nullptr)
+                                       : nlohmann::json(t.log.nccl_version_library);
     nlohmann::json table = {{"source", t.log.source},
                             {"collective", t.log.collective},
                             {"collective_from", t.log.collective_from},
@@ -186,6 +190,7 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                             {"gpus_per_thread", t.log.gpus_per_thread},
                             {"type", name(t.log.dtype)},
                             {"nccl_version", t.log.nccl_version},
+                            {"nccl_version_library", library},
                             {"nccl_version_note", or_null(t.nccl_version_note)},
                             {"nccl_algo", or_null(t.log.nccl_algo)},
                             {"nccl_algo_from", or_null(t.log.nccl_algo_from)},

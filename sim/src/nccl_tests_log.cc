@@ -7,15 +7,17 @@
 // are headers: "# Collective test starting: X_perf" and "# nThread ..." begin a new run, the
 // "# Using devices" block gives one line per rank with its hostname (ranks = lines, nodes =
 // distinct hosts; a "..." line marks it truncated), "# nccl-tests version ... nccl-library=N" and
-// NCCL's own "NCCL version X" give the version, and the column header ("size count type redop
+// the library's own "NCCL version X" or RCCL's "RCCL version : X" give the version
+// (nccl_tests_log_version.cc), and the column header ("size count type redop
 // root time algbw busbw #wrong time ...") gives the layout: which leading columns there are and
 // how many values each timed block has (4, or 8 with per-iteration columns). A line whose first
 // two fields are whole numbers is a row, read with that layout (nccl_tests_log_row.cc); a line that
 // looks like a row but whose size or count is not a whole number ("1P", "-16") is not read and is
 // listed with its line and why in the table's `skipped`; anything else is noise (Open MPI help
 // messages, "Run-1 Starting command", a failure line) except a "<name>_perf" program name, which
-// names the collective. A table ends at the footer, at a new run, or at a new column header after
-// rows. For example:
+// names the collective. A row no line break ended (the log's last line, a rank's line its output
+// left unfinished) is read only when provably whole, else listed as skipped (unended_row_cut).
+// A table ends at the footer, at a new run, or at a new column header after rows. For example:
 //
 //   #       size    count   type  redop  root    time  algbw  busbw #wrong    time  algbw  busbw
 //   #wrong
@@ -55,6 +57,7 @@ struct Reader {
   // block (two runs pasted together without their headers).
   bool devices_ended = false;
   std::string version;
+  std::string library = "NCCL";  // whose `version` it is: "NCCL" or "RCCL"
   int version_line = 0;          // the line that gave `version`
   nccl_tests::NcclEnv nccl_env;  // NCCL_ALGO / NCCL_PROTO as the log last said them
   Layout layout;
@@ -174,6 +177,7 @@ struct Reader {
             code ? nccl_tests::nccl_version_of_code(*code) : std::nullopt;
         if (name || !code || *code != 0) {
           version = name ? *name : nccl_tests::shown(rest.front(), 40);
+          library = "NCCL";
           version_line = line_no;
         }
       }
@@ -195,19 +199,6 @@ struct Reader {
     }
   }
 
-  // Whether a row no line break ended has all of the layout's fields: cut after its out-of-place
-  // block it would read as a row whose out-of-place block was blank (its out-of-place numbers as
-  // in-place), so a cut row is read only whole.
-  bool whole(const std::vector<std::string_view>& tokens, int line_no,
-             std::string_view line) const {
-    try {
-      return nccl_tests::read_row(tokens, layout, layout_line, source, line_no, line)
-          .out_of_place.has_value();
-    } catch (const ConfigError&) {
-      return false;
-    }
-  }
-
   void row(const std::vector<std::string_view>& tokens, int line_no, std::string_view line) {
     if (++total_rows > kNcclTestsMaxRows) {
       fail(source, line_no,
@@ -219,6 +210,7 @@ struct Reader {
       open->source = std::string(source);
       open->first_line = line_no;
       open->nccl_version = version;
+      open->nccl_version_library = library;
       open->nccl_version_line = version_line;
       nccl_env.apply(*open);
       open->skipped = std::move(pending);
@@ -234,10 +226,10 @@ struct Reader {
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     if (text.empty()) return;
     nccl_env.read(text, line_no);
-    if (const std::size_t at = text.find("NCCL version "); at != std::string_view::npos) {
-      const std::vector<std::string_view> t = split(text.substr(at + 13));
-      if (!t.empty()) {
-        version = nccl_tests::shown(t.front(), 40);
+    if (std::optional<nccl_tests::LibraryVersion> v = nccl_tests::library_version(text)) {
+      if (!v->version.empty()) {
+        version = std::move(v->version);
+        library = std::move(v->library);
         version_line = line_no;
       }
       return;
@@ -253,11 +245,12 @@ struct Reader {
       return v.find_first_not_of("0123456789") == std::string_view::npos;
     };
     if (t.size() >= 2 && all_digits(t[0]) && all_digits(t[1])) {
-      if (!ended && !whole(t, line_no, raw)) {  // the run stopped (or the log was cut) mid-row
-        skip(line_no,
-             "the output ends in the middle of this row (the run stopped, or the log "
-             "was cut there): not all of its columns were printed, none is read");
-        return;
+      if (!ended) {  // the run stopped (or the log was cut) in this row, maybe inside a field
+        if (std::optional<std::string> why =
+                nccl_tests::unended_row_cut(t, layout, layout_line, source, line_no, raw)) {
+          skip(line_no, std::move(*why));
+          return;
+        }
       }
       row(t, line_no, raw);
     } else if (std::optional<std::string> why = nccl_tests::unreadable_row(t)) {
@@ -299,8 +292,10 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
                                    line.size(), kNcclTestsMaxLineBytes),
                        line);
     }
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.add(line, line_no, end < text.size());  // the last line without '\n' is not ended
+    // The last line without '\n' is not ended, unless a CRLF log's '\r' says it was.
+    const bool cr = !line.empty() && line.back() == '\r';
+    if (cr) line.remove_suffix(1);
+    lines.add(line, line_no, end < text.size() || cr);
     begin = end + 1;
   }
   lines.finish();

@@ -54,8 +54,12 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
       if (t == "algbw" && b.algbw < 0) b.algbw = b.fields;
       if (t == "busbw" && b.busbw < 0) b.busbw = b.fields;
       if ((t == "#wrong" || t == "wrong" || t == "error" || t == "res" || t == "#errors") &&
-          b.wrong < 0)
+          b.wrong < 0) {
         b.wrong = b.fields;
+        b.wrong_kind = t == "#wrong"  ? Layout::Block::Wrong::count
+                       : t == "error" ? Layout::Block::Wrong::error
+                                      : Layout::Block::Wrong::unknown;
+      }
       ++b.fields;
     }
     if (b.algbw < 0 || b.busbw < 0) return std::nullopt;

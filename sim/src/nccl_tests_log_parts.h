@@ -76,6 +76,16 @@ struct NcclEnv {
   void apply(NcclTestsTable& table) const;
 };
 
+// The version a library printed in a log line (nccl_tests_log_version.cc), where the line says one:
+// NCCL's "NCCL version 2.26.2+cuda12.8" -> {"NCCL", "2.26.2+cuda12.8"}, RCCL's
+// "RCCL version : 2.22.3-develop:f5b15f2" -> {"RCCL", "2.22.3-develop:f5b15f2"} (and its older
+// forms); version "" for a line that names a version and gives none. nullopt for other lines.
+struct LibraryVersion {
+  std::string library;  // "NCCL" or "RCCL"
+  std::string version;  // the word printed, shown() (bounded, printable)
+};
+std::optional<LibraryVersion> library_version(std::string_view line);
+
 // The version codes a log may print: NCCL_VERSION_CODE's major x 10000 + minor x 100 + patch with
 // a major of at most 99. 0 is a library that did not say (nccl-tests prints what ncclGetVersion
 // gave).
@@ -126,6 +136,10 @@ struct Layout {
   int leading = 5;
   struct Block {
     int fields = 4, time = 0, algbw = 1, busbw = 2, wrong = 3;
+    // What the header says `wrong` is, by its name: "#wrong" a count nccl-tests prints with %g
+    // (2022 on), "error" the float error it printed with %5.0le before; unknown without a header
+    // or under another name. Their zeros, "0" and "0e+00", are whole fields (unended_row_cut).
+    enum class Wrong { unknown, count, error } wrong_kind = Wrong::unknown;
   };
   std::vector<Block> blocks{Block{}, Block{}};
   bool timestamp = false;
@@ -148,5 +162,16 @@ std::optional<Layout> column_header(const std::vector<std::string_view>& tokens)
 // header's line, 0 = none seen (nccl-tests' current 13-column layout).
 NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout& layout,
                       int layout_line, std::string_view source, int line_no, std::string_view line);
+// Whether the last of a row's tokens is a value `layout` reads (its last block's last field, read
+// by read_row) rather than a column after the values (a timestamp, another tool's words).
+bool ends_in_value(const std::vector<std::string_view>& tokens, const Layout& layout);
+// Why a row that no line break ended (a log's cut last line, a rank's line its output left
+// unfinished) is not read, for the table's `skipped`; nullopt when it is provably whole: all of
+// the layout's fields (out-of-place too) and a last field that cannot be a piece of a longer one
+// (nccl_tests_log_row.cc says which).
+std::optional<std::string> unended_row_cut(const std::vector<std::string_view>& tokens,
+                                           const Layout& layout, int layout_line,
+                                           std::string_view source, int line_no,
+                                           std::string_view line);
 
 }  // namespace twinccl::sim::nccl_tests

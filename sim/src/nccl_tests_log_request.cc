@@ -140,25 +140,39 @@ int nccl_version_code(std::string_view version) {
 
 NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table) {
   NcclVersionPricing p{priced_version_code(table), ""};
-  if (table.nccl_version.empty() || nccl_version_code(table.nccl_version) != 0) return p;
+  if (table.nccl_version.empty()) return p;
+  const bool rccl = table.nccl_version_library == "RCCL";
   // The source as fail() shows it: printable, bounded.
   const std::string source = nccl_tests::shown(table.source, 200);
   const std::string where = table.nccl_version_line > 0
                                 ? fmt::format("{}:{}", source, table.nccl_version_line)
                                 : fmt::format("{} (its nccl_version)", source);
+  const std::string version = fmt::format("{} version {}", rccl ? "RCCL" : "NCCL",
+                                          nccl_tests::shown(table.nccl_version, 40));
+  if (nccl_version_code(table.nccl_version) != 0) {
+    // RCCL x.y.z is NCCL x.y.z's code with AMD's kernels and tuning (nccl_tests_log_version.cc):
+    // said, so that an AMD log's rows are not taken for NVIDIA NCCL's.
+    if (rccl) {
+      p.note = fmt::format(
+          "{} at {} is priced as NCCL {}, the NCCL release it tracks (RCCL's own tuning terms "
+          "where the model has them)",
+          version, where, version_name(p.code));
+    }
+    return p;
+  }
   const std::string newest =
       fmt::format("the newest model (NCCL {} and later)", version_name(newest_model_since()));
   const std::optional<long> code = version_code_unchecked(table.nccl_version);
   if (code && *code < detail::kNcclVersionCodeMin) {
     const std::string oldest = version_name(p.code);
-    p.note = fmt::format(
-        "NCCL version {} at {} is older than the oldest tuning model ({}); priced as {}",
-        nccl_tests::shown(table.nccl_version, 40), where, oldest, oldest);
+    p.note = fmt::format("{} at {} is older than the oldest tuning model ({}); priced as {}",
+                         version, where, oldest, oldest);
   } else if (code) {
-    p.note = fmt::format("NCCL version {} at {} is past NCCL's version codes; priced as {}",
-                         nccl_tests::shown(table.nccl_version, 40), where, newest);
+    p.note =
+        fmt::format("{} at {} is past NCCL's version codes; priced as {}", version, where, newest);
   } else {
-    p.note = fmt::format("unreadable NCCL version '{}' at {}; priced as {}",
+    p.note = fmt::format("unreadable {} '{}' at {}; priced as {}",
+                         rccl ? "RCCL version" : "NCCL version",
                          nccl_tests::shown(table.nccl_version, 40), where, newest);
   }
   return p;

@@ -1,6 +1,7 @@
 // One nccl-tests result row read with the column header's layout (nccl_tests_log_parts.h
 // read_row): its leading columns (size, count, type, redop, root) and its timed blocks, each
-// value checked, for the stdout parser (nccl_tests_log.cc).
+// value checked, for the stdout parser (nccl_tests_log.cc); and whether a row no line break ended
+// is provably whole (unended_row_cut).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -42,23 +43,34 @@ NcclTestsBlock block(std::string_view source, const std::vector<std::string_view
   return out;
 }
 
+// hypercube_perf prints its redop column blank: the row's next value (root) stands where the
+// header has redop.
+bool redop_blank(const std::vector<std::string_view>& tokens, const Layout& layout) {
+  const auto redop_at = static_cast<std::size_t>(layout.redop);
+  return layout.redop >= 0 && tokens.size() > redop_at &&
+         nccl_tests::parse_real(tokens[redop_at]).has_value();
+}
+
 }  // namespace
+
+bool ends_in_value(const std::vector<std::string_view>& tokens, const Layout& layout) {
+  const std::size_t blank = redop_blank(tokens, layout) ? 1 : 0;
+  return tokens.size() + blank <= static_cast<std::size_t>(layout.leading + layout.fields());
+}
 
 NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout& layout,
                       int layout_line, std::string_view source, int line_no,
                       std::string_view line) {
-  // hypercube_perf prints its redop column blank: the row's next value (root) stands where the
-  // header has redop. Read it as a blank column so the values after it line up.
+  // A blank redop column (hypercube) is read as one, so that the values after it line up.
   std::vector<std::string_view> with_blank;
   const auto redop_at = static_cast<std::size_t>(layout.redop);
-  const bool redop_blank =
-      layout.redop >= 0 && tokens.size() > redop_at && nccl_tests::parse_real(tokens[redop_at]);
-  if (redop_blank) {
+  const bool blank_redop = redop_blank(tokens, layout);
+  if (blank_redop) {
     with_blank = tokens;
     with_blank.insert(with_blank.begin() + static_cast<std::ptrdiff_t>(redop_at),
                       std::string_view{});
   }
-  const std::vector<std::string_view>& t = redop_blank ? with_blank : tokens;
+  const std::vector<std::string_view>& t = blank_redop ? with_blank : tokens;
   const auto lead = static_cast<std::size_t>(layout.leading);
   const std::string where =
       layout_line > 0 ? fmt::format("the column header at line {}", layout_line)
@@ -133,7 +145,7 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout&
   }
   if (layout.redop >= 0) {
     const std::string_view redop = t[static_cast<std::size_t>(layout.redop)];
-    r.redop_blank = redop_blank;
+    r.redop_blank = blank_redop;
     if (redop.size() > 20 ||
         redop.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string_view::npos) {
       fail(source, line_no, "redop must be a name like sum or none", line);
@@ -152,6 +164,51 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout&
     r.root = static_cast<int>(*root);
   }
   return r;
+}
+
+// nccl-tests writes a row in pieces, its line break last (NVIDIA/nccl-tests v2.19.6
+// src/common.cu:938-941 TimeTest: writeBenchmarkLinePreamble, BenchTime twice, then
+// writeBenchmarkLineTerminator's "\n", src/util.cu:454-472; ROCm/rccl-tests@ae3e635 the same,
+// src/common.cu:810-816), and stdout into a file or a pipe stops at any byte when the run dies, as
+// a copy of a log may end anywhere. So a row without its line break may be cut before a block (cut
+// after its out-of-place block it reads as a row whose out-of-place block was blank) or inside its
+// last field: a #wrong of "12" cut to "1", a last busbw "12.57" to "12.5". It is read only with all
+// of the layout's fields and a last one known whole: followed by what the run wrote after it (a
+// space, a column after the values) or one that no field nccl-tests prints there extends: "N/A";
+// in a "#wrong" column "0" (a count printed with %g, src/util.cu:508: a longer one never starts
+// with 0); in the pre-2022 "error" column "0e+00" (%5.0le of 0 in every version before,
+// src/common.cu PRINT("  %7s  %6.2f  %6.2f  %5.0le"); "1e-10" may be a piece of "1e-100").
+// Anything else ("1", "12.5", "0e+00" cut to "0") may be a piece of its field.
+std::optional<std::string> unended_row_cut(const std::vector<std::string_view>& tokens,
+                                           const Layout& layout, int layout_line,
+                                           std::string_view source, int line_no,
+                                           std::string_view line) {
+  bool all_fields = false;
+  try {
+    all_fields =
+        read_row(tokens, layout, layout_line, source, line_no, line).out_of_place.has_value();
+  } catch (const ConfigError&) {
+  }
+  if (!all_fields) {
+    return std::string(
+        "the output ends in the middle of this row (the run stopped, or the log was cut there): "
+        "not all of its columns were printed, none is read");
+  }
+  const Layout::Block& last = layout.blocks.back();
+  const std::string_view field = tokens.back();
+  using Wrong = Layout::Block::Wrong;
+  const bool zero =
+      last.wrong == last.fields - 1 && ((last.wrong_kind == Wrong::count && field == "0") ||
+                                        (last.wrong_kind == Wrong::error && field == "0e+00"));
+  if (line.back() == ' ' || line.back() == '\t' || !ends_in_value(tokens, layout) ||
+      field == "N/A" || zero) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "no line break ends this row (the run stopped, or the log was cut there), so its last field "
+      "'{}' may be cut short ('12' cut to '1'); none of it is read. If the row is whole, end the "
+      "log with a line break",
+      shown(field, 20));
 }
 
 }  // namespace twinccl::sim::nccl_tests

@@ -2,6 +2,7 @@
 // with (older than the model's oldest tuning model, or unreadable): in compare's table, JSON and
 // CSV and in calibrate's report; and --ranks stops at the bound device lines have.
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,6 +71,7 @@ TEST_CASE("compare notes an NCCL version older than the tuning model in table, J
   const auto own_json =
       run_cli("compare " + scratch.path("own.log") + " --topology dgx-h100 --format json");
   CHECK_THAT(own_json.out, Catch::Contains("\"nccl_version_note\": null"));
+  CHECK_THAT(own_json.out, Catch::Contains("\"nccl_version_library\": \"NCCL\""));
 }
 
 TEST_CASE("calibrate notes an old and an unreadable NCCL version in its report",
@@ -109,4 +111,45 @@ TEST_CASE("compare --ranks takes up to kNcclTestsMaxRanks, the device lines' bou
   const auto past = run_cli(base + std::to_string(twinccl::sim::kNcclTestsMaxRanks + 1));
   CHECK(past.exit_code != 0);
   CHECK_THAT(past.out, Catch::Contains("--ranks") && !Catch::Contains("more than the 8 GPUs"));
+}
+
+TEST_CASE("compare prices an rccl-tests log as the NCCL its RCCL tracks, and says so",
+          "[cli][compare][nccl_version][rccl]") {
+  // AMD's ROCm blog log: "RCCL version : 2.22.3-develop:f5b15f2" at line 13. Before: not read,
+  // the title named no version and the rows were priced with the newest model, unsaid.
+  const std::string log = log_path("amd-mi300x-1node-all_reduce-mpi8-rocmblog.log");
+  const auto table = run_cli("compare " + log + " --topology mi300x-8");
+  INFO(table.out);
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out,
+             Catch::Contains("float32, RCCL 2.22.3-develop:f5b15f2; one GPU per host thread"));
+  CHECK_THAT(table.out,
+             Catch::Contains("\n# note: RCCL version 2.22.3-develop:f5b15f2 at " + log +
+                             ":13 is priced as NCCL 2.22.3, the NCCL release it tracks"));
+  const auto json = run_cli("compare " + log + " --topology mi300x-8 --format json");
+  REQUIRE(json.exit_code == 0);
+  CHECK_THAT(json.out, Catch::Contains("\"nccl_version_library\": \"RCCL\""));
+  // The model's version-dependent terms are NVIDIA's (NVLS, Blackwell): the same log without the
+  // line gets the same predictions, row for row.
+  const twinccl_test::ScratchDir scratch("twinccl-rccl-version");
+  std::string text = read_text(log);
+  const std::size_t at = text.find("RCCL version : ");
+  REQUIRE(at != std::string::npos);
+  text.erase(at, text.find('\n', at) + 1 - at);
+  scratch.write("no-version.log", text);
+  const auto bare = run_cli("compare " + scratch.path("no-version.log") + " --topology mi300x-8");
+  REQUIRE(bare.exit_code == 0);
+  const auto rows = [](const std::string& out) {
+    std::string kept;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      // A row starts with its size (a summary line with the log's name, a header with '#').
+      const std::size_t first = line.find_first_not_of(' ');
+      if (first != std::string::npos && std::isdigit(static_cast<unsigned char>(line[first])))
+        kept += line + "\n";
+    }
+    return kept;
+  };
+  CHECK(rows(table.out).size() > 100);
+  CHECK(rows(table.out) == rows(bare.out));
 }

@@ -90,8 +90,11 @@ struct NcclTestsTable {
   int gpus_per_thread = 0;
   DataType dtype = DataType::float32;  // the first row's
   std::string nccl_version;            // "2.26.2+cuda12.8"; "" when not printed
-  int nccl_version_line = 0;           // its line in the log; 0 = JSON's nccl_version (or none)
-  bool complete = false;               // the footer (average bus bandwidth) was seen
+  // Whose version it is: "NCCL", or "RCCL" for RCCL's "RCCL version : 2.22.3-develop:f5b15f2"
+  // (rccl-tests with NCCL_DEBUG=VERSION), which is the NCCL release RCCL tracks.
+  std::string nccl_version_library = "NCCL";
+  int nccl_version_line = 0;  // its line in the log; 0 = JSON's nccl_version (or none)
+  bool complete = false;      // the footer (average bus bandwidth) was seen
   // NCCL_ALGO / NCCL_PROTO the run had, as given ("Ring", "NVLS,NVLSTree", "^LL128"; "" = not
   // set: NCCL's own choice), and where from: "line 12" of NCCL's "NCCL_ALGO set by environment
   // to Ring" (NCCL_DEBUG=INFO) or of an environment dump "NCCL_ALGO=Ring", or "--algo"/"--proto".
@@ -157,9 +160,13 @@ int nccl_version_code(std::string_view version);
 //   "banana", "2.26"       the newest model: "unreadable NCCL version 'banana' at run.log:3;
 //                          priced as the newest model (NCCL 2.29.2 and later)"
 //   "10.0.0" (past the NCCL_VERSION_CODE range) the newest model, with a note
+// An RCCL version (nccl_version_library "RCCL") is priced as the NCCL release of its number, which
+// RCCL tracks, always with a note: "RCCL version 2.22.3-develop:f5b15f2 at run.log:13 is priced as
+// NCCL 2.22.3, the NCCL release it tracks (...)"; the notes above say "RCCL version" for it.
 struct NcclVersionPricing {
-  int code = 0;      // for Request::nccl_version: an NCCL_VERSION_CODE, 0 = the newest model
-  std::string note;  // "" where the log's own version (or, printing none, the newest) prices it
+  int code = 0;  // for Request::nccl_version: an NCCL_VERSION_CODE, 0 = the newest model
+  std::string
+      note;  // "" where the log's own NCCL version (or, printing none, the newest) prices it
 };
 NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table);
 
