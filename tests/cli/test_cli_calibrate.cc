@@ -92,3 +92,18 @@ TEST_CASE("calibrate: --algo per log prices a forced-ring log as a ring", "[cli]
                              "NCCL's choice") &&
                  Catch::Contains("minctas24.log priced with ring (NCCL_ALGO=Ring (--algo))"));
 }
+
+// A log named by a long path (here the repository's own, longer than the 48 characters the log
+// column had) does not push the regime / rows / before / after columns out of line.
+TEST_CASE("calibrate: the residual table stays aligned under a long log path", "[cli]") {
+  const twinccl_test::ScratchDir scratch("twinccl-cal-align");
+  const std::string one = log_path("oci-mi355x-pollara-1node-all_reduce-8G-16G.log");
+  REQUIRE(one.size() > 48);
+  const auto fit = run_cli(
+      "calibrate " + one + " " + log_path("oci-mi355x-pollara-2node-all_reduce-8G-16G.log") +
+      " --topology mi355x-roce-2 --bandwidth-only --ranks 8,16 --nodes 1,2 -o " +
+      scratch.path("fit.json"));
+  INFO(fit.out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(twinccl_test::column_aligned(fit.out, "# log ", "regime", "bandwidth"));
+}

@@ -156,6 +156,17 @@ TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's
   CHECK_THAT(many.out, Catch::Contains("--channels") && Catch::Contains("64"));
 }
 
+// A log whose file name is longer than the 48 characters the log column had (KeitaW's p5 log,
+// 57) does not push the collective / regime / rows columns out of line.
+TEST_CASE("compare's regime summary stays aligned under a long log name", "[cli][compare]") {
+  const auto r =
+      run_cli("compare " + log_path("aws-p5-2node-all_reduce-nccl2.22.3-ompi-tagged-8B-16G.log") +
+              " --topology aws-p5-2");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(twinccl_test::column_aligned(r.out, "# log ", "collective", "all_reduce"));
+}
+
 TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   const auto missing = run_cli("compare /nonexistent/run.log --topology dgx-h100");
   CHECK(missing.exit_code == 2);
