@@ -5,6 +5,7 @@
 
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
+#include "twinccl/topologies/preset_family.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
 
@@ -179,6 +180,35 @@ Topology load_topology(std::string_view preset_or_path) {
   for (const PresetInfo& p : list_presets()) known += "\n  " + p.pattern + "  " + p.description;
   throw ConfigError("unknown topology '" + shown_value(name) +
                     "': not a preset, and not a path ending in .json or .xml. Presets:" + known);
+}
+
+}  // namespace twinccl::topo
+
+namespace twinccl::topo {
+
+std::optional<std::string> preset_with_nodes(std::string_view topology_name, int nodes, int ranks) {
+  const std::string_view base = topology_name.substr(0, topology_name.find('+'));
+  const std::size_t dash = base.rfind('-');
+  if (dash == std::string_view::npos || nodes < 1 || names_topology_json(base)) {
+    return std::nullopt;
+  }
+  const std::string_view size = base.substr(dash + 1);
+  const std::size_t x = size.find('x');  // "-RxG": R racks of G GPUs each
+  if (!parse_int(size.substr(0, x))) return std::nullopt;
+  const std::string name = std::string(base.substr(0, dash + 1)) + std::to_string(nodes) +
+                           (x == std::string_view::npos ? "" : std::string(size.substr(x)));
+  try {
+    const Topology t = load_topology(name);
+    // Its first `ranks` GPUs span the `nodes` nodes (nodes of equal size, as the presets').
+    const int per_node = t.gpu_count() / t.node_count();
+    if (t.node_count() == nodes && t.gpu_count() >= ranks && per_node > 0 &&
+        (ranks + per_node - 1) / per_node == nodes) {
+      return name;
+    }
+  } catch (const Error&) {
+    // not a preset of that size (out of its range, or the name only looked like one)
+  }
+  return std::nullopt;
 }
 
 }  // namespace twinccl::topo
