@@ -18,6 +18,7 @@
 // A fit the logs cannot determine is refused (exit 2) naming the sweep to measure.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 #include <utility>
 #include <vector>
@@ -129,11 +130,15 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     if (!p.fitted_on.empty()) out << fmt::format("#   {}: {}\n", p.name, p.fitted_on);
   }
   out << "# geometric-mean error of predicted / measured time, per log and size regime\n";
-  out << fmt::format("# {:<48} {:<10} {:>5} {:>9} {:>9}\n", "log", "regime", "rows", "before",
-                     "after");
+  // The log column is as wide as its longest path (at least 48), so the columns stay aligned.
+  std::size_t log_width = 48;
+  for (const sim::CalibrationResidual& r : c.residuals)
+    log_width = std::max(log_width, r.log.size());
+  out << fmt::format("# {:<{}} {:<10} {:>5} {:>9} {:>9}\n", "log", log_width, "regime", "rows",
+                     "before", "after");
   for (const sim::CalibrationResidual& r : c.residuals) {
-    out << fmt::format("  {:<48} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, r.regime, r.rows,
-                       r.before * 100.0, r.after * 100.0);
+    out << fmt::format("  {:<{}} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, log_width, r.regime,
+                       r.rows, r.before * 100.0, r.after * 100.0);
   }
   out << (o.bandwidth_only ? "# not fitted (--bandwidth-only): the host launch and the network's "
                              "per-message cost (the latency regime's error above is what they "

@@ -1,6 +1,7 @@
 // `twinccl compare` output: the nccl-tests-style table (as `twinccl perf`), CSV and JSON.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -100,13 +101,20 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
   out << "#\n# geometric mean per size regime (latency: < 1 MiB; middle; bandwidth: >= 64 MiB)\n";
   out << "#   error: of predicted / measured (bias); spread: of max(r, 1/r), how far off a row "
          "typically is\n";
-  out << fmt::format("# {:<48} {:<16} {:<10} {:>5} {:>9} {:>9}\n", "log", "collective", "regime",
-                     "rows", "error", "spread");
+  const auto file_name = [](const std::string& source) {
+    const std::size_t slash = source.find_last_of('/');
+    return slash == std::string::npos ? source : source.substr(slash + 1);
+  };
+  // The log column is as wide as its longest name (at least 48), so the columns stay aligned.
+  std::size_t log_width = 48;
+  for (const RegimeSummary& s : report.summary)
+    log_width = std::max(log_width, file_name(s.source).size());
+  out << fmt::format("# {:<{}} {:<16} {:<10} {:>5} {:>9} {:>9}\n", "log", log_width, "collective",
+                     "regime", "rows", "error", "spread");
   for (const RegimeSummary& s : report.summary) {
-    const std::size_t slash = s.source.find_last_of('/');
-    const std::string log = slash == std::string::npos ? s.source : s.source.substr(slash + 1);
-    out << fmt::format("  {:<48} {:<16} {:<10} {:>5} {:>9} {:>8.1f}%\n", log, s.collective,
-                       name(s.regime), s.rows, percent(s.ratio), 100.0 * s.spread);
+    out << fmt::format("  {:<{}} {:<16} {:<10} {:>5} {:>9} {:>8.1f}%\n", file_name(s.source),
+                       log_width, s.collective, name(s.regime), s.rows, percent(s.ratio),
+                       100.0 * s.spread);
   }
   out << "#\n";
 }

@@ -21,11 +21,25 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/preset_family.h"
 
 namespace twinccl::cli {
 namespace {
 
-std::string preset_for(int ranks, int nodes) {
+// What to name for a log of `ranks` on `nodes`: the given topology's own preset at that size
+// (edits and a fit kept in a file do not scale with it: say how to carry them), else an H100
+// cluster or a file to write.
+std::string preset_for(int ranks, int nodes, const topo::Topology& t,
+                       const std::string& topo_name) {
+  if (const auto family = topo::preset_with_nodes(t.name(), nodes, ranks)) {
+    const std::size_t plus = t.name().find('+');
+    if (plus == std::string::npos) return *family;
+    return fmt::format(
+        "{0}; --topology {1} holds {2} node(s) and its edits ({3}) do not scale with it: to "
+        "carry them to {4} node(s), run `twinccl calibrate` again with --topology {0}, or give "
+        "{0} the same edits (--set NAME=VALUE)",
+        *family, topo_name, t.node_count(), t.name().substr(plus + 1), nodes);
+  }
   if (nodes > 0 && ranks % nodes == 0 && ranks / nodes == 8) {
     return nodes == 1 ? "dgx-h100 (or dgx-a100)" : fmt::format("h100-cluster-{}", nodes);
   }
@@ -50,17 +64,18 @@ void check_fits(const sim::NcclTestsTable& log, const topo::Topology& t,
                                   log.nodes, log.ranks));
   }
   if (log.ranks > t.gpu_count()) {
-    throw ConfigError(fmt::format(
-        "{}: {} ranks on {} node(s), more than the {} GPUs of --topology {}; use {}", where,
-        log.ranks, log.nodes, t.gpu_count(), topo_name, preset_for(log.ranks, log.nodes)));
+    throw ConfigError(
+        fmt::format("{}: {} ranks on {} node(s), more than the {} GPUs of --topology {}; use {}",
+                    where, log.ranks, log.nodes, t.gpu_count(), topo_name,
+                    preset_for(log.ranks, log.nodes, t, topo_name)));
   }
   const int nodes = sim::nodes_spanned(t, log.ranks);
   if (nodes != log.nodes) {
     throw ConfigError(fmt::format(
         "{}: the log ran {} ranks on {} node(s), but the first {} GPUs of --topology {} span {} "
         "node(s); use {} (or --nodes if the log's device block is wrong){}",
-        where, log.ranks, log.nodes, log.ranks, topo_name, nodes, preset_for(log.ranks, log.nodes),
-        sim::nvlink_domain_hint(log, nodes)));
+        where, log.ranks, log.nodes, log.ranks, topo_name, nodes,
+        preset_for(log.ranks, log.nodes, t, topo_name), sim::nvlink_domain_hint(log, nodes)));
   }
   if (!log.kind) {
     throw ConfigError(where + ": " + log.collective +

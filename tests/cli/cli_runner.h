@@ -49,6 +49,28 @@ inline std::size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Whether the table whose header line starts with `header` keeps `column` aligned: every row under
+// it (up to the next '#' line) holding the field `cell` holds it where the header holds `column`,
+// and at least one row does. False when the header is missing.
+inline bool column_aligned(const std::string& text, const std::string& header,
+                           const std::string& column, const std::string& cell) {
+  std::istringstream in(text);
+  std::size_t at = std::string::npos;
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (at == std::string::npos) {
+      if (line.rfind(header, 0) == 0) at = line.find(column);
+      continue;
+    }
+    if (line.rfind("#", 0) == 0) break;
+    const std::size_t word = (line + " ").find(" " + cell + " ");  // `cell` as a whole field
+    if (word == std::string::npos) continue;
+    if (word + 1 != at) return false;
+    ++rows;
+  }
+  return rows > 0;
+}
+
 inline std::vector<std::string> fields(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;

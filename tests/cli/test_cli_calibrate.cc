@@ -92,3 +92,49 @@ TEST_CASE("calibrate: --algo per log prices a forced-ring log as a ring", "[cli]
                              "NCCL's choice") &&
                  Catch::Contains("minctas24.log priced with ring (NCCL_ALGO=Ring (--algo))"));
 }
+
+// A log named by a long path (here the repository's own, longer than the 48 characters the log
+// column had) does not push the regime / rows / before / after columns out of line.
+TEST_CASE("calibrate: the residual table stays aligned under a long log path", "[cli]") {
+  const twinccl_test::ScratchDir scratch("twinccl-cal-align");
+  const std::string one = log_path("oci-mi355x-pollara-1node-all_reduce-8G-16G.log");
+  REQUIRE(one.size() > 48);
+  const auto fit = run_cli(
+      "calibrate " + one + " " + log_path("oci-mi355x-pollara-2node-all_reduce-8G-16G.log") +
+      " --topology mi355x-roce-2 --bandwidth-only --ranks 8,16 --nodes 1,2 -o " +
+      scratch.path("fit.json"));
+  INFO(fit.out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(twinccl_test::column_aligned(fit.out, "# log ", "regime", "bandwidth"));
+}
+
+// "Measure two nodes, predict four": a file fitted on mi355x-roce-2 holds 2 nodes. The 4-node log
+// (or --set nodes=4) is refused, naming the file's own family at 4 nodes and how to carry the fit
+// there, not another machine's cluster (it said h100-cluster-4).
+TEST_CASE("calibrate: a fitted file asked for more nodes names its own preset", "[cli]") {
+  const twinccl_test::ScratchDir scratch("twinccl-cal-family");
+  const std::string out = scratch.path("fit.json");
+  const std::string four = log_path("oci-mi355x-pollara-4node-all_reduce-8G-16G.log");
+  const auto fit =
+      run_cli("calibrate " + log_path("oci-mi355x-pollara-1node-all_reduce-8G-16G.log") + " " +
+              log_path("oci-mi355x-pollara-2node-all_reduce-8G-16G.log") +
+              " --topology mi355x-roce-2 --bandwidth-only --ranks 8,16 --nodes 1,2 -o " + out);
+  REQUIRE(fit.exit_code == 0);
+  const auto preset = run_cli("compare " + four + " --ranks 32 --nodes 4 --topology mi355x-roce-2");
+  CHECK(preset.exit_code == 2);
+  CHECK_THAT(preset.out, Catch::Contains("use mi355x-roce-4") && !Catch::Contains("h100"));
+  const auto file = run_cli("compare " + four + " --ranks 32 --nodes 4 --topology " + out);
+  CHECK(file.exit_code == 2);
+  CHECK_THAT(file.out, Catch::Contains("use mi355x-roce-4") &&
+                           Catch::Contains("calibrate` again with --topology mi355x-roce-4") &&
+                           !Catch::Contains("h100"));
+  const auto nodes = run_cli("perf all_reduce -b 1M -e 1M --topology " + out + " --set nodes=4");
+  CHECK(nodes.exit_code == 2);
+  CHECK_THAT(nodes.out, Catch::Contains("(mi355x-roce-4)") && !Catch::Contains("h100"));
+  // Racks: the 2-rack GB300 log on the one-rack preset names the 2-rack one.
+  const auto racks =
+      run_cli("compare " + log_path("oci-gb300-32tray-2rack-all_reduce-512K-16G.log") +
+              " --ranks 128 --nodes 2 --topology gb300-nvl72-cluster-1x64");
+  CHECK(racks.exit_code == 2);
+  CHECK_THAT(racks.out, Catch::Contains("use gb300-nvl72-cluster-2x64"));
+}

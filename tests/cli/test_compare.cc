@@ -156,6 +156,35 @@ TEST_CASE("compare predicts the host launch of the log's -g, and takes the run's
   CHECK_THAT(many.out, Catch::Contains("--channels") && Catch::Contains("64"));
 }
 
+// A log whose file name is longer than the 48 characters the log column had (KeitaW's p5 log,
+// 57) does not push the collective / regime / rows columns out of line.
+TEST_CASE("compare's regime summary stays aligned under a long log name", "[cli][compare]") {
+  const auto r =
+      run_cli("compare " + log_path("aws-p5-2node-all_reduce-nccl2.22.3-ompi-tagged-8B-16G.log") +
+              " --topology aws-p5-2");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(twinccl_test::column_aligned(r.out, "# log ", "collective", "all_reduce"));
+}
+
+// A multi-node log on a one-node preset is told that node's own cluster, not an H100 one: AMD's
+// 2-node AAC log on mi300x-8, OCI's 2-rack GB300 log (64 GPUs of each rack) on gb300-nvl72.
+TEST_CASE("compare names the one-node preset's own cluster for a larger log", "[cli][compare]") {
+  const auto amd = run_cli("compare " + log_path("amd-mi300x-aac10-2node-all_reduce-mpi16.log") +
+                           " -t mi300x-8");
+  CHECK(amd.exit_code == 2);
+  CHECK_THAT(amd.out, Catch::Contains("use mi300x-cluster-2") && !Catch::Contains("h100"));
+  const auto racks =
+      run_cli("compare " + log_path("oci-gb300-32tray-2rack-all_reduce-512K-16G.log") +
+              " --ranks 128 --nodes 2 -t gb300-nvl72");
+  CHECK(racks.exit_code == 2);
+  CHECK_THAT(racks.out, Catch::Contains("use gb300-nvl72-cluster-2x64"));
+  const auto h100 = run_cli(
+      "compare " + log_path("issue309-h100-ib400-4node-all_reduce-default.log") + " -t dgx-h100");
+  CHECK(h100.exit_code == 2);
+  CHECK_THAT(h100.out, Catch::Contains("use h100-cluster-4"));
+}
+
 TEST_CASE("compare errors exit 2 and say what to do", "[cli][compare]") {
   const auto missing = run_cli("compare /nonexistent/run.log --topology dgx-h100");
   CHECK(missing.exit_code == 2);

@@ -2,9 +2,11 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
+#include "twinccl/topologies/preset_family.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
 
@@ -179,6 +181,60 @@ Topology load_topology(std::string_view preset_or_path) {
   for (const PresetInfo& p : list_presets()) known += "\n  " + p.pattern + "  " + p.description;
   throw ConfigError("unknown topology '" + shown_value(name) +
                     "': not a preset, and not a path ending in .json or .xml. Presets:" + known);
+}
+
+}  // namespace twinccl::topo
+
+namespace twinccl::topo {
+
+namespace {
+
+// The cluster family of each one-node preset: its node repeated N times ("-N", or "-RxG" racks).
+std::string_view cluster_family(std::string_view one_node) {
+  static constexpr std::pair<std::string_view, std::string_view> kFamilies[] = {
+      {"dgx-h100", "h100-cluster-"},           {"dgx-h200", "h200-cluster-"},
+      {"dgx-b200", "b200-cluster-"},           {"mi300x-8", "mi300x-cluster-"},
+      {"gb200-nvl72", "gb200-nvl72-cluster-"}, {"gb300-nvl72", "gb300-nvl72-cluster-"}};
+  for (const auto& [node, family] : kFamilies) {
+    if (node == one_node) return family;
+  }
+  return {};
+}
+
+// Whether `name` loads as a preset of `nodes` nodes whose first `ranks` GPUs span all of them
+// (nodes of equal size, as the presets').
+bool spans(const std::string& name, int nodes, int ranks) {
+  try {
+    const Topology t = load_topology(name);
+    const int per_node = t.gpu_count() / t.node_count();
+    return t.node_count() == nodes && t.gpu_count() >= ranks && per_node > 0 &&
+           (ranks + per_node - 1) / per_node == nodes;
+  } catch (const Error&) {
+    return false;  // not a preset of that size (out of its range, or not a preset's name)
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> preset_with_nodes(std::string_view topology_name, int nodes, int ranks) {
+  const std::string_view base = topology_name.substr(0, topology_name.find('+'));
+  if (nodes < 1 || ranks < 1 || names_topology_json(base)) return std::nullopt;
+  std::string prefix(cluster_family(base));
+  if (prefix.empty()) {  // "NAME-N" or "NAME-RxG"
+    const std::size_t dash = base.rfind('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    const std::string_view size = base.substr(dash + 1);
+    if (!parse_int(size.substr(0, size.find('x')))) return std::nullopt;
+    prefix = std::string(base.substr(0, dash + 1));
+  }
+  // The job's GPUs on each node ("-RxG": racks that hold more), else whole nodes ("-N").
+  const std::string whole = prefix + std::to_string(nodes);
+  if (ranks % nodes == 0) {
+    const std::string part = whole + "x" + std::to_string(ranks / nodes);
+    if (spans(part, nodes, ranks)) return part;
+  }
+  if (spans(whole, nodes, ranks)) return whole;
+  return std::nullopt;
 }
 
 }  // namespace twinccl::topo

@@ -25,6 +25,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
+#include "twinccl/topologies/preset_family.h"
 
 namespace twinccl::topo {
 namespace {
@@ -65,8 +66,10 @@ Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& note
   if (nodes > t.node_count()) {
     throw InvalidArgument(fmt::format(
         "{}: {} has {} nodes on its own network; nodes can lower that (1..{}) or repeat a "
-        "one-node topology; for more, name a larger topology (h100-cluster-{})",
-        flag, t.name(), t.node_count(), t.node_count(), nodes));
+        "one-node topology; for more, name a larger topology ({})",
+        flag, t.name(), t.node_count(), t.node_count(),
+        preset_with_nodes(t.name(), nodes, nodes * t.gpu_count() / t.node_count())
+            .value_or(fmt::format("h100-cluster-{}", nodes))));
   }
   EditGraph g = detail::copy_graph(t);
   for (std::size_t v = 0; v < g.vertices.size(); ++v) {
