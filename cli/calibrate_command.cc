@@ -140,11 +140,16 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     out << fmt::format("  {:<{}} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, log_width, r.regime,
                        r.rows, r.before * 100.0, r.after * 100.0);
   }
-  out << (o.bandwidth_only ? "# not fitted (--bandwidth-only): the host launch and the network's "
-                             "per-message cost (the latency regime's error above is what they "
-                             "leave)\n"
-                           : "# not fitted: NCCL's intra-node latencies (the one-node small rows "
-                             "cannot tell them from the launch, which takes the difference)\n");
+  // The latency regime's rows are named only where the table has some (8G-16G logs have none).
+  const bool latency_rows = std::any_of(c.residuals.begin(), c.residuals.end(),
+                                        [](const auto& r) { return r.regime == "latency"; });
+  out << (!o.bandwidth_only ? "# not fitted: NCCL's intra-node latencies (the one-node small rows "
+                              "cannot tell them from the launch, which takes the difference)\n"
+          : latency_rows
+              ? "# not fitted (--bandwidth-only): the host launch and the network's per-message "
+                "cost (the latency regime's error above is what they leave)\n"
+              : "# not fitted (--bandwidth-only): the host launch and the network's per-message "
+                "cost\n");
   out << "# NCCL's inter-node speed list makes NIC rates between its steps predict alike\n";
   write_output_file("--output", o.output,
                     [&](std::ostream& f) { f << topo::to_json(c.topology) << "\n"; });

@@ -38,6 +38,9 @@ constexpr std::size_t kLatencyRowBytes = detail::kCalibrationLatencyRowBytes;
 using Row = detail::CalibrationRow;
 // fit_scale's range: 1/8..8 x the topology's value.
 constexpr double kMaxScale = 8.0;
+// host_launch_us fitted from RCCL's 0 (an offset): its lower bound, above 0, since a file's 0
+// reads back as "none given" (one cdna3 node: RCCL's base latency alone; else the model's 5 us).
+constexpr double kMinFittedLaunchUs = 0.01;
 
 const char* regime_of(std::size_t bytes) { return regime_name(size_regime(bytes)); }
 
@@ -212,7 +215,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
       launch_now.call_us =
           launch.call_us > 0.0
               ? launch.call_us * fit_scale(fit, "host_launch_us", launch.call_us, one_node_small)
-              : fit_offset_us(fit, "host_launch_us", one_node_small, 0.01, 40.0);
+              : fit_offset_us(fit, "host_launch_us", one_node_small, kMinFittedLaunchUs, 40.0);
       fit.set("host_launch_us", launch_now.call_us);
     }
     if (!one_node_group_small.empty()) {
@@ -269,6 +272,15 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     if (!one_node_small.empty()) {
       c.moved.push_back({"host_launch_us", launch.call_us, launch_now.call_us,
                          static_cast<int>(one_node_small.size()), "", ""});
+      if (!(launch.call_us > 0.0) && launch_now.call_us < kMinFittedLaunchUs * 1.01) {
+        c.moved.back().fitted_on = fmt::format(
+            "hit the fit's lower bound {:g}: the logs' small rows are faster than the model's "
+            "latency without any launch cost (RCCL's base latency, analytic_rccl.cc, already "
+            "holds one); the file carries {:g}, not 0, which would read back as no value given "
+            "(docs/topologies.md host_launch_us); the latency regime's residual above is the "
+            "model's",
+            kMinFittedLaunchUs, kMinFittedLaunchUs);
+      }
     }
     if (!one_node_group_small.empty()) {
       c.moved.push_back({"group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us,

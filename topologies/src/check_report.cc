@@ -28,6 +28,17 @@ void check_leaves(const Topology& t, std::vector<std::string>& warnings) {
   }
 }
 
+// The routes' latency is their links'; a file's network_hop_extra_us (what calibrate fits) is
+// added by the model to every network hop it charges, so it is said beside it.
+std::string hop_extra_note(const Topology& t) {
+  const double extra_us = t.facts().network_hop_extra_us;
+  if (extra_us == 0.0) return "";
+  return fmt::format(
+      " on the links, {:+.4g} us on each network hop the model charges "
+      "(network_hop_extra_us)",
+      extra_us);
+}
+
 }  // namespace
 
 std::string check_report(const Topology& t) {
@@ -87,8 +98,8 @@ std::string check_report(const Topology& t) {
         sampled < s.gpus ? fmt::format(", from {} of {} ranks evenly spaced", sampled, s.gpus) : "";
     out += fmt::format(
         "  routes checked: {} (ring neighbours and to rank 0{})\n"
-        "    at most {} hops, slowest link {:g} GB/s, latency up to {:g} us\n",
-        routes, from, max_hops, min_bw, max_latency);
+        "    at most {} hops, slowest link {:g} GB/s, latency up to {:g} us{}\n",
+        routes, from, max_hops, min_bw, max_latency, hop_extra_note(t));
   }
   out += fmt::format("  warnings: {}\n", warnings.size());
   for (const std::string& w : warnings) out += "  - " + w + "\n";
