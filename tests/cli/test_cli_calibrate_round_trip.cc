@@ -40,7 +40,7 @@ std::string error_of(const std::string& out, const std::string& log, const std::
 }
 }  // namespace
 
-TEST_CASE("calibrate: the written file predicts calibrate's after column; its bounds are said",
+TEST_CASE("calibrate: the written file predicts calibrate's after column and says its bounds",
           "[cli]") {
   const twinccl_test::ScratchDir scratch("twinccl-cal-round");
   const std::string out = scratch.path("aac.json");
