@@ -27,14 +27,17 @@ std::string title_of(const sim::NcclTestsTable& log) {
 }
 
 // The run's NCCL_ALGO / NCCL_PROTO the rows were predicted with: the log's, or --algo / --proto's
-// where given (their "from" says what they replaced).
-std::string table_title(const sim::NcclTestsTable& log) {
+// where given (their "from" says what they replaced); then twinccl's exact names forced.
+std::string table_title(const CompareTable& t) {
+  const sim::NcclTestsTable& log = t.log;
   std::string env;
   if (!log.nccl_algo.empty())
     env += fmt::format("; NCCL_ALGO={} ({})", shown_value(log.nccl_algo, 120), log.nccl_algo_from);
   if (!log.nccl_proto.empty())
     env +=
         fmt::format("; NCCL_PROTO={} ({})", shown_value(log.nccl_proto, 120), log.nccl_proto_from);
+  if (!t.forced_algorithm.empty()) env += fmt::format("; forced {} (--algo)", t.forced_algorithm);
+  if (!t.forced_protocol.empty()) env += fmt::format("; forced {} (--proto)", t.forced_protocol);
   return title_of(log) + env;
 }
 
@@ -71,7 +74,7 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
       report.in_place ? "in-place" : "out-of-place");
   if (!report.restriction.empty()) out << "# note: " << report.restriction << "\n";
   for (const CompareTable& t : report.tables) {
-    out << "#\n# " << table_title(t.log) << "\n";
+    out << "#\n# " << table_title(t) << "\n";
     if (!t.nccl_version_note.empty()) out << "# note: " << t.nccl_version_note << "\n";
     for (const std::string& n : t.notes) out << "# note: " << n << "\n";
     out << fmt::format(
@@ -120,19 +123,23 @@ void print_compare_table(std::ostream& out, const CompareReport& report) {
 }
 
 void print_compare_csv(std::ostream& out, const CompareReport& report) {
+  // The table's notes, as perf's CSV leads with its lists: '#' lines before the header.
+  if (!report.restriction.empty()) out << "# note: " << report.restriction << "\n";
+  for (const CompareTable& t : report.tables)
+    for (const std::string& n : t.notes) out << "# note: " << t.log.source << ": " << n << "\n";
   out << "record,source,collective,ranks,nodes,regime,size_bytes,count,type,redop,root,measured_"
          "time_us,"
          "measured_busbw_gbps,predicted_time_us,predicted_busbw_gbps,algorithm,protocol,ratio,"
          "error,rows,spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from,nccl_version_"
-         "note\n";
+         "note,forced_algorithm,forced_protocol\n";
   for (const CompareTable& t : report.tables) {
     // The NCCL_ALGO / NCCL_PROTO the rows were predicted with (the log's, or --algo / --proto's)
     // and where from, as JSON's; empty = NCCL's choice. Then the note on the NCCL version the rows
     // were priced with, empty when it is the log's.
-    const std::string forced =
-        fmt::format("{},{},{},{},{}", csv_field(t.log.nccl_algo), csv_field(t.log.nccl_algo_from),
-                    csv_field(t.log.nccl_proto), csv_field(t.log.nccl_proto_from),
-                    csv_field(t.nccl_version_note));
+    const std::string forced = fmt::format(
+        "{},{},{},{},{},{},{}", csv_field(t.log.nccl_algo), csv_field(t.log.nccl_algo_from),
+        csv_field(t.log.nccl_proto), csv_field(t.log.nccl_proto_from),
+        csv_field(t.nccl_version_note), t.forced_algorithm, t.forced_protocol);
     for (const CompareRow& r : t.rows) {
       const sim::NcclTestsRow& m = r.measured_row;
       out << fmt::format(
@@ -145,7 +152,7 @@ void print_compare_csv(std::ostream& out, const CompareReport& report) {
     }
   }
   for (const RegimeSummary& s : report.summary) {
-    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f},,,,,\n",
+    out << fmt::format("summary,{},{},,,{},,,,,,,,,,,,{:.6f},{:.6f},{},{:.6f},,,,,,,\n",
                        csv_field(s.source), s.collective, name(s.regime), s.ratio, s.ratio - 1,
                        s.rows, s.spread);
   }
@@ -204,6 +211,8 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                             {"nccl_algo_from", or_null(t.log.nccl_algo_from)},
                             {"nccl_proto", or_null(t.log.nccl_proto)},
                             {"nccl_proto_from", or_null(t.log.nccl_proto_from)},
+                            {"forced_algorithm", or_null(t.forced_algorithm)},
+                            {"forced_protocol", or_null(t.forced_protocol)},
                             {"skipped_rows", t.skipped.size()},
                             {"skipped", skipped},
                             {"rows", std::move(rows)}};

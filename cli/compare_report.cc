@@ -15,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "flag_values.h"
 #include "twinccl/call_site_text.h"
@@ -121,9 +122,13 @@ void add_summary(std::vector<RegimeSummary>& out, const std::string& source,
 
 // --algo / --proto replace the log's own NCCL_ALGO / NCCL_PROTO, each the variable of its kind
 // (NCCL reads them apart): a value in NCCL's syntax becomes the table's, from "--algo"; one of
-// twinccl's exact names clears it (the request forces the name). Returns the choice the rows are
-// predicted with; the table then shows what was applied and what it replaced.
-sim::LoggedChoice apply_flags(sim::NcclTestsTable& log, const CompareOptions& o) {
+// twinccl's exact names is no NCCL variable: the table keeps the log's value and records the
+// forced name apart (CompareTable::forced_*), the log's variable unread (the request forces the
+// name). Returns the choice the rows are predicted with.
+sim::LoggedChoice apply_flags(CompareTable& table, const CompareOptions& o) {
+  sim::NcclTestsTable& log = table.log;
+  table.forced_algorithm = o.algorithm;
+  table.forced_protocol = o.protocol;
   struct Flag {
     const std::string &list, &forced;
     const char* option;
@@ -134,24 +139,45 @@ sim::LoggedChoice apply_flags(sim::NcclTestsTable& log, const CompareOptions& o)
       {o.nccl_lists.algo, o.algorithm, "--algo", "NCCL_ALGO", log.nccl_algo, log.nccl_algo_from},
       {o.nccl_lists.proto, o.protocol, "--proto", "NCCL_PROTO", log.nccl_proto,
        log.nccl_proto_from}};
-  std::string shown_from[2];
+  std::string shown_from[2], kept[2][2];  // kept: the log's value and line under a forced name
   for (std::size_t i = 0; i < 2; ++i) {
     const Flag& f = flags[i];
     if (f.list.empty() && f.forced.empty()) continue;
-    shown_from[i] = f.list.empty() ? fmt::format("{}, twinccl's name: forced", f.option) : f.option;
+    if (f.list.empty()) {
+      kept[i][0] = std::exchange(f.value, "");
+      kept[i][1] = std::exchange(f.from, "");
+      continue;
+    }
+    shown_from[i] = f.option;
     if (!f.value.empty())
       shown_from[i] += fmt::format("; replaces the log's {}={} ({})", f.variable,
                                    shown_value(f.value, 120), f.from);
     f.value = f.list;
-    f.from = f.list.empty() ? "" : f.option;
+    f.from = f.option;
   }
   const sim::LoggedChoice logged = sim::logged_choice(log);
   for (std::size_t i = 0; i < 2; ++i) {
-    if (shown_from[i].empty()) continue;
-    flags[i].value = flags[i].list.empty() ? flags[i].forced : flags[i].list;
-    flags[i].from = shown_from[i];
+    if (!shown_from[i].empty()) flags[i].from = shown_from[i];
+    if (!flags[i].forced.empty() && flags[i].list.empty()) {
+      flags[i].value = kept[i][0];
+      flags[i].from = kept[i][1];
+    }
   }
   return logged;
+}
+
+// perf's note on a pair twinccl's exact names forced that NCCL's own choice never takes there
+// (forced_outside_nccl_note; with an NCCL_ALGO list beside a forced protocol, its cloud-profile
+// part alone), once per table.
+void add_forced_note(CompareTable& table, const topo::Topology& topology,
+                     const sim::Request& request, const sim::Prediction& p, bool whole) {
+  if (table.forced_algorithm.empty() && table.forced_protocol.empty()) return;
+  const sim::Tuner tuner(topology, request.spec.nranks, request.params.ranks_per_node,
+                         request.software_latency, request.nccl_version);
+  const std::string note = whole ? forced_outside_nccl_note(tuner, request, p)
+                                 : forced_outside_profile_note(tuner, request, p);
+  if (!note.empty() && std::find(table.notes.begin(), table.notes.end(), note) == table.notes.end())
+    table.notes.push_back(note);
 }
 
 }  // namespace
@@ -182,10 +208,10 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     table.nccl_version_note = sim::nccl_version_pricing(table.log).note;
     // The algorithm and protocol the log says it ran (NCCL_ALGO / NCCL_PROTO, nccl_env_choice.h),
     // each replaced by its flag where given.
-    const sim::LoggedChoice logged = apply_flags(table.log, o);
+    const sim::LoggedChoice logged = apply_flags(table, o);
     if (table.log.kind && sim::nccl_tunes(*table.log.kind)) {
       NcclListFlags run;  // the run's NCCL_PROTO, from the log or --proto, over a cloud's profile
-      run.proto = logged.protocols.empty() ? "" : table.log.nccl_proto;
+      run.proto = logged.nccl_proto_set ? table.log.nccl_proto : "";
       run.proto_flag = o.nccl_lists.proto.empty() ? table.log.nccl_proto_from : "--proto";
       const std::string replaced = profile_replaced_note(run, topology, o.topology);
       if (!replaced.empty()) table.notes.push_back(replaced);
@@ -210,7 +236,8 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       sim::Prediction p;
       try {
         if (o.nccl_lists.any()) {  // refused as perf refuses the lists, naming the option
-          sim::apply_nccl_lists(request, logged.algorithms, logged.protocols);
+          sim::apply_nccl_lists(request, logged.algorithms, logged.protocols,
+                                logged.nccl_proto_set);
           p = predicted_under(o.nccl_lists, [&] { return sim::predict(topology, request); });
         } else {
           p = sim::predict_logged(topology, request, logged, table.log.source);
@@ -220,6 +247,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                                       table.log.source, row.line, table.log.collective, row.count,
                                       table.log.ranks, o.topology, e.what()));
       }
+      add_forced_note(table, topology, request, p, !o.nccl_lists.any());
       CompareRow c;
       c.measured_time_us = m->time_us;
       c.measured_busbw_gbps = m->busbw_gbps;

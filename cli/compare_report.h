@@ -39,6 +39,9 @@ struct CompareTable {
   // Where the log's NCCL version is not the one its rows were priced with (older than the
   // model's oldest, unreadable), why and which was used (sim::nccl_version_pricing); "" if none.
   std::string nccl_version_note;
+  // twinccl's exact names --algo / --proto forced ("ring", "LL"; "" = none): not NCCL variables,
+  // so log.nccl_algo / nccl_proto keep what the run's NCCL_ALGO / NCCL_PROTO were.
+  std::string forced_algorithm, forced_protocol;
   // The run's NCCL_PROTO (the log's or --proto's) replacing a cloud profile's (GCP's Simple:
   // profile_replaced_note); empty if none.
   std::vector<std::string> notes;

@@ -107,7 +107,17 @@ std::string NcclListFlags::note(const std::vector<OpKind>& collectives) const {
 std::string profile_replaced_note(const NcclListFlags& l, const topo::Topology& topology,
                                   const std::string& label) {
   const sim::NetworkNcclProto profile = sim::network_nccl_proto(topology);
-  if (l.proto.empty() || profile.value.empty()) return "";
+  const bool set = !l.proto.empty();  // the run sets NCCL_PROTO, whatever it allows
+  if (profile.value.empty() || profile.applies(set)) return "";
+  // The same protocols as the profile's for every collective (--proto simple): nothing replaced.
+  bool same = true;
+  for (const OpKind k : {OpKind::all_reduce, OpKind::all_gather, OpKind::reduce_scatter,
+                         OpKind::broadcast, OpKind::reduce}) {
+    const std::string c(name(k));
+    same =
+        same && sim::nccl_proto_list(l.proto, c, "") == sim::nccl_proto_list(profile.value, c, "");
+  }
+  if (same) return "";
   return fmt::format(
       "NCCL_PROTO={} (from {}) replaces the NCCL_PROTO={} that {}'s NCCL profile sets ({}): NCCL "
       "reads one value, the one set last, so the protocols it allows are ranked",
@@ -147,7 +157,8 @@ NcclListFlags take_nccl_lists(std::string& algorithm, std::string& protocol,
 void restrict_request(sim::Request& r, const NcclListFlags& l) {
   if (!l.any() || !nccl_tunes(r.spec.kind)) return;
   const Lists lists = read_lists(l, r.spec.kind, "");
-  sim::apply_nccl_lists(r, lists.algorithms, lists.protocols);  // predict_logged's rule
+  sim::apply_nccl_lists(r, lists.algorithms, lists.protocols,  // predict_logged's rule
+                        !l.proto.empty());
 }
 
 std::string forced_nccl_name(const std::string& value, const std::string& flag, bool algorithm) {
@@ -243,6 +254,7 @@ std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request
   listed.protocol.reset();
   listed.allowed_algorithms = {chosen.algorithm};
   listed.allowed_protocols = {chosen.protocol};
+  listed.nccl_proto_set = true;
   try {
     (void)sim::predict(tuner, listed);
   } catch (const InvalidArgument&) {
@@ -252,10 +264,16 @@ std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request
         chosen.algorithm, sim::name(chosen.protocol), name(forced.spec.kind),
         !forced.algorithm.empty() && forced.protocol ? "s" : "");
   }
+  return forced_outside_profile_note(tuner, forced, chosen);
+}
+
+std::string forced_outside_profile_note(const sim::Tuner& tuner, const sim::Request& forced,
+                                        const sim::Prediction& chosen) {
   // The cloud's profile sets NCCL_PROTO (GCP's: Simple): NCCL takes another protocol only where
   // the run sets NCCL_PROTO itself, replacing the profile's.
+  if (!chosen.one_rank.empty() || !nccl_tunes(forced.spec.kind)) return "";
   const sim::NetworkNcclProto profile = sim::network_nccl_proto(tuner.topology());
-  if (!forced.protocol || profile.value.empty()) return "";
+  if (!forced.protocol || !profile.applies(forced.nccl_proto_set)) return "";
   const std::vector<sim::Protocol> allowed =
       sim::nccl_proto_list(profile.value, std::string(name(forced.spec.kind)), "");
   if (std::find(allowed.begin(), allowed.end(), chosen.protocol) != allowed.end()) return "";

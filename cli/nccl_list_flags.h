@@ -99,6 +99,10 @@ std::string unapplied_environment_note(const std::string& algorithm, const std::
 // NCCL_PROTO itself to take. `chosen` is the prediction made; "" when NCCL could choose it.
 std::string forced_outside_nccl_note(const sim::Tuner& tuner, const sim::Request& forced,
                                      const sim::Prediction& chosen);
+// Its second part alone, for a protocol forced by name beside an NCCL_ALGO list (--algo
+// 'Ring,Tree' --proto LL): the protocol the cloud's NCCL profile leaves out; "" otherwise.
+std::string forced_outside_profile_note(const sim::Tuner& tuner, const sim::Request& forced,
+                                        const sim::Prediction& chosen);
 
 // The lists a prediction was restricted to, whole (JSON strings: no character is lost or
 // truncated), for machine-read output; both give nothing when neither is set:

@@ -284,11 +284,14 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
       if (!r.unchecked[1]) wrong[1] = r.wrong[1];
       checked_with = r.algorithm;
     }
-    // The note says twinccl's exact names forced the pair: not when NCCL's syntax gave either.
-    if (!o.nccl_lists.any() &&
+    // The note says twinccl's exact names forced the pair: not when NCCL's syntax gave either;
+    // its profile part whenever a protocol is forced (--algo 'Ring,Tree' --proto LL on GCP).
+    if ((!o.nccl_lists.any() || !o.protocol.empty()) &&
         forced_checked.insert(std::make_tuple(kind, p.algorithm, p.protocol)).second) {
-      const std::string note = forced_outside_nccl_note(o.selection->tuner(o.ranks),
-                                                        make_request(o, kind, dtype, count), p);
+      const auto note_of =
+          o.nccl_lists.any() ? forced_outside_profile_note : forced_outside_nccl_note;
+      const std::string note =
+          note_of(o.selection->tuner(o.ranks), make_request(o, kind, dtype, count), p);
       if (!note.empty()) report.header_lines.push_back(note);
     }
     report.rows.push_back(PerfRow{

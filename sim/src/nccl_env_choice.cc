@@ -209,6 +209,7 @@ LoggedChoice logged_choice(const NcclTestsTable& table) {
   if (!table.nccl_proto.empty()) {
     const std::string where = fmt::format("{} ({})", table.source, table.nccl_proto_from);
     c.protocols = nccl_proto_list(table.nccl_proto, table.collective, where);
+    c.nccl_proto_set = true;
     from.push_back(
         fmt::format("NCCL_PROTO={} ({})", shown_value(table.nccl_proto), table.nccl_proto_from));
   }
@@ -224,12 +225,12 @@ bool nccl_tunes(OpKind kind) {
 
 NetworkNcclProto network_nccl_proto(const topo::Topology& topology) {
   const detail::NetworkTerms terms = detail::network_terms(topology.facts().network);
-  if (!terms.simple_only) return {};
-  return {"Simple", terms.simple_only_profile};
+  return {terms.nccl_proto, terms.nccl_proto_profile};
 }
 
 void apply_nccl_lists(Request& r, const std::vector<std::string>& algorithms,
-                      const std::vector<Protocol>& protocols) {
+                      const std::vector<Protocol>& protocols, bool nccl_proto_set) {
+  r.nccl_proto_set = r.nccl_proto_set || nccl_proto_set;
   if (r.algorithm.empty() && algorithms.size() == 1 && (r.protocol || protocols.size() <= 1)) {
     r.algorithm = algorithms.front();
     if (!r.protocol && protocols.size() == 1) r.protocol = protocols.front();
@@ -243,10 +244,10 @@ void apply_nccl_lists(Request& r, const std::vector<std::string>& algorithms,
 
 Prediction predict_logged(const topo::Topology& topology, const Request& request,
                           const LoggedChoice& choice, std::string_view source) {
-  if (!choice.restricted()) return predict(topology, request);
+  if (!choice.restricted() && !choice.nccl_proto_set) return predict(topology, request);
   Request r = request;
   try {
-    apply_nccl_lists(r, choice.algorithms, choice.protocols);
+    apply_nccl_lists(r, choice.algorithms, choice.protocols, choice.nccl_proto_set);
     return predict(topology, r);
   } catch (const InvalidArgument& e) {
     throw ConfigError(fmt::format("{}: cannot predict with {} ({}) on '{}': {}", source,

@@ -86,10 +86,11 @@ struct NetworkTerms {
   // NCCL's ranking): a floor, us, and the share of the NIC's line rate it delivers.
   double call_floor_us = 0.0;
   double delivered_fraction = 1.0;
-  // The cloud's NCCL_PROTO: Simple alone (a protocol forced by name, or the user's own NCCL_PROTO,
-  // still runs), and whose profile sets it (sim::network_nccl_proto).
-  bool simple_only = false;
-  const char* simple_only_profile = "";
+  // The NCCL_PROTO the cloud's NCCL profile sets ("" = none; NCCL_PROTO syntax, read with
+  // sim::nccl_proto_list) and whose profile it is; sim::network_nccl_proto returns both. A protocol
+  // forced by name, or a run's own NCCL_PROTO (any value), replaces it.
+  const char* nccl_proto = "";
+  const char* nccl_proto_profile = "";
   // A net plugin that writes a message only into a buffer the receiver's control message named
   // (aws-ofi-nccl's RDMA protocol): the round trip a buffer slot takes, us, and the largest
   // message it sends eagerly without one; 0 = no such protocol (the rule: net_window.cc
@@ -150,10 +151,10 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       return t;
     case topo::NetworkClass::tcpxo:
       t.hop = {0.0, 0.0, 14.0 + 18.0, 0.0};
-      t.simple_only = true;
-      t.simple_only_profile =
-          "GCP's TCPXO nccl-env-profile-simple.sh, and nccl-env-profile.sh before plugin v1.0.12 "
-          "(Simple,LL128 from v1.0.12)";
+      t.nccl_proto = "Simple";
+      t.nccl_proto_profile =
+          "GCP's TCPXO nccl-env-profile-simple.sh, and nccl-env-profile.sh before plugin v1.0.12; "
+          "Simple,LL128 from v1.0.12";
       return t;
     case topo::NetworkClass::tcpx:
       // GPUDirect-TCPX (A3 High), from Google's published 2-node all_gather (cluster-toolkit@
@@ -170,8 +171,8 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       // Judged on the held-out dstack A3 High rows (docs/fidelity.md, "GCP's environments").
       t.call_floor_us = 880.0;
       t.delivered_fraction = 0.85;
-      t.simple_only = true;
-      t.simple_only_profile = "GCP's TCPX nccl-config.yaml";
+      t.nccl_proto = "Simple";
+      t.nccl_proto_profile = "GCP's TCPX nccl-config.yaml";
       return t;
     case topo::NetworkClass::roce_gib:
       // GCP's gIB environment: NCCL_NVLS_CHUNKSIZE alone (network_nccl_env cites it).

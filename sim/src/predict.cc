@@ -75,6 +75,7 @@ TunerCall call_of(const Resolved& r, const Request& request) {
   call.protocol = request.protocol;
   call.allowed_algorithms = request.allowed_algorithms;
   call.allowed_protocols = request.allowed_protocols;
+  call.nccl_proto_set = request.nccl_proto_set;
   call.channels = r.params.channels;
   call.one_process_per_gpu = request.gpus_per_thread <= 1;
   call.in_place = request.in_place;

@@ -23,6 +23,7 @@
 #include "p2p_net_messages.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/nccl_env_choice.h"
 
 namespace twinccl::sim {
 namespace {
@@ -52,16 +53,16 @@ std::vector<int> first_ranks(const topo::Topology& topology, int nranks) {
 }
 
 // Why NCCL's own choice left pairs out of a restricted ranking, and how to run them anyway.
-std::string left_out_text(bool no_ll128, bool rccl_skips, bool simple_only) {
+// `profile_proto`: the cloud profile's NCCL_PROTO where it left pairs out, else "".
+std::string left_out_text(bool no_ll128, bool rccl_skips, const std::string& profile_proto) {
   std::vector<std::string> why;
   if (no_ll128) why.push_back("RCCL has no LL128 on gfx942 (MI300X)");
   if (rccl_skips)
     why.push_back(
         "RCCL's tuning table does not choose some pairs here (tree/Simple within one MI300X node)");
-  if (simple_only) {
-    why.push_back(
-        "this cloud's NCCL profile sets NCCL_PROTO=Simple (an NCCL_PROTO list of your own, "
-        "--proto 'Simple,LL128', replaces it)");
+  if (!profile_proto.empty()) {
+    why.push_back("this cloud's NCCL profile sets NCCL_PROTO=" + profile_proto +
+                  " (an NCCL_PROTO list of your own, --proto 'Simple,LL128', replaces it)");
   }
   if (why.empty()) return "";
   return "; NCCL's own choice leaves pairs out: " + join(why) +
@@ -224,7 +225,14 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
     }
   }
   std::vector<std::pair<double, Choice>> ranked;  // (NCCL's ranking time, the choice)
-  bool no_ll128 = false, rccl_skips = false, simple_only = false;  // why pairs were left out
+  bool no_ll128 = false, rccl_skips = false, by_profile = false;  // why pairs were left out
+  // The cloud's NCCL_PROTO (GCP's profiles: Simple) unless a protocol is forced by name or the run
+  // sets NCCL_PROTO itself: NCCL reads one value, the run's where set after the profile.
+  const NetworkNcclProto profile = network_nccl_proto(*topology_);
+  const bool profile_ranks = !call.protocol && profile.applies(call.nccl_proto_set);
+  const std::vector<Protocol> profile_allows =
+      profile_ranks ? nccl_proto_list(profile.value, kind, profile.profile)
+                    : std::vector<Protocol>{};
   const auto allowed = [](const auto& list, const auto& x) {
     return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
   };
@@ -242,12 +250,8 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
             true;
         continue;
       }
-      // The cloud's NCCL_PROTO (GCP's profiles: Simple); a protocol forced by name still runs,
-      // and the caller's own NCCL_PROTO list replaces the profile's: NCCL reads one value, the
-      // user's where set after the profile (sim::network_nccl_proto).
-      if (!call.protocol && call.allowed_protocols.empty() &&
-          detail::network_terms(view_->network).simple_only && p != Protocol::simple) {
-        simple_only = true;
+      if (profile_ranks && !allowed(profile_allows, p)) {
+        by_profile = true;
         continue;
       }
       double rank_us = 0.0;
@@ -260,7 +264,7 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
     throw InvalidArgument("the NCCL_ALGO / NCCL_PROTO lists leave no pair for " + kind + " on " +
                           std::to_string(spec.nranks) + " ranks of '" + topology_->name() +
                           "'; applicable algorithms: " + join(ok) +
-                          left_out_text(no_ll128, rccl_skips, simple_only));
+                          left_out_text(no_ll128, rccl_skips, by_profile ? profile.value : ""));
   }
   if (ranked.empty()) {
     throw InvalidArgument("no applicable algorithm runs protocol " +

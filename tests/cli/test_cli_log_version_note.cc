@@ -61,8 +61,9 @@ TEST_CASE("compare notes an NCCL version older than the tuning model in table, J
   std::string header, row;
   std::getline(lines, header);
   std::getline(lines, row);
-  CHECK_THAT(header, Catch::EndsWith(",nccl_proto_from,nccl_version_note"));
-  CHECK_THAT(row, Catch::StartsWith("row,") && Catch::EndsWith("," + note));
+  CHECK_THAT(header, Catch::EndsWith(
+                         ",nccl_proto_from,nccl_version_note,forced_algorithm,forced_protocol"));
+  CHECK_THAT(row, Catch::StartsWith("row,") && Catch::EndsWith("," + note + ",,"));
   // The log's own version: no note anywhere.
   scratch.write("own.log", two_rank_log("2.26.2+cuda12.8"));
   const auto own = run_cli("compare " + scratch.path("own.log") + " --topology dgx-h100");

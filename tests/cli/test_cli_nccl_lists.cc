@@ -172,8 +172,9 @@ TEST_CASE("perf and whatif: an NCCL_PROTO list replaces GCP's profile Simple and
   const auto profile = run_cli(gcp);
   REQUIRE(profile.exit_code == 0);
   std::string marked;
-  for (const auto& [p, t] : compare_pairs(profile.out, marked))
-    CHECK(p.find("/Simple") != std::string::npos);
+  const auto profile_pairs = compare_pairs(profile.out, marked);
+  REQUIRE(!profile_pairs.empty());  // else the loop below checks nothing
+  for (const auto& [p, t] : profile_pairs) CHECK(p.find("/Simple") != std::string::npos);
   CHECK(profile.out.find("replaces the NCCL_PROTO") == std::string::npos);
   const auto listed = run_cli(gcp + "--proto 'Simple,LL128'");
   INFO(listed.out);

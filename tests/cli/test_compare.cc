@@ -268,16 +268,17 @@ TEST_CASE("compare --format csv names the log's NCCL_ALGO / NCCL_PROTO", "[cli][
   std::getline(lines, summary);
   CHECK_THAT(header,
              Catch::EndsWith(
-                 ",spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from,nccl_version_note"));
+                 ",spread,nccl_algo,nccl_algo_from,nccl_proto,nccl_proto_from,nccl_version_note,"
+                 "forced_algorithm,forced_protocol"));
   CHECK_THAT(row, Catch::StartsWith("row,") && Catch::Contains(",ring,Simple,") &&
-                      Catch::EndsWith(",Ring,line 6,Simple,line 7,"));
-  CHECK_THAT(summary, Catch::StartsWith("summary,") && Catch::EndsWith(",,,,,"));
+                      Catch::EndsWith(",Ring,line 6,Simple,line 7,,,"));
+  CHECK_THAT(summary, Catch::StartsWith("summary,") && Catch::EndsWith(",,,,,,,"));
   const auto own = run_cli("compare " + log_path("issue290-h100-1node-all_reduce-nvls.log") +
                            " --topology dgx-h100 --format csv");
   REQUIRE(own.exit_code == 0);
   const std::size_t first_row = own.out.find("\nrow,") + 1;
   REQUIRE(first_row > 0);
-  // rows and spread (a summary's), then the four columns and the version note: all empty.
+  // rows and spread (a summary's), the four columns, the version note, the forced names: empty.
   CHECK_THAT(own.out.substr(first_row, own.out.find('\n', first_row) - first_row),
-             Catch::EndsWith(",,,,,,,") && !Catch::EndsWith(",,,,,,,,"));
+             Catch::EndsWith(",,,,,,,,,") && !Catch::EndsWith(",,,,,,,,,,"));
 }

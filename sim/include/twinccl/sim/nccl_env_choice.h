@@ -26,7 +26,10 @@ struct LoggedChoice {
   std::vector<std::string>
       algorithms;                   // twinccl names (ring, tree, nvls, nvls_tree, pat); {} = all
   std::vector<Protocol> protocols;  // {} = all
-  std::string from;                 // "NCCL_ALGO=Ring (log line 12)" ...; "" = NCCL's own choice
+  // NCCL_PROTO is set at all ("^" and "allgather:ll128" for all_reduce too): it replaces a cloud
+  // profile's NCCL_PROTO (NetworkNcclProto::applies) though it restricts nothing.
+  bool nccl_proto_set = false;
+  std::string from;  // "NCCL_ALGO=Ring (log line 12)" ...; "" = NCCL's own choice
   bool restricted() const { return !algorithms.empty() || !protocols.empty(); }
   // "NCCL's choice", "ring", "ring/Simple", "nvls|nvls_tree (NCCL chooses among them)".
   std::string label() const;
@@ -55,20 +58,24 @@ bool nccl_tunes(OpKind kind);
 // The NCCL_PROTO the topology's network's own NCCL environment sets (GCP's TCPX / TCPXO
 // profiles: "Simple"; sim/src/network_class.h cites them) and whose profile it is; value "" =
 // none. The tuner ranks that value's protocols alone, unless the request forces a protocol or
-// carries its own NCCL_PROTO list (Request::allowed_protocols): NCCL reads one value, and the
-// user's, set after the profile, replaces it.
+// sets NCCL_PROTO itself (Request::nccl_proto_set, whatever it allows): NCCL reads one value, and
+// the run's, set after the profile, replaces it.
 //   network_nccl_proto(topo::load_topology("gcp-a3high-2"))  // {"Simple", "GCP's TCPX ..."}
 struct NetworkNcclProto {
   std::string value, profile;
+  // The one owner of "does the profile's NCCL_PROTO apply": the profile sets one and the run
+  // sets no NCCL_PROTO of its own (`nccl_proto_set`). The tuner and the CLI's notes ask it.
+  bool applies(bool nccl_proto_set) const { return !value.empty() && !nccl_proto_set; }
 };
 NetworkNcclProto network_nccl_proto(const topo::Topology& topology);
 
 // Applies what NCCL_ALGO / NCCL_PROTO leave (`algorithms`, `protocols`; {} = all) to `request`
 // as NCCL would: one algorithm and at most one protocol left (counting one forced in the request)
 // = that pair forced; else NCCL's ranking among the allowed. What the request forces stays.
-//   apply_nccl_lists(r, {"ring"}, {});  // r.algorithm "ring"
+// `nccl_proto_set`: NCCL_PROTO was given (Request::nccl_proto_set), even one leaving all.
+//   apply_nccl_lists(r, {"ring"}, {}, false);  // r.algorithm "ring"
 void apply_nccl_lists(Request& request, const std::vector<std::string>& algorithms,
-                      const std::vector<Protocol>& protocols);
+                      const std::vector<Protocol>& protocols, bool nccl_proto_set);
 
 // The prediction of `request` (nothing forced in it) under `choice`: the tuner's choice where
 // nothing is restricted; one algorithm and one protocol forced; otherwise the pair NCCL's ranking

@@ -62,6 +62,9 @@ struct Request {
   // twinccl names). Unlike `algorithm` / `protocol` they restrict NCCL's ranking, not force a pair.
   std::vector<std::string> allowed_algorithms;
   std::vector<Protocol> allowed_protocols;
+  // The run sets NCCL_PROTO (any value, "^" too): it replaces a cloud profile's NCCL_PROTO
+  // (NetworkNcclProto::applies), as NCCL reads one value.
+  bool nccl_proto_set = false;
   // params.channels 0 = as NCCL would pick for the topology (analytic); flow: 1 inside a node, one
   // per GPU of a node across nodes (channel c on rail c). ranks_per_node 0 = the topology's.
   AlgorithmParams params = model_channels_params();

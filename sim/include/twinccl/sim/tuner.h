@@ -51,6 +51,7 @@ struct TunerCall {
   // NCCL's own ranking then chooses (no tuner plugin's or RCCL MSCCL's choice is modelled there).
   std::vector<std::string> allowed_algorithms;
   std::vector<Protocol> allowed_protocols;
+  bool nccl_proto_set = false;  // Request::nccl_proto_set: the cloud profile's NCCL_PROTO is off
   bool restricted() const { return !allowed_algorithms.empty() || !allowed_protocols.empty(); }
   int channels = 0;  // 0 = NCCL's choice
   // How the call is issued, where the library's choice depends on it: RCCL runs its MSCCL
