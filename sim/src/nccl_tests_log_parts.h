@@ -79,7 +79,8 @@ struct NcclEnv {
 // The version a library printed in a log line (nccl_tests_log_version.cc), where the line says one:
 // NCCL's "NCCL version 2.26.2+cuda12.8" -> {"NCCL", "2.26.2+cuda12.8"}, RCCL's
 // "RCCL version : 2.22.3-develop:f5b15f2" -> {"RCCL", "2.22.3-develop:f5b15f2"} (and its older
-// forms); version "" for a line that names a version and gives none. nullopt for other lines.
+// forms); version "" for a version line whose word does not start with a digit (or is missing).
+// nullopt for other lines, and for "NCCL version" mid-line (a WARN sentence).
 struct LibraryVersion {
   std::string library;  // "NCCL" or "RCCL"
   std::string version;  // the word printed, shown() (bounded, printable)

@@ -121,10 +121,9 @@ std::string version_name(int code) {
 // The oldest NCCL whose ranking is the newest model's: the last `*_since` of the version terms.
 constexpr int newest_model_since() { return detail::kNcclVersionTerms.newest_model_since(); }
 
-// The code that prices a table: its version's, the oldest model's for a version older than it,
-// else 0 (the newest model).
-int priced_version_code(const NcclTestsTable& table) {
-  const std::optional<long> code = version_code_unchecked(table.nccl_version);
+// The code that prices a table of version code `code` (version_code_unchecked): its own, the
+// oldest model's for a version older than it, else 0 (the newest model).
+int priced_version_code(std::optional<long> code) {
   if (code && *code < detail::kNcclVersionCodeMin) return detail::kNcclVersionCodeMin;
   return code && *code <= detail::kNcclVersionCodeMax ? static_cast<int>(*code) : 0;
 }
@@ -139,7 +138,8 @@ int nccl_version_code(std::string_view version) {
 }
 
 NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table) {
-  NcclVersionPricing p{priced_version_code(table), ""};
+  const std::optional<long> code = version_code_unchecked(table.nccl_version);  // read once
+  NcclVersionPricing p{priced_version_code(code), ""};
   if (table.nccl_version.empty()) return p;
   const bool rccl = table.nccl_version_library == "RCCL";
   // The source as fail() shows it: printable, bounded.
@@ -149,7 +149,7 @@ NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table) {
                                 : fmt::format("{} (its nccl_version)", source);
   const std::string version = fmt::format("{} version {}", rccl ? "RCCL" : "NCCL",
                                           nccl_tests::shown(table.nccl_version, 40));
-  if (nccl_version_code(table.nccl_version) != 0) {
+  if (code && *code >= detail::kNcclVersionCodeMin && *code <= detail::kNcclVersionCodeMax) {
     // RCCL x.y.z is NCCL x.y.z's code with AMD's kernels and tuning (nccl_tests_log_version.cc):
     // said, so that an AMD log's rows are not taken for NVIDIA NCCL's.
     if (rccl) {
@@ -162,7 +162,6 @@ NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table) {
   }
   const std::string newest =
       fmt::format("the newest model (NCCL {} and later)", version_name(newest_model_since()));
-  const std::optional<long> code = version_code_unchecked(table.nccl_version);
   if (code && *code < detail::kNcclVersionCodeMin) {
     const std::string oldest = version_name(p.code);
     p.note = fmt::format("{} at {} is older than the oldest tuning model ({}); priced as {}",
@@ -197,7 +196,7 @@ Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in
   request.gpus_per_thread = std::max(1, table.gpus_per_thread);
   // The log's NCCL ranks as its own version's tuning model did (0: not printed, the newest); one
   // older than the model's oldest as the oldest, an unreadable one as the newest (with a note).
-  request.nccl_version = priced_version_code(table);
+  request.nccl_version = priced_version_code(version_code_unchecked(table.nccl_version));
   // Only a one-rank call depends on these (NCCL's copy, nothing in place, a scaling kernel for
   // avg / mulsum): Prediction::one_rank.
   request.in_place = in_place;

@@ -79,16 +79,18 @@ void check_nvls_steps(const NvlsSteps& s, const char* where) {
 }
 
 // NCCL_NVLS_CHUNKSIZE as the call's NCCL reads it for `algo`: the cloud's export (network_class.h)
-// or 128 KiB. NVLS reads it from 2.21 (kNcclVersionTerms.nvls_chunk_env_since; 128 KiB before,
-// whatever the environment). NVLS-tree takes it at every version [before 2.21 NCCL started it from
-// one Simple step, v2.20.3-1 enqueue.cc:1687,1715-1717: what the classes that export a chunk give
-// their older rows (network_nccl_env.h); elsewhere not modelled, no held-out row runs it].
+// or 128 KiB. Both read it from 2.21 (kNcclVersionTerms.nvls_chunk_env_since; v2.21.5-1
+// transport/nvls.cc:233, no such parameter in v2.20.3-1). Before, NVLS took 128 KiB whatever the
+// environment, and NVLS-tree started from one Simple step (v2.20.3-1 enqueue.cc:1687 chunkSteps 1,
+// :1715-1717 capped by NCCL_NVLSTREE_MAX_CHUNKSIZE, NCCL's 64 KiB from 4 nodes, below). A row
+// whose version is unknown reads as the newest.
 namespace {
 double nvls_env_chunk_bytes(const TopologyView& v, NcclAlgo algo) {
-  const bool reads_env = algo != NcclAlgo::nvls || v.nccl_version == 0 ||
-                         v.nccl_version >= kNcclVersionTerms.nvls_chunk_env_since;
+  const bool before_env =
+      v.nccl_version != 0 && v.nccl_version < kNcclVersionTerms.nvls_chunk_env_since;
+  if (before_env && algo != NcclAlgo::nvls) return nccl_simple_step_bytes(v);
   const double cloud = network_terms(v.network).nvls_chunk_bytes;
-  return reads_env && cloud > 0.0 ? cloud : kNccl.nvls_chunk_bytes;
+  return !before_env && cloud > 0.0 ? cloud : kNccl.nvls_chunk_bytes;
 }
 }  // namespace
 
@@ -97,8 +99,9 @@ double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes,
   constexpr double k16 = 16.0 * 1024.0, k32 = 2.0 * k16, k64 = 2.0 * k32;
   if (algo == NcclAlgo::nvls) {
     // One Simple step (stepSize x chunkSteps 1), at most NCCL_NVLS_CHUNKSIZE (v2.22.3-1
-    // enqueue.cc:1757-1760,1776-1778; v2.18.1-1 :1309-1312,1341-1342 with 128 KiB), then the
-    // halving against that start (:1781-1783).
+    // enqueue.cc:1757-1760,1776-1778, one node only; the multi-node 32 KiB cap of :1777 not taken;
+    // v2.18.1-1 :1309-1312,1341-1342 with 128 KiB), then the halving against that start
+    // (:1781-1783).
     chunk = std::min(chunk, nccl_simple_step_bytes(v));
     if (bytes < 64.0 * ops * chunk && chunk > k64) chunk = k64;
     if (bytes < 8.0 * ops * chunk && chunk > k32) chunk = k32;

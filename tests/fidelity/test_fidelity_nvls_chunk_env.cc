@@ -84,3 +84,24 @@ TEST_CASE("8 B200s under GCP's gIB: 64 KiB chunks up to 6 GiB run below the 512 
                     marginal_gbps("dgx-b200", 8 * kGiBytes, 16 * kGiBytes);
   CHECK(ib > 0.97);
 }
+
+TEST_CASE("NVLS-tree before NCCL 2.21 starts from one Simple step, 64 KiB from 4 nodes") {
+  // v2.20.3-1 src/enqueue.cc:1687 (chunkSteps 1 off ring Simple), :1715-1717 (maxChunkSize =
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE, NCCL's -2: 64 KiB from 4 nodes, else the step); no
+  // NCCL_NVLS_CHUNKSIZE before 2.21 (v2.21.5-1 src/transport/nvls.cc:233). Before: 128 KiB (or
+  // the cloud's export) at every version.
+  const auto chunk = [](const char* preset, int ranks, int version, double buffsize_bytes) {
+    detail::TopologyView v = detail::view_of(topo::load_topology(preset), ranks);
+    v.nccl_version = version;
+    if (buffsize_bytes > 0.0) v.nccl_buffsize_bytes = buffsize_bytes;
+    return detail::nccl_nvls_chunk_bytes(v, detail::NcclAlgo::nvls_tree, 8.0 * kGiB,
+                                         detail::nccl_nvls_ops(v));
+  };
+  // 2 B200 nodes, 4 MiB buffers: a 512 KiB step (8 GiB keeps it); 512 KiB buffers: 64 KiB.
+  CHECK(chunk("b200-cluster-2", 16, 22005, 0.0) == 512.0 * kKiB);
+  CHECK(chunk("b200-cluster-2", 16, 22005, 512.0 * kKiB) == 64.0 * kKiB);
+  CHECK(chunk("b200-cluster-4", 32, 22005, 0.0) == 64.0 * kKiB);
+  // From 2.21, and a row whose version is unknown: NCCL_NVLS_CHUNKSIZE's 128 KiB.
+  CHECK(chunk("b200-cluster-2", 16, 22105, 0.0) == 128.0 * kKiB);
+  CHECK(chunk("b200-cluster-2", 16, 0, 0.0) == 128.0 * kKiB);
+}

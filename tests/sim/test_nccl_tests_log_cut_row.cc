@@ -128,3 +128,37 @@ TEST_CASE("a rank's row its output left unfinished is skipped when its last fiel
   CHECK_THAT(cut.skipped[0].why, Catch::Contains("no line break ends this row"));
   CHECK(last("0").rows.size() == 2);
 }
+
+TEST_CASE("a hypercube row's blank redop counts when telling a cut value from a column after",
+          "[nccl_tests_log]") {
+  // hypercube_perf prints redop blank: 12 values and a timestamp cut to one token are 13 tokens,
+  // the layout's 13 fields. Counting the blank (ends_in_value), the last token is the timestamp's
+  // piece and the row is whole; not counting it, that piece would be taken for a cut busbw.
+  const char* header =
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong timestamp\n"
+      "8 2 float -1 40.12 0.00 0.00 0 38.85 0.00 0.00 0  2025-05-22 07:36:17\n";
+  const NcclTestsTable stamped =
+      with_last("16 4 float -1 40.12 0.00 0.00 3 38.85 0.00 0.00 12  2025-05-2", header);
+  REQUIRE(stamped.rows.size() == 2);
+  CHECK(stamped.rows[1].redop_blank);
+  CHECK(stamped.rows[1].in_place->wrong == 12);
+  CHECK(stamped.skipped.empty());
+  // Cut inside its last value instead: skipped.
+  const NcclTestsTable cut = with_last("16 4 float -1 40.12 0.00 0.00 3 38.85 0.00 0.00 1", header);
+  CHECK(cut.rows.size() == 1);
+  REQUIRE(cut.skipped.size() == 1);
+  CHECK_THAT(cut.skipped[0].why, Catch::Contains("'1' may be cut short"));
+}
+
+TEST_CASE("a last 0 under a column whose kind the header does not say is skipped",
+          "[nccl_tests_log]") {
+  // "#errors" (or "res", "wrong") names no format nccl-tests printed: its "0" may be a piece of
+  // a longer field, unlike "#wrong"'s (%g: no longer count starts with 0).
+  const NcclTestsTable t =
+      with_last("16 4 float sum -1 30.50 0.00 0.00 0 30.40 0.00 0.00 0",
+                "#  size count type redop root time algbw busbw #errors time algbw busbw #errors\n"
+                "8 2 float sum -1 30.10 0.00 0.00 0 30.00 0.00 0.00 0\n");
+  CHECK(t.rows.size() == 1);
+  REQUIRE(t.skipped.size() == 1);
+  CHECK_THAT(t.skipped[0].why, Catch::Contains("'0' may be cut short"));
+}

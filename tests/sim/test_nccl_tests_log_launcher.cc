@@ -214,6 +214,27 @@ TEST_CASE("a row cut after its out-of-place block is skipped, not read as in-pla
   CHECK_THAT(t.skipped[0].why, Catch::Contains("ends in the middle of this row"));
 }
 
+TEST_CASE("a whole last row of a run with no out-of-place block says how to read it",
+          "[nccl_tests_log]") {
+  // nccl-tests' writeBenchMarkLineNullBody (rccl-tests with out-of-place off) leaves the block
+  // blank: without its line break the row cannot be told from one cut there. Before: the message
+  // said only that not all of its columns were printed.
+  const std::string header =
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "   8  2  float  sum  -1  74.97  0.00  0.00  0\n";
+  const std::string row = "  16  4  float  sum  -1  74.97  0.00  0.00  0";
+  const NcclTestsTable cut = one(header + row);
+  CHECK(cut.rows.size() == 1);
+  REQUIRE(cut.skipped.size() == 1);
+  CHECK_THAT(cut.skipped[0].why,
+             Catch::Contains("or the run printed no out-of-place block") &&
+                 Catch::Contains("if the row is whole, end the log with a line break"));
+  const NcclTestsTable ended = one(header + row + "\n");
+  REQUIRE(ended.rows.size() == 2);
+  CHECK(ended.rows[1].in_place->time_us == Approx(74.97));
+  CHECK_FALSE(ended.rows[1].out_of_place.has_value());
+}
+
 TEST_CASE("a row a run left unfinished stays in its run's table when the next run starts",
           "[nccl_tests_log]") {
   const std::string dead = tagged_header() + tagged_row("8", "85.70", "74.97") + kTag +

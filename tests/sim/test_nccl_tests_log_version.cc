@@ -66,7 +66,7 @@ TEST_CASE("an NCCL version older than the oldest tuning model is priced as it, w
 
 TEST_CASE("an unreadable NCCL version is priced as the newest model, with a note",
           "[nccl_tests_log][nccl_version]") {
-  for (const char* version : {"banana", "2.26", "2.26.x"}) {
+  for (const char* version : {"2.26", "2.26.x", "2.x"}) {
     const NcclTestsTable t = with_version_line(std::string("NCCL version ") + version);
     const NcclVersionPricing p = nccl_version_pricing(t);
     CHECK(p.code == 0);
@@ -78,6 +78,37 @@ TEST_CASE("an unreadable NCCL version is priced as the newest model, with a note
   CHECK(nccl_version_pricing(future).code == 0);
   CHECK_THAT(nccl_version_pricing(future).note,
              Catch::StartsWith("NCCL version 10.0.0 at run.log:2 is past NCCL's version codes"));
+}
+
+TEST_CASE("only a version line sets the version: not NCCL's warnings, not a word without a digit",
+          "[nccl_tests_log][nccl_version]") {
+  // Before: the last "NCCL version " anywhere in a line won: the first warning (v2.30.7-1
+  // src/dev_runtime.cc:1428) priced the rows as the compiled-with 2.29.2, the second
+  // (devcomm_v22902.cc:111) replaced the version with "that".
+  const std::string real = "host:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8";
+  const std::string compiled =
+      "host:1:1 [0] dev_runtime.cc:1428 NCCL WARN NCCL library is too old. This application was "
+      "compiled with NCCL version 2.29.2, but is running with NCCL library version 2.26.2.";
+  const std::string same =
+      "host:1:1 [0] devcomm_v22902.cc:111 NCCL WARN The application was compiled with too old "
+      "version of NCCL. ... preferably with the same NCCL version that it will be running with.";
+  for (const std::string& warnings : {compiled + "\n" + same, same + "\n" + compiled}) {
+    const NcclTestsTable t = with_version_line(real + "\n" + warnings);
+    CHECK(t.nccl_version == "2.26.2+cuda12.8");
+    CHECK(t.nccl_version_line == 2);
+    CHECK(nccl_version_pricing(t).code == 22602);
+  }
+  // The forms a version line takes: at the start, after "# ", right after "NCCL INFO ".
+  CHECK(with_version_line("# NCCL version 2.18.1+cuda12.1").nccl_version == "2.18.1+cuda12.1");
+  CHECK(with_version_line("node-a:7:7 [3] NCCL INFO NCCL version 2.18.1+cuda12.1").nccl_version ==
+        "2.18.1+cuda12.1");
+  // A word that does not start with a digit is no version: the one read before stays.
+  const NcclTestsTable kept = with_version_line(real + "\nNCCL version banana");
+  CHECK(kept.nccl_version == "2.26.2+cuda12.8");
+  CHECK(nccl_version_pricing(kept).note.empty());
+  const NcclTestsTable none = with_version_line("NCCL version banana");
+  CHECK(none.nccl_version.empty());
+  CHECK(nccl_version_pricing(none).note.empty());
 }
 
 TEST_CASE("a log's own NCCL version, or none, prices its rows without a note",

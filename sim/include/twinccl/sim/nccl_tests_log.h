@@ -157,7 +157,7 @@ int nccl_version_code(std::string_view version);
 //   "2.26.2+cuda12.8"      code 22602, no note; "" (not printed): 0, the newest model, no note
 //   "2.8.4" (before 2.9)   the oldest model: "NCCL version 2.8.4 at run.log:3 is older than the
 //                          oldest tuning model (2.9.0); priced as 2.9.0"
-//   "banana", "2.26"       the newest model: "unreadable NCCL version 'banana' at run.log:3;
+//   "2.26", "2.26.x"       the newest model: "unreadable NCCL version '2.26' at run.log:3;
 //                          priced as the newest model (NCCL 2.29.2 and later)"
 //   "10.0.0" (past the NCCL_VERSION_CODE range) the newest model, with a note
 // An RCCL version (nccl_version_library "RCCL") is priced as the NCCL release of its number, which
@@ -165,8 +165,8 @@ int nccl_version_code(std::string_view version);
 // NCCL 2.22.3, the NCCL release it tracks (...)"; the notes above say "RCCL version" for it.
 struct NcclVersionPricing {
   int code = 0;  // for Request::nccl_version: an NCCL_VERSION_CODE, 0 = the newest model
-  std::string
-      note;  // "" where the log's own NCCL version (or, printing none, the newest) prices it
+  // "" where the log's own NCCL version (or, printing none, the newest) prices it
+  std::string note;
 };
 NcclVersionPricing nccl_version_pricing(const NcclTestsTable& table);
 
