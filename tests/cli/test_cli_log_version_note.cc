@@ -85,7 +85,7 @@ TEST_CASE("calibrate notes an old and an unreadable NCCL version in its report",
   std::string two = read_text(log_path("issue309-h100-xe9680-2node-all_reduce-8B-16G.log"));
   const std::size_t at = two.find("NCCL version 2.26.2+cuda12.8");
   REQUIRE(at != std::string::npos);
-  two.replace(at, 28, "NCCL version banana");
+  two.replace(at, 28, "NCCL version 2.x");
   scratch.write("two.log", two);
   const std::string one_log = scratch.path("one.log"), two_log = scratch.path("two.log");
   const auto fit =
@@ -96,7 +96,7 @@ TEST_CASE("calibrate notes an old and an unreadable NCCL version in its report",
   CHECK_THAT(fit.out, Catch::Contains(
                           "# note: NCCL version 2.8.4 at " + one_log +
                           ":1 is older than the oldest tuning model (2.9.0); priced as 2.9.0\n"));
-  CHECK_THAT(fit.out, Catch::Contains("# note: unreadable NCCL version 'banana' at " + two_log +
+  CHECK_THAT(fit.out, Catch::Contains("# note: unreadable NCCL version '2.x' at " + two_log +
                                       ":22; priced as the newest model (NCCL 2.29.2 and later)\n"));
 }
 
