@@ -60,7 +60,7 @@ TEST_CASE("an NCCL_PROTO that restricts nothing for the collective still replace
   }
 }
 
-TEST_CASE("a list that is the profile's own value replaces nothing; the note has no nested parens",
+TEST_CASE("a list that is the profile's own value replaces nothing, and the note has no nested parens",
           "[cli][nccl_lists]") {
   const auto simple = run_cli(kGcp + "--proto simple");
   REQUIRE(simple.exit_code == 0);
