@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "support/scratch_dir.h"  // ScratchDir, for the tests that run the program
@@ -41,7 +43,6 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "", i
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, seconds};
 }
 
-// The whitespace-separated fields of a line of output (a table row, a header).
 // How many times `what` occurs in `text` (overlapping ones counted).
 inline std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -71,11 +72,53 @@ inline bool column_aligned(const std::string& text, const std::string& header,
   return rows > 0;
 }
 
+// The whitespace-separated fields of a line of output (a table row, a header).
 inline std::vector<std::string> fields(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;
   for (std::string f; in >> f;) out.push_back(f);
   return out;
+}
+
+// The first table row's fields (size, count, ..., algorithm/protocol last): the first line of
+// `out` that is not a '#' line and starts with a number (leading blanks allowed); {} when none.
+inline std::vector<std::string> first_row(const std::string& out) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> w = fields(line);
+    if (!w.empty() && line[0] != '#' && std::isdigit(static_cast<unsigned char>(w[0][0]))) return w;
+  }
+  return {};
+}
+
+// The "which algorithm wins" table's entries on its first size line, in its order (fastest
+// first): "  32768  tree/LL 28.7*  ring/LL 45.1" gives {"tree/LL", "28.7"}, {"ring/LL", "45.1"};
+// `marked` gets the pair whose time carries the tuner's '*'. {} when the output has no such table.
+inline std::vector<std::pair<std::string, std::string>> compare_pairs(const std::string& out,
+                                                                      std::string& marked) {
+  std::istringstream in(out);
+  bool compare = false;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("which algorithm wins") != std::string::npos) compare = true;
+    const std::vector<std::string> w = fields(line);
+    if (!compare || w.empty() || line[0] == '#' ||
+        !std::isdigit(static_cast<unsigned char>(w[0][0])))
+      continue;
+    for (std::size_t i = 1; i + 1 < w.size(); ++i) {
+      if (w[i].find('/') == std::string::npos) continue;
+      std::string time = w[i + 1];  // "85.5*": the tuner's choice
+      if (!time.empty() && time.back() == '*') time.pop_back(), marked = w[i];
+      pairs.emplace_back(w[i], time);
+    }
+    break;
+  }
+  return pairs;
+}
+
+inline std::vector<std::pair<std::string, std::string>> compare_pairs(const std::string& out) {
+  std::string marked;
+  return compare_pairs(out, marked);
 }
 
 // Runs `twinccl ARGS...` (under `timeout`, output discarded) and returns its peak resident memory

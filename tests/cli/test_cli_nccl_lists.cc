@@ -8,47 +8,15 @@
 
 #include "cli/cli_runner.h"
 
+using twinccl_test::compare_pairs;
 using twinccl_test::fields;
+using twinccl_test::first_row;
 using twinccl_test::run_cli;
 
 namespace {
 
 // A size where NCCL's own choice on aws-p5-2 (2 x 8 H100 over EFA) is an LL128 pair.
 const std::string kPerf = "perf all_reduce --backend sim --topology aws-p5-2 -c 0 -b 2M -e 2M ";
-
-// The first table row's fields (size, count, ..., algorithm/protocol last), {} when none.
-std::vector<std::string> first_row(const std::string& out) {
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    const std::vector<std::string> w = fields(line);
-    if (!w.empty() && line[0] != '#' && std::isdigit(static_cast<unsigned char>(w[0][0]))) return w;
-  }
-  return {};
-}
-
-// The compare table's "pair time" entries of its one size line ("ring/LL128" -> "123.4"), and
-// in `marked` the pair whose time has the tuner's mark.
-std::vector<std::pair<std::string, std::string>> compare_pairs(const std::string& out,
-                                                               std::string& marked) {
-  std::istringstream in(out);
-  bool compare = false;
-  std::vector<std::pair<std::string, std::string>> pairs;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("which algorithm wins") != std::string::npos) compare = true;
-    const std::vector<std::string> w = fields(line);
-    if (!compare || w.empty() || line[0] == '#' ||
-        !std::isdigit(static_cast<unsigned char>(w[0][0])))
-      continue;
-    for (std::size_t i = 1; i + 1 < w.size(); ++i) {
-      if (w[i].find('/') == std::string::npos) continue;
-      std::string time = w[i + 1];  // "85.5*": the tuner's choice
-      if (!time.empty() && time.back() == '*') time.pop_back(), marked = w[i];
-      pairs.emplace_back(w[i], time);
-    }
-    break;
-  }
-  return pairs;
-}
 
 }  // namespace
 
@@ -90,6 +58,7 @@ TEST_CASE("one NCCL name is the same prediction as twinccl's name", "[cli][nccl_
   const auto nccl = run_cli(kPerf + "--algo Ring");
   REQUIRE(forced.exit_code == 0);
   REQUIRE(nccl.exit_code == 0);
+  REQUIRE(!first_row(forced.out).empty());  // else the rows compare equal as two empty ones
   CHECK(first_row(nccl.out) == first_row(forced.out));
   CHECK(nccl.out.find("NCCL_ALGO=Ring (from --algo)") != std::string::npos);
   // Where "Simple" (forced) and "simple" (NCCL_PROTO) differ: test_cli_nccl_list_refusals.cc.
@@ -189,7 +158,9 @@ TEST_CASE("perf and whatif: an NCCL_PROTO list replaces GCP's profile Simple and
   // An NCCL_ALGO list alone keeps the profile's NCCL_PROTO.
   const auto algo = run_cli(gcp + "--algo 'Ring,Tree'");
   REQUIRE(algo.exit_code == 0);
-  CHECK(first_row(algo.out).back().find("/Simple") != std::string::npos);
+  const std::vector<std::string> algo_row = first_row(algo.out);
+  REQUIRE(!algo_row.empty());  // back() of an empty row is undefined
+  CHECK(algo_row.back().find("/Simple") != std::string::npos);
   CHECK(algo.out.find("replaces the NCCL_PROTO") == std::string::npos);
   // Where no profile sets NCCL_PROTO, nothing is said to be replaced.
   const auto aws = run_cli(kPerf + "--proto 'Simple,LL128'");

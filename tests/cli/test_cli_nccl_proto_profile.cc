@@ -2,13 +2,12 @@
 // run that sets NCCL_PROTO at all replaces it, even with a value restricting nothing for the
 // collective (sim::NetworkNcclProto::applies, the one owner of that decision).
 #include <catch2/catch.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/cli_runner.h"
 
-using twinccl_test::fields;
+using twinccl_test::compare_pairs;
 using twinccl_test::run_cli;
 
 namespace {
@@ -18,22 +17,10 @@ const std::string kGcp =
 
 // The protocols of the pairs perf --compare ranks on its one size line ("LL128", "Simple"...).
 std::vector<std::string> ranked_protocols(const std::string& out) {
-  std::istringstream in(out);
-  bool compare = false;
-  std::vector<std::string> out_protocols;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("which algorithm wins") != std::string::npos) compare = true;
-    const std::vector<std::string> w = fields(line);
-    if (!compare || w.empty() || line[0] == '#' ||
-        !std::isdigit(static_cast<unsigned char>(w[0][0])))
-      continue;
-    for (const std::string& f : w) {
-      const auto slash = f.find('/');
-      if (slash != std::string::npos) out_protocols.push_back(f.substr(slash + 1));
-    }
-    break;
-  }
-  return out_protocols;
+  std::vector<std::string> protocols;
+  for (const auto& pair_time : compare_pairs(out))
+    protocols.push_back(pair_time.first.substr(pair_time.first.find('/') + 1));
+  return protocols;
 }
 
 bool has_other_than_simple(const std::vector<std::string>& protocols) {
@@ -60,8 +47,9 @@ TEST_CASE("an NCCL_PROTO that restricts nothing for the collective still replace
   }
 }
 
-TEST_CASE("a list that is the profile's own value replaces nothing, and the note has no nested parens",
-          "[cli][nccl_lists]") {
+TEST_CASE(
+    "a list that is the profile's own value replaces nothing, and the note has no nested parens",
+    "[cli][nccl_lists]") {
   const auto simple = run_cli(kGcp + "--proto simple");
   REQUIRE(simple.exit_code == 0);
   CHECK(simple.out.find("replaces the NCCL_PROTO") == std::string::npos);
