@@ -98,9 +98,9 @@ int run_compare_command(const CompareOptions& options, std::ostream& out) {
   for (const sim::NcclTestsTable& t : tables) {
     if (t.kind) collectives.push_back(*t.kind);
   }
+  // What take_nccl_lists leaves in o.protocol is "" or a twinccl name (LL, LL128, Simple).
   o.nccl_lists =
       take_nccl_lists(o.algorithm, o.protocol, sim::selectable_algorithms(true), collectives);
-  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   const CompareReport report = build_compare_report(std::move(tables), topology, o);
   print_compare_warnings(std::cerr, report);
   if (o.format == "json") {

@@ -226,11 +226,11 @@ int run_perf_command(PerfOptions o, std::ostream& out) {
         take_nccl_lists(o.algorithm, o.protocol, sim::selectable_algorithms(true), o.collectives,
                         "--algo (or TWINCCL_ALGO)", "--proto (or TWINCCL_PROTO)");
   }
-  if (!o.protocol.empty()) {
+  // On the simulator take_nccl_lists left "" or a twinccl name; elsewhere --proto forces one.
+  if (!sim && !o.protocol.empty()) {
     try {
       check_protocol_flag("--proto (or TWINCCL_PROTO)", o.protocol);
     } catch (const InvalidArgument& e) {
-      if (sim) throw;
       throw InvalidArgument(std::string(e.what()) +
                             "; NCCL_PROTO's syntax ('^LL128', 'LL,Simple') restricts the "
                             "simulator's choice: --backend sim");

@@ -63,8 +63,7 @@ int run_replay_command(const ReplayCommandOptions& given, std::ostream& out) {
   if (!env_note.empty()) std::cerr << env_note << "\n";
   ReplayCommandOptions o = given;  // one NCCL name ("Ring", "simple") as twinccl's
   o.algorithm = forced_nccl_name(o.algorithm, "--algo", true);
-  o.protocol = forced_nccl_name(o.protocol, "--proto", false);
-  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
+  o.protocol = forced_nccl_name(o.protocol, "--proto", false);        // "" or LL, LL128, Simple
   if (!o.timeline.empty()) check_output_path("--trace", o.timeline);  // before the replays
   std::vector<LoadedTopology> topologies;
   std::vector<std::string> notes;

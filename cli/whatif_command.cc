@@ -194,7 +194,9 @@ int run_whatif_command(const WhatifOptions& given, std::ostream& out) {
       unapplied_environment_note(given.algorithm, given.protocol, !given.replay.empty());
   if (!env_note.empty()) std::cerr << env_note << "\n";
   WhatifOptions o = given;
-  NcclListFlags lists;  // a sweep: --algo / --proto in NCCL's syntax restrict NCCL's choice
+  // A sweep: --algo / --proto in NCCL's syntax restrict NCCL's choice; a replay forces one name.
+  // Either way o.protocol is then "" or a twinccl name (LL, LL128, Simple).
+  NcclListFlags lists;
   if (o.replay.empty()) {
     lists =
         take_nccl_lists(o.algorithm, o.protocol, sim::selectable_algorithms(true),
@@ -208,7 +210,6 @@ int run_whatif_command(const WhatifOptions& given, std::ostream& out) {
     throw InvalidArgument(fmt::format("whatif compares at most {} topologies, got {}", kMaxVariants,
                                       o.topologies.size()));
   }
-  if (!o.protocol.empty()) check_protocol_flag("--proto", o.protocol);
   if (!o.plot.empty()) {  // before minutes of simulation
     check_whatif_plot_possible(o.plot);
     check_output_path("--plot", o.plot);
