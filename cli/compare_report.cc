@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -22,6 +23,7 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/preset_family.h"
 
 namespace twinccl::cli {
@@ -168,14 +170,19 @@ sim::LoggedChoice apply_flags(CompareTable& table, const CompareOptions& o) {
 
 // perf's note on a pair twinccl's exact names forced that NCCL's own choice never takes there
 // (forced_outside_nccl_note; with an NCCL_ALGO list beside a forced protocol, its cloud-profile
-// part alone), once per table.
-void add_forced_note(CompareTable& table, const topo::Topology& topology,
-                     const sim::Request& request, const sim::Prediction& p, bool whole) {
+// part alone), once per table. `tuner` is the table's, built at its first forced row: what it
+// is built from (ranks, ranks per node, software latency, NCCL version) is the log's, the same
+// for each of its rows (sim::request_of).
+void add_forced_note(CompareTable& table, std::optional<sim::Tuner>& tuner,
+                     const topo::Topology& topology, const sim::Request& request,
+                     const sim::Prediction& p, bool whole) {
   if (table.forced_algorithm.empty() && table.forced_protocol.empty()) return;
-  const sim::Tuner tuner(topology, request.spec.nranks, request.params.ranks_per_node,
-                         request.software_latency, request.nccl_version);
-  const std::string note = whole ? forced_outside_nccl_note(tuner, request, p)
-                                 : forced_outside_profile_note(tuner, request, p);
+  if (!tuner) {
+    tuner.emplace(topology, request.spec.nranks, request.params.ranks_per_node,
+                  request.software_latency, request.nccl_version);
+  }
+  const std::string note = whole ? forced_outside_nccl_note(*tuner, request, p)
+                                 : forced_outside_profile_note(*tuner, request, p);
   if (!note.empty() && std::find(table.notes.begin(), table.notes.end(), note) == table.notes.end())
     table.notes.push_back(note);
 }
@@ -216,6 +223,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       const std::string replaced = profile_replaced_note(run, topology, o.topology);
       if (!replaced.empty()) table.notes.push_back(replaced);
     }
+    std::optional<sim::Tuner> tuner;  // for the forced-pair note (add_forced_note)
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
       if (!m || row.count == 0 || m->time_us <= 0) {
@@ -247,7 +255,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
                                       table.log.source, row.line, table.log.collective, row.count,
                                       table.log.ranks, o.topology, e.what()));
       }
-      add_forced_note(table, topology, request, p, !o.nccl_lists.any());
+      add_forced_note(table, tuner, topology, request, p, !o.nccl_lists.any());
       CompareRow c;
       c.measured_time_us = m->time_us;
       c.measured_busbw_gbps = m->busbw_gbps;
