@@ -216,7 +216,7 @@ void print_compare_json(std::ostream& out, const CompareReport& report) {
                             {"skipped_rows", t.skipped.size()},
                             {"skipped", skipped},
                             {"rows", std::move(rows)}};
-    if (!t.notes.empty()) table["notes"] = t.notes;  // a cloud profile's NCCL_PROTO replaced
+    if (!t.notes.empty()) table["notes"] = t.notes;  // CompareTable::notes
     j["tables"].push_back(std::move(table));
   }
   j["summary"] = nlohmann::json::array();

@@ -42,8 +42,9 @@ struct CompareTable {
   // twinccl's exact names --algo / --proto forced ("ring", "LL"; "" = none): not NCCL variables,
   // so log.nccl_algo / nccl_proto keep what the run's NCCL_ALGO / NCCL_PROTO were.
   std::string forced_algorithm, forced_protocol;
-  // The run's NCCL_PROTO (the log's or --proto's) replacing a cloud profile's (GCP's Simple:
-  // profile_replaced_note); empty if none.
+  // The table's notes, each once: the run's NCCL_PROTO (the log's or --proto's) replacing a cloud
+  // profile's (GCP's Simple: profile_replaced_note), and a pair forced by twinccl's exact names
+  // that NCCL's own choice never takes there (forced_outside_nccl_note); empty if none.
   std::vector<std::string> notes;
 };
 

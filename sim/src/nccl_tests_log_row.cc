@@ -193,9 +193,8 @@ std::optional<std::string> unended_row_cut(const std::vector<std::string_view>& 
     return std::string(
         "the output ends in the middle of this row (the run stopped, or the log was cut there): "
         "not all of its columns were printed, or the run printed no out-of-place block "
-        "(nccl-tests' "
-        "writeBenchMarkLineNullBody, rccl-tests with out-of-place off); none is read; if the row "
-        "is whole, end the log with a line break");
+        "(nccl-tests' writeBenchMarkLineNullBody, rccl-tests with out-of-place off); none is "
+        "read; if the row is whole, end the log with a line break");
   }
   const Layout::Block& last = layout.blocks.back();
   const std::string_view field = tokens.back();

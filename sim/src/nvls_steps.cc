@@ -78,13 +78,14 @@ void check_nvls_steps(const NvlsSteps& s, const char* where) {
   }
 }
 
+namespace {
+
 // NCCL_NVLS_CHUNKSIZE as the call's NCCL reads it for `algo`: the cloud's export (network_class.h)
 // or 128 KiB. Both read it from 2.21 (kNcclVersionTerms.nvls_chunk_env_since; v2.21.5-1
 // transport/nvls.cc:233, no such parameter in v2.20.3-1). Before, NVLS took 128 KiB whatever the
 // environment, and NVLS-tree started from one Simple step (v2.20.3-1 enqueue.cc:1687 chunkSteps 1,
 // :1715-1717 capped by NCCL_NVLSTREE_MAX_CHUNKSIZE, NCCL's 64 KiB from 4 nodes, below). A row
 // whose version is unknown reads as the newest.
-namespace {
 double nvls_env_chunk_bytes(const TopologyView& v, NcclAlgo algo) {
   const bool before_env =
       v.nccl_version != 0 && v.nccl_version < kNcclVersionTerms.nvls_chunk_env_since;
@@ -92,6 +93,7 @@ double nvls_env_chunk_bytes(const TopologyView& v, NcclAlgo algo) {
   const double cloud = network_terms(v.network).nvls_chunk_bytes;
   return !before_env && cloud > 0.0 ? cloud : kNccl.nvls_chunk_bytes;
 }
+
 }  // namespace
 
 double nccl_nvls_chunk_bytes(const TopologyView& v, NcclAlgo algo, double bytes, double ops) {
