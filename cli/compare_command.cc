@@ -10,7 +10,6 @@
 
 #include "commands.h"
 #include "compare_report.h"
-#include "flag_values.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/input_file.h"

@@ -9,7 +9,6 @@
 #include <ostream>
 
 #include "commands.h"
-#include "flag_values.h"
 #include "nccl_list_flags.h"
 #include "output_file.h"
 #include "twinccl/errors.h"

@@ -20,7 +20,6 @@
 #include <map>
 
 #include "model.h"
-#include "network_class.h"
 #include "p2p_net_messages.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"

@@ -60,6 +60,7 @@ TEST_CASE("exact names force, NCCL's spelling keeps NCCL's exclusions and is ref
   CHECK(ring.out.find("NCCL's own choice never") == std::string::npos);  // NCCL may take it
   // NCCL's spelling of the algorithm: the pair is not "forced by twinccl's exact names".
   const auto mixed = run_cli(perf_on("mi300x-8") + "--algo Tree --proto LL128");
+  REQUIRE(mixed.exit_code == 0);  // else the note's absence below says nothing
   CHECK(mixed.out.find("twinccl's exact name") == std::string::npos);
   // NCCL_PROTO=ll, the user's, replaces the profile's Simple (NCCL reads one value): LL is ranked.
   const auto lower = run_cli(perf_on("gcp-a3mega-2") + "--proto ll");
@@ -67,6 +68,17 @@ TEST_CASE("exact names force, NCCL's spelling keeps NCCL's exclusions and is ref
   CHECK(first_pair(lower.out) == first_pair(ll.out));
   CHECK(lower.out.find("NCCL_PROTO=ll (from --proto) replaces the NCCL_PROTO=Simple that "
                        "gcp-a3mega-2's NCCL profile sets") != std::string::npos);
+}
+
+// Off the simulator --proto forces one of twinccl's names (perf_command.cc keeps that check for
+// the measured backends only): a list there is refused, pointing at --backend sim.
+TEST_CASE("perf on a measured backend refuses an NCCL_PROTO list, naming --backend sim",
+          "[cli][nccl_lists]") {
+  const auto emu = run_cli("perf all_reduce --backend emu -b 1K -e 1K --proto '^LL128'");
+  CHECK(emu.exit_code == 2);
+  CHECK(emu.out.find("--proto (or TWINCCL_PROTO) '^LL128': unknown protocol; valid: LL, LL128, "
+                     "Simple; NCCL_PROTO's syntax") != std::string::npos);
+  CHECK(emu.out.find("restricts the simulator's choice: --backend sim") != std::string::npos);
 }
 
 TEST_CASE("one NCCL name that does not apply is refused naming the option", "[cli][nccl_lists]") {
