@@ -44,7 +44,9 @@
 //   bytes = nccl-tests' bytes (perf_math.h: nranks x count for reduce_scatter/all_gather), and
 //   time_us = latency_us + bytes / (1000 x algbw_gbps), as NCCL's ncclTopoGetAlgoTime.
 // Caps, LL limits and speed lists are the arch's row (caps_of: Ampere, Hopper, Blackwell; AMD
-// MI300X takes Hopper's, nccl_tuning_table.h); Blackwell's NVLS efficiency is 0.74.
+// MI300X takes Hopper's, nccl_tuning_table.h); Blackwell's NVLS efficiency is 0.74. On AMD GPUs
+// the LL128 factors that stand for NVIDIA's 120/128 line take RCCL's 56/64 (ll128_line_ratio,
+// analytic_rccl.cc).
 // Not modelled: CollNet, NCCL's IB network latency (0 in NCCL's IB transport), the CPU vendor
 // (net overhead taken as Intel's 1 us), PAT's restriction to one GPU per node (predict.cc),
 // RCCL's multi-node tuning for AMD GPUs and MSCCL++ (RCCL in one node: analytic_rccl.cc).
@@ -91,9 +93,9 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   if (p == Protocol::ll) tree = std::min(kNccl.tree_ll_factor * tree, ll_max);
   if (p == Protocol::ll128) {
     const double ll128_cap = caps.tree_ll128_channel_gbps[ni];
-    tree = std::min(
-        tree * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node : kNccl.tree_ll128_factor_nodes),
-        ch * ll128_cap);
+    tree = std::min(tree * (v.nodes == 1 ? kNccl.tree_ll128_factor_1node
+                                         : kNccl.tree_ll128_factor_nodes * ll128_line_ratio(v)),
+                    ch * ll128_cap);
   }
   return tree;
 }
@@ -163,7 +165,8 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
     case NcclAlgo::ring:
       if (p == Protocol::ll) return std::min(ll_max, kNccl.ring_ll_factor * bus);
       if (p == Protocol::ll128) {
-        return std::min(kNccl.ring_ll128_factor * bus, ch * caps.ring_ll128_channel_gbps);
+        return std::min(kNccl.ring_ll128_factor * ll128_line_ratio(v) * bus,
+                        ch * caps.ring_ll128_channel_gbps);
       }
       return bus;
     case NcclAlgo::tree:

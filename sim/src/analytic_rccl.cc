@@ -1,6 +1,6 @@
 // RCCL's terms where they differ from NCCL's, for AMD Instinct MI300X / MI325X in one node
-// (GpuArch::cdna3) and, across nodes, RCCL's LL latency on cdna3 and cdna4 (MI355X); constants
-// and sources in rccl_tuning_table.h.
+// (GpuArch::cdna3) and, across nodes, RCCL's LL latency on cdna3 and cdna4 (MI355X), and RCCL's
+// LL128 line on every AMD GPU; constants and sources in rccl_tuning_table.h.
 //
 // How it works. The NCCL model (analytic_nccl.cc) asks here first when the communicator is one
 // node of cdna3 GPUs:
@@ -10,7 +10,8 @@
 //   * bandwidth: the channels' busBw x RCCL's ratio (ring LL 0.08, ring Simple 1, tree LL 0.06), no
 //     LL cap or per-channel caps, tree x RCCL's correction by size; no launched-channel scaling;
 //   * availability: RCCL's own choice never takes LL128 (off on gfx942) nor tree/Simple (skipped on
-//     one gfx94 node); forced, they are priced as NCCL's Hopper row (rccl_bus_bandwidth: nullopt);
+//     one gfx94 node); forced, they are priced as NCCL's Hopper row (rccl_bus_bandwidth: nullopt;
+//     LL128 with RCCL's line, below);
 //   * MSCCL: with one process per GPU RCCL runs its all-pairs all_reduce for 8 ranks from 1 KiB to
 //     16 MiB (count a multiple of 256 / 512 elements) before its tuner: every GPU sends S/8 to each
 //     of its 7 peers, reduces, and sends its reduced S/8 back, each step one hop over a direct
@@ -37,6 +38,15 @@
 //     (7 x 0.9 + 1 x 10.5) = 45.6 us (NCCL's rows: 25). The ring's per-step network overhead
 //     stays NCCL's 1 us (RCCL's getNetOverhead says 2 on AMD CPUs; the topology does not say
 //     the CPU). Bandwidth and the other protocols keep NCCL's rows (rccl_tuning_table.h: why).
+//   * LL128 on AMD GPUs (any node count; RCCL runs it across gfx950 nodes): RCCL's line, 64
+//     bytes of which 56 are data (ROCm/rccl@0cbce2a src/include/device.h:83-85; NVIDIA's 120 of
+//     128), in NCCL's LL128 factors that stand for the line (tree x 120/128 -> 56/64 across nodes,
+//     ring 0.92 x 14/15), on the wire (64/56 bytes a data byte) and in the tree's chunk (RCCL's
+//     step, 28 words x 256 threads x 8 x 7/8 = 50176 data bytes; device.h:87-88, init.cc:838,
+//     enqueue.cc:1845-1851). The per-channel LL128 caps stay NCCL's Hopper figures [assumed]:
+//     RCCL's tuner has none on AMD (compiled out, ROCm/rccl@9e22c79 src/graph/tuning.cc) and no
+//     source gives its kernel's rate. 2 x 8 MI355X tree/LL128: busBw min(331.2 x 56/64, 8 x 36.7) =
+//     289.8 GB/s (NVIDIA's line: the 293.6 cap).
 //   * the host's per-call launch (host_launch.h) is not added: RCCL's base latency is the per-call
 //     floor rccl-tests measures (RCCL's 12 us against NCCL's 6.6), and the AMD blog's HIP-graph run
 //     of the same machine (no launch per call) measures 16.38 / 15.75 us at 8 / 16 B against 16.61
@@ -110,6 +120,25 @@ std::optional<double> rccl_tree_correction(const TopologyView& v, Protocol p, do
   const int log_size = bytes >= 64.0 ? nccl_log2i(bytes / 64.0) : 0;
   const std::size_t i = static_cast<std::size_t>(std::min(log_size, 26));
   return kRccl.tree_correction[index_of(p)][i];
+}
+
+double ll128_data_fraction(const TopologyView& v) {
+  return topo::is_amd(v.arch) ? kRcclLl128.data_fraction()
+                              : 1.0 / kNccl.wire_bytes_per_byte[index_of(Protocol::ll128)];
+}
+
+double ll128_line_ratio(const TopologyView& v) {
+  return ll128_data_fraction(v) * kNccl.wire_bytes_per_byte[index_of(Protocol::ll128)];
+}
+
+double protocol_wire_bytes_per_byte(const TopologyView& v, Protocol p) {
+  return p == Protocol::ll128 ? 1.0 / ll128_data_fraction(v)
+                              : kNccl.wire_bytes_per_byte[index_of(p)];
+}
+
+std::optional<double> rccl_ll128_step_data_bytes(const TopologyView& v) {
+  if (!topo::is_amd(v.arch)) return std::nullopt;
+  return kRcclLl128.step_data_bytes();
 }
 
 std::optional<MscclCall> msccl_allpairs(const TopologyView& v, OpKind kind, std::size_t count,

@@ -333,6 +333,18 @@ std::optional<LatencyParts> rccl_latency_parts(const TopologyView& view, NcclAlg
                                                Protocol protocol);
 std::optional<double> rccl_tree_correction(const TopologyView& view, Protocol protocol,
                                            double bytes);
+// LL128's line where the GPUs are AMD's (RCCL's kernel, rccl_tuning_table.h kRcclLl128): the
+// data bytes per wire byte, 56/64 (NVIDIA's 120/128 elsewhere); NCCL's LL128 factors that stand
+// for its line (tree x 120/128, ring x 0.92 "120/128", tuning.cc) scaled by ll128_line_ratio =
+// RCCL's fraction / NCCL's (14/15 on AMD, 1 elsewhere); the wire bytes per data byte of
+// `protocol` (LL 2, LL128 the line's, Simple 1); and an LL128 chunk's data before enqueue.cc's
+// halving (RCCL 50176 bytes; nullopt elsewhere: NCCL's 576000, net_window.cc). The per-channel
+// LL128 caps stay NCCL's: RCCL's code gives no rate for its kernel (docs/fidelity.md, "RCCL on
+// AMD: LL128's line").
+double ll128_data_fraction(const TopologyView& view);
+double ll128_line_ratio(const TopologyView& view);
+double protocol_wire_bytes_per_byte(const TopologyView& view, Protocol protocol);
+std::optional<double> rccl_ll128_step_data_bytes(const TopologyView& view);
 // RCCL's MSCCL all-pairs all_reduce for this call (8 ranks of one cdna3 node, one process per
 // GPU: the caller checks that), its protocol, channels and time (us, kernels only); nullopt
 // when RCCL would not run it.

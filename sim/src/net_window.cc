@@ -12,7 +12,9 @@
 // NCCL_LL_MAX_NTHREADS 512 x 16-byte lines, half data: 32 KiB); tree LL128 one LL128 step's data
 // (NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS 640 x 8 bytes = 614400, x 120/128
 // data = 576000) halved while bytes / (channels x chunk) < (1 + log2(nodes) + 0.1 ppn) x 64 / ppn
-// down to 128 KiB, then x 16 / ppn down to 32 KiB; tree Simple one Simple step (512 KiB);
+// down to 128 KiB, then x 16 / ppn down to 32 KiB (on AMD GPUs RCCL's step: 28 x 256 x 8 x 7/8 =
+// 50176 data bytes, 64-byte lines of 56 data; rccl_ll128_step_data_bytes, the same loops at
+// ROCm/rccl@0cbce2a src/enqueue.cc:1899-1904); tree Simple one Simple step (512 KiB);
 // NVLS-tree NCCL_NVLS_CHUNKSIZE 128 KiB, halved for small calls per channel x head
 // (nvls_pipeline_fill_us's rule). One owner prices every connection's slots (slot_window_us): a
 // connection passes at most 8 messages per (slot round trip + one message's wire time at the
@@ -63,7 +65,7 @@ constexpr NetWindowTable kWindow{32768.0, 576000.0, 131072.0, 32768.0};
 // enqueue.cc's tree/LL128 chunk (calcCollChunking): one LL128 step's data (576000 bytes), halved
 // for calls too small for (1 + log2(nodes) + 0.1 ppn) x 64 / ppn chunks a channel.
 double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels) {
-  double chunk = kWindow.ll128_step_data_bytes;
+  double chunk = rccl_ll128_step_data_bytes(v).value_or(kWindow.ll128_step_data_bytes);
   const double ppn = v.ranks_per_node;
   const double nsteps = 1.0 + nccl_log2i(v.nodes) + 0.1 * ppn;
   // enqueue.cc divides integers on the left of `<`.
@@ -73,9 +75,10 @@ double tree_ll128_chunk_bytes(const TopologyView& v, double bytes, int channels)
   return chunk;
 }
 
-// The bytes a chunk of `data_bytes` puts on the wire: LL lines carry half data, LL128's 120 of 128.
-double wire_bytes(Protocol protocol, double data_bytes) {
-  return data_bytes * kNccl.wire_bytes_per_byte[index_of(protocol)];
+// The bytes a chunk of `data_bytes` puts on the wire: LL lines carry half data, LL128's 120 of 128
+// (RCCL's on AMD GPUs: 56 of 64).
+double wire_bytes(const TopologyView& v, Protocol protocol, double data_bytes) {
+  return data_bytes * protocol_wire_bytes_per_byte(v, protocol);
 }
 
 // One connection's stream of network messages through its buffer slots (slot_window_us).
@@ -106,7 +109,7 @@ double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
                           double bytes, double message_data_bytes) {
   const NetworkTerms terms = network_terms(v.network);
   if (terms.rdma_slot_round_trip_us > 0.0) {
-    return net_message_waits_for_control(v.network, wire_bytes(protocol, message_data_bytes))
+    return net_message_waits_for_control(v.network, wire_bytes(v, protocol, message_data_bytes))
                ? terms.rdma_slot_round_trip_us
                : 0.0;
   }
@@ -125,7 +128,7 @@ SlotStream slot_stream(const TopologyView& v, NcclAlgo algo, Protocol protocol, 
   s.round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, message_data_bytes);
   const double connection_gbps = v.inter_gbps / connections;
   s.message_wire_us = connection_gbps > 0.0
-                          ? wire_bytes(protocol, message_data_bytes) / (1000.0 * connection_gbps)
+                          ? wire_bytes(v, protocol, message_data_bytes) / (1000.0 * connection_gbps)
                           : 0.0;
   return s;
 }
@@ -205,9 +208,10 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double steps_per_loop = kind == OpKind::all_reduce ? 2.0 * (n - 1.0) : n - 1.0;
   const bool simple = protocol == Protocol::simple;
   const double simple_step = nccl_simple_step_bytes(v);
-  const double chunk = protocol == Protocol::ll128 ? kWindow.ll128_step_data_bytes
-                       : protocol == Protocol::ll  ? kWindow.ll_step_data_bytes
-                                                   : kNcclRingSimpleChunkSteps * simple_step;
+  const double chunk = protocol == Protocol::ll128
+                           ? rccl_ll128_step_data_bytes(v).value_or(kWindow.ll128_step_data_bytes)
+                       : protocol == Protocol::ll ? kWindow.ll_step_data_bytes
+                                                  : kNcclRingSimpleChunkSteps * simple_step;
   const double loops = std::max(1.0, std::ceil(share / chunk));
   const double step_data = share / loops;
   // Simple sends a step in slices of SLICESTEPS = 2 buffer steps, 4 slots: here one message a step

@@ -84,4 +84,27 @@ inline constexpr RcclTuningTable kRccl{
     .msccl_ranks = 8,
 };
 
+// RCCL's LL128 protocol ("LL64/128" in its tuning models' ranges), read (not copied) from
+// ROCm/rccl at 0cbce2a: src/include/device.h:83-88 (the same values at 857cc6a, a 2.27-era tree),
+// src/init.cc:838 (DEFAULT_LL128_BUFFSIZE), src/enqueue.cc:1845-1851 (computeCollChunkInfo). A
+// line is 64 bytes, 7 data words and a flag word (NVIDIA's: 128 bytes, 15 + 1), so 56 of 64 bytes
+// on the wire are data; a channel runs 256 LL128 threads (NVIDIA's 640) of 28 words a step
+// (NVIDIA's 120), so a buffer step is 28 x 256 x 8 = 57344 bytes and an LL128 chunk its data,
+// 57344 / 8 x 7 = 50176 bytes (NVIDIA's 576000). What it does not give: a kernel rate per channel.
+// RCCL's tuner has no per-channel LL128 cap on AMD (perChMaxRingLL128Bws / perChMaxTreeLL128Bws
+// are compiled out under __HIP_PLATFORM_AMD__ in ROCm/rccl@9e22c79 src/graph/tuning.cc; at
+// 0cbce2a they sit in the #else branch, :384 / :387), and its bwRatio for LL128 on gfx950 (tuning
+// model 6: tree 0.06, ring 0.08, LL's own figures) is a ranking weight, not a rate.
+struct RcclLl128 {
+  double line_bytes;        // NCCL_LL128_LINESIZE
+  double data_bytes;        // NCCL_LL128_DATAELEMS x 8
+  double max_threads;       // NCCL_LL128_MAX_NTHREADS
+  double elems_per_thread;  // NCCL_LL128_ELEMS_PER_THREAD (8-byte words)
+  constexpr double step_data_bytes() const {
+    return elems_per_thread * max_threads * 8.0 * data_fraction();
+  }
+  constexpr double data_fraction() const { return data_bytes / line_bytes; }
+};
+inline constexpr RcclLl128 kRcclLl128{64.0, 56.0, 256.0, 28.0};
+
 }  // namespace twinccl::sim::detail

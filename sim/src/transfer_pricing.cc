@@ -139,7 +139,7 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   }
   const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
   priced.cost.element_bytes = static_cast<double>(size_of(r.dtype));
-  priced.cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[index_of(r.protocol)];
+  priced.cost.wire_bytes_per_byte = protocol_wire_bytes_per_byte(view, r.protocol);
   if (channel_algo(priced.nccl)) {
     // NCCL's protocol factors and caps as wire bytes: busBw over the protocol's bandwidth.
     // At the channels NCCL launches for the call (fewer for small ring/tree calls; a known arch,
