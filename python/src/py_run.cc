@@ -136,8 +136,12 @@ std::string rank_failure(int rank, py::error_already_set* python_error) {
   std::string what;
   if (python_error != nullptr) {
     py::gil_scoped_acquire gil;
-    what = std::string(py::str(python_error->type().attr("__name__"))) + ": " +
-           std::string(py::str(python_error->value()));
+    try {
+      what = std::string(py::str(python_error->type().attr("__name__"))) + ": " +
+             std::string(py::str(python_error->value()));
+    } catch (const py::error_already_set&) {  // its str() raised: the rank's own error goes on
+      what = "an exception whose message could not be read";
+    }
   } else {
     try {
       throw;
