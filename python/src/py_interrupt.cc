@@ -86,6 +86,28 @@ void RunInterrupts::raise() const {
   throw *error_;
 }
 
+void RunInterrupts::stop_ranks_in_python(std::chrono::steady_clock::time_point since,
+                                         const std::string& why, const py::object& aborted_type) {
+  if (interrupted() || std::chrono::steady_clock::now() - since < kStopRanksAfter) return;
+  ranks_stopped_ = true;
+  stop_sent_.resize(thread_of_rank_.size(), false);
+  py::object make;
+  for (std::size_t r = 0; r < thread_of_rank_.size(); ++r) {
+    // Once per rank: also a rank whose function started after the stop (it waited for its turn).
+    if (thread_of_rank_[r] == 0 || stop_sent_[r]) continue;
+    stop_sent_[r] = true;
+    if (!make) make = py::module_::import("twinccl._stopped").attr("stopped_error");
+    const std::string message =
+        "twinccl.run stopped rank " + std::to_string(r) + ": it was still running Python code " +
+        std::to_string(kStopRanksAfter.count()) + " s after the run was stopped (" + why +
+        "), as torchrun stops the other workers when one fails";
+    // A class, as PyThreadState_SetAsyncExc raises it without arguments: it carries the message.
+    py::object error = make(aborted_type, message);
+    PyThreadState_SetAsyncExc(thread_of_rank_[r], error.ptr());
+    stopped_errors_.push_back(std::move(error));  // alive while the rank may still raise it
+  }
+}
+
 RankInPython::RankInPython(RunInterrupts& interrupts, int rank)
     : interrupts_(interrupts), rank_(rank) {
   if (interrupts_.interrupted())
@@ -96,7 +118,8 @@ RankInPython::RankInPython(RunInterrupts& interrupts, int rank)
 
 RankInPython::~RankInPython() {
   unsigned long& thread = interrupts_.thread_of_rank_[static_cast<std::size_t>(rank_)];
-  if (interrupts_.interrupted()) PyThreadState_SetAsyncExc(thread, nullptr);
+  if (interrupts_.interrupted() || interrupts_.ranks_stopped_)
+    PyThreadState_SetAsyncExc(thread, nullptr);  // sent too late: not raised after fn
   thread = 0;
 }
 

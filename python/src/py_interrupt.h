@@ -11,6 +11,11 @@
 //   o.stop_requested = [&] { return interrupts.poll(); };
 //   // rank thread, GIL held:  RankInPython in_python(interrupts, rank);  fn(rank);
 //   // after run_world, GIL held:  if (interrupts.interrupted()) interrupts.raise();
+//
+// The same tables stop a run that ended otherwise (a rank failed, timeout_s passed): once the
+// world was aborted, ranks still running Python code kStopRanksAfter later (a `while True:` that
+// never calls TwinCCL again would be joined forever) get AbortedError raised in their thread,
+// carrying `why` (stop_ranks_in_python), as torchrun stops the other workers when one fails.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -36,6 +41,13 @@ class RunInterrupts {
   bool interrupted() const { return error_.has_value() || stopped_by_other_; }
   [[noreturn]] void raise() const;
 
+  // GIL held. The run was stopped (`why`: a rank failed, or its stop reason) at `since`: from
+  // kStopRanksAfter on, raises AbortedError(`why`) once in every rank running Python code
+  // (`aborted_type`: twinccl.AbortedError; twinccl/_stopped.py makes the class carrying `why`).
+  void stop_ranks_in_python(std::chrono::steady_clock::time_point since, const std::string& why,
+                            const pybind11::object& aborted_type);
+  static constexpr std::chrono::seconds kStopRanksAfter{1};
+
  private:
   friend class RankInPython;
   void interrupt_ranks();  // GIL held
@@ -46,6 +58,9 @@ class RunInterrupts {
   std::chrono::steady_clock::time_point interrupted_at_;
   bool told_stuck_ = false;
   bool stopped_by_other_ = false;
+  bool ranks_stopped_ = false;   // stop_ranks_in_python raised in the ranks running Python
+  std::vector<bool> stop_sent_;  // per rank: it did
+  std::vector<pybind11::object> stopped_errors_;  // the classes it raised
 };
 
 // The scope in which a rank thread runs the user's Python function (constructed and destroyed with

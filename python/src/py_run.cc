@@ -6,8 +6,12 @@
 // stops the run and the replay after it (py_interrupt.h; sim::ReplayOptions::stop_requested).
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "py_buffer.h"
 #include "py_comm.h"
@@ -102,6 +106,56 @@ py::dict report_dict(const sim::ReplayResult& r) {
   throw;
 }
 
+// When and why the run stopped (the first of: a stop reason, a rank that failed), so that ranks
+// still running Python code kStopRanksAfter later are stopped (py_interrupt.h).
+class RunStopping {
+ public:
+  void note(const std::string& why) {  // any thread, GIL or not; "" is no reason
+    if (why.empty()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!since_) {
+      since_ = std::chrono::steady_clock::now();
+      why_ = why;
+    }
+  }
+  // The time and reason of the stop, if any.
+  std::optional<std::pair<std::chrono::steady_clock::time_point, std::string>> stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!since_) return std::nullopt;
+    return std::make_pair(*since_, why_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<std::chrono::steady_clock::time_point> since_;
+  std::string why_;
+};
+
+// "rank R failed: Type: message" for the exception being handled (GIL not held).
+std::string rank_failure(int rank, py::error_already_set* python_error) {
+  std::string what;
+  if (python_error != nullptr) {
+    py::gil_scoped_acquire gil;
+    try {
+      what = std::string(py::str(python_error->type().attr("__name__"))) + ": " +
+             std::string(py::str(python_error->value()));
+    } catch (const py::error_already_set&) {  // its str() raised: the rank's own error goes on
+      what = "an exception whose message could not be read";
+    }
+  } else {
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      what = "a non-standard exception";
+    }
+  }
+  constexpr std::size_t kLongest = 400;
+  if (what.size() > kLongest) what = what.substr(0, kLongest) + "...";
+  return "rank " + std::to_string(rank) + " failed: " + what;
+}
+
 // What a rank thread leaves in its Python thread state (threading.local values, context
 // variables), dropped while the thread state is whole. Left to the thread state's teardown, a
 // torch tensor with grad history (or a view) among them crashed the process: its destructor
@@ -135,9 +189,15 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
   std::unique_ptr<RankBaton> baton;  // made once the options are checked
   const EmulatedRunCaller caller{"python", "twinccl.run(trace_path=...)",
                                  "twinccl.run(timeline_path=...)"};
-  options.stop_requested = [&interrupts, &baton] {
+  RunStopping stopping;
+  options.stop_requested = [&interrupts, &baton, &stopping, &aborted_type] {
     std::string why = interrupts.poll();
     if (why.empty() && baton) why = baton->stop_reason();
+    stopping.note(why);
+    if (const auto stop = stopping.stop()) {  // ranks still in Python code are stopped in turn
+      py::gil_scoped_acquire gil;
+      interrupts.stop_ranks_in_python(stop->first, stop->second, aborted_type);
+    }
     return why;
   };
   // The one launcher of emulated runs (as run() for TWINCCL_BACKEND=emu): every option, the
@@ -159,9 +219,11 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
         RankInPython in_python(interrupts, world.rank());
         fn(world.rank());
       } catch (py::error_already_set& e) {
+        stopping.note(rank_failure(world.rank(), &e));
         state->close();
         rethrow_rank_error(e, aborted_type);
       } catch (...) {
+        stopping.note(rank_failure(world.rank(), nullptr));
         state->close();
         throw;
       }

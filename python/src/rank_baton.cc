@@ -175,9 +175,10 @@ BlockingCall::~BlockingCall() {
   try {
     baton_->install(rank_);
   } catch (py::error_already_set& e) {
-    if (!e.matches(PyExc_Exception)) {
-      // KeyboardInterrupt (Ctrl-C: py_interrupt.h) landed in the swap, which finished it anyway:
-      // it is raised in the rank's own code, at its next line.
+    if (!e.matches(PyExc_Exception) || py::hasattr(e.type(), "_twinccl_stopped")) {
+      // KeyboardInterrupt (Ctrl-C: py_interrupt.h), or the AbortedError that stops a run's ranks
+      // still in Python code (RunInterrupts::stop_ranks_in_python), landed in the swap, which
+      // finished it anyway: it is raised in the rank's own code, at its next line.
       PyThreadState_SetAsyncExc(PyThread_get_thread_ident(), e.type().ptr());
     } else {
       // A destructor cannot raise: the error is shown, and the rank's next TwinCCL call and the

@@ -172,3 +172,29 @@ def test_offset_view_refused_where_written_read_where_not():
             mint.broadcast(turned, src=0)
         assert cf.all_reduce(turned)[0].asnumpy().tolist() == [[0, 4], [2, 6]]
     run_ranks(rank, 2)
+
+
+def test_mindspore_seed_and_random_operations_are_per_rank():
+    """Each rank its own mindspore.set_seed and random-operation counters, as each msrun
+    process: rank r's draws are those of a process seeded with 100 + r, a hand-over between its
+    draws or not (shared, a rank's set_seed reseeded the others and their draws interleaved), and
+    the caller's seed is its own again after the run."""
+    def draws():
+        return ms.ops.rand(3).asnumpy().tolist(), ms.ops.randn(2).asnumpy().tolist()
+
+    def dropped():
+        return ms.ops.dropout(ms.Tensor(np.ones(16, np.float32)), p=0.5).asnumpy().tolist()
+
+    def rank(r):
+        ms.set_seed(100 + r)
+        first = draws()
+        cf.barrier()  # every rank sets its seed and draws before any draws again
+        return first, draws(), dropped()
+    ms.set_seed(5)
+    caller_next = draws()
+    ms.set_seed(5)
+    got = run_ranks(rank, 3, mindspore=True)
+    assert ms.get_seed() == 5 and draws() == caller_next  # the caller's counters untouched
+    for r in range(3):
+        ms.set_seed(100 + r)
+        assert got[r] == (draws(), draws(), dropped()), r

@@ -115,6 +115,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         swap = _turns_only  # (the rank baton, swapping no state)
     args = (rank_function(fn, world),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:
+        from ._rank_signals import rank_signals
+        during_run.enter_context(rank_signals())  # each rank its own signal handlers
         if swap is not None:
             from ._rank_state import one_isolated_run, sleep_gives_turn
             if states is not None:

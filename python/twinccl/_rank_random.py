@@ -265,3 +265,49 @@ def _probe_numpy_layout(np, rand):
         return (state_address, offsets[0])
     except Exception:  # noqa: BLE001 (any surprise: the slow, exact path)
         return False
+
+
+class MindSporeSeeds:
+    """MindSpore's global seed (mindspore.set_seed) and its per-operation seed counters, the state
+    its CPU random operations draw from (ops.rand, ops.randn, ops.dropout, ops.uniform: each call
+    takes (global seed, the operation's counter) and steps the counter; mindspore/common/seed.py,
+    _get_graph_seed): module globals of mindspore.common.seed, the counters a dict changed in
+    place. Each rank its own, as each msrun process: a rank starts with the caller's seed and a
+    copy of its counters (fresh: none set, as a new process), then the two globals are swapped
+    (the counters' dict by reference: it is the rank's own). Before, the ranks shared them: a
+    rank's set_seed reseeded every rank, and their draws interleaved. Not swapped: the
+    default_generator of mint's random operations (none runs on MindSpore's CPU build) and the
+    dataset seed (C++)."""
+    _NAMES = ("_GLOBAL_SEED", "_KERNEL_SEED")
+
+    def __init__(self, fresh):
+        self._fresh = fresh
+        module = sys.modules.get("mindspore.common.seed")
+        self._caller = self.save() if module is not None else None
+
+    @staticmethod
+    def _module():
+        return sys.modules.get("mindspore.common.seed")
+
+    def save(self):
+        module = self._module()
+        if module is None:
+            return None
+        return (module._GLOBAL_SEED, module._KERNEL_SEED)
+
+    def initial(self, rank):
+        if self._fresh or self._caller is None:
+            return None
+        return (self._caller[0], dict(self._caller[1]))  # the rank's own counters
+
+    def restore(self, value):
+        module = self._module()
+        if module is None:
+            return
+        if value is None:  # a new process's: no seed, no counters
+            value = (None, {})
+        module._GLOBAL_SEED, module._KERNEL_SEED = value
+
+    def slots(self):
+        module = self._module()
+        return [] if module is None else [("keys", module.__dict__, self._NAMES)]

@@ -11,6 +11,7 @@ initial value: the caller's (its random generators as seeded before the run; a r
 on top of the caller's), or, for a module imported during the run, what a fresh process would
 have. A rank taking the baton back from itself swaps nothing. docs/python.md measures the cost.
 """
+import builtins
 import contextlib
 import os
 import sys
@@ -21,7 +22,7 @@ from . import _twinccl
 from ._rank_globals import (LIBRARY_GLOBALS, PREIMPORTED, _LibraryGlobals,  # noqa: F401
                             _unchanged, preimport, register_rank_global)
 from ._rank_modules import RankModules
-from ._rank_random import NumpyRandom, PythonRandom, TorchRandom
+from ._rank_random import MindSporeSeeds, NumpyRandom, PythonRandom, TorchRandom
 
 class _Environ:
     """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ. Its
@@ -86,8 +87,9 @@ class _Environ:
 
 
 class _SysAttribute:
-    """One attribute of sys, its own per rank: argv (the rank's command line) and excepthook
-    (torch 2.x's init_process_group wraps it to prefix "[rankN]: ")."""
+    """One attribute of sys, its own per rank: argv (the rank's command line), excepthook
+    (torch 2.x's init_process_group wraps it to prefix "[rankN]: "), stdout and stderr (a rank
+    that sends its output to os.devnull does so for itself)."""
     def __init__(self, name, initial):
         self._name, self._initial = name, initial  # initial(rank): the rank's first value
 
@@ -102,6 +104,38 @@ class _SysAttribute:
 
     def slots(self):
         return [("keys", sys.__dict__, (self._name,))]
+
+
+class _Builtins:
+    """The builtins namespace: a rank that replaces builtins.print (torchvision's reference
+    scripts, DETR, DeiT, MAE silence print on ranks other than 0 that way) or adds a name replaces
+    it for itself, as in its own process (shared, the last rank's print won: rank 0's output
+    vanished). A rank starts with the caller's names; save() copies only when the dict's version
+    tag moved since the names were installed (a rank changed one)."""
+    def __init__(self):
+        self._dict = builtins.__dict__
+        self._installed = None  # (version tags, names) in place
+        self._caller = self.save()
+
+    def save(self):
+        if _unchanged(self._installed, _twinccl._dict_versions(self._dict)):
+            return self._installed[1]
+        return dict(self._dict)
+
+    def initial(self, rank):
+        return self._caller
+
+    def restore(self, value):
+        d = self._dict
+        for key in [k for k in d if k not in value]:
+            del d[key]
+        for key, v in value.items():
+            if d.get(key, value) is not v:
+                d[key] = v
+        self._installed = (_twinccl._dict_versions(d), value)
+
+    def slots(self):
+        return [("dict", self._dict)]
 
 
 def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0.0.1",
@@ -126,10 +160,15 @@ class RankStates:
                  isolate_modules=True):
         self.world_size = world_size
         self.parts = [PythonRandom(fresh_random), TorchRandom(), NumpyRandom(fresh_random),
-                      _Environ(rank_environ),
+                      MindSporeSeeds(fresh_random), _Environ(rank_environ),
                       _SysAttribute("argv", rank_argv or
                                     (lambda rank, argv=list(sys.argv): list(argv))),
                       _SysAttribute("excepthook", lambda rank, hook=sys.excepthook: hook),
+                      # a rank's own print, and its own stdout/stderr (`sys.stdout =
+                      # open(os.devnull, "w")` off rank 0), from the caller's
+                      _Builtins(),
+                      _SysAttribute("stdout", lambda rank, out=sys.stdout: out),
+                      _SysAttribute("stderr", lambda rank, err=sys.stderr: err),
                       _LibraryGlobals()]
         self.modules = RankModules() if isolate_modules else None
         if self.modules is not None:

@@ -258,6 +258,26 @@ class TwinProcessGroup(dist.ProcessGroup):
         async_op = _async(opts)
         return _done([self._comm.barrier(async_op, *user_site())], [], async_op)
 
+    def monitored_barrier(self, timeout=None, wait_all_ranks=False):
+        """torch's monitored_barrier (Gloo's: a barrier that names the ranks that did not arrive
+        within `timeout`), reached through _torch_session's patch of the function (torch refuses a
+        group without a CPU backend registered before it calls this). The emulator's barrier,
+        waited for up to `timeout`: a rank that returns or calls another operation instead is
+        named with its line at once (AbortedError, MismatchError, DeadlockError), a rank still
+        away after `timeout` is twinccl.TimeoutError. Every missing rank is named, as
+        wait_all_ranks=True asks."""
+        site = user_site()
+        work = self._comm.barrier(True, *site)
+        try:
+            work.wait(timeout)
+        except _twinccl.TimeoutError:
+            raise _twinccl.TimeoutError(
+                "monitored_barrier (%s:%d) on rank %d of a group of %d: not every rank arrived "
+                "within timeout=%.3g s; a rank that returns or calls another operation instead is "
+                "named by the run's error with its line" % (site[0], site[1], self.rank(),
+                                                            self.size(),
+                                                            timeout.total_seconds())) from None
+
     # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
     def _p2p(self, is_send, tensors, peer, tag, what):
         site = user_site()

@@ -13,6 +13,7 @@ group is the emulator's own communicator with its misuse checks and its trace. `
 answered the same way. Every backend name a script asks for means TwinCCL inside the run.
 """
 import contextlib
+import datetime
 import functools
 import inspect
 import sys
@@ -160,9 +161,30 @@ def _no_store_barrier(original):
     return _store_based_barrier
 
 
+def _wrap_monitored_barrier(original):
+    """torch's monitored_barrier asks for a group with a CPU backend registered in it (Gloo), which
+    a TwinCCL group (a ProcessGroup subclass, CPU tensors) has not: it raised "monitored_barrier
+    requires a group with a CPU-capable backend (e.g. GLOO)" in a script that had asked for gloo.
+    On a TwinCCL group: torch's argument handling, then the group's monitored_barrier."""
+    @functools.wraps(original)
+    def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+        if c10d._rank_not_in_group(group):
+            return original(group, timeout, wait_all_ranks)  # torch's warning
+        group_to_use = group or c10d._get_default_group()
+        if not isinstance(group_to_use, _torch_backend.TwinProcessGroup):
+            return original(group, timeout, wait_all_ranks)
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+            timeout = datetime.timedelta(seconds=timeout)  # torch converts a float (warning)
+        if timeout is not None:
+            c10d._check_valid_timeout(timeout)
+        return group_to_use.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
+    return monitored_barrier
+
+
 _PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap_group_helper,
             "_store_based_barrier": _no_store_barrier,
-            "_new_group_with_tag": _wrap_new_group_with_tag}
+            "_new_group_with_tag": _wrap_new_group_with_tag,
+            "monitored_barrier": _wrap_monitored_barrier}
 
 
 @contextlib.contextmanager

@@ -1,0 +1,115 @@
+"""A rank still running Python code after the run stopped (another rank failed, or timeout_s
+passed) is stopped with AbortedError, as torchrun stops the other workers when one fails: before,
+twinccl.run joined it forever (a rank in `while True:` without a TwinCCL call hung the run and the
+launcher, whatever timeout_s said). Each case runs in a child process, so that the old behaviour
+fails the test at the child's timeout instead of hanging the suite."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import twinccl
+
+# The child imports this twinccl (the build tree's or the installed one) from any directory.
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
+    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+CHILD = textwrap.dedent('''
+    import sys, time
+    import numpy as np
+    import twinccl
+    import twinccl.distributed as dist
+
+    stopped = {}
+
+    def spin(rank):
+        try:
+            while True:  # a bug: Python code that never calls TwinCCL again
+                pass
+        except twinccl.AbortedError as e:
+            stopped[rank] = str(e)
+            raise
+
+    def fails_while_another_spins(rank):
+        dist.barrier()
+        if rank == 0:
+            raise ValueError("bad batch on rank 0")
+        spin(rank)
+
+    def waits_while_another_spins(rank):
+        if rank == 1:
+            spin(rank)
+        dist.all_reduce(np.ones(4))  # waits for rank 1 (for its turn too, when ranks take turns)
+
+    def every_rank_spins(rank):
+        spin(rank)
+
+    case, rank_state = sys.argv[1], sys.argv[2]
+    start = time.monotonic()
+    try:
+        twinccl.run(globals()[case], world_size=3, timeout_s=2, rank_state=rank_state)
+    except Exception as e:
+        print("RAISED %s after %.1f s: %s" % (type(e).__name__, time.monotonic() - start, e))
+    print("STOPPED", sorted(stopped))
+    for rank, message in sorted(stopped.items()):
+        print("MESSAGE%d" % rank, message)
+''')
+
+
+def run_child(case, rank_state):
+    done = subprocess.run([sys.executable, "-c", CHILD, case, rank_state], capture_output=True,
+                          text=True, env=ENV, timeout=90)
+    assert done.returncode == 0, done.stderr
+    lines = {line.split(" ", 1)[0]: line for line in done.stdout.splitlines()}
+    return lines, done.stderr
+
+
+def test_ranks_spinning_in_python_are_stopped_when_another_rank_fails():
+    lines, _ = run_child("fails_while_another_spins", "shared")
+    assert lines["RAISED"].startswith("RAISED ValueError after "), lines
+    assert "bad batch on rank 0" in lines["RAISED"]
+    assert float(lines["RAISED"].split()[3]) < 20, lines["RAISED"]
+    assert lines["STOPPED"] == "STOPPED [1, 2]"
+    for rank in (1, 2):
+        message = lines["MESSAGE%d" % rank]
+        assert "stopped rank %d: it was still running Python code" % rank in message, message
+        assert "(rank 0 failed: ValueError: bad batch on rank 0)" in message, message
+
+
+def test_ranks_taking_turns_spinning_in_python_are_stopped():
+    """Ranks taking turns: the rank that spins keeps the turn, so rank 0 raises its ValueError only
+    if it had its turn first; else the baton's timeout stops the run. Either way the spinning ranks
+    are stopped, each when it runs Python again, and the run ends."""
+    lines, _ = run_child("fails_while_another_spins", "isolated")
+    raised = lines["RAISED"]
+    assert raised.startswith(("RAISED ValueError", "RAISED AbortedError")), lines
+    assert float(raised.split()[3]) < 20, raised
+    stopped = lines["STOPPED"]
+    assert stopped in ("STOPPED [1]", "STOPPED [2]", "STOPPED [1, 2]"), stopped
+    for rank in (1, 2):
+        if "MESSAGE%d" % rank in lines:
+            assert "stopped rank %d: it was still running Python code" % rank in \
+                lines["MESSAGE%d" % rank]
+
+
+@pytest.mark.parametrize("rank_state", ["isolated", "shared"])
+def test_a_rank_spinning_in_python_past_timeout_s_is_stopped(rank_state):
+    lines, _ = run_child("waits_while_another_spins", rank_state)
+    raised = lines["RAISED"]
+    # isolated: the baton's timeout (rank 1 kept the turn); shared: the all_reduce's TimeoutError
+    assert raised.startswith(("RAISED AbortedError", "RAISED TimeoutError")), raised
+    assert float(raised.split()[3]) < 20, raised
+    assert lines["STOPPED"] == "STOPPED [1]"
+    assert "stopped rank 1: it was still running Python code" in lines["MESSAGE1"], lines
+
+
+def test_ranks_that_start_after_the_stop_are_stopped_too():
+    """Ranks taking turns, each spinning from its start: rank 0 keeps the turn past timeout_s and
+    is stopped; the others start their function only then, and are stopped each in turn."""
+    lines, _ = run_child("every_rank_spins", "isolated")
+    assert lines["RAISED"].startswith("RAISED AbortedError"), lines
+    assert float(lines["RAISED"].split()[3]) < 20, lines["RAISED"]
+    assert lines["STOPPED"] == "STOPPED [0, 1, 2]", lines
