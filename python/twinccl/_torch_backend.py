@@ -271,12 +271,14 @@ class TwinProcessGroup(dist.ProcessGroup):
         try:
             work.wait(timeout)
         except _twinccl.TimeoutError:
+            # timeout=None (torch's default, the group's): the run's own deadline passed
+            seconds = ("the run's timeout" if timeout is None
+                       else "%.3g s" % timeout.total_seconds())
             raise _twinccl.TimeoutError(
                 "monitored_barrier (%s:%d) on rank %d of a group of %d: not every rank arrived "
-                "within timeout=%.3g s; a rank that returns or calls another operation instead is "
+                "within timeout=%s; a rank that returns or calls another operation instead is "
                 "named by the run's error with its line" % (site[0], site[1], self.rank(),
-                                                            self.size(),
-                                                            timeout.total_seconds())) from None
+                                                            self.size(), seconds)) from None
 
     # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
     def _p2p(self, is_send, tensors, peer, tag, what):
