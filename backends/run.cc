@@ -140,6 +140,14 @@ int run(int /*argc*/, char** /*argv*/, const RankFunction& fn) {
   } catch (const std::exception& e) {
     std::cerr << "twinccl: " << e.what() << "\n";
     return 1;
+  } catch (...) {
+    // A rank's own code threw something not derived from std::exception (`throw 42;`, a type of
+    // its own): run() rethrows it as it is, and main() would end in std::terminate (before: abort,
+    // exit code 134, "terminate called after throwing an instance of 'int'").
+    std::cerr << "twinccl: a rank failed with an exception not derived from std::exception "
+                 "(thrown by the program's own code; TwinCCL's errors derive from twinccl::Error, "
+                 "itself a std::exception)\n";
+    return 1;
   }
 }
 

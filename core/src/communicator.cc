@@ -359,7 +359,9 @@ Group::~Group() noexcept(false) {
     comm_.group_abort(where_);  // unwinding: never leave the group open behind the exception
     return;
   }
-  comm_.group_end();
+  // Named by the Group's own line: the scope's end has no source_location, and the default
+  // argument would name this file (before, errors said "group_end ... (communicator.cc:362)").
+  comm_.group_end({}, where_);
 }
 
 Work Group::end(CallOptions opts, Where where) {

@@ -1,7 +1,9 @@
 // The communicator's share of the checks: flight recorder states, fault injection points,
-// poisoned outputs of async operations (CheckLevel::debug), Works never waited on.
+// poisoned outputs of async operations (CheckLevel::debug), Works never waited on, and a group
+// still open when the communicator is destroyed.
 #include <cstring>
 #include <exception>
+#include <string>
 
 #include "communicator.h"
 #include "twinccl/call_site_text.h"
@@ -20,6 +22,27 @@ EmuCommunicator::~EmuCommunicator() {
                      " was destroyed during stack unwinding (the rank's function threw)");
     } catch (...) {  // no memory for the text: the rank's own exception says why
       failure_->fail(std::string("rank threw"));  // fits std::string's own bytes: no allocation
+    }
+  }
+  // A group still open on this communicator (a split communicator the program drops before its
+  // group_end): its operations were never issued. Before, they were dropped without a word (every
+  // rank that did the same went on with its outputs unwritten) and the group's Work stayed open
+  // forever (test() false, wait() refusing). Now that Work fails with AbortedError and the rank's
+  // run with InvalidArgument naming the group_start when its function returns (as for a Work never
+  // waited on). A rank unwinding from its own error is not reported again: that error says why
+  // (run_world reports the world's open group itself, then unwinds).
+  if (group_depth_ > 0) {
+    try {
+      std::string text = unclosed_group() +
+                         " before the communicator was destroyed (a group's operations are issued "
+                         "only at group_end: call it before dropping the communicator)";
+      group_depth_ = 0;
+      discard_group(std::make_exception_ptr(AbortedError(text)));
+      if (std::uncaught_exceptions() == 0) shared_->world->report_misuse(global_rank(), text);
+    } catch (...) {  // out of memory for the text: the group is dropped all the same
+      group_depth_ = 0;
+      group_ops_.clear();
+      group_work_.reset();
     }
   }
   if (main_.agent == nullptr) return;

@@ -3,6 +3,8 @@
 // an empty variable counts as unset.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <iostream>
+#include <sstream>
 #include <string>
 
 #include "twinccl/errors.h"
@@ -124,4 +126,29 @@ TEST_CASE("TWINCCL_P2P_STREAMS and TWINCCL_MAX_P2P_LANE_THREADS", "[environment]
   twinccl::RunOptions o = twinccl::options_from_environment();
   CHECK(o.p2p_per_peer_streams);
   CHECK(o.max_p2p_lane_threads == 12);
+}
+
+TEST_CASE("run(argc, argv): a rank that throws a non-standard exception returns 1, no terminate",
+          "[environment][run]") {
+  // The main() helper's promise: print the error, return 1 when a rank failed. A rank's own
+  // `throw 42;` (or a type of its own) is rethrown by run() as it is; before, it escaped the
+  // helper and ended the program in std::terminate (abort, exit code 134).
+  ScopedEnv backend("TWINCCL_BACKEND", "emu");
+  ScopedEnv size("TWINCCL_WORLD_SIZE", "2");
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  int rc = -1;
+  try {
+    rc = twinccl::run(0, nullptr, [](twinccl::Communicator& c) {
+      if (c.rank() == 1) throw 42;
+      c.barrier();
+    });
+  } catch (...) {
+    std::cerr.rdbuf(old);
+    throw;
+  }
+  std::cerr.rdbuf(old);
+  CHECK(rc == 1);
+  CHECK_THAT(err.str(), Contains("twinccl: a rank failed with an exception not derived from "
+                                 "std::exception"));
 }

@@ -1,4 +1,4 @@
-// Misuse scenarios 46-50 (docs/misuse.md): the emulator's own failure paths, part 2. Waiting
+// Misuse scenarios 46-50 and 72 (docs/misuse.md): the emulator's own failure paths, part 2. Waiting
 // inside an open group, an exception leaving a Group scope, threads that cannot be created, a
 // rank that fails its own checks and returns, messages in the user's words. Each ends with a
 // typed error carrying the real cause on every involved rank within the bound, never a hang.
@@ -80,9 +80,12 @@ TEST_CASE("misuse 47: an exception leaving a Group scope discards the group, lat
     CHECK_THAT(pending[0], Contains(site(__FILE__, line)));
   }
   SECTION("an enclosing group_end reports the inner scope's exception") {
+    int outer_line = 0;
     auto out = misuse_run(2, [&](Communicator& c) {
       std::vector<float> x(4);
+      int at = __LINE__ + 1;
       Group outer(c);
+      if (c.rank() == 0) outer_line = at;
       try {
         Group inner(c);
         c.all_reduce(x.data(), x.data(), 4, DataType::float32, ReduceOp::sum());
@@ -97,6 +100,13 @@ TEST_CASE("misuse 47: an exception leaving a Group scope discards the group, lat
                  Contains("group_end on comm 'world'") &&
                      Contains("was abandoned when an exception left the inner Group scope at") &&
                      Contains("1 operation(s) were discarded, never issued"));
+      // The scope-exit group_end is named by the Group's line in the user's file (before: by
+      // TwinCCL's own communicator.cc).
+      CHECK_THAT(
+          o.message,
+          Contains("group_end on comm 'world' rank 0 (" + site(__FILE__, outer_line) + ")") ||
+              Contains("group_end on comm 'world' rank 1 (" + site(__FILE__, outer_line) + ")"));
+      CHECK_THAT(o.message, !Contains("communicator.cc"));
     }
   }
 }
@@ -298,4 +308,54 @@ TEST_CASE("split inside a group or with a color below kNoColor: refused in NCCL'
     CHECK(bad_color[r].type == "InvalidArgument");
     CHECK_THAT(bad_color[r].message, Contains("color=-5 is negative; use kNoColor to opt out"));
   }
+}
+
+TEST_CASE("misuse 72: a split communicator dropped with its group still open is reported",
+          "[emu][misuse][groups]") {
+  // Every rank opens a group on its sub-communicator, queues an all_reduce and drops the
+  // communicator without group_end. Before: nothing was said on any rank (the all_reduce was
+  // never issued, its output left unwritten) and the group's Work never completed (test() false
+  // forever, so a program polling it spun without end).
+  std::vector<int> done_after_drop(2, -1);
+  std::vector<std::string> work_error(2);
+  std::vector<float> out(2, -1.0f);
+  std::string run_error;
+  int line = 0;
+  auto outcomes = misuse_run(
+      2,
+      [&](Communicator& c) {
+        const auto r = static_cast<std::size_t>(c.rank());
+        std::vector<float> x(4, 1.0f), y(4, 0.0f);
+        auto sub = c.split(0, c.rank(), "sub");
+        int at = __LINE__ + 1;
+        sub->group_start();
+        if (r == 0) line = at;
+        Work w = sub->all_reduce(x.data(), y.data(), 4, DataType::float32, ReduceOp::sum(),
+                                 {.async_op = true});
+        sub.reset();  // the misuse: the group is never ended
+        done_after_drop[r] = w.test() ? 1 : 0;
+        try {
+          w.wait();
+        } catch (const Error& e) {
+          work_error[r] = e.what();
+        }
+        c.barrier();  // the world goes on
+        out[r] = y[0];
+      },
+      with_timeout(10.0), &run_error);
+  for (std::size_t r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << outcomes[r].type << ": " << outcomes[r].message);
+    CHECK(outcomes[r].type.empty());  // reported when the function returned, as a never-waited Work
+    CHECK(done_after_drop[r] == 1);
+    CHECK(out[r] == 0.0f);  // never issued: nothing written
+    CHECK_THAT(work_error[r], Contains("group_start on comm 'sub' rank " + std::to_string(r)) &&
+                                  Contains("was never closed by group_end: its 1 operation(s) "
+                                           "were not issued before the communicator was "
+                                           "destroyed"));
+  }
+  INFO(run_error);
+  CHECK_THAT(run_error, Contains("group_start on comm 'sub' rank") &&
+                            Contains("before the communicator was destroyed") &&
+                            Contains("call it before dropping the communicator"));
+  CHECK_THAT(work_error[0], Contains(site(__FILE__, line)));
 }
