@@ -95,12 +95,34 @@ def test_each_rank_sees_torchruns_environment_and_a_failing_rank_is_reported(tmp
     assert "_launch_rank.py" not in done.stderr  # the traceback starts at the script
     assert "train.py FAILED" in done.stderr and "<NO_OTHER_FAILURES>" in done.stderr
     assert "rank      : 2 (local_rank: 0)\n  exitcode  : 1 (pid: " in done.stderr
+    assert "\n  traceback : ValueError: boom on rank 2\n" in done.stderr  # the entry names it
 
 
 def test_an_exiting_rank_is_reported_with_its_exit_code(tmp_path):
     done = launch(tmp_path, "--nproc-per-node", "4", ["exit"])
     assert done.returncode == 1
     assert "rank      : 1 (local_rank: 1)\n  exitcode  : 3 (pid: " in done.stderr
+    assert "\n  traceback : SystemExit: 3\n" in done.stderr
+
+
+def test_a_rank_stopped_before_its_script_began_is_the_root_cause(tmp_path):
+    """A rank holds its turn (in C: no TwinCCL call) past --timeout-s, then ends well; the other
+    rank, which waited for its turn, is stopped before its script began: the failure is that
+    rank's, named in its entry (it was reported as rank 0's, which had succeeded, with no error)."""
+    script = textwrap.dedent('''
+        import threading
+        threading.Event().wait(1.3)  # each rank in turn: the first keeps it past --timeout-s 1
+    ''')
+    done = launch(tmp_path, "--nproc-per-node", "2", "--timeout-s", "1", [], script=script)
+    assert done.returncode == 1, done.stderr
+    root = done.stderr.split("Root Cause (first observed failure):\n")[1]
+    rank = int(root.split("rank      : ")[1].split()[0])
+    error = root.split("traceback : ")[1].split("\n=")[0]
+    assert "AbortedError: " in error, done.stderr
+    if "the run was stopped" in error:  # the waiting rank: never ran its script
+        assert "rank %d waited" % rank in error, done.stderr
+    else:  # (on a loaded machine the first rank may still be waiting 1 s after the stop)
+        assert "stopped rank %d" % rank in error, done.stderr
 
 
 def test_usage_errors_exit_as_argparse_does(tmp_path):

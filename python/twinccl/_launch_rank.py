@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 import threading
+import traceback
 import types
 
 from ._twinccl import AbortedError
@@ -14,36 +15,54 @@ from ._twinccl import AbortedError
 _SUMMARY_WIDTH = 60
 
 
+def _error_text(kind, error):
+    """The last line of the traceback Python prints for the error ("ValueError: boom")."""
+    return "".join(traceback.format_exception_only(kind, error)).strip()
+
+
 class Failures:
-    """The ranks that failed, in the order they failed (torchrun's ProcessFailure records)."""
+    """The ranks that failed, in the order they failed (torchrun's ProcessFailure records), each
+    with its error as its summary entry says it."""
     def __init__(self, name, local_world_size):
         self._name = os.path.basename(name)
         self._local = local_world_size
         self._lock = threading.Lock()
-        self._failures = []  # (rank, exitcode, time)
+        self._failures = []  # (rank, exitcode, time, error text)
+        self._ended = set()  # ranks whose script ended, well or not
 
     def __bool__(self):
         return bool(self._failures)
 
-    def add(self, rank, exitcode):
+    def add(self, rank, exitcode, error):
         with self._lock:
-            self._failures.append((rank, exitcode, datetime.datetime.now()))
+            self._failures.append((rank, exitcode, datetime.datetime.now(), error))
+            self._ended.add(rank)
+
+    def ended(self, rank):
+        with self._lock:
+            self._ended.add(rank)
 
     def first(self):
         return self._failures[0] if self._failures else None
 
-    def note_run_error(self, error):
-        """An error twinccl.run raised that no rank's script saw (the run stopped around it)."""
+    def note_run_error(self, error, world_size):
+        """An error twinccl.run raised that no rank's script saw (the run stopped around it: a
+        rank that waited for its turn past timeout_s while another held it, before its script
+        began). It is the error of the first rank whose script did not end (rank 0 if all did)."""
         if not self._failures:
-            print("twinccl.torchrun: %s: %s" % (type(error).__name__, error), file=sys.stderr)
-            self.add(0, 1)
+            text = _error_text(type(error), error)
+            print("twinccl.torchrun: %s" % text, file=sys.stderr)
+            with self._lock:
+                ended = set(self._ended)
+            self.add(next((r for r in range(world_size) if r not in ended), 0), 1, text)
 
-    def _failure_text(self, index, rank, exitcode, when):
+    def _failure_text(self, index, rank, exitcode, when, error):
+        # torchrun's "traceback" field holds the worker's error when its entrypoint is decorated
+        # with @record (an error file); here every rank's error is known.
         return ("[%d]:\n  time      : %s\n  host      : %s\n  rank      : %d (local_rank: %d)\n"
-                "  exitcode  : %d (pid: %d)\n  error_file: <N/A>\n  traceback : To enable "
-                "traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+                "  exitcode  : %d (pid: %d)\n  error_file: <N/A>\n  traceback : %s"
                 % (index, when.strftime("%Y-%m-%d_%H:%M:%S"), socket.getfqdn(), rank,
-                   rank % self._local, exitcode, os.getpid()))
+                   rank % self._local, exitcode, os.getpid(), error.replace("\n", "\n  ")))
 
     def print_summary(self):
         """torchrun's ChildFailedError message (torch/distributed/elastic/multiprocessing/
@@ -99,7 +118,7 @@ class RankProgram:
         except SystemExit as e:
             exitcode = _exit_code(e.code)
             if exitcode != 0:
-                self._failures.add(rank, exitcode)
+                self._failures.add(rank, exitcode, _error_text(SystemExit, e))
                 raise _RankExited("rank %d exited with sys.exit(%r)" % (rank, e.code)) from None
         except AbortedError:
             if not self._failures:  # woken by a failure elsewhere: torchrun stops such workers
@@ -108,10 +127,12 @@ class RankProgram:
         except BaseException:  # noqa: B036 (printed as the worker would, then the run stops)
             self._failed(rank)
             raise
+        finally:
+            self._failures.ended(rank)
 
     def _failed(self, rank):
-        self._failures.add(rank, 1)
         kind, error, where = sys.exc_info()
+        self._failures.add(rank, 1, _error_text(kind, error))
         # This rank's hook (torch's init_process_group adds "[rankN]: "), from the script's frame.
         if where is not None and where.tb_next is not None:
             error = error.with_traceback(where.tb_next)  # Python prints error.__traceback__

@@ -180,7 +180,7 @@ def main(argv=None):
         print("twinccl.torchrun: %s" % e, file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (a rank's failure: reported as torchrun does)
-        failures.note_run_error(e)
+        failures.note_run_error(e, world)
     if failures:
         failures.print_summary()
         return 1
