@@ -7,16 +7,14 @@ returned by getsignal, never installed: no signal is sent to an emulated rank (C
 run, docs/python.md). A rank starts with the caller's handlers. Other threads, including threads
 a rank started, call Python's own functions (which refuse off the main thread, as in a process).
 Names bound before the run (`from signal import signal`) keep Python's functions."""
-import contextlib
 import signal
 import threading
 
 from . import _twinccl
+from ._run_patches import RunPatch
 
 _real_signal = signal.signal
 _real_getsignal = signal.getsignal
-_lock = threading.Lock()
-_runs = [0]
 _tables = {}  # rank thread's ident -> {signal number: handler} (while a run lasts)
 
 
@@ -58,17 +56,9 @@ def _getsignal(signalnum):
     return _tables.get(threading.get_ident(), {}).get(number, _real_getsignal(number))
 
 
-@contextlib.contextmanager
+_patch = RunPatch(signal, {"signal": _signal, "getsignal": _getsignal}, after_last=_tables.clear)
+
+
 def rank_signals():
     """signal.signal and signal.getsignal are the per-rank ones while a run lasts."""
-    with _lock:
-        _runs[0] += 1
-        signal.signal, signal.getsignal = _signal, _getsignal
-    try:
-        yield
-    finally:
-        with _lock:
-            _runs[0] -= 1
-            if _runs[0] == 0:
-                signal.signal, signal.getsignal = _real_signal, _real_getsignal
-                _tables.clear()
+    return _patch.during_run()

@@ -22,6 +22,7 @@ from . import _twinccl
 from ._rank_globals import (LIBRARY_GLOBALS, PREIMPORTED, _LibraryGlobals,  # noqa: F401
                             _unchanged, preimport, register_rank_global)
 from ._rank_modules import RankModules
+from ._run_patches import RunPatch
 from ._rank_random import MindSporeSeeds, NumpyRandom, PythonRandom, TorchRandom
 
 class _Environ:
@@ -253,7 +254,7 @@ _isolated_runs = [0]
 def one_isolated_run():
     """Runs whose ranks take turns swap the same process state: one at a time, except a run nested
     in a rank of the active one (that rank keeps its turn while the nested run lasts)."""
-    with _sleep_lock:
+    with _isolated_runs_lock:
         if _isolated_runs[0] and not _twinccl._takes_turns():
             raise _twinccl.InvalidArgument(
                 "twinccl.run(rank_state=\"isolated\"): another such run is in progress on another "
@@ -264,13 +265,12 @@ def one_isolated_run():
     try:
         yield
     finally:
-        with _sleep_lock:
+        with _isolated_runs_lock:
             _isolated_runs[0] -= 1
 
 
 _real_sleep = time.sleep
-_sleep_users = [0]
-_sleep_lock = threading.Lock()
+_isolated_runs_lock = threading.Lock()
 
 
 def _sleep(seconds):
@@ -282,17 +282,10 @@ def _sleep(seconds):
         _real_sleep(seconds)
 
 
-@contextlib.contextmanager
+_sleep_patch = RunPatch(time, {"sleep": _sleep})
+
+
 def sleep_gives_turn():
     """time.sleep is _sleep while a run whose ranks take turns lasts (`from time import sleep`
     bound before keeps the original: that rank keeps its turn while it sleeps)."""
-    with _sleep_lock:
-        _sleep_users[0] += 1
-        time.sleep = _sleep
-    try:
-        yield
-    finally:
-        with _sleep_lock:
-            _sleep_users[0] -= 1
-            if _sleep_users[0] == 0:
-                time.sleep = _real_sleep
+    return _sleep_patch.during_run()
