@@ -61,9 +61,11 @@ void RankSlots::add(const py::handle& spec) {
     slot.kind = kind == "keys" ? Kind::keys : kind == "dict" ? Kind::dict : Kind::environ;
     slot.dict = py::reinterpret_borrow<py::object>(t[1]);
     if (!PyDict_Check(slot.dict.ptr())) throw py::type_error("rank slot: not a dict");
-    if (slot.kind == Kind::keys)
+    if (slot.kind == Kind::keys) {
       for (const py::handle key : t[2])
         slot.keys.push_back(py::reinterpret_borrow<py::object>(key));
+      if (t.size() > 3 && !t[3].is_none()) slot.changed = py::reinterpret_borrow<py::object>(t[3]);
+    }
   } else {
     throw InternalError("rank slot: unknown kind '" + kind + "'");
   }
@@ -118,18 +120,30 @@ void RankSlots::install_slot(Slot& slot, Value& value) {
         std::memcpy(at, value.memory.data(), slot.bytes);
       return;
     }
-    case Kind::keys:
+    case Kind::keys: {
+      bool changed = false;  // a value replaced by one not equal to it
       for (std::size_t i = 0; i < slot.keys.size(); ++i) {
         PyObject* key = slot.keys[i].ptr();
-        PyObject* now = item(dict, key);
+        py::object now = py::reinterpret_borrow<py::object>(item(dict, key));
         PyObject* want = value.items[i].ptr();
-        if (want == nullptr) {
-          if (now != nullptr) check(PyDict_DelItem(dict, key));
-        } else if (now != want) {
-          check(PyDict_SetItem(dict, key, want));
+        if (now.ptr() == want) continue;
+        if (slot.changed && !changed) {
+          const int equal = now && want ? PyObject_RichCompareBool(now.ptr(), want, Py_EQ) : 0;
+          if (equal < 0) throw py::error_already_set();
+          changed = equal == 0;
         }
+        if (want == nullptr)
+          check(PyDict_DelItem(dict, key));
+        else
+          check(PyDict_SetItem(dict, key, want));
+      }
+      if (changed) {
+        const auto result =
+            py::reinterpret_steal<py::object>(PyObject_CallNoArgs(slot.changed.ptr()));
+        if (!result) throw py::error_already_set();
       }
       return;
+    }
     case Kind::attributes:
       for (std::size_t i = 0; i < slot.keys.size(); ++i) {
         PyObject* want = value.items[i].ptr();

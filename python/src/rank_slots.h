@@ -37,9 +37,11 @@ class RankSlots {
   void save(int rank);  // the rank's values from what is in place (-1: the caller's)
   // `spec` is what the Python swap returned: None (no slots: every hand-over is Python's) or
   // (enabled, new_slots): new_slots lists slots not described before, each ("memory", address,
-  // bytes, owner: an object that keeps the memory alive), ("keys", dict, (key, ...)),
+  // bytes, owner: an object that keeps the memory alive), ("keys", dict, (key, ...)[, changed]),
   // ("attributes", object, (name, ...)), ("dict", dict) or ("environ", os.environ._data). Slots are
-  // never dropped (they hold the newest values).
+  // never dropped (they hold the newest values). `changed` (None or a callable): called with no
+  // arguments after an install that replaced a key's value by one not equal (==) to it (the
+  // warnings filters' version bump, _rank_warnings.py).
   void after_python_swap(int arriving, const pybind11::object& spec);
   std::uint64_t fast_swaps() const { return fast_swaps_; }
 
@@ -51,6 +53,7 @@ class RankSlots {
     std::size_t bytes = 0;
     pybind11::object dict;  // memory: its owner; attributes: the object
     std::vector<pybind11::object> keys;
+    pybind11::object changed;            // keys: called when an install changed a value (else null)
     pybind11::object in_place;           // dict, environ: the copy whose contents it holds
     std::uint64_t in_place_version = 0;  // ... while its version tag is this one
   };

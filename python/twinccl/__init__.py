@@ -121,6 +121,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             from ._rank_state import one_isolated_run, sleep_gives_turn
             if states is not None:
                 during_run.enter_context(one_isolated_run())
+                from ._rank_logging import per_rank_loggers
+                during_run.enter_context(per_rank_loggers())  # loggers' settings per rank
             during_run.enter_context(sleep_gives_turn())
         if torch_distributed:
             # TwinCCL as torch's backend; with per-rank states the baton gives each rank its

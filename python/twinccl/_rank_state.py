@@ -1,7 +1,8 @@
 """Each rank of a twinccl.run its own process state (DESIGN.md decision 11), as each process of a
 torchrun has: torch's, NumPy's and Python's random generators, os.environ (RANK, LOCAL_RANK,
 WORLD_SIZE... as torchrun sets them), sys.argv, torch.distributed's default group and group tables,
-and the user's module globals (_rank_modules.py).
+logging's and warnings' settings (_rank_logging.py, _rank_warnings.py) and the user's module
+globals (_rank_modules.py).
 
 How it works: ranks take turns running Python (the rank baton, python/src/rank_baton.h); a rank
 gives the baton up only while it blocks in a TwinCCL call and when it ends. The rank that takes the
@@ -21,9 +22,11 @@ import time
 from . import _twinccl
 from ._rank_globals import (LIBRARY_GLOBALS, PREIMPORTED, _LibraryGlobals,  # noqa: F401
                             _unchanged, preimport, register_rank_global)
+from ._rank_logging import RankLogging
 from ._rank_modules import RankModules
 from ._run_patches import RunPatch
 from ._rank_random import MindSporeSeeds, NumpyRandom, PythonRandom, TorchRandom
+from ._rank_warnings import RankWarnings
 
 class _Environ:
     """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ. Its
@@ -170,6 +173,9 @@ class RankStates:
                       _Builtins(),
                       _SysAttribute("stdout", lambda rank, out=sys.stdout: out),
                       _SysAttribute("stderr", lambda rank, err=sys.stderr: err),
+                      # logging's levels, handlers... (basicConfig, a rank's FileHandler) and
+                      # warnings' filters (filterwarnings("ignore") off rank 0)
+                      RankLogging(), RankWarnings(),
                       _LibraryGlobals()]
         self.modules = RankModules() if isolate_modules else None
         if self.modules is not None:
