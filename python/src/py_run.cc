@@ -205,7 +205,8 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
   EmulatedRun launch(options, caller);
   // Each rank its own process state (rank_baton.h); None: the ranks share it.
   if (!swap_state.is_none())
-    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), options.timeout_s);
+    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), options.timeout_s,
+                                        aborted_type);
   try {
     py::gil_scoped_release nogil;
     launch.run([&](Communicator& world) {

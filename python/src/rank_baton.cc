@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -25,6 +26,9 @@ std::uint64_t python_hand_overs = 0;  // by _rank_state.py's swap
 // forever, since that rank never gets its turn.
 constexpr std::chrono::duration<double> kTellAfter(5.0);
 
+// How many times a swap cut by asynchronous exceptions is resumed before it counts as failed.
+constexpr int kMaxSwapAttempts = 1000;
+
 std::string seconds_text(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f s", s);
@@ -32,8 +36,8 @@ std::string seconds_text(double s) {
 }
 }  // namespace
 
-RankBaton::RankBaton(py::function swap, double timeout_s)
-    : swap_(std::move(swap)), timeout_s_(timeout_s) {}
+RankBaton::RankBaton(py::function swap, double timeout_s, py::object stopped)
+    : swap_(std::move(swap)), stopped_(std::move(stopped)), timeout_s_(timeout_s) {}
 
 std::string RankBaton::stop_reason() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -112,7 +116,7 @@ void RankBaton::install(int rank) {
     }
     python_swap(leaving, rank);
   } catch (py::error_already_set& e) {
-    if (e.matches(PyExc_Exception))
+    if (!swap_whole_ && e.matches(PyExc_Exception))
       failed_ = "swapping from rank " + std::to_string(leaving) + "'s state failed: " + e.what();
     throw;
   }
@@ -120,19 +124,35 @@ void RankBaton::install(int rank) {
 
 void RankBaton::python_swap(int leaving, int arriving) {
   ++python_hand_overs;
+  ++swap_serial_;
+  swap_whole_ = false;
   slots_.save(leaving);
+  // An asynchronous exception (a KeyboardInterrupt relayed into this thread, Ctrl-C on the main
+  // thread, the AbortedError of a stopped run's ranks still in Python) can cut the swap between any
+  // two bytecodes, even before its first line: it is called again with the same serial and goes on
+  // from where it was (_rank_state.py), until the state is whole; the first such exception is
+  // raised after. Cut and left, the caller of an interrupted run kept a rank's os.environ, logging
+  // settings...
+  std::optional<py::error_already_set> interrupted;
   py::object spec;
-  try {
-    spec = swap_(leaving, arriving);
-  } catch (py::error_already_set& e) {
-    // A KeyboardInterrupt sent into the swap is raised after it (swap() finishes first): the
-    // arriving rank's newest slot values go in place all the same (error_already_set holds the
-    // error, none is pending), and the next hand-over is Python's.
-    if (!e.matches(PyExc_Exception))
-      slots_.after_python_swap(arriving, py::make_tuple(false, py::list()));
-    throw;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      spec = swap_(leaving, arriving, swap_serial_);
+      break;
+    } catch (py::error_already_set& e) {
+      // An error of the swap itself, or interruptions that never end: the caller's install()
+      // records the failure; the arriving rank's newest slot values go in place all the same.
+      const bool cut = !e.matches(PyExc_Exception) || e.matches(stopped_);
+      if (!cut || attempt >= kMaxSwapAttempts) {
+        slots_.after_python_swap(arriving, py::make_tuple(false, py::list()));
+        throw;
+      }
+      if (!interrupted) interrupted.emplace(std::move(e));
+    }
   }
   slots_.after_python_swap(arriving, spec);
+  swap_whole_ = true;
+  if (interrupted) throw std::move(*interrupted);
 }
 
 void RankBaton::give_back_to_caller() {

@@ -7,7 +7,7 @@
 // own, lazily: a rank that takes the baton back from itself swaps nothing, and a hand-over whose
 // state lies in RankSlots (rank_slots.h: generators' memory, dicts) runs no Python at all.
 //
-//   RankBaton baton(swap, timeout_s);          // caller, GIL held; swap(leaving, arriving)
+//   RankBaton baton(swap, timeout_s);  // caller, GIL held; swap(leaving, arriving, serial)
 //   options.stop_requested = [&] { return baton.stop_reason(); };
 //   // rank thread, GIL released:  RankTurn turn(&baton, rank);   (waits for the baton)
 //   //   GIL held: turn.arrived();  fn(rank);
@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -32,9 +33,12 @@ namespace twinccl::python {
 
 class RankBaton {
  public:
-  // `swap(leaving, arriving)` (GIL held) saves rank `leaving`'s state (-1: the caller's) and
-  // installs `arriving`'s. A rank waiting for its turn longer than `timeout_s` stops the run.
-  RankBaton(pybind11::function swap, double timeout_s);
+  // `swap(leaving, arriving, serial)` (GIL held) saves rank `leaving`'s state (-1: the caller's)
+  // and installs `arriving`'s; called again with the same serial, it resumes a swap that an
+  // asynchronous exception cut: KeyboardInterrupt, SystemExit, or `stopped` (twinccl's
+  // AbortedError type: a stopped run's ranks still in Python get it). A rank waiting for its turn
+  // longer than `timeout_s` stops the run.
+  RankBaton(pybind11::function swap, double timeout_s, pybind11::object stopped);
   RankBaton(const RankBaton&) = delete;
   RankBaton& operator=(const RankBaton&) = delete;
 
@@ -70,8 +74,11 @@ class RankBaton {
   int installed_ = -1;
   std::chrono::steady_clock::time_point held_since_;
   pybind11::function swap_;
-  RankSlots slots_;     // GIL held
-  std::string failed_;  // GIL held
+  std::uint64_t swap_serial_ = 0;  // GIL held: one per python_swap
+  bool swap_whole_ = false;        // GIL held: the last python_swap completed
+  pybind11::object stopped_;       // the AbortedError type
+  RankSlots slots_;                // GIL held
+  std::string failed_;             // GIL held
   double timeout_s_;
   std::string stop_reason_;  // guarded by mu_
 };

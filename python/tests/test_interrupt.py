@@ -54,6 +54,7 @@ def run_interrupted(fn, world_size, how=_thread.interrupt_main, expected=Keyboar
         started.append(r)
         fn(r)
     before = tasks()
+    environ = dict(os.environ)
     fired = []
     timer = interrupt_when(started, world_size, lambda: (fired.append(time.monotonic()), how()))
     outcome, late = None, None
@@ -76,6 +77,9 @@ def run_interrupted(fn, world_size, how=_thread.interrupt_main, expected=Keyboar
     assert isinstance(outcome, expected) and late is None, \
         "the run ended with %r; the interruption arrived after it returned: %r" % (outcome, late)
     assert settled_tasks(before) == before, "a thread of the run is left running"
+    # The caller's process state is back whole (a swap back cut by the interruption left a
+    # rank's RANK, LOCAL_RANK... in os.environ after a nested isolated run).
+    assert dict(os.environ) == environ, "the run left a rank's os.environ in place"
     return raised - fired[0]
 
 

@@ -103,6 +103,32 @@ def test_each_rank_its_own_disable_propagate_and_the_callers_loggers():
         caller.setLevel(logging.NOTSET)
 
 
+def test_a_logger_made_in_a_run_nested_in_a_rank_has_its_settings_for_every_rank():
+    """A run inside a rank: its ranks' views stand on that rank's view. A logger one inner rank
+    makes was copied into the outer view half made (inside Logger.__init__); the other inner
+    rank then found no level or cache for it: AttributeError, raised inside setLevel's
+    cache clearing, which holds logging's lock without a try (CPython 3.11), so the lock stayed
+    taken and the next rank to log waited forever."""
+    name = "twinccl_test_rank_logging.nested.%d"
+    seen = {}
+
+    def inner(rank):
+        if rank == 0:
+            logging.getLogger(name % 0)  # made here, first seen through the outer view
+        dist.all_reduce(np.ones(2))
+        made = logging.getLogger(name % 0)
+        seen[rank] = (made.level, made.getEffectiveLevel() == logging.getLogger().level)
+        logging.getLogger(name % 1).setLevel(logging.INFO)  # clears every logger's cache
+
+    def outer(rank):
+        if rank == 0:
+            twinccl.run(inner, world_size=2, timeout_s=30)
+        dist.barrier()
+    with bare_root_logger():
+        twinccl.run(outer, world_size=2, timeout_s=30)
+    assert seen == {0: (logging.NOTSET, True), 1: (logging.NOTSET, True)}
+
+
 def test_a_rank_the_baton_hands_over_often_without_python():
     """Most hand-overs stay in C++ (rank_slots.h): logging's part is a few dict entries, not one
     per logger, and the settings still follow the rank."""

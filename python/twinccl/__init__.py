@@ -39,7 +39,7 @@ __all__ = ["run", "compute", "Report", "Trace", "Work", "Error", "InvalidArgumen
            "ResourceError", "ConfigError", "InternalError"]
 
 
-def _turns_only(leaving, arriving):
+def _turns_only(leaving, arriving, serial=0):
     """The rank baton's swap where ranks take turns with one shared state (mindspore=True with
     rank_state="shared"): nothing to swap."""
     return None

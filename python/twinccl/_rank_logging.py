@@ -67,11 +67,18 @@ class _View:
 
     def missing(self, logger, name):
         """The value of an attribute this view's copy lacks (a logger still in __init__ when
-        copied): the base's, copied; AttributeError where the base has none either."""
-        found = logger.__dict__ if self.base is None else self.base.of(logger)
-        if name not in found:
-            raise AttributeError("%r object has no attribute %r" % (type(logger).__name__, name))
-        value = self.settings[logger][name] = _own_copy(name, found[name])
+        copied): the base's (which may lack it too, copied at the same moment: asked in turn),
+        copied; AttributeError where no view down to the logger's own __dict__ has it."""
+        if self.base is None:
+            found = logger.__dict__
+            if name not in found:
+                raise AttributeError("%r object has no attribute %r"
+                                     % (type(logger).__name__, name))
+            value = found[name]
+        else:
+            own = self.base.of(logger)
+            value = own[name] if name in own else self.base.missing(logger, name)
+        value = self.settings[logger][name] = _own_copy(name, value)
         return value
 
 

@@ -185,72 +185,98 @@ class RankStates:
         self._described = set()  # the slots described to the baton (rank_slots.h)
         self._described_at = -1  # len(sys.modules) when they were last looked for
         self._covered = True  # every part in slots (then hand-overs can skip Python)
+        self._job = None  # the hand-over in progress or the last one (_HandOver)
 
-    def swap(self, leaving, arriving):
-        """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s. A KeyboardInterrupt
-        sent into the rank meanwhile (Ctrl-C) is raised once the swap is complete (each step is
-        done again if it was cut)."""
-        self.swaps += 1
-        if leaving == -1:
-            preimport()  # the caller's state is in place: no rank's group gets bound
-        interrupted = []
-        values = []
-        for part in self.parts:
-            while True:
-                try:
-                    values.append(part.save())
-                    break
-                except Exception:
-                    raise
-                except BaseException as e:  # noqa: B036
-                    interrupted.append(e)
-        self._saved[leaving] = values
-        saved = self._saved.pop(arriving, None)
-        for i, part in enumerate(self.parts):
-            while True:
-                try:
-                    part.restore(saved[i] if saved is not None else part.initial(arriving))
-                    break
-                except Exception:
-                    raise
-                except BaseException as e:  # noqa: B036
-                    interrupted.append(e)
-        if interrupted:
-            raise interrupted[0]
-        return self._slots()
+    def swap(self, leaving, arriving, serial=0):
+        """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s; returns the slots
+        for the baton (_slots). An asynchronous exception (Ctrl-C, an interruption relayed into a
+        rank) can cut it anywhere, between any two bytecodes: the baton then calls it again with
+        the same `serial` (rank_baton.cc) and it goes on from the step it had reached (a step
+        cut is done again: saving a part's value, or installing one, twice is harmless), until
+        it completes; the baton raises the first such exception after. A different serial starts
+        a new hand-over."""
+        job = self._job
+        if job is None or job.serial != serial:
+            job = _HandOver(serial, leaving, self._saved.get(arriving))
+            self._commit_slots()  # the baton has the previous hand-over's slots
+            self._job = job
+        if not job.counted:
+            self.swaps += 1
+            if leaving == -1:
+                preimport()  # the caller's state is in place: no rank's group gets bound
+            job.counted = True
+        parts = self.parts
+        while len(job.saved) < len(parts):
+            job.saved.append(parts[len(job.saved)].save())
+        self._saved[leaving] = job.saved
+        while job.installed < len(parts):
+            i = job.installed
+            if len(job.targets) == i:
+                job.targets.append(job.arriving[i] if job.arriving is not None
+                                   else parts[i].initial(arriving))
+            parts[i].restore(job.targets[i])
+            job.installed = i + 1
+        self._saved.pop(arriving, None)
+        if job.slots is None:
+            job.slots = self._slots()
+        return job.slots[0]
+
+    def _commit_slots(self):
+        """What the last hand-over's _slots() described is known to the baton now."""
+        job = self._job
+        if job is not None and job.slots is not None:
+            _, described, described_at, covered = job.slots
+            self._described |= described
+            self._described_at, self._covered = described_at, covered
+            job.slots = None
 
     def _slots(self):
-        """For the baton (rank_slots.h): (whether the whole state is in slots, the slots not
-        described before). Looked for again when a module was imported (a generator, a library
-        module of LIBRARY_GLOBALS may have come)."""
-        new = []
-        if len(sys.modules) != self._described_at:
-            self._described_at = len(sys.modules)
-            self._covered = True
+        """For the baton (rank_slots.h): ((whether the whole state is in slots, the slots not
+        described before), then what _commit_slots records once the baton has them). Looked for
+        again when a module was imported (a generator, a library module of LIBRARY_GLOBALS may
+        have come)."""
+        new, described = [], set()
+        described_at, covered = self._described_at, self._covered
+        if len(sys.modules) != described_at:
+            described_at = len(sys.modules)
+            covered = True
             for part in self.parts:
                 if part is self.modules:
                     continue
                 slots = part.slots()
                 if slots is None:
-                    self._covered = False
+                    covered = False
                     continue
                 for slot in slots:
                     key = (slot[0], id(slot[1]) if slot[0] != "memory" else slot[1]) + slot[2:3]
-                    if key not in self._described:
-                        self._described.add(key)
+                    if key not in self._described and key not in described:
+                        described.add(key)
                         new.append(slot)
-        covered = self._covered
+        spec_covered = covered
         if self.modules is not None:
             slots = self.modules.slots(self._saved.values())
             if slots is None:
-                covered = False
+                spec_covered = False
             else:
                 for slot in slots:
                     key = (slot[0], id(slot[1])) + slot[2:3]
-                    if key not in self._described:
-                        self._described.add(key)
+                    if key not in self._described and key not in described:
+                        described.add(key)
                         new.append(slot)
-        return (covered, new)
+        return ((spec_covered, new), described, described_at, covered)
+
+
+class _HandOver:
+    """One hand-over in progress (RankStates.swap): how far it got."""
+    __slots__ = ("serial", "leaving", "arriving", "counted", "saved", "targets", "installed",
+                 "slots")
+
+    def __init__(self, serial, leaving, arriving):
+        self.serial, self.leaving = serial, leaving
+        self.arriving = arriving  # the arriving rank's saved values (None: its initial ones)
+        self.counted = False
+        self.saved, self.targets, self.installed = [], [], 0
+        self.slots = None
 
 
 _isolated_runs = [0]
