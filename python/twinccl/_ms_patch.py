@@ -11,17 +11,26 @@ graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirecte
 one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
 run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
 default) takes turns with each rank's own state; with rank_state="shared" the same rank baton
-(python/src/rank_baton.h) takes turns without swapping any state.
+(python/src/rank_baton.h) takes turns without swapping any state. MindSpore's own
+GlobalComm.INITED, which init() sets, is put back too.
+
+mindspore="on_import" (the launcher, where the script may not use MindSpore at all: importing
+it costs ~4 s) patches nothing until the run's code imports mindspore: a finder first on
+sys.meta_path makes the loader of the `mindspore` package patch the modules once the package has
+run.
 """
 import contextlib
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
 _one_run = OneRunAtATime("mindspore", "MindSpore's modules are patched")
 
-MANAGEMENT = ["init", "release", "get_rank", "get_group_size", "get_local_rank",
+MANAGEMENT = ["GlobalComm", "init", "release", "get_rank", "get_group_size", "get_local_rank",
               "get_local_rank_size", "get_world_rank_from_group_rank",
               "get_group_rank_from_world_rank", "create_group", "destroy_group", "get_comm_name",
               "get_process_group_ranks"]
@@ -62,6 +71,12 @@ def fresh_groups(fn):
     return rank_main
 
 
+def _check_installed():
+    if importlib.util.find_spec("mindspore") is None:
+        raise InvalidArgument("twinccl.run(mindspore=True) needs MindSpore (pip install "
+                              "mindspore)")
+
+
 def _modules():
     """[(MindSpore module, our module, names)] of the modules this MindSpore version has."""
     try:
@@ -79,14 +94,62 @@ def _modules():
     return found
 
 
-@contextlib.contextmanager
-def patched():
+def _patch_now(saved):
     targets = _modules()
+    theirs = getattr(sys.modules.get("mindspore.communication._comm_helper"), "GlobalComm", None)
+    if theirs is not None:  # init() sets INITED = True in it; put back after the run
+        saved.append((theirs, "INITED", theirs.__dict__.get("INITED")))
+    replace([(module, name, getattr(ours, name)) for module, ours, names in targets
+             for name in names if hasattr(ours, name)], saved)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Finds `mindspore` as the other finders do, and gives its loader a subclass whose
+    exec_module patches MindSpore's modules once the package's own code has run."""
+
+    def __init__(self, saved):
+        self._saved = saved
+
+    def find_spec(self, name, path, target=None):
+        if name != "mindspore":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader, saved = spec.loader, self._saved
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        base = type(loader)
+
+        class PatchingLoader(base):
+            def exec_module(self, module):
+                base.exec_module(self, module)
+                _patch_now(saved)
+        loader.__class__ = PatchingLoader
+        return spec
+
+
+@contextlib.contextmanager
+def patched(on_import=False):
+    """MindSpore's modules answer with TwinCCL's for the length of the `with`; on_import: only
+    once the code inside imports mindspore (at once if it is imported already)."""
+    _check_installed()
     saved = []
     with _one_run.held():
+        hook = None
         try:
-            replace([(module, name, getattr(ours, name)) for module, ours, names in targets
-                     for name in names if hasattr(ours, name)], saved)
+            if on_import and "mindspore" not in sys.modules:
+                hook = _PatchOnImport(saved)
+                sys.meta_path.insert(0, hook)
+            else:
+                _patch_now(saved)
             yield
         finally:
+            if hook is not None and hook in sys.meta_path:
+                sys.meta_path.remove(hook)
             put_back(saved)

@@ -191,8 +191,9 @@ def all_to_all_single_with_output_shape(output_shape, tensor, output_split_sizes
     send = [r * size(in_shape[1:]) for r in ins]
     recv = [r * size(out_shape[1:]) for r in outs]
     out, handle = _all_to_all_v(comm, tensor, v, t, send, recv, async_op, what, site)
-    shape = (-1,) + tuple(out_shape[1:]) if any(recv) else (0,)
-    return new_like(tensor, out, shape, t), handle
+    if not any(recv):  # MindSpore: "a Tensor with shape (), and value has no actual meaning"
+        return new_like(tensor, np.zeros(1, dtype=v.dtype), (), t), handle
+    return new_like(tensor, out, (-1,) + tuple(out_shape[1:]), t), handle
 
 
 def all_to_all_v_c(output, input, send_count_matrix, group=None, async_op=False):

@@ -166,6 +166,8 @@ def main(argv=None):
         torch_distributed = True
     except ImportError:
         torch_distributed = False
+    import importlib.util  # MindSpore scripts too, patched when they import it (~4 s to import)
+    mindspore = "on_import" if importlib.util.find_spec("mindspore") is not None else False
     try:
         cuda = cuda_on_cpu(per_node) if args.cuda_on_cpu else contextlib.nullcontext()
         with cuda:
@@ -174,7 +176,7 @@ def main(argv=None):
                                  timeout_s=args.timeout_s, trace_path=args.trace,
                                  algorithm=args.algorithm,
                                  timeline_path=args.timeline if args.topology else None,
-                                 torch_distributed=torch_distributed,
+                                 torch_distributed=torch_distributed, mindspore=mindspore,
                                  rank_state=args.rank_state, _rank_states=states)
     except twinccl.ConfigError as e:
         print("twinccl.torchrun: %s" % e, file=sys.stderr)

@@ -1,0 +1,93 @@
+"""An unmodified MindSpore script under the launcher (`python -m twinccl.torchrun`), as msrun
+would run it on 2 nodes x 2 ranks: MindSpore's modules answer with TwinCCL's once the script
+imports mindspore, get_local_rank follows the nodes, GlobalComm.INITED is set by init(), a
+repeated create_group/new_group is a no-op on every rank (members and not), and the edge cases
+MindSpore documents (all_to_all_single receiving nothing: shape (); broadcast_object_list([]):
+refused). One launch (MindSpore's import: ~4 s). Also: packages of a site directory that a .pth
+file adds (a shared venv's) are libraries, one per process, not the user's per-rank modules."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import twinccl
+
+pytest.importorskip("mindspore")
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
+    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+SCRIPT = textwrap.dedent('''
+    import numpy as np
+    from mindspore import Tensor
+    from mindspore.communication import (GlobalComm, init, get_rank, get_group_size,
+                                         get_local_rank, get_local_rank_size, create_group,
+                                         destroy_group)
+    from mindspore.communication.comm_func import all_reduce, all_to_all_single_with_output_shape
+    import mindspore.mint.distributed as dist
+
+    assert not GlobalComm.INITED
+    init()
+    assert GlobalComm.INITED
+    r = get_rank()
+    out, _ = all_reduce(Tensor(np.full(2, r + 1, np.float32)))
+    create_group("odd", [1, 3])
+    create_group("odd", [1, 3])  # MindSpore: "group has existed", no error
+    odd = (get_rank("odd"), get_local_rank("odd"), get_local_rank_size("odd")) if r % 2 else ()
+    g = dist.new_group([0, 1])
+    assert dist.new_group([0, 1]) == g and (g == "") == (r > 1)
+    dist.destroy_process_group(g)  # "" on non-members: accepted
+    destroy_group("odd")
+    create_group("odd", [1, 3])  # made again after destroy_group, on every rank
+    nothing, _ = all_to_all_single_with_output_shape((0,), Tensor(np.zeros(0, np.float32)))
+    try:
+        dist.broadcast_object_list([], src=0)
+        refused = ""
+    except Exception as e:
+        refused = type(e).__name__
+    print("RESULT", r, get_local_rank(), get_local_rank_size(), get_group_size(),
+          out.asnumpy().tolist(), odd, nothing.shape, refused, flush=True)
+''')
+
+
+def test_mindspore_script_under_the_launcher_on_two_nodes(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    done = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nnodes", "2",
+                           "--nproc-per-node", "2", "--timeout-s", "60", "train.py"],
+                          capture_output=True, text=True, timeout=180, env=ENV,
+                          cwd=str(tmp_path))
+    lines = sorted(line for line in done.stdout.splitlines() if line.startswith("RESULT"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    # local ranks per node: ranks 0,1 on node 0 and 2,3 on node 1; group "odd" = {1, 3}: one
+    # member per node
+    assert lines == [
+        "RESULT 0 0 2 4 [10.0, 10.0] () () InvalidArgument",
+        "RESULT 1 1 2 4 [10.0, 10.0] (0, 0, 1) () InvalidArgument",
+        "RESULT 2 0 2 4 [10.0, 10.0] () () InvalidArgument",
+        "RESULT 3 1 2 4 [10.0, 10.0] (1, 0, 1) () InvalidArgument"], done.stdout[-3000:]
+
+
+def test_packages_of_a_pth_site_directory_are_libraries(tmp_path):
+    """A site-packages directory on sys.path (added by a .pth file: a venv over a shared one)
+    holds libraries: before, each rank imported its own MindSpore there, whose C++ extension then
+    failed ("Failed to attach docstring to Tensor.arcsin")."""
+    from twinccl import _rank_modules
+    site_dir = tmp_path / "other-venv" / "site-packages"
+    (site_dir / "somelib").mkdir(parents=True)
+    (site_dir / "somelib" / "__init__.py").write_text("")
+    mine = tmp_path / "mymod.py"
+    mine.write_text("")
+    sys.path[:0] = [str(site_dir), str(tmp_path)]
+    try:
+        import somelib
+        import mymod
+        classifier = _rank_modules._Classifier()
+        assert not classifier.is_user("somelib", somelib)
+        assert classifier.is_user("mymod", mymod)
+    finally:
+        sys.path.remove(str(site_dir))
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("somelib", None)
+        sys.modules.pop("mymod", None)
