@@ -91,3 +91,48 @@ def test_packages_of_a_pth_site_directory_are_libraries(tmp_path):
         sys.path.remove(str(tmp_path))
         sys.modules.pop("somelib", None)
         sys.modules.pop("mymod", None)
+
+
+def test_group_reuse_inited_and_edge_cases_in_process():
+    """The same fixes under twinccl.run(mindspore=True), each checked on its own (before: a
+    repeated create_group raised on members, a repeated new_group stopped the run on
+    non-members' split, GlobalComm.INITED was MindSpore's process-wide False, get_local_rank_size
+    of a group was its size, all_to_all_single_with_output_shape receiving nothing had shape (0,),
+    broadcast_object_list([]) passed)."""
+    import numpy as np
+    from mindspore import Tensor
+    from conftest import run_ranks
+
+    def attempt(fn):
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001 (each check reports its own failure)
+            return type(e).__name__
+
+    def rank(r):
+        import mindspore.communication as comm
+        import mindspore.mint.distributed as dist
+        from mindspore.communication import GlobalComm
+        from mindspore.communication.comm_func import all_to_all_single_with_output_shape
+        got = {"inited before": GlobalComm.INITED}
+        comm.init()
+        got["inited after"] = GlobalComm.INITED
+        comm.create_group("pair", [0, 1])
+        got["create_group again"] = attempt(lambda: comm.create_group("pair", [0, 1]))
+        got["create_group other ranks"] = attempt(lambda: comm.create_group("pair", [0, 2]))
+        g = dist.new_group([1, 2])
+        got["new_group again"] = attempt(lambda: dist.new_group([1, 2]) == g)
+        got["destroy non-member"] = attempt(lambda: dist.destroy_process_group(g))
+        got["local size of pair"] = attempt(lambda: comm.get_local_rank_size("pair"))
+        got["nothing received"] = attempt(lambda: all_to_all_single_with_output_shape(
+            (0, 2), Tensor(np.zeros((0, 2), np.float32)))[0].shape)
+        got["empty object list"] = attempt(lambda: dist.broadcast_object_list([]))
+        return got
+    got = run_ranks(rank, 3, mindspore=True)
+    for r in range(3):
+        assert got[r] == {
+            "inited before": False, "inited after": True, "create_group again": None,
+            "create_group other ranks": "InvalidArgument", "new_group again": True,
+            "destroy non-member": None,
+            "local size of pair": 2 if r < 2 else "InvalidArgument",
+            "nothing received": (), "empty object list": "InvalidArgument"}, (r, got[r])
