@@ -98,7 +98,7 @@ def test_group_reuse_inited_and_edge_cases_in_process():
     repeated create_group raised on members, a repeated new_group stopped the run on
     non-members' split, GlobalComm.INITED was MindSpore's process-wide False, get_local_rank_size
     of a group was its size, all_to_all_single_with_output_shape receiving nothing had shape (0,),
-    broadcast_object_list([]) passed)."""
+    broadcast_object_list([]) passed, TCPStore was MindSpore's own, a real socket store)."""
     import numpy as np
     from mindspore import Tensor
     from conftest import run_ranks
@@ -127,6 +127,7 @@ def test_group_reuse_inited_and_edge_cases_in_process():
         got["nothing received"] = attempt(lambda: all_to_all_single_with_output_shape(
             (0, 2), Tensor(np.zeros((0, 2), np.float32)))[0].shape)
         got["empty object list"] = attempt(lambda: dist.broadcast_object_list([]))
+        got["TCPStore"] = attempt(lambda: dist.TCPStore("127.0.0.1", 29511, 3, r == 0))
         return got
     got = run_ranks(rank, 3, mindspore=True)
     for r in range(3):
@@ -135,4 +136,5 @@ def test_group_reuse_inited_and_edge_cases_in_process():
             "create_group other ranks": "InvalidArgument", "new_group again": True,
             "destroy non-member": None,
             "local size of pair": 2 if r < 2 else "InvalidArgument",
-            "nothing received": (), "empty object list": "InvalidArgument"}, (r, got[r])
+            "nothing received": (), "empty object list": "InvalidArgument",
+            "TCPStore": "InvalidArgument"}, (r, got[r])

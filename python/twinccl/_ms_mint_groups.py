@@ -17,6 +17,19 @@ from ._tensors import call_site
 from ._twinccl import InvalidArgument
 
 
+class TCPStore:
+    """mint.distributed.TCPStore: refused inside a run. The emulated ranks meet without a store
+    (init_process_group() with no store/init_method), and a store's blocking get() would wait
+    in Python while holding the rank's turn."""
+
+    def __init__(self, host_name, port, world_size=None, is_master=False, timeout=None,
+                 wait_for_workers=True, multi_tenant=False, master_listen_fd=None,
+                 use_libuv=True):
+        raise InvalidArgument("TCPStore(%r, %r): not provided under TwinCCL: the emulated ranks "
+                              "meet without a store; call init_process_group() without "
+                              "store/init_method (docs/python.md)" % (host_name, port))
+
+
 def is_available():
     return True
 

@@ -45,7 +45,7 @@ MINT = ["init_process_group", "destroy_process_group", "get_rank", "get_world_si
         "irecv", "send", "recv", "send_object_list", "recv_object_list", "gather", "scatter",
         "all_gather", "reduce_scatter", "barrier", "broadcast", "reduce", "P2POp",
         "batch_isend_irecv", "all_gather_object", "broadcast_object_list", "gather_object",
-        "scatter_object_list", "is_available", "is_initialized"]
+        "scatter_object_list", "is_available", "is_initialized", "TCPStore"]
 OPS_EXTRA = ["all_to_all_v_c", "gather_into_tensor", "scatter_tensor", "set_comm_ops_inplace"]
 
 # MindSpore module -> (our module, the names it takes from it)

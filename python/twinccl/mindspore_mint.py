@@ -20,7 +20,8 @@ from ._ms_mint_groups import (all_gather_object, broadcast_object_list,  # noqa:
                               destroy_process_group, gather_object, get_backend, get_global_rank,
                               get_group_rank, get_process_group_ranks, get_rank, get_world_size,
                               init_process_group, is_available, is_initialized, new_group,
-                              recv_object_list, scatter_object_list, send_object_list)
+                              recv_object_list, scatter_object_list, send_object_list,
+                              TCPStore)
 from ._ms_mint_p2p import (P2POp, batch_isend_irecv, irecv, isend, recv,  # noqa: F401
                            send, set_comm_ops_inplace)
 from ._ms_tensors import output_and_input, shape_of, size, view
