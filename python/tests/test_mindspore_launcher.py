@@ -98,16 +98,30 @@ def test_group_reuse_inited_and_edge_cases_in_process():
     repeated create_group raised on members, a repeated new_group stopped the run on
     non-members' split, GlobalComm.INITED was MindSpore's process-wide False, get_local_rank_size
     of a group was its size, all_to_all_single_with_output_shape receiving nothing had shape (0,),
-    broadcast_object_list([]) passed, TCPStore was MindSpore's own, a real socket store)."""
+    broadcast_object_list([]) passed, TCPStore was MindSpore's own, a real socket store; a
+    non-member's call said the rank had no such group)."""
     import numpy as np
     from mindspore import Tensor
     from conftest import run_ranks
 
-    def attempt(fn):
+    def attempt(fn, report=lambda e: type(e).__name__):
         try:
             return fn()
         except Exception as e:  # noqa: BLE001 (each check reports its own failure)
-            return type(e).__name__
+            return report(e)
+
+    import mindspore.mint.distributed
+    their_isend, their_irecv = mindspore.mint.distributed.isend, mindspore.mint.distributed.irecv
+
+    def ring_with_their_functions(dist, r):
+        """P2POp given MindSpore's own isend/irecv, bound before the run (a module imported
+        earlier): before, refused ("op must be isend or irecv")."""
+        got = Tensor(np.zeros(1, np.float32))
+        handles = dist.batch_isend_irecv([
+            dist.P2POp(their_isend, Tensor(np.full(1, r, np.float32)), (r + 1) % 3),
+            dist.P2POp(their_irecv, got, (r - 1) % 3)])
+        handles[0].wait()
+        return got.asnumpy().tolist()
 
     def rank(r):
         import mindspore.communication as comm
@@ -127,6 +141,8 @@ def test_group_reuse_inited_and_edge_cases_in_process():
         got["nothing received"] = attempt(lambda: all_to_all_single_with_output_shape(
             (0, 2), Tensor(np.zeros((0, 2), np.float32)))[0].shape)
         got["empty object list"] = attempt(lambda: dist.broadcast_object_list([]))
+        got["P2POp with MindSpore's isend"] = attempt(lambda: ring_with_their_functions(dist, r))
+        got["non-member's call"] = attempt(lambda: comm.get_rank("pair"), str) if r == 2 else None
         got["TCPStore"] = attempt(lambda: dist.TCPStore("127.0.0.1", 29511, 3, r == 0))
         return got
     got = run_ranks(rank, 3, mindspore=True)
@@ -137,4 +153,6 @@ def test_group_reuse_inited_and_edge_cases_in_process():
             "destroy non-member": None,
             "local size of pair": 2 if r < 2 else "InvalidArgument",
             "nothing received": (), "empty object list": "InvalidArgument",
-            "TCPStore": "InvalidArgument"}, (r, got[r])
+            "TCPStore": "InvalidArgument", "P2POp with MindSpore's isend": [(r - 1) % 3],
+            "non-member's call": None if r < 2 else
+            "get_rank: rank 2 is not a member of group 'pair' (world ranks [0, 1])"}, (r, got[r])

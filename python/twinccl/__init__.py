@@ -117,7 +117,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     elif states is not None:
         raise InvalidArgument("twinccl.run: rank_state=\"shared\" has no per-rank states")
     swap = states.swap if states is not None else None
-    if mindspore is True and swap is None:  # MindSpore's ops are not thread-safe: the ranks take turns
+    if mindspore is True and swap is None:  # MindSpore's ops are not thread-safe: take turns
         swap = _turns_only  # (the rank baton, swapping no state)
     args = (rank_function(fn, world),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:

@@ -82,6 +82,9 @@ def lookup(group, what):
     if not isinstance(group, str):
         raise InvalidArgument("%s: group must be a group name (str), got %r" % (what, group))
     pg = _named().get(group)
+    if pg is None and group in _known():
+        raise InvalidArgument("%s: rank %d is not a member of group %r (world ranks %s)"
+                              % (what, _twinccl._world().rank, group, _known()[group]))
     if pg is None:
         raise InvalidArgument("%s: rank %d has no group named %r: create_group(%r, rank_ids) (or "
                               "new_group) must come first, and this rank must be a member"
