@@ -156,3 +156,21 @@ def test_group_reuse_inited_and_edge_cases_in_process():
             "TCPStore": "InvalidArgument", "P2POp with MindSpore's isend": [(r - 1) % 3],
             "non-member's call": None if r < 2 else
             "get_rank: rank 2 is not a member of group 'pair' (world ranks [0, 1])"}, (r, got[r])
+
+
+@pytest.mark.parametrize("make", ["create_group", "new_group"])
+def test_group_made_by_its_members_only_says_what_to_change(make):
+    """MindSpore's create_group example calls it on the members only (`if get_rank() in
+    rank_ids:`); here every rank must (a group is a split of the world). The error says so
+    (before: only the split's mismatch or "waits for rank 2")."""
+    def rank(r):
+        import mindspore.communication as comm
+        import mindspore.mint.distributed as dist
+        comm.init()
+        if comm.get_rank() in [0, 1]:
+            comm.create_group("0-1", [0, 1]) if make == "create_group" else dist.new_group([0, 1])
+        dist.barrier()
+    with pytest.raises((twinccl.AbortedError, twinccl.MismatchError),
+                       match=r"which every rank must join.*on every rank, members or not") as e:
+        twinccl.run(rank, world_size=3, mindspore=True, timeout_s=20)
+    assert str(e.value).count("which every rank must join") == 1

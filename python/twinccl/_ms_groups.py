@@ -213,6 +213,27 @@ def create_group(group, rank_ids, options=None):
     make_group(group, rank_ids, call_site())
 
 
+_MEMBERS_ONLY_HINT = (" [making group %r of ranks %s: TwinCCL makes a group by splitting the "
+                      "world, which every rank must join: call create_group/new_group on every "
+                      "rank, members or not (not only `if get_rank() in rank_ids:` as MindSpore's "
+                      "example does; non-members get no group) (docs/python.md)]")
+
+
+def add_hint(error, hint):
+    """Appends `hint` to a TwinCCL error's message in place (its traceback kept), once."""
+    if "which every rank must join" not in str(error):
+        error.args = (str(error) + hint,) + tuple(error.args[1:])
+
+
+def hint_split_error(error):
+    """A non-member's view of a split that only the members called (its own operation met their
+    split): the same advice, added to the error leaving the rank's function."""
+    if isinstance(error, _twinccl.Error) and "called split" in str(error):
+        add_hint(error, " [a split of the world is how TwinCCL makes a group (create_group/"
+                        "new_group), which every rank must join: call them on every rank, "
+                        "members or not (docs/python.md)]")
+
+
 def make_group(group, rank_ids, site):
     if not isinstance(group, str) or not group:
         raise InvalidArgument("create_group: group must be a non-empty name (str), got %r"
@@ -240,7 +261,11 @@ def make_group(group, rank_ids, site):
     member = world.rank in members
     # Members that disagree on (name, ranks) land in different groups, caught by the size check.
     color = zlib.crc32(repr((group, members)).encode()) & 0x3FFFFFFF if member else -1
-    comm = world.split(color, world.rank, group, *site)
+    try:
+        comm = world.split(color, world.rank, group, *site)
+    except _twinccl.Error as e:  # most often: MindSpore's own example, members only calling it
+        add_hint(e, _MEMBERS_ONLY_HINT % (group, members))
+        raise
     _known()[group] = members
     if comm is None:
         return
