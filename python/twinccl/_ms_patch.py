@@ -134,8 +134,26 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
             def exec_module(self, module):
                 base.exec_module(self, module)
                 _patch_now(saved)
-        loader.__class__ = PatchingLoader
+        try:
+            loader.__class__ = PatchingLoader
+        except TypeError:  # a loader of a built-in class: a wrapper that forwards the rest
+            spec.loader = _ForwardingLoader(loader, saved)
         return spec
+
+
+class _ForwardingLoader(importlib.abc.Loader):
+    def __init__(self, inner, saved):
+        self._inner, self._saved = inner, saved
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        _patch_now(self._saved)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
 
 
 @contextlib.contextmanager
