@@ -96,8 +96,9 @@ def test_packages_of_a_pth_site_directory_are_libraries(tmp_path):
 def test_group_reuse_inited_and_edge_cases_in_process():
     """The same fixes under twinccl.run(mindspore=True), each checked on its own (before: a
     repeated create_group raised on members, a repeated new_group stopped the run on
-    non-members' split, GlobalComm.INITED was MindSpore's process-wide False, get_local_rank_size
-    of a group was its size, all_to_all_single_with_output_shape receiving nothing had shape (0,),
+    non-members' split, GlobalComm.INITED was MindSpore's process-wide False and mint's
+    is_initialized() True before init, get_local_rank_size of a group was its size,
+    all_to_all_single_with_output_shape receiving nothing had shape (0,),
     broadcast_object_list([]) passed, TCPStore was MindSpore's own, a real socket store; a
     non-member's call said the rank had no such group)."""
     import numpy as np
@@ -128,9 +129,9 @@ def test_group_reuse_inited_and_edge_cases_in_process():
         import mindspore.mint.distributed as dist
         from mindspore.communication import GlobalComm
         from mindspore.communication.comm_func import all_to_all_single_with_output_shape
-        got = {"inited before": GlobalComm.INITED}
+        got = {"inited before": (GlobalComm.INITED, dist.is_initialized())}
         comm.init()
-        got["inited after"] = GlobalComm.INITED
+        got["inited after"] = (GlobalComm.INITED, dist.is_initialized())
         comm.create_group("pair", [0, 1])
         got["create_group again"] = attempt(lambda: comm.create_group("pair", [0, 1]))
         got["create_group other ranks"] = attempt(lambda: comm.create_group("pair", [0, 2]))
@@ -148,7 +149,7 @@ def test_group_reuse_inited_and_edge_cases_in_process():
     got = run_ranks(rank, 3, mindspore=True)
     for r in range(3):
         assert got[r] == {
-            "inited before": False, "inited after": True, "create_group again": None,
+            "inited before": (False, False), "inited after": (True, True), "create_group again": None,
             "create_group other ranks": "InvalidArgument", "new_group again": True,
             "destroy non-member": None,
             "local size of pair": 2 if r < 2 else "InvalidArgument",

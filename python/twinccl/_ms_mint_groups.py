@@ -34,7 +34,10 @@ def is_available():
     return True
 
 
-is_initialized = _groups.is_initialized  # inside a twinccl.run rank, as torch's
+def is_initialized():
+    """Whether this rank called init_process_group() or init() (MindSpore: its collective
+    manager's state; False before, as in a new process)."""
+    return bool(GlobalComm.INITED) and _groups.is_initialized()
 
 
 def init_process_group(backend="hccl", init_method=None, timeout=None, world_size=-1, rank=-1,
