@@ -47,6 +47,8 @@ SCRIPT = textwrap.dedent('''
         refused = ""
     except Exception as e:
         refused = type(e).__name__
+    import os
+    assert (os.environ["RANK_ID"], os.environ["DEVICE_ID"]) == (str(r), str(r % 2))  # msrun's
     print("RESULT", r, get_local_rank(), get_local_rank_size(), get_group_size(),
           out.asnumpy().tolist(), odd, nothing.shape, refused, flush=True)
 ''')

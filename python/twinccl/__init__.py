@@ -110,7 +110,12 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     if rank_state == "isolated":
         if states is None:
             from ._rank_state import RankStates, torchrun_environ
-            states = RankStates(world, lambda rank: torchrun_environ(rank, world))
+            if mindspore:
+                from ._ms_patch import msrun_environ
+                states = RankStates(world, lambda rank: dict(torchrun_environ(rank, world),
+                                                             **msrun_environ(rank, world)))
+            else:
+                states = RankStates(world, lambda rank: torchrun_environ(rank, world))
     elif rank_state != "shared":
         raise InvalidArgument("twinccl.run: rank_state must be \"isolated\" or \"shared\", got %r"
                               % (rank_state,))

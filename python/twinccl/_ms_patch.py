@@ -75,6 +75,13 @@ def fresh_groups(fn):
     return rank_main
 
 
+def msrun_environ(rank, ranks_per_node):
+    """What msrun exports to each worker beside MindSpore's own cluster variables (MS_ROLE...,
+    which would make MindSpore start its cluster): RANK_ID (the rank) and DEVICE_ID (the local
+    rank; mindspore/parallel/cluster/process_entity/_api.py)."""
+    return {"RANK_ID": str(rank), "DEVICE_ID": str(rank % ranks_per_node)}
+
+
 def _check_installed():
     if importlib.util.find_spec("mindspore") is None:
         raise InvalidArgument("twinccl.run(mindspore=True) needs MindSpore (pip install "

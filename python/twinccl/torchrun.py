@@ -148,8 +148,14 @@ def main(argv=None):
     if not args.module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
 
+    import importlib.util  # MindSpore scripts too, patched when they import it (~4 s to import)
+    mindspore = "on_import" if importlib.util.find_spec("mindspore") is not None else False
+
     def environ(rank):
         env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
+        if mindspore:  # and msrun's RANK_ID, DEVICE_ID
+            from ._ms_patch import msrun_environ
+            env.update(msrun_environ(rank, per_node))
         if "OMP_NUM_THREADS" not in os.environ and per_node > 1:
             env["OMP_NUM_THREADS"] = "1"  # torchrun's default for several workers per node
         return env
@@ -166,8 +172,6 @@ def main(argv=None):
         torch_distributed = True
     except ImportError:
         torch_distributed = False
-    import importlib.util  # MindSpore scripts too, patched when they import it (~4 s to import)
-    mindspore = "on_import" if importlib.util.find_spec("mindspore") is not None else False
     try:
         cuda = cuda_on_cpu(per_node) if args.cuda_on_cpu else contextlib.nullcontext()
         with cuda:
