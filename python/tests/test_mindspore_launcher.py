@@ -102,7 +102,7 @@ def test_group_reuse_inited_and_edge_cases_in_process():
     is_initialized() True before init, get_local_rank_size of a group was its size,
     all_to_all_single_with_output_shape receiving nothing had shape (0,),
     broadcast_object_list([]) passed, TCPStore was MindSpore's own, a real socket store; a
-    non-member's call said the rank had no such group)."""
+    non-member's call said the rank had no such group; no RANK_ID/DEVICE_ID as msrun sets)."""
     import numpy as np
     from mindspore import Tensor
     from conftest import run_ranks
@@ -146,17 +146,20 @@ def test_group_reuse_inited_and_edge_cases_in_process():
         got["empty object list"] = attempt(lambda: dist.broadcast_object_list([]))
         got["P2POp with MindSpore's isend"] = attempt(lambda: ring_with_their_functions(dist, r))
         got["non-member's call"] = attempt(lambda: comm.get_rank("pair"), str) if r == 2 else None
+        got["msrun's variables"] = [os.environ.get(k) for k in ("RANK_ID", "DEVICE_ID")]
         got["TCPStore"] = attempt(lambda: dist.TCPStore("127.0.0.1", 29511, 3, r == 0))
         return got
     got = run_ranks(rank, 3, mindspore=True)
     for r in range(3):
         assert got[r] == {
-            "inited before": (False, False), "inited after": (True, True), "create_group again": None,
+            "inited before": (False, False), "inited after": (True, True),
+            "create_group again": None,
             "create_group other ranks": "InvalidArgument", "new_group again": True,
             "destroy non-member": None,
             "local size of pair": 2 if r < 2 else "InvalidArgument",
             "nothing received": (), "empty object list": "InvalidArgument",
-            "TCPStore": "InvalidArgument", "P2POp with MindSpore's isend": [(r - 1) % 3],
+            "TCPStore": "InvalidArgument", "msrun's variables": [str(r), str(r)],
+            "P2POp with MindSpore's isend": [(r - 1) % 3],
             "non-member's call": None if r < 2 else
             "get_rank: rank 2 is not a member of group 'pair' (world ranks [0, 1])"}, (r, got[r])
 
