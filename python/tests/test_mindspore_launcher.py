@@ -180,3 +180,64 @@ def test_group_made_by_its_members_only_says_what_to_change(make):
                        match=r"which every rank must join.*on every rank, members or not") as e:
         twinccl.run(rank, world_size=3, mindspore=True, timeout_s=20)
     assert str(e.value).count("which every rank must join") == 1
+
+
+def test_ops_communication_out_of_place_switch():
+    """ops.communication.set_comm_ops_inplace(False) (MindSpore 2.9): all_reduce,
+    all_gather_into_tensor, reduce_scatter_tensor, all_to_all, all_to_all_single, recv and irecv
+    return new tensors, the others refuse, as MindSpore's; per rank (before: refused)."""
+    import numpy as np
+    from mindspore import Tensor
+    from conftest import run_ranks
+
+    def t(values):
+        return Tensor(np.array(values, np.float32))
+
+    def rank(r):
+        import mindspore.ops.communication as oc
+        oc.init_process_group()
+        x = t([r + 1.0, r + 1.0])
+        oc.set_comm_ops_inplace(False)
+        got = {"all_reduce": oc.all_reduce(x)[0].asnumpy().tolist(), "input": x.asnumpy().tolist()}
+        got["all_gather"] = oc.all_gather_into_tensor(None, x)[0].asnumpy().tolist()
+        got["reduce_scatter"] = oc.reduce_scatter_tensor(None, t([1.0, 2.0]))[0].asnumpy().tolist()
+        pieces, _ = oc.all_to_all([(1,), (1,)], [t([10.0 * r]), t([10.0 * r + 1])])
+        got["all_to_all"] = [p.asnumpy().tolist() for p in pieces]
+        got["all_to_all_single"] = \
+            oc.all_to_all_single(None, t([r, r + 0.5]))[0].asnumpy().tolist()
+        if r == 0:
+            oc.send(t([7.0]), dst=1)
+            oc.isend(t([8.0]), dst=1).wait()
+        else:
+            got["recv"] = oc.recv(t([0.0]), src=0).asnumpy().tolist()
+            y, handle = oc.irecv(t([0.0]), src=0)
+            handle.wait()
+            got["irecv"] = y.asnumpy().tolist()
+        try:
+            oc.broadcast(x, src=0)
+        except Exception as e:  # noqa: BLE001
+            got["broadcast"] = type(e).__name__
+        oc.set_comm_ops_inplace(True, ["all_reduce"])
+        got["in place again"] = (oc.all_reduce(x), x.asnumpy().tolist())
+        return got
+    got = run_ranks(rank, 2, mindspore=True)
+    for r in range(2):
+        expected = {"all_reduce": [3.0, 3.0], "input": [r + 1.0] * 2,
+                    "all_gather": [1.0, 1.0, 2.0, 2.0], "reduce_scatter": [2.0 * (r + 1)],
+                    "all_to_all": [[0.0 + r], [10.0 + r]], "all_to_all_single": [0.0 + r / 2, 1.0 + r / 2],
+                    "broadcast": "InvalidArgument", "in place again": (None, [3.0, 3.0])}
+        if r == 1:
+            expected.update(recv=[7.0], irecv=[8.0])
+        assert got[r] == expected, (r, got[r])
+
+
+def test_object_collective_misuse_names_the_scripts_line():
+    """mint's object collectives call others inside TwinCCL: the error names the user's line
+    (before: twinccl's _ms_mint_groups.py)."""
+    def rank(r):
+        import mindspore.mint.distributed as dist
+        dist.init_process_group()
+        dist.broadcast_object_list([1, 2] if r == 0 else [None], src=0)  # lengths differ
+    with pytest.raises(twinccl.MismatchError) as e:
+        twinccl.run(rank, world_size=2, mindspore=True, timeout_s=20)
+    assert "test_mindspore_launcher.py:" in str(e.value) and "_ms_" not in str(e.value)

@@ -55,17 +55,19 @@ TARGETS = [
     ("mindspore.communication.comm_func", "mindspore", COMM_FUNC),
     ("mindspore.mint.distributed", "mindspore_mint", MINT),
     ("mindspore.mint.distributed.distributed", "mindspore_mint", MINT),
-    ("mindspore.ops.communication", "mindspore_mint", MINT + OPS_EXTRA),
-    ("mindspore.ops.function.comm_func", "mindspore_mint", MINT + OPS_EXTRA),
+    ("mindspore.ops.communication", "_ms_ops_comm", MINT + OPS_EXTRA),
+    ("mindspore.ops.function.comm_func", "_ms_ops_comm", MINT + OPS_EXTRA),
 ]
 
 
 def fresh_groups(fn):
     """fn as each rank runs it: starting with no named groups (a new process has none)."""
     from ._ms_groups import hint_split_error, reset
+    from ._ms_ops_comm import reset as reset_switches
 
     def rank_main(rank):
         reset()
+        reset_switches()
         try:
             return fn(rank)
         except Exception as e:
