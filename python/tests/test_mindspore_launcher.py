@@ -224,7 +224,8 @@ def test_ops_communication_out_of_place_switch():
     for r in range(2):
         expected = {"all_reduce": [3.0, 3.0], "input": [r + 1.0] * 2,
                     "all_gather": [1.0, 1.0, 2.0, 2.0], "reduce_scatter": [2.0 * (r + 1)],
-                    "all_to_all": [[0.0 + r], [10.0 + r]], "all_to_all_single": [0.0 + r / 2, 1.0 + r / 2],
+                    "all_to_all": [[0.0 + r], [10.0 + r]],
+                    "all_to_all_single": [0.0 + r / 2, 1.0 + r / 2],
                     "broadcast": "InvalidArgument", "in place again": (None, [3.0, 3.0])}
         if r == 1:
             expected.update(recv=[7.0], irecv=[8.0])
