@@ -3,8 +3,11 @@ would run it on 2 nodes x 2 ranks: MindSpore's modules answer with TwinCCL's onc
 imports mindspore, get_local_rank follows the nodes, GlobalComm.INITED is set by init(), a
 repeated create_group/new_group is a no-op on every rank (members and not), and the edge cases
 MindSpore documents (all_to_all_single receiving nothing: shape (); broadcast_object_list([]):
-refused). One launch (MindSpore's import: ~4 s). Also: packages of a site directory that a .pth
-file adds (a shared venv's) are libraries, one per process, not the user's per-rank modules."""
+refused). One launch (MindSpore's import: ~4 s). The same in process, each check on its own;
+groups made by their members only (an error that says what to change); ops.communication's
+out-of-place switch; misuse inside an object collective naming the script's line. Also: packages
+of a site directory that a .pth file adds (a shared venv's) are libraries, one per process, not
+the user's per-rank modules (runs without MindSpore)."""
 import os
 import subprocess
 import sys
@@ -14,7 +17,6 @@ import pytest
 
 import twinccl
 
-pytest.importorskip("mindspore")
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
     [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
     [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
@@ -55,6 +57,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def test_mindspore_script_under_the_launcher_on_two_nodes(tmp_path):
+    pytest.importorskip("mindspore")
     (tmp_path / "train.py").write_text(SCRIPT)
     done = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nnodes", "2",
                            "--nproc-per-node", "2", "--timeout-s", "60", "train.py"],
@@ -103,6 +106,7 @@ def test_group_reuse_inited_and_edge_cases_in_process():
     all_to_all_single_with_output_shape receiving nothing had shape (0,),
     broadcast_object_list([]) passed, TCPStore was MindSpore's own, a real socket store; a
     non-member's call said the rank had no such group; no RANK_ID/DEVICE_ID as msrun sets)."""
+    pytest.importorskip("mindspore")
     import numpy as np
     from mindspore import Tensor
     from conftest import run_ranks
@@ -149,7 +153,10 @@ def test_group_reuse_inited_and_edge_cases_in_process():
         got["msrun's variables"] = [os.environ.get(k) for k in ("RANK_ID", "DEVICE_ID")]
         got["TCPStore"] = attempt(lambda: dist.TCPStore("127.0.0.1", 29511, 3, r == 0))
         return got
+    import mindspore.communication
+    theirs = mindspore.communication.GlobalComm
     got = run_ranks(rank, 3, mindspore=True)
+    assert mindspore.communication.GlobalComm is theirs and theirs.INITED is False  # put back
     for r in range(3):
         assert got[r] == {
             "inited before": (False, False), "inited after": (True, True),
@@ -169,6 +176,7 @@ def test_group_made_by_its_members_only_says_what_to_change(make):
     """MindSpore's create_group example calls it on the members only (`if get_rank() in
     rank_ids:`); here every rank must (a group is a split of the world). The error says so
     (before: only the split's mismatch or "waits for rank 2")."""
+    pytest.importorskip("mindspore")
     def rank(r):
         import mindspore.communication as comm
         import mindspore.mint.distributed as dist
@@ -186,6 +194,7 @@ def test_ops_communication_out_of_place_switch():
     """ops.communication.set_comm_ops_inplace(False) (MindSpore 2.9): all_reduce,
     all_gather_into_tensor, reduce_scatter_tensor, all_to_all, all_to_all_single, recv and irecv
     return new tensors, the others refuse, as MindSpore's; per rank (before: refused)."""
+    pytest.importorskip("mindspore")
     import numpy as np
     from mindspore import Tensor
     from conftest import run_ranks
@@ -235,6 +244,7 @@ def test_ops_communication_out_of_place_switch():
 def test_object_collective_misuse_names_the_scripts_line():
     """mint's object collectives call others inside TwinCCL: the error names the user's line
     (before: twinccl's _ms_mint_groups.py)."""
+    pytest.importorskip("mindspore")
     def rank(r):
         import mindspore.mint.distributed as dist
         dist.init_process_group()
