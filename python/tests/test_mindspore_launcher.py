@@ -241,14 +241,39 @@ def test_ops_communication_out_of_place_switch():
         assert got[r] == expected, (r, got[r])
 
 
-def test_object_collective_misuse_names_the_scripts_line():
-    """mint's object collectives call others inside TwinCCL: the error names the user's line
-    (before: twinccl's _ms_mint_groups.py)."""
+MISUSES = {  # case: (the misused call, given dist, cf, T, r; the error; what it must say)
+    "object collective": (
+        lambda dist, cf, T, r: dist.broadcast_object_list([1, 2] if r == 0 else [None], src=0),
+        twinccl.MismatchError, "ranks disagree on count"),
+    "all_to_all_v_c": (
+        lambda dist, cf, T, r: cf.all_to_all_v_c(T([0] * 2), T([1] * 3), [1] * 9),
+        twinccl.InvalidArgument, "all_to_all_v_c's output on rank"),
+    "uneven gather": (
+        lambda dist, cf, T, r: dist.all_gather_into_tensor_uneven(T([0] * 4), T([1]), [1, 2, 3]),
+        twinccl.InvalidArgument, "all_gather_into_tensor_uneven's output on rank"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISUSES))
+def test_misuse_names_the_call_the_rank_and_the_scripts_line(case):
+    """An object collective calls others inside TwinCCL, the uneven calls check their counts:
+    the error names the call, the rank and the user's line (before: twinccl's
+    _ms_mint_groups.py:117; "all_to_all's output has 2 elements", no rank, no line)."""
     pytest.importorskip("mindspore")
+    import numpy as np
+    from mindspore import Tensor
+    call, error, says = MISUSES[case]
+
+    def T(values):
+        return Tensor(np.asarray(values, np.float32))
+
     def rank(r):
         import mindspore.mint.distributed as dist
+        from mindspore.communication import comm_func as cf
         dist.init_process_group()
-        dist.broadcast_object_list([1, 2] if r == 0 else [None], src=0)  # lengths differ
-    with pytest.raises(twinccl.MismatchError) as e:
-        twinccl.run(rank, world_size=2, mindspore=True, timeout_s=20)
-    assert "test_mindspore_launcher.py:" in str(e.value) and "_ms_" not in str(e.value)
+        call(dist, cf, T, r)
+    with pytest.raises(error) as e:
+        twinccl.run(rank, world_size=3, mindspore=True, timeout_s=20)
+    message = str(e.value)
+    assert says in message and "_ms_" not in message, message
+    assert "test_mindspore_launcher.py:%d" % call.__code__.co_firstlineno in message, message
