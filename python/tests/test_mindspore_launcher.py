@@ -155,8 +155,12 @@ def test_group_reuse_inited_and_edge_cases_in_process():
         return got
     import mindspore.communication
     theirs = mindspore.communication.GlobalComm
+    before = theirs.INITED
     got = run_ranks(rank, 3, mindspore=True)
-    assert mindspore.communication.GlobalComm is theirs and theirs.INITED is False  # put back
+    assert mindspore.communication.GlobalComm is theirs and theirs.INITED is before  # put back
+    import twinccl.mindspore
+    twinccl.run(lambda r: twinccl.mindspore.init(), world_size=1)  # no patch: theirs untouched
+    assert theirs.INITED is before
     for r in range(3):
         assert got[r] == {
             "inited before": (False, False), "inited after": (True, True),

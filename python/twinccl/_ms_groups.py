@@ -133,8 +133,9 @@ def mark_initialized():
     """GlobalComm.INITED = True for this rank, and in MindSpore's own GlobalComm, which MindSpore's
     code bound at import reads (twinccl.run(mindspore=...) puts its value back at the end)."""
     GlobalComm.INITED = True
+    patched = getattr(sys.modules.get("mindspore.communication"), "GlobalComm", None) is GlobalComm
     theirs = getattr(sys.modules.get("mindspore.communication._comm_helper"), "GlobalComm", None)
-    if theirs is not None and theirs is not GlobalComm:
+    if patched and theirs is not None and theirs is not GlobalComm:  # only while a run patches
         theirs.INITED = True
 
 
