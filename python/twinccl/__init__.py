@@ -68,6 +68,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         get_rank, create_group, comm_func, mint.distributed, ops.communication) are
         twinccl.mindspore's and twinccl.mindspore_mint's, so unmodified MindSpore code runs on
         the emulator (process-wide; one such run at a time; see docs/python.md).
+        "on_import": the same from the moment the run's code imports mindspore (the launcher's
+        choice, where MindSpore is installed: importing it takes seconds); the ranks take turns
+        only under rank_state="isolated" then.
     world_size, check, timeout_s, algorithm, **emulator_options: the emulator's options (below,
         as docs/misuse.md's table; send/recv run per (peer, direction) here, as torch's:
         p2p_per_peer_streams=True).
@@ -97,6 +100,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
                               % (cuda_on_cpu,))
     if cuda_on_cpu:
         from . import _cuda_on_cpu  # noqa: F401  (its per-rank current device, before states)
+    if mindspore not in (False, True, "on_import"):
+        raise InvalidArgument("twinccl.run: mindspore must be True, False or \"on_import\", "
+                              "got %r" % (mindspore,))
     if mindspore:  # each rank starts with no named groups
         from ._ms_patch import fresh_groups
         fn = fresh_groups(fn)
@@ -104,14 +110,19 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     if rank_state == "isolated":
         if states is None:
             from ._rank_state import RankStates, torchrun_environ
-            states = RankStates(world, lambda rank: torchrun_environ(rank, world))
+            if mindspore:
+                from ._ms_patch import msrun_environ
+                states = RankStates(world, lambda rank: dict(torchrun_environ(rank, world),
+                                                             **msrun_environ(rank, world)))
+            else:
+                states = RankStates(world, lambda rank: torchrun_environ(rank, world))
     elif rank_state != "shared":
         raise InvalidArgument("twinccl.run: rank_state must be \"isolated\" or \"shared\", got %r"
                               % (rank_state,))
     elif states is not None:
         raise InvalidArgument("twinccl.run: rank_state=\"shared\" has no per-rank states")
     swap = states.swap if states is not None else None
-    if mindspore and swap is None:  # MindSpore's ops are not thread-safe: the ranks take turns
+    if mindspore is True and swap is None:  # MindSpore's ops are not thread-safe: take turns
         swap = _turns_only  # (the rank baton, swapping no state)
     args = (rank_function(fn, world),) + checked + (AbortedError, swap)
     with contextlib.ExitStack() as during_run:
@@ -132,7 +143,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             args = (rank_function(wrap(fn), world),) + args[1:]
         if mindspore:
             from ._ms_patch import patched as mindspore_patched
-            during_run.enter_context(mindspore_patched())
+            during_run.enter_context(mindspore_patched(on_import=mindspore == "on_import"))
         if cuda_on_cpu:
             during_run.enter_context(_cuda_on_cpu.cuda_on_cpu(world))
         result = _twinccl._run(*args)

@@ -59,3 +59,12 @@ def even_rows(rows, n, what):
         raise InvalidArgument("%s: %d rows (the first dimension) do not divide by the group's %d "
                               "ranks" % (what, rows, n))
     return [rows // n] * n
+
+
+def check_elements(flat, expected, what, comm, site):
+    """`flat` (a 1-D view) must hold exactly `expected` elements, as the split sizes say; else
+    InvalidArgument naming the call, the rank and the user's line."""
+    if flat.size != expected:
+        raise InvalidArgument("%s on rank %d (%s:%d): holds %d elements, the split sizes need %d"
+                              % (what, comm.rank, site[0].rsplit("/", 1)[-1], site[1], flat.size,
+                                 expected))

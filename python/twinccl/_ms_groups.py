@@ -12,6 +12,8 @@ naming its create_group line (a rank that never calls it is waited for). A rank'
 live on its own thread, as a process's would.
 """
 import numbers
+import os
+import sys
 import threading
 import zlib
 
@@ -25,11 +27,22 @@ BACKENDS = ("hccl", "nccl", "mccl")
 _local = threading.local()
 
 
-class GlobalComm:
-    """mindspore.communication.GlobalComm: the world group's name and the backend's."""
+class _InitedPerRank(type):
+    """GlobalComm.INITED per rank (each rank a process: False until its own init())."""
+    @property
+    def INITED(cls):
+        return getattr(_local, "inited", False)
+
+    @INITED.setter
+    def INITED(cls, value):
+        _local.inited = bool(value)
+
+
+class GlobalComm(metaclass=_InitedPerRank):
+    """mindspore.communication.GlobalComm: the world group's name and the backend's; INITED
+    (per rank) says whether this rank called init() / init_process_group()."""
     BACKEND = "hccl"
     WORLD_COMM_GROUP = "hccl_world_group"
-    INITED = False
     CHECK_ENVS = True
 
 
@@ -43,9 +56,20 @@ def _named():
     return named
 
 
+def _known():
+    """{name: sorted world ranks} of every group this rank's create_group/new_group made, member
+    or not: a repeated call with the same ranks is then a no-op on every rank, as in MindSpore."""
+    known = getattr(_local, "known", None)
+    if known is None:
+        known = _local.known = {}
+    return known
+
+
 def reset():
     """Forgets this thread's group names (a new rank function starts)."""
     _local.named = {}
+    _local.known = {}
+    _local.inited = False
 
 
 def lookup(group, what):
@@ -58,6 +82,9 @@ def lookup(group, what):
     if not isinstance(group, str):
         raise InvalidArgument("%s: group must be a group name (str), got %r" % (what, group))
     pg = _named().get(group)
+    if pg is None and group in _known():
+        raise InvalidArgument("%s: rank %d is not a member of group %r (world ranks %s)"
+                              % (what, _twinccl._world().rank, group, _known()[group]))
     if pg is None:
         raise InvalidArgument("%s: rank %d has no group named %r: create_group(%r, rank_ids) (or "
                               "new_group) must come first, and this rank must be a member"
@@ -99,7 +126,17 @@ def init(backend_name=None):
         raise InvalidArgument("init: backend_name=%r: MindSpore knows %s"
                               % (backend_name, ", ".join(BACKENDS)))
     _twinccl._world()  # InvalidArgument outside twinccl.run's ranks
+    mark_initialized()
+
+
+def mark_initialized():
+    """GlobalComm.INITED = True for this rank, and in MindSpore's own GlobalComm, which MindSpore's
+    code bound at import reads (twinccl.run(mindspore=...) puts its value back at the end)."""
     GlobalComm.INITED = True
+    patched = getattr(sys.modules.get("mindspore.communication"), "GlobalComm", None) is GlobalComm
+    theirs = getattr(sys.modules.get("mindspore.communication._comm_helper"), "GlobalComm", None)
+    if patched and theirs is not None and theirs is not GlobalComm:  # only while a run patches
+        theirs.INITED = True
 
 
 def release():
@@ -114,13 +151,36 @@ def get_group_size(group=GlobalComm.WORLD_COMM_GROUP):
     return comm_of(group, "get_group_size").size
 
 
+def _ranks_per_node(world):
+    """The launcher's --nproc-per-node (this rank's LOCAL_WORLD_SIZE, when the rank has its own
+    environment: RANK is its rank); else every rank is on one host."""
+    env = os.environ
+    per = env.get("LOCAL_WORLD_SIZE", "")
+    if env.get("RANK") == str(world.rank) and per.isdigit() and int(per) > 0 and \
+            world.size % int(per) == 0:
+        return int(per)
+    return world.size
+
+
+def _on_my_node(group, what):
+    """(world ranks of `group` on this rank's node, this rank's world rank)."""
+    world = _twinccl._world()
+    ranks = get_process_group_ranks(group) if lookup(group, what) is not None else \
+        list(range(world.size))
+    per = _ranks_per_node(world)
+    return [r for r in ranks if r // per == world.rank // per], world.rank
+
+
 def get_local_rank(group=GlobalComm.WORLD_COMM_GROUP):
-    """The emulator's ranks share one host: the local rank is the rank."""
-    return get_rank(group)
+    """This rank's place among the group's ranks on its node (nodes: the launcher's --nnodes x
+    --nproc-per-node; twinccl.run: one node)."""
+    local, me = _on_my_node(group, "get_local_rank")
+    return local.index(me)
 
 
 def get_local_rank_size(group=GlobalComm.WORLD_COMM_GROUP):
-    return get_group_size(group)
+    """How many of the group's ranks are on this rank's node."""
+    return len(_on_my_node(group, "get_local_rank_size")[0])
 
 
 def get_world_rank_from_group_rank(group, group_rank_id):
@@ -154,6 +214,27 @@ def create_group(group, rank_ids, options=None):
     make_group(group, rank_ids, call_site())
 
 
+_MEMBERS_ONLY_HINT = (" [making group %r of ranks %s: TwinCCL makes a group by splitting the "
+                      "world, which every rank must join: call create_group/new_group on every "
+                      "rank, members or not (not only `if get_rank() in rank_ids:` as MindSpore's "
+                      "example does; non-members get no group) (docs/python.md)]")
+
+
+def add_hint(error, hint):
+    """Appends `hint` to a TwinCCL error's message in place (its traceback kept), once."""
+    if "which every rank must join" not in str(error):
+        error.args = (str(error) + hint,) + tuple(error.args[1:])
+
+
+def hint_split_error(error):
+    """A non-member's view of a split that only the members called (its own operation met their
+    split): the same advice, added to the error leaving the rank's function."""
+    if isinstance(error, _twinccl.Error) and "called split" in str(error):
+        add_hint(error, " [a split of the world is how TwinCCL makes a group (create_group/"
+                        "new_group), which every rank must join: call them on every rank, "
+                        "members or not (docs/python.md)]")
+
+
 def make_group(group, rank_ids, site):
     if not isinstance(group, str) or not group:
         raise InvalidArgument("create_group: group must be a non-empty name (str), got %r"
@@ -165,19 +246,28 @@ def make_group(group, rank_ids, site):
                               % (group, rank_ids))
     if not rank_ids:
         raise InvalidArgument("create_group(%r): rank_ids is empty" % group)
-    if group in _named():
-        raise InvalidArgument("create_group: rank %d already has a group named %r"
-                              % (_twinccl._world().rank, group))
     world = _twinccl._world()
     members = sorted(set(int(r) for r in rank_ids if isinstance(r, numbers.Integral)))
     if len(members) != len(rank_ids) or any(isinstance(r, bool) for r in rank_ids) or \
             not all(0 <= r < world.size for r in members):
         raise InvalidArgument("create_group(%r): rank_ids=%r must be distinct ints in [0, %d)"
                               % (group, rank_ids, world.size))
+    made = _known().get(group)
+    if made is not None:  # MindSpore: "group has existed" with the same ranks, else ValueError
+        if made != members:
+            raise InvalidArgument("create_group(%r) on rank %d: this rank made the group with "
+                                  "rank_ids=%s already; now rank_ids=%s (destroy_group first)"
+                                  % (group, world.rank, made, members))
+        return
     member = world.rank in members
     # Members that disagree on (name, ranks) land in different groups, caught by the size check.
     color = zlib.crc32(repr((group, members)).encode()) & 0x3FFFFFFF if member else -1
-    comm = world.split(color, world.rank, group, *site)
+    try:
+        comm = world.split(color, world.rank, group, *site)
+    except _twinccl.Error as e:  # most often: MindSpore's own example, members only calling it
+        add_hint(e, _MEMBERS_ONLY_HINT % (group, members))
+        raise
+    _known()[group] = members
     if comm is None:
         return
     if comm.size != len(members):
@@ -188,10 +278,19 @@ def make_group(group, rank_ids, site):
 
 
 def destroy_group(group):
+    forget_group(group, "destroy_group")
+
+
+def forget_group(group, what):
+    """Forgets the group on this rank (a non-member forgets that it was made without it)."""
     if group in WORLD_NAMES:
-        raise InvalidArgument("destroy_group: the world group %r cannot be destroyed" % group)
-    lookup(group, "destroy_group")
+        raise InvalidArgument("%s: the world group %r cannot be destroyed" % (what, group))
+    if group in _known() and group not in _named():
+        del _known()[group]
+        return
+    lookup(group, what)
     del _named()[group]
+    _known().pop(group, None)
 
 
 def add(name, pg):

@@ -9,18 +9,35 @@ import numpy as np
 
 from . import _groups
 from . import _objects
-from ._ms_groups import (GlobalComm, WORLD_NAMES, comm_of, get_world_rank_from_group_rank,
-                         group_rank, lookup, make_group, _named)
+from ._ms_groups import (GlobalComm, WORLD_NAMES, comm_of, forget_group,
+                         get_world_rank_from_group_rank, group_rank, lookup, make_group,
+                         mark_initialized, _named)
 from ._ms_groups import get_process_group_ranks as _group_ranks
 from ._tensors import call_site
 from ._twinccl import InvalidArgument
+
+
+class TCPStore:
+    """mint.distributed.TCPStore: refused inside a run. The emulated ranks meet without a store
+    (init_process_group() with no store/init_method), and a store's blocking get() would wait
+    in Python while holding the rank's turn."""
+
+    def __init__(self, host_name, port, world_size=None, is_master=False, timeout=None,
+                 wait_for_workers=True, multi_tenant=False, master_listen_fd=None,
+                 use_libuv=True):
+        raise InvalidArgument("TCPStore(%r, %r): not provided under TwinCCL: the emulated ranks "
+                              "meet without a store; call init_process_group() without "
+                              "store/init_method (docs/python.md)" % (host_name, port))
 
 
 def is_available():
     return True
 
 
-is_initialized = _groups.is_initialized  # inside a twinccl.run rank, as torch's
+def is_initialized():
+    """Whether this rank called init_process_group() or init() (MindSpore: its collective
+    manager's state; False before, as in a new process)."""
+    return bool(GlobalComm.INITED) and _groups.is_initialized()
 
 
 def init_process_group(backend="hccl", init_method=None, timeout=None, world_size=-1, rank=-1,
@@ -32,15 +49,15 @@ def init_process_group(backend="hccl", init_method=None, timeout=None, world_siz
     if init_method is not None or store is not None:
         raise InvalidArgument("init_process_group: init_method/store are not supported inside "
                               "twinccl.run (the world is made by twinccl.run)")
-    GlobalComm.INITED = True
+    mark_initialized()
 
 
 def destroy_process_group(group=None):
-    """The world ends with twinccl.run; a named group is forgotten."""
-    if group is None or group in WORLD_NAMES:
+    """The world ends with twinccl.run; a named group is forgotten ("", new_group's answer to a
+    non-member, is accepted)."""
+    if group is None or group in WORLD_NAMES or group == "":
         return
-    lookup(group, "destroy_process_group")
-    del _named()[group]
+    forget_group(group, "destroy_process_group")
 
 
 def _member_comm(group, what):
@@ -81,9 +98,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     members = sorted(ranks)
     name = "%s_%d_%s" % (backend, len(members),
                          hashlib.sha1("_".join(map(str, members)).encode()).hexdigest())
-    if name in _named():
-        return name  # MindSpore reuses a group of the same ranks
-    make_group(name, members, site)
+    make_group(name, members, site)  # a repeated call: no-op (MindSpore reuses the group)
     return name if name in _named() else ""
 
 
@@ -114,6 +129,9 @@ def all_gather_object(object_list, obj, group=None):
 
 
 def broadcast_object_list(object_list, src=0, group=None, device=None):
+    if not isinstance(object_list, list) or not object_list:
+        raise InvalidArgument("broadcast_object_list: object_list must be a non-empty list (as "
+                              "MindSpore), got %r" % (object_list,))
     return _objects.broadcast_object_list(object_list, src, _pg(group), device)
 
 

@@ -46,8 +46,9 @@ class P2POp:
     """P2POp(op, tensor, peer, group=None, tag=0): op is isend/irecv or their names."""
 
     def __init__(self, op, tensor, peer, group=None, tag=0):
-        name = op if isinstance(op, str) else ("isend" if op is isend else
-                                               "irecv" if op is irecv else None)
+        # isend/irecv: these, or MindSpore's own (bound before the run patched them)
+        name = op if isinstance(op, str) else getattr(op, "__name__", None) if callable(op) \
+            else None
         if name not in ("isend", "irecv"):
             raise InvalidArgument("P2POp: op must be isend or irecv (or 'isend'/'irecv'), got %r"
                                   % (op,))

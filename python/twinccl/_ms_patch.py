@@ -11,17 +11,26 @@ graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirecte
 one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
 run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
 default) takes turns with each rank's own state; with rank_state="shared" the same rank baton
-(python/src/rank_baton.h) takes turns without swapping any state.
+(python/src/rank_baton.h) takes turns without swapping any state. MindSpore's own
+GlobalComm.INITED, which init() sets, is put back too.
+
+mindspore="on_import" (the launcher, where the script may not use MindSpore at all: importing
+it costs ~4 s) patches nothing until the run's code imports mindspore: a finder first on
+sys.meta_path makes the loader of the `mindspore` package patch the modules once the package has
+run.
 """
 import contextlib
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
 _one_run = OneRunAtATime("mindspore", "MindSpore's modules are patched")
 
-MANAGEMENT = ["init", "release", "get_rank", "get_group_size", "get_local_rank",
+MANAGEMENT = ["GlobalComm", "init", "release", "get_rank", "get_group_size", "get_local_rank",
               "get_local_rank_size", "get_world_rank_from_group_rank",
               "get_group_rank_from_world_rank", "create_group", "destroy_group", "get_comm_name",
               "get_process_group_ranks"]
@@ -36,7 +45,7 @@ MINT = ["init_process_group", "destroy_process_group", "get_rank", "get_world_si
         "irecv", "send", "recv", "send_object_list", "recv_object_list", "gather", "scatter",
         "all_gather", "reduce_scatter", "barrier", "broadcast", "reduce", "P2POp",
         "batch_isend_irecv", "all_gather_object", "broadcast_object_list", "gather_object",
-        "scatter_object_list", "is_available", "is_initialized"]
+        "scatter_object_list", "is_available", "is_initialized", "TCPStore"]
 OPS_EXTRA = ["all_to_all_v_c", "gather_into_tensor", "scatter_tensor", "set_comm_ops_inplace"]
 
 # MindSpore module -> (our module, the names it takes from it)
@@ -46,20 +55,39 @@ TARGETS = [
     ("mindspore.communication.comm_func", "mindspore", COMM_FUNC),
     ("mindspore.mint.distributed", "mindspore_mint", MINT),
     ("mindspore.mint.distributed.distributed", "mindspore_mint", MINT),
-    ("mindspore.ops.communication", "mindspore_mint", MINT + OPS_EXTRA),
-    ("mindspore.ops.function.comm_func", "mindspore_mint", MINT + OPS_EXTRA),
+    ("mindspore.ops.communication", "_ms_ops_comm", MINT + OPS_EXTRA),
+    ("mindspore.ops.function.comm_func", "_ms_ops_comm", MINT + OPS_EXTRA),
 ]
 
 
 def fresh_groups(fn):
     """fn as each rank runs it: starting with no named groups (a new process has none)."""
-    from ._ms_groups import reset
+    from ._ms_groups import hint_split_error, reset
+    from ._ms_ops_comm import reset as reset_switches
 
     def rank_main(rank):
         reset()
-        return fn(rank)
+        reset_switches()
+        try:
+            return fn(rank)
+        except Exception as e:
+            hint_split_error(e)
+            raise
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
     return rank_main
+
+
+def msrun_environ(rank, ranks_per_node):
+    """What msrun exports to each worker beside MindSpore's own cluster variables (MS_ROLE...,
+    which would make MindSpore start its cluster): RANK_ID (the rank) and DEVICE_ID (the local
+    rank; mindspore/parallel/cluster/process_entity/_api.py)."""
+    return {"RANK_ID": str(rank), "DEVICE_ID": str(rank % ranks_per_node)}
+
+
+def _check_installed():
+    if importlib.util.find_spec("mindspore") is None:
+        raise InvalidArgument("twinccl.run(mindspore=True) needs MindSpore (pip install "
+                              "mindspore)")
 
 
 def _modules():
@@ -79,14 +107,80 @@ def _modules():
     return found
 
 
-@contextlib.contextmanager
-def patched():
+def _patch_now(saved):
     targets = _modules()
+    theirs = getattr(sys.modules.get("mindspore.communication._comm_helper"), "GlobalComm", None)
+    if theirs is not None:  # init() sets INITED = True in it; put back after the run
+        saved.append((theirs, "INITED", theirs.__dict__.get("INITED")))
+    replace([(module, name, getattr(ours, name)) for module, ours, names in targets
+             for name in names if hasattr(ours, name)], saved)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Finds `mindspore` as the other finders do, and gives its loader a subclass whose
+    exec_module patches MindSpore's modules once the package's own code has run."""
+
+    def __init__(self, saved):
+        self._saved = saved
+
+    def find_spec(self, name, path, target=None):
+        if name != "mindspore":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader, saved = spec.loader, self._saved
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        base = type(loader)
+
+        class PatchingLoader(base):
+            def exec_module(self, module):
+                base.exec_module(self, module)
+                _patch_now(saved)
+        try:
+            loader.__class__ = PatchingLoader
+        except TypeError:  # a loader of a built-in class: a wrapper that forwards the rest
+            spec.loader = _ForwardingLoader(loader, saved)
+        return spec
+
+
+class _ForwardingLoader(importlib.abc.Loader):
+    def __init__(self, inner, saved):
+        self._inner, self._saved = inner, saved
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        _patch_now(self._saved)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+@contextlib.contextmanager
+def patched(on_import=False):
+    """MindSpore's modules answer with TwinCCL's for the length of the `with`; on_import: only
+    once the code inside imports mindspore (at once if it is imported already)."""
+    _check_installed()
     saved = []
     with _one_run.held():
+        hook = None
         try:
-            replace([(module, name, getattr(ours, name)) for module, ours, names in targets
-                     for name in names if hasattr(ours, name)], saved)
+            if on_import and "mindspore" not in sys.modules:
+                hook = _PatchOnImport(saved)
+                sys.meta_path.insert(0, hook)
+            else:
+                _patch_now(saved)
             yield
         finally:
+            if hook is not None and hook in sys.meta_path:
+                sys.meta_path.remove(hook)
             put_back(saved)

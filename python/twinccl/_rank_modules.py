@@ -50,6 +50,10 @@ def _library_roots():
         roots.add(path)
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         roots.add(os.path.join(prefix, "lib"))
+    for path in sys.path:  # site directories a .pth file or PYTHONPATH added (another venv's)
+        if isinstance(path, str) and \
+                os.path.basename(os.path.normpath(path)) in ("site-packages", "dist-packages"):
+            roots.add(path)
     return tuple(os.path.realpath(r) + os.sep for r in roots)
 
 

@@ -1,5 +1,6 @@
 """CPU torch tensors and NumPy arrays as the NumPy views the extension takes (zero-copy), with
 TwinCCL's type name; the Python caller's file:line for error messages."""
+import os
 import sys
 
 import numpy as np
@@ -19,9 +20,16 @@ _TORCH_TYPES = {"int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "in
 SUPPORTED = "int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64"
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def call_site(depth=2):
-    """(file, line) of the frame `depth` levels up: the user's call of a public function."""
+    """(file, line) of the frame `depth` levels up: the user's call of a public function; frames
+    of this package above it are skipped (a public function calling another, as mint's
+    broadcast_object_list calls the object collectives: the error names the user's line)."""
     frame = sys._getframe(depth)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
     return frame.f_code.co_filename, frame.f_lineno
 
 

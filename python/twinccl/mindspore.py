@@ -18,7 +18,8 @@ functions are in twinccl.mindspore_mint. See docs/python.md.
 """
 import numpy as np
 
-from ._ms_common import COMM_FUNC_OPS, ReduceOp, async_flag, even_rows, reduce_op, split_sizes
+from ._ms_common import (COMM_FUNC_OPS, ReduceOp, async_flag, check_elements, even_rows,
+                         reduce_op, split_sizes)
 from ._ms_groups import (GlobalComm, HCCL_WORLD_COMM_GROUP, MCCL_WORLD_COMM_GROUP,  # noqa: F401
                          NCCL_WORLD_COMM_GROUP, comm_and_site, create_group, destroy_group,
                          get_comm_name, get_group_rank_from_world_rank, get_group_size,
@@ -190,9 +191,11 @@ def all_to_all_single_with_output_shape(output_shape, tensor, output_split_sizes
         even_rows(_first(out_shape)[0], n, what + "'s output_shape")
     send = [r * size(in_shape[1:]) for r in ins]
     recv = [r * size(out_shape[1:]) for r in outs]
+    check_elements(v.reshape(-1), sum(send), what + "'s tensor", comm, site)
     out, handle = _all_to_all_v(comm, tensor, v, t, send, recv, async_op, what, site)
-    shape = (-1,) + tuple(out_shape[1:]) if any(recv) else (0,)
-    return new_like(tensor, out, shape, t), handle
+    if not any(recv):  # MindSpore: "a Tensor with shape (), and value has no actual meaning"
+        return new_like(tensor, np.zeros(1, dtype=v.dtype), (), t), handle
+    return new_like(tensor, out, (-1,) + tuple(out_shape[1:]), t), handle
 
 
 def all_to_all_v_c(output, input, send_count_matrix, group=None, async_op=False):
@@ -212,5 +215,7 @@ def all_to_all_v_c(output, input, send_count_matrix, group=None, async_op=False)
                               % (what, row_in, row_out))
     send = [counts[me * n + p] * row_in for p in range(n)]
     recv = [counts[p * n + me] * row_in for p in range(n)]
+    check_elements(o, sum(recv), what + "'s output", comm, site)
+    check_elements(i, sum(send), what + "'s input", comm, site)
     return comm.all_to_all_v(o, i, send, recv, t,
                              async_flag(async_op, what), *site)

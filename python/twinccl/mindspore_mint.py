@@ -14,13 +14,15 @@ ranks. `op` is "sum", "prod", "min", "max" or "avg". The uneven calls (_uneven, 
 with split sizes, all_to_all_v_c) are the emulator's all_gather_v, reduce_scatter_v and
 all_to_all_v. Misuse raises twinccl.InvalidArgument where MindSpore raises TypeError/ValueError.
 """
-from ._ms_common import MINT_OPS, ReduceOp, async_flag, even_rows, reduce_op, split_sizes
+from ._ms_common import (MINT_OPS, ReduceOp, async_flag, check_elements, even_rows, reduce_op,
+                         split_sizes)
 from ._ms_groups import comm_and_site, group_rank
 from ._ms_mint_groups import (all_gather_object, broadcast_object_list,  # noqa: F401
                               destroy_process_group, gather_object, get_backend, get_global_rank,
                               get_group_rank, get_process_group_ranks, get_rank, get_world_size,
                               init_process_group, is_available, is_initialized, new_group,
-                              recv_object_list, scatter_object_list, send_object_list)
+                              recv_object_list, scatter_object_list, send_object_list,
+                              TCPStore)
 from ._ms_mint_p2p import (P2POp, batch_isend_irecv, irecv, isend, recv,  # noqa: F401
                            send, set_comm_ops_inplace)
 from ._ms_tensors import output_and_input, shape_of, size, view
@@ -64,8 +66,10 @@ def all_gather_into_tensor_uneven(output, input, output_split_sizes=None, group=
     rows = split_sizes(output_split_sizes, comm.size, what + "'s output_split_sizes") or \
         even_rows(out_shape[0], comm.size, what + "'s output")
     per_row = size(out_shape[1:])
-    return comm.all_gather_v(o, i, [r * per_row for r in rows], t, async_flag(async_op, what),
-                             *site)
+    counts = [r * per_row for r in rows]
+    check_elements(o, sum(counts), what + "'s output", comm, site)
+    check_elements(i, counts[comm.rank], what + "'s input", comm, site)
+    return comm.all_gather_v(o, i, counts, t, async_flag(async_op, what), *site)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -87,8 +91,11 @@ def reduce_scatter_tensor_uneven(output, input, input_split_sizes=None, op=Reduc
         even_rows(in_shape[0], comm.size, what + "'s input")
     kind, scalar = reduce_op(op, _RS_UNEVEN_OPS, what)
     per_row = size(in_shape[1:])
-    return comm.reduce_scatter_v(o, i, [r * per_row for r in rows], t, kind, scalar,
-                                 async_flag(async_op, what), *site)
+    counts = [r * per_row for r in rows]
+    check_elements(o, counts[comm.rank], what + "'s output", comm, site)
+    check_elements(i, sum(counts), what + "'s input", comm, site)
+    return comm.reduce_scatter_v(o, i, counts, t, kind, scalar, async_flag(async_op, what),
+                                 *site)
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
@@ -190,4 +197,6 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         even_rows(out_shape[0], n, what + "'s output")
     send_counts = [r * size(in_shape[1:]) for r in ins]
     recv_counts = [r * size(out_shape[1:]) for r in outs]
+    check_elements(o, sum(recv_counts), what + "'s output", comm, site)
+    check_elements(i, sum(send_counts), what + "'s input", comm, site)
     return comm.all_to_all_v(o, i, send_counts, recv_counts, t, async_flag(async_op, what), *site)

@@ -148,8 +148,14 @@ def main(argv=None):
     if not args.module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
 
+    import importlib.util  # MindSpore scripts too, patched when they import it (~4 s to import)
+    mindspore = "on_import" if importlib.util.find_spec("mindspore") is not None else False
+
     def environ(rank):
         env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
+        if mindspore:  # and msrun's RANK_ID, DEVICE_ID
+            from ._ms_patch import msrun_environ
+            env.update(msrun_environ(rank, per_node))
         if "OMP_NUM_THREADS" not in os.environ and per_node > 1:
             env["OMP_NUM_THREADS"] = "1"  # torchrun's default for several workers per node
         return env
@@ -174,7 +180,7 @@ def main(argv=None):
                                  timeout_s=args.timeout_s, trace_path=args.trace,
                                  algorithm=args.algorithm,
                                  timeline_path=args.timeline if args.topology else None,
-                                 torch_distributed=torch_distributed,
+                                 torch_distributed=torch_distributed, mindspore=mindspore,
                                  rank_state=args.rank_state, _rank_states=states)
     except twinccl.ConfigError as e:
         print("twinccl.torchrun: %s" % e, file=sys.stderr)

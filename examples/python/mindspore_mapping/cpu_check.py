@@ -5,6 +5,7 @@ and all_gather), written for msrun; TwinCCL runs it unmodified and must print th
         --join=True --log_dir=msrun_log cpu_check.py   # then: grep -h RESULT msrun_log/worker_*.log
     PYTHONPATH=build/python python3 -c 'import runpy, twinccl; twinccl.run(lambda r: \\
         runpy.run_path("examples/python/mindspore_mapping/cpu_check.py"), 2, mindspore=True)'
+    python3 -m twinccl.torchrun --nproc-per-node 2 cpu_check.py     # msrun's line, emulated
 """
 import numpy as np
 from mindspore import Tensor
