@@ -17,6 +17,12 @@ import torch.distributed.nn.functional as dnn
 
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
+try:
+    dist.init_process_group("gloo")
+except ValueError as e:
+    assert "initialize the default process group twice" in str(e), str(e)
+else:
+    raise AssertionError("a second init_process_group was accepted")
 TWINCCL = dist.get_backend() == "twinccl"
 assert world == 4, "run with --nproc-per-node 4"
 TIMEOUT = datetime.timedelta(seconds=20)
