@@ -157,8 +157,10 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Where w = python_call_site(file, line);
     if (out_splits.empty() && in_splits.empty())
       return issue(async_op, [&] { return c.get().all_to_all(i, o, {.async_op = async_op}, w); });
-    const std::vector<Buffer> os = split(o, out_splits, "all_to_all_single's output");
-    const std::vector<Buffer> is = split(i, in_splits, "all_to_all_single's input");
+    // the error names the call, the rank and its line, as the emulator's own checks do
+    const std::string at = call_site_text("all_to_all_single", c.get().name(), c.get().rank(), w);
+    const std::vector<Buffer> os = split(o, out_splits, at + ": its output");
+    const std::vector<Buffer> is = split(i, in_splits, at + ": its input");
     return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), os, is, async_op, w)); });
   });
   // gather/scatter with lists: one gather/scatter op through a staging buffer at the root.
@@ -170,7 +172,9 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Where w = python_call_site(file, line);
     Communicator& g = c.get();
     const bool root = g.rank() == dst;
-    if (root) check_list(list, g.size(), b.count(), "gather's gather_list");
+    if (root)
+      check_list(list, g.size(), b.count(),
+                 call_site_text("gather", g.name(), g.rank(), w) + ": gather_list");
     if (std::string shared = root ? td::entries_sharing_memory(list, "gather_list") : "";
         !shared.empty()) {  // the copies out of the staging buffer would overwrite each other
       std::string text = call_site_text("gather", g.name(), g.rank(), w) + ": " + shared;
@@ -202,7 +206,9 @@ void bind_collectives(py::class_<Comm>& comm) {
     const Where w = python_call_site(file, line);
     Communicator& g = c.get();
     const bool root = g.rank() == src;
-    if (root) check_list(list, g.size(), b.count(), "scatter's scatter_list");
+    if (root)
+      check_list(list, g.size(), b.count(),
+                 call_site_text("scatter", g.name(), g.rank(), w) + ": scatter_list");
     const Buffer staging = host_staging(root ? b.count() * list.size() : 0, b.dtype(),
                                         "scatter's scatter_list", g.rank());
     for (std::size_t r = 0; r < list.size(); ++r)

@@ -140,6 +140,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             # own torch.distributed world, else a per-thread view does (_torch_world.py).
             from ._torch_patch import patched
             wrap = during_run.enter_context(patched(own_world=states is None))
+            if swap is not None:  # a store's blocking calls give up the rank's turn
+                from ._store_turns import stores_give_turn
+                stores_give_turn(during_run)
             args = (rank_function(wrap(fn), world),) + args[1:]
         if mindspore:
             from ._ms_patch import patched as mindspore_patched

@@ -62,5 +62,9 @@ def reduce_op(op, what):
     if name == "PREMUL_SUM":
         raise InvalidArgument("%s: torch's PREMUL_SUM does not expose its factor: use "
                               "twinccl.distributed._make_nccl_premul_sum(f)" % what)
-    raise InvalidArgument("%s: op=%r is not supported (SUM, PRODUCT, MIN, MAX, AVG, PREMUL_SUM)"
-                          % (what, op))
+    if name in ("BAND", "BOR", "BXOR"):
+        raise InvalidArgument("%s: ReduceOp.%s is not supported: NCCL has no bitwise reductions "
+                              "(torch's NCCL backend refuses it too; Gloo does them on integer "
+                              "tensors); SUM, PRODUCT, MIN, MAX, AVG, PREMUL_SUM are" % (what, name))
+    raise InvalidArgument("%s: op=%s is not supported (SUM, PRODUCT, MIN, MAX, AVG, PREMUL_SUM)"
+                          % (what, name or repr(op)))

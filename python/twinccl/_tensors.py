@@ -48,6 +48,8 @@ def array(t, what):
         d = t.detach() if t.requires_grad else t
         if name == "bfloat16":  # NumPy has no bfloat16: the bits, read as bfloat16
             d = d.view(torch.int16)
+        elif t.dtype == torch.bool:
+            d = d.view(torch.uint8)
         return d.numpy(), name
     raise InvalidArgument("%s: expected a torch.Tensor or numpy.ndarray, got %s"
                           % (what, type(t).__name__))
@@ -74,9 +76,33 @@ def _tensor_type(torch, t, what):
         raise InvalidArgument("%s: the tensor must be contiguous (as torch.distributed "
                               "requires)" % what)
     name = _TORCH_TYPES.get(str(t.dtype).replace("torch.", ""))
+    if name is None and t.dtype == torch.bool:  # one byte, 0 or 1: as torch's NCCL backend,
+        name = "uint8"                           # ncclUint8 (reductions: _torch_calls._op)
     if name is None:
         raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
     return name
+
+
+def _readable(t):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(t, torch.Tensor) and t.is_cpu and \
+            t.layout == torch.strided and not t.is_contiguous():
+        return t.contiguous()
+    return t
+
+
+def source(t, what):
+    """As array(), for a tensor the call only reads: a non-contiguous one (an expanded gradient
+    in torch.distributed.nn's backward, a slice) is read through a contiguous copy, as Gloo and
+    torch's NCCL backend read it."""
+    return array(_readable(t), what)
+
+
+def sources(tensors, what):
+    """As arrays(), for tensors the call only reads (see source())."""
+    if isinstance(tensors, (list, tuple)):
+        tensors = [_readable(t) for t in tensors]
+    return arrays(tensors, what)
 
 
 def arrays(tensors, what):

@@ -14,12 +14,13 @@ The Work, the call site and the backend info torch asks for are in _torch_work.
 import functools
 import threading
 
+import torch
 import torch.distributed as dist
 
 from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
-from ._tensors import array, arrays, memory, same_type, two
-from ._torch_calls import _async, _done, _list, _op
+from ._tensors import array, arrays, memory, same_type, source, sources, two
+from ._torch_calls import _async, _done, _list, _op, _root
 from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
 
 _local = threading.local()  # .pending: the communicator made for the group being created
@@ -107,11 +108,11 @@ class TwinProcessGroup(dist.ProcessGroup):
 
     # Collectives ---------------------------------------------------------------------------
     @_redirected
-    def allreduce(self, tensors, opts=None):
+    def allreduce(self, tensors, opts=None, timeout=None):
         site = user_site()
         async_op = _async(opts)
-        kind, scalar = _op(opts, "all_reduce")
         tensors = _list(tensors)
+        kind, scalar = _op(opts, "all_reduce", tensors)
         works = []
         for k, t in enumerate(tensors):
             v, name = memory(t, "all_reduce's tensor[%d]" % k)
@@ -121,10 +122,10 @@ class TwinProcessGroup(dist.ProcessGroup):
     allreduce_coalesced = allreduce
 
     @_redirected
-    def broadcast(self, tensors, opts=None):
+    def broadcast(self, tensors, opts=None, timeout=None):
         site = user_site()
         async_op = _async(opts)
-        root = getattr(opts, "rootRank", 0) if opts is not None else 0
+        root = _root(opts)
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
@@ -133,12 +134,12 @@ class TwinProcessGroup(dist.ProcessGroup):
         return _done(works, tensors, async_op)
 
     @_redirected
-    def reduce(self, tensors, opts=None):
+    def reduce(self, tensors, opts=None, op=None, timeout=None):
         site = user_site()
         async_op = _async(opts)
-        kind, scalar = _op(opts, "reduce")
-        root = opts.rootRank
+        root = _root(opts)
         tensors = _list(tensors)
+        kind, scalar = _op(op if isinstance(opts, int) else opts, "reduce", tensors)
         works = []
         for k, t in enumerate(tensors):
             v, name = array(t, "reduce's tensor[%d]" % k)
@@ -147,12 +148,14 @@ class TwinProcessGroup(dist.ProcessGroup):
 
     @_redirected
     def allgather(self, output_tensors, input_tensors, opts=None):
+        if isinstance(input_tensors, torch.Tensor):  # allgather(outputs, input, timeout)
+            output_tensors, input_tensors = [output_tensors], [input_tensors]
         site = user_site()
         async_op = _async(opts)
         works = []
         for k, (outs, t) in enumerate(zip(output_tensors, _list(input_tensors))):
             views, v, name = two("all_gather", (arrays, outs, "output_tensors[%d]" % k),
-                                 (array, t, "input_tensors[%d]" % k))
+                                 (source, t, "input_tensors[%d]" % k))
             works.append(self._comm.all_gather(views, v, name, async_op, *site))
         return _done(works, output_tensors, async_op)
 
@@ -170,21 +173,23 @@ class TwinProcessGroup(dist.ProcessGroup):
         works = []
         for k, (output, input) in enumerate(zip(outputs, inputs)):
             o, i, name = two("all_gather_into_tensor", (array, output, "output[%d]" % k),
-                             (array, input, "input[%d]" % k))
+                             (source, input, "input[%d]" % k))
             works.append(self._comm.all_gather_into_tensor(o, i, name, async_op, *site))
         return _done(works, list(outputs), async_op)
 
     all_gather_single_coalesced = allgather_into_tensor_coalesced
 
     @_redirected
-    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None, timeout=None):
+        if isinstance(output_tensors, torch.Tensor):  # reduce_scatter(output, inputs, op)
+            output_tensors, input_tensors = [output_tensors], [input_tensors]
         site = user_site()
         async_op = _async(opts)
-        kind, scalar = _op(opts, "reduce_scatter")
+        kind, scalar = _op(opts, "reduce_scatter", _list(output_tensors))
         works = []
         for k, (out, ins) in enumerate(zip(_list(output_tensors), input_tensors)):
             o, views, name = two("reduce_scatter", (array, out, "output[%d]" % k),
-                                 (arrays, ins, "input_list[%d]" % k))
+                                 (sources, ins, "input_list[%d]" % k))
             works.append(self._comm.reduce_scatter(o, views, name, kind, scalar, async_op, *site))
         return _done(works, _list(output_tensors), async_op)
 
@@ -197,11 +202,11 @@ class TwinProcessGroup(dist.ProcessGroup):
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         site = user_site()
         async_op = _async(opts)
-        kind, scalar = _op(opts, "reduce_scatter_tensor")
+        kind, scalar = _op(opts, "reduce_scatter_tensor", outputs)
         works = []
         for k, (output, input) in enumerate(zip(outputs, inputs)):
             o, i, name = two("reduce_scatter_tensor", (array, output, "output[%d]" % k),
-                             (array, input, "input[%d]" % k))
+                             (source, input, "input[%d]" % k))
             works.append(self._comm.reduce_scatter_tensor(o, i, name, kind, scalar, async_op,
                                                           *site))
         return _done(works, list(outputs), async_op)
@@ -213,7 +218,7 @@ class TwinProcessGroup(dist.ProcessGroup):
         site = user_site()
         async_op = _async(opts)
         outs, ins, name = two("all_to_all", (arrays, output_tensors, "output_tensor_list"),
-                              (arrays, input_tensors, "input_tensor_list"))
+                              (sources, input_tensors, "input_tensor_list"))
         work = self._comm.all_to_all(outs, ins, name, async_op, *site)
         return _done([work], output_tensors, async_op)
 
@@ -230,12 +235,12 @@ class TwinProcessGroup(dist.ProcessGroup):
     all_to_all_single = alltoall_base
 
     @_redirected
-    def gather(self, output_tensors, input_tensors, opts=None):
+    def gather(self, output_tensors, input_tensors, opts=None, timeout=None):
         return self._rooted(self._comm.gather, "gather", input_tensors, output_tensors,
                             output_tensors, opts)
 
     @_redirected
-    def scatter(self, output_tensors, input_tensors, opts=None):
+    def scatter(self, output_tensors, input_tensors, opts=None, timeout=None):
         return self._rooted(self._comm.scatter, "scatter", output_tensors, input_tensors,
                             _list(output_tensors), opts)
 
@@ -244,11 +249,14 @@ class TwinProcessGroup(dist.ProcessGroup):
         lists[0]) of the same type."""
         site = user_site()
         async_op = _async(opts)
-        root = opts.rootRank
-        v, name = array(_list(tensor)[0], "%s's tensor" % what)
+        root = _root(opts)
+        v, name = (source if what == "gather" else array)(_list(tensor)[0], "%s's tensor" % what)
         lst = []
         if self._rank_in_group == root:
-            lst, name2 = arrays(lists[0], "%s's %s_list" % (what, what))
+            if lists and isinstance(lists[0], torch.Tensor):  # pg.gather(outputs, input, root)
+                lists = [lists]
+            lst, name2 = (sources if what == "scatter" else arrays)(lists[0], "%s's %s_list"
+                                                                     % (what, what))
             same_type(name, name2 or name, what)
         work = call(v, lst, name, root, async_op, *site)
         return _done([work], outputs, async_op)
@@ -282,15 +290,14 @@ class TwinProcessGroup(dist.ProcessGroup):
 
     # Point-to-point (peers are ranks of this group, as torch passes them) -------------------
     def _p2p(self, is_send, tensors, peer, tag, what):
+        """`tag` is accepted and not used, as torch's NCCL backend: messages of a pair are
+        matched in the order they were sent (Gloo matches them by tag)."""
         site = user_site()
-        if tag != 0:
-            raise InvalidArgument("%s: tag=%r is not supported (NCCL matches messages by order; "
-                                  "pass tag=0)" % (what, tag))
         tensors = _list(tensors)
         call = self._comm.send if is_send else self._comm.recv
         works = []
         for t in tensors:
-            v, name = array(t, what + "'s tensor")
+            v, name = (source if is_send else array)(t, what + "'s tensor")
             works.append(call(v, name, peer, True, *site))
         return work_of(works, tensors)
 
@@ -303,8 +310,11 @@ class TwinProcessGroup(dist.ProcessGroup):
         return self._p2p(False, tensors, src, tag, "recv")
 
     def recv_anysource(self, tensors, tag=0):
-        raise InvalidArgument("recv: a source rank is required (receiving from any source is not "
-                              "supported: NCCL has no such receive)")
+        file, line = user_site()
+        raise InvalidArgument("recv on rank %d of a group of %d (%s:%d): a source rank is required "
+                              "(receiving from any source, src=None, is not supported: NCCL has "
+                              "no such receive; torch's NCCL backend refuses it too)"
+                              % (self._rank_in_group, self._group_size, file, line))
 
 
 def set_pending(comm):

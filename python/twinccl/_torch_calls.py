@@ -4,6 +4,7 @@ import torch
 import torch.distributed as dist
 
 from ._reduce_op import reduce_op
+from ._twinccl import InvalidArgument
 from ._torch_work import _TwinWork, work_of
 
 # torch 1.x's C++ (DDP) waits on a Python Work through C++ Work::wait, which a Python subclass
@@ -36,8 +37,30 @@ def _list(tensors):
     return [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
 
 
-def _op(opts, what):
+def _op(opts, what, tensors=()):
+    """(kind, scalar) of a call's reduce op; on bool tensors (bytes 0 or 1) SUM is MAX and PRODUCT
+    is MIN, as torch's NCCL backend reduces them (a logical or / and)."""
     op = getattr(opts, "reduceOp", opts)
     if op is None:
         op = dist.ReduceOp.SUM
-    return reduce_op(op, what)
+    kind, scalar = reduce_op(op, what)
+    if any(getattr(t, "dtype", None) == torch.bool for t in tensors):
+        if kind not in _BOOL_KINDS:
+            raise InvalidArgument("%s: ReduceOp.%s on bool tensors is not supported (SUM, "
+                                  "PRODUCT, MIN, MAX are: torch's NCCL backend refuses it too)"
+                                  % (what, kind.upper()))
+        kind = _BOOL_KINDS[kind]
+    return kind, scalar
+
+
+_BOOL_KINDS = {"sum": "max", "prod": "min", "min": "min", "max": "max"}
+
+
+def _root(opts):
+    """A rooted call's root rank: from torch's options, or given as the number itself by
+    ProcessGroup's short forms (`pg.broadcast(tensor, root)`, `pg.reduce(tensor, root, op)`,
+    `pg.gather(outputs, input, root)`, `pg.scatter(output, inputs, root)`), which reach a Python
+    subclass's method as they are, torch's C++ making no options object."""
+    if isinstance(opts, int):
+        return opts
+    return getattr(opts, "rootRank", 0) if opts is not None else 0

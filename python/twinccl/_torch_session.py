@@ -118,11 +118,20 @@ def _wrap_init(original):
         if rank not in (-1, None, world.rank):
             raise InvalidArgument("init_process_group: rank=%r on the thread of rank %d"
                                   % (rank, world.rank))
+        by_run = kwargs.pop("_by_twinccl_run", False)
         if c10d.is_initialized():
+            # the run made the rank's group; the script's first call finds it, a second is
+            # torch's error
+            default = c10d._get_default_group()
+            if getattr(default, "_initialised_by_script", False):
+                raise ValueError("trying to initialize the default process group twice!")
+            default._initialised_by_script = True
             return None
         extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
-        return original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
+        made = original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
                         world_size=world.size, **extra)
+        c10d._get_default_group()._initialised_by_script = not by_run
+        return made
     return init_process_group
 
 
@@ -224,7 +233,7 @@ def _rank_wrapper(fn):
     def rank_main(rank):
         _torch_world.enter_rank()
         try:
-            c10d.init_process_group(_torch_backend.BACKEND)
+            c10d.init_process_group(_torch_backend.BACKEND, _by_twinccl_run=True)
             return fn(rank)
         except RuntimeError as e:
             typed = _typed(e)
