@@ -187,16 +187,16 @@ class RankStates:
         self._covered = True  # every part in slots (then hand-overs can skip Python)
         self._job = None  # the hand-over in progress or the last one (_HandOver)
 
-    def swap(self, leaving, arriving, serial=0):
+    def swap(self, leaving, arriving, serial=None):
         """Saves `leaving`'s state (-1: the caller's) and installs `arriving`'s; returns the slots
         for the baton (_slots). An asynchronous exception (Ctrl-C, an interruption relayed into a
         rank) can cut it anywhere, between any two bytecodes: the baton then calls it again with
         the same `serial` (rank_baton.cc) and it goes on from the step it had reached (a step
         cut is done again: saving a part's value, or installing one, twice is harmless), until
-        it completes; the baton raises the first such exception after. A different serial starts
-        a new hand-over."""
+        it completes; the baton raises the first such exception after. A different serial (or
+        None: a direct call) starts a new hand-over."""
         job = self._job
-        if job is None or job.serial != serial:
+        if serial is None or job is None or job.serial != serial:
             job = _HandOver(serial, leaving, self._saved.get(arriving))
             self._commit_slots()  # the baton has the previous hand-over's slots
             self._job = job

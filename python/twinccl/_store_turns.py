@@ -124,8 +124,9 @@ def _tcp_store_init(self, host_name, port, world_size=None, is_master=False,
                      *args, **kwargs)
 
 
-_store_patch = RunPatch(_Store, {"get": _get, "wait": _wait, "multi_get": _multi_get,
-                                 "queue_pop": _queue_pop, "barrier": _barrier})
+_store_patch = RunPatch(_Store, {name: f for name, f in (  # the methods this torch has
+    ("get", _get), ("wait", _wait), ("multi_get", _multi_get), ("queue_pop", _queue_pop),
+    ("barrier", _barrier)) if name in _original})
 _tcp_patch = RunPatch(_TCPStore, {"__init__": _tcp_store_init})
 
 
