@@ -16,10 +16,8 @@ import textwrap
 import pytest
 
 import twinccl
+from launcher_support import ENV
 
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 SCRIPT = textwrap.dedent('''
     import numpy as np

@@ -4,8 +4,6 @@ print on ranks other than 0 by replacing builtins.print, others point sys.stdout
 Shared by the rank threads, the last rank's replacement won: rank 0's output vanished silently."""
 import builtins
 import io
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
+from launcher_support import launch
 
 
 def test_each_rank_replaces_print_for_itself_and_the_caller_keeps_its_own():
@@ -84,12 +83,7 @@ def test_torchrun_script_silencing_print_off_rank_0(tmp_path):
         "print('forced from rank', rank, force=True)\n"
         "dist.destroy_process_group()\n")
     pytest.importorskip("torch")  # the launcher's rank function sets torch.distributed up
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(  # this twinccl, from any directory
-        [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    out = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "2",
-                          "--timeout-s", "30", str(script)],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = launch(script)
     assert out.returncode == 0, out.stderr
     lines = sorted(out.stdout.splitlines())
     assert lines == ["forced from rank 0", "forced from rank 1", "hello from rank 0"], out.stdout

@@ -6,15 +6,13 @@ lines vanished, or every rank's lines went to every rank's file."""
 import contextlib
 import io
 import logging
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import twinccl
 import twinccl.distributed as dist
+from launcher_support import launch
 from twinccl import _twinccl
 
 
@@ -169,12 +167,7 @@ def test_torchrun_script_logging_only_rank_0_at_info(tmp_path):
         "    logger.info('info %d rank %d', step, rank)\n"
         "    logger.warning('warning %d rank %d', step, rank)\n"
         "dist.destroy_process_group()\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(  # this twinccl, from any directory
-        [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    out = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "2",
-                          "--timeout-s", "30", str(script)], cwd=tmp_path,
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = launch(script, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     logged = sorted(line for line in out.stderr.splitlines() if " rank " in line)
     assert logged == sorted(["INFO info 0 rank 0", "INFO info 1 rank 0", "WARNING warning 0 rank 0",

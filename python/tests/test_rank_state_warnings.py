@@ -1,9 +1,6 @@
 """Each rank of twinccl.run(rank_state="isolated") its own `warnings` filters, as each torchrun
 worker process has: `warnings.filterwarnings("ignore")` on ranks other than 0 is common; shared by
 the rank threads, it silenced rank 0's warnings too."""
-import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -11,6 +8,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
+from launcher_support import launch
 
 
 def test_each_rank_its_own_filters_and_showwarning():
@@ -71,11 +69,6 @@ def test_torchrun_script_ignoring_warnings_off_rank_0(tmp_path):
         "dist.barrier()\n"
         "warnings.warn('a warning from rank %d' % rank)\n"
         "dist.destroy_process_group()\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(  # this twinccl, from any directory
-        [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    out = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "2",
-                          "--timeout-s", "30", str(script)],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = launch(script)
     assert out.returncode == 0, out.stderr
     assert "a warning from rank 0" in out.stderr and "from rank 1" not in out.stderr, out.stderr

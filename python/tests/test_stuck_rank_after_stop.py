@@ -3,19 +3,14 @@ passed) is stopped with AbortedError, as torchrun stops the other workers when o
 twinccl.run joined it forever (a rank in `while True:` without a TwinCCL call hung the run and the
 launcher, whatever timeout_s said). Each case runs in a child process, so that the old behaviour
 fails the test at the child's timeout instead of hanging the suite."""
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-import twinccl
+from launcher_support import ENV
 
-# The child imports this twinccl (the build tree's or the installed one) from any directory.
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 CHILD = textwrap.dedent('''
     import sys, time

@@ -1,0 +1,19 @@
+"""For tests that run a script in a child Python: the environment that makes the child import
+this twinccl (the build tree's or the installed one) from any directory, and the launcher run
+as a user types it (`python -m twinccl.torchrun --nproc-per-node N script.py`)."""
+import os
+import subprocess
+import sys
+
+import twinccl
+
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
+    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+
+def launch(script, nproc=2, cwd=None, timeout_s=30, limit_s=120):
+    """The launcher's run of `script` on `nproc` ranks (CompletedProcess, text output)."""
+    return subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node",
+                           str(nproc), "--timeout-s", str(timeout_s), str(script)], cwd=cwd,
+                          capture_output=True, text=True, env=ENV, timeout=limit_s)
