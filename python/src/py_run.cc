@@ -195,6 +195,7 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
     if (why.empty() && baton) why = baton->stop_reason();
     stopping.note(why);
     if (const auto stop = stopping.stop()) {  // ranks still in Python code are stopped in turn
+      if (baton) baton->stop_sleepers(stop->second);  // and ranks in time.sleep at once
       py::gil_scoped_acquire gil;
       interrupts.stop_ranks_in_python(stop->first, stop->second, aborted_type);
     }
@@ -205,8 +206,7 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
   EmulatedRun launch(options, caller);
   // Each rank its own process state (rank_baton.h); None: the ranks share it.
   if (!swap_state.is_none())
-    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), options.timeout_s,
-                                        aborted_type);
+    baton = std::make_unique<RankBaton>(swap_state.cast<py::function>(), options.timeout_s);
   try {
     py::gil_scoped_release nogil;
     launch.run([&](Communicator& world) {

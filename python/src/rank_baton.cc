@@ -1,6 +1,7 @@
 // rank_baton.h: one rank runs Python at a time; its process state is swapped in when it arrives.
 #include "rank_baton.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -36,8 +37,8 @@ std::string seconds_text(double s) {
 }
 }  // namespace
 
-RankBaton::RankBaton(py::function swap, double timeout_s, py::object stopped)
-    : swap_(std::move(swap)), stopped_(std::move(stopped)), timeout_s_(timeout_s) {}
+RankBaton::RankBaton(py::function swap, double timeout_s)
+    : swap_(std::move(swap)), timeout_s_(timeout_s) {}
 
 std::string RankBaton::stop_reason() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -142,7 +143,7 @@ void RankBaton::python_swap(int leaving, int arriving) {
     } catch (py::error_already_set& e) {
       // An error of the swap itself, or interruptions that never end: the caller's install()
       // records the failure; the arriving rank's newest slot values go in place all the same.
-      const bool cut = !e.matches(PyExc_Exception) || e.matches(stopped_);
+      const bool cut = !e.matches(PyExc_Exception) || py::hasattr(e.type(), "_twinccl_stopped");
       if (!cut || attempt >= kMaxSwapAttempts) {
         slots_.after_python_swap(arriving, py::make_tuple(false, py::list()));
         throw;
@@ -153,6 +154,29 @@ void RankBaton::python_swap(int leaving, int arriving) {
   slots_.after_python_swap(arriving, spec);
   swap_whole_ = true;
   if (interrupted) throw std::move(*interrupted);
+}
+
+void RankBaton::sleep(int rank, double seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {  // in waits of an hour at most: a clock's time point holds ~292 years
+    const double left_s =
+        seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (left_s <= 0.0) return;
+    if (sleepers_.wait_for(lock, std::chrono::duration<double>(std::min(left_s, 3600.0)),
+                           [this] { return !sleepers_stopped_.empty(); }))
+      throw AbortedError("time.sleep on rank " + std::to_string(rank) +
+                         " was cut short: the run stopped (" + sleepers_stopped_ + ")");
+  }
+}
+
+void RankBaton::stop_sleepers(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sleepers_stopped_.empty()) return;
+    sleepers_stopped_ = why.empty() ? std::string("stopped") : why;
+  }
+  sleepers_.notify_all();
 }
 
 void RankBaton::give_back_to_caller() {
@@ -252,8 +276,13 @@ void bind_rank_baton(py::module_& m) {
       [](double seconds) {
         if (!(seconds >= 0.0) || std::isinf(seconds))
           throw py::value_error("sleep length must be non-negative and finite");
+        RankBaton* baton = RankBaton::of_this_thread();
+        const int rank = RankBaton::rank_of_this_thread();
         BlockingCall off_turn;
-        std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+        if (baton)
+          baton->sleep(rank, seconds);
+        else
+          std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
       },
       py::arg("seconds"), "time.sleep that gives up the rank's turn while it sleeps.");
 }

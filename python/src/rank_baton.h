@@ -35,10 +35,10 @@ class RankBaton {
  public:
   // `swap(leaving, arriving, serial)` (GIL held) saves rank `leaving`'s state (-1: the caller's)
   // and installs `arriving`'s; called again with the same serial, it resumes a swap that an
-  // asynchronous exception cut: KeyboardInterrupt, SystemExit, or `stopped` (twinccl's
-  // AbortedError type: a stopped run's ranks still in Python get it). A rank waiting for its turn
-  // longer than `timeout_s` stops the run.
-  RankBaton(pybind11::function swap, double timeout_s, pybind11::object stopped);
+  // asynchronous exception cut (KeyboardInterrupt, or the AbortedError that stops a run's ranks
+  // still in Python: RunInterrupts::stop_ranks_in_python). A rank waiting for its turn longer than
+  // `timeout_s` stops the run.
+  RankBaton(pybind11::function swap, double timeout_s);
   RankBaton(const RankBaton&) = delete;
   RankBaton& operator=(const RankBaton&) = delete;
 
@@ -50,6 +50,11 @@ class RankBaton {
   void give_up(int rank);      // GIL held or not
   void give_back_to_caller();  // GIL held, every rank ended: the caller's state in place
   int installed() const { return installed_; }  // whose state is in place (-1: the caller's)
+  // time.sleep on a rank (twinccl._sleep_off_turn; GIL released, turn given up): ends early with
+  // AbortedError once the run is stopped (stop_sleepers), as a process's sleep ends when torchrun
+  // stops its workers; else a rank in time.sleep(600) kept a failed run alive for 10 minutes.
+  void sleep(int rank, double seconds);
+  void stop_sleepers(const std::string& why);            // any thread: the run was stopped
   const std::string& failed() const { return failed_; }  // why a swap failed (else empty)
 
   // The baton of this thread's run, when the thread is one of its ranks (else nullptr).
@@ -76,11 +81,12 @@ class RankBaton {
   pybind11::function swap_;
   std::uint64_t swap_serial_ = 0;  // GIL held: one per python_swap
   bool swap_whole_ = false;        // GIL held: the last python_swap completed
-  pybind11::object stopped_;       // the AbortedError type
   RankSlots slots_;                // GIL held
   std::string failed_;             // GIL held
   double timeout_s_;
-  std::string stop_reason_;  // guarded by mu_
+  std::string stop_reason_;           // guarded by mu_
+  std::condition_variable sleepers_;  // with mu_: ranks in sleep()
+  std::string sleepers_stopped_;      // guarded by mu_: why the run stopped (else empty)
 };
 
 // A rank thread's turn: waits for the baton (GIL released) in its constructor and gives it up in

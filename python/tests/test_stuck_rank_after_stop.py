@@ -42,6 +42,17 @@ CHILD = textwrap.dedent('''
     def every_rank_spins(rank):
         spin(rank)
 
+    def fails_while_another_sleeps(rank):
+        if rank == 0:
+            raise ValueError("bad batch on rank 0")
+        if rank == 1:
+            try:
+                time.sleep(60)  # a rank's sleep gives its turn up; the stop ends it
+            except twinccl.AbortedError as e:
+                stopped[rank] = str(e)
+                raise
+        dist.barrier()
+
     case, rank_state = sys.argv[1], sys.argv[2]
     start = time.monotonic()
     try:
@@ -108,3 +119,15 @@ def test_ranks_that_start_after_the_stop_are_stopped_too():
     assert lines["RAISED"].startswith("RAISED AbortedError"), lines
     assert float(lines["RAISED"].split()[3]) < 20, lines["RAISED"]
     assert lines["STOPPED"] == "STOPPED [0, 1, 2]", lines
+
+
+def test_a_rank_sleeping_when_another_fails_is_stopped_at_once():
+    """Ranks taking turns: time.sleep gives the turn up (the others run meanwhile), and the run's
+    stop ends it with AbortedError, as torchrun's stop ends a sleeping worker; before, a failed run
+    waited out the 60 s sleep."""
+    lines, _ = run_child("fails_while_another_sleeps", "isolated")
+    assert lines["RAISED"].startswith("RAISED ValueError after "), lines
+    assert float(lines["RAISED"].split()[3]) < 20, lines["RAISED"]
+    assert lines["STOPPED"] == "STOPPED [1]", lines
+    assert "time.sleep on rank 1 was cut short: the run stopped (rank 0 failed: ValueError: bad " \
+        "batch on rank 0)" in lines["MESSAGE1"], lines
