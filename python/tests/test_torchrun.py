@@ -34,7 +34,8 @@ SCRIPT = textwrap.dedent('''
     seen = {k: os.environ.get(k) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
                                            "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")}
     with open(os.path.join(os.path.dirname(__file__), "rank%d.json" % rank), "w") as f:
-        json.dump({"env": seen, "argv": sys.argv, "sum": x.tolist(), "main": __name__,
+        json.dump({"env": seen, "argv": sys.argv, "file": __file__, "sum": x.tolist(),
+                   "main": __name__,
                    "pair": pair.item(), "pair_ranks": mpu.PAIR_RANKS}, f)
     dist.barrier()  # every rank has written its file before one fails
     if sys.argv[1] == "raise" and rank == 2:
@@ -68,8 +69,8 @@ def launch(tmp_path, *args, script=SCRIPT):
     path.write_text(script)
     (tmp_path / "mpu.py").write_text(MPU)
     done = subprocess.run([sys.executable, "-m", "twinccl.torchrun"] + list(args[:-1]) +
-                          [str(path)] + list(args[-1]), capture_output=True, text=True,
-                          timeout=120, env=ENV, cwd=str(tmp_path))
+                          [path.name] + list(args[-1]), capture_output=True, text=True,
+                          timeout=120, env=ENV, cwd=str(tmp_path))  # `... train.py`, as typed
     return done
 
 
@@ -83,7 +84,9 @@ def test_each_rank_sees_torchruns_environment_and_a_failing_rank_is_reported(tmp
         assert seen["env"] == {"RANK": str(rank), "LOCAL_RANK": str(rank % 2), "WORLD_SIZE": "4",
                                "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": str(rank // 2),
                                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
-        assert seen["argv"] == [str(tmp_path / "train.py"), "raise", "--lr", "0.1"]
+        # as `python train.py`: argv[0] as typed, __file__ joined to the working directory
+        assert seen["argv"] == ["train.py", "raise", "--lr", "0.1"]
+        assert seen["file"] == str(tmp_path / "train.py")
         assert seen["sum"] == [10.0] * 3 and seen["main"] == "__main__"
         pair = [rank - rank % 2, rank - rank % 2 + 1]
         assert seen["pair_ranks"] == pair and seen["pair"] == sum(pair) + 2

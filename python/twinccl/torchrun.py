@@ -130,7 +130,10 @@ def _program(p, args):
         print("%s: can't open file %r: [Errno %d] %s" % (sys.executable, path, e.errno,
                                                        e.strerror), file=sys.stderr)
         sys.exit(1)  # torchrun: the workers exit 2, torchrun 1
-    return compile(source, path, "exec", dont_inherit=True), path, None
+    # As `python train.py` (3.9+): __file__ and the code's file are the path joined to the
+    # working directory (tracebacks and warnings name it so); sys.argv[0] stays as typed.
+    where = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    return compile(source, where, "exec", dont_inherit=True), where, None
 
 
 def main(argv=None):
@@ -144,7 +147,9 @@ def main(argv=None):
         from ._cuda_on_cpu import cuda_on_cpu  # (its per-rank current device, before states)
     from ._rank_state import RankStates, torchrun_environ
     world = per_node * nodes
-    script_argv = [path] + list(args.training_script_args)  # `python -m`: the module's file
+    # `python -m`: the module's file; a script: its path as typed
+    script_argv = [path if args.module else args.training_script] + \
+        list(args.training_script_args)
     if not args.module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
 
