@@ -110,30 +110,31 @@ void RankBaton::install(int rank) {
   if (installed_ == rank) return;
   const int leaving = installed_;
   installed_ = rank;
+  std::optional<py::error_already_set> cut;
   try {
     if (slots_.try_fast_swap(leaving, rank)) {
       ++fast_hand_overs;
       return;
     }
-    python_swap(leaving, rank);
+    cut = python_swap(leaving, rank);
   } catch (py::error_already_set& e) {
-    if (!swap_whole_ && e.matches(PyExc_Exception))
+    if (e.matches(PyExc_Exception))
       failed_ = "swapping from rank " + std::to_string(leaving) + "'s state failed: " + e.what();
     throw;
   }
+  if (cut) throw std::move(*cut);  // the state is whole: the interruption goes on
 }
 
-void RankBaton::python_swap(int leaving, int arriving) {
+std::optional<py::error_already_set> RankBaton::python_swap(int leaving, int arriving) {
   ++python_hand_overs;
   ++swap_serial_;
-  swap_whole_ = false;
   slots_.save(leaving);
   // An asynchronous exception (a KeyboardInterrupt relayed into this thread, Ctrl-C on the main
   // thread, the AbortedError of a stopped run's ranks still in Python) can cut the swap between any
   // two bytecodes, even before its first line: it is called again with the same serial and goes on
   // from where it was (_rank_state.py), until the state is whole; the first such exception is
-  // raised after. Cut and left, the caller of an interrupted run kept a rank's os.environ, logging
-  // settings...
+  // returned, for the caller to raise. Cut and left, the caller of an interrupted run kept a rank's
+  // os.environ, logging settings...
   std::optional<py::error_already_set> interrupted;
   py::object spec;
   for (int attempt = 0;; ++attempt) {
@@ -152,8 +153,7 @@ void RankBaton::python_swap(int leaving, int arriving) {
     }
   }
   slots_.after_python_swap(arriving, spec);
-  swap_whole_ = true;
-  if (interrupted) throw std::move(*interrupted);
+  return interrupted;
 }
 
 void RankBaton::sleep(int rank, double seconds) {
@@ -183,7 +183,7 @@ void RankBaton::give_back_to_caller() {
   if (installed_ == -1) return;
   const int leaving = installed_;
   installed_ = -1;
-  python_swap(leaving, -1);
+  if (auto cut = python_swap(leaving, -1)) throw std::move(*cut);
 }
 
 RankTurn::RankTurn(RankBaton* baton, int rank) : baton_(baton), rank_(rank) {

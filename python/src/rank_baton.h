@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "rank_slots.h"
@@ -64,7 +65,9 @@ class RankBaton {
  private:
   friend class RankTurn;
   friend class BlockingCall;
-  void python_swap(int leaving, int arriving);  // GIL held: _rank_state.py's swap, then slots_
+  // GIL held: _rank_state.py's swap, then slots_; returns the first asynchronous exception that
+  // cut it (the caller raises it: the state is whole by then).
+  std::optional<pybind11::error_already_set> python_swap(int leaving, int arriving);
   // A rank waiting for its turn. give_up() hands the baton straight to the first waiter and wakes
   // that one only (a notify_all woke every waiter at every hand-over: 7 needless context switches
   // per hand-over at 8 ranks, the largest part of a hand-over's cost on a loaded machine).
@@ -80,7 +83,6 @@ class RankBaton {
   std::chrono::steady_clock::time_point held_since_;
   pybind11::function swap_;
   std::uint64_t swap_serial_ = 0;  // GIL held: one per python_swap
-  bool swap_whole_ = false;        // GIL held: the last python_swap completed
   RankSlots slots_;                // GIL held
   std::string failed_;             // GIL held
   double timeout_s_;

@@ -9,12 +9,10 @@ non-contiguous input (torch.distributed.nn's gather backward) was refused; Reduc
 message showed an object address; a short gather_list, bad all_to_all_single splits and an
 any-source recv named no rank or line."""
 import os
-import subprocess
-import sys
 
 import pytest
 
-import twinccl
+from launcher_support import launch
 
 torch = pytest.importorskip("torch")
 if not hasattr(torch.distributed.distributed_c10d, "_World"):
@@ -23,15 +21,10 @@ if not hasattr(torch.distributed.distributed_c10d, "_World"):
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_scripts",
                       "api_calls.py")
-ENV = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
 def test_stores_short_forms_bool_tags_and_refusals_as_gloo(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "4",
-                           "--timeout-s", "30", SCRIPT], capture_output=True, text=True,
-                          timeout=150, env=ENV, cwd=str(tmp_path))
+    done = launch(SCRIPT, nproc=4, cwd=tmp_path, limit_s=150, PYTHONWARNINGS="ignore")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
     for r in range(4):
         assert "rank %d: api calls as Gloo" % r in done.stdout

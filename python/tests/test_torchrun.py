@@ -2,20 +2,15 @@
 torchrun gives each worker, torchrun's exit codes and failure report), and torch's "Distributed
 Synchronous SGD" tutorial shape giving the weights of a reference computed rank by rank."""
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-import twinccl
+from launcher_support import ENV
 
 torch = pytest.importorskip("torch")
-# The children import this twinccl (the build tree's) from any directory.
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 SCRIPT = textwrap.dedent('''
     import json, os, sys

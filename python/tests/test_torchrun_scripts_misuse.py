@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-import twinccl
+import launcher_support
 
 torch = pytest.importorskip("torch")
 if not hasattr(torch.distributed.distributed_c10d, "_World"):
@@ -23,10 +23,7 @@ if not hasattr(torch.distributed.distributed_c10d, "_World"):
                 allow_module_level=True)
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_scripts")
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
-    PYTHONWARNINGS="ignore::FutureWarning")
+ENV = dict(launcher_support.ENV, PYTHONWARNINGS="ignore::FutureWarning")
 DEADLINE_S = 60
 
 # (script, the line as written, the same line with the misuse planted, errors that may name it)

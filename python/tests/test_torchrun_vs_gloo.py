@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-import twinccl
+import launcher_support
 
 torch = pytest.importorskip("torch")
 if not hasattr(torch.distributed.distributed_c10d, "_World"):
@@ -36,10 +36,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_script
 SCRIPTS = ["clip.py", "ddp_tutorial.py", "fsdp2.py", "mesh_2d.py", "pipeline.py", "megatron.py"]
 EXACT = {"pipeline"}
 TOLERANCE = 1e-6
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(os.path.abspath(twinccl.__file__)))] +
-    [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
-    PYTHONWARNINGS="ignore::FutureWarning")
+ENV = dict(launcher_support.ENV, PYTHONWARNINGS="ignore::FutureWarning")
 
 
 def launch(launcher, world, out):

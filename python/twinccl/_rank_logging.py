@@ -19,9 +19,9 @@ that never configured it. The caller's settings are untouched by the ranks and b
 when the run ends (the descriptors are removed). Handler objects are shared where two ranks
 hold the same one (the caller's, copied into every rank's lists).
 """
-import contextlib
 import logging
-import threading
+
+from ._run_patches import RunPatch
 
 _view = None  # the view in place: None (the caller's: each logger's __dict__) or a _View
 
@@ -126,31 +126,12 @@ class _PerRank:
             raise AttributeError(self.name) from None
 
 
-_lock = threading.Lock()
-_runs = [0]
-_replaced = {}  # name -> logging.Logger's own class attribute of that name, if it had one
+_logger_patch = RunPatch(logging.Logger, {name: _PerRank(name) for name in _NAMES})
 
 
-@contextlib.contextmanager
 def per_rank_loggers():
     """Logger attributes are per-rank (_PerRank) while isolated runs last (nested ones too)."""
-    with _lock:
-        if _runs[0] == 0:
-            for name in _NAMES:
-                if name in logging.Logger.__dict__:
-                    _replaced[name] = logging.Logger.__dict__[name]
-                setattr(logging.Logger, name, _PerRank(name))
-        _runs[0] += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _runs[0] -= 1
-            if _runs[0] == 0:
-                for name in _NAMES:
-                    delattr(logging.Logger, name)
-                    if name in _replaced:
-                        setattr(logging.Logger, name, _replaced.pop(name))
+    return _logger_patch.during_run()
 
 
 class RankLogging:

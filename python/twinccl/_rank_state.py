@@ -197,7 +197,7 @@ class RankStates:
         None: a direct call) starts a new hand-over."""
         job = self._job
         if serial is None or job is None or job.serial != serial:
-            job = _HandOver(serial, leaving, self._saved.get(arriving))
+            job = _HandOver(serial, self._saved.get(arriving))
             self._commit_slots()  # the baton has the previous hand-over's slots
             self._job = job
         if not job.counted:
@@ -268,11 +268,10 @@ class RankStates:
 
 class _HandOver:
     """One hand-over in progress (RankStates.swap): how far it got."""
-    __slots__ = ("serial", "leaving", "arriving", "counted", "saved", "targets", "installed",
-                 "slots")
+    __slots__ = ("serial", "arriving", "counted", "saved", "targets", "installed", "slots")
 
-    def __init__(self, serial, leaving, arriving):
-        self.serial, self.leaving = serial, leaving
+    def __init__(self, serial, arriving):
+        self.serial = serial
         self.arriving = arriving  # the arriving rank's saved values (None: its initial ones)
         self.counted = False
         self.saved, self.targets, self.installed = [], [], 0
