@@ -8,7 +8,8 @@
 // thread's previous NCCL launch (ordering.h), and return a Work on a CUDA event (work.h).
 // group_start/group_end are ncclGroupStart/End (one group per thread: another communicator is
 // refused while it is open); split is ncclCommSplit, after the ranks of each color agreed on the
-// name (split_names.h). Uneven (_v) variants and, before NCCL 2.28.3,
+// name (split_names.h); subcommunicator is ncclCommInitRankConfig among the members, with
+// an id sent over the parent (subcommunicator.cc). Uneven (_v) variants and, before NCCL 2.28.3,
 // all_to_all/gather/scatter are grouped ncclSend/ncclRecv (collectives.cc, uneven.cc). premul_sum
 // uses ncclRedOpCreatePreMulSum, destroyed once the call is issued. The communicator is
 // non-blocking (config.blocking = 0): init, split, every launch and finalize are polled with
@@ -84,6 +85,9 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
   Work do_group_end(const CallOptions& opts, Where where) override;
   std::unique_ptr<Communicator> do_split(int color, int key, std::string new_name,
                                          Where where) override;
+  // subcommunicator.cc: the id travels from the first member over the parent (p2p).
+  std::unique_ptr<Communicator> do_subcommunicator(std::vector<int> ranks, int new_rank,
+                                                   std::string new_name, Where where) override;
 
  private:
   void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -23,6 +24,7 @@
 #include "departures.h"
 #include "exchange.h"
 #include "group_buffers.h"
+#include "members_only.h"
 #include "rendezvous.h"
 #include "schedule_cache.h"
 #include "single_user.h"
@@ -54,6 +56,7 @@ struct SharedComm {
   emu::Rendezvous rendezvous;
   emu::Exchange p2p;                  // user send/recv
   emu::GroupBoard group_buffers;      // shared buffers across a group's collectives (checks on)
+  emu::MembersOnly members_only;      // subcommunicators being made by their members
   emu::CommRecord* record = nullptr;  // the checker's view (nullptr with checks off)
   int size() const { return static_cast<int>(global_ranks.size()); }
 };
@@ -93,6 +96,8 @@ class EmuCommunicator final : public Communicator {
   bool do_group_abort(Where where) noexcept override;
   std::unique_ptr<Communicator> do_split(int color, int key, std::string name,
                                          Where where) override;
+  std::unique_ptr<Communicator> do_subcommunicator(std::vector<int> ranks, int new_rank,
+                                                   std::string name, Where where) override;
 
  private:
   struct Issued {
@@ -115,6 +120,11 @@ class EmuCommunicator final : public Communicator {
     std::weak_ptr<emu::EmuWork> last_work;
     emu::Stream stream;
   };
+  // One meeting of this communicator's ranks named `call` (split, subcommunicator), run on its
+  // stream after the work queued before it, and waited for: `with_meeting` runs on each rank once
+  // every rank arrived, before they leave.
+  void meet(std::string_view call, OpDesc& op, std::pair<int, int> split_arg,
+            const std::function<void(emu::Meeting&)>& with_meeting);
   Work end_group_level(const CallOptions& opts, Where where);  // do_group_end's, holding user_
   void abort_group_level(Where where) noexcept;  // group_abort's work, the caller holding user_
   Work launch(Lane& lane, std::vector<Issued> ops, bool async_op,

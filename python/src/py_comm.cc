@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "call_site.h"
 #include "py_buffer.h"
@@ -184,6 +185,23 @@ void bind_comm(py::module_& m) {
             return py::cast(Comm(c.shared_state(), raw));
           },
           py::arg("color"), py::arg("key"), py::arg("name"), py::arg("file"), py::arg("line"))
+      .def(
+          "subcommunicator",
+          [](const Comm& c, const std::vector<int>& ranks, const std::string& name,
+             const std::string& file, unsigned line) -> py::object {
+            const Where where = python_call_site(file, line);
+            std::unique_ptr<Communicator> child;
+            {
+              BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
+              child = c.get().subcommunicator(ranks, name, where);
+            }
+            Communicator* raw = child.get();
+            c.state().groups.push_back(std::move(child));
+            return py::cast(Comm(c.shared_state(), raw));
+          },
+          py::arg("ranks"), py::arg("name"), py::arg("file"), py::arg("line"),
+          "A communicator of `ranks` (ranks of this one, in the new one's order) made by those "
+          "ranks only: every member calls it with the same ranks and name, no other rank does.")
       .def(
           "compute",
           [](const Comm& c, double seconds, double flops) {

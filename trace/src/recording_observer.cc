@@ -6,9 +6,11 @@
 // outermost group_end blocks, or through the group's Work when it is async. A split tells the
 // recorder this rank's (color, key) before the backend's split; the child's world ranks are then
 // the ranks of the same color ordered by (key, rank), as split() orders them (no exchange needed).
+// A subcommunicator's members are the parent's ranks it lists.
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <span>
 
 #include "twinccl/call_observer.h"
 #include "twinccl/errors.h"
@@ -125,6 +127,15 @@ class RecordingObserver final : public CallObserver {
                             child.name() + "' of " + std::to_string(child.size()) +
                             " ranks, the recorded colors give " + std::to_string(sub.ranks.size()));
     }
+    return std::make_shared<RecordingObserver>(recorder_, std::move(sub), world_rank_);
+  }
+
+  // The members are known here: the parent's ranks listed, as world ranks.
+  std::shared_ptr<CallObserver> subcommunicator(Communicator& parent, Communicator& child,
+                                                std::span<const int> ranks) override {
+    (void)parent;
+    TraceCommunicator sub{child.name(), {}};
+    for (int r : ranks) sub.ranks.push_back(comm_.ranks[static_cast<std::size_t>(r)]);
     return std::make_shared<RecordingObserver>(recorder_, std::move(sub), world_rank_);
   }
 

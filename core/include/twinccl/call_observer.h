@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "twinccl/communicator.h"
 
@@ -53,6 +54,15 @@ class CallObserver {
   virtual std::shared_ptr<CallObserver> split(Communicator& parent, Communicator& child) {
     (void)parent;
     (void)child;
+    return nullptr;
+  }
+  // subcommunicator(ranks) of `parent` made `child` on this member (`ranks`: ranks of parent, in
+  // the child's order); returns the child's observer (nullptr: the child is not observed).
+  virtual std::shared_ptr<CallObserver> subcommunicator(Communicator& parent, Communicator& child,
+                                                        std::span<const int> ranks) {
+    (void)parent;
+    (void)child;
+    (void)ranks;
     return nullptr;
   }
   // Communicator::compute / compute_flops (one of seconds, flops is 0).

@@ -142,6 +142,15 @@ class Communicator {
   // color below kNoColor and for a name over kMaxCommNameBytes or holding a control byte.
   std::unique_ptr<Communicator> split(int color, int key, std::string name = {},
                                       Where where = Where::current());
+  // ---- a sub-communicator made by its members only, as NCCL's ncclCommInitRank with a unique id
+  // the members share (MindSpore's `if rank in ids: create_group(...)`, torch's
+  // new_group(use_local_synchronization=True)): every rank listed in `ranks` (ranks of this
+  // communicator; rank i of the new one is ranks[i]) calls it with the same ranks and name, and
+  // no other rank calls it. Blocks until every member called it. An empty name gets one made of
+  // this communicator's name and the ranks. Refused inside a group, for an empty list, a rank out
+  // of range or listed twice, a caller not listed, and a name split() refuses.
+  std::unique_ptr<Communicator> subcommunicator(std::span<const int> ranks, std::string name = {},
+                                                Where where = Where::current());
 
   // Issues one described operation. The typed calls above fill OpDesc and land here.
   Work issue(OpDesc op);
@@ -184,6 +193,10 @@ class Communicator {
   // Arguments checked (color >= kNoColor, name allowed, no group open on this thread).
   virtual std::unique_ptr<Communicator> do_split(int color, int key, std::string name,
                                                  Where where) = 0;
+  // Arguments checked (ranks valid, this rank among them, the name allowed and not empty, no group
+  // open on this thread); `new_rank` is this rank's index in `ranks`.
+  virtual std::unique_ptr<Communicator> do_subcommunicator(std::vector<int> ranks, int new_rank,
+                                                           std::string name, Where where) = 0;
 
  private:
   Work submit_holding_buffers(OpDesc op);

@@ -112,6 +112,10 @@ void note_nccl_launch(const Stream* s, std::uint64_t position) {
        "NCCL launch #" + std::to_string(position) + " on stream " + std::to_string(s->id())});
 }
 
+void forget_dependencies_on(const Stream* s) {
+  std::erase_if(t_dependencies, [&](const Dependency& d) { return d.stream == s; });
+}
+
 void check_launch_order(const Stream* s, const std::string& what) {
   for (const Dependency& d : t_dependencies) {
     if (d.stream == s || s->waited_for(d.stream) >= d.position) continue;
@@ -181,6 +185,9 @@ DOUBLE_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s) {
                    std::to_string(stream->id()) + " with work still queued");
     return cudaSuccess;  // leaked: its work may still run
   }
+  // Its work all ran: a later launch of this thread is ordered after it (a split's or a
+  // subcommunicator's child, drained and destroyed before the parent launches again).
+  dbl::forget_dependencies_on(stream);
   delete stream;
   return cudaSuccess;
 }

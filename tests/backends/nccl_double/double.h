@@ -109,6 +109,8 @@ struct Dependency {
 };
 void note_user_work(const Stream* s, std::uint64_t position, const std::string& what);
 void note_nccl_launch(const Stream* s, std::uint64_t position);
+// A stream destroyed once its work all ran: this thread's later launches need no order after it.
+void forget_dependencies_on(const Stream* s);
 // Checks that `s` is ordered after every dependency of the calling thread; logs violations.
 void check_launch_order(const Stream* s, const std::string& what);
 // Streams with NCCL work deferred in this thread's open group (cudaEventRecord there is a bug).
