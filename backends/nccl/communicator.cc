@@ -26,14 +26,6 @@
 namespace twinccl::nccl {
 namespace {
 
-// `name` must outlive the communicator's readiness: callers pass CommContext::name().
-ncclConfig_t make_config(const std::string& name) {
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // abortable init/split/finalize (polled in CommContext::wait_ready)
-  config.commName = name.c_str();
-  return config;
-}
-
 // CallOptions.algorithm is the emulator's; NCCL picks its own (NCCL_ALGO). Said once per process.
 void note_algorithm_ignored(const OpDesc& op) {
   static std::once_flag once;
@@ -71,6 +63,24 @@ void adapt_fp8(OpDesc& op, StreamContext& stream, int size, const std::string& w
 }
 
 }  // namespace
+
+ncclConfig_t make_config(const std::string& name) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // abortable init/split/finalize (polled in CommContext::wait_ready)
+  config.commName = name.c_str();
+  return config;
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::adopt(std::shared_ptr<StreamContext> stream,
+                                                      std::shared_ptr<CommContext> ctx) const {
+  std::weak_ptr<CommContext> weak = ctx;
+  stream->set_abort([weak](const std::string& why) {
+    if (auto c = weak.lock()) c->abort(why);
+  });
+  auto out = std::make_unique<NcclCommunicator>(std::move(ctx));
+  out->caller_stream_ = caller_stream_;
+  return out;
+}
 
 std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOptions& options) {
   DeviceGuard guard(options.device);
@@ -289,13 +299,7 @@ std::unique_ptr<Communicator> NcclCommunicator::do_split(int color, int key, std
   check_nccl(api().ncclCommUserRank(child, &child_rank), child, what + ": ncclCommUserRank");
   check_nccl(api().ncclCommCount(child, &child_size), child, what + ": ncclCommCount");
   child_ctx->set_comm(child, child_rank, child_size);
-  std::weak_ptr<CommContext> weak = child_ctx;
-  stream->set_abort([weak](const std::string& why) {
-    if (auto c = weak.lock()) c->abort(why);
-  });
-  auto out = std::make_unique<NcclCommunicator>(std::move(child_ctx));
-  out->caller_stream_ = caller_stream_;
-  return out;
+  return adopt(std::move(stream), std::move(child_ctx));
 }
 
 }  // namespace twinccl::nccl

@@ -42,6 +42,10 @@ struct CommunicatorOptions {
   std::shared_ptr<AbortSignal> signal;  // shared by the ranks of one run; may be null
 };
 
+// Non-blocking (init, split and finalize polled in CommContext::wait_ready), named `name`, which
+// must outlive the communicator's readiness: callers pass CommContext::name().
+ncclConfig_t make_config(const std::string& name);
+
 class NcclCommunicator final : public Communicator, public CallGraphs {
  public:
   // ncclCommInitRankConfig on options.device, non-blocking, polled until every rank joined
@@ -90,6 +94,10 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
                                                    std::string new_name, Where where) override;
 
  private:
+  // A new communicator (a split's or a subcommunicator's) on `stream`, ready: the stream's abort
+  // reaches it, and it orders its calls after this one's caller stream.
+  std::unique_ptr<Communicator> adopt(std::shared_ptr<StreamContext> stream,
+                                      std::shared_ptr<CommContext> ctx) const;
   void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
   void release_reduce_ops();
 

@@ -206,14 +206,12 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
   if (verdict.agreed == 0) {
     throw MismatchError(members_disagreement(asked_of(verdict.disagreeing), asked_of(led), name()));
   }
-  // The new communicator, on its own stream, as a split's child (communicator.cc).
+  // The new communicator, on its own stream, as a split's child.
   auto stream = std::make_shared<StreamContext>(ctx_->device(), ctx_->timeout(), ctx_->signal());
   auto child_ctx =
       std::make_shared<CommContext>(nullptr, stream, new_rank, static_cast<int>(ranks.size()),
                                     std::move(new_name), ctx_->timeout(), ctx_->signal());
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
-  config.commName = child_ctx->name().c_str();
+  ncclConfig_t config = make_config(child_ctx->name());
   ncclComm_t child = nullptr;
   const std::string init = what + ": ncclCommInitRankConfig";
   const ncclResult_t rc = api().ncclCommInitRankConfig(&child, static_cast<int>(ranks.size()),
@@ -224,13 +222,7 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
   }
   child_ctx->set_comm(child, new_rank, static_cast<int>(ranks.size()));
   child_ctx->wait_ready(init);  // aborts the comm itself on failure
-  std::weak_ptr<CommContext> weak = child_ctx;
-  stream->set_abort([weak](const std::string& why) {
-    if (auto c = weak.lock()) c->abort(why);
-  });
-  auto out = std::make_unique<NcclCommunicator>(std::move(child_ctx));
-  out->caller_stream_ = caller_stream_;
-  return out;
+  return adopt(std::move(stream), std::move(child_ctx));
 }
 
 }  // namespace twinccl::nccl

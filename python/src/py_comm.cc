@@ -1,6 +1,8 @@
 // py_comm.h: rank state, the current rank, Works, groups.
 #include "py_comm.h"
 
+#include <pybind11/stl.h>
+
 #include <chrono>
 #include <cmath>
 #include <string>

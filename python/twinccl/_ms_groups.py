@@ -5,17 +5,16 @@
     create_group("dp", [0, 2, 4, 6])        # every rank calls it (see below)
     out, _ = twinccl.mindspore.all_reduce(x, group="dp")
 
-create_group is collective over the world here: every rank calls it with the same rank_ids (ranks
-outside rank_ids join without becoming members), because an emulated group is split from the
-world. MindSpore on Ascend lets only the members call it; a script that does stops with an error
-naming its create_group line (a rank that never calls it is waited for). A rank's group names
-live on its own thread, as a process's would.
+create_group is made by the members only, as on Ascend (HCCL) and in MindSpore's own example
+(`if get_rank() in rank_ids: create_group(...)`): the emulator's Communicator::subcommunicator.
+A non-member may call it too (a loop over every group): it only notes that the group exists
+without it. A member that never calls it is waited for, with the deadline and a message naming
+it. A rank's group names live on its own thread, as a process's would.
 """
 import numbers
 import os
 import sys
 import threading
-import zlib
 
 from . import _twinccl
 from ._twinccl import InvalidArgument
@@ -210,29 +209,8 @@ def get_comm_name(group=GlobalComm.WORLD_COMM_GROUP):
 
 
 def create_group(group, rank_ids, options=None):
-    """Makes the group `group` of the world ranks `rank_ids`; collective over the world here."""
+    """Makes the group `group` of the world ranks `rank_ids` (its members call it)."""
     make_group(group, rank_ids, call_site())
-
-
-_MEMBERS_ONLY_HINT = (" [making group %r of ranks %s: TwinCCL makes a group by splitting the "
-                      "world, which every rank must join: call create_group/new_group on every "
-                      "rank, members or not (not only `if get_rank() in rank_ids:` as MindSpore's "
-                      "example does; non-members get no group) (docs/python.md)]")
-
-
-def add_hint(error, hint):
-    """Appends `hint` to a TwinCCL error's message in place (its traceback kept), once."""
-    if "which every rank must join" not in str(error):
-        error.args = (str(error) + hint,) + tuple(error.args[1:])
-
-
-def hint_split_error(error):
-    """A non-member's view of a split that only the members called (its own operation met their
-    split): the same advice, added to the error leaving the rank's function."""
-    if isinstance(error, _twinccl.Error) and "called split" in str(error):
-        add_hint(error, " [a split of the world is how TwinCCL makes a group (create_group/"
-                        "new_group), which every rank must join: call them on every rank, "
-                        "members or not (docs/python.md)]")
 
 
 def make_group(group, rank_ids, site):
@@ -259,22 +237,9 @@ def make_group(group, rank_ids, site):
                                   "rank_ids=%s already; now rank_ids=%s (destroy_group first)"
                                   % (group, world.rank, made, members))
         return
-    member = world.rank in members
-    # Members that disagree on (name, ranks) land in different groups, caught by the size check.
-    color = zlib.crc32(repr((group, members)).encode()) & 0x3FFFFFFF if member else -1
-    try:
-        comm = world.split(color, world.rank, group, *site)
-    except _twinccl.Error as e:  # most often: MindSpore's own example, members only calling it
-        add_hint(e, _MEMBERS_ONLY_HINT % (group, members))
-        raise
+    if world.rank in members:
+        _named()[group] = ProcessGroup(world.subcommunicator(members, group, *site), members)
     _known()[group] = members
-    if comm is None:
-        return
-    if comm.size != len(members):
-        raise InvalidArgument("create_group(%r) on rank %d: ranks disagree on the group: this rank "
-                              "passed rank_ids=%s, but only %d rank(s) passed the same"
-                              % (group, world.rank, members, comm.size))
-    _named()[group] = ProcessGroup(comm, members)
 
 
 def destroy_group(group):

@@ -83,7 +83,8 @@ def get_world_size(group=None):
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
               use_local_synchronization=False, group_desc=None):
-    """Every rank calls it with the same ranks; members get the group's name, the others ''."""
+    """Members get the group's name, a non-member that calls it ''; made by the members only
+    (timeout, pg_options, use_local_synchronization and group_desc are reserved in MindSpore)."""
     site = call_site()
     if ranks is None:
         return GlobalComm.WORLD_COMM_GROUP
@@ -92,9 +93,6 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     backend = "hccl" if backend is None else backend
     if backend not in ("hccl", "mccl"):
         raise InvalidArgument("new_group: backend must be 'hccl' or 'mccl', got %r" % (backend,))
-    if use_local_synchronization:
-        raise InvalidArgument("new_group: use_local_synchronization=True is not supported (every "
-                              "rank calls new_group)")
     members = sorted(ranks)
     name = "%s_%d_%s" % (backend, len(members),
                          hashlib.sha1("_".join(map(str, members)).encode()).hexdigest())

@@ -62,17 +62,13 @@ TARGETS = [
 
 def fresh_groups(fn):
     """fn as each rank runs it: starting with no named groups (a new process has none)."""
-    from ._ms_groups import hint_split_error, reset
+    from ._ms_groups import reset
     from ._ms_ops_comm import reset as reset_switches
 
     def rank_main(rank):
         reset()
         reset_switches()
-        try:
-            return fn(rank)
-        except Exception as e:
-            hint_split_error(e)
-            raise
+        return fn(rank)
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
     return rank_main
 

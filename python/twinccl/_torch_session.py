@@ -7,10 +7,11 @@ swap, or _torch_world's per-thread view), and every rank starts with
 communicator. A script's own
 `init_process_group("nccl" | "gloo", ...)` then finds its group made (accepted when its rank and
 world size agree: the run, not the script, chooses them, as torchrun does). New groups
-(`new_group`, `new_subgroups*`, DeviceMesh's dimensions) are split from the emulator's world on
-every rank, members and others (torch calls the backend's creator on the members only), so a
-group is the emulator's own communicator with its misuse checks and its trace. `split_group` is
-answered the same way. Every backend name a script asks for means TwinCCL inside the run.
+(`new_group`, `new_subgroups*`, DeviceMesh's dimensions) are made by their members from the
+emulator's world (Communicator::subcommunicator, as torch's NCCL backend makes them with
+ncclCommInitRank), so a group is the emulator's own communicator with its misuse checks and its
+trace, and `new_group(..., use_local_synchronization=True)` called by the members only works as
+in torch. `split_group` is answered the same way. Every backend name a script asks for means TwinCCL inside the run.
 """
 import contextlib
 import datetime
@@ -18,7 +19,6 @@ import functools
 import inspect
 import sys
 import threading
-import zlib
 
 import torch.distributed as tdist
 import torch.distributed.distributed_c10d as c10d
@@ -26,67 +26,58 @@ import torch.distributed.distributed_c10d as c10d
 from . import _torch_backend, _torch_world, _twinccl
 from ._twinccl import InvalidArgument
 
-_NOCOLOR = -1
-_local_sync = threading.local()  # .active: a member's new_group(use_local_synchronization=True)
+_naming = threading.local()  # .local_sync: a member's new_group(use_local_synchronization=True)
 
 
-def _group_comm(ranks, group_name, member=True):
+def _group_comm(ranks, group_name):
     """The emulator communicator of the group of these global ranks (in group-rank order) for
-    the calling rank, or None when it is no member. Collective over the world."""
+    the calling rank, made by the members only (Communicator::subcommunicator), or None when it
+    is no member."""
     world = _twinccl._world()
     ranks = [int(r) for r in ranks]
-    member = member and world.rank in ranks
-    color = zlib.crc32(repr(ranks).encode()) & 0x3FFFFFFF if member else _NOCOLOR
-    key = ranks.index(world.rank) if member else 0
+    if world.rank not in ranks:
+        return None
     file, line = _torch_backend.user_site()
     name = ("group %s" % group_name)[:120]
     try:
-        comm = world.split(color, key, name, file, line)
-    except _twinccl.Error as e:
-        if not getattr(_local_sync, "active", False):
-            raise
-        raise type(e)(str(e) + _LOCAL_SYNC_HINT) from None
-    if comm is not None and comm.size != len(ranks):
-        raise InvalidArgument("new_group on rank %d (%s:%d): ranks disagree on the group: this "
-                              "rank passed ranks=%s, but only %d rank(s) passed the same list; "
-                              "every rank must create the same groups in the same order"
-                              % (world.rank, file, line, ranks[:16], comm.size))
-    return comm
+        return world.subcommunicator(ranks, name, file, line)
+    except _twinccl.MismatchError as e:
+        hint = _LOCAL_SYNC_HINT if getattr(_naming, "local_sync", False) else _ORDER_HINT
+        raise type(e)(str(e) + hint) from None
 
 
-_LOCAL_SYNC_HINT = (" [new_group(..., use_local_synchronization=True) was called by its members "
-                    "only: TwinCCL makes a group by splitting the world, which every rank must "
-                    "join; call new_group on every rank (non-members get NON_GROUP_MEMBER, as "
-                    "torch gives them with that option) (docs/python.md)]")
+_ORDER_HINT = (" [torch names a group after how many groups this rank made before it "
+               "(_world.group_count): every rank calls new_group for every group, in the same "
+               "order, members or not (torch's rule; its own backends wait for ever here) "
+               "(docs/python.md)]")
+_LOCAL_SYNC_HINT = (" [with use_local_synchronization=True torch names a group after its ranks "
+                    "and how many groups this rank made before it (_world.group_count in torch "
+                    "2.15), which a non-member does not count: ranks that made different groups "
+                    "first ask for different names, and torch's own backends wait for ever "
+                    "here. Make the groups in the same order on their members, or without "
+                    "use_local_synchronization on every rank (docs/python.md)]")
 
 
 def _wrap_new_group_with_tag(original):
-    """torch's _new_group_with_tag (behind new_group): with use_local_synchronization=True
-    torch returns NON_GROUP_MEMBER to a non-member at once; here that rank joins the world's
-    split first (without a group), so that every rank calling it (a loop over all groups) works.
-    When only the members call it, their split cannot complete: the error says why."""
+    """torch's _new_group_with_tag (behind new_group), noting use_local_synchronization=True for
+    the message of members that ask for different names (a non-member gets NON_GROUP_MEMBER from
+    torch at once, as in torch: only the members make the group)."""
     signature = inspect.signature(original)
 
     @functools.wraps(original)
     def new_group_with_tag(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
-        ranks = bound.arguments.get("ranks")
-        if not bound.arguments.get("use_local_synchronization") or ranks is None:
-            return original(*args, **kwargs)
-        if tdist.get_rank() not in ranks:
-            _group_comm(ranks, None, member=False)
-            c10d._world.group_count += 1  # as the members count it (their groups' hashed names)
-            return c10d.GroupMember.NON_GROUP_MEMBER
-        _local_sync.active = True
+        _naming.local_sync = bool(bound.arguments.get("use_local_synchronization"))
         try:
             return original(*args, **kwargs)
         finally:
-            _local_sync.active = False
+            _naming.local_sync = False
     return new_group_with_tag
 
 
 def _wrap_group_helper(original):
-    """torch's _new_process_group_helper, with the emulator's split done first on every rank."""
+    """torch's _new_process_group_helper, with the emulator's communicator made first (by the
+    members)."""
     signature = inspect.signature(original)
 
     @functools.wraps(original)
@@ -163,8 +154,8 @@ def _unsorted():
 _store = [None]
 def _no_store_barrier(original):
     """torch's store-based barrier after making a group (always in torch 1.x) would block a rank
-    in the store while it holds the rank baton; the emulator's world split that made the group
-    is collective already."""
+    in the store while it holds the rank baton; the members met already when the emulator made
+    the group."""
     def _store_based_barrier(*args, **kwargs):
         return None
     return _store_based_barrier
