@@ -285,7 +285,7 @@ TEST_CASE("nccl gpu: async work, wait_for, test, groups", "[gpu]") {
   });
 }
 
-TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
+TEST_CASE("nccl gpu: split, subcommunicator, buffers, errors", "[gpu]") {
   nccl::run_local_ranks({0}, options(), [](Communicator& world) {
     CHECK(world.split(kNoColor, 0) == nullptr);
     auto sub = world.split(0, 0, "sub");
@@ -297,6 +297,14 @@ TEST_CASE("nccl gpu: split, buffers, errors", "[gpu]") {
     Buffer out = sub->alloc(1000, DataType::int32);
     sub->all_reduce(in, out, ReduceOp::sum());
     CHECK(difference(device_bytes(out), encode(DataType::int32, values), DataType::int32) == "");
+    // A communicator made by its members only (here the one rank): ncclGetUniqueId, then init.
+    auto solo = world.subcommunicator(std::vector<int>{0}, "solo");
+    REQUIRE(solo != nullptr);
+    CHECK(solo->name() == "solo");
+    Buffer solo_out = solo->alloc(1000, DataType::int32);
+    solo->all_reduce(in, solo_out, ReduceOp::sum());
+    CHECK(difference(device_bytes(solo_out), encode(DataType::int32, values), DataType::int32) ==
+          "");
 
     Buffer b = world.alloc(16, DataType::float64);
     CHECK(b.memory_kind() == MemoryKind::device);
