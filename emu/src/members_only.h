@@ -34,10 +34,10 @@ class MembersOnly {
   void done(const MembersAsked& asked, const std::shared_ptr<void>& made, bool failed);
 
  private:
-  using Key = std::pair<std::string, std::vector<int>>;
+  using Key = std::pair<std::string, std::vector<int>>;  // (name, ranks)
   struct Pending {
     std::shared_ptr<void> made;
-    std::vector<MembersAsked> joined;  // in arrival order
+    std::vector<std::pair<int, std::string>> joined;  // (rank, call site), in arrival order
   };
   std::mutex mu_;
   std::map<Key, Pending> pending_;
