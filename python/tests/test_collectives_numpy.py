@@ -208,6 +208,26 @@ def test_new_group(world_size):
             assert (x == sum(members)).all() and (b == members[-1]).all()
 
 
+def test_new_group_made_by_its_members_only(world_size):
+    """use_local_synchronization=True (torch's option): only the members call new_group; a
+    non-member's call returns NON_GROUP_MEMBER at once. Before: the option was refused."""
+    members = list(range(1, world_size))
+
+    def rank(r):
+        if r == 0:  # never calls it for `members`; its own group of one, made alone
+            g = dist.new_group([0], use_local_synchronization=True)
+            assert dist.new_group(members, use_local_synchronization=True) is \
+                dist.GroupMember.NON_GROUP_MEMBER
+            return dist.get_world_size(g)
+        g = dist.new_group(members, use_local_synchronization=True)
+        x = np.full(2, float(r), np.float32)
+        dist.all_reduce(x, group=g)
+        return dist.get_rank(g), float(x[0])
+    got = run_ranks(rank, world_size)
+    assert got[0] == 1
+    assert got[1:] == [(m - 1, float(sum(members))) for m in members]
+
+
 def test_object_collectives(world_size):
     def rank(r):
         objs = [None] * world_size

@@ -135,10 +135,12 @@ def get_global_rank(group, group_rank):
     return group.ranks[group_rank]
 
 
-def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
+              use_local_synchronization=False, group_desc=None):
     """Collective over the world, as in torch: every rank calls it with the same ranks; members
     get a ProcessGroup (group rank = position in sorted(ranks)), the others
-    GroupMember.NON_GROUP_MEMBER."""
+    GroupMember.NON_GROUP_MEMBER. With use_local_synchronization=True (torch's option) only the
+    members call it: the group is made by them alone, a non-member's call returns at once."""
     site = call_site()
     if timeout is not None or pg_options is not None:
         raise InvalidArgument("new_group: timeout and pg_options are not supported (the emulator's "
@@ -151,6 +153,12 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     count = getattr(_local, "groups", 0) + 1
     _local.groups = count
     member = world.rank in members
+    if use_local_synchronization:
+        if not member:
+            return GroupMember.NON_GROUP_MEMBER
+        # Named by its ranks: members that made other groups before still agree on it.
+        name = "group of ranks %s" % _shown(members)
+        return ProcessGroup(world.subcommunicator(members, name, *site), members)
     # The members' color is their list's checksum: members that disagree on the list land in
     # different groups, whose size then differs from the list (torch leaves this undefined).
     color = zlib.crc32(repr(members).encode()) & 0x3FFFFFFF if member else -1
