@@ -1,7 +1,8 @@
-// Randomized differential test: thousands of random valid programs (random world sizes, splits,
-// collectives, counts, dtypes, reduce ops, roots, in-place layouts, async calls, groups and
-// send/recv permutations) run on the emulator with every check on, and every output must be
-// bit-identical to the sequential reference model. A false deadlock or mismatch report fails too.
+// Randomized differential test: thousands of random valid programs (random world sizes, splits or
+// communicators made by their members only, collectives, counts, dtypes, reduce ops, roots,
+// in-place layouts, async calls, groups and send/recv permutations) run on the emulator with every
+// check on, and every output must be bit-identical to the sequential reference model. A false
+// deadlock or mismatch report fails too.
 //
 // TWINCCL_RANDOM_PROGRAMS sets how many programs run (default 2000; the sanitizer builds use
 // fewer), TWINCCL_RANDOM_SEED the first seed (default 1). A failure names the seed to replay.
@@ -27,10 +28,11 @@ using namespace twinccl::testing;
 namespace {
 
 struct Step {
-  bool p2p = false;       // a send/recv permutation in a group, else one collective
-  int colors = 1;         // the step runs on world.split(rank % colors, key) when > 1
-  std::vector<int> keys;  // split key per world rank
-  CallShape shape;        // collectives
+  bool p2p = false;           // a send/recv permutation in a group, else one collective
+  int colors = 1;             // the step runs on world.split(rank % colors, key) when > 1
+  std::vector<int> keys;      // split key per world rank
+  bool members_only = false;  // colors > 1: each color's members make theirs (subcommunicator)
+  CallShape shape;            // collectives
   bool async_op = false;
   bool in_group = false;  // collective issued inside group_start/group_end
   std::vector<int> to;    // p2p: world rank r sends to[r] (a permutation of its communicator)
@@ -86,6 +88,7 @@ Program make_program(unsigned seed) {
     if (p.nranks > 1 && pick(3) == 0) {
       step.colors = 1 + pick(std::min(p.nranks, 3));
       for (int r = 0; r < p.nranks; ++r) step.keys.push_back(pick(5));
+      step.members_only = (step.salt / 3) % 2 == 1;  // (no draw: the programs stay as they were)
     }
     step.p2p = pick(5) == 0;
     DataType dtype = kAllDataTypes[static_cast<std::size_t>(pick(12))];
@@ -180,7 +183,12 @@ std::vector<Bytes> run_rank(Communicator& world, const Program& p) {
   for (const Step& step : p.steps) {
     std::unique_ptr<Communicator> sub;
     Communicator* comm = &world;
-    if (step.colors > 1) {
+    if (step.colors > 1 && step.members_only) {
+      // The same members in the same order as the split below, made by them alone.
+      const int color = world.rank() % step.colors;
+      sub = world.subcommunicator(members(p, step).at(color), "color" + std::to_string(color));
+      comm = sub.get();
+    } else if (step.colors > 1) {
       sub = world.split(world.rank() % step.colors,
                         step.keys[static_cast<std::size_t>(world.rank())]);
       comm = sub.get();
