@@ -33,7 +33,8 @@ if not hasattr(torch.distributed.distributed_c10d, "_World"):
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_scripts")
 # clip.py first: torch.distributed.nn.functional binds `group=group.WORLD` when first imported
 # (DDP imports it after init_process_group), which in one process outlives that group.
-SCRIPTS = ["clip.py", "ddp_tutorial.py", "fsdp2.py", "mesh_2d.py", "pipeline.py", "megatron.py"]
+SCRIPTS = ["clip.py", "ddp_tutorial.py", "fsdp2.py", "mesh_2d.py", "pipeline.py", "megatron.py",
+           "checkpoint.py"]
 EXACT = {"pipeline"}
 TOLERANCE = 1e-6
 ENV = dict(launcher_support.ENV, PYTHONWARNINGS="ignore::FutureWarning")
