@@ -4,8 +4,10 @@ losses, weights and gradients must agree. The scripts (python/tests/torchrun_scr
 DDP tutorial with per-rank seeds, dropout and a shuffling DataLoader; an FSDP2 loop; a 2-D
 DeviceMesh MLP with tensor and sequence parallelism; a CLIP loss over torch.distributed.nn's
 all_gather; a GPipe pipeline over batch_isend_irecv; a Megatron-style MLP whose groups live in a
-module's globals. One launch per side and world size runs all six (run_scripts.py: one torch
-import per rank instead of six). At 8 ranks the 2-D mesh is 4 x 2 (dp and tp of different sizes).
+module's globals; torchtitan's checkpointing of a 2-D FSDP2 + tensor-parallel model
+(torch.distributed.checkpoint save, load, resume, async_save, a full state dict broadcast from
+rank 0). One launch per side and world size runs all seven (run_scripts.py: one torch import per
+rank instead of seven). At 8 ranks the 2-D mesh is 4 x 2 (dp and tp of different sizes).
 6 ranks (a 3 x 2 mesh, 6 pipeline stages) also agree (1.5e-7, run by hand); CI keeps the 4 and 8
 that issue 29 promised.
 

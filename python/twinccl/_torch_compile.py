@@ -55,8 +55,11 @@ def prepare_dynamo():
     """Once torch._dynamo is imported: TwinCCL off its tracing, its compile lock turn-giving."""
     if _prepared[0]:
         return
-    from torch._dynamo import trace_rules
-    trace_rules.add("twinccl")
+    try:  # torch >= 2.2; before, skipfiles.add
+        from torch._dynamo.trace_rules import add as skip
+    except ImportError:
+        from torch._dynamo.skipfiles import add as skip
+    skip("twinccl")
     convert_frame = sys.modules.get("torch._dynamo.convert_frame")
     lock = getattr(convert_frame, "compile_lock", None)
     if lock is not None and not isinstance(lock, TurnGivingRLock):
