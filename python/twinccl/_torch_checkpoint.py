@@ -15,6 +15,7 @@ How: while a torch_distributed run lasts, state_dict_saver's two executor classe
 calls torch's own save_wrapper (state_dict_saver's save) at once (_import_hook: patched when the
 module is imported, or at once if it is)."""
 import contextlib
+import sys
 from concurrent.futures import Future
 
 from . import _import_hook
@@ -45,9 +46,11 @@ def saves_on_rank_threads():
     saved = []
 
     def patch():
-        import sys
         saver = sys.modules[SAVER]
-        ours = _on_rank_thread_class()
+        try:
+            ours = _on_rank_thread_class()
+        except ImportError:  # a torch without async_save's executors
+            return
         replace([(saver, name, ours) for name in _EXECUTORS if hasattr(saver, name)], saved)
     try:
         with _import_hook.during(SAVER, patch):

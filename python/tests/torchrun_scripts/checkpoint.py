@@ -1,4 +1,4 @@
-"""torchtitan's checkpointing on a 2-D model: FSDP2 over "dp" and tensor parallelism
+"""torchtitan's checkpointing on a 2-D model: FSDP2 over "fsdp" and tensor parallelism
 (parallelize_module) over "tp" of a (world/2 x 2) DeviceMesh; the model and optimizer state
 saved with torch.distributed.checkpoint (get_state_dict, dcp.save), training continued, then a
 fresh model loaded from it (dcp.load, set_state_dict) resumes with the same losses. Also
@@ -25,7 +25,7 @@ def build(mesh):
     torch.manual_seed(0)  # the same model on every rank
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
     parallelize_module(model, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
-    fully_shard(model, mesh=mesh["dp"])
+    fully_shard(model, mesh=mesh["fsdp"])
     return model, torch.optim.AdamW(model.parameters(), lr=0.01)
 
 
@@ -53,8 +53,10 @@ def load(mesh, path):
 def main():
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    mesh = init_device_mesh("cpu", (world // 2, 2), mesh_dim_names=("dp", "tp"))
-    dp = mesh["dp"].get_local_rank()
+    # dimension names other than mesh_2d.py's: run_scripts.py runs both in one process, where
+    # DTensor caches equal meshes (the earlier one's groups destroyed); torchrun does not
+    mesh = init_device_mesh("cpu", (world // 2, 2), mesh_dim_names=("fsdp", "tp"))
+    dp = mesh["fsdp"].get_local_rank()
     out = sys.argv[1]
     model, opt = build(mesh)
     losses = train(model, opt, range(2), dp)
