@@ -1,6 +1,7 @@
 // py_comm.h: rank state, the current rank, Works, groups.
 #include "py_comm.h"
 
+#include <pthread.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -20,6 +21,14 @@ namespace py = pybind11;
 namespace twinccl::python {
 namespace {
 thread_local std::shared_ptr<RankState> current_rank;
+int forked_from_rank = -1;  // in a process forked from rank N's thread (a DataLoader worker): N
+
+// The forked process holds the rank's thread alone, not the emulator's other threads: its
+// communicators would wait for ranks that are not there. Their use is refused (this_thread_text).
+void forget_rank_in_child() {
+  if (current_rank) forked_from_rank = current_rank->rank;
+  current_rank.reset();
+}
 }  // namespace
 
 void RankState::close() {
@@ -31,13 +40,27 @@ namespace {
 // "rank 3's thread" / "a thread that is not one of twinccl.run's ranks (...)".
 std::string this_thread_text() {
   if (current_rank) return "rank " + std::to_string(current_rank->rank) + "'s thread";
+  if (forked_from_rank >= 0)
+    return "a process forked from rank " + std::to_string(forked_from_rank) +
+           "'s thread (a DataLoader worker, multiprocessing with fork)";
   return "a thread that is not one of twinccl.run's rank threads (a thread the rank function "
          "started, or the caller's)";
 }
 }  // namespace
 
+// Where a forked process (a DataLoader worker) calls a collective: under torchrun its group
+// would be the parent's, whose other processes are not waiting for it either.
+const char* const kForkedAdvice =
+    ": the emulated ranks are threads of the parent process, so a forked process cannot take "
+    "part in their operations; make the call in the rank itself (the training loop), not in a "
+    "Dataset or worker_init_fn";
+
 Communicator& Comm::get() const {
   if (current_rank == state_) return *comm_;
+  if (!current_rank && forked_from_rank >= 0)
+    throw InvalidArgument("communicator '" + comm_->name() + "' of rank " +
+                          std::to_string(state_->rank) + " is used in " + this_thread_text() +
+                          kForkedAdvice);
   if (!state_->alive)
     throw InvalidArgument(
         "this communicator belonged to a twinccl.run that has returned: use it inside the rank "
@@ -48,6 +71,8 @@ Communicator& Comm::get() const {
 }
 
 Comm current_world() {
+  if (!current_rank && forked_from_rank >= 0)
+    throw InvalidArgument("twinccl.distributed is used in " + this_thread_text() + kForkedAdvice);
   if (!current_rank)
     throw InvalidArgument(
         "twinccl.distributed is used outside a rank: call it inside the function given to "
@@ -160,6 +185,7 @@ py::object issue_queued(bool async_op, const std::function<Work()>& call) {
 }
 
 void bind_comm(py::module_& m) {
+  pthread_atfork(nullptr, nullptr, &forget_rank_in_child);
   py::class_<PyWork>(m, "Work", "The handle of an asynchronous operation (torch's Work).")
       .def("wait", &PyWork::wait, py::arg("timeout") = py::none(),
            "Blocks until the operation completed (True); raises its error. timeout: a "

@@ -1,6 +1,8 @@
 // rank_baton.h: one rank runs Python at a time; its process state is swapped in when it arrives.
 #include "rank_baton.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +20,14 @@ namespace twinccl::python {
 namespace {
 thread_local RankBaton* this_thread_baton = nullptr;
 thread_local int this_thread_rank = -1;
+
+// A process forked from a rank thread (a DataLoader worker started with fork) holds that thread
+// alone: the other ranks, which would hand the turn back, are not in it. There the rank runs as a
+// plain process (before, time.sleep in a DataLoader worker's Dataset waited for the turn forever).
+void forget_turns_in_child() {
+  this_thread_baton = nullptr;
+  this_thread_rank = -1;
+}
 // Hand-overs since the process started, for the tests and benchmarks (GIL held: no race).
 std::uint64_t fast_hand_overs = 0;    // installed by RankSlots alone
 std::uint64_t python_hand_overs = 0;  // by _rank_state.py's swap
@@ -236,6 +246,7 @@ BlockingCall::~BlockingCall() {
 }
 
 void bind_rank_baton(py::module_& m) {
+  pthread_atfork(nullptr, nullptr, &forget_turns_in_child);
   m.def(
       "_dict_versions",
       [](const py::args& objects) -> py::object {

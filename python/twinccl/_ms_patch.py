@@ -15,16 +15,15 @@ default) takes turns with each rank's own state; with rank_state="shared" the sa
 GlobalComm.INITED, which init() sets, is put back too.
 
 mindspore="on_import" (the launcher, where the script may not use MindSpore at all: importing
-it costs ~4 s) patches nothing until the run's code imports mindspore: a finder first on
-sys.meta_path makes the loader of the `mindspore` package patch the modules once the package has
-run.
+it costs ~4 s) patches nothing until the run's code imports mindspore (_import_hook: the modules
+are patched once the package has run).
 """
 import contextlib
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 
+from . import _import_hook
 from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
@@ -112,55 +111,6 @@ def _patch_now(saved):
              for name in names if hasattr(ours, name)], saved)
 
 
-class _PatchOnImport(importlib.abc.MetaPathFinder):
-    """Finds `mindspore` as the other finders do, and gives its loader a subclass whose
-    exec_module patches MindSpore's modules once the package's own code has run."""
-
-    def __init__(self, saved):
-        self._saved = saved
-
-    def find_spec(self, name, path, target=None):
-        if name != "mindspore":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader, saved = spec.loader, self._saved
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        base = type(loader)
-
-        class PatchingLoader(base):
-            def exec_module(self, module):
-                base.exec_module(self, module)
-                _patch_now(saved)
-        try:
-            loader.__class__ = PatchingLoader
-        except TypeError:  # a loader of a built-in class: a wrapper that forwards the rest
-            spec.loader = _ForwardingLoader(loader, saved)
-        return spec
-
-
-class _ForwardingLoader(importlib.abc.Loader):
-    def __init__(self, inner, saved):
-        self._inner, self._saved = inner, saved
-
-    def create_module(self, spec):
-        return self._inner.create_module(spec)
-
-    def exec_module(self, module):
-        self._inner.exec_module(module)
-        _patch_now(self._saved)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-
 @contextlib.contextmanager
 def patched(on_import=False):
     """MindSpore's modules answer with TwinCCL's for the length of the `with`; on_import: only
@@ -168,15 +118,12 @@ def patched(on_import=False):
     _check_installed()
     saved = []
     with _one_run.held():
-        hook = None
         try:
-            if on_import and "mindspore" not in sys.modules:
-                hook = _PatchOnImport(saved)
-                sys.meta_path.insert(0, hook)
+            if on_import:
+                with _import_hook.during("mindspore", lambda: _patch_now(saved)):
+                    yield
             else:
                 _patch_now(saved)
-            yield
+                yield
         finally:
-            if hook is not None and hook in sys.meta_path:
-                sys.meta_path.remove(hook)
             put_back(saved)

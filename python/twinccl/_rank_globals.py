@@ -45,6 +45,27 @@ LIBRARY_GLOBALS = [
 ]
 
 
+# multiprocessing's fork server: one per process, started with the environment of the first
+# process to need it, and every "forkserver" child (a DataLoader worker with
+# multiprocessing_context="forkserver", Python 3.14's default) is forked from it. One per rank, as
+# under torchrun: before, every rank's workers were forked from the first rank's server and read
+# its RANK and LOCAL_RANK. A rank's first arrival makes a new ForkServer, then binds the module's
+# functions (bound methods of the server, made at import) to it; restore() installs the
+# attributes in this order.
+def _fresh_fork_server(old):
+    return type(old)()
+
+
+def _bound_to_rank_fork_server(old):
+    return getattr(sys.modules["multiprocessing.forkserver"]._forkserver, old.__name__)
+
+
+LIBRARY_GLOBALS += [("multiprocessing.forkserver", "_forkserver", _fresh_fork_server)] + [
+    ("multiprocessing.forkserver", name, _bound_to_rank_fork_server)
+    for name in ("ensure_running", "get_inherited_fds", "connect_to_new_process",
+                 "set_forkserver_preload")]
+
+
 def register_rank_global(module, attribute, fresh=_fresh_like):
     """Makes `module.attribute` one per rank in every later twinccl.run (for libraries that keep
     per-process state in a module global): a rank starts with fresh(the caller's value)."""

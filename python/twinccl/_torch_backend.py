@@ -103,6 +103,15 @@ class TwinProcessGroup(dist.ProcessGroup):
         """What torch asks of a group's per-device backend (batch_isend_irecv: coalescing)."""
         return _BackendInfo(self)
 
+    @property
+    def _device_types(self):
+        """The devices the group serves, as a Gloo group answers: the CPU. torch reads it where
+        it picks a device for its own tensors: dcp.async_save refused the group ("A CPU backend
+        must be enabled for async save"), set_model_state_dict(broadcast_from_rank0=True) failed
+        with IndexError, _get_pg_default_device with RuntimeError (C++'s list is empty: no
+        backend is registered on this Python group)."""
+        return [torch.device("cpu")]
+
     def __repr__(self):
         return "<twinccl ProcessGroup rank %d of %d>" % (self._rank_in_group, self._group_size)
 

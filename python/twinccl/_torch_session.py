@@ -23,7 +23,8 @@ import threading
 import torch.distributed as tdist
 import torch.distributed.distributed_c10d as c10d
 
-from . import _torch_backend, _torch_world, _twinccl
+from . import (_import_hook, _torch_backend, _torch_checkpoint, _torch_compile, _torch_world,
+               _twinccl)
 from ._twinccl import InvalidArgument
 
 _naming = threading.local()  # .local_sync: a member's new_group(use_local_synchronization=True)
@@ -181,10 +182,24 @@ def _wrap_monitored_barrier(original):
     return monitored_barrier
 
 
+def _wrap_flight_recorder(original):
+    """torch attaches its flight recorder's hook to a group whose `_device_types` is not empty;
+    its C++ asks the group's C++ name, which a TwinCCL group (a Python ProcessGroup, now saying
+    it serves the CPU) has not. TwinCCL records every operation in its own trace and flight
+    recorder (flight_recorder_path=), so its groups get no hook."""
+    @functools.wraps(original)
+    def maybe_attach_flight_recorder(pg, *args, **kwargs):
+        if isinstance(pg, _torch_backend.TwinProcessGroup):
+            return None
+        return original(pg, *args, **kwargs)
+    return maybe_attach_flight_recorder
+
+
 _PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap_group_helper,
             "_store_based_barrier": _no_store_barrier,
             "_new_group_with_tag": _wrap_new_group_with_tag,
-            "monitored_barrier": _wrap_monitored_barrier}
+            "monitored_barrier": _wrap_monitored_barrier,
+            "_maybe_attach_flight_recorder": _wrap_flight_recorder}
 
 
 @contextlib.contextmanager
@@ -212,7 +227,9 @@ def session(own_world=True):
             if hasattr(module, "split_group"):
                 saved[(module, "split_group")] = module.split_group
                 module.split_group = _split_group
-        yield _rank_wrapper
+        with _import_hook.during("torch._dynamo", _torch_compile.prepare_dynamo), \
+                _torch_checkpoint.saves_on_rank_threads():
+            yield _rank_wrapper
     finally:
         for (module, name), value in saved.items():
             setattr(module, name, value)
