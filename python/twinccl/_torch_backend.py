@@ -21,6 +21,7 @@ from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
 from ._tensors import array, arrays, memory, same_type, source, sources, two
 from ._torch_calls import _async, _done, _list, _op, _root
+from ._torch_group_identity import GroupIdentity
 from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
 
 _local = threading.local()  # .pending: the communicator made for the group being created
@@ -41,7 +42,7 @@ def _redirected(method):
     return call
 
 
-class TwinProcessGroup(dist.ProcessGroup):
+class TwinProcessGroup(GroupIdentity, dist.ProcessGroup):
     """One rank's view of one group: the emulator communicator of the calling rank thread."""
 
     def __init__(self, comm, rank, size):
@@ -78,39 +79,9 @@ class TwinProcessGroup(dist.ProcessGroup):
     def name(self):
         return BACKEND
 
-    # torch's C++ keeps a group's name and description in its backends; this group has none.
-    def setGroupName(self, name):
-        self._name = name
-
-    def getGroupName(self):
-        return getattr(self, "_name", "")
-
-    def setGroupDesc(self, desc):
-        self._desc = desc
-
-    def getGroupDesc(self):
-        return getattr(self, "_desc", "")
-
-    @property
-    def group_name(self):
-        return self.getGroupName()
-
-    @property
-    def group_desc(self):
-        return self.getGroupDesc()
-
     def _get_backend(self, device=None):
         """What torch asks of a group's per-device backend (batch_isend_irecv: coalescing)."""
         return _BackendInfo(self)
-
-    @property
-    def _device_types(self):
-        """The devices the group serves, as a Gloo group answers: the CPU. torch reads it where
-        it picks a device for its own tensors: dcp.async_save refused the group ("A CPU backend
-        must be enabled for async save"), set_model_state_dict(broadcast_from_rank0=True) failed
-        with IndexError, _get_pg_default_device with RuntimeError (C++'s list is empty: no
-        backend is registered on this Python group)."""
-        return [torch.device("cpu")]
 
     def __repr__(self):
         return "<twinccl ProcessGroup rank %d of %d>" % (self._rank_in_group, self._group_size)
