@@ -7,9 +7,7 @@
 #include <vector>
 
 #include "nccl/check.h"
-#include "nccl/memory.h"
-#include "nccl/ordering.h"
-#include "nccl/work.h"
+#include "nccl/record_exchange.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/communicator.h"
 #include "twinccl/split_names.h"
@@ -29,18 +27,12 @@ struct SplitRecord {
 };
 static_assert(sizeof(SplitRecord) == 256);
 
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 SplitRecord record_of(int color, int key, const std::string& asked, std::source_location where) {
   SplitRecord r;
   r.color = color;
   r.key = key;
   r.name_bytes = asked.size();
-  r.name_hash = fnv1a(asked);
+  r.name_hash = fnv1a(asked.data(), asked.size());
   const std::string site = describe_call_site(where);
   std::memcpy(r.where, site.data(), std::min(site.size(), sizeof r.where - 1));
   std::memcpy(r.name, asked.data(), std::min(asked.size(), sizeof r.name));
@@ -66,20 +58,19 @@ std::string split_name_disagreement(const std::shared_ptr<CommContext>& parent,
   const int n = parent->size();
   const SplitRecord mine = record_of(color, key, asked, where);
   DeviceGuard guard(parent->device());
-  auto send = allocate_device_memory(parent->stream(), sizeof(SplitRecord));
-  auto recv = allocate_device_memory(parent->stream(), sizeof(SplitRecord) * n);
-  send->copy_in(0, &mine, sizeof mine);
-  auto completion = std::make_shared<Completion>(parent, "split", split_number, where);
-  const std::string what = completion->describe() + ": exchanging the names asked for";
-  order_launch(*parent->stream(), caller_stream, [&] { return what; });
-  check_nccl(api().ncclAllGather(send->data(), recv->data(), sizeof(SplitRecord), ncclUint8,
-                                 parent->comm(), parent->cuda_stream()),
-             parent->comm(), what);
-  parent->wait_ready(what);
-  completion->record();
-  NcclWork(parent, completion).wait();
+  // Slot 0 holds this rank's record, slots 1..n every rank's after the all_gather.
+  RecordExchange exchange(parent, caller_stream, "split", split_number, where, sizeof(SplitRecord),
+                          1 + static_cast<std::size_t>(n));
+  exchange.put(0, &mine);
+  exchange.run(
+      [&] {
+        return api().ncclAllGather(exchange.slot(0), exchange.slot(1), sizeof(SplitRecord),
+                                   ncclUint8, parent->comm(), parent->cuda_stream());
+      },
+      "exchanging the names asked for");
   std::vector<SplitRecord> all(static_cast<std::size_t>(n));
-  recv->copy_out(0, all.data(), sizeof(SplitRecord) * all.size());
+  for (int r = 0; r < n; ++r)
+    exchange.get(1 + static_cast<std::size_t>(r), &all[static_cast<std::size_t>(r)]);
   if (color == kNoColor) return "";
   std::vector<std::tuple<int, int, SplitNameAsked>> members;  // (key, rank, what it asked)
   for (int r = 0; r < n; ++r) {

@@ -20,9 +20,7 @@
 
 #include "nccl/check.h"
 #include "nccl/communicator.h"
-#include "nccl/memory.h"
-#include "nccl/ordering.h"
-#include "nccl/work.h"
+#include "nccl/record_exchange.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/subcommunicator_text.h"
@@ -52,13 +50,6 @@ struct Verdict {
   std::int32_t reserved = 0;
   MembersRecord disagreeing;
 };
-
-std::uint64_t fnv1a(const void* data, std::size_t bytes,
-                    std::uint64_t h = 14695981039346656037ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
 
 MembersRecord record_of(int rank, const std::vector<int>& ranks, const std::string& name,
                         std::source_location where) {
@@ -90,55 +81,24 @@ MembersAsked asked_of(const MembersRecord& r) {
   return a;
 }
 
-// One group of sends and receives on the parent's stream, waited for (bounded).
-class Exchange {
- public:
-  Exchange(const std::shared_ptr<CommContext>& parent, cudaStream_t caller, std::uint64_t number,
-           std::source_location where, std::size_t bytes, std::size_t slots)
-      : parent_(parent),
-        caller_(caller),
-        number_(number),
-        where_(where),
-        bytes_(bytes),
-        memory_(allocate_device_memory(parent->stream(), bytes * slots)) {}
-
-  void put(std::size_t slot, const void* data) { memory_->copy_in(slot * bytes_, data, bytes_); }
-  void get(std::size_t slot, void* data) { memory_->copy_out(slot * bytes_, data, bytes_); }
-
-  // sends[i] = (slot, peer), recvs[i] = (slot, peer).
-  void run(const std::vector<std::pair<std::size_t, int>>& sends,
-           const std::vector<std::pair<std::size_t, int>>& recvs, const std::string& what) {
-    auto completion = std::make_shared<Completion>(parent_, "subcommunicator", number_, where_);
-    order_launch(*parent_->stream(), caller_, [&] { return what; });
-    auto* base = static_cast<char*>(memory_->data());
-    check_nccl(api().ncclGroupStart(), parent_->comm(), what + ": ncclGroupStart");
-    ncclResult_t rc = ncclSuccess;
-    for (auto [slot, peer] : sends) {
-      if (rc == ncclSuccess)
-        rc = api().ncclSend(base + slot * bytes_, bytes_, ncclUint8, peer, parent_->comm(),
-                            parent_->cuda_stream());
-    }
-    for (auto [slot, peer] : recvs) {
-      if (rc == ncclSuccess)
-        rc = api().ncclRecv(base + slot * bytes_, bytes_, ncclUint8, peer, parent_->comm(),
-                            parent_->cuda_stream());
-    }
-    const ncclResult_t end = api().ncclGroupEnd();
-    check_nccl(rc, parent_->comm(), what + ": ncclSend/ncclRecv");
-    if (end != ncclInProgress) check_nccl(end, parent_->comm(), what + ": ncclGroupEnd");
-    parent_->wait_ready(what);
-    completion->record();
-    NcclWork(parent_, completion).wait();
-  }
-
- private:
-  std::shared_ptr<CommContext> parent_;
-  cudaStream_t caller_;
-  std::uint64_t number_;
-  std::source_location where_;
-  std::size_t bytes_;
-  std::shared_ptr<Memory> memory_;
-};
+// Sends and receives of whole records in one NCCL group: (slot, peer) each.
+using Moves = std::vector<std::pair<std::size_t, int>>;
+void move_records(RecordExchange& x, std::size_t bytes, const Moves& sends, const Moves& recvs,
+                  ncclComm_t comm, cudaStream_t stream, std::string_view doing) {
+  x.run(
+      [&] {
+        ncclResult_t rc = api().ncclGroupStart();
+        for (auto [slot, peer] : sends)
+          if (rc == ncclSuccess)
+            rc = api().ncclSend(x.slot(slot), bytes, ncclUint8, peer, comm, stream);
+        for (auto [slot, peer] : recvs)
+          if (rc == ncclSuccess)
+            rc = api().ncclRecv(x.slot(slot), bytes, ncclUint8, peer, comm, stream);
+        const ncclResult_t end = api().ncclGroupEnd();  // always: the group is closed
+        return rc != ncclSuccess ? rc : end;
+      },
+      doing);
+}
 
 }  // namespace
 
@@ -153,19 +113,25 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
   const std::uint64_t number = ++op_count_;
   const MembersRecord mine = record_of(rank(), ranks, new_name, where);
   const int leader = ranks[0];
+  ncclComm_t comm = ctx_->comm();
+  cudaStream_t parent_stream = ctx_->cuda_stream();
+  constexpr std::string_view kOp = "subcommunicator";
+  constexpr std::string_view kRequests = "exchanging the members' requests";
   const std::size_t others = ranks.size() - 1;
   Verdict verdict;
   MembersRecord led = mine;  // the leader's request
   if (new_rank == 0) {
     // Round 1: slot 0 holds this record, slots 1.. the members' (in their order in `ranks`).
-    Exchange round1(ctx_, caller_stream_, number, where, sizeof(MembersRecord), 1 + others);
+    RecordExchange round1(ctx_, caller_stream_, kOp, number, where, sizeof(MembersRecord),
+                          1 + others);
     round1.put(0, &mine);
-    std::vector<std::pair<std::size_t, int>> sends, recvs;
+    Moves sends, recvs;
     for (std::size_t i = 1; i < ranks.size(); ++i) {
       sends.emplace_back(0, ranks[i]);
       recvs.emplace_back(i, ranks[i]);
     }
-    if (others > 0) round1.run(sends, recvs, what + ": exchanging the members' requests");
+    if (others > 0)
+      move_records(round1, sizeof(MembersRecord), sends, recvs, comm, parent_stream, kRequests);
     std::vector<MembersRecord> theirs(ranks.size());
     for (std::size_t i = 1; i < ranks.size(); ++i) round1.get(i, &theirs[i]);
     std::optional<MembersRecord> disagreeing;
@@ -185,22 +151,25 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
     }
     // Round 2, to the members that agreed with this rank (the others already know).
     if (!agreeing.empty()) {
-      Exchange round2(ctx_, caller_stream_, number, where, sizeof(Verdict), 1);
+      RecordExchange round2(ctx_, caller_stream_, kOp, number, where, sizeof(Verdict), 1);
       round2.put(0, &verdict);
       sends.clear();
       for (int peer : agreeing) sends.emplace_back(0, peer);
-      round2.run(sends, {}, what + ": sending the new communicator's id");
+      move_records(round2, sizeof(Verdict), sends, {}, comm, parent_stream,
+                   "sending the new communicator's id");
     }
   } else {
-    Exchange round1(ctx_, caller_stream_, number, where, sizeof(MembersRecord), 2);
+    RecordExchange round1(ctx_, caller_stream_, kOp, number, where, sizeof(MembersRecord), 2);
     round1.put(0, &mine);
-    round1.run({{0, leader}}, {{1, leader}}, what + ": exchanging the members' requests");
+    move_records(round1, sizeof(MembersRecord), {{0, leader}}, {{1, leader}}, comm, parent_stream,
+                 kRequests);
     round1.get(1, &led);
     if (!same_request(led, mine)) {
       throw MismatchError(members_disagreement(asked_of(mine), asked_of(led), name()));
     }
-    Exchange round2(ctx_, caller_stream_, number, where, sizeof(Verdict), 1);
-    round2.run({}, {{0, leader}}, what + ": receiving the new communicator's id");
+    RecordExchange round2(ctx_, caller_stream_, kOp, number, where, sizeof(Verdict), 1);
+    move_records(round2, sizeof(Verdict), {}, {{0, leader}}, comm, parent_stream,
+                 "receiving the new communicator's id");
     round2.get(0, &verdict);
   }
   if (verdict.agreed == 0) {

@@ -184,6 +184,17 @@ py::object issue_queued(bool async_op, const std::function<Work()>& call) {
   return py::cast(std::make_unique<PyWork>(call(), std::function<void()>()));
 }
 
+namespace {
+// A communicator made from `c` (split, subcommunicator), kept by the rank until its run ends; None
+// for no communicator (split's kNoColor).
+py::object kept(const Comm& c, std::unique_ptr<Communicator> child) {
+  if (!child) return py::none();
+  Communicator* raw = child.get();
+  c.state().groups.push_back(std::move(child));
+  return py::cast(Comm(c.shared_state(), raw));
+}
+}  // namespace
+
 void bind_comm(py::module_& m) {
   pthread_atfork(nullptr, nullptr, &forget_rank_in_child);
   py::class_<PyWork>(m, "Work", "The handle of an asynchronous operation (torch's Work).")
@@ -207,10 +218,7 @@ void bind_comm(py::module_& m) {
               BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
               child = c.get().split(color, key, name, where);
             }
-            if (!child) return py::none();
-            Communicator* raw = child.get();
-            c.state().groups.push_back(std::move(child));
-            return py::cast(Comm(c.shared_state(), raw));
+            return kept(c, std::move(child));
           },
           py::arg("color"), py::arg("key"), py::arg("name"), py::arg("file"), py::arg("line"))
       .def(
@@ -223,9 +231,7 @@ void bind_comm(py::module_& m) {
               BlockingCall nogil;  // gives up the rank baton too (rank_baton.h)
               child = c.get().subcommunicator(ranks, name, where);
             }
-            Communicator* raw = child.get();
-            c.state().groups.push_back(std::move(child));
-            return py::cast(Comm(c.shared_state(), raw));
+            return kept(c, std::move(child));
           },
           py::arg("ranks"), py::arg("name"), py::arg("file"), py::arg("line"),
           "A communicator of `ranks` (ranks of this one, in the new one's order) made by those "
