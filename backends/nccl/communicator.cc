@@ -77,7 +77,7 @@ std::unique_ptr<Communicator> NcclCommunicator::adopt(std::shared_ptr<StreamCont
   stream->set_abort([weak](const std::string& why) {
     if (auto c = weak.lock()) c->abort(why);
   });
-  auto out = std::make_unique<NcclCommunicator>(std::move(ctx));
+  auto out = std::make_unique<NcclCommunicator>(std::move(ctx), scratch_);
   out->caller_stream_ = caller_stream_;
   return out;
 }
@@ -85,6 +85,8 @@ std::unique_ptr<Communicator> NcclCommunicator::adopt(std::shared_ptr<StreamCont
 std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOptions& options) {
   DeviceGuard guard(options.device);
   auto stream = std::make_shared<StreamContext>(options.device, options.timeout, options.signal);
+  // Before the init, so before any peer's kernel can wait for this rank (rank_scratch.h).
+  auto scratch = RankScratch::allocate(stream, options.nranks);
   auto ctx = std::make_shared<CommContext>(nullptr, stream, options.rank, options.nranks,
                                            options.name, options.timeout, options.signal);
   const std::string what = call_site_text("ncclCommInitRankConfig", options.name, options.rank) +
@@ -104,10 +106,14 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const CommunicatorOpt
   stream->set_abort([weak](const std::string& why) {
     if (auto c = weak.lock()) c->abort(why);
   });
-  return std::make_unique<NcclCommunicator>(std::move(ctx));
+  return std::make_unique<NcclCommunicator>(std::move(ctx), std::move(scratch));
 }
 
-NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx) : ctx_(std::move(ctx)) {}
+NcclCommunicator::NcclCommunicator(std::shared_ptr<CommContext> ctx,
+                                   std::shared_ptr<RankScratch> scratch)
+    : ctx_(std::move(ctx)),
+      scratch_(std::move(scratch)),
+      barrier_element_(scratch_->barrier_element()) {}
 
 NcclCommunicator::~NcclCommunicator() {
   graph_.end_capture_quietly();  // a capturing stream can be neither drained nor finalized
@@ -156,11 +162,6 @@ Buffer NcclCommunicator::do_alloc(std::size_t count, DataType dtype, std::size_t
   return Buffer(allocate_device_memory(ctx_->stream(), bytes), 0, count, dtype);
 }
 
-void* NcclCommunicator::barrier_scratch() {
-  if (!scratch_) scratch_ = allocate_device_memory(ctx_->stream(), sizeof(std::int32_t));
-  return scratch_->data();
-}
-
 void NcclCommunicator::release_reduce_ops() {
   if (reduce_ops_.empty()) return;
   // ncclRedOpDestroy only on a comm that is not aborted and no longer ncclInProgress; otherwise
@@ -181,7 +182,7 @@ Work NcclCommunicator::submit(OpDesc op) {
   DeviceGuard guard(ctx_->device());
   const EnqueueTarget target{ctx_->comm(), ctx_->cuda_stream(), rank(),
                              size(),       &ctx_->name(),       ++op_count_};
-  void* scratch = op.kind == OpKind::barrier ? barrier_scratch() : nullptr;
+  void* scratch = op.kind == OpKind::barrier ? barrier_element_ : nullptr;
   if (group_depth_ > 0) {
     enqueue(op, target, scratch, reduce_ops_);
     return Work(std::make_shared<NcclWork>(ctx_, group_completion_));
@@ -256,8 +257,8 @@ std::unique_ptr<Communicator> NcclCommunicator::do_split(int color, int key, std
   // The ranks of a color must agree on the name (split_names.h): a color that does not takes part
   // in ncclCommSplit without a color, so the other colors still get theirs and the parent stays
   // usable, as on the emulator; its ranks then throw MismatchError.
-  const std::string mismatch =
-      split_name_disagreement(ctx_, caller_stream_, ++op_count_, color, key, new_name, where);
+  const std::string mismatch = split_name_disagreement(ctx_, scratch_, caller_stream_, ++op_count_,
+                                                       color, key, new_name, where);
   if (!mismatch.empty()) color = kNoColor;
   if (new_name.empty()) new_name = name() + ".split(" + std::to_string(color) + ")";
   DeviceGuard guard(ctx_->device());

@@ -26,6 +26,7 @@
 
 #include "nccl/context.h"
 #include "nccl/graph.h"
+#include "nccl/rank_scratch.h"
 #include "nccl/work.h"
 #include "twinccl/call_graphs.h"
 #include "twinccl/communicator.h"
@@ -51,7 +52,9 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
   // ncclCommInitRankConfig on options.device, non-blocking, polled until every rank joined
   // (TimeoutError past options.timeout, AbortedError when options.signal is raised).
   static std::unique_ptr<NcclCommunicator> create(const CommunicatorOptions& options);
-  explicit NcclCommunicator(std::shared_ptr<CommContext> ctx);
+  // `scratch`: the rank's (rank_scratch.h), made before its first communicator's init and shared
+  // by every communicator split or made from it.
+  NcclCommunicator(std::shared_ptr<CommContext> ctx, std::shared_ptr<RankScratch> scratch);
   // Waits (bounded by the timeout) for the stream, then lets the context finalize the comm;
   // aborts it instead when the stream does not drain or an error is pending. Destroyed while an
   // exception unwinds (the rank failed), it raises the run's abort signal first, then aborts.
@@ -66,11 +69,8 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
   }
 
   // CUDA graphs of this communicator's calls (twinccl/call_graphs.h, graph.h).
-  // The barrier's scratch is allocated first: cudaMalloc is refused inside a capture.
-  void begin_capture(Where where = Where::current()) override {
-    barrier_scratch();
-    graph_.begin(where);
-  }
+  // No cudaMalloc follows (refused inside a capture): barrier's element is the rank scratch's.
+  void begin_capture(Where where = Where::current()) override { graph_.begin(where); }
   void end_capture(Where where = Where::current()) override { graph_.end(where); }
   Work launch_capture(Where where = Where::current()) override {
     return graph_.launch(caller_stream_, where);
@@ -98,7 +98,6 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
   // reaches it, and it orders its calls after this one's caller stream.
   std::unique_ptr<Communicator> adopt(std::shared_ptr<StreamContext> stream,
                                       std::shared_ptr<CommContext> ctx) const;
-  void* barrier_scratch();  // 4 device bytes for barrier's one-element all_reduce
   void release_reduce_ops();
 
   std::shared_ptr<CommContext> ctx_;
@@ -106,7 +105,8 @@ class NcclCommunicator final : public Communicator, public CallGraphs {
   int group_depth_ = 0;
   std::shared_ptr<Completion> group_completion_;  // shared by the ops of the open group
   std::vector<ncclRedOp_t> reduce_ops_;           // premul_sum ops to destroy once issued
-  std::shared_ptr<Memory> scratch_;
+  std::shared_ptr<RankScratch> scratch_;
+  void* barrier_element_;  // 4 device bytes for barrier's one-element all_reduce (in scratch_)
   cudaStream_t caller_stream_ = nullptr;  // legacy default stream unless set_caller_stream
   GraphCapture graph_{ctx_};              // after ctx_: freed before the comm is finalized
 };

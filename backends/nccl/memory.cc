@@ -35,6 +35,23 @@ void wait_done(StreamContext& stream, const std::string& what) {
       "collective never finished");
 }
 
+}  // namespace
+
+void copy_on_stream(StreamContext& stream, void* dst, const void* src, std::size_t bytes,
+                    cudaMemcpyKind kind, const std::string& what) {
+  DeviceGuard guard(stream.device());
+  const std::string where =
+      what + " of " + std::to_string(bytes) + " bytes on GPU " + std::to_string(stream.device());
+  // CUDA's API synchronization rules: an "Async" copy to or from pageable host memory may
+  // synchronize with the stream before it starts, an unbounded host wait behind a collective
+  // that never ends. So the stream is drained first (bounded), and the copy waits for nothing.
+  wait_done(stream, where + " (waiting for earlier work on the stream)");
+  check_cuda(api().cudaMemcpyAsync(dst, src, bytes, kind, stream.stream()), where);
+  wait_done(stream, where);
+}
+
+namespace {
+
 class DeviceMemory final : public Memory {
  public:
   DeviceMemory(void* data, std::size_t bytes, std::shared_ptr<StreamContext> stream)
@@ -103,16 +120,7 @@ class DeviceMemory final : public Memory {
 
   void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
             const char* what) const {
-    DeviceGuard guard(stream_->device());
-    const std::string where = std::string("device Memory::") + what + " of " +
-                              std::to_string(bytes) + " bytes on GPU " +
-                              std::to_string(stream_->device());
-    // CUDA's API synchronization rules: an "Async" copy to or from pageable host memory may
-    // synchronize with the stream before it starts, an unbounded host wait behind a collective
-    // that never ends. So the stream is drained first (bounded), and the copy waits for nothing.
-    wait_done(*stream_, where + " (waiting for earlier work on the stream)");
-    check_cuda(api().cudaMemcpyAsync(dst, src, bytes, kind, stream_->stream()), where);
-    wait_done(*stream_, where);
+    copy_on_stream(*stream_, dst, src, bytes, kind, std::string("device Memory::") + what);
   }
 
   std::shared_ptr<StreamContext> stream_;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "nccl/context.h"
 #include "twinccl/buffer.h"
@@ -15,5 +16,10 @@ namespace twinccl::nccl {
 
 std::shared_ptr<Memory> allocate_device_memory(std::shared_ptr<StreamContext> stream,
                                                std::size_t bytes);
+
+// cudaMemcpyAsync on `stream` between two bounded drains of it (TimeoutError / AbortedError,
+// never an unbounded host wait); `what` names the copy in messages ("device Memory::copy_in").
+void copy_on_stream(StreamContext& stream, void* dst, const void* src, std::size_t bytes,
+                    cudaMemcpyKind kind, const std::string& what);
 
 }  // namespace twinccl::nccl

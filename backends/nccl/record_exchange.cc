@@ -1,11 +1,13 @@
 #include "nccl/record_exchange.h"
 
+#include <string>
 #include <utility>
 
 #include "nccl/check.h"
 #include "nccl/memory.h"
 #include "nccl/ordering.h"
 #include "nccl/work.h"
+#include "twinccl/errors.h"
 
 namespace twinccl::nccl {
 
@@ -16,7 +18,8 @@ std::uint64_t fnv1a(const void* data, std::size_t bytes) {
   return h;
 }
 
-RecordExchange::RecordExchange(std::shared_ptr<CommContext> parent, cudaStream_t caller,
+RecordExchange::RecordExchange(std::shared_ptr<CommContext> parent,
+                               const std::shared_ptr<RankScratch>& scratch, cudaStream_t caller,
                                std::string_view op, std::uint64_t number,
                                std::source_location where, std::size_t bytes, std::size_t slots)
     : parent_(std::move(parent)),
@@ -25,18 +28,28 @@ RecordExchange::RecordExchange(std::shared_ptr<CommContext> parent, cudaStream_t
       number_(number),
       where_(where),
       bytes_(bytes),
-      memory_(allocate_device_memory(parent_->stream(), bytes * slots)) {}
-
-void RecordExchange::put(std::size_t slot, const void* record) {
-  memory_->copy_in(slot * bytes_, record, bytes_);
+      slots_(slots),
+      lease_(scratch, bytes * slots) {
+  if (lease_.data() == nullptr) own_ = allocate_device_memory(parent_->stream(), bytes * slots);
+  data_ = static_cast<char*>(own_ ? own_->data() : lease_.data());
 }
 
-void RecordExchange::get(std::size_t slot, void* record) {
-  memory_->copy_out(slot * bytes_, record, bytes_);
+void RecordExchange::put(std::size_t i, const void* record) {
+  copy_on_stream(*parent_->stream(), slot(i), record, bytes_, cudaMemcpyHostToDevice,
+                 "RecordExchange::put");
+}
+
+void RecordExchange::get(std::size_t i, void* record) {
+  copy_on_stream(*parent_->stream(), record, slot(i), bytes_, cudaMemcpyDeviceToHost,
+                 "RecordExchange::get");
 }
 
 void* RecordExchange::slot(std::size_t i) {
-  return static_cast<char*>(memory_->data()) + i * bytes_;
+  if (i >= slots_) {
+    throw InvalidArgument("RecordExchange: slot " + std::to_string(i) + " of " +
+                          std::to_string(slots_));
+  }
+  return data_ + i * bytes_;
 }
 
 void RecordExchange::run(const std::function<ncclResult_t()>& calls, std::string_view doing) {

@@ -52,6 +52,7 @@ std::string name_of(const SplitRecord& r) {
 }  // namespace
 
 std::string split_name_disagreement(const std::shared_ptr<CommContext>& parent,
+                                    const std::shared_ptr<RankScratch>& scratch,
                                     cudaStream_t caller_stream, std::uint64_t split_number,
                                     int color, int key, const std::string& asked,
                                     std::source_location where) {
@@ -59,8 +60,8 @@ std::string split_name_disagreement(const std::shared_ptr<CommContext>& parent,
   const SplitRecord mine = record_of(color, key, asked, where);
   DeviceGuard guard(parent->device());
   // Slot 0 holds this rank's record, slots 1..n every rank's after the all_gather.
-  RecordExchange exchange(parent, caller_stream, "split", split_number, where, sizeof(SplitRecord),
-                          1 + static_cast<std::size_t>(n));
+  RecordExchange exchange(parent, scratch, caller_stream, "split", split_number, where,
+                          sizeof(SplitRecord), 1 + static_cast<std::size_t>(n));
   exchange.put(0, &mine);
   exchange.run(
       [&] {

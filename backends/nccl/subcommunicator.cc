@@ -41,7 +41,7 @@ struct MembersRecord {
   char name[160] = {};                // the name's first 160 bytes
   char padding[56] = {};
 };
-static_assert(sizeof(MembersRecord) == 384);
+static_assert(sizeof(MembersRecord) == 384 && sizeof(MembersRecord) <= RankScratch::kRecordBytes);
 
 // Round 2, leader to member: the id to init with, or (agreed == 0) a member that disagreed.
 struct Verdict {
@@ -50,6 +50,8 @@ struct Verdict {
   std::int32_t reserved = 0;
   MembersRecord disagreeing;
 };
+
+static_assert(sizeof(Verdict) <= RankScratch::kVerdictBytes);
 
 MembersRecord record_of(int rank, const std::vector<int>& ranks, const std::string& name,
                         std::source_location where) {
@@ -122,7 +124,7 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
   MembersRecord led = mine;  // the leader's request
   if (new_rank == 0) {
     // Round 1: slot 0 holds this record, slots 1.. the members' (in their order in `ranks`).
-    RecordExchange round1(ctx_, caller_stream_, kOp, number, where, sizeof(MembersRecord),
+    RecordExchange round1(ctx_, scratch_, caller_stream_, kOp, number, where, sizeof(MembersRecord),
                           1 + others);
     round1.put(0, &mine);
     Moves sends, recvs;
@@ -151,7 +153,7 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
     }
     // Round 2, to the members that agreed with this rank (the others already know).
     if (!agreeing.empty()) {
-      RecordExchange round2(ctx_, caller_stream_, kOp, number, where, sizeof(Verdict), 1);
+      RecordExchange round2(ctx_, scratch_, caller_stream_, kOp, number, where, sizeof(Verdict), 1);
       round2.put(0, &verdict);
       sends.clear();
       for (int peer : agreeing) sends.emplace_back(0, peer);
@@ -159,7 +161,8 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
                    "sending the new communicator's id");
     }
   } else {
-    RecordExchange round1(ctx_, caller_stream_, kOp, number, where, sizeof(MembersRecord), 2);
+    RecordExchange round1(ctx_, scratch_, caller_stream_, kOp, number, where, sizeof(MembersRecord),
+                          2);
     round1.put(0, &mine);
     move_records(round1, sizeof(MembersRecord), {{0, leader}}, {{1, leader}}, comm, parent_stream,
                  kRequests);
@@ -167,7 +170,7 @@ std::unique_ptr<Communicator> NcclCommunicator::do_subcommunicator(std::vector<i
     if (!same_request(led, mine)) {
       throw MismatchError(members_disagreement(asked_of(mine), asked_of(led), name()));
     }
-    RecordExchange round2(ctx_, caller_stream_, kOp, number, where, sizeof(Verdict), 1);
+    RecordExchange round2(ctx_, scratch_, caller_stream_, kOp, number, where, sizeof(Verdict), 1);
     move_records(round2, sizeof(Verdict), {}, {{0, leader}}, comm, parent_stream,
                  "receiving the new communicator's id");
     round2.get(0, &verdict);
