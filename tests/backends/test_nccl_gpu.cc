@@ -381,6 +381,18 @@ TEST_CASE("nccl gpu: two ranks on one GPU (NCCL >= 2.30, NCCL_MULTI_RANK_GPU_ENA
                       rank1.begin() + static_cast<std::ptrdiff_t>(n / 2));
       if (device_bytes(c.uneven) != encode(t, expect_v)) fail("all_gather_v " + tag);
     }
+    // Communicators made mid-run allocate nothing (rank_scratch.h): a split, a members-only
+    // group in the other order, and their barriers and all_reduces on the buffers made above.
+    auto both = world.split(0, r, "both");
+    auto pair = world.subcommunicator(std::vector<int>{1, 0}, "pair");
+    both->barrier();
+    pair->barrier();
+    Case& c = cases[2];  // float32, n=7
+    both->all_reduce(c.in, c.out, ReduceOp::sum());
+    pair->all_reduce(c.out, c.out, ReduceOp::sum());
+    std::vector<double> twice(c.n);
+    for (std::size_t i = 0; i < c.n; ++i) twice[i] = 2 * (c.mine[i] + c.other[i]);
+    if (device_bytes(c.out) != encode(c.t, twice)) fail("split + subcommunicator all_reduce");
     world.barrier();  // no rank frees its buffers while the other still runs a collective
   });
   for (const auto& f : failures) FAIL_CHECK(f);
