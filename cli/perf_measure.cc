@@ -166,8 +166,8 @@ RowPlan plan_row(const PerfOptions& o, OpKind kind, DataType dtype, ReduceKind o
 }
 
 void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResult& result,
-             std::mutex& mu) {
-  if (is_p2p_test(p.call.kind)) return run_p2p_row(comm, o, p, result, mu);
+             std::mutex& mu, const CallArena* arena) {
+  if (is_p2p_test(p.call.kind)) return run_p2p_row(comm, o, p, result, mu, arena);
   const int n = o.ranks;
   const OpKind kind = p.call.kind;
   const DataType dtype = p.call.dtype;
@@ -175,7 +175,7 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
   const auto me = static_cast<std::size_t>(comm.rank());
   for (int place = 0; place < 2; ++place) {
     CallShape shape{kind, dtype, p.ops[me], count, o.root, place == 1};
-    CallSetup s = setup_call(comm, shape);
+    CallSetup s = setup_call(comm, shape, arena);
     double slowest = 0;
     if (o.iterations > 0) {
       // NCCL rows were warmed up once per sweep, nccl-tests' way (warm_up_sweep); the emulator
@@ -184,9 +184,9 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
       for (int i = 0; o.backend != "nccl" && i < o.warmup; ++i)
         warm = issue_call(comm, s, {.async_op = true});
       warm.wait();  // none issued: returns at once
-      const NcclTestsTime t =
-          time_like_nccl_tests(comm, o, row_label(kind, dtype, count, place == 1),
-                               [&] { return issue_call(comm, s, {.async_op = true}); });
+      const NcclTestsTime t = time_like_nccl_tests(
+          comm, o, row_label(kind, dtype, count, place == 1),
+          [&] { return issue_call(comm, s, {.async_op = true}); }, true, arena);
       slowest = o.report_cputime ? t.cputime_us : t.time_us;
     }
     long long wrong = 0;
@@ -199,7 +199,7 @@ void run_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResu
       for (std::size_t i = 0; i < s.result_elements; ++i) {
         if (!results_agree(dtype, p.ops[0].kind, n, got.data(), want.data(), i)) ++wrong;
       }
-      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum());
+      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum(), arena);
     }
     if (comm.rank() == 0) {
       std::lock_guard<std::mutex> lock(mu);

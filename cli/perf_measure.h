@@ -10,6 +10,7 @@
 
 #include "perf_options.h"
 #include "perf_table.h"
+#include "twinccl/call_layout.h"
 #include "twinccl/communicator.h"
 #include "twinccl/reference.h"
 #include "twinccl/run.h"
@@ -59,8 +60,9 @@ RowPlan plan_row(const PerfOptions& options, OpKind kind, DataType dtype, Reduce
 // Runs the row on `comm` (every rank calls it): warmup and timed iterations of -m calls each,
 // then (when plan.check) up to -c checked calls, out-of-place then in-place; the time over ranks
 // is combined as -a says (rank 0, mean, min or max). Rank 0 writes `result` under `mu`.
+// `arena`: the row's buffers are views of it (made once for the sweep), else allocated per row.
 void run_row(Communicator& comm, const PerfOptions& options, const RowPlan& plan, RowResult& result,
-             std::mutex& mu);
+             std::mutex& mu, const CallArena* arena = nullptr);
 // The run a measured sweep starts: options.backend, options.ranks, `algorithm` forced.
 RunOptions run_options(const PerfOptions& options, const std::string& algorithm);
 // ConfigError unless the world has --ranks ranks.

@@ -7,6 +7,11 @@
 // row k, so at most two rows' inputs are alive. Rank 0 writes each row's result. Before the first
 // row of each (collective, type, op) every rank warms up as nccl-tests' TimeTest does
 // (perf_timing.h): -w out-of-place calls at each size from -b doubling to -e, then one wait.
+// Every buffer is a view of one arena per rank, allocated before the first collective for the
+// largest row and warmup call (call_layout.h's CallArena; nccl-tests allocates its largest buffers
+// once too): with several ranks on one GPU, NCCL's rule, since cudaMalloc/cudaFree mid-sweep
+// synchronise the device against the other rank's spinning kernel.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,18 +48,40 @@ class SharedPlans {
 };
 
 // nccl-tests' TimeTest warmup for one (collective, type, op): every rank, out of place.
-void warm_up_sweep(Communicator& comm, const PerfOptions& o, const RowPlan& plan) {
+void warm_up_sweep(Communicator& comm, const PerfOptions& o, const RowPlan& plan,
+                   const CallArena& arena) {
   if (o.warmup <= 0 || o.iterations <= 0) return;
   const auto me = static_cast<std::size_t>(comm.rank());
   for (std::size_t bytes : warmup_sizes(o)) {
     const std::size_t count = count_for(plan.call.kind, bytes, plan.call.dtype, o.ranks);
     if (count == 0) continue;  // the backend issues nothing for an empty call
     CallSetup s = setup_call(
-        comm, {plan.call.kind, plan.call.dtype, plan.ops[me], count, plan.call.root, false});
+        comm, {plan.call.kind, plan.call.dtype, plan.ops[me], count, plan.call.root, false},
+        &arena);
     Work last;
     for (int i = 0; i < o.warmup; ++i) last = issue_call(comm, s, {.async_op = true});
     last.wait();
   }
+}
+
+// The bytes the largest buffer of any row or warmup call of the sweep needs.
+std::size_t arena_bytes(const PerfOptions& o, const std::vector<RowSpec>& rows) {
+  std::size_t most = 0;
+  const std::vector<std::size_t> warmups = warmup_sizes(o);
+  for (const RowSpec& r : rows) {
+    if (is_p2p_test(r.kind)) {
+      most = std::max(most, p2p_buffer_bytes(r.kind, r.count, r.dtype, o.ranks));
+      continue;
+    }
+    const CallShape shape{r.kind, r.dtype, ReduceOp::sum(), r.count, o.root, false};
+    most = std::max(most, call_buffer_bytes(shape, o.ranks));
+    for (std::size_t bytes : warmups) {
+      CallShape warm = shape;
+      warm.count = count_for(r.kind, bytes, r.dtype, o.ranks);
+      most = std::max(most, call_buffer_bytes(warm, o.ranks));
+    }
+  }
+  return most;
 }
 
 }  // namespace
@@ -64,16 +91,19 @@ std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
   std::vector<RowResult> results(rows.size());
   SharedPlans plans(o, rows);
   std::mutex mu;
+  const std::size_t bytes = arena_bytes(o, rows);
   run(run_options(o, o.algorithm), [&](Communicator& comm) {
     check_world_size(comm, o.ranks);
+    const CallArena arena = allocate_call_arena(comm, bytes);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::shared_ptr<const RowPlan> plan = plans.get(i);
-      if (!is_p2p_test(plan->call.kind) && starts_sweep(rows, i)) warm_up_sweep(comm, o, *plan);
+      if (!is_p2p_test(plan->call.kind) && starts_sweep(rows, i))
+        warm_up_sweep(comm, o, *plan, arena);
       if (comm.rank() == 0) {
         std::lock_guard lock(mu);
         results[i].algorithm = plan->algorithm;
       }
-      run_row(comm, o, *plan, results[i], mu);
+      run_row(comm, o, *plan, results[i], mu, &arena);
       if (comm.rank() == 0 && o.report_timestamps) {
         std::lock_guard lock(mu);
         results[i].finished_at = timestamp_now();
@@ -81,6 +111,26 @@ std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
     }
   });
   return results;
+}
+
+// The bytes the largest buffer of any row or warmup call of the sweep needs.
+std::size_t arena_bytes(const PerfOptions& o, const std::vector<RowSpec>& rows) {
+  std::size_t most = 0;
+  const std::vector<std::size_t> warmups = warmup_sizes(o);
+  for (const RowSpec& r : rows) {
+    if (is_p2p_test(r.kind)) {
+      most = std::max(most, p2p_buffer_bytes(r.kind, r.count, r.dtype, o.ranks));
+      continue;
+    }
+    const CallShape shape{r.kind, r.dtype, ReduceOp::sum(), r.count, o.root, false};
+    most = std::max(most, call_buffer_bytes(shape, o.ranks));
+    for (std::size_t bytes : warmups) {
+      CallShape warm = shape;
+      warm.count = count_for(r.kind, bytes, r.dtype, o.ranks);
+      most = std::max(most, call_buffer_bytes(warm, o.ranks));
+    }
+  }
+  return most;
 }
 
 }  // namespace twinccl::cli

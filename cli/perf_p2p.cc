@@ -97,8 +97,14 @@ RowPlan plan_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::siz
   return p;
 }
 
+std::size_t p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks) {
+  const std::size_t recv =
+      test == kHypercubeTest ? count * static_cast<std::size_t>(nranks) : count;
+  return recv * size_of(dtype);  // the receive buffer is the larger
+}
+
 void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResult& result,
-                 std::mutex& mu) {
+                 std::mutex& mu, const CallArena* arena) {
   const int n = o.ranks;
   const OpKind test = p.call.kind;
   const DataType dtype = p.call.dtype;
@@ -110,7 +116,10 @@ void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, Row
     // sendrecv in place would send and receive one buffer at once: nccl-tests times it
     // unchecked; here it runs out of place (same traffic) and is reported N/A.
     const bool in_place = place == 1 && test == kHypercubeTest;
-    P2pBuffers b{comm.alloc(count, dtype), comm.alloc(recv_count, dtype)};
+    P2pBuffers b = arena != nullptr
+                       ? P2pBuffers{view_in(arena->first, count, dtype),
+                                    view_in(arena->second, recv_count, dtype)}
+                       : P2pBuffers{comm.alloc(count, dtype), comm.alloc(recv_count, dtype)};
     if (in_place) b.send = b.recv.slice(me * count, count);
     double us = 0;
     Work last;
@@ -124,7 +133,8 @@ void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, Row
             run_once(comm, test, b, count, in_place, true, last);
             return last;
           },
-          test != kHypercubeTest);  // its steps wait for each other: no -m group around them
+          test != kHypercubeTest,  // its steps wait for each other: no -m group around them
+          arena);
       us = o.report_cputime ? t.cputime_us : t.time_us;
     }
     long long wrong = 0;
@@ -141,7 +151,7 @@ void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, Row
         const std::size_t at = test == kSendRecvTest ? i : i % count;
         if (std::memcmp(got.data() + i * e, p.inputs[from].data() + at * e, e) != 0) ++wrong;
       }
-      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum());
+      wrong = reduce_over_ranks(comm, wrong, DataType::int64, ReduceOp::sum(), arena);
     }
     if (comm.rank() == 0) {
       std::lock_guard<std::mutex> lock(mu);

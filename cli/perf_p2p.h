@@ -50,6 +50,8 @@ void check_p2p_ranks(OpKind test, int nranks);
 // nccl-tests).
 RowPlan plan_p2p_row(const PerfOptions& options, OpKind test, DataType dtype, std::size_t count);
 void run_p2p_row(Communicator& comm, const PerfOptions& options, const RowPlan& plan,
-                 RowResult& result, std::mutex& mu);
+                 RowResult& result, std::mutex& mu, const CallArena* arena = nullptr);
+// The bytes either buffer of a p2p row needs (its arena size).
+std::size_t p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks);
 
 }  // namespace twinccl::cli

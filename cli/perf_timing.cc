@@ -40,12 +40,13 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // nccl-tests' Allreduce(args, &deltaSec, average) over the ranks, through the communicator.
-double combine_over_ranks(Communicator& comm, double value, int average) {
+double combine_over_ranks(Communicator& comm, double value, int average, const CallArena* arena) {
   const double v =
       reduce_over_ranks(comm, average == 0 && comm.rank() != 0 ? 0.0 : value, DataType::float64,
                         average == 2   ? ReduceOp::min()
                         : average == 3 ? ReduceOp::max()
-                                       : ReduceOp::sum());
+                                       : ReduceOp::sum(),
+                        arena);
   return average == 1 ? v / comm.size() : v;
 }
 
@@ -79,7 +80,8 @@ struct DropCapture {
 }  // namespace
 
 NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, const std::string& row,
-                                   const std::function<Work()>& issue, bool group_calls) {
+                                   const std::function<Work()>& issue, bool group_calls,
+                                   const CallArena* arena) {
   NcclTestsTime result;
   if (o.iterations <= 0) return result;
   const int agg = std::max(o.agg_iters, 1);
@@ -133,7 +135,7 @@ NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& o, con
   double delta_s = blocking == 3 ? coll_only_s : seconds_between(t0, Clock::now());
   if (graphs != nullptr) delta_s /= o.graph;
   result.cputime_us = cpu_s / calls * 1e6;
-  result.time_us = combine_over_ranks(comm, delta_s / calls * 1e6, o.average);
+  result.time_us = combine_over_ranks(comm, delta_s / calls * 1e6, o.average, arena);
   return result;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "perf_options.h"
+#include "twinccl/call_layout.h"
 #include "twinccl/communicator.h"
 
 namespace twinccl::cli {
@@ -40,9 +41,10 @@ struct NcclTestsTime {
 // row in the progress note rank 0 prints after 10 s. `group_calls` false: the -m calls are issued
 // one after the other, ungrouped (a call that waits inside itself, as the hypercube test's steps
 // do).
+// `arena`: where -a's combining all_reduce takes its 8 bytes (else allocated per call).
 NcclTestsTime time_like_nccl_tests(Communicator& comm, const PerfOptions& options,
                                    const std::string& row, const std::function<Work()>& issue,
-                                   bool group_calls = true);
+                                   bool group_calls = true, const CallArena* arena = nullptr);
 
 // One call, waited for: the -c check's call. With -G it is captured into a CUDA graph and the
 // graph launched once, as nccl-tests' BenchTime checks under -G. `issue` issues asynchronously.
@@ -50,10 +52,12 @@ void issue_once_like_nccl_tests(Communicator& comm, const PerfOptions& options,
                                 const std::function<Work()>& issue);
 
 // One host value reduced over the ranks through the communicator's own memory (GPU-safe): -a's
-// time, the -c check's #wrong.
+// time, the -c check's #wrong. In `arena`'s scalar when given, else in memory allocated for it.
 template <class T>
-T reduce_over_ranks(Communicator& comm, T value, DataType dtype, ReduceOp op) {
-  Buffer b = comm.alloc(1, dtype);
+T reduce_over_ranks(Communicator& comm, T value, DataType dtype, ReduceOp op,
+                    const CallArena* arena = nullptr) {
+  static_assert(sizeof(T) == 8);
+  Buffer b = arena != nullptr ? view_in(arena->scalar, 1, dtype) : comm.alloc(1, dtype);
   b.copy_from_host(&value, sizeof(T));
   comm.all_reduce(b, b, op);
   b.copy_to_host(&value, sizeof(T));

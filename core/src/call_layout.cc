@@ -1,5 +1,6 @@
 #include "twinccl/call_layout.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "make_op.h"
@@ -33,10 +34,33 @@ Layout layout(const CallShape& c, int rank, int n) {
 
 }  // namespace
 
-CallSetup setup_call(Communicator& comm, const CallShape& shape) {
+std::size_t call_buffer_bytes(const CallShape& shape, int nranks) {
+  std::size_t most = 0;
+  for (int rank : {shape.root, shape.root == 0 ? 1 : 0}) {  // the root and any other rank
+    const Layout l = layout(shape, rank, nranks);
+    most = std::max({most, l.recv, l.send});
+  }
+  return most * size_of(shape.dtype);
+}
+
+CallArena allocate_call_arena(Communicator& comm, std::size_t bytes) {
+  return {comm.alloc(bytes, DataType::int8), comm.alloc(bytes, DataType::int8),
+          comm.alloc(1, DataType::int64)};
+}
+
+Buffer view_in(const Buffer& memory, std::size_t count, DataType dtype) {
+  return Buffer(memory.memory(), 0, count, dtype);
+}
+
+CallSetup setup_call(Communicator& comm, const CallShape& shape, const CallArena* arena) {
   int r = comm.rank();
   Layout l = layout(shape, r, comm.size());
   std::size_t e = size_of(shape.dtype);
+  // Buffer `which` (0 or 1) of `count` elements.
+  auto take = [&](int which, std::size_t count) {
+    if (arena == nullptr) return comm.alloc(count, shape.dtype);
+    return view_in(which == 0 ? arena->first : arena->second, count, shape.dtype);
+  };
   CallSetup s;
   s.shape = shape;
   s.input_elements = l.send;
@@ -46,8 +70,8 @@ CallSetup setup_call(Communicator& comm, const CallShape& shape) {
       shape.in_place && t.in_place != InPlace::never && (!t.rooted || r == shape.root);
   s.shape.in_place = in_place;
   if (!in_place) {
-    s.send_buffer = comm.alloc(l.send, shape.dtype);
-    s.recv_buffer = comm.alloc(l.recv, shape.dtype);
+    s.send_buffer = take(0, l.send);
+    s.recv_buffer = take(1, l.recv);
     s.send = l.send ? s.send_buffer.data() : nullptr;
     s.recv = l.recv ? s.recv_buffer.data() : nullptr;
     s.input_view = s.send_buffer;
@@ -56,21 +80,21 @@ CallSetup setup_call(Communicator& comm, const CallShape& shape) {
   }
   switch (t.in_place) {
     case InPlace::recv_in_send:  // recv == send + rank*count inside the big send buffer
-      s.recv_buffer = comm.alloc(l.send, shape.dtype);
+      s.recv_buffer = take(1, l.send);
       s.send = s.recv_buffer.data();
       s.recv = static_cast<char*>(s.recv_buffer.data()) + l.input_at * e;
       s.input_view = s.recv_buffer;
       s.result_view = s.recv_buffer.slice(l.input_at, l.recv);
       break;
     case InPlace::send_in_recv:  // send == recv + rank*count inside the big recv buffer
-      s.recv_buffer = comm.alloc(l.recv, shape.dtype);
+      s.recv_buffer = take(1, l.recv);
       s.recv = s.recv_buffer.data();
       s.send = static_cast<char*>(s.recv_buffer.data()) + l.input_at * e;
       s.input_view = s.recv_buffer.slice(l.input_at, l.send);
       s.result_view = s.recv_buffer.slice(0, l.recv);
       break;
     default:  // all_reduce, broadcast (root), reduce (root): send == recv
-      s.recv_buffer = comm.alloc(std::max(l.recv, l.send), shape.dtype);
+      s.recv_buffer = take(1, std::max(l.recv, l.send));
       s.send = s.recv = s.recv_buffer.data();
       s.input_view = s.recv_buffer.slice(0, l.send);
       s.result_view = s.recv_buffer.slice(0, l.recv);

@@ -141,14 +141,20 @@ TEST_CASE("perf --backend nccl -a: the time is combined over the ranks by NCCL's
 TEST_CASE("perf --backend nccl: TWINCCL_RANKS_PER_GPU runs several ranks per GPU as threads",
           "[cli]") {
   // NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1: 2 GPUs x 2 ranks, one process started alone.
+  // The double's allocate_before_collectives rule: every buffer of the sweep (rows, warmup, -a's
+  // and -c's one-value all_reduces) is allocated before each rank's first collective.
   const std::string multi = "TWINCCL_DOUBLE_NCCL_VERSION=23007 TWINCCL_RANKS_PER_GPU=2 ";
-  const LoggedRun r = run_on_double("-b 1K -e 4K -f 4 -n 2 all_reduce", "nccl_per_gpu",
-                                    multi + "NCCL_MULTI_RANK_GPU_ENABLE=1");
+  const LoggedRun r = run_on_double(
+      "-b 1K -e 64K -f 4 -n 2 -a 1 all_reduce all_gather reduce_scatter broadcast reduce "
+      "all_to_all gather scatter sendrecv hypercube",
+      "nccl_per_gpu",
+      multi + "NCCL_MULTI_RANK_GPU_ENABLE=1 TWINCCL_DOUBLE_ALLOCATE_BEFORE_COLLECTIVES=1");
   INFO(r.result.out << r.log.substr(0, 2000));
   REQUIRE(r.result.exit_code == 0);
   CHECK(r.result.out.find("Rank  3 Group") != std::string::npos);
   CHECK(r.result.out.find("Rank  4 Group") == std::string::npos);
   CHECK(r.result.out.find("# Out of bounds values : 0 OK") != std::string::npos);
+  CHECK(r.result.out.find("hypercube") != std::string::npos);
   CHECK(lines_with(r.log, {"VIOLATION"}) == 0);
   // Refused, naming what is missing: the opt-in, or a new enough NCCL.
   const LoggedRun off = run_on_double("-b 1K -e 1K all_reduce", "nccl_per_gpu_off", multi);

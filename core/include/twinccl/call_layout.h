@@ -39,8 +39,24 @@ struct CallSetup {
   std::vector<unsigned char> result_bytes() const;
 };
 
-// Allocates through comm and lays out the buffers for `shape` on this rank.
-CallSetup setup_call(Communicator& comm, const CallShape& shape);
+// Memory allocated once and lent to every call after it (nccl-tests' way: its largest buffers,
+// before the first collective). With several ranks on one GPU NCCL asks for exactly that:
+// cudaMalloc/cudaFree synchronise the device and can deadlock against a peer's spinning kernel.
+struct CallArena {
+  Buffer first, second;  // each at least the largest call's bytes (int8 views of them)
+  Buffer scalar;         // 8 bytes for one value reduced over the ranks (a time, a count)
+};
+// The bytes either of a call's buffers needs on any rank (the arena size for `shape`).
+std::size_t call_buffer_bytes(const CallShape& shape, int nranks);
+// Allocates through comm: two buffers of `bytes` each and the scalar.
+CallArena allocate_call_arena(Communicator& comm, std::size_t bytes);
+// `count` elements of `dtype` at the start of `memory` (an arena's buffer); InvalidArgument when
+// they do not fit.
+Buffer view_in(const Buffer& memory, std::size_t count, DataType dtype);
+
+// Lays out the buffers for `shape` on this rank: allocated through comm, or views of `arena`'s
+// memory (the previous call that used them must have finished).
+CallSetup setup_call(Communicator& comm, const CallShape& shape, const CallArena* arena = nullptr);
 // Issues the call (async when opts.async_op).
 Work issue_call(Communicator& comm, const CallSetup& setup, CallOptions opts = {});
 

@@ -12,8 +12,8 @@
 //   in_progress_polls (2: ncclCommGetAsyncError answers ncclInProgress that many times after a
 //   non-blocking init/split/finalize/collective; 0: a collective answers ncclSuccess at once),
 //   reject_duplicate_gpu (1 before NCCL 2.30),
-//   allocate_before_collectives (0: 1 makes a cudaMalloc or cudaFree on a GPU after a collective
-//   was launched on it a violation, NCCL's rule for several ranks on one GPU),
+//   allocate_before_collectives (0: 1 makes a cudaMalloc by a rank after it launched a collective
+//   a violation: NCCL's rule for several ranks on one GPU),
 //   init_alone (0: 1 makes an init of more than one rank log "pid P ncclCommInitRankConfig rank=R
 //   nranks=N device=D id=PID.K" (PID: the process that made the id) and fail at once, for
 //   processes started by a launcher, which cannot meet in this in-process double),

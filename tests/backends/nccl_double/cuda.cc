@@ -270,13 +270,12 @@ bool refused_while_capturing(const char* fn) {
 
 DOUBLE_EXPORT cudaError_t cudaMalloc(void** p, std::size_t bytes) {
   if (refused_while_capturing("cudaMalloc")) return cudaErrorStreamCaptureUnsupported;
-  dbl::check_allocation_allowed("cudaMalloc", bytes);
+  dbl::check_allocation_allowed(bytes);
   *p = dbl::new_allocation(bytes)->base;
   return cudaSuccess;
 }
 DOUBLE_EXPORT cudaError_t cudaFree(void* p) {
   if (refused_while_capturing("cudaFree")) return cudaErrorStreamCaptureUnsupported;
-  if (p != nullptr) dbl::check_allocation_allowed("cudaFree", 0);
   return dbl::free_allocation(p);
 }
 DOUBLE_EXPORT cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t s) {

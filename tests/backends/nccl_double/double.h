@@ -55,9 +55,10 @@ Allocation* find_allocation(const void* p, std::size_t bytes, const std::string&
 Allocation* new_allocation(std::size_t bytes);
 cudaError_t free_allocation(void* p);
 // NCCL's rule for several ranks on one GPU (setting allocate_before_collectives=1): a cudaMalloc
-// or cudaFree on a GPU after a collective was launched on it is a violation.
-void note_collective_on(int device);
-void check_allocation_allowed(const char* fn, std::size_t bytes);
+// by a rank (thread) after it launched a collective, a mid-run allocation, is a violation. (Its
+// paired cudaFree goes unflagged: frees at the end, after every rank's last collective, are safe.)
+void note_collective_launched();
+void check_allocation_allowed(std::size_t bytes);
 
 // ---- cuda.cc: streams and events
 class Stream {

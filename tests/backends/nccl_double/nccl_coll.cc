@@ -332,7 +332,7 @@ ncclResult_t call(Kind kind, const void* send, void* recv, std::size_t count, nc
              " stream=" + std::to_string(stream_of(stream)->id()) +
              (stream_of(stream)->capturing() ? " captured=1" : ""));
   if (count == 0 && p2p) return ncclSuccess;
-  note_collective_on(stream_of(stream)->device());
+  note_collective_launched();
   return issue(c, stream, std::move(op));
 }
 

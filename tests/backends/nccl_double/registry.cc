@@ -5,7 +5,6 @@
 #include <cstring>
 #include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "nccl_double/control.h"
@@ -24,7 +23,6 @@ struct Registry {
   std::map<char*, std::unique_ptr<Allocation>> allocations;
   std::vector<std::unique_ptr<Allocation>> reused;  // kept: queued work may still point at them
   std::atomic<int> next_thread{0};
-  std::set<int> collective_devices;  // GPUs a collective was launched on since the last clear
 };
 
 Registry& reg() {
@@ -163,22 +161,17 @@ cudaError_t free_allocation(void* p) {
   return cudaSuccess;
 }
 
-void note_collective_on(int device) {
-  std::lock_guard lock(reg().mutex);
-  reg().collective_devices.insert(device);
+namespace {
+thread_local bool t_launched_collective = false;
 }
 
-void check_allocation_allowed(const char* fn, std::size_t bytes) {
-  if (setting("allocate_before_collectives", 0) == 0) return;
-  const int device = current_device();
-  {
-    std::lock_guard lock(reg().mutex);
-    if (reg().collective_devices.count(device) == 0) return;
-  }
-  violation(thread_tag() + ": " + fn +
-            (bytes > 0 ? " of " + std::to_string(bytes) + " bytes" : "") + " on GPU " +
-            std::to_string(device) +
-            " after a collective was launched on it (several ranks on one GPU, NCCL >= 2.30: "
+void note_collective_launched() { t_launched_collective = true; }
+
+void check_allocation_allowed(std::size_t bytes) {
+  if (!t_launched_collective || setting("allocate_before_collectives", 0) == 0) return;
+  violation(thread_tag() + ": cudaMalloc of " + std::to_string(bytes) + " bytes on GPU " +
+            std::to_string(current_device()) +
+            " after this rank launched a collective (several ranks on one GPU, NCCL >= 2.30: "
             "allocate every buffer before the first collective; cudaMalloc/cudaFree synchronise "
             "the device and can deadlock against a peer's spinning kernel)");
 }
@@ -204,7 +197,6 @@ DOUBLE_EXPORT void twinccl_double_clear() {
   std::lock_guard lock(dbl::reg().mutex);
   dbl::reg().log.clear();
   dbl::reg().violations.clear();
-  dbl::reg().collective_devices.clear();
 }
 
 DOUBLE_EXPORT int twinccl_double_user_kernel(cudaStream_t stream, void (*fn)(void*), void* arg,
