@@ -64,21 +64,25 @@ void warm_up_sweep(Communicator& comm, const PerfOptions& o, const RowPlan& plan
   }
 }
 
-// The bytes the largest buffer of any row or warmup call of the sweep needs.
-std::size_t arena_bytes(const PerfOptions& o, const std::vector<RowSpec>& rows) {
-  std::size_t most = 0;
+// The bytes the largest buffers of any row or warmup call of the sweep need.
+CallBytes arena_bytes(const PerfOptions& o, const std::vector<RowSpec>& rows) {
+  CallBytes most;
+  auto add = [&](CallBytes b) {
+    most.first = std::max(most.first, b.first);
+    most.second = std::max(most.second, b.second);
+  };
   const std::vector<std::size_t> warmups = warmup_sizes(o);
   for (const RowSpec& r : rows) {
     if (is_p2p_test(r.kind)) {
-      most = std::max(most, p2p_buffer_bytes(r.kind, r.count, r.dtype, o.ranks));
+      add(p2p_buffer_bytes(r.kind, r.count, r.dtype, o.ranks));
       continue;
     }
     const CallShape shape{r.kind, r.dtype, ReduceOp::sum(), r.count, o.root, false};
-    most = std::max(most, call_buffer_bytes(shape, o.ranks));
+    add(call_buffer_bytes(shape, o.ranks));
     for (std::size_t bytes : warmups) {
       CallShape warm = shape;
       warm.count = count_for(r.kind, bytes, r.dtype, o.ranks);
-      most = std::max(most, call_buffer_bytes(warm, o.ranks));
+      add(call_buffer_bytes(warm, o.ranks));
     }
   }
   return most;
@@ -91,7 +95,7 @@ std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
   std::vector<RowResult> results(rows.size());
   SharedPlans plans(o, rows);
   std::mutex mu;
-  const std::size_t bytes = arena_bytes(o, rows);
+  const CallBytes bytes = arena_bytes(o, rows);
   run(run_options(o, o.algorithm), [&](Communicator& comm) {
     check_world_size(comm, o.ranks);
     const CallArena arena = allocate_call_arena(comm, bytes);
@@ -111,26 +115,6 @@ std::vector<RowResult> measure_rows_in_one_run(const PerfOptions& o,
     }
   });
   return results;
-}
-
-// The bytes the largest buffer of any row or warmup call of the sweep needs.
-std::size_t arena_bytes(const PerfOptions& o, const std::vector<RowSpec>& rows) {
-  std::size_t most = 0;
-  const std::vector<std::size_t> warmups = warmup_sizes(o);
-  for (const RowSpec& r : rows) {
-    if (is_p2p_test(r.kind)) {
-      most = std::max(most, p2p_buffer_bytes(r.kind, r.count, r.dtype, o.ranks));
-      continue;
-    }
-    const CallShape shape{r.kind, r.dtype, ReduceOp::sum(), r.count, o.root, false};
-    most = std::max(most, call_buffer_bytes(shape, o.ranks));
-    for (std::size_t bytes : warmups) {
-      CallShape warm = shape;
-      warm.count = count_for(r.kind, bytes, r.dtype, o.ranks);
-      most = std::max(most, call_buffer_bytes(warm, o.ranks));
-    }
-  }
-  return most;
 }
 
 }  // namespace twinccl::cli

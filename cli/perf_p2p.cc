@@ -97,10 +97,10 @@ RowPlan plan_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::siz
   return p;
 }
 
-std::size_t p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks) {
+CallBytes p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks) {
   const std::size_t recv =
       test == kHypercubeTest ? count * static_cast<std::size_t>(nranks) : count;
-  return recv * size_of(dtype);  // the receive buffer is the larger
+  return {count * size_of(dtype), recv * size_of(dtype)};
 }
 
 void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResult& result,

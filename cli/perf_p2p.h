@@ -51,7 +51,7 @@ void check_p2p_ranks(OpKind test, int nranks);
 RowPlan plan_p2p_row(const PerfOptions& options, OpKind test, DataType dtype, std::size_t count);
 void run_p2p_row(Communicator& comm, const PerfOptions& options, const RowPlan& plan,
                  RowResult& result, std::mutex& mu, const CallArena* arena = nullptr);
-// The bytes either buffer of a p2p row needs (its arena size).
-std::size_t p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks);
+// The bytes a p2p row's send (first) and receive (second) buffers need.
+CallBytes p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks);
 
 }  // namespace twinccl::cli

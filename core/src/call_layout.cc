@@ -34,17 +34,19 @@ Layout layout(const CallShape& c, int rank, int n) {
 
 }  // namespace
 
-std::size_t call_buffer_bytes(const CallShape& shape, int nranks) {
-  std::size_t most = 0;
+CallBytes call_buffer_bytes(const CallShape& shape, int nranks) {
+  CallBytes most;
+  const std::size_t e = size_of(shape.dtype);
   for (int rank : {shape.root, shape.root == 0 ? 1 : 0}) {  // the root and any other rank
     const Layout l = layout(shape, rank, nranks);
-    most = std::max({most, l.recv, l.send});
+    most.first = std::max(most.first, l.send * e);
+    most.second = std::max({most.second, l.recv * e, l.send * e});
   }
-  return most * size_of(shape.dtype);
+  return most;
 }
 
-CallArena allocate_call_arena(Communicator& comm, std::size_t bytes) {
-  return {comm.alloc(bytes, DataType::int8), comm.alloc(bytes, DataType::int8),
+CallArena allocate_call_arena(Communicator& comm, CallBytes largest) {
+  return {comm.alloc(largest.first, DataType::int8), comm.alloc(largest.second, DataType::int8),
           comm.alloc(1, DataType::int64)};
 }
 

@@ -43,13 +43,18 @@ struct CallSetup {
 // before the first collective). With several ranks on one GPU NCCL asks for exactly that:
 // cudaMalloc/cudaFree synchronise the device and can deadlock against a peer's spinning kernel.
 struct CallArena {
-  Buffer first, second;  // each at least the largest call's bytes (int8 views of them)
-  Buffer scalar;         // 8 bytes for one value reduced over the ranks (a time, a count)
+  Buffer first;   // an out-of-place call's send buffer
+  Buffer second;  // its receive buffer, or an in-place call's one buffer
+  Buffer scalar;  // 8 bytes for one value reduced over the ranks (a time, a count)
 };
-// The bytes either of a call's buffers needs on any rank (the arena size for `shape`).
-std::size_t call_buffer_bytes(const CallShape& shape, int nranks);
-// Allocates through comm: two buffers of `bytes` each and the scalar.
-CallArena allocate_call_arena(Communicator& comm, std::size_t bytes);
+// The bytes a call's buffers need on any rank: `first` (out of place, what it sends) and `second`
+// (the larger of what it sends and receives), as nccl-tests sizes its send and receive buffers.
+struct CallBytes {
+  std::size_t first = 0, second = 0;
+};
+CallBytes call_buffer_bytes(const CallShape& shape, int nranks);
+// Allocates through comm: the two buffers and the scalar (largest = the most any call needs).
+CallArena allocate_call_arena(Communicator& comm, CallBytes largest);
 // `count` elements of `dtype` at the start of `memory` (an arena's buffer); InvalidArgument when
 // they do not fit.
 Buffer view_in(const Buffer& memory, std::size_t count, DataType dtype);
