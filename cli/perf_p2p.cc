@@ -97,10 +97,15 @@ RowPlan plan_p2p_row(const PerfOptions& o, OpKind test, DataType dtype, std::siz
   return p;
 }
 
+namespace {
+// What a rank receives: sendrecv one peer's count, hypercube every rank's.
+std::size_t recv_count_of(OpKind test, std::size_t count, int nranks) {
+  return test == kHypercubeTest ? count * static_cast<std::size_t>(nranks) : count;
+}
+}  // namespace
+
 CallBytes p2p_buffer_bytes(OpKind test, std::size_t count, DataType dtype, int nranks) {
-  const std::size_t recv =
-      test == kHypercubeTest ? count * static_cast<std::size_t>(nranks) : count;
-  return {count * size_of(dtype), recv * size_of(dtype)};
+  return {count * size_of(dtype), recv_count_of(test, count, nranks) * size_of(dtype)};
 }
 
 void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, RowResult& result,
@@ -110,8 +115,7 @@ void run_p2p_row(Communicator& comm, const PerfOptions& o, const RowPlan& p, Row
   const DataType dtype = p.call.dtype;
   const std::size_t count = p.call.count;
   const auto me = static_cast<std::size_t>(comm.rank());
-  const std::size_t recv_count =
-      test == kHypercubeTest ? count * static_cast<std::size_t>(n) : count;
+  const std::size_t recv_count = recv_count_of(test, count, n);
   for (int place = 0; place < 2; ++place) {
     // sendrecv in place would send and receive one buffer at once: nccl-tests times it
     // unchecked; here it runs out of place (same traffic) and is reported N/A.
