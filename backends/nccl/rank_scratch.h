@@ -20,7 +20,9 @@
 // `nranks` ranks (or any of its children, which are never larger) makes: subcommunicator's leader
 // holds nranks records of 384 bytes and a 520-byte verdict at once. A lease that does not fit, or
 // is asked for by a second thread while another holds leases, gets no memory, and the caller
-// allocates its own as before.
+// allocates its own as before. A lease ends only after its exchange finished or its communicator
+// was aborted (a failed or timed-out wait aborts it, which ends its kernels), so no queued work
+// still writes a region when the next lease gets it.
 #pragma once
 
 #include <cstddef>
