@@ -6,8 +6,9 @@ module attributes replaced by twinccl.mindspore's (comm_func and management) and
 twinccl.mindspore_mint's (mint.distributed, ops.communication): same names, signatures and
 results; they find the calling thread's rank. They are restored when the run ends. Code that looks
 them up at call time (`comm.init()`, `from mindspore.communication import init` executed inside the
-run, as a script run per rank does) reaches the emulator; names bound before the run, MindSpore's
-graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirected. Process-wide:
+run, as a script run per rank does) reaches the emulator; names bound before the run are not
+redirected. The communication primitives (ops.AllReduce, ...) answer in PyNative mode, wherever
+they were made (_ms_primitives); graph mode (jit) does not call them and is not redirected. Process-wide:
 one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
 run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
 default) takes turns with each rank's own state; with rank_state="shared" the same rank baton
@@ -23,7 +24,7 @@ import importlib
 import importlib.util
 import sys
 
-from . import _import_hook
+from . import _import_hook, _ms_primitives
 from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
@@ -108,7 +109,7 @@ def _patch_now(saved):
     if theirs is not None:  # init() sets INITED = True in it; put back after the run
         saved.append((theirs, "INITED", theirs.__dict__.get("INITED")))
     replace([(module, name, getattr(ours, name)) for module, ours, names in targets
-             for name in names if hasattr(ours, name)], saved)
+             for name in names if hasattr(ours, name)] + _ms_primitives.patches(), saved)
 
 
 @contextlib.contextmanager
