@@ -191,7 +191,7 @@ def test_every_collective_int16_uint16_against_numpy(dtype):
     run_ranks(rank, N, timeout_s=60.0)
 
 
-def test_refused_types_name_the_call_the_type_and_the_supported_ones():
+def test_refused_types_name_the_call_the_type_and_the_supported_ones_and_avg():
     def rank(r):
         with pytest.raises(twinccl.InvalidArgument,
                            match=r"all_reduce's tensor: Bool tensors are not supported \(.*int16, "
@@ -199,7 +199,7 @@ def test_refused_types_name_the_call_the_type_and_the_supported_ones():
             cf.all_reduce(ms.Tensor(np.array([True, False])))
         with pytest.raises(twinccl.InvalidArgument, match="premul_sum is not supported for int16"):
             mint.all_reduce(t(np.ones(2, np.int16)), op=_make_nccl_premul_sum(2.0))
-        x = t(np.ones(2, np.int16))  # a refused call leaves the world usable
-        mint.all_reduce(x)
+        x = t(np.array([-7 + r, 30000], np.int16))  # a refused call leaves the world usable
+        mint.all_reduce(x, op="avg")  # int32's avg: the sum (-13), divided truncating toward 0
         return x.asnumpy().tolist()
-    assert run_ranks(rank, 2) == [[2, 2]] * 2
+    assert run_ranks(rank, 2) == [[-6, 30000]] * 2
