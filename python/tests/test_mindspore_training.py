@@ -73,3 +73,27 @@ def test_data_parallel_training_matches_one_process(reducer):
         weight, bias = (np.array(v) for v in ast.literal_eval("(%s)" % text.replace("] [", "], [")))
         np.testing.assert_allclose(weight, w, rtol=0, atol=1e-5, err_msg="rank %d" % r)
         np.testing.assert_allclose(bias, b, rtol=0, atol=1e-5, err_msg="rank %d" % r)
+
+
+def test_primitives_in_process_and_put_back_after_the_run():
+    """twinccl.run(mindspore=True) in process: a primitive made before the run answers inside
+    it, and MindSpore's classes are as they were after it."""
+    import mindspore as ms
+    from mindspore.nn.wrap.grad_reducer import DistributedGradReducer
+    from mindspore.ops.operations import comm_ops
+    from conftest import run_ranks
+
+    construct = DistributedGradReducer.__dict__["construct"]
+    made_before = ms.ops.AllReduce(ms.ops.ReduceOp.MAX)
+
+    def rank(r):
+        ms.communication.init()
+        total = ms.ops.AllReduce()(ms.Tensor(np.full(2, r + 1, np.float32)))
+        gathered = ms.ops.AllGather()(ms.Tensor(np.full((1,), r, np.int16)))
+        most = made_before(ms.Tensor(np.array([r], np.int32)))
+        return total.asnumpy().tolist(), gathered.asnumpy().tolist(), most.asnumpy().tolist()
+
+    assert run_ranks(rank, 3, mindspore=True) == [([6.0, 6.0], [0, 1, 2], [2])] * 3
+    assert "__call__" not in comm_ops.AllReduce.__dict__
+    assert DistributedGradReducer.__dict__["construct"] is construct
+    assert comm_ops.get_rank is ms.communication.management.get_rank
