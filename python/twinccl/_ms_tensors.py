@@ -4,7 +4,7 @@ and new outputs in the input's kind: twinccl.mindspore and twinccl.mindspore_min
 A CPU MindSpore Tensor's asnumpy() is a writable view of its memory and Tensor.from_numpy() wraps
 an array without copying (checked by python/tests/test_mindspore_api.py), so inputs, in-place
 outputs and new outputs are all zero-copy. bfloat16 travels as its int16 bits; int16 and uint16 keep their type
-here and are carried by _ms_int16."""
+here and are carried by _ms_hccl_types, as complex64 is."""
 import sys
 
 import numpy as np
@@ -15,7 +15,7 @@ from ._tensors import _NUMPY_TYPES, array
 _HCCL_LACKS = ("bool", "complex128", "float128", "object")  # (kConstOpHcomDataTypeMap)
 _NUMPY_NAMES = {d.name for d in _NUMPY_TYPES}
 SUPPORTED = ("int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, "
-             "float32, float64")
+             "float32, float64, complex64")
 
 
 def _ms():
@@ -64,12 +64,13 @@ def view(t, what, written=False):
 
 
 def _typed(t, what, dtype):
-    """array(t, what), also for int16/uint16 (HCCL's types, which _ms_int16 carries over the
-    core's), and an error naming the MindSpore type and the supported ones for the others."""
+    """array(t, what), also for int16/uint16/complex64 (HCCL takes them; _ms_hccl_types carries
+    them over the core's types), and an error naming the MindSpore type and the supported ones
+    for the others."""
     a = t
-    if not isinstance(t, np.ndarray) and str(dtype) in ("torch.int16", "torch.uint16"):
+    if not isinstance(t, np.ndarray) and str(dtype) in ("torch.int16", "torch.uint16", "torch.complex64"):
         a = t.detach().numpy()
-    if isinstance(a, np.ndarray) and a.dtype.name in ("int16", "uint16"):
+    if isinstance(a, np.ndarray) and a.dtype.name in ("int16", "uint16", "complex64"):
         return a, a.dtype.name
     if isinstance(a, np.ndarray) and a.dtype.name not in _NUMPY_NAMES:
         why = "; HCCL, MindSpore's Ascend backend, has no such type either" \

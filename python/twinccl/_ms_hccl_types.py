@@ -1,5 +1,5 @@
-"""MindSpore's int16 and uint16 tensors (HCCL has them, NCCL and TwinCCL's core do not) on the
-emulator: the communicator the MindSpore layer talks to, wrapped so that these two types work.
+"""MindSpore's int16, uint16 and complex64 tensors (HCCL takes them, NCCL and TwinCCL's core do
+not) on the emulator: the communicator the MindSpore layer talks to, wrapped so that they work.
 
 How it works: every MindSpore-layer call reaches the extension through a Comm method whose type
 name argument says "int16" or "uint16" (views of the user's memory keep their 16-bit dtype).
@@ -12,6 +12,10 @@ name argument says "int16" or "uint16" (views of the user's memory keep their 16
   no signed overflow); max and min on int32 (int16 sign-extended, uint16 zero-extended: the
   compare of the 16-bit type). avg (mint) is int32's: the sum, divided truncating toward zero.
   With async_op the narrowing happens in the handle's wait() (or once is_completed() is True).
+* complex64, as MindSpore hands it to HCCL (hcom_util: "Convert it to Float32", the shape given
+  a last dimension of 2): moves carry it as float64 bits (8 bytes, counts unchanged);
+  reductions run on float32 pairs (the counts of reduce_scatter_v doubled), so sum and avg are
+  the complex ones and prod/max/min act on real and imaginary parts apart, as on Ascend.
 
     comm = wrap(comm)      # any other type goes straight through
 """
@@ -20,6 +24,10 @@ import numpy as np
 from ._twinccl import InvalidArgument
 
 NARROW = {"int16": np.dtype(np.int16), "uint16": np.dtype(np.uint16)}
+COMPLEX = np.dtype(np.complex64)
+CARRIED = ("int16", "uint16", "complex64")
+_CARRIER = {"int16": np.dtype(np.float16), "uint16": np.dtype(np.float16),
+            "complex64": np.dtype(np.float64)}
 
 # Comm method -> (index of its type name among the positional arguments, reduction?,
 #                 indexes of the arrays it writes, for reductions)
@@ -67,24 +75,39 @@ class _Int16Comm:
             return _moving(inner, at)
 
         def method(*args):
-            if len(args) <= at or args[at] not in NARROW:
+            if len(args) <= at or args[at] not in CARRIED:
                 return inner(*args)
+            if args[at] == "complex64":
+                return _float32_pairs(inner, name, args, at)
             return _reduced(inner, name, args, at, written)
         return method
 
 
 def _moving(inner, at):
     def method(*args):
-        if len(args) <= at or args[at] not in NARROW:
+        if len(args) <= at or args[at] not in CARRIED:
             return inner(*args)
-        narrow = NARROW[args[at]]
-        args = [_map(a, lambda x: x.view(np.float16)) for a in args]
-        args[at] = "float16"
+        own = NARROW.get(args[at], COMPLEX)
+        carrier = _CARRIER[args[at]]
+        args = [_map(a, lambda x: x.view(carrier)) for a in args]
+        args[at] = carrier.name
         result = inner(*args)
         if isinstance(result, tuple) and result and isinstance(result[0], np.ndarray):
-            return (result[0].view(narrow),) + tuple(result[1:])  # ms_all_gather_into_tensor
+            return (result[0].view(own),) + tuple(result[1:])  # ms_all_gather_into_tensor
         return result
     return method
+
+
+def _float32_pairs(inner, method, args, at):
+    """A complex64 reduction as HCCL runs it: on the float32 pairs, in the caller's memory."""
+    args = [_map(a, lambda x: x.view(np.float32)) for a in args]
+    args[at] = "float32"
+    if method == "reduce_scatter_v":  # (out, in, counts, type, ...): counts of float32s
+        args[2] = [2 * c for c in args[2]]
+    result = inner(*args)
+    if method.startswith("ms_"):  # (new float32 output, handle)
+        return (result[0].view(COMPLEX),) + tuple(result[1:])
+    return result
 
 
 def _wide_type(name, kind, what):

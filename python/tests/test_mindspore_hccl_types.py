@@ -1,8 +1,9 @@
-"""MindSpore int16 and uint16 tensors (HCCL's types, which NCCL lacks) through every collective of
-twinccl.mindspore (comm_func) and twinccl.mindspore_mint (mint.distributed / ops.communication)
-at 4 ranks, against NumPy: sums and products that wrap around modulo 2^16, max/min of negative
-numbers, data moved bit for bit, results in place where the API writes in place and in the
-input's type. Types MindSpore's Ascend backend lacks (bool) stay refused, naming the call."""
+"""MindSpore int16, uint16 and complex64 tensors (HCCL takes them, NCCL does not) through
+every collective of twinccl.mindspore (comm_func) and twinccl.mindspore_mint (mint.distributed /
+ops.communication) at 4 ranks, against NumPy: sums and products that wrap around modulo 2^16,
+max/min of negative numbers, data moved bit for bit, results in place where the API writes in
+place and in the input's type; complex64 as float32 pairs, as MindSpore hands it to HCCL. Types
+HCCL lacks (bool, complex128) stay refused, naming the call."""
 import numpy as np
 import pytest
 
@@ -203,3 +204,41 @@ def test_refused_types_name_the_call_the_type_and_the_supported_ones_and_avg():
         mint.all_reduce(x, op="avg")  # int32's avg: the sum (-13), divided truncating toward 0
         return x.asnumpy().tolist()
     assert run_ranks(rank, 2) == [[-6, 30000]] * 2
+
+
+def test_complex64_as_hccl_takes_it():
+    """complex64, which MindSpore hands to HCCL as float32 pairs: moves bit for bit, sum the
+    complex sum, prod/max componentwise (as on Ascend), uneven counts scaled."""
+    def c(rank, count, salt=0):
+        rng = np.random.default_rng(100 * salt + rank)
+        return (rng.standard_normal(count) + 1j * rng.standard_normal(count)).astype(np.complex64)
+
+    def pairs(a):
+        return a.view(np.float32)
+
+    def rank(r):
+        out, _ = cf.all_reduce(t(c(r, 5)))
+        want = sum(c(p, 5) for p in range(N))
+        np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5)
+        assert out.asnumpy().dtype == np.complex64
+        x = t(c(r, 5, 1))
+        mint.all_reduce(x, op="max", async_op=True).wait()  # the real and imaginary parts apart
+        assert pairs(x.asnumpy()).tolist() == np.max([pairs(c(p, 5, 1)) for p in range(N)],
+                                                     axis=0).tolist()
+        counts = [p + 1 for p in range(N)]
+        out = t(np.zeros(r + 1, np.complex64))
+        mint.reduce_scatter_tensor_uneven(out, t(c(r, sum(counts), 2)), counts)
+        full = sum(c(p, sum(counts), 2) for p in range(N))
+        np.testing.assert_allclose(out.asnumpy(), full[sum(counts[:r]):sum(counts[:r + 1])],
+                                   rtol=1e-5)
+        g, _ = cf.all_gather_into_tensor(t(c(r, 3).reshape(1, 3)))
+        assert g.asnumpy().tolist() == np.stack([c(p, 3) for p in range(N)]).tolist()
+        out = t(np.zeros(N * (r + 1), np.complex64))
+        mint.all_to_all_single(out, t(np.concatenate([c(r, p + 1, p) for p in range(N)])),
+                               [r + 1] * N, counts)
+        assert out.asnumpy().tolist() == np.concatenate([c(p, r + 1, r) for p in range(N)]).tolist()
+        b = cf.broadcast(t(c(r, 4)), src=3)
+        assert b.asnumpy().tolist() == c(3, 4).tolist()
+        with pytest.raises(twinccl.InvalidArgument, match="Complex128 tensors are not supported"):
+            cf.all_reduce(ms.Tensor(np.zeros(2, np.complex128)))
+    run_ranks(rank, N)
