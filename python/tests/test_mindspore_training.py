@@ -3,8 +3,9 @@ the communication primitives (ops.AllReduce, AllGather, ReduceScatter, Broadcast
 Reduce, CollectiveScatter/Gather, Barrier, Send/Receive) in PyNative mode, in a Cell or made
 before init(), against NumPy (before: MindSpore's HCCL kernel ended the process with a
 segmentation fault); and data-parallel SGD whose gradients nn.DistributedGradReducer (a
-jit-compiled Cell) or mint.distributed.all_reduce average, against one process's full-batch SGD
-in NumPy."""
+jit-compiled Cell), mint.distributed.all_reduce or a data-parallel nn.TrainOneStepCell (before:
+gradients summed, not averaged, its device count MindSpore's own get_group_size(), 1) average,
+against one process's full-batch SGD in NumPy."""
 import ast
 import os
 import subprocess
@@ -66,7 +67,7 @@ def full_batch_sgd(steps=3, batch=16, lr=0.1):
     return w.ravel(), b
 
 
-@pytest.mark.parametrize("reducer", ["reducer", "mint"])
+@pytest.mark.parametrize("reducer", ["reducer", "mint", "train_one_step"])
 def test_data_parallel_training_matches_one_process(reducer):
     w, b = full_batch_sgd()
     for r, text in results("data_parallel.py", reducer).items():
@@ -91,9 +92,12 @@ def test_primitives_in_process_and_put_back_after_the_run():
         total = ms.ops.AllReduce()(ms.Tensor(np.full(2, r + 1, np.float32)))
         gathered = ms.ops.AllGather()(ms.Tensor(np.full((1,), r, np.int16)))
         most = made_before(ms.Tensor(np.array([r], np.int32)))
-        return total.asnumpy().tolist(), gathered.asnumpy().tolist(), most.asnumpy().tolist()
+        return (total.asnumpy().tolist(), gathered.asnumpy().tolist(), most.asnumpy().tolist(),
+                parallel_utils.get_group_size())  # a name MindSpore bound at import
 
-    assert run_ranks(rank, 3, mindspore=True) == [([6.0, 6.0], [0, 1, 2], [2])] * 3
+    import mindspore.parallel._utils as parallel_utils
+    assert run_ranks(rank, 3, mindspore=True) == [([6.0, 6.0], [0, 1, 2], [2], 3)] * 3
+    assert parallel_utils.get_group_size is ms.communication.management.get_group_size
     assert "__call__" not in comm_ops.AllReduce.__dict__
     assert DistributedGradReducer.__dict__["construct"] is construct
     assert comm_ops.get_rank is ms.communication.management.get_rank

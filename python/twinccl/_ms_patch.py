@@ -108,8 +108,35 @@ def _patch_now(saved):
     theirs = getattr(sys.modules.get("mindspore.communication._comm_helper"), "GlobalComm", None)
     if theirs is not None:  # init() sets INITED = True in it; put back after the run
         saved.append((theirs, "INITED", theirs.__dict__.get("INITED")))
+    bound = _bound_at_import()  # (before management's own names are replaced)
     replace([(module, name, getattr(ours, name)) for module, ours, names in targets
              for name in names if hasattr(ours, name)] + _ms_primitives.patches(), saved)
+    replace(bound, saved)
+
+
+def _bound_at_import():
+    """[(module, name, ours)] for every name a loaded mindspore.* module bound at import to one of
+    MindSpore's management functions (`from mindspore.communication.management import
+    get_group_size` in mindspore.parallel._utils, which TrainOneStepCell's gradient mean divides
+    by; train callbacks, dataset sharding, normalization layers...): found by identity, each
+    answered by twinccl.mindspore's function of the same name. Before, these answered with
+    MindSpore's own (get_group_size() == 1 in a data-parallel TrainOneStepCell: gradients summed,
+    not averaged)."""
+    from . import mindspore as ours
+    management = sys.modules.get("mindspore.communication.management")
+    if management is None:
+        return []
+    originals = {id(getattr(management, name)): name for name in MANAGEMENT
+                 if name != "GlobalComm" and hasattr(management, name) and hasattr(ours, name)}
+    found = []
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("mindspore"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            name = originals.get(id(value))
+            if name is not None and value is getattr(management, name):
+                found.append((module, attribute, getattr(ours, name)))
+    return found
 
 
 @contextlib.contextmanager

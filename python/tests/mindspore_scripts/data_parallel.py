@@ -1,7 +1,9 @@
 """MindSpore data-parallel training as its tutorials write it (PyNative): every rank the same
 nn.Dense, its shard of each global batch, gradients averaged by nn.DistributedGradReducer
 (argument "reducer"; a jit-compiled Cell with ops.AllReduce inside) or by
-mint.distributed.all_reduce on each gradient, divided by the world size ("mint"), an SGD step. Prints each rank's final weights (RESULT lines) for
+mint.distributed.all_reduce on each gradient, divided by the world size ("mint"), an SGD step;
+or nn.TrainOneStepCell in data-parallel mode ("train_one_step": MindSpore makes the
+DistributedGradReducer). Prints each rank's final weights (RESULT lines) for
 test_mindspore_training.py to compare with one process's full-batch SGD."""
 import sys
 
@@ -36,11 +38,17 @@ else:
             mint.distributed.all_reduce(g)
         return tuple(g / world for g in grads)
 
+if sys.argv[1] == "train_one_step":
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    train_step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), optimizer)
 data = np.random.default_rng(0)
 for step in range(STEPS):
     x = data.standard_normal((BATCH, 4)).astype(np.float32)
     y = data.standard_normal((BATCH, 2)).astype(np.float32)
     shard = slice(rank * BATCH // world, (rank + 1) * BATCH // world)
+    if sys.argv[1] == "train_one_step":
+        train_step(ms.Tensor(x[shard]), ms.Tensor(y[shard]))
+        continue
     loss, grads = grad_fn(ms.Tensor(x[shard]), ms.Tensor(y[shard]))
     optimizer(reducer(grads))
 print("RESULT", rank, net.weight.asnumpy().ravel().tolist(), net.bias.asnumpy().tolist(),
