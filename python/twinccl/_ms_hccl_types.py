@@ -44,7 +44,7 @@ _METHODS = {
 
 
 def wrap(comm):
-    return _Int16Comm(comm)
+    return _HcclTypesComm(comm)
 
 
 def _map(value, f):
@@ -59,8 +59,8 @@ def _map(value, f):
     return value
 
 
-class _Int16Comm:
-    """A Comm that also takes "int16"/"uint16"; everything else is the wrapped Comm's."""
+class _HcclTypesComm:
+    """A Comm that also takes "int16", "uint16" and "complex64"; the rest is the wrapped Comm's."""
 
     def __init__(self, comm):
         self._comm = comm
