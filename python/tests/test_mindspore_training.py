@@ -1,7 +1,8 @@
 """Unmodified MindSpore training code under the launcher (`python -m twinccl.torchrun`, 4 ranks):
 the communication primitives (ops.AllReduce, AllGather, ReduceScatter, Broadcast, AlltoAll,
 Reduce, CollectiveScatter/Gather, Barrier, Send/Receive) in PyNative mode, in a Cell or made
-before init(), against NumPy (before: MindSpore's HCCL kernel ended the process with a
+before init(), against NumPy; one inside ms.grad refused (MindSpore's autograd state is one per
+process, the ranks share it) (before: MindSpore's HCCL kernel ended the process with a
 segmentation fault); and data-parallel SGD whose gradients nn.DistributedGradReducer (a
 jit-compiled Cell), mint.distributed.all_reduce or a data-parallel nn.TrainOneStepCell (before:
 gradients summed, not averaged, its device count MindSpore's own get_group_size(), 1) average,
@@ -51,6 +52,8 @@ def test_communication_primitives_in_pynative():
         assert g["cgather"] == ([0, 1, 2, 3] if r == 0 else [0])
         assert g["barrier"] == (1,)
         assert g.get("recv") == (None if r % 2 == 0 else [100.0 * (r - 1), 1.0])
+        assert g["grad"].startswith("InvalidArgument: all_reduce (primitives.py:48) inside a "
+                                    "function MindSpore differentiates")
         assert g["neighbor"].startswith("InvalidArgument: ops.NeighborExchange is not supported")
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 
-from . import _ms_hccl_types, _twinccl
+from . import _ms_autograd, _ms_hccl_types, _twinccl
 from ._twinccl import InvalidArgument
 from ._groups import ProcessGroup
 from ._tensors import call_site
@@ -101,6 +101,7 @@ def comm_and_site(group, what):
     """(comm_of(group, what), the (file, line) of the user's call of the public function that
     calls this)."""
     site = call_site(3)
+    _ms_autograd.check(what, site)
     return comm_of(group, what), site
 
 

@@ -24,7 +24,7 @@ import importlib
 import importlib.util
 import sys
 
-from . import _import_hook, _ms_primitives
+from . import _import_hook, _ms_autograd, _ms_primitives
 from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
@@ -68,6 +68,7 @@ def fresh_groups(fn):
     def rank_main(rank):
         reset()
         reset_switches()
+        _ms_autograd.reset()
         return fn(rank)
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
     return rank_main
@@ -110,7 +111,8 @@ def _patch_now(saved):
         saved.append((theirs, "INITED", theirs.__dict__.get("INITED")))
     bound = _bound_at_import()  # (before management's own names are replaced)
     replace([(module, name, getattr(ours, name)) for module, ours, names in targets
-             for name in names if hasattr(ours, name)] + _ms_primitives.patches(), saved)
+             for name in names if hasattr(ours, name)] + _ms_primitives.patches() +
+            _ms_autograd.patches(), saved)
     replace(bound, saved)
 
 

@@ -44,6 +44,10 @@ out = {
     "cgather": ops.CollectiveGather(0)(t([r])).asnumpy().tolist(),
     "barrier": ops.Barrier()().shape,
 }
+try:  # a collective inside a differentiated function: refused (one autograd state a process)
+    ms.grad(lambda v: (ops.AllReduce()(v) * v).sum())(x)
+except Exception as e:  # noqa: BLE001 (the refusal's type and words are the result)
+    out["grad"] = "%s: %s" % (type(e).__name__, str(e)[:100])
 if r % 2 == 0:
     ops.Send(0, r + 1)(t(np.array([r * 100.0, 1.0], np.float32)))
 else:
