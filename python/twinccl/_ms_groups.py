@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 
-from . import _twinccl
+from . import _ms_autograd, _ms_hccl_types, _twinccl
 from ._twinccl import InvalidArgument
 from ._groups import ProcessGroup
 from ._tensors import call_site
@@ -92,14 +92,16 @@ def lookup(group, what):
 
 
 def comm_of(group, what):
+    """The group's communicator, taking MindSpore's int16/uint16/complex64 too (_ms_hccl_types)."""
     pg = lookup(group, what)
-    return _twinccl._world() if pg is None else pg._comm
+    return _ms_hccl_types.wrap(_twinccl._world() if pg is None else pg._comm)
 
 
 def comm_and_site(group, what):
     """(comm_of(group, what), the (file, line) of the user's call of the public function that
     calls this)."""
     site = call_site(3)
+    _ms_autograd.check(what, site)
     return comm_of(group, what), site
 
 

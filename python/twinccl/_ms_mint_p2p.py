@@ -1,6 +1,7 @@
 """mint.distributed's / ops.communication's point-to-point calls for twinccl.mindspore_mint:
 in place, torch's shapes with MindSpore's returns (recv returns 0; batch_isend_irecv returns a
 list holding one handle for the whole batch)."""
+from . import _ms_autograd
 from ._ms_groups import comm_of, group_rank
 from ._ms_tensors import is_tensor, view
 from ._tensors import call_site
@@ -14,6 +15,7 @@ def _check_tag(tag, what):
 
 def _p2p(is_send, tensor, peer, group, tag, async_op, what, site):
     _check_tag(tag, what)
+    _ms_autograd.check(what, site)
     comm = comm_of(group, what)
     v, t = view(tensor, what + "'s tensor", written=not is_send)
     p = group_rank(group, peer, what + "'s " + ("dst" if is_send else "src"))
@@ -71,6 +73,7 @@ def batch_isend_irecv(p2p_op_list):
             raise InvalidArgument("batch_isend_irecv: p2p_op_list[%d] is a %s, not a P2POp"
                                   % (k, type(p).__name__))
     group = p2p_op_list[0].group
+    _ms_autograd.check("batch_isend_irecv", site)
     comm = comm_of(group, "batch_isend_irecv")
     ops, name = [], None
     for k, p in enumerate(p2p_op_list):

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 
+from . import _ms_autograd
 from ._ms_groups import GlobalComm, comm_of, group_rank
 from ._ms_tensors import new_like, shape_of, view
 from ._tensors import call_site
@@ -28,6 +29,7 @@ def _tag(tag, what):
 def _p2p(is_send, tensor, peer, group, tag, async_op, what, site):
     """(new received array or None, handle, view, type name)."""
     _tag(tag, what)
+    _ms_autograd.check(what, site)
     comm = comm_of(group, what)
     v, t = view(tensor, what + "'s tensor")
     p = group_rank(group, peer, what + "'s " + ("dst" if is_send else "src"))
@@ -101,6 +103,7 @@ def batch_isend_irecv(p2p_op_list):
     if not isinstance(p2p_op_list, list) or not p2p_op_list:
         raise InvalidArgument("batch_isend_irecv: p2p_op_list must be a non-empty list of P2POp")
     group = getattr(p2p_op_list[0], "group", None)
+    _ms_autograd.check("batch_isend_irecv", site)
     comm = comm_of(group, "batch_isend_irecv")
     ops, results, name = [], [], None
     for k, p in enumerate(p2p_op_list):

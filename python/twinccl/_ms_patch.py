@@ -6,8 +6,9 @@ module attributes replaced by twinccl.mindspore's (comm_func and management) and
 twinccl.mindspore_mint's (mint.distributed, ops.communication): same names, signatures and
 results; they find the calling thread's rank. They are restored when the run ends. Code that looks
 them up at call time (`comm.init()`, `from mindspore.communication import init` executed inside the
-run, as a script run per rank does) reaches the emulator; names bound before the run, MindSpore's
-graph-mode primitives (ops.AllReduce) and Cells that hold them are not redirected. Process-wide:
+run, as a script run per rank does) reaches the emulator; names bound before the run are not
+redirected. The communication primitives (ops.AllReduce, ...) answer in PyNative mode, wherever
+they were made (_ms_primitives); graph mode (jit) does not call them and is not redirected. Process-wide:
 one such run at a time. Each rank starts with no named groups, as a fresh process would. Ranks
 run their Python one at a time (MindSpore's ops are not thread-safe): rank_state="isolated" (the
 default) takes turns with each rank's own state; with rank_state="shared" the same rank baton
@@ -23,7 +24,7 @@ import importlib
 import importlib.util
 import sys
 
-from . import _import_hook
+from . import _import_hook, _ms_autograd, _ms_primitives
 from ._attribute_patch import OneRunAtATime, put_back, replace
 from ._twinccl import InvalidArgument
 
@@ -67,6 +68,7 @@ def fresh_groups(fn):
     def rank_main(rank):
         reset()
         reset_switches()
+        _ms_autograd.reset()
         return fn(rank)
     rank_main.__name__ = getattr(fn, "__name__", "rank_main")
     return rank_main
@@ -107,8 +109,36 @@ def _patch_now(saved):
     theirs = getattr(sys.modules.get("mindspore.communication._comm_helper"), "GlobalComm", None)
     if theirs is not None:  # init() sets INITED = True in it; put back after the run
         saved.append((theirs, "INITED", theirs.__dict__.get("INITED")))
+    bound = _bound_at_import()  # (before management's own names are replaced)
     replace([(module, name, getattr(ours, name)) for module, ours, names in targets
-             for name in names if hasattr(ours, name)], saved)
+             for name in names if hasattr(ours, name)] + _ms_primitives.patches() +
+            _ms_autograd.patches(), saved)
+    replace(bound, saved)
+
+
+def _bound_at_import():
+    """[(module, name, ours)] for every name a loaded mindspore.* module bound at import to one of
+    MindSpore's management functions (`from mindspore.communication.management import
+    get_group_size` in mindspore.parallel._utils, which TrainOneStepCell's gradient mean divides
+    by; train callbacks, dataset sharding, normalization layers...): found by identity, each
+    answered by twinccl.mindspore's function of the same name. Before, these answered with
+    MindSpore's own (get_group_size() == 1 in a data-parallel TrainOneStepCell: gradients summed,
+    not averaged)."""
+    from . import mindspore as ours
+    management = sys.modules.get("mindspore.communication.management")
+    if management is None:
+        return []
+    originals = {id(getattr(management, name)): name for name in MANAGEMENT
+                 if name != "GlobalComm" and hasattr(management, name) and hasattr(ours, name)}
+    found = []
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("mindspore"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            name = originals.get(id(value))
+            if name is not None and value is getattr(management, name):
+                found.append((module, attribute, getattr(ours, name)))
+    return found
 
 
 @contextlib.contextmanager

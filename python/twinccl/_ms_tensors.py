@@ -3,13 +3,19 @@ and new outputs in the input's kind: twinccl.mindspore and twinccl.mindspore_min
 
 A CPU MindSpore Tensor's asnumpy() is a writable view of its memory and Tensor.from_numpy() wraps
 an array without copying (checked by python/tests/test_mindspore_api.py), so inputs, in-place
-outputs and new outputs are all zero-copy. bfloat16 travels as its int16 bits."""
+outputs and new outputs are all zero-copy. bfloat16 travels as its int16 bits; int16 and uint16 keep their type
+here and are carried by _ms_hccl_types, as complex64 is."""
 import sys
 
 import numpy as np
 
 from ._twinccl import InvalidArgument
-from ._tensors import array
+from ._tensors import _NUMPY_TYPES, array
+
+_HCCL_LACKS = ("bool", "complex128", "float128", "object")  # (kConstOpHcomDataTypeMap)
+_NUMPY_NAMES = {d.name for d in _NUMPY_TYPES}
+SUPPORTED = ("int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, "
+             "float32, float64, complex64")
 
 
 def _ms():
@@ -44,17 +50,34 @@ def view(t, what, written=False):
                                   % (what, t.storage_offset()))
         if a.dtype.name == "bfloat16":  # MindSpore's NumPy bfloat16: hand over the bits
             return a.view(np.int16), "bfloat16"
-        return array(a, what)
+        return _typed(a, what, t.dtype)
     if not written:  # as comm_func, a strided input is read through a contiguous copy
         if isinstance(t, np.ndarray):
             t = np.ascontiguousarray(t)
         elif hasattr(t, "is_contiguous") and not t.is_contiguous():
             t = t.contiguous()
-    v, name = array(t, what)
+    v, name = _typed(t, what, getattr(t, "dtype", None))
     if written and not v.flags.c_contiguous:  # reshape(-1) would write into a copy
         raise InvalidArgument("%s: the array must be C-contiguous to be written in place"
                               % what)
     return v, name
+
+
+def _typed(t, what, dtype):
+    """array(t, what), also for int16/uint16/complex64 (HCCL takes them; _ms_hccl_types carries
+    them over the core's types), and an error naming the MindSpore type and the supported ones
+    for the others."""
+    a = t
+    if not isinstance(t, np.ndarray) and str(dtype) in ("torch.int16", "torch.uint16", "torch.complex64"):
+        a = t.detach().numpy()
+    if isinstance(a, np.ndarray) and a.dtype.name in ("int16", "uint16", "complex64"):
+        return a, a.dtype.name
+    if isinstance(a, np.ndarray) and a.dtype.name not in _NUMPY_NAMES:
+        why = "; HCCL, MindSpore's Ascend backend, has no such type either" \
+            if a.dtype.name in _HCCL_LACKS else ""
+        raise InvalidArgument("%s: %s tensors are not supported (%s)%s"
+                              % (what, dtype, SUPPORTED, why))
+    return array(a, what)
 
 
 def output_and_input(output, input, what):
