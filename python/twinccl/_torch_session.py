@@ -23,8 +23,8 @@ import threading
 import torch.distributed as tdist
 import torch.distributed.distributed_c10d as c10d
 
-from . import (_import_hook, _torch_backend, _torch_checkpoint, _torch_compile, _torch_world,
-               _twinccl)
+from . import (_import_hook, _torch_backend, _torch_backend_names, _torch_checkpoint,
+               _torch_compile, _torch_world, _twinccl)
 from ._twinccl import InvalidArgument
 
 _naming = threading.local()  # .local_sync: a member's new_group(use_local_synchronization=True)
@@ -84,15 +84,18 @@ def _wrap_group_helper(original):
     @functools.wraps(original)
     def helper(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
+        asked = bound.arguments.get("backend")
         if "backend" in bound.arguments:
             bound.arguments["backend"] = _torch_backend.BACKEND
         ranks = bound.arguments.get("global_ranks_in_group") or []
         if ranks:
             _torch_backend.set_pending(_group_comm(ranks, bound.arguments.get("group_name")))
         try:
-            return original(*bound.args, **bound.kwargs)
+            made = original(*bound.args, **bound.kwargs)
         finally:
             _torch_backend.set_pending(None)
+        _torch_backend_names.note(made[0] if isinstance(made, tuple) else made, asked)
+        return made
     return helper
 
 
@@ -118,11 +121,14 @@ def _wrap_init(original):
             if getattr(default, "_initialised_by_script", False):
                 raise ValueError("trying to initialize the default process group twice!")
             default._initialised_by_script = True
+            _torch_backend_names.note(default, backend)  # get_backend() answers it
             return None
         extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
         made = original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
                         world_size=world.size, **extra)
         c10d._get_default_group()._initialised_by_script = not by_run
+        if not by_run:
+            _torch_backend_names.note(c10d._get_default_group(), backend)
         return made
     return init_process_group
 
