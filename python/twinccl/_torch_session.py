@@ -209,9 +209,12 @@ _PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap
 
 
 @contextlib.contextmanager
-def session(own_world=True):
+def session(own_world=True, init_by_script=False):
     """Backend mode for one run; yields the wrapper of the rank function. own_world=False: the
-    run's rank baton gives each rank its own distributed_c10d._world (no view needed)."""
+    run's rank baton gives each rank its own distributed_c10d._world (no view needed).
+    init_by_script: a rank has no default group until its script's init_process_group makes it,
+    as a torchrun worker (`dist.is_initialized()` False, `get_rank()` torch's ValueError);
+    else every rank starts with it made (twinccl.run(fn, torch_distributed=True))."""
     _torch_backend.register()
     if not _torch_world.install(view=own_world):
         raise InvalidArgument("this torch keeps its process groups in module globals (torch < 2)")
@@ -235,7 +238,7 @@ def session(own_world=True):
                 module.split_group = _split_group
         with _import_hook.during("torch._dynamo", _torch_compile.prepare_dynamo), \
                 _torch_checkpoint.saves_on_rank_threads():
-            yield _rank_wrapper
+            yield functools.partial(_rank_wrapper, init=not init_by_script)
     finally:
         for (module, name), value in saved.items():
             setattr(module, name, value)
@@ -243,11 +246,12 @@ def session(own_world=True):
         _torch_world.uninstall()
 
 
-def _rank_wrapper(fn):
+def _rank_wrapper(fn, init=True):
     def rank_main(rank):
         _torch_world.enter_rank()
         try:
-            c10d.init_process_group(_torch_backend.BACKEND, _by_twinccl_run=True)
+            if init:
+                c10d.init_process_group(_torch_backend.BACKEND, _by_twinccl_run=True)
             return fn(rank)
         except RuntimeError as e:
             typed = _typed(e)

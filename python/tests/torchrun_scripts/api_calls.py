@@ -16,6 +16,16 @@ import torch
 import torch.distributed as dist
 import torch.distributed.nn.functional as dnn
 
+# Before the script's init_process_group there is no group, as in a torchrun worker (scripts
+# branch on is_initialized(): `rank = dist.get_rank() if dist.is_initialized() else 0`)
+assert not dist.is_initialized(), "is_initialized() before init_process_group"
+for call in (dist.get_rank, dist.get_backend, dist.barrier):
+    try:
+        call()
+    except ValueError as e:
+        assert "Default process group has not been initialized" in str(e), str(e)
+    else:
+        raise AssertionError("%s before init_process_group was answered" % call.__name__)
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 try:
