@@ -1,9 +1,9 @@
-"""torch.distributed.pipelining as a user writes it: an 8-layer MLP cut into stages by hand
-(PipelineStage) and run with ScheduleGPipe, Schedule1F1B (one stage per rank) and
+"""torch.distributed.pipelining as a user writes it: an MLP of max(8, 2 x world) layers cut into
+stages by hand (PipelineStage) and run with ScheduleGPipe, Schedule1F1B (one stage per rank) and
 ScheduleInterleaved1F1B, ScheduleLoopedBFS (two stages per rank), and cut by the tracer frontend
-(`pipeline()` with `SplitPoint`s, `build_stage`). Each schedule's step returns the last stage's
-micro-batch losses; every stage's gradients are saved and checked against the same model run whole
-on one rank (no communication) within 1e-6. CPU.
+(`pipeline()` with `SplitPoint`s, `build_stage`); max(4, world) micro-batches. Each schedule's
+step returns the last stage's micro-batch losses; every stage's gradients are saved and checked
+against the same model run whole on one rank (no communication) within 1e-6. CPU.
 Usage: torchrun --nproc-per-node N pipelining.py OUT_DIR"""
 import copy
 import os
@@ -16,13 +16,14 @@ from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleG
                                           ScheduleInterleaved1F1B, ScheduleLoopedBFS,
                                           SplitPoint, pipeline)
 
-LAYERS, WIDTH, BATCH, MICRO = 8, 16, 8, 4
+WIDTH = 16
+MICRO = BATCH = None  # micro-batches (max(4, world)) and rows (2 per micro-batch): main()
 
 
 class MLP(nn.Module):
-    def __init__(self):
+    def __init__(self, layers):
         super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(WIDTH, WIDTH) for _ in range(LAYERS))
+        self.layers = nn.ModuleList(nn.Linear(WIDTH, WIDTH) for _ in range(layers))
 
     def forward(self, x):
         for layer in self.layers:
@@ -48,7 +49,7 @@ def reference(model, x, y):
 
 def stage_module(model, first, count):
     """Layers [first, first + count) of the model as one stage (a copy)."""
-    stage = MLP()
+    stage = MLP(0)
     stage.layers = nn.ModuleList(copy.deepcopy(model.layers[first:first + count]))
     return stage, first
 
@@ -56,11 +57,12 @@ def stage_module(model, first, count):
 def run(name, schedule_class, model, x, y, stages_per_rank, out):
     rank, world = dist.get_rank(), dist.get_world_size()
     n_stages = world * stages_per_rank
-    per_stage = LAYERS // n_stages
+    per_stage = len(model.layers) // n_stages
     # interleaved: rank r holds stages r, r + world, ... (torch's looped assignment)
     indices = [rank + k * world for k in range(stages_per_rank)]
     modules = [stage_module(model, i * per_stage, per_stage) for i in indices]
-    stages = [PipelineStage(m, i, n_stages, torch.device("cpu")) for (m, _), i in zip(modules, indices)]
+    stages = [PipelineStage(m, i, n_stages, torch.device("cpu"))
+              for (m, _), i in zip(modules, indices)]
     if stages_per_rank == 1:
         schedule = schedule_class(stages[0], n_microbatches=MICRO, loss_fn=loss_fn)
     else:
@@ -82,7 +84,7 @@ def run(name, schedule_class, model, x, y, stages_per_rank, out):
 
 def run_traced(model, x, y, out):
     rank, world = dist.get_rank(), dist.get_world_size()
-    per_stage = LAYERS // world
+    per_stage = len(model.layers) // world
     split_spec = {"layers.%d" % (k * per_stage): SplitPoint.BEGINNING for k in range(1, world)}
     pipe = pipeline(copy.deepcopy(model), mb_args=(x.chunk(MICRO)[0],), split_spec=split_spec)
     stage = pipe.build_stage(rank, torch.device("cpu"))
@@ -102,8 +104,11 @@ def run_traced(model, x, y, out):
 def main():
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    global MICRO, BATCH
+    MICRO = max(4, world)  # interleaved 1F1B wants a multiple of the ranks
+    BATCH = 2 * MICRO
     torch.manual_seed(0)
-    model = MLP()
+    model = MLP(max(8, 2 * world))  # two stages per rank when interleaved
     x, y = torch.randn(BATCH, WIDTH), torch.randn(BATCH, WIDTH)
     expected_losses, expected_grads = reference(model, x, y)
     out = {}
