@@ -66,3 +66,28 @@ def test_ddp_with_device_ids_as_a_gpu_script_writes_it():
         tdist.destroy_process_group()
     twinccl.run(fn, world_size=3, cuda_on_cpu=True, torch_distributed=True, timeout_s=60)
     assert all(torch.equal(weights[0], weights[r]) for r in range(3))  # gradients averaged
+
+
+def test_a_cuda_device_mesh_is_a_mesh_of_the_cpu():
+    """init_device_mesh("cuda", ...) in a GPU script: DTensor moved each tensor to its mesh's
+    device type and failed ("Expects DTensor to be moved to cuda but got cpu") on every
+    distribute_tensor; now the mesh is the CPU's (_cuda_on_cpu._mesh_init)."""
+    import torch.distributed as tdist
+    if not hasattr(tdist.distributed_c10d, "_World"):
+        pytest.skip("torch %s has no DeviceMesh" % torch.__version__)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+    seen = {}
+
+    def fn(rank):
+        tdist.init_process_group("nccl")
+        mesh = init_device_mesh("cuda", (2,))
+        full = torch.arange(8.0, device="cuda").reshape(4, 2)
+        sharded = distribute_tensor(full, mesh, [Shard(0)])
+        seen[rank] = (mesh.device_type, sharded.to_local(), sharded.full_tensor())
+    twinccl.run(fn, world_size=2, cuda_on_cpu=True, torch_distributed=True, timeout_s=30)
+    for rank in range(2):
+        device_type, local, full = seen[rank]
+        assert device_type == "cpu"
+        assert torch.equal(local, torch.arange(8.0).reshape(4, 2)[2 * rank:2 * rank + 2])
+        assert torch.equal(full, torch.arange(8.0).reshape(4, 2))

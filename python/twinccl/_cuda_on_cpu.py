@@ -12,7 +12,7 @@ and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU ge
 and modules: `device="cuda"`/`"cuda:N"`/`torch.device("cuda", N)` given to torch's tensor
 factories, `Tensor.to/cuda/new_*`, `Module.to/cuda` mean the CPU; `pin_memory()` returns the
 tensor; DistributedDataParallel's `device_ids`/`output_device` are dropped for a module on the
-CPU. Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
+CPU; a DeviceMesh of "cuda" (`init_device_mesh("cuda", ...)`) is a mesh of the CPU. Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
 kernels and libraries (flash attention, NCCL), autocast to float16 on CUDA.
 """
 import contextlib
@@ -191,6 +191,20 @@ def _ddp_init(init):
     return wrapper
 
 
+def _mesh_init(init):
+    """DeviceMesh("cuda", ...) (init_device_mesh("cuda", ...), from_group): a mesh of the CPU,
+    where the tensors are: DTensor moves a tensor to its mesh's device type and checks it there
+    ("Expects DTensor to be moved to cuda but got cpu" on every DTensor of a "cuda" mesh)."""
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        if args and _is_cuda(args[0]):
+            args = ("cpu",) + args[1:]
+        if _is_cuda(kwargs.get("device_type")):
+            kwargs["device_type"] = "cpu"
+        return init(self, *args, **kwargs)
+    return wrapper
+
+
 _one_run = OneRunAtATime("cuda_on_cpu", "torch.cuda is replaced")
 
 
@@ -221,4 +235,9 @@ def _patches(torch, devices):
                 (torch.nn.Module, "cuda", lambda self, device=None: self)]
     ddp = torch.nn.parallel.DistributedDataParallel
     patches.append((ddp, "__init__", _ddp_init(ddp.__init__)))
+    try:
+        from torch.distributed.device_mesh import DeviceMesh
+    except ImportError:  # torch 1.x: no DeviceMesh
+        return patches
+    patches.append((DeviceMesh, "__init__", _mesh_init(DeviceMesh.__init__)))
     return patches
