@@ -91,3 +91,27 @@ def test_a_cuda_device_mesh_is_a_mesh_of_the_cpu():
         assert device_type == "cpu"
         assert torch.equal(local, torch.arange(8.0).reshape(4, 2)[2 * rank:2 * rank + 2])
         assert torch.equal(full, torch.arange(8.0).reshape(4, 2))
+
+
+def test_adam_steps_and_torch_accelerator_answers_as_torch_cuda():
+    """Every Adam/AdamW step asks torch.accelerator.current_stream().is_capturing() once CUDA is
+    available: it raised AcceleratorError ("CUDA driver version is insufficient") on a machine
+    without a GPU. torch.accelerator's device and stream functions now answer as torch.cuda's."""
+    if not hasattr(torch, "accelerator"):
+        pytest.skip("torch %s has no torch.accelerator" % torch.__version__)
+    seen = {}
+
+    def fn(rank):
+        torch.accelerator.set_device_index(rank)
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2).cuda()
+        opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+        model(torch.ones(3, 4, device="cuda")).sum().backward()
+        opt.step()
+        torch.accelerator.synchronize()
+        seen[rank] = (torch.accelerator.current_device_index(), torch.accelerator.device_count(),
+                      torch.cuda.current_device(), model.weight.detach().clone())
+    twinccl.run(fn, world_size=2, cuda_on_cpu=True, timeout_s=30)
+    for rank in range(2):
+        assert seen[rank][:3] == (rank, 2, rank)
+        assert torch.equal(seen[rank][3], seen[0][3])

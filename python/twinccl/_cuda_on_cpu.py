@@ -12,7 +12,9 @@ and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU ge
 and modules: `device="cuda"`/`"cuda:N"`/`torch.device("cuda", N)` given to torch's tensor
 factories, `Tensor.to/cuda/new_*`, `Module.to/cuda` mean the CPU; `pin_memory()` returns the
 tensor; DistributedDataParallel's `device_ids`/`output_device` are dropped for a module on the
-CPU; a DeviceMesh of "cuda" (`init_device_mesh("cuda", ...)`) is a mesh of the CPU. Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
+CPU; a DeviceMesh of "cuda" (`init_device_mesh("cuda", ...)`) is a mesh of the CPU;
+`torch.accelerator`'s device and stream functions answer as torch.cuda's (every Adam step asks
+`torch.accelerator.current_stream().is_capturing()` once CUDA is available). Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
 kernels and libraries (flash attention, NCCL), autocast to float16 on CUDA.
 """
 import contextlib
@@ -99,6 +101,9 @@ class Stream:
 
     def query(self):
         return True
+
+    def is_capturing(self):  # no CUDA graph is captured here (the optimizers ask)
+        return False
 
     def wait_stream(self, stream):
         pass
@@ -235,6 +240,15 @@ def _patches(torch, devices):
                 (torch.nn.Module, "cuda", lambda self, device=None: self)]
     ddp = torch.nn.parallel.DistributedDataParallel
     patches.append((ddp, "__init__", _ddp_init(ddp.__init__)))
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6: the device-generic API
+    if accelerator is not None:
+        cuda = _cuda_functions(devices)
+        patches += [(accelerator, name, value) for name, value in {
+            "device_count": cuda["device_count"], "current_device_index": cuda["current_device"],
+            "current_device_idx": cuda["current_device"], "set_device_index": cuda["set_device"],
+            "set_device_idx": cuda["set_device"], "synchronize": cuda["synchronize"],
+            "current_stream": lambda device=None: _DEFAULT_STREAM,
+            "set_stream": lambda stream: None}.items() if hasattr(accelerator, name)]
     try:
         from torch.distributed.device_mesh import DeviceMesh
     except ImportError:  # torch 1.x: no DeviceMesh
