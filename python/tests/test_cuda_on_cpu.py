@@ -93,10 +93,12 @@ def test_a_cuda_device_mesh_is_a_mesh_of_the_cpu():
         assert torch.equal(full, torch.arange(8.0).reshape(4, 2))
 
 
-def test_adam_steps_and_torch_accelerator_answers_as_torch_cuda():
+def test_adam_steps_fork_rng_and_torch_accelerator_answer_as_torch_cuda():
     """Every Adam/AdamW step asks torch.accelerator.current_stream().is_capturing() once CUDA is
     available: it raised AcceleratorError ("CUDA driver version is insufficient") on a machine
-    without a GPU. torch.accelerator's device and stream functions now answer as torch.cuda's."""
+    without a GPU. torch.accelerator's device and stream functions now answer as torch.cuda's.
+    torch.random.fork_rng(device_type="cuda") (pipelining's pipeline() tracer) raised IndexError
+    in torch.cuda.get_rng_state: it saves the CPU generator's state, which draws here."""
     if not hasattr(torch, "accelerator"):
         pytest.skip("torch %s has no torch.accelerator" % torch.__version__)
     seen = {}
@@ -109,6 +111,13 @@ def test_adam_steps_and_torch_accelerator_answers_as_torch_cuda():
         model(torch.ones(3, 4, device="cuda")).sum().backward()
         opt.step()
         torch.accelerator.synchronize()
+        before = torch.rand(2)
+        with torch.random.fork_rng(devices=[rank], device_type="cuda"):
+            torch.rand(5, device="cuda")
+        assert not torch.equal(torch.rand(2), before)  # went on from where it was
+        saved = torch.cuda.get_rng_state_all()
+        torch.cuda.set_rng_state_all(saved)
+        assert len(saved) == 2
         seen[rank] = (torch.accelerator.current_device_index(), torch.accelerator.device_count(),
                       torch.cuda.current_device(), model.weight.detach().clone())
     twinccl.run(fn, world_size=2, cuda_on_cpu=True, timeout_s=30)

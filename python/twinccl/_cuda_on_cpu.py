@@ -8,7 +8,8 @@ rank (a rank global of the rank state); `synchronize()`, `empty_cache()` do noth
 `Stream`, `Event`, `stream(s)`, `current_stream()`, `default_stream()` are CPU stand-ins (work is
 done when issued: `query()` is True, `elapsed_time` is the wall time between two records);
 `get_device_name()` names the GPU the rank stands for; memory statistics are 0; `manual_seed`
-and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU generator). Tensors
+and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU generator), nor do
+`set_rng_state(_all)`, and `get_rng_state(_all)` give the CPU generator's state. Tensors
 and modules: `device="cuda"`/`"cuda:N"`/`torch.device("cuda", N)` given to torch's tensor
 factories, `Tensor.to/cuda/new_*`, `Module.to/cuda` mean the CPU; `pin_memory()` returns the
 tensor; DistributedDataParallel's `device_ids`/`output_device` are dropped for a module on the
@@ -141,6 +142,11 @@ class _DeviceScope:
         _current_device = self._before
 
 
+def _torch():
+    import torch
+    return torch
+
+
 def _index(device):
     if isinstance(device, int):
         return device
@@ -170,6 +176,13 @@ def _cuda_functions(devices):
         "get_device_capability": lambda device=None: (9, 0),
         "manual_seed": lambda seed: None,
         "manual_seed_all": lambda seed: None,
+        # no CUDA generator: a state to save (the CPU generator's, which draws for "cuda"
+        # tensors here) and nothing to restore (torch.random.fork_rng(device_type="cuda"),
+        # pipelining's tracer; a checkpoint's get_rng_state_all)
+        "get_rng_state": lambda device="cuda": _torch().get_rng_state(),
+        "get_rng_state_all": lambda: [_torch().get_rng_state() for _ in range(devices)],
+        "set_rng_state": lambda new_state, device="cuda": None,
+        "set_rng_state_all": lambda new_states: None,
         "memory_allocated": lambda device=None: 0,
         "max_memory_allocated": lambda device=None: 0,
         "memory_reserved": lambda device=None: 0,
