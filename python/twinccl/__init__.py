@@ -47,7 +47,8 @@ def _turns_only(leaving, arriving, serial=0):
 
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
         algorithm=None, timeline_path=None, torch_distributed=False, rank_state="isolated",
-        mindspore=False, cuda_on_cpu=False, _rank_states=None, **emulator_options):
+        mindspore=False, cuda_on_cpu=False, _rank_states=None, _torch_init_by_script=False,
+        **emulator_options):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -139,7 +140,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
             # TwinCCL as torch's backend; with per-rank states the baton gives each rank its
             # own torch.distributed world, else a per-thread view does (_torch_world.py).
             from ._torch_patch import patched
-            wrap = during_run.enter_context(patched(own_world=states is None))
+            wrap = during_run.enter_context(patched(own_world=states is None,
+                                                    init_by_script=_torch_init_by_script))
             if swap is not None:  # a store's blocking calls give up the rank's turn
                 from ._store_turns import stores_give_turn
                 stores_give_turn(during_run)

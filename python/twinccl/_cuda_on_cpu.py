@@ -8,11 +8,14 @@ rank (a rank global of the rank state); `synchronize()`, `empty_cache()` do noth
 `Stream`, `Event`, `stream(s)`, `current_stream()`, `default_stream()` are CPU stand-ins (work is
 done when issued: `query()` is True, `elapsed_time` is the wall time between two records);
 `get_device_name()` names the GPU the rank stands for; memory statistics are 0; `manual_seed`
-and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU generator). Tensors
+and `manual_seed_all` of torch.cuda do nothing (CPU tensors draw from the CPU generator), nor do
+`set_rng_state(_all)`, and `get_rng_state(_all)` give the CPU generator's state. Tensors
 and modules: `device="cuda"`/`"cuda:N"`/`torch.device("cuda", N)` given to torch's tensor
 factories, `Tensor.to/cuda/new_*`, `Module.to/cuda` mean the CPU; `pin_memory()` returns the
 tensor; DistributedDataParallel's `device_ids`/`output_device` are dropped for a module on the
-CPU. Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
+CPU; a DeviceMesh of "cuda" (`init_device_mesh("cuda", ...)`) is a mesh of the CPU;
+`torch.accelerator`'s device and stream functions answer as torch.cuda's (every Adam step asks
+`torch.accelerator.current_stream().is_capturing()` once CUDA is available). Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
 kernels and libraries (flash attention, NCCL), autocast to float16 on CUDA.
 """
 import contextlib
@@ -100,6 +103,9 @@ class Stream:
     def query(self):
         return True
 
+    def is_capturing(self):  # no CUDA graph is captured here (the optimizers ask)
+        return False
+
     def wait_stream(self, stream):
         pass
 
@@ -136,6 +142,11 @@ class _DeviceScope:
         _current_device = self._before
 
 
+def _torch():
+    import torch
+    return torch
+
+
 def _index(device):
     if isinstance(device, int):
         return device
@@ -165,6 +176,13 @@ def _cuda_functions(devices):
         "get_device_capability": lambda device=None: (9, 0),
         "manual_seed": lambda seed: None,
         "manual_seed_all": lambda seed: None,
+        # no CUDA generator: a state to save (the CPU generator's, which draws for "cuda"
+        # tensors here) and nothing to restore (torch.random.fork_rng(device_type="cuda"),
+        # pipelining's tracer; a checkpoint's get_rng_state_all)
+        "get_rng_state": lambda device="cuda": _torch().get_rng_state(),
+        "get_rng_state_all": lambda: [_torch().get_rng_state() for _ in range(devices)],
+        "set_rng_state": lambda new_state, device="cuda": None,
+        "set_rng_state_all": lambda new_states: None,
         "memory_allocated": lambda device=None: 0,
         "max_memory_allocated": lambda device=None: 0,
         "memory_reserved": lambda device=None: 0,
@@ -188,6 +206,20 @@ def _ddp_init(init):
             kwargs.pop("device_ids", None)
             kwargs.pop("output_device", None)
         return init(self, module, *args, **kwargs)
+    return wrapper
+
+
+def _mesh_init(init):
+    """DeviceMesh("cuda", ...) (init_device_mesh("cuda", ...), from_group): a mesh of the CPU,
+    where the tensors are: DTensor moves a tensor to its mesh's device type and checks it there
+    ("Expects DTensor to be moved to cuda but got cpu" on every DTensor of a "cuda" mesh)."""
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        if args and _is_cuda(args[0]):
+            args = ("cpu",) + args[1:]
+        if _is_cuda(kwargs.get("device_type")):
+            kwargs["device_type"] = "cpu"
+        return init(self, *args, **kwargs)
     return wrapper
 
 
@@ -221,4 +253,18 @@ def _patches(torch, devices):
                 (torch.nn.Module, "cuda", lambda self, device=None: self)]
     ddp = torch.nn.parallel.DistributedDataParallel
     patches.append((ddp, "__init__", _ddp_init(ddp.__init__)))
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6: the device-generic API
+    if accelerator is not None:
+        cuda = _cuda_functions(devices)
+        patches += [(accelerator, name, value) for name, value in {
+            "device_count": cuda["device_count"], "current_device_index": cuda["current_device"],
+            "current_device_idx": cuda["current_device"], "set_device_index": cuda["set_device"],
+            "set_device_idx": cuda["set_device"], "synchronize": cuda["synchronize"],
+            "current_stream": lambda device=None: _DEFAULT_STREAM,
+            "set_stream": lambda stream: None}.items() if hasattr(accelerator, name)]
+    try:
+        from torch.distributed.device_mesh import DeviceMesh
+    except ImportError:  # torch 1.x: no DeviceMesh
+        return patches
+    patches.append((DeviceMesh, "__init__", _mesh_init(DeviceMesh.__init__)))
     return patches

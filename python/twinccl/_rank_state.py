@@ -22,6 +22,7 @@ import time
 from . import _twinccl
 from ._rank_globals import (LIBRARY_GLOBALS, PREIMPORTED, _LibraryGlobals,  # noqa: F401
                             _unchanged, preimport, register_rank_global)
+from ._rank_objects import LibraryObjectAttributes
 from ._rank_logging import RankLogging
 from ._rank_modules import RankModules
 from ._run_patches import RunPatch
@@ -176,7 +177,7 @@ class RankStates:
                       # logging's levels, handlers... (basicConfig, a rank's FileHandler) and
                       # warnings' filters (filterwarnings("ignore") off rank 0)
                       RankLogging(), RankWarnings(),
-                      _LibraryGlobals()]
+                      _LibraryGlobals(), LibraryObjectAttributes()]
         self.modules = RankModules() if isolate_modules else None
         if self.modules is not None:
             self.parts.append(self.modules)

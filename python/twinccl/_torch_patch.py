@@ -40,9 +40,10 @@ def backend_mode(own_world):
 
 
 @contextlib.contextmanager
-def patched(own_world=True):
+def patched(own_world=True, init_by_script=False):
     """For one run: yields the wrapper of the rank function. own_world=False where the run's
-    rank baton swaps torch.distributed's globals per rank itself."""
+    rank baton swaps torch.distributed's globals per rank itself; init_by_script: the rank's
+    default group is made by its own init_process_group (the launcher's scripts), not before."""
     try:
         import torch.distributed as tdist
     except ImportError as e:
@@ -51,7 +52,7 @@ def patched(own_world=True):
     with _one_run.held():
         if backend_mode(own_world):
             from ._torch_session import session
-            with session(own_world) as wrap:
+            with session(own_world, init_by_script) as wrap:
                 yield wrap
         else:
             with _functions_patched(tdist):

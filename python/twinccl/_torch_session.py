@@ -23,8 +23,8 @@ import threading
 import torch.distributed as tdist
 import torch.distributed.distributed_c10d as c10d
 
-from . import (_import_hook, _torch_backend, _torch_checkpoint, _torch_compile, _torch_world,
-               _twinccl)
+from . import (_import_hook, _torch_backend, _torch_backend_names, _torch_checkpoint,
+               _torch_compile, _torch_world, _twinccl)
 from ._twinccl import InvalidArgument
 
 _naming = threading.local()  # .local_sync: a member's new_group(use_local_synchronization=True)
@@ -84,15 +84,18 @@ def _wrap_group_helper(original):
     @functools.wraps(original)
     def helper(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
+        asked = bound.arguments.get("backend")
         if "backend" in bound.arguments:
             bound.arguments["backend"] = _torch_backend.BACKEND
         ranks = bound.arguments.get("global_ranks_in_group") or []
         if ranks:
             _torch_backend.set_pending(_group_comm(ranks, bound.arguments.get("group_name")))
         try:
-            return original(*bound.args, **bound.kwargs)
+            made = original(*bound.args, **bound.kwargs)
         finally:
             _torch_backend.set_pending(None)
+        _torch_backend_names.note(made[0] if isinstance(made, tuple) else made, asked)
+        return made
     return helper
 
 
@@ -118,11 +121,14 @@ def _wrap_init(original):
             if getattr(default, "_initialised_by_script", False):
                 raise ValueError("trying to initialize the default process group twice!")
             default._initialised_by_script = True
+            _torch_backend_names.note(default, backend)  # get_backend() answers it
             return None
         extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
         made = original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
                         world_size=world.size, **extra)
         c10d._get_default_group()._initialised_by_script = not by_run
+        if not by_run:
+            _torch_backend_names.note(c10d._get_default_group(), backend)
         return made
     return init_process_group
 
@@ -203,9 +209,12 @@ _PATCHED = {"init_process_group": _wrap_init, "_new_process_group_helper": _wrap
 
 
 @contextlib.contextmanager
-def session(own_world=True):
+def session(own_world=True, init_by_script=False):
     """Backend mode for one run; yields the wrapper of the rank function. own_world=False: the
-    run's rank baton gives each rank its own distributed_c10d._world (no view needed)."""
+    run's rank baton gives each rank its own distributed_c10d._world (no view needed).
+    init_by_script: a rank has no default group until its script's init_process_group makes it,
+    as a torchrun worker (`dist.is_initialized()` False, `get_rank()` torch's ValueError);
+    else every rank starts with it made (twinccl.run(fn, torch_distributed=True))."""
     _torch_backend.register()
     if not _torch_world.install(view=own_world):
         raise InvalidArgument("this torch keeps its process groups in module globals (torch < 2)")
@@ -229,7 +238,7 @@ def session(own_world=True):
                 module.split_group = _split_group
         with _import_hook.during("torch._dynamo", _torch_compile.prepare_dynamo), \
                 _torch_checkpoint.saves_on_rank_threads():
-            yield _rank_wrapper
+            yield functools.partial(_rank_wrapper, init=not init_by_script)
     finally:
         for (module, name), value in saved.items():
             setattr(module, name, value)
@@ -237,11 +246,12 @@ def session(own_world=True):
         _torch_world.uninstall()
 
 
-def _rank_wrapper(fn):
+def _rank_wrapper(fn, init=True):
     def rank_main(rank):
         _torch_world.enter_rank()
         try:
-            c10d.init_process_group(_torch_backend.BACKEND, _by_twinccl_run=True)
+            if init:
+                c10d.init_process_group(_torch_backend.BACKEND, _by_twinccl_run=True)
             return fn(rank)
         except RuntimeError as e:
             typed = _typed(e)

@@ -82,7 +82,14 @@ class _TwinWork(dist.Work):
 
 def _at_end_of_backward(callback):
     """Queues callback to run when the backward pass running on this thread ends; False when no
-    backward pass runs here (torch allows final callbacks only during one)."""
+    backward pass runs here (torch allows final callbacks only during one), or when its graph is
+    done and its final callbacks run: no autograd node is being evaluated. There a callback
+    queued now would run after the one asking: DDP's static_graph=True launches its first
+    iteration's all_reduces from a final callback (Reducer::delay_all_reduce) and then waits for
+    them in C++ (finalize_backward) at once, keeping the rank's turn: the run hung."""
+    current_node = getattr(torch._C, "_current_autograd_node", None)
+    if current_node is not None and current_node() is None:
+        return False
     try:
         torch.autograd.Variable._execution_engine.queue_callback(callback)
     except RuntimeError:

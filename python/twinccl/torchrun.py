@@ -186,7 +186,8 @@ def main(argv=None):
                                  algorithm=args.algorithm,
                                  timeline_path=args.timeline if args.topology else None,
                                  torch_distributed=torch_distributed, mindspore=mindspore,
-                                 rank_state=args.rank_state, _rank_states=states)
+                                 rank_state=args.rank_state, _rank_states=states,
+                                 _torch_init_by_script=True)
     except twinccl.ConfigError as e:
         print("twinccl.torchrun: %s" % e, file=sys.stderr)
         return 1

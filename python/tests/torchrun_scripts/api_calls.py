@@ -9,12 +9,23 @@ backward, a transposed all_gather input), and the refusals' messages.
 Usage: torchrun --nproc-per-node 4 api_calls.py"""
 import datetime
 import os
+import sys
 import tempfile
 
 import torch
 import torch.distributed as dist
 import torch.distributed.nn.functional as dnn
 
+# Before the script's init_process_group there is no group, as in a torchrun worker (scripts
+# branch on is_initialized(): `rank = dist.get_rank() if dist.is_initialized() else 0`)
+assert not dist.is_initialized(), "is_initialized() before init_process_group"
+for call in (dist.get_rank, dist.get_backend, dist.barrier):
+    try:
+        call()
+    except ValueError as e:
+        assert "Default process group has not been initialized" in str(e), str(e)
+    else:
+        raise AssertionError("%s before init_process_group was answered" % call.__name__)
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 try:
@@ -23,13 +34,23 @@ except ValueError as e:
     assert "initialize the default process group twice" in str(e), str(e)
 else:
     raise AssertionError("a second init_process_group was accepted")
-TWINCCL = dist.get_backend() == "twinccl"
+TWINCCL = "twinccl" in sys.modules  # under python -m twinccl.torchrun
 assert world == 4, "run with --nproc-per-node 4"
 TIMEOUT = datetime.timedelta(seconds=20)
 
 
 def equal(got, expected, what):
     assert got == expected, "rank %d: %s gave %r, expected %r" % (rank, what, got, expected)
+
+
+# The backend a group says it has: the one the script asked for (scripts branch on it) -------
+equal(dist.get_backend(), "gloo", "get_backend()")
+equal(dist.get_backend() == dist.Backend.GLOO, True, "get_backend() == Backend.GLOO")
+equal(dist.get_backend_config(), "cpu:gloo,cuda:gloo", "get_backend_config()")
+pair = dist.new_group([0, 1])
+if rank < 2:
+    equal(dist.get_backend(pair), "gloo", "new_group's backend")
+equal(dist.get_backend(dist.new_group(backend="gloo")), "gloo", "new_group(backend='gloo')")
 
 
 # Stores: a rank waits for keys the others set after it (rank 0 runs first under TwinCCL) ----

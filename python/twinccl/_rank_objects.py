@@ -1,0 +1,64 @@
+"""Attributes of library objects that are one per process (a part of _rank_state.RankStates), as
+_rank_globals.LIBRARY_GLOBALS are for module globals: DTensor's table of custom operator handlers
+(`DTensor._op_dispatcher._custom_op_handlers`), which `loss_parallel()` fills on entry and empties
+on exit (and context parallel replaces). Shared, ranks that were inside loss_parallel at once saw
+each other's entries: the second rank to leave raised `KeyError: aten._log_softmax.default`, and
+a rank's cross_entropy ran inside or outside loss parallelism as the other ranks had left it.
+
+How it works: the first time a hand-over finds the object (its module imported), the value in
+place is kept as the caller's (the module was imported by then, before any rank's loss_parallel:
+DTensor code makes its mesh first, a collective, so the turn has passed); a rank arriving without a
+value of its own gets a copy of it. The attribute is an entry of the object's `__dict__`, so the
+baton's slots (rank_slots.h, "keys") swap it without Python at later hand-overs."""
+import sys
+
+_FRESH = object()
+
+
+def _copy(value):
+    return dict(value) if isinstance(value, dict) else value
+
+
+# (module, dotted path of the object in the module, attribute, a rank's first value from the
+# caller's)
+LIBRARY_OBJECT_ATTRIBUTES = [
+    ("torch.distributed.tensor._api", "DTensor._op_dispatcher", "_custom_op_handlers", _copy),
+]
+
+
+class LibraryObjectAttributes:
+    def __init__(self):
+        self._callers = {}  # index of the entry -> (object, the caller's value)
+
+    def _objects(self):
+        """(index, object) of the entries whose module is imported."""
+        for i, (module, path, attribute, _) in enumerate(LIBRARY_OBJECT_ATTRIBUTES):
+            m = sys.modules.get(module)
+            if m is None:
+                continue
+            obj = m
+            for name in path.split("."):
+                obj = getattr(obj, name, None)
+            if obj is None or attribute not in getattr(obj, "__dict__", {}):
+                continue
+            if i not in self._callers or self._callers[i][0] is not obj:
+                self._callers[i] = (obj, obj.__dict__[attribute])
+            yield i, obj
+
+    def save(self):
+        return {i: obj.__dict__[LIBRARY_OBJECT_ATTRIBUTES[i][2]] for i, obj in self._objects()}
+
+    def initial(self, rank):
+        return None
+
+    def restore(self, value):
+        for i, obj in self._objects():
+            _, _, attribute, fresh = LIBRARY_OBJECT_ATTRIBUTES[i]
+            v = value.get(i, _FRESH) if value is not None else _FRESH
+            if v is _FRESH:
+                v = fresh(self._callers[i][1])
+            obj.__dict__[attribute] = v
+
+    def slots(self):
+        return [("keys", obj.__dict__, (LIBRARY_OBJECT_ATTRIBUTES[i][2],))
+                for i, obj in self._objects()]
