@@ -17,6 +17,7 @@
 #include "py_comm.h"
 #include "py_interrupt.h"
 #include "rank_baton.h"
+#include "stuck_ranks.h"
 #include "twinccl/emulated_run.h"
 #include "twinccl/errors.h"
 #include "twinccl/output_file.h"
@@ -178,7 +179,7 @@ class ThreadLeftovers {
 py::object run(const py::function& fn, const py::dict& emulator_options,
                const std::string& topology, const std::string& trace_path,
                const std::string& timeline_path, const py::object& aborted_type,
-               const py::object& swap_state) {
+               const py::object& swap_state, bool exit_if_stuck) {
   RunOptions options;
   options.p2p_per_peer_streams = true;  // torch.distributed: point-to-point per pair of ranks
   set_emulator_options(options, emulator_options);
@@ -190,7 +191,8 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
   const EmulatedRunCaller caller{"python", "twinccl.run(trace_path=...)",
                                  "twinccl.run(timeline_path=...)"};
   RunStopping stopping;
-  options.stop_requested = [&interrupts, &baton, &stopping, &aborted_type] {
+  StuckRanks stuck(options.world_size, exit_if_stuck);
+  options.stop_requested = [&interrupts, &baton, &stopping, &stuck, &aborted_type] {
     std::string why = interrupts.poll();
     if (why.empty() && baton) why = baton->stop_reason();
     stopping.note(why);
@@ -198,6 +200,7 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
       if (baton) baton->stop_sleepers(stop->second);  // and ranks in time.sleep at once
       py::gil_scoped_acquire gil;
       interrupts.stop_ranks_in_python(stop->first, stop->second, aborted_type);
+      stuck.check(stop->first, stop->second, baton ? baton->holder() : -1);
     }
     return why;
   };
@@ -210,6 +213,11 @@ py::object run(const py::function& fn, const py::dict& emulator_options,
   try {
     py::gil_scoped_release nogil;
     launch.run([&](Communicator& world) {
+      struct Returned {  // however the rank's body ends
+        StuckRanks& stuck;
+        int rank;
+        ~Returned() { stuck.returned(rank); }
+      } returned{stuck, world.rank()};
       auto state = std::make_shared<RankState>(world);
       CurrentRank current(state);
       RankTurn turn(baton.get(), world.rank());  // waits for the baton without the GIL
@@ -269,7 +277,7 @@ void bind_run(py::module_& m) {
       .def("save", &PyTrace::save, py::arg("path"), "Writes the trace file (twinccl replay PATH).");
   m.def("_run", &run, py::arg("fn"), py::arg("emulator_options"), py::arg("topology"),
         py::arg("trace_path"), py::arg("timeline_path"), py::arg("aborted_type"),
-        py::arg("swap_state"));
+        py::arg("swap_state"), py::arg("exit_if_stuck") = false);
 }
 
 }  // namespace twinccl::python

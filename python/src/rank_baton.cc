@@ -96,6 +96,11 @@ void RankBaton::wait_for_turn(int rank) {
   // give_up() made this rank the holder and took it off the queue.
 }
 
+int RankBaton::holder() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return holder_;
+}
+
 void RankBaton::give_up(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
   if (holder_ != rank) return;

@@ -51,6 +51,7 @@ class RankBaton {
   void give_up(int rank);      // GIL held or not
   void give_back_to_caller();  // GIL held, every rank ended: the caller's state in place
   int installed() const { return installed_; }  // whose state is in place (-1: the caller's)
+  int holder();                                 // the rank holding the baton (-1: none); any thread
   // time.sleep on a rank (twinccl._sleep_off_turn; GIL released, turn given up): ends early with
   // AbortedError once the run is stopped (stop_sleepers), as a process's sleep ends when torchrun
   // stops its workers; else a rank in time.sleep(600) kept a failed run alive for 10 minutes.

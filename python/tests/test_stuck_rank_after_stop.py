@@ -9,11 +9,11 @@ import textwrap
 
 import pytest
 
-from launcher_support import ENV
+from launcher_support import ENV, launch
 
 
 CHILD = textwrap.dedent('''
-    import sys, time
+    import sys, threading, time
     import numpy as np
     import twinccl
     import twinccl.distributed as dist
@@ -41,6 +41,13 @@ CHILD = textwrap.dedent('''
 
     def every_rank_spins(rank):
         spin(rank)
+
+    def blocks_outside_python(rank):
+        if rank == 0:
+            lock = threading.Lock()
+            lock.acquire()
+            lock.acquire()  # a bug: blocked in C, holding the turn; no stop reaches it
+        dist.barrier()
 
     def fails_while_another_sleeps(rank):
         if rank == 0:
@@ -131,3 +138,47 @@ def test_a_rank_sleeping_when_another_fails_is_stopped_at_once():
     assert lines["STOPPED"] == "STOPPED [1]", lines
     assert "time.sleep on rank 1 was cut short: the run stopped (rank 0 failed: ValueError: bad " \
         "batch on rank 0)" in lines["MESSAGE1"], lines
+
+
+STUCK_SCRIPT = textwrap.dedent('''
+    import threading
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    if dist.get_rank() == 0:
+        lock = threading.Lock()
+        lock.acquire()
+        lock.acquire()  # blocked in C for ever (as DDP's C++ wait once was), holding its turn
+    dist.barrier()
+''')
+
+
+def test_a_rank_blocked_outside_python_is_named_and_the_launcher_exits(tmp_path):
+    """A rank blocked in C code (a lock, a C++ wait of torch's) is reached neither by the world's
+    abort nor by the AbortedError sent to ranks in Python: before, the run's join waited for it
+    for ever, silently, whatever --timeout-s said. Now it is named on stderr 5 s after the stop,
+    and the launcher ends the process with status 1 (torchrun ends the workers left)."""
+    script = tmp_path / "stuck.py"
+    script.write_text(STUCK_SCRIPT)
+    done = launch(str(script), nproc=2, timeout_s=2, limit_s=60)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "twinccl.run: ranks 0, 1 have not returned 5 s after the run was stopped" in \
+        done.stderr, done.stderr
+    assert "rank 0 holds the turn to run Python and is blocked outside Python and TwinCCL" in \
+        done.stderr
+    assert "the others wait for the turn" in done.stderr
+    assert "the launcher ends the process (exit status 1)" in done.stderr
+
+
+def test_twinccl_run_says_which_rank_is_blocked_outside_python():
+    """twinccl.run inside a program cannot abandon the blocked thread: it says so, once."""
+    with pytest.raises(subprocess.TimeoutExpired) as waited:
+        subprocess.run([sys.executable, "-c", CHILD, "blocks_outside_python", "isolated"],
+                       capture_output=True, text=True, env=ENV, timeout=12)
+    stderr = waited.value.stderr or ""
+    stderr = stderr.decode() if isinstance(stderr, bytes) else stderr
+    assert "twinccl.run: ranks 0, 1, 2 have not returned 5 s after the run was stopped" in stderr, \
+        stderr
+    assert "rank 0 holds the turn to run Python and is blocked outside Python" in stderr
+    assert "this process cannot end those threads: interrupt or kill it" in stderr

@@ -48,7 +48,7 @@ def _turns_only(leaving, arriving, serial=0):
 def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=None,
         algorithm=None, timeline_path=None, torch_distributed=False, rank_state="isolated",
         mindspore=False, cuda_on_cpu=False, _rank_states=None, _torch_init_by_script=False,
-        **emulator_options):
+        _exit_if_stuck=False, **emulator_options):
     """Runs fn(rank) on `world_size` emulated ranks, each an OS thread of this process.
 
     Inside fn, twinccl.distributed (torch.distributed's functions) talks to the other ranks. The
@@ -125,7 +125,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
     swap = states.swap if states is not None else None
     if mindspore is True and swap is None:  # MindSpore's ops are not thread-safe: take turns
         swap = _turns_only  # (the rank baton, swapping no state)
-    args = (rank_function(fn, world),) + checked + (AbortedError, swap)
+    args = (rank_function(fn, world),) + checked + (AbortedError, swap, _exit_if_stuck)
     with contextlib.ExitStack() as during_run:
         from ._rank_signals import rank_signals
         during_run.enter_context(rank_signals())  # each rank its own signal handlers

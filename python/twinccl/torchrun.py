@@ -187,7 +187,7 @@ def main(argv=None):
                                  timeline_path=args.timeline if args.topology else None,
                                  torch_distributed=torch_distributed, mindspore=mindspore,
                                  rank_state=args.rank_state, _rank_states=states,
-                                 _torch_init_by_script=True)
+                                 _torch_init_by_script=True, _exit_if_stuck=True)
     except twinccl.ConfigError as e:
         print("twinccl.torchrun: %s" % e, file=sys.stderr)
         return 1
