@@ -12,10 +12,11 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
     [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
-def launch(script, nproc=2, cwd=None, timeout_s=30, limit_s=120, **environ):
-    """The launcher's run of `script` on `nproc` ranks (CompletedProcess, text output); `environ`:
-    variables set for it besides ENV's."""
+def launch(script, nproc=2, cwd=None, timeout_s=30, limit_s=120, args=(), **environ):
+    """The launcher's run of `script args...` on `nproc` ranks (CompletedProcess, text output);
+    `environ`: variables set for it besides ENV's."""
     return subprocess.run([sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node",
-                           str(nproc), "--timeout-s", str(timeout_s), str(script)], cwd=cwd,
+                           str(nproc), "--timeout-s", str(timeout_s), str(script)] +
+                          [str(a) for a in args], cwd=cwd,
                           capture_output=True, text=True, env=dict(ENV, **environ),
                           timeout=limit_s)

@@ -16,12 +16,10 @@ in one table shared by the ranks: test_rank_state_dtensor.py) and ddp_extras.py 
 static_graph's first backward (DDP waited in C++ for futures whose completion TwinCCL had queued
 after that wait, holding the rank's turn; --timeout-s did not end it)."""
 import os
-import subprocess
-import sys
 
 import pytest
 
-from launcher_support import ENV
+from launcher_support import launch
 
 torch = pytest.importorskip("torch")
 if not hasattr(torch.distributed.distributed_c10d, "_World"):
@@ -32,11 +30,9 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_scr
 
 
 def test_pipelining_tensor_parallel_moe_and_ddp_options_run_unmodified(tmp_path):
-    command = [sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "2",
-               "--timeout-s", "60", os.path.join(SCRIPTS, "run_scripts.py"), str(tmp_path),
-               "pipelining.py", "moe.py", "ddp_extras.py", "tensor_parallel.py"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=200, cwd=str(tmp_path),
-                          env=dict(ENV, PYTHONWARNINGS="ignore"))
+    done = launch(os.path.join(SCRIPTS, "run_scripts.py"), cwd=str(tmp_path), timeout_s=60,
+                  limit_s=200, args=[tmp_path, "pipelining.py", "moe.py", "ddp_extras.py",
+                                     "tensor_parallel.py"], PYTHONWARNINGS="ignore")
     assert done.returncode == 0, done.stderr[-6000:]
 
     def load(name, rank):

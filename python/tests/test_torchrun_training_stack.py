@@ -15,14 +15,12 @@ fork server's workers read the first rank's RANK; torch.compile raised
 InternalTorchDynamoError tracing TwinCCL's group. Here the compile uses aot_eager (Inductor's g++
 would add ~30 s on a cold cache; by hand it gives Gloo's numbers)."""
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 
 import twinccl
-from launcher_support import ENV
+from launcher_support import launch
 
 torch = pytest.importorskip("torch")
 if not hasattr(torch.distributed.distributed_c10d, "_World"):
@@ -33,12 +31,9 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_scr
 
 
 def test_checkpoint_dataloader_workers_and_compile_scripts_run_unmodified(tmp_path):
-    command = [sys.executable, "-m", "twinccl.torchrun", "--nproc-per-node", "2",
-               "--timeout-s", "60", os.path.join(SCRIPTS, "run_scripts.py"), str(tmp_path),
-               "checkpoint.py", "workers.py"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=str(tmp_path),
-                          env=dict(ENV, WORKERS_COMPILE_BACKEND="aot_eager",
-                                   PYTHONWARNINGS="ignore"))
+    done = launch(os.path.join(SCRIPTS, "run_scripts.py"), cwd=str(tmp_path), timeout_s=60,
+                  limit_s=240, args=[tmp_path, "checkpoint.py", "workers.py"],
+                  WORKERS_COMPILE_BACKEND="aot_eager", PYTHONWARNINGS="ignore")
     assert done.returncode == 0, done.stderr[-6000:]
     for rank in range(2):
         saved = torch.load(str(tmp_path / ("checkpoint.rank%d.pt" % rank)), weights_only=False)
