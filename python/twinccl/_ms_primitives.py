@@ -15,11 +15,11 @@ instead. Graph mode (jit) compiles primitives without calling them: not redirect
     allreduce = ops.AllReduce(ops.ReduceOp.SUM)           # in a Cell's __init__
     y = allreduce(x)                                       # a new tensor, every rank's sum
 """
-import sys
 
 import numpy as np
 
 from . import mindspore as _cf
+from ._ms_tensors import _ms
 from ._twinccl import InvalidArgument
 
 
@@ -32,10 +32,6 @@ def _attr(prim, name, default=None):
 
 def _group(prim):
     return _attr(prim, "group", _cf.GlobalComm.WORLD_COMM_GROUP)
-
-
-def _ms():
-    return sys.modules["mindspore"]
 
 
 def _from_numpy(a):
