@@ -1,5 +1,7 @@
-// NumPy arrays (and CPU torch tensors, which twinccl.distributed hands over as NumPy views) as
-// TwinCCL Buffers, zero-copy: the Buffer's memory is the array's memory.
+// NumPy arrays and CPU torch tensors as TwinCCL Buffers, zero-copy: the Buffer's memory is the
+// array's or the tensor's. A tensor is taken as it is (data_ptr, nbytes), never through
+// Tensor.numpy(), which makes its storage unresizable for good (FSDP frees an all-gather's output
+// with resize_(0): "Trying to resize storage that is not resizable").
 //
 //   Buffer b = array_buffer(array, "float32", /*writable=*/true, "all_reduce's tensor");
 //
@@ -25,9 +27,8 @@ namespace twinccl::python {
 Buffer array_buffer(const pybind11::array& array, const std::string& dtype, bool writable,
                     const std::string& what);
 
-// An array as above, or a CPU torch tensor that twinccl/_tensors.py's memory() checked (device,
-// layout, contiguous, type): its memory as it is (data_ptr, nbytes), kept alive the same way, with
-// no NumPy view made and released per call.
+// An array as above, or a CPU torch tensor that twinccl/_tensors.py's array() checked (device,
+// layout, contiguous, type): its memory as it is (data_ptr, nbytes), kept alive the same way.
 Buffer array_or_tensor_buffer(const pybind11::object& t, const std::string& dtype, bool writable,
                               const std::string& what);
 

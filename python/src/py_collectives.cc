@@ -21,7 +21,7 @@ namespace twinccl::python {
 namespace {
 
 namespace td = torch_style;
-using Arrays = std::vector<py::array>;
+using Arrays = std::vector<py::object>;
 
 ReduceOp reduce_op(const std::string& kind, double scalar) {
   const ReduceKind k = parse_reduce_kind(kind);
@@ -34,7 +34,8 @@ std::vector<Buffer> buffers(const Arrays& arrays, const std::string& dtype, bool
   std::vector<Buffer> out;
   out.reserve(arrays.size());
   for (std::size_t i = 0; i < arrays.size(); ++i)
-    out.push_back(array_buffer(arrays[i], dtype, writable, what + "[" + std::to_string(i) + "]"));
+    out.push_back(
+        array_or_tensor_buffer(arrays[i], dtype, writable, what + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -90,54 +91,56 @@ void bind_collectives(py::class_<Comm>& comm) {
     return issue_queued(async_op,
                         [&] { return work_of(td::broadcast(c.get(), b, src, async_op, w)); });
   });
-  comm.def("reduce", [](const Comm& c, const py::array& t, const std::string& dtype, int dst,
+  comm.def("reduce", [](const Comm& c, const py::object& t, const std::string& dtype, int dst,
                         const std::string& op, double scalar, bool async_op,
                         const std::string& file, unsigned line) {
-    const Buffer b = array_buffer(t, dtype, true, "reduce's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, true, "reduce's tensor");
     const ReduceOp r = reduce_op(op, scalar);
     const Where w = python_call_site(file, line);
     return issue_queued(async_op,
                         [&] { return work_of(td::reduce(c.get(), b, dst, r, async_op, w)); });
   });
-  comm.def("all_gather", [](const Comm& c, const Arrays& outs, const py::array& t,
+  comm.def("all_gather", [](const Comm& c, const Arrays& outs, const py::object& t,
                             const std::string& dtype, bool async_op, const std::string& file,
                             unsigned line) {
     const std::vector<Buffer> list = buffers(outs, dtype, true, "all_gather's tensor_list");
-    const Buffer b = array_buffer(t, dtype, false, "all_gather's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, false, "all_gather's tensor");
     const Where w = python_call_site(file, line);
     return issue(async_op, [&] { return work_of(td::all_gather(c.get(), list, b, async_op, w)); });
   });
-  comm.def("all_gather_into_tensor", [](const Comm& c, const py::array& out, const py::array& in,
+  comm.def("all_gather_into_tensor", [](const Comm& c, const py::object& out, const py::object& in,
                                         const std::string& dtype, bool async_op,
                                         const std::string& file, unsigned line) {
-    const Buffer o = array_buffer(out, dtype, true, "all_gather_into_tensor's output_tensor");
-    const Buffer i = array_buffer(in, dtype, false, "all_gather_into_tensor's input_tensor");
+    const Buffer o =
+        array_or_tensor_buffer(out, dtype, true, "all_gather_into_tensor's output_tensor");
+    const Buffer i =
+        array_or_tensor_buffer(in, dtype, false, "all_gather_into_tensor's input_tensor");
     const Where w = python_call_site(file, line);
     return issue_queued(
         async_op, [&] { return work_of(td::all_gather_into_tensor(c.get(), o, i, async_op, w)); });
   });
-  comm.def("reduce_scatter", [](const Comm& c, const py::array& out, const Arrays& ins,
+  comm.def("reduce_scatter", [](const Comm& c, const py::object& out, const Arrays& ins,
                                 const std::string& dtype, const std::string& op, double scalar,
                                 bool async_op, const std::string& file, unsigned line) {
-    const Buffer o = array_buffer(out, dtype, true, "reduce_scatter's output");
+    const Buffer o = array_or_tensor_buffer(out, dtype, true, "reduce_scatter's output");
     const std::vector<Buffer> list = buffers(ins, dtype, false, "reduce_scatter's input_list");
     const ReduceOp r = reduce_op(op, scalar);
     const Where w = python_call_site(file, line);
     return issue(async_op,
                  [&] { return work_of(td::reduce_scatter(c.get(), o, list, r, async_op, w)); });
   });
-  comm.def("reduce_scatter_tensor",
-           [](const Comm& c, const py::array& out, const py::array& in, const std::string& dtype,
-              const std::string& op, double scalar, bool async_op, const std::string& file,
-              unsigned line) {
-             const Buffer o = array_buffer(out, dtype, true, "reduce_scatter_tensor's output");
-             const Buffer i = array_buffer(in, dtype, false, "reduce_scatter_tensor's input");
-             const ReduceOp r = reduce_op(op, scalar);
-             const Where w = python_call_site(file, line);
-             return issue_queued(async_op, [&] {
-               return work_of(td::reduce_scatter_tensor(c.get(), o, i, r, async_op, w));
-             });
-           });
+  comm.def(
+      "reduce_scatter_tensor", [](const Comm& c, const py::object& out, const py::object& in,
+                                  const std::string& dtype, const std::string& op, double scalar,
+                                  bool async_op, const std::string& file, unsigned line) {
+        const Buffer o = array_or_tensor_buffer(out, dtype, true, "reduce_scatter_tensor's output");
+        const Buffer i = array_or_tensor_buffer(in, dtype, false, "reduce_scatter_tensor's input");
+        const ReduceOp r = reduce_op(op, scalar);
+        const Where w = python_call_site(file, line);
+        return issue_queued(async_op, [&] {
+          return work_of(td::reduce_scatter_tensor(c.get(), o, i, r, async_op, w));
+        });
+      });
   comm.def("all_to_all", [](const Comm& c, const Arrays& outs, const Arrays& ins,
                             const std::string& dtype, bool async_op, const std::string& file,
                             unsigned line) {
@@ -147,13 +150,13 @@ void bind_collectives(py::class_<Comm>& comm) {
     return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), o, i, async_op, w)); });
   });
   // Split sizes in elements (twinccl.distributed multiplies torch's row counts by the row size).
-  comm.def("all_to_all_single", [](const Comm& c, const py::array& out, const py::array& in,
+  comm.def("all_to_all_single", [](const Comm& c, const py::object& out, const py::object& in,
                                    const std::vector<std::size_t>& out_splits,
                                    const std::vector<std::size_t>& in_splits,
                                    const std::string& dtype, bool async_op, const std::string& file,
                                    unsigned line) {
-    const Buffer o = array_buffer(out, dtype, true, "all_to_all_single's output");
-    const Buffer i = array_buffer(in, dtype, false, "all_to_all_single's input");
+    const Buffer o = array_or_tensor_buffer(out, dtype, true, "all_to_all_single's output");
+    const Buffer i = array_or_tensor_buffer(in, dtype, false, "all_to_all_single's input");
     const Where w = python_call_site(file, line);
     if (out_splits.empty() && in_splits.empty())
       return issue(async_op, [&] { return c.get().all_to_all(i, o, {.async_op = async_op}, w); });
@@ -164,10 +167,10 @@ void bind_collectives(py::class_<Comm>& comm) {
     return issue(async_op, [&] { return work_of(td::all_to_all(c.get(), os, is, async_op, w)); });
   });
   // gather/scatter with lists: one gather/scatter op through a staging buffer at the root.
-  comm.def("gather", [](const Comm& c, const py::array& t, const Arrays& gather_list,
+  comm.def("gather", [](const Comm& c, const py::object& t, const Arrays& gather_list,
                         const std::string& dtype, int dst, bool async_op, const std::string& file,
                         unsigned line) {
-    const Buffer b = array_buffer(t, dtype, false, "gather's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, false, "gather's tensor");
     std::vector<Buffer> list = buffers(gather_list, dtype, true, "gather's gather_list");
     const Where w = python_call_site(file, line);
     Communicator& g = c.get();
@@ -198,10 +201,10 @@ void bind_collectives(py::class_<Comm>& comm) {
         },
         finish);
   });
-  comm.def("scatter", [](const Comm& c, const py::array& t, const Arrays& scatter_list,
+  comm.def("scatter", [](const Comm& c, const py::object& t, const Arrays& scatter_list,
                          const std::string& dtype, int src, bool async_op, const std::string& file,
                          unsigned line) {
-    const Buffer b = array_buffer(t, dtype, true, "scatter's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, true, "scatter's tensor");
     const std::vector<Buffer> list = buffers(scatter_list, dtype, false, "scatter's scatter_list");
     const Where w = python_call_site(file, line);
     Communicator& g = c.get();
@@ -219,15 +222,15 @@ void bind_collectives(py::class_<Comm>& comm) {
                         std::make_shared<std::pair<Buffer, Buffer>>(b, staging));
     });
   });
-  comm.def("send", [](const Comm& c, const py::array& t, const std::string& dtype, int peer,
+  comm.def("send", [](const Comm& c, const py::object& t, const std::string& dtype, int peer,
                       bool async_op, const std::string& file, unsigned line) {
-    const Buffer b = array_buffer(t, dtype, false, "send's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, false, "send's tensor");
     const Where w = python_call_site(file, line);
     return issue(async_op, [&] { return c.get().send(b, peer, {.async_op = true}, w); });
   });
-  comm.def("recv", [](const Comm& c, const py::array& t, const std::string& dtype, int peer,
+  comm.def("recv", [](const Comm& c, const py::object& t, const std::string& dtype, int peer,
                       bool async_op, const std::string& file, unsigned line) {
-    const Buffer b = array_buffer(t, dtype, true, "recv's tensor");
+    const Buffer b = array_or_tensor_buffer(t, dtype, true, "recv's tensor");
     const Where w = python_call_site(file, line);
     return issue(async_op, [&] { return c.get().recv(b, peer, {.async_op = true}, w); });
   });
@@ -240,7 +243,7 @@ void bind_collectives(py::class_<Comm>& comm) {
           const bool is_send = ops[k][0].cast<bool>();
           const std::string what = "batch_isend_irecv's p2p_op_list[" + std::to_string(k) + "]";
           list.push_back({is_send ? td::P2POp::Kind::isend : td::P2POp::Kind::irecv,
-                          array_buffer(ops[k][1].cast<py::array>(), dtype, !is_send, what),
+                          array_or_tensor_buffer(ops[k][1], dtype, !is_send, what),
                           ops[k][2].cast<int>()});
         }
         const Where w = python_call_site(file, line);

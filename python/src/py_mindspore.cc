@@ -165,14 +165,14 @@ void bind_mindspore(py::class_<Comm>& comm) {
            });
   // Rank r's chunk of `tensor` (read at `root`; every rank passes the full shape).
   comm.def("scatter_chunks",
-           [](const Comm& c, const py::array& t, const std::string& dtype,
+           [](const Comm& c, const py::object& t, const std::string& dtype,
               const std::vector<std::size_t>& shape, const std::vector<std::size_t>& chunk_sizes,
               std::size_t dim, int root, const py::object& out, const std::string& file,
               unsigned line) -> py::object {
-             const Buffer b = array_buffer(t, dtype, false, "scatter's tensor");
-             const Buffer o =
-                 out.is_none() ? Buffer()
-                               : array_buffer(out.cast<py::array>(), dtype, true, "scatter's out");
+             const Buffer b = array_or_tensor_buffer(t, dtype, false, "scatter's tensor");
+             const Buffer o = out.is_none()
+                                  ? Buffer()
+                                  : array_or_tensor_buffer(out, dtype, true, "scatter's out");
              const Where w = python_call_site(file, line);
              release_dropped_arrays();
              Buffer mine;

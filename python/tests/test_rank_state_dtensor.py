@@ -53,3 +53,20 @@ def test_loss_parallel_is_each_ranks_own():
         assert abs(loss - expected) < 1e-6
     # the caller's table as it was
     assert DTensor._op_dispatcher._custom_op_handlers is caller and set(caller) == caller_keys
+
+
+def test_fsdp1_profiler_sections_are_each_ranks_own():
+    """FSDP1's SimpleProfiler keeps the sections a process is inside in class attributes;
+    FSDP.optim_state_dict profiles sections with collectives inside. Shared, the second rank to
+    leave one raised `KeyError: 'preprocessing_with_comm'`."""
+    from torch.distributed.fsdp._debug_utils import SimpleProfiler
+    caller = (SimpleProfiler.profiling, SimpleProfiler.results)
+
+    def script(rank):
+        with SimpleProfiler.profile("preprocessing_with_comm"):
+            t = torch.ones(1)
+            dist.all_reduce(t)  # the other rank enters the section here
+        return sorted(SimpleProfiler.profiling), sorted(SimpleProfiler.results), t.item()
+    for profiling, results, total in run_script(script, world_size=2):
+        assert profiling == [] and results == ["preprocessing_with_comm"] and total == 2.0
+    assert (SimpleProfiler.profiling, SimpleProfiler.results) == caller  # the caller's, as before

@@ -1,5 +1,5 @@
 """all_reduce and broadcast take a CPU torch tensor's memory as it is (twinccl/_tensors.py's
-memory(): its data_ptr and nbytes, no NumPy view): a view at an offset changes only its own
+array(): its data_ptr and nbytes, no NumPy view): a view at an offset changes only its own
 elements, bfloat16 and a Parameter work, the checks still refuse what cannot be used in place."""
 import pytest
 
@@ -40,3 +40,55 @@ def test_what_cannot_be_used_in_place_is_still_refused():
         with pytest.raises(twinccl.InvalidArgument, match="not supported"):
             dist.broadcast(torch.ones(2, dtype=torch.complex64), src=0)
     twinccl.run(fn, world_size=2)
+
+
+def _resizable(tensors):
+    return [t.untyped_storage().resizable() for t in tensors]
+
+
+def test_every_call_leaves_the_tensors_storage_resizable():
+    """Every call takes a torch tensor as it is, never through Tensor.numpy(), which makes its
+    storage unresizable for good: FSDP (FullyShardedDataParallel) frees its all-gather's output
+    with resize_(0) after each use ("Trying to resize storage that is not resizable")."""
+    out = {}
+
+    def fn(rank):
+        seen = []
+
+        def fresh(n, dtype=torch.float32):
+            t = (torch.arange(n) + 10 * rank).to(dtype)
+            seen.append(t)
+            return t
+        gathered = fresh(4)
+        dist.all_gather_into_tensor(gathered, fresh(2))
+        scattered = fresh(2)
+        dist.reduce_scatter_tensor(scattered, fresh(4))
+        parts = [fresh(2), fresh(2)]
+        dist.all_gather(parts, fresh(2, torch.bfloat16).float())
+        swapped = fresh(4)
+        dist.all_to_all_single(swapped, fresh(4))
+        dist.reduce(fresh(3), dst=0)
+        dist.gather(fresh(2), gather_list=[fresh(2), fresh(2)] if rank == 0 else None, dst=0)
+        dist.scatter(fresh(2), scatter_list=[fresh(2), fresh(2)] if rank == 1 else None, src=1)
+        if rank == 0:
+            dist.send(fresh(3), dst=1)
+        else:
+            dist.recv(fresh(3), src=0)
+        peer = 1 - rank
+        got = fresh(2, torch.bfloat16)
+        for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, fresh(2, torch.bfloat16), peer),
+                                         dist.P2POp(dist.irecv, got, peer)]):
+            w.wait()
+        flags = (torch.ones(3, dtype=torch.bool))
+        seen.append(flags)
+        dist.all_reduce(flags)
+        dist.broadcast(fresh(2), src=0)
+        out[rank] = (_resizable(seen), gathered.tolist(), got.float().tolist())
+        for t in seen:  # what FSDP does with its all-gather's output
+            t.untyped_storage().resize_(0)
+    twinccl.run(fn, world_size=2)
+    for rank in range(2):
+        resizable, gathered, got = out[rank]
+        assert all(resizable), resizable
+        assert gathered == [0.0, 1.0, 10.0, 11.0]
+        assert got == [10.0 * (1 - rank), 10.0 * (1 - rank) + 1]

@@ -224,3 +224,30 @@ def test_distributed_sgd_tutorial_gives_the_reference_weights(tmp_path):
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert torch.allclose(g, e, rtol=0, atol=1e-6), (g - e).abs().max()
+
+
+def test_every_option_of_torchs_torchrun_is_taken():
+    """A torchrun command line copied from a cluster's job script parses: every option of the
+    installed torch's own parser (long, underscore and short forms) is one of the launcher's,
+    with its value. Left out: --print-completion (torchrun's own shell completion script)."""
+    from torch.distributed.run import get_args_parser
+    from twinccl.torchrun import parser
+    ours = parser()
+    left_out = {"--print-completion", "--print_completion", "-h", "--help"}
+    tried = 0
+    for action in get_args_parser()._actions:
+        for option in action.option_strings:
+            if option in left_out:
+                continue
+            takes_value = action.nargs != 0
+            value = {"--nproc-per-node": "2", "--nproc_per_node": "2", "--nnodes": "1",
+                     "--node-rank": "0", "--node_rank": "0", "--master-port": "29500",
+                     "--master_port": "29500", "--max-restarts": "0",
+                     "--max_restarts": "0"}.get(option, "1")
+            argv = [option] + ([value] if takes_value else []) + ["train.py", "--lr", "1"]
+            args = ours.parse_args(argv)
+            assert args.training_script == "train.py", option
+            assert args.training_script_args == ["--lr", "1"], option
+            tried += 1
+    assert tried > 40
+    assert ours.parse_args(["--virtual-local-rank", "train.py"]).virtual_local_rank

@@ -1,14 +1,15 @@
 """The same unmodified torchrun scripts under torch's own `torchrun` with Gloo (one process per
 rank) and under `python3 -m twinccl.torchrun` (emulated ranks), on 4 and 8 ranks: every rank's
 losses, weights and gradients must agree. The scripts (python/tests/torchrun_scripts/): torch's
-DDP tutorial with per-rank seeds, dropout and a shuffling DataLoader; an FSDP2 loop; a 2-D
+DDP tutorial with per-rank seeds, dropout and a shuffling DataLoader; an FSDP2 loop; FSDP1
+(FullyShardedDataParallel: FULL_SHARD with a wrap policy, HYBRID_SHARD on a 2-D mesh); a 2-D
 DeviceMesh MLP with tensor and sequence parallelism; a CLIP loss over torch.distributed.nn's
 all_gather; a GPipe pipeline over batch_isend_irecv; a Megatron-style MLP whose groups live in a
 module's globals; torch.distributed.pipelining's schedules (GPipe, 1F1B, interleaved 1F1B, looped
 BFS, the pipeline() tracer); a mixture of experts over uneven all_to_all_single; torchtitan's
 checkpointing of a 2-D FSDP2 + tensor-parallel model (torch.distributed.checkpoint save, load,
 resume, async_save, a full state dict broadcast from rank 0). Two launches per side and world
-size run all nine (run_scripts.py: one torch import per rank instead of nine). At 8 ranks the 2-D mesh is 4 x 2 (dp and tp of different sizes).
+size run all ten (run_scripts.py: one torch import per rank instead of ten). At 8 ranks the 2-D mesh is 4 x 2 (dp and tp of different sizes).
 6 ranks (a 3 x 2 mesh, 6 pipeline stages) also agree (1.5e-7, run by hand); CI keeps the 4 and 8
 that issue 29 promised.
 
@@ -36,7 +37,7 @@ if not hasattr(torch.distributed.distributed_c10d, "_World"):
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrun_scripts")
 # clip.py first: torch.distributed.nn.functional binds `group=group.WORLD` when first imported
 # (DDP imports it after init_process_group), which in one process outlives that group.
-SCRIPTS = ["clip.py", "ddp_tutorial.py", "fsdp2.py", "mesh_2d.py", "pipeline.py", "megatron.py",
+SCRIPTS = ["clip.py", "ddp_tutorial.py", "fsdp2.py", "fsdp1.py", "mesh_2d.py", "pipeline.py", "megatron.py",
            "pipelining.py", "moe.py"]
 # checkpoint.py in a launch of its own: in one process, after mesh_2d.py (or before it), torch's
 # DTensor caches gave the later script's DTensors a group of the earlier script's mesh, destroyed

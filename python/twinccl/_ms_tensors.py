@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from ._twinccl import InvalidArgument
-from ._tensors import _NUMPY_TYPES, array
+from ._tensors import _NUMPY_TYPES, numpy_view
 
 _HCCL_LACKS = ("bool", "complex128", "float128", "object")  # (kConstOpHcomDataTypeMap)
 _NUMPY_NAMES = {d.name for d in _NUMPY_TYPES}
@@ -77,7 +77,7 @@ def _typed(t, what, dtype):
             if a.dtype.name in _HCCL_LACKS else ""
         raise InvalidArgument("%s: %s tensors are not supported (%s)%s"
                               % (what, dtype, SUPPORTED, why))
-    return array(a, what)
+    return numpy_view(a, what)
 
 
 def output_and_input(output, input, what):

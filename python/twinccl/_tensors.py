@@ -1,4 +1,4 @@
-"""CPU torch tensors and NumPy arrays as the NumPy views the extension takes (zero-copy), with
+"""CPU torch tensors and NumPy arrays as the extension takes them (zero-copy, in place), with
 TwinCCL's type name; the Python caller's file:line for error messages."""
 import os
 import sys
@@ -34,8 +34,9 @@ def call_site(depth=2):
 
 
 def array(t, what):
-    """(numpy view sharing t's memory, TwinCCL type name). InvalidArgument for anything that cannot
-    be used in place: GPU or sparse tensors, unsupported types, other objects."""
+    """(what the extension reads in place: a NumPy array as it is, a CPU torch tensor as it is
+    or, before torch 2.0, as a NumPy view of it; TwinCCL type name). InvalidArgument for anything
+    that cannot be used in place: GPU or sparse tensors, unsupported types, other objects."""
     if isinstance(t, np.ndarray):
         name = _NUMPY_TYPES.get(t.dtype)
         if name is None:
@@ -50,19 +51,20 @@ def array(t, what):
             d = d.view(torch.int16)
         elif t.dtype == torch.bool:
             d = d.view(torch.uint8)
-        return d.numpy(), name
+        if hasattr(torch.Tensor, "nbytes") and not d.is_neg():
+            # the tensor itself: the extension reads data_ptr and nbytes. Not d.numpy(), which
+            # makes the storage unresizable for good (FSDP frees it with resize_(0) after use)
+            return d, name
+        return d.numpy(), name  # torch 1.13 (no nbytes); numpy() refuses a negative view
     raise InvalidArgument("%s: expected a torch.Tensor or numpy.ndarray, got %s"
                           % (what, type(t).__name__))
 
 
-def memory(t, what):
-    """As array(), for the calls that take a CPU torch tensor as it is (all_reduce, broadcast:
-    the extension reads its data_ptr and nbytes; no NumPy view is made and released per call)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(t, torch.Tensor) and t.numel() and not t.is_neg() and \
-            hasattr(torch.Tensor, "nbytes"):  # (torch 1.13 has none: a view then)
-        return t, _tensor_type(torch, t, what)
-    return array(t, what)
+def numpy_view(t, what):
+    """As array(), always as a NumPy array (the MindSpore layer reshapes and types its views;
+    a torch tensor handed to it keeps an unresizable storage after, torch's rule for numpy())."""
+    v, name = array(t, what)
+    return (v if isinstance(v, np.ndarray) else v.numpy()), name
 
 
 def _tensor_type(torch, t, what):

@@ -19,7 +19,7 @@ import torch.distributed as dist
 
 from . import _torch_world, _twinccl
 from ._twinccl import InvalidArgument
-from ._tensors import array, arrays, memory, same_type, source, sources, two
+from ._tensors import array, arrays, same_type, source, sources, two
 from ._torch_calls import _async, _done, _list, _op, _root
 from ._torch_group_identity import GroupIdentity
 from ._torch_work import BACKEND, _BackendInfo, user_site, work_of  # noqa: F401
@@ -95,7 +95,7 @@ class TwinProcessGroup(GroupIdentity, dist.ProcessGroup):
         kind, scalar = _op(opts, "all_reduce", tensors)
         works = []
         for k, t in enumerate(tensors):
-            v, name = memory(t, "all_reduce's tensor[%d]" % k)
+            v, name = array(t, "all_reduce's tensor[%d]" % k)
             works.append(self._comm.all_reduce(v, name, kind, scalar, async_op, *site))
         return _done(works, tensors, async_op)
 
@@ -109,7 +109,7 @@ class TwinProcessGroup(GroupIdentity, dist.ProcessGroup):
         tensors = _list(tensors)
         works = []
         for k, t in enumerate(tensors):
-            v, name = memory(t, "broadcast's tensor[%d]" % k)
+            v, name = array(t, "broadcast's tensor[%d]" % k)
             works.append(self._comm.broadcast(v, name, root, async_op, *site))
         return _done(works, tensors, async_op)
 

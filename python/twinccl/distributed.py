@@ -10,7 +10,7 @@ messages of one (src, dst) pair keep their order. See docs/python.md.
 import warnings
 
 from ._twinccl import InvalidArgument, Work  # noqa: F401  (torch's Work)
-from ._tensors import array, arrays, call_site, memory, rows, same_type, two
+from ._tensors import array, arrays, call_site, rows, same_type, two
 from ._groups import (GroupMember, ProcessGroup, destroy_process_group,  # noqa: F401
                       get_backend, get_global_rank, get_group_rank, get_rank, get_world_size,
                       init_process_group, is_available, is_initialized, is_nccl_available,
@@ -41,7 +41,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     comm, site = _comm(group, "all_reduce")
     if comm is None:
         return None
-    v, t = memory(tensor, "all_reduce's tensor")
+    v, t = array(tensor, "all_reduce's tensor")
     kind, scalar = reduce_op(op, "all_reduce")
     return comm.all_reduce(v, t, kind, scalar, _async(async_op, "all_reduce"), *site)
 
@@ -50,7 +50,7 @@ def broadcast(tensor, src, group=None, async_op=False):
     comm, site = _comm(group, "broadcast")
     if comm is None:
         return None
-    v, t = memory(tensor, "broadcast's tensor")
+    v, t = array(tensor, "broadcast's tensor")
     return comm.broadcast(v, t, get_group_rank(group, src, "broadcast's src"),
                           _async(async_op, "broadcast"), *site)
 

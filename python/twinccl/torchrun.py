@@ -20,12 +20,16 @@ import sys
 
 from ._launch_rank import Failures, RankProgram
 
-# torchrun options that only say how processes meet (rendezvous, restarts, logs): accepted and
-# without effect here, where the ranks are threads of this process.
-_RENDEZVOUS_ONLY = ["--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--rdzv-conf",
-                    "--monitor-interval", "--start-method", "--role", "--local-addr",
-                    "--log-dir", "--redirects", "--tee", "--log-line-prefix-template",
-                    "--local-ranks-filter"]
+# torchrun options that only say how processes meet, log, bind to CPUs and get signals
+# (rendezvous, restarts, log files, NUMA, shutdown): accepted and without effect here, where the
+# ranks are threads of this process writing to its stdout and stderr. Short forms after the name.
+_PROCESS_ONLY = [["--rdzv-backend"], ["--rdzv-endpoint"], ["--rdzv-id"], ["--rdzv-conf"],
+                 ["--monitor-interval"], ["--start-method"], ["--role"], ["--local-addr"],
+                 ["--log-dir"], ["--redirects", "-r"], ["--tee", "-t"],
+                 ["--log-line-prefix-template"], ["--local-ranks-filter"], ["--logs-specs"],
+                 ["--duplicate-stdout-filters"], ["--duplicate-stderr-filters"],
+                 ["--event-log-handler"], ["--numa-binding"], ["--signals-to-handle"],
+                 ["--shutdown-timeout"]]
 
 
 def _env_default(name, default):
@@ -51,9 +55,11 @@ def parser():
                    default=int(_env_default("master_port", "29500")))
     p.add_argument("--standalone", action="store_true")
     p.add_argument("--max-restarts", "--max_restarts", type=int, default=0)
-    for name in _RENDEZVOUS_ONLY:
-        p.add_argument(name, name.replace("-", "_").replace("__", "--", 1), default=None,
+    for name, *short in _PROCESS_ONLY:
+        p.add_argument(name, name.replace("-", "_").replace("__", "--", 1), *short, default=None,
                        help=argparse.SUPPRESS)
+    p.add_argument("--virtual-local-rank", "--virtual_local_rank", action="store_true",
+                   help="LOCAL_RANK=0 on every rank, as torchrun's option sets it")
     p.add_argument("-m", "--module", action="store_true",
                    help="the target is a module, run as `python -m`")
     p.add_argument("--no-python", "--no_python", action="store_true", help=argparse.SUPPRESS)
@@ -158,6 +164,8 @@ def main(argv=None):
 
     def environ(rank):
         env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
+        if args.virtual_local_rank:  # (torchrun also gives each worker one visible GPU, index 0)
+            env["LOCAL_RANK"] = "0"
         if mindspore:  # and msrun's RANK_ID, DEVICE_ID
             from ._ms_patch import msrun_environ
             env.update(msrun_environ(rank, per_node))
