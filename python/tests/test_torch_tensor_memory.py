@@ -1,12 +1,16 @@
-"""all_reduce and broadcast take a CPU torch tensor's memory as it is (twinccl/_tensors.py's
-array(): its data_ptr and nbytes, no NumPy view): a view at an offset changes only its own
-elements, bfloat16 and a Parameter work, the checks still refuse what cannot be used in place."""
+"""Every call takes a CPU torch tensor's memory as it is (twinccl/_tensors.py's array(): its
+data_ptr and nbytes, no NumPy view): a view at an offset changes only its own elements, bfloat16
+and a Parameter work, the storage stays resizable, float8 moves as its bytes, the checks still
+refuse what cannot be used in place."""
 import pytest
 
 import twinccl
 import twinccl.distributed as dist
 
 torch = pytest.importorskip("torch")
+import torch.distributed as tdist  # noqa: E402
+
+from torch_backend_support import needs_torch2, run_script  # noqa: E402
 
 
 def test_views_types_and_parameters_through_all_reduce_and_broadcast():
@@ -92,3 +96,38 @@ def test_every_call_leaves_the_tensors_storage_resizable():
         assert all(resizable), resizable
         assert gathered == [0.0, 1.0, 10.0, 11.0]
         assert got == [10.0 * (1 - rank), 10.0 * (1 - rank) + 1]
+
+
+@needs_torch2
+def test_float8_is_moved_as_its_bytes_and_its_reductions_refused():
+    """torch.float8_e4m3fn / e5m2 (FSDP2's float8 all-gather) through torch.distributed: moved as
+    their bytes, as NCCL moves ncclFloat8e4m3 / e5m2 (Gloo has no float8); a reduction is an
+    InvalidArgument naming the type, not a sum of bytes."""
+
+    def script(rank):
+        got = []
+        for dt in (torch.float8_e4m3fn, torch.float8_e5m2):
+            x = (torch.arange(4, dtype=torch.float32) * (rank + 1)).to(dt)
+            gathered = torch.empty(8, dtype=dt)
+            tdist.all_gather_into_tensor(gathered, x)
+            swapped = torch.empty(4, dtype=dt)
+            tdist.all_to_all_single(swapped, x)
+            root = x.clone()
+            tdist.broadcast(root, src=1)
+            with pytest.raises(twinccl.InvalidArgument, match="float8.*cannot be reduced"):
+                tdist.all_reduce(x)
+            with pytest.raises(twinccl.InvalidArgument, match="float8.*cannot be reduced"):
+                tdist.reduce_scatter_tensor(torch.empty(2, dtype=dt), x)
+            got.append([t.view(torch.uint8).tolist() for t in (gathered, swapped, root)])
+        with pytest.raises(twinccl.InvalidArgument, match="float8.*cannot be reduced"):
+            dist.all_reduce(torch.zeros(2, dtype=torch.float8_e4m3fn))  # twinccl.distributed
+        return got
+    results = run_script(script, world_size=2)
+    for k, dt in enumerate((torch.float8_e4m3fn, torch.float8_e5m2)):
+        x = [(torch.arange(4, dtype=torch.float32) * (r + 1)).to(dt).view(torch.uint8).tolist()
+             for r in range(2)]
+        for rank in range(2):
+            gathered, swapped, root = results[rank][k]
+            assert gathered == x[0] + x[1]
+            assert swapped == x[0][2 * rank:2 * rank + 2] + x[1][2 * rank:2 * rank + 2]
+            assert root == x[1]

@@ -60,6 +60,23 @@ def array(t, what):
                           % (what, type(t).__name__))
 
 
+def _is_float8(t):
+    return str(getattr(t, "dtype", "")).startswith("torch.float8_")
+
+
+def refuse_float8_reduction(tensors, what):
+    """InvalidArgument for a reduction of float8 tensors: they are moved as their bytes (FSDP2's
+    float8 all-gather, broadcast, all_to_all, send/recv), but NCCL's float8 arithmetic (2.24+, on
+    sm_90) is not emulated."""
+    for t in tensors:
+        if _is_float8(t):
+            raise InvalidArgument("%s: %s tensors cannot be reduced on the emulator (NCCL 2.24+ "
+                                  "reduces float8 on sm_90 GPUs; its arithmetic is not "
+                                  "emulated); all_gather, broadcast, all_to_all, gather, "
+                                  "scatter and send/recv move them. Reduce in bfloat16 or "
+                                  "float32" % (what, t.dtype))
+
+
 def numpy_view(t, what):
     """As array(), always as a NumPy array (the MindSpore layer reshapes and types its views;
     a torch tensor handed to it keeps an unresizable storage after, torch's rule for numpy())."""
@@ -80,6 +97,8 @@ def _tensor_type(torch, t, what):
     name = _TORCH_TYPES.get(str(t.dtype).replace("torch.", ""))
     if name is None and t.dtype == torch.bool:  # one byte, 0 or 1: as torch's NCCL backend,
         name = "uint8"                           # ncclUint8 (reductions: _torch_calls._op)
+    if name is None and _is_float8(t):  # moved as its bytes, as NCCL moves ncclFloat8e4m3 /
+        name = "uint8"                  # e5m2; a reduction is refused (refuse_float8_reduction)
     if name is None:
         raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
     return name

@@ -4,6 +4,7 @@ import torch
 import torch.distributed as dist
 
 from ._reduce_op import reduce_op
+from ._tensors import refuse_float8_reduction
 from ._twinccl import InvalidArgument
 from ._torch_work import _TwinWork, work_of
 
@@ -44,6 +45,7 @@ def _op(opts, what, tensors=()):
     if op is None:
         op = dist.ReduceOp.SUM
     kind, scalar = reduce_op(op, what)
+    refuse_float8_reduction(tensors, what)
     if any(getattr(t, "dtype", None) == torch.bool for t in tensors):
         if kind not in _BOOL_KINDS:
             raise InvalidArgument("%s: ReduceOp.%s on bool tensors is not supported (SUM, "

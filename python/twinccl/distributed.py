@@ -10,7 +10,7 @@ messages of one (src, dst) pair keep their order. See docs/python.md.
 import warnings
 
 from ._twinccl import InvalidArgument, Work  # noqa: F401  (torch's Work)
-from ._tensors import array, arrays, call_site, rows, same_type, two
+from ._tensors import array, arrays, call_site, refuse_float8_reduction, rows, same_type, two
 from ._groups import (GroupMember, ProcessGroup, destroy_process_group,  # noqa: F401
                       get_backend, get_global_rank, get_group_rank, get_rank, get_world_size,
                       init_process_group, is_available, is_initialized, is_nccl_available,
@@ -42,6 +42,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if comm is None:
         return None
     v, t = array(tensor, "all_reduce's tensor")
+    refuse_float8_reduction([tensor], "all_reduce")
     kind, scalar = reduce_op(op, "all_reduce")
     return comm.all_reduce(v, t, kind, scalar, _async(async_op, "all_reduce"), *site)
 
@@ -60,6 +61,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
     if comm is None:
         return None
     v, t = array(tensor, "reduce's tensor")
+    refuse_float8_reduction([tensor], "reduce")
     kind, scalar = reduce_op(op, "reduce")
     return comm.reduce(v, t, get_group_rank(group, dst, "reduce's dst"), kind, scalar,
                        _async(async_op, "reduce"), *site)
@@ -90,6 +92,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     if comm is None:
         return None
     o, ins, t = two("reduce_scatter", (array, output, "output"), (arrays, input_list, "input_list"))
+    refuse_float8_reduction([output], "reduce_scatter")
     kind, scalar = reduce_op(op, "reduce_scatter")
     return comm.reduce_scatter(o, ins, t, kind, scalar, _async(async_op, "reduce_scatter"), *site)
 
@@ -99,6 +102,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if comm is None:
         return None
     o, i, t = two("reduce_scatter_tensor", (array, output, "output"), (array, input, "input"))
+    refuse_float8_reduction([output], "reduce_scatter_tensor")
     kind, scalar = reduce_op(op, "reduce_scatter_tensor")
     return comm.reduce_scatter_tensor(o, i, t, kind, scalar,
                                       _async(async_op, "reduce_scatter_tensor"), *site)
