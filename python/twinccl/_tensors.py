@@ -100,7 +100,8 @@ def _tensor_type(torch, t, what):
     if name is None and _is_float8(t):  # moved as its bytes, as NCCL moves ncclFloat8e4m3 /
         name = "uint8"                  # e5m2; a reduction is refused (refuse_float8_reduction)
     if name is None:
-        raise InvalidArgument("%s: %s is not supported (%s)" % (what, t.dtype, SUPPORTED))
+        raise InvalidArgument("%s: %s is not supported (%s; torch's bool, and float8 types moved "
+                              "but not reduced)" % (what, t.dtype, SUPPORTED))
     return name
 
 
