@@ -220,6 +220,26 @@ class TwinProcessGroup(GroupIdentity, dist.ProcessGroup):
                             output_tensors, opts)
 
     @_redirected
+    def gather_single(self, output_tensor, input_tensor, opts=None):
+        """dist.gather_single / gather_into_tensor (torch 2.10+; NCCL >= 2.28.3: ncclGather): rank
+        r's tensor into the r-th of group-size equal parts of the root's output (torch checks
+        only its element count, so a flat concatenation or a stack)."""
+        parts = []
+        if self._rank_in_group == _root(opts):
+            n, count = self._group_size, input_tensor.numel()
+            if output_tensor.numel() != n * count or not output_tensor.is_contiguous():
+                raise InvalidArgument(
+                    "gather_single: the root's gather_tensor has %d elements%s; it must be "
+                    "contiguous and hold group size x tensor = %d x %d" % (
+                        output_tensor.numel(),
+                        "" if output_tensor.is_contiguous() else " and is not contiguous",
+                        n, count))
+            flat = output_tensor.view(-1)
+            parts = [flat[k * count:(k + 1) * count] for k in range(n)]
+        return self._rooted(self._comm.gather, "gather", [input_tensor], [parts],
+                            [output_tensor], opts)
+
+    @_redirected
     def scatter(self, output_tensors, input_tensors, opts=None, timeout=None):
         return self._rooted(self._comm.scatter, "scatter", output_tensors, input_tensors,
                             _list(output_tensors), opts)
