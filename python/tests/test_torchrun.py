@@ -251,3 +251,37 @@ def test_every_option_of_torchs_torchrun_is_taken():
             tried += 1
     assert tried > 40
     assert ours.parse_args(["--virtual-local-rank", "train.py"]).virtual_local_rank
+
+
+OUTPUT_SCRIPT = textwrap.dedent('''
+    import os, sys
+    rank = os.environ["RANK"]
+    print("out of", rank, "line 1\\nline 2")
+    print("err of", rank, file=sys.stderr, flush=True)
+    if rank == "1" and sys.argv[1] == "raise":
+        raise ValueError("boom on rank 1")
+''')
+
+
+def test_output_options_as_torchruns(tmp_path):
+    """--local-ranks-filter, --tee with --role and --log-dir, -r: each rank's stdout and stderr
+    where torchrun puts its workers' (console lines prefixed `[rank0]:` when tee'd, files
+    LOG_DIR/RUN_ID_*/attempt_0/LOCAL_RANK/stdout.log). Before, accepted without effect: every
+    rank's output on the console, unprefixed."""
+    logs = tmp_path / "logs"
+    done = launch(tmp_path, "--nproc-per-node", "2", "--local-ranks-filter", "0", "--role",
+                  "rank", "--tee", "3", "--log-dir", str(logs), ["raise"], script=OUTPUT_SCRIPT)
+    assert done.returncode == 1, done.stderr
+    assert "[rank0]:out of 0 line 1\n[rank0]:line 2\n" in done.stdout
+    assert "[rank0]:err of 0" in done.stderr and "of 1" not in done.stdout + done.stderr
+    assert "rank      : 1 (local_rank: 1)" in done.stderr  # the failure is still reported
+    attempt, = logs.glob("*/attempt_0")
+    assert (attempt / "1" / "stdout.log").read_text() == "out of 1 line 1\nline 2\n"
+    assert "ValueError: boom on rank 1" in (attempt / "1" / "stderr.log").read_text()
+    assert (attempt / "0" / "stderr.log").read_text() == "err of 0\n"
+    quiet = launch(tmp_path, "--nproc-per-node", "2", "-r", "1", "--log-dir", str(logs), ["ok"],
+                   script=OUTPUT_SCRIPT)
+    assert quiet.returncode == 0 and "out of" not in quiet.stdout, quiet.stdout
+    assert "err of 0" in quiet.stderr and "err of 1" in quiet.stderr  # -r 1: stdout only
+    bad = launch(tmp_path, "--nproc-per-node", "2", "--tee", "5", ["ok"], script=OUTPUT_SCRIPT)
+    assert bad.returncode == 2 and "--tee=5" in bad.stderr

@@ -162,7 +162,7 @@ def torchrun_environ(rank, world_size, local_world_size=None, master_addr="127.0
 class RankStates:
     """The process state of every rank of one run; swap() is the baton's callback."""
     def __init__(self, world_size, rank_environ, rank_argv=None, fresh_random=False,
-                 isolate_modules=True):
+                 isolate_modules=True, rank_streams=None):
         self.world_size = world_size
         self.parts = [PythonRandom(fresh_random), TorchRandom(), NumpyRandom(fresh_random),
                       MindSporeSeeds(fresh_random), _Environ(rank_environ),
@@ -172,8 +172,11 @@ class RankStates:
                       # a rank's own print, and its own stdout/stderr (`sys.stdout =
                       # open(os.devnull, "w")` off rank 0), from the caller's
                       _Builtins(),
-                      _SysAttribute("stdout", lambda rank, out=sys.stdout: out),
-                      _SysAttribute("stderr", lambda rank, err=sys.stderr: err),
+                      # (rank_streams(rank): the launcher's (stdout, stderr), _rank_output.py)
+                      _SysAttribute("stdout", (lambda rank: rank_streams(rank)[0]) if rank_streams
+                                    else (lambda rank, out=sys.stdout: out)),
+                      _SysAttribute("stderr", (lambda rank: rank_streams(rank)[1]) if rank_streams
+                                    else (lambda rank, err=sys.stderr: err)),
                       # logging's levels, handlers... (basicConfig, a rank's FileHandler) and
                       # warnings' filters (filterwarnings("ignore") off rank 0)
                       RankLogging(), RankWarnings(),

@@ -20,16 +20,17 @@ import sys
 
 from ._launch_rank import Failures, RankProgram
 
-# torchrun options that only say how processes meet, log, bind to CPUs and get signals
-# (rendezvous, restarts, log files, NUMA, shutdown): accepted and without effect here, where the
-# ranks are threads of this process writing to its stdout and stderr. Short forms after the name.
+# torchrun options that only say how processes meet, bind to CPUs and get signals (rendezvous,
+# restarts, NUMA, shutdown, log plumbing): accepted and without effect here, where the ranks are
+# threads of this process. Short forms after the name.
 _PROCESS_ONLY = [["--rdzv-backend"], ["--rdzv-endpoint"], ["--rdzv-id"], ["--rdzv-conf"],
-                 ["--monitor-interval"], ["--start-method"], ["--role"], ["--local-addr"],
-                 ["--log-dir"], ["--redirects", "-r"], ["--tee", "-t"],
-                 ["--log-line-prefix-template"], ["--local-ranks-filter"], ["--logs-specs"],
+                 ["--monitor-interval"], ["--start-method"], ["--local-addr"], ["--logs-specs"],
                  ["--duplicate-stdout-filters"], ["--duplicate-stderr-filters"],
                  ["--event-log-handler"], ["--numa-binding"], ["--signals-to-handle"],
                  ["--shutdown-timeout"]]
+# Where each worker's output goes (_rank_output.py), and the role's name (ROLE_NAME, the prefix).
+_OUTPUT = [["--role"], ["--log-dir"], ["--redirects", "-r"], ["--tee", "-t"],
+           ["--log-line-prefix-template"], ["--local-ranks-filter"]]
 
 
 def _env_default(name, default):
@@ -55,9 +56,12 @@ def parser():
                    default=int(_env_default("master_port", "29500")))
     p.add_argument("--standalone", action="store_true")
     p.add_argument("--max-restarts", "--max_restarts", type=int, default=0)
-    for name, *short in _PROCESS_ONLY:
-        p.add_argument(name, name.replace("-", "_").replace("__", "--", 1), *short, default=None,
-                       help=argparse.SUPPRESS)
+    for name, *short in _PROCESS_ONLY + _OUTPUT:
+        underscored = name.replace("-", "_").replace("__", "--", 1)
+        forms = [name] + ([underscored] if underscored != name else []) + short
+        p.add_argument(*forms, default=None,
+                       help=argparse.SUPPRESS if [name] in _PROCESS_ONLY else
+                       "as torchrun's (worker output: docs/python.md)")
     p.add_argument("--virtual-local-rank", "--virtual_local_rank", action="store_true",
                    help="LOCAL_RANK=0 on every rank, as torchrun's option sets it")
     p.add_argument("-m", "--module", action="store_true",
@@ -166,16 +170,27 @@ def main(argv=None):
         env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
         if args.virtual_local_rank:  # (torchrun also gives each worker one visible GPU, index 0)
             env["LOCAL_RANK"] = "0"
+        if args.role:
+            env["ROLE_NAME"] = args.role
         if mindspore:  # and msrun's RANK_ID, DEVICE_ID
             from ._ms_patch import msrun_environ
             env.update(msrun_environ(rank, per_node))
         if "OMP_NUM_THREADS" not in os.environ and per_node > 1:
             env["OMP_NUM_THREADS"] = "1"  # torchrun's default for several workers per node
         return env
+    from ._rank_output import RankOutput
+    try:
+        output = RankOutput(args, per_node, run_id="twinccl")
+    except ValueError as e:
+        p.error(str(e))
+    if output.active() and args.rank_state != "isolated":
+        p.error("--local-ranks-filter, --redirects and --tee give each rank its own sys.stdout "
+                "and sys.stderr: they need --rank-state isolated (the default)")
     states = None
     if args.rank_state == "isolated":
         states = RankStates(world, environ, rank_argv=lambda rank: list(script_argv),
-                            fresh_random=True)
+                            fresh_random=True,
+                            rank_streams=output.streams if output.active() else None)
     else:  # one sys.argv for all (and no rank environment: RANK cannot be one per thread)
         sys.argv = list(script_argv)
     failures = Failures(args.training_script, per_node)
@@ -201,6 +216,8 @@ def main(argv=None):
         return 1
     except Exception as e:  # noqa: BLE001 (a rank's failure: reported as torchrun does)
         failures.note_run_error(e, world)
+    finally:
+        output.close()
     if failures:
         failures.print_summary()
         return 1
