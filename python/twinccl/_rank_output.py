@@ -48,21 +48,20 @@ def parse_filter(value):
 
 
 class RankStream(io.TextIOBase):
-    """A text stream writing to a console stream (each line prefixed, or as it is) and / or a log
-    file; either may be absent (a filtered rank's redirected stream writes nowhere but its file)."""
+    """A text stream writing to a file (a log file, or os.devnull for a filtered rank's console
+    output) and, unless console is None, to a console stream (each line prefixed, or as it is)."""
 
     def __init__(self, console, prefix, path):
         super().__init__()
         self._console, self._prefix = console, prefix
-        self._file = open(path, "a", encoding="utf-8", buffering=1) if path else None
+        self._file = open(path, "a", encoding="utf-8", buffering=1)
         self._at_line_start = True
 
     def writable(self):
         return True
 
     def write(self, text):
-        if self._file is not None:
-            self._file.write(text)
+        self._file.write(text)
         if self._console is not None and text:
             if self._prefix:
                 lines = text.split("\n")
@@ -82,7 +81,7 @@ class RankStream(io.TextIOBase):
         return len(text)
 
     def flush(self):
-        if self._file is not None and not self._file.closed:
+        if not self._file.closed:
             self._file.flush()
         if self._console is not None:
             self._console.flush()
@@ -90,17 +89,14 @@ class RankStream(io.TextIOBase):
     def close(self):
         if not self.closed:
             super().close()  # (flushes)
-        if self._file is not None and not self._file.closed:
+        if not self._file.closed:
             self._file.close()
 
-    def fileno(self):
-        target = self._console if self._console is not None else self._file
-        if target is None:
-            raise io.UnsupportedOperation("fileno: this rank's stream writes nowhere")
-        return target.fileno()
+    def fileno(self):  # (faulthandler.enable() writes there)
+        return (self._console if self._console is not None else self._file).fileno()
 
     def isatty(self):
-        return self._file is None and self._console is not None and self._console.isatty()
+        return False  # a worker's redirected or tee'd stream is a file
 
     @property
     def encoding(self):

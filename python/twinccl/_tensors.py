@@ -46,18 +46,25 @@ def array(t, what):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(t, torch.Tensor):
         name = _tensor_type(torch, t, what)
-        d = t.detach() if t.requires_grad else t
-        if name == "bfloat16":  # NumPy has no bfloat16: the bits, read as bfloat16
-            d = d.view(torch.int16)
-        elif t.dtype == torch.bool:
-            d = d.view(torch.uint8)
-        if hasattr(torch.Tensor, "nbytes") and not d.is_neg():
-            # the tensor itself: the extension reads data_ptr and nbytes. Not d.numpy(), which
-            # makes the storage unresizable for good (FSDP frees it with resize_(0) after use)
-            return d, name
-        return d.numpy(), name  # torch 1.13 (no nbytes); numpy() refuses a negative view
+        if hasattr(torch.Tensor, "nbytes") and not t.is_neg():
+            # the tensor itself: the extension reads data_ptr and nbytes, its bytes read as
+            # `name`. Not numpy(), which makes the storage unresizable for good (FSDP frees an
+            # all-gather's output with resize_(0) after use)
+            return t, name
+        return _numpy_of(torch, t, name), name  # torch 1.13 (no nbytes); a negative view: refused
     raise InvalidArgument("%s: expected a torch.Tensor or numpy.ndarray, got %s"
                           % (what, type(t).__name__))
+
+
+def _numpy_of(torch, t, name):
+    """A NumPy view of a checked tensor (numpy() refuses a tensor that requires grad; NumPy has no
+    bfloat16 or float8: their bits, as int16 / uint8, read as `name`)."""
+    d = t.detach() if t.requires_grad else t
+    if name == "bfloat16":
+        d = d.view(torch.int16)
+    elif d.dtype != torch.uint8 and name == "uint8":  # bool, float8
+        d = d.view(torch.uint8)
+    return d.numpy()
 
 
 def _is_float8(t):
@@ -81,7 +88,7 @@ def numpy_view(t, what):
     """As array(), always as a NumPy array (the MindSpore layer reshapes and types its views;
     a torch tensor handed to it keeps an unresizable storage after, torch's rule for numpy())."""
     v, name = array(t, what)
-    return (v if isinstance(v, np.ndarray) else v.numpy()), name
+    return (v if isinstance(v, np.ndarray) else _numpy_of(sys.modules["torch"], v, name)), name
 
 
 def _tensor_type(torch, t, what):
