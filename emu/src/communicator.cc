@@ -20,9 +20,12 @@ SharedComm::SharedComm(std::shared_ptr<emu::World> w, std::vector<int> ranks, st
       departures(static_cast<int>(global_ranks.size())),
       name(std::move(n)),
       config(std::move(c)),
+      wait_timeouts(static_cast<int>(global_ranks.size())),
       rendezvous(world, global_ranks, name),
       p2p(world, static_cast<int>(global_ranks.size())) {
   p2p.describe(name, global_ranks);
+  rendezvous.bound_by(&wait_timeouts);
+  p2p.bound_by(&wait_timeouts);
   rendezvous.watch_departures(&departures);
   p2p.watch_departures(&departures);
   if (emu::Checker* checker = world->checker()) {

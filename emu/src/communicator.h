@@ -32,6 +32,7 @@
 #include "twinccl/algorithms.h"
 #include "twinccl/communicator.h"
 #include "twinccl/emu/emulator.h"
+#include "wait_timeouts.h"
 #include "work_state.h"
 #include "world.h"
 
@@ -53,6 +54,7 @@ struct SharedComm {
   emu::Departures departures;     // ranks that destroyed their copy (splits only)
   std::string name;
   EmuConfig config;
+  emu::WaitTimeouts wait_timeouts;  // each rank's own, when set (before the two that read them)
   emu::Rendezvous rendezvous;
   emu::Exchange p2p;                  // user send/recv
   emu::GroupBoard group_buffers;      // shared buffers across a group's collectives (checks on)
@@ -81,6 +83,11 @@ class EmuCommunicator final : public Communicator {
   void depart_on_destroy() {
     depart_.shared = shared_.get();  // (no temporary: its destructor would mark it at once)
     depart_.rank = rank_;
+  }
+
+  // This rank's waits in this communicator's operations: `timeout` instead of the world's.
+  void set_wait_timeout(std::chrono::milliseconds timeout, std::string source) {
+    shared_->wait_timeouts.set(rank_, timeout, std::move(source));
   }
 
   // A call of this rank failed its own checks: kept so that peers finding it returned learn why.

@@ -129,7 +129,8 @@ Posted* Exchange::take(int receiver, int sender, const std::function<std::string
       };
     }
     world_->wait(
-        lock, box.cv, [&] { return !queue.empty(); }, what, hopeless, site);
+        lock, box.cv, [&] { return !queue.empty(); }, what, hopeless, site,
+        timeouts_ != nullptr ? timeouts_->of(receiver) : nullptr);
     world_->check_abort();
     message = queue.front();
     queue.pop_front();
@@ -337,7 +338,8 @@ void Exchange::wait_consumed(int sender, Posted& message, const std::function<st
     };
   }
   world_->wait(
-      lock, box.cv, [&] { return message.consumed; }, what, hopeless, site);
+      lock, box.cv, [&] { return message.consumed; }, what, hopeless, site,
+      timeouts_ != nullptr ? timeouts_->of(sender) : nullptr);
   if (!message.mismatch.empty()) throw MismatchError(message.mismatch);
   if (!message.shared.empty()) throw InvalidArgument(message.shared);
   if (!message.refused.empty()) {

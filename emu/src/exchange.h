@@ -109,6 +109,8 @@ class Exchange {
   }
   // Ranks that destroyed their copy of the communicator (a split's): a wait on one fails at once.
   void watch_departures(const Departures* departures) { departures_ = departures; }
+  // The ranks' own wait timeouts (the communicator's; nullptr or unset: the world's).
+  void bound_by(const WaitTimeouts* timeouts) { timeouts_ = timeouts; }
 
   // Queues `message` (which must outlive its consumption) for `receiver`. Returns its number on
   // the pair (1-based) when the checker watches this exchange, else 0.
@@ -173,6 +175,7 @@ class Exchange {
   std::string comm_name_;
   std::vector<int> global_ranks_;  // empty: no finished-peer checks (a collective's own traffic)
   const Departures* departures_ = nullptr;
+  const WaitTimeouts* timeouts_ = nullptr;
   std::vector<std::unique_ptr<Inbox>>
       inbox_;  // per rank: messages to it, and its consumption waits
 };

@@ -17,10 +17,12 @@ std::string Meeting::label() const {
   return std::string(what_) + " #" + std::to_string(seq_) + " on comm '" + *comm_name_ + "'";
 }
 
-void Meeting::reset(std::uint64_t seq, std::string_view what, const std::string* comm_name) {
+void Meeting::reset(std::uint64_t seq, std::string_view what, const std::string* comm_name,
+                    const WaitTimeouts* timeouts) {
   seq_ = seq;
   what_ = what;
   comm_name_ = comm_name;
+  timeouts_ = timeouts;
   std::fill(present.begin(), present.end(), 0);
   arrived = 0;
   left.store(0, std::memory_order_relaxed);
@@ -66,7 +68,7 @@ void Meeting::sync(int rank) {
       [&] {
         return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish";
       },
-      [] {});
+      [] {}, nullptr, bound(rank));
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {
@@ -103,7 +105,7 @@ Meeting* Rendezvous::find_or_open(std::uint64_t seq, std::string_view what) {
     m = std::move(free_.back());
     free_.pop_back();
   }
-  m->reset(seq, what, &comm_name_);
+  m->reset(seq, what, &comm_name_, timeouts_);
   meetings_.emplace_back(seq, std::move(m));
   return meetings_.back().second.get();
 }
@@ -151,6 +153,7 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
       meeting->leader = rank;
     } else if (what.empty() && !meeting->exchange_) {  // a collective that may run a schedule
       meeting->exchange_ = std::make_unique<Exchange>(world_, nranks_);
+      meeting->exchange_->bound_by(timeouts_);
     }
     lock.unlock();
     if (lead != nullptr)
@@ -196,7 +199,7 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
     world_->wait(
         meeting->gate_,
         [&] { return meeting->stage_.load(std::memory_order_acquire) != Meeting::gathering; },
-        describe, hopeless, site);
+        describe, hopeless, site, meeting->bound(rank));
   } catch (const std::exception& e) {
     lock.lock();
     if (meeting->arrived < nranks_) {

@@ -76,13 +76,18 @@ struct Meeting {
  private:
   friend class Rendezvous;
   enum Stage : int { gathering, ready, given_up };
-  void reset(std::uint64_t seq, std::string_view what, const std::string* comm_name);
+  void reset(std::uint64_t seq, std::string_view what, const std::string* comm_name,
+             const WaitTimeouts* timeouts);
+  const WaitTimeout* bound(int rank) const {
+    return timeouts_ != nullptr ? timeouts_->of(rank) : nullptr;
+  }
   void release();  // drops the ops' buffer owners and the exchange once every rank left
   std::atomic<int> stage_{gathering};
   Gate gate_;
   std::uint64_t seq_ = 0;
   std::string_view what_;
   const std::string* comm_name_ = nullptr;
+  const WaitTimeouts* timeouts_ = nullptr;  // the communicator's (nullptr: the world's timeout)
   std::unique_ptr<Exchange> exchange_;
   // An exchange with more per-sender queues than this times nranks is not kept (a direct
   // all_to_all schedule makes n per rank: n^2 queues of ~600 bytes).
@@ -113,6 +118,8 @@ class Rendezvous {
   void leave(std::uint64_t seq, Meeting& meeting);
   // Ranks that destroyed their copy of the communicator (a split's): a wait on one fails at once.
   void watch_departures(const Departures* departures) { departures_ = departures; }
+  // The ranks' own wait timeouts (the communicator's; unset: the world's).
+  void bound_by(const WaitTimeouts* timeouts) { timeouts_ = timeouts; }
 
  private:
   // This rank is done with a meeting it never ran (it gave up, or the meeting was broken):
@@ -124,6 +131,7 @@ class Rendezvous {
   std::vector<int> global_ranks_;
   std::string comm_name_;
   const Departures* departures_ = nullptr;
+  const WaitTimeouts* timeouts_ = nullptr;
   Meeting* find_or_open(std::uint64_t seq, std::string_view what);
   void recycle(std::uint64_t seq);
   std::mutex mu_;

@@ -126,10 +126,14 @@ std::string World::where_ranks_stand() const {
   return checker_->where_ranks_stand([this](int rank) { return recorder_->latest(rank); });
 }
 
-void World::throw_timeout(const std::string& what) const {
-  auto seconds = std::chrono::duration<double>(timeout_).count();
+void World::throw_timeout(const std::string& what, const WaitTimeout* bound) const {
+  const std::chrono::milliseconds timeout = timeout_of(bound);
+  auto seconds = std::chrono::duration<double>(timeout).count();
+  // The rank's own timeout says what set it; the world's is TWINCCL_TIMEOUT_S (timeout_s).
+  const bool own = bound != nullptr && bound->timeout().count() > 0;
+  std::string source = own ? bound->source() : std::string("TWINCCL_TIMEOUT_S");
   std::string stand = where_ranks_stand();
-  throw TimeoutError(what + " for " + std::to_string(seconds) + " s (TWINCCL_TIMEOUT_S)" +
+  throw TimeoutError(what + " for " + std::to_string(seconds) + " s (" + source + ")" +
                      (stand.empty() ? std::string() : "; " + stand));
 }
 

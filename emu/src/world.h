@@ -24,6 +24,7 @@
 #include "flight_recorder.h"
 #include "gate.h"
 #include "twinccl/errors.h"
+#include "wait_timeouts.h"
 #include "yields_before_sleep.h"
 
 namespace twinccl::emu {
@@ -100,10 +101,11 @@ class World {
   // `site` (optional) describes the wait to the checker: once the wait lasted one poll period it
   // is registered, and every poll may throw DeadlockError (checked before the abort flag, so every
   // agent of a cycle reports the cycle even after the first one's failure aborted the world).
+  // `bound` (optional): the waiting rank's own timeout on its communicator, when it set one.
   template <class Pred>
   void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Pred pred,
             const std::function<std::string()>& what, const std::function<void()>& hopeless = {},
-            const WaitSite* site = nullptr) const {
+            const WaitSite* site = nullptr, const WaitTimeout* bound = nullptr) const {
     if (pred()) return;
     // As Gate::wait: yield the CPU a few times first (the lock released), since with more rank
     // threads than cores the thread this one waits for usually runs meanwhile, and then neither
@@ -115,7 +117,7 @@ class World {
       lock.lock();
       if (pred()) return;
     }
-    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    auto deadline = std::chrono::steady_clock::now() + timeout_of(bound);
     Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr,
                               site);
     bool first = true;
@@ -126,7 +128,7 @@ class World {
       if (hopeless) check_hopeless(hopeless);
       if (cv.wait_for(lock, kPollPeriod) == std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline && !pred()) {
-        throw_timeout(what());
+        throw_timeout(what(), bound);
       }
     }
   }
@@ -135,9 +137,9 @@ class World {
   // holds, pred() reading atomics; what() and hopeless() take the locks they need themselves.
   template <class Pred, class What, class Hopeless>
   void wait(Gate& gate, Pred pred, const What& what, const Hopeless& hopeless,
-            const WaitSite* site = nullptr) const {
+            const WaitSite* site = nullptr, const WaitTimeout* bound = nullptr) const {
     if (pred()) return;
-    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    auto deadline = std::chrono::steady_clock::now() + timeout_of(bound);
     Registration registration(site != nullptr && site->agent != nullptr ? checker_.get() : nullptr,
                               site);
     bool first = true;
@@ -149,7 +151,7 @@ class World {
       check_abort();
       check_hopeless(hopeless);
       gate.wait(seen, kPollPeriod);
-      if (!pred() && std::chrono::steady_clock::now() >= deadline) throw_timeout(what());
+      if (!pred() && std::chrono::steady_clock::now() >= deadline) throw_timeout(what(), bound);
     }
   }
 
@@ -189,7 +191,13 @@ class World {
     bool registered_ = false;
   };
 
-  [[noreturn]] void throw_timeout(const std::string& what) const;
+  // The rank's own timeout when it set one, else the world's.
+  std::chrono::milliseconds timeout_of(const WaitTimeout* bound) const {
+    if (bound == nullptr) return timeout_;
+    std::chrono::milliseconds own = bound->timeout();
+    return own.count() > 0 ? own : timeout_;
+  }
+  [[noreturn]] void throw_timeout(const std::string& what, const WaitTimeout* bound) const;
 
   int size_;
   std::chrono::milliseconds timeout_;

@@ -13,6 +13,7 @@
 #include "call_site.h"
 #include "py_buffer.h"
 #include "rank_baton.h"
+#include "twinccl/emu/emulator.h"
 #include "twinccl/errors.h"
 #include "twinccl/trace/trace.h"
 
@@ -249,7 +250,15 @@ void bind_comm(py::module_& m) {
             if (seconds > 0.0) c.get().compute(seconds);
             if (flops > 0.0) c.get().compute_flops(flops);
           },
-          py::arg("seconds"), py::arg("flops"));
+          py::arg("seconds"), py::arg("flops"))
+      .def(
+          "set_wait_timeout",
+          [](const Comm& c, double seconds, const std::string& source) {
+            set_wait_timeout(c.get(), seconds, source);
+          },
+          py::arg("seconds"), py::arg("source"),
+          "This rank waits at most `seconds` for its peers in this communicator's operations "
+          "issued from now on (TimeoutError naming `source`), instead of twinccl.run's timeout_s.");
   m.def("_world", &current_world, "This rank's world communicator (inside twinccl.run).");
   bind_collectives(comm);
   bind_mindspore(comm);

@@ -4,7 +4,7 @@ import os
 import threading
 import zlib
 
-from . import _twinccl
+from . import _twinccl, _wait_timeout
 from ._twinccl import InvalidArgument
 from ._tensors import call_site
 
@@ -77,14 +77,25 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                        store=None, group_name="", pg_options=None):
     """Inside twinccl.run the world exists already: accepted when the arguments agree with it
     (backend names are accepted and mean TwinCCL's emulator); anything else raises."""
-    check_world_arguments(world_size, rank)
-    for name, value in (("init_method", init_method), ("timeout", timeout), ("store", store),
+    world = check_world_arguments(world_size, rank)
+    for name, value in (("init_method", init_method), ("store", store),
                         ("pg_options", pg_options)):
         if value is not None and not (name == "init_method" and value == "env://"):
             raise InvalidArgument("init_process_group: %s=%r is not supported inside twinccl.run "
                                   "(the world is made by twinccl.run)" % (name, value))
     if group_name:
         raise InvalidArgument("init_process_group: group_name is not supported")
+    if timeout is not None:  # this rank's waits in the world's operations (_wait_timeout)
+        _wait_timeout.bound_waits(world, timeout, "init_process_group(timeout=%s)" % (timeout,))
+
+
+def set_timeout(timeout, group=None):
+    """torch's dist.set_timeout: this rank's later waits in the group's operations last at most
+    `timeout` (a datetime.timedelta), instead of twinccl.run's timeout_s."""
+    comm = resolve(group)
+    if comm is None:
+        raise ValueError("set_timeout: this rank is not a member of the group")
+    _wait_timeout.bound_waits(comm, timeout, "set_timeout(%s)" % (timeout,))
 
 
 def destroy_process_group(group=None):
@@ -142,9 +153,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     GroupMember.NON_GROUP_MEMBER. With use_local_synchronization=True (torch's option) only the
     members call it: the group is made by them alone, a non-member's call returns at once."""
     site = call_site()
-    if timeout is not None or pg_options is not None:
-        raise InvalidArgument("new_group: timeout and pg_options are not supported (the emulator's "
-                              "timeout is twinccl.run's timeout_s)")
+    if pg_options is not None:
+        raise InvalidArgument("new_group: pg_options is not supported")
     if backend is not None and not isinstance(backend, str):
         raise InvalidArgument("new_group: backend must be a name or None, got %r" % (backend,))
     world = _twinccl._world()
@@ -158,7 +168,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             return GroupMember.NON_GROUP_MEMBER
         # Named by its ranks: members that made other groups before still agree on it.
         name = "group of ranks %s" % _shown(members)
-        return ProcessGroup(world.subcommunicator(members, name, *site), members)
+        return _bounded(ProcessGroup(world.subcommunicator(members, name, *site), members),
+                        timeout)
     # The members' color is their list's checksum: members that disagree on the list land in
     # different groups, whose size then differs from the list (torch leaves this undefined).
     color = zlib.crc32(repr(members).encode()) & 0x3FFFFFFF if member else -1
@@ -171,7 +182,14 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
                               "must call new_group with the same ranks"
                               % (world.rank, os.path.basename(site[0]), site[1], _shown(members),
                                  comm.size))
-    return ProcessGroup(comm, members)
+    return _bounded(ProcessGroup(comm, members), timeout)
+
+
+def _bounded(group, timeout):
+    """new_group's timeout (None: twinccl.run's timeout_s) on its member's waits."""
+    if timeout is not None:
+        _wait_timeout.bound_waits(group._comm, timeout, "new_group(timeout=%s)" % (timeout,))
+    return group
 
 
 def _member_list(ranks, n):

@@ -17,7 +17,7 @@ import threading
 import torch
 import torch.distributed as dist
 
-from . import _torch_world, _twinccl
+from . import _torch_world, _twinccl, _wait_timeout
 from ._twinccl import InvalidArgument
 from ._tensors import array, arrays, same_type, source, sources, two
 from ._torch_calls import _async, _done, _list, _op, _root
@@ -82,6 +82,11 @@ class TwinProcessGroup(GroupIdentity, dist.ProcessGroup):
     def _get_backend(self, device=None):
         """What torch asks of a group's per-device backend (batch_isend_irecv: coalescing)."""
         return _BackendInfo(self)
+
+    @_redirected
+    def set_timeout(self, timeout):
+        """dist.set_timeout(timeout, group): this rank's later waits in the group (_wait_timeout)."""
+        _wait_timeout.bound_waits(self._comm, timeout, "dist.set_timeout(%s)" % (timeout,))
 
     def __repr__(self):
         return "<twinccl ProcessGroup rank %d of %d>" % (self._rank_in_group, self._group_size)
@@ -328,7 +333,9 @@ def create(store, rank, size, timeout):
     communicator split for a new group otherwise."""
     comm = getattr(_local, "pending", None)
     _local.pending = None
+    said = "new_group"
     if comm is None:
+        said = "init_process_group"
         try:
             comm = _twinccl._world()
         except InvalidArgument:
@@ -339,6 +346,7 @@ def create(store, rank, size, timeout):
         raise InvalidArgument("init_process_group(backend='twinccl'): rank=%d world_size=%d, but "
                               "this thread is rank %d of twinccl.run's %d"
                               % (rank, size, comm.rank, comm.size))
+    _wait_timeout.bound_new_group(comm, timeout, said)
     return TwinProcessGroup(comm, rank, size)
 
 

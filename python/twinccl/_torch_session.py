@@ -24,7 +24,7 @@ import torch.distributed as tdist
 import torch.distributed.distributed_c10d as c10d
 
 from . import (_import_hook, _torch_backend, _torch_backend_names, _torch_checkpoint,
-               _torch_compile, _torch_world, _twinccl)
+               _torch_compile, _torch_world, _twinccl, _wait_timeout)
 from ._twinccl import InvalidArgument
 
 _naming = threading.local()  # .local_sync: a member's new_group(use_local_synchronization=True)
@@ -122,6 +122,9 @@ def _wrap_init(original):
                 raise ValueError("trying to initialize the default process group twice!")
             default._initialised_by_script = True
             _torch_backend_names.note(default, backend)  # get_backend() answers it
+            if timeout is not None:  # the script's own (torch would check its type here)
+                _wait_timeout.bound_waits(world, timeout,
+                                          "init_process_group(timeout=%s)" % (timeout,))
             return None
         extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
         made = original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,
@@ -146,7 +149,7 @@ def _split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None
     result = c10d.GroupMember.NON_GROUP_MEMBER
     for split in split_ranks:
         ranks = [parent_ranks[r] for r in split]
-        group = tdist.new_group(ranks, group_desc=group_desc, **_unsorted())
+        group = tdist.new_group(ranks, timeout=timeout, group_desc=group_desc, **_unsorted())
         if me in ranks:
             result = group
     return result

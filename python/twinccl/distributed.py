@@ -14,7 +14,7 @@ from ._tensors import array, arrays, call_site, refuse_float8_reduction, rows, s
 from ._groups import (GroupMember, ProcessGroup, destroy_process_group,  # noqa: F401
                       get_backend, get_global_rank, get_group_rank, get_rank, get_world_size,
                       init_process_group, is_available, is_initialized, is_nccl_available,
-                      new_group, resolve)
+                      new_group, resolve, set_timeout)
 from ._reduce_op import ReduceOp, _make_nccl_premul_sum, reduce_op  # noqa: F401
 from ._objects import (all_gather_object, broadcast_object_list, gather_object,  # noqa: F401
                        scatter_object_list)

@@ -28,6 +28,13 @@ using RankFunction = std::function<void(Communicator& world)>;
 // with CheckLevel::off.
 std::string flight_recorder_json(const Communicator& comm);
 
+// How long the calling rank waits for its peers in `comm`'s operations before a TimeoutError:
+// `seconds` (> 0; above kMaxTimeoutSeconds it is that) instead of the run's timeout_s
+// (TWINCCL_TIMEOUT_S), longer or shorter; `source` names in that error what set it ("the process
+// group's timeout=0:00:02"). For the operations issued after the call (torch's set_timeout).
+// InvalidArgument for seconds <= 0 or NaN, or a communicator of another backend.
+void set_wait_timeout(Communicator& comm, double seconds, std::string source);
+
 }  // namespace twinccl
 
 namespace twinccl::emu {
