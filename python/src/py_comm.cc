@@ -255,6 +255,9 @@ void bind_comm(py::module_& m) {
           "set_wait_timeout",
           [](const Comm& c, double seconds, const std::string& source) {
             set_wait_timeout(c.get(), seconds, source);
+            // A rank waiting for its turn to run Python waits as long (rank_baton.h).
+            if (RankBaton* baton = RankBaton::of_this_thread())
+              baton->allow_turn_wait(seconds, source);
           },
           py::arg("seconds"), py::arg("source"),
           "This rank waits at most `seconds` for its peers in this communicator's operations "

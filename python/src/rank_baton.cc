@@ -50,6 +50,13 @@ std::string seconds_text(double s) {
 RankBaton::RankBaton(py::function swap, double timeout_s)
     : swap_(std::move(swap)), timeout_s_(timeout_s) {}
 
+void RankBaton::allow_turn_wait(double seconds, const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (seconds <= timeout_s_) return;
+  timeout_s_ = seconds;
+  timeout_source_ = source;
+}
+
 std::string RankBaton::stop_reason() {
   std::lock_guard<std::mutex> lock(mu_);
   return stop_reason_;
@@ -87,7 +94,11 @@ void RankBaton::wait_for_turn(int rank) {
     if (waited_s > timeout_s_ && stop_reason_.empty()) {
       // The run is stopped (run_world asks stop_reason() every 50 ms): the holder's next TwinCCL
       // call raises, and it gives the baton up. This rank goes on waiting for it.
-      stop_reason_ = "twinccl.run: timeout_s=" + seconds_text(timeout_s_) + " exceeded: " + why;
+      stop_reason_ =
+          (timeout_source_.empty()
+               ? "twinccl.run: timeout_s=" + seconds_text(timeout_s_)
+               : "twinccl.run: the longest wait timeout the script set, " + timeout_source_ + ",") +
+          " exceeded: " + why;
     } else if (!told && waited_s > kTellAfter.count()) {
       told = true;
       std::fprintf(stderr, "twinccl.run: %s\n", why.c_str());

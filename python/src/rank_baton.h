@@ -47,6 +47,10 @@ class RankBaton {
   // For EmulatorOptions::stop_requested: why the run must stop (a rank waited for its turn
   // longer than timeout_s), else "".
   std::string stop_reason();
+  // A wait timeout the script set on a group (torch's timeout=, set_timeout: `source` names it):
+  // a rank then waits that long for its turn too, when it is longer than timeout_s, since under
+  // torch it would have gone on to its group's operation and waited there that long.
+  void allow_turn_wait(double seconds, const std::string& source);
   void install(int rank);      // GIL held, baton held: this rank's state in place
   void give_up(int rank);      // GIL held or not
   void give_back_to_caller();  // GIL held, every rank ended: the caller's state in place
@@ -83,10 +87,11 @@ class RankBaton {
   int installed_ = -1;
   std::chrono::steady_clock::time_point held_since_;
   pybind11::function swap_;
-  std::uint64_t swap_serial_ = 0;  // GIL held: one per python_swap
-  RankSlots slots_;                // GIL held
-  std::string failed_;             // GIL held
-  double timeout_s_;
+  std::uint64_t swap_serial_ = 0;     // GIL held: one per python_swap
+  RankSlots slots_;                   // GIL held
+  std::string failed_;                // GIL held
+  double timeout_s_;                  // guarded by mu_: the longest wait for a turn
+  std::string timeout_source_;        // guarded by mu_: what set it ("" = twinccl.run's timeout_s)
   std::string stop_reason_;           // guarded by mu_
   std::condition_variable sleepers_;  // with mu_: ranks in sleep()
   std::string sleepers_stopped_;      // guarded by mu_: why the run stopped (else empty)

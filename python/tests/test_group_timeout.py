@@ -53,6 +53,22 @@ def test_a_timeout_longer_than_the_runs_waits_for_a_late_rank():
     assert run_script(late_rank_script(make, late_s=1.5), timeout_s=0.5) == [[4.0, 4.0]] * 4
 
 
+def test_a_rank_computing_past_the_runs_timeout_is_waited_for_under_a_longer_one():
+    """Rank 0 runs Python (holds its turn) past the run's timeout_s while the others wait for
+    their turn to reach the all_reduce: under torch they would wait in it, up to the group's
+    timeout; so they wait for their turn that long (before: the run stopped at timeout_s)."""
+    def script(rank):
+        dist.init_process_group("nccl", timeout=datetime.timedelta(minutes=5))
+        if rank == 0:
+            start = time.monotonic()
+            while time.monotonic() - start < 1.5:
+                sum(range(1000))
+        t = torch.ones(2)
+        dist.all_reduce(t)
+        return t.tolist()
+    assert run_script(script, timeout_s=0.5) == [[4.0, 4.0]] * 4
+
+
 def test_new_group_timeout_bounds_that_group_only():
     def make(rank):
         group = dist.new_group([1, 3], timeout=HALF_SECOND)  # every rank calls it, as in torch

@@ -65,13 +65,16 @@ TEST_CASE("a rank's own wait timeout longer than the run's waits for a late peer
   std::vector<float> got(2, 0);
   HarnessOptions options;
   options.timeout_s = 0.3;
-  run_ranks(2, [&](Communicator& c) {
-    set_wait_timeout(c, 20, "new_group(timeout=0:00:20)");
-    if (c.rank() == 1) late(900);  // three times the run's timeout_s
-    float x = static_cast<float>(c.rank() + 1);
-    c.all_reduce(&x, &x, 1, DataType::float32, ReduceOp::sum());
-    got[static_cast<std::size_t>(c.rank())] = x;
-  }, options);
+  run_ranks(
+      2,
+      [&](Communicator& c) {
+        set_wait_timeout(c, 20, "new_group(timeout=0:00:20)");
+        if (c.rank() == 1) late(900);  // three times the run's timeout_s
+        float x = static_cast<float>(c.rank() + 1);
+        c.all_reduce(&x, &x, 1, DataType::float32, ReduceOp::sum());
+        got[static_cast<std::size_t>(c.rank())] = x;
+      },
+      options);
   CHECK(got == std::vector<float>{3, 3});
 }
 
@@ -127,8 +130,7 @@ TEST_CASE("a wait timeout bounds send/recv and only its own rank and communicato
 TEST_CASE("set_wait_timeout refuses nonsense", "[wait_timeout]") {
   auto out = run_ranks_capture(1, [](Communicator& c) {
     for (double bad : {0.0, -1.0, std::nan("")}) {
-      CHECK_THROWS_AS(set_wait_timeout(c, bad, "init_process_group(timeout=...)"),
-                      InvalidArgument);
+      CHECK_THROWS_AS(set_wait_timeout(c, bad, "init_process_group(timeout=...)"), InvalidArgument);
     }
     CHECK_THROWS_WITH(set_wait_timeout(c, -2, "init_process_group(timeout=-1 day)"),
                       Contains("comm 'world', rank 0: the timeout (init_process_group(timeout=-1 "
