@@ -1,0 +1,92 @@
+"""atexit.register on a rank of twinccl.run: each rank's exit handlers run when its function ends,
+on its thread with its own state (environment, torch.distributed's group), last registered first,
+as each torchrun worker process runs its own at exit. Before, they ran once the process ended, on
+the caller's thread: a handler saw no RANK in os.environ and torch.distributed uninitialised."""
+import atexit
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import twinccl
+import twinccl.distributed as dist
+
+
+@pytest.mark.parametrize("rank_state", ["isolated", "shared"])
+def test_each_rank_runs_its_own_handlers_when_its_function_ends(rank_state):
+    ran = []
+    lock = threading.Lock()
+
+    def note(what, rank, extra=None):
+        with lock:
+            ran.append((what, rank, extra, os.environ.get("RANK") if rank_state == "isolated"
+                        else None))
+
+    def fn(rank):
+        atexit.register(note, "first", rank)
+        atexit.register(note, "second", rank, extra=rank * 10)
+        def dropped():
+            note("dropped", rank)
+        atexit.register(dropped)
+        atexit.register(dropped)
+        atexit.unregister(dropped)  # every registration of it, as Python's
+        dist.all_reduce(np.ones(2))
+        with lock:
+            ran.append(("returns", rank, None, None))
+    twinccl.run(fn, world_size=3, timeout_s=30, rank_state=rank_state)
+    assert atexit.register.__module__ == "atexit"  # Python's own again after the run
+    for rank in range(3):
+        mine = [r for r in ran if r[1] == rank]
+        env = str(rank) if rank_state == "isolated" else None
+        assert mine == [("returns", rank, None, None), ("second", rank, rank * 10, env),
+                        ("first", rank, None, env)], mine
+
+
+def test_a_failing_handler_is_reported_and_the_others_run(capfd):
+    ran = []
+
+    def fn(rank):
+        atexit.register(ran.append, rank)
+        atexit.register(lambda: 1 / 0)
+        atexit.register(lambda: (_ for _ in ()).throw(SystemExit(3)))  # silent, as Python's
+    twinccl.run(fn, world_size=2, timeout_s=30)
+    assert sorted(ran) == [0, 1]
+    err = capfd.readouterr().err
+    assert err.count("Exception ignored in atexit callback") == 2, err
+    assert "ZeroDivisionError" in err and "SystemExit" not in err, err
+
+
+def test_handlers_run_while_the_ranks_torch_group_lives():
+    torch = pytest.importorskip("torch")
+    tdist = pytest.importorskip("torch.distributed")
+    seen = {}
+
+    def fn(rank):
+        def bye():
+            t = torch.ones(1)
+            tdist.all_reduce(t)  # a collective in an exit handler, as in a process
+            seen[rank] = (tdist.is_initialized(), t.item())
+            tdist.destroy_process_group()
+        atexit.register(bye)
+    twinccl.run(fn, world_size=2, timeout_s=30, torch_distributed=True)
+    assert seen == {0: (True, 2.0), 1: (True, 2.0)}
+
+
+def test_threads_a_rank_starts_and_the_caller_keep_pythons_atexit(monkeypatch):
+    from twinccl import _rank_atexit
+    routed = []
+    monkeypatch.setattr(_rank_atexit, "_real_register",
+                        lambda func, *args, **kwargs: routed.append(func) or func)
+    ran = []
+
+    def on_thread():
+        ran.append("thread")
+
+    def fn(rank):
+        if rank == 0:
+            t = threading.Thread(target=lambda: atexit.register(on_thread))
+            t.start()
+            t.join()
+    twinccl.run(fn, world_size=2, timeout_s=30)
+    assert routed == [on_thread] and ran == []  # Python's atexit keeps it for the process's end

@@ -1,0 +1,95 @@
+"""atexit.register and atexit.unregister on the rank threads of twinccl.run: each rank its own exit
+handlers, run when its function (its script, under twinccl.torchrun) ends, as a torchrun worker
+process runs its own at exit. Before, a rank's handlers ran once the whole process ended, on the
+caller's thread with the caller's state: `atexit.register(save)` saw no RANK in os.environ,
+torch.distributed no longer initialized, and every rank's handler ran in the caller's globals.
+
+How it works: while a run lasts atexit's two functions are replaced (one owner: _run_patches);
+on a rank thread a handler is kept in that rank's list, on any other thread (the caller's,
+threads a rank started) it goes to Python's atexit. When the rank function ends, returned or
+raised, its handlers run last-registered first, still on the rank's thread with its state in
+place (its process group, environment, globals), before the run's own end of rank; one that
+raises is reported on stderr as Python reports it ("Exception ignored in atexit callback") and
+the others still run. os._exit and signals skip them in a process; nothing skips them here."""
+import atexit
+import sys
+import threading
+import traceback
+
+from . import _twinccl
+from ._run_patches import RunPatch
+
+_real_register = atexit.register
+_real_unregister = atexit.unregister
+_handlers = {}  # rank thread's ident -> [(func, args, kwargs)] (while its function runs)
+_lock = threading.Lock()
+
+
+def _rank_thread():
+    """This thread's key when it is a rank thread running its function, else None."""
+    ident = threading.get_ident()
+    with _lock:
+        if ident not in _handlers:
+            return None
+    return ident
+
+
+def _register(func, *args, **kwargs):
+    ident = _rank_thread()
+    if ident is None:
+        return _real_register(func, *args, **kwargs)
+    if not callable(func):
+        raise TypeError("the first argument must be callable")
+    with _lock:
+        _handlers[ident].append((func, args, kwargs))
+    return func
+
+
+def _unregister(func):
+    ident = _rank_thread()
+    if ident is None:
+        return _real_unregister(func)
+    with _lock:
+        _handlers[ident][:] = [h for h in _handlers[ident] if h[0] != func]
+    return None
+
+
+_patch = RunPatch(atexit, {"register": _register, "unregister": _unregister})
+
+
+def rank_exit_handlers():
+    """atexit.register and atexit.unregister are the per-rank ones while a run lasts."""
+    return _patch.during_run()
+
+
+def _run_handlers(handlers):
+    while handlers:
+        func, args, kwargs = handlers.pop()
+        try:
+            func(*args, **kwargs)
+        except SystemExit:
+            pass  # as Python: silent
+        except BaseException as e:  # noqa: B036 (Python reports it and goes on)
+            print("Exception ignored in atexit callback: %r" % (func,), file=sys.stderr)
+            traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+
+
+def with_exit_handlers(fn):
+    """fn(rank), then the exit handlers the rank registered meanwhile (see the module's doc)."""
+    def rank_fn(rank):
+        ident = threading.get_ident()
+        try:
+            _twinccl._world()
+        except _twinccl.InvalidArgument:
+            return fn(rank)  # not called as a rank (nothing to keep per rank)
+        with _lock:
+            _handlers[ident] = []
+        try:
+            return fn(rank)
+        finally:
+            with _lock:
+                handlers = _handlers[ident]
+            _run_handlers(handlers)  # (a handler may register more: they run too)
+            with _lock:
+                del _handlers[ident]
+    return rank_fn
