@@ -90,3 +90,29 @@ def test_threads_a_rank_starts_and_the_caller_keep_pythons_atexit(monkeypatch):
             t.join()
     twinccl.run(fn, world_size=2, timeout_s=30)
     assert routed == [on_thread] and ran == []  # Python's atexit keeps it for the process's end
+
+
+def test_a_librarys_handler_stays_one_per_process(tmp_path, monkeypatch):
+    """A library is one per process here (MindSpore registers its runtime's cleanup at import):
+    run at a rank's end it tore down what the other ranks used ("No CommManager instance
+    found"); it goes to Python's atexit."""
+    from twinccl import _rank_atexit
+    (tmp_path / "fake_library_exit.py").write_text(
+        "import atexit\n"
+        "ran = []\n"
+        "def setup(rank):\n"
+        "    atexit.register(ran.append, rank)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("TWINCCL_SHARED_MODULES", "fake_library_exit")
+    monkeypatch.setattr(_rank_atexit, "_classifier", [])  # judged with that setting
+    import fake_library_exit
+    routed = []
+    monkeypatch.setattr(_rank_atexit, "_real_register",
+                        lambda func, *args, **kwargs: routed.append(args) or func)
+
+    def fn(rank):
+        fake_library_exit.setup(rank)
+        atexit.register(fake_library_exit.ran.append, "user %d" % rank)
+    twinccl.run(fn, world_size=2, timeout_s=30)
+    assert sorted(routed) == [(0,), (1,)]
+    assert sorted(fake_library_exit.ran) == ["user 0", "user 1"]

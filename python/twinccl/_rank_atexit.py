@@ -4,9 +4,14 @@ process runs its own at exit. Before, a rank's handlers ran once the whole proce
 caller's thread with the caller's state: `atexit.register(save)` saw no RANK in os.environ,
 torch.distributed no longer initialized, and every rank's handler ran in the caller's globals.
 
+Only the user's code registers per rank: a handler a library registers (MindSpore's runtime
+cleanup at its import, wandb's) goes to Python's atexit, since the library is one per process
+here (_rank_modules: which modules are the user's); run at a rank's end, MindSpore's released the
+communication manager the other ranks were using ("No CommManager instance found").
+
 How it works: while a run lasts atexit's two functions are replaced (one owner: _run_patches);
-on a rank thread a handler is kept in that rank's list, on any other thread (the caller's,
-threads a rank started) it goes to Python's atexit. When the rank function ends, returned or
+called from the user's code on a rank thread, a handler is kept in that rank's list; from a
+library, on any other thread (the caller's, threads a rank started), it goes to Python's atexit. When the rank function ends, returned or
 raised, its handlers run last-registered first, still on the rank's thread with its state in
 place (its process group, environment, globals), before the run's own end of rank; one that
 raises is reported on stderr as Python reports it ("Exception ignored in atexit callback") and
@@ -17,6 +22,7 @@ import threading
 import traceback
 
 from . import _twinccl
+from ._rank_modules import _Classifier
 from ._run_patches import RunPatch
 
 _real_register = atexit.register
@@ -34,9 +40,20 @@ def _rank_thread():
     return ident
 
 
+_classifier = []  # one _Classifier, made at the first registration on a rank
+
+
+def _from_user_code():
+    """True when the code calling atexit.register (two frames up) is the user's, not a library's."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    if not _classifier:
+        _classifier.append(_Classifier())
+    return _classifier[0].is_user(caller, sys.modules.get(caller))
+
+
 def _register(func, *args, **kwargs):
     ident = _rank_thread()
-    if ident is None:
+    if ident is None or not _from_user_code():
         return _real_register(func, *args, **kwargs)
     if not callable(func):
         raise TypeError("the first argument must be callable")
@@ -51,7 +68,7 @@ def _unregister(func):
         return _real_unregister(func)
     with _lock:
         _handlers[ident][:] = [h for h in _handlers[ident] if h[0] != func]
-    return None
+    return _real_unregister(func)  # (registered by a library on this thread: Python's)
 
 
 _patch = RunPatch(atexit, {"register": _register, "unregister": _unregister})
