@@ -130,7 +130,7 @@ Posted* Exchange::take(int receiver, int sender, const std::function<std::string
     }
     world_->wait(
         lock, box.cv, [&] { return !queue.empty(); }, what, hopeless, site,
-        timeouts_ != nullptr ? timeouts_->of(receiver) : nullptr);
+        bound_of(timeouts_, receiver));
     world_->check_abort();
     message = queue.front();
     queue.pop_front();
@@ -339,7 +339,7 @@ void Exchange::wait_consumed(int sender, Posted& message, const std::function<st
   }
   world_->wait(
       lock, box.cv, [&] { return message.consumed; }, what, hopeless, site,
-      timeouts_ != nullptr ? timeouts_->of(sender) : nullptr);
+      bound_of(timeouts_, sender));
   if (!message.mismatch.empty()) throw MismatchError(message.mismatch);
   if (!message.shared.empty()) throw InvalidArgument(message.shared);
   if (!message.refused.empty()) {

@@ -68,7 +68,7 @@ void Meeting::sync(int rank) {
       [&] {
         return label() + ": rank " + std::to_string(rank) + " waited for the other ranks to finish";
       },
-      [] {}, nullptr, bound(rank));
+      [] {}, nullptr, bound_of(timeouts_, rank));
 }
 
 void Meeting::wait_until_nobody_reads(int rank) {
@@ -199,7 +199,7 @@ Meeting& Rendezvous::arrive(std::uint64_t seq, int rank, const OpDesc& op, std::
     world_->wait(
         meeting->gate_,
         [&] { return meeting->stage_.load(std::memory_order_acquire) != Meeting::gathering; },
-        describe, hopeless, site, meeting->bound(rank));
+        describe, hopeless, site, bound_of(timeouts_, rank));
   } catch (const std::exception& e) {
     lock.lock();
     if (meeting->arrived < nranks_) {

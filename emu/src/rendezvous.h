@@ -78,9 +78,6 @@ struct Meeting {
   enum Stage : int { gathering, ready, given_up };
   void reset(std::uint64_t seq, std::string_view what, const std::string* comm_name,
              const WaitTimeouts* timeouts);
-  const WaitTimeout* bound(int rank) const {
-    return timeouts_ != nullptr ? timeouts_->of(rank) : nullptr;
-  }
   void release();  // drops the ops' buffer owners and the exchange once every rank left
   std::atomic<int> stage_{gathering};
   Gate gate_;

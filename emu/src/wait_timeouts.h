@@ -25,6 +25,7 @@ class WaitTimeout {
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(ms_.load(std::memory_order_acquire));
   }
+  bool is_set() const { return timeout().count() > 0; }
   // What set it ("init_process_group(timeout=0:00:02)"), for the TimeoutError's message.
   std::string source() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -58,5 +59,10 @@ class WaitTimeouts {
  private:
   std::vector<std::unique_ptr<WaitTimeout>> slots_;  // stable addresses
 };
+
+// `rank`'s bound in `timeouts` (nullptr: no communicator's timeouts, the world's alone).
+inline const WaitTimeout* bound_of(const WaitTimeouts* timeouts, int rank) {
+  return timeouts != nullptr ? timeouts->of(rank) : nullptr;
+}
 
 }  // namespace twinccl::emu

@@ -130,8 +130,8 @@ void World::throw_timeout(const std::string& what, const WaitTimeout* bound) con
   const std::chrono::milliseconds timeout = timeout_of(bound);
   auto seconds = std::chrono::duration<double>(timeout).count();
   // The rank's own timeout says what set it; the world's is TWINCCL_TIMEOUT_S (timeout_s).
-  const bool own = bound != nullptr && bound->timeout().count() > 0;
-  std::string source = own ? bound->source() : std::string("TWINCCL_TIMEOUT_S");
+  std::string source =
+      bound != nullptr && bound->is_set() ? bound->source() : std::string("TWINCCL_TIMEOUT_S");
   std::string stand = where_ranks_stand();
   throw TimeoutError(what + " for " + std::to_string(seconds) + " s (" + source + ")" +
                      (stand.empty() ? std::string() : "; " + stand));

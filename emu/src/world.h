@@ -193,9 +193,7 @@ class World {
 
   // The rank's own timeout when it set one, else the world's.
   std::chrono::milliseconds timeout_of(const WaitTimeout* bound) const {
-    if (bound == nullptr) return timeout_;
-    std::chrono::milliseconds own = bound->timeout();
-    return own.count() > 0 ? own : timeout_;
+    return bound != nullptr && bound->is_set() ? bound->timeout() : timeout_;
   }
   [[noreturn]] void throw_timeout(const std::string& what, const WaitTimeout* bound) const;
 

@@ -98,7 +98,7 @@ def test_set_timeout_bounds_later_recvs_and_refuses_a_number():
             dist.send(torch.ones(2), dst=0)
     start = time.monotonic()
     with pytest.raises(twinccl.TimeoutError, match=r"waited for a send from rank 1 for 0\.5\d* s "
-                       r"\(dist\.set_timeout\(0:00:00\.500000\)\)"):
+                       r"\(dist\.set_timeout\(timeout=0:00:00\.500000\)\)"):
         run_script(script, timeout_s=60)
     assert time.monotonic() - start < 2.5
 

@@ -86,7 +86,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if group_name:
         raise InvalidArgument("init_process_group: group_name is not supported")
     if timeout is not None:  # this rank's waits in the world's operations (_wait_timeout)
-        _wait_timeout.bound_waits(world, timeout, "init_process_group(timeout=%s)" % (timeout,))
+        _wait_timeout.bound_waits(world, timeout, "init_process_group")
 
 
 def set_timeout(timeout, group=None):
@@ -95,7 +95,7 @@ def set_timeout(timeout, group=None):
     comm = resolve(group)
     if comm is None:
         raise ValueError("set_timeout: this rank is not a member of the group")
-    _wait_timeout.bound_waits(comm, timeout, "set_timeout(%s)" % (timeout,))
+    _wait_timeout.bound_waits(comm, timeout, "set_timeout")
 
 
 def destroy_process_group(group=None):
@@ -188,7 +188,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
 def _bounded(group, timeout):
     """new_group's timeout (None: twinccl.run's timeout_s) on its member's waits."""
     if timeout is not None:
-        _wait_timeout.bound_waits(group._comm, timeout, "new_group(timeout=%s)" % (timeout,))
+        _wait_timeout.bound_waits(group._comm, timeout, "new_group")
     return group
 
 

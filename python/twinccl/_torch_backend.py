@@ -86,7 +86,7 @@ class TwinProcessGroup(GroupIdentity, dist.ProcessGroup):
     @_redirected
     def set_timeout(self, timeout):
         """dist.set_timeout(timeout, group): this rank's later waits in the group (_wait_timeout)."""
-        _wait_timeout.bound_waits(self._comm, timeout, "dist.set_timeout(%s)" % (timeout,))
+        _wait_timeout.bound_waits(self._comm, timeout, "dist.set_timeout")
 
     def __repr__(self):
         return "<twinccl ProcessGroup rank %d of %d>" % (self._rank_in_group, self._group_size)

@@ -123,8 +123,7 @@ def _wrap_init(original):
             default._initialised_by_script = True
             _torch_backend_names.note(default, backend)  # get_backend() answers it
             if timeout is not None:  # the script's own (torch would check its type here)
-                _wait_timeout.bound_waits(world, timeout,
-                                          "init_process_group(timeout=%s)" % (timeout,))
+                _wait_timeout.bound_waits(world, timeout, "init_process_group")
             return None
         extra = {} if timeout is None else {"timeout": timeout}  # torch 1.x: no None
         made = original(_torch_backend.BACKEND, store=_store[0], rank=world.rank,

@@ -14,10 +14,10 @@ timeout=timedelta(hours=1) is waited for.
 import datetime
 
 
-def bound_waits(comm, timeout, said):
+def bound_waits(comm, timeout, call):
     """This rank's waits in `comm`'s operations from now on last at most `timeout` (a
-    datetime.timedelta, as torch takes it); `said` ("init_process_group(timeout=0:00:02)") names
-    it in the TimeoutError."""
+    datetime.timedelta, as torch takes it); the TimeoutError names "<call>(timeout=<timeout>)"."""
+    said = "%s(timeout=%s)" % (call, timeout)
     if not isinstance(timeout, datetime.timedelta):
         raise TypeError("%s: the timeout must be a datetime.timedelta, got %r" % (said, timeout))
     comm.set_wait_timeout(timeout.total_seconds(), said)
@@ -29,4 +29,4 @@ def bound_new_group(comm, timeout, call):
     import torch.distributed.distributed_c10d as c10d  # (this module is torch-free otherwise)
     default = getattr(c10d, "default_pg_timeout", datetime.timedelta(minutes=30))
     if timeout is not None and timeout != default:
-        bound_waits(comm, timeout, "%s(timeout=%s)" % (call, timeout))
+        bound_waits(comm, timeout, call)
