@@ -106,6 +106,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
                               "got %r" % (mindspore,))
     from ._rank_atexit import rank_exit_handlers, with_exit_handlers
     fn = with_exit_handlers(fn)  # innermost: before the rank's torch or MindSpore world ends
+    from ._rank_cwd import rank_working_directories, with_own_working_directory
+    fn = with_own_working_directory(fn)  # its own working directory and umask
     if mindspore:  # each rank starts with no named groups
         from ._ms_patch import fresh_groups
         fn = fresh_groups(fn)
@@ -132,6 +134,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         from ._rank_signals import rank_signals
         during_run.enter_context(rank_signals())  # each rank its own signal handlers
         during_run.enter_context(rank_exit_handlers())  # and its own atexit handlers
+        during_run.enter_context(rank_working_directories())  # (where unshare is refused)
         if swap is not None:
             from ._rank_state import one_isolated_run, sleep_gives_turn
             if states is not None:
