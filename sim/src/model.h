@@ -261,6 +261,12 @@ double net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol prot
 // owner's window (net_window.cc slot_window_us).
 double ring_net_window_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                                OpKind kind, double bytes, const ChannelPlan& launched);
+// The wait of an NVLS-tree all_reduce's first network message for the receiver's control message
+// on a class with a slot round trip (aws-ofi-nccl's RDMA protocol; net_window.cc; 0 elsewhere, and
+// for a first message within the eager size): the round trip less the hop NCCL's latency charges,
+// once per call. Not in NCCL's ranking. `nvls`: nccl_nvls_steps for `bytes`.
+double nvls_tree_first_message_wait_us(const TopologyView& view, NcclAlgo algo, Protocol protocol,
+                                       OpKind kind, double bytes, const NvlsSteps& nvls);
 // The one owner of the eager rule: whether a network message of `message_wire_bytes` on
 // `network` waits for the receiver's control message before it is written (aws-ofi-nccl's RDMA
 // protocol: a class with a slot round trip, above its eager size; net_window.cc). False on every

@@ -36,6 +36,8 @@
 //   Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
 //   the wire, 0.36 us at 384 / 8 = 48 GB/s), 255 / 8 x (85 + 0.36) + 20 + 7 x 1.9 = 2754 us, + the
 //   5 us launch counted separately, where NCCL's model gives 1178 (measured 2700).
+// * NVLS-tree's first message (nvls_tree_first_message_wait_us): once per call, the round trip
+//   less the hop NCCL's latency charges, as p2p's first batch (p2p_net_messages.cc).
 // On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
 // window is rarely what binds. Nor does an NVLS-tree window on p5: enqueue.cc's halving
 // (v2.27.7-1 :2027-2030) leaves a connection (channel x head, 128 on a p5 node) more than 8 chunks
@@ -236,6 +238,34 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) +
                           (algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
   return std::max(0.0, window_us - model_us);
+}
+
+// NVLS-tree: the call's first network message waits for the receiver's control message (the
+// p2p batch's first-message wait, p2p_net_messages.cc, on the same transport and for the same
+// reason): each head's receive proxy posts its receives when the call starts (NVIDIA/nccl
+// v2.27.7-1 src/transport/net.cc:1305-1367 recvProxyProgress; the NVLS-tree's network hops are
+// net connections, src/transport/nvls.cc:210-211), and on aws-ofi-nccl's RDMA protocol a message
+// above the eager size is written only into the buffer that control message named, so the first
+// chunk up the tree arrives a slot round trip after the start, not the one hop NCCL's latency
+// charges. Once per call: the hops after it (down the tree, up from deeper nodes) send into
+// receives posted at the start, whose control messages are there by then. The message is the
+// first chunk of a connection (channel x head): min(NVLS chunk, bytes / connections).
+// Example, 2 p5 nodes, 64 MiB: 128 KiB chunks, + 85 - 23 = 62 us (487.6 -> 549.6 us, measured
+// 598.9 - 607.9). The tree does not take it: its 2-node LL128 rows (1 - 16 MiB, within 25%
+// without it) would move to +18..+36% (docs/fidelity.md, "the NVLS-tree's first message").
+double nvls_tree_first_message_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol,
+                                       OpKind kind, double bytes, const NvlsSteps& nvls) {
+  const double round_trip_us = network_terms(v.network).rdma_slot_round_trip_us;
+  if (algo != NcclAlgo::nvls_tree || kind != OpKind::all_reduce || v.nodes < 2 || !(bytes > 0.0) ||
+      !(round_trip_us > 0.0)) {
+    return 0.0;
+  }
+  check_nvls_steps(nvls, "nvls_tree_first_message_wait_us");
+  const double first_message = std::min(nvls.chunk_bytes, bytes / nvls.ops);
+  if (!net_message_waits_for_control(v.network, wire_bytes(v, protocol, first_message))) return 0.0;
+  const double charged_hop_us =
+      nccl_latency_parts(v, algo, protocol, kind, bytes, false).net_hop_us;
+  return std::max(0.0, round_trip_us - charged_hop_us);
 }
 
 bool net_message_waits_for_control(topo::NetworkClass network, double message_wire_bytes) {

@@ -97,6 +97,7 @@ double pipeline_fills_us(const TopologyView& v, NcclAlgo algo, Protocol protocol
          ring_slice_sync_us(v, algo, protocol, kind, bytes, launched) +
          nvls_tree_net_fill_us(v, algo, kind, bytes, steps) +
          net_window_wait_us(v, algo, protocol, kind, bytes, launched, steps) +
+         nvls_tree_first_message_wait_us(v, algo, protocol, kind, bytes, steps) +
          ring_net_window_wait_us(v, algo, protocol, kind, bytes, launched) +
          (v.nodes > 1 ? network_terms(v.network).call_floor_us : 0.0);  // TCPX's floor
 }

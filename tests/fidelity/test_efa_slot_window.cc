@@ -85,3 +85,26 @@ TEST_CASE("slot window: the NVLS-tree's network connections take the same window
                                      m.launched, s) == 0.0);
   }
 }
+
+// The NVLS-tree's first chunk up the tree waits for its receiver's control message once per call
+// (net_window.cc nvls_tree_first_message_wait_us): the 85 us slot round trip less the 23 us Simple
+// hop NCCL's latency charges. Not within the 8 KiB eager size (128 connections a p5 node: a 512 KiB
+// call's first message is 4 KiB), not on InfiniBand (no slot round trip), not for the tree.
+TEST_CASE("slot window: the NVLS-tree's first message waits for the control message once") {
+  const auto nvls_tree = detail::NcclAlgo::nvls_tree;
+  const auto wait_on = [&](const char* preset, detail::NcclAlgo algo, double bytes) {
+    const Call c = call_on(preset, algo, Protocol::simple, bytes);
+    const detail::NvlsSteps steps =
+        algo == nvls_tree ? detail::nccl_nvls_steps(c.v, algo, bytes) : detail::NvlsSteps{};
+    return detail::nvls_tree_first_message_wait_us(c.v, algo, Protocol::simple, OpKind::all_reduce,
+                                                   bytes, steps);
+  };
+  for (const double mib : {64.0, 1024.0}) {
+    CHECK(wait_on("aws-p5-2", nvls_tree, mib * 1024 * 1024) == Approx(85.0 - 23.0));
+    CHECK(wait_on("aws-p5-32", nvls_tree, mib * 1024 * 1024) == Approx(85.0 - 23.0));
+  }
+  CHECK(wait_on("aws-p5-2", nvls_tree, 512.0 * 1024) == 0.0);
+  CHECK(wait_on("aws-p5-2", nvls_tree, 2.0 * 1024 * 1024) == Approx(85.0 - 23.0));
+  CHECK(wait_on("h100-cluster-2", nvls_tree, 64.0 * 1024 * 1024) == 0.0);
+  CHECK(wait_on("aws-p5-2", detail::NcclAlgo::tree, 64.0 * 1024 * 1024) == 0.0);
+}
