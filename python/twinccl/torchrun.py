@@ -38,11 +38,18 @@ def _env_default(name, default):
     return os.environ.get("PET_" + name.upper().replace("-", "_"), default)
 
 
-def parser():
+def parser(launch=False):
+    """torchrun's options; launch: torch.distributed.launch's (torchrun's and --use-env)."""
     p = argparse.ArgumentParser(
-        prog="python3 -m twinccl.torchrun",
-        description="Runs a torchrun training script on TwinCCL's emulated ranks (threads of "
-                    "this process, each with its own process state). See docs/python.md.")
+        prog="python3 -m twinccl.launch" if launch else "python3 -m twinccl.torchrun",
+        description="Runs a %s training script on TwinCCL's emulated ranks (threads of "
+                    "this process, each with its own process state). See docs/python.md."
+                    % ("torch.distributed.launch" if launch else "torchrun"))
+    if launch:
+        p.add_argument("--use-env", "--use_env", action="store_true",
+                       help="as torch.distributed.launch's: the local rank in LOCAL_RANK only; "
+                       "without it each rank's script also gets --local-rank=N before its "
+                       "arguments")
     p.add_argument("--nproc-per-node", "--nproc_per_node",
                    default=_env_default("nproc_per_node", "1"),
                    help="ranks per node (an int)")
@@ -146,8 +153,9 @@ def _program(p, args):
     return compile(source, where, "exec", dont_inherit=True), where, None
 
 
-def main(argv=None):
-    p = parser()
+def main(argv=None, launch=False):
+    """torchrun's command line; launch: torch.distributed.launch's (twinccl.launch)."""
+    p = parser(launch)
     args = p.parse_args(argv)
     per_node, nodes = _world(p, args)
     code, path, spec = _program(p, args)
@@ -162,6 +170,14 @@ def main(argv=None):
         list(args.training_script_args)
     if not args.module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
+    local_rank_argument = launch and not args.use_env  # torch's launch: --local-rank=N first
+    if local_rank_argument and args.rank_state != "isolated":
+        p.error("each rank's script gets its own --local-rank=N in sys.argv: that needs "
+                "--rank-state isolated (the default), or --use-env")
+
+    def rank_argv(rank):
+        extra = ["--local-rank=%d" % (rank % per_node)] if local_rank_argument else []
+        return script_argv[:1] + extra + script_argv[1:]
 
     import importlib.util  # MindSpore scripts too, patched when they import it (~4 s to import)
     mindspore = "on_import" if importlib.util.find_spec("mindspore") is not None else False
@@ -188,7 +204,7 @@ def main(argv=None):
                 "and sys.stderr: they need --rank-state isolated (the default)")
     states = None
     if args.rank_state == "isolated":
-        states = RankStates(world, environ, rank_argv=lambda rank: list(script_argv),
+        states = RankStates(world, environ, rank_argv=rank_argv,
                             fresh_random=True,
                             rank_streams=output.streams if output.active() else None)
     else:  # one sys.argv for all (and no rank environment: RANK cannot be one per thread)
