@@ -17,6 +17,7 @@ names it. Output written below Python (a C library's fprintf) is not seen here.
 import io
 import os
 import re
+import socket
 import string
 import sys
 import tempfile
@@ -164,3 +165,43 @@ class RankOutput:
             out.append(RankStream(console if teed and shown else None,
                                   prefix if teed else None, path))
         return tuple(out)
+
+
+class WorkerLogs:
+    """msrun's worker output (twinccl.msrun): each rank's stdout and stderr into one file,
+    LOG_DIR/worker_RANK.log (`--worker_log_name NAME`: NAME_RANK.log, its {ip} and {hostname}
+    filled in), written anew each launch, as msrun's workers write theirs; with `--join True` also
+    to the console as it is, as msrun's `tail -f` of each log shows it (the ranks in
+    `--tail_worker_log`, every rank with its default -1). The RankOutput interface."""
+
+    def __init__(self, log_dir, log_name, join, tail):
+        self._dir = log_dir or "."
+        self._name = (log_name or "worker").replace("{ip}", "127.0.0.1").replace(
+            "{hostname}", socket.gethostname())
+        try:
+            self._tail = None if str(tail) == "-1" else {int(r) for r in str(tail).split(",")}
+        except ValueError:
+            raise ValueError("--tail_worker_log=%s: give -1 (every worker) or a comma-separated "
+                             "list of ranks, e.g. 0,1" % tail) from None
+        self._join = join
+        self._streams = {}  # rank -> (stream, stream): stderr into stdout's file, as msrun's
+
+    def active(self):
+        return True
+
+    def path(self, rank):
+        return os.path.join(self._dir, "%s_%d.log" % (self._name, rank))
+
+    def streams(self, rank):
+        if rank not in self._streams:
+            os.makedirs(self._dir, exist_ok=True)
+            path = self.path(rank)
+            open(path, "w").close()  # a new log each launch
+            shown = self._join and (self._tail is None or rank in self._tail)
+            stream = RankStream(sys.stdout if shown else None, None, path)
+            self._streams[rank] = (stream, stream)
+        return self._streams[rank]
+
+    def close(self):
+        for stream, _ in self._streams.values():
+            stream.close()

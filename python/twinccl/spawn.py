@@ -29,7 +29,7 @@ import threading
 import traceback
 
 from ._launch_rank import RankProgram
-from .torchrun import _program
+from .torchrun import _program, add_twinccl_options
 
 
 def parser():
@@ -41,23 +41,10 @@ def parser():
                     "docs/python.md.")
     p.add_argument("-m", "--module", action="store_true",
                    help="the target is a module, run as `python -m`")
-    twin = p.add_argument_group("TwinCCL")
-    twin.add_argument("--topology", help="replay each spawn's run on this topology (preset or "
-                      "file): print the simulated time, write the timeline")
-    twin.add_argument("--timeline", default="twinccl_timeline.json",
-                      help="with --topology: the Perfetto timeline's path (default "
-                      "%(default)s; the last spawn's)")
-    twin.add_argument("--trace", help="save the recorded trace (twinccl replay PATH; the last "
-                      "spawn's)")
-    twin.add_argument("--check", type=int, default=1, help="0, 1 (default) or 2: TWINCCL_CHECK")
-    twin.add_argument("--timeout-s", type=float, default=300.0,
-                      help="longest wait for another rank (default %(default)s)")
-    twin.add_argument("--algorithm", help="force an algorithm for every collective")
-    twin.add_argument("--cuda-on-cpu", action="store_true",
-                      help="map the script's CUDA calls (.cuda(), device='cuda', "
-                      "torch.cuda.set_device, streams, events) to the CPU, the parent's too")
-    twin.add_argument("--gpus", type=int, default=8,
-                      help="with --cuda-on-cpu: torch.cuda.device_count() (default %(default)s)")
+    add_twinccl_options(p)
+    p.add_argument("--gpus", type=int, default=8,
+                   help="with --cuda-on-cpu: torch.cuda.device_count(), the parent's too "
+                   "(default %(default)s)")
     p.add_argument("training_script", help="the script (or, with -m, the module)")
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return p
@@ -127,13 +114,15 @@ class _Spawner:
                 "got %r" % (nprocs,))
         failure = _FirstFailure()
         o = self._args
-        states = RankStates(nprocs, lambda rank: {}, fresh_random=True)  # the parent's environ
+        states = (RankStates(nprocs, lambda rank: {}, fresh_random=True)  # the parent's environ
+                  if o.rank_state == "isolated" else None)
         try:
             report = twinccl.run(_rank_function(fn, tuple(args), failure), world_size=nprocs,
                                  topology=o.topology, check=o.check, timeout_s=o.timeout_s,
                                  trace_path=o.trace, algorithm=o.algorithm,
                                  timeline_path=o.timeline if o.topology else None,
-                                 torch_distributed=True, _rank_states=states,
+                                 torch_distributed=True, rank_state=o.rank_state,
+                                 _rank_states=states,
                                  _torch_init_by_script=True)
         except BaseException:  # noqa: B036 (a rank's failure, as torch's spawn raises it)
             if failure.error is not None:

@@ -75,6 +75,14 @@ def parser(launch=False):
                    help="the target is a module, run as `python -m`")
     p.add_argument("--no-python", "--no_python", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--run-path", "--run_path", action="store_true", help=argparse.SUPPRESS)
+    add_twinccl_options(p)
+    p.add_argument("training_script", help="the script (or, with -m, the module)")
+    p.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def add_twinccl_options(p):
+    """The launchers' own options (twinccl.torchrun, twinccl.launch, twinccl.msrun)."""
     twin = p.add_argument_group("TwinCCL")
     twin.add_argument("--topology", help="replay the run on this topology (preset or file): "
                       "print the simulated time, write the timeline")
@@ -91,9 +99,6 @@ def parser(launch=False):
                       "torch.cuda.set_device, streams, events) to the CPU")
     twin.add_argument("--rank-state", choices=["isolated", "shared"], default="isolated",
                       help="isolated (default): each rank its own process state")
-    p.add_argument("training_script", help="the script (or, with -m, the module)")
-    p.add_argument("training_script_args", nargs=argparse.REMAINDER)
-    return p
 
 
 def _world(p, args):
@@ -158,6 +163,26 @@ def main(argv=None, launch=False):
     p = parser(launch)
     args = p.parse_args(argv)
     per_node, nodes = _world(p, args)
+    from ._rank_output import RankOutput
+    try:
+        output = RankOutput(args, per_node, run_id="twinccl")
+    except ValueError as e:
+        p.error(str(e))
+    if output.active() and args.rank_state != "isolated":
+        p.error("--local-ranks-filter, --redirects and --tee give each rank its own sys.stdout "
+                "and sys.stderr: they need --rank-state isolated (the default)")
+    local_rank_argument = launch and not args.use_env  # torch's launch: --local-rank=N first
+    if local_rank_argument and args.rank_state != "isolated":
+        p.error("each rank's script gets its own --local-rank=N in sys.argv: that needs "
+                "--rank-state isolated (the default), or --use-env")
+    return run_ranks(p, args, per_node, nodes, output, local_rank_argument,
+                     "twinccl.launch" if launch else "twinccl.torchrun")
+
+
+def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
+    """The script on per_node x nodes emulated ranks (the launchers' common part); output: each
+    rank's (stdout, stderr) (_rank_output.RankOutput's interface); name: the launcher's, in its
+    messages. Returns the launcher's exit code."""
     code, path, spec = _program(p, args)
     import contextlib
     import twinccl
@@ -170,10 +195,6 @@ def main(argv=None, launch=False):
         list(args.training_script_args)
     if not args.module:
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python train.py`
-    local_rank_argument = launch and not args.use_env  # torch's launch: --local-rank=N first
-    if local_rank_argument and args.rank_state != "isolated":
-        p.error("each rank's script gets its own --local-rank=N in sys.argv: that needs "
-                "--rank-state isolated (the default), or --use-env")
 
     def rank_argv(rank):
         extra = ["--local-rank=%d" % (rank % per_node)] if local_rank_argument else []
@@ -194,14 +215,6 @@ def main(argv=None, launch=False):
         if "OMP_NUM_THREADS" not in os.environ and per_node > 1:
             env["OMP_NUM_THREADS"] = "1"  # torchrun's default for several workers per node
         return env
-    from ._rank_output import RankOutput
-    try:
-        output = RankOutput(args, per_node, run_id="twinccl")
-    except ValueError as e:
-        p.error(str(e))
-    if output.active() and args.rank_state != "isolated":
-        p.error("--local-ranks-filter, --redirects and --tee give each rank its own sys.stdout "
-                "and sys.stderr: they need --rank-state isolated (the default)")
     states = None
     if args.rank_state == "isolated":
         states = RankStates(world, environ, rank_argv=rank_argv,
@@ -228,7 +241,7 @@ def main(argv=None, launch=False):
                                  rank_state=args.rank_state, _rank_states=states,
                                  _torch_init_by_script=True, _exit_if_stuck=True)
     except twinccl.ConfigError as e:
-        print("twinccl.torchrun: %s" % e, file=sys.stderr)
+        print("%s: %s" % (name, e), file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 (a rank's failure: reported as torchrun does)
         failures.note_run_error(e, world)
@@ -239,8 +252,8 @@ def main(argv=None, launch=False):
         return 1
     if report is not None:
         print(report)
-        print("twinccl.torchrun: %d ranks on %s: %.1f us simulated; timeline: %s"
-              % (world, args.topology, report.total_us, os.path.abspath(args.timeline)))
+        print("%s: %d ranks on %s: %.1f us simulated; timeline: %s"
+              % (name, world, args.topology, report.total_us, os.path.abspath(args.timeline)))
     return 0
 
 
