@@ -83,6 +83,48 @@ FAILING = textwrap.dedent('''
                 print(e)
 ''')
 
+# PyTorch's "Writing Distributed Applications" shape: processes started one by one, then joined;
+# a DataLoader worker started in the parent first stays a process (a library's target).
+PROCESSES = textwrap.dedent('''
+    import os
+    import torch, torch.distributed as dist, torch.multiprocessing as mp
+
+    def run(rank, size):
+        tensor = torch.zeros(1)
+        if rank == 0:
+            tensor += 1
+            dist.send(tensor=tensor, dst=1)
+        else:
+            dist.recv(tensor=tensor, src=0)
+        t = torch.ones(1) * (rank + 1)
+        dist.all_reduce(t, group=dist.new_group([0, 1]))
+        print("Rank %d has data %g sum %g pid %d" % (rank, tensor[0], t[0], os.getpid()),
+              flush=True)
+        if rank == 1:
+            raise RuntimeError("rank 1 fails")
+
+    def init_process(rank, size, fn, backend="gloo"):
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = "29519"
+        dist.init_process_group(backend, rank=rank, world_size=size)
+        fn(rank, size)
+
+    if __name__ == "__main__":
+        loader = torch.utils.data.DataLoader(list(range(4)), num_workers=1,
+                                             multiprocessing_context="fork")
+        print("loaded", sum(int(b) for b in loader), "parent", os.getpid(), flush=True)
+        processes = []
+        for rank in range(2):
+            p = mp.Process(target=init_process, args=(rank, 2, run))
+            p.start()
+            processes.append(p)
+        print("before join", [p.is_alive() for p in processes], flush=True)
+        for p in processes:
+            p.join()
+        print("exitcodes", [p.exitcode for p in processes],
+              "alive", [p.is_alive() for p in processes])
+''')
+
 GPU = textwrap.dedent('''
     import os
     import torch, torch.distributed as dist, torch.multiprocessing as mp
@@ -157,6 +199,19 @@ def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
     for mode, texts in EXPECTED.items():
         for text in texts:
             assert text in parts[mode], (mode, done.stdout + done.stderr)
+
+
+def test_processes_started_one_by_one_are_ranks_at_the_first_join(tmp_path):
+    done = run(tmp_path, PROCESSES, "--timeout-s", 30, [])
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    parent = int(out.split("parent ")[1].split()[0])
+    for rank in range(2):
+        assert "Rank %d has data 1 sum 3 pid %d" % (rank, parent) in out, out  # emulated
+    assert "loaded 6" in out and "before join [True, True]" in out, out
+    assert "exitcodes [0, 1] alive [False, False]" in out, out
+    # (Process-1 was the DataLoader's worker, as multiprocessing counts them)
+    assert "Process Process-3:" in done.stderr and "RuntimeError: rank 1 fails" in done.stderr
 
 
 def test_a_gpu_script_on_the_cpu_with_the_parents_device_count(tmp_path):

@@ -19,7 +19,8 @@ traceback), `sys.exit(N)` with N != 0 `ProcessExitedException` ("process 1 termi
 code N"); `join=False` returns a context whose `join()` is True (the ranks have ended).
 Differences from processes: a rank starts from the parent's module globals as they are at the
 call (a spawned process imports the script again as `__mp_main__`; a forked one has them);
-`daemon` and `start_method` have no effect.
+`daemon` and `start_method` have no effect. Ranks the script starts one by one as
+`mp.Process(target=...)` are emulated too (_spawn_processes.py).
 """
 import argparse
 import contextlib
@@ -107,32 +108,37 @@ class _Spawner:
     def start_processes(self, fn, args=(), nprocs=1, join=True, daemon=False,
                         start_method="spawn"):
         import twinccl
-        from ._rank_state import RankStates
         if isinstance(nprocs, bool) or not isinstance(nprocs, int) or nprocs < 1:
             raise twinccl.InvalidArgument(
                 "torch.multiprocessing.spawn: nprocs must be an int >= 1 (the ranks to start), "
                 "got %r" % (nprocs,))
         failure = _FirstFailure()
-        o = self._args
-        states = (RankStates(nprocs, lambda rank: {}, fresh_random=True)  # the parent's environ
-                  if o.rank_state == "isolated" else None)
         try:
-            report = twinccl.run(_rank_function(fn, tuple(args), failure), world_size=nprocs,
-                                 topology=o.topology, check=o.check, timeout_s=o.timeout_s,
-                                 trace_path=o.trace, algorithm=o.algorithm,
-                                 timeline_path=o.timeline if o.topology else None,
-                                 torch_distributed=True, rank_state=o.rank_state,
-                                 _rank_states=states,
-                                 _torch_init_by_script=True)
+            self.run(_rank_function(fn, tuple(args), failure), nprocs)
         except BaseException:  # noqa: B036 (a rank's failure, as torch's spawn raises it)
             if failure.error is not None:
                 raise failure.error from None
             raise
+        return None if join else _Ended(nprocs)
+
+    def run(self, rank_function, nprocs):
+        """rank_function(rank) on nprocs emulated ranks (one twinccl.run), each with a spawned
+        process's state; with --topology, the report printed."""
+        import twinccl
+        from ._rank_state import RankStates
+        o = self._args
+        states = (RankStates(nprocs, lambda rank: {}, fresh_random=True)  # the parent's environ
+                  if o.rank_state == "isolated" else None)
+        report = twinccl.run(rank_function, world_size=nprocs, topology=o.topology,
+                             check=o.check, timeout_s=o.timeout_s, trace_path=o.trace,
+                             algorithm=o.algorithm,
+                             timeline_path=o.timeline if o.topology else None,
+                             torch_distributed=True, rank_state=o.rank_state,
+                             _rank_states=states, _torch_init_by_script=True)
         if report is not None:
             print(report)
             print("twinccl.spawn: %d ranks on %s: %.1f us simulated; timeline: %s"
                   % (nprocs, o.topology, report.total_us, os.path.abspath(o.timeline)))
-        return None if join else _Ended(nprocs)
 
     def spawn(self, fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
         return self.start_processes(fn, args, nprocs, join, daemon, start_method)
@@ -168,7 +174,10 @@ def main(argv=None):
         if args.cuda_on_cpu:
             from ._cuda_on_cpu import cuda_on_cpu
             stack.enter_context(cuda_on_cpu(args.gpus))
-        stack.enter_context(_spawn_on_emulator(_Spawner(args)))
+        spawner = _Spawner(args)
+        stack.enter_context(_spawn_on_emulator(spawner))
+        from ._spawn_processes import processes_on_emulator
+        stack.enter_context(processes_on_emulator(spawner.run))
         main_module = RankProgram(code, path, spec, None)._main_module()
         sys.modules["__main__"] = main_module  # the script's, as `python train.py` has it
         exec(code, main_module.__dict__)
