@@ -45,6 +45,7 @@ def test_msruns_worker_logs_and_world(tmp_path):
         assert "RESULT rank %d local %d of 4 [10.0, 10.0] ['--lr', '1']" % (rank, rank % 2) \
             in text, text
         assert "ERR rank %d" % rank in text  # stderr into the same file, as msrun's
+        assert text.count("RESULT") == 1 and text.count("ERR") == 1, text  # its own lines only
         assert ("RESULT rank %d " % rank in done.stdout) == (rank in (0, 3)), done.stdout
 
 

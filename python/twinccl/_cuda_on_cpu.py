@@ -15,8 +15,9 @@ factories, `Tensor.to/cuda/new_*`, `Module.to/cuda` mean the CPU; `pin_memory()`
 tensor; DistributedDataParallel's `device_ids`/`output_device` are dropped for a module on the
 CPU; a DeviceMesh of "cuda" (`init_device_mesh("cuda", ...)`) is a mesh of the CPU;
 `torch.accelerator`'s device and stream functions answer as torch.cuda's (every Adam step asks
-`torch.accelerator.current_stream().is_capturing()` once CUDA is available). `torch.nn.SyncBatchNorm`
-synchronises its statistics over its group on the CPU (_cuda_sync_batchnorm.py). Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
+`torch.accelerator.current_stream().is_capturing()` once CUDA is available).
+`torch.nn.SyncBatchNorm` synchronises its statistics over its group on the CPU
+(_cuda_sync_batchnorm.py). Not mapped: names bound before the run (`from torch.cuda import synchronize`), CUDA-only
 kernels and libraries (flash attention, NCCL), autocast to float16 on CUDA.
 """
 import contextlib

@@ -97,8 +97,13 @@ def with_own_working_directory(fn):
         except _twinccl.InvalidArgument:
             return fn(rank)  # not called as a rank
         ident = threading.get_ident()
-        own = not _refused and _unshare_fs() == 0
-        if not own:
+        if not _refused:
+            why = _unshare_fs()
+            if why:  # the probe's thread could; this one cannot: say so, never share silently
+                raise _twinccl.ConfigError(
+                    "rank %d: unshare(CLONE_FS) failed (%s) where it worked at import: the rank "
+                    "cannot have its own working directory" % (rank, os.strerror(why)))
+        else:
             with _lock:
                 _ranks[ident] = rank
             try:

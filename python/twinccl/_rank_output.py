@@ -184,6 +184,7 @@ class WorkerLogs:
             raise ValueError("--tail_worker_log=%s: give -1 (every worker) or a comma-separated "
                              "list of ranks, e.g. 0,1" % tail) from None
         self._join = join
+        self._console = sys.stdout  # the launcher's (at a rank's arrival sys.stdout is a rank's)
         self._streams = {}  # rank -> (stream, stream): stderr into stdout's file, as msrun's
 
     def active(self):
@@ -198,7 +199,7 @@ class WorkerLogs:
             path = self.path(rank)
             open(path, "w").close()  # a new log each launch
             shown = self._join and (self._tail is None or rank in self._tail)
-            stream = RankStream(sys.stdout if shown else None, None, path)
+            stream = RankStream(self._console if shown else None, None, path)
             self._streams[rank] = (stream, stream)
         return self._streams[rank]
 

@@ -64,6 +64,8 @@ class _Batch:
                 raise
         try:
             self._run(rank_main, len(members))
+        except KeyboardInterrupt:
+            raise  # Ctrl-C: the parent's, as in its join()
         except BaseException:  # noqa: B036 (each process's exit code says how it ended)
             pass
         finally:

@@ -82,7 +82,7 @@ def parser(launch=False):
 
 
 def add_twinccl_options(p):
-    """The launchers' own options (twinccl.torchrun, twinccl.launch, twinccl.msrun)."""
+    """The launchers' own options (twinccl.torchrun, .launch, .msrun, .spawn)."""
     twin = p.add_argument_group("TwinCCL")
     twin.add_argument("--topology", help="replay the run on this topology (preset or file): "
                       "print the simulated time, write the timeline")
