@@ -50,6 +50,7 @@ TUTORIAL = textwrap.dedent('''
 FAILING = textwrap.dedent('''
     import os, sys
     import torch, torch.distributed as dist
+    import torch.multiprocessing as mp
     from torch.multiprocessing import spawn
 
     def work(rank, world_size, mode):
@@ -66,29 +67,8 @@ FAILING = textwrap.dedent('''
         dist.barrier()
         dist.destroy_process_group()
 
-    if __name__ == "__main__":
-        for mode in sys.argv[1:]:  # one spawn after another in one script
-            print("== " + mode)
-            if mode == "no_join":
-                context = spawn(work, args=(2, mode), nprocs=2, join=False)
-                while not context.join():
-                    pass
-                print("joined")
-                continue
-            try:
-                spawn(work, args=(2, mode), nprocs=2)
-            except Exception as e:
-                print("CAUGHT %s %s %s" % (type(e).__name__, getattr(e, "error_index", None),
-                                           getattr(e, "exit_code", None)))
-                print(e)
-''')
-
-# PyTorch's "Writing Distributed Applications" shape: processes started one by one, then joined;
-# a DataLoader worker started in the parent first stays a process (a library's target).
-PROCESSES = textwrap.dedent('''
-    import os
-    import torch, torch.distributed as dist, torch.multiprocessing as mp
-
+    # PyTorch's "Writing Distributed Applications" shape: processes started one by one, then
+    # joined; a DataLoader worker started in the parent first stays a process (a library's).
     def run(rank, size):
         tensor = torch.zeros(1)
         if rank == 0:
@@ -109,20 +89,39 @@ PROCESSES = textwrap.dedent('''
         dist.init_process_group(backend, rank=rank, world_size=size)
         fn(rank, size)
 
-    if __name__ == "__main__":
+    def processes():
         loader = torch.utils.data.DataLoader(list(range(4)), num_workers=1,
                                              multiprocessing_context="fork")
         print("loaded", sum(int(b) for b in loader), "parent", os.getpid(), flush=True)
-        processes = []
+        started = []
         for rank in range(2):
             p = mp.Process(target=init_process, args=(rank, 2, run))
             p.start()
-            processes.append(p)
-        print("before join", [p.is_alive() for p in processes], flush=True)
-        for p in processes:
+            started.append(p)
+        print("before join", [p.is_alive() for p in started], flush=True)
+        for p in started:
             p.join()
-        print("exitcodes", [p.exitcode for p in processes],
-              "alive", [p.is_alive() for p in processes])
+        print("exitcodes", [p.exitcode for p in started],
+              "alive", [p.is_alive() for p in started], flush=True)
+
+    if __name__ == "__main__":
+        for mode in sys.argv[1:]:  # one spawn after another in one script
+            print("== " + mode, flush=True)
+            if mode == "processes":
+                processes()
+                continue
+            if mode == "no_join":
+                context = spawn(work, args=(2, mode), nprocs=2, join=False)
+                while not context.join():
+                    pass
+                print("joined", flush=True)
+                continue
+            try:
+                spawn(work, args=(2, mode), nprocs=2)
+            except Exception as e:
+                print("CAUGHT %s %s %s" % (type(e).__name__, getattr(e, "error_index", None),
+                                           getattr(e, "exit_code", None)))
+                print(e, flush=True)
 ''')
 
 GPU = textwrap.dedent('''
@@ -186,7 +185,8 @@ EXPECTED = {
 
 
 def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
-    done = run(tmp_path, FAILING, "--timeout-s", 30, list(EXPECTED))
+    """One launch: four spawns, then the tutorial's processes."""
+    done = run(tmp_path, FAILING, "--timeout-s", 30, list(EXPECTED) + ["processes"])
     assert done.returncode == 0, done.stderr
     parts = {}  # mode -> what the script printed after "== mode"
     for line in done.stdout.splitlines():
@@ -195,16 +195,12 @@ def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
             parts[mode] = ""
         elif parts:
             parts[mode] += line + "\n"
-    assert sorted(parts) == sorted(EXPECTED), done.stdout
+    assert sorted(parts) == sorted(list(EXPECTED) + ["processes"]), done.stdout
     for mode, texts in EXPECTED.items():
         for text in texts:
             assert text in parts[mode], (mode, done.stdout + done.stderr)
-
-
-def test_processes_started_one_by_one_are_ranks_at_the_first_join(tmp_path):
-    done = run(tmp_path, PROCESSES, "--timeout-s", 30, [])
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    # processes started one by one are the ranks of one run at the first join
+    out = parts["processes"]
     parent = int(out.split("parent ")[1].split()[0])
     for rank in range(2):
         assert "Rank %d has data 1 sum 3 pid %d" % (rank, parent) in out, out  # emulated
