@@ -78,7 +78,24 @@ class Failures:
               file=sys.stderr)
 
 
-def _exit_code(code):
+class _RankExited(Exception):
+    """sys.exit(N != 0) in a rank: the run stops as torchrun stops the other workers."""
+
+
+def main_module(path, spec):
+    """A fresh `__main__` module for the script at `path` (spec: a module's, with -m; else None),
+    as `python train.py` / `python -m` makes it."""
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    main.__builtins__ = builtins
+    main.__spec__ = spec
+    if spec is not None:
+        main.__loader__ = spec.loader
+        main.__package__ = spec.parent
+    return main
+
+
+def exit_code(code):
     """The process exit status sys.exit(code) gives (printing a non-int code as Python does)."""
     if code is None:
         return 0
@@ -86,10 +103,6 @@ def _exit_code(code):
         return code & 0xFF
     print(code, file=sys.stderr)
     return 1
-
-
-class _RankExited(Exception):
-    """sys.exit(N != 0) in a rank: the run stops as torchrun stops the other workers."""
 
 
 class RankProgram:
@@ -100,23 +113,13 @@ class RankProgram:
         self._spec = spec
         self._failures = failures
 
-    def _main_module(self):
-        main = types.ModuleType("__main__")
-        main.__file__ = self._path
-        main.__builtins__ = builtins
-        main.__spec__ = self._spec
-        if self._spec is not None:
-            main.__loader__ = self._spec.loader
-            main.__package__ = self._spec.parent
-        return main
-
     def __call__(self, rank):
-        main = self._main_module()
+        main = main_module(self._path, self._spec)
         sys.modules["__main__"] = main  # this rank's own (rank_state swaps it per rank)
         try:
             exec(self._code, main.__dict__)
         except SystemExit as e:
-            exitcode = _exit_code(e.code)
+            exitcode = exit_code(e.code)
             if exitcode != 0:
                 self._failures.add(rank, exitcode, _error_text(SystemExit, e))
                 raise _RankExited("rank %d exited with sys.exit(%r)" % (rank, e.code)) from None

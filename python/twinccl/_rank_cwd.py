@@ -8,8 +8,8 @@ share (clone's CLONE_FS); a rank thread calls unshare(CLONE_FS) when its functio
 its own copy, starting as the process's. `os.chdir`, `os.getcwd`, relative `open`, `os.umask`
 then act on the rank alone; threads the rank starts share the rank's (as a process's threads
 share its own); a subprocess it starts begins in the rank's directory; the caller's thread keeps
-its own. When the function ends the thread goes back to the directory and umask it started with
-(the thread ends then too; nothing of the rank's outlives it).
+its own. Nothing is put back: the rank's thread ends with its function (emu/src/run_world.cc
+starts one thread per rank per run), and its directory and umask with it.
 
 Where the system refuses unshare (a seccomp filter that blocks it; not Linux), a rank's os.chdir
 to another directory is refused with a ConfigError saying why, instead of moving every rank
@@ -111,18 +111,5 @@ def with_own_working_directory(fn):
             finally:
                 with _lock:
                     del _ranks[ident]
-        try:  # where this thread started, to go back there (the directory may be unreadable)
-            start = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
-        except OSError:
-            start = None
-        umask = os.umask(0o022)
-        os.umask(umask)
-        try:
-            return fn(rank)
-        finally:
-            os.umask(umask)
-            if start is not None:
-                with contextlib.suppress(OSError):
-                    _real_fchdir(start)
-                os.close(start)
+        return fn(rank)
     return rank_fn

@@ -28,6 +28,8 @@ import sys
 import threading
 import traceback
 
+from ._attribute_patch import put_back, replace
+from ._launch_rank import exit_code
 from ._rank_modules import _Classifier
 
 _CLASSES = ("Process", "SpawnProcess", "ForkProcess", "ForkServerProcess")
@@ -53,8 +55,7 @@ class _Batch:
                 target(*args, **kwargs)
                 popen.returncode = 0
             except SystemExit as e:  # a process's exit code
-                code = e.code
-                popen.returncode = code if isinstance(code, int) else 0 if code is None else 1
+                popen.returncode = exit_code(e.code)
                 if popen.returncode:
                     raise
             except BaseException:  # noqa: B036 (printed as multiprocessing's bootstrap does)
@@ -140,12 +141,12 @@ def processes_on_emulator(run):
     """While the block lasts, Processes the script starts are ranks of `run(rank_main, n)` (see
     the module's doc)."""
     interceptor = _Interceptor(run)
-    saved = [(getattr(context, name), vars(getattr(context, name))["_Popen"])
-             for name in _CLASSES if "_Popen" in vars(getattr(context, name, object))]
+    classes = [getattr(context, name) for name in _CLASSES
+               if "_Popen" in vars(getattr(context, name, object))]
+    saved = []
     try:
-        for cls, original in saved:
-            cls._Popen = interceptor.popen(original.__func__)
+        replace([(cls, "_Popen", interceptor.popen(vars(cls)["_Popen"].__func__))
+                 for cls in classes], saved)
         yield
     finally:
-        for cls, original in saved:
-            cls._Popen = original
+        put_back(saved)

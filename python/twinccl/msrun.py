@@ -75,7 +75,6 @@ def main(argv=None):
     from ._rank_output import WorkerLogs
     p = parser()
     args = p.parse_args(argv)
-    args.master_addr = args.master_addr or "127.0.0.1"
     per_node, nodes = _world(p, args)
     if args.rank_state != "isolated":
         p.error("each rank's output goes to its own worker_RANK.log: that needs --rank-state "

@@ -29,7 +29,8 @@ import sys
 import threading
 import traceback
 
-from ._launch_rank import RankProgram
+from ._attribute_patch import put_back, replace
+from ._launch_rank import exit_code, main_module
 from .torchrun import _program, add_twinccl_options
 
 
@@ -84,7 +85,7 @@ def _rank_function(fn, args, failure):
         try:
             fn(rank, *args)
         except SystemExit as e:  # torch's child: its exit code; 0 (or None) is success
-            code = e.code if isinstance(e.code, int) or e.code is None else 1
+            code = exit_code(e.code)
             if code:
                 failure.note(ProcessExitedException(
                     "process %d terminated with exit code %d" % (rank, code),
@@ -149,16 +150,14 @@ def _spawn_on_emulator(spawner):
     """torch.multiprocessing's spawn and start_processes are the spawner's while the block lasts
     (both names: `mp.spawn` and `from torch.multiprocessing.spawn import spawn`)."""
     import torch.multiprocessing as mp
-    module = sys.modules["torch.multiprocessing.spawn"]
-    saved = [(owner, name, getattr(owner, name)) for owner in (mp, module)
-             for name in ("spawn", "start_processes")]
+    saved = []
     try:
-        for owner, name, _ in saved:
-            setattr(owner, name, getattr(spawner, name))
+        replace([(owner, name, getattr(spawner, name))
+                 for owner in (mp, sys.modules["torch.multiprocessing.spawn"])
+                 for name in ("spawn", "start_processes")], saved)
         yield
     finally:
-        for owner, name, value in saved:
-            setattr(owner, name, value)
+        put_back(saved)
 
 
 def main(argv=None):
@@ -178,9 +177,9 @@ def main(argv=None):
         stack.enter_context(_spawn_on_emulator(spawner))
         from ._spawn_processes import processes_on_emulator
         stack.enter_context(processes_on_emulator(spawner.run))
-        main_module = RankProgram(code, path, spec, None)._main_module()
-        sys.modules["__main__"] = main_module  # the script's, as `python train.py` has it
-        exec(code, main_module.__dict__)
+        main = main_module(path, spec)
+        sys.modules["__main__"] = main  # the script's, as `python train.py` has it
+        exec(code, main.__dict__)
     return 0
 
 
