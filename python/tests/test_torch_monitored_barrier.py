@@ -37,14 +37,22 @@ def test_a_rank_late_past_the_timeout_is_a_typed_error_on_the_others():
             return
         try:
             dist.monitored_barrier(timeout=datetime.timedelta(seconds=0.5))
-        except twinccl.TimeoutError as e:
-            raised[rank] = str(e)
+        except twinccl.Error as e:
+            raised[rank] = e
             raise
     start = time.monotonic()
     with pytest.raises(twinccl.TimeoutError, match="monitored_barrier"):
         run_script(script)
     assert time.monotonic() - start < 10
-    assert sorted(raised) == [0, 1, 2]
+    # Every waiting rank ends typed: its own timeout, or the run's stop that the first timeout made
+    # (AbortedError: ranks take turns running Python, so on a loaded host a rank can begin its
+    # wait long enough after another's that the other's timeout stops the run first).
+    assert sorted(raised) == [0, 1, 2], raised
+    timed_out = sorted(r for r, e in raised.items() if isinstance(e, twinccl.TimeoutError))
+    assert timed_out, raised
+    assert all(isinstance(e, twinccl.AbortedError) for r, e in raised.items()
+               if r not in timed_out), raised
+    first = str(raised[timed_out[0]])
     assert "test_torch_monitored_barrier.py:%d" % (
-        script.__code__.co_firstlineno + 5) in raised[0], raised[0]
-    assert "within timeout=0.5 s" in raised[0], raised[0]
+        script.__code__.co_firstlineno + 5) in first, first
+    assert "within timeout=0.5 s" in first, first
