@@ -104,11 +104,34 @@ FAILING = textwrap.dedent('''
         print("exitcodes", [p.exitcode for p in started],
               "alive", [p.is_alive() for p in started], flush=True)
 
+    def send_back(rank, size, queue, pipe_end):
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = "29520"
+        dist.init_process_group("gloo", rank=rank, world_size=size)
+        t = torch.ones(1) * (rank + 1)
+        dist.all_reduce(t)
+        queue.put((rank, t.item()))
+        if rank == 1:
+            pipe_end.send("sum %g" % t.item())
+
+    # The multiprocessing docs' order: read what the processes send back, then join them.
+    def drained():
+        ctx = mp.get_context("spawn")
+        queue, (mine, theirs) = ctx.Queue(), ctx.Pipe()
+        started = [ctx.Process(target=send_back, args=(r, 2, queue, theirs)) for r in range(2)]
+        for p in started:
+            p.start()
+        print("pipe", mine.recv(), flush=True)
+        print("queue", sorted(queue.get() for _ in started), flush=True)
+        for p in started:
+            p.join()
+        print("exitcodes", [p.exitcode for p in started], flush=True)
+
     if __name__ == "__main__":
         for mode in sys.argv[1:]:  # one spawn after another in one script
             print("== " + mode, flush=True)
-            if mode == "processes":
-                processes()
+            if mode in ("processes", "drained"):
+                globals()[mode]()
                 continue
             if mode == "no_join":
                 context = spawn(work, args=(2, mode), nprocs=2, join=False)
@@ -185,8 +208,9 @@ EXPECTED = {
 
 
 def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
-    """One launch: four spawns, then the tutorial's processes."""
-    done = run(tmp_path, FAILING, "--timeout-s", 30, list(EXPECTED) + ["processes"])
+    """One launch: four spawns, then the tutorial's processes, then processes whose results are
+    read before they are joined (before: the parent waited for them forever)."""
+    done = run(tmp_path, FAILING, "--timeout-s", 30, list(EXPECTED) + ["processes", "drained"])
     assert done.returncode == 0, done.stderr
     parts = {}  # mode -> what the script printed after "== mode"
     for line in done.stdout.splitlines():
@@ -195,7 +219,7 @@ def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
             parts[mode] = ""
         elif parts:
             parts[mode] += line + "\n"
-    assert sorted(parts) == sorted(list(EXPECTED) + ["processes"]), done.stdout
+    assert sorted(parts) == sorted(list(EXPECTED) + ["processes", "drained"]), done.stdout
     for mode, texts in EXPECTED.items():
         for text in texts:
             assert text in parts[mode], (mode, done.stdout + done.stderr)
@@ -208,6 +232,8 @@ def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
     assert "exitcodes [0, 1] alive [False, False]" in out, out
     # (Process-1 was the DataLoader's worker, as multiprocessing counts them)
     assert "Process Process-3:" in done.stderr and "RuntimeError: rank 1 fails" in done.stderr
+    assert parts["drained"] == ("pipe sum 3\nqueue [(0, 3.0), (1, 3.0)]\nexitcodes [0, 0]\n"), \
+        done.stdout
 
 
 def test_a_gpu_script_on_the_cpu_with_the_parents_device_count(tmp_path):

@@ -80,8 +80,9 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         torchrun: torch's, NumPy's and Python's random generators (starting as the caller's),
         os.environ with RANK, LOCAL_RANK, WORLD_SIZE... as torchrun sets them, torch.distributed's
         default group, and the globals of your own modules. Ranks take turns running Python
-        (one at a time; a rank gives its turn up while it waits in a TwinCCL call), so ranks must
-        not wait for each other in Python (threading.Event): use twinccl.distributed.
+        (one at a time; a rank gives its turn up while it waits in a TwinCCL call, or on a
+        multiprocessing Queue, Event or Pipe), so ranks must not wait for each other on
+        threading's objects (threading.Event): use twinccl.distributed.
         "shared": ranks are plain threads sharing all of it (the ranks' Python runs in parallel
         between calls, as far as the GIL allows).
 
@@ -142,6 +143,8 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
                 from ._rank_logging import per_rank_loggers
                 during_run.enter_context(per_rank_loggers())  # loggers' settings per rank
             during_run.enter_context(sleep_gives_turn())
+            from ._waits_off_turn import waits_give_turn  # Queue.get, Event.wait... too
+            waits_give_turn(during_run)
         if torch_distributed:
             # TwinCCL as torch's backend; with per-rank states the baton gives each rank its
             # own torch.distributed world, else a per-thread view does (_torch_world.py).

@@ -14,7 +14,11 @@ workers stay processes) is not started; it joins the pending batch, the i-th sta
 (its `init_process_group(rank=...)` must say so: a different rank is an InvalidArgument naming
 both). The batch runs, all its processes as the ranks of one twinccl.run, at the first `join()`
 of any of them (they have all been started by then in the tutorial's shape; before it they are
-running: `is_alive()` True, `exitcode` None); each then has the exit code its process would
+running: `is_alive()` True, `exitcode` None), or earlier at the main thread's first read of what
+they send back: a multiprocessing Queue's or SimpleQueue's get() or empty() (the docs' advice:
+drain the queue before joining), a Pipe end's recv() or poll(), multiprocessing.connection.wait,
+an Event's wait() or is_set() (before, such a script waited forever: its processes never ran).
+Each then has the exit code its process would
 have: 0, N for sys.exit(N), 1
 for an exception, whose traceback is printed as a process prints it ("Process Process-2:" then
 the traceback; the ranks woken by it get AbortedError, which a process would not have: it would
@@ -31,6 +35,7 @@ import traceback
 from ._attribute_patch import put_back, replace
 from ._launch_rank import exit_code
 from ._rank_modules import _Classifier
+from ._waits_off_turn import on_parent_read
 
 _CLASSES = ("Process", "SpawnProcess", "ForkProcess", "ForkServerProcess")
 
@@ -123,6 +128,13 @@ class _Interceptor:
         module = getattr(target, "__module__", None) or ""
         return self._classifier.is_user(module, sys.modules.get(module))
 
+    def run_started(self):
+        """The parent reads what its processes send back (_waits_off_turn.on_parent_read): the
+        processes started and not run yet run first, as at join()."""
+        batch = self._batch
+        if batch is not None and not batch.ran:
+            batch.run_once()
+
     def popen(self, original):
         def _popen(process):
             if not self._mine(process):
@@ -147,6 +159,7 @@ def processes_on_emulator(run):
     try:
         replace([(cls, "_Popen", interceptor.popen(vars(cls)["_Popen"].__func__))
                  for cls in classes], saved)
-        yield
+        with on_parent_read(interceptor.run_started):
+            yield
     finally:
         put_back(saved)

@@ -11,23 +11,20 @@ simply wait for the others.
 How it works: while such a run lasts, those methods of torch's `Store` classes are replaced (on
 the classes, so names bound earlier and every store type see it). On a rank thread that takes
 turns, a blocking call first waits for its keys with `Store.check` (never blocking) between short
-sleeps that give up the rank's turn (`_sleep_off_turn`), up to the store's timeout, then makes the
-original call, which no longer blocks. A TCPStore client first waits, the same way, until its
+sleeps that give up the rank's turn (_waits_off_turn.poll_off_turn), up to the store's timeout,
+then makes the original call, which no longer blocks. A TCPStore client first waits, the same way, until its
 server's port accepts a connection; a server does not wait for its workers (they connect when
 they run). Other threads call torch's methods unchanged. A wait past the timeout raises torch's
 `DistStoreError`, naming the keys and the rank.
 """
 import datetime
 import socket
-import time
 
 import torch.distributed as tdist
 
 from . import _twinccl
 from ._run_patches import RunPatch
-
-_FIRST_PAUSE_S, _LONGEST_PAUSE_S = 0.0005, 0.02
-
+from ._waits_off_turn import poll_off_turn
 
 def _seconds(timeout, store):
     if timeout is None:
@@ -38,17 +35,12 @@ def _seconds(timeout, store):
 
 
 def _wait_off_turn(ready, timeout_s, what):
-    """Calls ready() between sleeps that give up the turn until it is true; DistStoreError after
-    timeout_s (<= 0: no limit but the run's own)."""
-    deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
-    pause = _FIRST_PAUSE_S
-    while not ready():
-        if deadline is not None and time.monotonic() >= deadline:
-            raise tdist.DistStoreError(
-                "Wait timeout: %s was not there after %.3g s (the store's timeout) on rank %d"
-                % (what, timeout_s, _twinccl._world().rank))
-        _twinccl._sleep_off_turn(pause)
-        pause = min(2 * pause, _LONGEST_PAUSE_S)
+    """poll_off_turn(ready) up to timeout_s (<= 0: no limit but the run's own); DistStoreError
+    after it."""
+    if not poll_off_turn(ready, timeout_s if timeout_s > 0 else None):
+        raise tdist.DistStoreError(
+            "Wait timeout: %s was not there after %.3g s (the store's timeout) on rank %d"
+            % (what, timeout_s, _twinccl._world().rank))
 
 
 def _keys(keys):

@@ -1,0 +1,50 @@
+"""Ranks that take turns running Python wait on multiprocessing's objects for each other
+(_waits_off_turn.py): what `mp.spawn(fn, args=(queue, event))` hands its ranks. Before, the
+waiting rank kept its turn while it blocked, the rank that would put or set never ran, and the run
+stalled until its timeout ("rank 0 waited 5.0 s for its turn to run Python")."""
+import multiprocessing
+import multiprocessing.connection
+import queue
+import time
+
+from torch_backend_support import needs_torch2, run_script
+
+pytestmark = needs_torch2
+
+
+def test_ranks_wait_for_each_others_queue_event_and_pipe():
+    ctx = multiprocessing.get_context("spawn")
+    event, items, simple = ctx.Event(), ctx.Queue(), ctx.SimpleQueue()
+    (mine, theirs), (left, right) = ctx.Pipe(), ctx.Pipe()
+
+    def script(rank):
+        if rank == 0:  # comes second: the others wait for it already
+            time.sleep(0.3)
+            items.put("item")
+            simple.put("simple")
+            theirs.send("piped")
+            right.send_bytes(b"bytes")
+            event.set()
+            return "sent"
+        if rank == 1:
+            return [event.wait(), items.get(), simple.get(), mine.recv()]
+        ready = multiprocessing.connection.wait([left])
+        return [ready == [left], left.recv_bytes()]
+    assert run_script(script, world_size=3, timeout_s=20) == [
+        "sent", [True, "item", "simple", "piped"], [True, b"bytes"]]
+
+
+def test_their_timeouts_hold_on_a_rank():
+    ctx = multiprocessing.get_context("spawn")
+    event, items, (mine, _) = ctx.Event(), ctx.Queue(), ctx.Pipe()
+
+    def script(rank):
+        start = time.monotonic()
+        try:
+            items.get(timeout=0.2)
+            return "got"
+        except queue.Empty:
+            pass
+        waited = [event.wait(0.2), mine.poll(0.2), multiprocessing.connection.wait([mine], 0.2)]
+        return waited + [0.75 < time.monotonic() - start < 10]
+    assert run_script(script, world_size=2, timeout_s=20) == [[False, False, [], True]] * 2

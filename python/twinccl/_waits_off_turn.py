@@ -1,0 +1,157 @@
+"""Waits on multiprocessing's and threading's objects in a run whose ranks take turns (the rank
+baton, rank_state="isolated"), and the parent's reads of what its started processes send back
+under twinccl.spawn.
+
+Why: `mp.spawn(fn, args=(queue, event))` hands its ranks multiprocessing objects, and a rank that
+waited on one (a Queue's get, an Event's wait, a Pipe end's recv or poll,
+multiprocessing.connection.wait)
+blocked in C while it held its turn to run Python, so the rank that would put or set never ran:
+the run stalled ("rank 0 waited 5.0 s for its turn") until its timeout_s. Under torchrun every
+rank is a process and these calls simply wait for the others. threading's objects are left
+alone: libraries wait on them while holding a lock (Thread.start's Event.wait inside an mp
+Queue's put), and a rank giving up its turn there would leave the next rank blocked on that lock
+with the turn.
+
+How it works: while a run whose ranks take turns lasts, or while twinccl.spawn runs a script
+(`on_parent_read`), these methods are replaced on their classes (RunPatch: one owner however
+many runs overlap). On a rank thread that takes turns, a blocking call checks its non-blocking
+form between short sleeps that give up the rank's turn (`poll_off_turn`: 0.5 ms doubling to 20 ms),
+up to the call's own timeout. On the main thread under twinccl.spawn, the call first runs the
+processes the script started and has not joined yet (_spawn_processes.py). Elsewhere: the
+original call.
+"""
+import contextlib
+import multiprocessing.connection as connection
+import multiprocessing.queues as queues
+import multiprocessing.synchronize as synchronize
+import queue as queue_module
+import threading
+import time
+
+from . import _twinccl
+from ._run_patches import RunPatch
+
+_FIRST_PAUSE_S, _LONGEST_PAUSE_S = 0.0005, 0.02
+
+
+def poll_off_turn(ready, timeout_s=None):
+    """Calls ready() between sleeps that give up the rank's turn until it is true (True) or
+    timeout_s seconds passed (False; None: no limit but the run's own stop)."""
+    deadline = None if timeout_s is None else time.monotonic() + max(0.0, float(timeout_s))
+    pause = _FIRST_PAUSE_S
+    while not ready():
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        _twinccl._sleep_off_turn(pause)
+        pause = min(2 * pause, _LONGEST_PAUSE_S)
+    return True
+
+
+_parent_reads = []  # callbacks: run on the main thread before a read (twinccl.spawn's)
+
+
+def _before_read():
+    if _parent_reads and threading.current_thread() is threading.main_thread():
+        for callback in list(_parent_reads):
+            callback()
+
+
+def _queue_get(self, block=True, timeout=None):
+    if block and _twinccl._takes_turns():
+        got = []
+
+        def ready():
+            try:
+                got.append(_original(queues.Queue, "get")(self, False))
+            except queue_module.Empty:
+                return False
+            return True
+        if not poll_off_turn(ready, timeout):
+            raise queue_module.Empty
+        return got[0]
+    _before_read()
+    return _original(queues.Queue, "get")(self, block, timeout)
+
+
+def _simple_queue_get(self):
+    if _twinccl._takes_turns():
+        poll_off_turn(lambda: not self.empty())
+    _before_read()
+    return _original(queues.SimpleQueue, "get")(self)
+
+
+def _connection_poll(self, timeout=0.0):
+    original = _original(connection._ConnectionBase, "poll")
+    if timeout != 0 and _twinccl._takes_turns():
+        return poll_off_turn(lambda: original(self, 0), timeout)
+    _before_read()
+    return original(self, timeout)
+
+
+def _receiving(name):
+    def receive(self, *args, **kwargs):
+        if _twinccl._takes_turns():
+            poll_off_turn(lambda: _original(connection._ConnectionBase, "poll")(self, 0))
+        _before_read()
+        return _original(connection._ConnectionBase, name)(self, *args, **kwargs)
+    receive.__name__ = name
+    return receive
+
+
+def _connection_wait(object_list, timeout=None):
+    original = _original(connection, "wait")
+    if timeout != 0 and _twinccl._takes_turns():
+        ready = []
+        poll_off_turn(lambda: ready.extend(original(object_list, 0)) or ready, timeout)
+        return ready
+    _before_read()
+    return original(object_list, timeout)
+
+
+def _event_wait(self, timeout=None):
+    if _twinccl._takes_turns():
+        return poll_off_turn(self.is_set, timeout)
+    _before_read()
+    return _original(synchronize.Event, "wait")(self, timeout)
+
+
+def _reading(owner, name):
+    def read(self, *args, **kwargs):
+        _before_read()
+        return _original(owner, name)(self, *args, **kwargs)
+    read.__name__ = name
+    return read
+
+
+_REPLACEMENTS = {
+    queues.Queue: {"get": _queue_get, "empty": _reading(queues.Queue, "empty")},
+    queues.SimpleQueue: {"get": _simple_queue_get,
+                         "empty": _reading(queues.SimpleQueue, "empty")},
+    connection._ConnectionBase: dict(
+        {name: _receiving(name) for name in ("recv", "recv_bytes", "recv_bytes_into")},
+        poll=_connection_poll),
+    connection: {"wait": _connection_wait},
+    synchronize.Event: {"wait": _event_wait,
+                        "is_set": _reading(synchronize.Event, "is_set")},
+}
+_PATCHES = {owner: RunPatch(owner, replacements) for owner, replacements in _REPLACEMENTS.items()}
+
+
+def _original(owner, name):
+    return _PATCHES[owner].originals[name]
+
+
+def waits_give_turn(stack):
+    """Enters the patches into a run's ExitStack (a run whose ranks take turns)."""
+    for patch in _PATCHES.values():
+        stack.enter_context(patch.during_run())
+
+
+@contextlib.contextmanager
+def on_parent_read(callback):
+    """While the block lasts, callback() runs on the main thread before each of these reads."""
+    with contextlib.ExitStack() as stack:
+        waits_give_turn(stack)
+        _parent_reads.append(callback)
+        stack.callback(_parent_reads.remove, callback)
+        yield
