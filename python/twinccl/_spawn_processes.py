@@ -18,12 +18,11 @@ running: `is_alive()` True, `exitcode` None), or earlier at the main thread's fi
 they send back: a multiprocessing Queue's or SimpleQueue's get() or empty() (the docs' advice:
 drain the queue before joining), a Pipe end's recv() or poll(), multiprocessing.connection.wait,
 an Event's wait() or is_set() (before, such a script waited forever: its processes never ran).
-Each then has the exit code its process would
-have: 0, N for sys.exit(N), 1
-for an exception, whose traceback is printed as a process prints it ("Process Process-2:" then
-the traceback; the ranks woken by it get AbortedError, which a process would not have: it would
-wait in its next collective). `sentinel` is readable once the batch has run; `pid` is this
-process's; terminate() and kill() do nothing (the ranks have ended when anything can see them).
+Each then has the exit code its process would have: 0, N for sys.exit(N), 1 for an exception,
+whose traceback is printed as a process prints it ("Process Process-2:" then the traceback; the
+ranks woken by it get AbortedError, which a process would not have: it would wait in its next
+collective). `sentinel` is readable once the batch has run; `pid` is this process's; terminate()
+and kill() do nothing (the ranks have ended when anything can see them).
 """
 import contextlib
 import multiprocessing.context as context

@@ -12,9 +12,9 @@ How it works: while such a run lasts, those methods of torch's `Store` classes a
 the classes, so names bound earlier and every store type see it). On a rank thread that takes
 turns, a blocking call first waits for its keys with `Store.check` (never blocking) between short
 sleeps that give up the rank's turn (_waits_off_turn.poll_off_turn), up to the store's timeout,
-then makes the original call, which no longer blocks. A TCPStore client first waits, the same way, until its
-server's port accepts a connection; a server does not wait for its workers (they connect when
-they run). Other threads call torch's methods unchanged. A wait past the timeout raises torch's
+then makes the original call, which no longer blocks. A TCPStore client first waits, the same
+way, until its server's port accepts a connection; a server does not wait for its workers (they
+connect when they run). Other threads call torch's methods unchanged. A wait past the timeout raises torch's
 `DistStoreError`, naming the keys and the rank.
 """
 import datetime
@@ -25,6 +25,7 @@ import torch.distributed as tdist
 from . import _twinccl
 from ._run_patches import RunPatch
 from ._waits_off_turn import poll_off_turn
+
 
 def _seconds(timeout, store):
     if timeout is None:

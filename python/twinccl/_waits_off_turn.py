@@ -57,7 +57,7 @@ def _before_read():
 
 
 def _queue_get(self, block=True, timeout=None):
-    if block and _twinccl._takes_turns():
+    if block and _twinccl._takes_turns() and (timeout is None or timeout >= 0):
         got = []
 
         def ready():
