@@ -3,7 +3,7 @@
 # tests/fidelity/figures/*.csv predicted with the analytic model, and the per-class scoreboard
 # (large >= 64 MiB within 10%, small < 1 MiB within 25%, middle within 25%, worst error, off by
 # > 2x) as the Markdown table docs/fidelity.md shows. Exits non-zero when a row is malformed or
-# outside its band (naming FILE:LINE).
+# outside its band (naming FILE:LINE), or when docs/fidelity.md does not show this very table.
 #
 #   scripts/fidelity-report.sh          build tests_fidelity (configuring build/ if needed), report
 #   scripts/fidelity-report.sh --rows   every row too: source, prediction, measured, error, band

@@ -3,12 +3,16 @@
 // predicted with the analytic model and held to its band, and the per-class scoreboard printed:
 //   ctest --test-dir build -R 'fidelity.held-out figures' -V     (or scripts/fidelity-report.sh)
 // TWINCCL_FIDELITY_ROWS=1 prints every row too. A malformed row, an unknown class or preset, or a
-// row outside its band fails, naming FILE:LINE.
+// row outside its band fails, naming FILE:LINE; so does a docs/fidelity.md whose scoreboard is not
+// this very table.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <sstream>
+#include <string>
 
 #include "figures_csv.h"
 #include "figures_judge.h"
@@ -48,8 +52,22 @@ TEST_CASE("held-out figures CSV rows are within their band and the per-class sco
   }
   std::cout << "\nHeld-out figures per class (" << read.rows.size()
             << " rows, tests/fidelity/figures/*.csv; error = predicted / measured - 1):\n";
-  board.print(std::cout);
+  std::ostringstream table;
+  board.print(table);
+  std::cout << table.str();
   CHECK(!read.rows.empty());
+  // docs/fidelity.md shows this table: it is checked here so that the two cannot drift apart
+  // (its aws-efa row once said 32 off by > 2x where this counted 2).
+  std::ifstream docs_file(std::string(TWINCCL_SOURCE_DIR) + "/docs/fidelity.md");
+  REQUIRE(docs_file.good());
+  const std::string docs((std::istreambuf_iterator<char>(docs_file)),
+                         std::istreambuf_iterator<char>());
+  INFO(
+      "docs/fidelity.md's per-class scoreboard differs from the one computed now; put this "
+      "table in its place (scripts/fidelity-report.sh prints it):\n"
+      << table.str());
+  const bool docs_show_this_table = docs.find(table.str()) != std::string::npos;
+  CHECK(docs_show_this_table);
 }
 
 TEST_CASE("held-out figures CSV: a malformed row is an error naming file and line") {
