@@ -241,3 +241,26 @@ def test_a_gpu_script_on_the_cpu_with_the_parents_device_count(tmp_path):
     assert done.returncode == 0, done.stderr
     assert sorted(line for line in done.stdout.splitlines() if line.startswith("rank")) == \
         ["rank %d of 4 on cuda:%d" % (r, r) for r in range(4)]
+
+
+STUCK = textwrap.dedent('''
+    import threading
+    import torch.multiprocessing as mp
+
+    def work(rank):
+        if rank == 0:
+            threading.Event().wait()  # blocked in C for good, holding its turn to run Python
+
+    if __name__ == "__main__":
+        mp.spawn(work, nprocs=2)
+        print("after spawn")
+''')
+
+
+def test_a_rank_blocked_for_good_ends_the_launch_as_torchruns_does(tmp_path):
+    """Before, the launcher said the process could not end those threads, and hung."""
+    done = run(tmp_path, STUCK, "--timeout-s", 1, [])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "after spawn" not in done.stdout
+    assert "rank 0 holds the turn to run Python and is blocked outside Python" in done.stderr
+    assert "the launcher ends the process (exit status 1)" in done.stderr, done.stderr

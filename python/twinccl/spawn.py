@@ -135,7 +135,8 @@ class _Spawner:
                              algorithm=o.algorithm,
                              timeline_path=o.timeline if o.topology else None,
                              torch_distributed=True, rank_state=o.rank_state,
-                             _rank_states=states, _torch_init_by_script=True)
+                             _rank_states=states, _torch_init_by_script=True,
+                             _exit_if_stuck=True)  # as torchrun's: see stuck_ranks.h
         if report is not None:
             print(report)
             print("twinccl.spawn: %d ranks on %s: %.1f us simulated; timeline: %s"
