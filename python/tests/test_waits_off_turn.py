@@ -1,10 +1,11 @@
 """Ranks that take turns running Python wait on multiprocessing's objects for each other
-(_waits_off_turn.py): what `mp.spawn(fn, args=(queue, event))` hands its ranks. Before, the
+(_waits_off_turn.py): what `mp.spawn(fn, args=(queue, event, barrier))` hands its ranks. Before, the
 waiting rank kept its turn while it blocked, the rank that would put or set never ran, and the run
 stalled until its timeout ("rank 0 waited 5.0 s for its turn to run Python")."""
 import multiprocessing
 import multiprocessing.connection
 import queue
+import threading
 import time
 
 from torch_backend_support import needs_torch2, run_script
@@ -48,3 +49,22 @@ def test_their_timeouts_hold_on_a_rank():
         waited = [event.wait(0.2), mine.poll(0.2), multiprocessing.connection.wait([mine], 0.2)]
         return waited + [0.75 < time.monotonic() - start < 10]
     assert run_script(script, world_size=2, timeout_s=20) == [[False, False, [], True]] * 2
+
+
+def test_ranks_meet_at_a_multiprocessing_barrier_and_its_timeout_breaks_it():
+    ctx = multiprocessing.get_context("spawn")
+    barrier, lonely = ctx.Barrier(3), ctx.Barrier(2)
+
+    def script(rank):
+        if rank == 2:
+            time.sleep(0.3)  # the others wait at the barrier already
+        index = barrier.wait(timeout=20)
+        if rank == 0:
+            try:
+                lonely.wait(timeout=0.2)  # its other party never comes
+            except threading.BrokenBarrierError:
+                return index, "broken"
+        return index, None
+    got = run_script(script, world_size=3, timeout_s=20)
+    assert sorted(index for index, _ in got) == [0, 1, 2], got
+    assert [broken for _, broken in got] == ["broken", None, None], got

@@ -81,7 +81,7 @@ def run(fn, world_size=8, topology=None, check=1, timeout_s=300.0, trace_path=No
         os.environ with RANK, LOCAL_RANK, WORLD_SIZE... as torchrun sets them, torch.distributed's
         default group, and the globals of your own modules. Ranks take turns running Python
         (one at a time; a rank gives its turn up while it waits in a TwinCCL call, or on a
-        multiprocessing Queue, Event or Pipe), so ranks must not wait for each other on
+        multiprocessing Queue, Event, Pipe or Barrier), so ranks must not wait for each other on
         threading's objects (threading.Event): use twinccl.distributed.
         "shared": ranks are plain threads sharing all of it (the ranks' Python runs in parallel
         between calls, as far as the GIL allows).

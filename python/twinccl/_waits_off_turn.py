@@ -1,11 +1,11 @@
-"""Waits on multiprocessing's and threading's objects in a run whose ranks take turns (the rank
+"""Waits on multiprocessing's objects in a run whose ranks take turns (the rank
 baton, rank_state="isolated"), and the parent's reads of what its started processes send back
 under twinccl.spawn.
 
 Why: `mp.spawn(fn, args=(queue, event))` hands its ranks multiprocessing objects, and a rank that
 waited on one (a Queue's get, an Event's wait, a Pipe end's recv or poll,
-multiprocessing.connection.wait)
-blocked in C while it held its turn to run Python, so the rank that would put or set never ran:
+multiprocessing.connection.wait, a Barrier's wait) blocked in C while it held its turn to run
+Python, so the rank that would put or set never ran:
 the run stalled ("rank 0 waited 5.0 s for its turn") until its timeout_s. Under torchrun every
 rank is a process and these calls simply wait for the others. threading's objects are left
 alone: libraries wait on them while holding a lock (Thread.start's Event.wait inside an mp
@@ -15,8 +15,9 @@ with the turn.
 How it works: while a run whose ranks take turns lasts, or while twinccl.spawn runs a script
 (`on_parent_read`), these methods are replaced on their classes (RunPatch: one owner however
 many runs overlap). On a rank thread that takes turns, a blocking call checks its non-blocking
-form between short sleeps that give up the rank's turn (`poll_off_turn`: 0.5 ms doubling to 20 ms),
-up to the call's own timeout. On the main thread under twinccl.spawn, the call first runs the
+form between short sleeps that give up the rank's turn (`poll_off_turn`: 0.5 ms doubling to
+20 ms), up to the call's own timeout; a Condition's wait_for checks its predicate, the lock held,
+and lets the lock go while away. On the main thread under twinccl.spawn, the call first runs the
 processes the script started and has not joined yet (_spawn_processes.py). Elsewhere: the
 original call.
 """
@@ -34,15 +35,17 @@ from ._run_patches import RunPatch
 _FIRST_PAUSE_S, _LONGEST_PAUSE_S = 0.0005, 0.02
 
 
-def poll_off_turn(ready, timeout_s=None):
-    """Calls ready() between sleeps that give up the rank's turn until it is true (True) or
-    timeout_s seconds passed (False; None: no limit but the run's own stop)."""
+def poll_off_turn(ready, timeout_s=None, while_away=contextlib.nullcontext):
+    """Calls ready() between sleeps that give up the rank's turn (each inside `while_away()`) until
+    it is true (True) or timeout_s seconds passed (False; None: no limit but the run's own
+    stop)."""
     deadline = None if timeout_s is None else time.monotonic() + max(0.0, float(timeout_s))
     pause = _FIRST_PAUSE_S
     while not ready():
         if deadline is not None and time.monotonic() >= deadline:
             return False
-        _twinccl._sleep_off_turn(pause)
+        with while_away():
+            _twinccl._sleep_off_turn(pause)
         pause = min(2 * pause, _LONGEST_PAUSE_S)
     return True
 
@@ -115,6 +118,30 @@ def _event_wait(self, timeout=None):
     return _original(synchronize.Event, "wait")(self, timeout)
 
 
+@contextlib.contextmanager
+def _released(lock):
+    """A multiprocessing lock the caller holds (at every level of an RLock), let go meanwhile."""
+    levels = lock._semlock._count()
+    for _ in range(levels):
+        lock.release()
+    try:
+        yield
+    finally:
+        for _ in range(levels):
+            lock.acquire()
+
+
+def _condition_wait_for(self, predicate, timeout=None):
+    """A multiprocessing Condition's wait_for (a multiprocessing Barrier waits with it): the
+    predicate checked, the condition's lock held, between sleeps off the turn with it let go."""
+    if not _twinccl._takes_turns():
+        return _original(synchronize.Condition, "wait_for")(self, predicate, timeout)
+    last = []
+    poll_off_turn(lambda: last.append(predicate()) or last[-1], timeout,
+                  lambda: _released(self._lock))
+    return last[-1]
+
+
 def _reading(owner, name):
     def read(self, *args, **kwargs):
         _before_read()
@@ -133,6 +160,7 @@ _REPLACEMENTS = {
     connection: {"wait": _connection_wait},
     synchronize.Event: {"wait": _event_wait,
                         "is_set": _reading(synchronize.Event, "is_set")},
+    synchronize.Condition: {"wait_for": _condition_wait_for},
 }
 _PATCHES = {owner: RunPatch(owner, replacements) for owner, replacements in _REPLACEMENTS.items()}
 
