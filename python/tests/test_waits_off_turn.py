@@ -1,7 +1,7 @@
 """Ranks that take turns running Python wait on multiprocessing's objects for each other
-(_waits_off_turn.py): what `mp.spawn(fn, args=(queue, event, barrier))` hands its ranks. Before, the
-waiting rank kept its turn while it blocked, the rank that would put or set never ran, and the run
-stalled until its timeout ("rank 0 waited 5.0 s for its turn to run Python")."""
+(_waits_off_turn.py): what `mp.spawn(fn, args=(queue, event, barrier))` hands its ranks. Before,
+the waiting rank kept its turn while it blocked, the rank that would put or set never ran, and
+the run stalled until its timeout ("rank 0 waited 5.0 s for its turn to run Python")."""
 import multiprocessing
 import multiprocessing.connection
 import queue

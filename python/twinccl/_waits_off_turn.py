@@ -1,16 +1,15 @@
-"""Waits on multiprocessing's objects in a run whose ranks take turns (the rank
-baton, rank_state="isolated"), and the parent's reads of what its started processes send back
-under twinccl.spawn.
+"""Waits on multiprocessing's objects in a run whose ranks take turns (the rank baton,
+rank_state="isolated"), and the parent's reads of what its started processes send back under
+twinccl.spawn.
 
 Why: `mp.spawn(fn, args=(queue, event))` hands its ranks multiprocessing objects, and a rank that
 waited on one (a Queue's get, an Event's wait, a Pipe end's recv or poll,
 multiprocessing.connection.wait, a Barrier's wait) blocked in C while it held its turn to run
-Python, so the rank that would put or set never ran:
-the run stalled ("rank 0 waited 5.0 s for its turn") until its timeout_s. Under torchrun every
-rank is a process and these calls simply wait for the others. threading's objects are left
-alone: libraries wait on them while holding a lock (Thread.start's Event.wait inside an mp
-Queue's put), and a rank giving up its turn there would leave the next rank blocked on that lock
-with the turn.
+Python, so the rank that would put or set never ran: the run stalled ("rank 0 waited 5.0 s for
+its turn") until its timeout_s. Under torchrun every rank is a process and these calls simply
+wait for the others. threading's objects are left alone: libraries wait on them while holding a
+lock (Thread.start's Event.wait inside an mp Queue's put), and a rank giving up its turn there
+would leave the next rank blocked on that lock with the turn.
 
 How it works: while a run whose ranks take turns lasts, or while twinccl.spawn runs a script
 (`on_parent_read`), these methods are replaced on their classes (RunPatch: one owner however
