@@ -48,7 +48,7 @@ TUTORIAL = textwrap.dedent('''
 ''')
 
 FAILING = textwrap.dedent('''
-    import os, sys
+    import os, sys, time
     import torch, torch.distributed as dist
     import torch.multiprocessing as mp
     from torch.multiprocessing import spawn
@@ -127,10 +127,21 @@ FAILING = textwrap.dedent('''
             p.join()
         print("exitcodes", [p.exitcode for p in started], flush=True)
 
+    # A parent that polls its processes instead of joining them.
+    def polled():
+        queue, (_, theirs) = mp.SimpleQueue(), mp.Pipe()
+        started = [mp.Process(target=send_back, args=(r, 2, queue, theirs)) for r in range(2)]
+        for p in started:
+            p.start()
+        print("alive", [p.is_alive() for p in started], flush=True)
+        while any(p.is_alive() for p in started):
+            time.sleep(0.05)
+        print("exitcodes", [p.exitcode for p in started], flush=True)
+
     if __name__ == "__main__":
         for mode in sys.argv[1:]:  # one spawn after another in one script
             print("== " + mode, flush=True)
-            if mode in ("processes", "drained"):
+            if mode in ("processes", "drained", "polled"):
                 globals()[mode]()
                 continue
             if mode == "no_join":
@@ -209,8 +220,10 @@ EXPECTED = {
 
 def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
     """One launch: four spawns, then the tutorial's processes, then processes whose results are
-    read before they are joined (before: the parent waited for them forever)."""
-    done = run(tmp_path, FAILING, "--timeout-s", 30, list(EXPECTED) + ["processes", "drained"])
+    read before they are joined, then processes polled with is_alive() (before: the parent waited
+    for these two forever)."""
+    done = run(tmp_path, FAILING, "--timeout-s", 30,
+               list(EXPECTED) + ["processes", "drained", "polled"])
     assert done.returncode == 0, done.stderr
     parts = {}  # mode -> what the script printed after "== mode"
     for line in done.stdout.splitlines():
@@ -219,7 +232,8 @@ def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
             parts[mode] = ""
         elif parts:
             parts[mode] += line + "\n"
-    assert sorted(parts) == sorted(list(EXPECTED) + ["processes", "drained"]), done.stdout
+    assert sorted(parts) == sorted(list(EXPECTED) + ["processes", "drained", "polled"]), \
+        done.stdout
     for mode, texts in EXPECTED.items():
         for text in texts:
             assert text in parts[mode], (mode, done.stdout + done.stderr)
@@ -234,6 +248,7 @@ def test_a_failing_rank_ends_the_call_as_torchs_spawn_does(tmp_path):
     assert "Process Process-3:" in done.stderr and "RuntimeError: rank 1 fails" in done.stderr
     assert parts["drained"] == ("pipe sum 3\nqueue [(0, 3.0), (1, 3.0)]\nexitcodes [0, 0]\n"), \
         done.stdout
+    assert parts["polled"] == "alive [True, True]\nexitcodes [0, 0]\n", done.stdout
 
 
 def test_a_gpu_script_on_the_cpu_with_the_parents_device_count(tmp_path):

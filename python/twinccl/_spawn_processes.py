@@ -17,7 +17,10 @@ of any of them (they have all been started by then in the tutorial's shape; befo
 running: `is_alive()` True, `exitcode` None), or earlier at the main thread's first read of what
 they send back: a multiprocessing Queue's or SimpleQueue's get() or empty() (the docs' advice:
 drain the queue before joining), a Pipe end's recv() or poll(), multiprocessing.connection.wait,
-an Event's wait() or is_set() (before, such a script waited forever: its processes never ran).
+an Event's wait() or is_set() (before, such a script waited forever: its processes never ran),
+or when the parent asks one of them `is_alive()` a second time with no process started in between
+(`while any(p.is_alive() for p in ps): time.sleep(1)`, which waited forever too; asked once,
+between starts or after them, it is True).
 Each then has the exit code its process would have: 0, N for sys.exit(N), 1 for an exception,
 whose traceback is printed as a process prints it ("Process Process-2:" then the traceback; the
 ranks woken by it get AbortedError, which a process would not have: it would wait in its next
@@ -26,6 +29,7 @@ and kill() do nothing (the ranks have ended when anything can see them).
 """
 import contextlib
 import multiprocessing.context as context
+import multiprocessing.process as process_module
 import os
 import sys
 import threading
@@ -119,6 +123,7 @@ class _Interceptor:
         self._batch = None
         self._main = threading.main_thread()
         self._classifier = _Classifier()
+        self._asked = set()  # ids of processes asked is_alive() since the last start
 
     def _mine(self, process):
         target = getattr(process, "_target", None)
@@ -134,10 +139,24 @@ class _Interceptor:
         if batch is not None and not batch.ran:
             batch.run_once()
 
+    def is_alive(self, original):
+        """is_alive() asked twice of a process waiting to run, nothing started in between: the
+        parent polls it (a loop), so the batch runs."""
+        def is_alive(process):
+            popen, batch = getattr(process, "_popen", None), self._batch
+            if (isinstance(popen, _EmulatedPopen) and batch is not None and not batch.ran
+                    and popen._batch is batch and threading.current_thread() is self._main):
+                if id(process) in self._asked:
+                    batch.run_once()
+                self._asked.add(id(process))
+            return original(process)
+        return is_alive
+
     def popen(self, original):
         def _popen(process):
             if not self._mine(process):
                 return original(process)
+            self._asked.clear()
             if self._batch is None or self._batch.ran:
                 self._batch = _Batch(self._run)
             popen = _EmulatedPopen(self._batch)
@@ -158,6 +177,8 @@ def processes_on_emulator(run):
     try:
         replace([(cls, "_Popen", interceptor.popen(vars(cls)["_Popen"].__func__))
                  for cls in classes], saved)
+        replace([(process_module.BaseProcess, "is_alive",
+                  interceptor.is_alive(process_module.BaseProcess.is_alive))], saved)
         with on_parent_read(interceptor.run_started):
             yield
     finally:
