@@ -87,7 +87,7 @@ class _Batch:
 class _EmulatedPopen:
     """What Process.start() keeps as its _popen (multiprocessing's Popen interface)."""
     def __init__(self, batch):
-        self._batch = batch
+        self.batch = batch
         self.returncode = None
         self.pid = os.getpid()
         self.sentinel, self._end = os.pipe()  # readable (end of file) once the batch ran
@@ -102,7 +102,7 @@ class _EmulatedPopen:
         # polls the processes started before, which must not run a batch of one
 
     def wait(self, timeout=None):
-        self._batch.run_once()
+        self.batch.run_once()
         return self.returncode
 
     def terminate(self):
@@ -123,7 +123,7 @@ class _Interceptor:
         self._batch = None
         self._main = threading.main_thread()
         self._classifier = _Classifier()
-        self._asked = set()  # ids of processes asked is_alive() since the last start
+        self._asked = set()  # processes asked is_alive() since the last start
 
     def _mine(self, process):
         target = getattr(process, "_target", None)
@@ -135,20 +135,19 @@ class _Interceptor:
     def run_started(self):
         """The parent reads what its processes send back (_waits_off_turn.on_parent_read): the
         processes started and not run yet run first, as at join()."""
-        batch = self._batch
-        if batch is not None and not batch.ran:
-            batch.run_once()
+        if self._batch is not None:
+            self._batch.run_once()  # nothing once it ran
 
     def is_alive(self, original):
         """is_alive() asked twice of a process waiting to run, nothing started in between: the
-        parent polls it (a loop), so the batch runs."""
+        parent polls it (a loop), so its batch runs."""
         def is_alive(process):
-            popen, batch = getattr(process, "_popen", None), self._batch
-            if (isinstance(popen, _EmulatedPopen) and batch is not None and not batch.ran
-                    and popen._batch is batch and threading.current_thread() is self._main):
-                if id(process) in self._asked:
-                    batch.run_once()
-                self._asked.add(id(process))
+            popen = getattr(process, "_popen", None)
+            if (isinstance(popen, _EmulatedPopen) and not popen.batch.ran
+                    and threading.current_thread() is self._main):
+                if process in self._asked:
+                    popen.batch.run_once()
+                self._asked.add(process)
             return original(process)
         return is_alive
 

@@ -14,8 +14,8 @@ turns, a blocking call first waits for its keys with `Store.check` (never blocki
 sleeps that give up the rank's turn (_waits_off_turn.poll_off_turn), up to the store's timeout,
 then makes the original call, which no longer blocks. A TCPStore client first waits, the same
 way, until its server's port accepts a connection; a server does not wait for its workers (they
-connect when they run). Other threads call torch's methods unchanged. A wait past the timeout raises torch's
-`DistStoreError`, naming the keys and the rank.
+connect when they run). Other threads call torch's methods unchanged. A wait past the timeout
+raises torch's `DistStoreError`, naming the keys and the rank.
 """
 import datetime
 import socket
