@@ -259,12 +259,17 @@ def test_a_gpu_script_on_the_cpu_with_the_parents_device_count(tmp_path):
 
 
 STUCK = textwrap.dedent('''
-    import threading
+    import os, threading
+    import torch, torch.distributed as dist
     import torch.multiprocessing as mp
 
     def work(rank):
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = "29521"
+        dist.init_process_group("gloo", rank=rank, world_size=2)
         if rank == 0:
             threading.Event().wait()  # blocked in C for good, holding its turn to run Python
+        dist.all_reduce(torch.ones(1))  # rank 1 waits for it, whichever rank ran first
 
     if __name__ == "__main__":
         mp.spawn(work, nprocs=2)
@@ -277,5 +282,5 @@ def test_a_rank_blocked_for_good_ends_the_launch_as_torchruns_does(tmp_path):
     done = run(tmp_path, STUCK, "--timeout-s", 1, [])
     assert done.returncode == 1, done.stdout + done.stderr
     assert "after spawn" not in done.stdout
-    assert "rank 0 holds the turn to run Python and is blocked outside Python" in done.stderr
+    assert "blocked outside Python and TwinCCL" in done.stderr, done.stderr
     assert "the launcher ends the process (exit status 1)" in done.stderr, done.stderr
