@@ -1,16 +1,21 @@
 // rank_baton.h: one rank runs Python at a time; its process state is swapped in when it arrives.
 #include "rank_baton.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "twinccl/errors.h"
 
@@ -27,6 +32,17 @@ thread_local int this_thread_rank = -1;
 void forget_turns_in_child() {
   this_thread_baton = nullptr;
   this_thread_rank = -1;
+}
+
+// poll(2) for input on `fds` for up to `ms`: > 0 when one is readable, closed or invalid, 0 when
+// the time is up or a signal cut it short.
+int poll_input(const std::vector<int>& fds, int ms) {
+  std::vector<pollfd> polled;
+  polled.reserve(fds.size());
+  for (int fd : fds) polled.push_back(pollfd{fd, POLLIN, 0});
+  const int ready = ::poll(polled.data(), static_cast<nfds_t>(polled.size()), ms);
+  if (ready < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+  return ready < 0 ? 0 : ready;
 }
 // Hand-overs since the process started, for the tests and benchmarks (GIL held: no race).
 std::uint64_t fast_hand_overs = 0;    // installed by RankSlots alone
@@ -196,6 +212,24 @@ void RankBaton::sleep(int rank, double seconds) {
   }
 }
 
+bool RankBaton::wait_readable(int rank, const std::vector<int>& fds, double seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!sleepers_stopped_.empty())
+        throw AbortedError("a wait for a multiprocessing Queue or Pipe on rank " +
+                           std::to_string(rank) + " was cut short: the run stopped (" +
+                           sleepers_stopped_ + ")");
+    }
+    const double left_s =
+        seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (poll_input(fds, static_cast<int>(std::clamp(std::ceil(left_s * 1000.0), 0.0, 50.0))) > 0)
+      return true;
+    if (left_s <= 0.0) return false;
+  }
+}
+
 void RankBaton::stop_sleepers(const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -312,6 +346,25 @@ void bind_rank_baton(py::module_& m) {
           std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
       },
       py::arg("seconds"), "time.sleep that gives up the rank's turn while it sleeps.");
+  m.def(
+      "_wait_readable_off_turn",
+      [](const std::vector<int>& fds, double seconds) {
+        if (!(seconds >= 0.0) || std::isinf(seconds))
+          throw py::value_error("wait length must be non-negative and finite");
+        if (fds.empty() || fds.size() > 4096)
+          throw py::value_error("1 to 4096 file descriptors, got " + std::to_string(fds.size()));
+        for (int fd : fds)
+          if (fd < 0)
+            throw py::value_error("file descriptor " + std::to_string(fd) + " is negative");
+        RankBaton* baton = RankBaton::of_this_thread();
+        const int rank = RankBaton::rank_of_this_thread();
+        BlockingCall off_turn;
+        if (baton) return baton->wait_readable(rank, fds, seconds);
+        return poll_input(fds, static_cast<int>(std::min(std::ceil(seconds * 1000.0), 2.0e9))) > 0;
+      },
+      py::arg("fds"), py::arg("seconds"),
+      "Waits up to `seconds` for input on the file descriptors `fds` with the rank's turn given up "
+      "(a stopped run ends the wait with AbortedError); True when one is readable or closed.");
 }
 
 }  // namespace twinccl::python

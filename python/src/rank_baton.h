@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rank_slots.h"
 
@@ -60,6 +61,11 @@ class RankBaton {
   // AbortedError once the run is stopped (stop_sleepers), as a process's sleep ends when torchrun
   // stops its workers; else a rank in time.sleep(600) kept a failed run alive for 10 minutes.
   void sleep(int rank, double seconds);
+  // A wait for input on file descriptors on a rank (twinccl._wait_readable_off_turn: a Queue's
+  // or a Pipe end's reader; GIL released, turn given up): poll(2) up to `seconds`, in slices of
+  // at most 50 ms that check whether the run stopped (AbortedError, as sleep()). True when one is
+  // readable, closed or invalid (the read that follows says which), false when the time is up.
+  bool wait_readable(int rank, const std::vector<int>& fds, double seconds);
   void stop_sleepers(const std::string& why);            // any thread: the run was stopped
   const std::string& failed() const { return failed_; }  // why a swap failed (else empty)
 

@@ -8,6 +8,9 @@ import queue
 import threading
 import time
 
+import pytest
+import twinccl
+from twinccl import _twinccl
 from torch_backend_support import needs_torch2, run_script
 
 pytestmark = needs_torch2
@@ -68,3 +71,40 @@ def test_ranks_meet_at_a_multiprocessing_barrier_and_its_timeout_breaks_it():
     got = run_script(script, world_size=3, timeout_s=20)
     assert sorted(index for index, _ in got) == [0, 1, 2], got
     assert [broken for _, broken in got] == ["broken", None, None], got
+
+
+def test_a_rank_waiting_on_a_queue_or_pipe_is_stopped_when_another_fails():
+    """The wait on a Queue's or a Pipe's descriptor (poll(2), the turn given up) ends with the
+    run's AbortedError once another rank fails, as torchrun's stop ends a worker blocked there."""
+    ctx = multiprocessing.get_context("spawn")
+    items, (mine, _) = ctx.Queue(), ctx.Pipe()
+    stopped = {}
+
+    def script(rank):
+        if rank == 0:
+            time.sleep(0.3)  # the others wait already
+            raise ValueError("bad batch on rank 0")
+        try:
+            return items.get() if rank == 1 else mine.recv()  # nobody ever sends
+        except twinccl.AbortedError as e:
+            stopped[rank] = str(e)
+            raise
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="bad batch on rank 0"):
+        run_script(script, world_size=3, timeout_s=60)
+    assert time.monotonic() - start < 30  # the stop, not the run's 60 s timeout, ended them
+    assert sorted(stopped) == [1, 2], stopped
+    for message in stopped.values():
+        assert "was cut short: the run stopped (rank 0 failed: ValueError: bad batch" in message
+
+
+def test_the_descriptor_wait_itself():
+    """twinccl._wait_readable_off_turn outside a run: input present, the time up, bad arguments."""
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    assert _twinccl._wait_readable_off_turn([reader.fileno()], 0.05) is False
+    writer.send_bytes(b"x")
+    assert _twinccl._wait_readable_off_turn([reader.fileno()], 5.0) is True
+    for fds, seconds in (([], 1.0), ([-1], 1.0), ([reader.fileno()], -1.0),
+                         ([reader.fileno()], float("inf")), ([reader.fileno()], float("nan"))):
+        with pytest.raises(ValueError):
+            _twinccl._wait_readable_off_turn(fds, seconds)

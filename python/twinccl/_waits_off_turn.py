@@ -14,9 +14,11 @@ would leave the next rank blocked on that lock with the turn.
 How it works: while a run whose ranks take turns lasts, or while twinccl.spawn runs a script
 (`on_parent_read`), these methods are replaced on their classes (RunPatch: one owner however
 many runs overlap). On a rank thread that takes turns, a blocking call checks its non-blocking
-form between short sleeps that give up the rank's turn (`poll_off_turn`: 0.5 ms doubling to
-20 ms), up to the call's own timeout; a Condition's wait_for checks its predicate, the lock held,
-and lets the lock go while away. On the main thread under twinccl.spawn, the call first runs the
+form between waits that give up the rank's turn (`poll_off_turn`), up to the call's own timeout:
+where the object has a file descriptor (a Queue's or SimpleQueue's reader, a Pipe end, what
+connection.wait is given) the wait is poll(2) on it, ended by the first input (a DataLoader's
+batches come through such a Queue); else a sleep of 0.5 ms doubling to 20 ms. A Condition's
+wait_for checks its predicate, the lock held, and lets the lock go while away. On the main thread under twinccl.spawn, the call first runs the
 processes the script started and has not joined yet (_spawn_processes.py). Elsewhere: the
 original call.
 """
@@ -32,21 +34,43 @@ from . import _twinccl
 from ._run_patches import RunPatch
 
 _FIRST_PAUSE_S, _LONGEST_PAUSE_S = 0.0005, 0.02
+_LONGEST_FD_WAIT_S = 1.0  # a wait for input, in slices the run's stop cuts short (50 ms)
 
 
-def poll_off_turn(ready, timeout_s=None, while_away=contextlib.nullcontext):
-    """Calls ready() between sleeps that give up the rank's turn (each inside `while_away()`) until
+def poll_off_turn(ready, timeout_s=None, while_away=contextlib.nullcontext, fds=None):
+    """Calls ready() between waits that give up the rank's turn (each inside `while_away()`) until
     it is true (True) or timeout_s seconds passed (False; None: no limit but the run's own
-    stop)."""
+    stop). With `fds` (a callable giving the file descriptors whose input makes ready() true, or
+    None where they are not known) a wait ends as soon as one is readable; else it is a sleep."""
     deadline = None if timeout_s is None else time.monotonic() + max(0.0, float(timeout_s))
     pause = _FIRST_PAUSE_S
+    watched = _descriptors(fds)
     while not ready():
-        if deadline is not None and time.monotonic() >= deadline:
-            return False
+        left_s = _LONGEST_FD_WAIT_S
+        if deadline is not None:
+            left_s = min(left_s, deadline - time.monotonic())
+            if left_s <= 0:
+                return False
         with while_away():
-            _twinccl._sleep_off_turn(pause)
+            if watched:
+                if _twinccl._wait_readable_off_turn(watched, left_s):
+                    watched = None  # input, yet ready() may stay false: then a sleep, not a spin
+                continue
+            _twinccl._sleep_off_turn(min(pause, left_s))
         pause = min(2 * pause, _LONGEST_PAUSE_S)
+        watched = _descriptors(fds)
     return True
+
+
+def _descriptors(fds):
+    """fds() as a list, or None when there are none or one cannot be had (a closed Connection:
+    the read itself raises then)."""
+    if fds is None:
+        return None
+    try:
+        return list(fds()) or None
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 _parent_reads = []  # callbacks: run on the main thread before a read (twinccl.spawn's)
@@ -68,7 +92,7 @@ def _queue_get(self, block=True, timeout=None):
             except queue_module.Empty:
                 return False
             return True
-        if not poll_off_turn(ready, timeout):
+        if not poll_off_turn(ready, timeout, fds=lambda: [self._reader.fileno()]):
             raise queue_module.Empty
         return got[0]
     _before_read()
@@ -77,7 +101,7 @@ def _queue_get(self, block=True, timeout=None):
 
 def _simple_queue_get(self):
     if _twinccl._takes_turns():
-        poll_off_turn(lambda: not self.empty())
+        poll_off_turn(lambda: not self.empty(), fds=lambda: [self._reader.fileno()])
     _before_read()
     return _original(queues.SimpleQueue, "get")(self)
 
@@ -85,7 +109,7 @@ def _simple_queue_get(self):
 def _connection_poll(self, timeout=0.0):
     original = _original(connection._ConnectionBase, "poll")
     if timeout != 0 and _twinccl._takes_turns():
-        return poll_off_turn(lambda: original(self, 0), timeout)
+        return poll_off_turn(lambda: original(self, 0), timeout, fds=lambda: [self.fileno()])
     _before_read()
     return original(self, timeout)
 
@@ -93,7 +117,8 @@ def _connection_poll(self, timeout=0.0):
 def _receiving(name):
     def receive(self, *args, **kwargs):
         if _twinccl._takes_turns():
-            poll_off_turn(lambda: _original(connection._ConnectionBase, "poll")(self, 0))
+            poll_off_turn(lambda: _original(connection._ConnectionBase, "poll")(self, 0),
+                          fds=lambda: [self.fileno()])
         _before_read()
         return _original(connection._ConnectionBase, name)(self, *args, **kwargs)
     receive.__name__ = name
@@ -104,7 +129,8 @@ def _connection_wait(object_list, timeout=None):
     original = _original(connection, "wait")
     if timeout != 0 and _twinccl._takes_turns():
         ready = []
-        poll_off_turn(lambda: ready.extend(original(object_list, 0)) or ready, timeout)
+        poll_off_turn(lambda: ready.extend(original(object_list, 0)) or ready, timeout,
+                      fds=lambda: [o if isinstance(o, int) else o.fileno() for o in object_list])
         return ready
     _before_read()
     return original(object_list, timeout)
