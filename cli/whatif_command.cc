@@ -19,7 +19,9 @@
 #include "perf_measure.h"
 #include "perf_options.h"
 #include "twinccl/errors.h"
+#include "twinccl/sim/held_out_record.h"
 #include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/replay.h"
 #include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
@@ -54,6 +56,14 @@ std::vector<std::size_t> whatif_sizes(const WhatifOptions& o) {
   return sweep_sizes(p);
 }
 
+// The analytic model's record on held-out figures of the variant's machine (sim::held_out_note):
+// its preset as typed (a label "aws-p5-2 --set nic_gbps=50" is that preset, edited).
+std::string held_out_of(const LoadedTopology& t, int ranks) {
+  const std::string preset = t.label.substr(0, t.label.find(' '));
+  return sim::held_out_note(preset, sim::nodes_spanned(t.topology, ranks), ranks,
+                            preset != t.label);
+}
+
 WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
                       const std::vector<LoadedTopology>& topologies) {
   const OpKind kind = whatif_collective(o.collective.empty() ? "all_reduce" : o.collective);
@@ -75,7 +85,8 @@ WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,
     if (o.ranks > gpus) {
       throw InvalidArgument(fmt::format("--ranks {}: {} has {} GPUs", o.ranks, t.label, gpus));
     }
-    s.variants.push_back({t.label, t.topology.name(), o.ranks > 0 ? o.ranks : gpus, t.notes});
+    const int ranks = o.ranks > 0 ? o.ranks : gpus;
+    s.variants.push_back({t.label, t.topology.name(), ranks, t.notes, held_out_of(t, ranks)});
     const std::string replaced =
         sim::nccl_tunes(kind) ? profile_replaced_note(lists, t.topology, t.label) : "";
     if (!replaced.empty()) s.restriction += "; " + replaced;
@@ -136,7 +147,8 @@ WhatifStudy run_replay(const WhatifOptions& o, const std::vector<LoadedTopology>
   for (std::size_t v = 0; v < topologies.size(); ++v) {
     const LoadedTopology& t = topologies[v];
     const sim::ReplayResult& r = replays.results[v];
-    s.variants.push_back({t.label, t.topology.name(), replays.trace.world_size(), t.notes});
+    s.variants.push_back({t.label, t.topology.name(), replays.trace.world_size(), t.notes,
+                          held_out_of(t, replays.trace.world_size())});
     double comm = 0.0;
     for (const sim::ReplayRank& rank : r.ranks) {
       comm += rank.comm_us / static_cast<double>(r.ranks.size());

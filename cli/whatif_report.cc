@@ -22,6 +22,7 @@ void print_legend(std::ostream& out, const WhatifStudy& s) {
     out << fmt::format("# [{}] {} ({} GPUs{})\n", v + 1, x.label, x.gpus,
                        x.topology == x.label ? "" : ", topology " + x.topology);
     for (const std::string& n : x.notes) out << fmt::format("#     what-if: {}\n", n);
+    if (!x.held_out.empty()) out << "#     " << x.held_out << "\n";
   }
 }
 
@@ -141,8 +142,11 @@ void print_whatif_json(std::ostream& out, const WhatifStudy& s) {
   add_nccl_lists_json(j, s.nccl_algo, s.nccl_proto);
   j["variants"] = nlohmann::json::array();
   for (const WhatifVariant& x : s.variants) {
-    j["variants"].push_back(
-        {{"label", x.label}, {"topology", x.topology}, {"gpus", x.gpus}, {"notes", x.notes}});
+    j["variants"].push_back({{"label", x.label},
+                             {"topology", x.topology},
+                             {"gpus", x.gpus},
+                             {"notes", x.notes},
+                             {"held_out", x.held_out}});
   }
   j["rows"] = nlohmann::json::array();
   for (const WhatifRow& row : s.rows) {

@@ -20,6 +20,7 @@ struct WhatifVariant {
   std::string topology;  // the edited topology's name
   int gpus = 0;          // ranks it runs on
   std::vector<std::string> notes;
+  std::string held_out;  // sim::held_out_note of its preset ("" = a machine with no record)
 };
 
 // One topology at one size (sweep) or on the whole trace (replay).

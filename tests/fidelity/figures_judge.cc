@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "twinccl/operation.h"
+#include "twinccl/sim/held_out_record.h"
 #include "twinccl/sim/p2p.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/sim/tuner.h"
@@ -62,6 +63,7 @@ Judged FigureJudge::judge(const FigureRow& row) {
   try {
     const topo::Topology& t = topology(row);
     const int nranks = row.machine_class == "one-gpu" ? 1 : t.gpu_count();
+    j.machine_class = sim::machine_class_of(row.preset, t.node_count(), nranks).value_or("");
     const std::size_t elements = row.bytes / 4;
     const std::size_t divisor = per_rank_count(row.collective) ? std::size_t(nranks) : 1;
     if (row.bytes % (4 * divisor) != 0) {
@@ -140,6 +142,17 @@ void Scoreboard::print_line(std::ostream& out, const std::string& name, const Ta
   out << "| " << name << " | " << t.rows << " | " << t.fitted << " | " << share(t.large_in, t.large)
       << " | " << share(t.small_in, t.small) << " | " << share(t.middle_in, t.middle) << " | "
       << t.worst_where << " | " << t.off_2x << " |\n";
+}
+
+std::vector<sim::HeldOutRecord> Scoreboard::records() const {
+  std::vector<sim::HeldOutRecord> out;
+  for (const std::string& c : figure_classes()) {
+    const auto found = by_class_.find(c);
+    if (found == by_class_.end()) continue;
+    const Tally& t = found->second;
+    out.push_back({c, t.large_in, t.large, t.small_in, t.small, t.middle_in, t.middle, t.off_2x});
+  }
+  return out;
 }
 
 void Scoreboard::print(std::ostream& out) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "figures_csv.h"
+#include "twinccl/sim/held_out_record.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::fidelity {
@@ -26,6 +27,9 @@ struct Judged {
   double error = 0;     // predicted / measured - 1
   std::string label;    // "nvls/Simple", "p2p", "one_rank/copy"
   std::string problem;  // the model's or the topology's error for this row ("" = predicted)
+  // sim::machine_class_of the row's preset, node count and ranks ("" = none): the class
+  // `twinccl perf` names beside a prediction, which must be the row's own
+  std::string machine_class;
   bool within_band = false;
 };
 
@@ -49,6 +53,8 @@ class Scoreboard {
   // worst |error| | off by > 2x |, the classes in figure_classes() order (those with rows), then
   // "all". The shares, the worst and the 2x count are over held-out rows only (not fitted on).
   void print(std::ostream& out) const;
+  // The classes' counts as sim::held_out_records() keeps them (the record `perf` shows).
+  std::vector<sim::HeldOutRecord> records() const;
 
  private:
   struct Tally {

@@ -4,7 +4,7 @@
 //   ctest --test-dir build -R 'fidelity.held-out figures' -V     (or scripts/fidelity-report.sh)
 // TWINCCL_FIDELITY_ROWS=1 prints every row too. A malformed row, an unknown class or preset, or a
 // row outside its band fails, naming FILE:LINE; so does a docs/fidelity.md whose scoreboard is not
-// this very table.
+// this very table, or a record `twinccl perf` prints (sim/src/held_out_record.cc) that is not it.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -49,6 +49,8 @@ TEST_CASE("held-out figures CSV rows are within their band and the per-class sco
     if (rows_shown) std::cout << describe(row, j) << "\n";
     INFO(describe(row, j));
     CHECK(j.within_band);
+    // `twinccl perf` names this class beside a prediction on the preset (sim/held_out_record.h)
+    CHECK(j.machine_class == row.machine_class);
   }
   std::cout << "\nHeld-out figures per class (" << read.rows.size()
             << " rows, tests/fidelity/figures/*.csv; error = predicted / measured - 1):\n";
@@ -68,6 +70,19 @@ TEST_CASE("held-out figures CSV rows are within their band and the per-class sco
       << table.str());
   const bool docs_show_this_table = docs.find(table.str()) != std::string::npos;
   CHECK(docs_show_this_table);
+  // So does the record `twinccl perf` prints beside a prediction (sim/src/held_out_record.cc).
+  const std::vector<twinccl::sim::HeldOutRecord> computed = board.records();
+  std::ostringstream record_lines;
+  for (const twinccl::sim::HeldOutRecord& r : computed) {
+    record_lines << "      {\"" << r.machine_class << "\", " << r.large_within << ", " << r.large
+                 << ", " << r.small_within << ", " << r.small << ", " << r.middle_within << ", "
+                 << r.middle << ", " << r.off_by_2x << "},\n";
+  }
+  INFO(
+      "sim/src/held_out_record.cc's records differ from the scoreboard computed now; put these "
+      "lines in their place:\n"
+      << record_lines.str());
+  CHECK(computed == twinccl::sim::held_out_records());
 }
 
 TEST_CASE("held-out figures CSV: a malformed row is an error naming file and line") {
