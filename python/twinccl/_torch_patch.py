@@ -49,7 +49,8 @@ def patched(own_world=True, init_by_script=False):
     except ImportError as e:
         raise InvalidArgument("twinccl.run(torch_distributed=True) needs torch (python3-torch): "
                               "%s" % e) from None
-    with _one_run.held():
+    from . import _torch_rpc
+    with _one_run.held(), _torch_rpc.refused():
         if backend_mode(own_world):
             from ._torch_session import session
             with session(own_world, init_by_script) as wrap:
