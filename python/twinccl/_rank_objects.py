@@ -6,7 +6,9 @@ each other's entries: the second rank to leave raised `KeyError: aten._log_softm
 a rank's cross_entropy ran inside or outside loss parallelism as the other ranks had left it.
 FSDP1's `SimpleProfiler` (class attributes `profiling`, the set of sections a process is inside,
 and `results`): `FSDP.optim_state_dict` profiles sections with collectives inside, and a second
-rank leaving one raised `KeyError: 'preprocessing_with_comm'`.
+rank leaving one raised `KeyError: 'preprocessing_with_comm'`. multiprocessing's start method
+(`_default_context._actual_context`): a script's `mp.set_start_method("spawn")` ran on every rank
+and the second raised "context has already been set".
 
 How it works: the first time a hand-over finds the object (its module imported), the value in
 place is kept as the caller's (the module was imported by then, before any rank's loss_parallel:
@@ -31,6 +33,10 @@ LIBRARY_OBJECT_ATTRIBUTES = [
     ("torch.distributed.tensor._api", "DTensor._op_dispatcher", "_custom_op_handlers", _copy),
     ("torch.distributed.fsdp._debug_utils", "SimpleProfiler", "profiling", _copy),
     ("torch.distributed.fsdp._debug_utils", "SimpleProfiler", "results", _copy),
+    # multiprocessing's start method (set_start_method, get_start_method, get_context()):
+    # `mp.set_start_method("spawn")` under `if __name__ == "__main__":` ran once per torchrun
+    # worker and raised "context has already been set" on every rank after the first
+    ("multiprocessing.context", "_default_context", "_actual_context", lambda caller: caller),
 ]
 
 
