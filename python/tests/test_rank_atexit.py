@@ -116,3 +116,39 @@ def test_a_librarys_handler_stays_one_per_process(tmp_path, monkeypatch):
     twinccl.run(fn, world_size=2, timeout_s=30)
     assert sorted(routed) == [(0,), (1,)]
     assert sorted(fake_library_exit.ran) == ["user 0", "user 1"]
+
+
+OS_EXIT_SCRIPT = '''
+import atexit, os, sys, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+atexit.register(print, "atexit", rank, flush=True)
+t = torch.ones(1)
+dist.all_reduce(t)
+child = os.fork()
+if child == 0:  # a process forked from a rank (as a DataLoader worker) ends itself with os._exit
+    os._exit(7)
+assert os.waitpid(child, 0)[1] >> 8 == 7
+if rank > 0:
+    os._exit(int(sys.argv[1]) if rank == 1 else 0)
+time.sleep(0.5)  # rank 0 goes on after the others ended: the process must still be here
+print("rank", rank, "finished", t.item(), flush=True)
+'''
+
+
+def test_os_exit_on_a_rank_ends_that_rank_alone_and_skips_its_handlers(tmp_path):
+    """Before, a script's `os._exit(0)` on the first rank to reach it ended the whole process:
+    the other ranks' work was lost and the launcher exited 0."""
+    from launcher_support import launch
+    script = tmp_path / "os_exit.py"
+    script.write_text(OS_EXIT_SCRIPT)
+    done = launch(script, nproc=3, cwd=tmp_path, args=[0])
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "rank 0 finished 3.0" in done.stdout, out
+    assert [line for line in done.stdout.splitlines() if line.startswith("atexit")] == \
+        ["atexit 0"], out
+    failed = launch(script, nproc=3, cwd=tmp_path, args=[4])  # a status: the launch fails
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "exitcode  : 4" in failed.stderr, failed.stderr

@@ -15,8 +15,17 @@ library, on any other thread (the caller's, threads a rank started), it goes to 
 raised, its handlers run last-registered first, still on the rank's thread with its state in
 place (its process group, environment, globals), before the run's own end of rank; one that
 raises is reported on stderr as Python reports it ("Exception ignored in atexit callback") and
-the others still run. os._exit and signals skip them in a process; nothing skips them here."""
+the others still run. Signals skip them in a process; nothing skips them here.
+
+os._exit(code) on a rank thread ends that rank as it ends a torchrun worker process, its exit
+handlers skipped: it raises RankOsExit (a SystemExit with the code, which the launchers turn into
+the rank's exit status). Before, the first rank to call it (a script ending in `os._exit(0)` to
+skip a slow teardown) ended the whole process: the ranks still running lost their work, and the
+launcher exited 0. Elsewhere (the caller's thread, threads a rank started, a process forked from
+a rank: a DataLoader worker ends itself with os._exit) it is os._exit."""
 import atexit
+import contextlib
+import os
 import sys
 import threading
 import traceback
@@ -27,12 +36,17 @@ from ._run_patches import RunPatch
 
 _real_register = atexit.register
 _real_unregister = atexit.unregister
+_real_os_exit = os._exit
+_run_pid = []  # the process whose rank threads the handlers belong to (not a forked child)
 _handlers = {}  # rank thread's ident -> [(func, args, kwargs)] (while its function runs)
+_os_exited = set()  # rank threads that called os._exit (while their function unwinds)
 _lock = threading.Lock()
 
 
 def _rank_thread():
     """This thread's key when it is a rank thread running its function, else None."""
+    if _run_pid and os.getpid() != _run_pid[0]:
+        return None  # a process forked from a rank thread: that thread alone, no longer a rank
     ident = threading.get_ident()
     with _lock:
         if ident not in _handlers:
@@ -71,12 +85,30 @@ def _unregister(func):
     return _real_unregister(func)  # (registered by a library on this thread: Python's)
 
 
+class RankOsExit(SystemExit):
+    """os._exit(code) called on a rank thread: that rank ends with `code`, its exit handlers
+    skipped."""
+
+
+def _os_exit(code):
+    ident = _rank_thread()
+    if ident is None:
+        _real_os_exit(code)
+    with _lock:
+        _os_exited.add(ident)  # its handlers are skipped, however the launcher reports the exit
+    raise RankOsExit(code)
+
+
 _patch = RunPatch(atexit, {"register": _register, "unregister": _unregister})
+_os_patch = RunPatch(os, {"_exit": _os_exit})
 
 
+@contextlib.contextmanager
 def rank_exit_handlers():
-    """atexit.register and atexit.unregister are the per-rank ones while a run lasts."""
-    return _patch.during_run()
+    """atexit.register, atexit.unregister and os._exit are the per-rank ones while a run lasts."""
+    with _patch.during_run(), _os_patch.during_run():
+        _run_pid[:] = [os.getpid()]
+        yield
 
 
 def _run_handlers(handlers):
@@ -106,7 +138,10 @@ def with_exit_handlers(fn):
         finally:
             with _lock:
                 handlers = _handlers[ident]
-            _run_handlers(handlers)  # (a handler may register more: they run too)
+                os_exit = ident in _os_exited
+                _os_exited.discard(ident)
+            if not os_exit:
+                _run_handlers(handlers)  # (a handler may register more: they run too)
             with _lock:
                 del _handlers[ident]
     return rank_fn
