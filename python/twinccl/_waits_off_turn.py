@@ -18,9 +18,9 @@ form between waits that give up the rank's turn (`poll_off_turn`), up to the cal
 where the object has a file descriptor (a Queue's or SimpleQueue's reader, a Pipe end, what
 connection.wait is given) the wait is poll(2) on it, ended by the first input (a DataLoader's
 batches come through such a Queue); else a sleep of 0.5 ms doubling to 20 ms. A Condition's
-wait_for checks its predicate, the lock held, and lets the lock go while away. On the main thread under twinccl.spawn, the call first runs the
-processes the script started and has not joined yet (_spawn_processes.py). Elsewhere: the
-original call.
+wait_for checks its predicate, the lock held, and lets the lock go while away. On the main
+thread under twinccl.spawn, the call first runs the processes the script started and has not
+joined yet (_spawn_processes.py). Elsewhere: the original call.
 """
 import contextlib
 import multiprocessing.connection as connection
