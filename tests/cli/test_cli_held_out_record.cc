@@ -35,7 +35,8 @@ TEST_CASE("perf names the held-out record of the class its ranks run on") {
   CHECK_THAT(perf_header("--topology mi300x-roce-2 --set nic_gbps=25"),
              Contains("(docs/fidelity.md; the unedited preset's record)"));
   CHECK_THAT(perf_header("--topology torus-4x4"), !Contains("held out"));
-  const std::string file = std::string(TWINCCL_SOURCE_DIR) + "/topologies/examples/cluster-64-h100.json";
+  const std::string file =
+      std::string(TWINCCL_SOURCE_DIR) + "/topologies/examples/cluster-64-h100.json";
   CHECK_THAT(perf_header("--topology " + file), !Contains("held out"));
 }
 

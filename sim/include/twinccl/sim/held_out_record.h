@@ -20,11 +20,11 @@
 namespace twinccl::sim {
 
 struct HeldOutRecord {
-  std::string machine_class;             // "aws-efa", as the CSVs name it
-  int large_within = 0, large = 0;       // >= 64 MiB: within 10% of the measured time / judged
-  int small_within = 0, small = 0;       // < 1 MiB: within 25% / judged
-  int middle_within = 0, middle = 0;     // between: within 25% / judged
-  int off_by_2x = 0;                     // judged figures off by more than 2x either way
+  std::string machine_class;          // "aws-efa", as the CSVs name it
+  int large_within = 0, large = 0;    // >= 64 MiB: within 10% of the measured time / judged
+  int small_within = 0, small = 0;    // < 1 MiB: within 25% / judged
+  int middle_within = 0, middle = 0;  // between: within 25% / judged
+  int off_by_2x = 0;                  // judged figures off by more than 2x either way
   bool operator==(const HeldOutRecord& other) const = default;
 };
 
