@@ -2,6 +2,8 @@
 // others never call it), as ncclCommInitRank with a shared id; its misuse refused at the call,
 // and members that can never meet told so instead of waiting out the deadline.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <vector>
 
@@ -132,9 +134,30 @@ TEST_CASE("subcommunicator: a member that never comes, members that disagree",
     CHECK(outcomes[0].seconds < 10);
   }
   SECTION("two members list each other in different communicators") {
+    // Rank 2, a member of one of them, still runs while the two meet and returns once both have
+    // their outcome: had it returned first, rank 1's wait could end on that instead (AbortedError
+    // "waits for rank 2, whose function already returned", seen once in the ASan build).
+    std::mutex mu;
+    std::condition_variable settled_cv;
+    int settled = 0;
     auto outcomes = run_ranks_capture(
         3,
-        [](Communicator& w) {
+        [&](Communicator& w) {
+          if (w.rank() == 2) {
+            std::unique_lock<std::mutex> lock(mu);
+            settled_cv.wait_for(lock, std::chrono::seconds(20), [&] { return settled == 2; });
+            return;
+          }
+          struct Settle {
+            std::mutex& mu;
+            std::condition_variable& cv;
+            int& settled;
+            ~Settle() {
+              std::lock_guard<std::mutex> lock(mu);
+              ++settled;
+              cv.notify_all();
+            }
+          } settle{mu, settled_cv, settled};
           if (w.rank() == 0) w.subcommunicator(std::vector<int>{0, 1}, "g");
           if (w.rank() == 1) w.subcommunicator(std::vector<int>{0, 1, 2}, "g");
         },
