@@ -61,3 +61,51 @@ def test_python_checks_and_threads_a_rank_starts():
         assert errors[(rank, "handler")] is TypeError
         assert errors[(rank, "kill")] is OSError
         assert "main thread" in errors[(rank, "thread")]
+
+
+def test_a_signal_a_rank_sends_itself_goes_to_its_own_handler():
+    """os.kill(os.getpid(), sig) and signal.raise_signal on a rank reach that rank's handler, as
+    the kernel delivers them to the one worker; before, a SIGUSR1 whose handler was only recorded
+    took Python's default and killed the whole process."""
+    import os
+    got = {}
+
+    def fn(rank):
+        seen = []
+        signal.signal(signal.SIGUSR1, lambda number, frame: seen.append((number, rank)))
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+        os.kill(os.getpid(), signal.SIGUSR1)
+        signal.raise_signal(signal.SIGUSR1)
+        signal.raise_signal(signal.SIGUSR2)  # ignored
+        os.kill(os.getpid(), signal.SIGCHLD)  # ignored by default, as the kernel does
+        os.kill(os.getpid(), 0)  # the existence check: no signal
+        dist.all_reduce(np.ones(2))
+        got[rank] = seen
+    twinccl.run(fn, world_size=2, timeout_s=30)
+    assert got == {r: [(signal.SIGUSR1, r)] * 2 for r in range(2)}, got
+    assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL  # the caller's: never installed
+
+
+SELF_TERM_SCRIPT = '''
+import atexit, os, signal, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+atexit.register(print, "atexit", rank, flush=True)
+t = torch.ones(1)
+dist.all_reduce(t)
+if rank == 1:
+    os.kill(os.getpid(), signal.SIGTERM)  # no handler: the signal ends this worker
+    print("not reached", flush=True)
+'''
+
+
+def test_a_fatal_signal_a_rank_sends_itself_ends_that_rank_not_the_process(tmp_path):
+    from launcher_support import launch
+    script = tmp_path / "self_term.py"
+    script.write_text(SELF_TERM_SCRIPT)
+    done = launch(script, nproc=2, cwd=tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out  # the launcher ran on and reports the rank's status
+    assert "exitcode  : 143" in done.stderr, out  # 128 + SIGTERM, as a shell shows it
+    assert "not reached" not in out and "atexit 1" not in out, out

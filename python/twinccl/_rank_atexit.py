@@ -91,11 +91,18 @@ class RankOsExit(SystemExit):
 
 
 def _os_exit(code):
-    ident = _rank_thread()
-    if ident is None:
+    if _rank_thread() is None:
         _real_os_exit(code)
-    with _lock:
-        _os_exited.add(ident)  # its handlers are skipped, however the launcher reports the exit
+    end_rank_as_os_exit(code)
+
+
+def end_rank_as_os_exit(code):
+    """On a rank thread: the rank ends with exit status `code`, its exit handlers skipped, as
+    os._exit or a fatal signal ends a process (raises RankOsExit)."""
+    ident = _rank_thread()
+    if ident is not None:
+        with _lock:
+            _os_exited.add(ident)  # its handlers are skipped, however the launcher reports it
     raise RankOsExit(code)
 
 

@@ -6,8 +6,19 @@ only works in main thread of the main interpreter". On a rank thread the handler
 returned by getsignal, never installed: no signal is sent to an emulated rank (Ctrl-C stops the
 run, docs/python.md). A rank starts with the caller's handlers. Other threads, including threads
 a rank started, call Python's own functions (which refuse off the main thread, as in a process).
-Names bound before the run (`from signal import signal`) keep Python's functions."""
+Names bound before the run (`from signal import signal`) keep Python's functions.
+
+A signal a rank sends itself (`os.kill(os.getpid(), sig)`, `signal.raise_signal(sig)`: a script
+testing its preemption handler) goes to that rank's table, as the kernel delivers it to the one
+worker process: its handler is called there and then, SIG_IGN drops it, and SIG_DFL ends the rank
+as the signal ends a process (exit status 128 + the signal; SIGCHLD, SIGURG, SIGWINCH, SIGCONT are
+ignored by default, as the kernel does) with the rank's exit handlers skipped. Before, the signal
+went to the whole process: a SIGUSR1 whose handler the rank had recorded killed the run (status
+138). Signal 0 (the existence check), another process and other threads: Python's os.kill."""
+import contextlib
+import os
 import signal
+import sys
 import threading
 
 from . import _twinccl
@@ -56,9 +67,43 @@ def _getsignal(signalnum):
     return _tables.get(threading.get_ident(), {}).get(number, _real_getsignal(number))
 
 
-_patch = RunPatch(signal, {"signal": _signal, "getsignal": _getsignal}, after_last=_tables.clear)
+_real_kill = os.kill
+_real_raise_signal = signal.raise_signal
+_IGNORED_BY_DEFAULT = {signal.SIGCHLD, signal.SIGURG, signal.SIGWINCH, signal.SIGCONT}
 
 
+def _deliver(number):
+    """The signal `number` sent by a rank to itself, acted on as its own process would."""
+    handler = _getsignal(number)
+    if callable(handler):
+        handler(number, sys._getframe(2))
+    elif handler == signal.SIG_IGN or number in _IGNORED_BY_DEFAULT:
+        return
+    else:  # SIG_DFL (or a handler Python did not install): the signal ends the rank
+        from ._rank_atexit import end_rank_as_os_exit
+        end_rank_as_os_exit(128 + number)
+
+
+def _kill(pid, sig):
+    if pid != os.getpid() or not _on_rank_thread() or int(sig) == 0:
+        return _real_kill(pid, sig)
+    _deliver(_number(sig))
+
+
+def _raise_signal(signalnum):
+    if not _on_rank_thread():
+        return _real_raise_signal(signalnum)
+    _deliver(_number(signalnum))
+
+
+_patch = RunPatch(signal, {"signal": _signal, "getsignal": _getsignal,
+                           "raise_signal": _raise_signal}, after_last=_tables.clear)
+_kill_patch = RunPatch(os, {"kill": _kill})
+
+
+@contextlib.contextmanager
 def rank_signals():
-    """signal.signal and signal.getsignal are the per-rank ones while a run lasts."""
-    return _patch.during_run()
+    """signal.signal, signal.getsignal, signal.raise_signal and os.kill are the per-rank ones
+    while a run lasts."""
+    with _patch.during_run(), _kill_patch.during_run():
+        yield
