@@ -12,6 +12,19 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
     [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 
+# The top of a launched test script: its rank's Gloo group, an exit handler that prints "atexit
+# RANK", and one all_reduce (t == the world size); the script goes on from there.
+RANK_PRELUDE = '''
+import atexit, os, signal, sys, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+atexit.register(print, "atexit", rank, flush=True)
+t = torch.ones(1)
+dist.all_reduce(t)
+'''
+
+
 def launch(script, nproc=2, cwd=None, timeout_s=30, limit_s=120, args=(), **environ):
     """The launcher's run of `script args...` on `nproc` ranks (CompletedProcess, text output);
     `environ`: variables set for it besides ENV's."""

@@ -11,6 +11,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
+from launcher_support import RANK_PRELUDE, launch
 
 
 @pytest.mark.parametrize("rank_state", ["isolated", "shared"])
@@ -118,14 +119,7 @@ def test_a_librarys_handler_stays_one_per_process(tmp_path, monkeypatch):
     assert sorted(fake_library_exit.ran) == ["user 0", "user 1"]
 
 
-OS_EXIT_SCRIPT = '''
-import atexit, os, sys, time
-import torch, torch.distributed as dist
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-atexit.register(print, "atexit", rank, flush=True)
-t = torch.ones(1)
-dist.all_reduce(t)
+OS_EXIT_SCRIPT = RANK_PRELUDE + '''
 child = os.fork()
 if child == 0:  # a process forked from a rank (as a DataLoader worker) ends itself with os._exit
     os._exit(7)
@@ -140,7 +134,6 @@ print("rank", rank, "finished", t.item(), flush=True)
 def test_os_exit_on_a_rank_ends_that_rank_alone_and_skips_its_handlers(tmp_path):
     """Before, a script's `os._exit(0)` on the first rank to reach it ended the whole process:
     the other ranks' work was lost and the launcher exited 0."""
-    from launcher_support import launch
     script = tmp_path / "os_exit.py"
     script.write_text(OS_EXIT_SCRIPT)
     done = launch(script, nproc=3, cwd=tmp_path, args=[0])

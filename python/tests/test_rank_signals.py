@@ -10,6 +10,7 @@ import pytest
 
 import twinccl
 import twinccl.distributed as dist
+from launcher_support import RANK_PRELUDE, launch
 
 
 @pytest.mark.parametrize("rank_state", ["isolated", "shared"])
@@ -86,14 +87,7 @@ def test_a_signal_a_rank_sends_itself_goes_to_its_own_handler():
     assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL  # the caller's: never installed
 
 
-SELF_TERM_SCRIPT = '''
-import atexit, os, signal, time
-import torch, torch.distributed as dist
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-atexit.register(print, "atexit", rank, flush=True)
-t = torch.ones(1)
-dist.all_reduce(t)
+SELF_TERM_SCRIPT = RANK_PRELUDE + '''
 if rank == 1:
     os.kill(os.getpid(), signal.SIGTERM)  # no handler: the signal ends this worker
     print("not reached", flush=True)
@@ -101,7 +95,6 @@ if rank == 1:
 
 
 def test_a_fatal_signal_a_rank_sends_itself_ends_that_rank_not_the_process(tmp_path):
-    from launcher_support import launch
     script = tmp_path / "self_term.py"
     script.write_text(SELF_TERM_SCRIPT)
     done = launch(script, nproc=2, cwd=tmp_path)
