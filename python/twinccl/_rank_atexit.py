@@ -43,10 +43,20 @@ _os_exited = set()  # rank threads that called os._exit (while their function un
 _lock = threading.Lock()
 
 
+def on_rank_of_this_process():
+    """True on a rank thread running its function in the run's own process (not in a process
+    forked from a rank thread, which holds that thread alone)."""
+    return _rank_thread() is not None
+
+
 def _rank_thread():
     """This thread's key when it is a rank thread running its function, else None."""
     if _run_pid and os.getpid() != _run_pid[0]:
         return None  # a process forked from a rank thread: that thread alone, no longer a rank
+    try:  # a live rank: a thread's ident is reused once it ends, and an entry an interruption
+        _twinccl._world()  # kept past its rank's end must not make a new thread a rank
+    except _twinccl.InvalidArgument:
+        return None
     ident = threading.get_ident()
     with _lock:
         if ident not in _handlers:
@@ -143,12 +153,14 @@ def with_exit_handlers(fn):
         try:
             return fn(rank)
         finally:
-            with _lock:
-                handlers = _handlers[ident]
-                os_exit = ident in _os_exited
-                _os_exited.discard(ident)
-            if not os_exit:
-                _run_handlers(handlers)  # (a handler may register more: they run too)
-            with _lock:
-                del _handlers[ident]
+            try:
+                with _lock:
+                    handlers = _handlers[ident]
+                    os_exit = ident in _os_exited
+                if not os_exit:
+                    _run_handlers(handlers)  # (a handler may register more: they run too)
+            finally:
+                with _lock:
+                    _handlers.pop(ident, None)
+                    _os_exited.discard(ident)
     return rank_fn
