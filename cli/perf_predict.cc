@@ -167,9 +167,8 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
                "nothing in place, one_rank/scale = a scaling kernel (avg)"
              : "time: the simulator's prediction (the same for out-of-place and in-place); "
                "algorithm/protocol: the fastest applicable (NCCL's rule) unless forced");
-  const std::string held_out =
-      sim::held_out_note(o.topology.empty() ? "dgx-h100" : o.topology, sim::nodes_spanned(t, n), n,
-                         !edits_text(o.edits).empty());
+  const std::string held_out = sim::held_out_note(o.topology.empty() ? "dgx-h100" : o.topology, t,
+                                                  n, !edits_text(o.edits).empty());
   if (!held_out.empty()) report.header_lines.push_back(held_out);
   if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note(o.collectives));
   if (std::any_of(o.collectives.begin(), o.collectives.end(), sim::nccl_tunes)) {
@@ -269,8 +268,8 @@ void add_predictions(PerfReport& report, const PerfOptions& o) {
   report.header_lines.push_back("predicted: the simulator's " + o.fidelity + " prediction on " +
                                 o.topology + edits_text(o.edits) + " for " +
                                 std::to_string(o.ranks) + " ranks");
-  const std::string held_out = sim::held_out_note(o.topology, sim::nodes_spanned(t, o.ranks),
-                                                  o.ranks, !edits_text(o.edits).empty());
+  const std::string held_out =
+      sim::held_out_note(o.topology, t, o.ranks, !edits_text(o.edits).empty());
   if (!held_out.empty()) report.header_lines.push_back(held_out);
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);

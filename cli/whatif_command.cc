@@ -21,7 +21,6 @@
 #include "twinccl/errors.h"
 #include "twinccl/sim/held_out_record.h"
 #include "twinccl/sim/nccl_env_choice.h"
-#include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/replay.h"
 #include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
@@ -60,8 +59,7 @@ std::vector<std::size_t> whatif_sizes(const WhatifOptions& o) {
 // its preset as typed (a label "aws-p5-2 --set nic_gbps=50" is that preset, edited).
 std::string held_out_of(const LoadedTopology& t, int ranks) {
   const std::string preset = t.label.substr(0, t.label.find(' '));
-  return sim::held_out_note(preset, sim::nodes_spanned(t.topology, ranks), ranks,
-                            preset != t.label);
+  return sim::held_out_note(preset, t.topology, ranks, preset != t.label);
 }
 
 WhatifStudy run_sweep(const WhatifOptions& o, const NcclListFlags& lists,

@@ -198,6 +198,11 @@ std::optional<py::error_already_set> RankBaton::python_swap(int leaving, int arr
   return interrupted;
 }
 
+void RankBaton::throw_stopped(const std::string& what, int rank) const {
+  throw AbortedError(what + " on rank " + std::to_string(rank) +
+                     " was cut short: the run stopped (" + sleepers_stopped_ + ")");
+}
+
 void RankBaton::sleep(int rank, double seconds) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
@@ -207,8 +212,7 @@ void RankBaton::sleep(int rank, double seconds) {
     if (left_s <= 0.0) return;
     if (sleepers_.wait_for(lock, std::chrono::duration<double>(std::min(left_s, 3600.0)),
                            [this] { return !sleepers_stopped_.empty(); }))
-      throw AbortedError("time.sleep on rank " + std::to_string(rank) +
-                         " was cut short: the run stopped (" + sleepers_stopped_ + ")");
+      throw_stopped("time.sleep", rank);
   }
 }
 
@@ -218,9 +222,7 @@ bool RankBaton::wait_readable(int rank, const std::vector<int>& fds, double seco
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!sleepers_stopped_.empty())
-        throw AbortedError("a wait for a multiprocessing Queue or Pipe on rank " +
-                           std::to_string(rank) + " was cut short: the run stopped (" +
-                           sleepers_stopped_ + ")");
+        throw_stopped("a wait for a multiprocessing Queue or Pipe", rank);
     }
     const double left_s =
         seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

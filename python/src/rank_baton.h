@@ -79,6 +79,8 @@ class RankBaton {
   // GIL held: _rank_state.py's swap, then slots_; returns the first asynchronous exception that
   // cut it (the caller raises it: the state is whole by then).
   std::optional<pybind11::error_already_set> python_swap(int leaving, int arriving);
+  // mu_ held, the run stopped: the AbortedError that ends `what` (a sleep, a wait) on `rank`.
+  [[noreturn]] void throw_stopped(const std::string& what, int rank) const;
   // A rank waiting for its turn. give_up() hands the baton straight to the first waiter and wakes
   // that one only (a notify_all woke every waiter at every hand-over: 7 needless context switches
   // per hand-over at 8 ranks, the largest part of a hand-over's cost on a loaded machine).

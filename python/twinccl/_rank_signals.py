@@ -84,14 +84,21 @@ def _deliver(number):
         end_rank_as_os_exit(128 + number)
 
 
+def _rank_of_this_process():
+    """A rank thread of the run's own process: a process forked from one (a DataLoader worker)
+    signals itself as a process does."""
+    from ._rank_atexit import on_rank_of_this_process
+    return on_rank_of_this_process()
+
+
 def _kill(pid, sig):
-    if pid != os.getpid() or not _on_rank_thread() or int(sig) == 0:
+    if pid != os.getpid() or int(sig) == 0 or not _rank_of_this_process():
         return _real_kill(pid, sig)
     _deliver(_number(sig))
 
 
 def _raise_signal(signalnum):
-    if not _on_rank_thread():
+    if not _rank_of_this_process():
         return _real_raise_signal(signalnum)
     _deliver(_number(signalnum))
 

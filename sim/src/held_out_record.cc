@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 
+#include "twinccl/sim/nccl_tests_log.h"
+
 namespace twinccl::sim {
 namespace {
 
@@ -77,8 +79,10 @@ std::optional<std::string> machine_class_of(std::string_view preset, int nodes, 
   return std::nullopt;
 }
 
-std::string held_out_note(std::string_view preset, int nodes, int ranks, bool edited) {
-  const std::optional<std::string> cls = machine_class_of(preset, nodes, ranks);
+std::string held_out_note(std::string_view preset, const topo::Topology& topology, int ranks,
+                          bool edited) {
+  const std::optional<std::string> cls =
+      machine_class_of(preset, nodes_spanned(topology, ranks), ranks);
   if (!cls) return "";
   const auto& records = held_out_records();
   const auto r = std::find_if(records.begin(), records.end(),

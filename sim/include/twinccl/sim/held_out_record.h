@@ -3,7 +3,7 @@
 // that a prediction on a preset can say so beside its numbers.
 //
 //   sim::machine_class_of("aws-p5-4", /*nodes*/ 4, /*ranks*/ 32);   // "aws-efa"
-//   sim::held_out_note("aws-p5-4", 4, 32, /*edited*/ false);
+//   sim::held_out_note("aws-p5-4", topology, 32, /*edited*/ false);
 //   // "held out: on published aws-efa figures the model was not fitted to, 45 of 80 at >= 64 MiB
 //   //  were within 10% ..."
 //
@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim {
 
@@ -39,8 +41,10 @@ const std::vector<HeldOutRecord>& held_out_records();
 std::optional<std::string> machine_class_of(std::string_view preset, int nodes, int ranks);
 
 // One sentence for a prediction's header with that class's record, naming how to fit the model to
-// the user's own logs; `edited`: the topology was changed (--set), so the record is the unedited
+// the user's own logs: the class of `ranks` ranks of `topology` (named `preset` as the user typed
+// it, before edits); `edited`: the topology was changed (--set), so the record is the unedited
 // preset's. "" when the machine has no class.
-std::string held_out_note(std::string_view preset, int nodes, int ranks, bool edited);
+std::string held_out_note(std::string_view preset, const topo::Topology& topology, int ranks,
+                          bool edited);
 
 }  // namespace twinccl::sim
