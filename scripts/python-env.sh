@@ -17,6 +17,8 @@ requirements=(
   "scikit-build-core>=0.10"   # pip install --no-build-isolation . (CTest's python.install)
   "pybind11>=2.12,<4"         # the same; >= 2.12 builds for NumPy 1.x and 2.x
   "mindspore==2.9.0"          # python/tests/test_mindspore_real.py (2.10 needs numpy >= 1.25)
+  "accelerate>=1.0"           # python/tests/test_rank_state_libraries.py: Hugging Face's state
+  "lightning>=2.2"            # the same: Lightning's rank_zero_only, its import-time logging
   "numpy<1.25"                # keep Debian's numpy 1.24: mindspore's scipy would raise it
 )
 

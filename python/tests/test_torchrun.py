@@ -2,6 +2,7 @@
 torchrun gives each worker, torchrun's exit codes and failure report), and torch's "Distributed
 Synchronous SGD" tutorial shape giving the weights of a reference computed rank by rank."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -27,9 +28,11 @@ SCRIPT = textwrap.dedent('''
     pair = torch.ones(1) * (rank + 1)
     dist.all_reduce(pair, group=mpu.pair_group())
     seen = {k: os.environ.get(k) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
-                                           "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")}
+                                           "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+                                           "OMP_NUM_THREADS")}
     with open(os.path.join(os.path.dirname(__file__), "rank%d.json" % rank), "w") as f:
         json.dump({"env": seen, "argv": sys.argv, "file": __file__, "sum": x.tolist(),
+                   "threads": torch.get_num_threads(),
                    "main": __name__,
                    "pair": pair.item(), "pair_ranks": mpu.PAIR_RANKS}, f)
     dist.barrier()  # every rank has written its file before one fails
@@ -78,11 +81,16 @@ def test_each_rank_sees_torchruns_environment_and_a_failing_rank_is_reported(tmp
         seen = json.loads((tmp_path / ("rank%d.json" % rank)).read_text())
         assert seen["env"] == {"RANK": str(rank), "LOCAL_RANK": str(rank % 2), "WORLD_SIZE": "4",
                                "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": str(rank // 2),
-                               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+                               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500",
+                               # torchrun's default with several workers a node (once only
+                               # rank 0's: the others were given it "unless set" in rank 0's)
+                               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
         # as `python train.py`: argv[0] as typed, __file__ joined to the working directory
         assert seen["argv"] == ["train.py", "raise", "--lr", "0.1"]
         assert seen["file"] == str(tmp_path / "train.py")
         assert seen["sum"] == [10.0] * 3 and seen["main"] == "__main__"
+        # torch's intra-op threads as OMP_NUM_THREADS sets them in a torchrun worker
+        assert seen["threads"] == int(os.environ.get("OMP_NUM_THREADS", "1"))
         pair = [rank - rank % 2, rank - rank % 2 + 1]
         assert seen["pair_ranks"] == pair and seen["pair"] == sum(pair) + 2
     assert done.returncode == 1

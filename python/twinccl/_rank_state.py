@@ -33,13 +33,16 @@ class _Environ:
     """os.environ, compared as bytes (os.environ._data) and changed only where ranks differ. Its
     dict's version tag says whether a rank changed it since it was installed (else save() copies
     nothing); the variables that differ between two ranks' environments are computed once per
-    pair of environments."""
-    def __init__(self, rank_environ):
+    pair of environments. rank_environ(rank), the variables a rank's environment sets, is called
+    for every rank here, on the caller's thread with the caller's environment in place: called as
+    a rank starts, it read the environment of the rank before (torchrun's `OMP_NUM_THREADS=1`
+    "unless set" was set for rank 0 alone: rank 1 found rank 0's)."""
+    def __init__(self, rank_environ, world_size):
         self._data = getattr(os.environ, "_data", None)
         self._installed = None  # (version tags, environment) in place
         self._differences = {}  # (id(a), id(b)) -> (a, b, keys that differ)
         self._caller = self.save()
-        self._rank_environ = rank_environ
+        self._rank_environs = [rank_environ(rank) for rank in range(world_size)]
 
     def _versions(self):
         return _twinccl._dict_versions(self._data) if self._data is not None else None
@@ -51,7 +54,7 @@ class _Environ:
 
     def initial(self, rank):
         env = dict(self._caller)
-        for key, value in self._rank_environ(rank).items():
+        for key, value in self._rank_environs[rank].items():
             if self._data is not None:
                 env[os.environ.encodekey(key)] = os.environ.encodevalue(value)
             else:
@@ -165,7 +168,7 @@ class RankStates:
                  isolate_modules=True, rank_streams=None):
         self.world_size = world_size
         self.parts = [PythonRandom(fresh_random), TorchRandom(), NumpyRandom(fresh_random),
-                      MindSporeSeeds(fresh_random), _Environ(rank_environ),
+                      MindSporeSeeds(fresh_random), _Environ(rank_environ, world_size),
                       _SysAttribute("argv", rank_argv or
                                     (lambda rank, argv=list(sys.argv): list(argv))),
                       _SysAttribute("excepthook", lambda rank, hook=sys.excepthook: hook),

@@ -14,6 +14,7 @@ cause: the first rank that failed, its exit code: 1 for an exception, N for sys.
     python3 -m twinccl.torchrun --nproc-per-node 8 --topology dgx-h100 train.py
 """
 import argparse
+import contextlib
 import importlib.util
 import os
 import sys
@@ -179,12 +180,26 @@ def main(argv=None, launch=False):
                      "twinccl.launch" if launch else "twinccl.torchrun")
 
 
+@contextlib.contextmanager
+def _torch_threads(count):
+    """torch's intra-op threads set to `count` for the run (one setting a process: the ranks take
+    turns on it), as OMP_NUM_THREADS=count sets them in a torchrun worker; with the machine's
+    count, a GPT-2 step of a Hugging Face Trainer summed its floats in another order than under
+    torchrun (the weights 1e-7 apart)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
     """The script on per_node x nodes emulated ranks (the launchers' common part); output: each
     rank's (stdout, stderr) (_rank_output.RankOutput's interface); name: the launcher's, in its
     messages. Returns the launcher's exit code."""
     code, path, spec = _program(p, args)
-    import contextlib
     import twinccl
     if args.cuda_on_cpu:
         from ._cuda_on_cpu import cuda_on_cpu  # (its per-rank current device, before states)
@@ -203,6 +218,10 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
     import importlib.util  # MindSpore scripts too, patched when they import it (~4 s to import)
     mindspore = "on_import" if importlib.util.find_spec("mindspore") is not None else False
 
+    # torchrun's default for several workers a node: OMP_NUM_THREADS=1 unless set, which torch
+    # reads as it starts (one intra-op thread: the same float sums as a torchrun worker's)
+    one_thread = "OMP_NUM_THREADS" not in os.environ and per_node > 1
+
     def environ(rank):
         env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
         if args.virtual_local_rank:  # (torchrun also gives each worker one visible GPU, index 0)
@@ -212,8 +231,8 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
         if mindspore:  # and msrun's RANK_ID, DEVICE_ID
             from ._ms_patch import msrun_environ
             env.update(msrun_environ(rank, per_node))
-        if "OMP_NUM_THREADS" not in os.environ and per_node > 1:
-            env["OMP_NUM_THREADS"] = "1"  # torchrun's default for several workers per node
+        if one_thread:
+            env["OMP_NUM_THREADS"] = "1"
         return env
     states = None
     if args.rank_state == "isolated":
@@ -231,7 +250,9 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
         torch_distributed = False
     try:
         cuda = cuda_on_cpu(per_node) if args.cuda_on_cpu else contextlib.nullcontext()
-        with cuda:
+        threads = _torch_threads(1) if one_thread and torch_distributed \
+            else contextlib.nullcontext()
+        with cuda, threads:
             report = twinccl.run(program, world_size=world, topology=args.topology,
                                  check=args.check,
                                  timeout_s=args.timeout_s, trace_path=args.trace,
