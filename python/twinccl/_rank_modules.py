@@ -25,6 +25,7 @@ How:
   runs the script per rank, makes them per rank too).
 """
 import functools
+import importlib.util
 import os
 import site
 import sys
@@ -86,6 +87,22 @@ class _Classifier:
         if _in_package(name, self._per_rank):
             return True
         return not os.path.realpath(path).startswith(self._roots)
+
+
+def is_library(name):
+    """Whether the module `name` is a library by the rules above (shared by the ranks), imported or
+    not (then from where an import would find it; False where none would)."""
+    classifier = _Classifier()
+    module = sys.modules.get(name)
+    if module is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return False
+        if spec is None:
+            return False
+        module = types.SimpleNamespace(__spec__=spec, __file__=spec.origin)
+    return not classifier.is_user(name, module)
 
 
 def _copy_for_rank(value, module_dicts, memo):

@@ -180,6 +180,18 @@ def main(argv=None, launch=False):
                      "twinccl.launch" if launch else "twinccl.torchrun")
 
 
+def _preimport(path):
+    """The libraries the script imports first, imported before its ranks start (their import-time
+    logging and warnings settings every rank's: _library_preimport.py)."""
+    from ._library_preimport import preimport_libraries
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except (OSError, TypeError):
+        return
+    preimport_libraries(source, path)
+
+
 @contextlib.contextmanager
 def _torch_threads(count):
     """torch's intra-op threads set to `count` for the run (one setting a process: the ranks take
@@ -236,6 +248,8 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
         return env
     states = None
     if args.rank_state == "isolated":
+        if not args.cuda_on_cpu:  # (there a library's import must see the run's CUDA)
+            _preimport(path)
         states = RankStates(world, environ, rank_argv=rank_argv,
                             fresh_random=True,
                             rank_streams=output.streams if output.active() else None)
