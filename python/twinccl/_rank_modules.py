@@ -6,8 +6,8 @@ or manager, a function attribute used as a cache (fairseq's all_gather_list._buf
 Which modules: the user's own, i.e. Python files outside the interpreter's standard library and
 site-packages (a script, its directory, a checkout on PYTHONPATH or installed editable), but not
 twinccl, torch, numpy or pytest; TWINCCL_SHARED_MODULES=pkg1,pkg2 shares more, and
-TWINCCL_RANK_MODULES=pkg1,pkg2 makes packages in site-packages per rank too (megatron.core from
-a wheel). Libraries stay one per process, as their C extensions must.
+TWINCCL_RANK_MODULES=pkg1,pkg2 makes packages in site-packages per rank too (megatron is, unless
+shared so). Libraries stay one per process, as their C extensions must.
 
 How:
 * a user module imported during the run (the launcher runs the script per rank, so everything
@@ -35,6 +35,10 @@ import types
 from . import _twinccl
 
 _ALWAYS_SHARED = ("twinccl", "torch", "numpy", "pytest", "_pytest", "pluggy", "typing_extensions")
+# Libraries per rank unless TWINCCL_SHARED_MODULES names them: megatron.core from a wheel (pip
+# install megatron-core) keeps the process's parallel groups in parallel_state's globals; shared,
+# the second rank's initialize_model_parallel raised "... group is already initialized"
+_RANK_BY_DEFAULT = ("megatron",)
 
 
 def _names(variable):
@@ -66,7 +70,7 @@ class _Classifier:
     def __init__(self):
         self._roots = _library_roots()
         self._shared = _ALWAYS_SHARED + _names("TWINCCL_SHARED_MODULES")
-        self._per_rank = _names("TWINCCL_RANK_MODULES")
+        self._per_rank = _RANK_BY_DEFAULT + _names("TWINCCL_RANK_MODULES")
         self._verdicts = {}
 
     def is_user(self, name, module):
