@@ -266,6 +266,11 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
         cuda = cuda_on_cpu(per_node) if args.cuda_on_cpu else contextlib.nullcontext()
         threads = _torch_threads(1) if one_thread and torch_distributed \
             else contextlib.nullcontext()
+        if one_thread:  # (torchrun says so too: its agent's warning)
+            print("*" * 41 + "\n%s: OMP_NUM_THREADS=1 for each rank%s, as torchrun sets for "
+                  "several workers a node; set OMP_NUM_THREADS to choose another count\n"
+                  % (name, " and torch's intra-op threads 1 for the run"
+                     if torch_distributed else "") + "*" * 41, file=sys.stderr, flush=True)
         with cuda, threads:
             report = twinccl.run(program, world_size=world, topology=args.topology,
                                  check=args.check,
