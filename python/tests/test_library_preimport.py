@@ -18,6 +18,7 @@ LIBRARY = textwrap.dedent('''
     _logger.propagate = False
     warnings.simplefilter("ignore", category=ImportWarning)
     IMPORTED_WITH = os.environ.get("FAKELIB_MODE")
+    IMPORTED_ON = os.environ.get("RANK")
 
 
     def hello(rank):
@@ -38,7 +39,8 @@ SCRIPT = textwrap.dedent('''
     fakelib.hello(rank)
     fakelate.hello(rank)
     with open(os.path.join(sys.argv[1], "rank%d.json" % rank), "w") as f:
-        json.dump({"fakelib": fakelib.IMPORTED_WITH, "fakelate": fakelate.IMPORTED_WITH}, f)
+        json.dump({"fakelib": fakelib.IMPORTED_WITH, "fakelate": fakelate.IMPORTED_WITH,
+                   "imported_on": fakelib.IMPORTED_ON, "rank": os.environ["RANK"]}, f)
 ''')
 
 
@@ -55,7 +57,9 @@ def test_a_librarys_import_time_logging_is_every_ranks(tmp_path):
     for rank in range(2):
         assert done.stderr.count("fakelib: hello from rank %d\n" % rank) == 1, done.stderr[-3000:]
         seen = json.loads((tmp_path / ("rank%d.json" % rank)).read_text())
-        assert seen == {"fakelib": None, "fakelate": "set by the script"}
+        # imported with rank 0's environment, as by rank 0, the first to run; each rank's own
+        assert seen == {"fakelib": None, "fakelate": "set by the script", "imported_on": "0",
+                        "rank": str(rank)}
     assert "fakelib import warning" not in done.stderr  # its filter is every rank's too
     # imported by the ranks (the first to reach the line): its handler that rank's alone
     assert done.stderr.count("fakelate: hello from rank") == 1, done.stderr[-3000:]

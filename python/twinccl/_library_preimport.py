@@ -13,7 +13,8 @@ How it works: the script's source is parsed (ast) and its leading run of import 
 os.environ before an import keeps that order, and an import inside `try`, a function or an `if`
 is the rank's own). Of the modules named (`import a.b`, `from a.b import c`: "a.b"), those whose
 top-level package is a library (_rank_modules.is_library; not MindSpore, which TwinCCL adjusts as
-a rank imports it) are imported in the caller's state, before RankStates copies it. One that
+a rank imports it) are imported in the caller's state, before RankStates copies it (the launcher
+puts rank 0's variables in the environment meanwhile). One that
 fails to import is left for the ranks, whose own import raises it as a torchrun worker's would."""
 import ast
 import importlib

@@ -180,16 +180,27 @@ def main(argv=None, launch=False):
                      "twinccl.launch" if launch else "twinccl.torchrun")
 
 
-def _preimport(path):
+def _preimport(path, rank_0_environ):
     """The libraries the script imports first, imported before its ranks start (their import-time
-    logging and warnings settings every rank's: _library_preimport.py)."""
+    logging and warnings settings every rank's: _library_preimport.py), with rank 0's variables
+    in the environment, as when rank 0, the first to run, imported them (a library's constant
+    read from LOCAL_RANK at import is one for all ranks either way); the caller's is put back."""
     from ._library_preimport import preimport_libraries
     try:
         with open(path, "rb") as f:
             source = f.read()
     except (OSError, TypeError):
         return
-    preimport_libraries(source, path)
+    before = {name: os.environ.get(name) for name in rank_0_environ}
+    os.environ.update(rank_0_environ)
+    try:
+        preimport_libraries(source, path)
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextlib.contextmanager
@@ -249,7 +260,7 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
     states = None
     if args.rank_state == "isolated":
         if not args.cuda_on_cpu:  # (there a library's import must see the run's CUDA)
-            _preimport(path)
+            _preimport(path, environ(0))
         states = RankStates(world, environ, rank_argv=rank_argv,
                             fresh_random=True,
                             rank_streams=output.streams if output.active() else None)
