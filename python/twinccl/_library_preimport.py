@@ -28,7 +28,7 @@ def leading_imports(source, filename="<script>"):
     """The modules of the script's leading import statements, in order."""
     try:
         tree = ast.parse(source, filename)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # (the rank's compile reports it)
     names = []
     for i, node in enumerate(tree.body):
