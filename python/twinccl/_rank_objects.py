@@ -11,8 +11,9 @@ called `init_process_group` (DDP: "Default process group has not been initialize
 Hugging Face `Trainer` ran every rank as the last rank to set it (`process_index` 1 on both of 2
 ranks: each trained on rank 1's shard of the data). Lightning's `rank_zero_only.rank`
 (lightning_utilities' function; lightning_fabric's import sets it from RANK, each strategy's
-setup from its rank; torchmetrics keeps its own): shared, the last rank to set it was "rank zero" for all, so `rank_zero_only` functions
-(loggers' `log_metrics`, `rank_zero_info`) ran on no rank or on every rank.
+setup from its rank; torchmetrics keeps its own): shared, the last rank to set it was "rank zero"
+for all, so `rank_zero_only` functions (loggers' `log_metrics`, `rank_zero_info`) ran on no rank
+or on every rank.
 FSDP1's `SimpleProfiler` (class attributes `profiling`, the set of sections a process is inside,
 and `results`): `FSDP.optim_state_dict` profiles sections with collectives inside, and a second
 rank leaving one raised `KeyError: 'preprocessing_with_comm'`. multiprocessing's start method

@@ -83,7 +83,9 @@ def main(argv=None):
         output = WorkerLogs(args.log_dir, args.worker_log_name, args.join, args.tail_worker_log)
     except ValueError as e:
         p.error(str(e))
-    return run_ranks(p, args, per_node, nodes, output, False, "twinccl.msrun")
+    # (MindSpore's msrun leaves OMP_NUM_THREADS as it is: torchrun's default is torchrun's)
+    return run_ranks(p, args, per_node, nodes, output, False, "twinccl.msrun",
+                     one_thread_default=False)
 
 
 if __name__ == "__main__":

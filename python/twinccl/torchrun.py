@@ -218,10 +218,11 @@ def _torch_threads(count):
         torch.set_num_threads(before)
 
 
-def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
+def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name, one_thread_default=True):
     """The script on per_node x nodes emulated ranks (the launchers' common part); output: each
     rank's (stdout, stderr) (_rank_output.RankOutput's interface); name: the launcher's, in its
-    messages. Returns the launcher's exit code."""
+    messages; one_thread_default: torchrun's OMP_NUM_THREADS=1 (msrun sets none). Returns the
+    launcher's exit code."""
     code, path, spec = _program(p, args)
     import twinccl
     if args.cuda_on_cpu:
@@ -243,7 +244,7 @@ def run_ranks(p, args, per_node, nodes, output, local_rank_argument, name):
 
     # torchrun's default for several workers a node: OMP_NUM_THREADS=1 unless set, which torch
     # reads as it starts (one intra-op thread: the same float sums as a torchrun worker's)
-    one_thread = "OMP_NUM_THREADS" not in os.environ and per_node > 1
+    one_thread = one_thread_default and "OMP_NUM_THREADS" not in os.environ and per_node > 1
 
     def environ(rank):
         env = torchrun_environ(rank, world, per_node, args.master_addr, args.master_port)
