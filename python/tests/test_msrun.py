@@ -13,7 +13,7 @@ from launcher_support import ENV
 from twinccl import msrun
 
 SCRIPT = textwrap.dedent('''
-    import sys
+    import os, sys
     import numpy as np
     from mindspore import Tensor
     from mindspore.communication import init, get_rank, get_local_rank, get_group_size
@@ -24,6 +24,7 @@ SCRIPT = textwrap.dedent('''
     print("RESULT rank %d local %d of %d %s %s"
           % (r, get_local_rank(), get_group_size(), out.asnumpy().tolist(), sys.argv[1:]))
     print("ERR rank %d" % r, file=sys.stderr)
+    print("OMP_NUM_THREADS %s" % os.environ.get("OMP_NUM_THREADS"))
 ''')
 
 
@@ -46,6 +47,8 @@ def test_msruns_worker_logs_and_world(tmp_path):
             in text, text
         assert "ERR rank %d" % rank in text  # stderr into the same file, as msrun's
         assert text.count("RESULT") == 1 and text.count("ERR") == 1, text  # its own lines only
+        # msrun sets none (torchrun's default, 1, is torchrun's)
+        assert "OMP_NUM_THREADS %s" % ENV.get("OMP_NUM_THREADS") in text, text
         assert ("RESULT rank %d " % rank in done.stdout) == (rank in (0, 3)), done.stdout
 
 
