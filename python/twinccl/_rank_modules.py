@@ -6,8 +6,8 @@ or manager, a function attribute used as a cache (fairseq's all_gather_list._buf
 Which modules: the user's own, i.e. Python files outside the interpreter's standard library and
 site-packages (a script, its directory, a checkout on PYTHONPATH or installed editable), but not
 twinccl, torch, numpy or pytest; TWINCCL_SHARED_MODULES=pkg1,pkg2 shares more, and
-TWINCCL_RANK_MODULES=pkg1,pkg2 makes packages in site-packages per rank too (megatron is, unless
-shared so). Libraries stay one per process, as their C extensions must.
+TWINCCL_RANK_MODULES=pkg1,pkg2 makes packages in site-packages per rank too (megatron and deepspeed
+are, unless shared so). Libraries stay one per process, as their C extensions must.
 
 How:
 * a user module imported during the run (the launcher runs the script per rank, so everything
@@ -37,8 +37,11 @@ from . import _twinccl
 _ALWAYS_SHARED = ("twinccl", "torch", "numpy", "pytest", "_pytest", "pluggy", "typing_extensions")
 # Libraries per rank unless TWINCCL_SHARED_MODULES names them: megatron.core from a wheel (pip
 # install megatron-core) keeps the process's parallel groups in parallel_state's globals; shared,
-# the second rank's initialize_model_parallel raised "... group is already initialized"
-_RANK_BY_DEFAULT = ("megatron",)
+# the second rank's initialize_model_parallel raised "... group is already initialized".
+# DeepSpeed numbers a process's modules and parameters for ZeRO-3 in a mutable default argument
+# and class attributes; shared, the ranks' numbers differed ("Detected a disagreement on list
+# contents between rank0 and rank1" in the first forward)
+_RANK_BY_DEFAULT = ("megatron", "deepspeed")
 
 
 def _names(variable):
