@@ -23,8 +23,8 @@ import threading
 import torch.distributed as tdist
 import torch.distributed.distributed_c10d as c10d
 
-from . import (_import_hook, _torch_backend, _torch_backend_names, _torch_checkpoint,
-               _torch_compile, _torch_world, _twinccl, _wait_timeout)
+from . import (_deepspeed_zero_init, _import_hook, _torch_backend, _torch_backend_names,
+               _torch_checkpoint, _torch_compile, _torch_world, _twinccl, _wait_timeout)
 from ._twinccl import InvalidArgument
 
 _naming = threading.local()  # .local_sync: a member's new_group(use_local_synchronization=True)
@@ -239,7 +239,8 @@ def session(own_world=True, init_by_script=False):
                 saved[(module, "split_group")] = module.split_group
                 module.split_group = _split_group
         with _import_hook.during("torch._dynamo", _torch_compile.prepare_dynamo), \
-                _torch_checkpoint.saves_on_rank_threads():
+                _torch_checkpoint.saves_on_rank_threads(), \
+                _deepspeed_zero_init.refusing_zero_init():
             yield functools.partial(_rank_wrapper, init=not init_by_script)
     finally:
         for (module, name), value in saved.items():
