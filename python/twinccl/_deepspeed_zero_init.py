@@ -21,7 +21,7 @@ import contextlib
 import functools
 import sys
 
-from . import _import_hook, _twinccl
+from . import _import_hook, _this_rank, _twinccl
 
 MODULE = "deepspeed.runtime.zero.partition_parameters"
 MESSAGE = (
@@ -33,15 +33,6 @@ MESSAGE = (
     "stage 3), or run this script under torchrun on one process per rank")
 
 
-def _ranks():
-    """(rank, world size) when this thread is a rank of a run, else None."""
-    try:
-        world = _twinccl._world()
-    except _twinccl.InvalidArgument:
-        return None
-    return world.rank, world.size
-
-
 def _wrap(init_class, patched):
     if "_twinccl_refusing" in init_class.__dict__:
         return
@@ -50,9 +41,9 @@ def _wrap(init_class, patched):
 
     @functools.wraps(original)
     def __enter__(self):
-        ranks = _ranks()
-        if getattr(self, "enabled", True) and ranks is not None and ranks[1] > 1:
-            raise _twinccl.InvalidArgument(MESSAGE.format(rank=ranks[0], size=ranks[1]))
+        world = _this_rank.world()
+        if getattr(self, "enabled", True) and world is not None and world.size > 1:
+            raise _twinccl.InvalidArgument(MESSAGE.format(rank=world.rank, size=world.size))
         return original(self)
     init_class.__enter__ = __enter__
     init_class._twinccl_refusing = True

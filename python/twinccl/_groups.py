@@ -4,7 +4,7 @@ import os
 import threading
 import zlib
 
-from . import _twinccl, _wait_timeout
+from . import _this_rank, _twinccl, _wait_timeout
 from ._twinccl import InvalidArgument
 from ._tensors import call_site
 
@@ -54,11 +54,7 @@ def is_nccl_available():
 
 
 def is_initialized():
-    try:
-        _twinccl._world()
-        return True
-    except InvalidArgument:
-        return False
+    return _this_rank.world() is not None
 
 
 def check_world_arguments(world_size, rank):

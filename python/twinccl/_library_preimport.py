@@ -12,14 +12,14 @@ How it works: the script's source is parsed (ast) and its leading run of import 
 (a docstring and `from __future__` skipped; the first other statement ends it: a script that sets
 os.environ before an import keeps that order, and an import inside `try`, a function or an `if`
 is the rank's own). Of the modules named (`import a.b`, `from a.b import c`: "a.b"), those whose
-top-level package is a library (_rank_modules.is_library; not MindSpore, which TwinCCL adjusts as
+top-level package is a library (_rank_modules._Classifier; not MindSpore, which TwinCCL adjusts as
 a rank imports it) are imported in the caller's state, before RankStates copies it (the launcher
 puts rank 0's variables in the environment meanwhile). One that
 fails to import is left for the ranks, whose own import raises it as a torchrun worker's would."""
 import ast
 import importlib
 
-from ._rank_modules import is_library
+from ._rank_modules import _Classifier
 
 _NOT_PREIMPORTED = ("mindspore",)
 
@@ -48,9 +48,10 @@ def leading_imports(source, filename="<script>"):
 def preimport_libraries(source, filename="<script>"):
     """Imports the libraries among the script's leading imports; returns their names."""
     done = []
+    classifier = _Classifier()
     for name in leading_imports(source, filename):
         top = name.split(".")[0]
-        if top in _NOT_PREIMPORTED or not is_library(top):
+        if top in _NOT_PREIMPORTED or not classifier.is_library(top):
             continue
         try:
             importlib.import_module(name)

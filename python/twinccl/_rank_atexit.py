@@ -30,7 +30,7 @@ import sys
 import threading
 import traceback
 
-from . import _twinccl
+from . import _this_rank
 from ._rank_modules import _Classifier
 from ._run_patches import RunPatch
 
@@ -53,9 +53,9 @@ def _rank_thread():
     """This thread's key when it is a rank thread running its function, else None."""
     if _run_pid and os.getpid() != _run_pid[0]:
         return None  # a process forked from a rank thread: that thread alone, no longer a rank
-    try:  # a live rank: a thread's ident is reused once it ends, and an entry an interruption
-        _twinccl._world()  # kept past its rank's end must not make a new thread a rank
-    except _twinccl.InvalidArgument:
+    # a live rank: a thread's ident is reused once it ends, and an entry an interruption kept past
+    # its rank's end must not make a new thread a rank
+    if _this_rank.world() is None:
         return None
     ident = threading.get_ident()
     with _lock:
@@ -144,9 +144,7 @@ def with_exit_handlers(fn):
     """fn(rank), then the exit handlers the rank registered meanwhile (see the module's doc)."""
     def rank_fn(rank):
         ident = threading.get_ident()
-        try:
-            _twinccl._world()
-        except _twinccl.InvalidArgument:
+        if _this_rank.world() is None:
             return fn(rank)  # not called as a rank (nothing to keep per rank)
         with _lock:
             _handlers[ident] = []

@@ -20,7 +20,7 @@ import errno
 import os
 import threading
 
-from . import _twinccl
+from . import _this_rank, _twinccl
 from ._run_patches import RunPatch
 
 _CLONE_FS = 0x00000200  # <sched.h>
@@ -92,9 +92,7 @@ def rank_working_directories():
 def with_own_working_directory(fn):
     """fn(rank) with the rank's own working directory and umask (see the module's doc)."""
     def rank_fn(rank):
-        try:
-            _twinccl._world()
-        except _twinccl.InvalidArgument:
+        if _this_rank.world() is None:
             return fn(rank)  # not called as a rank
         ident = threading.get_ident()
         if not _refused:

@@ -83,6 +83,20 @@ class _Classifier:
             self._verdicts[name] = verdict
         return verdict
 
+    def is_library(self, name):
+        """Whether the module `name` is a library (shared by the ranks), imported or not (then
+        judged from where an import would find it; False where none would)."""
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                return False
+            if spec is None:
+                return False
+            module = types.SimpleNamespace(__spec__=spec, __file__=spec.origin)
+        return not self.is_user(name, module)
+
     def _judge(self, name, module):
         spec = getattr(module, "__spec__", None)
         real_name = getattr(spec, "name", None) or name  # `python -m twinccl.torchrun`: __main__
@@ -94,22 +108,6 @@ class _Classifier:
         if _in_package(name, self._per_rank):
             return True
         return not os.path.realpath(path).startswith(self._roots)
-
-
-def is_library(name):
-    """Whether the module `name` is a library by the rules above (shared by the ranks), imported or
-    not (then from where an import would find it; False where none would)."""
-    classifier = _Classifier()
-    module = sys.modules.get(name)
-    if module is None:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            return False
-        if spec is None:
-            return False
-        module = types.SimpleNamespace(__spec__=spec, __file__=spec.origin)
-    return not classifier.is_user(name, module)
 
 
 def _copy_for_rank(value, module_dicts, memo):

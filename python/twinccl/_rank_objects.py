@@ -86,8 +86,6 @@ LIBRARY_OBJECT_ATTRIBUTES = [
     for cls in ("PartialState", "AcceleratorState", "GradientState")
 ] + [
     ("lightning_utilities.core.rank_zero", "rank_zero_only", "rank", _LIGHTNING_RANK),
-    # (pytorch_lightning before 1.8 had its own; since, the same function as lightning_utilities')
-    ("pytorch_lightning.utilities.rank_zero", "rank_zero_only", "rank", _LIGHTNING_RANK),
     ("torchmetrics.utilities.prints", "rank_zero_only", "rank",
      _rank_from_environment(("LOCAL_RANK",), ("torchmetrics.utilities.prints",))),
 ]

@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 
-from . import _twinccl
+from . import _this_rank
 from ._run_patches import RunPatch
 
 _real_signal = signal.signal
@@ -30,11 +30,7 @@ _tables = {}  # rank thread's ident -> {signal number: handler} (while a run las
 
 
 def _on_rank_thread():
-    try:
-        _twinccl._world()
-    except _twinccl.InvalidArgument:
-        return False
-    return True
+    return _this_rank.world() is not None
 
 
 def _number(signalnum):
