@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <utility>
 #include <vector>
@@ -64,6 +65,27 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
       "NCCL_PROTO each log ran with (LL, LL128, Simple), one option per log, as --algo");
   return cmd;
 }
+
+namespace {
+// The bandwidth error's trend with the node count (calibrate_scale_trend.cc), where the logs span
+// three or more node counts; beyond the logs' largest, what it gives at the topology's.
+void print_scale_trend(const sim::CalibrationScaleTrend& t, std::ostream& out) {
+  out << fmt::format(
+      "# with the node count ({} nodes; {} rows >= 64 MiB the NICs bound): after the fit, "
+      "predicted / measured "
+      "moves {:+.1f}% per doubling of nodes; at the topology's {} nodes the trend gives {:+.1f}%\n",
+      fmt::join(t.nodes, ", "), t.rows, t.per_doubling * 100.0, t.topology_nodes,
+      t.at_topology * 100.0);
+  if (t.topology_nodes > t.nodes.back() && std::abs(t.per_doubling) >= 0.01) {
+    out << fmt::format(
+        "#   beyond the logs' {} nodes the file's one NIC rate does not carry that trend: its "
+        "predictions at {} nodes are about {:.0f}% too {} if the error keeps that trend (a "
+        "fabric that delivers less with more nodes; a sweep at more nodes shows it)\n",
+        t.nodes.back(), t.topology_nodes, std::abs(t.at_topology) * 100.0,
+        t.at_topology < 0.0 ? "fast" : "slow");
+  }
+}
+}  // namespace
 
 int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
   check_output_path("--output", o.output);
@@ -140,6 +162,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     out << fmt::format("  {:<{}} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, log_width, r.regime,
                        r.rows, r.before * 100.0, r.after * 100.0);
   }
+  if (c.scale_trend) print_scale_trend(*c.scale_trend, out);
   // The latency regime's rows are named only where the table has some (8G-16G logs have none).
   const bool latency_rows = std::any_of(c.residuals.begin(), c.residuals.end(),
                                         [](const auto& r) { return r.regime == "latency"; });

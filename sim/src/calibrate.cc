@@ -13,7 +13,8 @@
 // log(predicted / measured)^2 by golden-section search: a scale s in [1/8, 8] on the rates and the
 // launch (on log s), an offset in [-20, 200] us on the network hop. Example: 8 GPUs at 80% of the
 // preset's NVLink give s = 0.8 back. The rows, their checks and the refusal of logs that cannot
-// determine a fit: calibrate_inputs.cc.
+// determine a fit: calibrate_inputs.cc. Where the multi-node logs span three or more node
+// counts, the bandwidth error's trend with them is reported (calibrate_scale_trend.cc).
 #include "twinccl/sim/calibrate.h"
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@
 #include <cmath>
 
 #include "calibrate_rows.h"
+#include "calibrate_scale_trend.h"
 #include "golden_min.h"
 #include "model.h"
 #include "twinccl/errors.h"
@@ -126,17 +128,26 @@ double fit_offset_us(const Fitting& t, const std::string& name, const std::vecto
 // Whether `rows` see `name` near `value`: some row's time moves by more than 0.5% when it is
 // 0.8 or 1.25 x that. A rate that bounds none of its rows (a NIC behind NVLink, NVLS-tree's
 // in-node stage on 2 nodes) leaves a flat cost, where the search's end says nothing.
-bool rows_see(const Fitting& t, const std::string& name, double value,
-              const std::vector<Row>& rows) {
+// Those of `rows` that see it.
+std::vector<Row> rows_seeing(const Fitting& t, const std::string& name, double value,
+                             const std::vector<Row>& rows) {
   const topo::Topology at = t.with(name, value);
   const topo::Topology lower = t.with(name, 0.8 * value), higher = t.with(name, 1.25 * value);
+  std::vector<Row> seeing;
   for (const Row& r : rows) {
     const double now = predicted_us(at, r);
     for (const topo::Topology* other : {&lower, &higher}) {
-      if (std::abs(predicted_us(*other, r) / now - 1.0) > 0.005) return true;
+      if (std::abs(predicted_us(*other, r) / now - 1.0) > 0.005) {
+        seeing.push_back(r);
+        break;
+      }
     }
   }
-  return false;
+  return seeing;
+}
+bool rows_see(const Fitting& t, const std::string& name, double value,
+              const std::vector<Row>& rows) {
+  return !rows_seeing(t, name, value, rows).empty();
 }
 
 double nvlink_link_gbps(const topo::Topology& t) {
@@ -156,7 +167,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   const detail::CalibrationRows rows = detail::calibration_rows(topology, tables, options);
   const auto& [choices, one_node, multi_node, one_node_small, one_node_group_small,
                multi_node_small, all] = rows;
-  Calibration c{topology, {}, {}, {}};
+  Calibration c{topology, {}, {}, {}, std::nullopt};
   for (std::size_t i = 0; i < tables.size(); ++i) {
     c.priced_with.push_back({tables[i].source, choices[i].label(), choices[i].from,
                              nccl_version_pricing(tables[i]).note});
@@ -306,6 +317,13 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
       res.after = std::exp(res.after / res.rows) - 1.0;
       c.residuals.push_back(res);
     }
+  }
+  // What the one NIC rate leaves with the node count, on the rows it bounds (logs of 3 or more
+  // node counts; a 2-node NVLS-tree row the NVLink bounds says nothing of the fabric).
+  if (nodes && nic_note.empty()) {
+    c.scale_trend = detail::calibration_scale_trend(
+        rows_seeing(fit, "nic_gbps", nic_now, multi_node), topology.summary().nodes,
+        [&](const Row& r) { return std::log(predicted_us(c.topology, r) / r.measured_us); });
   }
   return c;
 }

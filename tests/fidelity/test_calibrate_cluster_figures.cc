@@ -309,3 +309,59 @@ TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 
   CHECK(mean.rows == 6);
   CHECK(std::abs(mean.value()) <= 0.04);  // -1.6% when written; the rows alone allow 10%
 }
+
+TEST_CASE(
+    "calibrate on use3a-ss's ring runs at 2, 4 and 8 nodes: the error's trend with the nodes") {
+  // Fitted on the 1-node row and the forced-ring runs at 2, 4 and 8 nodes (ib-multinode.csv, busbw
+  // = 2 (n-1)/n x 16 GiB / time), one NIC rate for all three: the rows fall with the node count
+  // (344.7, 334.8, 322.6 GB/s), which one rate cannot follow; calibrate reports the trend, and
+  // what it gives at the topology's 46 nodes is judged on the 46-node ring run it did not see.
+  const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
+                                   {"all_reduce", "ring", 2, 16 * kGiB, 344.7},
+                                   {"all_reduce", "ring", 4, 16 * kGiB, 334.8},
+                                   {"all_reduce", "ring", 8, 16 * kGiB, 322.6}};
+  const topo::Topology preset = topo::load_topology("b200-cluster-46");
+  const Calibration c =
+      calibrate(preset, logs_of(fit, 1, "2.29.7", /*algo_as_logged=*/true), {.latencies = false});
+  REQUIRE(c.scale_trend.has_value());
+  const CalibrationScaleTrend& t = *c.scale_trend;
+  CHECK(t.nodes == std::vector<int>{2, 4, 8});
+  CHECK(t.rows == 3);
+  CHECK(t.topology_nodes == 46);
+  const Figure held_out{"all_reduce", "ring", 46, 16 * kGiB, 291.4};
+  const double actual = error_of(c.topology, held_out, 1, "2.29.7");
+  INFO("per doubling " << t.per_doubling * 100 << "%, at 46 nodes " << t.at_topology * 100
+                       << "%, the 46-node ring run after the fit " << actual * 100 << "%");
+  CHECK(t.per_doubling < -0.01);
+  CHECK(std::abs(t.at_topology - actual) < 0.05);
+}
+
+TEST_CASE("calibrate on flapping-airplanes' ring runs at 4 - 16 nodes: no trend with the nodes") {
+  // The sister cluster of the same hardware (`-g 8`, NCCL 2.28.9) holds its ring rate from 4 to 64
+  // nodes: the trend over 4, 8 and 16 nodes stays under 1% per doubling, and no warning is due.
+  const std::vector<Figure> fit = {{"all_reduce", "", 1, 32 * kGiB, 844.35},
+                                   {"all_reduce", "ring", 4, 32 * kGiB, 389.30},
+                                   {"all_reduce", "ring", 8, 32 * kGiB, 389.20},
+                                   {"all_reduce", "ring", 16, 32 * kGiB, 388.30}};
+  const topo::Topology preset = topo::load_topology("b200-cluster-64");
+  const Calibration c =
+      calibrate(preset, logs_of(fit, 8, "2.28.9", /*algo_as_logged=*/true), {.latencies = false});
+  REQUIRE(c.scale_trend.has_value());
+  const Figure held_out{"all_reduce", "ring", 64, 32 * kGiB, 389.81};
+  const double actual = error_of(c.topology, held_out, 8, "2.28.9");
+  INFO("per doubling " << c.scale_trend->per_doubling * 100 << "%, at 64 nodes "
+                       << c.scale_trend->at_topology * 100
+                       << "%, the 64-node ring run after the fit " << actual * 100 << "%");
+  CHECK(std::abs(c.scale_trend->per_doubling) < 0.01);
+  CHECK(std::abs(c.scale_trend->at_topology - actual) < 0.05);
+}
+
+TEST_CASE("calibrate on two node counts reports no trend with the nodes") {
+  const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
+                                   {"all_reduce", "ring", 2, 16 * kGiB, 344.7},
+                                   {"all_reduce", "ring", 4, 16 * kGiB, 334.8}};
+  const Calibration c =
+      calibrate(topo::load_topology("b200-cluster-46"),
+                logs_of(fit, 1, "2.29.7", /*algo_as_logged=*/true), {.latencies = false});
+  CHECK_FALSE(c.scale_trend.has_value());
+}

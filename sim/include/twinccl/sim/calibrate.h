@@ -18,6 +18,9 @@
 //                         least N of them), from the one-node rows below 1 MiB of `-g N` tables
 //   network_hop_extra_us  what a network hop costs beyond NCCL's (or the network class's) figure,
 //                         from the multi-node tables' rows below 1 MiB
+// Where the multi-node logs span three or more node counts, the bandwidth error left after the fit
+// is fitted against log2(nodes) on the rows the NICs bound (`scale_trend`): its change per
+// doubling, and what it gives at the topology's node count. Reported, not applied.
 // Every row is priced with the algorithm and protocol its log ran: the log's NCCL_ALGO /
 // NCCL_PROTO (NCCL's INFO line or an environment dump, or `--algo/--proto` per log: the table's
 // nccl_algo / nccl_proto, nccl_env_choice.h), else NCCL's own choice; `priced_with` lists them.
@@ -35,6 +38,7 @@
 // as on 2 DGX H100) keeps the topology's value, with `not_determined` naming the sweep to measure.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,11 +77,25 @@ struct CalibrationLog {
   std::string nccl_version_note = {};
 };
 
+// How the bandwidth rows' error after the fit moves with the node count, where the multi-node
+// logs span three or more node counts (calibrate_scale_trend.cc): what one NIC rate cannot say
+// about a fabric that delivers less (or more) the more nodes share it, and what that trend gives
+// at the topology's node count, beyond the logs. Reported, not applied: the fitted file keeps one
+// NIC rate.
+struct CalibrationScaleTrend {
+  std::vector<int> nodes;     // the logs' node counts it is fitted on, ascending
+  int rows = 0;               // multi-node rows >= 64 MiB it is fitted on
+  double per_doubling = 0.0;  // predicted / measured, change per doubling of nodes (-0.03: 3%)
+  int topology_nodes = 0;     // the fitted topology's node count
+  double at_topology = 0.0;   // the trend's error there (exp(a + b log2 nodes) - 1)
+};
+
 struct Calibration {
   topo::Topology topology;  // the fitted one, named as apply_edits names an edited topology
   std::vector<CalibratedParameter> moved;
   std::vector<CalibrationResidual> residuals;
-  std::vector<CalibrationLog> priced_with;  // one per table, in their order
+  std::vector<CalibrationLog> priced_with;           // one per table, in their order
+  std::optional<CalibrationScaleTrend> scale_trend;  // absent: fewer than 3 node counts
 };
 
 struct CalibrationOptions {

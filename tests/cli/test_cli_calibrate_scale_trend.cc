@@ -1,0 +1,50 @@
+// `twinccl calibrate` on logs of three node counts prints the trend of its bandwidth error with
+// the node count, and warns only where the topology is larger than the logs (calibrate.h
+// CalibrationScaleTrend). The logs: nccl-tests#309's H100 cluster at 2, 4 and 8 nodes, with the
+// one-node H100 log of nccl-tests#290 (another host: this checks what is printed, not the fit;
+// the trend's figures are judged on Together's clusters in tests/fidelity).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "cli/cli_runner.h"
+
+using twinccl_test::run_cli;
+
+namespace {
+std::string logs() {
+  const std::string dir = std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/";
+  std::string all = dir + "issue290-h100-1node-all_reduce-nvls.log";
+  for (const char* n : {"2", "4", "8"}) all += " " + dir + "issue309-h100-ib400-" + n + "node-all_reduce-default.log";
+  return all;
+}
+}  // namespace
+
+TEST_CASE("calibrate: logs of 2, 4 and 8 nodes print the error's trend with the nodes", "[cli]") {
+  const twinccl_test::ScratchDir scratch("twinccl-cal-trend");
+  const auto at16 = run_cli("calibrate " + logs() + " -t h100-cluster-16 --bandwidth-only -o " +
+                            scratch.path("h100-16.json"));
+  INFO(at16.out);
+  REQUIRE(at16.exit_code == 0);
+  CHECK_THAT(at16.out, Catch::Contains("# with the node count (2, 4, 8 nodes;") &&
+                           Catch::Contains("per doubling of nodes; at the topology's 16 nodes") &&
+                           Catch::Contains("beyond the logs' 8 nodes"));
+  // On the logs' own largest node count the trend is printed, with no warning beyond them.
+  const auto at8 = run_cli("calibrate " + logs() + " -t h100-cluster-8 --bandwidth-only -o " +
+                           scratch.path("h100-8.json"));
+  INFO(at8.out);
+  REQUIRE(at8.exit_code == 0);
+  CHECK_THAT(at8.out, Catch::Contains("at the topology's 8 nodes"));
+  CHECK_THAT(at8.out, !Catch::Contains("beyond the logs'"));
+}
+
+TEST_CASE("calibrate: logs of 1 and 2 nodes print no trend with the nodes", "[cli]") {
+  const twinccl_test::ScratchDir scratch("twinccl-cal-trend2");
+  const std::string dir = std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/";
+  const auto fit = run_cli("calibrate " + dir + "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " +
+                           dir + "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
+                           "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only -o " +
+                           scratch.path("mi.json"));
+  INFO(fit.out);
+  REQUIRE(fit.exit_code == 0);
+  CHECK_THAT(fit.out, !Catch::Contains("with the node count"));
+}
