@@ -47,6 +47,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
                   "the collective, when a log does not name it (all_reduce, ...)");
   cmd->add_flag("--bandwidth-only", o.bandwidth_only,
                 "fit nvlink_gbps and nic_gbps alone (logs without rows below 1 MiB)");
+  cmd->add_flag("--scale-trend", o.scale_trend,
+                "carry the bandwidth error's trend with the node count (logs of 3 or more node "
+                "counts) to the topology's node count, as its nic_delivered_share");
   cmd->add_option("--ranks", o.ranks,
                   "ranks of each log, in the order of the logs (e.g. 8,16), where its device "
                   "block is missing or truncated; 0 = the log's own")
@@ -69,18 +72,19 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
 namespace {
 // The bandwidth error's trend with the node count (calibrate_scale_trend.cc), where the logs span
 // three or more node counts; beyond the logs' largest, what it gives at the topology's.
-void print_scale_trend(const sim::CalibrationScaleTrend& t, std::ostream& out) {
+void print_scale_trend(const sim::CalibrationScaleTrend& t, bool applied, std::ostream& out) {
   out << fmt::format(
       "# with the node count ({} nodes; {} rows >= 64 MiB the NICs bound): after the fit, "
       "predicted / measured "
       "moves {:+.1f}% per doubling of nodes; at the topology's {} nodes the trend gives {:+.1f}%\n",
       fmt::join(t.nodes, ", "), t.rows, t.per_doubling * 100.0, t.topology_nodes,
       t.at_topology * 100.0);
-  if (t.topology_nodes > t.nodes.back() && std::abs(t.per_doubling) >= 0.01) {
+  if (!applied && t.topology_nodes > t.nodes.back() && std::abs(t.per_doubling) >= 0.01) {
     out << fmt::format(
         "#   beyond the logs' {} nodes the file's one NIC rate does not carry that trend: its "
         "predictions at {} nodes are about {:.0f}% too {} if the error keeps that trend (a "
-        "fabric that delivers less with more nodes; a sweep at more nodes shows it)\n",
+        "fabric that delivers less with more nodes; a sweep at more nodes shows it; --scale-trend "
+        "carries it into the file)\n",
         t.nodes.back(), t.topology_nodes, std::abs(t.at_topology) * 100.0,
         t.at_topology < 0.0 ? "fast" : "slow");
   }
@@ -130,6 +134,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
   }
   sim::CalibrationOptions options;
   options.latencies = !o.bandwidth_only;
+  options.scale_trend = o.scale_trend;
   const sim::Calibration c = sim::calibrate(topology, tables, options);
   out << fmt::format("# calibrate {} on {} log table{}\n", o.topology, tables.size(),
                      tables.size() == 1 ? "" : "s");
@@ -162,7 +167,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     out << fmt::format("  {:<{}} {:<10} {:>5} {:>+8.1f}% {:>+8.1f}%\n", r.log, log_width, r.regime,
                        r.rows, r.before * 100.0, r.after * 100.0);
   }
-  if (c.scale_trend) print_scale_trend(*c.scale_trend, out);
+  if (c.scale_trend) print_scale_trend(*c.scale_trend, o.scale_trend, out);
   // The latency regime's rows are named only where the table has some (8G-16G logs have none).
   const bool latency_rows = std::any_of(c.residuals.begin(), c.residuals.end(),
                                         [](const auto& r) { return r.regime == "latency"; });

@@ -80,6 +80,7 @@ struct CalibrateOptions {
   std::string output;
   std::string collective;
   bool bandwidth_only = false;  // fit the rates alone (logs without rows below 1 MiB)
+  bool scale_trend = false;     // carry the error's trend with the node count to the topology's
   // Per log, in the order of `logs`, where its device block is missing or truncated (0 = the
   // log's own); empty = every log's own.
   std::vector<int> ranks, nodes;

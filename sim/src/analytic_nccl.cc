@@ -281,9 +281,9 @@ double nccl_algbw_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo 
 double nccl_call_bus_gbps(const TopologyView& v, const ChannelPlan& plan, NcclAlgo algo, Protocol p,
                           OpKind kind) {
   double bus = nccl_bus_bandwidth(v, plan, algo, p, kind);
-  // Across nodes what the network class delivers of the NIC's rate (TCPX); NCCL ranks at the
-  // NIC's speed (network_class.h).
-  if (v.nodes > 1) bus *= network_terms(v.network).delivered_fraction;
+  // Across nodes the share of the NICs' rate the call moves (the topology's, else the network
+  // class's: TCPX); NCCL ranks at the NIC's speed (network_class.h).
+  if (v.nodes > 1) bus *= v.nic_delivered_share;
   // The tree/LL128 kernel's broadcast warps; NCCL's tree busBw is 2 x its algbw.
   if (algo == NcclAlgo::tree && p == Protocol::ll128 && kind == OpKind::all_reduce) {
     bus = std::min(bus, 2.0 * tree_ll128_split_algbw_gbps(v, plan));

@@ -167,6 +167,11 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   const detail::CalibrationRows rows = detail::calibration_rows(topology, tables, options);
   const auto& [choices, one_node, multi_node, one_node_small, one_node_group_small,
                multi_node_small, all] = rows;
+  if (options.scale_trend && !nodes) {
+    throw ConfigError("calibrate --scale-trend: topology '" + topology.name() +
+                      "' has one node: there is no node count to carry a trend to; give the "
+                      "multi-node preset or file to predict");
+  }
   Calibration c{topology, {}, {}, {}, std::nullopt};
   for (std::size_t i = 0; i < tables.size(); ++i) {
     c.priced_with.push_back({tables[i].source, choices[i].label(), choices[i].from,
@@ -265,6 +270,23 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
                   one_node_group_small);
   }
   c.topology = topo::apply_edits(topology, fit.edits).topology;
+  // What the one NIC rate leaves with the node count, on the rows it bounds (logs of 3 or more
+  // node counts; a 2-node NVLS-tree row the NVLink bounds says nothing of the fabric); applied
+  // as the NICs' delivered share at the topology's node count when asked.
+  if (nodes && nic_note.empty()) {
+    c.scale_trend = detail::calibration_scale_trend(
+        rows_seeing(fit, "nic_gbps", nic_now, multi_node), topology.summary().nodes,
+        [&](const Row& r) { return std::log(predicted_us(c.topology, r) / r.measured_us); });
+  }
+  std::optional<CalibratedParameter> share;
+  if (options.scale_trend) {
+    const double before = detail::view_of(topology, topology.gpu_count()).nic_delivered_share;
+    const detail::TrendShare s = detail::trend_share(c.scale_trend, before, per_node);
+    fit.set("nic_delivered_share", s.after);
+    c.topology = topo::apply_edits(topology, fit.edits).topology;
+    share = CalibratedParameter{"nic_delivered_share", before, s.after,
+                                c.scale_trend->rows,   "",     s.note};
+  }
   c.moved.push_back(
       {"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size()), "", ""});
   if (!nvls_rows.empty()) {
@@ -302,6 +324,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
                          static_cast<int>(multi_node_small.size()), "", ""});
     }
   }
+  if (share) c.moved.push_back(*share);
   // Residual per log and regime, before and after: geometric-mean error of every row.
   for (const NcclTestsTable& table : tables) {
     for (const char* regime : {"latency", "middle", "bandwidth"}) {
@@ -317,13 +340,6 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
       res.after = std::exp(res.after / res.rows) - 1.0;
       c.residuals.push_back(res);
     }
-  }
-  // What the one NIC rate leaves with the node count, on the rows it bounds (logs of 3 or more
-  // node counts; a 2-node NVLS-tree row the NVLink bounds says nothing of the fabric).
-  if (nodes && nic_note.empty()) {
-    c.scale_trend = detail::calibration_scale_trend(
-        rows_seeing(fit, "nic_gbps", nic_now, multi_node), topology.summary().nodes,
-        [&](const Row& r) { return std::log(predicted_us(c.topology, r) / r.measured_us); });
   }
   return c;
 }

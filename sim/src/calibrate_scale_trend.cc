@@ -9,11 +9,19 @@
 // row weighted alike: exp(b) - 1 is the change per doubling of nodes, exp(a + b log2(N)) - 1 the
 // error the trend gives at the topology's N nodes. A straight line in log2(nodes) is the simplest
 // form the rows can check, not a law of the fabric: its value beyond the logs' node counts is a
-// warning of the size of the error, not a correction (calibrate does not apply it).
+// warning of the size of the error, not a correction unless asked: `calibrate --scale-trend` sets
+// the topology's nic_delivered_share so that its NIC-bound rows at the topology's node count take
+// the trend's error out (time x 1 / (1 + error) where the NICs bound it; NCCL's ranking keeps the
+// full rate), and prices the logs' own node counts with it too.
 #include "calibrate_scale_trend.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
 
 namespace twinccl::sim::detail {
 
@@ -42,6 +50,33 @@ std::optional<CalibrationScaleTrend> calibration_scale_trend(
   t.topology_nodes = topology_nodes;
   t.at_topology = std::exp(a + b * std::log2(static_cast<double>(topology_nodes))) - 1.0;
   return t;
+}
+
+TrendShare trend_share(const std::optional<CalibrationScaleTrend>& trend, double share_before,
+                       int per_node) {
+  if (!trend) {
+    throw ConfigError(fmt::format(
+        "calibrate --scale-trend: the logs give no trend with the node count: it needs rows of "
+        "64 MiB or more that the NICs bound on 3 or more node counts (these have fewer); measure "
+        "the same sweep on 2, 4 and 8 nodes (e.g. `mpirun -np {} -N {} -x NCCL_ALGO=Ring "
+        "all_reduce_perf -b 64M -e 8G -f 2 -g 1` and its 4- and 8-node runs)",
+        2 * per_node, per_node));
+  }
+  const double wanted = share_before * (1.0 + trend->at_topology);
+  TrendShare s;
+  s.after = std::clamp(wanted, topo::limits::min_nic_delivered_share,
+                       topo::limits::max_nic_delivered_share);
+  s.note = fmt::format(
+      "set from the trend with the node count ({:+.1f}% per doubling over {} - {} nodes) for the "
+      "topology's {} nodes: {:.3g} x (1 {} {:.1f}%){}; the file prices every node count with it, "
+      "the logs' own too (their rows above); an extrapolation, not a measurement",
+      trend->per_doubling * 100.0, trend->nodes.front(), trend->nodes.back(), trend->topology_nodes,
+      share_before, trend->at_topology < 0 ? "-" : "+", std::abs(trend->at_topology) * 100.0,
+      s.after != wanted ? fmt::format(", held at the share's limit {:g} (a network moves no "
+                                      "more than its line rate)",
+                                      s.after)
+                        : "");
+  return s;
 }
 
 }  // namespace twinccl::sim::detail

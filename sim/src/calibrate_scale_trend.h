@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "calibrate_rows.h"
@@ -17,5 +18,16 @@ inline constexpr int kScaleTrendMinNodeCounts = 3;
 std::optional<CalibrationScaleTrend> calibration_scale_trend(
     const std::vector<CalibrationRow>& multi_node, int topology_nodes,
     const std::function<double(const CalibrationRow&)>& log_error_of);
+
+// The topology's nic_delivered_share that carries `trend` to its node count (calibrate
+// --scale-trend): `share_before` x (1 + the trend's error there), within the share's limits
+// (topology/limits.h), and what to print under it. ConfigError naming the sweeps to measure when
+// there is no trend (`per_node`: GPUs a node, for the example command).
+struct TrendShare {
+  double after = 1.0;
+  std::string note;
+};
+TrendShare trend_share(const std::optional<CalibrationScaleTrend>& trend, double share_before,
+                       int per_node);
 
 }  // namespace twinccl::sim::detail

@@ -69,8 +69,9 @@ bool program_for_nvls(const topo::Topology& topology, const TopologyView& view, 
   if (algo == NcclAlgo::nvls_tree) {
     if (view.nodes < 2 || view.nic_gbps <= 0.0) return false;
     const ChannelPlan plan = nccl_channels(view, r.params.channels);
+    // The rate the call runs at (nccl_call_bus_gbps: the NICs' delivered share, as analytic's).
     const double per_channel =
-        nccl_bus_bandwidth(view, plan, algo, Protocol::simple, r.spec.kind) / plan.channels;
+        nccl_call_bus_gbps(view, plan, algo, Protocol::simple, r.spec.kind) / plan.channels;
     // per_channel already counts a NIC 2(n-1)/n times on 2 nodes (both directions serve it).
     // NCCL's channels (one per NIC, at most 16) carry the network part: the GPUs of the first
     // `channels` local indices, S / channels each (every GPU on 8-GPU nodes; 16 of a GB200 NVL72

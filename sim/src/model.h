@@ -47,8 +47,11 @@ struct TopologyView {
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   topo::HostCpu host_cpu = topo::HostCpu::x86;                  // nvls_tree_correction.cc
   double network_hop_extra_us = 0.0;  // the topology's fact, added to every network hop
-  double p2p_net_chunk_bytes = 0.0;   // NCCL_P2P_NET_CHUNKSIZE the call runs with, 0 = NCCL's
-  double nccl_buffsize_bytes = 0.0;   // NCCL_BUFFSIZE the call runs with, 0 = NCCL's
+  // The share of the NICs' rate a collective across nodes moves: the topology's fact, else the
+  // network class's (network_class.h delivered_fraction); NCCL ranks at the full rate.
+  double nic_delivered_share = 1.0;
+  double p2p_net_chunk_bytes = 0.0;  // NCCL_P2P_NET_CHUNKSIZE the call runs with, 0 = NCCL's
+  double nccl_buffsize_bytes = 0.0;  // NCCL_BUFFSIZE the call runs with, 0 = NCCL's
   // NCCL_VERSION_CODE whose tuning model ranks the algorithms (22602 = 2.26.2); 0 = the newest
   // model (nccl_tuning_table.h). Only the ranking follows it (nccl_version_rank.cc).
   int nccl_version = 0;

@@ -83,7 +83,8 @@ struct NetworkTerms {
   // where no public figure gives one (NCCL's own IB/RoCE transport).
   double completion_host_us = 0.0;
   // What a call across nodes pays that NCCL's model has no term for (the call's time only, never
-  // NCCL's ranking): a floor, us, and the share of the NIC's line rate it delivers.
+  // NCCL's ranking): a floor, us, and the share of the NIC's line rate it delivers (the default
+  // of a topology's nic_delivered_share, which the view resolves: topology_view.cc).
   double call_floor_us = 0.0;
   double delivered_fraction = 1.0;
   // The NCCL_PROTO the cloud's NCCL profile sets ("" = none; NCCL_PROTO syntax, read with

@@ -19,6 +19,7 @@
 #include <span>
 
 #include "model.h"
+#include "network_class.h"
 #include "twinccl/topologies/network_nccl_env.h"
 #include "twinccl/topologies/topology.h"
 
@@ -38,6 +39,8 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.network = s.network;
   v.host_cpu = topology.facts().host_cpu;
   v.network_hop_extra_us = s.network_hop_extra_us;
+  v.nic_delivered_share = s.nic_delivered_share > 0.0 ? s.nic_delivered_share
+                                                      : network_terms(s.network).delivered_fraction;
   // The buffers the call runs with: the topology's, else its network's export (aws-ofi-nccl's on
   // EFA), else NCCL's (topologies/.../network_nccl_env.h, their one owner).
   v.p2p_net_chunk_bytes = topo::nccl_p2p_net_chunk(topology.facts()).bytes;

@@ -14,7 +14,8 @@ namespace {
 std::string logs() {
   const std::string dir = std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/";
   std::string all = dir + "issue290-h100-1node-all_reduce-nvls.log";
-  for (const char* n : {"2", "4", "8"}) all += " " + dir + "issue309-h100-ib400-" + n + "node-all_reduce-default.log";
+  for (const char* n : {"2", "4", "8"})
+    all += " " + dir + "issue309-h100-ib400-" + n + "node-all_reduce-default.log";
   return all;
 }
 }  // namespace
@@ -35,16 +36,39 @@ TEST_CASE("calibrate: logs of 2, 4 and 8 nodes print the error's trend with the 
   REQUIRE(at8.exit_code == 0);
   CHECK_THAT(at8.out, Catch::Contains("at the topology's 8 nodes"));
   CHECK_THAT(at8.out, !Catch::Contains("beyond the logs'"));
+  // --scale-trend carries it into the file as the NICs' delivered share, listed and written.
+  const std::string carried_file = scratch.path("h100-16-trend.json");
+  const auto carried =
+      run_cli("calibrate " + logs() + " -t h100-cluster-16 --bandwidth-only --scale-trend -o " +
+              carried_file);
+  INFO(carried.out);
+  REQUIRE(carried.exit_code == 0);
+  CHECK_THAT(carried.out, Catch::Contains("  nic_delivered_share") &&
+                              Catch::Contains("set from the trend with the node count") &&
+                              !Catch::Contains("beyond the logs'"));
+  const auto shown = run_cli("topo show " + carried_file);
+  INFO(shown.out);
+  CHECK_THAT(shown.out, Catch::Contains("NIC share 0.9"));
 }
 
 TEST_CASE("calibrate: logs of 1 and 2 nodes print no trend with the nodes", "[cli]") {
   const twinccl_test::ScratchDir scratch("twinccl-cal-trend2");
   const std::string dir = std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/";
-  const auto fit = run_cli("calibrate " + dir + "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " +
-                           dir + "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
-                           "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only -o " +
-                           scratch.path("mi.json"));
+  const auto fit =
+      run_cli("calibrate " + dir + "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " + dir +
+              "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
+              "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only -o " +
+              scratch.path("mi.json"));
   INFO(fit.out);
   REQUIRE(fit.exit_code == 0);
   CHECK_THAT(fit.out, !Catch::Contains("with the node count"));
+  const auto carried =
+      run_cli("calibrate " + dir + "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " + dir +
+              "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
+              "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only --scale-trend -o " +
+              scratch.path("mi-trend.json"));
+  INFO(carried.out);
+  CHECK(carried.exit_code != 0);
+  CHECK_THAT(carried.out,
+             Catch::Contains("--scale-trend") && Catch::Contains("3 or more node counts"));
 }

@@ -128,3 +128,27 @@ TEST_CASE("gb200-nvl72-cluster-RxG: a job's share of each rack, as a scheduler p
   CHECK_THROWS_WITH(load_topology("gb200-nvl72-cluster-2x66"), Catch::Contains("whole trays"));
   CHECK_THROWS_AS(load_topology("gb200-nvl72-cluster-0x64"), ConfigError);
 }
+
+TEST_CASE("topology file and --set: nic_delivered_share is read, checked and written back") {
+  // What `twinccl calibrate --scale-trend` writes: 0 (absent) = the network class's share.
+  TopologyEdits e;
+  e.settings.push_back(parse_setting("nic_delivered_share=0.9"));
+  const Topology t = apply_edits(load_topology("b200-cluster-2"), e).topology;
+  const Topology back = topology_from_json(to_json(t));
+  CHECK(back.facts().nic_delivered_share == 0.9);
+  CHECK(back.summary().nic_delivered_share == 0.9);
+  CHECK_THAT(describe(back), Catch::Contains("NIC share 0.9"));
+  CHECK(load_topology("b200-cluster-2").facts().nic_delivered_share == 0.0);
+  CHECK_THAT(to_json(load_topology("b200-cluster-2")), !Catch::Contains("nic_delivered_share"));
+  // Above 1 (more than line rate) and below 0.05 are refused, naming the range.
+  CHECK_THROWS_WITH(parse_setting("nic_delivered_share=1.2"),
+                    Catch::Contains("nic_delivered_share") && Catch::Contains("0..1"));
+  TopologyEdits tiny;
+  tiny.settings.push_back(parse_setting("nic_delivered_share=0.01"));
+  CHECK_THROWS_WITH(apply_edits(load_topology("b200-cluster-2"), tiny),
+                    Catch::Contains("nic_delivered_share must be 0") && Catch::Contains("0.05"));
+  CHECK_THROWS_WITH(
+      topology_from_json(
+          R"({"version": 1, "nic_delivered_share": 1.5, "vertices": [], "links": []})"),
+      Catch::Contains("nic_delivered_share"));
+}

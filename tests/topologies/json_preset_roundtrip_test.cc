@@ -37,6 +37,7 @@ std::string first_difference(const Topology& a, const Topology& b) {
   if (!same_double(f.host_launch_us, g.host_launch_us)) return "host_launch_us";
   if (!same_double(f.group_launch_us, g.group_launch_us)) return "group_launch_us";
   if (!same_double(f.network_hop_extra_us, g.network_hop_extra_us)) return "network_hop_extra_us";
+  if (!same_double(f.nic_delivered_share, g.nic_delivered_share)) return "nic_delivered_share";
   if (!same_double(f.p2p_net_chunk_bytes, g.p2p_net_chunk_bytes)) return "p2p_net_chunk_bytes";
   if (!same_double(f.nccl_buffsize_bytes, g.nccl_buffsize_bytes)) return "nccl_buffsize_bytes";
   if (a.vertices().size() != b.vertices().size()) return "vertex count";
@@ -98,7 +99,8 @@ TEST_CASE("edited presets keep every edit and fact through the JSON file", "[top
       // Every fact --set reaches, at values with no short decimal form.
       {"aws-p5-2",
        {"host_launch_us=7.123456789012345", "group_launch_us=4.1", "network_hop_extra_us=-0.3",
-        "p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608", "nic_gbps=33.333333333"},
+        "p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608", "nic_gbps=33.333333333",
+        "nic_delivered_share=0.958614258577635"},
        {}},
       {"dgx-h100", {"nvls=0", "nvlink_gbps=123.456", "pcie_latency_us=0.1"}, {}},
       {"gcp-a3mega-2", {"nodes=1"}, {}},

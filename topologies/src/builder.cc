@@ -53,6 +53,10 @@ TopologyBuilder& TopologyBuilder::network_hop_extra_us(double us) {
   facts_.network_hop_extra_us = us;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::nic_delivered_share(double share) {
+  facts_.nic_delivered_share = share;
+  return *this;
+}
 TopologyBuilder& TopologyBuilder::p2p_net_chunk_bytes(double bytes) {
   facts_.p2p_net_chunk_bytes = bytes;
   return *this;

@@ -70,6 +70,10 @@ std::string describe(const Topology& t) {
         "  latency   host launch {} per call, {} per GPU of a -g N thread; network hop {:+g} us\n",
         us(s.host_launch_us), us(s.group_launch_us), s.network_hop_extra_us);
   }
+  if (s.nic_delivered_share > 0) {
+    out += fmt::format("  NIC share {:g} of the NICs' rate moved by a collective across nodes\n",
+                       s.nic_delivered_share);
+  }
   // The NCCL environment a call runs with and where each value comes from (network_nccl_env.h).
   const NetworkNcclEnv env = network_nccl_env(s.network);
   const NcclBuffer chunk = nccl_p2p_net_chunk(t.facts());

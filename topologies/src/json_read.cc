@@ -200,11 +200,27 @@ namespace {
 
 Topology read_document(const json& doc) {
   const std::string root;
-  only_fields(
-      doc, "(top level)",
-      {"version", "name", "description", "arch", "pcie_gen", "memory_gbps", "network", "host_cpu",
-       "nvls", "host_launch_us", "group_launch_us", "network_hop_extra_us", "p2p_net_chunk_bytes",
-       "nccl_buffsize_bytes", "defaults", "node_templates", "nodes", "vertices", "links"});
+  only_fields(doc, "(top level)",
+              {"version",
+               "name",
+               "description",
+               "arch",
+               "pcie_gen",
+               "memory_gbps",
+               "network",
+               "host_cpu",
+               "nvls",
+               "host_launch_us",
+               "group_launch_us",
+               "network_hop_extra_us",
+               "nic_delivered_share",
+               "p2p_net_chunk_bytes",
+               "nccl_buffsize_bytes",
+               "defaults",
+               "node_templates",
+               "nodes",
+               "vertices",
+               "links"});
   if (!doc.contains("version")) fail("version", "missing (required; this reader knows version 1)");
   if (!doc["version"].is_number_integer() || doc["version"] != 1) {
     fail("version", "must be 1, got " + describe(doc["version"]));
@@ -232,6 +248,9 @@ Topology read_document(const json& doc) {
   builder.network_hop_extra_us(number_field(doc, none, root, "network_hop_extra_us", 0.0,
                                             -limits::max_network_hop_extra_us,
                                             limits::max_network_hop_extra_us, "us"));
+  // 0 or 0.05 .. 2: validate() names the gap between.
+  builder.nic_delivered_share(number_field(doc, none, root, "nic_delivered_share", 0.0, 0.0,
+                                           limits::max_nic_delivered_share, ""));
   builder.p2p_net_chunk_bytes(number_field(doc, none, root, "p2p_net_chunk_bytes", 0.0, 0.0,
                                            limits::max_nccl_buffer_bytes, "bytes"));
   builder.nccl_buffsize_bytes(number_field(doc, none, root, "nccl_buffsize_bytes", 0.0, 0.0,

@@ -64,6 +64,9 @@ std::string to_json(const Topology& t) {
   if (t.facts().network_hop_extra_us != 0) {
     head["network_hop_extra_us"] = t.facts().network_hop_extra_us;
   }
+  if (t.facts().nic_delivered_share > 0) {
+    head["nic_delivered_share"] = t.facts().nic_delivered_share;
+  }
   if (t.facts().p2p_net_chunk_bytes > 0)
     head["p2p_net_chunk_bytes"] = t.facts().p2p_net_chunk_bytes;
   if (t.facts().nccl_buffsize_bytes > 0)

@@ -69,6 +69,7 @@ TopologySummary Topology::summary() const {
   s.host_launch_us = d.facts.host_launch_us;
   s.group_launch_us = d.facts.group_launch_us;
   s.network_hop_extra_us = d.facts.network_hop_extra_us;
+  s.nic_delivered_share = d.facts.nic_delivered_share;
   s.p2p_net_chunk_bytes = d.facts.p2p_net_chunk_bytes;
   s.nccl_buffsize_bytes = d.facts.nccl_buffsize_bytes;
   s.memory_gbps = d.facts.memory_gbps > 0 ? d.facts.memory_gbps : device_memory_gbps(d.facts.arch);

@@ -232,6 +232,7 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     if (kind == ParameterKind::host_launch_us) g.facts.host_launch_us = s.value;
     if (kind == ParameterKind::group_launch_us) g.facts.group_launch_us = s.value;
     if (kind == ParameterKind::network_hop_extra_us) g.facts.network_hop_extra_us = s.value;
+    if (kind == ParameterKind::nic_delivered_share) g.facts.nic_delivered_share = s.value;
     if (kind == ParameterKind::p2p_net_chunk_bytes) g.facts.p2p_net_chunk_bytes = s.value;
     if (kind == ParameterKind::nccl_buffsize_bytes) g.facts.nccl_buffsize_bytes = s.value;
   }

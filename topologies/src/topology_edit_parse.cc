@@ -88,6 +88,13 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
                  "us added to the latency of every network hop NCCL's model charges (may be "
                  "negative; a hop never goes below 0)"});
+    s.push_back({"nic_delivered_share", ParameterKind::nic_delivered_share, LinkType::network, 0,
+                 limits::max_nic_delivered_share, false,
+                 fmt::format("the share of the NICs' rate a collective across nodes moves, of "
+                             "what NCCL prices it at: 0 (the network class's: 1, TCPX 0.85) or "
+                             "{:g} .. {:g}; NCCL still ranks algorithms at the full rate (what "
+                             "`twinccl calibrate --scale-trend` sets)",
+                             limits::min_nic_delivered_share, limits::max_nic_delivered_share)});
     const NetworkNcclEnv efa = network_nccl_env(NetworkClass::efa);  // the help's example
     s.push_back(
         {"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,

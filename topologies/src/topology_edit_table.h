@@ -20,6 +20,7 @@ enum class ParameterKind {
   host_launch_us,        // the fact TopologyFacts::host_launch_us
   group_launch_us,       // the fact TopologyFacts::group_launch_us
   network_hop_extra_us,  // the fact TopologyFacts::network_hop_extra_us
+  nic_delivered_share,   // the fact TopologyFacts::nic_delivered_share
   p2p_net_chunk_bytes,   // the fact TopologyFacts::p2p_net_chunk_bytes
   nccl_buffsize_bytes,   // the fact TopologyFacts::nccl_buffsize_bytes
 };

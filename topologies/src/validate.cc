@@ -6,6 +6,8 @@
 // GPUs it reaches (kept to limits::max_gpus_without_common_fabric GPUs).
 #include "validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -253,6 +255,14 @@ void validate_facts(const TopologyData& d) {
     throw ConfigError(where(d) + "network_hop_extra_us must be within +-" +
                       std::to_string(limits::max_network_hop_extra_us) + " us, got " +
                       std::to_string(d.facts.network_hop_extra_us));
+  }
+  const double share = d.facts.nic_delivered_share;
+  if (!(share == 0.0 ||
+        (share >= limits::min_nic_delivered_share && share <= limits::max_nic_delivered_share))) {
+    throw ConfigError(fmt::format(
+        "{}nic_delivered_share must be 0 (the network class's) or a share of the NICs' rate in "
+        "{:g} .. {:g}, got {}",
+        where(d), limits::min_nic_delivered_share, limits::max_nic_delivered_share, share));
   }
   // 0 = not set here: the call runs with `unset`, the network's export or NCCL's default
   // (network_nccl_env.h), which the message names.

@@ -20,7 +20,9 @@
 //                         from the multi-node tables' rows below 1 MiB
 // Where the multi-node logs span three or more node counts, the bandwidth error left after the fit
 // is fitted against log2(nodes) on the rows the NICs bound (`scale_trend`): its change per
-// doubling, and what it gives at the topology's node count. Reported, not applied.
+// doubling, and what it gives at the topology's node count. Reported; with `scale_trend` also
+// applied, as the topology's nic_delivered_share (the share of the NICs' rate a collective across
+// nodes moves; NCCL's ranking keeps the full rate), listed with the parameters.
 // Every row is priced with the algorithm and protocol its log ran: the log's NCCL_ALGO /
 // NCCL_PROTO (NCCL's INFO line or an environment dump, or `--algo/--proto` per log: the table's
 // nccl_algo / nccl_proto, nccl_env_choice.h), else NCCL's own choice; `priced_with` lists them.
@@ -80,8 +82,8 @@ struct CalibrationLog {
 // How the bandwidth rows' error after the fit moves with the node count, where the multi-node
 // logs span three or more node counts (calibrate_scale_trend.cc): what one NIC rate cannot say
 // about a fabric that delivers less (or more) the more nodes share it, and what that trend gives
-// at the topology's node count, beyond the logs. Reported, not applied: the fitted file keeps one
-// NIC rate.
+// at the topology's node count, beyond the logs. Reported; applied only with
+// CalibrationOptions::scale_trend.
 struct CalibrationScaleTrend {
   std::vector<int> nodes;     // the logs' node counts it is fitted on, ascending
   int rows = 0;               // multi-node rows >= 64 MiB it is fitted on
@@ -100,6 +102,9 @@ struct Calibration {
 
 struct CalibrationOptions {
   bool latencies = true;  // also fit the launch figures and network_hop_extra_us (small rows)
+  // Carry the bandwidth error's trend with the node count to the topology's node count as its
+  // nic_delivered_share (logs of 3 or more node counts, else a ConfigError naming the sweeps).
+  bool scale_trend = false;
 };
 
 Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTestsTable>& tables,

@@ -32,6 +32,10 @@ inline constexpr int max_lanes = 4096;
 // extra latency within +-10 ms.
 inline constexpr double max_host_launch_us = 1e4;
 inline constexpr double max_network_hop_extra_us = 1e4;
+// The share of the NICs' rate a call across nodes moves (TopologyFacts::nic_delivered_share): 0
+// (the network class's) or 0.05 .. 1 (a network moves no more than its line rate).
+inline constexpr double min_nic_delivered_share = 0.05;
+inline constexpr double max_nic_delivered_share = 1.0;
 // NCCL's buffer and p2p chunk settings (TopologyFacts): 0 (not set here: the network's export,
 // else NCCL's default; network_nccl_env.h) or 4 KiB .. 1 GiB,
 // NCCL's p2p part alignment (device.h ncclP2pPartBounds) up to a buffer no GPU would hold per peer.

@@ -90,6 +90,10 @@ struct TopologyFacts {
   double host_launch_us = 0.0;        // one call's host time above its kernels, one GPU per process
   double group_launch_us = 0.0;       // per GPU when one thread launches several (nccl-tests -g N)
   double network_hop_extra_us = 0.0;  // added to every network hop's latency (may be negative)
+  // The share of the NICs' rate a collective of NCCL's algorithms (ring, tree, NVLS-tree, PAT)
+  // moves across nodes, of what NCCL prices it at; 0 = the network class's (1; TCPX 0.85:
+  // sim/src/network_class.h). NCCL ranks at the full rate; send/recv and alltoall keep it.
+  double nic_delivered_share = 0.0;
   // The run's NCCL environment a grouped send/recv (alltoall) across nodes follows
   // (sim/src/p2p_net_messages.h); 0 = not set here: the network's export (aws-ofi-nccl's on EFA),
   // else NCCL's default (network_nccl_env.h nccl_buffsize, nccl_p2p_net_chunk).
@@ -117,6 +121,7 @@ struct TopologySummary {
   double host_launch_us = 0;        // the facts' (0 = the model's own)
   double group_launch_us = 0;       // the facts' (0 = the model's own)
   double network_hop_extra_us = 0;  // the facts'
+  double nic_delivered_share = 0;   // the facts' (0 = the network class's)
   double p2p_net_chunk_bytes = 0;   // the facts' (0 = not set: the network's export, else NCCL's)
   double nccl_buffsize_bytes = 0;   // the facts' (0 = not set: the network's export, else NCCL's)
   double pcie_bandwidth_gbps = 0;   // one GPU's PCIe link, one direction
