@@ -23,6 +23,8 @@ RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency
   const std::vector<topo::LinkId> links = t.route(a, b);
   const std::vector<topo::VertexId> vertices = t.route_vertices(a, b);
   cost.latency_us = pair_route_latency_us(t, a, b, links, latency);  // PXN's relay, as flow's
+  // A network link moves the share of its rate a call across nodes gets (model.h).
+  const double network_share = nic_delivered_share(t);
   for (std::size_t i = 0; i < links.size(); ++i) {
     const topo::Link& l = t.link(links[i]);
     if (l.type == topo::LinkType::network) cost.link_class = LinkClass::network;
@@ -31,8 +33,9 @@ RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency
     }
     if (l.sharing == topo::Sharing::fatpipe) continue;
     const bool forward = l.duplex == topo::Duplex::half || l.a == vertices[i];
-    cost.directions.emplace_back(static_cast<std::int64_t>(links[i]) * 2 + (forward ? 0 : 1),
-                                 l.bandwidth_gbps * 1e9);
+    cost.directions.emplace_back(
+        static_cast<std::int64_t>(links[i]) * 2 + (forward ? 0 : 1),
+        l.bandwidth_gbps * 1e9 * (l.type == topo::LinkType::network ? network_share : 1.0));
   }
   return cost;
 }

@@ -243,7 +243,10 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
       }
     }
   }
-  const double network_share = detail::network_efficiency(tuner.view());
+  // A NIC moves NCCL's speed for it, of which the share a call across nodes gets (the topology's
+  // nic_delivered_share, else the network class's: TCPX 0.85), as a collective's.
+  const double network_share =
+      detail::network_efficiency(tuner.view()) * tuner.view().nic_delivered_share;
   const NetCompletions completions(tuner);
   P2pPrediction p;
   p.fidelity = fidelity;

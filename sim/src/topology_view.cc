@@ -39,8 +39,7 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
   v.network = s.network;
   v.host_cpu = topology.facts().host_cpu;
   v.network_hop_extra_us = s.network_hop_extra_us;
-  v.nic_delivered_share = s.nic_delivered_share > 0.0 ? s.nic_delivered_share
-                                                      : network_terms(s.network).delivered_fraction;
+  v.nic_delivered_share = nic_delivered_share(topology);
   // The buffers the call runs with: the topology's, else its network's export (aws-ofi-nccl's on
   // EFA), else NCCL's (topologies/.../network_nccl_env.h, their one owner).
   v.p2p_net_chunk_bytes = topo::nccl_p2p_net_chunk(topology.facts()).bytes;
@@ -123,6 +122,12 @@ bool xgmi_mesh_rings(const TopologyView& view) {
          view.ranks_per_node == 8 && view.intra_class == LinkClass::nvlink && view.intra_gbps > 0.0;
 }
 }  // namespace
+
+double nic_delivered_share(const topo::Topology& topology) {
+  const topo::TopologyFacts& f = topology.facts();
+  return f.nic_delivered_share > 0.0 ? f.nic_delivered_share
+                                     : network_terms(f.network).delivered_fraction;
+}
 
 double network_efficiency(const TopologyView& view) {
   return view.nic_gbps > 0.0 ? inter_speed_gbps(view) / view.nic_gbps : 1.0;

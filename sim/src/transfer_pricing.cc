@@ -58,7 +58,8 @@ bool channel_algo(std::optional<NcclAlgo> a) {
 }
 
 // min(rate) / min(rate x share) over the route's links (network links already at the platform's
-// share): the wire bytes per byte that make the route alone as fast as on scaled links.
+// share; a call's own network share is the NICs' delivered share, for algorithms NCCL has no
+// model for): the wire bytes per byte that make the route alone as fast as on scaled links.
 double wire_factor(const topo::Topology& topology, const FlowProgram& program, int route,
                    const LinkScale& links) {
   double line = 0.0, scaled = 0.0;
@@ -68,7 +69,7 @@ double wire_factor(const topo::Topology& topology, const FlowProgram& program, i
     const topo::LinkType type = topology.link(l.topology_link).type;
     const double scale = type == topo::LinkType::nvlink ? links.nvlink
                          : type == topo::LinkType::pcie ? links.pcie
-                                                        : 1.0;
+                                                        : links.network;
     line = line == 0.0 ? l.bandwidth_bytes_per_s : std::min(line, l.bandwidth_bytes_per_s);
     const double r = l.bandwidth_bytes_per_s * scale;
     scaled = scaled == 0.0 ? r : std::min(scaled, r);
@@ -137,6 +138,9 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
     }
     (view.intra_class == LinkClass::pcie ? priced.links.pcie : priced.links.nvlink) = share;
   }
+  // Across nodes an algorithm NCCL has no model for moves the NICs' delivered share (NCCL's own
+  // get it in their rate: nccl_call_bus_gbps below, flow_nvls.cc).
+  if (!priced.nccl && view.nodes > 1) priced.links.network = view.nic_delivered_share;
   const double bytes = algbw_bytes(r.spec.kind, r.spec.count, r.dtype, n);
   priced.cost.element_bytes = static_cast<double>(size_of(r.dtype));
   priced.cost.wire_bytes_per_byte = protocol_wire_bytes_per_byte(view, r.protocol);

@@ -1,12 +1,13 @@
 // A topology's nic_delivered_share (what `twinccl calibrate --scale-trend` writes): the share of
-// the NICs' rate a collective of NCCL's algorithms moves across nodes. It slows the NIC-bound call
-// by 1 / share at analytic and flow fidelity alike (one owner: nccl_call_bus_gbps), leaves one node
-// and NCCL's choice as they were (NCCL ranks at the full rate), and the network class's share
-// (TCPX 0.85) is its default.
+// the NICs' rate a call moves across nodes. It slows the NIC-bound call by 1 / share at analytic
+// and flow fidelity alike (NCCL's algorithms through nccl_call_bus_gbps, the others, alltoall's
+// direct and send/recv, through their network links), leaves one node and NCCL's choice as they
+// were (NCCL ranks at the full rate), and the network class's share (TCPX 0.85) is its default.
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "support/edited_topology.h"
+#include "twinccl/sim/p2p.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 
@@ -59,4 +60,25 @@ TEST_CASE("nic_delivered_share: absent is the network class's, TCPX's 0.85") {
   const double absent = all_reduce(tcpx, 16, kGiB, "ring").time_us;
   CHECK(all_reduce(set_085, 16, kGiB, "ring").time_us == Approx(absent).epsilon(1e-12));
   CHECK(all_reduce(set_1, 16, kGiB, "ring").time_us < 0.9 * absent);
+}
+
+TEST_CASE("nic_delivered_share: alltoall (direct) and send/recv across nodes move the share too") {
+  // 2 nodes of 8, 1 GiB a rank: the NICs bound both (send/recv: the ring's two node crossings).
+  const topo::Topology full = topo::load_topology("b200-cluster-2");
+  const topo::Topology share = twinccl_test::with_settings(full, {"nic_delivered_share=0.8"});
+  for (Fidelity f : {Fidelity::analytic, Fidelity::flow}) {
+    INFO((f == Fidelity::flow ? "flow" : "analytic"));
+    Request r;
+    r.spec.kind = OpKind::all_to_all;
+    r.spec.count = kGiB / 4;
+    r.spec.nranks = 16;
+    r.fidelity = f;
+    const double a2a_full = predict(full, r).time_us, a2a_share = predict(share, r).time_us;
+    CHECK(a2a_share / a2a_full > 1.15);
+    CHECK(a2a_share / a2a_full < 1.0 / 0.8 + 1e-9);
+    const double p2p_full = predict_p2p(Tuner(full, 16), sendrecv_pattern(16, kGiB), f).time_us;
+    const double p2p_share = predict_p2p(Tuner(share, 16), sendrecv_pattern(16, kGiB), f).time_us;
+    CHECK(p2p_share / p2p_full > 1.15);
+    CHECK(p2p_share / p2p_full < 1.0 / 0.8 + 1e-9);
+  }
 }

@@ -90,8 +90,8 @@ const std::vector<ParameterSpec>& parameter_specs() {
                  "negative; a hop never goes below 0)"});
     s.push_back({"nic_delivered_share", ParameterKind::nic_delivered_share, LinkType::network, 0,
                  limits::max_nic_delivered_share, false,
-                 fmt::format("the share of the NICs' rate a collective across nodes moves, of "
-                             "what NCCL prices it at: 0 (the network class's: 1, TCPX 0.85) or "
+                 fmt::format("the share of the NICs' rate a call across nodes moves, of what "
+                             "NCCL prices it at: 0 (the network class's: 1, TCPX 0.85) or "
                              "{:g} .. {:g}; NCCL still ranks algorithms at the full rate (what "
                              "`twinccl calibrate --scale-trend` sets)",
                              limits::min_nic_delivered_share, limits::max_nic_delivered_share)});

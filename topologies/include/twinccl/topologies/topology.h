@@ -90,9 +90,8 @@ struct TopologyFacts {
   double host_launch_us = 0.0;        // one call's host time above its kernels, one GPU per process
   double group_launch_us = 0.0;       // per GPU when one thread launches several (nccl-tests -g N)
   double network_hop_extra_us = 0.0;  // added to every network hop's latency (may be negative)
-  // The share of the NICs' rate a collective of NCCL's algorithms (ring, tree, NVLS-tree, PAT)
-  // moves across nodes, of what NCCL prices it at; 0 = the network class's (1; TCPX 0.85:
-  // sim/src/network_class.h). NCCL ranks at the full rate; send/recv and alltoall keep it.
+  // The share of the NICs' rate a call moves across nodes, of what NCCL prices it at; 0 = the
+  // network class's (1; TCPX 0.85: sim/src/network_class.h). NCCL ranks at the full rate.
   double nic_delivered_share = 0.0;
   // The run's NCCL environment a grouped send/recv (alltoall) across nodes follows
   // (sim/src/p2p_net_messages.h); 0 = not set here: the network's export (aws-ofi-nccl's on EFA),
