@@ -75,8 +75,8 @@ namespace {
 void print_scale_trend(const sim::CalibrationScaleTrend& t, bool applied, std::ostream& out) {
   out << fmt::format(
       "# with the node count ({} nodes; {} rows >= 64 MiB the NICs bound): after the fit, "
-      "predicted / measured "
-      "moves {:+.1f}% per doubling of nodes; at the topology's {} nodes the trend gives {:+.1f}%\n",
+      "predicted / measured moves {:+.1f}% per doubling of nodes; at the topology's {} nodes the "
+      "trend gives {:+.1f}%\n",
       fmt::join(t.nodes, ", "), t.rows, t.per_doubling * 100.0, t.topology_nodes,
       t.at_topology * 100.0);
   if (!applied && t.topology_nodes > t.nodes.back() && std::abs(t.per_doubling) >= 0.01) {

@@ -248,7 +248,7 @@ Topology read_document(const json& doc) {
   builder.network_hop_extra_us(number_field(doc, none, root, "network_hop_extra_us", 0.0,
                                             -limits::max_network_hop_extra_us,
                                             limits::max_network_hop_extra_us, "us"));
-  // 0 or 0.05 .. 2: validate() names the gap between.
+  // 0 or 0.05 .. 1: validate() names the gap between.
   builder.nic_delivered_share(number_field(doc, none, root, "nic_delivered_share", 0.0, 0.0,
                                            limits::max_nic_delivered_share, ""));
   builder.p2p_net_chunk_bytes(number_field(doc, none, root, "p2p_net_chunk_bytes", 0.0, 0.0,
