@@ -54,19 +54,15 @@ TEST_CASE("calibrate: logs of 2, 4 and 8 nodes print the error's trend with the 
 TEST_CASE("calibrate: logs of 1 and 2 nodes print no trend with the nodes", "[cli]") {
   const twinccl_test::ScratchDir scratch("twinccl-cal-trend2");
   const std::string dir = std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/";
-  const auto fit =
-      run_cli("calibrate " + dir + "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " + dir +
-              "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
-              "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only -o " +
-              scratch.path("mi.json"));
+  const std::string mi355x = "calibrate " + dir +
+                             "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " + dir +
+                             "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
+                             "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only";
+  const auto fit = run_cli(mi355x + " -o " + scratch.path("mi.json"));
   INFO(fit.out);
   REQUIRE(fit.exit_code == 0);
   CHECK_THAT(fit.out, !Catch::Contains("with the node count"));
-  const auto carried =
-      run_cli("calibrate " + dir + "oci-mi355x-pollara-1node-all_reduce-8G-16G.log " + dir +
-              "oci-mi355x-pollara-2node-all_reduce-8G-16G.log --ranks 8,16 "
-              "--nodes 1,2 -t mi325x-roce-4 --bandwidth-only --scale-trend -o " +
-              scratch.path("mi-trend.json"));
+  const auto carried = run_cli(mi355x + " --scale-trend -o " + scratch.path("mi-trend.json"));
   INFO(carried.out);
   CHECK(carried.exit_code != 0);
   CHECK_THAT(carried.out,

@@ -118,6 +118,16 @@ void judge(const topo::Topology& preset, const topo::Topology& fitted,
   }
 }
 
+// use3a-ss's 1-node row of NCCL's choice and its forced-ring runs at 2, 4 and 8 nodes
+// (ib-multinode.csv rows 53 - 55, busbw = 2 (n-1)/n x 16 GiB / time): a ring rate falling with
+// the node count.
+std::vector<Figure> use3a_ss_rings_to_8_nodes() {
+  return {{"all_reduce", "", 1, 16 * kGiB, 840.8},
+          {"all_reduce", "ring", 2, 16 * kGiB, 344.7},
+          {"all_reduce", "ring", 4, 16 * kGiB, 334.8},
+          {"all_reduce", "ring", 8, 16 * kGiB, 322.6}};
+}
+
 const CalibratedParameter& parameter(const Calibration& c, const char* name) {
   for (const CalibratedParameter& p : c.moved) {
     if (p.name == name) return p;
@@ -316,10 +326,7 @@ TEST_CASE(
   // = 2 (n-1)/n x 16 GiB / time), one NIC rate for all three: the rows fall with the node count
   // (344.7, 334.8, 322.6 GB/s), which one rate cannot follow; calibrate reports the trend, and
   // what it gives at the topology's 46 nodes is judged on the 46-node ring run it did not see.
-  const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
-                                   {"all_reduce", "ring", 2, 16 * kGiB, 344.7},
-                                   {"all_reduce", "ring", 4, 16 * kGiB, 334.8},
-                                   {"all_reduce", "ring", 8, 16 * kGiB, 322.6}};
+  const std::vector<Figure> fit = use3a_ss_rings_to_8_nodes();
   const topo::Topology preset = topo::load_topology("b200-cluster-46");
   const Calibration c =
       calibrate(preset, logs_of(fit, 1, "2.29.7", /*algo_as_logged=*/true), {.latencies = false});
@@ -378,10 +385,7 @@ TEST_CASE(
   // node count the report has, then judged on that node count's runs, which the fit did not see:
   // ring all_reduce (forced), all_reduce and all_gather of NCCL's choice (ring there), NVLS-tree
   // forced at 46 nodes.
-  const std::vector<Figure> fit = {{"all_reduce", "", 1, 16 * kGiB, 840.8},
-                                   {"all_reduce", "ring", 2, 16 * kGiB, 344.7},
-                                   {"all_reduce", "ring", 4, 16 * kGiB, 334.8},
-                                   {"all_reduce", "ring", 8, 16 * kGiB, 322.6}};
+  const std::vector<Figure> fit = use3a_ss_rings_to_8_nodes();
   struct Judged {
     int nodes;
     std::vector<Figure> rows;
