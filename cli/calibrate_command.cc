@@ -168,6 +168,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
                        r.rows, r.before * 100.0, r.after * 100.0);
   }
   if (c.scale_trend) print_scale_trend(*c.scale_trend, o.scale_trend, out);
+  if (!c.beyond_the_logs.empty()) out << "# beyond the logs: " << c.beyond_the_logs << "\n";
   // The latency regime's rows are named only where the table has some (8G-16G logs have none).
   const bool latency_rows = std::any_of(c.residuals.begin(), c.residuals.end(),
                                         [](const auto& r) { return r.regime == "latency"; });

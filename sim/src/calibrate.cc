@@ -274,9 +274,12 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   // node counts; a 2-node NVLS-tree row the NVLink bounds says nothing of the fabric); applied
   // as the NICs' delivered share at the topology's node count when asked.
   if (nodes && nic_note.empty()) {
+    const std::vector<Row> nic_rows = rows_seeing(fit, "nic_gbps", nic_now, multi_node);
     c.scale_trend = detail::calibration_scale_trend(
-        rows_seeing(fit, "nic_gbps", nic_now, multi_node), topology.summary().nodes,
+        nic_rows, topology.summary().nodes,
         [&](const Row& r) { return std::log(predicted_us(c.topology, r) / r.measured_us); });
+    // Fewer node counts than a trend needs, and a topology beyond them: say what is assumed.
+    c.beyond_the_logs = detail::unmeasured_scale_note(nic_rows, topology.summary().nodes, per_node);
   }
   std::optional<CalibratedParameter> share;
   if (options.scale_trend) {

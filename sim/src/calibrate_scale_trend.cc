@@ -52,6 +52,32 @@ std::optional<CalibrationScaleTrend> calibration_scale_trend(
   return t;
 }
 
+std::string unmeasured_scale_note(const std::vector<CalibrationRow>& nic_rows, int topology_nodes,
+                                  int per_node) {
+  std::vector<int> nodes;
+  for (const CalibrationRow& r : nic_rows) nodes.push_back(r.table->nodes);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  if (nodes.empty() || static_cast<int>(nodes.size()) >= kScaleTrendMinNodeCounts ||
+      topology_nodes <= nodes.back()) {
+    return "";
+  }
+  // The next two node counts above the logs' largest that the topology reaches, for the example.
+  const int next = std::min(2 * nodes.back(), topology_nodes);
+  const int after = std::min(4 * nodes.back(), topology_nodes);
+  return fmt::format(
+      "the NIC rate is fitted on {} nodes ({} row{} of 64 MiB or more the NICs bound) and the "
+      "file carries it to the topology's {} nodes as if the fabric delivered as much with more "
+      "nodes sharing it; logs of fewer than {} node counts cannot check that (Together's use3a-ss "
+      "B200 cluster, fitted on 1 + 2 nodes: 4 - 46 nodes up to 13% fast, its fabric delivering "
+      "less the more nodes share it); measure the same sweep on {}{} nodes too (e.g. `mpirun -np "
+      "{} -N {} all_reduce_perf -b 64M -e 8G -f 2 -g 1`) and calibrate on all of them: it then "
+      "prints the trend, and --scale-trend carries it into the file",
+      fmt::join(nodes, " and "), nic_rows.size(), nic_rows.size() == 1 ? "" : "s", topology_nodes,
+      kScaleTrendMinNodeCounts, next, after > next ? fmt::format(" and {}", after) : "",
+      next * per_node, per_node);
+}
+
 TrendShare trend_share(const std::optional<CalibrationScaleTrend>& trend, double share_before,
                        int per_node) {
   if (!trend) {

@@ -23,6 +23,14 @@ std::optional<CalibrationScaleTrend> calibration_scale_trend(
 // --scale-trend): `share_before` x (1 + the trend's error there), within the share's limits
 // (topology/limits.h), and what to print under it. ConfigError naming the sweeps to measure when
 // there is no trend (`per_node`: GPUs a node, for the example command).
+// What calibrate says where the NIC rate's rows (`nic_rows`) span fewer than
+// kScaleTrendMinNodeCounts node counts and the topology has more nodes than their largest: the
+// fitted rate is carried there as if the fabric delivered as much with more nodes sharing it,
+// which these logs cannot check; the sweeps that would (`per_node`: GPUs a node, for the example
+// command). "" where the logs show a trend or reach the topology's node count.
+std::string unmeasured_scale_note(const std::vector<CalibrationRow>& nic_rows, int topology_nodes,
+                                  int per_node);
+
 struct TrendShare {
   double after = 1.0;
   std::string note;

@@ -98,6 +98,10 @@ struct Calibration {
   std::vector<CalibrationResidual> residuals;
   std::vector<CalibrationLog> priced_with;           // one per table, in their order
   std::optional<CalibrationScaleTrend> scale_trend;  // absent: fewer than 3 node counts
+  // Where the NIC rate was fitted on rows of fewer node counts than a trend needs and the
+  // topology has more nodes than the largest: that the file carries the fitted rate there
+  // unchecked, and which sweeps would check it ("" otherwise; calibrate_scale_trend.cc).
+  std::string beyond_the_logs = {};
 };
 
 struct CalibrationOptions {
