@@ -13,8 +13,12 @@
 // log(predicted / measured)^2 by golden-section search: a scale s in [1/8, 8] on the rates and the
 // launch (on log s), an offset in [-20, 200] us on the network hop. Example: 8 GPUs at 80% of the
 // preset's NVLink give s = 0.8 back. The rows, their checks and the refusal of logs that cannot
-// determine a fit: calibrate_inputs.cc. Where the multi-node logs span three or more node
-// counts, the bandwidth error's trend with them is reported (calibrate_scale_trend.cc).
+// determine a fit: calibrate_inputs.cc. nic_gbps moves by NCCL's speed steps, so what the
+// step leaves on the rows the NICs bound (a fabric delivering a rate between two steps: OCI's
+// MI355X 2-node rows 3.4% fast) is then fitted as the NICs' delivered share, down only
+// (nic_delivered_share; NCCL's ranking keeps the full rate). Where the multi-node logs span three
+// or more node counts, the bandwidth error's trend with them is reported
+// (calibrate_scale_trend.cc).
 #include "twinccl/sim/calibrate.h"
 
 #include <fmt/format.h>
@@ -30,6 +34,7 @@
 #include "twinccl/sim/nccl_env_choice.h"
 #include "twinccl/sim/size_regime.h"
 #include "twinccl/sim/timing.h"
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/topology_edit.h"
 
 namespace twinccl::sim {
@@ -43,6 +48,9 @@ constexpr double kMaxScale = 8.0;
 // host_launch_us fitted from RCCL's 0 (an offset): its lower bound, above 0, since a file's 0
 // reads back as "none given" (one cdna3 node: RCCL's base latency alone; else the model's 5 us).
 constexpr double kMinFittedLaunchUs = 0.01;
+// A fitted NIC share is kept where it is this much (0.5%) below the topology's and lowers the NIC
+// rows' squared error by as much: below that it is the search's noise, not the rows' error.
+constexpr double kShareResolution = 0.005;
 
 const char* regime_of(std::size_t bytes) { return regime_name(size_regime(bytes)); }
 
@@ -269,12 +277,33 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     refuse_at_end("group_launch_us", launch.group_gpu_us, launch_now.group_gpu_us, topology,
                   one_node_group_small);
   }
+  // NCCL's speed steps move nic_gbps a step at a time (rates between two steps predict alike),
+  // so the NIC rows may keep an error no step removes: the part of the rate the fabric does not
+  // deliver, fitted as the NICs' delivered share on the rows the NIC bounds (only down from the
+  // topology's: a share above 1 would move more than the line rate). NCCL's ranking keeps the
+  // full rate, as it does on the machine, whose NICs report their line rate.
+  const double share_before = detail::view_of(topology, topology.gpu_count()).nic_delivered_share;
+  double share_now = share_before;
+  std::vector<Row> nic_rows;
+  if (nodes && nic_note.empty()) {
+    nic_rows = rows_seeing(fit, "nic_gbps", nic_now, multi_node);
+    const double lowest = topo::limits::min_nic_delivered_share;
+    const auto cost = [&](double log_share) {
+      return squared_log_error(fit.with("nic_delivered_share", std::exp(log_share)), nic_rows);
+    };
+    const double fitted = std::exp(detail::golden_min(cost, std::log(lowest), std::log(1.0)));
+    // Kept where it is below the topology's share and takes a visible error away.
+    if (!nic_rows.empty() && fitted < share_before * (1.0 - kShareResolution) &&
+        cost(std::log(fitted)) < cost(std::log(share_before)) * (1.0 - kShareResolution)) {
+      share_now = fitted;
+      fit.set("nic_delivered_share", share_now);
+    }
+  }
   c.topology = topo::apply_edits(topology, fit.edits).topology;
   // What the one NIC rate leaves with the node count, on the rows it bounds (logs of 3 or more
   // node counts; a 2-node NVLS-tree row the NVLink bounds says nothing of the fabric); applied
   // as the NICs' delivered share at the topology's node count when asked.
   if (nodes && nic_note.empty()) {
-    const std::vector<Row> nic_rows = rows_seeing(fit, "nic_gbps", nic_now, multi_node);
     c.scale_trend = detail::calibration_scale_trend(
         nic_rows, topology.summary().nodes,
         [&](const Row& r) { return std::log(predicted_us(c.topology, r) / r.measured_us); });
@@ -282,13 +311,28 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     c.beyond_the_logs = detail::unmeasured_scale_note(nic_rows, topology.summary().nodes, per_node);
   }
   std::optional<CalibratedParameter> share;
+  const std::string share_note = fmt::format(
+      "fitted on the {} rows the NICs bound, after nic_gbps (whose steps left them {:.1f}% fast): "
+      "the share of the NICs' rate the calls moved; NCCL still ranks at the full rate",
+      nic_rows.size(), (1.0 - share_now / share_before) * 100.0);
   if (options.scale_trend) {
-    const double before = detail::view_of(topology, topology.gpu_count()).nic_delivered_share;
-    const detail::TrendShare s = detail::trend_share(c.scale_trend, before, per_node);
+    const detail::TrendShare s = detail::trend_share(c.scale_trend, share_now, per_node);
     fit.set("nic_delivered_share", s.after);
     c.topology = topo::apply_edits(topology, fit.edits).topology;
-    share = CalibratedParameter{"nic_delivered_share", before, s.after,
-                                c.scale_trend->rows,   "",     s.note};
+    share = CalibratedParameter{
+        "nic_delivered_share",
+        share_before,
+        s.after,
+        c.scale_trend->rows,
+        "",
+        share_now != share_before ? fmt::format("{}; then {}", share_note, s.note) : s.note};
+  } else if (share_now != share_before) {
+    share = CalibratedParameter{"nic_delivered_share",
+                                share_before,
+                                share_now,
+                                static_cast<int>(nic_rows.size()),
+                                "",
+                                share_note};
   }
   c.moved.push_back(
       {"nvlink_gbps", nvlink, nvlink_now, static_cast<int>(bandwidth_rows.size()), "", ""});

@@ -96,10 +96,17 @@ TEST_CASE("calibrate on one OCI MI355X cluster: fitted on 1 and 2 nodes, its 4 n
   INFO("1 node: " << one_before * 100 << "% -> " << one_after * 100 << "%");
   CHECK(one_before > 0.15);
   CHECK(std::abs(one_after) < 0.05);
-  // The 4-node run, not seen by the fit: within 10% after (and before: it is NIC-bound).
+  // The 2-node rows sit between two of NCCL's speed steps (3.4% fast at the one nic_gbps keeps):
+  // what the step leaves is fitted as the NICs' delivered share.
+  const double two_after = bandwidth_error(c.topology, two);
+  INFO("2 nodes, fitted: " << two_after * 100 << "%");
+  CHECK(std::abs(two_after) <= 0.01);
+  CHECK(moved(c, "nic_delivered_share") < 0.98);
+  // The 4-node run, not seen by the fit: within 10% after (and before: it is NIC-bound); within
+  // 2% with the share (+0.6% when written; -2.9% with the step alone).
   const double four_after = bandwidth_error(c.topology, four);
   INFO("4 nodes, fitted: " << four_after * 100 << "%");
-  CHECK(std::abs(four_after) <= 0.10);
+  CHECK(std::abs(four_after) <= 0.02);
 }
 
 TEST_CASE("calibrate on one OCI GB300 rack: 1 tray's ring fits NVLink, 16 trays within 10%") {

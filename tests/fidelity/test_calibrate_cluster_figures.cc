@@ -309,10 +309,13 @@ TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 
                       << " -> " << nic.after << " " << nic.not_determined);
   // Ring rows see both rates: the 1-node rows (5.5% faster than the preset's xGMI) take NVLink down
   // (48 -> 45.5 GB/s), the 2-node rows (9% slower than its 8 x 400G) take the NIC one step down
-  // NCCL's speed list (50 -> 48 GB/s).
+  // NCCL's speed list (50 -> 48 GB/s), and the NICs' share takes what the step leaves.
   CHECK(nvlink.not_determined.empty());
   CHECK(nic.not_determined.empty());
   CHECK(nic.after < 0.98 * nic.before);
+  const CalibratedParameter& share = parameter(c, "nic_delivered_share");
+  INFO("nic_delivered_share " << share.after << ": " << share.fitted_on);
+  CHECK(share.after < 0.98);
   GeoMean mean;
   for (const auto& run : {rows(4, 348.12, 349.92, 350.59), rows(8, 344.13, 349.98, 350.84)}) {
     judge(preset, c.topology, run, 1, "", mean, [](const Figure&, double before, double after) {
@@ -323,7 +326,9 @@ TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 
   }
   INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
   CHECK(mean.rows == 6);
-  CHECK(std::abs(mean.value()) <= 0.04);  // -1.6% when written; the rows alone allow 10%
+  // +1.0% with the NICs' share the 2-node rows fit after the step (-1.6% with the step alone);
+  // the rows alone allow 10%
+  CHECK(std::abs(mean.value()) <= 0.04);
 }
 
 TEST_CASE(

@@ -18,6 +18,10 @@
 //                         least N of them), from the one-node rows below 1 MiB of `-g N` tables
 //   network_hop_extra_us  what a network hop costs beyond NCCL's (or the network class's) figure,
 //                         from the multi-node tables' rows below 1 MiB
+//   nic_delivered_share   after the passes, what NCCL's speed steps left on the rows nic_gbps
+//                         bounds (it predicts alike between two steps): the share of the NICs'
+//                         rate the calls moved, below the topology's only, listed only where it
+//                         moved (0.5% or more); NCCL's ranking keeps the full rate
 // Where the multi-node logs span three or more node counts, the bandwidth error left after the fit
 // is fitted against log2(nodes) on the rows the NICs bound (`scale_trend`): its change per
 // doubling, and what it gives at the topology's node count. Reported; with `scale_trend` also
