@@ -11,11 +11,11 @@
 // multi-node rows below 1 MiB; the four one after the other, three times. Each fit applies a value
 // with topo::apply_edits (as `--set` does) and minimises the sum over its rows of
 // log(predicted / measured)^2 by golden-section search: a scale s in [1/8, 8] on the rates and the
-// launch (on log s), an offset in [-20, 200] us on the network hop. Example: 8 GPUs at 80% of the
-// preset's NVLink give s = 0.8 back. The rows, their checks and the refusal of logs that cannot
-// determine a fit: calibrate_inputs.cc. nic_gbps moves by NCCL's speed steps, so what the
-// step leaves on the rows the NICs bound (a fabric delivering a rate between two steps: OCI's
-// MI355X 2-node rows 3.4% fast) is then fitted as the NICs' delivered share, down only
+// launch (on log s), an offset in [-20, 200] us on the network hop (calibrate_fitting.cc). Example:
+// 8 GPUs at 80% of the preset's NVLink give s = 0.8 back. The rows, their checks and the refusal of
+// logs that cannot determine a fit: calibrate_inputs.cc. nic_gbps moves by NCCL's speed steps, so
+// what the step leaves on the rows the NICs bound (a fabric delivering a rate between two steps:
+// OCI's MI355X 2-node rows 3.4% fast) is then fitted as the NICs' delivered share, down only
 // (nic_delivered_share; NCCL's ranking keeps the full rate). Where the multi-node logs span three
 // or more node counts, the bandwidth error's trend with them is reported
 // (calibrate_scale_trend.cc).
@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate_fitting.h"
 #include "calibrate_rows.h"
 #include "calibrate_scale_trend.h"
 #include "golden_min.h"
@@ -43,8 +44,15 @@ namespace {
 constexpr std::size_t kBandwidthRowBytes = detail::kCalibrationBandwidthRowBytes;
 constexpr std::size_t kLatencyRowBytes = detail::kCalibrationLatencyRowBytes;
 using Row = detail::CalibrationRow;
-// fit_scale's range: 1/8..8 x the topology's value.
-constexpr double kMaxScale = 8.0;
+using detail::fit_offset_us;
+using detail::fit_scale;
+using detail::Fitting;
+using detail::predicted;
+using detail::predicted_us;
+using detail::refuse_at_end;
+using detail::rows_see;
+using detail::rows_seeing;
+using detail::squared_log_error;
 // host_launch_us fitted from RCCL's 0 (an offset): its lower bound, above 0, since a file's 0
 // reads back as "none given" (one cdna3 node: RCCL's base latency alone; else the model's 5 us).
 constexpr double kMinFittedLaunchUs = 0.01;
@@ -53,110 +61,6 @@ constexpr double kMinFittedLaunchUs = 0.01;
 constexpr double kShareResolution = 0.005;
 
 const char* regime_of(std::size_t bytes) { return regime_name(size_regime(bytes)); }
-
-Prediction predicted(const topo::Topology& t, const Row& r) {
-  return predict_logged(t, request_of(*r.table, *r.row), *r.choice, r.table->source);
-}
-double predicted_us(const topo::Topology& t, const Row& r) { return predicted(t, r).time_us; }
-
-// The topology being fitted: the user's with every value fitted so far, applied as one edit of
-// it, so its name stays "<topology>+<the settings>" (edits of edits grew it past the name cap).
-struct Fitting {
-  topo::Topology base;
-  topo::TopologyEdits edits;
-  topo::Topology with(const std::string& name, double value) const {
-    topo::TopologyEdits e = edits;
-    std::erase_if(e.settings, [&](const topo::Setting& s) { return s.name == name; });
-    e.settings.push_back({name, value});
-    return topo::apply_edits(base, e).topology;
-  }
-  void set(const std::string& name, double value) {
-    std::erase_if(edits.settings, [&](const topo::Setting& s) { return s.name == name; });
-    edits.settings.push_back({name, value});
-  }
-};
-
-double squared_log_error(const topo::Topology& t, const std::vector<Row>& rows) {
-  double sum = 0.0;
-  for (const Row& r : rows) {
-    const double e = std::log(predicted_us(t, r) / r.measured_us);
-    sum += e * e;
-  }
-  return sum;
-}
-
-// The scale in [1/8, 8] minimising the squared log error of `rows` with `name` = value x scale.
-double fit_scale(const Fitting& t, const std::string& name, double value,
-                 const std::vector<Row>& rows) {
-  const auto cost = [&](double log_scale) {
-    // Where rates between NCCL's speed steps predict alike, the value nearest the topology's.
-    return squared_log_error(t.with(name, value * std::exp(log_scale)), rows) +
-           1e-6 * log_scale * log_scale;
-  };
-  return std::exp(detail::golden_min(cost, std::log(1.0 / kMaxScale), std::log(kMaxScale)));
-}
-
-// A scale the search ended at an end of (1/8 or 8 x the topology's value) is not a fit: the rows
-// want a value no machine like the topology has (a wrong --topology, or garbled rows). Refused,
-// naming the row farthest from the prediction at the topology's value.
-void refuse_at_end(const std::string& name, double before, double after, const topo::Topology& t,
-                   const std::vector<Row>& rows) {
-  const double scale = after / before;
-  if (scale < kMaxScale * 0.99 && scale > 1.0 / (kMaxScale * 0.99)) return;
-  const Row* farthest = nullptr;
-  double farthest_us = 0.0, worst = -1.0;
-  for (const Row& r : rows) {
-    const double us = predicted_us(t, r);
-    const double error = std::abs(std::log(us / r.measured_us));
-    if (error > worst) farthest = &r, farthest_us = us, worst = error;
-  }
-  throw ConfigError(fmt::format(
-      "calibrate: the logs put {} at {:.4g}, {} x the topology's {:.4g}, the end of what a fit "
-      "may move it to: the rows measure what no machine like '{}' does (a wrong --topology, or a "
-      "garbled row; the farthest: {}:{}, {:.4g} us measured, {:.4g} us predicted at {:.4g}); if "
-      "the machine really is that far from it, give a topology file that describes the machine "
-      "as --topology and calibrate from there: start from the closest preset, `twinccl topo show "
-      "PRESET [--set K=V ...] --format json -o mine.json`, then edit it (docs/topologies.md "
-      "\"Start from a preset, edit, save\"), or use NCCL's topology dump "
-      "(NCCL_TOPO_DUMP_FILE=mine.xml)",
-      name, after, scale > 1.0 ? "8" : "1/8", before, t.name(), farthest->table->source,
-      farthest->row->line, farthest->measured_us, farthest_us, before));
-}
-
-// The value (us) in [lo_us, hi_us] minimising the squared log error of `rows` with `name` = it
-// (an offset: [-20, 200]).
-double fit_offset_us(const Fitting& t, const std::string& name, const std::vector<Row>& rows,
-                     double lo_us = -20.0, double hi_us = 200.0) {
-  const auto cost = [&](double us) {
-    return squared_log_error(t.with(name, us), rows) + 1e-9 * us * us;
-  };
-  return detail::golden_min(cost, lo_us, hi_us);
-}
-
-// Whether `rows` see `name` near `value`: some row's time moves by more than 0.5% when it is
-// 0.8 or 1.25 x that. A rate that bounds none of its rows (a NIC behind NVLink, NVLS-tree's
-// in-node stage on 2 nodes) leaves a flat cost, where the search's end says nothing.
-// Those of `rows` that see it.
-std::vector<Row> rows_seeing(const Fitting& t, const std::string& name, double value,
-                             const std::vector<Row>& rows) {
-  const topo::Topology at = t.with(name, value);
-  const topo::Topology lower = t.with(name, 0.8 * value), higher = t.with(name, 1.25 * value);
-  std::vector<Row> seeing;
-  for (const Row& r : rows) {
-    const double now = predicted_us(at, r);
-    for (const topo::Topology* other : {&lower, &higher}) {
-      if (std::abs(predicted_us(*other, r) / now - 1.0) > 0.005) {
-        seeing.push_back(r);
-        break;
-      }
-    }
-  }
-  return seeing;
-}
-bool rows_see(const Fitting& t, const std::string& name, double value,
-              const std::vector<Row>& rows) {
-  return !rows_seeing(t, name, value, rows).empty();
-}
 
 double nvlink_link_gbps(const topo::Topology& t) {
   double gbps = 0.0;
