@@ -186,7 +186,7 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   // deliver, fitted as the NICs' delivered share on the rows the NIC bounds (only down from the
   // topology's: a share above 1 would move more than the line rate). NCCL's ranking keeps the
   // full rate, as it does on the machine, whose NICs report their line rate.
-  const double share_before = detail::view_of(topology, topology.gpu_count()).nic_delivered_share;
+  const double share_before = detail::nic_delivered_share(topology);
   double share_now = share_before;
   std::vector<Row> nic_rows;
   if (nodes && nic_note.empty()) {
@@ -195,8 +195,9 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     const auto cost = [&](double log_share) {
       return squared_log_error(fit.with("nic_delivered_share", std::exp(log_share)), nic_rows);
     };
-    const double fitted = std::exp(detail::golden_min(cost, std::log(lowest), std::log(1.0)));
-    // Kept where it is below the topology's share and takes a visible error away.
+    const double fitted =
+        std::exp(detail::golden_min(cost, std::log(lowest), std::log(share_before)));
+    // Kept where it moved and takes a visible error away (a flat cost: rows that do not see it).
     if (!nic_rows.empty() && fitted < share_before * (1.0 - kShareResolution) &&
         cost(std::log(fitted)) < cost(std::log(share_before)) * (1.0 - kShareResolution)) {
       share_now = fitted;
@@ -215,22 +216,25 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
     c.beyond_the_logs = detail::unmeasured_scale_note(nic_rows, topology.summary().nodes, per_node);
   }
   std::optional<CalibratedParameter> share;
-  const std::string share_note = fmt::format(
-      "fitted on the {} rows the NICs bound, after nic_gbps (whose steps left them {:.1f}% fast): "
-      "the share of the NICs' rate the calls moved; NCCL still ranks at the full rate",
-      nic_rows.size(), (1.0 - share_now / share_before) * 100.0);
+  const std::string share_note =
+      share_now == share_before
+          ? ""
+          : fmt::format(
+                "fitted on the {} rows the NICs bound, after nic_gbps (whose steps left them "
+                "{:.1f}% fast): the share of the NICs' rate the calls moved; NCCL still ranks at "
+                "the full rate",
+                nic_rows.size(), (1.0 - share_now / share_before) * 100.0);
   if (options.scale_trend) {
     const detail::TrendShare s = detail::trend_share(c.scale_trend, share_now, per_node);
     fit.set("nic_delivered_share", s.after);
     c.topology = topo::apply_edits(topology, fit.edits).topology;
-    share = CalibratedParameter{
-        "nic_delivered_share",
-        share_before,
-        s.after,
-        c.scale_trend->rows,
-        "",
-        share_now != share_before ? fmt::format("{}; then {}", share_note, s.note) : s.note};
-  } else if (share_now != share_before) {
+    share = CalibratedParameter{"nic_delivered_share",
+                                share_before,
+                                s.after,
+                                c.scale_trend->rows,
+                                "",
+                                share_note.empty() ? s.note : share_note + "; then " + s.note};
+  } else if (!share_note.empty()) {
     share = CalibratedParameter{"nic_delivered_share",
                                 share_before,
                                 share_now,

@@ -13,7 +13,6 @@ namespace twinccl::sim::detail {
 
 namespace {
 using Row = CalibrationRow;
-constexpr double kMaxScale = kMaxFitScale;
 }  // namespace
 
 Prediction predicted(const topo::Topology& t, const Row& r) {
@@ -37,13 +36,13 @@ double fit_scale(const Fitting& t, const std::string& name, double value,
     return squared_log_error(t.with(name, value * std::exp(log_scale)), rows) +
            1e-6 * log_scale * log_scale;
   };
-  return std::exp(detail::golden_min(cost, std::log(1.0 / kMaxScale), std::log(kMaxScale)));
+  return std::exp(detail::golden_min(cost, std::log(1.0 / kMaxFitScale), std::log(kMaxFitScale)));
 }
 
 void refuse_at_end(const std::string& name, double before, double after, const topo::Topology& t,
                    const std::vector<Row>& rows) {
   const double scale = after / before;
-  if (scale < kMaxScale * 0.99 && scale > 1.0 / (kMaxScale * 0.99)) return;
+  if (scale < kMaxFitScale * 0.99 && scale > 1.0 / (kMaxFitScale * 0.99)) return;
   const Row* farthest = nullptr;
   double farthest_us = 0.0, worst = -1.0;
   for (const Row& r : rows) {

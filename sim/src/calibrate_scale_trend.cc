@@ -25,13 +25,21 @@
 
 namespace twinccl::sim::detail {
 
+namespace {
+// The distinct node counts of `rows`' logs, ascending.
+std::vector<int> node_counts(const std::vector<CalibrationRow>& rows) {
+  std::vector<int> nodes;
+  for (const CalibrationRow& r : rows) nodes.push_back(r.table->nodes);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+}  // namespace
+
 std::optional<CalibrationScaleTrend> calibration_scale_trend(
     const std::vector<CalibrationRow>& multi_node, int topology_nodes,
     const std::function<double(const CalibrationRow&)>& log_error_of) {
-  std::vector<int> nodes;
-  for (const CalibrationRow& r : multi_node) nodes.push_back(r.table->nodes);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  const std::vector<int> nodes = node_counts(multi_node);
   if (static_cast<int>(nodes.size()) < kScaleTrendMinNodeCounts) return std::nullopt;
   double sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0;
   const double n = static_cast<double>(multi_node.size());
@@ -54,10 +62,7 @@ std::optional<CalibrationScaleTrend> calibration_scale_trend(
 
 std::string unmeasured_scale_note(const std::vector<CalibrationRow>& nic_rows, int topology_nodes,
                                   int per_node) {
-  std::vector<int> nodes;
-  for (const CalibrationRow& r : nic_rows) nodes.push_back(r.table->nodes);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  const std::vector<int> nodes = node_counts(nic_rows);
   if (nodes.empty() || static_cast<int>(nodes.size()) >= kScaleTrendMinNodeCounts ||
       topology_nodes <= nodes.back()) {
     return "";

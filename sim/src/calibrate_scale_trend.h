@@ -19,10 +19,6 @@ std::optional<CalibrationScaleTrend> calibration_scale_trend(
     const std::vector<CalibrationRow>& multi_node, int topology_nodes,
     const std::function<double(const CalibrationRow&)>& log_error_of);
 
-// The topology's nic_delivered_share that carries `trend` to its node count (calibrate
-// --scale-trend): `share_before` x (1 + the trend's error there), within the share's limits
-// (topology/limits.h), and what to print under it. ConfigError naming the sweeps to measure when
-// there is no trend (`per_node`: GPUs a node, for the example command).
 // What calibrate says where the NIC rate's rows (`nic_rows`) span fewer than
 // kScaleTrendMinNodeCounts node counts and the topology has more nodes than their largest: the
 // fitted rate is carried there as if the fabric delivered as much with more nodes sharing it,
@@ -31,6 +27,10 @@ std::optional<CalibrationScaleTrend> calibration_scale_trend(
 std::string unmeasured_scale_note(const std::vector<CalibrationRow>& nic_rows, int topology_nodes,
                                   int per_node);
 
+// The topology's nic_delivered_share that carries `trend` to its node count (calibrate
+// --scale-trend): `share_before` x (1 + the trend's error there), within the share's limits
+// (topology/limits.h), and what to print under it. ConfigError naming the sweeps to measure when
+// there is no trend (`per_node`: GPUs a node, for the example command).
 struct TrendShare {
   double after = 1.0;
   std::string note;

@@ -141,8 +141,6 @@ TEST_CASE("calibrate: a forced 2-node ring sweep gives the NICs' rate back, NCCL
   // The same rows taken as NCCL's choice: priced as NVLS-tree, the NIC is not found.
   logs[1].nccl_algo.clear();
   const Calibration own = calibrate(preset, logs, bandwidths);
-  for (const CalibratedParameter& p : own.moved)
-    UNSCOPED_INFO(p.name << " " << p.before << " -> " << p.after << " " << p.not_determined);
   REQUIRE(own.moved.size() >= 2);  // and the NICs' share, fitted on what the wrong rate leaves
   CHECK(own.moved[1].name == "nic_gbps");
   const bool off = !own.moved[1].not_determined.empty() || own.moved[1].after < 30.0 ||
