@@ -18,33 +18,35 @@
 // NVLS-tree NCCL_NVLS_CHUNKSIZE 128 KiB, halved for small calls per channel x head
 // (nvls_pipeline_fill_us's rule). One owner prices every connection's slots (slot_window_us): a
 // connection passes at most 8 messages per (slot round trip + one message's wire time at the
-// node's NIC rate / connections); how long a slot takes to come back is slot_round_trip_us's
-// alone (2 network hops as the call takes them; on aws-ofi-nccl's RDMA protocol the class's
-// fitted round trip above its 8 KiB eager size, nothing within it). What differs between the
-// callers is how a stream's windows meet NCCL's time, argued at each caller from NCCL's code:
+// node's NIC rate / connections + the sending GPU's write of it at the call's rate); how long a
+// slot takes to come back is slot_round_trip_us's alone (2 network hops as the call takes them; on
+// aws-ofi-nccl's RDMA protocol the class's fitted round trip above its 8 KiB eager size, nothing
+// within it). What differs between the callers is how a stream's windows meet NCCL's time, argued
+// at each caller from NCCL's code:
 // * tree, NVLS-tree (net_window_wait_us): K chunks a connection; the (K - 8) / 8 windows after
 //   the first (whose messages are written and sent at once, their one-way trip the hop NCCL's
 //   latency charges) beside the bandwidth time, the longer binds. Example, aws-p4de-2 (the
 //   plugin's 75 us on every hop), 8 MiB tree/LL128 on 4 channels: chunk 72000, K = ceil(2 MiB /
-//   72000) = 30, round trip 2 x 83.5 us, 76800 wire bytes at 50 / 4 GB/s: (30 - 8) / 8 x
-//   (167 + 6.1) = 476 us against a bandwidth time of 233 us.
+//   72000) = 30, round trip 2 x 83.5 us, 76800 wire bytes at 50 / 4 GB/s, a bandwidth time of
+//   233 us (7.8 us a chunk): (30 - 8) / 8 x (167 + 6.1 + 7.8) = 498 us.
 // * ring (ring_net_window_wait_us, only where a message waits for a control message): every window
 //   a round trip, then one hop and the last node's NVLink chain, against NCCL's latency +
 //   bandwidth time (a ring step forwards what the step before brought; the chain's hops run inside
 //   the round trips). A ring connection carries (n - 1) steps a loop (2(n - 1) for all_reduce) of
 //   one message each (LL128: a step's share up to 576000 bytes; Simple: 2-step slices, 4 slots).
 //   Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
-//   the wire, 0.36 us at 384 / 8 = 48 GB/s), 255 / 8 x (85 + 0.36) + 20 + 7 x 1.9 = 2754 us, + the
-//   5 us launch counted separately, where NCCL's model gives 1178 (measured 2700).
+//   the wire, 0.36 us at 384 / 8 = 48 GB/s; the GPU writes one in 0.45 us), 255 / 8 x (83.5 +
+//   0.36 + 0.45) + 20 + 7 x 1.9 = 2721 us, + the 5 us launch counted separately, where NCCL's
+//   model gives 1178 (measured 2700).
 // * NVLS-tree's first message (nvls_tree_first_message_wait_us): once per call, the round trip
 //   less the hop NCCL's latency charges, as p2p's first batch (p2p_net_messages.cc).
 // On InfiniBand (NCCL's hop figures, 2 x 8.5 us for LL128) or with Simple's 512 KiB steps the
 // window is rarely what binds. Nor does an NVLS-tree window on p5: enqueue.cc's halving
 // (v2.27.7-1 :2027-2030) leaves a connection (channel x head, 128 on a p5 node) more than 8 chunks
 // only at chunks of 128 KiB and up (calls over 128 MiB at 2 nodes), each 44 us on the wire at 384
-// / 128 GB/s, so its 8 slots outrun the 85 us round trip (docs/fidelity.md, "one owner of the slot
-// window"). Not in the tuner's ranking (Channels::all): NCCL's model has no such term, so it never
-// changes NCCL's choice.
+// / 128 GB/s, so its 8 slots outrun the 83.5 us round trip (docs/fidelity.md, "one owner of the
+// slot window"). Not in the tuner's ranking (Channels::all): NCCL's model has no such term, so it
+// never changes NCCL's choice.
 #include <algorithm>
 #include <cmath>
 
@@ -89,6 +91,7 @@ struct SlotStream {
   double slots = kNcclSteps;     // the buffer slots they cycle through
   double round_trip_us = 0.0;    // how long a slot takes to come back (slot_round_trip_us)
   double message_wire_us = 0.0;  // one message's wire time at the connection's share of the NICs
+  double message_gpu_us = 0.0;   // the sending GPU's time to write one message at the call's rate
 };
 
 // How long a slot takes to come back after its message left, us; 0 where the sender waits for no
@@ -120,13 +123,15 @@ double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
 
 // A connection's stream of `messages` messages of `message_data_bytes` through `slots` slots; the
 // connection moves 1 / `connections` of the node's NIC rate (every channel's connections share
-// the node's NICs).
+// the node's NICs), and its GPU writes a message in `message_gpu_us` (the call's bandwidth time
+// over the messages the connection carries in the call).
 SlotStream slot_stream(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                        double bytes, double connections, double messages, double message_data_bytes,
-                       double slots) {
+                       double slots, double message_gpu_us) {
   SlotStream s;
   s.messages = messages;
   s.slots = slots;
+  s.message_gpu_us = message_gpu_us;
   s.round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, message_data_bytes);
   const double connection_gbps = v.inter_gbps / connections;
   s.message_wire_us = connection_gbps > 0.0
@@ -136,16 +141,28 @@ SlotStream slot_stream(const TopologyView& v, NcclAlgo algo, Protocol protocol, 
 }
 
 // The one owner of the slot window: a connection sends message k + slots only once message k's
-// slot came back, so its messages pass at most `slots` per (round trip + one message's wire time:
-// a slot frees only when its whole message has landed and been consumed). NCCL's side
-// (NVIDIA/nccl v2.27.7-1): the send proxy posts a step only while fewer than NCCL_STEPS are
-// unfinished (src/transport/net.cc sendProxyProgress :1127 maxDepth = NCCL_STEPS, :1139
-// `sub->posted < sub->done + maxDepth`), the receive proxy posts a receive only for a slot its GPU
-// freed (recvProxyProgress :1305, :1318 `sub->posted >= sub->done + maxDepth` stops); the plugin's
-// side: the write waits for the receiver's control message (see slot_round_trip_us).
+// slot came back, so its messages pass at most `slots` per slot cycle. A cycle is the round trip,
+// one message's wire time and the sending GPU's time to write the message: the GPU refills the
+// slot only after the send that used it completed, and the proxy sends a step only once the GPU
+// wrote all of it, so the write and the wire run one after the other, never beside each other
+// (the receiver's GPU reads the step meanwhile, inside the round trip: its receive for the slot
+// is re-posted only when it is done). NCCL's side (NVIDIA/nccl v2.27.7-1 src/transport/net.cc):
+// the send proxy posts a step only while fewer than NCCL_STEPS are unfinished (sendProxyProgress
+// :1127 maxDepth = NCCL_STEPS, :1139 `sub->posted < sub->done + maxDepth`), sends it only when
+// the GPU's tail passed it (:1166 `*recvTail > tail`; LL: every line's flag) and gives the slot
+// back to the GPU only when the send tested done (:1223-1238 `*sendHead = sub->base +
+// sub->done`); the receive proxy posts a receive only for a slot its GPU freed
+// (recvProxyProgress :1305, :1318 `sub->posted >= sub->done + maxDepth` stops); the plugin's
+// side: the write waits for the receiver's control message (see slot_round_trip_us). The GPU's
+// write is negligible at the messages the round trip was fitted on (16 KiB, 0.7 us of 85) and
+// binds where the window and the GPU's rate are close: p5 all_gather 16 nodes 256 MiB on 8
+// channels, 127 messages of 256 KiB, each 5.8 us on the wire and 7.1 us of the GPU's 907 us:
+// 127 / 8 x (83.5 + 5.8 + 7.1) = 1531 us, + the hop and the last node's NVLink chain 1565 us,
+// where the round trip and the wire alone (85 us) gave 1474, under NCCL's latency + bandwidth
+// time of 1480 (measured 1849).
 double slot_window_us(const SlotStream& s) {
   if (!(s.round_trip_us > 0.0) || !(s.messages > 0.0)) return 0.0;
-  return s.messages / s.slots * (s.round_trip_us + s.message_wire_us);
+  return s.messages / s.slots * (s.round_trip_us + s.message_wire_us + s.message_gpu_us);
 }
 
 }  // namespace
@@ -179,9 +196,11 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
       tree ? nccl_tree_chunk_bytes(v, protocol, bytes, launched.channels) : nvls.chunk_bytes;
   const double chunks = std::ceil(bytes / connections / chunk);
   if (chunks <= kNcclSteps || !(algbw > 0.0)) return 0.0;
-  const SlotStream after_first = slot_stream(v, algo, protocol, kind, bytes, connections,
-                                             chunks - kNcclSteps, chunk, kNcclSteps);
-  return std::max(0.0, slot_window_us(after_first) - bytes / (1000.0 * algbw));
+  const double bandwidth_us = bytes / (1000.0 * algbw);
+  const SlotStream after_first =
+      slot_stream(v, algo, protocol, kind, bytes, connections, chunks - kNcclSteps, chunk,
+                  kNcclSteps, bandwidth_us / chunks);
+  return std::max(0.0, slot_window_us(after_first) - bandwidth_us);
 }
 
 // Ring: a connection carries (n - 1) steps a loop (2 (n - 1) for all_reduce), each the data it
@@ -227,16 +246,17 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
       simple ? std::max(1.0, std::ceil(step_data / (kNcclRingSimpleSliceSteps * simple_step)))
              : 1.0;
   const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
+  const double messages = steps_per_loop * loops * messages_per_step;
+  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
+  const double bandwidth_us = algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0;
   const SlotStream stream =
-      slot_stream(v, algo, protocol, kind, bytes, connections,
-                  steps_per_loop * loops * messages_per_step, step_data / messages_per_step, slots);
+      slot_stream(v, algo, protocol, kind, bytes, connections, messages,
+                  step_data / messages_per_step, slots, bandwidth_us / messages);
   const double slots_us = slot_window_us(stream);
   if (!(slots_us > 0.0)) return 0.0;
   const LatencyParts hop = nccl_latency_parts(v, algo, protocol, kind, bytes, false);
   const double window_us = slots_us + hop.net_hop_us + (v.ranks_per_node - 1) * hop.intra_hop_us;
-  const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
-  const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) +
-                          (algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
+  const double model_us = nccl_latency_us(v, algo, protocol, kind, bytes, false) + bandwidth_us;
   return std::max(0.0, window_us - model_us);
 }
 
@@ -250,7 +270,7 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
 // charges. Once per call: the hops after it (down the tree, up from deeper nodes) send into
 // receives posted at the start, whose control messages are there by then. The message is the
 // first chunk of a connection (channel x head): min(NVLS chunk, bytes / connections).
-// Example, 2 p5 nodes, 64 MiB: 128 KiB chunks, + 85 - 23 = 62 us (487.6 -> 549.6 us, measured
+// Example, 2 p5 nodes, 64 MiB: 128 KiB chunks, + 83.5 - 23 = 60.5 us (487.6 -> 548.1 us, measured
 // 598.9 - 607.9). The tree does not take it: its 2-node LL128 rows (1 - 16 MiB, within 25%
 // without it) would move to +18..+36% (docs/fidelity.md, "the NVLS-tree's first message").
 double nvls_tree_first_message_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protocol,

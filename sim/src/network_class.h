@@ -135,10 +135,12 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       // 5916-5919) is written into the buffer the receiver's control message named. A slot's
       // round trip: data one way, NCCL's receive proxy's phases (received, transmitted, done,
       // then the next irecv: one per pass, v2.27.7-1 src/transport/net.cc:1306-1500), the
-      // control message back, the send proxy's next CQ poll. 85 us is FITTED [no vendor figure;
-      // AWS's tuner gives 20 us one way]: on the 5 p5 all_gather 32 MiB rows at 2-32 nodes
-      // (aws-efa.csv, reason "fit:"), judged on the rest (docs/fidelity.md, efastep round).
-      efa.rdma_slot_round_trip_us = 85.0;
+      // control message back, the send proxy's next CQ poll. 83.5 us is FITTED [no vendor
+      // figure; AWS's tuner gives 20 us one way]: least squares of the relative errors of the 5
+      // p5 all_gather 32 MiB rows at 2-32 nodes (aws-efa.csv, reason "fit:"), scanned in 0.5 us
+      // steps with the slot cycle that counts the GPU's write (net_window.cc slot_window_us; 85
+      // before it), judged on the rest (docs/fidelity.md, efastep and slotgpu rounds).
+      efa.rdma_slot_round_trip_us = 83.5;
       efa.eager_max_bytes = 8192.0;
       return efa;
     }

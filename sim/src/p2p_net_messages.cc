@@ -35,7 +35,7 @@
 // receives when the batch starts (net.cc:1305-1367); on aws-ofi-nccl's RDMA protocol a message
 // above the eager size is written only into the buffer the receiver's control message named
 // (network_class.h), so a batch's first data arrives a round trip (control message there, data
-// back) after the batch starts, not one hop: the class's slot round trip (85 us, FITTED on p5
+// back) after the batch starts, not one hop: the class's slot round trip (83.5 us, FITTED on p5
 // all_gather rows, on no alltoall row) per batch a channel runs in series, less the ONE network
 // hop the call's latency holds in total (the caller's: flow's and sendrecv's 23 us class hop +
 // network_hop_extra_us, network_class.h network_hop_us; the alpha-beta direct all_to_all's NCCL
@@ -44,8 +44,8 @@
 // channel is src/include/channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance, with 8
 // GPUs a node) and device.h:269-274 (ncclP2pChannelForPart: part p on base + reverseBits(p)).
 // Example, 2 p5 nodes, 32 MiB: 8 remote rounds, 2 parts each, on channels 1 and 5 (the model's 8
-// p2p channels): one batch of 8 each, + 85 - 23 = 62 us (flow); 32 nodes: 31 node distances
-// over 8 channels, 4 batches, + 4 x 85 - 23 = 317 us.
+// p2p channels): one batch of 8 each, + 83.5 - 23 = 60.5 us (flow); 32 nodes: 31 node distances
+// over 8 channels, 4 batches, + 4 x 83.5 - 23 = 311 us.
 #include "p2p_net_messages.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The first network message of NCCL's grouped send/recv waits for the receiver's control message
 // where the net plugin writes only into a buffer the receiver named (aws-ofi-nccl's RDMA protocol
-// on p5, messages above its 8 KiB eager size): one slot round trip (85 us, network_class.h) per
+// on p5, messages above its 8 KiB eager size): one slot round trip (83.5 us, network_class.h) per
 // batch of 8 p2p works a channel runs in series, less the ONE network hop the call's latency holds
 // in total, the hop the calling path charged: flow's and sendrecv's class hop (23 us on p5's
 // Simple), the alpha-beta direct all_to_all's NCCL table hop (14 us) (sim/src/p2p_net_messages.cc;
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../../sim/src/network_class.h"
 #include "support/alltoall_time.h"
 #include "support/edited_topology.h"
 #include "twinccl/sim/p2p.h"
@@ -26,9 +27,11 @@ using twinccl_test::alltoall_us;
 using twinccl_test::preset_with;
 
 const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608"};
-// One batch's wait as each path prices it: 85 us round trip less the hop that path charged.
-constexpr double kFlowWaitUs = 62.0;      // 85 - 23 (the class's Simple hop)
-constexpr double kAnalyticWaitUs = 71.0;  // 85 - 14 (NCCL's network hop, alpha-beta)
+// One batch's wait as each path prices it: the class's round trip less the hop that path charged.
+const double kRoundTripUs =
+    detail::network_terms(topo::NetworkClass::efa).rdma_slot_round_trip_us;  // 83.5
+const double kFlowWaitUs = kRoundTripUs - 23.0;      // the class's Simple hop
+const double kAnalyticWaitUs = kRoundTripUs - 14.0;  // NCCL's network hop, alpha-beta
 
 // The step in time as a peer's bytes cross the eager size (8 KiB -> 12 KiB), less the wire's share
 // of that step (12 KiB -> 16 KiB: the same one message a peer, 4 KiB more on the wire).
@@ -57,13 +60,13 @@ TEST_CASE("alltoall over p5 EFA: a message above the eager size waits one slot r
 // hop the call holds in total (batches 2..4 start after batch 1 ends: a whole round trip each).
 TEST_CASE("alltoall over p5 EFA: one wait per batch a channel runs in series") {
   const topo::Topology p5 = preset_with("aws-p5-32", kRun);
-  CHECK(eager_step_us(p5) == Approx(326.0).margin(1.0));  // 4 x 85 - 14
+  CHECK(eager_step_us(p5) == Approx(4.0 * kRoundTripUs - 14.0).margin(1.0));
 }
 
 // nccl-tests' sendrecv on 2 p5 nodes: ranks 7 -> 8 and 15 -> 0 cross the network, one work a
 // batch: one wait, in both fidelities, at the eager step as above. The hop its send is charged is
 // the ring/Simple hop with NCCL's plateau factor (analytic_nccl.cc: 23 x 1.4 = 32.2 us from 64
-// bytes per channel and rank), so the wait it adds is 85 - 32.2.
+// bytes per channel and rank), so the wait it adds is the round trip less 32.2.
 TEST_CASE("sendrecv over p5 EFA: the network send's first message waits once") {
   const topo::Topology p5 = preset_with("aws-p5-2", kRun);
   const Tuner tuner(p5, 16);
@@ -71,7 +74,8 @@ TEST_CASE("sendrecv over p5 EFA: the network send's first message waits once") {
     const auto us = [&](double bytes) {
       return predict_p2p(tuner, sendrecv_pattern(16, bytes), f).time_us;
     };
-    CHECK((us(12288) - us(8192)) - (us(16384) - us(12288)) == Approx(52.8).margin(1.0));
+    CHECK((us(12288) - us(8192)) - (us(16384) - us(12288)) ==
+          Approx(kRoundTripUs - 32.2).margin(1.0));
   }
 }
 

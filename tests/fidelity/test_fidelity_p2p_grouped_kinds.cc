@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../../sim/src/network_class.h"
 #include "support/edited_topology.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
@@ -20,6 +21,8 @@ namespace {
 using twinccl_test::preset_with;
 
 const std::vector<std::string> kRun = {"p2p_net_chunk_bytes=524288", "nccl_buffsize_bytes=8388608"};
+// The efa class's slot round trip (network_class.h, 83.5 us).
+const double kRoundTripUs = detail::network_terms(topo::NetworkClass::efa).rdma_slot_round_trip_us;
 
 // `kind` with `peer_bytes` (float) between the root, or every rank, and each peer, direct.
 double call_us(const topo::Topology& t, OpKind kind, std::size_t peer_bytes,
@@ -50,23 +53,23 @@ double eager_step_us(const topo::Topology& t, OpKind kind, Fidelity f = Fidelity
 }  // namespace
 
 // 4 p5 nodes: one batch a channel (3 node distances on 3 of the 8 channels). The wait is one
-// round trip (85 us) less the hop the path charged: alpha-beta 14 us, flow 23 us.
+// round trip (83.5 us) less the hop the path charged: alpha-beta 14 us, flow 23 us.
 TEST_CASE("all_to_all_v and scatter over p5 EFA wait for the control message as all_to_all") {
   const topo::Topology p5 = preset_with("aws-p5-4", kRun);
   for (OpKind kind : {OpKind::all_to_all_v, OpKind::scatter, OpKind::gather}) {
     INFO(name(kind));
-    CHECK(eager_step_us(p5, kind) == Approx(71.0).margin(1.0));
-    CHECK(eager_step_us(p5, kind, Fidelity::flow) == Approx(62.0).margin(1.0));
+    CHECK(eager_step_us(p5, kind) == Approx(kRoundTripUs - 14.0).margin(1.0));
+    CHECK(eager_step_us(p5, kind, Fidelity::flow) == Approx(kRoundTripUs - 23.0).margin(1.0));
   }
 }
 
 // 32 p5 nodes: the busiest channel runs 4 batches. gather's root posts each batch's receives as
-// it starts (4 round trips less the one hop: 326 us); scatter's receivers posted at the start, so
-// only its first batch waits (71 us).
+// it starts (4 round trips less the one hop: 320 us); scatter's receivers posted at the start, so
+// only its first batch waits (69.5 us).
 TEST_CASE("gather waits per root batch, scatter once") {
   const topo::Topology p5 = preset_with("aws-p5-32", kRun);
-  CHECK(eager_step_us(p5, OpKind::gather) == Approx(326.0).margin(1.0));
-  CHECK(eager_step_us(p5, OpKind::scatter) == Approx(71.0).margin(1.0));
+  CHECK(eager_step_us(p5, OpKind::gather) == Approx(4.0 * kRoundTripUs - 14.0).margin(1.0));
+  CHECK(eager_step_us(p5, OpKind::scatter) == Approx(kRoundTripUs - 14.0).margin(1.0));
 }
 
 // A uniform all_to_all_v is all_to_all: the same completions and waits at every size.
