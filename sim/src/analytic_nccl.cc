@@ -222,8 +222,11 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   l.net_hop_us = ranking ? network_rank_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us)
                          : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
   if (algo == NcclAlgo::ring && v.nodes > 1) {
+    // getNetOverhead: the host's vendor sets a network post's price (AMD x86 2 us, else 1 us).
+    const double post_us =
+        v.host_cpu == topo::HostCpu::x86_amd ? kNccl.net_overhead_amd_us : kNccl.net_overhead_us;
     const double overhead =
-        kNccl.net_overhead_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
+        post_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
     l.intra_hop_us = std::max(l.intra_hop_us, overhead);
     const int channels = nccl_channels(v, 0).channels;
     if (p == Protocol::simple && kind == OpKind::all_reduce &&

@@ -75,9 +75,11 @@ struct NcclTuningTable {
   // 2-node tree crosses the network with S per node each way (a ring 2(n-1)/n S), so 2 x the NICs'
   // speed is the tree's own network bound, not a guess. [not in facts]
   double tree_two_node_intra_factor;  // 2
-  // Multi-node rings: every step also posts a network operation (tuning.cc getNetOverhead):
-  // intra-node hops cost at least this, x3 for Simple. 1 us: Intel and unknown x86 (AMD: 2).
-  double net_overhead_us;             // [not in facts]
+  // Multi-node rings: every step also posts a network operation (tuning.cc getNetOverhead,
+  // NVIDIA/nccl v2.27.7-1 :204-209; RCCL's the same): intra-node hops cost at least this, x3 for
+  // Simple. 1 us on Intel x86 and every other host, 2 us on AMD x86 (TopologyView::host_cpu).
+  double net_overhead_us;             // [not in facts] 1
+  double net_overhead_amd_us;         // [not in facts] 2
   double net_overhead_simple_factor;  // [not in facts] 3
   // Ring Simple all_reduce across nodes: latency x1.4 on sm80+ ("plateau effect of ring").
   double ring_plateau_factor;  // [not in facts] 1.4 (1.9 before sm80)
@@ -189,6 +191,7 @@ inline constexpr NcclTuningTable kNccl{
                                12.0},
     .tree_two_node_intra_factor = 2.0,
     .net_overhead_us = 1.0,
+    .net_overhead_amd_us = 2.0,
     .net_overhead_simple_factor = 3.0,
     .ring_plateau_factor = 1.4,
     .tree_correction = {{

@@ -20,7 +20,7 @@ namespace twinccl::sim::detail {
 
 double nccl_nvls_tree_correction(const TopologyView& v, OpKind kind, double bytes, bool ranking) {
   if (kind != OpKind::all_reduce || v.arch != topo::GpuArch::blackwell ||
-      v.host_cpu != topo::HostCpu::x86) {
+      !topo::is_x86(v.host_cpu)) {
     return 1.0;
   }
   if (ranking && v.nccl_version != 0 &&

@@ -70,7 +70,7 @@ TEST_CASE("calibrate: the written file predicts calibrate's after column and say
   CHECK(check.exit_code == 0);
   CHECK_THAT(check.out, Catch::Contains("us on each network hop the model charges "
                                         "(network_hop_extra_us)") &&
-                            Catch::Contains("+91.6"));
+                            Catch::Contains("+90.31"));
   const auto preset = run_cli("topo check mi300x-roce-4");
   CHECK_THAT(preset.out, Catch::Contains("latency up to") && !Catch::Contains("network_hop"));
 }

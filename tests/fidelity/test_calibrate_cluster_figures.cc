@@ -320,13 +320,17 @@ TEST_CASE("calibrate on AMD's AAC11 MI325X cluster: ring fitted on 1 + 2 nodes, 
   for (const auto& run : {rows(4, 348.12, 349.92, 350.59), rows(8, 344.13, 349.98, 350.84)}) {
     judge(preset, c.topology, run, 1, "", mean, [](const Figure&, double before, double after) {
       CHECK(std::abs(after) <= 0.10);
-      CHECK(std::abs(after) < std::abs(before) - 0.03);  // the 2-node ring rows' NIC rate carries
+      // the 2-node ring rows' NIC rate carries: every row 2 points or more closer (3 before the
+      // preset priced the EPYC hosts' 2 us network posts, which took 0.6 - 1.8 points of the
+      // error itself: 8 nodes 4 GiB -5.4% -> +2.9%)
+      CHECK(std::abs(after) < std::abs(before) - 0.02);
       return true;
     });
   }
   INFO("geometric mean over the " << mean.rows << " held-out rows: " << mean.value() * 100 << "%");
   CHECK(mean.rows == 6);
-  // +1.0% with the NICs' share the 2-node rows fit after the step (-1.6% with the step alone);
+  // +1.5% with the NICs' share the 2-node rows fit after the step (+1.0% before the EPYC hosts'
+  // network post, -1.6% with the step alone);
   // the rows alone allow 10%
   CHECK(std::abs(mean.value()) <= 0.04);
 }

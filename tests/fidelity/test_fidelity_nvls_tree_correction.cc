@@ -80,13 +80,18 @@ TEST_CASE("NVLS-tree correction: not on Grace racks, not on Hopper") {
   CHECK(topo::topology_from_nccl_xml(xml).facts().host_cpu == topo::HostCpu::arm);
 }
 
-TEST_CASE("a topology file's host_cpu: x86 or arm, anything else refused by name") {
+TEST_CASE("a topology file's host_cpu: x86, x86-amd or arm, anything else refused by name") {
   const topo::Topology t = topo::load_topology("b200-cluster-2");
   CHECK_THROWS_WITH(with_host_cpu(t, "ppc64"), Catch::Contains("host_cpu") &&
                                                    Catch::Contains("ppc64") &&
-                                                   Catch::Contains("x86, arm"));
+                                                   Catch::Contains("x86, x86-amd, arm"));
   CHECK_THROWS_AS(with_host_cpu(t, "ppc64"), ConfigError);
   CHECK(with_host_cpu(t, "x86").facts().host_cpu == topo::HostCpu::x86);
+  const topo::Topology amd = with_host_cpu(t, "x86-amd");
+  CHECK(amd.facts().host_cpu == topo::HostCpu::x86_amd);
+  CHECK(topo::topology_from_json(topo::to_json(amd)).facts().host_cpu == topo::HostCpu::x86_amd);
+  // An AMD x86 host is x86 to NCCL's NVLS-tree correction too.
+  CHECK(bare_us(amd, 32 * kMiB) == Approx(bare_us(t, 32 * kMiB)).epsilon(1e-12));
 }
 
 TEST_CASE("NVLS-tree correction: in NCCL's ranking from 2.29.2 only, in the call's time always") {

@@ -16,8 +16,10 @@
 // Figures and their sources (the vendors' instance pages):
 //   AWS p4d.24xlarge: 8 A100 40GB, NVSwitch 600 GB/s, 400 Gbps EFA (4 x 100G), PCIe gen4;
 //     p4de.24xlarge the same with A100 80GB -- https://aws.amazon.com/ec2/instance-types/p4/
-//   AWS p5.48xlarge: 8 H100 80GB, 3200 Gbps EFAv2 (32 x 100G), NVSwitch 900 GB/s; p5e.48xlarge
-//     8 H200 141GB (4.8 TB/s), same network -- https://aws.amazon.com/ec2/instance-types/p5/
+//   AWS p5.48xlarge: 8 H100 80GB, 3200 Gbps EFAv2 (32 x 100G), NVSwitch 900 GB/s, 3rd Gen AMD
+//     EPYC hosts; p5e.48xlarge 8 H200 141GB (4.8 TB/s), same host and network --
+//     https://aws.amazon.com/ec2/instance-types/p5/ ; a p5 host's /proc/cpuinfo: "AMD EPYC 7R13
+//     Processor" beside "H100 80GB HBM3" on aws (github.com/mlmon/surveyor README's example).
 //   AWS p5en.48xlarge: 8 H200, 3200 Gbps EFAv3 (16 x 200G), PCIe gen5 --
 //     https://aws.amazon.com/ec2/instance-types/p5/ ; aws-ofi-nccl's tuner: 2 rails per GPU
 //     (v1.21.1 src/tuner/nccl_ofi_model.cpp P5en row num_rails 2, 25 GiB/s each): 8 x 400G.
@@ -51,7 +53,10 @@
 //   mi300x-roce-N / mi325x-roce-N: 8 MI300X (5.3 TB/s) / MI325X (256 GB HBM3E, 6 TB/s), the same
 //     xGMI mesh (mi300x.cc), 8 x 400G RoCE NICs, one per GPU (AMD's Instinct platform reference,
 //     e.g. Pensando Pollara 400 or Broadcom Thor2) -- https://www.amd.com/en/products/accelerators/
-//     instinct/mi300/mi325x.html ; RCCL runs NCCL's IB transport over RoCE.
+//     instinct/mi300/mi325x.html ; RCCL runs NCCL's IB transport over RoCE. Hosts: AMD EPYC, as
+//     AMD's own 8-GPU systems (MLCommons inference_results_v4.1 closed/AMD/systems/
+//     8xMI300X_2xEPYC-9374F.json; v6.0 closed/AMD 87xMI355X_22xEPYC_9575F); a cloud's MI300X on
+//     Xeon hosts is a topology file with "host_cpu": "x86" (docs/topologies.md).
 //   mi355x-roce-N: 8 MI355X (CDNA 4, gfx950; 288 GB HBM3E, 8 TB/s), the same fully connected
 //     mesh of 7 Infinity Fabric links per GPU at 153.6 GB/s each (both ways: 76.8 per direction),
 //     8 x 400G RoCE NICs (OCI BM.GPU.MI355x.v0.8: AMD Pensando Pollara 400; v1.8: ConnectX-7) --
@@ -86,7 +91,8 @@ presets::DgxSystem presets::cloud_node(DgxSystem base, std::string name, std::st
   base.description = base.model + ": " + std::string(parts);
   if (!nic_label.empty()) base.nic_label = std::move(nic_label);
   base.network = network;
-  base.group_launch_us = 0.0;  // the cloud's own host: 5 us unless its preset knows it
+  base.group_launch_us = 0.0;    // the cloud's own host: 5 us unless its preset knows it
+  base.host_cpu = HostCpu::x86;  // and its own CPUs: Intel or not stated unless its preset says
   base.nccl_buffsize_bytes = base.p2p_net_chunk_bytes = 0.0;  // its own network plugin's
   return base;
 }
@@ -129,7 +135,8 @@ DgxSystem aws_p5(bool p5e) {
                                "PCIe gen5",
                            "4 x 100G EFA", NetworkClass::efa);
   s.memory_gbps = p5e ? 4800.0 : 0.0;
-  return aws_ofi_nccl_env(s);  // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
+  s.host_cpu = HostCpu::x86_amd;  // 3rd Gen AMD EPYC (7R13), p5 and p5e alike (header)
+  return aws_ofi_nccl_env(s);     // the node's 8 NICs at 50 GB/s: one rail of 4 EFA NICs per GPU
 }
 
 DgxSystem aws_p5en() {
@@ -202,6 +209,7 @@ DgxSystem mi3xx_roce(bool mi325x) {
                            "fully connected xGMI (7 x 48 GB/s, RCCL), 8 x 400G RoCE, gen5",
                            "400G RoCE", NetworkClass::roce);
   s.memory_gbps = mi325x ? 6000.0 : 0.0;
+  s.host_cpu = HostCpu::x86_amd;  // AMD's own 8-GPU systems: 2 x EPYC (header)
   return s;
 }
 
@@ -212,6 +220,7 @@ DgxSystem mi355x_roce() {
   s.arch = GpuArch::cdna4;
   s.memory_gbps = 0.0;  // the arch's: 8 TB/s
   s.node.nvlink_link_bandwidth_gbps = nvlink_link_bandwidth_gbps(GpuArch::cdna4);
+  s.host_cpu = HostCpu::x86_amd;  // AMD's own 8-GPU systems: 2 x EPYC (header)
   return s;
 }
 

@@ -30,7 +30,8 @@ Topology dgx_a100() {
        "8 x 200G NICs, PCIe gen4")
       .arch(GpuArch::ampere)
       .pcie_gen(4)
-      .nvls(false);
+      .nvls(false)
+      .host_cpu(HostCpu::x86_amd);  // 2 x AMD EPYC 7742 (the drawing above)
   presets::add_dgx_node(b,
                         {.node = 0,
                          .prefix = "",

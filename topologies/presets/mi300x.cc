@@ -64,7 +64,8 @@ presets::DgxSystem presets::mi300x_system() {
                    .physical_nvswitches = 0,
                    .pcie_gen = 5,
                    .nics = 8,
-                   .nic_bandwidth_gbps = 50.0}};
+                   .nic_bandwidth_gbps = 50.0},
+          .host_cpu = HostCpu::x86_amd};  // the 2 EPYC sockets above (MLCommons' system)
 }
 
 Topology mi300x_8() { return presets::dgx_system(presets::mi300x_system()); }

@@ -238,8 +238,8 @@ Topology read_document(const json& doc) {
   builder.network(enum_field<NetworkClass>(
       doc, none, root, "network", NetworkClass::infiniband, parse_network_class,
       "infiniband, roce, efa, efa-v3, efa-sendrecv, tcpxo, tcpx, roce-gib"));
-  builder.host_cpu(
-      enum_field<HostCpu>(doc, none, root, "host_cpu", HostCpu::x86, parse_host_cpu, "x86, arm"));
+  builder.host_cpu(enum_field<HostCpu>(doc, none, root, "host_cpu", HostCpu::x86, parse_host_cpu,
+                                       "x86, x86-amd, arm"));
   if (const auto nvls = bool_field(doc, root, "nvls")) builder.nvls(*nvls);
   builder.host_launch_us(
       number_field(doc, none, root, "host_launch_us", 0.0, 0.0, limits::max_host_launch_us, "us"));

@@ -164,9 +164,14 @@ void XmlImport::add_cpu(const ptree& cpu) {
                                           .node = 0,
                                           .local_index = numa});
   cpus_[numa] = v;
-  // NCCL writes the host's architecture (graph/xml.cc: "x86_64", "arm64", "ppc64"); Grace: arm64.
-  if (cpu.get_optional<std::string>("<xmlattr>.arch") == std::string("arm64")) {
+  // NCCL writes the host's architecture (graph/xml.cc: "x86_64", "arm64", "ppc64"; Grace: arm64)
+  // and, on x86, its vendor ("GenuineIntel", "AuthenticAMD": ncclTopoGetCpuType's cpuid string).
+  const auto arch = cpu.get_optional<std::string>("<xmlattr>.arch");
+  if (arch == std::string("arm64")) {
     builder_.host_cpu(HostCpu::arm);
+  } else if (arch == std::string("x86_64") &&
+             cpu.get_optional<std::string>("<xmlattr>.vendor") == std::string("AuthenticAMD")) {
+    builder_.host_cpu(HostCpu::x86_amd);
   }
   add_children(cpu, v, where, 1, numa, nullptr);
 }

@@ -71,8 +71,9 @@ constexpr std::array<std::pair<NetworkClass, std::string_view>, 8> kNetworks{{
     {NetworkClass::tcpx, "tcpx"},
     {NetworkClass::roce_gib, "roce-gib"},
 }};
-constexpr std::array<std::pair<HostCpu, std::string_view>, 2> kHostCpus{{
+constexpr std::array<std::pair<HostCpu, std::string_view>, 3> kHostCpus{{
     {HostCpu::x86, "x86"},
+    {HostCpu::x86_amd, "x86-amd"},
     {HostCpu::arm, "arm"},
 }};
 

@@ -41,10 +41,14 @@ constexpr bool is_amd(GpuArch arch) { return arch == GpuArch::cdna3 || arch == G
 // Mega, GPUDirect-TCPX on A3 High: NCCL's net plugins over TCP), roce_gib (GCP's RoCE on A3 Ultra
 // and A4 through Google's gIB plugin, with GCP's NCCL environment).
 enum class NetworkClass { infiniband, roce, efa, tcpxo, efa_v3, efa_sendrecv, tcpx, roce_gib };
-// The host CPUs' architecture, as NCCL's topology reads it (graph/topo.h NCCL_TOPO_CPU_ARCH_*):
-// x86 (HGX/DGX boards: Intel Xeon, AMD EPYC) or arm (Grace, as in GB200/GB300 racks). NCCL's
-// tuning model prices Blackwell's NVLS-tree differently on x86 (sim/src/nvls_tree_correction.cc).
-enum class HostCpu { x86, arm };
+// The host CPUs, as NCCL's topology reads them (graph/topo.h NCCL_TOPO_CPU_ARCH_* and, on x86,
+// NCCL_TOPO_CPU_VENDOR_*): x86 (an Intel Xeon host, or one whose vendor is not stated), x86_amd
+// (an AMD EPYC host) or arm (Grace, as in GB200/GB300 racks). NCCL's tuning model prices
+// Blackwell's NVLS-tree differently on x86 (sim/src/nvls_tree_correction.cc) and a network post
+// at 2 us on AMD x86 hosts where it takes 1 on the others (getNetOverhead,
+// sim/src/analytic_nccl.cc).
+enum class HostCpu { x86, arm, x86_amd };
+constexpr bool is_x86(HostCpu cpu) { return cpu != HostCpu::arm; }
 
 struct Vertex {
   std::string name;  // unique in the topology, e.g. "n3.gpu5"

@@ -1,0 +1,97 @@
+// NCCL's price of a network post depends on the host's CPU vendor (NVIDIA/nccl v2.27.7-1
+// src/graph/tuning.cc:204-209 getNetOverhead: 1 us on Intel x86 and every other host, 2 us on AMD
+// x86; RCCL's tuning.cc the same): across nodes every ring step's intra-node hop costs at least
+// that post, x3 for Simple (tuning.cc:340-347). The model took 1 us on every host; the topology now
+// says which hosts are AMD EPYC (`host_cpu: x86-amd`: AWS p5/p5e, AMD's own MI300X / MI325X /
+// MI355X systems, DGX A100), so NCCL's ranking and the call's latency see it. Held-out effect:
+// docs/fidelity.md, "The host's network post".
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "all_reduce_request.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_file.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+// The same topology with its hosts' CPUs set to `cpu`, through the topology file's "host_cpu".
+topo::Topology with_host_cpu(const topo::Topology& t, const std::string& cpu) {
+  std::string json = topo::to_json(t);
+  const std::size_t old = json.find(R"("host_cpu")");
+  if (old != std::string::npos) json.erase(old, json.find('\n', old) - old + 1);
+  json.insert(json.find('{') + 1, R"("host_cpu": ")" + cpu + R"(", )");
+  return topo::topology_from_json(json);
+}
+
+// The software latency of a forced ring all_gather of `bytes` (nccl-tests' size column).
+double ring_all_gather_latency_us(const topo::Topology& t, std::size_t bytes, Protocol protocol) {
+  Request r = fidelity::all_reduce_request(bytes, protocol, "ring");
+  r.spec.kind = OpKind::all_gather;
+  r.spec.count = bytes / 4 / static_cast<std::size_t>(t.gpu_count());
+  return fidelity::fixed_latency_us(t, r);
+}
+
+}  // namespace
+
+TEST_CASE("host network post: the presets say which hosts are AMD EPYC") {
+  for (const char* name : {"aws-p5-2", "aws-p5e-2", "mi300x-roce-2", "mi325x-roce-2",
+                           "mi355x-roce-2", "mi300x-8", "dgx-a100"}) {
+    INFO(name);
+    CHECK(topo::load_topology(name).facts().host_cpu == topo::HostCpu::x86_amd);
+  }
+  // Intel hosts, and a cloud node built from an AMD one keeps only what its own preset says.
+  for (const char* name : {"aws-p5en-2", "aws-p4de-2", "aws-p6-b200-2", "dgx-h100",
+                           "h100-cluster-2", "gcp-a3mega-2", "oci-a100-2"}) {
+    INFO(name);
+    CHECK(topo::load_topology(name).facts().host_cpu == topo::HostCpu::x86);
+  }
+}
+
+// 4 p5 nodes, all_gather ring/Simple: 31 steps, 3 of them across nodes. The 28 intra-node steps
+// cost max(NCCL's NVLink hop, 3 x the post): 3 x 2 = 6 us on p5's EPYC hosts, 3 x 1 = 3 us on an
+// Intel host, where the NVLink hop (Simple, ring: 3.4 us) binds instead. LL128: max(1.9, 2) = 2 us
+// against 1.9.
+TEST_CASE("host network post: AMD x86 hosts pay NCCL's 2 us a ring step across nodes") {
+  const topo::Topology amd = topo::load_topology("aws-p5-4");
+  const topo::Topology intel = with_host_cpu(amd, "x86");
+  const std::size_t bytes = std::size_t{1} << 30;
+  CHECK(ring_all_gather_latency_us(amd, bytes, Protocol::simple) -
+            ring_all_gather_latency_us(intel, bytes, Protocol::simple) ==
+        Approx(28.0 * (6.0 - 3.4)).epsilon(1e-6));
+  CHECK(ring_all_gather_latency_us(amd, bytes, Protocol::ll128) -
+            ring_all_gather_latency_us(intel, bytes, Protocol::ll128) ==
+        Approx(28.0 * (2.0 - 1.9)).epsilon(1e-6));
+  // One node posts nothing to the network: the host's vendor changes nothing there.
+  const topo::Topology one = topo::load_topology("aws-p5-1");
+  CHECK(ring_all_gather_latency_us(one, bytes, Protocol::simple) ==
+        Approx(ring_all_gather_latency_us(with_host_cpu(one, "x86"), bytes, Protocol::simple)));
+}
+
+// NCCL's choice moves with it: on 2 AMD MI300X RoCE nodes (hisohara/ai-scripts AAC10,
+// amd-multinode.csv:21, held out) all_reduce 64 MiB ranks tree/Simple first where the 1 us post
+// ranked ring/Simple; measured 821.9 us, tree -1.9%, ring -37.1%.
+TEST_CASE("host network post: NCCL's ranking sees it") {
+  const topo::Topology amd = topo::load_topology("mi300x-roce-2");
+  const Request r = fidelity::all_reduce_request(std::size_t{64} << 20, Protocol::simple, "");
+  CHECK(predict(amd, r).algorithm == "tree");
+  CHECK(predict(with_host_cpu(amd, "x86"), r).algorithm == "ring");
+}
+
+// NCCL's topology XML names the vendor on <cpu vendor>: AuthenticAMD on x86_64 is an AMD host.
+TEST_CASE("host network post: NCCL's XML vendor reads as the host's CPUs") {
+  const auto xml = [](const char* arch, const char* vendor) {
+    return std::string(R"(<system version="1"><cpu numaid="0" arch=")") + arch + R"(" vendor=")" +
+           vendor +
+           R"("><pci busid="0000:01:00.0" class="0x030200" link_speed="32.0 GT/s PCIe")"
+           R"( link_width="16"><gpu dev="0" sm="90" rank="0" gdr="1"/></pci></cpu></system>)";
+  };
+  CHECK(topo::topology_from_nccl_xml(xml("x86_64", "AuthenticAMD")).facts().host_cpu ==
+        topo::HostCpu::x86_amd);
+  CHECK(topo::topology_from_nccl_xml(xml("x86_64", "GenuineIntel")).facts().host_cpu ==
+        topo::HostCpu::x86);
+  CHECK(topo::topology_from_nccl_xml(xml("arm64", "ARM")).facts().host_cpu == topo::HostCpu::arm);
+}
