@@ -64,6 +64,17 @@ namespace {
 
 std::size_t node_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 
+// LL's bandwidth cap: in one node the GPU's row of llMaxBws, across nodes the host's (tuning.cc
+// index1: "for multi-node, we look at CPU type"; v2.18.5-1 .. v2.30.7-1 alike): AMD x86 hosts
+// 22.5 / 19.0 GB/s on 2 / more nodes, every other host 39.0 / 20.4.
+double nccl_ll_max_gbps(const TopologyView& v) {
+  const std::size_t ni = node_index(v.nodes);
+  if (ni == 0) return caps_of(v.arch).ll_max_gbps[0];
+  const auto& row = v.host_cpu == topo::HostCpu::x86_amd ? kNccl.ll_max_gbps_amd_hosts
+                                                         : kNccl.ll_max_gbps_other_hosts;
+  return row[ni - 1];
+}
+
 int ring_steps(OpKind kind, int n) {
   switch (kind) {
     case OpKind::all_reduce:
@@ -85,7 +96,7 @@ constexpr double kNvlsMinHeads = 2.0;
 double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
   const ArchCaps caps = caps_of(v);
   const std::size_t ni = node_index(v.nodes);
-  const double ll_max = caps.ll_max_gbps[ni];
+  const double ll_max = nccl_ll_max_gbps(v);
   const double cap = caps.tree_channel_gbps[ni];
   // On 2 nodes NCCL prices the tree at its graph's raised intra speed (up to 2 x the NIC's).
   bus *= nccl_tree_two_node_speed_factor(v);
@@ -158,7 +169,7 @@ double nccl_bus_bandwidth(const TopologyView& v, const ChannelPlan& plan, NcclAl
   if (const auto rccl = rccl_bus_bandwidth(v, plan, algo, p)) return *rccl;
   const ArchCaps caps = caps_of(v.arch);
   const std::size_t ni = node_index(v.nodes);
-  const double ll_max = caps.ll_max_gbps[ni];
+  const double ll_max = nccl_ll_max_gbps(v);
   const double ch = plan.channels;
   const double bus = plan.bus_gbps;
   switch (algo) {

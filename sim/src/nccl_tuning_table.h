@@ -28,8 +28,11 @@ struct NcclTuningTable {
   PerAlgo base_latency_us;
   // Microseconds per step/hop, [link class][algo][protocol]. facts: "Per-hop latency".
   std::array<PerAlgo, 3> hop_latency_us;
-  // LL's bandwidth cap (GB/s) by nodes spanned: 1, 2, more. facts: "LL max bandwidth".
+  // LL's bandwidth cap (GB/s) by nodes spanned: 1, 2, more. facts: "LL max bandwidth". NCCL reads
+  // the GPU's row in one node only; across nodes the host's (tuning.cc index1): rows Intel-N2/N4
+  // and AMD-N2/N4 of llMaxBws [not in facts], 2 nodes and more.
   std::array<double, 3> ll_max_gbps_hopper, ll_max_gbps_ampere;
+  std::array<double, 2> ll_max_gbps_other_hosts, ll_max_gbps_amd_hosts;
   // Per-channel caps (GB/s). facts: "Per-channel caps, Hopper".
   double ring_ll128_channel_cap_hopper, ring_ll128_channel_cap_ampere;
   std::array<double, 3> tree_channel_cap_hopper, tree_channel_cap_ampere;  // by nodes 1, 2, more
@@ -158,6 +161,8 @@ inline constexpr NcclTuningTable kNccl{
     }},
     .ll_max_gbps_hopper = {141.0, 45.0, 35.0},
     .ll_max_gbps_ampere = {87.7, 22.5, 19.0},
+    .ll_max_gbps_other_hosts = {39.0, 20.4},
+    .ll_max_gbps_amd_hosts = {22.5, 19.0},
     .ring_ll128_channel_cap_hopper = 36.7,
     .ring_ll128_channel_cap_ampere = 20.0,  // [not in facts]
     .tree_channel_cap_hopper = {38.7, 41.4, 36.0},

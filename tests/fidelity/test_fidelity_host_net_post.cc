@@ -1,13 +1,15 @@
-// NCCL's price of a network post depends on the host's CPU vendor (NVIDIA/nccl v2.27.7-1
-// src/graph/tuning.cc:204-209 getNetOverhead: 1 us on Intel x86 and every other host, 2 us on AMD
-// x86; RCCL's tuning.cc the same): across nodes every ring step's intra-node hop costs at least
-// that post, x3 for Simple (tuning.cc:340-347). The model took 1 us on every host; the topology now
-// says which hosts are AMD EPYC (`host_cpu: x86-amd`: AWS p5/p5e, AMD's own MI300X / MI325X /
-// MI355X systems, DGX A100), so NCCL's ranking and the call's latency see it. Held-out effect:
-// docs/fidelity.md, "The host's network post".
+// Two terms of NCCL's tuning model that depend on the host's CPU vendor, not the GPU
+// (NVIDIA/nccl v2.27.7-1 src/graph/tuning.cc; RCCL's the same): a network post's price
+// (getNetOverhead :204-209, 1 us on Intel x86 and every other host, 2 us on AMD x86), which every
+// multi-node ring step's intra-node hop costs at least (x3 for Simple, :340-347), and LL's
+// bandwidth cap across nodes (llMaxBws by the host's row, :233-237). The model took 1 us and the
+// GPU's LL row on every host; the topology now says which hosts are AMD EPYC (`host_cpu:
+// x86-amd`: AWS p5/p5e, AMD's own MI300X / MI325X / MI355X systems, DGX A100), so NCCL's ranking
+// and the call's time see it. Held-out effect: docs/fidelity.md, "The host's network post".
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "../../sim/src/model.h"
 #include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
@@ -79,6 +81,25 @@ TEST_CASE("host network post: NCCL's ranking sees it") {
   const Request r = fidelity::all_reduce_request(std::size_t{64} << 20, Protocol::simple, "");
   CHECK(predict(amd, r).algorithm == "tree");
   CHECK(predict(with_host_cpu(amd, "x86"), r).algorithm == "ring");
+}
+
+// LL's bandwidth cap across nodes is the host's row of llMaxBws, not the GPU's (tuning.cc index1,
+// "for multi-node, we look at CPU type"): Intel and other hosts 39.0 / 20.4 GB/s on 2 / more
+// nodes, AMD x86 hosts 22.5 / 19.0; one node keeps the GPU's row (Hopper 141). The model took
+// Hopper's 45 / 35 across nodes. Ring/LL's bus bandwidth is min(cap, busBw / 2), far above the cap
+// here.
+TEST_CASE("host CPU: LL's multi-node bandwidth cap is the host's, not the GPU's") {
+  const auto ring_ll_gbps = [](const topo::Topology& t) {
+    const detail::TopologyView v = detail::view_of(t, t.gpu_count());
+    return detail::nccl_bus_bandwidth(v, detail::nccl_channels(v, 0), detail::NcclAlgo::ring,
+                                      Protocol::ll, OpKind::all_reduce);
+  };
+  CHECK(ring_ll_gbps(topo::load_topology("h100-cluster-2")) == Approx(39.0));
+  CHECK(ring_ll_gbps(topo::load_topology("h100-cluster-4")) == Approx(20.4));
+  CHECK(ring_ll_gbps(topo::load_topology("aws-p5-2")) == Approx(22.5));
+  CHECK(ring_ll_gbps(topo::load_topology("aws-p5-4")) == Approx(19.0));
+  CHECK(ring_ll_gbps(with_host_cpu(topo::load_topology("aws-p5-2"), "x86")) == Approx(39.0));
+  CHECK(ring_ll_gbps(topo::load_topology("h100-cluster-1")) == Approx(141.0));
 }
 
 // NCCL's topology XML names the vendor on <cpu vendor>: AuthenticAMD on x86_64 is an AMD host.

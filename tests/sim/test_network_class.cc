@@ -27,7 +27,9 @@ TEST_CASE("network class: an EFA hop costs AWS's 20 us, InfiniBand's NCCL's") {
   // getNetOverhead), above the 0.6 us NVLink hop.
   const double ib = all_reduce("h100-cluster-2", 8 * 1024, "ring", Protocol::ll).time_us;
   const double efa = all_reduce("aws-p5-2", 8 * 1024, "ring", Protocol::ll).time_us;
-  CHECK(efa - ib == Approx(2 * (20.0 - 2.7) + 28 * (2.0 - 1.0)).epsilon(1e-6));
+  // (The 8 KiB also move at LL's multi-node cap, the host's: 22.5 GB/s on p5, 39 on DGX H100;
+  // 0.04 us here.)
+  CHECK(efa - ib == Approx(2 * (20.0 - 2.7) + 28 * (2.0 - 1.0)).margin(0.1));
   // Tree Simple: 2 log2(2) = 2 network hops, 14 us each on IB, 23 on EFA.
   const double ib_tree = all_reduce("h100-cluster-2", 8 * 1024, "tree", Protocol::simple).time_us;
   const double efa_tree = all_reduce("aws-p5-2", 8 * 1024, "tree", Protocol::simple).time_us;
