@@ -235,16 +235,14 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
                                                   : kNcclRingSimpleChunkSteps * simple_step;
   const double loops = std::max(1.0, std::ceil(share / chunk));
   const double step_data = share / loops;
-  // Simple sends a step in slices of SLICESTEPS = 2 buffer steps, 4 slots: here one message a step
-  // of up to 2 buffer steps, 2 above. Known divergence from NCCL: its slices
-  // (nccl_ring_simple_slices, model.h; v2.28.7-1 src/device/prims_simple.h:193-194) cut every step
-  // over one minimum slice (32 KiB at a 4 MiB buffer) into 2 messages; counting them moved
-  // aws-efa.csv:114 (p5 2 nodes all_gather 128 MiB ring/Simple) from -15.7% to +43.8%, out of its
-  // 20% band, while 4 other ring/Simple rows came 7-10 points closer: not adopted
-  // (docs/fidelity.md, "Issue 24, one owner of the ring's Simple slices").
-  const double messages_per_step =
-      simple ? std::max(1.0, std::ceil(step_data / (kNcclRingSimpleSliceSteps * simple_step)))
-             : 1.0;
+  // Simple sends a step in slices of SLICESTEPS = 2 buffer steps, 4 slots, each slice its own
+  // message: NCCL's slices (nccl_ring_simple_slices, their one owner; v2.28.7-1
+  // src/device/prims_simple.h:193-194) cut every step over one minimum slice (32 KiB at a 4 MiB
+  // buffer) into 2. Once a known divergence here (a step was one message of up to 2 buffer steps):
+  // NCCL's rule sent p5 2 nodes all_gather 128 MiB (aws-efa.csv:114) to +43.8% as ring/Simple, a
+  // size NCCL's ranking gives LL128 since the hosts' network post is priced (docs/fidelity.md,
+  // "Issue 24, one owner of the ring's Simple slices" and "The host's network post").
+  const double messages_per_step = simple ? nccl_ring_simple_slices(v, step_data).slices : 1.0;
   const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
   const double messages = steps_per_loop * loops * messages_per_step;
   const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);

@@ -28,14 +28,14 @@ Prediction all_gather(const topo::Topology& t, std::size_t bytes, Protocol proto
   return predict(t, r);
 }
 
-// The ring/LL128 all_gather's bandwidth time as NCCL's rate gives it (bytes / algbw), us.
-double bandwidth_us(const topo::Topology& t, double bytes) {
+// The ring all_gather's bandwidth time as NCCL's rate gives it (bytes / algbw), us.
+double bandwidth_us(const topo::Topology& t, double bytes, Protocol protocol = Protocol::ll128) {
   const detail::TopologyView v = detail::view_of(t, t.gpu_count());
   const auto ring = detail::NcclAlgo::ring;
   const detail::ChannelPlan launched =
-      detail::nccl_launched_channels(v, detail::nccl_channels(v, 0), ring, Protocol::ll128, bytes);
-  return bytes / (1000.0 * detail::nccl_algbw_gbps(v, launched, ring, Protocol::ll128,
-                                                   OpKind::all_gather, bytes, true));
+      detail::nccl_launched_channels(v, detail::nccl_channels(v, 0), ring, protocol, bytes);
+  return bytes / (1000.0 * detail::nccl_algbw_gbps(v, launched, ring, protocol, OpKind::all_gather,
+                                                   bytes, true));
 }
 
 const double kRoundTripUs = detail::network_terms(topo::NetworkClass::efa).rdma_slot_round_trip_us;
@@ -82,6 +82,31 @@ TEST_CASE("ring net window: the slot cycle counts the GPU's write of the message
   CHECK(std::abs(p.time_us - window_us - 5.0) / window_us < 0.001);
   CHECK(p.time_us > 1480.2 * 1.04);  // the old prediction: the window without the write
   CHECK(std::abs(p.time_us / 1849.0 - 1.0) <= 0.20);
+}
+
+// Simple's network messages are NCCL's slices (prims_simple.h:193-194, nccl_ring_simple_slices):
+// a step over one minimum slice goes as 2 messages through the connection's 4 slots. 2 p5 nodes,
+// all_gather 256 MiB on 8 channels: a 2 MiB step a connection (one loop of the 4 MiB chunk), 2
+// slices of 1 MiB, 15 steps: 30 messages / 4 slots x (83.5 + 1 MiB at 384 / 8 GB/s + the GPU's
+// write of 1/30 of the bandwidth time), then the hop and the last node's 7 Simple hops (6 us on
+// p5's EPYC hosts' network posts). Measured 1167.4 us (aws-efa.csv:115): -33.5% with one message
+// a step (the old window: 15 / 4 cycles, under NCCL's own time), -12.3% now.
+TEST_CASE("ring net window: Simple's messages are NCCL's slices, 2 a step") {
+  const topo::Topology p5 = topo::load_topology("aws-p5-2");
+  const std::size_t bytes = 256u << 20;
+  const Prediction p = all_gather(p5, bytes, Protocol::simple);
+  REQUIRE(p.channels == 8);
+  const detail::TopologyView v = detail::view_of(p5, p5.gpu_count());
+  const detail::LatencyParts hop = detail::nccl_latency_parts(
+      v, detail::NcclAlgo::ring, Protocol::simple, OpKind::all_gather, bytes);
+  CHECK(hop.intra_hop_us == Approx(6.0));
+  const double wire_us = 1048576.0 / (1000.0 * 384.0 / 8.0);
+  const double write_us = bandwidth_us(p5, bytes, Protocol::simple) / 30.0;
+  const double window_us =
+      30.0 / 4.0 * (kRoundTripUs + wire_us + write_us) + hop.net_hop_us + 7.0 * hop.intra_hop_us;
+  INFO("predicted " << p.time_us << " us, window " << window_us << " us");
+  CHECK(std::abs(p.time_us - window_us - 5.0) / window_us < 0.001);
+  CHECK(std::abs(p.time_us / 1167.4 - 1.0) <= 0.15);
 }
 
 // The window and NCCL's time are not added: where the GPU's LL128 rate is longer (32 nodes, 1 GiB:
