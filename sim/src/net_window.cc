@@ -33,10 +33,11 @@
 //   a round trip, then one hop and the last node's NVLink chain, against NCCL's latency +
 //   bandwidth time (a ring step forwards what the step before brought; the chain's hops run inside
 //   the round trips). A ring connection carries (n - 1) steps a loop (2(n - 1) for all_reduce) of
-//   one message each (LL128: a step's share up to 576000 bytes; Simple: 2-step slices, 4 slots).
-//   Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255 messages of 16 KiB (17476 bytes on
-//   the wire, 0.36 us at 384 / 8 = 48 GB/s; the GPU writes one in 0.45 us), 255 / 8 x (83.5 +
-//   0.36 + 0.45) + 20 + 7 x 1.9 = 2721 us, + the 5 us launch counted separately, where NCCL's
+//   one message each (LL128: a step's share up to 576000 bytes; Simple: NCCL's slices, 2 a step
+//   over one minimum slice, 4 slots). Example, 32 p5 nodes, all_gather 32 MiB on 8 channels: 255
+//   messages of 16 KiB (17476 bytes on the wire, 0.36 us at 384 / 8 = 48 GB/s; the GPU writes one
+//   in 0.45 us), 255 / 8 x (83.5 + 0.36 + 0.45) + 20 + 7 x 2 (LL128's 1.9 us hop, at least the
+//   EPYC hosts' 2 us network post) = 2721 us, + the 5 us launch counted separately, where NCCL's
 //   model gives 1178 (measured 2700).
 // * NVLS-tree's first message (nvls_tree_first_message_wait_us): once per call, the round trip
 //   less the hop NCCL's latency charges, as p2p's first batch (p2p_net_messages.cc).
