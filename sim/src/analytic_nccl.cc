@@ -64,14 +64,18 @@ namespace {
 
 std::size_t node_index(int nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 
+// The one place the model reads NCCL's CPU vendor (comm->cpuVendor): AMD on an AMD EPYC host.
+// NCCL prices two terms by it, both below: a network post (getNetOverhead) and LL's cap across
+// nodes (llMaxBws' host rows).
+bool nccl_amd_host(const TopologyView& v) { return v.host_cpu == topo::HostCpu::x86_amd; }
+
 // LL's bandwidth cap: in one node the GPU's row of llMaxBws, across nodes the host's (tuning.cc
 // index1: "for multi-node, we look at CPU type"; v2.18.5-1 .. v2.30.7-1 alike): AMD x86 hosts
 // 22.5 / 19.0 GB/s on 2 / more nodes, every other host 39.0 / 20.4.
 double nccl_ll_max_gbps(const TopologyView& v) {
   const std::size_t ni = node_index(v.nodes);
   if (ni == 0) return caps_of(v.arch).ll_max_gbps[0];
-  const auto& row = v.host_cpu == topo::HostCpu::x86_amd ? kNccl.ll_max_gbps_amd_hosts
-                                                         : kNccl.ll_max_gbps_other_hosts;
+  const auto& row = nccl_amd_host(v) ? kNccl.ll_max_gbps_amd_hosts : kNccl.ll_max_gbps_other_hosts;
   return row[ni - 1];
 }
 
@@ -234,8 +238,7 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
                          : network_hop_us(v.network, p, nccl_net_us, v.network_hop_extra_us);
   if (algo == NcclAlgo::ring && v.nodes > 1) {
     // getNetOverhead: the host's vendor sets a network post's price (AMD x86 2 us, else 1 us).
-    const double post_us =
-        v.host_cpu == topo::HostCpu::x86_amd ? kNccl.net_overhead_amd_us : kNccl.net_overhead_us;
+    const double post_us = nccl_amd_host(v) ? kNccl.net_overhead_amd_us : kNccl.net_overhead_us;
     const double overhead =
         post_us * (p == Protocol::simple ? kNccl.net_overhead_simple_factor : 1.0);
     l.intra_hop_us = std::max(l.intra_hop_us, overhead);

@@ -124,15 +124,14 @@ double slot_round_trip_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
 
 // A connection's stream of `messages` messages of `message_data_bytes` through `slots` slots; the
 // connection moves 1 / `connections` of the node's NIC rate (every channel's connections share
-// the node's NICs), and its GPU writes a message in `message_gpu_us` (the call's bandwidth time
-// over the messages the connection carries in the call).
+// the node's NICs). The caller sets the GPU's write (message_gpu_us: the call's bandwidth time
+// over the messages the connection carries in the call) once it knows a slot waits at all.
 SlotStream slot_stream(const TopologyView& v, NcclAlgo algo, Protocol protocol, OpKind kind,
                        double bytes, double connections, double messages, double message_data_bytes,
-                       double slots, double message_gpu_us) {
+                       double slots) {
   SlotStream s;
   s.messages = messages;
   s.slots = slots;
-  s.message_gpu_us = message_gpu_us;
   s.round_trip_us = slot_round_trip_us(v, algo, protocol, kind, bytes, message_data_bytes);
   const double connection_gbps = v.inter_gbps / connections;
   s.message_wire_us = connection_gbps > 0.0
@@ -198,9 +197,9 @@ double net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol protoco
   const double chunks = std::ceil(bytes / connections / chunk);
   if (chunks <= kNcclSteps || !(algbw > 0.0)) return 0.0;
   const double bandwidth_us = bytes / (1000.0 * algbw);
-  const SlotStream after_first =
-      slot_stream(v, algo, protocol, kind, bytes, connections, chunks - kNcclSteps, chunk,
-                  kNcclSteps, bandwidth_us / chunks);
+  SlotStream after_first = slot_stream(v, algo, protocol, kind, bytes, connections,
+                                       chunks - kNcclSteps, chunk, kNcclSteps);
+  after_first.message_gpu_us = bandwidth_us / chunks;  // every chunk's write, the first 8 too
   return std::max(0.0, slot_window_us(after_first) - bandwidth_us);
 }
 
@@ -246,11 +245,13 @@ double ring_net_window_wait_us(const TopologyView& v, NcclAlgo algo, Protocol pr
   const double messages_per_step = simple ? nccl_ring_simple_slices(v, step_data).slices : 1.0;
   const double slots = simple ? kNcclSteps / kNcclRingSimpleSliceSteps : kNcclSteps;
   const double messages = steps_per_loop * loops * messages_per_step;
+  SlotStream stream = slot_stream(v, algo, protocol, kind, bytes, connections, messages,
+                                  step_data / messages_per_step, slots);
+  // Eager messages wait for no slot: nothing to price, NCCL's rate not needed.
+  if (!(stream.round_trip_us > 0.0)) return 0.0;
   const double algbw = nccl_algbw_gbps(v, launched, algo, protocol, kind, bytes, true);
   const double bandwidth_us = algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0;
-  const SlotStream stream =
-      slot_stream(v, algo, protocol, kind, bytes, connections, messages,
-                  step_data / messages_per_step, slots, bandwidth_us / messages);
+  stream.message_gpu_us = bandwidth_us / messages;
   const double slots_us = slot_window_us(stream);
   if (!(slots_us > 0.0)) return 0.0;
   const LatencyParts hop = nccl_latency_parts(v, algo, protocol, kind, bytes, false);

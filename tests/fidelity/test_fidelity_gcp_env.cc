@@ -18,14 +18,7 @@ using namespace twinccl::sim;
 
 namespace {
 
-// nccl-tests all_gather of `bytes` (its size column: every rank's part together) on 16 ranks.
-Request all_gather_request(std::size_t bytes, int ranks) {
-  Request r;
-  r.spec.kind = OpKind::all_gather;
-  r.spec.count = bytes / 4 / static_cast<std::size_t>(ranks);
-  r.gpus_per_thread = 1;
-  return r;
-}
+using fidelity::all_gather_request;
 
 double bare_us(const topo::Topology& t, Request r) {
   r.software_latency = false;

@@ -11,6 +11,7 @@
 
 #include "../../sim/src/model.h"
 #include "all_reduce_request.h"
+#include "support/edited_topology.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_file.h"
@@ -20,21 +21,12 @@ using namespace twinccl::sim;
 
 namespace {
 
-// The same topology with its hosts' CPUs set to `cpu`, through the topology file's "host_cpu".
-topo::Topology with_host_cpu(const topo::Topology& t, const std::string& cpu) {
-  std::string json = topo::to_json(t);
-  const std::size_t old = json.find(R"("host_cpu")");
-  if (old != std::string::npos) json.erase(old, json.find('\n', old) - old + 1);
-  json.insert(json.find('{') + 1, R"("host_cpu": ")" + cpu + R"(", )");
-  return topo::topology_from_json(json);
-}
+using twinccl_test::with_host_cpu;
 
 // The software latency of a forced ring all_gather of `bytes` (nccl-tests' size column).
 double ring_all_gather_latency_us(const topo::Topology& t, std::size_t bytes, Protocol protocol) {
-  Request r = fidelity::all_reduce_request(bytes, protocol, "ring");
-  r.spec.kind = OpKind::all_gather;
-  r.spec.count = bytes / 4 / static_cast<std::size_t>(t.gpu_count());
-  return fidelity::fixed_latency_us(t, r);
+  return fidelity::fixed_latency_us(
+      t, fidelity::all_gather_request(bytes, t.gpu_count(), protocol, "ring"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "all_reduce_request.h"
+#include "support/edited_topology.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/sim/tuner.h"
@@ -20,6 +21,8 @@ using namespace twinccl::sim;
 
 namespace {
 
+using twinccl_test::with_host_cpu;
+
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 // The bandwidth term alone (no latency, no fills, no host launch) of a forced NVLS-tree
@@ -29,15 +32,6 @@ double bare_us(const topo::Topology& t, std::size_t bytes) {
   r.software_latency = false;
   r.gpus_per_thread = 0;
   return predict(t, r).time_us;
-}
-
-// The same topology with its hosts' CPUs set to `cpu`, through the topology file's "host_cpu".
-topo::Topology with_host_cpu(const topo::Topology& t, const std::string& cpu) {
-  std::string json = topo::to_json(t);
-  const std::size_t old = json.find(R"("host_cpu")");  // to_json writes it (arm only) on a line
-  if (old != std::string::npos) json.erase(old, json.find('\n', old) - old + 1);
-  json.insert(json.find('{') + 1, R"("host_cpu": ")" + cpu + R"(", )");
-  return topo::topology_from_json(json);
 }
 
 }  // namespace

@@ -20,12 +20,9 @@ using namespace twinccl::sim;
 
 namespace {
 
-// nccl-tests' all_gather of `bytes` (its size column: nranks x the per-rank count x 4 B).
+// nccl-tests' ring all_gather of `bytes` (its size column: nranks x the per-rank count x 4 B).
 Prediction all_gather(const topo::Topology& t, std::size_t bytes, Protocol protocol) {
-  Request r = fidelity::all_reduce_request(bytes, protocol, "ring");
-  r.spec.kind = OpKind::all_gather;
-  r.spec.count = bytes / 4 / t.gpu_count();
-  return predict(t, r);
+  return predict(t, fidelity::all_gather_request(bytes, t.gpu_count(), protocol, "ring"));
 }
 
 // The ring all_gather's bandwidth time as NCCL's rate gives it (bytes / algbw), us.
@@ -137,9 +134,7 @@ TEST_CASE("ring net window: eager messages and other networks pay no slot round 
   CHECK(eager - small < 40.0);
   const topo::Topology ib = topo::load_topology("h100-cluster-32");
   const std::size_t bytes = 32u << 20;
-  Request r = fidelity::all_reduce_request(bytes, Protocol::ll128, "ring");
-  r.spec.kind = OpKind::all_gather;
-  r.spec.count = bytes / 4 / ib.gpu_count();
+  const Request r = fidelity::all_gather_request(bytes, ib.gpu_count(), Protocol::ll128, "ring");
   const detail::TopologyView v = detail::view_of(ib, ib.gpu_count());
   const auto ring = detail::NcclAlgo::ring;
   const double latency_us =

@@ -4,7 +4,10 @@
 // clang-format off
 //   const topo::Topology p5 = twinccl_test::preset_with("aws-p5-2", {"p2p_net_chunk_bytes=524288"});
 //   const topo::Topology off = twinccl_test::with_settings(topo::dgx_h100(), {"nvls=0"});
+//   const topo::Topology intel = twinccl_test::with_host_cpu(topo::load_topology("aws-p5-2"), "x86");
 // clang-format on
+// with_host_cpu goes through the topology file's "host_cpu" (`--set` takes numbers only), as a user
+// who saves a preset with `topo show --format json` and edits it does.
 #pragma once
 
 #include <string>
@@ -12,6 +15,7 @@
 
 #include "twinccl/topologies/presets.h"
 #include "twinccl/topologies/topology_edit.h"
+#include "twinccl/topologies/topology_file.h"
 
 namespace twinccl_test {
 
@@ -25,6 +29,15 @@ inline twinccl::topo::Topology with_settings(const twinccl::topo::Topology& topo
 inline twinccl::topo::Topology preset_with(const std::string& preset,
                                            const std::vector<std::string>& settings) {
   return with_settings(twinccl::topo::load_topology(preset), settings);
+}
+
+inline twinccl::topo::Topology with_host_cpu(const twinccl::topo::Topology& topology,
+                                             const std::string& cpu) {
+  std::string json = twinccl::topo::to_json(topology);
+  const std::size_t old = json.find(R"("host_cpu")");  // to_json writes it (not x86) on a line
+  if (old != std::string::npos) json.erase(old, json.find('\n', old) - old + 1);
+  json.insert(json.find('{') + 1, R"("host_cpu": ")" + cpu + R"(", )");
+  return twinccl::topo::topology_from_json(json);
 }
 
 }  // namespace twinccl_test
