@@ -26,6 +26,6 @@ RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency
 // talks to more than one peer each way or the ranks' sends and receives do not pair up.
 std::optional<double> uneven_path_us(const topo::Topology& topology, const Resolved& r,
                                      const AlgorithmParams& params, double element_bytes,
-                                     bool software, RouteLatency route_latency, std::size_t pi);
+                                     const WhatIfLatency& hops, RouteLatency route_latency);
 
 }  // namespace twinccl::sim::detail

@@ -56,7 +56,7 @@ struct Message {
 // or the ranks' sends and receives do not pair up.
 std::optional<double> uneven_path_us(const topo::Topology& topology, const Resolved& r,
                                      const AlgorithmParams& params, double element_bytes,
-                                     bool software, RouteLatency route_latency, std::size_t pi) {
+                                     const WhatIfLatency& hops, RouteLatency route_latency) {
   const int n = r.spec.nranks;
   const bool grouped = grouped_steps(r.algorithm, false);
   std::vector<Message> messages;
@@ -130,11 +130,8 @@ std::optional<double> uneven_path_us(const topo::Topology& topology, const Resol
               m.recv_step >= 0 && step[di] == static_cast<std::size_t>(m.recv_step);
           if (grouped && !peer_there) break;  // its receiver has not reached the step yet
           const RouteCost& c = cost_of(m);
-          double delay_us = 0.0, bandwidth = 0.0;
-          if (software) {
-            delay_us = at(kNccl.hop_latency_us[static_cast<std::size_t>(c.link_class)],
-                          NcclAlgo::ring, pi);
-          }
+          const double delay_us = hops.hop(c.link_class);  // 0 without software latency
+          double bandwidth = 0.0;
           for (const auto& dir : c.directions) {
             bandwidth = bandwidth == 0.0 ? dir.second : std::min(bandwidth, dir.second);
           }

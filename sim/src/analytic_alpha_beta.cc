@@ -5,9 +5,10 @@
 // transfers (sends to and receives from its peers); beta = the busiest link direction on those
 // routes: bytes the rank moves across it in the step / its bandwidth (so n-1 sends out of one GPU
 // link share it, and one transfer alone is limited by its route's slowest link). A rank's time =
-// sum over its steps of (alpha + beta), plus, with software latency on, NCCL's ring Simple base
-// latency once and its per-hop latency (by link class) in every step's alpha [assumed]; alpha's
-// route latency is then only what NCCL's hop does not hold (route_latency.h). Other ranks'
+// sum over its steps of (alpha + beta), plus, with software latency on, NCCL's ring base latency
+// once and its per-hop latency (by link class) in every step's alpha, as flow charges them
+// (model.h what_if_latency, their one owner); alpha's route latency is then only what NCCL's hop
+// does not hold (route_latency.h). Other ranks'
 // traffic (contention) is the flow model's business.
 // Channels: where flow plays a ring-stepped call's channels (every step one peer each way: the
 // hierarchical all_reduce) on link-disjoint ring orders (transfer_pricing.h rotated_channels,
@@ -50,6 +51,7 @@
 #include "model.h"
 #include "route_latency.h"
 #include "transfer_pricing.h"
+#include "twinccl/perf_math.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -131,12 +133,8 @@ bool ring_steps(const Resolved& r, AlgorithmParams params) {
 
 }  // namespace
 
-double nccl_ring_hop_us(LinkClass link_class, Protocol protocol) {
-  return at(kNccl.hop_latency_us[static_cast<std::size_t>(link_class)], NcclAlgo::ring,
-            index_of(protocol));
-}
-
-Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r) {
+Prediction analytic_alpha_beta(const topo::Topology& topology, const TopologyView& view,
+                               const Resolved& r) {
   AlgorithmParams params = r.params;
   // Channels on other GPUs per channel, as flow plays them (transfer_pricing.h): a step's sends
   // over distinct links then run in parallel, its sends over one link in series.
@@ -151,11 +149,15 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
   params.channels = std::max(1, params.channels);
   const double element_bytes =
       static_cast<double>(size_of(r.dtype)) * kNccl.wire_bytes_per_byte[index_of(r.protocol)];
-  // Software latency [assumed]: NCCL's ring Simple costs, base once and one hop per step; the
-  // routes then add only the link latencies beyond NCCL's hop (route_latency.h), as flow's do.
+  // Software latency: NCCL's ring costs as flow charges them (what_if_latency), base once and one
+  // hop per step; the routes then add only the link latencies beyond NCCL's hop (route_latency.h),
+  // as flow's do. Off: no base, no hop.
   const bool software = r.software_latency && r.spec.nranks > 1;
   const RouteLatency route_latency = software ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
-  const std::size_t pi = index_of(r.protocol);
+  const WhatIfLatency hops =
+      software ? what_if_latency(view, r.protocol, r.spec.kind,
+                                 algbw_bytes(r.spec.kind, r.spec.count, r.dtype, r.spec.nranks))
+               : WhatIfLatency{};
   std::vector<double> step_us;   // by step index: the most any priced rank spends on it
   double busiest_rank_us = 0.0;  // even calls: the most any priced rank spends on its own steps
   std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)
@@ -193,11 +195,7 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
                                  : (send ? cached(rank, op.peer) : cached(op.peer, rank));
         const double bytes =
             static_cast<double>(send ? op.src.count : op.dst.count) * element_bytes;
-        double hop_us = c.latency_us;
-        if (software) {
-          hop_us += nccl_ring_hop_us(c.link_class, r.protocol);
-        }
-        alpha_us = std::max(alpha_us, hop_us);
+        alpha_us = std::max(alpha_us, c.latency_us + hops.hop(c.link_class));
         for (const auto& [dir, bandwidth] : c.directions) {
           auto& entry = load[dir];
           entry.first += bytes;
@@ -213,10 +211,10 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const Resolved& r
     }
     busiest_rank_us = std::max(busiest_rank_us, rank_us);
   }
-  double total_us = software ? at(kNccl.base_latency_us, NcclAlgo::ring, pi) : 0.0;
+  double total_us = hops.base_us;
   const std::optional<double> path_us =
       is_uneven(r.spec.kind) && r.spec.nranks > 1 && r.spec.nranks <= kPathRanks
-          ? uneven_path_us(topology, r, params, element_bytes, software, route_latency, pi)
+          ? uneven_path_us(topology, r, params, element_bytes, hops, route_latency)
           : std::nullopt;
   if (path_us) {
     total_us += *path_us;

@@ -5,17 +5,18 @@
 // path between the two GPUs. A round is priced as a set of flows that start together: each
 // send's bandwidth is its route's slowest link divided by the sends of the round crossing that
 // link the same way (both ways for a half-duplex link; a fatpipe switch backplane is never
-// shared), network links at the share of a NIC NCCL's channels get. Its delay is NCCL's
-// ring/Simple latency for one hop (the per-hop figure of its route's class: NVLink/PCIe or
-// network) plus the base latency once per round, as the replay charges a send/recv pair. A send
-// to itself (one rank) is a copy through device memory, as a one-rank collective is timed.
+// shared), network links at the share of a NIC NCCL's channels get. Its delay and the round's
+// base latency are priced by their one owner, p2p_send_price.h (NCCL's ring/Simple hop by route
+// class, the net plugin's completions and first message's wait), which the replay asks for a
+// trace's send/recv pair too. A send to itself (one rank) is a copy through device memory, as a
+// one-rank collective is timed.
 // 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
 // (two blocks each way); the call lasts round 1 + round 2.
 // The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
-// A send over the network also pays the net plugin's host time for its messages' completions
-// (p2p_net_messages.h: on EFA 1 us a completion, a send and a receive per message, as many
-// messages as NCCL cuts the send into), in series with its wire time, and on p5's RDMA protocol
-// its first message's wait for the receiver's control message (one batch: p2p_net_messages.h).
+// A send over the network's delay holds the net plugin's host time for its messages' completions
+// (on EFA 1 us a completion, a send and a receive per message, as many messages as NCCL cuts the
+// send into) and on p5's RDMA protocol its first message's wait for the receiver's control
+// message (one batch: p2p_net_messages.h).
 // Launches (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End,
 // so nccl-tests' host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs'
 // calls in an outer group (common.cu startColl), the rounds' groups nest into it and the whole
@@ -27,8 +28,7 @@
 #include "flow_fluid.h"
 #include "host_launch.h"
 #include "model.h"
-#include "network_class.h"
-#include "p2p_net_messages.h"
+#include "p2p_send_price.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/p2p.h"
 
@@ -36,44 +36,7 @@ namespace twinccl::sim {
 namespace {
 
 using detail::LatencyParts;
-
-// The one-hop delay of a send on a route of `route_class` (2 network, else intra-node), seconds.
-double hop_delay_s(const LatencyParts& l, int route_class) {
-  return (route_class == 2 ? l.net_hop_us : l.intra_hop_us) * 1e-6;
-}
-
-LatencyParts latency_of(const Tuner& tuner, double bytes) {
-  if (!tuner.software_latency() || tuner.nranks() < 2) return {};
-  return detail::nccl_latency_parts(tuner.view(), detail::NcclAlgo::ring, Protocol::simple,
-                                    OpKind::all_reduce, bytes);
-}
-
-// The net plugin's host time on a network send's completions (p2p_net_messages.h), with NCCL's
-// p2p plan of the communicator made once a call, where the network class charges them.
-class NetCompletions {
- public:
-  explicit NetCompletions(const Tuner& tuner)
-      : view_(&tuner.view()),
-        host_us_(tuner.software_latency()
-                     ? detail::network_terms(tuner.view().network).completion_host_us
-                     : 0.0) {
-    if (host_us_ > 0.0) messages_.emplace(tuner.view());
-  }
-  // A send's, seconds: a send and a receive completion per network message, and its batch's
-  // first message's wait for the receiver's control message less the network hop
-  // `charged_hop_us` the send's delay already holds (p2p_net_messages.h).
-  double of_send_s(double bytes, double charged_hop_us) const {
-    if (!(host_us_ > 0.0) || !(bytes > 0.0)) return 0.0;
-    return (2.0 * messages_->of_send(bytes) * host_us_ +
-            detail::net_batch_first_slot_us(*view_, *messages_, bytes, charged_hop_us)) *
-           1e-6;
-  }
-
- private:
-  const detail::TopologyView* view_;  // the tuner's, which outlives this
-  double host_us_;
-  std::optional<detail::P2pNetMessages> messages_;
-};
+using detail::SendPricing;
 
 // A send to itself is a copy inside the GPU, as a one-rank collective is timed: through device
 // memory (model.h), at the GPU's own link rate when its memory bandwidth is unknown; no software
@@ -99,8 +62,7 @@ double round_bytes(const P2pRound& round) {
   return most;
 }
 
-double analytic_round_s(const Tuner& tuner, const P2pRound& round, double network_share,
-                        const NetCompletions& completions) {
+double analytic_round_s(const Tuner& tuner, const P2pRound& round, const SendPricing& pricing) {
   const topo::Topology& t = tuner.topology();
   struct Crossing {
     topo::LinkId link;
@@ -122,7 +84,7 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
     }
     routes.push_back(std::move(route));
   }
-  const LatencyParts latency = latency_of(tuner, round_bytes(round));
+  const LatencyParts latency = pricing.round_latency(round_bytes(round));
   double slowest = 0;
   for (std::size_t i = 0; i < round.sends.size(); ++i) {
     if (routes[i].empty()) {
@@ -134,15 +96,14 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, double networ
     for (const Crossing& c : routes[i]) {
       const topo::Link& l = t.link(c.link);
       const double rate =
-          l.bandwidth_gbps * (l.type == topo::LinkType::network ? network_share : 1.0);
+          l.bandwidth_gbps * (l.type == topo::LinkType::network ? pricing.network_share() : 1.0);
       const int flows = l.sharing == topo::Sharing::shared ? sharing[{c.link, c.forward}] : 1;
       gbps = std::min(gbps, rate / flows);
       ids.push_back(c.link);
     }
     const int cls = route_class(t, ids);
     const double s =
-        hop_delay_s(latency, cls) + round.sends[i].bytes / (gbps * 1e9) +
-        (cls == 2 ? completions.of_send_s(round.sends[i].bytes, latency.net_hop_us) : 0.0);
+        pricing.delay_s(latency, round.sends[i].bytes, cls) + round.sends[i].bytes / (gbps * 1e9);
     slowest = std::max(slowest, s);
   }
   return slowest + latency.base_us * 1e-6;
@@ -160,18 +121,18 @@ double launched_us(const std::vector<double>& round_us, int gpus_per_thread,
   return total_us;
 }
 
-double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_share,
-              const NetCompletions& completions, int gpus_per_thread) {
+double flow_s(const Tuner& tuner, const P2pPattern& pattern, const SendPricing& pricing,
+              int gpus_per_thread) {
   const topo::Topology& t = tuner.topology();
   detail::FlowProgram program;
   program.nranks = t.gpu_count();
-  detail::RouteTable routes(
-      t, program,
-      detail::LinkScale{.network = network_share, .route_latency = detail::RouteLatency::none});
+  detail::RouteTable routes(t, program,
+                            detail::LinkScale{.network = pricing.network_share(),
+                                              .route_latency = detail::RouteLatency::none});
   std::vector<double> base_s;  // per round: NCCL's base latency
   std::vector<double> self_s;  // per round: the longest send to itself (not on the network)
   for (const P2pRound& round : pattern) {
-    const LatencyParts latency = latency_of(tuner, round_bytes(round));
+    const LatencyParts latency = pricing.round_latency(round_bytes(round));
     base_s.push_back(latency.base_us * 1e-6);
     detail::FlowRound played;
     self_s.push_back(0.0);
@@ -184,8 +145,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, double network_shar
       transfer.route = routes.route_id(a, b);
       transfer.bytes = s.bytes;
       const int cls = routes.route_class(transfer.route);
-      transfer.delay_s = hop_delay_s(latency, cls) +
-                         (cls == 2 ? completions.of_send_s(s.bytes, latency.net_hop_us) : 0.0);
+      transfer.delay_s = pricing.delay_s(latency, s.bytes, cls);
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);
     }
@@ -243,22 +203,18 @@ P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelit
       }
     }
   }
-  // A NIC moves NCCL's speed for it, of which the share a call across nodes gets (the topology's
-  // nic_delivered_share, else the network class's: TCPX 0.85), as a collective's.
-  const double network_share =
-      detail::network_efficiency(tuner.view()) * tuner.view().nic_delivered_share;
-  const NetCompletions completions(tuner);
+  const SendPricing pricing(tuner);  // p2p_send_price.h: the hop, completions, NIC share
   P2pPrediction p;
   p.fidelity = fidelity;
   if (fidelity == Fidelity::flow) {
     p.model = "flow";
-    p.time_us = flow_s(tuner, pattern, network_share, completions, gpus_per_thread) * 1e6;
+    p.time_us = flow_s(tuner, pattern, pricing, gpus_per_thread) * 1e6;
     return p;
   }
   p.model = "nccl-p2p";
   std::vector<double> round_us;
   for (const P2pRound& round : pattern)
-    round_us.push_back(analytic_round_s(tuner, round, network_share, completions) * 1e6);
+    round_us.push_back(analytic_round_s(tuner, round, pricing) * 1e6);
   p.time_us = launched_us(round_us, gpus_per_thread, detail::host_launch_of(tuner.topology()));
   return p;
 }

@@ -37,9 +37,9 @@
 // (network_class.h), so a batch's first data arrives a round trip (control message there, data
 // back) after the batch starts, not one hop: the class's slot round trip (83.5 us, FITTED on p5
 // all_gather rows, on no alltoall row) per batch a channel runs in series, less the ONE network
-// hop the call's latency holds in total (the caller's: flow's and sendrecv's 23 us class hop +
-// network_hop_extra_us, network_class.h network_hop_us; the alpha-beta direct all_to_all's NCCL
-// table hop, 14 us: analytic_alpha_beta.cc nccl_ring_hop_us). Batches 2..N start behind batch
+// hop the call's latency holds in total (the caller's: sendrecv's, and flow's and alpha-beta's for
+// the direct all_to_all alike, model.h what_if_latency: the class's 23 us hop +
+// network_hop_extra_us, network_class.h network_hop_us). Batches 2..N start behind batch
 // 1's end, so each waits a whole round trip; only the first overlaps the charged hop. A round's
 // channel is src/include/channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance, with 8
 // GPUs a node) and device.h:269-274 (ncclP2pChannelForPart: part p on base + reverseBits(p)).

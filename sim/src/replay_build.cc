@@ -19,6 +19,7 @@
 #include <map>
 #include <tuple>
 
+#include "p2p_send_price.h"
 #include "trace_analysis.h"
 #include "transfer_pricing.h"
 #include "tuner_internal.h"
@@ -49,8 +50,8 @@ class Builder {
         options_(o),
         topology_(topology),
         p_(p),
-        routes_(topology, init_flow(p, t.world_size()),
-                platform_links(topology, options_.software_latency)),
+        platform_(platform_links(topology, options_.software_latency)),
+        routes_(topology, init_flow(p, t.world_size()), platform_),
         // The caller's topology, not owned (it outlives the build).
         policy_(std::shared_ptr<const topo::Topology>(std::shared_ptr<const topo::Topology>(),
                                                       &topology),
@@ -96,17 +97,24 @@ class Builder {
       }
       const int route = routes_.route_id(p_.members[static_cast<std::size_t>(sender)].rank,
                                          p_.members[static_cast<std::size_t>(receiver)].rank);
-      const PricedCall priced = price_p2p(op.dtype, options_.software_latency);
-      p_.flow.transfers.push_back({.route = route,
-                                   .bytes = priced.cost.bytes(op.count),
-                                   .delay_s = priced.cost.delay_s(routes_.route_class(route)),
-                                   .step = 0});
+      // Priced as predict_p2p prices a one-send round on the communicator (p2p_send_price.h); a
+      // network link here moves NCCL's speed for a NIC (platform_links), the send the
+      // communicator's delivered share of it.
+      const SendPricing& pricing = send_pricing(op.comm);
+      const double bytes = static_cast<double>(op.count) * static_cast<double>(size_of(op.dtype));
+      const int route_class = routes_.route_class(route);
+      const LatencyParts latency = pricing.round_latency(bytes);
+      p_.flow.transfers.push_back(
+          {.route = route,
+           .bytes = route_class == 2 ? bytes * platform_.network / pricing.network_share() : bytes,
+           .delay_s = pricing.delay_s(latency, bytes, route_class),
+           .step = 0});
       p_.transfer_members.resize(p_.flow.transfers.size(), {-1, -1});
       p_.transfer_members.back() = {sender, receiver};
       const int t = static_cast<int>(p_.flow.transfers.size()) - 1;
       p_.members[static_cast<std::size_t>(sender)].steps = {{t}};
       p_.members[static_cast<std::size_t>(receiver)].steps = {{t}};
-      inst.fixed_latency_s = priced.fixed_latency_s;
+      inst.fixed_latency_s = latency.base_us * 1e-6;
       p_.instances.push_back(std::move(inst));
       return info;
     }
@@ -158,6 +166,16 @@ class Builder {
     return info;
   }
 
+  // The communicator's send pricing, made at its first send/recv (its Tuner's, built then too).
+  const SendPricing& send_pricing(int comm) {
+    auto it = send_pricing_.find(comm);
+    if (it == send_pricing_.end()) {
+      const std::vector<int>& ranks = trace_.communicators[static_cast<std::size_t>(comm)].ranks;
+      it = send_pricing_.try_emplace(comm, policy_.tuner(ranks)).first;
+    }
+    return it->second;
+  }
+
   // The policy's decision: an algorithm forced by the options where it exists for the collective,
   // else the one the op recorded, else the tuner's; a forced protocol where the algorithm runs it.
   Decision choose(const CollectiveSpec& spec, const TraceOp& op,
@@ -176,8 +194,10 @@ class Builder {
   const ReplayOptions& options_;
   const topo::Topology& topology_;
   ReplayProgram& p_;
+  LinkScale platform_;  // the platform's link shares, every call's (platform_links)
   RouteTable routes_;
   SelectionPolicy policy_;  // one Tuner per communicator, built at its first collective
+  std::map<int, SendPricing> send_pricing_;  // by communicator, at its first send/recv
 };
 
 // Per rank, its events (see the top of this file), on check_and_match's member numbering.

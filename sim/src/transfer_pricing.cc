@@ -44,10 +44,6 @@
 namespace twinccl::sim::detail {
 namespace {
 
-// The NCCL algorithm whose software latencies an algorithm is charged: its own, or for those NCCL
-// has no model for (direct, halving_doubling, ...) the ring's Simple ones [assumed].
-NcclAlgo latency_algo(std::optional<NcclAlgo> algo) { return algo.value_or(NcclAlgo::ring); }
-
 // NCCL Simple's step (a 4 MiB buffer in 8 steps); fewer pieces past this many transfers
 // (SimGrid's time and memory).
 constexpr double kPipelineChunkBytes = 512.0 * 1024.0;
@@ -166,20 +162,20 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
   }
   double net_hop_charged_us = 0.0;  // the hop flow charges a transfer across nodes
   if (r.software_latency && n > 1) {
-    const NcclAlgo la = latency_algo(priced.nccl);
     if (priced.nccl) {  // NCCL's whole latency once, as the analytic model: no hop delays
+      const NcclAlgo la = *priced.nccl;
       priced.fixed_latency_s =
           (nccl_latency_us(view, la, r.protocol, r.spec.kind, bytes) +
            pipeline_fills_us(view, la, r.protocol, r.spec.kind,
                              nvls_busiest_channel_bytes(view, la, r.spec.kind, bytes),
                              r.params.channels)) *
           1e-6;
-    } else {  // no NCCL model: the ring's Simple base once and a hop on every transfer
-      const LatencyParts l = nccl_latency_parts(view, la, r.protocol, r.spec.kind, bytes);
+    } else {  // no NCCL model: the ring's base once and a hop on every transfer (model.h)
+      const WhatIfLatency l = what_if_latency(view, r.protocol, r.spec.kind, bytes);
       priced.fixed_latency_s = l.base_us * 1e-6;
-      priced.cost.delay_by_route_class_s = {l.intra_hop_us * 1e-6, l.intra_hop_us * 1e-6,
-                                            l.net_hop_us * 1e-6};
-      net_hop_charged_us = l.net_hop_us;
+      for (std::size_t c = 0; c < l.hop_us.size(); ++c)
+        priced.cost.delay_by_route_class_s[c] = l.hop_us[c] * 1e-6;
+      net_hop_charged_us = l.hop(LinkClass::network);
     }
   }
   // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
@@ -207,22 +203,6 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
     const double cap = std::max(1.0, std::floor(kMaxPipelinedTransfers / (4.0 * n * p.channels)));
     const double pieces = std::clamp(std::ceil(half_bytes / kPipelineChunkBytes), 1.0, cap);
     p.chunk_elements = static_cast<std::size_t>(std::ceil(half_per_channel / pieces));
-  }
-  return priced;
-}
-
-PricedCall price_p2p(DataType dtype, bool software_latency) {
-  PricedCall priced;
-  priced.nccl = NcclAlgo::ring;
-  priced.cost.element_bytes = static_cast<double>(size_of(dtype));
-  priced.cost.wire_bytes_per_byte = kNccl.wire_bytes_per_byte[index_of(Protocol::simple)];
-  if (software_latency) {
-    const std::size_t simple = index_of(Protocol::simple);
-    for (std::size_t c = 0; c < 3; ++c) {
-      priced.cost.delay_by_route_class_s[c] =
-          at(kNccl.hop_latency_us[c], NcclAlgo::ring, simple) * 1e-6;
-    }
-    priced.fixed_latency_s = at(kNccl.base_latency_us, NcclAlgo::ring, simple) * 1e-6;
   }
   return priced;
 }

@@ -1,6 +1,7 @@
 // Internal: the one owner of "how a collective call becomes priced flows". Flow playback of one
 // call (flow.cc) and the trace replay (replay_build.cc) both ask it; nothing else prices a
-// transfer, so a one-call replay plays exactly the flows perf's flow fidelity plays.
+// collective's transfer, so a one-call replay plays exactly the flows perf's flow fidelity plays.
+// A send/recv pair's send has its own owner, p2p_send_price.h (predict_p2p and the replay).
 //
 //   const Tuner tuner(topology, ranks);                       // the communicator, tuned once
 //   const PricedCall priced = price_call(tuner, r);           // r: the tuner's choice for a call
@@ -45,9 +46,6 @@ ChannelRanks channel_ranks(const topo::Topology& topology, std::span<const int> 
 // r: the call (spec with nranks, dtype) with the tuner's (or a forced, checked) algorithm and
 // protocol; r.params.channels 0 = flow's default channels.
 PricedCall price_call(const Tuner& tuner, const Resolved& r);
-
-// A send/recv pair: ring Simple's per-hop delays and base latency (NCCL has no p2p model here).
-PricedCall price_p2p(DataType dtype, bool software_latency);
 
 // The platform's links, the same for every call of a simulation: network links at NCCL's share of
 // a NIC (network_efficiency), every other link at its line rate. Route latencies: with software

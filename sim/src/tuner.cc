@@ -23,6 +23,7 @@
 #include "p2p_net_messages.h"
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
+#include "twinccl/perf_math.h"
 
 namespace twinccl::sim {
 namespace {
@@ -137,15 +138,18 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   r.params.channels = channels;  // 0 = NCCL's choice
   r.software_latency = software_latency_;
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
-  Prediction p =
-      algo ? detail::analytic_nccl(*view_, r, *algo) : detail::analytic_alpha_beta(*topology_, r);
+  Prediction p = algo ? detail::analytic_nccl(*view_, r, *algo)
+                      : detail::analytic_alpha_beta(*topology_, *view_, r);
   // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
   // forms): across nodes the net plugin's proxy also spends host time on every network message's
   // completions, and the first messages' wait replaces the one network hop alpha-beta charged
-  // (NCCL's table hop); p2p_net_messages.h says which kinds and why.
+  // (flow's too: model.h what_if_latency); p2p_net_messages.h says which kinds and why.
   if (!algo && software_latency_ && detail::traits_of(algorithm).one_step_exchange) {
-    p.time_us += detail::grouped_p2p_net_us(
-        *view_, spec, dtype, detail::nccl_ring_hop_us(detail::LinkClass::network, protocol));
+    const double charged_us =
+        detail::what_if_latency(*view_, protocol, spec.kind,
+                                algbw_bytes(spec.kind, spec.count, dtype, spec.nranks))
+            .hop(detail::LinkClass::network);
+    p.time_us += detail::grouped_p2p_net_us(*view_, spec, dtype, charged_us);
   }
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;

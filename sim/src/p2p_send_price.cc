@@ -1,0 +1,34 @@
+// One send of NCCL's send/recv priced on a communicator (p2p_send_price.h says how).
+#include "p2p_send_price.h"
+
+#include "network_class.h"
+
+namespace twinccl::sim::detail {
+
+SendPricing::SendPricing(const Tuner& tuner)
+    : tuner_(&tuner),
+      completion_host_us_(
+          tuner.software_latency() ? network_terms(tuner.view().network).completion_host_us : 0.0),
+      network_share_(network_efficiency(tuner.view()) * tuner.view().nic_delivered_share) {
+  if (completion_host_us_ > 0.0) messages_.emplace(tuner.view());
+}
+
+LatencyParts SendPricing::round_latency(double round_bytes) const {
+  if (!tuner_->software_latency() || tuner_->nranks() < 2) return {};
+  return nccl_latency_parts(tuner_->view(), NcclAlgo::ring, Protocol::simple, OpKind::all_reduce,
+                            round_bytes);
+}
+
+double SendPricing::delay_s(const LatencyParts& latency, double bytes, int route_class) const {
+  if (route_class != 2) return latency.intra_hop_us * 1e-6;
+  double us = latency.net_hop_us;
+  if (completion_host_us_ > 0.0 && bytes > 0.0) {
+    // A send and a receive completion per network message, and its batch's first message's
+    // wait less the hop just charged.
+    us += 2.0 * messages_->of_send(bytes) * completion_host_us_ +
+          net_batch_first_slot_us(tuner_->view(), *messages_, bytes, latency.net_hop_us);
+  }
+  return us * 1e-6;
+}
+
+}  // namespace twinccl::sim::detail
