@@ -75,6 +75,20 @@ TEST_CASE("host network post: NCCL's ranking sees it") {
   CHECK(predict(with_host_cpu(amd, "x86"), r).algorithm == "ring");
 }
 
+// A what-if on the command line sets the same fact as the topology file: `--set host_cpu=x86` on
+// the AMD preset predicts what its file with "host_cpu": "x86" does (511.9 us ring/Simple at 64
+// MiB, 801.6 tree/Simple on the EPYC hosts).
+TEST_CASE("host CPU: --set host_cpu predicts as the topology file's host_cpu") {
+  const topo::Topology amd = topo::load_topology("mi300x-roce-2");
+  const Request r = fidelity::all_reduce_request(std::size_t{64} << 20, Protocol::simple, "");
+  const Prediction set = predict(twinccl_test::with_settings(amd, {"host_cpu=x86"}), r);
+  const Prediction file = predict(with_host_cpu(amd, "x86"), r);
+  CHECK(set.algorithm == file.algorithm);
+  CHECK(set.time_us == Approx(file.time_us).epsilon(1e-12));
+  CHECK(predict(twinccl_test::with_settings(amd, {"host_cpu=x86-amd"}), r).time_us ==
+        Approx(predict(amd, r).time_us).epsilon(1e-12));
+}
+
 // LL's bandwidth cap across nodes is the host's row of llMaxBws, not the GPU's (tuning.cc index1,
 // "for multi-node, we look at CPU type"): Intel and other hosts 39.0 / 20.4 GB/s on 2 / more
 // nodes, AMD x86 hosts 22.5 / 19.0; one node keeps the GPU's row (Hopper 141). The model took

@@ -6,8 +6,9 @@
 //   const topo::Topology off = twinccl_test::with_settings(topo::dgx_h100(), {"nvls=0"});
 //   const topo::Topology intel = twinccl_test::with_host_cpu(topo::load_topology("aws-p5-2"), "x86");
 // clang-format on
-// with_host_cpu goes through the topology file's "host_cpu" (`--set` takes numbers only), as a user
-// who saves a preset with `topo show --format json` and edits it does.
+// with_host_cpu goes through the topology file's "host_cpu", as a user who saves a preset with
+// `topo show --format json` and edits it does (`--set host_cpu=NAME` sets the same fact:
+// tests/fidelity/test_fidelity_host_net_post.cc checks that both predict alike).
 #pragma once
 
 #include <string>

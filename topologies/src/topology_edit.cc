@@ -235,6 +235,8 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     if (kind == ParameterKind::nic_delivered_share) g.facts.nic_delivered_share = s.value;
     if (kind == ParameterKind::p2p_net_chunk_bytes) g.facts.p2p_net_chunk_bytes = s.value;
     if (kind == ParameterKind::nccl_buffsize_bytes) g.facts.nccl_buffsize_bytes = s.value;
+    if (kind == ParameterKind::host_cpu)
+      g.facts.host_cpu = *parse_host_cpu(detail::shown_setting(s));
   }
   std::string faults;
   const std::vector<bool> had_network = nics_with_network(g);

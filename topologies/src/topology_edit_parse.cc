@@ -1,7 +1,9 @@
 // The parameters --set accepts (one table: name, range, what it sets) and the parsers of
 // "NAME=VALUE" and "PART[=P%]". Applying them is topology_edit.cc.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -36,13 +38,19 @@ std::string nccl_buffer_range_text() {
 const std::vector<ParameterSpec>& parameter_specs() {
   static const std::vector<ParameterSpec> specs = [] {
     std::vector<ParameterSpec> s;
+    const auto add = [&](std::string name, ParameterKind kind, LinkType type, double min,
+                         double max, bool integer, std::string what,
+                         std::vector<std::string> choices = {}) {
+      s.push_back(
+          {std::move(name), kind, type, min, max, integer, std::move(what), std::move(choices)});
+    };
     const auto rate = [&](std::string name, LinkType type, std::string what) {
-      s.push_back({name, ParameterKind::link_gbps, type, limits::min_bandwidth_gbps,
-                   limits::max_bandwidth_gbps, false, std::move(what)});
+      add(name, ParameterKind::link_gbps, type, limits::min_bandwidth_gbps,
+          limits::max_bandwidth_gbps, false, std::move(what));
     };
     const auto latency = [&](std::string name, LinkType type, std::string what) {
-      s.push_back({name, ParameterKind::link_latency_us, type, 0.0, limits::max_latency_us, false,
-                   std::move(what)});
+      add(name, ParameterKind::link_latency_us, type, 0.0, limits::max_latency_us, false,
+          std::move(what));
     };
     rate("nvlink_gbps", LinkType::nvlink,
          "every NVLink link, GB/s per direction (presets bundle a GPU's NVLinks in one link: "
@@ -50,9 +58,9 @@ const std::vector<ParameterSpec>& parameter_specs() {
     latency("nvlink_latency_us", LinkType::nvlink, "every NVLink link, us per traversal");
     rate("pcie_gbps", LinkType::pcie, "every PCIe link, GB/s per direction (gen5 x16 = 48)");
     latency("pcie_latency_us", LinkType::pcie, "every PCIe link, us");
-    s.push_back({"nic_gbps", ParameterKind::nic_gbps, LinkType::network, limits::min_bandwidth_gbps,
-                 limits::max_bandwidth_gbps, false,
-                 "every NIC port and its links into the network, GB/s per direction (400G = 50)"});
+    add("nic_gbps", ParameterKind::nic_gbps, LinkType::network, limits::min_bandwidth_gbps,
+        limits::max_bandwidth_gbps, false,
+        "every NIC port and its links into the network, GB/s per direction (400G = 50)");
     rate("network_gbps", LinkType::network,
          "every link between two network switches (leaf-spine), GB/s per direction");
     latency("network_latency_us", LinkType::network,
@@ -64,54 +72,61 @@ const std::vector<ParameterSpec>& parameter_specs() {
          "every switch-internal link, GB/s per direction");
     latency("switch_internal_latency_us", LinkType::switch_internal,
             "every switch-internal link, us");
-    s.push_back({"nics_per_node", ParameterKind::nics_per_node, LinkType::network, 1, 1 << 20, true,
-                 "keep NICs 0..N-1 of every node (N from 1 to the NICs a node has)"});
-    s.push_back({"oversubscription", ParameterKind::oversubscription, LinkType::network, 1, 1024,
-                 false,
-                 "fat-tree oversubscription R:1: links between network switches at 1/R of their "
-                 "rate (1..1024)"});
-    s.push_back({"nodes", ParameterKind::nodes, LinkType::network, 1, 1024, true,
-                 "N nodes: a one-node topology repeated on a rail-optimized fat-tree, or nodes "
-                 "0..N-1 of a multi-node one (1..1024)"});
-    s.push_back({"nvls", ParameterKind::nvls, LinkType::network, 0, 1, true,
-                 "0 = NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0; 1 = on (Hopper or Blackwell "
-                 "GPUs on an NVSwitch)"});
-    s.push_back({"host_launch_us", ParameterKind::host_launch_us, LinkType::network, 0,
-                 limits::max_host_launch_us, false,
-                 "one call's host time above its kernels (CUDA launch + NCCL enqueue), one GPU per "
-                 "process, us (0 = the model's 5)"});
-    s.push_back({"group_launch_us", ParameterKind::group_launch_us, LinkType::network, 0,
-                 limits::max_host_launch_us, false,
-                 "per GPU when one thread launches N GPUs (nccl-tests -g N): a call takes at least "
-                 "N of them, us (0 = the model's 5)"});
-    s.push_back({"network_hop_extra_us", ParameterKind::network_hop_extra_us, LinkType::network,
-                 -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
-                 "us added to the latency of every network hop NCCL's model charges (may be "
-                 "negative; a hop never goes below 0)"});
-    s.push_back({"nic_delivered_share", ParameterKind::nic_delivered_share, LinkType::network, 0,
-                 limits::max_nic_delivered_share, false,
-                 fmt::format("the share of the NICs' rate a call across nodes moves, of what "
-                             "NCCL prices it at: 0 (the network class's: 1, TCPX 0.85) or "
-                             "{:g} .. {:g}; NCCL still ranks algorithms at the full rate (what "
-                             "`twinccl calibrate --scale-trend` sets)",
-                             limits::min_nic_delivered_share, limits::max_nic_delivered_share)});
+    add("nics_per_node", ParameterKind::nics_per_node, LinkType::network, 1, 1 << 20, true,
+        "keep NICs 0..N-1 of every node (N from 1 to the NICs a node has)");
+    add("oversubscription", ParameterKind::oversubscription, LinkType::network, 1, 1024, false,
+        "fat-tree oversubscription R:1: links between network switches at 1/R of their "
+        "rate (1..1024)");
+    add("nodes", ParameterKind::nodes, LinkType::network, 1, 1024, true,
+        "N nodes: a one-node topology repeated on a rail-optimized fat-tree, or nodes "
+        "0..N-1 of a multi-node one (1..1024)");
+    add("nvls", ParameterKind::nvls, LinkType::network, 0, 1, true,
+        "0 = NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0; 1 = on (Hopper or Blackwell "
+        "GPUs on an NVSwitch)");
+    add("host_launch_us", ParameterKind::host_launch_us, LinkType::network, 0,
+        limits::max_host_launch_us, false,
+        "one call's host time above its kernels (CUDA launch + NCCL enqueue), one GPU per "
+        "process, us (0 = the model's 5)");
+    add("group_launch_us", ParameterKind::group_launch_us, LinkType::network, 0,
+        limits::max_host_launch_us, false,
+        "per GPU when one thread launches N GPUs (nccl-tests -g N): a call takes at least "
+        "N of them, us (0 = the model's 5)");
+    add("network_hop_extra_us", ParameterKind::network_hop_extra_us, LinkType::network,
+        -limits::max_network_hop_extra_us, limits::max_network_hop_extra_us, false,
+        "us added to the latency of every network hop NCCL's model charges (may be "
+        "negative; a hop never goes below 0)");
+    add("nic_delivered_share", ParameterKind::nic_delivered_share, LinkType::network, 0,
+        limits::max_nic_delivered_share, false,
+        fmt::format("the share of the NICs' rate a call across nodes moves, of what "
+                    "NCCL prices it at: 0 (the network class's: 1, TCPX 0.85) or "
+                    "{:g} .. {:g}; NCCL still ranks algorithms at the full rate (what "
+                    "`twinccl calibrate --scale-trend` sets)",
+                    limits::min_nic_delivered_share, limits::max_nic_delivered_share));
     const NetworkNcclEnv efa = network_nccl_env(NetworkClass::efa);  // the help's example
-    s.push_back(
-        {"p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
-         limits::max_nccl_buffer_bytes, true,
-         fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
-                     "of a send/recv (alltoall) across nodes, {} (0 = the network's export, "
-                     "{}'s {:.0f} on EFA, else NCCL's {:.0f})",
-                     nccl_buffer_range_text(), efa.exporter, efa.p2p_net_chunk_bytes,
-                     kNcclDefaultP2pNetChunkBytes)});
-    s.push_back({"nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
-                 limits::max_nccl_buffer_bytes, true,
-                 fmt::format("NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the "
-                             "tree's Simple chunk, a ring's slices, the p2p chunk's cap), "
-                             "{} (0 = the network's export, {}'s {:.0f} on EFA, else NCCL's "
-                             "{:.0f})",
-                             nccl_buffer_range_text(), efa.exporter, efa.nccl_buffsize_bytes,
-                             kNcclDefaultBuffsizeBytes)});
+    add("p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
+        limits::max_nccl_buffer_bytes, true,
+        fmt::format("NCCL_P2P_NET_CHUNKSIZE of the run: bytes of one network message "
+                    "of a send/recv (alltoall) across nodes, {} (0 = the network's export, "
+                    "{}'s {:.0f} on EFA, else NCCL's {:.0f})",
+                    nccl_buffer_range_text(), efa.exporter, efa.p2p_net_chunk_bytes,
+                    kNcclDefaultP2pNetChunkBytes));
+    add("nccl_buffsize_bytes", ParameterKind::nccl_buffsize_bytes, LinkType::network, 0,
+        limits::max_nccl_buffer_bytes, true,
+        fmt::format("NCCL_BUFFSIZE of the run, bytes: a Simple step is it / 8 (the "
+                    "tree's Simple chunk, a ring's slices, the p2p chunk's cap), "
+                    "{} (0 = the network's export, {}'s {:.0f} on EFA, else NCCL's "
+                    "{:.0f})",
+                    nccl_buffer_range_text(), efa.exporter, efa.nccl_buffsize_bytes,
+                    kNcclDefaultBuffsizeBytes));
+    std::vector<std::string> cpus;
+    for (const HostCpu cpu : {HostCpu::x86, HostCpu::x86_amd, HostCpu::arm})
+      cpus.emplace_back(to_string(cpu));
+    add("host_cpu", ParameterKind::host_cpu, LinkType::network, 0,
+        static_cast<double>(cpus.size() - 1), true,
+        "the hosts' CPUs: x86 (Intel, or not stated), x86-amd (AMD EPYC) or arm (Grace); "
+        "NCCL prices a multi-node ring's network post (2 us on x86-amd, else 1) and LL's "
+        "multi-node cap by it, Blackwell's NVLS-tree correction on x86 hosts only",
+        std::move(cpus));
     return s;
   }();
   return specs;
@@ -132,6 +147,18 @@ std::string settable_list() {
 
 std::string shown_value(std::string_view text) {
   return twinccl::shown_value(text, limits::max_echo_bytes);
+}
+
+std::string shown_setting(const Setting& s) {
+  const ParameterSpec& spec = parameter_spec(s.name);
+  if (spec.choices.empty()) return fmt::format("{:.15g}", s.value);
+  const double i = s.value;
+  if (!(i >= 0.0 && i < static_cast<double>(spec.choices.size())) || std::floor(i) != i) {
+    throw InvalidArgument(fmt::format("--set {}: choice {:.15g} is not one of 0..{} ({})", s.name,
+                                      s.value, spec.choices.size() - 1,
+                                      fmt::join(spec.choices, ", ")));
+  }
+  return spec.choices[static_cast<std::size_t>(i)];
 }
 
 }  // namespace detail
@@ -171,6 +198,15 @@ Setting parse_setting(std::string_view text) {
   if (spec == nullptr) {
     throw InvalidArgument("--set '" + shown + "': unknown parameter '" + detail::shown_value(name) +
                           "'; settable:" + detail::settable_list());
+  }
+  if (!spec->choices.empty()) {
+    const std::string_view named = text.substr(eq + 1);
+    const auto it = std::find(spec->choices.begin(), spec->choices.end(), named);
+    if (it == spec->choices.end()) {
+      throw InvalidArgument(fmt::format("--set '{}': {} takes one of {} ({})", shown, spec->name,
+                                        fmt::join(spec->choices, ", "), spec->what));
+    }
+    return {spec->name, static_cast<double>(it - spec->choices.begin())};
   }
   const auto value = parse_number(text.substr(eq + 1));
   // Exact: {:g} showed 2^30 + 1 as "1.07374e+09", the same as the bound it is over.
@@ -232,7 +268,7 @@ Fault parse_fault(FaultKind kind, std::string_view text) {
 std::string TopologyEdits::label() const {
   std::string out;
   for (const Setting& s : settings) {
-    out += fmt::format("{}{}={:.15g}", out.empty() ? "" : ",", s.name, s.value);
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", s.name, detail::shown_setting(s));
   }
   for (const Fault& f : faults) {
     out += (out.empty() ? "" : ",") +

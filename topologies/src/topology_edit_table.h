@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "twinccl/topologies/topology.h"
+#include "twinccl/topologies/topology_edit.h"
 
 namespace twinccl::topo::detail {
 
@@ -23,6 +24,7 @@ enum class ParameterKind {
   nic_delivered_share,   // the fact TopologyFacts::nic_delivered_share
   p2p_net_chunk_bytes,   // the fact TopologyFacts::p2p_net_chunk_bytes
   nccl_buffsize_bytes,   // the fact TopologyFacts::nccl_buffsize_bytes
+  host_cpu,              // the fact TopologyFacts::host_cpu, one of `choices`
 };
 
 struct ParameterSpec {
@@ -32,6 +34,9 @@ struct ParameterSpec {
   double min = 0.0, max = 0.0;
   bool integer = false;
   std::string what;
+  // Non-empty: the parameter names one of these (`--set host_cpu=x86-amd`) and a Setting's value
+  // is its index here; min 0, max the last index.
+  std::vector<std::string> choices;
 };
 
 const std::vector<ParameterSpec>& parameter_specs();
@@ -41,5 +46,8 @@ std::string settable_list();
 // At most limits::max_echo_bytes of a user's text, unprintable bytes as \xNN (core's
 // shown_value).
 std::string shown_value(std::string_view text);
+// A setting's value as the user wrote it: a choice's name, else the number (%.15g). Throws
+// InvalidArgument for a choice index outside the parameter's choices.
+std::string shown_setting(const Setting& s);
 
 }  // namespace twinccl::topo::detail
