@@ -147,8 +147,9 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const TopologyVie
     if (params.channels <= 0) params.channels = static_cast<int>(gpus.distinct());
   }
   params.channels = std::max(1, params.channels);
+  // Wire bytes per element: the protocol's as flow charges them (RCCL's LL128 line on AMD).
   const double element_bytes =
-      static_cast<double>(size_of(r.dtype)) * kNccl.wire_bytes_per_byte[index_of(r.protocol)];
+      static_cast<double>(size_of(r.dtype)) * protocol_wire_bytes_per_byte(view, r.protocol);
   // Software latency: NCCL's ring costs as flow charges them (what_if_latency), base once and one
   // hop per step; the routes then add only the link latencies beyond NCCL's hop (route_latency.h),
   // as flow's do. Off: no base, no hop.
