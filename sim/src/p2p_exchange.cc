@@ -13,10 +13,10 @@
 // 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
 // (two blocks each way); the call lasts round 1 + round 2.
 // The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
-// A send over the network's delay holds the net plugin's host time for its messages' completions
-// (on EFA 1 us a completion, a send and a receive per message, as many messages as NCCL cuts the
-// send into) and on p5's RDMA protocol its first message's wait for the receiver's control
-// message (one batch: p2p_net_messages.h).
+// The delay of a send over the network holds the net plugin's host time for its messages'
+// completions (on EFA 1 us a completion, a send and a receive per message, as many messages as
+// NCCL cuts the send into) and on p5's RDMA protocol its first message's wait for the receiver's
+// control message (one batch: p2p_net_messages.h).
 // Launches (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End,
 // so nccl-tests' host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs'
 // calls in an outer group (common.cu startColl), the rounds' groups nest into it and the whole
