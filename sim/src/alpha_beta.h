@@ -8,6 +8,7 @@
 
 #include "model.h"
 #include "route_latency.h"
+#include "what_if_latency.h"
 
 namespace twinccl::sim::detail {
 

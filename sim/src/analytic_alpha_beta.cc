@@ -7,7 +7,7 @@
 // link share it, and one transfer alone is limited by its route's slowest link). A rank's time =
 // sum over its steps of (alpha + beta), plus, with software latency on, NCCL's ring base latency
 // once and its per-hop latency (by link class) in every step's alpha, as flow charges them
-// (model.h what_if_latency, their one owner); alpha's route latency is then only what NCCL's hop
+// (what_if_latency.h, their one owner); alpha's route latency is then only what NCCL's hop
 // does not hold (route_latency.h). Other ranks'
 // traffic (contention) is the flow model's business.
 // Channels: where flow plays a ring-stepped call's channels (every step one peer each way: the

@@ -253,11 +253,6 @@ LatencyParts nccl_latency_parts(const TopologyView& v, NcclAlgo algo, Protocol p
   return l;
 }
 
-WhatIfLatency what_if_latency(const TopologyView& v, Protocol p, OpKind kind, double bytes) {
-  const LatencyParts l = nccl_latency_parts(v, NcclAlgo::ring, p, kind, bytes);
-  return {l.base_us, {l.intra_hop_us, l.intra_hop_us, l.net_hop_us}};
-}
-
 double nccl_latency_us(const TopologyView& v, NcclAlgo algo, Protocol p, OpKind kind, double bytes,
                        bool ranking) {
   const LatencyParts l = nccl_latency_parts(v, algo, p, kind, bytes, ranking);

@@ -2,7 +2,6 @@
 // facts the NCCL model reads, and one entry point per model.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -181,21 +180,6 @@ struct LatencyParts {
 // network_class.h), not as the call takes it.
 LatencyParts nccl_latency_parts(const TopologyView& view, NcclAlgo algo, Protocol protocol,
                                 OpKind kind, double bytes, bool ranking = false);
-// The software latency of an algorithm NCCL has no model for (a what-if ring, bruck, direct,
-// halving_doubling, hierarchical...) [assumed: NCCL's ring's]: the ring's parts for the call as
-// nccl_latency_parts gives them (the host's network post, the network class's hop, RCCL's own
-// terms, the Simple plateau), base once and one hop per transfer by its route's class; NVLink and
-// PCIe routes both take the view's intra-node hop, as NCCL's one intra-node hardware figure per
-// graph (tuning.cc intraHw). The one owner: flow (transfer_pricing.cc), alpha-beta
-// (analytic_alpha_beta.cc, alpha_beta_path.cc) and the tuner's grouped p2p term ask it. `bytes`:
-// the call's algbw bytes (perf_math.h algbw_bytes).
-struct WhatIfLatency {
-  double base_us = 0.0;
-  std::array<double, 3> hop_us{};  // by LinkClass: NVLink, PCIe, network
-  double hop(LinkClass c) const { return hop_us[static_cast<std::size_t>(c)]; }
-};
-WhatIfLatency what_if_latency(const TopologyView& view, Protocol protocol, OpKind kind,
-                              double bytes);
 // Bus bandwidth (GB/s) of an NCCL algorithm and protocol before NCCL's busBw -> algbw conversion
 // (nvls: already algbw), with every protocol factor and cap of NCCL's model.
 double nccl_bus_bandwidth(const TopologyView& view, const ChannelPlan& plan, NcclAlgo algo,

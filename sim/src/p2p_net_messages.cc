@@ -38,7 +38,7 @@
 // back) after the batch starts, not one hop: the class's slot round trip (83.5 us, FITTED on p5
 // all_gather rows, on no alltoall row) per batch a channel runs in series, less the ONE network
 // hop the call's latency holds in total (the caller's: sendrecv's, and flow's and alpha-beta's for
-// the direct all_to_all alike, model.h what_if_latency: the class's 23 us hop +
+// the direct all_to_all alike, what_if_latency.h: the class's 23 us hop +
 // network_hop_extra_us, network_class.h network_hop_us). Batches 2..N start behind batch
 // 1's end, so each waits a whole round trip; only the first overlaps the charged hop. A round's
 // channel is src/include/channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance, with 8

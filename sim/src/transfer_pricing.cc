@@ -40,6 +40,7 @@
 
 #include "p2p_net_messages.h"
 #include "twinccl/perf_math.h"
+#include "what_if_latency.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -170,7 +171,7 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
                              nvls_busiest_channel_bytes(view, la, r.spec.kind, bytes),
                              r.params.channels)) *
           1e-6;
-    } else {  // no NCCL model: the ring's base once and a hop on every transfer (model.h)
+    } else {  // no NCCL model: the ring's base once and a hop on every transfer (what_if_latency.h)
       const WhatIfLatency l = what_if_latency(view, r.protocol, r.spec.kind, bytes);
       priced.fixed_latency_s = l.base_us * 1e-6;
       for (std::size_t c = 0; c < l.hop_us.size(); ++c)

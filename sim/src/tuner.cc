@@ -24,6 +24,7 @@
 #include "tuner_internal.h"
 #include "twinccl/errors.h"
 #include "twinccl/perf_math.h"
+#include "what_if_latency.h"
 
 namespace twinccl::sim {
 namespace {
@@ -143,7 +144,7 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
   // forms): across nodes the net plugin's proxy also spends host time on every network message's
   // completions, and the first messages' wait replaces the one network hop alpha-beta charged
-  // (flow's too: model.h what_if_latency); p2p_net_messages.h says which kinds and why.
+  // (flow's too: what_if_latency.h); p2p_net_messages.h says which kinds and why.
   if (!algo && software_latency_ && detail::traits_of(algorithm).one_step_exchange) {
     const double charged_us =
         detail::what_if_latency(*view_, protocol, spec.kind,

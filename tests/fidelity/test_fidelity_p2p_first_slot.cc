@@ -3,7 +3,7 @@
 // on p5, messages above its 8 KiB eager size): one slot round trip (83.5 us, network_class.h) per
 // batch of 8 p2p works a channel runs in series, less the ONE network hop the call's latency holds
 // in total: the class hop (23 us on p5's Simple), which flow, alpha-beta and sendrecv alike charge
-// (sim/src/model.h what_if_latency, its one owner; sim/src/p2p_net_messages.cc; docs/fidelity.md
+// (sim/src/what_if_latency.h, its one owner; sim/src/p2p_net_messages.cc; docs/fidelity.md
 // "Issue 24, the p2p first message's wait (efap2p round)").
 #include <catch2/catch.hpp>
 #include <cstddef>

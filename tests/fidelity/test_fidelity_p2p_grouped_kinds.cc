@@ -53,8 +53,8 @@ double eager_step_us(const topo::Topology& t, OpKind kind, Fidelity f = Fidelity
 }  // namespace
 
 // 4 p5 nodes: one batch a channel (3 node distances on 3 of the 8 channels). The wait is one
-// round trip (83.5 us) less the hop charged, the class's 23 us in both fidelities (model.h
-// what_if_latency; alpha-beta charged NCCL's 14 us table hop before it had one owner).
+// round trip (83.5 us) less the hop charged, the class's 23 us in both fidelities
+// (sim/src/what_if_latency.h; alpha-beta charged NCCL's 14 us table hop before it had one owner).
 TEST_CASE("all_to_all_v and scatter over p5 EFA wait for the control message as all_to_all") {
   const topo::Topology p5 = preset_with("aws-p5-4", kRun);
   for (OpKind kind : {OpKind::all_to_all_v, OpKind::scatter, OpKind::gather}) {

@@ -143,11 +143,11 @@ TEST_CASE("uneven rings and bruck across nodes: alpha-beta along the ranks' step
   CHECK(std::abs(flow_over_analytic(t, skewed(t, kind, algorithm))) < 0.01);
 }
 
-// The software hop a what-if ring pays across nodes has one owner (sim/src/model.h
-// what_if_latency): alpha-beta charged NCCL's table hop (14 us Simple on any network, 1 us post)
-// where flow charged the hop as the call takes it, so the two disagreed wherever the network class
-// or the host priced it otherwise: mi300x-cluster-8's EPYC hosts post at 2 us (ring/Simple
-// all_gather_v 64 MiB: analytic 2509.9 us, flow 2652.9), EFA's class hop is 23 us.
+// The software hop a what-if ring pays across nodes has one owner
+// (sim/src/what_if_latency.h): alpha-beta charged NCCL's table hop (14 us Simple on any network, 1
+// us post) where flow charged the hop as the call takes it, so the two disagreed wherever the
+// network class or the host priced it otherwise: mi300x-cluster-8's EPYC hosts post at 2 us
+// (ring/Simple all_gather_v 64 MiB: analytic 2509.9 us, flow 2652.9), EFA's class hop is 23 us.
 TEST_CASE("uneven rings across nodes: alpha-beta charges flow's hop on AMD hosts and on EFA") {
   const std::string preset = GENERATE(as<std::string>{}, "mi300x-cluster-8", "aws-p5-2");
   const topo::Topology t = topo::load_topology(preset);
