@@ -7,20 +7,19 @@
 // link the same way (both ways for a half-duplex link; a fatpipe switch backplane is never
 // shared), network links at the share of a NIC NCCL's channels get. Its delay and the round's
 // base latency are priced by their one owner, p2p_send_price.h (NCCL's ring/Simple hop by route
-// class, the net plugin's completions and first message's wait), which the replay asks for a
-// trace's send/recv pair too. A send to itself (one rank) is a copy through device memory, as a
-// one-rank collective is timed.
-// 4 ranks, hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3
-// (two blocks each way); the call lasts round 1 + round 2.
-// The flow fidelity plays the same rounds (program.rounds, one after the other) on SimGrid.
-// The delay of a send over the network holds the net plugin's host time for its messages'
-// completions (on EFA 1 us a completion, a send and a receive per message, as many messages as
-// NCCL cuts the send into) and on p5's RDMA protocol its first message's wait for the receiver's
-// control message (one batch: p2p_net_messages.h).
-// Launches (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End,
-// so nccl-tests' host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs'
-// calls in an outer group (common.cu startColl), the rounds' groups nest into it and the whole
-// call is one launch: the host side is charged once, on the sum of the rounds' kernel times.
+// class, the net plugin's completions and first message's wait, the route's link latencies beyond
+// that hop as a collective's), which the replay asks for a trace's send/recv pair too. A send to
+// itself (one rank) is a copy through device memory, as a one-rank collective is timed. 4 ranks,
+// hypercube: round 1 pairs 0-1 and 2-3 (one block each way), round 2 pairs 0-2 and 1-3 (two blocks
+// each way); the call lasts round 1 + round 2. The flow fidelity plays the same rounds
+// (program.rounds, one after the other) on SimGrid. The delay of a send over the network holds the
+// net plugin's host time for its messages' completions (on EFA 1 us a completion, a send and a
+// receive per message, as many messages as NCCL cuts the send into) and on p5's RDMA protocol its
+// first message's wait for the receiver's control message (one batch: p2p_net_messages.h). Launches
+// (host_launch.h): with one GPU per thread each round is its own ncclGroupStart/End, so nccl-tests'
+// host side is charged per round; with -g N > 1 nccl-tests wraps the N GPUs' calls in an outer
+// group (common.cu startColl), the rounds' groups nest into it and the whole call is one launch:
+// the host side is charged once, on the sum of the rounds' kernel times.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -102,8 +101,12 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, const SendPri
       ids.push_back(c.link);
     }
     const int cls = route_class(t, ids);
+    const P2pSend& send = round.sends[i];
+    const double route_us =
+        pricing.route_latency_us(tuner.ranks()[static_cast<std::size_t>(send.src)],
+                                 tuner.ranks()[static_cast<std::size_t>(send.dst)]);
     const double s =
-        pricing.delay_s(latency, round.sends[i].bytes, cls) + round.sends[i].bytes / (gbps * 1e9);
+        pricing.delay_s(latency, send.bytes, cls) + route_us * 1e-6 + send.bytes / (gbps * 1e9);
     slowest = std::max(slowest, s);
   }
   return slowest + latency.base_us * 1e-6;
@@ -128,7 +131,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, const SendPricing& 
   program.nranks = t.gpu_count();
   detail::RouteTable routes(t, program,
                             detail::LinkScale{.network = pricing.network_share(),
-                                              .route_latency = detail::RouteLatency::none});
+                                              .route_latency = pricing.route_latency()});
   std::vector<double> base_s;  // per round: NCCL's base latency
   std::vector<double> self_s;  // per round: the longest send to itself (not on the network)
   for (const P2pRound& round : pattern) {

@@ -31,4 +31,9 @@ double SendPricing::delay_s(const LatencyParts& latency, double bytes, int route
   return us * 1e-6;
 }
 
+double SendPricing::route_latency_us(int src_gpu, int dst_gpu) const {
+  const topo::Topology& t = tuner_->topology();
+  return pair_route_latency_us(t, src_gpu, dst_gpu, t.route(src_gpu, dst_gpu), route_latency());
+}
+
 }  // namespace twinccl::sim::detail

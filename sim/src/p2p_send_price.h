@@ -14,13 +14,16 @@
 // also spends host time on the send's messages' completions and, on an RDMA protocol that writes
 // only into a buffer the receiver named, the first message waits for the receiver's control
 // message, less the hop already charged (p2p_net_messages.h). A network link moves NCCL's speed
-// for a NIC times the share a call across nodes gets (nic_delivered_share), as a collective's.
+// for a NIC times the share a call across nodes gets (nic_delivered_share), and its route is
+// charged the link latencies a collective's is (route_latency_rule: a spine tier beyond NCCL's hop;
+// without software latency, every link's).
 #pragma once
 
 #include <optional>
 
 #include "model.h"
 #include "p2p_net_messages.h"
+#include "route_latency.h"
 #include "twinccl/sim/tuner.h"
 
 namespace twinccl::sim::detail {
@@ -36,6 +39,10 @@ class SendPricing {
   double delay_s(const LatencyParts& latency, double bytes, int route_class) const;
   // The share of a network link's line rate a send moves at.
   double network_share() const { return network_share_; }
+  // The route latency a send is charged beyond its delay (route_latency.h, a collective's rule):
+  // the links beyond NCCL's hop (a spine tier) with software latency on, else every link's.
+  double route_latency_us(int src_gpu, int dst_gpu) const;
+  RouteLatency route_latency() const { return route_latency_rule(tuner_->software_latency()); }
 
  private:
   const Tuner* tuner_;

@@ -17,6 +17,12 @@ namespace twinccl::sim::detail {
 // none            - nothing (a caller that charges NCCL's hops and wants no route term at all).
 enum class RouteLatency { all, beyond_nccl_hop, none };
 
+// The rule every call of a simulation is charged by, collective or send/recv (platform_links,
+// p2p_send_price.h): beyond NCCL's hop with its software latency on, else the hardware alone.
+constexpr RouteLatency route_latency_rule(bool software_latency) {
+  return software_latency ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
+}
+
 // The latency (microseconds) a model charges for the route `links` (a topology route).
 double route_latency_us(const topo::Topology& topology, std::span<const topo::LinkId> links,
                         RouteLatency which);

@@ -209,9 +209,8 @@ PricedCall price_call(const Tuner& tuner, const Resolved& r) {
 }
 
 LinkScale platform_links(const topo::Topology& topology, bool software_latency) {
-  return LinkScale{
-      .network = network_efficiency(view_of(topology, topology.gpu_count())),
-      .route_latency = software_latency ? RouteLatency::beyond_nccl_hop : RouteLatency::all};
+  return LinkScale{.network = network_efficiency(view_of(topology, topology.gpu_count())),
+                   .route_latency = route_latency_rule(software_latency)};
 }
 
 CallFlows add_call_flows(const Tuner& tuner, const Resolved& r, const PricedCall& priced,

@@ -32,19 +32,25 @@ TEST_CASE("p2p pricing: a round's sends share links, rounds add up, flow agrees"
   const double link_gbps = topo::pcie_bandwidth_gbps(4, 16);
   const sim::Tuner bare(t, 4, 0, /*software_latency*/ false);
   const double bytes = 64e6;
+  // Without NCCL's software latency a send is its route's hardware, as a collective's: every
+  // link's latency (GPU -> PCIe switch -> GPU, the same for every pair here) and its bytes.
+  double route_us = 0.0;
+  for (const topo::LinkId id : t.route(0, 1)) route_us += t.link(id).latency_us;
+  REQUIRE(route_us > 0.0);
+  const double block_us = bytes / (link_gbps * 1e9) * 1e6;
   // Ring: every GPU link carries one send up and one receive down (full duplex): no sharing.
   const double ring_us =
       sim::predict_p2p(bare, sim::sendrecv_pattern(4, bytes), sim::Fidelity::analytic).time_us;
-  CHECK(ring_us == Approx(bytes / (link_gbps * 1e9) * 1e6));
-  // Three GPUs sending to GPU 0 at once share its link down: three times as long.
+  CHECK(ring_us == Approx(block_us + route_us));
+  // Three GPUs sending to GPU 0 at once share its link down: three times the bytes' time.
   sim::P2pRound fan_in;
   for (int r = 1; r < 4; ++r) fan_in.sends.push_back({r, 0, bytes});
   const double fan_us = sim::predict_p2p(bare, {fan_in}, sim::Fidelity::analytic).time_us;
-  CHECK(fan_us == Approx(3 * ring_us));
+  CHECK(fan_us == Approx(3 * block_us + route_us));
   // Hypercube on 4 ranks: rounds of 1 and 2 blocks, one after the other.
   const double cube_us =
       sim::predict_p2p(bare, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us;
-  CHECK(cube_us == Approx(3 * ring_us));
+  CHECK(cube_us == Approx(3 * block_us + 2 * route_us));
   // NCCL's software latency adds a base per round and a hop per send.
   const sim::Tuner tuned(t, 4);
   CHECK(sim::predict_p2p(tuned, sim::hypercube_pattern(4, bytes), sim::Fidelity::analytic).time_us >
