@@ -89,6 +89,23 @@ TEST_CASE("host CPU: --set host_cpu predicts as the topology file's host_cpu") {
         Approx(predict(amd, r).time_us).epsilon(1e-12));
 }
 
+// So does the network's class: `--set network=efa` on an InfiniBand cluster predicts what its file
+// with "network": "efa" does, and a small all_reduce pays EFA's hop (23 us Simple, 14 on IB).
+TEST_CASE("network class: --set network predicts as the topology file's network") {
+  const topo::Topology ib = topo::load_topology("h100-cluster-2");
+  for (const std::size_t bytes : {std::size_t{4096}, std::size_t{64} << 20}) {
+    const Request r = fidelity::all_reduce_request(bytes, Protocol::simple, "");
+    const Prediction set = predict(twinccl_test::with_settings(ib, {"network=efa"}), r);
+    const Prediction file = predict(twinccl_test::with_file_fact(ib, "network", "efa"), r);
+    INFO(bytes << " B: --set " << set.time_us << " us, file " << file.time_us);
+    CHECK(set.algorithm == file.algorithm);
+    CHECK(set.time_us == Approx(file.time_us).epsilon(1e-12));
+  }
+  const Request small = fidelity::all_reduce_request(4096, Protocol::simple, "ring");
+  CHECK(predict(twinccl_test::with_settings(ib, {"network=efa"}), small).time_us >
+        predict(ib, small).time_us);
+}
+
 // LL's bandwidth cap across nodes is the host's row of llMaxBws, not the GPU's (tuning.cc index1,
 // "for multi-node, we look at CPU type"): Intel and other hosts 39.0 / 20.4 GB/s on 2 / more
 // nodes, AMD x86 hosts 22.5 / 19.0; one node keeps the GPU's row (Hopper 141). The model took

@@ -6,9 +6,9 @@
 //   const topo::Topology off = twinccl_test::with_settings(topo::dgx_h100(), {"nvls=0"});
 //   const topo::Topology intel = twinccl_test::with_host_cpu(topo::load_topology("aws-p5-2"), "x86");
 // clang-format on
-// with_host_cpu goes through the topology file's "host_cpu", as a user who saves a preset with
-// `topo show --format json` and edits it does (`--set host_cpu=NAME` sets the same fact:
-// tests/fidelity/test_fidelity_host_net_post.cc checks that both predict alike).
+// with_host_cpu (with_file_fact) goes through the topology file's "host_cpu", as a user who saves
+// a preset with `topo show --format json` and edits it does (`--set host_cpu=NAME` sets the same
+// fact: tests/fidelity/test_fidelity_host_net_post.cc checks that both predict alike).
 #pragma once
 
 #include <string>
@@ -32,13 +32,21 @@ inline twinccl::topo::Topology preset_with(const std::string& preset,
   return with_settings(twinccl::topo::load_topology(preset), settings);
 }
 
+// The topology saved as its file, the fact `key` ("host_cpu", "network") set to `value`, read back.
+inline twinccl::topo::Topology with_file_fact(const twinccl::topo::Topology& topology,
+                                              const std::string& key, const std::string& value) {
+  std::string json = twinccl::topo::to_json(topology);
+  const std::string field = "\"" + key + "\"";
+  // to_json writes the key (when not the default) on a line; "network" is also a link type's value
+  const std::size_t old = json.find(field + ":");
+  if (old != std::string::npos) json.erase(old, json.find('\n', old) - old + 1);
+  json.insert(json.find('{') + 1, field + ": \"" + value + "\", ");
+  return twinccl::topo::topology_from_json(json);
+}
+
 inline twinccl::topo::Topology with_host_cpu(const twinccl::topo::Topology& topology,
                                              const std::string& cpu) {
-  std::string json = twinccl::topo::to_json(topology);
-  const std::size_t old = json.find(R"("host_cpu")");  // to_json writes it (not x86) on a line
-  if (old != std::string::npos) json.erase(old, json.find('\n', old) - old + 1);
-  json.insert(json.find('{') + 1, R"("host_cpu": ")" + cpu + R"(", )");
-  return twinccl::topo::topology_from_json(json);
+  return with_file_fact(topology, "host_cpu", cpu);
 }
 
 }  // namespace twinccl_test

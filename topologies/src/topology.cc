@@ -22,6 +22,14 @@ std::optional<Enum> parse_from(const std::array<std::pair<Enum, std::string_view
 }
 
 template <typename Enum, std::size_t N>
+std::vector<std::string_view> names_of(
+    const std::array<std::pair<Enum, std::string_view>, N>& names) {
+  std::vector<std::string_view> out;
+  for (const auto& entry : names) out.push_back(entry.second);
+  return out;
+}
+
+template <typename Enum, std::size_t N>
 std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names,
                          Enum value) {
   for (const auto& [v, name] : names) {
@@ -201,6 +209,8 @@ std::optional<NetworkClass> parse_network_class(std::string_view t) {
   return parse_from(kNetworks, t);
 }
 std::optional<HostCpu> parse_host_cpu(std::string_view t) { return parse_from(kHostCpus, t); }
+std::vector<std::string_view> network_class_names() { return names_of(kNetworks); }
+std::vector<std::string_view> host_cpu_names() { return names_of(kHostCpus); }
 
 double device_memory_gbps(GpuArch arch) {
   switch (arch) {

@@ -237,6 +237,8 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     if (kind == ParameterKind::nccl_buffsize_bytes) g.facts.nccl_buffsize_bytes = s.value;
     if (kind == ParameterKind::host_cpu)
       g.facts.host_cpu = *parse_host_cpu(detail::shown_setting(s));
+    if (kind == ParameterKind::network)
+      g.facts.network = *parse_network_class(detail::shown_setting(s));
   }
   std::string faults;
   const std::vector<bool> had_network = nics_with_network(g);

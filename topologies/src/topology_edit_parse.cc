@@ -118,15 +118,20 @@ const std::vector<ParameterSpec>& parameter_specs() {
                     "{:.0f})",
                     nccl_buffer_range_text(), efa.exporter, efa.nccl_buffsize_bytes,
                     kNcclDefaultBuffsizeBytes));
-    std::vector<std::string> cpus;
-    for (const HostCpu cpu : {HostCpu::x86, HostCpu::x86_amd, HostCpu::arm})
-      cpus.emplace_back(to_string(cpu));
-    add("host_cpu", ParameterKind::host_cpu, LinkType::network, 0,
-        static_cast<double>(cpus.size() - 1), true,
-        "the hosts' CPUs: x86 (Intel, or not stated), x86-amd (AMD EPYC) or arm (Grace); "
-        "NCCL prices a multi-node ring's network post (2 us on x86-amd, else 1) and LL's "
-        "multi-node cap by it, Blackwell's NVLS-tree correction on x86 hosts only",
-        std::move(cpus));
+    // A fact named by one of `names` (a topology file's spellings); the value is its index.
+    const auto named = [&](std::string name, ParameterKind kind,
+                           const std::vector<std::string_view>& names, std::string what) {
+      add(std::move(name), kind, LinkType::network, 0, static_cast<double>(names.size() - 1), true,
+          std::move(what), std::vector<std::string>(names.begin(), names.end()));
+    };
+    named("host_cpu", ParameterKind::host_cpu, host_cpu_names(),
+          "the hosts' CPUs: x86 (Intel, or not stated), x86-amd (AMD EPYC) or arm (Grace); "
+          "NCCL prices a multi-node ring's network post (2 us on x86-amd, else 1) and LL's "
+          "multi-node cap by it, Blackwell's NVLS-tree correction on x86 hosts only");
+    named("network", ParameterKind::network, network_class_names(),
+          "the scale-out network's class, as a topology file's `network`: a network hop's cost, "
+          "the net plugin's per-message costs and the NCCL settings it exports, the protocols "
+          "NCCL ranks across nodes; the links keep their rates (nic_gbps sets those)");
     return s;
   }();
   return specs;

@@ -25,6 +25,7 @@ enum class ParameterKind {
   p2p_net_chunk_bytes,   // the fact TopologyFacts::p2p_net_chunk_bytes
   nccl_buffsize_bytes,   // the fact TopologyFacts::nccl_buffsize_bytes
   host_cpu,              // the fact TopologyFacts::host_cpu, one of `choices`
+  network,               // the fact TopologyFacts::network (its class), one of `choices`
 };
 
 struct ParameterSpec {

@@ -202,6 +202,9 @@ std::optional<Sharing> parse_sharing(std::string_view text);
 std::optional<GpuArch> parse_gpu_arch(std::string_view text);
 std::optional<NetworkClass> parse_network_class(std::string_view text);
 std::optional<HostCpu> parse_host_cpu(std::string_view text);
+// Every spelling the parser accepts, in the enumeration's order (`--set` lists them).
+std::vector<std::string_view> network_class_names();
+std::vector<std::string_view> host_cpu_names();
 
 // NVLink bandwidth of one link, one direction, as NCCL counts it: ampere (SM80) 20,
 // hopper (SM90) 20.6, blackwell (SM100) 40.1 GB/s; cdna3 48 GB/s per xGMI link as RCCL counts it

@@ -1,6 +1,8 @@
-// `--set host_cpu=NAME`: the hosts' CPU, a topology fact NCCL prices (a multi-node ring's network
-// post, LL's multi-node cap, Blackwell's NVLS-tree correction), set by name as a topology file
-// sets it; every other name is refused listing the ones there are.
+// `--set host_cpu=NAME` and `--set network=CLASS`: topology facts named, not numbers (the hosts'
+// CPU, which NCCL prices in a multi-node ring's network post, LL's multi-node cap and Blackwell's
+// NVLS-tree correction; the scale-out network's class, which sets a network hop's cost and the net
+// plugin's), set by name as a topology file sets them; every other name is refused listing the
+// ones there are, which are the file's spellings (topology.h host_cpu_names, network_class_names).
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -47,4 +49,21 @@ TEST_CASE("set host_cpu: another name or a number is refused naming the choices"
   TopologyEdits e;
   e.settings.push_back({"host_cpu", 3.0});
   CHECK_THROWS_WITH(apply_edits(load_topology("dgx-h100"), e), Contains("not one of 0..2"));
+}
+
+TEST_CASE("set network: a class by its file name, the links untouched", "[topologies][whatif]") {
+  const Topology ib = load_topology("h100-cluster-2");
+  REQUIRE(ib.facts().network == NetworkClass::infiniband);
+  for (const std::string_view name : network_class_names()) {
+    INFO(name);
+    const EditedTopology e = with(ib, "network=" + std::string(name));
+    CHECK(e.topology.facts().network == *parse_network_class(name));
+    CHECK(e.topology.summary().nic_bandwidth_gbps == ib.summary().nic_bandwidth_gbps);
+    CHECK_THAT(e.topology.name(), Contains("network=" + std::string(name)));
+  }
+  CHECK(network_class_names().size() == 8);
+  CHECK_THROWS_WITH(parse_setting("network=ib"),
+                    Contains("network takes one of infiniband, roce, efa, tcpxo, efa-v3"));
+  CHECK(with(load_topology("aws-p5-2"), "network=infiniband").topology.facts().network ==
+        NetworkClass::infiniband);
 }
