@@ -8,8 +8,7 @@
 // sum over its steps of (alpha + beta), plus, with software latency on, NCCL's ring base latency
 // once and its per-hop latency (by link class) in every step's alpha, as flow charges them
 // (what_if_latency.h, their one owner); alpha's route latency is then only what NCCL's hop
-// does not hold (route_latency.h). Other ranks'
-// traffic (contention) is the flow model's business.
+// does not hold (route_latency.h). Other ranks' traffic (contention) is the flow model's business.
 // Channels: where flow plays a ring-stepped call's channels (every step one peer each way: the
 // hierarchical all_reduce) on link-disjoint ring orders (transfer_pricing.h rotated_channels,
 // channel_ranks: an xGMI mesh, a torus, the fully linked nodes of a cluster), so does the price:
@@ -154,7 +153,7 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const TopologyVie
   // hop per step; the routes then add only the link latencies beyond NCCL's hop (route_latency.h),
   // as flow's do. Off: no base, no hop.
   const bool software = r.software_latency && r.spec.nranks > 1;
-  const RouteLatency route_latency = software ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
+  const RouteLatency route_latency = route_latency_rule(software);
   const WhatIfLatency hops =
       software ? what_if_latency(view, r.protocol, r.spec.kind,
                                  algbw_bytes(r.spec.kind, r.spec.count, r.dtype, r.spec.nranks))

@@ -18,7 +18,8 @@ namespace twinccl::sim::detail {
 enum class RouteLatency { all, beyond_nccl_hop, none };
 
 // The rule every call of a simulation is charged by, collective or send/recv (platform_links,
-// p2p_send_price.h): beyond NCCL's hop with its software latency on, else the hardware alone.
+// p2p_send_price.h, alpha-beta): beyond NCCL's hop with its software latency on, else the hardware
+// alone.
 constexpr RouteLatency route_latency_rule(bool software_latency) {
   return software_latency ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
 }
