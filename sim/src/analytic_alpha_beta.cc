@@ -50,7 +50,6 @@
 #include "model.h"
 #include "route_latency.h"
 #include "transfer_pricing.h"
-#include "twinccl/perf_math.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -133,7 +132,7 @@ bool ring_steps(const Resolved& r, AlgorithmParams params) {
 }  // namespace
 
 Prediction analytic_alpha_beta(const topo::Topology& topology, const TopologyView& view,
-                               const Resolved& r) {
+                               const Resolved& r, const WhatIfLatency& hops) {
   AlgorithmParams params = r.params;
   // Channels on other GPUs per channel, as flow plays them (transfer_pricing.h): a step's sends
   // over distinct links then run in parallel, its sends over one link in series.
@@ -149,15 +148,10 @@ Prediction analytic_alpha_beta(const topo::Topology& topology, const TopologyVie
   // Wire bytes per element: the protocol's as flow charges them (RCCL's LL128 line on AMD).
   const double element_bytes =
       static_cast<double>(size_of(r.dtype)) * protocol_wire_bytes_per_byte(view, r.protocol);
-  // Software latency: NCCL's ring costs as flow charges them (what_if_latency), base once and one
-  // hop per step; the routes then add only the link latencies beyond NCCL's hop (route_latency.h),
-  // as flow's do. Off: no base, no hop.
-  const bool software = r.software_latency && r.spec.nranks > 1;
-  const RouteLatency route_latency = route_latency_rule(software);
-  const WhatIfLatency hops =
-      software ? what_if_latency(view, r.protocol, r.spec.kind,
-                                 algbw_bytes(r.spec.kind, r.spec.count, r.dtype, r.spec.nranks))
-               : WhatIfLatency{};
+  // Software latency: NCCL's ring costs as flow charges them (`hops`, the caller's
+  // what_if_latency), base once and one hop per step; the routes then add only the link latencies
+  // beyond NCCL's hop (route_latency.h), as flow's do. Off: no base, no hop.
+  const RouteLatency route_latency = route_latency_rule(r.software_latency && r.spec.nranks > 1);
   std::vector<double> step_us;   // by step index: the most any priced rank spends on it
   double busiest_rank_us = 0.0;  // even calls: the most any priced rank spends on its own steps
   std::unordered_map<std::int64_t, std::pair<double, double>> load;  // dir -> (bytes, bytes/s)

@@ -385,8 +385,11 @@ std::optional<double> nccl_version_rank_us(const TopologyView& view, const Chann
 enum class Channels { launched, all };
 Prediction analytic_nccl(const TopologyView& view, const Resolved& r, NcclAlgo algo,
                          Channels channels = Channels::launched);
+// `hops`: the call's software latency (what_if_latency.h; empty without software latency),
+// computed once by the caller, which also charges its network hop elsewhere.
+struct WhatIfLatency;
 Prediction analytic_alpha_beta(const topo::Topology& topology, const TopologyView& view,
-                               const Resolved& r);
+                               const Resolved& r, const WhatIfLatency& hops);
 FlowReport flow(const topo::Topology& topology, const Resolved& r, const FlowOptions& options);
 
 }  // namespace twinccl::sim::detail

@@ -34,8 +34,8 @@
 namespace twinccl::sim {
 namespace {
 
-using detail::LatencyParts;
 using detail::SendPricing;
+using detail::WhatIfLatency;
 
 // A send to itself is a copy inside the GPU, as a one-rank collective is timed: through device
 // memory (model.h), at the GPU's own link rate when its memory bandwidth is unknown; no software
@@ -83,7 +83,7 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, const SendPri
     }
     routes.push_back(std::move(route));
   }
-  const LatencyParts latency = pricing.round_latency(round_bytes(round));
+  const WhatIfLatency latency = pricing.round_latency(round_bytes(round));
   double slowest = 0;
   for (std::size_t i = 0; i < round.sends.size(); ++i) {
     if (routes[i].empty()) {
@@ -135,7 +135,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, const SendPricing& 
   std::vector<double> base_s;  // per round: NCCL's base latency
   std::vector<double> self_s;  // per round: the longest send to itself (not on the network)
   for (const P2pRound& round : pattern) {
-    const LatencyParts latency = pricing.round_latency(round_bytes(round));
+    const WhatIfLatency latency = pricing.round_latency(round_bytes(round));
     base_s.push_back(latency.base_us * 1e-6);
     detail::FlowRound played;
     self_s.push_back(0.0);

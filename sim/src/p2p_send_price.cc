@@ -13,20 +13,20 @@ SendPricing::SendPricing(const Tuner& tuner)
   if (completion_host_us_ > 0.0) messages_.emplace(tuner.view());
 }
 
-LatencyParts SendPricing::round_latency(double round_bytes) const {
+WhatIfLatency SendPricing::round_latency(double round_bytes) const {
   if (!tuner_->software_latency() || tuner_->nranks() < 2) return {};
-  return nccl_latency_parts(tuner_->view(), NcclAlgo::ring, Protocol::simple, OpKind::all_reduce,
-                            round_bytes);
+  return what_if_latency(tuner_->view(), Protocol::simple, OpKind::all_reduce, round_bytes);
 }
 
-double SendPricing::delay_s(const LatencyParts& latency, double bytes, int route_class) const {
-  if (route_class != 2) return latency.intra_hop_us * 1e-6;
-  double us = latency.net_hop_us;
+double SendPricing::delay_s(const WhatIfLatency& latency, double bytes, int route_class) const {
+  const double hop_us = latency.hop(static_cast<LinkClass>(route_class));  // the same order
+  if (route_class != 2) return hop_us * 1e-6;
+  double us = hop_us;
   if (completion_host_us_ > 0.0 && bytes > 0.0) {
     // A send and a receive completion per network message, and its batch's first message's
     // wait less the hop just charged.
     us += 2.0 * messages_->of_send(bytes) * completion_host_us_ +
-          net_batch_first_slot_us(tuner_->view(), *messages_, bytes, latency.net_hop_us);
+          net_batch_first_slot_us(tuner_->view(), *messages_, bytes, hop_us);
   }
   return us * 1e-6;
 }

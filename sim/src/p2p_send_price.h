@@ -3,14 +3,15 @@
 // (replay_build.cc).
 //
 //   const SendPricing pricing(tuner);                        // the communicator's, once
-//   const LatencyParts l = pricing.round_latency(4 << 20);   // a round whose largest send is 4 MiB
+//   const WhatIfLatency l = pricing.round_latency(4 << 20);  // a round whose largest send is 4 MiB
 //   double delay_s = pricing.delay_s(l, 4 << 20, 2);         // a 4 MiB send over the network
 //   // the round pays l.base_us once; a network link moves pricing.network_share() of its rate
 //
 // How it works. NCCL has no tuning model for send/recv [assumed: its ring/Simple figures]: a send
-// waits NCCL's ring/Simple hop of its route's class as the call takes it (nccl_latency_parts: the
-// network class's hop, the host's network post, the plateau factor from 64 bytes per channel and
-// rank), and a round pays the ring's base latency once. Over the network the net plugin's proxy
+// waits the ring/Simple hop of its route's class as an algorithm NCCL has no model for does
+// (what_if_latency.h: the network class's hop, the host's network post; priced as an all_reduce's,
+// whose plateau factor applies from 64 bytes per channel and rank), and a round pays the ring's
+// base latency once. Over the network the net plugin's proxy
 // also spends host time on the send's messages' completions and, on an RDMA protocol that writes
 // only into a buffer the receiver named, the first message waits for the receiver's control
 // message, less the hop already charged (p2p_net_messages.h). A network link moves NCCL's speed
@@ -25,18 +26,19 @@
 #include "p2p_net_messages.h"
 #include "route_latency.h"
 #include "twinccl/sim/tuner.h"
+#include "what_if_latency.h"
 
 namespace twinccl::sim::detail {
 
 class SendPricing {
  public:
   explicit SendPricing(const Tuner& tuner);  // the tuner outlives this
-  // NCCL's ring/Simple latency parts for a round whose largest send is `round_bytes`; none
-  // without software latency or on one rank.
-  LatencyParts round_latency(double round_bytes) const;
+  // NCCL's ring/Simple latency for a round whose largest send is `round_bytes`; none without
+  // software latency or on one rank.
+  WhatIfLatency round_latency(double round_bytes) const;
   // What a send of `bytes` on a route of `route_class` (0 NVLink/other, 1 PCIe, 2 network) waits
   // before its bytes move in a round of `latency`, seconds.
-  double delay_s(const LatencyParts& latency, double bytes, int route_class) const;
+  double delay_s(const WhatIfLatency& latency, double bytes, int route_class) const;
   // The share of a network link's line rate a send moves at.
   double network_share() const { return network_share_; }
   // The route latency a send is charged beyond its delay (route_latency.h, a collective's rule):

@@ -103,7 +103,7 @@ class Builder {
       const SendPricing& pricing = send_pricing(op.comm);
       const double bytes = static_cast<double>(op.count) * static_cast<double>(size_of(op.dtype));
       const int route_class = routes_.route_class(route);
-      const LatencyParts latency = pricing.round_latency(bytes);
+      const WhatIfLatency latency = pricing.round_latency(bytes);
       p_.flow.transfers.push_back(
           {.route = route,
            .bytes = route_class == 2 ? bytes * platform_.network / pricing.network_share() : bytes,

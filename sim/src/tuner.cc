@@ -139,18 +139,21 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
   r.params.channels = channels;  // 0 = NCCL's choice
   r.software_latency = software_latency_;
   const auto algo = detail::nccl_algo_for(algorithm, spec.kind);
+  // An algorithm NCCL has no model for: the ring's software latency, once for both terms below.
+  const detail::WhatIfLatency hops =
+      !algo && software_latency_ && spec.nranks > 1
+          ? detail::what_if_latency(*view_, protocol, spec.kind,
+                                    algbw_bytes(spec.kind, spec.count, dtype, spec.nranks))
+          : detail::WhatIfLatency{};
   Prediction p = algo ? detail::analytic_nccl(*view_, r, *algo)
-                      : detail::analytic_alpha_beta(*topology_, *view_, r);
+                      : detail::analytic_alpha_beta(*topology_, *view_, r, hops);
   // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
   // forms): across nodes the net plugin's proxy also spends host time on every network message's
   // completions, and the first messages' wait replaces the one network hop alpha-beta charged
   // (flow's too: what_if_latency.h); p2p_net_messages.h says which kinds and why.
   if (!algo && software_latency_ && detail::traits_of(algorithm).one_step_exchange) {
-    const double charged_us =
-        detail::what_if_latency(*view_, protocol, spec.kind,
-                                algbw_bytes(spec.kind, spec.count, dtype, spec.nranks))
-            .hop(detail::LinkClass::network);
-    p.time_us += detail::grouped_p2p_net_us(*view_, spec, dtype, charged_us);
+    p.time_us +=
+        detail::grouped_p2p_net_us(*view_, spec, dtype, hops.hop(detail::LinkClass::network));
   }
   rank_us =
       algo ? detail::analytic_nccl(*view_, r, *algo, detail::Channels::all).time_us : p.time_us;
