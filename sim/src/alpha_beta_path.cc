@@ -23,14 +23,11 @@ RouteCost route_cost(const topo::Topology& t, int a, int b, RouteLatency latency
   const std::vector<topo::LinkId> links = t.route(a, b);
   const std::vector<topo::VertexId> vertices = t.route_vertices(a, b);
   cost.latency_us = pair_route_latency_us(t, a, b, links, latency);  // PXN's relay, as flow's
+  cost.link_class = route_link_class(t, links);
   // A network link moves the share of its rate a call across nodes gets (model.h).
   const double network_share = nic_delivered_share(t);
   for (std::size_t i = 0; i < links.size(); ++i) {
     const topo::Link& l = t.link(links[i]);
-    if (l.type == topo::LinkType::network) cost.link_class = LinkClass::network;
-    if (l.type == topo::LinkType::pcie && cost.link_class == LinkClass::nvlink) {
-      cost.link_class = LinkClass::pcie;
-    }
     if (l.sharing == topo::Sharing::fatpipe) continue;
     const bool forward = l.duplex == topo::Duplex::half || l.a == vertices[i];
     cost.directions.emplace_back(

@@ -18,14 +18,14 @@ namespace twinccl::sim::detail {
 struct TransferCost {
   double element_bytes = 4.0;
   double wire_bytes_per_byte = 1.0;
-  std::array<double, 3> delay_by_route_class_s{};  // NVLink/other, PCIe, network
+  std::array<double, 3> delay_by_route_class_s{};  // by LinkClass: NVLink/other, PCIe, network
   double bytes(std::size_t elements) const {
     return static_cast<double>(elements) * element_bytes * wire_bytes_per_byte;
   }
   double bytes_exact(double elements) const {
     return elements * element_bytes * wire_bytes_per_byte;
   }
-  double delay_s(int route_class) const {
+  double delay_s(LinkClass route_class) const {
     return delay_by_route_class_s[static_cast<std::size_t>(route_class)];
   }
 };

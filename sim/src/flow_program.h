@@ -125,8 +125,8 @@ class RouteTable {
   // The one-link route between a rank's GPU and the NVSwitch it links to (up: GPU -> switch);
   // the switch is a host of its own (added to program.switch_hosts once). -1 = no NVSwitch.
   int switch_route(int rank, bool up);
-  // Which class of link a route crosses, for NCCL's per-hop latency: 2 network, 1 PCIe, 0 other.
-  int route_class(int route) const { return route_class_[static_cast<std::size_t>(route)]; }
+  // Which class of link a route crosses, for NCCL's per-hop latency (route_link_class).
+  LinkClass route_class(int route) const { return route_class_[static_cast<std::size_t>(route)]; }
 
  private:
   int link_index(topo::LinkId id);
@@ -136,7 +136,7 @@ class RouteTable {
   FlowProgram& program_;
   std::vector<int> link_index_;  // per topology link, -1 = not yet in the program
   std::vector<std::vector<std::pair<int, int>>> by_src_;  // per src rank: (dst, route id)
-  std::vector<int> route_class_;
+  std::vector<LinkClass> route_class_;
   LinkScale scale_;
   std::vector<std::pair<topo::VertexId, int>> switch_host_;  // NVSwitch vertex -> host
 };

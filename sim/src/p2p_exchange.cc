@@ -46,15 +46,6 @@ double self_copy_s(const Tuner& tuner, double bytes) {
   return gbps > 0 ? bytes / (gbps * 1e9) : 0.0;
 }
 
-int route_class(const topo::Topology& t, const std::vector<topo::LinkId>& route) {
-  int cls = 0;
-  for (topo::LinkId id : route) {
-    if (t.link(id).type == topo::LinkType::network) cls = 2;
-    if (t.link(id).type == topo::LinkType::pcie && cls == 0) cls = 1;
-  }
-  return cls;
-}
-
 double round_bytes(const P2pRound& round) {
   double most = 0;
   for (const P2pSend& s : round.sends) most = std::max(most, s.bytes);
@@ -100,7 +91,7 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, const SendPri
       gbps = std::min(gbps, rate / flows);
       ids.push_back(c.link);
     }
-    const int cls = route_class(t, ids);
+    const detail::LinkClass cls = detail::route_link_class(t, ids);
     const P2pSend& send = round.sends[i];
     const double route_us =
         pricing.route_latency_us(tuner.ranks()[static_cast<std::size_t>(send.src)],
@@ -147,8 +138,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, const SendPricing& 
       detail::FlowTransfer transfer;
       transfer.route = routes.route_id(a, b);
       transfer.bytes = s.bytes;
-      const int cls = routes.route_class(transfer.route);
-      transfer.delay_s = pricing.delay_s(latency, s.bytes, cls);
+      transfer.delay_s = pricing.delay_s(latency, s.bytes, routes.route_class(transfer.route));
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);
     }

@@ -18,9 +18,10 @@ WhatIfLatency SendPricing::round_latency(double round_bytes) const {
   return what_if_latency(tuner_->view(), Protocol::simple, OpKind::all_reduce, round_bytes);
 }
 
-double SendPricing::delay_s(const WhatIfLatency& latency, double bytes, int route_class) const {
-  const double hop_us = latency.hop(static_cast<LinkClass>(route_class));  // the same order
-  if (route_class != 2) return hop_us * 1e-6;
+double SendPricing::delay_s(const WhatIfLatency& latency, double bytes,
+                            LinkClass route_class) const {
+  const double hop_us = latency.hop(route_class);
+  if (route_class != LinkClass::network) return hop_us * 1e-6;
   double us = hop_us;
   if (completion_host_us_ > 0.0 && bytes > 0.0) {
     // A send and a receive completion per network message, and its batch's first message's

@@ -36,9 +36,9 @@ class SendPricing {
   // NCCL's ring/Simple latency for a round whose largest send is `round_bytes`; none without
   // software latency or on one rank.
   WhatIfLatency round_latency(double round_bytes) const;
-  // What a send of `bytes` on a route of `route_class` (0 NVLink/other, 1 PCIe, 2 network) waits
+  // What a send of `bytes` on a route of `route_class` (route_latency.h route_link_class) waits
   // before its bytes move in a round of `latency`, seconds.
-  double delay_s(const WhatIfLatency& latency, double bytes, int route_class) const;
+  double delay_s(const WhatIfLatency& latency, double bytes, LinkClass route_class) const;
   // The share of a network link's line rate a send moves at.
   double network_share() const { return network_share_; }
   // The route latency a send is charged beyond its delay (route_latency.h, a collective's rule):

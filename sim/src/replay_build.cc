@@ -102,11 +102,13 @@ class Builder {
       // communicator's delivered share of it.
       const SendPricing& pricing = send_pricing(op.comm);
       const double bytes = static_cast<double>(op.count) * static_cast<double>(size_of(op.dtype));
-      const int route_class = routes_.route_class(route);
+      const LinkClass route_class = routes_.route_class(route);
       const WhatIfLatency latency = pricing.round_latency(bytes);
       p_.flow.transfers.push_back(
           {.route = route,
-           .bytes = route_class == 2 ? bytes * platform_.network / pricing.network_share() : bytes,
+           .bytes = route_class == LinkClass::network
+                        ? bytes * platform_.network / pricing.network_share()
+                        : bytes,
            .delay_s = pricing.delay_s(latency, bytes, route_class),
            .step = 0});
       p_.transfer_members.resize(p_.flow.transfers.size(), {-1, -1});

@@ -55,6 +55,16 @@ double held_by_nccl_us(topo::LinkType type) {
 
 }  // namespace
 
+LinkClass route_link_class(const topo::Topology& topology, std::span<const topo::LinkId> links) {
+  LinkClass cls = LinkClass::nvlink;
+  for (topo::LinkId id : links) {
+    const topo::LinkType type = topology.link(id).type;
+    if (type == topo::LinkType::network) return LinkClass::network;
+    if (type == topo::LinkType::pcie) cls = LinkClass::pcie;
+  }
+  return cls;
+}
+
 double route_latency_us(const topo::Topology& topology, std::span<const topo::LinkId> links,
                         RouteLatency which) {
   double us = 0.0;

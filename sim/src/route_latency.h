@@ -7,6 +7,7 @@
 
 #include <span>
 
+#include "nccl_tuning_table.h"
 #include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
@@ -23,6 +24,13 @@ enum class RouteLatency { all, beyond_nccl_hop, none };
 constexpr RouteLatency route_latency_rule(bool software_latency) {
   return software_latency ? RouteLatency::beyond_nccl_hop : RouteLatency::all;
 }
+
+// The class of the route `links` by which every model charges a transfer's hop (NCCL's hop is
+// by the path's kind, tuning.cc hwLat: network across nodes, else intra): network if any link is
+// a network link, else PCIe if any is, else NVLink (NVLink, NVSwitch and xGMI links). The one rule
+// of flow's routes (route_table.cc), a send's price (p2p_exchange.cc, replay_build.cc) and
+// alpha-beta's (alpha_beta_path.cc).
+LinkClass route_link_class(const topo::Topology& topology, std::span<const topo::LinkId> links);
 
 // The latency (microseconds) a model charges for the route `links` (a topology route).
 double route_latency_us(const topo::Topology& topology, std::span<const topo::LinkId> links,

@@ -59,17 +59,13 @@ int RouteTable::route_id(int src, int dst) {
   FlowRoute route{.src = src, .dst = dst, .hops = {}, .latency_s = 0.0};
   const std::vector<topo::LinkId> links = topology_.route(src, dst);
   const std::vector<topo::VertexId> vertices = topology_.route_vertices(src, dst);
-  int cls = 0;
   for (std::size_t i = 0; i < links.size(); ++i) {
-    const topo::Link& l = topology_.link(links[i]);
-    route.hops.push_back({link_index(links[i]), l.a == vertices[i]});
-    if (l.type == topo::LinkType::network) cls = 2;
-    if (l.type == topo::LinkType::pcie && cls == 0) cls = 1;
+    route.hops.push_back({link_index(links[i]), topology_.link(links[i]).a == vertices[i]});
   }
   route.latency_s = route_latency_s(src, dst, links);
   const int id = static_cast<int>(program_.routes.size());
   program_.routes.push_back(std::move(route));
-  route_class_.push_back(cls);
+  route_class_.push_back(route_link_class(topology_, links));
   known.emplace_back(dst, id);
   return id;
 }
@@ -93,7 +89,7 @@ int RouteTable::switch_route(int rank, bool up) {
     route.latency_s = route_latency_us(topology_, std::span(&id, 1), scale_.route_latency) * 1e-6;
     const int route_id = static_cast<int>(program_.routes.size());
     program_.routes.push_back(std::move(route));
-    route_class_.push_back(0);
+    route_class_.push_back(LinkClass::nvlink);
     return route_id;
   }
   return -1;
