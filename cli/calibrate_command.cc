@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "nccl_debug_files.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/calibrate.h"
@@ -66,6 +67,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_option(
       "--proto", o.protocols,
       "NCCL_PROTO each log ran with (LL, LL128, Simple), one option per log, as --algo");
+  add_nccl_debug_option(cmd, o.nccl_debug);
   return cmd;
 }
 
@@ -132,6 +134,7 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
     for (sim::NcclTestsTable& t : read_nccl_tests_logs({o.logs[i]}, parse, &rows_read))
       tables.push_back(std::move(t));
   }
+  apply_nccl_debug_files(tables, o.nccl_debug);
   sim::CalibrationOptions options;
   options.latencies = !o.bandwidth_only;
   options.scale_trend = o.scale_trend;
@@ -143,6 +146,21 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
                        l.from.empty() ? " (no NCCL_ALGO / NCCL_PROTO in the log; --algo gives it)"
                                       : " (" + l.from + ")");
     if (!l.nccl_version_note.empty()) out << "# note: " << l.nccl_version_note << "\n";
+  }
+  for (const sim::NcclTestsTable& t : tables) {  // NCCL's per-call lines (nccl_ran_choice.h)
+    std::size_t ran = 0;
+    std::string from;
+    for (const sim::NcclTestsRow& r : t.rows) {
+      if (r.ran_algorithm.empty()) continue;
+      if (from.empty()) from = r.ran_from;
+      ++ran;
+    }
+    if (ran > 0) {
+      out << fmt::format(
+          "# {}: {} of {} rows priced as NCCL ran them (its NCCL_DEBUG_SUBSYS=TUNING lines, from "
+          "{}), over the choice above\n",
+          t.source, ran, t.rows.size(), from);
+    }
   }
   out << fmt::format("# {:<20} {:>10} {:>10} {:>9} {:>6}\n", "parameter", "before", "after",
                      "moved", "rows");

@@ -87,6 +87,7 @@ struct CalibrateOptions {
   // Per log, in the order of `logs` (one --algo / --proto each, NCCL's own syntax: "Ring",
   // "NVLS,NVLSTree"; "-" = what the log says): the run's NCCL_ALGO / NCCL_PROTO.
   std::vector<std::string> algorithms, protocols;
+  std::vector<std::string> nccl_debug;  // --nccl-debug: NCCL's debug files (nccl_debug_files.h)
 };
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);
 int run_calibrate_command(const CalibrateOptions& options, std::ostream& out);

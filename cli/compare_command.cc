@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "compare_report.h"
+#include "nccl_debug_files.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/input_file.h"
@@ -77,6 +78,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
       ->check(CLI::IsMember({"analytic", "flow"}));
   cmd->add_option("--format", o.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  add_nccl_debug_option(cmd, o.nccl_debug);
   add_topology_flags(cmd, o.edits);
   return cmd;
 }
@@ -91,6 +93,7 @@ int run_compare_command(const CompareOptions& options, std::ostream& out) {
   parse.ranks = o.ranks;
   parse.nodes = o.nodes;
   std::vector<sim::NcclTestsTable> tables = read_nccl_tests_logs(o.logs, parse);
+  apply_nccl_debug_files(tables, o.nccl_debug);
   // --algo / --proto in NCCL's syntax (nccl_list_flags.h), refused for the logs' collectives
   // before any row is predicted, with perf's words.
   std::vector<OpKind> collectives;

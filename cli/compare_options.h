@@ -10,10 +10,11 @@
 namespace twinccl::cli {
 
 struct CompareOptions {
-  std::vector<std::string> logs;  // nccl-tests stdout logs or -J JSON files
-  std::string topology;           // preset name or topology file
-  std::string collective;         // "" = from the log
-  int ranks = 0;                  // 0 = from the log's device block
+  std::vector<std::string> logs;        // nccl-tests stdout logs or -J JSON files
+  std::vector<std::string> nccl_debug;  // --nccl-debug: NCCL's debug files (nccl_debug_files.h)
+  std::string topology;                 // preset name or topology file
+  std::string collective;               // "" = from the log
+  int ranks = 0;                        // 0 = from the log's device block
   int nodes = 0;
   // --algo / --proto: twinccl's exact names force; "" = the log's NCCL_ALGO / NCCL_PROTO, else
   // NCCL's choice. Values in NCCL's syntax are moved into nccl_lists (take_nccl_lists): the run's

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <utility>
 
+#include "compare_ran_note.h"
 #include "flag_values.h"
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
@@ -224,6 +225,9 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       if (!replaced.empty()) table.notes.push_back(replaced);
     }
     std::optional<sim::Tuner> tuner;  // for the forced-pair note (add_forced_note)
+    const bool forced = !o.algorithm.empty() || protocol.has_value();
+    std::vector<RanRow> ran;  // rows NCCL's per-call lines name (compare_ran_note.h)
+    std::string ran_from;
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
       if (!m || row.count == 0 || m->time_us <= 0) {
@@ -236,24 +240,45 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       }
       // A row whose count and size disagree cannot be compared: which one is right?
       sim::check_row_size(table.log, row);
+      // The pair --algo / --proto force (twinccl's names); else what NCCL's own per-call lines
+      // say ran at this size (request_of); else NCCL's choice.
       sim::Request request = sim::request_of(table.log, row, o.in_place);
-      request.algorithm = o.algorithm;
-      request.protocol = protocol;
+      if (forced) {
+        request.algorithm = o.algorithm;
+        request.protocol = protocol;
+      }
       request.fidelity = fidelity;
       request.params.channels = o.channels;
-      sim::Prediction p;
-      try {
-        if (o.nccl_lists.any()) {  // refused as perf refuses the lists, naming the option
-          sim::apply_nccl_lists(request, logged.algorithms, logged.protocols,
-                                logged.nccl_proto_set);
-          p = predicted_under(o.nccl_lists, [&] { return sim::predict(topology, request); });
-        } else {
-          p = sim::predict_logged(topology, request, logged, table.log.source);
+      const auto as_ran = [&](const sim::Request& r) {
+        return r.algorithm.empty() || row.ran_from.empty() || forced
+                   ? std::string()
+                   : fmt::format(" as NCCL ran it ({})", row.ran_from);
+      };
+      const auto price = [&](sim::Request r) {
+        try {
+          if (o.nccl_lists.any()) {  // refused as perf refuses the lists, naming the option
+            sim::apply_nccl_lists(r, logged.algorithms, logged.protocols, logged.nccl_proto_set);
+            return predicted_under(o.nccl_lists, [&] { return sim::predict(topology, r); });
+          }
+          return sim::predict_logged(topology, r, logged, table.log.source);
+        } catch (const InvalidArgument& e) {
+          throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}{}: {}",
+                                        table.log.source, row.line, table.log.collective, row.count,
+                                        table.log.ranks, o.topology, as_ran(r), e.what()));
         }
-      } catch (const InvalidArgument& e) {
-        throw ConfigError(fmt::format("{}:{}: cannot predict {} count {} on {} ranks of {}: {}",
-                                      table.log.source, row.line, table.log.collective, row.count,
-                                      table.log.ranks, o.topology, e.what()));
+      };
+      const sim::Prediction p = price(request);
+      if (!row.ran_algorithm.empty()) {  // beside the simulator's own choice (analytic: cheap)
+        if (ran_from.empty()) ran_from = row.ran_from;
+        RanRow r{row.size_bytes, sim::label(p), ""};
+        if (!forced) {
+          sim::Request own = request;
+          own.algorithm.clear();
+          own.protocol.reset();
+          own.fidelity = sim::Fidelity::analytic;
+          r.own = sim::label(price(own));
+        }
+        ran.push_back(std::move(r));
       }
       add_forced_note(table, tuner, topology, request, p, !o.nccl_lists.any());
       CompareRow c;
@@ -276,6 +301,9 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       c.measured_row = std::move(row);
       table.rows.push_back(std::move(c));
     }
+    const std::string ran_note =
+        ran_choice_note(ran, table.rows.size(), ran_from, table.log.ran_conflicting, forced);
+    if (!ran_note.empty()) table.notes.push_back(ran_note);
     std::stable_sort(table.skipped.begin(), table.skipped.end(),
                      [](const auto& a, const auto& b) { return a.line < b.line; });
     report.tables.push_back(std::move(table));

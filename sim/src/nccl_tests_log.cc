@@ -60,6 +60,8 @@ struct Reader {
   std::string library = "NCCL";  // whose `version` it is: "NCCL" or "RCCL"
   int version_line = 0;          // the line that gave `version`
   nccl_tests::NcclEnv nccl_env;  // NCCL_ALGO / NCCL_PROTO as the log last said them
+  nccl_tests::RanChoices ran;    // NCCL's per-call choices of the run (nccl_ran_choice.h)
+  nccl_tests::GluedRows glued;   // NCCL's lines written into rows, parted (its hosts: the run's)
   Layout layout;
   int layout_line = 0;  // 0: no column header seen (default layout)
   std::optional<NcclTestsTable> open;
@@ -87,6 +89,7 @@ struct Reader {
     h.device_nodes = static_cast<int>(hosts.size());
     if (devices.empty()) h.devices_truncated = true;
     nccl_tests::finish_table(*open, h, options);
+    apply_nccl_ran_choices(*open, ran.list);
     tables.push_back(std::move(*open));
     open.reset();
     devices_ended = true;
@@ -94,6 +97,8 @@ struct Reader {
 
   void new_run() {
     close_table(false);
+    ran.clear();
+    glued.clear_hosts();
     devices.clear();
     device_lines.clear();
     hints.devices_truncated = false;
@@ -129,6 +134,7 @@ struct Reader {
            line);
     }
     devices[static_cast<int>(*rank)] = std::string(*(on + 1));
+    glued.add_host(*(on + 1));
     if (hints.gpu_name.empty()) {  // "device 0 [0x07] NVIDIA A100-SXM4-80GB": after the bus id
       // "device" was found before the end; its number and the bus id may be missing.
       auto name = t.end() - on > 4 ? on + 4 : t.end();
@@ -221,11 +227,34 @@ struct Reader {
 
   // One line as its rank printed it (launcher tags and labels taken out: LauncherLines); `ended`
   // is false for a rank's last write that no line break ended (its output stopped mid-line).
+  // NCCL's own debug lines written into a row are parted from it first (GluedRows).
   void line(std::string_view raw, int line_no, bool ended = true) {
+    if (!glued.knows_hosts()) {
+      read_line(raw, line_no, ended);
+      return;
+    }
+    std::string_view text = raw;
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    for (const nccl_tests::GluedRows::Line& l : glued.feed(text, line_no, ended))
+      read_line(l.text, l.line_no, l.ended);
+  }
+
+  // The end of the log: a row NCCL's lines were written into whose last piece never came.
+  void finish() {
+    if (std::optional<nccl_tests::GluedRows::Line> cut = glued.flush())
+      read_line(cut->text, cut->line_no, cut->ended);
+    close_table(false);
+  }
+
+  void read_line(std::string_view raw, int line_no, bool ended) {
     std::string_view text = raw;
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     if (text.empty()) return;
     nccl_env.read(text, line_no);
+    if (auto choice = nccl_ran_choice(text, source, line_no)) {
+      ran.add(std::move(*choice));
+      return;
+    }
     if (std::optional<nccl_tests::LibraryVersion> v = nccl_tests::library_version(text)) {
       if (!v->version.empty()) {
         version = std::move(v->version);
@@ -299,7 +328,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::
     begin = end + 1;
   }
   lines.finish();
-  reader.close_table(false);
+  reader.finish();
   const std::vector<NcclTestsSkippedLine>& left = reader.pending;
   if (reader.tables.empty() && !left.empty()) nccl_tests::fail_no_row_read(source, left);
   if (reader.tables.empty()) {

@@ -7,10 +7,13 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "twinccl/sim/nccl_ran_choice.h"
 #include "twinccl/sim/nccl_tests_log.h"
 
 namespace twinccl::sim::nccl_tests {
@@ -76,6 +79,15 @@ struct NcclEnv {
   void apply(NcclTestsTable& table) const;
 };
 
+// NCCL's per-call choice lines of a run (twinccl/sim/nccl_ran_choice.h), each distinct one once:
+// a run prints one per call, so thousands of the same.
+struct RanChoices {
+  std::vector<NcclRanChoice> list;
+  std::set<std::tuple<std::string, bool, std::size_t, std::string, std::string>> seen;
+  void add(NcclRanChoice choice);
+  void clear() { list.clear(), seen.clear(); }
+};
+
 // The version a library printed in a log line (nccl_tests_log_version.cc), where the line says one:
 // NCCL's "NCCL version 2.26.2+cuda12.8" -> {"NCCL", "2.26.2+cuda12.8"}, RCCL's
 // "RCCL version : 2.22.3-develop:f5b15f2" -> {"RCCL", "2.22.3-develop:f5b15f2"} (and its older
@@ -129,6 +141,36 @@ class LauncherLines {
   Emit emit_;
   // tag -> its stream's unfinished line; a stream's entry goes when a line break ends its line
   std::map<std::string, Partial, std::less<>> partial_;
+};
+
+// Rows NCCL's own debug lines were written into: with NCCL_DEBUG=INFO on the same stdout,
+// nccl-tests' pieces of a row and NCCL's lines share one stdio buffer, so a line NCCL prints while
+// a row is half written is glued to the piece ("  1048576  262144  float  sum  -1node0:77:77 [0]
+// NCCL INFO AllReduce: ..."), and the row's next piece starts a later line (nccl_tests_log_glued.cc
+// says how they are parted and joined). Only with the run's hosts known (its device block): NCCL's
+// line starts with one ("host:pid:tid [dev] "), which is where the piece ends.
+class GluedRows {
+ public:
+  struct Line {
+    std::string text;
+    int line_no = 0;
+    bool ended = true;
+  };
+  void add_host(std::string_view host);
+  void clear_hosts() { hosts_.clear(); }
+  bool knows_hosts() const { return !hosts_.empty(); }
+  // The lines to read in place of `text` (a line of the log, line `line_no`; `ended`: whether a
+  // line break ended it).
+  std::vector<Line> feed(std::string_view text, int line_no, bool ended);
+  // A row whose pieces never ended (the log stopped, or a new run began), as an unended line.
+  std::optional<Line> flush();
+
+ private:
+  // Where an NCCL debug line of one of the hosts starts in `text`; npos when none does.
+  std::size_t nccl_line_at(std::string_view text) const;
+  std::set<std::string, std::less<>> hosts_;
+  std::string piece_;  // the row's pieces so far, joined with spaces
+  int piece_line_ = 0;
 };
 
 // Which field of a row is what, from the column header (default: the 13-field layout).

@@ -202,6 +202,12 @@ Request request_of(const NcclTestsTable& table, const NcclTestsRow& row, bool in
   request.in_place = in_place;
   if (row.redop == "avg") request.op = ReduceKind::avg;
   if (row.redop == "mulsum") request.op = ReduceKind::premul_sum;
+  // What NCCL ran at this size, where its own per-call lines said (nccl_ran_choice.h): the row is
+  // priced as it ran, whatever the simulator's reading of NCCL's ranking would pick.
+  if (!row.ran_algorithm.empty()) {
+    request.algorithm = row.ran_algorithm;
+    request.protocol = parse_protocol(row.ran_protocol);
+  }
   return request;
 }
 

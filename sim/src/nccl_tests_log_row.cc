@@ -109,10 +109,12 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tokens, const Layout&
     // NCCL_DEBUG=INFO writes to the same stdout: a line NCCL printed while nccl-tests was between
     // two writes of a row (a runtime connection at a new size) lands inside the row.
     fail(source, line_no,
-         fmt::format("NCCL's debug output was printed into this row ({} has {} numbers after the "
-                     "{} leading columns); join the row's pieces by hand, or rerun with "
-                     "NCCL_DEBUG_FILE=<file> so that NCCL writes its lines apart",
-                     where, all, lead),
+         fmt::format(
+             "NCCL's debug output was printed into this row ({} has {} numbers after the "
+             "{} leading columns); join the row's pieces by hand, or rerun with "
+             "NCCL_DEBUG_FILE=<file> so that NCCL writes its lines apart (compare and calibrate "
+             "read its per-call lines with --nccl-debug)",
+             where, all, lead),
          line);
   } else if (i < t.size() && values.size() < all) {
     // A word where a number belongs: a README's placeholder row ("XXXXX  XXX.XX"), or a row

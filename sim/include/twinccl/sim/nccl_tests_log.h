@@ -62,6 +62,11 @@ struct NcclTestsRow {
   int root = -1;  // -1: none (or no root column)
   std::optional<NcclTestsBlock> out_of_place, in_place;  // unset when printed blank
   int line = 0;  // 1-based line in the log; JSON: 1-based index in "results"
+  // The algorithm and protocol NCCL ran this row's size with, as NCCL's own per-call lines say
+  // (NCCL_DEBUG_SUBSYS=TUNING, in the log or an NCCL_DEBUG_FILE: nccl_ran_choice.h), in twinccl's
+  // names ("ring", "ll128"); "" = not said. request_of prices the row with them. `ran_from`:
+  // where ("run.log line 1234").
+  std::string ran_algorithm, ran_protocol, ran_from;
 };
 
 // A line that looks like a result row but is not read as one: a size or count that is not a whole
@@ -101,6 +106,9 @@ struct NcclTestsTable {
   // nccl_env_choice.h reads them.
   std::string nccl_algo, nccl_algo_from, nccl_proto, nccl_proto_from;
   std::vector<NcclTestsRow> rows;
+  // Rows whose size NCCL's per-call lines named with two different choices (nccl_ran_choice.h):
+  // they keep none, and are priced with NCCL's choice as the simulator reads it.
+  int ran_conflicting = 0;
   // Row-like lines not read, in this table or before it (after the previous one); those after
   // the last table belong to the last table.
   std::vector<NcclTestsSkippedLine> skipped;

@@ -1,0 +1,64 @@
+// `compare`'s note on rows priced as NCCL ran them (compare_ran_note.h).
+//
+// How it works: the rows whose choice differs from the simulator's are grouped into runs of
+// consecutive rows with the same pair of labels, each shown as its first and last size.
+#include "compare_ran_note.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace twinccl::cli {
+
+std::string short_size(std::size_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  std::size_t u = 0;
+  while (v >= 1024.0 && u + 1 < std::size(kUnits)) v /= 1024.0, ++u;
+  return v == static_cast<double>(static_cast<long long>(v))
+             ? fmt::format("{:.0f} {}", v, kUnits[u])
+             : fmt::format("{:.1f} {}", v, kUnits[u]);
+}
+
+std::string ran_choice_note(const std::vector<RanRow>& ran, std::size_t rows,
+                            const std::string& from, int conflicting, bool forced) {
+  std::string note;
+  if (!ran.empty() && forced) {
+    note = fmt::format(
+        "NCCL's per-call lines (NCCL_DEBUG_SUBSYS=TUNING, from {}) say what ran at {} of {} "
+        "rows; not used: --algo / --proto force the pair",
+        from, ran.size(), rows);
+  } else if (!ran.empty()) {
+    note = fmt::format(
+        "priced as NCCL ran each size (its NCCL_DEBUG_SUBSYS=TUNING lines, from {}): {} of {} "
+        "rows",
+        from, ran.size(), rows);
+    std::string groups;
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < ran.size(); ++i) {
+      if (ran[i].ran == ran[i].own) continue;
+      std::size_t j = i;
+      while (j + 1 < ran.size() && ran[j + 1].ran == ran[i].ran && ran[j + 1].own == ran[i].own)
+        ++j;
+      const std::string sizes = i == j ? short_size(ran[i].size_bytes)
+                                       : fmt::format("{} - {}", short_size(ran[i].size_bytes),
+                                                     short_size(ran[j].size_bytes));
+      groups += fmt::format("{}{} ran {} (the simulator's: {})", groups.empty() ? "" : ", ", sizes,
+                            ran[i].ran, ran[i].own);
+      differ += j - i + 1;
+      i = j;
+    }
+    note += differ == 0
+                ? "; the simulator's own choice is the same at each"
+                : fmt::format("; the simulator's own choice differs at {}: {}", differ, groups);
+  }
+  if (conflicting > 0) {
+    note += fmt::format(
+        "{}{} row(s) whose size NCCL's per-call lines name with different choices (rows of "
+        "several data types or ops sharing a size) are priced with NCCL's choice",
+        note.empty() ? "" : "; ", conflicting);
+  }
+  return note;
+}
+
+}  // namespace twinccl::cli

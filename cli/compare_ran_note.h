@@ -1,0 +1,29 @@
+// `twinccl compare`'s note on rows priced as NCCL ran them (its per-call lines,
+// twinccl/sim/nccl_ran_choice.h), and where that differs from the simulator's own choice:
+//
+//   note: priced as NCCL ran each size (its NCCL_DEBUG_SUBSYS=TUNING lines, from run.log line
+//   40): 16 of 16 rows; the simulator's own choice differs at 9: 512 KiB - 32 MiB ran ring/LL128
+//   (the simulator's: nvls_tree/Simple), 1 GiB - 16 GiB ran ring/Simple (nvls_tree/Simple)
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace twinccl::cli {
+
+struct RanRow {
+  std::size_t size_bytes = 0;
+  std::string ran, own;  // "ring/LL128": what NCCL ran, what the simulator's choice is
+};
+
+// "" when no row was priced as it ran and none conflicted. `from`: where the first line was;
+// `rows`: the table's rows; `conflicting`: sizes whose lines disagreed (priced by NCCL's choice);
+// `forced`: --algo / --proto forced the pair, so the lines of `ran` rows were not used.
+std::string ran_choice_note(const std::vector<RanRow>& ran, std::size_t rows,
+                            const std::string& from, int conflicting, bool forced);
+
+// "512 KiB", "16 GiB", "8 B": a size as a note shows it.
+std::string short_size(std::size_t bytes);
+
+}  // namespace twinccl::cli
