@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <map>
 
 namespace twinccl::cli {
 
@@ -59,6 +60,32 @@ std::string ran_choice_note(const std::vector<RanRow>& ran, std::size_t rows,
         note.empty() ? "" : "; ", conflicting);
   }
   return note;
+}
+
+std::string look_alike_note(const std::vector<OffRow>& off, std::size_t rows) {
+  std::map<std::string, std::vector<std::size_t>> fits;  // algorithm -> sizes it fits
+  for (const OffRow& r : off) {
+    for (const std::string& a : r.fitting) {
+      if (a != r.chosen) fits[a].push_back(r.size_bytes);
+    }
+  }
+  const std::pair<const std::string, std::vector<std::size_t>>* best = nullptr;
+  for (const auto& f : fits) {
+    if (!best || f.second.size() > best->second.size()) best = &f;
+  }
+  // A hint, not a finding: a price can match by chance (a slow fabric priced as a slower
+  // protocol), so one algorithm must fit most of the rows off, 3 at least.
+  if (!best || best->second.size() < 3 || 5 * best->second.size() < 3 * off.size()) return "";
+  const std::vector<std::size_t>& sizes = best->second;
+  const std::string& a = best->first;
+  return fmt::format(
+      "{} of {} rows are off by more than 10%, and {} of them ({} - {}) are within 10% of the "
+      "simulator's price for {}: NCCL may have run {} there (or the cluster is slower than the "
+      "topology in a way that price happens to match); its per-call lines "
+      "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING in the log, or rank 0's NCCL_DEBUG_FILE with "
+      "--nccl-debug) say what it ran, and compare then prices each size as it ran (--algo {} "
+      "prices every row so)",
+      off.size(), rows, sizes.size(), short_size(sizes.front()), short_size(sizes.back()), a, a, a);
 }
 
 }  // namespace twinccl::cli

@@ -23,6 +23,18 @@ struct RanRow {
 std::string ran_choice_note(const std::vector<RanRow>& ran, std::size_t rows,
                             const std::string& from, int conflicting, bool forced);
 
+// A row priced with NCCL's choice (no per-call line) and off by more than 10%: the NCCL
+// algorithms whose own prediction of it is within 10% of the measured time.
+struct OffRow {
+  std::size_t size_bytes = 0;
+  std::string chosen;                // the simulator's choice's algorithm ("nvls_tree")
+  std::vector<std::string> fitting;  // NCCL algorithms within 10% ("ring", "tree")
+};
+// Where one NCCL algorithm other than the simulator's choice fits at least 60% of the rows off
+// by more than 10% (and 3 or more of them): a note saying NCCL may have run it there and how to
+// see what it ran (its per-call lines); "" otherwise. `rows`: the table's rows.
+std::string look_alike_note(const std::vector<OffRow>& off, std::size_t rows);
+
 // "512 KiB", "16 GiB", "8 B": a size as a note shows it.
 std::string short_size(std::size_t bytes);
 

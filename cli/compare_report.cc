@@ -23,6 +23,7 @@
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/preset_family.h"
@@ -227,6 +228,7 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     std::optional<sim::Tuner> tuner;  // for the forced-pair note (add_forced_note)
     const bool forced = !o.algorithm.empty() || protocol.has_value();
     std::vector<RanRow> ran;  // rows NCCL's per-call lines name (compare_ran_note.h)
+    std::vector<OffRow> off;  // rows priced with NCCL's choice, off by more than 10%
     std::string ran_from;
     for (sim::NcclTestsRow& row : rows) {
       const std::optional<sim::NcclTestsBlock>& m = o.in_place ? row.in_place : row.out_of_place;
@@ -268,6 +270,20 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
         }
       };
       const sim::Prediction p = price(request);
+      const double measured = m->time_us;
+      if (row.ran_algorithm.empty() && !forced && !o.nccl_lists.any() && !logged.restricted() &&
+          fidelity == sim::Fidelity::analytic && p.one_rank.empty() && p.time_us > 0 &&
+          std::fabs(p.time_us / measured - 1.0) > 0.10) {  // would another NCCL algorithm fit?
+        OffRow r{row.size_bytes, p.algorithm, {}};
+        for (const sim::Prediction& alt : sim::compare_all(topology, request, &p)) {
+          if (!sim::nccl_algorithm_name(alt.algorithm).empty() &&
+              std::fabs(alt.time_us / measured - 1.0) <= 0.10 &&
+              std::find(r.fitting.begin(), r.fitting.end(), alt.algorithm) == r.fitting.end()) {
+            r.fitting.push_back(alt.algorithm);
+          }
+        }
+        off.push_back(std::move(r));
+      }
       if (!row.ran_algorithm.empty()) {  // beside the simulator's own choice (analytic: cheap)
         if (ran_from.empty()) ran_from = row.ran_from;
         RanRow r{row.size_bytes, sim::label(p), ""};
@@ -304,6 +320,8 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
     const std::string ran_note =
         ran_choice_note(ran, table.rows.size(), ran_from, table.log.ran_conflicting, forced);
     if (!ran_note.empty()) table.notes.push_back(ran_note);
+    const std::string look_alike = look_alike_note(off, table.rows.size());
+    if (!look_alike.empty()) table.notes.push_back(look_alike);
     std::stable_sort(table.skipped.begin(), table.skipped.end(),
                      [](const auto& a, const auto& b) { return a.line < b.line; });
     report.tables.push_back(std::move(table));

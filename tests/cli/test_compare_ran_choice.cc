@@ -124,3 +124,26 @@ TEST_CASE("calibrate prices the rows NCCL's per-call lines name as they ran", "[
   CHECK_THAT(r.out, Contains("issue309-h100-xe9680-2node-all_reduce-8B-16G.log: 9 of 32 rows "
                              "priced as NCCL ran them (its NCCL_DEBUG_SUBSYS=TUNING lines, from "));
 }
+
+TEST_CASE("compare says which NCCL algorithm rows priced far off look like, and how to check",
+          "[cli][compare]") {
+  // OCI's GB300 2-rack run (published, verbatim; NCCL 2.28.7, no per-call lines): every row is
+  // off NCCL-tree's price by 18-88%, and 13 of 16 are within 10% of ring's.
+  const std::string gb300 = std::string(TWINCCL_SOURCE_DIR) +
+                            "/tests/fidelity/logs/oci-gb300-32tray-2rack-all_reduce-512K-16G.log";
+  const auto r = run_cli("compare " + gb300 + " -t gb300-nvl72-cluster-2x64 --ranks 128 --nodes 2");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("16 of 16 rows are off by more than 10%, and 13 of them (1 MiB - 16 "
+                             "GiB) are within 10% of the simulator's price for ring: NCCL may "
+                             "have run ring there"));
+  CHECK_THAT(r.out, Contains("NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING"));
+  // Where the model's choice fits, or the rows say what ran, no such note.
+  const auto fits = run_cli("compare " + kLog + " -t h100-cluster-2");
+  REQUIRE(fits.exit_code == 0);
+  CHECK(fits.out.find("may have run") == std::string::npos);
+  const auto forced = run_cli("compare " + gb300 +
+                              " -t gb300-nvl72-cluster-2x64 --ranks 128 --nodes 2 --algo ring");
+  REQUIRE(forced.exit_code == 0);
+  CHECK(forced.out.find("may have run") == std::string::npos);
+}
