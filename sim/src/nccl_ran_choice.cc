@@ -120,28 +120,12 @@ void RanChoices::add(NcclRanChoice c) {
 }  // namespace nccl_tests
 
 std::vector<NcclRanChoice> read_nccl_ran_choices(std::string_view text, std::string_view source) {
-  if (text.size() > kNcclTestsMaxBytes) {
-    nccl_tests::fail(source, 0,
-                     fmt::format("{} bytes, more than the {} an NCCL debug file is read up to",
-                                 text.size(), kNcclTestsMaxBytes));
-  }
   nccl_tests::RanChoices out;
-  int line_no = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(begin, end - begin);
-    ++line_no;
-    if (line.size() > kNcclTestsMaxLineBytes) {
-      nccl_tests::fail(source, line_no,
-                       fmt::format("a line of {} bytes, longer than {}; not NCCL's debug output",
-                                   line.size(), kNcclTestsMaxLineBytes),
-                       line);
-    }
-    if (auto c = nccl_ran_choice(line, source, line_no)) out.add(std::move(*c));
-    begin = end + 1;
-  }
+  nccl_tests::for_each_line(text, source, {"an NCCL debug file", "NCCL's debug output"},
+                            [&](std::string_view line, int line_no, bool) {
+                              if (auto c = nccl_ran_choice(line, source, line_no))
+                                out.add(std::move(*c));
+                            });
   return std::move(out.list);
 }
 

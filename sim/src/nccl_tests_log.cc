@@ -298,35 +298,15 @@ struct Reader {
 
 std::vector<NcclTestsTable> parse_nccl_tests_output(std::string_view text, std::string_view source,
                                                     const NcclTestsParseOptions& options) {
-  if (text.size() > kNcclTestsMaxBytes) {
-    nccl_tests::fail(source, 0,
-                     fmt::format("{} bytes, more than the {} an nccl-tests log is read up to",
-                                 text.size(), kNcclTestsMaxBytes));
-  }
   Reader reader(source, options);
   nccl_tests::LauncherLines lines(source,
                                   [&reader](std::string_view line, int line_no, bool ended) {
                                     reader.line(line, line_no, ended);
                                   });
-  int line_no = 0;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(begin, end - begin);
-    ++line_no;
-    if (line.size() > kNcclTestsMaxLineBytes) {
-      nccl_tests::fail(source, line_no,
-                       fmt::format("a line of {} bytes, longer than {}; not nccl-tests output",
-                                   line.size(), kNcclTestsMaxLineBytes),
-                       line);
-    }
-    // The last line without '\n' is not ended, unless a CRLF log's '\r' says it was.
-    const bool cr = !line.empty() && line.back() == '\r';
-    if (cr) line.remove_suffix(1);
-    lines.add(line, line_no, end < text.size() || cr);
-    begin = end + 1;
-  }
+  nccl_tests::for_each_line(text, source, {"an nccl-tests log", "nccl-tests output"},
+                            [&lines](std::string_view line, int line_no, bool ended) {
+                              lines.add(line, line_no, ended);
+                            });
   lines.finish();
   reader.finish();
   const std::vector<NcclTestsSkippedLine>& left = reader.pending;

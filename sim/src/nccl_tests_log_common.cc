@@ -301,4 +301,31 @@ std::optional<std::string> nccl_version_of_code(unsigned long long code) {
   return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
 }
 
+void for_each_line(std::string_view text, std::string_view source, TextKind what,
+                   const std::function<void(std::string_view, int, bool)>& line) {
+  if (text.size() > kNcclTestsMaxBytes) {
+    fail(source, 0,
+         fmt::format("{} bytes, more than the {} {} is read up to", text.size(), kNcclTestsMaxBytes,
+                     what.read_as));
+  }
+  int line_no = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view piece = text.substr(begin, end - begin);
+    ++line_no;
+    if (piece.size() > kNcclTestsMaxLineBytes) {
+      fail(source, line_no,
+           fmt::format("a line of {} bytes, longer than {}; not {}", piece.size(),
+                       kNcclTestsMaxLineBytes, what.not_one),
+           piece);
+    }
+    const bool cr = !piece.empty() && piece.back() == '\r';
+    if (cr) piece.remove_suffix(1);
+    line(piece, line_no, end < text.size() || cr);
+    begin = end + 1;
+  }
+}
+
 }  // namespace twinccl::sim::nccl_tests

@@ -109,6 +109,16 @@ inline constexpr unsigned long long kNcclVersionCodeLimit = 1000000;
 // so that nccl_version_pricing notes it).
 std::optional<std::string> nccl_version_of_code(unsigned long long code);
 
+// Calls `line(text, line_no, ended)` for each line of `text`, CRLF's '\r' taken off; `ended`: a
+// line break ended it (the last line without one is not ended, unless its '\r' says it was).
+// ConfigError naming `source` for a text over kNcclTestsMaxBytes or a line over
+// kNcclTestsMaxLineBytes, in the words of `what`: {"an nccl-tests log", "nccl-tests output"}.
+struct TextKind {
+  std::string_view read_as, not_one;
+};
+void for_each_line(std::string_view text, std::string_view source, TextKind what,
+                   const std::function<void(std::string_view, int, bool)>& line);
+
 // Splits a line at spaces and tabs.
 std::vector<std::string_view> split(std::string_view line);
 // The lines of a log as its ranks printed them (nccl_tests_log_launcher.cc): Open MPI's

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "support/device_block.h"
 #include "support/error_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_ran_choice.h"
@@ -23,15 +24,7 @@ const std::string kHeader =
     "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
 const std::string kInfo = "node0:77:77 [0] NCCL INFO ";
 
-std::string devices(int ranks, int per_node) {
-  std::string s = "# Using devices\n";
-  for (int r = 0; r < ranks; ++r) {
-    s += "#  Rank " + std::to_string(r) + " Group  0 Pid  1 on node" +
-         std::to_string(r / per_node) + " device  " + std::to_string(r % per_node) +
-         " [0x07] NVIDIA H100 80GB HBM3\n";
-  }
-  return s;
-}
+std::string devices(int ranks, int per_node) { return twinccl_test::device_block(ranks, per_node); }
 
 NcclRanChoice choice_of(const std::string& line) {
   const auto c = nccl_ran_choice(line, "debug.log", 3);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/device_block.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_tests_log.h"
 
@@ -94,15 +95,7 @@ const char* kHeader =
     "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us) "
     " (GB/s)  (GB/s)\n";
 
-std::string devices(int ranks, int per_node) {
-  std::string s = "# Using devices\n";
-  for (int r = 0; r < ranks; ++r) {
-    s += "#  Rank " + std::to_string(r) + " Group  0 Pid  1 on node" +
-         std::to_string(r / per_node) + " device  " + std::to_string(r % per_node) +
-         " [0x07] NVIDIA H100 80GB HBM3\n";
-  }
-  return s;
-}
+std::string devices(int ranks, int per_node) { return twinccl_test::device_block(ranks, per_node); }
 
 std::string error_of(std::string_view text, std::string_view source = "bad.log",
                      NcclTestsParseOptions o = {}) {
