@@ -22,7 +22,8 @@
 // of the log, whose last line is not ended without its line break. Only the exact tag is taken
 // out: '[' digits ',' digits "]<stdout>:" (or <stderr>, <stddiag>), SageMaker's
 // "[1,mpirank:0,algo-1]<stdout>:", with the date `--timestamp-output` puts before it; nothing
-// else. srun's `--label` prefix (" 0: ") is dropped at the start of a line, as is the indentation
+// else. srun's `--label` prefix (" 0: ") and MPICH's `-prepend-rank` one ("[0] ") are dropped at
+// the start of a line, as is the indentation
 // a copy out of a document adds before a tag.
 #include <fmt/format.h>
 
@@ -109,11 +110,18 @@ Tag next_tag(std::string_view s, std::size_t from) {
   return {};
 }
 
-// " 0: " (srun --label) at the start of a line.
+// " 0: " (srun --label) or "[0] " (MPICH / Intel MPI mpirun -prepend-rank: NVIDIA/nccl#1453's
+// log) at the start of a line.
 std::string_view strip_launcher_prefix(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size() && line[i] == ' ') ++i;
+  const std::size_t start = i;
   if (digits(line, i) && i < line.size() && line[i] == ':' &&
+      (i + 1 == line.size() || line[i + 1] == ' ')) {
+    return line.substr(std::min(line.size(), i + 2));
+  }
+  i = start;
+  if (i < line.size() && line[i] == '[' && digits(line, ++i) && i < line.size() && line[i] == ']' &&
       (i + 1 == line.size() || line[i + 1] == ' ')) {
     return line.substr(std::min(line.size(), i + 2));
   }

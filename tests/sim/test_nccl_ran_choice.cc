@@ -248,3 +248,34 @@ TEST_CASE("an NCCL debug file's lines apply to a log read apart", "[nccl_ran_cho
   CHECK_THROWS_AS(read_nccl_ran_choices(std::string(kNcclTestsMaxBytes + 1, '\n'), "huge.log"),
                   ConfigError);
 }
+
+TEST_CASE("a log with MPICH's rank prefix, rows and NCCL 2.22's per-call lines glued together",
+          "[nccl_ran_choice][nccl_tests_log]") {
+  // The shape of NVIDIA/nccl#1453's log (NCCL 2.22.3, `mpirun -prepend-rank`: "[0] " before every
+  // line of rank 0): its per-call line and the row's 281.5 us are the thread's; the rest of the
+  // row, the device block and the header are made up to complete it.
+  const std::string host = "h100clust-worker-1";
+  const std::string call = host +
+                           ":497888:497888 [0] NCCL INFO 262144 Bytes -> Algo 0 proto 1 "
+                           "time 54.707825";
+  std::string log = "[0] # Using devices\n";
+  for (int r = 0; r < 8; ++r) {
+    log += "[0] #  Rank  " + std::to_string(r) + " Group  0 Pid 497888 on " + host + " device  " +
+           std::to_string(r) + " [0x1b] NVIDIA H100 80GB HBM3\n";
+  }
+  log += "[0] " + kHeader;
+  log += "[0]       262144         65536     float     sum      -1" + call + "\n";
+  for (int i = 0; i < 3; ++i) log += "[0] " + call + "\n";
+  log += "[0]     281.5    0.93    1.79      0" + call + "\n[0] " + call + "\n";
+  log += "[0]     280.9    0.93    1.63      0\n";
+  const auto tables = parse_nccl_tests_output(log, "1453.log", {.collective = "all_reduce"});
+  REQUIRE(tables.size() == 1);
+  REQUIRE(tables[0].rows.size() == 1);
+  const NcclTestsRow& row = tables[0].rows[0];
+  CHECK(row.size_bytes == 262144);
+  CHECK(row.out_of_place->time_us == 281.5);
+  CHECK(row.in_place->time_us == 280.9);
+  CHECK(row.ran_algorithm == "tree");
+  CHECK(row.ran_protocol == "ll128");
+  CHECK(tables[0].ranks == 8);
+}
