@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "compare_ran_note.h"
 #include "nccl_debug_files.h"
 #include "output_file.h"
 #include "twinccl/errors.h"
@@ -146,6 +147,15 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
                        l.from.empty() ? " (no NCCL_ALGO / NCCL_PROTO in the log; --algo gives it)"
                                       : " (" + l.from + ")");
     if (!l.nccl_version_note.empty()) out << "# note: " << l.nccl_version_note << "\n";
+  }
+  for (const sim::NcclTestsTable& t : tables) {  // a log that looks run with another algorithm
+    const std::string look_alike = look_alike_for(topology, t);
+    if (!look_alike.empty()) {
+      out << fmt::format(
+          "# note: {}: {}; the fit prices it with NCCL's choice as the simulator reads it, so "
+          "its parameters would take up that difference\n",
+          t.source, look_alike);
+    }
   }
   for (const sim::NcclTestsTable& t : tables) {  // NCCL's per-call lines (nccl_ran_choice.h)
     std::size_t ran = 0;

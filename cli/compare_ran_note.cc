@@ -6,8 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
+
+#include "twinccl/sim/nccl_env_choice.h"
+#include "twinccl/sim/selection.h"
 
 namespace twinccl::cli {
 
@@ -60,6 +65,42 @@ std::string ran_choice_note(const std::vector<RanRow>& ran, std::size_t rows,
         note.empty() ? "" : "; ", conflicting);
   }
   return note;
+}
+
+std::optional<OffRow> off_row(const topo::Topology& topology, const sim::Request& request,
+                              const sim::Prediction& p, double measured_us,
+                              std::size_t size_bytes) {
+  if (!p.one_rank.empty() || !(p.time_us > 0) || !(measured_us > 0) ||
+      std::fabs(p.time_us / measured_us - 1.0) <= 0.10) {
+    return std::nullopt;
+  }
+  OffRow r{size_bytes, p.algorithm, {}};
+  sim::Request analytic = request;
+  analytic.fidelity = sim::Fidelity::analytic;
+  for (const sim::Prediction& alt : sim::compare_all(topology, analytic, &p)) {
+    if (!sim::nccl_algorithm_name(alt.algorithm).empty() &&
+        std::fabs(alt.time_us / measured_us - 1.0) <= 0.10 &&
+        std::find(r.fitting.begin(), r.fitting.end(), alt.algorithm) == r.fitting.end()) {
+      r.fitting.push_back(alt.algorithm);
+    }
+  }
+  return r;
+}
+
+std::string look_alike_for(const topo::Topology& topology, const sim::NcclTestsTable& table) {
+  if (!table.kind || !sim::nccl_tunes(*table.kind)) return "";
+  const sim::LoggedChoice logged = sim::logged_choice(table);
+  if (logged.restricted()) return "";
+  std::vector<OffRow> off;
+  for (const sim::NcclTestsRow& row : table.rows) {
+    if (!row.ran_algorithm.empty()) return "";  // the rows say what ran
+    if (!row.out_of_place || row.count == 0) continue;
+    const sim::Request request = sim::request_of(table, row, false);
+    const sim::Prediction p = sim::predict_logged(topology, request, logged, table.source);
+    if (auto r = off_row(topology, request, p, row.out_of_place->time_us, row.size_bytes))
+      off.push_back(std::move(*r));
+  }
+  return look_alike_note(off, table.rows.size());
 }
 
 std::string look_alike_note(const std::vector<OffRow>& off, std::size_t rows) {

@@ -7,8 +7,13 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "twinccl/sim/nccl_tests_log.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::cli {
 
@@ -30,6 +35,16 @@ struct OffRow {
   std::string chosen;                // the simulator's choice's algorithm ("nvls_tree")
   std::vector<std::string> fitting;  // NCCL algorithms within 10% ("ring", "tree")
 };
+// The row `request` priced `p` with NCCL's choice, measured `measured_us`: nullopt within 10%,
+// else an OffRow with the NCCL algorithms whose analytic price is within 10% of it.
+std::optional<OffRow> off_row(const topo::Topology& topology, const sim::Request& request,
+                              const sim::Prediction& p, double measured_us, std::size_t size_bytes);
+
+// look_alike_note for a log table priced as `calibrate` prices it (request_of, NCCL's choice, the
+// out-of-place column) on `topology`; "" where the table's NCCL_ALGO / NCCL_PROTO restrict the
+// choice or its rows say what ran.
+std::string look_alike_for(const topo::Topology& topology, const sim::NcclTestsTable& table);
+
 // Where one NCCL algorithm other than the simulator's choice fits at least 60% of the rows off
 // by more than 10% (and 3 or more of them): a note saying NCCL may have run it there and how to
 // see what it ran (its per-call lines); "" otherwise. `rows`: the table's rows.

@@ -272,17 +272,9 @@ CompareReport build_compare_report(std::vector<sim::NcclTestsTable> tables,
       const sim::Prediction p = price(request);
       const double measured = m->time_us;
       if (row.ran_algorithm.empty() && !forced && !o.nccl_lists.any() && !logged.restricted() &&
-          fidelity == sim::Fidelity::analytic && p.one_rank.empty() && p.time_us > 0 &&
-          std::fabs(p.time_us / measured - 1.0) > 0.10) {  // would another NCCL algorithm fit?
-        OffRow r{row.size_bytes, p.algorithm, {}};
-        for (const sim::Prediction& alt : sim::compare_all(topology, request, &p)) {
-          if (!sim::nccl_algorithm_name(alt.algorithm).empty() &&
-              std::fabs(alt.time_us / measured - 1.0) <= 0.10 &&
-              std::find(r.fitting.begin(), r.fitting.end(), alt.algorithm) == r.fitting.end()) {
-            r.fitting.push_back(alt.algorithm);
-          }
-        }
-        off.push_back(std::move(r));
+          fidelity == sim::Fidelity::analytic) {  // would another NCCL algorithm fit?
+        if (auto r = off_row(topology, request, p, measured, row.size_bytes))
+          off.push_back(std::move(*r));
       }
       if (!row.ran_algorithm.empty()) {  // beside the simulator's own choice (analytic: cheap)
         if (ran_from.empty()) ran_from = row.ran_from;

@@ -147,3 +147,26 @@ TEST_CASE("compare says which NCCL algorithm rows priced far off look like, and 
   REQUIRE(forced.exit_code == 0);
   CHECK(forced.out.find("may have run") == std::string::npos);
 }
+
+TEST_CASE("calibrate says when a log looks run with another algorithm than the one it is fitted as",
+          "[cli][calibrate]") {
+  // OCI's GB300 logs (published, verbatim): fitted as NCCL's choice, the 2-rack log's ring-shaped
+  // rows pull nic_gbps from 100 to 30 GB/s; the note says what the fit takes up.
+  const std::string dir = std::string(TWINCCL_SOURCE_DIR) + "/tests/fidelity/logs/";
+  const twinccl_test::ScratchDir d("twinccl-ran-look-alike");
+  const std::string logs = dir + "oci-gb300-16tray-1rack-all_reduce-512K-16G.log " + dir +
+                           "oci-gb300-32tray-2rack-all_reduce-512K-16G.log";
+  const std::string args = "calibrate " + logs +
+                           " -t gb300-nvl72-cluster-2x64 --ranks 64,128 --nodes 1,2 -o " +
+                           (d.dir / "fit.json").string();
+  const auto r = run_cli(args);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("# note: " + dir +
+                             "oci-gb300-32tray-2rack-all_reduce-512K-16G.log: 16 of 16 rows are "
+                             "off by more than 10%"));
+  CHECK_THAT(r.out, Contains("so its parameters would take up that difference"));
+  const auto ring = run_cli(args + " --algo - --algo Ring");  // priced as ring: no note
+  REQUIRE(ring.exit_code == 0);
+  CHECK(ring.out.find("may have run") == std::string::npos);
+}
