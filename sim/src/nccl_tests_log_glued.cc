@@ -61,12 +61,16 @@ void GluedRows::add_host(std::string_view host) {
 std::size_t GluedRows::nccl_line_at(std::string_view text) const {
   if (hosts_.empty() || text.find(" NCCL ") == std::string_view::npos)
     return std::string_view::npos;
-  for (std::size_t colon = text.find(':'); colon != std::string_view::npos;
+  // NCCL's prefix comes once in its line: a few places of the form are tried, not every colon of
+  // a hostile line (each costs up to 255 name lookups).
+  int tried = 0;
+  for (std::size_t colon = text.find(':'); colon != std::string_view::npos && tried < 4;
        colon = text.find(':', colon + 1)) {
     std::size_t i = colon + 1;
     if (!digits_at(text, i) || i >= text.size() || text[i] != ':') continue;
     ++i;
     if (!digits_at(text, i) || text.substr(i, 2) != " [") continue;
+    ++tried;
     // The longest name of the run that ends right before the colon.
     for (std::size_t b = colon > 255 ? colon - 255 : 0; b < colon; ++b) {
       if (hosts_.find(text.substr(b, colon - b)) != hosts_.end()) return b;
@@ -95,6 +99,13 @@ std::vector<GluedRows::Line> GluedRows::feed(std::string_view text, int line_no,
   }
   const bool goes_on = piece_.empty() ? first_piece(tokens) : later_piece(tokens);
   if (at != std::string_view::npos && goes_on) {  // a piece, NCCL's line after it
+    // A row is a few hundred bytes: pieces past a line's bound end it, not read (a hostile log
+    // of endless pieces keeps no more).
+    if (piece_.size() + piece.size() >= kNcclTestsMaxLineBytes) {
+      if (std::optional<Line> cut = flush()) out.push_back(std::move(*cut));
+      out.push_back({std::string(text.substr(at)), line_no, ended});
+      return out;
+    }
     if (piece_.empty()) piece_line_ = line_no;
     piece_ += (piece_.empty() ? "" : " ") + std::string(piece);
     out.push_back({std::string(text.substr(at)), line_no, ended});

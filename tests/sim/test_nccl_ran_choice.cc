@@ -4,6 +4,7 @@
 // rows NCCL's lines were written into (they share nccl-tests' stdout buffer) are parted and
 // joined when the run's host names are known, where they used to be refused.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <string>
 
 #include "support/device_block.h"
@@ -278,4 +279,21 @@ TEST_CASE("a log with MPICH's rank prefix, rows and NCCL 2.22's per-call lines g
   CHECK(row.ran_algorithm == "tree");
   CHECK(row.ran_protocol == "ll128");
   CHECK(tables[0].ranks == 8);
+}
+
+TEST_CASE("a hostile log of glued pieces is read in bounded time and memory", "[nccl_ran_choice]") {
+  // 60 MiB of row pieces each followed by an NCCL line full of host-like places: pieces past a
+  // line's bound end the row unread, and only a few places a line are tried.
+  const std::string dev = "# Using devices\n#  Rank  0 Group  0 Pid  1 on   n device  0 [0x07] H\n";
+  std::string noise;
+  while (noise.size() < 8000) noise += "n:1:1 [0] ";
+  std::string log = dev + kHeader + "  8  2  float  sum  -1n:1:1 [0] NCCL INFO x\n";
+  const std::string piece = "  1.0  1.0  1.0  0n:1:1 [0] NCCL INFO " + noise + "\n";
+  while (log.size() + piece.size() < (60u << 20)) log += piece;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string e = twinccl_test::error_text(
+      [&] { parse_nccl_tests_output(log, "hostile.log", {.collective = "all_reduce"}); });
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(e);
+  CHECK(s < 60.0);  // seconds; the guard is against a scan without end, not a benchmark
 }
