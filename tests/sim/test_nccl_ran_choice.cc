@@ -67,7 +67,7 @@ TEST_CASE("NCCL's per-call lines are read in each form it printed", "[nccl_ran_c
 
   // Not a choice a row can take: another line, a call NCCL does not tune, a name or number NCCL
   // does not have, a size past any buffer.
-  for (const std::string line :
+  for (const std::string& line :
        {kInfo + "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
         kInfo + "Send: 8 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..0}",
         kInfo + "AllReduce: 8 Bytes -> Algo Unknown proto LL channel{Lo..Hi}={0..0}",
