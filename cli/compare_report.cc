@@ -23,7 +23,6 @@
 #include "twinccl/call_site_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_env_choice.h"
-#include "twinccl/sim/selection.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/sim/tuner.h"
 #include "twinccl/topologies/preset_family.h"

@@ -13,61 +13,47 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cctype>
 #include <map>
 #include <utility>
 
 #include "nccl_tests_log_parts.h"
+#include "twinccl/ascii_case.h"
 #include "twinccl/data_type.h"
 
 namespace twinccl::sim {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
+// `token` as one of `names` (NCCL's enum order): its number, or its name in any case; `alias`
+// read as `as`.
+template <std::size_t N>
+std::optional<std::string> named_or_numbered(std::string_view token,
+                                             const std::array<std::string_view, N>& names,
+                                             std::string_view alias = {},
+                                             std::string_view as = {}) {
+  if (const auto n = nccl_tests::parse_unsigned(token)) {
+    if (*n < N) return std::string(names[*n]);
+    return std::nullopt;
+  }
+  std::string name = lowercase_ascii(token);
+  if (!alias.empty() && name == alias) name = std::string(as);  // NCCL_ALGO's "NVLSTree"
+  for (std::string_view n : names) {
+    if (name == n) return name;
+  }
+  return std::nullopt;
 }
 
-// NCCL's algorithm, by name (ncclAlgoToString) or number (nccl_common.h NCCL_ALGO_*).
+// NCCL's algorithm by name (ncclAlgoToString: "RING", "NVLS_TREE"; twinccl's names are those
+// in lower case) or by number (nccl_common.h NCCL_ALGO_*: the same order).
 std::optional<std::string> algorithm_of(std::string_view token) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kAlgorithms{{
-      {"TREE", "tree"},
-      {"RING", "ring"},
-      {"COLLNET_DIRECT", "collnet_direct"},
-      {"COLLNET_CHAIN", "collnet_chain"},
-      {"NVLS", "nvls"},
-      {"NVLS_TREE", "nvls_tree"},
-      {"PAT", "pat"},
-  }};
-  if (const auto n = nccl_tests::parse_unsigned(token)) {
-    if (*n < kAlgorithms.size()) return std::string(kAlgorithms[*n].second);
-    return std::nullopt;
-  }
-  std::string name = upper(token);
-  if (name == "NVLSTREE") name = "NVLS_TREE";  // NCCL_ALGO's spelling, as a copy may give it
-  for (const auto& [nccl, ours] : kAlgorithms) {
-    if (name == nccl) return std::string(ours);
-  }
-  return std::nullopt;
+  static constexpr std::array<std::string_view, 7> kAlgorithms{
+      "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  return named_or_numbered(token, kAlgorithms, "nvlstree", "nvls_tree");
 }
 
-// NCCL's protocol, by name (ncclProtoToString) or number (NCCL_PROTO_*).
+// NCCL's protocol by name (ncclProtoToString: "LL", "LL128", "SIMPLE") or number (NCCL_PROTO_*).
 std::optional<std::string> protocol_of(std::string_view token) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kProtocols{{
-      {"LL", "ll"},
-      {"LL128", "ll128"},
-      {"SIMPLE", "simple"},
-  }};
-  if (const auto n = nccl_tests::parse_unsigned(token)) {
-    if (*n < kProtocols.size()) return std::string(kProtocols[*n].second);
-    return std::nullopt;
-  }
-  const std::string name = upper(token);
-  for (const auto& [nccl, ours] : kProtocols) {
-    if (name == nccl) return std::string(ours);
-  }
-  return std::nullopt;
+  static constexpr std::array<std::string_view, 3> kProtocols{"ll", "ll128", "simple"};
+  return named_or_numbered(token, kProtocols);
 }
 
 // The key a row is found by in a line's form.
