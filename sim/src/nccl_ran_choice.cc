@@ -144,7 +144,6 @@ RanChoicesApplied apply_nccl_ran_choices(NcclTestsTable& table,
     }
     if (seen) ++applied.named;
     if (seen && seen->conflicting) {
-      ++applied.conflicting;
       ++table.ran_conflicting;
     } else if (seen && row.ran_algorithm.empty()) {
       const NcclRanChoice& c = *seen->first;

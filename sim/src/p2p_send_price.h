@@ -4,7 +4,7 @@
 //
 //   const SendPricing pricing(tuner);                        // the communicator's, once
 //   const WhatIfLatency l = pricing.round_latency(4 << 20);  // a round whose largest send is 4 MiB
-//   double delay_s = pricing.delay_s(l, 4 << 20, 2);         // a 4 MiB send over the network
+//   double delay_s = pricing.delay_s(l, 4 << 20, LinkClass::network);  // a 4 MiB network send
 //   // the round pays l.base_us once; a network link moves pricing.network_share() of its rate
 //
 // How it works. NCCL has no tuning model for send/recv [assumed: its ring/Simple figures]: a send

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "support/device_block.h"
+#include "support/nccl_tests_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_tests_log.h"
 

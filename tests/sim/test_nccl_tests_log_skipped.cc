@@ -7,6 +7,7 @@
 #include <string>
 
 #include "support/error_text.h"
+#include "support/nccl_tests_text.h"
 #include "twinccl/errors.h"
 #include "twinccl/sim/nccl_tests_log.h"
 
@@ -16,17 +17,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::string kHeader =
-    "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+const std::string& kHeader = twinccl_test::kTableHeader;
 
-std::string devices(int ranks) {
-  std::string s = "# Using devices\n";
-  for (int r = 0; r < ranks; ++r) {
-    s += "#  Rank " + std::to_string(r) + " Group  0 Pid  1 on node0 device  " + std::to_string(r) +
-         " [0x07] NVIDIA H100 80GB HBM3\n";
-  }
-  return s;
-}
+std::string devices(int ranks) { return twinccl_test::device_block(ranks, ranks); }
 
 std::string error_of(const std::string& text) {
   return twinccl_test::error_text([&] { parse_nccl_tests_output(text, "run.log"); });

@@ -56,9 +56,9 @@ std::optional<NcclRanChoice> nccl_ran_choice(std::string_view line, std::string_
 std::vector<NcclRanChoice> read_nccl_ran_choices(std::string_view text, std::string_view source);
 
 struct RanChoicesApplied {
-  int named = 0;        // rows whose size the choices name (with a choice already or not)
-  int rows = 0;         // rows that got a choice
-  int conflicting = 0;  // rows whose size the lines name with different choices (none set)
+  int named = 0;  // rows whose size the choices name (with a choice already or not)
+  int rows = 0;   // rows that got a choice (those named with two keep none:
+                  // NcclTestsTable::ran_conflicting counts them)
 };
 // Sets ran_algorithm / ran_protocol / ran_from of every row of `table` (whose collective is known)
 // whose size the choices name for its collective (a choice naming no collective counts for any),
