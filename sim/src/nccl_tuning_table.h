@@ -239,6 +239,11 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   v2.28.3-1 brings nvlsEfficiency, perChMaxNVLSTreeBws and nRanks/nsteps, kNccl's terms);
 // * NVLS-tree network hop latency 14 us before 2.28.9 (v2.26.2-1 tuning.cc:141, v2.28.7-1; 20.9
 //   from v2.28.9-1).
+// * Blackwell's NVLS-tree per-channel cap from 3 nodes before 2.30.3 (perChMaxNVLSTreeBws N4:
+//   v2.28.3-1 / v2.28.7-1 tuning.cc 43.1, v2.28.9-1 to v2.29.7-1 :198 43.8; v2.30.3-1, the first
+//   2.30 tag, to v2.30.7-1 80.0, kNccl's). NCCL's estimate only: ranking, not the call's time
+//   (the kernel did not change; a 2.28.9 run's NVLS-tree at 4 - 64 nodes is priced within 2% with
+//   the newest cap, ib-multinode.csv flapping-airplanes).
 // * Blackwell's per-channel tree caps before 2.28.3 (v2.27.3-1 tuning.cc:178-189: perChMaxTreeBws
 //   {2 x 38.7, 2 x 41.4, 2 x 36.0}, perChMaxTreeLL128Bws {2 x 36.7, 2 x 36.7, 2 x 29.0}; v2.28.3-1
 //   :181-191 brings kNccl's {70, 42.8, 24} and {55.6, 31.67, 20}). Unlike the NVLS-tree terms they
@@ -266,20 +271,25 @@ struct NcclVersionTerms {
   int blackwell_tree_caps_since;                 // 22803
   std::array<double, 3> tree_channel_cap_blackwell_before_2_28_3;
   std::array<double, 3> tree_ll128_channel_cap_blackwell_before_2_28_3;
-  int blackwell_nvls_domain_channels_since;          // 22700
-  double nvls_channels_blackwell_1node_before_2_27;  // 32
-  int nvls_one_node_even_split_since;                // 22003
-  int nvls_chunk_env_since;                          // 22100
+  int blackwell_nvls_domain_channels_since;                     // 22700
+  double nvls_channels_blackwell_1node_before_2_27;             // 32
+  int nvls_one_node_even_split_since;                           // 22003
+  int nvls_chunk_env_since;                                     // 22100
+  int blackwell_nvls_tree_cap_since;                            // 23003
+  double nvls_tree_channel_cap_blackwell_3nodes_before_2_28_9;  // 43.1
+  double nvls_tree_channel_cap_blackwell_3nodes_before_2_30_3;  // 43.8
 
   // Every `*_since` above: the one list the newest model's version folds over. It binds all the
   // members by position, so a new member does not compile until it is placed here (its `since`
   // in the list, any other term ignored).
-  constexpr std::array<int, 7> since_codes() const {
+  constexpr std::array<int, 8> since_codes() const {
     const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
-                 tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env] =
-        *this;
+                 tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env,
+                 nvls_tree_cap, nvls_tree_cap_2_28, nvls_tree_cap_2_29] = *this;
     (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
-    return {formula, net_hop, correction, tree_caps, domain_channels, even_split, nvls_chunk_env};
+    (void)nvls_tree_cap_2_28, (void)nvls_tree_cap_2_29;
+    return {formula,         net_hop,    correction,     tree_caps,
+            domain_channels, even_split, nvls_chunk_env, nvls_tree_cap};
   }
   // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
   constexpr int newest_model_since() const {
@@ -301,6 +311,9 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .nvls_channels_blackwell_1node_before_2_27 = 32.0,
     .nvls_one_node_even_split_since = 22003,
     .nvls_chunk_env_since = 22100,
+    .blackwell_nvls_tree_cap_since = 23003,
+    .nvls_tree_channel_cap_blackwell_3nodes_before_2_28_9 = 43.1,
+    .nvls_tree_channel_cap_blackwell_3nodes_before_2_30_3 = 43.8,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

@@ -13,7 +13,12 @@
 //     per channel, twice on its own: search.cc:386 ncclTopoSearchTryNvls; H100: 9 x 40 <= 370.8),
 //     bwInter the NIC's (search.cc:1112 raises it up to 2 bwIntra). H100, 8 NICs, 4 nodes:
 //     8 x min(40, 48 / 2) x 5/6 = 160 GB/s (the newest model: 188);
-//   before 2.28.9 (v2.28.7-1 tuning.cc): the NVLS-tree network hop is 14 us (then 20.9).
+//   before 2.28.9 (v2.28.7-1 tuning.cc): the NVLS-tree network hop is 14 us (then 20.9);
+//   Blackwell from 3 nodes before 2.30.3: the per-channel cap is 43.1 (2.28.3 - 2.28.7) or 43.8
+//   GB/s (2.28.9 - 2.29.7), 80 since. The NIC speed of 8 x 400G (48 a channel) then ranks below
+//   ring's (ring 2 x 8 channels x 48, NVLS-tree 8 heads x 43.8 x 2: 16 GiB on 4 B200 nodes
+//   ring/Simple first, as the use3a-ss run of 2.29.7 did at 4 - 46 nodes, ib-multinode.csv); with
+//   80 NVLS-tree ranks first (2.30).
 //   Latency: intra hop 25 + 2 log2(nodes) x net hop, as the newest model. 4 nodes: 25 + 4 x 14 =
 //   81 us (newest 108.6). So NCCL 2.26 ranks NVLS-tree first on 4 nodes from 2 MiB (94.1 us
 //   against tree/LL128's 95.6), where the newest model keeps tree/LL128 up to 8 MiB.
@@ -44,6 +49,20 @@ double legacy_nvls_tree_algbw(const TopologyView& v, const ChannelPlan& plan) {
   return heads * per_channel * kNcclVersionTerms.nvls_tree_algbw_per_busbw_before_2_28;
 }
 
+// This version's NVLS-tree per-channel cap where it is not the newest's: Blackwell from 3 nodes
+// (NCCL's N4 column), 2.28.0 - 2.30.2 (before 2.28 the legacy formula has no cap).
+std::optional<double> blackwell_nvls_tree_cap_gbps(const TopologyView& v) {
+  const NcclVersionTerms& t = kNcclVersionTerms;
+  const int version = v.nccl_version;
+  if (v.arch != topo::GpuArch::blackwell || v.nodes <= 2 || version < t.nvls_tree_formula_since ||
+      version >= t.blackwell_nvls_tree_cap_since) {
+    return std::nullopt;
+  }
+  return version < t.nvls_tree_net_hop_since
+             ? t.nvls_tree_channel_cap_blackwell_3nodes_before_2_28_9
+             : t.nvls_tree_channel_cap_blackwell_3nodes_before_2_30_3;
+}
+
 }  // namespace
 
 std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelPlan& plan,
@@ -51,27 +70,35 @@ std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelP
                                            bool software_latency) {
   const int version = v.nccl_version;
   const NcclVersionTerms& t = kNcclVersionTerms;
-  if (version == 0 || version >= t.nvls_tree_net_hop_since || algo != NcclAlgo::nvls_tree ||
-      kind != OpKind::all_reduce || v.nodes < 2 || v.nranks < 2) {
+  if (version == 0 || algo != NcclAlgo::nvls_tree || kind != OpKind::all_reduce || v.nodes < 2 ||
+      v.nranks < 2) {
     return std::nullopt;
   }
+  const std::optional<double> cap = blackwell_nvls_tree_cap_gbps(v);
+  if (version >= t.nvls_tree_net_hop_since && !cap) return std::nullopt;
   double algbw = 0.0;
   if (version < t.nvls_tree_formula_since) {
     algbw = legacy_nvls_tree_algbw(v, nccl_channels(v, 0));
   } else {
-    // NCCL's algbw as it ranks (busBw x n / 2(n-1); its Blackwell x86 correction only from
-    // 2.29.2, after these versions: nccl_nvls_tree_correction).
-    algbw = nccl_algbw_gbps(v, plan, algo, Protocol::simple, kind, bytes, false);
+    // NCCL's algbw as it ranks (busBw x n / 2(n-1), with its Blackwell x86 correction from
+    // 2.29.2: nccl_nvls_tree_correction); the busBw under this version's cap where it binds
+    // (the newest busBw is min(channels x min(intra, inter, cap), stage), so a lower cap is one
+    // more term of that min).
+    double bus = nccl_bus_bandwidth(v, plan, algo, Protocol::simple, kind);
+    if (cap) bus = std::min(bus, plan.channels * *cap);
+    algbw =
+        nvls_tree_algbw_from_bus(bus, v.nranks) * nccl_nvls_tree_correction(v, kind, bytes, true);
   }
   double latency = 0.0;
   if (software_latency) {
     const LatencyParts l = nccl_latency_parts(v, algo, Protocol::simple, kind, bytes, true);
+    const bool old_hop = version < t.nvls_tree_net_hop_since && v.ranks_per_node > 1;
     latency = l.base_us + l.intra_hop_us +
               2.0 * nccl_log2i(v.nodes) *
-                  (v.ranks_per_node == 1 ? l.net_hop_us
-                                         : network_rank_hop_us(v.network, Protocol::simple,
-                                                               t.nvls_tree_net_hop_us_before_2_28_9,
-                                                               v.network_hop_extra_us));
+                  (old_hop ? network_rank_hop_us(v.network, Protocol::simple,
+                                                 t.nvls_tree_net_hop_us_before_2_28_9,
+                                                 v.network_hop_extra_us)
+                           : l.net_hop_us);
   }
   return latency + (bytes > 0.0 && algbw > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
 }

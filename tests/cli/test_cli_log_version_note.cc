@@ -97,7 +97,7 @@ TEST_CASE("calibrate notes an old and an unreadable NCCL version in its report",
                           "# note: NCCL version 2.8.4 at " + one_log +
                           ":1 is older than the oldest tuning model (2.9.0); priced as 2.9.0\n"));
   CHECK_THAT(fit.out, Catch::Contains("# note: unreadable NCCL version '2.x' at " + two_log +
-                                      ":22; priced as the newest model (NCCL 2.29.2 and later)\n"));
+                                      ":22; priced as the newest model (NCCL 2.30.3 and later)\n"));
 }
 
 TEST_CASE("compare --ranks takes up to kNcclTestsMaxRanks, the device lines' bound",

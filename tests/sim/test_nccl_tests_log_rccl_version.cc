@@ -75,7 +75,7 @@ TEST_CASE("an RCCL version is priced as the NCCL release it tracks, and the note
         "RCCL version 2.8.4+hip4.2 at run.log:4 is older than the oldest tuning model (2.9.0); "
         "priced as 2.9.0");
   CHECK(nccl_version_pricing(with_line("RCCL version : 2.x")).note ==
-        "unreadable RCCL version '2.x' at run.log:4; priced as the newest model (NCCL 2.29.2 "
+        "unreadable RCCL version '2.x' at run.log:4; priced as the newest model (NCCL 2.30.3 "
         "and later)");
 }
 

@@ -71,7 +71,7 @@ TEST_CASE("an unreadable NCCL version is priced as the newest model, with a note
     const NcclVersionPricing p = nccl_version_pricing(t);
     CHECK(p.code == 0);
     CHECK(p.note == std::string("unreadable NCCL version '") + version +
-                        "' at run.log:2; priced as the newest model (NCCL 2.29.2 and later)");
+                        "' at run.log:2; priced as the newest model (NCCL 2.30.3 and later)");
     CHECK(request_of(t, t.rows.front()).nccl_version == 0);
   }
   const NcclTestsTable future = with_version_line("NCCL version 10.0.0");
@@ -195,7 +195,7 @@ TEST_CASE("an unusable NCCL version code is noted as unreadable, and 0 as none",
     CHECK(nccl_version_pricing(j).code == 0);
     CHECK(nccl_version_pricing(j).note ==
           "unreadable NCCL version '" + value +
-              "' at run.json (its nccl_version); priced as the newest model (NCCL 2.29.2 and "
+              "' at run.json (its nccl_version); priced as the newest model (NCCL 2.30.3 and "
               "later)");
   }
   for (const std::string value : {"banana", "1000000", "-5"}) {
@@ -204,7 +204,7 @@ TEST_CASE("an unusable NCCL version code is noted as unreadable, and 0 as none",
     CHECK(t.nccl_version == value);
     CHECK(nccl_version_pricing(t).note ==
           "unreadable NCCL version '" + value +
-              "' at run.log:2; priced as the newest model (NCCL 2.29.2 and later)");
+              "' at run.log:2; priced as the newest model (NCCL 2.30.3 and later)");
   }
   // 0: the library did not say (before: read as "0.0.0", older than the oldest model).
   CHECK(json_with("0").nccl_version.empty());

@@ -101,3 +101,42 @@ TEST_CASE("a Tuner's nccl_version is checked", "[sim][tuner][version]") {
   const topo::Topology one = topo::load_topology("dgx-h100");
   CHECK(choice(Tuner(one, 0, 0, true, kNccl2262), 64 * kMiB) == choice(Tuner(one, 0), 64 * kMiB));
 }
+
+// Blackwell from 3 nodes: NCCL's per-channel NVLS-tree cap (perChMaxNVLSTreeBws, N4 column) is
+// 43.1 GB/s in v2.28.3-1 / v2.28.7-1, 43.8 in v2.28.9-1 - v2.29.7-1 and 80.0 from v2.30.3-1
+// (src/graph/tuning.cc). 8 B200s and 8 x 400 Gb/s NICs a node: the NVLS graph's 8 heads run at the
+// NIC speed, 48 GB/s a channel, under 80 but over 43.8. So 2.29 ranks NVLS-tree at 8 x 43.8 where
+// ring keeps 8 x 48, and runs ring at 16 GiB on 4 - 46 nodes: Together's use3a-ss report (NCCL
+// 2.29.7), whose NCCL's-choice column equals its forced-ring one from 4 nodes
+// (tests/fidelity/figures/ib-multinode.csv); 2.30 ranks NVLS-tree first.
+TEST_CASE("NCCL 2.28-2.29 rank ring over NVLS-tree on 4+ Blackwell nodes: NVLS-tree's cap",
+          "[sim][tuner][version]") {
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  const topo::Topology t = topo::load_topology("b200-cluster-4");
+  const Tuner v2297(t, 0, 0, true, 22907), v2287(t, 0, 0, true, 22807), newest(t, 0);
+  CHECK(choice(v2297, 16 * kGiB) == "ring/Simple");
+  CHECK(choice(newest, 16 * kGiB) == "nvls_tree/Simple");
+  // The bandwidth term alone: two sizes from 1 GiB (NCCL's Blackwell x86 correction stops there)
+  // difference out the latency, which the cap leaves as it is.
+  const auto slope = [](const Tuner& tuner) {
+    const auto rank = [&tuner](std::size_t bytes) {
+      return tuner.choose(OpKind::all_reduce, bytes / 4, DataType::float32, "nvls_tree").rank_us;
+    };
+    return rank(16 * kGiB) - rank(kGiB);
+  };
+  CHECK(slope(v2297) == Approx(slope(newest) * 48.0 / 43.8).epsilon(1e-9));
+  CHECK(slope(v2287) == Approx(slope(newest) * 48.0 / 43.1).epsilon(1e-9));
+  // NCCL's estimate only: the call as run is the newest model's at every version.
+  const Choice run_old = v2297.choose(OpKind::all_reduce, 4 * kGiB, DataType::float32, "nvls_tree");
+  const Choice run_new =
+      newest.choose(OpKind::all_reduce, 4 * kGiB, DataType::float32, "nvls_tree");
+  CHECK(run_old.time_us == Approx(run_new.time_us).epsilon(1e-12));
+  // On 2 nodes the cap is 96 in every version: 2.29.7 ranks as the newest there.
+  const topo::Topology two = topo::load_topology("b200-cluster-2");
+  const Tuner two_v2297(two, 0, 0, true, 22907), two_newest(two, 0);
+  CHECK(choice(two_v2297, 16 * kGiB) == "nvls_tree/Simple");
+  CHECK(two_v2297.choose(OpKind::all_reduce, 4 * kGiB, DataType::float32, "nvls_tree").rank_us ==
+        Approx(
+            two_newest.choose(OpKind::all_reduce, 4 * kGiB, DataType::float32, "nvls_tree").rank_us)
+            .epsilon(1e-12));
+}

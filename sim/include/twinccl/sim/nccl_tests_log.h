@@ -166,7 +166,7 @@ int nccl_version_code(std::string_view version);
 //   "2.8.4" (before 2.9)   the oldest model: "NCCL version 2.8.4 at run.log:3 is older than the
 //                          oldest tuning model (2.9.0); priced as 2.9.0"
 //   "2.26", "2.26.x"       the newest model: "unreadable NCCL version '2.26' at run.log:3;
-//                          priced as the newest model (NCCL 2.29.2 and later)"
+//                          priced as the newest model (NCCL 2.30.3 and later)"
 //   "10.0.0" (past the NCCL_VERSION_CODE range) the newest model, with a note
 // An RCCL version (nccl_version_library "RCCL") is priced as the NCCL release of its number, which
 // RCCL tracks, always with a note: "RCCL version 2.22.3-develop:f5b15f2 at run.log:13 is priced as
