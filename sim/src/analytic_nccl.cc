@@ -351,7 +351,8 @@ Prediction analytic_nccl(const TopologyView& v, const Resolved& r, NcclAlgo algo
       channels == Channels::all ? all : nccl_launched_channels(v, all, algo, r.protocol, bytes);
   if (channels == Channels::all) {  // the ranking of the log's NCCL version, where it differs
     const bool latency = r.software_latency && n > 1;
-    if (const auto rank_us = nccl_version_rank_us(v, plan, algo, kind, bytes, latency)) {
+    if (const auto rank_us =
+            nccl_version_rank_us(v, plan, algo, r.protocol, kind, bytes, latency)) {
       Prediction ranked;
       ranked.channels = plan.channels;
       ranked.model = "nccl";

@@ -373,10 +373,11 @@ double nccl_latency_us(const TopologyView& view, NcclAlgo algo, Protocol protoco
                        double bytes, bool ranking = false);
 
 // The time an older NCCL's tuning model ranks `algo` by, where its terms differ from the newest
-// model's (nccl_version_rank.cc: NVLS-tree before 2.28.9); nullopt where they are the same.
+// model's (nccl_version_rank.cc: NVLS-tree before 2.30.3, Blackwell's ring/LL128 before 2.29.7);
+// nullopt where they are the same.
 std::optional<double> nccl_version_rank_us(const TopologyView& view, const ChannelPlan& plan,
-                                           NcclAlgo algo, OpKind kind, double bytes,
-                                           bool software_latency);
+                                           NcclAlgo algo, Protocol protocol, OpKind kind,
+                                           double bytes, bool software_latency);
 
 // Each returns time_us, channels and model name; predict() fills the bandwidth columns.
 // Channels::launched: the channels enqueue.cc launches for the call (fewer for small ring/tree

@@ -244,6 +244,9 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   2.30 tag, to v2.30.7-1 80.0, kNccl's). NCCL's estimate only: ranking, not the call's time
 //   (the kernel did not change; a 2.28.9 run's NVLS-tree at 4 - 64 nodes is priced within 2% with
 //   the newest cap, ib-multinode.csv flapping-airplanes).
+// * Blackwell's ring/LL128 per-channel cap before 2.29.7 (perChMaxRingLL128Bws: 2 x 36.7 at every
+//   node count to v2.28.3-1, {2 x 36.7, 34.6, 2 x 36.7} in v2.28.7-1 / v2.28.9-1, {34.5, 34.6,
+//   34.5} in v2.29.2-1 / v2.29.3-1, 40.0 from v2.29.7-1, kNccl's). Ranking only, as above.
 // * Blackwell's per-channel tree caps before 2.28.3 (v2.27.3-1 tuning.cc:178-189: perChMaxTreeBws
 //   {2 x 38.7, 2 x 41.4, 2 x 36.0}, perChMaxTreeLL128Bws {2 x 36.7, 2 x 36.7, 2 x 29.0}; v2.28.3-1
 //   :181-191 brings kNccl's {70, 42.8, 24} and {55.6, 31.67, 20}). Unlike the NVLS-tree terms they
@@ -278,18 +281,26 @@ struct NcclVersionTerms {
   int blackwell_nvls_tree_cap_since;                            // 23003
   double nvls_tree_channel_cap_blackwell_3nodes_before_2_28_9;  // 43.1
   double nvls_tree_channel_cap_blackwell_3nodes_before_2_30_3;  // 43.8
+  int blackwell_ring_ll128_cap_2_28_7_since;                    // 22807
+  int blackwell_ring_ll128_cap_2_29_since;                      // 22902
+  int blackwell_ring_ll128_cap_since;                           // 22907
+  std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_28_7;
+  std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_29;
+  std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_29_7;
 
   // Every `*_since` above: the one list the newest model's version folds over. It binds all the
   // members by position, so a new member does not compile until it is placed here (its `since`
   // in the list, any other term ignored).
-  constexpr std::array<int, 8> since_codes() const {
+  constexpr std::array<int, 11> since_codes() const {
     const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
                  tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env,
-                 nvls_tree_cap, nvls_tree_cap_2_28, nvls_tree_cap_2_29] = *this;
+                 nvls_tree_cap, nvls_tree_cap_2_28, nvls_tree_cap_2_29, ll128_2_28_7, ll128_2_29,
+                 ll128_cap, ll128_cap_2_28, ll128_cap_2_28_7, ll128_cap_2_29] = *this;
     (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
-    (void)nvls_tree_cap_2_28, (void)nvls_tree_cap_2_29;
-    return {formula,         net_hop,    correction,     tree_caps,
-            domain_channels, even_split, nvls_chunk_env, nvls_tree_cap};
+    (void)nvls_tree_cap_2_28, (void)nvls_tree_cap_2_29, (void)ll128_cap_2_28,
+        (void)ll128_cap_2_28_7, (void)ll128_cap_2_29;
+    return {formula,        net_hop,       correction,   tree_caps,  domain_channels, even_split,
+            nvls_chunk_env, nvls_tree_cap, ll128_2_28_7, ll128_2_29, ll128_cap};
   }
   // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
   constexpr int newest_model_since() const {
@@ -314,6 +325,12 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .blackwell_nvls_tree_cap_since = 23003,
     .nvls_tree_channel_cap_blackwell_3nodes_before_2_28_9 = 43.1,
     .nvls_tree_channel_cap_blackwell_3nodes_before_2_30_3 = 43.8,
+    .blackwell_ring_ll128_cap_2_28_7_since = 22807,
+    .blackwell_ring_ll128_cap_2_29_since = 22902,
+    .blackwell_ring_ll128_cap_since = 22907,
+    .ring_ll128_channel_cap_blackwell_before_2_28_7 = {2 * 36.7, 2 * 36.7, 2 * 36.7},
+    .ring_ll128_channel_cap_blackwell_before_2_29 = {2 * 36.7, 34.6, 2 * 36.7},
+    .ring_ll128_channel_cap_blackwell_before_2_29_7 = {34.5, 34.6, 34.5},
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

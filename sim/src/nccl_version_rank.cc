@@ -18,7 +18,9 @@
 //   GB/s (2.28.9 - 2.29.7), 80 since. The NIC speed of 8 x 400G (48 a channel) then ranks below
 //   ring's (ring 2 x 8 channels x 48, NVLS-tree 8 heads x 43.8 x 2: 16 GiB on 4 B200 nodes
 //   ring/Simple first, as the use3a-ss run of 2.29.7 did at 4 - 46 nodes, ib-multinode.csv); with
-//   80 NVLS-tree ranks first (2.30).
+//   80 NVLS-tree ranks first (2.30). Blackwell's ring/LL128 before 2.29.7: its per-channel cap of
+//   that version (73.4 GB/s to 2.28.3, 34.5 - 34.6 in 2.29.2 - 2.29.3; 40 since), so a 2.25 tray
+//   of 4 GB200s ranks LL128 first at 16 MiB where the newest model ranks Simple.
 //   Latency: intra hop 25 + 2 log2(nodes) x net hop, as the newest model. 4 nodes: 25 + 4 x 14 =
 //   81 us (newest 108.6). So NCCL 2.26 ranks NVLS-tree first on 4 nodes from 2 MiB (94.1 us
 //   against tree/LL128's 95.6), where the newest model keeps tree/LL128 up to 8 MiB.
@@ -65,11 +67,43 @@ std::optional<double> blackwell_nvls_tree_cap_gbps(const TopologyView& v) {
 
 }  // namespace
 
+// Blackwell's ring/LL128 ranking before 2.29.7: NCCL's per-channel cap of that version.
+std::optional<double> blackwell_ring_ll128_rank_us(const TopologyView& v, const ChannelPlan& plan,
+                                                   OpKind kind, double bytes,
+                                                   bool software_latency) {
+  const NcclVersionTerms& t = kNcclVersionTerms;
+  const int version = v.nccl_version;
+  if (version == 0 || version >= t.blackwell_ring_ll128_cap_since ||
+      v.arch != topo::GpuArch::blackwell || v.nranks < 2) {
+    return std::nullopt;
+  }
+  const std::size_t ni = v.nodes <= 1 ? 0 : (v.nodes == 2 ? 1 : 2);
+  const double cap = version < t.blackwell_ring_ll128_cap_2_28_7_since
+                         ? t.ring_ll128_channel_cap_blackwell_before_2_28_7[ni]
+                     : version < t.blackwell_ring_ll128_cap_2_29_since
+                         ? t.ring_ll128_channel_cap_blackwell_before_2_29[ni]
+                         : t.ring_ll128_channel_cap_blackwell_before_2_29_7[ni];
+  const double newest_bus = nccl_bus_bandwidth(v, plan, NcclAlgo::ring, Protocol::ll128, kind);
+  const double line_bus = kNccl.ring_ll128_factor * ll128_line_ratio(v) * plan.bus_gbps;
+  const double bus = std::min(line_bus, plan.channels * cap);
+  const double newest_algbw =
+      nccl_algbw_gbps(v, plan, NcclAlgo::ring, Protocol::ll128, kind, bytes, false);
+  if (!(newest_bus > 0.0) || !(newest_algbw > 0.0)) return std::nullopt;
+  const double algbw = newest_algbw * bus / newest_bus;  // ring: algbw = busBw x n / steps
+  const double latency =
+      software_latency ? nccl_latency_us(v, NcclAlgo::ring, Protocol::ll128, kind, bytes, true)
+                       : 0.0;
+  return latency + (bytes > 0.0 ? bytes / (1000.0 * algbw) : 0.0);
+}
+
 std::optional<double> nccl_version_rank_us(const TopologyView& v, const ChannelPlan& plan,
-                                           NcclAlgo algo, OpKind kind, double bytes,
-                                           bool software_latency) {
+                                           NcclAlgo algo, Protocol protocol, OpKind kind,
+                                           double bytes, bool software_latency) {
   const int version = v.nccl_version;
   const NcclVersionTerms& t = kNcclVersionTerms;
+  if (algo == NcclAlgo::ring && protocol == Protocol::ll128) {
+    return blackwell_ring_ll128_rank_us(v, plan, kind, bytes, software_latency);
+  }
   if (version == 0 || algo != NcclAlgo::nvls_tree || kind != OpKind::all_reduce || v.nodes < 2 ||
       v.nranks < 2) {
     return std::nullopt;

@@ -140,3 +140,43 @@ TEST_CASE("NCCL 2.28-2.29 rank ring over NVLS-tree on 4+ Blackwell nodes: NVLS-t
             two_newest.choose(OpKind::all_reduce, 4 * kGiB, DataType::float32, "nvls_tree").rank_us)
             .epsilon(1e-12));
 }
+
+// Blackwell's ring/LL128 per-channel cap (perChMaxRingLL128Bws, NVIDIA/nccl src/graph/tuning.cc):
+// 2 x 36.7 = 73.4 GB/s at every node count to v2.28.3-1, {73.4, 34.6, 73.4} in v2.28.7-1 /
+// v2.28.9-1, {34.5, 34.6, 34.5} in v2.29.2-1 / v2.29.3-1, 40.0 from v2.29.7-1 (kNccl's). On 4
+// GB200s of a tray each ring channel carries more than 40 GB/s of NVLink, so NCCL 2.25.1 ranks
+// LL128 faster than the newest model does: Azure's ND GB200 v6 run (2.25.1, `-g 4`) takes 76 us at
+// 16 MiB, ring/LL128's price (69.7 us, -8%) where ring/Simple's is 89.2 (+17%)
+// (tests/fidelity/figures/nvl72.csv).
+TEST_CASE("Blackwell ring/LL128 ranks under its NCCL version's per-channel cap",
+          "[sim][tuner][version]") {
+  const topo::Topology t = topo::load_topology("gb200-nvl72-cluster-1x4");
+  const Tuner v2251(t, 0, 0, true, 22501), v2292(t, 0, 0, true, 22902), newest(t, 0);
+  CHECK(choice(v2251, 16 * kMiB) == "ring/LL128");
+  CHECK(choice(newest, 16 * kMiB) == "ring/Simple");
+  const auto slope = [](const Tuner& tuner) {
+    const auto rank = [&tuner](std::size_t bytes) {
+      return tuner.choose(OpKind::all_reduce, bytes / 4, DataType::float32, "ring", Protocol::ll128)
+          .rank_us;
+    };
+    return rank(64 * kMiB) - rank(16 * kMiB);
+  };
+  // 2.29.2's 34.5 binds where the newest 40 does; 2.25.1's 73.4 is above the NVLink's share.
+  CHECK(slope(v2292) == Approx(slope(newest) * 40.0 / 34.5).epsilon(1e-9));
+  CHECK(slope(v2251) < slope(newest));
+  // The call as run is the newest model's at every version.
+  CHECK(
+      v2251.choose(OpKind::all_reduce, kMiB, DataType::float32, "ring", Protocol::ll128).time_us ==
+      Approx(newest.choose(OpKind::all_reduce, kMiB, DataType::float32, "ring", Protocol::ll128)
+                 .time_us)
+          .epsilon(1e-12));
+  // Hopper keeps 36.7 in every version: no version term.
+  const topo::Topology h = topo::load_topology("dgx-h100");
+  CHECK(Tuner(h, 0, 0, true, 22501)
+            .choose(OpKind::all_reduce, kMiB, DataType::float32, "ring", Protocol::ll128)
+            .rank_us ==
+        Approx(Tuner(h, 0)
+                   .choose(OpKind::all_reduce, kMiB, DataType::float32, "ring", Protocol::ll128)
+                   .rank_us)
+            .epsilon(1e-12));
+}
