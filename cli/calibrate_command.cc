@@ -210,7 +210,11 @@ int run_calibrate_command(const CalibrateOptions& o, std::ostream& out) {
   out << "# NCCL's inter-node speed list makes NIC rates between its steps predict alike\n";
   write_output_file("--output", o.output,
                     [&](std::ostream& f) { f << topo::to_json(c.topology) << "\n"; });
-  out << "# wrote " << o.output << " (use it as --topology)\n";
+  // A multi-node file grows with its fit (`--set nodes=N`: topologies/src/topology_regrow.h).
+  out << "# wrote " << o.output << " (use it as --topology"
+      << (c.topology.node_count() > 1 ? "; --set nodes=N carries the fit to N nodes of its family"
+                                      : "")
+      << ")\n";
   return 0;
 }
 

@@ -31,17 +31,17 @@ namespace twinccl::cli {
 namespace {
 
 // What to name for a log of `ranks` on `nodes`: the given topology's own preset at that size
-// (edits and a fit kept in a file do not scale with it: say how to carry them), else an H100
-// cluster or a file to write.
+// (edits and a fit kept in a file: `--set nodes=N` carries them, topologies/src/topology_regrow.h),
+// else an H100 cluster or a file to write.
 std::string preset_for(int ranks, int nodes, const topo::Topology& t,
                        const std::string& topo_name) {
   if (const auto family = topo::preset_with_nodes(t.name(), nodes, ranks)) {
     const std::size_t plus = t.name().find('+');
     if (plus == std::string::npos) return *family;
     return fmt::format(
-        "{0}; --topology {1} holds {2} node(s) and its edits ({3}) do not scale with it: to "
-        "carry them to {4} node(s), run `twinccl calibrate` again with --topology {0}, or give "
-        "{0} the same edits (--set NAME=VALUE)",
+        "{0}; --topology {1} holds {2} node(s) and its edits ({3}): to carry them to {4} "
+        "node(s), add --set nodes={4} (it builds {0} with them), or run `twinccl calibrate` "
+        "again with --topology {0}",
         *family, topo_name, t.node_count(), t.name().substr(plus + 1), nodes);
   }
   if (nodes > 0 && ranks % nodes == 0 && ranks / nodes == 8) {

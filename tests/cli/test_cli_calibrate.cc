@@ -109,8 +109,9 @@ TEST_CASE("calibrate: the residual table stays aligned under a long log path", "
 }
 
 // "Measure two nodes, predict four": a file fitted on mi355x-roce-2 holds 2 nodes. The 4-node log
-// (or --set nodes=4) is refused, naming the file's own family at 4 nodes and how to carry the fit
-// there, not another machine's cluster (it said h100-cluster-4).
+// on it alone is refused, naming the file's own family at 4 nodes and how to carry the fit there
+// (--set nodes=4), not another machine's cluster (it said h100-cluster-4); with --set nodes=4 the
+// file grows from mi355x-roce-4 with its fitted settings and predicts the 4-node log.
 TEST_CASE("calibrate: a fitted file asked for more nodes names its own preset", "[cli]") {
   const twinccl_test::ScratchDir scratch("twinccl-cal-family");
   const std::string out = scratch.path("fit.json");
@@ -126,11 +127,15 @@ TEST_CASE("calibrate: a fitted file asked for more nodes names its own preset", 
   const auto file = run_cli("compare " + four + " --ranks 32 --nodes 4 --topology " + out);
   CHECK(file.exit_code == 2);
   CHECK_THAT(file.out, Catch::Contains("use mi355x-roce-4") &&
+                           Catch::Contains("add --set nodes=4 (it builds mi355x-roce-4") &&
                            Catch::Contains("calibrate` again with --topology mi355x-roce-4") &&
                            !Catch::Contains("h100"));
-  const auto nodes = run_cli("perf all_reduce -b 1M -e 1M --topology " + out + " --set nodes=4");
-  CHECK(nodes.exit_code == 2);
-  CHECK_THAT(nodes.out, Catch::Contains("(mi355x-roce-4)") && !Catch::Contains("h100"));
+  const auto grown =
+      run_cli("compare " + four + " --ranks 32 --nodes 4 --topology " + out + " --set nodes=4");
+  CHECK(grown.exit_code == 0);
+  CHECK_THAT(grown.out, Catch::Contains("mi355x-roce-4 (this family at 4 nodes) with this "
+                                        "topology's settings nvlink_gbps=") &&
+                            Catch::Contains("bandwidth      2     +0.7%"));
   // Racks: the 2-rack GB300 log on the one-rack preset names the 2-rack one.
   const auto racks =
       run_cli("compare " + log_path("oci-gb300-32tray-2rack-all_reduce-512K-16G.log") +

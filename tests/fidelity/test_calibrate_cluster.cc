@@ -15,6 +15,7 @@
 // B200 clusters, which do at 4 - 64 nodes: test_calibrate_cluster_figures.cc).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -23,6 +24,8 @@
 #include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
+#include "twinccl/topologies/topology_file.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -149,4 +152,30 @@ TEST_CASE("calibrate on nccl-tests#309's 8-node H100 cluster: no one-node log, r
   // On the preset the 2-node NVLS-tree rows are within 2% (the 4- and 8-node ring rows are 15%
   // fast: docs/fidelity.md).
   CHECK(std::abs(bandwidth_error(topo::load_topology("h100-cluster-8"), two)) < 0.02);
+}
+
+TEST_CASE(
+    "calibrate on the 2-node preset, then --set nodes=4: the 4-node prediction of a fit "
+    "on the 4-node preset") {
+  // The user's path (README): `calibrate 1n.log 2n.log -t mi325x-roce-2 -o my.json`, then
+  // `perf --topology my.json --set nodes=4`: the file grows from its family's preset with the
+  // settings its name records (topologies/src/topology_regrow.h), as if calibrated on the 4-node
+  // preset, instead of being refused.
+  const auto one = cluster_log("oci-mi355x-pollara-1node-all_reduce-8G-16G.log", 8, 1);
+  const auto two = cluster_log("oci-mi355x-pollara-2node-all_reduce-8G-16G.log", 16, 2);
+  const auto four = cluster_log("oci-mi355x-pollara-4node-all_reduce-8G-16G.log", 32, 4);
+  const Calibration on_two =
+      calibrate(topo::load_topology("mi325x-roce-2"), joined(one, two), {.latencies = false});
+  const Calibration on_four =
+      calibrate(topo::load_topology("mi325x-roce-4"), joined(one, two), {.latencies = false});
+  const auto path = std::filesystem::temp_directory_path() / "twinccl-calibrated-2node.json";
+  topo::save_topology_json(on_two.topology, path);
+  topo::TopologyEdits four_nodes;
+  four_nodes.settings.push_back(topo::parse_setting("nodes=4"));
+  const topo::Topology grown =
+      topo::apply_edits(topo::load_topology_json(path), four_nodes).topology;
+  std::filesystem::remove(path);
+  CHECK(grown.node_count() == 4);
+  CHECK(bandwidth_error(grown, four) == Approx(bandwidth_error(on_four.topology, four)));
+  CHECK(std::abs(bandwidth_error(grown, four)) <= 0.02);
 }

@@ -5,7 +5,8 @@
 // result is an ordinary Topology: routing (router.cc) finds paths around removed parts by itself,
 // the analytic model reads the changed per-GPU/per-NIC figures through summary(), and the flow
 // model times the changed links. `nodes` runs first (rail_cluster() repeats a one-node topology;
-// a multi-node one keeps nodes 0..N-1), then nics_per_node, rates, latencies, oversubscription,
+// a multi-node one keeps nodes 0..N-1, or grows to more from its family's preset with the settings
+// its name records: topology_regrow.h), then nics_per_node, rates, latencies, oversubscription,
 // nvls (the NVLS fact, NCCL_NVLS_ENABLE),
 // then faults. A failed NIC on an 8-NIC node:
 //     before: n1.gpu3 -> n1.pcie1 -> n1.nic3 -> leaf.su0.r3      (rail 3)
@@ -17,11 +18,13 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <variant>
 
 #include "capped_text.h"
 #include "topology_edit_faults.h"
 #include "topology_edit_graph.h"
 #include "topology_edit_table.h"
+#include "topology_regrow.h"
 #include "twinccl/errors.h"
 #include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
@@ -64,10 +67,27 @@ Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& note
     }
   }
   if (nodes > t.node_count()) {
+    auto grown = detail::regrow(t, nodes);
+    if (auto* r = std::get_if<detail::Regrown>(&grown)) {
+      const bool share = r->settings.find("nic_delivered_share=") != std::string::npos;
+      notes.push_back(fmt::format(
+          "{}: {} (this family at {} nodes){}{}", flag, r->preset, nodes,
+          r->settings.empty() ? std::string()
+                              : fmt::format(" with this topology's settings {}, as fitted on its "
+                                            "{} nodes",
+                                            r->settings, t.node_count()),
+          share ? fmt::format("; a NIC share `calibrate --scale-trend` extrapolated to {} nodes "
+                              "stays as it is (calibrate with --topology {} --scale-trend to "
+                              "extrapolate it to {})",
+                              t.node_count(), r->preset, nodes)
+                : std::string()));
+      return std::move(r->topology);
+    }
     throw InvalidArgument(fmt::format(
-        "{}: {} has {} nodes on its own network; nodes can lower that (1..{}) or repeat a "
-        "one-node topology; for more, name a larger topology ({})",
-        flag, t.name(), t.node_count(), t.node_count(),
+        "{}: {} has {} nodes on its own network and cannot grow: {}; nodes can lower that "
+        "(1..{}) or repeat a one-node topology; for more, name a larger topology ({}) with the "
+        "same --set edits, or calibrate on it",
+        flag, t.name(), t.node_count(), std::get<std::string>(grown), t.node_count(),
         preset_with_nodes(t.name(), nodes, nodes * t.gpu_count() / t.node_count())
             .value_or(fmt::format("h100-cluster-{}", nodes))));
   }

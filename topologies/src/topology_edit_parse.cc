@@ -78,8 +78,9 @@ const std::vector<ParameterSpec>& parameter_specs() {
         "fat-tree oversubscription R:1: links between network switches at 1/R of their "
         "rate (1..1024)");
     add("nodes", ParameterKind::nodes, LinkType::network, 1, 1024, true,
-        "N nodes: a one-node topology repeated on a rail-optimized fat-tree, or nodes "
-        "0..N-1 of a multi-node one (1..1024)");
+        "N nodes: a one-node topology repeated on a rail-optimized fat-tree, nodes 0..N-1 "
+        "of a multi-node one, or more: its family's preset at N with the settings its name "
+        "records (a calibrated file) (1..1024)");
     add("nvls", ParameterKind::nvls, LinkType::network, 0, 1, true,
         "0 = NVLS and NVLS-tree off, as NCCL_NVLS_ENABLE=0; 1 = on (Hopper or Blackwell "
         "GPUs on an NVSwitch)");
