@@ -227,6 +227,12 @@ Calibration calibrate(const topo::Topology& topology, const std::vector<NcclTest
   if (options.scale_trend) {
     const detail::TrendShare s = detail::trend_share(c.scale_trend, share_now, per_node);
     fit.set("nic_delivered_share", s.after);
+    // The trend itself, from the topology's node count: `--set nodes=N` on the file moves the
+    // share with it (topology.h nic_share_trend_factor), as calibrating on that topology would.
+    fit.set("nic_share_per_doubling",
+            std::clamp(c.scale_trend->per_doubling, -topo::limits::max_nic_share_per_doubling,
+                       topo::limits::max_nic_share_per_doubling));
+    fit.set("nic_share_nodes", topology.node_count());
     c.topology = topo::apply_edits(topology, fit.edits).topology;
     share = CalibratedParameter{"nic_delivered_share",
                                 share_before,

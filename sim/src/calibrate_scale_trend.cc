@@ -99,8 +99,10 @@ TrendShare trend_share(const std::optional<CalibrationScaleTrend>& trend, double
                        topo::limits::max_nic_delivered_share);
   s.note = fmt::format(
       "set from the trend with the node count ({:+.1f}% per doubling over {} - {} nodes) for the "
-      "topology's {} nodes: {:.3g} x (1 {} {:.1f}%){}; the file prices every node count with it, "
-      "the logs' own too (their rows above); an extrapolation, not a measurement",
+      "topology's {} nodes: {:.3g} x (1 {} {:.1f}%){}; the file prices every run on it with it, "
+      "the "
+      "logs' own too (their rows above), and carries the trend (`--set nodes=N` moves the share "
+      "with it); an extrapolation, not a measurement",
       trend->per_doubling * 100.0, trend->nodes.front(), trend->nodes.back(), trend->topology_nodes,
       share_before, trend->at_topology < 0 ? "-" : "+", std::abs(trend->at_topology) * 100.0,
       s.after != wanted ? fmt::format(", held at the share's limit {:g} (a network moves no "

@@ -161,8 +161,10 @@ ChannelPlan nccl_launched_channels(const TopologyView& view, ChannelPlan plan, N
 // bandwidth: the share of a NIC's line rate a channel gets (0.96 for 400 Gb/s). 1 without NICs.
 double network_efficiency(const TopologyView& view);
 // The share of the NICs' rate a call across nodes moves: the topology's nic_delivered_share, else
-// its network class's (network_class.h delivered_fraction: TCPX 0.85, else 1). Its one owner:
-// TopologyView::nic_delivered_share, the alpha-beta routes and the p2p exchanges read it here.
+// its network class's (network_class.h delivered_fraction: TCPX 0.85, else 1), moved to the
+// topology's node count by a trend calibrate fitted (topology.h nic_share_trend_factor). Its one
+// owner: TopologyView::nic_delivered_share, the alpha-beta routes and the p2p exchanges read it
+// here.
 double nic_delivered_share(const topo::Topology& topology);
 // NCCL's tree on 2 nodes (search.cc pass 2): its intra speed over the ring's per-channel (NIC)
 // speed, raised along the arch's inter list below 2 x the NIC speed while the channels fit the

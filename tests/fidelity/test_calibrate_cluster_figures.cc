@@ -27,6 +27,7 @@
 #include "twinccl/sim/nccl_tests_log.h"
 #include "twinccl/sim/timing.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
 
 using namespace twinccl;
 using namespace twinccl::sim;
@@ -423,6 +424,13 @@ TEST_CASE(
   // -6.4 / -9.2% -> -1.5 / +2.3 / +0.7%; NCCL's choice all_reduce -8.5 / -8.8 / -12.9% -> -2.7 /
   // -0.1 / -3.1%; all_gather 16 / 32 -7.7 / -8.4% -> -1.9 / +0.2%; NVLS-tree forced at 46 nodes
   // -17.8% -> -8.6% (its own deficit beyond the ring's stays, docs/fidelity.md).
+  // Once on the logs' own 8 nodes, the file carries the trend: `--set nodes=N` on it predicts as
+  // calibrating on b200-cluster-N does (topologies/src/topology_regrow.h).
+  const Calibration on_eight = calibrate(topo::load_topology("b200-cluster-8"),
+                                         logs_of(fit, 1, "2.29.7", /*algo_as_logged=*/true),
+                                         {.latencies = false, .scale_trend = true});
+  CHECK(on_eight.topology.facts().nic_share_per_doubling < -0.02);
+  CHECK(on_eight.topology.facts().nic_share_nodes == 8);
   for (const Judged& j : judged) {
     const topo::Topology preset = topo::load_topology("b200-cluster-" + std::to_string(j.nodes));
     const std::vector<NcclTestsTable> logs = logs_of(fit, 1, "2.29.7", /*algo_as_logged=*/true);
@@ -439,6 +447,10 @@ TEST_CASE(
                         << " nodes: " << before * 100 << "% -> " << after * 100 << "%");
       CHECK(std::abs(after) < std::abs(before));
       CHECK(std::abs(after) <= (std::string(f.algorithm) == "nvls_tree" ? 0.10 : 0.05));
+      topo::TopologyEdits grow;
+      grow.settings.push_back(topo::parse_setting("nodes=" + std::to_string(j.nodes)));
+      CHECK(error_of(topo::apply_edits(on_eight.topology, grow).topology, f, 1, "2.29.7") ==
+            Approx(after).margin(1e-9));
     }
   }
 }

@@ -82,3 +82,34 @@ TEST_CASE("nic_delivered_share: alltoall (direct) and send/recv across nodes mov
     CHECK(p2p_share / p2p_full < 1.0 / 0.8 + 1e-9);
   }
 }
+
+TEST_CASE("a share trend (calibrate --scale-trend) moves the share with the topology's nodes") {
+  // 0.8 at 4 nodes, -10% a doubling: 0.72 at 8, 0.648 at 16; at 2 nodes 0.8 / 0.9 = 0.889; the
+  // trend starts from the topology as given when its node count is not said. Each is priced as the
+  // preset of that size with the share set outright (a NIC-bound 16 GiB ring).
+  const topo::Topology trend =
+      twinccl_test::with_settings(topo::load_topology("b200-cluster-4"),
+                                  {"nic_delivered_share=0.8", "nic_share_per_doubling=-0.1"});
+  CHECK(trend.facts().nic_share_nodes == 4);
+  CHECK(trend.name() ==
+        "b200-cluster-4+nic_delivered_share=0.8,nic_share_per_doubling=-0.1,"
+        "nic_share_nodes=4");
+  const auto ring_us = [](const topo::Topology& t) {
+    return all_reduce(t, t.gpu_count(), 16 * kGiB, "ring").time_us;
+  };
+  const auto preset_at = [](int nodes, double share) {
+    return twinccl_test::with_settings(topo::load_topology("b200-cluster-" + std::to_string(nodes)),
+                                       {"nic_delivered_share=" + std::to_string(share)});
+  };
+  CHECK(ring_us(trend) == Approx(ring_us(preset_at(4, 0.8))).epsilon(1e-6));
+  for (const auto& [nodes, share] : {std::pair{8, 0.72}, {16, 0.648}, {2, 0.8 / 0.9}}) {
+    INFO(nodes << " nodes");
+    const topo::Topology t = twinccl_test::with_settings(trend, {"nodes=" + std::to_string(nodes)});
+    CHECK(ring_us(t) == Approx(ring_us(preset_at(nodes, share))).epsilon(1e-5));
+  }
+  // Up the trend, never above the NICs' line rate.
+  const topo::Topology rising = twinccl_test::with_settings(
+      topo::load_topology("b200-cluster-4"),
+      {"nic_delivered_share=0.9", "nic_share_per_doubling=0.5", "nodes=16"});
+  CHECK(ring_us(rising) == Approx(ring_us(topo::load_topology("b200-cluster-16"))).epsilon(1e-6));
+}

@@ -76,9 +76,9 @@ TEST_CASE("a topology file fitted on 2 nodes grows with the settings its name re
       edit(load_topology("aws-p5-2"), {"nic_gbps=25", "nic_delivered_share=0.9"}).topology;
   const Topology file = saved_and_loaded(fitted, "twinccl-regrow-fitted.json");
   const EditedTopology grown = edit(file, {"nodes=16"});
-  check_same_parts(grown.topology,
-                   edit(load_topology("aws-p5-16"), {"nic_gbps=25", "nic_delivered_share=0.9"})
-                       .topology);
+  check_same_parts(
+      grown.topology,
+      edit(load_topology("aws-p5-16"), {"nic_gbps=25", "nic_delivered_share=0.9"}).topology);
   CHECK(grown.topology.node_count() == 16);
   CHECK(grown.topology.facts().network == NetworkClass::efa);
   REQUIRE(grown.notes.size() == 1);
@@ -92,12 +92,11 @@ TEST_CASE("a topology file fitted on 2 nodes grows with the settings its name re
 TEST_CASE("growth the name cannot rebuild is refused, naming why", "[topologies][whatif]") {
   const Topology fitted = edit(load_topology("aws-p5-2"), {"nic_gbps=25"}).topology;
   // A file whose first NIC link was edited by hand: its name no longer says what it is.
-  const Topology by_hand =
-      saved_and_loaded(fitted, "twinccl-regrow-by-hand.json", "\"bandwidth_gbps\":25.0",
-                       "\"bandwidth_gbps\":20.0");
-  CHECK_THROWS_WITH(edit(by_hand, {"nodes=4"}),
-                    Contains("cannot grow") && Contains("edited by hand") &&
-                        Contains("name a larger topology (aws-p5-4)"));
+  const Topology by_hand = saved_and_loaded(fitted, "twinccl-regrow-by-hand.json",
+                                            "\"bandwidth_gbps\":25.0", "\"bandwidth_gbps\":20.0");
+  CHECK_THROWS_WITH(edit(by_hand, {"nodes=4"}), Contains("cannot grow") &&
+                                                    Contains("edited by hand") &&
+                                                    Contains("name a larger topology (aws-p5-4)"));
   // A fault names parts of the 2-node topology.
   const Topology failed = edit(h100_cluster(2), {}, {"nic3@node1"}).topology;
   CHECK_THROWS_WITH(edit(failed, {"nodes=4"}), Contains("records a fault"));
@@ -105,4 +104,28 @@ TEST_CASE("growth the name cannot rebuild is refused, naming why", "[topologies]
   const Topology own = saved_and_loaded(load_topology("aws-p5-2"), "twinccl-regrow-own.json",
                                         "\"name\": \"aws-p5-2\"", "\"name\": \"my-cluster\"");
   CHECK_THROWS_WITH(edit(own, {"nodes=4"}), Contains("names no preset family"));
+}
+
+TEST_CASE("a share trend is a file fact: written, read back, carried when the file grows",
+          "[topologies][whatif]") {
+  const Topology fitted =
+      edit(load_topology("aws-p5-2"), {"nic_delivered_share=0.9", "nic_share_per_doubling=-0.05"})
+          .topology;
+  CHECK(fitted.facts().nic_share_nodes == 2);  // from the topology as given
+  CHECK_THAT(to_json(fitted),
+             Contains("\"nic_share_per_doubling\": -0.05") && Contains("\"nic_share_nodes\": 2"));
+  const Topology file = saved_and_loaded(fitted, "twinccl-regrow-trend.json");
+  CHECK(file.facts().nic_share_per_doubling == -0.05);
+  const EditedTopology grown = edit(file, {"nodes=8"});
+  CHECK(grown.topology.facts().nic_share_nodes == 2);
+  CHECK(grown.topology.facts().nic_delivered_share == 0.9);
+  CHECK(nic_share_trend_factor(grown.topology.facts(), 8) == Approx(0.95 * 0.95));
+  CHECK_THAT(grown.notes[0], Contains("follows the trend it holds (-5.0% per doubling from 2 "
+                                      "nodes: x 0.902 at 8)"));
+  // A trend without the node count it starts from, or beyond +-50% a doubling, is refused.
+  CHECK_THROWS_WITH(saved_and_loaded(fitted, "twinccl-regrow-trend-bad.json",
+                                     "\"nic_share_nodes\": 2", "\"nic_share_nodes\": 0"),
+                    Contains("nic_share_per_doubling must be within +-0.5") &&
+                        Contains("the node count it starts from"));
+  CHECK_THROWS_WITH(parse_setting("nic_share_per_doubling=-0.6"), Contains("must be in -0.5..0.5"));
 }

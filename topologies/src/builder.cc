@@ -57,6 +57,11 @@ TopologyBuilder& TopologyBuilder::nic_delivered_share(double share) {
   facts_.nic_delivered_share = share;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::nic_share_trend(double per_doubling, int from_nodes) {
+  facts_.nic_share_per_doubling = per_doubling;
+  facts_.nic_share_nodes = from_nodes;
+  return *this;
+}
 TopologyBuilder& TopologyBuilder::p2p_net_chunk_bytes(double bytes) {
   facts_.p2p_net_chunk_bytes = bytes;
   return *this;

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
+#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/network_nccl_env.h"
 
 namespace twinccl::topo {
@@ -70,7 +72,22 @@ std::string describe(const Topology& t) {
         "  latency   host launch {} per call, {} per GPU of a -g N thread; network hop {:+g} us\n",
         us(s.host_launch_us), us(s.group_launch_us), s.network_hop_extra_us);
   }
-  if (s.nic_delivered_share > 0) {
+  const TopologyFacts& facts = t.facts();
+  const double trend = nic_share_trend_factor(facts, t.node_count());
+  if (facts.nic_share_per_doubling != 0.0) {
+    out += fmt::format(
+        "  NIC share {} at {} nodes, {:+.1f}% per doubling of nodes: {} at these {} (of the NICs' "
+        "rate moved by a collective across nodes)\n",
+        s.nic_delivered_share > 0 ? fmt::format("{:g}", s.nic_delivered_share)
+                                  : std::string("the network class's"),
+        facts.nic_share_nodes, facts.nic_share_per_doubling * 100.0,
+        s.nic_delivered_share > 0
+            ? fmt::format("{:.3g}",
+                          std::clamp(s.nic_delivered_share * trend, limits::min_nic_delivered_share,
+                                     limits::max_nic_delivered_share))
+            : fmt::format("x {:.3g}", trend),
+        t.node_count());
+  } else if (s.nic_delivered_share > 0) {
     out += fmt::format("  NIC share {:g} of the NICs' rate moved by a collective across nodes\n",
                        s.nic_delivered_share);
   }

@@ -214,6 +214,8 @@ Topology read_document(const json& doc) {
                "group_launch_us",
                "network_hop_extra_us",
                "nic_delivered_share",
+               "nic_share_per_doubling",
+               "nic_share_nodes",
                "p2p_net_chunk_bytes",
                "nccl_buffsize_bytes",
                "defaults",
@@ -251,6 +253,11 @@ Topology read_document(const json& doc) {
   // 0 or 0.05 .. 1: validate() names the gap between.
   builder.nic_delivered_share(number_field(doc, none, root, "nic_delivered_share", 0.0, 0.0,
                                            limits::max_nic_delivered_share, ""));
+  // A trend needs the node count it starts from: validate() says so.
+  builder.nic_share_trend(
+      number_field(doc, none, root, "nic_share_per_doubling", 0.0,
+                   -limits::max_nic_share_per_doubling, limits::max_nic_share_per_doubling, ""),
+      static_cast<int>(int_field(doc, none, root, "nic_share_nodes", 0, 0, limits::max_nodes)));
   builder.p2p_net_chunk_bytes(number_field(doc, none, root, "p2p_net_chunk_bytes", 0.0, 0.0,
                                            limits::max_nccl_buffer_bytes, "bytes"));
   builder.nccl_buffsize_bytes(number_field(doc, none, root, "nccl_buffsize_bytes", 0.0, 0.0,

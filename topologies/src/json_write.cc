@@ -67,6 +67,10 @@ std::string to_json(const Topology& t) {
   if (t.facts().nic_delivered_share > 0) {
     head["nic_delivered_share"] = t.facts().nic_delivered_share;
   }
+  if (t.facts().nic_share_per_doubling != 0) {
+    head["nic_share_per_doubling"] = t.facts().nic_share_per_doubling;
+    head["nic_share_nodes"] = t.facts().nic_share_nodes;
+  }
   if (t.facts().p2p_net_chunk_bytes > 0)
     head["p2p_net_chunk_bytes"] = t.facts().p2p_net_chunk_bytes;
   if (t.facts().nccl_buffsize_bytes > 0)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -94,6 +95,12 @@ Topology::Topology(std::shared_ptr<const TopologyData> data) : data_(std::move(d
 const std::string& Topology::name() const { return data_->name; }
 const std::string& Topology::description() const { return data_->description; }
 const TopologyFacts& Topology::facts() const { return data_->facts; }
+double nic_share_trend_factor(const TopologyFacts& facts, int nodes) {
+  if (facts.nic_share_per_doubling == 0.0 || facts.nic_share_nodes <= 0 || nodes <= 0) return 1.0;
+  return std::pow(1.0 + facts.nic_share_per_doubling,
+                  std::log2(static_cast<double>(nodes) / facts.nic_share_nodes));
+}
+
 std::span<const Vertex> Topology::vertices() const { return data_->vertices; }
 std::span<const Link> Topology::links() const { return data_->links; }
 

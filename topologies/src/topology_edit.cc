@@ -50,6 +50,30 @@ bool is_network_switch(const EditGraph& g, VertexId v) {
   return g.vertices[static_cast<std::size_t>(v)].kind == VertexKind::network_switch;
 }
 
+// What a grown topology carries (topology_regrow.h): its settings, and how its NICs' delivered
+// share meets the new node count: by the trend the file holds, else as fitted on fewer nodes.
+std::string grown_settings_note(const detail::Regrown& r, int from_nodes, int nodes) {
+  if (r.settings.empty()) return "";
+  const TopologyFacts& f = r.topology.facts();
+  std::string share;
+  if (f.nic_share_per_doubling != 0.0) {
+    share = fmt::format(
+        "; its NICs' delivered share follows the trend it holds ({:+.1f}% per "
+        "doubling from {} nodes: x {:.3g} at {})",
+        f.nic_share_per_doubling * 100.0, f.nic_share_nodes, nic_share_trend_factor(f, nodes),
+        nodes);
+  } else if (r.settings.find("nic_gbps=") != std::string::npos ||
+             r.settings.find("nic_delivered_share=") != std::string::npos) {
+    share = fmt::format(
+        "; the NIC figures fitted on {} nodes are carried as if the fabric "
+        "delivered as much with {} nodes sharing it (logs of 3 or more node counts "
+        "give the trend: `twinccl calibrate --scale-trend`)",
+        from_nodes, nodes);
+  }
+  return fmt::format(" with this topology's settings {}, as fitted on its {} nodes{}", r.settings,
+                     from_nodes, share);
+}
+
 // `nodes=N` before anything else: it changes the vertex set the other edits name.
 Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& notes) {
   const std::string flag = fmt::format("--set nodes={}", nodes);
@@ -69,18 +93,8 @@ Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& note
   if (nodes > t.node_count()) {
     auto grown = detail::regrow(t, nodes);
     if (auto* r = std::get_if<detail::Regrown>(&grown)) {
-      const bool share = r->settings.find("nic_delivered_share=") != std::string::npos;
-      notes.push_back(fmt::format(
-          "{}: {} (this family at {} nodes){}{}", flag, r->preset, nodes,
-          r->settings.empty() ? std::string()
-                              : fmt::format(" with this topology's settings {}, as fitted on its "
-                                            "{} nodes",
-                                            r->settings, t.node_count()),
-          share ? fmt::format("; a NIC share `calibrate --scale-trend` extrapolated to {} nodes "
-                              "stays as it is (calibrate with --topology {} --scale-trend to "
-                              "extrapolate it to {})",
-                              t.node_count(), r->preset, nodes)
-                : std::string()));
+      notes.push_back(fmt::format("{}: {} (this family at {} nodes){}", flag, r->preset, nodes,
+                                  grown_settings_note(*r, t.node_count(), nodes)));
       return std::move(r->topology);
     }
     throw InvalidArgument(fmt::format(
@@ -218,11 +232,26 @@ TopologyEdits last_setting_wins(const TopologyEdits& edits) {
   return out;
 }
 
+// A share trend set without the node count it starts from starts from the topology as given
+// (before `nodes`), unless it has one: recorded as a setting, so the name says it and a file grown
+// from its name (topology_regrow.h) reads it back.
+TopologyEdits with_trend_start(TopologyEdits edits, const Topology& topology) {
+  const auto has = [&](std::string_view name) {
+    return std::any_of(edits.settings.begin(), edits.settings.end(),
+                       [&](const Setting& s) { return s.name == name; });
+  };
+  if (has("nic_share_per_doubling") && !has("nic_share_nodes") &&
+      topology.facts().nic_share_nodes == 0) {
+    edits.settings.push_back({"nic_share_nodes", static_cast<double>(topology.node_count())});
+  }
+  return edits;
+}
+
 }  // namespace
 
 EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits) {
   if (edits.empty()) return {topology, {}, {}};
-  const TopologyEdits effective = last_setting_wins(edits);
+  const TopologyEdits effective = with_trend_start(last_setting_wins(edits), topology);
   std::vector<std::string> notes;
   Topology current = topology;
   for (const Setting& s : effective.settings) {
@@ -253,6 +282,8 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     if (kind == ParameterKind::group_launch_us) g.facts.group_launch_us = s.value;
     if (kind == ParameterKind::network_hop_extra_us) g.facts.network_hop_extra_us = s.value;
     if (kind == ParameterKind::nic_delivered_share) g.facts.nic_delivered_share = s.value;
+    if (kind == ParameterKind::nic_share_per_doubling) g.facts.nic_share_per_doubling = s.value;
+    if (kind == ParameterKind::nic_share_nodes) g.facts.nic_share_nodes = static_cast<int>(s.value);
     if (kind == ParameterKind::p2p_net_chunk_bytes) g.facts.p2p_net_chunk_bytes = s.value;
     if (kind == ParameterKind::nccl_buffsize_bytes) g.facts.nccl_buffsize_bytes = s.value;
     if (kind == ParameterKind::host_cpu)

@@ -103,6 +103,16 @@ const std::vector<ParameterSpec>& parameter_specs() {
                     "{:g} .. {:g}; NCCL still ranks algorithms at the full rate (what "
                     "`twinccl calibrate --scale-trend` sets)",
                     limits::min_nic_delivered_share, limits::max_nic_delivered_share));
+    add("nic_share_per_doubling", ParameterKind::nic_share_per_doubling, LinkType::network,
+        -limits::max_nic_share_per_doubling, limits::max_nic_share_per_doubling, false,
+        fmt::format("the NICs' delivered share's change per doubling of nodes (-0.03: 3% less "
+                    "each doubling), from nic_share_nodes (else the topology's node count as "
+                    "given): --set nodes=N then moves the share with it; 0 = none, within "
+                    "+-{:g} (what `twinccl calibrate --scale-trend` sets)",
+                    limits::max_nic_share_per_doubling));
+    add("nic_share_nodes", ParameterKind::nic_share_nodes, LinkType::network, 1, 1024, true,
+        "the node count nic_delivered_share holds at, from which nic_share_per_doubling moves it "
+        "(1..1024)");
     const NetworkNcclEnv efa = network_nccl_env(NetworkClass::efa);  // the help's example
     add("p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
         limits::max_nccl_buffer_bytes, true,

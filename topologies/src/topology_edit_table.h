@@ -17,15 +17,17 @@ enum class ParameterKind {
   nics_per_node,
   oversubscription,
   nodes,
-  nvls,                  // 0/1: NVLS and NVLS-tree off/on (NCCL_NVLS_ENABLE)
-  host_launch_us,        // the fact TopologyFacts::host_launch_us
-  group_launch_us,       // the fact TopologyFacts::group_launch_us
-  network_hop_extra_us,  // the fact TopologyFacts::network_hop_extra_us
-  nic_delivered_share,   // the fact TopologyFacts::nic_delivered_share
-  p2p_net_chunk_bytes,   // the fact TopologyFacts::p2p_net_chunk_bytes
-  nccl_buffsize_bytes,   // the fact TopologyFacts::nccl_buffsize_bytes
-  host_cpu,              // the fact TopologyFacts::host_cpu, one of `choices`
-  network,               // the fact TopologyFacts::network (its class), one of `choices`
+  nvls,                    // 0/1: NVLS and NVLS-tree off/on (NCCL_NVLS_ENABLE)
+  host_launch_us,          // the fact TopologyFacts::host_launch_us
+  group_launch_us,         // the fact TopologyFacts::group_launch_us
+  network_hop_extra_us,    // the fact TopologyFacts::network_hop_extra_us
+  nic_delivered_share,     // the fact TopologyFacts::nic_delivered_share
+  nic_share_per_doubling,  // the fact TopologyFacts::nic_share_per_doubling
+  nic_share_nodes,         // the fact TopologyFacts::nic_share_nodes
+  p2p_net_chunk_bytes,     // the fact TopologyFacts::p2p_net_chunk_bytes
+  nccl_buffsize_bytes,     // the fact TopologyFacts::nccl_buffsize_bytes
+  host_cpu,                // the fact TopologyFacts::host_cpu, one of `choices`
+  network,                 // the fact TopologyFacts::network (its class), one of `choices`
 };
 
 struct ParameterSpec {

@@ -18,7 +18,9 @@
 namespace twinccl::topo::detail {
 namespace {
 
-bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+bool close(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+}
 
 // The first part in which `a` and `b` differ, in words; nullopt when they are the same.
 std::optional<std::string> first_difference(const Topology& a, const Topology& b) {
@@ -30,26 +32,28 @@ std::optional<std::string> first_difference(const Topology& a, const Topology& b
     const Vertex &x = a.vertices()[i], &y = b.vertices()[i];
     if (x.name != y.name || x.kind != y.kind || x.node != y.node || x.rank != y.rank ||
         x.local_index != y.local_index || x.forwards != y.forwards ||
-        x.physical_switches != y.physical_switches || x.level != y.level ||
-        x.radix != y.radix || !close(x.port_bandwidth_gbps, y.port_bandwidth_gbps)) {
+        x.physical_switches != y.physical_switches || x.level != y.level || x.radix != y.radix ||
+        !close(x.port_bandwidth_gbps, y.port_bandwidth_gbps)) {
       return "vertex " + x.name;
     }
   }
   for (std::size_t i = 0; i < a.links().size(); ++i) {
     const Link &x = a.links()[i], &y = b.links()[i];
     if (x.a != y.a || x.b != y.b || x.type != y.type || x.duplex != y.duplex ||
-        x.sharing != y.sharing || x.lanes != y.lanes || !close(x.bandwidth_gbps, y.bandwidth_gbps) ||
-        !close(x.latency_us, y.latency_us)) {
+        x.sharing != y.sharing || x.lanes != y.lanes ||
+        !close(x.bandwidth_gbps, y.bandwidth_gbps) || !close(x.latency_us, y.latency_us)) {
       return fmt::format("link {} <-> {}", a.vertex(x.a).name, a.vertex(x.b).name);
     }
   }
   const TopologyFacts &f = a.facts(), &g = b.facts();
   const bool same_facts =
-      f.arch == g.arch && f.pcie_gen == g.pcie_gen && f.nvls == g.nvls &&
-      f.network == g.network && f.host_cpu == g.host_cpu && close(f.memory_gbps, g.memory_gbps) &&
+      f.arch == g.arch && f.pcie_gen == g.pcie_gen && f.nvls == g.nvls && f.network == g.network &&
+      f.host_cpu == g.host_cpu && close(f.memory_gbps, g.memory_gbps) &&
       close(f.host_launch_us, g.host_launch_us) && close(f.group_launch_us, g.group_launch_us) &&
       close(f.network_hop_extra_us, g.network_hop_extra_us) &&
       close(f.nic_delivered_share, g.nic_delivered_share) &&
+      close(f.nic_share_per_doubling, g.nic_share_per_doubling) &&
+      f.nic_share_nodes == g.nic_share_nodes &&
       close(f.p2p_net_chunk_bytes, g.p2p_net_chunk_bytes) &&
       close(f.nccl_buffsize_bytes, g.nccl_buffsize_bytes);
   if (!same_facts) return std::string("the machine's facts (host, network, NCCL settings)");
@@ -63,7 +67,8 @@ std::optional<std::vector<TopologyEdits>> edit_rounds(std::string_view name, std
   std::size_t plus = name.find('+');
   while (plus != std::string_view::npos) {
     const std::size_t next = name.find('+', plus + 1);
-    const std::string_view label = name.substr(plus + 1, next == name.npos ? next : next - plus - 1);
+    const std::string_view label =
+        name.substr(plus + 1, next == name.npos ? next : next - plus - 1);
     TopologyEdits round;
     std::size_t start = 0;
     while (start <= label.size()) {
@@ -77,7 +82,8 @@ std::optional<std::vector<TopologyEdits>> edit_rounds(std::string_view name, std
       try {
         round.settings.push_back(parse_setting(item));
       } catch (const InvalidArgument&) {
-        why = fmt::format("its name's edit '{}' does not read back as a setting", shown_value(item));
+        why =
+            fmt::format("its name's edit '{}' does not read back as a setting", shown_value(item));
         return std::nullopt;
       }
       start = comma + 1;
@@ -114,11 +120,13 @@ std::variant<Regrown, std::string> regrow(const Topology& topology, int nodes) {
   }
   try {
     if (const auto diff = first_difference(topology, with_rounds(*same_size, *rounds))) {
-      return fmt::format("{} with the settings its name records is not this topology ({} differs: "
-                         "a file edited by hand?)",
-                         *same_size, *diff);
+      return fmt::format(
+          "{} with the settings its name records is not this topology ({} differs: "
+          "a file edited by hand?)",
+          *same_size, *diff);
     }
-    return Regrown{with_rounds(*grown, *rounds), *grown, fmt::format("{}", fmt::join(carried, "+"))};
+    return Regrown{with_rounds(*grown, *rounds), *grown,
+                   fmt::format("{}", fmt::join(carried, "+"))};
   } catch (const Error& e) {
     return fmt::format("{} with the settings its name records: {}", *same_size, e.what());
   }

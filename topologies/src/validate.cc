@@ -264,6 +264,16 @@ void validate_facts(const TopologyData& d) {
         "{:g} .. {:g}, got {}",
         where(d), limits::min_nic_delivered_share, limits::max_nic_delivered_share, share));
   }
+  const double trend = d.facts.nic_share_per_doubling;
+  if (!(std::abs(trend) <= limits::max_nic_share_per_doubling) ||
+      (trend != 0.0 &&
+       !(d.facts.nic_share_nodes >= 1 && d.facts.nic_share_nodes <= limits::max_nodes))) {
+    throw ConfigError(fmt::format(
+        "{}nic_share_per_doubling must be within +-{:g} (the share's change per doubling of "
+        "nodes) with nic_share_nodes, the node count it starts from, 1 .. {}; got {} from {}",
+        where(d), limits::max_nic_share_per_doubling, limits::max_nodes, trend,
+        d.facts.nic_share_nodes));
+  }
   // 0 = not set here: the call runs with `unset`, the network's export or NCCL's default
   // (network_nccl_env.h), which the message names.
   const NetworkNcclEnv network_env = network_nccl_env(d.facts.network);

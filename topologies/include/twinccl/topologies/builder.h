@@ -72,6 +72,8 @@ class TopologyBuilder {
   TopologyBuilder& group_launch_us(double us);         // per GPU of a -g N thread; 0 = the model's
   TopologyBuilder& network_hop_extra_us(double us);    // added to each network hop
   TopologyBuilder& nic_delivered_share(double share);  // of the NICs' rate, across nodes
+  // The share's trend: per doubling of nodes from `from_nodes` (TopologyFacts)
+  TopologyBuilder& nic_share_trend(double per_doubling, int from_nodes);
   TopologyBuilder& p2p_net_chunk_bytes(double bytes);  // NCCL_P2P_NET_CHUNKSIZE; 0 = NCCL's
   TopologyBuilder& nccl_buffsize_bytes(double bytes);  // NCCL_BUFFSIZE; 0 = NCCL's
   TopologyBuilder& facts(const TopologyFacts& facts);  // all of them at once (an edited copy)

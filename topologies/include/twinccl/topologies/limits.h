@@ -36,6 +36,8 @@ inline constexpr double max_network_hop_extra_us = 1e4;
 // (the network class's) or 0.05 .. 1 (a network moves no more than its line rate).
 inline constexpr double min_nic_delivered_share = 0.05;
 inline constexpr double max_nic_delivered_share = 1.0;
+// The share's trend per doubling of nodes (TopologyFacts::nic_share_per_doubling): within +-50%.
+inline constexpr double max_nic_share_per_doubling = 0.5;
 // NCCL's buffer and p2p chunk settings (TopologyFacts): 0 (not set here: the network's export,
 // else NCCL's default; network_nccl_env.h) or 4 KiB .. 1 GiB,
 // NCCL's p2p part alignment (device.h ncclP2pPartBounds) up to a buffer no GPU would hold per peer.

@@ -97,12 +97,23 @@ struct TopologyFacts {
   // The share of the NICs' rate a call moves across nodes, of what NCCL prices it at; 0 = the
   // network class's (1; TCPX 0.85: sim/src/network_class.h). NCCL ranks at the full rate.
   double nic_delivered_share = 0.0;
+  // How that share moves with the node count where `twinccl calibrate --scale-trend` fitted a
+  // trend: the share is nic_delivered_share at nic_share_nodes nodes and is multiplied by
+  // (1 + nic_share_per_doubling) for every doubling of the topology's nodes beyond them (fewer:
+  // divided), within the share's limits; 0 = no trend (sim: nic_delivered_share).
+  double nic_share_per_doubling = 0.0;
+  int nic_share_nodes = 0;  // the node count nic_delivered_share holds at (with a trend)
   // The run's NCCL environment a grouped send/recv (alltoall) across nodes follows
   // (sim/src/p2p_net_messages.h); 0 = not set here: the network's export (aws-ofi-nccl's on EFA),
   // else NCCL's default (network_nccl_env.h nccl_buffsize, nccl_p2p_net_chunk).
   double p2p_net_chunk_bytes = 0.0;  // NCCL_P2P_NET_CHUNKSIZE (default 128 KiB)
   double nccl_buffsize_bytes = 0.0;  // NCCL_BUFFSIZE (default 4 MiB): a p2p chunk <= it / 8
 };
+
+// What the facts' share trend multiplies the NICs' delivered share by on `nodes` nodes:
+// (1 + nic_share_per_doubling) ^ log2(nodes / nic_share_nodes); 1 without a trend. The share it
+// multiplies, and its limits, are the simulator's (sim: nic_delivered_share).
+double nic_share_trend_factor(const TopologyFacts& facts, int nodes);
 
 // The numbers the analytic timing model needs, taken from the graph and the facts.
 // Per-GPU and per-NIC values are the minimum over all GPUs / NICs (presets are uniform).
