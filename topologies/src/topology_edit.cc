@@ -50,30 +50,6 @@ bool is_network_switch(const EditGraph& g, VertexId v) {
   return g.vertices[static_cast<std::size_t>(v)].kind == VertexKind::network_switch;
 }
 
-// What a grown topology carries (topology_regrow.h): its settings, and how its NICs' delivered
-// share meets the new node count: by the trend the file holds, else as fitted on fewer nodes.
-std::string grown_settings_note(const detail::Regrown& r, int from_nodes, int nodes) {
-  if (r.settings.empty()) return "";
-  const TopologyFacts& f = r.topology.facts();
-  std::string share;
-  if (f.nic_share_per_doubling != 0.0) {
-    share = fmt::format(
-        "; its NICs' delivered share follows the trend it holds ({:+.1f}% per "
-        "doubling from {} nodes: x {:.3g} at {})",
-        f.nic_share_per_doubling * 100.0, f.nic_share_nodes, nic_share_trend_factor(f, nodes),
-        nodes);
-  } else if (r.settings.find("nic_gbps=") != std::string::npos ||
-             r.settings.find("nic_delivered_share=") != std::string::npos) {
-    share = fmt::format(
-        "; the NIC figures fitted on {} nodes are carried as if the fabric "
-        "delivered as much with {} nodes sharing it (logs of 3 or more node counts "
-        "give the trend: `twinccl calibrate --scale-trend`)",
-        from_nodes, nodes);
-  }
-  return fmt::format(" with this topology's settings {}, as fitted on its {} nodes{}", r.settings,
-                     from_nodes, share);
-}
-
 // `nodes=N` before anything else: it changes the vertex set the other edits name.
 Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& notes) {
   const std::string flag = fmt::format("--set nodes={}", nodes);
@@ -94,7 +70,7 @@ Topology with_nodes(const Topology& t, int nodes, std::vector<std::string>& note
     auto grown = detail::regrow(t, nodes);
     if (auto* r = std::get_if<detail::Regrown>(&grown)) {
       notes.push_back(fmt::format("{}: {} (this family at {} nodes){}", flag, r->preset, nodes,
-                                  grown_settings_note(*r, t.node_count(), nodes)));
+                                  detail::grown_settings_note(*r, t.node_count(), nodes)));
       return std::move(r->topology);
     }
     throw InvalidArgument(fmt::format(

@@ -132,4 +132,26 @@ std::variant<Regrown, std::string> regrow(const Topology& topology, int nodes) {
   }
 }
 
+std::string grown_settings_note(const Regrown& r, int from_nodes, int nodes) {
+  if (r.settings.empty()) return "";
+  const TopologyFacts& f = r.topology.facts();
+  std::string share;
+  if (f.nic_share_per_doubling != 0.0) {
+    share = fmt::format(
+        "; its NICs' delivered share follows the trend it holds ({:+.1f}% per "
+        "doubling from {} nodes: x {:.3g} at {})",
+        f.nic_share_per_doubling * 100.0, f.nic_share_nodes, nic_share_trend_factor(f, nodes),
+        nodes);
+  } else if (r.settings.find("nic_gbps=") != std::string::npos ||
+             r.settings.find("nic_delivered_share=") != std::string::npos) {
+    share = fmt::format(
+        "; the NIC figures fitted on {} nodes are carried as if the fabric "
+        "delivered as much with {} nodes sharing it (logs of 3 or more node counts "
+        "give the trend: `twinccl calibrate --scale-trend`)",
+        from_nodes, nodes);
+  }
+  return fmt::format(" with this topology's settings {}, as fitted on its {} nodes{}", r.settings,
+                     from_nodes, share);
+}
+
 }  // namespace twinccl::topo::detail
