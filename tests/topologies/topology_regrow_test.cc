@@ -83,7 +83,8 @@ TEST_CASE("a topology file fitted on 2 nodes grows with the settings its name re
   CHECK(grown.topology.facts().network == NetworkClass::efa);
   REQUIRE(grown.notes.size() == 1);
   CHECK_THAT(grown.notes[0], Contains("aws-p5-16") && Contains("nic_gbps=25") &&
-                                 Contains("as fitted on its 2 nodes") && Contains("--scale-trend"));
+                                 Contains("carried from 2 to 16 nodes") &&
+                                 Contains("--scale-trend"));
   // Grown again from the grown one (its name now records nodes=16 too), and lowered as before.
   CHECK(edit(grown.topology, {"nodes=32"}).topology.node_count() == 32);
   CHECK(edit(file, {"nodes=1"}).topology.node_count() == 1);

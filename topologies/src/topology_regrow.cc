@@ -145,13 +145,12 @@ std::string grown_settings_note(const Regrown& r, int from_nodes, int nodes) {
   } else if (r.settings.find("nic_gbps=") != std::string::npos ||
              r.settings.find("nic_delivered_share=") != std::string::npos) {
     share = fmt::format(
-        "; the NIC figures fitted on {} nodes are carried as if the fabric "
-        "delivered as much with {} nodes sharing it (logs of 3 or more node counts "
-        "give the trend: `twinccl calibrate --scale-trend`)",
+        "; its NIC figures are carried from {} to {} nodes as if the fabric delivered as much "
+        "with more nodes sharing it (calibrate's logs of 3 or more node counts give the trend: "
+        "`twinccl calibrate --scale-trend`)",
         from_nodes, nodes);
   }
-  return fmt::format(" with this topology's settings {}, as fitted on its {} nodes{}", r.settings,
-                     from_nodes, share);
+  return fmt::format(" with this topology's settings {}{}", r.settings, share);
 }
 
 }  // namespace twinccl::topo::detail

@@ -28,9 +28,9 @@ struct Regrown {
 };
 // The grown topology, or why it cannot be grown (one clause: "its name names no preset family").
 std::variant<Regrown, std::string> regrow(const Topology& topology, int nodes);
-// What a grown topology carries, for the note `--set nodes` prints: its settings, as fitted on
-// `from_nodes`, and how its NICs' delivered share meets `nodes`: by the trend it holds
-// (nic_share_per_doubling), else as fitted on fewer nodes ("" without settings).
+// What a grown topology carries, for the note `--set nodes` prints: its settings, and how its
+// NICs' figures meet `nodes` from `from_nodes`: by the share trend it holds
+// (nic_share_per_doubling), else unchanged ("" without settings).
 std::string grown_settings_note(const Regrown& grown, int from_nodes, int nodes);
 
 }  // namespace twinccl::topo::detail
