@@ -141,6 +141,19 @@ struct NcclTuningTable {
   // caps the NVLS graph at min(32, GPUs), so a 72-GPU NVLink domain has 32 heads, and the
   // all_reduce moves S (1 + 1/heads) through each GPU's NVLink, not S (1 + 1/n).
   double nvls_max_heads;  // [not in facts] 32
+  // Send/recv channels in one node (p2p_channels.cc; NVIDIA/nccl v2.29.3-1, read): the p2p chunk
+  // (src/init.cc NCCL_P2P_NVL_CHUNKSIZE 512 KiB when every path is NVLink, NCCL_P2P_PCI_CHUNKSIZE
+  // 128 KiB else), a send's parts between chunk / 8 and chunk x 32 in one node (src/enqueue.cc
+  // addP2pToPlan minPartSize / maxPartSize), 2 channels a peer per NVLink between the two GPUs
+  // (src/graph/paths.cc ncclTopoGetNchannels), MAXCHANNELS (src/include/device.h; 32 before 2.25:
+  // kNcclVersionTerms) over the communicator's channels, twice its graph's (src/graph/connect.cc
+  // ncclTopoPostset).
+  double p2p_nvl_chunk_bytes;     // [not in facts] 524288
+  double p2p_pci_chunk_bytes;     // [not in facts] 131072
+  double p2p_min_part_per_chunk;  // [not in facts] 1/8
+  double p2p_max_part_per_chunk;  // [not in facts] 32
+  int p2p_channels_per_nvlink;    // [not in facts] 2
+  int max_channels;               // [not in facts] 64
 };
 
 inline constexpr NcclTuningTable kNccl{
@@ -217,6 +230,12 @@ inline constexpr NcclTuningTable kNccl{
     .nvls_fill_steps = 2.0,
     .nvls_step_sync_us_blackwell = 8.4,
     .nvls_max_heads = 32.0,
+    .p2p_nvl_chunk_bytes = 524288,
+    .p2p_pci_chunk_bytes = 131072,
+    .p2p_min_part_per_chunk = 1.0 / 8.0,
+    .p2p_max_part_per_chunk = 32,
+    .p2p_channels_per_nvlink = 2,
+    .max_channels = 64,
 };
 
 // NCCL's buffer steps, the one owner for every step model (net_window.cc, ring_slice_sync.cc,
@@ -265,6 +284,13 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   the same in every tag to v2.30.7-1 :2263); before, 128 KiB whatever the environment (v2.18.1-1
 //   :1341, v2.20.3-1 :1704 `int maxChunkSize = 131072`). The call's time, not the ranking (the
 //   tuning model has no chunk term): nvls_steps.cc nccl_nvls_chunk_bytes.
+// * A send/recv's channels (p2p_channels.cc): before 2.20.3 a one-node communicator capped them at
+//   4 x its p2p channels / ranks (v2.19.4-1 src/enqueue.cc scheduleP2pTasksToPlan, `nNodes == 1`;
+//   v2.20.3-1 has none); from 2.22.3 a send starts on no more parts than its bytes fill at chunk /
+//   8 each (v2.22.3-1 addP2pToPlan `std::min<int>(nChannelsMin, divUp(bytes, minPartSize))`;
+//   v2.21.5-1 starts on nChannelsMin); MAXCHANNELS 64 from 2.25.1 (src/include/device.h; 32 in
+//   v2.24.3-1), which bounds the communicator's channels. The call's time only: NCCL prices no
+//   send/recv.
 struct NcclVersionTerms {
   int nvls_tree_formula_since;                   // 22800
   int nvls_tree_net_hop_since;                   // 22809
@@ -287,20 +313,26 @@ struct NcclVersionTerms {
   std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_28_7;
   std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_29;
   std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_29_7;
+  int p2p_channels_uncapped_since;  // 22003
+  int p2p_channels_by_parts_since;  // 22203
+  int max_channels_64_since;        // 22501
+  int max_channels_before_2_25;     // 32
 
   // Every `*_since` above: the one list the newest model's version folds over. It binds all the
   // members by position, so a new member does not compile until it is placed here (its `since`
   // in the list, any other term ignored).
-  constexpr std::array<int, 11> since_codes() const {
+  constexpr std::array<int, 14> since_codes() const {
     const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
                  tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env,
                  nvls_tree_cap, nvls_tree_cap_2_28, nvls_tree_cap_2_29, ll128_2_28_7, ll128_2_29,
-                 ll128_cap, ll128_cap_2_28, ll128_cap_2_28_7, ll128_cap_2_29] = *this;
+                 ll128_cap, ll128_cap_2_28, ll128_cap_2_28_7, ll128_cap_2_29, p2p_uncapped,
+                 p2p_by_parts, max_channels_64, max_channels_32] = *this;
     (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
     (void)nvls_tree_cap_2_28, (void)nvls_tree_cap_2_29, (void)ll128_cap_2_28,
-        (void)ll128_cap_2_28_7, (void)ll128_cap_2_29;
-    return {formula,        net_hop,       correction,   tree_caps,  domain_channels, even_split,
-            nvls_chunk_env, nvls_tree_cap, ll128_2_28_7, ll128_2_29, ll128_cap};
+        (void)ll128_cap_2_28_7, (void)ll128_cap_2_29, (void)max_channels_32;
+    return {formula,    net_hop,        correction,    tree_caps,      domain_channels,
+            even_split, nvls_chunk_env, nvls_tree_cap, ll128_2_28_7,   ll128_2_29,
+            ll128_cap,  p2p_uncapped,   p2p_by_parts,  max_channels_64};
   }
   // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
   constexpr int newest_model_since() const {
@@ -331,6 +363,10 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .ring_ll128_channel_cap_blackwell_before_2_28_7 = {2 * 36.7, 2 * 36.7, 2 * 36.7},
     .ring_ll128_channel_cap_blackwell_before_2_29 = {2 * 36.7, 34.6, 2 * 36.7},
     .ring_ll128_channel_cap_blackwell_before_2_29_7 = {34.5, 34.6, 34.5},
+    .p2p_channels_uncapped_since = 22003,
+    .p2p_channels_by_parts_since = 22203,
+    .max_channels_64_since = 22501,
+    .max_channels_before_2_25 = 32,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

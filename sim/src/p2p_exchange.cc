@@ -93,6 +93,9 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, const SendPri
     }
     const detail::LinkClass cls = detail::route_link_class(t, ids);
     const P2pSend& send = round.sends[i];
+    // NCCL's channels for the send's size (p2p_channels.h): fewer than fill the route below 256
+    // MiB.
+    if (const auto cap = pricing.channels_gbps(send.bytes)) gbps = std::min(gbps, *cap);
     const double route_us =
         pricing.route_latency_us(tuner.ranks()[static_cast<std::size_t>(send.src)],
                                  tuner.ranks()[static_cast<std::size_t>(send.dst)]);
@@ -137,7 +140,7 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, const SendPricing& 
       if (a == b || s.bytes <= 0) continue;
       detail::FlowTransfer transfer;
       transfer.route = routes.route_id(a, b);
-      transfer.bytes = s.bytes;
+      transfer.bytes = pricing.played_bytes(s.bytes, a, b);
       transfer.delay_s = pricing.delay_s(latency, s.bytes, routes.route_class(transfer.route));
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);

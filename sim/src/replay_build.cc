@@ -106,9 +106,11 @@ class Builder {
       const WhatIfLatency latency = pricing.round_latency(bytes);
       p_.flow.transfers.push_back(
           {.route = route,
-           .bytes = route_class == LinkClass::network
-                        ? bytes * platform_.network / pricing.network_share()
-                        : bytes,
+           .bytes =
+               route_class == LinkClass::network
+                   ? bytes * platform_.network / pricing.network_share()
+                   : pricing.played_bytes(bytes, p_.members[static_cast<std::size_t>(sender)].rank,
+                                          p_.members[static_cast<std::size_t>(receiver)].rank),
            .delay_s = pricing.delay_s(latency, bytes, route_class),
            .step = 0});
       p_.transfer_members.resize(p_.flow.transfers.size(), {-1, -1});

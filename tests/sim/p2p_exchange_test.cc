@@ -92,3 +92,42 @@ TEST_CASE("p2p launches: one group per hypercube round with -g 1, one outer grou
       sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 8).time_us ==
       Approx(std::max(sim::predict_p2p(tuner, cube, sim::Fidelity::flow, 0).time_us + 5.0, 40.0)));
 }
+
+TEST_CASE("p2p in one node: a send runs on NCCL's channels for its size, each at a channel's speed",
+          "[sim][p2p]") {
+  // 8 A100s (p2p_channels.h): NCCL's 24 channels -> 32 p2p, 32 a peer, 4 to start; parts of 64 KiB
+  // - 16 MiB. A 128 MiB send runs on 8 channels at the search's 20 GB/s each (160 GB/s, under the
+  // NVLink's 240); 256 MiB on 16 (320: the NVLink binds); 64 KiB parts: 128 KiB on 2 channels from
+  // 2.22.3, on the 4 it starts from before.
+  const topo::Topology a100 = topo::load_topology("dgx-a100");
+  const sim::Tuner bare(a100, 8, 0, /*software_latency*/ false);
+  const auto ring_us = [](const sim::Tuner& tuner, double bytes, sim::Fidelity f) {
+    return sim::predict_p2p(tuner, sim::sendrecv_pattern(8, bytes), f).time_us;
+  };
+  double route_us = 0.0;
+  for (const topo::LinkId id : a100.route(0, 1)) route_us += a100.link(id).latency_us;
+  const double nvlink_gbps = a100.summary().nvlink_bandwidth_gbps;
+  const double mib = 1 << 20;
+  CHECK(ring_us(bare, 128 * mib, sim::Fidelity::analytic) ==
+        Approx(128 * mib / 160e9 * 1e6 + route_us));
+  CHECK(ring_us(bare, 256 * mib, sim::Fidelity::analytic) ==
+        Approx(256 * mib / (nvlink_gbps * 1e9) * 1e6 + route_us));
+  CHECK(ring_us(bare, 128 * 1024, sim::Fidelity::analytic) ==
+        Approx(128 * 1024 / 40e9 * 1e6 + route_us));
+  const sim::Tuner older(a100, 8, 0, /*software_latency*/ false, /*nccl_version*/ 22105);
+  CHECK(ring_us(older, 128 * 1024, sim::Fidelity::analytic) ==
+        Approx(128 * 1024 / 80e9 * 1e6 + route_us));
+  // The flow plays each send's bytes stretched to the cap: the same times.
+  const sim::Tuner tuned(a100, 8);
+  for (const double bytes : {4 * mib, 128 * mib, 1024 * mib}) {
+    INFO(bytes / mib << " MiB");
+    CHECK(ring_us(tuned, bytes, sim::Fidelity::flow) ==
+          Approx(ring_us(tuned, bytes, sim::Fidelity::analytic)).epsilon(0.02));
+  }
+  // Across nodes NCCL's rule has other terms: an H100 pair on two nodes keeps its route's rate.
+  const topo::Topology two = topo::load_topology("h100-cluster-2");
+  const sim::Tuner pair(two, std::vector<int>{0, 8}, 0, /*software_latency*/ false);
+  const double net_us =
+      sim::predict_p2p(pair, {sim::P2pRound{{{0, 1, 64 * mib}}}}, sim::Fidelity::analytic).time_us;
+  CHECK(net_us < 64 * mib / 48e9 * 1e6 * 1.1);  // about the NIC's 48 GB/s, no channel cap
+}
