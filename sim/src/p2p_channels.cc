@@ -42,8 +42,8 @@ std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, int nvlin
   const double max_part = chunk * kNccl.p2p_max_part_per_chunk;
   int channels = fewest;
   if (since(v.p2p_channels_by_parts_since)) {
-    channels = static_cast<int>(std::clamp(std::ceil(bytes / min_part), 1.0,
-                                           static_cast<double>(fewest)));
+    channels =
+        static_cast<int>(std::clamp(std::ceil(bytes / min_part), 1.0, static_cast<double>(fewest)));
   }
   double part = std::max(min_part, bytes / channels);
   while (part > max_part && channels <= most / 2) {

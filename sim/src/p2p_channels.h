@@ -18,9 +18,9 @@
 // channels, 256 MiB on 16 (li-plus/playground's sendrecv -g 8: 111 GB/s at 128 MiB, 189 at 256).
 // Before 2.20.3 a one-node communicator also capped the count at 4 x p2p channels / ranks.
 // A channel moves at most the graph's per-channel speed (ChannelPlan::per_channel_gbps, 20 GB/s on
-// A100) [assumed: NCCL prices no send/recv; its search's speed of a channel is the figure it gives].
-// Only a one-node communicator of NVIDIA GPUs (across nodes NCCL's rule has other terms, and RCCL
-// its own): nullopt elsewhere, where a send keeps its route's rate.
+// A100) [assumed: NCCL prices no send/recv; its search's speed of a channel is the figure it
+// gives]. Only a one-node communicator of NVIDIA GPUs (across nodes NCCL's rule has other terms,
+// and RCCL its own): nullopt elsewhere, where a send keeps its route's rate.
 #pragma once
 
 #include <optional>

@@ -140,7 +140,8 @@ double flow_s(const Tuner& tuner, const P2pPattern& pattern, const SendPricing& 
       if (a == b || s.bytes <= 0) continue;
       detail::FlowTransfer transfer;
       transfer.route = routes.route_id(a, b);
-      transfer.bytes = pricing.played_bytes(s.bytes, a, b);
+      transfer.bytes = pricing.played_bytes(s.bytes, a, b);  // a link load counts s.bytes
+      transfer.played_per_wire_byte = transfer.bytes / s.bytes;
       transfer.delay_s = pricing.delay_s(latency, s.bytes, routes.route_class(transfer.route));
       played.transfers.push_back(static_cast<int>(program.transfers.size()));
       program.transfers.push_back(transfer);

@@ -104,13 +104,18 @@ class Builder {
       const double bytes = static_cast<double>(op.count) * static_cast<double>(size_of(op.dtype));
       const LinkClass route_class = routes_.route_class(route);
       const WhatIfLatency latency = pricing.round_latency(bytes);
+      // In one node NCCL's channels for the size cap the send (p2p_send_price.h played_bytes); a
+      // link load still counts its bytes.
+      const double played =
+          route_class == LinkClass::network
+              ? bytes * platform_.network / pricing.network_share()
+              : pricing.played_bytes(bytes, p_.members[static_cast<std::size_t>(sender)].rank,
+                                     p_.members[static_cast<std::size_t>(receiver)].rank);
       p_.flow.transfers.push_back(
           {.route = route,
-           .bytes =
-               route_class == LinkClass::network
-                   ? bytes * platform_.network / pricing.network_share()
-                   : pricing.played_bytes(bytes, p_.members[static_cast<std::size_t>(sender)].rank,
-                                          p_.members[static_cast<std::size_t>(receiver)].rank),
+           .bytes = played,
+           .played_per_wire_byte =
+               route_class == LinkClass::network || !(bytes > 0.0) ? 1.0 : played / bytes,
            .delay_s = pricing.delay_s(latency, bytes, route_class),
            .step = 0});
       p_.transfer_members.resize(p_.flow.transfers.size(), {-1, -1});
