@@ -20,7 +20,6 @@
 
 #include "model.h"
 #include "network_class.h"
-#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/network_nccl_env.h"
 #include "twinccl/topologies/topology.h"
 
@@ -128,11 +127,8 @@ double nic_delivered_share(const topo::Topology& topology) {
   const topo::TopologyFacts& f = topology.facts();
   const double share = f.nic_delivered_share > 0.0 ? f.nic_delivered_share
                                                    : network_terms(f.network).delivered_fraction;
-  if (f.nic_share_per_doubling == 0.0) return share;
-  // A trend calibrate fitted (`--scale-trend`): the share at this topology's node count, within
-  // the share's limits (a network moves no more than its line rate).
-  return std::clamp(share * topo::nic_share_trend_factor(f, topology.node_count()),
-                    topo::limits::min_nic_delivered_share, topo::limits::max_nic_delivered_share);
+  // A trend calibrate fitted (`--scale-trend`) moves it to this topology's node count.
+  return topo::nic_share_at_nodes(f, topology.node_count(), share);
 }
 
 double network_efficiency(const TopologyView& view) {

@@ -3,10 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 
-#include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/network_nccl_env.h"
 
 namespace twinccl::topo {
@@ -81,11 +79,9 @@ std::string describe(const Topology& t) {
         s.nic_delivered_share > 0 ? fmt::format("{:g}", s.nic_delivered_share)
                                   : std::string("the network class's"),
         facts.nic_share_nodes, facts.nic_share_per_doubling * 100.0,
-        s.nic_delivered_share > 0
-            ? fmt::format("{:.3g}",
-                          std::clamp(s.nic_delivered_share * trend, limits::min_nic_delivered_share,
-                                     limits::max_nic_delivered_share))
-            : fmt::format("x {:.3g}", trend),
+        s.nic_delivered_share > 0 ? fmt::format("{:.3g}", nic_share_at_nodes(facts, t.node_count(),
+                                                                             s.nic_delivered_share))
+                                  : fmt::format("x {:.3g}", trend),
         t.node_count());
   } else if (s.nic_delivered_share > 0) {
     out += fmt::format("  NIC share {:g} of the NICs' rate moved by a collective across nodes\n",

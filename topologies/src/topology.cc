@@ -9,6 +9,7 @@
 
 #include "topology_data.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/limits.h"
 
 namespace twinccl::topo {
 namespace {
@@ -99,6 +100,12 @@ double nic_share_trend_factor(const TopologyFacts& facts, int nodes) {
   if (facts.nic_share_per_doubling == 0.0 || facts.nic_share_nodes <= 0 || nodes <= 0) return 1.0;
   return std::pow(1.0 + facts.nic_share_per_doubling,
                   std::log2(static_cast<double>(nodes) / facts.nic_share_nodes));
+}
+
+double nic_share_at_nodes(const TopologyFacts& facts, int nodes, double share) {
+  if (facts.nic_share_per_doubling == 0.0) return share;
+  return std::clamp(share * nic_share_trend_factor(facts, nodes), limits::min_nic_delivered_share,
+                    limits::max_nic_delivered_share);
 }
 
 std::span<const Vertex> Topology::vertices() const { return data_->vertices; }

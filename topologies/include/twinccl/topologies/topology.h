@@ -114,6 +114,9 @@ struct TopologyFacts {
 // (1 + nic_share_per_doubling) ^ log2(nodes / nic_share_nodes); 1 without a trend. The share it
 // multiplies, and its limits, are the simulator's (sim: nic_delivered_share).
 double nic_share_trend_factor(const TopologyFacts& facts, int nodes);
+// `share` (the delivered share at nic_share_nodes) moved to `nodes` by that trend, within the
+// share's limits (a network moves no more than its line rate); `share` itself without a trend.
+double nic_share_at_nodes(const TopologyFacts& facts, int nodes, double share);
 
 // The numbers the analytic timing model needs, taken from the graph and the facts.
 // Per-GPU and per-NIC values are the minimum over all GPUs / NICs (presets are uniform).
