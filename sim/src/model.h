@@ -42,7 +42,12 @@ struct TopologyView {
   double nccl_nvlink_gbps = 0.0;
   double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
-  double nic_gbps = 0.0;     // one NIC, capped by its PCIe link
+  double nic_gbps = 0.0;    // one NIC, capped by its PCIe link
+  int nvlinks_per_gpu = 0;  // one GPU's NVLinks (TopologySummary), 0 without NVLink
+  // The NICs one GPU drives, as NCCL counts them for a network peer's p2p channels
+  // (getLocalNetCountByBw): its nearest NICs, one at a time, until their rates reach its PCIe
+  // link's; at least 1 with NICs, 0 without.
+  int nics_per_gpu_by_bw = 0;
   double memory_gbps = 0.0;  // one GPU's device memory (HBM), 0 = unknown (TopologySummary)
   topo::NetworkClass network = topo::NetworkClass::infiniband;  // network_class.h
   topo::HostCpu host_cpu = topo::HostCpu::x86;                  // nvls_tree_correction.cc

@@ -153,6 +153,7 @@ struct NcclTuningTable {
   double p2p_min_part_per_chunk;  // [not in facts] 1/8
   double p2p_max_part_per_chunk;  // [not in facts] 32
   int p2p_channels_per_nvlink;    // [not in facts] 2
+  int p2p_pci_peer_channels;      // [not in facts] 2 (a peer in the node without NVLink)
   int max_channels;               // [not in facts] 64
 };
 
@@ -235,6 +236,7 @@ inline constexpr NcclTuningTable kNccl{
     .p2p_min_part_per_chunk = 1.0 / 8.0,
     .p2p_max_part_per_chunk = 32,
     .p2p_channels_per_nvlink = 2,
+    .p2p_pci_peer_channels = 2,
     .max_channels = 64,
 };
 
@@ -284,6 +286,13 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   the same in every tag to v2.30.7-1 :2263); before, 128 KiB whatever the environment (v2.18.1-1
 //   :1341, v2.20.3-1 :1704 `int maxChunkSize = 131072`). The call's time, not the ranking (the
 //   tuning model has no chunk term): nvls_steps.cc nccl_nvls_chunk_bytes.
+// * A communicator's p2p channels across nodes (p2p_channels.cc): a network peer's NCCL_NCHANNELS_
+//   PER_NET_PEER is 1 before 2.12 (v2.11.4-1 src/graph/paths.cc ncclTopoGetNchannels), 2 from
+//   2.12.7 (v2.12.7-1 :609), and from 2.20.3 2 halved while it times the ranks exceeds 4 x the p2p
+//   channels, at least the NICs the GPU drives by bandwidth (v2.20.3-1 :713-727); Blackwell's
+//   communicator doubles its channels across nodes below 16 from 2.25.1 as Hopper's always did
+//   (src/graph/connect.cc "4 compute channels per search channel": `minCompCap == 90` in
+//   v2.24.3-1, `>= 90` in v2.25.1-1).
 // * A send/recv's channels (p2p_channels.cc): before 2.20.3 a one-node communicator capped them at
 //   4 x its p2p channels / ranks (v2.19.4-1 src/enqueue.cc scheduleP2pTasksToPlan, `nNodes == 1`;
 //   v2.20.3-1 has none); from 2.22.3 a send starts on no more parts than its bytes fill at chunk /
@@ -313,26 +322,44 @@ struct NcclVersionTerms {
   std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_28_7;
   std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_29;
   std::array<double, 3> ring_ll128_channel_cap_blackwell_before_2_29_7;
-  int p2p_channels_uncapped_since;  // 22003
-  int p2p_channels_by_parts_since;  // 22203
-  int max_channels_64_since;        // 22501
-  int max_channels_before_2_25;     // 32
+  int p2p_channels_uncapped_since;       // 22003
+  int p2p_channels_by_parts_since;       // 22203
+  int max_channels_64_since;             // 22501
+  int max_channels_before_2_25;          // 32
+  int p2p_net_peer_two_channels_since;   // 21207
+  int p2p_net_peer_by_scale_since;       // 22003
+  int compute_channels_blackwell_since;  // 22501
 
   // Every `*_since` above: the one list the newest model's version folds over. It binds all the
   // members by position, so a new member does not compile until it is placed here (its `since`
   // in the list, any other term ignored).
-  constexpr std::array<int, 14> since_codes() const {
+  constexpr std::array<int, 17> since_codes() const {
     const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
                  tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env,
                  nvls_tree_cap, nvls_tree_cap_2_28, nvls_tree_cap_2_29, ll128_2_28_7, ll128_2_29,
                  ll128_cap, ll128_cap_2_28, ll128_cap_2_28_7, ll128_cap_2_29, p2p_uncapped,
-                 p2p_by_parts, max_channels_64, max_channels_32] = *this;
+                 p2p_by_parts, max_channels_64, max_channels_32, net_peer_two, net_peer_by_scale,
+                 compute_channels_blackwell] = *this;
     (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
     (void)nvls_tree_cap_2_28, (void)nvls_tree_cap_2_29, (void)ll128_cap_2_28,
         (void)ll128_cap_2_28_7, (void)ll128_cap_2_29, (void)max_channels_32;
-    return {formula,    net_hop,        correction,    tree_caps,      domain_channels,
-            even_split, nvls_chunk_env, nvls_tree_cap, ll128_2_28_7,   ll128_2_29,
-            ll128_cap,  p2p_uncapped,   p2p_by_parts,  max_channels_64};
+    return {formula,
+            net_hop,
+            correction,
+            tree_caps,
+            domain_channels,
+            even_split,
+            nvls_chunk_env,
+            nvls_tree_cap,
+            ll128_2_28_7,
+            ll128_2_29,
+            ll128_cap,
+            p2p_uncapped,
+            p2p_by_parts,
+            max_channels_64,
+            net_peer_two,
+            net_peer_by_scale,
+            compute_channels_blackwell};
   }
   // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
   constexpr int newest_model_since() const {
@@ -367,6 +394,9 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .p2p_channels_by_parts_since = 22203,
     .max_channels_64_since = 22501,
     .max_channels_before_2_25 = 32,
+    .p2p_net_peer_two_channels_since = 21207,
+    .p2p_net_peer_by_scale_since = 22003,
+    .compute_channels_blackwell_since = 22501,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

@@ -1,10 +1,12 @@
-// NCCL's channels for one send/recv in one node (p2p_channels.h says how and where it was read).
+// NCCL's p2p channels of a communicator and of one send (p2p_channels.h says how and where it was
+// read).
 #include "p2p_channels.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "nccl_tuning_table.h"
+#include "twinccl/topologies/topology.h"
 
 namespace twinccl::sim::detail {
 namespace {
@@ -15,42 +17,95 @@ int pow2_up(int v) {
   return p;
 }
 
+bool since(const TopologyView& view, int code) {
+  return view.nccl_version == 0 || view.nccl_version >= code;
+}
+
+// comm->nChannels after ncclTopoPostset: twice the graph's, across nodes twice again below 16
+// where a Hopper (Blackwell from 2.25.1) ring channel is faster than 45 GB/s; at most
+// MAXCHANNELS.
+int communicator_channels(const TopologyView& view, int max_channels) {
+  const ChannelPlan graph = nccl_channels(view, 0);
+  int channels = std::min(max_channels, 2 * graph.channels);
+  const bool compute_doubled = view.arch == topo::GpuArch::hopper ||
+                               (view.arch == topo::GpuArch::blackwell &&
+                                since(view, kNcclVersionTerms.compute_channels_blackwell_since));
+  if (view.nodes > 1 && compute_doubled && graph.per_channel_gbps > 45.0 && channels < 16) {
+    channels = std::min(max_channels, 2 * channels);
+  }
+  return channels;
+}
+
+// A network peer's channels (ncclTopoGetNchannels' remote branch) on a communicator of
+// `p2p_channels` (before the power of 2, as NCCL compares it).
+int net_peer_channels(const TopologyView& view, int p2p_channels) {
+  const NcclVersionTerms& v = kNcclVersionTerms;
+  if (!since(view, v.p2p_net_peer_two_channels_since)) return 1;
+  if (!since(view, v.p2p_net_peer_by_scale_since)) return 2;
+  int most = 2;
+  while (most * view.nranks > p2p_channels * 4 && most > 1) most /= 2;
+  return std::max(std::max(1, view.nics_per_gpu_by_bw), most);
+}
+
+double div_up(double a, double b) { return std::ceil(a / b); }
+
 }  // namespace
 
-std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, int nvlinks_per_gpu,
-                                             double bytes) {
-  if (view.nodes != 1 || view.nranks < 2 || topo::is_amd(view.arch) || !(bytes > 0.0)) {
-    return std::nullopt;
-  }
+NcclP2pPlan nccl_p2p_plan(const TopologyView& view) {
   const NcclVersionTerms& v = kNcclVersionTerms;
-  const auto since = [&](int code) { return view.nccl_version == 0 || view.nccl_version >= code; };
-  const ChannelPlan plan = nccl_channels(view, 0);
   const int max_channels =
-      since(v.max_channels_64_since) ? kNccl.max_channels : v.max_channels_before_2_25;
-  const int p2p = pow2_up(std::min(max_channels, 2 * plan.channels));
-  const bool nvlink = view.intra_class == LinkClass::nvlink && nvlinks_per_gpu > 0;
-  const int per_peer =
-      std::min(pow2_up(nvlink ? kNccl.p2p_channels_per_nvlink * nvlinks_per_gpu : 2), p2p);
-  int fewest = per_peer;
-  while (fewest * view.nranks > p2p && fewest > 1) fewest /= 2;
-  int most = per_peer;
-  if (!since(v.p2p_channels_uncapped_since)) {
-    while (most * view.nranks > 4 * p2p && most > 1) most /= 2;
+      since(view, v.max_channels_64_since) ? kNccl.max_channels : v.max_channels_before_2_25;
+  const int raw = communicator_channels(view, max_channels);
+  NcclP2pPlan plan;
+  plan.p2p_channels = pow2_up(raw);
+  const bool nvlink = view.intra_class == LinkClass::nvlink && view.nvlinks_per_gpu > 0;
+  int fewest_needed = std::min(raw, nvlink ? kNccl.p2p_channels_per_nvlink * view.nvlinks_per_gpu
+                                           : kNccl.p2p_pci_peer_channels);
+  if (view.nodes > 1) fewest_needed = std::min(fewest_needed, net_peer_channels(view, raw));
+  plan.per_peer = std::min(pow2_up(fewest_needed), plan.p2p_channels);
+  const int nranks = std::max(1, view.nranks);
+  plan.fewest = plan.per_peer;
+  while (plan.fewest * nranks > plan.p2p_channels && plan.fewest > 1) plan.fewest /= 2;
+  plan.most = plan.per_peer;
+  if (view.nodes == 1 && !since(view, v.p2p_channels_uncapped_since)) {
+    while (plan.most * nranks > 4 * plan.p2p_channels && plan.most > 1) plan.most /= 2;
   }
-  const double chunk = nvlink ? kNccl.p2p_nvl_chunk_bytes : kNccl.p2p_pci_chunk_bytes;
-  const double min_part = chunk * kNccl.p2p_min_part_per_chunk;
-  const double max_part = chunk * kNccl.p2p_max_part_per_chunk;
-  int channels = fewest;
-  if (since(v.p2p_channels_by_parts_since)) {
-    channels =
-        static_cast<int>(std::clamp(std::ceil(bytes / min_part), 1.0, static_cast<double>(fewest)));
+  double chunk = nvlink ? kNccl.p2p_nvl_chunk_bytes : kNccl.p2p_pci_chunk_bytes;
+  if (view.nodes > 1) {
+    chunk = view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes
+                                           : topo::kNcclDefaultP2pNetChunkBytes;
   }
-  double part = std::max(min_part, bytes / channels);
-  while (part > max_part && channels <= most / 2) {
+  plan.chunk_bytes = std::min(chunk, nccl_simple_step_bytes(view));  // init.cc: at most a step
+  plan.min_part_bytes = view.nodes > 1 ? std::floor(plan.chunk_bytes / 2)
+                                       : plan.chunk_bytes * kNccl.p2p_min_part_per_chunk;
+  plan.max_part_bytes =
+      view.nodes > 1 ? plan.chunk_bytes : plan.chunk_bytes * kNccl.p2p_max_part_per_chunk;
+  plan.starts_by_parts = since(view, v.p2p_channels_by_parts_since);
+  return plan;
+}
+
+int nccl_p2p_send_channels(const NcclP2pPlan& plan, double bytes) {
+  int channels = plan.fewest;
+  if (plan.starts_by_parts && plan.min_part_bytes > 0.0) {
+    channels = static_cast<int>(
+        std::clamp(div_up(bytes, plan.min_part_bytes), 1.0, static_cast<double>(plan.fewest)));
+  }
+  double part = std::max(plan.min_part_bytes, div_up(bytes, channels));
+  while (part > plan.max_part_bytes && channels <= plan.most / 2) {
     channels *= 2;
-    part = bytes / channels;
+    part = div_up(bytes, channels);
   }
-  return P2pChannels{channels, channels * plan.per_channel_gbps};
+  return std::max(1, channels);
+}
+
+std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, double bytes) {
+  if (view.nranks < 2 || topo::is_amd(view.arch) || !(bytes > 0.0)) return std::nullopt;
+  const int channels = nccl_p2p_send_channels(nccl_p2p_plan(view), bytes);
+  // One channel's speed is the one-node search's, whatever the communicator spans.
+  TopologyView node = view;
+  node.nodes = 1;
+  node.nranks = std::max(1, view.ranks_per_node);
+  return P2pChannels{channels, channels * nccl_channels(node, 0).per_channel_gbps};
 }
 
 }  // namespace twinccl::sim::detail

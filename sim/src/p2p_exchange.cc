@@ -93,9 +93,9 @@ double analytic_round_s(const Tuner& tuner, const P2pRound& round, const SendPri
     }
     const detail::LinkClass cls = detail::route_link_class(t, ids);
     const P2pSend& send = round.sends[i];
-    // NCCL's channels for the send's size (p2p_channels.h): fewer than fill the route below 256
-    // MiB.
-    if (const auto cap = pricing.channels_gbps(send.bytes)) gbps = std::min(gbps, *cap);
+    // NCCL's channels for the send's size (p2p_channels.h): in one node fewer than fill the route
+    // below 256 MiB, across nodes the network peers' few.
+    if (const auto cap = pricing.channels_gbps(send.bytes, cls)) gbps = std::min(gbps, *cap);
     const double route_us =
         pricing.route_latency_us(tuner.ranks()[static_cast<std::size_t>(send.src)],
                                  tuner.ranks()[static_cast<std::size_t>(send.dst)]);

@@ -5,13 +5,12 @@
 // of one chunk (read in NVIDIA/nccl v2.27.7-1; the same rules through v2.30.7-1, not copied):
 // * the chunk: NCCL_P2P_NET_CHUNKSIZE (128 KiB) across nodes, at most NCCL_BUFFSIZE (4 MiB) / 8
 //   (src/init.cc:620-642);
-// * the channels: p2pnChannels = the communicator's channels rounded up to a power of 2; a
-//   network peer gets 2, halved while 2 x nRanks > 4 x p2pnChannels, never below the NICs its
-//   bandwidth needs (src/graph/paths.cc:818-830, :863-864; taken as one NIC);
-// * the parts: the planner starts from that count halved while it x nRanks > p2pnChannels
-//   (src/enqueue.cc:1042), keeps no more parts than the bytes over half a chunk, and doubles
-//   them (up to the peer's count) while a part exceeds one chunk (:895-904); a part is the
-//   send's share rounded up to 4 KiB (src/include/device.h:253 ncclP2pPartBounds);
+// * the channels and parts: p2p_channels.h, their one owner (p2pnChannels = twice the graph's
+//   channels rounded up to a power of 2, 16 on p5; a network peer's 2 halved with scale, never
+//   below the NICs the GPU drives by bandwidth; a send starts on that count halved while it x
+//   nRanks > p2pnChannels, on no more parts than its bytes over half a chunk, doubling while a
+//   part exceeds one chunk); a part is the send's share rounded up to 4 KiB
+//   (src/include/device.h:253 ncclP2pPartBounds);
 // * the messages: a send below one chunk goes in quarter chunks, below 8 chunks in half chunks
 //   (src/enqueue.cc:845-846); a part is divUp(its bytes, that) messages (:986).
 // Example: p5, 32 nodes (256 ranks), 32 MiB alltoall, the run's 512 KiB chunk: 128 KiB to each
@@ -43,9 +42,10 @@
 // 1's end, so each waits a whole round trip; only the first overlaps the charged hop. A round's
 // channel is src/include/channel.h:19-28 (ncclP2pChannelBaseForRound: the node distance, with 8
 // GPUs a node) and device.h:269-274 (ncclP2pChannelForPart: part p on base + reverseBits(p)).
-// Example, 2 p5 nodes, 32 MiB: 8 remote rounds, 2 parts each, on channels 1 and 5 (the model's 8
-// p2p channels): one batch of 8 each, + 83.5 - 23 = 60.5 us (flow); 32 nodes: 31 node distances
-// over 8 channels, 4 batches, + 4 x 83.5 - 23 = 311 us.
+// Example, 2 p5 nodes, 32 MiB: 8 remote rounds, 2 parts each, on channels 1 and 9 (NCCL's 16 p2p
+// channels): one batch of 8 each, + 83.5 - 23 = 60.5 us (flow); 32 nodes: 31 node distances over
+// 16 channels, 2 batches, + 2 x 83.5 - 23 = 144 us (with the 8 channels the model had before
+// NCCL's doubling was read: 4 batches, 311 us).
 #include "p2p_net_messages.h"
 
 #include <algorithm>
@@ -74,50 +74,24 @@ int reverse_bits(int value, int bits) {
   return r;
 }
 
-int pow2_up(int n) {
-  int p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 double div_up(double a, double b) { return std::ceil(a / b); }
 
 }  // namespace
 
-P2pNetMessages::P2pNetMessages(const TopologyView& view) {
-  const double chunk_param = view.p2p_net_chunk_bytes > 0.0 ? view.p2p_net_chunk_bytes
-                                                            : topo::kNcclDefaultP2pNetChunkBytes;
-  chunk_bytes_ = std::min(chunk_param, nccl_simple_step_bytes(view));  // init.cc:620-642
-  const int nranks = std::max(1, view.nranks);
-  const int p2p_channels = pow2_up(std::max(1, nccl_channels(view, 0).channels));
-  p2p_channels_ = p2p_channels;
-  // A network peer's channels: 2, halved with scale (one NIC covers a GPU's bandwidth here).
-  int per_net_peer = 2;
-  while (per_net_peer * nranks > p2p_channels * 4 && per_net_peer > 1) per_net_peer /= 2;
-  channels_per_peer_ = std::min(p2p_channels, per_net_peer);
-  channels_min_ = channels_per_peer_;
-  while (channels_min_ * nranks > p2p_channels && channels_min_ > 1) channels_min_ /= 2;
-}
+P2pNetMessages::P2pNetMessages(const TopologyView& view) : plan_(nccl_p2p_plan(view)) {}
 
 int P2pNetMessages::parts_of(double peer_bytes) const {
-  const double min_part = std::floor(chunk_bytes_ / 2);
-  int parts = static_cast<int>(std::min<double>(channels_min_, div_up(peer_bytes, min_part)));
-  double part = std::max(min_part, div_up(peer_bytes, parts));
-  while (part > chunk_bytes_ && parts <= channels_per_peer_ / 2) {
-    parts *= 2;
-    part = div_up(peer_bytes, parts);
-  }
-  return std::max(1, parts);
+  return nccl_p2p_send_channels(plan_, peer_bytes);
 }
 
 double P2pNetMessages::message_bytes_of(double peer_bytes) const {
-  return peer_bytes < chunk_bytes_         ? chunk_bytes_ / 4
-         : peer_bytes < 8.0 * chunk_bytes_ ? chunk_bytes_ / 2
-                                           : chunk_bytes_;
+  return peer_bytes < plan_.chunk_bytes         ? plan_.chunk_bytes / 4
+         : peer_bytes < 8.0 * plan_.chunk_bytes ? plan_.chunk_bytes / 2
+                                                : plan_.chunk_bytes;
 }
 
 double P2pNetMessages::of_send(double peer_bytes) const {
-  if (!(peer_bytes > 0.0) || !(chunk_bytes_ > 0.0))
+  if (!(peer_bytes > 0.0) || !(plan_.chunk_bytes > 0.0))
     return peer_bytes == 0.0 ? 1.0 : 0.0;  // an empty send is one step
   const int parts = parts_of(peer_bytes);
   const double message_bytes = message_bytes_of(peer_bytes);

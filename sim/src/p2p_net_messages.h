@@ -10,6 +10,7 @@
 #pragma once
 
 #include "model.h"
+#include "p2p_channels.h"
 
 namespace twinccl::sim::detail {
 
@@ -27,13 +28,10 @@ class P2pNetMessages {
   // alignment: a part smaller than it is one smaller message).
   double message_bytes_of(double peer_bytes) const;
   // comm->p2pnChannels: the channels p2p work is spread over (a power of 2).
-  int p2p_channels() const { return p2p_channels_; }
+  int p2p_channels() const { return plan_.p2p_channels; }
 
  private:
-  double chunk_bytes_ = 0.0;   // comm->p2pChunkSize: NCCL_P2P_NET_CHUNKSIZE, <= NCCL_BUFFSIZE / 8
-  int channels_per_peer_ = 1;  // comm->p2pnChannelsPerPeer (a network peer's)
-  int channels_min_ = 1;       // the part count the planner starts from
-  int p2p_channels_ = 1;       // comm->p2pnChannels
+  NcclP2pPlan plan_;  // the communicator's chunk and channels (p2p_channels.h, their one owner)
 };
 
 // What a call NCCL runs as one group of sends and receives across the view's nodes costs beyond

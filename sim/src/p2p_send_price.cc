@@ -2,6 +2,7 @@
 #include "p2p_send_price.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "network_class.h"
 #include "p2p_channels.h"
@@ -12,8 +13,7 @@ SendPricing::SendPricing(const Tuner& tuner)
     : tuner_(&tuner),
       completion_host_us_(
           tuner.software_latency() ? network_terms(tuner.view().network).completion_host_us : 0.0),
-      network_share_(network_efficiency(tuner.view()) * tuner.view().nic_delivered_share),
-      nvlinks_per_gpu_(tuner.topology().summary().nvlinks_per_gpu) {
+      network_share_(network_efficiency(tuner.view()) * tuner.view().nic_delivered_share) {
   if (completion_host_us_ > 0.0) messages_.emplace(tuner.view());
 }
 
@@ -41,18 +41,20 @@ double SendPricing::route_latency_us(int src_gpu, int dst_gpu) const {
   return pair_route_latency_us(t, src_gpu, dst_gpu, t.route(src_gpu, dst_gpu), route_latency());
 }
 
-std::optional<double> SendPricing::channels_gbps(double bytes) const {
-  const auto c = nccl_p2p_channels(tuner_->view(), nvlinks_per_gpu_, bytes);
+std::optional<double> SendPricing::channels_gbps(double bytes, LinkClass route_class) const {
+  if (route_class == LinkClass::network) return std::nullopt;
+  const auto c = nccl_p2p_channels(tuner_->view(), bytes);
   if (!c || !(c->cap_gbps > 0.0)) return std::nullopt;
   return c->cap_gbps;
 }
 
 double SendPricing::played_bytes(double bytes, int src_gpu, int dst_gpu) const {
-  const auto cap = channels_gbps(bytes);
-  if (!cap) return bytes;
   const topo::Topology& t = tuner_->topology();
+  const std::vector<topo::LinkId> route = t.route(src_gpu, dst_gpu);
+  const auto cap = channels_gbps(bytes, route_link_class(t, route));
+  if (!cap) return bytes;
   double route_gbps = 0.0;
-  for (const topo::LinkId id : t.route(src_gpu, dst_gpu)) {
+  for (const topo::LinkId id : route) {
     const double rate = t.link(id).bandwidth_gbps;
     route_gbps = route_gbps > 0.0 ? std::min(route_gbps, rate) : rate;
   }

@@ -17,10 +17,11 @@
 // message, less the hop already charged (p2p_net_messages.h). A network link moves NCCL's speed
 // for a NIC times the share a call across nodes gets (nic_delivered_share), and its route is
 // charged the link latencies a collective's is (route_latency_rule: a spine tier beyond NCCL's hop;
-// without software latency, every link's). In one node a send moves at most NCCL's channels for
-// its size times a channel's speed (p2p_channels.h: 8 A100s' 128 MiB send on 8 channels, 160 GB/s
-// under the NVLink's 240): the analytic round takes the lower rate, a flow plays the send's bytes
-// stretched by route rate / that cap (exact for a send alone on its links, as nccl-tests' are).
+// without software latency, every link's). A send that stays in a node moves at most NCCL's
+// channels for its size times a channel's speed (p2p_channels.h: 8 A100s' 128 MiB send on 8
+// channels, 160 GB/s under the NVLink's 240; across 2 nodes of H100 the network peers' 2 channels,
+// 60 GB/s): the analytic round takes the lower rate, a flow plays the send's bytes stretched by
+// route rate / that cap (exact for a send alone on its links, as nccl-tests' are).
 #pragma once
 
 #include <optional>
@@ -47,9 +48,11 @@ class SendPricing {
   // The route latency a send is charged beyond its delay (route_latency.h, a collective's rule):
   // the links beyond NCCL's hop (a spine tier) with software latency on, else every link's.
   double route_latency_us(int src_gpu, int dst_gpu) const;
-  // The most a send of `bytes` moves at, GB/s: NCCL's channels for it times a channel's speed, in a
-  // one-node communicator of NVIDIA GPUs (p2p_channels.h); nullopt where its route's rate is its.
-  std::optional<double> channels_gbps(double bytes) const;
+  // The most a send of `bytes` on a route of `route_class` moves at, GB/s: NCCL's channels for it
+  // times a channel's speed, where it stays in a node of NVIDIA GPUs (p2p_channels.h: across
+  // nodes the communicator's network peers set its channels too); nullopt where its route's rate
+  // is its (a network route).
+  std::optional<double> channels_gbps(double bytes, LinkClass route_class) const;
   // A flow's bytes for a send of `bytes` from `src_gpu` to `dst_gpu` under that cap: stretched by
   // the route's slowest link over the cap when the cap is lower, else `bytes`.
   double played_bytes(double bytes, int src_gpu, int dst_gpu) const;
@@ -60,7 +63,6 @@ class SendPricing {
   double completion_host_us_ = 0.0;  // the network class's, with software latency on
   std::optional<P2pNetMessages> messages_;
   double network_share_ = 1.0;
-  int nvlinks_per_gpu_ = 0;  // the topology's (TopologySummary), for p2p_channels.h
 };
 
 }  // namespace twinccl::sim::detail

@@ -64,7 +64,20 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
     v.inter_gbps = s.nics_per_node * per_nic;
     v.nics_per_node = s.nics_per_node;
     v.nic_gbps = per_nic;
+    // getLocalNetCountByBw (NVIDIA/nccl v2.28.9-1 src/graph/topo.cc): a GPU's nearest NICs (a
+    // node's NICs shared evenly among its GPUs, at least one), added until their rates reach the
+    // GPU's PCIe link (NCCL's width x speed / 80: 48 GB/s at gen5 x16, what pcie_bandwidth_gbps
+    // holds).
+    const int nearest = std::max(1, s.nics_per_node / std::max(1, s.gpus_per_node));
+    double reached = 0.0;
+    int counted = 0;
+    while (counted < nearest && reached < s.pcie_bandwidth_gbps) {
+      reached += per_nic;
+      ++counted;
+    }
+    v.nics_per_gpu_by_bw = std::max(1, counted);
   }
+  v.nvlinks_per_gpu = s.nvlinks_per_gpu;
   return v;
 }
 

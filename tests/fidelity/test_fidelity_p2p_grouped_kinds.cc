@@ -52,7 +52,7 @@ double eager_step_us(const topo::Topology& t, OpKind kind, Fidelity f = Fidelity
 
 }  // namespace
 
-// 4 p5 nodes: one batch a channel (3 node distances on 3 of the 8 channels). The wait is one
+// 4 p5 nodes: one batch a channel (3 node distances on 3 of the 16 channels). The wait is one
 // round trip (83.5 us) less the hop charged, the class's 23 us in both fidelities
 // (sim/src/what_if_latency.h; alpha-beta charged NCCL's 14 us table hop before it had one owner).
 TEST_CASE("all_to_all_v and scatter over p5 EFA wait for the control message as all_to_all") {
@@ -64,12 +64,12 @@ TEST_CASE("all_to_all_v and scatter over p5 EFA wait for the control message as 
   }
 }
 
-// 32 p5 nodes: the busiest channel runs 4 batches. gather's root posts each batch's receives as
-// it starts (4 round trips less the one hop: 311 us); scatter's receivers posted at the start, so
-// only its first batch waits (60.5 us).
+// 32 p5 nodes: the busiest channel runs 2 batches (31 node distances over NCCL's 16 p2p
+// channels). gather's root posts each batch's receives as it starts (2 round trips less the one
+// hop: 144 us); scatter's receivers posted at the start, so only its first batch waits (60.5 us).
 TEST_CASE("gather waits per root batch, scatter once") {
   const topo::Topology p5 = preset_with("aws-p5-32", kRun);
-  CHECK(eager_step_us(p5, OpKind::gather) == Approx(4.0 * kRoundTripUs - 23.0).margin(1.0));
+  CHECK(eager_step_us(p5, OpKind::gather) == Approx(2.0 * kRoundTripUs - 23.0).margin(1.0));
   CHECK(eager_step_us(p5, OpKind::scatter) == Approx(kRoundTripUs - 23.0).margin(1.0));
 }
 

@@ -124,7 +124,8 @@ TEST_CASE("p2p in one node: a send runs on NCCL's channels for its size, each at
     CHECK(ring_us(tuned, bytes, sim::Fidelity::flow) ==
           Approx(ring_us(tuned, bytes, sim::Fidelity::analytic)).epsilon(0.02));
   }
-  // Across nodes NCCL's rule has other terms: an H100 pair on two nodes keeps its route's rate.
+  // A network send keeps its route's rate (test_p2p_channels_across_nodes.cc: the sends that stay
+  // in a node of a communicator across nodes): an H100 pair on two nodes moves at the NIC's.
   const topo::Topology two = topo::load_topology("h100-cluster-2");
   const sim::Tuner pair(two, std::vector<int>{0, 8}, 0, /*software_latency*/ false);
   const double net_us =
