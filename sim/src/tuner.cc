@@ -68,7 +68,7 @@ Tuner::Tuner(const topo::Topology& topology, int nranks, int ranks_per_node, boo
 
 Tuner::Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_per_node,
              bool software_latency, int nccl_version)
-    : topology_(&topology), ranks_(std::move(ranks)), software_latency_(software_latency) {
+    : topology_(topology), ranks_(std::move(ranks)), software_latency_(software_latency) {
   if (nccl_version != 0 &&
       (nccl_version < detail::kNcclVersionCodeMin || nccl_version > detail::kNcclVersionCodeMax)) {
     throw InvalidArgument(
@@ -146,7 +146,7 @@ Choice Tuner::time(const CollectiveSpec& spec, DataType dtype, const std::string
                                     algbw_bytes(spec.kind, spec.count, dtype, spec.nranks))
           : detail::WhatIfLatency{};
   Prediction p = algo ? detail::analytic_nccl(*view_, r, *algo)
-                      : detail::analytic_alpha_beta(*topology_, *view_, r, hops);
+                      : detail::analytic_alpha_beta(topology_, *view_, r, hops);
   // A one-step exchange is grouped send/recv (NCCL's all_to_all, gather, scatter and their _v
   // forms): across nodes the net plugin's proxy also spends host time on every network message's
   // completions, and the first messages' wait replaces the one network hop alpha-beta charged

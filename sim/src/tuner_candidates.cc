@@ -20,7 +20,7 @@ std::vector<std::pair<std::string, std::string>> Tuner::candidates(
     const CollectiveSpec& call) const {
   const CollectiveSpec spec = settled(call);
   const detail::TopologyView& view = *view_;
-  const std::string& topo_name = topology_->name();
+  const std::string& topo_name = topology_.name();
   const std::string n = std::to_string(spec.nranks);
   const std::string not_nvls =
       "needs an NVLS-capable topology (NVSwitch with NVLink SHARP); '" + topo_name + "' is not";

@@ -82,7 +82,7 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
     if (!it->second.empty()) {
       throw InvalidArgument("algorithm '" + call.algorithm + "' does not apply to " + kind +
                             " on " + std::to_string(spec.nranks) + " ranks of '" +
-                            topology_->name() + "': " + it->second + "; applicable: " + join(ok));
+                            topology_.name() + "': " + it->second + "; applicable: " + join(ok));
     }
     if (call.protocol) {
       const std::vector<Protocol> ps = detail::protocols_applicable(call.algorithm, spec.kind);
@@ -97,7 +97,7 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
   bool no_ll128 = false, rccl_skips = false, by_profile = false;  // why pairs were left out
   // The cloud's NCCL_PROTO (GCP's profiles: Simple) unless a protocol is forced by name or the run
   // sets NCCL_PROTO itself: NCCL reads one value, the run's where set after the profile.
-  const NetworkNcclProto profile = network_nccl_proto(*topology_);
+  const NetworkNcclProto profile = network_nccl_proto(topology_);
   const bool profile_ranks = !call.protocol && profile.applies(call.nccl_proto_set);
   const std::vector<Protocol> profile_allows =
       profile_ranks ? nccl_proto_list(profile.value, kind, profile.profile)
@@ -131,14 +131,14 @@ std::vector<Choice> Tuner::ranked(const TunerCall& call, bool nccl_only) const {
   if (ranked.empty() && nccl_only) return {};
   if (ranked.empty() && call.restricted()) {
     throw InvalidArgument("the NCCL_ALGO / NCCL_PROTO lists leave no pair for " + kind + " on " +
-                          std::to_string(spec.nranks) + " ranks of '" + topology_->name() +
+                          std::to_string(spec.nranks) + " ranks of '" + topology_.name() +
                           "'; applicable algorithms: " + join(ok) +
                           left_out_text(no_ll128, rccl_skips, by_profile ? profile.value : ""));
   }
   if (ranked.empty()) {
     throw InvalidArgument("no applicable algorithm runs protocol " +
                           std::string(name(*call.protocol)) + " for " + kind + " on '" +
-                          topology_->name() + "'; applicable algorithms: " + join(ok) +
+                          topology_.name() + "'; applicable algorithms: " + join(ok) +
                           " (LL/LL128 only with ring, and tree for all_reduce)");
   }
   std::stable_sort(ranked.begin(), ranked.end(),

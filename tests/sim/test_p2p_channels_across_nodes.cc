@@ -59,11 +59,11 @@ TEST_CASE("sendrecv across nodes: the sends inside a node run on the network pee
   // scale, none in 2.19).
   const double bytes = 512.0 * (1 << 20);
   const auto busbw = [&](const char* preset, int nranks, int version) {
-    const topo::Topology topology = topo::load_topology(preset);  // the tuner keeps a reference
+    const topo::Topology topology = topo::load_topology(preset);
     const sim::Tuner tuner(topology, nranks, 0, /*software_latency*/ false, version);
-    const double us = sim::predict_p2p(tuner, sim::sendrecv_pattern(nranks, bytes),
-                                       sim::Fidelity::analytic)
-                          .time_us;
+    const double us =
+        sim::predict_p2p(tuner, sim::sendrecv_pattern(nranks, bytes), sim::Fidelity::analytic)
+            .time_us;
     return bytes / (us * 1e-6) / 1e9;
   };
   const double two_nodes = busbw("h100-cluster-2", 16, 0);

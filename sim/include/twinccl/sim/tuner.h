@@ -65,7 +65,8 @@ class Tuner {
  public:
   // ranks: the topology GPU of each communicator rank (distinct, in 0..gpus-1). ranks_per_node
   // 0 = as the ranks fall on the topology's nodes. software_latency false = the network alone.
-  // The topology must outlive the tuner. nccl_version: the NCCL_VERSION_CODE whose tuning model
+  // The tuner keeps its own copy of the topology (a copy shares the graph: cheap), so a temporary
+  // is fine. nccl_version: the NCCL_VERSION_CODE whose tuning model
   // ranks (22602 = 2.26.2; Request::nccl_version), 0 = the newest model.
   Tuner(const topo::Topology& topology, std::vector<int> ranks, int ranks_per_node = 0,
         bool software_latency = true, int nccl_version = 0);
@@ -93,7 +94,7 @@ class Tuner {
   // with why it does not apply to this communicator ("" = it applies).
   std::vector<std::pair<std::string, std::string>> candidates(const CollectiveSpec& spec) const;
 
-  const topo::Topology& topology() const { return *topology_; }
+  const topo::Topology& topology() const { return topology_; }
   const detail::TopologyView& view() const { return *view_; }
   const std::vector<int>& ranks() const { return ranks_; }
   int nranks() const { return static_cast<int>(ranks_.size()); }
@@ -114,7 +115,7 @@ class Tuner {
   Choice time(const CollectiveSpec& spec, DataType dtype, const std::string& algorithm,
               Protocol protocol, int channels, double& rank_us) const;
 
-  const topo::Topology* topology_;
+  topo::Topology topology_;
   std::vector<int> ranks_;
   std::shared_ptr<const detail::TopologyView> view_;  // NCCL's view of these GPUs, once
   int nodes_ = 1;
