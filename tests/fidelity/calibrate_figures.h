@@ -62,7 +62,7 @@ inline NcclTestsTable table_of(const Figure& f, int gpus_per_thread, const char*
 
 // predicted / measured - 1 of one figure on `topology`, its forced algorithm as the run's.
 inline double error_of(const topo::Topology& topology, const Figure& f, int gpus_per_thread,
-                const char* nccl_version) {
+                       const char* nccl_version) {
   const NcclTestsTable t = table_of(f, gpus_per_thread, nccl_version);
   Request r = request_of(t, t.rows[0]);
   r.algorithm = f.algorithm;
@@ -73,7 +73,7 @@ inline double error_of(const topo::Topology& topology, const Figure& f, int gpus
 // NCCL_ALGO when `algo_as_logged` (a log printing "NCCL_ALGO set by environment to Ring"), else
 // NCCL's own choice (the run's algorithm was NCCL's).
 inline std::vector<NcclTestsTable> logs_of(const std::vector<Figure>& fit, int gpus_per_thread,
-                                    const char* nccl_version, bool algo_as_logged = false) {
+                                           const char* nccl_version, bool algo_as_logged = false) {
   std::vector<NcclTestsTable> logs;
   for (const Figure& f : fit) {
     logs.push_back(table_of(f, gpus_per_thread, nccl_version));
