@@ -15,6 +15,23 @@
 #include "twinccl/run.h"
 
 namespace twinccl::cli {
+
+std::string p2p_channels_note(const sim::Tuner& tuner) {
+  const sim::P2pChannelPlan plan = sim::p2p_channel_plan(tuner);
+  if (!(plan.channel_gbps > 0.0)) {
+    return "send/recv: each send at its route's rate (no channel cap modelled for these GPUs)";
+  }
+  const std::string across =
+      tuner.nodes() > 1 ? " (across nodes every peer gets the network peers' few, so the sends "
+                          "inside a node too)"
+                        : "";
+  return fmt::format(
+      "send/recv channels (NCCL's rule, docs/perf.md): {} p2p channels, at most {} a send (fewer "
+      "for small sends){}: a send inside a node moves at most {} x {:g} GB/s = {:g} GB/s{}",
+      plan.p2p_channels, plan.per_peer, across, plan.per_peer, plan.channel_gbps,
+      plan.per_peer * plan.channel_gbps,
+      tuner.nodes() > 1 ? ", a network send at its NIC's rate" : "");
+}
 namespace {
 
 constexpr std::size_t kHypercubeAlign = 4;  // elements (nccl-tests' hypercube.cu ALIGN)

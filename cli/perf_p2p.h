@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 #include "perf_measure.h"
@@ -35,6 +36,10 @@ inline std::string_view perf_test_name(OpKind k) {
 // Whether the sweep repeats per -o op: the reductions, and sendrecv (nccl-tests loops its ops and
 // prints their names, though nothing is reduced).
 inline bool sweeps_ops(OpKind k) { return is_reducing(k) || k == kSendRecvTest; }
+
+// The header line a predicted sendrecv / hypercube sweep prints: NCCL's p2p channels on the
+// communicator and what a send inside a node moves at most (sim::p2p_channel_plan).
+std::string p2p_channels_note(const sim::Tuner& tuner);
 
 std::size_t p2p_count_for(OpKind test, std::size_t bytes, DataType dtype, int nranks);
 std::size_t p2p_bytes_for(OpKind test, std::size_t count, DataType dtype, int nranks);

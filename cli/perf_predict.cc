@@ -170,6 +170,9 @@ PerfReport run_predicted_perf(const PerfOptions& options) {
   const std::string held_out = sim::held_out_note(o.topology.empty() ? "dgx-h100" : o.topology, t,
                                                   n, !edits_text(o.edits).empty());
   if (!held_out.empty()) report.header_lines.push_back(held_out);
+  if (std::any_of(o.collectives.begin(), o.collectives.end(), is_p2p_test)) {
+    report.header_lines.push_back(p2p_channels_note(o.selection->tuner(o.ranks)));
+  }
   if (o.nccl_lists.any()) report.header_lines.push_back(o.nccl_lists.note(o.collectives));
   if (std::any_of(o.collectives.begin(), o.collectives.end(), sim::nccl_tunes)) {
     const std::string replaced = profile_replaced_note(o.nccl_lists, t, topo_name);
@@ -271,6 +274,9 @@ void add_predictions(PerfReport& report, const PerfOptions& o) {
   const std::string held_out =
       sim::held_out_note(o.topology, t, o.ranks, !edits_text(o.edits).empty());
   if (!held_out.empty()) report.header_lines.push_back(held_out);
+  if (std::any_of(o.collectives.begin(), o.collectives.end(), is_p2p_test)) {
+    report.header_lines.push_back(p2p_channels_note(o.selection->tuner(o.ranks)));
+  }
   for (PerfRow& row : report.rows) {
     std::size_t count = count_for(row.kind, row.bytes, row.dtype, o.ranks);
     sim::Prediction p = predict_row(o, row.kind, row.dtype, count, row.op);

@@ -98,14 +98,20 @@ int nccl_p2p_send_channels(const NcclP2pPlan& plan, double bytes) {
   return std::max(1, channels);
 }
 
-std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, double bytes) {
-  if (view.nranks < 2 || topo::is_amd(view.arch) || !(bytes > 0.0)) return std::nullopt;
-  const int channels = nccl_p2p_send_channels(nccl_p2p_plan(view), bytes);
+double nccl_p2p_channel_gbps(const TopologyView& view) {
+  if (view.nranks < 2 || topo::is_amd(view.arch)) return 0.0;
   // One channel's speed is the one-node search's, whatever the communicator spans.
   TopologyView node = view;
   node.nodes = 1;
   node.nranks = std::max(1, view.ranks_per_node);
-  return P2pChannels{channels, channels * nccl_channels(node, 0).per_channel_gbps};
+  return nccl_channels(node, 0).per_channel_gbps;
+}
+
+std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, double bytes) {
+  const double channel_gbps = nccl_p2p_channel_gbps(view);
+  if (!(channel_gbps > 0.0) || !(bytes > 0.0)) return std::nullopt;
+  const int channels = nccl_p2p_send_channels(nccl_p2p_plan(view), bytes);
+  return P2pChannels{channels, channels * channel_gbps};
 }
 
 }  // namespace twinccl::sim::detail

@@ -61,6 +61,8 @@ struct P2pChannels {
   int channels = 1;
   double cap_gbps = 0.0;  // channels x one channel's speed
 };
+// One channel's speed for a send between two GPUs of one node, GB/s; 0 on AMD GPUs or one rank.
+double nccl_p2p_channel_gbps(const TopologyView& view);
 // The channels of a send of `bytes` between two GPUs of one node of the view's communicator and
 // the most it moves at; nullopt on AMD GPUs, one rank or no bytes.
 std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, double bytes);

@@ -6,6 +6,7 @@
 
 #include "network_class.h"
 #include "p2p_channels.h"
+#include "twinccl/sim/p2p.h"
 
 namespace twinccl::sim::detail {
 
@@ -62,3 +63,17 @@ double SendPricing::played_bytes(double bytes, int src_gpu, int dst_gpu) const {
 }
 
 }  // namespace twinccl::sim::detail
+
+namespace twinccl::sim {
+
+P2pChannelPlan p2p_channel_plan(const Tuner& tuner) {
+  const detail::TopologyView& view = tuner.view();
+  const detail::NcclP2pPlan plan = detail::nccl_p2p_plan(view);
+  P2pChannelPlan out;
+  out.p2p_channels = plan.p2p_channels;
+  out.per_peer = plan.per_peer;
+  out.channel_gbps = detail::nccl_p2p_channel_gbps(view);
+  return out;
+}
+
+}  // namespace twinccl::sim

@@ -109,6 +109,12 @@ TEST_CASE("perf sendrecv/hypercube predicted: NVLink inside a DGX H100, the NIC 
   const double busbw = std::stod(rows_of(cluster.out)[0][7]);
   CHECK(busbw > 40);
   CHECK(busbw <= 50);
+  // The header says what a send inside a node runs on: across nodes the network peers' 2
+  // channels of H100's 30 GB/s (sim/src/p2p_channels.h); in one node its own 32.
+  CHECK_THAT(cluster.out, Contains("16 p2p channels, at most 2 a send") &&
+                              Contains("at most 2 x 30 GB/s = 60 GB/s"));
+  CHECK_THAT(run_cli("perf sendrecv -b 1G -e 1G -c 0").out,
+             Contains("32 p2p channels, at most 32 a send"));
   auto algo = run_cli("perf sendrecv --algo ring -b 1K -e 1K");
   CHECK(algo.exit_code != 0);
   CHECK_THAT(algo.out, Contains("sendrecv is grouped send/recv"));

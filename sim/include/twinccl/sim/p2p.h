@@ -48,4 +48,15 @@ struct P2pPrediction {
 P2pPrediction predict_p2p(const Tuner& tuner, const P2pPattern& pattern, Fidelity fidelity,
                           int gpus_per_thread = 0);
 
+// NCCL's p2p channels on the tuner's communicator, as the model takes them (the one owner:
+// sim/src/p2p_channels.h): a send between two GPUs of one node moves at most per_peer channels x
+// channel_gbps. Across nodes every peer gets the network peers' few (2, 1 at scale from NCCL
+// 2.20.3), the sends inside a node too.
+struct P2pChannelPlan {
+  int p2p_channels = 0;       // the communicator's p2p channels (a power of 2)
+  int per_peer = 0;           // the most one send runs on
+  double channel_gbps = 0.0;  // one channel's speed inside a node; 0 = no cap (AMD GPUs, one rank)
+};
+P2pChannelPlan p2p_channel_plan(const Tuner& tuner);
+
 }  // namespace twinccl::sim
