@@ -154,7 +154,15 @@ struct NcclTuningTable {
   double p2p_max_part_per_chunk;  // [not in facts] 32
   int p2p_channels_per_nvlink;    // [not in facts] 2
   int p2p_pci_peer_channels;      // [not in facts] 2 (a peer in the node without NVLink)
-  int max_channels;               // [not in facts] 64
+  // A network peer's channels (src/graph/paths.cc ncclTopoGetNchannels, v2.20.3+): 2, halved while
+  // they x the ranks exceed this many x the p2p channels.
+  int p2p_net_peer_channels;       // [not in facts] 2
+  int p2p_net_peer_ranks_per_p2p;  // [not in facts] 4
+  // The communicator's channels across nodes double again below this many where a ring channel is
+  // faster than this (src/graph/connect.cc "4 compute channels per search channel").
+  int compute_channels_below;          // [not in facts] 16
+  double compute_channels_above_gbps;  // [not in facts] 45
+  int max_channels;                    // [not in facts] 64
 };
 
 inline constexpr NcclTuningTable kNccl{
@@ -237,6 +245,10 @@ inline constexpr NcclTuningTable kNccl{
     .p2p_max_part_per_chunk = 32,
     .p2p_channels_per_nvlink = 2,
     .p2p_pci_peer_channels = 2,
+    .p2p_net_peer_channels = 2,
+    .p2p_net_peer_ranks_per_p2p = 4,
+    .compute_channels_below = 16,
+    .compute_channels_above_gbps = 45.0,
     .max_channels = 64,
 };
 

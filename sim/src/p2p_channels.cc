@@ -30,7 +30,9 @@ int communicator_channels(const TopologyView& view, int max_channels) {
   const bool compute_doubled = view.arch == topo::GpuArch::hopper ||
                                (view.arch == topo::GpuArch::blackwell &&
                                 since(view, kNcclVersionTerms.compute_channels_blackwell_since));
-  if (view.nodes > 1 && compute_doubled && graph.per_channel_gbps > 45.0 && channels < 16) {
+  if (view.nodes > 1 && compute_doubled &&
+      graph.per_channel_gbps > kNccl.compute_channels_above_gbps &&
+      channels < kNccl.compute_channels_below) {
     channels = std::min(max_channels, 2 * channels);
   }
   return channels;
@@ -41,9 +43,11 @@ int communicator_channels(const TopologyView& view, int max_channels) {
 int net_peer_channels(const TopologyView& view, int p2p_channels) {
   const NcclVersionTerms& v = kNcclVersionTerms;
   if (!since(view, v.p2p_net_peer_two_channels_since)) return 1;
-  if (!since(view, v.p2p_net_peer_by_scale_since)) return 2;
-  int most = 2;
-  while (most * view.nranks > p2p_channels * 4 && most > 1) most /= 2;
+  if (!since(view, v.p2p_net_peer_by_scale_since)) return kNccl.p2p_net_peer_channels;
+  int most = kNccl.p2p_net_peer_channels;
+  while (most * view.nranks > p2p_channels * kNccl.p2p_net_peer_ranks_per_p2p && most > 1) {
+    most /= 2;
+  }
   return std::max(std::max(1, view.nics_per_gpu_by_bw), most);
 }
 
