@@ -120,8 +120,7 @@ double tree_bus(const TopologyView& v, double ch, double bus, Protocol p) {
 ArchCaps caps_of(const TopologyView& v) {
   ArchCaps caps = caps_of(v.arch);
   const NcclVersionTerms& t = kNcclVersionTerms;
-  if (v.arch == topo::GpuArch::blackwell && v.nccl_version != 0 &&
-      v.nccl_version < t.blackwell_tree_caps_since) {
+  if (v.arch == topo::GpuArch::blackwell && nccl_before(v, t.blackwell_tree_caps_since)) {
     caps.tree_channel_gbps = t.tree_channel_cap_blackwell_before_2_28_3;
     caps.tree_ll128_channel_gbps = t.tree_ll128_channel_cap_blackwell_before_2_28_3;
   }

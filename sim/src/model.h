@@ -62,6 +62,11 @@ struct TopologyView {
   int nccl_version = 0;
 };
 TopologyView view_of(const topo::Topology& topology, int nranks);
+// Whether the view's NCCL predates the release that brought a term (`since_code`, a
+// kNcclVersionTerms `*_since`): the one reading of "0 = the newest model" for every term.
+inline bool nccl_before(const TopologyView& view, int since_code) {
+  return view.nccl_version != 0 && view.nccl_version < since_code;
+}
 // One step of NCCL's Simple buffer on `view`, bytes: NCCL_BUFFSIZE (the topology's
 // nccl_buffsize_bytes, else NCCL's 4 MiB, init.cc DEFAULT_BUFFSIZE) / NCCL_STEPS 8 (device.h),
 // rounded down as NCCL divides. The one reading of the run's buffer for the tree/Simple chunk

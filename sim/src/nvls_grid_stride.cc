@@ -26,8 +26,7 @@
 namespace twinccl::sim::detail {
 
 double nvls_busiest_channel_bytes(const TopologyView& v, NcclAlgo algo, OpKind kind, double bytes) {
-  const bool grid_stride =
-      v.nccl_version > 0 && v.nccl_version < kNcclVersionTerms.nvls_one_node_even_split_since;
+  const bool grid_stride = nccl_before(v, kNcclVersionTerms.nvls_one_node_even_split_since);
   if (!grid_stride || algo != NcclAlgo::nvls || kind != OpKind::all_reduce || v.nodes != 1 ||
       bytes <= 0.0) {
     return bytes;

@@ -39,8 +39,7 @@ double nccl_nvls_channels(const TopologyView& v) {
   if (v.nodes > 1) return kNccl.nvls_channels_blackwell_nodes;
   // One NVLink domain on Blackwell: 24 channels from 2.27, 32 before (kNcclVersionTerms).
   const bool before_domain_channels =
-      v.nccl_version != 0 &&
-      v.nccl_version < kNcclVersionTerms.blackwell_nvls_domain_channels_since;
+      nccl_before(v, kNcclVersionTerms.blackwell_nvls_domain_channels_since);
   return before_domain_channels ? kNcclVersionTerms.nvls_channels_blackwell_1node_before_2_27
                                 : kNccl.nvls_channels_blackwell_1node;
 }
@@ -87,8 +86,7 @@ namespace {
 // :1715-1717 capped by NCCL_NVLSTREE_MAX_CHUNKSIZE, NCCL's 64 KiB from 4 nodes, below). A row
 // whose version is unknown reads as the newest.
 double nvls_env_chunk_bytes(const TopologyView& v, NcclAlgo algo) {
-  const bool before_env =
-      v.nccl_version != 0 && v.nccl_version < kNcclVersionTerms.nvls_chunk_env_since;
+  const bool before_env = nccl_before(v, kNcclVersionTerms.nvls_chunk_env_since);
   if (before_env && algo != NcclAlgo::nvls) return nccl_simple_step_bytes(v);
   const double cloud = network_terms(v.network).nvls_chunk_bytes;
   return !before_env && cloud > 0.0 ? cloud : kNccl.nvls_chunk_bytes;

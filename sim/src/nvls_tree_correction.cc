@@ -23,8 +23,7 @@ double nccl_nvls_tree_correction(const TopologyView& v, OpKind kind, double byte
       !topo::is_x86(v.host_cpu)) {
     return 1.0;
   }
-  if (ranking && v.nccl_version != 0 &&
-      v.nccl_version < kNcclVersionTerms.nvls_tree_correction_since) {
+  if (ranking && nccl_before(v, kNcclVersionTerms.nvls_tree_correction_since)) {
     return 1.0;
   }
   const int log_size = bytes >= 64.0 ? nccl_log2i(bytes / 64.0) : -1;

@@ -17,9 +17,7 @@ int pow2_up(int v) {
   return p;
 }
 
-bool since(const TopologyView& view, int code) {
-  return view.nccl_version == 0 || view.nccl_version >= code;
-}
+bool since(const TopologyView& view, int code) { return !nccl_before(view, code); }
 
 // comm->nChannels after ncclTopoPostset: twice the graph's, across nodes twice again below 16
 // where a Hopper (Blackwell from 2.25.1) ring channel is faster than 45 GB/s; at most
