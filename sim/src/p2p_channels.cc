@@ -109,11 +109,4 @@ double nccl_p2p_channel_gbps(const TopologyView& view) {
   return nccl_channels(node, 0).per_channel_gbps;
 }
 
-std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, double bytes) {
-  const double channel_gbps = nccl_p2p_channel_gbps(view);
-  if (!(channel_gbps > 0.0) || !(bytes > 0.0)) return std::nullopt;
-  const int channels = nccl_p2p_send_channels(nccl_p2p_plan(view), bytes);
-  return P2pChannels{channels, channels * channel_gbps};
-}
-
 }  // namespace twinccl::sim::detail

@@ -4,9 +4,10 @@
 //   const NcclP2pPlan plan = nccl_p2p_plan(view_of(h100_cluster(2), 16));
 //   // plan.p2p_channels == 16, plan.per_peer == 2 (a network peer's 2), plan.fewest == 1
 //   nccl_p2p_send_channels(plan, 64 << 20);  // 2: a send's parts double up to the peer's 2
-//   const std::optional<P2pChannels> c = nccl_p2p_channels(view_of(dgx_a100(), 8), 128 << 20);
-//   // c->channels == 8, c->cap_gbps == 8 x 20 = 160; at 256 MiB 16 channels, 320 (the NVLink's 240
-//   // binds instead)
+//   const TopologyView a100 = view_of(dgx_a100(), 8);
+//   nccl_p2p_send_channels(nccl_p2p_plan(a100), 128 << 20);  // 8; 16 at 256 MiB
+//   nccl_p2p_channel_gbps(a100);  // 20: a 128 MiB send moves at most 160 GB/s (at 256 MiB, 320:
+//                                 // the NVLink's 240 binds instead)
 //
 // How it works (NVIDIA/nccl, read, not copied; v2.28.9-1 unless said; the version differences in
 // kNcclVersionTerms). A communicator has twice its graph's channels (src/graph/connect.cc
@@ -36,8 +37,6 @@
 // rate (how fast one network channel moves is the net plugin's, not in NCCL's code).
 #pragma once
 
-#include <optional>
-
 #include "model.h"
 
 namespace twinccl::sim::detail {
@@ -57,14 +56,8 @@ NcclP2pPlan nccl_p2p_plan(const TopologyView& view);
 // The channels (parts) one send of `bytes` > 0 runs on under `plan`.
 int nccl_p2p_send_channels(const NcclP2pPlan& plan, double bytes);
 
-struct P2pChannels {
-  int channels = 1;
-  double cap_gbps = 0.0;  // channels x one channel's speed
-};
 // One channel's speed for a send between two GPUs of one node, GB/s; 0 on AMD GPUs or one rank.
+// Such a send moves at most nccl_p2p_send_channels x this.
 double nccl_p2p_channel_gbps(const TopologyView& view);
-// The channels of a send of `bytes` between two GPUs of one node of the view's communicator and
-// the most it moves at; nullopt on AMD GPUs, one rank or no bytes.
-std::optional<P2pChannels> nccl_p2p_channels(const TopologyView& view, double bytes);
 
 }  // namespace twinccl::sim::detail

@@ -14,7 +14,9 @@ SendPricing::SendPricing(const Tuner& tuner)
     : tuner_(&tuner),
       completion_host_us_(
           tuner.software_latency() ? network_terms(tuner.view().network).completion_host_us : 0.0),
-      network_share_(network_efficiency(tuner.view()) * tuner.view().nic_delivered_share) {
+      network_share_(network_efficiency(tuner.view()) * tuner.view().nic_delivered_share),
+      plan_(nccl_p2p_plan(tuner.view())),
+      channel_gbps_(nccl_p2p_channel_gbps(tuner.view())) {
   if (completion_host_us_ > 0.0) messages_.emplace(tuner.view());
 }
 
@@ -43,10 +45,10 @@ double SendPricing::route_latency_us(int src_gpu, int dst_gpu) const {
 }
 
 std::optional<double> SendPricing::channels_gbps(double bytes, LinkClass route_class) const {
-  if (route_class == LinkClass::network) return std::nullopt;
-  const auto c = nccl_p2p_channels(tuner_->view(), bytes);
-  if (!c || !(c->cap_gbps > 0.0)) return std::nullopt;
-  return c->cap_gbps;
+  if (route_class == LinkClass::network || !(channel_gbps_ > 0.0) || !(bytes > 0.0)) {
+    return std::nullopt;
+  }
+  return nccl_p2p_send_channels(plan_, bytes) * channel_gbps_;
 }
 
 double SendPricing::played_bytes(double bytes, int src_gpu, int dst_gpu) const {
@@ -67,13 +69,8 @@ double SendPricing::played_bytes(double bytes, int src_gpu, int dst_gpu) const {
 namespace twinccl::sim {
 
 P2pChannelPlan p2p_channel_plan(const Tuner& tuner) {
-  const detail::TopologyView& view = tuner.view();
-  const detail::NcclP2pPlan plan = detail::nccl_p2p_plan(view);
-  P2pChannelPlan out;
-  out.p2p_channels = plan.p2p_channels;
-  out.per_peer = plan.per_peer;
-  out.channel_gbps = detail::nccl_p2p_channel_gbps(view);
-  return out;
+  const detail::NcclP2pPlan plan = detail::nccl_p2p_plan(tuner.view());
+  return {plan.p2p_channels, plan.per_peer, detail::nccl_p2p_channel_gbps(tuner.view())};
 }
 
 }  // namespace twinccl::sim

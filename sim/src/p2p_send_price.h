@@ -27,6 +27,7 @@
 #include <optional>
 
 #include "model.h"
+#include "p2p_channels.h"
 #include "p2p_net_messages.h"
 #include "route_latency.h"
 #include "twinccl/sim/tuner.h"
@@ -63,6 +64,8 @@ class SendPricing {
   double completion_host_us_ = 0.0;  // the network class's, with software latency on
   std::optional<P2pNetMessages> messages_;
   double network_share_ = 1.0;
+  NcclP2pPlan plan_;           // the communicator's p2p channels (p2p_channels.h), once
+  double channel_gbps_ = 0.0;  // one channel's speed inside a node, 0 = no cap
 };
 
 }  // namespace twinccl::sim::detail

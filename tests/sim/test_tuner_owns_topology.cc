@@ -15,6 +15,9 @@ TEST_CASE("a tuner made from a temporary topology keeps its own copy", "[sim]") 
   CHECK(tuner.topology().gpu_count() == 16);
   const topo::Topology same = topo::load_topology("h100-cluster-2");
   const sim::Tuner kept(same, 16);
+  // Its own copy, not the caller's object (a tuner that kept a pointer returns `same` itself:
+  // this fails on that code whether or not the freed memory above was reused).
+  CHECK(&kept.topology() != &same);
   const sim::Choice a = tuner.choose(OpKind::all_reduce, 1 << 20, DataType::float32);
   const sim::Choice b = kept.choose(OpKind::all_reduce, 1 << 20, DataType::float32);
   CHECK(a.algorithm == b.algorithm);
