@@ -15,7 +15,7 @@ namespace {
 struct Family {
   std::string_view prefix, several_nodes, one_node;
 };
-constexpr std::array<Family, 18> kFamilies{{
+constexpr std::array<Family, 20> kFamilies{{
     {"gb200-nvl72", "nvl72", "nvl72"},
     {"gb300-nvl72", "nvl72", "nvl72"},
     {"aws-", "aws-efa", "nvswitch-1node"},
@@ -30,6 +30,8 @@ constexpr std::array<Family, 18> kFamilies{{
     {"h100x", "ib-multinode", "nvswitch-1node"},
     {"h200x", "ib-multinode", "nvswitch-1node"},
     {"b200x", "ib-multinode", "nvswitch-1node"},
+    {"b300-cluster-", "ib-multinode", "nvswitch-1node"},
+    {"b300x", "ib-multinode", "nvswitch-1node"},
     {"dgx-", "ib-multinode", "nvswitch-1node"},
     {"mi300x-", "amd-multinode", "amd-1node"},  // mi300x-8, mi300x-cluster-N, mi300x-roce-N
     {"mi325x-roce-", "amd-multinode", "amd-1node"},

@@ -74,6 +74,8 @@ DgxSystem h100_system();
 // DGX B200's (dgx_b200.cc) and the 8 x MI300X server's (mi300x.cc): the clouds' nodes start there.
 DgxSystem b200_system();
 DgxSystem mi300x_system();
+// DGX B300's (dgx_b300.cc): DGX B200's graph with 8 x 800G ConnectX-8 on PCIe gen6.
+DgxSystem b300_system();
 // A cloud's node (cloud_clusters.cc): `base` named as the cloud sells it ("<model>: <parts>"), with
 // its NICs' label (empty: the base's), its network's class, and its own host's launch cost (the
 // 5 us default unless its preset knows it) and no network plugin settings (its preset sets them).

@@ -80,6 +80,8 @@ std::optional<Topology> cluster_by_name(std::string_view name) {
       {"h200x", h200_cluster},
       {"b200-cluster-", b200_cluster},
       {"b200x", b200_cluster},
+      {"b300-cluster-", b300_cluster},
+      {"b300x", b300_cluster},
       {"mi300x-cluster-", mi300x_cluster},
       {"gb200-nvl72-cluster-", gb200_nvl72_cluster},
       {"gb300-nvl72-cluster-", gb300_nvl72_cluster},
@@ -109,6 +111,10 @@ std::vector<PresetInfo> list_presets() {
       {"dgx-b200",
        "NVIDIA DGX B200: 8 B200, 2 NVLink 5 switches + NVLS, 18 NVLink5 x 40.1 GB/s, 8 x 400G NICs",
        "dgx-b200"},
+      {"dgx-b300",
+       "NVIDIA DGX B300: 8 B300, NVLink 5 switches + NVLS, as dgx-b200, 8 x 800G ConnectX-8 "
+       "(InfiniBand XDR)",
+       "dgx-b300"},
       {"gb200-nvl72",
        "NVIDIA GB200 NVL72 rack: 72 B200 in one NVLink 5 domain (NVLS), 72 x 400G NICs",
        "gb200-nvl72"},
@@ -122,6 +128,9 @@ std::vector<PresetInfo> list_presets() {
        "h200-cluster-16"},
       {"b200-cluster-N", "N x DGX B200 (N = 1..1024), as h100-cluster-N; also b200xN",
        "b200-cluster-16"},
+      {"b300-cluster-N",
+       "N x DGX B300 (N = 1..1024) on 800G XDR rails, as h100-cluster-N; also b300xN",
+       "b300-cluster-16"},
       {"gb200-nvl72-cluster-R",
        "R GB200 NVL72 racks (R = 1..128, 72 GPUs per NVLink domain) on a rail-optimized fat-tree",
        "gb200-nvl72-cluster-4"},
@@ -169,6 +178,7 @@ Topology load_topology(std::string_view preset_or_path) {
   if (name == "dgx-h100") return dgx_h100();
   if (name == "dgx-h200") return dgx_h200();
   if (name == "dgx-b200") return dgx_b200();
+  if (name == "dgx-b300") return dgx_b300();
   if (name == "gb200-nvl72") return gb200_nvl72();
   if (name == "gb300-nvl72") return gb300_nvl72();
   if (name == "mi300x-8") return mi300x_8();
@@ -192,9 +202,10 @@ namespace {
 // The cluster family of each one-node preset: its node repeated N times ("-N", or "-RxG" racks).
 std::string_view cluster_family(std::string_view one_node) {
   static constexpr std::pair<std::string_view, std::string_view> kFamilies[] = {
-      {"dgx-h100", "h100-cluster-"},           {"dgx-h200", "h200-cluster-"},
-      {"dgx-b200", "b200-cluster-"},           {"mi300x-8", "mi300x-cluster-"},
-      {"gb200-nvl72", "gb200-nvl72-cluster-"}, {"gb300-nvl72", "gb300-nvl72-cluster-"}};
+      {"dgx-h100", "h100-cluster-"},          {"dgx-h200", "h200-cluster-"},
+      {"dgx-b200", "b200-cluster-"},          {"dgx-b300", "b300-cluster-"},
+      {"mi300x-8", "mi300x-cluster-"},        {"gb200-nvl72", "gb200-nvl72-cluster-"},
+      {"gb300-nvl72", "gb300-nvl72-cluster-"}};
   for (const auto& [node, family] : kFamilies) {
     if (node == one_node) return family;
   }

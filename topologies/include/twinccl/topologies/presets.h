@@ -42,6 +42,9 @@ Topology dgx_h200();               // 8 H200: dgx-h100's graph (NVLink4, NVLS, 8
 Topology h200_cluster(int nodes);  // nodes in 1..1024, as h100_cluster
 Topology dgx_b200();               // 8 B200, 2 NVLink 5 switches, 18 x 40.1 GB/s, NVLS, 8 x 400G
 Topology b200_cluster(int nodes);  // nodes in 1..1024
+// DGX B300: dgx-b200's NVLink 5 node with 8 x 800G ConnectX-8 (InfiniBand XDR) on PCIe gen6.
+Topology dgx_b300();
+Topology b300_cluster(int nodes);  // nodes in 1..1024
 Topology gb200_nvl72();            // one rack: 72 B200 in one NVLink 5 domain, NVLS, 72 x 400G
 Topology gb200_nvl72_cluster(int racks);  // racks in 1..128, one node per rack
 // A job's G GPUs (whole trays, 4..72) of each of R racks: gb200-nvl72-cluster-RxG ("2x64").
