@@ -60,7 +60,8 @@ TEST_CASE("check_report: OK, route statistics and warnings", "[topologies][text]
   CHECK_THAT(ok, Contains("h100-cluster-2: OK") && Contains("routes checked: 31 (") &&
                      Contains("at most 8 hops") && Contains("slowest link 48 GB/s") &&
                      Contains("warnings: 0"));
-  // Two nodes, no NIC in node 1, a half-duplex link, an oversubscribed switch.
+  // Two nodes, no NIC in node 1, a half-duplex link, an oversubscribed switch, a 50 GB/s NIC
+  // behind a 24 GB/s PCIe link.
   TopologyBuilder b("odd");
   const VertexId tor = b.add_vertex({.kind = VertexKind::network_switch, .name = "tor"});
   const VertexId core = b.add_vertex({.kind = VertexKind::network_switch, .name = "core"});
@@ -73,5 +74,6 @@ TEST_CASE("check_report: OK, route statistics and warnings", "[topologies][text]
   const std::string odd = check_report(b.seal());
   CHECK_THAT(odd, Contains("odd: OK") && Contains("1 GPUs have no NIC") &&
                       Contains("1 half-duplex") && Contains("'tor' is oversubscribed 2:1") &&
-                      Contains("warnings: 3"));
+                      Contains("1 NICs run at most at their PCIe link: 50 GB/s ports behind 24") &&
+                      Contains("warnings: 4"));
 }

@@ -1,11 +1,13 @@
 // DGX B300 on InfiniBand XDR (issue 24, "InfiniBand NDR/XDR"): dgx-b300 and b300-cluster-N pass
 // `topo check` with no warning and have the counts topologies/presets/dgx_b300.cc cites: DGX
-// B200's NVLink 5 node with one 800G ConnectX-8 per GPU on a PCIe gen6 path.
+// B200's NVLink 5 node with one 800G ConnectX-8 per GPU on a PCIe gen6 path; and the check that
+// names a NIC faster than the PCIe link feeding it.
 #include <catch2/catch.hpp>
 
 #include "twinccl/errors.h"
 #include "twinccl/topologies/describe.h"
 #include "twinccl/topologies/presets.h"
+#include "twinccl/topologies/topology_edit.h"
 #include "twinccl/topologies/topology_file.h"
 
 using namespace twinccl::topo;
@@ -51,4 +53,21 @@ TEST_CASE("b300-cluster-N: N DGX B300 on 800G rails, N outside 1..1024 refused",
   CHECK(load_topology("b300x4").summary().gpus == 32);
   CHECK_THROWS_WITH(b300_cluster(0), Contains("b300-cluster-N") && Contains("got 0"));
   CHECK_THROWS_AS(b300_cluster(1025), twinccl::ConfigError);
+}
+
+// The what-if a user tries first: 800G NICs on a gen5 node. The route still runs at the 48 GB/s
+// PCIe link, so `topo check` says why; with a gen6 path (dgx-b300's) the warning goes.
+TEST_CASE("topo check names a NIC faster than its PCIe link (800G on gen5)",
+          "[topologies][presets]") {
+  TopologyEdits fast_nic;
+  fast_nic.settings.push_back(parse_setting("nic_gbps=100"));
+  const Topology gen5 = apply_edits(load_topology("b200-cluster-2"), fast_nic).topology;
+  const std::string report = check_report(gen5);
+  CHECK_THAT(report, Contains("16 NICs run at most at their PCIe link: 100 GB/s ports behind "
+                              "48 GB/s PCIe links") &&
+                         Contains("--set pcie_gbps=N") && Contains("slowest link 48 GB/s"));
+  TopologyEdits gen6 = fast_nic;
+  gen6.settings.push_back(parse_setting("pcie_gbps=96"));
+  const Topology fed = apply_edits(load_topology("b200-cluster-2"), gen6).topology;
+  CHECK_THAT(check_report(fed), Contains("warnings: 0"));
 }

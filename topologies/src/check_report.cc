@@ -28,6 +28,35 @@ void check_leaves(const Topology& t, std::vector<std::string>& warnings) {
   }
 }
 
+// NICs whose port is well above the PCIe link feeding them: the port never runs at its rate (the
+// route takes the slower link), as after `--set nic_gbps=100` on a gen5 node. A quarter of slack:
+// NCCL's own figures put DGX H100's 50 GB/s port behind a 48 GB/s gen5 x16 link.
+void check_nic_feeds(const Topology& t, std::vector<std::string>& warnings) {
+  constexpr double kSlack = 1.25;
+  int starved = 0;
+  double port_gbps = 0, feed_gbps = 0;
+  for (std::size_t v = 0; v < t.vertices().size(); ++v) {
+    const auto id = static_cast<VertexId>(v);
+    if (t.vertex(id).kind != VertexKind::nic) continue;
+    double port = 0, feed = 0;
+    for (LinkId l : t.links_of(id)) {
+      const Link& link = t.link(l);
+      if (link.type == LinkType::network) port = std::max(port, link.bandwidth_gbps);
+      if (link.type == LinkType::pcie) feed = std::max(feed, link.bandwidth_gbps);
+    }
+    if (port > 0 && feed > 0 && port > kSlack * feed) {
+      ++starved;
+      port_gbps = port;
+      feed_gbps = feed;
+    }
+  }
+  if (starved == 0) return;
+  warnings.push_back(fmt::format(
+      "{} NICs run at most at their PCIe link: {:g} GB/s ports behind {:g} GB/s PCIe links (a "
+      "faster NIC needs a faster path: --set pcie_gbps=N; gen5 x16 = 48, gen6 x16 = 96)",
+      starved, port_gbps, feed_gbps));
+}
+
 // The routes' latency is their links'; a file's network_hop_extra_us (what calibrate fits) is
 // added by the model to every network hop it charges, so it is said beside it.
 std::string hop_extra_note(const Topology& t) {
@@ -71,6 +100,7 @@ std::string check_report(const Topology& t) {
   if (half > 0)
     warnings.push_back(fmt::format("{} half-duplex links (both directions share bandwidth)", half));
   check_leaves(t, warnings);
+  check_nic_feeds(t, warnings);
 
   // Routes every GPU uses in a ring and towards rank 0. One route may search a whole node (or
   // graph), so on big graphs only evenly spaced ranks are checked: the work stays near
