@@ -148,7 +148,13 @@ int run_topo_command(const TopoOptions& o, std::ostream& out) {
   }
   const topo::EditedTopology edited = topo::apply_edits(*t, to_edits(o.edits));
   t = edited.topology;
-  for (const std::string& n : edited.notes) notes << "what-if: " << n << "\n";
+  // `topo check` lists the topology's warnings itself: an edit's note that is one of them is not
+  // said twice.
+  const std::string starved = topo::starved_nics_warning(*t);
+  for (const std::string& n : edited.notes) {
+    if (o.action == "check" && !json && n == starved) continue;
+    notes << "what-if: " << n << "\n";
+  }
   if (json) {
     refuse_lost_gpu_speed(edited.gpu_speed);
     const std::string text = topo::to_json(*t);

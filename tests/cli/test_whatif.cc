@@ -273,3 +273,24 @@ TEST_CASE("replay --trace names each timeline inside its folder, whatever the to
   CHECK(std::filesystem::exists(root / "out" / "t.h100-cluster-2_degrade_nic3@node1=25_.json"));
   CHECK_FALSE(std::filesystem::exists(root / "escaped"));
 }
+
+// 800G NICs on a gen5 node: the prediction does not move (every route takes the 48 GB/s PCIe
+// link), and perf's header and `topo check` say why, once each; a gen6 path lets the NICs run.
+TEST_CASE("800G NICs behind gen5 PCIe: the prediction says why it does not move", "[cli][whatif]") {
+  const std::string b200 = "--backend sim --topology b200-cluster-2";
+  const double at_400g = perf_time_us(b200);
+  CHECK(perf_time_us(b200 + " --set nic_gbps=100") == Approx(at_400g));
+  // Fed by gen6 it moves (less than 2x: NVLS-tree's in-node stage binds at 2 nodes).
+  CHECK(perf_time_us(b200 + " --set nic_gbps=100 --set pcie_gbps=96") < 0.97 * at_400g);
+  const auto perf = run_cli("perf all_reduce -b 1M -e 1M -c 0 " + b200 + " --set nic_gbps=100");
+  REQUIRE(perf.exit_code == 0);
+  CHECK_THAT(perf.out, Contains("# what-if: 16 NICs run at most at their PCIe link: 100 GB/s "
+                                "ports behind 48 GB/s PCIe links"));
+  const auto check = run_cli("topo check b200-cluster-2 --set nic_gbps=100");
+  REQUIRE(check.exit_code == 0);
+  const std::string said = "NICs run at most at their PCIe link";
+  const std::size_t first = check.out.find(said);
+  REQUIRE(first != std::string::npos);
+  CHECK(check.out.find(said, first + 1) == std::string::npos);  // once, as a warning
+  CHECK_THAT(check.out, Contains("warnings: 1"));
+}

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "twinccl/topologies/describe.h"
 
@@ -28,10 +30,22 @@ void check_leaves(const Topology& t, std::vector<std::string>& warnings) {
   }
 }
 
-// NICs whose port is well above the PCIe link feeding them: the port never runs at its rate (the
-// route takes the slower link), as after `--set nic_gbps=100` on a gen5 node. A quarter of slack:
-// NCCL's own figures put DGX H100's 50 GB/s port behind a 48 GB/s gen5 x16 link.
-void check_nic_feeds(const Topology& t, std::vector<std::string>& warnings) {
+// The routes' latency is their links'; a file's network_hop_extra_us (what calibrate fits) is
+// added by the model to every network hop it charges, so it is said beside it.
+std::string hop_extra_note(const Topology& t) {
+  const double extra_us = t.facts().network_hop_extra_us;
+  if (extra_us == 0.0) return "";
+  return fmt::format(
+      " on the links, {:+.4g} us on each network hop the model charges "
+      "(network_hop_extra_us)",
+      extra_us);
+}
+
+}  // namespace
+
+// A quarter of slack: NCCL's own figures put DGX H100's 50 GB/s port behind a 48 GB/s gen5 x16
+// link, which is not a what-if's mistake.
+std::string starved_nics_warning(const Topology& t) {
   constexpr double kSlack = 1.25;
   int starved = 0;
   double port_gbps = 0, feed_gbps = 0;
@@ -50,25 +64,12 @@ void check_nic_feeds(const Topology& t, std::vector<std::string>& warnings) {
       feed_gbps = feed;
     }
   }
-  if (starved == 0) return;
-  warnings.push_back(fmt::format(
+  if (starved == 0) return "";
+  return fmt::format(
       "{} NICs run at most at their PCIe link: {:g} GB/s ports behind {:g} GB/s PCIe links (a "
       "faster NIC needs a faster path: --set pcie_gbps=N; gen5 x16 = 48, gen6 x16 = 96)",
-      starved, port_gbps, feed_gbps));
+      starved, port_gbps, feed_gbps);
 }
-
-// The routes' latency is their links'; a file's network_hop_extra_us (what calibrate fits) is
-// added by the model to every network hop it charges, so it is said beside it.
-std::string hop_extra_note(const Topology& t) {
-  const double extra_us = t.facts().network_hop_extra_us;
-  if (extra_us == 0.0) return "";
-  return fmt::format(
-      " on the links, {:+.4g} us on each network hop the model charges "
-      "(network_hop_extra_us)",
-      extra_us);
-}
-
-}  // namespace
 
 std::string check_report(const Topology& t) {
   const TopologySummary s = t.summary();
@@ -100,7 +101,8 @@ std::string check_report(const Topology& t) {
   if (half > 0)
     warnings.push_back(fmt::format("{} half-duplex links (both directions share bandwidth)", half));
   check_leaves(t, warnings);
-  check_nic_feeds(t, warnings);
+  if (std::string nics = starved_nics_warning(t); !nics.empty())
+    warnings.push_back(std::move(nics));
 
   // Routes every GPU uses in a ring and towards rank 0. One route may search a whole node (or
   // graph), so on big graphs only evenly spaced ranks are checked: the work stays near

@@ -26,6 +26,7 @@
 #include "topology_edit_table.h"
 #include "topology_regrow.h"
 #include "twinccl/errors.h"
+#include "twinccl/topologies/describe.h"
 #include "twinccl/topologies/limits.h"
 #include "twinccl/topologies/nccl_xml_hints.h"
 #include "twinccl/topologies/preset_family.h"
@@ -289,6 +290,13 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
   Topology out =
       detail::rebuild(g, name, faults.empty() ? "the edited topology" : "after " + faults);
   note_moved_nics(current, out, notes);
+  const bool rates_set =
+      std::any_of(effective.settings.begin(), effective.settings.end(),
+                  [](const Setting& s) { return s.name == "nic_gbps" || s.name == "pcie_gbps"; });
+  if (rates_set) {
+    if (std::string nics = starved_nics_warning(out); !nics.empty())
+      notes.push_back(std::move(nics));
+  }
   if (!edits.faults.empty() && analytic_figures_equal(current.summary(), out.summary())) {
     notes.push_back(
         "the analytic model (NCCL's) does not see these faults: per-GPU NVLink/PCIe and per-NIC "

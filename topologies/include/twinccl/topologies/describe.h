@@ -21,7 +21,12 @@ std::string draw_node(const Topology& topology, int node);
 
 // For `topo check FILE` after a successful load: the summary, route statistics over the ring
 // neighbours and rank 0 of every GPU, and warnings (GPUs without a NIC in a multi-node
-// topology, oversubscribed leaves, nodes of different sizes, NVLS claimed on a pre-Hopper GPU).
+// topology, oversubscribed leaves, nodes of different sizes, NVLS claimed on a pre-Hopper GPU,
+// NICs faster than their PCIe link).
 std::string check_report(const Topology& topology);
+// The NICs whose port is more than 1.25 x the PCIe link feeding them, said as check_report and a
+// `--set nic_gbps` / `pcie_gbps` what-if say it ("16 NICs run at most at their PCIe link: ..."); ""
+// when there are none.
+std::string starved_nics_warning(const Topology& topology);
 
 }  // namespace twinccl::topo
