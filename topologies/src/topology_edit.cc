@@ -290,13 +290,11 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
   Topology out =
       detail::rebuild(g, name, faults.empty() ? "the edited topology" : "after " + faults);
   note_moved_nics(current, out, notes);
-  const bool rates_set =
-      std::any_of(effective.settings.begin(), effective.settings.end(),
-                  [](const Setting& s) { return s.name == "nic_gbps" || s.name == "pcie_gbps"; });
-  if (rates_set) {
-    if (std::string nics = starved_nics_warning(out); !nics.empty())
-      notes.push_back(std::move(nics));
-  }
+  // An edit that starves NICs (a port past its PCIe link: nic_gbps, pcie_gbps, any later one) says
+  // so; a topology that came that way is check_report's to warn about.
+  if (std::string nics = starved_nics_warning(out);
+      !nics.empty() && nics != starved_nics_warning(current))
+    notes.push_back(std::move(nics));
   if (!edits.faults.empty() && analytic_figures_equal(current.summary(), out.summary())) {
     notes.push_back(
         "the analytic model (NCCL's) does not see these faults: per-GPU NVLink/PCIe and per-NIC "
