@@ -1,5 +1,5 @@
-// AWS's region tuner for p5/p5e (aws-ofi-nccl's tuner plugin): which algorithm and protocol an
-// all_reduce runs at 3 or more nodes of 8 GPUs, in place of NCCL's ranking.
+// AWS's region tuner (aws-ofi-nccl's tuner plugin) on p5/p5e and p6-b200: which algorithm and
+// protocol a call runs at 3 or more nodes of 8 GPUs, in place of NCCL's ranking.
 //
 // How it works (aws/aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp; the p5/p5e table is the
 // same in v1.16.3): the plugin places a call at the point (log2 nBytes, log2 nRanks) and walks a
@@ -11,42 +11,37 @@
 // include/tuner/nccl_ofi_tuner_region.h:69-74) along the line of two of their vertices
 // (extend_region, :254-290). For 4 nodes (32 ranks): tree/LL128 to 36 MiB, ring/LL128 to ~1.35
 // GiB, then ring/Simple; NCCL's own ranking would take NVLS-tree from 128 MiB.
-// The network class `efa` is that platform (network_class.h); p5en and p6 have tables of their own
-// that the model does not carry yet. Assumed: the plugin's tuner is loaded, as AWS's images and
-// the published p5 runs do (NCCL_TUNER_PLUGIN).
+// The network class `efa` is that platform (network_class.h); p6-b200 (`efa-v3`, Blackwell, a 400G
+// NIC a GPU) follows its own table, all_gather and reduce_scatter too (efa_region_p6.cc); p5en and
+// p6-b300 have tables the model does not carry yet. Assumed: the plugin's tuner is loaded, as
+// AWS's images and the published p5 runs do (NCCL_TUNER_PLUGIN).
 #include <cmath>
 #include <cstddef>
 #include <vector>
 
+#include "efa_regions.h"
 #include "model.h"
 
 namespace twinccl::sim::detail {
-namespace {
 
-struct Point {
-  double x, y;  // log2 bytes, log2 ranks
-};
-
-Point at(double bytes, double ranks) { return {std::log2(bytes), std::log2(ranks)}; }
-
-const Point kCorner = at(100.0 * 1024 * 1024 * 1024, 1024.0 * 1024);  // TUNER_MAX_SIZE, _RANKS
-
-// extend_region: the point of the line a-b that reaches the corner's x or y, whichever comes
-// first.
-Point extend(Point a, Point b) {
-  if (a.x == b.x) return {a.x, kCorner.y};
-  if (a.y == b.y) return {kCorner.x, a.y};
+RegionPoint region_extend(RegionPoint a, RegionPoint b) {
+  const RegionPoint corner = region_corner();
+  if (a.x == b.x) return {a.x, corner.y};
+  if (a.y == b.y) return {corner.x, a.y};
   const double m = (a.y - b.y) / (a.x - b.x);
   const double c = b.y - m * b.x;
-  const double y = m * kCorner.x + c;
-  return y < kCorner.y ? Point{kCorner.x, y} : Point{(kCorner.y - c) / m, kCorner.y};
+  const double y = m * corner.x + c;
+  return y < corner.y ? RegionPoint{corner.x, y} : RegionPoint{(corner.y - c) / m, corner.y};
 }
 
-struct Region {
-  const char* algorithm;  // the registry's name
-  Protocol protocol;
-  std::vector<Point> vertices;
-};
+namespace {
+
+using Point = RegionPoint;
+
+Point at(double bytes, double ranks) { return region_at(bytes, ranks); }
+Point extend(Point a, Point b) { return region_extend(a, b); }
+
+const Point kCorner = region_corner();
 
 double cross(Point o, Point a, Point b) {
   return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
@@ -128,15 +123,34 @@ const std::vector<Region>& p5_all_reduce_regions() {
   return regions;
 }
 
+// The plugin's platform, from what the topology says (the plugin names the instance type,
+// v1.21.1 include/tuner/nccl_ofi_tuner_process_config.h:40-48): `efa` is p5/p5e; `efa-v3` with
+// Blackwell GPUs and one 400 Gb/s NIC a GPU is p6-b200 (p5en has Hopper GPUs, p6-b300 800 Gb/s a
+// GPU, 2 x 400G: their tables are not carried, NCCL ranks there).
+const std::vector<Region>* regions_for(const TopologyView& v, OpKind kind) {
+  if (v.network == topo::NetworkClass::efa) {
+    return kind == OpKind::all_reduce ? &p5_all_reduce_regions() : nullptr;
+  }
+  constexpr double k400GbitGBps = 50.0;
+  if (v.network == topo::NetworkClass::efa_v3 && v.arch == topo::GpuArch::blackwell &&
+      v.nics_per_node == v.ranks_per_node && v.nic_gbps <= k400GbitGBps) {
+    return p6_regions(kind);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<RegionChoice> efa_region_choice(const TopologyView& v, OpKind kind, double bytes) {
-  if (v.network != topo::NetworkClass::efa || kind != OpKind::all_reduce || v.nodes <= 2 ||
-      v.nranks != 8 * v.nodes || !(bytes > 0.0)) {
+  const std::vector<Region>* regions = regions_for(v, kind);
+  if (regions == nullptr || v.nodes <= 2 || v.nranks != 8 * v.nodes || !(bytes > 0.0)) {
     return std::nullopt;
   }
-  const Point p = at(bytes, v.nranks);
-  for (const Region& r : p5_all_reduce_regions()) {
+  // NCCL hands the tuner the whole buffer of an all_gather / reduce_scatter (nRanks x count,
+  // NVIDIA/nccl v2.28.9-1 src/enqueue.cc:1923, src/include/enqueue.h ncclFuncMaxSendRecvCount).
+  const bool gathered = kind == OpKind::all_gather || kind == OpKind::reduce_scatter;
+  const Point p = at(gathered ? bytes * v.nranks : bytes, v.nranks);
+  for (const Region& r : *regions) {
     if (holds(r, p)) return RegionChoice{r.algorithm, r.protocol};
   }
   return std::nullopt;

@@ -298,9 +298,10 @@ bool net_message_waits_for_control(topo::NetworkClass network, double message_wi
 // one Simple step (512 KiB).
 double nccl_tree_chunk_bytes(const TopologyView& view, Protocol protocol, double bytes,
                              int channels);
-// AWS's region tuner on p5/p5e (efa_region_tuner.cc): the algorithm and protocol aws-ofi-nccl's
-// tuner plugin gives an all_reduce of `bytes` (NCCL's nBytes) at 3+ nodes of 8 GPUs on the `efa`
-// network class, or none where NCCL's own ranking stands.
+// AWS's region tuner (efa_region_tuner.cc): the algorithm and protocol aws-ofi-nccl's tuner plugin
+// gives a call of `bytes` (count x element size: one rank's buffer of an all_gather) at 3+ nodes of
+// 8 GPUs, on p5/p5e (the `efa` class: all_reduce) and p6-b200 (`efa-v3`, Blackwell, a 400G NIC a
+// GPU: all_reduce, all_gather, reduce_scatter), or none where NCCL's own ranking stands.
 struct RegionChoice {
   const char* algorithm;  // "tree", "ring", "nvls_tree"
   Protocol protocol;

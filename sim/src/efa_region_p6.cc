@@ -1,0 +1,105 @@
+// AWS's region tuner on p6-b200 (aws-ofi-nccl's tuner plugin, platform NCCL_OFI_TUNER_P6): the
+// algorithm and protocol its polygons give all_reduce, all_gather and reduce_scatter at 8 GPUs a
+// node, read from aws/aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp
+// region_init_internal_p6 (:969-1181; the nRanks = nNodes tables below it are not carried). The
+// plane, the corner and the walk are efa_regions.h / efa_region_tuner.cc's.
+//
+// How it reads, at 4 nodes (32 ranks): all_reduce tree/LL to 384 KiB, tree/LL128 to 17.5 MiB,
+// ring/LL128 to 127.5 MiB, NVLS-tree/Simple to 415 MiB, then ring/Simple; all_gather ring/LL to
+// 1.5 MiB, ring/LL128 to 435 MiB, then ring/Simple (its nBytes is NCCL's: the whole gathered
+// buffer, enqueue.h ncclFuncMaxSendRecvCount).
+//
+// Not carried: the plugin's channel count for tree/LL128 all_reduce at 4 - 32 MB
+// (calculateBestNChannelTree, :2140-2146), and the older plugin's p6 table (v1.16.3 :909-1010:
+// ring/LL128 where v1.21.1 has NVLS-tree at 128 - 415 MiB on 4 nodes); the model carries the
+// plugin version its p5 table is read from.
+#include <vector>
+
+#include "efa_regions.h"
+
+namespace twinccl::sim::detail {
+namespace {
+
+RegionPoint at(double bytes, double ranks) { return region_at(bytes, ranks); }
+
+const RegionPoint kMaxRanksAtZero = region_at(0.0, 1024.0 * 1024);
+
+std::vector<Region> all_reduce_regions() {
+  const RegionPoint tree_ll_end = region_extend(at(393216, 16), at(393216, 1024));
+  const RegionPoint tree_ll128_end = region_extend(at(96993280, 1024), at(106430464, 2048));
+  const RegionPoint nvls_tree_end = region_extend(at(10737418240, 512), at(34359738368, 1500));
+  const RegionPoint max_size_16 = {region_corner().x, 4.0};
+  return {
+      {"tree", Protocol::ll, {at(0, 16), at(393216, 16), tree_ll_end, kMaxRanksAtZero}},
+      {"tree",
+       Protocol::ll128,
+       {tree_ll_end, at(393216, 16), at(4718592, 16), at(18350080, 32), at(40370176, 64),
+        at(57147392, 128), at(72876032, 256), at(96993280, 1024), at(106430464, 2048),
+        tree_ll128_end}},
+      {"ring",
+       Protocol::ll128,
+       {at(90701824, 128), at(50855936, 64), at(18350080, 32), at(133693440, 32),
+        at(120061952, 64)}},
+      {"nvls_tree",
+       Protocol::simple,
+       {tree_ll128_end, at(106430464, 2048), at(96993280, 1024), at(72876032, 256),
+        at(57147392, 128), at(40370176, 64), at(18350080, 32), at(50855936, 64), at(90701824, 128),
+        at(120061952, 64), at(133693440, 32), at(18350080, 32), at(4718592, 16), max_size_16,
+        at(435159040, 32), at(1072693248, 64), at(10737418240, 512), at(34359738368, 1500),
+        nvls_tree_end}},
+      {"ring",
+       Protocol::simple,
+       {nvls_tree_end, at(10737418240, 512), at(1072693248, 64), at(435159040, 32), max_size_16}},
+  };
+}
+
+// all_gather (:1059-1118) and reduce_scatter (:1120-1180) share their shape: ring/LL below a
+// staircase, ring/LL128 to a second one, ring/Simple above; `ll` and `ll128` are the staircases
+// from 16 ranks up, each ending in the line its last two points draw to the corner.
+std::vector<Region> ring_staircase(const std::vector<RegionPoint>& ll,
+                                   const std::vector<RegionPoint>& ll128) {
+  const RegionPoint ll_end = region_extend(ll[ll.size() - 2], ll.back());
+  const RegionPoint ll128_end = region_extend(ll128[ll128.size() - 2], ll128.back());
+  std::vector<RegionPoint> lows{at(0, 16)};
+  lows.insert(lows.end(), ll.begin(), ll.end());
+  lows.push_back(ll_end);
+  lows.push_back(kMaxRanksAtZero);
+  std::vector<RegionPoint> middle{ll_end};
+  middle.insert(middle.end(), ll.rbegin(), ll.rend());
+  middle.insert(middle.end(), ll128.begin(), ll128.end());
+  middle.push_back(ll128_end);
+  std::vector<RegionPoint> highs{ll128_end};
+  highs.insert(highs.end(), ll128.rbegin(), ll128.rend());
+  highs.push_back({region_corner().x, 4.0});
+  return {{"ring", Protocol::ll, lows},
+          {"ring", Protocol::ll128, middle},
+          {"ring", Protocol::simple, highs}};
+}
+
+}  // namespace
+
+const std::vector<Region>* p6_regions(OpKind kind) {
+  static const std::vector<Region> all_reduce = all_reduce_regions();
+  static const std::vector<Region> all_gather =
+      ring_staircase({at(786432, 16), at(1572864, 32), at(2621440, 64), at(4718592, 128),
+                      at(17301504, 256), at(74973184, 1024), at(213385216, 2048)},
+                     {at(198705152, 16), at(456130560, 32), at(871366656, 64), at(8321499136, 512),
+                      at(32212254720, 2048)});
+  static const std::vector<Region> reduce_scatter = ring_staircase(
+      {at(786432, 16), at(1572864, 32), at(2621440, 64), at(4718592, 128), at(17301504, 256),
+       at(35127296, 512), at(73924608, 1024), at(209190912, 2048)},
+      {at(219676672, 16), at(508559360, 32), at(592445440, 64), at(4294967296, 256),
+       at(8589934592, 512)});
+  switch (kind) {
+    case OpKind::all_reduce:
+      return &all_reduce;
+    case OpKind::all_gather:
+      return &all_gather;
+    case OpKind::reduce_scatter:
+      return &reduce_scatter;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace twinccl::sim::detail

@@ -1,0 +1,75 @@
+// AWS's region tuner on p6-b200 (sim/src/efa_region_p6.cc, aws-ofi-nccl v1.21.1
+// src/tuner/nccl_ofi_regions.cpp region_init_internal_p6): from 3 nodes of 8 GPUs the plugin
+// picks all_reduce's, all_gather's and reduce_scatter's algorithm and protocol from its own
+// polygons, not p5's and not NCCL's ranking. Judged on the held-out 4-node p6-b200 rows
+// (tests/fidelity/figures/aws-efa.csv, awslabs/awsome-distributed-ai@25305f5; docs/fidelity.md
+// "AWS's p6 region tuner").
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+
+#include "all_reduce_request.h"
+#include "twinccl/sim/timing.h"
+#include "twinccl/topologies/presets.h"
+
+using namespace twinccl;
+using namespace twinccl::sim;
+
+namespace {
+
+std::string choice(const Prediction& p) {
+  return p.algorithm + "/" + std::string(name(p.protocol));
+}
+
+}  // namespace
+
+// 4 x p6-b200 (32 ranks): tree/LL to 384 KiB, tree/LL128 to 17.5 MiB, ring/LL128 to 127.5 MiB,
+// NVLS-tree/Simple to 415 MiB, ring/Simple beyond. NCCL's own ranking, which the model used before,
+// took tree/LL128 at 128 - 256 MiB and ring/LL128 at 1 GiB (+76 / +87 / +19% on the measured rows).
+TEST_CASE("EFA regions: p6-b200 at 4 nodes runs its own table's all_reduce choice") {
+  const topo::Topology p6 = topo::load_topology("aws-p6-b200-4");
+  const auto at = [&](std::size_t bytes) {
+    return predict(p6, fidelity::all_reduce_request(bytes));
+  };
+  CHECK(choice(at(256u << 10)) == "tree/LL");
+  CHECK(choice(at(16u << 20)) == "tree/LL128");
+  CHECK(choice(at(64u << 20)) == "ring/LL128");
+  CHECK(choice(at(256u << 20)) == "nvls_tree/Simple");
+  const Prediction gib = at(std::size_t{1} << 30);
+  INFO(choice(gib) << " " << gib.time_us << " us");
+  CHECK(choice(gib) == "ring/Simple");
+  CHECK(std::abs(gib.time_us / 5668.6 - 1.0) <= 0.10);  // measured: 367 GB/s busbw at 1 GiB
+}
+
+// all_gather's point is NCCL's nBytes, the whole gathered buffer (ncclFuncMaxSendRecvCount): 448
+// MiB of 32 ranks' 14 MiB lies past the ring/LL128 staircase's 435 MiB at 32 ranks (ring/Simple);
+// read as one rank's 14 MiB it would be ring/LL128.
+TEST_CASE("EFA regions: p6-b200 all_gather and reduce_scatter place the whole buffer") {
+  const topo::Topology p6 = topo::load_topology("aws-p6-b200-4");
+  const int ranks = p6.gpu_count();
+  CHECK(choice(predict(p6, fidelity::all_gather_request(std::size_t{448} << 20, ranks))) ==
+        "ring/Simple");
+  CHECK(choice(predict(p6, fidelity::all_gather_request(std::size_t{256} << 20, ranks))) ==
+        "ring/LL128");
+  CHECK(choice(predict(p6, fidelity::all_gather_request(std::size_t{1} << 20, ranks))) ==
+        "ring/LL");
+  Request rs = fidelity::all_gather_request(std::size_t{512} << 20, ranks);
+  rs.spec.kind = OpKind::reduce_scatter;  // 512 MiB: past reduce_scatter's 485 MiB at 32 ranks
+  CHECK(choice(predict(p6, rs)) == "ring/Simple");
+}
+
+// The table is p6-b200's alone: 2 nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and
+// p6-b300 (16 NICs a node) and p5en (Hopper) on the same efa-v3 class keep NCCL's ranking.
+TEST_CASE("EFA regions: p6's table stays on p6-b200 from 3 nodes") {
+  const Request r = fidelity::all_reduce_request(256u << 20);
+  const auto chooser = [&](const char* preset) {
+    for (const Prediction& p : compare_all(topo::load_topology(preset), r)) {
+      if (p.tuner_choice) return p.chosen_by;
+    }
+    return std::string("no choice");
+  };
+  CHECK(chooser("aws-p6-b200-4") == "aws-ofi-nccl's region tuner");
+  CHECK(chooser("aws-p6-b200-2").empty());
+  CHECK(chooser("aws-p6-b300-4").empty());
+  CHECK(chooser("aws-p5en-4").empty());
+}
