@@ -53,53 +53,23 @@ std::vector<Region> all_reduce_regions() {
   };
 }
 
-// all_gather (:1059-1118) and reduce_scatter (:1120-1180) share their shape: ring/LL below a
-// staircase, ring/LL128 to a second one, ring/Simple above; `ll` and `ll128` are the staircases
-// from 16 ranks up, each ending in the line its last two points draw to the corner.
-std::vector<Region> ring_staircase(const std::vector<RegionPoint>& ll,
-                                   const std::vector<RegionPoint>& ll128) {
-  const RegionPoint ll_end = region_extend(ll[ll.size() - 2], ll.back());
-  const RegionPoint ll128_end = region_extend(ll128[ll128.size() - 2], ll128.back());
-  std::vector<RegionPoint> lows{at(0, 16)};
-  lows.insert(lows.end(), ll.begin(), ll.end());
-  lows.push_back(ll_end);
-  lows.push_back(kMaxRanksAtZero);
-  std::vector<RegionPoint> middle{ll_end};
-  middle.insert(middle.end(), ll.rbegin(), ll.rend());
-  middle.insert(middle.end(), ll128.begin(), ll128.end());
-  middle.push_back(ll128_end);
-  std::vector<RegionPoint> highs{ll128_end};
-  highs.insert(highs.end(), ll128.rbegin(), ll128.rend());
-  highs.push_back({region_corner().x, 4.0});
-  return {{"ring", Protocol::ll, lows},
-          {"ring", Protocol::ll128, middle},
-          {"ring", Protocol::simple, highs}};
-}
-
 }  // namespace
 
-const std::vector<Region>* p6_regions(OpKind kind) {
-  static const std::vector<Region> all_reduce = all_reduce_regions();
-  static const std::vector<Region> all_gather =
+const PlatformRegions& p6_regions() {
+  // all_gather (:1059-1118) and reduce_scatter (:1120-1180) after all_reduce.
+  static const PlatformRegions regions{
+      all_reduce_regions(),
       ring_staircase({at(786432, 16), at(1572864, 32), at(2621440, 64), at(4718592, 128),
                       at(17301504, 256), at(74973184, 1024), at(213385216, 2048)},
                      {at(198705152, 16), at(456130560, 32), at(871366656, 64), at(8321499136, 512),
-                      at(32212254720, 2048)});
-  static const std::vector<Region> reduce_scatter = ring_staircase(
-      {at(786432, 16), at(1572864, 32), at(2621440, 64), at(4718592, 128), at(17301504, 256),
-       at(35127296, 512), at(73924608, 1024), at(209190912, 2048)},
-      {at(219676672, 16), at(508559360, 32), at(592445440, 64), at(4294967296, 256),
-       at(8589934592, 512)});
-  switch (kind) {
-    case OpKind::all_reduce:
-      return &all_reduce;
-    case OpKind::all_gather:
-      return &all_gather;
-    case OpKind::reduce_scatter:
-      return &reduce_scatter;
-    default:
-      return nullptr;
-  }
+                      at(32212254720, 2048)}),
+      ring_staircase(
+          {at(786432, 16), at(1572864, 32), at(2621440, 64), at(4718592, 128), at(17301504, 256),
+           at(35127296, 512), at(73924608, 1024), at(209190912, 2048)},
+          {at(219676672, 16), at(508559360, 32), at(592445440, 64), at(4294967296, 256),
+           at(8589934592, 512)}),
+  };
+  return regions;
 }
 
 }  // namespace twinccl::sim::detail

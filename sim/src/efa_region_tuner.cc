@@ -1,4 +1,4 @@
-// AWS's region tuner (aws-ofi-nccl's tuner plugin) on p5/p5e and p6-b200: which algorithm and
+// AWS's region tuner (aws-ofi-nccl's tuner plugin) on p5/p5e, p5en and p6-b200: which algorithm and
 // protocol a call runs at 3 or more nodes of 8 GPUs, in place of NCCL's ranking.
 //
 // How it works (aws/aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp; the p5/p5e table is the
@@ -11,10 +11,10 @@
 // include/tuner/nccl_ofi_tuner_region.h:69-74) along the line of two of their vertices
 // (extend_region, :254-290). For 4 nodes (32 ranks): tree/LL128 to 36 MiB, ring/LL128 to ~1.35
 // GiB, then ring/Simple; NCCL's own ranking would take NVLS-tree from 128 MiB.
-// The network class `efa` is that platform (network_class.h); p6-b200 (`efa-v3`, Blackwell, a 400G
-// NIC a GPU) follows its own table, all_gather and reduce_scatter too (efa_region_p6.cc); p5en and
-// p6-b300 have tables the model does not carry yet. Assumed: the plugin's tuner is loaded, as
-// AWS's images and the published p5 runs do (NCCL_TUNER_PLUGIN).
+// The network class `efa` is that platform (network_class.h); p5en (`efa-v3`, Hopper) and p6-b200
+// (`efa-v3`, Blackwell, a 400G NIC a GPU) follow their own tables, all_gather and reduce_scatter
+// too (efa_region_p5en.cc, efa_region_p6.cc); p6-b300's table is not carried yet. Assumed: the
+// plugin's tuner is loaded, as AWS's images and the published p5 runs do (NCCL_TUNER_PLUGIN).
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -32,6 +32,42 @@ RegionPoint region_extend(RegionPoint a, RegionPoint b) {
   const double c = b.y - m * b.x;
   const double y = m * corner.x + c;
   return y < corner.y ? RegionPoint{corner.x, y} : RegionPoint{(corner.y - c) / m, corner.y};
+}
+
+std::vector<Region> ring_staircase(const std::vector<RegionPoint>& ll,
+                                   const std::vector<RegionPoint>& ll128,
+                                   const std::vector<RegionPoint>& simple) {
+  const RegionPoint ll_end = region_extend(ll[ll.size() - 2], ll.back());
+  const RegionPoint ll128_end = region_extend(ll128[ll128.size() - 2], ll128.back());
+  const RegionPoint zero_16 = region_at(0.0, 16), zero_max = region_at(0.0, 1024.0 * 1024);
+  std::vector<RegionPoint> lows{zero_16};
+  lows.insert(lows.end(), ll.begin(), ll.end());
+  lows.push_back(ll_end);
+  lows.push_back(zero_max);
+  std::vector<RegionPoint> middle{ll_end};
+  middle.insert(middle.end(), ll.rbegin(), ll.rend());
+  middle.insert(middle.end(), ll128.begin(), ll128.end());
+  middle.push_back(ll128_end);
+  const std::vector<RegionPoint>& upper = simple.empty() ? ll128 : simple;
+  std::vector<RegionPoint> highs{ll128_end};
+  highs.insert(highs.end(), upper.rbegin(), upper.rend());
+  highs.push_back({region_corner().x, 4.0});  // TUNER_MAX_SIZE, 16 ranks
+  return {{"ring", Protocol::ll, lows},
+          {"ring", Protocol::ll128, middle},
+          {"ring", Protocol::simple, highs}};
+}
+
+const std::vector<Region>* PlatformRegions::of(OpKind kind) const {
+  switch (kind) {
+    case OpKind::all_reduce:
+      return &all_reduce;
+    case OpKind::all_gather:
+      return &all_gather;
+    case OpKind::reduce_scatter:
+      return &reduce_scatter;
+    default:
+      return nullptr;
+  }
 }
 
 namespace {
@@ -125,16 +161,18 @@ const std::vector<Region>& p5_all_reduce_regions() {
 
 // The plugin's platform, from what the topology says (the plugin names the instance type,
 // v1.21.1 include/tuner/nccl_ofi_tuner_process_config.h:40-48): `efa` is p5/p5e; `efa-v3` with
-// Blackwell GPUs and one 400 Gb/s NIC a GPU is p6-b200 (p5en has Hopper GPUs, p6-b300 800 Gb/s a
-// GPU, 2 x 400G: their tables are not carried, NCCL ranks there).
+// Hopper GPUs is p5en, with Blackwell GPUs and one 400 Gb/s NIC a GPU p6-b200 (p6-b300, 800 Gb/s a
+// GPU as 2 x 400G: its table is not carried, NCCL ranks there).
 const std::vector<Region>* regions_for(const TopologyView& v, OpKind kind) {
   if (v.network == topo::NetworkClass::efa) {
     return kind == OpKind::all_reduce ? &p5_all_reduce_regions() : nullptr;
   }
   constexpr double k400GbitGBps = 50.0;
-  if (v.network == topo::NetworkClass::efa_v3 && v.arch == topo::GpuArch::blackwell &&
-      v.nics_per_node == v.ranks_per_node && v.nic_gbps <= k400GbitGBps) {
-    return p6_regions(kind);
+  if (v.network != topo::NetworkClass::efa_v3) return nullptr;
+  if (v.arch == topo::GpuArch::hopper) return p5en_regions().of(kind);
+  if (v.arch == topo::GpuArch::blackwell && v.nics_per_node == v.ranks_per_node &&
+      v.nic_gbps <= k400GbitGBps) {
+    return p6_regions().of(kind);
   }
   return nullptr;
 }

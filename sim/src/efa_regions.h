@@ -33,8 +33,23 @@ struct Region {
   std::vector<RegionPoint> vertices;
 };
 
-// AWS p6-b200's tables at 8 GPUs a node (efa_region_p6.cc): all_reduce, all_gather and
-// reduce_scatter; nullptr for another collective.
-const std::vector<Region>* p6_regions(OpKind kind);
+// The shape the plugin's all_gather and reduce_scatter tables share: ring/LL below a staircase,
+// ring/LL128 up to a second one, ring/Simple above. `ll` and `ll128` are the staircases from 16
+// ranks up, each ending in the line its last two points draw to the corner; `simple` is the
+// Simple polygon's own walk of the second staircase where the plugin draws it with other points
+// (p5en's all_gather; empty = the same points).
+std::vector<Region> ring_staircase(const std::vector<RegionPoint>& ll,
+                                   const std::vector<RegionPoint>& ll128,
+                                   const std::vector<RegionPoint>& simple = {});
+
+// One platform's tables at 8 GPUs a node: all_reduce, all_gather and reduce_scatter; `of` gives a
+// collective's, nullptr for another (efa_region_tuner.cc).
+struct PlatformRegions {
+  std::vector<Region> all_reduce, all_gather, reduce_scatter;
+  const std::vector<Region>* of(OpKind kind) const;
+};
+// p6-b200's (efa_region_p6.cc) and p5en's (efa_region_p5en.cc).
+const PlatformRegions& p6_regions();
+const PlatformRegions& p5en_regions();
 
 }  // namespace twinccl::sim::detail

@@ -40,11 +40,15 @@ TEST_CASE("EFA regions: p5 at 4 nodes runs the plugin's choice") {
   CHECK(big.protocol == Protocol::simple);
 }
 
-// Two nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and the table is p5/p5e's alone:
-// p5en (efa-v3) keeps NCCL's ranking.
-TEST_CASE("EFA regions: 2 nodes and other EFA platforms keep NCCL's ranking") {
+// Two nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and p5's table is p5/p5e's alone:
+// p5en (efa-v3) runs its own (efa_region_p5en.cc), which keeps ring/LL128 to 280 MiB on 4 nodes
+// where p5's runs it to ~1.35 GiB: at 512 MiB p5en is ring/Simple, p5 ring/LL128.
+TEST_CASE("EFA regions: 2 nodes keep NCCL's ranking, p5en its own table") {
   CHECK(all_reduce(topo::load_topology("aws-p5-2"), 256u << 20).algorithm == "nvls_tree");
-  CHECK(all_reduce(topo::load_topology("aws-p5en-4"), 256u << 20).algorithm != "ring");
+  const Prediction p5en = all_reduce(topo::load_topology("aws-p5en-4"), 512u << 20);
+  CHECK(p5en.algorithm == "ring");
+  CHECK(p5en.protocol == Protocol::simple);
+  CHECK(all_reduce(topo::load_topology("aws-p5-4"), 512u << 20).protocol == Protocol::ll128);
 }
 
 // compare_all (perf --compare) marks the plugin's pair as the choice and says who chose it, so the

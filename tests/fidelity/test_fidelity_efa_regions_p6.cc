@@ -1,5 +1,6 @@
-// AWS's region tuner on p6-b200 (sim/src/efa_region_p6.cc, aws-ofi-nccl v1.21.1
-// src/tuner/nccl_ofi_regions.cpp region_init_internal_p6): from 3 nodes of 8 GPUs the plugin
+// AWS's region tuner on p6-b200 and p5en (sim/src/efa_region_p6.cc, efa_region_p5en.cc;
+// aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp region_init_internal_p6 / _p5en): from 3
+// nodes of 8 GPUs the plugin
 // picks all_reduce's, all_gather's and reduce_scatter's algorithm and protocol from its own
 // polygons, not p5's and not NCCL's ranking. Judged on the held-out 4-node p6-b200 rows
 // (tests/fidelity/figures/aws-efa.csv, awslabs/awsome-distributed-ai@25305f5; docs/fidelity.md
@@ -58,8 +59,27 @@ TEST_CASE("EFA regions: p6-b200 all_gather and reduce_scatter place the whole bu
   CHECK(choice(predict(p6, rs)) == "ring/Simple");
 }
 
-// The table is p6-b200's alone: 2 nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and
-// p6-b300 (16 NICs a node) and p5en (Hopper) on the same efa-v3 class keep NCCL's ranking.
+// p5en's table (efa_region_p5en.cc, v1.21.1 region_init_internal_p5en) at 4 nodes: tree/LL128 to
+// ~27 MiB, ring/LL128 to 280 MiB, NVLS-tree/Simple to 486 MiB; all_gather's Simple polygon starts
+// at 472 MiB of the whole buffer.
+TEST_CASE("EFA regions: p5en at 4 nodes runs its own table") {
+  const topo::Topology p5en = topo::load_topology("aws-p5en-4");
+  const auto at = [&](std::size_t bytes) {
+    return choice(predict(p5en, fidelity::all_reduce_request(bytes)));
+  };
+  CHECK(at(16u << 20) == "tree/LL128");
+  CHECK(at(256u << 20) == "ring/LL128");
+  CHECK(at(384u << 20) == "nvls_tree/Simple");
+  CHECK(at(512u << 20) == "ring/Simple");
+  const int ranks = p5en.gpu_count();
+  CHECK(choice(predict(p5en, fidelity::all_gather_request(std::size_t{256} << 20, ranks))) ==
+        "ring/LL128");
+  CHECK(choice(predict(p5en, fidelity::all_gather_request(std::size_t{512} << 20, ranks))) ==
+        "ring/Simple");
+}
+
+// p6's table is p6-b200's alone: 2 nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and
+// p6-b300 (800 Gb/s a GPU) keeps NCCL's ranking; p5en (Hopper) runs its own.
 TEST_CASE("EFA regions: p6's table stays on p6-b200 from 3 nodes") {
   const Request r = fidelity::all_reduce_request(256u << 20);
   const auto chooser = [&](const char* preset) {
@@ -71,5 +91,5 @@ TEST_CASE("EFA regions: p6's table stays on p6-b200 from 3 nodes") {
   CHECK(chooser("aws-p6-b200-4") == "aws-ofi-nccl's region tuner");
   CHECK(chooser("aws-p6-b200-2").empty());
   CHECK(chooser("aws-p6-b300-4").empty());
-  CHECK(chooser("aws-p5en-4").empty());
+  CHECK(chooser("aws-p5en-4") == "aws-ofi-nccl's region tuner");
 }
