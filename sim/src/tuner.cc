@@ -178,8 +178,9 @@ Choice Tuner::choose(const TunerCall& call) const {
                     "RCCL's MSCCL rule"};
     }
   }
-  // A cloud's tuner plugin that chooses in NCCL's place (AWS's regions on p5 from 3 nodes): its
-  // algorithm and protocol, timed as any forced choice; where it does not apply, NCCL ranks.
+  // A cloud's tuner plugin that chooses in NCCL's place (AWS's regions on p5, p5en and p6-b200 from
+  // 3 nodes): its algorithm and protocol, timed as any forced choice; where it does not apply, NCCL
+  // ranks.
   if (!call.protocol && !call.restricted()) {
     const double bytes = static_cast<double>(call.spec.count) * size_of(call.dtype);
     if (const auto region = detail::efa_region_choice(*view_, call.spec.kind, bytes)) {
