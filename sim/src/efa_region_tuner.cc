@@ -1,5 +1,5 @@
-// AWS's region tuner (aws-ofi-nccl's tuner plugin) on p5/p5e, p5en and p6-b200: which algorithm and
-// protocol a call runs at 3 or more nodes of 8 GPUs, in place of NCCL's ranking.
+// AWS's region tuner (aws-ofi-nccl's tuner plugin) on p5/p5e, p5en, p6-b200 and p6-b300: which
+// algorithm and protocol a call runs at 3 or more nodes of 8 GPUs, in place of NCCL's ranking.
 //
 // How it works (aws/aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp; the p5/p5e table is the
 // same in v1.16.3): the plugin places a call at the point (log2 nBytes, log2 nRanks) and walks a
@@ -11,10 +11,10 @@
 // include/tuner/nccl_ofi_tuner_region.h:69-74) along the line of two of their vertices
 // (extend_region, :254-290). For 4 nodes (32 ranks): tree/LL128 to 36 MiB, ring/LL128 to ~1.35
 // GiB, then ring/Simple; NCCL's own ranking would take NVLS-tree from 128 MiB.
-// The network class `efa` is that platform (network_class.h); p5en (`efa-v3`, Hopper) and p6-b200
-// (`efa-v3`, Blackwell, a 400G NIC a GPU) follow their own tables, all_gather and reduce_scatter
-// too (efa_region_p5en.cc, efa_region_p6.cc); p6-b300's table is not carried yet. Assumed: the
-// plugin's tuner is loaded, as AWS's images and the published p5 runs do (NCCL_TUNER_PLUGIN).
+// The network class `efa` is that platform (network_class.h); p5en, p6-b200 and p6-b300 (`efa-v3`)
+// follow their own tables, all_gather and reduce_scatter too (efa_region_p5en.cc,
+// efa_region_p6.cc, efa_region_p6_b300.cc). Assumed: the plugin's tuner is loaded, as AWS's images
+// and the published p5 runs do (NCCL_TUNER_PLUGIN).
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -161,8 +161,8 @@ const std::vector<Region>& p5_all_reduce_regions() {
 
 // The plugin's platform, from what the topology says (the plugin names the instance type,
 // v1.21.1 include/tuner/nccl_ofi_tuner_process_config.h:40-48): `efa` is p5/p5e; `efa-v3` with
-// Hopper GPUs is p5en, with Blackwell GPUs and one 400 Gb/s NIC a GPU p6-b200 (p6-b300, 800 Gb/s a
-// GPU as 2 x 400G: its table is not carried, NCCL ranks there).
+// Hopper GPUs is p5en, with Blackwell GPUs and one NIC a GPU p6-b200 at 400 Gb/s, p6-b300 above it
+// (800 Gb/s a GPU, 2 x 400G).
 const std::vector<Region>* regions_for(const TopologyView& v, OpKind kind) {
   if (v.network == topo::NetworkClass::efa) {
     return kind == OpKind::all_reduce ? &p5_all_reduce_regions() : nullptr;
@@ -170,11 +170,8 @@ const std::vector<Region>* regions_for(const TopologyView& v, OpKind kind) {
   constexpr double k400GbitGBps = 50.0;
   if (v.network != topo::NetworkClass::efa_v3) return nullptr;
   if (v.arch == topo::GpuArch::hopper) return p5en_regions().of(kind);
-  if (v.arch == topo::GpuArch::blackwell && v.nics_per_node == v.ranks_per_node &&
-      v.nic_gbps <= k400GbitGBps) {
-    return p6_regions().of(kind);
-  }
-  return nullptr;
+  if (v.arch != topo::GpuArch::blackwell || v.nics_per_node != v.ranks_per_node) return nullptr;
+  return (v.nic_gbps <= k400GbitGBps ? p6_regions() : p6_b300_regions()).of(kind);
 }
 
 }  // namespace

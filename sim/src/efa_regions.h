@@ -48,8 +48,10 @@ struct PlatformRegions {
   std::vector<Region> all_reduce, all_gather, reduce_scatter;
   const std::vector<Region>* of(OpKind kind) const;
 };
-// p6-b200's (efa_region_p6.cc) and p5en's (efa_region_p5en.cc).
+// p6-b200's (efa_region_p6.cc), p6-b300's (efa_region_p6_b300.cc) and p5en's
+// (efa_region_p5en.cc).
 const PlatformRegions& p6_regions();
+const PlatformRegions& p6_b300_regions();
 const PlatformRegions& p5en_regions();
 
 }  // namespace twinccl::sim::detail

@@ -300,9 +300,8 @@ double nccl_tree_chunk_bytes(const TopologyView& view, Protocol protocol, double
                              int channels);
 // AWS's region tuner (efa_region_tuner.cc): the algorithm and protocol aws-ofi-nccl's tuner plugin
 // gives a call of `bytes` (count x element size: one rank's buffer of an all_gather) at 3+ nodes of
-// 8 GPUs, on p5/p5e (the `efa` class: all_reduce), p5en and p6-b200 (`efa-v3` with Hopper GPUs, or
-// Blackwell and a 400G NIC a GPU: all_reduce, all_gather, reduce_scatter), or none where NCCL's own
-// ranking stands.
+// 8 GPUs, on p5/p5e (the `efa` class: all_reduce), p5en, p6-b200 and p6-b300 (`efa-v3`: all_reduce,
+// all_gather, reduce_scatter), or none where NCCL's own ranking stands.
 struct RegionChoice {
   const char* algorithm;  // "tree", "ring", "nvls_tree"
   Protocol protocol;

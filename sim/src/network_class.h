@@ -35,8 +35,8 @@
 // NCCL ranks with the plugin's figure at 2 nodes, where AWS's region tuner hands the choice back
 // to NCCL (v1.21.1 src/tuner/nccl_ofi_regions.cpp:2011-2013 "Skip when two nodes or lesser");
 // from 3 nodes its regions choose: on p5/p5e (`efa`) the model follows them (efa_region_tuner.cc,
-// all_reduce at 8 GPUs a node), on p5en and p6-b200 too (all_reduce, all_gather, reduce_scatter);
-// p6-b300 (`efa-v3`) keeps NCCL's ranking [its table not carried].
+// all_reduce at 8 GPUs a node), on p5en, p6-b200 and p6-b300 (`efa-v3`) too (all_reduce,
+// all_gather, reduce_scatter: their own tables).
 // GCP's NCCL profiles set NCCL_PROTO=Simple (container-engine-accelerators gpudirect-tcpxo
 // nccl-env-profile.sh; gpudirect-tcpx nccl-config.yaml), so those classes rank Simple alone; a
 // protocol forced by name (--proto LL128, the ll128 profile) still runs, and a user's own

@@ -1,5 +1,6 @@
-// AWS's region tuner on p6-b200 and p5en (sim/src/efa_region_p6.cc, efa_region_p5en.cc;
-// aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp region_init_internal_p6 / _p5en): from 3
+// AWS's region tuner on p6-b200, p6-b300 and p5en (sim/src/efa_region_p6.cc, efa_region_p6_b300.cc,
+// efa_region_p5en.cc; aws-ofi-nccl v1.21.1 src/tuner/nccl_ofi_regions.cpp region_init_internal_p6
+// / _p6_b300 / _p5en): from 3
 // nodes of 8 GPUs the plugin
 // picks all_reduce's, all_gather's and reduce_scatter's algorithm and protocol from its own
 // polygons, not p5's and not NCCL's ranking. Judged on the held-out 4-node p6-b200 rows
@@ -78,9 +79,27 @@ TEST_CASE("EFA regions: p5en at 4 nodes runs its own table") {
         "ring/Simple");
 }
 
-// p6's table is p6-b200's alone: 2 nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013), and
-// p6-b300 (800 Gb/s a GPU) keeps NCCL's ranking; p5en (Hopper) runs its own.
-TEST_CASE("EFA regions: p6's table stays on p6-b200 from 3 nodes") {
+// p6-b300's table (efa_region_p6_b300.cc, v1.21.1 region_init_internal_p6_b300) at 4 and 8 nodes:
+// ring/LL128 to 576 MiB then ring/Simple on 32 ranks; NVLS-tree between them on 64 ranks (960 MiB -
+// 1.875 GiB), where p6-b200's table runs ring/Simple from 1 GiB.
+TEST_CASE("EFA regions: p6-b300 runs its own table") {
+  const auto at = [](const char* preset, std::size_t bytes) {
+    return choice(predict(topo::load_topology(preset), fidelity::all_reduce_request(bytes)));
+  };
+  CHECK(at("aws-p6-b300-4", 32u << 20) == "tree/LL128");
+  CHECK(at("aws-p6-b300-4", 512u << 20) == "ring/LL128");
+  CHECK(at("aws-p6-b300-4", std::size_t{1} << 30) == "ring/Simple");
+  CHECK(at("aws-p6-b300-8", std::size_t{1} << 30) == "nvls_tree/Simple");
+  CHECK(at("aws-p6-b200-8", std::size_t{1} << 30) != "nvls_tree/Simple");
+  const topo::Topology b300 = topo::load_topology("aws-p6-b300-4");
+  CHECK(choice(predict(b300, fidelity::all_gather_request(std::size_t{2} << 20, 32))) == "ring/LL");
+  CHECK(choice(predict(b300, fidelity::all_gather_request(std::size_t{512} << 20, 32))) ==
+        "ring/LL128");
+}
+
+// Every table stays on its platform: 2 nodes go back to NCCL (nccl_ofi_regions.cpp:2011-2013);
+// p6-b200, p6-b300 and p5en run their own.
+TEST_CASE("EFA regions: the tables stay on their platforms from 3 nodes") {
   const Request r = fidelity::all_reduce_request(256u << 20);
   const auto chooser = [&](const char* preset) {
     for (const Prediction& p : compare_all(topo::load_topology(preset), r)) {
@@ -90,6 +109,7 @@ TEST_CASE("EFA regions: p6's table stays on p6-b200 from 3 nodes") {
   };
   CHECK(chooser("aws-p6-b200-4") == "aws-ofi-nccl's region tuner");
   CHECK(chooser("aws-p6-b200-2").empty());
-  CHECK(chooser("aws-p6-b300-4").empty());
+  CHECK(chooser("aws-p6-b300-4") == "aws-ofi-nccl's region tuner");
+  CHECK(chooser("aws-p6-b300-2").empty());
   CHECK(chooser("aws-p5en-4") == "aws-ofi-nccl's region tuner");
 }
