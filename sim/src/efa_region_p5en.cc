@@ -22,11 +22,10 @@ std::vector<Region> all_reduce_regions() {
   const RegionPoint tree_ll_end = region_extend(at(196608, 192), at(196608, 1024));
   const RegionPoint tree_ll128_end = region_extend(at(129499136, 127), at(218103808, 1024));
   const RegionPoint nvls_tree_end = region_extend(at(7516192768, 256), at(17179869184, 448));
-  const RegionPoint max_size_16 = {region_corner().x, 4.0};
   return {
       {"tree",
        Protocol::ll,
-       {at(0, 16), at(196608, 16), at(196608, 1024), tree_ll_end, at(0, 1024.0 * 1024)}},
+       {at(0, 16), at(196608, 16), at(196608, 1024), tree_ll_end, region_zero_max_ranks()}},
       {"tree",
        Protocol::ll128,
        {tree_ll_end, at(196608, 1024), at(196608, 16), at(13107200, 16), at(129499136, 127),
@@ -38,11 +37,12 @@ std::vector<Region> all_reduce_regions() {
       {"nvls_tree",
        Protocol::simple,
        {tree_ll128_end, at(218103808, 1024), at(129499136, 127), at(549453824, 128),
-        at(589299712, 64), at(293601280, 32), at(29884416, 16), max_size_16, at(509607936, 32),
-        at(7516192768, 256), at(17179869184, 448), nvls_tree_end}},
+        at(589299712, 64), at(293601280, 32), at(29884416, 16), region_max_size_16(),
+        at(509607936, 32), at(7516192768, 256), at(17179869184, 448), nvls_tree_end}},
       {"ring",
        Protocol::simple,
-       {nvls_tree_end, at(17179869184, 448), at(7516192768, 256), at(509607936, 32), max_size_16}},
+       {nvls_tree_end, at(17179869184, 448), at(7516192768, 256), at(509607936, 32),
+        region_max_size_16()}},
   };
 }
 

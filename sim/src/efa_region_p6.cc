@@ -22,15 +22,12 @@ namespace {
 
 RegionPoint at(double bytes, double ranks) { return region_at(bytes, ranks); }
 
-const RegionPoint kMaxRanksAtZero = region_at(0.0, 1024.0 * 1024);
-
 std::vector<Region> all_reduce_regions() {
   const RegionPoint tree_ll_end = region_extend(at(393216, 16), at(393216, 1024));
   const RegionPoint tree_ll128_end = region_extend(at(96993280, 1024), at(106430464, 2048));
   const RegionPoint nvls_tree_end = region_extend(at(10737418240, 512), at(34359738368, 1500));
-  const RegionPoint max_size_16 = {region_corner().x, 4.0};
   return {
-      {"tree", Protocol::ll, {at(0, 16), at(393216, 16), tree_ll_end, kMaxRanksAtZero}},
+      {"tree", Protocol::ll, {at(0, 16), at(393216, 16), tree_ll_end, region_zero_max_ranks()}},
       {"tree",
        Protocol::ll128,
        {tree_ll_end, at(393216, 16), at(4718592, 16), at(18350080, 32), at(40370176, 64),
@@ -44,12 +41,13 @@ std::vector<Region> all_reduce_regions() {
        Protocol::simple,
        {tree_ll128_end, at(106430464, 2048), at(96993280, 1024), at(72876032, 256),
         at(57147392, 128), at(40370176, 64), at(18350080, 32), at(50855936, 64), at(90701824, 128),
-        at(120061952, 64), at(133693440, 32), at(18350080, 32), at(4718592, 16), max_size_16,
-        at(435159040, 32), at(1072693248, 64), at(10737418240, 512), at(34359738368, 1500),
-        nvls_tree_end}},
+        at(120061952, 64), at(133693440, 32), at(18350080, 32), at(4718592, 16),
+        region_max_size_16(), at(435159040, 32), at(1072693248, 64), at(10737418240, 512),
+        at(34359738368, 1500), nvls_tree_end}},
       {"ring",
        Protocol::simple,
-       {nvls_tree_end, at(10737418240, 512), at(1072693248, 64), at(435159040, 32), max_size_16}},
+       {nvls_tree_end, at(10737418240, 512), at(1072693248, 64), at(435159040, 32),
+        region_max_size_16()}},
   };
 }
 

@@ -23,14 +23,13 @@ std::vector<Region> all_reduce_regions() {
   const RegionPoint tree_ll_end = region_extend(at(360448, 1024), at(360448, 2048));
   const RegionPoint tree_ll128_end = region_extend(at(218103808, 1024), at(251658240, 2048));
   const RegionPoint nvls_tree_end = region_extend(at(9663676416, 256), at(19327352832, 512));
-  const RegionPoint max_size_16 = {region_corner().x, 4.0};
   const std::vector<RegionPoint> ll_stairs{at(720896, 16),   at(491520, 32),  at(425984, 64),
                                            at(425984, 128),  at(425984, 256), at(360448, 512),
                                            at(360448, 1024), at(360448, 2048)};
   std::vector<RegionPoint> tree_ll{at(0, 16)};
   tree_ll.insert(tree_ll.end(), ll_stairs.begin(), ll_stairs.end());
   tree_ll.push_back(tree_ll_end);
-  tree_ll.push_back(at(0, 1024.0 * 1024));
+  tree_ll.push_back(region_zero_max_ranks());
   std::vector<RegionPoint> tree_ll128{tree_ll_end};
   tree_ll128.insert(tree_ll128.end(), ll_stairs.rbegin(), ll_stairs.rend());
   for (const RegionPoint p : {at(31457280, 16), at(54525952, 32), at(109051904, 64),
@@ -49,13 +48,13 @@ std::vector<Region> all_reduce_regions() {
        Protocol::simple,
        {tree_ll128_end, at(251658240, 2048), at(218103808, 1024), at(184549376, 512),
         at(125829120, 256), at(125829120, 128), at(109051904, 64), at(369098752, 128),
-        at(1006632960, 128), at(1006632960, 64), at(603979776, 32), at(62914560, 16), max_size_16,
-        at(603979776, 32), at(2013265920, 64), at(4026531840, 128), at(9663676416, 256),
-        at(19327352832, 512), nvls_tree_end}},
+        at(1006632960, 128), at(1006632960, 64), at(603979776, 32), at(62914560, 16),
+        region_max_size_16(), at(603979776, 32), at(2013265920, 64), at(4026531840, 128),
+        at(9663676416, 256), at(19327352832, 512), nvls_tree_end}},
       {"ring",
        Protocol::simple,
        {nvls_tree_end, at(19327352832, 512), at(9663676416, 256), at(4026531840, 128),
-        at(2013265920, 64), at(603979776, 32), max_size_16}},
+        at(2013265920, 64), at(603979776, 32), region_max_size_16()}},
   };
 }
 

@@ -39,11 +39,10 @@ std::vector<Region> ring_staircase(const std::vector<RegionPoint>& ll,
                                    const std::vector<RegionPoint>& simple) {
   const RegionPoint ll_end = region_extend(ll[ll.size() - 2], ll.back());
   const RegionPoint ll128_end = region_extend(ll128[ll128.size() - 2], ll128.back());
-  const RegionPoint zero_16 = region_at(0.0, 16), zero_max = region_at(0.0, 1024.0 * 1024);
-  std::vector<RegionPoint> lows{zero_16};
+  std::vector<RegionPoint> lows{region_at(0.0, 16)};
   lows.insert(lows.end(), ll.begin(), ll.end());
   lows.push_back(ll_end);
-  lows.push_back(zero_max);
+  lows.push_back(region_zero_max_ranks());
   std::vector<RegionPoint> middle{ll_end};
   middle.insert(middle.end(), ll.rbegin(), ll.rend());
   middle.insert(middle.end(), ll128.begin(), ll128.end());
@@ -51,7 +50,7 @@ std::vector<Region> ring_staircase(const std::vector<RegionPoint>& ll,
   const std::vector<RegionPoint>& upper = simple.empty() ? ll128 : simple;
   std::vector<RegionPoint> highs{ll128_end};
   highs.insert(highs.end(), upper.rbegin(), upper.rend());
-  highs.push_back({region_corner().x, 4.0});  // TUNER_MAX_SIZE, 16 ranks
+  highs.push_back(region_max_size_16());
   return {{"ring", Protocol::ll, lows},
           {"ring", Protocol::ll128, middle},
           {"ring", Protocol::simple, highs}};

@@ -23,6 +23,11 @@ inline RegionPoint region_at(double bytes, double ranks) {
 // (v1.21.1 include/tuner/nccl_ofi_tuner_region.h:69-74).
 inline RegionPoint region_corner() { return region_at(100.0 * 1024 * 1024 * 1024, 1024.0 * 1024); }
 
+// The two corners the tables' outer walls end at: (TUNER_MAX_SIZE, 16 ranks) and (0 bytes,
+// TUNER_MAX_RANKS).
+inline RegionPoint region_max_size_16() { return {region_corner().x, 4.0}; }
+inline RegionPoint region_zero_max_ranks() { return region_at(0.0, 1024.0 * 1024); }
+
 // extend_region (v1.21.1 src/tuner/nccl_ofi_regions.cpp:254-290): the point of the line a-b that
 // reaches the corner's x or y, whichever comes first.
 RegionPoint region_extend(RegionPoint a, RegionPoint b);
