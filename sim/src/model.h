@@ -42,7 +42,9 @@ struct TopologyView {
   double nccl_nvlink_gbps = 0.0;
   double inter_gbps = 0.0;  // one node's NIC bandwidth (each NIC capped by its PCIe), 0 = none
   int nics_per_node = 0;
-  double nic_gbps = 0.0;    // one NIC, capped by its PCIe link
+  double nic_gbps = 0.0;   // one NIC, capped by its PCIe link
+  int nic_ports = 1;       // RDMA devices (NICs above) one card presents (TopologyFacts::nic_ports)
+  double pcie_gbps = 0.0;  // one GPU's (and NIC card's) PCIe link, 0 = unknown
   int nvlinks_per_gpu = 0;  // one GPU's NVLinks (TopologySummary), 0 without NVLink
   // The NICs one GPU drives, as NCCL counts them for a network peer's p2p channels
   // (getLocalNetCountByBw): its nearest NICs, one at a time, until their rates reach its PCIe
@@ -161,8 +163,16 @@ struct ChannelPlan {
   double per_channel_gbps = 0.0;
   double bus_gbps = 0.0;  // channels * per_channel, never above what the automatic choice reaches
 };
-// Across nodes (NICs present): one channel per NIC (at most ranks_per_node) at NCCL's inter speed.
+// Across nodes (NICs present): the channels NCCL's search puts on the network devices near the
+// node's GPUs (nccl_nets), floor(device rate / speed) each at NCCL's inter speed, up to 16.
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels);
+// The network devices NCCL's search sees on one node: the NICs, or from 2.24 each card's ports
+// fused into one device at the ports' rate (capped by the card's PCIe link).
+struct NcclNets {
+  int count = 0;
+  double gbps = 0.0;
+};
+NcclNets nccl_nets(const TopologyView& view);
 // The channels NCCL launches for a call of `bytes` (enqueue.cc): fewer for small ring/tree calls,
 // while bytes < channels x threads x threshold; busBw scaled to the channels kept.
 ChannelPlan nccl_launched_channels(const TopologyView& view, ChannelPlan plan, NcclAlgo algo,

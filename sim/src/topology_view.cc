@@ -76,20 +76,39 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
       ++counted;
     }
     v.nics_per_gpu_by_bw = std::max(1, counted);
+    v.nic_ports = std::max(1, topology.facts().nic_ports);
+    v.pcie_gbps = s.pcie_bandwidth_gbps;
   }
   v.nvlinks_per_gpu = s.nvlinks_per_gpu;
   return v;
 }
 
+NcclNets nccl_nets(const TopologyView& view) {
+  NcclNets nets{view.nics_per_node, view.nic_gbps};
+  // ncclTopoMakeVNics (v2.24.3-1 src/graph/topo.cc; kNcclVersionTerms.nic_fusion_since): devices
+  // at most PATH_PORT apart, the ports of one card, become one device of their summed speed; the
+  // card's PCIe link still bounds what its GPUs reach through it.
+  const int ports = std::max(1, view.nic_ports);
+  if (ports > 1 && view.nics_per_node >= ports &&
+      !nccl_before(view, kNcclVersionTerms.nic_fusion_since)) {
+    nets.count = view.nics_per_node / ports;
+    nets.gbps = ports * view.nic_gbps;
+    if (view.pcie_gbps > 0.0) nets.gbps = std::min(nets.gbps, view.pcie_gbps);
+  }
+  return nets;
+}
+
 namespace {
-// The highest speed of the arch's inter list that fits one NIC (the last entry when none fits).
-double inter_speed_gbps(const TopologyView& view) {
+// The highest speed of the arch's inter list that fits one network device (the last entry when
+// none fits).
+double speed_fitting(const TopologyView& view, double device_gbps) {
   const std::span<const double> speeds(*caps_of(view.arch).speeds_inter);
   for (double s : speeds) {
-    if (s <= view.nic_gbps) return s;
+    if (s <= device_gbps) return s;
   }
-  return std::min(view.nic_gbps, speeds.back());
+  return std::min(device_gbps, speeds.back());
 }
+double inter_speed_gbps(const TopologyView& view) { return speed_fitting(view, view.nic_gbps); }
 // NCCL's search reserves each ring channel's speed on every link the channel crosses
 // (search.cc ncclTopoFollowPath): inside a node the ring visits every GPU, so a GPU's NVLink
 // carries every channel but those that leave the node through its own NIC. Of the arch's inter
@@ -182,10 +201,18 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
     speed /= 2.0;
   }
   if (view.nodes > 1 && view.nics_per_node > 0 && view.nic_gbps > 0.0) {
-    // At most NCCL's search limit (MAXCHANNELS/2): a GB200 NVL72 rack has 72 NICs.
-    channels =
-        std::clamp(std::min(view.nics_per_node, view.ranks_per_node), 1, kNccl.max_search_channels);
-    speed = inter_speed_gbps(view);
+    // NCCL's ring search (search.cc ncclTopoSearchRecNet) starts each channel on a network
+    // device with the channel's speed left and takes it from it: the node's devices near its
+    // GPUs (ncclTopoSelectNets: each GPU's local ones) carry floor(rate / speed) channels each,
+    // up to the search's limit (MAXCHANNELS/2: a GB200 NVL72 rack has 72 NICs). 8 GPUs on 16 x
+    // 100G devices: 16 channels of 12 GB/s; the same 16 fused into 8 x 200G (NCCL 2.24+): 8 of 24.
+    const NcclNets nets = nccl_nets(view);
+    const int per_gpu = std::max(
+        1, view.nics_per_gpu_by_bw / (nets.count < view.nics_per_node ? view.nic_ports : 1));
+    const int near = std::min(nets.count, view.ranks_per_node * per_gpu);
+    speed = speed_fitting(view, nets.gbps);
+    const int per_device = std::max(1, static_cast<int>(std::floor(nets.gbps / speed + 1e-9)));
+    channels = std::clamp(near * per_device, 1, kNccl.max_search_channels);
     fit_channels_to_nvlink(view, channels, speed);
   }
   ChannelPlan plan{channels, speed, channels * speed};

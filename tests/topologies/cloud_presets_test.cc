@@ -152,3 +152,20 @@ TEST_CASE("topology file and --set: nic_delivered_share is read, checked and wri
           R"({"version": 1, "nic_delivered_share": 1.5, "vertices": [], "links": []})"),
       Catch::Contains("nic_delivered_share"));
 }
+
+TEST_CASE("topology file and --set: nic_ports is read, checked, kept and written back") {
+  // OCI's A100 shapes: 16 x 100G RDMA devices on 8 dual-port cards (cloud_clusters.cc).
+  const Topology oci = load_topology("oci-a100-2");
+  CHECK(oci.facts().nic_ports == 2);
+  CHECK_THAT(describe(oci), Catch::Contains("on 8 cards of 2 ports each"));
+  CHECK(topology_from_json(to_json(oci)).facts().nic_ports == 2);
+  CHECK(load_topology("aws-p5-2").facts().nic_ports == 0);
+  CHECK_THAT(to_json(load_topology("aws-p5-2")), !Catch::Contains("nic_ports"));
+  TopologyEdits e;
+  e.settings.push_back(parse_setting("nic_ports=1"));
+  CHECK(apply_edits(oci, e).topology.facts().nic_ports == 1);
+  CHECK_THROWS_WITH(parse_setting("nic_ports=9"), Catch::Contains("nic_ports"));
+  CHECK_THROWS_WITH(
+      topology_from_json(R"({"version": 1, "nic_ports": 12, "vertices": [], "links": []})"),
+      Catch::Contains("nic_ports"));
+}

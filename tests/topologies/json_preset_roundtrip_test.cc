@@ -38,6 +38,7 @@ std::string first_difference(const Topology& a, const Topology& b) {
   if (!same_double(f.group_launch_us, g.group_launch_us)) return "group_launch_us";
   if (!same_double(f.network_hop_extra_us, g.network_hop_extra_us)) return "network_hop_extra_us";
   if (!same_double(f.nic_delivered_share, g.nic_delivered_share)) return "nic_delivered_share";
+  if (f.nic_ports != g.nic_ports) return "nic_ports";
   if (!same_double(f.p2p_net_chunk_bytes, g.p2p_net_chunk_bytes)) return "p2p_net_chunk_bytes";
   if (!same_double(f.nccl_buffsize_bytes, g.nccl_buffsize_bytes)) return "nccl_buffsize_bytes";
   if (a.vertices().size() != b.vertices().size()) return "vertex count";
@@ -109,6 +110,7 @@ TEST_CASE("edited presets keep every edit and fact through the JSON file", "[top
        {"nics_per_node=4"},
        {parse_fault(FaultKind::fail, "nic1@node1"), parse_fault(FaultKind::degrade, "spine0=33%")}},
       {"mi300x-roce-2", {"host_launch_us=0.1"}, {}},
+      {"h100-cluster-2", {"nic_ports=2"}, {}},
   };
   for (const Case& c : cases) {
     TopologyEdits edits;

@@ -49,7 +49,9 @@
 //   Azure ND H100 v5: 8 H100, 8 x 400 Gb/s NDR InfiniBand, one per GPU --
 //     https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series
 //   OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100 Gbps RDMA over RoCE v2 (1.6 Tbps) --
-//     https://docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm
+//     https://docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm (as crawled
+//     2025-02-13, jacklty/oci_doc_crawler@8e7bbd7 iaas/Content/Compute/References/computeshapes.md:
+//     BM.GPU4.8 "8 x 200 Gbps RDMA", BM.GPU.A100-v2.8 "16 x 100 Gbps RDMA")
 //   mi300x-roce-N / mi325x-roce-N: 8 MI300X (5.3 TB/s) / MI325X (256 GB HBM3E, 6 TB/s), the same
 //     xGMI mesh (mi300x.cc), 8 x 400G RoCE NICs, one per GPU (AMD's Instinct platform reference,
 //     e.g. Pensando Pollara 400 or Broadcom Thor2) -- https://www.amd.com/en/products/accelerators/
@@ -93,6 +95,7 @@ presets::DgxSystem presets::cloud_node(DgxSystem base, std::string name, std::st
   base.network = network;
   base.group_launch_us = 0.0;    // the cloud's own host: 5 us unless its preset knows it
   base.host_cpu = HostCpu::x86;  // and its own CPUs: Intel or not stated unless its preset says
+  base.nic_ports = 0;            // and its own NIC cards: one device a card unless it says
   base.nccl_buffsize_bytes = base.p2p_net_chunk_bytes = 0.0;  // its own network plugin's
   return base;
 }
@@ -200,6 +203,13 @@ DgxSystem oci_a100() {
                            "8 A100 80GB, NVSwitch, 16 x 100G RoCE v2, PCIe gen4", "100G RoCE",
                            NetworkClass::roce);
   s.node.nics = 16;
+  // The 16 x 100G RDMA devices sit on 8 cards of 2 ports: OCI's shapes page gives BM.GPU4.8 (the
+  // A100 40 GB shape of the same cluster network) as "8 x 200 Gbps RDMA" and its scripts list 16
+  // mlx5 devices for every A100 shape (oracle-quickstart/oci-hpc-oke docs, NCCL_IB_HCA), so NCCL
+  // from 2.24 runs 8 devices of 200G (topology_view.cc nccl_nets).
+  s.nic_ports = 2;
+  // Its hosts: AMD EPYC 7J13 (BM.GPU.A100-v2.8) and 7542 (BM.GPU4.8), the same shapes page.
+  s.host_cpu = HostCpu::x86_amd;
   return s;
 }
 

@@ -34,7 +34,7 @@ Topology dgx_system(const DgxSystem& system) {
   TopologyBuilder b(system.name);
   b.description(system.description).arch(system.arch).pcie_gen(system.node.pcie_gen);
   b.nvls(system.nvls).memory_gbps(system.memory_gbps).network(system.network);
-  b.group_launch_us(system.group_launch_us).host_cpu(system.host_cpu);
+  b.group_launch_us(system.group_launch_us).host_cpu(system.host_cpu).nic_ports(system.nic_ports);
   b.nccl_buffsize_bytes(system.nccl_buffsize_bytes).p2p_net_chunk_bytes(system.p2p_net_chunk_bytes);
   DgxNodeSpec spec = system.node;
   spec.node = 0;
@@ -61,6 +61,7 @@ Topology dgx_cluster(const DgxSystem& system, int nodes) {
       .network(system.network)
       .group_launch_us(system.group_launch_us)
       .host_cpu(system.host_cpu)
+      .nic_ports(system.nic_ports)
       .nccl_buffsize_bytes(system.nccl_buffsize_bytes)
       .p2p_net_chunk_bytes(system.p2p_net_chunk_bytes);
   const RailFabric fabric = add_rail_fabric(b, nodes, rails, system.node.nic_bandwidth_gbps);

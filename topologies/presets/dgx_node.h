@@ -50,6 +50,7 @@ struct DgxSystem {
   DgxNodeSpec node;                                 // node index and prefix are set per node
   double group_launch_us = 0.0;  // the host's, per GPU of a -g N thread (host_launch.h); 0 = 5 us
   HostCpu host_cpu = HostCpu::x86;  // the host's CPUs (x86: Intel, or not stated)
+  int nic_ports = 0;  // RDMA devices one NIC card presents (TopologyFacts::nic_ports); 0 = 1
   // NCCL settings the node's network stack exports (the cluster's facts; 0 = not set here: the
   // network class's export, else NCCL's default; network_nccl_env.h):
   // NCCL_BUFFSIZE and NCCL_P2P_NET_CHUNKSIZE, set on the AWS EFA nodes (aws_efa.h).

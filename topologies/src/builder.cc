@@ -45,6 +45,11 @@ TopologyBuilder& TopologyBuilder::host_launch_us(double us) {
   facts_.host_launch_us = us;
   return *this;
 }
+TopologyBuilder& TopologyBuilder::nic_ports(int ports) {
+  facts_.nic_ports = ports;
+  return *this;
+}
+
 TopologyBuilder& TopologyBuilder::group_launch_us(double us) {
   facts_.group_launch_us = us;
   return *this;

@@ -55,6 +55,11 @@ std::string describe(const Topology& t) {
              ? fmt::format("  NICs      {} per node x {:g} GB/s ({:g} Gb/s)\n", s.nics_per_node,
                            s.nic_bandwidth_gbps, s.nic_bandwidth_gbps * 8)
              : std::string("  NICs      none\n");
+  if (s.nics_per_node > 0 && t.facts().nic_ports > 1) {
+    out += fmt::format(
+        "            on {} cards of {} ports each (NCCL 2.24+ runs each card as one device)\n",
+        s.nics_per_node / t.facts().nic_ports, t.facts().nic_ports);
+  }
   out += s.network_switches > 0
              ? fmt::format("  network   {} level{}, {} switches, radix {}; class {}\n",
                            s.network_levels, s.network_levels == 1 ? "" : "s", s.network_switches,

@@ -216,6 +216,7 @@ Topology read_document(const json& doc) {
                "nic_delivered_share",
                "nic_share_per_doubling",
                "nic_share_nodes",
+               "nic_ports",
                "p2p_net_chunk_bytes",
                "nccl_buffsize_bytes",
                "defaults",
@@ -258,6 +259,8 @@ Topology read_document(const json& doc) {
       number_field(doc, none, root, "nic_share_per_doubling", 0.0,
                    -limits::max_nic_share_per_doubling, limits::max_nic_share_per_doubling, ""),
       static_cast<int>(int_field(doc, none, root, "nic_share_nodes", 0, 0, limits::max_nodes)));
+  builder.nic_ports(
+      static_cast<int>(int_field(doc, none, root, "nic_ports", 0, 0, limits::max_nic_ports)));
   builder.p2p_net_chunk_bytes(number_field(doc, none, root, "p2p_net_chunk_bytes", 0.0, 0.0,
                                            limits::max_nccl_buffer_bytes, "bytes"));
   builder.nccl_buffsize_bytes(number_field(doc, none, root, "nccl_buffsize_bytes", 0.0, 0.0,

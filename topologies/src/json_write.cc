@@ -71,6 +71,7 @@ std::string to_json(const Topology& t) {
     head["nic_share_per_doubling"] = t.facts().nic_share_per_doubling;
     head["nic_share_nodes"] = t.facts().nic_share_nodes;
   }
+  if (t.facts().nic_ports > 1) head["nic_ports"] = t.facts().nic_ports;
   if (t.facts().p2p_net_chunk_bytes > 0)
     head["p2p_net_chunk_bytes"] = t.facts().p2p_net_chunk_bytes;
   if (t.facts().nccl_buffsize_bytes > 0)

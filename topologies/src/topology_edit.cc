@@ -261,6 +261,7 @@ EditedTopology apply_edits(const Topology& topology, const TopologyEdits& edits)
     if (kind == ParameterKind::nic_delivered_share) g.facts.nic_delivered_share = s.value;
     if (kind == ParameterKind::nic_share_per_doubling) g.facts.nic_share_per_doubling = s.value;
     if (kind == ParameterKind::nic_share_nodes) g.facts.nic_share_nodes = static_cast<int>(s.value);
+    if (kind == ParameterKind::nic_ports) g.facts.nic_ports = static_cast<int>(s.value);
     if (kind == ParameterKind::p2p_net_chunk_bytes) g.facts.p2p_net_chunk_bytes = s.value;
     if (kind == ParameterKind::nccl_buffsize_bytes) g.facts.nccl_buffsize_bytes = s.value;
     if (kind == ParameterKind::host_cpu)

@@ -113,6 +113,10 @@ const std::vector<ParameterSpec>& parameter_specs() {
     add("nic_share_nodes", ParameterKind::nic_share_nodes, LinkType::network, 1, 1024, true,
         "the node count nic_delivered_share holds at, from which nic_share_per_doubling moves it "
         "(1..1024)");
+    add("nic_ports", ParameterKind::nic_ports, LinkType::network, 1, limits::max_nic_ports, true,
+        "the RDMA devices one NIC card presents (its ports, each a device): NCCL from 2.24 "
+        "fuses a card's ports into one network device (NCCL_NET_MERGE_LEVEL=PORT); 1 = one "
+        "device a card");
     const NetworkNcclEnv efa = network_nccl_env(NetworkClass::efa);  // the help's example
     add("p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
         limits::max_nccl_buffer_bytes, true,

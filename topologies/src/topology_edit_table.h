@@ -24,6 +24,7 @@ enum class ParameterKind {
   nic_delivered_share,     // the fact TopologyFacts::nic_delivered_share
   nic_share_per_doubling,  // the fact TopologyFacts::nic_share_per_doubling
   nic_share_nodes,         // the fact TopologyFacts::nic_share_nodes
+  nic_ports,               // the fact TopologyFacts::nic_ports
   p2p_net_chunk_bytes,     // the fact TopologyFacts::p2p_net_chunk_bytes
   nccl_buffsize_bytes,     // the fact TopologyFacts::nccl_buffsize_bytes
   host_cpu,                // the fact TopologyFacts::host_cpu, one of `choices`

@@ -53,7 +53,7 @@ std::optional<std::string> first_difference(const Topology& a, const Topology& b
       close(f.network_hop_extra_us, g.network_hop_extra_us) &&
       close(f.nic_delivered_share, g.nic_delivered_share) &&
       close(f.nic_share_per_doubling, g.nic_share_per_doubling) &&
-      f.nic_share_nodes == g.nic_share_nodes &&
+      f.nic_share_nodes == g.nic_share_nodes && f.nic_ports == g.nic_ports &&
       close(f.p2p_net_chunk_bytes, g.p2p_net_chunk_bytes) &&
       close(f.nccl_buffsize_bytes, g.nccl_buffsize_bytes);
   if (!same_facts) return std::string("the machine's facts (host, network, NCCL settings)");

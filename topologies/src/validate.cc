@@ -256,6 +256,12 @@ void validate_facts(const TopologyData& d) {
                       std::to_string(limits::max_network_hop_extra_us) + " us, got " +
                       std::to_string(d.facts.network_hop_extra_us));
   }
+  if (!(d.facts.nic_ports >= 0 && d.facts.nic_ports <= limits::max_nic_ports)) {
+    throw ConfigError(fmt::format(
+        "{}nic_ports must be 0 (one device a card) or the RDMA devices one NIC card presents, "
+        "1 .. {}, got {}",
+        where(d), limits::max_nic_ports, d.facts.nic_ports));
+  }
   const double share = d.facts.nic_delivered_share;
   if (!(share == 0.0 ||
         (share >= limits::min_nic_delivered_share && share <= limits::max_nic_delivered_share))) {

@@ -69,6 +69,7 @@ class TopologyBuilder {
   TopologyBuilder& host_cpu(HostCpu cpu);          // the hosts' CPUs (default x86)
   TopologyBuilder& nvls(bool capable);
   TopologyBuilder& host_launch_us(double us);          // 0 = the model's ~5 us
+  TopologyBuilder& nic_ports(int ports);               // RDMA devices one NIC card presents
   TopologyBuilder& group_launch_us(double us);         // per GPU of a -g N thread; 0 = the model's
   TopologyBuilder& network_hop_extra_us(double us);    // added to each network hop
   TopologyBuilder& nic_delivered_share(double share);  // of the NICs' rate, across nodes

@@ -38,6 +38,9 @@ inline constexpr double min_nic_delivered_share = 0.05;
 inline constexpr double max_nic_delivered_share = 1.0;
 // The share's trend per doubling of nodes (TopologyFacts::nic_share_per_doubling): within +-50%.
 inline constexpr double max_nic_share_per_doubling = 0.5;
+// RDMA devices one NIC card presents (TopologyFacts::nic_ports): a dual- or quad-port card, at
+// most 8.
+inline constexpr int max_nic_ports = 8;
 // NCCL's buffer and p2p chunk settings (TopologyFacts): 0 (not set here: the network's export,
 // else NCCL's default; network_nccl_env.h) or 4 KiB .. 1 GiB,
 // NCCL's p2p part alignment (device.h ncclP2pPartBounds) up to a buffer no GPU would hold per peer.
