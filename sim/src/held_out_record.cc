@@ -15,7 +15,7 @@ namespace {
 struct Family {
   std::string_view prefix, several_nodes, one_node;
 };
-constexpr std::array<Family, 20> kFamilies{{
+constexpr std::array<Family, 21> kFamilies{{
     {"gb200-nvl72", "nvl72", "nvl72"},
     {"gb300-nvl72", "nvl72", "nvl72"},
     {"aws-", "aws-efa", "nvswitch-1node"},
@@ -23,6 +23,7 @@ constexpr std::array<Family, 20> kFamilies{{
     {"gcp-a3high-", "gcp-tcpxo", "nvswitch-1node"},
     {"gcp-a4-", "roce-nvidia", "nvswitch-1node"},
     {"oci-a100-", "roce-nvidia", "nvswitch-1node"},
+    {"oci-h100-", "roce-nvidia", "nvswitch-1node"},
     {"azure-ndv5-", "ib-multinode", "nvswitch-1node"},
     {"h100-cluster-", "ib-multinode", "nvswitch-1node"},
     {"h200-cluster-", "ib-multinode", "nvswitch-1node"},
@@ -60,7 +61,7 @@ const std::vector<HeldOutRecord>& held_out_records() {
       {"amd-multinode", 21, 22, 4, 8, 4, 6, 5},
       {"aws-efa", 58, 94, 8, 10, 19, 26, 3},
       {"gcp-tcpxo", 7, 12, 1, 1, 4, 6, 0},
-      {"roce-nvidia", 15, 21, 3, 4, 4, 4, 0},
+      {"roce-nvidia", 20, 26, 3, 4, 4, 4, 0},
       {"ib-multinode", 56, 84, 6, 6, 6, 7, 0},
       {"nvl72", 29, 40, 2, 4, 9, 13, 4},
       {"one-gpu", 1, 1, 0, 0, 1, 1, 0},

@@ -166,8 +166,9 @@ struct ChannelPlan {
 // Across nodes (NICs present): the channels NCCL's search puts on the network devices near the
 // node's GPUs (nccl_nets), floor(device rate / speed) each at NCCL's inter speed, up to 16.
 ChannelPlan nccl_channels(const TopologyView& view, int requested_channels);
-// The network devices NCCL's search sees on one node: the NICs, or from 2.24 each card's ports
-// fused into one device at the ports' rate (capped by the card's PCIe link).
+// The network devices NCCL's search sees on one node: the NICs, or (IB / RoCE from 2.20.3, others
+// from 2.24) each card's ports fused into one device at the ports' rate (capped by the card's PCIe
+// link).
 struct NcclNets {
   int count = 0;
   double gbps = 0.0;

@@ -312,9 +312,12 @@ inline constexpr int kNcclVersionCodeMin = 20900, kNcclVersionCodeMax = 99999;
 //   v2.21.5-1 starts on nChannelsMin); MAXCHANNELS 64 from 2.25.1 (src/include/device.h; 32 in
 //   v2.24.3-1), which bounds the communicator's channels. The call's time only: NCCL prices no
 //   send/recv.
-// * A NIC card's ports fused into one network device from 2.24.3 (v2.24.3-1 src/graph/topo.cc
-//   ncclTopoMakeVNics / ncclTopoAutoMerge at NCCL_NET_MERGE_LEVEL's default PATH_PORT; v2.23.4-1
-//   has no fusion): a card of 2 x 100G runs as one 200G device (topology_view.cc nccl_nets). The
+// * A NIC card's ports fused into one network device: by NCCL's own IB/RoCE transport from 2.20.3
+//   (v2.20.3-1 src/transport/net_ib.cc ncclIbMergedDevs, NCCL_IB_MERGE_NICS default 1: devices on
+//   one PCI device with one sys_image_guid become one of their summed speed; v2.19.4-1 has no
+//   merge), and for every network from 2.24.3 (v2.24.3-1 src/graph/topo.cc ncclTopoMakeVNics /
+//   ncclTopoAutoMerge at NCCL_NET_MERGE_LEVEL's default PATH_PORT, for a net that makes virtual
+//   devices): a card of 2 x 100G runs as one 200G device (topology_view.cc nccl_nets). The
 //   search's channels and speeds, hence the ranking and the call's time.
 struct NcclVersionTerms {
   int nvls_tree_formula_since;                   // 22800
@@ -346,17 +349,18 @@ struct NcclVersionTerms {
   int p2p_net_peer_by_scale_since;       // 22003
   int compute_channels_blackwell_since;  // 22501
   int nic_fusion_since;                  // 22403
+  int ib_merge_nics_since;               // 22003
 
   // Every `*_since` above: the one list the newest model's version folds over. It binds all the
   // members by position, so a new member does not compile until it is placed here (its `since`
   // in the list, any other term ignored).
-  constexpr std::array<int, 18> since_codes() const {
+  constexpr std::array<int, 19> since_codes() const {
     const auto& [formula, net_hop, correction, algbw_ratio, net_hop_us, tree_caps, tree_cap,
                  tree_ll128_cap, domain_channels, channels_1node, even_split, nvls_chunk_env,
                  nvls_tree_cap, nvls_tree_cap_2_28, nvls_tree_cap_2_29, ll128_2_28_7, ll128_2_29,
                  ll128_cap, ll128_cap_2_28, ll128_cap_2_28_7, ll128_cap_2_29, p2p_uncapped,
                  p2p_by_parts, max_channels_64, max_channels_32, net_peer_two, net_peer_by_scale,
-                 compute_channels_blackwell, nic_fusion] = *this;
+                 compute_channels_blackwell, nic_fusion, ib_merge_nics] = *this;
     (void)algbw_ratio, (void)net_hop_us, (void)tree_cap, (void)tree_ll128_cap, (void)channels_1node;
     (void)nvls_tree_cap_2_28, (void)nvls_tree_cap_2_29, (void)ll128_cap_2_28,
         (void)ll128_cap_2_28_7, (void)ll128_cap_2_29, (void)max_channels_32;
@@ -377,7 +381,8 @@ struct NcclVersionTerms {
             net_peer_two,
             net_peer_by_scale,
             compute_channels_blackwell,
-            nic_fusion};
+            nic_fusion,
+            ib_merge_nics};
   }
   // The oldest NCCL whose ranking and call times are the newest model's: the last `since`.
   constexpr int newest_model_since() const {
@@ -416,6 +421,7 @@ inline constexpr NcclVersionTerms kNcclVersionTerms{
     .p2p_net_peer_by_scale_since = 22003,
     .compute_channels_blackwell_since = 22501,
     .nic_fusion_since = 22403,
+    .ib_merge_nics_since = 22003,
 };
 
 // One architecture's row of the per-arch caps and speed lists above.

@@ -85,12 +85,16 @@ TopologyView view_of(const topo::Topology& topology, int nranks) {
 
 NcclNets nccl_nets(const TopologyView& view) {
   NcclNets nets{view.nics_per_node, view.nic_gbps};
-  // ncclTopoMakeVNics (v2.24.3-1 src/graph/topo.cc; kNcclVersionTerms.nic_fusion_since): devices
-  // at most PATH_PORT apart, the ports of one card, become one device of their summed speed; the
-  // card's PCIe link still bounds what its GPUs reach through it.
+  // The ports of one card become one device of their summed speed: NCCL's IB / RoCE transport
+  // merges them from 2.20.3 (net_ib.cc ncclIbMergedDevs), any network NCCL makes virtual devices
+  // of from 2.24.3 (topo.cc ncclTopoMakeVNics); kNcclVersionTerms. The card's PCIe link still
+  // bounds what its GPUs reach through it.
   const int ports = std::max(1, view.nic_ports);
-  if (ports > 1 && view.nics_per_node >= ports &&
-      !nccl_before(view, kNcclVersionTerms.nic_fusion_since)) {
+  const bool ib_transport =
+      view.network == topo::NetworkClass::infiniband || view.network == topo::NetworkClass::roce;
+  const int since =
+      ib_transport ? kNcclVersionTerms.ib_merge_nics_since : kNcclVersionTerms.nic_fusion_since;
+  if (ports > 1 && view.nics_per_node >= ports && !nccl_before(view, since)) {
     nets.count = view.nics_per_node / ports;
     nets.gbps = ports * view.nic_gbps;
     if (view.pcie_gbps > 0.0) nets.gbps = std::min(nets.gbps, view.pcie_gbps);
@@ -205,7 +209,8 @@ ChannelPlan nccl_channels(const TopologyView& view, int requested_channels) {
     // device with the channel's speed left and takes it from it: the node's devices near its
     // GPUs (ncclTopoSelectNets: each GPU's local ones) carry floor(rate / speed) channels each,
     // up to the search's limit (MAXCHANNELS/2: a GB200 NVL72 rack has 72 NICs). 8 GPUs on 16 x
-    // 100G devices: 16 channels of 12 GB/s; the same 16 fused into 8 x 200G (NCCL 2.24+): 8 of 24.
+    // 100G devices: 16 channels of 12 GB/s; the same 16 fused into 8 x 200G (IB / RoCE from
+    // NCCL 2.20.3): 8 of 24.
     const NcclNets nets = nccl_nets(view);
     const int per_gpu = std::max(
         1, view.nics_per_gpu_by_bw / (nets.count < view.nics_per_node ? view.nic_ports : 1));

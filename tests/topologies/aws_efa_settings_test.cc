@@ -29,8 +29,8 @@ TEST_CASE("AWS EFA presets carry aws-ofi-nccl's NCCL_BUFFSIZE and NCCL_P2P_NET_C
 
 TEST_CASE("other clouds' presets keep NCCL's defaults (oci-a100 is built from the p4de node)") {
   for (const std::string name :
-       {"oci-a100-2", "gcp-a3mega-2", "gcp-a3high-2", "gcp-a4-2", "azure-ndv5-2", "mi300x-roce-2",
-        "mi355x-roce-2", "h100-cluster-2", "dgx-h100"}) {
+       {"oci-a100-2", "oci-h100-2", "gcp-a3mega-2", "gcp-a3high-2", "gcp-a4-2", "azure-ndv5-2",
+        "mi300x-roce-2", "mi355x-roce-2", "h100-cluster-2", "dgx-h100"}) {
     CAPTURE(name);
     const Topology t = load_topology(name);
     CHECK(t.facts().nccl_buffsize_bytes == 0.0);

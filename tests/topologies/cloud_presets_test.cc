@@ -26,7 +26,7 @@ TEST_CASE("cloud presets: listed, loadable, and clean under topo check") {
       CHECK_THAT(check_report(t), Catch::Contains("warnings: 0"));
     }
   }
-  CHECK(clouds == 15);
+  CHECK(clouds == 16);
   CHECK_THROWS_AS(load_topology("aws-p5-0"), ConfigError);
   CHECK_THROWS_AS(load_topology("aws-p5-x"), ConfigError);  // not a preset: the list
 }

@@ -10,9 +10,9 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every listed preset loads by its example name", "[topologies][presets]") {
   const std::vector<PresetInfo> presets = list_presets();
-  // 13 + 15 clouds + partial GB200 racks + 2 GB300 (gb300_test.cc) + 2 DGX B300
+  // 13 + 16 clouds + partial GB200 racks + 2 GB300 (gb300_test.cc) + 2 DGX B300
   // (xdr_presets_test.cc)
-  REQUIRE(presets.size() == 33);
+  REQUIRE(presets.size() == 34);
   for (const PresetInfo& p : presets) {
     INFO(p.pattern);
     CHECK_FALSE(p.description.empty());

@@ -1,6 +1,7 @@
 // The GPU clusters people rent, named as the clouds sell them: aws-p4d-N, aws-p4de-N, aws-p5-N,
 // aws-p5e-N, aws-p5en-N, aws-p6-b200-N, aws-p6-b300-N, gcp-a3mega-N, gcp-a3high-N, gcp-a4-N,
-// azure-ndv5-N, oci-a100-N, mi300x-roce-N, mi325x-roce-N, mi355x-roce-N (N nodes, 1..1024).
+// azure-ndv5-N, oci-a100-N, oci-h100-N, mi300x-roce-N, mi325x-roce-N, mi355x-roce-N (N
+// nodes, 1..1024).
 //
 // Each is a DGX-like node (dgx_node.cc: GPUs on one NVSwitch fabric, or MI300X's xGMI mesh; GPU
 // i and NIC i under PCIe switch i/2) N times on the rail-optimized fat-tree of dgx_cluster.cc,
@@ -206,10 +207,25 @@ DgxSystem oci_a100() {
   // The 16 x 100G RDMA devices sit on 8 cards of 2 ports: OCI's shapes page gives BM.GPU4.8 (the
   // A100 40 GB shape of the same cluster network) as "8 x 200 Gbps RDMA" and its scripts list 16
   // mlx5 devices for every A100 shape (oracle-quickstart/oci-hpc-oke docs, NCCL_IB_HCA), so NCCL
-  // from 2.24 runs 8 devices of 200G (topology_view.cc nccl_nets).
+  // from 2.20.3 runs 8 devices of 200G (NCCL_IB_MERGE_NICS; topology_view.cc nccl_nets).
   s.nic_ports = 2;
   // Its hosts: AMD EPYC 7J13 (BM.GPU.A100-v2.8) and 7542 (BM.GPU4.8), the same shapes page.
   s.host_cpu = HostCpu::x86_amd;
+  return s;
+}
+
+// OCI BM.GPU.H100.8 (the shapes page above): 8 H100 80GB, Intel Sapphire Rapids 8480+ (2 x 56
+// cores: DGX H100's CPU family, its -g N launch figure), "1 x 100 Gbps, 8 x 2 x 200 Gbps RDMA": 16
+// RoCE devices of 200G on 8 dual-port cards, which NCCL from 2.20.3 runs as 8 devices of 400G.
+DgxSystem oci_h100() {
+  DgxSystem s = cloud_node(presets::h100_system(), "oci-h100", "OCI BM.GPU.H100.8",
+                           "8 H100, NVSwitch (NVLS), 16 x 200G RoCE v2 on 8 dual-port cards, "
+                           "PCIe gen5",
+                           "200G RoCE", NetworkClass::roce);
+  s.node.nics = 16;
+  s.node.nic_bandwidth_gbps = 25.0;
+  s.nic_ports = 2;
+  s.group_launch_us = presets::kSapphireRapidsGroupLaunchUs;
   return s;
 }
 
@@ -253,6 +269,7 @@ const std::vector<CloudPreset>& cloud_presets() {
       {"gcp-a4-", gcp_a4},
       {"azure-ndv5-", azure_ndv5},
       {"oci-a100-", oci_a100},
+      {"oci-h100-", oci_h100},
       {"mi300x-roce-", [] { return mi3xx_roce(false); }},
       {"mi325x-roce-", [] { return mi3xx_roce(true); }},
       {"mi355x-roce-", mi355x_roce},

@@ -57,7 +57,8 @@ std::string describe(const Topology& t) {
              : std::string("  NICs      none\n");
   if (s.nics_per_node > 0 && t.facts().nic_ports > 1) {
     out += fmt::format(
-        "            on {} cards of {} ports each (NCCL 2.24+ runs each card as one device)\n",
+        "            on {} cards of {} ports each (NCCL runs each card as one device: IB / RoCE "
+        "from 2.20.3, others from 2.24)\n",
         s.nics_per_node / t.facts().nic_ports, t.facts().nic_ports);
   }
   out += s.network_switches > 0

@@ -160,6 +160,8 @@ std::vector<PresetInfo> list_presets() {
       {"gcp-a4-N", "N x GCP a4-highgpu-8g: 8 B200, 8 x 400G RoCE", "gcp-a4-2"},
       {"azure-ndv5-N", "N x Azure ND H100 v5: 8 H100, 8 x 400G InfiniBand", "azure-ndv5-2"},
       {"oci-a100-N", "N x OCI BM.GPU.A100-v2.8: 8 A100 80GB, 16 x 100G RoCE", "oci-a100-2"},
+      {"oci-h100-N", "N x OCI BM.GPU.H100.8: 8 H100, 16 x 200G RoCE (8 dual-port cards)",
+       "oci-h100-2"},
       {"mi300x-roce-N", "N x 8 AMD MI300X (xGMI), 8 x 400G RoCE", "mi300x-roce-2"},
       {"mi325x-roce-N", "N x 8 AMD MI325X (xGMI), 8 x 400G RoCE", "mi325x-roce-2"},
       {"mi355x-roce-N", "N x 8 AMD MI355X (xGMI), 8 x 400G RoCE (OCI: Pollara)", "mi355x-roce-2"},

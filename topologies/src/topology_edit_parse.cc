@@ -114,9 +114,9 @@ const std::vector<ParameterSpec>& parameter_specs() {
         "the node count nic_delivered_share holds at, from which nic_share_per_doubling moves it "
         "(1..1024)");
     add("nic_ports", ParameterKind::nic_ports, LinkType::network, 1, limits::max_nic_ports, true,
-        "the RDMA devices one NIC card presents (its ports, each a device): NCCL from 2.24 "
-        "fuses a card's ports into one network device (NCCL_NET_MERGE_LEVEL=PORT); 1 = one "
-        "device a card");
+        "the RDMA devices one NIC card presents (its ports, each a device): NCCL fuses a "
+        "card's ports into one network device (NCCL_IB_MERGE_NICS from 2.20.3 on IB / RoCE, "
+        "NCCL_NET_MERGE_LEVEL=PORT from 2.24 on other networks); 1 = one device a card");
     const NetworkNcclEnv efa = network_nccl_env(NetworkClass::efa);  // the help's example
     add("p2p_net_chunk_bytes", ParameterKind::p2p_net_chunk_bytes, LinkType::network, 0,
         limits::max_nccl_buffer_bytes, true,

@@ -104,8 +104,9 @@ struct TopologyFacts {
   double nic_share_per_doubling = 0.0;
   int nic_share_nodes = 0;  // the node count nic_delivered_share holds at (with a trend)
   // The RDMA devices one NIC card presents (its ports, each a device of its own: OCI's A100
-  // shapes show 16 x 100G devices on 8 x 200G cards); NCCL from 2.24 fuses a card's ports into one
-  // network device (NCCL_NET_MERGE_LEVEL=PORT, sim/src/topology_view.cc nccl_nets). 0 = 1.
+  // shapes show 16 x 100G devices on 8 x 200G cards); NCCL fuses a card's ports into one network
+  // device (IB / RoCE from 2.20.3, other networks from 2.24; sim/src/topology_view.cc nccl_nets).
+  // 0 = 1.
   int nic_ports = 0;
   // The run's NCCL environment a grouped send/recv (alltoall) across nodes follows
   // (sim/src/p2p_net_messages.h); 0 = not set here: the network's export (aws-ofi-nccl's on EFA),
