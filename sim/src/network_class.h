@@ -99,6 +99,10 @@ struct NetworkTerms {
   // net_message_waits_for_control).
   double rdma_slot_round_trip_us = 0.0;
   double eager_max_bytes = 0.0;
+  // NCCL's own IB verbs transport carries the class (no net plugin): it merges a card's ports
+  // into one device from 2.20.3 (NCCL_IB_MERGE_NICS), where a plugin's network gets NCCL's
+  // virtual devices from 2.24 (topology_view.cc nccl_nets).
+  bool nccl_ib_transport = false;
 };
 
 // aws-ofi-nccl's exports (NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 on every
@@ -184,6 +188,7 @@ inline NetworkTerms network_terms(topo::NetworkClass network) {
       return t;
     case topo::NetworkClass::infiniband:
     case topo::NetworkClass::roce:
+      t.nccl_ib_transport = true;
       return t;
   }
   return t;

@@ -90,10 +90,9 @@ NcclNets nccl_nets(const TopologyView& view) {
   // of from 2.24.3 (topo.cc ncclTopoMakeVNics); kNcclVersionTerms. The card's PCIe link still
   // bounds what its GPUs reach through it.
   const int ports = std::max(1, view.nic_ports);
-  const bool ib_transport =
-      view.network == topo::NetworkClass::infiniband || view.network == topo::NetworkClass::roce;
-  const int since =
-      ib_transport ? kNcclVersionTerms.ib_merge_nics_since : kNcclVersionTerms.nic_fusion_since;
+  const int since = network_terms(view.network).nccl_ib_transport
+                        ? kNcclVersionTerms.ib_merge_nics_since
+                        : kNcclVersionTerms.nic_fusion_since;
   if (ports > 1 && view.nics_per_node >= ports && !nccl_before(view, since)) {
     nets.count = view.nics_per_node / ports;
     nets.gbps = ports * view.nic_gbps;

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "../../sim/src/model.h"
+#include "../../sim/src/network_class.h"
 #include "../support/edited_topology.h"
 #include "all_reduce_request.h"
 #include "twinccl/sim/timing.h"
@@ -47,6 +48,17 @@ TEST_CASE(
   CHECK(plan.per_channel_gbps == Approx(24.0));
   // Either way the node's NICs carry 192 GB/s, not the 96 the old code gave it.
   CHECK(plan.bus_gbps == Approx(192.0));
+
+  // NCCL's IB / RoCE transport merges from 2.20.3; a net plugin's network from 2.24 (vNICs).
+  CHECK(sim::detail::network_terms(topo::NetworkClass::roce).nccl_ib_transport);
+  CHECK(sim::detail::network_terms(topo::NetworkClass::infiniband).nccl_ib_transport);
+  CHECK_FALSE(sim::detail::network_terms(topo::NetworkClass::efa).nccl_ib_transport);
+  CHECK_FALSE(sim::detail::network_terms(topo::NetworkClass::roce_gib).nccl_ib_transport);
+  v.nccl_version = 22304;
+  v.network = topo::NetworkClass::roce_gib;  // a plugin's network: not merged before 2.24
+  CHECK(sim::detail::nccl_nets(v).count == 16);
+  v.nccl_version = 22403;
+  CHECK(sim::detail::nccl_nets(v).count == 8);
 
   // One port a card (the preset edited): no fusion whatever the version.
   const topo::Topology single = twinccl_test::preset_with("oci-a100-2", {"nic_ports=1"});
